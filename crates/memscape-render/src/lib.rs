@@ -1,0 +1,1 @@
+//! memscape GPU renderer.
