@@ -1,0 +1,395 @@
+//! Property filters: ordered rules, saved as named profiles in TOML, applied to a graph into a
+//! [`ViewGraph`] (what is drawn: which nodes and edges remain, their colors, which are shown
+//! semi-transparent, what was merged where). Declarative, no scripting.
+//!
+//! ```toml
+//! name = "hotspot"
+//! description = "…"
+//! [[rule]]
+//! action = "color"          # remove | color | hide | merge | remove_edges
+//! target = "node"           # node (default) | edge; remove_edges always targets edges
+//! property = "category"     # property whose value is matched
+//! regex = "^control$"       # Rust regex syntax
+//! color = "#f2caca"         # color: #rrggbb or #rrggbbaa
+//! direction = "predecessor" # merge: predecessor (default, input 0 first) | successor
+//! enabled = true            # default true; the UI toggles it
+//! ```
+//!
+//! Edges expose pseudo-properties `type`, `label`, `from`, `to` (node ids), `from_index`,
+//! `to_index`, `self` (`true` for a self-loop) besides their DOT attributes. A node lacking the
+//! property never matches.
+
+use regex::Regex;
+
+use crate::GraphError;
+use crate::model::{Edge, Graph};
+
+/// What a rule does to what it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Remove,
+    Color,
+    /// Keep but draw semi-transparent.
+    Hide,
+    /// Fold the node into a neighbour (its edges move to the neighbour).
+    Merge,
+    /// Remove the edges whose property matches (by default their `type`).
+    RemoveEdges,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    #[default]
+    Node,
+    Edge,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeDirection {
+    #[default]
+    Predecessor,
+    Successor,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn type_property() -> String {
+    "type".to_owned()
+}
+
+/// One rule of a profile.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Rule {
+    pub action: Action,
+    #[serde(default)]
+    pub target: Target,
+    #[serde(default = "type_property")]
+    pub property: String,
+    pub regex: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+    #[serde(default)]
+    pub direction: MergeDirection,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+}
+
+/// A named, ordered rule set.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Profile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<Rule>,
+}
+
+/// The profiles shipped with memscape, by name.
+pub const SHIPPED_PROFILES: [(&str, &str); 2] = [
+    ("hotspot", include_str!("../profiles/hotspot.toml")),
+    ("llvm-cfg", include_str!("../profiles/llvm-cfg.toml")),
+];
+
+impl Profile {
+    /// Parses a profile from TOML; `source` names it in errors.
+    pub fn from_toml(text: &str, source: &str) -> Result<Self, GraphError> {
+        let profile: Profile = toml::from_str(text).map_err(|e| GraphError::Profile {
+            profile: source.to_owned(),
+            message: e.to_string(),
+        })?;
+        profile.compile()?;
+        Ok(profile)
+    }
+
+    /// Writes the profile as TOML (the UI saves edited profiles with this).
+    pub fn to_toml(&self) -> Result<String, GraphError> {
+        toml::to_string_pretty(self).map_err(|e| GraphError::Profile {
+            profile: self.name.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// A shipped profile by name (`hotspot`, `llvm-cfg`).
+    pub fn shipped(name: &str) -> Option<Profile> {
+        SHIPPED_PROFILES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(n, text)| Profile::from_toml(text, n).ok())
+    }
+
+    fn compile(&self) -> Result<Vec<Option<CompiledRule>>, GraphError> {
+        self.rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                if !rule.enabled {
+                    return Ok(None);
+                }
+                let err = |message: String| GraphError::Profile {
+                    profile: self.name.clone(),
+                    message: format!("rule {}: {message}", i + 1),
+                };
+                let regex = Regex::new(&rule.regex).map_err(|e| err(e.to_string()))?;
+                let color = match (&rule.action, &rule.color) {
+                    (Action::Color, None) => {
+                        return Err(err("a color rule needs `color = \"#rrggbb\"`".into()));
+                    }
+                    (_, Some(c)) => Some(parse_color(c).ok_or_else(|| {
+                        err(format!("color {c:?} is not #rrggbb or #rrggbbaa"))
+                    })?),
+                    (_, None) => None,
+                };
+                Ok(Some(CompiledRule {
+                    rule: rule.clone(),
+                    regex,
+                    color,
+                }))
+            })
+            .collect()
+    }
+}
+
+/// Parses `#rrggbb` or `#rrggbbaa`.
+pub fn parse_color(text: &str) -> Option<[u8; 4]> {
+    let hex = text.trim().strip_prefix('#')?;
+    if !(hex.len() == 6 || hex.len() == 8) || !hex.is_ascii() {
+        return None;
+    }
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some([
+        byte(0)?,
+        byte(2)?,
+        byte(4)?,
+        if hex.len() == 8 { byte(6)? } else { 255 },
+    ])
+}
+
+struct CompiledRule {
+    rule: Rule,
+    regex: Regex,
+    color: Option<[u8; 4]>,
+}
+
+/// How one node of the view is drawn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NodeStyle {
+    pub color: Option<[u8; 4]>,
+    /// Drawn semi-transparent.
+    pub hidden: bool,
+    /// Ids of nodes merged into this one.
+    pub merged: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EdgeStyle {
+    pub color: Option<[u8; 4]>,
+    pub hidden: bool,
+}
+
+/// A graph after filtering, with per-node and per-edge style; `source_node[i]` is the index in
+/// the input graph of view node `i`.
+#[derive(Debug, Clone)]
+pub struct ViewGraph {
+    pub graph: Graph,
+    pub nodes: Vec<NodeStyle>,
+    pub edges: Vec<EdgeStyle>,
+    pub source_node: Vec<usize>,
+}
+
+/// The value of a property of an edge, pseudo-properties included.
+pub fn edge_property(graph: &Graph, edge: &Edge, name: &str) -> Option<String> {
+    match name {
+        "type" => Some(edge.kind.clone()),
+        "label" => Some(edge.label.clone()),
+        "from" => graph.nodes.get(edge.from).map(|n| n.id.clone()),
+        "to" => graph.nodes.get(edge.to).map(|n| n.id.clone()),
+        "from_index" => Some(edge.from_index.to_string()),
+        "to_index" => Some(edge.to_index.to_string()),
+        "self" => Some((edge.from == edge.to).to_string()),
+        other => edge.properties.get(other).map(str::to_owned),
+    }
+}
+
+/// Applies the enabled rules of `profile`, in order, to `graph`.
+pub fn apply_profile(graph: &Graph, profile: &Profile) -> Result<ViewGraph, GraphError> {
+    let rules = profile.compile()?;
+    let mut view = ViewGraph {
+        graph: graph.clone(),
+        nodes: vec![NodeStyle::default(); graph.nodes.len()],
+        edges: vec![EdgeStyle::default(); graph.edges.len()],
+        source_node: (0..graph.nodes.len()).collect(),
+    };
+    for rule in rules.iter().flatten() {
+        apply_rule(&mut view, rule);
+    }
+    Ok(view)
+}
+
+fn node_matches(view: &ViewGraph, rule: &CompiledRule) -> Vec<bool> {
+    view.graph
+        .nodes
+        .iter()
+        .map(|n| {
+            n.properties
+                .get(&rule.rule.property)
+                .is_some_and(|v| rule.regex.is_match(v))
+        })
+        .collect()
+}
+
+fn edge_matches(view: &ViewGraph, rule: &CompiledRule) -> Vec<bool> {
+    view.graph
+        .edges
+        .iter()
+        .map(|e| {
+            edge_property(&view.graph, e, &rule.rule.property)
+                .is_some_and(|v| rule.regex.is_match(&v))
+        })
+        .collect()
+}
+
+fn apply_rule(view: &mut ViewGraph, rule: &CompiledRule) {
+    let on_edges = rule.rule.action == Action::RemoveEdges || rule.rule.target == Target::Edge;
+    if on_edges {
+        let matched = edge_matches(view, rule);
+        match rule.rule.action {
+            Action::Remove | Action::RemoveEdges | Action::Merge => {
+                let mut m = matched.iter();
+                view.graph.edges.retain(|_| !m.next().copied().unwrap_or(false));
+                let mut m = matched.iter();
+                view.edges.retain(|_| !m.next().copied().unwrap_or(false));
+            }
+            Action::Color => {
+                for (style, _) in view.edges.iter_mut().zip(&matched).filter(|(_, m)| **m) {
+                    style.color = rule.color;
+                }
+            }
+            Action::Hide => {
+                for (style, _) in view.edges.iter_mut().zip(&matched).filter(|(_, m)| **m) {
+                    style.hidden = true;
+                }
+            }
+        }
+        return;
+    }
+    let matched = node_matches(view, rule);
+    match rule.rule.action {
+        Action::Color => {
+            for (style, _) in view.nodes.iter_mut().zip(&matched).filter(|(_, m)| **m) {
+                style.color = rule.color;
+            }
+        }
+        Action::Hide => {
+            for (style, _) in view.nodes.iter_mut().zip(&matched).filter(|(_, m)| **m) {
+                style.hidden = true;
+            }
+        }
+        Action::Remove | Action::RemoveEdges => {
+            let keep: Vec<bool> = matched.iter().map(|m| !m).collect();
+            remove_nodes(view, &keep);
+        }
+        Action::Merge => merge_nodes(view, &matched, rule.rule.direction),
+    }
+}
+
+/// Removes the nodes with `keep[i] == false`, their edges and their styles.
+fn remove_nodes(view: &mut ViewGraph, keep: &[bool]) {
+    let edge_keep: Vec<bool> = view
+        .graph
+        .edges
+        .iter()
+        .map(|e| keep[e.from] && keep[e.to])
+        .collect();
+    let mut k = edge_keep.iter();
+    view.edges.retain(|_| k.next().copied().unwrap_or(false));
+    let mut k = keep.iter();
+    view.nodes.retain(|_| k.next().copied().unwrap_or(false));
+    let mut k = keep.iter();
+    view.source_node.retain(|_| k.next().copied().unwrap_or(false));
+    view.graph.retain_nodes(|i, _| keep[i]);
+}
+
+fn merge_nodes(view: &mut ViewGraph, matched: &[bool], direction: MergeDirection) {
+    let n = view.graph.nodes.len();
+    // The neighbour each matched node folds into: the predecessor on the lowest input slot, or
+    // the successor on the lowest output slot.
+    let mut into: Vec<Option<usize>> = vec![None; n];
+    let mut best_slot = vec![u32::MAX; n];
+    for edge in &view.graph.edges {
+        let (node, neighbour, slot) = match direction {
+            MergeDirection::Predecessor => (edge.to, edge.from, edge.to_index),
+            MergeDirection::Successor => (edge.from, edge.to, edge.from_index),
+        };
+        if !matched[node] || node == neighbour {
+            continue;
+        }
+        if into[node].is_none() || slot < best_slot[node] {
+            into[node] = Some(neighbour);
+            best_slot[node] = slot;
+        }
+    }
+    // Follow chains of merges (a projection of a projection) to a node that stays.
+    let resolve = |mut v: usize| -> usize {
+        for _ in 0..n {
+            match into[v] {
+                Some(w) => v = w,
+                None => return v,
+            }
+        }
+        v
+    };
+    let target: Vec<usize> = (0..n).map(resolve).collect();
+    for v in 0..n {
+        if target[v] != v && into[v].is_some() {
+            let id = view.graph.nodes[v].id.clone();
+            let t = target[v];
+            if t != v {
+                view.nodes[t].merged.push(id);
+            }
+        }
+    }
+    let mut keep_edge = Vec::with_capacity(view.graph.edges.len());
+    for edge in &mut view.graph.edges {
+        let (f, t) = (target[edge.from], target[edge.to]);
+        let folded = f != edge.from || t != edge.to;
+        edge.from = f;
+        edge.to = t;
+        // An edge between a node and what was merged into it disappears.
+        keep_edge.push(!(folded && f == t));
+    }
+    let mut k = keep_edge.iter();
+    view.graph.edges.retain(|_| k.next().copied().unwrap_or(false));
+    let mut k = keep_edge.iter();
+    view.edges.retain(|_| k.next().copied().unwrap_or(false));
+    let keep: Vec<bool> = (0..n).map(|v| target[v] == v).collect();
+    remove_nodes(view, &keep);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_profiles_parse() {
+        for (name, _) in SHIPPED_PROFILES {
+            let p = Profile::shipped(name);
+            assert!(p.is_some(), "{name}");
+            assert!(!p.unwrap().rules.is_empty());
+        }
+    }
+
+    #[test]
+    fn bad_regex_and_color_are_errors_naming_the_rule() {
+        let bad = "name='x'\n[[rule]]\naction='color'\nproperty='a'\nregex='('\ncolor='#ffffff'\n";
+        let e = Profile::from_toml(bad, "x.toml").unwrap_err().to_string();
+        assert!(e.contains("rule 1"), "{e}");
+        let bad = "name='x'\n[[rule]]\naction='color'\nproperty='a'\nregex='a'\ncolor='red'\n";
+        assert!(Profile::from_toml(bad, "x.toml").is_err());
+        assert_eq!(parse_color("#0a0b0c"), Some([10, 11, 12, 255]));
+    }
+}
