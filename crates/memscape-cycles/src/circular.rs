@@ -1,0 +1,286 @@
+//! Circular coordinates from a persistent cohomology class (de Silva, Morozov,
+//! Vejdemo-Johansson, "Persistent cohomology and circular coordinates", 2011).
+//!
+//! Given a cocycle α over Z_p at a filtration value ε inside its bar: lift it to Z by the
+//! symmetric representatives (c ↦ c, or c − p above p/2), find the vertex function f that
+//! minimizes ‖α − δ₀f‖² over the edges of the Rips 1-skeleton at ε (the normal equations are the
+//! graph Laplacian L f = δ₀ᵀα, solved by conjugate gradients per connected component) and take
+//! θ = f mod 1. With Ripser's orientation, `δ₀f({i, j}) = f(i) − f(j)` for `i > j`.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::metric::DistanceMatrix;
+use crate::rips::{Cocycle, Value};
+
+/// A circle-valued coordinate of the points of a metric space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CircularCoordinates {
+    /// θ in turns, `[0, 1)`, per point.
+    pub theta: Vec<f64>,
+    /// Where the cocycle was taken.
+    pub epsilon: Value,
+    /// `‖α − δ₀f‖₂` over the edges of the 1-skeleton at ε.
+    pub residual: f64,
+    /// Whether the integer lift is a cocycle on the 2-skeleton at ε (if not, the result is a
+    /// least-squares compromise and the coordinate may wind inconsistently).
+    pub lift_is_cocycle: bool,
+    /// Points incident to an edge of the cocycle's support at ε ("cycle members").
+    pub members: Vec<bool>,
+    /// Number of edges of the 1-skeleton at ε.
+    pub edges: usize,
+}
+
+/// Symmetric lift of a coefficient of Z_p to Z.
+pub fn lift(coefficient: u16, modulus: u16) -> i64 {
+    let c = i64::from(coefficient);
+    let p = i64::from(modulus);
+    if 2 * c > p { c - p } else { c }
+}
+
+/// Wrapped differences of consecutive θ values, summed: how many turns a sequence makes.
+pub fn winding_number(theta: &[f64]) -> f64 {
+    theta
+        .windows(2)
+        .map(|w| {
+            let d = w[1] - w[0];
+            d - d.round()
+        })
+        .sum()
+}
+
+/// Circular coordinates of the points of `dist` from `cocycle` (coefficients mod `modulus`)
+/// at filtration value `epsilon`.
+pub fn circular_coordinates<D: DistanceMatrix>(
+    dist: &D,
+    cocycle: &Cocycle,
+    modulus: u16,
+    epsilon: Value,
+) -> CircularCoordinates {
+    let n = dist.size();
+    // The 1-skeleton at ε as adjacency lists.
+    let neighbors: Vec<Vec<u32>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            (0..n)
+                .filter(|&j| j != i && dist.distance(i, j) <= epsilon)
+                .map(|j| j as u32)
+                .collect()
+        })
+        .collect();
+    let edges = neighbors.iter().map(Vec::len).sum::<usize>() / 2;
+
+    // The lifted cocycle on the edges present at ε, keyed (i, j) with i > j.
+    let alpha: HashMap<(u32, u32), f64> = cocycle
+        .entries
+        .iter()
+        .filter(|e| dist.distance(e.i as usize, e.j as usize) <= epsilon)
+        .map(|e| ((e.i, e.j), lift(e.coefficient, modulus) as f64))
+        .filter(|&(_, a)| a != 0.0)
+        .collect();
+    let alpha_of = |a: u32, b: u32| -> f64 {
+        let key = if a > b { (a, b) } else { (b, a) };
+        alpha.get(&key).copied().unwrap_or(0.0)
+    };
+
+    let mut members = vec![false; n];
+    for &(i, j) in alpha.keys() {
+        members[i as usize] = true;
+        members[j as usize] = true;
+    }
+
+    // Cocycle condition over Z on the triangles at ε that touch the support:
+    // δα({a > b > c}) = α(b,c) − α(a,c) + α(a,b).
+    let lift_is_cocycle = alpha.keys().par_bridge().all(|&(i, j)| {
+        (0..n as u32).all(|k| {
+            if k == i
+                || k == j
+                || dist.distance(i as usize, k as usize) > epsilon
+                || dist.distance(j as usize, k as usize) > epsilon
+            {
+                return true;
+            }
+            let mut t = [i, j, k];
+            t.sort_unstable_by(|x, y| y.cmp(x));
+            let [a, b, c] = t;
+            (alpha_of(b, c) - alpha_of(a, c) + alpha_of(a, b)).abs() < 0.5
+        })
+    });
+
+    // Right-hand side δ₀ᵀα.
+    let mut rhs = vec![0f64; n];
+    for (&(i, j), &a) in &alpha {
+        rhs[i as usize] += a;
+        rhs[j as usize] -= a;
+    }
+
+    let mut f = vec![0f64; n];
+    for component in components(&neighbors) {
+        if component.len() > 1 {
+            solve_component(&neighbors, &component, &rhs, &mut f);
+        }
+    }
+
+    let residual = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            neighbors[i]
+                .iter()
+                .filter(|&&j| (j as usize) < i)
+                .map(|&j| {
+                    let r = alpha_of(i as u32, j) - (f[i] - f[j as usize]);
+                    r * r
+                })
+                .sum::<f64>()
+        })
+        .sum::<f64>()
+        .sqrt();
+
+    CircularCoordinates {
+        theta: f.iter().map(|v| v.rem_euclid(1.0)).collect(),
+        epsilon,
+        residual,
+        lift_is_cocycle,
+        members,
+        edges,
+    }
+}
+
+/// Connected components of the graph, as vertex lists.
+fn components(neighbors: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    let n = neighbors.len();
+    let mut seen = vec![false; n];
+    let mut out = Vec::new();
+    for start in 0..n {
+        if seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        let mut component = vec![start as u32];
+        let mut k = 0;
+        while k < component.len() {
+            let v = component[k] as usize;
+            k += 1;
+            for &u in &neighbors[v] {
+                if !seen[u as usize] {
+                    seen[u as usize] = true;
+                    component.push(u);
+                }
+            }
+        }
+        out.push(component);
+    }
+    out
+}
+
+/// Conjugate gradients for `L x = b` on one connected component (L is positive semidefinite
+/// with the constants as kernel; b sums to zero on the component, so CG from 0 converges to the
+/// solution of mean zero).
+fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &mut [f64]) {
+    let m = component.len();
+    let mut local = HashMap::with_capacity(m);
+    for (k, &v) in component.iter().enumerate() {
+        local.insert(v, k);
+    }
+    let local_neighbors: Vec<Vec<usize>> = component
+        .iter()
+        .map(|&v| {
+            neighbors[v as usize]
+                .iter()
+                .filter_map(|u| local.get(u).copied())
+                .collect()
+        })
+        .collect();
+    let laplacian = |x: &[f64], out: &mut [f64]| {
+        out.par_iter_mut().enumerate().for_each(|(k, o)| {
+            let nb = &local_neighbors[k];
+            *o = nb.len() as f64 * x[k] - nb.iter().map(|&u| x[u]).sum::<f64>();
+        });
+    };
+    let dot = |a: &[f64], b: &[f64]| a.par_iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+
+    let mut b: Vec<f64> = component.iter().map(|&v| rhs[v as usize]).collect();
+    let mean = b.iter().sum::<f64>() / m as f64;
+    b.iter_mut().for_each(|x| *x -= mean);
+    let b_norm = dot(&b, &b).sqrt();
+    if b_norm == 0.0 {
+        return;
+    }
+    let mut x = vec![0f64; m];
+    let mut r = b.clone();
+    let mut p = r.clone();
+    let mut ap = vec![0f64; m];
+    let mut rr = dot(&r, &r);
+    let max_iterations = 20 * m + 100;
+    for _ in 0..max_iterations {
+        if rr.sqrt() <= 1e-10 * b_norm {
+            break;
+        }
+        laplacian(&p, &mut ap);
+        let pap = dot(&p, &ap);
+        if pap <= 0.0 {
+            break;
+        }
+        let step = rr / pap;
+        x.par_iter_mut()
+            .zip(&p)
+            .for_each(|(xi, pi)| *xi += step * pi);
+        r.par_iter_mut()
+            .zip(&ap)
+            .for_each(|(ri, ai)| *ri -= step * ai);
+        let rr_next = dot(&r, &r);
+        let beta = rr_next / rr;
+        rr = rr_next;
+        p.par_iter_mut()
+            .zip(&r)
+            .for_each(|(pi, ri)| *pi = ri + beta * *pi);
+    }
+    for (k, &v) in component.iter().enumerate() {
+        f[v as usize] = x[k];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::LowerDistanceMatrix;
+    use crate::rips::{RipsOptions, rips_persistence};
+
+    #[test]
+    fn a_circle_gets_a_coordinate_that_winds_once() {
+        let n = 40;
+        let points: Vec<Vec<f64>> = (0..n)
+            .map(|k| {
+                let a = std::f64::consts::TAU * k as f64 / n as f64;
+                vec![a.cos(), a.sin()]
+            })
+            .collect();
+        let m = LowerDistanceMatrix::from_points(&points).unwrap();
+        let r = rips_persistence(
+            &m,
+            &RipsOptions {
+                cocycles: true,
+                ..RipsOptions::default()
+            },
+        )
+        .unwrap();
+        let cocycle = &r.cocycles[0];
+        let eps = (cocycle.bar.0 + cocycle.bar.1.unwrap()) / 2.0;
+        let cc = circular_coordinates(&m, cocycle, 47, eps);
+        assert!(cc.lift_is_cocycle);
+        let mut theta = cc.theta.clone();
+        theta.push(theta[0]);
+        assert!(
+            (winding_number(&theta).abs() - 1.0).abs() < 1e-9,
+            "{theta:?}"
+        );
+        // Evenly spaced points: evenly spaced angles.
+        for k in 0..n {
+            let step = theta[k + 1] - theta[k];
+            let step = (step - step.round()).abs();
+            assert!((step - 1.0 / n as f64).abs() < 1e-6, "{step}");
+        }
+        assert!(lift(46, 47) == -1 && lift(23, 47) == 23 && lift(24, 47) == -23);
+    }
+}

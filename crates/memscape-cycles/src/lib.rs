@@ -1,0 +1,37 @@
+//! Cycles in memory reference traces (Choudhury, Wang, Rosen, Pascucci: *Topological Analysis
+//! and Visualization of Cyclical Behavior in Memory Reference Traces*), CPU only.
+//!
+//! Pipeline: [`trace`] importers → [`records`] (symbolization with [`symbolize`], filters,
+//! symbols) → [`levenshtein`] windows and distances → [`rips`] persistent cohomology →
+//! [`circular`] coordinates; [`cycles`] runs it end to end and produces the report of
+//! `memscape cycles`, [`rips::PersistenceReport`] is the report of `memscape persistence`.
+
+pub mod circular;
+pub mod cycles;
+pub mod error;
+pub mod levenshtein;
+pub mod metric;
+pub mod records;
+pub mod rips;
+pub mod symbolize;
+pub mod trace;
+
+pub use cycles::{
+    CyclesOptions, CyclesReport, Parameterization, analyze_records, analyze_trace_file,
+};
+pub use error::CyclesError;
+pub use metric::{DistanceMatrix, LowerDistanceMatrix, MatrixFormat, read_matrix};
+pub use records::{RecordFilter, SymbolMode, TraceRecord};
+pub use rips::{Bar, PersistenceReport, RipsOptions, RipsResult, rips_persistence};
+pub use trace::{AccessKind, ReferenceTrace, TraceFormat, read_trace};
+
+/// `memscape persistence FILE [--format F] [--dim D] [--threshold T] [--modulus P]`: reads the
+/// matrix and returns its barcode.
+pub fn persistence_of_file(
+    path: &std::path::Path,
+    format: MatrixFormat,
+    options: &RipsOptions,
+) -> Result<PersistenceReport, CyclesError> {
+    let matrix = read_matrix(path, format)?;
+    Ok(rips_persistence(&matrix, options)?.barcode)
+}

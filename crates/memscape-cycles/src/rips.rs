@@ -1,0 +1,961 @@
+//! Persistent cohomology of Vietoris–Rips filtrations over Z_p, following Ripser (U. Bauer,
+//! "Ripser: efficient computation of Vietoris–Rips persistence barcodes", 2021) step by step so
+//! that barcodes agree with it pair for pair:
+//!
+//! * simplices are never stored: a k-simplex with vertices `v_k > … > v_0` is the integer
+//!   `Σ C(v_i, i+1)` (combinatorial number system) and its cofacets/facets are enumerated from
+//!   that integer;
+//! * dimension 0 by union–find over the edges in filtration order;
+//! * higher dimensions by reducing the coboundary matrix column by column in reverse filtration
+//!   order, with *clearing* (a simplex that is the pivot of a column of the previous dimension
+//!   is not reduced), *apparent pairs* (a simplex whose youngest equal-diameter cofacet has it as
+//!   oldest equal-diameter facet is paired without any reduction) and *emergent pairs* (a column
+//!   whose first equal-diameter cofacet is not yet a pivot is paired on the spot);
+//! * the reduction matrix V is kept (sparse) so that columns can be added lazily, and its
+//!   column gives the representative cocycle of a class.
+//!
+//! Ordering conventions are Ripser's: a filtration order by diameter with ties broken by the
+//! combinatorial index (larger index first in the pivot order), working columns as heaps with
+//! lazy coefficient summation.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::error::CyclesError;
+use crate::metric::DistanceMatrix;
+
+/// The filtration value type (Ripser's `value_t`).
+pub type Value = f32;
+
+/// Largest supported homology dimension (simplex vertices are kept in fixed arrays).
+pub const MAX_DIM: usize = 5;
+
+/// Options of a Rips computation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RipsOptions {
+    /// Highest homology dimension computed (1 computes H0 and H1).
+    pub max_dim: usize,
+    /// Largest filtration value; `None` takes the enclosing radius (the filtration is a cone,
+    /// hence contractible, from there on, so no finite bar is lost).
+    pub threshold: Option<Value>,
+    /// The prime p of the coefficient field Z_p.
+    pub modulus: u16,
+    /// Whether to keep representative cocycles of the H1 classes.
+    pub cocycles: bool,
+}
+
+impl Default for RipsOptions {
+    fn default() -> Self {
+        Self {
+            max_dim: 1,
+            threshold: None,
+            modulus: 47,
+            cocycles: false,
+        }
+    }
+}
+
+/// A bar `[birth, death)`; `death` is `None` for a class that never dies (JSON `null`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Bar(pub Value, pub Option<Value>);
+
+impl Bar {
+    pub fn birth(&self) -> Value {
+        self.0
+    }
+    pub fn death(&self) -> Option<Value> {
+        self.1
+    }
+    /// `death - birth`, infinite for an infinite bar.
+    pub fn persistence(&self) -> f64 {
+        self.1
+            .map_or(f64::INFINITY, |d| f64::from(d) - f64::from(self.0))
+    }
+}
+
+/// The barcode of `memscape persistence`: `{"dims": [[[birth, death], …], …]}`, dimension 0
+/// first, bars in the order Ripser reports them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PersistenceReport {
+    pub dims: Vec<Vec<Bar>>,
+}
+
+/// One entry of a cocycle: the edge `{i, j}` (`i > j`) with a coefficient in Z_p.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CocycleEntry {
+    pub i: u32,
+    pub j: u32,
+    pub coefficient: u16,
+}
+
+/// A representative cocycle of an H1 class: a cocycle of the Rips complex at every filtration
+/// value in `[birth, death)` once restricted to the edges present there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cocycle {
+    pub bar: Bar,
+    pub entries: Vec<CocycleEntry>,
+}
+
+/// Result of [`rips_persistence`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RipsResult {
+    pub barcode: PersistenceReport,
+    /// The threshold used (the enclosing radius unless one was given).
+    pub threshold: Value,
+    /// With [`RipsOptions::cocycles`]: one per bar of `barcode.dims[1]`, same order.
+    pub cocycles: Vec<Cocycle>,
+}
+
+/// Ripser's enclosing radius `min_i max_j d(i, j)`.
+pub fn enclosing_radius<D: DistanceMatrix>(dist: &D) -> Value {
+    use rayon::prelude::*;
+    let n = dist.size();
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            (0..n)
+                .map(|j| dist.distance(i, j))
+                .fold(Value::NEG_INFINITY, Value::max)
+        })
+        .reduce(|| Value::INFINITY, Value::min)
+}
+
+/// Persistent cohomology of the Vietoris–Rips filtration of `dist`.
+pub fn rips_persistence<D: DistanceMatrix>(
+    dist: &D,
+    options: &RipsOptions,
+) -> Result<RipsResult, CyclesError> {
+    if options.max_dim > MAX_DIM {
+        return Err(CyclesError::InvalidParameter(format!(
+            "dimension {} is above the supported maximum {MAX_DIM}",
+            options.max_dim
+        )));
+    }
+    let modulus = u32::from(options.modulus);
+    if !is_prime(modulus) {
+        return Err(CyclesError::InvalidParameter(format!(
+            "coefficient modulus {modulus} is not a prime"
+        )));
+    }
+    let threshold = match options.threshold {
+        Some(t) if t.is_nan() => {
+            return Err(CyclesError::InvalidParameter("threshold is NaN".into()));
+        }
+        Some(t) => t,
+        None => enclosing_radius(dist),
+    };
+    let n = dist.size();
+    let binomials = Binomials::new(n, options.max_dim + 2)?;
+    let engine = Rips {
+        dist,
+        n,
+        dim_max: options.max_dim,
+        threshold,
+        modulus,
+        inverse: multiplicative_inverses(modulus),
+        binomials,
+        keep_cocycles: options.cocycles,
+    };
+    let mut dims = vec![Vec::new(); options.max_dim + 1];
+    let mut cocycles = Vec::new();
+    let mut simplices = Vec::new();
+    let mut columns_to_reduce = engine.compute_dim_0_pairs(&mut simplices, &mut dims[0]);
+    for dim in 1..=options.max_dim {
+        let mut pivot_column_index = PivotMap::default();
+        pivot_column_index.reserve(columns_to_reduce.len());
+        engine.compute_pairs(
+            &columns_to_reduce,
+            &mut pivot_column_index,
+            dim,
+            &mut dims[dim],
+            &mut cocycles,
+        );
+        if dim < options.max_dim {
+            columns_to_reduce =
+                engine.assemble_columns_to_reduce(&mut simplices, &pivot_column_index, dim + 1);
+        }
+    }
+    Ok(RipsResult {
+        barcode: PersistenceReport { dims },
+        threshold,
+        cocycles,
+    })
+}
+
+fn is_prime(p: u32) -> bool {
+    p >= 2 && (2..).take_while(|d| d * d <= p).all(|d| p % d != 0)
+}
+
+/// Ripser's table of inverses modulo a prime.
+fn multiplicative_inverses(m: u32) -> Vec<u32> {
+    let mut inverse = vec![0u32; m as usize];
+    if m > 1 {
+        inverse[1] = 1;
+    }
+    // m = a * (m / a) + m % a, so 0 = inverse(m % a) * (m / a) + inverse(a) (mod m).
+    for a in 2..m {
+        inverse[a as usize] = m - (inverse[(m % a) as usize] * (m / a)) % m;
+    }
+    inverse
+}
+
+/// Binomial coefficients `C(i, k)` for `i <= n`, `k <= k_max`, checked against overflow.
+struct Binomials {
+    stride: usize,
+    table: Vec<i64>,
+}
+
+impl Binomials {
+    fn new(n: usize, k_max: usize) -> Result<Self, CyclesError> {
+        let stride = n + 1;
+        let mut table = vec![0i64; stride * (k_max + 1)];
+        for i in 0..=n {
+            table[i] = 1;
+            for k in 1..=k_max.min(i) {
+                let value = table[(k - 1) * stride + i - 1]
+                    .checked_add(if k < i { table[k * stride + i - 1] } else { 0 })
+                    .ok_or_else(|| {
+                        CyclesError::TooLarge(format!(
+                            "{n} points: simplices of dimension {} cannot be indexed in 64 bits",
+                            k_max - 1
+                        ))
+                    })?;
+                table[k * stride + i] = value;
+            }
+        }
+        Ok(Self { stride, table })
+    }
+
+    #[inline]
+    fn get(&self, i: i64, k: i64) -> i64 {
+        if i < k || k < 0 {
+            return 0;
+        }
+        self.table[k as usize * self.stride + i as usize]
+    }
+}
+
+/// A simplex (or a cochain entry): diameter, combinatorial index, coefficient.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Entry {
+    diameter: Value,
+    index: i64,
+    coefficient: u32,
+}
+
+impl Entry {
+    const NONE: Entry = Entry {
+        diameter: 0.0,
+        index: -1,
+        coefficient: 0,
+    };
+    fn is_none(&self) -> bool {
+        self.index == -1
+    }
+}
+
+/// Heap order of a working column: the top is the smallest diameter, ties the largest index
+/// (Ripser's `greater_diameter_or_smaller_index` in a `std::priority_queue`).
+#[derive(Debug, Clone, Copy)]
+struct HeapEntry(Entry);
+
+impl PartialEq for HeapEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for HeapEntry {}
+impl PartialOrd for HeapEntry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for HeapEntry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .0
+            .diameter
+            .total_cmp(&self.0.diameter)
+            .then(self.0.index.cmp(&other.0.index))
+    }
+}
+
+type Column = BinaryHeap<HeapEntry>;
+
+/// Sort order of columns to reduce: decreasing diameter, ties increasing index.
+fn greater_diameter_or_smaller_index(a: &(Value, i64), b: &(Value, i64)) -> Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
+}
+
+/// Multiplicative hashing of simplex indices (the keys are already well spread integers).
+#[derive(Default)]
+struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.0 = (i as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+}
+
+/// Pivot (index) → (its coefficient, the column whose pivot it is).
+type PivotMap = HashMap<i64, (u32, usize), BuildHasherDefault<IndexHasher>>;
+
+/// Vertices of a simplex, largest first, in a fixed array.
+#[derive(Debug, Clone, Copy)]
+struct Vertices {
+    v: [usize; MAX_DIM + 3],
+    len: usize,
+}
+
+impl Vertices {
+    fn as_slice(&self) -> &[usize] {
+        &self.v[..self.len]
+    }
+}
+
+struct Rips<'a, D> {
+    dist: &'a D,
+    n: usize,
+    dim_max: usize,
+    threshold: Value,
+    modulus: u32,
+    inverse: Vec<u32>,
+    binomials: Binomials,
+    keep_cocycles: bool,
+}
+
+/// State of Ripser's `simplex_coboundary_enumerator`: cofacets come in decreasing index order.
+struct Coboundary {
+    idx_below: i64,
+    idx_above: i64,
+    v: i64,
+    k: i64,
+    vertices: Vertices,
+    simplex: Entry,
+}
+
+/// State of Ripser's `simplex_boundary_enumerator`.
+struct Boundary {
+    idx_below: i64,
+    idx_above: i64,
+    j: i64,
+    k: i64,
+    dim: usize,
+    simplex: Entry,
+}
+
+impl<D: DistanceMatrix> Rips<'_, D> {
+    #[inline]
+    fn b(&self, i: i64, k: i64) -> i64 {
+        self.binomials.get(i, k)
+    }
+
+    /// Largest `v <= top` with `C(v, k) <= idx`.
+    fn max_vertex(&self, idx: i64, k: i64, top: i64) -> i64 {
+        let (mut lo, mut hi) = (k - 1, top);
+        while lo < hi {
+            let mid = lo + (hi - lo + 1) / 2;
+            if self.b(mid, k) <= idx {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    }
+
+    fn simplex_vertices(&self, mut idx: i64, dim: usize) -> Vertices {
+        let mut out = Vertices {
+            v: [0; MAX_DIM + 3],
+            len: dim + 1,
+        };
+        let mut top = self.n as i64 - 1;
+        for (slot, k) in (1..=dim as i64 + 1).rev().enumerate() {
+            top = self.max_vertex(idx, k, top);
+            out.v[slot] = top as usize;
+            idx -= self.b(top, k);
+        }
+        out
+    }
+
+    fn compute_diameter(&self, index: i64, dim: usize) -> Value {
+        let vertices = self.simplex_vertices(index, dim);
+        let vs = vertices.as_slice();
+        let mut diameter = Value::NEG_INFINITY;
+        for (a, &i) in vs.iter().enumerate() {
+            for &j in &vs[..a] {
+                diameter = diameter.max(self.dist.distance(i, j));
+            }
+        }
+        diameter
+    }
+
+    fn coboundary(&self, simplex: Entry, dim: usize) -> Coboundary {
+        Coboundary {
+            idx_below: simplex.index,
+            idx_above: 0,
+            v: self.n as i64 - 1,
+            k: dim as i64 + 1,
+            vertices: self.simplex_vertices(simplex.index, dim),
+            simplex,
+        }
+    }
+
+    #[inline]
+    fn cob_has_next(&self, c: &Coboundary, all_cofacets: bool) -> bool {
+        c.v >= c.k && (all_cofacets || self.b(c.v, c.k) > c.idx_below)
+    }
+
+    #[inline]
+    fn cob_next(&self, c: &mut Coboundary) -> Entry {
+        while self.b(c.v, c.k) <= c.idx_below {
+            c.idx_below -= self.b(c.v, c.k);
+            c.idx_above += self.b(c.v, c.k + 1);
+            c.v -= 1;
+            c.k -= 1;
+        }
+        let v = c.v as usize;
+        let mut diameter = c.simplex.diameter;
+        for &w in c.vertices.as_slice() {
+            diameter = diameter.max(self.dist.distance(v, w));
+        }
+        let index = c.idx_above + self.b(c.v, c.k + 1) + c.idx_below;
+        c.v -= 1;
+        let sign = if c.k & 1 == 1 { self.modulus - 1 } else { 1 };
+        Entry {
+            diameter,
+            index,
+            coefficient: sign * c.simplex.coefficient % self.modulus,
+        }
+    }
+
+    fn boundary(&self, simplex: Entry, dim: usize) -> Boundary {
+        Boundary {
+            idx_below: simplex.index,
+            idx_above: 0,
+            j: self.n as i64 - 1,
+            k: dim as i64,
+            dim,
+            simplex,
+        }
+    }
+
+    #[inline]
+    fn bd_next(&self, f: &mut Boundary) -> Entry {
+        f.j = self.max_vertex(f.idx_below, f.k + 1, f.j);
+        let index = f.idx_above - self.b(f.j, f.k + 1) + f.idx_below;
+        let diameter = self.compute_diameter(index, f.dim - 1);
+        let sign = if f.k & 1 == 1 { self.modulus - 1 } else { 1 };
+        let coefficient = sign * f.simplex.coefficient % self.modulus;
+        f.idx_below -= self.b(f.j, f.k + 1);
+        f.idx_above += self.b(f.j, f.k);
+        f.k -= 1;
+        Entry {
+            diameter,
+            index,
+            coefficient,
+        }
+    }
+
+    fn zero_pivot_facet(&self, simplex: Entry, dim: usize) -> Entry {
+        let mut facets = self.boundary(simplex, dim);
+        while facets.k >= 0 {
+            let facet = self.bd_next(&mut facets);
+            if facet.diameter == simplex.diameter {
+                return facet;
+            }
+        }
+        Entry::NONE
+    }
+
+    fn zero_pivot_cofacet(&self, simplex: Entry, dim: usize) -> Entry {
+        let mut cofacets = self.coboundary(simplex, dim);
+        while self.cob_has_next(&cofacets, true) {
+            let cofacet = self.cob_next(&mut cofacets);
+            if cofacet.diameter == simplex.diameter {
+                return cofacet;
+            }
+        }
+        Entry::NONE
+    }
+
+    fn zero_apparent_facet(&self, simplex: Entry, dim: usize) -> Entry {
+        let facet = self.zero_pivot_facet(simplex, dim);
+        if !facet.is_none() && self.zero_pivot_cofacet(facet, dim - 1).index == simplex.index {
+            facet
+        } else {
+            Entry::NONE
+        }
+    }
+
+    fn zero_apparent_cofacet(&self, simplex: Entry, dim: usize) -> Entry {
+        let cofacet = self.zero_pivot_cofacet(simplex, dim);
+        if !cofacet.is_none() && self.zero_pivot_facet(cofacet, dim + 1).index == simplex.index {
+            cofacet
+        } else {
+            Entry::NONE
+        }
+    }
+
+    fn is_in_zero_apparent_pair(&self, simplex: Entry, dim: usize) -> bool {
+        !self.zero_apparent_cofacet(simplex, dim).is_none()
+            || !self.zero_apparent_facet(simplex, dim).is_none()
+    }
+
+    /// Calls `visit` for every edge up to the threshold in filtration order: increasing
+    /// diameter, ties decreasing index (Ripser sorts a reversed range).
+    fn for_each_edge_in_order(&self, mut visit: impl FnMut(Value, i64)) {
+        let edge_count = self.n * self.n.saturating_sub(1) / 2;
+        if let Some(max) = self.dist.integer_levels() {
+            // Few distinct values: one scan per value instead of a sort of every edge.
+            for level in 0..=max {
+                let level = level as Value;
+                if level > self.threshold {
+                    break;
+                }
+                for index in (0..edge_count).rev() {
+                    if self.dist.edge_length(index) == level {
+                        visit(level, index as i64);
+                    }
+                }
+            }
+        } else {
+            let mut edges: Vec<(Value, i64)> = (0..edge_count)
+                .filter_map(|index| {
+                    let length = self.dist.edge_length(index);
+                    (length <= self.threshold).then_some((length, index as i64))
+                })
+                .collect();
+            use rayon::slice::ParallelSliceMut;
+            edges.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+            for (length, index) in edges {
+                visit(length, index);
+            }
+        }
+    }
+
+    /// H0 by union–find; returns the edges to reduce in dimension 1 (in reduction order) and,
+    /// when higher dimensions follow, all edges in `simplices`.
+    fn compute_dim_0_pairs(
+        &self,
+        simplices: &mut Vec<(Value, i64)>,
+        bars: &mut Vec<Bar>,
+    ) -> Vec<(Value, i64)> {
+        let mut sets = UnionFind::new(self.n);
+        let mut columns_to_reduce = Vec::new();
+        let keep_edges = self.dim_max >= 2;
+        self.for_each_edge_in_order(|length, index| {
+            if keep_edges {
+                simplices.push((length, index));
+            }
+            let vertices = self.simplex_vertices(index, 1);
+            let u = sets.find(vertices.v[0]);
+            let v = sets.find(vertices.v[1]);
+            if u != v {
+                if length != 0.0 {
+                    bars.push(Bar(0.0, Some(length)));
+                }
+                sets.link(u, v);
+            } else if self.dim_max > 0 {
+                let edge = Entry {
+                    diameter: length,
+                    index,
+                    coefficient: 1,
+                };
+                if self.zero_apparent_cofacet(edge, 1).is_none() {
+                    columns_to_reduce.push((length, index));
+                }
+            }
+        });
+        columns_to_reduce.reverse();
+        for i in 0..self.n {
+            if sets.find(i) == i {
+                bars.push(Bar(0.0, None));
+            }
+        }
+        columns_to_reduce
+    }
+
+    fn assemble_columns_to_reduce(
+        &self,
+        simplices: &mut Vec<(Value, i64)>,
+        pivot_column_index: &PivotMap,
+        dim: usize,
+    ) -> Vec<(Value, i64)> {
+        let facet_dim = dim - 1;
+        let mut columns_to_reduce = Vec::new();
+        let mut next_simplices = Vec::new();
+        for &(diameter, index) in simplices.iter() {
+            let simplex = Entry {
+                diameter,
+                index,
+                coefficient: 1,
+            };
+            let mut cofacets = self.coboundary(simplex, facet_dim);
+            while self.cob_has_next(&cofacets, false) {
+                let cofacet = self.cob_next(&mut cofacets);
+                if cofacet.diameter <= self.threshold {
+                    if dim < self.dim_max {
+                        next_simplices.push((cofacet.diameter, cofacet.index));
+                    }
+                    if !self.is_in_zero_apparent_pair(cofacet, dim)
+                        && !pivot_column_index.contains_key(&cofacet.index)
+                    {
+                        columns_to_reduce.push((cofacet.diameter, cofacet.index));
+                    }
+                }
+            }
+        }
+        *simplices = next_simplices;
+        use rayon::slice::ParallelSliceMut;
+        columns_to_reduce.par_sort_unstable_by(greater_diameter_or_smaller_index);
+        columns_to_reduce
+    }
+
+    fn pop_pivot(&self, column: &mut Column) -> Entry {
+        let mut pivot = Entry::NONE;
+        while let Some(&HeapEntry(top)) = column.peek() {
+            if pivot.coefficient == 0 {
+                pivot = top;
+            } else if top.index != pivot.index {
+                return pivot;
+            } else {
+                pivot.coefficient = (pivot.coefficient + top.coefficient) % self.modulus;
+            }
+            column.pop();
+        }
+        if pivot.coefficient == 0 {
+            Entry::NONE
+        } else {
+            pivot
+        }
+    }
+
+    fn get_pivot(&self, column: &mut Column) -> Entry {
+        let result = self.pop_pivot(column);
+        if !result.is_none() {
+            column.push(HeapEntry(result));
+        }
+        result
+    }
+
+    fn add_simplex_coboundary(
+        &self,
+        simplex: Entry,
+        dim: usize,
+        working_reduction_column: &mut Column,
+        working_coboundary: &mut Column,
+    ) {
+        working_reduction_column.push(HeapEntry(simplex));
+        let mut cofacets = self.coboundary(simplex, dim);
+        while self.cob_has_next(&cofacets, true) {
+            let cofacet = self.cob_next(&mut cofacets);
+            if cofacet.diameter <= self.threshold {
+                working_coboundary.push(HeapEntry(cofacet));
+            }
+        }
+    }
+
+    fn init_coboundary_and_get_pivot(
+        &self,
+        simplex: Entry,
+        working_coboundary: &mut Column,
+        dim: usize,
+        pivot_column_index: &PivotMap,
+        cofacet_entries: &mut Vec<Entry>,
+    ) -> Entry {
+        let mut check_for_emergent_pair = true;
+        cofacet_entries.clear();
+        let mut cofacets = self.coboundary(simplex, dim);
+        while self.cob_has_next(&cofacets, true) {
+            let cofacet = self.cob_next(&mut cofacets);
+            if cofacet.diameter <= self.threshold {
+                cofacet_entries.push(cofacet);
+                if check_for_emergent_pair && simplex.diameter == cofacet.diameter {
+                    if !pivot_column_index.contains_key(&cofacet.index)
+                        && self.zero_apparent_facet(cofacet, dim + 1).is_none()
+                    {
+                        return cofacet;
+                    }
+                    check_for_emergent_pair = false;
+                }
+            }
+        }
+        working_coboundary.extend(cofacet_entries.iter().copied().map(HeapEntry));
+        self.get_pivot(working_coboundary)
+    }
+
+    fn compute_pairs(
+        &self,
+        columns_to_reduce: &[(Value, i64)],
+        pivot_column_index: &mut PivotMap,
+        dim: usize,
+        bars: &mut Vec<Bar>,
+        cocycles: &mut Vec<Cocycle>,
+    ) {
+        let want_cocycles = self.keep_cocycles && dim == 1;
+        // The reduction matrix V without its diagonal, column by column.
+        let mut reduction_entries: Vec<Entry> = Vec::new();
+        let mut reduction_starts: Vec<usize> = Vec::with_capacity(columns_to_reduce.len() + 1);
+        let mut working_reduction_column = Column::new();
+        let mut working_coboundary = Column::new();
+        let mut cofacet_entries = Vec::new();
+        let mut cocycle_scratch: Vec<Entry> = Vec::new();
+
+        for (column_index, &(diameter, index)) in columns_to_reduce.iter().enumerate() {
+            reduction_starts.push(reduction_entries.len());
+            let column_to_reduce = Entry {
+                diameter,
+                index,
+                coefficient: 1,
+            };
+            working_reduction_column.clear();
+            working_coboundary.clear();
+            let mut pivot = self.init_coboundary_and_get_pivot(
+                column_to_reduce,
+                &mut working_coboundary,
+                dim,
+                pivot_column_index,
+                &mut cofacet_entries,
+            );
+            loop {
+                if pivot.is_none() {
+                    bars.push(Bar(diameter, None));
+                    if want_cocycles {
+                        cocycle_scratch.clear();
+                        loop {
+                            let e = self.pop_pivot(&mut working_reduction_column);
+                            if e.is_none() {
+                                break;
+                            }
+                            cocycle_scratch.push(e);
+                        }
+                        cocycles.push(self.make_cocycle(
+                            Bar(diameter, None),
+                            column_to_reduce,
+                            &cocycle_scratch,
+                        ));
+                    }
+                    break;
+                }
+                if let Some(&(other_coefficient, column_to_add)) =
+                    pivot_column_index.get(&pivot.index)
+                {
+                    let factor = self.modulus
+                        - pivot.coefficient * self.inverse[other_coefficient as usize]
+                            % self.modulus;
+                    // add_coboundary: the other column's simplex, then its V entries.
+                    let (add_diameter, add_index) = columns_to_reduce[column_to_add];
+                    self.add_simplex_coboundary(
+                        Entry {
+                            diameter: add_diameter,
+                            index: add_index,
+                            coefficient: factor,
+                        },
+                        dim,
+                        &mut working_reduction_column,
+                        &mut working_coboundary,
+                    );
+                    let start = reduction_starts[column_to_add];
+                    let end = reduction_starts
+                        .get(column_to_add + 1)
+                        .copied()
+                        .unwrap_or(reduction_entries.len());
+                    for k in start..end {
+                        let mut simplex = reduction_entries[k];
+                        simplex.coefficient = simplex.coefficient * factor % self.modulus;
+                        self.add_simplex_coboundary(
+                            simplex,
+                            dim,
+                            &mut working_reduction_column,
+                            &mut working_coboundary,
+                        );
+                    }
+                    pivot = self.get_pivot(&mut working_coboundary);
+                } else {
+                    let mut e = self.zero_apparent_facet(pivot, dim + 1);
+                    if !e.is_none() {
+                        e.coefficient = self.modulus - e.coefficient;
+                        self.add_simplex_coboundary(
+                            e,
+                            dim,
+                            &mut working_reduction_column,
+                            &mut working_coboundary,
+                        );
+                        pivot = self.get_pivot(&mut working_coboundary);
+                        continue;
+                    }
+                    let death = pivot.diameter;
+                    let emitted = death > diameter;
+                    if emitted {
+                        bars.push(Bar(diameter, Some(death)));
+                    }
+                    pivot_column_index.insert(pivot.index, (pivot.coefficient, column_index));
+                    cocycle_scratch.clear();
+                    loop {
+                        let e = self.pop_pivot(&mut working_reduction_column);
+                        if e.is_none() {
+                            break;
+                        }
+                        reduction_entries.push(e);
+                        if want_cocycles && emitted {
+                            cocycle_scratch.push(e);
+                        }
+                    }
+                    if want_cocycles && emitted {
+                        cocycles.push(self.make_cocycle(
+                            Bar(diameter, Some(death)),
+                            column_to_reduce,
+                            &cocycle_scratch,
+                        ));
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The cocycle `V_j = e_j + Σ (V entries)` of an H1 column as explicit edges.
+    fn make_cocycle(&self, bar: Bar, column: Entry, rest: &[Entry]) -> Cocycle {
+        let mut summed: HashMap<i64, u32, BuildHasherDefault<IndexHasher>> = HashMap::default();
+        for e in std::iter::once(&column).chain(rest) {
+            let c = summed.entry(e.index).or_insert(0);
+            *c = (*c + e.coefficient) % self.modulus;
+        }
+        let mut entries: Vec<CocycleEntry> = summed
+            .into_iter()
+            .filter(|&(_, c)| c != 0)
+            .map(|(index, c)| {
+                let v = self.simplex_vertices(index, 1);
+                CocycleEntry {
+                    i: v.v[0] as u32,
+                    j: v.v[1] as u32,
+                    coefficient: c as u16,
+                }
+            })
+            .collect();
+        entries.sort_unstable_by_key(|e| (e.i, e.j));
+        Cocycle { bar, entries }
+    }
+}
+
+/// Ripser's union–find with union by rank and path compression.
+struct UnionFind {
+    parent: Vec<usize>,
+    rank: Vec<u8>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        Self {
+            parent: (0..n).collect(),
+            rank: vec![0; n],
+        }
+    }
+
+    fn find(&mut self, x: usize) -> usize {
+        let mut root = x;
+        while self.parent[root] != root {
+            root = self.parent[root];
+        }
+        let mut y = x;
+        while self.parent[y] != root {
+            let next = self.parent[y];
+            self.parent[y] = root;
+            y = next;
+        }
+        root
+    }
+
+    fn link(&mut self, x: usize, y: usize) {
+        let (x, y) = (self.find(x), self.find(y));
+        if x == y {
+            return;
+        }
+        if self.rank[x] > self.rank[y] {
+            self.parent[y] = x;
+        } else {
+            self.parent[x] = y;
+            if self.rank[x] == self.rank[y] {
+                self.rank[y] = self.rank[y].saturating_add(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::LowerDistanceMatrix;
+
+    fn circle(n: usize) -> LowerDistanceMatrix {
+        let points: Vec<Vec<f64>> = (0..n)
+            .map(|k| {
+                let a = std::f64::consts::TAU * k as f64 / n as f64;
+                vec![a.cos(), a.sin()]
+            })
+            .collect();
+        LowerDistanceMatrix::from_points(&points).unwrap()
+    }
+
+    #[test]
+    fn a_circle_has_one_long_h1_bar_and_one_component() {
+        let result = rips_persistence(
+            &circle(24),
+            &RipsOptions {
+                cocycles: true,
+                ..RipsOptions::default()
+            },
+        )
+        .unwrap();
+        let dims = &result.barcode.dims;
+        assert_eq!(dims[0].iter().filter(|b| b.1.is_none()).count(), 1);
+        assert_eq!(dims[0].len(), 24);
+        assert_eq!(dims[1].len(), 1, "{:?}", dims[1]);
+        let bar = dims[1][0];
+        assert!(bar.0 < 0.3 && bar.1.unwrap() > 1.5, "{bar:?}");
+        assert_eq!(result.cocycles.len(), 1);
+        assert!(!result.cocycles[0].entries.is_empty());
+    }
+
+    #[test]
+    fn binomials_and_vertices_round_trip() {
+        let m = circle(10);
+        let engine = Rips {
+            dist: &m,
+            n: 10,
+            dim_max: 2,
+            threshold: 10.0,
+            modulus: 2,
+            inverse: multiplicative_inverses(2),
+            binomials: Binomials::new(10, 4).unwrap(),
+            keep_cocycles: false,
+        };
+        // {7, 4, 1}: C(7,3) + C(4,2) + C(1,1) = 35 + 6 + 1.
+        let v = engine.simplex_vertices(42, 2);
+        assert_eq!(v.as_slice(), &[7, 4, 1]);
+        assert!(Binomials::new(100_000, 12).is_err());
+        assert_eq!(multiplicative_inverses(47)[5] * 5 % 47, 1);
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        let m = circle(5);
+        let opts = RipsOptions {
+            modulus: 4,
+            ..RipsOptions::default()
+        };
+        assert!(rips_persistence(&m, &opts).is_err());
+    }
+}
