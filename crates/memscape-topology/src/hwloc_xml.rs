@@ -292,9 +292,7 @@ pub fn parse_bitmap(text: &str) -> Result<Vec<u32>, String> {
             continue;
         }
         if digits.is_empty() || digits.len() > 8 {
-            return Err(format!(
-                "word {word:?}: expected 1 to 8 hexadecimal digits"
-            ));
+            return Err(format!("word {word:?}: expected 1 to 8 hexadecimal digits"));
         }
         let value = u32::from_str_radix(digits, 16)
             .map_err(|_| format!("word {word:?}: expected hexadecimal digits"))?;

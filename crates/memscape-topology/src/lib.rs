@@ -273,7 +273,10 @@ impl Topology {
                     tracing::debug!(?kind, "skipping an object without processing units");
                     continue;
                 }
-                let mut parent = pus.first().and_then(|p| deepest.get(p).copied()).unwrap_or(0);
+                let mut parent = pus
+                    .first()
+                    .and_then(|p| deepest.get(p).copied())
+                    .unwrap_or(0);
                 while parent != 0 && !is_subset(&pus, &nodes[parent].pus) {
                     parent = nodes[parent].parent.map_or(0, |p| p as usize);
                 }
@@ -614,7 +617,9 @@ mod tests {
         ];
         let t = Topology::from_raw(raw, None, "t", SourceFormat::RunningMachine, 0).unwrap();
         let p0 = t.pu(0).unwrap();
-        let n1 = t.ancestor_of_kind(t.pu(1).unwrap(), ResourceKind::Numa).unwrap();
+        let n1 = t
+            .ancestor_of_kind(t.pu(1).unwrap(), ResourceKind::Numa)
+            .unwrap();
         let path = t.tree_path(p0, n1);
         let kinds: Vec<_> = path.iter().map(|&n| t.node(n).unwrap().kind).collect();
         assert_eq!(

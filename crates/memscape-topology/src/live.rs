@@ -12,8 +12,7 @@ use crate::{RawObject, ResourceKind, SourceFormat, Topology, TopologyError};
 
 /// Discovers the running machine.
 pub fn running_machine() -> Result<Topology, TopologyError> {
-    let topology =
-        hwlocality::Topology::new().map_err(|e| TopologyError::Hwloc(e.to_string()))?;
+    let topology = hwlocality::Topology::new().map_err(|e| TopologyError::Hwloc(e.to_string()))?;
     convert(&topology, "running machine", SourceFormat::RunningMachine)
 }
 

@@ -215,9 +215,13 @@ mod tests {
         assert_eq!(l2.pus, vec![0, 2]);
         assert_eq!(l2.size_bytes, Some(256));
 
-        let bad_level = br#"<Hardware><NUMA id="0"><Cache id="7"><CPU id="0"/></Cache></NUMA></Hardware>"#;
+        let bad_level =
+            br#"<Hardware><NUMA id="0"><Cache id="7"><CPU id="0"/></Cache></NUMA></Hardware>"#;
         let err = parse(bad_level, "b.xml").unwrap_err().to_string();
-        assert!(err.contains("b.xml:1") && err.contains("cache level"), "{err}");
+        assert!(
+            err.contains("b.xml:1") && err.contains("cache level"),
+            "{err}"
+        );
         let bad_id = b"<Hardware>\n<NUMA id=\"0\">\n<CPU id=\"-3\"/></NUMA></Hardware>";
         let err = parse(bad_id, "c.xml").unwrap_err().to_string();
         assert!(err.contains("c.xml:3"), "{err}");

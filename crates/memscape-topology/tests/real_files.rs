@@ -21,7 +21,13 @@ fn data(rel: &str) -> PathBuf {
 
 /// Order-independent description of a tree: per node its kind, PU set, size, OS index (PUs and
 /// NUMA nodes) and the kind and PU set of its parent.
-type CanonNode = (ResourceKind, Vec<u32>, Option<u64>, Option<u32>, Option<(ResourceKind, Vec<u32>)>);
+type CanonNode = (
+    ResourceKind,
+    Vec<u32>,
+    Option<u64>,
+    Option<u32>,
+    Option<(ResourceKind, Vec<u32>)>,
+);
 
 fn canonical(t: &Topology) -> Vec<CanonNode> {
     let mut v: Vec<_> = t
@@ -29,7 +35,10 @@ fn canonical(t: &Topology) -> Vec<CanonNode> {
         .iter()
         .filter(|n| n.kind != ResourceKind::Machine)
         .map(|n| {
-            let parent = n.parent.and_then(|p| t.node(p)).map(|p| (p.kind, p.pus.clone()));
+            let parent = n
+                .parent
+                .and_then(|p| t.node(p))
+                .map(|p| (p.kind, p.pus.clone()));
             let os = matches!(n.kind, ResourceKind::Pu | ResourceKind::Numa)
                 .then_some(n.os_index)
                 .flatten();
@@ -98,7 +107,10 @@ fn hwloc_v1_exports_match_v2() {
             .arg(&v1)
             .output()
             .unwrap();
-        assert!(status.status.success(), "lstopo failed on {name}: {status:?}");
+        assert!(
+            status.status.success(),
+            "lstopo failed on {name}: {status:?}"
+        );
         let from_v1 = Topology::from_file(&v1).unwrap();
         assert_eq!(from_v1.format(), SourceFormat::HwlocXmlV1, "{name}");
         let from_v2 = Topology::from_file(&path).unwrap();
