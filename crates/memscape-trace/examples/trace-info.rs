@@ -1,0 +1,55 @@
+//! `memscape info` without the GUI binary, for benchmarks: load a trace, print the report.
+//!
+//! `trace-info FILE [--json] [--symbolize]`, or `trace-info --convert IN OUT.msc`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use memscape_trace::info::{InfoOptions, convert, info};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--convert") {
+        let (Some(input), Some(output)) = (args.get(1), args.get(2)) else {
+            eprintln!("usage: trace-info --convert IN OUT.msc");
+            return ExitCode::FAILURE;
+        };
+        return match convert(Path::new(input), Path::new(output), |_, _| {}) {
+            Ok(r) => {
+                println!("{} blocks, {} bytes written", r.blocks, r.output_bytes);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let Some(file) = args.iter().find(|a| !a.starts_with("--")) else {
+        eprintln!("usage: trace-info FILE [--json] [--symbolize]");
+        return ExitCode::FAILURE;
+    };
+    let mut trace = match memscape_trace::load(Path::new(file)) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.iter().any(|a| a == "--symbolize") {
+        memscape_trace::symbolize::symbolize(&mut trace);
+    }
+    let report = info(&trace, &InfoOptions::default());
+    if args.iter().any(|a| a == "--json") {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{report}");
+    }
+    ExitCode::SUCCESS
+}

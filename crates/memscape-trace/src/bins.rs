@@ -1,0 +1,189 @@
+//! Bins: a user-selected partition of the blocks (by address region, by size class, by thread),
+//! each later shown as its own sub-view.
+
+use crate::model::Trace;
+use crate::regions::{Regions, find_regions, peak_per_group};
+
+/// Size classes for [`BinBy::SizeClass`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SizeClasses {
+    /// `[2^k, 2^(k+1))` (and a class for size 0).
+    PowerOfTwo,
+    /// Classes `[0, b0)`, `[b0, b1)`, …, `[b_last, ∞)` for the given boundaries (sorted and
+    /// deduplicated before use).
+    Boundaries(Vec<u64>),
+}
+
+/// How blocks are partitioned into bins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BinBy {
+    /// One bin per used address region (regions split at gaps above the threshold).
+    Region {
+        gap_threshold: u64,
+    },
+    SizeClass(SizeClasses),
+    Thread,
+}
+
+/// One bin.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Bin {
+    pub label: String,
+    pub blocks: u64,
+    /// Sum of the requested sizes of all its blocks.
+    pub bytes_allocated: u64,
+    pub peak_bytes: u64,
+    /// The bin's address extent: lowest block start, highest block end.
+    pub extent_start: u64,
+    pub extent_end: u64,
+}
+
+/// A partition of a trace's blocks.
+#[derive(Debug, Clone)]
+pub struct Bins {
+    pub by: BinBy,
+    pub bins: Vec<Bin>,
+    /// Bin index of each block.
+    pub block_bin: Vec<u32>,
+}
+
+fn pow2_class(size: u64) -> u32 {
+    if size == 0 {
+        0
+    } else {
+        64 - size.leading_zeros()
+    }
+}
+
+fn pow2_label(class: u32) -> String {
+    match class {
+        0 => String::from("0 B"),
+        c => {
+            let lo = 1u128 << (c - 1);
+            let hi = (1u128 << c) - 1;
+            format!("{lo}–{hi} B")
+        }
+    }
+}
+
+impl Bins {
+    pub fn new(trace: &Trace, by: BinBy) -> Self {
+        let b = &trace.blocks;
+        let (labels, block_bin): (Vec<String>, Vec<u32>) = match &by {
+            BinBy::Region { gap_threshold } => {
+                let Regions {
+                    regions,
+                    block_region,
+                } = find_regions(trace, *gap_threshold);
+                if regions.is_empty() {
+                    (vec![String::from("all blocks")], vec![0; b.len()])
+                } else {
+                    let labels = regions
+                        .iter()
+                        .map(|r| format!("{:#x}–{:#x}", r.start, r.end))
+                        .collect();
+                    (labels, block_region)
+                }
+            }
+            BinBy::SizeClass(SizeClasses::PowerOfTwo) => {
+                let classes: Vec<u32> = b.requested_size.iter().map(|&s| pow2_class(s)).collect();
+                let mut used: Vec<u32> = classes.clone();
+                used.sort_unstable();
+                used.dedup();
+                let index: std::collections::HashMap<u32, u32> = used
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| (c, i as u32))
+                    .collect();
+                let labels = used.iter().map(|&c| pow2_label(c)).collect();
+                let block_bin = classes.iter().map(|c| index[c]).collect();
+                (labels, block_bin)
+            }
+            BinBy::SizeClass(SizeClasses::Boundaries(bounds)) => {
+                let mut bounds = bounds.clone();
+                bounds.sort_unstable();
+                bounds.dedup();
+                let mut labels = Vec::with_capacity(bounds.len() + 1);
+                let mut lo = 0u64;
+                for &hi in &bounds {
+                    labels.push(format!("{lo}–{} B", hi.saturating_sub(1)));
+                    lo = hi;
+                }
+                labels.push(format!("≥ {lo} B"));
+                let block_bin = b
+                    .requested_size
+                    .iter()
+                    .map(|&s| bounds.partition_point(|&x| x <= s) as u32)
+                    .collect();
+                (labels, block_bin)
+            }
+            BinBy::Thread => {
+                let n = trace.threads.len().max(1);
+                let labels = (0..n)
+                    .map(|t| {
+                        let name = trace.thread_name(t as u32);
+                        if name.is_empty() {
+                            format!("thread {t}")
+                        } else {
+                            name.to_owned()
+                        }
+                    })
+                    .collect();
+                (
+                    labels,
+                    b.thread.iter().map(|&t| t.min(n as u32 - 1)).collect(),
+                )
+            }
+        };
+        let mut bins: Vec<Bin> = labels
+            .into_iter()
+            .map(|label| Bin {
+                label,
+                blocks: 0,
+                bytes_allocated: 0,
+                peak_bytes: 0,
+                extent_start: u64::MAX,
+                extent_end: 0,
+            })
+            .collect();
+        for (i, &bin) in block_bin.iter().enumerate() {
+            if let Some(bin) = bins.get_mut(bin as usize) {
+                bin.blocks += 1;
+                bin.bytes_allocated = bin.bytes_allocated.saturating_add(b.requested_size[i]);
+                bin.extent_start = bin.extent_start.min(b.address[i]);
+                bin.extent_end = bin.extent_end.max(b.address[i].saturating_add(b.size[i]));
+            }
+        }
+        for bin in &mut bins {
+            if bin.blocks == 0 {
+                bin.extent_start = 0;
+            }
+        }
+        let peaks = peak_per_group(trace, &block_bin, bins.len());
+        for (bin, p) in bins.iter_mut().zip(peaks) {
+            bin.peak_bytes = p;
+        }
+        Bins {
+            by,
+            bins,
+            block_bin,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_of_two_classes() {
+        assert_eq!(pow2_class(0), 0);
+        assert_eq!(pow2_class(1), 1);
+        assert_eq!(pow2_class(2), 2);
+        assert_eq!(pow2_class(3), 2);
+        assert_eq!(pow2_class(4), 3);
+        assert_eq!(pow2_label(3), "4–7 B");
+        assert_eq!(pow2_class(u64::MAX), 64);
+        assert_eq!(pow2_label(64), "9223372036854775808–18446744073709551615 B");
+    }
+}

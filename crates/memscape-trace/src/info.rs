@@ -1,0 +1,316 @@
+//! `memscape info` and `memscape convert` as library functions.
+
+use std::fmt;
+use std::path::Path;
+
+use memscape_io::WarningKind;
+
+use crate::bins::{BinBy, Bins, SizeClasses};
+use crate::model::Trace;
+use crate::regions::{DEFAULT_GAP_THRESHOLD, Region, find_regions};
+use crate::{LoadError, load_with_progress, msc};
+
+/// What `info` computes beyond the counts.
+#[derive(Debug, Clone)]
+pub struct InfoOptions {
+    pub gap_threshold: u64,
+    pub bins: BinBy,
+    pub top_call_sites: usize,
+}
+
+impl Default for InfoOptions {
+    fn default() -> Self {
+        Self {
+            gap_threshold: DEFAULT_GAP_THRESHOLD,
+            bins: BinBy::SizeClass(SizeClasses::PowerOfTwo),
+            top_call_sites: 10,
+        }
+    }
+}
+
+/// A call site's share of the peak.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CallSiteReport {
+    /// Node in the call-stack tree.
+    pub site: u32,
+    /// Bytes of its blocks live at the peak.
+    pub peak_bytes: u64,
+    pub peak_blocks: u64,
+    /// The innermost frame, symbolized when possible.
+    pub location: String,
+    /// Frames from innermost outwards (at most 16).
+    pub stack: Vec<String>,
+}
+
+/// A bin in the report.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct BinReport {
+    pub label: String,
+    pub blocks: u64,
+    pub bytes_allocated: u64,
+    pub peak_bytes: u64,
+}
+
+/// The result of `memscape info`; field names are the JSON keys.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct InfoReport {
+    pub format: &'static str,
+    pub source: String,
+    pub command_line: String,
+    pub has_addresses: bool,
+    pub events: u64,
+    /// Allocations, counted as valgrind memcheck counts them (a realloc of a live block is one
+    /// alloc and one free).
+    pub allocs: u64,
+    pub frees: u64,
+    pub reallocs: u64,
+    pub blocks: u64,
+    pub unknown_frees: u64,
+    pub double_frees: u64,
+    /// Total number of warnings of all kinds.
+    pub warnings: u64,
+    pub warning_kinds: Vec<WarningKind>,
+    pub time_span_ns: u64,
+    pub peak_live_bytes: u64,
+    pub peak_time_ns: u64,
+    pub peak_event: u64,
+    pub end_live_bytes: u64,
+    pub never_freed: u64,
+    pub regions: Vec<Region>,
+    pub bins: Vec<BinReport>,
+    pub top_call_sites: Vec<CallSiteReport>,
+}
+
+/// Computes the report of a loaded trace.
+pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
+    let regions = find_regions(trace, options.gap_threshold).regions;
+    let bins = Bins::new(trace, options.bins.clone())
+        .bins
+        .into_iter()
+        .map(|b| BinReport {
+            label: b.label,
+            blocks: b.blocks,
+            bytes_allocated: b.bytes_allocated,
+            peak_bytes: b.peak_bytes,
+        })
+        .collect();
+    let m = &trace.meta;
+    InfoReport {
+        format: m.format.name(),
+        source: m.source.clone(),
+        command_line: m.command_line.clone(),
+        has_addresses: m.has_addresses,
+        events: m.events,
+        allocs: m.allocs,
+        frees: m.frees,
+        reallocs: m.reallocs,
+        blocks: trace.blocks.len() as u64,
+        unknown_frees: m.unknown_frees,
+        double_frees: m.double_frees,
+        warnings: trace.warnings.total(),
+        warning_kinds: trace.warnings.kinds().to_vec(),
+        time_span_ns: m.end_time_ns,
+        peak_live_bytes: m.peak_live_bytes,
+        peak_time_ns: m.peak_time_ns,
+        peak_event: m.peak_event,
+        end_live_bytes: m.end_live_bytes,
+        never_freed: trace.never_freed(),
+        regions,
+        bins,
+        top_call_sites: top_call_sites(trace, options.top_call_sites),
+    }
+}
+
+/// Call sites ranked by the bytes of their blocks live at the peak (what heaptrack_print calls
+/// "peak contributions").
+pub fn top_call_sites(trace: &Trace, limit: usize) -> Vec<CallSiteReport> {
+    if trace.meta.peak_live_bytes == 0 || limit == 0 {
+        return Vec::new();
+    }
+    let b = &trace.blocks;
+    let peak = trace.meta.peak_event;
+    let mut by_site: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
+    for i in 0..b.len() {
+        if b.is_live_after(i, peak) {
+            let e = by_site.entry(b.site[i]).or_insert((0, 0));
+            e.0 += b.requested_size[i];
+            e.1 += 1;
+        }
+    }
+    let mut sites: Vec<(u32, u64, u64)> = by_site
+        .into_iter()
+        .map(|(s, (bytes, n))| (s, bytes, n))
+        .collect();
+    sites.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    sites.truncate(limit);
+    sites
+        .into_iter()
+        .map(|(site, peak_bytes, peak_blocks)| {
+            let stack: Vec<String> = trace
+                .call_tree
+                .stack(site)
+                .into_iter()
+                .take(16)
+                .map(|n| trace.describe_frame(n))
+                .collect();
+            CallSiteReport {
+                site,
+                peak_bytes,
+                peak_blocks,
+                location: stack
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| trace.describe_frame(site)),
+                stack,
+            }
+        })
+        .collect()
+}
+
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.2} {} ({n} B)", UNITS[u])
+    }
+}
+
+fn seconds(ns: u64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+impl fmt::Display for InfoReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "file:            {}", self.source)?;
+        writeln!(f, "format:          {}", self.format)?;
+        if !self.command_line.is_empty() {
+            writeln!(f, "command line:    {}", self.command_line)?;
+        }
+        if !self.has_addresses {
+            writeln!(f, "addresses:       none in this format (no address axis)")?;
+        }
+        writeln!(f, "events:          {}", self.events)?;
+        writeln!(f, "allocs:          {}", self.allocs)?;
+        writeln!(f, "frees:           {}", self.frees)?;
+        writeln!(f, "reallocs:        {}", self.reallocs)?;
+        writeln!(f, "blocks:          {}", self.blocks)?;
+        writeln!(f, "unknown frees:   {}", self.unknown_frees)?;
+        writeln!(f, "double frees:    {}", self.double_frees)?;
+        writeln!(f, "warnings:        {}", self.warnings)?;
+        for k in &self.warning_kinds {
+            let places: Vec<String> = k.first.iter().map(ToString::to_string).collect();
+            writeln!(
+                f,
+                "  {} × {} (first at {})",
+                k.count,
+                k.message,
+                places.join(", ")
+            )?;
+        }
+        writeln!(f, "time span:       {}", seconds(self.time_span_ns))?;
+        writeln!(
+            f,
+            "peak live:       {} at {} (event {})",
+            bytes(self.peak_live_bytes),
+            seconds(self.peak_time_ns),
+            self.peak_event
+        )?;
+        writeln!(f, "live at end:     {}", bytes(self.end_live_bytes))?;
+        writeln!(f, "never freed:     {} blocks", self.never_freed)?;
+        writeln!(f, "regions:         {}", self.regions.len())?;
+        for r in self.regions.iter().take(20) {
+            writeln!(
+                f,
+                "  {:#018x}–{:#018x}  {:>10} blocks  peak {}",
+                r.start,
+                r.end,
+                r.blocks,
+                bytes(r.peak_bytes)
+            )?;
+        }
+        if self.regions.len() > 20 {
+            writeln!(f, "  … {} more", self.regions.len() - 20)?;
+        }
+        writeln!(f, "bins:            {}", self.bins.len())?;
+        for b in &self.bins {
+            writeln!(
+                f,
+                "  {:<28} {:>10} blocks  peak {}",
+                b.label,
+                b.blocks,
+                bytes(b.peak_bytes)
+            )?;
+        }
+        writeln!(f, "top call sites by bytes live at the peak:")?;
+        for s in &self.top_call_sites {
+            writeln!(
+                f,
+                "  {:>12}  {:>8} blocks  {}",
+                bytes(s.peak_bytes),
+                s.peak_blocks,
+                s.location
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Stages of [`convert`], reported with the stage's progress (0..=1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvertStage {
+    Reading,
+    Writing,
+}
+
+/// What [`convert`] did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ConvertReport {
+    pub input: String,
+    pub output: String,
+    pub input_format: &'static str,
+    pub blocks: u64,
+    pub events: u64,
+    pub warnings: u64,
+    pub output_bytes: u64,
+}
+
+/// Converts any supported trace to `.msc`, reporting progress (for the CLI's progress bar).
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    progress: impl FnMut(ConvertStage, f32) + 'static,
+) -> Result<ConvertReport, LoadError> {
+    let progress = std::rc::Rc::new(std::cell::RefCell::new(progress));
+    let reading = std::rc::Rc::clone(&progress);
+    let trace = load_with_progress(
+        input,
+        Box::new(move |p| (reading.borrow_mut())(ConvertStage::Reading, p)),
+    )?;
+    let bytes = msc::to_msc_bytes(&trace, &mut |p| {
+        (progress.borrow_mut())(ConvertStage::Writing, p)
+    })
+    .map_err(|source| LoadError::Io {
+        path: output.display().to_string(),
+        source,
+    })?;
+    std::fs::write(output, &bytes).map_err(|source| LoadError::Io {
+        path: output.display().to_string(),
+        source,
+    })?;
+    Ok(ConvertReport {
+        input: input.display().to_string(),
+        output: output.display().to_string(),
+        input_format: trace.meta.format.name(),
+        blocks: trace.blocks.len() as u64,
+        events: trace.meta.events,
+        warnings: trace.warnings.total(),
+        output_bytes: bytes.len() as u64,
+    })
+}

@@ -1,0 +1,380 @@
+//! The columnar trace model: blocks as struct-of-arrays, interned strings, a deduplicated
+//! call-stack tree and per-trace metadata.
+
+use std::collections::HashMap;
+
+use memscape_io::Warnings;
+
+/// Block flag: the block was still live when the trace ended; its free time is the trace end.
+pub const FLAG_NEVER_FREED: u8 = 1;
+/// Block flag: the block ended because a `realloc` moved or resized it.
+pub const FLAG_FREED_BY_REALLOC: u8 = 2;
+/// Block flag: the block ended because another allocation was reported at the same address
+/// while it was still live (a lost free in the input); the block ends at that allocation.
+pub const FLAG_ENDED_BY_OVERLAP: u8 = 4;
+
+/// `usable_size` value meaning "the trace does not say" (heaptrack records requested sizes only).
+pub const USABLE_UNKNOWN: u64 = 0;
+
+/// Call-site id of "no call stack recorded" (the root of the call-stack tree).
+pub const NO_SITE: u32 = 0;
+
+/// The formats memscape reads allocation traces from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    HeaptrackRaw,
+    HeaptrackProcessed,
+    Csv,
+    Msc,
+}
+
+impl TraceFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::HeaptrackRaw => "heaptrack_raw",
+            TraceFormat::HeaptrackProcessed => "heaptrack_processed",
+            TraceFormat::Csv => "csv",
+            TraceFormat::Msc => "msc",
+        }
+    }
+}
+
+/// The blocks of a trace, one column per attribute; row `i` of every column is block `i`.
+/// Blocks are in allocation order (ascending `alloc_event`). The columns are plain vectors so a
+/// GPU uploader can hand `&[u64]` / `&[u32]` slices to the device as they are.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockColumns {
+    /// Start address (0 for every block when the trace has no addresses).
+    pub address: Vec<u64>,
+    /// Extent on the address axis in bytes: usable size when known, else requested size.
+    pub size: Vec<u64>,
+    /// Bytes the program asked for.
+    pub requested_size: Vec<u64>,
+    /// Bytes the allocator actually reserved, or [`USABLE_UNKNOWN`].
+    pub usable_size: Vec<u64>,
+    pub alloc_time_ns: Vec<u64>,
+    /// Free time; the trace end for never-freed blocks.
+    pub free_time_ns: Vec<u64>,
+    /// Index of the allocation event among all events of the trace.
+    pub alloc_event: Vec<u64>,
+    /// Index of the free event; `Trace::event_count()` for never-freed blocks.
+    pub free_event: Vec<u64>,
+    /// Index into [`Trace::threads`].
+    pub thread: Vec<u32>,
+    /// Leaf node of the allocating call stack in [`Trace::call_tree`] ([`NO_SITE`] if unknown).
+    pub site: Vec<u32>,
+    /// `FLAG_*` bits.
+    pub flags: Vec<u8>,
+}
+
+impl BlockColumns {
+    pub fn len(&self) -> usize {
+        self.address.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.address.is_empty()
+    }
+
+    /// True when every column has the same length (checked after loading `.msc` files).
+    pub fn is_consistent(&self) -> bool {
+        let n = self.address.len();
+        [
+            self.size.len(),
+            self.requested_size.len(),
+            self.usable_size.len(),
+            self.alloc_time_ns.len(),
+            self.free_time_ns.len(),
+            self.alloc_event.len(),
+            self.free_event.len(),
+            self.thread.len(),
+            self.site.len(),
+            self.flags.len(),
+        ]
+        .iter()
+        .all(|&len| len == n)
+    }
+
+    /// True when block `i` is live just after event `event` has been applied.
+    pub fn is_live_after(&self, i: usize, event: u64) -> bool {
+        self.alloc_event[i] <= event && self.free_event[i] > event
+    }
+}
+
+/// Deduplicated strings; id 0 is the empty string ("none").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Strings {
+    strings: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        let mut s = Self {
+            strings: Vec::new(),
+            index: HashMap::new(),
+        };
+        s.intern("");
+        s
+    }
+}
+
+impl Strings {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.index.get(s) {
+            return id;
+        }
+        let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
+        self.strings.push(s.to_owned());
+        self.index.insert(s.to_owned(), id);
+        id
+    }
+
+    /// The string with this id, or "" for an unknown id.
+    pub fn get(&self, id: u32) -> &str {
+        self.strings.get(id as usize).map_or("", String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.len() <= 1
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.strings.iter().map(String::as_str)
+    }
+
+    pub(crate) fn from_vec(strings: Vec<String>) -> Self {
+        let mut s = Self::default();
+        for string in strings.iter().skip(1) {
+            s.strings.push(string.clone());
+            let id = u32::try_from(s.strings.len() - 1).unwrap_or(u32::MAX);
+            s.index.entry(string.clone()).or_insert(id);
+        }
+        s
+    }
+}
+
+/// One node of the call-stack tree: a frame (instruction pointer and what is known about it)
+/// under its caller. Node 0 is the root (no frame).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub ip: u64,
+    /// String ids, 0 when unknown.
+    pub function: u32,
+    pub file: u32,
+    pub line: u32,
+    pub module: u32,
+    /// Offset of `ip` inside `module` (0 when the module is unknown).
+    pub module_offset: u64,
+}
+
+/// Deduplicated call stacks as a tree stored in columns: node `n` has parent `parent[n]` and
+/// frame `frames[n]`. Node 0 is the root. A block's `site` is the innermost frame's node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallTree {
+    pub parent: Vec<u32>,
+    pub frames: Vec<Frame>,
+    children: HashMap<(u32, u64), u32>,
+}
+
+impl Default for CallTree {
+    fn default() -> Self {
+        Self {
+            parent: vec![0],
+            frames: vec![Frame::default()],
+            children: HashMap::new(),
+        }
+    }
+}
+
+impl CallTree {
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parent.len() <= 1
+    }
+
+    /// The node for frame `frame` called from `parent`, created if new. Identity is
+    /// (parent, ip), so the same instruction reached through different callers stays distinct.
+    pub fn child(&mut self, parent: u32, frame: Frame) -> u32 {
+        let parent = if (parent as usize) < self.parent.len() {
+            parent
+        } else {
+            0
+        };
+        if let Some(&node) = self.children.get(&(parent, frame.ip)) {
+            return node;
+        }
+        let node = u32::try_from(self.parent.len()).unwrap_or(u32::MAX);
+        self.parent.push(parent);
+        self.frames.push(frame);
+        self.children.insert((parent, frame.ip), node);
+        node
+    }
+
+    /// Appends a node without deduplication (used when an input already numbers its nodes,
+    /// so that its trace ids map one to one onto ours).
+    pub(crate) fn push_raw(&mut self, parent: u32, frame: Frame) -> u32 {
+        let node = u32::try_from(self.parent.len()).unwrap_or(u32::MAX);
+        let parent = if parent < node { parent } else { 0 };
+        self.parent.push(parent);
+        self.frames.push(frame);
+        self.children.entry((parent, frame.ip)).or_insert(node);
+        node
+    }
+
+    /// Frames from `node` (innermost) up to the root (excluded).
+    pub fn stack(&self, node: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut n = node;
+        // Bounded by the tree size: parents always have smaller ids, but a corrupt .msc might not.
+        while n != 0 && (n as usize) < self.parent.len() && out.len() < self.parent.len() {
+            out.push(n);
+            n = self.parent[n as usize];
+        }
+        out
+    }
+
+    pub(crate) fn from_columns(parent: Vec<u32>, frames: Vec<Frame>) -> Self {
+        let mut children = HashMap::with_capacity(parent.len());
+        for (n, (&p, f)) in parent.iter().zip(&frames).enumerate().skip(1) {
+            let id = u32::try_from(n).unwrap_or(u32::MAX);
+            children.entry((p, f.ip)).or_insert(id);
+        }
+        Self {
+            parent,
+            frames,
+            children,
+        }
+    }
+}
+
+/// A memory mapping of a binary, as heaptrack records them: the module was loaded at `base`
+/// and covers `[start, end)`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Module {
+    pub path: String,
+    pub base: u64,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Facts about a trace as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TraceMeta {
+    pub format: TraceFormat,
+    /// The name the trace was loaded from (for messages).
+    pub source: String,
+    pub command_line: String,
+    /// Whether blocks carry real addresses (heaptrack's processed format does not).
+    pub has_addresses: bool,
+    /// Whether wall times come from the input (false: they are synthesized from event order).
+    pub has_wall_time: bool,
+    /// Events: allocations plus successful frees plus frees that matched nothing.
+    pub events: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    /// Reallocs of a live block (each is also counted as one alloc and one free).
+    pub reallocs: u64,
+    pub unknown_frees: u64,
+    pub double_frees: u64,
+    /// Wall time of the last event or tick (ns since trace start).
+    pub end_time_ns: u64,
+    pub peak_live_bytes: u64,
+    /// Index of the event right after which `peak_live_bytes` was reached.
+    pub peak_event: u64,
+    pub peak_time_ns: u64,
+    pub end_live_bytes: u64,
+    pub page_size: u64,
+    pub modules: Vec<Module>,
+}
+
+/// A loaded allocation trace.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    pub meta: TraceMeta,
+    pub blocks: BlockColumns,
+    pub strings: Strings,
+    pub call_tree: CallTree,
+    /// Thread names (string ids); block `thread` columns index this.
+    pub threads: Vec<u32>,
+    pub warnings: Warnings,
+}
+
+impl Trace {
+    pub fn event_count(&self) -> u64 {
+        self.meta.events
+    }
+
+    pub fn has_addresses(&self) -> bool {
+        self.meta.has_addresses
+    }
+
+    pub fn thread_name(&self, thread: u32) -> &str {
+        self.threads
+            .get(thread as usize)
+            .map_or("", |&id| self.strings.get(id))
+    }
+
+    /// Blocks never freed before the trace ended.
+    pub fn never_freed(&self) -> u64 {
+        self.blocks
+            .flags
+            .iter()
+            .filter(|&&f| f & FLAG_NEVER_FREED != 0)
+            .count() as u64
+    }
+
+    /// One line describing a call-tree node: function (file:line) when known, else
+    /// module+offset, else the raw instruction pointer.
+    pub fn describe_frame(&self, node: u32) -> String {
+        let Some(frame) = self.call_tree.frames.get(node as usize) else {
+            return String::from("?");
+        };
+        if node == 0 {
+            return String::from("<no call stack>");
+        }
+        let function = self.strings.get(frame.function);
+        let file = self.strings.get(frame.file);
+        let module = self.strings.get(frame.module);
+        match (function.is_empty(), file.is_empty(), module.is_empty()) {
+            (false, false, _) => format!("{function} ({file}:{})", frame.line),
+            (false, true, false) => format!("{function} ({module})"),
+            (false, true, true) => function.to_owned(),
+            (true, _, false) => format!("{module}+{:#x}", frame.module_offset),
+            (true, _, true) => format!("{:#x}", frame.ip),
+        }
+    }
+
+    /// Event-ordered view of the trace: entry `e` is `block << 1 | is_free`, or `u32::MAX` for
+    /// an event that touched no block (a free that matched nothing). Costs 4 bytes per event;
+    /// used by sweeps (regions, metrics) that need events in order.
+    pub fn event_order(&self) -> Vec<u32> {
+        let n = usize::try_from(self.meta.events).unwrap_or(0);
+        let mut order = vec![u32::MAX; n];
+        for i in 0..self.blocks.len() {
+            let id = u32::try_from(i).unwrap_or(u32::MAX >> 1) << 1;
+            if let Some(slot) = usize::try_from(self.blocks.alloc_event[i])
+                .ok()
+                .and_then(|e| order.get_mut(e))
+            {
+                *slot = id;
+            }
+            if self.blocks.flags[i] & FLAG_NEVER_FREED == 0
+                && let Some(slot) = usize::try_from(self.blocks.free_event[i])
+                    .ok()
+                    .and_then(|e| order.get_mut(e))
+            {
+                *slot = id | 1;
+            }
+        }
+        order
+    }
+}

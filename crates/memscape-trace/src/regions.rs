@@ -1,0 +1,131 @@
+//! Used regions of the sparse address space: the address ranges of all blocks, clustered and
+//! split wherever the gap between consecutive used ranges exceeds a threshold. The map's y axis
+//! concatenates regions with the gaps collapsed ([`Regions::axis_position`]).
+
+use crate::model::Trace;
+
+/// Gaps wider than this (1 MiB) split regions by default.
+pub const DEFAULT_GAP_THRESHOLD: u64 = 1 << 20;
+
+/// One used region `[start, end)`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Region {
+    pub start: u64,
+    pub end: u64,
+    /// Largest number of bytes of live blocks inside the region at any one time.
+    pub peak_bytes: u64,
+    pub blocks: u64,
+    /// Where the region starts on the collapsed axis (sum of the sizes of the regions before it).
+    pub axis_start: u64,
+}
+
+/// The regions of a trace and the region of every block.
+#[derive(Debug, Clone, Default)]
+pub struct Regions {
+    pub regions: Vec<Region>,
+    /// Region index of each block (empty when the trace has no addresses).
+    pub block_region: Vec<u32>,
+}
+
+impl Regions {
+    /// The region holding `address`, if any.
+    pub fn region_of(&self, address: u64) -> Option<usize> {
+        let k = self.regions.partition_point(|r| r.start <= address);
+        let r = self.regions.get(k.checked_sub(1)?)?;
+        (address < r.end || (r.start == r.end && address == r.start)).then_some(k - 1)
+    }
+
+    /// Position of `address` on the collapsed axis, if it is inside a region.
+    pub fn axis_position(&self, address: u64) -> Option<u64> {
+        let r = &self.regions[self.region_of(address)?];
+        Some(r.axis_start + (address - r.start))
+    }
+
+    /// Total length of the collapsed axis.
+    pub fn axis_len(&self) -> u64 {
+        self.regions
+            .last()
+            .map_or(0, |r| r.axis_start + (r.end - r.start))
+    }
+}
+
+/// Clusters the blocks' address ranges into regions. Traces without addresses have none.
+pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
+    if !trace.meta.has_addresses || trace.blocks.is_empty() {
+        return Regions::default();
+    }
+    let b = &trace.blocks;
+    let mut ranges: Vec<(u64, u64)> = b
+        .address
+        .iter()
+        .zip(&b.size)
+        .map(|(&a, &s)| (a, a.saturating_add(s)))
+        .collect();
+    ranges.sort_unstable();
+    let mut regions: Vec<Region> = Vec::new();
+    let mut axis = 0u64;
+    let mut current = ranges[0];
+    let mut push = |(start, end): (u64, u64), regions: &mut Vec<Region>| {
+        regions.push(Region {
+            start,
+            end,
+            peak_bytes: 0,
+            blocks: 0,
+            axis_start: axis,
+        });
+        axis = axis.saturating_add(end - start);
+    };
+    for &(start, end) in &ranges[1..] {
+        if start <= current.1.saturating_add(gap_threshold) {
+            current.1 = current.1.max(end);
+        } else {
+            push(current, &mut regions);
+            current = (start, end);
+        }
+    }
+    push(current, &mut regions);
+    drop(ranges);
+    let mut out = Regions {
+        regions,
+        block_region: Vec::with_capacity(b.len()),
+    };
+    for &a in &b.address {
+        let r = out.region_of(a).unwrap_or(0);
+        out.block_region.push(u32::try_from(r).unwrap_or(u32::MAX));
+        if let Some(region) = out.regions.get_mut(r) {
+            region.blocks += 1;
+        }
+    }
+    let peaks = peak_per_group(trace, &out.block_region, out.regions.len());
+    for (r, p) in out.regions.iter_mut().zip(peaks) {
+        r.peak_bytes = p;
+    }
+    out
+}
+
+/// Peak live bytes (block extents) of each group of blocks, by one sweep over the events.
+pub fn peak_per_group(trace: &Trace, block_group: &[u32], groups: usize) -> Vec<u64> {
+    let mut live = vec![0u64; groups];
+    let mut peak = vec![0u64; groups];
+    let sizes = &trace.blocks.size;
+    for id in trace.event_order() {
+        if id == u32::MAX {
+            continue;
+        }
+        let block = (id >> 1) as usize;
+        let Some(&g) = block_group.get(block) else {
+            continue;
+        };
+        let g = g as usize;
+        if g >= groups {
+            continue;
+        }
+        if id & 1 == 0 {
+            live[g] = live[g].saturating_add(sizes[block]);
+            peak[g] = peak[g].max(live[g]);
+        } else {
+            live[g] = live[g].saturating_sub(sizes[block]);
+        }
+    }
+    peak
+}
