@@ -1,0 +1,174 @@
+//! `.msc` round trips and corruption, regions, bins and metrics on crafted and real traces.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::data;
+use memscape_trace::bins::{BinBy, Bins, SizeClasses};
+use memscape_trace::metrics::{BinMetrics, TimeAxis, fragmentation};
+use memscape_trace::regions::find_regions;
+use memscape_trace::{LoadError, TraceFormat, from_msc_bytes, load, load_bytes, read_msc, to_msc_bytes, write_msc};
+
+fn assert_same(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
+    assert_eq!(a.blocks, b.blocks);
+    assert_eq!(a.call_tree.parent, b.call_tree.parent);
+    assert_eq!(a.call_tree.frames, b.call_tree.frames);
+    assert_eq!(a.strings, b.strings);
+    assert_eq!(a.threads, b.threads);
+    assert_eq!(a.warnings, b.warnings);
+    let (mut ma, mut mb) = (a.meta.clone(), b.meta.clone());
+    ma.format = TraceFormat::Msc;
+    ma.source.clear();
+    mb.source.clear();
+    assert_eq!(ma, mb);
+}
+
+#[test]
+fn msc_round_trips_real_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in ["heaptrack/sqlite_1M.raw.zst", "heaptrack/heaptrack.david.18594.gz", "heaptrack/test_sysroot.raw"] {
+        let t = load(&data(rel)).unwrap();
+        let out = dir.path().join("t.msc");
+        write_msc(&t, &out).unwrap();
+        let back = read_msc(&out).unwrap();
+        assert_eq!(back.meta.format, TraceFormat::Msc);
+        assert_same(&t, &back);
+        // Detection from content also finds it.
+        let again = load(&out).unwrap();
+        assert_same(&t, &again);
+    }
+}
+
+#[test]
+fn msc_keeps_warnings_and_threads() {
+    let t = load_bytes(
+        "w.csv",
+        b"time,op,address,size,thread,site\n1,alloc,0x10,8,a,s\n2,free,0x99,,,\n3,free,0x99,,,\n",
+    )
+    .unwrap();
+    let back = from_msc_bytes("w.msc", &to_msc_bytes(&t, &mut |_| {}).unwrap()).unwrap();
+    assert_same(&t, &back);
+    assert_eq!(back.warnings.count("unknown_free"), 2);
+}
+
+#[test]
+fn corrupt_msc_is_an_error_naming_the_offset() {
+    let t = load(&data("heaptrack/test_sysroot.raw")).unwrap();
+    let good = to_msc_bytes(&t, &mut |_| {}).unwrap();
+    let mut bad_version = good.clone();
+    bad_version[8] = 9;
+    let e = from_msc_bytes("v.msc", &bad_version).unwrap_err();
+    assert!(matches!(e, LoadError::Corrupt { .. }));
+    assert!(e.to_string().starts_with("v.msc@8: corrupt .msc file: expected format version 1"), "{e}");
+    // A directory claiming a gigantic element count: error, no allocation of that size.
+    let mut huge = good.clone();
+    huge[16 + 8..16 + 16].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    assert!(matches!(from_msc_bytes("h.msc", &huge), Err(LoadError::Corrupt { .. })));
+    // Cut short.
+    assert!(matches!(from_msc_bytes("c.msc", &good[..good.len() - 10]), Err(LoadError::Corrupt { .. })));
+}
+
+/// Three blocks in a 100-byte extent: [1000,1010) [1020,1030) [1060,1100).
+const GAPS: &[u8] = b"time,op,address,size\n\
+    10,alloc,1000,10\n\
+    20,alloc,1020,10\n\
+    30,alloc,1060,40\n\
+    40,free,1020,\n\
+    50,free,1000,\n";
+
+#[test]
+fn metrics_follow_gaps_exactly() {
+    let t = load_bytes("gaps.csv", GAPS).unwrap();
+    let bins = Bins::new(&t, BinBy::Region { gap_threshold: 1 << 20 });
+    assert_eq!(bins.bins.len(), 1);
+    assert_eq!((bins.bins[0].extent_start, bins.bins[0].extent_end), (1000, 1100));
+    let m = BinMetrics::compute(&t, &bins);
+    let s = &m.series[0];
+    assert_eq!(s.occupancy, vec![10, 20, 60, 50, 40]);
+    assert_eq!(s.live_blocks, vec![1, 2, 3, 2, 1]);
+    // After each event: free gaps and the largest of them.
+    // 1: [10,100)=90. 2: [10,20),[30,100)=70. 3: [10,20),[30,60)=30.
+    // 4: [10,60)=50. 5: [0,60)=60.
+    assert_eq!(s.largest_free_gap, vec![90, 70, 30, 50, 60]);
+    assert_eq!(s.total_free, vec![90, 80, 40, 50, 60]);
+    assert!((fragmentation(30, 40) - 0.25).abs() < 1e-12);
+    assert_eq!(fragmentation(0, 0), 0.0);
+
+    // Sampling over events 0..5 in 5 columns: one event per column.
+    let by_event = m.sample(0, TimeAxis::EventIndex, 0, 5, 5);
+    assert_eq!(by_event.occupancy, s.occupancy);
+    assert_eq!(by_event.events, vec![1; 5]);
+    assert!((by_event.fragmentation[2] - 0.25).abs() < 1e-12);
+    // Over wall time 0..60 in 2 columns: [0,30) holds events at 10 and 20, [30,60) the rest.
+    let by_time = m.sample(0, TimeAxis::WallNs, 0, 60, 2);
+    assert_eq!(by_time.events, vec![2, 3]);
+    assert_eq!(by_time.occupancy, vec![20, 40]);
+    assert_eq!(by_time.occupancy_max, vec![20, 60]);
+    // Degenerate requests give empty samples, not panics.
+    assert!(m.sample(0, TimeAxis::WallNs, 5, 5, 10).start.is_empty());
+    assert!(m.sample(7, TimeAxis::WallNs, 0, 5, 10).start.is_empty());
+}
+
+#[test]
+fn waste_uses_usable_sizes() {
+    let t = load_bytes(
+        "u.csv",
+        b"time,op,address,size,usable_size\n1,alloc,0x100,10,16\n2,alloc,0x200,20,\n3,free,0x100,\n",
+    )
+    .unwrap();
+    assert_eq!(t.blocks.size, vec![16, 20]);
+    let bins = Bins::new(&t, BinBy::Thread);
+    let m = BinMetrics::compute(&t, &bins);
+    assert_eq!(m.series[0].waste, vec![6, 6, 0]);
+}
+
+#[test]
+fn regions_split_at_the_gap_threshold() {
+    let t = load_bytes(
+        "r.csv",
+        b"time,op,address,size\n1,alloc,0x1000,16\n2,alloc,0x1100,16\n3,alloc,0x900000,16\n4,free,0x1000,\n",
+    )
+    .unwrap();
+    let r = find_regions(&t, 1 << 20);
+    assert_eq!(r.regions.len(), 2);
+    assert_eq!((r.regions[0].start, r.regions[0].end), (0x1000, 0x1110));
+    assert_eq!(r.regions[0].peak_bytes, 32);
+    assert_eq!(r.block_region, vec![0, 0, 1]);
+    assert_eq!(r.axis_position(0x900008), Some(0x110 + 8));
+    assert_eq!(r.axis_len(), 0x110 + 16);
+    assert_eq!(r.axis_position(0x5000), None);
+    // A threshold above the gap merges them.
+    assert_eq!(find_regions(&t, 0x1000_0000).regions.len(), 1);
+}
+
+#[test]
+fn size_class_bins_partition_all_blocks() {
+    let t = load(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    let bins = Bins::new(&t, BinBy::SizeClass(SizeClasses::PowerOfTwo));
+    assert_eq!(bins.bins.iter().map(|b| b.blocks).sum::<u64>(), t.blocks.len() as u64);
+    let user = Bins::new(&t, BinBy::SizeClass(SizeClasses::Boundaries(vec![64, 16, 4096])));
+    assert_eq!(user.bins.len(), 4);
+    assert_eq!(user.bins[0].label, "0–15 B");
+    for (i, &bin) in user.block_bin.iter().enumerate() {
+        let s = t.blocks.requested_size[i];
+        let expected = [16, 64, 4096].iter().filter(|&&b| b <= s).count() as u32;
+        assert_eq!(bin, expected);
+    }
+    // Over the real trace, metrics end where the loader's live bytes end.
+    let m = BinMetrics::compute(&t, &bins);
+    let end: u64 = m.series.iter().filter_map(|s| s.occupancy.last()).sum();
+    assert_eq!(end, t.meta.end_live_bytes);
+    // Each bin's own peak is what the sweep in `Bins` found.
+    for (bin, s) in bins.bins.iter().zip(&m.series) {
+        assert_eq!(s.occupancy.iter().copied().max().unwrap_or(0), bin.peak_bytes);
+    }
+    // Summing all bins at every event gives the loader's peak.
+    let samples: Vec<_> = (0..bins.bins.len())
+        .map(|b| m.sample(b, TimeAxis::EventIndex, 0, t.meta.events, t.meta.events as usize))
+        .collect();
+    let peak = (0..t.meta.events as usize)
+        .map(|e| samples.iter().map(|s| s.occupancy[e]).sum::<u64>())
+        .max()
+        .unwrap();
+    assert_eq!(peak, t.meta.peak_live_bytes);
+}
