@@ -793,7 +793,11 @@ fn finish_labels(graph: &mut Graph, warnings: &mut Warnings, file: &str) {
             match record_fields(&label) {
                 Some(fields) => fields
                     .iter()
-                    .map(|f| expand_escapes(&f.text, &node.id, &graph_name))
+                    .map(|f| {
+                        expand_escapes(&f.text, &node.id, &graph_name)
+                            .trim_end_matches('\n')
+                            .to_owned()
+                    })
                     .filter(|t| !t.is_empty())
                     .collect::<Vec<_>>()
                     .join("\n"),
