@@ -1,0 +1,31 @@
+//! Heap evolution for memscape (the CPU half of the heap-tree views).
+//!
+//! * [`massif`]: valgrind massif importer (`massif.out.*`), every snapshot, every tree line.
+//! * [`trie`]: the group tree shared by every time point ([`trie::GroupTrie`]) and the sizes of
+//!   its nodes at one time point ([`trie::Sizes`]).
+//! * [`trace_tree`]: heap trees over time from `memscape-trace` allocation traces, grouped by an
+//!   ordered list of keys, with an index that builds a new time point incrementally.
+//! * [`massif_tree`]: the same model over massif snapshots.
+//! * [`view`]: pruning ("keep the largest until 90 %, at most 9, the rest is Other"), stable
+//!   sibling order, drill-down helpers.
+//! * [`layout`]: sunburst and icicle geometry as plain data for the renderer.
+//! * [`suspects`]: leak suspects ranked by growth.
+//! * [`report`]: the serde report behind `memscape heaptree`.
+
+pub mod layout;
+pub mod massif;
+pub mod massif_tree;
+pub mod report;
+pub mod suspects;
+pub mod trace_tree;
+pub mod trie;
+pub mod view;
+
+pub use layout::{IcicleRect, Layout, SunburstSegment, icicle, sunburst};
+pub use massif::{parse_massif, read_massif, MassifError, MassifFile, MassifLabel, MassifNode, MassifTree, Snapshot, TreeKind};
+pub use massif_tree::MassifHeap;
+pub use report::{HeapError, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file, heaptree_massif, heaptree_trace};
+pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
+pub use trace_tree::{GroupKey, TraceHeap};
+pub use trie::{GroupTrie, Sizes};
+pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view};

@@ -1,0 +1,211 @@
+//! The report behind `memscape heaptree FILE [--at TIME | --snapshot N | --peak]
+//! [--group thread,site,size,path,module] [--metric bytes|objects] [--depth D] [--json]`.
+
+use std::path::Path;
+
+use memscape_trace::{LoadError, Trace};
+
+use crate::massif::{self, MassifError, MassifFile};
+use crate::massif_tree::MassifHeap;
+use crate::trace_tree::{GroupKey, TraceHeap};
+use crate::view::{HeapNode, Metric, PruneOptions, StableOrder, build_view};
+
+/// Which time point.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeSelect {
+    /// Traces: the trace end. Massif: the peak snapshot (massif's most detailed tree).
+    #[default]
+    Default,
+    /// `--at TIME`: traces: wall time in ns (event count when the trace has no wall time);
+    /// massif: the last detailed snapshot whose time (in its `time_unit`) is at most TIME.
+    At(u64),
+    /// Traces: after this many events.
+    AtEvent(u64),
+    /// `--snapshot N`: massif snapshot `N` (must carry a tree).
+    Snapshot(u64),
+    /// `--peak`: the heap peak.
+    Peak,
+}
+
+/// Options of `heaptree`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeapTreeOptions {
+    pub select: TimeSelect,
+    /// Grouping for traces (ignored for massif, whose tree is the allocation-site tree).
+    pub group: Vec<GroupKey>,
+    pub prune: PruneOptions,
+}
+
+impl Default for HeapTreeOptions {
+    fn default() -> Self {
+        Self {
+            select: TimeSelect::Default,
+            group: vec![GroupKey::Site],
+            prune: PruneOptions::default(),
+        }
+    }
+}
+
+/// Why a heap tree could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum HeapError {
+    #[error(transparent)]
+    Massif(#[from] MassifError),
+    #[error(transparent)]
+    Trace(#[from] LoadError),
+    #[error(transparent)]
+    Input(#[from] memscape_io::InputError),
+    #[error(
+        "{source_name}: snapshot {requested} has no heap tree (heap_tree=empty or no such snapshot); snapshots with trees: {available:?}"
+    )]
+    NoTree {
+        source_name: String,
+        requested: u64,
+        available: Vec<u64>,
+    },
+    #[error("{source_name}: {what}")]
+    Unsupported { source_name: String, what: String },
+}
+
+/// The JSON of `heaptree`: the pruned tree's root (`name, bytes, objects, children`) plus the
+/// time point and the heap's total.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HeapTreeReport {
+    /// Massif: the snapshot's `time=`; traces: ns since start (events if no wall time).
+    pub time: u64,
+    /// `i`, `ms`, `B` (massif), `ns` or `events` (traces).
+    pub time_unit: String,
+    /// Live heap bytes at that time (the unpruned root; for massif `mem_heap_B`).
+    pub total_bytes: u64,
+    /// Massif snapshot number, or the trace's event count at the time point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<u64>,
+    pub metric: Metric,
+    #[serde(flatten)]
+    pub tree: HeapNode,
+}
+
+/// `heaptree` on a file: massif files are detected by content (`desc:` header), anything else
+/// goes to memscape-trace's loader (heaptrack raw/processed, CSV, .msc).
+pub fn heaptree_file(path: &Path, options: &HeapTreeOptions) -> Result<HeapTreeReport, HeapError> {
+    let bytes = memscape_io::read_input(path)?;
+    let name = path.display().to_string();
+    if massif::sniff(&bytes) {
+        let file = massif::parse_massif(&name, &bytes)?;
+        for w in file.warnings.kinds() {
+            tracing::warn!("{name}: {} × {}", w.count, w.message);
+        }
+        heaptree_massif(&file, options)
+    } else {
+        drop(bytes);
+        let trace = memscape_trace::load(path)?;
+        heaptree_trace(&trace, options)
+    }
+}
+
+/// `heaptree` on a parsed massif file.
+pub fn heaptree_massif(
+    file: &MassifFile,
+    options: &HeapTreeOptions,
+) -> Result<HeapTreeReport, HeapError> {
+    if options.prune.metric == Metric::Objects {
+        return Err(HeapError::Unsupported {
+            source_name: file.source.clone(),
+            what: String::from(
+                "massif records bytes per allocation site but no object counts: use --metric bytes",
+            ),
+        });
+    }
+    let heap = MassifHeap::new(file);
+    let available: Vec<u64> = heap
+        .snapshot_indices()
+        .iter()
+        .filter_map(|&i| file.snapshots.get(i).map(|s| s.number))
+        .collect();
+    let no_tree = |requested: u64| HeapError::NoTree {
+        source_name: file.source.clone(),
+        requested,
+        available: available.clone(),
+    };
+    let snapshot_index = match options.select {
+        TimeSelect::Default | TimeSelect::Peak => file
+            .marked_peak()
+            .or_else(|| heap.snapshot_indices().last().copied()),
+        TimeSelect::Snapshot(n) => file.snapshots.iter().position(|s| s.number == n),
+        TimeSelect::At(t) | TimeSelect::AtEvent(t) => heap
+            .snapshot_indices()
+            .into_iter()
+            .rev()
+            .find(|&i| file.snapshots.get(i).is_some_and(|s| s.time <= t)),
+    };
+    let requested = match options.select {
+        TimeSelect::Snapshot(n) => n,
+        _ => 0,
+    };
+    let snapshot_index = snapshot_index.ok_or_else(|| no_tree(requested))?;
+    let point = heap
+        .point_of_snapshot(snapshot_index)
+        .ok_or_else(|| no_tree(file.snapshots[snapshot_index].number))?;
+    let sizes = heap.sizes(point).ok_or_else(|| no_tree(requested))?;
+    let last = heap
+        .sizes(heap.len().saturating_sub(1))
+        .unwrap_or_default();
+    let peak = file
+        .marked_peak()
+        .and_then(|p| heap.point_of_snapshot(p))
+        .and_then(|p| heap.sizes(p));
+    let order = StableOrder::new(heap.trie(), &last, peak.as_ref(), options.prune.metric);
+    let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
+    let snapshot = &file.snapshots[snapshot_index];
+    Ok(HeapTreeReport {
+        time: snapshot.time,
+        time_unit: file.time_unit.clone(),
+        total_bytes: snapshot.mem_heap_b,
+        snapshot: Some(snapshot.number),
+        events: None,
+        metric: options.prune.metric,
+        tree,
+    })
+}
+
+/// `heaptree` on a loaded trace. The stable order is taken from the trace end.
+pub fn heaptree_trace(trace: &Trace, options: &HeapTreeOptions) -> Result<HeapTreeReport, HeapError> {
+    let mut heap = TraceHeap::new(trace, &options.group);
+    let events = heap.events();
+    let applied = match options.select {
+        TimeSelect::Default => events,
+        TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
+        TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
+        TimeSelect::Peak => heap.peak_point(),
+        TimeSelect::Snapshot(_) => {
+            return Err(HeapError::Unsupported {
+                source_name: trace.meta.source.clone(),
+                what: String::from(
+                    "--snapshot applies to massif files; use --at TIME or --peak for allocation traces",
+                ),
+            });
+        }
+    };
+    let last = heap.sizes_at(events);
+    let peak = heap.sizes_at(heap.peak_point());
+    let sizes = heap.sizes_at(applied);
+    let order = StableOrder::new(heap.trie(), &last, Some(&peak), options.prune.metric);
+    let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
+    let (time, time_unit) = if trace.meta.has_wall_time {
+        (heap.time_of(applied), "ns")
+    } else {
+        (applied, "events")
+    };
+    Ok(HeapTreeReport {
+        time,
+        time_unit: time_unit.to_owned(),
+        total_bytes: sizes.bytes(0),
+        snapshot: None,
+        events: Some(applied),
+        metric: options.prune.metric,
+        tree,
+    })
+}

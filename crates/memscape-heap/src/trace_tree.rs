@@ -1,0 +1,488 @@
+//! Heap trees over time from allocation traces.
+//!
+//! The live set after `c` events have been applied is every block with
+//! `alloc_event < c <= free_event` (never-freed blocks have `free_event = events`). Grouping is
+//! fixed per [`TraceHeap`]: each block is mapped once to a leaf of the [`GroupTrie`]; moving to a
+//! new time point then only adds the blocks allocated and subtracts the blocks freed between the
+//! old and the new point (blocks are sorted by allocation event already; a second index sorts
+//! them by free event), or rebuilds from the blocks allocated so far when that is cheaper, and
+//! finally sums leaves into their ancestors (one sweep over the trie).
+
+use std::collections::HashMap;
+
+use memscape_trace::Trace;
+use memscape_trace::model::FLAG_NEVER_FREED;
+
+use crate::trie::{GroupTrie, Label, Sizes};
+
+/// One level of grouping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupKey {
+    Thread,
+    /// The function at the allocation point (innermost frame).
+    Site,
+    /// The full call path, outermost caller first, one level per frame (like a flame graph).
+    Path,
+    /// The binary of the innermost frame that has one.
+    Module,
+    /// Power-of-two size class of the requested size.
+    Size,
+}
+
+impl GroupKey {
+    /// Parses `thread,site,size,path,module` (the CLI's `--group` list).
+    pub fn parse_list(text: &str) -> Result<Vec<GroupKey>, String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| match s {
+                "thread" => Ok(GroupKey::Thread),
+                "site" => Ok(GroupKey::Site),
+                "path" => Ok(GroupKey::Path),
+                "module" => Ok(GroupKey::Module),
+                "size" => Ok(GroupKey::Size),
+                other => Err(format!(
+                    "unknown group key {other:?}: expected thread, site, path, module or size"
+                )),
+            })
+            .collect()
+    }
+
+    fn kind(self) -> u8 {
+        match self {
+            GroupKey::Thread => 1,
+            GroupKey::Site => 2,
+            GroupKey::Path => 3,
+            GroupKey::Module => 4,
+            GroupKey::Size => 5,
+        }
+    }
+}
+
+/// Size class of `bytes`: 0 for 0 bytes, else `k` such that `2^(k-1) < bytes <= 2^k`, plus one
+/// (so class 1 is exactly 1 byte).
+pub fn size_class(bytes: u64) -> u32 {
+    if bytes == 0 {
+        0
+    } else {
+        // ceil(log2(bytes)) + 1
+        (64 - (bytes - 1).leading_zeros()) + 1
+    }
+}
+
+/// Human name of a size class.
+pub fn size_class_name(class: u32) -> String {
+    fn fmt(b: u128) -> String {
+        if b >= 1 << 30 && b % (1 << 30) == 0 {
+            format!("{} GiB", b >> 30)
+        } else if b >= 1 << 20 && b % (1 << 20) == 0 {
+            format!("{} MiB", b >> 20)
+        } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+            format!("{} KiB", b >> 10)
+        } else {
+            format!("{b} B")
+        }
+    }
+    match class {
+        0 => String::from("0 B"),
+        1 => String::from("1 B"),
+        k => {
+            let hi: u128 = 1u128 << (k - 1);
+            let lo = (hi >> 1) + 1;
+            format!("{} – {}", fmt(lo), fmt(hi))
+        }
+    }
+}
+
+/// Heap trees of one trace for one grouping, with a cursor at the current time point.
+pub struct TraceHeap<'a> {
+    trace: &'a Trace,
+    keys: Vec<GroupKey>,
+    trie: GroupTrie,
+    /// Trie leaf of each block.
+    block_leaf: Vec<u32>,
+    /// Blocks that are ever freed, sorted by free event.
+    by_free: Vec<u32>,
+    /// Free events of `by_free`, same order (for binary search).
+    free_events: Vec<u64>,
+    /// Own (not yet accumulated) bytes and objects per trie node at `applied` events.
+    own: Sizes,
+    applied: u64,
+}
+
+impl<'a> TraceHeap<'a> {
+    /// Groups `trace` by `keys` (outermost level first). An empty key list gives a tree with the
+    /// root alone. Costs one pass over the blocks and one sort by free event.
+    pub fn new(trace: &'a Trace, keys: &[GroupKey]) -> Self {
+        let root_name = trace_root_name(trace);
+        let mut trie = GroupTrie::new(&root_name);
+        let n = trace.blocks.len();
+        let mut block_leaf = Vec::with_capacity(n);
+        // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
+        let uses = |k: GroupKey| keys.contains(&k);
+        let mut cache: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        for i in 0..n {
+            let thread = if uses(GroupKey::Thread) {
+                trace.blocks.thread[i]
+            } else {
+                0
+            };
+            let site = if uses(GroupKey::Site) || uses(GroupKey::Path) || uses(GroupKey::Module) {
+                trace.blocks.site[i]
+            } else {
+                0
+            };
+            let class = if uses(GroupKey::Size) {
+                size_class(trace.blocks.requested_size[i])
+            } else {
+                0
+            };
+            let leaf = *cache
+                .entry((thread, site, class))
+                .or_insert_with(|| leaf_for(trace, &mut trie, keys, thread, site, class));
+            block_leaf.push(leaf);
+        }
+        let mut by_free: Vec<u32> = (0..n)
+            .filter(|&i| trace.blocks.flags[i] & FLAG_NEVER_FREED == 0)
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        by_free.sort_by_key(|&b| (trace.blocks.free_event[b as usize], b));
+        let free_events = by_free
+            .iter()
+            .map(|&b| trace.blocks.free_event[b as usize])
+            .collect();
+        let own = Sizes::zeros(trie.len());
+        Self {
+            trace,
+            keys: keys.to_vec(),
+            trie,
+            block_leaf,
+            by_free,
+            free_events,
+            own,
+            applied: 0,
+        }
+    }
+
+    pub fn trace(&self) -> &Trace {
+        self.trace
+    }
+
+    pub fn keys(&self) -> &[GroupKey] {
+        &self.keys
+    }
+
+    pub fn trie(&self) -> &GroupTrie {
+        &self.trie
+    }
+
+    /// Number of events of the trace: the last time point.
+    pub fn events(&self) -> u64 {
+        self.trace.event_count()
+    }
+
+    /// The current time point (events applied).
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
+    /// Number of blocks allocated before `applied` events (blocks are in allocation order).
+    fn allocated_before(&self, applied: u64) -> usize {
+        self.trace
+            .blocks
+            .alloc_event
+            .partition_point(|&e| e < applied)
+    }
+
+    fn freed_before(&self, applied: u64) -> usize {
+        self.free_events.partition_point(|&e| e < applied)
+    }
+
+    fn add_block(&mut self, block: usize, sign_add: bool) {
+        let leaf = self.block_leaf[block] as usize;
+        let bytes = self.trace.blocks.requested_size[block];
+        if sign_add {
+            self.own.bytes[leaf] = self.own.bytes[leaf].wrapping_add(bytes);
+            self.own.objects[leaf] = self.own.objects[leaf].wrapping_add(1);
+        } else {
+            self.own.bytes[leaf] = self.own.bytes[leaf].wrapping_sub(bytes);
+            self.own.objects[leaf] = self.own.objects[leaf].wrapping_sub(1);
+        }
+    }
+
+    /// Moves the cursor to `applied` events (clamped to the trace length), incrementally or by a
+    /// rebuild, whichever touches fewer blocks.
+    pub fn seek(&mut self, applied: u64) {
+        let target = applied.min(self.events());
+        let (a0, a1) = (self.allocated_before(self.applied), self.allocated_before(target));
+        let (f0, f1) = (self.freed_before(self.applied), self.freed_before(target));
+        let incremental = a0.abs_diff(a1) + f0.abs_diff(f1);
+        if incremental <= a1 {
+            // Wrapping arithmetic: a node may dip below zero in the middle of a step (a free
+            // applied before the matching allocation) and is back in range at the end.
+            let (lo, hi, forward) = if a1 >= a0 {
+                (a0, a1, true)
+            } else {
+                (a1, a0, false)
+            };
+            for b in lo..hi {
+                self.add_block(b, forward);
+            }
+            let (lo, hi, forward) = if f1 >= f0 {
+                (f0, f1, true)
+            } else {
+                (f1, f0, false)
+            };
+            for i in lo..hi {
+                let b = self.by_free[i] as usize;
+                self.add_block(b, !forward);
+            }
+        } else {
+            self.own.bytes.fill(0);
+            self.own.objects.fill(0);
+            for b in 0..a1 {
+                if self.trace.blocks.free_event[b] >= target {
+                    self.add_block(b, true);
+                }
+            }
+        }
+        self.applied = target;
+    }
+
+    /// Sizes of every group at `applied` events.
+    pub fn sizes_at(&mut self, applied: u64) -> Sizes {
+        self.seek(applied);
+        let mut sizes = self.own.clone();
+        sizes.accumulate(&self.trie);
+        sizes
+    }
+
+    /// Same as [`TraceHeap::sizes_at`] but writing into `out` (no allocation per time point).
+    pub fn sizes_into(&mut self, applied: u64, out: &mut Sizes) {
+        self.seek(applied);
+        out.bytes.clear();
+        out.bytes.extend_from_slice(&self.own.bytes);
+        out.objects.clear();
+        out.objects.extend_from_slice(&self.own.objects);
+        out.accumulate(&self.trie);
+    }
+
+    /// Events applied at wall time `ns`: every event whose time is at most `ns`.
+    pub fn events_at_time(&self, ns: u64) -> u64 {
+        let b = &self.trace.blocks;
+        let allocs = b.alloc_time_ns.partition_point(|&t| t <= ns);
+        // Free times follow free events (times never go backwards in a trace).
+        let frees = self
+            .by_free
+            .partition_point(|&blk| b.free_time_ns[blk as usize] <= ns);
+        // Frees that matched no block are events too; spread them by position: the event index
+        // of the last counted alloc or free bounds the count from below.
+        let last_alloc = allocs
+            .checked_sub(1)
+            .map_or(0, |i| b.alloc_event[i].saturating_add(1));
+        let last_free = frees
+            .checked_sub(1)
+            .map_or(0, |i| self.free_events[i].saturating_add(1));
+        last_alloc.max(last_free).min(self.events())
+    }
+
+    /// Wall time (ns) of the state after `applied` events: the time of the last applied event.
+    pub fn time_of(&self, applied: u64) -> u64 {
+        if applied == 0 {
+            return 0;
+        }
+        let b = &self.trace.blocks;
+        let e = applied - 1;
+        let a = b.alloc_event.partition_point(|&x| x <= e);
+        let t_alloc = a.checked_sub(1).map_or(0, |i| b.alloc_time_ns[i]);
+        let f = self.free_events.partition_point(|&x| x <= e);
+        let t_free = f
+            .checked_sub(1)
+            .map_or(0, |i| b.free_time_ns[self.by_free[i] as usize]);
+        t_alloc.max(t_free)
+    }
+
+    /// `n` time points evenly spaced over the events (the first after the first event, the last
+    /// at the trace end).
+    pub fn even_points(&self, n: usize) -> Vec<u64> {
+        let events = self.events();
+        let n = n.max(1) as u64;
+        (1..=n)
+            .map(|i| ((events as u128 * i as u128) / n as u128) as u64)
+            .collect()
+    }
+
+    /// `n` time points evenly spaced in wall time, as event counts.
+    pub fn even_points_in_time(&self, n: usize) -> Vec<u64> {
+        let end = self.trace.meta.end_time_ns;
+        let n = n.max(1) as u64;
+        (1..=n)
+            .map(|i| self.events_at_time(((end as u128 * i as u128) / n as u128) as u64))
+            .collect()
+    }
+
+    /// Live bytes at each of `points` (the heap-size time series).
+    pub fn heap_series(&mut self, points: &[u64]) -> Vec<(u64, u64)> {
+        points
+            .iter()
+            .map(|&p| {
+                self.seek(p);
+                let total = self
+                    .own
+                    .bytes
+                    .iter()
+                    .fold(0u64, |acc, &b| acc.wrapping_add(b));
+                (p, total)
+            })
+            .collect()
+    }
+
+    /// The event count right after the heap peak (the peak of requested bytes).
+    pub fn peak_point(&self) -> u64 {
+        if self.trace.meta.peak_live_bytes == 0 {
+            return 0;
+        }
+        self.trace
+            .meta
+            .peak_event
+            .saturating_add(1)
+            .min(self.events())
+    }
+}
+
+fn trace_root_name(trace: &Trace) -> String {
+    if trace.meta.command_line.is_empty() {
+        String::from("heap")
+    } else {
+        trace.meta.command_line.clone()
+    }
+}
+
+/// Label value of a frame for grouping: functions merge by name (like a flame graph); frames
+/// without a function by module + offset, then by address.
+fn frame_label(trace: &Trace, node: u32) -> (u64, String) {
+    let Some(f) = trace.call_tree.frames.get(node as usize) else {
+        return (0, String::from("?"));
+    };
+    if node == 0 {
+        return (0, String::from("<no call stack>"));
+    }
+    if f.function != 0 {
+        return (u64::from(f.function), trace.describe_frame(node));
+    }
+    // Unsymbolized: the instruction address identifies the frame (kept apart from string ids
+    // by the top bit).
+    (f.ip | (1 << 63), trace.describe_frame(node))
+}
+
+fn leaf_for(
+    trace: &Trace,
+    trie: &mut GroupTrie,
+    keys: &[GroupKey],
+    thread: u32,
+    site: u32,
+    class: u32,
+) -> u32 {
+    let mut node = 0u32;
+    for &key in keys {
+        let kind = key.kind();
+        match key {
+            GroupKey::Thread => {
+                let name = trace.thread_name(thread);
+                let name = if name.is_empty() {
+                    format!("thread {thread}")
+                } else {
+                    name.to_owned()
+                };
+                node = trie.child(
+                    node,
+                    Label {
+                        kind,
+                        value: u64::from(thread),
+                    },
+                    || name,
+                );
+            }
+            GroupKey::Site => {
+                let (value, name) = frame_label(trace, site);
+                node = trie.child(node, Label { kind, value }, || name);
+            }
+            GroupKey::Path => {
+                let mut stack = trace.call_tree.stack(site);
+                stack.reverse();
+                if stack.is_empty() {
+                    stack.push(0);
+                }
+                for frame in stack {
+                    let (value, name) = frame_label(trace, frame);
+                    node = trie.child(node, Label { kind, value }, || name);
+                }
+            }
+            GroupKey::Module => {
+                let module = trace
+                    .call_tree
+                    .stack(site)
+                    .into_iter()
+                    .filter_map(|n| trace.call_tree.frames.get(n as usize))
+                    .map(|f| f.module)
+                    .find(|&m| m != 0)
+                    .unwrap_or(0);
+                let name = match trace.strings.get(module) {
+                    "" => String::from("<unknown module>"),
+                    m => m.to_owned(),
+                };
+                node = trie.child(
+                    node,
+                    Label {
+                        kind,
+                        value: u64::from(module),
+                    },
+                    || name,
+                );
+            }
+            GroupKey::Size => {
+                node = trie.child(
+                    node,
+                    Label {
+                        kind,
+                        value: u64::from(class),
+                    },
+                    || size_class_name(class),
+                );
+            }
+        }
+    }
+    node
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes() {
+        assert_eq!(size_class(0), 0);
+        assert_eq!(size_class(1), 1);
+        assert_eq!(size_class(2), 2);
+        assert_eq!(size_class(3), 3);
+        assert_eq!(size_class(4), 3);
+        assert_eq!(size_class(5), 4);
+        assert_eq!(size_class(u64::MAX), 65);
+        assert_eq!(size_class_name(3), "3 B – 4 B");
+        assert_eq!(size_class_name(11), "513 B – 1 KiB");
+        assert_eq!(
+            size_class_name(65),
+            "9223372036854775809 B – 17179869184 GiB"
+        );
+    }
+
+    #[test]
+    fn parse_group_list() {
+        assert_eq!(
+            GroupKey::parse_list("thread,site,size").unwrap(),
+            [GroupKey::Thread, GroupKey::Site, GroupKey::Size]
+        );
+        assert!(GroupKey::parse_list("bogus").is_err());
+    }
+}

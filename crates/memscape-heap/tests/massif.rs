@@ -1,0 +1,271 @@
+//! The massif importer against valgrind's own `ms_print` (package `valgrind`) on the shared
+//! massif files and on a massif file recorded while the test runs.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use memscape_heap::massif::{MassifFile, read_massif};
+use memscape_heap::report::{HeapTreeOptions, TimeSelect, heaptree_file, heaptree_massif};
+use memscape_heap::suspects::massif_leak_suspects;
+use memscape_heap::view::{Metric, PruneOptions, StableOrder, build_view};
+use memscape_heap::{MassifHeap, TreeKind};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/massif")
+        .join(name)
+}
+
+fn tool(name: &str, package: &str) -> Command {
+    let found = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{name}` is not installed: this test needs the Debian package `{package}` (apt-get install -y {package})"
+    );
+    Command::new(name)
+}
+
+/// What ms_print says about a massif file.
+#[derive(Debug, Default)]
+struct MsPrint {
+    count: usize,
+    detailed: Vec<u64>,
+    peak: Option<u64>,
+    /// n → (time, total, useful heap, extra heap, stacks)
+    rows: BTreeMap<u64, [u64; 5]>,
+}
+
+fn ms_print(path: &Path) -> MsPrint {
+    let out = tool("ms_print", "valgrind").arg(path).output().unwrap();
+    assert!(out.status.success(), "ms_print failed on {}", path.display());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut result = MsPrint::default();
+    for line in text.lines() {
+        if let Some(n) = line.trim().strip_prefix("Number of snapshots:") {
+            result.count = n.trim().parse().unwrap();
+        } else if let Some(list) = line.trim().strip_prefix("Detailed snapshots:") {
+            let list = list.trim().trim_start_matches('[').trim_end_matches(']');
+            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (number, peak) = match item.strip_suffix("(peak)") {
+                    Some(n) => (n.trim(), true),
+                    None => (item, false),
+                };
+                let number: u64 = number.parse().unwrap();
+                result.detailed.push(number);
+                if peak {
+                    result.peak = Some(number);
+                }
+            }
+        } else {
+            let fields: Vec<Option<u64>> = line
+                .split_whitespace()
+                .map(|f| f.replace(',', "").parse().ok())
+                .collect();
+            if fields.len() == 6 && fields.iter().all(Option::is_some) {
+                let v: Vec<u64> = fields.into_iter().map(Option::unwrap).collect();
+                result.rows.insert(v[0], [v[1], v[2], v[3], v[4], v[5]]);
+            }
+        }
+    }
+    result
+}
+
+/// Checks everything ms_print shows against our parse; returns the parse.
+fn check_against_ms_print(path: &Path) -> MassifFile {
+    let file = read_massif(path).unwrap();
+    let oracle = ms_print(path);
+    assert!(oracle.count > 0, "ms_print printed no snapshot count");
+    assert_eq!(file.snapshots.len(), oracle.count, "snapshot count");
+    assert_eq!(oracle.rows.len(), oracle.count, "ms_print table rows");
+    for s in &file.snapshots {
+        let row = oracle.rows[&s.number];
+        assert_eq!(s.time, row[0], "time of snapshot {}", s.number);
+        assert_eq!(s.total_b(), row[1], "total of snapshot {}", s.number);
+        assert_eq!(s.mem_heap_b, row[2], "mem_heap_B of snapshot {}", s.number);
+        assert_eq!(s.mem_heap_extra_b, row[3], "extra of snapshot {}", s.number);
+        assert_eq!(s.mem_stacks_b, row[4], "stacks of snapshot {}", s.number);
+    }
+    let detailed: Vec<u64> = file
+        .detailed()
+        .into_iter()
+        .map(|i| file.snapshots[i].number)
+        .collect();
+    assert_eq!(detailed, oracle.detailed, "detailed snapshots");
+    let peak = file.marked_peak().map(|i| file.snapshots[i].number);
+    assert_eq!(peak, oracle.peak, "peak snapshot");
+    for s in &file.snapshots {
+        if let Some(tree) = &s.tree {
+            assert_eq!(
+                tree.root_bytes(),
+                Some(s.mem_heap_b),
+                "root of the tree of snapshot {} vs its mem_heap_B",
+                s.number
+            );
+        }
+    }
+    assert!(file.warnings.is_empty(), "{}", file.warnings);
+    file
+}
+
+#[test]
+fn kate_agrees_with_ms_print() {
+    let file = check_against_ms_print(&data("massif.out.kate"));
+    assert_eq!(file.snapshots.len(), 74);
+    assert_eq!(file.cmd, "kate");
+    assert_eq!(file.time_unit, "i");
+    assert!(file.snapshots.iter().any(|s| s.heap_tree == TreeKind::Peak));
+    // Deep trees: some path is more than 15 frames deep.
+    let deepest = file
+        .snapshots
+        .iter()
+        .filter_map(|s| s.tree.as_ref())
+        .flat_map(|t| t.nodes.iter().map(|n| n.depth))
+        .max()
+        .unwrap();
+    assert!(deepest > 15, "deepest {deepest}");
+}
+
+#[test]
+fn stack_file_agrees_with_ms_print() {
+    let file = check_against_ms_print(&data("massif.out.stack"));
+    assert!(file.desc.contains("--stacks=yes"));
+    assert!(file.snapshots.iter().any(|s| s.mem_stacks_b > 0));
+}
+
+#[test]
+fn minimal_file_agrees_with_ms_print() {
+    let file = check_against_ms_print(&data("massif.out.32406"));
+    assert!(file.detailed().is_empty());
+    // No tree, still a heap-size series.
+    assert_eq!(file.heap_series(), [(0, 0), (123_667, 100)]);
+    // And heaptree says clearly that there is no tree to show.
+    let err = heaptree_massif(&file, &HeapTreeOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("no heap tree"), "{err}");
+}
+
+#[test]
+fn heap_tree_over_kate_snapshots() {
+    let file = read_massif(&data("massif.out.kate")).unwrap();
+    let heap = MassifHeap::new(&file);
+    assert_eq!(heap.len(), file.detailed().len());
+    let last = heap.sizes(heap.len() - 1).unwrap();
+    let order = StableOrder::new(heap.trie(), &last, None, Metric::Bytes);
+    let options = PruneOptions::default();
+    for (point, &snapshot) in heap.snapshot_indices().iter().enumerate() {
+        let sizes = heap.sizes(point).unwrap();
+        let view = build_view(heap.trie(), &sizes, &order, 0, &options);
+        let s = &file.snapshots[snapshot];
+        assert_eq!(view.bytes, s.mem_heap_b);
+        assert!(view.children.len() <= 10);
+        // Pruned children (with Other) never exceed their parent.
+        let sum: u64 = view.children.iter().map(|c| c.bytes).sum();
+        assert!(sum <= view.bytes);
+        // The same site keeps its sibling position at every snapshot.
+        let ranks: Vec<u32> = view
+            .children
+            .iter()
+            .filter_map(|c| c.group)
+            .map(|g| order.rank(g))
+            .collect();
+        assert!(ranks.windows(2).all(|w| w[0] < w[1]), "{ranks:?}");
+    }
+    let report = heaptree_file(&data("massif.out.kate"), &HeapTreeOptions::default()).unwrap();
+    let peak = &file.snapshots[file.marked_peak().unwrap()];
+    assert_eq!(report.total_bytes, peak.mem_heap_b);
+    assert_eq!(report.snapshot, Some(peak.number));
+    let json = serde_json_value(&report);
+    for key in ["name", "bytes", "objects", "children", "time", "total_bytes"] {
+        assert!(json.get(key).is_some(), "missing key {key}: {json}");
+    }
+    let suspects = massif_leak_suspects(&file, &heap, Some(1));
+    assert!(!suspects.is_empty());
+    assert!(suspects.windows(2).all(|w| w[0].slope >= w[1].slope));
+    // --snapshot of a snapshot without a tree is a clear error naming the file.
+    let opts = HeapTreeOptions {
+        select: TimeSelect::Snapshot(0),
+        ..HeapTreeOptions::default()
+    };
+    let err = heaptree_massif(&file, &opts).unwrap_err().to_string();
+    assert!(err.contains("massif.out.kate") && err.contains("no heap tree"), "{err}");
+}
+
+fn serde_json_value(report: &memscape_heap::HeapTreeReport) -> serde_json::Value {
+    serde_json::to_value(report).unwrap()
+}
+
+const PROGRAM: &str = r#"
+#include <stdlib.h>
+#include <string.h>
+static void *keep[400];
+__attribute__((noinline)) void *grow(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
+__attribute__((noinline)) void *scratch(size_t n) { void *p = malloc(n); memset(p, 2, n); return p; }
+int main(void) {
+    for (int i = 0; i < 400; i++) {
+        keep[i] = grow(1000 + 10 * i);
+        void *t = scratch(50000);
+        if (i % 3 == 0) free(t);
+    }
+    for (int i = 0; i < 400; i += 2) free(keep[i]);
+    return 0;
+}
+"#;
+
+#[test]
+fn recorded_massif_file_agrees_with_ms_print() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("prog.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let exe = dir.path().join("prog");
+    let status = tool("gcc", "gcc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = dir.path().join("massif.out.test");
+    let status = tool("valgrind", "valgrind")
+        .arg("--tool=massif")
+        .arg(format!("--massif-out-file={}", out.display()))
+        .arg("--detailed-freq=3")
+        .arg("-q")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let file = check_against_ms_print(&out);
+    assert!(file.snapshots.len() > 10, "{} snapshots", file.snapshots.len());
+    assert!(file.detailed().len() > 2);
+    // The grow() site holds the most at the peak.
+    let opts = HeapTreeOptions {
+        select: TimeSelect::Peak,
+        prune: PruneOptions {
+            depth: 1,
+            ..PruneOptions::default()
+        },
+        ..HeapTreeOptions::default()
+    };
+    let report = heaptree_massif(&file, &opts).unwrap();
+    let biggest = report.tree.children.iter().max_by_key(|c| c.bytes).unwrap();
+    assert!(
+        biggest.name.contains("scratch") || biggest.name.contains("grow"),
+        "{}",
+        biggest.name
+    );
+    assert!(
+        report
+            .tree
+            .children
+            .iter()
+            .any(|c| c.name.contains("grow (prog.c:")),
+        "{:?}",
+        report.tree.children
+    );
+}
