@@ -7,8 +7,20 @@
 
 use super::{Layered, LayoutOptions};
 
+/// How a sweep ranks a vertex from its neighbours' positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ranking {
+    WeightedMedian,
+    Barycenter,
+}
+
 /// Fills `lg.layers` with a low-crossing order. `fixed[v] = Some(x)` pins the relative order of
 /// such vertices (by `x`) within their layer.
+///
+/// Several starts (depth-first and breadth-first initial orders, weighted median and
+/// barycenter ranking) each run sweeps to a plateau; the best order of all is kept. Medians win
+/// on CFGs, barycenters on call graphs with many shared callees; trying both is cheap next to
+/// the gain.
 pub(crate) fn order(
     lg: &mut Layered,
     options: &LayoutOptions,
@@ -16,41 +28,71 @@ pub(crate) fn order(
     progress: &mut dyn FnMut(f32),
 ) {
     let total = lg.layer.len();
-    initial_order(lg);
+    let starts = [
+        (Initial::DepthFirst, Ranking::WeightedMedian),
+        (Initial::DepthFirst, Ranking::Barycenter),
+        (Initial::BreadthFirst, Ranking::WeightedMedian),
+        (Initial::BreadthFirst, Ranking::Barycenter),
+    ];
+    let mut best: Option<(u64, Vec<Vec<u32>>)> = None;
     let mut pos = vec![0u32; total];
-    update_positions(lg, &mut pos);
-    if let Some(fixed) = fixed {
-        for l in 0..lg.layers.len() {
-            impose_fixed(&mut lg.layers[l], fixed);
-        }
-        update_positions(lg, &mut pos);
-    }
-    let mut best_crossings = total_crossings(lg, &pos);
-    let mut best = lg.layers.clone();
-    let mut since_best = 0;
     let mut scratch = Scratch::default();
-    for sweep in 0..options.max_sweeps {
-        if best_crossings == 0 {
-            break;
+    for (k, &(initial, ranking)) in starts.iter().enumerate() {
+        for layer in &mut lg.layers {
+            layer.clear();
         }
-        let downwards = sweep % 2 == 0;
-        median_sweep(lg, &mut pos, downwards, fixed, &mut scratch);
-        transpose(lg, &mut pos, fixed, &mut scratch);
-        let crossings = total_crossings(lg, &pos);
-        if crossings < best_crossings {
-            best_crossings = crossings;
-            best.clone_from(&lg.layers);
-            since_best = 0;
+        initial_order(lg, initial);
+        // Connected components stay side by side in every layer: interleaving them only adds
+        // crossings between edges that have nothing to do with each other. (Pinned vertices
+        // may have to cross component runs, so with pins everything is one run.)
+        let component = if fixed.is_some() {
+            vec![0; total]
         } else {
-            since_best += 1;
-            if since_best >= options.patience {
-                break;
+            components(lg)
+        };
+        for layer in &mut lg.layers {
+            layer.sort_by_key(|&v| component[v as usize]);
+        }
+        if let Some(fixed) = fixed {
+            for l in 0..lg.layers.len() {
+                impose_fixed(&mut lg.layers[l], fixed);
             }
         }
-        progress((sweep + 1) as f32 / options.max_sweeps.max(1) as f32);
+        update_positions(lg, &mut pos);
+        let mut start_best = total_crossings(lg, &pos);
+        let mut start_layers = lg.layers.clone();
+        let mut since_best = 0;
+        for sweep in 0..options.max_sweeps {
+            if start_best == 0 {
+                break;
+            }
+            let downwards = sweep % 2 == 0;
+            sweep_layers(lg, &mut pos, downwards, ranking, fixed, &component, &mut scratch);
+            transpose(lg, &mut pos, fixed, &component, &mut scratch);
+            let crossings = total_crossings(lg, &pos);
+            if crossings < start_best {
+                start_best = crossings;
+                start_layers.clone_from(&lg.layers);
+                since_best = 0;
+            } else {
+                since_best += 1;
+                if since_best >= options.patience {
+                    break;
+                }
+            }
+        }
+        if best.as_ref().is_none_or(|(c, _)| start_best < *c) {
+            best = Some((start_best, start_layers));
+        }
+        progress((k + 1) as f32 / starts.len() as f32);
+        if best.as_ref().is_some_and(|(c, _)| *c == 0) {
+            break;
+        }
     }
-    lg.layers = best;
-    tracing::debug!(crossings = best_crossings, "crossing reduction done");
+    if let Some((crossings, layers)) = best {
+        lg.layers = layers;
+        tracing::debug!(crossings, "crossing reduction done");
+    }
 }
 
 #[derive(Default)]
@@ -62,6 +104,37 @@ struct Scratch {
     sorted_down: Vec<Vec<u32>>,
 }
 
+/// Weakly connected components, numbered in order of their first vertex in the initial order.
+fn components(lg: &Layered) -> Vec<u32> {
+    let total = lg.layer.len();
+    let mut comp = vec![u32::MAX; total];
+    let mut next = 0u32;
+    let mut stack = Vec::new();
+    let first_seen: Vec<u32> = {
+        // Layer-major order of the initial placement, so numbering follows the drawing.
+        let mut order: Vec<u32> = lg.layers.iter().flatten().copied().collect();
+        order.extend(0..total as u32);
+        order
+    };
+    for start in first_seen {
+        if comp[start as usize] != u32::MAX {
+            continue;
+        }
+        comp[start as usize] = next;
+        stack.push(start);
+        while let Some(v) = stack.pop() {
+            for &w in lg.up[v as usize].iter().chain(&lg.down[v as usize]) {
+                if comp[w as usize] == u32::MAX {
+                    comp[w as usize] = next;
+                    stack.push(w);
+                }
+            }
+        }
+        next += 1;
+    }
+    comp
+}
+
 fn update_positions(lg: &Layered, pos: &mut [u32]) {
     for layer in &lg.layers {
         for (i, &v) in layer.iter().enumerate() {
@@ -70,9 +143,15 @@ fn update_positions(lg: &Layered, pos: &mut [u32]) {
     }
 }
 
-/// Depth-first from the top vertices, each vertex appended to its layer when first reached:
-/// a tree-like start in which many edges already run straight.
-fn initial_order(lg: &mut Layered) {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Initial {
+    DepthFirst,
+    BreadthFirst,
+}
+
+/// Depth- or breadth-first from the top vertices, each vertex appended to its layer when first
+/// reached: a tree-like start in which many edges already run straight (dot starts breadth-first).
+fn initial_order(lg: &mut Layered, initial: Initial) {
     let total = lg.layer.len();
     let mut seen = vec![false; total];
     let mut stack: Vec<u32> = Vec::new();
@@ -83,12 +162,32 @@ fn initial_order(lg: &mut Layered) {
         if seen[root as usize] {
             continue;
         }
+        stack.clear();
         stack.push(root);
         seen[root as usize] = true;
-        while let Some(v) = stack.pop() {
+        let mut head = 0;
+        loop {
+            let v = match initial {
+                Initial::DepthFirst => match stack.pop() {
+                    Some(v) => v,
+                    None => break,
+                },
+                Initial::BreadthFirst => match stack.get(head) {
+                    Some(&v) => {
+                        head += 1;
+                        v
+                    }
+                    None => break,
+                },
+            };
             lg.layers[lg.layer[v as usize] as usize].push(v);
-            // Reverse so that the first child is visited first.
-            for &w in lg.down[v as usize].iter().rev() {
+            let children = lg.down[v as usize].iter();
+            // Depth-first pushes in reverse so that the first child is visited first.
+            let children: Vec<u32> = match initial {
+                Initial::DepthFirst => children.rev().copied().collect(),
+                Initial::BreadthFirst => children.copied().collect(),
+            };
+            for w in children {
                 if !seen[w as usize] {
                     seen[w as usize] = true;
                     stack.push(w);
@@ -134,11 +233,13 @@ fn weighted_median(p: &[u32]) -> Option<f64> {
     }
 }
 
-fn median_sweep(
+fn sweep_layers(
     lg: &mut Layered,
     pos: &mut [u32],
     downwards: bool,
+    ranking: Ranking,
     fixed: Option<&[Option<f64>]>,
+    component: &[u32],
     scratch: &mut Scratch,
 ) {
     let count = lg.layers.len();
@@ -163,7 +264,15 @@ fn median_sweep(
                 .neighbours
                 .extend(adjacent.iter().map(|&w| pos[w as usize]));
             scratch.neighbours.sort_unstable();
-            match weighted_median(&scratch.neighbours) {
+            let key = match ranking {
+                Ranking::WeightedMedian => weighted_median(&scratch.neighbours),
+                Ranking::Barycenter if scratch.neighbours.is_empty() => None,
+                Ranking::Barycenter => Some(
+                    scratch.neighbours.iter().map(|&p| f64::from(p)).sum::<f64>()
+                        / scratch.neighbours.len() as f64,
+                ),
+            };
+            match key {
                 Some(m) => {
                     scratch.keys.push((m, v));
                     scratch.free_slots.push(i);
@@ -172,7 +281,11 @@ fn median_sweep(
                 None => {}
             }
         }
-        scratch.keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Within each component's run of slots: sorted by median (components never mix, as
+        // the layer is grouped by component and each group is sorted separately).
+        scratch
+            .keys
+            .sort_by(|a, b| component[a.1 as usize].cmp(&component[b.1 as usize]).then(a.0.total_cmp(&b.0)));
         for (&slot, &(_, v)) in scratch.free_slots.iter().zip(&scratch.keys) {
             placed[slot] = v;
         }
@@ -204,6 +317,7 @@ fn transpose(
     lg: &mut Layered,
     pos: &mut [u32],
     fixed: Option<&[Option<f64>]>,
+    component: &[u32],
     scratch: &mut Scratch,
 ) {
     let pinned = |v: u32| fixed.is_some_and(|f| matches!(f.get(v as usize), Some(Some(_))));
@@ -229,7 +343,7 @@ fn transpose(
             }
             for i in 0..len - 1 {
                 let (v, w) = (lg.layers[l][i], lg.layers[l][i + 1]);
-                if pinned(v) && pinned(w) {
+                if (pinned(v) && pinned(w)) || component[v as usize] != component[w as usize] {
                     continue;
                 }
                 let (ui, uj) = (&scratch.sorted_up[i], &scratch.sorted_up[i + 1]);
