@@ -315,10 +315,8 @@ impl TraceBuilder {
             self.warn(warn::ABSURD_SIZE, line);
             return;
         }
-        if old != 0 {
-            if self.free_flagged(line, time_ns, old, FLAG_FREED_BY_REALLOC) {
-                self.reallocs += 1;
-            }
+        if old != 0 && self.free_flagged(line, time_ns, old, FLAG_FREED_BY_REALLOC) {
+            self.reallocs += 1;
         }
         if new != 0 || requested != 0 {
             self.alloc(line, time_ns, new, requested, usable, thread, site);
@@ -431,14 +429,14 @@ impl TickClock {
         let mut end_ns = ticks.last().map_or(0, |t| t.1);
         // Events after the last tick happened within one more tick period: extend the last
         // interval's rate rather than piling them onto one instant.
-        if let (Some(&(e_last, t_last)), true) = (ticks.last(), ticks.len() >= 2) {
-            if events > e_last {
-                let (e_prev, t_prev) = ticks[ticks.len() - 2];
-                let span_e = e_last.saturating_sub(e_prev).max(1);
-                let span_t = t_last.saturating_sub(t_prev);
-                let extra = (events - e_last) as u128 * span_t as u128 / span_e as u128;
-                end_ns = t_last.saturating_add(u64::try_from(extra).unwrap_or(u64::MAX));
-            }
+        if let (Some(&(e_last, t_last)), true) = (ticks.last(), ticks.len() >= 2)
+            && events > e_last
+        {
+            let (e_prev, t_prev) = ticks[ticks.len() - 2];
+            let span_e = e_last.saturating_sub(e_prev).max(1);
+            let span_t = t_last.saturating_sub(t_prev);
+            let extra = (events - e_last) as u128 * span_t as u128 / span_e as u128;
+            end_ns = t_last.saturating_add(u64::try_from(extra).unwrap_or(u64::MAX));
         }
         Self {
             ticks,

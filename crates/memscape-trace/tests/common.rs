@@ -42,14 +42,26 @@ pub fn heaptrack_print_totals(processed: &Path, dir: &Path) -> (u64, u64, u64) {
         let status = Command::new("heaptrack_print")
             .arg("-f")
             .arg(processed)
-            .args(["--disable-builtin-suppressions", "-p", "0", "-a", "0", "-T", "0"])
+            .args([
+                "--disable-builtin-suppressions",
+                "-p",
+                "0",
+                "-a",
+                "0",
+                "-T",
+                "0",
+            ])
             .args(["--flamegraph-cost-type", cost, "-F"])
             .arg(&stacks)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status()
             .expect("run heaptrack_print");
-        assert!(status.success(), "heaptrack_print failed on {}", processed.display());
+        assert!(
+            status.success(),
+            "heaptrack_print failed on {}",
+            processed.display()
+        );
         let text = std::fs::read_to_string(&stacks).unwrap();
         out[i] = text
             .lines()

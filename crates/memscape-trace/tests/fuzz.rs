@@ -126,7 +126,13 @@ fn check(bytes: &[u8]) {
         assert_eq!(report.blocks, b.len() as u64);
         let bins = memscape_trace::bins::Bins::new(&t, memscape_trace::bins::BinBy::Thread);
         let m = memscape_trace::metrics::BinMetrics::compute(&t, &bins);
-        let _ = m.sample(0, memscape_trace::metrics::TimeAxis::WallNs, 0, t.meta.end_time_ns.max(1), 7);
+        let _ = m.sample(
+            0,
+            memscape_trace::metrics::TimeAxis::WallNs,
+            0,
+            t.meta.end_time_ns.max(1),
+            7,
+        );
     }
 }
 

@@ -7,7 +7,9 @@ use common::data;
 use memscape_trace::bins::{BinBy, Bins, SizeClasses};
 use memscape_trace::metrics::{BinMetrics, TimeAxis, fragmentation};
 use memscape_trace::regions::find_regions;
-use memscape_trace::{LoadError, TraceFormat, from_msc_bytes, load, load_bytes, read_msc, to_msc_bytes, write_msc};
+use memscape_trace::{
+    LoadError, TraceFormat, from_msc_bytes, load, load_bytes, read_msc, to_msc_bytes, write_msc,
+};
 
 fn assert_same(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
     assert_eq!(a.blocks, b.blocks);
@@ -26,7 +28,11 @@ fn assert_same(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
 #[test]
 fn msc_round_trips_real_traces() {
     let dir = tempfile::tempdir().unwrap();
-    for rel in ["heaptrack/sqlite_1M.raw.zst", "heaptrack/heaptrack.david.18594.gz", "heaptrack/test_sysroot.raw"] {
+    for rel in [
+        "heaptrack/sqlite_1M.raw.zst",
+        "heaptrack/heaptrack.david.18594.gz",
+        "heaptrack/test_sysroot.raw",
+    ] {
         let t = load(&data(rel)).unwrap();
         let out = dir.path().join("t.msc");
         write_msc(&t, &out).unwrap();
@@ -59,13 +65,23 @@ fn corrupt_msc_is_an_error_naming_the_offset() {
     bad_version[8] = 9;
     let e = from_msc_bytes("v.msc", &bad_version).unwrap_err();
     assert!(matches!(e, LoadError::Corrupt { .. }));
-    assert!(e.to_string().starts_with("v.msc@8: corrupt .msc file: expected format version 1"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("v.msc@8: corrupt .msc file: expected format version 1"),
+        "{e}"
+    );
     // A directory claiming a gigantic element count: error, no allocation of that size.
     let mut huge = good.clone();
     huge[16 + 8..16 + 16].copy_from_slice(&(1u64 << 60).to_le_bytes());
-    assert!(matches!(from_msc_bytes("h.msc", &huge), Err(LoadError::Corrupt { .. })));
+    assert!(matches!(
+        from_msc_bytes("h.msc", &huge),
+        Err(LoadError::Corrupt { .. })
+    ));
     // Cut short.
-    assert!(matches!(from_msc_bytes("c.msc", &good[..good.len() - 10]), Err(LoadError::Corrupt { .. })));
+    assert!(matches!(
+        from_msc_bytes("c.msc", &good[..good.len() - 10]),
+        Err(LoadError::Corrupt { .. })
+    ));
 }
 
 /// Three blocks in a 100-byte extent: [1000,1010) [1020,1030) [1060,1100).
@@ -79,9 +95,17 @@ const GAPS: &[u8] = b"time,op,address,size\n\
 #[test]
 fn metrics_follow_gaps_exactly() {
     let t = load_bytes("gaps.csv", GAPS).unwrap();
-    let bins = Bins::new(&t, BinBy::Region { gap_threshold: 1 << 20 });
+    let bins = Bins::new(
+        &t,
+        BinBy::Region {
+            gap_threshold: 1 << 20,
+        },
+    );
     assert_eq!(bins.bins.len(), 1);
-    assert_eq!((bins.bins[0].extent_start, bins.bins[0].extent_end), (1000, 1100));
+    assert_eq!(
+        (bins.bins[0].extent_start, bins.bins[0].extent_end),
+        (1000, 1100)
+    );
     let m = BinMetrics::compute(&t, &bins);
     let s = &m.series[0];
     assert_eq!(s.occupancy, vec![10, 20, 60, 50, 40]);
@@ -145,8 +169,14 @@ fn regions_split_at_the_gap_threshold() {
 fn size_class_bins_partition_all_blocks() {
     let t = load(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
     let bins = Bins::new(&t, BinBy::SizeClass(SizeClasses::PowerOfTwo));
-    assert_eq!(bins.bins.iter().map(|b| b.blocks).sum::<u64>(), t.blocks.len() as u64);
-    let user = Bins::new(&t, BinBy::SizeClass(SizeClasses::Boundaries(vec![64, 16, 4096])));
+    assert_eq!(
+        bins.bins.iter().map(|b| b.blocks).sum::<u64>(),
+        t.blocks.len() as u64
+    );
+    let user = Bins::new(
+        &t,
+        BinBy::SizeClass(SizeClasses::Boundaries(vec![64, 16, 4096])),
+    );
     assert_eq!(user.bins.len(), 4);
     assert_eq!(user.bins[0].label, "0–15 B");
     for (i, &bin) in user.block_bin.iter().enumerate() {
@@ -160,11 +190,22 @@ fn size_class_bins_partition_all_blocks() {
     assert_eq!(end, t.meta.end_live_bytes);
     // Each bin's own peak is what the sweep in `Bins` found.
     for (bin, s) in bins.bins.iter().zip(&m.series) {
-        assert_eq!(s.occupancy.iter().copied().max().unwrap_or(0), bin.peak_bytes);
+        assert_eq!(
+            s.occupancy.iter().copied().max().unwrap_or(0),
+            bin.peak_bytes
+        );
     }
     // Summing all bins at every event gives the loader's peak.
     let samples: Vec<_> = (0..bins.bins.len())
-        .map(|b| m.sample(b, TimeAxis::EventIndex, 0, t.meta.events, t.meta.events as usize))
+        .map(|b| {
+            m.sample(
+                b,
+                TimeAxis::EventIndex,
+                0,
+                t.meta.events,
+                t.meta.events as usize,
+            )
+        })
         .collect();
     let peak = (0..t.meta.events as usize)
         .map(|e| samples.iter().map(|s| s.occupancy[e]).sum::<u64>())

@@ -37,7 +37,13 @@ fn sqlite_1m_raw_has_the_documented_counts() {
         }
     }
     // Every frame of a raw trace lies in a recorded module.
-    let with_module = t.call_tree.frames.iter().skip(1).filter(|f| f.module != 0).count();
+    let with_module = t
+        .call_tree
+        .frames
+        .iter()
+        .skip(1)
+        .filter(|f| f.module != 0)
+        .count();
     assert!(with_module * 10 >= (t.call_tree.len() - 1) * 9);
 }
 
@@ -67,7 +73,10 @@ fn processed_david_has_no_addresses_and_matches_heaptrack_print() {
     assert_eq!(report.allocs, allocations);
     assert_eq!(report.peak_live_bytes, peak);
     assert_eq!(report.end_live_bytes, leaked);
-    assert!(report.regions.is_empty(), "no address axis without addresses");
+    assert!(
+        report.regions.is_empty(),
+        "no address axis without addresses"
+    );
     // The processed format carries symbols: the top call site has a function name.
     let top = &report.top_call_sites[0];
     assert!(!top.location.starts_with("0x"), "{}", top.location);
@@ -88,7 +97,9 @@ fn test_sysroot_raw_three_allocations() {
         .map(|n| t.describe_frame(n))
         .collect();
     assert!(
-        described.iter().any(|d| d.starts_with("/usr/lib/libc.so.6+0x")),
+        described
+            .iter()
+            .any(|d| d.starts_with("/usr/lib/libc.so.6+0x")),
         "{described:?}"
     );
 }

@@ -57,12 +57,11 @@ fn record(dir: &Path) -> PathBuf {
         .status()
         .unwrap();
     assert!(status.success(), "heaptrack -r failed");
-    let raw = ["rec.raw.zst", "rec.raw.gz", "rec.raw"]
+    ["rec.raw.zst", "rec.raw.gz", "rec.raw"]
         .iter()
         .map(|n| dir.join(n))
         .find(|p| p.is_file())
-        .expect("heaptrack wrote no raw file");
-    raw
+        .expect("heaptrack wrote no raw file")
 }
 
 #[test]

@@ -28,7 +28,9 @@ fn unknown_free() {
 
 #[test]
 fn double_free() {
-    let t = csv("1,alloc,0x1000,16,,\n2,free,0x1000,,,\n3,free,0x1000,,,\n4,alloc,0x1000,8,,\n5,free,0x1000,,,\n");
+    let t = csv(
+        "1,alloc,0x1000,16,,\n2,free,0x1000,,,\n3,free,0x1000,,,\n4,alloc,0x1000,8,,\n5,free,0x1000,,,\n",
+    );
     assert_eq!(only(&t), (warn::DOUBLE_FREE, 1, Some(4)));
     assert_eq!(t.meta.double_frees, 1);
     assert_eq!(t.meta.frees, 2);
@@ -68,17 +70,34 @@ fn truncated_compressed_stream_keeps_what_was_read() {
     std::fs::write(&path, &z[..z.len() * 2 / 3]).unwrap();
     let t = memscape_trace::load(&path).unwrap();
     assert_eq!(t.warnings.count(warn::TRUNCATED), 1, "{}", t.warnings);
-    assert!(t.meta.allocs > 1000 && t.meta.allocs < 20_000, "{}", t.meta.allocs);
+    assert!(
+        t.meta.allocs > 1000 && t.meta.allocs < 20_000,
+        "{}",
+        t.meta.allocs
+    );
 }
 
 #[test]
 fn malformed_lines() {
-    let t = csv("1,alloc,0x1000,16,,\nnot a row\n2,alloc,0xZZ,16,,\n3,explode,0x10,1,,\n4,free,0x1000,,,\n");
+    let t = csv(
+        "1,alloc,0x1000,16,,\nnot a row\n2,alloc,0xZZ,16,,\n3,explode,0x10,1,,\n4,free,0x1000,,,\n",
+    );
     assert_eq!(only(&t), (warn::MALFORMED_LINE, 3, Some(3)));
-    assert_eq!(t.warnings.kinds()[0].first.iter().map(|l| l.line.unwrap()).collect::<Vec<_>>(), vec![3, 4, 5]);
+    assert_eq!(
+        t.warnings.kinds()[0]
+            .first
+            .iter()
+            .map(|l| l.line.unwrap())
+            .collect::<Vec<_>>(),
+        vec![3, 4, 5]
+    );
     assert_eq!(t.meta.allocs, 1);
     assert_eq!(t.meta.frees, 1);
-    let raw = load_bytes("m.raw", b"v 10400 3\nx 3 abc\n+ zz 0 10\nQ what\n+ 10 0 20\n").unwrap();
+    let raw = load_bytes(
+        "m.raw",
+        b"v 10400 3\nx 3 abc\n+ zz 0 10\nQ what\n+ 10 0 20\n",
+    )
+    .unwrap();
     assert_eq!(only(&raw), (warn::MALFORMED_LINE, 2, Some(3)));
     assert_eq!(raw.meta.allocs, 1);
 }
@@ -107,7 +126,9 @@ fn non_utf8_bytes() {
 
 #[test]
 fn absurd_sizes() {
-    let t = csv("1,alloc,0x1000,999999999999999999,,\n2,alloc,0xfffffffffffffff0,32,,\n3,alloc,0x2000,16,,\n");
+    let t = csv(
+        "1,alloc,0x1000,999999999999999999,,\n2,alloc,0xfffffffffffffff0,32,,\n3,alloc,0x2000,16,,\n",
+    );
     assert_eq!(only(&t), (warn::ABSURD_SIZE, 2, Some(2)));
     assert_eq!(t.blocks.len(), 1);
     assert_eq!(t.meta.peak_live_bytes, 16);
@@ -118,7 +139,10 @@ fn not_a_trace_is_a_clear_error() {
     let err = load_bytes("photo.jpg", b"\xff\xd8\xff\xe0 JFIF garbage").unwrap_err();
     assert!(matches!(err, LoadError::NotATrace { .. }));
     let msg = err.to_string();
-    assert!(msg.starts_with("photo.jpg: not an allocation trace"), "{msg}");
+    assert!(
+        msg.starts_with("photo.jpg: not an allocation trace"),
+        "{msg}"
+    );
     assert!(msg.contains("expected a heaptrack file"), "{msg}");
 }
 
@@ -140,7 +164,10 @@ fn csv_realloc_counts_like_memcheck() {
     assert_eq!(t.meta.reallocs, 2);
     assert_eq!(t.meta.end_live_bytes, 8);
     assert_eq!(t.meta.peak_live_bytes, 136);
-    assert_eq!(t.blocks.flags[0] & memscape_trace::model::FLAG_FREED_BY_REALLOC, memscape_trace::model::FLAG_FREED_BY_REALLOC);
+    assert_eq!(
+        t.blocks.flags[0] & memscape_trace::model::FLAG_FREED_BY_REALLOC,
+        memscape_trace::model::FLAG_FREED_BY_REALLOC
+    );
     assert_eq!(t.thread_name(t.blocks.thread[2]), "worker");
     assert_eq!(t.describe_frame(t.blocks.site[1]), "b");
 }
