@@ -141,3 +141,15 @@ fn info_json_has_the_issue_keys() {
     assert_eq!(json["format"], "heaptrack_raw");
     assert_eq!(json["regions"][0]["peak_bytes"], 0x12000 + 0x18 + 0x8);
 }
+
+#[test]
+fn demo_asset_is_a_small_clean_raw_trace() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets/demo/sqlite-small.heaptrack.raw.zst");
+    assert!(std::fs::metadata(&path).unwrap().len() < 600 * 1024);
+    let t = load(&path).unwrap();
+    assert_eq!(t.meta.format, TraceFormat::HeaptrackRaw);
+    assert!(t.warnings.is_empty(), "{}", t.warnings);
+    assert!((50_000..=150_000).contains(&t.meta.events), "{}", t.meta.events);
+    assert!(t.meta.has_wall_time);
+}
