@@ -84,7 +84,9 @@ fn bench(c: &mut Criterion) {
     let mut rng = 12345u64;
     group.bench_function("time_point_random_jump", |bch| {
         bch.iter(|| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let at = (rng >> 11) % (EVENTS + 1);
             heap.sizes_into(at, &mut sizes);
             black_box(sizes.bytes(0))
@@ -105,7 +107,9 @@ fn bench(c: &mut Criterion) {
     let order = StableOrder::new(heap.trie(), &last, None, Metric::Bytes);
     group.bench_function("time_point_to_sunburst", |bch| {
         bch.iter(|| {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let at = (rng >> 11) % (EVENTS + 1);
             heap.sizes_into(at, &mut sizes);
             let view = build_view(heap.trie(), &sizes, &order, 0, &PruneOptions::default());

@@ -205,7 +205,10 @@ mod tests {
             l.shapes[i]
         };
         let root = by_name("root");
-        assert_eq!((root.start_angle, root.end_angle, root.inner_radius), (0.0, tau, 0.0));
+        assert_eq!(
+            (root.start_angle, root.end_angle, root.inner_radius),
+            (0.0, tau, 0.0)
+        );
         assert!((root.outer_radius - 1.0 / 3.0).abs() < 1e-12);
         let a = by_name("a");
         assert!((a.end_angle - 0.6 * tau).abs() < 1e-12);

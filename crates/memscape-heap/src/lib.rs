@@ -22,9 +22,15 @@ pub mod trie;
 pub mod view;
 
 pub use layout::{IcicleRect, Layout, SunburstSegment, icicle, sunburst};
-pub use massif::{parse_massif, read_massif, MassifError, MassifFile, MassifLabel, MassifNode, MassifTree, Snapshot, TreeKind};
+pub use massif::{
+    MassifError, MassifFile, MassifLabel, MassifNode, MassifTree, Snapshot, TreeKind, parse_massif,
+    read_massif,
+};
 pub use massif_tree::MassifHeap;
-pub use report::{HeapError, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file, heaptree_massif, heaptree_trace};
+pub use report::{
+    HeapError, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file, heaptree_massif,
+    heaptree_trace,
+};
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
 pub use trace_tree::{GroupKey, TraceHeap};
 pub use trie::{GroupTrie, Sizes};

@@ -693,7 +693,13 @@ mod tests {
             obj.display_name(),
             "KConfig::KConfig(QString const&, QFlags<KConfig::OpenFlag>, char const*) (in /usr/lib/libkdecore.so.5.3.0)"
         );
-        assert!(matches!(obj, MassifLabel::Site { object: Some(_), .. }));
+        assert!(matches!(
+            obj,
+            MassifLabel::Site {
+                object: Some(_),
+                ..
+            }
+        ));
         assert_eq!(
             parse_label("in 803 places, all below massif's threshold (01.00%)"),
             MassifLabel::BelowThreshold { places: 803 }
@@ -717,12 +723,21 @@ mod tests {
         assert_eq!(file.snapshots.len(), 2);
         assert_eq!(file.snapshots[0].mem_heap_b, u64::MAX);
         assert_eq!(file.snapshots[0].time, u64::MAX);
-        assert_eq!(file.snapshots[0].tree.as_ref().unwrap().root_bytes(), Some(u64::MAX));
+        assert_eq!(
+            file.snapshots[0].tree.as_ref().unwrap().root_bytes(),
+            Some(u64::MAX)
+        );
         assert_eq!(file.warnings.count(warn::BAD_NUMBER), 1);
         assert_eq!(file.warnings.count(warn::MALFORMED_LINE), 1);
         assert_eq!(file.warnings.count(warn::SNAPSHOT_NUMBER), 1);
         assert_eq!(file.warnings.count(warn::MISSING_FIELD), 1);
-        let malformed = &file.warnings.kinds().iter().find(|k| k.kind == warn::MALFORMED_LINE).unwrap().first[0];
+        let malformed = &file
+            .warnings
+            .kinds()
+            .iter()
+            .find(|k| k.kind == warn::MALFORMED_LINE)
+            .unwrap()
+            .first[0];
         assert_eq!(malformed.line, Some(15));
     }
 

@@ -150,9 +150,7 @@ pub fn heaptree_massif(
         .point_of_snapshot(snapshot_index)
         .ok_or_else(|| no_tree(file.snapshots[snapshot_index].number))?;
     let sizes = heap.sizes(point).ok_or_else(|| no_tree(requested))?;
-    let last = heap
-        .sizes(heap.len().saturating_sub(1))
-        .unwrap_or_default();
+    let last = heap.sizes(heap.len().saturating_sub(1)).unwrap_or_default();
     let peak = file
         .marked_peak()
         .and_then(|p| heap.point_of_snapshot(p))
@@ -172,7 +170,10 @@ pub fn heaptree_massif(
 }
 
 /// `heaptree` on a loaded trace. The stable order is taken from the trace end.
-pub fn heaptree_trace(trace: &Trace, options: &HeapTreeOptions) -> Result<HeapTreeReport, HeapError> {
+pub fn heaptree_trace(
+    trace: &Trace,
+    options: &HeapTreeOptions,
+) -> Result<HeapTreeReport, HeapError> {
     let mut heap = TraceHeap::new(trace, &options.group);
     let events = heap.events();
     let applied = match options.select {

@@ -122,7 +122,11 @@ pub fn trace_leak_suspects(
     let mut sizes = Sizes::default();
     for &p in points {
         heap.sizes_into(p, &mut sizes);
-        let x = if wall { heap.time_of(p) as f64 } else { p as f64 };
+        let x = if wall {
+            heap.time_of(p) as f64
+        } else {
+            p as f64
+        };
         acc.add(x, &sizes);
     }
     acc.rank(heap.trie(), level)

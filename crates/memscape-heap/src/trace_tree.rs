@@ -215,7 +215,10 @@ impl<'a> TraceHeap<'a> {
     /// rebuild, whichever touches fewer blocks.
     pub fn seek(&mut self, applied: u64) {
         let target = applied.min(self.events());
-        let (a0, a1) = (self.allocated_before(self.applied), self.allocated_before(target));
+        let (a0, a1) = (
+            self.allocated_before(self.applied),
+            self.allocated_before(target),
+        );
         let (f0, f1) = (self.freed_before(self.applied), self.freed_before(target));
         let incremental = a0.abs_diff(a1) + f0.abs_diff(f1);
         if incremental <= a1 {

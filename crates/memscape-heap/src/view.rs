@@ -314,7 +314,10 @@ mod tests {
         assert_eq!(names(&at_last), ["c2", "c1", "c0"]);
         // Without a stable order the early point would sort c0 first: the order really is fixed.
         let own = StableOrder::new(&trie, &early, None, Metric::Bytes);
-        assert_eq!(names(&build_view(&trie, &early, &own, 0, &opts)), ["c0", "c1", "c2"]);
+        assert_eq!(
+            names(&build_view(&trie, &early, &own, 0, &opts)),
+            ["c0", "c1", "c2"]
+        );
     }
 
     #[test]

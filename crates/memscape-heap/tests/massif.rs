@@ -44,7 +44,11 @@ struct MsPrint {
 
 fn ms_print(path: &Path) -> MsPrint {
     let out = tool("ms_print", "valgrind").arg(path).output().unwrap();
-    assert!(out.status.success(), "ms_print failed on {}", path.display());
+    assert!(
+        out.status.success(),
+        "ms_print failed on {}",
+        path.display()
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let mut result = MsPrint::default();
     for line in text.lines() {
@@ -181,7 +185,14 @@ fn heap_tree_over_kate_snapshots() {
     assert_eq!(report.total_bytes, peak.mem_heap_b);
     assert_eq!(report.snapshot, Some(peak.number));
     let json = serde_json_value(&report);
-    for key in ["name", "bytes", "objects", "children", "time", "total_bytes"] {
+    for key in [
+        "name",
+        "bytes",
+        "objects",
+        "children",
+        "time",
+        "total_bytes",
+    ] {
         assert!(json.get(key).is_some(), "missing key {key}: {json}");
     }
     let suspects = massif_leak_suspects(&file, &heap, Some(1));
@@ -193,7 +204,10 @@ fn heap_tree_over_kate_snapshots() {
         ..HeapTreeOptions::default()
     };
     let err = heaptree_massif(&file, &opts).unwrap_err().to_string();
-    assert!(err.contains("massif.out.kate") && err.contains("no heap tree"), "{err}");
+    assert!(
+        err.contains("massif.out.kate") && err.contains("no heap tree"),
+        "{err}"
+    );
 }
 
 fn serde_json_value(report: &memscape_heap::HeapTreeReport) -> serde_json::Value {
@@ -209,7 +223,7 @@ __attribute__((noinline)) void *scratch(size_t n) { void *p = malloc(n); memset(
 int main(void) {
     for (int i = 0; i < 400; i++) {
         keep[i] = grow(1000 + 10 * i);
-        void *t = scratch(50000);
+        void *t = scratch(5000);
         if (i % 3 == 0) free(t);
     }
     for (int i = 0; i < 400; i += 2) free(keep[i]);
@@ -241,7 +255,11 @@ fn recorded_massif_file_agrees_with_ms_print() {
         .unwrap();
     assert!(status.success());
     let file = check_against_ms_print(&out);
-    assert!(file.snapshots.len() > 10, "{} snapshots", file.snapshots.len());
+    assert!(
+        file.snapshots.len() > 10,
+        "{} snapshots",
+        file.snapshots.len()
+    );
     assert!(file.detailed().len() > 2);
     // The grow() site holds the most at the peak.
     let opts = HeapTreeOptions {
@@ -253,19 +271,12 @@ fn recorded_massif_file_agrees_with_ms_print() {
         ..HeapTreeOptions::default()
     };
     let report = heaptree_massif(&file, &opts).unwrap();
-    let biggest = report.tree.children.iter().max_by_key(|c| c.bytes).unwrap();
-    assert!(
-        biggest.name.contains("scratch") || biggest.name.contains("grow"),
-        "{}",
-        biggest.name
-    );
-    assert!(
-        report
-            .tree
-            .children
-            .iter()
-            .any(|c| c.name.contains("grow (prog.c:")),
-        "{:?}",
-        report.tree.children
-    );
+    // Both sites hold a large share at the peak: both are shown, with file:line from -g.
+    for site in ["grow (prog.c:", "scratch (prog.c:"] {
+        assert!(
+            report.tree.children.iter().any(|c| c.name.contains(site)),
+            "{site}: {:?}",
+            report.tree.children
+        );
+    }
 }

@@ -54,7 +54,13 @@ fn apply(mut bytes: Vec<u8>, mutations: &[Mutation]) -> Vec<u8> {
             break;
         }
         let line_starts: Vec<usize> = std::iter::once(0)
-            .chain(bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i + 1))
+            .chain(
+                bytes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
             .filter(|&i| i < bytes.len())
             .collect();
         let line = |i: usize| {
@@ -132,7 +138,11 @@ fn mutated_kate_file_once() {
     // The big file once with a few fixed mutations (it is too large for many cases).
     let bytes = apply(
         real("massif.out.kate"),
-        &[Mutation::DeleteLine(40), Mutation::Flip(5000, b'x'), Mutation::DuplicateLine(37)],
+        &[
+            Mutation::DeleteLine(40),
+            Mutation::Flip(5000, b'x'),
+            Mutation::DuplicateLine(37),
+        ],
     );
     let file = parse_massif("kate-mutated", &bytes).unwrap();
     assert!(file.warnings.total() >= 1, "{}", file.warnings);

@@ -107,7 +107,11 @@ fn check_point(heap: &mut TraceHeap<'_>, trace: &Trace, applied: u64) {
     let trie = heap.trie();
     for &thread_node in trie.children(0) {
         let name = trie.name(thread_node);
-        let t = trace.threads.iter().position(|&s| trace.strings.get(s) == name).unwrap() as u32;
+        let t = trace
+            .threads
+            .iter()
+            .position(|&s| trace.strings.get(s) == name)
+            .unwrap() as u32;
         let want: u64 = expected
             .iter()
             .filter(|(k, _)| k.0 == t)
