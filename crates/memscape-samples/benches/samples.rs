@@ -39,6 +39,12 @@ fn synthetic() -> (Samples, Topology) {
             t
         })
         .collect();
+    // The same time stamps in random order, so clustering pays for a real sort.
+    let mut shuffled = time.clone();
+    for i in (1..N).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        shuffled.swap(i, j);
+    }
     let take = |c: &Column| -> Column {
         let data = match &c.data {
             ColumnData::U64(v) => ColumnData::U64(picks.iter().map(|&p| v[p]).collect()),
@@ -65,6 +71,12 @@ fn synthetic() -> (Samples, Topology) {
         name: "time".into(),
         kind: AttrKind::Quantitative,
         data: ColumnData::U64(time),
+        unknown: Bitset::new(N),
+    });
+    columns.push(Column {
+        name: "time_shuffled".into(),
+        kind: AttrKind::Quantitative,
+        data: ColumnData::U64(shuffled),
         unknown: Bitset::new(N),
     });
     let samples = Samples {
@@ -150,6 +162,23 @@ fn bench(c: &mut Criterion) {
                 &mapping,
                 ClusterParams {
                     attribute: "time".into(),
+                    metric: Metric::Imbalance,
+                    kind: ResourceKind::L2,
+                    window: 1000,
+                    step: 250,
+                },
+                None,
+            ))
+        })
+    });
+    g.bench_function("cluster_shuffled_time_w1000_d250_l2_imbalance", |b| {
+        b.iter(|| {
+            black_box(cluster_tree(
+                &samples,
+                &topology,
+                &mapping,
+                ClusterParams {
+                    attribute: "time_shuffled".into(),
                     metric: Metric::Imbalance,
                     kind: ResourceKind::L2,
                     window: 1000,

@@ -371,3 +371,50 @@ fn selections_recompute_the_mapping() {
     keys.sort_unstable();
     assert_eq!(keys, ["cycles", "name", "samples"]);
 }
+
+#[test]
+fn histograms_equal_direct_binning() {
+    let samples = load(DataSourceRadix::Auto);
+    let (header, rows) = raw_rows();
+    let (li, ci) = (col(&header, "latency"), col(&header, "cpu"));
+    let lat: Vec<f64> = rows.iter().map(|r| r[li].parse().unwrap()).collect();
+    let sel = select_range(&samples, &RangeSpec::parse("cpu=0..7").unwrap()).unwrap();
+    let h = memscape_samples::histogram(&samples, "latency", 12, Some(&sel)).unwrap();
+    let (lo, hi) = lat
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let width = (hi - lo) / 12.0;
+    let mut counts = [0u64; 12];
+    let mut selected = [0u64; 12];
+    for (r, &v) in rows.iter().zip(&lat) {
+        let b = (((v - lo) / width) as usize).min(11);
+        counts[b] += 1;
+        if r[ci].parse::<u32>().unwrap() <= 7 {
+            selected[b] += 1;
+        }
+    }
+    assert_eq!(h.bins.iter().map(|b| b.count).collect::<Vec<_>>(), counts);
+    assert_eq!(
+        h.bins.iter().map(|b| b.selected).collect::<Vec<_>>(),
+        selected
+    );
+    // Qualitative: one bin per cpu in order of first appearance.
+    let h = memscape_samples::histogram(&samples, "cpu", 12, None).unwrap();
+    let mut order: Vec<String> = Vec::new();
+    let mut per: HashMap<String, u64> = HashMap::new();
+    for r in &rows {
+        if !order.contains(&r[ci]) {
+            order.push(r[ci].clone());
+        }
+        *per.entry(r[ci].clone()).or_default() += 1;
+    }
+    let got: Vec<(String, u64)> = h
+        .bins
+        .iter()
+        .map(|b| (b.label.clone().unwrap(), b.count))
+        .collect();
+    let want: Vec<(String, u64)> = order.iter().map(|c| (c.clone(), per[c])).collect();
+    assert_eq!(got, want);
+}
