@@ -1,1 +1,74 @@
-fn main() {}
+//! Criterion benchmarks: Levenshtein all pairs, Rips persistence on Ripser's sphere and on
+//! Levenshtein windows, and the whole cycles pipeline on the committed demo trace.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use memscape_cycles::levenshtein::{make_windows, window_distances};
+use memscape_cycles::records::{SymbolMode, record_symbols, select_records};
+use memscape_cycles::symbolize::LoadBase;
+use memscape_cycles::{MatrixFormat, RecordFilter, RipsOptions, read_matrix, read_trace};
+
+fn benches(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
+    let sphere = read_matrix(
+        &root.join("../../../shared/data/ripser/sphere_3_192.lower_distance_matrix"),
+        MatrixFormat::LowerDistance,
+    )
+    .unwrap();
+    c.bench_function("rips H0-H1 sphere_3_192", |b| {
+        b.iter(|| memscape_cycles::rips_persistence(&sphere, &RipsOptions::default()).unwrap())
+    });
+    c.bench_function("rips H0-H2 sphere_3_192 (Z/2)", |b| {
+        b.iter(|| {
+            memscape_cycles::rips_persistence(
+                &sphere,
+                &RipsOptions {
+                    max_dim: 2,
+                    modulus: 2,
+                    ..RipsOptions::default()
+                },
+            )
+            .unwrap()
+        })
+    });
+
+    let trace = read_trace(&root.join("../../assets/demo/sort.lackey.zst"), None).unwrap();
+    let records = select_records(
+        &trace,
+        None,
+        LoadBase::Detect,
+        &RecordFilter {
+            record_range: Some(0..3000),
+            ..RecordFilter::default()
+        },
+    )
+    .unwrap();
+    let (symbols, alphabet) = record_symbols(&records, SymbolMode::Address).unwrap();
+    let windows = make_windows(&symbols, 10).unwrap();
+    c.bench_function("levenshtein all pairs, demo trace 3000 records", |b| {
+        b.iter(|| window_distances(&windows, alphabet).unwrap())
+    });
+    let dist = window_distances(&windows, alphabet).unwrap();
+    c.bench_function("rips H0-H1 of those windows", |b| {
+        b.iter(|| memscape_cycles::rips_persistence(&dist, &RipsOptions::default()).unwrap())
+    });
+    let mut group = c.benchmark_group("pipeline");
+    group.sample_size(10);
+    group.bench_function("cycles end to end, demo trace 3000 records", |b| {
+        b.iter(|| {
+            memscape_cycles::analyze_records(
+                records.clone(),
+                &memscape_cycles::CyclesOptions::default(),
+            )
+            .unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(cycles, benches);
+criterion_main!(cycles);

@@ -328,7 +328,7 @@ mod tests {
         let m = parse_matrix("d", b"0 1 2\n1 0 3\n2 3 0\n", MatrixFormat::Distance).unwrap();
         assert_eq!(m.entries(), &[1.0, 2.0, 3.0]);
         let err = parse_matrix("d", b"0 1\n1 0 3\n", MatrixFormat::Distance).unwrap_err();
-        assert!(err.to_string().starts_with("d:1:"), "{err}");
+        assert!(err.to_string().starts_with("d:2:"), "{err}");
         let p = parse_matrix("p", b"0 0\n3 4\n", MatrixFormat::PointCloud).unwrap();
         assert_eq!(p.distance(0, 1), 5.0);
         assert!(parse_matrix("p", b"0 0\n3\n", MatrixFormat::PointCloud).is_err());

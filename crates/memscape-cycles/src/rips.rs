@@ -160,7 +160,13 @@ pub fn rips_persistence<D: DistanceMatrix>(
     let mut dims = vec![Vec::new(); options.max_dim + 1];
     let mut cocycles = Vec::new();
     let mut simplices = Vec::new();
+    let started = std::time::Instant::now();
     let mut columns_to_reduce = engine.compute_dim_0_pairs(&mut simplices, &mut dims[0]);
+    tracing::debug!(
+        "rips: {n} points, threshold {threshold}, H0 in {:.2?}, {} columns to reduce in dimension 1",
+        started.elapsed(),
+        columns_to_reduce.len()
+    );
     for dim in 1..=options.max_dim {
         let mut pivot_column_index = PivotMap::default();
         pivot_column_index.reserve(columns_to_reduce.len());
@@ -170,6 +176,11 @@ pub fn rips_persistence<D: DistanceMatrix>(
             dim,
             &mut dims[dim],
             &mut cocycles,
+        );
+        tracing::debug!(
+            "rips: H{dim} done after {:.2?} ({} bars)",
+            started.elapsed(),
+            dims[dim].len()
         );
         if dim < options.max_dim {
             columns_to_reduce =

@@ -98,7 +98,10 @@ fn noisy_circle_matches_dreimac() {
     let theirs: Vec<f64> = serde_json::from_str(&json).unwrap();
     assert_eq!(theirs.len(), n);
     let correlation = circular_correlation(&ours.theta, &theirs);
-    assert!(correlation >= 0.99, "circular correlation with DREiMac {correlation}");
+    assert!(
+        correlation >= 0.99,
+        "circular correlation with DREiMac {correlation}"
+    );
     // And the measure is not vacuous: a scrambled coordinate does not correlate.
     let scrambled: Vec<f64> = (0..n).map(|k| theirs[(k * 7 + 3) % n]).collect();
     assert!(circular_correlation(&ours.theta, &scrambled) < 0.5);

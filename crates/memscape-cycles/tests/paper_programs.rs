@@ -44,7 +44,12 @@ fn run(case: &Case) -> String {
         "{}: the filter kept records of other functions",
         case.name
     );
-    assert!(report.records.iter().all(|r| r.line.is_some() && r.file.is_some()));
+    assert!(
+        report
+            .records
+            .iter()
+            .all(|r| r.line.is_some() && r.file.is_some())
+    );
     let windings: Vec<f64> = report
         .parameterizations
         .iter()
@@ -67,7 +72,10 @@ fn run(case: &Case) -> String {
         report.unique_windows,
         report.barcode.len(),
         matching.map_or("none".to_owned(), |(p, _)| p.rank.to_string()),
-        windings.iter().map(|w| (w * 100.0).round() / 100.0).collect::<Vec<_>>()
+        windings
+            .iter()
+            .map(|w| (w * 100.0).round() / 100.0)
+            .collect::<Vec<_>>()
     );
     eprintln!("{row}");
     assert!(

@@ -79,7 +79,12 @@ fn random_point_clouds_match_ripser() {
         )
         .unwrap();
         let theirs = ripser_oracle(&path, "points", 2, 3);
-        assert_same_barcodes(&as_pairs(&ours.barcode), &theirs, 1e-6, &format!("cloud {case}"));
+        assert_same_barcodes(
+            &as_pairs(&ours.barcode),
+            &theirs,
+            1e-6,
+            &format!("cloud {case}"),
+        );
         // Same points through the in-memory constructor.
         let direct = LowerDistanceMatrix::from_points(&points).unwrap();
         let again = rips_persistence(
@@ -106,7 +111,11 @@ fn levenshtein_matrices_of_a_real_lackey_trace_match_ripser() {
         ..RecordFilter::default()
     };
     let records = select_records(&trace, Some(&exe), LoadBase::Detect, &filter).unwrap();
-    assert!(records.len() > 50, "{} records in bubble_sort", records.len());
+    assert!(
+        records.len() > 50,
+        "{} records in bubble_sort",
+        records.len()
+    );
     // Also a slice of the whole process (mostly the dynamic loader), a different texture.
     let loader_part: Vec<_> = select_records(
         &trace,
@@ -120,7 +129,11 @@ fn levenshtein_matrices_of_a_real_lackey_trace_match_ripser() {
     .unwrap();
     for (what, recs, mode) in [
         ("bubble_sort addresses", &records, SymbolMode::Address),
-        ("bubble_sort cache lines", &records, SymbolMode::CacheLine(16)),
+        (
+            "bubble_sort cache lines",
+            &records,
+            SymbolMode::CacheLine(16),
+        ),
         ("loader slice", &loader_part, SymbolMode::AddressKind),
     ] {
         let (symbols, alphabet) = record_symbols(recs, mode).unwrap();

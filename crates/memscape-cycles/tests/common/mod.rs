@@ -9,7 +9,13 @@ use memscape_cycles::PersistenceReport;
 
 /// `../shared/data` relative to the repository root.
 pub fn shared_data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+    crate_dir().join("../../../shared/data")
+}
+
+/// The crate's directory with symlinks resolved (the repository may be reached through one).
+pub fn crate_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    dir.canonicalize().unwrap_or_else(|_| dir.to_owned())
 }
 
 /// Runs a Python script; a missing module fails the test naming the pip package.
@@ -52,7 +58,12 @@ print(json.dumps([[[float(b), None if np.isinf(d) else float(d)] for b, d in dgm
 "#;
 
 /// The barcode ripser.py computes for a file (`lower` distance matrix or `points`).
-pub fn ripser_oracle(path: &Path, format: &str, max_dim: usize, modulus: u16) -> Vec<Vec<(f64, Option<f64>)>> {
+pub fn ripser_oracle(
+    path: &Path,
+    format: &str,
+    max_dim: usize,
+    modulus: u16,
+) -> Vec<Vec<(f64, Option<f64>)>> {
     let json = python(
         RIPSER_SCRIPT,
         &[
