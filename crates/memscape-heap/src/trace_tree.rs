@@ -74,11 +74,11 @@ pub fn size_class(bytes: u64) -> u32 {
 /// Human name of a size class.
 pub fn size_class_name(class: u32) -> String {
     fn fmt(b: u128) -> String {
-        if b >= 1 << 30 && b % (1 << 30) == 0 {
+        if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
             format!("{} GiB", b >> 30)
-        } else if b >= 1 << 20 && b % (1 << 20) == 0 {
+        } else if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
             format!("{} MiB", b >> 20)
-        } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+        } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
             format!("{} KiB", b >> 10)
         } else {
             format!("{b} B")
