@@ -1,1 +1,23 @@
-//! memscape GPU renderer.
+//! memscape's GPU renderer.
+//!
+//! Every view's pipelines live here, written against plain wgpu; nothing in this crate knows egui
+//! or the application. The same pipelines draw into egui's render pass (through the app's paint
+//! callbacks) and into offscreen textures for `memscape render` and the golden-image tests.
+//!
+//! Each GPU computation has a CPU twin in the same module (`cpu_reference`), and tests hold the
+//! two together on Mesa's lavapipe with a stated tolerance.
+
+pub mod alloc_map;
+pub mod color;
+pub mod context;
+pub mod error;
+pub mod golden;
+pub mod image;
+pub mod offscreen;
+pub mod shader;
+pub mod u64_split;
+
+pub use context::{AdapterChoice, GpuContext};
+pub use error::RenderError;
+pub use image::RgbaImage;
+pub use offscreen::OffscreenTarget;

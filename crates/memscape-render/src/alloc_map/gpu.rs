@@ -1,0 +1,72 @@
+//! GPU-side structs of the allocation map. Keep in sync with `shaders/alloc_map_common.wgsl`.
+
+use bytemuck::{Pod, Zeroable};
+
+/// One block: where it sits on the collapsed address axis and how it is coloured.
+/// Keep in sync with `AllocBlock` in `shaders/alloc_map_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct AllocBlockGpu {
+    /// (lo, hi) start on the collapsed address axis.
+    pub addr: [u32; 2],
+    /// (lo, hi) size in bytes.
+    pub size: [u32; 2],
+    /// sRGB rgba8 packed as `unpack4x8unorm` reads it (categorical colouring).
+    pub color: u32,
+    /// Attribute in [0, 1] (quantitative colouring).
+    pub attr: f32,
+}
+const _: () = assert!(std::mem::size_of::<AllocBlockGpu>() == 24);
+
+impl AllocBlockGpu {
+    pub fn new(addr: u64, size: u64, color: [u8; 4], attr: f32) -> Self {
+        Self {
+            addr: crate::u64_split::split(addr),
+            size: crate::u64_split::split(size),
+            color: crate::color::pack_rgba8(color),
+            attr,
+        }
+    }
+}
+
+/// A block's lifetime on the active time axis (wall nanoseconds or event index), end exclusive.
+/// Kept apart from [`AllocBlockGpu`] so that switching the time axis re-uploads only this.
+/// Keep in sync with `BlockTime` in `shaders/alloc_map_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct BlockTimeGpu {
+    pub start: [u32; 2],
+    pub end: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<BlockTimeGpu>() == 16);
+
+impl BlockTimeGpu {
+    /// A zero-length lifetime would have no area at all; it is widened to one time unit.
+    pub fn new(start: u64, end: u64) -> Self {
+        Self {
+            start: crate::u64_split::split(start),
+            end: crate::u64_split::split(end.max(start.saturating_add(1))),
+        }
+    }
+}
+
+/// The view uniform. Keep in sync with `AllocMapView` in `shaders/alloc_map_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct AllocMapViewGpu {
+    pub origin_time: [u32; 2],
+    pub origin_addr: [u32; 2],
+    pub origin_frac: [f32; 2],
+    pub scale: [f32; 2],
+    pub viewport_px: [f32; 2],
+    pub resolve_origin_px: [f32; 2],
+    pub alpha: f32,
+    pub cushion_kind: u32,
+    pub cushion_strength: f32,
+    pub color_mode: u32,
+    pub background: [f32; 4],
+    pub light: [f32; 4],
+    pub output_srgb_encode: u32,
+    pub _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 112);

@@ -1,0 +1,653 @@
+//! The allocation map (Moreta & Telea): every block a rectangle in time × address, drawn with
+//! exact box-filter coverage, the biased anti-aliasing of their Eq. 1, and cushion shading.
+//!
+//! Three pieces, so that several views can share one upload:
+//! * [`AllocMapPipelines`]: pipelines and layouts, one per device;
+//! * [`AllocMapData`]: a dataset's blocks in storage buffers, split into chunks below the
+//!   device's binding limit, uploaded once;
+//! * [`AllocMapFrame`]: one view's uniform and accumulation targets. Zoom and pan change only the
+//!   uniform.
+
+pub mod cpu_reference;
+pub mod gpu;
+
+use std::collections::HashMap;
+
+pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu};
+
+use crate::color::needs_shader_srgb_encode;
+use crate::context::RendererFeatures;
+use crate::offscreen::OFFSCREEN_FORMAT;
+use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+
+/// How blocks are shaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CushionKind {
+    None,
+    /// Parabolic profile: strong structure, dark borders, bright centre.
+    #[default]
+    Parabolic,
+    /// Flat top with bevelled edges.
+    Plateau,
+}
+
+impl CushionKind {
+    fn gpu(self) -> u32 {
+        match self {
+            CushionKind::None => 0,
+            CushionKind::Parabolic => 1,
+            CushionKind::Plateau => 2,
+        }
+    }
+}
+
+/// Whether colours (categorical attributes) or attribute values (quantitative) are averaged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorMode {
+    /// Each block carries a colour; Eq. 1 averages colours weighted by f^α.
+    #[default]
+    Categorical,
+    /// Each block carries a value in [0, 1]; Eq. 1 averages values, then the blue → red ramp.
+    Quantitative,
+}
+
+/// What part of the (time, collapsed address) plane is shown, and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AllocMapView {
+    /// Integer part of the time at the left edge.
+    pub time_origin: u64,
+    /// Fractional part of the time at the left edge, in [0, 1).
+    pub time_origin_frac: f32,
+    /// Integer part of the collapsed address at the bottom edge.
+    pub addr_origin: u64,
+    pub addr_origin_frac: f32,
+    pub pixels_per_time: f32,
+    pub pixels_per_byte: f32,
+    /// The bias α of Eq. 1 (> 0; low values emphasise few, thin blocks).
+    pub alpha: f32,
+    pub cushion: CushionKind,
+    pub cushion_strength: f32,
+    pub color_mode: ColorMode,
+    /// c_B, the colour of free memory, linear RGB.
+    pub background_linear: [f32; 3],
+}
+
+impl AllocMapView {
+    /// A view showing `[t0, t1) × [a0, a1)` in a target of `width`×`height` pixels.
+    pub fn fit(t0: u64, t1: u64, a0: u64, a1: u64, width: u32, height: u32) -> Self {
+        let span_t = (t1.saturating_sub(t0)).max(1) as f64;
+        let span_a = (a1.saturating_sub(a0)).max(1) as f64;
+        Self {
+            time_origin: t0,
+            time_origin_frac: 0.0,
+            addr_origin: a0,
+            addr_origin_frac: 0.0,
+            pixels_per_time: (f64::from(width) / span_t) as f32,
+            pixels_per_byte: (f64::from(height) / span_a) as f32,
+            alpha: 0.5,
+            cushion: CushionKind::Parabolic,
+            cushion_strength: 1.0,
+            color_mode: ColorMode::Categorical,
+            background_linear: [0.012, 0.014, 0.02],
+        }
+    }
+
+    /// Light from the upper left, slightly towards the viewer.
+    pub fn light(&self) -> [f32; 3] {
+        let l = [-0.45f32, -0.55, 0.7];
+        let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
+        l.map(|v| v / n)
+    }
+
+    fn gpu(
+        &self,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target: wgpu::TextureFormat,
+    ) -> AllocMapViewGpu {
+        let l = self.light();
+        AllocMapViewGpu {
+            origin_time: crate::u64_split::split(self.time_origin),
+            origin_addr: crate::u64_split::split(self.addr_origin),
+            origin_frac: [self.time_origin_frac, self.addr_origin_frac],
+            scale: [self.pixels_per_time, self.pixels_per_byte],
+            viewport_px: [size[0] as f32, size[1] as f32],
+            resolve_origin_px,
+            alpha: self.alpha.max(1e-3),
+            cushion_kind: self.cushion.gpu(),
+            cushion_strength: self.cushion_strength,
+            color_mode: match self.color_mode {
+                ColorMode::Categorical => 0,
+                ColorMode::Quantitative => 1,
+            },
+            background: [
+                self.background_linear[0],
+                self.background_linear[1],
+                self.background_linear[2],
+                1.0,
+            ],
+            light: [l[0], l[1], l[2], 0.0],
+            output_srgb_encode: u32::from(needs_shader_srgb_encode(target)),
+            _pad: [0; 3],
+        }
+    }
+}
+
+/// Pipelines and bind-group layouts of the allocation map, one set per device.
+pub struct AllocMapPipelines {
+    features: RendererFeatures,
+    view_layout: wgpu::BindGroupLayout,
+    blocks_layout: wgpu::BindGroupLayout,
+    resolve_layout: wgpu::BindGroupLayout,
+    accumulate: wgpu::RenderPipeline,
+    resolve_module: wgpu::ShaderModule,
+    resolve_pipeline_layout: wgpu::PipelineLayout,
+    resolve: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+}
+
+fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: true },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn float_texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: false },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: None,
+    }
+}
+
+const ADDITIVE: wgpu::BlendState = wgpu::BlendState {
+    color: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    },
+    alpha: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    },
+};
+
+impl AllocMapPipelines {
+    pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
+        let features = RendererFeatures::of(device);
+        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::view_layout"),
+            entries: &[uniform_entry(
+                0,
+                wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
+            )],
+        });
+        let blocks_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::blocks_layout"),
+            entries: &[storage_entry(0), storage_entry(1)],
+        });
+        let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::resolve_layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
+                float_texture_entry(1),
+                float_texture_entry(2),
+            ],
+        });
+        let accumulate_module = shader::create_module(device, "alloc_map_accumulate.wgsl")?;
+        let resolve_module = shader::create_module(device, "alloc_map_resolve.wgsl")?;
+        let accumulate_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("AllocMap::accumulate_layout"),
+            bind_group_layouts: &[Some(&view_layout), Some(&blocks_layout)],
+            immediate_size: 0,
+        });
+        let accumulate = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("AllocMap::accumulate"),
+            layout: Some(&accumulate_layout),
+            vertex: wgpu::VertexState {
+                module: &accumulate_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &accumulate_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[
+                    Some(wgpu::ColorTargetState {
+                        format: features.accumulation_format(),
+                        blend: Some(ADDITIVE),
+                        write_mask: wgpu::ColorWrites::ALL,
+                    }),
+                    Some(wgpu::ColorTargetState {
+                        format: features.coverage_format(),
+                        blend: Some(ADDITIVE),
+                        write_mask: wgpu::ColorWrites::ALL,
+                    }),
+                ],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let resolve_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("AllocMap::resolve_layout"),
+                bind_group_layouts: &[Some(&resolve_layout)],
+                immediate_size: 0,
+            });
+        Ok(Self {
+            features,
+            view_layout,
+            blocks_layout,
+            resolve_layout,
+            accumulate,
+            resolve_module,
+            resolve_pipeline_layout,
+            resolve: HashMap::new(),
+        })
+    }
+
+    /// The resolve pipeline for a target format, created on first use.
+    pub fn ensure_resolve(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
+        if self.resolve.contains_key(&format) {
+            return;
+        }
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("AllocMap::resolve"),
+            layout: Some(&self.resolve_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &self.resolve_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &self.resolve_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        self.resolve.insert(format, pipeline);
+    }
+}
+
+struct BlockChunk {
+    bind_group: wgpu::BindGroup,
+    blocks: wgpu::Buffer,
+    times: wgpu::Buffer,
+    count: u32,
+}
+
+/// A dataset's blocks on the GPU, uploaded once; split into chunks below the binding limit.
+pub struct AllocMapData {
+    chunks: Vec<BlockChunk>,
+    pub block_count: usize,
+}
+
+impl AllocMapData {
+    /// Largest number of blocks in one chunk for the given binding limit.
+    pub fn blocks_per_chunk(max_binding_bytes: u64) -> usize {
+        let per_block = std::mem::size_of::<AllocBlockGpu>() as u64;
+        ((max_binding_bytes / per_block).clamp(1, u64::from(u32::MAX))) as usize
+    }
+
+    pub fn upload(
+        device: &wgpu::Device,
+        pipelines: &AllocMapPipelines,
+        blocks: &[AllocBlockGpu],
+        times: &[BlockTimeGpu],
+    ) -> Self {
+        let per_chunk = Self::blocks_per_chunk(pipelines.features.max_storage_binding_bytes);
+        Self::upload_chunked(device, pipelines, blocks, times, per_chunk)
+    }
+
+    /// [`Self::upload`] with an explicit chunk size (tests exercise the split with small ones).
+    pub fn upload_chunked(
+        device: &wgpu::Device,
+        pipelines: &AllocMapPipelines,
+        blocks: &[AllocBlockGpu],
+        times: &[BlockTimeGpu],
+        per_chunk: usize,
+    ) -> Self {
+        use wgpu::util::DeviceExt;
+        let n = blocks.len().min(times.len());
+        let per_chunk = per_chunk.max(1);
+        let mut chunks = Vec::new();
+        let mut start = 0;
+        while start < n {
+            let end = (start + per_chunk).min(n);
+            let blocks_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("AllocMapData::blocks"),
+                contents: bytemuck::cast_slice(&blocks[start..end]),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            });
+            let times_buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("AllocMapData::times"),
+                contents: bytemuck::cast_slice(&times[start..end]),
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            });
+            let bind_group = Self::bind(device, pipelines, &blocks_buf, &times_buf);
+            chunks.push(BlockChunk {
+                bind_group,
+                blocks: blocks_buf,
+                times: times_buf,
+                count: (end - start) as u32,
+            });
+            start = end;
+        }
+        Self {
+            chunks,
+            block_count: n,
+        }
+    }
+
+    fn bind(
+        device: &wgpu::Device,
+        pipelines: &AllocMapPipelines,
+        blocks: &wgpu::Buffer,
+        times: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("AllocMapData::bind_group"),
+            layout: &pipelines.blocks_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: blocks.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: times.as_entire_binding(),
+                },
+            ],
+        })
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Replaces the time axis (wall time ↔ event index) without touching the blocks.
+    pub fn replace_times(&self, queue: &wgpu::Queue, times: &[BlockTimeGpu]) {
+        let mut start = 0usize;
+        for chunk in &self.chunks {
+            let end = start + chunk.count as usize;
+            if let Some(slice) = times.get(start..end) {
+                queue.write_buffer(&chunk.times, 0, bytemuck::cast_slice(slice));
+            }
+            start = end;
+        }
+    }
+
+    /// Replaces colours and attributes (a new colour mapping) without touching the times.
+    pub fn replace_blocks(&self, queue: &wgpu::Queue, blocks: &[AllocBlockGpu]) {
+        let mut start = 0usize;
+        for chunk in &self.chunks {
+            let end = start + chunk.count as usize;
+            if let Some(slice) = blocks.get(start..end) {
+                queue.write_buffer(&chunk.blocks, 0, bytemuck::cast_slice(slice));
+            }
+            start = end;
+        }
+    }
+}
+
+struct AccumTargets {
+    size: [u32; 2],
+    weighted: wgpu::TextureView,
+    coverage: wgpu::TextureView,
+    resolve_bind_group: wgpu::BindGroup,
+}
+
+/// One view of the allocation map: its uniform and accumulation targets.
+pub struct AllocMapFrame {
+    uniform: wgpu::Buffer,
+    view_bind_group: wgpu::BindGroup,
+    targets: Option<AccumTargets>,
+    target_format: wgpu::TextureFormat,
+}
+
+impl AllocMapFrame {
+    pub fn new(device: &wgpu::Device, pipelines: &AllocMapPipelines) -> Self {
+        let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("AllocMapFrame::view"),
+            size: std::mem::size_of::<AllocMapViewGpu>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let view_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("AllocMapFrame::view_bind_group"),
+            layout: &pipelines.view_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniform.as_entire_binding(),
+            }],
+        });
+        Self {
+            uniform,
+            view_bind_group,
+            targets: None,
+            target_format: OFFSCREEN_FORMAT,
+        }
+    }
+
+    fn ensure_targets(
+        &mut self,
+        device: &wgpu::Device,
+        pipelines: &AllocMapPipelines,
+        size: [u32; 2],
+    ) {
+        if self.targets.as_ref().is_some_and(|t| t.size == size) {
+            return;
+        }
+        let make = |label: &str, format| {
+            device
+                .create_texture(&wgpu::TextureDescriptor {
+                    label: Some(label),
+                    size: wgpu::Extent3d {
+                        width: size[0],
+                        height: size[1],
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                        | wgpu::TextureUsages::TEXTURE_BINDING,
+                    view_formats: &[],
+                })
+                .create_view(&wgpu::TextureViewDescriptor::default())
+        };
+        let weighted = make(
+            "AllocMapFrame::weighted_sums",
+            pipelines.features.accumulation_format(),
+        );
+        let coverage = make(
+            "AllocMapFrame::coverage_sums",
+            pipelines.features.coverage_format(),
+        );
+        let resolve_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("AllocMapFrame::resolve_bind_group"),
+            layout: &pipelines.resolve_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.uniform.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&weighted),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::TextureView(&coverage),
+                },
+            ],
+        });
+        self.targets = Some(AccumTargets {
+            size,
+            weighted,
+            coverage,
+            resolve_bind_group,
+        });
+    }
+
+    /// Writes the uniform and records the accumulation pass. `size` is the view's size in
+    /// pixels, `resolve_origin_px` where its top-left corner lies in the final target.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        pipelines: &mut AllocMapPipelines,
+        data: &AllocMapData,
+        view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+    ) {
+        let size = [size[0].max(1), size[1].max(1)];
+        pipelines.ensure_resolve(device, target_format);
+        self.ensure_targets(device, pipelines, size);
+        self.target_format = target_format;
+        let gpu = view.gpu(size, resolve_origin_px, target_format);
+        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
+        let Some(targets) = &self.targets else {
+            return;
+        };
+        let clear = wgpu::Operations {
+            load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+            store: wgpu::StoreOp::Store,
+        };
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("AllocMap::accumulate"),
+            color_attachments: &[
+                Some(wgpu::RenderPassColorAttachment {
+                    view: &targets.weighted,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: clear,
+                }),
+                Some(wgpu::RenderPassColorAttachment {
+                    view: &targets.coverage,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: clear,
+                }),
+            ],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&pipelines.accumulate);
+        pass.set_bind_group(0, &self.view_bind_group, &[]);
+        for chunk in &data.chunks {
+            pass.set_bind_group(1, &chunk.bind_group, &[]);
+            pass.draw(0..6, 0..chunk.count);
+        }
+    }
+
+    /// Draws Eq. 1 into `pass`, whose viewport the caller has set to the view's rectangle.
+    pub fn resolve(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &AllocMapPipelines) {
+        let (Some(targets), Some(pipeline)) =
+            (&self.targets, pipelines.resolve.get(&self.target_format))
+        else {
+            return;
+        };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &targets.resolve_bind_group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+}
+
+/// Renders the allocation map headless into an image (what `memscape render` and the tests use).
+pub fn render_offscreen(
+    ctx: &GpuContext,
+    pipelines: &mut AllocMapPipelines,
+    data: &AllocMapData,
+    view: &AllocMapView,
+    width: u32,
+    height: u32,
+) -> Result<RgbaImage, RenderError> {
+    let target = OffscreenTarget::new(ctx, width, height)?;
+    let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("AllocMap::offscreen"),
+        });
+    frame.prepare(
+        &ctx.device,
+        &ctx.queue,
+        &mut encoder,
+        pipelines,
+        data,
+        view,
+        [width, height],
+        [0.0, 0.0],
+        OFFSCREEN_FORMAT,
+    );
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("AllocMap::offscreen_resolve"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &target.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        frame.resolve(&mut pass, pipelines);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    target.read(ctx)
+}

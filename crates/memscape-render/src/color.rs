@@ -1,0 +1,105 @@
+//! Colour handling shared by every view; CPU twin of `shaders/utils/color.wgsl`.
+//!
+//! Pipelines compute in linear light. Targets are non-sRGB 8-bit formats and the resolve passes
+//! encode sRGB themselves when [`needs_shader_srgb_encode`] says so: that is the one place where
+//! colour space is decided, for the GUI and headless alike.
+
+/// The five sRGB stops of the blue → red ramp (low → high). Keep in sync with `blue_red` in
+/// `shaders/utils/color.wgsl`.
+pub const BLUE_RED_STOPS: [[f32; 3]; 5] = [
+    [0.192, 0.212, 0.584],
+    [0.271, 0.459, 0.706],
+    [0.996, 0.878, 0.565],
+    [0.957, 0.427, 0.263],
+    [0.647, 0.000, 0.149],
+];
+
+pub fn srgb_to_linear(c: f32) -> f32 {
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+pub fn linear_to_srgb(c: f32) -> f32 {
+    let x = c.clamp(0.0, 1.0);
+    if x <= 0.003_130_8 {
+        x * 12.92
+    } else {
+        1.055 * x.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+/// Linear RGB of the blue → red ramp at `t` in [0, 1].
+pub fn blue_red(t: f32) -> [f32; 3] {
+    let t = t.clamp(0.0, 1.0) * 4.0;
+    let i = (t.floor() as usize).min(3);
+    let f = t - i as f32;
+    let a = BLUE_RED_STOPS[i];
+    let b = BLUE_RED_STOPS[i + 1];
+    std::array::from_fn(|k| {
+        let la = srgb_to_linear(a[k]);
+        let lb = srgb_to_linear(b[k]);
+        la + (lb - la) * f
+    })
+}
+
+/// Packs sRGB 8-bit channels the way WGSL's `unpack4x8unorm` reads them.
+pub fn pack_rgba8(rgba: [u8; 4]) -> u32 {
+    u32::from_le_bytes(rgba)
+}
+
+/// Whether a resolve pass writing to `format` must apply the sRGB transfer itself: true for the
+/// plain `*Unorm` formats (the hardware stores what the shader writes), false for `*UnormSrgb`.
+pub fn needs_shader_srgb_encode(format: wgpu::TextureFormat) -> bool {
+    !format.is_srgb()
+}
+
+/// A categorical palette of well-separated sRGB colours (Glasbey-like, tuned for dark and light
+/// backgrounds). Index wraps around.
+pub fn categorical(index: u32) -> [u8; 4] {
+    const PALETTE: [[u8; 3]; 16] = [
+        [0x4e, 0x79, 0xa7],
+        [0xf2, 0x8e, 0x2b],
+        [0xe1, 0x57, 0x59],
+        [0x76, 0xb7, 0xb2],
+        [0x59, 0xa1, 0x4f],
+        [0xed, 0xc9, 0x48],
+        [0xb0, 0x7a, 0xa1],
+        [0xff, 0x9d, 0xa7],
+        [0x9c, 0x75, 0x5f],
+        [0xba, 0xb0, 0xac],
+        [0x1f, 0x77, 0xb4],
+        [0xd6, 0x27, 0x28],
+        [0x2c, 0xa0, 0x2c],
+        [0x94, 0x67, 0xbd],
+        [0x8c, 0x56, 0x4b],
+        [0x17, 0xbe, 0xcf],
+    ];
+    let [r, g, b] = PALETTE[(index as usize) % PALETTE.len()];
+    [r, g, b, 255]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn srgb_round_trip() {
+        for i in 0..=255 {
+            let c = i as f32 / 255.0;
+            assert!((linear_to_srgb(srgb_to_linear(c)) - c).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn ramp_ends_are_the_end_stops() {
+        let lo = blue_red(0.0);
+        let hi = blue_red(1.0);
+        for k in 0..3 {
+            assert!((linear_to_srgb(lo[k]) - BLUE_RED_STOPS[0][k]).abs() < 1e-5);
+            assert!((linear_to_srgb(hi[k]) - BLUE_RED_STOPS[4][k]).abs() < 1e-5);
+        }
+    }
+}

@@ -1,0 +1,28 @@
+use std::path::PathBuf;
+
+/// Everything that can go wrong while setting up the GPU or producing an image.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("no usable GPU adapter ({wanted}); tried: {tried}")]
+    NoAdapter { wanted: String, tried: String },
+    #[error("could not create a device on {adapter}: {source}")]
+    RequestDevice {
+        adapter: String,
+        #[source]
+        source: wgpu::RequestDeviceError,
+    },
+    #[error("reading back the rendered image failed: {0}")]
+    Readback(String),
+    #[error("shader {name}: {message}")]
+    Shader { name: String, message: String },
+    #[error("{path}: {message}")]
+    Png { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("image size {width}x{height} is out of range (1..={max} per side)")]
+    BadSize { width: u32, height: u32, max: u32 },
+}

@@ -1,0 +1,87 @@
+// Allocation map, pass 1: every block's exact box-filter coverage of every pixel it touches,
+// accumulated additively into float targets (Moreta & Telea's biased anti-aliasing, Eq. 1).
+//
+//   target 0 (rgba): rgb = Σ f_i^α · c_i · L_i   (categorical)   or (Σ f_i^α a_i, Σ f_i^α L_i, 0)
+//                    a   = F = Σ f_i^α
+//   target 1 (r):    Σ f_i
+//
+// f_i is the block's area inside the pixel divided by the pixel's area, computed analytically, so
+// a block a thousandth of a pixel wide still adds its exact share. Quads are inflated to whole
+// pixels: the rasterizer only decides which pixels to visit, never how much a block covers.
+// CPU twin: crates/memscape-render/src/alloc_map/cpu_reference.rs.
+
+#import "utils/u64.wgsl"
+#import "utils/color.wgsl"
+#import "utils/cushion.wgsl"
+#import "alloc_map_common.wgsl"
+
+@group(0) @binding(0) var<uniform> view: AllocMapView;
+@group(1) @binding(0) var<storage, read> blocks: array<AllocBlock>;
+@group(1) @binding(1) var<storage, read> times: array<BlockTime>;
+
+struct VertexOut {
+    @builtin(position) position: vec4<f32>,
+    // Block rectangle in target pixels (x0, y0, x1, y1), y down, clamped near the viewport.
+    @location(0) @interpolate(flat) rect: vec4<f32>,
+    // Unclamped block size in pixels, for the cushion profile.
+    @location(1) @interpolate(flat) size_px: vec2<f32>,
+    // Unclamped top-left corner, for the cushion's u, v.
+    @location(2) @interpolate(flat) origin_px: vec2<f32>,
+    @location(3) @interpolate(flat) color: vec4<f32>,
+    @location(4) @interpolate(flat) attr: f32,
+}
+
+@vertex
+fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    let b = blocks[instance];
+    let t = times[instance];
+    let r = block_rect_px(view, b, t);
+    let margin = 2.0;
+    let lo = clamp(r.xy, vec2<f32>(-margin), view.viewport_px + margin);
+    let hi = clamp(r.zw, vec2<f32>(-margin), view.viewport_px + margin);
+
+    // Inflate to whole pixels: every pixel whose box the block touches has its centre inside.
+    let q0 = floor(lo);
+    let q1 = max(ceil(hi), q0 + 1.0);
+    // Two triangles from the vertex index bits: 0,1,2 / 2,1,3 over corners (x bit 0, y bit 1).
+    var corner_ids = array<u32, 6>(0u, 1u, 2u, 2u, 1u, 3u);
+    let c = corner_ids[vertex];
+    let p = vec2<f32>(select(q0.x, q1.x, (c & 1u) != 0u), select(q0.y, q1.y, (c & 2u) != 0u));
+    let ndc = vec2<f32>(p.x / view.viewport_px.x * 2.0 - 1.0, 1.0 - p.y / view.viewport_px.y * 2.0);
+
+    var out: VertexOut;
+    out.position = vec4<f32>(ndc, 0.0, 1.0);
+    out.rect = vec4<f32>(lo, hi);
+    out.size_px = r.zw - r.xy;
+    out.origin_px = r.xy;
+    out.color = unpack_rgba8_srgb_to_linear(b.color);
+    out.attr = b.attr;
+    return out;
+}
+
+struct FragmentOut {
+    @location(0) weighted: vec4<f32>,
+    @location(1) coverage: f32,
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> FragmentOut {
+    let pixel_lo = floor(in.position.xy);
+    let f = box_coverage(in.rect, pixel_lo);
+    if f <= 0.0 {
+        discard;
+    }
+    let w = pow(f, view.alpha);
+    let centre = pixel_lo + 0.5;
+    let uv = clamp((centre - in.origin_px) / max(in.size_px, vec2<f32>(1e-6)), vec2<f32>(0.0), vec2<f32>(1.0));
+    let lum = cushion_luminance(view.cushion_kind, view.cushion_strength, uv, in.size_px, view.light.xyz);
+
+    var out: FragmentOut;
+    if view.color_mode == COLOR_MODE_QUANTITATIVE {
+        out.weighted = vec4<f32>(w * in.attr, w * lum, 0.0, w);
+    } else {
+        out.weighted = vec4<f32>(w * in.color.rgb * lum, w);
+    }
+    out.coverage = f;
+    return out;
+}
