@@ -1,1 +1,36 @@
-fn main() {}
+//! Criterion benchmarks of the trace pipeline on the shared 1M-event heaptrack raw trace:
+//! text parse, .msc decode, info report, bin metrics.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use memscape_trace::bins::{BinBy, Bins, SizeClasses};
+use memscape_trace::info::{InfoOptions, info};
+use memscape_trace::metrics::BinMetrics;
+
+fn sample() -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
+    memscape_io::read_input(&path).expect("shared/data/heaptrack/sqlite_1M.raw.zst")
+}
+
+fn benches(c: &mut Criterion) {
+    let text = sample();
+    let trace = memscape_trace::load_bytes("sqlite_1M.raw", &text).unwrap();
+    let msc = memscape_trace::to_msc_bytes(&trace, &mut |_| {}).unwrap();
+    let mut g = c.benchmark_group("sqlite_1M");
+    g.sample_size(10);
+    g.bench_function("parse_heaptrack_raw_text", |b| {
+        b.iter(|| memscape_trace::load_bytes("sqlite_1M.raw", &text).unwrap())
+    });
+    g.bench_function("decode_msc", |b| {
+        b.iter(|| memscape_trace::from_msc_bytes("sqlite_1M.msc", &msc).unwrap())
+    });
+    g.bench_function("info_report", |b| b.iter(|| info(&trace, &InfoOptions::default())));
+    let bins = Bins::new(&trace, BinBy::SizeClass(SizeClasses::PowerOfTwo));
+    g.bench_function("bin_metrics_pow2", |b| b.iter(|| BinMetrics::compute(&trace, &bins)));
+    g.finish();
+}
+
+criterion_group!(trace_benches, benches);
+criterion_main!(trace_benches);

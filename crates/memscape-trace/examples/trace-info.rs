@@ -1,6 +1,7 @@
 //! `memscape info` without the GUI binary, for benchmarks: load a trace, print the report.
 //!
-//! `trace-info FILE [--json] [--symbolize]`, or `trace-info --convert IN OUT.msc`.
+//! `trace-info FILE [--json] [--symbolize] [--time-load]`, or `trace-info --convert IN OUT.msc`.
+//! `--time-load` prints the wall time of loading alone (`load_seconds …`) on stderr.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -29,7 +30,12 @@ fn main() -> ExitCode {
         eprintln!("usage: trace-info FILE [--json] [--symbolize]");
         return ExitCode::FAILURE;
     };
-    let mut trace = match memscape_trace::load(Path::new(file)) {
+    let started = std::time::Instant::now();
+    let loaded = memscape_trace::load(Path::new(file));
+    if args.iter().any(|a| a == "--time-load") {
+        eprintln!("load_seconds {:.6}", started.elapsed().as_secs_f64());
+    }
+    let mut trace = match loaded {
         Ok(t) => t,
         Err(e) => {
             eprintln!("{e}");

@@ -86,17 +86,22 @@ impl Bins {
                 }
             }
             BinBy::SizeClass(SizeClasses::PowerOfTwo) => {
-                let classes: Vec<u32> = b.requested_size.iter().map(|&s| pow2_class(s)).collect();
-                let mut used: Vec<u32> = classes.clone();
-                used.sort_unstable();
-                used.dedup();
-                let index: std::collections::HashMap<u32, u32> = used
+                // Classes 0..=64; only the ones in use become bins.
+                let mut present = [false; 65];
+                for &s in &b.requested_size {
+                    present[pow2_class(s) as usize] = true;
+                }
+                let mut index = [0u32; 65];
+                let mut labels = Vec::new();
+                for (class, _) in present.iter().enumerate().filter(|(_, p)| **p) {
+                    index[class] = labels.len() as u32;
+                    labels.push(pow2_label(class as u32));
+                }
+                let block_bin = b
+                    .requested_size
                     .iter()
-                    .enumerate()
-                    .map(|(i, &c)| (c, i as u32))
+                    .map(|&s| index[pow2_class(s) as usize])
                     .collect();
-                let labels = used.iter().map(|&c| pow2_label(c)).collect();
-                let block_bin = classes.iter().map(|c| index[c]).collect();
                 (labels, block_bin)
             }
             BinBy::SizeClass(SizeClasses::Boundaries(bounds)) => {

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Peer benchmark for memscape-trace: `memscape info` work against heaptrack's own analysis
+# (heaptrack_interpret | heaptrack_print) on the same multi-million-event heaptrack raw trace,
+# recorded here from sqlite3 running an insert / index / update / delete workload; plus loading
+# the .msc conversion against parsing the text.
+#
+#   benches/trace/bench.sh [ROWS]        (default 150000 rows: about 2.5 million events)
+#
+# Needs the Debian packages heaptrack, sqlite3, zstd and time (/usr/bin/time), and cargo.
+# Set CARGO_WORKSPACE_DIR to build from another checkout of the workspace, CARGO_TARGET_DIR to
+# choose the build directory (default /work/targets/memscape-trace).
+set -euo pipefail
+rows=${1:-150000}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+workspace=${CARGO_WORKSPACE_DIR:-$root}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/targets/memscape-trace}
+work=${BENCH_WORK_DIR:-$(mktemp -d)}
+mkdir -p "$work"
+for tool in heaptrack heaptrack_print sqlite3 zstd /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+interpret=/usr/lib/heaptrack/libexec/heaptrack_interpret
+[ -x "$interpret" ] || { echo "missing $interpret (apt-get install -y libheaptrack)" >&2; exit 1; }
+
+echo "== building trace-info (release) in $CARGO_TARGET_DIR"
+(cd "$workspace" && cargo build --release -q -p memscape-trace --example trace-info)
+info="$CARGO_TARGET_DIR/release/examples/trace-info"
+
+raw="$work/sqlite-$rows.raw.zst"
+if [ ! -f "$raw" ]; then
+    echo "== recording sqlite3 with heaptrack -r ($rows rows)"
+    {
+        echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
+        echo "BEGIN;"
+        for ((i = 1; i <= rows; i++)); do
+            echo "INSERT INTO t(name, score, payload) VALUES('name-$i-$((i * 7919 % 1000))', $((i % 97)).5, randomblob($((16 + i % 300))));"
+        done
+        echo "COMMIT;"
+        echo "CREATE INDEX t_name ON t(name);"
+        echo "CREATE INDEX t_score ON t(score);"
+        echo "UPDATE t SET score = score * 2, payload = randomblob(64) WHERE id % 3 = 0;"
+        echo "DELETE FROM t WHERE id % 5 = 0;"
+        echo "VACUUM;"
+        echo "SELECT count(*), sum(length(payload)) FROM t;"
+    } > "$work/workload.sql"
+    rm -f "$work/db.sqlite"
+    heaptrack --raw -o "$work/rec" sqlite3 "$work/db.sqlite" < "$work/workload.sql" > /dev/null
+    mv "$work"/rec.raw.zst "$raw"
+fi
+zstd -dc "$raw" > "$work/trace.raw"
+events=$(grep -c '^[+-] ' "$work/trace.raw")
+echo "events: $events"
+
+# seconds and max RSS (KiB) of a command, from GNU time
+measure() {
+    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" > "$work/out.txt" 2> "$work/err.txt"
+    cat "$work/time.txt"
+}
+
+echo "== memscape (trace-info: load + info report) on the raw.zst"
+read -r ms_s ms_kb < <(measure "$info" "$raw")
+echo "== heaptrack (zstd -dc | heaptrack_interpret > processed; heaptrack_print processed)"
+read -r ht1_s ht1_kb < <(measure sh -c "zstd -dc '$raw' | '$interpret' > '$work/processed.txt'")
+read -r ht2_s ht2_kb < <(measure heaptrack_print -f "$work/processed.txt")
+grep -E "calls to allocation|peak heap|leaked" "$work/out.txt" || true
+ht_s=$(echo "$ht1_s + $ht2_s" | bc -l)
+
+echo "== .msc load vs text parse"
+"$info" --convert "$raw" "$work/trace.msc" > /dev/null
+text_load=$("$info" "$work/trace.raw" --time-load 2>&1 >/dev/null | awk '/load_seconds/ {print $2}')
+zst_load=$("$info" "$raw" --time-load 2>&1 >/dev/null | awk '/load_seconds/ {print $2}')
+msc_load=$("$info" "$work/trace.msc" --time-load 2>&1 >/dev/null | awk '/load_seconds/ {print $2}')
+
+bytes_per_event=$(echo "$ms_kb * 1024 / $events" | bc -l)
+printf '\nresults (%s events, %s)\n' "$events" "$(date -u +%F)"
+printf '  memscape info:                 %8.3f s   peak RSS %8d KiB  (%.1f bytes/event, target <= 48)\n' "$ms_s" "$ms_kb" "$bytes_per_event"
+printf '  heaptrack_interpret + _print:  %8.3f s   (interpret %.3f s, RSS %d KiB; print %.3f s, RSS %d KiB)\n' "$ht_s" "$ht1_s" "$ht1_kb" "$ht2_s" "$ht2_kb"
+printf '  ratio memscape / heaptrack:    %8.3f     (target <= 0.5)\n' "$(echo "$ms_s / $ht_s" | bc -l)"
+printf '  load text raw:                 %8.3f s\n' "$text_load"
+printf '  load raw.zst:                  %8.3f s\n' "$zst_load"
+printf '  load .msc:                     %8.3f s   (%d bytes)\n' "$msc_load" "$(stat -c %s "$work/trace.msc")"
+printf '  speed-up .msc vs text:         %8.1fx    (target >= 10)\n' "$(echo "$text_load / $msc_load" | bc -l)"
