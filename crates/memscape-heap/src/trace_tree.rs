@@ -108,6 +108,8 @@ pub struct TraceHeap<'a> {
     free_events: Vec<u64>,
     /// Own (not yet accumulated) bytes and objects per trie node at `applied` events.
     own: Sizes,
+    /// Number of blocks indexed.
+    blocks: usize,
     applied: u64,
 }
 
@@ -117,7 +119,17 @@ impl<'a> TraceHeap<'a> {
     pub fn new(trace: &'a Trace, keys: &[GroupKey]) -> Self {
         let root_name = trace_root_name(trace);
         let mut trie = GroupTrie::new(&root_name);
-        let n = trace.blocks.len();
+        // Loaders guarantee equal column lengths; a hand-built trace might not, and then no
+        // block is trusted rather than indexing past a shorter column.
+        let n = if trace.blocks.is_consistent() {
+            trace.blocks.len()
+        } else {
+            tracing::warn!(
+                "{}: block columns differ in length; heap tree left empty",
+                trace.meta.source
+            );
+            0
+        };
         let mut block_leaf = Vec::with_capacity(n);
         // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
         let uses = |k: GroupKey| keys.contains(&k);
@@ -161,6 +173,7 @@ impl<'a> TraceHeap<'a> {
             by_free,
             free_events,
             own,
+            blocks: n,
             applied: 0,
         }
     }
@@ -193,6 +206,7 @@ impl<'a> TraceHeap<'a> {
             .blocks
             .alloc_event
             .partition_point(|&e| e < applied)
+            .min(self.blocks)
     }
 
     fn freed_before(&self, applied: u64) -> usize {
@@ -282,8 +296,10 @@ impl<'a> TraceHeap<'a> {
         // Frees that matched no block are events too; spread them by position: the event index
         // of the last counted alloc or free bounds the count from below.
         let last_alloc = allocs
+            .min(self.blocks)
             .checked_sub(1)
-            .map_or(0, |i| b.alloc_event[i].saturating_add(1));
+            .and_then(|i| b.alloc_event.get(i))
+            .map_or(0, |e| e.saturating_add(1));
         let last_free = frees
             .checked_sub(1)
             .map_or(0, |i| self.free_events[i].saturating_add(1));
@@ -297,8 +313,12 @@ impl<'a> TraceHeap<'a> {
         }
         let b = &self.trace.blocks;
         let e = applied - 1;
-        let a = b.alloc_event.partition_point(|&x| x <= e);
-        let t_alloc = a.checked_sub(1).map_or(0, |i| b.alloc_time_ns[i]);
+        let a = b.alloc_event.partition_point(|&x| x <= e).min(self.blocks);
+        let t_alloc = a
+            .checked_sub(1)
+            .and_then(|i| b.alloc_time_ns.get(i))
+            .copied()
+            .unwrap_or(0);
         let f = self.free_events.partition_point(|&x| x <= e);
         let t_free = f
             .checked_sub(1)

@@ -256,4 +256,24 @@ fn heaptrack_recorded_leak_is_the_first_suspect() {
     // The heap-size series ends with the leak alone.
     let series = heap.heap_series(&points);
     assert!(series.last().unwrap().1 >= 3000 * 128);
+
+    // Full call path: leak_here sits under main, like a flame graph.
+    let mut paths = TraceHeap::new(&trace, &[GroupKey::Path]);
+    let end = paths.sizes_at(trace.event_count());
+    let leak = paths.trie().find("leak_here").unwrap();
+    let crumbs = paths.trie().breadcrumb(leak);
+    assert!(crumbs.iter().any(|c| c.contains("main")), "{crumbs:?}");
+    assert_eq!(end.bytes(leak), 3000 * 128);
+    assert_eq!(end.objects(leak), 3000);
+    // By module: the leaking binary holds the leak at the end.
+    let mut modules = TraceHeap::new(&trace, &[GroupKey::Module]);
+    let end = modules.sizes_at(trace.event_count());
+    let trie = modules.trie();
+    let top = *trie
+        .children(0)
+        .iter()
+        .max_by_key(|&&m| end.bytes(m))
+        .unwrap();
+    assert!(trie.name(top).ends_with("/leaker"), "{}", trie.name(top));
+    assert!(end.bytes(top) >= 3000 * 128);
 }
