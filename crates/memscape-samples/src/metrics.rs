@@ -332,7 +332,8 @@ pub fn cluster_tree(
         .filter(|&i| selection.is_none_or(|s| s.get(i)))
         .filter_map(|i| column.value(i).map(|v| (v, i as u32)))
         .collect();
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // (value, index) is a total order, so the unstable sort is still deterministic.
+    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let values: Vec<f64> = keyed.iter().map(|k| k.0).collect();
     let order: Vec<u32> = keyed.iter().map(|k| k.1).collect();
     let n = order.len();
