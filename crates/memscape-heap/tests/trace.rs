@@ -137,6 +137,13 @@ proptest! {
         }
         check_point(&mut heap, &trace, trace.event_count());
         check_point(&mut heap, &trace, 0);
+        // Wall time ↔ event count round trip (every event of this trace has its own time).
+        for c in 1..=trace.event_count() {
+            prop_assert_eq!(heap.events_at_time(heap.time_of(c)), c);
+        }
+        let points = heap.even_points(7);
+        prop_assert_eq!(points.last().copied(), Some(trace.event_count()));
+        prop_assert!(points.windows(2).all(|w| w[0] <= w[1]));
     }
 }
 
