@@ -83,6 +83,17 @@ impl MassifLabel {
         match self {
             MassifLabel::Root { .. } => String::from("(heap allocation functions)"),
             MassifLabel::Site {
+                address,
+                function,
+                file,
+                line,
+                object,
+            } if function == "???" => match object {
+                // Unsymbolized: the address is all that tells two such sites apart.
+                Some(object) => format!("{address:#x} (in {object})"),
+                None => format!("{address:#x}"),
+            },
+            MassifLabel::Site {
                 function,
                 file,
                 line,
