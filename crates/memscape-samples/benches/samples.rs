@@ -91,6 +91,8 @@ fn synthetic() -> (Samples, Topology) {
         source_lines: base.source_lines.clone(),
         columns,
         warnings: Default::default(),
+        file: "synthetic".into(),
+        row_line: Vec::new(),
     };
     (samples, topology)
 }

@@ -371,7 +371,7 @@ fn parse_csv(
         }
         columns.push(column);
     }
-    finish(format, columns, level, warnings, rows)
+    finish(format, columns, level, warnings, rows, file, row_lines)
 }
 
 fn pad(mut unknown: Bitset, rows: usize) -> Bitset {
@@ -443,6 +443,8 @@ fn finish(
     level: Vec<MemLevel>,
     warnings: Warnings,
     rows: usize,
+    file: &str,
+    row_line: Vec<u64>,
 ) -> Result<Samples, SamplesError> {
     let ints = |columns: &[Column], name: &str| -> Option<(Vec<u64>, Bitset)> {
         columns
@@ -545,6 +547,8 @@ fn finish(
         source_lines: lines_interner.labels,
         columns,
         warnings,
+        file: file.to_owned(),
+        row_line,
     })
 }
 
@@ -676,6 +680,7 @@ fn parse_perf_script(bytes: &[u8], file: &str) -> Result<Samples, SamplesError> 
     let mut ip_unknown = Bitset::new(0);
     let mut sym_unknown = Bitset::new(0);
     let mut level = Vec::new();
+    let mut row_lines: Vec<u64> = Vec::new();
     for (line_no, raw) in numbered_lines(bytes) {
         let Ok(text) = std::str::from_utf8(raw) else {
             warnings.add(
@@ -697,6 +702,7 @@ fn parse_perf_script(bytes: &[u8], file: &str) -> Result<Samples, SamplesError> 
             continue;
         };
         let i = tid.len();
+        row_lines.push(line_no);
         comm.1.push(comm.0.code(p.comm));
         event.1.push(event.0.code(p.event));
         if p.sym.is_empty() || p.sym == "[unknown]" {
@@ -780,7 +786,15 @@ fn parse_perf_script(bytes: &[u8], file: &str) -> Result<Samples, SamplesError> 
         cat("sym", sym, sym_unknown),
         cat("dso", dso, Bitset::new(rows)),
     ];
-    finish(SampleFormat::PerfScript, columns, level, warnings, rows)
+    finish(
+        SampleFormat::PerfScript,
+        columns,
+        level,
+        warnings,
+        rows,
+        file,
+        row_lines,
+    )
 }
 
 #[cfg(test)]

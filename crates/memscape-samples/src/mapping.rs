@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 
-use memscape_io::{Location, Warnings};
+use memscape_io::Warnings;
 use memscape_topology::{NodeId, ResourceKind, Topology};
 
 use crate::datasource::MemLevel;
@@ -99,11 +99,7 @@ impl Mapping {
                 warnings.add(
                     "cpu_not_in_topology",
                     "sample's cpu is unknown or not a processing unit of the topology; not mapped",
-                    Location {
-                        file: "sample".into(),
-                        line: Some(i as u64 + 1),
-                        offset: None,
-                    },
+                    samples.location(i),
                 );
             }
         }

@@ -12,9 +12,12 @@
 //! * `I_d = max_i |s(r_i) − μ| / σ` over **all** m resources of kind d, empty ones included
 //!   (an idle resource is exactly what imbalance is about), μ and σ the mean and population
 //!   standard deviation of the counts. When σ = 0 every resource has the same count: perfectly
-//!   balanced, `I_d = 0` (the formula's 0/0 is a limit of 0 for any nearly even distribution
-//!   only in the numerator's sense; we define it rather than return NaN). No resource of kind d:
-//!   `None`.
+//!   balanced, `I_d = 0` by definition (the formula would give 0/0; NaN would poison sorting,
+//!   colors and cluster distances). No resource of kind d: an error (`MissingLevel`) from the
+//!   callers that know the topology, `None` from [`imbalance_score`] on an empty slice.
+//!   Note that I_d is scale-free: counts that differ by a single sample over otherwise equal
+//!   resources already score √(m−1)/… (e.g. √3 for eight PUs with 6 × n+1 and 2 × n), so it
+//!   measures the *shape* of the distribution, not its magnitude.
 //!
 //! Both are invariant to scaling every count by the same factor (a subset twice as large with
 //! the same distribution scores the same).

@@ -112,6 +112,10 @@ pub struct Samples {
     pub columns: Vec<Column>,
     /// Bad rows and other recoverable problems.
     pub warnings: Warnings,
+    /// The input's name, for warnings found later (mapping).
+    pub file: String,
+    /// 1-based line of each sample in the input (empty for tables built in memory).
+    pub row_line: Vec<u64>,
 }
 
 impl Samples {
@@ -130,6 +134,19 @@ impl Samples {
                 .iter()
                 .find(|c| c.name.eq_ignore_ascii_case(name))
         })
+    }
+
+    /// Where sample `i` came from: `file:line`, or the sample's 1-based index when the table was
+    /// not read from a file.
+    pub fn location(&self, i: usize) -> memscape_io::Location {
+        match self.row_line.get(i) {
+            Some(&line) => memscape_io::Location::line(self.file.clone(), line),
+            None => memscape_io::Location {
+                file: format!("{} (sample index)", self.file),
+                line: Some(i as u64 + 1),
+                offset: None,
+            },
+        }
     }
 
     pub fn column_names(&self) -> Vec<&str> {

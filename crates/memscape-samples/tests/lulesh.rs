@@ -418,3 +418,67 @@ fn histograms_equal_direct_binning() {
     let want: Vec<(String, u64)> = order.iter().map(|c| (c.clone(), per[c])).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn session_finds_hardware_and_runs_the_cluster_command() {
+    use memscape_samples::metrics::Metric;
+    use memscape_samples::report::{Session, cluster_command, default_hardware};
+    let file = lulesh().join("samples.out");
+    assert_eq!(
+        default_hardware(&file).map(|p| p.file_name().unwrap().to_owned()),
+        Some("hardware.xml".into())
+    );
+    let session = Session::open(&file, None, ImportOptions::default()).unwrap();
+    assert_eq!(session.topology.nodes_of_kind(ResourceKind::Pu).count(), 32);
+    let report = session
+        .report(&[RangeSpec::parse("zidx=0..10").unwrap()])
+        .unwrap();
+    let pu_total: u64 = report
+        .resources
+        .iter()
+        .filter(|r| r.kind == ResourceKind::Pu)
+        .map(|r| r.samples)
+        .sum();
+    let (header, rows) = raw_rows();
+    let zi = col(&header, "zidx");
+    let direct = rows
+        .iter()
+        .filter(|r| r[zi].parse::<u64>().unwrap() <= 10)
+        .count() as u64;
+    assert_eq!(pu_total, direct);
+    let clusters = cluster_command(
+        &session,
+        "zidx",
+        Metric::Imbalance,
+        ResourceKind::parse("PU").unwrap(),
+        1000,
+        250,
+        3,
+    )
+    .unwrap();
+    assert_eq!(clusters.clusters.len(), 3);
+    let covered: u64 = clusters.windows.iter().map(|w| w.samples).max().unwrap();
+    assert_eq!(covered, 1000);
+    // Clusters cover the attribute's whole range in order.
+    assert!(
+        clusters
+            .clusters
+            .windows(2)
+            .all(|p| p[0].range[0] <= p[1].range[0])
+    );
+    // A cpu missing from the topology is a located warning, not a failure.
+    let text = "variable,source,line,time,iter,latency,dataSource,cpu,node,index,map3D,xidx,yidx,zidx\n\
+                v,f.c,1,1,1,30,1,0,0,1,1,1,1,1\n\
+                v,f.c,1,1,1,30,1,99,0,1,1,1,1,1\n";
+    let s = memscape_samples::parse_samples(text.as_bytes(), "m.csv", ImportOptions::default())
+        .unwrap();
+    let m = Mapping::new(&s, &session.topology);
+    let w = m
+        .warnings
+        .kinds()
+        .iter()
+        .find(|k| k.kind == "cpu_not_in_topology")
+        .unwrap();
+    assert_eq!(w.count, 1);
+    assert_eq!(w.first[0].to_string(), "m.csv:3");
+}

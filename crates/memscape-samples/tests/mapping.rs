@@ -59,6 +59,8 @@ fn samples(rows: &[(u32, MemLevel, u64)]) -> Samples {
             unknown: Bitset::new(n),
         }],
         warnings: Default::default(),
+        file: "synthetic".into(),
+        row_line: Vec::new(),
     }
 }
 

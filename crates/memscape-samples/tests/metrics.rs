@@ -61,6 +61,8 @@ fn synthetic(rows: &[(u64, u32, u64, MemLevel)]) -> Samples {
             unknown: Bitset::new(n),
         }],
         warnings: Default::default(),
+        file: "synthetic".into(),
+        row_line: Vec::new(),
     }
 }
 
