@@ -111,6 +111,20 @@ pub fn heaptree_massif(
     file: &MassifFile,
     options: &HeapTreeOptions,
 ) -> Result<HeapTreeReport, HeapError> {
+    let mut reports = timeline_massif(file, options, &[options.select])?;
+    reports.pop().ok_or_else(|| HeapError::NoTree {
+        source_name: file.source.clone(),
+        requested: 0,
+        available: Vec::new(),
+    })
+}
+
+/// Several massif time points with one stable sibling order (the timeline's small multiples).
+pub fn timeline_massif(
+    file: &MassifFile,
+    options: &HeapTreeOptions,
+    selects: &[TimeSelect],
+) -> Result<Vec<HeapTreeReport>, HeapError> {
     if options.prune.metric == Metric::Objects {
         return Err(HeapError::Unsupported {
             source_name: file.source.clone(),
@@ -130,43 +144,47 @@ pub fn heaptree_massif(
         requested,
         available: available.clone(),
     };
-    let snapshot_index = match options.select {
-        TimeSelect::Default | TimeSelect::Peak => file
-            .marked_peak()
-            .or_else(|| heap.snapshot_indices().last().copied()),
-        TimeSelect::Snapshot(n) => file.snapshots.iter().position(|s| s.number == n),
-        TimeSelect::At(t) | TimeSelect::AtEvent(t) => heap
-            .snapshot_indices()
-            .into_iter()
-            .rev()
-            .find(|&i| file.snapshots.get(i).is_some_and(|s| s.time <= t)),
-    };
-    let requested = match options.select {
-        TimeSelect::Snapshot(n) => n,
-        _ => 0,
-    };
-    let snapshot_index = snapshot_index.ok_or_else(|| no_tree(requested))?;
-    let point = heap
-        .point_of_snapshot(snapshot_index)
-        .ok_or_else(|| no_tree(file.snapshots[snapshot_index].number))?;
-    let sizes = heap.sizes(point).ok_or_else(|| no_tree(requested))?;
     let last = heap.sizes(heap.len().saturating_sub(1)).unwrap_or_default();
     let peak = file
         .marked_peak()
         .and_then(|p| heap.point_of_snapshot(p))
         .and_then(|p| heap.sizes(p));
     let order = StableOrder::new(heap.trie(), &last, peak.as_ref(), options.prune.metric);
-    let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
-    let snapshot = &file.snapshots[snapshot_index];
-    Ok(HeapTreeReport {
-        time: snapshot.time,
-        time_unit: file.time_unit.clone(),
-        total_bytes: snapshot.mem_heap_b,
-        snapshot: Some(snapshot.number),
-        events: None,
-        metric: options.prune.metric,
-        tree,
-    })
+    let mut reports = Vec::with_capacity(selects.len());
+    for &select in selects {
+        let snapshot_index = match select {
+            TimeSelect::Default | TimeSelect::Peak => file
+                .marked_peak()
+                .or_else(|| heap.snapshot_indices().last().copied()),
+            TimeSelect::Snapshot(n) => file.snapshots.iter().position(|s| s.number == n),
+            TimeSelect::At(t) | TimeSelect::AtEvent(t) => heap
+                .snapshot_indices()
+                .into_iter()
+                .rev()
+                .find(|&i| file.snapshots.get(i).is_some_and(|s| s.time <= t)),
+        };
+        let requested = match select {
+            TimeSelect::Snapshot(n) => n,
+            _ => 0,
+        };
+        let snapshot_index = snapshot_index.ok_or_else(|| no_tree(requested))?;
+        let snapshot = &file.snapshots[snapshot_index];
+        let point = heap
+            .point_of_snapshot(snapshot_index)
+            .ok_or_else(|| no_tree(snapshot.number))?;
+        let sizes = heap.sizes(point).ok_or_else(|| no_tree(snapshot.number))?;
+        let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
+        reports.push(HeapTreeReport {
+            time: snapshot.time,
+            time_unit: file.time_unit.clone(),
+            total_bytes: snapshot.mem_heap_b,
+            snapshot: Some(snapshot.number),
+            events: None,
+            metric: options.prune.metric,
+            tree,
+        });
+    }
+    Ok(reports)
 }
 
 /// `heaptree` on a loaded trace. The stable order is taken from the trace end.
@@ -174,39 +192,57 @@ pub fn heaptree_trace(
     trace: &Trace,
     options: &HeapTreeOptions,
 ) -> Result<HeapTreeReport, HeapError> {
+    let mut reports = timeline_trace(trace, options, &[options.select])?;
+    reports.pop().ok_or_else(|| HeapError::Unsupported {
+        source_name: trace.meta.source.clone(),
+        what: String::from("no time point"),
+    })
+}
+
+/// Several trace time points with one stable sibling order (taken from the trace end, then the
+/// peak): the timeline's small multiples, or the frames of an animation.
+pub fn timeline_trace(
+    trace: &Trace,
+    options: &HeapTreeOptions,
+    selects: &[TimeSelect],
+) -> Result<Vec<HeapTreeReport>, HeapError> {
     let mut heap = TraceHeap::new(trace, &options.group);
     let events = heap.events();
-    let applied = match options.select {
-        TimeSelect::Default => events,
-        TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
-        TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
-        TimeSelect::Peak => heap.peak_point(),
-        TimeSelect::Snapshot(_) => {
-            return Err(HeapError::Unsupported {
-                source_name: trace.meta.source.clone(),
-                what: String::from(
-                    "--snapshot applies to massif files; use --at TIME or --peak for allocation traces",
-                ),
-            });
-        }
-    };
     let last = heap.sizes_at(events);
     let peak = heap.sizes_at(heap.peak_point());
-    let sizes = heap.sizes_at(applied);
     let order = StableOrder::new(heap.trie(), &last, Some(&peak), options.prune.metric);
-    let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
-    let (time, time_unit) = if trace.meta.has_wall_time {
-        (heap.time_of(applied), "ns")
-    } else {
-        (applied, "events")
-    };
-    Ok(HeapTreeReport {
-        time,
-        time_unit: time_unit.to_owned(),
-        total_bytes: sizes.bytes(0),
-        snapshot: None,
-        events: Some(applied),
-        metric: options.prune.metric,
-        tree,
-    })
+    let mut reports = Vec::with_capacity(selects.len());
+    for &select in selects {
+        let applied = match select {
+            TimeSelect::Default => events,
+            TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
+            TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
+            TimeSelect::Peak => heap.peak_point(),
+            TimeSelect::Snapshot(_) => {
+                return Err(HeapError::Unsupported {
+                    source_name: trace.meta.source.clone(),
+                    what: String::from(
+                        "--snapshot applies to massif files; use --at TIME or --peak for allocation traces",
+                    ),
+                });
+            }
+        };
+        let sizes = heap.sizes_at(applied);
+        let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
+        let (time, time_unit) = if trace.meta.has_wall_time {
+            (heap.time_of(applied), "ns")
+        } else {
+            (applied, "events")
+        };
+        reports.push(HeapTreeReport {
+            time,
+            time_unit: time_unit.to_owned(),
+            total_bytes: sizes.bytes(0),
+            snapshot: None,
+            events: Some(applied),
+            metric: options.prune.metric,
+            tree,
+        });
+    }
+    Ok(reports)
 }

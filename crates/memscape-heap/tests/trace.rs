@@ -200,6 +200,39 @@ fn sqlite_trace_totals_match_the_recorded_facts() {
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["metric"], "objects");
     assert!(json["children"].as_array().unwrap().len() <= 10);
+
+    // Timeline: eight time points, one sibling order; a size class that is shown at two time
+    // points is in the same relative position at both.
+    let opts = HeapTreeOptions {
+        group: vec![GroupKey::Size],
+        ..HeapTreeOptions::default()
+    };
+    let selects: Vec<TimeSelect> = heap
+        .even_points(8)
+        .into_iter()
+        .map(TimeSelect::AtEvent)
+        .collect();
+    let reports = memscape_heap::timeline_trace(&trace, &opts, &selects).unwrap();
+    assert_eq!(reports.len(), 8);
+    let shown: Vec<Vec<&str>> = reports
+        .iter()
+        .map(|r| {
+            r.tree
+                .children
+                .iter()
+                .filter(|c| !c.is_other())
+                .map(|c| c.name.as_str())
+                .collect()
+        })
+        .collect();
+    for a in &shown {
+        for b in &shown {
+            let common_a: Vec<&&str> = a.iter().filter(|n| b.contains(n)).collect();
+            let common_b: Vec<&&str> = b.iter().filter(|n| a.contains(n)).collect();
+            assert_eq!(common_a, common_b);
+        }
+    }
+    assert!(shown.iter().map(Vec::len).sum::<usize>() > 8);
 }
 
 const LEAKER: &str = r#"
