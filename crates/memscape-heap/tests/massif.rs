@@ -40,6 +40,16 @@ struct MsPrint {
     peak: Option<u64>,
     /// n → (time, total, useful heap, extra heap, stacks)
     rows: BTreeMap<u64, [u64; 5]>,
+    /// Per detailed snapshot, in order: the root's bytes and the (address, bytes) of the
+    /// top-level sites ms_print shows.
+    trees: Vec<(u64, Vec<(u64, u64)>)>,
+}
+
+/// `(1,776,070B)` → 1776070
+fn ms_bytes(line: &str) -> Option<u64> {
+    let open = line.find('(')?;
+    let close = line[open..].find("B)")? + open;
+    line[open + 1..close].replace(',', "").parse().ok()
 }
 
 fn ms_print(path: &Path) -> MsPrint {
@@ -52,6 +62,17 @@ fn ms_print(path: &Path) -> MsPrint {
     let text = String::from_utf8_lossy(&out.stdout);
     let mut result = MsPrint::default();
     for line in text.lines() {
+        if line.contains("(heap allocation functions)") && !line.starts_with("->") {
+            result.trees.push((ms_bytes(line).unwrap(), Vec::new()));
+        } else if let Some(rest) = line.strip_prefix("->")
+            && let Some(tree) = result.trees.last_mut()
+        {
+            let after = &rest[rest.find("B) ").unwrap() + 3..];
+            if let Some(hex) = after.strip_prefix("0x") {
+                let addr = u64::from_str_radix(hex.split(':').next().unwrap(), 16).unwrap();
+                tree.1.push((addr, ms_bytes(rest).unwrap()));
+            }
+        }
         if let Some(n) = line.trim().strip_prefix("Number of snapshots:") {
             result.count = n.trim().parse().unwrap();
         } else if let Some(list) = line.trim().strip_prefix("Detailed snapshots:") {
@@ -112,6 +133,27 @@ fn check_against_ms_print(path: &Path) -> MassifFile {
                 "root of the tree of snapshot {} vs its mem_heap_B",
                 s.number
             );
+        }
+    }
+    // The trees themselves: ms_print's root and top-level sites against ours.
+    let trees: Vec<_> = file
+        .snapshots
+        .iter()
+        .filter_map(|s| s.tree.as_ref())
+        .collect();
+    assert_eq!(trees.len(), oracle.trees.len(), "trees printed by ms_print");
+    let nonempty = trees
+        .iter()
+        .any(|t| t.nodes.iter().any(|n| n.depth == 1 && n.bytes > 0));
+    assert_eq!(nonempty, oracle.trees.iter().any(|t| !t.1.is_empty()));
+    for (tree, (root, sites)) in trees.iter().zip(&oracle.trees) {
+        assert_eq!(tree.root_bytes(), Some(*root));
+        for &(addr, bytes) in sites {
+            let ours = tree.nodes.iter().find(|n| {
+                n.depth == 1
+                    && matches!(n.label, memscape_heap::MassifLabel::Site { address, .. } if address == addr)
+            });
+            assert_eq!(ours.map(|n| n.bytes), Some(bytes), "site {addr:#x}");
         }
     }
     assert!(file.warnings.is_empty(), "{}", file.warnings);
