@@ -190,6 +190,30 @@ impl<'a> TraceHeap<'a> {
         &self.trie
     }
 
+    /// The trie leaf a block belongs to (for linking with the allocation map).
+    pub fn block_group(&self, block: usize) -> Option<u32> {
+        self.block_leaf.get(block).copied()
+    }
+
+    /// Blocks whose group is `node` or lies under it (selecting a node highlights them).
+    pub fn blocks_in_group(&self, node: u32) -> Vec<u32> {
+        let mut inside = vec![false; self.trie.len()];
+        for n in 0..self.trie.len() {
+            let id = n as u32;
+            inside[n] = id == node
+                || self
+                    .trie
+                    .parent(id)
+                    .is_some_and(|p| (p as usize) < n && inside[p as usize]);
+        }
+        self.block_leaf
+            .iter()
+            .enumerate()
+            .filter(|(_, leaf)| inside.get(**leaf as usize).copied().unwrap_or(false))
+            .filter_map(|(b, _)| u32::try_from(b).ok())
+            .collect()
+    }
+
     /// Number of events of the trace: the last time point.
     pub fn events(&self) -> u64 {
         self.trace.event_count()

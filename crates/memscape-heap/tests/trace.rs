@@ -305,6 +305,16 @@ fn heaptrack_recorded_leak_is_the_first_suspect() {
     assert!(crumbs.iter().any(|c| c.contains("main")), "{crumbs:?}");
     assert_eq!(end.bytes(leak), 3000 * 128);
     assert_eq!(end.objects(leak), 3000);
+    // Linking with the allocation map: the blocks of the leak's group are its 3000 blocks.
+    let blocks = paths.blocks_in_group(leak);
+    assert_eq!(blocks.len(), 3000);
+    assert!(
+        blocks
+            .iter()
+            .all(|&b| trace.blocks.requested_size[b as usize] == 128)
+    );
+    let outermost = paths.trie().path_to_root(leak)[1];
+    assert!(paths.blocks_in_group(outermost).len() > 3000);
     // By module: the leaking binary holds the leak at the end.
     let mut modules = TraceHeap::new(&trace, &[GroupKey::Module]);
     let end = modules.sizes_at(trace.event_count());
