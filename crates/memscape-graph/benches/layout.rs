@@ -6,7 +6,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use memscape_graph::layout::{LayoutOptions, layout_sized};
 
 /// A structured, CFG-like graph: nested loops and diamonds, deterministic.
-fn cfg_like(blocks: usize) -> (Vec<(f64, f64)>, Vec<(usize, usize)>) {
+/// Node sizes and edges.
+type SizedGraph = (Vec<(f64, f64)>, Vec<(usize, usize)>);
+
+fn cfg_like(blocks: usize) -> SizedGraph {
     let mut edges = Vec::new();
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
@@ -33,20 +36,28 @@ fn bench(c: &mut Criterion) {
     for blocks in [200usize, 1000, 3000] {
         let (sizes, edges) = cfg_like(blocks);
         c.bench_function(&format!("layout_cfg_like_{blocks}"), |b| {
-            b.iter(|| layout_sized(black_box(&sizes), black_box(&edges), &options, None, &mut |_| {}))
+            b.iter(|| {
+                layout_sized(
+                    black_box(&sizes),
+                    black_box(&edges),
+                    &options,
+                    None,
+                    &mut |_| {},
+                )
+            })
         });
     }
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/igv/example.xml");
-    if let Ok(imported) = memscape_graph::igv::load_igv(&example) {
-        if let Some(graph) = imported.document.snapshots().first().copied() {
-            let graph = graph.clone();
-            c.bench_function("layout_igv_example", |b| {
-                b.iter(|| {
-                    memscape_graph::layout::layout_graph(black_box(&graph), &options, None, &mut |_| {})
-                })
-            });
-        }
+    if let Ok(imported) = memscape_graph::igv::load_igv(&example)
+        && let Some(graph) = imported.document.snapshots().first().copied()
+    {
+        let graph = graph.clone();
+        c.bench_function("layout_igv_example", |b| {
+            b.iter(|| {
+                memscape_graph::layout::layout_graph(black_box(&graph), &options, None, &mut |_| {})
+            })
+        });
     }
 }
 

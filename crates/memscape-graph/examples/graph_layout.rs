@@ -44,7 +44,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let imported = memscape_graph::load_graphs(&[Path::new(file)])?;
         for graph in imported.document.snapshots() {
             let mut options = LayoutOptions::default();
-            if let Some(s) = std::env::var("MEMSCAPE_SWEEPS").ok().and_then(|s| s.parse().ok()) {
+            if let Some(s) = std::env::var("MEMSCAPE_SWEEPS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+            {
                 options.max_sweeps = s;
                 options.patience = s;
             }

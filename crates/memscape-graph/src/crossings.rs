@@ -77,7 +77,11 @@ fn inversions(values: &mut [f64], scratch: &mut [f64]) -> u64 {
 
 /// Layers of a drawing: sorted distinct y values of node centers, merged within `tolerance`.
 pub fn layer_levels(nodes: &[DrawnNode], tolerance: f64) -> Vec<f64> {
-    let mut ys: Vec<f64> = nodes.iter().map(|n| n.y).filter(|y| y.is_finite()).collect();
+    let mut ys: Vec<f64> = nodes
+        .iter()
+        .map(|n| n.y)
+        .filter(|y| y.is_finite())
+        .collect();
     ys.sort_by(f64::total_cmp);
     let mut levels: Vec<f64> = Vec::new();
     for y in ys {
@@ -109,7 +113,9 @@ pub fn count_drawing_crossings(nodes: &[DrawnNode], edges: &[DrawnEdge]) -> (u64
     let spread = nodes
         .iter()
         .map(|n| n.y)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
+            (lo.min(y), hi.max(y))
+        });
     let tolerance = ((spread.1 - spread.0).abs() * 1e-6).max(1e-6);
     let levels = layer_levels(nodes, tolerance);
     let level_of = |y: f64| -> usize {
@@ -138,7 +144,11 @@ pub fn count_drawing_crossings(nodes: &[DrawnNode], edges: &[DrawnEdge]) -> (u64
         if la == lb {
             continue;
         }
-        let (upper, lower, lu, ll) = if la < lb { (a, b, la, lb) } else { (b, a, lb, la) };
+        let (upper, lower, lu, ll) = if la < lb {
+            (a, b, la, lb)
+        } else {
+            (b, a, lb, la)
+        };
         let mut xs = Vec::with_capacity(ll - lu + 1);
         xs.push(upper.x);
         for level in levels.iter().take(ll).skip(lu + 1) {
@@ -275,7 +285,9 @@ mod tests {
         for n in 0..60 {
             let mut segs: Vec<(f64, f64)> = (0..n)
                 .map(|_| {
-                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     (((state >> 33) % 7) as f64, ((state >> 17) % 7) as f64)
                 })
                 .collect();

@@ -174,7 +174,10 @@ pub fn difference_graph(a: &Graph, b: &Graph, only_changes: bool) -> DifferenceG
         edge_changes.push(Change::Removed);
     }
     if only_changes {
-        let mut keep_node: Vec<bool> = node_changes.iter().map(|c| *c != Change::Unchanged).collect();
+        let mut keep_node: Vec<bool> = node_changes
+            .iter()
+            .map(|c| *c != Change::Unchanged)
+            .collect();
         for (e, c) in graph.edges.iter().zip(&edge_changes) {
             if *c != Change::Unchanged {
                 keep_node[e.from] = true;

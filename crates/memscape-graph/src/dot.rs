@@ -158,7 +158,11 @@ impl Lexer<'_> {
                         Some(_) => {}
                     }
                 }
-            } else if b == b'#' && self.src[self.line_start..self.pos].iter().all(|c| c.is_ascii_whitespace()) {
+            } else if b == b'#'
+                && self.src[self.line_start..self.pos]
+                    .iter()
+                    .all(|c| c.is_ascii_whitespace())
+            {
                 while let Some(c) = self.peek(0) {
                     if c == b'\n' {
                         break;
@@ -256,12 +260,11 @@ impl Lexer<'_> {
                         kind: TokenKind::Quoted(prev),
                         ..
                     }) = out.last_mut()
+                        && self.concatenating
                     {
-                        if self.concatenating {
-                            prev.push_str(&s);
-                            self.concatenating = false;
-                            continue;
-                        }
+                        prev.push_str(&s);
+                        self.concatenating = false;
+                        continue;
                     }
                     out.push(Token {
                         kind: TokenKind::Quoted(s),
@@ -270,7 +273,14 @@ impl Lexer<'_> {
                     });
                     continue;
                 }
-                b'+' if matches!(out.last(), Some(Token { kind: TokenKind::Quoted(_), .. })) => {
+                b'+' if matches!(
+                    out.last(),
+                    Some(Token {
+                        kind: TokenKind::Quoted(_),
+                        ..
+                    })
+                ) =>
+                {
                     self.bump();
                     self.concatenating = true;
                     continue;
@@ -550,10 +560,7 @@ impl Parser<'_> {
             return Ok(());
         }
         let first = self.endpoint(scope, members)?;
-        if matches!(
-            self.peek_kind(),
-            Some(TokenKind::Arrow | TokenKind::Line)
-        ) {
+        if matches!(self.peek_kind(), Some(TokenKind::Arrow | TokenKind::Line)) {
             let mut chain = vec![first];
             while let Some(op) = self.peek().cloned() {
                 let directed_op = match op.kind {
@@ -597,15 +604,19 @@ impl Parser<'_> {
             self.graph.properties.set(k, v);
         } else if let Some(c) = scope.cluster {
             // Of a cluster's attributes only the label matters to the model.
-            if k == "label" {
-                if let Some(block) = self.graph.blocks.get_mut(c) {
-                    block.label = v;
-                }
+            if k == "label"
+                && let Some(block) = self.graph.blocks.get_mut(c)
+            {
+                block.label = v;
             }
         }
     }
 
-    fn endpoint(&mut self, scope: &Scope, members: &mut Vec<usize>) -> Result<Endpoint, GraphError> {
+    fn endpoint(
+        &mut self,
+        scope: &Scope,
+        members: &mut Vec<usize>,
+    ) -> Result<Endpoint, GraphError> {
         let subgraph_start = match self.peek() {
             Some(t) if keyword(t, "subgraph") => true,
             Some(t) => t.kind == TokenKind::LBrace,
@@ -639,12 +650,11 @@ impl Parser<'_> {
             Some(i) => i,
             None => self.graph.upsert_node(name, scope.node_defaults.clone()).0,
         };
-        if let Some(c) = scope.cluster {
-            if let Some(block) = self.graph.blocks.get_mut(c) {
-                if !block.nodes.contains(&index) {
-                    block.nodes.push(index);
-                }
-            }
+        if let Some(c) = scope.cluster
+            && let Some(block) = self.graph.blocks.get_mut(c)
+            && !block.nodes.contains(&index)
+        {
+            block.nodes.push(index);
         }
         index
     }
@@ -659,9 +669,9 @@ impl Parser<'_> {
         }
         self.depth += 1;
         if self.depth > MAX_NESTING {
-            return Err(self.error_here(format!(
-                "subgraphs nested deeper than {MAX_NESTING} levels"
-            )));
+            return Err(
+                self.error_here(format!("subgraphs nested deeper than {MAX_NESTING} levels"))
+            );
         }
         let mut scope = outer.clone();
         let name = name.unwrap_or_else(|| {
@@ -720,7 +730,11 @@ impl Parser<'_> {
                 }
                 let port_index = |p: Option<&str>| -> u32 {
                     p.and_then(|p| p.split(':').next())
-                        .and_then(|p| p.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().ok())
+                        .and_then(|p| {
+                            p.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                                .parse()
+                                .ok()
+                        })
                         .unwrap_or(0)
                 };
                 let from_index = port_index(props.get("tailport"));
@@ -739,7 +753,11 @@ impl Parser<'_> {
 }
 
 /// Parses every graph of one DOT text. `file` names the input in errors and warnings.
-pub fn parse_dot(content: &[u8], file: &str, warnings: &mut Warnings) -> Result<Vec<Graph>, GraphError> {
+pub fn parse_dot(
+    content: &[u8],
+    file: &str,
+    warnings: &mut Warnings,
+) -> Result<Vec<Graph>, GraphError> {
     let lexer = Lexer {
         src: content,
         pos: 0,
@@ -788,7 +806,8 @@ fn finish_labels(graph: &mut Graph, warnings: &mut Warnings, file: &str) {
     for node in &mut graph.nodes {
         let shape = node.properties.get("shape").unwrap_or("");
         let label = node.properties.get("label").unwrap_or("\\N").to_owned();
-        let is_record = shape.eq_ignore_ascii_case("record") || shape.eq_ignore_ascii_case("Mrecord");
+        let is_record =
+            shape.eq_ignore_ascii_case("record") || shape.eq_ignore_ascii_case("Mrecord");
         let text = if is_record && !label.starts_with('<') {
             match record_fields(&label) {
                 Some(fields) => fields
@@ -805,7 +824,11 @@ fn finish_labels(graph: &mut Graph, warnings: &mut Warnings, file: &str) {
                     warnings.add(
                         "bad_record_label",
                         "record label with unbalanced braces (shown as plain text)",
-                        Location { file: file.to_owned(), line: None, offset: None },
+                        Location {
+                            file: file.to_owned(),
+                            line: None,
+                            offset: None,
+                        },
                     );
                     expand_escapes(&label, &node.id, &graph_name)
                 }
@@ -815,7 +838,8 @@ fn finish_labels(graph: &mut Graph, warnings: &mut Warnings, file: &str) {
         } else {
             expand_escapes(&label, &node.id, &graph_name)
         };
-        node.properties.set("text", text.trim_end_matches('\n').to_owned());
+        node.properties
+            .set("text", text.trim_end_matches('\n').to_owned());
     }
 }
 
@@ -956,7 +980,11 @@ fn match_by_label(graph: &mut Graph, warnings: &mut Warnings, file: &str) {
     let mut renames = Vec::with_capacity(graph.nodes.len());
     for node in &graph.nodes {
         let base = label_key(node.label());
-        let base = if base.is_empty() { node.id.clone() } else { base };
+        let base = if base.is_empty() {
+            node.id.clone()
+        } else {
+            base
+        };
         let mut key = base.clone();
         let mut k = 1;
         while used.contains(&key) {
@@ -967,7 +995,11 @@ fn match_by_label(graph: &mut Graph, warnings: &mut Warnings, file: &str) {
             warnings.add(
                 "label_collision",
                 "two nodes with address ids share a label; the later one is matched as label#N",
-                Location { file: file.to_owned(), line: None, offset: None },
+                Location {
+                    file: file.to_owned(),
+                    line: None,
+                    offset: None,
+                },
             );
         }
         used.insert(key.clone());

@@ -135,15 +135,16 @@ impl Profile {
                     message: format!("rule {}: {message}", i + 1),
                 };
                 let regex = Regex::new(&rule.regex).map_err(|e| err(e.to_string()))?;
-                let color = match (&rule.action, &rule.color) {
-                    (Action::Color, None) => {
-                        return Err(err("a color rule needs `color = \"#rrggbb\"`".into()));
-                    }
-                    (_, Some(c)) => Some(parse_color(c).ok_or_else(|| {
-                        err(format!("color {c:?} is not #rrggbb or #rrggbbaa"))
-                    })?),
-                    (_, None) => None,
-                };
+                let color =
+                    match (&rule.action, &rule.color) {
+                        (Action::Color, None) => {
+                            return Err(err("a color rule needs `color = \"#rrggbb\"`".into()));
+                        }
+                        (_, Some(c)) => Some(parse_color(c).ok_or_else(|| {
+                            err(format!("color {c:?} is not #rrggbb or #rrggbbaa"))
+                        })?),
+                        (_, None) => None,
+                    };
                 Ok(Some(CompiledRule {
                     rule: rule.clone(),
                     regex,
@@ -260,7 +261,9 @@ fn apply_rule(view: &mut ViewGraph, rule: &CompiledRule) {
         match rule.rule.action {
             Action::Remove | Action::RemoveEdges | Action::Merge => {
                 let mut m = matched.iter();
-                view.graph.edges.retain(|_| !m.next().copied().unwrap_or(false));
+                view.graph
+                    .edges
+                    .retain(|_| !m.next().copied().unwrap_or(false));
                 let mut m = matched.iter();
                 view.edges.retain(|_| !m.next().copied().unwrap_or(false));
             }
@@ -310,7 +313,8 @@ fn remove_nodes(view: &mut ViewGraph, keep: &[bool]) {
     let mut k = keep.iter();
     view.nodes.retain(|_| k.next().copied().unwrap_or(false));
     let mut k = keep.iter();
-    view.source_node.retain(|_| k.next().copied().unwrap_or(false));
+    view.source_node
+        .retain(|_| k.next().copied().unwrap_or(false));
     view.graph.retain_nodes(|i, _| keep[i]);
 }
 
@@ -363,7 +367,9 @@ fn merge_nodes(view: &mut ViewGraph, matched: &[bool], direction: MergeDirection
         keep_edge.push(!(folded && f == t));
     }
     let mut k = keep_edge.iter();
-    view.graph.edges.retain(|_| k.next().copied().unwrap_or(false));
+    view.graph
+        .edges
+        .retain(|_| k.next().copied().unwrap_or(false));
     let mut k = keep_edge.iter();
     view.edges.retain(|_| k.next().copied().unwrap_or(false));
     let keep: Vec<bool> = (0..n).map(|v| target[v] == v).collect();

@@ -161,11 +161,15 @@ pub fn parse_igv(content: &[u8], file: &str) -> Result<Imported, GraphError> {
             }
             Event::End(_) => parser.end(at),
             Event::Text(text) => {
-                let decoded = text.decode().map_err(|e| parser.syntax(at, e.to_string()))?;
+                let decoded = text
+                    .decode()
+                    .map_err(|e| parser.syntax(at, e.to_string()))?;
                 parser.text(&decoded);
             }
             Event::CData(data) => {
-                let decoded = data.decode().map_err(|e| parser.syntax(at, e.to_string()))?;
+                let decoded = data
+                    .decode()
+                    .map_err(|e| parser.syntax(at, e.to_string()))?;
                 parser.text(&decoded);
             }
             Event::GeneralRef(reference) => {
@@ -267,9 +271,7 @@ impl Parser<'_> {
                 Tag::Group
             }
             (
-                Some(
-                    Tag::Document | Tag::Group | Tag::Method | Tag::Graph | Tag::Node | Tag::Edge,
-                ),
+                Some(Tag::Document | Tag::Group | Tag::Method | Tag::Graph | Tag::Node | Tag::Edge),
                 b"properties",
             ) => Tag::Properties,
             (Some(Tag::Properties), b"p") => {
@@ -282,10 +284,7 @@ impl Parser<'_> {
                 Tag::P
             }
             (Some(Tag::Group | Tag::Inlined), b"method") => {
-                let bci = attribute(start, "bci").and_then(|b| match b.trim().parse::<i64>() {
-                    Ok(v) => Some(v),
-                    Err(_) => None,
-                });
+                let bci = attribute(start, "bci").and_then(|b| b.trim().parse::<i64>().ok());
                 self.methods.push(Method {
                     name: attribute(start, "name").unwrap_or_default(),
                     short_name: attribute(start, "shortName").unwrap_or_default(),
@@ -334,16 +333,20 @@ impl Parser<'_> {
             (Some(Tag::Graph), b"edges") => Tag::Edges,
             (Some(Tag::Edges), b"edge" | b"removeEdge") => {
                 let is_remove = name.as_ref() == b"removeEdge";
-                if let Some(edge) = self.read_edge(start, at) {
-                    if let Some(build) = self.graph.as_mut() {
-                        if is_remove {
-                            build.removed_edges.push(edge);
-                        } else {
-                            build.added_edges.push(edge);
-                        }
+                if let Some(edge) = self.read_edge(start, at)
+                    && let Some(build) = self.graph.as_mut()
+                {
+                    if is_remove {
+                        build.removed_edges.push(edge);
+                    } else {
+                        build.added_edges.push(edge);
                     }
                 }
-                if is_remove { Tag::RemoveEdge } else { Tag::Edge }
+                if is_remove {
+                    Tag::RemoveEdge
+                } else {
+                    Tag::Edge
+                }
             }
             (Some(Tag::Graph), b"controlFlow") => Tag::ControlFlow,
             (Some(Tag::ControlFlow), b"block") => {
@@ -362,19 +365,18 @@ impl Parser<'_> {
             (Some(Tag::Block), b"successors") => Tag::Successors,
             (Some(Tag::Successors), b"successor") => {
                 if let (Some(name), Some(build)) = (attribute(start, "name"), self.graph.as_mut())
+                    && let Some((block, _)) = build.block.as_mut()
                 {
-                    if let Some((block, _)) = build.block.as_mut() {
-                        block.successors.push(name);
-                    }
+                    block.successors.push(name);
                 }
                 Tag::Successor
             }
             (Some(Tag::Block), b"nodes") => Tag::BlockNodes,
             (Some(Tag::BlockNodes), b"node") => {
-                if let (Some(id), Some(build)) = (attribute(start, "id"), self.graph.as_mut()) {
-                    if let Some((_, ids)) = build.block.as_mut() {
-                        ids.push(id);
-                    }
+                if let (Some(id), Some(build)) = (attribute(start, "id"), self.graph.as_mut())
+                    && let Some((_, ids)) = build.block.as_mut()
+                {
+                    ids.push(id);
                 }
                 Tag::BlockNode
             }
@@ -435,9 +437,7 @@ impl Parser<'_> {
 
     fn start_graph(&mut self, name: Option<String>) {
         let group = self.groups.last();
-        let previous = group
-            .filter(|g| g.difference)
-            .and_then(|g| g.graphs.last());
+        let previous = group.filter(|g| g.difference).and_then(|g| g.graphs.last());
         let mut graph = match previous {
             Some(prev) => {
                 let mut g = prev.clone();
@@ -513,10 +513,10 @@ impl Parser<'_> {
             }
             Tag::Node => self.end_node(at),
             Tag::Block => {
-                if let Some(build) = self.graph.as_mut() {
-                    if let Some(block) = build.block.take() {
-                        build.own_blocks.push(block);
-                    }
+                if let Some(build) = self.graph.as_mut()
+                    && let Some(block) = build.block.take()
+                {
+                    build.own_blocks.push(block);
                 }
             }
             Tag::Graph => self.end_graph(at),

@@ -74,10 +74,7 @@ pub fn sniff_format(content: &[u8]) -> GraphFormat {
 pub fn load_graphs(paths: &[&Path]) -> Result<Imported, GraphError> {
     let mut contents = Vec::with_capacity(paths.len());
     for path in paths {
-        contents.push((
-            path.display().to_string(),
-            memscape_io::read_input(path)?,
-        ));
+        contents.push((path.display().to_string(), memscape_io::read_input(path)?));
     }
     let mut out = Imported::default();
     let mut dot_inputs: Vec<(String, Vec<u8>)> = Vec::new();

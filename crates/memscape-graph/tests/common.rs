@@ -12,7 +12,9 @@ pub fn shared_data(rel: &str) -> PathBuf {
 }
 
 pub fn test_data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 /// Fails (never skips) when a tool the test needs is missing, naming the Debian package.
@@ -38,7 +40,11 @@ pub fn dot_plain(dot_text: &[u8]) -> String {
         .expect("spawn dot");
     child.stdin.take().unwrap().write_all(dot_text).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "dot failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "dot failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -52,7 +58,16 @@ pub fn llvm_cfgs(c_source: &str, opt_level: &str, dir: &Path) -> Vec<(String, Ve
     let ll = dir.join("input.ll");
     // -O0 marks functions `optnone`, and opt's dot-cfg skips those: lift it.
     let status = Command::new("clang")
-        .args([opt_level, "-Xclang", "-disable-O0-optnone", "-fno-discard-value-names", "-g0", "-S", "-emit-llvm", "-o"])
+        .args([
+            opt_level,
+            "-Xclang",
+            "-disable-O0-optnone",
+            "-fno-discard-value-names",
+            "-g0",
+            "-S",
+            "-emit-llvm",
+            "-o",
+        ])
         .arg(&ll)
         .arg(&c)
         .status()

@@ -42,17 +42,24 @@ fn assert_same_as_graphviz(text: &str) {
     let mut theirs: Vec<String> = plain
         .names
         .iter()
-        .map(|n| match n.strip_prefix('<').and_then(|n| n.strip_suffix('>')) {
-            Some(inner) => inner.to_owned(),
-            None => n.clone(),
-        })
+        .map(
+            |n| match n.strip_prefix('<').and_then(|n| n.strip_suffix('>')) {
+                Some(inner) => inner.to_owned(),
+                None => n.clone(),
+            },
+        )
         .collect();
     theirs.sort();
     assert_eq!(ours, theirs, "nodes differ for:\n{text}");
     let mut their_edges: Vec<(String, String)> = plain
         .edges
         .iter()
-        .map(|e| (theirs_name(&plain.names[e.from]), theirs_name(&plain.names[e.to])))
+        .map(|e| {
+            (
+                theirs_name(&plain.names[e.from]),
+                theirs_name(&plain.names[e.to]),
+            )
+        })
         .collect();
     their_edges.sort();
     let directed = g.properties.get("directed") == Some("true");
@@ -160,7 +167,10 @@ fn llvm_record_label_text() {
     let mut w = Warnings::new();
     let g = parse_dot(CONFORMANCE[8].as_bytes(), "cfg.dot", &mut w).unwrap();
     let n = g[0].node("Node0x1").unwrap();
-    assert_eq!(n.properties.get("text"), Some("entry:\n  %1 = icmp\n  br i1 %1, label %2, label %3\nT\nF"));
+    assert_eq!(
+        n.properties.get("text"),
+        Some("entry:\n  %1 = icmp\n  br i1 %1, label %2, label %3\nT\nF")
+    );
     let g = parse_dot(b"digraph G { a [label=\"\\N in \\G\"] }", "esc.dot", &mut w).unwrap();
     assert_eq!(g[0].nodes[0].properties.get("text"), Some("a in G"));
 }
@@ -168,11 +178,26 @@ fn llvm_record_label_text() {
 #[test]
 fn errors_name_line_and_column() {
     let cases: &[(&str, u64, u64, &str)] = &[
-        ("digraph {\n  a -> \"b\n}", 2, 8, "unterminated quoted string"),
+        (
+            "digraph {\n  a -> \"b\n}",
+            2,
+            8,
+            "unterminated quoted string",
+        ),
         ("digraph {\n  a -> ;\n}", 2, 8, "expected a node ID"),
         ("digraph {\n a -> b\n", 2, 7, "'}'"),
-        ("graph { a -- b } junk", 1, 18, "expected 'graph' or 'digraph'"),
-        ("digraph { a /* never closed\n", 1, 13, "unterminated /* comment"),
+        (
+            "graph { a -- b } junk",
+            1,
+            18,
+            "expected 'graph' or 'digraph'",
+        ),
+        (
+            "digraph { a /* never closed\n",
+            1,
+            13,
+            "unterminated /* comment",
+        ),
         ("digraph { a [color=] }", 1, 20, "attribute value"),
         ("digraph { a @ b }", 1, 13, "unexpected character"),
         ("", 1, 1, "no graph"),
@@ -180,7 +205,12 @@ fn errors_name_line_and_column() {
     for (text, line, column, what) in cases {
         let mut w = Warnings::new();
         match parse_dot(text.as_bytes(), "bad.dot", &mut w) {
-            Err(GraphError::Syntax { file, line: l, column: c, message }) => {
+            Err(GraphError::Syntax {
+                file,
+                line: l,
+                column: c,
+                message,
+            }) => {
                 assert_eq!(file, "bad.dot");
                 assert_eq!((l, c), (*line, *column), "{text:?}: {message}");
                 assert!(message.contains(what), "{text:?}: {message}");
@@ -193,7 +223,12 @@ fn errors_name_line_and_column() {
 #[test]
 fn recoverable_problems_are_warnings() {
     let mut w = Warnings::new();
-    let g = parse_dot("digraph { a -- b; c [label=\"{x|y\" shape=record] }".as_bytes(), "w.dot", &mut w).unwrap();
+    let g = parse_dot(
+        "digraph { a -- b; c [label=\"{x|y\" shape=record] }".as_bytes(),
+        "w.dot",
+        &mut w,
+    )
+    .unwrap();
     assert_eq!(g[0].edges.len(), 1);
     assert_eq!(w.count("edge_op_mismatch"), 1);
     assert_eq!(w.count("bad_record_label"), 1);
@@ -206,7 +241,9 @@ fn recoverable_problems_are_warnings() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let text = format!("digraph {{ {} a {} }}", "{".repeat(5000), "}".repeat(5000));
     let mut w = Warnings::new();
-    let err = parse_dot(text.as_bytes(), "deep.dot", &mut w).unwrap_err().to_string();
+    let err = parse_dot(text.as_bytes(), "deep.dot", &mut w)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("nested deeper"), "{err}");
 }
 
@@ -226,19 +263,30 @@ fn real_llvm_cfgs_parse_like_graphviz_and_match_across_snapshots() {
         assert_eq!(g.nodes.len(), plain.nodes.len(), "{func}");
         assert_eq!(g.edges.len(), plain.edges.len(), "{func}");
         for n in &g.nodes {
-            assert!(n.properties.get("text").unwrap().contains(':'), "{func}: {:?}", n.properties);
+            assert!(
+                n.properties.get("text").unwrap().contains(':'),
+                "{func}: {:?}",
+                n.properties
+            );
         }
     }
     // The same function at -O0 and -O1 as a two-snapshot sequence: address ids are replaced by
     // block names, so the entry block is the same node in both.
     let classify0 = o0.iter().find(|(f, _)| f == "classify").unwrap();
     let classify1 = o1.iter().find(|(f, _)| f == "classify").unwrap();
-    let imported = parse_dot_sequence(&[("O0.dot", &classify0.1), ("O1.dot", &classify1.1)]).unwrap();
+    let imported =
+        parse_dot_sequence(&[("O0.dot", &classify0.1), ("O1.dot", &classify1.1)]).unwrap();
     let snaps = imported.document.snapshots();
     assert_eq!(snaps.len(), 2);
     for g in &snaps {
         let entry = g.node("entry").expect("entry block matched by label");
-        assert!(entry.properties.get("dot_id").unwrap().starts_with("Node0x"));
+        assert!(
+            entry
+                .properties
+                .get("dot_id")
+                .unwrap()
+                .starts_with("Node0x")
+        );
     }
     let d = memscape_graph::diff::diff(snaps[0], snaps[1]);
     assert!(!d.is_empty());
@@ -250,7 +298,12 @@ fn llvm_callgraph_parses() {
     let dir = tempfile::tempdir().unwrap();
     let _ = common::llvm_cfgs(common::SAMPLE_C, "-O0", dir.path());
     let status = std::process::Command::new("opt")
-        .args(["-enable-new-pm=0", "-dot-callgraph", "-disable-output", "input.ll"])
+        .args([
+            "-enable-new-pm=0",
+            "-dot-callgraph",
+            "-disable-output",
+            "input.ll",
+        ])
         .current_dir(dir.path())
         .status()
         .unwrap();
@@ -258,8 +311,19 @@ fn llvm_callgraph_parses() {
     let bytes = std::fs::read(dir.path().join("input.ll.callgraph.dot")).unwrap();
     let imported = parse_dot_sequence(&[("callgraph.dot", &bytes)]).unwrap();
     let g = imported.document.snapshots()[0];
-    let names: BTreeMap<&str, usize> = g.nodes.iter().map(|n| (n.id.as_str(), n.properties.len())).collect();
-    assert!(names.contains_key("main") && names.contains_key("classify"), "{names:?}");
+    let names: BTreeMap<&str, usize> = g
+        .nodes
+        .iter()
+        .map(|n| (n.id.as_str(), n.properties.len()))
+        .collect();
+    assert!(
+        names.contains_key("main") && names.contains_key("classify"),
+        "{names:?}"
+    );
     let main = g.node_index("main").unwrap();
-    assert!(g.edges.iter().any(|e| e.from == main && g.nodes[e.to].id == "collatz"));
+    assert!(
+        g.edges
+            .iter()
+            .any(|e| e.from == main && g.nodes[e.to].id == "collatz")
+    );
 }

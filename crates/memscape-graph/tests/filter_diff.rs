@@ -21,18 +21,30 @@ fn hotspot_profile_colors_by_category_on_the_example() {
     let mut colored = 0;
     for (node, style) in view.graph.nodes.iter().zip(&view.nodes) {
         let category = node.properties.get("category").unwrap();
-        let want = expected.iter().find(|(c, _)| *c == category).map(|(_, hex)| parse_color(hex).unwrap());
+        let want = expected
+            .iter()
+            .find(|(c, _)| *c == category)
+            .map(|(_, hex)| parse_color(hex).unwrap());
         assert_eq!(style.color, want, "node {} ({category})", node.id);
         colored += usize::from(style.color.is_some());
     }
     assert!(colored > 40);
     // Proj nodes were merged into their input; their edges moved there.
-    let projs = g.nodes.iter().filter(|n| n.properties.get("name") == Some("Proj")).count();
+    let projs = g
+        .nodes
+        .iter()
+        .filter(|n| n.properties.get("name") == Some("Proj"))
+        .count();
     assert!(projs > 0);
     assert_eq!(view.graph.nodes.len(), g.nodes.len() - projs);
     let merged: usize = view.nodes.iter().map(|s| s.merged.len()).sum();
     assert_eq!(merged, projs);
-    assert!(view.graph.nodes.iter().all(|n| n.properties.get("name") != Some("Proj")));
+    assert!(
+        view.graph
+            .nodes
+            .iter()
+            .all(|n| n.properties.get("name") != Some("Proj"))
+    );
     assert_eq!(view.source_node.len(), view.graph.nodes.len());
 }
 
@@ -93,8 +105,20 @@ fn difference_between_snapshots() {
 
     let view = difference_graph(snaps[0], snaps[1], false);
     assert_eq!(view.graph.nodes.len(), 6);
-    assert_eq!(view.node_changes.iter().filter(|c| **c == Change::Removed).count(), 1);
-    assert_eq!(view.edge_changes.iter().filter(|c| **c == Change::Removed).count(), 3);
+    assert_eq!(
+        view.node_changes
+            .iter()
+            .filter(|c| **c == Change::Removed)
+            .count(),
+        1
+    );
+    assert_eq!(
+        view.edge_changes
+            .iter()
+            .filter(|c| **c == Change::Removed)
+            .count(),
+        3
+    );
     let only = difference_graph(snaps[0], snaps[1], true);
     assert!(only.node_changes.len() < view.node_changes.len());
     assert!(only.edge_changes.iter().all(|c| *c != Change::Unchanged));

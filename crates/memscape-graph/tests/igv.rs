@@ -35,12 +35,25 @@ fn example_xml_loads_with_all_properties() {
     assert_eq!(root.properties.get("category"), Some("other"));
     assert_eq!(root.properties.get("dump_spec"), Some(""));
     let call = g.node("67").unwrap();
-    assert!(call.properties.get("dump_spec").unwrap().starts_with("# Static uncommon_trap(reason='loop_limit_check'"));
+    assert!(
+        call.properties
+            .get("dump_spec")
+            .unwrap()
+            .starts_with("# Static uncommon_trap(reason='loop_limit_check'")
+    );
     // `<edge toIndex="10" to="67" from="10"/>`
-    let e = g.edges.iter().find(|e| g.nodes[e.to].id == "67" && e.to_index == 10).unwrap();
+    let e = g
+        .edges
+        .iter()
+        .find(|e| g.nodes[e.to].id == "67" && e.to_index == 10)
+        .unwrap();
     assert_eq!(g.nodes[e.from].id, "10");
     // Self-loop of the Root region.
-    assert!(g.edges.iter().any(|e| e.from == e.to && g.nodes[e.from].id == "0"));
+    assert!(
+        g.edges
+            .iter()
+            .any(|e| e.from == e.to && g.nodes[e.from].id == "0")
+    );
 }
 
 #[test]
@@ -51,7 +64,10 @@ fn difference_groups_rebuild_each_snapshot() {
     let group = &doc.groups[0];
     assert_eq!(group.name(), "Foo::bar");
     let method = group.method.as_ref().unwrap();
-    assert_eq!((method.name.as_str(), method.short_name.as_str(), method.bci), ("Foo::bar", "bar", Some(0)));
+    assert_eq!(
+        (method.name.as_str(), method.short_name.as_str(), method.bci),
+        ("Foo::bar", "bar", Some(0))
+    );
     assert_eq!(method.bytecodes.as_deref(), Some("0 iload_0\n1 ireturn"));
     assert_eq!(method.inlined[0].short_name, "baz");
     assert_eq!(method.inlined[0].inlined[0].bci, Some(2));
@@ -61,7 +77,10 @@ fn difference_groups_rebuild_each_snapshot() {
     let (g1, g2, g3, nested) = (snaps[0], snaps[1], snaps[2], snaps[3]);
     assert_eq!(g1.nodes.len(), 5);
     assert_eq!(g1.edges.len(), 5);
-    assert_eq!(g1.node("4").unwrap().properties.get("dump_spec"), Some("a < b && c"));
+    assert_eq!(
+        g1.node("4").unwrap().properties.get("dump_spec"),
+        Some("a < b && c")
+    );
     assert_eq!(g1.blocks.len(), 2);
     assert_eq!(g1.blocks[0].successors, vec!["B1"]);
     assert_eq!(g1.blocks[1].nodes.len(), 3);
@@ -78,7 +97,11 @@ fn difference_groups_rebuild_each_snapshot() {
 
     // g3: empty nodes element keeps everything; one edge swapped.
     assert_eq!(g3.nodes.len(), 5);
-    let pairs: Vec<(&str, &str)> = g3.edges.iter().map(|e| (g3.nodes[e.from].id.as_str(), g3.nodes[e.to].id.as_str())).collect();
+    let pairs: Vec<(&str, &str)> = g3
+        .edges
+        .iter()
+        .map(|e| (g3.nodes[e.from].id.as_str(), g3.nodes[e.to].id.as_str()))
+        .collect();
     assert!(pairs.contains(&("1", "5")));
     assert!(!pairs.contains(&("3", "5")));
 
@@ -102,10 +125,17 @@ fn malformed_xml_is_an_error_with_line_and_column() {
         other => panic!("expected a syntax error, got {other:?}"),
     }
     let truncated = b"<graphDocument>\n<group>\n<graph>";
-    let err = igv::parse_igv(truncated, "cut.xml").unwrap_err().to_string();
-    assert!(err.contains("cut.xml") && err.contains("not closed"), "{err}");
+    let err = igv::parse_igv(truncated, "cut.xml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cut.xml") && err.contains("not closed"),
+        "{err}"
+    );
     let wrong_root = b"<html><body/></html>";
-    let err = igv::parse_igv(wrong_root, "page.html").unwrap_err().to_string();
+    let err = igv::parse_igv(wrong_root, "page.html")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("expected <graphDocument>"), "{err}");
 }
 

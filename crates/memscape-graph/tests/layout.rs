@@ -25,7 +25,10 @@ fn check_layout(graph: &Graph, layout: &Layout) {
         let mut boxes: Vec<_> = members.iter().map(|&v| layout.nodes[v]).collect();
         boxes.sort_by(|a, b| a.x.total_cmp(&b.x));
         for pair in boxes.windows(2) {
-            assert!(pair[0].x + pair[0].w <= pair[1].x + 1e-6, "overlap {pair:?}");
+            assert!(
+                pair[0].x + pair[0].w <= pair[1].x + 1e-6,
+                "overlap {pair:?}"
+            );
             let (c0, c1) = (pair[0].center()[1], pair[1].center()[1]);
             assert!((c0 - c1).abs() < 1e-6);
         }
@@ -53,7 +56,9 @@ fn check_layout(graph: &Graph, layout: &Layout) {
 fn example_graph_layout_is_sound() {
     let g = example();
     let mut phases = Vec::new();
-    let layout = layout_graph(&g, &LayoutOptions::default(), None, &mut |p: Progress| phases.push(p));
+    let layout = layout_graph(&g, &LayoutOptions::default(), None, &mut |p: Progress| {
+        phases.push(p)
+    });
     check_layout(&g, &layout);
     assert!(layout.layers >= 5);
     // Progress runs from 0 to 1 without going back.
@@ -112,11 +117,17 @@ fn stable_layout_keeps_the_order_of_unchanged_nodes() {
     check_layout(b, &second);
     for (i, ni) in b.nodes.iter().enumerate() {
         for (j, nj) in b.nodes.iter().enumerate() {
-            let (Some(pi), Some(pj)) = (previous.x_of.get(&ni.id), previous.x_of.get(&nj.id)) else {
+            let (Some(pi), Some(pj)) = (previous.x_of.get(&ni.id), previous.x_of.get(&nj.id))
+            else {
                 continue;
             };
             if i != j && second.layer_of[i] == second.layer_of[j] && pi < pj {
-                assert!(second.nodes[i].x < second.nodes[j].x, "{} / {}", ni.id, nj.id);
+                assert!(
+                    second.nodes[i].x < second.nodes[j].x,
+                    "{} / {}",
+                    ni.id,
+                    nj.id
+                );
             }
         }
     }
@@ -136,14 +147,20 @@ fn crossings_stay_close_to_graphviz_on_real_llvm_cfgs() {
         ours += layout.crossings;
         theirs += count_plain_crossings(&plain).0;
     }
-    assert!(ours <= theirs + theirs / 10 + 2, "memscape {ours} crossings, dot {theirs}");
+    assert!(
+        ours <= theirs + theirs / 10 + 2,
+        "memscape {ours} crossings, dot {theirs}"
+    );
 }
 
 #[test]
 fn crossing_counter_reads_known_graphviz_drawings() {
     // K(2,2) between two ranks crosses at most once, and a drawing of it by dot has 0 or 1;
     // a chain never crosses.
-    let plain = parse_dot_plain(&common::dot_plain(b"digraph { a -> c; a -> d; b -> c; b -> d }")).unwrap();
+    let plain = parse_dot_plain(&common::dot_plain(
+        b"digraph { a -> c; a -> d; b -> c; b -> d }",
+    ))
+    .unwrap();
     let (c, layers) = count_plain_crossings(&plain);
     assert_eq!(layers, 2);
     assert!(c <= 1);
@@ -151,7 +168,12 @@ fn crossing_counter_reads_known_graphviz_drawings() {
     // edges a→d and b→c must then cross exactly once.
     let forced = b"digraph { ordering=out; a -> d; b -> c; {rank=same; a -> b [style=invis]} {rank=same; c -> d [style=invis]} }";
     let plain = parse_dot_plain(&common::dot_plain(forced)).unwrap();
-    let xs: std::collections::HashMap<&str, f64> = plain.names.iter().map(String::as_str).zip(plain.nodes.iter().map(|n| n.x)).collect();
+    let xs: std::collections::HashMap<&str, f64> = plain
+        .names
+        .iter()
+        .map(String::as_str)
+        .zip(plain.nodes.iter().map(|n| n.x))
+        .collect();
     let expected = u64::from((xs["a"] < xs["b"]) != (xs["d"] < xs["c"]));
     let (c, _) = count_plain_crossings(&plain);
     // Invisible flat edges are within one layer and ignored by the counter.

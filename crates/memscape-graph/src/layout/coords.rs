@@ -118,11 +118,10 @@ fn align_and_compact(
             neighbours.sort_unstable_by_key(|&u| pos[u as usize]);
             let d = neighbours.len();
             let (lo, hi) = ((d - 1) / 2, d / 2);
-            for m in lo..=hi {
+            for &u in &neighbours[lo..=hi] {
                 if align[v as usize] != v {
                     break;
                 }
-                let u = neighbours[m];
                 let key = if downwards { (u, v) } else { (v, u) };
                 if !marked.contains(&key) && r < i64::from(pos[u as usize]) {
                     align[u as usize] = v;
@@ -218,9 +217,7 @@ pub(crate) fn brandes_kopf(lg: &Layered, gaps: Gaps) -> Vec<f64> {
         extents.push((lo, hi));
     }
     let narrowest = (0..4)
-        .min_by(|&a, &b| {
-            (extents[a].1 - extents[a].0).total_cmp(&(extents[b].1 - extents[b].0))
-        })
+        .min_by(|&a, &b| (extents[a].1 - extents[a].0).total_cmp(&(extents[b].1 - extents[b].0)))
         .unwrap_or(0);
     let (target_lo, target_hi) = extents[narrowest];
     for (k, x) in candidates.iter_mut().enumerate() {

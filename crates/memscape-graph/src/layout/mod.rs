@@ -239,12 +239,12 @@ pub fn layout_sized(
             continue;
         }
         let span = layer[b].saturating_sub(layer[a]);
-        if let Some(limit) = options.cut_edges_longer_than {
-            if span > limit.max(1) {
-                cut[i] = true;
-                chains.push(None);
-                continue;
-            }
+        if let Some(limit) = options.cut_edges_longer_than
+            && span > limit.max(1)
+        {
+            cut[i] = true;
+            chains.push(None);
+            continue;
         }
         let mut chain = Vec::with_capacity(span as usize + 1);
         chain.push(a as u32);
@@ -470,10 +470,8 @@ pub(crate) fn break_cycles(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
                         state[w] = 1;
                         stack.push((w, out_start[w]));
                     }
-                    1 => {
-                        if w != v {
-                            reversed[e] = true;
-                        }
+                    1 if w != v => {
+                        reversed[e] = true;
                     }
                     _ => {}
                 }
@@ -537,7 +535,11 @@ pub(crate) fn assign_layers(n: usize, dag: &[(usize, usize)]) -> Vec<u32> {
         for &v in &topo {
             let (ins, outs) = (pred[v].len(), succ[v].len());
             if ins > outs {
-                let lo = pred[v].iter().map(|&u| layer[u as usize] + 1).max().unwrap_or(0);
+                let lo = pred[v]
+                    .iter()
+                    .map(|&u| layer[u as usize] + 1)
+                    .max()
+                    .unwrap_or(0);
                 if lo < layer[v] {
                     layer[v] = lo;
                     moved = true;

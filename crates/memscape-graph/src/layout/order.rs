@@ -67,7 +67,15 @@ pub(crate) fn order(
                 break;
             }
             let downwards = sweep % 2 == 0;
-            sweep_layers(lg, &mut pos, downwards, ranking, fixed, &component, &mut scratch);
+            sweep_layers(
+                lg,
+                &mut pos,
+                downwards,
+                ranking,
+                fixed,
+                &component,
+                &mut scratch,
+            );
             transpose(lg, &mut pos, fixed, &component, &mut scratch);
             let crossings = total_crossings(lg, &pos);
             if crossings < start_best {
@@ -268,24 +276,27 @@ fn sweep_layers(
                 Ranking::WeightedMedian => weighted_median(&scratch.neighbours),
                 Ranking::Barycenter if scratch.neighbours.is_empty() => None,
                 Ranking::Barycenter => Some(
-                    scratch.neighbours.iter().map(|&p| f64::from(p)).sum::<f64>()
+                    scratch
+                        .neighbours
+                        .iter()
+                        .map(|&p| f64::from(p))
+                        .sum::<f64>()
                         / scratch.neighbours.len() as f64,
                 ),
             };
-            match key {
-                Some(m) => {
-                    scratch.keys.push((m, v));
-                    scratch.free_slots.push(i);
-                }
-                // No neighbours on that side: the vertex keeps its place.
-                None => {}
+            // Without neighbours on that side a vertex keeps its place.
+            if let Some(m) = key {
+                scratch.keys.push((m, v));
+                scratch.free_slots.push(i);
             }
         }
         // Within each component's run of slots: sorted by median (components never mix, as
         // the layer is grouped by component and each group is sorted separately).
-        scratch
-            .keys
-            .sort_by(|a, b| component[a.1 as usize].cmp(&component[b.1 as usize]).then(a.0.total_cmp(&b.0)));
+        scratch.keys.sort_by(|a, b| {
+            component[a.1 as usize]
+                .cmp(&component[b.1 as usize])
+                .then(a.0.total_cmp(&b.0))
+        });
         for (&slot, &(_, v)) in scratch.free_slots.iter().zip(&scratch.keys) {
             placed[slot] = v;
         }
