@@ -10,7 +10,8 @@ use memscape_trace::info::{InfoOptions, info};
 use memscape_trace::metrics::BinMetrics;
 
 fn sample() -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
     memscape_io::read_input(&path).expect("shared/data/heaptrack/sqlite_1M.raw.zst")
 }
 
@@ -26,9 +27,13 @@ fn benches(c: &mut Criterion) {
     g.bench_function("decode_msc", |b| {
         b.iter(|| memscape_trace::from_msc_bytes("sqlite_1M.msc", &msc).unwrap())
     });
-    g.bench_function("info_report", |b| b.iter(|| info(&trace, &InfoOptions::default())));
+    g.bench_function("info_report", |b| {
+        b.iter(|| info(&trace, &InfoOptions::default()))
+    });
     let bins = Bins::new(&trace, BinBy::SizeClass(SizeClasses::PowerOfTwo));
-    g.bench_function("bin_metrics_pow2", |b| b.iter(|| BinMetrics::compute(&trace, &bins)));
+    g.bench_function("bin_metrics_pow2", |b| {
+        b.iter(|| BinMetrics::compute(&trace, &bins))
+    });
     g.finish();
 }
 

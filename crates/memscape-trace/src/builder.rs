@@ -2,6 +2,7 @@
 //! as a warning instead of failing. All importers except `.msc` go through [`TraceBuilder`].
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use memscape_io::{Location, Warnings};
 
@@ -14,6 +15,35 @@ use crate::warn;
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a
 /// real allocation and is reported as absurd instead of stretching every view.
 pub const MAX_SANE_SIZE: u64 = 1 << 47;
+
+/// Hasher for pointer keys: one multiply-rotate instead of SipHash, which was the largest cost
+/// of loading (three lookups per event). Pointers are not attacker-chosen keys in a way that
+/// matters here: a crafted trace can at worst slow its own load down.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct PointerHasher(u64);
+
+impl Hasher for PointerHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        // Fibonacci hashing; the rotation moves the well-mixed high bits down, where hashbrown
+        // takes its bucket index from.
+        self.0 = (self.0 ^ x)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(26);
+    }
+}
+
+pub(crate) type PointerMap<V> = HashMap<u64, V, BuildHasherDefault<PointerHasher>>;
+type PointerSet = HashSet<u64, BuildHasherDefault<PointerHasher>>;
 
 /// How events get their wall time.
 #[derive(Debug)]
@@ -31,10 +61,10 @@ pub struct TraceBuilder {
     source: String,
     pub(crate) blocks: BlockColumns,
     /// Live blocks by address.
-    live: HashMap<u64, u32>,
+    live: PointerMap<u32>,
     /// Addresses whose last block was freed and that have not been allocated again, to tell a
     /// double free from a free of a pointer never seen.
-    freed: HashSet<u64>,
+    freed: PointerSet,
     clock: Clock,
     events: u64,
     allocs: u64,
@@ -79,8 +109,8 @@ impl TraceBuilder {
         Self {
             source: source.to_owned(),
             blocks: BlockColumns::default(),
-            live: HashMap::new(),
-            freed: HashSet::new(),
+            live: PointerMap::default(),
+            freed: PointerSet::default(),
             clock,
             events: 0,
             allocs: 0,

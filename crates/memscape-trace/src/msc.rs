@@ -8,8 +8,15 @@
 //! | 0 | 8 | magic `MEMSCAPE` |
 //! | 8 | 4 | format version (currently 1) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
-//! | 16 | 24·N | directory: per section `id: u32`, `element size: u32`, `element count: u64`, `compressed length: u64` |
-//! | 16+24·N | … | the sections' zstd frames, in directory order |
+//! | 16 | 24·N | directory: per section `id: u32`, `element size: u16` + `codec: u16` (one u32, codec in the high half), `element count: u64`, `payload length: u64` |
+//! | 16+24·N | … | the sections' payloads, in directory order |
+//!
+//! Codecs: 0 zstd of the little-endian elements; 1 constant (the payload is one element, for
+//! block columns whose values are all equal, e.g. unknown usable sizes); 2 zstd of wrapping
+//! differences to the previous element (sorted columns: alloc time, alloc event); 3 zstd of
+//! wrapping differences to the same element of a base column (size − requested size, free time −
+//! alloc time, free event − alloc event). Differences repeat a lot, which makes the file 4–5×
+//! smaller and zstd's decoding much faster; undoing them is one add per element.
 //!
 //! Section ids: 1–11 block columns (address, size, requested size, usable size, alloc time,
 //! free time, alloc event, free event as u64; thread, site as u32; flags as u8), 20–26 call tree
@@ -18,7 +25,9 @@
 //! 40 metadata (u8, JSON: [`crate::model::TraceMeta`] and the warning summary).
 //!
 //! A reader checks every length against the directory and the file size and never allocates more
-//! than the bytes actually decompressed, so a forged directory gives an error, not an allocation.
+//! than the bytes actually decompressed (constant columns are expanded to the length of the alloc
+//! event column, which is never constant), so a forged directory gives an error, not an
+//! allocation.
 
 use std::io::Read;
 use std::path::Path;
@@ -32,6 +41,35 @@ use crate::warn;
 pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
 pub const VERSION: u32 = 1;
 const MAX_SECTIONS: u32 = 64;
+/// Codecs, in the high 16 bits of a directory entry's element-size field.
+const CODEC_ZSTD: u32 = 0;
+const CODEC_CONSTANT: u32 = 1;
+/// zstd of the differences to the previous element (wrapping), for sorted columns: the
+/// differences repeat, so zstd decodes far fewer sequences.
+const CODEC_ZSTD_DELTA: u32 = 2;
+/// zstd of the differences to the same element of the base section ([`base_section`]): free
+/// minus alloc (lifetimes), extent minus requested size (zero unless usable sizes are known).
+const CODEC_ZSTD_MINUS_PREVIOUS_SECTION: u32 = 3;
+/// The block column every other block column's length is checked against; never constant
+/// (event indices strictly increase), so its length is what the data really holds.
+const LENGTH_COLUMN: u32 = 7;
+
+/// The section a [`CODEC_ZSTD_MINUS_PREVIOUS_SECTION`] column is stored relative to.
+fn base_section(id: u32) -> Option<u32> {
+    match id {
+        2 => Some(3),
+        6 => Some(5),
+        8 => Some(7),
+        _ => None,
+    }
+}
+
+fn is_constant_block_column<T: PartialEq>(id: u32, values: &[T]) -> bool {
+    (1..=11).contains(&id)
+        && id != LENGTH_COLUMN
+        && values.len() > 1
+        && values.iter().all(|v| *v == values[0])
+}
 /// Warning counts above this in a `.msc` file are taken as corruption (restoring a count costs
 /// one step per warning).
 const MAX_RESTORED_WARNINGS: u64 = 1 << 28;
@@ -64,9 +102,21 @@ impl Writer {
         count: usize,
         raw: &[u8],
     ) -> std::io::Result<()> {
+        self.section_with(id, elem_size, CODEC_ZSTD, count, raw)
+    }
+
+    fn section_with(
+        &mut self,
+        id: u32,
+        elem_size: u32,
+        codec: u32,
+        count: usize,
+        raw: &[u8],
+    ) -> std::io::Result<()> {
         let compressed = zstd::bulk::compress(raw, self.level)?;
         self.directory.extend_from_slice(&id.to_le_bytes());
-        self.directory.extend_from_slice(&elem_size.to_le_bytes());
+        self.directory
+            .extend_from_slice(&(elem_size | codec << 16).to_le_bytes());
         self.directory
             .extend_from_slice(&(count as u64).to_le_bytes());
         self.directory
@@ -76,12 +126,56 @@ impl Writer {
         Ok(())
     }
 
+    /// A block column whose values are all equal (usable sizes unknown, a single thread) is
+    /// stored as one element with the constant codec: nothing to decompress.
+    fn constant(&mut self, id: u32, elem_size: u32, count: usize, value: &[u8]) {
+        self.directory.extend_from_slice(&id.to_le_bytes());
+        self.directory
+            .extend_from_slice(&(elem_size | CODEC_CONSTANT << 16).to_le_bytes());
+        self.directory
+            .extend_from_slice(&(count as u64).to_le_bytes());
+        self.directory
+            .extend_from_slice(&(value.len() as u64).to_le_bytes());
+        self.payload.extend_from_slice(value);
+        self.sections += 1;
+    }
+
     fn u64s(&mut self, id: u32, values: &[u64]) -> std::io::Result<()> {
+        if is_constant_block_column(id, values) {
+            self.constant(id, 8, values.len(), &values[0].to_le_bytes());
+            return Ok(());
+        }
         let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.section(id, 8, values.len(), &raw)
     }
 
+    /// Differences to the previous element (`base == None`) or to `base` element-wise.
+    fn u64s_delta(&mut self, id: u32, values: &[u64], base: Option<&[u64]>) -> std::io::Result<()> {
+        let mut prev = 0u64;
+        let raw: Vec<u8> = values
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &v)| {
+                let d = match base {
+                    Some(b) => v.wrapping_sub(b[i]),
+                    None => v.wrapping_sub(std::mem::replace(&mut prev, v)),
+                };
+                d.to_le_bytes()
+            })
+            .collect();
+        let codec = if base.is_some() {
+            CODEC_ZSTD_MINUS_PREVIOUS_SECTION
+        } else {
+            CODEC_ZSTD_DELTA
+        };
+        self.section_with(id, 8, codec, values.len(), &raw)
+    }
+
     fn u32s(&mut self, id: u32, values: &[u32]) -> std::io::Result<()> {
+        if is_constant_block_column(id, values) {
+            self.constant(id, 4, values.len(), &values[0].to_le_bytes());
+            return Ok(());
+        }
         let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.section(id, 4, values.len(), &raw)
     }
@@ -106,17 +200,18 @@ pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Re
         step += 1.0;
         p(step / steps);
     };
-    for (id, col) in [
-        (1, &b.address),
-        (2, &b.size),
-        (3, &b.requested_size),
-        (4, &b.usable_size),
-        (5, &b.alloc_time_ns),
-        (6, &b.free_time_ns),
-        (7, &b.alloc_event),
-        (8, &b.free_event),
-    ] {
-        w.u64s(id, col)?;
+    w.u64s(1, &b.address)?;
+    w.u64s_delta(2, &b.size, Some(&b.requested_size))?;
+    w.u64s(3, &b.requested_size)?;
+    w.u64s(4, &b.usable_size)?;
+    for _ in 0..4 {
+        tick(progress);
+    }
+    w.u64s_delta(5, &b.alloc_time_ns, None)?;
+    w.u64s_delta(6, &b.free_time_ns, Some(&b.alloc_time_ns))?;
+    w.u64s_delta(7, &b.alloc_event, None)?;
+    w.u64s_delta(8, &b.free_event, Some(&b.alloc_event))?;
+    for _ in 0..4 {
         tick(progress);
     }
     w.u32s(9, &b.thread)?;
@@ -198,6 +293,7 @@ pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
 struct Section {
     id: u32,
     elem_size: u32,
+    codec: u32,
     count: u64,
     data_offset: usize,
     compressed_len: usize,
@@ -216,6 +312,31 @@ fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
 
 fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Expands a constant-codec column to `n` copies of its value (`n` is the length column's real
+/// length, so this never allocates more than the data justifies).
+fn expand<T: Copy>(
+    source: &str,
+    sections: &[Section],
+    id: u32,
+    v: Vec<T>,
+    n: usize,
+) -> Result<Vec<T>, LoadError> {
+    let Some(s) = sections.iter().find(|s| s.id == id) else {
+        return Ok(v);
+    };
+    if s.codec != CODEC_CONSTANT {
+        return Ok(v);
+    }
+    if s.count != n as u64 || v.len() != 1 {
+        return Err(corrupt(
+            source,
+            s.data_offset,
+            format!("section {id} as long as the event column ({n})"),
+        ));
+    }
+    Ok(vec![v[0]; n])
 }
 
 /// Decodes `.msc` bytes; `source` names the input in errors.
@@ -264,14 +385,16 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
         }
         sections.push(Section {
             id,
-            elem_size,
+            elem_size: elem_size & 0xffff,
+            codec: elem_size >> 16,
             count,
             data_offset,
             compressed_len: clen,
         });
         data_offset += clen;
     }
-    let raw = |id: u32, elem_size: u32| -> Result<Vec<u8>, LoadError> {
+    // Finds a section and checks its element size; returns it with its byte length.
+    let find = |id: u32, elem_size: u32| -> Result<(&Section, u64), LoadError> {
         let Some(s) = sections.iter().find(|s| s.id == id) else {
             return Err(corrupt(source, 16, format!("a section with id {id}")));
         };
@@ -289,55 +412,207 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
                 "a section length that fits 64 bits",
             ));
         };
+        Ok((s, len))
+    };
+    // Decompresses a section chunk by chunk, handing each chunk of whole elements to `sink`.
+    // Output grows with what the frame really holds (never pre-sized from the directory), and
+    // is decoded straight into the column, so each byte of a column is written once.
+    let stream = |id: u32, elem_size: u32, sink: &mut dyn FnMut(&[u8])| -> Result<(), LoadError> {
+        let (s, len) = find(id, elem_size)?;
         let data = &bytes[s.data_offset..s.data_offset + s.compressed_len];
-        let mut out = Vec::new();
-        let decoder = zstd::stream::read::Decoder::new(data)
-            .map_err(|_| corrupt(source, s.data_offset, "a zstd frame"))?;
-        // `take` bounds the output by the declared length without allocating it up front.
-        decoder
-            .take(len.saturating_add(1))
-            .read_to_end(&mut out)
-            .map_err(|_| {
-                corrupt(
+        if s.codec == CODEC_CONSTANT {
+            // Expanded by the caller once the length column is known.
+            if data.len() != elem_size as usize || id == LENGTH_COLUMN || !(1..=11).contains(&id) {
+                return Err(corrupt(
                     source,
                     s.data_offset,
-                    format!("a valid zstd frame for section {id}"),
-                )
-            })?;
-        if out.len() as u64 != len {
+                    format!("one {elem_size}-byte constant for section {id}"),
+                ));
+            }
+            sink(data);
+            return Ok(());
+        }
+        if ![
+            CODEC_ZSTD,
+            CODEC_ZSTD_DELTA,
+            CODEC_ZSTD_MINUS_PREVIOUS_SECTION,
+        ]
+        .contains(&s.codec)
+        {
             return Err(corrupt(
                 source,
                 s.data_offset,
-                format!("{len} bytes in section {id}, found {}", out.len()),
+                format!("a known codec for section {id}, found {}", s.codec),
             ));
         }
+        let bad_frame = || {
+            corrupt(
+                source,
+                s.data_offset,
+                format!("a valid zstd frame for section {id}"),
+            )
+        };
+        let mut decoder =
+            zstd::stream::read::Decoder::with_buffer(data).map_err(|_| bad_frame())?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut filled = 0usize;
+        let mut total = 0u64;
+        loop {
+            let n = decoder.read(&mut buf[filled..]).map_err(|_| bad_frame())?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            if total > len {
+                break;
+            }
+            filled += n;
+            let whole = filled - filled % elem_size as usize;
+            if filled == buf.len() || whole > (1 << 19) {
+                sink(&buf[..whole]);
+                buf.copy_within(whole..filled, 0);
+                filled -= whole;
+            }
+        }
+        if total != len || !filled.is_multiple_of(elem_size as usize) {
+            return Err(corrupt(
+                source,
+                s.data_offset,
+                format!("{len} bytes in section {id}, found {total}"),
+            ));
+        }
+        sink(&buf[..filled]);
+        Ok(())
+    };
+    let raw = |id: u32, elem_size: u32| -> Result<Vec<u8>, LoadError> {
+        let mut out = Vec::new();
+        stream(id, elem_size, &mut |chunk| out.extend_from_slice(chunk))?;
         Ok(out)
     };
     let u64s = |id| -> Result<Vec<u64>, LoadError> {
-        Ok(raw(id, 8)?
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect())
+        let mut out = Vec::new();
+        stream(id, 8, &mut |chunk| {
+            out.extend(
+                chunk
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])),
+            );
+        })?;
+        Ok(out)
     };
     let u32s = |id| -> Result<Vec<u32>, LoadError> {
-        Ok(raw(id, 4)?
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        let mut out = Vec::new();
+        stream(id, 4, &mut |chunk| {
+            out.extend(
+                chunk
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        })?;
+        Ok(out)
+    };
+    // The block columns are independent frames: decode them on all cores.
+    let (
+        address,
+        size,
+        requested_size,
+        usable_size,
+        alloc_time_ns,
+        free_time_ns,
+        alloc_event,
+        free_event,
+        thread,
+        site,
+        flags,
+    ) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| u64s(1));
+        let b = scope.spawn(|| u64s(2));
+        let c = scope.spawn(|| u64s(3));
+        let d = scope.spawn(|| u64s(4));
+        let e = scope.spawn(|| u64s(5));
+        let f = scope.spawn(|| u64s(6));
+        let g = scope.spawn(|| u64s(7));
+        let h = scope.spawn(|| u64s(8));
+        let thread = u32s(9);
+        let site = u32s(10);
+        let flags = raw(11, 1);
+        let join = |h: std::thread::ScopedJoinHandle<'_, Result<Vec<u64>, LoadError>>| {
+            h.join()
+                .unwrap_or_else(|_| Err(corrupt(source, 16, "a decodable block column")))
+        };
+        (
+            join(a),
+            join(b),
+            join(c),
+            join(d),
+            join(e),
+            join(f),
+            join(g),
+            join(h),
+            thread,
+            site,
+            flags,
+        )
+    });
+    let codec_of = |id: u32| {
+        sections
+            .iter()
+            .find(|s| s.id == id)
+            .map_or(CODEC_ZSTD, |s| s.codec)
+    };
+    let undelta = |id: u32, mut v: Vec<u64>, base: Option<&[u64]>| -> Result<Vec<u64>, LoadError> {
+        match (codec_of(id), base) {
+            (CODEC_ZSTD_DELTA, _) => {
+                let mut acc = 0u64;
+                for x in &mut v {
+                    acc = acc.wrapping_add(*x);
+                    *x = acc;
+                }
+            }
+            (CODEC_ZSTD_MINUS_PREVIOUS_SECTION, Some(base)) if base.len() == v.len() => {
+                for (x, b) in v.iter_mut().zip(base) {
+                    *x = x.wrapping_add(*b);
+                }
+            }
+            (CODEC_ZSTD_MINUS_PREVIOUS_SECTION, _) => {
+                return Err(corrupt(
+                    source,
+                    16,
+                    format!(
+                        "section {id} as long as its base section {:?}",
+                        base_section(id)
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        Ok(v)
+    };
+    let alloc_event = undelta(7, alloc_event?, None)?;
+    let n = alloc_event.len();
+    let expand_u64 = |id: u32, v: Vec<u64>| -> Result<Vec<u64>, LoadError> {
+        expand(source, &sections, id, v, n)
+    };
+    let expand_u32 = |id: u32, v: Vec<u32>| -> Result<Vec<u32>, LoadError> {
+        expand(source, &sections, id, v, n)
     };
     let blocks = BlockColumns {
-        address: u64s(1)?,
-        size: u64s(2)?,
-        requested_size: u64s(3)?,
-        usable_size: u64s(4)?,
-        alloc_time_ns: u64s(5)?,
-        free_time_ns: u64s(6)?,
-        alloc_event: u64s(7)?,
-        free_event: u64s(8)?,
-        thread: u32s(9)?,
-        site: u32s(10)?,
-        flags: raw(11, 1)?,
+        address: expand_u64(1, address?)?,
+        size: Vec::new(),
+        requested_size: expand_u64(3, requested_size?)?,
+        usable_size: expand_u64(4, usable_size?)?,
+        alloc_time_ns: Vec::new(),
+        free_time_ns: Vec::new(),
+        free_event: undelta(8, free_event?, Some(&alloc_event))?,
+        alloc_event,
+        thread: expand_u32(9, thread?)?,
+        site: expand_u32(10, site?)?,
+        flags: expand(source, &sections, 11, flags?, n)?,
     };
+    let mut blocks = blocks;
+    blocks.size = undelta(2, expand_u64(2, size?)?, Some(&blocks.requested_size))?;
+    blocks.alloc_time_ns = undelta(5, alloc_time_ns?, None)?;
+    blocks.free_time_ns = undelta(6, free_time_ns?, Some(&blocks.alloc_time_ns))?;
     if !blocks.is_consistent() {
         return Err(corrupt(source, 16, "block columns of equal length"));
     }

@@ -55,17 +55,24 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
         return Regions::default();
     }
     let b = &trace.blocks;
-    // Sort block indices (4 bytes per block) rather than copies of the ranges (16 bytes): this
-    // runs inside `memscape info`, whose peak memory per event is a benchmark target.
-    let mut order: Vec<u32> = (0..u32::try_from(b.len()).unwrap_or(u32::MAX)).collect();
-    order.sort_unstable_by_key(|&i| b.address[i as usize]);
-    let range = |i: u32| {
-        let i = i as usize;
-        (b.address[i], b.address[i].saturating_add(b.size[i]))
-    };
+    // Summarize blocks per address page of `page` bytes (a power of two not above the
+    // threshold): blocks starting in the same page are less than the threshold apart, so they
+    // always share a region, and merging the per-page (lowest start, highest end) summaries in
+    // page order gives exactly the regions of sorting all ranges, at the cost of a hash lookup
+    // per block instead of a sort of all blocks.
+    let page_shift = 63 - gap_threshold.max(1).leading_zeros();
+    let mut pages: crate::builder::PointerMap<(u64, u64)> = Default::default();
+    for (&a, &s) in b.address.iter().zip(&b.size) {
+        let end = a.saturating_add(s);
+        let e = pages.entry(a >> page_shift).or_insert((a, end));
+        e.0 = e.0.min(a);
+        e.1 = e.1.max(end);
+    }
+    let mut ranges: Vec<(u64, u64)> = pages.into_values().collect();
+    ranges.sort_unstable();
     let mut regions: Vec<Region> = Vec::new();
     let mut axis = 0u64;
-    let mut current = range(order[0]);
+    let mut current = ranges[0];
     let mut push = |(start, end): (u64, u64), regions: &mut Vec<Region>| {
         regions.push(Region {
             start,
@@ -76,7 +83,7 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
         });
         axis = axis.saturating_add(end - start);
     };
-    for (start, end) in order[1..].iter().map(|&i| range(i)) {
+    for &(start, end) in &ranges[1..] {
         if start <= current.1.saturating_add(gap_threshold) {
             current.1 = current.1.max(end);
         } else {
@@ -85,7 +92,7 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
         }
     }
     push(current, &mut regions);
-    drop(order);
+    drop(ranges);
     let mut out = Regions {
         regions,
         block_region: Vec::with_capacity(b.len()),

@@ -213,3 +213,37 @@ fn size_class_bins_partition_all_blocks() {
         .unwrap();
     assert_eq!(peak, t.meta.peak_live_bytes);
 }
+
+/// Reference: sort all ranges and merge, the textbook way.
+fn naive_regions(t: &memscape_trace::Trace, threshold: u64) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = t
+        .blocks
+        .address
+        .iter()
+        .zip(&t.blocks.size)
+        .map(|(&a, &s)| (a, a + s))
+        .collect();
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s <= last.1.saturating_add(threshold) => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+#[test]
+fn regions_equal_the_sort_and_merge_reference() {
+    let t = load(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    for threshold in [0, 1, 100, 4096, 65_536, 1 << 20, 3 << 20, 1 << 40] {
+        let r = find_regions(&t, threshold);
+        let got: Vec<(u64, u64)> = r.regions.iter().map(|r| (r.start, r.end)).collect();
+        assert_eq!(got, naive_regions(&t, threshold), "threshold {threshold}");
+        assert_eq!(
+            r.regions.iter().map(|r| r.blocks).sum::<u64>(),
+            t.blocks.len() as u64
+        );
+    }
+}

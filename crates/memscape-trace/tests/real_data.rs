@@ -150,6 +150,10 @@ fn demo_asset_is_a_small_clean_raw_trace() {
     let t = load(&path).unwrap();
     assert_eq!(t.meta.format, TraceFormat::HeaptrackRaw);
     assert!(t.warnings.is_empty(), "{}", t.warnings);
-    assert!((50_000..=150_000).contains(&t.meta.events), "{}", t.meta.events);
+    assert!(
+        (50_000..=150_000).contains(&t.meta.events),
+        "{}",
+        t.meta.events
+    );
     assert!(t.meta.has_wall_time);
 }
