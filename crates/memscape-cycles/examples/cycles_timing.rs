@@ -2,16 +2,27 @@
 //! same functions; this keeps the comparison free of the GUI build).
 //!
 //! ```text
-//! cycles_timing persistence FILE [MAX_DIM] [MODULUS]   # prints seconds and the bar counts
-//! cycles_timing cycles TRACE A..B [WINDOW] [TOP] [BINARY FUNCTION]  # end to end on records A..B
+//! cycles_timing persistence FILE [MAX_DIM] [MODULUS]
+//! cycles_timing levenshtein TRACE A..B WINDOW OUT      # writes a lower distance matrix
+//! cycles_timing cycles TRACE A..B [--window W] [--top N] [--threshold T]
+//!                                 [--binary B --function F]
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::time::Instant;
 
-use memscape_cycles::records::parse_record_range;
-use memscape_cycles::{CyclesOptions, MatrixFormat, RecordFilter, RipsOptions};
+use memscape_cycles::levenshtein::{make_windows, window_distances};
+use memscape_cycles::records::{SymbolMode, parse_record_range, record_symbols, select_records};
+use memscape_cycles::symbolize::LoadBase;
+use memscape_cycles::{CyclesOptions, MatrixFormat, RecordFilter, RipsOptions, read_trace};
+
+fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|k| args.get(k + 1))
+        .map(String::as_str)
+}
 
 fn main() {
     tracing_subscriber::fmt()
@@ -45,33 +56,50 @@ fn main() {
                 counts
             );
         }
+        Some("levenshtein") => {
+            let trace = read_trace(Path::new(&args[2]), None).unwrap();
+            let filter = RecordFilter {
+                record_range: Some(parse_record_range(&args[3]).unwrap()),
+                ..RecordFilter::default()
+            };
+            let records = select_records(&trace, None, LoadBase::Detect, &filter).unwrap();
+            let (symbols, alphabet) = record_symbols(&records, SymbolMode::Address).unwrap();
+            let windows = make_windows(&symbols, args[4].parse().unwrap()).unwrap();
+            let dist = window_distances(&windows, alphabet).unwrap();
+            let text: Vec<String> = dist.entries().iter().map(u8::to_string).collect();
+            std::fs::write(&args[5], text.join(",")).unwrap();
+        }
         Some("cycles") => {
             let t0 = Instant::now();
             let options = CyclesOptions {
                 filter: RecordFilter {
                     record_range: Some(parse_record_range(&args[3]).unwrap()),
-                    functions: args.get(7).map(|f| vec![f.clone()]).unwrap_or_default(),
+                    functions: flag(&args, "--function")
+                        .map(|f| vec![f.to_owned()])
+                        .unwrap_or_default(),
                     ..RecordFilter::default()
                 },
-                window: args.get(4).map_or(10, |s| s.parse().unwrap()),
-                top: args.get(5).map_or(3, |s| s.parse().unwrap()),
-                binary: args.get(6).map(Into::into),
+                binary: flag(&args, "--binary").map(Into::into),
+                window: flag(&args, "--window").map_or(10, |s| s.parse().unwrap()),
+                top: flag(&args, "--top").map_or(3, |s| s.parse().unwrap()),
+                threshold: flag(&args, "--threshold").map(|s| s.parse().unwrap()),
                 ..CyclesOptions::default()
             };
             let report =
                 memscape_cycles::analyze_trace_file(Path::new(&args[2]), &options).unwrap();
             println!(
-                "total {:.3} records {} windows {} unique {} h1_bars {} parameterizations {}",
+                "total {:.3} s, records {} windows {} unique {} threshold {} h1_bars {} parameterizations {}",
                 t0.elapsed().as_secs_f64(),
                 report.records.len(),
                 report.windows,
                 report.unique_windows,
+                report.threshold,
                 report.barcode.len(),
                 report.parameterizations.len()
             );
         }
         _ => eprintln!(
-            "usage: cycles_timing persistence FILE [DIM] [P] | cycles TRACE A..B [W] [TOP]"
+            "usage: cycles_timing persistence FILE [DIM] [P] | levenshtein TRACE A..B W OUT | cycles TRACE A..B [--window W] [--top N] [--threshold T] [--binary B --function F]"
         ),
     }
 }

@@ -214,7 +214,8 @@ fn check_distance(name: &str, number: u64, value: f64) -> Result<f32, CyclesErro
             message: format!("negative distance {value}; expected distances >= 0"),
         });
     }
-    Ok(value as f32)
+    // `+ 0.0` turns -0 into +0: the engine orders diameters by their bits.
+    Ok(value as f32 + 0.0)
 }
 
 /// Parses a matrix held in memory; `name` is used in errors.

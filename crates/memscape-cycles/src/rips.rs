@@ -266,33 +266,58 @@ impl Entry {
     }
 }
 
-/// Heap order of a working column: the top is the smallest diameter, ties the largest index
-/// (Ripser's `greater_diameter_or_smaller_index` in a `std::priority_queue`).
-#[derive(Debug, Clone, Copy)]
-struct HeapEntry(Entry);
+/// A working column: a max-heap of entries packed into `u128` keys so that the top is the
+/// smallest diameter, ties the largest index (Ripser's `greater_diameter_or_smaller_index` in a
+/// `std::priority_queue`). Layout: bits 96..128 the complemented diameter bits (the bits of a
+/// non-negative `f32` order like the value), 32..96 the index, 0..32 the coefficient (which
+/// never decides the order among distinct simplices).
+#[derive(Debug, Default)]
+struct Column(BinaryHeap<u128>);
 
-impl PartialEq for HeapEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+impl Column {
+    fn new() -> Self {
+        Self::default()
     }
-}
-impl Eq for HeapEntry {}
-impl PartialOrd for HeapEntry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for HeapEntry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .0
-            .diameter
-            .total_cmp(&self.0.diameter)
-            .then(self.0.index.cmp(&other.0.index))
-    }
-}
 
-type Column = BinaryHeap<HeapEntry>;
+    #[inline]
+    fn pack(e: Entry) -> u128 {
+        (u128::from(!e.diameter.to_bits()) << 96)
+            | (u128::from(e.index as u64) << 32)
+            | u128::from(e.coefficient)
+    }
+
+    #[inline]
+    fn unpack(key: u128) -> Entry {
+        Entry {
+            diameter: Value::from_bits(!((key >> 96) as u32)),
+            index: (key >> 32) as u64 as i64,
+            coefficient: key as u32,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        self.0.push(Self::pack(e));
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<Entry> {
+        self.0.peek().map(|&k| Self::unpack(k))
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        self.0.pop();
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn extend(&mut self, entries: impl Iterator<Item = Entry>) {
+        self.0.extend(entries.map(Self::pack));
+    }
+}
 
 /// Sort order of columns to reduce: decreasing diameter, ties increasing index.
 fn greater_diameter_or_smaller_index(a: &(Value, i64), b: &(Value, i64)) -> Ordering {
@@ -636,7 +661,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
 
     fn pop_pivot(&self, column: &mut Column) -> Entry {
         let mut pivot = Entry::NONE;
-        while let Some(&HeapEntry(top)) = column.peek() {
+        while let Some(top) = column.peek() {
             if pivot.coefficient == 0 {
                 pivot = top;
             } else if top.index != pivot.index {
@@ -656,7 +681,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
     fn get_pivot(&self, column: &mut Column) -> Entry {
         let result = self.pop_pivot(column);
         if !result.is_none() {
-            column.push(HeapEntry(result));
+            column.push(result);
         }
         result
     }
@@ -668,12 +693,12 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         working_reduction_column: &mut Column,
         working_coboundary: &mut Column,
     ) {
-        working_reduction_column.push(HeapEntry(simplex));
+        working_reduction_column.push(simplex);
         let mut cofacets = self.coboundary(simplex, dim);
         while self.cob_has_next(&cofacets, true) {
             let cofacet = self.cob_next(&mut cofacets);
             if cofacet.diameter <= self.threshold {
-                working_coboundary.push(HeapEntry(cofacet));
+                working_coboundary.push(cofacet);
             }
         }
     }
@@ -703,7 +728,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                 }
             }
         }
-        working_coboundary.extend(cofacet_entries.iter().copied().map(HeapEntry));
+        working_coboundary.extend(cofacet_entries.iter().copied());
         self.get_pivot(working_coboundary)
     }
 
