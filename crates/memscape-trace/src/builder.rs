@@ -1,7 +1,7 @@
 //! Turns a stream of alloc / free / realloc events into blocks, counting every inconsistency
 //! as a warning instead of failing. All importers except `.msc` go through [`TraceBuilder`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use memscape_io::{Location, Warnings};
@@ -43,7 +43,8 @@ impl Hasher for PointerHasher {
 }
 
 pub(crate) type PointerMap<V> = HashMap<u64, V, BuildHasherDefault<PointerHasher>>;
-type PointerSet = HashSet<u64, BuildHasherDefault<PointerHasher>>;
+/// Value of `TraceBuilder::live` for an address whose block was freed.
+const FREED: u32 = u32::MAX;
 
 /// How events get their wall time.
 #[derive(Debug)]
@@ -61,10 +62,10 @@ pub struct TraceBuilder {
     source: String,
     pub(crate) blocks: BlockColumns,
     /// Live blocks by address.
+    /// Value [`FREED`] marks an address whose last block was freed and that has not been
+    /// allocated again, to tell a double free from a free of a pointer never seen: one map, so
+    /// an allocation or a free is a single hash lookup.
     live: PointerMap<u32>,
-    /// Addresses whose last block was freed and that have not been allocated again, to tell a
-    /// double free from a free of a pointer never seen.
-    freed: PointerSet,
     clock: Clock,
     events: u64,
     allocs: u64,
@@ -110,7 +111,6 @@ impl TraceBuilder {
             source: source.to_owned(),
             blocks: BlockColumns::default(),
             live: PointerMap::default(),
-            freed: PointerSet::default(),
             clock,
             events: 0,
             allocs: 0,
@@ -230,20 +230,24 @@ impl TraceBuilder {
             self.warn(warn::ABSURD_SIZE, line);
             return None;
         }
+        let index = match u32::try_from(self.blocks.len()) {
+            Ok(i) if i < FREED => i,
+            _ => {
+                self.warn(warn::TOO_MANY_BLOCKS, line);
+                return None;
+            }
+        };
         let time = self.event_time(time_ns, line);
         let event = self.next_event();
         if self.track_addresses {
-            if let Some(old) = self.live.get(&address).copied() {
+            let slot = self.live.entry(address).or_insert(FREED);
+            let old = std::mem::replace(slot, index);
+            if old != FREED {
                 // A lost free: end the old block here so that blocks never overlap in time.
                 self.warn(warn::ALLOC_OVER_LIVE, line);
                 self.end_block(old, event, time, FLAG_ENDED_BY_OVERLAP);
             }
-            self.freed.remove(&address);
         }
-        let Ok(index) = u32::try_from(self.blocks.len()) else {
-            self.warn(warn::TOO_MANY_BLOCKS, line);
-            return None;
-        };
         let b = &mut self.blocks;
         b.address.push(address);
         b.size.push(extent);
@@ -256,9 +260,6 @@ impl TraceBuilder {
         b.thread.push(thread);
         b.site.push(site);
         b.flags.push(FLAG_NEVER_FREED);
-        if self.track_addresses {
-            self.live.insert(address, index);
-        }
         self.allocs += 1;
         self.live_bytes = self.live_bytes.saturating_add(requested);
         if self.live_bytes > self.peak_live_bytes {
@@ -277,9 +278,6 @@ impl TraceBuilder {
         self.live_bytes = self
             .live_bytes
             .saturating_sub(self.blocks.requested_size[i]);
-        if self.track_addresses {
-            self.live.remove(&self.blocks.address[i]);
-        }
     }
 
     /// A free. Returns whether it matched a live block.
@@ -290,14 +288,17 @@ impl TraceBuilder {
     fn free_flagged(&mut self, line: u64, time_ns: u64, address: u64, flag: u8) -> bool {
         let time = self.event_time(time_ns, line);
         let event = self.next_event();
-        match self.live.get(&address).copied() {
-            Some(block) => {
+        let found = self
+            .live
+            .get_mut(&address)
+            .map(|slot| std::mem::replace(slot, FREED));
+        match found {
+            Some(block) if block != FREED => {
                 self.end_block(block, event, time, flag);
-                self.freed.insert(address);
                 self.frees += 1;
                 true
             }
-            None if self.freed.contains(&address) => {
+            Some(_) => {
                 self.double_frees += 1;
                 self.warn(warn::DOUBLE_FREE, line);
                 false
@@ -443,6 +444,7 @@ impl TraceBuilder {
             call_tree,
             threads,
             warnings,
+            event_order_cache: Default::default(),
         }
     }
 }

@@ -169,7 +169,7 @@ impl BinMetrics {
         let mut occupancy = vec![0u64; n];
         let mut live = vec![0u64; n];
         let mut waste = vec![0u64; n];
-        for (event, id) in trace.event_order().into_iter().enumerate() {
+        for (event, id) in trace.event_order().iter().copied().enumerate() {
             if id == u32::MAX {
                 continue;
             }

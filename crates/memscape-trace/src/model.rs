@@ -306,6 +306,8 @@ pub struct Trace {
     /// Thread names (string ids); block `thread` columns index this.
     pub threads: Vec<u32>,
     pub warnings: Warnings,
+    /// [`Trace::event_order`], computed on first use (several sweeps share it).
+    pub(crate) event_order_cache: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl Trace {
@@ -355,8 +357,14 @@ impl Trace {
 
     /// Event-ordered view of the trace: entry `e` is `block << 1 | is_free`, or `u32::MAX` for
     /// an event that touched no block (a free that matched nothing). Costs 4 bytes per event;
-    /// used by sweeps (regions, metrics) that need events in order.
-    pub fn event_order(&self) -> Vec<u32> {
+    /// used by sweeps (regions, metrics) that need events in order. Computed once and kept
+    /// (do not mutate `blocks` afterwards).
+    pub fn event_order(&self) -> &[u32] {
+        self.event_order_cache
+            .get_or_init(|| self.compute_event_order())
+    }
+
+    fn compute_event_order(&self) -> Vec<u32> {
         let n = usize::try_from(self.meta.events).unwrap_or(0);
         let mut order = vec![u32::MAX; n];
         for i in 0..self.blocks.len() {

@@ -707,6 +707,21 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     let meta_json = raw(40, 1)?;
     let meta: MscMeta = serde_json::from_slice(&meta_json)
         .map_err(|e| corrupt(source, 16, format!("metadata JSON ({e})")))?;
+    let m = &meta.meta;
+    let counted = [m.allocs, m.frees, m.unknown_frees, m.double_frees]
+        .iter()
+        .try_fold(0u64, |acc, &x| acc.checked_add(x));
+    if m.allocs != blocks.len() as u64
+        || counted != Some(m.events)
+        || m.reallocs > m.frees
+        || m.peak_event > m.events
+    {
+        return Err(corrupt(
+            source,
+            16,
+            "metadata counts that agree with the blocks (allocs = blocks, events = allocs + frees + unknown + double frees)",
+        ));
+    }
     if blocks
         .alloc_event
         .iter()
@@ -751,5 +766,6 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
         call_tree: CallTree::from_columns(parent, frames),
         threads,
         warnings,
+        event_order_cache: Default::default(),
     })
 }

@@ -116,7 +116,7 @@ pub fn peak_per_group(trace: &Trace, block_group: &[u32], groups: usize) -> Vec<
     let mut live = vec![0u64; groups];
     let mut peak = vec![0u64; groups];
     let sizes = &trace.blocks.size;
-    for id in trace.event_order() {
+    for &id in trace.event_order() {
         if id == u32::MAX {
             continue;
         }

@@ -77,6 +77,12 @@ fn corrupt_msc_is_an_error_naming_the_offset() {
         from_msc_bytes("h.msc", &huge),
         Err(LoadError::Corrupt { .. })
     ));
+    // Metadata that disagrees with the blocks (as a bit flip in the JSON would make it).
+    let mut t2 = t.clone();
+    t2.meta.frees = t2.meta.allocs + 1;
+    let forged = to_msc_bytes(&t2, &mut |_| {}).unwrap();
+    let e = from_msc_bytes("m.msc", &forged).unwrap_err();
+    assert!(e.to_string().contains("metadata counts"), "{e}");
     // Cut short.
     assert!(matches!(
         from_msc_bytes("c.msc", &good[..good.len() - 10]),
