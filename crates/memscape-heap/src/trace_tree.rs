@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use memscape_trace::Trace;
 use memscape_trace::model::FLAG_NEVER_FREED;
 
-use crate::trie::{GroupTrie, Label, Sizes};
+use crate::trie::{FastHash, GroupTrie, Label, Sizes};
 
 /// One level of grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -133,7 +133,7 @@ impl<'a> TraceHeap<'a> {
         let mut block_leaf = Vec::with_capacity(n);
         // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
         let uses = |k: GroupKey| keys.contains(&k);
-        let mut cache: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        let mut cache: HashMap<(u32, u32, u32), u32, FastHash> = HashMap::default();
         for i in 0..n {
             let thread = if uses(GroupKey::Thread) {
                 trace.blocks.thread[i]
@@ -159,7 +159,7 @@ impl<'a> TraceHeap<'a> {
             .filter(|&i| trace.blocks.flags[i] & FLAG_NEVER_FREED == 0)
             .filter_map(|i| u32::try_from(i).ok())
             .collect();
-        by_free.sort_by_key(|&b| (trace.blocks.free_event[b as usize], b));
+        by_free.sort_unstable_by_key(|&b| (trace.blocks.free_event[b as usize], b));
         let free_events = by_free
             .iter()
             .map(|&b| trace.blocks.free_event[b as usize])
@@ -408,19 +408,28 @@ fn trace_root_name(trace: &Trace) -> String {
 
 /// Label value of a frame for grouping: functions merge by name (like a flame graph); frames
 /// without a function by module + offset, then by address.
-fn frame_label(trace: &Trace, node: u32) -> (u64, String) {
+fn frame_label(trace: &Trace, node: u32) -> u64 {
     let Some(f) = trace.call_tree.frames.get(node as usize) else {
-        return (0, String::from("?"));
+        return 0;
     };
     if node == 0 {
-        return (0, String::from("<no call stack>"));
+        return 0;
     }
     if f.function != 0 {
-        return (u64::from(f.function), trace.describe_frame(node));
+        return u64::from(f.function);
     }
     // Unsymbolized: the instruction address identifies the frame (kept apart from string ids
     // by the top bit).
-    (f.ip | (1 << 63), trace.describe_frame(node))
+    f.ip | (1 << 63)
+}
+
+/// Name of a frame's group (computed only when the group is new: formatting is the costly part
+/// of indexing).
+fn frame_name(trace: &Trace, node: u32) -> String {
+    match trace.call_tree.frames.get(node as usize) {
+        None => String::from("?"),
+        Some(_) => trace.describe_frame(node),
+    }
 }
 
 fn leaf_for(
@@ -436,24 +445,21 @@ fn leaf_for(
         let kind = key.kind();
         match key {
             GroupKey::Thread => {
-                let name = trace.thread_name(thread);
-                let name = if name.is_empty() {
-                    format!("thread {thread}")
-                } else {
-                    name.to_owned()
-                };
                 node = trie.child(
                     node,
                     Label {
                         kind,
                         value: u64::from(thread),
                     },
-                    || name,
+                    || match trace.thread_name(thread) {
+                        "" => format!("thread {thread}"),
+                        name => name.to_owned(),
+                    },
                 );
             }
             GroupKey::Site => {
-                let (value, name) = frame_label(trace, site);
-                node = trie.child(node, Label { kind, value }, || name);
+                let value = frame_label(trace, site);
+                node = trie.child(node, Label { kind, value }, || frame_name(trace, site));
             }
             GroupKey::Path => {
                 let mut stack = trace.call_tree.stack(site);
@@ -462,8 +468,8 @@ fn leaf_for(
                     stack.push(0);
                 }
                 for frame in stack {
-                    let (value, name) = frame_label(trace, frame);
-                    node = trie.child(node, Label { kind, value }, || name);
+                    let value = frame_label(trace, frame);
+                    node = trie.child(node, Label { kind, value }, || frame_name(trace, frame));
                 }
             }
             GroupKey::Module => {
@@ -475,17 +481,16 @@ fn leaf_for(
                     .map(|f| f.module)
                     .find(|&m| m != 0)
                     .unwrap_or(0);
-                let name = match trace.strings.get(module) {
-                    "" => String::from("<unknown module>"),
-                    m => m.to_owned(),
-                };
                 node = trie.child(
                     node,
                     Label {
                         kind,
                         value: u64::from(module),
                     },
-                    || name,
+                    || match trace.strings.get(module) {
+                        "" => String::from("<unknown module>"),
+                        m => m.to_owned(),
+                    },
                 );
             }
             GroupKey::Size => {

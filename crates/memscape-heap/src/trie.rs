@@ -3,6 +3,44 @@
 //! node ids (and therefore colors and stable positions) are the same at every time point.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A small multiplicative hasher for the integer keys of the indexes (ids and labels): the
+/// default SipHash dominates indexing millions of blocks, and these keys are not attacker
+/// controlled in a way that matters (a collision only costs time on one local file).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+/// `BuildHasher` of [`FastHasher`].
+pub type FastHash = BuildHasherDefault<FastHasher>;
 
 /// Identity of a node among its siblings: a key kind and a value (a string id, a thread index,
 /// a size class…). Two children of one parent never share a label.
@@ -21,7 +59,7 @@ pub struct GroupTrie {
     name: Vec<String>,
     depth: Vec<u32>,
     children: Vec<Vec<u32>>,
-    index: HashMap<(u32, Label), u32>,
+    index: HashMap<(u32, Label), u32, FastHash>,
 }
 
 impl GroupTrie {
@@ -32,7 +70,7 @@ impl GroupTrie {
             name: vec![root_name.to_owned()],
             depth: vec![0],
             children: vec![Vec::new()],
-            index: HashMap::new(),
+            index: HashMap::default(),
         }
     }
 
