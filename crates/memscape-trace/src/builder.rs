@@ -502,7 +502,13 @@ fn lerp(e0: u64, t0: u64, e1: u64, t1: u64, e: u64) -> u64 {
     if e1 <= e0 || t1 <= t0 {
         return t0;
     }
-    let frac = (e.saturating_sub(e0)) as u128 * (t1 - t0) as u128 / (e1 - e0) as u128;
+    let de = e.saturating_sub(e0);
+    // 64-bit arithmetic when it cannot overflow (always, for 10 ms ticks): 128-bit division is
+    // a library call and was a tenth of the load time.
+    if let Some(product) = de.checked_mul(t1 - t0) {
+        return t0.saturating_add(product / (e1 - e0)).min(t1);
+    }
+    let frac = de as u128 * (t1 - t0) as u128 / (e1 - e0) as u128;
     t0.saturating_add(u64::try_from(frac).unwrap_or(u64::MAX))
         .min(t1)
 }
