@@ -6,67 +6,16 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use memscape_heap::synthetic::synthetic_trace;
 use memscape_heap::trace_tree::{GroupKey, TraceHeap};
 use memscape_heap::view::{PruneOptions, StableOrder, build_view};
 use memscape_heap::{Metric, Sizes, sunburst};
-use memscape_trace::model::Frame;
-use memscape_trace::{Trace, TraceBuilder, TraceFormat};
+use memscape_trace::Trace;
 
 const EVENTS: u64 = 5_000_000;
-const SLOTS: u64 = 200_000;
 
 fn synthetic() -> Trace {
-    let mut b = TraceBuilder::with_event_times("synthetic-5M");
-    let threads: Vec<u32> = (0..16).map(|t| b.thread(&format!("worker-{t}"))).collect();
-    let mut sites = Vec::new();
-    for s in 0..2000u64 {
-        let caller = b.strings.intern(&format!("caller_{}", s % 50));
-        let function = b.strings.intern(&format!("alloc_site_{s}"));
-        let parent = b.call_tree.child(
-            0,
-            Frame {
-                ip: 0x1000 + s % 50,
-                function: caller,
-                ..Frame::default()
-            },
-        );
-        sites.push(b.call_tree.child(
-            parent,
-            Frame {
-                ip: 0x10_0000 + s,
-                function,
-                ..Frame::default()
-            },
-        ));
-    }
-    let mut live = vec![false; SLOTS as usize];
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
-    let mut events = 0u64;
-    let mut time = 0u64;
-    while events < EVENTS {
-        let r = next();
-        let slot = r % SLOTS;
-        let address = 0x1000_0000 + slot * 4096;
-        time += 7;
-        if live[slot as usize] {
-            b.free(events, time, address);
-            live[slot as usize] = false;
-        } else {
-            let size = 16 << ((r >> 20) % 10);
-            let site = sites[((r >> 32) % 2000) as usize];
-            let thread = threads[((r >> 48) % 16) as usize];
-            b.alloc(events, time, address, size, 0, thread, site);
-            live[slot as usize] = true;
-        }
-        events += 1;
-    }
-    b.finish(TraceFormat::Csv, true)
+    synthetic_trace(EVENTS)
 }
 
 fn bench(c: &mut Criterion) {

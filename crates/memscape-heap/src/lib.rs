@@ -17,6 +17,7 @@ pub mod massif;
 pub mod massif_tree;
 pub mod report;
 pub mod suspects;
+pub mod synthetic;
 pub mod trace_tree;
 pub mod trie;
 pub mod view;

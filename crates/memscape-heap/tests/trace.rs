@@ -327,3 +327,21 @@ fn heaptrack_recorded_leak_is_the_first_suspect() {
     assert!(trie.name(top).ends_with("/leaker"), "{}", trie.name(top));
     assert!(end.bytes(top) >= 3000 * 128);
 }
+
+#[test]
+fn synthetic_trace_totals_match_the_builders_accounting() {
+    let trace = memscape_heap::synthetic::synthetic_trace(50_000);
+    assert_eq!(trace.event_count(), 50_000);
+    let mut heap = TraceHeap::new(&trace, &[GroupKey::Thread, GroupKey::Site, GroupKey::Size]);
+    assert_eq!(
+        heap.sizes_at(trace.event_count()).bytes(0),
+        trace.meta.end_live_bytes
+    );
+    assert_eq!(
+        heap.sizes_at(heap.peak_point()).bytes(0),
+        trace.meta.peak_live_bytes
+    );
+    // The peak is a maximum over every time point.
+    let series = heap.heap_series(&heap.even_points(500));
+    assert!(series.iter().all(|&(_, b)| b <= trace.meta.peak_live_bytes));
+}
