@@ -167,20 +167,20 @@ pub fn rips_persistence<D: DistanceMatrix>(
         started.elapsed(),
         columns_to_reduce.len()
     );
-    for dim in 1..=options.max_dim {
+    for (dim, bars) in dims.iter_mut().enumerate().skip(1) {
         let mut pivot_column_index = PivotMap::default();
         pivot_column_index.reserve(columns_to_reduce.len());
         engine.compute_pairs(
             &columns_to_reduce,
             &mut pivot_column_index,
             dim,
-            &mut dims[dim],
+            bars,
             &mut cocycles,
         );
         tracing::debug!(
             "rips: H{dim} done after {:.2?} ({} bars)",
             started.elapsed(),
-            dims[dim].len()
+            bars.len()
         );
         if dim < options.max_dim {
             columns_to_reduce =
@@ -195,7 +195,10 @@ pub fn rips_persistence<D: DistanceMatrix>(
 }
 
 fn is_prime(p: u32) -> bool {
-    p >= 2 && (2..).take_while(|d| d * d <= p).all(|d| p % d != 0)
+    p >= 2
+        && (2..)
+            .take_while(|d| d * d <= p)
+            .all(|d| !p.is_multiple_of(d))
 }
 
 /// Ripser's table of inverses modulo a prime.
@@ -808,8 +811,8 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                         .get(column_to_add + 1)
                         .copied()
                         .unwrap_or(reduction_entries.len());
-                    for k in start..end {
-                        let mut simplex = reduction_entries[k];
+                    for &entry in &reduction_entries[start..end] {
+                        let mut simplex = entry;
                         simplex.coefficient = simplex.coefficient * factor % self.modulus;
                         self.add_simplex_coboundary(
                             simplex,
