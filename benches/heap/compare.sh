@@ -17,7 +17,7 @@ best() { # best wall time in seconds of REPS runs of "$@"
     i=0
     while [ "$i" -lt "$REPS" ]; do
         s=$(date +%s.%N)
-        "$@" >/dev/null 2>&1
+        "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
         e=$(date +%s.%N)
         t=$(echo "$e - $s" | bc -l)
         if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi

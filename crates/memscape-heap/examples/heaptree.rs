@@ -2,6 +2,7 @@
 //! the JSON report of `memscape heaptree`, for scripts and the peer comparison in
 //! `benches/heap/` until the memscape binary wires the subcommand.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -62,10 +63,10 @@ fn main() -> ExitCode {
     };
     match heaptree_file(&file, &options) {
         Ok(report) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report).unwrap_or_default()
-            );
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let mut out = std::io::stdout().lock();
+            let _ = serde_json::to_writer_pretty(&mut out, &report);
+            let _ = writeln!(out);
             ExitCode::SUCCESS
         }
         Err(e) => bad(e.to_string()),
