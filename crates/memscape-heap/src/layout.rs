@@ -155,6 +155,49 @@ pub fn icicle(root: &HeapNode, metric: Metric, levels: usize) -> Layout<IcicleRe
     }
 }
 
+/// What hovering a node shows (the growth comes from `suspects::GrowthAccumulator::slope_of`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HoverInfo {
+    pub name: String,
+    pub bytes: u64,
+    pub objects: u64,
+    /// Share of the parent in the chosen metric (1 for the root).
+    pub share_of_parent: f64,
+    /// Share of the whole heap's bytes (`total_bytes` of the report), whatever the shown root.
+    pub share_of_total: f64,
+}
+
+/// Hover facts of node `node` of a layout.
+pub fn hover<T>(
+    layout: &Layout<T>,
+    node: u32,
+    metric: Metric,
+    total_bytes: u64,
+) -> Option<HoverInfo> {
+    let n = layout.nodes.get(node as usize)?;
+    let value = |x: &LayoutNode| match metric {
+        Metric::Bytes => x.bytes,
+        Metric::Objects => x.objects,
+    };
+    let share_of_parent = match n.parent.and_then(|p| layout.nodes.get(p as usize)) {
+        Some(p) if value(p) > 0 => value(n) as f64 / value(p) as f64,
+        Some(_) => 0.0,
+        None => 1.0,
+    };
+    let share_of_total = if total_bytes > 0 {
+        n.bytes as f64 / total_bytes as f64
+    } else {
+        0.0
+    };
+    Some(HoverInfo {
+        name: n.name.clone(),
+        bytes: n.bytes,
+        objects: n.objects,
+        share_of_parent,
+        share_of_total,
+    })
+}
+
 /// The shape under a point: the deepest sunburst segment containing polar (`angle`, `radius`).
 pub fn sunburst_hit(layout: &Layout<SunburstSegment>, angle: f64, radius: f64) -> Option<u32> {
     let angle = angle.rem_euclid(std::f64::consts::TAU);
@@ -222,6 +265,13 @@ mod tests {
         assert_eq!(l.nodes[by_name("a2").node as usize].parent, Some(1));
         let hit = sunburst_hit(&l, 0.5 * tau, 0.9).unwrap();
         assert_eq!(l.nodes[hit as usize].name, "a2");
+        let info = hover(&l, hit, Metric::Bytes, 200).unwrap();
+        assert!((info.share_of_parent - 0.5).abs() < 1e-12);
+        assert!((info.share_of_total - 0.15).abs() < 1e-12);
+        assert_eq!(
+            hover(&l, 0, Metric::Bytes, 200).unwrap().share_of_parent,
+            1.0
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod trace_tree;
 pub mod trie;
 pub mod view;
 
-pub use layout::{IcicleRect, Layout, SunburstSegment, icicle, sunburst};
+pub use layout::{HoverInfo, IcicleRect, Layout, SunburstSegment, hover, icicle, sunburst};
 pub use massif::{
     MassifError, MassifFile, MassifLabel, MassifNode, MassifTree, Snapshot, TreeKind, parse_massif,
     read_massif,

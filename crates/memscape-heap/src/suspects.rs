@@ -57,6 +57,11 @@ impl GrowthAccumulator {
         self.last = sizes.clone();
     }
 
+    /// Least-squares slope of a node's bytes over the points added so far (hover's "growth").
+    pub fn slope_of(&self, node: u32) -> f64 {
+        self.slope(node as usize)
+    }
+
     fn slope(&self, node: usize) -> f64 {
         let denominator = self.n * self.sum_xx - self.sum_x * self.sum_x;
         if self.n < 2.0 || denominator.abs() < f64::EPSILON {

@@ -120,6 +120,19 @@ proptest! {
         exercise(&apply(real("massif.out.stack"), &mutations));
     }
 
+    /// The head of the kate file: header, empty snapshots and the first deep detailed tree.
+    #[test]
+    fn mutated_kate_head(mutations in proptest::collection::vec(mutation(), 1..8)) {
+        let kate = real("massif.out.kate");
+        let end = kate
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(400)
+            .map_or(kate.len(), |(i, _)| i + 1);
+        exercise(&apply(kate[..end].to_vec(), &mutations));
+    }
+
     #[test]
     fn mutated_minimal_file(mutations in proptest::collection::vec(mutation(), 1..8)) {
         exercise(&apply(real("massif.out.32406"), &mutations));
