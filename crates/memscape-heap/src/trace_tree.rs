@@ -133,19 +133,16 @@ impl<'a> TraceHeap<'a> {
         let mut block_leaf = Vec::with_capacity(n);
         // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
         let uses = |k: GroupKey| keys.contains(&k);
+        let (by_thread, by_site, by_class) = (
+            uses(GroupKey::Thread),
+            uses(GroupKey::Site) || uses(GroupKey::Path) || uses(GroupKey::Module),
+            uses(GroupKey::Size),
+        );
         let mut cache: HashMap<(u32, u32, u32), u32, FastHash> = HashMap::default();
         for i in 0..n {
-            let thread = if uses(GroupKey::Thread) {
-                trace.blocks.thread[i]
-            } else {
-                0
-            };
-            let site = if uses(GroupKey::Site) || uses(GroupKey::Path) || uses(GroupKey::Module) {
-                trace.blocks.site[i]
-            } else {
-                0
-            };
-            let class = if uses(GroupKey::Size) {
+            let thread = if by_thread { trace.blocks.thread[i] } else { 0 };
+            let site = if by_site { trace.blocks.site[i] } else { 0 };
+            let class = if by_class {
                 size_class(trace.blocks.requested_size[i])
             } else {
                 0
@@ -155,15 +152,14 @@ impl<'a> TraceHeap<'a> {
                 .or_insert_with(|| leaf_for(trace, &mut trie, keys, thread, site, class));
             block_leaf.push(leaf);
         }
-        let mut by_free: Vec<u32> = (0..n)
+        // Sort (event, block) pairs rather than block ids by a looked-up key: the comparisons
+        // then read contiguous memory.
+        let mut pairs: Vec<(u64, u32)> = (0..n)
             .filter(|&i| trace.blocks.flags[i] & FLAG_NEVER_FREED == 0)
-            .filter_map(|i| u32::try_from(i).ok())
+            .filter_map(|i| Some((trace.blocks.free_event[i], u32::try_from(i).ok()?)))
             .collect();
-        by_free.sort_unstable_by_key(|&b| (trace.blocks.free_event[b as usize], b));
-        let free_events = by_free
-            .iter()
-            .map(|&b| trace.blocks.free_event[b as usize])
-            .collect();
+        pairs.sort_unstable();
+        let (free_events, by_free): (Vec<u64>, Vec<u32>) = pairs.into_iter().unzip();
         let own = Sizes::zeros(trie.len());
         Self {
             trace,
