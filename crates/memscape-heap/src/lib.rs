@@ -29,8 +29,8 @@ pub use massif::{
 };
 pub use massif_tree::MassifHeap;
 pub use report::{
-    HeapError, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file, heaptree_massif,
-    heaptree_trace, timeline_massif, timeline_trace,
+    HeapError, HeapInput, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file,
+    heaptree_massif, heaptree_trace, load_heap_input, timeline_massif, timeline_trace,
 };
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
 pub use trace_tree::{GroupKey, TraceHeap};

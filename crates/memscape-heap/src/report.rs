@@ -66,6 +66,10 @@ pub enum HeapError {
     },
     #[error("{source_name}: {what}")]
     Unsupported { source_name: String, what: String },
+    #[error(
+        "{path}: not a heap profile: expected a valgrind massif file (first line `desc:`), a heaptrack file (first line `v <version> <file version>`), a CSV header with `time,op,address`, or an .msc file; the input starts with {start:?}"
+    )]
+    NotHeapInput { path: String, start: String },
 }
 
 /// The JSON of `heaptree`: the pruned tree's root (`name, bytes, objects, children`) plus the
@@ -88,21 +92,38 @@ pub struct HeapTreeReport {
     pub tree: HeapNode,
 }
 
-/// `heaptree` on a file: massif files are detected by content (`desc:` header), anything else
-/// goes to memscape-trace's loader (heaptrack raw/processed, CSV, .msc).
-pub fn heaptree_file(path: &Path, options: &HeapTreeOptions) -> Result<HeapTreeReport, HeapError> {
-    let bytes = memscape_io::read_input(path)?;
-    let name = path.display().to_string();
-    if massif::sniff(&bytes) {
-        let file = massif::parse_massif(&name, &bytes)?;
-        for w in file.warnings.kinds() {
-            tracing::warn!("{name}: {} × {}", w.count, w.message);
+/// Input of the heap-tree views, loaded by content.
+pub enum HeapInput {
+    Massif(MassifFile),
+    Trace(Box<Trace>),
+}
+
+/// Loads a heap-tree input by content: memscape-trace's formats (heaptrack raw/processed, CSV,
+/// .msc; streamed, never held whole) first, and massif when the trace loader finds none of its
+/// formats (massif's `desc:` header matches none of them).
+pub fn load_heap_input(path: &Path) -> Result<HeapInput, HeapError> {
+    match memscape_trace::load(path) {
+        Ok(trace) => Ok(HeapInput::Trace(Box::new(trace))),
+        Err(LoadError::NotATrace { path: name, start }) => {
+            let bytes = memscape_io::read_input(path)?;
+            if !massif::sniff(&bytes) {
+                return Err(HeapError::NotHeapInput { path: name, start });
+            }
+            let file = massif::parse_massif(&name, &bytes)?;
+            for w in file.warnings.kinds() {
+                tracing::warn!("{name}: {} × {}", w.count, w.message);
+            }
+            Ok(HeapInput::Massif(file))
         }
-        heaptree_massif(&file, options)
-    } else {
-        drop(bytes);
-        let trace = memscape_trace::load(path)?;
-        heaptree_trace(&trace, options)
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `heaptree` on a file (format detected by content, see [`load_heap_input`]).
+pub fn heaptree_file(path: &Path, options: &HeapTreeOptions) -> Result<HeapTreeReport, HeapError> {
+    match load_heap_input(path)? {
+        HeapInput::Massif(file) => heaptree_massif(&file, options),
+        HeapInput::Trace(trace) => heaptree_trace(&trace, options),
     }
 }
 

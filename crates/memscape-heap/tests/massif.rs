@@ -252,6 +252,59 @@ fn heap_tree_over_kate_snapshots() {
     );
 }
 
+#[test]
+fn neither_massif_nor_trace_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "hello world\n").unwrap();
+    let err = heaptree_file(&path, &HeapTreeOptions::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("notes.txt") && err.contains("massif") && err.contains("hello world"),
+        "{err}"
+    );
+    // A gzip-compressed massif file is read by content.
+    let gz = dir.path().join("massif.gz");
+    let enc = stored_gzip(&std::fs::read(data("massif.out.stack")).unwrap());
+    std::fs::write(&gz, &enc).unwrap();
+    let report = heaptree_file(&gz, &HeapTreeOptions::default()).unwrap();
+    assert_eq!(report.time_unit, "i");
+}
+
+/// A gzip member with stored (uncompressed) deflate blocks, written by hand so that the test
+/// needs no compression crate.
+fn stored_gzip(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    let chunks: Vec<&[u8]> = data.chunks(65_535).collect();
+    for (i, chunk) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&crc32(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
 fn serde_json_value(report: &memscape_heap::HeapTreeReport) -> serde_json::Value {
     serde_json::to_value(report).unwrap()
 }
