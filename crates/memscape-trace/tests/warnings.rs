@@ -171,3 +171,23 @@ fn csv_realloc_counts_like_memcheck() {
     assert_eq!(t.thread_name(t.blocks.thread[2]), "worker");
     assert_eq!(t.describe_frame(t.blocks.site[1]), "b");
 }
+
+#[test]
+fn heaptrack_times_are_interpolated_by_event_index_within_a_tick() {
+    // Four events in the first 10 ms tick, two in the next (20 ms long), one after the last tick.
+    let raw = b"v 10400 3\nx 3 abc\nt 1000 0\nc 0\n+ 10 1 100\n+ 10 1 200\n- 100\n- 200\nc a\n+ 10 1 300\n- 300\nc 1e\n+ 10 1 400\n";
+    let t = load_bytes("ticks.raw", raw).unwrap();
+    assert!(t.warnings.is_empty(), "{}", t.warnings);
+    assert!(t.meta.has_wall_time);
+    let ms = 1_000_000;
+    // Events 0..4 spread over [0, 10 ms); 4..6 over [10, 30 ms); event 6 after the last tick
+    // continues the last rate (10 ms per event).
+    assert_eq!(t.blocks.alloc_time_ns, vec![0, 2_500_000, 10 * ms, 30 * ms]);
+    assert_eq!(t.blocks.free_time_ns[..3], [5 * ms, 7_500_000, 20 * ms]);
+    assert_eq!(t.meta.end_time_ns, 40 * ms);
+    assert_eq!(
+        t.blocks.free_time_ns[3],
+        40 * ms,
+        "never freed: ends at the trace end"
+    );
+}
