@@ -99,11 +99,18 @@ pub enum HeapInput {
 }
 
 /// Loads a heap-tree input by content: memscape-trace's formats (heaptrack raw/processed, CSV,
-/// .msc; streamed, never held whole) first, and massif when the trace loader finds none of its
-/// formats (massif's `desc:` header matches none of them).
+/// .msc; streamed, never held whole, then symbolized from the binaries they name when those
+/// exist on this machine) first, and massif when the trace loader finds none of its formats
+/// (massif's `desc:` header matches none of them).
 pub fn load_heap_input(path: &Path) -> Result<HeapInput, HeapError> {
     match memscape_trace::load(path) {
-        Ok(trace) => Ok(HeapInput::Trace(Box::new(trace))),
+        Ok(mut trace) => {
+            // heaptrack's raw files carry addresses only: name the frames from the binaries
+            // when they exist here, so that call sites read as functions.
+            let symbols = memscape_trace::symbolize::symbolize(&mut trace);
+            tracing::debug!("{}: {symbols:?}", path.display());
+            Ok(HeapInput::Trace(Box::new(trace)))
+        }
         Err(LoadError::NotATrace { path: name, start }) => {
             let bytes = memscape_io::read_input(path)?;
             if !massif::sniff(&bytes) {
