@@ -1,1 +1,48 @@
-fn main() {}
+//! memscape: a native, GPU-accelerated visualizer of how programs use memory.
+//!
+//! The binary is thin: `cli` parses the command line, `commands` holds one module per
+//! subcommand, `app` is the GUI shell, `views` the GUI views, `data` loads any supported file
+//! into a [`data::Dataset`], `scene` turns datasets into what the renderer draws (shared by the
+//! GUI and `memscape render`).
+
+mod app;
+mod cli;
+mod commands;
+mod data;
+mod demo;
+mod scene;
+mod views;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    init_logging(cli.verbose);
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // Handled once, here: print the whole chain of causes.
+            eprintln!("memscape: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,wgpu_core=warn,wgpu_hal=warn,naga=warn",
+        2 => "debug,wgpu_core=info,wgpu_hal=info,naga=info",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_thread_names(true)
+        .init();
+}

@@ -104,9 +104,13 @@ pub fn wanted_limits(adapter: &wgpu::Adapter) -> wgpu::Limits {
 impl GpuContext {
     /// Creates a headless device on the adapter `choice` selects (see [`AdapterChoice`]).
     pub fn new(choice: AdapterChoice) -> Result<Self, RenderError> {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        // Vulkan/Metal/DX12 unless WGPU_BACKEND says otherwise: probing GL on a headless Linux
+        // box only prints EGL errors, and lavapipe is a Vulkan device.
+        let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        descriptor.backends = backends;
+        let instance = wgpu::Instance::new(descriptor);
+        let adapters = pollster::block_on(instance.enumerate_adapters(backends));
         let tried: Vec<String> = adapters.iter().map(describe).collect();
         // Prefer hardware for Auto, Vulkan over GL, then the first enumerated.
         let rank = |a: &wgpu::Adapter| {

@@ -1,0 +1,45 @@
+# memscape — the two commands of the README:
+#   make demo   set up, build and open the GUI on the embedded demo (PNG files when no display)
+#   make test   set up and run every check CI runs
+SHELL := /bin/bash
+.DEFAULT_GOAL := demo
+
+# Python oracles live in a private venv; tests find them first on PATH.
+export PATH := $(CURDIR)/target/oracles/bin:$(PATH)
+# The Vulkan loader complains without a runtime dir; give it a private one.
+export XDG_RUNTIME_DIR ?= $(shell d=/tmp/memscape-runtime-$$(id -u); mkdir -p $$d; chmod 700 $$d; echo $$d)
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: demo test deps deps-test fmt-check clippy cargo-test build
+
+deps:
+	@scripts/install-deps.sh run
+
+deps-test:
+	@scripts/install-deps.sh test
+
+build: deps
+	cargo build --bin memscape
+
+demo: build
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		target/debug/memscape view; \
+	else \
+		echo "memscape: no display (DISPLAY and WAYLAND_DISPLAY are unset), so rendering the demo views headless instead:"; \
+		mkdir -p out; \
+		target/debug/memscape render demo --view alloc-map --out out/demo-alloc-map.png; \
+		target/debug/memscape render demo --view alloc-map --color size --cushion plateau --alpha 0.3 --out out/demo-alloc-map-size.png; \
+		echo "to see the window without a display: xvfb-run -a target/debug/memscape view"; \
+	fi
+
+fmt-check:
+	cargo fmt --all -- --check
+
+clippy:
+	cargo clippy --workspace --all-targets -- -D warnings
+
+cargo-test:
+	cargo test --workspace --no-fail-fast
+
+test: deps-test fmt-check clippy cargo-test
+	@echo "make test: all checks passed"

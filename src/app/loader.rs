@@ -1,0 +1,184 @@
+//! Loading and analysis off the UI thread: one named thread per file, reporting progress and the
+//! result through a bounded channel that the UI drains every frame.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+
+use crate::data::{Dataset, LoadSource};
+
+/// Identifies one load request.
+pub type LoadId = u64;
+
+/// What a loader thread reports.
+pub enum LoadEvent {
+    Progress {
+        id: LoadId,
+        /// 0..=1, or negative when unknown.
+        fraction: f32,
+        message: String,
+    },
+    Done {
+        id: LoadId,
+        result: Result<Arc<Dataset>, String>,
+    },
+}
+
+/// A load in flight, as the status bar shows it.
+pub struct PendingLoad {
+    pub id: LoadId,
+    pub name: String,
+    pub fraction: f32,
+    pub message: String,
+}
+
+pub struct Loader {
+    tx: Sender<LoadEvent>,
+    rx: Receiver<LoadEvent>,
+    next_id: AtomicU64,
+    pub pending: Vec<PendingLoad>,
+}
+
+/// Capacity of the channel: progress messages beyond it are dropped (the next one supersedes
+/// them); results always get through because their send blocks.
+const CHANNEL_CAPACITY: usize = 256;
+
+impl Loader {
+    pub fn new() -> Self {
+        let (tx, rx) = crossbeam_channel::bounded(CHANNEL_CAPACITY);
+        Self {
+            tx,
+            rx,
+            next_id: AtomicU64::new(1),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Starts loading `source` on a background thread; `repaint` wakes the UI when it reports.
+    pub fn start(
+        &mut self,
+        source: LoadSource,
+        repaint: impl Fn() + Send + Sync + 'static,
+    ) -> LoadId {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let name = source.display_name();
+        self.pending.push(PendingLoad {
+            id,
+            name: name.clone(),
+            fraction: -1.0,
+            message: "starting".into(),
+        });
+        let tx = self.tx.clone();
+        let repaint = Arc::new(repaint);
+        let spawn = std::thread::Builder::new()
+            .name(format!("memscape-load-{id}"))
+            .spawn(move || {
+                let progress_tx = tx.clone();
+                let progress_repaint = repaint.clone();
+                let progress = move |fraction: f32, message: &str| {
+                    let event = LoadEvent::Progress {
+                        id,
+                        fraction,
+                        message: message.to_owned(),
+                    };
+                    match progress_tx.try_send(event) {
+                        Ok(()) => progress_repaint(),
+                        Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
+                    }
+                };
+                let result = crate::data::load(&source, &progress)
+                    .map(Arc::new)
+                    .map_err(|e| format!("{e:#}"));
+                // Blocking send: the result must arrive even when progress filled the channel.
+                let _ = tx.send(LoadEvent::Done { id, result });
+                repaint();
+            });
+        if let Err(e) = spawn {
+            let _ = self.tx.try_send(LoadEvent::Done {
+                id,
+                result: Err(format!("{name}: cannot start a loader thread: {e}")),
+            });
+        }
+        id
+    }
+
+    /// Drains the channel; returns the finished loads.
+    pub fn poll(&mut self) -> Vec<(LoadId, String, Result<Arc<Dataset>, String>)> {
+        let mut finished = Vec::new();
+        while let Ok(event) = self.rx.try_recv() {
+            match event {
+                LoadEvent::Progress {
+                    id,
+                    fraction,
+                    message,
+                } => {
+                    if let Some(p) = self.pending.iter_mut().find(|p| p.id == id) {
+                        p.fraction = fraction;
+                        p.message = message;
+                    }
+                }
+                LoadEvent::Done { id, result } => {
+                    let name = self
+                        .pending
+                        .iter()
+                        .find(|p| p.id == id)
+                        .map(|p| p.name.clone())
+                        .unwrap_or_default();
+                    self.pending.retain(|p| p.id != id);
+                    finished.push((id, name, result));
+                }
+            }
+        }
+        finished
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// Where recent files are remembered: `$XDG_CONFIG_HOME/memscape/recent.txt`.
+pub fn recent_files_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("memscape").join("recent.txt"))
+}
+
+/// The recent-files list, most recent first, at most [`RECENT_MAX`] entries.
+pub const RECENT_MAX: usize = 12;
+
+pub fn load_recent() -> Vec<PathBuf> {
+    let Some(path) = recent_files_path() else {
+        return Vec::new();
+    };
+    std::fs::read_to_string(path)
+        .map(|s| {
+            s.lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(RECENT_MAX)
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
+    recent.retain(|p| p != &file);
+    recent.insert(0, file);
+    recent.truncate(RECENT_MAX);
+    if let Some(path) = recent_files_path() {
+        let text: String = recent
+            .iter()
+            .map(|p| format!("{}\n", p.display()))
+            .collect();
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = std::fs::write(&path, text) {
+            tracing::warn!("cannot save recent files to {}: {e}", path.display());
+        }
+    }
+}

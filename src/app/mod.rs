@@ -1,0 +1,375 @@
+//! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
+//! drag-and-drop, the open dialog and recent files. Views live in `crate::views`.
+
+mod loader;
+mod open_dialog;
+pub mod screenshot;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::data::{Dataset, LoadSource};
+use crate::views::{View, ViewContext, ViewKind};
+use loader::Loader;
+use screenshot::ScreenshotJob;
+
+/// One docked view.
+pub struct Pane {
+    view: Box<dyn View>,
+}
+
+struct TreeBehavior<'a> {
+    cx: ViewContext<'a>,
+}
+
+impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
+    fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
+        pane.view.title().into()
+    }
+
+    fn pane_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        _tile_id: egui_tiles::TileId,
+        pane: &mut Pane,
+    ) -> egui_tiles::UiResponse {
+        pane.view.ui(ui, &self.cx);
+        egui_tiles::UiResponse::None
+    }
+
+    fn is_tab_closable(
+        &self,
+        _tiles: &egui_tiles::Tiles<Pane>,
+        _tile_id: egui_tiles::TileId,
+    ) -> bool {
+        true
+    }
+
+    fn simplification_options(&self) -> egui_tiles::SimplificationOptions {
+        egui_tiles::SimplificationOptions {
+            all_panes_must_have_tabs: true,
+            ..Default::default()
+        }
+    }
+}
+
+pub struct MemscapeApp {
+    loader: Loader,
+    datasets: Vec<Arc<Dataset>>,
+    tree: egui_tiles::Tree<Pane>,
+    errors: Vec<String>,
+    recent: Vec<PathBuf>,
+    open_dialog: open_dialog::OpenDialog,
+    screenshot: Option<ScreenshotJob>,
+    render_state: Option<egui_wgpu::RenderState>,
+}
+
+impl MemscapeApp {
+    pub fn new(
+        cc: &eframe::CreationContext<'_>,
+        sources: Vec<LoadSource>,
+        screenshot: Option<ScreenshotJob>,
+    ) -> Self {
+        let render_state = cc.wgpu_render_state.clone();
+        let mut errors = Vec::new();
+        if let Some(rs) = &render_state {
+            match crate::views::alloc_map::AllocMapGpu::new(&rs.device, rs.target_format) {
+                Ok(gpu) => {
+                    rs.renderer.write().callback_resources.insert(gpu);
+                }
+                Err(e) => errors.push(format!("GPU pipelines: {e}")),
+            }
+            let info = rs.adapter.get_info();
+            tracing::info!(
+                "GUI renders on {} [{:?}, {:?}]",
+                info.name,
+                info.device_type,
+                info.backend
+            );
+        }
+        let mut app = Self {
+            loader: Loader::new(),
+            datasets: Vec::new(),
+            tree: egui_tiles::Tree::empty(egui::Id::unique("memscape-tiles")),
+            errors,
+            recent: loader::load_recent(),
+            open_dialog: open_dialog::OpenDialog::new(),
+            screenshot,
+            render_state,
+        };
+        for s in sources {
+            app.open(&cc.egui_ctx, s);
+        }
+        app
+    }
+
+    fn open(&mut self, ctx: &egui::Context, source: LoadSource) {
+        if let LoadSource::File(p) = &source {
+            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            loader::remember_recent(&mut self.recent, p);
+        }
+        let ctx = ctx.clone();
+        self.loader.start(source, move || ctx.request_repaint());
+    }
+
+    fn add_view(&mut self, kind: ViewKind, dataset: Arc<Dataset>) {
+        let pane = Pane {
+            view: kind.create(dataset),
+        };
+        let id = self.tree.tiles.insert_pane(pane);
+        match self.tree.root {
+            None => self.tree.root = Some(self.tree.tiles.insert_tab_tile(vec![id])),
+            Some(root) => {
+                // New views go next to the existing ones (side by side), as a new tab column.
+                if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(root) {
+                    c.add_child(id);
+                } else {
+                    let h = self.tree.tiles.insert_horizontal_tile(vec![root, id]);
+                    self.tree.root = Some(h);
+                }
+            }
+        }
+    }
+
+    fn menu(&mut self, ctx: &egui::Context, ui: &mut egui::Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open…").clicked() {
+                    self.open_dialog.open = true;
+                    ui.close();
+                }
+                if ui.button("Open the demo").clicked() {
+                    for s in crate::demo::sources() {
+                        self.open(ctx, s);
+                    }
+                    ui.close();
+                }
+                ui.menu_button("Recent", |ui| {
+                    if self.recent.is_empty() {
+                        ui.label("nothing yet");
+                    }
+                    for p in self.recent.clone() {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.open(ctx, LoadSource::File(p));
+                            ui.close();
+                        }
+                    }
+                });
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if self.datasets.is_empty() {
+                    ui.label("open a file first");
+                }
+                for d in self.datasets.clone() {
+                    ui.menu_button(&d.name, |ui| {
+                        for kind in ViewKind::ALL {
+                            match kind.accepts(&d) {
+                                Ok(()) => {
+                                    if ui.button(kind.name()).clicked() {
+                                        self.add_view(*kind, d.clone());
+                                        ui.close();
+                                    }
+                                }
+                                Err(why) => {
+                                    ui.add_enabled(false, egui::Button::new(kind.name()))
+                                        .on_disabled_hover_text(why);
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            ui.menu_button("Help", |ui| {
+                ui.label("Scroll: zoom (shift: time only, ctrl: addresses only)");
+                ui.label("Drag: pan · double-click: reset the view");
+                ui.label("Drop files on the window to open them");
+            });
+        });
+    }
+
+    fn status_bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            for p in &self.loader.pending {
+                ui.spinner();
+                if p.fraction >= 0.0 {
+                    ui.add(
+                        egui::ProgressBar::new(p.fraction)
+                            .desired_width(120.0)
+                            .show_percentage(),
+                    );
+                }
+                ui.label(format!("{}: {}", p.name, p.message));
+                ui.separator();
+            }
+            if self.loader.is_idle() {
+                ui.label(format!("{} file(s) loaded", self.datasets.len()));
+            }
+            if let Some(rs) = &self.render_state {
+                let info = rs.adapter.get_info();
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    ui.weak(format!("{} · {:?}", info.name, info.backend));
+                });
+            }
+        });
+        let mut dismiss = None;
+        for (i, e) in self.errors.iter().enumerate() {
+            ui.horizontal(|ui| {
+                ui.colored_label(egui::Color32::from_rgb(255, 120, 110), format!("⚠ {e}"));
+                if ui.small_button("dismiss").clicked() {
+                    dismiss = Some(i);
+                }
+            });
+        }
+        if let Some(i) = dismiss {
+            self.errors.remove(i);
+        }
+    }
+}
+
+impl eframe::App for MemscapeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        let mut first_failure = None;
+        for (_id, name, result) in self.loader.poll() {
+            match result {
+                Ok(dataset) => {
+                    for kind in ViewKind::defaults_for(&dataset) {
+                        self.add_view(kind, dataset.clone());
+                    }
+                    self.datasets.push(dataset);
+                }
+                Err(e) => {
+                    tracing::error!("{e}");
+                    first_failure.get_or_insert_with(|| e.clone());
+                    self.errors.push(if e.contains(&name) {
+                        e
+                    } else {
+                        format!("{name}: {e}")
+                    });
+                }
+            }
+        }
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        for p in dropped {
+            self.open(&ctx, LoadSource::File(p));
+        }
+        if let Some(p) = self.open_dialog.show(&ctx) {
+            self.open(&ctx, LoadSource::File(p));
+        }
+
+        egui::Panel::top("menu").show(ui, |ui| self.menu(&ctx, ui));
+        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            if self.tree.root.is_none() {
+                ui.centered_and_justified(|ui| {
+                    if self.loader.is_idle() {
+                        ui.label(
+                            "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
+                        );
+                    } else {
+                        ui.spinner();
+                    }
+                });
+            } else {
+                let mut behavior = TreeBehavior {
+                    cx: ViewContext {
+                        render_state: self.render_state.as_ref(),
+                    },
+                };
+                self.tree.ui(&mut behavior, ui);
+            }
+        });
+
+        if let Some(job) = &mut self.screenshot {
+            let views_ready = self.tree.tiles.tiles().all(|t| match t {
+                egui_tiles::Tile::Pane(p) => p.view.is_ready(),
+                egui_tiles::Tile::Container(_) => true,
+            });
+            let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
+            job.update(&ctx, ready, first_failure);
+        }
+    }
+}
+
+/// Runs the GUI until the window closes. Returns the screenshot outcome when one was asked for.
+pub fn run(
+    sources: Vec<LoadSource>,
+    screenshot: Option<(PathBuf, std::time::Duration)>,
+    window_size: (u32, u32),
+) -> anyhow::Result<Option<Result<PathBuf, String>>> {
+    let outcome: screenshot::Outcome = Default::default();
+    let job = screenshot.map(|(path, timeout)| ScreenshotJob::new(path, timeout, outcome.clone()));
+    let options = eframe::NativeOptions {
+        renderer: eframe::Renderer::Wgpu,
+        viewport: egui::ViewportBuilder::default()
+            .with_title("memscape")
+            .with_inner_size([window_size.0 as f32, window_size.1 as f32])
+            .with_drag_and_drop(true),
+        wgpu_options: wgpu_configuration(),
+        ..Default::default()
+    };
+    let is_self_test = job.is_some();
+    eframe::run_native(
+        "memscape",
+        options,
+        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job)))),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
+    if !is_self_test {
+        return Ok(None);
+    }
+    let result = outcome
+        .lock()
+        .map_err(|_| anyhow::anyhow!("screenshot state poisoned"))?
+        .take()
+        .unwrap_or_else(|| Err("the window closed before the screenshot was taken".into()));
+    Ok(Some(result))
+}
+
+/// eframe's wgpu set-up with the features and limits memscape's pipelines want, and the adapter
+/// chosen by `MEMSCAPE_ADAPTER` (cpu|gpu|auto) like the headless renderer.
+fn wgpu_configuration() -> egui_wgpu::WgpuConfiguration {
+    use memscape_render::AdapterChoice;
+    let mut setup = egui_wgpu::WgpuSetupCreateNew::without_display_handle();
+    setup.device_descriptor = Arc::new(|adapter| {
+        let mut limits = memscape_render::context::wanted_limits(adapter);
+        limits.max_texture_dimension_2d = limits
+            .max_texture_dimension_2d
+            .max(8192)
+            .min(adapter.limits().max_texture_dimension_2d);
+        wgpu::DeviceDescriptor {
+            label: Some("memscape::gui"),
+            required_features: memscape_render::context::wanted_features(adapter),
+            required_limits: limits,
+            ..Default::default()
+        }
+    });
+    let choice = AdapterChoice::from_env_or(AdapterChoice::Auto);
+    if choice != AdapterChoice::Auto {
+        setup.native_adapter_selector = Some(Arc::new(move |adapters, _surface| {
+            adapters
+                .iter()
+                .find(|a| {
+                    let software = a.get_info().device_type == wgpu::DeviceType::Cpu;
+                    software == (choice == AdapterChoice::Cpu)
+                })
+                .cloned()
+                .ok_or_else(|| format!("no adapter matches MEMSCAPE_ADAPTER ({choice:?})"))
+        }));
+    }
+    egui_wgpu::WgpuConfiguration {
+        wgpu_setup: egui_wgpu::WgpuSetup::CreateNew(setup),
+        ..Default::default()
+    }
+}

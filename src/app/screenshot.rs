@@ -1,0 +1,87 @@
+//! The GUI self-test hook: `memscape view … --screenshot out.png` waits until every file is
+//! loaded and every view has drawn a full frame, saves the window as PNG and closes.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Shared with `main`, which turns it into the exit code after the window closes.
+pub type Outcome = Arc<Mutex<Option<Result<PathBuf, String>>>>;
+
+pub struct ScreenshotJob {
+    path: PathBuf,
+    deadline: Instant,
+    ready_frames: u32,
+    requested: bool,
+    pub outcome: Outcome,
+}
+
+/// Frames to draw after everything is ready, so that GPU views have uploaded and drawn and
+/// egui's layout has settled.
+const SETTLE_FRAMES: u32 = 3;
+
+impl ScreenshotJob {
+    pub fn new(path: PathBuf, timeout: Duration, outcome: Outcome) -> Self {
+        Self {
+            path,
+            deadline: Instant::now() + timeout,
+            ready_frames: 0,
+            requested: false,
+            outcome,
+        }
+    }
+
+    fn finish(&self, ctx: &egui::Context, result: Result<PathBuf, String>) {
+        if let Ok(mut slot) = self.outcome.lock() {
+            slot.get_or_insert(result);
+        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
+    /// Called once per frame. `ready` is true when loads are done and views are drawn;
+    /// `failure` carries a load error that makes the screenshot pointless.
+    pub fn update(&mut self, ctx: &egui::Context, ready: bool, failure: Option<String>) {
+        if let Some(f) = failure {
+            self.finish(ctx, Err(f));
+            return;
+        }
+        if Instant::now() > self.deadline {
+            self.finish(
+                ctx,
+                Err("timed out waiting for the data to load and draw".into()),
+            );
+            return;
+        }
+        ctx.request_repaint_after(Duration::from_millis(50));
+        if !ready || self.requested {
+            return;
+        }
+        self.ready_frames += 1;
+        if self.ready_frames < SETTLE_FRAMES {
+            return;
+        }
+        self.requested = true;
+        let path = self.path.clone();
+        let outcome = self.outcome.clone();
+        let ctx2 = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let result = save(&path, &image).map(|()| path.clone());
+            if let Ok(mut slot) = outcome.lock() {
+                slot.get_or_insert(result);
+            }
+            ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
+            ctx2.request_repaint();
+        });
+    }
+}
+
+fn save(path: &std::path::Path, image: &egui::ColorImage) -> Result<(), String> {
+    let [w, h] = image.size;
+    let pixels: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let img = memscape_render::RgbaImage {
+        width: w as u32,
+        height: h as u32,
+        pixels,
+    };
+    img.save_png(path).map_err(|e| e.to_string())
+}

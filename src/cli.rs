@@ -1,0 +1,176 @@
+//! The command line. `memscape --help` documents every subcommand.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "memscape",
+    version,
+    about = "GPU-accelerated visualizer of how programs use memory",
+    long_about = "memscape shows how programs use memory: allocation maps (time × address), heap \
+trees over time, cycles in memory reference traces, sampled accesses on the hardware topology \
+and compiler dependence graphs.\n\nWith no subcommand it opens the GUI: on the FILEs given, or on \
+the embedded demo.",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace). RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Files to open in the GUI (same as `memscape view FILE…`).
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open the GUI on files (format detected from content), or on the embedded demo.
+    View(ViewArgs),
+    /// Render one view headless to a PNG, with the same GPU pipelines as the GUI.
+    Render(RenderArgs),
+    /// Summarize a file: format, counts, warnings (allocation traces: peaks, regions, sites).
+    Info(InfoArgs),
+    /// Write the embedded demo files to a directory.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args, Default)]
+pub struct ViewArgs {
+    /// Files to open; several open side by side. None: the embedded demo.
+    pub files: Vec<PathBuf>,
+
+    /// Self-test: wait until everything is loaded and one full frame is drawn, save the window
+    /// as PNG to this path and exit (non-zero with a message on failure).
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+
+    /// Give up the screenshot after this many seconds.
+    #[arg(long, default_value_t = 120, requires = "screenshot")]
+    pub screenshot_timeout: u64,
+
+    /// Initial window size in logical pixels, e.g. 1280x800.
+    #[arg(long, value_parser = parse_size, default_value = "1280x800")]
+    pub window_size: (u32, u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewKindArg {
+    /// Allocation map: time × address, biased anti-aliasing, cushions.
+    AllocMap,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The input file; `demo` renders the embedded demo.
+    pub file: PathBuf,
+    /// Which view to render.
+    #[arg(long, value_enum, default_value = "alloc-map")]
+    pub view: ViewKindArg,
+    /// Output PNG.
+    #[arg(long, short)]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = 1280)]
+    pub width: u32,
+    #[arg(long, default_value_t = 800)]
+    pub height: u32,
+    /// Bias α of the anti-aliasing (lower shows thin blocks more).
+    #[arg(long, default_value_t = 0.5)]
+    pub alpha: f32,
+    /// Cushion profile.
+    #[arg(long, value_enum, default_value = "parabolic")]
+    pub cushion: CushionArg,
+    /// Time axis.
+    #[arg(long, value_enum, default_value = "events")]
+    pub time: TimeAxisArg,
+    /// Block colours (default: thread when the trace has several, else call site).
+    #[arg(long, value_enum)]
+    pub color: Option<ColorByArg>,
+    /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
+    #[arg(long, value_enum)]
+    pub adapter: Option<AdapterArg>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CushionArg {
+    None,
+    Parabolic,
+    Plateau,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeAxisArg {
+    /// Event index: spreads dense bursts.
+    Events,
+    /// Wall time: shows pauses.
+    Wall,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorByArg {
+    Thread,
+    Site,
+    Size,
+    Lifetime,
+    Waste,
+    Age,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdapterArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory to write the demo files into.
+    pub dir: PathBuf,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s:?}: expected WIDTHxHEIGHT"))?;
+    let w: u32 = w.trim().parse().map_err(|e| format!("{s:?}: width: {e}"))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .map_err(|e| format!("{s:?}: height: {e}"))?;
+    if !(100..=16384).contains(&w) || !(100..=16384).contains(&h) {
+        return Err(format!("{s:?}: each side must be within 100..=16384"));
+    }
+    Ok((w, h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn window_sizes_parse_and_reject_nonsense() {
+        assert_eq!(parse_size("1280x800"), Ok((1280, 800)));
+        assert!(parse_size("12x8").is_err());
+        assert!(parse_size("wide").is_err());
+    }
+}

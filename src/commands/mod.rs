@@ -1,0 +1,54 @@
+//! One module per subcommand; `run` dispatches.
+
+mod info;
+mod render;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::cli::{Cli, Command, ViewArgs};
+use crate::data::LoadSource;
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => view(cli.view),
+        Some(Command::View(args)) => view(args),
+        Some(Command::Render(args)) => render::run(&args),
+        Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Demo(args)) => demo(&args.dir),
+    }
+}
+
+fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    let sources: Vec<LoadSource> = if args.files.is_empty() {
+        crate::demo::sources()
+    } else {
+        args.files.into_iter().map(LoadSource::File).collect()
+    };
+    let screenshot = args
+        .screenshot
+        .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
+    match crate::app::run(sources, screenshot, args.window_size)? {
+        None => Ok(ExitCode::SUCCESS),
+        Some(Ok(path)) => {
+            println!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
+    }
+}
+
+fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    for source in crate::demo::sources() {
+        if let LoadSource::Embedded { name, bytes } = source {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            println!("{}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,76 @@
+//! `memscape render`: any view to PNG, headless, with the GUI's pipelines.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use memscape_render::alloc_map::{
+    AllocMapData, AllocMapPipelines, AllocMapView, CushionKind, render_offscreen,
+};
+use memscape_render::{AdapterChoice, GpuContext};
+
+use crate::cli::{AdapterArg, ColorByArg, CushionArg, RenderArgs, TimeAxisArg, ViewKindArg};
+use crate::data::{DatasetContent, LoadSource};
+use crate::scene::{ColorBy, TimeAxis};
+
+pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    let sources = if args.file.as_os_str() == "demo" {
+        crate::demo::sources()
+    } else {
+        vec![LoadSource::File(args.file.clone())]
+    };
+    let source = sources.into_iter().next().context("no input")?;
+    let dataset = crate::data::load(&source, &|_, _| {})?;
+    let choice = AdapterChoice::from_env_or(match args.adapter {
+        None | Some(AdapterArg::Auto) => AdapterChoice::Auto,
+        Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
+        Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
+    });
+    let ctx = GpuContext::new(choice)?;
+    tracing::info!("rendering on {}", ctx.adapter_name());
+    let image = match args.view {
+        ViewKindArg::AllocMap => {
+            let DatasetContent::AllocTrace(t) = &dataset.content;
+            let scene = t.scene.as_ref().with_context(|| {
+                format!(
+                    "{}: this trace has no addresses, so it has no allocation map",
+                    dataset.name
+                )
+            })?;
+            let color_by = match args.color {
+                None => scene.color_by,
+                Some(ColorByArg::Thread) => ColorBy::Thread,
+                Some(ColorByArg::Site) => ColorBy::Site,
+                Some(ColorByArg::Size) => ColorBy::Size,
+                Some(ColorByArg::Lifetime) => ColorBy::Lifetime,
+                Some(ColorByArg::Waste) => ColorBy::Waste,
+                Some(ColorByArg::Age) => ColorBy::Age,
+            };
+            let axis = match args.time {
+                TimeAxisArg::Events => TimeAxis::Events,
+                TimeAxisArg::Wall => TimeAxis::Wall,
+            };
+            let blocks = scene.colored_blocks(&t.trace, color_by);
+            let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
+            let data = AllocMapData::upload(&ctx.device, &pipelines, &blocks, scene.times(axis));
+            let mut view = AllocMapView::fit(
+                0,
+                scene.time_extent(axis),
+                0,
+                scene.collapsed_extent,
+                args.width,
+                args.height,
+            );
+            view.alpha = args.alpha;
+            view.color_mode = color_by.mode();
+            view.cushion = match args.cushion {
+                CushionArg::None => CushionKind::None,
+                CushionArg::Parabolic => CushionKind::Parabolic,
+                CushionArg::Plateau => CushionKind::Plateau,
+            };
+            render_offscreen(&ctx, &mut pipelines, &data, &view, args.width, args.height)?
+        }
+    };
+    image.save_png(&args.out)?;
+    println!("{}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,19 @@
+//! The embedded demo: small inputs recorded by the project itself with real tools (see
+//! `assets/demo/record-*.sh` for how each was made).
+
+use crate::data::LoadSource;
+
+/// A heaptrack raw trace (with addresses) of sqlite3 running a short insert/index/update/delete
+/// workload.
+pub const HEAPTRACK_SQLITE: (&str, &[u8]) = (
+    "sqlite-small.heaptrack.raw.zst",
+    include_bytes!("../assets/demo/sqlite-small.heaptrack.raw.zst"),
+);
+
+/// Every demo file, in the order the GUI opens them.
+pub fn sources() -> Vec<LoadSource> {
+    [HEAPTRACK_SQLITE]
+        .into_iter()
+        .map(|(name, bytes)| LoadSource::Embedded { name, bytes })
+        .collect()
+}

@@ -1,0 +1,448 @@
+//! The allocation map pane: the GPU view of `memscape_render::alloc_map` inside egui, with
+//! zoom/pan, live α and cushion controls, colour modes, axes and hover details.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use memscape_render::alloc_map::{
+    AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView, CushionKind,
+};
+
+use super::{View, ViewContext};
+use crate::data::{Dataset, DatasetContent};
+use crate::scene::{ColorBy, TimeAxis};
+
+/// GPU resources of every allocation-map pane, kept in egui-wgpu's callback resources.
+pub struct AllocMapGpu {
+    pipelines: AllocMapPipelines,
+    /// The format of egui's render target, which the resolve pass writes.
+    target_format: wgpu::TextureFormat,
+    /// Per pane: the uploaded data and what it was uploaded for.
+    panes: HashMap<u64, PaneGpu>,
+}
+
+struct PaneGpu {
+    data: AllocMapData,
+    axis: TimeAxis,
+    color_version: u64,
+    frame: AllocMapFrame,
+}
+
+impl AllocMapGpu {
+    pub fn new(
+        device: &wgpu::Device,
+        target_format: wgpu::TextureFormat,
+    ) -> Result<Self, memscape_render::RenderError> {
+        Ok(Self {
+            pipelines: AllocMapPipelines::new(device)?,
+            target_format,
+            panes: HashMap::new(),
+        })
+    }
+}
+
+static NEXT_PANE: AtomicU64 = AtomicU64::new(1);
+
+/// Camera in f64 data units: exact for integers below 2^53 (104 days of nanoseconds, 8 PiB of
+/// collapsed addresses) and split into integer origin + fraction for the GPU.
+#[derive(Debug, Clone, Copy)]
+struct Camera {
+    t_left: f64,
+    y_bottom: f64,
+    time_per_px: f64,
+    bytes_per_px: f64,
+}
+
+pub struct AllocMapPane {
+    key: u64,
+    dataset: Arc<Dataset>,
+    blocks: Arc<Vec<AllocBlockGpu>>,
+    color_version: u64,
+    color_by: ColorBy,
+    axis: TimeAxis,
+    alpha: f32,
+    cushion: CushionKind,
+    cushion_strength: f32,
+    camera: Option<Camera>,
+    drawn: Arc<AtomicBool>,
+}
+
+impl AllocMapPane {
+    pub fn new(dataset: Arc<Dataset>) -> Self {
+        let DatasetContent::AllocTrace(t) = &dataset.content;
+        let blocks = t
+            .scene
+            .as_ref()
+            .map(|s| s.blocks.clone())
+            .unwrap_or_default();
+        let color_by = t.scene.as_ref().map_or(ColorBy::Thread, |s| s.color_by);
+        Self {
+            key: NEXT_PANE.fetch_add(1, Ordering::Relaxed),
+            dataset,
+            blocks: Arc::new(blocks),
+            color_version: 0,
+            color_by,
+            axis: TimeAxis::Events,
+            alpha: 0.5,
+            cushion: CushionKind::Parabolic,
+            cushion_strength: 1.0,
+            camera: None,
+            drawn: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn controls(&mut self, ui: &mut egui::Ui) {
+        let DatasetContent::AllocTrace(t) = &self.dataset.content;
+        ui.horizontal_wrapped(|ui| {
+            ui.label("α");
+            ui.add(egui::Slider::new(&mut self.alpha, 0.05..=2.0).logarithmic(true))
+                .on_hover_text("bias of the anti-aliasing: low α shows few, thin blocks strongly");
+            ui.separator();
+            egui::ComboBox::from_id_salt(("cushion", self.key))
+                .selected_text(format!("{:?} cushion", self.cushion))
+                .show_ui(ui, |ui| {
+                    for k in [
+                        CushionKind::Parabolic,
+                        CushionKind::Plateau,
+                        CushionKind::None,
+                    ] {
+                        ui.selectable_value(&mut self.cushion, k, format!("{k:?}"));
+                    }
+                });
+            ui.add(egui::Slider::new(&mut self.cushion_strength, 0.0..=3.0).text("relief"));
+            ui.separator();
+            let before = self.axis;
+            ui.selectable_value(&mut self.axis, TimeAxis::Events, "event index");
+            ui.selectable_value(&mut self.axis, TimeAxis::Wall, "wall time");
+            if before != self.axis {
+                self.camera = None;
+            }
+            ui.separator();
+            let mut color_by = self.color_by;
+            egui::ComboBox::from_id_salt(("color", self.key))
+                .selected_text(format!("colour: {}", color_by.name()))
+                .show_ui(ui, |ui| {
+                    for c in ColorBy::ALL {
+                        ui.selectable_value(&mut color_by, c, c.name());
+                    }
+                });
+            if color_by != self.color_by {
+                if let Some(scene) = &t.scene {
+                    self.blocks = Arc::new(scene.colored_blocks(&t.trace, color_by));
+                    self.color_by = color_by;
+                    self.color_version += 1;
+                }
+            }
+            if ui.button("reset view").clicked() {
+                self.camera = None;
+            }
+        });
+    }
+}
+
+impl View for AllocMapPane {
+    fn title(&self) -> String {
+        format!("Allocation map · {}", self.dataset.name)
+    }
+
+    fn is_ready(&self) -> bool {
+        self.drawn.load(Ordering::Acquire)
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        let dataset = self.dataset.clone();
+        let DatasetContent::AllocTrace(t) = &dataset.content;
+        let Some(scene) = &t.scene else {
+            ui.label("This trace has no addresses: the allocation map needs heaptrack --raw, CSV or memscape's own format.");
+            return;
+        };
+        self.controls(ui);
+        let (rect, response) =
+            ui.allocate_exact_size(ui.available_size(), egui::Sense::click_and_drag());
+        if rect.width() < 2.0 || rect.height() < 2.0 {
+            return;
+        }
+        let extent_t = scene.time_extent(self.axis) as f64;
+        let extent_y = scene.collapsed_extent as f64;
+        let cam = self.camera.get_or_insert(Camera {
+            t_left: 0.0,
+            y_bottom: 0.0,
+            time_per_px: extent_t / f64::from(rect.width()),
+            bytes_per_px: extent_y / f64::from(rect.height()),
+        });
+
+        // Zoom around the pointer (shift: time only, ctrl: addresses only); drag to pan.
+        if let Some(pos) = response.hover_pos() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                let factor = (-f64::from(scroll) * 0.002).exp();
+                let (shift, ctrl) = ui.input(|i| (i.modifiers.shift, i.modifiers.command));
+                let px = f64::from(pos.x - rect.left());
+                let py = f64::from(rect.bottom() - pos.y);
+                if !ctrl {
+                    let t_at = cam.t_left + px * cam.time_per_px;
+                    cam.time_per_px = (cam.time_per_px * factor).max(1e-3);
+                    cam.t_left = t_at - px * cam.time_per_px;
+                }
+                if !shift {
+                    let y_at = cam.y_bottom + py * cam.bytes_per_px;
+                    cam.bytes_per_px = (cam.bytes_per_px * factor).max(1e-3);
+                    cam.y_bottom = y_at - py * cam.bytes_per_px;
+                }
+            }
+        }
+        if response.dragged() {
+            let d = response.drag_delta();
+            cam.t_left -= f64::from(d.x) * cam.time_per_px;
+            cam.y_bottom += f64::from(d.y) * cam.bytes_per_px;
+        }
+        if response.double_clicked() {
+            self.camera = None;
+            ui.ctx().request_repaint();
+            return;
+        }
+        let cam = *cam;
+        let ppp = ui.ctx().pixels_per_point();
+        let view = AllocMapView {
+            time_origin: (cam.t_left.floor() as i64) as u64,
+            time_origin_frac: (cam.t_left - cam.t_left.floor()) as f32,
+            addr_origin: (cam.y_bottom.floor() as i64) as u64,
+            addr_origin_frac: (cam.y_bottom - cam.y_bottom.floor()) as f32,
+            pixels_per_time: (f64::from(ppp) / cam.time_per_px) as f32,
+            pixels_per_byte: (f64::from(ppp) / cam.bytes_per_px) as f32,
+            alpha: self.alpha,
+            cushion: self.cushion,
+            cushion_strength: self.cushion_strength,
+            color_mode: self.color_by.mode(),
+            background_linear: [0.012, 0.014, 0.02],
+        };
+
+        if cx.render_state.is_some() {
+            ui.painter().add(egui_wgpu::Callback::new_paint_callback(
+                rect,
+                AllocMapCallback {
+                    key: self.key,
+                    rect,
+                    view,
+                    axis: self.axis,
+                    blocks: self.blocks.clone(),
+                    times: self.dataset.clone(),
+                    color_version: self.color_version,
+                    drawn: self.drawn.clone(),
+                },
+            ));
+        } else {
+            ui.painter().text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "no wgpu renderer",
+                egui::FontId::proportional(16.0),
+                egui::Color32::LIGHT_RED,
+            );
+        }
+        draw_axes(ui, rect, &cam, scene, self.axis);
+
+        if let Some(pos) = response.hover_pos() {
+            let time = cam.t_left + f64::from(pos.x - rect.left()) * cam.time_per_px;
+            let y = cam.y_bottom + f64::from(rect.bottom() - pos.y) * cam.bytes_per_px;
+            if time >= 0.0 && y >= 0.0 {
+                if let Some(i) = scene.pick(self.axis, time as u64, y as u64) {
+                    response.on_hover_ui_at_pointer(|ui| block_details(ui, &t.trace, i));
+                }
+            }
+        }
+    }
+}
+
+fn block_details(ui: &mut egui::Ui, trace: &memscape_trace::Trace, i: usize) {
+    let b = &trace.blocks;
+    let waste = b.usable_size[i].saturating_sub(b.requested_size[i]);
+    egui::Grid::new("block").num_columns(2).show(ui, |ui| {
+        let mut row = |k: &str, v: String| {
+            ui.label(k);
+            ui.monospace(v);
+            ui.end_row();
+        };
+        row("address", format!("{:#x}", b.address[i]));
+        row("size", format!("{} B", b.size[i]));
+        row("requested", format!("{} B", b.requested_size[i]));
+        row("usable", format!("{} B", b.usable_size[i]));
+        row("waste", format!("{waste} B"));
+        row(
+            "allocated",
+            format!(
+                "event {} · {:.3} ms",
+                b.alloc_event[i],
+                b.alloc_time_ns[i] as f64 / 1e6
+            ),
+        );
+        row(
+            "freed",
+            format!(
+                "event {} · {:.3} ms",
+                b.free_event[i],
+                b.free_time_ns[i] as f64 / 1e6
+            ),
+        );
+        row("thread", trace.thread_name(b.thread[i]).to_owned());
+        row("call site", trace.describe_frame(b.site[i]));
+    });
+}
+
+fn draw_axes(
+    ui: &egui::Ui,
+    rect: egui::Rect,
+    cam: &Camera,
+    scene: &crate::scene::AllocScene,
+    axis: TimeAxis,
+) {
+    let painter = ui.painter_at(rect);
+    let text = egui::Color32::from_gray(200);
+    let font = egui::FontId::monospace(11.0);
+    // Region separators and their start addresses.
+    for r in &scene.regions {
+        let y =
+            rect.bottom() - ((r.collapsed_start as f64 - cam.y_bottom) / cam.bytes_per_px) as f32;
+        if (rect.top()..=rect.bottom()).contains(&y) {
+            painter.line_segment(
+                [egui::pos2(rect.left(), y), egui::pos2(rect.right(), y)],
+                egui::Stroke::new(
+                    1.0,
+                    egui::Color32::from_rgba_unmultiplied(255, 255, 255, 60),
+                ),
+            );
+            painter.text(
+                egui::pos2(rect.left() + 4.0, y - 2.0),
+                egui::Align2::LEFT_BOTTOM,
+                format!("{:#x}", r.start),
+                font.clone(),
+                text,
+            );
+        }
+    }
+    // Time ticks at "nice" steps.
+    let span = cam.time_per_px * f64::from(rect.width());
+    let step = nice_step(span / 8.0);
+    let first = (cam.t_left / step).ceil() * step;
+    let mut t = first;
+    while t < cam.t_left + span {
+        let x = rect.left() + ((t - cam.t_left) / cam.time_per_px) as f32;
+        painter.line_segment(
+            [
+                egui::pos2(x, rect.bottom() - 5.0),
+                egui::pos2(x, rect.bottom()),
+            ],
+            egui::Stroke::new(1.0, text),
+        );
+        let label = match axis {
+            TimeAxis::Events => format!("{t:.0}"),
+            TimeAxis::Wall => format!("{:.1} ms", t / 1e6),
+        };
+        painter.text(
+            egui::pos2(x + 2.0, rect.bottom() - 6.0),
+            egui::Align2::LEFT_BOTTOM,
+            label,
+            font.clone(),
+            text,
+        );
+        t += step;
+    }
+}
+
+fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(1e-9);
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    p * if m < 1.5 {
+        1.0
+    } else if m < 3.5 {
+        2.0
+    } else if m < 7.5 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
+struct AllocMapCallback {
+    key: u64,
+    rect: egui::Rect,
+    view: AllocMapView,
+    axis: TimeAxis,
+    blocks: Arc<Vec<AllocBlockGpu>>,
+    times: Arc<Dataset>,
+    color_version: u64,
+    drawn: Arc<AtomicBool>,
+}
+
+impl egui_wgpu::CallbackTrait for AllocMapCallback {
+    fn prepare(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        screen: &egui_wgpu::ScreenDescriptor,
+        encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        let Some(gpu) = resources.get_mut::<AllocMapGpu>() else {
+            return Vec::new();
+        };
+        let DatasetContent::AllocTrace(t) = &self.times.content;
+        let Some(scene) = &t.scene else {
+            return Vec::new();
+        };
+        let times = scene.times(self.axis);
+        let AllocMapGpu {
+            pipelines,
+            target_format,
+            panes,
+        } = gpu;
+        let pane = panes.entry(self.key).or_insert_with(|| PaneGpu {
+            data: AllocMapData::upload(device, pipelines, &self.blocks, times),
+            axis: self.axis,
+            color_version: self.color_version,
+            frame: AllocMapFrame::new(device, pipelines),
+        });
+        if pane.axis != self.axis {
+            pane.data.replace_times(queue, times);
+            pane.axis = self.axis;
+        }
+        if pane.color_version != self.color_version {
+            pane.data.replace_blocks(queue, &self.blocks);
+            pane.color_version = self.color_version;
+        }
+        let vp = egui::epaint::ViewportInPixels::from_points(
+            &self.rect,
+            screen.pixels_per_point,
+            screen.size_in_pixels,
+        );
+        let size = [vp.width_px.max(1) as u32, vp.height_px.max(1) as u32];
+        pane.frame.prepare(
+            device,
+            queue,
+            encoder,
+            pipelines,
+            &pane.data,
+            &self.view,
+            size,
+            [vp.left_px as f32, vp.top_px as f32],
+            *target_format,
+        );
+        self.drawn.store(true, Ordering::Release);
+        Vec::new()
+    }
+
+    fn paint(
+        &self,
+        _info: egui::PaintCallbackInfo,
+        pass: &mut wgpu::RenderPass<'static>,
+        resources: &egui_wgpu::CallbackResources,
+    ) {
+        if let Some(gpu) = resources.get::<AllocMapGpu>() {
+            if let Some(pane) = gpu.panes.get(&self.key) {
+                pane.frame.resolve(pass, &gpu.pipelines);
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The view registry. Each capability is a view type that says which data it needs; the shell
+//! offers, for every loaded dataset, the views that fit it.
+//!
+//! Adding a view: write `views/<name>.rs` with a type implementing [`View`], add a variant to
+//! [`ViewKind`] with its name, `accepts` rule and constructor. The shell needs no other change.
+
+pub mod alloc_map;
+pub mod summary;
+
+use std::sync::Arc;
+
+use crate::data::{Dataset, DatasetContent};
+
+/// What every view gets each frame besides its own state.
+pub struct ViewContext<'a> {
+    /// The GPU device egui renders with (None when eframe runs without wgpu).
+    pub render_state: Option<&'a egui_wgpu::RenderState>,
+}
+
+pub trait View {
+    /// Tab title.
+    fn title(&self) -> String;
+    /// Draws the view into `ui`, which fills its pane.
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>);
+    /// True once the view has everything it needs on screen (data uploaded, first frame drawn):
+    /// the screenshot self-test waits for it.
+    fn is_ready(&self) -> bool {
+        true
+    }
+}
+
+/// The kinds of view memscape offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewKind {
+    Summary,
+    AllocMap,
+}
+
+impl ViewKind {
+    pub const ALL: &'static [ViewKind] = &[ViewKind::AllocMap, ViewKind::Summary];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ViewKind::Summary => "Summary",
+            ViewKind::AllocMap => "Allocation map",
+        }
+    }
+
+    /// Whether this view can show `dataset`, and if not, why (shown in the menu).
+    pub fn accepts(self, dataset: &Dataset) -> Result<(), &'static str> {
+        match (self, &dataset.content) {
+            (ViewKind::Summary, _) => Ok(()),
+            (ViewKind::AllocMap, DatasetContent::AllocTrace(t)) => {
+                if t.trace.has_addresses() {
+                    Ok(())
+                } else {
+                    Err(
+                        "this trace has no addresses (heaptrack's processed format): use heaptrack --raw",
+                    )
+                }
+            }
+        }
+    }
+
+    pub fn create(self, dataset: Arc<Dataset>) -> Box<dyn View> {
+        match self {
+            ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
+            ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
+        }
+    }
+
+    /// The views opened by default for a freshly loaded dataset.
+    pub fn defaults_for(dataset: &Dataset) -> Vec<ViewKind> {
+        let mut kinds: Vec<ViewKind> = Self::ALL
+            .iter()
+            .copied()
+            .filter(|k| *k != ViewKind::Summary && k.accepts(dataset).is_ok())
+            .collect();
+        if kinds.is_empty() {
+            kinds.push(ViewKind::Summary);
+        }
+        kinds
+    }
+}
