@@ -15,6 +15,11 @@ use memscape_graph::layout::LayoutOptions;
 use memscape_graph::report::layout_report;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // RUST_LOG=memscape_graph=debug shows the layered graph's size and the crossings found.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut repeat = 1usize;
     let mut json = false;

@@ -49,6 +49,10 @@ pub struct LayoutOptions {
     pub stub_length: f64,
     /// Keep the relative order of nodes from the previous snapshot (when one is given).
     pub stable: bool,
+    /// Most dummy nodes the layout may create; beyond, the longest edges are cut to stubs.
+    pub max_dummies: usize,
+    /// Above this many vertices (nodes + dummies) crossing reduction spends less effort.
+    pub large_graph_vertices: usize,
     /// Width of one character and height of one text line, to size nodes from their labels.
     pub char_width: f64,
     pub line_height: f64,
@@ -65,6 +69,8 @@ impl Default for LayoutOptions {
             cut_edges_longer_than: None,
             stub_length: 20.0,
             stable: true,
+            max_dummies: 400_000,
+            large_graph_vertices: 30_000,
             char_width: 7.0,
             line_height: 14.0,
         }
@@ -211,14 +217,63 @@ pub fn layout_sized(
         .copied()
         .filter(|&(a, b)| a < n && b < n)
         .collect();
-    let reversed = break_cycles(n, &valid);
-    let dag: Vec<(usize, usize)> = valid
-        .iter()
-        .zip(&reversed)
-        .map(|(&(a, b), &r)| if r { (b, a) } else { (a, b) })
-        .collect();
+    // Two ways to break cycles: DFS (follows the program's structure: loop back edges of a CFG
+    // are exactly the reversed ones) and greedy feedback arc set (far shallower on tangled
+    // graphs such as call graphs with big recursive components). Keep the one whose layering
+    // needs fewer dummy nodes: they are what the later phases pay for.
+    let mut best: Option<(u64, Vec<bool>, Vec<(usize, usize)>, Vec<u32>)> = None;
+    for reversed in [break_cycles(n, &valid), greedy_feedback_arcs(n, &valid)] {
+        let dag: Vec<(usize, usize)> = valid
+            .iter()
+            .zip(&reversed)
+            .map(|(&(a, b), &r)| if r { (b, a) } else { (a, b) })
+            .collect();
+        let layer = assign_layers(n, &dag);
+        let span: u64 = dag
+            .iter()
+            .map(|&(a, b)| u64::from(layer[b].abs_diff(layer[a])))
+            .sum();
+        if best.as_ref().is_none_or(|(s, ..)| span < *s) {
+            best = Some((span, reversed, dag, layer));
+        }
+    }
+    let Some((total_span, reversed, dag, layer)) = best else {
+        return Layout {
+            nodes: Vec::new(),
+            layer_of: Vec::new(),
+            edges: Vec::new(),
+            layers: 0,
+            crossings: 0,
+            width: 0.0,
+            height: 0.0,
+        };
+    };
     report("layers", 0.1);
-    let layer = assign_layers(n, &dag);
+    // Dummy budget: beyond it the longest edges are cut to stubs (as with
+    // `cut_edges_longer_than`), so that a tangled graph still lays out in bounded time.
+    let budget = options.max_dummies as u64;
+    let dummies_needed = total_span.saturating_sub(dag.len() as u64);
+    let mut cut_limit = options.cut_edges_longer_than;
+    if dummies_needed > budget {
+        let mut spans: Vec<u32> = dag
+            .iter()
+            .map(|&(a, b)| layer[b].abs_diff(layer[a]))
+            .filter(|&s| s > 1)
+            .collect();
+        spans.sort_unstable();
+        // Largest limit whose kept edges stay within the budget.
+        let mut used = 0u64;
+        let mut limit = 1u32;
+        for &s in &spans {
+            if used + u64::from(s - 1) > budget {
+                break;
+            }
+            used += u64::from(s - 1);
+            limit = s;
+        }
+        tracing::debug!(dummies_needed, budget, limit, "dummy budget exceeded: long edges cut");
+        cut_limit = Some(cut_limit.map_or(limit, |c| c.min(limit)));
+    }
     report("dummies", 0.2);
 
     // Layered graph with dummy chains.
@@ -239,7 +294,7 @@ pub fn layout_sized(
             continue;
         }
         let span = layer[b].saturating_sub(layer[a]);
-        if let Some(limit) = options.cut_edges_longer_than
+        if let Some(limit) = cut_limit
             && span > limit.max(1)
         {
             cut[i] = true;
@@ -267,6 +322,13 @@ pub fn layout_sized(
     }
     let layer_count = lg.layer.iter().copied().max().map_or(0, |m| m as usize + 1);
     lg.layers = vec![Vec::new(); layer_count];
+    tracing::debug!(
+        nodes = n,
+        dummies = lg.layer.len() - n,
+        layers = layer_count,
+        reversed = reversed.iter().filter(|r| **r).count(),
+        "layered graph built"
+    );
 
     report("order", 0.3);
     let fixed: Option<Vec<Option<f64>>> = keep_order.map(|k| {
@@ -484,6 +546,106 @@ pub(crate) fn break_cycles(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
     reversed
 }
 
+/// Greedy feedback arc set (Eades, Lin & Smyth 1993): repeatedly peel sinks to the back and
+/// sources to the front, otherwise move the vertex with the largest out-degree minus in-degree to
+/// the front; edges pointing backwards in the resulting sequence are reversed.
+pub(crate) fn greedy_feedback_arcs(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
+    use std::collections::BinaryHeap;
+    let mut outs: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut ins: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        if a != b {
+            outs[a].push(b as u32);
+            ins[b].push(a as u32);
+        }
+    }
+    let mut out_deg: Vec<i64> = outs.iter().map(|o| o.len() as i64).collect();
+    let mut in_deg: Vec<i64> = ins.iter().map(|i| i.len() as i64).collect();
+    let mut removed = vec![false; n];
+    let mut sinks: Vec<u32> = (0..n as u32).filter(|&v| out_deg[v as usize] == 0).collect();
+    let mut sources: Vec<u32> = (0..n as u32)
+        .filter(|&v| in_deg[v as usize] == 0 && out_deg[v as usize] > 0)
+        .collect();
+    sinks.reverse();
+    sources.reverse();
+    let mut heap: BinaryHeap<(i64, std::cmp::Reverse<u32>)> = (0..n as u32)
+        .map(|v| (out_deg[v as usize] - in_deg[v as usize], std::cmp::Reverse(v)))
+        .collect();
+    let mut front: Vec<u32> = Vec::with_capacity(n);
+    let mut back: Vec<u32> = Vec::new();
+    let mut remaining = n;
+    let take = |v: u32,
+                    removed: &mut Vec<bool>,
+                    out_deg: &mut Vec<i64>,
+                    in_deg: &mut Vec<i64>,
+                    sinks: &mut Vec<u32>,
+                    sources: &mut Vec<u32>,
+                    heap: &mut BinaryHeap<(i64, std::cmp::Reverse<u32>)>| {
+        removed[v as usize] = true;
+        for &w in &outs[v as usize] {
+            let wi = w as usize;
+            if !removed[wi] {
+                in_deg[wi] -= 1;
+                if in_deg[wi] == 0 && out_deg[wi] > 0 {
+                    sources.push(w);
+                }
+                heap.push((out_deg[wi] - in_deg[wi], std::cmp::Reverse(w)));
+            }
+        }
+        for &u in &ins[v as usize] {
+            let ui = u as usize;
+            if !removed[ui] {
+                out_deg[ui] -= 1;
+                if out_deg[ui] == 0 {
+                    sinks.push(u);
+                }
+                heap.push((out_deg[ui] - in_deg[ui], std::cmp::Reverse(u)));
+            }
+        }
+    };
+    while remaining > 0 {
+        if let Some(v) = sinks.pop() {
+            if !removed[v as usize] {
+                take(v, &mut removed, &mut out_deg, &mut in_deg, &mut sinks, &mut sources, &mut heap);
+                back.push(v);
+                remaining -= 1;
+            }
+            continue;
+        }
+        if let Some(v) = sources.pop() {
+            if !removed[v as usize] {
+                take(v, &mut removed, &mut out_deg, &mut in_deg, &mut sinks, &mut sources, &mut heap);
+                front.push(v);
+                remaining -= 1;
+            }
+            continue;
+        }
+        // Largest out − in among the remaining vertices (stale heap entries are skipped).
+        let mut chosen = None;
+        while let Some((delta, std::cmp::Reverse(v))) = heap.pop() {
+            let vi = v as usize;
+            if !removed[vi] && delta == out_deg[vi] - in_deg[vi] {
+                chosen = Some(v);
+                break;
+            }
+        }
+        let Some(v) = chosen else {
+            break;
+        };
+        take(v, &mut removed, &mut out_deg, &mut in_deg, &mut sinks, &mut sources, &mut heap);
+        front.push(v);
+        remaining -= 1;
+    }
+    let mut position = vec![0usize; n];
+    for (i, &v) in front.iter().chain(back.iter().rev()).enumerate() {
+        position[v as usize] = i;
+    }
+    edges
+        .iter()
+        .map(|&(a, b)| a != b && position[a] > position[b])
+        .collect()
+}
+
 /// Layers of a DAG: longest path from the sources, then balancing moves to a fixpoint (each
 /// move strictly shortens the total edge length, so it terminates).
 pub(crate) fn assign_layers(n: usize, dag: &[(usize, usize)]) -> Vec<u32> {
@@ -580,6 +742,28 @@ mod tests {
             }
         }
         assert!(!rev[5], "self-loops are not reversed");
+    }
+
+    #[test]
+    fn greedy_feedback_arcs_leave_a_dag() {
+        let mut state = 7u64;
+        let mut edges = Vec::new();
+        for _ in 0..300 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            edges.push(((state >> 33) as usize % 60, (state >> 17) as usize % 60));
+        }
+        let rev = greedy_feedback_arcs(60, &edges);
+        let dag: Vec<_> = edges
+            .iter()
+            .zip(&rev)
+            .map(|(&(a, b), &r)| if r { (b, a) } else { (a, b) })
+            .collect();
+        let layers = assign_layers(60, &dag);
+        for &(a, b) in &dag {
+            if a != b {
+                assert!(layers[a] < layers[b]);
+            }
+        }
     }
 
     #[test]

@@ -28,12 +28,19 @@ pub(crate) fn order(
     progress: &mut dyn FnMut(f32),
 ) {
     let total = lg.layer.len();
-    let starts = [
+    let all_starts = [
         (Initial::DepthFirst, Ranking::WeightedMedian),
         (Initial::DepthFirst, Ranking::Barycenter),
         (Initial::BreadthFirst, Ranking::WeightedMedian),
         (Initial::BreadthFirst, Ranking::Barycenter),
     ];
+    // Effort scales down on huge layered graphs (long edges of call graphs make hundreds of
+    // thousands of dummies): fewer starts and a shorter plateau keep the layout interactive.
+    let huge = total > options.large_graph_vertices;
+    let starts = if huge { &all_starts[..2] } else { &all_starts[..] };
+    let patience = if huge { options.patience.min(2) } else { options.patience };
+    let max_sweeps = if huge { options.max_sweeps.min(8) } else { options.max_sweeps };
+    let transpose_passes = if huge { 2 } else { 8 };
     let mut best: Option<(u64, Vec<Vec<u32>>)> = None;
     let mut pos = vec![0u32; total];
     let mut scratch = Scratch::default();
@@ -62,7 +69,7 @@ pub(crate) fn order(
         let mut start_best = total_crossings(lg, &pos);
         let mut start_layers = lg.layers.clone();
         let mut since_best = 0;
-        for sweep in 0..options.max_sweeps {
+        for sweep in 0..max_sweeps {
             if start_best == 0 {
                 break;
             }
@@ -76,7 +83,7 @@ pub(crate) fn order(
                 &component,
                 &mut scratch,
             );
-            transpose(lg, &mut pos, fixed, &component, &mut scratch);
+            transpose(lg, &mut pos, fixed, &component, transpose_passes, &mut scratch);
             let crossings = total_crossings(lg, &pos);
             if crossings < start_best {
                 start_best = crossings;
@@ -84,7 +91,7 @@ pub(crate) fn order(
                 since_best = 0;
             } else {
                 since_best += 1;
-                if since_best >= options.patience {
+                if since_best >= patience {
                     break;
                 }
             }
@@ -329,10 +336,11 @@ fn transpose(
     pos: &mut [u32],
     fixed: Option<&[Option<f64>]>,
     component: &[u32],
+    passes: usize,
     scratch: &mut Scratch,
 ) {
     let pinned = |v: u32| fixed.is_some_and(|f| matches!(f.get(v as usize), Some(Some(_))));
-    for _pass in 0..8 {
+    for _pass in 0..passes {
         let mut improved = false;
         for l in 0..lg.layers.len() {
             let len = lg.layers[l].len();
