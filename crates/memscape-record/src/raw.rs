@@ -1,0 +1,257 @@
+//! Reader of the shim's `.msr` files (format: `crates/memscape-recorder/README.md`).
+//! Every length is checked against the file; a chunk cut short (the program died while the
+//! file grew) ends the read with what was complete.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::RecordError;
+
+pub(crate) const FILE_MAGIC: &[u8; 8] = b"MSCREC01";
+pub(crate) const FILE_HEADER_BYTES: usize = 4096;
+pub(crate) const CHUNK_BYTES: usize = 1 << 20;
+pub(crate) const CHUNK_HEADER_BYTES: usize = 64;
+pub(crate) const CHUNK_MAGIC: u32 = 0x4B48_4352;
+pub(crate) const CHUNK_EVENTS: u32 = 1;
+pub(crate) const CHUNK_STACKS: u32 = 2;
+pub(crate) const CHUNK_MAPS: u32 = 3;
+pub(crate) const EVENT_BYTES: usize = 56;
+
+pub const KIND_ALLOC: u8 = 1;
+pub const KIND_FREE: u8 = 2;
+pub const KIND_REALLOC_FREE: u8 = 3;
+pub const KIND_REALLOC_ALLOC: u8 = 4;
+pub const KIND_MMAP: u8 = 5;
+pub const KIND_MUNMAP: u8 = 6;
+
+/// Most frames a stack record may claim (the shim caps at 256).
+const MAX_DEPTH: usize = 256;
+
+/// One event as the shim wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawEvent {
+    /// Global order within the process image.
+    pub seq: u64,
+    /// CLOCK_MONOTONIC ns.
+    pub time_ns: u64,
+    pub address: u64,
+    pub size: u64,
+    pub usable: u64,
+    pub tid: u32,
+    /// Stack id (0 = none).
+    pub stack: u32,
+    pub kind: u8,
+    /// Which C function (1 malloc … 12 munmap, see the README).
+    pub function: u8,
+}
+
+/// One process image's recording.
+#[derive(Debug, Clone, Default)]
+pub struct RawProcess {
+    pub pid: u32,
+    pub ppid: u32,
+    pub stack_depth: u32,
+    pub fork_seq: Option<u64>,
+    pub start_ns: u64,
+    pub page_size: u64,
+    pub executable: String,
+    /// Arguments joined by spaces.
+    pub command_line: String,
+    /// In file order (per thread: program order).
+    pub events: Vec<RawEvent>,
+    /// Stack id → frames, innermost first.
+    pub stacks: HashMap<u32, Vec<u64>>,
+    /// /proc/self/maps text per snapshot, in snapshot order.
+    pub maps: Vec<String>,
+    /// Chunks whose header was bad (skipped).
+    pub bad_chunks: u64,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut x = [0u8; 4];
+    x.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(x)
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+fn u16_at(b: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+/// Reads a `.msr` file.
+pub fn read_raw(path: &Path) -> Result<RawProcess, RecordError> {
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    read_raw_bytes(&path.display().to_string(), &bytes)
+}
+
+pub(crate) fn read_header_only(path: &Path) -> Result<RawProcess, RecordError> {
+    use std::io::Read;
+    let mut head = vec![0u8; FILE_HEADER_BYTES];
+    let io = |source| RecordError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    f.read_exact(&mut head).map_err(io)?;
+    parse_header(&path.display().to_string(), &head)
+}
+
+fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
+    let corrupt = |offset: u64, expected: &str| RecordError::Corrupt {
+        path: source.to_owned(),
+        offset,
+        expected: expected.to_owned(),
+    };
+    if bytes.len() < FILE_HEADER_BYTES || !bytes.starts_with(FILE_MAGIC) {
+        return Err(corrupt(0, "the magic `MSCREC01` and a 4096-byte header"));
+    }
+    let version = u32_at(bytes, 8);
+    if version != 1 {
+        return Err(corrupt(8, "version 1"));
+    }
+    let exe_len = u16_at(bytes, 48);
+    let cmd_len = u16_at(bytes, 50);
+    if 52 + exe_len + cmd_len > FILE_HEADER_BYTES {
+        return Err(corrupt(48, "executable and command-line lengths within the header"));
+    }
+    let fork_seq = u64_at(bytes, 24);
+    let command_line = String::from_utf8_lossy(&bytes[52 + exe_len..52 + exe_len + cmd_len])
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(RawProcess {
+        pid: u32_at(bytes, 12),
+        ppid: u32_at(bytes, 16),
+        stack_depth: u32_at(bytes, 20),
+        fork_seq: (fork_seq != u64::MAX).then_some(fork_seq),
+        start_ns: u64_at(bytes, 32),
+        page_size: u64_at(bytes, 40),
+        executable: String::from_utf8_lossy(&bytes[52..52 + exe_len]).into_owned(),
+        command_line,
+        ..RawProcess::default()
+    })
+}
+
+/// Parses `.msr` bytes; `source` names them in errors.
+pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
+    let mut process = parse_header(source, bytes)?;
+    let mut maps: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut offset = FILE_HEADER_BYTES;
+    while offset + CHUNK_HEADER_BYTES <= bytes.len() {
+        let chunk = &bytes[offset..bytes.len().min(offset + CHUNK_BYTES)];
+        offset += CHUNK_BYTES;
+        if u32_at(chunk, 0) != CHUNK_MAGIC {
+            // Mapped but never written (the program died between growing the file and the
+            // header store) or garbage.
+            process.bad_chunks += 1;
+            continue;
+        }
+        let kind = u32_at(chunk, 4);
+        let tid = u32_at(chunk, 8);
+        let used = u64_at(chunk, 16);
+        let tag = u64_at(chunk, 24);
+        let end = usize::try_from(used)
+            .ok()
+            .and_then(|u| u.checked_add(CHUNK_HEADER_BYTES))
+            .filter(|&e| e <= chunk.len());
+        let Some(end) = end else {
+            process.bad_chunks += 1;
+            continue;
+        };
+        let payload = &chunk[CHUNK_HEADER_BYTES..end];
+        match kind {
+            CHUNK_EVENTS => {
+                for rec in payload.chunks_exact(EVENT_BYTES) {
+                    let mut e = RawEvent {
+                        seq: u64_at(rec, 0),
+                        time_ns: u64_at(rec, 8),
+                        address: u64_at(rec, 16),
+                        size: u64_at(rec, 24),
+                        usable: u64_at(rec, 32),
+                        tid: u32_at(rec, 40),
+                        stack: u32_at(rec, 44),
+                        kind: rec[48],
+                        function: rec[49],
+                    };
+                    if e.tid == 0 {
+                        e.tid = tid;
+                    }
+                    process.events.push(e);
+                }
+            }
+            CHUNK_STACKS => {
+                let mut at = 0;
+                while at + 8 <= payload.len() {
+                    let id = u32_at(payload, at);
+                    let depth = u32_at(payload, at + 4) as usize;
+                    let need = depth.min(MAX_DEPTH + 1) * 8;
+                    if depth > MAX_DEPTH || at + 8 + need > payload.len() {
+                        process.bad_chunks += 1;
+                        break;
+                    }
+                    let frames = payload[at + 8..at + 8 + need]
+                        .chunks_exact(8)
+                        .map(|f| u64_at(f, 0))
+                        .collect();
+                    process.stacks.insert(id, frames);
+                    at += 8 + need;
+                }
+            }
+            CHUNK_MAPS => match maps.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, text)) => text.extend_from_slice(payload),
+                None => maps.push((tag, payload.to_vec())),
+            },
+            _ => process.bad_chunks += 1,
+        }
+    }
+    maps.sort_by_key(|(t, _)| *t);
+    process.maps = maps
+        .into_iter()
+        .map(|(_, text)| String::from_utf8_lossy(&text).into_owned())
+        .collect();
+    Ok(process)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Vec<u8> {
+        let mut h = vec![0u8; FILE_HEADER_BYTES];
+        h[..8].copy_from_slice(FILE_MAGIC);
+        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        h[12..16].copy_from_slice(&42u32.to_le_bytes());
+        h[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        h
+    }
+
+    #[test]
+    fn rejects_a_file_that_is_not_a_recording_naming_the_offset() {
+        let err = read_raw_bytes("x.msr", b"hello").unwrap_err().to_string();
+        assert!(err.contains("x.msr@0"), "{err}");
+        let mut h = header();
+        h[8] = 9;
+        let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
+        assert!(err.contains("y.msr@8") && err.contains("version 1"), "{err}");
+    }
+
+    #[test]
+    fn a_chunk_whose_length_exceeds_the_file_is_skipped_not_trusted() {
+        let mut f = header();
+        let mut chunk = vec![0u8; 4096];
+        chunk[..4].copy_from_slice(&CHUNK_MAGIC.to_le_bytes());
+        chunk[4..8].copy_from_slice(&CHUNK_EVENTS.to_le_bytes());
+        chunk[16..24].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+        f.extend_from_slice(&chunk);
+        let p = read_raw_bytes("z.msr", &f).unwrap();
+        assert_eq!(p.bad_chunks, 1);
+        assert!(p.events.is_empty());
+    }
+}

@@ -1,0 +1,250 @@
+//! Oracle tests: C/C++ programs compiled here are recorded with the shim and run under valgrind
+//! memcheck; the alloc and free counts of every process must be equal, every free must match an
+//! earlier allocation, and times must be monotonic per thread.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use memscape_record::{RecordOptions, RecordReport, record};
+
+fn target_dir() -> PathBuf {
+    // Test binaries live in <target>/<profile>/deps/.
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().parent().unwrap().to_owned()
+}
+
+/// Builds the shim once per test run. A nested target directory: the outer `cargo test` holds
+/// the lock on its own.
+fn shim() -> PathBuf {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let nested = target_dir().join("memscape-recorder-shim");
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "-p", "memscape-recorder"])
+            .env("CARGO_TARGET_DIR", &nested)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cannot run cargo to build the shim");
+        assert!(status.success(), "building memscape-recorder failed");
+        let so = nested.join("debug").join(memscape_record::SHIM_NAME);
+        assert!(so.is_file(), "{} missing after the build", so.display());
+        so
+    })
+    .clone()
+}
+
+fn require(tool: &str, package: &str) {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "`{tool}` not found: install the apt package `{package}`");
+}
+
+/// Compiles `tests/c/<name>` into `dir` with gcc or g++ at -O0 (so that no malloc/free pair is
+/// optimized away).
+fn compile(name: &str, dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(name);
+    let cpp = name.ends_with(".cpp");
+    let (compiler, package) = if cpp { ("g++", "g++") } else { ("gcc", "gcc") };
+    require(compiler, package);
+    let out = dir.join(name.split('.').next().unwrap());
+    let status = Command::new(compiler)
+        .args(["-O0", "-fno-builtin", "-g", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success(), "compiling {}", src.display());
+    out
+}
+
+/// valgrind's `total heap usage` per process: (allocs, frees).
+fn valgrind_counts(program: &Path, args: &[&str], dir: &Path) -> Vec<(u64, u64)> {
+    require("valgrind", "valgrind");
+    let logs = dir.join("vg");
+    std::fs::create_dir_all(&logs).unwrap();
+    // freeres: valgrind frees glibc's and libstdc++'s internal buffers at exit, which an
+    // ordinary run never does.
+    let _ = Command::new("valgrind")
+        .args([
+            "--tool=memcheck",
+            "--run-libc-freeres=no",
+            "--run-cxx-freeres=no",
+            "--trace-children=yes",
+        ])
+        .arg(format!("--log-file={}/vg.%p", logs.display()))
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap();
+    let mut counts = Vec::new();
+    for entry in std::fs::read_dir(&logs).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in text.lines() {
+            if let Some(rest) = line.split("total heap usage: ").nth(1) {
+                // "8,102 allocs, 8,036 frees, ..." (thousands separated by commas)
+                let number = |unit: &str| -> u64 {
+                    let before = rest.split(unit).next().unwrap();
+                    let word = before.rsplit(' ').find(|w| !w.is_empty()).unwrap();
+                    word.replace(',', "").parse().unwrap()
+                };
+                let nums = [number(" allocs"), number(" frees")];
+                counts.push((nums[0], nums[1]));
+            }
+        }
+    }
+    counts.sort_unstable();
+    counts
+}
+
+fn record_program(program: &Path, args: &[&str], dir: &Path) -> RecordReport {
+    record(&RecordOptions {
+        output: dir.join("trace.msc"),
+        stack_depth: 32,
+        no_stacks: false,
+        program: program.display().to_string(),
+        args: args.iter().map(|s| (*s).to_owned()).collect(),
+        shim: Some(shim()),
+    })
+    .unwrap()
+}
+
+/// Counts of the images valgrind reports on: for an exec'd pid, only the last image (valgrind
+/// starts over at exec and prints no summary for the image that exec'd).
+fn recorded_counts(report: &RecordReport) -> Vec<(u64, u64)> {
+    let mut last_image: HashMap<u32, &memscape_record::ProcessReport> = HashMap::new();
+    for p in &report.processes {
+        last_image.insert(p.pid, p); // processes are sorted by (pid, image)
+    }
+    let mut counts: Vec<(u64, u64)> = last_image
+        .values()
+        .map(|p| (p.allocs, p.frees + p.unknown_frees))
+        .collect();
+    counts.sort_unstable();
+    counts
+}
+
+/// Every free matched an allocation, times are monotonic per thread, and the .msc loads back
+/// with the same counts.
+fn check_consistency(report: &RecordReport) {
+    for p in &report.processes {
+        assert_eq!(p.unknown_frees, 0, "{}: frees of unknown addresses", p.command_line);
+        let trace = memscape_trace::read_msc(&p.output).unwrap();
+        assert_eq!(trace.meta.allocs, p.allocs);
+        assert_eq!(trace.meta.frees, p.frees);
+        assert_eq!(trace.meta.double_frees, 0);
+        assert_eq!(trace.warnings.total(), 0, "{:?}", trace.warnings);
+    }
+}
+
+/// Times read from the raw files are monotonic per thread in sequence order.
+fn check_monotonic(dir: &Path, program: &Path, args: &[&str]) {
+    let raw_dir = dir.join("raw");
+    std::fs::create_dir_all(&raw_dir).unwrap();
+    let status = Command::new(program)
+        .args(args)
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw_dir)
+        .status()
+        .unwrap();
+    let _ = status;
+    let mut files = 0;
+    for entry in std::fs::read_dir(&raw_dir).unwrap() {
+        let raw = memscape_record::read_raw(&entry.unwrap().path()).unwrap();
+        files += 1;
+        let mut events = raw.events.clone();
+        events.sort_by_key(|e| e.seq);
+        let mut last: HashMap<u32, u64> = HashMap::new();
+        for e in &events {
+            let prev = last.insert(e.tid, e.time_ns).unwrap_or(0);
+            assert!(e.time_ns >= prev, "time went back in thread {}", e.tid);
+        }
+        // Sequence numbers are unique.
+        let mut seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+        seqs.dedup();
+        assert_eq!(seqs.len(), events.len());
+    }
+    assert!(files > 0);
+}
+
+fn oracle(name: &str, args: &[&str]) -> RecordReport {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile(name, dir.path());
+    let expected = valgrind_counts(&program, args, dir.path());
+    let report = record_program(&program, args, dir.path());
+    assert_eq!(recorded_counts(&report), expected, "{name}: (allocs, frees) per process vs valgrind");
+    check_consistency(&report);
+    check_monotonic(dir.path(), &program, args);
+    report
+}
+
+#[test]
+fn single_threaded_counts_equal_valgrind() {
+    let report = oracle("single.c", &["1000"]);
+    assert_eq!(report.exit_status, 0);
+    assert!(report.allocs > 8000);
+    // Reallocs of live blocks are marked.
+    assert!(report.processes[0].reallocs >= 1000);
+}
+
+#[test]
+fn eight_threads_freeing_each_others_blocks_equal_valgrind() {
+    let report = oracle("threads.c", &["100000"]);
+    assert!(report.allocs >= 800_000);
+    // main + 16 workers
+    assert!(report.processes[0].threads >= 9, "{}", report.processes[0].threads);
+}
+
+#[test]
+fn fork_and_exec_children_are_recorded_to_their_own_files() {
+    let report = oracle("forkexec.c", &[]);
+    // parent, forked child, exec'ing child (two images: before and after exec)
+    assert_eq!(report.processes.len(), 4, "{:#?}", report.processes);
+    assert_eq!((report.allocs, report.frees), (1000, 900));
+}
+
+#[test]
+fn cpp_new_and_delete_equal_valgrind() {
+    let report = oracle("newdelete.cpp", &[]);
+    assert!(report.allocs > 2500);
+}
+
+#[test]
+fn sigterm_mid_run_keeps_everything_before_the_signal() {
+    let report = oracle("sigterm.c", &["5000"]);
+    assert_eq!(report.signal, Some(15));
+    assert_eq!(report.exit_status, 128 + 15);
+    assert_eq!(report.allocs, 5001);
+}
+
+#[test]
+fn stacks_resolve_to_the_test_program_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("single.c", dir.path());
+    let report = record_program(&program, &["10"], dir.path());
+    let trace = memscape_trace::read_msc(&report.output).unwrap();
+    let named_main = (1..trace.call_tree.len() as u32)
+        .any(|n| trace.describe_frame(n).contains("main"));
+    assert!(named_main, "no frame symbolized as main");
+}
+
+#[test]
+fn exit_status_passes_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = record(&RecordOptions {
+        output: dir.path().join("t.msc"),
+        stack_depth: 8,
+        no_stacks: true,
+        program: "sh".to_owned(),
+        args: vec!["-c".to_owned(), "exit 7".to_owned()],
+        shim: Some(shim()),
+    })
+    .unwrap();
+    assert_eq!(report.exit_status, 7);
+    assert!(report.output.is_file());
+}
