@@ -60,7 +60,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut report = None;
             for _ in 0..repeat.max(1) {
                 let start = Instant::now();
-                let r = layout_report(graph, &options, None, &mut |_| {});
+                let phase_start = Instant::now();
+                let mut last = ("start", 0.0f64);
+                let r = layout_report(graph, &options, None, &mut |p| {
+                    let t = phase_start.elapsed().as_secs_f64() * 1e3;
+                    if p.phase != last.0 {
+                        tracing::debug!(phase = last.0, ms = t - last.1, "phase done");
+                        last = (p.phase, t);
+                    }
+                });
                 best = best.min(start.elapsed().as_secs_f64() * 1e3);
                 report = Some(r);
             }

@@ -29,6 +29,17 @@ use std::collections::HashMap;
 use crate::crossings::{DrawnEdge, DrawnNode, count_drawing_crossings};
 use crate::model::Graph;
 
+/// How cycles are broken before layering.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CycleBreaking {
+    /// DFS, unless the greedy feedback arc set needs less than half the dummy nodes.
+    #[default]
+    Auto,
+    DepthFirst,
+    GreedyFeedbackArcs,
+}
+
 /// Tuning of the layout; `Default` gives the values used by `memscape layout`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -49,6 +60,7 @@ pub struct LayoutOptions {
     pub stub_length: f64,
     /// Keep the relative order of nodes from the previous snapshot (when one is given).
     pub stable: bool,
+    pub cycle_breaking: CycleBreaking,
     /// Most dummy nodes the layout may create; beyond, the longest edges are cut to stubs.
     pub max_dummies: usize,
     /// Above this many vertices (nodes + dummies) crossing reduction spends less effort.
@@ -69,6 +81,7 @@ impl Default for LayoutOptions {
             cut_edges_longer_than: None,
             stub_length: 20.0,
             stable: true,
+            cycle_breaking: CycleBreaking::Auto,
             max_dummies: 400_000,
             large_graph_vertices: 30_000,
             char_width: 7.0,
@@ -221,8 +234,16 @@ pub fn layout_sized(
     // are exactly the reversed ones) and greedy feedback arc set (far shallower on tangled
     // graphs such as call graphs with big recursive components). Keep the one whose layering
     // needs fewer dummy nodes: they are what the later phases pay for.
-    let mut best: Option<(u64, Vec<bool>, Vec<(usize, usize)>, Vec<u32>)> = None;
-    for reversed in [break_cycles(n, &valid), greedy_feedback_arcs(n, &valid)] {
+    // (total span, reversed flags, acyclic edges, layer of each node)
+    type Candidate = (u64, Vec<bool>, Vec<(usize, usize)>, Vec<u32>);
+    let mut best: Option<Candidate> = None;
+    let candidates = match options.cycle_breaking {
+        CycleBreaking::DepthFirst => vec![break_cycles(n, &valid)],
+        CycleBreaking::GreedyFeedbackArcs => vec![greedy_feedback_arcs(n, &valid)],
+        CycleBreaking::Auto => vec![break_cycles(n, &valid), greedy_feedback_arcs(n, &valid)],
+    };
+    let mut first = true;
+    for reversed in candidates {
         let dag: Vec<(usize, usize)> = valid
             .iter()
             .zip(&reversed)
@@ -233,9 +254,15 @@ pub fn layout_sized(
             .iter()
             .map(|&(a, b)| u64::from(layer[b].abs_diff(layer[a])))
             .sum();
-        if best.as_ref().is_none_or(|(s, ..)| span < *s) {
+        // Auto: DFS first; the feedback-arc order only replaces it when DFS needs far more
+        // dummies (tangled call graphs), since on CFGs DFS reverses exactly the loop back edges.
+        if best
+            .as_ref()
+            .is_none_or(|(s, ..)| first || span.saturating_mul(2) < *s)
+        {
             best = Some((span, reversed, dag, layer));
         }
+        first = false;
     }
     let Some((total_span, reversed, dag, layer)) = best else {
         return Layout {
@@ -271,7 +298,12 @@ pub fn layout_sized(
             used += u64::from(s - 1);
             limit = s;
         }
-        tracing::debug!(dummies_needed, budget, limit, "dummy budget exceeded: long edges cut");
+        tracing::debug!(
+            dummies_needed,
+            budget,
+            limit,
+            "dummy budget exceeded: long edges cut"
+        );
         cut_limit = Some(cut_limit.map_or(limit, |c| c.min(limit)));
     }
     report("dummies", 0.2);
@@ -562,25 +594,32 @@ pub(crate) fn greedy_feedback_arcs(n: usize, edges: &[(usize, usize)]) -> Vec<bo
     let mut out_deg: Vec<i64> = outs.iter().map(|o| o.len() as i64).collect();
     let mut in_deg: Vec<i64> = ins.iter().map(|i| i.len() as i64).collect();
     let mut removed = vec![false; n];
-    let mut sinks: Vec<u32> = (0..n as u32).filter(|&v| out_deg[v as usize] == 0).collect();
+    let mut sinks: Vec<u32> = (0..n as u32)
+        .filter(|&v| out_deg[v as usize] == 0)
+        .collect();
     let mut sources: Vec<u32> = (0..n as u32)
         .filter(|&v| in_deg[v as usize] == 0 && out_deg[v as usize] > 0)
         .collect();
     sinks.reverse();
     sources.reverse();
     let mut heap: BinaryHeap<(i64, std::cmp::Reverse<u32>)> = (0..n as u32)
-        .map(|v| (out_deg[v as usize] - in_deg[v as usize], std::cmp::Reverse(v)))
+        .map(|v| {
+            (
+                out_deg[v as usize] - in_deg[v as usize],
+                std::cmp::Reverse(v),
+            )
+        })
         .collect();
     let mut front: Vec<u32> = Vec::with_capacity(n);
     let mut back: Vec<u32> = Vec::new();
     let mut remaining = n;
     let take = |v: u32,
-                    removed: &mut Vec<bool>,
-                    out_deg: &mut Vec<i64>,
-                    in_deg: &mut Vec<i64>,
-                    sinks: &mut Vec<u32>,
-                    sources: &mut Vec<u32>,
-                    heap: &mut BinaryHeap<(i64, std::cmp::Reverse<u32>)>| {
+                removed: &mut Vec<bool>,
+                out_deg: &mut Vec<i64>,
+                in_deg: &mut Vec<i64>,
+                sinks: &mut Vec<u32>,
+                sources: &mut Vec<u32>,
+                heap: &mut BinaryHeap<(i64, std::cmp::Reverse<u32>)>| {
         removed[v as usize] = true;
         for &w in &outs[v as usize] {
             let wi = w as usize;
@@ -606,7 +645,15 @@ pub(crate) fn greedy_feedback_arcs(n: usize, edges: &[(usize, usize)]) -> Vec<bo
     while remaining > 0 {
         if let Some(v) = sinks.pop() {
             if !removed[v as usize] {
-                take(v, &mut removed, &mut out_deg, &mut in_deg, &mut sinks, &mut sources, &mut heap);
+                take(
+                    v,
+                    &mut removed,
+                    &mut out_deg,
+                    &mut in_deg,
+                    &mut sinks,
+                    &mut sources,
+                    &mut heap,
+                );
                 back.push(v);
                 remaining -= 1;
             }
@@ -614,7 +661,15 @@ pub(crate) fn greedy_feedback_arcs(n: usize, edges: &[(usize, usize)]) -> Vec<bo
         }
         if let Some(v) = sources.pop() {
             if !removed[v as usize] {
-                take(v, &mut removed, &mut out_deg, &mut in_deg, &mut sinks, &mut sources, &mut heap);
+                take(
+                    v,
+                    &mut removed,
+                    &mut out_deg,
+                    &mut in_deg,
+                    &mut sinks,
+                    &mut sources,
+                    &mut heap,
+                );
                 front.push(v);
                 remaining -= 1;
             }
@@ -632,7 +687,15 @@ pub(crate) fn greedy_feedback_arcs(n: usize, edges: &[(usize, usize)]) -> Vec<bo
         let Some(v) = chosen else {
             break;
         };
-        take(v, &mut removed, &mut out_deg, &mut in_deg, &mut sinks, &mut sources, &mut heap);
+        take(
+            v,
+            &mut removed,
+            &mut out_deg,
+            &mut in_deg,
+            &mut sinks,
+            &mut sources,
+            &mut heap,
+        );
         front.push(v);
         remaining -= 1;
     }

@@ -37,9 +37,21 @@ pub(crate) fn order(
     // Effort scales down on huge layered graphs (long edges of call graphs make hundreds of
     // thousands of dummies): fewer starts and a shorter plateau keep the layout interactive.
     let huge = total > options.large_graph_vertices;
-    let starts = if huge { &all_starts[..2] } else { &all_starts[..] };
-    let patience = if huge { options.patience.min(2) } else { options.patience };
-    let max_sweeps = if huge { options.max_sweeps.min(8) } else { options.max_sweeps };
+    let starts = if huge {
+        &all_starts[1..2]
+    } else {
+        &all_starts[..]
+    };
+    let patience = if huge {
+        options.patience.min(2)
+    } else {
+        options.patience
+    };
+    let max_sweeps = if huge {
+        options.max_sweeps.min(8)
+    } else {
+        options.max_sweeps
+    };
     let transpose_passes = if huge { 2 } else { 8 };
     let mut best: Option<(u64, Vec<Vec<u32>>)> = None;
     let mut pos = vec![0u32; total];
@@ -83,7 +95,14 @@ pub(crate) fn order(
                 &component,
                 &mut scratch,
             );
-            transpose(lg, &mut pos, fixed, &component, transpose_passes, &mut scratch);
+            transpose(
+                lg,
+                &mut pos,
+                fixed,
+                &component,
+                transpose_passes,
+                &mut scratch,
+            );
             let crossings = total_crossings(lg, &pos);
             if crossings < start_best {
                 start_best = crossings;
