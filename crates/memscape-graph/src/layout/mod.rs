@@ -33,7 +33,7 @@ use crate::model::Graph;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CycleBreaking {
-    /// DFS, unless the greedy feedback arc set needs less than half the dummy nodes.
+    /// DFS, unless it needs more dummy nodes than `max_dummies` and the greedy order fewer.
     #[default]
     Auto,
     DepthFirst,
@@ -254,12 +254,14 @@ pub fn layout_sized(
             .iter()
             .map(|&(a, b)| u64::from(layer[b].abs_diff(layer[a])))
             .sum();
-        // Auto: DFS first; the feedback-arc order only replaces it when DFS needs far more
-        // dummies (tangled call graphs), since on CFGs DFS reverses exactly the loop back edges.
-        if best
-            .as_ref()
-            .is_none_or(|(s, ..)| first || span.saturating_mul(2) < *s)
-        {
+        // Auto: DFS first; the feedback-arc order only replaces it when DFS needs more dummies
+        // than the budget and the greedy order fewer. On CFGs DFS reverses exactly the loop back
+        // edges; the greedy order may shorten edges by reversing many more, which squashes the
+        // CFG into few layers and costs crossings.
+        let dfs_over_budget = best.as_ref().is_some_and(|(s, _, dag, _)| {
+            s.saturating_sub(dag.len() as u64) > options.max_dummies as u64
+        });
+        if first || (dfs_over_budget && best.as_ref().is_some_and(|(s, ..)| span < *s)) {
             best = Some((span, reversed, dag, layer));
         }
         first = false;
