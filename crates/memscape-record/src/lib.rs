@@ -40,7 +40,9 @@ pub enum RecordError {
         offset: u64,
         expected: String,
     },
-    #[error("the program wrote no recorder file: the shim was not loaded (static binary, or LD_PRELOAD ignored by a setuid program?)")]
+    #[error(
+        "the program wrote no recorder file: the shim was not loaded (static binary, or LD_PRELOAD ignored by a setuid program?)"
+    )]
     NothingRecorded,
     #[error(transparent)]
     Write(#[from] memscape_trace::LoadError),
@@ -173,17 +175,16 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
         .env("LD_PRELOAD", preload)
         .env("MEMSCAPE_RECORD_DIR", raw_dir.path())
         .env("MEMSCAPE_STACK_DEPTH", options.stack_depth.to_string())
-        .env("MEMSCAPE_NO_STACKS", if options.no_stacks { "1" } else { "0" });
-    let status = command
-        .status()
-        .map_err(|source| RecordError::Spawn {
-            program: options.program.clone(),
-            source,
-        })?;
+        .env(
+            "MEMSCAPE_NO_STACKS",
+            if options.no_stacks { "1" } else { "0" },
+        );
+    let status = command.status().map_err(|source| RecordError::Spawn {
+        program: options.program.clone(),
+        source,
+    })?;
     let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-    let exit_status = status
-        .code()
-        .unwrap_or_else(|| 128 + signal.unwrap_or(0));
+    let exit_status = status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
     let root_pid = status_pid_hint(&raw_dir);
     let mut files: Vec<(u32, u32, PathBuf)> = Vec::new();
     for entry in std::fs::read_dir(raw_dir.path()).map_err(io(raw_dir.path()))? {
@@ -227,8 +228,16 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             frees: trace.meta.frees,
             reallocs: trace.meta.reallocs,
             unknown_frees: trace.meta.unknown_frees,
-            mmaps: raw.events.iter().filter(|e| e.kind == raw::KIND_MMAP).count() as u64,
-            munmaps: raw.events.iter().filter(|e| e.kind == raw::KIND_MUNMAP).count() as u64,
+            mmaps: raw
+                .events
+                .iter()
+                .filter(|e| e.kind == raw::KIND_MMAP)
+                .count() as u64,
+            munmaps: raw
+                .events
+                .iter()
+                .filter(|e| e.kind == raw::KIND_MUNMAP)
+                .count() as u64,
             threads: trace.threads.len() as u64,
         };
         if is_root {
@@ -332,7 +341,11 @@ pub fn convert_raw(source: &str, raw: &RawProcess) -> Trace {
                 bias,
                 module,
             });
-            if !builder.modules.iter().any(|m| m.path == path && m.start == start) {
+            if !builder
+                .modules
+                .iter()
+                .any(|m| m.path == path && m.start == start)
+            {
                 builder.modules.push(Module {
                     path: path.to_owned(),
                     base: bias,
@@ -428,5 +441,7 @@ fn is_et_exec(path: &str) -> bool {
     let mut head = [0u8; 18];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| head.starts_with(b"\x7fELF") && u16::from_le_bytes([head[16], head[17]]) == 2)
+        .is_ok_and(|()| {
+            head.starts_with(b"\x7fELF") && u16::from_le_bytes([head[16], head[17]]) == 2
+        })
 }

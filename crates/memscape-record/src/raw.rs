@@ -118,7 +118,10 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
     if 52 + exe_len + cmd_len > FILE_HEADER_BYTES {
-        return Err(corrupt(48, "executable and command-line lengths within the header"));
+        return Err(corrupt(
+            48,
+            "executable and command-line lengths within the header",
+        ));
     }
     let fork_seq = u64_at(bytes, 24);
     let command_line = String::from_utf8_lossy(&bytes[52 + exe_len..52 + exe_len + cmd_len])
@@ -239,7 +242,10 @@ mod tests {
         let mut h = header();
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
-        assert!(err.contains("y.msr@8") && err.contains("version 1"), "{err}");
+        assert!(
+            err.contains("y.msr@8") && err.contains("version 1"),
+            "{err}"
+        );
     }
 
     #[test]

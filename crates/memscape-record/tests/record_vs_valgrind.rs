@@ -13,7 +13,13 @@ use memscape_record::{RecordOptions, RecordReport, record};
 fn target_dir() -> PathBuf {
     // Test binaries live in <target>/<profile>/deps/.
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().parent().unwrap().to_owned()
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 /// Builds the shim once per test run. A nested target directory: the outer `cargo test` holds
@@ -42,13 +48,18 @@ fn require(tool: &str, package: &str) {
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(found, "`{tool}` not found: install the apt package `{package}`");
+    assert!(
+        found,
+        "`{tool}` not found: install the apt package `{package}`"
+    );
 }
 
 /// Compiles `tests/c/<name>` into `dir` with gcc or g++ at -O0 (so that no malloc/free pair is
 /// optimized away).
 fn compile(name: &str, dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(name);
     let cpp = name.ends_with(".cpp");
     let (compiler, package) = if cpp { ("g++", "g++") } else { ("gcc", "gcc") };
     require(compiler, package);
@@ -133,7 +144,11 @@ fn recorded_counts(report: &RecordReport) -> Vec<(u64, u64)> {
 /// with the same counts.
 fn check_consistency(report: &RecordReport) {
     for p in &report.processes {
-        assert_eq!(p.unknown_frees, 0, "{}: frees of unknown addresses", p.command_line);
+        assert_eq!(
+            p.unknown_frees, 0,
+            "{}: frees of unknown addresses",
+            p.command_line
+        );
         let trace = memscape_trace::read_msc(&p.output).unwrap();
         assert_eq!(trace.meta.allocs, p.allocs);
         assert_eq!(trace.meta.frees, p.frees);
@@ -177,7 +192,11 @@ fn oracle(name: &str, args: &[&str]) -> RecordReport {
     let program = compile(name, dir.path());
     let expected = valgrind_counts(&program, args, dir.path());
     let report = record_program(&program, args, dir.path());
-    assert_eq!(recorded_counts(&report), expected, "{name}: (allocs, frees) per process vs valgrind");
+    assert_eq!(
+        recorded_counts(&report),
+        expected,
+        "{name}: (allocs, frees) per process vs valgrind"
+    );
     check_consistency(&report);
     check_monotonic(dir.path(), &program, args);
     report
@@ -197,7 +216,11 @@ fn eight_threads_freeing_each_others_blocks_equal_valgrind() {
     let report = oracle("threads.c", &["100000"]);
     assert!(report.allocs >= 800_000);
     // main + 16 workers
-    assert!(report.processes[0].threads >= 9, "{}", report.processes[0].threads);
+    assert!(
+        report.processes[0].threads >= 9,
+        "{}",
+        report.processes[0].threads
+    );
 }
 
 #[test]
@@ -228,8 +251,8 @@ fn stacks_resolve_to_the_test_program_source() {
     let program = compile("single.c", dir.path());
     let report = record_program(&program, &["10"], dir.path());
     let trace = memscape_trace::read_msc(&report.output).unwrap();
-    let named_main = (1..trace.call_tree.len() as u32)
-        .any(|n| trace.describe_frame(n).contains("main"));
+    let named_main =
+        (1..trace.call_tree.len() as u32).any(|n| trace.describe_frame(n).contains("main"));
     assert!(named_main, "no frame symbolized as main");
 }
 

@@ -1,0 +1,56 @@
+//! `record -o OUT.msc [--stack-depth N] [--no-stacks] -- PROG ARGS…`: what `memscape record`
+//! does, for benchmarks and trying the recorder without the GUI binary. Prints the report as
+//! JSON and exits with the program's status.
+
+use std::path::PathBuf;
+
+use memscape_record::{RecordOptions, record};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut output = PathBuf::from("memscape-record.msc");
+    let mut stack_depth = 64;
+    let mut no_stacks = false;
+    let mut rest = Vec::new();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-o" => output = args.next().map(PathBuf::from).unwrap_or(output),
+            "--stack-depth" => {
+                stack_depth = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(stack_depth)
+            }
+            "--no-stacks" => no_stacks = true,
+            "--" => {
+                rest.extend(args.by_ref());
+            }
+            _ => rest.push(a),
+        }
+    }
+    let Some(program) = rest.first().cloned() else {
+        eprintln!("usage: record [-o OUT.msc] [--stack-depth N] [--no-stacks] -- PROG ARGS...");
+        std::process::exit(2);
+    };
+    let options = RecordOptions {
+        output,
+        stack_depth,
+        no_stacks,
+        program,
+        args: rest[1..].to_vec(),
+        shim: None,
+    };
+    match record(&options) {
+        Ok(report) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            );
+            std::process::exit(report.exit_status);
+        }
+        Err(e) => {
+            eprintln!("record: {e}");
+            std::process::exit(1);
+        }
+    }
+}
