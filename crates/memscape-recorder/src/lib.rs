@@ -86,7 +86,6 @@ type MallocFn = unsafe extern "C" fn(usize) -> *mut c_void;
 type FreeFn = unsafe extern "C" fn(*mut c_void);
 type CallocFn = unsafe extern "C" fn(usize, usize) -> *mut c_void;
 type ReallocFn = unsafe extern "C" fn(*mut c_void, usize) -> *mut c_void;
-type ReallocArrayFn = unsafe extern "C" fn(*mut c_void, usize, usize) -> *mut c_void;
 type PosixMemalignFn = unsafe extern "C" fn(*mut *mut c_void, usize, usize) -> c_int;
 type AlignFn = unsafe extern "C" fn(usize, usize) -> *mut c_void;
 type UsableFn = unsafe extern "C" fn(*mut c_void) -> usize;
@@ -99,7 +98,6 @@ static REAL_MALLOC: AtomicUsize = AtomicUsize::new(0);
 static REAL_FREE: AtomicUsize = AtomicUsize::new(0);
 static REAL_CALLOC: AtomicUsize = AtomicUsize::new(0);
 static REAL_REALLOC: AtomicUsize = AtomicUsize::new(0);
-static REAL_REALLOCARRAY: AtomicUsize = AtomicUsize::new(0);
 static REAL_POSIX_MEMALIGN: AtomicUsize = AtomicUsize::new(0);
 static REAL_ALIGNED_ALLOC: AtomicUsize = AtomicUsize::new(0);
 static REAL_MEMALIGN: AtomicUsize = AtomicUsize::new(0);
@@ -132,7 +130,6 @@ unsafe fn resolve_all() {
     REAL_FREE.store(sym(b"free\0"), Ordering::Release);
     REAL_CALLOC.store(sym(b"calloc\0"), Ordering::Release);
     REAL_REALLOC.store(sym(b"realloc\0"), Ordering::Release);
-    REAL_REALLOCARRAY.store(sym(b"reallocarray\0"), Ordering::Release);
     REAL_POSIX_MEMALIGN.store(sym(b"posix_memalign\0"), Ordering::Release);
     REAL_ALIGNED_ALLOC.store(sym(b"aligned_alloc\0"), Ordering::Release);
     REAL_MEMALIGN.store(sym(b"memalign\0"), Ordering::Release);
@@ -944,13 +941,101 @@ macro_rules! passthrough_if_nested {
     };
 }
 
+/// Like `passthrough_if_nested!`, remembering the block when it is the shim's own (its
+/// unwinder's caches): their later frees, possibly outside the shim (libunwind frees its
+/// per-thread cache in a thread-exit destructor), must not be recorded either.
+macro_rules! nested_alloc {
+    ($guard:ident, $call:expr) => {
+        let Some($guard) = Guard::enter() else {
+            let p = $call;
+            nested_remember(p as u64);
+            return p;
+        };
+        if !recording() {
+            drop($guard);
+            return $call;
+        }
+    };
+}
+
+// Addresses of live blocks allocated by the shim's own code (open addressing; 0 = empty,
+// 1 = deleted). Few: the unwinder's caches, dlsym's and dlopen's buffers.
+const NESTED_SLOTS: usize = 1 << 14;
+static NESTED: [AtomicU64; NESTED_SLOTS] = [const { AtomicU64::new(0) }; NESTED_SLOTS];
+static NESTED_LIVE: AtomicUsize = AtomicUsize::new(0);
+static NESTED_LOCK: SpinLock = SpinLock::new();
+
+fn nested_slot(address: u64) -> usize {
+    (address.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 50) as usize & (NESTED_SLOTS - 1)
+}
+
+fn nested_remember(address: u64) {
+    if address == 0 {
+        return;
+    }
+    NESTED_LOCK.lock();
+    let mut slot = nested_slot(address);
+    for _ in 0..NESTED_SLOTS {
+        let v = NESTED[slot].load(Ordering::Acquire);
+        if v == 0 || v == 1 {
+            NESTED[slot].store(address, Ordering::Release);
+            NESTED_LIVE.fetch_add(1, Ordering::AcqRel);
+            break;
+        }
+        slot = (slot + 1) & (NESTED_SLOTS - 1);
+    }
+    NESTED_LOCK.unlock();
+}
+
+/// Forgets `address` if it is the shim's own block; returns whether it was.
+fn nested_forget(address: u64) -> bool {
+    if address == 0 || NESTED_LIVE.load(Ordering::Acquire) == 0 {
+        return false;
+    }
+    // Lock-free look first: nearly every free is the program's own.
+    let mut slot = nested_slot(address);
+    let mut present = false;
+    for _ in 0..NESTED_SLOTS {
+        let v = NESTED[slot].load(Ordering::Acquire);
+        if v == 0 {
+            break;
+        }
+        if v == address {
+            present = true;
+            break;
+        }
+        slot = (slot + 1) & (NESTED_SLOTS - 1);
+    }
+    if !present {
+        return false;
+    }
+    NESTED_LOCK.lock();
+    let mut slot = nested_slot(address);
+    let mut found = false;
+    for _ in 0..NESTED_SLOTS {
+        let v = NESTED[slot].load(Ordering::Acquire);
+        if v == 0 {
+            break;
+        }
+        if v == address {
+            NESTED[slot].store(1, Ordering::Release);
+            NESTED_LIVE.fetch_sub(1, Ordering::AcqRel);
+            found = true;
+            break;
+        }
+        slot = (slot + 1) & (NESTED_SLOTS - 1);
+    }
+    NESTED_LOCK.unlock();
+    found
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
     let real = || match real!(REAL_MALLOC, MallocFn) {
         Some(f) => unsafe { f(size) },
         None => arena_alloc(size),
     };
-    passthrough_if_nested!(guard, real());
+    nested_alloc!(guard, real());
     let p = real();
     if !p.is_null() {
         let stack = unsafe { stack_id() };
@@ -971,7 +1056,7 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
             None => arena_alloc(n.saturating_mul(size)),
         }
     };
-    passthrough_if_nested!(guard, real());
+    nested_alloc!(guard, real());
     let p = real();
     if !p.is_null() {
         let stack = unsafe { stack_id() };
@@ -991,7 +1076,14 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
             unsafe { f(p) }
         }
     };
-    passthrough_if_nested!(guard, real());
+    let Some(guard) = Guard::enter() else {
+        nested_forget(p as u64);
+        return real();
+    };
+    if !recording() || nested_forget(p as u64) {
+        drop(guard);
+        return real();
+    }
     let stack = unsafe { stack_id() };
     let mut e = free_event(KIND_FREE, FN_FREE, p, 0, stack);
     unsafe { record(&mut e) };
@@ -1017,7 +1109,18 @@ unsafe fn realloc_common(
         }
         return new;
     }
-    passthrough_if_nested!(guard, call(p));
+    let Some(guard) = Guard::enter() else {
+        nested_forget(p as u64);
+        let new = call(p);
+        nested_remember(new as u64);
+        return new;
+    };
+    if !recording() || nested_forget(p as u64) {
+        drop(guard);
+        let new = call(p);
+        nested_remember(new as u64);
+        return new;
+    }
     let stack = unsafe { stack_id() };
     let mut freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0, stack));
     let new = call(p);
@@ -1049,12 +1152,11 @@ pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> 
         unsafe { *libc::__errno_location() = libc::ENOMEM };
         return null_mut();
     };
-    let call = |p: *mut c_void| match real!(REAL_REALLOCARRAY, ReallocArrayFn) {
-        Some(f) => unsafe { f(p, n, size) },
-        None => match real!(REAL_REALLOC, ReallocFn) {
-            Some(f) => unsafe { f(p, total) },
-            None => null_mut(),
-        },
+    // The real realloc with the checked product: glibc's reallocarray calls realloc through
+    // the PLT, which would land in this shim a second time.
+    let call = |p: *mut c_void| match real!(REAL_REALLOC, ReallocFn) {
+        Some(f) => unsafe { f(p, total) },
+        None => null_mut(),
     };
     unsafe { realloc_common(p, total, FN_REALLOCARRAY, &call) }
 }
@@ -1065,7 +1167,17 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
         Some(f) => unsafe { f(out, align, size) },
         None => libc::ENOMEM,
     };
-    passthrough_if_nested!(guard, real());
+    let Some(guard) = Guard::enter() else {
+        let rc = real();
+        if rc == 0 {
+            nested_remember(unsafe { *out } as u64);
+        }
+        return rc;
+    };
+    if !recording() {
+        drop(guard);
+        return real();
+    }
     let rc = real();
     if rc == 0 {
         let p = unsafe { *out };
@@ -1084,7 +1196,7 @@ macro_rules! aligned_fn {
                 Some(f) => unsafe { f(align, size) },
                 None => null_mut(),
             };
-            passthrough_if_nested!(guard, real());
+            nested_alloc!(guard, real());
             let p = real();
             if !p.is_null() {
                 let stack = unsafe { stack_id() };
@@ -1106,7 +1218,7 @@ macro_rules! page_fn {
                 Some(f) => unsafe { f(size) },
                 None => null_mut(),
             };
-            passthrough_if_nested!(guard, real());
+            nested_alloc!(guard, real());
             let p = real();
             if !p.is_null() {
                 let stack = unsafe { stack_id() };
