@@ -36,8 +36,101 @@ pub enum Command {
     Render(RenderArgs),
     /// Summarize a file: format, counts, warnings (allocation traces: peaks, regions, sites).
     Info(InfoArgs),
+    /// Convert an allocation trace (heaptrack, CSV) to memscape's native .msc.
+    Convert(ConvertArgs),
+    /// The heap tree at one time point (massif snapshots or allocation traces), as JSON or text.
+    Heaptree(HeaptreeArgs),
+    /// Print a hardware topology: this machine, an hwloc XML file or a MemAxes hardware.xml.
+    Topology(TopologyArgs),
+    /// Sampled memory accesses mapped onto the hardware topology.
+    Samples(SamplesArgs),
+    /// Neighbour-constrained clustering of samples along one attribute (MemAxes).
+    Cluster(ClusterArgs),
     /// Write the embedded demo files to a directory.
     Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    pub input: PathBuf,
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct HeaptreeArgs {
+    pub file: PathBuf,
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number.
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// The heap peak.
+    #[arg(long)]
+    pub peak: bool,
+    /// Grouping keys for traces, outermost first: thread,site,size,path,module.
+    #[arg(long, default_value = "site")]
+    pub group: String,
+    /// Node size: bytes or objects.
+    #[arg(long, default_value = "bytes")]
+    pub metric: String,
+    /// Levels below the root.
+    #[arg(long)]
+    pub depth: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TopologyArgs {
+    /// hwloc XML or MemAxes hardware.xml; none: this machine.
+    pub file: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SamplesArgs {
+    /// MemAxes CSV, Mitos CSV or `perf script` text.
+    pub file: PathBuf,
+    /// Topology of the machine the samples came from (default: hardware.xml beside FILE, else this machine).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Keep samples with ATTR in LO..HI (repeatable; ranges combine with "and").
+    #[arg(long = "select", value_name = "ATTR=LO..HI")]
+    pub select: Vec<String>,
+    /// How to read MemAxes' dataSource column: auto, hex or decimal.
+    #[arg(long, default_value = "auto")]
+    pub data_source_radix: String,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// The continuous attribute to cluster along (e.g. time, zidx).
+    #[arg(long)]
+    pub attribute: String,
+    /// latency or imbalance.
+    #[arg(long, default_value = "latency")]
+    pub metric: String,
+    /// Topology depth: numa, l3, l2, l1, core, pu.
+    #[arg(long, default_value = "l1")]
+    pub depth: String,
+    /// Samples per window.
+    #[arg(long, default_value_t = 1000)]
+    pub window: usize,
+    /// Window step (< window).
+    #[arg(long, default_value_t = 250)]
+    pub step: usize,
+    /// Clusters to cut the tree into.
+    #[arg(long, default_value_t = 8)]
+    pub clusters: usize,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args, Default)]

@@ -22,6 +22,15 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     match commands::run(cli) {
         Ok(code) => code,
+        // `memscape … | head` closing the pipe early is not an error.
+        Err(err)
+            if err
+                .chain()
+                .filter_map(|e| e.downcast_ref::<std::io::Error>())
+                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             // Handled once, here: print the whole chain of causes.
             eprintln!("memscape: error: {err:#}");

@@ -66,10 +66,10 @@ impl OpenDialog {
             .collapsible(false)
             .show(ctx, |ui| {
                 ui.horizontal(|ui| {
-                    if ui.button("⬆").on_hover_text("parent directory").clicked() {
-                        if let Some(parent) = self.dir.parent().map(Path::to_path_buf) {
-                            self.go(&parent);
-                        }
+                    if ui.button("⬆").on_hover_text("parent directory").clicked()
+                        && let Some(parent) = self.dir.parent().map(Path::to_path_buf)
+                    {
+                        self.go(&parent);
                     }
                     let field = ui.add(
                         egui::TextEdit::singleline(&mut self.typed).desired_width(f32::INFINITY),

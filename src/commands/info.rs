@@ -1,5 +1,6 @@
 //! `memscape info`: what a file holds, as text or JSON.
 
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use crate::cli::InfoArgs;
@@ -8,10 +9,37 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     let trace = memscape_trace::load(&args.file)?;
     let report = memscape_trace::info::info(&trace, &memscape_trace::info::InfoOptions::default());
     if args.json {
-        serde_json::to_writer_pretty(std::io::stdout().lock(), &report)?;
-        println!();
+        super::analyses::print_json(&report)?;
     } else {
-        print!("{report}");
+        write!(std::io::stdout().lock(), "{report}")?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memscape convert IN OUT.msc`, with a progress line on stderr for long inputs.
+pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
+    let mut last_shown = -1i32;
+    let show = std::io::stderr().is_terminal();
+    let report =
+        memscape_trace::info::convert(&args.input, &args.output, move |stage, fraction| {
+            let percent = (fraction * 100.0) as i32;
+            if show && percent / 5 != last_shown / 5 {
+                last_shown = percent;
+                eprint!("\r{stage:?}: {percent:3}%");
+            }
+        })?;
+    if show {
+        eprintln!();
+    }
+    writeln!(
+        std::io::stdout().lock(),
+        "{} → {}: {} events, {} blocks, {} warnings, {} bytes",
+        report.input,
+        report.output,
+        report.events,
+        report.blocks,
+        report.warnings,
+        report.output_bytes
+    )?;
     Ok(ExitCode::SUCCESS)
 }

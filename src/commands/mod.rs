@@ -1,5 +1,6 @@
 //! One module per subcommand; `run` dispatches.
 
+mod analyses;
 mod info;
 mod render;
 
@@ -17,6 +18,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::View(args)) => view(args),
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Convert(args)) => info::convert(&args),
+        Some(Command::Heaptree(args)) => analyses::heaptree(&args),
+        Some(Command::Topology(args)) => analyses::topology(&args),
+        Some(Command::Samples(args)) => analyses::samples(&args),
+        Some(Command::Cluster(args)) => analyses::cluster(&args),
         Some(Command::Demo(args)) => demo(&args.dir),
     }
 }

@@ -127,12 +127,12 @@ impl AllocMapPane {
                         ui.selectable_value(&mut color_by, c, c.name());
                     }
                 });
-            if color_by != self.color_by {
-                if let Some(scene) = &t.scene {
-                    self.blocks = Arc::new(scene.colored_blocks(&t.trace, color_by));
-                    self.color_by = color_by;
-                    self.color_version += 1;
-                }
+            if color_by != self.color_by
+                && let Some(scene) = &t.scene
+            {
+                self.blocks = Arc::new(scene.colored_blocks(&t.trace, color_by));
+                self.color_by = color_by;
+                self.color_version += 1;
             }
             if ui.button("reset view").clicked() {
                 self.camera = None;
@@ -249,6 +249,14 @@ impl View for AllocMapPane {
             if time >= 0.0 && y >= 0.0 {
                 if let Some(i) = scene.pick(self.axis, time as u64, y as u64) {
                     response.on_hover_ui_at_pointer(|ui| block_details(ui, &t.trace, i));
+                } else if let Some((region, address)) = scene.uncollapse(y as u64) {
+                    let when = match self.axis {
+                        TimeAxis::Events => format!("event {time:.0}"),
+                        TimeAxis::Wall => format!("{:.3} ms", time / 1e6),
+                    };
+                    response.on_hover_text_at_pointer(format!(
+                        "free · {address:#x} (region {region}) · {when}"
+                    ));
                 }
             }
         }
@@ -439,10 +447,10 @@ impl egui_wgpu::CallbackTrait for AllocMapCallback {
         pass: &mut wgpu::RenderPass<'static>,
         resources: &egui_wgpu::CallbackResources,
     ) {
-        if let Some(gpu) = resources.get::<AllocMapGpu>() {
-            if let Some(pane) = gpu.panes.get(&self.key) {
-                pane.frame.resolve(pass, &gpu.pipelines);
-            }
+        if let Some(gpu) = resources.get::<AllocMapGpu>()
+            && let Some(pane) = gpu.panes.get(&self.key)
+        {
+            pane.frame.resolve(pass, &gpu.pipelines);
         }
     }
 }

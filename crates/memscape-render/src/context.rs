@@ -63,7 +63,7 @@ impl RendererFeatures {
             float32_blendable: device
                 .features()
                 .contains(wgpu::Features::FLOAT32_BLENDABLE),
-            max_storage_binding_bytes: u64::from(device.limits().max_storage_buffer_binding_size),
+            max_storage_binding_bytes: device.limits().max_storage_buffer_binding_size,
         }
     }
 

@@ -1,0 +1,186 @@
+//! Thin CLI wrappers over the analysis crates: each parses its flags, calls one library
+//! function and prints its report as JSON or text.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+
+use crate::cli::{ClusterArgs, HeaptreeArgs, SamplesArgs, TopologyArgs};
+
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
+    use memscape_heap::report::{HeapTreeOptions, TimeSelect, heaptree_file};
+    let mut options = HeapTreeOptions {
+        select: match (args.at, args.snapshot, args.peak) {
+            (Some(t), _, _) => TimeSelect::At(t),
+            (_, Some(n), _) => TimeSelect::Snapshot(n),
+            (_, _, true) => TimeSelect::Peak,
+            _ => TimeSelect::Default,
+        },
+        ..HeapTreeOptions::default()
+    };
+    options.group = memscape_heap::GroupKey::parse_list(&args.group)
+        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    options.prune.metric = memscape_heap::Metric::parse(&args.metric)
+        .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
+    if let Some(d) = args.depth {
+        options.prune.depth = d;
+    }
+    let report = heaptree_file(&args.file, &options)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "{} at {} {} — {} bytes live",
+            args.file.display(),
+            report.time,
+            report.time_unit,
+            report.total_bytes
+        )?;
+        print_node(&mut out, &report.tree, 0)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_node(
+    out: &mut impl std::io::Write,
+    node: &memscape_heap::HeapNode,
+    depth: usize,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{:indent$}{:>12} B {:>9} obj  {}",
+        "",
+        node.bytes,
+        node.objects,
+        node.name,
+        indent = depth * 2
+    )?;
+    for c in &node.children {
+        print_node(out, c, depth + 1)?;
+    }
+    Ok(())
+}
+
+pub fn topology(args: &TopologyArgs) -> anyhow::Result<ExitCode> {
+    let topology = memscape_topology::Topology::load(args.file.as_deref())?;
+    if args.json {
+        print_json(&memscape_topology::topology_report(&topology))?;
+    } else {
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            memscape_topology::render_tree(&topology)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session(
+    file: &std::path::Path,
+    hardware: Option<&std::path::Path>,
+    radix: &str,
+) -> anyhow::Result<memscape_samples::Session> {
+    let data_source_radix = memscape_samples::DataSourceRadix::parse(radix)
+        .with_context(|| format!("--data-source-radix {radix:?}: expected auto, hex or decimal"))?;
+    Ok(memscape_samples::Session::open(
+        file,
+        hardware,
+        memscape_samples::ImportOptions { data_source_radix },
+    )?)
+}
+
+pub fn samples(args: &SamplesArgs) -> anyhow::Result<ExitCode> {
+    let session = session(
+        &args.file,
+        args.hardware.as_deref(),
+        &args.data_source_radix,
+    )?;
+    let selects = args
+        .select
+        .iter()
+        .map(|s| memscape_samples::RangeSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let report = session.report(&selects)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_samples_text(&report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_samples_text(report: &memscape_samples::SamplesReport) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let value = serde_json::to_value(report).unwrap_or_default();
+    let list = |key: &str| {
+        value
+            .get(key)
+            .and_then(|v| v.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    writeln!(
+        out,
+        "{:<14} {:>6} {:>10} {:>14}",
+        "resource", "depth", "samples", "cycles"
+    )?;
+    for r in list("resources") {
+        writeln!(
+            out,
+            "{:<14} {:>6} {:>10} {:>14}",
+            format!("{} {}", r["kind"].as_str().unwrap_or(""), r["id"]),
+            r["depth"],
+            r["samples"],
+            r["cycles"]
+        )?;
+    }
+    for (title, key) in [
+        ("top source lines", "top_lines"),
+        ("top data symbols", "top_symbols"),
+    ] {
+        writeln!(out, "\n{title} (by total latency):")?;
+        for t in list(key).iter().take(10) {
+            writeln!(
+                out,
+                "  {:>14} cycles {:>8} samples  {}",
+                t["cycles"],
+                t["samples"],
+                t["name"].as_str().unwrap_or("")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+pub fn cluster(args: &ClusterArgs) -> anyhow::Result<ExitCode> {
+    let session = session(&args.file, args.hardware.as_deref(), "auto")?;
+    let metric = memscape_samples::Metric::parse(&args.metric)
+        .with_context(|| format!("--metric {:?}: expected latency or imbalance", args.metric))?;
+    let depth = memscape_topology::ResourceKind::parse(&args.depth).with_context(|| {
+        format!(
+            "--depth {:?}: expected numa, l3, l2, l1, core or pu",
+            args.depth
+        )
+    })?;
+    let report = memscape_samples::report::cluster_command(
+        &session,
+        &args.attribute,
+        metric,
+        depth,
+        args.window,
+        args.step,
+        args.clusters,
+    )?;
+    print_json(&report)?;
+    Ok(ExitCode::SUCCESS)
+}
