@@ -192,13 +192,28 @@ fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &m
                 .collect()
         })
         .collect();
+    // Small components: plain loops (rayon's per-call overhead would dominate the iterations).
+    let parallel = m >= 20_000;
     let laplacian = |x: &[f64], out: &mut [f64]| {
-        out.par_iter_mut().enumerate().for_each(|(k, o)| {
+        let row = |k: usize| {
             let nb = &local_neighbors[k];
-            *o = nb.len() as f64 * x[k] - nb.iter().map(|&u| x[u]).sum::<f64>();
-        });
+            nb.len() as f64 * x[k] - nb.iter().map(|&u| x[u]).sum::<f64>()
+        };
+        if parallel {
+            out.par_iter_mut()
+                .enumerate()
+                .for_each(|(k, o)| *o = row(k));
+        } else {
+            out.iter_mut().enumerate().for_each(|(k, o)| *o = row(k));
+        }
     };
-    let dot = |a: &[f64], b: &[f64]| a.par_iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let dot = |a: &[f64], b: &[f64]| -> f64 {
+        if parallel {
+            a.par_iter().zip(b).map(|(x, y)| x * y).sum()
+        } else {
+            a.iter().zip(b).map(|(x, y)| x * y).sum()
+        }
+    };
 
     let mut b: Vec<f64> = component.iter().map(|&v| rhs[v as usize]).collect();
     let mean = b.iter().sum::<f64>() / m as f64;
@@ -232,7 +247,7 @@ fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &m
         let rr_next = dot(&r, &r);
         let beta = rr_next / rr;
         rr = rr_next;
-        p.par_iter_mut()
+        p.iter_mut()
             .zip(&r)
             .for_each(|(pi, ri)| *pi = ri + beta * *pi);
     }

@@ -156,6 +156,7 @@ pub fn rips_persistence<D: DistanceMatrix>(
         inverse: multiplicative_inverses(modulus),
         binomials,
         keep_cocycles: options.cocycles,
+        neighbors: neighbor_lists(dist, threshold),
     };
     let mut dims = vec![Vec::new(); options.max_dim + 1];
     let mut cocycles = Vec::new();
@@ -372,6 +373,11 @@ struct Rips<'a, D> {
     inverse: Vec<u32>,
     binomials: Binomials,
     keep_cocycles: bool,
+    /// For thresholds that keep few edges: per vertex, the neighbours within the threshold in
+    /// decreasing order. Lets the search for an edge's zero-pivot cofacet visit only common
+    /// neighbours instead of all n vertices (same result: that cofacet has the edge's diameter,
+    /// which is within the threshold).
+    neighbors: Option<Vec<Vec<u32>>>,
 }
 
 /// State of Ripser's `simplex_coboundary_enumerator`: cofacets come in decreasing index order.
@@ -519,12 +525,49 @@ impl<D: DistanceMatrix> Rips<'_, D> {
     }
 
     fn zero_pivot_cofacet(&self, simplex: Entry, dim: usize) -> Entry {
+        if dim == 1
+            && let Some(neighbors) = &self.neighbors
+        {
+            return self.zero_pivot_cofacet_of_edge(simplex, neighbors);
+        }
         let mut cofacets = self.coboundary(simplex, dim);
         while self.cob_has_next(&cofacets, true) {
             let cofacet = self.cob_next(&mut cofacets);
             if cofacet.diameter == simplex.diameter {
                 return cofacet;
             }
+        }
+        Entry::NONE
+    }
+
+    /// [`Self::zero_pivot_cofacet`] of an edge from neighbour lists: the cofacets come in
+    /// decreasing index order, i.e. decreasing added vertex, so the first common neighbour `v`
+    /// (largest first) with `d(v, i), d(v, j) <= d(i, j)` is the one the full enumeration finds.
+    fn zero_pivot_cofacet_of_edge(&self, edge: Entry, neighbors: &[Vec<u32>]) -> Entry {
+        let vertices = self.simplex_vertices(edge.index, 1);
+        let (i, j) = (vertices.v[0], vertices.v[1]);
+        for &v in &neighbors[i] {
+            let v = v as usize;
+            if v == j
+                || self.dist.distance(v, i) > edge.diameter
+                || self.dist.distance(v, j) > edge.diameter
+            {
+                continue;
+            }
+            // Position of v among the vertices decides the index and the sign (Ripser's k).
+            let (index, k) = if v > i {
+                (self.b(v as i64, 3) + self.b(i as i64, 2) + j as i64, 2)
+            } else if v > j {
+                (self.b(i as i64, 3) + self.b(v as i64, 2) + j as i64, 1)
+            } else {
+                (self.b(i as i64, 3) + self.b(j as i64, 2) + v as i64, 0)
+            };
+            let sign = if k & 1 == 1 { self.modulus - 1 } else { 1 };
+            return Entry {
+                diameter: edge.diameter,
+                index,
+                coefficient: sign * edge.coefficient % self.modulus,
+            };
         }
         Entry::NONE
     }
@@ -889,6 +932,36 @@ impl<D: DistanceMatrix> Rips<'_, D> {
     }
 }
 
+/// Neighbour lists within `threshold` (decreasing vertex order), built only when they are
+/// small: at most an eighth of all pairs and 64 M entries.
+fn neighbor_lists<D: DistanceMatrix>(dist: &D, threshold: Value) -> Option<Vec<Vec<u32>>> {
+    use rayon::prelude::*;
+    let n = dist.size();
+    let pairs = n * n.saturating_sub(1) / 2;
+    if n < 64 {
+        return None;
+    }
+    let within = (0..pairs)
+        .into_par_iter()
+        .filter(|&e| dist.edge_length(e) <= threshold)
+        .count();
+    if within > pairs / 8 || within > 32 << 20 {
+        return None;
+    }
+    Some(
+        (0..n)
+            .into_par_iter()
+            .map(|i| {
+                (0..n)
+                    .rev()
+                    .filter(|&j| j != i && dist.distance(i, j) <= threshold)
+                    .map(|j| j as u32)
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
 /// Ripser's union–find with union by rank and path compression.
 struct UnionFind {
     parent: Vec<usize>,
@@ -980,6 +1053,7 @@ mod tests {
             inverse: multiplicative_inverses(2),
             binomials: Binomials::new(10, 4).unwrap(),
             keep_cocycles: false,
+            neighbors: None,
         };
         // {7, 4, 1}: C(7,3) + C(4,2) + C(1,1) = 35 + 6 + 1.
         let v = engine.simplex_vertices(42, 2);

@@ -148,5 +148,20 @@ fn levenshtein_matrices_of_a_real_lackey_trace_match_ripser() {
         assert_eq!(ours.barcode, as_f32.barcode, "{what}");
         let theirs = ripser_oracle(&path, "lower", 1, 47);
         assert_same_barcodes(&as_pairs(&ours.barcode), &theirs, 1e-6, what);
+        // Below the enclosing radius (the neighbour-list path of the engine, infinite bars).
+        for threshold in [2.0f32, 4.0] {
+            let options = RipsOptions {
+                threshold: Some(threshold),
+                ..RipsOptions::default()
+            };
+            let ours = rips_persistence(&dist, &options).unwrap();
+            let theirs = ripser_oracle_thresholded(&path, "lower", 1, 47, f64::from(threshold));
+            assert_same_barcodes(
+                &as_pairs(&ours.barcode),
+                &theirs,
+                1e-6,
+                &format!("{what}, threshold {threshold}"),
+            );
+        }
     }
 }

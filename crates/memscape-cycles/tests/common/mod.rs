@@ -43,6 +43,7 @@ except ImportError as e:
     sys.stderr.write("MISSING-MODULE: %s (pip package `ripser`)\n" % e)
     sys.exit(3)
 path, fmt, maxdim, coeff = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+thresh = float(sys.argv[5]) if len(sys.argv) > 5 else float("inf")
 if fmt == "lower":
     vals = np.array([float(t) for t in open(path).read().replace(",", " ").split()])
     k = len(vals)
@@ -50,7 +51,7 @@ if fmt == "lower":
     D = np.zeros((n, n))
     D[np.tril_indices(n, -1)] = vals
     D = D + D.T
-    res = ripser(D, maxdim=maxdim, coeff=coeff, distance_matrix=True)
+    res = ripser(D, maxdim=maxdim, coeff=coeff, distance_matrix=True, thresh=thresh)
 else:
     X = np.loadtxt(path, ndmin=2)
     res = ripser(X, maxdim=maxdim, coeff=coeff)
@@ -64,6 +65,17 @@ pub fn ripser_oracle(
     max_dim: usize,
     modulus: u16,
 ) -> Vec<Vec<(f64, Option<f64>)>> {
+    ripser_oracle_thresholded(path, format, max_dim, modulus, f64::INFINITY)
+}
+
+/// Same with ripser.py's `thresh`.
+pub fn ripser_oracle_thresholded(
+    path: &Path,
+    format: &str,
+    max_dim: usize,
+    modulus: u16,
+    threshold: f64,
+) -> Vec<Vec<(f64, Option<f64>)>> {
     let json = python(
         RIPSER_SCRIPT,
         &[
@@ -71,6 +83,7 @@ pub fn ripser_oracle(
             format,
             &max_dim.to_string(),
             &modulus.to_string(),
+            &threshold.to_string(),
         ],
     );
     serde_json::from_str(&json).unwrap()
