@@ -271,3 +271,62 @@ fn exit_status_passes_through() {
     assert_eq!(report.exit_status, 7);
     assert!(report.output.is_file());
 }
+
+/// Mutated and truncated real recordings: no panic, no hang, the conversion still succeeds
+/// (bad chunks skipped or counted as warnings).
+#[test]
+fn mutated_real_recordings_never_panic() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("single.c", dir.path());
+    let raw_dir = dir.path().join("raw");
+    std::fs::create_dir_all(&raw_dir).unwrap();
+    Command::new(&program)
+        .arg("20")
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw_dir)
+        .output()
+        .unwrap();
+    let path = std::fs::read_dir(&raw_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let original = std::fs::read(&path).unwrap();
+    // The interesting bytes: the header, and the start of each chunk (headers and records).
+    let mut hot: Vec<usize> = (0..200).collect();
+    for chunk in 0..3 {
+        let base = 4096 + chunk * (1 << 20);
+        hot.extend(base..base + 600);
+    }
+    let hot_len = hot.len();
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &(
+                proptest::collection::vec((0..hot_len, any::<u8>()), 1..16),
+                0..original.len() + 1,
+            ),
+            |(flips, cut)| {
+                let mut bytes = original.clone();
+                for (i, b) in flips {
+                    let at = hot[i];
+                    if at < bytes.len() {
+                        bytes[at] = b;
+                    }
+                }
+                bytes.truncate(cut.max(4096 + 64));
+                if let Ok(raw) = memscape_record::read_raw_bytes("mutated.msr", &bytes) {
+                    let trace = memscape_record::convert_raw("mutated.msr", &raw);
+                    prop_assert!(trace.meta.allocs <= raw.events.len() as u64);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}
