@@ -246,6 +246,38 @@ fn sigterm_mid_run_keeps_everything_before_the_signal() {
 }
 
 #[test]
+fn sigint_mid_run_keeps_everything_before_the_signal() {
+    let report = oracle("sigterm.c", &["3000", "int"]);
+    assert_eq!(report.signal, Some(2));
+    assert_eq!(report.allocs, 3001);
+}
+
+#[test]
+fn dlopen_captures_the_module_maps_again() {
+    let report = oracle("dlopen.c", &[]);
+    assert_eq!(report.exit_status, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("dlopen.c", dir.path());
+    let raw_dir = dir.path().join("raw");
+    std::fs::create_dir_all(&raw_dir).unwrap();
+    Command::new(&program)
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw_dir)
+        .status()
+        .unwrap();
+    let path = std::fs::read_dir(&raw_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let raw = memscape_record::read_raw(&path).unwrap();
+    assert!(raw.maps.len() >= 2, "{} snapshots", raw.maps.len());
+    assert!(!raw.maps[0].contains("libz.so"));
+    assert!(raw.maps.last().unwrap().contains("libz.so"));
+}
+
+#[test]
 fn stacks_resolve_to_the_test_program_source() {
     let dir = tempfile::tempdir().unwrap();
     let program = compile("single.c", dir.path());
