@@ -41,6 +41,9 @@ use crate::{GraphError, Imported};
 /// Deepest subgraph nesting accepted (deeper input is an error instead of a stack overflow).
 const MAX_NESTING: usize = 200;
 
+/// Most edges one graph may have (subgraph-to-subgraph edges multiply).
+const MAX_EDGES: u64 = 20_000_000;
+
 #[derive(Debug, Clone, PartialEq)]
 enum TokenKind {
     /// A plain identifier or numeral (keywords are plain ids).
@@ -580,6 +583,21 @@ impl Parser<'_> {
             }
             let mut attrs = Vec::new();
             self.attr_list(&mut attrs)?;
+            // Subgraph ends multiply: `{a b c} -> {d e f}` is nine edges. Bound the product so a
+            // few bytes cannot ask for billions of edges.
+            let size = |e: &Endpoint| match e {
+                Endpoint::Node { .. } => 1u64,
+                Endpoint::Subgraph(nodes) => nodes.len() as u64,
+            };
+            let created: u64 = chain
+                .windows(2)
+                .map(|p| size(&p[0]).saturating_mul(size(&p[1])))
+                .fold(0u64, u64::saturating_add);
+            if self.graph.edges.len() as u64 + created > MAX_EDGES {
+                return Err(self.error_here(format!(
+                    "this edge statement would make the graph exceed {MAX_EDGES} edges"
+                )));
+            }
             for pair in chain.windows(2) {
                 self.connect(scope, &pair[0], &pair[1], &attrs);
             }

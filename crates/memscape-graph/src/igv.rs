@@ -41,6 +41,9 @@ pub fn load_igv(path: &std::path::Path) -> Result<Imported, GraphError> {
     parse_igv(&bytes, &path.display().to_string())
 }
 
+/// Deepest nesting of groups plus inlined methods accepted.
+const MAX_NESTING: usize = 256;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tag {
     Document,
@@ -254,6 +257,14 @@ impl Parser<'_> {
     }
 
     fn start(&mut self, start: &BytesStart<'_>, at: usize) -> Result<(), GraphError> {
+        // Groups and inlined methods nest in the model, and nested values are dropped and walked
+        // recursively: bound the depth so a crafted file cannot overflow the stack.
+        if self.groups.len() + self.methods.len() > MAX_NESTING {
+            return Err(self.syntax(
+                at,
+                format!("groups or inlined methods nested deeper than {MAX_NESTING} levels"),
+            ));
+        }
         let name = start.name();
         let parent = self.parent();
         let tag = match (parent, name.as_ref()) {

@@ -238,6 +238,21 @@ fn recoverable_problems_are_warnings() {
 }
 
 #[test]
+fn edge_explosion_is_an_error() {
+    let side: Vec<String> = (0..5000).map(|i| format!("n{i}")).collect();
+    let text = format!(
+        "digraph {{ {{ {} }} -> {{ {} }} }}",
+        side.join(" "),
+        side.join(" ")
+    );
+    let mut w = Warnings::new();
+    let err = parse_dot(text.as_bytes(), "big.dot", &mut w)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("exceed"), "{err}");
+}
+
+#[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let text = format!("digraph {{ {} a {} }}", "{".repeat(5000), "}".repeat(5000));
     let mut w = Warnings::new();

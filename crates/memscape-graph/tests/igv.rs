@@ -180,3 +180,16 @@ fn zstd_encode(bytes: &[u8]) -> Vec<u8> {
     }
     frame
 }
+
+#[test]
+fn absurd_nesting_is_an_error_not_a_stack_overflow() {
+    let text = format!(
+        "<graphDocument>{}{}</graphDocument>",
+        "<group>".repeat(100_000),
+        "</group>".repeat(100_000)
+    );
+    let err = igv::parse_igv(text.as_bytes(), "deep.xml")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nested deeper"), "{err}");
+}
