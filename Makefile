@@ -19,7 +19,7 @@ deps-test:
 	@scripts/install-deps.sh test
 
 build: deps
-	cargo build --bin memscape
+	cargo build -p memscape -p memscape-recorder
 
 demo: build
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \

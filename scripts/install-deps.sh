@@ -15,8 +15,9 @@ run_pkgs=(
 )
 test_pkgs=(
   valgrind heaptrack sqlite3 linux-perf # record allocation, reference and sample traces at test time
-  graphviz clang llvm                  # DOT layouts (oracle) and LLVM CFGs
-  zstd python3 python3-venv python3-pip
+  graphviz clang llvm g++              # DOT layouts (oracle), LLVM CFGs, C++ recorder tests
+  libunwind8                           # faster call stacks in the recorder shim
+  zstd bc time python3 python3-venv python3-pip
 )
 pkgs=("${run_pkgs[@]}")
 [ "$mode" = test ] && pkgs+=("${test_pkgs[@]}")

@@ -36,6 +36,8 @@ pub enum Command {
     Render(RenderArgs),
     /// Summarize a file: format, counts, warnings (allocation traces: peaks, regions, sites).
     Info(InfoArgs),
+    /// Record every allocation of a program (LD_PRELOAD shim) into memscape's native .msc.
+    Record(RecordArgs),
     /// Convert an allocation trace (heaptrack, CSV) to memscape's native .msc.
     Convert(ConvertArgs),
     /// The heap tree at one time point (massif snapshots or allocation traces), as JSON or text.
@@ -46,8 +48,102 @@ pub enum Command {
     Samples(SamplesArgs),
     /// Neighbour-constrained clustering of samples along one attribute (MemAxes).
     Cluster(ClusterArgs),
+    /// Persistent homology barcode (Vietoris–Rips, Ripser's algorithm) of a finite metric.
+    Persistence(PersistenceArgs),
+    /// Cycles in a memory reference trace: windows, persistent cohomology, circular coordinates.
+    Cycles(CyclesArgs),
+    /// Layered layout of dependence graphs (IGV XML, DOT) as JSON.
+    Layout(LayoutArgs),
     /// Write the embedded demo files to a directory.
     Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PersistenceArgs {
+    pub file: PathBuf,
+    /// lower-distance, distance or point-cloud.
+    #[arg(long, default_value = "lower-distance")]
+    pub format: String,
+    /// Highest homology dimension.
+    #[arg(long, default_value_t = 1)]
+    pub dim: usize,
+    /// Rips threshold (default: the enclosing radius).
+    #[arg(long)]
+    pub threshold: Option<f32>,
+    /// Prime modulus of the coefficients.
+    #[arg(long, default_value_t = 2)]
+    pub modulus: u16,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CyclesArgs {
+    /// valgrind lackey --trace-mem=yes output, pinatrace, or CSV ip,address,kind,size.
+    pub trace: PathBuf,
+    /// The traced executable, for symbols and the --function/--file filters.
+    #[arg(long)]
+    pub binary: Option<PathBuf>,
+    /// Load base of a PIE binary (hex); detected from the trace by default.
+    #[arg(long)]
+    pub load_base: Option<String>,
+    /// Keep records of this function (repeatable).
+    #[arg(long)]
+    pub function: Vec<String>,
+    /// Keep records of this source file (suffix match, repeatable).
+    #[arg(long)]
+    pub file: Vec<String>,
+    /// Keep records whose instruction address is in A..B (hex).
+    #[arg(long)]
+    pub ip_range: Option<String>,
+    /// Keep records with index in A..B.
+    #[arg(long)]
+    pub range: Option<String>,
+    /// Keep every k-th record.
+    #[arg(long, default_value_t = 1)]
+    pub sample: usize,
+    /// Records per window.
+    #[arg(long, default_value_t = 10)]
+    pub window: usize,
+    /// Rips threshold (default: the enclosing radius).
+    #[arg(long)]
+    pub threshold: Option<f32>,
+    /// Prime modulus of the coefficients.
+    #[arg(long, default_value_t = 47)]
+    pub modulus: u16,
+    /// Parameterizations to compute, by decreasing persistence.
+    #[arg(long, default_value_t = 3)]
+    pub top: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LayoutArgs {
+    /// IGV XML, or DOT files forming a snapshot sequence.
+    #[arg(required = true)]
+    pub graphs: Vec<PathBuf>,
+    /// Which snapshot (0-based, document order).
+    #[arg(long, default_value_t = 0)]
+    pub snapshot: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Where the trace goes.
+    #[arg(short, long, default_value = "memscape.msc")]
+    pub output: PathBuf,
+    /// Call-stack frames kept per event.
+    #[arg(long, default_value_t = 32)]
+    pub stack_depth: usize,
+    /// Record no call stacks (fastest).
+    #[arg(long)]
+    pub no_stacks: bool,
+    /// The program and its arguments, after `--`.
+    #[arg(trailing_var_arg = true, required = true, value_name = "PROG ARGS")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -22,7 +22,21 @@ fn help_documents_every_subcommand() {
     let out = memscape().arg("--help").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for sub in ["view", "render", "info", "demo"] {
+    for sub in [
+        "view",
+        "render",
+        "info",
+        "convert",
+        "record",
+        "heaptree",
+        "topology",
+        "samples",
+        "cluster",
+        "persistence",
+        "cycles",
+        "layout",
+        "demo",
+    ] {
         assert!(text.contains(sub), "--help does not mention {sub}:\n{text}");
     }
 }
@@ -88,4 +102,106 @@ fn a_missing_file_is_a_clear_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent/trace.raw"), "{err}");
+}
+
+fn shared(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(path)
+}
+
+fn json_of(args: &[&str], file: &Path) -> serde_json::Value {
+    let out = memscape()
+        .args(args)
+        .arg(file)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "memscape {args:?} {} failed: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
+}
+
+/// Every analysis subcommand runs on real data and prints the JSON keys its issue names.
+#[test]
+fn analysis_subcommands_print_their_documented_json() {
+    let info = json_of(&["info"], &shared("heaptrack/sqlite_1M.raw.zst"));
+    for key in [
+        "format",
+        "events",
+        "allocs",
+        "frees",
+        "reallocs",
+        "blocks",
+        "unknown_frees",
+        "double_frees",
+        "warnings",
+        "peak_live_bytes",
+        "end_live_bytes",
+        "never_freed",
+        "regions",
+    ] {
+        assert!(info.get(key).is_some(), "info lacks {key}");
+    }
+    assert_eq!(info["peak_live_bytes"], 4_444_354);
+
+    let heap = json_of(&["heaptree", "--peak"], &shared("massif/massif.out.kate"));
+    assert!(heap["children"].is_array() && heap["total_bytes"].as_u64() > Some(0));
+    assert_eq!(heap["bytes"], heap["total_bytes"], "the root holds the whole heap");
+
+    let topo = json_of(&["topology"], &shared("hwloc/24em64t-2n6c2t-pci.xml"));
+    assert!(topo.is_object());
+
+    let samples = json_of(&["samples"], &shared("memaxes/lulesh/samples.out"));
+    for key in ["resources", "links", "top_lines", "top_symbols", "warnings"] {
+        assert!(samples.get(key).is_some(), "samples lacks {key}");
+    }
+
+    let bars = json_of(
+        &["persistence"],
+        &shared("ripser/random16.lower_distance_matrix"),
+    );
+    assert_eq!(
+        bars["dims"][0].as_array().map(Vec::len),
+        Some(16),
+        "16 points give 16 H0 bars"
+    );
+
+    let layout = json_of(&["layout"], &shared("igv/example.xml"));
+    assert_eq!(layout["nodes"].as_array().map(Vec::len), Some(56));
+    for key in ["edges", "crossings", "layers", "layout_ms"] {
+        assert!(layout.get(key).is_some(), "layout lacks {key}");
+    }
+}
+
+#[test]
+fn convert_writes_an_msc_that_info_reads_back_identically() {
+    let msc = scratch("sysroot.msc");
+    let input = shared("heaptrack/test_sysroot.raw");
+    let out = memscape()
+        .arg("convert")
+        .arg(&input)
+        .arg(&msc)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a = json_of(&["info"], &input);
+    let b = json_of(&["info"], &msc);
+    for key in [
+        "allocs",
+        "frees",
+        "blocks",
+        "peak_live_bytes",
+        "end_live_bytes",
+    ] {
+        assert_eq!(a[key], b[key], "{key} differs after conversion");
+    }
 }

@@ -6,11 +6,14 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::cli::{ClusterArgs, HeaptreeArgs, SamplesArgs, TopologyArgs};
+use crate::cli::{
+    ClusterArgs, CyclesArgs, HeaptreeArgs, LayoutArgs, PersistenceArgs, SamplesArgs, TopologyArgs,
+};
 
 pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
+    // Through io::Error, so that a closed pipe keeps its ErrorKind for main to recognise.
+    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())
 }
@@ -182,5 +185,143 @@ pub fn cluster(args: &ClusterArgs) -> anyhow::Result<ExitCode> {
         args.clusters,
     )?;
     print_json(&report)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn persistence(args: &PersistenceArgs) -> anyhow::Result<ExitCode> {
+    let format = memscape_cycles::MatrixFormat::from_name(&args.format).with_context(|| {
+        format!(
+            "--format {:?}: expected lower-distance, distance or point-cloud",
+            args.format
+        )
+    })?;
+    let options = memscape_cycles::RipsOptions {
+        max_dim: args.dim,
+        threshold: args.threshold,
+        modulus: args.modulus,
+        cocycles: false,
+    };
+    let report = memscape_cycles::persistence_of_file(&args.file, format, &options)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        let value = serde_json::to_value(&report)?;
+        let mut out = std::io::stdout().lock();
+        for (dim, bars) in value["dims"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            writeln!(out, "persistence intervals in dim {dim}:")?;
+            for bar in bars.as_array().cloned().unwrap_or_default() {
+                let death = if bar[1].is_null() {
+                    " ".to_owned()
+                } else {
+                    bar[1].to_string()
+                };
+                writeln!(out, " [{},{death})", bar[0])?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
+    use memscape_cycles::records::{parse_ip_range, parse_load_base, parse_record_range};
+    use memscape_cycles::symbolize::LoadBase;
+    let options = memscape_cycles::CyclesOptions {
+        binary: args.binary.clone(),
+        load_base: match &args.load_base {
+            Some(text) => LoadBase::Given(parse_load_base(text)?),
+            None => LoadBase::Detect,
+        },
+        filter: memscape_cycles::RecordFilter {
+            functions: args.function.clone(),
+            files: args.file.clone(),
+            ip_range: args.ip_range.as_deref().map(parse_ip_range).transpose()?,
+            record_range: args.range.as_deref().map(parse_record_range).transpose()?,
+            sample: args.sample.max(1),
+        },
+        window: args.window,
+        threshold: args.threshold,
+        modulus: args.modulus,
+        top: args.top,
+        ..memscape_cycles::CyclesOptions::default()
+    };
+    let report = memscape_cycles::analyze_trace_file(&args.trace, &options)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        let value = serde_json::to_value(&report)?;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "records {} · windows {} · unique windows {}",
+            value["records"].as_array().map_or(0, Vec::len),
+            value["windows"],
+            value["unique_windows"]
+        )?;
+        writeln!(
+            out,
+            "H1 bars: {}",
+            value["barcode"].as_array().map_or(0, Vec::len)
+        )?;
+        for p in value["parameterizations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            writeln!(
+                out,
+                "  rank {}: [{}, {}) persistence {} at ε = {}, residual {:.3}",
+                p["rank"],
+                p["birth"],
+                p["death"],
+                p["persistence"],
+                p["epsilon"],
+                p["residual"].as_f64().unwrap_or(f64::NAN)
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {
+    let paths: Vec<&std::path::Path> = args.graphs.iter().map(|p| p.as_path()).collect();
+    let imported = memscape_graph::load_graphs(&paths)?;
+    if !imported.warnings.is_empty() {
+        eprint!("{}", imported.warnings);
+    }
+    let snapshots = imported.document.snapshots();
+    let graph = snapshots.get(args.snapshot).with_context(|| {
+        format!(
+            "--snapshot {}: the input has {} snapshot(s)",
+            args.snapshot,
+            snapshots.len()
+        )
+    })?;
+    let report = memscape_graph::report::layout_report(
+        graph,
+        &memscape_graph::layout::LayoutOptions::default(),
+        None,
+        &mut |_| {},
+    );
+    if args.json {
+        print_json(&report)?;
+    } else {
+        let value = serde_json::to_value(&report)?;
+        writeln!(
+            std::io::stdout().lock(),
+            "{}: {} nodes, {} edges, {} layers, {} crossings, {:.1} ms",
+            value["graph"].as_str().unwrap_or(""),
+            value["nodes"].as_array().map_or(0, Vec::len),
+            value["edges"].as_array().map_or(0, Vec::len),
+            value["layers"],
+            value["crossings"],
+            value["layout_ms"].as_f64().unwrap_or(0.0)
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -19,10 +19,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Render(args)) => render::run(&args),
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Convert(args)) => info::convert(&args),
+        Some(Command::Record(args)) => record(&args),
         Some(Command::Heaptree(args)) => analyses::heaptree(&args),
         Some(Command::Topology(args)) => analyses::topology(&args),
         Some(Command::Samples(args)) => analyses::samples(&args),
         Some(Command::Cluster(args)) => analyses::cluster(&args),
+        Some(Command::Persistence(args)) => analyses::persistence(&args),
+        Some(Command::Cycles(args)) => analyses::cycles(&args),
+        Some(Command::Layout(args)) => analyses::layout(&args),
         Some(Command::Demo(args)) => demo(&args.dir),
     }
 }
@@ -57,4 +61,33 @@ fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("memscape record: name the program to run after --")?;
+    let report = memscape_record::record(&memscape_record::RecordOptions {
+        output: args.output.clone(),
+        stack_depth: args.stack_depth,
+        no_stacks: args.no_stacks,
+        program: program.clone(),
+        args: rest.to_vec(),
+        shim: None,
+    })?;
+    eprintln!(
+        "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}",
+        report.events,
+        report.allocs,
+        report.frees,
+        report.processes.len(),
+        report.output.display()
+    );
+    // Pass the program's exit status through (128 + signal for a signal, as shells do).
+    let code = match report.signal {
+        Some(sig) => 128 + sig,
+        None => report.exit_status,
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }

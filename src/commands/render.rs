@@ -9,7 +9,7 @@ use memscape_render::alloc_map::{
 use memscape_render::{AdapterChoice, GpuContext};
 
 use crate::cli::{AdapterArg, ColorByArg, CushionArg, RenderArgs, TimeAxisArg, ViewKindArg};
-use crate::data::{DatasetContent, LoadSource};
+use crate::data::LoadSource;
 use crate::scene::{ColorBy, TimeAxis};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
@@ -29,7 +29,12 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     tracing::info!("rendering on {}", ctx.adapter_name());
     let image = match args.view {
         ViewKindArg::AllocMap => {
-            let DatasetContent::AllocTrace(t) = &dataset.content;
+            let t = dataset.alloc_trace().with_context(|| {
+                format!(
+                    "{}: the allocation map needs an allocation trace",
+                    dataset.name
+                )
+            })?;
             let scene = t.scene.as_ref().with_context(|| {
                 format!(
                     "{}: this trace has no addresses, so it has no allocation map",

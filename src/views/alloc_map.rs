@@ -10,7 +10,7 @@ use memscape_render::alloc_map::{
 };
 
 use super::{View, ViewContext};
-use crate::data::{Dataset, DatasetContent};
+use crate::data::Dataset;
 use crate::scene::{ColorBy, TimeAxis};
 
 /// GPU resources of every allocation-map pane, kept in egui-wgpu's callback resources.
@@ -70,13 +70,9 @@ pub struct AllocMapPane {
 
 impl AllocMapPane {
     pub fn new(dataset: Arc<Dataset>) -> Self {
-        let DatasetContent::AllocTrace(t) = &dataset.content;
-        let blocks = t
-            .scene
-            .as_ref()
-            .map(|s| s.blocks.clone())
-            .unwrap_or_default();
-        let color_by = t.scene.as_ref().map_or(ColorBy::Thread, |s| s.color_by);
+        let scene = dataset.alloc_trace().and_then(|t| t.scene.as_ref());
+        let blocks = scene.map(|s| s.blocks.clone()).unwrap_or_default();
+        let color_by = scene.map_or(ColorBy::Thread, |s| s.color_by);
         Self {
             key: NEXT_PANE.fetch_add(1, Ordering::Relaxed),
             dataset,
@@ -93,7 +89,10 @@ impl AllocMapPane {
     }
 
     fn controls(&mut self, ui: &mut egui::Ui) {
-        let DatasetContent::AllocTrace(t) = &self.dataset.content;
+        let dataset = self.dataset.clone();
+        let Some(t) = dataset.alloc_trace() else {
+            return;
+        };
         ui.horizontal_wrapped(|ui| {
             ui.label("α");
             ui.add(egui::Slider::new(&mut self.alpha, 0.05..=2.0).logarithmic(true))
@@ -152,8 +151,10 @@ impl View for AllocMapPane {
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         let dataset = self.dataset.clone();
-        let DatasetContent::AllocTrace(t) = &dataset.content;
-        let Some(scene) = &t.scene else {
+        let Some((t, scene)) = dataset
+            .alloc_trace()
+            .and_then(|t| Some((t, t.scene.as_ref()?)))
+        else {
             ui.label("This trace has no addresses: the allocation map needs heaptrack --raw, CSV or memscape's own format.");
             return;
         };
@@ -396,8 +397,7 @@ impl egui_wgpu::CallbackTrait for AllocMapCallback {
         let Some(gpu) = resources.get_mut::<AllocMapGpu>() else {
             return Vec::new();
         };
-        let DatasetContent::AllocTrace(t) = &self.times.content;
-        let Some(scene) = &t.scene else {
+        let Some(scene) = self.times.alloc_trace().and_then(|t| t.scene.as_ref()) else {
             return Vec::new();
         };
         let times = scene.times(self.axis);

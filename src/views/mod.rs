@@ -59,6 +59,7 @@ impl ViewKind {
                     )
                 }
             }
+            (ViewKind::AllocMap, _) => Err("needs an allocation trace"),
         }
     }
 
