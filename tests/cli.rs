@@ -151,7 +151,10 @@ fn analysis_subcommands_print_their_documented_json() {
 
     let heap = json_of(&["heaptree", "--peak"], &shared("massif/massif.out.kate"));
     assert!(heap["children"].is_array() && heap["total_bytes"].as_u64() > Some(0));
-    assert_eq!(heap["bytes"], heap["total_bytes"], "the root holds the whole heap");
+    assert_eq!(
+        heap["bytes"], heap["total_bytes"],
+        "the root holds the whole heap"
+    );
 
     let topo = json_of(&["topology"], &shared("hwloc/24em64t-2n6c2t-pci.xml"));
     assert!(topo.is_object());

@@ -85,16 +85,14 @@ pub fn decompress(path: &Path, raw: Vec<u8>, limit: u64) -> Result<Vec<u8>, Inpu
             }
             return Ok(raw);
         }
-        Compression::Zstd => Box::new(
-            zstd::stream::read::Decoder::new(raw.as_slice()).map_err(|source| {
-                InputError::Decompress {
-                    path: path.to_owned(),
-                    compression,
-                    at: 0,
-                    source,
-                }
-            })?,
-        ),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw.as_slice()).map_err(
+            |source| InputError::Decompress {
+                path: path.to_owned(),
+                compression,
+                at: 0,
+                source,
+            },
+        )?),
         // MultiGzDecoder: `cat a.gz b.gz` is a valid gzip file and heaptrack may append members.
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw.as_slice())),
     };
@@ -276,9 +274,14 @@ mod tests {
     fn sniffs_and_decompresses_all_three() {
         let text = b"hello\nworld\n".to_vec();
         let path = Path::new("x");
-        assert_eq!(decompress(path, text.clone(), 1 << 20).ok(), Some(text.clone()));
+        assert_eq!(
+            decompress(path, text.clone(), 1 << 20).ok(),
+            Some(text.clone())
+        );
 
-        let z = zstd::encode_all(text.as_slice(), 3).ok().unwrap_or_default();
+        let z = zstd::encode_all(text.as_slice(), 3)
+            .ok()
+            .unwrap_or_default();
         assert_eq!(Compression::sniff(&z), Compression::Zstd);
         assert_eq!(decompress(path, z, 1 << 20).ok(), Some(text.clone()));
 
@@ -292,7 +295,9 @@ mod tests {
     #[test]
     fn truncated_zstd_is_an_error_not_a_panic() {
         let text = vec![b'a'; 100_000];
-        let z = zstd::encode_all(text.as_slice(), 3).ok().unwrap_or_default();
+        let z = zstd::encode_all(text.as_slice(), 3)
+            .ok()
+            .unwrap_or_default();
         let cut = z[..z.len() / 2].to_vec();
         let err = decompress(Path::new("t.zst"), cut, 1 << 20);
         assert!(matches!(err, Err(InputError::Decompress { .. })));
@@ -301,7 +306,9 @@ mod tests {
     #[test]
     fn decompression_bomb_hits_the_limit() {
         let text = vec![0u8; 1 << 20];
-        let z = zstd::encode_all(text.as_slice(), 3).ok().unwrap_or_default();
+        let z = zstd::encode_all(text.as_slice(), 3)
+            .ok()
+            .unwrap_or_default();
         let err = decompress(Path::new("bomb.zst"), z, 1000);
         assert!(matches!(err, Err(InputError::TooLarge { limit: 1000, .. })));
     }
@@ -326,7 +333,12 @@ mod tests {
         let lines: Vec<_> = numbered_lines(b"a\r\nb\n\nc").collect();
         assert_eq!(
             lines,
-            vec![(1, &b"a"[..]), (2, &b"b"[..]), (3, &b""[..]), (4, &b"c"[..])]
+            vec![
+                (1, &b"a"[..]),
+                (2, &b"b"[..]),
+                (3, &b""[..]),
+                (4, &b"c"[..])
+            ]
         );
     }
 }
