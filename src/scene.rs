@@ -73,6 +73,11 @@ pub struct RegionLayout {
 
 /// The allocation map's input: one GPU block per trace block (same index), both time axes.
 pub struct AllocScene {
+    /// Occupancy, activity and free gaps per address region over time (step functions from
+    /// memscape-trace), for the occupancy bar.
+    pub region_metrics: memscape_trace::metrics::BinMetrics,
+    /// Bytes of address space the regions span: the denominator of "full".
+    pub region_capacity: u64,
     pub blocks: Vec<AllocBlockGpu>,
     pub times_events: Vec<BlockTimeGpu>,
     pub times_wall: Vec<BlockTimeGpu>,
@@ -128,7 +133,22 @@ impl AllocScene {
             times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
             times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
         }
+        let region_bins = memscape_trace::bins::Bins::new(
+            trace,
+            memscape_trace::bins::BinBy::Region {
+                gap_threshold: REGION_GAP,
+            },
+        );
+        let region_capacity = region_bins
+            .bins
+            .iter()
+            .map(|b| b.extent_end.saturating_sub(b.extent_start))
+            .sum::<u64>()
+            .max(1);
+        let region_metrics = memscape_trace::metrics::BinMetrics::compute(trace, &region_bins);
         let mut scene = Self {
+            region_metrics,
+            region_capacity,
             blocks,
             times_events,
             times_wall,
@@ -206,6 +226,41 @@ impl AllocScene {
             block.attr = attr;
         }
         blocks
+    }
+
+    /// The occupancy bar: for each of `columns` equal buckets of `[t0, t1)`, the highest fraction
+    /// of the regions' bytes in use inside the bucket, and whether anything happened in it.
+    pub fn occupancy(&self, axis: TimeAxis, t0: u64, t1: u64, columns: usize) -> Vec<(f32, bool)> {
+        let metric_axis = match axis {
+            TimeAxis::Events => memscape_trace::metrics::TimeAxis::EventIndex,
+            TimeAxis::Wall => memscape_trace::metrics::TimeAxis::WallNs,
+        };
+        let mut used = vec![0u64; columns];
+        let mut active = vec![false; columns];
+        for bin in 0..self.regions.len() {
+            let s = self
+                .region_metrics
+                .sample(bin, metric_axis, t0, t1, columns);
+            for (k, (&bytes, &events)) in s
+                .occupancy_max
+                .iter()
+                .zip(&s.events)
+                .enumerate()
+                .take(columns)
+            {
+                used[k] = used[k].saturating_add(bytes);
+                active[k] |= events > 0;
+            }
+        }
+        used.iter()
+            .zip(active)
+            .map(|(&u, a)| {
+                (
+                    (u as f64 / self.region_capacity as f64).clamp(0.0, 1.0) as f32,
+                    a,
+                )
+            })
+            .collect()
     }
 
     /// The region index and real address at a collapsed address, if it falls inside a region.

@@ -66,7 +66,20 @@ pub struct AllocMapPane {
     cushion_strength: f32,
     camera: Option<Camera>,
     drawn: Arc<AtomicBool>,
+    occupancy: OccupancyStyle,
 }
+
+/// The occupancy bar's variants (Moreta & Telea): plain colour per column, or with columns where
+/// nothing happened drawn black so that pauses in activity stand out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OccupancyStyle {
+    Hidden,
+    Flat,
+    BlackIdleGaps,
+}
+
+/// Height of the occupancy bar in points.
+const OCCUPANCY_HEIGHT: f32 = 18.0;
 
 impl AllocMapPane {
     pub fn new(dataset: Arc<Dataset>) -> Self {
@@ -85,6 +98,7 @@ impl AllocMapPane {
             cushion_strength: 1.0,
             camera: None,
             drawn: Arc::new(AtomicBool::new(false)),
+            occupancy: OccupancyStyle::Flat,
         }
     }
 
@@ -133,6 +147,26 @@ impl AllocMapPane {
                 self.color_by = color_by;
                 self.color_version += 1;
             }
+            egui::ComboBox::from_id_salt(("occupancy", self.key))
+                .selected_text(match self.occupancy {
+                    OccupancyStyle::Hidden => "no occupancy bar",
+                    OccupancyStyle::Flat => "occupancy",
+                    OccupancyStyle::BlackIdleGaps => "occupancy + idle gaps",
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.occupancy, OccupancyStyle::Flat, "occupancy");
+                    ui.selectable_value(
+                        &mut self.occupancy,
+                        OccupancyStyle::BlackIdleGaps,
+                        "occupancy + idle gaps",
+                    )
+                    .on_hover_text("columns without any allocation or free drawn black");
+                    ui.selectable_value(
+                        &mut self.occupancy,
+                        OccupancyStyle::Hidden,
+                        "no occupancy bar",
+                    );
+                });
             if ui.button("reset view").clicked() {
                 self.camera = None;
             }
@@ -159,8 +193,20 @@ impl View for AllocMapPane {
             return;
         };
         self.controls(ui);
-        let (rect, response) =
+        let (full_rect, response) =
             ui.allocate_exact_size(ui.available_size(), egui::Sense::click_and_drag());
+        let (rect, occupancy_rect) = if self.occupancy == OccupancyStyle::Hidden {
+            (full_rect, None)
+        } else {
+            let split = full_rect.bottom() - OCCUPANCY_HEIGHT - 2.0;
+            (
+                egui::Rect::from_min_max(full_rect.min, egui::pos2(full_rect.right(), split)),
+                Some(egui::Rect::from_min_max(
+                    egui::pos2(full_rect.left(), split + 2.0),
+                    full_rect.max,
+                )),
+            )
+        };
         if rect.width() < 2.0 || rect.height() < 2.0 {
             return;
         }
@@ -243,6 +289,9 @@ impl View for AllocMapPane {
             );
         }
         draw_axes(ui, rect, &cam, scene, self.axis);
+        if let Some(bar) = occupancy_rect {
+            draw_occupancy(ui, bar, &cam, scene, self.axis, self.occupancy);
+        }
 
         if let Some(pos) = response.hover_pos() {
             let time = cam.t_left + f64::from(pos.x - rect.left()) * cam.time_per_px;
@@ -357,6 +406,51 @@ fn draw_axes(
         );
         t += step;
     }
+}
+
+/// One column per physical pixel pair: the fraction of the regions' bytes in use, blue → red.
+fn draw_occupancy(
+    ui: &egui::Ui,
+    bar: egui::Rect,
+    cam: &Camera,
+    scene: &crate::scene::AllocScene,
+    axis: TimeAxis,
+    style: OccupancyStyle,
+) {
+    let painter = ui.painter_at(bar);
+    let columns = (bar.width() / 2.0).ceil().max(1.0) as usize;
+    let t0 = cam.t_left.max(0.0);
+    let t1 = (cam.t_left + cam.time_per_px * f64::from(bar.width())).max(t0 + 1.0);
+    let samples = scene.occupancy(axis, t0 as u64, t1.ceil() as u64, columns);
+    // Columns may start right of the bar's left edge when the view begins before time 0.
+    let x_of = |t: f64| bar.left() + ((t - cam.t_left) / cam.time_per_px) as f32;
+    let step = (t1 - t0) / columns as f64;
+    for (k, &(fraction, active)) in samples.iter().enumerate() {
+        let x0 = x_of(t0 + step * k as f64);
+        let x1 = x_of(t0 + step * (k + 1) as f64);
+        let color = if style == OccupancyStyle::BlackIdleGaps && !active {
+            egui::Color32::BLACK
+        } else {
+            let c = memscape_render::color::blue_red(fraction)
+                .map(|v| (memscape_render::color::linear_to_srgb(v) * 255.0).round() as u8);
+            egui::Color32::from_rgb(c[0], c[1], c[2])
+        };
+        painter.rect_filled(
+            egui::Rect::from_min_max(
+                egui::pos2(x0, bar.top()),
+                egui::pos2(x1.max(x0 + 0.5), bar.bottom()),
+            ),
+            0.0,
+            color,
+        );
+    }
+    painter.text(
+        egui::pos2(bar.right() - 4.0, bar.center().y),
+        egui::Align2::RIGHT_CENTER,
+        "occupancy",
+        egui::FontId::proportional(10.0),
+        egui::Color32::from_white_alpha(160),
+    );
 }
 
 fn nice_step(raw: f64) -> f64 {
