@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
-
 use crate::scene::AllocScene;
 
 /// Where a dataset comes from.
@@ -42,6 +40,10 @@ pub enum DatasetContent {
     Samples(Box<memscape_samples::Samples>),
     /// A hardware topology (hwloc XML, MemAxes hardware.xml).
     Topology(Box<memscape_topology::Topology>),
+    /// A memory reference trace (valgrind lackey, pinatrace, CSV).
+    RefTrace(Box<memscape_cycles::ReferenceTrace>),
+    /// Dependence graphs (IGV XML, Graphviz DOT).
+    Graphs(Box<memscape_graph::Imported>),
 }
 
 /// The kinds of file memscape recognises, from the first bytes of their content.
@@ -50,7 +52,28 @@ enum Sniffed {
     Massif,
     Topology,
     Samples,
+    Graph,
+    RefTrace,
     AllocTrace,
+}
+
+/// A DOT file starts (after comments) with `strict`, `graph` or `digraph`.
+fn is_dot(head: &str) -> bool {
+    let code = head
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            !l.is_empty() && !l.starts_with("//") && !l.starts_with('#') && !l.starts_with("/*")
+        })
+        .unwrap_or("");
+    let word = code
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    matches!(
+        word.to_ascii_lowercase().as_str(),
+        "strict" | "graph" | "digraph"
+    )
 }
 
 fn sniff(bytes: &[u8]) -> Sniffed {
@@ -60,6 +83,15 @@ fn sniff(bytes: &[u8]) -> Sniffed {
         Sniffed::Massif
     } else if head.contains("<topology") || head.contains("<Hardware") {
         Sniffed::Topology
+    } else if head.contains("<graphDocument") || is_dot(&head) {
+        Sniffed::Graph
+    } else if first_line.starts_with("==")
+        || memscape_cycles::trace::detect_format(&bytes[..bytes.len().min(4096)])
+            .is_some_and(|f| f != memscape_cycles::TraceFormat::Csv)
+    {
+        // lackey (valgrind's banner lines start with ==pid==) and pinatrace; a CSV reference
+        // trace is only tried when the allocation-trace importers reject the file.
+        Sniffed::RefTrace
     } else if first_line.contains("latency")
         && (first_line.contains("dataSource") || first_line.contains("data_src"))
         || head.contains("|OP ")
@@ -91,6 +123,8 @@ impl Dataset {
             DatasetContent::Massif(_) => "valgrind massif".to_owned(),
             DatasetContent::Samples(s) => format!("{:?} samples", s.format),
             DatasetContent::Topology(_) => "hardware topology".to_owned(),
+            DatasetContent::RefTrace(t) => format!("{:?} reference trace", t.format),
+            DatasetContent::Graphs(_) => "dependence graphs".to_owned(),
         }
     }
 
@@ -144,6 +178,24 @@ impl Dataset {
                 s.symbols.len()
             ),
             DatasetContent::Topology(t) => memscape_topology::render_tree(t),
+            DatasetContent::RefTrace(t) => format!(
+                "memory accesses   {}\ninstructions      {}\n",
+                t.accesses.len(),
+                t.instruction_addresses.len()
+            ),
+            DatasetContent::Graphs(g) => {
+                let snapshots = g.document.snapshots();
+                let mut s = format!("snapshots       {}\n", snapshots.len());
+                for (i, graph) in snapshots.iter().enumerate().take(20) {
+                    s.push_str(&format!(
+                        "  {i:>3}  {} ({} nodes, {} edges)\n",
+                        graph.name,
+                        graph.nodes.len(),
+                        graph.edges.len()
+                    ));
+                }
+                s
+            }
         }
     }
 
@@ -153,6 +205,8 @@ impl Dataset {
             DatasetContent::Massif(m) => m.warnings.to_string(),
             DatasetContent::Samples(s) => s.warnings.to_string(),
             DatasetContent::Topology(_) => String::new(),
+            DatasetContent::RefTrace(t) => t.warnings.to_string(),
+            DatasetContent::Graphs(g) => g.warnings.to_string(),
         }
     }
 }
@@ -183,12 +237,37 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> anyhow::Result
             &name,
             memscape_samples::ImportOptions::default(),
         )?)),
+        Sniffed::Graph => {
+            DatasetContent::Graphs(Box::new(memscape_graph::import_contents(vec![(
+                name.clone(),
+                bytes,
+            )])?))
+        }
+        Sniffed::RefTrace => DatasetContent::RefTrace(Box::new(
+            memscape_cycles::trace::parse_trace(&name, &bytes, None)?,
+        )),
         Sniffed::AllocTrace => {
-            let trace = memscape_trace::load_bytes(&name, &bytes).with_context(|| {
-                format!(
-                    "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc; massif, hwloc/MemAxes XML and sample CSVs are recognised by their first line)"
-                )
-            })?;
+            let trace = match memscape_trace::load_bytes(&name, &bytes) {
+                Ok(trace) => trace,
+                Err(alloc_error) => {
+                    // A CSV of memory references (ip,address,kind,size) looks like a CSV
+                    // allocation trace to the sniffer; try it before giving up.
+                    if let Ok(refs) = memscape_cycles::trace::parse_trace(
+                        &name,
+                        &bytes,
+                        Some(memscape_cycles::TraceFormat::Csv),
+                    ) && !refs.accesses.is_empty()
+                    {
+                        return Ok(Dataset {
+                            name,
+                            content: DatasetContent::RefTrace(Box::new(refs)),
+                        });
+                    }
+                    return Err(anyhow::Error::new(alloc_error).context(format!(
+                        "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc, CSV reference trace; massif, hwloc/MemAxes XML, sample CSVs, lackey, IGV XML and DOT are recognised by their first lines)"
+                    )));
+                }
+            };
             progress(0.7, "laying out the allocation map");
             let scene = trace
                 .has_addresses()
@@ -216,5 +295,15 @@ mod tests {
             Sniffed::Samples
         );
         assert_eq!(sniff(b"v 10200\nX ./prog\n"), Sniffed::AllocTrace);
+        assert_eq!(
+            sniff(b"// cfg\ndigraph \"CFG for 'main'\" {\n"),
+            Sniffed::Graph
+        );
+        assert_eq!(sniff(b"<graphDocument>\n"), Sniffed::Graph);
+        assert_eq!(sniff(b"==123== Lackey\nI  04001000,3\n"), Sniffed::RefTrace);
+        assert_eq!(
+            sniff(b"time,op,address,size\n1,alloc,0x10,8\n"),
+            Sniffed::AllocTrace
+        );
     }
 }

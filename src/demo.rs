@@ -10,9 +10,16 @@ pub const HEAPTRACK_SQLITE: (&str, &[u8]) = (
     include_bytes!("../assets/demo/sqlite-small.heaptrack.raw.zst"),
 );
 
+/// A valgrind lackey `--trace-mem=yes` trace of a small sorting program (`assets/demo/sort.c`),
+/// trimmed to the program's own code.
+pub const LACKEY_SORT: (&str, &[u8]) = (
+    "sort.lackey.zst",
+    include_bytes!("../assets/demo/sort.lackey.zst"),
+);
+
 /// Every demo file, in the order the GUI opens them.
 pub fn sources() -> Vec<LoadSource> {
-    [HEAPTRACK_SQLITE]
+    [HEAPTRACK_SQLITE, LACKEY_SORT]
         .into_iter()
         .map(|(name, bytes)| LoadSource::Embedded { name, bytes })
         .collect()

@@ -112,23 +112,32 @@ impl MemscapeApp {
         self.loader.start(source, move || ctx.request_repaint());
     }
 
+    /// Opens a view beside the existing ones: the root is a horizontal row of tab groups, one per
+    /// opened view (users can drag tabs to regroup them).
     fn add_view(&mut self, kind: ViewKind, dataset: Arc<Dataset>) {
         let pane = Pane {
             view: kind.create(dataset),
         };
-        let id = self.tree.tiles.insert_pane(pane);
-        match self.tree.root {
-            None => self.tree.root = Some(self.tree.tiles.insert_tab_tile(vec![id])),
-            Some(root) => {
-                // New views go next to the existing ones (side by side), as a new tab column.
-                if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(root) {
-                    c.add_child(id);
-                } else {
-                    let h = self.tree.tiles.insert_horizontal_tile(vec![root, id]);
-                    self.tree.root = Some(h);
-                }
+        let pane_id = self.tree.tiles.insert_pane(pane);
+        let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
+        let row = match self.tree.root {
+            Some(root)
+                if matches!(
+                    self.tree.tiles.get(root),
+                    Some(egui_tiles::Tile::Container(egui_tiles::Container::Linear(
+                        _
+                    )))
+                ) =>
+            {
+                root
             }
+            Some(root) => self.tree.tiles.insert_horizontal_tile(vec![root]),
+            None => self.tree.tiles.insert_horizontal_tile(vec![]),
+        };
+        if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(row) {
+            c.add_child(tabs);
         }
+        self.tree.root = Some(row);
     }
 
     fn menu(&mut self, ctx: &egui::Context, ui: &mut egui::Ui) {
@@ -292,10 +301,15 @@ impl eframe::App for MemscapeApp {
         });
 
         if let Some(job) = &mut self.screenshot {
-            let views_ready = self.tree.tiles.tiles().all(|t| match t {
-                egui_tiles::Tile::Pane(p) => p.view.is_ready(),
-                egui_tiles::Tile::Container(_) => true,
-            });
+            // Only visible panes draw; hidden tabs would never become ready.
+            let views_ready =
+                self.tree
+                    .active_tiles()
+                    .into_iter()
+                    .all(|id| match self.tree.tiles.get(id) {
+                        Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
+                        _ => true,
+                    });
             let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
             job.update(&ctx, ready, first_failure);
         }

@@ -76,6 +76,11 @@ pub fn load_graphs(paths: &[&Path]) -> Result<Imported, GraphError> {
     for path in paths {
         contents.push((path.display().to_string(), memscape_io::read_input(path)?));
     }
+    import_contents(contents)
+}
+
+/// [`load_graphs`] on contents already in memory: `(name for messages, decompressed bytes)`.
+pub fn import_contents(contents: Vec<(String, Vec<u8>)>) -> Result<Imported, GraphError> {
     let mut out = Imported::default();
     let mut dot_inputs: Vec<(String, Vec<u8>)> = Vec::new();
     for (name, bytes) in contents {
