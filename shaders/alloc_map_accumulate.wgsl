@@ -15,14 +15,16 @@
 #import "utils/cushion.wgsl"
 #import "alloc_map_common.wgsl"
 
+const EDGE_SLACK: f32 = 1.0 / 256.0;
+
 @group(0) @binding(0) var<uniform> view: AllocMapView;
 @group(1) @binding(0) var<storage, read> blocks: array<AllocBlock>;
 @group(1) @binding(1) var<storage, read> times: array<BlockTime>;
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
-    // Block rectangle in target pixels (x0, y0, x1, y1), y down, clamped near the viewport.
-    @location(0) @interpolate(flat) rect: vec4<f32>,
+    // Block geometry in target pixels (x0, y_bottom, width, height), clamped near the viewport.
+    @location(0) @interpolate(flat) geometry: vec4<f32>,
     // Unclamped block size in pixels, for the cushion profile.
     @location(1) @interpolate(flat) size_px: vec2<f32>,
     // Unclamped top-left corner, for the cushion's u, v.
@@ -35,25 +37,25 @@ struct VertexOut {
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
     let b = blocks[instance];
     let t = times[instance];
-    let r = block_rect_px(view, b, t);
-    let margin = 2.0;
-    let lo = clamp(r.xy, vec2<f32>(-margin), view.viewport_px + margin);
-    let hi = clamp(r.zw, vec2<f32>(-margin), view.viewport_px + margin);
+    let g = block_geometry_px(view, b, t);
+    let c = clamp_geometry(g, view.viewport_px, 2.0);
 
     // Inflate to whole pixels: every pixel whose box the block touches has its centre inside.
-    let q0 = floor(lo);
-    let q1 = max(ceil(hi), q0 + 1.0);
+    // EDGE_SLACK widens by a fraction of a pixel so that a sub-pixel block on an integer edge,
+    // whose far edge rounds onto that edge in f32, still gets its pixel visited.
+    let q0 = floor(vec2<f32>(c.x, c.y - c.w) - EDGE_SLACK);
+    let q1 = max(ceil(vec2<f32>(c.x + c.z, c.y) + EDGE_SLACK), q0 + 1.0);
     // Two triangles from the vertex index bits: 0,1,2 / 2,1,3 over corners (x bit 0, y bit 1).
     var corner_ids = array<u32, 6>(0u, 1u, 2u, 2u, 1u, 3u);
-    let c = corner_ids[vertex];
-    let p = vec2<f32>(select(q0.x, q1.x, (c & 1u) != 0u), select(q0.y, q1.y, (c & 2u) != 0u));
+    let corner = corner_ids[vertex];
+    let p = vec2<f32>(select(q0.x, q1.x, (corner & 1u) != 0u), select(q0.y, q1.y, (corner & 2u) != 0u));
     let ndc = vec2<f32>(p.x / view.viewport_px.x * 2.0 - 1.0, 1.0 - p.y / view.viewport_px.y * 2.0);
 
     var out: VertexOut;
     out.position = vec4<f32>(ndc, 0.0, 1.0);
-    out.rect = vec4<f32>(lo, hi);
-    out.size_px = r.zw - r.xy;
-    out.origin_px = r.xy;
+    out.geometry = c;
+    out.size_px = g.zw;
+    out.origin_px = vec2<f32>(g.x, g.y - g.w);
     out.color = unpack_rgba8_srgb_to_linear(b.color);
     out.attr = b.attr;
     return out;
@@ -67,7 +69,7 @@ struct FragmentOut {
 @fragment
 fn fs_main(in: VertexOut) -> FragmentOut {
     let pixel_lo = floor(in.position.xy);
-    let f = box_coverage(in.rect, pixel_lo);
+    let f = box_coverage(in.geometry, pixel_lo);
     if f <= 0.0 {
         discard;
     }

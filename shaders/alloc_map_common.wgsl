@@ -40,20 +40,54 @@ struct BlockTime {
     end: vec2<u32>,    // (lo, hi), exclusive
 }
 
-// The block's rectangle in target pixels: (x0, y0, x1, y1) with y growing downwards and
-// addresses growing upwards.
-fn block_rect_px(view: AllocMapView, b: AllocBlock, t: BlockTime) -> vec4<f32> {
+// The block in target pixels as (x0, y_bottom, width, height), y growing downwards and addresses
+// upwards. Width and height come from the integer lifetime and size, not from subtracting two
+// rounded edges: near pixel 100 an f32 edge is only good to ~1e-5 px, and a 1-byte block seen
+// over a gigabyte is 2e-7 px tall. Subtracting its edges would give exactly 0 and the block would
+// vanish; its own height keeps it.
+fn block_geometry_px(view: AllocMapView, b: AllocBlock, t: BlockTime) -> vec4<f32> {
     let x0 = (u64_offset_to_f32(t.start, view.origin_time) - view.origin_frac.x) * view.scale.x;
-    let x1 = (u64_offset_to_f32(t.end, view.origin_time) - view.origin_frac.x) * view.scale.x;
     let a0 = (u64_offset_to_f32(b.addr, view.origin_addr) - view.origin_frac.y) * view.scale.y;
-    let a1 = (u64_offset_to_f32(u64_add(b.addr, b.size), view.origin_addr) - view.origin_frac.y) * view.scale.y;
-    return vec4<f32>(x0, view.viewport_px.y - a1, x1, view.viewport_px.y - a0);
+    let width = u64_offset_to_f32(t.end, t.start) * view.scale.x;
+    let height = u64_offset_to_f32(b.size, vec2<u32>(0u, 0u)) * view.scale.y;
+    return vec4<f32>(x0, view.viewport_px.y - a0, width, height);
 }
 
-// Exact area of rect ∩ [p, p+1]², i.e. the box-filtered coverage of the pixel whose top-left
-// corner is p.
-fn box_coverage(rect: vec4<f32>, p: vec2<f32>) -> f32 {
-    let w = max(min(rect.z, p.x + 1.0) - max(rect.x, p.x), 0.0);
-    let h = max(min(rect.w, p.y + 1.0) - max(rect.y, p.y), 0.0);
-    return w * h;
+// Length of [a, a + w) ∩ [p, p + 1), written so that a tiny w inside the pixel is returned
+// exactly (no subtraction of nearly equal large numbers).
+fn interval_overlap(a: f32, w: f32, p: f32) -> f32 {
+    let cut_before = max(p - a, 0.0);
+    let cut_after = max((a - p - 1.0) + w, 0.0);
+    return clamp(w - cut_before - cut_after, 0.0, min(w, 1.0));
+}
+
+// Box-filtered coverage of the pixel whose top-left corner is p by the block (x0, y_bottom, w, h):
+// the exact area of block ∩ pixel.
+fn box_coverage(g: vec4<f32>, p: vec2<f32>) -> f32 {
+    let fx = interval_overlap(g.x, g.z, p.x);
+    // The block spans [y_bottom - h, y_bottom) downwards; mirrored so h is never subtracted from
+    // a large coordinate.
+    let cut_above = max((p.y - g.y) + g.w, 0.0);
+    let cut_below = max(g.y - p.y - 1.0, 0.0);
+    let fy = clamp(g.w - cut_above - cut_below, 0.0, min(g.w, 1.0));
+    return fx * fy;
+}
+
+// Clamps a block's geometry to the viewport plus a margin, keeping its far edges where they were.
+fn clamp_geometry(g: vec4<f32>, viewport: vec2<f32>, margin: f32) -> vec4<f32> {
+    var x0 = g.x;
+    var w = g.z;
+    if x0 < -margin {
+        w = w - (-margin - x0);
+        x0 = -margin;
+    }
+    w = min(w, viewport.x + margin - x0);
+    var yb = g.y;
+    var h = g.w;
+    if yb > viewport.y + margin {
+        h = h - (yb - (viewport.y + margin));
+        yb = viewport.y + margin;
+    }
+    h = min(h, yb + margin);
+    return vec4<f32>(x0, yb, max(w, 0.0), max(h, 0.0));
 }

@@ -258,3 +258,43 @@ fn block_buffers_split_below_the_binding_limit_render_the_same() {
     let b = render_offscreen(&ctx, &mut pipelines, &split, &view, 96, 64).unwrap();
     assert_eq!(compare(&a, &b, Tolerance::SAME_DEVICE).differing_pixels, 0);
 }
+
+/// Issue 4's acceptance check: one 1-byte block alive for one event, alone in a gigabyte of
+/// address space over a million events, seen whole at 200×200. Its coverage of its pixel is
+/// about 4·10⁻¹¹; a low α must still tint the pixel visibly, and the tint must fade to nothing as
+/// α → 1 (plain area-weighted anti-aliasing).
+#[test]
+fn a_lone_one_byte_block_is_tinted_at_low_alpha_and_fades_as_alpha_grows() {
+    let ctx = ctx();
+    let blocks = vec![AllocBlockGpu::new(
+        500_000_000,
+        1,
+        [255, 255, 255, 255],
+        1.0,
+    )];
+    let times = vec![BlockTimeGpu::new(500_000, 500_001)];
+    let mut tints = Vec::new();
+    for alpha in [0.05f32, 0.1, 0.2, 0.5, 1.0] {
+        let mut view = AllocMapView::fit(0, 1_000_000, 0, 1_000_000_000, 200, 200);
+        view.alpha = alpha;
+        view.cushion = CushionKind::None;
+        view.background_linear = [0.0; 3];
+        let (gpu, cpu) = both(&ctx, &view, 200, 200, &blocks, &times);
+        assert_close(&format!("lone_byte_{alpha}"), &gpu, &cpu, 0.0);
+        let brightest = (0..200)
+            .flat_map(|y| (0..200).map(move |x| (x, y)))
+            .map(|(x, y)| gpu.pixel(x, y)[0])
+            .max()
+            .unwrap_or(0);
+        tints.push(brightest);
+    }
+    assert!(tints[0] >= 60, "not visibly tinted at α = 0.05: {tints:?}");
+    assert!(
+        tints.windows(2).all(|w| w[0] >= w[1]),
+        "tint must fade as α grows: {tints:?}"
+    );
+    assert_eq!(
+        tints[4], 0,
+        "at α = 1 a 4e-11 coverage is invisible: {tints:?}"
+    );
+}

@@ -19,8 +19,10 @@ fn join(v: [u32; 2]) -> u64 {
     u64::from(v[0]) | (u64::from(v[1]) << 32)
 }
 
-/// The block's rectangle in pixels (x0, y0, x1, y1), y down; as `block_rect_px` in WGSL.
-pub fn block_rect_px(
+/// The block in pixels as (x0, y_bottom, width, height), y down; as `block_geometry_px` in WGSL.
+/// Width and height come from the integer lifetime and size, never from subtracting rounded
+/// edges, so sub-pixel blocks keep their extent.
+pub fn block_geometry_px(
     view: &AllocMapView,
     size: [u32; 2],
     b: &AllocBlockGpu,
@@ -29,22 +31,47 @@ pub fn block_rect_px(
     let h = size[1] as f32;
     let x0 = (offset_to_f32(join(t.start), view.time_origin) - view.time_origin_frac)
         * view.pixels_per_time;
-    let x1 = (offset_to_f32(join(t.end), view.time_origin) - view.time_origin_frac)
-        * view.pixels_per_time;
-    let addr = join(b.addr);
-    let a0 = (offset_to_f32(addr, view.addr_origin) - view.addr_origin_frac) * view.pixels_per_byte;
-    let a1 = (offset_to_f32(addr.wrapping_add(join(b.size)), view.addr_origin)
-        - view.addr_origin_frac)
+    let a0 = (offset_to_f32(join(b.addr), view.addr_origin) - view.addr_origin_frac)
         * view.pixels_per_byte;
-    [x0, h - a1, x1, h - a0]
+    let width = offset_to_f32(join(t.end), join(t.start)) * view.pixels_per_time;
+    let height = offset_to_f32(join(b.size), 0) * view.pixels_per_byte;
+    [x0, h - a0, width, height]
 }
 
-/// Exact area of `rect` ∩ the unit pixel at `p`.
-pub fn box_coverage(rect: [f32; 4], p: [f32; 2]) -> f32 {
-    let w = (rect[2].min(p[0] + 1.0) - rect[0].max(p[0])).max(0.0);
-    let h = (rect[3].min(p[1] + 1.0) - rect[1].max(p[1])).max(0.0);
-    w * h
+/// Length of `[a, a + w) ∩ [p, p + 1)`; exact for tiny `w` inside the pixel.
+pub fn interval_overlap(a: f32, w: f32, p: f32) -> f32 {
+    let cut_before = (p - a).max(0.0);
+    let cut_after = ((a - p - 1.0) + w).max(0.0);
+    (w - cut_before - cut_after).clamp(0.0, w.min(1.0))
 }
+
+/// Exact area of the block `g` = (x0, y_bottom, w, h) inside the unit pixel at `p`.
+pub fn box_coverage(g: [f32; 4], p: [f32; 2]) -> f32 {
+    let fx = interval_overlap(g[0], g[2], p[0]);
+    let cut_above = ((p[1] - g[1]) + g[3]).max(0.0);
+    let cut_below = (g[1] - p[1] - 1.0).max(0.0);
+    let fy = (g[3] - cut_above - cut_below).clamp(0.0, g[3].min(1.0));
+    fx * fy
+}
+
+/// Clamps to the viewport plus `margin`, keeping the far edges; as `clamp_geometry` in WGSL.
+pub fn clamp_geometry(g: [f32; 4], viewport: [f32; 2], margin: f32) -> [f32; 4] {
+    let (mut x0, mut w, mut yb, mut h) = (g[0], g[2], g[1], g[3]);
+    if x0 < -margin {
+        w -= -margin - x0;
+        x0 = -margin;
+    }
+    w = w.min(viewport[0] + margin - x0);
+    if yb > viewport[1] + margin {
+        h -= yb - (viewport[1] + margin);
+        yb = viewport[1] + margin;
+    }
+    h = h.min(yb + margin);
+    [x0, yb, w.max(0.0), h.max(0.0)]
+}
+
+/// Keep in sync with `EDGE_SLACK` in `shaders/alloc_map_accumulate.wgsl`.
+const EDGE_SLACK: f32 = 1.0 / 256.0;
 
 fn cushion_slope(kind: CushionKind, u: f32) -> f32 {
     match kind {
@@ -127,36 +154,36 @@ pub fn render(
     let mut cov = vec![0f32; w * h];
     let light = view.light();
     for (b, t) in blocks.iter().zip(times) {
-        let r = block_rect_px(view, [width, height], b, t);
-        let margin = 2.0;
-        let lo = [
-            r[0].clamp(-margin, w as f32 + margin),
-            r[1].clamp(-margin, h as f32 + margin),
-        ];
-        let hi = [
-            r[2].clamp(-margin, w as f32 + margin),
-            r[3].clamp(-margin, h as f32 + margin),
-        ];
-        let rect = [lo[0], lo[1], hi[0], hi[1]];
-        let size_px = [r[2] - r[0], r[3] - r[1]];
+        let g = block_geometry_px(view, [width, height], b, t);
+        let c = clamp_geometry(g, [w as f32, h as f32], 2.0);
+        let size_px = [g[2], g[3]];
+        let origin_px = [g[0], g[1] - g[3]];
         let color = b.color.to_le_bytes();
         let color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
-        let x_start = lo[0].floor().max(0.0) as usize;
-        let y_start = lo[1].floor().max(0.0) as usize;
-        let x_end = (hi[0].ceil().max(lo[0].floor() + 1.0).max(0.0) as usize).min(w);
-        let y_end = (hi[1].ceil().max(lo[1].floor() + 1.0).max(0.0) as usize).min(h);
+        let q0 = [
+            (c[0] - EDGE_SLACK).floor(),
+            (c[1] - c[3] - EDGE_SLACK).floor(),
+        ];
+        let q1 = [
+            (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
+            (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
+        ];
+        let x_start = q0[0].max(0.0) as usize;
+        let y_start = q0[1].max(0.0) as usize;
+        let x_end = (q1[0].max(0.0) as usize).min(w);
+        let y_end = (q1[1].max(0.0) as usize).min(h);
         for py in y_start..y_end {
             for px in x_start..x_end {
                 let p = [px as f32, py as f32];
-                let f = box_coverage(rect, p);
+                let f = box_coverage(c, p);
                 if f <= 0.0 {
                     continue;
                 }
                 let wgt = f.powf(view.alpha);
                 let centre = [p[0] + 0.5, p[1] + 0.5];
                 let uv = [
-                    ((centre[0] - r[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
-                    ((centre[1] - r[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
+                    ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
+                    ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
                 ];
                 let lum =
                     cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
