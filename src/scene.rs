@@ -54,6 +54,12 @@ impl ColorBy {
     }
 }
 
+/// The colour of a call site: a hash of its id into the categorical palette, so that a site keeps
+/// its colour whatever else is loaded.
+pub fn site_color(site: u32) -> [u8; 4] {
+    categorical(site.wrapping_mul(2_654_435_761) >> 28)
+}
+
 /// The time axis of the map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeAxis {
@@ -87,6 +93,8 @@ pub struct AllocScene {
     pub events_extent: u64,
     pub wall_extent: u64,
     pub color_by: ColorBy,
+    /// The call sites with the most bytes live at the peak (id, description), for the legend.
+    pub top_sites: Vec<(u32, String)>,
 }
 
 /// Gap that splits the address space into regions.
@@ -146,7 +154,12 @@ impl AllocScene {
             .sum::<u64>()
             .max(1);
         let region_metrics = memscape_trace::metrics::BinMetrics::compute(trace, &region_bins);
+        let top_sites = memscape_trace::info::top_call_sites(trace, 8)
+            .into_iter()
+            .map(|s| (s.site, s.location))
+            .collect();
         let mut scene = Self {
+            top_sites,
             region_metrics,
             region_capacity,
             blocks,
@@ -198,10 +211,7 @@ impl AllocScene {
         for (i, block) in blocks.iter_mut().enumerate() {
             let (color, attr) = match color_by {
                 ColorBy::Thread => (categorical(b.thread[i]), 0.0),
-                ColorBy::Site => (
-                    categorical(b.site[i].wrapping_mul(2_654_435_761) >> 28),
-                    0.0,
-                ),
+                ColorBy::Site => (site_color(b.site[i]), 0.0),
                 ColorBy::Size => ([0; 4], log_norm(b.size[i], max_size)),
                 ColorBy::Lifetime => (
                     [0; 4],

@@ -289,6 +289,7 @@ impl View for AllocMapPane {
             );
         }
         draw_axes(ui, rect, &cam, scene, self.axis);
+        draw_legend(ui, rect, scene, &t.trace, self.color_by);
         if let Some(bar) = occupancy_rect {
             draw_occupancy(ui, bar, &cam, scene, self.axis, self.occupancy);
         }
@@ -405,6 +406,107 @@ fn draw_axes(
             text,
         );
         t += step;
+    }
+}
+
+/// The colour legend in the map's top-right corner: swatches for threads or the top call sites,
+/// or the blue → red ramp for quantitative colourings.
+fn draw_legend(
+    ui: &egui::Ui,
+    rect: egui::Rect,
+    scene: &crate::scene::AllocScene,
+    trace: &memscape_trace::Trace,
+    color_by: ColorBy,
+) {
+    use memscape_render::color::{blue_red, categorical, linear_to_srgb};
+    let to_color32 = |c: [u8; 4]| egui::Color32::from_rgb(c[0], c[1], c[2]);
+    let entries: Vec<(egui::Color32, String)> = match color_by {
+        ColorBy::Thread => trace
+            .threads
+            .iter()
+            .enumerate()
+            .take(10)
+            .map(|(i, _)| {
+                (
+                    to_color32(categorical(i as u32)),
+                    trace.thread_name(i as u32).to_owned(),
+                )
+            })
+            .collect(),
+        ColorBy::Site => scene
+            .top_sites
+            .iter()
+            .map(|(site, label)| (to_color32(crate::scene::site_color(*site)), label.clone()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let painter = ui.painter_at(rect);
+    let font = egui::FontId::proportional(11.0);
+    let width = 260.0;
+    let row = 14.0;
+    let height = if entries.is_empty() {
+        34.0
+    } else {
+        18.0 + row * entries.len() as f32
+    };
+    let frame = egui::Rect::from_min_size(
+        egui::pos2(rect.right() - width - 8.0, rect.top() + 8.0),
+        egui::vec2(width, height),
+    );
+    painter.rect_filled(frame, 4.0, egui::Color32::from_black_alpha(170));
+    painter.text(
+        frame.min + egui::vec2(6.0, 3.0),
+        egui::Align2::LEFT_TOP,
+        color_by.name(),
+        font.clone(),
+        egui::Color32::from_gray(220),
+    );
+    if entries.is_empty() {
+        let ramp = egui::Rect::from_min_size(
+            frame.min + egui::vec2(6.0, 18.0),
+            egui::vec2(width - 12.0, 9.0),
+        );
+        let steps = 48;
+        for k in 0..steps {
+            let c = blue_red(k as f32 / (steps - 1) as f32)
+                .map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
+            let x0 = ramp.left() + ramp.width() * k as f32 / steps as f32;
+            let x1 = ramp.left() + ramp.width() * (k + 1) as f32 / steps as f32;
+            painter.rect_filled(
+                egui::Rect::from_min_max(
+                    egui::pos2(x0, ramp.top()),
+                    egui::pos2(x1 + 0.5, ramp.bottom()),
+                ),
+                0.0,
+                egui::Color32::from_rgb(c[0], c[1], c[2]),
+            );
+        }
+        return;
+    }
+    for (k, (color, label)) in entries.iter().enumerate() {
+        let y = frame.top() + 18.0 + row * k as f32;
+        painter.rect_filled(
+            egui::Rect::from_min_size(
+                egui::pos2(frame.left() + 6.0, y + 2.0),
+                egui::vec2(10.0, 10.0),
+            ),
+            2.0,
+            *color,
+        );
+        // Module paths are long and their ends say the most: keep the tail.
+        let count = label.chars().count();
+        let text = if count > 40 {
+            "…".to_owned() + &label.chars().skip(count - 39).collect::<String>()
+        } else {
+            label.clone()
+        };
+        painter.text(
+            egui::pos2(frame.left() + 22.0, y),
+            egui::Align2::LEFT_TOP,
+            text,
+            font.clone(),
+            egui::Color32::from_gray(210),
+        );
     }
 }
 
