@@ -94,25 +94,7 @@ fn frame_time(c: &mut Criterion) {
                         [0.0, 0.0],
                         OFFSCREEN_FORMAT,
                     );
-                    {
-                        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                            label: Some("bench_resolve"),
-                            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                                view: &target.view,
-                                depth_slice: None,
-                                resolve_target: None,
-                                ops: wgpu::Operations {
-                                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                                    store: wgpu::StoreOp::Store,
-                                },
-                            })],
-                            depth_stencil_attachment: None,
-                            timestamp_writes: None,
-                            occlusion_query_set: None,
-                            multiview_mask: None,
-                        });
-                        frame.resolve(&mut pass, &pipelines);
-                    }
+                    frame.resolve_to(&mut encoder, &target.view, &pipelines);
                     ctx.queue.submit([encoder.finish()]);
                     ctx.device
                         .poll(wgpu::PollType::wait_indefinitely())

@@ -589,6 +589,32 @@ impl AllocMapFrame {
         }
     }
 
+    /// Clears `target` and draws Eq. 1 into all of it (headless rendering and benchmarks).
+    pub fn resolve_to(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &wgpu::TextureView,
+        pipelines: &AllocMapPipelines,
+    ) {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("AllocMap::resolve_to"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        self.resolve(&mut pass, pipelines);
+    }
+
     /// Draws Eq. 1 into `pass`, whose viewport the caller has set to the view's rectangle.
     pub fn resolve(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &AllocMapPipelines) {
         let (Some(targets), Some(pipeline)) =
@@ -629,25 +655,7 @@ pub fn render_offscreen(
         [0.0, 0.0],
         OFFSCREEN_FORMAT,
     );
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("AllocMap::offscreen_resolve"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &target.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        frame.resolve(&mut pass, pipelines);
-    }
+    frame.resolve_to(&mut encoder, &target.view, pipelines);
     ctx.queue.submit([encoder.finish()]);
     target.read(ctx)
 }
