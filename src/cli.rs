@@ -280,6 +280,13 @@ pub struct RenderArgs {
     /// Block colours (default: thread when the trace has several, else call site).
     #[arg(long, value_enum)]
     pub color: Option<ColorByArg>,
+    /// Time range shown, `T0..T1` on the chosen time axis (events or ns); default: the whole trace.
+    #[arg(long, value_name = "T0..T1", value_parser = parse_u64_range)]
+    pub range_time: Option<(u64, u64)>,
+    /// Address range shown, `A0..A1` (hex with 0x or decimal); default: every used region.
+    /// Both ends must lie inside used regions.
+    #[arg(long, value_name = "A0..A1", value_parser = parse_u64_range)]
+    pub range_addr: Option<(u64, u64)>,
     /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
@@ -331,6 +338,26 @@ pub struct DemoArgs {
     pub dir: PathBuf,
 }
 
+fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse(),
+    }
+    .map_err(|e| format!("{s:?}: {e}"))
+}
+
+fn parse_u64_range(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s:?}: expected START..END"))?;
+    let (a, b) = (parse_u64(a)?, parse_u64(b)?);
+    if a >= b {
+        return Err(format!("{s:?}: START must be below END"));
+    }
+    Ok((a, b))
+}
+
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s
         .split_once(['x', 'X'])
@@ -361,5 +388,9 @@ mod tests {
         assert_eq!(parse_size("1280x800"), Ok((1280, 800)));
         assert!(parse_size("12x8").is_err());
         assert!(parse_size("wide").is_err());
+        assert_eq!(parse_u64_range("0x10..0x20"), Ok((16, 32)));
+        assert_eq!(parse_u64_range("5..7"), Ok((5, 7)));
+        assert!(parse_u64_range("7..5").is_err());
+        assert!(parse_u64_range("7").is_err());
     }
 }

@@ -273,6 +273,16 @@ impl AllocScene {
             .collect()
     }
 
+    /// The collapsed position of a real address, if it lies inside a region.
+    pub fn collapse(&self, address: u64) -> Option<u64> {
+        let i = self
+            .regions
+            .partition_point(|r| r.start <= address)
+            .checked_sub(1)?;
+        let r = &self.regions[i];
+        (address < r.end).then(|| r.collapsed_start + (address - r.start))
+    }
+
     /// The region index and real address at a collapsed address, if it falls inside a region.
     pub fn uncollapse(&self, y: u64) -> Option<(usize, u64)> {
         let i = self

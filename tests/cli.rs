@@ -208,3 +208,54 @@ fn convert_writes_an_msc_that_info_reads_back_identically() {
         assert_eq!(a[key], b[key], "{key} differs after conversion");
     }
 }
+
+/// `--range-time` and `--range-addr` zoom the headless rendering; an address outside every used
+/// region is a clear error.
+#[test]
+fn render_ranges_zoom_and_reject_unused_addresses() {
+    let demo_dir = scratch("demo-files");
+    let out = memscape().arg("demo").arg(&demo_dir).output().unwrap();
+    assert!(out.status.success());
+    let trace = demo_dir.join("sqlite-small.heaptrack.raw.zst");
+    let info = json_of(&["info"], &trace);
+    let start = info["regions"][0]["start"].as_u64().unwrap();
+    let render = |extra: &[String], name: &str| {
+        let png = scratch(name);
+        let out = memscape()
+            .args(["render", "--width", "200", "--height", "150", "--out"])
+            .arg(&png)
+            .args(extra)
+            .arg(&trace)
+            .output()
+            .unwrap();
+        (out, png)
+    };
+    let (full, full_png) = render(&[], "range-full.png");
+    assert!(
+        full.status.success(),
+        "{}",
+        String::from_utf8_lossy(&full.stderr)
+    );
+    let range = vec![
+        "--range-time".to_owned(),
+        "1000..5000".to_owned(),
+        "--range-addr".to_owned(),
+        format!("{start:#x}..{:#x}", start + 64 * 1024),
+    ];
+    let (zoomed, zoomed_png) = render(&range, "range-zoomed.png");
+    assert!(
+        zoomed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&zoomed.stderr)
+    );
+    let a = memscape_render::RgbaImage::load_png(&full_png).unwrap();
+    let b = memscape_render::RgbaImage::load_png(&zoomed_png).unwrap();
+    assert!(b.distinct_colors() > 20, "the zoomed rendering looks blank");
+    assert_ne!(a.pixels, b.pixels, "the ranges changed nothing");
+
+    let outside = vec!["--range-addr".to_owned(), "0x10..0x20".to_owned()];
+    let (bad, _) = render(&outside, "range-bad.png");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("not inside a used region"), "{err}");
+}

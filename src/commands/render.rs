@@ -57,14 +57,22 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             let blocks = scene.colored_blocks(&t.trace, color_by);
             let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
             let data = AllocMapData::upload(&ctx.device, &pipelines, &blocks, scene.times(axis));
-            let mut view = AllocMapView::fit(
-                0,
-                scene.time_extent(axis),
-                0,
-                scene.collapsed_extent,
-                args.width,
-                args.height,
-            );
+            let (t0, t1) = args.range_time.unwrap_or((0, scene.time_extent(axis)));
+            let (y0, y1) = match args.range_addr {
+                None => (0, scene.collapsed_extent),
+                Some((a0, a1)) => {
+                    let collapse = |a: u64| {
+                        scene.collapse(a).with_context(|| {
+                            format!(
+                                "--range-addr: {a:#x} is not inside a used region of {}",
+                                dataset.name
+                            )
+                        })
+                    };
+                    (collapse(a0)?, collapse(a1 - 1)? + 1)
+                }
+            };
+            let mut view = AllocMapView::fit(t0, t1, y0, y1.max(y0 + 1), args.width, args.height);
             view.alpha = args.alpha;
             view.color_mode = color_by.mode();
             view.cushion = match args.cushion {
