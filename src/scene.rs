@@ -84,7 +84,8 @@ pub struct AllocScene {
     pub region_metrics: memscape_trace::metrics::BinMetrics,
     /// Bytes of address space the regions span: the denominator of "full".
     pub region_capacity: u64,
-    pub blocks: Vec<AllocBlockGpu>,
+    /// Shared with the views, which keep this `Arc` until they recolour.
+    pub blocks: std::sync::Arc<Vec<AllocBlockGpu>>,
     pub times_events: Vec<BlockTimeGpu>,
     pub times_wall: Vec<BlockTimeGpu>,
     pub regions: Vec<RegionLayout>,
@@ -162,7 +163,7 @@ impl AllocScene {
             top_sites,
             region_metrics,
             region_capacity,
-            blocks,
+            blocks: std::sync::Arc::new(blocks),
             times_events,
             times_wall,
             regions: layout,
@@ -191,13 +192,13 @@ impl AllocScene {
 
     /// Recomputes colours and attributes for a new colouring.
     pub fn recolor(&mut self, trace: &Trace, color_by: ColorBy) {
-        self.blocks = self.colored_blocks(trace, color_by);
+        self.blocks = std::sync::Arc::new(self.colored_blocks(trace, color_by));
         self.color_by = color_by;
     }
 
     /// A copy of the blocks coloured by `color_by`.
     pub fn colored_blocks(&self, trace: &Trace, color_by: ColorBy) -> Vec<AllocBlockGpu> {
-        let mut blocks = self.blocks.clone();
+        let mut blocks = self.blocks.as_ref().clone();
         let b = &trace.blocks;
         let log_norm = |v: u64, max: u64| -> f32 {
             let lm = ((max.max(2)) as f64).log2();

@@ -67,6 +67,7 @@ pub struct AllocMapPane {
     camera: Option<Camera>,
     drawn: Arc<AtomicBool>,
     occupancy: OccupancyStyle,
+    occupancy_cache: OccupancyCache,
 }
 
 /// The occupancy bar's variants (Moreta & Telea): plain colour per column, or with columns where
@@ -84,12 +85,12 @@ const OCCUPANCY_HEIGHT: f32 = 18.0;
 impl AllocMapPane {
     pub fn new(dataset: Arc<Dataset>) -> Self {
         let scene = dataset.alloc_trace().and_then(|t| t.scene.as_ref());
-        let blocks = scene.map(|s| s.blocks.clone()).unwrap_or_default();
+        let blocks = scene.map_or_else(Default::default, |s| s.blocks.clone());
         let color_by = scene.map_or(ColorBy::Thread, |s| s.color_by);
         Self {
             key: NEXT_PANE.fetch_add(1, Ordering::Relaxed),
             dataset,
-            blocks: Arc::new(blocks),
+            blocks,
             color_version: 0,
             color_by,
             axis: TimeAxis::Events,
@@ -99,6 +100,7 @@ impl AllocMapPane {
             camera: None,
             drawn: Arc::new(AtomicBool::new(false)),
             occupancy: OccupancyStyle::Flat,
+            occupancy_cache: OccupancyCache::default(),
         }
     }
 
@@ -274,7 +276,7 @@ impl View for AllocMapPane {
                     view,
                     axis: self.axis,
                     blocks: self.blocks.clone(),
-                    times: self.dataset.clone(),
+                    dataset: self.dataset.clone(),
                     color_version: self.color_version,
                     drawn: self.drawn.clone(),
                 },
@@ -291,7 +293,15 @@ impl View for AllocMapPane {
         draw_axes(ui, rect, &cam, scene, self.axis);
         draw_legend(ui, rect, scene, &t.trace, self.color_by);
         if let Some(bar) = occupancy_rect {
-            draw_occupancy(ui, bar, &cam, scene, self.axis, self.occupancy);
+            draw_occupancy(
+                ui,
+                bar,
+                &cam,
+                scene,
+                self.axis,
+                self.occupancy,
+                &mut self.occupancy_cache,
+            );
         }
 
         if let Some(pos) = response.hover_pos() {
@@ -511,6 +521,14 @@ fn draw_legend(
 }
 
 /// One column per physical pixel pair: the fraction of the regions' bytes in use, blue → red.
+/// The occupancy samples of the last frame and what they were sampled for: redrawing without a
+/// pan or zoom reuses them instead of resampling every region's step functions.
+#[derive(Default)]
+struct OccupancyCache {
+    key: Option<(TimeAxis, u64, u64, usize)>,
+    samples: Vec<(f32, bool)>,
+}
+
 fn draw_occupancy(
     ui: &egui::Ui,
     bar: egui::Rect,
@@ -518,12 +536,18 @@ fn draw_occupancy(
     scene: &crate::scene::AllocScene,
     axis: TimeAxis,
     style: OccupancyStyle,
+    cache: &mut OccupancyCache,
 ) {
     let painter = ui.painter_at(bar);
     let columns = (bar.width() / 2.0).ceil().max(1.0) as usize;
     let t0 = cam.t_left.max(0.0);
     let t1 = (cam.t_left + cam.time_per_px * f64::from(bar.width())).max(t0 + 1.0);
-    let samples = scene.occupancy(axis, t0 as u64, t1.ceil() as u64, columns);
+    let key = (axis, t0 as u64, t1.ceil() as u64, columns);
+    if cache.key != Some(key) {
+        cache.samples = scene.occupancy(axis, key.1, key.2, columns);
+        cache.key = Some(key);
+    }
+    let samples = &cache.samples;
     // Columns may start right of the bar's left edge when the view begins before time 0.
     let x_of = |t: f64| bar.left() + ((t - cam.t_left) / cam.time_per_px) as f32;
     let step = (t1 - t0) / columns as f64;
@@ -576,7 +600,7 @@ struct AllocMapCallback {
     view: AllocMapView,
     axis: TimeAxis,
     blocks: Arc<Vec<AllocBlockGpu>>,
-    times: Arc<Dataset>,
+    dataset: Arc<Dataset>,
     color_version: u64,
     drawn: Arc<AtomicBool>,
 }
@@ -593,7 +617,7 @@ impl egui_wgpu::CallbackTrait for AllocMapCallback {
         let Some(gpu) = resources.get_mut::<AllocMapGpu>() else {
             return Vec::new();
         };
-        let Some(scene) = self.times.alloc_trace().and_then(|t| t.scene.as_ref()) else {
+        let Some(scene) = self.dataset.alloc_trace().and_then(|t| t.scene.as_ref()) else {
             return Vec::new();
         };
         let times = scene.times(self.axis);

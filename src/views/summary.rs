@@ -7,11 +7,20 @@ use crate::data::Dataset;
 
 pub struct SummaryView {
     dataset: Arc<Dataset>,
+    /// Computed once: some summaries walk every block or render a whole topology tree.
+    summary: String,
+    warnings: String,
 }
 
 impl SummaryView {
     pub fn new(dataset: Arc<Dataset>) -> Self {
-        Self { dataset }
+        let summary = dataset.summary_text();
+        let warnings = dataset.warnings_text();
+        Self {
+            dataset,
+            summary,
+            warnings,
+        }
     }
 }
 
@@ -27,8 +36,8 @@ impl View for SummaryView {
                 ui.heading(&self.dataset.name);
                 ui.label(format!("format: {}", self.dataset.format_name()));
                 ui.add_space(6.0);
-                ui.monospace(self.dataset.summary_text());
-                let warnings = self.dataset.warnings_text();
+                ui.monospace(&self.summary);
+                let warnings = &self.warnings;
                 if !warnings.is_empty() {
                     ui.add_space(6.0);
                     ui.colored_label(egui::Color32::from_rgb(240, 190, 80), "warnings");
