@@ -25,4 +25,10 @@ pub enum RenderError {
     },
     #[error("image size {width}x{height} is out of range (1..={max} per side)")]
     BadSize { width: u32, height: u32, max: u32 },
+    #[error("{what} need {bytes} bytes, more than the device allows in one buffer ({max})")]
+    TooLarge {
+        what: &'static str,
+        bytes: u64,
+        max: u64,
+    },
 }

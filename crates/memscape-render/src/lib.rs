@@ -15,6 +15,7 @@ pub mod golden;
 pub mod image;
 pub mod offscreen;
 pub mod shader;
+pub mod shapes;
 pub mod u64_split;
 
 pub use context::{AdapterChoice, GpuContext};

@@ -18,6 +18,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         "alloc_map_resolve.wgsl",
         include_str!("../../../shaders/alloc_map_resolve.wgsl"),
     ),
+    ("shapes.wgsl", include_str!("../../../shaders/shapes.wgsl")),
     (
         "utils/color.wgsl",
         include_str!("../../../shaders/utils/color.wgsl"),
@@ -27,13 +28,21 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         include_str!("../../../shaders/utils/cushion.wgsl"),
     ),
     (
+        "utils/sdf.wgsl",
+        include_str!("../../../shaders/utils/sdf.wgsl"),
+    ),
+    (
         "utils/u64.wgsl",
         include_str!("../../../shaders/utils/u64.wgsl"),
     ),
 ];
 
 /// Pipelines (files with entry points) as opposed to snippets meant to be imported.
-pub const PIPELINE_SHADERS: &[&str] = &["alloc_map_accumulate.wgsl", "alloc_map_resolve.wgsl"];
+pub const PIPELINE_SHADERS: &[&str] = &[
+    "alloc_map_accumulate.wgsl",
+    "alloc_map_resolve.wgsl",
+    "shapes.wgsl",
+];
 
 fn source_of(name: &str) -> Option<&'static str> {
     SHADER_FILES
