@@ -27,6 +27,9 @@ fn benches(c: &mut Criterion) {
     g.bench_function("decode_msc", |b| {
         b.iter(|| memscape_trace::from_msc_bytes("sqlite_1M.msc", &msc).unwrap())
     });
+    // The floor of any load into the model: allocating and writing the block columns (a
+    // clone is one memcpy per column into fresh memory).
+    g.bench_function("clone_block_columns", |b| b.iter(|| trace.blocks.clone()));
     g.bench_function("info_report", |b| {
         b.iter(|| info(&trace, &InfoOptions::default()))
     });

@@ -14,6 +14,7 @@ pub mod info;
 pub mod metrics;
 pub mod model;
 pub mod msc;
+mod msc_v1;
 pub mod regions;
 pub mod symbolize;
 mod text;
@@ -158,10 +159,10 @@ pub fn load_with_progress(path: &Path, progress: Box<dyn FnMut(f32)>) -> Result<
     let magic = file.fill_buf().map_err(io_err)?;
     let compression = Compression::sniff(magic);
     if magic.starts_with(msc::MAGIC) {
-        // Columnar: no lines to stream; read it whole.
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io_err)?;
-        return from_msc_bytes(&name, &bytes);
+        // Columnar: no lines to stream; one read into an aligned buffer.
+        drop(file);
+        let trace = read_msc(path);
+        return trace;
     }
     let decoded: Box<dyn Read> = match compression {
         Compression::None => Box::new(file),

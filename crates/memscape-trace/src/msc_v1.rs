@@ -1,4 +1,5 @@
-//! memscape's native trace format (`.msc`): columnar, each column zstd-compressed, so loading is
+//! Reader of version 1 of memscape's native trace format (`.msc`), kept so that files written
+//! before version 2 still load. Version 1 was columnar, each column zstd-compressed, so loading is
 //! decompression plus a little-endian copy into the column vectors, with no text parsing.
 //!
 //! Layout (all integers little-endian):
@@ -30,7 +31,6 @@
 //! allocation.
 
 use std::io::Read;
-use std::path::Path;
 
 use memscape_io::{Location, Warnings};
 
@@ -38,7 +38,8 @@ use crate::LoadError;
 use crate::model::{BlockColumns, CallTree, Frame, Strings, Trace, TraceMeta};
 use crate::warn;
 
-pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
+use crate::msc::MAGIC;
+/// The version this module reads.
 pub const VERSION: u32 = 1;
 const MAX_SECTIONS: u32 = 64;
 /// Codecs, in the high 16 bits of a directory entry's element-size field.
@@ -64,12 +65,6 @@ fn base_section(id: u32) -> Option<u32> {
     }
 }
 
-fn is_constant_block_column<T: PartialEq>(id: u32, values: &[T]) -> bool {
-    (1..=11).contains(&id)
-        && id != LENGTH_COLUMN
-        && values.len() > 1
-        && values.iter().all(|v| *v == values[0])
-}
 /// Warning counts above this in a `.msc` file are taken as corruption (restoring a count costs
 /// one step per warning).
 const MAX_RESTORED_WARNINGS: u64 = 1 << 28;
@@ -85,209 +80,6 @@ struct WarningRecord {
 struct MscMeta {
     meta: TraceMeta,
     warnings: Vec<WarningRecord>,
-}
-
-struct Writer {
-    directory: Vec<u8>,
-    payload: Vec<u8>,
-    sections: u32,
-    level: i32,
-}
-
-impl Writer {
-    fn section(
-        &mut self,
-        id: u32,
-        elem_size: u32,
-        count: usize,
-        raw: &[u8],
-    ) -> std::io::Result<()> {
-        self.section_with(id, elem_size, CODEC_ZSTD, count, raw)
-    }
-
-    fn section_with(
-        &mut self,
-        id: u32,
-        elem_size: u32,
-        codec: u32,
-        count: usize,
-        raw: &[u8],
-    ) -> std::io::Result<()> {
-        let compressed = zstd::bulk::compress(raw, self.level)?;
-        self.directory.extend_from_slice(&id.to_le_bytes());
-        self.directory
-            .extend_from_slice(&(elem_size | codec << 16).to_le_bytes());
-        self.directory
-            .extend_from_slice(&(count as u64).to_le_bytes());
-        self.directory
-            .extend_from_slice(&(compressed.len() as u64).to_le_bytes());
-        self.payload.extend_from_slice(&compressed);
-        self.sections += 1;
-        Ok(())
-    }
-
-    /// A block column whose values are all equal (usable sizes unknown, a single thread) is
-    /// stored as one element with the constant codec: nothing to decompress.
-    fn constant(&mut self, id: u32, elem_size: u32, count: usize, value: &[u8]) {
-        self.directory.extend_from_slice(&id.to_le_bytes());
-        self.directory
-            .extend_from_slice(&(elem_size | CODEC_CONSTANT << 16).to_le_bytes());
-        self.directory
-            .extend_from_slice(&(count as u64).to_le_bytes());
-        self.directory
-            .extend_from_slice(&(value.len() as u64).to_le_bytes());
-        self.payload.extend_from_slice(value);
-        self.sections += 1;
-    }
-
-    fn u64s(&mut self, id: u32, values: &[u64]) -> std::io::Result<()> {
-        if is_constant_block_column(id, values) {
-            self.constant(id, 8, values.len(), &values[0].to_le_bytes());
-            return Ok(());
-        }
-        let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.section(id, 8, values.len(), &raw)
-    }
-
-    /// Differences to the previous element (`base == None`) or to `base` element-wise.
-    fn u64s_delta(&mut self, id: u32, values: &[u64], base: Option<&[u64]>) -> std::io::Result<()> {
-        let mut prev = 0u64;
-        let raw: Vec<u8> = values
-            .iter()
-            .enumerate()
-            .flat_map(|(i, &v)| {
-                let d = match base {
-                    Some(b) => v.wrapping_sub(b[i]),
-                    None => v.wrapping_sub(std::mem::replace(&mut prev, v)),
-                };
-                d.to_le_bytes()
-            })
-            .collect();
-        let codec = if base.is_some() {
-            CODEC_ZSTD_MINUS_PREVIOUS_SECTION
-        } else {
-            CODEC_ZSTD_DELTA
-        };
-        self.section_with(id, 8, codec, values.len(), &raw)
-    }
-
-    fn u32s(&mut self, id: u32, values: &[u32]) -> std::io::Result<()> {
-        if is_constant_block_column(id, values) {
-            self.constant(id, 4, values.len(), &values[0].to_le_bytes());
-            return Ok(());
-        }
-        let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.section(id, 4, values.len(), &raw)
-    }
-
-    fn bytes(&mut self, id: u32, values: &[u8]) -> std::io::Result<()> {
-        self.section(id, 1, values.len(), values)
-    }
-}
-
-/// Encodes a trace as `.msc` bytes. `progress` is called with a fraction in 0..=1 per column.
-pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Result<Vec<u8>> {
-    let mut w = Writer {
-        directory: Vec::new(),
-        payload: Vec::new(),
-        sections: 0,
-        level: 3,
-    };
-    let b = &trace.blocks;
-    let steps = 22.0;
-    let mut step = 0.0;
-    let mut tick = |p: &mut dyn FnMut(f32)| {
-        step += 1.0;
-        p(step / steps);
-    };
-    w.u64s(1, &b.address)?;
-    w.u64s_delta(2, &b.size, Some(&b.requested_size))?;
-    w.u64s(3, &b.requested_size)?;
-    w.u64s(4, &b.usable_size)?;
-    for _ in 0..4 {
-        tick(progress);
-    }
-    w.u64s_delta(5, &b.alloc_time_ns, None)?;
-    w.u64s_delta(6, &b.free_time_ns, Some(&b.alloc_time_ns))?;
-    w.u64s_delta(7, &b.alloc_event, None)?;
-    w.u64s_delta(8, &b.free_event, Some(&b.alloc_event))?;
-    for _ in 0..4 {
-        tick(progress);
-    }
-    w.u32s(9, &b.thread)?;
-    w.u32s(10, &b.site)?;
-    w.bytes(11, &b.flags)?;
-    tick(progress);
-    let t = &trace.call_tree;
-    w.u32s(20, &t.parent)?;
-    let frames = &t.frames;
-    w.u64s(21, &frames.iter().map(|f| f.ip).collect::<Vec<_>>())?;
-    w.u32s(22, &frames.iter().map(|f| f.function).collect::<Vec<_>>())?;
-    w.u32s(23, &frames.iter().map(|f| f.file).collect::<Vec<_>>())?;
-    w.u32s(24, &frames.iter().map(|f| f.line).collect::<Vec<_>>())?;
-    w.u32s(25, &frames.iter().map(|f| f.module).collect::<Vec<_>>())?;
-    w.u64s(
-        26,
-        &frames.iter().map(|f| f.module_offset).collect::<Vec<_>>(),
-    )?;
-    tick(progress);
-    let mut string_bytes = Vec::new();
-    let mut string_ends = Vec::with_capacity(trace.strings.len());
-    for s in trace.strings.iter() {
-        string_bytes.extend_from_slice(s.as_bytes());
-        string_ends.push(string_bytes.len() as u64);
-    }
-    w.bytes(30, &string_bytes)?;
-    w.u64s(31, &string_ends)?;
-    w.u32s(32, &trace.threads)?;
-    let meta = MscMeta {
-        meta: trace.meta.clone(),
-        warnings: trace
-            .warnings
-            .kinds()
-            .iter()
-            .map(|k| WarningRecord {
-                kind: k.kind.to_owned(),
-                count: k.count,
-                first: k
-                    .first
-                    .iter()
-                    .map(|l| (l.file.clone(), l.line, l.offset))
-                    .collect(),
-            })
-            .collect(),
-    };
-    let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
-    w.bytes(40, &json)?;
-    progress(1.0);
-    let mut out = Vec::with_capacity(16 + w.directory.len() + w.payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&w.sections.to_le_bytes());
-    out.extend_from_slice(&w.directory);
-    out.extend_from_slice(&w.payload);
-    Ok(out)
-}
-
-/// Writes a trace to an `.msc` file.
-pub fn write_msc(trace: &Trace, path: &Path) -> Result<(), LoadError> {
-    let bytes = to_msc_bytes(trace, &mut |_| {}).map_err(|source| LoadError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    std::fs::write(path, bytes).map_err(|source| LoadError::Io {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
-/// Reads an `.msc` file.
-pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
-    from_msc_bytes(&path.display().to_string(), &bytes)
 }
 
 struct Section {
@@ -339,8 +131,8 @@ fn expand<T: Copy>(
     Ok(vec![v[0]; n])
 }
 
-/// Decodes `.msc` bytes; `source` names the input in errors.
-pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
+/// Decodes version-1 `.msc` bytes; `source` names the input in errors.
+pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if bytes.len() < 16 || &bytes[..8] != MAGIC {
         return Err(corrupt(source, 0, "the magic bytes MEMSCAPE"));
     }

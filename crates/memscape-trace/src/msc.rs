@@ -1,0 +1,1343 @@
+//! memscape's native trace format (`.msc`), version 2: columnar, each column encoded for fast
+//! decoding *and* small size, so that loading is a few bit operations per value.
+//!
+//! Layout (all integers little-endian):
+//!
+//! | offset | size | content |
+//! |---|---|---|
+//! | 0 | 8 | magic `MEMSCAPE` |
+//! | 8 | 4 | format version (2; version 1 files are still read by [`crate::msc_v1`]) |
+//! | 12 | 4 | number of sections `N` (at most 64) |
+//! | 16 | 32·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `0: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64` |
+//! | … | … | payloads, each starting 8-byte aligned |
+//!
+//! A value of a numeric section is decoded in two steps: *packing* gives a stream of u64
+//! "codes", *transform* turns codes into values.
+//!
+//! Packings:
+//!
+//! | id | name | payload |
+//! |---|---|---|
+//! | 0 | raw | the elements, little-endian (byte sections) |
+//! | 1 | bit-packed | chunks of 1024 codes: `C` chunk references (u64 each), then `C` chunk bit widths (u8 each, padded to whole u64 words), then per chunk, per group of 64 codes (the last one padded with zeros), `width` u64 words holding the 64 codes minus the chunk reference, LSB first. A chunk whose codes are all equal has width 0 and no data words. |
+//! | 2 | byte planes + zstd | one byte `k` (0–8), then one zstd frame of `k · count` bytes: per block of 8192 codes (the last one shorter), byte plane 0 (the low byte of every code of the block), plane 1, …, plane `k − 1` |
+//! | 3 | zstd | one zstd frame of the little-endian elements (byte sections) |
+//!
+//! Transforms:
+//!
+//! | id | name | value |
+//! |---|---|---|
+//! | 0 | none | code |
+//! | 1 | delta | running (wrapping) sum of the codes (sorted columns: alloc event, event times) |
+//! | 2 | zigzag delta | running sum of the zigzag-decoded codes (`c >> 1 ^ -(c & 1)`: addresses) |
+//! | 3 | plus base | code + the same element of the base section (wrapping): size = requested + code, usable = size + code, free time = alloc time + code, free event = alloc event + code |
+//!
+//! Section ids: 1–11 block columns (address, size, requested size, usable size, alloc time,
+//! free time, alloc event, free event as u64; thread, site as u32; flags as u8), 12 event times
+//! (u64, one per event plus the trace end; when present, sections 5 and 6 are absent and a
+//! block's alloc/free time is the time of its alloc/free event), 20–26 call tree (parent u32, ip
+//! u64, function u32, file u32, line u32, module u32, module offset u64), 30 string bytes (u8,
+//! concatenated UTF-8), 31 string end offsets (u64), 32 thread name ids (u32), 40 metadata (u8,
+//! JSON: [`crate::model::TraceMeta`] and the warning summary).
+//!
+//! Why these encodings: the bit-packed codes decode with constant shifts (one specialized loop
+//! per width), at several bytes of output per nanosecond, without any entropy decoder; byte
+//! planes + zstd are used only where they are much smaller (values that repeat, such as sizes
+//! and addresses). Storing one time per event instead of alloc and free times per block turns
+//! nanosecond lifetimes (2–4 bytes each) into small deltas between consecutive events.
+//!
+//! A reader checks every offset and length against the file, every bit width, every base, and
+//! sizes every allocation from what the payload can really hold (a bit-packed chunk of 1024
+//! values costs at least 9 payload bytes; a byte-plane section at most 1024 decoded bytes per
+//! payload byte), so a forged directory gives an error, not a huge allocation. Block columns are
+//! decoded on parallel threads (`std::thread::scope`).
+
+use std::io::Read;
+use std::path::Path;
+
+use memscape_io::{Location, WarningKind, Warnings};
+
+use crate::LoadError;
+use crate::model::{BlockColumns, CallTree, Frame, Strings, Trace, TraceMeta};
+use crate::warn;
+
+pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
+/// The version [`to_msc_bytes`] writes.
+pub const VERSION: u32 = 2;
+const MAX_SECTIONS: u32 = 64;
+const HEADER: usize = 16;
+const DIR_ENTRY: usize = 32;
+
+const PACK_RAW: u8 = 0;
+const PACK_BITS: u8 = 1;
+const PACK_PLANES: u8 = 2;
+const PACK_ZSTD: u8 = 3;
+
+const XF_NONE: u8 = 0;
+const XF_DELTA: u8 = 1;
+const XF_ZIGZAG_DELTA: u8 = 2;
+const XF_PLUS_BASE: u8 = 3;
+
+/// Codes per bit-packed chunk (one reference and one width each).
+const CHUNK: usize = 1024;
+/// Codes per packed group: 64 codes of width `w` fill exactly `w` u64 words.
+const GROUP: usize = 64;
+/// Codes per block of byte planes.
+const PLANE_BLOCK: usize = 8192;
+/// Decoded bytes a byte-plane or zstd section may claim per payload byte (zstd reaches about
+/// 1:1000 on constant data; the writer never picks byte planes above half of this).
+const MAX_EXPANSION: u64 = 1024;
+/// zstd level of the writer: decoding speed does not depend on it; 6 is a good size/time trade.
+const ZSTD_LEVEL: i32 = 6;
+/// Byte planes replace bit-packing only when this much smaller (bit-packing decodes faster).
+const PLANES_WORTH_IT: f64 = 0.8;
+
+mod id {
+    pub const ADDRESS: u32 = 1;
+    pub const SIZE: u32 = 2;
+    pub const REQUESTED: u32 = 3;
+    pub const USABLE: u32 = 4;
+    pub const ALLOC_TIME: u32 = 5;
+    pub const FREE_TIME: u32 = 6;
+    pub const ALLOC_EVENT: u32 = 7;
+    pub const FREE_EVENT: u32 = 8;
+    pub const THREAD: u32 = 9;
+    pub const SITE: u32 = 10;
+    pub const FLAGS: u32 = 11;
+    pub const EVENT_TIME: u32 = 12;
+    pub const TREE_PARENT: u32 = 20;
+    pub const TREE_IP: u32 = 21;
+    pub const TREE_FUNCTION: u32 = 22;
+    pub const TREE_FILE: u32 = 23;
+    pub const TREE_LINE: u32 = 24;
+    pub const TREE_MODULE: u32 = 25;
+    pub const TREE_MODULE_OFFSET: u32 = 26;
+    pub const STRING_BYTES: u32 = 30;
+    pub const STRING_ENDS: u32 = 31;
+    pub const THREADS: u32 = 32;
+    pub const META: u32 = 40;
+}
+
+/// The section a [`XF_PLUS_BASE`] section is stored relative to.
+fn base_section(section: u32) -> Option<u32> {
+    match section {
+        id::SIZE => Some(id::REQUESTED),
+        id::USABLE => Some(id::SIZE),
+        id::FREE_TIME => Some(id::ALLOC_TIME),
+        id::FREE_EVENT => Some(id::ALLOC_EVENT),
+        _ => None,
+    }
+}
+
+/// Warning counts above this in a `.msc` file are taken as corruption.
+const MAX_RESTORED_WARNINGS: u64 = 1 << 40;
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct WarningRecord {
+    pub(crate) kind: String,
+    pub(crate) count: u64,
+    pub(crate) first: Vec<(String, Option<u64>, Option<u64>)>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct MscMeta {
+    pub(crate) meta: TraceMeta,
+    pub(crate) warnings: Vec<WarningRecord>,
+}
+
+// ------------------------------------------------------------------------------------------
+// Encoding
+
+/// One encoded section before it is laid out in the file.
+struct Encoded {
+    id: u32,
+    elem_size: u8,
+    transform: u8,
+    packing: u8,
+    count: u64,
+    payload: Vec<u8>,
+}
+
+fn zigzag(x: u64) -> u64 {
+    (x << 1) ^ ((x as i64 >> 63) as u64)
+}
+
+fn unzigzag(c: u64) -> u64 {
+    (c >> 1) ^ (c & 1).wrapping_neg()
+}
+
+/// The codes of `values` under a transform (`base` for [`XF_PLUS_BASE`]).
+fn codes(values: &[u64], transform: u8, base: Option<&[u64]>) -> Vec<u64> {
+    let mut prev = 0u64;
+    match (transform, base) {
+        (XF_DELTA, _) => values
+            .iter()
+            .map(|&v| v.wrapping_sub(std::mem::replace(&mut prev, v)))
+            .collect(),
+        (XF_ZIGZAG_DELTA, _) => values
+            .iter()
+            .map(|&v| zigzag(v.wrapping_sub(std::mem::replace(&mut prev, v))))
+            .collect(),
+        (XF_PLUS_BASE, Some(base)) => values
+            .iter()
+            .zip(base)
+            .map(|(&v, &b)| v.wrapping_sub(b))
+            .collect(),
+        _ => values.to_vec(),
+    }
+}
+
+fn bit_width(x: u64) -> u32 {
+    64 - x.leading_zeros()
+}
+
+/// Bit-packs codes (packing [`PACK_BITS`]).
+fn pack_bits(codes: &[u64]) -> Vec<u8> {
+    let chunks = codes.len().div_ceil(CHUNK);
+    let mut refs = Vec::with_capacity(chunks);
+    let mut widths = Vec::with_capacity(chunks);
+    let mut data: Vec<u64> = Vec::new();
+    for chunk in codes.chunks(CHUNK) {
+        let min = chunk.iter().copied().min().unwrap_or(0);
+        let spread = chunk.iter().map(|&c| c - min).max().unwrap_or(0);
+        let w = bit_width(spread) as usize;
+        refs.push(min);
+        widths.push(w as u8);
+        if w == 0 {
+            continue;
+        }
+        for group in chunk.chunks(GROUP) {
+            let start = data.len();
+            data.resize(start + w, 0);
+            let words = &mut data[start..];
+            for (j, &c) in group.iter().enumerate() {
+                let x = c - min;
+                let bit = j * w;
+                let (word, shift) = (bit / 64, bit % 64);
+                words[word] |= x << shift;
+                if shift + w > 64 {
+                    words[word + 1] |= x >> (64 - shift);
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(8 * (refs.len() + data.len()) + widths.len() + 8);
+    for r in refs {
+        out.extend_from_slice(&r.to_le_bytes());
+    }
+    out.extend_from_slice(&widths);
+    out.resize(out.len().next_multiple_of(8), 0);
+    for d in data {
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+    out
+}
+
+/// Byte planes of the low `k` bytes of every code, in blocks of [`PLANE_BLOCK`] codes (so that a
+/// reader decompresses block by block into one small reused buffer), zstd-compressed as one
+/// frame (packing [`PACK_PLANES`]).
+fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
+    let mut planes = Vec::with_capacity(k * codes.len());
+    for block in codes.chunks(PLANE_BLOCK) {
+        for j in 0..k {
+            planes.extend(block.iter().map(|&c| (c >> (8 * j)) as u8));
+        }
+    }
+    let mut out = vec![k as u8];
+    out.extend_from_slice(&zstd::bulk::compress(&planes, ZSTD_LEVEL)?);
+    Ok(out)
+}
+
+/// Encodes a numeric section: the smaller of bit-packing and byte planes + zstd, preferring
+/// bit-packing (faster to decode) unless byte planes save a good share.
+fn encode_numeric(
+    section: u32,
+    elem_size: u8,
+    transform: u8,
+    codes: &[u64],
+) -> std::io::Result<Encoded> {
+    let bits = pack_bits(codes);
+    let max = codes.iter().copied().max().unwrap_or(0);
+    let k = (bit_width(max) as usize).div_ceil(8);
+    let mut best = (PACK_BITS, bits);
+    if k > 0 && codes.len() >= GROUP {
+        let planes = pack_planes(codes, k)?;
+        let small_enough = (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT;
+        let plausible = (k * codes.len()) as u64 <= planes.len() as u64 * (MAX_EXPANSION / 2);
+        if small_enough && plausible {
+            best = (PACK_PLANES, planes);
+        }
+    }
+    Ok(Encoded {
+        id: section,
+        elem_size,
+        transform,
+        packing: best.0,
+        count: codes.len() as u64,
+        payload: best.1,
+    })
+}
+
+/// Encodes `values` with whichever of `transforms` gives the smallest section.
+fn encode_best(
+    section: u32,
+    elem_size: u8,
+    values: &[u64],
+    transforms: &[u8],
+    base: Option<&[u64]>,
+) -> std::io::Result<Encoded> {
+    let mut best: Option<Encoded> = None;
+    for &t in transforms {
+        let e = encode_numeric(section, elem_size, t, &codes(values, t, base))?;
+        if best
+            .as_ref()
+            .is_none_or(|b| e.payload.len() < b.payload.len())
+        {
+            best = Some(e);
+        }
+    }
+    best.ok_or_else(|| std::io::Error::other("no transform to encode with"))
+}
+
+fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
+    let z = zstd::bulk::compress(bytes, ZSTD_LEVEL)?;
+    let (packing, payload) =
+        if z.len() < bytes.len() && bytes.len() as u64 <= z.len() as u64 * (MAX_EXPANSION / 2) {
+            (PACK_ZSTD, z)
+        } else {
+            (PACK_RAW, bytes.to_vec())
+        };
+    Ok(Encoded {
+        id: section,
+        elem_size: 1,
+        transform: XF_NONE,
+        packing,
+        count: bytes.len() as u64,
+        payload,
+    })
+}
+
+/// One time per event (index `events` = the time never-freed blocks end at), when the blocks'
+/// times are exactly the times of their events (true for every importer); `None` otherwise.
+fn event_times(trace: &Trace) -> Option<Vec<u64>> {
+    let b = &trace.blocks;
+    let events = usize::try_from(trace.meta.events).ok()?;
+    let mut times = vec![0u64; events.checked_add(1)?];
+    let mut known = vec![false; events + 1];
+    let mut set = |e: u64, t: u64| -> Option<()> {
+        let e = usize::try_from(e).ok()?;
+        let slot = times.get_mut(e)?;
+        if known[e] && *slot != t {
+            return None;
+        }
+        known[e] = true;
+        *slot = t;
+        Some(())
+    };
+    for i in 0..b.len() {
+        set(b.alloc_event[i], b.alloc_time_ns[i])?;
+        set(b.free_event[i], b.free_time_ns[i])?;
+    }
+    // Events without a block (unmatched frees) take the previous time: a delta of zero.
+    let mut prev = 0u64;
+    for (t, k) in times.iter_mut().zip(&known) {
+        if *k {
+            prev = *t;
+        } else {
+            *t = prev;
+        }
+    }
+    if !known[events] {
+        times[events] = trace.meta.end_time_ns.max(prev);
+    }
+    Some(times)
+}
+
+fn widen<T: Copy + Into<u64>>(values: &[T]) -> Vec<u64> {
+    values.iter().map(|&v| v.into()).collect()
+}
+
+/// Encodes a trace as `.msc` bytes. `progress` is called with a fraction in 0..=1 per column.
+pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Result<Vec<u8>> {
+    let b = &trace.blocks;
+    let t = &trace.call_tree;
+    let event_times = event_times(trace);
+    // Independent columns are encoded on parallel threads (zstd at level 6 is the slow part).
+    type Job<'a> = Box<dyn FnOnce() -> std::io::Result<Vec<Encoded>> + Send + 'a>;
+    let jobs: Vec<Job<'_>> = vec![
+        Box::new(|| {
+            Ok(vec![encode_best(
+                id::ADDRESS,
+                8,
+                &b.address,
+                &[XF_NONE, XF_ZIGZAG_DELTA],
+                None,
+            )?])
+        }),
+        Box::new(|| {
+            Ok(vec![
+                encode_best(id::REQUESTED, 8, &b.requested_size, &[XF_NONE], None)?,
+                encode_best(
+                    id::SIZE,
+                    8,
+                    &b.size,
+                    &[XF_PLUS_BASE],
+                    Some(&b.requested_size),
+                )?,
+                encode_best(
+                    id::USABLE,
+                    8,
+                    &b.usable_size,
+                    &[XF_NONE, XF_PLUS_BASE],
+                    Some(&b.size),
+                )?,
+            ])
+        }),
+        Box::new(|| {
+            Ok(vec![
+                encode_best(id::ALLOC_EVENT, 8, &b.alloc_event, &[XF_DELTA], None)?,
+                encode_best(
+                    id::FREE_EVENT,
+                    8,
+                    &b.free_event,
+                    &[XF_PLUS_BASE],
+                    Some(&b.alloc_event),
+                )?,
+            ])
+        }),
+        Box::new(|| match &event_times {
+            Some(times) => Ok(vec![encode_best(
+                id::EVENT_TIME,
+                8,
+                times,
+                &[XF_DELTA],
+                None,
+            )?]),
+            None => Ok(vec![
+                encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None)?,
+                encode_best(
+                    id::FREE_TIME,
+                    8,
+                    &b.free_time_ns,
+                    &[XF_PLUS_BASE],
+                    Some(&b.alloc_time_ns),
+                )?,
+            ]),
+        }),
+        Box::new(|| {
+            let mut string_bytes = Vec::new();
+            let mut string_ends = Vec::with_capacity(trace.strings.len());
+            for s in trace.strings.iter() {
+                string_bytes.extend_from_slice(s.as_bytes());
+                string_ends.push(string_bytes.len() as u64);
+            }
+            let frames = &t.frames;
+            let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
+            Ok(vec![
+                encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
+                encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
+                encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
+                encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
+                encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
+                encode_best(
+                    id::TREE_FUNCTION,
+                    4,
+                    &column(|f| f.function.into()),
+                    &[XF_NONE],
+                    None,
+                )?,
+                encode_best(
+                    id::TREE_FILE,
+                    4,
+                    &column(|f| f.file.into()),
+                    &[XF_NONE],
+                    None,
+                )?,
+                encode_best(
+                    id::TREE_LINE,
+                    4,
+                    &column(|f| f.line.into()),
+                    &[XF_NONE],
+                    None,
+                )?,
+                encode_best(
+                    id::TREE_MODULE,
+                    4,
+                    &column(|f| f.module.into()),
+                    &[XF_NONE],
+                    None,
+                )?,
+                encode_best(
+                    id::TREE_MODULE_OFFSET,
+                    8,
+                    &column(|f| f.module_offset),
+                    &[XF_NONE],
+                    None,
+                )?,
+                encode_bytes(id::STRING_BYTES, &string_bytes)?,
+                encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
+                encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+            ])
+        }),
+    ];
+    let total = jobs.len() as f32;
+    let results: Vec<std::io::Result<Vec<Encoded>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| {
+                progress((i + 1) as f32 / (total + 1.0));
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("column encoder panicked")))
+            })
+            .collect()
+    });
+    let mut sections = Vec::new();
+    for r in results {
+        sections.extend(r?);
+    }
+    let meta = MscMeta {
+        meta: trace.meta.clone(),
+        warnings: trace
+            .warnings
+            .kinds()
+            .iter()
+            .map(|k| WarningRecord {
+                kind: k.kind.to_owned(),
+                count: k.count,
+                first: k
+                    .first
+                    .iter()
+                    .map(|l| (l.file.clone(), l.line, l.offset))
+                    .collect(),
+            })
+            .collect(),
+    };
+    let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
+    sections.push(encode_bytes(id::META, &json)?);
+    progress(1.0);
+    Ok(lay_out(&sections))
+}
+
+fn lay_out(sections: &[Encoded]) -> Vec<u8> {
+    let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
+    let mut out =
+        Vec::with_capacity(offset + sections.iter().map(|s| s.payload.len() + 8).sum::<usize>());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for s in sections {
+        out.extend_from_slice(&s.id.to_le_bytes());
+        out.extend_from_slice(&[s.elem_size, s.transform, s.packing, 0]);
+        out.extend_from_slice(&s.count.to_le_bytes());
+        out.extend_from_slice(&(offset as u64).to_le_bytes());
+        out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
+        offset = (offset + s.payload.len()).next_multiple_of(8);
+    }
+    for s in sections {
+        out.resize(out.len().next_multiple_of(8), 0);
+        out.extend_from_slice(&s.payload);
+    }
+    out
+}
+
+/// Writes a trace to an `.msc` file.
+pub fn write_msc(trace: &Trace, path: &Path) -> Result<(), LoadError> {
+    let bytes = to_msc_bytes(trace, &mut |_| {}).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    std::fs::write(path, bytes).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// Decoding
+
+/// Reads an `.msc` file with one read into an 8-byte-aligned buffer (the bit-packed sections are
+/// then viewed as u64 words without copying).
+pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
+    let name = path.display().to_string();
+    let io_err = |source| LoadError::Io {
+        path: name.clone(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io_err)?;
+    let len = file.metadata().map_err(io_err)?.len();
+    let len = usize::try_from(len)
+        .map_err(|_| io_err(std::io::Error::other("file larger than the address space")))?;
+    let mut words = vec![0u64; len.div_ceil(8)];
+    let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+    file.read_exact(&mut buf[..len]).map_err(io_err)?;
+    from_msc_bytes(&name, &buf[..len])
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Section {
+    id: u32,
+    /// Where its directory entry is (for error messages).
+    entry_at: usize,
+    elem_size: u8,
+    transform: u8,
+    packing: u8,
+    count: u64,
+    offset: usize,
+    len: usize,
+}
+
+fn corrupt(source: &str, offset: usize, expected: impl Into<String>) -> LoadError {
+    LoadError::Corrupt {
+        at: Location::offset(source, offset as u64),
+        expected: expected.into(),
+    }
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Decodes `.msc` bytes (version 2, or version 1 through [`crate::msc_v1`]); `source` names the
+/// input in errors.
+pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        return Err(corrupt(source, 0, "the magic bytes MEMSCAPE"));
+    }
+    let version = read_u32(bytes, 8).unwrap_or(0);
+    if version == crate::msc_v1::VERSION {
+        return crate::msc_v1::from_msc_v1_bytes(source, bytes);
+    }
+    if version != VERSION {
+        return Err(corrupt(
+            source,
+            8,
+            format!(
+                "format version {VERSION} (or {}), found {version}",
+                crate::msc_v1::VERSION
+            ),
+        ));
+    }
+    // Bit-packed sections are read as u64 words in place: that needs 8-byte alignment, which
+    // `read_msc` guarantees; other callers' bytes are copied once.
+    if bytemuck::try_cast_slice::<u8, u64>(&bytes[..bytes.len() / 8 * 8]).is_err() {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        buf[..bytes.len()].copy_from_slice(bytes);
+        return Decoder::new(source, &buf[..bytes.len()])?.decode();
+    }
+    Decoder::new(source, bytes)?.decode()
+}
+
+/// How a numeric section's codes become values.
+#[derive(Clone, Copy)]
+enum Transform<'a> {
+    None,
+    Delta,
+    ZigzagDelta,
+    PlusBase(&'a [u64]),
+}
+
+/// Output element types of numeric sections.
+trait Elem: Copy + Default + Send {
+    const SIZE: u8;
+    const MAX: u64;
+    fn narrow(v: u64) -> Self;
+}
+
+impl Elem for u64 {
+    const SIZE: u8 = 8;
+    const MAX: u64 = u64::MAX;
+    fn narrow(v: u64) -> Self {
+        v
+    }
+}
+
+impl Elem for u32 {
+    const SIZE: u8 = 4;
+    const MAX: u64 = u32::MAX as u64;
+    fn narrow(v: u64) -> Self {
+        v as u32
+    }
+}
+
+impl Elem for u8 {
+    const SIZE: u8 = 1;
+    const MAX: u64 = u8::MAX as u64;
+    fn narrow(v: u64) -> Self {
+        v as u8
+    }
+}
+
+/// Unpacks one group of 64 codes of width `W` (1..=64) from exactly `W` words.
+#[inline(always)]
+fn unpack_group<const W: usize>(words: &[u64], reference: u64, out: &mut [u64; GROUP]) {
+    let Some(words) = words.get(..W) else {
+        return;
+    };
+    let mask = if W == 64 { u64::MAX } else { (1u64 << W) - 1 };
+    for (j, o) in out.iter_mut().enumerate() {
+        let bit = j * W;
+        let (word, shift) = (bit / 64, bit % 64);
+        let mut x = u64::from_le(words[word]) >> shift;
+        if shift + W > 64 {
+            x |= u64::from_le(words[word + 1]) << (64 - shift);
+        }
+        *o = reference.wrapping_add(x & mask);
+    }
+}
+
+/// Unpacks every group of one chunk with a width known at compile time, so that the shifts are
+/// constants (one specialized loop per width).
+fn unpack_chunk<const W: usize>(
+    words: &[u64],
+    reference: u64,
+    groups: usize,
+    sink: &mut dyn FnMut(&[u64; GROUP]),
+) {
+    let mut buf = [0u64; GROUP];
+    for g in 0..groups {
+        unpack_group::<W>(&words[g * W..], reference, &mut buf);
+        sink(&buf);
+    }
+}
+
+macro_rules! dispatch_width {
+    ($w:expr, $words:expr, $reference:expr, $groups:expr, $sink:expr; $($n:literal)*) => {
+        match $w {
+            $($n => unpack_chunk::<$n>($words, $reference, $groups, $sink),)*
+            _ => {}
+        }
+    };
+}
+
+/// Decoder state: the input and its directory.
+struct Decoder<'a> {
+    source: &'a str,
+    bytes: &'a [u8],
+    sections: Vec<Section>,
+}
+
+impl<'a> Decoder<'a> {
+    fn new(source: &'a str, bytes: &'a [u8]) -> Result<Self, LoadError> {
+        let n = read_u32(bytes, 12).unwrap_or(0);
+        if n > MAX_SECTIONS {
+            return Err(corrupt(
+                source,
+                12,
+                format!("at most {MAX_SECTIONS} sections, found {n}"),
+            ));
+        }
+        let mut sections: Vec<Section> = Vec::with_capacity(n as usize);
+        for i in 0..n as usize {
+            let at = HEADER + DIR_ENTRY * i;
+            let (Some(id), Some(kinds), Some(count), Some(offset), Some(len)) = (
+                read_u32(bytes, at),
+                read_u32(bytes, at + 4),
+                read_u64(bytes, at + 8),
+                read_u64(bytes, at + 16),
+                read_u64(bytes, at + 24),
+            ) else {
+                return Err(corrupt(source, at, "a complete section directory entry"));
+            };
+            let [elem_size, transform, packing, _] = kinds.to_le_bytes();
+            let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+            let len = usize::try_from(len).unwrap_or(usize::MAX);
+            if !offset.is_multiple_of(8)
+                || offset < HEADER + DIR_ENTRY * n as usize
+                || offset.checked_add(len).is_none_or(|end| end > bytes.len())
+            {
+                return Err(corrupt(
+                    source,
+                    at + 16,
+                    format!(
+                        "section {id} 8-byte aligned after the directory and within the file ({} bytes)",
+                        bytes.len()
+                    ),
+                ));
+            }
+            if sections.iter().any(|s| s.id == id) {
+                return Err(corrupt(source, at, format!("section {id} only once")));
+            }
+            sections.push(Section {
+                id,
+                entry_at: at,
+                elem_size,
+                transform,
+                packing,
+                count,
+                offset,
+                len,
+            });
+        }
+        Ok(Self {
+            source,
+            bytes,
+            sections,
+        })
+    }
+
+    fn corrupt(&self, s: &Section, expected: impl Into<String>) -> LoadError {
+        corrupt(self.source, s.entry_at, expected)
+    }
+
+    fn find(&self, section: u32) -> Option<&Section> {
+        self.sections.iter().find(|s| s.id == section)
+    }
+
+    fn need(&self, section: u32) -> Result<&Section, LoadError> {
+        self.find(section)
+            .ok_or_else(|| corrupt(self.source, HEADER, format!("a section with id {section}")))
+    }
+
+    fn payload(&self, s: &Section) -> &'a [u8] {
+        &self.bytes[s.offset..s.offset + s.len]
+    }
+
+    /// Decodes a numeric section into values of type `T`. `base` is the decoded base section
+    /// for [`XF_PLUS_BASE`].
+    fn numeric<T: Elem>(&self, section: u32, base: Option<&[u64]>) -> Result<Vec<T>, LoadError> {
+        let s = self.need(section)?;
+        if s.elem_size != T::SIZE {
+            return Err(self.corrupt(
+                s,
+                format!("section {section} with {}-byte elements", T::SIZE),
+            ));
+        }
+        let transform = match (s.transform, base) {
+            (XF_NONE, _) => Transform::None,
+            (XF_DELTA, _) if T::SIZE == 8 => Transform::Delta,
+            (XF_ZIGZAG_DELTA, _) if T::SIZE == 8 => Transform::ZigzagDelta,
+            (XF_PLUS_BASE, Some(b)) if T::SIZE == 8 && base_section(section).is_some() => {
+                if b.len() as u64 != s.count {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "section {section} as long as its base section ({})",
+                            b.len()
+                        ),
+                    ));
+                }
+                Transform::PlusBase(b)
+            }
+            (t, _) => {
+                return Err(self.corrupt(
+                    s,
+                    format!("a known transform for section {section}, found {t}"),
+                ));
+            }
+        };
+        let n = usize::try_from(s.count)
+            .map_err(|_| self.corrupt(s, "an element count that fits memory"))?;
+        let payload = self.payload(s);
+        // Check the payload against `n` before allocating anything sized by `n`.
+        enum Plan<'p> {
+            Bits {
+                refs: &'p [u64],
+                widths: &'p [u8],
+                data: &'p [u64],
+            },
+            Planes {
+                k: usize,
+                decoder: zstd::stream::read::Decoder<'p, &'p [u8]>,
+            },
+        }
+        let plan = match s.packing {
+            PACK_BITS => {
+                let words: &[u64] = bytemuck::try_cast_slice(payload).map_err(|_| {
+                    self.corrupt(s, format!("section {section} of whole u64 words"))
+                })?;
+                let chunks = n.div_ceil(CHUNK);
+                let width_words = chunks.div_ceil(8);
+                let Some(data) = words.get(chunks + width_words..) else {
+                    return Err(self.corrupt(
+                        s,
+                        format!("{chunks} chunk headers for {n} values in section {section}"),
+                    ));
+                };
+                let refs = &words[..chunks];
+                let widths: &[u8] = bytemuck::cast_slice(&words[chunks..chunks + width_words]);
+                let widths = &widths[..chunks];
+                let mut needed = 0usize;
+                for (c, &w) in widths.iter().enumerate() {
+                    if w > 64 {
+                        return Err(self
+                            .corrupt(s, format!("bit widths of at most 64 in section {section}")));
+                    }
+                    let groups = (n - c * CHUNK).min(CHUNK).div_ceil(GROUP);
+                    needed += groups * w as usize;
+                }
+                if needed != data.len() {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "{needed} data words in section {section}, found {}",
+                            data.len()
+                        ),
+                    ));
+                }
+                Plan::Bits { refs, widths, data }
+            }
+            PACK_PLANES => {
+                let Some((&k, frame)) = payload.split_first() else {
+                    return Err(self.corrupt(s, format!("a plane count in section {section}")));
+                };
+                let k = k as usize;
+                // k ≥ 1, so this also bounds `n` by the payload.
+                let bytes_needed = k.checked_mul(n).filter(|&b| {
+                    (1..=8).contains(&k)
+                        && (b as u64) <= (payload.len() as u64).saturating_mul(MAX_EXPANSION)
+                });
+                if bytes_needed.is_none() {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "1 to 8 byte planes and at most {MAX_EXPANSION} decoded bytes per stored byte in section {section}"
+                        ),
+                    ));
+                }
+                let decoder = zstd::stream::read::Decoder::with_buffer(frame).map_err(|_| {
+                    self.corrupt(s, format!("a valid zstd frame in section {section}"))
+                })?;
+                Plan::Planes { k, decoder }
+            }
+            p => {
+                return Err(self.corrupt(
+                    s,
+                    format!("a known numeric packing for section {section}, found {p}"),
+                ));
+            }
+        };
+        // Filled group by group with `extend` (no zero-filling pass over fresh memory).
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        let mut too_wide = false;
+        let mut failed = false;
+        {
+            let mut acc = 0u64;
+            let mut sink = |codes: &[u64; GROUP]| {
+                let filled = out.len();
+                let codes = &codes[..GROUP.min(n - filled)];
+                match transform {
+                    Transform::None => {
+                        too_wide |= codes.iter().any(|&c| c > T::MAX);
+                        out.extend(codes.iter().map(|&c| T::narrow(c)));
+                    }
+                    Transform::Delta => out.extend(codes.iter().map(|&c| {
+                        acc = acc.wrapping_add(c);
+                        T::narrow(acc)
+                    })),
+                    Transform::ZigzagDelta => out.extend(codes.iter().map(|&c| {
+                        acc = acc.wrapping_add(unzigzag(c));
+                        T::narrow(acc)
+                    })),
+                    Transform::PlusBase(b) => out.extend(
+                        codes
+                            .iter()
+                            .zip(&b[filled..filled + codes.len()])
+                            .map(|(&c, &b)| T::narrow(c.wrapping_add(b))),
+                    ),
+                }
+            };
+            match plan {
+                Plan::Bits { refs, widths, data } => {
+                    let mut at = 0usize;
+                    for (c, (&w, &reference)) in widths.iter().zip(refs).enumerate() {
+                        let groups = (n - c * CHUNK).min(CHUNK).div_ceil(GROUP);
+                        let reference = u64::from_le(reference);
+                        let w = w as usize;
+                        let chunk_words = &data[at..at + groups * w];
+                        at += groups * w;
+                        if w == 0 {
+                            let buf = [reference; GROUP];
+                            for _ in 0..groups {
+                                sink(&buf);
+                            }
+                            continue;
+                        }
+                        dispatch_width!(w, chunk_words, reference, groups, &mut sink;
+                            1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
+                            33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
+                    }
+                }
+                Plan::Planes { k, mut decoder } => {
+                    // Block by block into one small buffer that stays in cache.
+                    let mut planes = vec![0u8; k * PLANE_BLOCK.min(n)];
+                    let mut buf = [0u64; GROUP];
+                    let mut block_start = 0usize;
+                    while block_start < n {
+                        let len = PLANE_BLOCK.min(n - block_start);
+                        let planes = &mut planes[..k * len];
+                        if decoder.read_exact(planes).is_err() {
+                            failed = true;
+                            break;
+                        }
+                        let mut start = 0usize;
+                        while start < len {
+                            let take = GROUP.min(len - start);
+                            buf.fill(0);
+                            for j in 0..k {
+                                let plane = &planes[j * len + start..j * len + start + take];
+                                for (b, &p) in buf.iter_mut().zip(plane) {
+                                    *b |= u64::from(p) << (8 * j);
+                                }
+                            }
+                            sink(&buf);
+                            start += take;
+                        }
+                        block_start += len;
+                    }
+                }
+            }
+        }
+        if failed {
+            return Err(self.corrupt(
+                s,
+                format!("a complete zstd frame of byte planes in section {section}"),
+            ));
+        }
+        if too_wide {
+            return Err(self.corrupt(
+                s,
+                format!("values of section {section} that fit {} bytes", T::SIZE),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Decodes a byte section (raw or zstd).
+    fn byte_section(&self, section: u32) -> Result<Vec<u8>, LoadError> {
+        let s = self.need(section)?;
+        let payload = self.payload(s);
+        let n = usize::try_from(s.count).unwrap_or(usize::MAX);
+        match (s.elem_size, s.packing) {
+            (1, PACK_RAW) if n == payload.len() => Ok(payload.to_vec()),
+            (1, PACK_ZSTD)
+                if (n as u64) <= (payload.len() as u64).saturating_mul(MAX_EXPANSION) =>
+            {
+                let mut out: Vec<u8> = Vec::with_capacity(n);
+                let got = zstd::bulk::Decompressor::new()
+                    .and_then(|mut d| d.decompress_to_buffer(payload, &mut out))
+                    .map_err(|_| {
+                        self.corrupt(
+                            s,
+                            format!("a valid zstd frame of {n} bytes in section {section}"),
+                        )
+                    })?;
+                if got != n {
+                    return Err(
+                        self.corrupt(s, format!("{n} bytes in section {section}, found {got}"))
+                    );
+                }
+                Ok(out)
+            }
+            _ => Err(self.corrupt(
+                s,
+                format!("section {section} of bytes, raw or zstd, of a plausible length"),
+            )),
+        }
+    }
+
+    fn decode(&self) -> Result<Trace, LoadError> {
+        let source = self.source;
+        let meta_json = self.byte_section(id::META)?;
+        let meta: MscMeta = serde_json::from_slice(&meta_json)
+            .map_err(|e| corrupt(source, HEADER, format!("metadata JSON ({e})")))?;
+        let m = &meta.meta;
+        let counted = [m.allocs, m.frees, m.unknown_frees, m.double_frees]
+            .iter()
+            .try_fold(0u64, |acc, &x| acc.checked_add(x));
+        let n = self.need(id::ALLOC_EVENT)?.count;
+        if m.allocs != n
+            || counted != Some(m.events)
+            || m.reallocs > m.frees
+            || m.peak_event > m.events
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "metadata counts that agree with the blocks (allocs = blocks, events = allocs + frees + unknown + double frees)",
+            ));
+        }
+        for section in [
+            id::ADDRESS,
+            id::SIZE,
+            id::REQUESTED,
+            id::USABLE,
+            id::FREE_EVENT,
+            id::THREAD,
+            id::SITE,
+            id::FLAGS,
+        ] {
+            let s = self.need(section)?;
+            if s.count != n {
+                return Err(self.corrupt(
+                    s,
+                    format!("section {section} with {n} elements, one per block"),
+                ));
+            }
+        }
+        let events = m.events;
+        let has_event_times = self.find(id::EVENT_TIME).is_some();
+        if has_event_times && self.need(id::EVENT_TIME)?.count != events.saturating_add(1) {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "one event time per event plus the trace end",
+            ));
+        }
+        type Res<T> = Result<T, LoadError>;
+        let (address, sizes, events_times, rest) = std::thread::scope(|scope| {
+            let address = scope.spawn(|| self.numeric::<u64>(id::ADDRESS, None));
+            let sizes = scope.spawn(|| -> Res<(Vec<u64>, Vec<u64>, Vec<u64>)> {
+                let requested = self.numeric::<u64>(id::REQUESTED, None)?;
+                let size = self.numeric::<u64>(id::SIZE, Some(&requested))?;
+                let usable = self.numeric::<u64>(id::USABLE, Some(&size))?;
+                Ok((requested, size, usable))
+            });
+            let times = scope.spawn(|| -> Res<Option<Vec<u64>>> {
+                if has_event_times {
+                    Ok(Some(self.numeric::<u64>(id::EVENT_TIME, None)?))
+                } else {
+                    Ok(None)
+                }
+            });
+            // Events, then the block times: gathered from the event times, or decoded.
+            let event_cols = scope.spawn(move || -> Res<[Vec<u64>; 4]> {
+                let alloc_event = self.numeric::<u64>(id::ALLOC_EVENT, None)?;
+                let free_event = self.numeric::<u64>(id::FREE_EVENT, Some(&alloc_event))?;
+                let (alloc_time, free_time) = match joined(source, times.join())? {
+                    Some(times) => {
+                        let gather = |ev: &[u64]| -> Res<Vec<u64>> {
+                            let mut out = Vec::with_capacity(ev.len());
+                            for &e in ev {
+                                let Some(&t) = usize::try_from(e).ok().and_then(|e| times.get(e))
+                                else {
+                                    return Err(corrupt(
+                                        source,
+                                        HEADER,
+                                        "event indices below the event count",
+                                    ));
+                                };
+                                out.push(t);
+                            }
+                            Ok(out)
+                        };
+                        (gather(&alloc_event)?, gather(&free_event)?)
+                    }
+                    None => {
+                        let alloc_time = self.numeric::<u64>(id::ALLOC_TIME, None)?;
+                        let free_time = self.numeric::<u64>(id::FREE_TIME, Some(&alloc_time))?;
+                        if alloc_event.iter().chain(&free_event).any(|&e| e > events) {
+                            return Err(corrupt(
+                                source,
+                                HEADER,
+                                "event indices below the event count",
+                            ));
+                        }
+                        (alloc_time, free_time)
+                    }
+                };
+                Ok([alloc_event, free_event, alloc_time, free_time])
+            });
+            let rest = self.small_columns();
+            (
+                joined(source, address.join()),
+                joined(source, sizes.join()),
+                joined(source, event_cols.join()),
+                rest,
+            )
+        });
+        let address = address?;
+        let (requested_size, size, usable_size) = sizes?;
+        let [alloc_event, free_event, alloc_time_ns, free_time_ns] = events_times?;
+        let (thread, site, flags, tree, strings, threads) = rest?;
+        let blocks = BlockColumns {
+            address,
+            size,
+            requested_size,
+            usable_size,
+            alloc_time_ns,
+            free_time_ns,
+            alloc_event,
+            free_event,
+            thread,
+            site,
+            flags,
+        };
+        if !blocks.is_consistent() {
+            return Err(corrupt(source, HEADER, "block columns of equal length"));
+        }
+        let warnings = restore_warnings(source, meta.warnings)?;
+        let mut meta_out = meta.meta;
+        meta_out.source = source.to_owned();
+        meta_out.format = crate::model::TraceFormat::Msc;
+        Ok(Trace {
+            meta: meta_out,
+            blocks,
+            strings,
+            call_tree: tree,
+            threads,
+            warnings,
+            event_order_cache: Default::default(),
+        })
+    }
+
+    /// Thread, site and flag columns, the call tree, strings and thread names, all checked
+    /// against each other.
+    #[allow(clippy::type_complexity)]
+    fn small_columns(
+        &self,
+    ) -> Result<(Vec<u32>, Vec<u32>, Vec<u8>, CallTree, Strings, Vec<u32>), LoadError> {
+        let source = self.source;
+        let thread = self.numeric::<u32>(id::THREAD, None)?;
+        let site = self.numeric::<u32>(id::SITE, None)?;
+        let flags = self.numeric::<u8>(id::FLAGS, None)?;
+        let parent = self.numeric::<u32>(id::TREE_PARENT, None)?;
+        let ips = self.numeric::<u64>(id::TREE_IP, None)?;
+        let function = self.numeric::<u32>(id::TREE_FUNCTION, None)?;
+        let file = self.numeric::<u32>(id::TREE_FILE, None)?;
+        let line = self.numeric::<u32>(id::TREE_LINE, None)?;
+        let module = self.numeric::<u32>(id::TREE_MODULE, None)?;
+        let module_offset = self.numeric::<u64>(id::TREE_MODULE_OFFSET, None)?;
+        let nodes = parent.len();
+        if nodes == 0
+            || [
+                ips.len(),
+                function.len(),
+                file.len(),
+                line.len(),
+                module.len(),
+                module_offset.len(),
+            ]
+            .iter()
+            .any(|&l| l != nodes)
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "call-tree columns of equal, non-zero length",
+            ));
+        }
+        if parent
+            .iter()
+            .enumerate()
+            .skip(1)
+            .any(|(n, &p)| p as usize >= n)
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "call-tree parents numbered before their children",
+            ));
+        }
+        let string_bytes = self.byte_section(id::STRING_BYTES)?;
+        let string_ends = self.numeric::<u64>(id::STRING_ENDS, None)?;
+        let mut strings = Vec::with_capacity(string_ends.len());
+        let mut start = 0usize;
+        for &end in &string_ends {
+            let end = usize::try_from(end).unwrap_or(usize::MAX);
+            let Some(s) = string_bytes.get(start..end) else {
+                return Err(corrupt(
+                    source,
+                    HEADER,
+                    "string offsets inside the string section",
+                ));
+            };
+            let Ok(s) = std::str::from_utf8(s) else {
+                return Err(corrupt(source, HEADER, "UTF-8 strings"));
+            };
+            strings.push(s.to_owned());
+            start = end;
+        }
+        if strings.first().is_none_or(|s| !s.is_empty()) {
+            return Err(corrupt(source, HEADER, "the empty string as string 0"));
+        }
+        let string_count = strings.len();
+        let threads = self.numeric::<u32>(id::THREADS, None)?;
+        let str_ok = |id: &u32| (*id as usize) < string_count;
+        if !(function.iter().all(str_ok)
+            && file.iter().all(str_ok)
+            && module.iter().all(str_ok)
+            && threads.iter().all(str_ok))
+        {
+            return Err(corrupt(source, HEADER, "string ids below the string count"));
+        }
+        let thread_count = threads.len().max(1);
+        if site.iter().any(|&s| s as usize >= nodes)
+            || thread.iter().any(|&t| t as usize >= thread_count)
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "block sites and threads that exist",
+            ));
+        }
+        let frames = (0..nodes)
+            .map(|n| Frame {
+                ip: ips[n],
+                function: function[n],
+                file: file[n],
+                line: line[n],
+                module: module[n],
+                module_offset: module_offset[n],
+            })
+            .collect();
+        Ok((
+            thread,
+            site,
+            flags,
+            CallTree::from_columns(parent, frames),
+            Strings::from_vec(strings),
+            threads,
+        ))
+    }
+}
+
+/// The result of a decoding thread (a panic, which would be a bug, becomes an error).
+fn joined<T>(source: &str, r: std::thread::Result<Result<T, LoadError>>) -> Result<T, LoadError> {
+    r.unwrap_or_else(|_| Err(corrupt(source, HEADER, "a decodable block column")))
+}
+
+/// Rebuilds the warning summary: the kept locations, then the rest of the count by doubling
+/// (`Warnings` only counts up one at a time; merging a copy into itself doubles it), so a
+/// count of a billion costs 30 merges, not a billion additions.
+fn restore_warnings(source: &str, records: Vec<WarningRecord>) -> Result<Warnings, LoadError> {
+    let mut warnings = Warnings::new();
+    for w in records {
+        let Some(kind) = warn::static_kind(&w.kind) else {
+            return Err(corrupt(
+                source,
+                HEADER,
+                format!("a known warning kind, found {:?}", w.kind),
+            ));
+        };
+        if w.count > MAX_RESTORED_WARNINGS || (w.first.len() as u64) > w.count {
+            return Err(corrupt(source, HEADER, "a plausible warning count"));
+        }
+        let mut this = Warnings::new();
+        for (file, line, offset) in w.first {
+            this.add(kind, warn::message(kind), Location { file, line, offset });
+        }
+        let kept = this.kinds().first().map_or(0, |k: &WarningKind| k.count);
+        let rest = w.count - kept;
+        if rest > 0 {
+            let mut one = Warnings::new();
+            one.add(kind, warn::message(kind), Location::offset(source, 0));
+            let mut extra = Warnings::new();
+            for bit in (0..64 - rest.leading_zeros()).rev() {
+                extra.merge(extra.clone());
+                if rest >> bit & 1 == 1 {
+                    extra.merge(one.clone());
+                }
+            }
+            this.merge(extra);
+        }
+        warnings.merge(this);
+    }
+    Ok(warnings)
+}
