@@ -1,0 +1,212 @@
+//! `.msc` version 2: version-1 files still load; mutated, truncated and forged version-2 files
+//! give a `Corrupt` error naming the file and an offset, never a panic or a huge allocation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use common::data;
+use memscape_trace::{LoadError, Trace, TraceFormat, from_msc_bytes, load, to_msc_bytes};
+use proptest::prelude::*;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn assert_same(a: &Trace, b: &Trace) {
+    assert_eq!(a.blocks, b.blocks);
+    assert_eq!(a.call_tree.parent, b.call_tree.parent);
+    assert_eq!(a.call_tree.frames, b.call_tree.frames);
+    assert_eq!(a.strings, b.strings);
+    assert_eq!(a.threads, b.threads);
+    assert_eq!(a.warnings, b.warnings);
+    let (mut ma, mut mb) = (a.meta.clone(), b.meta.clone());
+    ma.format = TraceFormat::Msc;
+    mb.format = TraceFormat::Msc;
+    ma.source.clear();
+    mb.source.clear();
+    assert_eq!(ma, mb);
+}
+
+/// The fixtures were written by the version-1 writer (memscape-trace before this change) from
+/// the shared sample files.
+#[test]
+fn version_1_files_still_load() {
+    for (v1, text) in [
+        ("test_sysroot.v1.msc", "heaptrack/test_sysroot.raw"),
+        ("david.v1.msc", "heaptrack/heaptrack.david.18594.gz"),
+    ] {
+        let bytes = std::fs::read(fixture(v1)).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
+        let old = load(&fixture(v1)).unwrap();
+        let fresh = load(&data(text)).unwrap();
+        assert_same(&old, &fresh);
+        // Written again, it is version 2 and still the same trace.
+        let v2 = to_msc_bytes(&old, &mut |_| {}).unwrap();
+        assert_eq!(u32::from_le_bytes(v2[8..12].try_into().unwrap()), 2);
+        assert_same(&from_msc_bytes("again.msc", &v2).unwrap(), &fresh);
+    }
+}
+
+#[test]
+fn unknown_version_names_the_versions_read() {
+    let t = load(&data("heaptrack/test_sysroot.raw")).unwrap();
+    let mut b = to_msc_bytes(&t, &mut |_| {}).unwrap();
+    b[8] = 3;
+    let e = from_msc_bytes("v3.msc", &b).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "v3.msc@8: corrupt .msc file: expected format version 2 (or 1), found 3"
+    );
+}
+
+/// A version-2 file of a real trace prefix (about 3,000 blocks: bit-packed and byte-plane
+/// sections, event times, call tree, strings).
+fn sample() -> &'static Vec<u8> {
+    static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
+    SAMPLE.get_or_init(|| {
+        let mut text = memscape_io::read_input(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+        text.truncate(96 * 1024);
+        let t = memscape_trace::load_bytes("sqlite prefix", &text).unwrap();
+        assert!(t.blocks.len() > 1000);
+        to_msc_bytes(&t, &mut |_| {}).unwrap()
+    })
+}
+
+fn section_count(b: &[u8]) -> usize {
+    u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize
+}
+
+/// The property: decoding returns a consistent trace or a `Corrupt` error naming the file.
+fn check(bytes: &[u8]) {
+    match from_msc_bytes("mutated.msc", bytes) {
+        Ok(t) => {
+            let b = &t.blocks;
+            assert!(b.is_consistent());
+            for i in 0..b.len() {
+                assert!(b.free_event[i] <= t.meta.events);
+                assert!(b.alloc_event[i] <= b.free_event[i]);
+                assert!(b.alloc_time_ns[i] <= b.free_time_ns[i]);
+                assert!(b.alloc_event[i] <= t.meta.events);
+                assert!((b.site[i] as usize) < t.call_tree.len());
+            }
+            let report = memscape_trace::info::info(&t, &Default::default());
+            assert_eq!(report.blocks, b.len() as u64);
+        }
+        Err(LoadError::Corrupt { at, expected }) => {
+            assert_eq!(at.file, "mutated.msc");
+            assert!(at.offset.is_some());
+            assert!(!expected.is_empty());
+        }
+        Err(e) => panic!("unexpected error kind: {e}"),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    /// XOR a byte of the header and directory (counts, offsets, lengths, codecs).
+    Directory(usize, u8),
+    /// Set a directory field to a large or boundary value.
+    DirectoryWord(usize, u64),
+    /// XOR a byte anywhere.
+    Anywhere(usize, u8),
+    Truncate(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), 1u8..=255).prop_map(|(p, x)| Mutation::Directory(p, x)),
+        (
+            any::<usize>(),
+            prop_oneof![
+                Just(0u64),
+                Just(1),
+                Just(u64::MAX),
+                Just(1 << 40),
+                Just(1 << 62),
+                any::<u64>()
+            ]
+        )
+            .prop_map(|(p, v)| Mutation::DirectoryWord(p, v)),
+        (any::<usize>(), 1u8..=255).prop_map(|(p, x)| Mutation::Anywhere(p, x)),
+        any::<usize>().prop_map(Mutation::Truncate),
+    ]
+}
+
+fn apply(b: &mut Vec<u8>, m: &Mutation) {
+    let dir_end = (16 + 32 * section_count(b).min(64)).min(b.len());
+    match *m {
+        Mutation::Directory(p, x) => {
+            if dir_end > 0 {
+                b[p % dir_end] ^= x;
+            }
+        }
+        Mutation::DirectoryWord(p, v) => {
+            // One of the u64 fields (count, offset, length) of an entry.
+            let entries = (dir_end.saturating_sub(16)) / 32;
+            if entries > 0 {
+                let at = 16 + 32 * (p % entries) + 8 + 8 * ((p / entries) % 3);
+                b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        Mutation::Anywhere(p, x) => {
+            let len = b.len();
+            if len > 0 {
+                b[p % len] ^= x;
+            }
+        }
+        Mutation::Truncate(p) => {
+            let len = b.len().max(1);
+            b.truncate(p % len);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_msc_is_a_clear_error_or_a_consistent_trace(
+        mutations in prop::collection::vec(mutation(), 1..4)
+    ) {
+        let mut b = sample().clone();
+        for m in &mutations {
+            if b.len() >= 16 {
+                apply(&mut b, m);
+            }
+        }
+        check(&b);
+    }
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let b = sample();
+    let step = (b.len() / 997).max(1);
+    for len in (0..b.len()).step_by(step).chain(b.len() - 16..b.len()) {
+        assert!(
+            from_msc_bytes("cut.msc", &b[..len]).is_err(),
+            "cut at {len} of {}",
+            b.len()
+        );
+    }
+}
+
+/// Every section's count set to 2^40 (or 2^62): an error, found before allocating for it.
+#[test]
+fn forged_counts_never_allocate() {
+    let b = sample();
+    for entry in 0..section_count(b) {
+        for count in [1u64 << 40, 1 << 62, u64::MAX] {
+            let mut forged = b.clone();
+            let at = 16 + 32 * entry + 8;
+            forged[at..at + 8].copy_from_slice(&count.to_le_bytes());
+            let e = from_msc_bytes("forged.msc", &forged).unwrap_err();
+            assert!(matches!(e, LoadError::Corrupt { .. }), "{e}");
+        }
+    }
+}
