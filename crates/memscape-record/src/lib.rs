@@ -300,8 +300,9 @@ struct Mapping {
 
 /// Converts a parsed recorder file into a trace: events in their global sequence order, times
 /// in ns since the process image started, threads named `tid <n>`, stacks as a call tree with
-/// module + offset per frame. Anonymous mmap/munmap events are counted by [`record`] but not
-/// put into the trace (memscape-trace has no event-kind column).
+/// module + offset per frame. Anonymous mmap/munmap become blocks flagged
+/// `memscape_trace::model::FLAG_MMAP` (counted in `meta.mmaps` / `meta.munmaps`, not in the
+/// heap's allocs and frees).
 pub fn convert_raw(source: &str, raw: &RawProcess) -> Trace {
     let mut builder = TraceBuilder::with_event_times(source);
     builder.command_line = raw.command_line.clone();
@@ -378,11 +379,7 @@ pub fn convert_raw(source: &str, raw: &RawProcess) -> Trace {
         }
         site_of_stack.insert(id, node);
     }
-    let mut order: Vec<&RawEvent> = raw
-        .events
-        .iter()
-        .filter(|e| e.kind != raw::KIND_MMAP && e.kind != raw::KIND_MUNMAP)
-        .collect();
+    let mut order: Vec<&RawEvent> = raw.events.iter().collect();
     order.sort_by_key(|e| e.seq);
     let start = raw.start_ns;
     let mut last = 0u64;
@@ -407,6 +404,13 @@ pub fn convert_raw(source: &str, raw: &RawProcess) -> Trace {
             raw::KIND_REALLOC_FREE => {
                 // The free half of a realloc: counted as a realloc, flagged on the block.
                 builder.realloc(line, time, e.address, 0, 0, 0, thread, site);
+            }
+            raw::KIND_MMAP => {
+                // Anonymous mappings: blocks flagged FLAG_MMAP, apart from the heap counts.
+                builder.mmap(line, time, e.address, e.size, thread, site);
+            }
+            raw::KIND_MUNMAP => {
+                builder.munmap(line, time, e.address, e.size);
             }
             _ => builder.warn("malformed_line", line),
         }

@@ -7,8 +7,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use memscape_io::{Location, Warnings};
 
 use crate::model::{
-    BlockColumns, CallTree, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_NEVER_FREED, Module,
-    Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
+    BlockColumns, CallTree, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP,
+    FLAG_NEVER_FREED, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
 };
 use crate::warn;
 
@@ -66,6 +66,11 @@ pub struct TraceBuilder {
     /// allocated again, to tell a double free from a free of a pointer never seen: one map, so
     /// an allocation or a free is a single hash lookup.
     live: PointerMap<u32>,
+    /// Live anonymous mappings by start address (kept apart from heap blocks: the allocator's
+    /// own arenas are mappings that heap blocks lie in).
+    mappings: PointerMap<u32>,
+    mmaps: u64,
+    munmaps: u64,
     clock: Clock,
     events: u64,
     allocs: u64,
@@ -111,6 +116,9 @@ impl TraceBuilder {
             source: source.to_owned(),
             blocks: BlockColumns::default(),
             live: PointerMap::default(),
+            mappings: PointerMap::default(),
+            mmaps: 0,
+            munmaps: 0,
             clock,
             events: 0,
             allocs: 0,
@@ -275,9 +283,80 @@ impl TraceBuilder {
         self.blocks.free_event[i] = event;
         self.blocks.free_time_ns[i] = time;
         self.blocks.flags[i] = (self.blocks.flags[i] & !FLAG_NEVER_FREED) | flag;
-        self.live_bytes = self
-            .live_bytes
-            .saturating_sub(self.blocks.requested_size[i]);
+        if self.blocks.flags[i] & FLAG_MMAP == 0 {
+            self.live_bytes = self
+                .live_bytes
+                .saturating_sub(self.blocks.requested_size[i]);
+        }
+    }
+
+    /// An anonymous mapping of `length` bytes at `address`: a block flagged [`FLAG_MMAP`],
+    /// counted in `mmaps` (not in allocs, not in live heap bytes). A mapping over the start of
+    /// a live one (`MAP_FIXED`) ends the old one. Returns the block, or `None` when rejected.
+    #[allow(clippy::too_many_arguments)]
+    pub fn mmap(
+        &mut self,
+        line: u64,
+        time_ns: u64,
+        address: u64,
+        length: u64,
+        thread: u32,
+        site: u32,
+    ) -> Option<u32> {
+        if length > MAX_SANE_SIZE || address.checked_add(length).is_none() {
+            self.warn(warn::ABSURD_SIZE, line);
+            return None;
+        }
+        let index = match u32::try_from(self.blocks.len()) {
+            Ok(i) if i < FREED => i,
+            _ => {
+                self.warn(warn::TOO_MANY_BLOCKS, line);
+                return None;
+            }
+        };
+        let time = self.event_time(time_ns, line);
+        let event = self.next_event();
+        if let Some(old) = self.mappings.insert(address, index) {
+            self.end_block(old, event, time, FLAG_ENDED_BY_OVERLAP);
+        }
+        let b = &mut self.blocks;
+        b.address.push(address);
+        b.size.push(length);
+        b.requested_size.push(length);
+        b.usable_size.push(USABLE_UNKNOWN);
+        b.alloc_time_ns.push(time);
+        b.free_time_ns.push(0);
+        b.alloc_event.push(event);
+        b.free_event.push(0);
+        b.thread.push(thread);
+        b.site.push(site);
+        b.flags.push(FLAG_NEVER_FREED | FLAG_MMAP);
+        self.mmaps += 1;
+        Some(index)
+    }
+
+    /// `munmap(address, length)`: ends every live mapping that starts inside the range, one
+    /// event each (a mapping unmapped only in part ends whole). Unmapping memory that was not
+    /// mapped through the recorder (the loader's, the allocator's own arenas) is not an event.
+    /// Returns how many mappings ended.
+    pub fn munmap(&mut self, line: u64, time_ns: u64, address: u64, length: u64) -> u64 {
+        let end = address.saturating_add(length.max(1));
+        // Live mappings are few (hundreds): a scan is cheaper than keeping them sorted.
+        let mut ended: Vec<(u64, u32)> = self
+            .mappings
+            .iter()
+            .filter(|&(&start, _)| start >= address && start < end)
+            .map(|(&start, &block)| (start, block))
+            .collect();
+        ended.sort_unstable();
+        for &(start, block) in &ended {
+            let time = self.event_time(time_ns, line);
+            let event = self.next_event();
+            self.mappings.remove(&start);
+            self.end_block(block, event, time, 0);
+            self.munmaps += 1;
+        }
+        ended.len() as u64
     }
 
     /// A free. Returns whether it matched a live block.
@@ -373,6 +452,8 @@ impl TraceBuilder {
             reallocs,
             unknown_frees,
             double_frees,
+            mmaps,
+            munmaps,
             live_bytes,
             peak_live_bytes,
             peak_event,
@@ -429,6 +510,8 @@ impl TraceBuilder {
             reallocs,
             unknown_frees,
             double_frees,
+            mmaps,
+            munmaps,
             end_time_ns,
             peak_live_bytes,
             peak_event,

@@ -13,6 +13,11 @@ pub const FLAG_FREED_BY_REALLOC: u8 = 2;
 /// while it was still live (a lost free in the input); the block ends at that allocation.
 pub const FLAG_ENDED_BY_OVERLAP: u8 = 4;
 
+/// Block flag: the block is an anonymous memory mapping (`mmap`, ended by `munmap`) recorded
+/// by memscape's recorder, not a heap block. Mappings are counted in `TraceMeta::mmaps` /
+/// `munmaps`, not in allocs/frees, and do not count towards live heap bytes.
+pub const FLAG_MMAP: u8 = 8;
+
 /// `usable_size` value meaning "the trace does not say" (heaptrack records requested sizes only).
 pub const USABLE_UNKNOWN: u64 = 0;
 
@@ -277,7 +282,8 @@ pub struct TraceMeta {
     pub has_addresses: bool,
     /// Whether wall times come from the input (false: they are synthesized from event order).
     pub has_wall_time: bool,
-    /// Events: allocations plus successful frees plus frees that matched nothing.
+    /// Events: allocations plus successful frees plus frees that matched nothing, plus mappings
+    /// and unmappings.
     pub events: u64,
     pub allocs: u64,
     pub frees: u64,
@@ -285,6 +291,12 @@ pub struct TraceMeta {
     pub reallocs: u64,
     pub unknown_frees: u64,
     pub double_frees: u64,
+    /// Anonymous mappings (blocks flagged [`FLAG_MMAP`]); each is one event.
+    #[serde(default)]
+    pub mmaps: u64,
+    /// Mappings ended by `munmap`; each is one event.
+    #[serde(default)]
+    pub munmaps: u64,
     /// Wall time of the last event or tick (ns since trace start).
     pub end_time_ns: u64,
     pub peak_live_bytes: u64,

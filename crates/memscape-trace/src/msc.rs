@@ -1048,11 +1048,18 @@ impl<'a> Decoder<'a> {
         let meta: MscMeta = serde_json::from_slice(&meta_json)
             .map_err(|e| corrupt(source, HEADER, format!("metadata JSON ({e})")))?;
         let m = &meta.meta;
-        let counted = [m.allocs, m.frees, m.unknown_frees, m.double_frees]
-            .iter()
-            .try_fold(0u64, |acc, &x| acc.checked_add(x));
+        let counted = [
+            m.allocs,
+            m.frees,
+            m.unknown_frees,
+            m.double_frees,
+            m.mmaps,
+            m.munmaps,
+        ]
+        .iter()
+        .try_fold(0u64, |acc, &x| acc.checked_add(x));
         let n = self.need(id::ALLOC_EVENT)?.count;
-        if m.allocs != n
+        if m.allocs.checked_add(m.mmaps) != Some(n)
             || counted != Some(m.events)
             || m.reallocs > m.frees
             || m.peak_event > m.events
@@ -1060,7 +1067,7 @@ impl<'a> Decoder<'a> {
             return Err(corrupt(
                 source,
                 HEADER,
-                "metadata counts that agree with the blocks (allocs = blocks, events = allocs + frees + unknown + double frees)",
+                "metadata counts that agree with the blocks (allocs + mmaps = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps)",
             ));
         }
         for section in [

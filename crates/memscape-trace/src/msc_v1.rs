@@ -500,10 +500,17 @@ pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, Loa
     let meta: MscMeta = serde_json::from_slice(&meta_json)
         .map_err(|e| corrupt(source, 16, format!("metadata JSON ({e})")))?;
     let m = &meta.meta;
-    let counted = [m.allocs, m.frees, m.unknown_frees, m.double_frees]
-        .iter()
-        .try_fold(0u64, |acc, &x| acc.checked_add(x));
-    if m.allocs != blocks.len() as u64
+    let counted = [
+        m.allocs,
+        m.frees,
+        m.unknown_frees,
+        m.double_frees,
+        m.mmaps,
+        m.munmaps,
+    ]
+    .iter()
+    .try_fold(0u64, |acc, &x| acc.checked_add(x));
+    if m.allocs.checked_add(m.mmaps) != Some(blocks.len() as u64)
         || counted != Some(m.events)
         || m.reallocs > m.frees
         || m.peak_event > m.events
@@ -511,7 +518,7 @@ pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, Loa
         return Err(corrupt(
             source,
             16,
-            "metadata counts that agree with the blocks (allocs = blocks, events = allocs + frees + unknown + double frees)",
+            "metadata counts that agree with the blocks (allocs + mmaps = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps)",
         ));
     }
     if blocks

@@ -210,3 +210,38 @@ fn forged_counts_never_allocate() {
         }
     }
 }
+
+/// Anonymous mappings (recorder traces): blocks flagged `FLAG_MMAP`, counted apart from the
+/// heap, ended by `munmap` of a range that holds their start, kept by the `.msc` round trip.
+#[test]
+fn anonymous_mappings_are_flagged_blocks_apart_from_the_heap() {
+    use memscape_trace::TraceBuilder;
+    use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
+    let mut b = TraceBuilder::with_event_times("maps");
+    let t0 = b.thread("main");
+    let map_a = b.mmap(1, 10, 0x7000_0000, 1 << 20, t0, 0).unwrap();
+    let heap = b.alloc(2, 20, 0x1000, 100, 0, t0, 0).unwrap();
+    let map_b = b.mmap(3, 30, 0x7100_0000, 4096, t0, 0).unwrap();
+    // Memory the recorder never saw mapped: not an event.
+    assert_eq!(b.munmap(4, 35, 0x9000_0000, 4096), 0);
+    // One munmap over both mappings ends both, one event each.
+    assert_eq!(b.munmap(5, 40, 0x7000_0000, 0x0200_0000), 2);
+    assert!(b.free(6, 50, 0x1000));
+    let t = b.finish(TraceFormat::Csv, true);
+    assert_eq!((t.meta.allocs, t.meta.frees), (1, 1));
+    assert_eq!((t.meta.mmaps, t.meta.munmaps), (2, 2));
+    assert_eq!(t.meta.events, 6);
+    // Mappings are not heap bytes.
+    assert_eq!(t.meta.peak_live_bytes, 100);
+    let blocks = &t.blocks;
+    for m in [map_a, map_b] {
+        let i = m as usize;
+        assert_eq!(blocks.flags[i] & FLAG_MMAP, FLAG_MMAP);
+        assert_eq!(blocks.flags[i] & FLAG_NEVER_FREED, 0);
+        assert_eq!(blocks.free_time_ns[i], 40);
+    }
+    assert_eq!(blocks.flags[heap as usize] & FLAG_MMAP, 0);
+    assert_eq!(blocks.size[map_a as usize], 1 << 20);
+    let back = from_msc_bytes("maps.msc", &to_msc_bytes(&t, &mut |_| {}).unwrap()).unwrap();
+    assert_same(&t, &back);
+}
