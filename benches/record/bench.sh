@@ -5,6 +5,9 @@
 #
 #   benches/record/bench.sh [ROWS]        (default 60000 rows, as in ../shared/data's sqlite_1M)
 #
+# Each variant runs REPEAT times (default 3), interleaved, and the best wall time is kept: on a
+# shared machine the neighbours add noise, never speed.
+#
 # Needs the Debian packages heaptrack, sqlite3 and time (/usr/bin/time), and cargo.
 # CARGO_TARGET_DIR chooses the build directory (default /work/targets/memscape-record).
 set -euo pipefail
@@ -42,28 +45,34 @@ wall() { # wall seconds of a command (stdin from the workload)
     /usr/bin/time -f "%e" -o "$work/time.txt" "$@" < "$work/workload.sql" > /dev/null 2> "$work/err.txt"
     cat "$work/time.txt"
 }
+best() { printf '%s\n' "$@" | sort -g | head -1; }
 
-echo "== plain sqlite3"
-plain=$(wall sqlite3 "$work/db.sqlite")
-echo "== memscape shim only (raw recording, stacks depth 64)"
-rm -rf "$work/msr" && mkdir -p "$work/msr"
-ms_rec=$(MEMSCAPE_RECORD_DIR="$work/msr" LD_PRELOAD="$shim" wall sqlite3 "$work/db.sqlite")
+repeat=${REPEAT:-3}
+plain_runs=() ms_rec_runs=() ht_runs=()
+for ((r = 1; r <= repeat; r++)); do
+    echo "== run $r/$repeat: plain sqlite3, memscape shim (raw recording, stacks depth 64), heaptrack --raw"
+    plain_runs+=("$(wall sqlite3 "$work/db.sqlite")")
+    rm -rf "$work/msr" && mkdir -p "$work/msr"
+    ms_rec_runs+=("$(MEMSCAPE_RECORD_DIR="$work/msr" LD_PRELOAD="$shim" wall sqlite3 "$work/db.sqlite")")
+    rm -f "$work"/ht.*
+    ht_runs+=("$(wall heaptrack --raw -o "$work/ht" sqlite3 "$work/db.sqlite")")
+done
+plain=$(best "${plain_runs[@]}")
+ms_rec=$(best "${ms_rec_runs[@]}")
+ht=$(best "${ht_runs[@]}")
 msr_bytes=$(du -cb "$work"/msr/*.msr | tail -1 | cut -f1)
+ht_file=$(ls "$work"/ht.raw* | head -1)
+ht_bytes=$(stat -c %s "$ht_file")
 echo "== memscape record (recording + conversion to .msc + symbolization)"
 rm -f "$work/trace.msc"
 ms_all=$(MEMSCAPE_SHIM="$shim" wall "$record" -o "$work/trace.msc" -- sqlite3 "$work/db.sqlite")
 msc_bytes=$(stat -c %s "$work/trace.msc")
-"$record" -o "$work/trace2.msc" -- true > /dev/null 2>&1 || true
-echo "== heaptrack --raw"
-rm -f "$work"/ht.*
-ht=$(wall heaptrack --raw -o "$work/ht" sqlite3 "$work/db.sqlite")
-ht_file=$(ls "$work"/ht.raw* | head -1)
-ht_bytes=$(stat -c %s "$ht_file")
 
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 over() { echo "scale=2; ($1 - $plain) / $plain * 100" | bc -l; }
 echo
 echo "rows: $rows"
+echo "runs (s): plain ${plain_runs[*]}; shim ${ms_rec_runs[*]}; heaptrack ${ht_runs[*]}"
 echo "plain sqlite3:                 ${plain} s"
 echo "memscape shim (raw):           ${ms_rec} s  (overhead $(over "$ms_rec") %)"
 echo "memscape record (with .msc):   ${ms_all} s  (overhead $(over "$ms_all") %)"

@@ -438,7 +438,52 @@ unsafe fn load_libunwind() {
         return;
     }
     let f = unsafe { libc::dlsym(handle, c"unw_backtrace".as_ptr()) };
+    unsafe { set_per_thread_caching(handle) };
     UNW_BACKTRACE.store(f as usize, Ordering::Release);
+}
+
+/// `unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD)` and a larger cache, as
+/// heaptrack does: the default global cache takes a lock on every frame lookup, and the
+/// default size (1024 entries) thrashes on real programs. Symbols are the architecture's
+/// `_UL<arch>_…` names (the `unw_…` names are macros in libunwind.h).
+unsafe fn set_per_thread_caching(handle: *mut c_void) {
+    #[cfg(target_arch = "x86_64")]
+    const NAMES: [&core::ffi::CStr; 3] = [
+        c"_ULx86_64_local_addr_space",
+        c"_ULx86_64_set_caching_policy",
+        c"_ULx86_64_set_cache_size",
+    ];
+    #[cfg(target_arch = "aarch64")]
+    const NAMES: [&core::ffi::CStr; 3] = [
+        c"_ULaarch64_local_addr_space",
+        c"_ULaarch64_set_caching_policy",
+        c"_ULaarch64_set_cache_size",
+    ];
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return;
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        /// `UNW_CACHE_PER_THREAD` of `enum unw_caching_policy_t`.
+        const UNW_CACHE_PER_THREAD: c_int = 2;
+        type SetPolicyFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+        type SetSizeFn = unsafe extern "C" fn(*mut c_void, usize, c_int) -> c_int;
+        let space = unsafe { libc::dlsym(handle, NAMES[0].as_ptr()) };
+        let policy = unsafe { libc::dlsym(handle, NAMES[1].as_ptr()) };
+        let size = unsafe { libc::dlsym(handle, NAMES[2].as_ptr()) };
+        if space.is_null() || policy.is_null() {
+            return;
+        }
+        // SAFETY: `_UL<arch>_local_addr_space` is a variable of type `unw_addr_space_t` (a
+        // pointer); dlsym gives its address.
+        let space = unsafe { *space.cast::<*mut c_void>() };
+        // SAFETY: the signatures of unw_set_caching_policy / unw_set_cache_size (libunwind.h).
+        let policy = unsafe { core::mem::transmute::<*mut c_void, SetPolicyFn>(policy) };
+        unsafe { policy(space, UNW_CACHE_PER_THREAD) };
+        if !size.is_null() {
+            let size = unsafe { core::mem::transmute::<*mut c_void, SetSizeFn>(size) };
+            unsafe { size(space, 1 << 14, 0) };
+        }
+    }
 }
 
 const STACK_TABLE_SLOTS: usize = 1 << 20;
@@ -1084,8 +1129,9 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         drop(guard);
         return real();
     }
-    let stack = unsafe { stack_id() };
-    let mut e = free_event(KIND_FREE, FN_FREE, p, 0, stack);
+    // No stack walk for a free: the trace keeps the allocating call site only (as heaptrack
+    // does), and the walk is most of the cost of an event.
+    let mut e = free_event(KIND_FREE, FN_FREE, p, 0, 0);
     unsafe { record(&mut e) };
     real();
     drop(guard);
@@ -1122,7 +1168,7 @@ unsafe fn realloc_common(
         return new;
     }
     let stack = unsafe { stack_id() };
-    let mut freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0, stack));
+    let mut freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0, 0));
     let new = call(p);
     // A failed realloc (NULL with a size) keeps the old block: no free happened.
     if (!new.is_null() || size == 0)
