@@ -59,16 +59,7 @@ pub fn circular_coordinates<D: DistanceMatrix>(
     epsilon: Value,
 ) -> CircularCoordinates {
     let n = dist.size();
-    // The 1-skeleton at ε as adjacency lists.
-    let neighbors: Vec<Vec<u32>> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            (0..n)
-                .filter(|&j| j != i && dist.distance(i, j) <= epsilon)
-                .map(|j| j as u32)
-                .collect()
-        })
-        .collect();
+    let neighbors = adjacency_within(dist, epsilon);
     let edges = neighbors.iter().map(Vec::len).sum::<usize>() / 2;
 
     // The lifted cocycle on the edges present at ε, keyed (i, j) with i > j.
@@ -91,16 +82,11 @@ pub fn circular_coordinates<D: DistanceMatrix>(
     }
 
     // Cocycle condition over Z on the triangles at ε that touch the support:
-    // δα({a > b > c}) = α(b,c) − α(a,c) + α(a,b).
-    let lift_is_cocycle = alpha.keys().par_bridge().all(|&(i, j)| {
-        (0..n as u32).all(|k| {
-            if k == i
-                || k == j
-                || dist.distance(i as usize, k as usize) > epsilon
-                || dist.distance(j as usize, k as usize) > epsilon
-            {
-                return true;
-            }
+    // δα({a > b > c}) = α(b,c) − α(a,c) + α(a,b). The third vertices are the common
+    // neighbours of i and j (sorted lists, merged).
+    let support: Vec<(u32, u32)> = alpha.keys().copied().collect();
+    let lift_is_cocycle = support.par_iter().all(|&(i, j)| {
+        common_neighbors(&neighbors[i as usize], &neighbors[j as usize]).all(|k| {
             let mut t = [i, j, k];
             t.sort_unstable_by(|x, y| y.cmp(x));
             let [a, b, c] = t;
@@ -145,6 +131,49 @@ pub fn circular_coordinates<D: DistanceMatrix>(
         members,
         edges,
     }
+}
+
+/// The 1-skeleton at `epsilon` as adjacency lists, each in increasing vertex order. Built from
+/// the rows of the lower triangle, read in memory order (a column walk of a big matrix is a
+/// cache miss per entry).
+pub fn adjacency_within<D: DistanceMatrix>(dist: &D, epsilon: Value) -> Vec<Vec<u32>> {
+    let n = dist.size();
+    let lower: Vec<Vec<u32>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let row = i * i.saturating_sub(1) / 2;
+            (0..i)
+                .filter(|&j| dist.edge_length(row + j) <= epsilon)
+                .map(|j| j as u32)
+                .collect()
+        })
+        .collect();
+    let mut neighbors = lower.clone();
+    for (i, row) in lower.iter().enumerate() {
+        for &j in row {
+            neighbors[j as usize].push(i as u32);
+        }
+    }
+    neighbors
+}
+
+/// The common elements of two increasing lists.
+fn common_neighbors<'a>(a: &'a [u32], b: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+    let (mut p, mut q) = (0, 0);
+    std::iter::from_fn(move || {
+        while p < a.len() && q < b.len() {
+            match a[p].cmp(&b[q]) {
+                std::cmp::Ordering::Less => p += 1,
+                std::cmp::Ordering::Greater => q += 1,
+                std::cmp::Ordering::Equal => {
+                    p += 1;
+                    q += 1;
+                    return Some(a[p - 1]);
+                }
+            }
+        }
+        None
+    })
 }
 
 /// Connected components of the graph, as vertex lists.

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use memscape_io::Warnings;
+use rayon::prelude::*;
 
 use crate::circular::circular_coordinates;
 use crate::error::CyclesError;
@@ -161,14 +162,27 @@ pub fn analyze_records(
             .total_cmp(&barcode[a].persistence())
     });
 
+    // The classes are independent: their coordinates are computed in parallel.
+    let top: Vec<(usize, usize)> = order
+        .iter()
+        .copied()
+        .take(options.top)
+        .enumerate()
+        .collect();
+    let solved: Vec<_> = top
+        .par_iter()
+        .map(|&(rank, k)| {
+            let cocycle = &rips.cocycles[k];
+            let bar = cocycle.bar;
+            let end = bar.1.unwrap_or(rips.threshold.max(bar.0));
+            let epsilon =
+                (f64::from(bar.0) + options.epsilon_position * f64::from(end - bar.0)) as Value;
+            let cc = circular_coordinates(&dist, cocycle, options.modulus, epsilon);
+            (rank, bar, epsilon, cc)
+        })
+        .collect();
     let mut parameterizations = Vec::new();
-    for (rank, &k) in order.iter().take(options.top).enumerate() {
-        let cocycle = &rips.cocycles[k];
-        let bar = cocycle.bar;
-        let end = bar.1.unwrap_or(rips.threshold.max(bar.0));
-        let epsilon =
-            (f64::from(bar.0) + options.epsilon_position * f64::from(end - bar.0)) as Value;
-        let cc = circular_coordinates(&dist, cocycle, options.modulus, epsilon);
+    for (rank, bar, epsilon, cc) in solved {
         if !cc.lift_is_cocycle {
             tracing::warn!(
                 "class {} ([{}, {:?})): the symmetric Z-lift of its Z_{} cocycle is not a cocycle at ε = {epsilon}; θ is a least-squares compromise",
