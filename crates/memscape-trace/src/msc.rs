@@ -20,7 +20,7 @@
 //! |---|---|---|
 //! | 0 | raw | the elements, little-endian (byte sections) |
 //! | 1 | bit-packed | chunks of 1024 codes: `C` chunk references (u64 each), then `C` chunk bit widths (u8 each, padded to whole u64 words), then per chunk, per group of 64 codes (the last one padded with zeros), `width` u64 words holding the 64 codes minus the chunk reference, LSB first. A chunk whose codes are all equal has width 0 and no data words. |
-//! | 2 | byte planes + zstd | one byte `k` (0–8), then one zstd frame of `k · count` bytes: per block of 8192 codes (the last one shorter), byte plane 0 (the low byte of every code of the block), plane 1, …, plane `k − 1` |
+//! | 2 | byte planes + zstd | one byte `k` (1–8), one byte `b` (6–20), then one zstd frame of `k · count` bytes: per block of 2^b codes (the last one shorter), byte plane 0 (the low byte of every code of the block), plane 1, …, plane `k − 1` |
 //! | 3 | zstd | one zstd frame of the little-endian elements (byte sections) |
 //!
 //! Transforms:
@@ -46,10 +46,12 @@
 //! and addresses). Storing one time per event instead of alloc and free times per block turns
 //! nanosecond lifetimes (2–4 bytes each) into small deltas between consecutive events.
 //!
-//! A reader checks every offset and length against the file, every bit width, every base, and
-//! sizes every allocation from what the payload can really hold (a bit-packed chunk of 1024
-//! values costs at least 9 payload bytes; a byte-plane section at most 1024 decoded bytes per
-//! payload byte), so a forged directory gives an error, not a huge allocation. Block columns are
+//! A reader checks every offset and length against the file, every bit width and every base,
+//! and sizes no allocation from a count the payload cannot back: a bit-packed chunk of 1024
+//! values costs at least 9 payload bytes; zstd-coded sections are pre-sized for at most 256
+//! elements per payload byte and grow only as their frame really decodes (at most
+//! `memscape_io::DEFAULT_MAX_DECOMPRESSED` bytes, the limit on compressed text inputs too), so a
+//! forged directory gives an error, not a huge allocation. Block columns are
 //! decoded on parallel threads (`std::thread::scope`).
 
 use std::io::Read;
@@ -83,12 +85,23 @@ const CHUNK: usize = 1024;
 /// Codes per packed group: 64 codes of width `w` fill exactly `w` u64 words.
 const GROUP: usize = 64;
 /// Codes per block of byte planes.
-const PLANE_BLOCK: usize = 8192;
-/// Decoded bytes a byte-plane or zstd section may claim per payload byte (zstd reaches about
-/// 1:1000 on constant data; the writer never picks byte planes above half of this).
-const MAX_EXPANSION: u64 = 1024;
-/// zstd level of the writer: decoding speed does not depend on it; 6 is a good size/time trade.
-const ZSTD_LEVEL: i32 = 6;
+/// Codes per block of byte planes, log2 (stored in each section). Larger blocks compress better
+/// (zstd's literal statistics see one plane longer: 2^13 / 2^16 / 2^18 codes give 3.33 / 3.18 /
+/// 3.13 MB of event times on a 3.8M-event recording) and need a larger decode buffer (k · 2^16
+/// bytes, ≤ 512 KiB).
+const PLANE_BLOCK_LOG2: u8 = 16;
+/// Block sizes a reader accepts (2^6 ..= 2^20 codes: the buffer stays at most 8 MiB).
+const PLANE_BLOCK_LOG2_RANGE: std::ops::RangeInclusive<u8> = 6..=20;
+/// Most decoded bytes a zstd-coded section may claim (the limit memscape-io puts on compressed
+/// text inputs too).
+const MAX_DECODED: u64 = memscape_io::DEFAULT_MAX_DECOMPRESSED;
+/// zstd-coded sections are pre-sized for at most this many elements per payload byte; a
+/// section that really decodes to more grows as its data arrives, so a forged count costs
+/// nothing until the frame backs it.
+const PRESIZE_PER_BYTE: usize = 256;
+/// zstd level of the writer: decoding speed does not depend on it. On a 3.8M-event recording,
+/// level 3 / 6 / 9 / 19 give 2.87 / 2.69 / 2.61 / 2.37 MB in 1.5 / 1.5 / 1.7 / 9.5 s.
+const ZSTD_LEVEL: i32 = 9;
 /// Byte planes replace bit-packing only when this much smaller (bit-packing decodes faster).
 const PLANES_WORTH_IT: f64 = 0.8;
 
@@ -238,12 +251,13 @@ fn pack_bits(codes: &[u64]) -> Vec<u8> {
 /// frame (packing [`PACK_PLANES`]).
 fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
     let mut planes = Vec::with_capacity(k * codes.len());
-    for block in codes.chunks(PLANE_BLOCK) {
+    let block_log2 = PLANE_BLOCK_LOG2;
+    for block in codes.chunks(1 << block_log2) {
         for j in 0..k {
             planes.extend(block.iter().map(|&c| (c >> (8 * j)) as u8));
         }
     }
-    let mut out = vec![k as u8];
+    let mut out = vec![k as u8, block_log2];
     out.extend_from_slice(&zstd::bulk::compress(&planes, ZSTD_LEVEL)?);
     Ok(out)
 }
@@ -262,9 +276,7 @@ fn encode_numeric(
     let mut best = (PACK_BITS, bits);
     if k > 0 && codes.len() >= GROUP {
         let planes = pack_planes(codes, k)?;
-        let small_enough = (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT;
-        let plausible = (k * codes.len()) as u64 <= planes.len() as u64 * (MAX_EXPANSION / 2);
-        if small_enough && plausible {
+        if (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT {
             best = (PACK_PLANES, planes);
         }
     }
@@ -301,12 +313,11 @@ fn encode_best(
 
 fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
     let z = zstd::bulk::compress(bytes, ZSTD_LEVEL)?;
-    let (packing, payload) =
-        if z.len() < bytes.len() && bytes.len() as u64 <= z.len() as u64 * (MAX_EXPANSION / 2) {
-            (PACK_ZSTD, z)
-        } else {
-            (PACK_RAW, bytes.to_vec())
-        };
+    let (packing, payload) = if z.len() < bytes.len() {
+        (PACK_ZSTD, z)
+    } else {
+        (PACK_RAW, bytes.to_vec())
+    };
     Ok(Encoded {
         id: section,
         elem_size: 1,
@@ -844,6 +855,7 @@ impl<'a> Decoder<'a> {
             },
             Planes {
                 k: usize,
+                block: usize,
                 decoder: zstd::stream::read::Decoder<'p, &'p [u8]>,
             },
         }
@@ -884,27 +896,34 @@ impl<'a> Decoder<'a> {
                 Plan::Bits { refs, widths, data }
             }
             PACK_PLANES => {
-                let Some((&k, frame)) = payload.split_first() else {
-                    return Err(self.corrupt(s, format!("a plane count in section {section}")));
+                let (k, block_log2, frame) = match payload {
+                    [k, log2, frame @ ..] if PLANE_BLOCK_LOG2_RANGE.contains(log2) => {
+                        (*k as usize, *log2, frame)
+                    }
+                    _ => {
+                        return Err(self.corrupt(
+                            s,
+                            format!("a plane count and a block size of 2^6 to 2^20 codes in section {section}"),
+                        ));
+                    }
                 };
-                let k = k as usize;
-                // k ≥ 1, so this also bounds `n` by the payload.
-                let bytes_needed = k.checked_mul(n).filter(|&b| {
-                    (1..=8).contains(&k)
-                        && (b as u64) <= (payload.len() as u64).saturating_mul(MAX_EXPANSION)
-                });
-                if bytes_needed.is_none() {
+                let decoded = (n as u64).checked_mul(u64::from(T::SIZE));
+                if !(1..=8).contains(&k) || decoded.is_none_or(|d| d > MAX_DECODED) {
                     return Err(self.corrupt(
                         s,
                         format!(
-                            "1 to 8 byte planes and at most {MAX_EXPANSION} decoded bytes per stored byte in section {section}"
+                            "1 to 8 byte planes and at most {MAX_DECODED} decoded bytes in section {section}"
                         ),
                     ));
                 }
                 let decoder = zstd::stream::read::Decoder::with_buffer(frame).map_err(|_| {
                     self.corrupt(s, format!("a valid zstd frame in section {section}"))
                 })?;
-                Plan::Planes { k, decoder }
+                Plan::Planes {
+                    k,
+                    block: 1usize << block_log2,
+                    decoder,
+                }
             }
             p => {
                 return Err(self.corrupt(
@@ -914,7 +933,11 @@ impl<'a> Decoder<'a> {
             }
         };
         // Filled group by group with `extend` (no zero-filling pass over fresh memory).
-        let mut out: Vec<T> = Vec::with_capacity(n);
+        let presize = match plan {
+            Plan::Bits { .. } => n,
+            Plan::Planes { .. } => n.min(payload.len().saturating_mul(PRESIZE_PER_BYTE)),
+        };
+        let mut out: Vec<T> = Vec::with_capacity(presize);
         let mut too_wide = false;
         let mut failed = false;
         {
@@ -964,13 +987,17 @@ impl<'a> Decoder<'a> {
                             33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
                     }
                 }
-                Plan::Planes { k, mut decoder } => {
+                Plan::Planes {
+                    k,
+                    block,
+                    mut decoder,
+                } => {
                     // Block by block into one small buffer that stays in cache.
-                    let mut planes = vec![0u8; k * PLANE_BLOCK.min(n)];
+                    let mut planes = vec![0u8; k * block.min(n)];
                     let mut buf = [0u64; GROUP];
                     let mut block_start = 0usize;
                     while block_start < n {
-                        let len = PLANE_BLOCK.min(n - block_start);
+                        let len = block.min(n - block_start);
                         let planes = &mut planes[..k * len];
                         if decoder.read_exact(planes).is_err() {
                             failed = true;
@@ -1016,22 +1043,27 @@ impl<'a> Decoder<'a> {
         let n = usize::try_from(s.count).unwrap_or(usize::MAX);
         match (s.elem_size, s.packing) {
             (1, PACK_RAW) if n == payload.len() => Ok(payload.to_vec()),
-            (1, PACK_ZSTD)
-                if (n as u64) <= (payload.len() as u64).saturating_mul(MAX_EXPANSION) =>
-            {
-                let mut out: Vec<u8> = Vec::with_capacity(n);
-                let got = zstd::bulk::Decompressor::new()
-                    .and_then(|mut d| d.decompress_to_buffer(payload, &mut out))
-                    .map_err(|_| {
-                        self.corrupt(
-                            s,
-                            format!("a valid zstd frame of {n} bytes in section {section}"),
-                        )
-                    })?;
-                if got != n {
-                    return Err(
-                        self.corrupt(s, format!("{n} bytes in section {section}, found {got}"))
-                    );
+            (1, PACK_ZSTD) if (n as u64) <= MAX_DECODED => {
+                // Grows as the frame really decodes (never pre-sized from the count alone).
+                let mut out: Vec<u8> =
+                    Vec::with_capacity(n.min(payload.len().saturating_mul(PRESIZE_PER_BYTE)));
+                let bad = || {
+                    self.corrupt(
+                        s,
+                        format!("a valid zstd frame of {n} bytes in section {section}"),
+                    )
+                };
+                let decoder =
+                    zstd::stream::read::Decoder::with_buffer(payload).map_err(|_| bad())?;
+                decoder
+                    .take(n as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|_| bad())?;
+                if out.len() != n {
+                    return Err(self.corrupt(
+                        s,
+                        format!("{n} bytes in section {section}, found {}", out.len()),
+                    ));
                 }
                 Ok(out)
             }
