@@ -5,6 +5,7 @@
 //! cycles_timing persistence FILE [MAX_DIM] [MODULUS]
 //! cycles_timing levenshtein TRACE A..B WINDOW OUT      # writes a lower distance matrix
 //! cycles_timing rips TRACE A..B [--threshold T] [--runs K]   # Levenshtein (w = 10) + H0/H1
+//! cycles_timing mds TRACE A..B                          # classical MDS of the windows
 //! cycles_timing cycles TRACE A..B [--window W] [--top N] [--threshold T]
 //!                                 [--binary B --function F]
 //! ```
@@ -105,6 +106,26 @@ fn main() {
             println!(
                 "unique windows {} levenshtein {levenshtein:.3} s rips (best of {runs}) {best:.3} s h1_bars {bars}",
                 windows.unique_count()
+            );
+        }
+        Some("mds") => {
+            // Classical MDS of the unique windows (w = 10) of a record range.
+            let trace = read_trace(Path::new(&args[2]), None).unwrap();
+            let filter = RecordFilter {
+                record_range: Some(parse_record_range(&args[3]).unwrap()),
+                ..RecordFilter::default()
+            };
+            let records = select_records(&trace, None, LoadBase::Detect, &filter).unwrap();
+            let (symbols, alphabet) = record_symbols(&records, SymbolMode::Address).unwrap();
+            let windows = make_windows(&symbols, 10).unwrap();
+            let dist = window_distances(&windows, alphabet).unwrap();
+            let t = Instant::now();
+            let points = memscape_cycles::classical_mds(&dist, 2).unwrap();
+            println!(
+                "unique windows {} classical MDS {:.3} s (first point {:?})",
+                points.len(),
+                t.elapsed().as_secs_f64(),
+                points[0]
             );
         }
         Some("cycles") => {

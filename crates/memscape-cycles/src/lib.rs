@@ -4,7 +4,8 @@
 //! Pipeline: [`trace`] importers → [`records`] (symbolization with [`symbolize`], filters,
 //! symbols) → [`levenshtein`] windows and distances → [`rips`] persistent cohomology →
 //! [`circular`] coordinates; [`cycles`] runs it end to end and produces the report of
-//! `memscape cycles`, [`rips::PersistenceReport`] is the report of `memscape persistence`.
+//! `memscape cycles`, [`views`] gives the cycle views their projection and colour tables,
+//! [`rips::PersistenceReport`] is the report of `memscape persistence`.
 
 pub mod circular;
 pub mod cycles;
@@ -15,6 +16,7 @@ pub mod records;
 pub mod rips;
 pub mod symbolize;
 pub mod trace;
+pub mod views;
 
 pub use cycles::{
     CyclesOptions, CyclesReport, Parameterization, analyze_records, analyze_trace_file,
@@ -24,6 +26,7 @@ pub use metric::{DistanceMatrix, LowerDistanceMatrix, MatrixFormat, read_matrix}
 pub use records::{RecordFilter, SymbolMode, TraceRecord};
 pub use rips::{Bar, PersistenceReport, RipsOptions, RipsResult, rips_persistence};
 pub use trace::{AccessKind, ReferenceTrace, TraceFormat, read_trace};
+pub use views::{ViewTables, classical_mds, view_tables, window_projection};
 
 /// `memscape persistence FILE [--format F] [--dim D] [--threshold T] [--modulus P]`: reads the
 /// matrix and returns its barcode.
