@@ -718,6 +718,29 @@ fn unpack_chunk<const W: usize>(
     }
 }
 
+/// Rebuilds the codes of one block of `len` codes from its `K` byte planes, 64 at a time; `K`
+/// known at compile time so the plane loop unrolls.
+fn join_planes<const K: usize>(
+    planes: &[u8],
+    len: usize,
+    buf: &mut [u64; GROUP],
+    sink: &mut dyn FnMut(&[u64; GROUP]),
+) {
+    let mut start = 0usize;
+    while start < len {
+        let take = GROUP.min(len - start);
+        buf.fill(0);
+        for j in 0..K {
+            let plane = &planes[j * len + start..j * len + start + take];
+            for (b, &p) in buf.iter_mut().zip(plane) {
+                *b |= u64::from(p) << (8 * j);
+            }
+        }
+        sink(buf);
+        start += take;
+    }
+}
+
 macro_rules! dispatch_width {
     ($w:expr, $words:expr, $reference:expr, $groups:expr, $sink:expr; $($n:literal)*) => {
         match $w {
@@ -1003,18 +1026,16 @@ impl<'a> Decoder<'a> {
                             failed = true;
                             break;
                         }
-                        let mut start = 0usize;
-                        while start < len {
-                            let take = GROUP.min(len - start);
-                            buf.fill(0);
-                            for j in 0..k {
-                                let plane = &planes[j * len + start..j * len + start + take];
-                                for (b, &p) in buf.iter_mut().zip(plane) {
-                                    *b |= u64::from(p) << (8 * j);
-                                }
-                            }
-                            sink(&buf);
-                            start += take;
+                        let planes: &[u8] = planes;
+                        match k {
+                            1 => join_planes::<1>(planes, len, &mut buf, &mut sink),
+                            2 => join_planes::<2>(planes, len, &mut buf, &mut sink),
+                            3 => join_planes::<3>(planes, len, &mut buf, &mut sink),
+                            4 => join_planes::<4>(planes, len, &mut buf, &mut sink),
+                            5 => join_planes::<5>(planes, len, &mut buf, &mut sink),
+                            6 => join_planes::<6>(planes, len, &mut buf, &mut sink),
+                            7 => join_planes::<7>(planes, len, &mut buf, &mut sink),
+                            _ => join_planes::<8>(planes, len, &mut buf, &mut sink),
                         }
                         block_start += len;
                     }
@@ -1145,28 +1166,44 @@ impl<'a> Decoder<'a> {
                     Ok(None)
                 }
             });
-            // Events, then the block times: gathered from the event times, or decoded.
+            // Events, then the block times: gathered from the event times, or decoded. Blocks
+            // must end after they start, in events and in time (views subtract them).
+            let not_ordered = || {
+                corrupt(
+                    source,
+                    HEADER,
+                    "blocks freed after they were allocated (events and times)",
+                )
+            };
             let event_cols = scope.spawn(move || -> Res<[Vec<u64>; 4]> {
                 let alloc_event = self.numeric::<u64>(id::ALLOC_EVENT, None)?;
                 let free_event = self.numeric::<u64>(id::FREE_EVENT, Some(&alloc_event))?;
                 let (alloc_time, free_time) = match joined(source, times.join())? {
                     Some(times) => {
-                        let gather = |ev: &[u64]| -> Res<Vec<u64>> {
-                            let mut out = Vec::with_capacity(ev.len());
-                            for &e in ev {
-                                let Some(&t) = usize::try_from(e).ok().and_then(|e| times.get(e))
-                                else {
-                                    return Err(corrupt(
-                                        source,
-                                        HEADER,
-                                        "event indices below the event count",
-                                    ));
-                                };
-                                out.push(t);
-                            }
-                            Ok(out)
+                        let bad_event =
+                            || corrupt(source, HEADER, "event indices below the event count");
+                        let time_of = |e: u64| {
+                            usize::try_from(e)
+                                .ok()
+                                .and_then(|e| times.get(e).copied())
+                                .ok_or_else(bad_event)
                         };
-                        (gather(&alloc_event)?, gather(&free_event)?)
+                        let mut alloc_time = Vec::with_capacity(alloc_event.len());
+                        for &e in &alloc_event {
+                            alloc_time.push(time_of(e)?);
+                        }
+                        // Free times, checking on the way that blocks end after they start.
+                        let mut free_time = Vec::with_capacity(free_event.len());
+                        for ((&fe, &ae), &at) in
+                            free_event.iter().zip(&alloc_event).zip(&alloc_time)
+                        {
+                            let ft = time_of(fe)?;
+                            if fe < ae || ft < at {
+                                return Err(not_ordered());
+                            }
+                            free_time.push(ft);
+                        }
+                        (alloc_time, free_time)
                     }
                     None => {
                         let alloc_time = self.numeric::<u64>(id::ALLOC_TIME, None)?;
@@ -1178,22 +1215,17 @@ impl<'a> Decoder<'a> {
                                 "event indices below the event count",
                             ));
                         }
+                        let ordered = alloc_event
+                            .iter()
+                            .zip(&free_event)
+                            .zip(alloc_time.iter().zip(&free_time))
+                            .all(|((ae, fe), (at, ft))| ae <= fe && at <= ft);
+                        if !ordered {
+                            return Err(not_ordered());
+                        }
                         (alloc_time, free_time)
                     }
                 };
-                // Blocks end after they start, in events and in time (views subtract them).
-                let ordered = alloc_event
-                    .iter()
-                    .zip(&free_event)
-                    .zip(alloc_time.iter().zip(&free_time))
-                    .all(|((ae, fe), (at, ft))| ae <= fe && at <= ft);
-                if !ordered {
-                    return Err(corrupt(
-                        source,
-                        HEADER,
-                        "blocks freed after they were allocated (events and times)",
-                    ));
-                }
                 Ok([alloc_event, free_event, alloc_time, free_time])
             });
             let rest = self.small_columns();
