@@ -308,7 +308,10 @@ unsafe fn new_chunk(kind: u32, tid: u32, tag: u64) -> *mut u8 {
     FILE_LOCK.lock();
     let index = NEXT_CHUNK.fetch_add(1, Ordering::AcqRel);
     let offset = FILE_HEADER_BYTES as u64 + index * CHUNK_BYTES as u64;
-    let ok = unsafe { libc::ftruncate(fd as c_int, (offset + CHUNK_BYTES as u64) as i64) } == 0;
+    // fallocate reserves the blocks now (one call per chunk) instead of in the page-fault path
+    // of every first write to a page; filesystems without it get the sparse ftruncate.
+    let ok = unsafe { libc::fallocate(fd as c_int, 0, offset as i64, CHUNK_BYTES as i64) } == 0
+        || unsafe { libc::ftruncate(fd as c_int, (offset + CHUNK_BYTES as u64) as i64) } == 0;
     FILE_LOCK.unlock();
     if !ok {
         return null_mut();
@@ -317,7 +320,8 @@ unsafe fn new_chunk(kind: u32, tid: u32, tag: u64) -> *mut u8 {
         sys_mmap(
             CHUNK_BYTES,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
+            // Populated in one call: 256 read faults less per chunk.
+            libc::MAP_SHARED | libc::MAP_POPULATE,
             fd as c_int,
             offset as i64,
         )
@@ -393,7 +397,8 @@ unsafe extern "C" {
 }
 
 struct StackBuf {
-    frames: [u64; MAX_STACK_DEPTH],
+    /// Uninitialized beyond `len`: zeroing 2 KiB per event was 5 % of a recorded run.
+    frames: [core::mem::MaybeUninit<u64>; MAX_STACK_DEPTH],
     len: usize,
     limit: usize,
 }
@@ -412,7 +417,7 @@ extern "C" fn unwind_frame(ctx: *mut UnwindContext, arg: *mut c_void) -> c_int {
     if buf.len >= buf.limit {
         return 5;
     }
-    buf.frames[buf.len] = ip;
+    buf.frames[buf.len].write(ip);
     buf.len += 1;
     0
 }
@@ -507,7 +512,7 @@ unsafe fn stack_id() -> u32 {
         return 0;
     }
     let mut buf = StackBuf {
-        frames: [0; MAX_STACK_DEPTH],
+        frames: [const { core::mem::MaybeUninit::uninit() }; MAX_STACK_DEPTH],
         len: 0,
         limit: STACK_DEPTH.load(Ordering::Relaxed).min(MAX_STACK_DEPTH),
     };
@@ -518,19 +523,22 @@ unsafe fn stack_id() -> u32 {
         // anew for every frame of every event, 10x slower on a real program.
         // SAFETY: dlsym returned this address for `unw_backtrace` in libunwind.so.8.
         let unw: UnwBacktraceFn = unsafe { core::mem::transmute::<usize, UnwBacktraceFn>(fast) };
-        let mut ips = [core::ptr::null_mut::<c_void>(); MAX_STACK_DEPTH + 8];
+        let mut ips =
+            [const { core::mem::MaybeUninit::<*mut c_void>::uninit() }; MAX_STACK_DEPTH + 8];
         let want = (buf.limit + 8).min(ips.len()) as c_int;
-        let n = unsafe { unw(ips.as_mut_ptr(), want) }.max(0) as usize;
+        let n = (unsafe { unw(ips.as_mut_ptr().cast(), want) }.max(0) as usize).min(ips.len());
+        // SAFETY: unw_backtrace wrote the first `n` entries.
+        let ips = unsafe { core::slice::from_raw_parts(ips.as_ptr().cast::<*mut c_void>(), n) };
         let lo = SHIM_TEXT_LO.load(Ordering::Relaxed);
         let hi = SHIM_TEXT_HI.load(Ordering::Relaxed);
-        for &ip in ips[..n.min(ips.len())]
+        for &ip in ips
             .iter()
             .skip_while(|&&ip| (ip as usize) >= lo && (ip as usize) < hi)
         {
             if buf.len >= buf.limit || ip.is_null() {
                 break;
             }
-            buf.frames[buf.len] = ip as u64;
+            buf.frames[buf.len].write(ip as u64);
             buf.len += 1;
         }
     } else {
@@ -539,7 +547,8 @@ unsafe fn stack_id() -> u32 {
     if buf.len == 0 {
         return 0;
     }
-    let frames = &buf.frames[..buf.len];
+    // SAFETY: the first `len` frames were written above.
+    let frames = unsafe { core::slice::from_raw_parts(buf.frames.as_ptr().cast::<u64>(), buf.len) };
     let hash = hash_frames(frames);
     let table = STACK_TABLE.load(Ordering::Acquire) as *const [AtomicU64; 2];
     if table.is_null() {
