@@ -288,6 +288,47 @@ fn stacks_resolve_to_the_test_program_source() {
     assert!(named_main, "no frame symbolized as main");
 }
 
+/// Anonymous mmap/munmap are their own event kind in the trace: blocks flagged FLAG_MMAP with
+/// the mapped length, ended by the munmap that covers their start, apart from the heap counts.
+#[test]
+fn anonymous_mappings_are_recorded_as_their_own_kind() {
+    use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("mmaps.c", dir.path());
+    let report = record_program(&program, &[], dir.path());
+    let trace = memscape_trace::read_msc(&report.output).unwrap();
+    let page = trace.meta.page_size.max(4096);
+    let b = &trace.blocks;
+    let mapping = |pages: u64| {
+        let found: Vec<usize> = (0..b.len())
+            .filter(|&i| b.flags[i] & FLAG_MMAP != 0 && b.size[i] == pages * page)
+            .collect();
+        assert_eq!(found.len(), 1, "one {pages}-page mapping in the trace");
+        found[0]
+    };
+    // The 8-page reservation was unmapped by its own munmap; 3 and 5 by one munmap over both.
+    for pages in [8, 3, 5, 7] {
+        let i = mapping(pages);
+        assert_eq!(b.flags[i] & FLAG_NEVER_FREED, 0, "{pages}-page mapping unmapped");
+    }
+    for pages in [11, 13] {
+        let i = mapping(pages);
+        assert_ne!(b.flags[i] & FLAG_NEVER_FREED, 0, "{pages}-page mapping still mapped");
+    }
+    assert_eq!(b.address[mapping(5)], b.address[mapping(3)] + 3 * page);
+    assert_eq!(b.free_event[mapping(3)] + 1, b.free_event[mapping(5)]);
+    assert!(trace.meta.mmaps >= 6 && trace.meta.munmaps >= 4);
+    // Mappings are not heap blocks: the heap counts are the program's malloc/free (plus
+    // whatever libc's stdio allocates), and the file mapping is not recorded at all.
+    assert_eq!(
+        trace.meta.allocs + trace.meta.mmaps,
+        b.len() as u64,
+        "blocks = allocs + mappings"
+    );
+    assert!(trace.meta.allocs >= 1 && trace.meta.allocs < 10);
+    assert!(trace.meta.peak_live_bytes < 64 * 1024);
+}
+
 #[test]
 fn exit_status_passes_through() {
     let dir = tempfile::tempdir().unwrap();
