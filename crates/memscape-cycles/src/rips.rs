@@ -111,14 +111,52 @@ pub struct RipsResult {
 pub fn enclosing_radius<D: DistanceMatrix>(dist: &D) -> Value {
     use rayon::prelude::*;
     let n = dist.size();
-    (0..n)
-        .into_par_iter()
-        .map(|i| {
-            (0..n)
-                .map(|j| dist.distance(i, j))
-                .fold(Value::NEG_INFINITY, Value::max)
+    if n == 0 {
+        return Value::INFINITY;
+    }
+    // Eccentricities from the rows of the lower triangle, read in memory order (the column
+    // part of a row is a cache miss per entry in a big matrix): each block of rows keeps its
+    // own maxima, merged at the end (max is exact, so the order does not matter).
+    let blocks = row_blocks(n, 1 << 20);
+    let eccentricity = blocks
+        .par_iter()
+        .map(|&(start, end)| {
+            let mut ecc = vec![0.0 as Value; end];
+            for i in start..end {
+                let row = i * i.saturating_sub(1) / 2;
+                let mut own: Value = 0.0;
+                for j in 0..i {
+                    let d = dist.edge_length(row + j);
+                    own = own.max(d);
+                    ecc[j] = ecc[j].max(d);
+                }
+                ecc[i] = ecc[i].max(own);
+            }
+            ecc
         })
-        .reduce(|| Value::INFINITY, Value::min)
+        .reduce(Vec::new, |a, b| {
+            let (mut long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+            for (x, y) in long.iter_mut().zip(short) {
+                *x = x.max(y);
+            }
+            long
+        });
+    eccentricity.into_iter().fold(Value::INFINITY, Value::min)
+}
+
+/// Row ranges `start..end` of the lower triangle holding about `entries` entries each.
+pub(crate) fn row_blocks(n: usize, entries: usize) -> Vec<(usize, usize)> {
+    let mut blocks = Vec::new();
+    let (mut start, mut filled) = (0, 0);
+    for i in 0..n {
+        filled += i;
+        if filled >= entries || i + 1 == n {
+            blocks.push((start, i + 1));
+            start = i + 1;
+            filled = 0;
+        }
+    }
+    blocks
 }
 
 /// Persistent cohomology of the Vietoris–Rips filtration of `dist`.
@@ -527,6 +565,25 @@ impl Column {
         if !pending.is_none() && pending.coefficient != 0 {
             out.push(Self::pack(pending));
         }
+    }
+}
+
+/// Appends the entries of `column` summed by simplex, zeros dropped, to `out`; empties `column`.
+fn sum_entries(column: &mut Vec<Entry>, modulus: u32, out: &mut Vec<Entry>) {
+    column.sort_unstable_by_key(|e| e.index);
+    let mut pending = Entry::NONE;
+    for e in column.drain(..) {
+        if e.index == pending.index {
+            pending.coefficient = (pending.coefficient + e.coefficient) % modulus;
+            continue;
+        }
+        if !pending.is_none() && pending.coefficient != 0 {
+            out.push(pending);
+        }
+        pending = e;
+    }
+    if !pending.is_none() && pending.coefficient != 0 {
+        out.push(pending);
     }
 }
 
@@ -1057,7 +1114,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         &self,
         simplex: Entry,
         dim: usize,
-        working_reduction_column: &mut Column,
+        working_reduction_column: &mut Vec<Entry>,
         working_coboundary: &mut Column,
     ) {
         working_reduction_column.push(simplex);
@@ -1114,7 +1171,8 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         let layout = self.dist.integer_levels().and_then(|max| {
             NarrowLayout::new(max, self.b(self.n as i64, dim as i64 + 2), self.modulus)
         });
-        let mut working_reduction_column = Column::new(layout);
+        // V's working column is only ever read whole at the end: a plain list, summed then.
+        let mut working_reduction_column: Vec<Entry> = Vec::new();
         let mut working_coboundary = Column::new(layout);
         let mut cofacet_entries = Vec::new();
         let mut cocycle_scratch: Vec<Entry> = Vec::new();
@@ -1148,13 +1206,11 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                     bars.push(Bar(diameter, None));
                     if want_cocycles {
                         cocycle_scratch.clear();
-                        loop {
-                            let e = self.pop_pivot(&mut working_reduction_column);
-                            if e.is_none() {
-                                break;
-                            }
-                            cocycle_scratch.push(e);
-                        }
+                        sum_entries(
+                            &mut working_reduction_column,
+                            self.modulus,
+                            &mut cocycle_scratch,
+                        );
                         cocycles.push(self.make_cocycle(
                             Bar(diameter, None),
                             column_to_reduce,
@@ -1245,15 +1301,14 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                         reduced_at[column_index] = Some((from, reduced_keys.len()));
                     }
                     cocycle_scratch.clear();
-                    loop {
-                        let e = self.pop_pivot(&mut working_reduction_column);
-                        if e.is_none() {
-                            break;
-                        }
-                        reduction_entries.push(e);
-                        if want_cocycles && emitted {
-                            cocycle_scratch.push(e);
-                        }
+                    let from = reduction_entries.len();
+                    sum_entries(
+                        &mut working_reduction_column,
+                        self.modulus,
+                        &mut reduction_entries,
+                    );
+                    if want_cocycles && emitted {
+                        cocycle_scratch.extend_from_slice(&reduction_entries[from..]);
                     }
                     if want_cocycles && emitted {
                         cocycles.push(self.make_cocycle(
