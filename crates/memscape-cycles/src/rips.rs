@@ -125,10 +125,10 @@ pub fn enclosing_radius<D: DistanceMatrix>(dist: &D) -> Value {
             for i in start..end {
                 let row = i * i.saturating_sub(1) / 2;
                 let mut own: Value = 0.0;
-                for j in 0..i {
+                for (j, slot) in ecc[..i].iter_mut().enumerate() {
                     let d = dist.edge_length(row + j);
                     own = own.max(d);
-                    ecc[j] = ecc[j].max(d);
+                    *slot = slot.max(d);
                 }
                 ecc[i] = ecc[i].max(own);
             }
