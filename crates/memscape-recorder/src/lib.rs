@@ -449,8 +449,8 @@ unsafe fn load_libunwind() {
 
 /// `unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD)` and a larger cache, as
 /// heaptrack does: the default global cache takes a lock on every frame lookup, and the
-/// default size (1024 entries) thrashes on real programs. Symbols are the architecture's
-/// `_UL<arch>_…` names (the `unw_…` names are macros in libunwind.h).
+/// default size (128 entries) thrashes on real programs; 1024 is heaptrack's choice. Symbols are
+/// the architecture's `_UL<arch>_…` names (the `unw_…` names are macros in libunwind.h).
 unsafe fn set_per_thread_caching(handle: *mut c_void) {
     #[cfg(target_arch = "x86_64")]
     const NAMES: [&core::ffi::CStr; 3] = [
@@ -486,7 +486,7 @@ unsafe fn set_per_thread_caching(handle: *mut c_void) {
         unsafe { policy(space, UNW_CACHE_PER_THREAD) };
         if !size.is_null() {
             let size = unsafe { core::mem::transmute::<*mut c_void, SetSizeFn>(size) };
-            unsafe { size(space, 1 << 14, 0) };
+            unsafe { size(space, 1024, 0) };
         }
     }
 }
