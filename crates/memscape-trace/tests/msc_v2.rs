@@ -166,13 +166,13 @@ fn apply(b: &mut Vec<u8>, m: &Mutation) {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
-
-    #[test]
-    fn mutated_msc_is_a_clear_error_or_a_consistent_trace(
-        mutations in prop::collection::vec(mutation(), 1..4)
-    ) {
+fn run(cases: u32) {
+    let config = ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(mutations in prop::collection::vec(mutation(), 1..4))| {
         let mut b = sample().clone();
         for m in &mutations {
             if b.len() >= 16 {
@@ -180,7 +180,18 @@ proptest! {
             }
         }
         check(&b);
-    }
+    });
+}
+
+#[test]
+fn mutated_msc_is_a_clear_error_or_a_consistent_trace() {
+    run(2_000);
+}
+
+#[test]
+#[ignore = "long run: 100,000 cases (cargo test --release -p memscape-trace --test msc_v2 -- --ignored)"]
+fn mutated_msc_long_run() {
+    run(100_000);
 }
 
 #[test]
