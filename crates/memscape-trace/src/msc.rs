@@ -6,7 +6,7 @@
 //! | offset | size | content |
 //! |---|---|---|
 //! | 0 | 8 | magic `MEMSCAPE` |
-//! | 8 | 4 | format version (2; version 1 files are still read by [`crate::msc_v1`]) |
+//! | 8 | 4 | format version (2; version 1 files are still read, by `msc_v1.rs`) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
 //! | 16 | 32·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `0: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64` |
 //! | … | … | payloads, each starting 8-byte aligned |
@@ -246,8 +246,8 @@ fn pack_bits(codes: &[u64]) -> Vec<u8> {
     out
 }
 
-/// Byte planes of the low `k` bytes of every code, in blocks of [`PLANE_BLOCK`] codes (so that a
-/// reader decompresses block by block into one small reused buffer), zstd-compressed as one
+/// Byte planes of the low `k` bytes of every code, in blocks of 2^[`PLANE_BLOCK_LOG2`] codes (so
+/// that a reader decompresses block by block into one small reused buffer), zstd-compressed as one
 /// frame (packing [`PACK_PLANES`]).
 fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
     let mut planes = Vec::with_capacity(k * codes.len());
@@ -614,7 +614,7 @@ fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// Decodes `.msc` bytes (version 2, or version 1 through [`crate::msc_v1`]); `source` names the
+/// Decodes `.msc` bytes (version 2, or version 1 through `msc_v1.rs`); `source` names the
 /// input in errors.
 pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
