@@ -63,6 +63,13 @@ pub struct TraceSizes<'a> {
     applied: Vec<u64>,
 }
 
+impl<'a> TraceSizes<'a> {
+    /// The underlying index, for time points that are not on the slider (`--at`, `--peak`).
+    pub fn heap_mut(&mut self) -> &mut TraceHeap<'a> {
+        &mut self.heap
+    }
+}
+
 impl SizesSource for TraceSizes<'_> {
     fn sizes_at_point(&mut self, point: usize) -> Option<Sizes> {
         let applied = *self.applied.get(point)?;
