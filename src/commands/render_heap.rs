@@ -19,23 +19,23 @@ pub fn render(
     height: u32,
 ) -> anyhow::Result<RgbaImage> {
     let settings = HeapSettings {
-        keys: GroupKey::parse_list(&args.group)
-            .map_err(|e| anyhow::anyhow!("--group: {e}"))?,
-        metric: Metric::parse(&args.metric)
-            .with_context(|| format!("--metric: expected bytes or objects, got {:?}", args.metric))?,
+        keys: GroupKey::parse_list(&args.group).map_err(|e| anyhow::anyhow!("--group: {e}"))?,
+        metric: Metric::parse(&args.metric).with_context(|| {
+            format!("--metric: expected bytes or objects, got {:?}", args.metric)
+        })?,
         points: 120,
     };
     let (timeline, mut sizes) = model::timeline(dataset, &settings)?;
     let root = match &args.root {
         None => 0,
         Some(name) => find_group(&timeline, name).with_context(|| {
-            format!("--root: no group of {} has a name containing {name:?}", dataset.name)
+            format!(
+                "--root: no group of {} has a name containing {name:?}",
+                dataset.name
+            )
         })?,
     };
-    let rect = egui::Rect::from_min_size(
-        egui::Pos2::ZERO,
-        egui::vec2(width as f32, height as f32),
-    );
+    let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(width as f32, height as f32));
     let picture = match view {
         ViewKindArg::Timeline => {
             let n = args.points.clamp(1, 16).min(timeline.points.len());
@@ -93,7 +93,14 @@ pub fn render(
             }
         }
     };
-    crate::headless::render_picture(ctx, &picture.shapes, &picture.labels, width, height, BACKGROUND)
+    crate::headless::render_picture(
+        ctx,
+        &picture.shapes,
+        &picture.labels,
+        width,
+        height,
+        BACKGROUND,
+    )
 }
 
 /// The first trie node (breadth first) whose name contains `needle`.
@@ -135,7 +142,9 @@ fn sizes_for_selection(
             } else {
                 timeline.peak_point
             };
-            sizes.sizes_at_point(point).context("time point out of range")
+            sizes
+                .sizes_at_point(point)
+                .context("time point out of range")
         }
         DatasetContent::AllocTrace(t) => {
             anyhow::ensure!(

@@ -16,7 +16,13 @@ pub struct Label {
 }
 
 impl Label {
-    pub fn new(pos: Pos2, text: impl Into<String>, size: f32, color: Color32, align: Align2) -> Self {
+    pub fn new(
+        pos: Pos2,
+        text: impl Into<String>,
+        size: f32,
+        color: Color32,
+        align: Align2,
+    ) -> Self {
         Self {
             pos,
             text: text.into(),

@@ -48,7 +48,8 @@ pub enum ViewKind {
 }
 
 impl ViewKind {
-    pub const ALL: &'static [ViewKind] = &[ViewKind::AllocMap, ViewKind::HeapTree, ViewKind::Summary];
+    pub const ALL: &'static [ViewKind] =
+        &[ViewKind::AllocMap, ViewKind::HeapTree, ViewKind::Summary];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -76,11 +76,8 @@ impl egui_wgpu::CallbackTrait for ShapesCallback {
             *version = self.version;
         }
         let ppp = screen.pixels_per_point;
-        let vp = egui::epaint::ViewportInPixels::from_points(
-            &self.rect,
-            ppp,
-            screen.size_in_pixels,
-        );
+        let vp =
+            egui::epaint::ViewportInPixels::from_points(&self.rect, ppp, screen.size_in_pixels);
         // The viewport may be clamped to the screen: shift so that world stays put.
         let view = ShapesView {
             scale: [self.view.scale[0] * ppp, self.view.scale[1] * ppp],

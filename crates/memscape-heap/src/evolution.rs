@@ -164,7 +164,12 @@ pub fn trace_timeline<'a>(
     };
     let applied = even(&heap, point_count.max(2));
     let curve_points = even(&heap, point_count.max(2) * 4);
-    let series = heap.heap_series(&curve_points);
+    // heap_series is indexed by events; the curve is drawn against the points' time.
+    let series: Vec<(u64, u64)> = heap
+        .heap_series(&curve_points)
+        .into_iter()
+        .map(|(applied, bytes)| (if wall { heap.time_of(applied) } else { applied }, bytes))
+        .collect();
     let mut acc = GrowthAccumulator::default();
     let mut points = Vec::with_capacity(applied.len());
     let mut sizes = Sizes::default();
@@ -206,8 +211,12 @@ mod tests {
     #[test]
     fn trace_timeline_points_match_direct_sizes() {
         let trace = crate::synthetic::synthetic_trace(20_000);
-        let (timeline, mut source) =
-            trace_timeline(&trace, &[GroupKey::Thread, GroupKey::Site], Metric::Bytes, 16);
+        let (timeline, mut source) = trace_timeline(
+            &trace,
+            &[GroupKey::Thread, GroupKey::Site],
+            Metric::Bytes,
+            16,
+        );
         assert!(timeline.points.len() >= 16);
         assert!(timeline.series.len() >= timeline.points.len());
         // Sizes from the source agree with the point totals, in any order of requests.
@@ -217,6 +226,14 @@ mod tests {
         }
         assert!(source.sizes_at_point(timeline.points.len()).is_none());
         assert_eq!(timeline.growth.len(), timeline.trie.len());
+        // The curve shares the points' time axis and passes through their totals.
+        for p in &timeline.points {
+            if let Some(&(_, bytes)) = timeline.series.iter().find(|(t, _)| *t == p.time) {
+                assert_eq!(bytes, p.total_bytes);
+            }
+        }
+        let last_series = timeline.series.last().unwrap().0;
+        assert_eq!(last_series, timeline.points.last().unwrap().time);
         let peak = timeline.points[timeline.peak_point].total_bytes;
         assert!(timeline.points.iter().all(|p| p.total_bytes <= peak));
     }

@@ -442,16 +442,12 @@ const ALLOCATOR_MODULES: [&str; 5] = [
 /// frame outside those. Named runtime frames (`fopen`, `strdup`) stay: they say what allocated.
 pub fn allocation_site(trace: &Trace, site: u32) -> u32 {
     let plumbing = |node: u32| {
-        trace
-            .call_tree
-            .frames
-            .get(node as usize)
-            .is_some_and(|f| {
-                f.function == 0 && {
-                    let module = trace.strings.get(f.module);
-                    ALLOCATOR_MODULES.iter().any(|m| module.contains(m))
-                }
-            })
+        trace.call_tree.frames.get(node as usize).is_some_and(|f| {
+            f.function == 0 && {
+                let module = trace.strings.get(f.module);
+                ALLOCATOR_MODULES.iter().any(|m| module.contains(m))
+            }
+        })
     };
     let mut node = site;
     let mut steps = 0usize;

@@ -235,9 +235,7 @@ pub fn sunburst(
         let pos = center + egui::vec2(mid_a.cos(), mid_a.sin()) * mid_r;
         let fits_tangential = r1 - r0 >= size + 4.0;
         let fits_radial = span * mid_r >= size + 3.0;
-        let (room, angle) = if fits_tangential
-            && (tangential_room >= radial_room || !fits_radial)
-        {
+        let (room, angle) = if fits_tangential && (tangential_room >= radial_room || !fits_radial) {
             (tangential_room, mid_a + FRAC_PI_2)
         } else if fits_radial {
             (radial_room, mid_a)
@@ -320,15 +318,43 @@ pub fn icicle(
         }
         pic.shapes.push(shape);
         let height = max[1] - min[1];
-        if height >= 14.0 {
-            let width = max[0] - min[0] - 8.0;
-            let text = format!("{}  {}", short_name(&node.name), human_bytes(node.bytes));
-            if let Some(text) = labels::fit(&text, 11.0, width) {
+        let width = max[0] - min[0] - 10.0;
+        let name = short_name(&node.name);
+        let bytes = human_bytes(node.bytes);
+        let y = 0.5 * (min[1] + max[1]);
+        let color = text_on(fill);
+        if height >= 32.0 {
+            // Name above, size below.
+            if let Some(text) = labels::fit(name, 11.0, width) {
                 pic.labels.push(Label::new(
-                    Pos2::new(min[0] + 5.0, 0.5 * (min[1] + max[1])),
+                    Pos2::new(min[0] + 5.0, y - 7.0),
                     text,
                     11.0,
-                    text_on(fill),
+                    color,
+                    Align2::LEFT_CENTER,
+                ));
+                pic.labels.push(Label::new(
+                    Pos2::new(min[0] + 5.0, y + 7.0),
+                    bytes,
+                    10.0,
+                    color,
+                    Align2::LEFT_CENTER,
+                ));
+            }
+        } else if height >= 14.0 {
+            // One line: the size when the name does not fit whole.
+            let both = format!("{name}  {bytes}");
+            let text = if labels::approx_width(&both, 11.0) <= width {
+                Some(both)
+            } else {
+                labels::fit(name, 11.0, width)
+            };
+            if let Some(text) = text {
+                pic.labels.push(Label::new(
+                    Pos2::new(min[0] + 5.0, y),
+                    text,
+                    11.0,
+                    color,
                     Align2::LEFT_CENTER,
                 ));
             }

@@ -195,7 +195,9 @@ impl HeapTreePane {
                     if self.sizes.len() >= SIZES_CACHE {
                         // Drop the entry farthest from the current point.
                         let point = self.point;
-                        if let Some(far) = self.sizes.keys().copied().max_by_key(|k| k.abs_diff(point)) {
+                        if let Some(far) =
+                            self.sizes.keys().copied().max_by_key(|k| k.abs_diff(point))
+                        {
                             self.sizes.remove(&far);
                         }
                     }
@@ -272,7 +274,10 @@ impl HeapTreePane {
                 }
                 for (i, &node) in self.roots.iter().enumerate() {
                     ui.label("›");
-                    if ui.link(draw::short_name(timeline.trie.name(node))).clicked() {
+                    if ui
+                        .link(draw::short_name(timeline.trie.name(node)))
+                        .clicked()
+                    {
                         pop_to = Some(i + 1);
                     }
                 }
@@ -286,13 +291,13 @@ impl HeapTreePane {
     fn time_bar(&mut self, ui: &mut egui::Ui, timeline: &HeapTimeline) {
         let last = timeline.points.len().saturating_sub(1);
         ui.horizontal(|ui| {
-            if ui.button("⏮").on_hover_text("first time point").clicked() {
+            if ui.button("|<").on_hover_text("first time point").clicked() {
                 self.point = 0;
             }
-            if ui.button("◀").on_hover_text("step back").clicked() {
+            if ui.button("<").on_hover_text("step back").clicked() {
                 self.point = self.point.saturating_sub(1);
             }
-            let play = if self.playing { "⏸" } else { "▶" };
+            let play = if self.playing { "pause" } else { "play" };
             if ui.button(play).on_hover_text("play / pause").clicked() {
                 self.playing = !self.playing;
                 if self.playing && self.point >= last {
@@ -300,10 +305,10 @@ impl HeapTreePane {
                 }
                 self.last_step = Instant::now();
             }
-            if ui.button("▶|").on_hover_text("step forward").clicked() {
+            if ui.button(">").on_hover_text("step forward").clicked() {
                 self.point = (self.point + 1).min(last);
             }
-            if ui.button("⏭").on_hover_text("last time point").clicked() {
+            if ui.button(">|").on_hover_text("last time point").clicked() {
                 self.point = last;
             }
             if ui.button("peak").clicked() {
@@ -326,7 +331,13 @@ impl HeapTreePane {
         let t0 = timeline.points.first().map_or(0, |p| p.time) as f64;
         let t1 = timeline.points.last().map_or(1, |p| p.time).max(1) as f64;
         let span = (t1 - t0).max(1.0);
-        let max_b = timeline.series.iter().map(|s| s.1).max().unwrap_or(1).max(1) as f64;
+        let max_b = timeline
+            .series
+            .iter()
+            .map(|s| s.1)
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
         let x_of = |t: f64| rect.left() + ((t - t0) / span) as f32 * rect.width();
         let pts: Vec<Pos2> = timeline
             .series
@@ -339,16 +350,19 @@ impl HeapTreePane {
             })
             .collect();
         if pts.len() >= 2 {
-            let mut fill = pts.clone();
-            fill.push(Pos2::new(pts[pts.len() - 1].x, rect.bottom()));
-            fill.push(Pos2::new(pts[0].x, rect.bottom()));
-            painter.add(egui::Shape::line(pts, egui::Stroke::new(1.5, Color32::from_rgb(110, 170, 230))));
+            painter.add(egui::Shape::line(
+                pts,
+                egui::Stroke::new(1.5, Color32::from_rgb(110, 170, 230)),
+            ));
         }
         for (i, p) in timeline.points.iter().enumerate() {
             if i % (timeline.points.len() / 60).max(1) == 0 {
                 let x = x_of(p.time as f64);
                 painter.line_segment(
-                    [Pos2::new(x, rect.bottom() - 3.0), Pos2::new(x, rect.bottom())],
+                    [
+                        Pos2::new(x, rect.bottom() - 3.0),
+                        Pos2::new(x, rect.bottom()),
+                    ],
                     egui::Stroke::new(1.0, Color32::from_gray(90)),
                 );
             }
@@ -391,18 +405,17 @@ impl HeapTreePane {
                 .small()
                 .weak(),
         );
-        let per = match timeline.time_unit.as_str() {
-            "ns" => ("/s", 1e9),
-            "events" => ("/event", 1.0),
-            u => (u, 1.0),
+        // Growth over the whole run reads better than a slope per nanosecond or per instruction.
+        let span = match (timeline.points.first(), timeline.points.last()) {
+            (Some(a), Some(b)) => b.time.saturating_sub(a.time) as f64,
+            _ => 0.0,
         };
         egui::ScrollArea::vertical().show(ui, |ui| {
             for s in timeline.suspects.iter().take(25) {
                 let text = format!(
-                    "{}\n  +{}{}  → {}",
+                    "{}\n  +{} over the run, {} at the end",
                     draw::short_name(&s.name),
-                    draw::human_bytes((s.slope * per.1).max(0.0) as u64),
-                    per.0,
+                    draw::human_bytes((s.slope * span).max(0.0) as u64),
                     draw::human_bytes(s.end_bytes)
                 );
                 let r = ui.selectable_label(self.highlight_group == Some(s.group), text);
@@ -483,7 +496,14 @@ impl View for HeapTreePane {
                     Pos2::new(i as f32 * cell_w, 0.0),
                     egui::vec2(cell_w, rect.height() - 28.0),
                 );
-                picture.extend(draw::sunburst(&layout, None, 1.0, cell.shrink(6.0), &timeline.order, None));
+                picture.extend(draw::sunburst(
+                    &layout,
+                    None,
+                    1.0,
+                    cell.shrink(6.0),
+                    &timeline.order,
+                    None,
+                ));
                 let point = &timeline.points[p];
                 picture.labels.push(labels::Label::new(
                     Pos2::new(cell.center().x, rect.height() - 14.0),
@@ -512,7 +532,11 @@ impl View for HeapTreePane {
                     (Some(Shown::Sunburst(_)), Shown::Sunburst(_))
                         | (Some(Shown::Icicle(_)), Shown::Icicle(_))
                 );
-                self.previous = if same_chart { self.current.take() } else { None };
+                self.previous = if same_chart {
+                    self.current.take()
+                } else {
+                    None
+                };
                 self.current = Some(next);
                 self.current_key = Some(key);
                 self.transition_start = Instant::now();
@@ -541,7 +565,14 @@ impl View for HeapTreePane {
                         _ => None,
                     };
                     let area = local.shrink(8.0);
-                    picture = draw::sunburst(cur, from, t, area, &timeline.order, highlight_node(&cur.nodes));
+                    picture = draw::sunburst(
+                        cur,
+                        from,
+                        t,
+                        area,
+                        &timeline.order,
+                        highlight_node(&cur.nodes),
+                    );
                     if let Some(p) = hover {
                         let radius = 0.5 * area.width().min(area.height()) - 4.0;
                         let d = p - area.center();
@@ -551,7 +582,18 @@ impl View for HeapTreePane {
                             f64::from(angle),
                             f64::from(d.length() / radius.max(1.0)),
                         )
-                        .map(|n| (n, memscape_heap::hover(cur, n, timeline.metric, timeline.points[self.point].total_bytes), cur.nodes.get(n as usize).cloned()));
+                        .map(|n| {
+                            (
+                                n,
+                                memscape_heap::hover(
+                                    cur,
+                                    n,
+                                    timeline.metric,
+                                    timeline.points[self.point].total_bytes,
+                                ),
+                                cur.nodes.get(n as usize).cloned(),
+                            )
+                        });
                     }
                 }
                 (Some(Shown::Icicle(cur)), prev) => {
@@ -560,7 +602,14 @@ impl View for HeapTreePane {
                         _ => None,
                     };
                     let area = local.shrink(4.0);
-                    picture = draw::icicle(cur, from, t, area, &timeline.order, highlight_node(&cur.nodes));
+                    picture = draw::icicle(
+                        cur,
+                        from,
+                        t,
+                        area,
+                        &timeline.order,
+                        highlight_node(&cur.nodes),
+                    );
                     if let Some(p) = hover {
                         let x = f64::from((p.x - area.left()) / area.width());
                         let y = f64::from((p.y - area.top()) / area.height());
@@ -568,7 +617,18 @@ impl View for HeapTreePane {
                             .shapes
                             .iter()
                             .find(|s| x >= s.x0 && x < s.x1 && y >= s.y0 && y < s.y1)
-                            .map(|s| (s.node, memscape_heap::hover(cur, s.node, timeline.metric, timeline.points[self.point].total_bytes), cur.nodes.get(s.node as usize).cloned()));
+                            .map(|s| {
+                                (
+                                    s.node,
+                                    memscape_heap::hover(
+                                        cur,
+                                        s.node,
+                                        timeline.metric,
+                                        timeline.points[self.point].total_bytes,
+                                    ),
+                                    cur.nodes.get(s.node as usize).cloned(),
+                                )
+                            });
                     }
                 }
                 (None, _) => {}
@@ -579,8 +639,12 @@ impl View for HeapTreePane {
                     .and_then(|g| timeline.growth.get(g as usize))
                     .copied()
                     .unwrap_or(0.0);
-                let unit = if timeline.time_unit == "ns" { "per s" } else { "per event" };
-                let growth = if timeline.time_unit == "ns" { growth * 1e9 } else { growth };
+                let span = match (timeline.points.first(), timeline.points.last()) {
+                    (Some(a), Some(b)) => b.time.saturating_sub(a.time) as f64,
+                    _ => 0.0,
+                };
+                let growth = growth * span;
+                let unit = "over the run";
                 hovered_text = Some(format!(
                     "{}\n{}  ·  {} objects\n{:.1} % of parent  ·  {:.1} % of heap\ngrowth {}{} {unit}",
                     info.name,
@@ -602,7 +666,10 @@ impl View for HeapTreePane {
                 {
                     // The path from the current root down to the clicked node.
                     let path = timeline.trie.path_to_root(g);
-                    let from = path.iter().position(|&n| n == self.root()).map_or(0, |i| i + 1);
+                    let from = path
+                        .iter()
+                        .position(|&n| n == self.root())
+                        .map_or(0, |i| i + 1);
                     self.roots.extend(path[from..].iter().copied());
                 }
             }
