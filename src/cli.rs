@@ -252,6 +252,12 @@ pub struct ViewArgs {
 pub enum ViewKindArg {
     /// Allocation map: time × address, biased anti-aliasing, cushions.
     AllocMap,
+    /// Heap tree at one time point as a sunburst (root in the centre).
+    Sunburst,
+    /// Heap tree at one time point as an icicle (hierarchy left to right).
+    Icicle,
+    /// Heap trees at several time points side by side, with one stable layout.
+    Timeline,
 }
 
 #[derive(Debug, Args)]
@@ -290,6 +296,37 @@ pub struct RenderArgs {
     /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
+    #[command(flatten)]
+    pub heap: HeapRenderArgs,
+}
+
+/// Heap-tree options of `render` (sunburst, icicle, timeline), as for `heaptree`.
+#[derive(Debug, Args)]
+pub struct HeapRenderArgs {
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number.
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// The heap peak.
+    #[arg(long)]
+    pub peak: bool,
+    /// Grouping keys for traces, outermost first: thread,site,size,path,module.
+    #[arg(long, default_value = "site")]
+    pub group: String,
+    /// Node size: bytes or objects.
+    #[arg(long, default_value = "bytes")]
+    pub metric: String,
+    /// Levels below the root.
+    #[arg(long, default_value_t = 2)]
+    pub depth: usize,
+    /// Drill down: show the subtree of the first group whose name contains this text.
+    #[arg(long)]
+    pub root: Option<String>,
+    /// Timeline: number of time points side by side.
+    #[arg(long, default_value_t = 4)]
+    pub points: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod data;
 mod demo;
+mod headless;
 mod scene;
 mod views;
 

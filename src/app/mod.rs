@@ -79,6 +79,12 @@ impl MemscapeApp {
                 }
                 Err(e) => errors.push(format!("GPU pipelines: {e}")),
             }
+            match crate::views::shapes_paint::ShapesGpu::new(&rs.device, rs.target_format) {
+                Ok(gpu) => {
+                    rs.renderer.write().callback_resources.insert(gpu);
+                }
+                Err(e) => errors.push(format!("GPU pipelines: {e}")),
+            }
             let info = rs.adapter.get_info();
             tracing::info!(
                 "GUI renders on {} [{:?}, {:?}]",
@@ -114,9 +120,9 @@ impl MemscapeApp {
 
     /// Opens a view beside the existing ones: the root is a horizontal row of tab groups, one per
     /// opened view (users can drag tabs to regroup them).
-    fn add_view(&mut self, kind: ViewKind, dataset: Arc<Dataset>) {
+    fn add_view(&mut self, ctx: &egui::Context, kind: ViewKind, dataset: Arc<Dataset>) {
         let pane = Pane {
-            view: kind.create(dataset),
+            view: kind.create(dataset, ctx),
         };
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
@@ -179,7 +185,7 @@ impl MemscapeApp {
                             match kind.accepts(&d) {
                                 Ok(()) => {
                                     if ui.button(kind.name()).clicked() {
-                                        self.add_view(*kind, d.clone());
+                                        self.add_view(ui.ctx(), *kind, d.clone());
                                         ui.close();
                                     }
                                 }
@@ -247,7 +253,7 @@ impl eframe::App for MemscapeApp {
             match result {
                 Ok(dataset) => {
                     for kind in ViewKind::defaults_for(&dataset) {
-                        self.add_view(kind, dataset.clone());
+                        self.add_view(&ctx, kind, dataset.clone());
                     }
                     self.datasets.push(dataset);
                 }

@@ -3,6 +3,7 @@
 mod analyses;
 mod info;
 mod render;
+mod render_heap;
 
 use std::process::ExitCode;
 use std::time::Duration;

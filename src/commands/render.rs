@@ -82,6 +82,16 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             };
             render_offscreen(&ctx, &mut pipelines, &data, &view, args.width, args.height)?
         }
+        ViewKindArg::Sunburst | ViewKindArg::Icicle | ViewKindArg::Timeline => {
+            super::render_heap::render(
+                &ctx,
+                &dataset,
+                args.view,
+                &args.heap,
+                args.width,
+                args.height,
+            )?
+        }
     };
     image.save_png(&args.out)?;
     println!("{}", args.out.display());

@@ -5,11 +5,21 @@
 //! [`ViewKind`] with its name, `accepts` rule and constructor. The shell needs no other change.
 
 pub mod alloc_map;
+pub mod heap_tree;
+pub mod labels;
+pub mod shapes_paint;
 pub mod summary;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::data::{Dataset, DatasetContent};
+
+/// A process-wide unique key for a pane's GPU resources.
+pub fn next_pane_key() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1 << 32);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
 
 /// What every view gets each frame besides its own state.
 pub struct ViewContext<'a> {
@@ -34,15 +44,18 @@ pub trait View {
 pub enum ViewKind {
     Summary,
     AllocMap,
+    HeapTree,
 }
 
 impl ViewKind {
-    pub const ALL: &'static [ViewKind] = &[ViewKind::AllocMap, ViewKind::Summary];
+    pub const ALL: &'static [ViewKind] =
+        &[ViewKind::AllocMap, ViewKind::HeapTree, ViewKind::Summary];
 
     pub fn name(self) -> &'static str {
         match self {
             ViewKind::Summary => "Summary",
             ViewKind::AllocMap => "Allocation map",
+            ViewKind::HeapTree => "Heap tree",
         }
     }
 
@@ -60,11 +73,13 @@ impl ViewKind {
                 }
             }
             (ViewKind::AllocMap, _) => Err("needs an allocation trace"),
+            (ViewKind::HeapTree, _) => heap_tree::model::accepts(dataset),
         }
     }
 
-    pub fn create(self, dataset: Arc<Dataset>) -> Box<dyn View> {
+    pub fn create(self, dataset: Arc<Dataset>, ctx: &egui::Context) -> Box<dyn View> {
         match self {
+            ViewKind::HeapTree => Box::new(heap_tree::pane::HeapTreePane::new(dataset, ctx)),
             ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
             ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
         }

@@ -8,10 +8,13 @@
 //! * [`massif_tree`]: the same model over massif snapshots.
 //! * [`view`]: pruning ("keep the largest until 90 %, at most 9, the rest is Other"), stable
 //!   sibling order, drill-down helpers.
+//! * [`evolution`]: time points, heap-size curve, order and suspects of an input, computed once,
+//!   and a source of group sizes at any point (what the GUI's heap view runs on).
 //! * [`layout`]: sunburst and icicle geometry as plain data for the renderer.
 //! * [`suspects`]: leak suspects ranked by growth.
 //! * [`report`]: the serde report behind `memscape heaptree`.
 
+pub mod evolution;
 pub mod layout;
 pub mod massif;
 pub mod massif_tree;
@@ -22,6 +25,9 @@ pub mod trace_tree;
 pub mod trie;
 pub mod view;
 
+pub use evolution::{
+    HeapTimeline, MassifSizes, SizesSource, TimePoint, TraceSizes, massif_timeline, trace_timeline,
+};
 pub use layout::{HoverInfo, IcicleRect, Layout, SunburstSegment, hover, icicle, sunburst};
 pub use massif::{
     MassifError, MassifFile, MassifLabel, MassifNode, MassifTree, Snapshot, TreeKind, parse_massif,

@@ -428,6 +428,39 @@ fn frame_name(trace: &Trace, node: u32) -> String {
     }
 }
 
+/// Modules whose unnamed frames are allocator plumbing rather than the program's call site.
+const ALLOCATOR_MODULES: [&str; 5] = [
+    "libc.so",
+    "libstdc++.so",
+    "ld-linux",
+    "libmemscape_recorder",
+    "libheaptrack",
+];
+
+/// The call site a user means: the innermost frame, unless it is an unnamed frame inside the C
+/// or C++ runtime (an address in libc's allocator or `operator new`), in which case the first
+/// frame outside those. Named runtime frames (`fopen`, `strdup`) stay: they say what allocated.
+pub fn allocation_site(trace: &Trace, site: u32) -> u32 {
+    let plumbing = |node: u32| {
+        trace.call_tree.frames.get(node as usize).is_some_and(|f| {
+            f.function == 0 && {
+                let module = trace.strings.get(f.module);
+                ALLOCATOR_MODULES.iter().any(|m| module.contains(m))
+            }
+        })
+    };
+    let mut node = site;
+    let mut steps = 0usize;
+    while node != 0 && plumbing(node) && steps < trace.call_tree.parent.len() {
+        match trace.call_tree.parent.get(node as usize) {
+            Some(&parent) if parent != 0 => node = parent,
+            _ => break,
+        }
+        steps += 1;
+    }
+    node
+}
+
 fn leaf_for(
     trace: &Trace,
     trie: &mut GroupTrie,
@@ -454,6 +487,7 @@ fn leaf_for(
                 );
             }
             GroupKey::Site => {
+                let site = allocation_site(trace, site);
                 let value = frame_label(trace, site);
                 node = trie.child(node, Label { kind, value }, || frame_name(trace, site));
             }

@@ -1,0 +1,240 @@
+//! The heap over time as the interactive views need it: the time points a user steps through,
+//! the heap-size curve above the slider, the stable sibling order and the leak suspects,
+//! computed once ([`HeapTimeline`]), plus a source of the group sizes at any time point
+//! ([`SizesSource`]) that the GUI keeps on a worker thread (a trace's source borrows the trace).
+
+use crate::massif::MassifFile;
+use crate::massif_tree::MassifHeap;
+use crate::suspects::{GrowthAccumulator, LeakSuspect};
+use crate::trace_tree::{GroupKey, TraceHeap};
+use crate::trie::{GroupTrie, Sizes};
+use crate::view::{Metric, StableOrder};
+use memscape_trace::Trace;
+
+/// One time point of the slider.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TimePoint {
+    /// In [`HeapTimeline::time_unit`].
+    pub time: u64,
+    pub total_bytes: u64,
+    /// Massif: the snapshot number; traces: the number of events applied.
+    pub index: u64,
+}
+
+/// Everything about a heap's evolution that does not depend on the time point shown.
+#[derive(Debug, Clone)]
+pub struct HeapTimeline {
+    pub source: String,
+    pub trie: GroupTrie,
+    pub order: StableOrder,
+    pub metric: Metric,
+    pub points: Vec<TimePoint>,
+    /// The heap-size curve (time, bytes), denser than the points where the input allows.
+    pub series: Vec<(u64, u64)>,
+    /// `ns`, `events`, or massif's `i`, `ms`, `B`.
+    pub time_unit: String,
+    /// Leaves ranked by growth over the points (see [`crate::suspects`]).
+    pub suspects: Vec<LeakSuspect>,
+    /// Slope of every trie node's bytes over the points (hover's "growth"), per time unit.
+    pub growth: Vec<f64>,
+    /// The point with the most live bytes.
+    pub peak_point: usize,
+}
+
+/// Sizes of every trie node at a time point of a [`HeapTimeline`].
+pub trait SizesSource: Send {
+    fn sizes_at_point(&mut self, point: usize) -> Option<Sizes>;
+}
+
+/// Massif: the detailed snapshots.
+pub struct MassifSizes {
+    heap: MassifHeap,
+}
+
+impl SizesSource for MassifSizes {
+    fn sizes_at_point(&mut self, point: usize) -> Option<Sizes> {
+        self.heap.sizes(point)
+    }
+}
+
+/// A trace: `points` event counts, sizes built incrementally from the previous request.
+pub struct TraceSizes<'a> {
+    heap: TraceHeap<'a>,
+    applied: Vec<u64>,
+}
+
+impl<'a> TraceSizes<'a> {
+    /// The underlying index, for time points that are not on the slider (`--at`, `--peak`).
+    pub fn heap_mut(&mut self) -> &mut TraceHeap<'a> {
+        &mut self.heap
+    }
+}
+
+impl SizesSource for TraceSizes<'_> {
+    fn sizes_at_point(&mut self, point: usize) -> Option<Sizes> {
+        let applied = *self.applied.get(point)?;
+        Some(self.heap.sizes_at(applied))
+    }
+}
+
+// TraceHeap holds only shared references to an immutable Trace.
+fn _assert_send() {
+    fn is_send<T: Send>() {}
+    is_send::<TraceSizes<'static>>();
+}
+
+/// Fills in what follows from the points: suspects, growth, peak.
+fn finish(mut timeline: HeapTimeline, acc: &GrowthAccumulator) -> HeapTimeline {
+    timeline.suspects = acc.rank(&timeline.trie, None);
+    timeline.growth = (0..timeline.trie.len() as u32)
+        .map(|n| acc.slope_of(n))
+        .collect();
+    timeline.peak_point = timeline
+        .points
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, p)| (p.total_bytes, std::cmp::Reverse(*i)))
+        .map_or(0, |(i, _)| i);
+    timeline
+}
+
+/// The timeline of a massif file: one point per detailed snapshot; the curve from every snapshot.
+pub fn massif_timeline(file: &MassifFile, metric: Metric) -> (HeapTimeline, MassifSizes) {
+    let heap = MassifHeap::new(file);
+    let snapshots = heap.snapshot_indices();
+    let mut acc = GrowthAccumulator::default();
+    let mut points = Vec::with_capacity(snapshots.len());
+    let mut last = Sizes::default();
+    for (point, &s) in snapshots.iter().enumerate() {
+        let (Some(sizes), Some(snap)) = (heap.sizes(point), file.snapshots.get(s)) else {
+            continue;
+        };
+        acc.add(snap.time as f64, &sizes);
+        points.push(TimePoint {
+            time: snap.time,
+            total_bytes: snap.mem_heap_b,
+            index: snap.number,
+        });
+        last = sizes;
+    }
+    let peak = file
+        .marked_peak()
+        .and_then(|p| heap.point_of_snapshot(p))
+        .and_then(|p| heap.sizes(p));
+    let order = StableOrder::new(heap.trie(), &last, peak.as_ref(), metric);
+    let timeline = finish(
+        HeapTimeline {
+            source: file.source.clone(),
+            trie: heap.trie().clone(),
+            order,
+            metric,
+            points,
+            series: file.heap_series(),
+            time_unit: file.time_unit.clone(),
+            suspects: Vec::new(),
+            growth: Vec::new(),
+            peak_point: 0,
+        },
+        &acc,
+    );
+    (timeline, MassifSizes { heap })
+}
+
+/// The timeline of a trace grouped by `keys`: `point_count` points evenly spaced in wall time
+/// (in events when the trace has no wall time), plus the trace end; the curve at 4× that
+/// resolution.
+pub fn trace_timeline<'a>(
+    trace: &'a Trace,
+    keys: &[GroupKey],
+    metric: Metric,
+    point_count: usize,
+) -> (HeapTimeline, TraceSizes<'a>) {
+    let mut heap = TraceHeap::new(trace, keys);
+    let wall = trace.meta.has_wall_time;
+    let even = |heap: &TraceHeap<'_>, n: usize| {
+        let mut p = if wall {
+            heap.even_points_in_time(n)
+        } else {
+            heap.even_points(n)
+        };
+        p.push(heap.events());
+        p.sort_unstable();
+        p.dedup();
+        p
+    };
+    let applied = even(&heap, point_count.max(2));
+    let curve_points = even(&heap, point_count.max(2) * 4);
+    // heap_series is indexed by events; the curve is drawn against the points' time.
+    let series: Vec<(u64, u64)> = heap
+        .heap_series(&curve_points)
+        .into_iter()
+        .map(|(applied, bytes)| (if wall { heap.time_of(applied) } else { applied }, bytes))
+        .collect();
+    let mut acc = GrowthAccumulator::default();
+    let mut points = Vec::with_capacity(applied.len());
+    let mut sizes = Sizes::default();
+    for &a in &applied {
+        heap.sizes_into(a, &mut sizes);
+        let time = if wall { heap.time_of(a) } else { a };
+        acc.add(time as f64, &sizes);
+        points.push(TimePoint {
+            time,
+            total_bytes: sizes.bytes(0),
+            index: a,
+        });
+    }
+    let last = sizes;
+    let peak = heap.sizes_at(heap.peak_point());
+    let order = StableOrder::new(heap.trie(), &last, Some(&peak), metric);
+    let timeline = finish(
+        HeapTimeline {
+            source: trace.meta.source.clone(),
+            trie: heap.trie().clone(),
+            order,
+            metric,
+            points,
+            series,
+            time_unit: String::from(if wall { "ns" } else { "events" }),
+            suspects: Vec::new(),
+            growth: Vec::new(),
+            peak_point: 0,
+        },
+        &acc,
+    );
+    (timeline, TraceSizes { heap, applied })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_timeline_points_match_direct_sizes() {
+        let trace = crate::synthetic::synthetic_trace(20_000);
+        let (timeline, mut source) = trace_timeline(
+            &trace,
+            &[GroupKey::Thread, GroupKey::Site],
+            Metric::Bytes,
+            16,
+        );
+        assert!(timeline.points.len() >= 16);
+        assert!(timeline.series.len() >= timeline.points.len());
+        // Sizes from the source agree with the point totals, in any order of requests.
+        for point in [5usize, 0, timeline.points.len() - 1, 3] {
+            let sizes = source.sizes_at_point(point).unwrap();
+            assert_eq!(sizes.bytes(0), timeline.points[point].total_bytes);
+        }
+        assert!(source.sizes_at_point(timeline.points.len()).is_none());
+        assert_eq!(timeline.growth.len(), timeline.trie.len());
+        // The curve shares the points' time axis and passes through their totals.
+        for p in &timeline.points {
+            if let Some(&(_, bytes)) = timeline.series.iter().find(|(t, _)| *t == p.time) {
+                assert_eq!(bytes, p.total_bytes);
+            }
+        }
+        let last_series = timeline.series.last().unwrap().0;
+        assert_eq!(last_series, timeline.points.last().unwrap().time);
+        let peak = timeline.points[timeline.peak_point].total_bytes;
+        assert!(timeline.points.iter().all(|p| p.total_bytes <= peak));
+    }
+}

@@ -1,0 +1,111 @@
+//! The heap view's input: an allocation trace or a massif file of a dataset, turned into a
+//! [`HeapTimeline`] and a source of group sizes per time point.
+
+use memscape_heap::{
+    GroupKey, HeapNode, HeapTimeline, Metric, PruneOptions, Sizes, SizesSource, build_view,
+};
+
+use crate::data::{Dataset, DatasetContent};
+
+/// Grouping and sizing chosen by the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeapSettings {
+    pub keys: Vec<GroupKey>,
+    pub metric: Metric,
+    /// Time points on the slider for traces (massif: its detailed snapshots).
+    pub points: usize,
+}
+
+impl Default for HeapSettings {
+    fn default() -> Self {
+        Self {
+            keys: vec![GroupKey::Site],
+            metric: Metric::Bytes,
+            points: 120,
+        }
+    }
+}
+
+/// Whether `dataset` has a heap to show, and if not why.
+pub fn accepts(dataset: &Dataset) -> Result<(), &'static str> {
+    match &dataset.content {
+        DatasetContent::AllocTrace(_) | DatasetContent::Massif(_) => Ok(()),
+        _ => Err("needs an allocation trace or a massif file"),
+    }
+}
+
+/// Builds the timeline of `dataset` and its sizes source (which borrows the dataset).
+pub fn timeline<'a>(
+    dataset: &'a Dataset,
+    settings: &HeapSettings,
+) -> anyhow::Result<(HeapTimeline, Box<dyn SizesSource + 'a>)> {
+    match &dataset.content {
+        DatasetContent::AllocTrace(t) => {
+            let (timeline, sizes) = memscape_heap::trace_timeline(
+                &t.trace,
+                &settings.keys,
+                settings.metric,
+                settings.points,
+            );
+            Ok((timeline, Box::new(sizes)))
+        }
+        DatasetContent::Massif(file) => {
+            if settings.metric == Metric::Objects {
+                anyhow::bail!(
+                    "{}: massif records bytes per allocation site but no object counts: use bytes",
+                    dataset.name
+                );
+            }
+            let (timeline, sizes) = memscape_heap::massif_timeline(file, settings.metric);
+            if timeline.points.is_empty() {
+                anyhow::bail!(
+                    "{}: no snapshot carries a heap tree (massif ran with heap_tree=empty?)",
+                    dataset.name
+                );
+            }
+            Ok((timeline, Box::new(sizes)))
+        }
+        _ => anyhow::bail!(
+            "{}: the heap views need an allocation trace or a massif file",
+            dataset.name
+        ),
+    }
+}
+
+/// The shown tree at a time point: pruned, stably ordered, rooted at `root`.
+pub fn tree(timeline: &HeapTimeline, sizes: &Sizes, root: u32, depth: usize) -> HeapNode {
+    let prune = PruneOptions {
+        depth,
+        metric: timeline.metric,
+        ..PruneOptions::default()
+    };
+    build_view(&timeline.trie, sizes, &timeline.order, root, &prune)
+}
+
+/// A human-readable time of a point.
+pub fn time_text(timeline: &HeapTimeline, time: u64) -> String {
+    match timeline.time_unit.as_str() {
+        "ns" => format!("{:.3} s", time as f64 / 1e9),
+        "events" => format!("event {time}"),
+        "i" => format!("{} instructions", si(time)),
+        "B" => format!(
+            "{} allocated",
+            crate::views::heap_tree::draw::human_bytes(time)
+        ),
+        unit => format!("{time} {unit}"),
+    }
+}
+
+/// 4 320 676 562 → "4.32 G".
+fn si(v: u64) -> String {
+    let f = v as f64;
+    if f >= 1e9 {
+        format!("{:.2} G", f / 1e9)
+    } else if f >= 1e6 {
+        format!("{:.2} M", f / 1e6)
+    } else if f >= 1e3 {
+        format!("{:.1} k", f / 1e3)
+    } else {
+        v.to_string()
+    }
+}
