@@ -1,8 +1,9 @@
 #!/bin/sh
 # memscape's Rips persistence vs ripser.py (PyPI `ripser`) on the same distance matrices, in
-# one run, and memscape's end-to-end `cycles` on 10,000 and 50,000 windows of a real lackey
-# trace. Prints per input: memscape compute time, ripser call time (interpreter start and
-# imports excluded), their ratio, and whether the bar counts agree.
+# one run, memscape's classical MDS of 10,000 windows, and its end-to-end `cycles` on 10,000
+# and 50,000 windows of a real lackey trace. Prints per input: memscape compute time, ripser
+# call time (interpreter start and imports excluded), their ratio, and whether the bar counts
+# agree.
 #
 #   benches/cycles/compare_ripser.sh            # from the repository root
 #
@@ -57,6 +58,10 @@ run_pair sphere_3_192 "$data/ripser/sphere_3_192.lower_distance_matrix" 1 47
 run_pair sphere_3_192 "$data/ripser/sphere_3_192.lower_distance_matrix" 2 2
 "$timing" levenshtein "$work/whole.lackey" 0..1500 10 "$work/lev1500.txt"
 run_pair "lackey windows (1500 records)" "$work/lev1500.txt" 1 47
+
+echo
+echo "classical MDS of the unique windows (w = 10) of the first 10,000 windows:"
+"$timing" mds "$work/whole.lackey" 0..10009
 
 echo
 echo "end-to-end cycles on the whole-process lackey trace of the matmul program:"

@@ -1,5 +1,6 @@
 //! Criterion benchmarks: Levenshtein all pairs, Rips persistence on Ripser's sphere and on
-//! Levenshtein windows, and the whole cycles pipeline on the committed demo trace.
+//! Levenshtein windows, classical MDS of the windows, and the whole cycles pipeline on the
+//! committed demo trace.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -55,6 +56,9 @@ fn benches(c: &mut Criterion) {
     let dist = window_distances(&windows, alphabet).unwrap();
     c.bench_function("rips H0-H1 of those windows", |b| {
         b.iter(|| memscape_cycles::rips_persistence(&dist, &RipsOptions::default()).unwrap())
+    });
+    c.bench_function("classical MDS of those windows", |b| {
+        b.iter(|| memscape_cycles::classical_mds(&dist, 2).unwrap())
     });
     let mut group = c.benchmark_group("pipeline");
     group.sample_size(10);

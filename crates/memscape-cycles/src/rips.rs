@@ -1184,7 +1184,15 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         let mut reduced_at: Vec<Option<(usize, usize)>> =
             Vec::with_capacity(columns_to_reduce.len());
 
+        let started = std::time::Instant::now();
         for (column_index, &(diameter, index)) in columns_to_reduce.iter().enumerate() {
+            if column_index % (1 << 14) == 0 && column_index > 0 {
+                tracing::debug!(
+                    "rips: H{dim}: {column_index} of {} columns after {:.2?}",
+                    columns_to_reduce.len(),
+                    started.elapsed()
+                );
+            }
             reduced_at.push(None);
             reduction_starts.push(reduction_entries.len());
             let column_to_reduce = Entry {
@@ -1349,7 +1357,8 @@ impl<D: DistanceMatrix> Rips<'_, D> {
 
 /// Neighbour lists within `threshold` (Ripser's sparse distance matrix), built when they are
 /// small enough to pay: at most a quarter of all pairs (a merge of two lists then costs at most
-/// about n/2 steps, against n for the dense enumeration) and at most 8 M edges (128 MiB).
+/// about n/2 steps, against n for the dense enumeration) and at most 48 M edges (768 MiB; the
+/// dense enumeration of that many edges' coboundaries would take hours anyway).
 fn neighbor_lists<D: DistanceMatrix>(dist: &D, threshold: Value) -> Option<Neighbors> {
     use rayon::prelude::*;
     let n = dist.size();
@@ -1362,7 +1371,7 @@ fn neighbor_lists<D: DistanceMatrix>(dist: &D, threshold: Value) -> Option<Neigh
         .with_min_len(1 << 16)
         .filter(|&e| dist.edge_length(e) <= threshold)
         .count();
-    if within > pairs / 4 || within > 8 << 20 {
+    if within > pairs / 4 || within > 48 << 20 {
         return None;
     }
     // Row i of the lower triangle (j < i), scanned in memory order, in parallel.
