@@ -187,8 +187,10 @@ fn lanczos_top<D: DistanceMatrix>(
             .chain(&beta)
             .fold(0.0f64, |acc, x| acc.max(x.abs()))
             .max(f64::MIN_POSITIVE);
+        // A breakdown (b ≈ 0: the Krylov space is invariant, e.g. a metric of rank 1) ends the
+        // iteration even before `wanted` steps; missing pairs are then 0.
         let check =
-            m >= wanted && (m.is_multiple_of(5) || b <= 1e-12 * scale || step + 1 == max_steps);
+            (m >= wanted && m.is_multiple_of(5)) || b <= 1e-12 * scale || step + 1 == max_steps;
         if check {
             let (values, vectors) = tridiagonal_eigen(&alpha, &beta);
             // Ritz pairs by decreasing value; residual of pair k is |b · s_{m−1,k}|.
@@ -467,6 +469,47 @@ mod tests {
         assert!(classical_mds(&m, 3).is_err());
         let one = classical_mds(&m, 1).unwrap();
         assert!(one.iter().all(|p| p[1] == 0.0));
+    }
+
+    #[test]
+    fn degenerate_metrics_give_finite_points() {
+        for points in [
+            vec![],
+            vec![vec![1.0]],
+            vec![vec![0.0], vec![2.0]],
+            vec![vec![5.0, 5.0]; 7],
+        ] {
+            let m = LowerDistanceMatrix::from_points(&points).unwrap();
+            let x = classical_mds(&m, 2).unwrap();
+            assert_eq!(x.len(), points.len());
+            assert!(x.iter().flatten().all(|v| v.is_finite()), "{x:?}");
+        }
+        // Two points 2 apart: ±1 on the first axis.
+        let m = LowerDistanceMatrix::from_points(&[vec![0.0], vec![2.0]]).unwrap();
+        let x = classical_mds(&m, 2).unwrap();
+        assert!((x[0][0].abs() - 1.0).abs() < 1e-9 && (x[0][0] + x[1][0]).abs() < 1e-9);
+        assert!(x[0][1].abs() < 1e-9);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Planar point sets are recovered up to an isometry: pairwise distances agree.
+        #[test]
+        fn planar_points_keep_their_distances(
+            coordinates in proptest::collection::vec((-10.0f64..10.0, -10.0f64..10.0), 3..40)
+        ) {
+            let points: Vec<Vec<f64>> = coordinates.iter().map(|&(a, b)| vec![a, b]).collect();
+            let m = LowerDistanceMatrix::from_points(&points).unwrap();
+            let x = classical_mds(&m, 2).unwrap();
+            for i in 0..points.len() {
+                for j in 0..i {
+                    let d = ((x[i][0] - x[j][0]).powi(2) + (x[i][1] - x[j][1]).powi(2)).sqrt();
+                    // The metric is stored in f32.
+                    let want = f64::from(m.distance(i, j));
+                    proptest::prop_assert!((d - want).abs() <= 1e-4 * want.max(1.0), "{} vs {}", d, want);
+                }
+            }
+        }
     }
 
     #[test]
