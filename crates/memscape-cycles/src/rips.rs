@@ -702,9 +702,10 @@ fn greater_diameter_or_smaller_index(a: &(Value, i64), b: &(Value, i64)) -> Orde
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
-/// The most reduced-coboundary entries kept (16 bytes each: 128 MiB); columns past it are
-/// re-derived from V as in Ripser.
-const MAX_STORED_ENTRIES: usize = 8 << 20;
+/// The most reduced-coboundary entries kept (16 bytes each: 512 MiB); columns past it are
+/// re-derived from V as in Ripser (10,000 Levenshtein windows: 2.4 M after two thirds of the
+/// columns).
+const MAX_STORED_ENTRIES: usize = 32 << 20;
 
 /// Multiplicative hashing of simplex indices (the keys are already well spread integers).
 #[derive(Default)]
@@ -1298,9 +1299,12 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         for (column_index, &(diameter, index)) in columns_to_reduce.iter().enumerate() {
             if column_index % (1 << 14) == 0 && column_index > 0 {
                 tracing::debug!(
-                    "rips: H{dim}: {column_index} of {} columns after {:.2?}",
+                    "rips: H{dim}: {column_index} of {} columns after {:.2?}; {} reduced \
+                     entries stored, {} V entries",
                     columns_to_reduce.len(),
-                    started.elapsed()
+                    started.elapsed(),
+                    reduced_keys.len(),
+                    reduction_entries.len()
                 );
             }
             reduced_at.push(None);
