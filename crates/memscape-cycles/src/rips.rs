@@ -1414,8 +1414,11 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                         bars.push(Bar(diameter, Some(death)));
                     }
                     pivot_column_index.insert(pivot.index, (pivot.coefficient, column_index));
-                    // An empty heap here means an emergent pair (R_j = δσ_j, cheap to redo).
-                    if working_coboundary.len() > 0
+                    // Without additions (an empty V list; also every emergent pair, whose heap
+                    // is empty) R_j = δσ_j: re-deriving it costs one coboundary and pushes the
+                    // same entries, so only columns that needed additions are stored.
+                    if !working_reduction_column.is_empty()
+                        && working_coboundary.len() > 0
                         && reduced_keys.len() + working_coboundary.len() <= MAX_STORED_ENTRIES
                     {
                         let from = reduced_keys.len();
@@ -1431,8 +1434,6 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                     );
                     if want_cocycles && emitted {
                         cocycle_scratch.extend_from_slice(&reduction_entries[from..]);
-                    }
-                    if want_cocycles && emitted {
                         cocycles.push(self.make_cocycle(
                             Bar(diameter, Some(death)),
                             column_to_reduce,
