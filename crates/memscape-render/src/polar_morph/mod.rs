@@ -111,6 +111,7 @@ impl PolarMorphPipelines {
         })
     }
 
+    #[allow(clippy::too_many_arguments)] // one call per pipeline, each argument named there
     fn pipeline(
         &self,
         device: &wgpu::Device,
