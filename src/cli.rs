@@ -33,7 +33,7 @@ pub enum Command {
     /// Open the GUI on files (format detected from content), or on the embedded demo.
     View(ViewArgs),
     /// Render one view headless to a PNG, with the same GPU pipelines as the GUI.
-    Render(RenderArgs),
+    Render(Box<RenderArgs>),
     /// Summarize a file: format, counts, warnings (allocation traces: peaks, regions, sites).
     Info(InfoArgs),
     /// Record every allocation of a program (LD_PRELOAD shim) into memscape's native .msc.
@@ -258,6 +258,14 @@ pub enum ViewKindArg {
     Icicle,
     /// Heap trees at several time points side by side, with one stable layout.
     Timeline,
+    /// Reference trace: radius = record index, angle = a circle-valued parameterization.
+    Spiral,
+    /// Reference trace: cycle members on a circle, pre-/post-amble inside/outside.
+    Circular,
+    /// Reference trace: the H1 persistence barcode.
+    Barcode,
+    /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
+    Projection,
 }
 
 #[derive(Debug, Args)]
@@ -298,6 +306,62 @@ pub struct RenderArgs {
     pub adapter: Option<AdapterArg>,
     #[command(flatten)]
     pub heap: HeapRenderArgs,
+    #[command(flatten)]
+    pub cycles: CycleRenderArgs,
+}
+
+/// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
+/// of `cycles`, plus which parameterizations to draw.
+#[derive(Debug, Args)]
+pub struct CycleRenderArgs {
+    /// The traced executable (symbolization, --function, --file).
+    #[arg(long)]
+    pub binary: Option<PathBuf>,
+    /// Load base of a PIE binary (hex); detected from the trace when possible.
+    #[arg(long)]
+    pub load_base: Option<String>,
+    /// Keep records of this function (repeatable; needs --binary).
+    #[arg(long)]
+    pub function: Vec<String>,
+    /// Keep records of this source file (repeatable; needs --binary).
+    #[arg(long = "file", id = "source_files")]
+    pub source_files: Vec<String>,
+    /// Keep records whose instruction lies in `LO..HI` (hex).
+    #[arg(long)]
+    pub ip_range: Option<String>,
+    /// Keep records `A..B` (indices into the trace's accesses).
+    #[arg(long)]
+    pub range: Option<String>,
+    /// Keep every k-th record.
+    #[arg(long, default_value_t = 1)]
+    pub sample: usize,
+    /// Window width (records per point of the metric space).
+    #[arg(long, default_value_t = 10)]
+    pub window: usize,
+    /// Rips threshold (default: the enclosing radius).
+    #[arg(long)]
+    pub threshold: Option<f32>,
+    /// Parameterization drawn (0 = most persistent; at most 63).
+    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..64))]
+    pub param: usize,
+    /// Morph towards this parameterization.
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..64))]
+    pub morph_to: Option<usize>,
+    /// Morph position, 0 (--param) to 1 (--morph-to).
+    #[arg(long, default_value_t = 0.0)]
+    pub t: f32,
+    /// Colours of records: line, function, file, time or address.
+    #[arg(long, value_enum, default_value = "line")]
+    pub cycle_color: CycleColorArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CycleColorArg {
+    Line,
+    Function,
+    File,
+    Time,
+    Address,
 }
 
 /// Heap-tree options of `render` (sunburst, icicle, timeline), as for `heaptree`.

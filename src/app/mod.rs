@@ -79,6 +79,12 @@ impl MemscapeApp {
                 }
                 Err(e) => errors.push(format!("GPU pipelines: {e}")),
             }
+            match crate::views::cycles::pane::PolarMorphGpu::new(&rs.device, rs.target_format) {
+                Ok(gpu) => {
+                    rs.renderer.write().callback_resources.insert(gpu);
+                }
+                Err(e) => errors.push(format!("GPU pipelines: {e}")),
+            }
             match crate::views::shapes_paint::ShapesGpu::new(&rs.device, rs.target_format) {
                 Ok(gpu) => {
                     rs.renderer.write().callback_resources.insert(gpu);

@@ -3,6 +3,8 @@
 mod analyses;
 mod info;
 mod render;
+mod render_cycles;
+pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
 mod render_heap;
 
 use std::process::ExitCode;

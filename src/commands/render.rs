@@ -82,6 +82,17 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             };
             render_offscreen(&ctx, &mut pipelines, &data, &view, args.width, args.height)?
         }
+        ViewKindArg::Spiral
+        | ViewKindArg::Circular
+        | ViewKindArg::Barcode
+        | ViewKindArg::Projection => super::render_cycles::render(
+            &ctx,
+            &dataset,
+            args.view,
+            &args.cycles,
+            args.width,
+            args.height,
+        )?,
         ViewKindArg::Sunburst | ViewKindArg::Icicle | ViewKindArg::Timeline => {
             super::render_heap::render(
                 &ctx,

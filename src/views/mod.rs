@@ -5,8 +5,10 @@
 //! [`ViewKind`] with its name, `accepts` rule and constructor. The shell needs no other change.
 
 pub mod alloc_map;
+pub mod cycles;
 pub mod heap_tree;
 pub mod labels;
+pub mod picture;
 pub mod shapes_paint;
 pub mod summary;
 
@@ -45,17 +47,23 @@ pub enum ViewKind {
     Summary,
     AllocMap,
     HeapTree,
+    Cycles,
 }
 
 impl ViewKind {
-    pub const ALL: &'static [ViewKind] =
-        &[ViewKind::AllocMap, ViewKind::HeapTree, ViewKind::Summary];
+    pub const ALL: &'static [ViewKind] = &[
+        ViewKind::AllocMap,
+        ViewKind::HeapTree,
+        ViewKind::Cycles,
+        ViewKind::Summary,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             ViewKind::Summary => "Summary",
             ViewKind::AllocMap => "Allocation map",
             ViewKind::HeapTree => "Heap tree",
+            ViewKind::Cycles => "Cycles",
         }
     }
 
@@ -74,12 +82,15 @@ impl ViewKind {
             }
             (ViewKind::AllocMap, _) => Err("needs an allocation trace"),
             (ViewKind::HeapTree, _) => heap_tree::model::accepts(dataset),
+            (ViewKind::Cycles, DatasetContent::RefTrace(_)) => Ok(()),
+            (ViewKind::Cycles, _) => Err("needs a memory reference trace (lackey, pinatrace, CSV)"),
         }
     }
 
     pub fn create(self, dataset: Arc<Dataset>, ctx: &egui::Context) -> Box<dyn View> {
         match self {
             ViewKind::HeapTree => Box::new(heap_tree::pane::HeapTreePane::new(dataset, ctx)),
+            ViewKind::Cycles => Box::new(cycles::pane::CyclesPane::new(dataset, ctx)),
             ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
             ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
         }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod golden;
 pub mod image;
 pub mod offscreen;
+pub mod polar_morph;
 pub mod shader;
 pub mod shapes;
 pub mod u64_split;

@@ -18,6 +18,10 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         "alloc_map_resolve.wgsl",
         include_str!("../../../shaders/alloc_map_resolve.wgsl"),
     ),
+    (
+        "polar_morph.wgsl",
+        include_str!("../../../shaders/polar_morph.wgsl"),
+    ),
     ("shapes.wgsl", include_str!("../../../shaders/shapes.wgsl")),
     (
         "utils/color.wgsl",
@@ -41,6 +45,7 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
 pub const PIPELINE_SHADERS: &[&str] = &[
     "alloc_map_accumulate.wgsl",
     "alloc_map_resolve.wgsl",
+    "polar_morph.wgsl",
     "shapes.wgsl",
 ];
 

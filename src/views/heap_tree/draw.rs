@@ -11,25 +11,11 @@ use memscape_heap::{IcicleRect, Layout, StableOrder, SunburstSegment};
 use memscape_render::shapes::{Geometry, Shape};
 
 use crate::views::labels::{self, Label};
+pub use crate::views::picture::Picture;
 
 pub const BACKGROUND: [u8; 4] = [18, 20, 26, 255];
 const TEXT: Color32 = Color32::from_rgb(235, 236, 240);
 const TEXT_DARK: Color32 = Color32::from_rgb(20, 22, 28);
-
-/// Shapes and labels of one picture, in points from the picture's top left corner; the `rect`
-/// arguments below are areas in the same coordinates.
-#[derive(Default)]
-pub struct Picture {
-    pub shapes: Vec<Shape>,
-    pub labels: Vec<Label>,
-}
-
-impl Picture {
-    pub fn extend(&mut self, other: Picture) {
-        self.shapes.extend(other.shapes);
-        self.labels.extend(other.labels);
-    }
-}
 
 /// Colours: each top-level group (child of the shown root) gets a palette colour by its stable
 /// rank among its siblings, so that a group keeps its colour at every time point; deeper levels

@@ -273,7 +273,7 @@ impl HeapTreePane {
                     pop_to = Some(0);
                 }
                 for (i, &node) in self.roots.iter().enumerate() {
-                    ui.label("›");
+                    ui.label(">");
                     if ui
                         .link(draw::short_name(timeline.trie.name(node)))
                         .clicked()

@@ -1,0 +1,366 @@
+//! Points and arcs in polar coordinates that morph between two circle-valued parameterizations:
+//! the circular, spiral and morph views of the cycle analysis (Choudhury et al.).
+//!
+//! * [`PolarMorphPipelines`]: a point and an arc pipeline per target format.
+//! * [`PolarMorphData`]: a dataset's records (radius, θa, θb, colour) and arcs in vertex
+//!   buffers, uploaded once per choice of parameterizations and colours.
+//! * [`PolarMorphView`]: centre, radius and the morph parameter t: all a frame changes.
+//!
+//! The CPU twin ([`cpu_reference`]) evaluates the same interpolation and draws it with the
+//! shapes reference; tests hold the two together on lavapipe.
+
+pub mod cpu_reference;
+pub mod gpu;
+
+use std::collections::HashMap;
+
+pub use gpu::{PolarArcGpu, PolarMorphViewGpu, PolarPointGpu};
+
+use crate::color::needs_shader_srgb_encode;
+use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+
+/// Everything a frame of the morph changes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PolarMorphView {
+    pub center_px: [f32; 2],
+    /// Pixels per unit of radius.
+    pub radius_px: f32,
+    /// Morph parameter, already eased, in [0, 1]: 0 shows θa, 1 shows θb.
+    pub t: f32,
+    pub point_radius_px: f32,
+    pub arc_width_px: f32,
+    /// Straight pieces per arc.
+    pub arc_subdivisions: u32,
+}
+
+impl PolarMorphView {
+    /// Centred in a `width`×`height` viewport with the unit circle `fill` of the half-size.
+    pub fn centered(width: f32, height: f32, outer_radius: f32) -> Self {
+        Self {
+            center_px: [0.5 * width, 0.5 * height],
+            radius_px: 0.5 * width.min(height) * 0.94 / outer_radius.max(1e-6),
+            t: 0.0,
+            point_radius_px: 2.5,
+            arc_width_px: 1.0,
+            arc_subdivisions: 8,
+        }
+    }
+
+    pub fn gpu(&self, viewport: [f32; 2], format: wgpu::TextureFormat) -> PolarMorphViewGpu {
+        PolarMorphViewGpu {
+            center_px: self.center_px,
+            viewport_px: [viewport[0].max(1.0), viewport[1].max(1.0)],
+            radius_px: self.radius_px,
+            t: self.t.clamp(0.0, 1.0),
+            point_radius_px: self.point_radius_px,
+            arc_width_px: self.arc_width_px,
+            arc_subdivisions: self.arc_subdivisions.clamp(1, 64),
+            output_srgb_encode: u32::from(needs_shader_srgb_encode(format)),
+            _pad: [0; 2],
+        }
+    }
+}
+
+/// Pipelines per target format, created on first use.
+pub struct PolarMorphPipelines {
+    view_layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
+    module: wgpu::ShaderModule,
+    pipelines: HashMap<wgpu::TextureFormat, (wgpu::RenderPipeline, wgpu::RenderPipeline)>,
+}
+
+const POINT_ATTRIBUTES: [wgpu::VertexAttribute; 4] = wgpu::vertex_attr_array![
+    0 => Float32,
+    1 => Float32,
+    2 => Float32,
+    3 => Uint32,
+];
+
+const ARC_ATTRIBUTES: [wgpu::VertexAttribute; 3] = wgpu::vertex_attr_array![
+    0 => Float32x3,
+    1 => Float32x3,
+    2 => Uint32,
+];
+
+impl PolarMorphPipelines {
+    pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
+        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("PolarMorph::view_layout"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("PolarMorph::pipeline_layout"),
+            bind_group_layouts: &[Some(&view_layout)],
+            immediate_size: 0,
+        });
+        let module = shader::create_module(device, "polar_morph.wgsl")?;
+        Ok(Self {
+            view_layout,
+            pipeline_layout,
+            module,
+            pipelines: HashMap::new(),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // one call per pipeline, each argument named there
+    fn pipeline(
+        &self,
+        device: &wgpu::Device,
+        format: wgpu::TextureFormat,
+        label: &str,
+        vs: &str,
+        fs: &str,
+        stride: usize,
+        attributes: &[wgpu::VertexAttribute],
+        topology: wgpu::PrimitiveTopology,
+    ) -> wgpu::RenderPipeline {
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(label),
+            layout: Some(&self.pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &self.module,
+                entry_point: Some(vs),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: stride as u64,
+                    step_mode: wgpu::VertexStepMode::Instance,
+                    attributes,
+                })],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &self.module,
+                entry_point: Some(fs),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+    }
+
+    /// Creates the pipelines for `format` if this is its first use.
+    pub fn ensure_format(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
+        if self.pipelines.contains_key(&format) {
+            return;
+        }
+        let points = self.pipeline(
+            device,
+            format,
+            "PolarMorph::points",
+            "vs_point",
+            "fs_point",
+            std::mem::size_of::<PolarPointGpu>(),
+            &POINT_ATTRIBUTES,
+            wgpu::PrimitiveTopology::TriangleStrip,
+        );
+        let arcs = self.pipeline(
+            device,
+            format,
+            "PolarMorph::arcs",
+            "vs_arc",
+            "fs_arc",
+            std::mem::size_of::<PolarArcGpu>(),
+            &ARC_ATTRIBUTES,
+            wgpu::PrimitiveTopology::TriangleList,
+        );
+        self.pipelines.insert(format, (points, arcs));
+    }
+}
+
+/// Records and arcs on the GPU with the view uniform.
+pub struct PolarMorphData {
+    points: Option<wgpu::Buffer>,
+    point_count: u32,
+    arcs: Option<wgpu::Buffer>,
+    arc_count: u32,
+    uniform: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    format: wgpu::TextureFormat,
+    subdivisions: u32,
+}
+
+fn upload<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    label: &str,
+    items: &[T],
+) -> Result<(Option<wgpu::Buffer>, u32), RenderError> {
+    use wgpu::util::DeviceExt;
+    let bytes: &[u8] = bytemuck::cast_slice(items);
+    let max = device.limits().max_buffer_size;
+    let too_large = || RenderError::TooLarge {
+        what: "polar morph instances",
+        bytes: bytes.len() as u64,
+        max,
+    };
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    let count = u32::try_from(items.len()).map_err(|_| too_large())?;
+    if count == 0 {
+        return Ok((None, 0));
+    }
+    let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytes,
+        usage: wgpu::BufferUsages::VERTEX,
+    });
+    Ok((Some(buffer), count))
+}
+
+impl PolarMorphData {
+    pub fn new(
+        device: &wgpu::Device,
+        pipelines: &PolarMorphPipelines,
+        points: &[PolarPointGpu],
+        arcs: &[PolarArcGpu],
+    ) -> Result<Self, RenderError> {
+        let (points, point_count) = upload(device, "PolarMorph::points", points)?;
+        let (arcs, arc_count) = upload(device, "PolarMorph::arcs", arcs)?;
+        let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("PolarMorph::view"),
+            size: std::mem::size_of::<PolarMorphViewGpu>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("PolarMorph::view"),
+            layout: &pipelines.view_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: uniform.as_entire_binding(),
+            }],
+        });
+        Ok(Self {
+            points,
+            point_count,
+            arcs,
+            arc_count,
+            uniform,
+            bind_group,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            subdivisions: 8,
+        })
+    }
+
+    /// Writes the uniform: the only per-frame upload.
+    pub fn set_view(
+        &mut self,
+        queue: &wgpu::Queue,
+        view: &PolarMorphView,
+        viewport: [f32; 2],
+        format: wgpu::TextureFormat,
+    ) {
+        self.format = format;
+        let gpu = view.gpu(viewport, format);
+        self.subdivisions = gpu.arc_subdivisions;
+        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
+    }
+
+    /// Arcs first, points over them.
+    pub fn paint(&self, pipelines: &PolarMorphPipelines, pass: &mut wgpu::RenderPass<'_>) {
+        let Some((points, arcs)) = pipelines.pipelines.get(&self.format) else {
+            return;
+        };
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        if let Some(buffer) = &self.arcs {
+            pass.set_pipeline(arcs);
+            pass.set_vertex_buffer(0, buffer.slice(..));
+            pass.draw(0..self.subdivisions * 6, 0..self.arc_count);
+        }
+        if let Some(buffer) = &self.points {
+            pass.set_pipeline(points);
+            pass.set_vertex_buffer(0, buffer.slice(..));
+            pass.draw(0..4, 0..self.point_count);
+        }
+    }
+}
+
+/// Draws the morph into an existing offscreen target, clearing it to `clear` first if given.
+pub fn draw_into(
+    ctx: &GpuContext,
+    pipelines: &mut PolarMorphPipelines,
+    data: &mut PolarMorphData,
+    view: &PolarMorphView,
+    target: &OffscreenTarget,
+    clear: Option<[u8; 4]>,
+) {
+    let format = crate::offscreen::OFFSCREEN_FORMAT;
+    pipelines.ensure_format(&ctx.device, format);
+    data.set_view(
+        &ctx.queue,
+        view,
+        [target.width as f32, target.height as f32],
+        format,
+    );
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("PolarMorph::draw_into"),
+        });
+    {
+        let load = match clear {
+            Some(bg) => {
+                let c = bg.map(|b| f64::from(b) / 255.0);
+                wgpu::LoadOp::Clear(wgpu::Color {
+                    r: c[0] * c[3],
+                    g: c[1] * c[3],
+                    b: c[2] * c[3],
+                    a: c[3],
+                })
+            }
+            None => wgpu::LoadOp::Load,
+        };
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("PolarMorph::pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &target.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        data.paint(pipelines, &mut pass);
+    }
+    ctx.queue.submit([encoder.finish()]);
+}
+
+/// Renders one frame of the morph over `background` into a new image.
+pub fn render_offscreen(
+    ctx: &GpuContext,
+    pipelines: &mut PolarMorphPipelines,
+    data: &mut PolarMorphData,
+    view: &PolarMorphView,
+    width: u32,
+    height: u32,
+    background: [u8; 4],
+) -> Result<RgbaImage, RenderError> {
+    let target = OffscreenTarget::new(ctx, width, height)?;
+    draw_into(ctx, pipelines, data, view, &target, Some(background));
+    target.read(ctx)
+}

@@ -1,0 +1,212 @@
+//! `memscape render --view spiral|circular|barcode|projection`.
+
+use anyhow::Context as _;
+use memscape_cycles::records::{parse_ip_range, parse_load_base, parse_record_range};
+use memscape_cycles::symbolize::LoadBase;
+use memscape_render::polar_morph::{
+    PolarMorphData, PolarMorphPipelines, PolarMorphView, draw_into,
+};
+use memscape_render::{GpuContext, OffscreenTarget, RgbaImage};
+
+use crate::cli::{CycleColorArg, CycleRenderArgs, ViewKindArg};
+use crate::data::{Dataset, DatasetContent};
+use crate::views::cycles::draw::{self, BACKGROUND, ColorBy, Layout};
+use crate::views::cycles::model;
+
+pub fn options(args: &CycleRenderArgs) -> anyhow::Result<memscape_cycles::CyclesOptions> {
+    Ok(memscape_cycles::CyclesOptions {
+        binary: args.binary.clone(),
+        load_base: match &args.load_base {
+            Some(text) => LoadBase::Given(parse_load_base(text)?),
+            None => LoadBase::Detect,
+        },
+        filter: memscape_cycles::RecordFilter {
+            functions: args.function.clone(),
+            files: args.source_files.clone(),
+            ip_range: args.ip_range.as_deref().map(parse_ip_range).transpose()?,
+            record_range: args.range.as_deref().map(parse_record_range).transpose()?,
+            sample: args.sample.max(1),
+        },
+        window: args.window,
+        threshold: args.threshold,
+        top: 3
+            .max(args.param + 1)
+            .max(args.morph_to.map_or(0, |m| m + 1)),
+        ..memscape_cycles::CyclesOptions::default()
+    })
+}
+
+pub fn color_by(arg: CycleColorArg) -> ColorBy {
+    match arg {
+        CycleColorArg::Line => ColorBy::Line,
+        CycleColorArg::Function => ColorBy::Function,
+        CycleColorArg::File => ColorBy::File,
+        CycleColorArg::Time => ColorBy::Time,
+        CycleColorArg::Address => ColorBy::Address,
+    }
+}
+
+pub fn render(
+    ctx: &GpuContext,
+    dataset: &Dataset,
+    view: ViewKindArg,
+    args: &CycleRenderArgs,
+    width: u32,
+    height: u32,
+) -> anyhow::Result<RgbaImage> {
+    let DatasetContent::RefTrace(trace) = &dataset.content else {
+        anyhow::bail!(
+            "{}: the cycle views need a memory reference trace (valgrind lackey, pinatrace or CSV)",
+            dataset.name
+        );
+    };
+    let options = options(args)?;
+    let analysis = model::analyze(&dataset.name, trace, &options)?;
+    let count = analysis.report.parameterizations.len();
+    let check = |k: usize, flag: &str| {
+        anyhow::ensure!(
+            k < count,
+            "{flag} {k}: the analysis found {count} parameterization(s) (numbered from 0)"
+        );
+        Ok(())
+    };
+    let full = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(width as f32, height as f32));
+    match view {
+        ViewKindArg::Barcode => {
+            let selected: Vec<usize> = (0..count).collect();
+            let pic = draw::barcode(&analysis, full.shrink(8.0), &selected);
+            crate::headless::render_picture(
+                ctx,
+                &pic.shapes,
+                &pic.labels,
+                width,
+                height,
+                BACKGROUND,
+            )
+        }
+        ViewKindArg::Projection => {
+            check(args.param, "--param")?;
+            let embedding = memscape_cycles::window_projection(&analysis.report.records, &options)?;
+            let pic = draw::projection(&analysis, &embedding, args.param, full.shrink(8.0));
+            crate::headless::render_picture(
+                ctx,
+                &pic.shapes,
+                &pic.labels,
+                width,
+                height,
+                BACKGROUND,
+            )
+        }
+        _ => {
+            check(args.param, "--param")?;
+            let to = args.morph_to.unwrap_or(args.param);
+            check(to, "--morph-to")?;
+            let layout = if view == ViewKindArg::Circular {
+                Layout::Circular
+            } else {
+                Layout::Spiral
+            };
+            let by = color_by(args.cycle_color);
+            let (colors, legend) = draw::record_colors(&analysis, by);
+            let (points, arcs, outer) =
+                draw::polar_instances(&analysis, layout, args.param, to, &colors);
+            let target = OffscreenTarget::new(ctx, width, height)?;
+            let legend_pic = draw::legend(&legend, full, legend_title(by));
+            let shapes: Vec<_> = legend_pic.shapes.iter().map(|s| s.gpu()).collect();
+            let mut shape_pipelines = memscape_render::shapes::ShapesPipelines::new(&ctx.device)?;
+            memscape_render::shapes::draw_into(
+                ctx,
+                &mut shape_pipelines,
+                &[],
+                &memscape_render::shapes::ShapesView::IDENTITY,
+                &target,
+                Some(BACKGROUND),
+            )?;
+            let mut pipelines = PolarMorphPipelines::new(&ctx.device)?;
+            let mut data = PolarMorphData::new(&ctx.device, &pipelines, &points, &arcs)?;
+            let mut morph_view = PolarMorphView::centered(width as f32, height as f32, outer);
+            morph_view.t = crate::views::heap_tree::draw::ease(args.t);
+            morph_view.point_radius_px = point_radius(points.len());
+            draw_into(ctx, &mut pipelines, &mut data, &morph_view, &target, None);
+            memscape_render::shapes::draw_into(
+                ctx,
+                &mut shape_pipelines,
+                &shapes,
+                &memscape_render::shapes::ShapesView::IDENTITY,
+                &target,
+                None,
+            )?;
+            let mut labels = legend_pic.labels;
+            labels.push(crate::views::labels::Label::new(
+                egui::pos2(width as f32 - 8.0, height as f32 - 10.0),
+                caption(&analysis, layout, args.param, to, args.t),
+                11.0,
+                egui::Color32::from_gray(200),
+                egui::Align2::RIGHT_BOTTOM,
+            ));
+            crate::headless::paint_labels(ctx, &target, &labels);
+            Ok(target.read(ctx)?)
+        }
+    }
+    .with_context(|| format!("rendering the {view:?} view of {}", dataset.name))
+}
+
+/// Smaller points when there are many records, so that the spiral's turns stay apart.
+pub fn point_radius(records: usize) -> f32 {
+    match records {
+        0..=2000 => 2.6,
+        2001..=20_000 => 1.8,
+        _ => 1.2,
+    }
+}
+
+pub fn legend_title(by: ColorBy) -> &'static str {
+    match by {
+        ColorBy::Line => "source line",
+        ColorBy::Function => "function",
+        ColorBy::File => "file",
+        ColorBy::Time => "time",
+        ColorBy::Address => "address",
+    }
+}
+
+pub fn caption(
+    analysis: &model::CycleAnalysis,
+    layout: Layout,
+    from: usize,
+    to: usize,
+    t: f32,
+) -> String {
+    let name = match layout {
+        Layout::Spiral => "spiral",
+        Layout::Circular => "circular",
+    };
+    let p = |k: usize| {
+        analysis
+            .report
+            .parameterizations
+            .get(k)
+            .map_or_else(String::new, |p| {
+                format!(
+                    "[{:.1}, {}) persistence {}",
+                    p.birth,
+                    p.death
+                        .map_or_else(|| "inf".to_owned(), |d| format!("{d:.1}")),
+                    p.persistence
+                        .map_or_else(|| "inf".to_owned(), |x| format!("{x:.1}"))
+                )
+            })
+    };
+    if from == to {
+        format!(
+            "{name} · {} records · parameterization {from} {}",
+            analysis.report.records.len(),
+            p(from)
+        )
+    } else {
+        format!(
+            "{name} · {} records · morph {from} to {to} at t = {t:.2}",
+            analysis.report.records.len()
+        )
+    }
+}

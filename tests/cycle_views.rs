@@ -1,0 +1,155 @@
+//! Golden images of the cycle views, rendered headless on lavapipe through the GUI's code
+//! (`memscape render --view spiral|circular|barcode|projection`, morph with --morph-to/--t), on
+//! the lackey trace of assets/demo (recorded by assets/demo/record-lackey-demo.sh).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use memscape_render::RgbaImage;
+use memscape_render::golden::{self, Tolerance};
+
+const TOLERANCE: Tolerance = Tolerance {
+    per_channel: 3,
+    max_differing_pixels: 60,
+};
+
+fn trace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/sort.lackey.zst")
+}
+
+fn render(name: &str, args: &[&str]) -> RgbaImage {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cycle_views");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{name}.png"));
+    let status = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .arg("render")
+        .arg(trace())
+        .args(["--range", "0..1200", "--width", "480", "--height", "480"])
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "memscape render {args:?} failed: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    RgbaImage::load_png(&out).unwrap()
+}
+
+fn check(name: &str, image: &RgbaImage) {
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.png"));
+    golden::check(image, &reference, TOLERANCE).unwrap();
+}
+
+/// Pixels that differ from the background by more than a little, per quadrant around the
+/// centre: a spiral whose loops are turns covers all four.
+fn quadrant_coverage(img: &RgbaImage) -> [usize; 4] {
+    let mut q = [0usize; 4];
+    let (cx, cy) = (img.width / 2, img.height / 2);
+    for y in 0..img.height {
+        for x in 0..img.width {
+            let p = img.pixel(x, y);
+            if p[0].max(p[1]).max(p[2]) > 60 {
+                q[usize::from(x >= cx) + 2 * usize::from(y >= cy)] += 1;
+            }
+        }
+    }
+    q
+}
+
+#[test]
+fn spiral_circular_and_barcode_goldens() {
+    let spiral = render("spiral", &["--view", "spiral"]);
+    let q = quadrant_coverage(&spiral);
+    assert!(
+        q.iter().all(|&n| n > 300),
+        "the sort loop winds around the centre: {q:?}"
+    );
+    check("cycles_spiral", &spiral);
+    check(
+        "cycles_circular",
+        &render("circular", &["--view", "circular"]),
+    );
+    check("cycles_barcode", &render("barcode", &["--view", "barcode"]));
+}
+
+#[test]
+fn morph_goldens_at_0_half_and_1() {
+    let start = render(
+        "morph0",
+        &["--view", "spiral", "--morph-to", "1", "--t", "0"],
+    );
+    let half = render(
+        "morph05",
+        &["--view", "spiral", "--morph-to", "1", "--t", "0.5"],
+    );
+    let end = render(
+        "morph1",
+        &["--view", "spiral", "--morph-to", "1", "--t", "1"],
+    );
+    let plain1 = render("plain1", &["--view", "spiral", "--param", "1"]);
+    // The ends are the plain spirals up to the caption line at the bottom.
+    let crop = |img: &RgbaImage| {
+        let mut c = img.clone();
+        for y in img.height - 24..img.height {
+            for x in 0..img.width {
+                c.set_pixel(x, y, [0, 0, 0, 255]);
+            }
+        }
+        c
+    };
+    let same = Tolerance {
+        per_channel: 2,
+        max_differing_pixels: 5,
+    };
+    let c = golden::compare(&crop(&end), &crop(&plain1), same);
+    assert!(
+        c.differing_pixels <= 5,
+        "t = 1 is parameterization 1: {c:?}"
+    );
+    assert!(golden::compare(&crop(&half), &crop(&start), same).differing_pixels > 500);
+    check("cycles_morph_0", &start);
+    check("cycles_morph_05", &half);
+    check("cycles_morph_1", &end);
+}
+
+#[test]
+fn parameterizations_out_of_range_are_clear_errors() {
+    // Beyond what the analysis found (only a handful of bars on 40 records).
+    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .arg("render")
+        .arg(trace())
+        .args([
+            "--range", "0..40", "--view", "spiral", "--param", "60", "--out",
+        ])
+        .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("never.png"))
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--param 60") && err.contains("parameterization"),
+        "{err}"
+    );
+    // Beyond what the CLI accepts.
+    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .arg("render")
+        .arg(trace())
+        .args([
+            "--range", "0..300", "--view", "spiral", "--param", "99", "--out",
+        ])
+        .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("never.png"))
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--param") && err.contains("99"), "{err}");
+}
