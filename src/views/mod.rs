@@ -6,6 +6,7 @@
 
 pub mod alloc_map;
 pub mod cycles;
+pub mod graph;
 pub mod heap_tree;
 pub mod labels;
 pub mod picture;
