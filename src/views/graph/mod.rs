@@ -3,3 +3,4 @@
 
 pub mod draw;
 pub mod model;
+pub mod pane;
