@@ -266,6 +266,8 @@ pub enum ViewKindArg {
     Barcode,
     /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
     Projection,
+    /// Dependence graph (IGV XML, DOT): layered layout; --snapshot N, --profile, --diff-from.
+    Graph,
 }
 
 #[derive(Debug, Args)]
@@ -308,6 +310,12 @@ pub struct RenderArgs {
     pub heap: HeapRenderArgs,
     #[command(flatten)]
     pub cycles: CycleRenderArgs,
+    /// Graph view: a shipped filter profile (hotspot, llvm-cfg) or a profile TOML file.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Graph view: colour the differences from this snapshot (added, removed, changed).
+    #[arg(long)]
+    pub diff_from: Option<usize>,
 }
 
 /// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
@@ -370,7 +378,7 @@ pub struct HeapRenderArgs {
     /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
     pub at: Option<u64>,
-    /// Massif snapshot number.
+    /// Massif snapshot number; for graphs, the snapshot's index (from 0).
     #[arg(long, conflicts_with = "peak")]
     pub snapshot: Option<u64>,
     /// The heap peak.

@@ -5,6 +5,7 @@ mod info;
 mod render;
 mod render_cycles;
 pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
+mod render_graph;
 mod render_heap;
 
 use std::process::ExitCode;

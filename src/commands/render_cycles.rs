@@ -127,6 +127,7 @@ pub fn render(
             let mut morph_view = PolarMorphView::centered(width as f32, height as f32, outer);
             morph_view.t = crate::views::heap_tree::draw::ease(args.t);
             morph_view.point_radius_px = point_radius(points.len());
+            morph_view.arc_subdivisions = PolarMorphView::arc_pieces_for(points.len());
             draw_into(ctx, &mut pipelines, &mut data, &morph_view, &target, None);
             memscape_render::shapes::draw_into(
                 ctx,

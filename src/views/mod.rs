@@ -6,6 +6,7 @@
 
 pub mod alloc_map;
 pub mod cycles;
+pub mod graph;
 pub mod heap_tree;
 pub mod labels;
 pub mod picture;
@@ -48,6 +49,7 @@ pub enum ViewKind {
     AllocMap,
     HeapTree,
     Cycles,
+    Graph,
 }
 
 impl ViewKind {
@@ -55,6 +57,7 @@ impl ViewKind {
         ViewKind::AllocMap,
         ViewKind::HeapTree,
         ViewKind::Cycles,
+        ViewKind::Graph,
         ViewKind::Summary,
     ];
 
@@ -64,6 +67,7 @@ impl ViewKind {
             ViewKind::AllocMap => "Allocation map",
             ViewKind::HeapTree => "Heap tree",
             ViewKind::Cycles => "Cycles",
+            ViewKind::Graph => "Graph",
         }
     }
 
@@ -84,6 +88,8 @@ impl ViewKind {
             (ViewKind::HeapTree, _) => heap_tree::model::accepts(dataset),
             (ViewKind::Cycles, DatasetContent::RefTrace(_)) => Ok(()),
             (ViewKind::Cycles, _) => Err("needs a memory reference trace (lackey, pinatrace, CSV)"),
+            (ViewKind::Graph, DatasetContent::Graphs(_)) => Ok(()),
+            (ViewKind::Graph, _) => Err("needs IGV XML or Graphviz DOT graphs"),
         }
     }
 
@@ -91,6 +97,7 @@ impl ViewKind {
         match self {
             ViewKind::HeapTree => Box::new(heap_tree::pane::HeapTreePane::new(dataset, ctx)),
             ViewKind::Cycles => Box::new(cycles::pane::CyclesPane::new(dataset, ctx)),
+            ViewKind::Graph => Box::new(graph::pane::GraphPane::new(dataset)),
             ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
             ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
         }

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use memscape_trace::Trace;
-use memscape_trace::model::FLAG_NEVER_FREED;
+use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
 
 use crate::trie::{FastHash, GroupTrie, Label, Sizes};
 
@@ -234,6 +234,11 @@ impl<'a> TraceHeap<'a> {
     }
 
     fn add_block(&mut self, block: usize, sign_add: bool) {
+        // Anonymous mappings (recorder traces) are not heap: the trees leave them out, as the
+        // trace's live-heap figures do.
+        if self.trace.blocks.flags[block] & FLAG_MMAP != 0 {
+            return;
+        }
         let leaf = self.block_leaf[block] as usize;
         let bytes = self.trace.blocks.requested_size[block];
         if sign_add {

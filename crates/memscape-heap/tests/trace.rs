@@ -345,3 +345,24 @@ fn synthetic_trace_totals_match_the_builders_accounting() {
     let series = heap.heap_series(&heap.even_points(500));
     assert!(series.iter().all(|&(_, b)| b <= trace.meta.peak_live_bytes));
 }
+
+#[test]
+fn anonymous_mappings_are_not_heap() {
+    let mut b = TraceBuilder::with_event_times("mmaps");
+    let thread = b.thread("main");
+    b.alloc(1, 10, 0x1000, 100, 0, thread, 0);
+    b.mmap(2, 20, 0x7f00_0000_0000, 1 << 20, thread, 0);
+    b.alloc(3, 30, 0x2000, 50, 0, thread, 0);
+    b.munmap(4, 40, 0x7f00_0000_0000, 1 << 20);
+    b.alloc(5, 50, 0x3000, 7, 0, thread, 0);
+    let trace = b.finish(TraceFormat::Csv, true);
+    let mut heap = TraceHeap::new(&trace, &[GroupKey::Thread]);
+    // After each event, the root holds only malloc'd bytes, whether the cursor steps or jumps.
+    for (applied, expected) in [(2, 100), (3, 150), (4, 150), (5, 157), (1, 100), (5, 157)] {
+        assert_eq!(
+            heap.sizes_at(applied).bytes(0),
+            expected,
+            "after {applied} events"
+        );
+    }
+}

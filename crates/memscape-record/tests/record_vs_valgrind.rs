@@ -309,11 +309,19 @@ fn anonymous_mappings_are_recorded_as_their_own_kind() {
     // The 8-page reservation was unmapped by its own munmap; 3 and 5 by one munmap over both.
     for pages in [8, 3, 5, 7] {
         let i = mapping(pages);
-        assert_eq!(b.flags[i] & FLAG_NEVER_FREED, 0, "{pages}-page mapping unmapped");
+        assert_eq!(
+            b.flags[i] & FLAG_NEVER_FREED,
+            0,
+            "{pages}-page mapping unmapped"
+        );
     }
     for pages in [11, 13] {
         let i = mapping(pages);
-        assert_ne!(b.flags[i] & FLAG_NEVER_FREED, 0, "{pages}-page mapping still mapped");
+        assert_ne!(
+            b.flags[i] & FLAG_NEVER_FREED,
+            0,
+            "{pages}-page mapping still mapped"
+        );
     }
     assert_eq!(b.address[mapping(5)], b.address[mapping(3)] + 3 * page);
     assert_eq!(b.free_event[mapping(3)] + 1, b.free_event[mapping(5)]);

@@ -540,6 +540,7 @@ impl View for CyclesPane {
                 let mut view = PolarMorphView::centered(rect.width(), rect.height(), self.outer);
                 view.t = crate::views::heap_tree::draw::ease(self.t);
                 view.point_radius_px = crate::commands::cycle_point_radius(self.points.len());
+                view.arc_subdivisions = PolarMorphView::arc_pieces_for(self.points.len());
                 if cx.render_state.is_some() {
                     ui.painter().add(egui_wgpu::Callback::new_paint_callback(
                         rect,

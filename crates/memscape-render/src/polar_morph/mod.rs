@@ -34,6 +34,18 @@ pub struct PolarMorphView {
 }
 
 impl PolarMorphView {
+    /// Straight pieces per arc for `records` records: arcs between neighbours get shorter as
+    /// records get denser, and fewer pieces keep the vertex count flat (8 for a few thousand
+    /// records, 2 from 50,000 on).
+    pub fn arc_pieces_for(records: usize) -> u32 {
+        match records {
+            0..=5_000 => 8,
+            5_001..=20_000 => 4,
+            20_001..=50_000 => 3,
+            _ => 2,
+        }
+    }
+
     /// Centred in a `width`×`height` viewport with the unit circle `fill` of the half-size.
     pub fn centered(width: f32, height: f32, outer_radius: f32) -> Self {
         Self {

@@ -1,0 +1,240 @@
+//! Dependence graphs as pictures: laid-out nodes as rounded boxes with their labels, edges as
+//! routed polylines with arrowheads, coloured by the filter profile or by the difference to
+//! another snapshot (IGV). World units are the layout's (about one point per unit at zoom 1).
+
+use egui::{Align2, Color32, Pos2};
+use memscape_graph::diff::Change;
+use memscape_graph::filter::ViewGraph;
+use memscape_graph::layout::Layout;
+use memscape_render::shapes::{Geometry, Shape, ShapesView};
+
+use crate::views::labels::Label;
+use crate::views::picture::Picture;
+
+pub const BACKGROUND: [u8; 4] = [22, 24, 30, 255];
+const NODE: [u8; 4] = [52, 58, 72, 255];
+const NODE_BORDER: [u8; 4] = [120, 130, 150, 255];
+const EDGE: [u8; 4] = [150, 156, 170, 200];
+
+/// What a node or edge looks like beyond its geometry.
+pub fn change_color(change: Change) -> Option<[u8; 4]> {
+    match change {
+        Change::Unchanged => None,
+        Change::Added => Some([70, 170, 90, 255]),
+        Change::Removed => Some([200, 70, 70, 255]),
+        Change::Changed => Some([220, 180, 60, 255]),
+    }
+}
+
+/// Shapes of the graph in world units (draw with the view's `ShapesView`): edges under nodes.
+/// `node_colors`/`edge_colors` override the profile's colours (differences).
+pub fn shapes(
+    view_graph: &ViewGraph,
+    layout: &Layout,
+    node_colors: &[Option<[u8; 4]>],
+    edge_colors: &[Option<[u8; 4]>],
+    highlight: Option<usize>,
+) -> Vec<Shape> {
+    let mut out = Vec::new();
+    for (i, route) in layout.edges.iter().enumerate() {
+        let style = view_graph.edges.get(i);
+        let mut color = edge_colors
+            .get(i)
+            .copied()
+            .flatten()
+            .or_else(|| style.and_then(|s| s.color))
+            .unwrap_or(EDGE);
+        if style.is_some_and(|s| s.hidden) {
+            color[3] = 50;
+        }
+        let width = if route.cut { 0.8 } else { 1.3 };
+        for pair in route.points.windows(2) {
+            out.push(Shape::new(
+                Geometry::Segment {
+                    a: [pair[0][0] as f32, pair[0][1] as f32],
+                    b: [pair[1][0] as f32, pair[1][1] as f32],
+                    width_px: width,
+                },
+                color,
+            ));
+        }
+        // Arrowhead: a small disc at the head end reads at every zoom without orientation math.
+        if let Some(last) = route.points.last() {
+            out.push(Shape::new(
+                Geometry::PixelDisc {
+                    center: [last[0] as f32, last[1] as f32],
+                    radius_px: 2.6,
+                },
+                color,
+            ));
+        }
+    }
+    for (i, node) in layout.nodes.iter().enumerate() {
+        let style = view_graph.nodes.get(i);
+        let mut fill = node_colors
+            .get(i)
+            .copied()
+            .flatten()
+            .or_else(|| style.and_then(|s| s.color))
+            .unwrap_or(NODE);
+        if style.is_some_and(|s| s.hidden) {
+            fill[3] = 70;
+        }
+        let border = if highlight == Some(i) {
+            [255, 255, 255, 255]
+        } else {
+            NODE_BORDER
+        };
+        out.push(
+            Shape::new(
+                Geometry::Rect {
+                    min: [node.x as f32, node.y as f32],
+                    max: [(node.x + node.w) as f32, (node.y + node.h) as f32],
+                    corner_px: 4.0,
+                },
+                fill,
+            )
+            .with_border(border, if highlight == Some(i) { 2.0 } else { 1.0 }),
+        );
+    }
+    out
+}
+
+fn text_color(fill: [u8; 4]) -> Color32 {
+    let luma = 0.299 * f32::from(fill[0]) + 0.587 * f32::from(fill[1]) + 0.114 * f32::from(fill[2]);
+    if luma > 150.0 {
+        Color32::from_rgb(20, 22, 28)
+    } else {
+        Color32::from_rgb(230, 232, 238)
+    }
+}
+
+/// Node labels in screen points for `view` (world → points), for nodes inside `visible` (in
+/// points); none when the zoom makes text smaller than 6 points.
+pub fn labels(
+    view_graph: &ViewGraph,
+    layout: &Layout,
+    view: &ShapesView,
+    visible: egui::Rect,
+    node_colors: &[Option<[u8; 4]>],
+) -> Vec<Label> {
+    let zoom = view.scale[0];
+    let size = 11.0 * zoom;
+    if size < 5.0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, node) in layout.nodes.iter().enumerate() {
+        let p = view.to_pixels([node.x as f32, node.y as f32]);
+        let q = view.to_pixels([(node.x + node.w) as f32, (node.y + node.h) as f32]);
+        let r = egui::Rect::from_min_max(Pos2::new(p[0], p[1]), Pos2::new(q[0], q[1]));
+        if !visible.intersects(r) {
+            continue;
+        }
+        let Some(n) = view_graph.graph.nodes.get(i) else {
+            continue;
+        };
+        let fill = node_colors
+            .get(i)
+            .copied()
+            .flatten()
+            .or_else(|| view_graph.nodes.get(i).and_then(|s| s.color))
+            .unwrap_or(NODE);
+        let text: String = n
+            .label()
+            .lines()
+            .take(((r.height() / (size * 1.3)).floor() as usize).max(1))
+            .collect::<Vec<_>>()
+            .join("\n");
+        out.push(Label::new(
+            r.center(),
+            text,
+            size.min(16.0),
+            text_color(fill),
+            Align2::CENTER_CENTER,
+        ));
+    }
+    out
+}
+
+/// The whole graph fitted into a `width`×`height` picture (headless).
+pub fn fitted(
+    view_graph: &ViewGraph,
+    layout: &Layout,
+    node_colors: &[Option<[u8; 4]>],
+    edge_colors: &[Option<[u8; 4]>],
+    width: f32,
+    height: f32,
+) -> (Picture, ShapesView) {
+    let view = ShapesView::fit(
+        [0.0, 0.0],
+        [layout.width.max(1.0) as f32, layout.height.max(1.0) as f32],
+        width,
+        height,
+        12.0,
+        true,
+    );
+    let world = shapes(view_graph, layout, node_colors, edge_colors, None);
+    // Bake the transform into the shapes so that the picture is in points like every other.
+    let shapes = world.into_iter().map(|s| transform(s, &view)).collect();
+    let labels = labels(
+        view_graph,
+        layout,
+        &view,
+        egui::Rect::from_min_size(Pos2::ZERO, egui::vec2(width, height)),
+        node_colors,
+    );
+    (Picture { shapes, labels }, view)
+}
+
+/// A shape with `view` applied to its world coordinates (pixel-sized parts stay as they are).
+pub fn transform(mut s: Shape, view: &ShapesView) -> Shape {
+    let t = |p: [f32; 2]| view.to_pixels(p);
+    s.geometry = match s.geometry {
+        Geometry::Rect {
+            min,
+            max,
+            corner_px,
+        } => Geometry::Rect {
+            min: t(min),
+            max: t(max),
+            corner_px,
+        },
+        Geometry::PixelRect {
+            center,
+            size_px,
+            corner_px,
+        } => Geometry::PixelRect {
+            center: t(center),
+            size_px,
+            corner_px,
+        },
+        Geometry::Disc { center, radius } => Geometry::Disc {
+            center: t(center),
+            radius: radius * view.scale[0],
+        },
+        Geometry::PixelDisc { center, radius_px } => Geometry::PixelDisc {
+            center: t(center),
+            radius_px,
+        },
+        Geometry::Sector {
+            center,
+            r0,
+            r1,
+            a0,
+            a1,
+        } => Geometry::Sector {
+            center: t(center),
+            r0: r0 * view.scale[0],
+            r1: r1 * view.scale[0],
+            a0,
+            a1,
+        },
+        Geometry::Segment { a, b, width_px } => Geometry::Segment {
+            a: t(a),
+            b: t(b),
+            width_px,
+        },
+    };
+    s
+}

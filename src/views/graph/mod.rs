@@ -1,0 +1,6 @@
+//! Dependence graphs (the Ideal Graph Visualizer's views): filtered, laid out in layers,
+//! snapshot differences coloured.
+
+pub mod draw;
+pub mod model;
+pub mod pane;
