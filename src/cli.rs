@@ -268,6 +268,10 @@ pub enum ViewKindArg {
     Projection,
     /// Dependence graph (IGV XML, DOT): layered layout; --snapshot N, --profile, --diff-from.
     Graph,
+    /// Samples on the hardware topology (radial; --hardware HW), or a topology file alone.
+    Topology,
+    /// Samples: total latency per source line and per data symbol.
+    Offenders,
 }
 
 #[derive(Debug, Args)]
@@ -316,6 +320,13 @@ pub struct RenderArgs {
     /// Graph view: colour the differences from this snapshot (added, removed, changed).
     #[arg(long)]
     pub diff_from: Option<usize>,
+    /// Samples views: the hardware topology (hwloc XML or MemAxes hardware.xml; default:
+    /// hardware.xml beside the samples, else this machine).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Topology view: colour by samples or cycles.
+    #[arg(long, default_value = "cycles")]
+    pub measure: String,
 }
 
 /// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options

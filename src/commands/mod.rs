@@ -7,6 +7,7 @@ mod render_cycles;
 pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
 mod render_graph;
 mod render_heap;
+mod render_topology;
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -83,6 +83,9 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             render_offscreen(&ctx, &mut pipelines, &data, &view, args.width, args.height)?
         }
         ViewKindArg::Graph => super::render_graph::render(&ctx, &dataset, args)?,
+        ViewKindArg::Topology | ViewKindArg::Offenders => {
+            super::render_topology::render(&ctx, &dataset, args)?
+        }
         ViewKindArg::Spiral
         | ViewKindArg::Circular
         | ViewKindArg::Barcode

@@ -12,6 +12,7 @@ pub mod labels;
 pub mod picture;
 pub mod shapes_paint;
 pub mod summary;
+pub mod topology;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,3 @@
+//! Memory-access samples on the hardware topology (MemAxes): radial topology and top offenders.
+
+pub mod draw;
