@@ -44,7 +44,8 @@ pub fn render(
                 let mut pic = draw::offenders(
                     "total latency per source line",
                     &report.top_lines,
-                    egui::Rect::from_min_size(full.min, egui::vec2(half, full.height())).shrink(8.0),
+                    egui::Rect::from_min_size(full.min, egui::vec2(half, full.height()))
+                        .shrink(8.0),
                 );
                 pic.extend(draw::offenders(
                     "total latency per data symbol",
@@ -63,8 +64,13 @@ pub fn render(
                     cycles: &agg.cycles,
                     transfers: &agg.transfers,
                 };
-                let mut pic =
-                    draw::radial(&session.topology, Some(&values), measure, full.shrink(8.0), None);
+                let mut pic = draw::radial(
+                    &session.topology,
+                    Some(&values),
+                    measure,
+                    full.shrink(8.0),
+                    None,
+                );
                 pic.labels.push(crate::views::labels::Label::new(
                     egui::pos2(8.0, 8.0),
                     format!(

@@ -51,6 +51,7 @@ pub enum ViewKind {
     HeapTree,
     Cycles,
     Graph,
+    Topology,
 }
 
 impl ViewKind {
@@ -59,6 +60,7 @@ impl ViewKind {
         ViewKind::HeapTree,
         ViewKind::Cycles,
         ViewKind::Graph,
+        ViewKind::Topology,
         ViewKind::Summary,
     ];
 
@@ -69,6 +71,7 @@ impl ViewKind {
             ViewKind::HeapTree => "Heap tree",
             ViewKind::Cycles => "Cycles",
             ViewKind::Graph => "Graph",
+            ViewKind::Topology => "Topology",
         }
     }
 
@@ -91,6 +94,10 @@ impl ViewKind {
             (ViewKind::Cycles, _) => Err("needs a memory reference trace (lackey, pinatrace, CSV)"),
             (ViewKind::Graph, DatasetContent::Graphs(_)) => Ok(()),
             (ViewKind::Graph, _) => Err("needs IGV XML or Graphviz DOT graphs"),
+            (ViewKind::Topology, DatasetContent::Samples(_) | DatasetContent::Topology(_)) => {
+                Ok(())
+            }
+            (ViewKind::Topology, _) => Err("needs memory-access samples or a topology"),
         }
     }
 
@@ -99,6 +106,7 @@ impl ViewKind {
             ViewKind::HeapTree => Box::new(heap_tree::pane::HeapTreePane::new(dataset, ctx)),
             ViewKind::Cycles => Box::new(cycles::pane::CyclesPane::new(dataset, ctx)),
             ViewKind::Graph => Box::new(graph::pane::GraphPane::new(dataset)),
+            ViewKind::Topology => Box::new(topology::pane::TopologyPane::new(dataset, ctx)),
             ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
             ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
         }

@@ -224,6 +224,7 @@ pub struct CyclesPane {
     legend: Vec<(String, [u8; 4])>,
     outer: f32,
     shapes_version: u64,
+    chart_shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
     drawn: bool,
 }
 
@@ -251,6 +252,7 @@ impl CyclesPane {
             legend: Vec::new(),
             outer: 1.0,
             shapes_version: 0,
+            chart_shapes: Arc::new(Vec::new()),
             drawn: false,
         };
         pane.start(ctx);
@@ -502,14 +504,18 @@ impl View for CyclesPane {
                 } else {
                     crate::views::picture::Picture::default()
                 };
-                self.shapes_version = self.shapes_version.wrapping_add(1);
+                let shapes: Vec<_> = picture.shapes.iter().map(|s| s.gpu()).collect();
+                if *self.chart_shapes != shapes {
+                    self.shapes_version = self.shapes_version.wrapping_add(1);
+                    self.chart_shapes = Arc::new(shapes);
+                }
                 if cx.render_state.is_some() {
                     shapes_paint::paint(
                         ui,
                         ShapesCallback {
                             key: self.key ^ (1 << 62),
                             version: self.shapes_version,
-                            shapes: Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect()),
+                            shapes: self.chart_shapes.clone(),
                             view: memscape_render::shapes::ShapesView::IDENTITY,
                             rect,
                         },

@@ -676,8 +676,12 @@ impl View for HeapTreePane {
         }
 
         let ppp_view = ShapesView::IDENTITY;
-        self.version = self.version.wrapping_add(1);
-        self.shapes = Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect());
+        // Upload only when the picture changed (animations, new time points, hover).
+        let shapes: Vec<_> = picture.shapes.iter().map(|s| s.gpu()).collect();
+        if *self.shapes != shapes {
+            self.version = self.version.wrapping_add(1);
+            self.shapes = Arc::new(shapes);
+        }
         ui.painter().rect_filled(
             rect,
             0.0,

@@ -66,7 +66,11 @@ pub fn resource_name(topology: &Topology, id: u32) -> String {
 fn spans(topology: &Topology) -> Vec<(f32, f32)> {
     let nodes = topology.nodes();
     let mut span = vec![(0.0f32, 0.0f32); nodes.len()];
-    let leaves = nodes.iter().filter(|n| n.children.is_empty()).count().max(1);
+    let leaves = nodes
+        .iter()
+        .filter(|n| n.children.is_empty())
+        .count()
+        .max(1);
     let step = TAU / leaves as f32;
     let mut next = 0.0f32;
     // Depth-first in child order, so that siblings are contiguous.
@@ -129,7 +133,11 @@ pub fn radial(
     let geometry = |id: usize| {
         let n = &nodes[id];
         let (a0, a1) = span[id];
-        let r0 = if n.depth == 0 { 0.0 } else { n.depth as f32 * ring };
+        let r0 = if n.depth == 0 {
+            0.0
+        } else {
+            n.depth as f32 * ring
+        };
         (a0, a1, r0, (n.depth as f32 + 1.0) * ring - 1.5)
     };
     for n in nodes {
