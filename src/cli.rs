@@ -56,6 +56,10 @@ pub enum Command {
     Layout(LayoutArgs),
     /// Write the embedded demo files to a directory.
     Demo(DemoArgs),
+    /// Render every frame of a presentation tour (transitions included) as numbered PNGs.
+    RenderTour(RenderTourArgs),
+    /// Play a presentation tour full screen (→/space next, ← previous, Home, P pause, 1–9, Esc).
+    Present(PresentArgs),
 }
 
 #[derive(Debug, Args)]
@@ -450,6 +454,44 @@ pub struct InfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderTourArgs {
+    /// The tour (TOML; see the README). Omit with --demo.
+    #[arg(required_unless_present = "demo")]
+    pub tour: Option<PathBuf>,
+    /// The tour of the embedded demo.
+    #[arg(long, conflicts_with = "tour")]
+    pub demo: bool,
+    /// Directory for frame_00000.png, frame_00001.png, …
+    #[arg(long, short)]
+    pub out: PathBuf,
+    #[arg(long, default_value_t = 30.0)]
+    pub fps: f32,
+    #[arg(long, default_value_t = 1280)]
+    pub width: u32,
+    #[arg(long, default_value_t = 720)]
+    pub height: u32,
+    /// Also encode the frames into this video (needs ffmpeg).
+    #[arg(long)]
+    pub video: Option<PathBuf>,
+    #[arg(long, value_enum)]
+    pub adapter: Option<AdapterArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct PresentArgs {
+    /// The tour (TOML). Omit with --demo.
+    #[arg(required_unless_present = "demo")]
+    pub tour: Option<PathBuf>,
+    #[arg(long, conflicts_with = "tour")]
+    pub demo: bool,
+    #[arg(long, default_value_t = 30.0)]
+    pub fps: f32,
+    /// Start windowed rather than full screen.
+    #[arg(long)]
+    pub windowed: bool,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@ mod data;
 mod demo;
 mod headless;
 mod scene;
+mod tour;
 mod views;
 
 use std::process::ExitCode;

@@ -15,8 +15,14 @@ const TOLERANCE: Tolerance = Tolerance {
 };
 
 fn shared(rel: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
-    assert!(p.exists(), "{} is missing (see ../shared/data/README.md)", p.display());
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing (see ../shared/data/README.md)",
+        p.display()
+    );
     p
 }
 
@@ -65,8 +71,14 @@ fn lulesh_radial_topology_and_offenders() {
             })
         })
     };
-    assert!(has(&radial, [165, 0, 38]), "a hottest resource (ramp's red end)");
-    assert!(has(&radial, [49, 54, 149]), "a coolest resource (ramp's blue end)");
+    assert!(
+        has(&radial, [165, 0, 38]),
+        "a hottest resource (ramp's red end)"
+    );
+    assert!(
+        has(&radial, [49, 54, 149]),
+        "a coolest resource (ramp's blue end)"
+    );
     check("topology_lulesh_radial", &radial);
     let offenders = render(
         "offenders",

@@ -3,6 +3,7 @@
 
 mod loader;
 mod open_dialog;
+pub mod present;
 pub mod screenshot;
 
 use std::path::PathBuf;
@@ -62,6 +63,7 @@ pub struct MemscapeApp {
     open_dialog: open_dialog::OpenDialog,
     screenshot: Option<ScreenshotJob>,
     render_state: Option<egui_wgpu::RenderState>,
+    presenting: bool,
 }
 
 impl MemscapeApp {
@@ -108,6 +110,7 @@ impl MemscapeApp {
             open_dialog: open_dialog::OpenDialog::new(),
             screenshot,
             render_state,
+            presenting: false,
         };
         for s in sources {
             app.open(&cc.egui_ctx, s);
@@ -122,6 +125,12 @@ impl MemscapeApp {
         }
         let ctx = ctx.clone();
         self.loader.start(source, move || ctx.request_repaint());
+    }
+
+    fn set_presenting(&mut self, ctx: &egui::Context, on: bool) {
+        self.presenting = on;
+        ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
+        ctx.set_zoom_factor(if on { 1.35 } else { 1.0 });
     }
 
     /// Opens a view beside the existing ones: the root is a horizontal row of tab groups, one per
@@ -182,6 +191,12 @@ impl MemscapeApp {
                 }
             });
             ui.menu_button("View", |ui| {
+                if ui.button("Presentation mode (F5)").clicked() {
+                    let ctx = ui.ctx().clone();
+                    self.set_presenting(&ctx, true);
+                    ui.close();
+                }
+                ui.separator();
                 if self.datasets.is_empty() {
                     ui.label("open a file first");
                 }
@@ -289,8 +304,21 @@ impl eframe::App for MemscapeApp {
             self.open(&ctx, LoadSource::File(p));
         }
 
-        egui::Panel::top("menu").show(ui, |ui| self.menu(&ctx, ui));
-        egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        // Presentation mode (F5, View menu): full screen, no menus or status bar, larger text;
+        // Esc leaves it.
+        let (f5, esc) = ctx.input(|i| {
+            (
+                i.key_pressed(egui::Key::F5),
+                i.key_pressed(egui::Key::Escape),
+            )
+        });
+        if f5 || (esc && self.presenting) {
+            self.set_presenting(&ctx, !self.presenting);
+        }
+        if !self.presenting {
+            egui::Panel::top("menu").show(ui, |ui| self.menu(&ctx, ui));
+            egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
+        }
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
@@ -365,7 +393,7 @@ pub fn run(
 
 /// eframe's wgpu set-up with the features and limits memscape's pipelines want, and the adapter
 /// chosen by `MEMSCAPE_ADAPTER` (cpu|gpu|auto) like the headless renderer.
-fn wgpu_configuration() -> egui_wgpu::WgpuConfiguration {
+pub(crate) fn wgpu_configuration() -> egui_wgpu::WgpuConfiguration {
     use memscape_render::AdapterChoice;
     let mut setup = egui_wgpu::WgpuSetupCreateNew::without_display_handle();
     setup.device_descriptor = Arc::new(|adapter| {

@@ -3,11 +3,13 @@
 mod analyses;
 mod info;
 mod render;
+pub use render::{gpu_context, load_for_render, render_dataset};
 mod render_cycles;
 pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
 mod render_graph;
 mod render_heap;
 mod render_topology;
+mod tour;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -33,6 +35,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Cycles(args)) => analyses::cycles(&args),
         Some(Command::Layout(args)) => analyses::layout(&args),
         Some(Command::Demo(args)) => demo(&args.dir),
+        Some(Command::RenderTour(args)) => tour::render_tour(&args),
+        Some(Command::Present(args)) => tour::present(&args),
     }
 }
 

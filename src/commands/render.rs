@@ -13,20 +13,52 @@ use crate::data::LoadSource;
 use crate::scene::{ColorBy, TimeAxis};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let sources = if args.file.as_os_str() == "demo" {
+    let dataset = load_for_render(&args.file)?;
+    let ctx = gpu_context(args.adapter)?;
+    let image = render_dataset(&ctx, &dataset, args)?;
+    image.save_png(&args.out)?;
+    println!("{}", args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loads a file for rendering: a path, `demo` (the embedded sqlite heaptrack trace) or
+/// `demo:sort` (the embedded lackey trace).
+pub fn load_for_render(file: &std::path::Path) -> anyhow::Result<crate::data::Dataset> {
+    let name = file.to_string_lossy();
+    let source = if name == "demo" || name == "demo:sqlite" {
         crate::demo::sources()
+            .into_iter()
+            .next()
+            .context("no embedded demo")?
+    } else if name == "demo:sort" {
+        crate::demo::sources()
+            .into_iter()
+            .nth(1)
+            .context("no embedded demo")?
     } else {
-        vec![LoadSource::File(args.file.clone())]
+        LoadSource::File(file.to_path_buf())
     };
-    let source = sources.into_iter().next().context("no input")?;
-    let dataset = crate::data::load(&source, &|_, _| {})?;
-    let choice = AdapterChoice::from_env_or(match args.adapter {
+    crate::data::load(&source, &|_, _| {})
+}
+
+/// The headless GPU for `--adapter` (or MEMSCAPE_ADAPTER).
+pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
+    let choice = AdapterChoice::from_env_or(match adapter {
         None | Some(AdapterArg::Auto) => AdapterChoice::Auto,
         Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
         Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
     });
     let ctx = GpuContext::new(choice)?;
     tracing::info!("rendering on {}", ctx.adapter_name());
+    Ok(ctx)
+}
+
+/// Renders `args.view` of an already loaded dataset.
+pub fn render_dataset(
+    ctx: &GpuContext,
+    dataset: &crate::data::Dataset,
+    args: &RenderArgs,
+) -> anyhow::Result<memscape_render::RgbaImage> {
     let image = match args.view {
         ViewKindArg::AllocMap => {
             let t = dataset.alloc_trace().with_context(|| {
@@ -80,18 +112,18 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
                 CushionArg::Parabolic => CushionKind::Parabolic,
                 CushionArg::Plateau => CushionKind::Plateau,
             };
-            render_offscreen(&ctx, &mut pipelines, &data, &view, args.width, args.height)?
+            render_offscreen(ctx, &mut pipelines, &data, &view, args.width, args.height)?
         }
-        ViewKindArg::Graph => super::render_graph::render(&ctx, &dataset, args)?,
+        ViewKindArg::Graph => super::render_graph::render(ctx, dataset, args)?,
         ViewKindArg::Topology | ViewKindArg::Offenders => {
-            super::render_topology::render(&ctx, &dataset, args)?
+            super::render_topology::render(ctx, dataset, args)?
         }
         ViewKindArg::Spiral
         | ViewKindArg::Circular
         | ViewKindArg::Barcode
         | ViewKindArg::Projection => super::render_cycles::render(
-            &ctx,
-            &dataset,
+            ctx,
+            dataset,
             args.view,
             &args.cycles,
             args.width,
@@ -99,8 +131,8 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         )?,
         ViewKindArg::Sunburst | ViewKindArg::Icicle | ViewKindArg::Timeline => {
             super::render_heap::render(
-                &ctx,
-                &dataset,
+                ctx,
+                dataset,
                 args.view,
                 &args.heap,
                 args.width,
@@ -108,7 +140,5 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             )?
         }
     };
-    image.save_png(&args.out)?;
-    println!("{}", args.out.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(image)
 }

@@ -61,7 +61,7 @@ pub fn render(
         );
     };
     let options = options(args)?;
-    let analysis = model::analyze(&dataset.name, trace, &options)?;
+    let analysis = cached_analysis(&dataset.name, trace, &options)?;
     let count = analysis.report.parameterizations.len();
     let check = |k: usize, flag: &str| {
         anyhow::ensure!(
@@ -139,17 +139,40 @@ pub fn render(
             )?;
             let mut labels = legend_pic.labels;
             labels.push(crate::views::labels::Label::new(
-                egui::pos2(width as f32 - 8.0, height as f32 - 10.0),
+                egui::pos2(width as f32 - 8.0, 8.0),
                 caption(&analysis, layout, args.param, to, args.t),
                 11.0,
                 egui::Color32::from_gray(200),
-                egui::Align2::RIGHT_BOTTOM,
+                egui::Align2::RIGHT_TOP,
             ));
             crate::headless::paint_labels(ctx, &target, &labels);
             Ok(target.read(ctx)?)
         }
     }
     .with_context(|| format!("rendering the {view:?} view of {}", dataset.name))
+}
+
+/// Analyses already made in this process, by dataset and options: a tour renders many frames
+/// of one analysis.
+fn cached_analysis(
+    name: &str,
+    trace: &memscape_cycles::ReferenceTrace,
+    options: &memscape_cycles::CyclesOptions,
+) -> anyhow::Result<std::sync::Arc<model::CycleAnalysis>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Cache = Mutex<HashMap<String, Arc<model::CycleAnalysis>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = format!("{name}\u{0}{options:?}");
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(hit);
+    }
+    let analysis = Arc::new(model::analyze(name, trace, options)?);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, analysis.clone());
+    }
+    Ok(analysis)
 }
 
 /// Smaller points when there are many records, so that the spiral's turns stay apart.

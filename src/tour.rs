@@ -1,0 +1,407 @@
+//! Presentation tours: a TOML list of steps, each a view of a file with its settings and an
+//! optional caption, reached by an eased transition. Everything numeric interpolates (α, the
+//! allocation map's camera, the heap's time point, the morph parameter); what cannot (another
+//! view or file) cross-fades. `memscape render-tour` writes every frame as PNG through the same
+//! headless code as `memscape render`; `memscape present` plays the same frames full screen.
+//!
+//! ```toml
+//! [[step]]
+//! file = "demo"                 # a path, `demo` (sqlite heaptrack) or `demo:sort` (lackey)
+//! view = "alloc-map"            # any `memscape render --view` value
+//! caption = "The **whole** heap of `sqlite3`"
+//! alpha = 0.5
+//!
+//! [[step]]
+//! duration = 1.5                # seconds of transition into this step
+//! hold = 2.0                    # seconds shown after it (render-tour)
+//! easing = "smooth"             # or "linear"
+//! range_time = [40000, 80000]   # allocation map camera: time and address ranges
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use memscape_render::{GpuContext, RgbaImage};
+
+use crate::data::Dataset;
+
+/// One step as written in the tour file; unset fields keep the previous step's value.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    pub file: Option<String>,
+    pub view: Option<String>,
+    pub caption: Option<String>,
+    pub duration: Option<f32>,
+    pub hold: Option<f32>,
+    pub easing: Option<Easing>,
+    // Allocation map.
+    pub alpha: Option<f32>,
+    pub cushion: Option<String>,
+    pub color: Option<String>,
+    pub time: Option<String>,
+    pub range_time: Option<[u64; 2]>,
+    pub range_addr: Option<[u64; 2]>,
+    // Heap trees.
+    pub at: Option<u64>,
+    pub peak: Option<bool>,
+    pub snapshot: Option<u64>,
+    pub group: Option<String>,
+    pub metric: Option<String>,
+    pub depth: Option<usize>,
+    pub root: Option<String>,
+    // Cycles.
+    pub range: Option<String>,
+    pub param: Option<usize>,
+    pub morph_to: Option<usize>,
+    pub t: Option<f32>,
+    pub cycle_color: Option<String>,
+    // Graphs and samples.
+    pub profile: Option<String>,
+    pub diff_from: Option<usize>,
+    pub measure: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Easing {
+    Linear,
+    #[default]
+    Smooth,
+}
+
+impl Easing {
+    pub fn apply(self, u: f32) -> f32 {
+        let u = u.clamp(0.0, 1.0);
+        match self {
+            Easing::Linear => u,
+            Easing::Smooth => u * u * (3.0 - 2.0 * u),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TourFile {
+    #[serde(rename = "step")]
+    pub steps: Vec<StepSpec>,
+}
+
+/// A step with every field resolved (inherited from the steps before it).
+pub type State = StepSpec;
+
+/// The demo tour, over the embedded demo files.
+pub const DEMO_TOUR: &str = include_str!("../assets/demo/tour.toml");
+
+/// Parses a tour; `source` names it in errors. Resolves inheritance: each step starts from the
+/// previous step's state (the first from nothing) and must end with a file and a view.
+pub fn parse(text: &str, source: &str) -> anyhow::Result<Vec<State>> {
+    let file: TourFile =
+        toml::from_str(text).with_context(|| format!("{source}: not a valid tour file"))?;
+    anyhow::ensure!(!file.steps.is_empty(), "{source}: the tour has no [[step]]");
+    let mut states = Vec::with_capacity(file.steps.len());
+    let mut current = State::default();
+    for (i, step) in file.steps.into_iter().enumerate() {
+        let file_changed = step.file.is_some() && step.file != current.file;
+        let view_changed = step.view.is_some() && step.view != current.view;
+        if file_changed || view_changed {
+            // A different picture: its settings start afresh, the caption too.
+            current = State {
+                file: current.file.clone(),
+                view: current.view.clone(),
+                ..State::default()
+            };
+        }
+        current.caption = None;
+        current.duration = None;
+        current.hold = None;
+        current.easing = None;
+        merge(&mut current, step);
+        anyhow::ensure!(
+            current.file.is_some() && current.view.is_some(),
+            "{source}: step {} has no file or view (the first step must name both)",
+            i + 1
+        );
+        states.push(current.clone());
+    }
+    Ok(states)
+}
+
+fn merge(into: &mut State, step: StepSpec) {
+    macro_rules! take {
+        ($($f:ident),*) => { $( if step.$f.is_some() { into.$f = step.$f.clone(); } )* };
+    }
+    take!(
+        file,
+        view,
+        caption,
+        duration,
+        hold,
+        easing,
+        alpha,
+        cushion,
+        color,
+        time,
+        range_time,
+        range_addr,
+        at,
+        peak,
+        snapshot,
+        group,
+        metric,
+        depth,
+        root,
+        range,
+        param,
+        morph_to,
+        t,
+        cycle_color,
+        profile,
+        diff_from,
+        measure
+    );
+}
+
+fn lerp(a: f32, b: f32, u: f32) -> f32 {
+    a + (b - a) * u
+}
+
+fn lerp_u64(a: u64, b: u64, u: f32) -> u64 {
+    (a as f64 + (b as f64 - a as f64) * f64::from(u))
+        .round()
+        .max(0.0) as u64
+}
+
+/// Whether two states show the same picture (same file and view) and so can be interpolated
+/// rather than cross-faded.
+pub fn same_picture(a: &State, b: &State) -> bool {
+    a.file == b.file
+        && a.view == b.view
+        && a.param == b.param
+        && a.morph_to == b.morph_to
+        && a.group == b.group
+        && a.root == b.root
+        && a.range == b.range
+}
+
+/// The state between `a` and `b` at eased position `u` (only when [`same_picture`]).
+pub fn interpolate(a: &State, b: &State, u: f32) -> State {
+    let mut s = b.clone();
+    if let (Some(x), Some(y)) = (a.alpha, b.alpha) {
+        s.alpha = Some(lerp(x, y, u));
+    }
+    if let (Some(x), Some(y)) = (a.t, b.t) {
+        s.t = Some(lerp(x, y, u));
+    }
+    if let (Some(x), Some(y)) = (a.at, b.at) {
+        s.at = Some(lerp_u64(x, y, u));
+    }
+    for (from, to, out) in [
+        (a.range_time, b.range_time, &mut s.range_time),
+        (a.range_addr, b.range_addr, &mut s.range_addr),
+    ] {
+        if let (Some(x), Some(y)) = (from, to) {
+            *out = Some([lerp_u64(x[0], y[0], u), lerp_u64(x[1], y[1], u)]);
+        }
+    }
+    s
+}
+
+/// The `memscape render` arguments of a state (parsed by the same CLI definition).
+pub fn render_args(
+    state: &State,
+    width: u32,
+    height: u32,
+) -> anyhow::Result<crate::cli::RenderArgs> {
+    let mut argv: Vec<String> = vec!["memscape".into(), "render".into()];
+    argv.push(state.file.clone().unwrap_or_default());
+    let mut opt = |name: &str, value: Option<String>| {
+        if let Some(v) = value {
+            argv.push(format!("--{name}"));
+            argv.push(v);
+        }
+    };
+    opt("view", state.view.clone());
+    opt("out", Some("-".into()));
+    opt("width", Some(width.to_string()));
+    opt("height", Some(height.to_string()));
+    opt("alpha", state.alpha.map(|v| v.to_string()));
+    opt("cushion", state.cushion.clone());
+    opt("color", state.color.clone());
+    opt("time", state.time.clone());
+    opt(
+        "range-time",
+        state.range_time.map(|r| format!("{}..{}", r[0], r[1])),
+    );
+    opt(
+        "range-addr",
+        state
+            .range_addr
+            .map(|r| format!("{:#x}..{:#x}", r[0], r[1])),
+    );
+    opt("at", state.at.map(|v| v.to_string()));
+    opt("snapshot", state.snapshot.map(|v| v.to_string()));
+    opt("group", state.group.clone());
+    opt("metric", state.metric.clone());
+    opt("depth", state.depth.map(|v| v.to_string()));
+    opt("root", state.root.clone());
+    opt("range", state.range.clone());
+    opt("param", state.param.map(|v| v.to_string()));
+    opt("morph-to", state.morph_to.map(|v| v.to_string()));
+    opt("t", state.t.map(|v| v.to_string()));
+    opt("cycle-color", state.cycle_color.clone());
+    opt("profile", state.profile.clone());
+    opt("diff-from", state.diff_from.map(|v| v.to_string()));
+    opt("measure", state.measure.clone());
+    if state.peak == Some(true) {
+        argv.push("--peak".into());
+    }
+    let cli = crate::cli::Cli::try_parse_from(&argv)
+        .map_err(|e| anyhow::anyhow!("tour step {:?}: {e}", state.view))?;
+    match cli.command {
+        Some(crate::cli::Command::Render(args)) => Ok(*args),
+        _ => anyhow::bail!("internal: tour arguments did not parse as render"),
+    }
+}
+
+/// Renders states to images, keeping each file loaded once.
+pub struct Renderer {
+    ctx: GpuContext,
+    datasets: HashMap<String, Dataset>,
+    base_dir: PathBuf,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Renderer {
+    pub fn new(ctx: GpuContext, base_dir: &Path, width: u32, height: u32) -> Self {
+        Self {
+            ctx,
+            datasets: HashMap::new(),
+            base_dir: base_dir.to_path_buf(),
+            width,
+            height,
+        }
+    }
+
+    fn dataset(&mut self, file: &str) -> anyhow::Result<&Dataset> {
+        if !self.datasets.contains_key(file) {
+            let path = if file.starts_with("demo") || Path::new(file).is_absolute() {
+                PathBuf::from(file)
+            } else {
+                self.base_dir.join(file)
+            };
+            let d = crate::commands::load_for_render(&path)?;
+            self.datasets.insert(file.to_owned(), d);
+        }
+        self.datasets.get(file).context("internal: dataset cache")
+    }
+
+    /// The picture of one state, caption included.
+    pub fn render(&mut self, state: &State) -> anyhow::Result<RgbaImage> {
+        let file = state.file.clone().unwrap_or_default();
+        let args = render_args(state, self.width, self.height)?;
+        // Borrow the dataset and the context together.
+        self.dataset(&file)?;
+        let dataset = self
+            .datasets
+            .get(&file)
+            .context("internal: dataset cache")?;
+        let image = crate::commands::render_dataset(&self.ctx, dataset, &args)?;
+        self.caption(&image, state.caption.as_deref())
+    }
+
+    /// `image` with `caption` drawn over it (unchanged without one).
+    pub fn caption(&self, image: &RgbaImage, caption: Option<&str>) -> anyhow::Result<RgbaImage> {
+        match caption {
+            Some(text) => crate::headless::caption_over(&self.ctx, image, text),
+            None => Ok(image.clone()),
+        }
+    }
+}
+
+/// Frames of the whole tour: for each step, its transition (none for the first) then its hold.
+/// Calls `emit` with (frame index, step index, image).
+pub fn render_frames(
+    renderer: &mut Renderer,
+    states: &[State],
+    fps: f32,
+    emit: &mut dyn FnMut(usize, usize, &RgbaImage) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut frame = 0usize;
+    for (i, state) in states.iter().enumerate() {
+        let end = renderer.render(state)?;
+        if i > 0 {
+            let prev = &states[i - 1];
+            let n = frames_of(state.duration.unwrap_or(1.0), fps);
+            let easing = state.easing.unwrap_or_default();
+            // Cross-fade endpoints are rendered once.
+            let start = if same_picture(prev, state) {
+                None
+            } else {
+                Some(renderer.render(prev)?)
+            };
+            for k in 1..=n {
+                let u = easing.apply(k as f32 / n as f32);
+                let image = match &start {
+                    None => {
+                        if k == n {
+                            end.clone()
+                        } else {
+                            let mut s = interpolate(prev, state, u);
+                            s.caption = None;
+                            let plain = renderer.render(&s)?;
+                            // Captions cross-fade rather than switch.
+                            let from = renderer.caption(&plain, prev.caption.as_deref())?;
+                            let to = renderer.caption(&plain, state.caption.as_deref())?;
+                            crossfade(&from, &to, u)
+                        }
+                    }
+                    Some(a) => crossfade(a, &end, u),
+                };
+                emit(frame, i, &image)?;
+                frame += 1;
+            }
+        }
+        for _ in 0..frames_of(state.hold.unwrap_or(2.0), fps).max(1) {
+            emit(frame, i, &end)?;
+            frame += 1;
+        }
+    }
+    Ok(frame)
+}
+
+/// Frames for `seconds` at `fps` (at least one).
+pub fn frames_of(seconds: f32, fps: f32) -> usize {
+    ((seconds.max(0.0) * fps).round() as usize).max(1)
+}
+
+/// Total frames a tour renders to.
+pub fn frame_count(states: &[State], fps: f32) -> usize {
+    states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let transition = if i > 0 {
+                frames_of(s.duration.unwrap_or(1.0), fps)
+            } else {
+                0
+            };
+            transition + frames_of(s.hold.unwrap_or(2.0), fps).max(1)
+        })
+        .sum()
+}
+
+/// Pixelwise blend of two images of the same size.
+pub fn crossfade(a: &RgbaImage, b: &RgbaImage, u: f32) -> RgbaImage {
+    let mut out = b.clone();
+    if a.width != b.width || a.height != b.height {
+        return out;
+    }
+    for (o, (x, y)) in out.pixels.iter_mut().zip(a.pixels.iter().zip(&b.pixels)) {
+        *o = (f32::from(*x) + (f32::from(*y) - f32::from(*x)) * u).round() as u8;
+    }
+    out
+}
