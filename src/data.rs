@@ -29,6 +29,8 @@ impl LoadSource {
 pub struct Dataset {
     pub name: String,
     pub content: DatasetContent,
+    /// Time cursor and highlighted blocks shared by the views on this dataset.
+    pub links: crate::links::Links,
 }
 
 pub enum DatasetContent {
@@ -261,6 +263,7 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> anyhow::Result
                         return Ok(Dataset {
                             name,
                             content: DatasetContent::RefTrace(Box::new(refs)),
+                            links: Default::default(),
                         });
                     }
                     return Err(anyhow::Error::new(alloc_error).context(format!(
@@ -276,7 +279,11 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> anyhow::Result
         }
     };
     progress(1.0, "done");
-    Ok(Dataset { name, content })
+    Ok(Dataset {
+        name,
+        content,
+        links: Default::default(),
+    })
 }
 
 #[cfg(test)]

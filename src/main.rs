@@ -11,6 +11,7 @@ mod commands;
 mod data;
 mod demo;
 mod headless;
+mod links;
 mod scene;
 mod tour;
 mod views;

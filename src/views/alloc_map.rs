@@ -68,6 +68,10 @@ pub struct AllocMapPane {
     drawn: Arc<AtomicBool>,
     occupancy: OccupancyStyle,
     occupancy_cache: OccupancyCache,
+    /// The dataset's highlight version the blocks were coloured for, and whether a highlight
+    /// is shown (then colours are categorical: others dimmed).
+    seen_highlight: u64,
+    highlighting: bool,
 }
 
 /// The occupancy bar's variants (Moreta & Telea): plain colour per column, or with columns where
@@ -98,6 +102,8 @@ impl AllocMapPane {
             cushion: CushionKind::Parabolic,
             cushion_strength: 1.0,
             camera: None,
+            seen_highlight: 0,
+            highlighting: false,
             drawn: Arc::new(AtomicBool::new(false)),
             occupancy: OccupancyStyle::Flat,
             occupancy_cache: OccupancyCache::default(),
@@ -105,10 +111,9 @@ impl AllocMapPane {
     }
 
     fn controls(&mut self, ui: &mut egui::Ui) {
-        let dataset = self.dataset.clone();
-        let Some(t) = dataset.alloc_trace() else {
+        if self.dataset.alloc_trace().is_none() {
             return;
-        };
+        }
         ui.horizontal_wrapped(|ui| {
             ui.label("α");
             ui.add(egui::Slider::new(&mut self.alpha, 0.05..=2.0).logarithmic(true))
@@ -142,12 +147,10 @@ impl AllocMapPane {
                         ui.selectable_value(&mut color_by, c, c.name());
                     }
                 });
-            if color_by != self.color_by
-                && let Some(scene) = &t.scene
-            {
-                self.blocks = Arc::new(scene.colored_blocks(&t.trace, color_by));
+            if color_by != self.color_by {
                 self.color_by = color_by;
-                self.color_version += 1;
+                // Recolour (and re-apply any highlight) on the next frame.
+                self.seen_highlight = u64::MAX;
             }
             egui::ComboBox::from_id_salt(("occupancy", self.key))
                 .selected_text(match self.occupancy {
@@ -195,6 +198,30 @@ impl View for AllocMapPane {
             return;
         };
         self.controls(ui);
+        let links = self.dataset.links.get();
+        if links.highlight_version != self.seen_highlight {
+            self.seen_highlight = links.highlight_version;
+            self.blocks = Arc::new(highlighted_blocks(
+                scene,
+                &t.trace,
+                self.color_by,
+                links.highlight.as_deref().map(Vec::as_slice),
+            ));
+            self.highlighting = links.highlight.is_some();
+            self.color_version += 1;
+        }
+        if let Some(h) = &links.highlight {
+            ui.horizontal(|ui| {
+                ui.label(format!(
+                    "highlighted: {} ({} blocks)",
+                    links.highlight_label,
+                    h.len()
+                ));
+                if ui.button("clear").clicked() {
+                    self.dataset.links.clear_highlight();
+                }
+            });
+        }
         let (full_rect, response) =
             ui.allocate_exact_size(ui.available_size(), egui::Sense::click_and_drag());
         let (rect, occupancy_rect) = if self.occupancy == OccupancyStyle::Hidden {
@@ -251,6 +278,14 @@ impl View for AllocMapPane {
             ui.ctx().request_repaint();
             return;
         }
+        // A click (not a drag) chooses the time for the linked views.
+        if response.clicked()
+            && let Some(pos) = response.interact_pointer_pos()
+        {
+            let time = cam.t_left + f64::from(pos.x - rect.left()) * cam.time_per_px;
+            let events = events_at(&t.trace, self.axis, time.max(0.0) as u64);
+            self.dataset.links.set_time(events);
+        }
         let cam = *cam;
         let ppp = ui.ctx().pixels_per_point();
         let view = AllocMapView {
@@ -263,7 +298,11 @@ impl View for AllocMapPane {
             alpha: self.alpha,
             cushion: self.cushion,
             cushion_strength: self.cushion_strength,
-            color_mode: self.color_by.mode(),
+            color_mode: if self.highlighting {
+                memscape_render::alloc_map::ColorMode::Categorical
+            } else {
+                self.color_by.mode()
+            },
             background_linear: [0.012, 0.014, 0.02],
         };
 
@@ -291,6 +330,16 @@ impl View for AllocMapPane {
             );
         }
         draw_axes(ui, rect, &cam, scene, self.axis);
+        if let Some(events) = links.time_events {
+            let time = axis_time_of_events(&t.trace, self.axis, events) as f64;
+            let x = rect.left() + ((time - cam.t_left) / cam.time_per_px) as f32;
+            if x >= rect.left() && x <= rect.right() {
+                ui.painter().line_segment(
+                    [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+                    egui::Stroke::new(1.5, egui::Color32::from_rgb(250, 200, 80)),
+                );
+            }
+        }
         draw_legend(ui, rect, scene, &t.trace, self.color_by);
         if let Some(bar) = occupancy_rect {
             draw_occupancy(
@@ -322,6 +371,65 @@ impl View for AllocMapPane {
             }
         }
     }
+}
+
+/// Events applied at time `t` of `axis` (for the wall axis: up to the last allocation at or
+/// before `t`).
+fn events_at(trace: &memscape_trace::Trace, axis: TimeAxis, t: u64) -> u64 {
+    match axis {
+        TimeAxis::Events => t.min(trace.meta.events),
+        TimeAxis::Wall => {
+            let b = &trace.blocks;
+            let i = b.alloc_time_ns.partition_point(|&a| a <= t);
+            if i == 0 {
+                0
+            } else {
+                b.alloc_event.get(i - 1).map_or(0, |e| e + 1)
+            }
+        }
+    }
+}
+
+/// The inverse of [`events_at`]: where `events` lies on `axis`.
+fn axis_time_of_events(trace: &memscape_trace::Trace, axis: TimeAxis, events: u64) -> u64 {
+    match axis {
+        TimeAxis::Events => events,
+        TimeAxis::Wall => {
+            let b = &trace.blocks;
+            let i = b.alloc_event.partition_point(|&e| e < events);
+            b.alloc_time_ns
+                .get(i.min(b.alloc_time_ns.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// Block colours for `color_by`; with a highlight (sorted block indices), the highlighted blocks
+/// keep their colour (quantitative colours resolved through the ramp) and the others are dimmed.
+fn highlighted_blocks(
+    scene: &crate::scene::AllocScene,
+    trace: &memscape_trace::Trace,
+    color_by: ColorBy,
+    highlight: Option<&[u32]>,
+) -> Vec<AllocBlockGpu> {
+    let mut blocks = scene.colored_blocks(trace, color_by);
+    let Some(selected) = highlight else {
+        return blocks;
+    };
+    let quantitative = color_by.mode() == memscape_render::alloc_map::ColorMode::Quantitative;
+    let dim = memscape_render::color::pack_rgba8([70, 72, 80, 255]);
+    for (i, block) in blocks.iter_mut().enumerate() {
+        let on = u32::try_from(i).is_ok_and(|i| selected.binary_search(&i).is_ok());
+        if !on {
+            block.color = dim;
+        } else if quantitative {
+            let c = memscape_render::color::blue_red(block.attr);
+            let s = |v: f32| (memscape_render::color::linear_to_srgb(v) * 255.0).round() as u8;
+            block.color = memscape_render::color::pack_rgba8([s(c[0]), s(c[1]), s(c[2]), 255]);
+        }
+    }
+    blocks
 }
 
 fn block_details(ui: &mut egui::Ui, trace: &memscape_trace::Trace, i: usize) {
@@ -672,5 +780,53 @@ impl egui_wgpu::CallbackTrait for AllocMapCallback {
         {
             pane.frame.resolve(pass, &gpu.pipelines);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo() -> crate::data::Dataset {
+        let source = crate::demo::sources().into_iter().next().unwrap();
+        crate::data::load(&source, &|_, _| {}).unwrap()
+    }
+
+    #[test]
+    fn wall_time_and_events_convert_both_ways() {
+        let d = demo();
+        let t = d.alloc_trace().unwrap();
+        let b = &t.trace.blocks;
+        for i in [0usize, 10, b.len() / 2, b.len() - 1] {
+            let wall = b.alloc_time_ns[i];
+            let events = events_at(&t.trace, TimeAxis::Wall, wall);
+            // Right after this block's allocation (or a later one at the same nanosecond).
+            assert!(events > b.alloc_event[i], "block {i}");
+            let back = axis_time_of_events(&t.trace, TimeAxis::Wall, events);
+            assert!(back >= wall, "block {i}: {back} < {wall}");
+            assert_eq!(events_at(&t.trace, TimeAxis::Events, 123), 123);
+        }
+    }
+
+    #[test]
+    fn highlight_dims_every_other_block() {
+        let d = demo();
+        let t = d.alloc_trace().unwrap();
+        let scene = t.scene.as_ref().unwrap();
+        let plain = highlighted_blocks(scene, &t.trace, ColorBy::Site, None);
+        let chosen = [3u32, 7, 11];
+        let lit = highlighted_blocks(scene, &t.trace, ColorBy::Site, Some(&chosen));
+        let dim = memscape_render::color::pack_rgba8([70, 72, 80, 255]);
+        for (i, (a, b)) in plain.iter().zip(&lit).enumerate() {
+            if chosen.contains(&(i as u32)) {
+                assert_eq!(a.color, b.color, "block {i} keeps its colour");
+            } else {
+                assert_eq!(b.color, dim, "block {i} is dimmed");
+            }
+        }
+        // Quantitative colours of highlighted blocks are resolved through the ramp.
+        let lit = highlighted_blocks(scene, &t.trace, ColorBy::Size, Some(&chosen));
+        assert_ne!(lit[3].color, dim);
+        assert_ne!(lit[3].color, 0);
     }
 }

@@ -44,6 +44,12 @@ pub struct HeapTimeline {
 /// Sizes of every trie node at a time point of a [`HeapTimeline`].
 pub trait SizesSource: Send {
     fn sizes_at_point(&mut self, point: usize) -> Option<Sizes>;
+
+    /// Blocks (indices into the trace's block columns) of a group and its descendants, for
+    /// highlighting them in the allocation map; None when the input has no blocks (massif).
+    fn blocks_in_group(&self, _group: u32) -> Option<Vec<u32>> {
+        None
+    }
 }
 
 /// Massif: the detailed snapshots.
@@ -74,6 +80,10 @@ impl SizesSource for TraceSizes<'_> {
     fn sizes_at_point(&mut self, point: usize) -> Option<Sizes> {
         let applied = *self.applied.get(point)?;
         Some(self.heap.sizes_at(applied))
+    }
+
+    fn blocks_in_group(&self, group: u32) -> Option<Vec<u32>> {
+        Some(self.heap.blocks_in_group(group))
     }
 }
 

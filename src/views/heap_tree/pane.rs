@@ -50,16 +50,24 @@ const GROUPINGS: &[(&str, &[GroupKey])] = &[
 enum Reply {
     Timeline(Box<HeapTimeline>),
     Sizes(usize, Arc<Sizes>),
+    /// A group's blocks, for the linked allocation map.
+    Blocks(u32, Vec<u32>),
     Failed(String),
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Request {
+    Sizes(usize),
+    Blocks(u32),
+}
+
 struct Worker {
-    requests: Sender<usize>,
+    requests: Sender<Request>,
     replies: Receiver<Reply>,
 }
 
 fn spawn_worker(dataset: Arc<Dataset>, settings: HeapSettings, ctx: egui::Context) -> Worker {
-    let (req_tx, req_rx) = crossbeam_channel::bounded::<usize>(64);
+    let (req_tx, req_rx) = crossbeam_channel::bounded::<Request>(64);
     let (rep_tx, rep_rx) = crossbeam_channel::bounded::<Reply>(64);
     let name = format!("heap-tree {}", dataset.name);
     let spawned = std::thread::Builder::new().name(name).spawn(move || {
@@ -75,20 +83,23 @@ fn spawn_worker(dataset: Arc<Dataset>, settings: HeapSettings, ctx: egui::Contex
             return;
         }
         ctx.request_repaint();
-        // Requests arrive in bursts (scrubbing): answer only the newest of each burst.
-        while let Ok(mut point) = req_rx.recv() {
-            let mut wanted = vec![point];
-            while let Ok(p) = req_rx.try_recv() {
-                wanted.push(p);
-                point = p;
+        // Requests arrive in bursts (scrubbing): answer the newest first.
+        while let Ok(first) = req_rx.recv() {
+            let mut wanted = vec![first];
+            while let Ok(r) = req_rx.try_recv() {
+                wanted.push(r);
             }
+            wanted.reverse();
             wanted.dedup();
-            // Answer the last request first, then the rest (small multiples ask for several).
-            wanted.retain(|p| *p != point);
-            wanted.insert(0, point);
-            for p in wanted {
-                if let Some(s) = sizes.sizes_at_point(p)
-                    && rep_tx.send(Reply::Sizes(p, Arc::new(s))).is_err()
+            for request in wanted {
+                let reply = match request {
+                    Request::Sizes(p) => sizes
+                        .sizes_at_point(p)
+                        .map(|s| Reply::Sizes(p, Arc::new(s))),
+                    Request::Blocks(g) => sizes.blocks_in_group(g).map(|b| Reply::Blocks(g, b)),
+                };
+                if let Some(reply) = reply
+                    && rep_tx.send(reply).is_err()
                 {
                     return;
                 }
@@ -137,6 +148,9 @@ pub struct HeapTreePane {
     version: u64,
     shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
     drawn_once: bool,
+    /// Versions of the dataset's time cursor seen and published by this pane.
+    seen_time: u64,
+    published_point: Option<usize>,
 }
 
 impl HeapTreePane {
@@ -167,6 +181,8 @@ impl HeapTreePane {
             version: 0,
             shapes: Arc::new(Vec::new()),
             drawn_once: false,
+            seen_time: 0,
+            published_point: None,
         }
     }
 
@@ -203,6 +219,14 @@ impl HeapTreePane {
                     }
                     self.sizes.insert(p, s);
                 }
+                Ok(Reply::Blocks(group, blocks)) => {
+                    let name = self
+                        .timeline
+                        .as_ref()
+                        .map(|t| draw::short_name(t.trie.name(group)).to_owned())
+                        .unwrap_or_default();
+                    self.dataset.links.set_highlight(blocks, name);
+                }
                 Ok(Reply::Failed(e)) => self.error = Some(e),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
@@ -217,7 +241,7 @@ impl HeapTreePane {
             .requested
             .get(&point)
             .is_none_or(|t| t.elapsed() > Duration::from_secs(5));
-        if stale && self.worker.requests.try_send(point).is_ok() {
+        if stale && self.worker.requests.try_send(Request::Sizes(point)).is_ok() {
             self.requested.insert(point, Instant::now());
         }
         None
@@ -469,6 +493,33 @@ impl View for HeapTreePane {
             }
         }
         self.point = self.point.min(last);
+        // Linked time: a time chosen in another view (the allocation map) moves the tree there;
+        // a time chosen here moves the others' cursor. Traces only: massif has no events.
+        if self.dataset.alloc_trace().is_some() {
+            let links = self.dataset.links.get();
+            if links.time_version != self.seen_time {
+                self.seen_time = links.time_version;
+                if let Some(events) = links.time_events
+                    && self
+                        .published_point
+                        .is_none_or(|p| timeline.points[p].index != events)
+                {
+                    self.point = timeline
+                        .points
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, p)| p.index.abs_diff(events))
+                        .map_or(self.point, |(i, _)| i);
+                    self.published_point = Some(self.point);
+                }
+            } else if self.published_point != Some(self.point) {
+                self.seen_time = self
+                    .dataset
+                    .links
+                    .set_time(timeline.points[self.point].index);
+                self.published_point = Some(self.point);
+            }
+        }
         egui::Panel::bottom(("heap-time", self.key))
             .resizable(false)
             .show(ui, |ui| self.time_bar(ui, &timeline));
@@ -646,7 +697,7 @@ impl View for HeapTreePane {
                 let growth = growth * span;
                 let unit = "over the run";
                 hovered_text = Some(format!(
-                    "{}\n{}  ·  {} objects\n{:.1} % of parent  ·  {:.1} % of heap\ngrowth {}{} {unit}",
+                    "{}\n{}  ·  {} objects\n{:.1} % of parent  ·  {:.1} % of heap\ngrowth {}{} {unit}\nclick: drill down · right click: highlight its blocks in the map",
                     info.name,
                     draw::human_bytes(info.bytes),
                     info.objects,
@@ -655,6 +706,17 @@ impl View for HeapTreePane {
                     if growth < 0.0 { "−" } else { "+" },
                     draw::human_bytes(growth.abs() as u64),
                 ));
+            }
+            if response.secondary_clicked()
+                && let Some((_, _, Some(node))) = &hit
+            {
+                // Right click: highlight this group's blocks in the allocation map.
+                match node.group {
+                    Some(g) if self.dataset.alloc_trace().is_some() => {
+                        let _ = self.worker.requests.try_send(Request::Blocks(g));
+                    }
+                    _ => self.dataset.links.clear_highlight(),
+                }
             }
             if response.clicked()
                 && let Some((_, _, Some(node))) = &hit
