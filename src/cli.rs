@@ -358,6 +358,9 @@ pub struct CycleRenderArgs {
     /// Keep every k-th record.
     #[arg(long, default_value_t = 1)]
     pub sample: usize,
+    /// Keep at most this many records after the filters (the first ones).
+    #[arg(long)]
+    pub max_records: Option<usize>,
     /// Window width (records per point of the metric space).
     #[arg(long, default_value_t = 10)]
     pub window: usize,

@@ -61,7 +61,7 @@ pub fn render(
         );
     };
     let options = options(args)?;
-    let analysis = cached_analysis(&dataset.name, trace, &options)?;
+    let analysis = cached_analysis(&dataset.name, trace, &options, args.max_records)?;
     let count = analysis.report.parameterizations.len();
     let check = |k: usize, flag: &str| {
         anyhow::ensure!(
@@ -158,17 +158,18 @@ fn cached_analysis(
     name: &str,
     trace: &memscape_cycles::ReferenceTrace,
     options: &memscape_cycles::CyclesOptions,
+    max_records: Option<usize>,
 ) -> anyhow::Result<std::sync::Arc<model::CycleAnalysis>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
     type Cache = Mutex<HashMap<String, Arc<model::CycleAnalysis>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = format!("{name}\u{0}{options:?}");
+    let key = format!("{name}\u{0}{options:?}\u{0}{max_records:?}");
     let cache = CACHE.get_or_init(Default::default);
     if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok(hit);
     }
-    let analysis = Arc::new(model::analyze(name, trace, options)?);
+    let analysis = Arc::new(model::analyze(name, trace, options, max_records)?);
     if let Ok(mut c) = cache.lock() {
         c.insert(key, analysis.clone());
     }

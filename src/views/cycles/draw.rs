@@ -242,10 +242,17 @@ pub fn cyclic_color(theta: f32) -> [u8; 4] {
     [soft(r), soft(g), soft(b), 255]
 }
 
-/// The barcode: H1 bars sorted by persistence (longest on top), the parameterized classes
-/// marked; `selected` are the ranks shown (0 = most persistent).
-pub fn barcode(analysis: &CycleAnalysis, rect: Rect, selected: &[usize]) -> Picture {
-    let mut pic = Picture::default();
+/// The barcode's rows: H1 bars sorted by persistence (longest first; infinite first of all),
+/// with their rank in that order, and the rows' placement inside `rect`.
+pub struct BarcodeRows {
+    pub bars: Vec<(f32, Option<f32>)>,
+    pub shown: usize,
+    pub top: f32,
+    pub row: f32,
+    pub max_value: f32,
+}
+
+pub fn barcode_rows(analysis: &CycleAnalysis, rect: Rect) -> BarcodeRows {
     let mut bars: Vec<(f32, Option<f32>)> = analysis
         .report
         .barcode
@@ -264,12 +271,32 @@ pub fn barcode(analysis: &CycleAnalysis, rect: Rect, selected: &[usize]) -> Pict
         .map(|b| b.1.unwrap_or(b.0))
         .fold(analysis.report.threshold, f32::max)
         .max(1e-6);
+    let row = ((rect.height() - 60.0) / shown.max(1) as f32).clamp(6.0, 18.0);
+    BarcodeRows {
+        bars,
+        shown,
+        top: rect.top() + 26.0,
+        row,
+        max_value,
+    }
+}
+
+/// The barcode: H1 bars sorted by persistence (longest on top), the parameterized classes
+/// marked; `selected` are the ranks shown (0 = most persistent).
+pub fn barcode(analysis: &CycleAnalysis, rect: Rect, selected: &[usize]) -> Picture {
+    let mut pic = Picture::default();
+    let BarcodeRows {
+        bars,
+        shown,
+        top,
+        row,
+        max_value,
+    } = barcode_rows(analysis, rect);
     let left = rect.left() + 40.0;
     let width = rect.width() - 60.0;
     let x = |v: f32| left + v / max_value * width;
-    let row = ((rect.height() - 60.0) / shown.max(1) as f32).clamp(6.0, 18.0);
     for (i, bar) in bars.iter().take(shown).enumerate() {
-        let y = rect.top() + 26.0 + i as f32 * row;
+        let y = top + i as f32 * row;
         let end = bar.1.map_or(x(max_value) + 10.0, x);
         let color = match selected.iter().position(|&s| s == i) {
             Some(k) => categorical(k as u32 + 2),

@@ -10,18 +10,23 @@ pub struct CycleAnalysis {
     pub tables: ViewTables,
 }
 
-/// Filters and analyses `trace` (the function and file filters need `options.binary`).
+/// Filters and analyses `trace` (the function and file filters need `options.binary`), keeping
+/// at most `max_records` of the selected records.
 pub fn analyze(
     source: &str,
     trace: &ReferenceTrace,
     options: &CyclesOptions,
+    max_records: Option<usize>,
 ) -> anyhow::Result<CycleAnalysis> {
-    let records = memscape_cycles::records::select_records(
+    let mut records = memscape_cycles::records::select_records(
         trace,
         options.binary.as_deref(),
         options.load_base,
         &options.filter,
     )?;
+    if let Some(max) = max_records {
+        records.truncate(max.max(1));
+    }
     anyhow::ensure!(
         !records.is_empty(),
         "{source}: no record is left after the filters (of {} accesses)",

@@ -43,6 +43,7 @@ type Outcome = Result<Arc<Result_>, String>;
 #[derive(Debug, Clone, PartialEq)]
 struct SettingsText {
     range: String,
+    max_records: Option<usize>,
     window: usize,
     sample: usize,
     threshold: String,
@@ -54,6 +55,7 @@ impl Default for SettingsText {
     fn default() -> Self {
         Self {
             range: "0..1200".into(),
+            max_records: None,
             window: 10,
             sample: 1,
             threshold: String::new(),
@@ -267,7 +269,8 @@ impl CyclesPane {
                 return;
             }
         };
-        let cache_key = format!("{options:?}");
+        let max_records = self.settings.max_records;
+        let cache_key = format!("{options:?} {max_records:?}");
         if let Some(hit) = self.cache.get(&cache_key) {
             self.result = Some(hit.clone());
             self.error = None;
@@ -284,7 +287,7 @@ impl CyclesPane {
                     let DatasetContent::RefTrace(trace) = &dataset.content else {
                         return Err("not a reference trace".to_owned());
                     };
-                    let analysis = model::analyze(&dataset.name, trace, &options)
+                    let analysis = model::analyze(&dataset.name, trace, &options, max_records)
                         .map_err(|e| format!("{e:#}"))?;
                     // The MDS baseline is cheap next to the persistence; compute it now so
                     // that switching views is instant.
@@ -523,6 +526,29 @@ impl View for CyclesPane {
                     self.drawn = true;
                 }
                 labels::paint(&ui.painter_at(rect), rect.min, &picture.labels);
+                if self.mode == Mode::Barcode
+                    && let Some(pos) = response.hover_pos()
+                {
+                    let rows = draw::barcode_rows(analysis, local.shrink(8.0));
+                    let y = pos.y - rect.min.y;
+                    let rank = ((y - rows.top) / rows.row).floor();
+                    if rank >= 0.0
+                        && let Some(&(birth, death)) = rows.bars.get(rank as usize)
+                        && (rank as usize) < rows.shown
+                    {
+                        let rank = rank as usize;
+                        let parameterized = if rank < count {
+                            format!("\nparameterization θ{rank}")
+                        } else {
+                            String::new()
+                        };
+                        response.on_hover_text_at_pointer(format!(
+                            "rank {rank}\nbirth {birth:.2}\ndeath {}\npersistence {}{parameterized}",
+                            death.map_or_else(|| "never (alive at the threshold)".to_owned(), |d| format!("{d:.2}")),
+                            death.map_or_else(|| "infinite".to_owned(), |d| format!("{:.2}", d - birth)),
+                        ));
+                    }
+                }
             }
             Mode::Spiral | Mode::Circular => {
                 let layout = if self.mode == Mode::Spiral {
