@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../crates/memscape-cycles/tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::path::Path;
