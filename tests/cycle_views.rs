@@ -94,10 +94,10 @@ fn morph_goldens_at_0_half_and_1() {
         &["--view", "spiral", "--morph-to", "1", "--t", "1"],
     );
     let plain1 = render("plain1", &["--view", "spiral", "--param", "1"]);
-    // The ends are the plain spirals up to the caption line at the bottom.
+    // The ends are the plain spirals up to the caption line at the top.
     let crop = |img: &RgbaImage| {
         let mut c = img.clone();
-        for y in img.height - 24..img.height {
+        for y in 0..24 {
             for x in 0..img.width {
                 c.set_pixel(x, y, [0, 0, 0, 255]);
             }

@@ -76,7 +76,12 @@ pub fn render(
                     format!(
                         "{} samples on {} · colour: {} per level (blue low, red high) · links: transfers",
                         session.samples.len(),
-                        session.topology.source(),
+                        std::path::Path::new(session.topology.source())
+                            .file_name()
+                            .map_or_else(
+                                || session.topology.source().to_owned(),
+                                |n| n.to_string_lossy().into_owned()
+                            ),
                         args.measure
                     ),
                     12.0,
