@@ -60,6 +60,55 @@ pub fn site_color(site: u32) -> [u8; 4] {
     categorical(site.wrapping_mul(2_654_435_761) >> 28)
 }
 
+/// Legend labels of call sites: the allocating function (unnamed frames of the C/C++ runtime
+/// skipped, module directories dropped) and, where two sites would read the same, the nearest
+/// caller up their stacks at which they part (up to 6 frames up).
+pub fn site_labels(trace: &memscape_trace::Trace, sites: &[u32]) -> Vec<(u32, String)> {
+    const UP: usize = 6;
+    let short = |node: u32| {
+        crate::views::heap_tree::draw::short_name(&trace.describe_frame(node)).to_owned()
+    };
+    // Each site's chain of frame names from the allocating frame outwards.
+    let chains: Vec<Vec<String>> = sites
+        .iter()
+        .map(|&s| {
+            let mut node = memscape_heap::trace_tree::allocation_site(trace, s);
+            let mut chain = Vec::new();
+            while node != 0 && chain.len() <= UP {
+                chain.push(short(node));
+                node = trace
+                    .call_tree
+                    .parent
+                    .get(node as usize)
+                    .copied()
+                    .unwrap_or(0);
+            }
+            chain
+        })
+        .collect();
+    sites
+        .iter()
+        .enumerate()
+        .map(|(i, &site)| {
+            let mine = &chains[i];
+            let first = mine.first().cloned().unwrap_or_else(|| "?".into());
+            let twins: Vec<&Vec<String>> = chains
+                .iter()
+                .enumerate()
+                .filter(|(j, c)| *j != i && c.first() == mine.first())
+                .map(|(_, c)| c)
+                .collect();
+            // The first depth at which this chain differs from every twin.
+            let parting = (1..mine.len()).find(|&k| twins.iter().all(|t| t.get(k) != mine.get(k)));
+            let label = match parting {
+                Some(k) if !twins.is_empty() => format!("{first} (from {})", mine[k]),
+                _ => first,
+            };
+            (site, label)
+        })
+        .collect()
+}
+
 /// The time axis of the map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeAxis {
@@ -155,10 +204,13 @@ impl AllocScene {
             .sum::<u64>()
             .max(1);
         let region_metrics = memscape_trace::metrics::BinMetrics::compute(trace, &region_bins);
-        let top_sites = memscape_trace::info::top_call_sites(trace, 8)
-            .into_iter()
-            .map(|s| (s.site, s.location))
-            .collect();
+        let top_sites = site_labels(
+            trace,
+            &memscape_trace::info::top_call_sites(trace, 8)
+                .into_iter()
+                .map(|s| s.site)
+                .collect::<Vec<_>>(),
+        );
         let mut scene = Self {
             top_sites,
             region_metrics,

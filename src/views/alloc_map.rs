@@ -463,7 +463,13 @@ fn block_details(ui: &mut egui::Ui, trace: &memscape_trace::Trace, i: usize) {
             ),
         );
         row("thread", trace.thread_name(b.thread[i]).to_owned());
-        row("call site", trace.describe_frame(b.site[i]));
+        let site = memscape_heap::trace_tree::allocation_site(trace, b.site[i]);
+        row("call site", trace.describe_frame(site));
+        if let Some(&caller) = trace.call_tree.parent.get(site as usize)
+            && caller != 0
+        {
+            row("called from", trace.describe_frame(caller));
+        }
     });
 }
 
