@@ -151,6 +151,8 @@ pub struct HeapTreePane {
     /// Versions of the dataset's time cursor seen and published by this pane.
     seen_time: u64,
     published_point: Option<usize>,
+    /// Time points the user put on the timeline (empty: five evenly spaced).
+    timeline_points: Vec<usize>,
 }
 
 impl HeapTreePane {
@@ -183,6 +185,7 @@ impl HeapTreePane {
             drawn_once: false,
             seen_time: 0,
             published_point: None,
+            timeline_points: Vec::new(),
         }
     }
 
@@ -338,6 +341,23 @@ impl HeapTreePane {
             if ui.button("peak").clicked() {
                 self.point = timeline.peak_point;
             }
+            if ui
+                .button("+ timeline")
+                .on_hover_text("add this time point to the Timeline's small multiples")
+                .clicked()
+                && !self.timeline_points.contains(&self.point)
+            {
+                self.timeline_points.push(self.point);
+                self.timeline_points.sort_unstable();
+            }
+            if !self.timeline_points.is_empty()
+                && ui
+                    .button("clear timeline")
+                    .on_hover_text("back to five evenly spaced time points")
+                    .clicked()
+            {
+                self.timeline_points.clear();
+            }
             let p = &timeline.points[self.point.min(last)];
             ui.label(format!(
                 "{}   {} live",
@@ -388,6 +408,17 @@ impl HeapTreePane {
                         Pos2::new(x, rect.bottom()),
                     ],
                     egui::Stroke::new(1.0, Color32::from_gray(90)),
+                );
+            }
+        }
+        // The time points put on the timeline, as small markers on the curve's top edge.
+        for &p in &self.timeline_points {
+            if let Some(tp) = timeline.points.get(p) {
+                let x = x_of(tp.time as f64);
+                painter.circle_filled(
+                    Pos2::new(x, rect.top() + 4.0),
+                    3.5,
+                    Color32::from_rgb(120, 200, 140),
                 );
             }
         }
@@ -532,11 +563,18 @@ impl View for HeapTreePane {
         let mut hovered_text = None;
 
         if self.chart == Chart::Timeline {
-            let n = SMALL_MULTIPLES.min(timeline.points.len());
+            let picks: Vec<usize> = if self.timeline_points.is_empty() {
+                let n = SMALL_MULTIPLES.min(timeline.points.len());
+                (0..n)
+                    .map(|i| if n == 1 { last } else { i * last / (n - 1) })
+                    .collect()
+            } else {
+                self.timeline_points.iter().map(|&p| p.min(last)).collect()
+            };
+            let n = picks.len().max(1);
             let cell_w = rect.width() / n as f32;
             let mut all_ready = true;
-            for i in 0..n {
-                let p = if n == 1 { last } else { i * last / (n - 1) };
+            for (i, &p) in picks.iter().enumerate() {
                 let Some(s) = self.sizes_at(p) else {
                     all_ready = false;
                     continue;
