@@ -28,7 +28,7 @@ use memscape_render::{GpuContext, RgbaImage};
 use crate::data::Dataset;
 
 /// One step as written in the tour file; unset fields keep the previous step's value.
-#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
     pub file: Option<String>,
@@ -64,7 +64,7 @@ pub struct StepSpec {
     pub measure: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Easing {
     Linear,
@@ -91,6 +91,25 @@ pub struct TourFile {
 
 /// A step with every field resolved (inherited from the steps before it).
 pub type State = StepSpec;
+
+/// Appends `step` to the tour file at `path` (created if missing) as a `[[step]]` table.
+pub fn append_step(path: &Path, step: &StepSpec) -> anyhow::Result<()> {
+    #[derive(serde::Serialize)]
+    struct One<'a> {
+        step: [&'a StepSpec; 1],
+    }
+    let text = toml::to_string(&One { step: [step] })
+        .context("internal: a tour step that does not serialize")?;
+    use std::io::Write as _;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("{}: cannot open the tour for appending", path.display()))?;
+    writeln!(file, "\n{}", text.trim_end())
+        .with_context(|| format!("{}: cannot write the tour", path.display()))?;
+    Ok(())
+}
 
 /// The demo tour, over the embedded demo files.
 pub const DEMO_TOUR: &str = include_str!("../assets/demo/tour.toml");
@@ -404,4 +423,101 @@ pub fn crossfade(a: &RgbaImage, b: &RgbaImage, u: f32) -> RgbaImage {
         *o = (f32::from(*x) + (f32::from(*y) - f32::from(*x)) * u).round() as u8;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_tour_parses_with_inheritance() {
+        let states = parse(DEMO_TOUR, "demo").unwrap();
+        assert_eq!(states.len(), 5);
+        // Step 2 keeps the file, view and α of step 1 and zooms.
+        assert_eq!(states[1].file.as_deref(), Some("demo"));
+        assert_eq!(states[1].view.as_deref(), Some("alloc-map"));
+        assert_eq!(states[1].alpha, Some(0.5));
+        assert_eq!(states[1].range_time, Some([40000, 90000]));
+        // A new view starts afresh: the map's camera does not leak into the sunburst.
+        assert_eq!(states[2].view.as_deref(), Some("sunburst"));
+        assert_eq!(states[2].range_time, None);
+        // The last step only moves t: it interpolates with the one before.
+        assert!(same_picture(&states[3], &states[4]));
+        let mid = interpolate(&states[3], &states[4], 0.25);
+        assert_eq!(mid.t, Some(0.25));
+        assert_eq!(
+            frame_count(&states, 10.0),
+            20 + (15 + 20) + (10 + 20) + (10 + 15) + (20 + 20)
+        );
+    }
+
+    #[test]
+    fn recorded_steps_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tour.toml");
+        let step = StepSpec {
+            file: Some("/data/x.raw".into()),
+            view: Some("alloc-map".into()),
+            alpha: Some(0.75),
+            range_time: Some([10, 20]),
+            caption: Some("a **b** `c`".into()),
+            ..Default::default()
+        };
+        append_step(&path, &step).unwrap();
+        let second = StepSpec {
+            view: Some("sunburst".into()),
+            peak: Some(true),
+            ..Default::default()
+        };
+        append_step(&path, &second).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("hold"), "unset fields are left out:\n{text}");
+        let states = parse(&text, "tour.toml").unwrap();
+        assert_eq!(states.len(), 2);
+        assert_eq!(states[0], step);
+        assert_eq!(states[1].file.as_deref(), Some("/data/x.raw"));
+        assert_eq!(states[1].peak, Some(true));
+    }
+
+    #[test]
+    fn render_args_parse_for_every_view() {
+        for view in [
+            "alloc-map",
+            "sunburst",
+            "icicle",
+            "timeline",
+            "spiral",
+            "circular",
+            "barcode",
+            "projection",
+            "graph",
+            "topology",
+            "offenders",
+        ] {
+            let state = StepSpec {
+                file: Some("demo".into()),
+                view: Some(view.into()),
+                alpha: Some(0.3),
+                t: Some(0.5),
+                ..Default::default()
+            };
+            render_args(&state, 320, 200).unwrap_or_else(|e| panic!("{view}: {e}"));
+        }
+        let bad = StepSpec {
+            file: Some("demo".into()),
+            view: Some("pie-chart".into()),
+            ..Default::default()
+        };
+        assert!(render_args(&bad, 320, 200).is_err());
+    }
+
+    #[test]
+    fn crossfade_blends_linearly() {
+        let a = RgbaImage::new(2, 1, [0, 0, 0, 255]);
+        let b = RgbaImage::new(2, 1, [200, 100, 50, 255]);
+        let m = crossfade(&a, &b, 0.5);
+        assert_eq!(m.pixel(1, 0), [100, 50, 25, 255]);
+        assert_eq!(crossfade(&a, &b, 0.0).pixel(0, 0), a.pixel(0, 0));
+        assert_eq!(crossfade(&a, &b, 1.0).pixel(0, 0), b.pixel(0, 0));
+    }
 }

@@ -15,12 +15,17 @@ use loader::Loader;
 use screenshot::ScreenshotJob;
 
 /// One docked view.
+/// Where "Record tour step" appends (in the current directory).
+const TOUR_FILE: &str = "memscape-tour.toml";
+
 pub struct Pane {
     view: Box<dyn View>,
 }
 
 struct TreeBehavior<'a> {
     cx: ViewContext<'a>,
+    /// The pane the user clicked in this frame, if any.
+    clicked: Option<egui_tiles::TileId>,
 }
 
 impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
@@ -31,10 +36,13 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
     fn pane_ui(
         &mut self,
         ui: &mut egui::Ui,
-        _tile_id: egui_tiles::TileId,
+        tile_id: egui_tiles::TileId,
         pane: &mut Pane,
     ) -> egui_tiles::UiResponse {
         pane.view.ui(ui, &self.cx);
+        if ui.ui_contains_pointer() && ui.input(|i| i.pointer.any_pressed()) {
+            self.clicked = Some(tile_id);
+        }
         egui_tiles::UiResponse::None
     }
 
@@ -64,6 +72,10 @@ pub struct MemscapeApp {
     screenshot: Option<ScreenshotJob>,
     render_state: Option<egui_wgpu::RenderState>,
     presenting: bool,
+    /// The pane last clicked: what "Record tour step" records.
+    active_pane: Option<egui_tiles::TileId>,
+    /// A short message for the status bar (tour steps recorded).
+    notice: Option<String>,
 }
 
 impl MemscapeApp {
@@ -111,6 +123,8 @@ impl MemscapeApp {
             screenshot,
             render_state,
             presenting: false,
+            active_pane: None,
+            notice: None,
         };
         for s in sources {
             app.open(&cc.egui_ctx, s);
@@ -125,6 +139,35 @@ impl MemscapeApp {
         }
         let ctx = ctx.clone();
         self.loader.start(source, move || ctx.request_repaint());
+    }
+
+    /// Appends the active (else the first) pane's state to the tour file in the current
+    /// directory.
+    fn record_tour_step(&mut self) {
+        let panes: Vec<egui_tiles::TileId> = self
+            .tree
+            .tiles
+            .iter()
+            .filter_map(|(id, t)| matches!(t, egui_tiles::Tile::Pane(_)).then_some(*id))
+            .collect();
+        let id = self
+            .active_pane
+            .filter(|a| panes.contains(a))
+            .or_else(|| panes.first().copied());
+        let step = id.and_then(|id| match self.tree.tiles.get(id) {
+            Some(egui_tiles::Tile::Pane(p)) => p.view.tour_step(),
+            _ => None,
+        });
+        self.notice = Some(match step {
+            None => "this view cannot be recorded as a tour step".to_owned(),
+            Some(step) => match crate::tour::append_step(std::path::Path::new(TOUR_FILE), &step) {
+                Ok(()) => format!(
+                    "recorded a {} step in {TOUR_FILE}",
+                    step.view.as_deref().unwrap_or("?")
+                ),
+                Err(e) => format!("{e:#}"),
+            },
+        });
     }
 
     fn set_presenting(&mut self, ctx: &egui::Context, on: bool) {
@@ -196,6 +239,16 @@ impl MemscapeApp {
                     self.set_presenting(&ctx, true);
                     ui.close();
                 }
+                if ui
+                    .button("Record tour step")
+                    .on_hover_text(format!(
+                        "append the state of the last clicked view to {TOUR_FILE} (memscape present / render-tour)"
+                    ))
+                    .clicked()
+                {
+                    self.record_tour_step();
+                    ui.close();
+                }
                 ui.separator();
                 if self.datasets.is_empty() {
                     ui.label("open a file first");
@@ -239,6 +292,10 @@ impl MemscapeApp {
                     );
                 }
                 ui.label(format!("{}: {}", p.name, p.message));
+                ui.separator();
+            }
+            if let Some(n) = &self.notice {
+                ui.label(n);
                 ui.separator();
             }
             if self.loader.is_idle() {
@@ -335,8 +392,12 @@ impl eframe::App for MemscapeApp {
                     cx: ViewContext {
                         render_state: self.render_state.as_ref(),
                     },
+                    clicked: None,
                 };
                 self.tree.ui(&mut behavior, ui);
+                if behavior.clicked.is_some() {
+                    self.active_pane = behavior.clicked;
+                }
             }
         });
 

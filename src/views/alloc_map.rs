@@ -72,6 +72,8 @@ pub struct AllocMapPane {
     /// is shown (then colours are categorical: others dimmed).
     seen_highlight: u64,
     highlighting: bool,
+    /// The map's rectangle at the last frame (a tour step records the camera's ranges).
+    last_rect: Option<egui::Rect>,
 }
 
 /// The occupancy bar's variants (Moreta & Telea): plain colour per column, or with columns where
@@ -104,6 +106,7 @@ impl AllocMapPane {
             camera: None,
             seen_highlight: 0,
             highlighting: false,
+            last_rect: None,
             drawn: Arc::new(AtomicBool::new(false)),
             occupancy: OccupancyStyle::Flat,
             occupancy_cache: OccupancyCache::default(),
@@ -184,6 +187,57 @@ impl View for AllocMapPane {
         format!("Allocation map · {}", self.dataset.name)
     }
 
+    fn tour_step(&self) -> Option<crate::tour::StepSpec> {
+        let scene = self.dataset.alloc_trace()?.scene.as_ref()?;
+        let mut step = crate::tour::StepSpec {
+            file: Some(crate::views::tour_file_of(&self.dataset)),
+            view: Some("alloc-map".to_owned()),
+            alpha: Some(self.alpha),
+            cushion: Some(
+                match self.cushion {
+                    CushionKind::None => "none",
+                    CushionKind::Parabolic => "parabolic",
+                    CushionKind::Plateau => "plateau",
+                }
+                .to_owned(),
+            ),
+            color: Some(
+                match self.color_by {
+                    ColorBy::Thread => "thread",
+                    ColorBy::Site => "site",
+                    ColorBy::Size => "size",
+                    ColorBy::Lifetime => "lifetime",
+                    ColorBy::Waste => "waste",
+                    ColorBy::Age => "age",
+                }
+                .to_owned(),
+            ),
+            time: Some(
+                match self.axis {
+                    TimeAxis::Events => "events",
+                    TimeAxis::Wall => "wall",
+                }
+                .to_owned(),
+            ),
+            ..Default::default()
+        };
+        if let (Some(cam), Some(rect)) = (&self.camera, self.last_rect) {
+            let t0 = cam.t_left.max(0.0) as u64;
+            let t1 = (cam.t_left + f64::from(rect.width()) * cam.time_per_px).max(1.0) as u64;
+            step.range_time = Some([t0, t1.max(t0 + 1)]);
+            let y0 = cam.y_bottom.max(0.0) as u64;
+            let y1 = (cam.y_bottom + f64::from(rect.height()) * cam.bytes_per_px) as u64;
+            let y1 = y1.min(scene.collapsed_extent.saturating_sub(1));
+            // Addresses must lie in used regions; a camera edge in a gap keeps all regions.
+            if let (Some((_, a0)), Some((_, a1))) = (scene.uncollapse(y0), scene.uncollapse(y1))
+                && a1 > a0
+            {
+                step.range_addr = Some([a0, a1 + 1]);
+            }
+        }
+        Some(step)
+    }
+
     fn is_ready(&self) -> bool {
         self.drawn.load(Ordering::Acquire)
     }
@@ -239,6 +293,7 @@ impl View for AllocMapPane {
         if rect.width() < 2.0 || rect.height() < 2.0 {
             return;
         }
+        self.last_rect = Some(rect);
         let extent_t = scene.time_extent(self.axis) as f64;
         let extent_y = scene.collapsed_extent as f64;
         let cam = self.camera.get_or_insert(Camera {

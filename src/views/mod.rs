@@ -41,6 +41,26 @@ pub trait View {
     fn is_ready(&self) -> bool {
         true
     }
+    /// The pane's current state as a presentation-tour step ("Record tour step"), when the view
+    /// can be rendered headless.
+    fn tour_step(&self) -> Option<crate::tour::StepSpec> {
+        None
+    }
+}
+
+/// How a dataset is named in a tour file: `demo` / `demo:sort` for the embedded demo, else the
+/// file's absolute path.
+pub fn tour_file_of(dataset: &Dataset) -> String {
+    let name = dataset.name.as_str();
+    if name.contains(crate::demo::HEAPTRACK_SQLITE.0) && name.starts_with("demo") {
+        "demo".to_owned()
+    } else if name.contains(crate::demo::LACKEY_SORT.0) && name.starts_with("demo") {
+        "demo:sort".to_owned()
+    } else {
+        std::fs::canonicalize(name)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| name.to_owned())
+    }
 }
 
 /// The kinds of view memscape offers.

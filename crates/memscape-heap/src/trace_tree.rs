@@ -49,6 +49,17 @@ impl GroupKey {
             .collect()
     }
 
+    /// The key's name in `--group` lists (the inverse of [`GroupKey::parse_list`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupKey::Thread => "thread",
+            GroupKey::Site => "site",
+            GroupKey::Path => "path",
+            GroupKey::Module => "module",
+            GroupKey::Size => "size",
+        }
+    }
+
     fn kind(self) -> u8 {
         match self {
             GroupKey::Thread => 1,

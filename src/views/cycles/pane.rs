@@ -454,6 +454,37 @@ impl View for CyclesPane {
         format!("Cycles — {}", self.dataset.name)
     }
 
+    fn tour_step(&self) -> Option<crate::tour::StepSpec> {
+        self.result.as_ref()?;
+        Some(crate::tour::StepSpec {
+            file: Some(crate::views::tour_file_of(&self.dataset)),
+            view: Some(
+                match self.mode {
+                    Mode::Spiral => "spiral",
+                    Mode::Circular => "circular",
+                    Mode::Barcode => "barcode",
+                    Mode::Projection => "projection",
+                }
+                .to_owned(),
+            ),
+            range: (!self.settings.range.trim().is_empty()).then(|| self.settings.range.clone()),
+            param: Some(self.from),
+            morph_to: Some(self.to),
+            t: Some(self.t),
+            cycle_color: Some(
+                match self.color_by {
+                    ColorBy::Line => "line",
+                    ColorBy::Function => "function",
+                    ColorBy::File => "file",
+                    ColorBy::Time => "time",
+                    ColorBy::Address => "address",
+                }
+                .to_owned(),
+            ),
+            ..Default::default()
+        })
+    }
+
     fn is_ready(&self) -> bool {
         self.drawn || self.error.is_some()
     }

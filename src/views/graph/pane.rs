@@ -125,6 +125,17 @@ impl View for GraphPane {
         format!("Graph — {}", self.dataset.name)
     }
 
+    fn tour_step(&self) -> Option<crate::tour::StepSpec> {
+        Some(crate::tour::StepSpec {
+            file: Some(crate::views::tour_file_of(&self.dataset)),
+            view: Some("graph".to_owned()),
+            snapshot: Some(self.snapshot as u64),
+            profile: self.profile.map(str::to_owned),
+            diff_from: (self.diff && self.snapshot > 0).then(|| self.snapshot - 1),
+            ..Default::default()
+        })
+    }
+
     fn is_ready(&self) -> bool {
         self.laid.is_some() || self.error.is_some()
     }

@@ -492,6 +492,43 @@ impl View for HeapTreePane {
         format!("Heap tree — {}", self.dataset.name)
     }
 
+    fn tour_step(&self) -> Option<crate::tour::StepSpec> {
+        let timeline = self.timeline.as_ref()?;
+        let point = timeline.points.get(self.point)?;
+        let massif = self.dataset.alloc_trace().is_none();
+        Some(crate::tour::StepSpec {
+            file: Some(crate::views::tour_file_of(&self.dataset)),
+            view: Some(
+                match self.chart {
+                    Chart::Sunburst => "sunburst",
+                    Chart::Icicle => "icicle",
+                    Chart::Timeline => "timeline",
+                }
+                .to_owned(),
+            ),
+            at: (!massif).then_some(point.time),
+            snapshot: massif.then_some(point.index),
+            group: Some(
+                self.settings
+                    .keys
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            metric: Some(
+                match self.settings.metric {
+                    Metric::Bytes => "bytes",
+                    Metric::Objects => "objects",
+                }
+                .to_owned(),
+            ),
+            depth: Some(self.depth),
+            root: self.roots.last().map(|&r| timeline.trie.name(r).to_owned()),
+            ..Default::default()
+        })
+    }
+
     fn is_ready(&self) -> bool {
         self.drawn_once || self.error.is_some()
     }

@@ -92,6 +92,21 @@ impl View for TopologyPane {
         format!("Topology — {}", self.dataset.name)
     }
 
+    fn tour_step(&self) -> Option<crate::tour::StepSpec> {
+        Some(crate::tour::StepSpec {
+            file: Some(crate::views::tour_file_of(&self.dataset)),
+            view: Some("topology".to_owned()),
+            measure: Some(
+                match self.measure {
+                    Measure::Samples => "samples",
+                    Measure::Cycles => "cycles",
+                }
+                .to_owned(),
+            ),
+            ..Default::default()
+        })
+    }
+
     fn is_ready(&self) -> bool {
         self.mapped.is_some() || self.error.is_some()
     }
