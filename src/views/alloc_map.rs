@@ -74,6 +74,8 @@ pub struct AllocMapPane {
     highlighting: bool,
     /// The map's rectangle at the last frame (a tour step records the camera's ranges).
     last_rect: Option<egui::Rect>,
+    /// Where a shift-drag box zoom started.
+    box_start: Option<egui::Pos2>,
 }
 
 /// The occupancy bar's variants (Moreta & Telea): plain colour per column, or with columns where
@@ -107,6 +109,7 @@ impl AllocMapPane {
             seen_highlight: 0,
             highlighting: false,
             last_rect: None,
+            box_start: None,
             drawn: Arc::new(AtomicBool::new(false)),
             occupancy: OccupancyStyle::Flat,
             occupancy_cache: OccupancyCache::default(),
@@ -323,7 +326,38 @@ impl View for AllocMapPane {
                 }
             }
         }
-        if response.dragged() {
+        // Shift-drag draws a box and zooms to it on release; a plain drag pans.
+        let shift = ui.input(|i| i.modifiers.shift);
+        if response.drag_started() && shift {
+            self.box_start = response.interact_pointer_pos();
+        }
+        if let Some(start) = self.box_start {
+            if let Some(now) = ui.input(|i| i.pointer.latest_pos()) {
+                let r = egui::Rect::from_two_pos(start, now).intersect(rect);
+                ui.painter().rect_stroke(
+                    r,
+                    0.0,
+                    egui::Stroke::new(1.5, egui::Color32::from_rgb(250, 200, 80)),
+                    egui::StrokeKind::Inside,
+                );
+                if response.drag_stopped() {
+                    if r.width() > 4.0 && r.height() > 4.0 {
+                        let t0 = cam.t_left + f64::from(r.left() - rect.left()) * cam.time_per_px;
+                        let y0 =
+                            cam.y_bottom + f64::from(rect.bottom() - r.bottom()) * cam.bytes_per_px;
+                        cam.time_per_px *= f64::from(r.width() / rect.width());
+                        cam.bytes_per_px *= f64::from(r.height() / rect.height());
+                        cam.time_per_px = cam.time_per_px.max(1e-3);
+                        cam.bytes_per_px = cam.bytes_per_px.max(1e-3);
+                        cam.t_left = t0;
+                        cam.y_bottom = y0;
+                    }
+                    self.box_start = None;
+                }
+            } else {
+                self.box_start = None;
+            }
+        } else if response.dragged() {
             let d = response.drag_delta();
             cam.t_left -= f64::from(d.x) * cam.time_per_px;
             cam.y_bottom += f64::from(d.y) * cam.bytes_per_px;
