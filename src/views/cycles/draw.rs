@@ -118,6 +118,7 @@ pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Le
                 .iter()
                 .map(|k| palette.get(k).copied().unwrap_or([128, 128, 128, 255]))
                 .collect();
+            let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();
             let legend = by_count
                 .iter()
                 .take(12)
@@ -130,8 +131,19 @@ pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Le
                             .cloned()
                             .unwrap_or_else(|| "??".into())
                     };
+                    // Lines: the source text itself when the file is readable here.
+                    let text = if by == ColorBy::Line && !unsymbolized {
+                        keys.iter()
+                            .position(|key| key == k)
+                            .and_then(|i| records.get(i))
+                            .and_then(|r| source_line(&mut sources, r.file.as_deref()?, r.line?))
+                            .map(|t| format!("  {t}"))
+                            .unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
                     (
-                        format!("{name}  ({count})"),
+                        format!("{name}  ({count}){text}"),
                         palette.get(k).copied().unwrap_or([128; 4]),
                     )
                 })
@@ -139,6 +151,25 @@ pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Le
             (colors, legend)
         }
     }
+}
+
+/// Line `line` (1-based) of `file`, trimmed, when the file is readable (cached per file).
+fn source_line(
+    cache: &mut HashMap<String, Option<Vec<String>>>,
+    file: &str,
+    line: u32,
+) -> Option<String> {
+    let lines = cache.entry(file.to_owned()).or_insert_with(|| {
+        let meta = std::fs::metadata(file).ok()?;
+        // Source files only: never read something huge for a legend.
+        if meta.len() > 8 << 20 {
+            return None;
+        }
+        let text = std::fs::read_to_string(file).ok()?;
+        Some(text.lines().map(str::to_owned).collect())
+    });
+    let text = lines.as_ref()?.get((line as usize).checked_sub(1)?)?.trim();
+    (!text.is_empty()).then(|| text.chars().take(60).collect())
 }
 
 /// Radius of every record for `layout` under parameterization `param`, and the outermost radius.
@@ -461,7 +492,7 @@ pub fn legend(entries: &[(String, [u8; 4])], rect: Rect, title: &str) -> Picture
             },
             *color,
         ));
-        if let Some(text) = labels::fit(name, 10.5, 320.0) {
+        if let Some(text) = labels::fit(name, 10.5, 440.0) {
             pic.labels.push(Label::new(
                 Pos2::new(x + 16.0, y),
                 text,
