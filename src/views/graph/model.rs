@@ -22,6 +22,18 @@ pub fn lay_out(
     profile: Option<&Profile>,
     diff_from: Option<usize>,
 ) -> anyhow::Result<LaidOut> {
+    lay_out_near(doc, snapshot, profile, diff_from, None)
+}
+
+/// [`lay_out`], keeping nodes present in `previous` near their places there (IGV's stable
+/// layout while stepping through snapshots).
+pub fn lay_out_near(
+    doc: &memscape_graph::model::Document,
+    snapshot: usize,
+    profile: Option<&Profile>,
+    diff_from: Option<usize>,
+    previous: Option<&memscape_graph::layout::PreviousPositions>,
+) -> anyhow::Result<LaidOut> {
     let snapshots = doc.snapshots();
     let count = snapshots.len();
     let graph = snapshots.get(snapshot).copied().ok_or_else(|| {
@@ -71,7 +83,7 @@ pub fn lay_out(
     let layout = layout_graph(
         &view_graph.graph,
         &LayoutOptions::default(),
-        None,
+        previous,
         &mut |_| {},
     );
     Ok(LaidOut {

@@ -34,6 +34,9 @@ pub struct GraphPane {
     version: u64,
     shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
     shapes_for: Option<(usize, Option<usize>)>,
+    /// The layout shown before the current one, and when the move from it started.
+    previous: Option<Arc<LaidOut>>,
+    transition_start: Instant,
 }
 
 impl GraphPane {
@@ -52,6 +55,8 @@ impl GraphPane {
             version: 0,
             shapes: Arc::new(Vec::new()),
             shapes_for: None,
+            previous: None,
+            transition_start: Instant::now(),
         }
     }
 
@@ -70,6 +75,9 @@ impl GraphPane {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let dataset = self.dataset.clone();
         let ctx = ctx.clone();
+        let previous = self.laid.as_ref().map(|l| {
+            memscape_graph::layout::PreviousPositions::from_layout(&l.view_graph.graph, &l.layout)
+        });
         let spawned = std::thread::Builder::new()
             .name(format!("graph layout {}", dataset.name))
             .spawn(move || {
@@ -79,9 +87,15 @@ impl GraphPane {
                     };
                     let profile = want.1.and_then(memscape_graph::filter::Profile::shipped);
                     let diff_from = (want.2 && want.0 > 0).then(|| want.0 - 1);
-                    model::lay_out(&g.document, want.0, profile.as_ref(), diff_from)
-                        .map(Arc::new)
-                        .map_err(|e| format!("{e:#}"))
+                    model::lay_out_near(
+                        &g.document,
+                        want.0,
+                        profile.as_ref(),
+                        diff_from,
+                        previous.as_ref(),
+                    )
+                    .map(Arc::new)
+                    .map_err(|e| format!("{e:#}"))
                 })();
                 let _ = tx.send(outcome);
                 ctx.request_repaint();
@@ -102,6 +116,8 @@ impl GraphPane {
         match rx.try_recv() {
             Ok(Ok(laid)) => {
                 let keep_camera = self.laid.is_some();
+                self.previous = self.laid.take();
+                self.transition_start = Instant::now();
                 self.laid = Some(laid);
                 self.shapes_for = None;
                 if !keep_camera {
@@ -242,17 +258,31 @@ impl View for GraphPane {
             })
         });
         let identity = Arc::as_ptr(&laid) as usize;
-        if self.shapes_for != Some((identity, hovered)) {
+        let t = (self.transition_start.elapsed().as_secs_f32() / 0.45).min(1.0);
+        let moving = t < 1.0 && self.previous.is_some();
+        if moving {
+            ui.ctx().request_repaint();
+        }
+        if moving || self.shapes_for != Some((identity, hovered)) {
+            // While moving between snapshots, nodes glide from their old boxes (matched by id).
+            let layout = match (&self.previous, moving) {
+                (Some(prev), true) => draw::interpolated_layout(prev, &laid, t),
+                _ => laid.layout.clone(),
+            };
             let shapes = draw::shapes(
                 &laid.view_graph,
-                &laid.layout,
+                &layout,
                 &laid.node_colors,
                 &laid.edge_colors,
                 hovered,
             );
             self.shapes = Arc::new(shapes.iter().map(|s| s.gpu()).collect());
             self.version = self.version.wrapping_add(1);
-            self.shapes_for = Some((identity, hovered));
+            self.shapes_for = if moving {
+                None
+            } else {
+                Some((identity, hovered))
+            };
         }
         if cx.render_state.is_some() {
             shapes_paint::paint(
