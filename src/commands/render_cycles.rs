@@ -87,7 +87,7 @@ pub fn render(
         ViewKindArg::Projection => {
             check(args.param, "--param")?;
             let embedding = memscape_cycles::window_projection(&analysis.report.records, &options)?;
-            let pic = draw::projection(&analysis, &embedding, args.param, full.shrink(8.0));
+            let pic = draw::projection(&analysis, &embedding, args.param, full.shrink(8.0), None);
             crate::headless::render_picture(
                 ctx,
                 &pic.shapes,

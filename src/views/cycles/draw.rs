@@ -256,6 +256,22 @@ pub fn polar_instances(
     (points, arcs, outer)
 }
 
+/// Which records share the source line of record `record` (its instruction address when the
+/// trace is unsymbolized): the selection a click makes.
+pub fn same_line_mask(analysis: &CycleAnalysis, record: usize) -> Vec<bool> {
+    let records = &analysis.report.records;
+    let lines = &analysis.tables.records.line;
+    let labels = &analysis.tables.line_labels;
+    let unsymbolized = labels.len() <= 1 && labels.first().is_none_or(|l| l == "??");
+    if unsymbolized {
+        let ip = records.get(record).map(|r| r.ip);
+        records.iter().map(|r| Some(r.ip) == ip).collect()
+    } else {
+        let line = lines.get(record).copied();
+        lines.iter().map(|&l| Some(l) == line).collect()
+    }
+}
+
 /// Colour of an angle on a cyclic hue wheel (for the projection view).
 pub fn cyclic_color(theta: f32) -> [u8; 4] {
     let h = theta.rem_euclid(TAU) / TAU * 6.0;
@@ -401,6 +417,7 @@ pub fn projection(
     embedding: &[[f64; 2]],
     param: usize,
     rect: Rect,
+    selected: Option<&[bool]>,
 ) -> Picture {
     let mut pic = Picture::default();
     let theta = thetas(analysis, param);
@@ -454,7 +471,11 @@ pub fn projection(
                 center: place(p),
                 radius_px: 2.5,
             },
-            cyclic_color(th),
+            match selected {
+                // Windows starting at a selected record stay coloured; the rest are dimmed.
+                Some(mask) if !mask.get(k).copied().unwrap_or(false) => [60, 63, 72, 255],
+                _ => cyclic_color(th),
+            },
         ));
     }
     pic.labels.push(Label::new(
@@ -503,4 +524,46 @@ pub fn legend(entries: &[(String, [u8; 4])], rect: Rect, title: &str) -> Picture
         }
     }
     pic
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_click_selects_the_records_of_one_line() {
+        let source = crate::demo::sources().into_iter().nth(1).unwrap();
+        let dataset = crate::data::load(&source, &|_, _| {}).unwrap();
+        let crate::data::DatasetContent::RefTrace(trace) = &dataset.content else {
+            panic!("the second demo file is the lackey trace");
+        };
+        let options = memscape_cycles::CyclesOptions {
+            filter: memscape_cycles::RecordFilter {
+                record_range: Some(0..300),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let analysis = super::super::model::analyze("demo", trace, &options, None).unwrap();
+        let records = &analysis.report.records;
+        let mask = same_line_mask(&analysis, 5);
+        assert!(mask[5]);
+        // Unsymbolized: exactly the records with record 5's instruction address.
+        for (r, on) in records.iter().zip(&mask) {
+            assert_eq!(*on, r.ip == records[5].ip);
+        }
+        // The projection dims the windows outside the selection.
+        let embedding = memscape_cycles::window_projection(records, &options).unwrap();
+        let rect = Rect::from_min_size(Pos2::ZERO, egui::vec2(300.0, 300.0));
+        let plain = projection(&analysis, &embedding, 0, rect, None);
+        let picked = projection(&analysis, &embedding, 0, rect, Some(&mask));
+        let dim = |p: &Picture| {
+            p.shapes
+                .iter()
+                .filter(|s| s.fill == [60, 63, 72, 255])
+                .count()
+        };
+        assert_eq!(dim(&plain), 0);
+        assert!(dim(&picked) > 0);
+    }
 }

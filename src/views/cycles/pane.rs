@@ -219,7 +219,11 @@ pub struct CyclesPane {
     playing: f32,
     last_frame: Instant,
     /// Inputs of the uploaded instances, to notice when they must be rebuilt.
-    built_for: Option<(usize, Mode, usize, usize, ColorBy)>,
+    built_for: Option<(usize, Mode, usize, usize, ColorBy, Option<usize>)>,
+    /// The clicked record and the records on its source line (the selection).
+    selection: Option<(usize, Vec<bool>)>,
+    /// Scroll the source pane to the selected line on the next frame (once per click).
+    scroll_source: bool,
     version: u64,
     points: Arc<Vec<PolarPointGpu>>,
     arcs: Arc<Vec<PolarArcGpu>>,
@@ -248,6 +252,8 @@ impl CyclesPane {
             playing: 0.0,
             last_frame: Instant::now(),
             built_for: None,
+            selection: None,
+            scroll_source: false,
             version: 0,
             points: Arc::new(Vec::new()),
             arcs: Arc::new(Vec::new()),
@@ -511,6 +517,20 @@ impl View for CyclesPane {
             }
             ui.ctx().request_repaint();
         }
+        if let Some((record, mask)) = &self.selection {
+            let record = *record;
+            let selected = mask.iter().filter(|m| **m).count();
+            let mut clear = false;
+            let scroll = std::mem::take(&mut self.scroll_source);
+            egui::Panel::right(("cycle-source", self.key))
+                .default_size(360.0)
+                .show(ui, |ui| {
+                    clear = source_pane(ui, analysis, record, selected, scroll);
+                });
+            if clear {
+                self.selection = None;
+            }
+        }
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
         ui.painter().rect_filled(
             rect,
@@ -534,7 +554,13 @@ impl View for CyclesPane {
                     let selected: Vec<usize> = (0..count).collect();
                     draw::barcode(analysis, local.shrink(8.0), &selected)
                 } else if let Some(embedding) = &result.projection {
-                    draw::projection(analysis, embedding, self.from, local.shrink(8.0))
+                    draw::projection(
+                        analysis,
+                        embedding,
+                        self.from,
+                        local.shrink(8.0),
+                        self.selection.as_ref().map(|(_, m)| m.as_slice()),
+                    )
                 } else {
                     crate::views::picture::Picture::default()
                 };
@@ -588,9 +614,23 @@ impl View for CyclesPane {
                     Layout::Circular
                 };
                 let identity = Arc::as_ptr(&result) as usize;
-                let inputs = (identity, self.mode, self.from, self.to, self.color_by);
+                let inputs = (
+                    identity,
+                    self.mode,
+                    self.from,
+                    self.to,
+                    self.color_by,
+                    self.selection.as_ref().map(|(r, _)| *r),
+                );
                 if self.built_for != Some(inputs) {
-                    let (colors, legend) = draw::record_colors(analysis, self.color_by);
+                    let (mut colors, legend) = draw::record_colors(analysis, self.color_by);
+                    if let Some((_, mask)) = &self.selection {
+                        for (c, on) in colors.iter_mut().zip(mask) {
+                            if !on {
+                                *c = [60, 63, 72, 255];
+                            }
+                        }
+                    }
                     let (points, arcs, outer) =
                         draw::polar_instances(analysis, layout, self.from, self.to, &colors);
                     self.points = Arc::new(points);
@@ -639,6 +679,27 @@ impl View for CyclesPane {
                     }
                 }
                 labels::paint(&ui.painter_at(rect), rect.min, &legend.labels);
+                // Click: select the records on the clicked record's source line (or clear).
+                if response.clicked()
+                    && let Some(pos) = response.interact_pointer_pos()
+                {
+                    let p = pos - rect.min.to_vec2();
+                    let nearest = self
+                        .points
+                        .iter()
+                        .enumerate()
+                        .map(|(i, pt)| {
+                            let theta = cpu_reference::angle_at(pt.theta_a, pt.theta_b, view.t);
+                            let q = cpu_reference::polar_px(&view, pt.r, theta);
+                            (i, (q[0] - p.x).powi(2) + (q[1] - p.y).powi(2))
+                        })
+                        .min_by(|a, b| a.1.total_cmp(&b.1));
+                    self.selection = match nearest {
+                        Some((i, d2)) if d2 < 64.0 => Some((i, draw::same_line_mask(analysis, i))),
+                        _ => None,
+                    };
+                    self.scroll_source = self.selection.is_some();
+                }
                 // Hover: the nearest record at the current t.
                 if let Some(pos) = response.hover_pos() {
                     let p = pos - rect.min.to_vec2();
@@ -677,4 +738,63 @@ impl View for CyclesPane {
             }
         }
     }
+}
+
+/// The source pane of a selection: the clicked record's line in its file (scrolled to, the line
+/// highlighted) when the file is readable here. Returns true when the user clears it.
+fn source_pane(
+    ui: &mut egui::Ui,
+    analysis: &CycleAnalysis,
+    record: usize,
+    selected: usize,
+    scroll: bool,
+) -> bool {
+    let mut clear = false;
+    let r = analysis.report.records.get(record);
+    ui.horizontal(|ui| {
+        ui.strong(format!("{selected} records selected"));
+        if ui.button("clear").clicked() {
+            clear = true;
+        }
+    });
+    let Some(r) = r else {
+        return clear;
+    };
+    let (Some(file), Some(line)) = (r.file.as_deref(), r.line) else {
+        ui.label(format!(
+            "instruction {:#x}: no source line (give the traced binary to symbolize)",
+            r.ip
+        ));
+        return clear;
+    };
+    ui.label(format!(
+        "{}  {file}:{line}",
+        r.function.as_deref().unwrap_or("??")
+    ));
+    let text = std::fs::metadata(file)
+        .ok()
+        .filter(|m| m.len() < 8 << 20)
+        .and_then(|_| std::fs::read_to_string(file).ok());
+    let Some(text) = text else {
+        ui.label("(the source file is not readable here)");
+        return clear;
+    };
+    egui::ScrollArea::both().show(ui, |ui| {
+        for (i, l) in text.lines().enumerate() {
+            let n = i as u32 + 1;
+            let row = egui::RichText::new(format!("{n:>5}  {l}")).monospace();
+            let response = if n == line {
+                ui.label(
+                    row.background_color(Color32::from_rgb(90, 70, 20))
+                        .color(Color32::WHITE),
+                )
+            } else {
+                ui.label(row.color(Color32::from_gray(170)))
+            };
+            if n == line && scroll {
+                response.scroll_to_me(Some(egui::Align::Center));
+            }
+        }
+    });
+    clear
 }
