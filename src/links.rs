@@ -13,6 +13,9 @@ pub struct LinkState {
     pub highlight: Option<Arc<Vec<u32>>>,
     pub highlight_label: String,
     pub highlight_version: u64,
+    /// A block the user picked (the heap tree shows its group).
+    pub picked_block: Option<u32>,
+    pub picked_version: u64,
 }
 
 #[derive(Debug, Default)]
@@ -36,6 +39,13 @@ impl Links {
                 s.time_version
             }
             Err(_) => 0,
+        }
+    }
+
+    pub fn pick_block(&self, block: u32) {
+        if let Ok(mut s) = self.state.lock() {
+            s.picked_block = Some(block);
+            s.picked_version += 1;
         }
     }
 

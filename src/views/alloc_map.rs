@@ -374,6 +374,15 @@ impl View for AllocMapPane {
             let time = cam.t_left + f64::from(pos.x - rect.left()) * cam.time_per_px;
             let events = events_at(&t.trace, self.axis, time.max(0.0) as u64);
             self.dataset.links.set_time(events);
+            // A block under the pointer is picked too: the heap tree shows its group.
+            let y = cam.y_bottom + f64::from(rect.bottom() - pos.y) * cam.bytes_per_px;
+            if time >= 0.0
+                && y >= 0.0
+                && let Some(i) = scene.pick(self.axis, time as u64, y as u64)
+                && let Ok(i) = u32::try_from(i)
+            {
+                self.dataset.links.pick_block(i);
+            }
         }
         let cam = *cam;
         let ppp = ui.ctx().pixels_per_point();

@@ -50,6 +50,11 @@ pub trait SizesSource: Send {
     fn blocks_in_group(&self, _group: u32) -> Option<Vec<u32>> {
         None
     }
+
+    /// The group (trie leaf) of a block, for showing a block picked in the allocation map.
+    fn group_of_block(&self, _block: u32) -> Option<u32> {
+        None
+    }
 }
 
 /// Massif: the detailed snapshots.
@@ -84,6 +89,10 @@ impl SizesSource for TraceSizes<'_> {
 
     fn blocks_in_group(&self, group: u32) -> Option<Vec<u32>> {
         Some(self.heap.blocks_in_group(group))
+    }
+
+    fn group_of_block(&self, block: u32) -> Option<u32> {
+        self.heap.block_group(block as usize)
     }
 }
 
@@ -244,6 +253,13 @@ mod tests {
         }
         let last_series = timeline.series.last().unwrap().0;
         assert_eq!(last_series, timeline.points.last().unwrap().time);
+        // A picked block's group contains it (the map → tree link).
+        for block in [0u32, 17, 999] {
+            let group = source.group_of_block(block).unwrap();
+            assert!(source.blocks_in_group(group).unwrap().contains(&block));
+            let parent = timeline.trie.parent(group).unwrap();
+            assert!(source.blocks_in_group(parent).unwrap().contains(&block));
+        }
         let peak = timeline.points[timeline.peak_point].total_bytes;
         assert!(timeline.points.iter().all(|p| p.total_bytes <= peak));
     }

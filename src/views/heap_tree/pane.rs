@@ -52,6 +52,8 @@ enum Reply {
     Sizes(usize, Arc<Sizes>),
     /// A group's blocks, for the linked allocation map.
     Blocks(u32, Vec<u32>),
+    /// The group of a block picked in the allocation map.
+    GroupOf(u32),
     Failed(String),
 }
 
@@ -59,6 +61,7 @@ enum Reply {
 enum Request {
     Sizes(usize),
     Blocks(u32),
+    GroupOf(u32),
 }
 
 struct Worker {
@@ -97,6 +100,7 @@ fn spawn_worker(dataset: Arc<Dataset>, settings: HeapSettings, ctx: egui::Contex
                         .sizes_at_point(p)
                         .map(|s| Reply::Sizes(p, Arc::new(s))),
                     Request::Blocks(g) => sizes.blocks_in_group(g).map(|b| Reply::Blocks(g, b)),
+                    Request::GroupOf(b) => sizes.group_of_block(b).map(Reply::GroupOf),
                 };
                 if let Some(reply) = reply
                     && rep_tx.send(reply).is_err()
@@ -151,6 +155,7 @@ pub struct HeapTreePane {
     /// Versions of the dataset's time cursor seen and published by this pane.
     seen_time: u64,
     published_point: Option<usize>,
+    seen_pick: u64,
     /// Time points the user put on the timeline (empty: five evenly spaced).
     timeline_points: Vec<usize>,
 }
@@ -185,6 +190,7 @@ impl HeapTreePane {
             drawn_once: false,
             seen_time: 0,
             published_point: None,
+            seen_pick: 0,
             timeline_points: Vec::new(),
         }
     }
@@ -229,6 +235,17 @@ impl HeapTreePane {
                         .map(|t| draw::short_name(t.trie.name(group)).to_owned())
                         .unwrap_or_default();
                     self.dataset.links.set_highlight(blocks, name);
+                }
+                Ok(Reply::GroupOf(group)) => {
+                    // Drill so that the picked block's group is a child of the shown root, and
+                    // outline it.
+                    if let Some(t) = &self.timeline {
+                        let path = t.trie.path_to_root(group);
+                        self.roots = path[1..path.len().saturating_sub(1).max(1)].to_vec();
+                        // Keep the tree shallow enough to show the group.
+                        self.depth = self.depth.max(1);
+                        self.highlight_group = Some(group);
+                    }
                 }
                 Ok(Reply::Failed(e)) => self.error = Some(e),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
@@ -565,6 +582,12 @@ impl View for HeapTreePane {
         // a time chosen here moves the others' cursor. Traces only: massif has no events.
         if self.dataset.alloc_trace().is_some() {
             let links = self.dataset.links.get();
+            if links.picked_version != self.seen_pick {
+                self.seen_pick = links.picked_version;
+                if let Some(b) = links.picked_block {
+                    let _ = self.worker.requests.try_send(Request::GroupOf(b));
+                }
+            }
             if links.time_version != self.seen_time {
                 self.seen_time = links.time_version;
                 if let Some(events) = links.time_events
