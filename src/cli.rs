@@ -414,9 +414,13 @@ pub struct HeapRenderArgs {
     /// Drill down: show the subtree of the first group whose name contains this text.
     #[arg(long)]
     pub root: Option<String>,
-    /// Timeline: number of time points side by side.
+    /// Timeline: number of time points side by side (evenly spaced).
     #[arg(long, default_value_t = 4)]
     pub points: usize,
+    /// Timeline: these time points instead (comma-separated, in the input's time unit: ns or
+    /// events for traces, massif's time unit); each goes to the nearest time point.
+    #[arg(long, value_delimiter = ',')]
+    pub times: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -152,3 +152,41 @@ fn unknown_root_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn timeline_at_chosen_times() {
+    // Three massif times: the first, a middle and the last detailed snapshots' times.
+    let img = render(
+        "timeline_times",
+        &[
+            "--view",
+            "timeline",
+            "--width",
+            "720",
+            "--height",
+            "260",
+            "--times",
+            "0,2000000000,99999999999",
+        ],
+    );
+    let even = render(
+        "timeline_even",
+        &[
+            "--view", "timeline", "--width", "720", "--height", "260", "--points", "3",
+        ],
+    );
+    // Three cells either way, but not the same time points.
+    let c = golden::compare(
+        &img,
+        &even,
+        Tolerance {
+            per_channel: 8,
+            max_differing_pixels: 0,
+        },
+    );
+    assert!(
+        c.differing_pixels > 100,
+        "chosen times differ from even spacing"
+    );
+    check("heap_timeline_times", &img);
+}

@@ -38,16 +38,34 @@ pub fn render(
     let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(width as f32, height as f32));
     let picture = match view {
         ViewKindArg::Timeline => {
-            let n = args.points.clamp(1, 16).min(timeline.points.len());
-            let picks: Vec<usize> = (0..n)
-                .map(|i| {
-                    if n == 1 {
-                        timeline.points.len() - 1
-                    } else {
-                        i * (timeline.points.len() - 1) / (n - 1)
-                    }
-                })
-                .collect();
+            let picks: Vec<usize> = if args.times.is_empty() {
+                let n = args.points.clamp(1, 16).min(timeline.points.len());
+                (0..n)
+                    .map(|i| {
+                        if n == 1 {
+                            timeline.points.len() - 1
+                        } else {
+                            i * (timeline.points.len() - 1) / (n - 1)
+                        }
+                    })
+                    .collect()
+            } else {
+                anyhow::ensure!(args.times.len() <= 16, "--times: at most 16 time points");
+                // Each time goes to the nearest time point of the timeline (120 for traces,
+                // the detailed snapshots for massif).
+                args.times
+                    .iter()
+                    .map(|&t| {
+                        timeline
+                            .points
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|(_, p)| p.time.abs_diff(t))
+                            .map_or(0, |(i, _)| i)
+                    })
+                    .collect()
+            };
+            let n = picks.len().max(1);
             let mut pic = Picture::default();
             let cell_w = width as f32 / n as f32;
             for (i, &p) in picks.iter().enumerate() {
