@@ -47,15 +47,7 @@ pub fn caption_over(
     caption: &str,
 ) -> anyhow::Result<RgbaImage> {
     let target = OffscreenTarget::new(ctx, image.width, image.height)?;
-    let mut pipelines = ShapesPipelines::new(&ctx.device)?;
-    shapes::draw_into(
-        ctx,
-        &mut pipelines,
-        &[],
-        &ShapesView::IDENTITY,
-        &target,
-        Some([0, 0, 0, 0]),
-    )?;
+    target.clear(ctx, [0, 0, 0, 0]);
     let screen = egui::Rect::from_min_size(
         egui::Pos2::ZERO,
         egui::vec2(image.width as f32, image.height as f32),
@@ -213,23 +205,8 @@ pub fn paint_egui(ctx: &GpuContext, target: &OffscreenTarget, paint: &dyn Fn(&eg
         &screen_desc,
     );
     {
-        let mut pass = encoder
-            .begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("headless labels"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &target.view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Load,
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            })
+        let mut pass = target
+            .begin_pass(&mut encoder, "headless labels", None)
             .forget_lifetime();
         renderer.render(&mut pass, &primitives, &screen_desc);
     }

@@ -113,15 +113,7 @@ pub fn render(
             let target = OffscreenTarget::new(ctx, width, height)?;
             let legend_pic = draw::legend(&legend, full, legend_title(by));
             let shapes: Vec<_> = legend_pic.shapes.iter().map(|s| s.gpu()).collect();
-            let mut shape_pipelines = memscape_render::shapes::ShapesPipelines::new(&ctx.device)?;
-            memscape_render::shapes::draw_into(
-                ctx,
-                &mut shape_pipelines,
-                &[],
-                &memscape_render::shapes::ShapesView::IDENTITY,
-                &target,
-                Some(BACKGROUND),
-            )?;
+            target.clear(ctx, BACKGROUND);
             let mut pipelines = PolarMorphPipelines::new(&ctx.device)?;
             let mut data = PolarMorphData::new(&ctx.device, &pipelines, &points, &arcs)?;
             let mut morph_view = PolarMorphView::centered(width as f32, height as f32, outer);
@@ -129,6 +121,7 @@ pub fn render(
             morph_view.point_radius_px = point_radius(points.len());
             morph_view.arc_subdivisions = PolarMorphView::arc_pieces_for(points.len());
             draw_into(ctx, &mut pipelines, &mut data, &morph_view, &target, None);
+            let mut shape_pipelines = memscape_render::shapes::ShapesPipelines::new(&ctx.device)?;
             memscape_render::shapes::draw_into(
                 ctx,
                 &mut shape_pipelines,

@@ -43,6 +43,59 @@ impl OffscreenTarget {
         })
     }
 
+    /// The load operation of a pass into an offscreen target: clear to `clear` (straight sRGB
+    /// bytes, stored premultiplied as the pipelines blend) or keep what is there.
+    pub fn load_op(clear: Option<[u8; 4]>) -> wgpu::LoadOp<wgpu::Color> {
+        match clear {
+            Some(bg) => {
+                let c = bg.map(|b| f64::from(b) / 255.0);
+                wgpu::LoadOp::Clear(wgpu::Color {
+                    r: c[0] * c[3],
+                    g: c[1] * c[3],
+                    b: c[2] * c[3],
+                    a: c[3],
+                })
+            }
+            None => wgpu::LoadOp::Load,
+        }
+    }
+
+    /// A render pass drawing into this target (loaded or cleared, see [`Self::load_op`]).
+    pub fn begin_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        clear: Option<[u8; 4]>,
+    ) -> wgpu::RenderPass<'e> {
+        encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some(label),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &self.view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: Self::load_op(clear),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        })
+    }
+
+    /// Fills the target with `color` (straight sRGB bytes).
+    pub fn clear(&self, ctx: &GpuContext, color: [u8; 4]) {
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("OffscreenTarget::clear"),
+            });
+        drop(self.begin_pass(&mut encoder, "OffscreenTarget::clear", Some(color)));
+        ctx.queue.submit([encoder.finish()]);
+    }
+
     /// Copies the target to the CPU. Blocks until the GPU is done.
     pub fn read(&self, ctx: &GpuContext) -> Result<RgbaImage, RenderError> {
         let unpadded = self.width as usize * 4;

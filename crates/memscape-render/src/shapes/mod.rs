@@ -464,34 +464,7 @@ pub fn draw_into(
             label: Some("Shapes::draw_into"),
         });
     {
-        let load = match clear {
-            Some(bg) => {
-                let c = bg.map(|b| f64::from(b) / 255.0);
-                wgpu::LoadOp::Clear(wgpu::Color {
-                    r: c[0] * c[3],
-                    g: c[1] * c[3],
-                    b: c[2] * c[3],
-                    a: c[3],
-                })
-            }
-            None => wgpu::LoadOp::Load,
-        };
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("Shapes::pass"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &target.view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load,
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let mut pass = target.begin_pass(&mut encoder, "Shapes::pass", clear);
         batch.paint(pipelines, &mut pass);
     }
     ctx.queue.submit([encoder.finish()]);
