@@ -77,7 +77,7 @@ impl Easing {
         let u = u.clamp(0.0, 1.0);
         match self {
             Easing::Linear => u,
-            Easing::Smooth => u * u * (3.0 - 2.0 * u),
+            Easing::Smooth => crate::views::picture::ease(u),
         }
     }
 }

@@ -522,9 +522,9 @@ fn highlighted_blocks(
         if !on {
             block.color = dim;
         } else if quantitative {
-            let c = memscape_render::color::blue_red(block.attr);
-            let s = |v: f32| (memscape_render::color::linear_to_srgb(v) * 255.0).round() as u8;
-            block.color = memscape_render::color::pack_rgba8([s(c[0]), s(c[1]), s(c[2]), 255]);
+            block.color = memscape_render::color::pack_rgba8(
+                memscape_render::color::blue_red_srgb8(block.attr),
+            );
         }
     }
     blocks

@@ -45,6 +45,13 @@ pub fn blue_red(t: f32) -> [f32; 3] {
     })
 }
 
+/// The blue → red ramp at `t` as opaque sRGB bytes (for shapes and legends).
+pub fn blue_red_srgb8(t: f32) -> [u8; 4] {
+    let c = blue_red(t);
+    let byte = |v: f32| (linear_to_srgb(v) * 255.0).round() as u8;
+    [byte(c[0]), byte(c[1]), byte(c[2]), 255]
+}
+
 /// Packs sRGB 8-bit channels the way WGSL's `unpack4x8unorm` reads them.
 pub fn pack_rgba8(rgba: [u8; 4]) -> u32 {
     u32::from_le_bytes(rgba)

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::f32::consts::TAU;
 
 use egui::{Align2, Color32, Pos2, Rect};
-use memscape_render::color::{categorical, linear_to_srgb, pack_rgba8};
+use memscape_render::color::{categorical, pack_rgba8};
 use memscape_render::polar_morph::{PolarArcGpu, PolarPointGpu};
 use memscape_render::shapes::{Geometry, Shape};
 
@@ -44,15 +44,7 @@ pub type Legend = Vec<(String, [u8; 4])>;
 pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Legend) {
     let records = &analysis.report.records;
     let n = records.len();
-    let ramp = |x: f32| {
-        let c = memscape_render::color::blue_red(x);
-        [
-            (linear_to_srgb(c[0]) * 255.0).round() as u8,
-            (linear_to_srgb(c[1]) * 255.0).round() as u8,
-            (linear_to_srgb(c[2]) * 255.0).round() as u8,
-            255,
-        ]
-    };
+    let ramp = memscape_render::color::blue_red_srgb8;
     match by {
         ColorBy::Time => {
             let colors = (0..n)

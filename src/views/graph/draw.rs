@@ -2,7 +2,7 @@
 //! routed polylines with arrowheads, coloured by the filter profile or by the difference to
 //! another snapshot (IGV). World units are the layout's (about one point per unit at zoom 1).
 
-use egui::{Align2, Color32, Pos2};
+use egui::{Align2, Pos2};
 use memscape_graph::diff::Change;
 use memscape_graph::filter::ViewGraph;
 use memscape_graph::layout::Layout;
@@ -100,15 +100,6 @@ pub fn shapes(
     out
 }
 
-fn text_color(fill: [u8; 4]) -> Color32 {
-    let luma = 0.299 * f32::from(fill[0]) + 0.587 * f32::from(fill[1]) + 0.114 * f32::from(fill[2]);
-    if luma > 150.0 {
-        Color32::from_rgb(20, 22, 28)
-    } else {
-        Color32::from_rgb(230, 232, 238)
-    }
-}
-
 /// Node labels in screen points for `view` (world → points), for nodes inside `visible` (in
 /// points); none when the zoom makes text smaller than 6 points.
 pub fn labels(
@@ -150,7 +141,7 @@ pub fn labels(
             r.center(),
             text,
             size.min(16.0),
-            text_color(fill),
+            crate::views::picture::text_on(fill),
             Align2::CENTER_CENTER,
         ));
     }
@@ -248,7 +239,7 @@ pub fn interpolated_layout(
     t: f32,
 ) -> Layout {
     use std::collections::HashMap;
-    let t = f64::from(t * t * (3.0 - 2.0 * t));
+    let t = f64::from(crate::views::picture::ease(t));
     let old: HashMap<&str, &memscape_graph::layout::NodeBox> = from
         .view_graph
         .graph

@@ -11,11 +11,10 @@ use memscape_heap::{IcicleRect, Layout, StableOrder, SunburstSegment};
 use memscape_render::shapes::{Geometry, Shape};
 
 use crate::views::labels::{self, Label};
-pub use crate::views::picture::Picture;
+pub use crate::views::picture::{Picture, ease, text_on};
 
 pub const BACKGROUND: [u8; 4] = [18, 20, 26, 255];
 const TEXT: Color32 = Color32::from_rgb(235, 236, 240);
-const TEXT_DARK: Color32 = Color32::from_rgb(20, 22, 28);
 
 /// Colours: each top-level group (child of the shown root) gets a palette colour by its stable
 /// rank among its siblings, so that a group keeps its colour at every time point; deeper levels
@@ -47,11 +46,6 @@ pub fn node_color(nodes: &[LayoutNode], index: usize, order: &StableOrder) -> [u
     let tint = (0.16f32 * (node.depth.saturating_sub(1)) as f32).min(0.6);
     let mix = |c: u8| (f32::from(c) + (255.0 - f32::from(c)) * tint).round() as u8;
     [mix(base[0]), mix(base[1]), mix(base[2]), 255]
-}
-
-fn text_on(fill: [u8; 4]) -> Color32 {
-    let luma = 0.299 * f32::from(fill[0]) + 0.587 * f32::from(fill[1]) + 0.114 * f32::from(fill[2]);
-    if luma > 150.0 { TEXT_DARK } else { TEXT }
 }
 
 /// A function name without its parameters and file part, or a `module+offset` frame without the
@@ -87,12 +81,6 @@ pub fn human_bytes(bytes: u64) -> String {
 
 fn lerp(a: f32, b: f32, t: f32) -> f32 {
     a + (b - a) * t
-}
-
-/// Smooth ease in and out.
-pub fn ease(t: f32) -> f32 {
-    let t = t.clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
 }
 
 type Sector = [f32; 4]; // a0, a1, r0, r1 (layout units: angle from 12 o'clock, radius 0..1)

@@ -87,25 +87,11 @@ pub fn time_text(timeline: &HeapTimeline, time: u64) -> String {
     match timeline.time_unit.as_str() {
         "ns" => format!("{:.3} s", time as f64 / 1e9),
         "events" => format!("event {time}"),
-        "i" => format!("{} instructions", si(time)),
+        "i" => format!("{} instructions", crate::views::picture::si(time)),
         "B" => format!(
             "{} allocated",
             crate::views::heap_tree::draw::human_bytes(time)
         ),
         unit => format!("{time} {unit}"),
-    }
-}
-
-/// 4 320 676 562 → "4.32 G".
-fn si(v: u64) -> String {
-    let f = v as f64;
-    if f >= 1e9 {
-        format!("{:.2} G", f / 1e9)
-    } else if f >= 1e6 {
-        format!("{:.2} M", f / 1e6)
-    } else if f >= 1e3 {
-        format!("{:.1} k", f / 1e3)
-    } else {
-        v.to_string()
     }
 }

@@ -5,7 +5,7 @@
 use std::f32::consts::{FRAC_PI_2, TAU};
 
 use egui::{Align2, Color32, Pos2, Rect};
-use memscape_render::color::{blue_red, linear_to_srgb};
+use memscape_render::color::blue_red_srgb8 as ramp;
 use memscape_render::shapes::{Geometry, Shape};
 use memscape_samples::Offender;
 use memscape_topology::{ResourceKind, Topology};
@@ -29,16 +29,6 @@ pub struct NodeValues<'a> {
     pub samples: &'a [u64],
     pub cycles: &'a [u64],
     pub transfers: &'a [u64],
-}
-
-fn ramp(x: f32) -> [u8; 4] {
-    let c = blue_red(x);
-    [
-        (linear_to_srgb(c[0]) * 255.0).round() as u8,
-        (linear_to_srgb(c[1]) * 255.0).round() as u8,
-        (linear_to_srgb(c[2]) * 255.0).round() as u8,
-        255,
-    ]
 }
 
 /// Short name of a resource for labels.
@@ -276,24 +266,15 @@ pub fn offenders(title: &str, rows: &[Offender], rect: Rect) -> Picture {
         }
         pic.labels.push(Label::new(
             Pos2::new(x0 + w + 6.0, y + 0.5 * row_h),
-            format!("{} cyc · {} smp", si(r.cycles), si(r.samples)),
+            format!(
+                "{} cyc · {} smp",
+                crate::views::picture::si(r.cycles),
+                crate::views::picture::si(r.samples)
+            ),
             10.0,
             Color32::from_gray(170),
             Align2::LEFT_CENTER,
         ));
     }
     pic
-}
-
-fn si(v: u64) -> String {
-    let f = v as f64;
-    if f >= 1e9 {
-        format!("{:.2}G", f / 1e9)
-    } else if f >= 1e6 {
-        format!("{:.2}M", f / 1e6)
-    } else if f >= 1e3 {
-        format!("{:.1}k", f / 1e3)
-    } else {
-        v.to_string()
-    }
 }
