@@ -29,16 +29,13 @@ pub fn render(
             );
             draw::radial(topology, None, measure, full.shrink(8.0), None)
         }
-        DatasetContent::Samples(_) => {
-            // Samples are mapped onto a topology: the session loads both (the dataset's parse
-            // is reused for the file name only, the session re-reads it with the mapping).
-            let session = memscape_samples::Session::open(
+        DatasetContent::Samples(samples) => {
+            let (topology, mapping, report) = crate::views::topology::map_samples(
+                samples,
                 std::path::Path::new(&dataset.name),
                 args.hardware.as_deref(),
-                memscape_samples::ImportOptions::default(),
             )
-            .with_context(|| format!("{}: loading samples and hardware", dataset.name))?;
-            let report = session.report(&[])?;
+            .with_context(|| format!("{}: mapping the samples onto the hardware", dataset.name))?;
             if args.view == crate::cli::ViewKindArg::Offenders {
                 let half = full.width() * 0.5;
                 let mut pic = draw::offenders(
@@ -58,28 +55,23 @@ pub fn render(
                 ));
                 pic
             } else {
-                let agg = session.mapping.aggregate(&session.samples, None);
+                let agg = mapping.aggregate(samples, None);
                 let values = NodeValues {
                     samples: &agg.samples,
                     cycles: &agg.cycles,
                     transfers: &agg.transfers,
                 };
-                let mut pic = draw::radial(
-                    &session.topology,
-                    Some(&values),
-                    measure,
-                    full.shrink(8.0),
-                    None,
-                );
+                let mut pic =
+                    draw::radial(&topology, Some(&values), measure, full.shrink(8.0), None);
                 pic.labels.push(crate::views::labels::Label::new(
                     egui::pos2(8.0, 8.0),
                     format!(
                         "{} samples on {} · colour: {} per level (blue low, red high) · links: transfers",
-                        session.samples.len(),
-                        std::path::Path::new(session.topology.source())
+                        samples.len(),
+                        std::path::Path::new(topology.source())
                             .file_name()
                             .map_or_else(
-                                || session.topology.source().to_owned(),
+                                || topology.source().to_owned(),
                                 |n| n.to_string_lossy().into_owned()
                             ),
                         args.measure

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::{Color32, Pos2, Rect, Sense};
-use memscape_samples::{Aggregate, Mapping, SamplesReport};
+use memscape_samples::{Aggregate, SamplesReport};
 use memscape_topology::Topology;
 
 use super::draw::{self, Measure, NodeValues};
@@ -51,13 +51,9 @@ impl TopologyPane {
                     })),
                     DatasetContent::Samples(samples) => {
                         let path = std::path::Path::new(&worker_dataset.name);
-                        let hw = memscape_samples::report::default_hardware(path);
-                        let topology = Topology::load(hw.as_deref()).map_err(|e| e.to_string())?;
-                        let mapping = Mapping::new(samples, &topology);
+                        let (topology, mapping, report) = super::map_samples(samples, path, None)
+                            .map_err(|e| format!("{e:#}"))?;
                         let aggregate = mapping.aggregate(samples, None);
-                        let report =
-                            memscape_samples::samples_report(samples, &topology, &mapping, &[])
-                                .map_err(|e| e.to_string())?;
                         Ok(Arc::new(Mapped {
                             topology,
                             aggregate: Some(aggregate),
