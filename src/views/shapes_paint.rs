@@ -42,6 +42,25 @@ pub struct ShapesCallback {
     pub rect: egui::Rect,
 }
 
+/// Where a pane's pixels land in a paint callback: egui sets the viewport to `rect` clamped to
+/// the screen, so pane-local pixel `p` is at `p + shift` in viewport pixels. Returns the
+/// viewport size in pixels, `shift` and the pixels per point.
+pub fn pane_viewport(
+    rect: &egui::Rect,
+    screen: &egui_wgpu::ScreenDescriptor,
+) -> ([f32; 2], [f32; 2], f32) {
+    let ppp = screen.pixels_per_point;
+    let vp = egui::epaint::ViewportInPixels::from_points(rect, ppp, screen.size_in_pixels);
+    (
+        [vp.width_px.max(1) as f32, vp.height_px.max(1) as f32],
+        [
+            rect.min.x * ppp - vp.left_px as f32,
+            rect.min.y * ppp - vp.top_px as f32,
+        ],
+        ppp,
+    )
+}
+
 /// Adds the paint callback for `shapes` covering `rect`.
 pub fn paint(ui: &egui::Ui, callback: ShapesCallback) {
     let rect = callback.rect;
@@ -75,23 +94,15 @@ impl egui_wgpu::CallbackTrait for ShapesCallback {
             }
             *version = self.version;
         }
-        let ppp = screen.pixels_per_point;
-        let vp =
-            egui::epaint::ViewportInPixels::from_points(&self.rect, ppp, screen.size_in_pixels);
-        // The viewport may be clamped to the screen: shift so that world stays put.
+        let (size, shift, ppp) = pane_viewport(&self.rect, screen);
         let view = ShapesView {
             scale: [self.view.scale[0] * ppp, self.view.scale[1] * ppp],
             offset: [
-                self.view.offset[0] * ppp + (self.rect.min.x * ppp - vp.left_px as f32),
-                self.view.offset[1] * ppp + (self.rect.min.y * ppp - vp.top_px as f32),
+                self.view.offset[0] * ppp + shift[0],
+                self.view.offset[1] * ppp + shift[1],
             ],
         };
-        batch.set_view(
-            queue,
-            &view,
-            [vp.width_px.max(1) as f32, vp.height_px.max(1) as f32],
-            *target_format,
-        );
+        batch.set_view(queue, &view, size, *target_format);
         Vec::new()
     }
 

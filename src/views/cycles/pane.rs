@@ -166,24 +166,17 @@ impl egui_wgpu::CallbackTrait for MorphCallback {
                 }
             }
         }
-        let ppp = screen.pixels_per_point;
-        let vp =
-            egui::epaint::ViewportInPixels::from_points(&self.rect, ppp, screen.size_in_pixels);
+        let (size, shift, ppp) = crate::views::shapes_paint::pane_viewport(&self.rect, screen);
         let mut view = self.view;
         view.center_px = [
-            view.center_px[0] * ppp + (self.rect.min.x * ppp - vp.left_px as f32),
-            view.center_px[1] * ppp + (self.rect.min.y * ppp - vp.top_px as f32),
+            view.center_px[0] * ppp + shift[0],
+            view.center_px[1] * ppp + shift[1],
         ];
         view.radius_px *= ppp;
         view.point_radius_px *= ppp;
         view.arc_width_px *= ppp;
         if let Some((data, _)) = panes.get_mut(&self.key) {
-            data.set_view(
-                queue,
-                &view,
-                [vp.width_px.max(1) as f32, vp.height_px.max(1) as f32],
-                *target_format,
-            );
+            data.set_view(queue, &view, size, *target_format);
         }
         Vec::new()
     }
