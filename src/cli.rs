@@ -85,33 +85,8 @@ pub struct PersistenceArgs {
 pub struct CyclesArgs {
     /// valgrind lackey --trace-mem=yes output, pinatrace, or CSV ip,address,kind,size.
     pub trace: PathBuf,
-    /// The traced executable, for symbols and the --function/--file filters.
-    #[arg(long)]
-    pub binary: Option<PathBuf>,
-    /// Load base of a PIE binary (hex); detected from the trace by default.
-    #[arg(long)]
-    pub load_base: Option<String>,
-    /// Keep records of this function (repeatable).
-    #[arg(long)]
-    pub function: Vec<String>,
-    /// Keep records of this source file (suffix match, repeatable).
-    #[arg(long)]
-    pub file: Vec<String>,
-    /// Keep records whose instruction address is in A..B (hex).
-    #[arg(long)]
-    pub ip_range: Option<String>,
-    /// Keep records with index in A..B.
-    #[arg(long)]
-    pub range: Option<String>,
-    /// Keep every k-th record.
-    #[arg(long, default_value_t = 1)]
-    pub sample: usize,
-    /// Records per window.
-    #[arg(long, default_value_t = 10)]
-    pub window: usize,
-    /// Rips threshold (default: the enclosing radius).
-    #[arg(long)]
-    pub threshold: Option<f32>,
+    #[command(flatten)]
+    pub select: CycleSelectArgs,
     /// Prime modulus of the coefficients.
     #[arg(long, default_value_t = 47)]
     pub modulus: u16,
@@ -333,40 +308,48 @@ pub struct RenderArgs {
     pub measure: String,
 }
 
-/// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
-/// of `cycles`, plus which parameterizations to draw.
+/// Which records of a reference trace are analysed, and the window and threshold: shared by
+/// `cycles` and the cycle views of `render`.
 #[derive(Debug, Args)]
-pub struct CycleRenderArgs {
-    /// The traced executable (symbolization, --function, --file).
+pub struct CycleSelectArgs {
+    /// The traced executable, for symbols and the --function/--file filters.
     #[arg(long)]
     pub binary: Option<PathBuf>,
-    /// Load base of a PIE binary (hex); detected from the trace when possible.
+    /// Load base of a PIE binary (hex); detected from the trace by default.
     #[arg(long)]
     pub load_base: Option<String>,
     /// Keep records of this function (repeatable; needs --binary).
     #[arg(long)]
     pub function: Vec<String>,
-    /// Keep records of this source file (repeatable; needs --binary).
+    /// Keep records of this source file (suffix match, repeatable; needs --binary).
     #[arg(long = "file", id = "source_files")]
     pub source_files: Vec<String>,
-    /// Keep records whose instruction lies in `LO..HI` (hex).
+    /// Keep records whose instruction address is in A..B (hex).
     #[arg(long)]
     pub ip_range: Option<String>,
-    /// Keep records `A..B` (indices into the trace's accesses).
+    /// Keep records with index in A..B (indices into the trace's accesses).
     #[arg(long)]
     pub range: Option<String>,
     /// Keep every k-th record.
     #[arg(long, default_value_t = 1)]
     pub sample: usize,
-    /// Keep at most this many records after the filters (the first ones).
-    #[arg(long)]
-    pub max_records: Option<usize>,
-    /// Window width (records per point of the metric space).
+    /// Records per window (points of the metric space).
     #[arg(long, default_value_t = 10)]
     pub window: usize,
     /// Rips threshold (default: the enclosing radius).
     #[arg(long)]
     pub threshold: Option<f32>,
+}
+
+/// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
+/// of `cycles`, plus which parameterizations to draw.
+#[derive(Debug, Args)]
+pub struct CycleRenderArgs {
+    #[command(flatten)]
+    pub select: CycleSelectArgs,
+    /// Keep at most this many records after the filters (the first ones).
+    #[arg(long)]
+    pub max_records: Option<usize>,
     /// Parameterization drawn (0 = most persistent; at most 63).
     #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..64))]
     pub param: usize,

@@ -229,26 +229,9 @@ pub fn persistence(args: &PersistenceArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
-    use memscape_cycles::records::{parse_ip_range, parse_load_base, parse_record_range};
-    use memscape_cycles::symbolize::LoadBase;
     let options = memscape_cycles::CyclesOptions {
-        binary: args.binary.clone(),
-        load_base: match &args.load_base {
-            Some(text) => LoadBase::Given(parse_load_base(text)?),
-            None => LoadBase::Detect,
-        },
-        filter: memscape_cycles::RecordFilter {
-            functions: args.function.clone(),
-            files: args.file.clone(),
-            ip_range: args.ip_range.as_deref().map(parse_ip_range).transpose()?,
-            record_range: args.range.as_deref().map(parse_record_range).transpose()?,
-            sample: args.sample.max(1),
-        },
-        window: args.window,
-        threshold: args.threshold,
         modulus: args.modulus,
-        top: args.top,
-        ..memscape_cycles::CyclesOptions::default()
+        ..super::render_cycles::options(&args.select, args.top)?
     };
     let report = memscape_cycles::analyze_trace_file(&args.trace, &options)?;
     if args.json {

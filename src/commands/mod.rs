@@ -4,7 +4,7 @@ mod analyses;
 mod info;
 mod render;
 pub use render::{gpu_context, load_for_render, render_dataset};
-mod render_cycles;
+pub(crate) mod render_cycles;
 pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
 mod render_graph;
 mod render_heap;

@@ -8,30 +8,37 @@ use memscape_render::polar_morph::{
 };
 use memscape_render::{GpuContext, OffscreenTarget, RgbaImage};
 
-use crate::cli::{CycleColorArg, CycleRenderArgs, ViewKindArg};
+use crate::cli::{CycleColorArg, CycleRenderArgs, CycleSelectArgs, ViewKindArg};
 use crate::data::{Dataset, DatasetContent};
 use crate::views::cycles::draw::{self, BACKGROUND, ColorBy, Layout};
 use crate::views::cycles::model;
 
-pub fn options(args: &CycleRenderArgs) -> anyhow::Result<memscape_cycles::CyclesOptions> {
+/// The analysis options of `--binary/--function/--file/--range/…` (`cycles` and `render`);
+/// `top` parameterizations are computed.
+pub fn options(
+    select: &CycleSelectArgs,
+    top: usize,
+) -> anyhow::Result<memscape_cycles::CyclesOptions> {
     Ok(memscape_cycles::CyclesOptions {
-        binary: args.binary.clone(),
-        load_base: match &args.load_base {
+        binary: select.binary.clone(),
+        load_base: match &select.load_base {
             Some(text) => LoadBase::Given(parse_load_base(text)?),
             None => LoadBase::Detect,
         },
         filter: memscape_cycles::RecordFilter {
-            functions: args.function.clone(),
-            files: args.source_files.clone(),
-            ip_range: args.ip_range.as_deref().map(parse_ip_range).transpose()?,
-            record_range: args.range.as_deref().map(parse_record_range).transpose()?,
-            sample: args.sample.max(1),
+            functions: select.function.clone(),
+            files: select.source_files.clone(),
+            ip_range: select.ip_range.as_deref().map(parse_ip_range).transpose()?,
+            record_range: select
+                .range
+                .as_deref()
+                .map(parse_record_range)
+                .transpose()?,
+            sample: select.sample.max(1),
         },
-        window: args.window,
-        threshold: args.threshold,
-        top: 3
-            .max(args.param + 1)
-            .max(args.morph_to.map_or(0, |m| m + 1)),
+        window: select.window,
+        threshold: select.threshold,
+        top,
         ..memscape_cycles::CyclesOptions::default()
     })
 }
@@ -60,7 +67,10 @@ pub fn render(
             dataset.name
         );
     };
-    let options = options(args)?;
+    let top = 3
+        .max(args.param + 1)
+        .max(args.morph_to.map_or(0, |m| m + 1));
+    let options = options(&args.select, top)?;
     let analysis = cached_analysis(&dataset.name, trace, &options, args.max_records)?;
     let count = analysis.report.parameterizations.len();
     let check = |k: usize, flag: &str| {
