@@ -15,7 +15,10 @@ pub(crate) const CHUNK_MAGIC: u32 = 0x4B48_4352;
 pub(crate) const CHUNK_EVENTS: u32 = 1;
 pub(crate) const CHUNK_STACKS: u32 = 2;
 pub(crate) const CHUNK_MAPS: u32 = 3;
-pub(crate) const EVENT_BYTES: usize = 56;
+/// Version 2: varint-coded, delta-coded events.
+pub(crate) const FILE_VERSION: u32 = 2;
+/// Kind byte flag of an event record: size, usable size and stack are 0 and left out.
+const RECORD_BARE: u8 = 0x80;
 
 pub const KIND_ALLOC: u8 = 1;
 pub const KIND_FREE: u8 = 2;
@@ -112,8 +115,8 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
         return Err(corrupt(0, "the magic `MSCREC01` and a 4096-byte header"));
     }
     let version = u32_at(bytes, 8);
-    if version != 1 {
-        return Err(corrupt(8, "version 1"));
+    if version != FILE_VERSION {
+        return Err(corrupt(8, "version 2"));
     }
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
@@ -171,22 +174,8 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
         let payload = &chunk[CHUNK_HEADER_BYTES..end];
         match kind {
             CHUNK_EVENTS => {
-                for rec in payload.chunks_exact(EVENT_BYTES) {
-                    let mut e = RawEvent {
-                        seq: u64_at(rec, 0),
-                        time_ns: u64_at(rec, 8),
-                        address: u64_at(rec, 16),
-                        size: u64_at(rec, 24),
-                        usable: u64_at(rec, 32),
-                        tid: u32_at(rec, 40),
-                        stack: u32_at(rec, 44),
-                        kind: rec[48],
-                        function: rec[49],
-                    };
-                    if e.tid == 0 {
-                        e.tid = tid;
-                    }
-                    process.events.push(e);
+                if decode_events(payload, tid, &mut process.events).is_none() {
+                    process.bad_chunks += 1;
                 }
             }
             CHUNK_STACKS => {
@@ -222,6 +211,60 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
     Ok(process)
 }
 
+/// Reads one LEB128 varint at `*at`.
+fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn unzigzag(v: u64) -> u64 {
+    ((v >> 1) as i64 ^ -((v & 1) as i64)) as u64
+}
+
+/// Decodes the varint records of one events chunk (layout in the shim's README): a kind byte,
+/// then zigzag deltas of sequence, time and address against the chunk's previous record, then
+/// (unless the kind byte says "bare") size, zigzag(usable − size) and stack id. `None` at a
+/// record cut short; the events before it are kept.
+fn decode_events(payload: &[u8], tid: u32, out: &mut Vec<RawEvent>) -> Option<()> {
+    let (mut seq, mut time_ns, mut address) = (0u64, 0u64, 0u64);
+    let mut at = 0;
+    while at < payload.len() {
+        let head = payload[at];
+        at += 1;
+        seq = seq.wrapping_add(unzigzag(varint(payload, &mut at)?));
+        time_ns = time_ns.wrapping_add(unzigzag(varint(payload, &mut at)?));
+        address = address.wrapping_add(unzigzag(varint(payload, &mut at)?));
+        let (size, usable, stack) = if head & RECORD_BARE != 0 {
+            (0, 0, 0)
+        } else {
+            let size = varint(payload, &mut at)?;
+            let usable = size.wrapping_add(unzigzag(varint(payload, &mut at)?));
+            let stack = u32::try_from(varint(payload, &mut at)?).ok()?;
+            (size, usable, stack)
+        };
+        out.push(RawEvent {
+            seq,
+            time_ns,
+            address,
+            size,
+            usable,
+            tid,
+            stack,
+            kind: head & 7,
+            function: (head >> 3) & 15,
+        });
+    }
+    Some(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,7 +272,7 @@ mod tests {
     fn header() -> Vec<u8> {
         let mut h = vec![0u8; FILE_HEADER_BYTES];
         h[..8].copy_from_slice(FILE_MAGIC);
-        h[8..12].copy_from_slice(&1u32.to_le_bytes());
+        h[8..12].copy_from_slice(&FILE_VERSION.to_le_bytes());
         h[12..16].copy_from_slice(&42u32.to_le_bytes());
         h[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
         h
@@ -243,7 +286,7 @@ mod tests {
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
         assert!(
-            err.contains("y.msr@8") && err.contains("version 1"),
+            err.contains("y.msr@8") && err.contains("version 2"),
             "{err}"
         );
     }
@@ -259,5 +302,121 @@ mod tests {
         let p = read_raw_bytes("z.msr", &f).unwrap();
         assert_eq!(p.bad_chunks, 1);
         assert!(p.events.is_empty());
+    }
+
+    /// The shim's encoding, written out from the README's description.
+    fn encode(events: &[RawEvent]) -> Vec<u8> {
+        fn put(out: &mut Vec<u8>, mut v: u64) {
+            while v >= 0x80 {
+                out.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            out.push(v as u8);
+        }
+        fn zz(v: u64) -> u64 {
+            let v = v as i64;
+            ((v << 1) ^ (v >> 63)) as u64
+        }
+        let mut out = Vec::new();
+        let (mut seq, mut time, mut address) = (0u64, 0u64, 0u64);
+        for e in events {
+            let bare = e.size == 0 && e.usable == 0 && e.stack == 0;
+            out.push(e.kind | e.function << 3 | if bare { RECORD_BARE } else { 0 });
+            put(&mut out, zz(e.seq.wrapping_sub(seq)));
+            put(&mut out, zz(e.time_ns.wrapping_sub(time)));
+            put(&mut out, zz(e.address.wrapping_sub(address)));
+            if !bare {
+                put(&mut out, e.size);
+                put(&mut out, zz(e.usable.wrapping_sub(e.size)));
+                put(&mut out, u64::from(e.stack));
+            }
+            (seq, time, address) = (e.seq, e.time_ns, e.address);
+        }
+        out
+    }
+
+    fn events_chunk(tid: u32, payload: &[u8]) -> Vec<u8> {
+        let mut chunk = vec![0u8; CHUNK_BYTES];
+        chunk[..4].copy_from_slice(&CHUNK_MAGIC.to_le_bytes());
+        chunk[4..8].copy_from_slice(&CHUNK_EVENTS.to_le_bytes());
+        chunk[8..12].copy_from_slice(&tid.to_le_bytes());
+        chunk[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        chunk[CHUNK_HEADER_BYTES..CHUNK_HEADER_BYTES + payload.len()].copy_from_slice(payload);
+        chunk
+    }
+
+    fn sample_events(tid: u32) -> Vec<RawEvent> {
+        let e = |seq, time_ns, address, size, usable, stack, kind, function| RawEvent {
+            seq,
+            time_ns,
+            address,
+            size,
+            usable,
+            tid,
+            stack,
+            kind,
+            function,
+        };
+        vec![
+            e(0, 5_000_000_000, 0x5555_0000_1000, 24, 24, 7, KIND_ALLOC, 1),
+            // A later sequence number from another thread in between, a smaller address.
+            e(9, 5_000_000_300, 0x5555_0000_0100, 0, 24, 3, KIND_ALLOC, 1),
+            e(10, 5_000_000_350, 0x5555_0000_1000, 0, 0, 0, KIND_FREE, 5),
+            // Usable size below the requested one cannot happen, but must survive.
+            e(
+                11,
+                5_000_000_351,
+                u64::MAX - 7,
+                u64::MAX,
+                3,
+                u32::MAX,
+                KIND_REALLOC_ALLOC,
+                4,
+            ),
+            e(
+                12,
+                4_999_999_999,
+                0x7f00_0000_0000,
+                1 << 40,
+                1 << 40,
+                0,
+                KIND_MMAP,
+                11,
+            ),
+            e(
+                13,
+                5_000_001_000,
+                0x7f00_0000_0000,
+                1 << 40,
+                0,
+                0,
+                KIND_MUNMAP,
+                12,
+            ),
+        ]
+    }
+
+    #[test]
+    fn varint_events_decode_to_what_was_encoded_with_the_chunk_thread() {
+        let events = sample_events(77);
+        let mut f = header();
+        f.extend_from_slice(&events_chunk(77, &encode(&events)));
+        let p = read_raw_bytes("v.msr", &f).unwrap();
+        assert_eq!(p.bad_chunks, 0);
+        assert_eq!(p.events, events);
+    }
+
+    #[test]
+    fn a_record_cut_short_keeps_the_events_before_it_and_counts_the_chunk() {
+        let events = sample_events(5);
+        let bytes = encode(&events);
+        let whole = encode(&events[..3]).len();
+        let mut f = header();
+        // The committed length ends inside the fourth record (a corrupt file: the shim commits
+        // whole records only).
+        f.extend_from_slice(&events_chunk(5, &bytes[..whole + 3]));
+        let p = read_raw_bytes("c.msr", &f).unwrap();
+        assert_eq!(p.bad_chunks, 1);
+        assert_eq!(p.events, events[..3]);
     }
 }

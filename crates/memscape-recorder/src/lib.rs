@@ -18,6 +18,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 // File format constants (mirrored in memscape-record's reader).
 
 const FILE_MAGIC: &[u8; 8] = b"MSCREC01";
+/// 2: varint-coded events (1: fixed 56-byte events).
+const FILE_VERSION: u32 = 2;
 const FILE_HEADER_BYTES: usize = 4096;
 const CHUNK_BYTES: usize = 1 << 20;
 const CHUNK_HEADER_BYTES: usize = 64;
@@ -49,8 +51,7 @@ const FN_MUNMAP: u8 = 12;
 const MAX_STACK_DEPTH: usize = 256;
 const DEFAULT_STACK_DEPTH: usize = 64;
 
-/// One event, 48 bytes, little-endian as stored.
-#[repr(C)]
+/// One event before encoding (records in the file are varint-coded, see [`encode_event`]).
 #[derive(Clone, Copy)]
 struct Event {
     seq: u64,
@@ -58,14 +59,15 @@ struct Event {
     address: u64,
     size: u64,
     usable: u64,
-    tid: u32,
     stack: u32,
     kind: u8,
     function: u8,
-    _pad: [u8; 6],
 }
-const EVENT_BYTES: usize = core::mem::size_of::<Event>();
-const _: () = assert!(EVENT_BYTES == 56);
+
+/// Longest encoded event: the kind byte and six varints of at most 10 bytes.
+const MAX_RECORD_BYTES: usize = 1 + 6 * 10;
+/// Kind byte flag: size, usable size and stack are all 0 and left out (frees).
+const RECORD_BARE: u8 = 0x80;
 
 #[repr(C)]
 struct ChunkHeader {
@@ -119,12 +121,18 @@ unsafe fn resolve_all() {
         .is_err()
     {
         // Another thread resolves; wait for it (this thread is not inside dlsym).
-        while RESOLVE_STATE.load(Ordering::Acquire) == 1 && !RESOLVING_HERE.get() {
+        let here = || thread_state().is_some_and(|t| t.resolving_here.get());
+        while RESOLVE_STATE.load(Ordering::Acquire) == 1 && !here() {
             core::hint::spin_loop();
         }
         return;
     }
-    RESOLVING_HERE.set(true);
+    let set_here = |v: bool| {
+        if let Some(t) = thread_state() {
+            t.resolving_here.set(v);
+        }
+    };
+    set_here(true);
     let sym = |name: &[u8]| unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) as usize };
     REAL_MALLOC.store(sym(b"malloc\0"), Ordering::Release);
     REAL_FREE.store(sym(b"free\0"), Ordering::Release);
@@ -140,7 +148,7 @@ unsafe fn resolve_all() {
     REAL_MUNMAP.store(sym(b"munmap\0"), Ordering::Release);
     REAL_DLOPEN.store(sym(b"dlopen\0"), Ordering::Release);
     REAL_FORK.store(sym(b"fork\0"), Ordering::Release);
-    RESOLVING_HERE.set(false);
+    set_here(false);
     RESOLVE_STATE.store(2, Ordering::Release);
 }
 
@@ -190,36 +198,66 @@ fn in_arena(p: *mut c_void) -> bool {
 // Per-thread state. `const` thread-locals of `Cell`s need no destructor and no allocation; the
 // shim is loaded at startup, so its TLS block is static and reachable from the first call.
 
-thread_local! {
+/// Everything the shim keeps per thread, in one thread-local: the shim is a `cdylib`, so each
+/// thread-local access is a `__tls_get_addr` call, and the hot path makes one instead of five.
+struct ThreadState {
     /// Set while this thread is inside the shim: nested allocations (the unwinder's, dlsym's)
     /// go straight to the real allocator, unrecorded.
-    static IN_SHIM: Cell<bool> = const { Cell::new(false) };
-    static RESOLVING_HERE: Cell<bool> = const { Cell::new(false) };
-    static CHUNK: Cell<*mut u8> = const { Cell::new(null_mut()) };
-    static CHUNK_GENERATION: Cell<u32> = const { Cell::new(0) };
-    static TID: Cell<u32> = const { Cell::new(0) };
+    in_shim: Cell<bool>,
+    resolving_here: Cell<bool>,
+    tid: Cell<u32>,
+    /// This thread's events chunk (null: none yet) and the file generation it belongs to.
+    chunk: Cell<*mut u8>,
+    generation: Cell<u32>,
+    /// Payload bytes committed in `chunk` (the chunk header holds the same, for the reader).
+    used: Cell<usize>,
+    /// The previous record of `chunk` (records are delta-coded against it; 0 at a chunk start).
+    prev_seq: Cell<u64>,
+    prev_time: Cell<u64>,
+    prev_address: Cell<u64>,
 }
 
-struct Guard;
+thread_local! {
+    static THREAD: ThreadState = const {
+        ThreadState {
+            in_shim: Cell::new(false),
+            resolving_here: Cell::new(false),
+            tid: Cell::new(0),
+            chunk: Cell::new(null_mut()),
+            generation: Cell::new(0),
+            used: Cell::new(0),
+            prev_seq: Cell::new(0),
+            prev_time: Cell::new(0),
+            prev_address: Cell::new(0),
+        }
+    };
+}
+
+/// This thread's state; `None` only if thread-locals are unusable (they are not destroyed: no
+/// destructor, static TLS of a preloaded library).
+fn thread_state() -> Option<&'static ThreadState> {
+    // SAFETY: a `const` thread-local without destructor lives as long as its thread, and the
+    // reference never leaves the thread (ThreadState is not Sync).
+    THREAD
+        .try_with(|t| unsafe { &*(t as *const ThreadState) })
+        .ok()
+}
+
+struct Guard(&'static ThreadState);
 impl Guard {
     /// None when this thread is already inside the shim.
     fn enter() -> Option<Guard> {
-        IN_SHIM
-            .try_with(|g| {
-                if g.get() {
-                    None
-                } else {
-                    g.set(true);
-                    Some(Guard)
-                }
-            })
-            .ok()
-            .flatten()
+        let t = thread_state()?;
+        if t.in_shim.get() {
+            return None;
+        }
+        t.in_shim.set(true);
+        Some(Guard(t))
     }
 }
 impl Drop for Guard {
     fn drop(&mut self) {
-        let _ = IN_SHIM.try_with(|g| g.set(false));
+        self.0.in_shim.set(false);
     }
 }
 
@@ -270,13 +308,13 @@ fn now_ns() -> u64 {
         .wrapping_add(ts.tv_nsec as u64)
 }
 
-fn gettid() -> u32 {
-    let cached = TID.try_with(|t| t.get()).unwrap_or(0);
+fn gettid(t: &ThreadState) -> u32 {
+    let cached = t.tid.get();
     if cached != 0 {
         return cached;
     }
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
-    let _ = TID.try_with(|t| t.set(tid));
+    t.tid.set(tid);
     tid
 }
 
@@ -360,26 +398,86 @@ unsafe fn chunk_append(chunk: *mut u8, bytes: &[u8]) -> bool {
     true
 }
 
-unsafe fn record(event: &mut Event) {
+/// Writes `v` as a LEB128 varint at `dst`; returns the bytes written (at most 10).
+#[inline(always)]
+unsafe fn put_varint(dst: *mut u8, mut v: u64) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        unsafe { dst.add(n).write((v as u8) | 0x80) };
+        v >>= 7;
+        n += 1;
+    }
+    unsafe { dst.add(n).write(v as u8) };
+    n + 1
+}
+
+#[inline(always)]
+fn zigzag(v: u64) -> u64 {
+    let v = v as i64;
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Encodes one event at `dst` (at least [`MAX_RECORD_BYTES`] free), delta-coded against the
+/// thread's previous record in the chunk; returns its length. 56 fixed bytes per event made the
+/// kernel's page-cache work (first-write faults, zeroing, writeback) a third of a recorded run;
+/// this is ~10 bytes.
+#[inline(always)]
+unsafe fn encode_event(t: &ThreadState, dst: *mut u8, e: &Event) -> usize {
+    let bare = e.size == 0 && e.usable == 0 && e.stack == 0;
+    let head = e.kind | (e.function << 3) | if bare { RECORD_BARE } else { 0 };
+    unsafe { dst.write(head) };
+    let mut n = 1;
+    unsafe {
+        n += put_varint(dst.add(n), zigzag(e.seq.wrapping_sub(t.prev_seq.get())));
+        n += put_varint(
+            dst.add(n),
+            zigzag(e.time_ns.wrapping_sub(t.prev_time.get())),
+        );
+        n += put_varint(
+            dst.add(n),
+            zigzag(e.address.wrapping_sub(t.prev_address.get())),
+        );
+        if !bare {
+            n += put_varint(dst.add(n), e.size);
+            n += put_varint(dst.add(n), zigzag(e.usable.wrapping_sub(e.size)));
+            n += put_varint(dst.add(n), u64::from(e.stack));
+        }
+    }
+    t.prev_seq.set(e.seq);
+    t.prev_time.set(e.time_ns);
+    t.prev_address.set(e.address);
+    n
+}
+
+unsafe fn record(t: &ThreadState, event: &Event) {
     let generation = GENERATION.load(Ordering::Acquire);
-    let tid = gettid();
-    event.tid = tid;
-    let bytes =
-        unsafe { core::slice::from_raw_parts((event as *const Event).cast::<u8>(), EVENT_BYTES) };
-    let mut chunk = CHUNK.try_with(|c| c.get()).unwrap_or(null_mut());
-    if CHUNK_GENERATION.try_with(|g| g.get()).unwrap_or(0) != generation {
-        chunk = null_mut();
+    let mut chunk = t.chunk.get();
+    if t.generation.get() != generation
+        || chunk.is_null()
+        || CHUNK_HEADER_BYTES + t.used.get() + MAX_RECORD_BYTES > CHUNK_BYTES
+    {
+        // The old chunk stays mapped: it is the file's content, and unmapping costs a TLB
+        // shootdown.
+        chunk = unsafe { new_chunk(CHUNK_EVENTS, gettid(t), 0) };
+        t.chunk.set(chunk);
+        t.generation.set(generation);
+        t.used.set(0);
+        t.prev_seq.set(0);
+        t.prev_time.set(0);
+        t.prev_address.set(0);
+        if chunk.is_null() {
+            return;
+        }
     }
-    if !chunk.is_null() && unsafe { chunk_append(chunk, bytes) } {
-        return;
-    }
-    // The old chunk stays mapped: it is the file's content, and unmapping costs a TLB shootdown.
-    chunk = unsafe { new_chunk(CHUNK_EVENTS, tid, 0) };
-    let _ = CHUNK.try_with(|c| c.set(chunk));
-    let _ = CHUNK_GENERATION.try_with(|g| g.set(generation));
-    if !chunk.is_null() {
-        unsafe { chunk_append(chunk, bytes) };
-    }
+    let used = t.used.get();
+    let n = unsafe { encode_event(t, chunk.add(CHUNK_HEADER_BYTES + used), event) };
+    t.used.set(used + n);
+    // Committed only now: a reader (or a crash) never sees half a record.
+    unsafe {
+        (*chunk.cast::<ChunkHeader>())
+            .used
+            .store((used + n) as u64, Ordering::Release)
+    };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -791,7 +889,7 @@ unsafe fn open_output(fork_seq: u64) -> bool {
     }
     let mut header = [0u8; FILE_HEADER_BYTES];
     header[..8].copy_from_slice(FILE_MAGIC);
-    header[8..12].copy_from_slice(&1u32.to_le_bytes());
+    header[8..12].copy_from_slice(&FILE_VERSION.to_le_bytes());
     header[12..16].copy_from_slice(&(pid as u32).to_le_bytes());
     header[16..20].copy_from_slice(&(unsafe { libc::getppid() } as u32).to_le_bytes());
     let depth = if NO_STACKS.load(Ordering::Relaxed) {
@@ -887,7 +985,9 @@ extern "C" fn atfork_child() {
     // The child records to its own file: new generation (chunks mapped from the parent's file are
     // never written again), empty stack table, fresh tid cache.
     let fork_seq = SEQ.load(Ordering::Acquire);
-    let _ = TID.try_with(|t| t.set(0));
+    if let Some(t) = thread_state() {
+        t.tid.set(0);
+    }
     GENERATION.fetch_add(1, Ordering::AcqRel);
     STACK_LOCK.unlock();
     FILE_LOCK.unlock();
@@ -942,8 +1042,15 @@ unsafe fn usable_size(p: *mut c_void) -> u64 {
     }
 }
 
-unsafe fn record_alloc(kind: u8, function: u8, p: *mut c_void, size: usize, stack: u32) {
-    let mut e = Event {
+unsafe fn record_alloc(
+    t: &ThreadState,
+    kind: u8,
+    function: u8,
+    p: *mut c_void,
+    size: usize,
+    stack: u32,
+) {
+    let e = Event {
         seq: SEQ.fetch_add(1, Ordering::AcqRel),
         time_ns: now_ns(),
         address: p as u64,
@@ -953,29 +1060,25 @@ unsafe fn record_alloc(kind: u8, function: u8, p: *mut c_void, size: usize, stac
         } else {
             unsafe { usable_size(p) }
         },
-        tid: 0,
         stack,
         kind,
         function,
-        _pad: [0; 6],
     };
-    unsafe { record(&mut e) };
+    unsafe { record(t, &e) };
 }
 
 /// A free's sequence number and time are taken *before* the real free, so that the block is
 /// dead in the trace before any other thread can be handed the same address.
-fn free_event(kind: u8, function: u8, p: *mut c_void, size: usize, stack: u32) -> Event {
+fn free_event(kind: u8, function: u8, p: *mut c_void, size: usize) -> Event {
     Event {
         seq: SEQ.fetch_add(1, Ordering::AcqRel),
         time_ns: now_ns(),
         address: p as u64,
         size: size as u64,
         usable: 0,
-        tid: 0,
-        stack,
+        stack: 0,
         kind,
         function,
-        _pad: [0; 6],
     }
 }
 
@@ -1093,7 +1196,7 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
     let p = real();
     if !p.is_null() {
         let stack = unsafe { stack_id() };
-        unsafe { record_alloc(KIND_ALLOC, FN_MALLOC, p, size, stack) };
+        unsafe { record_alloc(guard.0, KIND_ALLOC, FN_MALLOC, p, size, stack) };
     }
     drop(guard);
     p
@@ -1102,7 +1205,7 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     let real = || {
-        if RESOLVING_HERE.try_with(|r| r.get()).unwrap_or(true) {
+        if thread_state().is_none_or(|t| t.resolving_here.get()) {
             return arena_alloc(n.saturating_mul(size));
         }
         match real!(REAL_CALLOC, CallocFn) {
@@ -1114,7 +1217,16 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     let p = real();
     if !p.is_null() {
         let stack = unsafe { stack_id() };
-        unsafe { record_alloc(KIND_ALLOC, FN_CALLOC, p, n.saturating_mul(size), stack) };
+        unsafe {
+            record_alloc(
+                guard.0,
+                KIND_ALLOC,
+                FN_CALLOC,
+                p,
+                n.saturating_mul(size),
+                stack,
+            )
+        };
     }
     drop(guard);
     p
@@ -1140,8 +1252,8 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
     }
     // No stack walk for a free: the trace keeps the allocating call site only (as heaptrack
     // does), and the walk is most of the cost of an event.
-    let mut e = free_event(KIND_FREE, FN_FREE, p, 0, 0);
-    unsafe { record(&mut e) };
+    let e = free_event(KIND_FREE, FN_FREE, p, 0);
+    unsafe { record(guard.0, &e) };
     real();
     drop(guard);
 }
@@ -1177,16 +1289,16 @@ unsafe fn realloc_common(
         return new;
     }
     let stack = unsafe { stack_id() };
-    let mut freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0, 0));
+    let freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0));
     let new = call(p);
     // A failed realloc (NULL with a size) keeps the old block: no free happened.
     if (!new.is_null() || size == 0)
-        && let Some(e) = freed.as_mut()
+        && let Some(e) = freed.as_ref()
     {
-        unsafe { record(e) };
+        unsafe { record(guard.0, e) };
     }
     if !new.is_null() {
-        unsafe { record_alloc(KIND_REALLOC_ALLOC, function, new, size, stack) };
+        unsafe { record_alloc(guard.0, KIND_REALLOC_ALLOC, function, new, size, stack) };
     }
     drop(guard);
     new
@@ -1237,7 +1349,7 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
     if rc == 0 {
         let p = unsafe { *out };
         let stack = unsafe { stack_id() };
-        unsafe { record_alloc(KIND_ALLOC, FN_POSIX_MEMALIGN, p, size, stack) };
+        unsafe { record_alloc(guard.0, KIND_ALLOC, FN_POSIX_MEMALIGN, p, size, stack) };
     }
     drop(guard);
     rc
@@ -1255,7 +1367,7 @@ macro_rules! aligned_fn {
             let p = real();
             if !p.is_null() {
                 let stack = unsafe { stack_id() };
-                unsafe { record_alloc(KIND_ALLOC, $function, p, size, stack) };
+                unsafe { record_alloc(guard.0, KIND_ALLOC, $function, p, size, stack) };
             }
             drop(guard);
             p
@@ -1277,7 +1389,7 @@ macro_rules! page_fn {
             let p = real();
             if !p.is_null() {
                 let stack = unsafe { stack_id() };
-                unsafe { record_alloc(KIND_ALLOC, $function, p, size, stack) };
+                unsafe { record_alloc(guard.0, KIND_ALLOC, $function, p, size, stack) };
             }
             drop(guard);
             p
@@ -1307,7 +1419,7 @@ pub unsafe extern "C" fn mmap(
     let p = real();
     if p != libc::MAP_FAILED {
         let stack = unsafe { stack_id() };
-        unsafe { record_alloc(KIND_MMAP, FN_MMAP, p, len, stack) };
+        unsafe { record_alloc(guard.0, KIND_MMAP, FN_MMAP, p, len, stack) };
     }
     drop(guard);
     p
@@ -1333,10 +1445,10 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
     };
     passthrough_if_nested!(guard, real());
     // Recorded for every munmap: the reader pairs it with anonymous mmaps it knows.
-    let mut e = free_event(KIND_MUNMAP, FN_MUNMAP, addr, len, 0);
+    let e = free_event(KIND_MUNMAP, FN_MUNMAP, addr, len);
     let rc = real();
     if rc == 0 {
-        unsafe { record(&mut e) };
+        unsafe { record(guard.0, &e) };
     }
     drop(guard);
     rc
