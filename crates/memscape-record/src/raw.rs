@@ -15,8 +15,14 @@ pub(crate) const CHUNK_MAGIC: u32 = 0x4B48_4352;
 pub(crate) const CHUNK_EVENTS: u32 = 1;
 pub(crate) const CHUNK_STACKS: u32 = 2;
 pub(crate) const CHUNK_MAPS: u32 = 3;
-/// Version 2: varint-coded, delta-coded events.
-pub(crate) const FILE_VERSION: u32 = 2;
+/// Version 3: varint-coded, delta-coded events; times in TSC ticks with clock pairs, or ns.
+pub(crate) const FILE_VERSION: u32 = 3;
+/// Offset of the executable path and command line in the header.
+const HEADER_STRINGS: usize = 64;
+/// Header clock kinds.
+const CLOCK_KIND_TSC: u32 = 1;
+/// Kind byte of a clock record (ticks, CLOCK_MONOTONIC ns).
+const KIND_CLOCK: u8 = 7;
 /// Kind byte flag of an event record: size, usable size and stack are 0 and left out.
 const RECORD_BARE: u8 = 0x80;
 
@@ -68,6 +74,12 @@ pub struct RawProcess {
     pub maps: Vec<String>,
     /// Chunks whose header was bad (skipped).
     pub bad_chunks: u64,
+    /// The shim read the TSC for event times (converted to CLOCK_MONOTONIC ns by the reader
+    /// through `clock_pairs`); false: times were CLOCK_MONOTONIC ns already.
+    pub tsc_clock: bool,
+    /// (ticks, CLOCK_MONOTONIC ns) pairs the shim read together (the header's first); used only
+    /// when `tsc_clock`.
+    pub clock_pairs: Vec<(u64, u64)>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -116,18 +128,19 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
     }
     let version = u32_at(bytes, 8);
     if version != FILE_VERSION {
-        return Err(corrupt(8, "version 2"));
+        return Err(corrupt(8, "version 3"));
     }
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
-    if 52 + exe_len + cmd_len > FILE_HEADER_BYTES {
+    if HEADER_STRINGS + exe_len + cmd_len > FILE_HEADER_BYTES {
         return Err(corrupt(
             48,
             "executable and command-line lengths within the header",
         ));
     }
     let fork_seq = u64_at(bytes, 24);
-    let command_line = String::from_utf8_lossy(&bytes[52 + exe_len..52 + exe_len + cmd_len])
+    let strings = &bytes[HEADER_STRINGS..];
+    let command_line = String::from_utf8_lossy(&strings[exe_len..exe_len + cmd_len])
         .split('\0')
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
@@ -139,7 +152,9 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
         fork_seq: (fork_seq != u64::MAX).then_some(fork_seq),
         start_ns: u64_at(bytes, 32),
         page_size: u64_at(bytes, 40),
-        executable: String::from_utf8_lossy(&bytes[52..52 + exe_len]).into_owned(),
+        executable: String::from_utf8_lossy(&strings[..exe_len]).into_owned(),
+        tsc_clock: u32_at(bytes, 52) == CLOCK_KIND_TSC,
+        clock_pairs: vec![(u64_at(bytes, 56), u64_at(bytes, 32))],
         command_line,
         ..RawProcess::default()
     })
@@ -174,7 +189,9 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
         let payload = &chunk[CHUNK_HEADER_BYTES..end];
         match kind {
             CHUNK_EVENTS => {
-                if decode_events(payload, tid, &mut process.events).is_none() {
+                if decode_events(payload, tid, &mut process.events, &mut process.clock_pairs)
+                    .is_none()
+                {
                     process.bad_chunks += 1;
                 }
             }
@@ -203,6 +220,9 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
             _ => process.bad_chunks += 1,
         }
     }
+    if process.tsc_clock {
+        ticks_to_ns(&process.clock_pairs, &mut process.events);
+    }
     maps.sort_by_key(|(t, _)| *t);
     process.maps = maps
         .into_iter()
@@ -229,16 +249,63 @@ fn unzigzag(v: u64) -> u64 {
     ((v >> 1) as i64 ^ -((v & 1) as i64)) as u64
 }
 
+/// Converts event times from TSC ticks to CLOCK_MONOTONIC ns: linear between the clock pairs
+/// that bracket each time (pairs whose ns do not increase with their ticks are dropped, so the
+/// mapping is monotonic), extrapolated before the first and after the last pair with the slope
+/// across all pairs (the shim takes pairs ever more sparsely, so an event is never far past
+/// the last one). Without two usable pairs the times are left as ticks since the first.
+fn ticks_to_ns(pairs: &[(u64, u64)], events: &mut [RawEvent]) {
+    let mut sorted = pairs.to_vec();
+    sorted.sort_unstable();
+    let mut mono: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
+    for (ticks, ns) in sorted {
+        if mono.last().is_none_or(|&(t, n)| ticks > t && ns > n) {
+            mono.push((ticks, ns));
+        }
+    }
+    let (Some(&first), Some(&last)) = (mono.first(), mono.last()) else {
+        return;
+    };
+    let slope = if last.0 > first.0 {
+        (last.1 - first.1) as f64 / (last.0 - first.0) as f64
+    } else {
+        1.0
+    };
+    let at = |base: (u64, u64), ticks: u64, slope: f64| -> u64 {
+        let dt = ticks as f64 - base.0 as f64;
+        (base.1 as f64 + dt * slope).max(0.0).round() as u64
+    };
+    for e in events {
+        let ticks = e.time_ns;
+        let i = mono.partition_point(|&(t, _)| t <= ticks);
+        e.time_ns = match (i.checked_sub(1).map(|i| mono[i]), mono.get(i)) {
+            (Some(lo), Some(&hi)) => at(lo, ticks, (hi.1 - lo.1) as f64 / (hi.0 - lo.0) as f64),
+            (Some(lo), None) => at(lo, ticks, slope),
+            (None, _) => at(first, ticks, slope),
+        };
+    }
+}
+
 /// Decodes the varint records of one events chunk (layout in the shim's README): a kind byte,
 /// then zigzag deltas of sequence, time and address against the chunk's previous record, then
 /// (unless the kind byte says "bare") size, zigzag(usable − size) and stack id. `None` at a
 /// record cut short; the events before it are kept.
-fn decode_events(payload: &[u8], tid: u32, out: &mut Vec<RawEvent>) -> Option<()> {
+fn decode_events(
+    payload: &[u8],
+    tid: u32,
+    out: &mut Vec<RawEvent>,
+    clock_pairs: &mut Vec<(u64, u64)>,
+) -> Option<()> {
     let (mut seq, mut time_ns, mut address) = (0u64, 0u64, 0u64);
     let mut at = 0;
     while at < payload.len() {
         let head = payload[at];
         at += 1;
+        if head == KIND_CLOCK {
+            time_ns = time_ns.wrapping_add(unzigzag(varint(payload, &mut at)?));
+            clock_pairs.push((time_ns, varint(payload, &mut at)?));
+            continue;
+        }
         seq = seq.wrapping_add(unzigzag(varint(payload, &mut at)?));
         time_ns = time_ns.wrapping_add(unzigzag(varint(payload, &mut at)?));
         address = address.wrapping_add(unzigzag(varint(payload, &mut at)?));
@@ -286,7 +353,7 @@ mod tests {
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
         assert!(
-            err.contains("y.msr@8") && err.contains("version 2"),
+            err.contains("y.msr@8") && err.contains("version 3"),
             "{err}"
         );
     }
@@ -418,5 +485,90 @@ mod tests {
         let p = read_raw_bytes("c.msr", &f).unwrap();
         assert_eq!(p.bad_chunks, 1);
         assert_eq!(p.events, events[..3]);
+    }
+
+    #[test]
+    fn ticks_become_ns_between_pairs_and_past_them_with_the_overall_slope() {
+        let pairs = [
+            (3000, 6000),
+            (1000, 5000),
+            // Interrupted between its two reads: ns behind an earlier pair; dropped.
+            (4000, 5900),
+            (7000, 7000),
+        ];
+        let mut events: Vec<RawEvent> = [1000u64, 2000, 5000, 9000, 0]
+            .iter()
+            .map(|&t| RawEvent {
+                seq: 0,
+                time_ns: t,
+                address: 0,
+                size: 0,
+                usable: 0,
+                tid: 1,
+                stack: 0,
+                kind: KIND_FREE,
+                function: 5,
+            })
+            .collect();
+        ticks_to_ns(&pairs, &mut events);
+        let ns: Vec<u64> = events.iter().map(|e| e.time_ns).collect();
+        // Overall slope: 2000 ns over 6000 ticks.
+        assert_eq!(ns, [5000, 5500, 6500, 7667, 4667]);
+    }
+
+    #[test]
+    fn a_tsc_recording_reads_back_in_ns_from_its_clock_records() {
+        let mut f = header();
+        f[52..56].copy_from_slice(&CLOCK_KIND_TSC.to_le_bytes());
+        // Header pair: tick 10,000 at 1,000,000 ns; one tick is half a ns in this file.
+        f[56..64].copy_from_slice(&10_000u64.to_le_bytes());
+        f[32..40].copy_from_slice(&1_000_000u64.to_le_bytes());
+        let mut events = sample_events(3);
+        for (e, ticks) in events
+            .iter_mut()
+            .zip([12_000u64, 14_000, 16_000, 18_000, 20_000, 22_000])
+        {
+            e.time_ns = ticks;
+        }
+        // A clock record before the third event: tick 15,000 at 1,002,500 ns.
+        let mut payload = encode(&events[..2]);
+        payload.push(KIND_CLOCK);
+        let zz = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
+        let mut put = |mut v: u64| {
+            while v >= 0x80 {
+                payload.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            payload.push(v as u8);
+        };
+        put(zz(15_000 - 14_000));
+        put(1_002_500);
+        // The rest, delta-coded from the clock record's ticks: encoded after a copy of the
+        // second event at those ticks, whose record is then left out.
+        let bridge = RawEvent {
+            time_ns: 15_000,
+            ..events[1]
+        };
+        let tail = encode(&[&[bridge][..], &events[2..]].concat());
+        payload.extend_from_slice(&tail[encode(&[bridge]).len()..]);
+        f.extend_from_slice(&events_chunk(3, &payload));
+        let p = read_raw_bytes("t.msr", &f).unwrap();
+        assert!(p.tsc_clock);
+        assert_eq!(p.bad_chunks, 0);
+        assert_eq!(p.clock_pairs.len(), 2);
+        let ns: Vec<u64> = p.events.iter().map(|e| e.time_ns).collect();
+        // 12,000 and 14,000 between the pairs (0.5 ns per tick); after the last pair the
+        // overall slope (2,500 ns over 5,000 ticks) continues.
+        assert_eq!(
+            ns,
+            [
+                1_001_000, 1_002_000, 1_003_000, 1_004_000, 1_005_000, 1_006_000
+            ]
+        );
+        let mut expected = events.clone();
+        for (e, &n) in expected.iter_mut().zip(&ns) {
+            e.time_ns = n;
+        }
+        assert_eq!(p.events, expected);
     }
 }

@@ -411,3 +411,50 @@ fn mutated_real_recordings_never_panic() {
         )
         .unwrap();
 }
+
+/// Event times are CLOCK_MONOTONIC ns in both clock modes (TSC ticks converted through the
+/// clock pairs, and clock_gettime): each of two allocations 200 ms apart is recorded at most
+/// 20 ms before the program's own clock read right after it returned.
+#[test]
+fn recorded_times_are_the_programs_monotonic_clock_in_both_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("sleepy.c", dir.path());
+    for clock in ["default", "monotonic"] {
+        let raw_dir = dir.path().join(clock);
+        std::fs::create_dir_all(&raw_dir).unwrap();
+        let out = Command::new(&program)
+            .env("LD_PRELOAD", shim())
+            .env("MEMSCAPE_RECORD_DIR", &raw_dir)
+            .env("MEMSCAPE_CLOCK", clock)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let printed: Vec<u64> = String::from_utf8(out.stdout)
+            .unwrap()
+            .split_whitespace()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        let file = std::fs::read_dir(&raw_dir)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let raw = memscape_record::read_raw(&file.path()).unwrap();
+        if clock == "monotonic" {
+            assert!(!raw.tsc_clock);
+        }
+        for (size, after) in [(4242u64, printed[0]), (4343, printed[1])] {
+            let recorded = raw
+                .events
+                .iter()
+                .find(|e| e.size == size)
+                .unwrap_or_else(|| panic!("{clock}: no allocation of {size} bytes"))
+                .time_ns;
+            assert!(
+                recorded <= after && after - recorded < 20_000_000,
+                "{clock} (tsc: {}): {size}-byte malloc recorded at {recorded} ns, the program read {after} ns after it",
+                raw.tsc_clock
+            );
+        }
+    }
+}

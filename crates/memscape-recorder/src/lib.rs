@@ -18,8 +18,11 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 // File format constants (mirrored in memscape-record's reader).
 
 const FILE_MAGIC: &[u8; 8] = b"MSCREC01";
-/// 2: varint-coded events (1: fixed 56-byte events).
-const FILE_VERSION: u32 = 2;
+/// 3: varint-coded events, TSC times with clock pairs, strings at 64 (2: varint-coded events,
+/// ns times; 1: fixed 56-byte events).
+const FILE_VERSION: u32 = 3;
+/// Offset of the executable path and command line in the file header.
+const HEADER_STRINGS: usize = 64;
 const FILE_HEADER_BYTES: usize = 4096;
 const CHUNK_BYTES: usize = 1 << 20;
 const CHUNK_HEADER_BYTES: usize = 64;
@@ -68,6 +71,10 @@ struct Event {
 const MAX_RECORD_BYTES: usize = 1 + 6 * 10;
 /// Kind byte flag: size, usable size and stack are all 0 and left out (frees).
 const RECORD_BARE: u8 = 0x80;
+/// Kind byte of a clock record: (ticks, CLOCK_MONOTONIC ns) pair, in TSC mode.
+const KIND_CLOCK: u8 = 7;
+/// Room a record needs: an event and a clock record before it.
+const RECORD_ROOM: usize = MAX_RECORD_BYTES + 1 + 2 * 10;
 
 #[repr(C)]
 struct ChunkHeader {
@@ -215,6 +222,9 @@ struct ThreadState {
     prev_seq: Cell<u64>,
     prev_time: Cell<u64>,
     prev_address: Cell<u64>,
+    /// TSC of the thread's last clock pair in `chunk` (0: none yet) and the spacing to the next.
+    last_pair: Cell<u64>,
+    pair_interval: Cell<u64>,
     /// Hash and id of this thread's previous stack.
     last_stack_hash: Cell<u64>,
     last_stack_id: Cell<u32>,
@@ -234,6 +244,8 @@ thread_local! {
             prev_address: Cell::new(0),
             last_stack_hash: Cell::new(0),
             last_stack_id: Cell::new(0),
+            last_pair: Cell::new(0),
+            pair_interval: Cell::new(PAIR_INTERVAL_MIN),
         }
     };
 }
@@ -311,6 +323,73 @@ fn now_ns() -> u64 {
     (ts.tv_sec as u64)
         .wrapping_mul(1_000_000_000)
         .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// Whether event times are TSC ticks (1) rather than CLOCK_MONOTONIC ns (0): decided at start.
+static CLOCK_TSC: AtomicBool = AtomicBool::new(false);
+const CLOCK_KIND_NS: u32 = 0;
+const CLOCK_KIND_TSC: u32 = 1;
+/// First spacing of a thread's clock pairs in ticks (~5 µs); doubled after each pair up to
+/// `PAIR_INTERVAL_MAX` (~10 ms), so that every event lies within a bounded distance of a pair
+/// however short the program.
+const PAIR_INTERVAL_MIN: u64 = 1 << 14;
+const PAIR_INTERVAL_MAX: u64 = 1 << 25;
+/// A pair whose two TSC reads lie further apart was interrupted: not used.
+const PAIR_MAX_TICKS: u64 = 10_000;
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rdtsc() -> u64 {
+    // SAFETY: RDTSC has no preconditions; it is only used when the kernel's own clocksource is
+    // the TSC (invariant and synchronized across CPUs, or the kernel would not use it).
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn rdtsc() -> u64 {
+    0
+}
+
+/// An event's time: TSC ticks when the kernel's clocksource is the TSC (~7 ns instead of ~25
+/// for the vDSO's clock_gettime, which reads the same counter and converts), CLOCK_MONOTONIC ns
+/// otherwise. The file carries (ticks, ns) pairs from which memscape-record converts ticks to
+/// CLOCK_MONOTONIC ns.
+#[inline(always)]
+fn now() -> u64 {
+    if CLOCK_TSC.load(Ordering::Relaxed) {
+        rdtsc()
+    } else {
+        now_ns()
+    }
+}
+
+/// (ticks, CLOCK_MONOTONIC ns) read together, or None when interrupted in between.
+fn clock_pair() -> Option<(u64, u64)> {
+    let a = rdtsc();
+    let ns = now_ns();
+    let b = rdtsc();
+    let d = b.wrapping_sub(a);
+    (d < PAIR_MAX_TICKS).then_some((a.wrapping_add(d / 2), ns))
+}
+
+/// Whether the kernel keeps time with the TSC (then it is invariant and synchronized); the
+/// `MEMSCAPE_CLOCK=monotonic` environment variable keeps clock_gettime.
+unsafe fn tsc_usable() -> bool {
+    if !cfg!(target_arch = "x86_64") {
+        return false;
+    }
+    let forced = unsafe { libc::getenv(c"MEMSCAPE_CLOCK".as_ptr()) };
+    if !forced.is_null() && unsafe { core::ffi::CStr::from_ptr(forced) }.to_bytes() == b"monotonic"
+    {
+        return false;
+    }
+    let mut source = [0u8; 64];
+    let n = unsafe {
+        read_small_file(
+            c"/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            &mut source,
+        )
+    };
+    source[..n].trim_ascii() == b"tsc"
 }
 
 fn gettid(t: &ThreadState) -> u32 {
@@ -454,12 +533,24 @@ unsafe fn encode_event(t: &ThreadState, dst: *mut u8, e: &Event) -> usize {
     n
 }
 
+/// A clock record: kind byte 7, zigzag(ticks − previous time), ns. Moves the time base.
+unsafe fn encode_clock(t: &ThreadState, dst: *mut u8, ticks: u64, ns: u64) -> usize {
+    unsafe { dst.write(KIND_CLOCK) };
+    let mut n = 1;
+    unsafe {
+        n += put_varint(dst.add(n), zigzag(ticks.wrapping_sub(t.prev_time.get())));
+        n += put_varint(dst.add(n), ns);
+    }
+    t.prev_time.set(ticks);
+    n
+}
+
 unsafe fn record(t: &ThreadState, event: &Event) {
     let generation = GENERATION.load(Ordering::Acquire);
     let mut chunk = t.chunk.get();
     if t.generation.get() != generation
         || chunk.is_null()
-        || CHUNK_HEADER_BYTES + t.used.get() + MAX_RECORD_BYTES > CHUNK_BYTES
+        || CHUNK_HEADER_BYTES + t.used.get() + RECORD_ROOM > CHUNK_BYTES
     {
         // The old chunk stays mapped: it is the file's content, and unmapping costs a TLB
         // shootdown.
@@ -470,11 +561,24 @@ unsafe fn record(t: &ThreadState, event: &Event) {
         t.prev_seq.set(0);
         t.prev_time.set(0);
         t.prev_address.set(0);
+        t.last_pair.set(0);
+        t.pair_interval.set(PAIR_INTERVAL_MIN);
         if chunk.is_null() {
             return;
         }
     }
-    let used = t.used.get();
+    let mut used = t.used.get();
+    if CLOCK_TSC.load(Ordering::Relaxed) {
+        let last = t.last_pair.get();
+        if (last == 0 || event.time_ns.wrapping_sub(last) as i64 > t.pair_interval.get() as i64)
+            && let Some((ticks, ns)) = clock_pair()
+        {
+            used += unsafe { encode_clock(t, chunk.add(CHUNK_HEADER_BYTES + used), ticks, ns) };
+            t.last_pair.set(ticks);
+            t.pair_interval
+                .set((t.pair_interval.get() * 2).min(PAIR_INTERVAL_MAX));
+        }
+    }
     let n = unsafe { encode_event(t, chunk.add(CHUNK_HEADER_BYTES + used), event) };
     t.used.set(used + n);
     // Committed only now: a reader (or a crash) never sees half a record.
@@ -933,17 +1037,34 @@ unsafe fn open_output(fork_seq: u64) -> bool {
     };
     header[20..24].copy_from_slice(&depth.to_le_bytes());
     header[24..32].copy_from_slice(&fork_seq.to_le_bytes());
-    header[32..40].copy_from_slice(&now_ns().to_le_bytes());
+    // The start time, and in TSC mode the ticks read with it (the first clock pair).
+    let tsc_mode = CLOCK_TSC.load(Ordering::Relaxed);
+    let (start_ticks, start_ns) = if tsc_mode {
+        (0..8)
+            .find_map(|_| clock_pair())
+            .unwrap_or_else(|| (rdtsc(), now_ns()))
+    } else {
+        (0, now_ns())
+    };
+    header[32..40].copy_from_slice(&start_ns.to_le_bytes());
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
     header[40..48].copy_from_slice(&page.to_le_bytes());
+    let clock = if tsc_mode {
+        CLOCK_KIND_TSC
+    } else {
+        CLOCK_KIND_NS
+    };
+    header[52..56].copy_from_slice(&clock.to_le_bytes());
+    header[56..64].copy_from_slice(&start_ticks.to_le_bytes());
     let exe_len = exe.len().min(1024);
     header[48..50].copy_from_slice(&(exe_len as u16).to_le_bytes());
     let mut cmdline = [0u8; FILE_HEADER_BYTES];
-    let room = FILE_HEADER_BYTES - 52 - exe_len;
+    let room = FILE_HEADER_BYTES - HEADER_STRINGS - exe_len;
     let cmd_len = unsafe { read_small_file(c"/proc/self/cmdline", &mut cmdline[..room]) };
     header[50..52].copy_from_slice(&(cmd_len as u16).to_le_bytes());
-    header[52..52 + exe_len].copy_from_slice(&exe[..exe_len]);
-    header[52 + exe_len..52 + exe_len + cmd_len].copy_from_slice(&cmdline[..cmd_len]);
+    header[HEADER_STRINGS..HEADER_STRINGS + exe_len].copy_from_slice(&exe[..exe_len]);
+    header[HEADER_STRINGS + exe_len..HEADER_STRINGS + exe_len + cmd_len]
+        .copy_from_slice(&cmdline[..cmd_len]);
     let mut written = 0;
     while written < header.len() {
         let n = unsafe {
@@ -993,6 +1114,7 @@ unsafe fn start() {
     }
     STACK_TABLE.store(table as usize, Ordering::Release);
     unsafe { find_own_text() };
+    CLOCK_TSC.store(unsafe { tsc_usable() }, Ordering::Relaxed);
     if !NO_STACKS.load(Ordering::Relaxed) {
         unsafe { load_libunwind() };
     }
@@ -1092,7 +1214,7 @@ unsafe fn record_alloc(
 ) {
     let e = Event {
         seq: SEQ.fetch_add(1, Ordering::AcqRel),
-        time_ns: now_ns(),
+        time_ns: now(),
         address: p as u64,
         size: size as u64,
         usable: if kind == KIND_MMAP {
@@ -1112,7 +1234,7 @@ unsafe fn record_alloc(
 fn free_event(kind: u8, function: u8, p: *mut c_void, size: usize) -> Event {
     Event {
         seq: SEQ.fetch_add(1, Ordering::AcqRel),
-        time_ns: now_ns(),
+        time_ns: now(),
         address: p as u64,
         size: size as u64,
         usable: 0,
