@@ -400,8 +400,9 @@ pub struct HeapRenderArgs {
     /// Timeline: number of time points side by side (evenly spaced).
     #[arg(long, default_value_t = 4)]
     pub points: usize,
-    /// Timeline: these time points instead (comma-separated, in the input's time unit: ns or
-    /// events for traces, massif's time unit); each goes to the nearest time point.
+    /// Timeline: these times instead (comma-separated, in the input's time unit: ns or events
+    /// for traces, massif's time unit). Traces show the exact state at each time; massif the
+    /// detailed snapshot at or before it (massif has no tree in between).
     #[arg(long, value_delimiter = ',')]
     pub times: Vec<u64>,
 }
