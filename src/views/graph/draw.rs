@@ -90,7 +90,12 @@ fn graph_shapes(
             color[3] = 50;
         }
         let width = if route.cut { 0.8 } else { 1.3 };
-        for pair in route.points.windows(2) {
+        // A cut edge is two stubs (points 0-1 and 2-3), not one line; self-loops are whole.
+        let stubs = route.cut && route.from != route.to && route.points.len() == 4;
+        for (k, pair) in route.points.windows(2).enumerate() {
+            if stubs && k == 1 {
+                continue;
+            }
             out.push(Shape::new(
                 Geometry::Segment {
                     a: [pair[0][0] as f32, pair[0][1] as f32],
@@ -100,15 +105,29 @@ fn graph_shapes(
                 color,
             ));
         }
-        // Arrowhead: a small disc at the head end reads at every zoom without orientation math.
-        if let Some(last) = route.points.last() {
-            out.push(Shape::new(
-                Geometry::PixelDisc {
-                    center: [last[0] as f32, last[1] as f32],
-                    radius_px: 2.6,
-                },
-                color,
-            ));
+        // Arrowhead: a chevron along the last segment, in world units so that it scales with
+        // the boxes (cut edges get one on the target stub).
+        if let [.., a, b] = route.points.as_slice() {
+            let (dx, dy) = ((b[0] - a[0]) as f32, (b[1] - a[1]) as f32);
+            let len = (dx * dx + dy * dy).sqrt();
+            if len > 1e-3 {
+                let (ux, uy) = (dx / len, dy / len);
+                let tip = [b[0] as f32, b[1] as f32];
+                let (back, side) = (7.0_f32.min(len), 3.5_f32);
+                for sign in [-1.0_f32, 1.0] {
+                    out.push(Shape::new(
+                        Geometry::Segment {
+                            a: [
+                                tip[0] - ux * back - uy * side * sign,
+                                tip[1] - uy * back + ux * side * sign,
+                            ],
+                            b: tip,
+                            width_px: width + 0.2,
+                        },
+                        color,
+                    ));
+                }
+            }
         }
     }
     for (i, node) in layout.nodes.iter().enumerate() {
