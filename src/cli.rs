@@ -364,6 +364,9 @@ pub struct CycleRenderArgs {
     /// Colours of records: line, function, file, time or address.
     #[arg(long, value_enum, default_value = "line")]
     pub cycle_color: CycleColorArg,
+    /// Spiral and circular views: draw isocontours of the density of the drawn points.
+    #[arg(long)]
+    pub contours: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

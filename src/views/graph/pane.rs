@@ -747,6 +747,10 @@ mod tests {
         assert_eq!(name(3), Some("inner"));
         assert_eq!(name(4), None);
         assert_eq!(name(5), None);
-        assert_eq!(doc.snapshots()[3].name, "3", "same order as Document::snapshots");
+        assert_eq!(
+            doc.snapshots()[3].name,
+            "3",
+            "same order as Document::snapshots"
+        );
     }
 }
