@@ -293,6 +293,8 @@ pub struct RenderArgs {
     pub heap: HeapRenderArgs,
     #[command(flatten)]
     pub cycles: CycleRenderArgs,
+    #[command(flatten)]
+    pub graph: GraphRenderArgs,
     /// Graph view: a shipped filter profile (hotspot, llvm-cfg) or a profile TOML file.
     #[arg(long)]
     pub profile: Option<String>,
@@ -362,6 +364,9 @@ pub struct CycleRenderArgs {
     /// Colours of records: line, function, file, time or address.
     #[arg(long, value_enum, default_value = "line")]
     pub cycle_color: CycleColorArg,
+    /// Spiral and circular views: draw isocontours of the density of the drawn points.
+    #[arg(long)]
+    pub contours: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -371,6 +376,36 @@ pub enum CycleColorArg {
     File,
     Time,
     Address,
+}
+
+/// Graph-view options of `render` beyond `--snapshot`, `--profile` and `--diff-from`.
+#[derive(Debug, Args)]
+pub struct GraphRenderArgs {
+    /// Graph view: snapshot B coloured by its differences from snapshot A (`A..B`, indices
+    /// from 0; B may be below A).
+    #[arg(long, value_name = "A..B", value_parser = parse_snapshot_pair, conflicts_with_all = ["diff_from", "snapshot"])]
+    pub diff: Option<(usize, usize)>,
+    /// Graph view, with a difference: only the changed nodes (and the ends of changed edges).
+    #[arg(long)]
+    pub changes_only: bool,
+    /// Graph view: lay out the blocks (CFG basic blocks, DOT clusters) as boxes.
+    #[arg(long)]
+    pub blocks: bool,
+    /// Graph view: outline the nodes matching `[property=]regex`; with --zoom, centre on the
+    /// first.
+    #[arg(long, value_name = "[PROPERTY=]REGEX")]
+    pub search: Option<String>,
+    /// Graph view: show only the nodes matching `[property=]regex` fully, their neighbours
+    /// semi-transparent, nothing else (IGV's extraction).
+    #[arg(long, value_name = "[PROPERTY=]REGEX")]
+    pub focus: Option<String>,
+    /// Graph view: magnification over the fitted picture (about the centre, or the first
+    /// --search match).
+    #[arg(long, default_value_t = 1.0)]
+    pub zoom: f32,
+    /// Graph view: draw the satellite (overview) inset with the visible part framed.
+    #[arg(long)]
+    pub satellite: bool,
 }
 
 /// Heap-tree options of `render` (sunburst, icicle, timeline), as for `heaptree`.
@@ -400,8 +435,9 @@ pub struct HeapRenderArgs {
     /// Timeline: number of time points side by side (evenly spaced).
     #[arg(long, default_value_t = 4)]
     pub points: usize,
-    /// Timeline: these time points instead (comma-separated, in the input's time unit: ns or
-    /// events for traces, massif's time unit); each goes to the nearest time point.
+    /// Timeline: these times instead (comma-separated, in the input's time unit: ns or events
+    /// for traces, massif's time unit). Traces show the exact state at each time; massif the
+    /// detailed snapshot at or before it (massif has no tree in between).
     #[arg(long, value_delimiter = ',')]
     pub times: Vec<u64>,
 }
@@ -506,6 +542,22 @@ fn parse_u64_range(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = (parse_u64(a)?, parse_u64(b)?);
     if a >= b {
         return Err(format!("{s:?}: START must be below END"));
+    }
+    Ok((a, b))
+}
+
+fn parse_snapshot_pair(s: &str) -> Result<(usize, usize), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s:?}: expected A..B (two snapshot indices)"))?;
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|e| format!("{s:?}: {t:?}: {e}"))
+    };
+    let (a, b) = (parse(a)?, parse(b)?);
+    if a == b {
+        return Err(format!("{s:?}: the two snapshots must differ"));
     }
     Ok((a, b))
 }

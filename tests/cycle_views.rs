@@ -153,3 +153,16 @@ fn parameterizations_out_of_range_are_clear_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--param") && err.contains("99"), "{err}");
 }
+
+#[test]
+fn circular_isocontour_summary_golden() {
+    let plain = render("circular_plain", &["--view", "circular"]);
+    let contoured = render("circular_contours", &["--view", "circular", "--contours"]);
+    // The contours only add light lines around the crowded stretches of the circle.
+    let changed = (0..plain.height)
+        .flat_map(|y| (0..plain.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| plain.pixel(x, y) != contoured.pixel(x, y))
+        .count();
+    assert!(changed > 200, "contours drawn: {changed} pixels changed");
+    check("cycles_circular_contours", &contoured);
+}

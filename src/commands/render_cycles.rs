@@ -122,7 +122,6 @@ pub fn render(
                 draw::polar_instances(&analysis, layout, args.param, to, &colors);
             let target = OffscreenTarget::new(ctx, width, height)?;
             let legend_pic = draw::legend(&legend, full, legend_title(by));
-            let shapes: Vec<_> = legend_pic.shapes.iter().map(|s| s.gpu()).collect();
             target.clear(ctx, BACKGROUND);
             let mut pipelines = PolarMorphPipelines::new(&ctx.device)?;
             let mut data = PolarMorphData::new(&ctx.device, &pipelines, &points, &arcs)?;
@@ -130,6 +129,26 @@ pub fn render(
             morph_view.t = crate::views::heap_tree::draw::ease(args.t);
             morph_view.point_radius_px = point_radius(points.len());
             morph_view.arc_subdivisions = PolarMorphView::arc_pieces_for(points.len());
+            let mut overlay = Vec::new();
+            if args.contours {
+                use memscape_render::polar_morph::cpu_reference::{angle_at, polar_px};
+                let positions: Vec<[f32; 2]> = points
+                    .iter()
+                    .map(|p| {
+                        polar_px(
+                            &morph_view,
+                            p.r,
+                            angle_at(p.theta_a, p.theta_b, morph_view.t),
+                        )
+                    })
+                    .collect();
+                overlay = crate::views::cycles::contours::contour_shapes(
+                    &positions,
+                    [width as f32, height as f32],
+                );
+            }
+            overlay.extend(legend_pic.shapes.iter().cloned());
+            let shapes: Vec<_> = overlay.iter().map(|s| s.gpu()).collect();
             draw_into(ctx, &mut pipelines, &mut data, &morph_view, &target, None);
             let mut shape_pipelines = memscape_render::shapes::ShapesPipelines::new(&ctx.device)?;
             memscape_render::shapes::draw_into(

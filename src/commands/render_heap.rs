@@ -1,7 +1,7 @@
 //! `memscape render --view sunburst|icicle|timeline`.
 
 use anyhow::Context as _;
-use memscape_heap::{GroupKey, HeapTimeline, Metric, SizesSource, icicle, sunburst};
+use memscape_heap::{GroupKey, HeapTimeline, Metric, SizesSource, TimePoint, icicle, sunburst};
 use memscape_render::{GpuContext, RgbaImage};
 
 use crate::cli::{HeapRenderArgs, ViewKindArg};
@@ -38,39 +38,12 @@ pub fn render(
     let rect = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(width as f32, height as f32));
     let picture = match view {
         ViewKindArg::Timeline => {
-            let picks: Vec<usize> = if args.times.is_empty() {
-                let n = args.points.clamp(1, 16).min(timeline.points.len());
-                (0..n)
-                    .map(|i| {
-                        if n == 1 {
-                            timeline.points.len() - 1
-                        } else {
-                            i * (timeline.points.len() - 1) / (n - 1)
-                        }
-                    })
-                    .collect()
-            } else {
-                anyhow::ensure!(args.times.len() <= 16, "--times: at most 16 time points");
-                // Each time goes to the nearest time point of the timeline (120 for traces,
-                // the detailed snapshots for massif).
-                args.times
-                    .iter()
-                    .map(|&t| {
-                        timeline
-                            .points
-                            .iter()
-                            .enumerate()
-                            .min_by_key(|(_, p)| p.time.abs_diff(t))
-                            .map_or(0, |(i, _)| i)
-                    })
-                    .collect()
-            };
-            let n = picks.len().max(1);
+            let cells = timeline_cells(&timeline, sizes.as_mut(), args)?;
+            let n = cells.len().max(1);
             let mut pic = Picture::default();
             let cell_w = width as f32 / n as f32;
-            for (i, &p) in picks.iter().enumerate() {
-                let s = sizes.sizes_at_point(p).context("time point out of range")?;
-                let tree = model::tree(&timeline, &s, root, args.depth);
+            for (i, (point, s)) in cells.iter().enumerate() {
+                let tree = model::tree(&timeline, s, root, args.depth, None);
                 let layout = sunburst(&tree, timeline.metric, args.depth);
                 let cell = egui::Rect::from_min_size(
                     egui::pos2(i as f32 * cell_w, 0.0),
@@ -84,7 +57,6 @@ pub fn render(
                     &timeline.order,
                     None,
                 ));
-                let point = &timeline.points[p];
                 pic.labels.push(Label::new(
                     egui::pos2(cell.center().x, height as f32 - 18.0),
                     format!(
@@ -101,7 +73,7 @@ pub fn render(
         }
         _ => {
             let s = sizes_for_selection(dataset, &timeline, sizes.as_mut(), args)?;
-            let tree = model::tree(&timeline, &s, root, args.depth);
+            let tree = model::tree(&timeline, &s, root, args.depth, None);
             if view == ViewKindArg::Icicle {
                 let layout = icicle(&tree, timeline.metric, args.depth);
                 draw::icicle(&layout, None, 1.0, rect.shrink(4.0), &timeline.order, None)
@@ -164,30 +136,121 @@ fn sizes_for_selection(
                 .sizes_at_point(point)
                 .context("time point out of range")
         }
-        DatasetContent::AllocTrace(t) => {
+        DatasetContent::AllocTrace(_) => {
             anyhow::ensure!(
                 args.snapshot.is_none(),
                 "--snapshot applies to massif files; use --at TIME or --peak for allocation traces"
             );
-            // A fresh index for an arbitrary event count.
-            let mut heap = memscape_heap::TraceHeap::new(&t.trace, &timeline_keys(args)?);
-            let applied = if args.peak {
-                heap.peak_point()
+            let events = if args.peak {
+                sizes.peak_events()
             } else if let Some(at) = args.at {
-                if t.trace.meta.has_wall_time {
-                    heap.events_at_time(at)
-                } else {
-                    at.min(heap.events())
-                }
+                sizes.events_at_time(at)
             } else {
-                heap.events()
+                sizes.events_at_time(u64::MAX)
             };
-            Ok(heap.sizes_at(applied))
+            events
+                .and_then(|e| sizes.sizes_at_events(e))
+                .map(|(_, s)| s)
+                .context("the trace's sizes source has no events")
         }
         _ => anyhow::bail!("{}: not a heap input", dataset.name),
     }
 }
 
-fn timeline_keys(args: &HeapRenderArgs) -> anyhow::Result<Vec<GroupKey>> {
-    GroupKey::parse_list(&args.group).map_err(|e| anyhow::anyhow!("--group: {e}"))
+/// The small multiples of `--view timeline`: `--points` evenly spread slider points, or the
+/// exact states at `--times` (traces: the events up to each time; massif: the detailed
+/// snapshot at or before each time, as massif has no tree in between).
+fn timeline_cells(
+    timeline: &HeapTimeline,
+    sizes: &mut dyn SizesSource,
+    args: &HeapRenderArgs,
+) -> anyhow::Result<Vec<(TimePoint, memscape_heap::Sizes)>> {
+    let count = timeline.points.len();
+    anyhow::ensure!(count > 0, "the input has no time points");
+    if args.times.is_empty() {
+        let n = args.points.clamp(1, 16).min(count);
+        return (0..n)
+            .map(|i| {
+                if n == 1 {
+                    count - 1
+                } else {
+                    i * (count - 1) / (n - 1)
+                }
+            })
+            .map(|p| {
+                let s = sizes.sizes_at_point(p).context("time point out of range")?;
+                Ok((timeline.points[p].clone(), s))
+            })
+            .collect();
+    }
+    anyhow::ensure!(args.times.len() <= 16, "--times: at most 16 time points");
+    args.times
+        .iter()
+        .map(|&t| {
+            if let Some(events) = sizes.events_at_time(t) {
+                return sizes
+                    .sizes_at_events(events)
+                    .with_context(|| format!("--times {t}: no state at that time"));
+            }
+            let p = timeline
+                .points
+                .iter()
+                .rposition(|p| p.time <= t)
+                .unwrap_or(0);
+            let s = sizes.sizes_at_point(p).context("time point out of range")?;
+            Ok((timeline.points[p].clone(), s))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        heap: HeapRenderArgs,
+    }
+
+    fn args(list: &[&str]) -> HeapRenderArgs {
+        Wrapper::parse_from(std::iter::once("test").chain(list.iter().copied())).heap
+    }
+
+    #[test]
+    fn timeline_times_between_points_show_the_exact_state() {
+        let dataset = crate::commands::render::load_for_render(std::path::Path::new("demo"))
+            .expect("embedded demo");
+        let DatasetContent::AllocTrace(t) = &dataset.content else {
+            panic!("the demo is a trace");
+        };
+        let settings = HeapSettings {
+            keys: vec![GroupKey::Site],
+            metric: Metric::Bytes,
+            points: 120,
+        };
+        let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
+        // Halfway between two slider points: no point sits there.
+        let (a, b) = (&timeline.points[40], &timeline.points[41]);
+        let mid = a.time + (b.time - a.time) / 2;
+        let cells = timeline_cells(
+            &timeline,
+            sizes.as_mut(),
+            &args(&["--times", &format!("{},{}", a.time, mid)]),
+        )
+        .unwrap();
+        assert_eq!(cells.len(), 2);
+        let mut fresh = memscape_heap::TraceHeap::new(&t.trace, &[GroupKey::Site]);
+        let events = fresh.events_at_time(mid);
+        assert!(
+            events > a.index && events < b.index,
+            "mid lies between points"
+        );
+        assert_eq!(cells[1].0.index, events);
+        assert_eq!(cells[1].1, fresh.sizes_at(events));
+        assert_eq!(cells[1].0.total_bytes, cells[1].1.bytes(0));
+        // A time on a point gives that point.
+        assert_eq!(cells[0].0.index, a.index);
+    }
 }

@@ -15,6 +15,7 @@ pub mod filter;
 pub mod igv;
 pub mod layout;
 pub mod model;
+pub mod navigate;
 pub mod report;
 
 pub use model::{Block, Document, Edge, Graph, Group, Method, Node, Properties};
@@ -39,6 +40,9 @@ pub enum GraphError {
     Invalid { file: String, message: String },
     #[error("filter profile {profile}: {message}")]
     Profile { profile: String, message: String },
+    /// A node search that is not a valid `[property=]regex`.
+    #[error("search {query:?}: {message}")]
+    Search { query: String, message: String },
 }
 
 /// An imported document with the recoverable problems met on the way.

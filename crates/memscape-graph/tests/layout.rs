@@ -179,3 +179,99 @@ fn crossing_counter_reads_known_graphviz_drawings() {
     // Invisible flat edges are within one layer and ignored by the counter.
     assert_eq!(c, expected);
 }
+
+/// Blocks as boxes: every node inside its innermost block's box, sibling boxes apart, one route
+/// per edge, edges between blocks from the bottom of their source to the top of their target.
+#[test]
+fn clustered_layout_keeps_blocks_together() {
+    use memscape_graph::layout::layout_graph_clustered;
+    let text = r#"digraph cfg {
+        subgraph cluster_entry { label="entry"; a; b; a -> b; }
+        subgraph cluster_loop { label="loop";
+            c; d; e; c -> d; d -> e; e -> c;
+            subgraph cluster_body { label="body"; f; g; f -> g; }
+            d -> f; g -> e;
+        }
+        subgraph cluster_exit { label="exit"; h; }
+        loose;
+        b -> c; e -> h; a -> h; h -> loose; loose -> loose;
+    }"#;
+    let mut warnings = Warnings::default();
+    let graph = parse_dot(text.as_bytes(), "clusters.dot", &mut warnings)
+        .unwrap()
+        .into_iter()
+        .next()
+        .unwrap();
+    assert_eq!(graph.blocks.len(), 4);
+    let (layout, boxes) = layout_graph_clustered(&graph, &LayoutOptions::default(), &mut |_| {});
+    assert_eq!(layout.nodes.len(), graph.nodes.len());
+    assert_eq!(layout.edges.len(), graph.edges.len());
+    let idx = |id: &str| graph.node_index(id).unwrap();
+    let block = |name: &str| graph.blocks.iter().position(|b| b.name == name).unwrap();
+    // Innermost blocks get boxes: entry, loop (c, d, e), body (f, g), exit.
+    assert_eq!(boxes.len(), 4);
+    let box_of = |b: usize| boxes.iter().find(|c| c.block == b).copied().unwrap();
+    for (name, members) in [
+        ("cluster_entry", &["a", "b"][..]),
+        ("cluster_loop", &["c", "d", "e"][..]),
+        ("cluster_body", &["f", "g"][..]),
+        ("cluster_exit", &["h"][..]),
+    ] {
+        let c = box_of(block(name));
+        for m in members {
+            let n = layout.nodes[idx(m)];
+            assert!(
+                n.x >= c.x - 1e-6
+                    && n.y >= c.y - 1e-6
+                    && n.x + n.w <= c.x + c.w + 1e-6
+                    && n.y + n.h <= c.y + c.h + 1e-6,
+                "{m} {n:?} outside {name} {c:?}"
+            );
+        }
+    }
+    // Boxes never overlap each other, nor nodes outside them.
+    for (i, p) in boxes.iter().enumerate() {
+        for q in &boxes[i + 1..] {
+            let apart = p.x + p.w <= q.x + 1e-6
+                || q.x + q.w <= p.x + 1e-6
+                || p.y + p.h <= q.y + 1e-6
+                || q.y + q.h <= p.y + 1e-6;
+            assert!(apart, "{p:?} overlaps {q:?}");
+        }
+    }
+    let loose = layout.nodes[idx("loose")];
+    for c in &boxes {
+        assert!(
+            loose.x + loose.w <= c.x
+                || c.x + c.w <= loose.x
+                || loose.y + loose.h <= c.y
+                || c.y + c.h <= loose.y,
+            "the node in no block lies inside {c:?}"
+        );
+    }
+    // b -> c crosses blocks: it leaves the bottom of b and enters the top of c.
+    let e = graph
+        .edges
+        .iter()
+        .position(|e| e.from == idx("b") && e.to == idx("c"))
+        .unwrap();
+    let route = &layout.edges[e];
+    let (nb, nc) = (layout.nodes[idx("b")], layout.nodes[idx("c")]);
+    assert_eq!(route.points.first().unwrap()[1], nb.y + nb.h);
+    assert_eq!(route.points.last().unwrap()[1], nc.y);
+    // The entry block sits above the loop, the loop above the exit.
+    let (be, bl, bx) = (
+        box_of(block("cluster_entry")),
+        box_of(block("cluster_loop")),
+        box_of(block("cluster_exit")),
+    );
+    assert!(be.y + be.h <= bl.y && bl.y + bl.h <= bx.y);
+    // A graph without blocks lays out exactly as before.
+    let plain = example();
+    let (same, none) = layout_graph_clustered(&plain, &LayoutOptions::default(), &mut |_| {});
+    assert!(none.is_empty());
+    assert_eq!(
+        same,
+        layout_graph(&plain, &LayoutOptions::default(), None, &mut |_| {})
+    );
+}

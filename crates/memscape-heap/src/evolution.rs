@@ -55,6 +55,23 @@ pub trait SizesSource: Send {
     fn group_of_block(&self, _block: u32) -> Option<u32> {
         None
     }
+
+    /// Events applied at `time` (in the timeline's unit), for inputs made of events (traces);
+    /// None for massif, whose trees exist only at its detailed snapshots.
+    fn events_at_time(&self, _time: u64) -> Option<u64> {
+        None
+    }
+
+    /// Events applied right after the heap peak (traces).
+    fn peak_events(&self) -> Option<u64> {
+        None
+    }
+
+    /// The exact state after `events` events, off the slider's points (a time chosen in the
+    /// allocation map, `--at`, `--times`): its time point and sizes. Traces only.
+    fn sizes_at_events(&mut self, _events: u64) -> Option<(TimePoint, Sizes)> {
+        None
+    }
 }
 
 /// Massif: the detailed snapshots.
@@ -93,6 +110,34 @@ impl SizesSource for TraceSizes<'_> {
 
     fn group_of_block(&self, block: u32) -> Option<u32> {
         self.heap.block_group(block as usize)
+    }
+
+    fn events_at_time(&self, time: u64) -> Option<u64> {
+        Some(if self.heap.trace().meta.has_wall_time {
+            self.heap.events_at_time(time)
+        } else {
+            time.min(self.heap.events())
+        })
+    }
+
+    fn peak_events(&self) -> Option<u64> {
+        Some(self.heap.peak_point())
+    }
+
+    fn sizes_at_events(&mut self, events: u64) -> Option<(TimePoint, Sizes)> {
+        let events = events.min(self.heap.events());
+        let sizes = self.heap.sizes_at(events);
+        let time = if self.heap.trace().meta.has_wall_time {
+            self.heap.time_of(events)
+        } else {
+            events
+        };
+        let point = TimePoint {
+            time,
+            total_bytes: sizes.bytes(0),
+            index: events,
+        };
+        Some((point, sizes))
     }
 }
 
@@ -226,6 +271,24 @@ pub fn trace_timeline<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exact_sizes_between_points_match_a_fresh_index() {
+        let trace = crate::synthetic::synthetic_trace(4000);
+        let (timeline, mut source) = trace_timeline(&trace, &[GroupKey::Site], Metric::Bytes, 8);
+        let mut fresh = TraceHeap::new(&trace, &[GroupKey::Site]);
+        // Event counts between the slider's points, in any order.
+        for events in [1234u64, 17, 3999, 2500, 0] {
+            let (point, sizes) = source.sizes_at_events(events).unwrap();
+            assert_eq!(point.index, events);
+            assert_eq!(sizes, fresh.sizes_at(events));
+            assert_eq!(point.total_bytes, sizes.bytes(0));
+        }
+        let t = timeline.points[3].time + 1;
+        let e = source.events_at_time(t).unwrap();
+        assert!(e >= timeline.points[3].index);
+        assert_eq!(source.peak_events(), Some(fresh.peak_point()));
+    }
 
     #[test]
     fn trace_timeline_points_match_direct_sizes() {

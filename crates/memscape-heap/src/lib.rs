@@ -41,4 +41,4 @@ pub use report::{
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
 pub use trace_tree::{GroupKey, TraceHeap};
 pub use trie::{GroupTrie, Sizes};
-pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view};
+pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view, build_view_keeping};

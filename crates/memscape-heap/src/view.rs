@@ -165,7 +165,22 @@ pub fn build_view(
     root: u32,
     options: &PruneOptions,
 ) -> HeapNode {
-    build_node(trie, sizes, order, root, options, 0)
+    build_view_keeping(trie, sizes, order, root, options, None)
+}
+
+/// [`build_view`], but `keep` (a group the user picked, e.g. in the allocation map) and its
+/// ancestors stay their own nodes even where pruning would merge them into "Other": a picked
+/// group must be visible, however small.
+pub fn build_view_keeping(
+    trie: &GroupTrie,
+    sizes: &Sizes,
+    order: &StableOrder,
+    root: u32,
+    options: &PruneOptions,
+    keep: Option<u32>,
+) -> HeapNode {
+    let keep_path = keep.map(|k| trie.path_to_root(k)).unwrap_or_default();
+    build_node(trie, sizes, order, root, options, 0, &keep_path)
 }
 
 fn build_node(
@@ -175,6 +190,7 @@ fn build_node(
     node: u32,
     options: &PruneOptions,
     level: usize,
+    keep_path: &[u32],
 ) -> HeapNode {
     let mut out = HeapNode {
         name: trie.name(node).to_owned(),
@@ -192,11 +208,15 @@ fn build_node(
         .iter()
         .map(|&c| (c, options.metric.of(sizes, c)))
         .collect();
-    let (mut kept, merged) = prune_children(&values, options.metric.of(sizes, node), options);
+    let (mut kept, mut merged) = prune_children(&values, options.metric.of(sizes, node), options);
+    // At most one child lies on the kept path (it is a path); rescue it from "Other".
+    if let Some(i) = merged.iter().position(|c| keep_path.contains(c)) {
+        kept.push(merged.remove(i));
+    }
     kept.sort_by_key(|&c| (order.rank(c), c));
     out.children = kept
         .into_iter()
-        .map(|c| build_node(trie, sizes, order, c, options, level + 1))
+        .map(|c| build_node(trie, sizes, order, c, options, level + 1, keep_path))
         .collect();
     if !merged.is_empty() {
         out.children.push(HeapNode {
@@ -256,6 +276,23 @@ mod tests {
         assert_eq!((other.bytes, other.objects), (8, 2));
         assert_eq!(other.merged_from, Some((0, 2)));
         assert_eq!(view.bytes, 100);
+    }
+
+    #[test]
+    fn a_kept_group_is_never_merged_into_other() {
+        // c4 (3 bytes) is merged by the default pruning; keeping it makes it its own node and
+        // leaves only c0 in Other.
+        let (trie, s) = crafted(&[5, 30, 12, 50, 3]);
+        let order = StableOrder::new(&trie, &s, None, Metric::Bytes);
+        let plain = build_view(&trie, &s, &order, 0, &PruneOptions::default());
+        assert!(!names(&plain).contains(&"c4"));
+        let c4 = trie.children(0)[4];
+        let kept = build_view_keeping(&trie, &s, &order, 0, &PruneOptions::default(), Some(c4));
+        assert_eq!(names(&kept), ["c3", "c1", "c2", "c4", "Other"]);
+        let other = kept.children.last().unwrap();
+        assert_eq!((other.bytes, other.merged_from), (5, Some((0, 1))));
+        // The sizes still add up to the parent.
+        assert_eq!(kept.children.iter().map(|c| c.bytes).sum::<u64>(), 100);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use memscape_render::polar_morph::{
     PolarArcGpu, PolarMorphData, PolarMorphPipelines, PolarMorphView, PolarPointGpu, cpu_reference,
 };
 
+use super::contours;
 use super::draw::{self, BACKGROUND, ColorBy, Layout};
 use super::model::{self, CycleAnalysis};
 use crate::data::{Dataset, DatasetContent};
@@ -212,9 +213,20 @@ pub struct CyclesPane {
     playing: f32,
     last_frame: Instant,
     /// Inputs of the uploaded instances, to notice when they must be rebuilt.
-    built_for: Option<(usize, Mode, usize, usize, ColorBy, Option<usize>)>,
-    /// The clicked record and the records on its source line (the selection).
+    built_for: Option<(usize, Mode, usize, usize, ColorBy, u64)>,
+    /// The selection: an anchor record (the clicked one, or the first lassoed) and a mask of
+    /// the selected records (the clicked record's source line, or the lassoed records).
     selection: Option<(usize, Vec<bool>)>,
+    /// Bumped whenever `selection` changes.
+    selection_version: u64,
+    /// The lasso being drawn (pane points).
+    lasso: Vec<Pos2>,
+    /// Draw the isocontour summary of the point density over the spiral/circular view.
+    contours: bool,
+    contour_version: u64,
+    contour_shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
+    /// (instances version, eased t bits, pane size bits) of `contour_shapes`.
+    contours_for: Option<(u64, u32, [u32; 2])>,
     /// Scroll the source pane to the selected line on the next frame (once per click).
     scroll_source: bool,
     version: u64,
@@ -246,6 +258,12 @@ impl CyclesPane {
             last_frame: Instant::now(),
             built_for: None,
             selection: None,
+            selection_version: 0,
+            lasso: Vec::new(),
+            contours: false,
+            contour_version: 0,
+            contour_shapes: Arc::new(Vec::new()),
+            contours_for: None,
             scroll_source: false,
             version: 0,
             points: Arc::new(Vec::new()),
@@ -444,6 +462,11 @@ impl CyclesPane {
                 self.t = t;
                 self.playing = 0.0;
             }
+            if matches!(self.mode, Mode::Spiral | Mode::Circular) {
+                ui.checkbox(&mut self.contours, "density contours")
+                    .on_hover_text("isocontours of the density of the drawn points");
+                ui.weak("drag: lasso select · click: a source line");
+            }
         });
     }
 }
@@ -512,19 +535,19 @@ impl View for CyclesPane {
         }
         if let Some((record, mask)) = &self.selection {
             let record = *record;
-            let selected = mask.iter().filter(|m| **m).count();
             let mut clear = false;
             let scroll = std::mem::take(&mut self.scroll_source);
             egui::Panel::right(("cycle-source", self.key))
                 .default_size(360.0)
                 .show(ui, |ui| {
-                    clear = source_pane(ui, analysis, record, selected, scroll);
+                    clear = source_pane(ui, analysis, record, mask, scroll);
                 });
             if clear {
                 self.selection = None;
+                self.selection_version += 1;
             }
         }
-        let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
+        let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
         ui.painter().rect_filled(
             rect,
             0.0,
@@ -613,7 +636,7 @@ impl View for CyclesPane {
                     self.from,
                     self.to,
                     self.color_by,
-                    self.selection.as_ref().map(|(r, _)| *r),
+                    self.selection_version,
                 );
                 if self.built_for != Some(inputs) {
                     let (mut colors, legend) = draw::record_colors(analysis, self.color_by);
@@ -650,6 +673,40 @@ impl View for CyclesPane {
                         },
                     ));
                     self.drawn = true;
+                }
+                if self.contours {
+                    let key = (
+                        self.version,
+                        view.t.to_bits(),
+                        [rect.width().to_bits(), rect.height().to_bits()],
+                    );
+                    if self.contours_for != Some(key) {
+                        let positions: Vec<[f32; 2]> = self
+                            .points
+                            .iter()
+                            .map(|pt| {
+                                let theta = cpu_reference::angle_at(pt.theta_a, pt.theta_b, view.t);
+                                cpu_reference::polar_px(&view, pt.r, theta)
+                            })
+                            .collect();
+                        let shapes =
+                            contours::contour_shapes(&positions, [rect.width(), rect.height()]);
+                        self.contour_shapes = Arc::new(shapes.iter().map(|s| s.gpu()).collect());
+                        self.contour_version = self.contour_version.wrapping_add(1);
+                        self.contours_for = Some(key);
+                    }
+                    if cx.render_state.is_some() {
+                        shapes_paint::paint(
+                            ui,
+                            ShapesCallback {
+                                key: self.key ^ (1 << 61),
+                                version: self.contour_version,
+                                shapes: self.contour_shapes.clone(),
+                                view: memscape_render::shapes::ShapesView::IDENTITY,
+                                rect,
+                            },
+                        );
+                    }
                 }
                 let legend = draw::legend(
                     &self.legend,
@@ -691,7 +748,46 @@ impl View for CyclesPane {
                         Some((i, d2)) if d2 < 64.0 => Some((i, draw::same_line_mask(analysis, i))),
                         _ => None,
                     };
+                    self.selection_version += 1;
                     self.scroll_source = self.selection.is_some();
+                }
+                // Drag: a lasso; the records inside it (at the current t) become the selection.
+                if response.drag_started() {
+                    self.lasso.clear();
+                }
+                if response.dragged()
+                    && let Some(pos) = response.interact_pointer_pos()
+                {
+                    let p = pos - rect.min.to_vec2();
+                    if self.lasso.last().is_none_or(|l| l.distance(p) > 3.0) {
+                        self.lasso.push(p);
+                    }
+                }
+                if response.drag_stopped() {
+                    let poly: Vec<[f32; 2]> = self.lasso.iter().map(|p| [p.x, p.y]).collect();
+                    self.lasso.clear();
+                    if poly.len() >= 3 {
+                        let mask: Vec<bool> = self
+                            .points
+                            .iter()
+                            .map(|pt| {
+                                let theta = cpu_reference::angle_at(pt.theta_a, pt.theta_b, view.t);
+                                contours::inside(&poly, cpu_reference::polar_px(&view, pt.r, theta))
+                            })
+                            .collect();
+                        self.selection = mask.iter().position(|&m| m).map(|first| (first, mask));
+                        self.selection_version += 1;
+                        self.scroll_source = self.selection.is_some();
+                    }
+                }
+                if self.lasso.len() >= 2 {
+                    let mut pts: Vec<Pos2> =
+                        self.lasso.iter().map(|p| *p + rect.min.to_vec2()).collect();
+                    pts.push(pts[0]);
+                    ui.painter_at(rect).add(egui::Shape::line(
+                        pts,
+                        egui::Stroke::new(1.5, Color32::from_rgb(250, 220, 120)),
+                    ));
                 }
                 // Hover: the nearest record at the current t.
                 if let Some(pos) = response.hover_pos() {
@@ -733,24 +829,46 @@ impl View for CyclesPane {
     }
 }
 
-/// The source pane of a selection: the clicked record's line in its file (scrolled to, the line
-/// highlighted) when the file is readable here. Returns true when the user clears it.
+/// The source pane of a selection: how many records on which source lines, and the anchor
+/// record's file with every selected line of it highlighted (scrolled to the anchor's line),
+/// when the file is readable here. Returns true when the user clears it.
 fn source_pane(
     ui: &mut egui::Ui,
     analysis: &CycleAnalysis,
     record: usize,
-    selected: usize,
+    mask: &[bool],
     scroll: bool,
 ) -> bool {
     let mut clear = false;
-    let r = analysis.report.records.get(record);
+    let records = &analysis.report.records;
+    // Selected records per (file, line), most first.
+    let mut lines: std::collections::BTreeMap<(Option<&str>, Option<u32>), usize> =
+        std::collections::BTreeMap::new();
+    for (r, _) in records.iter().zip(mask).filter(|(_, m)| **m) {
+        *lines.entry((r.file.as_deref(), r.line)).or_default() += 1;
+    }
+    let selected: usize = lines.values().sum();
     ui.horizontal(|ui| {
-        ui.strong(format!("{selected} records selected"));
+        ui.strong(format!(
+            "{selected} records selected on {} source line(s)",
+            lines.len()
+        ));
         if ui.button("clear").clicked() {
             clear = true;
         }
     });
-    let Some(r) = r else {
+    let mut ranked: Vec<_> = lines.iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(a.1));
+    if ranked.len() > 1 {
+        for ((file, line), n) in ranked.iter().take(8) {
+            let place = match (file, line) {
+                (Some(f), Some(l)) => format!("{f}:{l}"),
+                _ => "no source line".to_owned(),
+            };
+            ui.label(format!("{n:>6}  {place}"));
+        }
+    }
+    let Some(r) = records.get(record) else {
         return clear;
     };
     let (Some(file), Some(line)) = (r.file.as_deref(), r.line) else {
@@ -764,6 +882,11 @@ fn source_pane(
         "{}  {file}:{line}",
         r.function.as_deref().unwrap_or("??")
     ));
+    let marked: std::collections::HashSet<u32> = lines
+        .keys()
+        .filter(|(f, _)| *f == Some(file))
+        .filter_map(|(_, l)| *l)
+        .collect();
     let text = std::fs::metadata(file)
         .ok()
         .filter(|m| m.len() < 8 << 20)
@@ -776,11 +899,13 @@ fn source_pane(
         for (i, l) in text.lines().enumerate() {
             let n = i as u32 + 1;
             let row = egui::RichText::new(format!("{n:>5}  {l}")).monospace();
-            let response = if n == line {
-                ui.label(
-                    row.background_color(Color32::from_rgb(90, 70, 20))
-                        .color(Color32::WHITE),
-                )
+            let response = if marked.contains(&n) {
+                let bg = if n == line {
+                    Color32::from_rgb(110, 85, 20)
+                } else {
+                    Color32::from_rgb(70, 56, 20)
+                };
+                ui.label(row.background_color(bg).color(Color32::WHITE))
             } else {
                 ui.label(row.color(Color32::from_gray(170)))
             };

@@ -8,6 +8,7 @@ use memscape_graph::filter::ViewGraph;
 use memscape_graph::layout::Layout;
 use memscape_render::shapes::{Geometry, Shape, ShapesView};
 
+use super::model::LaidOut;
 use crate::views::labels::Label;
 use crate::views::picture::Picture;
 
@@ -26,14 +27,53 @@ pub fn change_color(change: Change) -> Option<[u8; 4]> {
     }
 }
 
-/// Shapes of the graph in world units (draw with the view's `ShapesView`): edges under nodes.
-/// `node_colors`/`edge_colors` override the profile's colours (differences).
-pub fn shapes(
+/// Nodes marked by the user: hovered, selected (properties panel), search matches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Marks {
+    pub hovered: Option<usize>,
+    pub selected: Option<usize>,
+    /// Sorted node indices.
+    pub matches: Vec<usize>,
+}
+
+const MATCH_BORDER: [u8; 4] = [250, 200, 60, 255];
+const CLUSTER_FILL: [u8; 4] = [255, 255, 255, 10];
+const CLUSTER_BORDER: [u8; 4] = [110, 120, 140, 200];
+
+/// Shapes of a laid-out graph in world units (draw with the view's `ShapesView`): block boxes
+/// under edges under nodes. Difference colours override the profile's.
+pub fn shapes(laid: &LaidOut, layout: &Layout, marks: &Marks) -> Vec<Shape> {
+    let mut out: Vec<Shape> = laid
+        .clusters
+        .iter()
+        .map(|(b, _)| {
+            Shape::new(
+                Geometry::Rect {
+                    min: [b.x as f32, b.y as f32],
+                    max: [(b.x + b.w) as f32, (b.y + b.h) as f32],
+                    corner_px: 6.0,
+                },
+                CLUSTER_FILL,
+            )
+            .with_border(CLUSTER_BORDER, 1.0)
+        })
+        .collect();
+    out.extend(graph_shapes(
+        &laid.view_graph,
+        layout,
+        &laid.node_colors,
+        &laid.edge_colors,
+        marks,
+    ));
+    out
+}
+
+fn graph_shapes(
     view_graph: &ViewGraph,
     layout: &Layout,
     node_colors: &[Option<[u8; 4]>],
     edge_colors: &[Option<[u8; 4]>],
-    highlight: Option<usize>,
+    marks: &Marks,
 ) -> Vec<Shape> {
     let mut out = Vec::new();
     for (i, route) in layout.edges.iter().enumerate() {
@@ -44,11 +84,18 @@ pub fn shapes(
             .flatten()
             .or_else(|| style.and_then(|s| s.color))
             .unwrap_or(EDGE);
-        if style.is_some_and(|s| s.hidden) {
+        // Edges of semi-transparent nodes (neighbours of the shown set) fade with them.
+        let faded = |v: usize| view_graph.nodes.get(v).is_some_and(|s| s.hidden);
+        if style.is_some_and(|s| s.hidden) || faded(route.from) || faded(route.to) {
             color[3] = 50;
         }
         let width = if route.cut { 0.8 } else { 1.3 };
-        for pair in route.points.windows(2) {
+        // A cut edge is two stubs (points 0-1 and 2-3), not one line; self-loops are whole.
+        let stubs = route.cut && route.from != route.to && route.points.len() == 4;
+        for (k, pair) in route.points.windows(2).enumerate() {
+            if stubs && k == 1 {
+                continue;
+            }
             out.push(Shape::new(
                 Geometry::Segment {
                     a: [pair[0][0] as f32, pair[0][1] as f32],
@@ -58,15 +105,29 @@ pub fn shapes(
                 color,
             ));
         }
-        // Arrowhead: a small disc at the head end reads at every zoom without orientation math.
-        if let Some(last) = route.points.last() {
-            out.push(Shape::new(
-                Geometry::PixelDisc {
-                    center: [last[0] as f32, last[1] as f32],
-                    radius_px: 2.6,
-                },
-                color,
-            ));
+        // Arrowhead: a chevron along the last segment, in world units so that it scales with
+        // the boxes (cut edges get one on the target stub).
+        if let [.., a, b] = route.points.as_slice() {
+            let (dx, dy) = ((b[0] - a[0]) as f32, (b[1] - a[1]) as f32);
+            let len = (dx * dx + dy * dy).sqrt();
+            if len > 1e-3 {
+                let (ux, uy) = (dx / len, dy / len);
+                let tip = [b[0] as f32, b[1] as f32];
+                let (back, side) = (7.0_f32.min(len), 3.5_f32);
+                for sign in [-1.0_f32, 1.0] {
+                    out.push(Shape::new(
+                        Geometry::Segment {
+                            a: [
+                                tip[0] - ux * back - uy * side * sign,
+                                tip[1] - uy * back + ux * side * sign,
+                            ],
+                            b: tip,
+                            width_px: width + 0.2,
+                        },
+                        color,
+                    ));
+                }
+            }
         }
     }
     for (i, node) in layout.nodes.iter().enumerate() {
@@ -80,10 +141,12 @@ pub fn shapes(
         if style.is_some_and(|s| s.hidden) {
             fill[3] = 70;
         }
-        let border = if highlight == Some(i) {
-            [255, 255, 255, 255]
+        let (border, width) = if marks.hovered == Some(i) || marks.selected == Some(i) {
+            ([255, 255, 255, 255], 2.0)
+        } else if marks.matches.binary_search(&i).is_ok() {
+            (MATCH_BORDER, 2.5)
         } else {
-            NODE_BORDER
+            (NODE_BORDER, 1.0)
         };
         out.push(
             Shape::new(
@@ -94,7 +157,7 @@ pub fn shapes(
                 },
                 fill,
             )
-            .with_border(border, if highlight == Some(i) { 2.0 } else { 1.0 }),
+            .with_border(border, width),
         );
     }
     out
@@ -103,18 +166,33 @@ pub fn shapes(
 /// Node labels in screen points for `view` (world → points), for nodes inside `visible` (in
 /// points); none when the zoom makes text smaller than 6 points.
 pub fn labels(
-    view_graph: &ViewGraph,
+    laid: &LaidOut,
     layout: &Layout,
     view: &ShapesView,
     visible: egui::Rect,
-    node_colors: &[Option<[u8; 4]>],
 ) -> Vec<Label> {
+    let (view_graph, node_colors, clusters) = (&laid.view_graph, &laid.node_colors, &laid.clusters);
     let zoom = view.scale[0];
     let size = 11.0 * zoom;
     if size < 5.0 {
         return Vec::new();
     }
     let mut out = Vec::new();
+    for (b, title) in clusters {
+        let p = view.to_pixels([
+            (b.x + memscape_graph::layout::CLUSTER_PAD) as f32,
+            (b.y + 3.0) as f32,
+        ]);
+        if visible.contains(Pos2::new(p[0], p[1])) && !title.is_empty() {
+            out.push(Label::new(
+                Pos2::new(p[0], p[1]),
+                title.clone(),
+                (10.0 * zoom).min(14.0),
+                egui::Color32::from_gray(170),
+                Align2::LEFT_TOP,
+            ));
+        }
+    }
     for (i, node) in layout.nodes.iter().enumerate() {
         let p = view.to_pixels([node.x as f32, node.y as f32]);
         let q = view.to_pixels([(node.x + node.w) as f32, (node.y + node.h) as f32]);
@@ -137,45 +215,135 @@ pub fn labels(
             .take(((r.height() / (size * 1.3)).floor() as usize).max(1))
             .collect::<Vec<_>>()
             .join("\n");
+        let mut color = crate::views::picture::text_on(fill);
+        if view_graph.nodes.get(i).is_some_and(|s| s.hidden) {
+            color = color.gamma_multiply(0.45);
+        }
         out.push(Label::new(
             r.center(),
             text,
             size.min(16.0),
-            crate::views::picture::text_on(fill),
+            color,
             Align2::CENTER_CENTER,
         ));
     }
     out
 }
 
-/// The whole graph fitted into a `width`×`height` picture (headless).
-pub fn fitted(
-    view_graph: &ViewGraph,
-    layout: &Layout,
-    node_colors: &[Option<[u8; 4]>],
-    edge_colors: &[Option<[u8; 4]>],
-    width: f32,
-    height: f32,
-) -> (Picture, ShapesView) {
-    let view = ShapesView::fit(
+/// The whole graph fitted into a `width`×`height` area.
+pub fn fit_view(layout: &Layout, width: f32, height: f32, margin: f32) -> ShapesView {
+    ShapesView::fit(
         [0.0, 0.0],
         [layout.width.max(1.0) as f32, layout.height.max(1.0) as f32],
         width,
         height,
-        12.0,
+        margin,
         true,
-    );
-    let world = shapes(view_graph, layout, node_colors, edge_colors, None);
-    // Bake the transform into the shapes so that the picture is in points like every other.
-    let shapes = world.into_iter().map(|s| transform(s, &view)).collect();
+    )
+}
+
+/// The graph seen through `view` in a `width`×`height` picture (headless): shapes with the
+/// transform baked in, so that the picture is in points like every other.
+pub fn picture(
+    laid: &LaidOut,
+    marks: &Marks,
+    view: &ShapesView,
+    width: f32,
+    height: f32,
+) -> Picture {
+    let shapes = shapes(laid, &laid.layout, marks)
+        .into_iter()
+        .map(|s| transform(s, view))
+        .collect();
     let labels = labels(
-        view_graph,
-        layout,
-        &view,
+        laid,
+        &laid.layout,
+        view,
         egui::Rect::from_min_size(Pos2::ZERO, egui::vec2(width, height)),
-        node_colors,
     );
-    (Picture { shapes, labels }, view)
+    Picture { shapes, labels }
+}
+
+/// The satellite (overview) inset: the whole graph in `area` (points), without labels, and a
+/// red frame around what `main` (the main view, `main_size` points large) shows.
+pub fn satellite(
+    laid: &LaidOut,
+    main: &ShapesView,
+    main_size: [f32; 2],
+    area: egui::Rect,
+) -> Picture {
+    let mut picture = satellite_base(laid, area);
+    if let Some(frame) = satellite_frame(laid, main, main_size, area) {
+        picture.shapes.push(
+            Shape::new(
+                Geometry::Rect {
+                    min: [frame.min.x, frame.min.y],
+                    max: [frame.max.x, frame.max.y],
+                    corner_px: 0.0,
+                },
+                SATELLITE_FRAME_FILL,
+            )
+            .with_border(SATELLITE_FRAME, 1.5),
+        );
+    }
+    picture
+}
+
+pub const SATELLITE_FRAME: [u8; 4] = [235, 70, 70, 255];
+pub const SATELLITE_FRAME_FILL: [u8; 4] = [230, 60, 60, 28];
+
+/// The inset's view: the whole layout fitted into `area`.
+pub fn satellite_view(laid: &LaidOut, area: egui::Rect) -> ShapesView {
+    let fit = fit_view(&laid.layout, area.width(), area.height(), 6.0);
+    ShapesView {
+        offset: [fit.offset[0] + area.min.x, fit.offset[1] + area.min.y],
+        ..fit
+    }
+}
+
+/// The inset's background and graph (changes only with the layout).
+pub fn satellite_base(laid: &LaidOut, area: egui::Rect) -> Picture {
+    let view = satellite_view(laid, area);
+    let mut shapes = vec![
+        Shape::new(
+            Geometry::Rect {
+                min: [area.min.x, area.min.y],
+                max: [area.max.x, area.max.y],
+                corner_px: 4.0,
+            },
+            [14, 16, 20, 235],
+        )
+        .with_border([90, 96, 110, 255], 1.0),
+    ];
+    shapes.extend(
+        graph_shapes(
+            &laid.view_graph,
+            &laid.layout,
+            &laid.node_colors,
+            &laid.edge_colors,
+            &Marks::default(),
+        )
+        .into_iter()
+        .map(|s| transform(s, &view)),
+    );
+    Picture {
+        shapes,
+        labels: Vec::new(),
+    }
+}
+
+/// Where the main view's visible world rectangle lies in the inset (clamped to it).
+pub fn satellite_frame(
+    laid: &LaidOut,
+    main: &ShapesView,
+    main_size: [f32; 2],
+    area: egui::Rect,
+) -> Option<egui::Rect> {
+    let view = satellite_view(laid, area);
+    let p = view.to_pixels(main.to_world([0.0, 0.0]));
+    let q = view.to_pixels(main.to_world(main_size));
+    let r = egui::Rect::from_min_max(Pos2::new(p[0], p[1]), Pos2::new(q[0], q[1])).intersect(area);
+    (r.width() > 0.0 && r.height() > 0.0).then_some(r)
 }
 
 /// A shape with `view` applied to its world coordinates (pixel-sized parts stay as they are).
@@ -295,10 +463,11 @@ mod tests {
         let doc = memscape_graph::load_graphs(&[path.as_path()])
             .unwrap()
             .document;
-        let a = super::super::model::lay_out(&doc, 0, None, None).unwrap();
+        let show = super::super::model::ShowOptions::default();
+        let a = super::super::model::lay_out(&doc, 0, None, &show).unwrap();
         let previous =
             memscape_graph::layout::PreviousPositions::from_layout(&a.view_graph.graph, &a.layout);
-        let b = super::super::model::lay_out_near(&doc, 1, None, None, Some(&previous)).unwrap();
+        let b = super::super::model::lay_out_near(&doc, 1, None, &show, Some(&previous)).unwrap();
         let start = interpolated_layout(&a, &b, 0.0);
         let end = interpolated_layout(&a, &b, 1.0);
         let mut shared = 0;

@@ -1,16 +1,22 @@
 //! The graph pane: one snapshot of an IGV/DOT document, laid out in the background, with pan
-//! (drag), zoom (wheel, about the pointer), fit (double click), a snapshot slider, filter
-//! profiles, differences from the previous snapshot and node properties on hover.
+//! (drag), zoom (wheel, about the pointer), fit (double click on the background), a snapshot
+//! slider, filter profiles, differences from the previous snapshot (optionally only the
+//! changes), blocks as boxes, node search, IGV's set of fully shown nodes (double click a node:
+//! show it with its neighbours; double click a neighbour to add it, a member to remove it), a
+//! properties panel for the selected node with the method's bytecodes and inlining tree, and a
+//! satellite overview whose frame can be dragged.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::{Color32, Pos2, Rect, Sense};
+use memscape_graph::navigate::{self, NodeQuery};
 use memscape_render::shapes::ShapesView;
 
 use super::draw;
-use super::model::{self, LaidOut};
+use super::model::{self, LaidOut, ShowOptions};
 use crate::data::{Dataset, DatasetContent};
 use crate::views::labels;
 use crate::views::shapes_paint::{self, ShapesCallback};
@@ -18,25 +24,47 @@ use crate::views::{View, ViewContext};
 
 type Job = (Receiver<Result<Arc<LaidOut>, String>>, Instant);
 
+/// Everything a layout depends on.
+type Want = (usize, Option<&'static str>, ShowOptions);
+
 pub struct GraphPane {
     dataset: Arc<Dataset>,
     key: u64,
+    satellite_key: u64,
     snapshot: usize,
     profile: Option<&'static str>,
     diff: bool,
+    changes_only: bool,
+    blocks: bool,
+    /// IGV's set S of fully shown node ids (None: every node).
+    focus: Option<BTreeSet<String>>,
     job: Option<Job>,
     /// What `laid` was made for.
-    laid_for: Option<(usize, Option<&'static str>, bool)>,
+    laid_for: Option<Want>,
     laid: Option<Arc<LaidOut>>,
     error: Option<String>,
     /// World → points inside the pane; None: fit on the next frame.
     camera: Option<ShapesView>,
     version: u64,
     shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
-    shapes_for: Option<(usize, Option<usize>)>,
+    shapes_for: Option<(usize, draw::Marks)>,
+    satellite_version: u64,
+    satellite_shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
+    satellite_for: Option<(usize, [u32; 4])>,
+    show_satellite: bool,
     /// The layout shown before the current one, and when the move from it started.
     previous: Option<Arc<LaidOut>>,
     transition_start: Instant,
+    search: String,
+    /// Matches of `search` in `laid` (sorted node indices), or the query's error.
+    matches: Result<Vec<usize>, String>,
+    matches_for: Option<(String, usize)>,
+    /// Which match "next" went to last.
+    match_cursor: usize,
+    /// The selected node's id (properties panel).
+    selected: Option<String>,
+    /// Size of the drawing area last frame (for centring on a match).
+    last_size: [f32; 2],
 }
 
 impl GraphPane {
@@ -44,9 +72,13 @@ impl GraphPane {
         Self {
             dataset,
             key: crate::views::next_pane_key(),
+            satellite_key: crate::views::next_pane_key(),
             snapshot: 0,
             profile: None,
             diff: false,
+            changes_only: false,
+            blocks: false,
+            focus: None,
             job: None,
             laid_for: None,
             laid: None,
@@ -55,21 +87,48 @@ impl GraphPane {
             version: 0,
             shapes: Arc::new(Vec::new()),
             shapes_for: None,
+            satellite_version: 0,
+            satellite_shapes: Arc::new(Vec::new()),
+            satellite_for: None,
+            show_satellite: true,
             previous: None,
             transition_start: Instant::now(),
+            search: String::new(),
+            matches: Ok(Vec::new()),
+            matches_for: None,
+            match_cursor: 0,
+            selected: None,
+            last_size: [1.0, 1.0],
+        }
+    }
+
+    fn document(&self) -> Option<&memscape_graph::model::Document> {
+        match &self.dataset.content {
+            DatasetContent::Graphs(g) => Some(&g.document),
+            _ => None,
         }
     }
 
     fn snapshot_count(&self) -> usize {
-        match &self.dataset.content {
-            DatasetContent::Graphs(g) => g.document.snapshots().len(),
-            _ => 0,
-        }
+        self.document().map_or(0, |d| d.snapshots().len())
+    }
+
+    fn want(&self) -> Want {
+        (
+            self.snapshot,
+            self.profile,
+            ShowOptions {
+                diff_from: (self.diff && self.snapshot > 0).then(|| self.snapshot - 1),
+                changes_only: self.changes_only,
+                blocks: self.blocks,
+                focus: self.focus.clone(),
+            },
+        )
     }
 
     fn start(&mut self, ctx: &egui::Context) {
-        let want = (self.snapshot, self.profile, self.diff);
-        if self.laid_for == Some(want) || self.job.is_some() {
+        let want = self.want();
+        if self.laid_for.as_ref() == Some(&want) || self.job.is_some() {
             return;
         }
         let (tx, rx) = crossbeam_channel::bounded(1);
@@ -78,6 +137,7 @@ impl GraphPane {
         let previous = self.laid.as_ref().map(|l| {
             memscape_graph::layout::PreviousPositions::from_layout(&l.view_graph.graph, &l.layout)
         });
+        let job_want = want.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("graph layout {}", dataset.name))
             .spawn(move || {
@@ -85,13 +145,14 @@ impl GraphPane {
                     let DatasetContent::Graphs(g) = &dataset.content else {
                         return Err("not a graph document".to_owned());
                     };
-                    let profile = want.1.and_then(memscape_graph::filter::Profile::shipped);
-                    let diff_from = (want.2 && want.0 > 0).then(|| want.0 - 1);
+                    let profile = job_want
+                        .1
+                        .and_then(memscape_graph::filter::Profile::shipped);
                     model::lay_out_near(
                         &g.document,
-                        want.0,
+                        job_want.0,
                         profile.as_ref(),
-                        diff_from,
+                        &job_want.2,
                         previous.as_ref(),
                     )
                     .map(Arc::new)
@@ -102,6 +163,17 @@ impl GraphPane {
             });
         match spawned {
             Ok(_) => {
+                // A different set of nodes (focus, changes, blocks) gets a fresh fit; stepping
+                // through snapshots keeps the camera.
+                let refit = self.laid_for.as_ref().is_some_and(|old| {
+                    old.1 != want.1
+                        || old.2.focus != want.2.focus
+                        || old.2.blocks != want.2.blocks
+                        || old.2.changes_only != want.2.changes_only
+                });
+                if refit {
+                    self.camera = None;
+                }
                 self.job = Some((rx, Instant::now()));
                 self.laid_for = Some(want);
             }
@@ -115,11 +187,13 @@ impl GraphPane {
         };
         match rx.try_recv() {
             Ok(Ok(laid)) => {
-                let keep_camera = self.laid.is_some();
+                let keep_camera = self.laid.is_some() && self.camera.is_some();
                 self.previous = self.laid.take();
                 self.transition_start = Instant::now();
                 self.laid = Some(laid);
                 self.shapes_for = None;
+                self.satellite_for = None;
+                self.matches_for = None;
                 if !keep_camera {
                     self.camera = None;
                 }
@@ -134,6 +208,271 @@ impl GraphPane {
             Err(TryRecvError::Disconnected) => self.job = None,
         }
     }
+
+    /// Recomputes the search matches when the query or the layout changed.
+    fn update_matches(&mut self, laid: &LaidOut) {
+        let key = (self.search.clone(), laid as *const LaidOut as usize);
+        if self.matches_for.as_ref() == Some(&key) {
+            return;
+        }
+        self.matches = if self.search.trim().is_empty() {
+            Ok(Vec::new())
+        } else {
+            NodeQuery::parse(self.search.trim())
+                .map(|q| navigate::search(&laid.view_graph.graph, &q))
+                .map_err(|e| e.to_string())
+        };
+        self.matches_for = Some(key);
+        self.match_cursor = 0;
+    }
+
+    /// Double click on node `i`: IGV's expansion of the set of fully shown nodes.
+    fn toggle_focus(&mut self, laid: &LaidOut, i: usize) {
+        let Some(node) = laid.view_graph.graph.nodes.get(i) else {
+            return;
+        };
+        let id = node.id.clone();
+        match &mut self.focus {
+            None => self.focus = Some(BTreeSet::from([id])),
+            Some(set) => {
+                if !set.remove(&id) {
+                    set.insert(id);
+                } else if set.is_empty() {
+                    self.focus = None;
+                }
+            }
+        }
+    }
+
+    fn toolbar(&mut self, ui: &mut egui::Ui, count: usize) {
+        ui.horizontal_wrapped(|ui| {
+            if count > 1 {
+                ui.add(egui::Slider::new(&mut self.snapshot, 0..=count - 1).text("snapshot"));
+                ui.checkbox(&mut self.diff, "differences from the previous");
+                if self.diff {
+                    ui.checkbox(&mut self.changes_only, "only changes");
+                }
+            }
+            egui::ComboBox::from_id_salt(("graph-profile", self.key))
+                .selected_text(format!("filter: {}", self.profile.unwrap_or("none")))
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.profile, None, "none");
+                    for (name, _) in memscape_graph::filter::SHIPPED_PROFILES {
+                        ui.selectable_value(&mut self.profile, Some(name), name);
+                    }
+                });
+            let has_blocks = self
+                .document()
+                .and_then(|d| {
+                    d.snapshots()
+                        .get(self.snapshot)
+                        .map(|g| !g.blocks.is_empty())
+                })
+                .unwrap_or(false);
+            ui.add_enabled(has_blocks, egui::Checkbox::new(&mut self.blocks, "blocks"))
+                .on_hover_text("lay out the basic blocks (DOT clusters) as boxes");
+            ui.checkbox(&mut self.show_satellite, "overview");
+            if ui.button("fit").clicked() {
+                self.camera = None;
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
+            let edit = ui.add(
+                egui::TextEdit::singleline(&mut self.search)
+                    .hint_text("search: regex, or property=regex")
+                    .desired_width(220.0),
+            );
+            let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            match self.matches.clone() {
+                Ok(m) if !self.search.trim().is_empty() => {
+                    ui.label(format!("{} matches", m.len()));
+                    if (ui.button("next").clicked() || enter) && !m.is_empty() {
+                        self.match_cursor = (self.match_cursor + 1) % m.len();
+                        self.go_to_match();
+                    }
+                    if ui
+                        .button("show only these")
+                        .on_hover_text("the matches fully, their neighbours semi-transparent")
+                        .clicked()
+                        && !m.is_empty()
+                        && let Some(laid) = &self.laid
+                    {
+                        let ids = m
+                            .iter()
+                            .filter_map(|&i| laid.view_graph.graph.nodes.get(i))
+                            .map(|n| n.id.clone())
+                            .collect();
+                        self.focus = Some(ids);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    ui.colored_label(Color32::LIGHT_RED, e);
+                }
+            }
+            if self.focus.is_some() && ui.button("show all").clicked() {
+                self.focus = None;
+            }
+            if let Some((_, started)) = &self.job {
+                ui.spinner();
+                ui.label(format!(
+                    "laying out… {:.1} s",
+                    started.elapsed().as_secs_f32()
+                ));
+            }
+            if let Some(l) = &self.laid {
+                let shown = l.view_graph.graph.nodes.len();
+                let nodes = if shown == l.total_nodes {
+                    format!("{shown} nodes")
+                } else {
+                    format!("{shown} of {} nodes", l.total_nodes)
+                };
+                ui.label(format!(
+                    "{} · {nodes} · {} edges · {} crossings",
+                    l.title,
+                    l.view_graph.graph.edges.len(),
+                    l.layout.crossings
+                ));
+            }
+        });
+    }
+
+    /// Centres the camera on the current match and selects it.
+    fn go_to_match(&mut self) {
+        let (Some(laid), Ok(m)) = (&self.laid, &self.matches) else {
+            return;
+        };
+        let Some(&i) = m.get(self.match_cursor) else {
+            return;
+        };
+        self.selected = laid.view_graph.graph.nodes.get(i).map(|n| n.id.clone());
+        if let (Some(b), Some(cam)) = (laid.layout.nodes.get(i), &mut self.camera) {
+            let c = b.center();
+            // Read at least at 1:1 when jumping to a match.
+            let scale = cam.scale[0].max(1.0);
+            cam.scale = [scale, scale];
+            cam.offset = [
+                self.last_size[0] / 2.0 - c[0] as f32 * scale,
+                self.last_size[1] / 2.0 - c[1] as f32 * scale,
+            ];
+        }
+    }
+
+    /// The properties panel: the selected node, and the method of its snapshot's group.
+    fn properties(&mut self, ui: &mut egui::Ui, laid: &LaidOut) {
+        egui::ScrollArea::vertical().show(ui, |ui| {
+            let node = self.selected.as_ref().and_then(|id| {
+                laid.view_graph
+                    .graph
+                    .node_index(id)
+                    .map(|i| (i, &laid.view_graph.graph.nodes[i]))
+            });
+            match node {
+                Some((i, n)) => {
+                    ui.strong(format!("node {}", n.id));
+                    egui::Grid::new(("graph-props", self.key))
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for (k, v) in n.properties.iter() {
+                                ui.label(k);
+                                ui.label(v);
+                                ui.end_row();
+                            }
+                        });
+                    if let Some(style) = laid.view_graph.nodes.get(i)
+                        && !style.merged.is_empty()
+                    {
+                        ui.label(format!("merged: {}", style.merged.join(", ")));
+                    }
+                    let blocks: Vec<&str> = laid
+                        .view_graph
+                        .graph
+                        .blocks
+                        .iter()
+                        .filter(|b| b.nodes.contains(&i))
+                        .map(|b| b.name.as_str())
+                        .collect();
+                    if !blocks.is_empty() {
+                        ui.label(format!("block: {}", blocks.join(" › ")));
+                    }
+                    let g = &laid.view_graph.graph;
+                    let ins = g.edges.iter().filter(|e| e.to == i).count();
+                    let outs = g.edges.iter().filter(|e| e.from == i).count();
+                    ui.label(format!("{ins} inputs · {outs} uses"));
+                    if ui.button("show with its neighbours").clicked() {
+                        self.focus = Some(BTreeSet::from([n.id.clone()]));
+                    }
+                }
+                None => {
+                    ui.weak("click a node to see its properties");
+                }
+            }
+            if let Some(method) = self.document().and_then(|d| method_of(d, self.snapshot)) {
+                ui.separator();
+                method_tree(ui, method, 0);
+            }
+        });
+    }
+}
+
+/// The method of the group that holds snapshot `snapshot` (in [`Document::snapshots`] order).
+fn method_of(
+    doc: &memscape_graph::model::Document,
+    snapshot: usize,
+) -> Option<&memscape_graph::model::Method> {
+    fn walk<'a>(
+        group: &'a memscape_graph::model::Group,
+        left: &mut usize,
+        inherited: Option<&'a memscape_graph::model::Method>,
+    ) -> Option<Option<&'a memscape_graph::model::Method>> {
+        let method = group.method.as_ref().or(inherited);
+        if *left < group.graphs.len() {
+            return Some(method);
+        }
+        *left -= group.graphs.len();
+        group.groups.iter().find_map(|g| walk(g, left, method))
+    }
+    let mut left = snapshot;
+    doc.groups
+        .iter()
+        .find_map(|g| walk(g, &mut left, None))
+        .flatten()
+}
+
+/// A method with its bytecodes and the methods inlined into it, as collapsing sections.
+fn method_tree(ui: &mut egui::Ui, method: &memscape_graph::model::Method, depth: usize) {
+    let title = if method.short_name.is_empty() {
+        method.name.clone()
+    } else {
+        method.short_name.clone()
+    };
+    let title = match method.bci {
+        Some(bci) => format!("{title}  (bci {bci})"),
+        None => title,
+    };
+    egui::CollapsingHeader::new(title)
+        .id_salt(("method", depth, method.name.as_str(), method.bci))
+        .default_open(depth == 0)
+        .show(ui, |ui| {
+            if !method.name.is_empty() && method.name != method.short_name {
+                ui.weak(&method.name);
+            }
+            if let Some(code) = &method.bytecodes {
+                egui::CollapsingHeader::new("bytecodes")
+                    .id_salt(("bytecodes", depth, method.name.as_str(), method.bci))
+                    .show(ui, |ui| {
+                        ui.add(egui::Label::new(
+                            egui::RichText::new(code.trim()).monospace().size(11.0),
+                        ));
+                    });
+            }
+            if !method.inlined.is_empty() {
+                ui.label(format!("inlined ({}):", method.inlined.len()));
+                for m in &method.inlined {
+                    method_tree(ui, m, depth + 1);
+                }
+            }
+        });
 }
 
 impl View for GraphPane {
@@ -159,44 +498,20 @@ impl View for GraphPane {
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.poll();
         let count = self.snapshot_count();
-        ui.horizontal_wrapped(|ui| {
-            if count > 1 {
-                ui.add(egui::Slider::new(&mut self.snapshot, 0..=count - 1).text("snapshot"));
-                ui.checkbox(&mut self.diff, "differences from the previous");
-            }
-            egui::ComboBox::from_id_salt(("graph-profile", self.key))
-                .selected_text(format!("filter: {}", self.profile.unwrap_or("none")))
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut self.profile, None, "none");
-                    for (name, _) in memscape_graph::filter::SHIPPED_PROFILES {
-                        ui.selectable_value(&mut self.profile, Some(name), name);
-                    }
-                });
-            if ui.button("fit").clicked() {
-                self.camera = None;
-            }
-            if let Some((_, started)) = &self.job {
-                ui.spinner();
-                ui.label(format!(
-                    "laying out… {:.1} s",
-                    started.elapsed().as_secs_f32()
-                ));
-            }
-            if let Some(l) = &self.laid {
-                ui.label(format!(
-                    "{} · {} nodes · {} edges · {} crossings",
-                    l.title,
-                    l.view_graph.graph.nodes.len(),
-                    l.view_graph.graph.edges.len(),
-                    l.layout.crossings
-                ));
-            }
-        });
+        self.toolbar(ui, count);
         self.start(ui.ctx());
         if let Some(e) = &self.error {
             ui.colored_label(Color32::LIGHT_RED, e);
         }
+        let Some(laid) = self.laid.clone() else {
+            return;
+        };
+        self.update_matches(&laid);
+        egui::Panel::right(("graph-properties", self.key))
+            .default_size(260.0)
+            .show(ui, |ui| self.properties(ui, &laid));
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
+        self.last_size = [rect.width(), rect.height()];
         ui.painter().rect_filled(
             rect,
             0.0,
@@ -206,32 +521,36 @@ impl View for GraphPane {
                 draw::BACKGROUND[2],
             ),
         );
-        let Some(laid) = self.laid.clone() else {
-            return;
-        };
-        let mut camera = self.camera.unwrap_or_else(|| {
-            ShapesView::fit(
-                [0.0, 0.0],
-                [
-                    laid.layout.width.max(1.0) as f32,
-                    laid.layout.height.max(1.0) as f32,
-                ],
-                rect.width(),
-                rect.height(),
-                16.0,
-                true,
+        let fitted = || draw::fit_view(&laid.layout, rect.width(), rect.height(), 16.0);
+        let mut camera = self.camera.unwrap_or_else(fitted);
+        // The satellite inset, bottom right; dragging in it moves the camera.
+        let satellite_area = self.show_satellite.then(|| {
+            let side = (rect.width().min(rect.height()) * 0.25).clamp(90.0, 260.0);
+            Rect::from_min_size(
+                Pos2::new(rect.right() - side - 10.0, rect.bottom() - side - 10.0),
+                egui::vec2(side, side),
             )
         });
-        if response.dragged() {
+        let in_satellite = |p: Pos2| satellite_area.is_some_and(|a| a.contains(p));
+        let press = response.interact_pointer_pos();
+        if let (Some(area), Some(p)) = (satellite_area, press)
+            && in_satellite(p)
+        {
+            // Centre the main view on the world point under the pointer.
+            let fit = draw::fit_view(&laid.layout, area.width(), area.height(), 6.0);
+            let world = fit.to_world([p.x - area.min.x, p.y - area.min.y]);
+            camera.offset = [
+                rect.width() / 2.0 - world[0] * camera.scale[0],
+                rect.height() / 2.0 - world[1] * camera.scale[1],
+            ];
+        } else if response.dragged() {
             let d = response.drag_delta();
             camera.offset[0] += d.x;
             camera.offset[1] += d.y;
         }
-        if response.double_clicked() {
-            self.camera = None;
-            ui.ctx().request_repaint();
-        }
-        if let Some(pos) = response.hover_pos() {
+        if let Some(pos) = response.hover_pos()
+            && !in_satellite(pos)
+        {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
             if scroll != 0.0 {
                 let factor = (scroll * 0.004).exp();
@@ -243,11 +562,11 @@ impl View for GraphPane {
                 camera.offset[1] += p.y - now[1];
             }
         }
-        if !response.double_clicked() {
-            self.camera = Some(camera);
-        }
-        // Hover: the node under the pointer.
-        let hovered = response.hover_pos().and_then(|pos| {
+        // The node under the pointer.
+        let node_at = |pos: Pos2, camera: &ShapesView| {
+            if in_satellite(pos) {
+                return None;
+            }
             let p = pos - rect.min.to_vec2();
             let w = camera.to_world([p.x, p.y]);
             laid.layout.nodes.iter().position(|n| {
@@ -256,34 +575,54 @@ impl View for GraphPane {
                     && f64::from(w[1]) >= n.y
                     && f64::from(w[1]) <= n.y + n.h
             })
-        });
+        };
+        let hovered = response.hover_pos().and_then(|p| node_at(p, &camera));
+        if response.double_clicked() {
+            match response
+                .interact_pointer_pos()
+                .and_then(|p| node_at(p, &camera))
+            {
+                Some(i) => self.toggle_focus(&laid, i),
+                None if !press.is_some_and(in_satellite) => {
+                    camera = fitted();
+                }
+                None => {}
+            }
+        } else if response.clicked() {
+            self.selected = response
+                .interact_pointer_pos()
+                .and_then(|p| node_at(p, &camera))
+                .and_then(|i| laid.view_graph.graph.nodes.get(i))
+                .map(|n| n.id.clone());
+        }
+        self.camera = Some(camera);
+        let selected = self
+            .selected
+            .as_ref()
+            .and_then(|id| laid.view_graph.graph.node_index(id));
+        let marks = draw::Marks {
+            hovered,
+            selected,
+            matches: self.matches.clone().unwrap_or_default(),
+        };
         let identity = Arc::as_ptr(&laid) as usize;
         let t = (self.transition_start.elapsed().as_secs_f32() / 0.45).min(1.0);
         let moving = t < 1.0 && self.previous.is_some();
         if moving {
             ui.ctx().request_repaint();
         }
-        if moving || self.shapes_for != Some((identity, hovered)) {
+        if moving || self.shapes_for.as_ref() != Some(&(identity, marks.clone())) {
             // While moving between snapshots, nodes glide from their old boxes (matched by id).
             let layout = match (&self.previous, moving) {
                 (Some(prev), true) => draw::interpolated_layout(prev, &laid, t),
                 _ => laid.layout.clone(),
             };
-            let shapes = draw::shapes(
-                &laid.view_graph,
-                &layout,
-                &laid.node_colors,
-                &laid.edge_colors,
-                hovered,
-            );
+            let shapes = draw::shapes(&laid, &layout, &marks);
             self.shapes = Arc::new(shapes.iter().map(|s| s.gpu()).collect());
             self.version = self.version.wrapping_add(1);
-            self.shapes_for = if moving {
-                None
-            } else {
-                Some((identity, hovered))
-            };
+            self.shapes_for = (!moving).then_some((identity, marks));
         }
+        let local = Rect::from_min_size(Pos2::ZERO, rect.size());
         if cx.render_state.is_some() {
             shapes_paint::paint(
                 ui,
@@ -296,15 +635,52 @@ impl View for GraphPane {
                 },
             );
         }
-        let local = Rect::from_min_size(Pos2::ZERO, rect.size());
-        let text = draw::labels(
-            &laid.view_graph,
-            &laid.layout,
-            &camera,
-            local,
-            &laid.node_colors,
-        );
+        let mut text = draw::labels(&laid, &laid.layout, &camera, local);
+        if let Some(area) = satellite_area {
+            let local_area = area.translate(-rect.min.to_vec2());
+            text.retain(|l| !local_area.expand(4.0).contains(l.pos));
+            // The inset is drawn in pane points (identity transform); its shapes change only
+            // with the layout or the pane's size, the frame is painted over it by egui.
+            let area_key = [
+                local_area.min.x.to_bits(),
+                local_area.min.y.to_bits(),
+                local_area.max.x.to_bits(),
+                local_area.max.y.to_bits(),
+            ];
+            if self.satellite_for != Some((identity, area_key)) {
+                let picture = draw::satellite_base(&laid, local_area);
+                self.satellite_shapes = Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect());
+                self.satellite_version = self.satellite_version.wrapping_add(1);
+                self.satellite_for = Some((identity, area_key));
+            }
+            if cx.render_state.is_some() {
+                shapes_paint::paint(
+                    ui,
+                    ShapesCallback {
+                        key: self.satellite_key,
+                        version: self.satellite_version,
+                        shapes: self.satellite_shapes.clone(),
+                        view: ShapesView::IDENTITY,
+                        rect,
+                    },
+                );
+            }
+        }
         labels::paint(&ui.painter_at(rect), rect.min, &text);
+        if let Some(area) = satellite_area {
+            let local_area = area.translate(-rect.min.to_vec2());
+            if let Some(frame) =
+                draw::satellite_frame(&laid, &camera, [rect.width(), rect.height()], local_area)
+            {
+                let [r, g, b, _] = draw::SATELLITE_FRAME;
+                ui.painter_at(rect).rect_stroke(
+                    frame.translate(rect.min.to_vec2()),
+                    0.0,
+                    egui::Stroke::new(1.5, Color32::from_rgb(r, g, b)),
+                    egui::StrokeKind::Middle,
+                );
+            }
+        }
         if let Some(i) = hovered
             && let Some(node) = laid.view_graph.graph.nodes.get(i)
         {
@@ -320,9 +696,61 @@ impl View for GraphPane {
             {
                 lines.push(format!("merged: {}", style.merged.join(", ")));
             }
+            lines.push("click: properties · double click: show with neighbours".to_owned());
             response.on_hover_ui_at_pointer(|ui| {
                 ui.label(lines.join("\n"));
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memscape_graph::model::{Document, Graph, Group, Method};
+
+    #[test]
+    fn a_snapshot_finds_the_method_of_its_group_or_the_enclosing_one() {
+        let method = |name: &str| Method {
+            name: name.to_owned(),
+            ..Default::default()
+        };
+        let doc = Document {
+            groups: vec![
+                Group {
+                    method: Some(method("outer")),
+                    graphs: vec![Graph::new("0"), Graph::new("1")],
+                    groups: vec![
+                        Group {
+                            graphs: vec![Graph::new("2")],
+                            ..Default::default()
+                        },
+                        Group {
+                            method: Some(method("inner")),
+                            graphs: vec![Graph::new("3")],
+                            ..Default::default()
+                        },
+                    ],
+                    ..Default::default()
+                },
+                Group {
+                    graphs: vec![Graph::new("4")],
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let name = |s| method_of(&doc, s).map(|m| m.name.as_str());
+        assert_eq!(name(0), Some("outer"));
+        assert_eq!(name(1), Some("outer"));
+        assert_eq!(name(2), Some("outer"), "inherited from the enclosing group");
+        assert_eq!(name(3), Some("inner"));
+        assert_eq!(name(4), None);
+        assert_eq!(name(5), None);
+        assert_eq!(
+            doc.snapshots()[3].name,
+            "3",
+            "same order as Document::snapshots"
+        );
     }
 }

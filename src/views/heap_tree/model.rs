@@ -2,7 +2,7 @@
 //! [`HeapTimeline`] and a source of group sizes per time point.
 
 use memscape_heap::{
-    GroupKey, HeapNode, HeapTimeline, Metric, PruneOptions, Sizes, SizesSource, build_view,
+    GroupKey, HeapNode, HeapTimeline, Metric, PruneOptions, Sizes, SizesSource, build_view_keeping,
 };
 
 use crate::data::{Dataset, DatasetContent};
@@ -72,14 +72,21 @@ pub fn timeline<'a>(
     }
 }
 
-/// The shown tree at a time point: pruned, stably ordered, rooted at `root`.
-pub fn tree(timeline: &HeapTimeline, sizes: &Sizes, root: u32, depth: usize) -> HeapNode {
+/// The shown tree at a time point: pruned, stably ordered, rooted at `root`; `keep` (a picked
+/// group) is never merged into "Other".
+pub fn tree(
+    timeline: &HeapTimeline,
+    sizes: &Sizes,
+    root: u32,
+    depth: usize,
+    keep: Option<u32>,
+) -> HeapNode {
     let prune = PruneOptions {
         depth,
         metric: timeline.metric,
         ..PruneOptions::default()
     };
-    build_view(&timeline.trie, sizes, &timeline.order, root, &prune)
+    build_view_keeping(&timeline.trie, sizes, &timeline.order, root, &prune, keep)
 }
 
 /// A human-readable time of a point.

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use egui::{Align2, Color32, Pos2, Rect, Sense};
 use memscape_heap::{
-    GroupKey, HeapTimeline, IcicleRect, Layout, Metric, Sizes, SunburstSegment, icicle, sunburst,
+    GroupKey, HeapTimeline, IcicleRect, Layout, Metric, Sizes, SunburstSegment, TimePoint, icicle,
+    sunburst,
 };
 use memscape_render::shapes::ShapesView;
 
@@ -54,6 +55,8 @@ enum Reply {
     Blocks(u32, Vec<u32>),
     /// The group of a block picked in the allocation map.
     GroupOf(u32),
+    /// The exact state after some events (a time chosen in the allocation map).
+    Exact(TimePoint, Arc<Sizes>),
     Failed(String),
 }
 
@@ -62,6 +65,8 @@ enum Request {
     Sizes(usize),
     Blocks(u32),
     GroupOf(u32),
+    /// The state after this many events, off the slider's points.
+    SizesAtEvents(u64),
 }
 
 struct Worker {
@@ -101,6 +106,9 @@ fn spawn_worker(dataset: Arc<Dataset>, settings: HeapSettings, ctx: egui::Contex
                         .map(|s| Reply::Sizes(p, Arc::new(s))),
                     Request::Blocks(g) => sizes.blocks_in_group(g).map(|b| Reply::Blocks(g, b)),
                     Request::GroupOf(b) => sizes.group_of_block(b).map(Reply::GroupOf),
+                    Request::SizesAtEvents(e) => sizes
+                        .sizes_at_events(e)
+                        .map(|(p, s)| Reply::Exact(p, Arc::new(s))),
                 };
                 if let Some(reply) = reply
                     && rep_tx.send(reply).is_err()
@@ -125,6 +133,17 @@ enum Shown {
     Icicle(Layout<IcicleRect>),
 }
 
+/// (point, exact events, root, chart, depth, kept group) of the shown tree.
+type ShownKey = (usize, Option<u64>, u32, Chart, usize, Option<u32>);
+
+/// An exact time off the slider's points.
+struct Exact {
+    anchor: usize,
+    events: u64,
+    /// Filled in by the worker.
+    state: Option<(TimePoint, Arc<Sizes>)>,
+}
+
 pub struct HeapTreePane {
     dataset: Arc<Dataset>,
     key: u64,
@@ -146,8 +165,11 @@ pub struct HeapTreePane {
     current: Option<Shown>,
     previous: Option<Shown>,
     transition_start: Instant,
-    /// (point, root, chart, depth) of `current`, to notice when it must be rebuilt.
-    current_key: Option<(usize, u32, Chart, usize)>,
+    /// What `current` was built for, to notice when it must be rebuilt.
+    current_key: Option<ShownKey>,
+    /// A time set from the allocation map that falls between the slider's points: shown exactly
+    /// until the user moves the slider away from `anchor` (the nearest point).
+    exact: Option<Exact>,
     highlight_group: Option<u32>,
     version: u64,
     shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
@@ -185,6 +207,7 @@ impl HeapTreePane {
             transition_start: Instant::now(),
             current_key: None,
             highlight_group: None,
+            exact: None,
             version: 0,
             shapes: Arc::new(Vec::new()),
             drawn_once: false,
@@ -247,6 +270,13 @@ impl HeapTreePane {
                         self.highlight_group = Some(group);
                     }
                 }
+                Ok(Reply::Exact(point, sizes)) => {
+                    if let Some(x) = &mut self.exact
+                        && x.events == point.index
+                    {
+                        x.state = Some((point, sizes));
+                    }
+                }
                 Ok(Reply::Failed(e)) => self.error = Some(e),
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
@@ -267,12 +297,31 @@ impl HeapTreePane {
         None
     }
 
+    /// The time point on screen: the exact one set from the allocation map, or the slider's.
+    fn shown_point(&self, timeline: &HeapTimeline) -> TimePoint {
+        if let Some(Exact {
+            state: Some((p, _)),
+            ..
+        }) = &self.exact
+        {
+            return p.clone();
+        }
+        let last = timeline.points.len().saturating_sub(1);
+        timeline.points[self.point.min(last)].clone()
+    }
+
     fn root(&self) -> u32 {
         self.roots.last().copied().unwrap_or(0)
     }
 
     fn build(&self, timeline: &HeapTimeline, sizes: &Sizes) -> Shown {
-        let tree = model::tree(timeline, sizes, self.root(), self.depth);
+        let tree = model::tree(
+            timeline,
+            sizes,
+            self.root(),
+            self.depth,
+            self.highlight_group,
+        );
         match self.chart {
             Chart::Icicle => Shown::Icicle(icicle(&tree, timeline.metric, self.depth)),
             _ => Shown::Sunburst(sunburst(&tree, timeline.metric, self.depth)),
@@ -375,7 +424,7 @@ impl HeapTreePane {
             {
                 self.timeline_points.clear();
             }
-            let p = &timeline.points[self.point.min(last)];
+            let p = &self.shown_point(timeline);
             ui.label(format!(
                 "{}   {} live",
                 model::time_text(timeline, p.time),
@@ -439,7 +488,7 @@ impl HeapTreePane {
                 );
             }
         }
-        let cur = x_of(timeline.points[self.point.min(last)].time as f64);
+        let cur = x_of(self.shown_point(timeline).time as f64);
         painter.line_segment(
             [Pos2::new(cur, rect.top()), Pos2::new(cur, rect.bottom())],
             egui::Stroke::new(2.0, Color32::from_rgb(250, 200, 80)),
@@ -511,7 +560,7 @@ impl View for HeapTreePane {
 
     fn tour_step(&self) -> Option<crate::tour::StepSpec> {
         let timeline = self.timeline.as_ref()?;
-        let point = timeline.points.get(self.point)?;
+        let point = &self.shown_point(timeline);
         let massif = self.dataset.alloc_trace().is_none();
         Some(crate::tour::StepSpec {
             file: Some(crate::views::tour_file_of(&self.dataset)),
@@ -578,6 +627,9 @@ impl View for HeapTreePane {
             }
         }
         self.point = self.point.min(last);
+        if self.exact.as_ref().is_some_and(|x| x.anchor != self.point) {
+            self.exact = None;
+        }
         // Linked time: a time chosen in another view (the allocation map) moves the tree there;
         // a time chosen here moves the others' cursor. Traces only: massif has no events.
         if self.dataset.alloc_trace().is_some() {
@@ -602,6 +654,20 @@ impl View for HeapTreePane {
                         .min_by_key(|(_, p)| p.index.abs_diff(events))
                         .map_or(self.point, |(i, _)| i);
                     self.published_point = Some(self.point);
+                    // Between points: the tree shows the exact state, not the nearest point's.
+                    if timeline.points[self.point].index != events
+                        && self
+                            .worker
+                            .requests
+                            .try_send(Request::SizesAtEvents(events))
+                            .is_ok()
+                    {
+                        self.exact = Some(Exact {
+                            anchor: self.point,
+                            events,
+                            state: None,
+                        });
+                    }
                 }
             } else if self.published_point != Some(self.point) {
                 self.seen_time = self
@@ -639,7 +705,8 @@ impl View for HeapTreePane {
                     all_ready = false;
                     continue;
                 };
-                let tree = model::tree(&timeline, &s, self.root(), self.depth);
+                let tree =
+                    model::tree(&timeline, &s, self.root(), self.depth, self.highlight_group);
                 let layout = sunburst(&tree, timeline.metric, self.depth);
                 let cell = Rect::from_min_size(
                     Pos2::new(i as f32 * cell_w, 0.0),
@@ -671,9 +738,21 @@ impl View for HeapTreePane {
             }
             self.current_key = None;
         } else {
-            let key = (self.point, self.root(), self.chart, self.depth);
+            let exact = self.exact.as_ref().map(|x| (x.events, x.state.clone()));
+            let key = (
+                self.point,
+                exact.as_ref().map(|x| x.0),
+                self.root(),
+                self.chart,
+                self.depth,
+                self.highlight_group,
+            );
+            let sizes = match exact {
+                Some((_, state)) => state.map(|s| s.1),
+                None => self.sizes_at(self.point),
+            };
             if self.current_key != Some(key)
-                && let Some(s) = self.sizes_at(self.point)
+                && let Some(s) = sizes
             {
                 let next = self.build(&timeline, &s);
                 let same_chart = matches!(
@@ -738,7 +817,7 @@ impl View for HeapTreePane {
                                     cur,
                                     n,
                                     timeline.metric,
-                                    timeline.points[self.point].total_bytes,
+                                    self.shown_point(&timeline).total_bytes,
                                 ),
                                 cur.nodes.get(n as usize).cloned(),
                             )
@@ -773,7 +852,7 @@ impl View for HeapTreePane {
                                         cur,
                                         s.node,
                                         timeline.metric,
-                                        timeline.points[self.point].total_bytes,
+                                        self.shown_point(&timeline).total_bytes,
                                     ),
                                     cur.nodes.get(s.node as usize).cloned(),
                                 )

@@ -21,8 +21,11 @@
 //! With [`LayoutOptions::stable`] and a previous layout, nodes present in both keep their relative
 //! order in each layer (sweeps move only new nodes and dummies around them).
 
+mod clusters;
 mod coords;
 mod order;
+
+pub use clusters::{CLUSTER_PAD, CLUSTER_TITLE, ClusterBox, layout_clustered};
 
 use std::collections::HashMap;
 
@@ -197,6 +200,21 @@ pub fn layout_graph(
         _ => None,
     };
     layout_sized(&sizes, &edges, options, fixed_order.as_deref(), progress)
+}
+
+/// [`layout_graph`] with the graph's blocks as boxes ([`layout_clustered`]); no stable order
+/// across snapshots in this mode.
+pub fn layout_graph_clustered(
+    graph: &Graph,
+    options: &LayoutOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> (Layout, Vec<ClusterBox>) {
+    let sizes: Vec<(f64, f64)> = graph
+        .nodes
+        .iter()
+        .map(|n| node_size(n.label(), options))
+        .collect();
+    layout_clustered(graph, &sizes, options, progress)
 }
 
 /// The layered graph: real nodes `0..n`, then dummies.
