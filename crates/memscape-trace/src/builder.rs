@@ -7,8 +7,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use memscape_io::{Location, Warnings};
 
 use crate::model::{
-    BlockColumns, CallTree, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP,
-    FLAG_NEVER_FREED, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
+    BlockVecs, CallTree, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP, FLAG_NEVER_FREED,
+    Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
 };
 use crate::warn;
 
@@ -60,7 +60,7 @@ enum Clock {
 #[derive(Debug)]
 pub struct TraceBuilder {
     source: String,
-    pub(crate) blocks: BlockColumns,
+    pub(crate) blocks: BlockVecs,
     /// Live blocks by address.
     /// Value [`FREED`] marks an address whose last block was freed and that has not been
     /// allocated again, to tell a double free from a free of a pointer never seen: one map, so
@@ -114,7 +114,7 @@ impl TraceBuilder {
     fn new(source: &str, clock: Clock) -> Self {
         Self {
             source: source.to_owned(),
-            blocks: BlockColumns::default(),
+            blocks: BlockVecs::default(),
             live: PointerMap::default(),
             mappings: PointerMap::default(),
             mmaps: 0,
@@ -522,7 +522,7 @@ impl TraceBuilder {
         };
         Trace {
             meta,
-            blocks,
+            blocks: blocks.into(),
             strings,
             call_tree,
             threads,

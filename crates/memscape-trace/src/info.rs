@@ -83,6 +83,22 @@ pub struct InfoReport {
 
 /// Computes the report of a loaded trace.
 pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
+    // The columns the report reads (not the times, usable sizes or threads), decoded together
+    // when the trace came lazily from an `.msc` file.
+    use crate::model::BlockColumn as C;
+    let mut columns = vec![
+        C::Address,
+        C::Size,
+        C::RequestedSize,
+        C::AllocEvent,
+        C::FreeEvent,
+        C::Flags,
+        C::Site,
+    ];
+    if matches!(options.bins, BinBy::Thread) {
+        columns.push(C::Thread);
+    }
+    trace.blocks.prefetch(&columns);
     let regions = find_regions(trace, options.gap_threshold).regions;
     let bins = Bins::new(trace, options.bins.clone())
         .bins
@@ -287,13 +303,23 @@ pub fn convert(
     output: &Path,
     progress: impl FnMut(ConvertStage, f32) + 'static,
 ) -> Result<ConvertReport, LoadError> {
+    convert_with(input, output, &msc::MscOptions::default(), progress)
+}
+
+/// [`convert`] with `.msc` writer options (e.g. a time resolution).
+pub fn convert_with(
+    input: &Path,
+    output: &Path,
+    options: &msc::MscOptions,
+    progress: impl FnMut(ConvertStage, f32) + 'static,
+) -> Result<ConvertReport, LoadError> {
     let progress = std::rc::Rc::new(std::cell::RefCell::new(progress));
     let reading = std::rc::Rc::clone(&progress);
     let trace = load_with_progress(
         input,
         Box::new(move |p| (reading.borrow_mut())(ConvertStage::Reading, p)),
     )?;
-    let bytes = msc::to_msc_bytes(&trace, &mut |p| {
+    let bytes = msc::to_msc_bytes_with(&trace, options, &mut |p| {
         (progress.borrow_mut())(ConvertStage::Writing, p)
     })
     .map_err(|source| LoadError::Io {

@@ -2,6 +2,7 @@
 //! call-stack tree and per-trace metadata.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use memscape_io::Warnings;
 
@@ -45,35 +46,294 @@ impl TraceFormat {
     }
 }
 
+/// One column of [`BlockColumns`]: a slice of `T` (it dereferences to `&[T]`, so indexing,
+/// `len`, `iter`, `partition_point` and every other slice method work as on the `Vec` it used
+/// to be). A column loaded from an `.msc` file is decoded on first use (once, thread-safe):
+/// loading costs only what the views really read.
+pub struct Column<T> {
+    value: OnceLock<Vec<T>>,
+    pending: Option<Arc<dyn Fn() -> Vec<T> + Send + Sync>>,
+}
+
+impl<T> Column<T> {
+    /// A column whose values `decode` computes on first use.
+    pub(crate) fn lazy(decode: impl Fn() -> Vec<T> + Send + Sync + 'static) -> Self {
+        Self {
+            value: OnceLock::new(),
+            pending: Some(Arc::new(decode)),
+        }
+    }
+
+    /// The values, decoding them now if that has not happened yet.
+    pub fn as_slice(&self) -> &[T] {
+        self.value.get_or_init(|| match &self.pending {
+            Some(decode) => decode(),
+            None => Vec::new(),
+        })
+    }
+
+    /// Whether the values are in memory (false while a lazily loaded column is unread).
+    pub fn is_decoded(&self) -> bool {
+        self.value.get().is_some()
+    }
+
+    /// The values as a vector (decoded now if they were not yet).
+    pub fn into_vec(mut self) -> Vec<T> {
+        match self.value.take() {
+            Some(values) => values,
+            None => self.pending.take().map_or_else(Vec::new, |decode| decode()),
+        }
+    }
+}
+
+/// Decoding a column on its own, whatever its element type (for parallel prefetching).
+trait Force: Sync {
+    fn force(&self);
+}
+
+impl<T: Send + Sync> Force for Column<T> {
+    fn force(&self) {
+        self.as_slice();
+    }
+}
+
+impl<T> Default for Column<T> {
+    fn default() -> Self {
+        Vec::new().into()
+    }
+}
+
+impl<T> From<Vec<T>> for Column<T> {
+    fn from(values: Vec<T>) -> Self {
+        Self {
+            value: OnceLock::from(values),
+            pending: None,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Column<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T> std::ops::DerefMut for Column<T> {
+    /// Decodes the column first if needed; the decoder is then dropped.
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_slice();
+        self.pending = None;
+        self.value.get_mut().map_or(&mut [], Vec::as_mut_slice)
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Column<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl<T: Clone> Clone for Column<T> {
+    /// A decoded column is copied; an unread one shares its decoder (and stays unread).
+    fn clone(&self) -> Self {
+        match (self.value.get(), &self.pending) {
+            (Some(values), _) => values.clone().into(),
+            (None, pending) => Self {
+                value: OnceLock::new(),
+                pending: pending.clone(),
+            },
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Column<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: Eq> Eq for Column<T> {}
+
+impl<T: PartialEq> PartialEq<Vec<T>> for Column<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Column<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
 /// The blocks of a trace, one column per attribute; row `i` of every column is block `i`.
-/// Blocks are in allocation order (ascending `alloc_event`). The columns are plain vectors so a
-/// GPU uploader can hand `&[u64]` / `&[u32]` slices to the device as they are.
+/// Blocks are in allocation order (ascending `alloc_event`). Each column dereferences to a
+/// slice (`&[u64]` / `&[u32]` / `&[u8]`) that a GPU uploader can hand to the device as it is;
+/// columns of a trace loaded from `.msc` are decoded on first use ([`Column`]), and
+/// [`BlockColumns::prefetch`] decodes several at once on parallel threads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockColumns {
     /// Start address (0 for every block when the trace has no addresses).
-    pub address: Vec<u64>,
+    pub address: Column<u64>,
     /// Extent on the address axis in bytes: usable size when known, else requested size.
-    pub size: Vec<u64>,
+    pub size: Column<u64>,
     /// Bytes the program asked for.
-    pub requested_size: Vec<u64>,
+    pub requested_size: Column<u64>,
     /// Bytes the allocator actually reserved, or [`USABLE_UNKNOWN`].
-    pub usable_size: Vec<u64>,
-    pub alloc_time_ns: Vec<u64>,
+    pub usable_size: Column<u64>,
+    pub alloc_time_ns: Column<u64>,
     /// Free time; the trace end for never-freed blocks.
-    pub free_time_ns: Vec<u64>,
+    pub free_time_ns: Column<u64>,
     /// Index of the allocation event among all events of the trace.
-    pub alloc_event: Vec<u64>,
+    pub alloc_event: Column<u64>,
     /// Index of the free event; `Trace::event_count()` for never-freed blocks.
-    pub free_event: Vec<u64>,
+    pub free_event: Column<u64>,
     /// Index into [`Trace::threads`].
-    pub thread: Vec<u32>,
+    pub thread: Column<u32>,
     /// Leaf node of the allocating call stack in [`Trace::call_tree`] ([`NO_SITE`] if unknown).
-    pub site: Vec<u32>,
+    pub site: Column<u32>,
     /// `FLAG_*` bits.
-    pub flags: Vec<u8>,
+    pub flags: Column<u8>,
+}
+
+/// Names of the block columns, for [`BlockColumns::prefetch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockColumn {
+    Address,
+    Size,
+    RequestedSize,
+    UsableSize,
+    AllocTime,
+    FreeTime,
+    AllocEvent,
+    FreeEvent,
+    Thread,
+    Site,
+    Flags,
+}
+
+impl BlockColumn {
+    pub const ALL: [BlockColumn; 11] = [
+        BlockColumn::Address,
+        BlockColumn::Size,
+        BlockColumn::RequestedSize,
+        BlockColumn::UsableSize,
+        BlockColumn::AllocTime,
+        BlockColumn::FreeTime,
+        BlockColumn::AllocEvent,
+        BlockColumn::FreeEvent,
+        BlockColumn::Thread,
+        BlockColumn::Site,
+        BlockColumn::Flags,
+    ];
+}
+
+/// Plain vectors of the block columns, for code that builds blocks row by row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct BlockVecs {
+    pub(crate) address: Vec<u64>,
+    pub(crate) size: Vec<u64>,
+    pub(crate) requested_size: Vec<u64>,
+    pub(crate) usable_size: Vec<u64>,
+    pub(crate) alloc_time_ns: Vec<u64>,
+    pub(crate) free_time_ns: Vec<u64>,
+    pub(crate) alloc_event: Vec<u64>,
+    pub(crate) free_event: Vec<u64>,
+    pub(crate) thread: Vec<u32>,
+    pub(crate) site: Vec<u32>,
+    pub(crate) flags: Vec<u8>,
+}
+
+impl BlockVecs {
+    pub(crate) fn len(&self) -> usize {
+        self.address.len()
+    }
+}
+
+impl From<BlockVecs> for BlockColumns {
+    fn from(b: BlockVecs) -> Self {
+        Self {
+            address: b.address.into(),
+            size: b.size.into(),
+            requested_size: b.requested_size.into(),
+            usable_size: b.usable_size.into(),
+            alloc_time_ns: b.alloc_time_ns.into(),
+            free_time_ns: b.free_time_ns.into(),
+            alloc_event: b.alloc_event.into(),
+            free_event: b.free_event.into(),
+            thread: b.thread.into(),
+            site: b.site.into(),
+            flags: b.flags.into(),
+        }
+    }
 }
 
 impl BlockColumns {
+    /// Decodes the named columns that are not in memory yet, on parallel threads (a trace loaded
+    /// from `.msc` decodes each column on first use; a view that reads several columns right
+    /// away saves wall time by asking for them together).
+    pub fn prefetch(&self, columns: &[BlockColumn]) {
+        let pending: Vec<&dyn Force> = columns
+            .iter()
+            .filter(|&&c| !self.is_decoded(c))
+            .map(|&c| self.forcer(c))
+            .collect();
+        if pending.len() <= 1 {
+            pending.iter().for_each(|column| column.force());
+            return;
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .min(pending.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    while let Some(column) =
+                        pending.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        column.force();
+                    }
+                });
+            }
+        });
+    }
+
+    fn is_decoded(&self, column: BlockColumn) -> bool {
+        match column {
+            BlockColumn::Address => self.address.is_decoded(),
+            BlockColumn::Size => self.size.is_decoded(),
+            BlockColumn::RequestedSize => self.requested_size.is_decoded(),
+            BlockColumn::UsableSize => self.usable_size.is_decoded(),
+            BlockColumn::AllocTime => self.alloc_time_ns.is_decoded(),
+            BlockColumn::FreeTime => self.free_time_ns.is_decoded(),
+            BlockColumn::AllocEvent => self.alloc_event.is_decoded(),
+            BlockColumn::FreeEvent => self.free_event.is_decoded(),
+            BlockColumn::Thread => self.thread.is_decoded(),
+            BlockColumn::Site => self.site.is_decoded(),
+            BlockColumn::Flags => self.flags.is_decoded(),
+        }
+    }
+
+    fn forcer(&self, column: BlockColumn) -> &dyn Force {
+        match column {
+            BlockColumn::Address => &self.address,
+            BlockColumn::Size => &self.size,
+            BlockColumn::RequestedSize => &self.requested_size,
+            BlockColumn::UsableSize => &self.usable_size,
+            BlockColumn::AllocTime => &self.alloc_time_ns,
+            BlockColumn::FreeTime => &self.free_time_ns,
+            BlockColumn::AllocEvent => &self.alloc_event,
+            BlockColumn::FreeEvent => &self.free_event,
+            BlockColumn::Thread => &self.thread,
+            BlockColumn::Site => &self.site,
+            BlockColumn::Flags => &self.flags,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.address.len()
     }

@@ -56,19 +56,26 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use memscape_io::{Location, WarningKind, Warnings};
 
 use crate::LoadError;
-use crate::model::{BlockColumns, CallTree, Frame, Strings, Trace, TraceMeta};
+use crate::model::{
+    BlockColumn, BlockColumns, BlockVecs, CallTree, Column, Frame, Strings, Trace, TraceMeta,
+};
 use crate::warn;
 
 pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
 /// The version [`to_msc_bytes`] writes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+/// Version 2 (no checksums, no time resolution): still read, decoded eagerly.
+const VERSION_V2: u32 = 2;
 const MAX_SECTIONS: u32 = 64;
 const HEADER: usize = 16;
-const DIR_ENTRY: usize = 32;
+/// Directory entry size of version 3 (version 2: [`DIR_ENTRY_V2`]).
+const DIR_ENTRY: usize = 40;
+const DIR_ENTRY_V2: usize = 32;
 
 const PACK_RAW: u8 = 0;
 const PACK_BITS: u8 = 1;
@@ -167,6 +174,8 @@ struct Encoded {
     elem_size: u8,
     transform: u8,
     packing: u8,
+    /// Values are stored shifted right by this many bits (times rounded to 2^shift ns).
+    shift: u8,
     count: u64,
     payload: Vec<u8>,
 }
@@ -285,6 +294,7 @@ fn encode_numeric(
         elem_size,
         transform,
         packing: best.0,
+        shift: 0,
         count: codes.len() as u64,
         payload: best.1,
     })
@@ -323,6 +333,7 @@ fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
         elem_size: 1,
         transform: XF_NONE,
         packing,
+        shift: 0,
         count: bytes.len() as u64,
         payload,
     })
@@ -368,11 +379,42 @@ fn widen<T: Copy + Into<u64>>(values: &[T]) -> Vec<u64> {
     values.iter().map(|&v| v.into()).collect()
 }
 
-/// Encodes a trace as `.msc` bytes. `progress` is called with a fraction in 0..=1 per column.
+/// Choices of the `.msc` writer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MscOptions {
+    /// Times are stored rounded down to multiples of 2^`time_resolution_log2` nanoseconds (0:
+    /// exact, the default). Nanosecond clock reads carry ~5 bits of jitter per event that no
+    /// lossless coding removes; 5 (32 ns, about the cost of one clock read) halves the size of
+    /// a recording's times. Event order is kept exactly either way (event indices).
+    pub time_resolution_log2: u8,
+}
+
+/// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
+/// per column.
 pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Result<Vec<u8>> {
+    to_msc_bytes_with(trace, &MscOptions::default(), progress)
+}
+
+/// [`to_msc_bytes`] with writer options.
+pub fn to_msc_bytes_with(
+    trace: &Trace,
+    options: &MscOptions,
+    progress: &mut dyn FnMut(f32),
+) -> std::io::Result<Vec<u8>> {
     let b = &trace.blocks;
+    // A trace loaded from `.msc` decodes its columns on first use: all at once, in parallel.
+    b.prefetch(&BlockColumn::ALL);
     let t = &trace.call_tree;
+    let shift = options.time_resolution_log2;
+    if shift >= 64 {
+        return Err(std::io::Error::other("time resolution of at most 2^63 ns"));
+    }
     let event_times = event_times(trace);
+    let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
+    let with_shift = |mut e: Encoded| {
+        e.shift = shift;
+        e
+    };
     // Independent columns are encoded on parallel threads (zstd at level 6 is the slow part).
     type Job<'a> = Box<dyn FnOnce() -> std::io::Result<Vec<Encoded>> + Send + 'a>;
     let jobs: Vec<Job<'_>> = vec![
@@ -393,14 +435,14 @@ pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Re
                     8,
                     &b.size,
                     &[XF_PLUS_BASE],
-                    Some(&b.requested_size),
+                    Some(b.requested_size.as_slice()),
                 )?,
                 encode_best(
                     id::USABLE,
                     8,
                     &b.usable_size,
                     &[XF_NONE, XF_PLUS_BASE],
-                    Some(&b.size),
+                    Some(b.size.as_slice()),
                 )?,
             ])
         }),
@@ -412,18 +454,35 @@ pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Re
                     8,
                     &b.free_event,
                     &[XF_PLUS_BASE],
-                    Some(&b.alloc_event),
+                    Some(b.alloc_event.as_slice()),
                 )?,
             ])
         }),
         Box::new(|| match &event_times {
-            Some(times) => Ok(vec![encode_best(
+            Some(times) => Ok(vec![with_shift(encode_best(
                 id::EVENT_TIME,
                 8,
-                times,
+                &quantized(times),
                 &[XF_DELTA],
                 None,
-            )?]),
+            )?)]),
+            // Plus-base cannot be combined with a shift: free times delta-coded on their own.
+            None if shift > 0 => Ok(vec![
+                with_shift(encode_best(
+                    id::ALLOC_TIME,
+                    8,
+                    &quantized(&b.alloc_time_ns),
+                    &[XF_DELTA],
+                    None,
+                )?),
+                with_shift(encode_best(
+                    id::FREE_TIME,
+                    8,
+                    &quantized(&b.free_time_ns),
+                    &[XF_NONE, XF_ZIGZAG_DELTA],
+                    None,
+                )?),
+            ]),
             None => Ok(vec![
                 encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None)?,
                 encode_best(
@@ -431,7 +490,7 @@ pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Re
                     8,
                     &b.free_time_ns,
                     &[XF_PLUS_BASE],
-                    Some(&b.alloc_time_ns),
+                    Some(b.alloc_time_ns.as_slice()),
                 )?,
             ]),
         }),
@@ -531,6 +590,56 @@ pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Re
     Ok(lay_out(&sections))
 }
 
+/// Recomputes the checksums of a version-3 file in place, for tests that forge payloads past the
+/// checksums (to exercise the decoders' own checks). Does nothing to other inputs.
+#[doc(hidden)]
+pub fn reseal_checksums(bytes: &mut [u8]) {
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC || read_u32(bytes, 8) != Some(VERSION) {
+        return;
+    }
+    let n = read_u32(bytes, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
+    for i in 0..n {
+        let at = HEADER + DIR_ENTRY * i;
+        let (Some(offset), Some(len)) = (read_u64(bytes, at + 16), read_u64(bytes, at + 24)) else {
+            return;
+        };
+        let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
+            continue;
+        };
+        let Some(sum) = offset
+            .checked_add(len)
+            .and_then(|end| bytes.get(offset..end))
+            .map(checksum)
+        else {
+            continue;
+        };
+        if let Some(slot) = bytes.get_mut(at + 32..at + 40) {
+            slot.copy_from_slice(&sum.to_le_bytes());
+        }
+    }
+}
+
+/// Checksum of a section's payload (version 3): corruption is found when the file is loaded,
+/// not when a column decoded on first use is read. Not cryptographic; about one multiply per
+/// 8 bytes.
+fn checksum(payload: &[u8]) -> u64 {
+    let mix = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 29)
+    };
+    let mut h = 0x243F_6A88_85A3_08D3u64 ^ payload.len() as u64;
+    let mut words = payload.chunks_exact(8);
+    for w in &mut words {
+        h = mix(
+            h,
+            u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or_default()),
+        );
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    mix(h, u64::from_le_bytes(last))
+}
+
 fn lay_out(sections: &[Encoded]) -> Vec<u8> {
     let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
     let mut out =
@@ -540,10 +649,11 @@ fn lay_out(sections: &[Encoded]) -> Vec<u8> {
     out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
     for s in sections {
         out.extend_from_slice(&s.id.to_le_bytes());
-        out.extend_from_slice(&[s.elem_size, s.transform, s.packing, 0]);
+        out.extend_from_slice(&[s.elem_size, s.transform, s.packing, s.shift]);
         out.extend_from_slice(&s.count.to_le_bytes());
         out.extend_from_slice(&(offset as u64).to_le_bytes());
         out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&checksum(&s.payload).to_le_bytes());
         offset = (offset + s.payload.len()).next_multiple_of(8);
     }
     for s in sections {
@@ -553,9 +663,14 @@ fn lay_out(sections: &[Encoded]) -> Vec<u8> {
     out
 }
 
-/// Writes a trace to an `.msc` file.
+/// Writes a trace to an `.msc` file (exact times).
 pub fn write_msc(trace: &Trace, path: &Path) -> Result<(), LoadError> {
-    let bytes = to_msc_bytes(trace, &mut |_| {}).map_err(|source| LoadError::Io {
+    write_msc_with(trace, path, &MscOptions::default())
+}
+
+/// [`write_msc`] with writer options.
+pub fn write_msc_with(trace: &Trace, path: &Path, options: &MscOptions) -> Result<(), LoadError> {
+    let bytes = to_msc_bytes_with(trace, options, &mut |_| {}).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })?;
@@ -583,6 +698,9 @@ pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
     let mut words = vec![0u64; len.div_ceil(8)];
     let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
     file.read_exact(&mut buf[..len]).map_err(io_err)?;
+    if len >= HEADER && read_u32(buf, 8) == Some(VERSION) && &buf[..8] == MAGIC {
+        return from_msc_words(&name, words, len);
+    }
     from_msc_bytes(&name, &buf[..len])
 }
 
@@ -594,6 +712,8 @@ struct Section {
     elem_size: u8,
     transform: u8,
     packing: u8,
+    /// Decoded values are shifted left by this (version 3; 0 in version 2).
+    shift: u8,
     count: u64,
     offset: usize,
     len: usize,
@@ -614,8 +734,9 @@ fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// Decodes `.msc` bytes (version 2, or version 1 through `msc_v1.rs`); `source` names the
-/// input in errors.
+/// Decodes `.msc` bytes (version 3; version 2 here too, version 1 through `msc_v1.rs`);
+/// `source` names the input in errors. Block columns of a version-3 file are decoded on first
+/// use (see [`Column`]).
 pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt(source, 0, "the magic bytes MEMSCAPE"));
@@ -624,12 +745,20 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if version == crate::msc_v1::VERSION {
         return crate::msc_v1::from_msc_v1_bytes(source, bytes);
     }
-    if version != VERSION {
+    if version == VERSION {
+        // One copy into aligned words that the lazily decoded columns keep (the file is small:
+        // it is the compressed form).
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        buf[..bytes.len()].copy_from_slice(bytes);
+        return from_msc_words(source, words, bytes.len());
+    }
+    if version != VERSION_V2 {
         return Err(corrupt(
             source,
             8,
             format!(
-                "format version {VERSION} (or {}), found {version}",
+                "format version {VERSION} (or {VERSION_V2}, {}), found {version}",
                 crate::msc_v1::VERSION
             ),
         ));
@@ -640,9 +769,9 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
         buf[..bytes.len()].copy_from_slice(bytes);
-        return Decoder::new(source, &buf[..bytes.len()])?.decode();
+        return Decoder::new(source, &buf[..bytes.len()], VERSION_V2)?.decode();
     }
-    Decoder::new(source, bytes)?.decode()
+    Decoder::new(source, bytes, VERSION_V2)?.decode()
 }
 
 /// How a numeric section's codes become values.
@@ -758,7 +887,14 @@ struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
-    fn new(source: &'a str, bytes: &'a [u8]) -> Result<Self, LoadError> {
+    /// Reads and checks the directory of a version-2 or version-3 file (version 3: every
+    /// payload against its checksum).
+    fn new(source: &'a str, bytes: &'a [u8], version: u32) -> Result<Self, LoadError> {
+        let entry = if version == VERSION_V2 {
+            DIR_ENTRY_V2
+        } else {
+            DIR_ENTRY
+        };
         let n = read_u32(bytes, 12).unwrap_or(0);
         if n > MAX_SECTIONS {
             return Err(corrupt(
@@ -769,7 +905,7 @@ impl<'a> Decoder<'a> {
         }
         let mut sections: Vec<Section> = Vec::with_capacity(n as usize);
         for i in 0..n as usize {
-            let at = HEADER + DIR_ENTRY * i;
+            let at = HEADER + entry * i;
             let (Some(id), Some(kinds), Some(count), Some(offset), Some(len)) = (
                 read_u32(bytes, at),
                 read_u32(bytes, at + 4),
@@ -779,11 +915,13 @@ impl<'a> Decoder<'a> {
             ) else {
                 return Err(corrupt(source, at, "a complete section directory entry"));
             };
-            let [elem_size, transform, packing, _] = kinds.to_le_bytes();
+            let [elem_size, transform, packing, shift] = kinds.to_le_bytes();
+            // Version 2 had a zero byte here.
+            let shift = if version == VERSION_V2 { 0 } else { shift };
             let offset = usize::try_from(offset).unwrap_or(usize::MAX);
             let len = usize::try_from(len).unwrap_or(usize::MAX);
             if !offset.is_multiple_of(8)
-                || offset < HEADER + DIR_ENTRY * n as usize
+                || offset < HEADER + entry * n as usize
                 || offset.checked_add(len).is_none_or(|end| end > bytes.len())
             {
                 return Err(corrupt(
@@ -798,12 +936,25 @@ impl<'a> Decoder<'a> {
             if sections.iter().any(|s| s.id == id) {
                 return Err(corrupt(source, at, format!("section {id} only once")));
             }
+            if version != VERSION_V2 {
+                let Some(sum) = read_u64(bytes, at + 32) else {
+                    return Err(corrupt(source, at, "a complete section directory entry"));
+                };
+                if checksum(&bytes[offset..offset + len]) != sum {
+                    return Err(corrupt(
+                        source,
+                        at + 32,
+                        format!("section {id}'s payload to match its checksum"),
+                    ));
+                }
+            }
             sections.push(Section {
                 id,
                 entry_at: at,
                 elem_size,
                 transform,
                 packing,
+                shift,
                 count,
                 offset,
                 len,
@@ -841,6 +992,15 @@ impl<'a> Decoder<'a> {
             return Err(self.corrupt(
                 s,
                 format!("section {section} with {}-byte elements", T::SIZE),
+            ));
+        }
+        let shift = u32::from(s.shift);
+        if shift != 0 && (T::SIZE != 8 || shift >= 64 || s.transform == XF_PLUS_BASE) {
+            return Err(self.corrupt(
+                s,
+                format!(
+                    "no time resolution shift, or one below 64 without a base, in section {section}"
+                ),
             ));
         }
         let transform = match (s.transform, base) {
@@ -971,15 +1131,15 @@ impl<'a> Decoder<'a> {
                 match transform {
                     Transform::None => {
                         too_wide |= codes.iter().any(|&c| c > T::MAX);
-                        out.extend(codes.iter().map(|&c| T::narrow(c)));
+                        out.extend(codes.iter().map(|&c| T::narrow(c << shift)));
                     }
                     Transform::Delta => out.extend(codes.iter().map(|&c| {
                         acc = acc.wrapping_add(c);
-                        T::narrow(acc)
+                        T::narrow(acc << shift)
                     })),
                     Transform::ZigzagDelta => out.extend(codes.iter().map(|&c| {
                         acc = acc.wrapping_add(unzigzag(c));
-                        T::narrow(acc)
+                        T::narrow(acc << shift)
                     })),
                     Transform::PlusBase(b) => out.extend(
                         codes
@@ -1095,7 +1255,9 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn decode(&self) -> Result<Trace, LoadError> {
+    /// The metadata, checked against the section counts; with the block count and whether the
+    /// file has event times. Everything a loader checks before it decodes any block column.
+    fn checked_meta(&self) -> Result<(MscMeta, u64, bool), LoadError> {
         let source = self.source;
         let meta_json = self.byte_section(id::META)?;
         let meta: MscMeta = serde_json::from_slice(&meta_json)
@@ -1150,6 +1312,25 @@ impl<'a> Decoder<'a> {
                 "one event time per event plus the trace end",
             ));
         }
+        if !has_event_times {
+            for section in [id::ALLOC_TIME, id::FREE_TIME] {
+                let s = self.need(section)?;
+                if s.count != n {
+                    return Err(self.corrupt(
+                        s,
+                        format!("section {section} with {n} elements, one per block"),
+                    ));
+                }
+            }
+        }
+        Ok((meta, n, has_event_times))
+    }
+
+    /// Decodes every column now (version 2).
+    fn decode(&self) -> Result<Trace, LoadError> {
+        let source = self.source;
+        let (meta, _, has_event_times) = self.checked_meta()?;
+        let events = meta.meta.events;
         type Res<T> = Result<T, LoadError>;
         let (address, sizes, events_times, rest) = std::thread::scope(|scope| {
             let address = scope.spawn(|| self.numeric::<u64>(id::ADDRESS, None));
@@ -1240,7 +1421,7 @@ impl<'a> Decoder<'a> {
         let (requested_size, size, usable_size) = sizes?;
         let [alloc_event, free_event, alloc_time_ns, free_time_ns] = events_times?;
         let (thread, site, flags, tree, strings, threads) = rest?;
-        let blocks = BlockColumns {
+        let blocks = BlockColumns::from(BlockVecs {
             address,
             size,
             requested_size,
@@ -1252,7 +1433,7 @@ impl<'a> Decoder<'a> {
             thread,
             site,
             flags,
-        };
+        });
         if !blocks.is_consistent() {
             return Err(corrupt(source, HEADER, "block columns of equal length"));
         }
@@ -1281,6 +1462,24 @@ impl<'a> Decoder<'a> {
         let thread = self.numeric::<u32>(id::THREAD, None)?;
         let site = self.numeric::<u32>(id::SITE, None)?;
         let flags = self.numeric::<u8>(id::FLAGS, None)?;
+        let (tree, strings, threads) = self.tree_strings_threads()?;
+        let nodes = tree.len();
+        let thread_count = threads.len().max(1);
+        if site.iter().any(|&s| s as usize >= nodes)
+            || thread.iter().any(|&t| t as usize >= thread_count)
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "block sites and threads that exist",
+            ));
+        }
+        Ok((thread, site, flags, tree, strings, threads))
+    }
+
+    /// The call tree, strings and thread names, checked against each other.
+    fn tree_strings_threads(&self) -> Result<(CallTree, Strings, Vec<u32>), LoadError> {
+        let source = self.source;
         let parent = self.numeric::<u32>(id::TREE_PARENT, None)?;
         let ips = self.numeric::<u64>(id::TREE_IP, None)?;
         let function = self.numeric::<u32>(id::TREE_FUNCTION, None)?;
@@ -1351,16 +1550,6 @@ impl<'a> Decoder<'a> {
         {
             return Err(corrupt(source, HEADER, "string ids below the string count"));
         }
-        let thread_count = threads.len().max(1);
-        if site.iter().any(|&s| s as usize >= nodes)
-            || thread.iter().any(|&t| t as usize >= thread_count)
-        {
-            return Err(corrupt(
-                source,
-                HEADER,
-                "block sites and threads that exist",
-            ));
-        }
         let frames = (0..nodes)
             .map(|n| Frame {
                 ip: ips[n],
@@ -1372,13 +1561,303 @@ impl<'a> Decoder<'a> {
             })
             .collect();
         Ok((
-            thread,
-            site,
-            flags,
             CallTree::from_columns(parent, frames),
             Strings::from_vec(strings),
             threads,
         ))
+    }
+}
+
+/// Loads a version-3 file held in 8-byte-aligned `words` (`len` bytes): the directory,
+/// checksums, metadata, call tree and strings are checked and decoded now; each block column is
+/// decoded on its first use, from these words (the compressed file, kept by the columns).
+fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, LoadError> {
+    let Some(bytes) = bytemuck::cast_slice::<u64, u8>(&words).get(..len) else {
+        return Err(corrupt(source, 0, "a buffer as long as the file"));
+    };
+    let d = Decoder::new(source, bytes, VERSION)?;
+    let (meta, n, has_event_times) = d.checked_meta()?;
+    // What the lazy decoders will meet is checked now, as far as it is without decoding.
+    for (section, elem_size) in [
+        (id::ADDRESS, 8),
+        (id::SIZE, 8),
+        (id::REQUESTED, 8),
+        (id::USABLE, 8),
+        (id::ALLOC_EVENT, 8),
+        (id::FREE_EVENT, 8),
+        (id::THREAD, 4),
+        (id::SITE, 4),
+        (id::FLAGS, 1),
+    ] {
+        let s = d.need(section)?;
+        if s.elem_size != elem_size
+            || !matches!(s.packing, PACK_BITS | PACK_PLANES)
+            || s.transform > XF_PLUS_BASE
+        {
+            return Err(d.corrupt(
+                s,
+                format!("section {section} with {elem_size}-byte elements, a known packing and transform"),
+            ));
+        }
+    }
+    let (call_tree, strings, threads) = d.tree_strings_threads()?;
+    let warnings = restore_warnings(source, meta.warnings)?;
+    let sections = d.sections.clone();
+    drop(d);
+    let blocks = usize::try_from(n)
+        .map_err(|_| corrupt(source, HEADER, "a block count that fits memory"))?;
+    let mut meta_out = meta.meta;
+    meta_out.source = source.to_owned();
+    meta_out.format = crate::model::TraceFormat::Msc;
+    let shared = Arc::new(LazyFile {
+        source: source.to_owned(),
+        words,
+        len,
+        sections,
+        blocks,
+        events: meta_out.events,
+        has_event_times,
+        nodes: call_tree.len(),
+        thread_count: threads.len().max(1),
+        groups: Default::default(),
+    });
+    fn lazy<T: Copy + Default + Send + Sync + 'static>(
+        shared: &Arc<LazyFile>,
+        name: &'static str,
+        decode: fn(&LazyFile) -> Result<Vec<T>, LoadError>,
+    ) -> Column<T> {
+        let shared = Arc::clone(shared);
+        Column::lazy(move || match decode(&shared) {
+            Ok(values) => values,
+            Err(e) => {
+                // Only a forged file gets here (its checksums matched): zeros keep every
+                // invariant the views rely on.
+                tracing::warn!("{e}; the {name} column reads as zeros");
+                vec![T::default(); shared.blocks]
+            }
+        })
+    }
+    let blocks = BlockColumns {
+        address: lazy(&shared, "address", |f| {
+            f.decoder().numeric(id::ADDRESS, None)
+        }),
+        size: lazy(&shared, "size", |f| f.grouped(SIZES, id::SIZE)),
+        requested_size: lazy(&shared, "requested size", |f| {
+            f.grouped(SIZES, id::REQUESTED)
+        }),
+        usable_size: lazy(&shared, "usable size", |f| f.grouped(SIZES, id::USABLE)),
+        alloc_time_ns: lazy(&shared, "alloc time", |f| f.grouped(TIMES, id::ALLOC_TIME)),
+        free_time_ns: lazy(&shared, "free time", |f| f.grouped(TIMES, id::FREE_TIME)),
+        alloc_event: lazy(&shared, "alloc event", |f| {
+            f.grouped(EVENTS, id::ALLOC_EVENT)
+        }),
+        free_event: lazy(&shared, "free event", |f| f.grouped(EVENTS, id::FREE_EVENT)),
+        thread: lazy(&shared, "thread", LazyFile::thread),
+        site: lazy(&shared, "site", LazyFile::site),
+        flags: lazy(&shared, "flags", |f| f.decoder().numeric(id::FLAGS, None)),
+    };
+    Ok(Trace {
+        meta: meta_out,
+        blocks,
+        strings,
+        call_tree,
+        threads,
+        warnings,
+        event_order_cache: Default::default(),
+    })
+}
+
+/// A version-3 file after its checks, kept by its lazily decoded block columns. Decoders
+/// repair what the eager checks could not see (event indices beyond the event count, frees
+/// before allocs, unknown sites or threads) instead of failing: a file whose checksums match
+/// was written so, or forged.
+struct LazyFile {
+    source: String,
+    words: Vec<u64>,
+    len: usize,
+    sections: Vec<Section>,
+    blocks: usize,
+    events: u64,
+    has_event_times: bool,
+    nodes: usize,
+    thread_count: usize,
+    /// Per group of columns decoded together ([`SIZES`], [`EVENTS`], [`TIMES`]): the columns
+    /// already asked for, and the ones decoded on the way and not asked for yet.
+    groups: [Mutex<Group>; 3],
+}
+
+/// Requested size, size (requested + code) and usable size (size + code).
+const SIZES: usize = 0;
+/// Alloc event and free event (alloc + code).
+const EVENTS: usize = 1;
+/// Alloc and free times (both gathered from the event times).
+const TIMES: usize = 2;
+
+#[derive(Default)]
+struct Group {
+    /// Bit `1 << id` for every section whose column has asked for its values.
+    asked: u64,
+    /// Values decoded on the way, waiting for their column.
+    kept: Vec<(u32, Vec<u64>)>,
+}
+
+impl LazyFile {
+    fn decoder(&self) -> Decoder<'_> {
+        let bytes: &[u8] = bytemuck::cast_slice(&self.words);
+        Decoder {
+            source: &self.source,
+            bytes: bytes.get(..self.len).unwrap_or_default(),
+            sections: self.sections.clone(),
+        }
+    }
+
+    /// The values of `section` of a group: kept from an earlier decoding of the group, or
+    /// decoded now with what it needs; what was decoded on the way and not yet asked for is
+    /// kept for its column (so that size, requested and usable sizes, say, decode once).
+    fn grouped(&self, group: usize, section: u32) -> Result<Vec<u64>, LoadError> {
+        let Some(lock) = self.groups.get(group) else {
+            return Err(corrupt(&self.source, HEADER, "a known column group"));
+        };
+        let mut g = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        g.asked |= 1 << (section % 64);
+        if let Some(at) = g.kept.iter().position(|(id, _)| *id == section) {
+            return Ok(g.kept.swap_remove(at).1);
+        }
+        let decoded = match group {
+            SIZES => self.sizes(section)?,
+            EVENTS => {
+                let (alloc, free) = self.events()?;
+                vec![(id::ALLOC_EVENT, alloc), (id::FREE_EVENT, free)]
+            }
+            _ => {
+                let (alloc_event, free_event) = self.events()?;
+                let (alloc, free) = self.times(&alloc_event, &free_event)?;
+                // The events were decoded on the way: kept for their columns if not read yet
+                // (the events group never waits on this one, so the two locks cannot deadlock).
+                if let Some(events) = self.groups.get(EVENTS) {
+                    let mut e = events
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    for (id, values) in
+                        [(id::ALLOC_EVENT, alloc_event), (id::FREE_EVENT, free_event)]
+                    {
+                        if e.asked & (1 << id) == 0 && e.kept.iter().all(|(k, _)| *k != id) {
+                            e.kept.push((id, values));
+                        }
+                    }
+                }
+                vec![(id::ALLOC_TIME, alloc), (id::FREE_TIME, free)]
+            }
+        };
+        let mut mine = None;
+        for (id, values) in decoded {
+            if id == section {
+                mine = Some(values);
+            } else if g.asked & (1 << (id % 64)) == 0 {
+                g.kept.push((id, values));
+            }
+        }
+        mine.ok_or_else(|| corrupt(&self.source, HEADER, format!("a section with id {section}")))
+    }
+
+    /// `section` (requested, size or usable size) and the sizes it is stored relative to.
+    fn sizes(&self, section: u32) -> Result<Vec<(u32, Vec<u64>)>, LoadError> {
+        let d = self.decoder();
+        let based =
+            |s: u32| -> Result<bool, LoadError> { Ok(d.need(s)?.transform == XF_PLUS_BASE) };
+        let need_size = section == id::SIZE || (section == id::USABLE && based(id::USABLE)?);
+        let need_requested = section == id::REQUESTED || (need_size && based(id::SIZE)?);
+        let requested = match need_requested {
+            true => Some(d.numeric::<u64>(id::REQUESTED, None)?),
+            false => None,
+        };
+        let size = match need_size {
+            true => Some(d.numeric::<u64>(id::SIZE, requested.as_deref())?),
+            false => None,
+        };
+        let usable = match section == id::USABLE {
+            true => Some(d.numeric::<u64>(id::USABLE, size.as_deref())?),
+            false => None,
+        };
+        Ok([
+            (id::REQUESTED, requested),
+            (id::SIZE, size),
+            (id::USABLE, usable),
+        ]
+        .into_iter()
+        .filter_map(|(id, values)| Some((id, values?)))
+        .collect())
+    }
+
+    /// Alloc and free events, clamped so that `alloc <= free <= events`.
+    fn events(&self) -> Result<(Vec<u64>, Vec<u64>), LoadError> {
+        let d = self.decoder();
+        let mut alloc = d.numeric::<u64>(id::ALLOC_EVENT, None)?;
+        let base = (d.need(id::FREE_EVENT)?.transform == XF_PLUS_BASE).then_some(alloc.as_slice());
+        let mut free = d.numeric::<u64>(id::FREE_EVENT, base)?;
+        let events = self.events;
+        for (a, f) in alloc.iter_mut().zip(&mut free) {
+            *a = (*a).min(events);
+            *f = (*f).clamp(*a, events);
+        }
+        Ok((alloc, free))
+    }
+
+    /// Block times: from the event times when the file has them, else from the per-block
+    /// sections; a free time is never before its alloc time.
+    fn times(
+        &self,
+        alloc_event: &[u64],
+        free_event: &[u64],
+    ) -> Result<(Vec<u64>, Vec<u64>), LoadError> {
+        let d = self.decoder();
+        if self.has_event_times {
+            let times = d.numeric::<u64>(id::EVENT_TIME, None)?;
+            let time_of = |e: u64| {
+                usize::try_from(e)
+                    .ok()
+                    .and_then(|e| times.get(e).copied())
+                    .unwrap_or(0)
+            };
+            let alloc: Vec<u64> = alloc_event.iter().map(|&e| time_of(e)).collect();
+            let free = free_event
+                .iter()
+                .zip(&alloc)
+                .map(|(&e, &at)| time_of(e).max(at))
+                .collect();
+            Ok((alloc, free))
+        } else {
+            let alloc = d.numeric::<u64>(id::ALLOC_TIME, None)?;
+            let base =
+                (d.need(id::FREE_TIME)?.transform == XF_PLUS_BASE).then_some(alloc.as_slice());
+            let mut free = d.numeric::<u64>(id::FREE_TIME, base)?;
+            for (f, &a) in free.iter_mut().zip(&alloc) {
+                *f = (*f).max(a);
+            }
+            Ok((alloc, free))
+        }
+    }
+
+    fn thread(&self) -> Result<Vec<u32>, LoadError> {
+        let mut thread = self.decoder().numeric::<u32>(id::THREAD, None)?;
+        for t in &mut thread {
+            if *t as usize >= self.thread_count {
+                *t = 0;
+            }
+        }
+        Ok(thread)
+    }
+
+    fn site(&self) -> Result<Vec<u32>, LoadError> {
+        let mut site = self.decoder().numeric::<u32>(id::SITE, None)?;
+        for s in &mut site {
+            if *s as usize >= self.nodes {
+                *s = crate::model::NO_SITE;
+            }
+        }
+        Ok(site)
     }
 }
 
@@ -1453,6 +1932,7 @@ mod tests {
             elem_size: 8,
             transform,
             packing,
+            shift: 0,
             count: values.len() as u64,
             payload,
         };
@@ -1460,7 +1940,7 @@ mod tests {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
         buf[..bytes.len()].copy_from_slice(&bytes);
-        let d = Decoder::new("t.msc", &buf[..bytes.len()]).unwrap();
+        let d = Decoder::new("t.msc", &buf[..bytes.len()], VERSION).unwrap();
         d.numeric::<u64>(section, base).unwrap()
     }
 
@@ -1510,11 +1990,12 @@ mod tests {
             elem_size: 8,
             transform: XF_NONE,
             packing: PACK_PLANES,
+            shift: 0,
             count: 1 << 50,
             payload: pack_planes(&v, 2).unwrap(),
         };
         let bytes = lay_out(&[encoded]);
-        let d = Decoder::new("p.msc", &bytes).unwrap();
+        let d = Decoder::new("p.msc", &bytes, VERSION).unwrap();
         let e = d.numeric::<u64>(id::ADDRESS, None).unwrap_err();
         assert!(
             e.to_string().starts_with("p.msc@16: corrupt .msc file"),

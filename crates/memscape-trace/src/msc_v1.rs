@@ -35,7 +35,7 @@ use std::io::Read;
 use memscape_io::{Location, Warnings};
 
 use crate::LoadError;
-use crate::model::{BlockColumns, CallTree, Frame, Strings, Trace, TraceMeta};
+use crate::model::{BlockColumns, BlockVecs, CallTree, Frame, Strings, Trace, TraceMeta};
 use crate::warn;
 
 use crate::msc::MAGIC;
@@ -388,7 +388,7 @@ pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, Loa
     let expand_u32 = |id: u32, v: Vec<u32>| -> Result<Vec<u32>, LoadError> {
         expand(source, &sections, id, v, n)
     };
-    let blocks = BlockColumns {
+    let blocks = BlockVecs {
         address: expand_u64(1, address?)?,
         size: Vec::new(),
         requested_size: expand_u64(3, requested_size?)?,
@@ -405,6 +405,7 @@ pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, Loa
     blocks.size = undelta(2, expand_u64(2, size?)?, Some(&blocks.requested_size))?;
     blocks.alloc_time_ns = undelta(5, alloc_time_ns?, None)?;
     blocks.free_time_ns = undelta(6, free_time_ns?, Some(&blocks.alloc_time_ns))?;
+    let blocks = BlockColumns::from(blocks);
     if !blocks.is_consistent() {
         return Err(corrupt(source, 16, "block columns of equal length"));
     }

@@ -1,5 +1,6 @@
-//! `.msc` version 2: version-1 files still load; mutated, truncated and forged version-2 files
-//! give a `Corrupt` error naming the file and an offset, never a panic or a huge allocation.
+//! `.msc` versions 2 and 3: version-1 and version-2 files still load; mutated, truncated and
+//! forged version-3 files give a `Corrupt` error naming the file and an offset, or (forged past
+//! the checksums) a consistent trace, never a panic or a huge allocation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -8,6 +9,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use common::data;
+use memscape_trace::msc::{MscOptions, VERSION, reseal_checksums, to_msc_bytes_with};
 use memscape_trace::{LoadError, Trace, TraceFormat, from_msc_bytes, load, to_msc_bytes};
 use proptest::prelude::*;
 
@@ -45,26 +47,153 @@ fn version_1_files_still_load() {
         let old = load(&fixture(v1)).unwrap();
         let fresh = load(&data(text)).unwrap();
         assert_same(&old, &fresh);
-        // Written again, it is version 2 and still the same trace.
-        let v2 = to_msc_bytes(&old, &mut |_| {}).unwrap();
-        assert_eq!(u32::from_le_bytes(v2[8..12].try_into().unwrap()), 2);
-        assert_same(&from_msc_bytes("again.msc", &v2).unwrap(), &fresh);
+        // Written again, it is the current version and still the same trace.
+        let v3 = to_msc_bytes(&old, &mut |_| {}).unwrap();
+        assert_eq!(u32::from_le_bytes(v3[8..12].try_into().unwrap()), VERSION);
+        assert_same(&from_msc_bytes("again.msc", &v3).unwrap(), &fresh);
     }
+}
+
+/// The fixtures were written by the version-2 writer (memscape-trace at 7b54db8).
+#[test]
+fn version_2_files_still_load() {
+    for (v2, text) in [
+        ("test_sysroot.v2.msc", "heaptrack/test_sysroot.raw"),
+        ("david.v2.msc", "heaptrack/heaptrack.david.18594.gz"),
+    ] {
+        let bytes = std::fs::read(fixture(v2)).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 2);
+        let old = load(&fixture(v2)).unwrap();
+        let fresh = load(&data(text)).unwrap();
+        assert_same(&old, &fresh);
+        let v3 = to_msc_bytes(&old, &mut |_| {}).unwrap();
+        assert_eq!(u32::from_le_bytes(v3[8..12].try_into().unwrap()), VERSION);
+        assert_same(&from_msc_bytes("again.msc", &v3).unwrap(), &fresh);
+    }
+}
+
+/// Version 3 decodes block columns on first use: nothing of them is decoded by the load, and
+/// each one read gives the values the text importer built.
+#[test]
+fn version_3_columns_are_decoded_on_first_use() {
+    let fresh = load(&data("heaptrack/heaptrack.david.18594.gz")).unwrap();
+    let bytes = to_msc_bytes(&fresh, &mut |_| {}).unwrap();
+    let lazy = from_msc_bytes("lazy.msc", &bytes).unwrap();
+    let b = &lazy.blocks;
+    assert!(!b.address.is_decoded() && !b.free_time_ns.is_decoded());
+    // The free times first (their alloc times are computed on the way and kept).
+    assert_eq!(b.free_time_ns, fresh.blocks.free_time_ns);
+    assert!(!b.alloc_time_ns.is_decoded());
+    assert_eq!(b.alloc_time_ns, fresh.blocks.alloc_time_ns);
+    // A clone of an unread column stays unread and decodes the same values.
+    let copy = lazy.clone();
+    assert!(!copy.blocks.usable_size.is_decoded());
+    b.prefetch(&memscape_trace::model::BlockColumn::ALL);
+    assert!(b.address.is_decoded() && b.flags.is_decoded());
+    assert_same(&copy, &fresh);
+    assert_same(&lazy, &fresh);
+}
+
+/// A flipped payload byte is found by the load (the section's checksum), not left for the
+/// column's first use.
+#[test]
+fn corrupt_payload_is_found_at_load() {
+    let b = sample();
+    let offset = |entry: usize| {
+        let at = 16 + 40 * entry + 16;
+        u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
+    };
+    let length = |entry: usize| {
+        let at = 16 + 40 * entry + 24;
+        u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+    };
+    for entry in (0..section_count(b)).filter(|&e| length(e) > 0) {
+        let mut bad = b.clone();
+        bad[offset(entry)] ^= 0x20;
+        let e = from_msc_bytes("flip.msc", &bad).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "flip.msc@{}: corrupt .msc file: expected section {}'s payload to match its checksum",
+                16 + 40 * entry + 32,
+                u32::from_le_bytes(b[16 + 40 * entry..20 + 40 * entry].try_into().unwrap())
+            )
+        );
+    }
+}
+
+/// Times rounded to 2^k ns: each block time is its exact time rounded down, nothing else
+/// changes, and the file gets smaller.
+#[test]
+fn time_resolution_rounds_times_down_and_keeps_the_rest() {
+    use memscape_trace::TraceBuilder;
+    let mut builder = TraceBuilder::with_event_times("ns");
+    let t0 = builder.thread("main");
+    let t1 = builder.thread("worker");
+    // Nanosecond times with jitter, two threads, frees out of order.
+    let mut time = 1_000u64;
+    let mut live = Vec::new();
+    for i in 0..20_000u64 {
+        time += 30 + (i * 7919) % 173;
+        let address = 0x10_0000 + 64 * i;
+        builder
+            .alloc(
+                i,
+                time,
+                address,
+                16 + i % 200,
+                0,
+                if i % 3 == 0 { t1 } else { t0 },
+                0,
+            )
+            .unwrap();
+        live.push(address);
+        if i % 4 == 3 {
+            time += 41 + (i * 31) % 97;
+            let victim = live.swap_remove((i as usize * 13) % live.len());
+            assert!(builder.free(i, time, victim));
+        }
+    }
+    let exact = builder.finish(TraceFormat::Csv, true);
+    let exact_bytes = to_msc_bytes(&exact, &mut |_| {}).unwrap();
+    assert_same(&from_msc_bytes("exact.msc", &exact_bytes).unwrap(), &exact);
+    let options = MscOptions {
+        time_resolution_log2: 5,
+    };
+    let coarse_bytes = to_msc_bytes_with(&exact, &options, &mut |_| {}).unwrap();
+    assert!(coarse_bytes.len() < exact_bytes.len());
+    let coarse = from_msc_bytes("coarse.msc", &coarse_bytes).unwrap();
+    let (e, c) = (&exact.blocks, &coarse.blocks);
+    assert_eq!(e.len(), c.len());
+    for i in 0..e.len() {
+        assert_eq!(c.alloc_time_ns[i], e.alloc_time_ns[i] & !31);
+        assert_eq!(c.free_time_ns[i], e.free_time_ns[i] & !31);
+    }
+    assert_eq!(e.address, c.address);
+    assert_eq!(e.alloc_event, c.alloc_event);
+    assert_eq!(e.free_event, c.free_event);
+    assert_eq!(e.thread, c.thread);
+    assert_eq!(e.requested_size, c.requested_size);
+    // A shift this large is refused by the writer.
+    let too_coarse = MscOptions {
+        time_resolution_log2: 64,
+    };
+    assert!(to_msc_bytes_with(&exact, &too_coarse, &mut |_| {}).is_err());
 }
 
 #[test]
 fn unknown_version_names_the_versions_read() {
     let t = load(&data("heaptrack/test_sysroot.raw")).unwrap();
     let mut b = to_msc_bytes(&t, &mut |_| {}).unwrap();
-    b[8] = 3;
-    let e = from_msc_bytes("v3.msc", &b).unwrap_err();
+    b[8] = 4;
+    let e = from_msc_bytes("v4.msc", &b).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "v3.msc@8: corrupt .msc file: expected format version 2 (or 1), found 3"
+        "v4.msc@8: corrupt .msc file: expected format version 3 (or 2, 1), found 4"
     );
 }
 
-/// A version-2 file of a real trace prefix (about 3,000 blocks: bit-packed and byte-plane
+/// A version-3 file of a real trace prefix (about 3,000 blocks: bit-packed and byte-plane
 /// sections, event times, call tree, strings).
 fn sample() -> &'static Vec<u8> {
     static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
@@ -87,7 +216,11 @@ fn check(bytes: &[u8]) {
         Ok(t) => {
             let b = &t.blocks;
             assert!(b.is_consistent());
+            // Every column, decoded in parallel (one thread per column at most).
+            b.prefetch(&memscape_trace::model::BlockColumn::ALL);
+            assert!(b.is_consistent());
             for i in 0..b.len() {
+                assert!((b.thread[i] as usize) < t.threads.len().max(1));
                 assert!(b.free_event[i] <= t.meta.events);
                 assert!(b.alloc_event[i] <= b.free_event[i]);
                 assert!(b.alloc_time_ns[i] <= b.free_time_ns[i]);
@@ -115,6 +248,9 @@ enum Mutation {
     /// XOR a byte anywhere.
     Anywhere(usize, u8),
     Truncate(usize),
+    /// XOR a byte anywhere, then recompute the checksums (a forged file: the decoders' own
+    /// checks and repairs are what stands between it and the views).
+    Forged(usize, u8),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -134,11 +270,13 @@ fn mutation() -> impl Strategy<Value = Mutation> {
             .prop_map(|(p, v)| Mutation::DirectoryWord(p, v)),
         (any::<usize>(), 1u8..=255).prop_map(|(p, x)| Mutation::Anywhere(p, x)),
         any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), 1u8..=255).prop_map(|(p, x)| Mutation::Forged(p, x)),
+        (any::<usize>(), 1u8..=255).prop_map(|(p, x)| Mutation::Forged(p, x)),
     ]
 }
 
 fn apply(b: &mut Vec<u8>, m: &Mutation) {
-    let dir_end = (16 + 32 * section_count(b).min(64)).min(b.len());
+    let dir_end = (16 + 40 * section_count(b).min(64)).min(b.len());
     match *m {
         Mutation::Directory(p, x) => {
             if dir_end > 0 {
@@ -146,10 +284,10 @@ fn apply(b: &mut Vec<u8>, m: &Mutation) {
             }
         }
         Mutation::DirectoryWord(p, v) => {
-            // One of the u64 fields (count, offset, length) of an entry.
-            let entries = (dir_end.saturating_sub(16)) / 32;
+            // One of the u64 fields (count, offset, length, checksum) of an entry.
+            let entries = (dir_end.saturating_sub(16)) / 40;
             if entries > 0 {
-                let at = 16 + 32 * (p % entries) + 8 + 8 * ((p / entries) % 3);
+                let at = 16 + 40 * (p % entries) + 8 + 8 * ((p / entries) % 4);
                 b[at..at + 8].copy_from_slice(&v.to_le_bytes());
             }
         }
@@ -162,6 +300,13 @@ fn apply(b: &mut Vec<u8>, m: &Mutation) {
         Mutation::Truncate(p) => {
             let len = b.len().max(1);
             b.truncate(p % len);
+        }
+        Mutation::Forged(p, x) => {
+            let len = b.len();
+            if len > 0 {
+                b[p % len] ^= x;
+            }
+            reseal_checksums(b);
         }
     }
 }
@@ -214,7 +359,7 @@ fn forged_counts_never_allocate() {
     for entry in 0..section_count(b) {
         for count in [1u64 << 40, 1 << 62, u64::MAX] {
             let mut forged = b.clone();
-            let at = 16 + 32 * entry + 8;
+            let at = 16 + 40 * entry + 8;
             forged[at..at + 8].copy_from_slice(&count.to_le_bytes());
             let e = from_msc_bytes("forged.msc", &forged).unwrap_err();
             assert!(matches!(e, LoadError::Corrupt { .. }), "{e}");
