@@ -173,12 +173,16 @@ pub fn rips_persistence<D: DistanceMatrix>(
 struct Shortcuts {
     cone_cut: bool,
     sparse: bool,
+    /// Memory for reduced columns kept during the reduction (a budget, not a shortcut: tests
+    /// make it tiny to run the re-derivation of columns that did not fit).
+    store_bytes: usize,
 }
 
 impl Shortcuts {
     const ALL: Self = Self {
         cone_cut: true,
         sparse: true,
+        store_bytes: MAX_STORED_BYTES,
     };
 }
 
@@ -227,6 +231,7 @@ fn persistence_with<D: DistanceMatrix>(
         inverse: multiplicative_inverses(modulus),
         binomials,
         keep_cocycles: options.cocycles,
+        store_bytes: shortcuts.store_bytes,
         neighbors: if shortcuts.sparse {
             neighbor_lists(dist, computed_threshold)
         } else {
@@ -648,32 +653,103 @@ impl Column {
         }
     }
 
-    /// All entries, summed by simplex, zeros dropped, in pivot order (as wide keys); empties
-    /// the column. Sorting the keys and summing neighbours is cheaper than popping one by one.
-    fn drain_summed(&mut self, modulus: u32, out: &mut Vec<u128>) {
-        let mut keys: Vec<u128> = match self {
-            Self::Wide(heap) => std::mem::take(heap).into_vec(),
-            Self::Narrow { heap, layout } => heap
-                .take_all()
-                .into_iter()
-                .map(|k| Self::pack(layout.unpack(!k)))
-                .collect(),
-        };
-        keys.sort_unstable_by(|a, b| b.cmp(a));
-        let mut pending = Entry::NONE;
-        for key in keys {
-            let e = Self::unpack(key);
-            if e.index == pending.index {
-                pending.coefficient = (pending.coefficient + e.coefficient) % modulus;
-                continue;
+    /// All entries, summed by simplex, zeros dropped, appended to `out`; empties the column.
+    /// Sorting the keys (equal simplices are then neighbours, whatever their coefficients) and
+    /// summing neighbours is cheaper than popping one by one.
+    fn drain_summed(&mut self, modulus: u32, out: &mut ReducedStore) {
+        match self {
+            Self::Wide(heap) => {
+                let mut keys = std::mem::take(heap).into_vec();
+                keys.sort_unstable();
+                sum_neighbours(keys.into_iter().map(Self::unpack), modulus, out);
             }
-            if !pending.is_none() && pending.coefficient != 0 {
-                out.push(Self::pack(pending));
+            Self::Narrow { heap, layout } => {
+                let mut keys = heap.take_all();
+                keys.sort_unstable();
+                let layout = *layout;
+                sum_neighbours(keys.into_iter().map(|k| layout.unpack(!k)), modulus, out);
             }
-            pending = e;
+        }
+    }
+}
+
+/// Sums runs of entries of the same simplex, drops zeros, appends the rest to `out`.
+fn sum_neighbours(entries: impl Iterator<Item = Entry>, modulus: u32, out: &mut ReducedStore) {
+    let mut pending = Entry::NONE;
+    for e in entries {
+        if e.index == pending.index {
+            pending.coefficient = (pending.coefficient + e.coefficient) % modulus;
+            continue;
         }
         if !pending.is_none() && pending.coefficient != 0 {
-            out.push(Self::pack(pending));
+            out.push(pending);
+        }
+        pending = e;
+    }
+    if !pending.is_none() && pending.coefficient != 0 {
+        out.push(pending);
+    }
+}
+
+/// The reduced coboundaries `R_j` kept by the reduction, entries packed back to back: narrow
+/// keys (8 bytes) when the layout fits, wide ones (16 bytes) otherwise, within a memory budget.
+struct ReducedStore {
+    wide: Vec<u128>,
+    narrow: Vec<u64>,
+    layout: Option<NarrowLayout>,
+    budget_bytes: usize,
+}
+
+impl ReducedStore {
+    fn new(layout: Option<NarrowLayout>, budget_bytes: usize) -> Self {
+        Self {
+            wide: Vec::new(),
+            narrow: Vec::new(),
+            layout,
+            budget_bytes,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.wide.len() + self.narrow.len()
+    }
+
+    /// Whether another `extra` entries fit in the budget.
+    fn has_room(&self, extra: usize) -> bool {
+        let width = if self.layout.is_some() { 8 } else { 16 };
+        (self.len() + extra).saturating_mul(width) <= self.budget_bytes
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.wide.truncate(len);
+        self.narrow.truncate(len);
+    }
+
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        match self.layout {
+            Some(layout) => self.narrow.push(layout.pack(e)),
+            None => self.wide.push(Column::pack(e)),
+        }
+    }
+
+    /// Pushes entries `from..to`, coefficients times `factor`, onto `column`.
+    fn add_to(&self, from: usize, to: usize, factor: u32, modulus: u32, column: &mut Column) {
+        let scaled = |mut e: Entry| {
+            e.coefficient = e.coefficient * factor % modulus;
+            e
+        };
+        match self.layout {
+            Some(layout) => {
+                for &key in &self.narrow[from..to] {
+                    column.push(scaled(layout.unpack(key)));
+                }
+            }
+            None => {
+                for &key in &self.wide[from..to] {
+                    column.push(scaled(Column::unpack(key)));
+                }
+            }
         }
     }
 }
@@ -702,10 +778,16 @@ fn greater_diameter_or_smaller_index(a: &(Value, i64), b: &(Value, i64)) -> Orde
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
-/// The most reduced-coboundary entries kept (16 bytes each: 512 MiB); columns past it are
-/// re-derived from V as in Ripser (10,000 Levenshtein windows: 2.4 M after two thirds of the
-/// columns).
-const MAX_STORED_ENTRIES: usize = 32 << 20;
+/// Memory for the reduced coboundaries kept (8 or 16 bytes an entry); columns that do not fit
+/// are re-derived from V when added, as in Ripser (10,000 Levenshtein windows: 2.4 M entries
+/// after two thirds of the columns; 50,000: 50 M after a third).
+const MAX_STORED_BYTES: usize = 1 << 30;
+
+#[cfg(test)]
+thread_local! {
+    /// Additions of columns re-derived from V on this thread (tests check the path is taken).
+    static REDERIVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// Multiplicative hashing of simplex indices (the keys are already well spread integers).
 #[derive(Default)]
@@ -752,6 +834,8 @@ struct Rips<'a, D> {
     inverse: Vec<u32>,
     binomials: Binomials,
     keep_cocycles: bool,
+    /// Memory budget of the reduced columns kept by [`Self::compute_pairs`].
+    store_bytes: usize,
     /// For thresholds that keep few edges (Ripser's sparse mode): the 1-skeleton at the
     /// threshold as adjacency lists. Cofacets are then enumerated by merging the neighbour lists
     /// of a simplex's vertices (O(degree) per coboundary instead of O(n)), in the same
@@ -1052,7 +1136,41 @@ impl<D: DistanceMatrix> Rips<'_, D> {
     /// diameter, ties decreasing index (Ripser sorts a reversed range).
     fn for_each_edge_in_order(&self, mut visit: impl FnMut(Value, i64)) {
         let edge_count = self.n * self.n.saturating_sub(1) / 2;
-        if let Some(neighbors) = &self.neighbors {
+        if let (Some(neighbors), Some(max)) = (&self.neighbors, self.dist.integer_levels()) {
+            // Integer lengths: a counting sort by level instead of a comparison sort (50,000
+            // Levenshtein windows: 32 M edges). Rows from the top, each row's lower neighbours
+            // in list order (decreasing), give decreasing indices within a level.
+            let levels = max as usize + 1;
+            let lower = |i: usize| {
+                let list = neighbors.of(i);
+                &list[list.partition_point(|&(j, _)| j as usize > i)..]
+            };
+            let level_of = |d: Value| (d as usize).min(levels - 1);
+            let mut starts = vec![0usize; levels + 1];
+            for i in 0..self.n {
+                for &(_, d) in lower(i) {
+                    starts[level_of(d) + 1] += 1;
+                }
+            }
+            for level in 0..levels {
+                starts[level + 1] += starts[level];
+            }
+            let mut order = vec![0i64; starts[levels]];
+            let mut cursor = starts.clone();
+            for i in (0..self.n).rev() {
+                let row = self.b(i as i64, 2);
+                for &(j, d) in lower(i) {
+                    let slot = &mut cursor[level_of(d)];
+                    order[*slot] = row + i64::from(j);
+                    *slot += 1;
+                }
+            }
+            for level in 0..levels {
+                for &index in &order[starts[level]..starts[level + 1]] {
+                    visit(level as Value, index);
+                }
+            }
+        } else if let Some(neighbors) = &self.neighbors {
             let mut edges: Vec<(Value, i64)> = Vec::with_capacity(neighbors.edge_count());
             for i in 0..self.n {
                 let row = self.b(i as i64, 2);
@@ -1238,6 +1356,17 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         }
     }
 
+    /// Appends the coboundary of `simplex` (cofacets up to the threshold) to `out`.
+    fn push_coboundary(&self, simplex: Entry, dim: usize, out: &mut Vec<Entry>) {
+        let mut cofacets = self.coboundary(simplex, dim);
+        while self.cob_has_next(&mut cofacets, true) {
+            let cofacet = self.cob_next(&mut cofacets);
+            if cofacet.diameter <= self.threshold {
+                out.push(cofacet);
+            }
+        }
+    }
+
     fn init_coboundary_and_get_pivot(
         &self,
         simplex: Entry,
@@ -1291,9 +1420,13 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         // fits (packed heap keys). Adding column j then pushes |R_j| entries instead of
         // recomputing the coboundary of every simplex of V_j (most of which cancel); the sum is
         // the same, so every pivot and pairing is unchanged.
-        let mut reduced_keys: Vec<u128> = Vec::new();
+        let mut reduced_keys = ReducedStore::new(layout, self.store_bytes);
         let mut reduced_at: Vec<Option<(usize, usize)>> =
             Vec::with_capacity(columns_to_reduce.len());
+        let mut reduced_at_once: Option<usize> = None;
+        let mut rederived_columns = 0usize;
+        let mut rederived: Vec<Entry> = Vec::new();
+        let mut rederived_sum: Vec<Entry> = Vec::new();
 
         let started = std::time::Instant::now();
         for (column_index, &(diameter, index)) in columns_to_reduce.iter().enumerate() {
@@ -1353,7 +1486,43 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                         .get(column_to_add + 1)
                         .copied()
                         .unwrap_or(reduction_entries.len());
-                    if let Some((from, to)) = reduced_at[column_to_add] {
+                    if reduced_at[column_to_add].is_none() && end > start {
+                        // Not stored (the store was full when it finished): R_j = δ(σ_j) +
+                        // Σ δ(V_j), summed once here and kept if there is room now. Pushing the
+                        // coboundaries one by one would put most entries before the current
+                        // pivot (they cancel in the sum), out of the radix heap's order.
+                        rederived_columns += 1;
+                        rederived.clear();
+                        self.push_coboundary(
+                            Entry {
+                                diameter: add_diameter,
+                                index: add_index,
+                                coefficient: 1,
+                            },
+                            dim,
+                            &mut rederived,
+                        );
+                        for &entry in &reduction_entries[start..end] {
+                            self.push_coboundary(entry, dim, &mut rederived);
+                        }
+                        let from = reduced_keys.len();
+                        sum_entries(&mut rederived, self.modulus, &mut rederived_sum);
+                        for e in rederived_sum.drain(..) {
+                            reduced_keys.push(e);
+                        }
+                        if reduced_keys.has_room(0) {
+                            reduced_at[column_to_add] = Some((from, reduced_keys.len()));
+                        } else {
+                            // No room: use it once, from the end of the store.
+                            reduced_at_once = Some(from);
+                        }
+                    }
+                    let stored = reduced_at[column_to_add].or_else(|| {
+                        reduced_at_once
+                            .take()
+                            .map(|from| (from, reduced_keys.len()))
+                    });
+                    if let Some((from, to)) = stored {
                         // V_j to the reduction column, the stored R_j to the coboundary.
                         let scaled = |mut e: Entry| {
                             e.coefficient = e.coefficient * factor % self.modulus;
@@ -1367,8 +1536,15 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                         for &entry in &reduction_entries[start..end] {
                             working_reduction_column.push(scaled(entry));
                         }
-                        for &key in &reduced_keys[from..to] {
-                            working_coboundary.push(scaled(Column::unpack(key)));
+                        reduced_keys.add_to(
+                            from,
+                            to,
+                            factor,
+                            self.modulus,
+                            &mut working_coboundary,
+                        );
+                        if reduced_at[column_to_add].is_none() {
+                            reduced_keys.truncate(from);
                         }
                         pivot = self.get_pivot(&mut working_coboundary);
                         continue;
@@ -1419,11 +1595,15 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                     // same entries, so only columns that needed additions are stored.
                     if !working_reduction_column.is_empty()
                         && working_coboundary.len() > 0
-                        && reduced_keys.len() + working_coboundary.len() <= MAX_STORED_ENTRIES
+                        && reduced_keys.has_room(1)
                     {
                         let from = reduced_keys.len();
                         working_coboundary.drain_summed(self.modulus, &mut reduced_keys);
-                        reduced_at[column_index] = Some((from, reduced_keys.len()));
+                        if reduced_keys.has_room(0) {
+                            reduced_at[column_index] = Some((from, reduced_keys.len()));
+                        } else {
+                            reduced_keys.truncate(from);
+                        }
                     }
                     cocycle_scratch.clear();
                     let from = reduction_entries.len();
@@ -1444,6 +1624,16 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                 }
             }
         }
+        tracing::debug!(
+            "rips: H{dim}: {} columns reduced, {} reduced entries stored, {} V entries, {} \
+             additions re-derived from V",
+            columns_to_reduce.len(),
+            reduced_keys.len(),
+            reduction_entries.len(),
+            rederived_columns
+        );
+        #[cfg(test)]
+        REDERIVED.with(|count| count.set(count.get() + rederived_columns));
     }
 
     /// The cocycle `V_j = e_j + Σ (V entries)` of an H1 column as explicit edges.
@@ -1624,6 +1814,7 @@ mod tests {
             inverse: multiplicative_inverses(2),
             binomials: Binomials::new(10, 4).unwrap(),
             keep_cocycles: false,
+            store_bytes: MAX_STORED_BYTES,
             neighbors: None,
         };
         // {7, 4, 1}: C(7,3) + C(4,2) + C(1,1) = 35 + 6 + 1.
@@ -1680,6 +1871,7 @@ mod tests {
             Shortcuts {
                 cone_cut: false,
                 sparse: false,
+                ..Shortcuts::ALL
             },
         )
         .unwrap();
@@ -1689,10 +1881,12 @@ mod tests {
             Shortcuts {
                 cone_cut: true,
                 sparse: false,
+                ..Shortcuts::ALL
             },
             Shortcuts {
                 cone_cut: false,
                 sparse: true,
+                ..Shortcuts::ALL
             },
         ] {
             let fast = persistence_with(&m, &options, shortcuts).unwrap();
@@ -1714,6 +1908,24 @@ mod tests {
                 sorted_bars(&plain.barcode.dims[dim])
             );
         }
+        // Reduced columns that do not fit in the store are re-derived from V when added: the
+        // same sums, so the same pairs and the same cocycles, with no room at all or a little
+        // (narrow and wide keys).
+        let full = rips_persistence(&m, &options).unwrap();
+        for store_bytes in [0, 1 << 12, 1 << 16] {
+            let small_store = Shortcuts {
+                store_bytes,
+                ..Shortcuts::ALL
+            };
+            REDERIVED.with(|count| count.set(0));
+            let narrow = persistence_with(&m, &options, small_store).unwrap();
+            assert_eq!(narrow, full, "store of {store_bytes} bytes");
+            if store_bytes == 0 {
+                assert!(REDERIVED.with(std::cell::Cell::get) > 0);
+            }
+            let wide_small = persistence_with(&m.to_f32(), &options, small_store).unwrap();
+            assert_eq!(wide_small, wide, "store of {store_bytes} bytes, wide keys");
+        }
         // Dimension 2 (the sparse enumeration of new simplices), sparse against dense.
         let options = RipsOptions {
             max_dim: 2,
@@ -1726,6 +1938,7 @@ mod tests {
             Shortcuts {
                 cone_cut: true,
                 sparse: false,
+                ..Shortcuts::ALL
             },
         )
         .unwrap();

@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the trace pipeline on the shared 1M-event heaptrack raw trace:
-//! text parse, .msc decode, info report, bin metrics.
+//! text parse, .msc load (and decoding every column), info report, bin metrics.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -8,6 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use memscape_trace::bins::{BinBy, Bins, SizeClasses};
 use memscape_trace::info::{InfoOptions, info};
 use memscape_trace::metrics::BinMetrics;
+use memscape_trace::model::BlockColumn;
 
 fn sample() -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,8 +25,23 @@ fn benches(c: &mut Criterion) {
     g.bench_function("parse_heaptrack_raw_text", |b| {
         b.iter(|| memscape_trace::load_bytes("sqlite_1M.raw", &text).unwrap())
     });
+    // Version 3: the load checks the file and decodes the call tree and strings; block columns
+    // decode on first use.
     g.bench_function("decode_msc", |b| {
         b.iter(|| memscape_trace::from_msc_bytes("sqlite_1M.msc", &msc).unwrap())
+    });
+    g.bench_function("decode_msc_all_columns", |b| {
+        b.iter(|| {
+            let t = memscape_trace::from_msc_bytes("sqlite_1M.msc", &msc).unwrap();
+            t.blocks.prefetch(&BlockColumn::ALL);
+            t
+        })
+    });
+    g.bench_function("decode_msc_and_info", |b| {
+        b.iter(|| {
+            let t = memscape_trace::from_msc_bytes("sqlite_1M.msc", &msc).unwrap();
+            info(&t, &InfoOptions::default())
+        })
     });
     // The floor of any load into the model: allocating and writing the block columns (a
     // clone is one memcpy per column into fresh memory).

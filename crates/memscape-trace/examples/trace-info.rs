@@ -4,7 +4,9 @@
 //! `trace-info --convert IN OUT.msc [--time-resolution K]` (times rounded to 2^K ns).
 //! `--time-load` prints the wall and CPU time of loading alone (`load_seconds …`) on stderr;
 //! with `--repeat N` also of loading and then decoding every block column (`.msc` version 3
-//! decodes columns on first use; text formats have them all after the load).
+//! decodes columns on first use; text formats have them all after the load). `--load-only`
+//! loads and exits (with `--all-columns`: after decoding every block column), for timing a
+//! cold process with `/usr/bin/time`.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -109,6 +111,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.iter().any(|a| a == "--load-only") {
+        if args.iter().any(|a| a == "--all-columns") {
+            trace.blocks.prefetch(&BlockColumn::ALL);
+        }
+        println!("{} blocks", trace.blocks.len());
+        return ExitCode::SUCCESS;
+    }
     if args.iter().any(|a| a == "--symbolize") {
         memscape_trace::symbolize::symbolize(&mut trace);
     }

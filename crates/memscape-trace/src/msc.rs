@@ -1,15 +1,19 @@
-//! memscape's native trace format (`.msc`), version 2: columnar, each column encoded for fast
-//! decoding *and* small size, so that loading is a few bit operations per value.
+//! memscape's native trace format (`.msc`), version 3: columnar, each column encoded for fast
+//! decoding *and* small size, so that decoding is a few bit operations per value, and block
+//! columns decoded on first use (the load checks and keeps the file; see [`Column`]).
 //!
 //! Layout (all integers little-endian):
 //!
 //! | offset | size | content |
 //! |---|---|---|
 //! | 0 | 8 | magic `MEMSCAPE` |
-//! | 8 | 4 | format version (2; version 1 files are still read, by `msc_v1.rs`) |
+//! | 8 | 4 | format version (3; versions 1 and 2 are still read) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
-//! | 16 | 32·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `0: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64` |
+//! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`) |
 //! | … | … | payloads, each starting 8-byte aligned |
+//!
+//! Version 2 has 32-byte entries: no checksum, and 0 where the shift is. A shift `s` means the
+//! decoded values are shifted left by `s` (times stored rounded to 2^s ns, [`MscOptions`]).
 //!
 //! A value of a numeric section is decoded in two steps: *packing* gives a stream of u64
 //! "codes", *transform* turns codes into values.
