@@ -34,6 +34,15 @@ struct AllocBlock {
     attr: f32,         // quantitative attribute in [0, 1]
 }
 
+// Where a chunk of blocks starts in the whole dataset: instance i of the chunk is block base + i.
+// Keep in sync with `ChunkInfoGpu` (size 16 bytes).
+struct ChunkInfo {
+    base: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 // Keep in sync with `BlockTimeGpu` (size 16 bytes).
 struct BlockTime {
     start: vec2<u32>,  // (lo, hi)
@@ -75,19 +84,25 @@ fn box_coverage(g: vec4<f32>, p: vec2<f32>) -> f32 {
 
 // Clamps a block's geometry to the viewport plus a margin, keeping its far edges where they were.
 fn clamp_geometry(g: vec4<f32>, viewport: vec2<f32>, margin: f32) -> vec4<f32> {
+    return clamp_geometry_rect(g, vec2<f32>(0.0), viewport, margin);
+}
+
+// Clamps a block's geometry to the rectangle [lo, hi) (target pixels, y down) plus a margin,
+// keeping its far edges where they were. With lo = 0 this is exactly `clamp_geometry`.
+fn clamp_geometry_rect(g: vec4<f32>, lo: vec2<f32>, hi: vec2<f32>, margin: f32) -> vec4<f32> {
     var x0 = g.x;
     var w = g.z;
-    if x0 < -margin {
-        w = w - (-margin - x0);
-        x0 = -margin;
+    if x0 < lo.x - margin {
+        w = w - ((lo.x - margin) - x0);
+        x0 = lo.x - margin;
     }
-    w = min(w, viewport.x + margin - x0);
+    w = min(w, hi.x + margin - x0);
     var yb = g.y;
     var h = g.w;
-    if yb > viewport.y + margin {
-        h = h - (yb - (viewport.y + margin));
-        yb = viewport.y + margin;
+    if yb > hi.y + margin {
+        h = h - (yb - (hi.y + margin));
+        yb = hi.y + margin;
     }
-    h = min(h, yb + margin);
+    h = min(h, yb - (lo.y - margin));
     return vec4<f32>(x0, yb, max(w, 0.0), max(h, 0.0));
 }

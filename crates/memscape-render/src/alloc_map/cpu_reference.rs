@@ -2,7 +2,10 @@
 //! `shaders/alloc_map_*.wgsl`: the reference the GPU output is tested against, and a fallback
 //! that needs no GPU at all.
 
+use std::ops::Range;
+
 use super::gpu::{AllocBlockGpu, BlockTimeGpu};
+use super::pick::{PickHit, PickResult, pick_window_rect};
 use super::{AllocMapView, ColorMode, CushionKind};
 use crate::RgbaImage;
 use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
@@ -56,17 +59,23 @@ pub fn box_coverage(g: [f32; 4], p: [f32; 2]) -> f32 {
 
 /// Clamps to the viewport plus `margin`, keeping the far edges; as `clamp_geometry` in WGSL.
 pub fn clamp_geometry(g: [f32; 4], viewport: [f32; 2], margin: f32) -> [f32; 4] {
+    clamp_geometry_rect(g, [0.0, 0.0], viewport, margin)
+}
+
+/// Clamps to the rectangle `[lo, hi)` (pixels, y down) plus `margin`, keeping the far edges; as
+/// `clamp_geometry_rect` in WGSL. With `lo` = 0 it is exactly [`clamp_geometry`].
+pub fn clamp_geometry_rect(g: [f32; 4], lo: [f32; 2], hi: [f32; 2], margin: f32) -> [f32; 4] {
     let (mut x0, mut w, mut yb, mut h) = (g[0], g[2], g[1], g[3]);
-    if x0 < -margin {
-        w -= -margin - x0;
-        x0 = -margin;
+    if x0 < lo[0] - margin {
+        w -= (lo[0] - margin) - x0;
+        x0 = lo[0] - margin;
     }
-    w = w.min(viewport[0] + margin - x0);
-    if yb > viewport[1] + margin {
-        h -= yb - (viewport[1] + margin);
-        yb = viewport[1] + margin;
+    w = w.min(hi[0] + margin - x0);
+    if yb > hi[1] + margin {
+        h -= yb - (hi[1] + margin);
+        yb = hi[1] + margin;
     }
-    h = h.min(yb + margin);
+    h = h.min(yb - (lo[1] - margin));
     [x0, yb, w.max(0.0), h.max(0.0)]
 }
 
@@ -213,4 +222,68 @@ pub fn render(
         }
     }
     image
+}
+
+/// Which block covers each pixel of the pick window around `cursor_px` most (ties: the higher
+/// block index), over the blocks `range` (`None`: all); what `AllocMapPicker` computes on the
+/// GPU, with the same geometry, clamping and coverage formulas. `request` is 0.
+pub fn pick_window(
+    view: &AllocMapView,
+    view_size: [u32; 2],
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    range: Option<Range<usize>>,
+    cursor_px: [u32; 2],
+    radius: u32,
+) -> PickResult {
+    let view_size = [view_size[0].max(1), view_size[1].max(1)];
+    let (origin, size) = pick_window_rect(view_size, cursor_px, radius.min(15));
+    let lo = [origin[0] as f32, origin[1] as f32];
+    let hi = [lo[0] + size[0] as f32, lo[1] + size[1] as f32];
+    let mut hits: Vec<Option<PickHit>> = vec![None; (size[0] * size[1]) as usize];
+    let n = blocks.len().min(times.len());
+    let range = range.unwrap_or(0..n);
+    for i in range.start..range.end.min(n) {
+        let g = block_geometry_px(view, view_size, &blocks[i], &times[i]);
+        let c = clamp_geometry_rect(g, lo, hi, 2.0);
+        let q0 = [
+            (c[0] - EDGE_SLACK).floor(),
+            (c[1] - c[3] - EDGE_SLACK).floor(),
+        ];
+        let q1 = [
+            (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
+            (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
+        ];
+        for wy in 0..size[1] {
+            for wx in 0..size[0] {
+                let p = [lo[0] + wx as f32, lo[1] + wy as f32];
+                if p[0] < q0[0] || p[0] >= q1[0] || p[1] < q0[1] || p[1] >= q1[1] {
+                    continue;
+                }
+                let f = box_coverage(c, p);
+                if f <= 0.0 {
+                    continue;
+                }
+                let slot = &mut hits[(wy * size[0] + wx) as usize];
+                // Blocks come in index order: `>=` gives ties to the higher index.
+                if slot.is_none_or(|h| f >= h.coverage) {
+                    *slot = Some(PickHit {
+                        block: i as u32,
+                        coverage: f,
+                    });
+                }
+            }
+        }
+    }
+    PickResult {
+        request: 0,
+        cursor_px: [
+            cursor_px[0].min(view_size[0] - 1),
+            cursor_px[1].min(view_size[1] - 1),
+        ],
+        origin_px: origin,
+        width: size[0],
+        height: size[1],
+        hits,
+    }
 }

@@ -50,6 +50,18 @@ impl BlockTimeGpu {
     }
 }
 
+/// Where a chunk of blocks starts in the whole dataset: instance `i` of the chunk's buffers is
+/// block `base + i` (picking reports, and the selection bitset is indexed by, global indices).
+/// Keep in sync with `ChunkInfo` in `shaders/alloc_map_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ChunkInfoGpu {
+    pub base: u32,
+    pub count: u32,
+    pub _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<ChunkInfoGpu>() == 16);
+
 /// The view uniform. Keep in sync with `AllocMapView` in `shaders/alloc_map_common.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]

@@ -12,8 +12,12 @@ pub mod cpu_reference;
 pub mod gpu;
 
 use std::collections::HashMap;
+use std::ops::Range;
 
-pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu};
+pub mod pick;
+
+pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
+pub use pick::{AllocMapPicker, PickHit, PickResult};
 
 use crate::color::needs_shader_srgb_encode;
 use crate::context::RendererFeatures;
@@ -99,6 +103,11 @@ impl AllocMapView {
         l.map(|v| v / n)
     }
 
+    /// The uniform for passes that produce no colour (picking).
+    fn gpu_plain(&self, size: [u32; 2]) -> AllocMapViewGpu {
+        self.gpu(size, [0.0, 0.0], OFFSCREEN_FORMAT)
+    }
+
     fn gpu(
         &self,
         size: [u32; 2],
@@ -140,6 +149,8 @@ pub struct AllocMapPipelines {
     blocks_layout: wgpu::BindGroupLayout,
     resolve_layout: wgpu::BindGroupLayout,
     accumulate: wgpu::RenderPipeline,
+    pick_layout: wgpu::BindGroupLayout,
+    pick: wgpu::RenderPipeline,
     resolve_module: wgpu::ShaderModule,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     resolve: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
@@ -209,7 +220,11 @@ impl AllocMapPipelines {
         });
         let blocks_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::blocks_layout"),
-            entries: &[storage_entry(0), storage_entry(1)],
+            entries: &[
+                storage_entry(0),
+                storage_entry(1),
+                uniform_entry(2, wgpu::ShaderStages::VERTEX),
+            ],
         });
         let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::resolve_layout"),
@@ -258,6 +273,51 @@ impl AllocMapPipelines {
             multiview_mask: None,
             cache: None,
         });
+        let pick_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::pick_layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+                uniform_entry(1, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let pick_module = shader::create_module(device, "alloc_map_pick.wgsl")?;
+        let pick_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("AllocMap::pick_pipeline_layout"),
+            bind_group_layouts: &[Some(&pick_layout), Some(&blocks_layout)],
+            immediate_size: 0,
+        });
+        let pick = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("AllocMap::pick"),
+            layout: Some(&pick_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &pick_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: pick::PICK_DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                // The largest coverage wins; on a tie the later draw (higher block index).
+                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
+                stencil: wgpu::StencilState::default(),
+                bias: wgpu::DepthBiasState::default(),
+            }),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &pick_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: pick::PICK_ID_FORMAT,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
         let resolve_pipeline_layout =
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some("AllocMap::resolve_layout"),
@@ -270,6 +330,8 @@ impl AllocMapPipelines {
             blocks_layout,
             resolve_layout,
             accumulate,
+            pick_layout,
+            pick,
             resolve_module,
             resolve_pipeline_layout,
             resolve: HashMap::new(),
@@ -314,7 +376,18 @@ struct BlockChunk {
     bind_group: wgpu::BindGroup,
     blocks: wgpu::Buffer,
     times: wgpu::Buffer,
+    /// Index of the chunk's first block in the whole dataset.
+    base: u32,
     count: u32,
+}
+
+impl BlockChunk {
+    /// The chunk-local instances of the global block range `range`, if any.
+    fn local(&self, range: &Range<usize>) -> Option<Range<u32>> {
+        let lo = range.start.max(self.base as usize);
+        let hi = range.end.min(self.base as usize + self.count as usize);
+        (lo < hi).then(|| (lo - self.base as usize) as u32..(hi - self.base as usize) as u32)
+    }
 }
 
 /// A dataset's blocks on the GPU, uploaded once; split into chunks below the binding limit.
@@ -349,7 +422,15 @@ impl AllocMapData {
         per_chunk: usize,
     ) -> Self {
         use wgpu::util::DeviceExt;
-        let n = blocks.len().min(times.len());
+        // Block indices travel to the GPU as u32 (picking, selection bits).
+        let n = blocks.len().min(times.len()).min(u32::MAX as usize);
+        if n < blocks.len().max(times.len()) {
+            tracing::warn!(
+                "allocation map: {} blocks and {} lifetimes given, drawing {n}",
+                blocks.len(),
+                times.len()
+            );
+        }
         let per_chunk = per_chunk.max(1);
         let mut chunks = Vec::new();
         let mut start = 0;
@@ -365,11 +446,21 @@ impl AllocMapData {
                 contents: bytemuck::cast_slice(&times[start..end]),
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             });
-            let bind_group = Self::bind(device, pipelines, &blocks_buf, &times_buf);
+            let info = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("AllocMapData::chunk_info"),
+                contents: bytemuck::bytes_of(&ChunkInfoGpu {
+                    base: start as u32,
+                    count: (end - start) as u32,
+                    _pad: [0; 2],
+                }),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let bind_group = Self::bind(device, pipelines, &blocks_buf, &times_buf, &info);
             chunks.push(BlockChunk {
                 bind_group,
                 blocks: blocks_buf,
                 times: times_buf,
+                base: start as u32,
                 count: (end - start) as u32,
             });
             start = end;
@@ -385,6 +476,7 @@ impl AllocMapData {
         pipelines: &AllocMapPipelines,
         blocks: &wgpu::Buffer,
         times: &wgpu::Buffer,
+        info: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("AllocMapData::bind_group"),
@@ -398,8 +490,24 @@ impl AllocMapData {
                     binding: 1,
                     resource: times.as_entire_binding(),
                 },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: info.as_entire_binding(),
+                },
             ],
         })
+    }
+
+    /// Draws the blocks `range` (indices into the whole upload, clipped to it) in index order,
+    /// binding each chunk at bind group `group`. Instance `i` of a chunk reads its buffers at
+    /// `i`: draws start at the chunk-local first instance.
+    fn draw_range(&self, pass: &mut wgpu::RenderPass<'_>, group: u32, range: Range<usize>) {
+        for chunk in &self.chunks {
+            if let Some(local) = chunk.local(&range) {
+                pass.set_bind_group(group, &chunk.bind_group, &[]);
+                pass.draw(0..6, local);
+            }
+        }
     }
 
     pub fn chunk_count(&self) -> usize {
@@ -583,10 +691,7 @@ impl AllocMapFrame {
         });
         pass.set_pipeline(&pipelines.accumulate);
         pass.set_bind_group(0, &self.view_bind_group, &[]);
-        for chunk in &data.chunks {
-            pass.set_bind_group(1, &chunk.bind_group, &[]);
-            pass.draw(0..6, 0..chunk.count);
-        }
+        data.draw_range(&mut pass, 1, 0..data.block_count);
     }
 
     /// Clears `target` and draws Eq. 1 into all of it (headless rendering and benchmarks).
