@@ -6,7 +6,11 @@
 const COLOR_MODE_CATEGORICAL: u32 = 0u;
 const COLOR_MODE_QUANTITATIVE: u32 = 1u;
 
-// Keep in sync with `AllocMapViewGpu` (size 112 bytes).
+const SELECTION_OFF: u32 = 0u;
+const SELECTION_DIM: u32 = 1u;
+const SELECTION_DIM_RAMP: u32 = 2u;
+
+// Keep in sync with `AllocMapViewGpu` (size 128 bytes).
 struct AllocMapView {
     origin_time: vec2<u32>,       // (lo, hi) integer time at the left edge
     origin_addr: vec2<u32>,       // (lo, hi) integer collapsed address at the bottom edge
@@ -21,9 +25,10 @@ struct AllocMapView {
     background: vec4<f32>,        // c_B, linear RGB
     light: vec4<f32>,             // normalised light direction (xyz)
     output_srgb_encode: u32,      // 1: the target stores raw values, encode sRGB in the shader
+    selection_mode: u32,          // SELECTION_*: dim blocks whose selection bit is clear
+    dim_amount: f32,              // how far unselected colours move towards dim_color
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    dim_color: vec4<f32>,         // linear RGB of unselected blocks
 }
 
 // Keep in sync with `AllocBlockGpu` (size 24 bytes).

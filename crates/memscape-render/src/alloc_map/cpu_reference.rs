@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::gpu::{AllocBlockGpu, BlockTimeGpu};
 use super::pick::{PickHit, PickResult, pick_window_rect};
-use super::{AllocMapView, ColorMode, CushionKind};
+use super::{AllocMapView, ColorMode, CushionKind, DrawOptions, SelectionStyle};
 use crate::RgbaImage;
 use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
 use crate::u64_split::offset_to_f32;
@@ -158,17 +158,65 @@ pub fn render(
     blocks: &[AllocBlockGpu],
     times: &[BlockTimeGpu],
 ) -> RgbaImage {
+    render_with(
+        view,
+        width,
+        height,
+        blocks,
+        times,
+        &DrawOptions::default(),
+        &[],
+    )
+}
+
+/// [`render`] of the blocks `options.range`, with the selection bits `selection` (layout of
+/// `SelectionBits::words`; missing words read as clear) applied as `options.selection` says;
+/// what `AllocMapFrame::prepare_with` draws.
+pub fn render_with(
+    view: &AllocMapView,
+    width: u32,
+    height: u32,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    options: &DrawOptions,
+    selection: &[u32],
+) -> RgbaImage {
     let (w, h) = (width as usize, height as usize);
     let mut acc = vec![[0f32; 4]; w * h];
     let mut cov = vec![0f32; w * h];
     let light = view.light();
-    for (b, t) in blocks.iter().zip(times) {
+    // With a selection shown, colours are averaged (as the GPU's uniform says, see `gpu()`).
+    let (dim, mode) = match options.selection {
+        SelectionStyle::Off => (None, view.color_mode),
+        SelectionStyle::DimUnselected { color, amount } => (
+            Some((
+                color.map(|b| srgb_to_linear(f32::from(b) / 255.0)),
+                amount.clamp(0.0, 1.0),
+            )),
+            ColorMode::Categorical,
+        ),
+    };
+    let n = blocks.len().min(times.len());
+    let range = options.range.clone().unwrap_or(0..n);
+    for i in range.start..range.end.min(n) {
+        let (b, t) = (&blocks[i], &times[i]);
         let g = block_geometry_px(view, [width, height], b, t);
         let c = clamp_geometry(g, [w as f32, h as f32], 2.0);
         let size_px = [g[2], g[3]];
         let origin_px = [g[0], g[1] - g[3]];
         let color = b.color.to_le_bytes();
-        let color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
+        let mut color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
+        if let Some((dim_color, amount)) = dim {
+            if view.color_mode == ColorMode::Quantitative {
+                color = blue_red(b.attr);
+            }
+            let selected = selection
+                .get(i / 32)
+                .is_some_and(|word| word & (1 << (i % 32)) != 0);
+            if !selected {
+                color = std::array::from_fn(|k| color[k] * (1.0 - amount) + dim_color[k] * amount);
+            }
+        }
         let q0 = [
             (c[0] - EDGE_SLACK).floor(),
             (c[1] - c[3] - EDGE_SLACK).floor(),
@@ -197,7 +245,7 @@ pub fn render(
                 let lum =
                     cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
                 let a = &mut acc[py * w + px];
-                match view.color_mode {
+                match mode {
                     ColorMode::Categorical => {
                         for k in 0..3 {
                             a[k] += wgt * color[k] * lum;
@@ -213,10 +261,14 @@ pub fn render(
             }
         }
     }
+    let resolve_view = AllocMapView {
+        color_mode: mode,
+        ..*view
+    };
     let mut image = RgbaImage::new(width, height, [0, 0, 0, 255]);
     for y in 0..h {
         for x in 0..w {
-            let c = resolve_pixel(view, acc[y * w + x], cov[y * w + x]);
+            let c = resolve_pixel(&resolve_view, acc[y * w + x], cov[y * w + x]);
             let px = c.map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
             image.set_pixel(x as u32, y as u32, [px[0], px[1], px[2], 255]);
         }
