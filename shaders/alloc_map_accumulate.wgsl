@@ -20,6 +20,9 @@ const EDGE_SLACK: f32 = 1.0 / 256.0;
 @group(0) @binding(0) var<uniform> view: AllocMapView;
 @group(1) @binding(0) var<storage, read> blocks: array<AllocBlock>;
 @group(1) @binding(1) var<storage, read> times: array<BlockTime>;
+@group(1) @binding(2) var<uniform> chunk: ChunkInfo;
+// One bit per block of the whole upload (bit i % 32 of word i / 32): the selection.
+@group(1) @binding(3) var<storage, read> selection: array<u32>;
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
@@ -58,6 +61,18 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     out.origin_px = vec2<f32>(g.x, g.y - g.w);
     out.color = unpack_rgba8_srgb_to_linear(b.color);
     out.attr = b.attr;
+    if view.selection_mode != SELECTION_OFF {
+        // Colours are averaged (view.color_mode is categorical): quantitative blocks go through
+        // the ramp first; unselected ones move towards the dim colour.
+        if view.selection_mode == SELECTION_DIM_RAMP {
+            out.color = vec4<f32>(blue_red(b.attr), 1.0);
+        }
+        let i = chunk.base + instance;
+        let selected = ((selection[i >> 5u] >> (i & 31u)) & 1u) != 0u;
+        if !selected {
+            out.color = vec4<f32>(mix(out.color.rgb, view.dim_color.rgb, view.dim_amount), 1.0);
+        }
+    }
     return out;
 }
 
