@@ -34,6 +34,7 @@ struct VertexOut {
     @location(2) @interpolate(flat) origin_px: vec2<f32>,
     @location(3) @interpolate(flat) color: vec4<f32>,
     @location(4) @interpolate(flat) attr: f32,
+    @location(5) @interpolate(flat) cushion: u32,
 }
 
 @vertex
@@ -56,6 +57,17 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
 
     var out: VertexOut;
     out.position = vec4<f32>(ndc, 0.0, 1.0);
+    out.cushion = view.cushion_kind;
+    if view.gap_mode != GAP_NONE {
+        let is_gap = g.z >= view.gap_min_px;
+        if view.gap_mode == GAP_HIDE && is_gap {
+            // Every corner at one point outside the clip volume: no fragments.
+            out.position = vec4<f32>(-2.0, -2.0, 0.0, 1.0);
+        }
+        if view.gap_mode == GAP_CUSHION && !is_gap {
+            out.cushion = CUSHION_NONE;
+        }
+    }
     out.geometry = c;
     out.size_px = g.zw;
     out.origin_px = vec2<f32>(g.x, g.y - g.w);
@@ -91,7 +103,7 @@ fn fs_main(in: VertexOut) -> FragmentOut {
     let w = pow(f, view.alpha);
     let centre = pixel_lo + 0.5;
     let uv = clamp((centre - in.origin_px) / max(in.size_px, vec2<f32>(1e-6)), vec2<f32>(0.0), vec2<f32>(1.0));
-    let lum = cushion_luminance(view.cushion_kind, view.cushion_strength, uv, in.size_px, view.light.xyz);
+    let lum = cushion_luminance(in.cushion, view.cushion_strength, uv, in.size_px, view.light.xyz);
 
     var out: FragmentOut;
     if view.color_mode == COLOR_MODE_QUANTITATIVE {

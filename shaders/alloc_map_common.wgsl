@@ -10,7 +10,12 @@ const SELECTION_OFF: u32 = 0u;
 const SELECTION_DIM: u32 = 1u;
 const SELECTION_DIM_RAMP: u32 = 2u;
 
-// Keep in sync with `AllocMapViewGpu` (size 128 bytes).
+// Inter-event intervals of the occupancy bar that are at least gap_min_px wide ("idle gaps"):
+const GAP_NONE: u32 = 0u;     // no special treatment (the main map)
+const GAP_HIDE: u32 = 1u;     // not drawn: the background (black) shows
+const GAP_CUSHION: u32 = 2u;  // only gaps get the view's cushion; other intervals are flat
+
+// Keep in sync with `AllocMapViewGpu` (size 144 bytes).
 struct AllocMapView {
     origin_time: vec2<u32>,       // (lo, hi) integer time at the left edge
     origin_addr: vec2<u32>,       // (lo, hi) integer collapsed address at the bottom edge
@@ -27,8 +32,12 @@ struct AllocMapView {
     output_srgb_encode: u32,      // 1: the target stores raw values, encode sRGB in the shader
     selection_mode: u32,          // SELECTION_*: dim blocks whose selection bit is clear
     dim_amount: f32,              // how far unselected colours move towards dim_color
-    _pad0: u32,
+    gap_mode: u32,                // GAP_*
     dim_color: vec4<f32>,         // linear RGB of unselected blocks
+    gap_min_px: f32,              // width from which an interval counts as an idle gap
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Keep in sync with `AllocBlockGpu` (size 24 bytes).

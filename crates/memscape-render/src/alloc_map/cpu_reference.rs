@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use super::gpu::{AllocBlockGpu, BlockTimeGpu};
 use super::pick::{PickHit, PickResult, pick_window_rect};
-use super::{AllocMapView, ColorMode, CushionKind, DrawOptions, SelectionStyle};
+use super::{AllocMapView, ColorMode, CushionKind, DrawOptions, GapRule, SelectionStyle};
 use crate::RgbaImage;
 use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
 use crate::u64_split::offset_to_f32;
@@ -181,6 +181,29 @@ pub fn render_with(
     options: &DrawOptions,
     selection: &[u32],
 ) -> RgbaImage {
+    render_inner(
+        view,
+        width,
+        height,
+        blocks,
+        times,
+        options,
+        selection,
+        GapRule::None,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn render_inner(
+    view: &AllocMapView,
+    width: u32,
+    height: u32,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    options: &DrawOptions,
+    selection: &[u32],
+    gaps: GapRule,
+) -> RgbaImage {
     let (w, h) = (width as usize, height as usize);
     let mut acc = vec![[0f32; 4]; w * h];
     let mut cov = vec![0f32; w * h];
@@ -204,6 +227,20 @@ pub fn render_with(
         let c = clamp_geometry(g, [w as f32, h as f32], 2.0);
         let size_px = [g[2], g[3]];
         let origin_px = [g[0], g[1] - g[3]];
+        let mut cushion = view.cushion;
+        match gaps {
+            GapRule::None => {}
+            GapRule::Hide { min_px } => {
+                if g[2] >= min_px {
+                    continue;
+                }
+            }
+            GapRule::CushionOnly { min_px } => {
+                if g[2] < min_px {
+                    cushion = CushionKind::None;
+                }
+            }
+        }
         let color = b.color.to_le_bytes();
         let mut color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
         if let Some((dim_color, amount)) = dim {
@@ -242,8 +279,7 @@ pub fn render_with(
                     ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
                     ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
                 ];
-                let lum =
-                    cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
+                let lum = cushion_luminance(cushion, view.cushion_strength, uv, size_px, light);
                 let a = &mut acc[py * w + px];
                 match mode {
                     ColorMode::Categorical => {

@@ -84,8 +84,12 @@ pub struct AllocMapViewGpu {
     pub selection_mode: u32,
     /// How far an unselected block's colour moves towards `dim_color` (1: all the way).
     pub dim_amount: f32,
-    pub _pad: u32,
+    /// Occupancy bar: 0 no gap rule, 1 intervals at least `gap_min_px` wide are not drawn,
+    /// 2 only those get the cushion.
+    pub gap_mode: u32,
     /// Colour of unselected blocks, linear RGB.
     pub dim_color: [f32; 4],
+    pub gap_min_px: f32,
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 128);
+const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 144);

@@ -14,15 +14,19 @@ pub mod gpu;
 use std::collections::HashMap;
 use std::ops::Range;
 
+pub mod occupancy;
 pub mod pick;
-
-pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
-pub use pick::{AllocMapPicker, PickHit, PickResult};
 
 use crate::color::needs_shader_srgb_encode;
 use crate::context::RendererFeatures;
 use crate::offscreen::OFFSCREEN_FORMAT;
 use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
+pub use occupancy::{
+    BarBlocks, OccupancyBarData, OccupancyBarFrame, OccupancyBarView, OccupancySteps,
+    OccupancyVariant,
+};
+pub use pick::{AllocMapPicker, PickHit, PickResult};
 
 /// How blocks are shaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -97,6 +101,28 @@ impl DrawOptions {
     }
 }
 
+/// What happens to blocks at least `min_px` wide: the occupancy bar's idle gaps (its blocks are
+/// inter-event intervals). The main map uses [`GapRule::None`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) enum GapRule {
+    #[default]
+    None,
+    /// Not drawn: the background shows.
+    Hide { min_px: f32 },
+    /// Only these get the view's cushion; narrower blocks are flat.
+    CushionOnly { min_px: f32 },
+}
+
+impl GapRule {
+    fn gpu(self) -> (u32, f32) {
+        match self {
+            GapRule::None => (0, f32::INFINITY),
+            GapRule::Hide { min_px } => (1, min_px),
+            GapRule::CushionOnly { min_px } => (2, min_px),
+        }
+    }
+}
+
 /// What part of the (time, collapsed address) plane is shown, and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AllocMapView {
@@ -147,7 +173,13 @@ impl AllocMapView {
 
     /// The uniform for passes that produce no colour (picking).
     fn gpu_plain(&self, size: [u32; 2]) -> AllocMapViewGpu {
-        self.gpu(size, [0.0, 0.0], OFFSCREEN_FORMAT, SelectionStyle::Off)
+        self.gpu(
+            size,
+            [0.0, 0.0],
+            OFFSCREEN_FORMAT,
+            SelectionStyle::Off,
+            GapRule::None,
+        )
     }
 
     fn gpu(
@@ -156,8 +188,10 @@ impl AllocMapView {
         resolve_origin_px: [f32; 2],
         target: wgpu::TextureFormat,
         selection: SelectionStyle,
+        gaps: GapRule,
     ) -> AllocMapViewGpu {
         let l = self.light();
+        let (gap_mode, gap_min_px) = gaps.gpu();
         let (selection_mode, dim_amount, dim_color) = match selection {
             SelectionStyle::Off => (0, 0.0, [0.0; 4]),
             SelectionStyle::DimUnselected { color, amount } => {
@@ -193,8 +227,10 @@ impl AllocMapView {
             output_srgb_encode: u32::from(needs_shader_srgb_encode(target)),
             selection_mode,
             dim_amount,
-            _pad: 0,
+            gap_mode,
             dim_color,
+            gap_min_px,
+            _pad: [0; 3],
         }
     }
 }
@@ -777,11 +813,47 @@ impl AllocMapFrame {
         target_format: wgpu::TextureFormat,
         options: &DrawOptions,
     ) {
+        self.prepare_inner(
+            device,
+            queue,
+            encoder,
+            pipelines,
+            data,
+            view,
+            size,
+            resolve_origin_px,
+            target_format,
+            options,
+            GapRule::None,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prepare_inner(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        pipelines: &mut AllocMapPipelines,
+        data: &AllocMapData,
+        view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        options: &DrawOptions,
+        gaps: GapRule,
+    ) {
         let size = [size[0].max(1), size[1].max(1)];
         pipelines.ensure_resolve(device, target_format);
         self.ensure_targets(device, pipelines, size);
         self.target_format = target_format;
-        let gpu = view.gpu(size, resolve_origin_px, target_format, options.selection);
+        let gpu = view.gpu(
+            size,
+            resolve_origin_px,
+            target_format,
+            options.selection,
+            gaps,
+        );
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
         let Some(targets) = &self.targets else {
             return;
