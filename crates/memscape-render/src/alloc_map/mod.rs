@@ -14,6 +14,7 @@ pub mod gpu;
 use std::collections::HashMap;
 use std::ops::Range;
 
+pub mod cursors;
 pub mod occupancy;
 pub mod pick;
 
@@ -21,6 +22,7 @@ use crate::color::needs_shader_srgb_encode;
 use crate::context::RendererFeatures;
 use crate::offscreen::OFFSCREEN_FORMAT;
 use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+pub use cursors::{CursorOverlay, CursorPipelines, CursorStyle, CushionCursor, TimeMapping};
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
 pub use occupancy::{
     BarBlocks, OccupancyBarData, OccupancyBarFrame, OccupancyBarView, OccupancySteps,
@@ -123,6 +125,13 @@ impl GapRule {
     }
 }
 
+/// The cushions' light: from the upper left, slightly towards the viewer (normalised).
+pub fn default_light() -> [f32; 3] {
+    let l = [-0.45f32, -0.55, 0.7];
+    let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
+    l.map(|v| v / n)
+}
+
 /// What part of the (time, collapsed address) plane is shown, and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AllocMapView {
@@ -166,9 +175,7 @@ impl AllocMapView {
 
     /// Light from the upper left, slightly towards the viewer.
     pub fn light(&self) -> [f32; 3] {
-        let l = [-0.45f32, -0.55, 0.7];
-        let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
-        l.map(|v| v / n)
+        default_light()
     }
 
     /// The uniform for passes that produce no colour (picking).
