@@ -208,8 +208,8 @@ pub fn region_separators(
     let extent = info.collapsed_extent.max(1) as f64;
     let mut last_label = f32::INFINITY;
     let mut last_line = f32::INFINITY;
-    // Labels need room: not in short cells of a binned grid.
-    let labelled = map.height() > 90.0 && map.width() > 120.0;
+    // Labels need room: only in large cells (the unbinned map, a few bins).
+    let labelled = map.height() > 240.0 && map.width() > 240.0;
     // Only the separators in view (the regions are sorted along the axis).
     let first = info
         .regions
@@ -447,6 +447,12 @@ pub fn legend(p: &mut Picture, area: egui::Rect, title: &str, entries: &[([u8; 4
         return;
     }
     let row = 14.0;
+    // As many entries as fit in half the area's height (small pictures keep their maps).
+    let fit = ((0.5 * area.height() - 18.0) / row).floor().max(0.0) as usize;
+    let entries = &entries[..entries.len().min(fit)];
+    if area.height() < 80.0 || (entries.is_empty() && fit == 0) {
+        return;
+    }
     let height = if entries.is_empty() {
         34.0
     } else {
@@ -563,7 +569,10 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         .fold(f32::NEG_INFINITY, f32::max);
     for (k, cell) in d.layout.cells.iter().enumerate() {
         region_separators(p, cell.map, d.cam, d.binned, k);
-        if !binned_view || (cell.map.bottom() - lowest).abs() < 1.0 {
+        // Time ticks on the lowest cells, or on the stacked bar when there is one (short
+        // cells of a long column have no room for them).
+        if !binned_view || (d.layout.stacked.is_none() && (cell.map.bottom() - lowest).abs() < 1.0)
+        {
             time_ticks(p, cell.map, d.cam, d.axis);
         }
         if binned_view {
@@ -587,7 +596,8 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         }
     }
     if let (Some(bar), Some(_)) = (d.layout.stacked, d.occupancy) {
-        bar_caption(p, bar, "all bins, stacked by capacity");
+        // The stacked bar (bin 0 on top, band heights by capacity) carries the time ticks.
+        time_ticks(p, bar, d.cam, d.axis);
     }
     if let Some(t) = d.time_cursor {
         time_line(p, &maps, d.cam, t as f64, [250, 200, 80, 255]);
@@ -697,7 +707,15 @@ pub fn block_details(ui: &mut egui::Ui, trace: &memscape_trace::Trace, i: usize)
                 b.free_time_ns[i].saturating_sub(b.alloc_time_ns[i]) as f64 / 1e6
             ),
         );
-        row("thread", trace.thread_name(b.thread[i]).to_owned());
+        let name = trace.thread_name(b.thread[i]);
+        row(
+            "thread",
+            if name.is_empty() {
+                format!("thread {}", b.thread[i])
+            } else {
+                name.to_owned()
+            },
+        );
     });
     ui.separator();
     ui.label("call stack");

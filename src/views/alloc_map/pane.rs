@@ -19,7 +19,7 @@ use memscape_render::alloc_map::{
 
 use super::draw::{self, DecorateInputs, Panels, decorate};
 use super::model::{
-    BinLayout, Camera, axis_time_of_events, events_at, selection_bits, variant_label,
+    BinLayout, Camera, axis_time_of_events, events_at, selection_bits, variant_key, variant_label,
 };
 use crate::data::Dataset;
 use crate::scene::{BinBy, BinnedScene, ColorBy, TimeAxis};
@@ -46,6 +46,9 @@ struct PaneGpu {
     bar_key: u64,
     frames: HashMap<Slot, AllocMapFrame>,
     bar_frames: HashMap<Slot, OccupancyBarFrame>,
+    /// What each frame's accumulation was last recorded for: an unchanged view is not drawn
+    /// again (hover and animation elsewhere cost only the resolve).
+    prepared: HashMap<(Slot, bool), u64>,
     cursors: CursorOverlay,
     cursors_frame: u64,
     picker: AllocMapPicker,
@@ -419,6 +422,7 @@ impl AllocMapPane {
                  Clicking a cursor again removes it.",
                 );
             if !self.cursors.is_empty() {
+                ui.spacing_mut().slider_width = 60.0;
                 ui.add(egui::Slider::new(&mut self.cursor_opacity, 0.0..=1.0).text("cursors"))
                     .on_hover_text("opacity of the cushion cursors");
                 if ui.small_button("clear cursors").clicked() {
@@ -505,6 +509,8 @@ impl View for AllocMapPane {
             return;
         };
         self.frame += 1;
+        // Controls that overflow their row must not widen the map past the pane.
+        let width = ui.available_width();
         let axis_before = self.axis;
         self.controls(ui);
         if axis_before != self.axis {
@@ -568,8 +574,10 @@ impl View for AllocMapPane {
             }
         });
 
-        let (full, response) =
-            ui.allocate_exact_size(ui.available_size(), egui::Sense::click_and_drag());
+        let (full, response) = ui.allocate_exact_size(
+            egui::vec2(width, ui.available_height()),
+            egui::Sense::click_and_drag(),
+        );
         if full.width() < 40.0 || full.height() < 40.0 {
             return;
         }
@@ -1076,6 +1084,31 @@ enum Draw {
     },
 }
 
+/// A hash of a view and the other things an accumulation depends on.
+fn frame_key(view: &AllocMapView, parts: &[u64], tag: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        view.time_origin,
+        view.time_origin_frac.to_bits(),
+        view.addr_origin,
+        view.addr_origin_frac.to_bits(),
+        view.pixels_per_time.to_bits(),
+        view.pixels_per_byte.to_bits(),
+        view.alpha.to_bits(),
+        view.cushion_strength.to_bits(),
+    )
+        .hash(&mut h);
+    (
+        format!("{:?}{:?}", view.cushion, view.color_mode),
+        view.background_linear.map(f32::to_bits),
+        parts,
+        tag,
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
 struct MapCallback {
     key: u64,
     rect: egui::Rect,
@@ -1103,6 +1136,7 @@ impl MapCallback {
             bar_key: 0,
             frames: HashMap::new(),
             bar_frames: HashMap::new(),
+            prepared: HashMap::new(),
             cursors: CursorOverlay::new(device, cursors),
             cursors_frame: 0,
             picker: AllocMapPicker::new(device, pipelines, 3),
@@ -1209,22 +1243,39 @@ impl egui_wgpu::CallbackTrait for MapCallback {
                         SelectionStyle::Off
                     },
                 };
+                let key = frame_key(
+                    &view,
+                    &[
+                        i.data_gen,
+                        i.color_version,
+                        u64::from(i.axis == TimeAxis::Wall),
+                        i.selection.as_ref().map_or(0, |s| s.0),
+                        range.start as u64,
+                        range.end as u64,
+                        u64::from(size[0]) << 32 | u64::from(size[1]),
+                        u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
+                    ],
+                    "map",
+                );
                 let frame = pane
                     .frames
                     .entry(*slot)
                     .or_insert_with(|| AllocMapFrame::new(device, pipelines));
-                frame.prepare_with(
-                    device,
-                    queue,
-                    encoder,
-                    pipelines,
-                    data,
-                    &view,
-                    size,
-                    origin,
-                    *target_format,
-                    &options,
-                );
+                if pane.prepared.get(&(*slot, false)) != Some(&key) {
+                    frame.prepare_with(
+                        device,
+                        queue,
+                        encoder,
+                        pipelines,
+                        data,
+                        &view,
+                        size,
+                        origin,
+                        *target_format,
+                        &options,
+                    );
+                    pane.prepared.insert((*slot, false), key);
+                }
                 if *with_cursors && pane.cursors_frame != i.frame {
                     pane.cursors_frame = i.frame;
                     pane.cursors.prepare(
@@ -1272,22 +1323,35 @@ impl egui_wgpu::CallbackTrait for MapCallback {
                 let mut map_view = camera.view(1, [size[0] as f32, size[1] as f32]);
                 style.apply(&mut map_view);
                 let view = OccupancyBarView::from_map(&map_view, *variant);
+                let key = frame_key(
+                    &map_view,
+                    &[
+                        i.bar_key,
+                        bin.map_or(u64::MAX, |b| b as u64),
+                        u64::from(size[0]) << 32 | u64::from(size[1]),
+                        u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
+                    ],
+                    variant_key(*variant),
+                );
                 let frame = pane
                     .bar_frames
                     .entry(*slot)
                     .or_insert_with(|| OccupancyBarFrame::new(device, pipelines));
-                frame.prepare(
-                    device,
-                    queue,
-                    encoder,
-                    pipelines,
-                    bar,
-                    &view,
-                    *bin,
-                    size,
-                    origin,
-                    *target_format,
-                );
+                if pane.prepared.get(&(*slot, true)) != Some(&key) {
+                    frame.prepare(
+                        device,
+                        queue,
+                        encoder,
+                        pipelines,
+                        bar,
+                        &view,
+                        *bin,
+                        size,
+                        origin,
+                        *target_format,
+                    );
+                    pane.prepared.insert((*slot, true), key);
+                }
             }
         }
         Vec::new()
