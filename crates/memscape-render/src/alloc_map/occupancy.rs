@@ -57,17 +57,19 @@ impl OccupancySteps {
         let n = self.times.len().min(self.bytes.len());
         let mut out = Vec::with_capacity(n + 1);
         let mut t = self.start;
+        // Events after the end (bad input) collapse onto it.
+        let end = self.end.max(self.start);
         let mut value = 0.0f32;
         for i in 0..n {
-            let ti = self.times[i].max(t);
+            let ti = self.times[i].max(t).min(end);
             if ti > t {
                 out.push((t, ti, value));
                 t = ti;
             }
             value = self.fraction(self.bytes[i]);
         }
-        if self.end > t {
-            out.push((t, self.end, value));
+        if end > t {
+            out.push((t, end, value));
         }
         out
     }
@@ -470,6 +472,23 @@ mod tests {
             capacity: 2,
         };
         assert_eq!(short.intervals(), vec![(0, 2, 0.0), (2, 10, 0.5)]);
+        // Events past the end are cut at the end; an end before the start draws nothing.
+        let late = OccupancySteps {
+            start: 0,
+            end: 10,
+            times: vec![5, 20],
+            bytes: vec![1, 2],
+            capacity: 2,
+        };
+        assert_eq!(late.intervals(), vec![(0, 5, 0.0), (5, 10, 0.5)]);
+        let backwards = OccupancySteps {
+            start: 10,
+            end: 5,
+            times: vec![7],
+            bytes: vec![1],
+            capacity: 2,
+        };
+        assert!(backwards.intervals().is_empty());
     }
 
     #[test]
