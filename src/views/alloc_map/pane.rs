@@ -628,9 +628,14 @@ impl View for AllocMapPane {
                 }
                 self.context_drag = Some((p, cam));
             }
-            if let (Some((start, start_cam)), Some(p)) =
-                (self.context_drag, ctx_resp.interact_pointer_pos())
-                && ctx_resp.dragged()
+            // Follow the pointer while dragging, and to where it was released (slow frames
+            // may not have seen its last moves).
+            if let (Some((start, start_cam)), Some(p)) = (
+                self.context_drag,
+                ctx_resp
+                    .interact_pointer_pos()
+                    .or_else(|| ui.input(|i| i.pointer.latest_pos())),
+            ) && (ctx_resp.dragged() || ctx_resp.drag_stopped())
             {
                 let (t1, y1) = to_cam(p);
                 let (t0, y0) = to_cam(start);
