@@ -527,6 +527,7 @@ impl BinnedScene {
     /// it off the UI thread.
     pub fn build(trace: &Trace, scene: &AllocScene, by: BinBy) -> Self {
         use memscape_trace::bins::{Bins, SizeClasses};
+        let started = std::time::Instant::now();
         let (labels, block_bin, metrics, series): (Vec<String>, Vec<u32>, _, Vec<Vec<usize>>) =
             match by {
                 BinBy::None => return Self::unbinned(scene),
@@ -560,7 +561,14 @@ impl BinnedScene {
                     (labels, bins.block_bin, metrics, series)
                 }
             };
-        Self::from_partition(trace, scene, by, labels, block_bin, metrics, series)
+        let built = Self::from_partition(trace, scene, by, labels, block_bin, metrics, series);
+        tracing::info!(
+            "bins by {by:?}: {} bins of {} blocks in {:.0} ms",
+            built.bins.len(),
+            built.blocks.len(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        built
     }
 
     fn from_partition(
