@@ -738,3 +738,82 @@ pub fn block_details(ui: &mut egui::Ui, trace: &memscape_trace::Trace, i: usize)
         ui.weak("…");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn main_panel_alone_is_the_whole_picture() {
+        let size = egui::vec2(640.0, 400.0);
+        let none = Panels {
+            occupancy: false,
+            context: false,
+            decorations: false,
+        };
+        let l = pane_layout(size, 1, BinLayout::Address, none);
+        assert_eq!(l.cells.len(), 1);
+        assert_eq!(
+            l.cells[0].map,
+            egui::Rect::from_min_size(egui::Pos2::ZERO, size)
+        );
+        assert!(l.cells[0].bar.is_none() && l.cells[0].free.is_none());
+        assert!(l.stacked.is_none() && l.context.is_none());
+    }
+
+    #[test]
+    fn panels_take_their_room_without_overlapping() {
+        let size = egui::vec2(900.0, 600.0);
+        let all = Panels {
+            occupancy: true,
+            context: true,
+            decorations: true,
+        };
+        for layout in [BinLayout::Address, BinLayout::Time] {
+            let l = pane_layout(size, 7, layout, all);
+            let ctx = l.context.expect("a context view");
+            let stacked = l.stacked.expect("a stacked bar for several bins");
+            assert_eq!(ctx.right(), size.x);
+            let mut parts = vec![ctx, stacked];
+            for c in &l.cells {
+                let bar = c.bar.expect("a bar per cell");
+                let free = c.free.expect("a free bar per cell");
+                assert!(bar.top() >= c.map.bottom() && free.left() >= c.map.right());
+                parts.extend([c.map, bar, free]);
+            }
+            for (i, a) in parts.iter().enumerate() {
+                assert!(a.min.x >= 0.0 && a.max.x <= size.x && a.max.y <= size.y);
+                for b in &parts[..i] {
+                    assert!(a.intersect(*b).area() <= 0.0, "{layout:?}: {a:?} and {b:?}");
+                }
+            }
+        }
+        // One bin: no stacked bar.
+        assert!(pane_layout(size, 1, BinLayout::Time, all).stacked.is_none());
+    }
+
+    #[test]
+    fn the_context_frame_follows_the_camera_and_stays_visible() {
+        let rect = egui::Rect::from_min_size(egui::pos2(100.0, 0.0), egui::vec2(96.0, 400.0));
+        let whole = context_frame_rect(rect, &Camera::fit(1000), 1000);
+        assert_eq!(whole, rect);
+        let cam = Camera {
+            t0: 500.0,
+            t_span: 250.0,
+            y0: 0.25,
+            y_span: 0.5,
+        };
+        let f = context_frame_rect(rect, &cam, 1000);
+        assert!((f.left() - 148.0).abs() < 1e-3 && (f.right() - 172.0).abs() < 1e-3);
+        assert!((f.top() - 100.0).abs() < 1e-3 && (f.bottom() - 300.0).abs() < 1e-3);
+        // A deep zoom keeps a frame of at least 3 points.
+        let tiny = Camera {
+            t0: 10.0,
+            t_span: 1e-3,
+            y0: 0.5,
+            y_span: 1e-9,
+        };
+        let f = context_frame_rect(rect, &tiny, 1000);
+        assert!(f.width() >= 3.0 - 1e-3 && f.height() >= 3.0 - 1e-3);
+    }
+}
