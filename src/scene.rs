@@ -196,15 +196,33 @@ pub fn site_labels(trace: &memscape_trace::Trace, sites: &[u32]) -> Vec<(u32, St
                 .filter(|(j, c)| *j != i && c.first() == mine.first())
                 .map(|(_, c)| c)
                 .collect();
-            // The first depth at which this chain differs from every twin.
+            // Twins in the same function at other lines read apart by their line; others by
+            // the first depth at which this chain differs from every twin.
+            let line = site_line(trace, sites[i]);
+            let other_lines = chains.iter().enumerate().any(|(j, c)| {
+                j != i && c.first() == mine.first() && site_line(trace, sites[j]) != line
+            });
             let parting = (1..mine.len()).find(|&k| twins.iter().all(|t| t.get(k) != mine.get(k)));
-            let label = match parting {
-                Some(k) if !twins.is_empty() => format!("{first} (from {})", mine[k]),
+            let label = match (&line, parting) {
+                (Some(line), _) if other_lines => format!("{first} ({line})"),
+                (_, Some(k)) if !twins.is_empty() => format!("{first} (from {})", mine[k]),
                 _ => first,
             };
             (site, label)
         })
         .collect()
+}
+
+/// `file:line` (file name without directories) of a site's allocating frame, when known.
+fn site_line(trace: &memscape_trace::Trace, site: u32) -> Option<String> {
+    let node = memscape_heap::trace_tree::allocation_site(trace, site);
+    let text = trace.describe_frame(node);
+    // "function (dir/file.c:12)"
+    let inner = text.rsplit_once(" (")?.1.strip_suffix(')')?;
+    let (file, line) = inner.rsplit_once(':')?;
+    line.parse::<u32>().ok()?;
+    let file = file.rsplit('/').next().unwrap_or(file);
+    Some(format!("{file}:{line}"))
 }
 
 /// The time axis of the map.
@@ -912,6 +930,25 @@ mod tests {
         // Sites hash over the whole palette.
         let used: std::collections::HashSet<[u8; 4]> = (0..2000).map(site_color).collect();
         assert!(used.len() > 48, "{} site colours", used.len());
+    }
+
+    #[test]
+    fn legend_labels_of_look_alike_sites_differ() {
+        // The demo allocates in cache_insert and audit_log at two lines each.
+        let d = demo();
+        let t = d.alloc_trace().unwrap();
+        let labels = &t.scene.as_ref().unwrap().top_sites;
+        assert!(labels.len() >= 6, "{labels:?}");
+        let mut seen = std::collections::HashSet::new();
+        for (_, label) in labels {
+            assert!(seen.insert(label.clone()), "{label} twice in {labels:?}");
+        }
+        assert!(
+            labels
+                .iter()
+                .any(|(_, l)| l == "cache_insert (kvstore.c:84)"),
+            "{labels:?}"
+        );
     }
 
     #[test]

@@ -44,6 +44,17 @@ pub struct StepSpec {
     pub time: Option<String>,
     pub range_time: Option<[u64; 2]>,
     pub range_addr: Option<[u64; 2]>,
+    /// `main`, `occupancy`, `context`, comma-separated (`memscape render --panels`).
+    pub panels: Option<String>,
+    /// `none`, `region`, `size` or `thread`.
+    pub bins: Option<String>,
+    /// `address` or `time` (with bins).
+    pub layout: Option<String>,
+    /// The occupancy bar's variant (`memscape render --occupancy`).
+    pub occupancy: Option<String>,
+    /// Cushion cursors, on the step's time axis.
+    pub cursors: Option<Vec<u64>>,
+    pub cursor_opacity: Option<f32>,
     // Heap trees.
     pub at: Option<u64>,
     pub peak: Option<bool>,
@@ -156,6 +167,11 @@ fn merge(into: &mut State, step: StepSpec) {
         into.peak = None;
         into.snapshot = None;
     }
+    // Each bin has its own address axis: a step that bins the map does not inherit an address
+    // range.
+    if step.bins.as_deref().is_some_and(|b| b != "none") {
+        into.range_addr = None;
+    }
     macro_rules! take {
         ($($f:ident),*) => { $( if step.$f.is_some() { into.$f = step.$f.clone(); } )* };
     }
@@ -172,6 +188,12 @@ fn merge(into: &mut State, step: StepSpec) {
         time,
         range_time,
         range_addr,
+        panels,
+        bins,
+        layout,
+        occupancy,
+        cursors,
+        cursor_opacity,
         at,
         peak,
         snapshot,
@@ -210,6 +232,9 @@ pub fn same_picture(a: &State, b: &State) -> bool {
         && a.group == b.group
         && a.root == b.root
         && a.range == b.range
+        && a.panels == b.panels
+        && a.bins == b.bins
+        && a.layout == b.layout
 }
 
 /// The state between `a` and `b` at eased position `u` (only when [`same_picture`]), with
@@ -275,6 +300,15 @@ pub fn interpolate_on(a: &State, b: &State, u: f32, axis: &dyn AddressAxis) -> S
     if let (Some(x), Some(y)) = (a.t, b.t) {
         s.t = Some(lerp(x, y, u));
     }
+    if let (Some(x), Some(y)) = (a.cursor_opacity, b.cursor_opacity) {
+        s.cursor_opacity = Some(lerp(x, y, u));
+    }
+    if let (Some(x), Some(y)) = (&a.cursors, &b.cursors)
+        && x.len() == y.len()
+    {
+        // As many cursors before as after: each glides to its new time.
+        s.cursors = Some(x.iter().zip(y).map(|(&p, &q)| lerp_u64(p, q, u)).collect());
+    }
     if let (Some(x), Some(y)) = (a.at, b.at) {
         s.at = Some(lerp_u64(x, y, u));
     }
@@ -339,6 +373,22 @@ pub fn render_args(
         state
             .range_addr
             .map(|r| format!("{:#x}..{:#x}", r[0], r[1])),
+    );
+    opt("panels", state.panels.clone());
+    opt("bins", state.bins.clone().filter(|b| b != "none"));
+    opt("layout", state.layout.clone());
+    opt("occupancy", state.occupancy.clone());
+    opt(
+        "cursors",
+        state
+            .cursors
+            .as_ref()
+            .filter(|c| !c.is_empty())
+            .map(|c| c.iter().map(u64::to_string).collect::<Vec<_>>().join(",")),
+    );
+    opt(
+        "cursor-opacity",
+        state.cursor_opacity.map(|v| v.to_string()),
     );
     opt("at", state.at.map(|v| v.to_string()));
     opt("snapshot", state.snapshot.map(|v| v.to_string()));
@@ -524,7 +574,7 @@ mod tests {
     #[test]
     fn the_demo_tour_parses_with_inheritance() {
         let states = parse(DEMO_TOUR, "demo").unwrap();
-        assert_eq!(states.len(), 13);
+        assert_eq!(states.len(), 14);
         // Step 2 keeps the file, view, colours, time axis and camera of step 1 and moves α.
         assert_eq!(states[1].file.as_deref(), Some("demo"));
         assert_eq!(states[1].view.as_deref(), Some("alloc-map"));
@@ -538,27 +588,33 @@ mod tests {
         assert_eq!(states[5].color.as_deref(), Some("size"));
         assert_eq!(states[5].range_time, Some([145_450_000, 146_100_000]));
         assert!(same_picture(&states[4], &states[5]));
+        // Binning drops the zoom's address range (bins have their own axes), keeps its view.
+        assert_eq!(states[6].bins.as_deref(), Some("thread"));
+        assert_eq!(states[6].range_addr, None);
+        assert_eq!(states[6].cursors, Some(vec![145_977_998]));
+        assert!(!same_picture(&states[5], &states[6]));
+        render_args(&states[6], 64, 64).unwrap();
         // A new view starts afresh: the map's colours do not leak into the sunburst.
-        assert_eq!(states[6].view.as_deref(), Some("sunburst"));
+        assert_eq!(states[7].view.as_deref(), Some("sunburst"));
         assert_eq!(
-            (states[6].color.as_deref(), states[6].range_time),
+            (states[7].color.as_deref(), states[7].range_time),
             (None, None)
         );
-        assert_eq!(states[6].peak, Some(true));
+        assert_eq!(states[7].peak, Some(true));
         // Choosing a time point drops the inherited peak; time travel interpolates `at`.
-        assert_eq!((states[7].peak, states[7].at), (None, Some(20_000_000)));
-        assert!(same_picture(&states[7], &states[8]));
+        assert_eq!((states[8].peak, states[8].at), (None, Some(20_000_000)));
+        assert!(same_picture(&states[8], &states[9]));
         assert_eq!(
-            interpolate(&states[7], &states[8], 0.5).at,
+            interpolate(&states[8], &states[9], 0.5).at,
             Some(122_550_000)
         );
         // The morph only moves t: it interpolates with the step before.
-        assert!(same_picture(&states[9], &states[10]));
-        assert_eq!(interpolate(&states[9], &states[10], 0.25).t, Some(0.25));
+        assert!(same_picture(&states[10], &states[11]));
+        assert_eq!(interpolate(&states[10], &states[11], 0.25).t, Some(0.25));
         // The graph difference keeps the file and view of the step before.
-        assert_eq!(states[12].file.as_deref(), Some("demo:cfg"));
+        assert_eq!(states[13].file.as_deref(), Some("demo:cfg"));
         assert_eq!(
-            (states[12].snapshot, states[12].diff_from),
+            (states[13].snapshot, states[13].diff_from),
             (Some(3), Some(0))
         );
         assert_eq!(
@@ -568,6 +624,7 @@ mod tests {
                 + (10 + 20)
                 + (10 + 20)
                 + (30 + 25)
+                + (10 + 30)
                 + (10 + 20)
                 + (10 + 10)
                 + (30 + 20)
@@ -678,6 +735,46 @@ mod tests {
             assert!(span <= previous, "step {k}");
             previous = span;
         }
+    }
+
+    #[test]
+    fn allocation_map_settings_reach_render_and_cursors_glide() {
+        let text = r#"
+            [[step]]
+            file = "demo"
+            view = "alloc"
+            bins = "thread"
+            layout = "time"
+            panels = "main,occupancy"
+            occupancy = "intervals-parabolic"
+            cursors = [100, 2000]
+            cursor_opacity = 0.2
+            [[step]]
+            cursors = [300, 1000]
+            cursor_opacity = 0.6
+            [[step]]
+            bins = "none"
+        "#;
+        let states = parse(text, "t.toml").unwrap();
+        let args = render_args(&states[0], 64, 64).unwrap();
+        assert_eq!(args.alloc.bins, Some(crate::cli::BinsArg::Thread));
+        assert_eq!(args.alloc.layout, crate::cli::LayoutArg::Time);
+        assert_eq!(
+            args.alloc.panels,
+            [crate::cli::PanelArg::Main, crate::cli::PanelArg::Occupancy]
+        );
+        assert_eq!(
+            args.alloc.occupancy,
+            crate::cli::OccupancyArg::IntervalsParabolic
+        );
+        assert_eq!(args.alloc.cursors, [100, 2000]);
+        // Cursors glide and fade between steps of one picture; other bins are another picture.
+        assert!(same_picture(&states[0], &states[1]));
+        let mid = interpolate(&states[0], &states[1], 0.5);
+        assert_eq!(mid.cursors, Some(vec![200, 1500]));
+        assert!((mid.cursor_opacity.unwrap() - 0.4).abs() < 1e-6);
+        assert!(!same_picture(&states[1], &states[2]));
+        assert_eq!(render_args(&states[2], 64, 64).unwrap().alloc.bins, None);
     }
 
     #[test]

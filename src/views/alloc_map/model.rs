@@ -7,6 +7,18 @@ use memscape_render::alloc_map::{AllocMapView, CushionKind, OccupancyVariant, Se
 
 use crate::scene::{BinnedScene, TimeAxis};
 
+/// The `memscape render --occupancy` name of a bar variant.
+pub fn occupancy_arg_name(variant: OccupancyVariant) -> &'static str {
+    match variant {
+        OccupancyVariant::Flat => "flat",
+        OccupancyVariant::BlackGaps => "idle-black",
+        OccupancyVariant::GapCushions(CushionKind::Parabolic) => "idle-parabolic",
+        OccupancyVariant::GapCushions(_) => "idle-plateau",
+        OccupancyVariant::EventCushions(CushionKind::Parabolic) => "intervals-parabolic",
+        OccupancyVariant::EventCushions(_) => "intervals-plateau",
+    }
+}
+
 /// Events applied at time `t` of `axis` (for the wall axis: up to the last allocation at or
 /// before `t`).
 pub fn events_at(trace: &memscape_trace::Trace, axis: TimeAxis, t: u64) -> u64 {

@@ -452,7 +452,8 @@ impl View for AllocMapPane {
     }
 
     fn tour_step(&self) -> Option<crate::tour::StepSpec> {
-        let scene = self.dataset.alloc_trace()?.scene.as_ref()?;
+        let t = self.dataset.alloc_trace()?;
+        let scene = t.scene.as_ref()?;
         let mut step = crate::tour::StepSpec {
             file: Some(crate::views::tour_file_of(&self.dataset)),
             view: Some("alloc-map".to_owned()),
@@ -475,6 +476,39 @@ impl View for AllocMapPane {
             ),
             ..Default::default()
         };
+        // Bins, layout, bars, context and cursors as `memscape render` names them.
+        step.bins = Some(
+            match self.bin_by {
+                BinBy::None => "none",
+                BinBy::Region => "region",
+                BinBy::Size => "size",
+                BinBy::Thread => "thread",
+            }
+            .to_owned(),
+        );
+        step.layout = Some(
+            match self.layout {
+                BinLayout::Address => "address",
+                BinLayout::Time => "time",
+            }
+            .to_owned(),
+        );
+        let mut panels = vec!["main"];
+        if let Some(variant) = self.occupancy {
+            panels.push("occupancy");
+            step.occupancy = Some(super::model::occupancy_arg_name(variant).to_owned());
+        }
+        if self.show_context {
+            panels.push("context");
+        }
+        step.panels = Some(panels.join(","));
+        step.cursors = Some(
+            self.cursors
+                .iter()
+                .map(|&events| super::model::axis_time_of_events(&t.trace, self.axis, events))
+                .collect(),
+        );
+        step.cursor_opacity = Some(self.cursor_opacity);
         if let Some(cam) = &self.camera {
             let t0 = cam.t0.max(0.0) as u64;
             let t1 = (cam.t0 + cam.t_span).max(1.0) as u64;
