@@ -366,3 +366,83 @@ fn crossfade(a: &RgbaImage, b: &RgbaImage, u: f32) -> RgbaImage {
     }
     out
 }
+
+/// A filtered graph: the shipped HotSpot profile colours nodes by category like IGV and merges
+/// projections into their inputs.
+#[test]
+fn filtered_golden_applies_a_profile() {
+    let input = root("../shared/data/igv/example.xml");
+    let img = render(
+        "filtered",
+        &input,
+        &["--profile", "hotspot", "--width", "900", "--height", "700"],
+    );
+    // The profile's category colours (control, data, memory) fill node boxes.
+    for (name, hex) in [
+        ("control", [0xf2, 0xca, 0xca]),
+        ("data", [0xc8, 0xd8, 0xf4]),
+        ("memory", [0xc6, 0xe9, 0xc6]),
+    ] {
+        assert!(
+            count_near(&img, hex, 0, 0, 900, 700) > 100,
+            "{name} nodes in {hex:?}"
+        );
+    }
+    check("graph_filtered", &img);
+}
+
+/// `--profile NAME` also finds a profile saved by the GUI's editor in the user's directory;
+/// an unknown name is an error naming where it was looked for.
+#[test]
+fn saved_profiles_are_found_by_name() {
+    let input = root("crates/memscape-graph/tests/data/igv_difference.xml");
+    let config = Path::new(env!("CARGO_TARGET_TMPDIR")).join("graph_config");
+    let _ = std::fs::remove_dir_all(&config);
+    let dir = config.join("memscape/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("reds.toml"),
+        "name = \"reds\"\n[[rule]]\naction = \"color\"\nproperty = \"name\"\nregex = \".\"\ncolor = \"#d02020\"\n",
+    )
+    .unwrap();
+    let out_png = config.join("reds.png");
+    let run = |profile: &str| {
+        Command::new(env!("CARGO_BIN_EXE_memscape"))
+            .arg("render")
+            .arg(&input)
+            .args([
+                "--view",
+                "graph",
+                "--profile",
+                profile,
+                "--width",
+                "400",
+                "--height",
+                "300",
+                "--out",
+            ])
+            .arg(&out_png)
+            .env("MEMSCAPE_ADAPTER", "cpu")
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .unwrap()
+    };
+    let out = run("reds");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = RgbaImage::load_png(&out_png).unwrap();
+    assert!(
+        count_near(&img, [0xd0, 0x20, 0x20], 0, 0, 400, 300) > 100,
+        "red nodes"
+    );
+    let out = run("blues");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("blues") && err.contains("memscape/profiles"),
+        "{err}"
+    );
+}
