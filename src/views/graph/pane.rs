@@ -405,7 +405,7 @@ impl GraphPane {
         }
         let open = self.editor.is_some();
         if ui
-            .selectable_label(open, "edit rules")
+            .add(egui::Button::new("edit rules").selected(open))
             .on_hover_text("edit the filter's rules; save them as your own profile")
             .clicked()
         {
