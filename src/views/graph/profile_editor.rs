@@ -28,6 +28,9 @@ pub struct ProfileEditor {
     pub changed_at: Option<Instant>,
     /// The outcome of the last save or load: a message or an error.
     pub status: Option<Result<String, String>>,
+    /// The rules' problems and the rules they were found for (regexes are compiled only when
+    /// the rules change, not every frame).
+    problems: Option<(Vec<Rule>, Vec<Option<String>>)>,
 }
 
 /// What the pane should do after a frame of the editor.
@@ -50,6 +53,19 @@ impl ProfileEditor {
             source,
             changed_at: None,
             status: None,
+            problems: None,
+        }
+    }
+
+    /// Why each rule cannot be applied ([`Profile::problems`]), cached per rule set.
+    pub fn problems(&mut self) -> Vec<Option<String>> {
+        match &self.problems {
+            Some((rules, problems)) if *rules == self.profile.rules => problems.clone(),
+            _ => {
+                let problems = self.profile.problems();
+                self.problems = Some((self.profile.rules.clone(), problems.clone()));
+                problems
+            }
         }
     }
 
@@ -247,7 +263,7 @@ impl ProfileEditor {
         }
         ui.separator();
         ui.weak("rules apply from top to bottom");
-        let problems = self.profile.problems();
+        let problems = self.problems();
         let mut changed = false;
         let mut op: Option<(usize, RuleOp)> = None;
         egui::ScrollArea::vertical()
@@ -566,7 +582,12 @@ mod tests {
         assert!(editor.save_to(dir.path()).is_err());
         // A half-typed regex: the rule is named, the others still apply, nothing panics.
         editor.profile.name = "typing".to_owned();
+        assert!(editor.problems().iter().all(Option::is_none));
         editor.profile.rules[0].regex = "^(contr".to_owned();
+        assert!(
+            editor.problems()[0].is_some(),
+            "the cache follows the rules"
+        );
         editor.profile.rules[1].color = Some("#12".to_owned());
         let problems = editor.profile.problems();
         assert!(problems[0].is_some() && problems[1].is_some());
