@@ -21,20 +21,19 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Loads a file for rendering: a path, `demo` (the embedded sqlite heaptrack trace) or
-/// `demo:sort` (the embedded lackey trace).
+/// Loads a file for rendering: a path, or an embedded demo file by name (`demo`, `demo:sort`,
+/// … see [`crate::demo::FILES`]).
 pub fn load_for_render(file: &std::path::Path) -> anyhow::Result<crate::data::Dataset> {
     let name = file.to_string_lossy();
-    let source = if name == "demo" || name == "demo:sqlite" {
-        crate::demo::sources()
-            .into_iter()
-            .next()
-            .context("no embedded demo")?
-    } else if name == "demo:sort" {
-        crate::demo::sources()
-            .into_iter()
-            .nth(1)
-            .context("no embedded demo")?
+    let source = if name == "demo" || name.starts_with("demo:") {
+        crate::demo::by_name(&name)
+            .with_context(|| {
+                format!(
+                    "{name}: no such embedded demo file (there are {})",
+                    crate::demo::names()
+                )
+            })?
+            .source()
     } else {
         LoadSource::File(file.to_path_buf())
     };
