@@ -1,7 +1,8 @@
 //! Presentation tours: a TOML list of steps, each a view of a file with its settings and an
 //! optional caption, reached by an eased transition. Everything numeric interpolates (α, the
-//! allocation map's camera, the heap's time point, the morph parameter); what cannot (another
-//! view or file) cross-fades. `memscape render-tour` writes every frame as PNG through the same
+//! allocation map's camera, the heap's time point, the morph parameter; between two states of
+//! one graph file — snapshots, profiles, differences — the nodes glide from one layout to the
+//! other, see [`Renderer::graph_scenes`]); what cannot (another view or file) cross-fades. `memscape render-tour` writes every frame as PNG through the same
 //! headless code as `memscape render`; `memscape present` plays the same frames full screen.
 //!
 //! ```toml
@@ -462,6 +463,50 @@ impl Renderer {
         self.caption(&image, state.caption.as_deref())
     }
 
+    /// The scenes of two states of the same graph file (another snapshot, profile or
+    /// difference), each exactly as `memscape render` draws it, for a transition in which
+    /// nodes glide ([`crate::commands::render_graph::picture_between`]).
+    pub fn graph_scenes(
+        &mut self,
+        a: &State,
+        b: &State,
+    ) -> anyhow::Result<(
+        crate::commands::render_graph::GraphScene,
+        crate::commands::render_graph::GraphScene,
+    )> {
+        let file = b.file.clone().unwrap_or_default();
+        anyhow::ensure!(
+            a.file == b.file,
+            "internal: a graph transition between two files"
+        );
+        let (args_a, args_b) = (
+            render_args(a, self.width, self.height)?,
+            render_args(b, self.width, self.height)?,
+        );
+        self.dataset(&file)?;
+        let dataset = self
+            .datasets
+            .get(&file)
+            .context("internal: dataset cache")?;
+        Ok((
+            crate::commands::render_graph::scene(dataset, &args_a)?,
+            crate::commands::render_graph::scene(dataset, &args_b)?,
+        ))
+    }
+
+    /// The frame `u` (eased) of the way between two graph scenes, without caption.
+    pub fn graph_between(
+        &self,
+        scenes: &(
+            crate::commands::render_graph::GraphScene,
+            crate::commands::render_graph::GraphScene,
+        ),
+        u: f32,
+    ) -> anyhow::Result<RgbaImage> {
+        let picture = crate::commands::render_graph::picture_between(&scenes.0, &scenes.1, u);
+        crate::commands::render_graph::paint(&self.ctx, &picture, self.width, self.height)
+    }
+
     /// [`interpolate_on`] the address axis of the states' dataset (collapsed regions for an
     /// allocation trace with addresses).
     pub fn interpolate(&mut self, a: &State, b: &State, u: f32) -> anyhow::Result<State> {
@@ -504,6 +549,12 @@ pub fn render_frames(
             } else {
                 Some(renderer.render(prev)?)
             };
+            // Two states of one graph: the layouts are blended, not the images.
+            let graph = if start.is_none() && state.view.as_deref() == Some("graph") {
+                Some(renderer.graph_scenes(prev, state)?)
+            } else {
+                None
+            };
             for k in 1..=n {
                 let u = easing.apply(k as f32 / n as f32);
                 let image = match &start {
@@ -511,9 +562,14 @@ pub fn render_frames(
                         if k == n {
                             end.clone()
                         } else {
-                            let mut s = renderer.interpolate(prev, state, u)?;
-                            s.caption = None;
-                            let plain = renderer.render(&s)?;
+                            let plain = match &graph {
+                                Some(scenes) => renderer.graph_between(scenes, u)?,
+                                None => {
+                                    let mut s = renderer.interpolate(prev, state, u)?;
+                                    s.caption = None;
+                                    renderer.render(&s)?
+                                }
+                            };
                             // Captions cross-fade rather than switch.
                             let from = renderer.caption(&plain, prev.caption.as_deref())?;
                             let to = renderer.caption(&plain, state.caption.as_deref())?;

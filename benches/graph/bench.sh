@@ -10,8 +10,8 @@
 #   * CFGs of 1,000+ blocks: generated but realistic functions, compiled the same way:
 #     gen_interpreter.sh (a bytecode-dispatch loop: wide CFG) and gen_longfunc.sh (a long
 #     sequence of loops and branches: deep CFG).
-#   * a call graph: gen_callgraph.sh (thousands of functions, ~8,000 calls, mutual recursion),
-#     `opt -dot-callgraph`.
+#   * call graphs: gen_callgraph.sh (thousands of functions, ~8,000 calls, mutual recursion),
+#     `opt -dot-callgraph`; and a small one (240 functions) that dot still lays out.
 #
 # Usage: benches/graph/bench.sh            (DOT_TIMEOUT=seconds caps each dot run, default 900)
 # Needs: clang, llvm (opt), graphviz (dot).
@@ -24,6 +24,7 @@ dot_timeout=${DOT_TIMEOUT:-900}
 interp_ops=${INTERP_OPS:-400}
 long_groups=${LONG_GROUPS:-300}
 callgraph_functions=${CALLGRAPH_FUNCTIONS:-2650}
+small_callgraph_functions=${SMALL_CALLGRAPH_FUNCTIONS:-240}
 
 need() {
     command -v "$1" >/dev/null 2>&1 || { echo "missing '$1': apt-get install -y $2" >&2; exit 1; }
@@ -64,17 +65,24 @@ inputs+=(interp/.run.dot)
 "$here/gen_longfunc.sh" "$long_groups" > longfunc.c
 cfg_of longfunc.c longfunc
 inputs+=(longfunc/.phases.dot)
+# A small tangled call graph dot still lays out, to compare crossings where both finish.
+"$here/gen_callgraph.sh" "$small_callgraph_functions" > small_calls.c
+clang -O0 -g0 -S -emit-llvm -w small_calls.c -o small_calls.ll
+opt -enable-new-pm=0 -dot-callgraph -disable-output small_calls.ll 2>/dev/null
+inputs+=(small_calls.ll.callgraph.dot)
 "$here/gen_callgraph.sh" "$callgraph_functions" > calls.c
 clang -O0 -g0 -S -emit-llvm -w calls.c -o calls.ll
 opt -enable-new-pm=0 -dot-callgraph -disable-output calls.ll 2>/dev/null
 inputs+=(calls.ll.callgraph.dot)
 
 now() { date +%s.%N; }
-printf '%-48s %6s %6s | %10s %10s %10s | %9s %9s %6s\n' \
-    graph nodes edges memscape_ms dot_s speedup cross_ms cross_dot ratio
+printf '%-48s %6s %6s | %10s %10s %10s | %9s %9s %6s | %9s %8s\n' \
+    graph nodes edges memscape_ms dot_s speedup cross_ms cross_dot ratio cross_lp lp_ms
 for f in "${inputs[@]}"; do
     # memscape: best of 3 in-process layouts, and the whole process (parse + layout) once.
     read -r _ nodes edges layers ours_cross ours_ms < <("$bin" --repeat 3 "$f")
+    # The layering used before network simplex (longest path + balancing), for comparison.
+    read -r _ _ _ _ lp_cross lp_ms < <(MEMSCAPE_LAYERING=longest_path "$bin" --repeat 3 "$f")
     t0=$(now); "$bin" "$f" > /dev/null; t1=$(now)
     ours_wall=$(echo "$t1 - $t0" | bc -l)
     t0=$(now)
@@ -92,7 +100,7 @@ for f in "${inputs[@]}"; do
         dot_cross="timeout"
         ratio="-"
     fi
-    printf '%-48s %6s %6s | %10.1f %10s %10s | %9s %9s %6s\n' \
-        "$(basename "$(dirname "$f")")/$(basename "$f")" "$nodes" "$edges" "$ours_ms" "$dot_s" "$speed" "$ours_cross" "$dot_cross" "$ratio"
+    printf '%-48s %6s %6s | %10.1f %10s %10s | %9s %9s %6s | %9s %8.1f\n' \
+        "$(basename "$(dirname "$f")")/$(basename "$f")" "$nodes" "$edges" "$ours_ms" "$dot_s" "$speed" "$ours_cross" "$dot_cross" "$ratio" "$lp_cross" "$lp_ms"
 done
-echo "memscape_ms: best of 3 in-process layouts; speedup: dot's wall time / memscape's whole process (parse + layout) wall time."
+echo "memscape_ms: best of 3 in-process layouts (network simplex layering, the default); speedup: dot's wall time / memscape's whole process (parse + layout) wall time; cross_lp, lp_ms: memscape with the longest-path layering (MEMSCAPE_LAYERING=longest_path)."

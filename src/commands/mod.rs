@@ -6,7 +6,7 @@ mod render;
 pub use render::{gpu_context, load_for_render, render_dataset};
 pub(crate) mod render_cycles;
 pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
-mod render_graph;
+pub(crate) mod render_graph;
 mod render_heap;
 mod render_topology;
 mod tour;

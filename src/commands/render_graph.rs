@@ -7,31 +7,51 @@ use memscape_render::shapes::ShapesView;
 use memscape_render::{GpuContext, RgbaImage};
 
 use crate::data::{Dataset, DatasetContent};
-use crate::views::graph::{draw, model};
+use crate::views::graph::{draw, model, profiles};
+use crate::views::picture::Picture;
 
-/// A shipped profile by name, or a profile TOML file.
+/// A shipped profile by name, a profile TOML file, or a profile saved from the GUI's editor
+/// (by name, in the user's profile directory).
 pub fn load_profile(name_or_path: &str) -> anyhow::Result<Profile> {
     if let Some(p) = Profile::shipped(name_or_path) {
         return Ok(p);
     }
-    let text = std::fs::read_to_string(name_or_path).with_context(|| {
-        format!(
-            "--profile {name_or_path}: neither a shipped profile ({}) nor a readable file",
-            memscape_graph::filter::SHIPPED_PROFILES
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })?;
-    Ok(Profile::from_toml(&text, name_or_path)?)
+    let path = std::path::Path::new(name_or_path);
+    if path.is_file() {
+        return Ok(Profile::load(path)?);
+    }
+    let dir = profiles::user_profiles_dir();
+    if let Some(found) = dir
+        .as_deref()
+        .and_then(|d| profiles::find_user_profile_in(d, name_or_path))
+    {
+        return Ok(Profile::load(&found)?);
+    }
+    anyhow::bail!(
+        "--profile {name_or_path}: neither a shipped profile ({}), nor a file, nor a saved profile{}",
+        memscape_graph::filter::SHIPPED_PROFILES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", "),
+        dir.map(|d| format!(" in {}", d.display()))
+            .unwrap_or_default()
+    )
 }
 
-pub fn render(
-    ctx: &GpuContext,
-    dataset: &Dataset,
-    args: &crate::cli::RenderArgs,
-) -> anyhow::Result<RgbaImage> {
+/// What `render --view graph` shows, resolved but not yet drawn: the main drawing and its
+/// camera, the satellite inset's place, the header line. Tours blend two of these.
+pub struct GraphScene {
+    pub drawing: draw::Drawing,
+    pub view: ShapesView,
+    pub width: f32,
+    pub height: f32,
+    pub satellite: Option<egui::Rect>,
+    pub header: String,
+}
+
+/// The scene of `memscape render` with these arguments.
+pub fn scene(dataset: &Dataset, args: &crate::cli::RenderArgs) -> anyhow::Result<GraphScene> {
     let DatasetContent::Graphs(imported) = &dataset.content else {
         anyhow::bail!(
             "{}: the graph view needs IGV XML or Graphviz DOT input",
@@ -113,8 +133,7 @@ pub fn render(
             ],
         };
     }
-    let mut picture = draw::picture(&laid, &marks, &view, w, h);
-    if g.satellite {
+    let satellite = g.satellite.then(|| {
         let side = (w.min(h) * 0.28).max(80.0);
         let aspect = (laid.layout.width / laid.layout.height.max(1.0)).clamp(0.4, 2.5) as f32;
         let size = if aspect >= 1.0 {
@@ -122,12 +141,8 @@ pub fn render(
         } else {
             egui::vec2(side, side / aspect.max(0.625))
         };
-        let area =
-            egui::Rect::from_min_size(egui::pos2(w - size.x - 10.0, h - size.y - 10.0), size);
-        // The main view's labels would show through the inset.
-        picture.labels.retain(|l| !area.expand(4.0).contains(l.pos));
-        picture.extend(draw::satellite(&laid, &view, [w, h], area));
-    }
+        egui::Rect::from_min_size(egui::pos2(w - size.x - 10.0, h - size.y - 10.0), size)
+    });
     let shown = laid.view_graph.graph.nodes.len();
     let count = if shown == laid.total_nodes {
         format!("{shown} nodes")
@@ -139,24 +154,133 @@ pub fn render(
     } else {
         String::new()
     };
-    picture.labels.push(crate::views::labels::Label::new(
-        egui::pos2(w - 8.0, 8.0),
-        format!(
-            "{} · {count} · {} edges · {} crossings{matches}",
-            laid.title.replace('→', "->"),
-            laid.view_graph.graph.edges.len(),
-            laid.layout.crossings
-        ),
+    let header = format!(
+        "{} · {count} · {} edges · {} crossings{matches}",
+        laid.title.replace('→', "->"),
+        laid.view_graph.graph.edges.len(),
+        laid.layout.crossings
+    );
+    Ok(GraphScene {
+        drawing: draw::drawing(&laid, &laid.layout, &marks),
+        view,
+        width: w,
+        height: h,
+        satellite,
+        header,
+    })
+}
+
+fn header_label(text: &str, width: f32, opacity: f32) -> crate::views::labels::Label {
+    crate::views::labels::Label::new(
+        egui::pos2(width - 8.0, 8.0),
+        text.to_owned(),
         12.0,
-        egui::Color32::from_gray(210),
+        egui::Color32::from_gray(210).gamma_multiply(opacity),
         egui::Align2::RIGHT_TOP,
-    ));
+    )
+}
+
+/// The picture of a scene: the graph, the satellite inset, the header.
+pub fn scene_picture(s: &GraphScene) -> Picture {
+    let mut picture = draw::drawing_picture(&s.drawing, &s.view, s.width, s.height);
+    if let Some(area) = s.satellite {
+        // The main view's labels would show through the inset.
+        picture.labels.retain(|l| !area.expand(4.0).contains(l.pos));
+        picture.extend(draw::drawing_satellite(
+            &s.drawing,
+            &s.view,
+            [s.width, s.height],
+            area,
+        ));
+    }
+    picture.labels.push(header_label(&s.header, s.width, 1.0));
+    picture
+}
+
+/// The picture `u` (eased, 0 to 1) of the way from scene `a` to scene `b` (same size): the
+/// drawings blended by [`draw::between`] (shared nodes glide, others fade), the camera
+/// interpolated, the satellite inset drawn from the blended drawing when both scenes have one
+/// (else faded), the header lines cross-faded.
+pub fn picture_between(a: &GraphScene, b: &GraphScene, u: f32) -> Picture {
+    let u = u.clamp(0.0, 1.0);
+    if u <= 0.0 {
+        return scene_picture(a);
+    }
+    if u >= 1.0 {
+        return scene_picture(b);
+    }
+    let lerp = |x: f32, y: f32| x + (y - x) * u;
+    let view = ShapesView {
+        scale: [
+            lerp(a.view.scale[0], b.view.scale[0]),
+            lerp(a.view.scale[1], b.view.scale[1]),
+        ],
+        offset: [
+            lerp(a.view.offset[0], b.view.offset[0]),
+            lerp(a.view.offset[1], b.view.offset[1]),
+        ],
+    };
+    let drawing = draw::between(&a.drawing, &b.drawing, u);
+    let (w, h) = (b.width, b.height);
+    let mut picture = draw::drawing_picture(&drawing, &view, w, h);
+    let inset = match (a.satellite, b.satellite) {
+        (Some(ra), Some(rb)) => Some((
+            egui::Rect::from_min_max(
+                egui::pos2(lerp(ra.min.x, rb.min.x), lerp(ra.min.y, rb.min.y)),
+                egui::pos2(lerp(ra.max.x, rb.max.x), lerp(ra.max.y, rb.max.y)),
+            ),
+            1.0,
+        )),
+        (Some(r), None) => Some((r, 1.0 - u)),
+        (None, Some(r)) => Some((r, u)),
+        (None, None) => None,
+    };
+    if let Some((area, opacity)) = inset {
+        picture.labels.retain(|l| !area.expand(4.0).contains(l.pos));
+        let mut inset = draw::drawing_satellite(&drawing, &view, [w, h], area);
+        for shape in &mut inset.shapes {
+            shape.fill[3] = (f32::from(shape.fill[3]) * opacity).round() as u8;
+            shape.border[3] = (f32::from(shape.border[3]) * opacity).round() as u8;
+        }
+        picture.extend(inset);
+    }
+    if a.header == b.header {
+        picture.labels.push(header_label(&b.header, w, 1.0));
+    } else {
+        // One after the other: two right-aligned lines over each other do not read.
+        let (out, into) = ((1.0 - 2.0 * u).max(0.0), (2.0 * u - 1.0).max(0.0));
+        if out > 0.0 {
+            picture.labels.push(header_label(&a.header, w, out));
+        }
+        if into > 0.0 {
+            picture.labels.push(header_label(&b.header, w, into));
+        }
+    }
+    picture
+}
+
+/// Paints a graph picture headless.
+pub fn paint(
+    ctx: &GpuContext,
+    picture: &Picture,
+    width: u32,
+    height: u32,
+) -> anyhow::Result<RgbaImage> {
     crate::headless::render_picture(
         ctx,
         &picture.shapes,
         &picture.labels,
-        args.width,
-        args.height,
+        width,
+        height,
         draw::BACKGROUND,
     )
+}
+
+pub fn render(
+    ctx: &GpuContext,
+    dataset: &Dataset,
+    args: &crate::cli::RenderArgs,
+) -> anyhow::Result<RgbaImage> {
+    let s = scene(dataset, args)?;
+    paint(ctx, &scene_picture(&s), args.width, args.height)
 }

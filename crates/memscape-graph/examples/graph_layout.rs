@@ -5,6 +5,7 @@
 //! graph_layout [--repeat N] [--json] FILE…      lay out every graph of every file
 //! graph_layout --plain FILE…                    count crossings of `dot -Tplain` output
 //! ```
+//! `MEMSCAPE_LAYERING=longest_path` lays out with the layering used before network simplex.
 //! Output (tab separated): file, nodes, edges, layers, crossings, milliseconds (best of N).
 
 use std::path::Path;
@@ -49,6 +50,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let imported = memscape_graph::load_graphs(&[Path::new(file)])?;
         for graph in imported.document.snapshots() {
             let mut options = LayoutOptions::default();
+            // MEMSCAPE_LAYERING=longest_path compares with the layering before network simplex.
+            if let Ok(l) = std::env::var("MEMSCAPE_LAYERING") {
+                options.layering = match l.as_str() {
+                    "longest_path" => memscape_graph::layout::Layering::LongestPath,
+                    _ => memscape_graph::layout::Layering::NetworkSimplex,
+                };
+            }
             if let Some(s) = std::env::var("MEMSCAPE_SWEEPS")
                 .ok()
                 .and_then(|s| s.parse().ok())

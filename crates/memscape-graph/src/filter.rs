@@ -19,6 +19,8 @@
 //! `to_index`, `self` (`true` for a self-loop) besides their DOT attributes. A node lacking the
 //! property never matches.
 
+use std::path::{Path, PathBuf};
+
 use regex::Regex;
 
 use crate::GraphError;
@@ -36,6 +38,28 @@ pub enum Action {
     Merge,
     /// Remove the edges whose property matches (by default their `type`).
     RemoveEdges,
+}
+
+impl Action {
+    /// Every action, in the order an editor lists them.
+    pub const ALL: [Action; 5] = [
+        Action::Color,
+        Action::Hide,
+        Action::Remove,
+        Action::Merge,
+        Action::RemoveEdges,
+    ];
+
+    /// The name used in profile files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Remove => "remove",
+            Action::Color => "color",
+            Action::Hide => "hide",
+            Action::Merge => "merge",
+            Action::RemoveEdges => "remove_edges",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -122,6 +146,75 @@ impl Profile {
             .and_then(|(n, text)| Profile::from_toml(text, n).ok())
     }
 
+    /// Reads a profile TOML file.
+    pub fn load(path: &Path) -> Result<Self, GraphError> {
+        let text = std::fs::read_to_string(path).map_err(|source| {
+            GraphError::Input(memscape_io::InputError::Io {
+                path: path.to_owned(),
+                source,
+            })
+        })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Writes the profile as TOML to `path`, creating its directory.
+    pub fn save(&self, path: &Path) -> Result<(), GraphError> {
+        let text = self.to_toml()?;
+        let fail = |e: std::io::Error| GraphError::Invalid {
+            file: path.display().to_string(),
+            message: format!("cannot write the profile: {e}"),
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        std::fs::write(path, text).map_err(fail)
+    }
+
+    /// The file name a user profile of this name is saved under: `NAME.toml`, with anything
+    /// but letters, digits, `-`, `_` and `.` replaced by `_` (never empty, never hidden).
+    pub fn file_name(&self) -> String {
+        let mut stem: String = self
+            .name
+            .trim()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if stem.is_empty() || stem.starts_with('.') {
+            stem.insert_str(0, "profile");
+        }
+        format!("{stem}.toml")
+    }
+
+    /// Why each rule cannot be applied (a regex or color that does not parse), by rule index;
+    /// `None` for usable rules. Disabled rules are checked too, so that an editor can show
+    /// their problems before they are switched on.
+    pub fn problems(&self) -> Vec<Option<String>> {
+        self.rules
+            .iter()
+            .map(|rule| compile_rule(rule).err())
+            .collect()
+    }
+
+    /// The profile without its enabled rules that cannot be applied (see [`Profile::problems`]),
+    /// so that an editor can apply the rest while one rule is being typed.
+    pub fn applicable(&self) -> Profile {
+        Profile {
+            rules: self
+                .rules
+                .iter()
+                .filter(|r| !r.enabled || compile_rule(r).is_ok())
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+
     fn compile(&self) -> Result<Vec<Option<CompiledRule>>, GraphError> {
         self.rules
             .iter()
@@ -130,28 +223,81 @@ impl Profile {
                 if !rule.enabled {
                     return Ok(None);
                 }
-                let err = |message: String| GraphError::Profile {
-                    profile: self.name.clone(),
-                    message: format!("rule {}: {message}", i + 1),
-                };
-                let regex = Regex::new(&rule.regex).map_err(|e| err(e.to_string()))?;
-                let color =
-                    match (&rule.action, &rule.color) {
-                        (Action::Color, None) => {
-                            return Err(err("a color rule needs `color = \"#rrggbb\"`".into()));
-                        }
-                        (_, Some(c)) => Some(parse_color(c).ok_or_else(|| {
-                            err(format!("color {c:?} is not #rrggbb or #rrggbbaa"))
-                        })?),
-                        (_, None) => None,
-                    };
-                Ok(Some(CompiledRule {
-                    rule: rule.clone(),
-                    regex,
-                    color,
-                }))
+                compile_rule(rule)
+                    .map(Some)
+                    .map_err(|message| GraphError::Profile {
+                        profile: self.name.clone(),
+                        message: format!("rule {}: {message}", i + 1),
+                    })
             })
             .collect()
+    }
+}
+
+impl Rule {
+    /// A new enabled rule matching nothing yet; colour rules start grey.
+    pub fn new(action: Action) -> Self {
+        Rule {
+            action,
+            target: Target::Node,
+            property: if action == Action::RemoveEdges {
+                type_property()
+            } else {
+                "name".to_owned()
+            },
+            regex: String::new(),
+            color: (action == Action::Color).then(|| "#dcdcdc".to_owned()),
+            direction: MergeDirection::Predecessor,
+            enabled: true,
+        }
+    }
+}
+
+fn compile_rule(rule: &Rule) -> Result<CompiledRule, String> {
+    let regex = Regex::new(&rule.regex).map_err(|e| e.to_string())?;
+    let color = match (&rule.action, &rule.color) {
+        (Action::Color, None) => {
+            return Err("a color rule needs `color = \"#rrggbb\"`".into());
+        }
+        (_, Some(c)) => {
+            Some(parse_color(c).ok_or_else(|| format!("color {c:?} is not #rrggbb or #rrggbbaa"))?)
+        }
+        (_, None) => None,
+    };
+    Ok(CompiledRule {
+        rule: rule.clone(),
+        regex,
+        color,
+    })
+}
+
+/// The profiles saved in `dir` (`*.toml`, sorted by file name), each parsed or with the reason
+/// it could not be. A missing directory holds none.
+pub fn load_profile_dir(dir: &Path) -> Vec<(PathBuf, Result<Profile, GraphError>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let profile = Profile::load(&p);
+            (p, profile)
+        })
+        .collect()
+}
+
+/// `#rrggbb`, or `#rrggbbaa` when not opaque (what [`parse_color`] reads).
+pub fn format_color(c: [u8; 4]) -> String {
+    if c[3] == 255 {
+        format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+    } else {
+        format!("#{:02x}{:02x}{:02x}{:02x}", c[0], c[1], c[2], c[3])
     }
 }
 

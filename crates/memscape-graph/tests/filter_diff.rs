@@ -125,3 +125,133 @@ fn difference_between_snapshots() {
     assert_eq!(only.graph.nodes.len(), only.node_changes.len());
     assert_eq!(only.graph.edges.len(), only.edge_changes.len());
 }
+
+/// Node ids of a filtered view, in order.
+fn view_ids(view: &memscape_graph::filter::ViewGraph) -> Vec<String> {
+    view.graph.nodes.iter().map(|n| n.id.clone()).collect()
+}
+
+#[test]
+fn every_rule_kind_round_trips_through_a_saved_toml_file() {
+    use memscape_graph::filter::{Action, MergeDirection, Rule, Target, load_profile_dir};
+    let mut rules = Vec::new();
+    for action in Action::ALL {
+        for target in [Target::Node, Target::Edge] {
+            let mut rule = Rule::new(action);
+            rule.target = target;
+            rule.property = format!("p-{}", action.name());
+            rule.regex = r#"^a"b\d+$"#.to_owned();
+            rule.enabled = target == Target::Node;
+            if action == Action::Merge {
+                rule.direction = MergeDirection::Successor;
+            }
+            if action == Action::Hide {
+                rule.color = Some("#10203040".to_owned());
+            }
+            rules.push(rule);
+        }
+    }
+    let profile = Profile {
+        name: "mine / v2".to_owned(),
+        description: "every kind of rule, \"quoted\"".to_owned(),
+        rules,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profiles").join(profile.file_name());
+    assert_eq!(path.file_name().unwrap(), "mine___v2.toml");
+    profile.save(&path).unwrap();
+    // A broken file beside it is listed with its error, not dropped silently.
+    std::fs::write(dir.path().join("profiles/broken.toml"), "name = [").unwrap();
+    let listed = load_profile_dir(&dir.path().join("profiles"));
+    assert_eq!(listed.len(), 2);
+    assert!(listed[0].0.ends_with("broken.toml") && listed[0].1.is_err());
+    assert_eq!(listed[1].1.as_ref().unwrap(), &profile);
+    assert_eq!(Profile::load(&path).unwrap(), profile);
+    assert!(load_profile_dir(&dir.path().join("missing")).is_empty());
+}
+
+#[test]
+fn rule_order_decides_the_outcome() {
+    let imported = igv::load_igv(&common::test_data("igv_difference.xml")).unwrap();
+    let g = imported.document.snapshots()[0];
+    let rule = |body: &str| format!("[[rule]]\n{body}\n");
+    let red = rule("action = \"color\"\nproperty = \"name\"\nregex = \".\"\ncolor = \"#ff0000\"");
+    let blue =
+        rule("action = \"color\"\nproperty = \"name\"\nregex = \"^Proj$\"\ncolor = \"#0000ff\"");
+    let merge = rule("action = \"merge\"\nproperty = \"name\"\nregex = \"^Proj$\"");
+    let remove = rule("action = \"remove\"\nproperty = \"name\"\nregex = \"^Proj$\"");
+    let profile = |rules: &[&String]| {
+        let text = format!(
+            "name = \"order\"\n{}",
+            rules.iter().map(|s| s.as_str()).collect::<String>()
+        );
+        Profile::from_toml(&text, "order.toml").unwrap()
+    };
+    let proj = g
+        .nodes
+        .iter()
+        .position(|n| n.properties.get("name") == Some("Proj"))
+        .unwrap();
+    let proj_id = g.nodes[proj].id.clone();
+    let color_of = |view: &memscape_graph::filter::ViewGraph, id: &str| {
+        let i = view.graph.node_index(id).unwrap();
+        view.nodes[i].color
+    };
+    // The later colour wins.
+    let v = apply_profile(g, &profile(&[&red, &blue])).unwrap();
+    assert_eq!(color_of(&v, &proj_id), parse_color("#0000ff"));
+    let v = apply_profile(g, &profile(&[&blue, &red])).unwrap();
+    assert_eq!(color_of(&v, &proj_id), parse_color("#ff0000"));
+    // Merge first: the projection is folded into its input, and a later remove finds nothing.
+    let merged = apply_profile(g, &profile(&[&merge, &remove])).unwrap();
+    assert!(merged.graph.node_index(&proj_id).is_none());
+    assert!(merged.nodes.iter().any(|s| s.merged.contains(&proj_id)));
+    // Remove first: the projection and its edges are gone, nothing is merged.
+    let removed = apply_profile(g, &profile(&[&remove, &merge])).unwrap();
+    assert!(removed.nodes.iter().all(|s| s.merged.is_empty()));
+    assert_eq!(view_ids(&removed), view_ids(&merged));
+    assert!(
+        removed.graph.edges.len() < merged.graph.edges.len(),
+        "merging keeps the projection's uses as edges of its input, removing drops them"
+    );
+}
+
+#[test]
+fn an_editor_applies_the_valid_rules_and_names_the_broken_ones() {
+    let imported = igv::load_igv(&common::test_data("igv_difference.xml")).unwrap();
+    let g = imported.document.snapshots()[0];
+    let text = r##"
+name = "typing"
+[[rule]]
+action = "remove"
+property = "name"
+regex = "^(Proj"
+[[rule]]
+action = "color"
+property = "name"
+regex = "."
+color = "#00ff00"
+[[rule]]
+action = "color"
+property = "name"
+regex = "."
+color = "green"
+enabled = false
+"##;
+    // The whole profile does not parse (a half-typed regex) ...
+    let e = Profile::from_toml(text, "typing.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rule 1"), "{e}");
+    let profile: Profile = toml::from_str(text).unwrap();
+    // ... but each rule's problem is known, and the rest applies.
+    let problems = profile.problems();
+    assert!(problems[0].as_deref().unwrap().contains("regex") || problems[0].is_some());
+    assert!(problems[1].is_none());
+    assert!(problems[2].as_deref().unwrap().contains("green"));
+    let usable = profile.applicable();
+    assert_eq!(usable.rules.len(), 2, "the broken enabled rule is left out");
+    let view = apply_profile(g, &usable).unwrap();
+    assert_eq!(view.graph.nodes.len(), g.nodes.len(), "nothing removed");
+    assert!(view.nodes.iter().all(|s| s.color == parse_color("#00ff00")));
+}

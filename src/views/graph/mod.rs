@@ -4,3 +4,5 @@
 pub mod draw;
 pub mod model;
 pub mod pane;
+pub mod profile_editor;
+pub mod profiles;

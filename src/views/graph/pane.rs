@@ -3,8 +3,9 @@
 //! slider, filter profiles, differences from the previous snapshot (optionally only the
 //! changes), blocks as boxes, node search, IGV's set of fully shown nodes (double click a node:
 //! show it with its neighbours; double click a neighbour to add it, a member to remove it), a
-//! properties panel for the selected node with the method's bytecodes and inlining tree, and a
-//! satellite overview whose frame can be dragged.
+//! properties panel for the selected node with the method's bytecodes and inlining tree, a
+//! satellite overview whose frame can be dragged, and the filter-profile editor
+//! ([`super::profile_editor`]; user profiles saved as TOML beside the shipped ones).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,11 +13,14 @@ use std::time::Instant;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use egui::{Color32, Pos2, Rect, Sense};
+use memscape_graph::filter::Profile;
 use memscape_graph::navigate::{self, NodeQuery};
 use memscape_render::shapes::ShapesView;
 
 use super::draw;
 use super::model::{self, LaidOut, ShowOptions};
+use super::profile_editor::{EditorEvent, ProfileEditor};
+use super::profiles::{self, ProfileSource, UserProfile};
 use crate::data::{Dataset, DatasetContent};
 use crate::views::labels;
 use crate::views::shapes_paint::{self, ShapesCallback};
@@ -25,14 +29,19 @@ use crate::views::{View, ViewContext};
 type Job = (Receiver<Result<Arc<LaidOut>, String>>, Instant);
 
 /// Everything a layout depends on.
-type Want = (usize, Option<&'static str>, ShowOptions);
+type Want = (usize, Option<Arc<Profile>>, ShowOptions);
 
 pub struct GraphPane {
     dataset: Arc<Dataset>,
     key: u64,
     satellite_key: u64,
     snapshot: usize,
-    profile: Option<&'static str>,
+    /// The filter applied (its rules that parse) and where it came from; None: no filter.
+    profile: Option<(Arc<Profile>, ProfileSource)>,
+    /// The profile editor, when open.
+    editor: Option<ProfileEditor>,
+    /// The user's saved profiles (read when the pane opens and after each save).
+    user_profiles: Vec<UserProfile>,
     diff: bool,
     changes_only: bool,
     blocks: bool,
@@ -75,6 +84,8 @@ impl GraphPane {
             satellite_key: crate::views::next_pane_key(),
             snapshot: 0,
             profile: None,
+            editor: None,
+            user_profiles: profiles::user_profiles(),
             diff: false,
             changes_only: false,
             blocks: false,
@@ -116,7 +127,7 @@ impl GraphPane {
     fn want(&self) -> Want {
         (
             self.snapshot,
-            self.profile,
+            self.profile.as_ref().map(|(p, _)| p.clone()),
             ShowOptions {
                 diff_from: (self.diff && self.snapshot > 0).then(|| self.snapshot - 1),
                 changes_only: self.changes_only,
@@ -145,13 +156,10 @@ impl GraphPane {
                     let DatasetContent::Graphs(g) = &dataset.content else {
                         return Err("not a graph document".to_owned());
                     };
-                    let profile = job_want
-                        .1
-                        .and_then(memscape_graph::filter::Profile::shipped);
                     model::lay_out_near(
                         &g.document,
                         job_want.0,
-                        profile.as_ref(),
+                        job_want.1.as_deref(),
                         &job_want.2,
                         previous.as_ref(),
                     )
@@ -165,8 +173,10 @@ impl GraphPane {
             Ok(_) => {
                 // A different set of nodes (focus, changes, blocks) gets a fresh fit; stepping
                 // through snapshots keeps the camera.
+                // Editing a profile's rules keeps the camera; choosing another profile refits.
+                let name = |w: &Want| w.1.as_ref().map(|p| p.name.clone());
                 let refit = self.laid_for.as_ref().is_some_and(|old| {
-                    old.1 != want.1
+                    name(old) != name(&want)
                         || old.2.focus != want.2.focus
                         || old.2.blocks != want.2.blocks
                         || old.2.changes_only != want.2.changes_only
@@ -253,14 +263,7 @@ impl GraphPane {
                     ui.checkbox(&mut self.changes_only, "only changes");
                 }
             }
-            egui::ComboBox::from_id_salt(("graph-profile", self.key))
-                .selected_text(format!("filter: {}", self.profile.unwrap_or("none")))
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut self.profile, None, "none");
-                    for (name, _) in memscape_graph::filter::SHIPPED_PROFILES {
-                        ui.selectable_value(&mut self.profile, Some(name), name);
-                    }
-                });
+            self.profile_menu(ui);
             let has_blocks = self
                 .document()
                 .and_then(|d| {
@@ -335,6 +338,126 @@ impl GraphPane {
                 ));
             }
         });
+    }
+
+    /// The profile chooser (none, shipped, the user's) and the editor's toggle.
+    fn profile_menu(&mut self, ui: &mut egui::Ui) {
+        let current = match (&self.editor, &self.profile) {
+            (Some(e), _) if e.is_dirty() => format!("{}*", e.profile.name),
+            (_, Some((p, _))) => p.name.clone(),
+            (_, None) => "none".to_owned(),
+        };
+        let mut chosen: Option<Option<(Profile, ProfileSource)>> = None;
+        egui::ComboBox::from_id_salt(("graph-profile", self.key))
+            .selected_text(format!("filter: {current}"))
+            .show_ui(ui, |ui| {
+                if ui
+                    .selectable_label(self.profile.is_none(), "none")
+                    .clicked()
+                {
+                    chosen = Some(None);
+                }
+                for (name, _) in memscape_graph::filter::SHIPPED_PROFILES {
+                    let on =
+                        matches!(&self.profile, Some((_, ProfileSource::Shipped(n))) if *n == name);
+                    if ui.selectable_label(on, name).clicked()
+                        && let Some(p) = Profile::shipped(name)
+                    {
+                        chosen = Some(Some((p, ProfileSource::Shipped(name))));
+                    }
+                }
+                if !self.user_profiles.is_empty() {
+                    ui.separator();
+                    ui.weak("saved");
+                }
+                for u in &self.user_profiles {
+                    let on =
+                        matches!(&self.profile, Some((_, ProfileSource::User(p))) if *p == u.path);
+                    match &u.profile {
+                        Ok(p) => {
+                            if ui
+                                .selectable_label(on, u.title())
+                                .on_hover_text(u.path.display().to_string())
+                                .clicked()
+                            {
+                                chosen =
+                                    Some(Some((p.clone(), ProfileSource::User(u.path.clone()))));
+                            }
+                        }
+                        Err(e) => {
+                            ui.add_enabled(false, egui::Button::new(u.title()))
+                                .on_disabled_hover_text(e);
+                        }
+                    }
+                }
+            });
+        if let Some(choice) = chosen {
+            match &choice {
+                Some((p, source)) => {
+                    // The editor follows the chosen profile.
+                    if self.editor.is_some() {
+                        self.editor = Some(ProfileEditor::new(p.clone(), source.clone()));
+                    }
+                    self.profile = Some((Arc::new(p.applicable()), source.clone()));
+                }
+                None => self.profile = None,
+            }
+        }
+        let open = self.editor.is_some();
+        if ui
+            .add(egui::Button::new("edit rules").selected(open))
+            .on_hover_text("edit the filter's rules; save them as your own profile")
+            .clicked()
+        {
+            self.editor = if open {
+                None
+            } else {
+                Some(match &self.profile {
+                    Some((_, ProfileSource::Shipped(name))) => {
+                        ProfileEditor::new_from(Profile::shipped(name).as_ref())
+                    }
+                    Some((p, source)) => {
+                        // The full profile (disabled or broken rules included) from its file.
+                        let full = match source {
+                            ProfileSource::User(path) => Profile::load(path).ok(),
+                            _ => None,
+                        };
+                        ProfileEditor::new(full.unwrap_or_else(|| (**p).clone()), source.clone())
+                    }
+                    None => ProfileEditor::new_from(None),
+                })
+            };
+        }
+    }
+
+    /// The editor panel, and applying its rules once they settle.
+    fn editor_panel(&mut self, ui: &mut egui::Ui) {
+        let Some(editor) = &mut self.editor else {
+            return;
+        };
+        let mut event = EditorEvent::None;
+        egui::Panel::left(("graph-profile-editor", self.key))
+            .default_size(360.0)
+            .show(ui, |ui| {
+                event = editor.ui(ui, &self.user_profiles);
+            });
+        match editor.settled(Instant::now()) {
+            Ok(true) => {
+                self.profile = Some((Arc::new(editor.applicable()), editor.source.clone()));
+            }
+            Ok(false) => {}
+            Err(wait) => ui.ctx().request_repaint_after(wait),
+        }
+        match event {
+            EditorEvent::None => {}
+            EditorEvent::Close => self.editor = None,
+            EditorEvent::Saved(_) => {
+                self.user_profiles = profiles::user_profiles();
+                if let Some(e) = &self.editor {
+                    self.profile = Some((Arc::new(e.applicable()), e.source.clone()));
+                }
+            }
+        }
     }
 
     /// Centres the camera on the current match and selects it.
@@ -485,7 +608,11 @@ impl View for GraphPane {
             file: Some(crate::views::tour_file_of(&self.dataset)),
             view: Some("graph".to_owned()),
             snapshot: Some(self.snapshot as u64),
-            profile: self.profile.map(str::to_owned),
+            profile: self.profile.as_ref().map(|(p, source)| match source {
+                ProfileSource::Shipped(name) => (*name).to_owned(),
+                ProfileSource::User(path) => path.display().to_string(),
+                ProfileSource::New => p.name.clone(),
+            }),
             diff_from: (self.diff && self.snapshot > 0).then(|| self.snapshot - 1),
             ..Default::default()
         })
@@ -499,6 +626,7 @@ impl View for GraphPane {
         self.poll();
         let count = self.snapshot_count();
         self.toolbar(ui, count);
+        self.editor_panel(ui);
         self.start(ui.ctx());
         if let Some(e) = &self.error {
             ui.colored_label(Color32::LIGHT_RED, e);
@@ -611,13 +739,21 @@ impl View for GraphPane {
         if moving {
             ui.ctx().request_repaint();
         }
+        // While moving between layouts (snapshots, profiles, differences), nodes glide from
+        // their old boxes (matched by id), removed ones fade out and new ones fade in.
+        let moving_drawing = match (&self.previous, moving) {
+            (Some(prev), true) => Some(draw::between(
+                &draw::drawing(prev, &prev.layout, &draw::Marks::default()),
+                &draw::drawing(&laid, &laid.layout, &marks),
+                crate::views::picture::ease(t),
+            )),
+            _ => None,
+        };
         if moving || self.shapes_for.as_ref() != Some(&(identity, marks.clone())) {
-            // While moving between snapshots, nodes glide from their old boxes (matched by id).
-            let layout = match (&self.previous, moving) {
-                (Some(prev), true) => draw::interpolated_layout(prev, &laid, t),
-                _ => laid.layout.clone(),
+            let shapes = match &moving_drawing {
+                Some(d) => draw::drawing_shapes(d),
+                None => draw::shapes(&laid, &laid.layout, &marks),
             };
-            let shapes = draw::shapes(&laid, &layout, &marks);
             self.shapes = Arc::new(shapes.iter().map(|s| s.gpu()).collect());
             self.version = self.version.wrapping_add(1);
             self.shapes_for = (!moving).then_some((identity, marks));
@@ -635,7 +771,10 @@ impl View for GraphPane {
                 },
             );
         }
-        let mut text = draw::labels(&laid, &laid.layout, &camera, local);
+        let mut text = match &moving_drawing {
+            Some(d) => draw::drawing_labels(d, &camera, local),
+            None => draw::labels(&laid, &laid.layout, &camera, local),
+        };
         if let Some(area) = satellite_area {
             let local_area = area.translate(-rect.min.to_vec2());
             text.retain(|l| !local_area.expand(4.0).contains(l.pos));
