@@ -115,9 +115,10 @@ pub fn render_dataset(
             render_offscreen(ctx, &mut pipelines, &data, &view, args.width, args.height)?
         }
         ViewKindArg::Graph => super::render_graph::render(ctx, dataset, args)?,
-        ViewKindArg::Topology | ViewKindArg::Offenders => {
-            super::render_topology::render(ctx, dataset, args)?
-        }
+        ViewKindArg::Topology
+        | ViewKindArg::Offenders
+        | ViewKindArg::Histograms
+        | ViewKindArg::Histogram => super::render_topology::render(ctx, dataset, args)?,
         ViewKindArg::Spiral
         | ViewKindArg::Circular
         | ViewKindArg::Barcode

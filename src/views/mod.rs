@@ -10,6 +10,7 @@ pub mod graph;
 pub mod heap_tree;
 pub mod labels;
 pub mod picture;
+pub mod samples;
 pub mod shapes_paint;
 pub mod summary;
 pub mod topology;
@@ -72,6 +73,7 @@ pub enum ViewKind {
     Cycles,
     Graph,
     Topology,
+    Histograms,
 }
 
 impl ViewKind {
@@ -81,6 +83,7 @@ impl ViewKind {
         ViewKind::Cycles,
         ViewKind::Graph,
         ViewKind::Topology,
+        ViewKind::Histograms,
         ViewKind::Summary,
     ];
 
@@ -92,6 +95,7 @@ impl ViewKind {
             ViewKind::Cycles => "Cycles",
             ViewKind::Graph => "Graph",
             ViewKind::Topology => "Topology",
+            ViewKind::Histograms => "Histograms",
         }
     }
 
@@ -118,6 +122,8 @@ impl ViewKind {
                 Ok(())
             }
             (ViewKind::Topology, _) => Err("needs memory-access samples or a topology"),
+            (ViewKind::Histograms, DatasetContent::Samples(_)) => Ok(()),
+            (ViewKind::Histograms, _) => Err("needs memory-access samples"),
         }
     }
 
@@ -127,6 +133,7 @@ impl ViewKind {
             ViewKind::Cycles => Box::new(cycles::pane::CyclesPane::new(dataset, ctx)),
             ViewKind::Graph => Box::new(graph::pane::GraphPane::new(dataset)),
             ViewKind::Topology => Box::new(topology::pane::TopologyPane::new(dataset, ctx)),
+            ViewKind::Histograms => Box::new(samples::pane::HistogramsPane::new(dataset, ctx)),
             ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
             ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
         }
