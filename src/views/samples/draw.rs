@@ -824,3 +824,138 @@ pub fn panel(summary: &SelectionSummary, description: &str, at: Pos2) -> Picture
     }
     pic
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memscape_samples::LinkedIndex;
+
+    fn lulesh_index() -> LinkedIndex {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/memaxes/lulesh/samples.out");
+        let samples =
+            memscape_samples::load_samples(&path, memscape_samples::ImportOptions::default())
+                .expect("LULESH samples");
+        LinkedIndex::new(&samples, 32)
+    }
+
+    fn input<'a>(index: &'a LinkedIndex, name: &str) -> AxisInput<'a> {
+        let a = index.axis(name).expect("axis");
+        AxisInput {
+            index: a,
+            axis: &index.axes[a],
+            selected: None,
+            brush: None,
+            strip: None,
+            markers: None,
+            hovered_marker: None,
+        }
+    }
+
+    #[test]
+    fn drags_on_axes_become_brushes_in_the_axis_units() {
+        let index = lulesh_index();
+        let rect = Rect::from_min_size(Pos2::ZERO, Vec2::new(400.0, 600.0));
+        let drawn = parallel(
+            &[input(&index, "latency"), input(&index, "cpu")],
+            rect,
+            Scale::Linear,
+        );
+        assert_eq!(drawn.axes.len(), 2);
+        let lat = &drawn.axes[0];
+        let (lo, hi) = index.axes[lat.axis].value_range().expect("range");
+        // The whole axis is the whole range; up is larger values.
+        match lat.brush_between(0.0, lat.length) {
+            Brush::Range { lo: a, hi: b } => {
+                assert!((a - lo).abs() < 1e-9 && (b - hi).abs() < 1e-6, "{a} {b}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let bottom = lat.area.bottom() - 20.0;
+        let mid = Pos2::new(lat.area.center().x, bottom - 0.5 * lat.length);
+        assert!((lat.along_of(mid) - 0.5 * lat.length).abs() < 0.5);
+        assert!(drawn.axis_at(mid).is_some_and(|g| g.axis == lat.axis));
+        // The qualitative axis lists its first value at the top: a drag over the top quarter
+        // takes the first values.
+        let cpu = &drawn.axes[1];
+        let bins = index.axes[cpu.axis].bins.len();
+        match cpu.brush_between(cpu.length, 0.76 * cpu.length) {
+            Brush::Bins(set) => {
+                assert_eq!(set[0], 0);
+                assert!(
+                    set.len() >= bins / 4 && set.len() <= bins / 4 + 2,
+                    "{set:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(drawn.axis_at(Pos2::new(-5.0, 10.0)).is_none());
+    }
+
+    #[test]
+    fn selected_bars_are_drawn_over_the_whole_and_markers_can_be_hit() {
+        let index = lulesh_index();
+        let a = index.axis("zidx").expect("zidx");
+        let selected: Vec<u64> = index.axes[a].bins.iter().map(|b| b.count / 2).collect();
+        let marks = [
+            ClusterMark {
+                range: [0.0, 10.0],
+                samples: 10,
+                metric: 1.0,
+            },
+            ClusterMark {
+                range: [20.0, 31.0],
+                samples: 10,
+                metric: 3.0,
+            },
+        ];
+        let strip = vec![
+            WindowScore {
+                range: [0.0, 15.5],
+                samples: 5,
+                metric: Some(0.5),
+            },
+            WindowScore {
+                range: [15.5, 31.0],
+                samples: 0,
+                metric: None,
+            },
+        ];
+        let mut i = input(&index, "zidx");
+        i.selected = Some(&selected);
+        i.markers = Some(&marks);
+        i.strip = Some(&strip);
+        let rect = Rect::from_min_size(Pos2::ZERO, Vec2::new(800.0, 400.0));
+        let drawn = single(&i, rect, Scale::Linear);
+        let fills: Vec<[u8; 4]> = drawn.picture.shapes.iter().map(|s| s.fill).collect();
+        let whole = fills.iter().filter(|f| **f == WHOLE).count();
+        let sel = fills.iter().filter(|f| **f == SELECTED).count();
+        assert!(whole > 0 && sel > 0 && sel <= whole);
+        // Every selected bar comes after (over) the whole bar of its bin.
+        let first_sel = fills.iter().position(|f| *f == SELECTED).expect("selected");
+        let first_whole = fills.iter().position(|f| *f == WHOLE).expect("whole");
+        assert!(first_whole < first_sel);
+        // The window without samples is grey, the other on the ramp.
+        assert!(fills.contains(&NO_SCORE));
+        assert_eq!(drawn.markers.len(), 2);
+        let m = drawn.markers[1];
+        assert_eq!(drawn.marker_at(m.center).map(|x| x.cluster), Some(1));
+        assert!(drawn.marker_at(m.center + Vec2::new(30.0, 0.0)).is_none());
+        // Markers sit at the middle of their cluster's range along the axis.
+        let g = &drawn.axes[0];
+        let x_mid = g.along_of_value(25.5);
+        assert!((m.center.x - (g.area.left() + 6.0 + x_mid)).abs() < 1.0);
+    }
+
+    #[test]
+    fn ticks_of_time_stamps_are_offsets() {
+        let t = ticks(3_617_250_629_717_268.0, 3_617_385_603_213_442.0, 2);
+        assert_eq!(t[0].0, "3617250629717268");
+        assert!(t[1].0.starts_with('+'), "{t:?}");
+        let t = ticks(0.0, 31.0, 2);
+        assert_eq!(
+            t.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(),
+            ["0", "16", "31"]
+        );
+    }
+}

@@ -396,3 +396,105 @@ pub fn default_axes(index: &LinkedIndex) -> Vec<usize> {
         .filter(|&i| index.axes[i].bins.iter().filter(|b| b.count > 0).count() > 1)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use memscape_samples::{AxisBrush, Brush};
+
+    use super::*;
+
+    fn wait<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn views_share_one_selection_recomputed_in_the_background() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/memaxes/lulesh/samples.out");
+        let dataset = Arc::new(
+            crate::data::load(&crate::data::LoadSource::File(path), &|_, _| {})
+                .expect("LULESH samples"),
+        );
+        let ctx = egui::Context::default();
+        let shared = SamplesShared::of(&dataset, &ctx);
+        assert!(
+            Arc::ptr_eq(&shared, &SamplesShared::of(&dataset, &ctx)),
+            "a second view gets the same state"
+        );
+        let base = wait("the mapping", || shared.base()).expect("mapped");
+        let samples = samples_of(&dataset).expect("samples");
+        let lat = base.index.axis("latency").expect("latency");
+        // A drag: many updates in a row; the worker must end on the last one.
+        for hi in 30..90 {
+            shared.update(|s| {
+                s.set_brush(AxisBrush {
+                    axis: lat,
+                    brush: Brush::Range {
+                        lo: 0.0,
+                        hi: f64::from(hi),
+                    },
+                })
+            });
+        }
+        let (spec, version) = shared.spec();
+        let result = wait("the last selection", || {
+            shared
+                .result()
+                .filter(|(_, v)| *v == version)
+                .map(|(r, _)| r)
+        });
+        let direct =
+            memscape_samples::recompute(samples, &base.mapping, &base.index, &spec, TOP_OFFENDERS);
+        assert_eq!(result.selection, direct.selection);
+        assert_eq!(result.aggregate, direct.aggregate);
+        assert_eq!(result.selected_bins, direct.selected_bins);
+        assert!(spec.describe(&base.index).contains("latency in [0, 89]"));
+        // Unchanged specs do not bump the version.
+        let before = shared.spec().1;
+        shared.update(|_| {});
+        assert_eq!(shared.spec().1, before);
+        // Strips and cluster trees arrive from the analysis worker and are cached.
+        let key = StripKey {
+            axis: lat,
+            windows: 12,
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+        };
+        let strip = wait("a strip", || shared.strip(&key)).expect("strip");
+        assert_eq!(strip.len(), 12);
+        let again = shared.strip(&key).expect("cached").expect("strip");
+        assert!(Arc::ptr_eq(&strip, &again));
+        let params = ClusterParams {
+            attribute: "time".into(),
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+            window: 1000,
+            step: 250,
+        };
+        let tree = wait("a cluster tree", || shared.tree(&params)).expect("tree");
+        let direct = cluster_tree(samples, &base.topology, &base.mapping, params, None)
+            .expect("direct tree");
+        assert_eq!(tree.nodes, direct.nodes);
+        // Bad parameters come back as an error, not a hang.
+        let bad = ClusterParams {
+            attribute: "nope".into(),
+            metric: Metric::Latency,
+            kind: ResourceKind::L2,
+            window: 10,
+            step: 5,
+        };
+        assert!(wait("an error", || shared.tree(&bad)).is_err());
+    }
+}
