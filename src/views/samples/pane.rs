@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use egui::{Color32, Pos2, Rect, Sense};
 use memscape_samples::metrics::{ClusterParams, ClusterTree, Metric, WindowScore};
-use memscape_samples::{AttrKind, AxisBrush, LinkedIndex, LinkedResult, Picked, SelectionSpec};
+use memscape_samples::{
+    AttrKind, AxisBrush, Brush, LinkedIndex, LinkedResult, Picked, SelectionSpec,
+};
 use memscape_topology::ResourceKind;
 
 use super::draw::{self, AxisInput, ClusterMark, Drawn, Scale};
@@ -96,19 +98,22 @@ pub fn marks_of(tree: &ClusterTree, k: usize) -> Vec<ClusterMark> {
         .collect()
 }
 
+/// `attribute lo … hi`, the end as an offset from the start for long values (time stamps).
+pub fn span_text(attribute: &str, lo: f64, hi: f64) -> String {
+    let short = memscape_samples::linked::short;
+    let end = if lo != 0.0 && (hi - lo).abs() < 1e-3 * lo.abs() {
+        format!("+{}", short(hi - lo))
+    } else {
+        short(hi)
+    };
+    format!("{attribute} {} … {end}", short(lo))
+}
+
 /// A glyph's title (two lines): the cluster's range, then its size and score.
 pub fn glyph_title(tree: &ClusterTree, mark: &ClusterMark) -> String {
-    let (lo, hi) = (mark.range[0], mark.range[1]);
-    // Long values (time stamps): the end as an offset from the start.
-    let end = if lo != 0.0 && (hi - lo).abs() < 1e-3 * lo.abs() {
-        format!("+{}", memscape_samples::linked::short(hi - lo))
-    } else {
-        memscape_samples::linked::short(hi)
-    };
     format!(
-        "{} {} … {end}\n{} samples · {} {} {:.3}",
-        tree.params.attribute,
-        memscape_samples::linked::short(lo),
+        "{}\n{} samples · {} {} {:.3}",
+        span_text(&tree.params.attribute, mark.range[0], mark.range[1]),
         mark.samples,
         tree.params.kind,
         match tree.params.metric {
@@ -212,7 +217,7 @@ impl HistogramsPane {
             if ui.selectable_label(single, "single").clicked() {
                 self.layout = Some(Layout::Single(current));
             }
-            if single {
+            if matches!(self.layout, Some(Layout::Single(_))) {
                 let mut a = current;
                 egui::ComboBox::from_id_salt(("hist-attr", self.key))
                     .selected_text(name(a))
@@ -325,11 +330,11 @@ impl HistogramsPane {
             if !spec.is_everything() {
                 for b in &spec.brushes {
                     let name = index.axes.get(b.axis).map_or("?", |a| a.attribute.as_str());
-                    if ui.small_button(format!("✕ {name}")).clicked() {
+                    if ui.small_button(format!("× {name}")).clicked() {
                         self.shared.update(|s| s.clear_brush(b.axis));
                     }
                 }
-                if spec.picked.is_some() && ui.small_button("✕ picked").clicked() {
+                if spec.picked.is_some() && ui.small_button("× picked").clicked() {
                     self.shared.update(|s| s.picked = None);
                 }
                 if ui.button("clear all").clicked() {
@@ -569,7 +574,19 @@ impl View for HistogramsPane {
         {
             let a1 = g.along_of(p);
             if (a1 - a0).abs() > 2.0 {
-                let brush = g.brush_between(a0, a1);
+                let mut brush = g.brush_between(a0, a1);
+                // Integer attributes: the integers inside the range (same samples, tidy bounds).
+                if let Brush::Range { lo, hi } = &mut brush
+                    && index.axes.get(axis).is_some_and(|a| {
+                        matches!(
+                            samples.columns.get(a.column).map(|c| &c.data),
+                            Some(memscape_samples::ColumnData::U64(_))
+                        )
+                    })
+                {
+                    *lo = lo.ceil();
+                    *hi = hi.floor().max(*lo);
+                }
                 self.shared
                     .update(|s| s.set_brush(AxisBrush { axis, brush }));
             }
@@ -590,10 +607,8 @@ impl View for HistogramsPane {
                 if let Some(node) = t.cut(self.clusters.clusters).get(m.cluster).copied() {
                     let these = t.selection(node, samples.len());
                     let label = format!(
-                        "cluster {}–{} of {}",
-                        memscape_samples::linked::short(node.range[0]),
-                        memscape_samples::linked::short(node.range[1]),
-                        t.params.attribute
+                        "cluster {}",
+                        span_text(&t.params.attribute, node.range[0], node.range[1])
                     );
                     let add = ui.input(|i| i.modifiers.shift);
                     self.shared.update(|s| {

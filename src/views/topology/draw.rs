@@ -134,8 +134,9 @@ pub fn radial(
         let id = n.id as usize;
         let (a0, a1, r0, r1) = geometry(id);
         let d = n.depth as usize;
+        // Resources with nothing (no selected sample) stay grey, apart from the ramp's low end.
         let fill = match value(id) {
-            Some(v) if hi[d] > 0 => {
+            Some(v) if v > 0 && hi[d] > 0 => {
                 let x = if hi[d] > lo[d] {
                     (v - lo[d]) as f32 / (hi[d] - lo[d]) as f32
                 } else {
