@@ -418,19 +418,24 @@ pub fn brush_bits(samples: &Samples, index: &LinkedIndex, brush: &AxisBrush) -> 
     let Some(axis) = index.axes.get(brush.axis) else {
         return Bitset::new(n);
     };
-    let column = &samples.columns[axis.column];
+    let Some(column) = samples.columns.get(axis.column) else {
+        return Bitset::new(n);
+    };
     let mut bits = match &brush.brush {
         Brush::Range { lo, hi } => {
             let (lo, hi) = (*lo, *hi);
             match &column.data {
                 ColumnData::U64(v) => Bitset::from_fn(n, |i| {
-                    let x = v[i] as f64;
-                    x >= lo && x <= hi
+                    v.get(i)
+                        .is_some_and(|&x| (x as f64) >= lo && (x as f64) <= hi)
                 }),
-                ColumnData::F64(v) => Bitset::from_fn(n, |i| v[i] >= lo && v[i] <= hi),
+                ColumnData::F64(v) => {
+                    Bitset::from_fn(n, |i| v.get(i).is_some_and(|&x| x >= lo && x <= hi))
+                }
                 ColumnData::Category { codes, .. } => Bitset::from_fn(n, |i| {
-                    let x = f64::from(codes[i]);
-                    x >= lo && x <= hi
+                    codes
+                        .get(i)
+                        .is_some_and(|&c| f64::from(c) >= lo && f64::from(c) <= hi)
                 }),
             }
         }

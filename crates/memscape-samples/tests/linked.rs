@@ -247,3 +247,83 @@ fn qualitative_strips_score_each_value() {
         .unwrap()
     );
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Any mix of brushes and a picked subset: `recompute` equals the one-off functions on
+        /// the selection computed sample by sample.
+        #[test]
+        fn any_spec_equals_its_direct_computation(
+            lat in (0.0f64..400.0, 0.0f64..400.0),
+            z in proptest::option::of((0.0f64..32.0, 0.0f64..32.0)),
+            cpus in proptest::collection::vec(0u32..32, 0..6),
+            every in proptest::option::of(1usize..7),
+        ) {
+            let (samples, _, mapping) = lulesh_cached();
+            let index = LinkedIndex::new(samples, 16);
+            let mut spec = SelectionSpec::default();
+            let (l0, l1) = (lat.0.min(lat.1), lat.0.max(lat.1));
+            spec.set_brush(AxisBrush {
+                axis: index.axis("latency").unwrap(),
+                brush: Brush::Range { lo: l0, hi: l1 },
+            });
+            let z = z.map(|(a, b)| (a.min(b), a.max(b)));
+            if let Some((z0, z1)) = z {
+                spec.set_brush(AxisBrush {
+                    axis: index.axis("zidx").unwrap(),
+                    brush: Brush::Range { lo: z0, hi: z1 },
+                });
+            }
+            let cpu = index.axis("cpu").unwrap();
+            let cpu_bins: Vec<u32> = cpus
+                .iter()
+                .copied()
+                .filter(|&b| (b as usize) < index.axes[cpu].bins.len())
+                .collect();
+            if !cpus.is_empty() {
+                spec.set_brush(AxisBrush { axis: cpu, brush: Brush::Bins(cpu_bins.clone()) });
+            }
+            if let Some(k) = every {
+                spec.picked = Some(Picked {
+                    label: format!("every {k}"),
+                    samples: Arc::new(Bitset::from_fn(samples.len(), |i| i % k == 0)),
+                });
+            }
+            let direct = Bitset::from_fn(samples.len(), |i| {
+                let l = value(samples, "latency", i).is_some_and(|v| v >= l0 && v <= l1);
+                let zz = z.is_none_or(|(z0, z1)| {
+                    value(samples, "zidx", i).is_some_and(|v| v >= z0 && v <= z1)
+                });
+                let c = cpus.is_empty()
+                    || index.axes[cpu]
+                        .bin_of(i)
+                        .is_some_and(|b| cpu_bins.contains(&(b as u32)));
+                let p = every.is_none_or(|k| i % k == 0);
+                l && zz && c && p
+            });
+            let r = recompute(samples, mapping, &index, &spec, 8);
+            prop_assert_eq!(&r.selection, &direct);
+            prop_assert_eq!(&r.aggregate, &mapping.aggregate(samples, Some(&direct)));
+            for (a, axis) in index.axes.iter().enumerate() {
+                let h = histogram(samples, &axis.attribute, 16, Some(&direct)).unwrap();
+                let want: Vec<u64> = h.bins.iter().map(|b| b.selected).collect();
+                prop_assert_eq!(&r.selected_bins[a], &want);
+            }
+            prop_assert_eq!(
+                &r.top_symbols,
+                &top_offenders(samples, OffenderKey::Symbol, Some(&direct), 8)
+            );
+            prop_assert_eq!(&r.summary, &summarize(samples, &direct));
+        }
+    }
+
+    fn lulesh_cached() -> &'static (Samples, Topology, Mapping) {
+        static DATA: std::sync::OnceLock<(Samples, Topology, Mapping)> = std::sync::OnceLock::new();
+        DATA.get_or_init(lulesh)
+    }
+}
