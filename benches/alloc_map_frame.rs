@@ -1,19 +1,36 @@
-//! Headless frame time of the allocation map: N synthetic blocks at 1920×1080, zoomed out (every
-//! block sub-pixel or a few pixels) and zoomed in (a 1/64 window of the trace), wall time around
-//! a blocking submit + readback of one pixel row. Run with
-//! `cargo bench --bench alloc_map_frame` (MEMSCAPE_ADAPTER=cpu|gpu picks the device).
+//! Headless frame time of the allocation map: N synthetic blocks at 1920×1080, zoomed out (the
+//! whole trace: every block sub-pixel or a few pixels) and zoomed in (a 1/64 × 1/64 window of
+//! the time × address plane). One frame = the view uniform written, the accumulation pass over
+//! every block, the resolve pass, submit, and a blocking wait for the device (no readback).
+//!
+//! Criterion measures that wall time. Where the adapter supports `TIMESTAMP_QUERY`, a few extra
+//! frames are bracketed by timestamp writes (empty compute passes before and after) and their
+//! GPU time is printed too. GPU bytes per block are printed for each size.
+//!
+//! Criterion needs at least 10 samples; from `MEMSCAPE_BENCH_MANUAL_FROM` blocks on (default
+//! 5,000,000: a lavapipe frame then takes a minute or more) each case is instead timed over
+//! `MEMSCAPE_BENCH_FRAMES` frames (default 3), wall time around the blocking submit and GPU time
+//! by timestamps of the same frames, printed as `manual` lines.
+//!
+//! ```sh
+//! MEMSCAPE_ADAPTER=cpu cargo bench --profile dev --bench alloc_map_frame -- --noplot
+//! MEMSCAPE_BENCH_BLOCKS=100000,1000000 ...   # other sizes (default 1,000,000 and 10,000,000)
+//! ```
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use memscape_render::alloc_map::{
     AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView, BlockTimeGpu,
 };
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
 use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget};
 
-/// A heap-like synthetic trace: bump-allocated addresses with reuse, log-uniform sizes and
-/// lifetimes, in event-index time.
+/// A heap-like synthetic trace: addresses spread over 64 bytes per block, power-of-two sizes
+/// (1 B to 8 KiB), log-uniform lifetimes (1 to 2^19 events), two events per block in
+/// event-index time.
 fn synthetic(n: usize) -> (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>, u64, u64) {
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
@@ -41,28 +58,206 @@ fn synthetic(n: usize) -> (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>, u64, u64) {
     (blocks, times, 2 * n as u64, span)
 }
 
+/// Records one frame (accumulate + resolve) into `encoder`.
+#[allow(clippy::too_many_arguments)]
+fn record_frame(
+    ctx: &GpuContext,
+    encoder: &mut wgpu::CommandEncoder,
+    frame: &mut AllocMapFrame,
+    pipelines: &mut AllocMapPipelines,
+    data: &AllocMapData,
+    view: &AllocMapView,
+    target: &OffscreenTarget,
+    size: [u32; 2],
+) {
+    frame.prepare(
+        &ctx.device,
+        &ctx.queue,
+        encoder,
+        pipelines,
+        data,
+        view,
+        size,
+        [0.0, 0.0],
+        OFFSCREEN_FORMAT,
+    );
+    frame.resolve_to(encoder, &target.view, pipelines);
+}
+
+/// Wall time (around submit + blocking wait) and GPU time (from timestamps around the frame;
+/// `None` when the device has no `TIMESTAMP_QUERY`) of `frames` frames, in milliseconds.
+#[allow(clippy::too_many_arguments)]
+fn timed_frames_ms(
+    ctx: &GpuContext,
+    frame: &mut AllocMapFrame,
+    pipelines: &mut AllocMapPipelines,
+    data: &AllocMapData,
+    view: &AllocMapView,
+    target: &OffscreenTarget,
+    size: [u32; 2],
+    frames: usize,
+) -> Vec<(f64, Option<f64>)> {
+    let timestamps = ctx
+        .device
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY);
+    let queries = timestamps.then(|| {
+        ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("bench::timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        })
+    });
+    let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench::timestamps_resolve"),
+        size: 16,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let readback = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench::timestamps_readback"),
+        size: 16,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let period_ns = f64::from(ctx.queue.get_timestamp_period());
+    let mut out = Vec::new();
+    for _ in 0..frames {
+        let start = Instant::now();
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let stamp = |encoder: &mut wgpu::CommandEncoder, index: u32| {
+            if let Some(queries) = &queries {
+                drop(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("bench::timestamp"),
+                    timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                        query_set: queries,
+                        beginning_of_pass_write_index: Some(index),
+                        end_of_pass_write_index: None,
+                    }),
+                }));
+            }
+        };
+        stamp(&mut encoder, 0);
+        record_frame(
+            ctx,
+            &mut encoder,
+            frame,
+            pipelines,
+            data,
+            view,
+            target,
+            size,
+        );
+        stamp(&mut encoder, 1);
+        if let Some(queries) = &queries {
+            encoder.resolve_query_set(queries, 0..2, &resolve, 0);
+            encoder.copy_buffer_to_buffer(&resolve, 0, &readback, 0, 16);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        if queries.is_none() {
+            out.push((wall, None));
+            continue;
+        }
+        let slice = readback.slice(..);
+        slice.map_async(wgpu::MapMode::Read, |_| {});
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+        let ticks: [u64; 2] = {
+            let mapped = slice.get_mapped_range().expect("mapped timestamps");
+            bytemuck::pod_read_unaligned(&mapped[..16])
+        };
+        readback.unmap();
+        let gpu = ticks[1].wrapping_sub(ticks[0]) as f64 * period_ns / 1e6;
+        out.push((wall, Some(gpu)));
+    }
+    out
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn print_frames(label: &str, n: usize, how: &str, frames: &[(f64, Option<f64>)]) {
+    let wall: Vec<String> = frames.iter().map(|f| format!("{:.1}", f.0)).collect();
+    let gpu: Vec<String> = frames
+        .iter()
+        .filter_map(|f| f.1.map(|g| format!("{g:.1}")))
+        .collect();
+    eprintln!(
+        "{label}/{n} {how}: wall ms per frame: {}; GPU ms by timestamps: {}",
+        wall.join(", "),
+        if gpu.is_empty() {
+            "not supported".to_owned()
+        } else {
+            gpu.join(", ")
+        }
+    );
+}
+
 fn frame_time(c: &mut Criterion) {
-    let Ok(ctx) = GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Auto)) else {
+    let Ok(ctx) = GpuContext::new_with_features(
+        AdapterChoice::from_env_or(AdapterChoice::Auto),
+        wgpu::Features::TIMESTAMP_QUERY,
+    ) else {
         eprintln!("no GPU adapter: skipping the allocation map benchmark");
         return;
     };
-    eprintln!("adapter: {}", ctx.adapter_name());
+    let timestamps = ctx
+        .device
+        .features()
+        .contains(wgpu::Features::TIMESTAMP_QUERY);
+    eprintln!(
+        "adapter: {}; timestamp queries: {}",
+        ctx.adapter_name(),
+        if timestamps { "yes" } else { "no" }
+    );
     let (w, h) = (1920u32, 1080u32);
     let mut group = c.benchmark_group(format!(
         "alloc_map_frame_1920x1080 [{}]",
         ctx.adapter_name()
     ));
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(10));
     let sizes: Vec<usize> = std::env::var("MEMSCAPE_BENCH_BLOCKS")
         .ok()
         .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![100_000, 1_000_000]);
+        .unwrap_or_else(|| vec![1_000_000, 10_000_000]);
+    let manual_from = env_usize("MEMSCAPE_BENCH_MANUAL_FROM", 5_000_000);
     for n in sizes {
+        let generated = Instant::now();
         let (blocks, times, t_extent, a_extent) = synthetic(n);
+        let generated = generated.elapsed();
         let mut pipelines = AllocMapPipelines::new(&ctx.device).expect("pipelines");
+        let uploaded = Instant::now();
         let data = AllocMapData::upload(&ctx.device, &pipelines, &blocks, &times);
+        ctx.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .expect("poll");
+        let uploaded = uploaded.elapsed();
+        drop((blocks, times));
         let target = OffscreenTarget::new(&ctx, w, h).expect("target");
         let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
+        let per_block = std::mem::size_of::<AllocBlockGpu>() + std::mem::size_of::<BlockTimeGpu>();
+        eprintln!(
+            "{n} blocks: {per_block} bytes per block on the GPU + 1 selection bit \
+             ({:.1} MB in {} chunk(s)); per view: accumulation targets {:.1} MB at {w}x{h}; \
+             generated in {:.2} s, uploaded in {:.2} s",
+            (per_block as f64 + 0.125) * n as f64 / 1e6,
+            data.chunk_count(),
+            f64::from(w * h) * (16.0 + 4.0) / 1e6,
+            generated.as_secs_f64(),
+            uploaded.as_secs_f64(),
+        );
         for (label, view) in [
             (
                 "zoomed_out",
@@ -80,32 +275,53 @@ fn frame_time(c: &mut Criterion) {
                 ),
             ),
         ] {
+            if n >= manual_from {
+                let frames = timed_frames_ms(
+                    &ctx,
+                    &mut frame,
+                    &mut pipelines,
+                    &data,
+                    &view,
+                    &target,
+                    [w, h],
+                    env_usize("MEMSCAPE_BENCH_FRAMES", 3),
+                );
+                print_frames(label, n, "manual", &frames);
+                continue;
+            }
             group.bench_with_input(BenchmarkId::new(label, n), &view, |b, view| {
                 b.iter(|| {
                     let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                    frame.prepare(
-                        &ctx.device,
-                        &ctx.queue,
+                    record_frame(
+                        &ctx,
                         &mut encoder,
+                        &mut frame,
                         &mut pipelines,
                         &data,
                         view,
+                        &target,
                         [w, h],
-                        [0.0, 0.0],
-                        OFFSCREEN_FORMAT,
                     );
-                    frame.resolve_to(&mut encoder, &target.view, &pipelines);
                     ctx.queue.submit([encoder.finish()]);
                     ctx.device
                         .poll(wgpu::PollType::wait_indefinitely())
                         .expect("poll");
                 });
             });
+            if timestamps {
+                let frames = timed_frames_ms(
+                    &ctx,
+                    &mut frame,
+                    &mut pipelines,
+                    &data,
+                    &view,
+                    &target,
+                    [w, h],
+                    3,
+                );
+                print_frames(label, n, "after criterion", &frames);
+            }
         }
-        eprintln!(
-            "{n} blocks: {} bytes per block on the GPU",
-            std::mem::size_of::<AllocBlockGpu>() + std::mem::size_of::<BlockTimeGpu>()
-        );
     }
     group.finish();
 }

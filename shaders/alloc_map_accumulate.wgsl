@@ -20,6 +20,9 @@ const EDGE_SLACK: f32 = 1.0 / 256.0;
 @group(0) @binding(0) var<uniform> view: AllocMapView;
 @group(1) @binding(0) var<storage, read> blocks: array<AllocBlock>;
 @group(1) @binding(1) var<storage, read> times: array<BlockTime>;
+@group(1) @binding(2) var<uniform> chunk: ChunkInfo;
+// One bit per block of the whole upload (bit i % 32 of word i / 32): the selection.
+@group(1) @binding(3) var<storage, read> selection: array<u32>;
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
@@ -31,6 +34,7 @@ struct VertexOut {
     @location(2) @interpolate(flat) origin_px: vec2<f32>,
     @location(3) @interpolate(flat) color: vec4<f32>,
     @location(4) @interpolate(flat) attr: f32,
+    @location(5) @interpolate(flat) cushion: u32,
 }
 
 @vertex
@@ -53,11 +57,34 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
 
     var out: VertexOut;
     out.position = vec4<f32>(ndc, 0.0, 1.0);
+    out.cushion = view.cushion_kind;
+    if view.gap_mode != GAP_NONE {
+        let is_gap = g.z >= view.gap_min_px;
+        if view.gap_mode == GAP_HIDE && is_gap {
+            // Every corner at one point outside the clip volume: no fragments.
+            out.position = vec4<f32>(-2.0, -2.0, 0.0, 1.0);
+        }
+        if view.gap_mode == GAP_CUSHION && !is_gap {
+            out.cushion = CUSHION_NONE;
+        }
+    }
     out.geometry = c;
     out.size_px = g.zw;
     out.origin_px = vec2<f32>(g.x, g.y - g.w);
     out.color = unpack_rgba8_srgb_to_linear(b.color);
     out.attr = b.attr;
+    if view.selection_mode != SELECTION_OFF {
+        // Colours are averaged (view.color_mode is categorical): quantitative blocks go through
+        // the ramp first; unselected ones move towards the dim colour.
+        if view.selection_mode == SELECTION_DIM_RAMP {
+            out.color = vec4<f32>(blue_red(b.attr), 1.0);
+        }
+        let i = chunk.base + instance;
+        let selected = ((selection[i >> 5u] >> (i & 31u)) & 1u) != 0u;
+        if !selected {
+            out.color = vec4<f32>(mix(out.color.rgb, view.dim_color.rgb, view.dim_amount), 1.0);
+        }
+    }
     return out;
 }
 
@@ -76,7 +103,7 @@ fn fs_main(in: VertexOut) -> FragmentOut {
     let w = pow(f, view.alpha);
     let centre = pixel_lo + 0.5;
     let uv = clamp((centre - in.origin_px) / max(in.size_px, vec2<f32>(1e-6)), vec2<f32>(0.0), vec2<f32>(1.0));
-    let lum = cushion_luminance(view.cushion_kind, view.cushion_strength, uv, in.size_px, view.light.xyz);
+    let lum = cushion_luminance(in.cushion, view.cushion_strength, uv, in.size_px, view.light.xyz);
 
     var out: FragmentOut;
     if view.color_mode == COLOR_MODE_QUANTITATIVE {

@@ -6,7 +6,16 @@
 const COLOR_MODE_CATEGORICAL: u32 = 0u;
 const COLOR_MODE_QUANTITATIVE: u32 = 1u;
 
-// Keep in sync with `AllocMapViewGpu` (size 112 bytes).
+const SELECTION_OFF: u32 = 0u;
+const SELECTION_DIM: u32 = 1u;
+const SELECTION_DIM_RAMP: u32 = 2u;
+
+// Inter-event intervals of the occupancy bar that are at least gap_min_px wide ("idle gaps"):
+const GAP_NONE: u32 = 0u;     // no special treatment (the main map)
+const GAP_HIDE: u32 = 1u;     // not drawn: the background (black) shows
+const GAP_CUSHION: u32 = 2u;  // only gaps get the view's cushion; other intervals are flat
+
+// Keep in sync with `AllocMapViewGpu` (size 144 bytes).
 struct AllocMapView {
     origin_time: vec2<u32>,       // (lo, hi) integer time at the left edge
     origin_addr: vec2<u32>,       // (lo, hi) integer collapsed address at the bottom edge
@@ -21,6 +30,11 @@ struct AllocMapView {
     background: vec4<f32>,        // c_B, linear RGB
     light: vec4<f32>,             // normalised light direction (xyz)
     output_srgb_encode: u32,      // 1: the target stores raw values, encode sRGB in the shader
+    selection_mode: u32,          // SELECTION_*: dim blocks whose selection bit is clear
+    dim_amount: f32,              // how far unselected colours move towards dim_color
+    gap_mode: u32,                // GAP_*
+    dim_color: vec4<f32>,         // linear RGB of unselected blocks
+    gap_min_px: f32,              // width from which an interval counts as an idle gap
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
@@ -32,6 +46,15 @@ struct AllocBlock {
     size: vec2<u32>,   // (lo, hi) bytes
     color: u32,        // sRGB rgba8, categorical colour
     attr: f32,         // quantitative attribute in [0, 1]
+}
+
+// Where a chunk of blocks starts in the whole dataset: instance i of the chunk is block base + i.
+// Keep in sync with `ChunkInfoGpu` (size 16 bytes).
+struct ChunkInfo {
+    base: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 // Keep in sync with `BlockTimeGpu` (size 16 bytes).
@@ -75,19 +98,25 @@ fn box_coverage(g: vec4<f32>, p: vec2<f32>) -> f32 {
 
 // Clamps a block's geometry to the viewport plus a margin, keeping its far edges where they were.
 fn clamp_geometry(g: vec4<f32>, viewport: vec2<f32>, margin: f32) -> vec4<f32> {
+    return clamp_geometry_rect(g, vec2<f32>(0.0), viewport, margin);
+}
+
+// Clamps a block's geometry to the rectangle [lo, hi) (target pixels, y down) plus a margin,
+// keeping its far edges where they were. With lo = 0 this is exactly `clamp_geometry`.
+fn clamp_geometry_rect(g: vec4<f32>, lo: vec2<f32>, hi: vec2<f32>, margin: f32) -> vec4<f32> {
     var x0 = g.x;
     var w = g.z;
-    if x0 < -margin {
-        w = w - (-margin - x0);
-        x0 = -margin;
+    if x0 < lo.x - margin {
+        w = w - ((lo.x - margin) - x0);
+        x0 = lo.x - margin;
     }
-    w = min(w, viewport.x + margin - x0);
+    w = min(w, hi.x + margin - x0);
     var yb = g.y;
     var h = g.w;
-    if yb > viewport.y + margin {
-        h = h - (yb - (viewport.y + margin));
-        yb = viewport.y + margin;
+    if yb > hi.y + margin {
+        h = h - (yb - (hi.y + margin));
+        yb = hi.y + margin;
     }
-    h = min(h, yb + margin);
+    h = min(h, yb - (lo.y - margin));
     return vec4<f32>(x0, yb, max(w, 0.0), max(h, 0.0));
 }

@@ -229,7 +229,8 @@ pub struct ViewArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ViewKindArg {
-    /// Allocation map: time × address, biased anti-aliasing, cushions.
+    /// Allocation map: time × address, biased anti-aliasing, cushions (also `alloc-map`).
+    #[value(name = "alloc", alias = "alloc-map")]
     AllocMap,
     /// Heap tree at one time point as a sunburst (root in the centre).
     Sunburst,
@@ -263,7 +264,7 @@ pub struct RenderArgs {
     /// The input file; `demo` renders the embedded demo.
     pub file: PathBuf,
     /// Which view to render.
-    #[arg(long, value_enum, default_value = "alloc-map")]
+    #[arg(long, value_enum, default_value = "alloc")]
     pub view: ViewKindArg,
     /// Output PNG.
     #[arg(long, short)]
@@ -294,6 +295,8 @@ pub struct RenderArgs {
     /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
+    #[command(flatten)]
+    pub alloc: AllocRenderArgs,
     #[command(flatten)]
     pub heap: HeapRenderArgs,
     #[command(flatten)]
@@ -476,6 +479,77 @@ pub struct GraphRenderArgs {
     pub satellite: bool,
 }
 
+/// Allocation-map options of `render` beyond α, cushion, colour, time axis and ranges.
+#[derive(Debug, Args)]
+pub struct AllocRenderArgs {
+    /// Allocation map: what the picture holds, comma-separated. `main` alone: only the plot
+    /// area (no axes, no margins; pixels map linearly onto --range-time × --range-addr); with
+    /// `occupancy` and/or `context` the GUI's picture: axes, labels, legend, free bars, the
+    /// occupancy bar under each bin (and the stacked bar of all bins), the context view.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "main")]
+    pub panels: Vec<PanelArg>,
+    /// Allocation map: one view per bin (address region, power-of-two size class, thread).
+    #[arg(long, value_enum)]
+    pub bins: Option<BinsArg>,
+    /// Allocation map with --bins: `address` (bins side by side, each scaled to the same
+    /// height: relative occupancy compares) or `time` (stacked on one time axis: activity
+    /// compares).
+    #[arg(long, value_enum, default_value = "address")]
+    pub layout: LayoutArg,
+    /// Allocation map: the occupancy bar's variant (with --panels …,occupancy).
+    #[arg(long, value_enum, default_value = "flat")]
+    pub occupancy: OccupancyArg,
+    /// Allocation map: cushion cursors at these times (comma-separated, on the --time axis).
+    #[arg(long, value_delimiter = ',')]
+    pub cursors: Vec<u64>,
+    /// Allocation map: opacity of the cushion cursors, 0..1.
+    #[arg(long, default_value_t = 0.8)]
+    pub cursor_opacity: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PanelArg {
+    /// The map (one cell per bin).
+    Main,
+    /// Occupancy bars (per bin, and stacked when binned).
+    Occupancy,
+    /// The context view at the right.
+    Context,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BinsArg {
+    /// One bin per used address region.
+    Region,
+    /// One bin per power-of-two class of the requested size.
+    Size,
+    Thread,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    Address,
+    Time,
+}
+
+/// The occupancy bar variants of Moreta & Telea.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OccupancyArg {
+    /// Mean occupancy per column.
+    Flat,
+    /// Idle gaps (no allocation or free for at least 4 pixels) black.
+    IdleBlack,
+    /// Idle gaps drawn as plateau cushions.
+    IdlePlateau,
+    /// Idle gaps drawn as parabolic cushions.
+    IdleParabolic,
+    /// Every inter-event interval a plateau cushion, with the biased anti-aliasing: activity
+    /// shows as cushion density.
+    IntervalsPlateau,
+    /// Every inter-event interval a parabolic cushion.
+    IntervalsParabolic,
+}
+
 /// Heap-tree options of `render` (sunburst, icicle, timeline), as for `heaptree`.
 #[derive(Debug, Args)]
 pub struct HeapRenderArgs {
@@ -532,7 +606,10 @@ pub enum ColorByArg {
     Size,
     Lifetime,
     Waste,
+    /// Time since allocation at the trace's end.
     Age,
+    /// The bin (the address region without --bins).
+    Bin,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -149,6 +149,13 @@ pub fn parse(text: &str, source: &str) -> anyhow::Result<Vec<State>> {
 }
 
 fn merge(into: &mut State, step: StepSpec) {
+    // `at`, `peak` and `snapshot` each choose the time point: a step that sets one of them
+    // does not inherit the others.
+    if step.at.is_some() || step.peak == Some(true) || step.snapshot.is_some() {
+        into.at = None;
+        into.peak = None;
+        into.snapshot = None;
+    }
     macro_rules! take {
         ($($f:ident),*) => { $( if step.$f.is_some() { into.$f = step.$f.clone(); } )* };
     }
@@ -205,8 +212,62 @@ pub fn same_picture(a: &State, b: &State) -> bool {
         && a.range == b.range
 }
 
-/// The state between `a` and `b` at eased position `u` (only when [`same_picture`]).
+/// The state between `a` and `b` at eased position `u` (only when [`same_picture`]), with
+/// address ranges interpolated on the raw address axis.
 pub fn interpolate(a: &State, b: &State, u: f32) -> State {
+    interpolate_on(a, b, u, &RawAddresses)
+}
+
+/// How the allocation map's address axis is laid out, for interpolating address ranges where
+/// the picture is linear: on the collapsed axis (regions concatenated), not across the gaps of
+/// the 64-bit address space.
+pub trait AddressAxis {
+    /// The position of a real address on the axis.
+    fn to_axis(&self, address: u64) -> u64;
+    /// The real address at an axis position (the nearest used one).
+    fn to_address(&self, position: u64) -> u64;
+}
+
+/// Addresses as they are (no collapsing).
+pub struct RawAddresses;
+
+impl AddressAxis for RawAddresses {
+    fn to_axis(&self, address: u64) -> u64 {
+        address
+    }
+    fn to_address(&self, position: u64) -> u64 {
+        position
+    }
+}
+
+impl AddressAxis for crate::scene::AllocScene {
+    fn to_axis(&self, address: u64) -> u64 {
+        // Inside a region: its collapsed position; in a gap: the start of the next region.
+        let next = self.regions.partition_point(|r| r.end <= address);
+        match self.regions.get(next) {
+            Some(r) => r.collapsed_start + address.saturating_sub(r.start),
+            None => self.collapsed_extent,
+        }
+    }
+    fn to_address(&self, position: u64) -> u64 {
+        // In a separator between regions: the last byte of the region below it.
+        let i = self
+            .regions
+            .partition_point(|r| r.collapsed_start <= position)
+            .saturating_sub(1);
+        match self.regions.get(i) {
+            Some(r) => {
+                r.start + (position - r.collapsed_start.min(position)).min(r.end - r.start - 1)
+            }
+            None => position,
+        }
+    }
+}
+
+/// [`interpolate`] with address ranges interpolated on `axis`. Time and address ranges move as
+/// a zoom: the width geometrically (a constant zoom speed, however deep the zoom) and the
+/// centre in proportion to the change of width, so that what the zoom goes to stays in view.
+pub fn interpolate_on(a: &State, b: &State, u: f32, axis: &dyn AddressAxis) -> State {
     let mut s = b.clone();
     if let (Some(x), Some(y)) = (a.alpha, b.alpha) {
         s.alpha = Some(lerp(x, y, u));
@@ -217,15 +278,34 @@ pub fn interpolate(a: &State, b: &State, u: f32) -> State {
     if let (Some(x), Some(y)) = (a.at, b.at) {
         s.at = Some(lerp_u64(x, y, u));
     }
-    for (from, to, out) in [
-        (a.range_time, b.range_time, &mut s.range_time),
-        (a.range_addr, b.range_addr, &mut s.range_addr),
-    ] {
-        if let (Some(x), Some(y)) = (from, to) {
-            *out = Some([lerp_u64(x[0], y[0], u), lerp_u64(x[1], y[1], u)]);
-        }
+    if let (Some(x), Some(y)) = (a.range_time, b.range_time) {
+        s.range_time = Some(zoom_between(x, y, u));
+    }
+    if let (Some(x), Some(y)) = (a.range_addr, b.range_addr) {
+        let on_axis = |r: [u64; 2]| [axis.to_axis(r[0]), axis.to_axis(r[1])];
+        let r = zoom_between(on_axis(x), on_axis(y), u);
+        s.range_addr = Some([axis.to_address(r[0]), axis.to_address(r[1])]);
     }
     s
+}
+
+/// The range between `a` and `b` at `u` as a zoom moves it (see [`interpolate_on`]).
+fn zoom_between(a: [u64; 2], b: [u64; 2], u: f32) -> [u64; 2] {
+    let u = f64::from(u.clamp(0.0, 1.0));
+    let width = |r: [u64; 2]| (r[1].saturating_sub(r[0]) as f64).max(1.0);
+    let centre = |r: [u64; 2]| (r[0] as f64 + r[1] as f64) / 2.0;
+    let (wa, wb) = (width(a), width(b));
+    let w = wa.powf(1.0 - u) * wb.powf(u);
+    // The share of the zoom done so far (by width), which also moves the centre; a pure pan
+    // (equal widths) moves linearly.
+    let progress = if (wa - wb).abs() > 0.5 {
+        ((wa - w) / (wa - wb)).clamp(0.0, 1.0)
+    } else {
+        u
+    };
+    let c = centre(a) + (centre(b) - centre(a)) * progress;
+    let to_u64 = |v: f64| v.round().max(0.0) as u64;
+    [to_u64(c - w / 2.0), to_u64(c + w / 2.0)]
 }
 
 /// The `memscape render` arguments of a state (parsed by the same CLI definition).
@@ -332,6 +412,18 @@ impl Renderer {
         self.caption(&image, state.caption.as_deref())
     }
 
+    /// [`interpolate_on`] the address axis of the states' dataset (collapsed regions for an
+    /// allocation trace with addresses).
+    pub fn interpolate(&mut self, a: &State, b: &State, u: f32) -> anyhow::Result<State> {
+        let file = b.file.clone().unwrap_or_default();
+        let dataset = self.dataset(&file)?;
+        let scene = dataset.alloc_trace().and_then(|t| t.scene.as_ref());
+        Ok(match scene {
+            Some(scene) => interpolate_on(a, b, u, scene),
+            None => interpolate(a, b, u),
+        })
+    }
+
     /// `image` with `caption` drawn over it (unchanged without one).
     pub fn caption(&self, image: &RgbaImage, caption: Option<&str>) -> anyhow::Result<RgbaImage> {
         match caption {
@@ -369,7 +461,7 @@ pub fn render_frames(
                         if k == n {
                             end.clone()
                         } else {
-                            let mut s = interpolate(prev, state, u);
+                            let mut s = renderer.interpolate(prev, state, u)?;
                             s.caption = None;
                             let plain = renderer.render(&s)?;
                             // Captions cross-fade rather than switch.
@@ -432,22 +524,57 @@ mod tests {
     #[test]
     fn the_demo_tour_parses_with_inheritance() {
         let states = parse(DEMO_TOUR, "demo").unwrap();
-        assert_eq!(states.len(), 5);
-        // Step 2 keeps the file, view and α of step 1 and zooms.
+        assert_eq!(states.len(), 13);
+        // Step 2 keeps the file, view, colours, time axis and camera of step 1 and moves α.
         assert_eq!(states[1].file.as_deref(), Some("demo"));
         assert_eq!(states[1].view.as_deref(), Some("alloc-map"));
-        assert_eq!(states[1].alpha, Some(0.5));
-        assert_eq!(states[1].range_time, Some([40000, 90000]));
-        // A new view starts afresh: the map's camera does not leak into the sunburst.
-        assert_eq!(states[2].view.as_deref(), Some("sunburst"));
-        assert_eq!(states[2].range_time, None);
-        // The last step only moves t: it interpolates with the one before.
-        assert!(same_picture(&states[3], &states[4]));
-        let mid = interpolate(&states[3], &states[4], 0.25);
-        assert_eq!(mid.t, Some(0.25));
+        assert_eq!(states[1].color.as_deref(), Some("thread"));
+        assert_eq!(states[1].time.as_deref(), Some("wall"));
+        assert_eq!(states[1].range_time, states[0].range_time);
+        assert_eq!(states[1].alpha, Some(0.12));
+        assert!(same_picture(&states[0], &states[1]));
+        assert_eq!(interpolate(&states[1], &states[2], 0.5).alpha, Some(0.56));
+        // The zoom keeps the colours of the step before and moves both ranges.
+        assert_eq!(states[5].color.as_deref(), Some("size"));
+        assert_eq!(states[5].range_time, Some([145_450_000, 146_100_000]));
+        assert!(same_picture(&states[4], &states[5]));
+        // A new view starts afresh: the map's colours do not leak into the sunburst.
+        assert_eq!(states[6].view.as_deref(), Some("sunburst"));
+        assert_eq!(
+            (states[6].color.as_deref(), states[6].range_time),
+            (None, None)
+        );
+        assert_eq!(states[6].peak, Some(true));
+        // Choosing a time point drops the inherited peak; time travel interpolates `at`.
+        assert_eq!((states[7].peak, states[7].at), (None, Some(20_000_000)));
+        assert!(same_picture(&states[7], &states[8]));
+        assert_eq!(
+            interpolate(&states[7], &states[8], 0.5).at,
+            Some(122_550_000)
+        );
+        // The morph only moves t: it interpolates with the step before.
+        assert!(same_picture(&states[9], &states[10]));
+        assert_eq!(interpolate(&states[9], &states[10], 0.25).t, Some(0.25));
+        // The graph difference keeps the file and view of the step before.
+        assert_eq!(states[12].file.as_deref(), Some("demo:cfg"));
+        assert_eq!(
+            (states[12].snapshot, states[12].diff_from),
+            (Some(3), Some(0))
+        );
         assert_eq!(
             frame_count(&states, 10.0),
-            20 + (15 + 20) + (10 + 20) + (10 + 15) + (20 + 20)
+            25 + (15 + 15)
+                + (15 + 15)
+                + (10 + 20)
+                + (10 + 20)
+                + (30 + 25)
+                + (10 + 20)
+                + (10 + 10)
+                + (30 + 20)
+                + (10 + 15)
+                + (20 + 20)
+                + (10 + 20)
+                + (10 + 25)
         );
     }
 
@@ -477,6 +604,110 @@ mod tests {
         assert_eq!(states[0], step);
         assert_eq!(states[1].file.as_deref(), Some("/data/x.raw"));
         assert_eq!(states[1].peak, Some(true));
+    }
+
+    #[test]
+    fn ranges_zoom_at_a_constant_speed_and_keep_the_target_in_view() {
+        let (a, b) = ([0u64, 1_000_000], [400_000u64, 401_000]);
+        assert_eq!(zoom_between(a, b, 0.0), a);
+        assert_eq!(zoom_between(a, b, 1.0), b);
+        let width = |r: [u64; 2]| (r[1] - r[0]) as f64;
+        // Geometric: halfway through, the width is the geometric mean (31,623), not the
+        // arithmetic one (500,500).
+        let mid = zoom_between(a, b, 0.5);
+        assert!((width(mid) - 31_623.0).abs() < 2.0, "{mid:?}");
+        let mut previous = width(a);
+        for k in 1..=20 {
+            let r = zoom_between(a, b, k as f32 / 20.0);
+            // The target stays inside the view all the way in, and each step zooms by the
+            // same factor.
+            assert!(r[0] <= b[0] && r[1] >= b[1], "step {k}: {r:?}");
+            let factor = previous / width(r);
+            assert!((factor - 1000f64.powf(1.0 / 20.0)).abs() < 0.01, "{factor}");
+            previous = width(r);
+        }
+        // A pan at one width moves linearly.
+        assert_eq!(zoom_between([0, 100], [1000, 1100], 0.25), [250, 350]);
+    }
+
+    #[test]
+    fn address_ranges_interpolate_on_the_collapsed_axis() {
+        let demo = crate::demo::by_name("demo").unwrap();
+        let dataset = crate::data::load(&demo.source(), &|_, _| {}).unwrap();
+        let scene = dataset.alloc_trace().unwrap().scene.as_ref().unwrap();
+        assert!(scene.regions.len() >= 2);
+        for r in &scene.regions {
+            for address in [r.start, r.start + (r.end - r.start) / 3, r.end - 1] {
+                let y = scene.to_axis(address);
+                assert_eq!(scene.collapse(address), Some(y));
+                assert_eq!(scene.to_address(y), address);
+            }
+        }
+        // Between two regions (a separator on the axis): the last byte of the lower region.
+        let (low, high) = (scene.regions[0], scene.regions[1]);
+        assert_eq!(scene.to_axis(low.end + 1), high.collapsed_start);
+        let separator = low.collapsed_start + (low.end - low.start) + 1;
+        assert!(separator < high.collapsed_start);
+        assert_eq!(scene.to_address(separator), low.end - 1);
+        // From the whole trace to the first region: every intermediate range stays inside
+        // used regions (the render accepts it) and shrinks steadily on the axis.
+        let whole = [
+            scene.regions[0].start,
+            scene.regions.last().unwrap().end - 1,
+        ];
+        let first = [low.start, low.end - 1];
+        let a = State {
+            range_addr: Some(whole),
+            ..State::default()
+        };
+        let b = State {
+            range_addr: Some(first),
+            ..State::default()
+        };
+        let mut previous = u64::MAX;
+        for k in 0..=10 {
+            let r = interpolate_on(&a, &b, k as f32 / 10.0, scene)
+                .range_addr
+                .unwrap();
+            let (y0, y1) = (scene.collapse(r[0]), scene.collapse(r[1]));
+            assert!(
+                y0.is_some() && y1.is_some(),
+                "step {k}: {r:x?} leaves the regions"
+            );
+            let span = y1.unwrap() - y0.unwrap();
+            assert!(span <= previous, "step {k}");
+            previous = span;
+        }
+    }
+
+    #[test]
+    fn a_time_point_is_not_inherited_beside_another() {
+        let text = r#"
+            [[step]]
+            file = "demo"
+            view = "sunburst"
+            peak = true
+            [[step]]
+            at = 5
+            [[step]]
+            group = "thread"
+            [[step]]
+            snapshot = 2
+        "#;
+        let states = parse(text, "t.toml").unwrap();
+        let times: Vec<_> = states.iter().map(|s| (s.peak, s.at, s.snapshot)).collect();
+        assert_eq!(
+            times,
+            [
+                (Some(true), None, None),
+                (None, Some(5), None),
+                (None, Some(5), None),
+                (None, None, Some(2))
+            ]
+        );
+        for state in &states {
+            render_args(state, 64, 64).unwrap();
+        }
     }
 
     #[test]

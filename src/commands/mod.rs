@@ -61,13 +61,11 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
 
 fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    for source in crate::demo::sources() {
-        if let LoadSource::Embedded { name, bytes } = source {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes)
-                .with_context(|| format!("{}: cannot write", path.display()))?;
-            println!("{}", path.display());
-        }
+    for file in crate::demo::FILES {
+        let path = dir.join(file.file_name);
+        std::fs::write(&path, file.bytes)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        println!("{}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

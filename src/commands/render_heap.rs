@@ -231,8 +231,13 @@ mod tests {
             points: 120,
         };
         let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
-        // Halfway between two slider points: no point sits there.
-        let (a, b) = (&timeline.points[40], &timeline.points[41]);
+        // Halfway between two slider points (the first pair in the second half of the
+        // trace with events between them): no point sits there.
+        let (a, b) = timeline.points[timeline.points.len() / 2..]
+            .windows(2)
+            .map(|w| (&w[0], &w[1]))
+            .find(|(a, b)| b.index > a.index + 8 && b.time > a.time + 2)
+            .expect("two points with events between them");
         let mid = a.time + (b.time - a.time) / 2;
         let cells = timeline_cells(
             &timeline,

@@ -49,18 +49,15 @@ pub trait View {
     }
 }
 
-/// How a dataset is named in a tour file: `demo` / `demo:sort` for the embedded demo, else the
-/// file's absolute path.
+/// How a dataset is named in a tour file: `demo` / `demo:<key>` for an embedded demo file,
+/// else the file's absolute path.
 pub fn tour_file_of(dataset: &Dataset) -> String {
     let name = dataset.name.as_str();
-    if name.contains(crate::demo::HEAPTRACK_SQLITE.0) && name.starts_with("demo") {
-        "demo".to_owned()
-    } else if name.contains(crate::demo::LACKEY_SORT.0) && name.starts_with("demo") {
-        "demo:sort".to_owned()
-    } else {
-        std::fs::canonicalize(name)
+    match crate::demo::of_dataset_name(name) {
+        Some(demo) => demo.tour_name(),
+        None => std::fs::canonicalize(name)
             .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| name.to_owned())
+            .unwrap_or_else(|_| name.to_owned()),
     }
 }
 

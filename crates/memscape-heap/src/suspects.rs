@@ -1,5 +1,8 @@
 //! Leak suspects: groups ranked by growth, i.e. the least-squares slope of their live bytes over
-//! the time points, then by their bytes at the last time point.
+//! the time points, then by their bytes at the last time point. A group must also have grown
+//! from the first point to the last: one that grows and is released again (a cache emptied at
+//! exit) is no leak however steep its slope, and one that keeps a little of a steep rise ranks
+//! by what it kept (its net growth rate), not by the rise.
 
 use crate::massif::MassifFile;
 use crate::massif_tree::MassifHeap;
@@ -16,9 +19,19 @@ pub struct LeakSuspect {
     pub path: Vec<String>,
     /// Bytes per time unit (ns for traces with wall time, else events; massif's `time_unit`).
     pub slope: f64,
+    /// Bytes per time unit gained from the first time point to the last.
+    pub net_rate: f64,
     pub start_bytes: u64,
     pub end_bytes: u64,
     pub end_objects: u64,
+}
+
+impl LeakSuspect {
+    /// How strongly the group looks like a leak: its least-squares slope, but no more than its
+    /// net growth rate (what it kept), so that a group that rose and was released ranks low.
+    pub fn score(&self) -> f64 {
+        self.slope.min(self.net_rate)
+    }
 }
 
 /// Running sums for a least-squares slope per trie node, one time point at a time (memory is
@@ -32,6 +45,8 @@ pub struct GrowthAccumulator {
     sum_xy: Vec<f64>,
     first: Vec<u64>,
     last: Sizes,
+    first_x: f64,
+    last_x: f64,
 }
 
 impl GrowthAccumulator {
@@ -45,7 +60,9 @@ impl GrowthAccumulator {
         }
         if self.n == 0.0 {
             self.first.copy_from_slice(&sizes.bytes);
+            self.first_x = x;
         }
+        self.last_x = x;
         self.n += 1.0;
         self.sum_x += x;
         self.sum_xx += x * x;
@@ -72,8 +89,20 @@ impl GrowthAccumulator {
         (self.n * sxy - self.sum_x * sy) / denominator
     }
 
-    /// Groups at trie depth `level` (`None`: the leaves) with a positive slope, steepest first,
-    /// then by bytes at the end.
+    /// Bytes per time unit a node gained from the first point to the last.
+    fn net_rate(&self, node: usize) -> f64 {
+        let span = self.last_x - self.first_x;
+        if span <= 0.0 {
+            return 0.0;
+        }
+        let first = self.first.get(node).copied().unwrap_or(0) as f64;
+        let last = self.last.bytes.get(node).copied().unwrap_or(0) as f64;
+        (last - first) / span
+    }
+
+    /// Groups at trie depth `level` (`None`: the leaves) that grew over the points (positive
+    /// slope and more bytes at the end than at the start), by their [`LeakSuspect::score`], then
+    /// by bytes at the end.
     pub fn rank(&self, trie: &GroupTrie, level: Option<usize>) -> Vec<LeakSuspect> {
         let mut out: Vec<LeakSuspect> = (1..trie.len())
             .filter_map(|n| u32::try_from(n).ok())
@@ -86,15 +115,17 @@ impl GrowthAccumulator {
                 name: trie.name(n).to_owned(),
                 path: trie.breadcrumb(n),
                 slope: self.slope(n as usize),
+                net_rate: self.net_rate(n as usize),
                 start_bytes: self.first.get(n as usize).copied().unwrap_or(0),
                 end_bytes: self.last.bytes(n),
                 end_objects: self.last.objects(n),
             })
-            .filter(|s| s.slope > 0.0)
+            .filter(|s| s.slope > 0.0 && s.end_bytes > s.start_bytes)
             .collect();
+        let score = LeakSuspect::score;
         out.sort_by(|a, b| {
-            b.slope
-                .total_cmp(&a.slope)
+            score(b)
+                .total_cmp(&score(a))
                 .then(b.end_bytes.cmp(&a.end_bytes))
                 .then(a.group.cmp(&b.group))
         });
@@ -180,5 +211,32 @@ mod tests {
         assert!((ranked[0].slope - 10.0).abs() < 1e-9);
         assert_eq!(ranked[1].start_bytes, 0);
         assert_eq!(ranked[1].end_bytes, 40);
+    }
+
+    #[test]
+    fn what_rises_and_is_released_is_no_leak() {
+        let mut trie = GroupTrie::new("r");
+        let cache = trie.child(0, Label { kind: 1, value: 1 }, || "cache".into());
+        let log = trie.child(0, Label { kind: 1, value: 2 }, || "log".into());
+        let kept = trie.child(0, Label { kind: 1, value: 3 }, || "kept_a_little".into());
+        let mut points = Vec::new();
+        for t in 0..=10u64 {
+            let mut s = Sizes::zeros(trie.len());
+            // The cache fills steeply and is emptied at the last point; another steep riser
+            // keeps 10 bytes; the log grows slowly and is never freed.
+            s.bytes[cache as usize] = if t < 10 { 1000 * t } else { 0 };
+            s.bytes[kept as usize] = if t < 10 { 900 * t } else { 10 };
+            s.bytes[log as usize] = 50 * t;
+            s.accumulate(&trie);
+            points.push((t as f64, s));
+        }
+        let ranked = leak_suspects(&trie, points.iter().map(|(x, s)| (*x, s)), Some(1));
+        let names: Vec<&str> = ranked.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["log", "kept_a_little"]);
+        // The cache's slope is the steepest, yet it is not listed.
+        assert!(
+            points.iter().all(|(_, s)| s.bytes.len() > cache as usize),
+            "the cache is a group"
+        );
     }
 }

@@ -239,7 +239,12 @@ fn heap_tree_over_kate_snapshots() {
     }
     let suspects = massif_leak_suspects(&file, &heap, Some(1));
     assert!(!suspects.is_empty());
-    assert!(suspects.windows(2).all(|w| w[0].slope >= w[1].slope));
+    assert!(suspects.windows(2).all(|w| w[0].score() >= w[1].score()));
+    assert!(
+        suspects
+            .iter()
+            .all(|s| s.slope > 0.0 && s.end_bytes > s.start_bytes)
+    );
     // --snapshot of a snapshot without a tree is a clear error naming the file.
     let opts = HeapTreeOptions {
         select: TimeSelect::Snapshot(0),

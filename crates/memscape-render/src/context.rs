@@ -104,6 +104,15 @@ pub fn wanted_limits(adapter: &wgpu::Adapter) -> wgpu::Limits {
 impl GpuContext {
     /// Creates a headless device on the adapter `choice` selects (see [`AdapterChoice`]).
     pub fn new(choice: AdapterChoice) -> Result<Self, RenderError> {
+        Self::new_with_features(choice, wgpu::Features::empty())
+    }
+
+    /// [`Self::new`], also enabling those of `optional` that the adapter supports (benchmarks
+    /// ask for `TIMESTAMP_QUERY`); check `device.features()` for what was granted.
+    pub fn new_with_features(
+        choice: AdapterChoice,
+        optional: wgpu::Features,
+    ) -> Result<Self, RenderError> {
         // Vulkan/Metal/DX12 unless WGPU_BACKEND says otherwise: probing GL on a headless Linux
         // box only prints EGL errors, and lavapipe is a Vulkan device.
         let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
@@ -134,7 +143,7 @@ impl GpuContext {
         tracing::info!("headless GPU: {name}");
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("memscape::headless"),
-            required_features: wanted_features(&adapter),
+            required_features: wanted_features(&adapter) | (adapter.features() & optional),
             required_limits: wanted_limits(&adapter),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,

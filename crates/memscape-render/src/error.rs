@@ -25,6 +25,12 @@ pub enum RenderError {
     },
     #[error("image size {width}x{height} is out of range (1..={max} per side)")]
     BadSize { width: u32, height: u32, max: u32 },
+    #[error("rectangle {rect:?} (x, y, width, height) does not fit in the {width}x{height} target")]
+    BadRect {
+        rect: [u32; 4],
+        width: u32,
+        height: u32,
+    },
     #[error("{what} need {bytes} bytes, more than the device allows in one buffer ({max})")]
     TooLarge {
         what: &'static str,

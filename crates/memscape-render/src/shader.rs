@@ -15,6 +15,14 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         include_str!("../../../shaders/alloc_map_common.wgsl"),
     ),
     (
+        "alloc_map_cursors.wgsl",
+        include_str!("../../../shaders/alloc_map_cursors.wgsl"),
+    ),
+    (
+        "alloc_map_pick.wgsl",
+        include_str!("../../../shaders/alloc_map_pick.wgsl"),
+    ),
+    (
         "alloc_map_resolve.wgsl",
         include_str!("../../../shaders/alloc_map_resolve.wgsl"),
     ),
@@ -44,6 +52,8 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
 /// Pipelines (files with entry points) as opposed to snippets meant to be imported.
 pub const PIPELINE_SHADERS: &[&str] = &[
     "alloc_map_accumulate.wgsl",
+    "alloc_map_cursors.wgsl",
+    "alloc_map_pick.wgsl",
     "alloc_map_resolve.wgsl",
     "polar_morph.wgsl",
     "shapes.wgsl",

@@ -522,21 +522,18 @@ impl HeapTreePane {
     fn suspects(&mut self, ui: &mut egui::Ui, timeline: &HeapTimeline) {
         ui.heading("Leak suspects");
         ui.label(
-            egui::RichText::new("groups whose live bytes grow, steepest first")
+            egui::RichText::new("groups that grew and kept what they grew, steepest first")
                 .small()
                 .weak(),
         );
-        // Growth over the whole run reads better than a slope per nanosecond or per instruction.
-        let span = match (timeline.points.first(), timeline.points.last()) {
-            (Some(a), Some(b)) => b.time.saturating_sub(a.time) as f64,
-            _ => 0.0,
-        };
+        // What a group gained over the run reads better than a slope per nanosecond or per
+        // instruction.
         egui::ScrollArea::vertical().show(ui, |ui| {
             for s in timeline.suspects.iter().take(25) {
                 let text = format!(
                     "{}\n  +{} over the run, {} at the end",
                     draw::short_name(&s.name),
-                    draw::human_bytes((s.slope * span).max(0.0) as u64),
+                    draw::human_bytes(s.end_bytes.saturating_sub(s.start_bytes)),
                     draw::human_bytes(s.end_bytes)
                 );
                 let r = ui.selectable_label(self.highlight_group == Some(s.group), text);

@@ -2,8 +2,11 @@
 //! `shaders/alloc_map_*.wgsl`: the reference the GPU output is tested against, and a fallback
 //! that needs no GPU at all.
 
+use std::ops::Range;
+
 use super::gpu::{AllocBlockGpu, BlockTimeGpu};
-use super::{AllocMapView, ColorMode, CushionKind};
+use super::pick::{PickHit, PickResult, pick_window_rect};
+use super::{AllocMapView, ColorMode, CushionKind, DrawOptions, GapRule, SelectionStyle};
 use crate::RgbaImage;
 use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
 use crate::u64_split::offset_to_f32;
@@ -56,17 +59,23 @@ pub fn box_coverage(g: [f32; 4], p: [f32; 2]) -> f32 {
 
 /// Clamps to the viewport plus `margin`, keeping the far edges; as `clamp_geometry` in WGSL.
 pub fn clamp_geometry(g: [f32; 4], viewport: [f32; 2], margin: f32) -> [f32; 4] {
+    clamp_geometry_rect(g, [0.0, 0.0], viewport, margin)
+}
+
+/// Clamps to the rectangle `[lo, hi)` (pixels, y down) plus `margin`, keeping the far edges; as
+/// `clamp_geometry_rect` in WGSL. With `lo` = 0 it is exactly [`clamp_geometry`].
+pub fn clamp_geometry_rect(g: [f32; 4], lo: [f32; 2], hi: [f32; 2], margin: f32) -> [f32; 4] {
     let (mut x0, mut w, mut yb, mut h) = (g[0], g[2], g[1], g[3]);
-    if x0 < -margin {
-        w -= -margin - x0;
-        x0 = -margin;
+    if x0 < lo[0] - margin {
+        w -= (lo[0] - margin) - x0;
+        x0 = lo[0] - margin;
     }
-    w = w.min(viewport[0] + margin - x0);
-    if yb > viewport[1] + margin {
-        h -= yb - (viewport[1] + margin);
-        yb = viewport[1] + margin;
+    w = w.min(hi[0] + margin - x0);
+    if yb > hi[1] + margin {
+        h -= yb - (hi[1] + margin);
+        yb = hi[1] + margin;
     }
-    h = h.min(yb + margin);
+    h = h.min(yb - (lo[1] - margin));
     [x0, yb, w.max(0.0), h.max(0.0)]
 }
 
@@ -149,17 +158,102 @@ pub fn render(
     blocks: &[AllocBlockGpu],
     times: &[BlockTimeGpu],
 ) -> RgbaImage {
+    render_with(
+        view,
+        width,
+        height,
+        blocks,
+        times,
+        &DrawOptions::default(),
+        &[],
+    )
+}
+
+/// [`render`] of the blocks `options.range`, with the selection bits `selection` (layout of
+/// `SelectionBits::words`; missing words read as clear) applied as `options.selection` says;
+/// what `AllocMapFrame::prepare_with` draws.
+pub fn render_with(
+    view: &AllocMapView,
+    width: u32,
+    height: u32,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    options: &DrawOptions,
+    selection: &[u32],
+) -> RgbaImage {
+    render_inner(
+        view,
+        width,
+        height,
+        blocks,
+        times,
+        options,
+        selection,
+        GapRule::None,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn render_inner(
+    view: &AllocMapView,
+    width: u32,
+    height: u32,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    options: &DrawOptions,
+    selection: &[u32],
+    gaps: GapRule,
+) -> RgbaImage {
     let (w, h) = (width as usize, height as usize);
     let mut acc = vec![[0f32; 4]; w * h];
     let mut cov = vec![0f32; w * h];
     let light = view.light();
-    for (b, t) in blocks.iter().zip(times) {
+    // With a selection shown, colours are averaged (as the GPU's uniform says, see `gpu()`).
+    let (dim, mode) = match options.selection {
+        SelectionStyle::Off => (None, view.color_mode),
+        SelectionStyle::DimUnselected { color, amount } => (
+            Some((
+                color.map(|b| srgb_to_linear(f32::from(b) / 255.0)),
+                amount.clamp(0.0, 1.0),
+            )),
+            ColorMode::Categorical,
+        ),
+    };
+    let n = blocks.len().min(times.len());
+    let range = options.range.clone().unwrap_or(0..n);
+    for i in range.start..range.end.min(n) {
+        let (b, t) = (&blocks[i], &times[i]);
         let g = block_geometry_px(view, [width, height], b, t);
         let c = clamp_geometry(g, [w as f32, h as f32], 2.0);
         let size_px = [g[2], g[3]];
         let origin_px = [g[0], g[1] - g[3]];
+        let mut cushion = view.cushion;
+        match gaps {
+            GapRule::None => {}
+            GapRule::Hide { min_px } => {
+                if g[2] >= min_px {
+                    continue;
+                }
+            }
+            GapRule::CushionOnly { min_px } => {
+                if g[2] < min_px {
+                    cushion = CushionKind::None;
+                }
+            }
+        }
         let color = b.color.to_le_bytes();
-        let color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
+        let mut color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
+        if let Some((dim_color, amount)) = dim {
+            if view.color_mode == ColorMode::Quantitative {
+                color = blue_red(b.attr);
+            }
+            let selected = selection
+                .get(i / 32)
+                .is_some_and(|word| word & (1 << (i % 32)) != 0);
+            if !selected {
+                color = std::array::from_fn(|k| color[k] * (1.0 - amount) + dim_color[k] * amount);
+            }
+        }
         let q0 = [
             (c[0] - EDGE_SLACK).floor(),
             (c[1] - c[3] - EDGE_SLACK).floor(),
@@ -185,10 +279,9 @@ pub fn render(
                     ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
                     ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
                 ];
-                let lum =
-                    cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
+                let lum = cushion_luminance(cushion, view.cushion_strength, uv, size_px, light);
                 let a = &mut acc[py * w + px];
-                match view.color_mode {
+                match mode {
                     ColorMode::Categorical => {
                         for k in 0..3 {
                             a[k] += wgt * color[k] * lum;
@@ -204,13 +297,81 @@ pub fn render(
             }
         }
     }
+    let resolve_view = AllocMapView {
+        color_mode: mode,
+        ..*view
+    };
     let mut image = RgbaImage::new(width, height, [0, 0, 0, 255]);
     for y in 0..h {
         for x in 0..w {
-            let c = resolve_pixel(view, acc[y * w + x], cov[y * w + x]);
+            let c = resolve_pixel(&resolve_view, acc[y * w + x], cov[y * w + x]);
             let px = c.map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
             image.set_pixel(x as u32, y as u32, [px[0], px[1], px[2], 255]);
         }
     }
     image
+}
+
+/// Which block covers each pixel of the pick window around `cursor_px` most (ties: the higher
+/// block index), over the blocks `range` (`None`: all); what `AllocMapPicker` computes on the
+/// GPU, with the same geometry, clamping and coverage formulas. `request` is 0.
+pub fn pick_window(
+    view: &AllocMapView,
+    view_size: [u32; 2],
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    range: Option<Range<usize>>,
+    cursor_px: [u32; 2],
+    radius: u32,
+) -> PickResult {
+    let view_size = [view_size[0].max(1), view_size[1].max(1)];
+    let (origin, size) = pick_window_rect(view_size, cursor_px, radius.min(15));
+    let lo = [origin[0] as f32, origin[1] as f32];
+    let hi = [lo[0] + size[0] as f32, lo[1] + size[1] as f32];
+    let mut hits: Vec<Option<PickHit>> = vec![None; (size[0] * size[1]) as usize];
+    let n = blocks.len().min(times.len());
+    let range = range.unwrap_or(0..n);
+    for i in range.start..range.end.min(n) {
+        let g = block_geometry_px(view, view_size, &blocks[i], &times[i]);
+        let c = clamp_geometry_rect(g, lo, hi, 2.0);
+        let q0 = [
+            (c[0] - EDGE_SLACK).floor(),
+            (c[1] - c[3] - EDGE_SLACK).floor(),
+        ];
+        let q1 = [
+            (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
+            (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
+        ];
+        for wy in 0..size[1] {
+            for wx in 0..size[0] {
+                let p = [lo[0] + wx as f32, lo[1] + wy as f32];
+                if p[0] < q0[0] || p[0] >= q1[0] || p[1] < q0[1] || p[1] >= q1[1] {
+                    continue;
+                }
+                let f = box_coverage(c, p);
+                if f <= 0.0 {
+                    continue;
+                }
+                let slot = &mut hits[(wy * size[0] + wx) as usize];
+                // Blocks come in index order: `>=` gives ties to the higher index.
+                if slot.is_none_or(|h| f >= h.coverage) {
+                    *slot = Some(PickHit {
+                        block: i as u32,
+                        coverage: f,
+                    });
+                }
+            }
+        }
+    }
+    PickResult {
+        request: 0,
+        cursor_px: [
+            cursor_px[0].min(view_size[0] - 1),
+            cursor_px[1].min(view_size[1] - 1),
+        ],
+        origin_px: origin,
+        width: size[0],
+        height: size[1],
+        hits,
+    }
 }

@@ -50,6 +50,18 @@ impl BlockTimeGpu {
     }
 }
 
+/// Where a chunk of blocks starts in the whole dataset: instance `i` of the chunk's buffers is
+/// block `base + i` (picking reports, and the selection bitset is indexed by, global indices).
+/// Keep in sync with `ChunkInfo` in `shaders/alloc_map_common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct ChunkInfoGpu {
+    pub base: u32,
+    pub count: u32,
+    pub _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<ChunkInfoGpu>() == 16);
+
 /// The view uniform. Keep in sync with `AllocMapView` in `shaders/alloc_map_common.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
@@ -67,6 +79,17 @@ pub struct AllocMapViewGpu {
     pub background: [f32; 4],
     pub light: [f32; 4],
     pub output_srgb_encode: u32,
+    /// 0: selection bits ignored; 1: unselected blocks dimmed (block colours); 2: the same with
+    /// quantitative blocks coloured through the ramp first. `color_mode` is then categorical.
+    pub selection_mode: u32,
+    /// How far an unselected block's colour moves towards `dim_color` (1: all the way).
+    pub dim_amount: f32,
+    /// Occupancy bar: 0 no gap rule, 1 intervals at least `gap_min_px` wide are not drawn,
+    /// 2 only those get the cushion.
+    pub gap_mode: u32,
+    /// Colour of unselected blocks, linear RGB.
+    pub dim_color: [f32; 4],
+    pub gap_min_px: f32,
     pub _pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 112);
+const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 144);

@@ -12,13 +12,23 @@ pub mod cpu_reference;
 pub mod gpu;
 
 use std::collections::HashMap;
+use std::ops::Range;
 
-pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu};
+pub mod cursors;
+pub mod occupancy;
+pub mod pick;
 
 use crate::color::needs_shader_srgb_encode;
 use crate::context::RendererFeatures;
 use crate::offscreen::OFFSCREEN_FORMAT;
 use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+pub use cursors::{CursorOverlay, CursorPipelines, CursorStyle, CushionCursor, TimeMapping};
+pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
+pub use occupancy::{
+    BarBlocks, OccupancyBarData, OccupancyBarFrame, OccupancyBarView, OccupancySteps,
+    OccupancyVariant,
+};
+pub use pick::{AllocMapPicker, PickHit, PickResult};
 
 /// How blocks are shaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,6 +59,77 @@ pub enum ColorMode {
     Categorical,
     /// Each block carries a value in [0, 1]; Eq. 1 averages values, then the blue → red ramp.
     Quantitative,
+}
+
+/// How a view applies the dataset's selection bits (see [`AllocMapData::set_selection`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum SelectionStyle {
+    /// The bits are ignored: every block in its own colour.
+    #[default]
+    Off,
+    /// Blocks whose bit is clear are drawn in `color` (sRGB bytes), mixed with their own colour
+    /// by `1 − amount` (`amount` 1: only the dim colour). Selected blocks keep their colour; in
+    /// [`ColorMode::Quantitative`] every block is first coloured through the blue → red ramp and
+    /// the colours are averaged (Eq. 1's categorical form), as the dim colour is no value.
+    DimUnselected { color: [u8; 3], amount: f32 },
+}
+
+impl SelectionStyle {
+    /// The app's highlight look: unselected blocks a dark grey.
+    pub const DIM: SelectionStyle = SelectionStyle::DimUnselected {
+        color: [70, 72, 80],
+        amount: 1.0,
+    };
+}
+
+/// What one draw of an [`AllocMapData`] shows besides the view: a subset of the blocks and how
+/// the selection is applied. `Default` draws every block, selection off.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrawOptions {
+    /// The blocks `[start, end)` of the upload (indices as uploaded; clipped to the upload).
+    /// For the bins grid the app uploads blocks sorted by bin, so each bin is one range.
+    /// `None`: all blocks.
+    pub range: Option<Range<usize>>,
+    pub selection: SelectionStyle,
+}
+
+impl DrawOptions {
+    /// The blocks `range` only.
+    pub fn range(range: Range<usize>) -> Self {
+        Self {
+            range: Some(range),
+            ..Self::default()
+        }
+    }
+}
+
+/// What happens to blocks at least `min_px` wide: the occupancy bar's idle gaps (its blocks are
+/// inter-event intervals). The main map uses [`GapRule::None`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) enum GapRule {
+    #[default]
+    None,
+    /// Not drawn: the background shows.
+    Hide { min_px: f32 },
+    /// Only these get the view's cushion; narrower blocks are flat.
+    CushionOnly { min_px: f32 },
+}
+
+impl GapRule {
+    fn gpu(self) -> (u32, f32) {
+        match self {
+            GapRule::None => (0, f32::INFINITY),
+            GapRule::Hide { min_px } => (1, min_px),
+            GapRule::CushionOnly { min_px } => (2, min_px),
+        }
+    }
+}
+
+/// The cushions' light: from the upper left, slightly towards the viewer (normalised).
+pub fn default_light() -> [f32; 3] {
+    let l = [-0.45f32, -0.55, 0.7];
+    let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
+    l.map(|v| v / n)
 }
 
 /// What part of the (time, collapsed address) plane is shown, and how.
@@ -94,9 +175,18 @@ impl AllocMapView {
 
     /// Light from the upper left, slightly towards the viewer.
     pub fn light(&self) -> [f32; 3] {
-        let l = [-0.45f32, -0.55, 0.7];
-        let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
-        l.map(|v| v / n)
+        default_light()
+    }
+
+    /// The uniform for passes that produce no colour (picking).
+    fn gpu_plain(&self, size: [u32; 2]) -> AllocMapViewGpu {
+        self.gpu(
+            size,
+            [0.0, 0.0],
+            OFFSCREEN_FORMAT,
+            SelectionStyle::Off,
+            GapRule::None,
+        )
     }
 
     fn gpu(
@@ -104,8 +194,22 @@ impl AllocMapView {
         size: [u32; 2],
         resolve_origin_px: [f32; 2],
         target: wgpu::TextureFormat,
+        selection: SelectionStyle,
+        gaps: GapRule,
     ) -> AllocMapViewGpu {
         let l = self.light();
+        let (gap_mode, gap_min_px) = gaps.gpu();
+        let (selection_mode, dim_amount, dim_color) = match selection {
+            SelectionStyle::Off => (0, 0.0, [0.0; 4]),
+            SelectionStyle::DimUnselected { color, amount } => {
+                let c = color.map(|b| crate::color::srgb_to_linear(f32::from(b) / 255.0));
+                let mode = match self.color_mode {
+                    ColorMode::Categorical => 1,
+                    ColorMode::Quantitative => 2,
+                };
+                (mode, amount.clamp(0.0, 1.0), [c[0], c[1], c[2], 1.0])
+            }
+        };
         AllocMapViewGpu {
             origin_time: crate::u64_split::split(self.time_origin),
             origin_addr: crate::u64_split::split(self.addr_origin),
@@ -116,9 +220,9 @@ impl AllocMapView {
             alpha: self.alpha.max(1e-3),
             cushion_kind: self.cushion.gpu(),
             cushion_strength: self.cushion_strength,
-            color_mode: match self.color_mode {
-                ColorMode::Categorical => 0,
-                ColorMode::Quantitative => 1,
+            color_mode: match (self.color_mode, selection_mode) {
+                (ColorMode::Quantitative, 0) => 1,
+                _ => 0,
             },
             background: [
                 self.background_linear[0],
@@ -128,6 +232,11 @@ impl AllocMapView {
             ],
             light: [l[0], l[1], l[2], 0.0],
             output_srgb_encode: u32::from(needs_shader_srgb_encode(target)),
+            selection_mode,
+            dim_amount,
+            gap_mode,
+            dim_color,
+            gap_min_px,
             _pad: [0; 3],
         }
     }
@@ -140,6 +249,8 @@ pub struct AllocMapPipelines {
     blocks_layout: wgpu::BindGroupLayout,
     resolve_layout: wgpu::BindGroupLayout,
     accumulate: wgpu::RenderPipeline,
+    pick_layout: wgpu::BindGroupLayout,
+    pick: wgpu::RenderPipeline,
     resolve_module: wgpu::ShaderModule,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     resolve: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
@@ -209,7 +320,12 @@ impl AllocMapPipelines {
         });
         let blocks_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::blocks_layout"),
-            entries: &[storage_entry(0), storage_entry(1)],
+            entries: &[
+                storage_entry(0),
+                storage_entry(1),
+                uniform_entry(2, wgpu::ShaderStages::VERTEX),
+                storage_entry(3),
+            ],
         });
         let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::resolve_layout"),
@@ -258,6 +374,51 @@ impl AllocMapPipelines {
             multiview_mask: None,
             cache: None,
         });
+        let pick_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::pick_layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+                uniform_entry(1, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let pick_module = shader::create_module(device, "alloc_map_pick.wgsl")?;
+        let pick_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("AllocMap::pick_pipeline_layout"),
+            bind_group_layouts: &[Some(&pick_layout), Some(&blocks_layout)],
+            immediate_size: 0,
+        });
+        let pick = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("AllocMap::pick"),
+            layout: Some(&pick_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &pick_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: pick::PICK_DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                // The largest coverage wins; on a tie the later draw (higher block index).
+                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
+                stencil: wgpu::StencilState::default(),
+                bias: wgpu::DepthBiasState::default(),
+            }),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &pick_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: pick::PICK_ID_FORMAT,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
         let resolve_pipeline_layout =
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some("AllocMap::resolve_layout"),
@@ -270,6 +431,8 @@ impl AllocMapPipelines {
             blocks_layout,
             resolve_layout,
             accumulate,
+            pick_layout,
+            pick,
             resolve_module,
             resolve_pipeline_layout,
             resolve: HashMap::new(),
@@ -314,12 +477,25 @@ struct BlockChunk {
     bind_group: wgpu::BindGroup,
     blocks: wgpu::Buffer,
     times: wgpu::Buffer,
+    /// Index of the chunk's first block in the whole dataset.
+    base: u32,
     count: u32,
+}
+
+impl BlockChunk {
+    /// The chunk-local instances of the global block range `range`, if any.
+    fn local(&self, range: &Range<usize>) -> Option<Range<u32>> {
+        let lo = range.start.max(self.base as usize);
+        let hi = range.end.min(self.base as usize + self.count as usize);
+        (lo < hi).then(|| (lo - self.base as usize) as u32..(hi - self.base as usize) as u32)
+    }
 }
 
 /// A dataset's blocks on the GPU, uploaded once; split into chunks below the binding limit.
 pub struct AllocMapData {
     chunks: Vec<BlockChunk>,
+    /// One bit per block (bit `i % 32` of word `i / 32`), shared by every chunk's bind group.
+    selection: wgpu::Buffer,
     pub block_count: usize,
 }
 
@@ -349,8 +525,22 @@ impl AllocMapData {
         per_chunk: usize,
     ) -> Self {
         use wgpu::util::DeviceExt;
-        let n = blocks.len().min(times.len());
+        // Block indices travel to the GPU as u32 (picking, selection bits).
+        let n = blocks.len().min(times.len()).min(u32::MAX as usize);
+        if n < blocks.len().max(times.len()) {
+            tracing::warn!(
+                "allocation map: {} blocks and {} lifetimes given, drawing {n}",
+                blocks.len(),
+                times.len()
+            );
+        }
         let per_chunk = per_chunk.max(1);
+        let selection = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("AllocMapData::selection_bits"),
+            size: 4 * SelectionBits::words_for(n).max(1) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let mut chunks = Vec::new();
         let mut start = 0;
         while start < n {
@@ -365,17 +555,35 @@ impl AllocMapData {
                 contents: bytemuck::cast_slice(&times[start..end]),
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             });
-            let bind_group = Self::bind(device, pipelines, &blocks_buf, &times_buf);
+            let info = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("AllocMapData::chunk_info"),
+                contents: bytemuck::bytes_of(&ChunkInfoGpu {
+                    base: start as u32,
+                    count: (end - start) as u32,
+                    _pad: [0; 2],
+                }),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let bind_group = Self::bind(
+                device,
+                pipelines,
+                &blocks_buf,
+                &times_buf,
+                &info,
+                &selection,
+            );
             chunks.push(BlockChunk {
                 bind_group,
                 blocks: blocks_buf,
                 times: times_buf,
+                base: start as u32,
                 count: (end - start) as u32,
             });
             start = end;
         }
         Self {
             chunks,
+            selection,
             block_count: n,
         }
     }
@@ -385,6 +593,8 @@ impl AllocMapData {
         pipelines: &AllocMapPipelines,
         blocks: &wgpu::Buffer,
         times: &wgpu::Buffer,
+        info: &wgpu::Buffer,
+        selection: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("AllocMapData::bind_group"),
@@ -398,12 +608,43 @@ impl AllocMapData {
                     binding: 1,
                     resource: times.as_entire_binding(),
                 },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: info.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: selection.as_entire_binding(),
+                },
             ],
         })
     }
 
+    /// Draws the blocks `range` (indices into the whole upload, clipped to it) in index order,
+    /// binding each chunk at bind group `group`. Instance `i` of a chunk reads its buffers at
+    /// `i`: draws start at the chunk-local first instance.
+    fn draw_range(&self, pass: &mut wgpu::RenderPass<'_>, group: u32, range: Range<usize>) {
+        for chunk in &self.chunks {
+            if let Some(local) = chunk.local(&range) {
+                pass.set_bind_group(group, &chunk.bind_group, &[]);
+                pass.draw(0..6, local);
+            }
+        }
+    }
+
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
+    }
+
+    /// Replaces the selection bits (one bit per block, see [`SelectionBits`]): `n / 8` bytes
+    /// through the queue, nothing else re-uploaded. Views show them with
+    /// [`SelectionStyle::DimUnselected`]. Words beyond the upload are ignored; missing words
+    /// keep their previous bits. Bits start all clear.
+    pub fn set_selection(&self, queue: &wgpu::Queue, words: &[u32]) {
+        let n = SelectionBits::words_for(self.block_count).min(words.len());
+        if n > 0 {
+            queue.write_buffer(&self.selection, 0, bytemuck::cast_slice(&words[..n]));
+        }
     }
 
     /// Replaces the time axis (wall time ↔ event index) without touching the blocks.
@@ -532,8 +773,9 @@ impl AllocMapFrame {
         });
     }
 
-    /// Writes the uniform and records the accumulation pass. `size` is the view's size in
-    /// pixels, `resolve_origin_px` where its top-left corner lies in the final target.
+    /// Writes the uniform and records the accumulation pass of every block, selection off.
+    /// `size` is the view's size in pixels, `resolve_origin_px` where its top-left corner lies
+    /// in the final target. See [`Self::prepare_with`].
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &mut self,
@@ -547,11 +789,78 @@ impl AllocMapFrame {
         resolve_origin_px: [f32; 2],
         target_format: wgpu::TextureFormat,
     ) {
+        self.prepare_with(
+            device,
+            queue,
+            encoder,
+            pipelines,
+            data,
+            view,
+            size,
+            resolve_origin_px,
+            target_format,
+            &DrawOptions::default(),
+        );
+    }
+
+    /// [`Self::prepare`] for a subset of the blocks (`options.range`, e.g. one bin of the bins
+    /// grid: give each cell its own frame, `size` the cell's and `resolve_origin_px` its corner)
+    /// and with the selection applied as `options.selection` says. Nothing is re-uploaded.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_with(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        pipelines: &mut AllocMapPipelines,
+        data: &AllocMapData,
+        view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        options: &DrawOptions,
+    ) {
+        self.prepare_inner(
+            device,
+            queue,
+            encoder,
+            pipelines,
+            data,
+            view,
+            size,
+            resolve_origin_px,
+            target_format,
+            options,
+            GapRule::None,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prepare_inner(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        pipelines: &mut AllocMapPipelines,
+        data: &AllocMapData,
+        view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        options: &DrawOptions,
+        gaps: GapRule,
+    ) {
         let size = [size[0].max(1), size[1].max(1)];
         pipelines.ensure_resolve(device, target_format);
         self.ensure_targets(device, pipelines, size);
         self.target_format = target_format;
-        let gpu = view.gpu(size, resolve_origin_px, target_format);
+        let gpu = view.gpu(
+            size,
+            resolve_origin_px,
+            target_format,
+            options.selection,
+            gaps,
+        );
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
         let Some(targets) = &self.targets else {
             return;
@@ -583,10 +892,11 @@ impl AllocMapFrame {
         });
         pass.set_pipeline(&pipelines.accumulate);
         pass.set_bind_group(0, &self.view_bind_group, &[]);
-        for chunk in &data.chunks {
-            pass.set_bind_group(1, &chunk.bind_group, &[]);
-            pass.draw(0..6, 0..chunk.count);
-        }
+        data.draw_range(
+            &mut pass,
+            1,
+            options.range.clone().unwrap_or(0..data.block_count),
+        );
     }
 
     /// Clears `target` and draws Eq. 1 into all of it (headless rendering and benchmarks).
@@ -628,6 +938,138 @@ impl AllocMapFrame {
     }
 }
 
+/// A selection as bits, one per block, in the layout [`AllocMapData::set_selection`] uploads
+/// (bit `i % 32` of word `i / 32`): 10 M blocks are 1.25 MB.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SelectionBits {
+    words: Vec<u32>,
+    len: usize,
+}
+
+impl SelectionBits {
+    /// Words needed for `blocks` bits.
+    pub fn words_for(blocks: usize) -> usize {
+        blocks.div_ceil(32)
+    }
+
+    /// Nothing selected, room for `blocks` bits.
+    pub fn new(blocks: usize) -> Self {
+        Self {
+            words: vec![0; Self::words_for(blocks)],
+            len: blocks,
+        }
+    }
+
+    /// The blocks `indices` selected (indices at or beyond `blocks` are ignored).
+    pub fn from_indices(blocks: usize, indices: impl IntoIterator<Item = usize>) -> Self {
+        let mut bits = Self::new(blocks);
+        for i in indices {
+            bits.set(i, true);
+        }
+        bits
+    }
+
+    /// Every block selected.
+    pub fn all(blocks: usize) -> Self {
+        Self::from_indices(blocks, 0..blocks)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Selects or deselects block `i` (ignored beyond the length).
+    pub fn set(&mut self, i: usize, on: bool) {
+        if i >= self.len {
+            return;
+        }
+        let (w, b) = (i / 32, i % 32);
+        if on {
+            self.words[w] |= 1 << b;
+        } else {
+            self.words[w] &= !(1 << b);
+        }
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 32] & (1 << (i % 32)) != 0
+    }
+
+    /// The words, ready for [`AllocMapData::set_selection`].
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+}
+
+/// One cell of a grid of views sharing one target: where it lies and what it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridCell {
+    /// `[x, y, width, height]` in the target's pixels.
+    pub rect: [u32; 4],
+    pub view: AllocMapView,
+    pub options: DrawOptions,
+}
+
+/// Renders several views of one upload (the bins grid: each cell a bin's block range with its
+/// own view) into one image of `width`×`height` cleared to `clear` (sRGB bytes), each cell
+/// through its own frame, resolved with the viewport set to the cell. Cells must lie inside the
+/// image.
+pub fn render_grid_offscreen(
+    ctx: &GpuContext,
+    pipelines: &mut AllocMapPipelines,
+    data: &AllocMapData,
+    cells: &[GridCell],
+    width: u32,
+    height: u32,
+    clear: [u8; 4],
+) -> Result<RgbaImage, RenderError> {
+    let target = OffscreenTarget::new(ctx, width, height)?;
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("AllocMap::grid_offscreen"),
+        });
+    let mut frames = Vec::with_capacity(cells.len());
+    for cell in cells {
+        let [x, y, w, h] = cell.rect;
+        if w == 0 || h == 0 || x.saturating_add(w) > width || y.saturating_add(h) > height {
+            return Err(RenderError::BadRect {
+                rect: cell.rect,
+                width,
+                height,
+            });
+        }
+        let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
+        frame.prepare_with(
+            &ctx.device,
+            &ctx.queue,
+            &mut encoder,
+            pipelines,
+            data,
+            &cell.view,
+            [w, h],
+            [x as f32, y as f32],
+            OFFSCREEN_FORMAT,
+            &cell.options,
+        );
+        frames.push(frame);
+    }
+    {
+        let mut pass = target.begin_pass(&mut encoder, "AllocMap::grid_resolve", Some(clear));
+        for (cell, frame) in cells.iter().zip(&frames) {
+            let [x, y, w, h] = cell.rect;
+            pass.set_viewport(x as f32, y as f32, w as f32, h as f32, 0.0, 1.0);
+            frame.resolve(&mut pass, pipelines);
+        }
+    }
+    ctx.queue.submit([encoder.finish()]);
+    target.read(ctx)
+}
+
 /// Renders the allocation map headless into an image (what `memscape render` and the tests use).
 pub fn render_offscreen(
     ctx: &GpuContext,
@@ -637,6 +1079,27 @@ pub fn render_offscreen(
     width: u32,
     height: u32,
 ) -> Result<RgbaImage, RenderError> {
+    render_offscreen_with(
+        ctx,
+        pipelines,
+        data,
+        view,
+        width,
+        height,
+        &DrawOptions::default(),
+    )
+}
+
+/// [`render_offscreen`] of a block range and/or with the selection applied.
+pub fn render_offscreen_with(
+    ctx: &GpuContext,
+    pipelines: &mut AllocMapPipelines,
+    data: &AllocMapData,
+    view: &AllocMapView,
+    width: u32,
+    height: u32,
+    options: &DrawOptions,
+) -> Result<RgbaImage, RenderError> {
     let target = OffscreenTarget::new(ctx, width, height)?;
     let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
     let mut encoder = ctx
@@ -644,7 +1107,7 @@ pub fn render_offscreen(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("AllocMap::offscreen"),
         });
-    frame.prepare(
+    frame.prepare_with(
         &ctx.device,
         &ctx.queue,
         &mut encoder,
@@ -654,6 +1117,7 @@ pub fn render_offscreen(
         [width, height],
         [0.0, 0.0],
         OFFSCREEN_FORMAT,
+        options,
     );
     frame.resolve_to(&mut encoder, &target.view, pipelines);
     ctx.queue.submit([encoder.finish()]);
