@@ -1,6 +1,7 @@
 //! The histograms pane: parallel histograms (drag on an axis to brush a range; brushes on
 //! several axes combine with "and"; click an axis to clear its brush; double-click to open it
-//! as the single histogram; axes reordered and hidden from the "axes" menu) or the
+//! as the single histogram; drag a title to move its axis; the "axes" menu hides and orders
+//! them) or the
 //! single-attribute histogram, the selection panel, the window-score strips and the cluster
 //! markers (hover: the cluster's topology glyph; click: select its samples everywhere; shift:
 //! add them). Brushes and picks go to the dataset's linked selection, so the topology and the
@@ -124,6 +125,9 @@ pub fn glyph_title(tree: &ClusterTree, mark: &ClusterMark) -> String {
     )
 }
 
+/// Height of the parallel view's axis titles (a drag there moves the axis).
+const TITLE_ZONE: f32 = 36.0;
+
 struct ClusterUi {
     enabled: bool,
     axis: Option<usize>,
@@ -148,6 +152,8 @@ pub struct HistogramsPane {
     clusters: ClusterUi,
     /// A brush being dragged: the axis and where the drag started along it.
     drag: Option<(usize, f32)>,
+    /// An axis being moved by its title (parallel layout).
+    moving: Option<usize>,
     /// Geometry of the last frame (hit testing).
     last: Option<Drawn>,
     last_shapes: Vec<memscape_render::shapes::Shape>,
@@ -181,6 +187,7 @@ impl HistogramsPane {
                 clusters: 8,
             },
             drag: None,
+            moving: None,
             last: None,
             last_shapes: Vec::new(),
             version: 0,
@@ -562,11 +569,42 @@ impl View for HistogramsPane {
         labels::paint(&ui.painter_at(rect), rect.min, &drawn.picture.labels);
         // Interaction, against this frame's geometry.
         let local_of = |p: Pos2| p - rect.min.to_vec2();
+        // Where the button went down (drags start a few pixels later).
+        let press = ui.input(|i| i.pointer.press_origin());
         if response.drag_started()
-            && let Some(p) = response.interact_pointer_pos().map(local_of)
+            && let Some(p) = press.or(response.interact_pointer_pos()).map(local_of)
             && let Some(g) = drawn.axis_at(p)
         {
-            self.drag = Some((g.axis, g.along_of(p)));
+            // A drag from an axis' title moves the axis; anywhere else on it, it brushes.
+            if matches!(layout, Layout::Parallel(_)) && p.y < g.area.top() + TITLE_ZONE {
+                self.moving = Some(g.axis);
+            } else {
+                self.drag = Some((g.axis, g.along_of(p)));
+            }
+        }
+        if let Some(moving) = self.moving
+            && let Some(p) = response.interact_pointer_pos()
+        {
+            let x = p.x.clamp(rect.left(), rect.right());
+            ui.painter().vline(
+                x,
+                rect.y_range(),
+                egui::Stroke::new(2.0, Color32::from_rgb(243, 168, 58)),
+            );
+            if response.drag_stopped()
+                && let Some(target) = drawn
+                    .axes
+                    .iter()
+                    .find(|g| g.area.x_range().contains(local_of(p).x))
+                    .map(|g| g.axis)
+                && target != moving
+                && let Some(to) = self.order.iter().position(|&a| a == target)
+            {
+                self.order.retain(|&a| a != moving);
+                let to = to.min(self.order.len());
+                self.order.insert(to, moving);
+                self.layout = Some(Layout::Parallel(self.parallel_axes()));
+            }
         }
         if let Some((axis, a0)) = self.drag
             && let Some(g) = drawn.axes.iter().find(|g| g.axis == axis)
@@ -593,6 +631,7 @@ impl View for HistogramsPane {
         }
         if response.drag_stopped() {
             self.drag = None;
+            self.moving = None;
         }
         if response.double_clicked()
             && let Some(p) = response.interact_pointer_pos().map(local_of)
@@ -631,6 +670,7 @@ impl View for HistogramsPane {
         }
         if hovered_marker.is_none()
             && self.drag.is_none()
+            && self.moving.is_none()
             && let Some(p) = pointer
             && let Some(g) = drawn.axis_at(p)
             && let Some(axis) = index.axes.get(g.axis)
@@ -639,7 +679,7 @@ impl View for HistogramsPane {
                 .then(|| result.selected_bins.get(g.axis).map(Vec::as_slice))
                 .flatten();
             response.on_hover_text_at_pointer(format!(
-                "{}\ndrag: select a range · click: clear it · double-click: single histogram",
+                "{}\ndrag: select a range · click: clear it · double-click: single histogram · drag the title: move the axis",
                 g.describe_at(p, axis, sel)
             ));
         }
