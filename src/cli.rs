@@ -252,6 +252,11 @@ pub enum ViewKindArg {
     Topology,
     /// Samples: total latency per source line and per data symbol.
     Offenders,
+    /// Samples: one histogram per attribute side by side, the selection over the whole
+    /// (--select, --axes, --strips, --cluster-attribute).
+    Histograms,
+    /// Samples: the histogram of one attribute (--histogram-attribute).
+    Histogram,
 }
 
 #[derive(Debug, Args)]
@@ -311,6 +316,69 @@ pub struct RenderArgs {
     /// Topology view: colour by samples or cycles.
     #[arg(long, default_value = "cycles")]
     pub measure: String,
+    #[command(flatten)]
+    pub samples: SamplesRenderArgs,
+}
+
+/// Options of the samples views of `render` (topology, offenders, histograms, histogram): the
+/// linked selection, the histograms' axes, window-score strips and cluster markers. The
+/// clustering options mean what `memscape cluster`'s do.
+#[derive(Debug, Args)]
+pub struct SamplesRenderArgs {
+    /// Samples views: select the samples with ATTR in LO..HI (repeatable; ranges combine with
+    /// "and"; on a qualitative attribute, its values in the range).
+    #[arg(long = "select", value_name = "ATTR=LO..HI")]
+    pub select: Vec<String>,
+    /// Samples views: select only the samples of this source line (as the offender chart
+    /// names it, e.g. LULESH_OMP.cc:2035), as a click on its bar does.
+    #[arg(long, value_name = "FILE:LINE")]
+    pub select_line: Option<String>,
+    /// Samples views: select only the samples of this data symbol.
+    #[arg(long, value_name = "SYMBOL")]
+    pub select_symbol: Option<String>,
+    /// Histograms: the attributes shown, in this order (default: every attribute with more
+    /// than one value, in file order).
+    #[arg(long, value_delimiter = ',', value_name = "ATTR,…")]
+    pub axes: Vec<String>,
+    /// Histogram view: its attribute (default: --cluster-attribute, else latency).
+    #[arg(long, value_name = "ATTR")]
+    pub histogram_attribute: Option<String>,
+    /// Histograms: bar lengths proportional to the counts, or to ln(1 + count).
+    #[arg(long, value_enum, default_value = "linear")]
+    pub bars: BarScaleArg,
+    /// Histograms: a window-score strip along each axis, its attribute cut into N windows (0:
+    /// none), scored by --cluster-metric at --cluster-depth.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub strips: usize,
+    /// Histograms: cluster markers along this attribute (as `memscape cluster --attribute`).
+    #[arg(long, value_name = "ATTR")]
+    pub cluster_attribute: Option<String>,
+    /// Strips and clusters: latency or imbalance (as `memscape cluster --metric`).
+    #[arg(long, default_value = "latency")]
+    pub cluster_metric: String,
+    /// Strips and clusters: topology depth numa, l3, l2, l1, core, pu (as `memscape cluster
+    /// --depth`).
+    #[arg(long, default_value = "l1")]
+    pub cluster_depth: String,
+    /// Clusters: samples per window (as `memscape cluster --window`).
+    #[arg(long, default_value_t = 1000)]
+    pub cluster_window: usize,
+    /// Clusters: window step, at most the window (as `memscape cluster --step`).
+    #[arg(long, default_value_t = 250)]
+    pub cluster_step: usize,
+    /// Clusters: the tree cut into K clusters (as `memscape cluster --clusters`).
+    #[arg(long, default_value_t = 8, value_name = "K")]
+    pub clusters: usize,
+    /// Clusters: expand the radial-topology glyph of cluster I (0-based, in attribute order),
+    /// as hovering its marker does.
+    #[arg(long, value_name = "I")]
+    pub glyph: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BarScaleArg {
+    Linear,
+    Log,
 }
 
 /// Which records of a reference trace are analysed, and the window and threshold: shared by

@@ -21,6 +21,9 @@ pub struct LinkState {
 #[derive(Debug, Default)]
 pub struct Links {
     state: Mutex<LinkState>,
+    /// The samples views' shared selection and analyses (samples datasets only; created by the
+    /// first samples view, see `views::samples::shared`).
+    pub samples: std::sync::OnceLock<Arc<crate::views::samples::shared::SamplesShared>>,
 }
 
 impl Links {

@@ -69,9 +69,10 @@ pub fn render_dataset(
     let image = match args.view {
         ViewKindArg::AllocMap => render_alloc(ctx, dataset, args)?,
         ViewKindArg::Graph => super::render_graph::render(ctx, dataset, args)?,
-        ViewKindArg::Topology | ViewKindArg::Offenders => {
-            super::render_topology::render(ctx, dataset, args)?
-        }
+        ViewKindArg::Topology
+        | ViewKindArg::Offenders
+        | ViewKindArg::Histograms
+        | ViewKindArg::Histogram => super::render_topology::render(ctx, dataset, args)?,
         ViewKindArg::Spiral
         | ViewKindArg::Circular
         | ViewKindArg::Barcode

@@ -10,6 +10,7 @@ pub mod graph;
 pub mod heap_tree;
 pub mod labels;
 pub mod picture;
+pub mod samples;
 pub mod shapes_paint;
 pub mod summary;
 pub mod topology;
@@ -69,6 +70,7 @@ pub enum ViewKind {
     Cycles,
     Graph,
     Topology,
+    Histograms,
 }
 
 impl ViewKind {
@@ -78,6 +80,7 @@ impl ViewKind {
         ViewKind::Cycles,
         ViewKind::Graph,
         ViewKind::Topology,
+        ViewKind::Histograms,
         ViewKind::Summary,
     ];
 
@@ -89,6 +92,7 @@ impl ViewKind {
             ViewKind::Cycles => "Cycles",
             ViewKind::Graph => "Graph",
             ViewKind::Topology => "Topology",
+            ViewKind::Histograms => "Histograms",
         }
     }
 
@@ -115,6 +119,8 @@ impl ViewKind {
                 Ok(())
             }
             (ViewKind::Topology, _) => Err("needs memory-access samples or a topology"),
+            (ViewKind::Histograms, DatasetContent::Samples(_)) => Ok(()),
+            (ViewKind::Histograms, _) => Err("needs memory-access samples"),
         }
     }
 
@@ -124,6 +130,7 @@ impl ViewKind {
             ViewKind::Cycles => Box::new(cycles::pane::CyclesPane::new(dataset, ctx)),
             ViewKind::Graph => Box::new(graph::pane::GraphPane::new(dataset)),
             ViewKind::Topology => Box::new(topology::pane::TopologyPane::new(dataset, ctx)),
+            ViewKind::Histograms => Box::new(samples::pane::HistogramsPane::new(dataset, ctx)),
             ViewKind::Summary => Box::new(summary::SummaryView::new(dataset)),
             ViewKind::AllocMap => Box::new(alloc_map::AllocMapPane::new(dataset)),
         }

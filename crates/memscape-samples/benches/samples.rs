@@ -9,8 +9,9 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use memscape_samples::metrics::{ClusterParams, Metric, cluster_tree, subset_score, window_scores};
 use memscape_samples::{
-    AttrKind, Bitset, Column, ColumnData, ImportOptions, Mapping, RangeSpec, Samples, load_samples,
-    select_range,
+    AttrKind, AxisBrush, Bitset, Brush, Column, ColumnData, ImportOptions, LinkedIndex, Mapping,
+    OffenderKey, Picked, RangeSpec, Samples, SelectionSpec, load_samples, recompute,
+    select_offender, select_range,
 };
 use memscape_topology::{ResourceKind, Topology, shared_data_dir};
 
@@ -204,6 +205,51 @@ fn bench(c: &mut Criterion) {
                     step: 250,
                 },
                 None,
+            ))
+        })
+    });
+    // The linked selection (issue 8: every view updates within one frame for 1 M samples):
+    // brushes → bitset → topology aggregate, every histogram's overlay, offenders, panel.
+    let index = LinkedIndex::new(&samples, 32);
+    g.bench_function("linked_index_build", |b| {
+        b.iter(|| black_box(LinkedIndex::new(&samples, 32)))
+    });
+    let lat = index.axis("latency").unwrap_or(0);
+    let z = index.axis("zidx").unwrap_or(0);
+    let mut brushed = SelectionSpec::default();
+    brushed.set_brush(AxisBrush {
+        axis: lat,
+        brush: Brush::Range { lo: 0.0, hi: 40.0 },
+    });
+    g.bench_function("linked_recompute_one_brush", |b| {
+        b.iter(|| black_box(recompute(&samples, &mapping, &index, &brushed, 20)))
+    });
+    let mut two = brushed.clone();
+    two.set_brush(AxisBrush {
+        axis: z,
+        brush: Brush::Range { lo: 3.0, hi: 20.0 },
+    });
+    g.bench_function("linked_recompute_two_brushes", |b| {
+        b.iter(|| black_box(recompute(&samples, &mapping, &index, &two, 20)))
+    });
+    let picked = SelectionSpec {
+        brushes: Vec::new(),
+        picked: Some(Picked {
+            label: "m_x".into(),
+            samples: std::sync::Arc::new(select_offender(&samples, OffenderKey::Symbol, "m_x")),
+        }),
+    };
+    g.bench_function("linked_recompute_offender_click", |b| {
+        b.iter(|| black_box(recompute(&samples, &mapping, &index, &picked, 20)))
+    });
+    g.bench_function("linked_recompute_everything", |b| {
+        b.iter(|| {
+            black_box(recompute(
+                &samples,
+                &mapping,
+                &index,
+                &SelectionSpec::default(),
+                20,
             ))
         })
     });

@@ -5,11 +5,13 @@
 //!
 //! Entry points: [`load_samples`], [`Mapping::new`], [`Mapping::aggregate`],
 //! [`select_range`], [`histogram`], [`top_offenders`], [`metrics::subset_score`],
-//! [`metrics::window_scores`], [`metrics::cluster_tree`], [`report::Session`].
+//! [`metrics::window_scores`], [`metrics::cluster_tree`], [`report::Session`], and the linked
+//! selection of the views: [`linked::LinkedIndex`], [`linked::recompute`].
 
 pub mod analysis;
 pub mod datasource;
 pub mod import;
+pub mod linked;
 pub mod mapping;
 pub mod metrics;
 pub mod report;
@@ -22,6 +24,9 @@ pub use analysis::{
 };
 pub use datasource::{DataSourceRadix, MemLevel};
 pub use import::{ImportOptions, load_samples, parse_samples};
+pub use linked::{
+    AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, Picked, SelectionSpec, recompute,
+};
 pub use mapping::{Aggregate, Mapping, Route};
 pub use metrics::{ClusterParams, ClusterReport, ClusterTree, Metric, WindowScore};
 pub use report::{SamplesReport, Session, samples_report};

@@ -28,14 +28,42 @@ impl Bitset {
         b
     }
 
+    /// The set of `i < len` with `f(i)`, built a word at a time.
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> bool) -> Self {
-        let mut b = Bitset::new(len);
-        for i in 0..len {
-            if f(i) {
-                b.words[i / 64] |= 1 << (i % 64);
+        let mut words = vec![0u64; len.div_ceil(64)];
+        for (wi, word) in words.iter_mut().enumerate() {
+            let base = wi * 64;
+            let mut bits = 0u64;
+            for j in 0..(len - base).min(64) {
+                bits |= u64::from(f(base + j)) << j;
             }
+            *word = bits;
         }
-        b
+        Bitset { words, len }
+    }
+
+    /// The 64-bit words (bit `i % 64` of word `i / 64` is sample `i`; bits past the universe
+    /// are clear).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Keeps only the members also in `other`, in place (one pass over the words).
+    pub fn intersect_with(&mut self, other: &Bitset) {
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w &= other.words.get(i).copied().unwrap_or(0);
+        }
+    }
+
+    /// Adds the members of `other`, in place (one pass over the words).
+    pub fn union_with(&mut self, other: &Bitset) {
+        if other.len > self.len {
+            self.len = other.len;
+            self.words.resize(self.len.div_ceil(64), 0);
+        }
+        for (w, o) in self.words.iter_mut().zip(&other.words) {
+            *w |= o;
+        }
     }
 
     fn clear_tail(&mut self) {

@@ -134,8 +134,9 @@ pub fn radial(
         let id = n.id as usize;
         let (a0, a1, r0, r1) = geometry(id);
         let d = n.depth as usize;
+        // Resources with nothing (no selected sample) stay grey, apart from the ramp's low end.
         let fill = match value(id) {
-            Some(v) if hi[d] > 0 => {
+            Some(v) if v > 0 && hi[d] > 0 => {
                 let x = if hi[d] > lo[d] {
                     (v - lo[d]) as f32 / (hi[d] - lo[d]) as f32
                 } else {
@@ -192,6 +193,7 @@ pub fn radial(
         }
     }
     // Labels where they fit (tangential for wide segments, radial for narrow ones).
+    let mut labelled = vec![0usize; levels];
     for n in nodes {
         let id = n.id as usize;
         let (a0, a1, r0, r1) = geometry(id);
@@ -223,12 +225,59 @@ pub fn radial(
         }
         pic.labels
             .push(Label::new(pos, text, size, TEXT, Align2::CENTER_CENTER).rotated(angle));
+        labelled[n.depth as usize] += 1;
+    }
+    // Rings too crowded for any label (hundreds of PUs) get one caption at the top: what the
+    // ring is and how many.
+    for (d, &count) in labelled.iter().enumerate().skip(1) {
+        let members: Vec<&memscape_topology::Node> =
+            nodes.iter().filter(|n| n.depth as usize == d).collect();
+        let Some(first) = members.first() else {
+            continue;
+        };
+        if count > 0 {
+            continue;
+        }
+        let name = resource_name(topology, first.id);
+        let kind = name.split(' ').next().unwrap_or(&name);
+        let text = format!("{kind} × {}", members.len());
+        let r = (d as f32 + 0.5) * ring - 0.75;
+        pic.labels.push(Label::new(
+            center - egui::vec2(0.0, r),
+            text,
+            10.0,
+            TEXT,
+            Align2::CENTER_CENTER,
+        ));
     }
     pic
 }
 
-/// One bar chart of offenders (total latency, descending) inside `rect`.
-pub fn offenders(title: &str, rows: &[Offender], rect: Rect) -> Picture {
+/// Where row `i` of an offender chart of `n` rows inside `rect` lies (None: it does not fit).
+pub fn offender_row(i: usize, n: usize, rect: Rect) -> Option<Rect> {
+    let row_h = ((rect.height() - 24.0) / n.max(1) as f32).clamp(10.0, 22.0);
+    let y = rect.top() + 22.0 + i as f32 * row_h;
+    (i < n && y + row_h <= rect.bottom()).then(|| {
+        Rect::from_min_max(
+            Pos2::new(rect.left(), y),
+            Pos2::new(rect.right(), y + row_h),
+        )
+    })
+}
+
+/// Bars of the selected part of each offender (drawn over the whole).
+const SELECTED: [u8; 4] = [243, 168, 58, 255];
+const WHOLE: [u8; 4] = [86, 92, 108, 255];
+
+/// One bar chart of offenders (total latency, descending) inside `rect`. With `selected`
+/// (cycles and samples of the selection per row), each bar shows the whole in grey and the
+/// selected part on top of it.
+pub fn offenders(
+    title: &str,
+    rows: &[Offender],
+    selected: Option<&[(u64, u64)]>,
+    rect: Rect,
+) -> Picture {
     let mut pic = Picture::default();
     pic.labels.push(Label::new(
         rect.left_top() + egui::vec2(4.0, 2.0),
@@ -238,23 +287,35 @@ pub fn offenders(title: &str, rows: &[Offender], rect: Rect) -> Picture {
         Align2::LEFT_TOP,
     ));
     let max = rows.iter().map(|r| r.cycles).max().unwrap_or(1).max(1) as f32;
-    let row_h = ((rect.height() - 24.0) / rows.len().max(1) as f32).clamp(10.0, 22.0);
     let name_w = (rect.width() * 0.42).min(320.0);
     for (i, r) in rows.iter().enumerate() {
-        let y = rect.top() + 22.0 + i as f32 * row_h;
-        if y + row_h > rect.bottom() {
+        let Some(row) = offender_row(i, rows.len(), rect) else {
             break;
-        }
+        };
+        let (y, row_h) = (row.top(), row.height());
         let x0 = rect.left() + name_w + 8.0;
-        let w = (rect.right() - x0 - 90.0).max(10.0) * r.cycles as f32 / max;
-        pic.shapes.push(Shape::new(
-            Geometry::Rect {
-                min: [x0, y + 2.0],
-                max: [x0 + w.max(1.0), y + row_h - 2.0],
-                corner_px: 2.0,
-            },
-            ramp(r.cycles as f32 / max),
-        ));
+        let full = (rect.right() - x0 - 90.0).max(10.0);
+        let w = full * r.cycles as f32 / max;
+        let bar = |w: f32, fill: [u8; 4]| {
+            Shape::new(
+                Geometry::Rect {
+                    min: [x0, y + 2.0],
+                    max: [x0 + w.max(1.0), y + row_h - 2.0],
+                    corner_px: 2.0,
+                },
+                fill,
+            )
+        };
+        let sel = selected.and_then(|s| s.get(i)).copied();
+        match sel {
+            None => pic.shapes.push(bar(w, ramp(r.cycles as f32 / max))),
+            Some((_, c)) => {
+                pic.shapes.push(bar(w, WHOLE));
+                if c > 0 {
+                    pic.shapes.push(bar(full * c as f32 / max, SELECTED));
+                }
+            }
+        }
         if let Some(text) = labels::fit(&r.name, 10.5, name_w - 6.0) {
             pic.labels.push(Label::new(
                 Pos2::new(rect.left() + name_w, y + 0.5 * row_h),
@@ -264,13 +325,14 @@ pub fn offenders(title: &str, rows: &[Offender], rect: Rect) -> Picture {
                 Align2::RIGHT_CENTER,
             ));
         }
+        let si = crate::views::picture::si;
+        let value = match sel {
+            None => format!("{} cyc · {} smp", si(r.cycles), si(r.samples)),
+            Some((s, c)) => format!("{} of {} cyc · {} smp", si(c), si(r.cycles), si(s)),
+        };
         pic.labels.push(Label::new(
             Pos2::new(x0 + w + 6.0, y + 0.5 * row_h),
-            format!(
-                "{} cyc · {} smp",
-                crate::views::picture::si(r.cycles),
-                crate::views::picture::si(r.samples)
-            ),
+            value,
             10.0,
             Color32::from_gray(170),
             Align2::LEFT_CENTER,

@@ -1,86 +1,129 @@
 //! The samples pane: the radial topology coloured by cycles or samples (per level) with links
-//! by transfers, beside the top offenders per source line and per data symbol. Samples are
-//! mapped onto the topology (the hardware.xml beside them, else this machine) on a worker
-//! thread.
+//! by transfers, beside the top offenders per source line and per data symbol, and the source
+//! pane of the top (or clicked) line. Everything shows the dataset's linked selection
+//! (`views::samples::shared`): the topology's colours and values are the selection's, each
+//! offender bar shows its selected part over the whole; clicking a bar selects its samples
+//! everywhere (shift: add to the picked samples, ctrl: keep only those also in it).
 
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, TryRecvError};
 use egui::{Color32, Pos2, Rect, Sense};
-use memscape_samples::{Aggregate, SamplesReport};
+use memscape_samples::{Bitset, OffenderKey, Picked, SelectionSpec};
 use memscape_topology::Topology;
 
 use super::draw::{self, Measure, NodeValues};
 use crate::data::{Dataset, DatasetContent};
 use crate::views::labels;
 use crate::views::picture::Picture;
+use crate::views::samples::shared::{SamplesShared, samples_of};
+use crate::views::samples::source::SourceView;
 use crate::views::shapes_paint::{self, ShapesCallback};
 use crate::views::{View, ViewContext};
 
-struct Mapped {
-    topology: Topology,
-    aggregate: Option<Aggregate>,
-    report: Option<SamplesReport>,
+enum Content {
+    /// A topology file alone.
+    Bare(Box<Topology>),
+    Samples(Arc<SamplesShared>),
+    Unsupported,
 }
 
 pub struct TopologyPane {
     dataset: Arc<Dataset>,
     key: u64,
-    job: Option<Receiver<Result<Arc<Mapped>, String>>>,
-    mapped: Option<Arc<Mapped>>,
-    error: Option<String>,
+    content: Content,
     measure: Measure,
     version: u64,
-    /// What the uploaded shapes were built for (measure, hovered node, pane size).
-    built_for: Option<(Measure, Option<u32>, [u32; 2])>,
+    last_shapes: Vec<memscape_render::shapes::Shape>,
+    /// The source line the user clicked last (shown in the source pane), if any.
+    clicked_line: Option<String>,
+    source: Option<SourceView>,
+    show_source: bool,
+    ready: bool,
+}
+
+/// The two offender charts' rectangles in a pane of `local` size whose radial part ends at `x`.
+fn chart_rects(local: Rect, x: f32) -> [Rect; 2] {
+    let w = local.width() - x;
+    [
+        Rect::from_min_size(Pos2::new(x, 0.0), egui::vec2(w, local.height() * 0.5)).shrink(6.0),
+        Rect::from_min_size(
+            Pos2::new(x, local.height() * 0.5),
+            egui::vec2(w, local.height() * 0.5),
+        )
+        .shrink(6.0),
+    ]
 }
 
 impl TopologyPane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let worker_dataset = dataset.clone();
-        let ctx = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("topology {}", dataset.name))
-            .spawn(move || {
-                let outcome = (|| match &worker_dataset.content {
-                    DatasetContent::Topology(t) => Ok(Arc::new(Mapped {
-                        topology: (**t).clone(),
-                        aggregate: None,
-                        report: None,
-                    })),
-                    DatasetContent::Samples(samples) => {
-                        let path = std::path::Path::new(&worker_dataset.name);
-                        let (topology, mapping, report) = super::map_samples(samples, path, None)
-                            .map_err(|e| format!("{e:#}"))?;
-                        let aggregate = mapping.aggregate(samples, None);
-                        Ok(Arc::new(Mapped {
-                            topology,
-                            aggregate: Some(aggregate),
-                            report: Some(report),
-                        }))
-                    }
-                    _ => Err("needs samples or a topology".to_owned()),
-                })();
-                let _ = tx.send(outcome);
-                ctx.request_repaint();
-            });
-        let mut pane = Self {
+        let content = match &dataset.content {
+            DatasetContent::Topology(t) => Content::Bare(t.clone()),
+            DatasetContent::Samples(_) => Content::Samples(SamplesShared::of(&dataset, ctx)),
+            _ => Content::Unsupported,
+        };
+        Self {
             dataset,
             key: crate::views::next_pane_key(),
-            job: None,
-            mapped: None,
-            error: None,
+            content,
             measure: Measure::Cycles,
             version: 0,
-            built_for: None,
-        };
-        match spawned {
-            Ok(_) => pane.job = Some(rx),
-            Err(e) => pane.error = Some(format!("could not start the mapping thread: {e}")),
+            last_shapes: Vec::new(),
+            clicked_line: None,
+            source: None,
+            show_source: true,
+            ready: false,
         }
-        pane
     }
+
+    fn paint(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>, rect: Rect, picture: &Picture) {
+        if self.last_shapes != picture.shapes {
+            self.version = self.version.wrapping_add(1);
+            self.last_shapes = picture.shapes.clone();
+        }
+        if cx.render_state.is_some() {
+            shapes_paint::paint(
+                ui,
+                ShapesCallback {
+                    key: self.key,
+                    version: self.version,
+                    shapes: Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect()),
+                    view: memscape_render::shapes::ShapesView::IDENTITY,
+                    rect,
+                },
+            );
+        }
+        labels::paint(&ui.painter_at(rect), rect.min, &picture.labels);
+    }
+}
+
+/// The resource under `p` (pane-local) in the radial drawn inside `area`.
+fn hovered_resource(topology: &Topology, area: Rect, p: Pos2) -> Option<u32> {
+    let c = area.center();
+    let radius = 0.5 * area.width().min(area.height()) - 6.0;
+    let depth = topology.nodes().iter().map(|n| n.depth).max().unwrap_or(0);
+    let ring = radius / (depth as f32 + 1.0);
+    let d = p - c;
+    let level = (d.length() / ring).floor() as u32;
+    let angle = (d.y.atan2(d.x) + std::f32::consts::FRAC_PI_2).rem_euclid(std::f32::consts::TAU);
+    // The leaves in depth-first order; walk up from the one under the angle to the level.
+    let mut order = Vec::new();
+    fn walk(t: &Topology, id: u32, out: &mut Vec<u32>) {
+        if let Some(n) = t.node(id) {
+            if n.children.is_empty() {
+                out.push(id);
+            }
+            for &c in &n.children {
+                walk(t, c, out);
+            }
+        }
+    }
+    walk(topology, topology.root().id, &mut order);
+    let leaf = (angle / std::f32::consts::TAU * order.len() as f32) as usize;
+    let mut id = *order.get(leaf)?;
+    while topology.node(id)?.depth > level {
+        id = topology.node(id)?.parent?;
+    }
+    (topology.node(id)?.depth == level).then_some(id)
 }
 
 impl View for TopologyPane {
@@ -104,169 +147,255 @@ impl View for TopologyPane {
     }
 
     fn is_ready(&self) -> bool {
-        self.mapped.is_some() || self.error.is_some()
+        self.ready
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
-        if let Some(rx) = &self.job {
-            match rx.try_recv() {
-                Ok(Ok(m)) => {
-                    self.mapped = Some(m);
-                    self.job = None;
-                }
-                Ok(Err(e)) => {
-                    self.error = Some(e);
-                    self.job = None;
-                }
-                Err(TryRecvError::Empty) => {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label("mapping samples onto the topology…");
-                    });
-                }
-                Err(TryRecvError::Disconnected) => self.job = None,
+        let shared = match &self.content {
+            Content::Unsupported => {
+                ui.colored_label(Color32::LIGHT_RED, "needs samples or a topology");
+                self.ready = true;
+                return;
             }
-        }
-        if let Some(e) = &self.error {
-            ui.colored_label(Color32::LIGHT_RED, e);
-        }
-        let Some(mapped) = self.mapped.clone() else {
+            Content::Bare(topology) => {
+                let topology = topology.clone();
+                ui.label(format!("topology: {}", topology.source()));
+                let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::hover());
+                fill_background(ui, rect);
+                let local = Rect::from_min_size(Pos2::ZERO, rect.size());
+                let area = local.shrink(8.0);
+                let hovered = response
+                    .hover_pos()
+                    .and_then(|pos| hovered_resource(&topology, area, pos - rect.min.to_vec2()));
+                let picture = draw::radial(&topology, None, self.measure, area, hovered);
+                self.paint(ui, cx, rect, &picture);
+                if let Some(id) = hovered {
+                    response.on_hover_text_at_pointer(draw::resource_name(&topology, id));
+                }
+                self.ready = true;
+                return;
+            }
+            Content::Samples(shared) => shared.clone(),
+        };
+        let dataset = self.dataset.clone();
+        let Some(samples) = samples_of(&dataset) else {
             return;
         };
-        ui.horizontal(|ui| {
+        let base = match shared.base() {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("mapping samples onto the topology…");
+                });
+                return;
+            }
+            Some(Err(e)) => {
+                ui.colored_label(Color32::LIGHT_RED, e);
+                self.ready = true;
+                return;
+            }
+            Some(Ok(base)) => base,
+        };
+        let Some((result, result_version)) = shared.result() else {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("aggregating…");
+            });
+            return;
+        };
+        let (spec, version) = shared.spec();
+        ui.horizontal_wrapped(|ui| {
             ui.label("colour by");
             ui.selectable_value(&mut self.measure, Measure::Cycles, "cycles");
             ui.selectable_value(&mut self.measure, Measure::Samples, "samples");
-            ui.label(format!("topology: {}", mapped.topology.source()));
+            ui.separator();
+            ui.checkbox(&mut self.show_source, "source");
+            ui.separator();
+            let s = &result.summary;
+            if result.everything {
+                ui.label(format!("all {} samples", s.samples));
+            } else {
+                ui.label(format!(
+                    "selection: {} — {} samples ({:.1} %)",
+                    spec.describe(&base.index),
+                    s.samples,
+                    s.share * 100.0
+                ));
+                if ui.button("clear").clicked() {
+                    shared.update(|s| *s = SelectionSpec::default());
+                    self.clicked_line = None;
+                }
+            }
+            if result_version != version {
+                ui.spinner();
+            }
+            ui.weak(format!("topology: {}", base.topology.source()));
         });
-        let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::hover());
-        ui.painter().rect_filled(
-            rect,
-            0.0,
-            Color32::from_rgb(
-                draw::BACKGROUND[0],
-                draw::BACKGROUND[1],
-                draw::BACKGROUND[2],
-            ),
-        );
+        // The source pane: the clicked line, else the selection's top line.
+        let target = self
+            .clicked_line
+            .clone()
+            .or_else(|| result.top_lines.first().map(|o| o.name.clone()));
+        if self.source.as_ref().map(|s| &s.name) != target.as_ref() {
+            self.source = target.and_then(|name| {
+                let file = memscape_samples_file(&name);
+                let marked = result
+                    .top_lines
+                    .iter()
+                    .filter_map(|o| crate::views::samples::source::split_source_line(&o.name))
+                    .filter(|(f, _)| Some(*f) == file)
+                    .map(|(_, l)| l)
+                    .collect();
+                SourceView::open(std::path::Path::new(&self.dataset.name), &name, marked)
+            });
+        }
+        if self.show_source
+            && let Some(source) = &mut self.source
+        {
+            egui::Panel::bottom(("samples-source", self.key))
+                .resizable(true)
+                .default_size(ui.available_height() * 0.35)
+                .show(ui, |ui| source.ui(ui));
+        }
+        let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
+        fill_background(ui, rect);
         let local = Rect::from_min_size(Pos2::ZERO, rect.size());
-        let with_offenders = mapped.report.is_some() && rect.width() > 700.0;
-        let radial_rect = if with_offenders {
+        let with_offenders = rect.width() > 600.0;
+        let radial_area = if with_offenders {
             Rect::from_min_size(local.min, egui::vec2(local.width() * 0.55, local.height()))
         } else {
             local
+        }
+        .shrink(8.0);
+        let agg = &result.aggregate;
+        let values = NodeValues {
+            samples: &agg.samples,
+            cycles: &agg.cycles,
+            transfers: &agg.transfers,
         };
-        let values = mapped.aggregate.as_ref().map(|a| NodeValues {
-            samples: &a.samples,
-            cycles: &a.cycles,
-            transfers: &a.transfers,
-        });
-        // Hover: the resource under the pointer, by polar position.
-        let hovered = response.hover_pos().and_then(|pos| {
-            let p = pos - rect.min.to_vec2();
-            let area = radial_rect.shrink(8.0);
-            let c = area.center();
-            let radius = 0.5 * area.width().min(area.height()) - 6.0;
-            let depth = mapped
-                .topology
-                .nodes()
-                .iter()
-                .map(|n| n.depth)
-                .max()
-                .unwrap_or(0);
-            let ring = radius / (depth as f32 + 1.0);
-            let d = p - c;
-            let level = (d.length() / ring).floor() as u32;
-            let angle =
-                (d.y.atan2(d.x) + std::f32::consts::FRAC_PI_2).rem_euclid(std::f32::consts::TAU);
-            let leaves: Vec<&memscape_topology::Node> = mapped
-                .topology
-                .nodes()
-                .iter()
-                .filter(|n| n.children.is_empty())
-                .collect();
-            let leaf = (angle / std::f32::consts::TAU * leaves.len() as f32) as usize;
-            // The leaves in tree order are the depth-first order; walk up to the level.
-            let mut order = Vec::new();
-            fn walk(t: &Topology, id: u32, out: &mut Vec<u32>) {
-                if let Some(n) = t.node(id) {
-                    if n.children.is_empty() {
-                        out.push(id);
-                    }
-                    for &c in &n.children {
-                        walk(t, c, out);
+        let pointer = response.hover_pos().map(|p| p - rect.min.to_vec2());
+        let hovered = pointer.and_then(|p| hovered_resource(&base.topology, radial_area, p));
+        let mut picture = draw::radial(
+            &base.topology,
+            Some(&values),
+            self.measure,
+            radial_area,
+            hovered,
+        );
+        let charts = chart_rects(local, local.width() * 0.55);
+        let selected = |key| (!result.everything).then(|| base.selected_rows(&result, key));
+        if with_offenders {
+            let lines = selected(OffenderKey::SourceLine);
+            let symbols = selected(OffenderKey::Symbol);
+            picture.extend(draw::offenders(
+                "total latency per source line (click: select)",
+                &base.lines,
+                lines.as_deref(),
+                charts[0],
+            ));
+            picture.extend(draw::offenders(
+                "total latency per data symbol (click: select)",
+                &base.symbols,
+                symbols.as_deref(),
+                charts[1],
+            ));
+        }
+        self.paint(ui, cx, rect, &picture);
+        // Clicks on offender bars.
+        let offender_at = |p: Pos2| -> Option<(OffenderKey, usize)> {
+            if !with_offenders {
+                return None;
+            }
+            for (key, chart, n) in [
+                (OffenderKey::SourceLine, charts[0], base.lines.len()),
+                (OffenderKey::Symbol, charts[1], base.symbols.len()),
+            ] {
+                for i in 0..n {
+                    if draw::offender_row(i, n, chart).is_some_and(|r| r.contains(p)) {
+                        return Some((key, i));
                     }
                 }
             }
-            walk(&mapped.topology, mapped.topology.root().id, &mut order);
-            let mut id = *order.get(leaf)?;
-            while mapped.topology.node(id)?.depth > level {
-                id = mapped.topology.node(id)?.parent?;
-            }
-            (mapped.topology.node(id)?.depth == level).then_some(id)
-        });
-        let mut picture: Picture = draw::radial(
-            &mapped.topology,
-            values.as_ref(),
-            self.measure,
-            radial_rect.shrink(8.0),
-            hovered,
-        );
-        if let (true, Some(report)) = (with_offenders, &mapped.report) {
-            let x = local.width() * 0.55;
-            let w = local.width() - x;
-            picture.extend(draw::offenders(
-                "total latency per source line",
-                &report.top_lines,
-                Rect::from_min_size(Pos2::new(x, 0.0), egui::vec2(w, local.height() * 0.5))
-                    .shrink(6.0),
-            ));
-            picture.extend(draw::offenders(
-                "total latency per data symbol",
-                &report.top_symbols,
-                Rect::from_min_size(
-                    Pos2::new(x, local.height() * 0.5),
-                    egui::vec2(w, local.height() * 0.5),
-                )
-                .shrink(6.0),
-            ));
-        }
-        let inputs = (
-            self.measure,
-            hovered,
-            [rect.width() as u32, rect.height() as u32],
-        );
-        if self.built_for != Some(inputs) {
-            self.version = self.version.wrapping_add(1);
-            self.built_for = Some(inputs);
-        }
-        if cx.render_state.is_some() {
-            shapes_paint::paint(
-                ui,
-                ShapesCallback {
-                    key: self.key,
-                    version: self.version,
-                    shapes: Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect()),
-                    view: memscape_render::shapes::ShapesView::IDENTITY,
-                    rect,
-                },
-            );
-        }
-        labels::paint(&ui.painter_at(rect), rect.min, &picture.labels);
-        if let Some(id) = hovered {
-            let name = draw::resource_name(&mapped.topology, id);
-            let text = match &mapped.aggregate {
-                Some(a) => format!(
-                    "{name}\n{} samples · {} cycles · {} transfers to the parent",
-                    a.samples.get(id as usize).copied().unwrap_or(0),
-                    a.cycles.get(id as usize).copied().unwrap_or(0),
-                    a.transfers.get(id as usize).copied().unwrap_or(0)
-                ),
-                None => name,
+            None
+        };
+        if response.clicked()
+            && let Some(p) = response
+                .interact_pointer_pos()
+                .map(|p| p - rect.min.to_vec2())
+            && let Some((key, i)) = offender_at(p)
+        {
+            let (name, code, kind) = match key {
+                OffenderKey::SourceLine => (&base.lines[i].name, base.line_codes[i], "line"),
+                OffenderKey::Symbol => (&base.symbols[i].name, base.symbol_codes[i], "symbol"),
             };
-            response.on_hover_ui_at_pointer(|ui| {
-                ui.label(text);
+            let codes = match key {
+                OffenderKey::SourceLine => &samples.source_line,
+                OffenderKey::Symbol => &samples.symbol,
+            };
+            let these = Bitset::from_fn(samples.len(), |j| codes[j] == code);
+            let label = format!("{kind} {name}");
+            let modifiers = ui.input(|i| i.modifiers);
+            shared.update(|s| {
+                s.picked = Some(match (&s.picked, modifiers.shift, modifiers.command) {
+                    (Some(old), true, _) => Picked {
+                        label: format!("({} or {label})", old.label),
+                        samples: Arc::new(old.samples.union(&these)),
+                    },
+                    (Some(old), _, true) => Picked {
+                        label: format!("({} and {label})", old.label),
+                        samples: Arc::new(old.samples.intersection(&these)),
+                    },
+                    _ => Picked {
+                        label,
+                        samples: Arc::new(these),
+                    },
+                });
             });
+            if key == OffenderKey::SourceLine {
+                self.clicked_line = Some(name.clone());
+            }
         }
+        if let Some(id) = hovered {
+            let name = draw::resource_name(&base.topology, id);
+            let get = |v: &[u64]| v.get(id as usize).copied().unwrap_or(0);
+            let scope = if result.everything {
+                "all samples"
+            } else {
+                "selection"
+            };
+            let text = format!(
+                "{name} ({scope})\n{} samples · {} cycles · {} transfers to the parent",
+                get(&agg.samples),
+                get(&agg.cycles),
+                get(&agg.transfers)
+            );
+            response.on_hover_text_at_pointer(text);
+        } else if let Some((key, i)) = pointer.and_then(offender_at) {
+            let row = match key {
+                OffenderKey::SourceLine => &base.lines[i],
+                OffenderKey::Symbol => &base.symbols[i],
+            };
+            response.on_hover_text_at_pointer(format!(
+                "{}\n{} samples · {} cycles in all\nclick: select · shift: add · ctrl: intersect",
+                row.name, row.samples, row.cycles
+            ));
+        }
+        self.ready = result_version == version;
     }
+}
+
+fn memscape_samples_file(name: &str) -> Option<&str> {
+    crate::views::samples::source::split_source_line(name).map(|(f, _)| f)
+}
+
+fn fill_background(ui: &egui::Ui, rect: Rect) {
+    ui.painter().rect_filled(
+        rect,
+        0.0,
+        Color32::from_rgb(
+            draw::BACKGROUND[0],
+            draw::BACKGROUND[1],
+            draw::BACKGROUND[2],
+        ),
+    );
 }

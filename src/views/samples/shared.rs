@@ -1,0 +1,500 @@
+//! What every samples view of one dataset shares: the samples mapped onto the topology with the
+//! histogram index (built once), **the** linked selection, and caches of the window-score
+//! strips and cluster trees. Hung on the dataset's [`crate::links::Links`], created by the first
+//! samples pane that asks ([`SamplesShared::of`]).
+//!
+//! Two named worker threads do the work, so the UI thread only reads results:
+//! * `samples-link N` maps the samples and builds the index, then recomputes the linked views
+//!   whenever the selection's version moved. Wake-ups travel through a bounded channel of
+//!   capacity 1; the worker always reads the *latest* selection, so a drag that changes the
+//!   brush every frame costs one recomputation per finished one, never a backlog.
+//! * `samples-analysis N` computes window-score strips and cluster trees on request (bounded
+//!   job channel); results are cached per parameters, and trees per (metric, depth,
+//!   attribute, window, step).
+
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use memscape_samples::metrics::{ClusterParams, ClusterTree, Metric, WindowScore, cluster_tree};
+use memscape_samples::{
+    LinkedIndex, LinkedResult, Mapping, Offender, OffenderKey, Samples, SelectionSpec,
+    top_offenders,
+};
+use memscape_topology::{ResourceKind, Topology};
+
+use crate::data::{Dataset, DatasetContent};
+
+/// Bins of each quantitative histogram axis.
+pub const QUANTITATIVE_BINS: usize = 32;
+/// Entries of the offender charts.
+pub const TOP_OFFENDERS: usize = 20;
+
+/// Built once per dataset on the worker.
+pub struct Base {
+    pub topology: Topology,
+    pub mapping: Mapping,
+    pub index: LinkedIndex,
+    /// The offender charts' rows (whole data) and each row's code (index into
+    /// `Samples::source_lines` / `symbols`), for the selected part of each bar.
+    pub lines: Vec<Offender>,
+    pub line_codes: Vec<u32>,
+    pub symbols: Vec<Offender>,
+    pub symbol_codes: Vec<u32>,
+}
+
+impl Base {
+    /// Builds the mapping, index and offender rows of `samples` (the worker's first job; also
+    /// what `memscape render` uses).
+    pub fn build(
+        samples: &Samples,
+        samples_path: &std::path::Path,
+        hardware: Option<&std::path::Path>,
+    ) -> anyhow::Result<Base> {
+        let (topology, mapping, _) =
+            crate::views::topology::map_samples(samples, samples_path, hardware)?;
+        let index = LinkedIndex::new(samples, QUANTITATIVE_BINS);
+        let rows = |key: OffenderKey, labels: &[String]| {
+            let rows = top_offenders(samples, key, None, TOP_OFFENDERS);
+            let codes = rows
+                .iter()
+                .map(|r| {
+                    labels
+                        .iter()
+                        .position(|l| *l == r.name)
+                        .map_or(memscape_samples::NONE, |c| c as u32)
+                })
+                .collect();
+            (rows, codes)
+        };
+        let (lines, line_codes) = rows(OffenderKey::SourceLine, &samples.source_lines);
+        let (symbols, symbol_codes) = rows(OffenderKey::Symbol, &samples.symbols);
+        Ok(Base {
+            topology,
+            mapping,
+            index,
+            lines,
+            line_codes,
+            symbols,
+            symbol_codes,
+        })
+    }
+
+    /// The selected (samples, cycles) of each offender row of `key` under `result`.
+    pub fn selected_rows(&self, result: &LinkedResult, key: OffenderKey) -> Vec<(u64, u64)> {
+        let (codes, totals) = match key {
+            OffenderKey::SourceLine => (&self.line_codes, &result.line_totals),
+            OffenderKey::Symbol => (&self.symbol_codes, &result.symbol_totals),
+        };
+        codes
+            .iter()
+            .map(|&c| totals.get(c as usize).copied().unwrap_or((0, 0)))
+            .collect()
+    }
+}
+
+/// Parameters of one window-score strip.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StripKey {
+    pub axis: usize,
+    pub windows: usize,
+    pub metric: Metric,
+    pub kind: ResourceKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Job {
+    Strip(StripKey),
+    Cluster(ClusterParams),
+}
+
+/// A finished computation or why it failed.
+pub type Outcome<T> = Result<Arc<T>, String>;
+
+#[derive(Default)]
+struct State {
+    spec: SelectionSpec,
+    /// Bumped on every change of `spec`.
+    version: u64,
+    /// The latest result and the spec version it was computed for.
+    result: Option<(Arc<LinkedResult>, u64)>,
+    strips: Vec<(StripKey, Outcome<Vec<WindowScore>>)>,
+    trees: Vec<(ClusterParams, Outcome<ClusterTree>)>,
+    pending: Vec<Job>,
+}
+
+pub struct SamplesShared {
+    base: OnceLock<Result<Arc<Base>, String>>,
+    state: Mutex<State>,
+    wake: Sender<()>,
+    jobs: Sender<Job>,
+}
+
+impl std::fmt::Debug for SamplesShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SamplesShared")
+            .field("ready", &self.base.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The samples of a dataset, if it holds samples.
+pub fn samples_of(dataset: &Dataset) -> Option<&Samples> {
+    match &dataset.content {
+        DatasetContent::Samples(s) => Some(s),
+        _ => None,
+    }
+}
+
+impl SamplesShared {
+    /// The shared state of `dataset`'s samples views (created, with its workers, on first use).
+    pub fn of(dataset: &Arc<Dataset>, ctx: &egui::Context) -> Arc<SamplesShared> {
+        dataset
+            .links
+            .samples
+            .get_or_init(|| Self::start(dataset, ctx))
+            .clone()
+    }
+
+    fn start(dataset: &Arc<Dataset>, ctx: &egui::Context) -> Arc<SamplesShared> {
+        let (wake, wake_rx) = crossbeam_channel::bounded(1);
+        let (jobs, jobs_rx) = crossbeam_channel::bounded(16);
+        let shared = Arc::new(SamplesShared {
+            base: OnceLock::new(),
+            state: Mutex::new(State::default()),
+            wake,
+            jobs,
+        });
+        let weak_data = Arc::downgrade(dataset);
+        let weak_shared = Arc::downgrade(&shared);
+        let ctx = ctx.clone();
+        let name = format!("samples-link {}", crate::views::next_pane_key() & 0xffff);
+        let spawned = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || link_worker(weak_data, weak_shared, wake_rx, jobs_rx, ctx));
+        if let Err(e) = spawned {
+            let _ = shared
+                .base
+                .set(Err(format!("could not start the samples worker: {e}")));
+        }
+        shared
+    }
+
+    /// The mapped samples and index: None while the worker builds them.
+    pub fn base(&self) -> Option<Result<Arc<Base>, String>> {
+        self.base.get().cloned()
+    }
+
+    /// The selection as the user built it, and its version.
+    pub fn spec(&self) -> (SelectionSpec, u64) {
+        self.state
+            .lock()
+            .map(|s| (s.spec.clone(), s.version))
+            .unwrap_or_default()
+    }
+
+    /// Changes the selection (every samples view follows) and wakes the worker.
+    pub fn update(&self, f: impl FnOnce(&mut SelectionSpec)) {
+        if let Ok(mut s) = self.state.lock() {
+            let before = s.spec.clone();
+            f(&mut s.spec);
+            if s.spec != before {
+                s.version += 1;
+            }
+        }
+        // Full means a wake-up is already pending: the worker reads the latest spec anyway.
+        let _ = self.wake.try_send(());
+    }
+
+    /// The latest linked result and the selection version it reflects (it may lag the current
+    /// version by the recomputation under way).
+    pub fn result(&self) -> Option<(Arc<LinkedResult>, u64)> {
+        self.state.lock().ok().and_then(|s| s.result.clone())
+    }
+
+    /// A window-score strip: Some when computed (or failed), None while pending (requested).
+    pub fn strip(&self, key: &StripKey) -> Option<Outcome<Vec<WindowScore>>> {
+        let found = self.state.lock().ok().and_then(|s| {
+            s.strips
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        });
+        if found.is_none() {
+            self.request(Job::Strip(key.clone()));
+        }
+        found
+    }
+
+    /// A cluster tree: Some when built (or failed), None while pending (requested).
+    pub fn tree(&self, params: &ClusterParams) -> Option<Outcome<ClusterTree>> {
+        let found = self.state.lock().ok().and_then(|s| {
+            s.trees
+                .iter()
+                .find(|(k, _)| k == params)
+                .map(|(_, v)| v.clone())
+        });
+        if found.is_none() {
+            self.request(Job::Cluster(params.clone()));
+        }
+        found
+    }
+
+    fn request(&self, job: Job) {
+        let Ok(mut s) = self.state.lock() else {
+            return;
+        };
+        if s.pending.contains(&job) {
+            return;
+        }
+        match self.jobs.try_send(job.clone()) {
+            Ok(()) => s.pending.push(job),
+            // Full: asked again next frame. Disconnected: the worker is gone (its error shows).
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {}
+        }
+    }
+}
+
+fn link_worker(
+    dataset: Weak<Dataset>,
+    shared: Weak<SamplesShared>,
+    wake: Receiver<()>,
+    jobs: Receiver<Job>,
+    ctx: egui::Context,
+) {
+    let built = (|| -> Result<Arc<Base>, String> {
+        let dataset = dataset.upgrade().ok_or("the dataset was closed")?;
+        let samples = samples_of(&dataset).ok_or("the dataset holds no samples")?;
+        Base::build(samples, std::path::Path::new(&dataset.name), None)
+            .map(Arc::new)
+            .map_err(|e| format!("{e:#}"))
+    })();
+    let Some(me) = shared.upgrade() else {
+        return;
+    };
+    let base = me.base.get_or_init(|| built).clone();
+    drop(me);
+    ctx.request_repaint();
+    let Ok(base) = base else {
+        return;
+    };
+    // The analysis worker: strips and cluster trees.
+    let analysis_base = base.clone();
+    let (analysis_data, analysis_shared, analysis_ctx) =
+        (dataset.clone(), shared.clone(), ctx.clone());
+    let spawned = std::thread::Builder::new()
+        .name("samples-analysis".to_owned())
+        .spawn(move || {
+            analysis_worker(
+                analysis_data,
+                analysis_shared,
+                analysis_base,
+                jobs,
+                analysis_ctx,
+            )
+        });
+    if let Err(e) = spawned {
+        tracing::error!("could not start the samples analysis worker: {e}");
+    }
+    let mut done_version = None;
+    loop {
+        let (Some(data), Some(me)) = (dataset.upgrade(), shared.upgrade()) else {
+            return;
+        };
+        let Some(samples) = samples_of(&data) else {
+            return;
+        };
+        let (spec, version) = me.spec();
+        if done_version != Some(version) {
+            let result = memscape_samples::recompute(
+                samples,
+                &base.mapping,
+                &base.index,
+                &spec,
+                TOP_OFFENDERS,
+            );
+            if let Ok(mut s) = me.state.lock() {
+                s.result = Some((Arc::new(result), version));
+            }
+            done_version = Some(version);
+            ctx.request_repaint();
+        }
+        drop((data, me));
+        if wake.recv().is_err() {
+            return;
+        }
+    }
+}
+
+fn analysis_worker(
+    dataset: Weak<Dataset>,
+    shared: Weak<SamplesShared>,
+    base: Arc<Base>,
+    jobs: Receiver<Job>,
+    ctx: egui::Context,
+) {
+    while let Ok(job) = jobs.recv() {
+        let (Some(data), Some(me)) = (dataset.upgrade(), shared.upgrade()) else {
+            return;
+        };
+        let Some(samples) = samples_of(&data) else {
+            return;
+        };
+        let started = std::time::Instant::now();
+        match &job {
+            Job::Strip(key) => {
+                let out = memscape_samples::linked::axis_scores(
+                    samples,
+                    &base.topology,
+                    &base.mapping,
+                    &base.index,
+                    key.axis,
+                    key.windows,
+                    key.metric,
+                    key.kind,
+                )
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
+                if let Ok(mut s) = me.state.lock() {
+                    s.strips.push((key.clone(), out));
+                    s.pending.retain(|j| j != &job);
+                }
+            }
+            Job::Cluster(params) => {
+                let out =
+                    cluster_tree(samples, &base.topology, &base.mapping, params.clone(), None)
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string());
+                tracing::debug!(
+                    "cluster tree {params:?}: {:.0} ms",
+                    started.elapsed().as_secs_f64() * 1e3
+                );
+                if let Ok(mut s) = me.state.lock() {
+                    s.trees.push((params.clone(), out));
+                    s.pending.retain(|j| j != &job);
+                }
+            }
+        }
+        ctx.request_repaint();
+    }
+}
+
+/// The attributes a cluster tree can run along (quantitative ones).
+pub fn cluster_attributes(index: &LinkedIndex) -> Vec<usize> {
+    index
+        .axes
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.kind == memscape_samples::AttrKind::Quantitative)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The axes shown at first, in file order: every attribute with more than one value (MemAxes'
+/// files carry constant columns such as `iter`).
+pub fn default_axes(index: &LinkedIndex) -> Vec<usize> {
+    (0..index.axes.len())
+        .filter(|&i| index.axes[i].bins.iter().filter(|b| b.count > 0).count() > 1)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use memscape_samples::{AxisBrush, Brush};
+
+    use super::*;
+
+    fn wait<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn views_share_one_selection_recomputed_in_the_background() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/memaxes/lulesh/samples.out");
+        let dataset = Arc::new(
+            crate::data::load(&crate::data::LoadSource::File(path), &|_, _| {})
+                .expect("LULESH samples"),
+        );
+        let ctx = egui::Context::default();
+        let shared = SamplesShared::of(&dataset, &ctx);
+        assert!(
+            Arc::ptr_eq(&shared, &SamplesShared::of(&dataset, &ctx)),
+            "a second view gets the same state"
+        );
+        let base = wait("the mapping", || shared.base()).expect("mapped");
+        let samples = samples_of(&dataset).expect("samples");
+        let lat = base.index.axis("latency").expect("latency");
+        // A drag: many updates in a row; the worker must end on the last one.
+        for hi in 30..90 {
+            shared.update(|s| {
+                s.set_brush(AxisBrush {
+                    axis: lat,
+                    brush: Brush::Range {
+                        lo: 0.0,
+                        hi: f64::from(hi),
+                    },
+                })
+            });
+        }
+        let (spec, version) = shared.spec();
+        let result = wait("the last selection", || {
+            shared
+                .result()
+                .filter(|(_, v)| *v == version)
+                .map(|(r, _)| r)
+        });
+        let direct =
+            memscape_samples::recompute(samples, &base.mapping, &base.index, &spec, TOP_OFFENDERS);
+        assert_eq!(result.selection, direct.selection);
+        assert_eq!(result.aggregate, direct.aggregate);
+        assert_eq!(result.selected_bins, direct.selected_bins);
+        assert!(spec.describe(&base.index).contains("latency in [0, 89]"));
+        // Unchanged specs do not bump the version.
+        let before = shared.spec().1;
+        shared.update(|_| {});
+        assert_eq!(shared.spec().1, before);
+        // Strips and cluster trees arrive from the analysis worker and are cached.
+        let key = StripKey {
+            axis: lat,
+            windows: 12,
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+        };
+        let strip = wait("a strip", || shared.strip(&key)).expect("strip");
+        assert_eq!(strip.len(), 12);
+        let again = shared.strip(&key).expect("cached").expect("strip");
+        assert!(Arc::ptr_eq(&strip, &again));
+        let params = ClusterParams {
+            attribute: "time".into(),
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+            window: 1000,
+            step: 250,
+        };
+        let tree = wait("a cluster tree", || shared.tree(&params)).expect("tree");
+        let direct = cluster_tree(samples, &base.topology, &base.mapping, params, None)
+            .expect("direct tree");
+        assert_eq!(tree.nodes, direct.nodes);
+        // Bad parameters come back as an error, not a hang.
+        let bad = ClusterParams {
+            attribute: "nope".into(),
+            metric: Metric::Latency,
+            kind: ResourceKind::L2,
+            window: 10,
+            step: 5,
+        };
+        assert!(wait("an error", || shared.tree(&bad)).is_err());
+    }
+}
