@@ -74,6 +74,20 @@ pub struct StepSpec {
     pub profile: Option<String>,
     pub diff_from: Option<usize>,
     pub measure: Option<String>,
+    // Samples: the linked selection and the histograms (`memscape render` options of the same
+    // names). Ranges of the same attributes glide between steps.
+    pub select: Option<Vec<String>>,
+    pub select_line: Option<String>,
+    pub select_symbol: Option<String>,
+    /// Histogram axes, comma-separated.
+    pub axes: Option<String>,
+    pub histogram_attribute: Option<String>,
+    pub strips: Option<usize>,
+    pub cluster_attribute: Option<String>,
+    pub cluster_metric: Option<String>,
+    pub cluster_depth: Option<String>,
+    pub clusters: Option<usize>,
+    pub glyph: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -209,7 +223,18 @@ fn merge(into: &mut State, step: StepSpec) {
         cycle_color,
         profile,
         diff_from,
-        measure
+        measure,
+        select,
+        select_line,
+        select_symbol,
+        axes,
+        histogram_attribute,
+        strips,
+        cluster_attribute,
+        cluster_metric,
+        cluster_depth,
+        clusters,
+        glyph
     );
 }
 
@@ -236,6 +261,53 @@ pub fn same_picture(a: &State, b: &State) -> bool {
         && a.panels == b.panels
         && a.bins == b.bins
         && a.layout == b.layout
+        && a.select_line == b.select_line
+        && a.select_symbol == b.select_symbol
+        && select_attributes(a) == select_attributes(b)
+        && a.axes == b.axes
+        && a.histogram_attribute == b.histogram_attribute
+        && a.cluster_attribute == b.cluster_attribute
+        && a.cluster_metric == b.cluster_metric
+        && a.cluster_depth == b.cluster_depth
+        && a.clusters == b.clusters
+        && a.glyph == b.glyph
+}
+
+/// The attributes a state's `select` ranges are on, in order.
+fn select_attributes(state: &State) -> Vec<String> {
+    state
+        .select
+        .iter()
+        .flatten()
+        .map(|r| {
+            r.split_once('=')
+                .map_or(r.as_str(), |(a, _)| a)
+                .trim()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// `ATTR=LO..HI` between two ranges of one attribute (open ends stay open).
+fn interpolate_select(a: &str, b: &str, u: f32) -> Option<String> {
+    let (x, y) = (
+        memscape_samples::RangeSpec::parse(a).ok()?,
+        memscape_samples::RangeSpec::parse(b).ok()?,
+    );
+    if x.attribute != y.attribute {
+        return None;
+    }
+    let mix = |p: Option<f64>, q: Option<f64>| match (p, q) {
+        (Some(p), Some(q)) => Some(p + (q - p) * f64::from(u)),
+        _ => q,
+    };
+    let show = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    Some(format!(
+        "{}={}..{}",
+        y.attribute,
+        show(mix(x.lo, y.lo)),
+        show(mix(x.hi, y.hi))
+    ))
 }
 
 /// The state between `a` and `b` at eased position `u` (only when [`same_picture`]), with
@@ -312,6 +384,18 @@ pub fn interpolate_on(a: &State, b: &State, u: f32, axis: &dyn AddressAxis) -> S
     }
     if let (Some(x), Some(y)) = (a.at, b.at) {
         s.at = Some(lerp_u64(x, y, u));
+    }
+    if let (Some(x), Some(y)) = (&a.select, &b.select)
+        && x.len() == y.len()
+    {
+        let glided: Option<Vec<String>> = x
+            .iter()
+            .zip(y)
+            .map(|(p, q)| interpolate_select(p, q, u))
+            .collect();
+        if let Some(glided) = glided {
+            s.select = Some(glided);
+        }
     }
     if let (Some(x), Some(y)) = (a.range_time, b.range_time) {
         s.range_time = Some(zoom_between(x, y, u));
@@ -405,6 +489,19 @@ pub fn render_args(
     opt("profile", state.profile.clone());
     opt("diff-from", state.diff_from.map(|v| v.to_string()));
     opt("measure", state.measure.clone());
+    for range in state.select.iter().flatten() {
+        opt("select", Some(range.clone()));
+    }
+    opt("select-line", state.select_line.clone());
+    opt("select-symbol", state.select_symbol.clone());
+    opt("axes", state.axes.clone());
+    opt("histogram-attribute", state.histogram_attribute.clone());
+    opt("strips", state.strips.map(|v| v.to_string()));
+    opt("cluster-attribute", state.cluster_attribute.clone());
+    opt("cluster-metric", state.cluster_metric.clone());
+    opt("cluster-depth", state.cluster_depth.clone());
+    opt("clusters", state.clusters.map(|v| v.to_string()));
+    opt("glyph", state.glyph.map(|v| v.to_string()));
     if state.peak == Some(true) {
         argv.push("--peak".into());
     }
@@ -831,6 +928,39 @@ mod tests {
         assert!((mid.cursor_opacity.unwrap() - 0.4).abs() < 1e-6);
         assert!(!same_picture(&states[1], &states[2]));
         assert_eq!(render_args(&states[2], 64, 64).unwrap().alloc.bins, None);
+    }
+
+    #[test]
+    fn sample_selections_reach_render_and_ranges_glide() {
+        let text = r#"
+            [[step]]
+            file = "samples.out"
+            view = "histograms"
+            select = ["latency=100..200", "cpu=2..5"]
+            strips = 20
+            [[step]]
+            select = ["latency=300..600", "cpu=2..5"]
+            [[step]]
+            select_line = "LULESH_OMP.cc:2035"
+        "#;
+        let states = parse(text, "t.toml").unwrap();
+        let args = render_args(&states[0], 64, 64).unwrap();
+        assert_eq!(args.samples.select, ["latency=100..200", "cpu=2..5"]);
+        assert_eq!(args.samples.strips, 20);
+        // The same attributes: the brushes glide; another pick cross-fades.
+        assert!(same_picture(&states[0], &states[1]));
+        let mid = interpolate(&states[0], &states[1], 0.5);
+        assert_eq!(
+            mid.select,
+            Some(vec!["latency=200..400".to_owned(), "cpu=2..5".to_owned()])
+        );
+        assert!(!same_picture(&states[1], &states[2]));
+        let args = render_args(&states[2], 64, 64).unwrap();
+        assert_eq!(
+            args.samples.select_line.as_deref(),
+            Some("LULESH_OMP.cc:2035")
+        );
+        assert_eq!(args.samples.select.len(), 2, "inherited");
     }
 
     #[test]

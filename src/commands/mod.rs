@@ -8,7 +8,7 @@ pub(crate) mod render_cycles;
 pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
 pub(crate) mod render_graph;
 mod render_heap;
-mod render_topology;
+pub mod render_topology;
 mod tour;
 
 use std::process::ExitCode;

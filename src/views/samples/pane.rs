@@ -358,11 +358,19 @@ impl View for HistogramsPane {
     }
 
     fn tour_step(&self) -> Option<crate::tour::StepSpec> {
-        Some(crate::tour::StepSpec {
+        let mut step = crate::tour::StepSpec {
             file: Some(crate::views::tour_file_of(&self.dataset)),
             view: Some("histograms".to_owned()),
             ..Default::default()
-        })
+        };
+        if let Some(Ok(base)) = self.shared.base() {
+            let (spec, _) = self.shared.spec();
+            let (ranges, line, symbol) = super::shared::selection_step_fields(&spec, &base.index);
+            step.select = (!ranges.is_empty()).then_some(ranges);
+            step.select_line = line;
+            step.select_symbol = symbol;
+        }
+        Some(step)
     }
 
     fn is_ready(&self) -> bool {

@@ -397,6 +397,60 @@ pub fn default_axes(index: &LinkedIndex) -> Vec<usize> {
         .collect()
 }
 
+/// The selection as tour-step fields (`memscape render --select ATTR=LO..HI …`,
+/// `--select-line`, `--select-symbol`): value ranges of quantitative brushes, the value span of
+/// a qualitative brush whose values are contiguous, and a picked source line or symbol. What
+/// has no such form (a union of picks, a cluster, scattered values) is left out.
+pub fn selection_step_fields(
+    spec: &SelectionSpec,
+    index: &memscape_samples::LinkedIndex,
+) -> (Vec<String>, Option<String>, Option<String>) {
+    use memscape_samples::Brush;
+    let mut ranges = Vec::new();
+    for b in &spec.brushes {
+        let Some(axis) = index.axes.get(b.axis) else {
+            continue;
+        };
+        let span = match &b.brush {
+            Brush::Range { lo, hi } => Some((*lo, *hi)),
+            Brush::Bins(set) => {
+                // Contiguous in value: no unselected bin between the lowest and highest.
+                let values: Vec<f64> = set
+                    .iter()
+                    .filter_map(|&k| axis.bins.get(k as usize).map(|bin| bin.lo))
+                    .collect();
+                let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let inside = axis
+                    .bins
+                    .iter()
+                    .filter(|bin| bin.lo >= lo && bin.lo <= hi)
+                    .count();
+                (!values.is_empty() && inside == values.len()).then_some((lo, hi))
+            }
+        };
+        if let Some((lo, hi)) = span {
+            let show = |v: f64| {
+                if v.is_finite() {
+                    format!("{v}")
+                } else {
+                    String::new()
+                }
+            };
+            ranges.push(format!("{}={}..{}", axis.attribute, show(lo), show(hi)));
+        }
+    }
+    let (mut line, mut symbol) = (None, None);
+    if let Some(picked) = &spec.picked {
+        if let Some(name) = picked.label.strip_prefix("line ") {
+            line = Some(name.to_owned());
+        } else if let Some(name) = picked.label.strip_prefix("symbol ") {
+            symbol = Some(name.to_owned());
+        }
+    }
+    (ranges, line, symbol)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -496,5 +550,60 @@ mod tests {
             step: 5,
         };
         assert!(wait("an error", || shared.tree(&bad)).is_err());
+    }
+
+    #[test]
+    fn a_selection_becomes_tour_fields_and_back() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/memaxes/lulesh/samples.out");
+        let samples = memscape_samples::load_samples(&path, Default::default()).unwrap();
+        let base = Base::build(&samples, &path, None).unwrap();
+        let line = samples.source_lines[0].clone();
+        let args = |select: Vec<String>, line: Option<String>| {
+            use clap::Parser as _;
+            let mut argv = vec!["memscape".to_owned(), "render".to_owned(), "x".to_owned()];
+            argv.extend(["--view", "histograms", "--out", "x.png"].map(String::from));
+            for r in select {
+                argv.extend(["--select".to_owned(), r]);
+            }
+            if let Some(l) = line {
+                argv.extend(["--select-line".to_owned(), l]);
+            }
+            match crate::cli::Cli::parse_from(argv).command {
+                Some(crate::cli::Command::Render(a)) => a.samples,
+                _ => unreachable!(),
+            }
+        };
+        // A quantitative range, contiguous qualitative values, a picked line.
+        let given = args(
+            vec!["latency=100..400".into(), "cpu=2..5".into()],
+            Some(line.clone()),
+        );
+        let spec =
+            crate::commands::render_topology::selection_spec(&samples, &base, &given).unwrap();
+        let (ranges, picked_line, symbol) = selection_step_fields(&spec, &base.index);
+        assert_eq!(picked_line.as_deref(), Some(line.as_str()));
+        assert_eq!(symbol, None);
+        assert_eq!(ranges.len(), 2, "{ranges:?}");
+        let again = crate::commands::render_topology::selection_spec(
+            &samples,
+            &base,
+            &args(ranges, picked_line),
+        )
+        .unwrap();
+        assert_eq!(again.brushes, spec.brushes);
+        assert_eq!(
+            again.picked.as_ref().map(|p| &p.samples),
+            spec.picked.as_ref().map(|p| &p.samples)
+        );
+        // Scattered qualitative values have no range form and are left out.
+        let mut scattered = spec.clone();
+        let cpu = base.index.axis("cpu").unwrap();
+        scattered.set_brush(AxisBrush {
+            axis: cpu,
+            brush: Brush::Bins(vec![0, 2]),
+        });
+        let (ranges, _, _) = selection_step_fields(&scattered, &base.index);
+        assert!(ranges.iter().all(|r| !r.starts_with("cpu=")), "{ranges:?}");
     }
 }

@@ -132,7 +132,7 @@ impl View for TopologyPane {
     }
 
     fn tour_step(&self) -> Option<crate::tour::StepSpec> {
-        Some(crate::tour::StepSpec {
+        let mut step = crate::tour::StepSpec {
             file: Some(crate::views::tour_file_of(&self.dataset)),
             view: Some("topology".to_owned()),
             measure: Some(
@@ -143,7 +143,19 @@ impl View for TopologyPane {
                 .to_owned(),
             ),
             ..Default::default()
-        })
+        };
+        // The linked selection colours the topology too.
+        if let Content::Samples(shared) = &self.content
+            && let Some(Ok(base)) = shared.base()
+        {
+            let (spec, _) = shared.spec();
+            let (ranges, line, symbol) =
+                crate::views::samples::shared::selection_step_fields(&spec, &base.index);
+            step.select = (!ranges.is_empty()).then_some(ranges);
+            step.select_line = line;
+            step.select_symbol = symbol;
+        }
+        Some(step)
     }
 
     fn is_ready(&self) -> bool {
