@@ -438,6 +438,10 @@ pub struct CycleRenderArgs {
     /// Spiral and circular views: draw isocontours of the density of the drawn points.
     #[arg(long)]
     pub contours: bool,
+    /// Select every record on the source line of record N (as a click on it in the GUI): the
+    /// other records are dimmed.
+    #[arg(long, value_name = "N")]
+    pub select_record: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -70,6 +70,14 @@ pub struct StepSpec {
     pub morph_to: Option<usize>,
     pub t: Option<f32>,
     pub cycle_color: Option<String>,
+    /// The analysis: window width, sampling, ε, the traced binary and functions to keep.
+    pub window: Option<usize>,
+    pub sample: Option<usize>,
+    pub threshold: Option<f32>,
+    pub binary: Option<String>,
+    pub functions: Option<Vec<String>>,
+    /// Records on the source line of this record selected (others dimmed).
+    pub select_record: Option<usize>,
     // Graphs and samples.
     pub profile: Option<String>,
     pub diff_from: Option<usize>,
@@ -221,6 +229,12 @@ fn merge(into: &mut State, step: StepSpec) {
         morph_to,
         t,
         cycle_color,
+        window,
+        sample,
+        threshold,
+        binary,
+        functions,
+        select_record,
         profile,
         diff_from,
         measure,
@@ -261,6 +275,12 @@ pub fn same_picture(a: &State, b: &State) -> bool {
         && a.panels == b.panels
         && a.bins == b.bins
         && a.layout == b.layout
+        && a.window == b.window
+        && a.sample == b.sample
+        && a.threshold == b.threshold
+        && a.binary == b.binary
+        && a.functions == b.functions
+        && a.select_record == b.select_record
         && a.select_line == b.select_line
         && a.select_symbol == b.select_symbol
         && select_attributes(a) == select_attributes(b)
@@ -486,6 +506,14 @@ pub fn render_args(
     opt("morph-to", state.morph_to.map(|v| v.to_string()));
     opt("t", state.t.map(|v| v.to_string()));
     opt("cycle-color", state.cycle_color.clone());
+    opt("window", state.window.map(|v| v.to_string()));
+    opt("sample", state.sample.map(|v| v.to_string()));
+    opt("threshold", state.threshold.map(|v| v.to_string()));
+    opt("binary", state.binary.clone());
+    for function in state.functions.iter().flatten() {
+        opt("function", Some(function.clone()));
+    }
+    opt("select-record", state.select_record.map(|v| v.to_string()));
     opt("profile", state.profile.clone());
     opt("diff-from", state.diff_from.map(|v| v.to_string()));
     opt("measure", state.measure.clone());
@@ -961,6 +989,34 @@ mod tests {
             Some("LULESH_OMP.cc:2035")
         );
         assert_eq!(args.samples.select.len(), 2, "inherited");
+    }
+
+    #[test]
+    fn cycle_analysis_settings_and_a_selected_line_reach_render() {
+        let text = r#"
+            [[step]]
+            file = "demo:sort"
+            view = "spiral"
+            window = 8
+            sample = 2
+            threshold = 3.5
+            functions = ["insertion_sort", "bubble_sort"]
+            select_record = 40
+            [[step]]
+            window = 12
+        "#;
+        let states = parse(text, "t.toml").unwrap();
+        let args = render_args(&states[0], 64, 64).unwrap();
+        assert_eq!(args.cycles.select.window, 8);
+        assert_eq!(args.cycles.select.sample, 2);
+        assert_eq!(args.cycles.select.threshold, Some(3.5));
+        assert_eq!(
+            args.cycles.select.function,
+            ["insertion_sort", "bubble_sort"]
+        );
+        assert_eq!(args.cycles.select_record, Some(40));
+        // Another analysis is another picture.
+        assert!(!same_picture(&states[0], &states[1]));
     }
 
     #[test]

@@ -166,3 +166,46 @@ fn circular_isocontour_summary_golden() {
     assert!(changed > 200, "contours drawn: {changed} pixels changed");
     check("cycles_circular_contours", &contoured);
 }
+
+/// `--select-record N` selects N's source line as a click does: the other records are drawn in
+/// the dimmed grey, so fewer pixels keep their line colours; a record past the end is an error.
+#[test]
+fn a_selected_source_line_dims_the_other_records() {
+    let colourful = |img: &RgbaImage| {
+        let mut n = 0usize;
+        for y in 0..img.height {
+            for x in 0..img.width {
+                let p = img.pixel(x, y);
+                let (hi, lo) = (p[0].max(p[1]).max(p[2]), p[0].min(p[1]).min(p[2]));
+                // Saturated: a line colour, not the grey of dimmed records or the background.
+                if hi > 90 && hi - lo > 60 {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let plain = render("select_plain", &["--view", "spiral"]);
+    let selected = render(
+        "select_record",
+        &["--view", "spiral", "--select-record", "400"],
+    );
+    let (all, some) = (colourful(&plain), colourful(&selected));
+    assert!(some > 0, "the selected line keeps its colour");
+    assert!(
+        some * 3 < all,
+        "the other lines are dimmed ({some} of {all} coloured pixels left)"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .arg("render")
+        .arg(trace())
+        .args(["--range", "0..1200", "--view", "spiral", "--select-record"])
+        .arg("99999")
+        .args(["--out", "/dev/null"])
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--select-record 99999"), "{err}");
+}

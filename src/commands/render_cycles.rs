@@ -72,6 +72,17 @@ pub fn render(
         .max(args.morph_to.map_or(0, |m| m + 1));
     let options = options(&args.select, top)?;
     let analysis = cached_analysis(&dataset.name, trace, &options, args.max_records)?;
+    let selection = match args.select_record {
+        None => None,
+        Some(n) => {
+            let records = analysis.report.records.len();
+            anyhow::ensure!(
+                n < records,
+                "--select-record {n}: the analysis kept {records} record(s) (numbered from 0)"
+            );
+            Some(draw::same_line_mask(&analysis, n))
+        }
+    };
     let count = analysis.report.parameterizations.len();
     let check = |k: usize, flag: &str| {
         anyhow::ensure!(
@@ -97,7 +108,13 @@ pub fn render(
         ViewKindArg::Projection => {
             check(args.param, "--param")?;
             let embedding = memscape_cycles::window_projection(&analysis.report.records, &options)?;
-            let pic = draw::projection(&analysis, &embedding, args.param, full.shrink(8.0), None);
+            let pic = draw::projection(
+                &analysis,
+                &embedding,
+                args.param,
+                full.shrink(8.0),
+                selection.as_deref(),
+            );
             crate::headless::render_picture(
                 ctx,
                 &pic.shapes,
@@ -117,7 +134,14 @@ pub fn render(
                 Layout::Spiral
             };
             let by = color_by(args.cycle_color);
-            let (colors, legend) = draw::record_colors(&analysis, by);
+            let (mut colors, legend) = draw::record_colors(&analysis, by);
+            if let Some(mask) = &selection {
+                for (c, on) in colors.iter_mut().zip(mask) {
+                    if !on {
+                        *c = draw::UNSELECTED;
+                    }
+                }
+            }
             let (points, arcs, outer) =
                 draw::polar_instances(&analysis, layout, args.param, to, &colors);
             let target = OffscreenTarget::new(ctx, width, height)?;

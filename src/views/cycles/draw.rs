@@ -18,6 +18,8 @@ use crate::views::picture::Picture;
 pub const BACKGROUND: [u8; 4] = [16, 18, 24, 255];
 const TEXT: Color32 = Color32::from_rgb(225, 227, 232);
 const DIM: Color32 = Color32::from_rgb(150, 154, 165);
+/// Colour of records outside the selection (spiral and circular views).
+pub const UNSELECTED: [u8; 4] = [60, 63, 72, 255];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -465,7 +467,7 @@ pub fn projection(
             },
             match selected {
                 // Windows starting at a selected record stay coloured; the rest are dimmed.
-                Some(mask) if !mask.get(k).copied().unwrap_or(false) => [60, 63, 72, 255],
+                Some(mask) if !mask.get(k).copied().unwrap_or(false) => UNSELECTED,
                 _ => cyclic_color(th),
             },
         ));

@@ -503,6 +503,26 @@ impl View for CyclesPane {
                 }
                 .to_owned(),
             ),
+            window: Some(self.settings.window),
+            sample: Some(self.settings.sample),
+            threshold: self.settings.threshold.trim().parse().ok(),
+            binary: (!self.settings.binary.trim().is_empty())
+                .then(|| self.settings.binary.trim().to_owned()),
+            functions: {
+                let list: Vec<String> = self
+                    .settings
+                    .functions
+                    .split(',')
+                    .map(|f| f.trim().to_owned())
+                    .filter(|f| !f.is_empty())
+                    .collect();
+                (!list.is_empty()).then_some(list)
+            },
+            // A click's selection (a whole source line) has a headless form; a lasso does not.
+            select_record: self.result.as_ref().and_then(|r| {
+                let (record, mask) = self.selection.as_ref()?;
+                (*mask == draw::same_line_mask(&r.analysis, *record)).then_some(*record)
+            }),
             ..Default::default()
         })
     }
@@ -643,7 +663,7 @@ impl View for CyclesPane {
                     if let Some((_, mask)) = &self.selection {
                         for (c, on) in colors.iter_mut().zip(mask) {
                             if !on {
-                                *c = [60, 63, 72, 255];
+                                *c = draw::UNSELECTED;
                             }
                         }
                     }
