@@ -667,6 +667,17 @@ pub struct PresentArgs {
     /// Start windowed rather than full screen.
     #[arg(long)]
     pub windowed: bool,
+    /// Keys pressed for you once the window is up, one each time the step shown has finished
+    /// its transition (comma-separated: right, left, space, home, p, 1–9): a scripted run.
+    #[arg(long, value_delimiter = ',', value_name = "KEYS")]
+    pub keys: Vec<String>,
+    /// After the scripted keys, when the step shown has finished its transition, save the
+    /// window as PNG to this path and exit (non-zero with a message on failure).
+    #[arg(long, value_name = "PNG")]
+    pub screenshot: Option<PathBuf>,
+    /// Give up the screenshot after this many seconds.
+    #[arg(long, default_value_t = 240)]
+    pub screenshot_timeout: u64,
 }
 
 #[derive(Debug, Args)]

@@ -54,3 +54,91 @@ fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
         image.distinct_colors()
     );
 }
+
+/// `memscape present` in a real window under Xvfb, driven by scripted keys: two presses of →
+/// step through a three-step tour of the demo CFG, and the window then shows the last step's
+/// picture, the same as `memscape render` of that state (but for the step counter).
+#[test]
+fn present_steps_through_a_tour_with_scripted_keys() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("present");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tour = dir.join("tour.toml");
+    std::fs::write(
+        &tour,
+        r#"
+[[step]]
+file = "demo:cfg"
+view = "graph"
+snapshot = 0
+hold = 0.5
+
+[[step]]
+snapshot = 1
+duration = 0.5
+
+[[step]]
+snapshot = 2
+duration = 0.5
+"#,
+    )
+    .unwrap();
+    let png = dir.join("present.png");
+    let _ = std::fs::remove_file(&png);
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .arg("present")
+        .arg(&tour)
+        .args([
+            "--windowed",
+            "--fps",
+            "4",
+            "--keys",
+            "right,right",
+            "--screenshot",
+        ])
+        .arg(&png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "memscape present --screenshot failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = memscape_render::RgbaImage::load_png(&png).unwrap();
+    let plain_png = dir.join("plain.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .args(["render", "demo:cfg", "--view", "graph", "--snapshot", "2"])
+        .args(["--width", &shown.width.to_string()])
+        .args(["--height", &shown.height.to_string(), "--out"])
+        .arg(&plain_png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plain = memscape_render::RgbaImage::load_png(&plain_png).unwrap();
+    // Every pixel but the step counter in the bottom-right corner.
+    let mut differing = 0;
+    for y in 0..shown.height {
+        for x in 0..shown.width {
+            if x + 160 > shown.width && y + 40 > shown.height {
+                continue;
+            }
+            let (p, q) = (shown.pixel(x, y), plain.pixel(x, y));
+            if (0..3).any(|c| p[c].abs_diff(q[c]) > 3) {
+                differing += 1;
+            }
+        }
+    }
+    assert!(
+        differing < 100,
+        "{differing} pixels of the window differ from the last step's render"
+    );
+}

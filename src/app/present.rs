@@ -3,8 +3,10 @@
 //! as `memscape render-tour`; the window shows them at the tour's frame rate.
 //!
 //! Keys: → or space next step, ← previous, Home first, P pause/resume, 1–9 jump to a step,
-//! F5 full screen on/off, Esc leaves full screen, then quits.
+//! F5 full screen on/off, Esc leaves full screen, then quits. `--keys` presses keys for a
+//! scripted run and `--screenshot` saves the window at its end (the automated test).
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -98,9 +100,97 @@ struct PresentApp {
     waiting: bool,
     error: Option<String>,
     fullscreen: bool,
+    /// Keys still to press for a scripted run, and the screenshot that ends it.
+    script: VecDeque<egui::Key>,
+    screenshot: Option<super::screenshot::ScreenshotJob>,
 }
 
+/// How `memscape present` runs.
+pub struct PresentOptions {
+    pub fps: f32,
+    pub fullscreen: bool,
+    /// Pressed one at a time, each once the step shown has finished its transition.
+    pub keys: Vec<egui::Key>,
+    /// Saved after the scripted keys, once the step shown has finished its transition.
+    pub screenshot: Option<(PathBuf, Duration)>,
+}
+
+/// A key of `--keys`: right, left, space, home, p, f5, esc or a digit 1–9.
+pub fn parse_key(name: &str) -> anyhow::Result<egui::Key> {
+    let key = match name.trim().to_ascii_lowercase().as_str() {
+        "right" => egui::Key::ArrowRight,
+        "left" => egui::Key::ArrowLeft,
+        "space" => egui::Key::Space,
+        "home" => egui::Key::Home,
+        "p" => egui::Key::P,
+        "f5" => egui::Key::F5,
+        "esc" | "escape" => egui::Key::Escape,
+        digit => match digit.parse::<usize>() {
+            Ok(n @ 1..=9) => DIGITS[n - 1],
+            _ => anyhow::bail!(
+                "--keys: {name:?} is not a key (right, left, space, home, p, f5, esc, 1-9)"
+            ),
+        },
+    };
+    Ok(key)
+}
+
+const DIGITS: [egui::Key; 9] = [
+    egui::Key::Num1,
+    egui::Key::Num2,
+    egui::Key::Num3,
+    egui::Key::Num4,
+    egui::Key::Num5,
+    egui::Key::Num6,
+    egui::Key::Num7,
+    egui::Key::Num8,
+    egui::Key::Num9,
+];
+
 impl PresentApp {
+    /// What a key does (from the keyboard or the script).
+    fn press(&mut self, key: egui::Key, ctx: &egui::Context) {
+        let last = self.states.len().saturating_sub(1);
+        match key {
+            egui::Key::ArrowRight | egui::Key::Space if self.step < last => {
+                self.step += 1;
+                self.waiting = false;
+            }
+            egui::Key::ArrowLeft if self.step > 0 => {
+                self.step -= 1;
+                self.waiting = false;
+            }
+            egui::Key::Home => {
+                self.step = 0;
+                self.waiting = false;
+            }
+            egui::Key::P => self.paused = !self.paused,
+            egui::Key::F5 => self.fullscreen = !self.fullscreen,
+            egui::Key::Escape => {
+                if self.fullscreen {
+                    self.fullscreen = false;
+                } else {
+                    ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            }
+            _ => {
+                if let Some(n) = DIGITS.iter().position(|d| *d == key)
+                    && n <= last
+                {
+                    self.step = n;
+                    self.waiting = false;
+                }
+            }
+        }
+    }
+
+    /// Whether the step wanted is the one shown, at the end of its transition.
+    fn settled(&self) -> bool {
+        let want = format!("present-{}-0", self.step);
+        !self.waiting
+            && self.frames.first().is_some_and(|t| t.name() == want)
+            && self.frame + 1 >= self.frames.len()
+    }
     fn go(&mut self, step: usize, with_transition: bool) {
         let step = step.min(self.states.len().saturating_sub(1));
         if let Some((tx, _)) = &self.worker
@@ -153,58 +243,32 @@ impl eframe::App for PresentApp {
                 Err(e) => self.error = Some(e),
             }
         }
-        let last = self.states.len().saturating_sub(1);
-        ctx.input(|i| {
-            for e in &i.events {
-                if let egui::Event::Key {
-                    key, pressed: true, ..
-                } = e
-                {
-                    match key {
-                        egui::Key::ArrowRight | egui::Key::Space if self.step < last => {
-                            self.step += 1;
-                            self.waiting = false;
-                        }
-                        egui::Key::ArrowLeft if self.step > 0 => {
-                            self.step -= 1;
-                            self.waiting = false;
-                        }
-                        egui::Key::Home => {
-                            self.step = 0;
-                            self.waiting = false;
-                        }
-                        egui::Key::P => self.paused = !self.paused,
-                        egui::Key::F5 => self.fullscreen = !self.fullscreen,
-                        egui::Key::Escape => {
-                            if self.fullscreen {
-                                self.fullscreen = false;
-                            } else {
-                                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-                            }
-                        }
-                        _ => {
-                            let digits = [
-                                egui::Key::Num1,
-                                egui::Key::Num2,
-                                egui::Key::Num3,
-                                egui::Key::Num4,
-                                egui::Key::Num5,
-                                egui::Key::Num6,
-                                egui::Key::Num7,
-                                egui::Key::Num8,
-                                egui::Key::Num9,
-                            ];
-                            if let Some(n) = digits.iter().position(|d| d == key)
-                                && n <= last
-                            {
-                                self.step = n;
-                                self.waiting = false;
-                            }
-                        }
-                    }
-                }
-            }
+        let pressed: Vec<egui::Key> = ctx.input(|i| {
+            i.events
+                .iter()
+                .filter_map(|e| match e {
+                    egui::Event::Key {
+                        key, pressed: true, ..
+                    } => Some(*key),
+                    _ => None,
+                })
+                .collect()
         });
+        for key in pressed {
+            self.press(key, &ctx);
+        }
+        // A scripted run presses its next key once the step shown has settled, and ends with
+        // the screenshot.
+        if self.settled() {
+            if let Some(key) = self.script.pop_front() {
+                self.press(key, &ctx);
+            }
+        }
+        let settled = self.settled() && self.script.is_empty();
+        let failure = self.error.clone();
+        if let Some(job) = &mut self.screenshot {
+            job.update(&ctx, settled, failure);
+        }
         ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.fullscreen));
         // A step change (not yet requested) asks the worker for its frames.
         let shown = self.frames.first().map(|t| t.name());
@@ -277,7 +341,22 @@ impl eframe::App for PresentApp {
     }
 }
 
-pub fn run(states: Vec<State>, base: PathBuf, fps: f32, fullscreen: bool) -> anyhow::Result<()> {
+/// Plays the tour in a window; with a screenshot, returns how it went once the window closed.
+pub fn run(
+    states: Vec<State>,
+    base: PathBuf,
+    options: PresentOptions,
+) -> anyhow::Result<Option<Result<PathBuf, String>>> {
+    let PresentOptions {
+        fps,
+        fullscreen,
+        keys,
+        screenshot,
+    } = options;
+    let outcome: super::screenshot::Outcome = Default::default();
+    let job = screenshot.map(|(path, timeout)| {
+        super::screenshot::ScreenshotJob::new(path, timeout, outcome.clone())
+    });
     let options = eframe::NativeOptions {
         renderer: eframe::Renderer::Wgpu,
         viewport: egui::ViewportBuilder::default()
@@ -304,8 +383,12 @@ pub fn run(states: Vec<State>, base: PathBuf, fps: f32, fullscreen: bool) -> any
                 waiting: false,
                 error: None,
                 fullscreen,
+                script: keys.into(),
+                screenshot: job,
             }))
         }),
     )
-    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))
+    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
+    let result = outcome.lock().ok().and_then(|mut slot| slot.take());
+    Ok(result)
 }

@@ -76,6 +76,30 @@ pub fn render_tour(args: &RenderTourArgs) -> anyhow::Result<ExitCode> {
 
 pub fn present(args: &PresentArgs) -> anyhow::Result<ExitCode> {
     let (states, base) = load_tour(args.tour.as_deref(), args.demo)?;
-    crate::app::present::run(states, base, args.fps, !args.windowed)?;
-    Ok(ExitCode::SUCCESS)
+    let keys = args
+        .keys
+        .iter()
+        .map(|k| crate::app::present::parse_key(k))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let outcome = crate::app::present::run(
+        states,
+        base,
+        crate::app::present::PresentOptions {
+            fps: args.fps,
+            fullscreen: !args.windowed,
+            keys,
+            screenshot: args
+                .screenshot
+                .clone()
+                .map(|p| (p, std::time::Duration::from_secs(args.screenshot_timeout))),
+        },
+    )?;
+    match outcome {
+        None => Ok(ExitCode::SUCCESS),
+        Some(Ok(path)) => {
+            println!("{}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
+    }
 }
