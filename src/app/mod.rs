@@ -176,8 +176,9 @@ impl MemscapeApp {
         ctx.set_zoom_factor(if on { 1.35 } else { 1.0 });
     }
 
-    /// Opens a view beside the existing ones: the root is a horizontal row of tab groups, one per
-    /// opened view (users can drag tabs to regroup them).
+    /// Opens a view beside the existing ones: the root is a grid of tab groups, one per opened
+    /// view, as near square as the window allows (two side by side, four 2 × 2; users can drag
+    /// tabs to regroup them).
     fn add_view(&mut self, ctx: &egui::Context, kind: ViewKind, dataset: Arc<Dataset>) {
         let pane = Pane {
             view: kind.create(dataset, ctx),
@@ -188,15 +189,13 @@ impl MemscapeApp {
             Some(root)
                 if matches!(
                     self.tree.tiles.get(root),
-                    Some(egui_tiles::Tile::Container(egui_tiles::Container::Linear(
-                        _
-                    )))
+                    Some(egui_tiles::Tile::Container(egui_tiles::Container::Grid(_)))
                 ) =>
             {
                 root
             }
-            Some(root) => self.tree.tiles.insert_horizontal_tile(vec![root]),
-            None => self.tree.tiles.insert_horizontal_tile(vec![]),
+            Some(root) => self.tree.tiles.insert_grid_tile(vec![root]),
+            None => self.tree.tiles.insert_grid_tile(vec![]),
         };
         if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(row) {
             c.add_child(tabs);

@@ -284,12 +284,57 @@ pub fn labels(
     drawing_labels(&drawing(laid, layout, &Marks::default()), view, visible)
 }
 
+/// Smallest font size of a node title drawn when the full text is too small to read.
+const TITLE_MIN_SIZE: f32 = 8.0;
+
+/// When the nodes' text is too small to read (zoomed out): each node's first line alone (an
+/// LLVM block's name, an IGV node's name), at a readable size where it fits in its box,
+/// shortened with an ellipsis where it does not.
+fn title_labels(d: &Drawing, view: &ShapesView, visible: egui::Rect) -> Vec<Label> {
+    // Proportional glyphs average about 0.55 em.
+    const EM_PER_CHAR: f32 = 0.55;
+    let mut out = Vec::new();
+    for n in &d.nodes {
+        let node = n.rect;
+        let p = view.to_pixels([node.x as f32, node.y as f32]);
+        let q = view.to_pixels([(node.x + node.w) as f32, (node.y + node.h) as f32]);
+        let r = egui::Rect::from_min_max(Pos2::new(p[0], p[1]), Pos2::new(q[0], q[1]));
+        let size = (r.height() * 0.6).min(11.0);
+        if !visible.intersects(r) || n.text_color.a() == 0 || size < TITLE_MIN_SIZE {
+            continue;
+        }
+        let Some(first) = n.text.lines().map(str::trim).find(|l| !l.is_empty()) else {
+            continue;
+        };
+        let first = first.trim_end_matches(':');
+        let fits = ((r.width() - 4.0) / (size * EM_PER_CHAR)).floor() as usize;
+        if fits < 3 {
+            continue;
+        }
+        let text = if first.chars().count() <= fits {
+            first.to_owned()
+        } else {
+            let mut t: String = first.chars().take(fits.saturating_sub(1)).collect();
+            t.push('…');
+            t
+        };
+        out.push(Label::new(
+            r.center(),
+            text,
+            size,
+            n.text_color,
+            Align2::CENTER_CENTER,
+        ));
+    }
+    out
+}
+
 /// The labels of a drawing (block titles, node text) in screen points for `view`.
 pub fn drawing_labels(d: &Drawing, view: &ShapesView, visible: egui::Rect) -> Vec<Label> {
     let zoom = view.scale[0];
     let size = 11.0 * zoom;
     if size < 5.0 {
-        return Vec::new();
+        return title_labels(d, view, visible);
     }
     let mut out = Vec::new();
     for c in &d.clusters {
@@ -753,6 +798,32 @@ mod tests {
         let a = super::super::model::lay_out(&doc, 0, None, &show).unwrap();
         let b = super::super::model::lay_out(&doc, 1, None, &show).unwrap();
         (a, b)
+    }
+
+    #[test]
+    fn zoomed_out_nodes_keep_a_readable_title() {
+        let demo = crate::demo::by_name("demo:cfg").unwrap();
+        let dataset = crate::data::load(&demo.source(), &|_, _| {}).unwrap();
+        let crate::data::DatasetContent::Graphs(g) = &dataset.content else {
+            panic!("the CFG demo is a graph file");
+        };
+        let show = super::super::model::ShowOptions::default();
+        let laid = super::super::model::lay_out(&g.document, 0, None, &show).unwrap();
+        let d = drawing(&laid, &laid.layout, &Marks::default());
+        // Fit into 640 × 480: the blocks' instructions would be under 5 px.
+        let view = fit_size([laid.layout.width, laid.layout.height], 640.0, 480.0, 8.0);
+        assert!(11.0 * view.scale[0] < 5.0, "zoomed out ({})", view.scale[0]);
+        let visible = egui::Rect::from_min_size(Pos2::ZERO, egui::vec2(640.0, 480.0));
+        let labels = drawing_labels(&d, &view, visible);
+        let texts: Vec<&str> = labels.iter().map(|l| l.text.as_str()).collect();
+        assert!(
+            texts.contains(&"entry") && texts.contains(&"for.cond"),
+            "{texts:?}"
+        );
+        for l in &labels {
+            assert!(l.size >= TITLE_MIN_SIZE, "{} at {}", l.text, l.size);
+            assert!(!l.text.contains('\n'), "one line: {:?}", l.text);
+        }
     }
 
     #[test]
