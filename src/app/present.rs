@@ -259,10 +259,10 @@ impl eframe::App for PresentApp {
         }
         // A scripted run presses its next key once the step shown has settled, and ends with
         // the screenshot.
-        if self.settled() {
-            if let Some(key) = self.script.pop_front() {
-                self.press(key, &ctx);
-            }
+        if self.settled()
+            && let Some(key) = self.script.pop_front()
+        {
+            self.press(key, &ctx);
         }
         let settled = self.settled() && self.script.is_empty();
         let failure = self.error.clone();
