@@ -120,6 +120,10 @@ pub struct RecordArgs {
     /// Record no call stacks (fastest).
     #[arg(long)]
     pub no_stacks: bool,
+    /// Event times rounded down to this resolution (a power of two ns: `exact`, `1ns`, `16ns`,
+    /// `1us` = 512 ns…); coarser times make smaller files.
+    #[arg(long, default_value = "16ns", value_parser = memscape_record::parse_time_resolution)]
+    pub time_resolution: u8,
     /// The program and its arguments, after `--`.
     #[arg(trailing_var_arg = true, required = true, value_name = "PROG ARGS")]
     pub command: Vec<String>,

@@ -72,7 +72,9 @@ use crate::warn;
 
 pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
 /// The version [`to_msc_bytes`] writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
+/// Version 3: the same layout without packing 4 (read as version 4 is).
+const VERSION_V3: u32 = 3;
 /// Version 2 (no checksums, no time resolution): still read, decoded eagerly.
 const VERSION_V2: u32 = 2;
 const MAX_SECTIONS: u32 = 64;
@@ -85,6 +87,9 @@ const PACK_RAW: u8 = 0;
 const PACK_BITS: u8 = 1;
 const PACK_PLANES: u8 = 2;
 const PACK_ZSTD: u8 = 3;
+/// Context-modelled range coding (`crate::ppm`): a model id byte, then the coded bytes
+/// (at least one byte per [`PRESIZE_PER_BYTE`] values). Version 4.
+const PACK_CONTEXT: u8 = 4;
 
 const XF_NONE: u8 = 0;
 const XF_DELTA: u8 = 1;
@@ -110,9 +115,10 @@ const MAX_DECODED: u64 = memscape_io::DEFAULT_MAX_DECOMPRESSED;
 /// section that really decodes to more grows as its data arrives, so a forged count costs
 /// nothing until the frame backs it.
 const PRESIZE_PER_BYTE: usize = 256;
-/// zstd level of the writer: decoding speed does not depend on it. On a 3.8M-event recording,
-/// level 3 / 6 / 9 / 19 give 2.87 / 2.69 / 2.61 / 2.37 MB in 1.5 / 1.5 / 1.7 / 9.5 s.
-const ZSTD_LEVEL: i32 = 9;
+/// zstd level of the writer: decoding speed does not depend on it. On a 3.8M-event recording
+/// (version 4, event times context-coded), level 9 / 12 / 15 / 19 give 1.398 / 1.354 / 1.348 /
+/// 1.329 MB in 0.58 / 0.70 / 2.7 / 6.6 s of CPU for the whole conversion.
+const ZSTD_LEVEL: i32 = 12;
 /// Byte planes replace bit-packing only when this much smaller (bit-packing decodes faster).
 const PLANES_WORTH_IT: f64 = 0.8;
 
@@ -287,8 +293,10 @@ fn encode_numeric(
     let max = codes.iter().copied().max().unwrap_or(0);
     let k = (bit_width(max) as usize).div_ceil(8);
     let mut best = (PACK_BITS, bits);
-    if k > 0 && codes.len() >= GROUP {
-        let planes = pack_planes(codes, k)?;
+    // (A constant column is one plane of zeros: zstd makes it nearly nothing, where
+    // bit-packing still spends 9 bytes per chunk of 1024.)
+    if codes.len() >= GROUP {
+        let planes = pack_planes(codes, k.max(1))?;
         if (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT {
             best = (PACK_PLANES, planes);
         }
@@ -323,6 +331,43 @@ fn encode_best(
         }
     }
     best.ok_or_else(|| std::io::Error::other("no transform to encode with"))
+}
+
+/// Event times (delta-coded) with the context model of `crate::ppm` when that is smaller than
+/// the best plain packing `plain`.
+fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace) -> Encoded {
+    let b = &trace.blocks;
+    let order = crate::ppm::event_order(&b.alloc_event, &b.free_event, trace.meta.events);
+    let contexts = crate::ppm::EventTimeContexts {
+        order: &order,
+        site: &b.site,
+    };
+    let deltas = codes(values, XF_DELTA, None);
+    let mut payload = vec![crate::ppm::MODEL_EVENT_TIMES];
+    payload.extend(crate::ppm::encode(
+        &deltas,
+        crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+        |i| contexts.context(i),
+    ));
+    // The reader accepts at most PRESIZE_PER_BYTE values per payload byte.
+    payload.resize(
+        payload
+            .len()
+            .max(deltas.len().div_ceil(PRESIZE_PER_BYTE) + 1),
+        0,
+    );
+    if payload.len() >= plain.payload.len() {
+        return plain;
+    }
+    Encoded {
+        id: plain.id,
+        elem_size: 8,
+        transform: XF_DELTA,
+        packing: PACK_CONTEXT,
+        shift: 0,
+        count: deltas.len() as u64,
+        payload,
+    }
 }
 
 fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
@@ -463,13 +508,11 @@ pub fn to_msc_bytes_with(
             ])
         }),
         Box::new(|| match &event_times {
-            Some(times) => Ok(vec![with_shift(encode_best(
-                id::EVENT_TIME,
-                8,
-                &quantized(times),
-                &[XF_DELTA],
-                None,
-            )?)]),
+            Some(times) => {
+                let times = quantized(times);
+                let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None)?;
+                Ok(vec![with_shift(with_context_coding(plain, &times, trace))])
+            }
             // Plus-base cannot be combined with a shift: free times delta-coded on their own.
             None if shift > 0 => Ok(vec![
                 with_shift(encode_best(
@@ -598,7 +641,10 @@ pub fn to_msc_bytes_with(
 /// checksums (to exercise the decoders' own checks). Does nothing to other inputs.
 #[doc(hidden)]
 pub fn reseal_checksums(bytes: &mut [u8]) {
-    if bytes.len() < HEADER || &bytes[..8] != MAGIC || read_u32(bytes, 8) != Some(VERSION) {
+    if bytes.len() < HEADER
+        || &bytes[..8] != MAGIC
+        || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V3))
+    {
         return;
     }
     let n = read_u32(bytes, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
@@ -702,8 +748,11 @@ pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
     let mut words = vec![0u64; len.div_ceil(8)];
     let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
     file.read_exact(&mut buf[..len]).map_err(io_err)?;
-    if len >= HEADER && read_u32(buf, 8) == Some(VERSION) && &buf[..8] == MAGIC {
-        return from_msc_words(&name, words, len);
+    if len >= HEADER
+        && &buf[..8] == MAGIC
+        && let Some(version @ (VERSION | VERSION_V3)) = read_u32(buf, 8)
+    {
+        return from_msc_words(&name, words, len, version);
     }
     from_msc_bytes(&name, &buf[..len])
 }
@@ -749,20 +798,20 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if version == crate::msc_v1::VERSION {
         return crate::msc_v1::from_msc_v1_bytes(source, bytes);
     }
-    if version == VERSION {
+    if version == VERSION || version == VERSION_V3 {
         // One copy into aligned words that the lazily decoded columns keep (the file is small:
         // it is the compressed form).
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
         buf[..bytes.len()].copy_from_slice(bytes);
-        return from_msc_words(source, words, bytes.len());
+        return from_msc_words(source, words, bytes.len(), version);
     }
     if version != VERSION_V2 {
         return Err(corrupt(
             source,
             8,
             format!(
-                "format version {VERSION} (or {VERSION_V2}, {}), found {version}",
+                "format version {VERSION} (or {VERSION_V3}, {VERSION_V2}, {}), found {version}",
                 crate::msc_v1::VERSION
             ),
         ));
@@ -888,6 +937,7 @@ struct Decoder<'a> {
     source: &'a str,
     bytes: &'a [u8],
     sections: Vec<Section>,
+    version: u32,
 }
 
 impl<'a> Decoder<'a> {
@@ -968,6 +1018,7 @@ impl<'a> Decoder<'a> {
             source,
             bytes,
             sections,
+            version,
         })
     }
 
@@ -991,6 +1042,17 @@ impl<'a> Decoder<'a> {
     /// Decodes a numeric section into values of type `T`. `base` is the decoded base section
     /// for [`XF_PLUS_BASE`].
     fn numeric<T: Elem>(&self, section: u32, base: Option<&[u64]>) -> Result<Vec<T>, LoadError> {
+        self.numeric_ctx(section, base, None)
+    }
+
+    /// [`Decoder::numeric`] for a section that may be context-coded ([`PACK_CONTEXT`]) with the
+    /// event-time model, whose contexts `contexts` gives.
+    fn numeric_ctx<T: Elem>(
+        &self,
+        section: u32,
+        base: Option<&[u64]>,
+        contexts: Option<&crate::ppm::EventTimeContexts<'_>>,
+    ) -> Result<Vec<T>, LoadError> {
         let s = self.need(section)?;
         if s.elem_size != T::SIZE {
             return Err(self.corrupt(
@@ -1045,6 +1107,7 @@ impl<'a> Decoder<'a> {
                 block: usize,
                 decoder: zstd::stream::read::Decoder<'p, &'p [u8]>,
             },
+            Codes(Vec<u64>),
         }
         let plan = match s.packing {
             PACK_BITS => {
@@ -1112,6 +1175,31 @@ impl<'a> Decoder<'a> {
                     decoder,
                 }
             }
+            PACK_CONTEXT if self.version >= VERSION && contexts.is_some() => {
+                let model = payload.first().copied();
+                // A coded value can cost almost nothing: the writer pads the payload to one
+                // byte per PRESIZE_PER_BYTE values, so the count is backed by the payload.
+                if model != Some(crate::ppm::MODEL_EVENT_TIMES)
+                    || n > payload.len().saturating_mul(PRESIZE_PER_BYTE)
+                {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "model {} and at most {PRESIZE_PER_BYTE} values per payload byte in section {section}",
+                            crate::ppm::MODEL_EVENT_TIMES
+                        ),
+                    ));
+                }
+                let Some(contexts) = contexts else {
+                    return Err(self.corrupt(s, "contexts"));
+                };
+                Plan::Codes(crate::ppm::decode(
+                    &payload[1..],
+                    n,
+                    crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+                    |i| contexts.context(i),
+                ))
+            }
             p => {
                 return Err(self.corrupt(
                     s,
@@ -1121,7 +1209,7 @@ impl<'a> Decoder<'a> {
         };
         // Filled group by group with `extend` (no zero-filling pass over fresh memory).
         let presize = match plan {
-            Plan::Bits { .. } => n,
+            Plan::Bits { .. } | Plan::Codes(_) => n,
             Plan::Planes { .. } => n.min(payload.len().saturating_mul(PRESIZE_PER_BYTE)),
         };
         let mut out: Vec<T> = Vec::with_capacity(presize);
@@ -1172,6 +1260,13 @@ impl<'a> Decoder<'a> {
                         dispatch_width!(w, chunk_words, reference, groups, &mut sink;
                             1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
                             33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
+                    }
+                }
+                Plan::Codes(codes) => {
+                    let mut buf = [0u64; GROUP];
+                    for group in codes.chunks(GROUP) {
+                        buf[..group.len()].copy_from_slice(group);
+                        sink(&buf);
                     }
                 }
                 Plan::Planes {
@@ -1575,11 +1670,16 @@ impl<'a> Decoder<'a> {
 /// Loads a version-3 file held in 8-byte-aligned `words` (`len` bytes): the directory,
 /// checksums, metadata, call tree and strings are checked and decoded now; each block column is
 /// decoded on its first use, from these words (the compressed file, kept by the columns).
-fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, LoadError> {
+fn from_msc_words(
+    source: &str,
+    words: Vec<u64>,
+    len: usize,
+    version: u32,
+) -> Result<Trace, LoadError> {
     let Some(bytes) = bytemuck::cast_slice::<u64, u8>(&words).get(..len) else {
         return Err(corrupt(source, 0, "a buffer as long as the file"));
     };
-    let d = Decoder::new(source, bytes, VERSION)?;
+    let d = Decoder::new(source, bytes, version)?;
     let (meta, n, has_event_times) = d.checked_meta()?;
     // What the lazy decoders will meet is checked now, as far as it is without decoding.
     for (section, elem_size) in [
@@ -1615,6 +1715,7 @@ fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, Lo
     meta_out.format = crate::model::TraceFormat::Msc;
     let shared = Arc::new(LazyFile {
         source: source.to_owned(),
+        version,
         words,
         len,
         sections,
@@ -1677,6 +1778,7 @@ fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, Lo
 /// was written so, or forged.
 struct LazyFile {
     source: String,
+    version: u32,
     words: Vec<u64>,
     len: usize,
     sections: Vec<Section>,
@@ -1712,6 +1814,7 @@ impl LazyFile {
             source: &self.source,
             bytes: bytes.get(..self.len).unwrap_or_default(),
             sections: self.sections.clone(),
+            version: self.version,
         }
     }
 
@@ -1818,7 +1921,18 @@ impl LazyFile {
     ) -> Result<(Vec<u64>, Vec<u64>), LoadError> {
         let d = self.decoder();
         if self.has_event_times {
-            let times = d.numeric::<u64>(id::EVENT_TIME, None)?;
+            let times = if d.need(id::EVENT_TIME)?.packing == PACK_CONTEXT {
+                // Contexts: the event order and the blocks' call sites.
+                let order = crate::ppm::event_order(alloc_event, free_event, self.events);
+                let site = self.site()?;
+                let contexts = crate::ppm::EventTimeContexts {
+                    order: &order,
+                    site: &site,
+                };
+                d.numeric_ctx::<u64>(id::EVENT_TIME, None, Some(&contexts))?
+            } else {
+                d.numeric::<u64>(id::EVENT_TIME, None)?
+            };
             let time_of = |e: u64| {
                 usize::try_from(e)
                     .ok()
