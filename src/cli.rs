@@ -133,6 +133,10 @@ pub struct RecordArgs {
 pub struct ConvertArgs {
     pub input: PathBuf,
     pub output: PathBuf,
+    /// Store the block columns uncompressed so that loading maps them in place (about 73 bytes
+    /// per block on disk instead of ~1; for large traces opened again and again).
+    #[arg(long)]
+    pub mappable: bool,
 }
 
 #[derive(Debug, Args)]

@@ -59,11 +59,14 @@ pub struct Column<T> {
 }
 
 /// Where a column's values live.
+#[allow(private_interfaces)]
 pub(crate) enum Values<T> {
     /// A vector of its own.
     Owned(Vec<T>),
     /// A vector shared with other columns (or with the decoder of another column).
     Shared(Arc<Vec<T>>),
+    /// Values stored as they are in memory in a memory-mapped `.msc` file (not copied).
+    Mapped(memscape_map::MappedSlice<T>),
 }
 
 impl<T> Values<T> {
@@ -72,6 +75,7 @@ impl<T> Values<T> {
         match self {
             Values::Owned(v) => v,
             Values::Shared(v) => v,
+            Values::Mapped(v) => v,
         }
     }
 }
@@ -79,10 +83,20 @@ impl<T> Values<T> {
 impl<T> Column<T> {
     /// A column whose values `decode` computes on first use.
     pub(crate) fn lazy(decode: impl Fn() -> Vec<T> + Send + Sync + 'static) -> Self {
+        Self::lazy_values(move || Values::Owned(decode()))
+    }
+
+    /// A column whose values (owned, shared or mapped) `find` gives on first use.
+    pub(crate) fn lazy_values(find: impl Fn() -> Values<T> + Send + Sync + 'static) -> Self {
         Self {
             value: OnceLock::new(),
-            pending: Some(Arc::new(move || Values::Owned(decode()))),
+            pending: Some(Arc::new(find)),
         }
+    }
+
+    /// Whether the values are read from a memory-mapped file rather than held in memory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.value.get(), Some(Values::Mapped(_)))
     }
 
     /// A column holding shared values (cloning the column clones the `Arc`, not the values).
@@ -129,6 +143,7 @@ impl<T: Clone> Values<T> {
         match self {
             Values::Owned(v) => v,
             Values::Shared(v) => Arc::unwrap_or_clone(v),
+            Values::Mapped(v) => v.to_vec(),
         }
     }
 }
@@ -172,8 +187,8 @@ impl<T: Clone> std::ops::DerefMut for Column<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         self.as_slice();
         self.pending = None;
-        if let Some(Values::Shared(v)) = self.value.get() {
-            let owned = Values::Owned(v.as_ref().clone());
+        if let Some(values @ (Values::Shared(_) | Values::Mapped(_))) = self.value.get() {
+            let owned = Values::Owned(values.as_slice().to_vec());
             self.value = OnceLock::from(owned);
         }
         match self.value.get_mut() {
@@ -196,6 +211,10 @@ impl<T: Clone> Clone for Column<T> {
     fn clone(&self) -> Self {
         match (self.value.get(), &self.pending) {
             (Some(Values::Shared(values)), _) => Self::shared(Arc::clone(values)),
+            (Some(Values::Mapped(values)), _) => Self {
+                value: OnceLock::from(Values::Mapped(values.clone())),
+                pending: None,
+            },
             (Some(Values::Owned(values)), _) => values.clone().into(),
             (None, pending) => Self {
                 value: OnceLock::new(),

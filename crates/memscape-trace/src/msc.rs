@@ -67,6 +67,7 @@ use memscape_io::{Location, WarningKind, Warnings};
 use crate::LoadError;
 use crate::model::{
     BlockColumn, BlockColumns, BlockVecs, CallTree, Column, Frame, Strings, Trace, TraceMeta,
+    Values,
 };
 use crate::warn;
 
@@ -432,10 +433,15 @@ fn widen<T: Copy + Into<u64>>(values: &[T]) -> Vec<u64> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MscOptions {
     /// Times are stored rounded down to multiples of 2^`time_resolution_log2` nanoseconds (0:
-    /// exact, the default). Nanosecond clock reads carry ~5 bits of jitter per event that no
-    /// lossless coding removes; 5 (32 ns, about the cost of one clock read) halves the size of
-    /// a recording's times. Event order is kept exactly either way (event indices).
+    /// exact, the default). A recording's nanosecond times are most of its file (the context
+    /// coder spends ~2.6 bits per event on them); 4 (16 ns) takes a third off, 5 half.
+    /// Event order is kept exactly either way (event indices).
     pub time_resolution_log2: u8,
+    /// Block columns stored uncompressed, as they are in memory (packing 0, little-endian,
+    /// 8-byte aligned), so that `read_msc` maps the file and hands the columns to the views
+    /// without decoding or copying them (73 bytes per block on disk instead of ~0.1–1).
+    /// For large traces loaded again and again; not the default.
+    pub mappable: bool,
 }
 
 /// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
@@ -453,10 +459,12 @@ pub fn to_msc_bytes_with(
     let b = &trace.blocks;
     // A trace loaded from `.msc` decodes its columns on first use: all at once, in parallel.
     b.prefetch(&BlockColumn::ALL);
-    let t = &trace.call_tree;
     let shift = options.time_resolution_log2;
     if shift >= 64 {
         return Err(std::io::Error::other("time resolution of at most 2^63 ns"));
+    }
+    if options.mappable {
+        return mappable_bytes(trace, shift, progress);
     }
     let event_times = event_times(trace);
     let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
@@ -542,59 +550,13 @@ pub fn to_msc_bytes_with(
             ]),
         }),
         Box::new(|| {
-            let mut string_bytes = Vec::new();
-            let mut string_ends = Vec::with_capacity(trace.strings.len());
-            for s in trace.strings.iter() {
-                string_bytes.extend_from_slice(s.as_bytes());
-                string_ends.push(string_bytes.len() as u64);
-            }
-            let frames = &t.frames;
-            let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
-            Ok(vec![
+            let mut sections = vec![
                 encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
                 encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
                 encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
-                encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
-                encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
-                encode_best(
-                    id::TREE_FUNCTION,
-                    4,
-                    &column(|f| f.function.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_FILE,
-                    4,
-                    &column(|f| f.file.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_LINE,
-                    4,
-                    &column(|f| f.line.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_MODULE,
-                    4,
-                    &column(|f| f.module.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_MODULE_OFFSET,
-                    8,
-                    &column(|f| f.module_offset),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_bytes(id::STRING_BYTES, &string_bytes)?,
-                encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
-                encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
-            ])
+            ];
+            sections.extend(tree_and_strings(trace)?);
+            Ok(sections)
         }),
     ];
     let total = jobs.len() as f32;
@@ -614,6 +576,13 @@ pub fn to_msc_bytes_with(
     for r in results {
         sections.extend(r?);
     }
+    sections.push(meta_section(trace)?);
+    progress(1.0);
+    Ok(lay_out(&sections))
+}
+
+/// The metadata section (JSON of the trace meta and the warning summary).
+fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
     let meta = MscMeta {
         meta: trace.meta.clone(),
         warnings: trace
@@ -632,7 +601,102 @@ pub fn to_msc_bytes_with(
             .collect(),
     };
     let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
-    sections.push(encode_bytes(id::META, &json)?);
+    encode_bytes(id::META, &json)
+}
+
+/// The call tree, strings and thread names.
+fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
+    let t = &trace.call_tree;
+    let mut string_bytes = Vec::new();
+    let mut string_ends = Vec::with_capacity(trace.strings.len());
+    for s in trace.strings.iter() {
+        string_bytes.extend_from_slice(s.as_bytes());
+        string_ends.push(string_bytes.len() as u64);
+    }
+    let frames = &t.frames;
+    let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
+    Ok(vec![
+        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
+        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
+        encode_best(
+            id::TREE_FUNCTION,
+            4,
+            &column(|f| f.function.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_FILE,
+            4,
+            &column(|f| f.file.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_LINE,
+            4,
+            &column(|f| f.line.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_MODULE,
+            4,
+            &column(|f| f.module.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_MODULE_OFFSET,
+            8,
+            &column(|f| f.module_offset),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_bytes(id::STRING_BYTES, &string_bytes)?,
+        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
+        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+    ])
+}
+
+/// A raw (packing 0) block section: the values as they are in memory, little-endian.
+fn raw_section<T: bytemuck::Pod>(id: u32, values: &[T]) -> Encoded {
+    Encoded {
+        id,
+        elem_size: std::mem::size_of::<T>() as u8,
+        transform: XF_NONE,
+        packing: PACK_RAW,
+        shift: 0,
+        count: values.len() as u64,
+        payload: bytemuck::cast_slice(values).to_vec(),
+    }
+}
+
+/// [`MscOptions::mappable`]: every block column raw (times per block, rounded down to 2^`shift`
+/// ns, not per event), the rest as usual.
+fn mappable_bytes(
+    trace: &Trace,
+    shift: u8,
+    progress: &mut dyn FnMut(f32),
+) -> std::io::Result<Vec<u8>> {
+    let b = &trace.blocks;
+    let rounded = |t: &[u64]| -> Vec<u64> { t.iter().map(|&v| v >> shift << shift).collect() };
+    let mut sections = vec![
+        raw_section(id::ADDRESS, &b.address),
+        raw_section(id::SIZE, &b.size),
+        raw_section(id::REQUESTED, &b.requested_size),
+        raw_section(id::USABLE, &b.usable_size),
+        raw_section(id::ALLOC_TIME, &rounded(&b.alloc_time_ns)),
+        raw_section(id::FREE_TIME, &rounded(&b.free_time_ns)),
+        raw_section(id::ALLOC_EVENT, &b.alloc_event),
+        raw_section(id::FREE_EVENT, &b.free_event),
+        raw_section(id::THREAD, &b.thread),
+        raw_section(id::SITE, &b.site),
+        raw_section(id::FLAGS, &b.flags),
+    ];
+    progress(0.5);
+    sections.extend(tree_and_strings(trace)?);
+    sections.push(meta_section(trace)?);
     progress(1.0);
     Ok(lay_out(&sections))
 }
@@ -669,6 +733,13 @@ pub fn reseal_checksums(bytes: &mut [u8]) {
     }
 }
 
+/// Whether a section is a raw block column, meant to be memory-mapped: such sections carry no
+/// checksum (0), because checking one would read the whole column at load, which mapping is
+/// there to avoid; what the views rely on is checked on first use instead.
+fn is_mappable(id: u32, packing: u8) -> bool {
+    packing == PACK_RAW && (id::ADDRESS..=id::FLAGS).contains(&id)
+}
+
 /// Checksum of a section's payload (version 3): corruption is found when the file is loaded,
 /// not when a column decoded on first use is read. Not cryptographic; about one multiply per
 /// 8 bytes.
@@ -703,7 +774,12 @@ fn lay_out(sections: &[Encoded]) -> Vec<u8> {
         out.extend_from_slice(&s.count.to_le_bytes());
         out.extend_from_slice(&(offset as u64).to_le_bytes());
         out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&checksum(&s.payload).to_le_bytes());
+        let sum = if is_mappable(s.id, s.packing) {
+            0
+        } else {
+            checksum(&s.payload)
+        };
+        out.extend_from_slice(&sum.to_le_bytes());
         offset = (offset + s.payload.len()).next_multiple_of(8);
     }
     for s in sections {
@@ -745,6 +821,20 @@ pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
     let len = file.metadata().map_err(io_err)?.len();
     let len = usize::try_from(len)
         .map_err(|_| io_err(std::io::Error::other("file larger than the address space")))?;
+    // Files with raw block columns are mapped, not read: their columns are used in place.
+    let mut head = vec![0u8; len.min(HEADER + DIR_ENTRY * MAX_SECTIONS as usize)];
+    file.read_exact(&mut head).map_err(io_err)?;
+    if wants_mapping(&head) {
+        match memscape_map::Mapping::new(&file) {
+            Ok(map) if map.len() == len => {
+                let version = read_u32(&head, 8).unwrap_or(VERSION);
+                return from_msc_storage(&name, Storage::Mapped(map), version);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{name}: not mapped ({e}); reading it instead"),
+        }
+    }
+    std::io::Seek::rewind(&mut file).map_err(io_err)?;
     let mut words = vec![0u64; len.div_ceil(8)];
     let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
     file.read_exact(&mut buf[..len]).map_err(io_err)?;
@@ -990,7 +1080,7 @@ impl<'a> Decoder<'a> {
             if sections.iter().any(|s| s.id == id) {
                 return Err(corrupt(source, at, format!("section {id} only once")));
             }
-            if version != VERSION_V2 {
+            if version != VERSION_V2 && !is_mappable(id, packing) {
                 let Some(sum) = read_u64(bytes, at + 32) else {
                     return Err(corrupt(source, at, "a complete section directory entry"));
                 };
@@ -1108,8 +1198,23 @@ impl<'a> Decoder<'a> {
                 decoder: zstd::stream::read::Decoder<'p, &'p [u8]>,
             },
             Codes(Vec<u64>),
+            /// Little-endian elements of `T::SIZE` bytes (mappable block columns).
+            Raw(&'p [u8]),
         }
         let plan = match s.packing {
+            PACK_RAW => {
+                if n.checked_mul(usize::from(T::SIZE)) != Some(payload.len()) {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "{n} raw {}-byte values in section {section}, found {} bytes",
+                            T::SIZE,
+                            payload.len()
+                        ),
+                    ));
+                }
+                Plan::Raw(payload)
+            }
             PACK_BITS => {
                 let words: &[u64] = bytemuck::try_cast_slice(payload).map_err(|_| {
                     self.corrupt(s, format!("section {section} of whole u64 words"))
@@ -1209,7 +1314,7 @@ impl<'a> Decoder<'a> {
         };
         // Filled group by group with `extend` (no zero-filling pass over fresh memory).
         let presize = match plan {
-            Plan::Bits { .. } | Plan::Codes(_) => n,
+            Plan::Bits { .. } | Plan::Codes(_) | Plan::Raw(_) => n,
             Plan::Planes { .. } => n.min(payload.len().saturating_mul(PRESIZE_PER_BYTE)),
         };
         let mut out: Vec<T> = Vec::with_capacity(presize);
@@ -1266,6 +1371,18 @@ impl<'a> Decoder<'a> {
                     let mut buf = [0u64; GROUP];
                     for group in codes.chunks(GROUP) {
                         buf[..group.len()].copy_from_slice(group);
+                        sink(&buf);
+                    }
+                }
+                Plan::Raw(bytes) => {
+                    let size = usize::from(T::SIZE);
+                    let mut buf = [0u64; GROUP];
+                    for group in bytes.chunks(GROUP * size) {
+                        for (b, e) in buf.iter_mut().zip(group.chunks_exact(size)) {
+                            let mut le = [0u8; 8];
+                            le[..size].copy_from_slice(e);
+                            *b = u64::from_le_bytes(le);
+                        }
                         sink(&buf);
                     }
                 }
@@ -1676,9 +1793,49 @@ fn from_msc_words(
     len: usize,
     version: u32,
 ) -> Result<Trace, LoadError> {
-    let Some(bytes) = bytemuck::cast_slice::<u64, u8>(&words).get(..len) else {
-        return Err(corrupt(source, 0, "a buffer as long as the file"));
-    };
+    from_msc_storage(source, Storage::Words(words, len), version)
+}
+
+/// Where a lazily loaded file's bytes are.
+enum Storage {
+    /// Read into 8-byte-aligned words (`len` bytes of them are the file).
+    Words(Vec<u64>, usize),
+    /// Memory-mapped (files with raw block columns, [`MscOptions::mappable`]).
+    Mapped(Arc<memscape_map::Mapping>),
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Words(words, len) => bytemuck::cast_slice::<u64, u8>(words)
+                .get(..*len)
+                .unwrap_or_default(),
+            Storage::Mapped(map) => map.bytes(),
+        }
+    }
+}
+
+/// Whether the start of a file (its header and directory) says that it has raw block columns
+/// to map: a version-3/4 file with a block section of packing 0.
+fn wants_mapping(head: &[u8]) -> bool {
+    if head.len() < HEADER
+        || &head[..8] != MAGIC
+        || !matches!(read_u32(head, 8), Some(VERSION | VERSION_V3))
+    {
+        return false;
+    }
+    let n = read_u32(head, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
+    (0..n).any(|i| {
+        let at = HEADER + DIR_ENTRY * i;
+        matches!(
+            (read_u32(head, at), head.get(at + 6)),
+            (Some(id), Some(&packing)) if is_mappable(id, packing)
+        )
+    })
+}
+
+fn from_msc_storage(source: &str, storage: Storage, version: u32) -> Result<Trace, LoadError> {
+    let bytes = storage.bytes();
     let d = Decoder::new(source, bytes, version)?;
     let (meta, n, has_event_times) = d.checked_meta()?;
     // What the lazy decoders will meet is checked now, as far as it is without decoding.
@@ -1695,12 +1852,24 @@ fn from_msc_words(
     ] {
         let s = d.need(section)?;
         if s.elem_size != elem_size
-            || !matches!(s.packing, PACK_BITS | PACK_PLANES)
+            || !matches!(s.packing, PACK_BITS | PACK_PLANES | PACK_RAW)
             || s.transform > XF_PLUS_BASE
         {
             return Err(d.corrupt(
                 s,
                 format!("section {section} with {elem_size}-byte elements, a known packing and transform"),
+            ));
+        }
+    }
+    // Raw block columns (all of them, times included) hold exactly their values.
+    for s in d.sections.iter().filter(|s| is_mappable(s.id, s.packing)) {
+        if s.count.checked_mul(u64::from(s.elem_size)) != Some(s.len as u64) || s.shift != 0 {
+            return Err(d.corrupt(
+                s,
+                format!(
+                    "{} raw values of {} bytes in section {}, unshifted",
+                    s.count, s.elem_size, s.id
+                ),
             ));
         }
     }
@@ -1716,8 +1885,7 @@ fn from_msc_words(
     let shared = Arc::new(LazyFile {
         source: source.to_owned(),
         version,
-        words,
-        len,
+        storage,
         sections,
         blocks,
         events: meta_out.events,
@@ -1726,40 +1894,98 @@ fn from_msc_words(
         thread_count: threads.len().max(1),
         groups: Default::default(),
     });
-    fn lazy<T: Copy + Default + Send + Sync + 'static>(
+    /// A column decoded on first use, or, where the file is mapped and the column raw, borrowed
+    /// from the mapping once `check` has found it usable as it is (`check` returns the
+    /// repaired values of a column that is not: only a forged file has one).
+    fn lazy<T: bytemuck::Pod + Default + Send + Sync + 'static>(
         shared: &Arc<LazyFile>,
         name: &'static str,
+        section: u32,
+        check: fn(&LazyFile, &[T]) -> Option<Vec<T>>,
         decode: fn(&LazyFile) -> Result<Vec<T>, LoadError>,
     ) -> Column<T> {
         let shared = Arc::clone(shared);
-        Column::lazy(move || match decode(&shared) {
-            Ok(values) => values,
-            Err(e) => {
-                // Only a forged file gets here (its checksums matched): zeros keep every
-                // invariant the views rely on.
-                tracing::warn!("{e}; the {name} column reads as zeros");
-                vec![T::default(); shared.blocks]
+        Column::lazy_values(move || {
+            if let Some(mapped) = shared.mapped::<T>(section) {
+                return match check(&shared, &mapped) {
+                    None => Values::Mapped(mapped),
+                    Some(repaired) => {
+                        tracing::warn!(
+                            "{}: the {name} column breaks what the views rely on; repaired",
+                            shared.source
+                        );
+                        Values::Owned(repaired)
+                    }
+                };
             }
+            Values::Owned(match decode(&shared) {
+                Ok(values) => values,
+                Err(e) => {
+                    // Only a forged file gets here (its checksums matched): zeros keep every
+                    // invariant the views rely on.
+                    tracing::warn!("{e}; the {name} column reads as zeros");
+                    vec![T::default(); shared.blocks]
+                }
+            })
         })
     }
+    fn any<T>(_: &LazyFile, _: &[T]) -> Option<Vec<T>> {
+        None
+    }
     let blocks = BlockColumns {
-        address: lazy(&shared, "address", |f| {
+        address: lazy(&shared, "address", id::ADDRESS, any, |f| {
             f.decoder().numeric(id::ADDRESS, None)
         }),
-        size: lazy(&shared, "size", |f| f.grouped(SIZES, id::SIZE)),
-        requested_size: lazy(&shared, "requested size", |f| {
+        size: lazy(&shared, "size", id::SIZE, any, |f| {
+            f.grouped(SIZES, id::SIZE)
+        }),
+        requested_size: lazy(&shared, "requested size", id::REQUESTED, any, |f| {
             f.grouped(SIZES, id::REQUESTED)
         }),
-        usable_size: lazy(&shared, "usable size", |f| f.grouped(SIZES, id::USABLE)),
-        alloc_time_ns: lazy(&shared, "alloc time", |f| f.grouped(TIMES, id::ALLOC_TIME)),
-        free_time_ns: lazy(&shared, "free time", |f| f.grouped(TIMES, id::FREE_TIME)),
-        alloc_event: lazy(&shared, "alloc event", |f| {
-            f.grouped(EVENTS, id::ALLOC_EVENT)
+        usable_size: lazy(&shared, "usable size", id::USABLE, any, |f| {
+            f.grouped(SIZES, id::USABLE)
         }),
-        free_event: lazy(&shared, "free event", |f| f.grouped(EVENTS, id::FREE_EVENT)),
-        thread: lazy(&shared, "thread", LazyFile::thread),
-        site: lazy(&shared, "site", LazyFile::site),
-        flags: lazy(&shared, "flags", |f| f.decoder().numeric(id::FLAGS, None)),
+        alloc_time_ns: lazy(&shared, "alloc time", id::ALLOC_TIME, any, |f| {
+            f.grouped(TIMES, id::ALLOC_TIME)
+        }),
+        free_time_ns: lazy(
+            &shared,
+            "free time",
+            id::FREE_TIME,
+            LazyFile::check_free_times,
+            |f| f.grouped(TIMES, id::FREE_TIME),
+        ),
+        alloc_event: lazy(
+            &shared,
+            "alloc event",
+            id::ALLOC_EVENT,
+            LazyFile::check_alloc_events,
+            |f| f.grouped(EVENTS, id::ALLOC_EVENT),
+        ),
+        free_event: lazy(
+            &shared,
+            "free event",
+            id::FREE_EVENT,
+            LazyFile::check_free_events,
+            |f| f.grouped(EVENTS, id::FREE_EVENT),
+        ),
+        thread: lazy(
+            &shared,
+            "thread",
+            id::THREAD,
+            |f, t| below(t, f.thread_count as u64),
+            LazyFile::thread,
+        ),
+        site: lazy(
+            &shared,
+            "site",
+            id::SITE,
+            |f, s| below(s, f.nodes as u64),
+            LazyFile::site,
+        ),
+        flags: lazy(&shared, "flags", id::FLAGS, any, |f| {
+            f.decoder().numeric(id::FLAGS, None)
+        }),
     };
     Ok(Trace {
         meta: meta_out,
@@ -1779,8 +2005,7 @@ fn from_msc_words(
 struct LazyFile {
     source: String,
     version: u32,
-    words: Vec<u64>,
-    len: usize,
+    storage: Storage,
     sections: Vec<Section>,
     blocks: usize,
     events: u64,
@@ -1809,13 +2034,85 @@ struct Group {
 
 impl LazyFile {
     fn decoder(&self) -> Decoder<'_> {
-        let bytes: &[u8] = bytemuck::cast_slice(&self.words);
         Decoder {
             source: &self.source,
-            bytes: bytes.get(..self.len).unwrap_or_default(),
+            bytes: self.storage.bytes(),
             sections: self.sections.clone(),
             version: self.version,
         }
+    }
+
+    /// The values of a raw block section of a mapped file, borrowed from the mapping; `None`
+    /// when the file is not mapped or the section is not raw.
+    fn mapped<T: bytemuck::Pod>(&self, section: u32) -> Option<memscape_map::MappedSlice<T>> {
+        let Storage::Mapped(map) = &self.storage else {
+            return None;
+        };
+        let s = self.sections.iter().find(|s| s.id == section)?;
+        if !is_mappable(s.id, s.packing)
+            || s.transform != XF_NONE
+            || s.shift != 0
+            || usize::from(s.elem_size) != std::mem::size_of::<T>()
+            || s.count != self.blocks as u64
+        {
+            return None;
+        }
+        memscape_map::MappedSlice::new(Arc::clone(map), s.offset, self.blocks)
+    }
+
+    /// Alloc events of a block at most the event count.
+    fn check_alloc_events(&self, alloc: &[u64]) -> Option<Vec<u64>> {
+        let events = self.events;
+        let bad = alloc.iter().fold(false, |bad, &a| bad | (a > events));
+        bad.then(|| alloc.iter().map(|&a| a.min(events)).collect())
+    }
+
+    /// Free events between the block's alloc event and the event count.
+    fn check_free_events(&self, free: &[u64]) -> Option<Vec<u64>> {
+        let events = self.events;
+        let decoded;
+        let mapped = self.mapped::<u64>(id::ALLOC_EVENT);
+        let alloc: &[u64] = match &mapped {
+            Some(m) => m,
+            None => {
+                decoded = self.grouped(EVENTS, id::ALLOC_EVENT).unwrap_or_default();
+                &decoded
+            }
+        };
+        let bad = alloc.len() != free.len()
+            || free.iter().zip(alloc).fold(false, |bad, (&f, &a)| {
+                bad | (f > events) | (f < a.min(events))
+            });
+        bad.then(|| {
+            free.iter()
+                .enumerate()
+                .map(|(i, &f)| f.clamp(alloc.get(i).map_or(0, |&a| a.min(events)), events))
+                .collect()
+        })
+    }
+
+    /// Free times not before the block's alloc time.
+    fn check_free_times(&self, free: &[u64]) -> Option<Vec<u64>> {
+        let decoded;
+        let mapped = self.mapped::<u64>(id::ALLOC_TIME);
+        let alloc: &[u64] = match &mapped {
+            Some(m) => m,
+            None => {
+                decoded = self.grouped(TIMES, id::ALLOC_TIME).unwrap_or_default();
+                &decoded
+            }
+        };
+        let bad = alloc.len() != free.len()
+            || free
+                .iter()
+                .zip(alloc)
+                .fold(false, |bad, (&f, &a)| bad | (f < a));
+        bad.then(|| {
+            free.iter()
+                .enumerate()
+                .map(|(i, &f)| f.max(alloc.get(i).copied().unwrap_or(0)))
+                .collect()
+        })
     }
 
     /// The values of `section` of a group: kept from an earlier decoding of the group, or
@@ -1977,6 +2274,20 @@ impl LazyFile {
         }
         Ok(site)
     }
+}
+
+/// `None` when every value is below `limit`; else the values with those at or above it set to
+/// 0 (the "none" thread or call site).
+fn below<T: Copy + Into<u64> + Default>(values: &[T], limit: u64) -> Option<Vec<T>> {
+    let bad = values
+        .iter()
+        .fold(false, |bad, &v| bad | (v.into() >= limit));
+    bad.then(|| {
+        values
+            .iter()
+            .map(|&v| if v.into() < limit { v } else { T::default() })
+            .collect()
+    })
 }
 
 /// The result of a decoding thread (a panic, which would be a bug, becomes an error).

@@ -110,6 +110,7 @@ fn context_coded_event_times_round_trip() {
         &t,
         &MscOptions {
             time_resolution_log2: 5,
+            ..Default::default()
         },
         &mut |_| {},
     )
@@ -238,6 +239,7 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
     assert_same(&from_msc_bytes("exact.msc", &exact_bytes).unwrap(), &exact);
     let options = MscOptions {
         time_resolution_log2: 5,
+        ..Default::default()
     };
     let coarse_bytes = to_msc_bytes_with(&exact, &options, &mut |_| {}).unwrap();
     assert!(coarse_bytes.len() < exact_bytes.len());
@@ -256,6 +258,7 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
     // A shift this large is refused by the writer.
     let too_coarse = MscOptions {
         time_resolution_log2: 64,
+        ..Default::default()
     };
     assert!(to_msc_bytes_with(&exact, &too_coarse, &mut |_| {}).is_err());
 }
