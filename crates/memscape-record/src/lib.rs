@@ -270,6 +270,7 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             &output,
             &memscape_trace::msc::MscOptions {
                 time_resolution_log2: options.time_resolution_log2,
+                ..Default::default()
             },
         )?;
         let report = ProcessReport {
