@@ -1,19 +1,21 @@
-//! memscape's native trace format (`.msc`), version 3: columnar, each column encoded for fast
-//! decoding *and* small size, so that decoding is a few bit operations per value, and block
-//! columns decoded on first use (the load checks and keeps the file; see [`Column`]).
+//! memscape's native trace format (`.msc`), version 4: columnar, each column encoded for fast
+//! decoding *and* small size, block columns decoded on first use (the load checks and keeps
+//! the file; see [`Column`]) — or, in a *mappable* file ([`MscOptions::mappable`]), stored
+//! raw and used in place from a memory mapping.
 //!
 //! Layout (all integers little-endian):
 //!
 //! | offset | size | content |
 //! |---|---|---|
 //! | 0 | 8 | magic `MEMSCAPE` |
-//! | 8 | 4 | format version (3; versions 1 and 2 are still read) |
+//! | 8 | 4 | format version (4; versions 1, 2 and 3 are still read) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
-//! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`) |
+//! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`; 0 and not checked for raw block sections) |
 //! | … | … | payloads, each starting 8-byte aligned |
 //!
 //! Version 2 has 32-byte entries: no checksum, and 0 where the shift is. A shift `s` means the
 //! decoded values are shifted left by `s` (times stored rounded to 2^s ns, [`MscOptions`]).
+//! Version 3 is version 4 without packing 4.
 //!
 //! A value of a numeric section is decoded in two steps: *packing* gives a stream of u64
 //! "codes", *transform* turns codes into values.
@@ -22,10 +24,11 @@
 //!
 //! | id | name | payload |
 //! |---|---|---|
-//! | 0 | raw | the elements, little-endian (byte sections) |
+//! | 0 | raw | the elements, little-endian: byte sections, and the block columns of a mappable file (sections 1–11, transform none, no shift, exactly `count · element size` bytes; no checksum: what the views rely on is checked on first use) |
 //! | 1 | bit-packed | chunks of 1024 codes: `C` chunk references (u64 each), then `C` chunk bit widths (u8 each, padded to whole u64 words), then per chunk, per group of 64 codes (the last one padded with zeros), `width` u64 words holding the 64 codes minus the chunk reference, LSB first. A chunk whose codes are all equal has width 0 and no data words. |
 //! | 2 | byte planes + zstd | one byte `k` (1–8), one byte `b` (6–20), then one zstd frame of `k · count` bytes: per block of 2^b codes (the last one shorter), byte plane 0 (the low byte of every code of the block), plane 1, …, plane `k − 1` |
 //! | 3 | zstd | one zstd frame of the little-endian elements (byte sections) |
+//! | 4 | context-coded (version 4) | one byte: the context model (1: event times, `crate::ppm::EventTimeContexts`), then a range-coded stream of the codes (`crate::ppm`), padded with zeros to at least one byte per 256 codes |
 //!
 //! Transforms:
 //!
@@ -48,15 +51,20 @@
 //! per width), at several bytes of output per nanosecond, without any entropy decoder; byte
 //! planes + zstd are used only where they are much smaller (values that repeat, such as sizes
 //! and addresses). Storing one time per event instead of alloc and free times per block turns
-//! nanosecond lifetimes (2–4 bytes each) into small deltas between consecutive events.
+//! nanosecond lifetimes (2–4 bytes each) into small deltas between consecutive events, and the
+//! context model codes those in ~2.6 bits each on a recording (byte planes + zstd: 4.1), by
+//! learning the step from one event to the next per call site and kinds of events. It is used
+//! where it is smaller; it decodes at ~25 ns per value, after the event and site columns it
+//! takes its contexts from.
 //!
 //! A reader checks every offset and length against the file, every bit width and every base,
 //! and sizes no allocation from a count the payload cannot back: a bit-packed chunk of 1024
 //! values costs at least 9 payload bytes; zstd-coded sections are pre-sized for at most 256
 //! elements per payload byte and grow only as their frame really decodes (at most
 //! `memscape_io::DEFAULT_MAX_DECOMPRESSED` bytes, the limit on compressed text inputs too), so a
-//! forged directory gives an error, not a huge allocation. Block columns are
-//! decoded on parallel threads (`std::thread::scope`).
+//! forged directory gives an error, not a huge allocation; a context-coded section backs its
+//! count by its padding. `BlockColumns::prefetch` decodes several block columns on parallel
+//! threads.
 
 use std::io::Read;
 use std::path::Path;
