@@ -120,6 +120,10 @@ pub struct RecordArgs {
     /// Record no call stacks (fastest).
     #[arg(long)]
     pub no_stacks: bool,
+    /// Event times rounded down to this resolution (a power of two ns: `exact`, `1ns`, `16ns`,
+    /// `1us` = 512 ns…); coarser times make smaller files.
+    #[arg(long, default_value = "16ns", value_parser = memscape_record::parse_time_resolution)]
+    pub time_resolution: u8,
     /// The program and its arguments, after `--`.
     #[arg(trailing_var_arg = true, required = true, value_name = "PROG ARGS")]
     pub command: Vec<String>,
@@ -129,6 +133,10 @@ pub struct RecordArgs {
 pub struct ConvertArgs {
     pub input: PathBuf,
     pub output: PathBuf,
+    /// Store the block columns uncompressed so that loading maps them in place (about 73 bytes
+    /// per block on disk instead of ~1; for large traces opened again and again).
+    #[arg(long)]
+    pub mappable: bool,
 }
 
 #[derive(Debug, Args)]

@@ -31,10 +31,11 @@ for tool in heaptrack sqlite3 /usr/bin/time bc; do
     command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y heaptrack sqlite3 time bc)" >&2; exit 1; }
 done
 
-echo "== building the shim (release) and the record example in $CARGO_TARGET_DIR"
-(cd "$root" && cargo build --release -q -p memscape-recorder && cargo build -q -p memscape-record --example record)
+echo "== building the shim (release) and the record and convert examples in $CARGO_TARGET_DIR"
+(cd "$root" && cargo build --release -q -p memscape-recorder && cargo build -q -p memscape-record --example record --example convert)
 shim="$CARGO_TARGET_DIR/release/libmemscape_recorder.so"
 record="$CARGO_TARGET_DIR/debug/examples/record"
+convert="$CARGO_TARGET_DIR/debug/examples/convert"
 
 {
     echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
@@ -92,6 +93,12 @@ for mode in $modes; do
         "shim / heaptrack:   wall $(ratio "$shim_w" "$ht_w")  wall overhead $(ratio "$(echo "$shim_w - $plain" | bc -l)" "$(echo "$ht_w - $plain" | bc -l)")  cpu $(ratio "$shim_c" "$ht_c")  cpu overhead $(ratio "$(echo "$shim_c - $plain_c" | bc -l)" "$(echo "$ht_c - $plain_c" | bc -l)")")
 done
 msr_bytes=$(du -cb "$work"/msr/*.msr | tail -1 | cut -f1)
+# The last shim recording converted at several time resolutions (same events, same file).
+sizes=()
+for r in exact 8ns 16ns 32ns 64ns 1us; do
+    "$convert" "$(ls "$work"/msr/*.msr | head -1)" "$work/res.msc" --time-resolution "$r" > /dev/null
+    sizes+=("$r $(stat -c %s "$work/res.msc")")
+done
 ht_file=$(ls "$work"/ht.raw* | head -1)
 ht_bytes=$(stat -c %s "$ht_file")
 echo "== memscape record (recording + conversion to .msc + symbolization), normal scheduling"
@@ -107,4 +114,9 @@ echo "memscape record (+ .msc):  wall ${rec_w} s  cpu ${rec_c} s (one run, norma
 echo "raw .msr bytes:            $msr_bytes"
 echo ".msc bytes:                $msc_bytes"
 echo "heaptrack $(basename "$ht_file") bytes: $ht_bytes"
-echo "size ratio .msc/heaptrack: $(ratio "$msc_bytes" "$ht_bytes")"
+echo "size ratio .msc/heaptrack: $(ratio "$msc_bytes" "$ht_bytes") (memscape record's default time resolution)"
+echo "one shim recording converted at each time resolution (bytes, ratio to heaptrack's):"
+for s in "${sizes[@]}"; do
+    read -r r b <<< "$s"
+    printf '  %-6s %10d  %s\n' "$r" "$b" "$(ratio "$b" "$ht_bytes")"
+done

@@ -20,14 +20,22 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
 pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
     let mut last_shown = -1i32;
     let show = std::io::stderr().is_terminal();
-    let report =
-        memscape_trace::info::convert(&args.input, &args.output, move |stage, fraction| {
+    let options = memscape_trace::msc::MscOptions {
+        mappable: args.mappable,
+        ..Default::default()
+    };
+    let report = memscape_trace::info::convert_with(
+        &args.input,
+        &args.output,
+        &options,
+        move |stage, fraction| {
             let percent = (fraction * 100.0) as i32;
             if show && percent / 5 != last_shown / 5 {
                 last_shown = percent;
                 eprint!("\r{stage:?}: {percent:3}%");
             }
-        })?;
+        },
+    )?;
     if show {
         eprintln!();
     }

@@ -82,6 +82,7 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         program: program.clone(),
         args: rest.to_vec(),
         shim: None,
+        time_resolution_log2: args.time_resolution,
     })?;
     eprintln!(
         "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}",

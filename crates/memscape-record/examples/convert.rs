@@ -1,5 +1,6 @@
-//! `convert IN.msr OUT.msc`: converts one recorder file (what the shim writes) into `.msc`
-//! without symbolizing, e.g. to compare `.msc` encodings on the same recording.
+//! `convert IN.msr OUT.msc [--time-resolution R]`: converts one recorder file (what the shim
+//! writes) into `.msc` without symbolizing, e.g. to compare `.msc` encodings or time
+//! resolutions on the same recording (default: exact times).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -7,8 +8,21 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(input), Some(output)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: convert IN.msr OUT.msc");
+        eprintln!("usage: convert IN.msr OUT.msc [--time-resolution R]");
         return ExitCode::FAILURE;
+    };
+    let time_resolution_log2 = match args
+        .iter()
+        .position(|a| a == "--time-resolution")
+        .and_then(|i| args.get(i + 1))
+        .map(|r| memscape_record::parse_time_resolution(r))
+    {
+        None => 0,
+        Some(Ok(k)) => k,
+        Some(Err(e)) => {
+            eprintln!("convert: {e}");
+            return ExitCode::FAILURE;
+        }
     };
     let raw = match memscape_record::read_raw(Path::new(input)) {
         Ok(r) => r,
@@ -18,7 +32,11 @@ fn main() -> ExitCode {
         }
     };
     let trace = memscape_record::convert_raw(input, &raw);
-    if let Err(e) = memscape_trace::write_msc(&trace, Path::new(output)) {
+    let options = memscape_trace::msc::MscOptions {
+        time_resolution_log2,
+        ..Default::default()
+    };
+    if let Err(e) = memscape_trace::msc::write_msc_with(&trace, Path::new(output), &options) {
         eprintln!("{e}");
         return ExitCode::FAILURE;
     }

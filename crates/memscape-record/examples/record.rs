@@ -1,16 +1,17 @@
-//! `record -o OUT.msc [--stack-depth N] [--no-stacks] -- PROG ARGS…`: what `memscape record`
+//! `record -o OUT.msc [--stack-depth N] [--no-stacks] [--time-resolution R] -- PROG ARGS…`: what `memscape record`
 //! does, for benchmarks and trying the recorder without the GUI binary. Prints the report as
 //! JSON and exits with the program's status.
 
 use std::path::PathBuf;
 
-use memscape_record::{RecordOptions, record};
+use memscape_record::{DEFAULT_TIME_RESOLUTION_LOG2, RecordOptions, parse_time_resolution, record};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut output = PathBuf::from("memscape-record.msc");
     let mut stack_depth = 64;
     let mut no_stacks = false;
+    let mut time_resolution_log2 = DEFAULT_TIME_RESOLUTION_LOG2;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -22,6 +23,14 @@ fn main() {
                     .unwrap_or(stack_depth)
             }
             "--no-stacks" => no_stacks = true,
+            "--time-resolution" => match args.next().map(|r| parse_time_resolution(&r)) {
+                Some(Ok(k)) => time_resolution_log2 = k,
+                Some(Err(e)) => {
+                    eprintln!("record: {e}");
+                    std::process::exit(2);
+                }
+                None => {}
+            },
             "--" => {
                 rest.extend(args.by_ref());
             }
@@ -29,7 +38,9 @@ fn main() {
         }
     }
     let Some(program) = rest.first().cloned() else {
-        eprintln!("usage: record [-o OUT.msc] [--stack-depth N] [--no-stacks] -- PROG ARGS...");
+        eprintln!(
+            "usage: record [-o OUT.msc] [--stack-depth N] [--no-stacks] [--time-resolution R] -- PROG ARGS..."
+        );
         std::process::exit(2);
     };
     let options = RecordOptions {
@@ -39,6 +50,7 @@ fn main() {
         program,
         args: rest[1..].to_vec(),
         shim: None,
+        time_resolution_log2,
     };
     match record(&options) {
         Ok(report) => {

@@ -121,6 +121,8 @@ fn record_program(program: &Path, args: &[&str], dir: &Path) -> RecordReport {
         program: program.display().to_string(),
         args: args.iter().map(|s| (*s).to_owned()).collect(),
         shim: Some(shim()),
+        // Exact times: the clock test compares them with the program's own clock reads.
+        time_resolution_log2: 0,
     })
     .unwrap()
 }
@@ -347,6 +349,7 @@ fn exit_status_passes_through() {
         program: "sh".to_owned(),
         args: vec!["-c".to_owned(), "exit 7".to_owned()],
         shim: Some(shim()),
+        time_resolution_log2: memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
     })
     .unwrap();
     assert_eq!(report.exit_status, 7);
@@ -461,4 +464,39 @@ fn recorded_times_are_the_programs_monotonic_clock_in_both_modes() {
             );
         }
     }
+}
+
+/// `time_resolution_log2`: every event time of the `.msc` is a multiple of 2^k ns, and the
+/// counts and event order are those of the exact recording of the same program.
+#[test]
+fn time_resolution_rounds_recorded_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("single.c", dir.path());
+    let run = |k: u8| {
+        let report = record(&RecordOptions {
+            output: dir.path().join(format!("t{k}.msc")),
+            stack_depth: 16,
+            no_stacks: false,
+            program: program.display().to_string(),
+            args: Vec::new(),
+            shim: Some(shim()),
+            time_resolution_log2: k,
+        })
+        .unwrap();
+        assert_eq!(report.time_resolution_ns, 1 << k);
+        memscape_trace::load(&report.output).unwrap()
+    };
+    let exact = run(0);
+    let coarse = run(6);
+    assert_eq!(coarse.meta.allocs, exact.meta.allocs);
+    assert_eq!(coarse.meta.frees, exact.meta.frees);
+    let b = &coarse.blocks;
+    assert!(b.len() > 100);
+    assert!(
+        b.alloc_time_ns
+            .iter()
+            .chain(b.free_time_ns.iter())
+            .all(|&t| t % 64 == 0)
+    );
+    assert!(b.alloc_time_ns.windows(2).all(|w| w[0] <= w[1]));
 }

@@ -1,7 +1,8 @@
 //! `memscape info` without the GUI binary, for benchmarks: load a trace, print the report.
 //!
 //! `trace-info FILE [--json] [--symbolize] [--time-load [--repeat N]]`, or
-//! `trace-info --convert IN OUT.msc [--time-resolution K]` (times rounded to 2^K ns).
+//! `trace-info --convert IN OUT.msc [--time-resolution K] [--mappable]` (times rounded to 2^K
+//! ns; block columns stored raw, for mapping).
 //! `--time-load` prints the wall and CPU time of loading alone (`load_seconds …`) on stderr;
 //! with `--repeat N` also of loading and then decoding every block column (`.msc` version 3
 //! decodes columns on first use; text formats have them all after the load). `--load-only`
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
             .unwrap_or(0);
         let options = MscOptions {
             time_resolution_log2,
+            mappable: args.iter().any(|a| a == "--mappable"),
         };
         return match convert_with(Path::new(input), Path::new(output), &options, |_, _| {}) {
             Ok(r) => {

@@ -151,12 +151,17 @@ impl Bins {
                 extent_end: 0,
             })
             .collect();
+        let (requested, address, size) = (
+            b.requested_size.as_slice(),
+            b.address.as_slice(),
+            b.size.as_slice(),
+        );
         for (i, &bin) in block_bin.iter().enumerate() {
             if let Some(bin) = bins.get_mut(bin as usize) {
                 bin.blocks += 1;
-                bin.bytes_allocated = bin.bytes_allocated.saturating_add(b.requested_size[i]);
-                bin.extent_start = bin.extent_start.min(b.address[i]);
-                bin.extent_end = bin.extent_end.max(b.address[i].saturating_add(b.size[i]));
+                bin.bytes_allocated = bin.bytes_allocated.saturating_add(requested[i]);
+                bin.extent_start = bin.extent_start.min(address[i]);
+                bin.extent_end = bin.extent_end.max(address[i].saturating_add(size[i]));
             }
         }
         for bin in &mut bins {

@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use memscape_io::{Location, Warnings};
 
 use crate::model::{
-    BlockVecs, CallTree, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP, FLAG_NEVER_FREED,
-    Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
+    BlockColumns, BlockVecs, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC,
+    FLAG_MMAP, FLAG_NEVER_FREED, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
 };
 use crate::warn;
 
@@ -73,6 +74,9 @@ pub struct TraceBuilder {
     munmaps: u64,
     clock: Clock,
     events: u64,
+    /// [`Trace::event_order`], built as the events arrive (entry `e`: `block << 1 | is_free`,
+    /// `u32::MAX` for an event without a block).
+    order: Vec<u32>,
     allocs: u64,
     frees: u64,
     reallocs: u64,
@@ -121,6 +125,7 @@ impl TraceBuilder {
             munmaps: 0,
             clock,
             events: 0,
+            order: Vec::new(),
             allocs: 0,
             frees: 0,
             reallocs: 0,
@@ -211,7 +216,18 @@ impl TraceBuilder {
     fn next_event(&mut self) -> u64 {
         let e = self.events;
         self.events += 1;
+        self.order.push(u32::MAX);
         e
+    }
+
+    /// Records in the event order that `event` is block `block`'s allocation or free.
+    fn order_event(&mut self, event: u64, block: u32, is_free: bool) {
+        if let Some(slot) = usize::try_from(event)
+            .ok()
+            .and_then(|e| self.order.get_mut(e))
+        {
+            *slot = block << 1 | u32::from(is_free);
+        }
     }
 
     /// An allocation. Returns the new block's index, or `None` when the event was rejected.
@@ -256,18 +272,17 @@ impl TraceBuilder {
                 self.end_block(old, event, time, FLAG_ENDED_BY_OVERLAP);
             }
         }
-        let b = &mut self.blocks;
-        b.address.push(address);
-        b.size.push(extent);
-        b.requested_size.push(requested);
-        b.usable_size.push(usable);
-        b.alloc_time_ns.push(time);
-        b.free_time_ns.push(0);
-        b.alloc_event.push(event);
-        b.free_event.push(0);
-        b.thread.push(thread);
-        b.site.push(site);
-        b.flags.push(FLAG_NEVER_FREED);
+        self.push_block(
+            address,
+            extent,
+            requested,
+            usable,
+            time,
+            event,
+            thread,
+            site,
+            FLAG_NEVER_FREED,
+        );
         self.allocs += 1;
         self.live_bytes = self.live_bytes.saturating_add(requested);
         if self.live_bytes > self.peak_live_bytes {
@@ -278,10 +293,62 @@ impl TraceBuilder {
         Some(index)
     }
 
+    /// Appends a block. Columns that would only repeat what the others say stay empty until a
+    /// block needs them (then they are filled in up to it): the extent while it equals the
+    /// requested size, usable sizes while unknown, threads while all 0, and both times when
+    /// they come from ticks (computed from the event indices when read, see `finish`). For a
+    /// heaptrack trace that halves the memory written per block.
+    #[allow(clippy::too_many_arguments)]
+    fn push_block(
+        &mut self,
+        address: u64,
+        extent: u64,
+        requested: u64,
+        usable: u64,
+        time: u64,
+        event: u64,
+        thread: u32,
+        site: u32,
+        flags: u8,
+    ) {
+        let n = self.blocks.address.len();
+        self.order_event(event, u32::try_from(n).unwrap_or(u32::MAX >> 1), false);
+        let b = &mut self.blocks;
+        b.address.push(address);
+        b.requested_size.push(requested);
+        if extent != requested || !b.size.is_empty() {
+            if b.size.len() < n {
+                b.size.extend_from_slice(&b.requested_size[b.size.len()..n]);
+            }
+            b.size.push(extent);
+        }
+        if usable != USABLE_UNKNOWN || !b.usable_size.is_empty() {
+            b.usable_size.resize(n, USABLE_UNKNOWN);
+            b.usable_size.push(usable);
+        }
+        if matches!(self.clock, Clock::PerEvent { .. }) {
+            b.alloc_time_ns.push(time);
+            b.free_time_ns.push(0);
+        }
+        b.alloc_event.push(event);
+        b.free_event.push(0);
+        if thread != 0 || !b.thread.is_empty() {
+            b.thread.resize(n, 0);
+            b.thread.push(thread);
+        }
+        b.site.push(site);
+        b.flags.push(flags);
+    }
+
     fn end_block(&mut self, block: u32, event: u64, time: u64, flag: u8) {
+        // (An allocation over a live block ends it at its own event, which then names the
+        // allocation: `push_block` comes after.)
+        self.order_event(event, block, true);
         let i = block as usize;
         self.blocks.free_event[i] = event;
-        self.blocks.free_time_ns[i] = time;
+        if let Some(t) = self.blocks.free_time_ns.get_mut(i) {
+            *t = time;
+        }
         self.blocks.flags[i] = (self.blocks.flags[i] & !FLAG_NEVER_FREED) | flag;
         if self.blocks.flags[i] & FLAG_MMAP == 0 {
             self.live_bytes = self
@@ -319,18 +386,17 @@ impl TraceBuilder {
         if let Some(old) = self.mappings.insert(address, index) {
             self.end_block(old, event, time, FLAG_ENDED_BY_OVERLAP);
         }
-        let b = &mut self.blocks;
-        b.address.push(address);
-        b.size.push(length);
-        b.requested_size.push(length);
-        b.usable_size.push(USABLE_UNKNOWN);
-        b.alloc_time_ns.push(time);
-        b.free_time_ns.push(0);
-        b.alloc_event.push(event);
-        b.free_event.push(0);
-        b.thread.push(thread);
-        b.site.push(site);
-        b.flags.push(FLAG_NEVER_FREED | FLAG_MMAP);
+        self.push_block(
+            address,
+            length,
+            length,
+            USABLE_UNKNOWN,
+            time,
+            event,
+            thread,
+            site,
+            FLAG_NEVER_FREED | FLAG_MMAP,
+        );
         self.mmaps += 1;
         Some(index)
     }
@@ -447,6 +513,7 @@ impl TraceBuilder {
             mut blocks,
             clock,
             events,
+            order,
             allocs,
             frees,
             reallocs,
@@ -467,37 +534,98 @@ impl TraceBuilder {
             modules,
             ..
         } = self;
-        let (end_time_ns, has_wall_time) = match clock {
-            Clock::PerEvent { last_ns } => (last_ns, true),
-            Clock::Ticks(ticks) if ticks.is_empty() => {
-                // No clock at all: one nanosecond per event, and say so.
-                for (t, &e) in blocks.alloc_time_ns.iter_mut().zip(&blocks.alloc_event) {
-                    *t = e;
-                }
-                for (t, &e) in blocks.free_time_ns.iter_mut().zip(&blocks.free_event) {
-                    *t = e;
-                }
-                peak_time_ns = peak_event;
-                (events, false)
-            }
-            Clock::Ticks(ticks) => {
-                let clock = TickClock::new(ticks, events);
-                for (t, &e) in blocks.alloc_time_ns.iter_mut().zip(&blocks.alloc_event) {
-                    *t = clock.time(e);
-                }
-                for (t, &e) in blocks.free_time_ns.iter_mut().zip(&blocks.free_event) {
-                    *t = clock.time(e);
-                }
-                peak_time_ns = clock.time(peak_event);
-                (clock.end_ns, true)
-            }
-        };
-        for i in 0..blocks.len() {
-            if blocks.flags[i] & FLAG_NEVER_FREED != 0 {
+        // Never-freed blocks end at the trace end (event and time).
+        for (i, &f) in blocks.flags.iter().enumerate() {
+            if f & FLAG_NEVER_FREED != 0 {
                 blocks.free_event[i] = events;
-                blocks.free_time_ns[i] = end_time_ns;
             }
         }
+        let n = blocks.len();
+        let BlockVecs {
+            address,
+            mut size,
+            requested_size,
+            mut usable_size,
+            mut alloc_time_ns,
+            mut free_time_ns,
+            alloc_event,
+            free_event,
+            mut thread,
+            site,
+            flags,
+        } = blocks;
+        let requested_size = Arc::new(requested_size);
+        let alloc_event = Arc::new(alloc_event);
+        let free_event = Arc::new(free_event);
+        let (end_time_ns, has_wall_time, alloc_time, free_time) = match clock {
+            Clock::PerEvent { last_ns } => {
+                for (i, &f) in flags.iter().enumerate() {
+                    if f & FLAG_NEVER_FREED != 0 {
+                        free_time_ns[i] = last_ns;
+                    }
+                }
+                alloc_time_ns.resize(n, 0);
+                free_time_ns.resize(n, last_ns);
+                (
+                    last_ns,
+                    true,
+                    Column::from(alloc_time_ns),
+                    Column::from(free_time_ns),
+                )
+            }
+            Clock::Ticks(ticks) if ticks.is_empty() => {
+                // No clock at all: one nanosecond per event, and say so.
+                peak_time_ns = peak_event;
+                (
+                    events,
+                    false,
+                    Column::shared(Arc::clone(&alloc_event)),
+                    Column::shared(Arc::clone(&free_event)),
+                )
+            }
+            Clock::Ticks(ticks) => {
+                // Computed from the event indices when first read: `info` never reads them.
+                let clock = Arc::new(TickClock::new(ticks, events));
+                peak_time_ns = clock.time(peak_event);
+                let times = |events: &Arc<Vec<u64>>| {
+                    let (clock, events) = (Arc::clone(&clock), Arc::clone(events));
+                    Column::lazy(move || clock.times(&events))
+                };
+                (clock.end_ns, true, times(&alloc_event), times(&free_event))
+            }
+        };
+        let size = if size.is_empty() {
+            Column::shared(Arc::clone(&requested_size))
+        } else {
+            size.extend_from_slice(&requested_size[size.len()..]);
+            Column::from(size)
+        };
+        let usable_size = if usable_size.is_empty() {
+            // Zeroed memory from the allocator costs nothing until a page is touched.
+            Column::lazy(move || vec![USABLE_UNKNOWN; n])
+        } else {
+            usable_size.resize(n, USABLE_UNKNOWN);
+            Column::from(usable_size)
+        };
+        let thread = if thread.is_empty() {
+            Column::lazy(move || vec![0u32; n])
+        } else {
+            thread.resize(n, 0);
+            Column::from(thread)
+        };
+        let blocks = BlockColumns {
+            address: address.into(),
+            size,
+            requested_size: Column::shared(requested_size),
+            usable_size,
+            alloc_time_ns: alloc_time,
+            free_time_ns: free_time,
+            alloc_event: Column::shared(alloc_event),
+            free_event: Column::shared(free_event),
+            thread,
+            site: site.into(),
+            flags: flags.into(),
+        };
         let meta = TraceMeta {
             format,
             source,
@@ -522,12 +650,12 @@ impl TraceBuilder {
         };
         Trace {
             meta,
-            blocks: blocks.into(),
+            blocks,
             strings,
             call_tree,
             threads,
             warnings,
-            event_order_cache: Default::default(),
+            event_order_cache: std::sync::OnceLock::from(order),
         }
     }
 }
@@ -560,9 +688,49 @@ impl TickClock {
         }
     }
 
+    /// The times of many events, with an index from event buckets to ticks instead of a
+    /// binary search per event.
+    fn times(&self, events: &[u64]) -> Vec<u64> {
+        let last = self.ticks.last().map_or(0, |t| t.0);
+        if self.ticks.len() < 2 || last == 0 {
+            return events.iter().map(|&e| self.time(e)).collect();
+        }
+        // About four buckets per tick: bucket j covers events [j << shift, (j + 1) << shift).
+        let per_bucket = (last / (4 * self.ticks.len() as u64)).max(1);
+        let shift = 63 - per_bucket.leading_zeros();
+        let buckets = usize::try_from(last >> shift).unwrap_or(0) + 1;
+        let first_tick: Vec<u32> = (0..buckets)
+            .map(|j| {
+                let e = (j as u64) << shift;
+                u32::try_from(self.ticks.partition_point(|&(t, _)| t <= e)).unwrap_or(u32::MAX)
+            })
+            .collect();
+        events
+            .iter()
+            .map(|&e| {
+                let Some(&k) = usize::try_from(e >> shift)
+                    .ok()
+                    .and_then(|j| first_tick.get(j))
+                else {
+                    return self.time(e);
+                };
+                // Ticks up to the bucket start are <= e; move on to the first tick after e.
+                let mut k = k as usize;
+                while k < self.ticks.len() && self.ticks[k].0 <= e {
+                    k += 1;
+                }
+                self.time_in(k, e)
+            })
+            .collect()
+    }
+
     fn time(&self, event: u64) -> u64 {
+        self.time_in(self.ticks.partition_point(|&(e, _)| e <= event), event)
+    }
+
+    /// The time of `event`, `k` being the number of ticks at or before it.
+    fn time_in(&self, k: usize, event: u64) -> u64 {
         // Tick k covers events [e_k, e_{k+1}) and spans times [t_k, t_{k+1}).
-        let k = self.ticks.partition_point(|&(e, _)| e <= event);
         if k == 0 {
             // Before the first tick: the span from 0 to the first tick's time.
             let (e1, t1) = self.ticks[0];
@@ -594,4 +762,92 @@ fn lerp(e0: u64, t0: u64, e1: u64, t1: u64, e: u64) -> u64 {
     let frac = de as u128 * (t1 - t0) as u128 / (e1 - e0) as u128;
     t0.saturating_add(u64::try_from(frac).unwrap_or(u64::MAX))
         .min(t1)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The bucketed many-event lookup gives what the per-event binary search gives.
+        #[test]
+        fn tick_times_match_the_per_event_mapping(
+            gaps in proptest::collection::vec((1u64..5000, 0u64..30_000_000), 1..60),
+            extra in 0u64..5000,
+            probes in proptest::collection::vec(any::<u64>(), 0..300),
+        ) {
+            let mut ticks = Vec::new();
+            let (mut e, mut t) = (0u64, 0u64);
+            for (de, dt) in gaps {
+                e += de;
+                t += dt;
+                ticks.push((e, t));
+            }
+            let events = e + extra;
+            let clock = TickClock::new(ticks, events);
+            let mut probes: Vec<u64> = probes.iter().map(|p| p % (events + 2)).collect();
+            probes.extend(0..events.min(2000) + 1);
+            let fast = clock.times(&probes);
+            let slow: Vec<u64> = probes.iter().map(|&p| clock.time(p)).collect();
+            prop_assert_eq!(fast, slow);
+        }
+    }
+
+    /// The event order built while the events arrive equals the one computed from the block
+    /// columns (frees of unknown pointers, double frees, allocations over live blocks,
+    /// reallocs, mappings and never-freed blocks included), and the sparse columns fill in.
+    #[test]
+    fn event_order_and_sparse_columns_as_if_computed_from_the_blocks() {
+        let mut b = TraceBuilder::with_event_times("t");
+        b.alloc(1, 10, 0x1000, 16, USABLE_UNKNOWN, 0, 0);
+        b.free(2, 11, 0x2000);
+        b.alloc(3, 12, 0x1000, 32, USABLE_UNKNOWN, 0, 0);
+        b.free(4, 13, 0x1000);
+        b.free(5, 14, 0x1000);
+        b.alloc(6, 15, 0x3000, 8, 24, 2, 0);
+        b.realloc(7, 16, 0x3000, 0x4000, 40, 48, 0, 0);
+        b.mmap(8, 17, 0x10_0000, 4096, 0, 0);
+        b.alloc(9, 18, 0x5000, 7, USABLE_UNKNOWN, 0, 0);
+        b.munmap(10, 19, 0x10_0000, 4096);
+        let t = b.finish(TraceFormat::Csv, true);
+        assert_eq!(t.event_order(), t.compute_event_order().as_slice());
+        assert_eq!(t.blocks.size.as_slice(), &[16, 32, 24, 48, 4096, 7]);
+        assert_eq!(t.blocks.usable_size.as_slice(), &[0, 0, 24, 48, 0, 0]);
+        assert_eq!(t.blocks.thread.as_slice(), &[0, 0, 2, 0, 0, 0]);
+        assert_eq!(t.blocks.free_time_ns[5], 19);
+        assert!(t.blocks.is_consistent());
+
+        // Ticks: times computed on first read from the events, as the per-event mapping does.
+        let mut b = TraceBuilder::with_ticks("t");
+        b.tick(0, 1);
+        for i in 0..100u64 {
+            b.alloc(i + 2, 0, 0x1000 + 64 * i, 16, USABLE_UNKNOWN, 0, 0);
+            if i % 3 == 0 {
+                b.free(i + 2, 0, 0x1000 + 64 * i);
+            }
+            if i % 10 == 0 {
+                b.tick(i * 1_000_000, i + 2);
+            }
+        }
+        let events = b.events;
+        let ticks = match &b.clock {
+            Clock::Ticks(t) => t.clone(),
+            Clock::PerEvent { .. } => unreachable!(),
+        };
+        let t = b.finish(TraceFormat::HeaptrackRaw, true);
+        let clock = TickClock::new(ticks, events);
+        assert!(!t.blocks.alloc_time_ns.is_decoded());
+        for i in 0..t.blocks.len() {
+            assert_eq!(
+                t.blocks.alloc_time_ns[i],
+                clock.time(t.blocks.alloc_event[i])
+            );
+            assert_eq!(t.blocks.free_time_ns[i], clock.time(t.blocks.free_event[i]));
+        }
+        assert_eq!(t.blocks.size.as_slice(), t.blocks.requested_size.as_slice());
+        assert!(t.blocks.usable_size.iter().all(|&u| u == USABLE_UNKNOWN));
+        assert_eq!(t.event_order(), t.compute_event_order().as_slice());
+    }
 }

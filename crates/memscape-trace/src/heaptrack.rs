@@ -34,7 +34,7 @@ use std::collections::HashMap;
 
 use crate::builder::TraceBuilder;
 use crate::model::{Frame, Module, Trace, TraceFormat, USABLE_UNKNOWN};
-use crate::text::{Fields, LineParser, lossy};
+use crate::text::{Fields, LineParser, hex_until, lossy, strip_eol};
 use crate::warn;
 
 const NS_PER_MS: u64 = 1_000_000;
@@ -72,6 +72,41 @@ impl RawParser {
         s
     }
 
+    fn on_alloc(&mut self, number: u64, size: u64, trace: u64, ptr: u64) {
+        let site = u32::try_from(trace)
+            .ok()
+            .filter(|&t| u64::from(t) <= self.traces)
+            .unwrap_or_else(|| {
+                self.b.warn(warn::BAD_REFERENCE, number);
+                0
+            });
+        self.b.alloc(number, 0, ptr, size, USABLE_UNKNOWN, 0, site);
+    }
+
+    /// The common lines in their canonical spelling (`+ size trace pointer\n`, `- pointer\n`:
+    /// single spaces, 1–16 hex digits, nothing after the last field), parsed in one pass
+    /// without splitting the line first. Returns the length of the line with its `\n`, or
+    /// `None` for anything else, which then goes through [`RawParser::parse`] (with the same
+    /// result for the lines accepted here).
+    #[inline]
+    fn fast_line(&mut self, number: u64, line: &[u8]) -> Option<usize> {
+        match line {
+            [b'+', b' ', ..] => {
+                let (size, at) = hex_until(line, 2, b' ')?;
+                let (trace, at) = hex_until(line, at, b' ')?;
+                let (ptr, at) = hex_until(line, at, b'\n')?;
+                self.on_alloc(number, size, trace, ptr);
+                Some(at)
+            }
+            [b'-', b' ', ..] => {
+                let (ptr, at) = hex_until(line, 2, b'\n')?;
+                self.b.free(number, 0, ptr);
+                Some(at)
+            }
+            _ => None,
+        }
+    }
+
     fn parse(&mut self, number: u64, line: &[u8]) -> Option<()> {
         let (&mode, rest) = line.split_first()?;
         if !rest.is_empty() && rest[0] != b' ' {
@@ -83,14 +118,7 @@ impl RawParser {
                 let size = f.hex()?;
                 let trace = f.hex()?;
                 let ptr = f.hex()?;
-                let site = u32::try_from(trace)
-                    .ok()
-                    .filter(|&t| u64::from(t) <= self.traces)
-                    .unwrap_or_else(|| {
-                        self.b.warn(warn::BAD_REFERENCE, number);
-                        0
-                    });
-                self.b.alloc(number, 0, ptr, size, USABLE_UNKNOWN, 0, site);
+                self.on_alloc(number, size, trace, ptr);
             }
             b'-' => {
                 let ptr = f.hex()?;
@@ -168,6 +196,27 @@ impl RawParser {
 }
 
 impl LineParser for RawParser {
+    fn lines(&mut self, first: u64, data: &[u8]) -> u64 {
+        let mut number = first;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let len = match self.fast_line(number, rest) {
+                Some(len) => len,
+                None => {
+                    let len = rest
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(rest.len(), |i| i + 1);
+                    self.line(number, strip_eol(&rest[..len]));
+                    len
+                }
+            };
+            rest = &rest[len..];
+            number += 1;
+        }
+        number - first
+    }
+
     fn line(&mut self, number: u64, line: &[u8]) {
         if line.is_empty() {
             return;
@@ -449,5 +498,53 @@ mod tests {
         assert_eq!(sniff(b"time,op,address\n"), None);
         assert_eq!(parse_alloc_fields(b"+ 10 1 7f00"), Some((16, 1, 0x7f00)));
         assert_eq!(parse_hex(b"7f00"), Some(0x7f00));
+    }
+
+    fn summary(t: &Trace) -> String {
+        let b = &t.blocks;
+        format!(
+            "{:?}\n{:?} {:?} {:?} {:?} {:?} {:?} {:?}\n{}",
+            t.meta,
+            b.address,
+            b.size,
+            b.alloc_event,
+            b.free_event,
+            b.alloc_time_ns,
+            b.site,
+            b.flags,
+            t.warnings
+        )
+    }
+
+    proptest::proptest! {
+        /// The fused fast path of `lines` loads what the general per-line parser loads, on
+        /// canonical lines and on every variant it must leave to the general parser.
+        #[test]
+        fn fast_path_equals_general_parser(
+            picks in proptest::collection::vec((0usize..16, 0u64..6), 1..80),
+        ) {
+            let mut text = String::from("v 10400 3\nx 3 abc\nt 1000 0\nt 2000 1\nc 0\n");
+            for (kind, p) in picks {
+                let ptr = 0x1000 + 0x40 * p;
+                text.push_str(&match kind {
+                    0..=4 => format!("+ {:x} {} {ptr:x}\n", 8 + p, p % 3),
+                    5..=8 => format!("- {ptr:x}\n"),
+                    9 => format!("+  10 1 {ptr:x}\n"),
+                    10 => format!("+ 10\t1 {ptr:x}\r\n"),
+                    11 => format!("- {ptr:x} trailing\n"),
+                    12 => format!("+ 10 1 {ptr:x}0000000000000000\n"),
+                    13 => format!("-{ptr:x}\n"),
+                    14 => format!("c {:x}\n", 10 * p),
+                    _ => format!("+ 10 9 {ptr:X}\n"),
+                });
+            }
+            let mut fast = RawParser::new("t.raw");
+            crate::text::feed_bytes(&mut fast, text.as_bytes());
+            let mut general = RawParser::new("t.raw");
+            for (number, line) in memscape_io::numbered_lines(text.as_bytes()) {
+                general.line(number, line);
+            }
+            proptest::prop_assert_eq!(summary(&fast.finish()), summary(&general.finish()));
+        }
     }
 }

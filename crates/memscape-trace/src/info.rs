@@ -146,10 +146,12 @@ pub fn top_call_sites(trace: &Trace, limit: usize) -> Vec<CallSiteReport> {
     let b = &trace.blocks;
     let peak = trace.meta.peak_event;
     let mut by_site: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
+    let (alloc, free) = (b.alloc_event.as_slice(), b.free_event.as_slice());
+    let (site, requested) = (b.site.as_slice(), b.requested_size.as_slice());
     for i in 0..b.len() {
-        if b.is_live_after(i, peak) {
-            let e = by_site.entry(b.site[i]).or_insert((0, 0));
-            e.0 += b.requested_size[i];
+        if alloc[i] <= peak && free[i] > peak {
+            let e = by_site.entry(site[i]).or_insert((0, 0));
+            e.0 += requested[i];
             e.1 += 1;
         }
     }

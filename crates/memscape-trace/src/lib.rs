@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod model;
 pub mod msc;
 mod msc_v1;
+mod ppm;
 pub mod regions;
 pub mod symbolize;
 mod text;

@@ -49,27 +49,73 @@ impl TraceFormat {
 /// One column of [`BlockColumns`]: a slice of `T` (it dereferences to `&[T]`, so indexing,
 /// `len`, `iter`, `partition_point` and every other slice method work as on the `Vec` it used
 /// to be). A column loaded from an `.msc` file is decoded on first use (once, thread-safe):
-/// loading costs only what the views really read.
+/// loading costs only what the views really read. Columns derived from others (a heaptrack
+/// trace's block times, from its event indices and ticks) are computed on first use the same
+/// way, and a column equal to another (extent = requested size when usable sizes are unknown)
+/// shares its values.
 pub struct Column<T> {
-    value: OnceLock<Vec<T>>,
-    pending: Option<Arc<dyn Fn() -> Vec<T> + Send + Sync>>,
+    value: OnceLock<Values<T>>,
+    pending: Option<Arc<dyn Fn() -> Values<T> + Send + Sync>>,
+}
+
+/// Where a column's values live.
+#[allow(private_interfaces)]
+pub(crate) enum Values<T> {
+    /// A vector of its own.
+    Owned(Vec<T>),
+    /// A vector shared with other columns (or with the decoder of another column).
+    Shared(Arc<Vec<T>>),
+    /// Values stored as they are in memory in a memory-mapped `.msc` file (not copied).
+    Mapped(memscape_map::MappedSlice<T>),
+}
+
+impl<T> Values<T> {
+    #[inline]
+    fn as_slice(&self) -> &[T] {
+        match self {
+            Values::Owned(v) => v,
+            Values::Shared(v) => v,
+            Values::Mapped(v) => v,
+        }
+    }
 }
 
 impl<T> Column<T> {
     /// A column whose values `decode` computes on first use.
     pub(crate) fn lazy(decode: impl Fn() -> Vec<T> + Send + Sync + 'static) -> Self {
+        Self::lazy_values(move || Values::Owned(decode()))
+    }
+
+    /// A column whose values (owned, shared or mapped) `find` gives on first use.
+    pub(crate) fn lazy_values(find: impl Fn() -> Values<T> + Send + Sync + 'static) -> Self {
         Self {
             value: OnceLock::new(),
-            pending: Some(Arc::new(decode)),
+            pending: Some(Arc::new(find)),
+        }
+    }
+
+    /// Whether the values are read from a memory-mapped file rather than held in memory.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.value.get(), Some(Values::Mapped(_)))
+    }
+
+    /// A column holding shared values (cloning the column clones the `Arc`, not the values).
+    pub(crate) fn shared(values: Arc<Vec<T>>) -> Self {
+        Self {
+            value: OnceLock::from(Values::Shared(values)),
+            pending: None,
         }
     }
 
     /// The values, decoding them now if that has not happened yet.
+    #[inline]
     pub fn as_slice(&self) -> &[T] {
-        self.value.get_or_init(|| match &self.pending {
-            Some(decode) => decode(),
-            None => Vec::new(),
-        })
+        self.value
+            .get_or_init(|| match &self.pending {
+                Some(decode) => decode(),
+                None => Values::Owned(Vec::new()),
+            })
+            .as_slice()
     }
 
     /// Whether the values are in memory (false while a lazily loaded column is unread).
@@ -77,11 +123,27 @@ impl<T> Column<T> {
         self.value.get().is_some()
     }
 
-    /// The values as a vector (decoded now if they were not yet).
-    pub fn into_vec(mut self) -> Vec<T> {
+    /// The values as a vector (decoded now if they were not yet; copied if they are shared).
+    pub fn into_vec(mut self) -> Vec<T>
+    where
+        T: Clone,
+    {
         match self.value.take() {
-            Some(values) => values,
-            None => self.pending.take().map_or_else(Vec::new, |decode| decode()),
+            Some(values) => values.into_vec(),
+            None => self
+                .pending
+                .take()
+                .map_or_else(Vec::new, |decode| decode().into_vec()),
+        }
+    }
+}
+
+impl<T: Clone> Values<T> {
+    fn into_vec(self) -> Vec<T> {
+        match self {
+            Values::Owned(v) => v,
+            Values::Shared(v) => Arc::unwrap_or_clone(v),
+            Values::Mapped(v) => v.to_vec(),
         }
     }
 }
@@ -106,7 +168,7 @@ impl<T> Default for Column<T> {
 impl<T> From<Vec<T>> for Column<T> {
     fn from(values: Vec<T>) -> Self {
         Self {
-            value: OnceLock::from(values),
+            value: OnceLock::from(Values::Owned(values)),
             pending: None,
         }
     }
@@ -119,12 +181,20 @@ impl<T> std::ops::Deref for Column<T> {
     }
 }
 
-impl<T> std::ops::DerefMut for Column<T> {
-    /// Decodes the column first if needed; the decoder is then dropped.
+impl<T: Clone> std::ops::DerefMut for Column<T> {
+    /// Decodes the column first if needed (the decoder is then dropped); shared values are
+    /// copied first.
     fn deref_mut(&mut self) -> &mut [T] {
         self.as_slice();
         self.pending = None;
-        self.value.get_mut().map_or(&mut [], Vec::as_mut_slice)
+        if let Some(values @ (Values::Shared(_) | Values::Mapped(_))) = self.value.get() {
+            let owned = Values::Owned(values.as_slice().to_vec());
+            self.value = OnceLock::from(owned);
+        }
+        match self.value.get_mut() {
+            Some(Values::Owned(v)) => v.as_mut_slice(),
+            _ => &mut [],
+        }
     }
 }
 
@@ -140,7 +210,12 @@ impl<T: Clone> Clone for Column<T> {
     /// A decoded column is copied; an unread one shares its decoder (and stays unread).
     fn clone(&self) -> Self {
         match (self.value.get(), &self.pending) {
-            (Some(values), _) => values.clone().into(),
+            (Some(Values::Shared(values)), _) => Self::shared(Arc::clone(values)),
+            (Some(Values::Mapped(values)), _) => Self {
+                value: OnceLock::from(Values::Mapped(values.clone())),
+                pending: None,
+            },
+            (Some(Values::Owned(values)), _) => values.clone().into(),
             (None, pending) => Self {
                 value: OnceLock::new(),
                 pending: pending.clone(),
@@ -636,7 +711,7 @@ impl Trace {
             .get_or_init(|| self.compute_event_order())
     }
 
-    fn compute_event_order(&self) -> Vec<u32> {
+    pub(crate) fn compute_event_order(&self) -> Vec<u32> {
         let n = usize::try_from(self.meta.events).unwrap_or(0);
         let mut order = vec![u32::MAX; n];
         for i in 0..self.blocks.len() {

@@ -1,19 +1,21 @@
-//! memscape's native trace format (`.msc`), version 3: columnar, each column encoded for fast
-//! decoding *and* small size, so that decoding is a few bit operations per value, and block
-//! columns decoded on first use (the load checks and keeps the file; see [`Column`]).
+//! memscape's native trace format (`.msc`), version 4: columnar, each column encoded for fast
+//! decoding *and* small size, block columns decoded on first use (the load checks and keeps
+//! the file; see [`Column`]) — or, in a *mappable* file ([`MscOptions::mappable`]), stored
+//! raw and used in place from a memory mapping.
 //!
 //! Layout (all integers little-endian):
 //!
 //! | offset | size | content |
 //! |---|---|---|
 //! | 0 | 8 | magic `MEMSCAPE` |
-//! | 8 | 4 | format version (3; versions 1 and 2 are still read) |
+//! | 8 | 4 | format version (4; versions 1, 2 and 3 are still read) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
-//! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`) |
+//! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`; 0 and not checked for raw block sections) |
 //! | … | … | payloads, each starting 8-byte aligned |
 //!
 //! Version 2 has 32-byte entries: no checksum, and 0 where the shift is. A shift `s` means the
 //! decoded values are shifted left by `s` (times stored rounded to 2^s ns, [`MscOptions`]).
+//! Version 3 is version 4 without packing 4.
 //!
 //! A value of a numeric section is decoded in two steps: *packing* gives a stream of u64
 //! "codes", *transform* turns codes into values.
@@ -22,10 +24,11 @@
 //!
 //! | id | name | payload |
 //! |---|---|---|
-//! | 0 | raw | the elements, little-endian (byte sections) |
+//! | 0 | raw | the elements, little-endian: byte sections, and the block columns of a mappable file (sections 1–11, transform none, no shift, exactly `count · element size` bytes; no checksum: what the views rely on is checked on first use) |
 //! | 1 | bit-packed | chunks of 1024 codes: `C` chunk references (u64 each), then `C` chunk bit widths (u8 each, padded to whole u64 words), then per chunk, per group of 64 codes (the last one padded with zeros), `width` u64 words holding the 64 codes minus the chunk reference, LSB first. A chunk whose codes are all equal has width 0 and no data words. |
 //! | 2 | byte planes + zstd | one byte `k` (1–8), one byte `b` (6–20), then one zstd frame of `k · count` bytes: per block of 2^b codes (the last one shorter), byte plane 0 (the low byte of every code of the block), plane 1, …, plane `k − 1` |
 //! | 3 | zstd | one zstd frame of the little-endian elements (byte sections) |
+//! | 4 | context-coded (version 4) | one byte: the context model (1: event times, `crate::ppm::EventTimeContexts`), then a range-coded stream of the codes (`crate::ppm`), padded with zeros to at least one byte per 256 codes |
 //!
 //! Transforms:
 //!
@@ -48,15 +51,20 @@
 //! per width), at several bytes of output per nanosecond, without any entropy decoder; byte
 //! planes + zstd are used only where they are much smaller (values that repeat, such as sizes
 //! and addresses). Storing one time per event instead of alloc and free times per block turns
-//! nanosecond lifetimes (2–4 bytes each) into small deltas between consecutive events.
+//! nanosecond lifetimes (2–4 bytes each) into small deltas between consecutive events, and the
+//! context model codes those in ~2.6 bits each on a recording (byte planes + zstd: 4.1), by
+//! learning the step from one event to the next per call site and kinds of events. It is used
+//! where it is smaller; it decodes at ~25 ns per value, after the event and site columns it
+//! takes its contexts from.
 //!
 //! A reader checks every offset and length against the file, every bit width and every base,
 //! and sizes no allocation from a count the payload cannot back: a bit-packed chunk of 1024
 //! values costs at least 9 payload bytes; zstd-coded sections are pre-sized for at most 256
 //! elements per payload byte and grow only as their frame really decodes (at most
 //! `memscape_io::DEFAULT_MAX_DECOMPRESSED` bytes, the limit on compressed text inputs too), so a
-//! forged directory gives an error, not a huge allocation. Block columns are
-//! decoded on parallel threads (`std::thread::scope`).
+//! forged directory gives an error, not a huge allocation; a context-coded section backs its
+//! count by its padding. `BlockColumns::prefetch` decodes several block columns on parallel
+//! threads.
 
 use std::io::Read;
 use std::path::Path;
@@ -67,12 +75,15 @@ use memscape_io::{Location, WarningKind, Warnings};
 use crate::LoadError;
 use crate::model::{
     BlockColumn, BlockColumns, BlockVecs, CallTree, Column, Frame, Strings, Trace, TraceMeta,
+    Values,
 };
 use crate::warn;
 
 pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
 /// The version [`to_msc_bytes`] writes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
+/// Version 3: the same layout without packing 4 (read as version 4 is).
+const VERSION_V3: u32 = 3;
 /// Version 2 (no checksums, no time resolution): still read, decoded eagerly.
 const VERSION_V2: u32 = 2;
 const MAX_SECTIONS: u32 = 64;
@@ -85,6 +96,9 @@ const PACK_RAW: u8 = 0;
 const PACK_BITS: u8 = 1;
 const PACK_PLANES: u8 = 2;
 const PACK_ZSTD: u8 = 3;
+/// Context-modelled range coding (`crate::ppm`): a model id byte, then the coded bytes
+/// (at least one byte per [`PRESIZE_PER_BYTE`] values). Version 4.
+const PACK_CONTEXT: u8 = 4;
 
 const XF_NONE: u8 = 0;
 const XF_DELTA: u8 = 1;
@@ -110,9 +124,10 @@ const MAX_DECODED: u64 = memscape_io::DEFAULT_MAX_DECOMPRESSED;
 /// section that really decodes to more grows as its data arrives, so a forged count costs
 /// nothing until the frame backs it.
 const PRESIZE_PER_BYTE: usize = 256;
-/// zstd level of the writer: decoding speed does not depend on it. On a 3.8M-event recording,
-/// level 3 / 6 / 9 / 19 give 2.87 / 2.69 / 2.61 / 2.37 MB in 1.5 / 1.5 / 1.7 / 9.5 s.
-const ZSTD_LEVEL: i32 = 9;
+/// zstd level of the writer: decoding speed does not depend on it. On a 3.8M-event recording
+/// (version 4, event times context-coded), level 9 / 12 / 15 / 19 give 1.398 / 1.354 / 1.348 /
+/// 1.329 MB in 0.58 / 0.70 / 2.7 / 6.6 s of CPU for the whole conversion.
+const ZSTD_LEVEL: i32 = 12;
 /// Byte planes replace bit-packing only when this much smaller (bit-packing decodes faster).
 const PLANES_WORTH_IT: f64 = 0.8;
 
@@ -287,8 +302,10 @@ fn encode_numeric(
     let max = codes.iter().copied().max().unwrap_or(0);
     let k = (bit_width(max) as usize).div_ceil(8);
     let mut best = (PACK_BITS, bits);
-    if k > 0 && codes.len() >= GROUP {
-        let planes = pack_planes(codes, k)?;
+    // (A constant column is one plane of zeros: zstd makes it nearly nothing, where
+    // bit-packing still spends 9 bytes per chunk of 1024.)
+    if codes.len() >= GROUP {
+        let planes = pack_planes(codes, k.max(1))?;
         if (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT {
             best = (PACK_PLANES, planes);
         }
@@ -323,6 +340,43 @@ fn encode_best(
         }
     }
     best.ok_or_else(|| std::io::Error::other("no transform to encode with"))
+}
+
+/// Event times (delta-coded) with the context model of `crate::ppm` when that is smaller than
+/// the best plain packing `plain`.
+fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace) -> Encoded {
+    let b = &trace.blocks;
+    let order = crate::ppm::event_order(&b.alloc_event, &b.free_event, trace.meta.events);
+    let contexts = crate::ppm::EventTimeContexts {
+        order: &order,
+        site: &b.site,
+    };
+    let deltas = codes(values, XF_DELTA, None);
+    let mut payload = vec![crate::ppm::MODEL_EVENT_TIMES];
+    payload.extend(crate::ppm::encode(
+        &deltas,
+        crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+        |i| contexts.context(i),
+    ));
+    // The reader accepts at most PRESIZE_PER_BYTE values per payload byte.
+    payload.resize(
+        payload
+            .len()
+            .max(deltas.len().div_ceil(PRESIZE_PER_BYTE) + 1),
+        0,
+    );
+    if payload.len() >= plain.payload.len() {
+        return plain;
+    }
+    Encoded {
+        id: plain.id,
+        elem_size: 8,
+        transform: XF_DELTA,
+        packing: PACK_CONTEXT,
+        shift: 0,
+        count: deltas.len() as u64,
+        payload,
+    }
 }
 
 fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
@@ -387,10 +441,15 @@ fn widen<T: Copy + Into<u64>>(values: &[T]) -> Vec<u64> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MscOptions {
     /// Times are stored rounded down to multiples of 2^`time_resolution_log2` nanoseconds (0:
-    /// exact, the default). Nanosecond clock reads carry ~5 bits of jitter per event that no
-    /// lossless coding removes; 5 (32 ns, about the cost of one clock read) halves the size of
-    /// a recording's times. Event order is kept exactly either way (event indices).
+    /// exact, the default). A recording's nanosecond times are most of its file (the context
+    /// coder spends ~2.6 bits per event on them); 4 (16 ns) takes a third off, 5 half.
+    /// Event order is kept exactly either way (event indices).
     pub time_resolution_log2: u8,
+    /// Block columns stored uncompressed, as they are in memory (packing 0, little-endian,
+    /// 8-byte aligned), so that `read_msc` maps the file and hands the columns to the views
+    /// without decoding or copying them (73 bytes per block on disk instead of ~0.1–1).
+    /// For large traces loaded again and again; not the default.
+    pub mappable: bool,
 }
 
 /// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
@@ -408,10 +467,12 @@ pub fn to_msc_bytes_with(
     let b = &trace.blocks;
     // A trace loaded from `.msc` decodes its columns on first use: all at once, in parallel.
     b.prefetch(&BlockColumn::ALL);
-    let t = &trace.call_tree;
     let shift = options.time_resolution_log2;
     if shift >= 64 {
         return Err(std::io::Error::other("time resolution of at most 2^63 ns"));
+    }
+    if options.mappable {
+        return mappable_bytes(trace, shift, progress);
     }
     let event_times = event_times(trace);
     let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
@@ -463,13 +524,11 @@ pub fn to_msc_bytes_with(
             ])
         }),
         Box::new(|| match &event_times {
-            Some(times) => Ok(vec![with_shift(encode_best(
-                id::EVENT_TIME,
-                8,
-                &quantized(times),
-                &[XF_DELTA],
-                None,
-            )?)]),
+            Some(times) => {
+                let times = quantized(times);
+                let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None)?;
+                Ok(vec![with_shift(with_context_coding(plain, &times, trace))])
+            }
             // Plus-base cannot be combined with a shift: free times delta-coded on their own.
             None if shift > 0 => Ok(vec![
                 with_shift(encode_best(
@@ -499,59 +558,13 @@ pub fn to_msc_bytes_with(
             ]),
         }),
         Box::new(|| {
-            let mut string_bytes = Vec::new();
-            let mut string_ends = Vec::with_capacity(trace.strings.len());
-            for s in trace.strings.iter() {
-                string_bytes.extend_from_slice(s.as_bytes());
-                string_ends.push(string_bytes.len() as u64);
-            }
-            let frames = &t.frames;
-            let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
-            Ok(vec![
+            let mut sections = vec![
                 encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
                 encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
                 encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
-                encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
-                encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
-                encode_best(
-                    id::TREE_FUNCTION,
-                    4,
-                    &column(|f| f.function.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_FILE,
-                    4,
-                    &column(|f| f.file.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_LINE,
-                    4,
-                    &column(|f| f.line.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_MODULE,
-                    4,
-                    &column(|f| f.module.into()),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_best(
-                    id::TREE_MODULE_OFFSET,
-                    8,
-                    &column(|f| f.module_offset),
-                    &[XF_NONE],
-                    None,
-                )?,
-                encode_bytes(id::STRING_BYTES, &string_bytes)?,
-                encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
-                encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
-            ])
+            ];
+            sections.extend(tree_and_strings(trace)?);
+            Ok(sections)
         }),
     ];
     let total = jobs.len() as f32;
@@ -571,6 +584,13 @@ pub fn to_msc_bytes_with(
     for r in results {
         sections.extend(r?);
     }
+    sections.push(meta_section(trace)?);
+    progress(1.0);
+    Ok(lay_out(&sections))
+}
+
+/// The metadata section (JSON of the trace meta and the warning summary).
+fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
     let meta = MscMeta {
         meta: trace.meta.clone(),
         warnings: trace
@@ -589,7 +609,102 @@ pub fn to_msc_bytes_with(
             .collect(),
     };
     let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
-    sections.push(encode_bytes(id::META, &json)?);
+    encode_bytes(id::META, &json)
+}
+
+/// The call tree, strings and thread names.
+fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
+    let t = &trace.call_tree;
+    let mut string_bytes = Vec::new();
+    let mut string_ends = Vec::with_capacity(trace.strings.len());
+    for s in trace.strings.iter() {
+        string_bytes.extend_from_slice(s.as_bytes());
+        string_ends.push(string_bytes.len() as u64);
+    }
+    let frames = &t.frames;
+    let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
+    Ok(vec![
+        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
+        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
+        encode_best(
+            id::TREE_FUNCTION,
+            4,
+            &column(|f| f.function.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_FILE,
+            4,
+            &column(|f| f.file.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_LINE,
+            4,
+            &column(|f| f.line.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_MODULE,
+            4,
+            &column(|f| f.module.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_MODULE_OFFSET,
+            8,
+            &column(|f| f.module_offset),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_bytes(id::STRING_BYTES, &string_bytes)?,
+        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
+        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+    ])
+}
+
+/// A raw (packing 0) block section: the values as they are in memory, little-endian.
+fn raw_section<T: bytemuck::Pod>(id: u32, values: &[T]) -> Encoded {
+    Encoded {
+        id,
+        elem_size: std::mem::size_of::<T>() as u8,
+        transform: XF_NONE,
+        packing: PACK_RAW,
+        shift: 0,
+        count: values.len() as u64,
+        payload: bytemuck::cast_slice(values).to_vec(),
+    }
+}
+
+/// [`MscOptions::mappable`]: every block column raw (times per block, rounded down to 2^`shift`
+/// ns, not per event), the rest as usual.
+fn mappable_bytes(
+    trace: &Trace,
+    shift: u8,
+    progress: &mut dyn FnMut(f32),
+) -> std::io::Result<Vec<u8>> {
+    let b = &trace.blocks;
+    let rounded = |t: &[u64]| -> Vec<u64> { t.iter().map(|&v| v >> shift << shift).collect() };
+    let mut sections = vec![
+        raw_section(id::ADDRESS, &b.address),
+        raw_section(id::SIZE, &b.size),
+        raw_section(id::REQUESTED, &b.requested_size),
+        raw_section(id::USABLE, &b.usable_size),
+        raw_section(id::ALLOC_TIME, &rounded(&b.alloc_time_ns)),
+        raw_section(id::FREE_TIME, &rounded(&b.free_time_ns)),
+        raw_section(id::ALLOC_EVENT, &b.alloc_event),
+        raw_section(id::FREE_EVENT, &b.free_event),
+        raw_section(id::THREAD, &b.thread),
+        raw_section(id::SITE, &b.site),
+        raw_section(id::FLAGS, &b.flags),
+    ];
+    progress(0.5);
+    sections.extend(tree_and_strings(trace)?);
+    sections.push(meta_section(trace)?);
     progress(1.0);
     Ok(lay_out(&sections))
 }
@@ -598,7 +713,10 @@ pub fn to_msc_bytes_with(
 /// checksums (to exercise the decoders' own checks). Does nothing to other inputs.
 #[doc(hidden)]
 pub fn reseal_checksums(bytes: &mut [u8]) {
-    if bytes.len() < HEADER || &bytes[..8] != MAGIC || read_u32(bytes, 8) != Some(VERSION) {
+    if bytes.len() < HEADER
+        || &bytes[..8] != MAGIC
+        || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V3))
+    {
         return;
     }
     let n = read_u32(bytes, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
@@ -621,6 +739,13 @@ pub fn reseal_checksums(bytes: &mut [u8]) {
             slot.copy_from_slice(&sum.to_le_bytes());
         }
     }
+}
+
+/// Whether a section is a raw block column, meant to be memory-mapped: such sections carry no
+/// checksum (0), because checking one would read the whole column at load, which mapping is
+/// there to avoid; what the views rely on is checked on first use instead.
+fn is_mappable(id: u32, packing: u8) -> bool {
+    packing == PACK_RAW && (id::ADDRESS..=id::FLAGS).contains(&id)
 }
 
 /// Checksum of a section's payload (version 3): corruption is found when the file is loaded,
@@ -657,7 +782,12 @@ fn lay_out(sections: &[Encoded]) -> Vec<u8> {
         out.extend_from_slice(&s.count.to_le_bytes());
         out.extend_from_slice(&(offset as u64).to_le_bytes());
         out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&checksum(&s.payload).to_le_bytes());
+        let sum = if is_mappable(s.id, s.packing) {
+            0
+        } else {
+            checksum(&s.payload)
+        };
+        out.extend_from_slice(&sum.to_le_bytes());
         offset = (offset + s.payload.len()).next_multiple_of(8);
     }
     for s in sections {
@@ -699,11 +829,28 @@ pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
     let len = file.metadata().map_err(io_err)?.len();
     let len = usize::try_from(len)
         .map_err(|_| io_err(std::io::Error::other("file larger than the address space")))?;
+    // Files with raw block columns are mapped, not read: their columns are used in place.
+    let mut head = vec![0u8; len.min(HEADER + DIR_ENTRY * MAX_SECTIONS as usize)];
+    file.read_exact(&mut head).map_err(io_err)?;
+    if wants_mapping(&head) {
+        match memscape_map::Mapping::new(&file) {
+            Ok(map) if map.len() == len => {
+                let version = read_u32(&head, 8).unwrap_or(VERSION);
+                return from_msc_storage(&name, Storage::Mapped(map), version);
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{name}: not mapped ({e}); reading it instead"),
+        }
+    }
+    std::io::Seek::rewind(&mut file).map_err(io_err)?;
     let mut words = vec![0u64; len.div_ceil(8)];
     let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
     file.read_exact(&mut buf[..len]).map_err(io_err)?;
-    if len >= HEADER && read_u32(buf, 8) == Some(VERSION) && &buf[..8] == MAGIC {
-        return from_msc_words(&name, words, len);
+    if len >= HEADER
+        && &buf[..8] == MAGIC
+        && let Some(version @ (VERSION | VERSION_V3)) = read_u32(buf, 8)
+    {
+        return from_msc_words(&name, words, len, version);
     }
     from_msc_bytes(&name, &buf[..len])
 }
@@ -749,20 +896,20 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if version == crate::msc_v1::VERSION {
         return crate::msc_v1::from_msc_v1_bytes(source, bytes);
     }
-    if version == VERSION {
+    if version == VERSION || version == VERSION_V3 {
         // One copy into aligned words that the lazily decoded columns keep (the file is small:
         // it is the compressed form).
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
         buf[..bytes.len()].copy_from_slice(bytes);
-        return from_msc_words(source, words, bytes.len());
+        return from_msc_words(source, words, bytes.len(), version);
     }
     if version != VERSION_V2 {
         return Err(corrupt(
             source,
             8,
             format!(
-                "format version {VERSION} (or {VERSION_V2}, {}), found {version}",
+                "format version {VERSION} (or {VERSION_V3}, {VERSION_V2}, {}), found {version}",
                 crate::msc_v1::VERSION
             ),
         ));
@@ -888,6 +1035,7 @@ struct Decoder<'a> {
     source: &'a str,
     bytes: &'a [u8],
     sections: Vec<Section>,
+    version: u32,
 }
 
 impl<'a> Decoder<'a> {
@@ -940,7 +1088,7 @@ impl<'a> Decoder<'a> {
             if sections.iter().any(|s| s.id == id) {
                 return Err(corrupt(source, at, format!("section {id} only once")));
             }
-            if version != VERSION_V2 {
+            if version != VERSION_V2 && !is_mappable(id, packing) {
                 let Some(sum) = read_u64(bytes, at + 32) else {
                     return Err(corrupt(source, at, "a complete section directory entry"));
                 };
@@ -968,6 +1116,7 @@ impl<'a> Decoder<'a> {
             source,
             bytes,
             sections,
+            version,
         })
     }
 
@@ -991,6 +1140,17 @@ impl<'a> Decoder<'a> {
     /// Decodes a numeric section into values of type `T`. `base` is the decoded base section
     /// for [`XF_PLUS_BASE`].
     fn numeric<T: Elem>(&self, section: u32, base: Option<&[u64]>) -> Result<Vec<T>, LoadError> {
+        self.numeric_ctx(section, base, None)
+    }
+
+    /// [`Decoder::numeric`] for a section that may be context-coded ([`PACK_CONTEXT`]) with the
+    /// event-time model, whose contexts `contexts` gives.
+    fn numeric_ctx<T: Elem>(
+        &self,
+        section: u32,
+        base: Option<&[u64]>,
+        contexts: Option<&crate::ppm::EventTimeContexts<'_>>,
+    ) -> Result<Vec<T>, LoadError> {
         let s = self.need(section)?;
         if s.elem_size != T::SIZE {
             return Err(self.corrupt(
@@ -1045,8 +1205,24 @@ impl<'a> Decoder<'a> {
                 block: usize,
                 decoder: zstd::stream::read::Decoder<'p, &'p [u8]>,
             },
+            Codes(Vec<u64>),
+            /// Little-endian elements of `T::SIZE` bytes (mappable block columns).
+            Raw(&'p [u8]),
         }
         let plan = match s.packing {
+            PACK_RAW => {
+                if n.checked_mul(usize::from(T::SIZE)) != Some(payload.len()) {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "{n} raw {}-byte values in section {section}, found {} bytes",
+                            T::SIZE,
+                            payload.len()
+                        ),
+                    ));
+                }
+                Plan::Raw(payload)
+            }
             PACK_BITS => {
                 let words: &[u64] = bytemuck::try_cast_slice(payload).map_err(|_| {
                     self.corrupt(s, format!("section {section} of whole u64 words"))
@@ -1112,6 +1288,31 @@ impl<'a> Decoder<'a> {
                     decoder,
                 }
             }
+            PACK_CONTEXT if self.version >= VERSION && contexts.is_some() => {
+                let model = payload.first().copied();
+                // A coded value can cost almost nothing: the writer pads the payload to one
+                // byte per PRESIZE_PER_BYTE values, so the count is backed by the payload.
+                if model != Some(crate::ppm::MODEL_EVENT_TIMES)
+                    || n > payload.len().saturating_mul(PRESIZE_PER_BYTE)
+                {
+                    return Err(self.corrupt(
+                        s,
+                        format!(
+                            "model {} and at most {PRESIZE_PER_BYTE} values per payload byte in section {section}",
+                            crate::ppm::MODEL_EVENT_TIMES
+                        ),
+                    ));
+                }
+                let Some(contexts) = contexts else {
+                    return Err(self.corrupt(s, "contexts"));
+                };
+                Plan::Codes(crate::ppm::decode(
+                    &payload[1..],
+                    n,
+                    crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+                    |i| contexts.context(i),
+                ))
+            }
             p => {
                 return Err(self.corrupt(
                     s,
@@ -1121,7 +1322,7 @@ impl<'a> Decoder<'a> {
         };
         // Filled group by group with `extend` (no zero-filling pass over fresh memory).
         let presize = match plan {
-            Plan::Bits { .. } => n,
+            Plan::Bits { .. } | Plan::Codes(_) | Plan::Raw(_) => n,
             Plan::Planes { .. } => n.min(payload.len().saturating_mul(PRESIZE_PER_BYTE)),
         };
         let mut out: Vec<T> = Vec::with_capacity(presize);
@@ -1172,6 +1373,25 @@ impl<'a> Decoder<'a> {
                         dispatch_width!(w, chunk_words, reference, groups, &mut sink;
                             1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32
                             33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64);
+                    }
+                }
+                Plan::Codes(codes) => {
+                    let mut buf = [0u64; GROUP];
+                    for group in codes.chunks(GROUP) {
+                        buf[..group.len()].copy_from_slice(group);
+                        sink(&buf);
+                    }
+                }
+                Plan::Raw(bytes) => {
+                    let size = usize::from(T::SIZE);
+                    let mut buf = [0u64; GROUP];
+                    for group in bytes.chunks(GROUP * size) {
+                        for (b, e) in buf.iter_mut().zip(group.chunks_exact(size)) {
+                            let mut le = [0u8; 8];
+                            le[..size].copy_from_slice(e);
+                            *b = u64::from_le_bytes(le);
+                        }
+                        sink(&buf);
                     }
                 }
                 Plan::Planes {
@@ -1575,11 +1795,56 @@ impl<'a> Decoder<'a> {
 /// Loads a version-3 file held in 8-byte-aligned `words` (`len` bytes): the directory,
 /// checksums, metadata, call tree and strings are checked and decoded now; each block column is
 /// decoded on its first use, from these words (the compressed file, kept by the columns).
-fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, LoadError> {
-    let Some(bytes) = bytemuck::cast_slice::<u64, u8>(&words).get(..len) else {
-        return Err(corrupt(source, 0, "a buffer as long as the file"));
-    };
-    let d = Decoder::new(source, bytes, VERSION)?;
+fn from_msc_words(
+    source: &str,
+    words: Vec<u64>,
+    len: usize,
+    version: u32,
+) -> Result<Trace, LoadError> {
+    from_msc_storage(source, Storage::Words(words, len), version)
+}
+
+/// Where a lazily loaded file's bytes are.
+enum Storage {
+    /// Read into 8-byte-aligned words (`len` bytes of them are the file).
+    Words(Vec<u64>, usize),
+    /// Memory-mapped (files with raw block columns, [`MscOptions::mappable`]).
+    Mapped(Arc<memscape_map::Mapping>),
+}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Words(words, len) => bytemuck::cast_slice::<u64, u8>(words)
+                .get(..*len)
+                .unwrap_or_default(),
+            Storage::Mapped(map) => map.bytes(),
+        }
+    }
+}
+
+/// Whether the start of a file (its header and directory) says that it has raw block columns
+/// to map: a version-3/4 file with a block section of packing 0.
+fn wants_mapping(head: &[u8]) -> bool {
+    if head.len() < HEADER
+        || &head[..8] != MAGIC
+        || !matches!(read_u32(head, 8), Some(VERSION | VERSION_V3))
+    {
+        return false;
+    }
+    let n = read_u32(head, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
+    (0..n).any(|i| {
+        let at = HEADER + DIR_ENTRY * i;
+        matches!(
+            (read_u32(head, at), head.get(at + 6)),
+            (Some(id), Some(&packing)) if is_mappable(id, packing)
+        )
+    })
+}
+
+fn from_msc_storage(source: &str, storage: Storage, version: u32) -> Result<Trace, LoadError> {
+    let bytes = storage.bytes();
+    let d = Decoder::new(source, bytes, version)?;
     let (meta, n, has_event_times) = d.checked_meta()?;
     // What the lazy decoders will meet is checked now, as far as it is without decoding.
     for (section, elem_size) in [
@@ -1595,12 +1860,24 @@ fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, Lo
     ] {
         let s = d.need(section)?;
         if s.elem_size != elem_size
-            || !matches!(s.packing, PACK_BITS | PACK_PLANES)
+            || !matches!(s.packing, PACK_BITS | PACK_PLANES | PACK_RAW)
             || s.transform > XF_PLUS_BASE
         {
             return Err(d.corrupt(
                 s,
                 format!("section {section} with {elem_size}-byte elements, a known packing and transform"),
+            ));
+        }
+    }
+    // Raw block columns (all of them, times included) hold exactly their values.
+    for s in d.sections.iter().filter(|s| is_mappable(s.id, s.packing)) {
+        if s.count.checked_mul(u64::from(s.elem_size)) != Some(s.len as u64) || s.shift != 0 {
+            return Err(d.corrupt(
+                s,
+                format!(
+                    "{} raw values of {} bytes in section {}, unshifted",
+                    s.count, s.elem_size, s.id
+                ),
             ));
         }
     }
@@ -1615,8 +1892,8 @@ fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, Lo
     meta_out.format = crate::model::TraceFormat::Msc;
     let shared = Arc::new(LazyFile {
         source: source.to_owned(),
-        words,
-        len,
+        version,
+        storage,
         sections,
         blocks,
         events: meta_out.events,
@@ -1625,40 +1902,98 @@ fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, Lo
         thread_count: threads.len().max(1),
         groups: Default::default(),
     });
-    fn lazy<T: Copy + Default + Send + Sync + 'static>(
+    /// A column decoded on first use, or, where the file is mapped and the column raw, borrowed
+    /// from the mapping once `check` has found it usable as it is (`check` returns the
+    /// repaired values of a column that is not: only a forged file has one).
+    fn lazy<T: bytemuck::Pod + Default + Send + Sync + 'static>(
         shared: &Arc<LazyFile>,
         name: &'static str,
+        section: u32,
+        check: fn(&LazyFile, &[T]) -> Option<Vec<T>>,
         decode: fn(&LazyFile) -> Result<Vec<T>, LoadError>,
     ) -> Column<T> {
         let shared = Arc::clone(shared);
-        Column::lazy(move || match decode(&shared) {
-            Ok(values) => values,
-            Err(e) => {
-                // Only a forged file gets here (its checksums matched): zeros keep every
-                // invariant the views rely on.
-                tracing::warn!("{e}; the {name} column reads as zeros");
-                vec![T::default(); shared.blocks]
+        Column::lazy_values(move || {
+            if let Some(mapped) = shared.mapped::<T>(section) {
+                return match check(&shared, &mapped) {
+                    None => Values::Mapped(mapped),
+                    Some(repaired) => {
+                        tracing::warn!(
+                            "{}: the {name} column breaks what the views rely on; repaired",
+                            shared.source
+                        );
+                        Values::Owned(repaired)
+                    }
+                };
             }
+            Values::Owned(match decode(&shared) {
+                Ok(values) => values,
+                Err(e) => {
+                    // Only a forged file gets here (its checksums matched): zeros keep every
+                    // invariant the views rely on.
+                    tracing::warn!("{e}; the {name} column reads as zeros");
+                    vec![T::default(); shared.blocks]
+                }
+            })
         })
     }
+    fn any<T>(_: &LazyFile, _: &[T]) -> Option<Vec<T>> {
+        None
+    }
     let blocks = BlockColumns {
-        address: lazy(&shared, "address", |f| {
+        address: lazy(&shared, "address", id::ADDRESS, any, |f| {
             f.decoder().numeric(id::ADDRESS, None)
         }),
-        size: lazy(&shared, "size", |f| f.grouped(SIZES, id::SIZE)),
-        requested_size: lazy(&shared, "requested size", |f| {
+        size: lazy(&shared, "size", id::SIZE, any, |f| {
+            f.grouped(SIZES, id::SIZE)
+        }),
+        requested_size: lazy(&shared, "requested size", id::REQUESTED, any, |f| {
             f.grouped(SIZES, id::REQUESTED)
         }),
-        usable_size: lazy(&shared, "usable size", |f| f.grouped(SIZES, id::USABLE)),
-        alloc_time_ns: lazy(&shared, "alloc time", |f| f.grouped(TIMES, id::ALLOC_TIME)),
-        free_time_ns: lazy(&shared, "free time", |f| f.grouped(TIMES, id::FREE_TIME)),
-        alloc_event: lazy(&shared, "alloc event", |f| {
-            f.grouped(EVENTS, id::ALLOC_EVENT)
+        usable_size: lazy(&shared, "usable size", id::USABLE, any, |f| {
+            f.grouped(SIZES, id::USABLE)
         }),
-        free_event: lazy(&shared, "free event", |f| f.grouped(EVENTS, id::FREE_EVENT)),
-        thread: lazy(&shared, "thread", LazyFile::thread),
-        site: lazy(&shared, "site", LazyFile::site),
-        flags: lazy(&shared, "flags", |f| f.decoder().numeric(id::FLAGS, None)),
+        alloc_time_ns: lazy(&shared, "alloc time", id::ALLOC_TIME, any, |f| {
+            f.grouped(TIMES, id::ALLOC_TIME)
+        }),
+        free_time_ns: lazy(
+            &shared,
+            "free time",
+            id::FREE_TIME,
+            LazyFile::check_free_times,
+            |f| f.grouped(TIMES, id::FREE_TIME),
+        ),
+        alloc_event: lazy(
+            &shared,
+            "alloc event",
+            id::ALLOC_EVENT,
+            LazyFile::check_alloc_events,
+            |f| f.grouped(EVENTS, id::ALLOC_EVENT),
+        ),
+        free_event: lazy(
+            &shared,
+            "free event",
+            id::FREE_EVENT,
+            LazyFile::check_free_events,
+            |f| f.grouped(EVENTS, id::FREE_EVENT),
+        ),
+        thread: lazy(
+            &shared,
+            "thread",
+            id::THREAD,
+            |f, t| below(t, f.thread_count as u64),
+            LazyFile::thread,
+        ),
+        site: lazy(
+            &shared,
+            "site",
+            id::SITE,
+            |f, s| below(s, f.nodes as u64),
+            LazyFile::site,
+        ),
+        flags: lazy(&shared, "flags", id::FLAGS, any, |f| {
+            f.decoder().numeric(id::FLAGS, None)
+        }),
     };
     Ok(Trace {
         meta: meta_out,
@@ -1677,8 +2012,8 @@ fn from_msc_words(source: &str, words: Vec<u64>, len: usize) -> Result<Trace, Lo
 /// was written so, or forged.
 struct LazyFile {
     source: String,
-    words: Vec<u64>,
-    len: usize,
+    version: u32,
+    storage: Storage,
     sections: Vec<Section>,
     blocks: usize,
     events: u64,
@@ -1707,12 +2042,85 @@ struct Group {
 
 impl LazyFile {
     fn decoder(&self) -> Decoder<'_> {
-        let bytes: &[u8] = bytemuck::cast_slice(&self.words);
         Decoder {
             source: &self.source,
-            bytes: bytes.get(..self.len).unwrap_or_default(),
+            bytes: self.storage.bytes(),
             sections: self.sections.clone(),
+            version: self.version,
         }
+    }
+
+    /// The values of a raw block section of a mapped file, borrowed from the mapping; `None`
+    /// when the file is not mapped or the section is not raw.
+    fn mapped<T: bytemuck::Pod>(&self, section: u32) -> Option<memscape_map::MappedSlice<T>> {
+        let Storage::Mapped(map) = &self.storage else {
+            return None;
+        };
+        let s = self.sections.iter().find(|s| s.id == section)?;
+        if !is_mappable(s.id, s.packing)
+            || s.transform != XF_NONE
+            || s.shift != 0
+            || usize::from(s.elem_size) != std::mem::size_of::<T>()
+            || s.count != self.blocks as u64
+        {
+            return None;
+        }
+        memscape_map::MappedSlice::new(Arc::clone(map), s.offset, self.blocks)
+    }
+
+    /// Alloc events of a block at most the event count.
+    fn check_alloc_events(&self, alloc: &[u64]) -> Option<Vec<u64>> {
+        let events = self.events;
+        let bad = alloc.iter().fold(false, |bad, &a| bad | (a > events));
+        bad.then(|| alloc.iter().map(|&a| a.min(events)).collect())
+    }
+
+    /// Free events between the block's alloc event and the event count.
+    fn check_free_events(&self, free: &[u64]) -> Option<Vec<u64>> {
+        let events = self.events;
+        let decoded;
+        let mapped = self.mapped::<u64>(id::ALLOC_EVENT);
+        let alloc: &[u64] = match &mapped {
+            Some(m) => m,
+            None => {
+                decoded = self.grouped(EVENTS, id::ALLOC_EVENT).unwrap_or_default();
+                &decoded
+            }
+        };
+        let bad = alloc.len() != free.len()
+            || free.iter().zip(alloc).fold(false, |bad, (&f, &a)| {
+                bad | (f > events) | (f < a.min(events))
+            });
+        bad.then(|| {
+            free.iter()
+                .enumerate()
+                .map(|(i, &f)| f.clamp(alloc.get(i).map_or(0, |&a| a.min(events)), events))
+                .collect()
+        })
+    }
+
+    /// Free times not before the block's alloc time.
+    fn check_free_times(&self, free: &[u64]) -> Option<Vec<u64>> {
+        let decoded;
+        let mapped = self.mapped::<u64>(id::ALLOC_TIME);
+        let alloc: &[u64] = match &mapped {
+            Some(m) => m,
+            None => {
+                decoded = self.grouped(TIMES, id::ALLOC_TIME).unwrap_or_default();
+                &decoded
+            }
+        };
+        let bad = alloc.len() != free.len()
+            || free
+                .iter()
+                .zip(alloc)
+                .fold(false, |bad, (&f, &a)| bad | (f < a));
+        bad.then(|| {
+            free.iter()
+                .enumerate()
+                .map(|(i, &f)| f.max(alloc.get(i).copied().unwrap_or(0)))
+                .collect()
+        })
     }
 
     /// The values of `section` of a group: kept from an earlier decoding of the group, or
@@ -1818,7 +2226,18 @@ impl LazyFile {
     ) -> Result<(Vec<u64>, Vec<u64>), LoadError> {
         let d = self.decoder();
         if self.has_event_times {
-            let times = d.numeric::<u64>(id::EVENT_TIME, None)?;
+            let times = if d.need(id::EVENT_TIME)?.packing == PACK_CONTEXT {
+                // Contexts: the event order and the blocks' call sites.
+                let order = crate::ppm::event_order(alloc_event, free_event, self.events);
+                let site = self.site()?;
+                let contexts = crate::ppm::EventTimeContexts {
+                    order: &order,
+                    site: &site,
+                };
+                d.numeric_ctx::<u64>(id::EVENT_TIME, None, Some(&contexts))?
+            } else {
+                d.numeric::<u64>(id::EVENT_TIME, None)?
+            };
             let time_of = |e: u64| {
                 usize::try_from(e)
                     .ok()
@@ -1863,6 +2282,20 @@ impl LazyFile {
         }
         Ok(site)
     }
+}
+
+/// `None` when every value is below `limit`; else the values with those at or above it set to
+/// 0 (the "none" thread or call site).
+fn below<T: Copy + Into<u64> + Default>(values: &[T], limit: u64) -> Option<Vec<T>> {
+    let bad = values
+        .iter()
+        .fold(false, |bad, &v| bad | (v.into() >= limit));
+    bad.then(|| {
+        values
+            .iter()
+            .map(|&v| if v.into() < limit { v } else { T::default() })
+            .collect()
+    })
 }
 
 /// The result of a decoding thread (a panic, which would be a bug, becomes an error).

@@ -62,11 +62,31 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
     // per block instead of a sort of all blocks.
     let page_shift = 63 - gap_threshold.max(1).leading_zeros();
     let mut pages: crate::builder::PointerMap<(u64, u64)> = Default::default();
-    for (&a, &s) in b.address.iter().zip(&b.size) {
+    // Consecutive blocks mostly share a page: summarized locally, merged when the page changes.
+    let mut merge = |page: u64, (lo, hi): (u64, u64)| {
+        let e = pages.entry(page).or_insert((lo, hi));
+        e.0 = e.0.min(lo);
+        e.1 = e.1.max(hi);
+    };
+    let mut current: Option<(u64, (u64, u64))> = None;
+    for (&a, &s) in b.address.iter().zip(b.size.as_slice()) {
         let end = a.saturating_add(s);
-        let e = pages.entry(a >> page_shift).or_insert((a, end));
-        e.0 = e.0.min(a);
-        e.1 = e.1.max(end);
+        let page = a >> page_shift;
+        match &mut current {
+            Some((p, range)) if *p == page => {
+                range.0 = range.0.min(a);
+                range.1 = range.1.max(end);
+            }
+            _ => {
+                if let Some((p, range)) = current {
+                    merge(p, range);
+                }
+                current = Some((page, (a, end)));
+            }
+        }
+    }
+    if let Some((p, range)) = current {
+        merge(p, range);
     }
     let mut ranges: Vec<(u64, u64)> = pages.into_values().collect();
     ranges.sort_unstable();
@@ -97,8 +117,17 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
         regions,
         block_region: Vec::with_capacity(b.len()),
     };
-    for &a in &b.address {
-        let r = out.region_of(a).unwrap_or(0);
+    // The region of the previous block first: consecutive blocks mostly share one.
+    let mut last: Option<(u64, u64, usize)> = None;
+    for &a in b.address.as_slice() {
+        let r = match last {
+            Some((start, end, r)) if a >= start && a < end => r,
+            _ => {
+                let r = out.region_of(a).unwrap_or(0);
+                last = out.regions.get(r).map(|g| (g.start, g.end, r));
+                r
+            }
+        };
         out.block_region.push(u32::try_from(r).unwrap_or(u32::MAX));
         if let Some(region) = out.regions.get_mut(r) {
             region.blocks += 1;
@@ -115,7 +144,7 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
 pub fn peak_per_group(trace: &Trace, block_group: &[u32], groups: usize) -> Vec<u64> {
     let mut live = vec![0u64; groups];
     let mut peak = vec![0u64; groups];
-    let sizes = &trace.blocks.size;
+    let sizes = trace.blocks.size.as_slice();
     for &id in trace.event_order() {
         if id == u32::MAX {
             continue;

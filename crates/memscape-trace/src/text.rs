@@ -8,55 +8,91 @@ pub(crate) trait LineParser {
     fn line(&mut self, number: u64, line: &[u8]);
     /// The input ended inside line `number` (no final newline, or the stream broke off).
     fn truncated(&mut self, number: u64, partial: &[u8]);
+    /// Every line of `data`, which is whole lines (each ending in `\n`), the first one being
+    /// line `first`. Returns the number of lines. Parsers override this with a fused fast
+    /// path for their common lines; the result must be as if [`LineParser::line`] had been
+    /// called for each line.
+    fn lines(&mut self, first: u64, data: &[u8]) -> u64 {
+        let mut number = first;
+        for line in data.split_inclusive(|&b| b == b'\n') {
+            self.line(number, strip_eol(line));
+            number += 1;
+        }
+        number - first
+    }
+}
+
+/// A line without its `\n` and a `\r` before it.
+#[inline]
+pub(crate) fn strip_eol(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// Feeds every line of an in-memory input. Returns the number of lines.
 pub(crate) fn feed_bytes(parser: &mut impl LineParser, data: &[u8]) -> u64 {
-    let complete = data.ends_with(b"\n");
-    let mut last = 0;
-    let mut lines = memscape_io::numbered_lines(data).peekable();
-    while let Some((number, line)) = lines.next() {
-        last = number;
-        if lines.peek().is_none() && !complete {
-            parser.truncated(number, line);
-        } else {
-            parser.line(number, line);
-        }
+    let whole = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let (complete, partial) = data.split_at(whole);
+    let lines = parser.lines(1, complete);
+    if partial.is_empty() {
+        return lines;
     }
-    last
+    let partial = partial.strip_suffix(b"\r").unwrap_or(partial);
+    parser.truncated(lines + 1, partial);
+    lines + 1
 }
 
-/// Feeds every line of a stream, reusing one buffer. A read error (a corrupt or cut compressed
-/// stream) ends the input like a truncation: what was read so far stays loaded.
+/// Feeds every line of a stream, straight from the reader's buffer: whole lines are handed to
+/// [`LineParser::lines`] as they sit in the buffer; only a line split across two reads is
+/// copied. A read error (a corrupt or cut compressed stream) ends the input like a
+/// truncation: what was read so far stays loaded.
 pub(crate) fn feed_reader(
     parser: &mut impl LineParser,
     reader: &mut impl BufRead,
 ) -> Result<u64, std::io::Error> {
-    let mut buf = Vec::with_capacity(256);
+    // The start of a line that continues in the next read.
+    let mut carry: Vec<u8> = Vec::new();
     let mut number = 0u64;
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) => return Ok(number),
-            Ok(_) => {
-                number += 1;
-                if buf.last() == Some(&b'\n') {
-                    buf.pop();
-                    if buf.last() == Some(&b'\r') {
-                        buf.pop();
-                    }
-                    parser.line(number, &buf);
-                } else {
-                    parser.truncated(number, &buf);
-                    return Ok(number);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                parser.truncated(number + 1, &buf);
+                parser.truncated(number + 1, &carry);
                 return Err(e);
             }
+        };
+        if buf.is_empty() {
+            if !carry.is_empty() {
+                number += 1;
+                parser.truncated(number, &carry);
+            }
+            return Ok(number);
         }
+        let mut used = 0;
+        if !carry.is_empty() {
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    carry.extend_from_slice(&buf[..=i]);
+                    used = i + 1;
+                    number += 1;
+                    parser.line(number, strip_eol(&carry));
+                    carry.clear();
+                }
+                None => {
+                    carry.extend_from_slice(buf);
+                    let n = buf.len();
+                    reader.consume(n);
+                    continue;
+                }
+            }
+        }
+        let rest = &buf[used..];
+        let whole = rest.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        number += parser.lines(number + 1, &rest[..whole]);
+        carry.extend_from_slice(&rest[whole..]);
+        let n = buf.len();
+        reader.consume(n);
     }
 }
 
@@ -140,6 +176,23 @@ pub(crate) fn parse_hex(tok: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// The hex number of 1–16 digits starting at `line[at]` and ending right before the byte
+/// `end`; returns it and the position after `end`. `None` when the digits or the terminator
+/// are not there (the caller then takes its general path).
+#[inline]
+pub(crate) fn hex_until(line: &[u8], at: usize, end: u8) -> Option<(u64, usize)> {
+    let digits = line.get(at..)?;
+    let mut v = 0u64;
+    for (i, &b) in digits.iter().enumerate().take(17) {
+        let d = HEX_DIGIT[b as usize];
+        if d == INVALID {
+            return (b == end && (1..=16).contains(&i)).then_some((v, at + i + 1));
+        }
+        v = (v << 4) | u64::from(d);
+    }
+    None
+}
+
 const INVALID: u8 = 0xff;
 
 /// Digit value of every byte, [`INVALID`] for non-digits (one load per digit instead of three
@@ -210,5 +263,80 @@ mod tests {
         assert_eq!(parse_dec(b"18446744073709551615"), Some(u64::MAX));
         assert_eq!(parse_dec(b"18446744073709551616"), None);
         assert_eq!(parse_dec(b"-1"), None);
+    }
+}
+
+#[cfg(test)]
+mod feed_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Default, Debug, PartialEq)]
+    struct Recorder(Vec<(u64, Vec<u8>, bool)>);
+
+    impl LineParser for Recorder {
+        fn line(&mut self, number: u64, line: &[u8]) {
+            self.0.push((number, line.to_vec(), false));
+        }
+        fn truncated(&mut self, number: u64, partial: &[u8]) {
+            self.0.push((number, partial.to_vec(), true));
+        }
+    }
+
+    proptest! {
+        /// Streaming through buffers of any size gives the lines of the whole input, numbered
+        /// alike; the in-memory feed too.
+        #[test]
+        fn streamed_lines_equal_in_memory_lines(
+            data in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'\r'), Just(b'a'), Just(b' ')], 0..200),
+            capacity in 1usize..40,
+        ) {
+            let mut expected = Recorder::default();
+            let mut number = 0;
+            for line in data.split_inclusive(|&b| b == b'\n') {
+                number += 1;
+                if line.ends_with(b"\n") {
+                    expected.line(number, strip_eol(line));
+                } else {
+                    expected.truncated(number, line);
+                }
+            }
+            let mut streamed = Recorder::default();
+            let mut reader = std::io::BufReader::with_capacity(capacity, data.as_slice());
+            let n = feed_reader(&mut streamed, &mut reader).unwrap();
+            prop_assert_eq!(n, number);
+            prop_assert_eq!(&streamed, &expected);
+            let mut in_memory = Recorder::default();
+            prop_assert_eq!(feed_bytes(&mut in_memory, &data), number);
+            // In memory, a cut last line loses a final `\r` too (as it always did).
+            for (a, b) in in_memory.0.iter().zip(&expected.0) {
+                prop_assert_eq!(a.0, b.0);
+                prop_assert_eq!(a.2, b.2);
+                prop_assert_eq!(a.1.as_slice(), if b.2 { b.1.strip_suffix(b"\r").unwrap_or(&b.1) } else { &b.1[..] });
+            }
+        }
+
+        /// The fused `+`/`-` fast path accepts exactly the canonical lines and reads them as
+        /// the general field parser does.
+        #[test]
+        fn hex_until_agrees_with_parse_hex(
+            token in proptest::collection::vec(prop_oneof![Just(b'0'), Just(b'f'), Just(b'A'), Just(b'9'), Just(b'g'), Just(b'\t')], 0..20),
+            end in prop_oneof![Just(b' '), Just(b'\n')],
+        ) {
+            let mut line = token.clone();
+            line.push(end);
+            line.extend_from_slice(b"rest");
+            let fast = hex_until(&line, 0, end);
+            let canonical = !token.is_empty() && token.len() <= 16;
+            match fast {
+                Some((v, at)) => {
+                    prop_assert!(canonical);
+                    prop_assert_eq!(Some(v), parse_hex(&token));
+                    prop_assert_eq!(at, token.len() + 1);
+                }
+                None => prop_assert!(!canonical || parse_hex(&token).is_none()),
+            }
+        }
     }
 }

@@ -41,6 +41,15 @@ fn samples() -> &'static Vec<Vec<u8>> {
         };
         let msc_sysroot = msc_of(&sysroot);
         let msc_csv = msc_of(CSV_SAMPLE);
+        // Raw (mappable) block columns; read from bytes they are copied, not mapped.
+        let mappable_csv = {
+            let t = memscape_trace::load_bytes("s", CSV_SAMPLE).unwrap();
+            let options = memscape_trace::msc::MscOptions {
+                mappable: true,
+                ..Default::default()
+            };
+            memscape_trace::msc::to_msc_bytes_with(&t, &options, &mut |_| {}).unwrap()
+        };
         let zstd_csv = zstd::encode_all(CSV_SAMPLE, 1).unwrap();
         vec![
             sysroot,
@@ -49,6 +58,7 @@ fn samples() -> &'static Vec<Vec<u8>> {
             CSV_SAMPLE.to_vec(),
             msc_sysroot,
             msc_csv,
+            mappable_csv,
             zstd_csv,
         ]
     })

@@ -1,6 +1,7 @@
-//! `.msc` versions 2 and 3: version-1 and version-2 files still load; mutated, truncated and
-//! forged version-3 files give a `Corrupt` error naming the file and an offset, or (forged past
-//! the checksums) a consistent trace, never a panic or a huge allocation.
+//! `.msc` versions 2 to 4: version-1, -2 and -3 files still load; mutated, truncated and
+//! forged version-4 files (one with context-coded event times) give a `Corrupt` error naming
+//! the file and an offset, or (forged past the checksums) a consistent trace, never a panic or
+//! a huge allocation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -72,6 +73,80 @@ fn version_2_files_still_load() {
     }
 }
 
+/// The fixtures were written by the version-3 writer (memscape-trace at a42ec94).
+#[test]
+fn version_3_files_still_load() {
+    for (v3, text) in [
+        ("test_sysroot.v3.msc", "heaptrack/test_sysroot.raw"),
+        ("david.v3.msc", "heaptrack/heaptrack.david.18594.gz"),
+    ] {
+        let bytes = std::fs::read(fixture(v3)).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 3);
+        let old = load(&fixture(v3)).unwrap();
+        old.blocks
+            .prefetch(&memscape_trace::model::BlockColumn::ALL);
+        let fresh = load(&data(text)).unwrap();
+        assert_same(&old, &fresh);
+        let v4 = to_msc_bytes(&old, &mut |_| {}).unwrap();
+        assert_eq!(u32::from_le_bytes(v4[8..12].try_into().unwrap()), VERSION);
+        assert_same(&from_msc_bytes("again.msc", &v4).unwrap(), &fresh);
+    }
+}
+
+/// A recording-like trace with nanosecond times: its event times are context-coded (packing
+/// 4), much smaller than byte planes would be, and decode to the same times; also with a
+/// time resolution.
+#[test]
+fn context_coded_event_times_round_trip() {
+    let t = recording_like();
+    let bytes = to_msc_bytes(&t, &mut |_| {}).unwrap();
+    let (packing, len) = section(&bytes, 12).unwrap();
+    assert_eq!(packing, 4);
+    // Deltas of one per site and kind with 10 ns jitter: well under a byte per event.
+    assert!(len < t.meta.events as usize / 3, "{len} bytes");
+    let back = from_msc_bytes("ctx.msc", &bytes).unwrap();
+    assert_same(&back, &t);
+    let coarse = to_msc_bytes_with(
+        &t,
+        &MscOptions {
+            time_resolution_log2: 5,
+            ..Default::default()
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    let back = from_msc_bytes("ctx32.msc", &coarse).unwrap();
+    for (a, b) in back
+        .blocks
+        .alloc_time_ns
+        .iter()
+        .zip(t.blocks.alloc_time_ns.iter())
+    {
+        assert_eq!(*a, b & !31);
+    }
+    for (a, b) in back
+        .blocks
+        .free_time_ns
+        .iter()
+        .zip(t.blocks.free_time_ns.iter())
+    {
+        assert_eq!(*a, b & !31);
+    }
+}
+
+/// (packing, payload length) of a section of a version-4 file.
+fn section(b: &[u8], id: u32) -> Option<(u8, usize)> {
+    (0..section_count(b)).find_map(|e| {
+        let at = 16 + 40 * e;
+        (u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) == id).then(|| {
+            (
+                b[at + 6],
+                u64::from_le_bytes(b[at + 24..at + 32].try_into().unwrap()) as usize,
+            )
+        })
+    })
+}
+
 /// Version 3 decodes block columns on first use: nothing of them is decoded by the load, and
 /// each one read gives the values the text importer built.
 #[test]
@@ -98,7 +173,12 @@ fn version_3_columns_are_decoded_on_first_use() {
 /// column's first use.
 #[test]
 fn corrupt_payload_is_found_at_load() {
-    let b = sample();
+    for b in samples() {
+        corrupt_payload_is_found_in(b);
+    }
+}
+
+fn corrupt_payload_is_found_in(b: &[u8]) {
     let offset = |entry: usize| {
         let at = 16 + 40 * entry + 16;
         u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
@@ -108,7 +188,7 @@ fn corrupt_payload_is_found_at_load() {
         u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
     };
     for entry in (0..section_count(b)).filter(|&e| length(e) > 0) {
-        let mut bad = b.clone();
+        let mut bad = b.to_vec();
         bad[offset(entry)] ^= 0x20;
         let e = from_msc_bytes("flip.msc", &bad).unwrap_err();
         assert_eq!(
@@ -159,6 +239,7 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
     assert_same(&from_msc_bytes("exact.msc", &exact_bytes).unwrap(), &exact);
     let options = MscOptions {
         time_resolution_log2: 5,
+        ..Default::default()
     };
     let coarse_bytes = to_msc_bytes_with(&exact, &options, &mut |_| {}).unwrap();
     assert!(coarse_bytes.len() < exact_bytes.len());
@@ -177,6 +258,7 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
     // A shift this large is refused by the writer.
     let too_coarse = MscOptions {
         time_resolution_log2: 64,
+        ..Default::default()
     };
     assert!(to_msc_bytes_with(&exact, &too_coarse, &mut |_| {}).is_err());
 }
@@ -185,15 +267,86 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
 fn unknown_version_names_the_versions_read() {
     let t = load(&data("heaptrack/test_sysroot.raw")).unwrap();
     let mut b = to_msc_bytes(&t, &mut |_| {}).unwrap();
-    b[8] = 4;
-    let e = from_msc_bytes("v4.msc", &b).unwrap_err();
+    b[8] = 5;
+    let e = from_msc_bytes("v5.msc", &b).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "v4.msc@8: corrupt .msc file: expected format version 3 (or 2, 1), found 4"
+        "v5.msc@8: corrupt .msc file: expected format version 4 (or 3, 2, 1), found 5"
     );
 }
 
-/// A version-3 file of a real trace prefix (about 3,000 blocks: bit-packed and byte-plane
+/// A trace like a recording's: two threads, call sites, nanosecond times whose steps depend on
+/// the site and the kinds of events (so that the context model has something to learn), usable
+/// sizes, frees from the other thread, a realloc, mappings, never-freed blocks.
+fn recording_like() -> Trace {
+    use memscape_trace::TraceBuilder;
+    let mut b = TraceBuilder::with_event_times("rec");
+    let threads = [b.thread("tid 1"), b.thread("tid 2")];
+    let mut sites = Vec::new();
+    for s in 0..6u64 {
+        let parent = sites.last().copied().unwrap_or(0);
+        sites.push(b.call_tree.child(
+            parent,
+            memscape_trace::Frame {
+                ip: 0x40_1000 + 16 * s,
+                ..Default::default()
+            },
+        ));
+    }
+    let mut time = 1_000u64;
+    let mut live: Vec<u64> = Vec::new();
+    for i in 0..4_000u64 {
+        let site = (i * 7 % 6) as usize;
+        let thread = threads[(i / 50 % 2) as usize];
+        time += 20 + 40 * site as u64 + 10 * (i * 2_654_435_761 % 3);
+        let address = 0x10_0000 + 0x40 * (i % 997);
+        if live.contains(&address) {
+            b.free(i + 1, time, address);
+            live.retain(|&a| a != address);
+            time += 30;
+        }
+        let size = 16 + 8 * site as u64;
+        if i % 500 == 7 {
+            b.mmap(
+                i + 1,
+                time,
+                0x7f00_0000_0000 + (i << 20),
+                1 << 20,
+                thread,
+                sites[site],
+            );
+        } else if i % 333 == 5 && !live.is_empty() {
+            let old = live.remove(0);
+            b.realloc(
+                i + 1,
+                time,
+                old,
+                address,
+                size,
+                size + 8,
+                thread,
+                sites[site],
+            );
+            live.push(address);
+        } else {
+            b.alloc(i + 1, time, address, size, size + 8, thread, sites[site]);
+            live.push(address);
+        }
+    }
+    b.finish(TraceFormat::Csv, true)
+}
+
+fn samples() -> [&'static Vec<u8>; 2] {
+    static RECORDING: OnceLock<Vec<u8>> = OnceLock::new();
+    let recording = RECORDING.get_or_init(|| {
+        let bytes = to_msc_bytes(&recording_like(), &mut |_| {}).unwrap();
+        assert_eq!(section(&bytes, 12).map(|s| s.0), Some(4));
+        bytes
+    });
+    [sample(), recording]
+}
+
+/// A version-4 file of a real trace prefix (about 3,000 blocks: bit-packed and byte-plane
 /// sections, event times, call tree, strings).
 fn sample() -> &'static Vec<u8> {
     static SAMPLE: OnceLock<Vec<u8>> = OnceLock::new();
@@ -317,8 +470,8 @@ fn run(cases: u32) {
         failure_persistence: None,
         ..ProptestConfig::default()
     };
-    proptest!(config, |(mutations in prop::collection::vec(mutation(), 1..4))| {
-        let mut b = sample().clone();
+    proptest!(config, |(which in 0usize..2, mutations in prop::collection::vec(mutation(), 1..4))| {
+        let mut b = samples()[which].clone();
         for m in &mutations {
             if b.len() >= 16 {
                 apply(&mut b, m);
@@ -341,28 +494,30 @@ fn mutated_msc_long_run() {
 
 #[test]
 fn every_truncation_is_an_error() {
-    let b = sample();
-    let step = (b.len() / 997).max(1);
-    for len in (0..b.len()).step_by(step).chain(b.len() - 16..b.len()) {
-        assert!(
-            from_msc_bytes("cut.msc", &b[..len]).is_err(),
-            "cut at {len} of {}",
-            b.len()
-        );
+    for b in samples() {
+        let step = (b.len() / 997).max(1);
+        for len in (0..b.len()).step_by(step).chain(b.len() - 16..b.len()) {
+            assert!(
+                from_msc_bytes("cut.msc", &b[..len]).is_err(),
+                "cut at {len} of {}",
+                b.len()
+            );
+        }
     }
 }
 
 /// Every section's count set to 2^40 (or 2^62): an error, found before allocating for it.
 #[test]
 fn forged_counts_never_allocate() {
-    let b = sample();
-    for entry in 0..section_count(b) {
-        for count in [1u64 << 40, 1 << 62, u64::MAX] {
-            let mut forged = b.clone();
-            let at = 16 + 40 * entry + 8;
-            forged[at..at + 8].copy_from_slice(&count.to_le_bytes());
-            let e = from_msc_bytes("forged.msc", &forged).unwrap_err();
-            assert!(matches!(e, LoadError::Corrupt { .. }), "{e}");
+    for b in samples() {
+        for entry in 0..section_count(b) {
+            for count in [1u64 << 40, 1 << 62, u64::MAX] {
+                let mut forged = b.clone();
+                let at = 16 + 40 * entry + 8;
+                forged[at..at + 8].copy_from_slice(&count.to_le_bytes());
+                let e = from_msc_bytes("forged.msc", &forged).unwrap_err();
+                assert!(matches!(e, LoadError::Corrupt { .. }), "{e}");
+            }
         }
     }
 }
