@@ -67,13 +67,20 @@ struct RowState {
     pos: i32,
 }
 
-fn add_fixed(word: u32, v: vec2<u32>) {
-    var carry = 0u;
+// Adds a fixed-point value to a stored pair (value = hi·2^32 + i32(lo), utils/fixed64.wgsl): the
+// low words add as wrapping i32s; where one addition overflows (both operands of one sign, the
+// sum of the other), the high word takes the ±1 carry. The pair's total is then exact whatever
+// order the atomics land in, and a small value needs no second atomic.
+fn add_fixed(word: u32, value: vec2<u32>) {
+    let v = fixed_to_stored(value);
+    var hi = v.y;
     if v.x != 0u {
         let old = atomicAdd(&accum[word], v.x);
-        carry = select(0u, 1u, old + v.x < old);
+        let sum = old + v.x;
+        if ((~(old ^ v.x)) & (old ^ sum) & 0x80000000u) != 0u {
+            hi += select(1u, 0xffffffffu, (v.x & 0x80000000u) != 0u);
+        }
     }
-    let hi = v.y + carry;
     if hi != 0u {
         atomicAdd(&accum[word + 1u], hi);
     }
@@ -155,12 +162,11 @@ fn luminance(sh: Shade, u: f32, v: f32) -> f32 {
     return block_cushion_luminance(view.cushion_kind, view.cushion_strength, vec2<f32>(u, v), sh.size, view.light.xyz);
 }
 
-fn values_of(sh: Shade, f: f32, lum: f32) -> Values {
+fn values_of(sh: Shade, f: f32, w: f32, lum: f32) -> Values {
     var out: Values;
     if f <= 0.0 {
         return out;
     }
-    let w = pow(f, view.alpha);
     let c = w * (sh.a + sh.b * lum);
     out.v = array<vec2<u32>, 5>(to_fixed(f), to_fixed(w), to_fixed(c.x), to_fixed(c.y), to_fixed(c.z));
     return out;
@@ -169,7 +175,11 @@ fn values_of(sh: Shade, f: f32, lum: f32) -> Values {
 // The exact per-pixel values, as alloc_map_accumulate.wgsl's fs_main computes them.
 fn pixel_values(sh: Shade, x: i32, y: i32, v: f32) -> Values {
     let f = box_coverage(sh.c, vec2<f32>(f32(x), f32(y)));
-    return values_of(sh, f, luminance(sh, u_at(sh, x), v));
+    if f <= 0.0 {
+        var none: Values;
+        return none;
+    }
+    return values_of(sh, f, pow(f, view.alpha), luminance(sh, u_at(sh, x), v));
 }
 
 // Coverage of row y by the block where it spans the whole pixel horizontally (f_x = 1).
@@ -179,7 +189,13 @@ fn row_coverage(c: vec4<f32>, y: f32) -> f32 {
     return clamp(c.w - cut_above - cut_below, 0.0, min(c.w, 1.0));
 }
 
-fn add_row(sh: Shade, y: i32, xa: i32, xb: i32) {
+fn slopes(sh: Shade, w: f32, dl: f32) -> array<vec2<u32>, 3> {
+    let ds = w * sh.b * dl;
+    return array<vec2<u32>, 3>(to_fixed(ds.x), to_fixed(ds.y), to_fixed(ds.z));
+}
+
+// Columns [xa, xb] of row y; [lo, hi] are the columns the block covers horizontally in full.
+fn add_row(sh: Shade, y: i32, xa: i32, xb: i32, lo: i32, hi: i32) {
     let fy = row_coverage(sh.c, f32(y));
     if fy <= 0.0 {
         return;
@@ -189,44 +205,55 @@ fn add_row(sh: Shade, y: i32, xa: i32, xb: i32) {
     var st: RowState;
     st.pos = xa;
     var none: Values;
-    if xb - xa + 1 <= CHAIN_MAX {
+    let parabolic = view.cushion_kind == CUSHION_PARABOLIC && view.cushion_strength > 0.0;
+    // Rows this short are cheaper pixel by pixel than piece by piece.
+    let chain_max = select(4, CHAIN_MAX, parabolic);
+    if hi - lo + 1 < chain_max {
         for (var x = xa; x <= xb; x++) {
             set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
         }
         set_at(&st, row_pair, xb + 1, none);
         return;
     }
-    set_at(&st, row_pair, xa, pixel_values(sh, xa, y, v));
-    set_at(&st, row_pair, xa + 1, pixel_values(sh, xa + 1, y, v));
-    // Interior columns [lo, hi]: f = f_y, the luminance piece by piece.
-    let lo = xa + 2;
-    let hi = xb - 2;
-    let j_lo = segment_of(u_at(sh, lo));
-    let j_hi = segment_of(u_at(sh, hi));
-    let w = pow(fy, view.alpha);
-    for (var j = j_lo; j <= j_hi; j++) {
-        var x = lo;
-        if j > j_lo {
-            x = segment_start(sh, j, lo, hi);
-        }
-        if x > hi {
-            break;
-        }
-        let u = u_at(sh, x);
-        var to = values_of(sh, fy, luminance(sh, u, v));
-        if view.cushion_kind == CUSHION_PARABOLIC {
-            // The linear piece's slope per column: (L1 - L0) · knots per u, u per column.
-            let k = cushion_knot_interval(u);
-            let l0 = luminance(sh, k / CUSHION_KNOTS, v);
-            let l1 = luminance(sh, min((k + 1.0) / CUSHION_KNOTS, 1.0), v);
-            let dl = (l1 - l0) * CUSHION_KNOTS / max(sh.size.x, 1e-6);
-            let ds = w * sh.b * dl;
-            to.s = array<vec2<u32>, 3>(to_fixed(ds.x), to_fixed(ds.y), to_fixed(ds.z));
-        }
-        set_at(&st, row_pair, x, to);
+    for (var x = xa; x < lo; x++) {
+        set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
     }
-    set_at(&st, row_pair, xb - 1, pixel_values(sh, xb - 1, y, v));
-    set_at(&st, row_pair, xb, pixel_values(sh, xb, y, v));
+    // Interior columns [lo, hi]: f = f_y; the luminance piece by piece.
+    let w = pow(fy, view.alpha);
+    let u_lo = u_at(sh, lo);
+    if parabolic {
+        // Linear between knots: at the first column of each piece its exact value (the knot lies
+        // between two column centres) and its slope per column, (L1 - L0) · knots per u · u per
+        // column. The knots' luminances are evaluated once each.
+        let per_column = CUSHION_KNOTS / max(sh.size.x, 1e-6);
+        let j_lo = i32(cushion_knot_interval(u_lo));
+        let j_hi = i32(cushion_knot_interval(u_at(sh, hi)));
+        var l1 = luminance(sh, f32(j_lo) / CUSHION_KNOTS, v);
+        for (var j = j_lo; j <= j_hi; j++) {
+            var x = lo;
+            if j > j_lo {
+                x = segment_start(sh, j, lo, hi);
+            }
+            let l0 = l1;
+            l1 = luminance(sh, f32(j + 1) / CUSHION_KNOTS, v);
+            // As block_cushion_luminance interpolates.
+            let lum = l0 + (l1 - l0) * (u_at(sh, x) * CUSHION_KNOTS - f32(j));
+            var next = values_of(sh, fy, w, lum);
+            next.s = slopes(sh, w, (l1 - l0) * per_column);
+            set_at(&st, row_pair, x, next);
+        }
+    } else {
+        set_at(&st, row_pair, lo, values_of(sh, fy, w, luminance(sh, u_lo, v)));
+        let j_lo = segment_of(u_lo);
+        let j_hi = segment_of(u_at(sh, hi));
+        for (var j = j_lo + 1; j <= j_hi; j++) {
+            let x = segment_start(sh, j, lo, hi);
+            set_at(&st, row_pair, x, values_of(sh, fy, w, luminance(sh, u_at(sh, x), v)));
+        }
+    }
+    for (var x = hi + 1; x <= xb; x++) {
+        set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
+    }
     set_at(&st, row_pair, xb + 1, none);
 }
 
@@ -274,7 +301,11 @@ fn cs_blocks(
         sh.a = vec3<f32>(0.0);
         sh.b = color.rgb;
     }
+    // The columns covered in full: from the first pixel edge after the block's start to the last
+    // one before its end; the others get their exact per-pixel values.
+    let full_lo = max(i32(floor(c.x)) + 1, i32(lo.x));
+    let full_hi = min(i32(ceil(c.x + c.z)) - 2, i32(hi.x));
     for (var y = i32(lo.y); y <= i32(hi.y); y++) {
-        add_row(sh, y, i32(lo.x), i32(hi.x));
+        add_row(sh, y, i32(lo.x), i32(hi.x), full_lo, full_hi);
     }
 }

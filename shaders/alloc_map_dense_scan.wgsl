@@ -33,13 +33,13 @@ fn cs_scan(@builtin(global_invocation_id) id: vec3<u32>) {
     for (var x = 0u; x < width; x++) {
         let base = (y * width + x) * PAIRS_PER_PIXEL;
         for (var k = 0u; k < 5u; k++) {
-            v[k] = fixed_add(v[k], sums[base + k]);
+            v[k] = fixed_add(v[k], fixed_from_stored(sums[base + k]));
         }
         let p = vec2<i32>(i32(x), i32(y));
         textureStore(weighted_out, p, vec4<f32>(fixed_to_f32(v[2]), fixed_to_f32(v[3]), fixed_to_f32(v[4]), fixed_to_f32(v[1])));
         textureStore(coverage_out, p, vec4<f32>(fixed_to_f32(v[0]), 0.0, 0.0, 0.0));
         for (var k = 0u; k < 3u; k++) {
-            s[k] = fixed_add(s[k], sums[base + 5u + k]);
+            s[k] = fixed_add(s[k], fixed_from_stored(sums[base + 5u + k]));
             v[2u + k] = fixed_add(v[2u + k], s[k]);
         }
     }
