@@ -257,6 +257,11 @@ fn add_row(sh: Shade, y: i32, xa: i32, xb: i32, lo: i32, hi: i32) {
     set_at(&st, row_pair, xb + 1, none);
 }
 
+// Each invocation takes BLOCKS_PER_INVOCATION blocks, a whole dispatch apart (neighbouring
+// invocations read neighbouring blocks): fewer workgroups, whose start-up cost dominates for
+// blocks culled at once (lavapipe). Keep in sync with BLOCKS_PER_INVOCATION in dense.rs.
+const BLOCKS_PER_INVOCATION: u32 = 16u;
+
 @compute @workgroup_size(64)
 fn cs_blocks(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -264,10 +269,18 @@ fn cs_blocks(
     @builtin(local_invocation_index) lane: u32,
 ) {
     let first = max(view.range_start, chunk.base) - chunk.base;
-    let local = first + (group.y * groups.x + group.x) * WORKGROUP_SIZE + lane;
-    if local >= chunk.count || chunk.base + local >= view.range_end {
-        return;
+    let invocation = (group.y * groups.x + group.x) * WORKGROUP_SIZE + lane;
+    let stride = groups.x * groups.y * WORKGROUP_SIZE;
+    for (var k = 0u; k < BLOCKS_PER_INVOCATION; k++) {
+        let local = first + k * stride + invocation;
+        if local >= chunk.count || chunk.base + local >= view.range_end {
+            return;
+        }
+        add_block(local);
     }
+}
+
+fn add_block(local: u32) {
     let b = blocks[local];
     let g = block_geometry_px(view, b, times[local]);
     let c = clamp_geometry(g, view.viewport_px, 2.0);

@@ -43,6 +43,9 @@ pub const CHAIN_MAX: u32 = 12;
 pub const DENSE_AUTO_MIN_BLOCKS: usize = 4096;
 /// Invocations per workgroup of the dense passes.
 const WORKGROUP: u32 = 64;
+/// Blocks per invocation of the block pass. Keep in sync with `BLOCKS_PER_INVOCATION` in
+/// `shaders/alloc_map_dense.wgsl`.
+const BLOCKS_PER_INVOCATION: usize = 16;
 /// Workgroups per row of a 2-D dispatch (the per-dimension limit is 65,535).
 const DISPATCH_ROW: u32 = 32_768;
 
@@ -391,7 +394,11 @@ impl DenseDraw<'_> {
             pass.set_bind_group(2, &self.targets.accum_bind_group, &[]);
             pass.set_bind_group(3, &self.list.rw_bind_group, &[]);
             for chunk in chunks {
-                let groups = chunk.local.len().div_ceil(WORKGROUP as usize) as u32;
+                let groups = chunk
+                    .local
+                    .len()
+                    .div_ceil(WORKGROUP as usize * BLOCKS_PER_INVOCATION)
+                    as u32;
                 if groups == 0 {
                     continue;
                 }
@@ -445,5 +452,223 @@ impl DenseDraw<'_> {
             pass.set_bind_group(1, chunk.bind_group, &[]);
             pass.draw_indirect(&self.list.buffer, 16 * u64::from(chunk.index));
         }
+    }
+}
+
+/// CPU twin of `shaders/utils/fixed64.wgsl` and of the dense pass's row bookkeeping
+/// (`add_fixed`, `set_at` in `alloc_map_dense.wgsl`, the scan in `alloc_map_dense_scan.wgsl`),
+/// with the same 32-bit word operations, for the unit tests below.
+pub mod fixed {
+    /// Fixed-point units per 1.0 (24 fractional bits).
+    pub const ONE: f32 = 16_777_216.0;
+
+    fn split(v: u64) -> (u32, u32) {
+        (v as u32, (v >> 32) as u32)
+    }
+
+    fn join(lo: u32, hi: u32) -> u64 {
+        u64::from(lo) | (u64::from(hi) << 32)
+    }
+
+    /// f32 to fixed point (two's complement in a u64), truncating towards zero.
+    pub fn to_fixed(x: f32) -> u64 {
+        let m = x.abs().min(5.0e11);
+        let hi = (m / 256.0).floor();
+        let v = join(((m - hi * 256.0) * ONE) as u32, hi as u32);
+        if x < 0.0 { v.wrapping_neg() } else { v }
+    }
+
+    pub fn to_f32(v: u64) -> f32 {
+        let negative = v >> 63 != 0;
+        let (lo, hi) = split(if negative { v.wrapping_neg() } else { v });
+        let magnitude = hi as f32 * 256.0 + lo as f32 / ONE;
+        if negative { -magnitude } else { magnitude }
+    }
+
+    /// A pair as the accumulation buffer stores it: value = hi·2^32 + i32(lo), so that a small
+    /// value of either sign is its low word alone.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Stored {
+        pub lo: u32,
+        pub hi: u32,
+    }
+
+    impl Stored {
+        /// `add_fixed`: the low words add as wrapping i32s, an overflow carries ±1 into the high
+        /// word. Returns the number of atomic operations the shader spends.
+        pub fn add(&mut self, value: u64) -> u32 {
+            let (lo, hi) = split(value);
+            let (lo, mut hi) = (lo, hi.wrapping_add(lo >> 31));
+            let mut atomics = 0;
+            if lo != 0 {
+                let old = self.lo;
+                let sum = old.wrapping_add(lo);
+                self.lo = sum;
+                atomics += 1;
+                if (!(old ^ lo)) & (old ^ sum) & 0x8000_0000 != 0 {
+                    hi = hi.wrapping_add(if lo & 0x8000_0000 != 0 { u32::MAX } else { 1 });
+                }
+            }
+            if hi != 0 {
+                self.hi = self.hi.wrapping_add(hi);
+                atomics += 1;
+            }
+            atomics
+        }
+
+        /// `fixed_from_stored`: back to two's complement.
+        pub fn value(self) -> u64 {
+            join(self.lo, self.hi.wrapping_sub(self.lo >> 31))
+        }
+    }
+
+    /// One channel of one pixel row: the value difference array `dv`, the slope difference array
+    /// `ds`, and the writer's state (`set_at`).
+    #[derive(Debug, Clone)]
+    pub struct RowChannel {
+        pub dv: Vec<Stored>,
+        pub ds: Vec<Stored>,
+        reached: u64,
+        slope: u64,
+        pos: usize,
+    }
+
+    impl RowChannel {
+        pub fn new(width: usize) -> Self {
+            Self {
+                dv: vec![Stored::default(); width],
+                ds: vec![Stored::default(); width],
+                reached: 0,
+                slope: 0,
+                pos: 0,
+            }
+        }
+
+        /// Column `x` (at or after the previous one) gets `value`, the columns after it `slope`
+        /// more each; as `set_at`, in exact integer arithmetic.
+        pub fn set(&mut self, x: usize, value: u64, slope: u64) {
+            if x >= self.dv.len() {
+                return;
+            }
+            let n = (x - self.pos) as u64;
+            let reached = self.reached.wrapping_add(self.slope.wrapping_mul(n));
+            self.dv[x].add(value.wrapping_sub(reached));
+            self.ds[x].add(slope.wrapping_sub(self.slope));
+            (self.reached, self.slope, self.pos) = (value, slope, x);
+        }
+
+        /// The scan: value(x) = Σ_{x' <= x} dv + Σ_{x' < x} (Σ_{x'' <= x'} ds).
+        pub fn scan(&self) -> Vec<u64> {
+            let (mut v, mut s) = (0u64, 0u64);
+            let mut out = Vec::with_capacity(self.dv.len());
+            for (dv, ds) in self.dv.iter().zip(&self.ds) {
+                v = v.wrapping_add(dv.value());
+                out.push(v);
+                s = s.wrapping_add(ds.value());
+                v = v.wrapping_add(s);
+            }
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixed::{RowChannel, Stored, to_f32, to_fixed};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn unit(&mut self) -> f32 {
+            (self.next() % 1_000_000) as f32 / 1_000_000.0
+        }
+    }
+
+    #[test]
+    fn fixed_point_round_trips_within_its_resolution() {
+        for x in [
+            0.0f32, 1.0, -1.0, 0.5, 1e-7, -1e-7, 3.25e-3, -0.999, 127.9, -128.0, 300.5, -4096.25,
+        ] {
+            let back = to_f32(to_fixed(x));
+            assert!(
+                (back - x).abs() <= 1.0 / super::fixed::ONE + x.abs() * 1e-7,
+                "{x} -> {back}"
+            );
+        }
+        // Small negative values keep their relative precision (negated in integers).
+        let tiny = -3.0e-6f32;
+        assert!((to_f32(to_fixed(tiny)) - tiny).abs() < 1e-7);
+    }
+
+    #[test]
+    fn stored_pairs_sum_exactly_in_any_order_and_small_values_cost_one_atomic() {
+        let mut rng = Rng(0x5eed_0000_1234_5678);
+        for round in 0..50 {
+            // Values up to ±300 (beyond the low word's ±128): carries happen.
+            let values: Vec<u64> = (0..400)
+                .map(|_| to_fixed((rng.unit() - 0.5) * if round % 2 == 0 { 600.0 } else { 2.0 }))
+                .collect();
+            let exact = values.iter().fold(0u64, |a, v| a.wrapping_add(*v));
+            let mut forward = Stored::default();
+            let mut backward = Stored::default();
+            for v in &values {
+                forward.add(*v);
+            }
+            for v in values.iter().rev() {
+                backward.add(*v);
+            }
+            assert_eq!(forward.value(), exact);
+            assert_eq!(backward.value(), exact);
+        }
+        let mut pair = Stored::default();
+        assert_eq!(pair.add(to_fixed(0.75)), 1);
+        assert_eq!(pair.add(to_fixed(-0.25)), 1);
+        assert_eq!(pair.add(to_fixed(-1.0)), 1);
+        assert_eq!(to_f32(pair.value()), -0.5);
+    }
+
+    #[test]
+    fn row_sets_reproduce_piecewise_linear_values_and_cancel_after_the_block() {
+        let mut rng = Rng(0x0123_4567_89ab_cdef);
+        let width = 300;
+        let mut channel = RowChannel::new(width);
+        let mut expected = vec![0u64; width];
+        for _ in 0..200 {
+            // A block from a to b: exact columns at both ends, linear pieces between.
+            let a = (rng.next() % (width as u64 - 20)) as usize;
+            let b = (a + 3 + (rng.next() % 60) as usize).min(width + 5);
+            let mut block = RowChannel::new(width);
+            let mut x = a;
+            while x <= b {
+                let value = to_fixed(rng.unit() * 2.0);
+                let slope = if x == a || x == b {
+                    0
+                } else {
+                    to_fixed((rng.unit() - 0.5) * 0.01)
+                };
+                let next = (x + 1 + (rng.next() % 9) as usize).min(b + 1);
+                // What the columns [x, next) hold.
+                for (n, col) in (x..next).enumerate() {
+                    if col < width {
+                        let v = value.wrapping_add(slope.wrapping_mul(n as u64));
+                        expected[col] = expected[col].wrapping_add(v);
+                    }
+                }
+                block.set(x, value, slope);
+                x = next;
+            }
+            block.set(b + 1, 0, 0);
+            // Adding the blocks' difference arrays is what the atomics do.
+            for col in 0..width {
+                channel.dv[col].add(block.dv[col].value());
+                channel.ds[col].add(block.ds[col].value());
+            }
+        }
+        assert_eq!(channel.scan(), expected);
     }
 }
