@@ -108,6 +108,20 @@ fn set_at(st: ptr<function, RowState>, row_pair: u32, x: i32, to: Values) {
     (*st).pos = x;
 }
 
+// Column x's values become `to.v` while every colour slope is zero (rows added pixel by pixel,
+// exact end columns, pieces of constant luminance): no slope channels to touch.
+fn set_value_at(st: ptr<function, RowState>, row_pair: u32, x: i32, to: Values) {
+    if x >= i32(view.viewport_px.x) {
+        return;
+    }
+    let word = (row_pair + u32(x) * PAIRS_PER_PIXEL) * 2u;
+    for (var k = 0u; k < 5u; k++) {
+        add_fixed(word + 2u * k, fixed_sub(to.v[k], (*st).r[k]));
+        (*st).r[k] = to.v[k];
+    }
+    (*st).pos = x;
+}
+
 fn u_at(sh: Shade, x: i32) -> f32 {
     return clamp((f32(x) + 0.5 - sh.origin.x) / max(sh.size.x, 1e-6), 0.0, 1.0);
 }
@@ -210,13 +224,13 @@ fn add_row(sh: Shade, y: i32, xa: i32, xb: i32, lo: i32, hi: i32) {
     let chain_max = select(4, CHAIN_MAX, parabolic);
     if hi - lo + 1 < chain_max {
         for (var x = xa; x <= xb; x++) {
-            set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
+            set_value_at(&st, row_pair, x, pixel_values(sh, x, y, v));
         }
-        set_at(&st, row_pair, xb + 1, none);
+        set_value_at(&st, row_pair, xb + 1, none);
         return;
     }
     for (var x = xa; x < lo; x++) {
-        set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
+        set_value_at(&st, row_pair, x, pixel_values(sh, x, y, v));
     }
     // Interior columns [lo, hi]: f = f_y; the luminance piece by piece.
     let w = pow(fy, view.alpha);
@@ -243,18 +257,29 @@ fn add_row(sh: Shade, y: i32, xa: i32, xb: i32, lo: i32, hi: i32) {
             set_at(&st, row_pair, x, next);
         }
     } else {
-        set_at(&st, row_pair, lo, values_of(sh, fy, w, luminance(sh, u_lo, v)));
+        set_value_at(&st, row_pair, lo, values_of(sh, fy, w, luminance(sh, u_lo, v)));
         let j_lo = segment_of(u_lo);
         let j_hi = segment_of(u_at(sh, hi));
         for (var j = j_lo + 1; j <= j_hi; j++) {
             let x = segment_start(sh, j, lo, hi);
-            set_at(&st, row_pair, x, values_of(sh, fy, w, luminance(sh, u_at(sh, x), v)));
+            set_value_at(&st, row_pair, x, values_of(sh, fy, w, luminance(sh, u_at(sh, x), v)));
         }
     }
+    // After the parabolic pieces, the first column set also sets the slopes back to zero.
+    var sloped = parabolic;
     for (var x = hi + 1; x <= xb; x++) {
-        set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
+        if sloped {
+            set_at(&st, row_pair, x, pixel_values(sh, x, y, v));
+        } else {
+            set_value_at(&st, row_pair, x, pixel_values(sh, x, y, v));
+        }
+        sloped = false;
     }
-    set_at(&st, row_pair, xb + 1, none);
+    if sloped {
+        set_at(&st, row_pair, xb + 1, none);
+    } else {
+        set_value_at(&st, row_pair, xb + 1, none);
+    }
 }
 
 // Each invocation takes BLOCKS_PER_INVOCATION blocks, a whole dispatch apart (neighbouring
