@@ -93,18 +93,17 @@ fn set_at(st: ptr<function, RowState>, row_pair: u32, x: i32, to: Values) {
     }
     let n = u32(x - (*st).pos);
     let word = (row_pair + u32(x) * PAIRS_PER_PIXEL) * 2u;
-    for (var k = 0u; k < 5u; k++) {
-        var reached = (*st).r[k];
-        if k >= 2u {
-            reached = fixed_add(reached, fixed_mul_small((*st).s[k - 2u], n));
-        }
-        add_fixed(word + 2u * k, fixed_sub(to.v[k], reached));
-        (*st).r[k] = to.v[k];
-    }
-    for (var k = 0u; k < 3u; k++) {
-        add_fixed(word + 2u * (5u + k), fixed_sub(to.s[k], (*st).s[k]));
-        (*st).s[k] = to.s[k];
-    }
+    // Unrolled by hand: constant indices keep the small arrays in registers (llvmpipe).
+    add_fixed(word, fixed_sub(to.v[0], (*st).r[0]));
+    add_fixed(word + 2u, fixed_sub(to.v[1], (*st).r[1]));
+    add_fixed(word + 4u, fixed_sub(to.v[2], fixed_add((*st).r[2], fixed_mul_small((*st).s[0], n))));
+    add_fixed(word + 6u, fixed_sub(to.v[3], fixed_add((*st).r[3], fixed_mul_small((*st).s[1], n))));
+    add_fixed(word + 8u, fixed_sub(to.v[4], fixed_add((*st).r[4], fixed_mul_small((*st).s[2], n))));
+    add_fixed(word + 10u, fixed_sub(to.s[0], (*st).s[0]));
+    add_fixed(word + 12u, fixed_sub(to.s[1], (*st).s[1]));
+    add_fixed(word + 14u, fixed_sub(to.s[2], (*st).s[2]));
+    (*st).r = to.v;
+    (*st).s = to.s;
     (*st).pos = x;
 }
 
@@ -115,10 +114,12 @@ fn set_value_at(st: ptr<function, RowState>, row_pair: u32, x: i32, to: Values) 
         return;
     }
     let word = (row_pair + u32(x) * PAIRS_PER_PIXEL) * 2u;
-    for (var k = 0u; k < 5u; k++) {
-        add_fixed(word + 2u * k, fixed_sub(to.v[k], (*st).r[k]));
-        (*st).r[k] = to.v[k];
-    }
+    add_fixed(word, fixed_sub(to.v[0], (*st).r[0]));
+    add_fixed(word + 2u, fixed_sub(to.v[1], (*st).r[1]));
+    add_fixed(word + 4u, fixed_sub(to.v[2], (*st).r[2]));
+    add_fixed(word + 6u, fixed_sub(to.v[3], (*st).r[3]));
+    add_fixed(word + 8u, fixed_sub(to.v[4], (*st).r[4]));
+    (*st).r = to.v;
     (*st).pos = x;
 }
 

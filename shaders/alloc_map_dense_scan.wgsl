@@ -32,15 +32,20 @@ fn cs_scan(@builtin(global_invocation_id) id: vec3<u32>) {
     var s: array<vec2<u32>, 3>;
     for (var x = 0u; x < width; x++) {
         let base = (y * width + x) * PAIRS_PER_PIXEL;
-        for (var k = 0u; k < 5u; k++) {
-            v[k] = fixed_add(v[k], fixed_from_stored(sums[base + k]));
-        }
+        // Unrolled by hand: constant indices keep the arrays in registers (llvmpipe).
+        v[0] = fixed_add(v[0], fixed_from_stored(sums[base]));
+        v[1] = fixed_add(v[1], fixed_from_stored(sums[base + 1u]));
+        v[2] = fixed_add(v[2], fixed_from_stored(sums[base + 2u]));
+        v[3] = fixed_add(v[3], fixed_from_stored(sums[base + 3u]));
+        v[4] = fixed_add(v[4], fixed_from_stored(sums[base + 4u]));
         let p = vec2<i32>(i32(x), i32(y));
         textureStore(weighted_out, p, vec4<f32>(fixed_to_f32(v[2]), fixed_to_f32(v[3]), fixed_to_f32(v[4]), fixed_to_f32(v[1])));
         textureStore(coverage_out, p, vec4<f32>(fixed_to_f32(v[0]), 0.0, 0.0, 0.0));
-        for (var k = 0u; k < 3u; k++) {
-            s[k] = fixed_add(s[k], fixed_from_stored(sums[base + 5u + k]));
-            v[2u + k] = fixed_add(v[2u + k], s[k]);
-        }
+        s[0] = fixed_add(s[0], fixed_from_stored(sums[base + 5u]));
+        s[1] = fixed_add(s[1], fixed_from_stored(sums[base + 6u]));
+        s[2] = fixed_add(s[2], fixed_from_stored(sums[base + 7u]));
+        v[2] = fixed_add(v[2], s[0]);
+        v[3] = fixed_add(v[3], s[1]);
+        v[4] = fixed_add(v[4], s[2]);
     }
 }
