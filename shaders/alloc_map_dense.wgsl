@@ -9,9 +9,10 @@
 // knots u = k / CUSHION_KNOTS (parabolic, see utils/cushion.wgsl). Each channel of the row is
 // a sequence of "set" operations: at column x the value becomes V and the per-column slope S,
 // written as Dv[x] += V - (value reached at x), Ds[x] += S - (previous slope), computed in
-// integers so that everything cancels exactly after the block. The block's first two and last
-// two columns (partly covered, or clipped) get their exact per-pixel values, as the fragment
-// shader computes them; so do all columns of rows at most CHAIN_MAX pixels long.
+// integers so that everything cancels exactly after the block. The block's partly covered end
+// columns get their exact per-pixel values, as the fragment shader computes them; so do all
+// columns of rows whose fully covered part is shorter than CHAIN_MAX columns (parabolic; 4
+// otherwise), where that is cheaper than the pieces.
 //
 // Blocks taller than DENSE_MAX_ROWS rows are few when zoomed out and are cheap to rasterize (many
 // pixels each, little vertex work per pixel): their chunk-local indices go to the raster list,
@@ -19,7 +20,8 @@
 // the view are dropped here (culling before the vertex stage).
 //
 // CPU twin: the picture is defined by crates/memscape-render/src/alloc_map/cpu_reference.rs;
-// dense.rs mirrors this pass's fixed-point bookkeeping (`RowWriter`) for its unit tests.
+// `fixed` in dense.rs mirrors this pass's fixed-point arithmetic and row bookkeeping
+// (`add_fixed`, `set_at`) for its unit tests.
 
 #import "utils/u64.wgsl"
 #import "utils/color.wgsl"

@@ -36,8 +36,9 @@ pub const DENSE_BYTES_PER_PIXEL: u64 = PAIRS_PER_PIXEL * 8;
 /// Blocks touching more pixel rows than this are rasterized. Keep in sync with
 /// `DENSE_MAX_ROWS` in `shaders/alloc_map_dense.wgsl`.
 pub const DENSE_MAX_ROWS: u32 = 16;
-/// Rows of a block at most this many columns long are added pixel by pixel. Keep in sync with
-/// `CHAIN_MAX` in `shaders/alloc_map_dense.wgsl`.
+/// Rows of a block whose fully covered part is shorter than this many columns are added pixel by
+/// pixel (parabolic cushions; 4 otherwise). Keep in sync with `CHAIN_MAX` in
+/// `shaders/alloc_map_dense.wgsl`.
 pub const CHAIN_MAX: u32 = 12;
 /// [`AccumPath::Auto`] takes the dense path from this many blocks in the draw range on.
 pub const DENSE_AUTO_MIN_BLOCKS: usize = 4096;
