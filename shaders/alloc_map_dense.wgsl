@@ -14,8 +14,9 @@
 // columns of rows whose fully covered part is shorter than CHAIN_MAX columns (parabolic; 4
 // otherwise), where that is cheaper than the pieces.
 //
-// Blocks taller than DENSE_MAX_ROWS rows are few when zoomed out and are cheap to rasterize (many
-// pixels each, little vertex work per pixel): their chunk-local indices go to the raster list,
+// Blocks taller than DENSE_MAX_ROWS rows, and blocks of several rows narrower than
+// DENSE_MIN_COLUMNS, are few when zoomed out and cheap to rasterize (little vertex work per pixel,
+// and few pixels per row): their chunk-local indices go to the raster list,
 // drawn by alloc_map_accumulate.wgsl's vs_listed with an indirect draw. Blocks entirely outside
 // the view are dropped here (culling before the vertex stage).
 //
@@ -33,6 +34,9 @@
 const EDGE_SLACK: f32 = 1.0 / 256.0;
 // Keep in sync with DENSE_MAX_ROWS, CHAIN_MAX and PAIRS_PER_PIXEL in dense.rs.
 const DENSE_MAX_ROWS: i32 = 16;
+// Blocks of several rows narrower than this are rasterized too: per row they would cost the
+// dense pass more than their few fragments (the occupancy bar's intervals, tall narrow blocks).
+const DENSE_MIN_COLUMNS: f32 = 16.0;
 const CHAIN_MAX: i32 = 12;
 const PAIRS_PER_PIXEL: u32 = 8u;
 const WORKGROUP_SIZE: u32 = 64u;
@@ -320,7 +324,8 @@ fn add_block(local: u32) {
     if hi.x < lo.x || hi.y < lo.y {
         return;
     }
-    if hi.y - lo.y + 1.0 > f32(DENSE_MAX_ROWS) {
+    let rows = hi.y - lo.y + 1.0;
+    if rows > f32(DENSE_MAX_ROWS) || (rows > 1.0 && hi.x - lo.x + 1.0 < DENSE_MIN_COLUMNS) {
         let slot = atomicAdd(&raster[chunk.index * 4u + 1u], 1u);
         atomicStore(&raster[chunk.list_offset + chunk.base + slot], local);
         return;

@@ -297,15 +297,7 @@ fn dense_zoomed_out_heap_matches_cpu() {
     for cushion in [CushionKind::Parabolic, CushionKind::Plateau] {
         let mut view = AllocMapView::fit(0, 2 * n, 0, 64 * n, w, h);
         view.cushion = cushion;
-        // Auto takes the dense path for this many blocks.
-        let gpu = render(
-            &ctx,
-            &mut pipelines,
-            &data,
-            &view,
-            [w, h],
-            &DrawOptions::default(),
-        );
+        let gpu = render(&ctx, &mut pipelines, &data, &view, [w, h], &dense());
         let cpu = cpu_reference::render(&view, w, h, &blocks, &times);
         assert_close(&format!("dense_heap_{cushion:?}"), &gpu, &cpu);
     }

@@ -6,8 +6,8 @@
 //! path instead runs three passes (see the shaders for the details):
 //!
 //! 1. `alloc_map_dense.wgsl`, one invocation per block of the draw range: blocks outside the view
-//!    are dropped; blocks taller than [`DENSE_MAX_ROWS`] pixel rows go to a raster list; every
-//!    other block adds its Eq. 1 sums to per-row difference arrays in 64-bit fixed point, in
+//!    are dropped; blocks taller than [`DENSE_MAX_ROWS`] pixel rows, or of several rows and
+//!    narrower than [`DENSE_MIN_COLUMNS`], go to a raster list; every other block adds its Eq. 1 sums to per-row difference arrays in 64-bit fixed point, in
 //!    O(rows × cushion pieces): its two first and two last columns exactly per pixel, the
 //!    interior (f = f_y) as constant or piecewise-linear pieces of the cushion luminance.
 //! 2. `alloc_map_dense_scan.wgsl`, one invocation per pixel row: prefix sums along the row,
@@ -36,11 +36,15 @@ pub const DENSE_BYTES_PER_PIXEL: u64 = PAIRS_PER_PIXEL * 8;
 /// Blocks touching more pixel rows than this are rasterized. Keep in sync with
 /// `DENSE_MAX_ROWS` in `shaders/alloc_map_dense.wgsl`.
 pub const DENSE_MAX_ROWS: u32 = 16;
+/// Blocks of more than one row narrower than this many columns are rasterized too. Keep in sync
+/// with `DENSE_MIN_COLUMNS` in `shaders/alloc_map_dense.wgsl`.
+pub const DENSE_MIN_COLUMNS: u32 = 16;
 /// Rows of a block whose fully covered part is shorter than this many columns are added pixel by
 /// pixel (parabolic cushions; 4 otherwise). Keep in sync with `CHAIN_MAX` in
 /// `shaders/alloc_map_dense.wgsl`.
 pub const CHAIN_MAX: u32 = 12;
-/// [`AccumPath::Auto`] takes the dense path from this many blocks in the draw range on.
+/// [`AccumPath::Auto`] takes the dense path from this many blocks in the draw range on (where
+/// [`auto_takes_dense`]).
 pub const DENSE_AUTO_MIN_BLOCKS: usize = 4096;
 /// Invocations per workgroup of the dense passes.
 const WORKGROUP: u32 = 64;
@@ -50,11 +54,25 @@ const BLOCKS_PER_INVOCATION: usize = 16;
 /// Workgroups per row of a 2-D dispatch (the per-dimension limit is 65,535).
 const DISPATCH_ROW: u32 = 32_768;
 
+/// Whether [`AccumPath::Auto`] draws by the dense path on `device`: on hardware GPUs, not on
+/// software rasterizers (lavapipe), where the raster path measured as fast or faster on a real
+/// trace (BENCHMARKS.md, "Dense path vs raster path"). `MEMSCAPE_ALLOC_MAP_PATH=dense|raster`
+/// overrides the choice (benchmarks, experiments); explicit [`AccumPath::Dense`] and
+/// [`AccumPath::Raster`] draws are not affected.
+pub fn auto_takes_dense(device: &wgpu::Device) -> bool {
+    match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref() {
+        Ok("dense") => true,
+        Ok("raster") => false,
+        _ => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
+    }
+}
+
 /// How a draw accumulates Eq. 1's sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AccumPath {
-    /// Dense where the device supports it, the draw has at least [`DENSE_AUTO_MIN_BLOCKS`]
-    /// blocks and the difference arrays fit in one buffer binding; raster otherwise.
+    /// Dense where the device supports it, [`auto_takes_dense`], the draw has at least
+    /// [`DENSE_AUTO_MIN_BLOCKS`] blocks and the difference arrays fit in one buffer binding;
+    /// raster otherwise.
     #[default]
     Auto,
     /// Every block an instanced quad, additive blending into the float targets.

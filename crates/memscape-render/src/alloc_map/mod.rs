@@ -263,6 +263,8 @@ pub struct AllocMapPipelines {
     pick: wgpu::RenderPipeline,
     /// The dense path, where the device supports it.
     dense: Option<DensePipelines>,
+    /// Whether [`AccumPath::Auto`] takes the dense path (see [`dense::auto_takes_dense`]).
+    auto_dense: bool,
     resolve_module: wgpu::ShaderModule,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     resolve: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
@@ -465,6 +467,7 @@ impl AllocMapPipelines {
             accumulate,
             pick_layout,
             pick,
+            auto_dense: dense::auto_takes_dense(device),
             dense,
             resolve_module,
             resolve_pipeline_layout,
@@ -940,7 +943,9 @@ impl AllocMapFrame {
             && match options.path {
                 AccumPath::Raster => false,
                 AccumPath::Dense => true,
-                AccumPath::Auto => range.len() >= dense::DENSE_AUTO_MIN_BLOCKS,
+                AccumPath::Auto => {
+                    pipelines.auto_dense && range.len() >= dense::DENSE_AUTO_MIN_BLOCKS
+                }
             };
         if let (true, Some(dense_pipelines), Some(list), Some(targets)) = (
             dense,
