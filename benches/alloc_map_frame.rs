@@ -12,9 +12,15 @@
 //! `MEMSCAPE_BENCH_FRAMES` frames (default 3), wall time around the blocking submit and GPU time
 //! by timestamps of the same frames, printed as `manual` lines.
 //!
+//! `MEMSCAPE_BENCH_PATH=raster|dense|auto` (default auto) chooses the accumulation path
+//! (`AccumPath`): the dense path's compute passes, or every block rasterized; the path each
+//! case took is printed.
+//!
 //! ```sh
 //! MEMSCAPE_ADAPTER=cpu cargo bench --profile dev --bench alloc_map_frame -- --noplot
 //! MEMSCAPE_BENCH_BLOCKS=100000,1000000 ...   # other sizes (default 1,000,000 and 10,000,000)
+//! MEMSCAPE_BENCH_PATH=raster ...             # the raster path (before the dense path existed)
+//! MEMSCAPE_BENCH_CUSHION=none|plateau ...     # other cushions (default parabolic)
 //! ```
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -22,8 +28,10 @@
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
+use memscape_render::alloc_map::dense::DENSE_BYTES_PER_PIXEL;
 use memscape_render::alloc_map::{
-    AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView, BlockTimeGpu,
+    AccumPath, AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView,
+    BlockTimeGpu, CushionKind, DrawOptions,
 };
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
 use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget};
@@ -70,7 +78,7 @@ fn record_frame(
     target: &OffscreenTarget,
     size: [u32; 2],
 ) {
-    frame.prepare(
+    frame.prepare_with(
         &ctx.device,
         &ctx.queue,
         encoder,
@@ -80,12 +88,30 @@ fn record_frame(
         size,
         [0.0, 0.0],
         OFFSCREEN_FORMAT,
+        &DrawOptions {
+            path: bench_path(),
+            ..Default::default()
+        },
     );
     frame.resolve_to(encoder, &target.view, pipelines);
 }
 
-/// Wall time (around submit + blocking wait) and GPU time (from timestamps around the frame;
-/// `None` when the device has no `TIMESTAMP_QUERY`) of `frames` frames, in milliseconds.
+/// CPU time of this process so far (all threads, user + system), in milliseconds, on Linux. On
+/// lavapipe the "GPU" runs in this process, so on a loaded machine this is a steadier measure of
+/// a frame's work than wall time.
+fn process_cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // USER_HZ is 100 on Linux.
+    Some(ticks * 10.0)
+}
+
+/// Wall time (around submit + blocking wait), GPU time (from timestamps around the frame;
+/// `None` when the device has no `TIMESTAMP_QUERY`) and process CPU time of `frames` frames, in
+/// milliseconds.
 #[allow(clippy::too_many_arguments)]
 fn timed_frames_ms(
     ctx: &GpuContext,
@@ -96,7 +122,7 @@ fn timed_frames_ms(
     target: &OffscreenTarget,
     size: [u32; 2],
     frames: usize,
-) -> Vec<(f64, Option<f64>)> {
+) -> Vec<(f64, Option<f64>, Option<f64>)> {
     let timestamps = ctx
         .device
         .features()
@@ -123,6 +149,7 @@ fn timed_frames_ms(
     let period_ns = f64::from(ctx.queue.get_timestamp_period());
     let mut out = Vec::new();
     for _ in 0..frames {
+        let cpu_start = process_cpu_ms();
         let start = Instant::now();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let stamp = |encoder: &mut wgpu::CommandEncoder, index: u32| {
@@ -158,8 +185,9 @@ fn timed_frames_ms(
             .poll(wgpu::PollType::wait_indefinitely())
             .expect("poll");
         let wall = start.elapsed().as_secs_f64() * 1e3;
+        let cpu = cpu_start.zip(process_cpu_ms()).map(|(a, b)| b - a);
         if queries.is_none() {
-            out.push((wall, None));
+            out.push((wall, None, cpu));
             continue;
         }
         let slice = readback.slice(..);
@@ -173,9 +201,25 @@ fn timed_frames_ms(
         };
         readback.unmap();
         let gpu = ticks[1].wrapping_sub(ticks[0]) as f64 * period_ns / 1e6;
-        out.push((wall, Some(gpu)));
+        out.push((wall, Some(gpu), cpu));
     }
     out
+}
+
+fn bench_path() -> AccumPath {
+    match std::env::var("MEMSCAPE_BENCH_PATH").as_deref() {
+        Ok("raster") => AccumPath::Raster,
+        Ok("dense") => AccumPath::Dense,
+        _ => AccumPath::Auto,
+    }
+}
+
+fn bench_cushion() -> CushionKind {
+    match std::env::var("MEMSCAPE_BENCH_CUSHION").as_deref() {
+        Ok("none") => CushionKind::None,
+        Ok("plateau") => CushionKind::Plateau,
+        _ => CushionKind::Parabolic,
+    }
 }
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -185,15 +229,20 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn print_frames(label: &str, n: usize, how: &str, frames: &[(f64, Option<f64>)]) {
+fn print_frames(label: &str, n: usize, how: &str, frames: &[(f64, Option<f64>, Option<f64>)]) {
     let wall: Vec<String> = frames.iter().map(|f| format!("{:.1}", f.0)).collect();
+    let cpu: Vec<String> = frames
+        .iter()
+        .filter_map(|f| f.2.map(|c| format!("{c:.0}")))
+        .collect();
     let gpu: Vec<String> = frames
         .iter()
         .filter_map(|f| f.1.map(|g| format!("{g:.1}")))
         .collect();
     eprintln!(
-        "{label}/{n} {how}: wall ms per frame: {}; GPU ms by timestamps: {}",
+        "{label}/{n} {how}: wall ms per frame: {}; process CPU ms: {}; GPU ms by timestamps: {}",
         wall.join(", "),
+        cpu.join(", "),
         if gpu.is_empty() {
             "not supported".to_owned()
         } else {
@@ -248,13 +297,18 @@ fn frame_time(c: &mut Criterion) {
         let target = OffscreenTarget::new(&ctx, w, h).expect("target");
         let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
         let per_block = std::mem::size_of::<AllocBlockGpu>() + std::mem::size_of::<BlockTimeGpu>();
+        // The dense path's raster list: 4 bytes per block where the device runs it.
+        let list = if pipelines.dense_supported() { 4 } else { 0 };
         eprintln!(
-            "{n} blocks: {per_block} bytes per block on the GPU + 1 selection bit \
-             ({:.1} MB in {} chunk(s)); per view: accumulation targets {:.1} MB at {w}x{h}; \
+            "{n} blocks: {} bytes per block on the GPU + 1 selection bit \
+             ({:.1} MB in {} chunk(s)); per view: accumulation targets {:.1} MB at {w}x{h} \
+             (+ {:.1} MB of difference arrays when drawn by the dense path); \
              generated in {:.2} s, uploaded in {:.2} s",
-            (per_block as f64 + 0.125) * n as f64 / 1e6,
+            per_block + list,
+            ((per_block + list) as f64 + 0.125) * n as f64 / 1e6,
             data.chunk_count(),
             f64::from(w * h) * (16.0 + 4.0) / 1e6,
+            f64::from(w * h) * DENSE_BYTES_PER_PIXEL as f64 / 1e6,
             generated.as_secs_f64(),
             uploaded.as_secs_f64(),
         );
@@ -275,6 +329,10 @@ fn frame_time(c: &mut Criterion) {
                 ),
             ),
         ] {
+            let view = AllocMapView {
+                cushion: bench_cushion(),
+                ..view
+            };
             if n >= manual_from {
                 let frames = timed_frames_ms(
                     &ctx,
@@ -287,6 +345,7 @@ fn frame_time(c: &mut Criterion) {
                     env_usize("MEMSCAPE_BENCH_FRAMES", 3),
                 );
                 print_frames(label, n, "manual", &frames);
+                eprintln!("{label}/{n}: {:?} path", frame.last_path());
                 continue;
             }
             group.bench_with_input(BenchmarkId::new(label, n), &view, |b, view| {
@@ -321,6 +380,7 @@ fn frame_time(c: &mut Criterion) {
                 );
                 print_frames(label, n, "after criterion", &frames);
             }
+            eprintln!("{label}/{n}: {:?} path", frame.last_path());
         }
     }
     group.finish();

@@ -37,8 +37,23 @@ struct VertexOut {
     @location(5) @interpolate(flat) cushion: u32,
 }
 
+// Raster list of the dense path (alloc_map_dense.wgsl): a header of indirect draw arguments (4
+// words per chunk), then per chunk the chunk-local indices of the blocks left to this pass.
+@group(2) @binding(0) var<storage, read> raster_list: array<u32>;
+
+// Every block of the draw range, instance = chunk-local block index.
 @vertex
 fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    return block_vertex(vertex, instance);
+}
+
+// The blocks the dense path's compute pass left to the rasterizer (drawn indirectly).
+@vertex
+fn vs_listed(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> VertexOut {
+    return block_vertex(vertex, raster_list[chunk.list_offset + chunk.base + instance]);
+}
+
+fn block_vertex(vertex: u32, instance: u32) -> VertexOut {
     let b = blocks[instance];
     let t = times[instance];
     let g = block_geometry_px(view, b, t);
@@ -71,20 +86,13 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     out.geometry = c;
     out.size_px = g.zw;
     out.origin_px = vec2<f32>(g.x, g.y - g.w);
-    out.color = unpack_rgba8_srgb_to_linear(b.color);
-    out.attr = b.attr;
+    var selected = true;
     if view.selection_mode != SELECTION_OFF {
-        // Colours are averaged (view.color_mode is categorical): quantitative blocks go through
-        // the ramp first; unselected ones move towards the dim colour.
-        if view.selection_mode == SELECTION_DIM_RAMP {
-            out.color = vec4<f32>(blue_red(b.attr), 1.0);
-        }
         let i = chunk.base + instance;
-        let selected = ((selection[i >> 5u] >> (i & 31u)) & 1u) != 0u;
-        if !selected {
-            out.color = vec4<f32>(mix(out.color.rgb, view.dim_color.rgb, view.dim_amount), 1.0);
-        }
+        selected = ((selection[i >> 5u] >> (i & 31u)) & 1u) != 0u;
     }
+    out.color = shaded_block_color(view, b, selected);
+    out.attr = b.attr;
     return out;
 }
 
@@ -103,7 +111,7 @@ fn fs_main(in: VertexOut) -> FragmentOut {
     let w = pow(f, view.alpha);
     let centre = pixel_lo + 0.5;
     let uv = clamp((centre - in.origin_px) / max(in.size_px, vec2<f32>(1e-6)), vec2<f32>(0.0), vec2<f32>(1.0));
-    let lum = cushion_luminance(in.cushion, view.cushion_strength, uv, in.size_px, view.light.xyz);
+    let lum = block_cushion_luminance(in.cushion, view.cushion_strength, uv, in.size_px, view.light.xyz);
 
     var out: FragmentOut;
     if view.color_mode == COLOR_MODE_QUANTITATIVE {

@@ -2,6 +2,7 @@
 // Keep in sync with crates/memscape-render/src/alloc_map/gpu.rs.
 
 #import "utils/u64.wgsl"
+#import "utils/color.wgsl"
 
 const COLOR_MODE_CATEGORICAL: u32 = 0u;
 const COLOR_MODE_QUANTITATIVE: u32 = 1u;
@@ -35,9 +36,9 @@ struct AllocMapView {
     gap_mode: u32,                // GAP_*
     dim_color: vec4<f32>,         // linear RGB of unselected blocks
     gap_min_px: f32,              // width from which an interval counts as an idle gap
+    range_start: u32,             // the blocks [range_start, range_end) of the upload are drawn
+    range_end: u32,               //   (global indices; the dense path's compute pass reads them)
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 // Keep in sync with `AllocBlockGpu` (size 24 bytes).
@@ -53,8 +54,8 @@ struct AllocBlock {
 struct ChunkInfo {
     base: u32,
     count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    index: u32,        // which chunk: its indirect draw arguments in the raster list's header
+    list_offset: u32,  // words before the raster list's entries (4 per chunk of the upload)
 }
 
 // Keep in sync with `BlockTimeGpu` (size 16 bytes).
@@ -119,4 +120,20 @@ fn clamp_geometry_rect(g: vec4<f32>, lo: vec2<f32>, hi: vec2<f32>, margin: f32) 
     }
     h = min(h, yb - (lo.y - margin));
     return vec4<f32>(x0, yb, max(w, 0.0), max(h, 0.0));
+}
+
+// A block's linear colour as the accumulation adds it: its own colour, or with a selection shown,
+// quantitative blocks through the ramp first and unselected ones moved towards the dim colour.
+fn shaded_block_color(view: AllocMapView, b: AllocBlock, selected: bool) -> vec4<f32> {
+    var color = unpack_rgba8_srgb_to_linear(b.color);
+    if view.selection_mode != SELECTION_OFF {
+        // Colours are averaged (view.color_mode is categorical).
+        if view.selection_mode == SELECTION_DIM_RAMP {
+            color = vec4<f32>(blue_red(b.attr), 1.0);
+        }
+        if !selected {
+            color = vec4<f32>(mix(color.rgb, view.dim_color.rgb, view.dim_amount), 1.0);
+        }
+    }
+    return color;
 }

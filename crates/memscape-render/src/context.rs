@@ -54,6 +54,10 @@ pub struct RendererFeatures {
     pub float32_blendable: bool,
     /// The largest storage-buffer binding; block buffers are split into chunks below it.
     pub max_storage_binding_bytes: u64,
+    /// Storage buffers and storage textures one shader stage may use (the allocation map's
+    /// dense path needs 5 and 2).
+    pub max_storage_buffers_per_stage: u32,
+    pub max_storage_textures_per_stage: u32,
 }
 
 impl RendererFeatures {
@@ -64,6 +68,8 @@ impl RendererFeatures {
                 .features()
                 .contains(wgpu::Features::FLOAT32_BLENDABLE),
             max_storage_binding_bytes: device.limits().max_storage_buffer_binding_size,
+            max_storage_buffers_per_stage: device.limits().max_storage_buffers_per_shader_stage,
+            max_storage_textures_per_stage: device.limits().max_storage_textures_per_shader_stage,
         }
     }
 
@@ -90,11 +96,15 @@ pub fn wanted_features(adapter: &wgpu::Adapter) -> wgpu::Features {
     adapter.features() & wgpu::Features::FLOAT32_BLENDABLE
 }
 
-/// The limits memscape asks for: the adapter's own storage-buffer limits, the defaults otherwise.
+/// The limits memscape asks for: the adapter's own storage-buffer limits (and up to WebGPU's 8
+/// storage buffers per stage, for the allocation map's dense path), the defaults otherwise.
 pub fn wanted_limits(adapter: &wgpu::Adapter) -> wgpu::Limits {
     let supported = adapter.limits();
     wgpu::Limits {
         max_storage_buffer_binding_size: supported.max_storage_buffer_binding_size,
+        max_storage_buffers_per_shader_stage: supported
+            .max_storage_buffers_per_shader_stage
+            .clamp(4, 8),
         max_buffer_size: supported.max_buffer_size,
         max_texture_dimension_2d: supported.max_texture_dimension_2d,
         ..wgpu::Limits::downlevel_defaults().using_resolution(supported.clone())

@@ -19,6 +19,14 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         include_str!("../../../shaders/alloc_map_cursors.wgsl"),
     ),
     (
+        "alloc_map_dense.wgsl",
+        include_str!("../../../shaders/alloc_map_dense.wgsl"),
+    ),
+    (
+        "alloc_map_dense_scan.wgsl",
+        include_str!("../../../shaders/alloc_map_dense_scan.wgsl"),
+    ),
+    (
         "alloc_map_pick.wgsl",
         include_str!("../../../shaders/alloc_map_pick.wgsl"),
     ),
@@ -40,6 +48,10 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         include_str!("../../../shaders/utils/cushion.wgsl"),
     ),
     (
+        "utils/fixed64.wgsl",
+        include_str!("../../../shaders/utils/fixed64.wgsl"),
+    ),
+    (
         "utils/sdf.wgsl",
         include_str!("../../../shaders/utils/sdf.wgsl"),
     ),
@@ -53,6 +65,8 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
 pub const PIPELINE_SHADERS: &[&str] = &[
     "alloc_map_accumulate.wgsl",
     "alloc_map_cursors.wgsl",
+    "alloc_map_dense.wgsl",
+    "alloc_map_dense_scan.wgsl",
     "alloc_map_pick.wgsl",
     "alloc_map_resolve.wgsl",
     "polar_morph.wgsl",

@@ -329,6 +329,7 @@ fn golden_bins_grid_with_selection() {
                     } else {
                         SelectionStyle::Off
                     },
+                    ..Default::default()
                 },
             }
         })

@@ -227,6 +227,7 @@ fn selection_bits_dim_unselected_blocks_without_reupload() {
             let options = DrawOptions {
                 range: None,
                 selection: style,
+                ..Default::default()
             };
             let gpu = render_offscreen_with(&ctx, &mut pipelines, &data, &view, 120, 90, &options)
                 .unwrap();
@@ -250,6 +251,7 @@ fn selection_bits_dim_unselected_blocks_without_reupload() {
         let options = DrawOptions {
             range: None,
             selection: SelectionStyle::DIM,
+            ..Default::default()
         };
         let gpu =
             render_offscreen_with(&ctx, &mut pipelines, &data, &view, 120, 90, &options).unwrap();

@@ -1281,6 +1281,7 @@ impl egui_wgpu::CallbackTrait for MapCallback {
                     } else {
                         SelectionStyle::Off
                     },
+                    ..Default::default()
                 };
                 let key = frame_key(
                     &view,

@@ -122,6 +122,40 @@ pub fn cushion_luminance(
     (AMBIENT + DIFFUSE * dot.max(0.0)) / flat
 }
 
+/// Keep in sync with `CUSHION_KNOTS` in `shaders/utils/cushion.wgsl`.
+pub const CUSHION_KNOTS: f32 = 8.0;
+
+/// The knot interval `[j, j + 1) / CUSHION_KNOTS` that holds `u` (in [0, 1]), as `j`.
+pub fn cushion_knot_interval(u: f32) -> f32 {
+    (u * CUSHION_KNOTS).floor().min(CUSHION_KNOTS - 1.0)
+}
+
+/// The luminance of an allocation-map block: [`cushion_luminance`], except that the parabolic
+/// profile along x is interpolated linearly between the knots `u = k / CUSHION_KNOTS`, so that
+/// along a pixel row it is piecewise linear in the column (what the dense path adds with
+/// difference arrays). As `block_cushion_luminance` in `shaders/utils/cushion.wgsl`.
+pub fn block_cushion_luminance(
+    kind: CushionKind,
+    strength: f32,
+    uv: [f32; 2],
+    size_px: [f32; 2],
+    light: [f32; 3],
+) -> f32 {
+    if kind != CushionKind::Parabolic {
+        return cushion_luminance(kind, strength, uv, size_px, light);
+    }
+    let j = cushion_knot_interval(uv[0]);
+    let l0 = cushion_luminance(kind, strength, [j / CUSHION_KNOTS, uv[1]], size_px, light);
+    let l1 = cushion_luminance(
+        kind,
+        strength,
+        [(j + 1.0) / CUSHION_KNOTS, uv[1]],
+        size_px,
+        light,
+    );
+    l0 + (l1 - l0) * (uv[0] * CUSHION_KNOTS - j)
+}
+
 /// Eq. 1 for one pixel from its sums: `acc` = (Σw·c or (Σw·a, Σw·L, 0), F), `coverage` = Σf.
 pub fn resolve_pixel(view: &AllocMapView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
     let uncovered = if coverage >= 1.0 - FULL_COVERAGE_EPSILON {
@@ -279,7 +313,8 @@ pub(crate) fn render_inner(
                     ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
                     ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
                 ];
-                let lum = cushion_luminance(cushion, view.cushion_strength, uv, size_px, light);
+                let lum =
+                    block_cushion_luminance(cushion, view.cushion_strength, uv, size_px, light);
                 let a = &mut acc[py * w + px];
                 match mode {
                     ColorMode::Categorical => {

@@ -58,7 +58,10 @@ impl BlockTimeGpu {
 pub struct ChunkInfoGpu {
     pub base: u32,
     pub count: u32,
-    pub _pad: [u32; 2],
+    /// The chunk's position in the upload (its indirect draw in the dense path's raster list).
+    pub index: u32,
+    /// Words before the raster list's entries (4 per chunk of the upload).
+    pub list_offset: u32,
 }
 const _: () = assert!(std::mem::size_of::<ChunkInfoGpu>() == 16);
 
@@ -90,6 +93,10 @@ pub struct AllocMapViewGpu {
     /// Colour of unselected blocks, linear RGB.
     pub dim_color: [f32; 4],
     pub gap_min_px: f32,
-    pub _pad: [u32; 3],
+    /// The draw range `[range_start, range_end)` of global block indices (the dense path's
+    /// compute pass reads it; the raster path draws the range by instances).
+    pub range_start: u32,
+    pub range_end: u32,
+    pub _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 144);

@@ -9,6 +9,7 @@
 //!   uniform.
 
 pub mod cpu_reference;
+pub mod dense;
 pub mod gpu;
 
 use std::collections::HashMap;
@@ -23,6 +24,8 @@ use crate::context::RendererFeatures;
 use crate::offscreen::OFFSCREEN_FORMAT;
 use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
 pub use cursors::{CursorOverlay, CursorPipelines, CursorStyle, CushionCursor, TimeMapping};
+pub use dense::AccumPath;
+use dense::{DenseChunk, DenseDraw, DensePipelines, DenseTargets, RasterList};
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
 pub use occupancy::{
     BarBlocks, OccupancyBarData, OccupancyBarFrame, OccupancyBarView, OccupancySteps,
@@ -91,6 +94,9 @@ pub struct DrawOptions {
     /// `None`: all blocks.
     pub range: Option<Range<usize>>,
     pub selection: SelectionStyle,
+    /// Raster or dense accumulation ([`AccumPath::Auto`]: chosen per draw). Both draw the same
+    /// picture (the CPU reference's).
+    pub path: AccumPath,
 }
 
 impl DrawOptions {
@@ -186,6 +192,7 @@ impl AllocMapView {
             OFFSCREEN_FORMAT,
             SelectionStyle::Off,
             GapRule::None,
+            0..u32::MAX as usize,
         )
     }
 
@@ -196,6 +203,7 @@ impl AllocMapView {
         target: wgpu::TextureFormat,
         selection: SelectionStyle,
         gaps: GapRule,
+        range: Range<usize>,
     ) -> AllocMapViewGpu {
         let l = self.light();
         let (gap_mode, gap_min_px) = gaps.gpu();
@@ -237,7 +245,9 @@ impl AllocMapView {
             gap_mode,
             dim_color,
             gap_min_px,
-            _pad: [0; 3],
+            range_start: range.start.min(u32::MAX as usize) as u32,
+            range_end: range.end.min(u32::MAX as usize) as u32,
+            _pad: 0,
         }
     }
 }
@@ -251,6 +261,10 @@ pub struct AllocMapPipelines {
     accumulate: wgpu::RenderPipeline,
     pick_layout: wgpu::BindGroupLayout,
     pick: wgpu::RenderPipeline,
+    /// The dense path, where the device supports it.
+    dense: Option<DensePipelines>,
+    /// Whether [`AccumPath::Auto`] takes the dense path (see [`dense::auto_takes_dense`]).
+    auto_dense: bool,
     resolve_module: wgpu::ShaderModule,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     resolve: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
@@ -269,10 +283,10 @@ fn uniform_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGrou
     }
 }
 
-fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
         binding,
-        visibility: wgpu::ShaderStages::VERTEX,
+        visibility,
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Storage { read_only: true },
             has_dynamic_offset: false,
@@ -311,20 +325,27 @@ const ADDITIVE: wgpu::BlendState = wgpu::BlendState {
 impl AllocMapPipelines {
     pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
         let features = RendererFeatures::of(device);
+        // The dense path's compute pass reads the view and the blocks too.
+        let compute = if features.dense_accumulation() {
+            wgpu::ShaderStages::COMPUTE
+        } else {
+            wgpu::ShaderStages::NONE
+        };
         let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::view_layout"),
             entries: &[uniform_entry(
                 0,
-                wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
+                wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT | compute,
             )],
         });
+        let blocks_stages = wgpu::ShaderStages::VERTEX | compute;
         let blocks_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::blocks_layout"),
             entries: &[
-                storage_entry(0),
-                storage_entry(1),
-                uniform_entry(2, wgpu::ShaderStages::VERTEX),
-                storage_entry(3),
+                storage_entry(0, blocks_stages),
+                storage_entry(1, blocks_stages),
+                uniform_entry(2, blocks_stages),
+                storage_entry(3, blocks_stages),
             ],
         });
         let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -342,6 +363,30 @@ impl AllocMapPipelines {
             bind_group_layouts: &[Some(&view_layout), Some(&blocks_layout)],
             immediate_size: 0,
         });
+        let accumulate_targets = [
+            Some(wgpu::ColorTargetState {
+                format: features.accumulation_format(),
+                blend: Some(ADDITIVE),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+            Some(wgpu::ColorTargetState {
+                format: features.coverage_format(),
+                blend: Some(ADDITIVE),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+        ];
+        let dense = if features.dense_accumulation() {
+            Some(DensePipelines::new(
+                device,
+                &features,
+                &view_layout,
+                &blocks_layout,
+                &accumulate_module,
+                &accumulate_targets,
+            )?)
+        } else {
+            None
+        };
         let accumulate = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("AllocMap::accumulate"),
             layout: Some(&accumulate_layout),
@@ -358,18 +403,7 @@ impl AllocMapPipelines {
                 module: &accumulate_module,
                 entry_point: Some("fs_main"),
                 compilation_options: Default::default(),
-                targets: &[
-                    Some(wgpu::ColorTargetState {
-                        format: features.accumulation_format(),
-                        blend: Some(ADDITIVE),
-                        write_mask: wgpu::ColorWrites::ALL,
-                    }),
-                    Some(wgpu::ColorTargetState {
-                        format: features.coverage_format(),
-                        blend: Some(ADDITIVE),
-                        write_mask: wgpu::ColorWrites::ALL,
-                    }),
-                ],
+                targets: &accumulate_targets,
             }),
             multiview_mask: None,
             cache: None,
@@ -433,10 +467,17 @@ impl AllocMapPipelines {
             accumulate,
             pick_layout,
             pick,
+            auto_dense: dense::auto_takes_dense(device),
+            dense,
             resolve_module,
             resolve_pipeline_layout,
             resolve: HashMap::new(),
         })
+    }
+
+    /// Whether this device can draw by the dense path ([`AccumPath::Dense`]).
+    pub fn dense_supported(&self) -> bool {
+        self.dense.is_some()
     }
 
     /// The resolve pipeline for a target format, created on first use.
@@ -480,6 +521,8 @@ struct BlockChunk {
     /// Index of the chunk's first block in the whole dataset.
     base: u32,
     count: u32,
+    /// The chunk's position in the upload.
+    index: u32,
 }
 
 impl BlockChunk {
@@ -496,6 +539,8 @@ pub struct AllocMapData {
     chunks: Vec<BlockChunk>,
     /// One bit per block (bit `i % 32` of word `i / 32`), shared by every chunk's bind group.
     selection: wgpu::Buffer,
+    /// The dense path's raster list (`None` where the path is unavailable).
+    raster_list: Option<RasterList>,
     pub block_count: usize,
 }
 
@@ -541,6 +586,8 @@ impl AllocMapData {
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let chunk_count = n.div_ceil(per_chunk);
+        let list_offset = RasterList::header_words(chunk_count);
         let mut chunks = Vec::new();
         let mut start = 0;
         while start < n {
@@ -560,7 +607,8 @@ impl AllocMapData {
                 contents: bytemuck::bytes_of(&ChunkInfoGpu {
                     base: start as u32,
                     count: (end - start) as u32,
-                    _pad: [0; 2],
+                    index: chunks.len() as u32,
+                    list_offset,
                 }),
                 usage: wgpu::BufferUsages::UNIFORM,
             });
@@ -578,12 +626,18 @@ impl AllocMapData {
                 times: times_buf,
                 base: start as u32,
                 count: (end - start) as u32,
+                index: chunks.len() as u32,
             });
             start = end;
         }
+        let raster_list = pipelines
+            .dense
+            .as_ref()
+            .and_then(|dense| RasterList::new(device, dense, &pipelines.features, chunk_count, n));
         Self {
             chunks,
             selection,
+            raster_list,
             block_count: n,
         }
     }
@@ -677,6 +731,8 @@ struct AccumTargets {
     weighted: wgpu::TextureView,
     coverage: wgpu::TextureView,
     resolve_bind_group: wgpu::BindGroup,
+    /// The dense path's difference arrays, made on its first use at this size.
+    dense: Option<DenseTargets>,
 }
 
 /// One view of the allocation map: its uniform and accumulation targets.
@@ -685,6 +741,7 @@ pub struct AllocMapFrame {
     view_bind_group: wgpu::BindGroup,
     targets: Option<AccumTargets>,
     target_format: wgpu::TextureFormat,
+    last_path: AccumPath,
 }
 
 impl AllocMapFrame {
@@ -708,6 +765,7 @@ impl AllocMapFrame {
             view_bind_group,
             targets: None,
             target_format: OFFSCREEN_FORMAT,
+            last_path: AccumPath::Raster,
         }
     }
 
@@ -720,6 +778,12 @@ impl AllocMapFrame {
         if self.targets.as_ref().is_some_and(|t| t.size == size) {
             return;
         }
+        // The dense path's scan writes the targets as storage textures.
+        let storage = if pipelines.dense.is_some() {
+            wgpu::TextureUsages::STORAGE_BINDING
+        } else {
+            wgpu::TextureUsages::empty()
+        };
         let make = |label: &str, format| {
             device
                 .create_texture(&wgpu::TextureDescriptor {
@@ -734,7 +798,8 @@ impl AllocMapFrame {
                     dimension: wgpu::TextureDimension::D2,
                     format,
                     usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                        | wgpu::TextureUsages::TEXTURE_BINDING,
+                        | wgpu::TextureUsages::TEXTURE_BINDING
+                        | storage,
                     view_formats: &[],
                 })
                 .create_view(&wgpu::TextureViewDescriptor::default())
@@ -770,7 +835,13 @@ impl AllocMapFrame {
             weighted,
             coverage,
             resolve_bind_group,
+            dense: None,
         });
+    }
+
+    /// Which path the last `prepare` took (never `Auto`).
+    pub fn last_path(&self) -> AccumPath {
+        self.last_path
     }
 
     /// Writes the uniform and records the accumulation pass of every block, selection off.
@@ -854,14 +925,68 @@ impl AllocMapFrame {
         pipelines.ensure_resolve(device, target_format);
         self.ensure_targets(device, pipelines, size);
         self.target_format = target_format;
+        let range = options.range.clone().unwrap_or(0..data.block_count);
+        let range = range.start.min(data.block_count)..range.end.min(data.block_count);
         let gpu = view.gpu(
             size,
             resolve_origin_px,
             target_format,
             options.selection,
             gaps,
+            range.clone(),
         );
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
+        let dense_possible = gaps == GapRule::None
+            && data.raster_list.is_some()
+            && DenseTargets::bytes(size) <= pipelines.features.max_storage_binding_bytes;
+        let dense = dense_possible
+            && match options.path {
+                AccumPath::Raster => false,
+                AccumPath::Dense => true,
+                AccumPath::Auto => {
+                    pipelines.auto_dense && range.len() >= dense::DENSE_AUTO_MIN_BLOCKS
+                }
+            };
+        if let (true, Some(dense_pipelines), Some(list), Some(targets)) = (
+            dense,
+            pipelines.dense.as_ref(),
+            data.raster_list.as_ref(),
+            self.targets.as_mut(),
+        ) {
+            let dense_targets = targets.dense.get_or_insert_with(|| {
+                DenseTargets::new(
+                    device,
+                    dense_pipelines,
+                    size,
+                    &targets.weighted,
+                    &targets.coverage,
+                )
+            });
+            let chunks: Vec<DenseChunk<'_>> = data
+                .chunks
+                .iter()
+                .filter_map(|chunk| {
+                    chunk.local(&range).map(|local| DenseChunk {
+                        bind_group: &chunk.bind_group,
+                        index: chunk.index,
+                        local,
+                    })
+                })
+                .collect();
+            DenseDraw {
+                pipelines: dense_pipelines,
+                list,
+                targets: dense_targets,
+                view_bind_group: &self.view_bind_group,
+                weighted: &targets.weighted,
+                coverage: &targets.coverage,
+                size,
+            }
+            .record(encoder, &chunks);
+            self.last_path = AccumPath::Dense;
+            return;
+        }
+        self.last_path = AccumPath::Raster;
         let Some(targets) = &self.targets else {
             return;
         };
@@ -892,11 +1017,7 @@ impl AllocMapFrame {
         });
         pass.set_pipeline(&pipelines.accumulate);
         pass.set_bind_group(0, &self.view_bind_group, &[]);
-        data.draw_range(
-            &mut pass,
-            1,
-            options.range.clone().unwrap_or(0..data.block_count),
-        );
+        data.draw_range(&mut pass, 1, range);
     }
 
     /// Clears `target` and draws Eq. 1 into all of it (headless rendering and benchmarks).
