@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use memscape_render::RgbaImage;
-use memscape_render::golden::{self, Tolerance};
+use memscape_render::golden::Tolerance;
+
+mod common;
 
 /// The maps are deterministic on one lavapipe build; labels are egui's text. Allow a little
 /// for float differences between Mesa versions at glyph and block edges.
@@ -23,35 +25,16 @@ fn out_dir() -> PathBuf {
 }
 
 fn render_file(file: &Path, name: &str, args: &[&str]) -> RgbaImage {
-    let out = out_dir().join(format!("{name}.png"));
-    let _ = std::fs::remove_file(&out);
-    let status = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .arg("render")
-        .arg(file)
-        .args(["--view", "alloc"])
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "memscape render {args:?} failed: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    RgbaImage::load_png(&out).unwrap()
+    let args = [&["--view", "alloc"][..], args].concat();
+    common::render("alloc_map_views", name, file, &args)
+}
+
+fn check(name: &str, image: &RgbaImage) {
+    common::check_with(name, image, TOLERANCE);
 }
 
 fn render(name: &str, args: &[&str]) -> RgbaImage {
     render_file(Path::new("demo:sqlite"), name, args)
-}
-
-fn check(name: &str, image: &RgbaImage) {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.png"));
-    golden::check(image, &reference, TOLERANCE).unwrap();
 }
 
 /// Pixels differing by more than 8 in some channel inside `[x0, x1) × [y0, y1)`.

@@ -9,42 +9,20 @@ use std::process::Command;
 use memscape_render::RgbaImage;
 use memscape_render::golden::{self, Tolerance};
 
-const TOLERANCE: Tolerance = Tolerance {
-    per_channel: 3,
-    max_differing_pixels: 60,
-};
+mod common;
+use common::check;
 
 fn trace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/sort.lackey.zst")
 }
 
 fn render(name: &str, args: &[&str]) -> RgbaImage {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cycle_views");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{name}.png"));
-    let status = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .arg("render")
-        .arg(trace())
-        .args(["--range", "0..1200", "--width", "480", "--height", "480"])
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "memscape render {args:?} failed: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    RgbaImage::load_png(&out).unwrap()
-}
-
-fn check(name: &str, image: &RgbaImage) {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.png"));
-    golden::check(image, &reference, TOLERANCE).unwrap();
+    let args = [
+        &["--range", "0..1200", "--width", "480", "--height", "480"][..],
+        args,
+    ]
+    .concat();
+    common::render("cycle_views", name, &trace(), &args)
 }
 
 /// Pixels that differ from the background by more than a little, per quadrant around the

@@ -7,40 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use memscape_render::RgbaImage;
-use memscape_render::golden::{self, Tolerance};
 
-const TOLERANCE: Tolerance = Tolerance {
-    per_channel: 3,
-    max_differing_pixels: 60,
-};
+mod common;
+use common::{blurred_diff, check};
 
 fn render(name: &str, input: &Path, args: &[&str]) -> RgbaImage {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("graph_views");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{name}.png"));
-    let status = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .arg("render")
-        .arg(input)
-        .args(["--view", "graph"])
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "memscape render {args:?} failed: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    RgbaImage::load_png(&out).unwrap()
-}
-
-fn check(name: &str, image: &RgbaImage) {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.png"));
-    golden::check(image, &reference, TOLERANCE).unwrap();
+    let args = [&["--view", "graph"][..], args].concat();
+    common::render("graph_views", name, input, &args)
 }
 
 fn root(rel: &str) -> PathBuf {
@@ -202,33 +175,6 @@ fn focus_and_changes_only_cut_the_graph_down() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("name=("), "{err}");
-}
-
-/// Mean absolute difference of two images averaged over 32×32 blocks (as in tests/tour.rs):
-/// blocks change in proportion to how far things move.
-fn blurred_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {
-    let block = 32u32;
-    let mean = |img: &RgbaImage, bx: u32, by: u32| {
-        let mut sum = [0u64; 3];
-        for y in by * block..((by + 1) * block).min(img.height) {
-            for x in bx * block..((bx + 1) * block).min(img.width) {
-                let p = img.pixel(x, y);
-                for k in 0..3 {
-                    sum[k] += u64::from(p[k]);
-                }
-            }
-        }
-        sum.map(|v| v as f64 / f64::from(block * block))
-    };
-    let (nx, ny) = (a.width.div_ceil(block), a.height.div_ceil(block));
-    let mut total = 0.0;
-    for by in 0..ny {
-        for bx in 0..nx {
-            let (p, q) = (mean(a, bx, by), mean(b, bx, by));
-            total += (0..3).map(|k| (p[k] - q[k]).abs()).sum::<f64>();
-        }
-    }
-    total / f64::from(nx * ny * 3)
 }
 
 fn mean_abs_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {

@@ -8,12 +8,8 @@ use std::process::Command;
 use memscape_render::RgbaImage;
 use memscape_render::golden::{self, Tolerance};
 
-/// Shapes and egui's text on the same lavapipe build are deterministic; allow a little for
-/// float differences between Mesa versions in the rotated text's edges.
-const TOLERANCE: Tolerance = Tolerance {
-    per_channel: 3,
-    max_differing_pixels: 60,
-};
+mod common;
+use common::check;
 
 fn kate() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/massif/massif.out.kate");
@@ -26,31 +22,7 @@ fn kate() -> PathBuf {
 }
 
 fn render(name: &str, args: &[&str]) -> RgbaImage {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("heap_views");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{name}.png"));
-    let status = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .arg("render")
-        .arg(kate())
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "memscape render {args:?} failed: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    RgbaImage::load_png(&out).unwrap()
-}
-
-fn check(name: &str, image: &RgbaImage) {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.png"));
-    golden::check(image, &reference, TOLERANCE).unwrap();
+    common::render("heap_views", name, &kate(), args)
 }
 
 #[test]

@@ -8,12 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use memscape_render::RgbaImage;
-use memscape_render::golden::{self, Tolerance};
 
-const TOLERANCE: Tolerance = Tolerance {
-    per_channel: 3,
-    max_differing_pixels: 60,
-};
+mod common;
+use common::check;
 
 fn shared(rel: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,23 +61,7 @@ fn count(img: &RgbaImage, want: [u8; 3]) -> usize {
 const SELECTED: [u8; 3] = [243, 168, 58];
 
 fn render(name: &str, input: &Path, args: &[&str]) -> RgbaImage {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("topology_views");
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{name}.png"));
-    let status = run(input, args, &out);
-    assert!(
-        status.status.success(),
-        "memscape render {args:?} failed: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    RgbaImage::load_png(&out).unwrap()
-}
-
-fn check(name: &str, image: &RgbaImage) {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.png"));
-    golden::check(image, &reference, TOLERANCE).unwrap();
+    common::render("topology_views", name, input, args)
 }
 
 #[test]

@@ -8,6 +8,9 @@ use std::process::Command;
 use memscape_render::RgbaImage;
 use memscape_render::golden::{self, Tolerance};
 
+mod common;
+use common::blurred_diff;
+
 // Few frames per second: the demo tour is about 50 s long and lavapipe renders every
 // transition frame.
 const FPS: f32 = 8.0;
@@ -48,33 +51,6 @@ fn expected_frames(tour: &str) -> (usize, Vec<(usize, usize)>) {
         total += transition + hold;
     }
     (total, spans)
-}
-
-/// Mean absolute difference of the two images averaged over 32×32 blocks: thin points that move
-/// by a pixel change whole pixels, blocks change in proportion to how far things move.
-fn blurred_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {
-    let block = 32u32;
-    let mean = |img: &RgbaImage, bx: u32, by: u32| {
-        let mut sum = [0u64; 3];
-        for y in by * block..((by + 1) * block).min(img.height) {
-            for x in bx * block..((bx + 1) * block).min(img.width) {
-                let p = img.pixel(x, y);
-                for k in 0..3 {
-                    sum[k] += u64::from(p[k]);
-                }
-            }
-        }
-        sum.map(|v| v as f64 / f64::from(block * block))
-    };
-    let (nx, ny) = (a.width.div_ceil(block), a.height.div_ceil(block));
-    let mut total = 0.0;
-    for by in 0..ny {
-        for bx in 0..nx {
-            let (p, q) = (mean(a, bx, by), mean(b, bx, by));
-            total += (0..3).map(|k| (p[k] - q[k]).abs()).sum::<f64>();
-        }
-    }
-    total / f64::from(nx * ny * 3)
 }
 
 #[allow(dead_code)]

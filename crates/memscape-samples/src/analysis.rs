@@ -175,6 +175,16 @@ pub fn top_offenders(
         Some(s) => s.iter().filter(|&i| i < codes.len()).for_each(&mut add),
         None => (0..codes.len()).for_each(&mut add),
     }
+    ranked_offenders(&totals, labels, limit)
+}
+
+/// Offenders from per-code (samples, cycles) totals: cycles descending, then samples, then
+/// name; codes without samples left out; at most `limit`.
+pub(crate) fn ranked_offenders(
+    totals: &[(u64, u64)],
+    labels: &[String],
+    limit: usize,
+) -> Vec<Offender> {
     let mut out: Vec<Offender> = totals
         .iter()
         .zip(labels)

@@ -586,8 +586,8 @@ pub fn recompute(
         (histograms(), totals())
     };
     LinkedResult {
-        top_lines: ranked(&line_totals, &samples.source_lines, top),
-        top_symbols: ranked(&symbol_totals, &samples.symbols, top),
+        top_lines: crate::analysis::ranked_offenders(&line_totals, &samples.source_lines, top),
+        top_symbols: crate::analysis::ranked_offenders(&symbol_totals, &samples.symbols, top),
         line_totals,
         symbol_totals,
         aggregate,
@@ -596,29 +596,6 @@ pub fn recompute(
         selection,
         everything,
     }
-}
-
-/// Offenders from per-code totals, in [`crate::top_offenders`]' order (cycles, then samples
-/// descending, then name).
-fn ranked(totals: &[(u64, u64)], labels: &[String], limit: usize) -> Vec<Offender> {
-    let mut out: Vec<Offender> = totals
-        .iter()
-        .zip(labels)
-        .filter(|((count, _), _)| *count > 0)
-        .map(|(&(samples, cycles), name)| Offender {
-            name: name.clone(),
-            samples,
-            cycles,
-        })
-        .collect();
-    out.sort_by(|a, b| {
-        b.cycles
-            .cmp(&a.cycles)
-            .then(b.samples.cmp(&a.samples))
-            .then(a.name.cmp(&b.name))
-    });
-    out.truncate(limit);
-    out
 }
 
 /// The metric per window along one axis (the coloured strip): a quantitative axis cut into
