@@ -58,16 +58,32 @@ pub fn circular_coordinates<D: DistanceMatrix>(
     modulus: u16,
     epsilon: Value,
 ) -> CircularCoordinates {
+    circular_coordinates_of_lift(
+        dist,
+        cocycle
+            .entries
+            .iter()
+            .map(|e| (e.i, e.j, lift(e.coefficient, modulus))),
+        epsilon,
+    )
+}
+
+/// [`circular_coordinates`] of an integer cochain already lifted from Z_p (`(i, j, value)`
+/// with `i > j`; edges longer than `epsilon` are ignored), e.g.
+/// [`crate::rips::RipsResult::lifted_cocycle_at`].
+pub fn circular_coordinates_of_lift<D: DistanceMatrix>(
+    dist: &D,
+    lifted: impl Iterator<Item = (u32, u32, i64)>,
+    epsilon: Value,
+) -> CircularCoordinates {
     let n = dist.size();
     let neighbors = adjacency_within(dist, epsilon);
     let edges = neighbors.iter().map(Vec::len).sum::<usize>() / 2;
 
     // The lifted cocycle on the edges present at ε, keyed (i, j) with i > j.
-    let alpha: HashMap<(u32, u32), f64> = cocycle
-        .entries
-        .iter()
-        .filter(|e| dist.distance(e.i as usize, e.j as usize) <= epsilon)
-        .map(|e| ((e.i, e.j), lift(e.coefficient, modulus) as f64))
+    let alpha: HashMap<(u32, u32), f64> = lifted
+        .filter(|&(i, j, _)| dist.distance(i as usize, j as usize) <= epsilon)
+        .map(|(i, j, a)| ((i, j), a as f64))
         .filter(|&(_, a)| a != 0.0)
         .collect();
     let alpha_of = |a: u32, b: u32| -> f64 {
