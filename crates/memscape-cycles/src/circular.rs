@@ -8,6 +8,7 @@
 //! θ = f mod 1. With Ripser's orientation, `δ₀f({i, j}) = f(i) − f(j)` for `i > j`.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use rayon::prelude::*;
 
@@ -30,6 +31,25 @@ pub struct CircularCoordinates {
     pub members: Vec<bool>,
     /// Number of edges of the 1-skeleton at ε.
     pub edges: usize,
+}
+
+/// Multiplicative hashing of vertex pairs for the cocycle map, which the cocycle check reads
+/// three times per triangle touching the support (instead of the default SipHash).
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = (self.0.rotate_left(32) ^ u64::from(x)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// Symmetric lift of a coefficient of Z_p to Z.
@@ -58,16 +78,32 @@ pub fn circular_coordinates<D: DistanceMatrix>(
     modulus: u16,
     epsilon: Value,
 ) -> CircularCoordinates {
+    circular_coordinates_of_lift(
+        dist,
+        cocycle
+            .entries
+            .iter()
+            .map(|e| (e.i, e.j, lift(e.coefficient, modulus))),
+        epsilon,
+    )
+}
+
+/// [`circular_coordinates`] of an integer cochain already lifted from Z_p (`(i, j, value)`
+/// with `i > j`; edges longer than `epsilon` are ignored), e.g.
+/// [`crate::rips::RipsResult::lifted_cocycle_at`].
+pub fn circular_coordinates_of_lift<D: DistanceMatrix>(
+    dist: &D,
+    lifted: impl Iterator<Item = (u32, u32, i64)>,
+    epsilon: Value,
+) -> CircularCoordinates {
     let n = dist.size();
     let neighbors = adjacency_within(dist, epsilon);
     let edges = neighbors.iter().map(Vec::len).sum::<usize>() / 2;
 
     // The lifted cocycle on the edges present at ε, keyed (i, j) with i > j.
-    let alpha: HashMap<(u32, u32), f64> = cocycle
-        .entries
-        .iter()
-        .filter(|e| dist.distance(e.i as usize, e.j as usize) <= epsilon)
-        .map(|e| ((e.i, e.j), lift(e.coefficient, modulus) as f64))
+    let alpha: HashMap<(u32, u32), f64, BuildHasherDefault<PairHasher>> = lifted
+        .filter(|&(i, j, _)| dist.distance(i as usize, j as usize) <= epsilon)
+        .map(|(i, j, a)| ((i, j), a as f64))
         .filter(|&(_, a)| a != 0.0)
         .collect();
     let alpha_of = |a: u32, b: u32| -> f64 {

@@ -7,7 +7,7 @@ use std::time::Instant;
 use memscape_io::Warnings;
 use rayon::prelude::*;
 
-use crate::circular::circular_coordinates;
+use crate::circular::circular_coordinates_of_lift;
 use crate::error::CyclesError;
 use crate::levenshtein::{make_windows, window_distances};
 use crate::records::{RecordFilter, SymbolMode, TraceRecord, record_symbols, select_records};
@@ -177,7 +177,10 @@ pub fn analyze_records(
             let end = bar.1.unwrap_or(rips.threshold.max(bar.0));
             let epsilon =
                 (f64::from(bar.0) + options.epsilon_position * f64::from(end - bar.0)) as Value;
-            let cc = circular_coordinates(&dist, cocycle, options.modulus, epsilon);
+            // The cocycle at ε on the original complex (extended back through the edge
+            // collapse when the engine collapsed the filtration), lifted to Z.
+            let lifted = rips.lifted_cocycle_at(k, options.modulus, epsilon);
+            let cc = circular_coordinates_of_lift(&dist, lifted.into_iter(), epsilon);
             (rank, bar, epsilon, cc)
         })
         .collect();

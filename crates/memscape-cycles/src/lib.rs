@@ -8,6 +8,7 @@
 //! [`rips::PersistenceReport`] is the report of `memscape persistence`.
 
 pub mod circular;
+pub mod collapse;
 pub mod cycles;
 pub mod error;
 pub mod levenshtein;
