@@ -322,9 +322,40 @@ impl MemscapeApp {
     }
 }
 
+impl MemscapeApp {
+    /// Frees the GPU buffers of panes closed in an earlier frame. Run at the start of a frame:
+    /// by then the frame in which a pane closed has been painted, so none of its paint
+    /// callbacks can bring the buffers back.
+    fn release_closed_panes(&self) {
+        let released = crate::views::take_released_pane_keys();
+        let Some(rs) = &self.render_state else {
+            return;
+        };
+        if released.is_empty() {
+            return;
+        }
+        tracing::debug!(
+            "freeing the GPU resources of {} closed pane(s)",
+            released.len()
+        );
+        let mut renderer = rs.renderer.write();
+        let resources = &mut renderer.callback_resources;
+        if let Some(gpu) = resources.get_mut::<crate::views::alloc_map::AllocMapGpu>() {
+            gpu.release(&released);
+        }
+        if let Some(gpu) = resources.get_mut::<crate::views::cycles::pane::PolarMorphGpu>() {
+            gpu.release(&released);
+        }
+        if let Some(gpu) = resources.get_mut::<crate::views::shapes_paint::ShapesGpu>() {
+            gpu.release(&released);
+        }
+    }
+}
+
 impl eframe::App for MemscapeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
+        self.release_closed_panes();
         let mut first_failure = None;
         for (_id, name, result) in self.loader.poll() {
             match result {

@@ -20,10 +20,57 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::data::{Dataset, DatasetContent};
 
-/// A process-wide unique key for a pane's GPU resources.
-pub fn next_pane_key() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1 << 32);
-    NEXT.fetch_add(1, Ordering::Relaxed)
+/// The bits a pane may set on its key to name further GPU resources of its own (a context
+/// view, a legend batch): `key ^ (1 << 62)` still belongs to `key`.
+const SUB_KEY_BITS: u64 = 0xF << 60;
+
+/// Keys of panes dropped since the app last asked (see [`take_released_pane_keys`]).
+static RELEASED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+/// A process-wide unique key for a pane's GPU resources, held by the pane. When the pane is
+/// dropped (its tile closed) the key is released, and the app frees every GPU buffer kept
+/// under it or one of its sub-keys at the end of the frame. Not `Clone`: one owner per key.
+#[derive(Debug)]
+pub struct PaneKey(u64);
+
+impl PaneKey {
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for PaneKey {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for PaneKey {
+    fn drop(&mut self) {
+        if let Ok(mut released) = RELEASED.lock() {
+            released.push(self.0);
+        }
+    }
+}
+
+/// The keys of panes dropped since the last call.
+pub fn take_released_pane_keys() -> Vec<u64> {
+    RELEASED
+        .lock()
+        .map(|mut r| std::mem::take(&mut *r))
+        .unwrap_or_default()
+}
+
+/// Drops the entries of `map` kept for a released pane (under its key or a sub-key).
+pub fn forget_released<V>(map: &mut std::collections::HashMap<u64, V>, released: &[u64]) {
+    if !released.is_empty() {
+        map.retain(|key, _| !released.contains(&(key & !SUB_KEY_BITS)));
+    }
 }
 
 /// What every view gets each frame besides its own state.
@@ -147,5 +194,34 @@ impl ViewKind {
             kinds.push(ViewKind::Summary);
         }
         kinds
+    }
+}
+
+#[cfg(test)]
+mod pane_key_tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_pane_releases_its_key_and_sub_keys() {
+        let kept = PaneKey::new();
+        let closed = PaneKey::new();
+        let (k, c) = (kept.get(), closed.get());
+        let mut map: std::collections::HashMap<u64, &str> = [
+            (k, "kept"),
+            (k ^ (1 << 62), "kept context"),
+            (c, "closed"),
+            (c ^ (1 << 62), "closed context"),
+            (c ^ (1 << 61), "closed legend"),
+        ]
+        .into();
+        drop(closed);
+        // Other tests may release keys concurrently: only ours matter.
+        let released = take_released_pane_keys();
+        assert!(released.contains(&c));
+        assert!(!released.contains(&k));
+        forget_released(&mut map, &released);
+        let mut left: Vec<_> = map.into_values().collect();
+        left.sort();
+        assert_eq!(left, ["kept", "kept context"]);
     }
 }

@@ -28,6 +28,11 @@ impl ShapesGpu {
             batches: HashMap::new(),
         })
     }
+
+    /// Frees the batches of closed panes.
+    pub fn release(&mut self, released: &[u64]) {
+        crate::views::forget_released(&mut self.batches, released);
+    }
 }
 
 /// One pane's shapes for this frame.

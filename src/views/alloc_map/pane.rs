@@ -6,7 +6,7 @@
 //! a bounded channel and takes finished results from another; it never touches every block.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -69,9 +69,12 @@ impl AllocMapGpu {
             panes: HashMap::new(),
         })
     }
-}
 
-static NEXT_PANE: AtomicU64 = AtomicU64::new(1);
+    /// Frees the uploads and frames of closed panes.
+    pub fn release(&mut self, released: &[u64]) {
+        crate::views::forget_released(&mut self.panes, released);
+    }
+}
 
 /// Which view of a pane a frame belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -172,7 +175,7 @@ fn spawn_worker(dataset: Arc<Dataset>) -> Option<(Sender<Wanted>, Receiver<Built
 }
 
 pub struct AllocMapPane {
-    key: u64,
+    key: crate::views::PaneKey,
     dataset: Arc<Dataset>,
     color_by: ColorBy,
     axis: TimeAxis,
@@ -252,7 +255,7 @@ impl AllocMapPane {
         };
         let worker = scene.and_then(|_| spawn_worker(dataset.clone()));
         Self {
-            key: NEXT_PANE.fetch_add(1, Ordering::Relaxed),
+            key: crate::views::PaneKey::new(),
             dataset,
             color_by,
             axis: TimeAxis::Events,
@@ -344,7 +347,7 @@ impl AllocMapPane {
             ui.label("α");
             ui.add(egui::Slider::new(&mut self.alpha, 0.05..=2.0).logarithmic(true))
                 .on_hover_text("bias of the anti-aliasing: low α shows few, thin blocks strongly");
-            egui::ComboBox::from_id_salt(("cushion", self.key))
+            egui::ComboBox::from_id_salt(("cushion", self.key.get()))
                 .selected_text(format!("{:?} cushion", self.cushion))
                 .show_ui(ui, |ui| {
                     for k in [
@@ -360,7 +363,7 @@ impl AllocMapPane {
             ui.selectable_value(&mut self.axis, TimeAxis::Events, "event index");
             ui.selectable_value(&mut self.axis, TimeAxis::Wall, "wall time");
             ui.separator();
-            egui::ComboBox::from_id_salt(("color", self.key))
+            egui::ComboBox::from_id_salt(("color", self.key.get()))
                 .selected_text(format!("colour: {}", self.color_by.name()))
                 .show_ui(ui, |ui| {
                     for c in ColorBy::ALL {
@@ -370,7 +373,7 @@ impl AllocMapPane {
         });
         ui.horizontal_wrapped(|ui| {
             let before = self.bin_by;
-            egui::ComboBox::from_id_salt(("bins", self.key))
+            egui::ComboBox::from_id_salt(("bins", self.key.get()))
                 .selected_text(self.bin_by.name())
                 .show_ui(ui, |ui| {
                     for b in BinBy::ALL {
@@ -399,7 +402,7 @@ impl AllocMapPane {
                     .on_hover_text("bins stacked on one time axis: activity compares");
             }
             ui.separator();
-            egui::ComboBox::from_id_salt(("occupancy", self.key))
+            egui::ComboBox::from_id_salt(("occupancy", self.key.get()))
                 .selected_text(self.occupancy.map_or("no occupancy bar", variant_label))
                 .show_ui(ui, |ui| {
                     for v in OccupancyVariant::ALL {
@@ -642,7 +645,7 @@ impl View for AllocMapPane {
         if let Some(ctx_rect) = context_rect {
             let ctx_resp = ui.interact(
                 ctx_rect,
-                ui.make_persistent_id(("alloc-map-context", self.key)),
+                ui.make_persistent_id(("alloc-map-context", self.key.get())),
                 egui::Sense::click_and_drag(),
             );
             let to_cam = |pos: egui::Pos2| {
@@ -903,7 +906,7 @@ impl View for AllocMapPane {
                     ui.painter().add(egui_wgpu::Callback::new_paint_callback(
                         rect,
                         MapCallback {
-                            key: self.key,
+                            key: self.key.get(),
                             rect,
                             what,
                             inputs: inputs.clone(),
@@ -939,7 +942,7 @@ impl View for AllocMapPane {
                 ui.painter().add(egui_wgpu::Callback::new_paint_callback(
                     abs(bar),
                     MapCallback {
-                        key: self.key,
+                        key: self.key.get(),
                         rect: abs(bar),
                         what: Draw::Bar {
                             slot: Slot::Stacked,
@@ -959,7 +962,7 @@ impl View for AllocMapPane {
                 ui.painter().add(egui_wgpu::Callback::new_paint_callback(
                     ctx_rect,
                     MapCallback {
-                        key: self.key,
+                        key: self.key.get(),
                         rect: ctx_rect,
                         what: Draw::Map {
                             slot: Slot::Context,
@@ -1019,7 +1022,7 @@ impl View for AllocMapPane {
             shapes_paint::paint(
                 ui,
                 ShapesCallback {
-                    key: self.key | (1 << 62),
+                    key: self.key.get() | (1 << 62),
                     version: self.frame,
                     shapes: Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect()),
                     view: memscape_render::shapes::ShapesView::IDENTITY,

@@ -127,6 +127,11 @@ impl PolarMorphGpu {
             panes: HashMap::new(),
         })
     }
+
+    /// Frees the records uploaded for closed panes.
+    pub fn release(&mut self, released: &[u64]) {
+        crate::views::forget_released(&mut self.panes, released);
+    }
 }
 
 struct MorphCallback {
@@ -198,7 +203,7 @@ impl egui_wgpu::CallbackTrait for MorphCallback {
 
 pub struct CyclesPane {
     dataset: Arc<Dataset>,
-    key: u64,
+    key: crate::views::PaneKey,
     settings: SettingsText,
     running: Option<(Receiver<Outcome>, Instant, String)>,
     cache: HashMap<String, Arc<Result_>>,
@@ -243,7 +248,7 @@ impl CyclesPane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
         let mut pane = Self {
             dataset,
-            key: crate::views::next_pane_key(),
+            key: crate::views::PaneKey::new(),
             settings: SettingsText::default(),
             running: None,
             cache: HashMap::new(),
@@ -401,7 +406,7 @@ impl CyclesPane {
             ui.selectable_value(&mut self.mode, Mode::Barcode, "Barcode");
             ui.selectable_value(&mut self.mode, Mode::Projection, "Projection");
             ui.separator();
-            egui::ComboBox::from_id_salt(("cycle-color", self.key))
+            egui::ComboBox::from_id_salt(("cycle-color", self.key.get()))
                 .selected_text(format!(
                     "colour: {}",
                     crate::commands::cycle_legend_title(self.color_by)
@@ -419,7 +424,7 @@ impl CyclesPane {
                 });
             ui.separator();
             let param_combo = |ui: &mut egui::Ui, id: &str, value: &mut usize| {
-                egui::ComboBox::from_id_salt((id, self.key))
+                egui::ComboBox::from_id_salt((id, self.key.get()))
                     .selected_text(format!("θ{}", *value))
                     .width(50.0)
                     .show_ui(ui, |ui| {
@@ -557,7 +562,7 @@ impl View for CyclesPane {
             let record = *record;
             let mut clear = false;
             let scroll = std::mem::take(&mut self.scroll_source);
-            egui::Panel::right(("cycle-source", self.key))
+            egui::Panel::right(("cycle-source", self.key.get()))
                 .default_size(360.0)
                 .show(ui, |ui| {
                     clear = source_pane(ui, analysis, record, mask, scroll);
@@ -609,7 +614,7 @@ impl View for CyclesPane {
                     shapes_paint::paint(
                         ui,
                         ShapesCallback {
-                            key: self.key ^ (1 << 62),
+                            key: self.key.get() ^ (1 << 62),
                             version: self.shapes_version,
                             shapes: self.chart_shapes.clone(),
                             view: memscape_render::shapes::ShapesView::IDENTITY,
@@ -684,7 +689,7 @@ impl View for CyclesPane {
                     ui.painter().add(egui_wgpu::Callback::new_paint_callback(
                         rect,
                         MorphCallback {
-                            key: self.key,
+                            key: self.key.get(),
                             version: self.version,
                             points: self.points.clone(),
                             arcs: self.arcs.clone(),
@@ -719,7 +724,7 @@ impl View for CyclesPane {
                         shapes_paint::paint(
                             ui,
                             ShapesCallback {
-                                key: self.key ^ (1 << 61),
+                                key: self.key.get() ^ (1 << 61),
                                 version: self.contour_version,
                                 shapes: self.contour_shapes.clone(),
                                 view: memscape_render::shapes::ShapesView::IDENTITY,

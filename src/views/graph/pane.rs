@@ -33,8 +33,8 @@ type Want = (usize, Option<Arc<Profile>>, ShowOptions);
 
 pub struct GraphPane {
     dataset: Arc<Dataset>,
-    key: u64,
-    satellite_key: u64,
+    key: crate::views::PaneKey,
+    satellite_key: crate::views::PaneKey,
     snapshot: usize,
     /// The filter applied (its rules that parse) and where it came from; None: no filter.
     profile: Option<(Arc<Profile>, ProfileSource)>,
@@ -80,8 +80,8 @@ impl GraphPane {
     pub fn new(dataset: Arc<Dataset>) -> Self {
         Self {
             dataset,
-            key: crate::views::next_pane_key(),
-            satellite_key: crate::views::next_pane_key(),
+            key: crate::views::PaneKey::new(),
+            satellite_key: crate::views::PaneKey::new(),
             snapshot: 0,
             profile: None,
             editor: None,
@@ -348,7 +348,7 @@ impl GraphPane {
             (_, None) => "none".to_owned(),
         };
         let mut chosen: Option<Option<(Profile, ProfileSource)>> = None;
-        egui::ComboBox::from_id_salt(("graph-profile", self.key))
+        egui::ComboBox::from_id_salt(("graph-profile", self.key.get()))
             .selected_text(format!("filter: {current}"))
             .show_ui(ui, |ui| {
                 if ui
@@ -436,7 +436,7 @@ impl GraphPane {
             return;
         };
         let mut event = EditorEvent::None;
-        egui::Panel::left(("graph-profile-editor", self.key))
+        egui::Panel::left(("graph-profile-editor", self.key.get()))
             .default_size(360.0)
             .show(ui, |ui| {
                 event = editor.ui(ui, &self.user_profiles);
@@ -493,7 +493,7 @@ impl GraphPane {
             match node {
                 Some((i, n)) => {
                     ui.strong(format!("node {}", n.id));
-                    egui::Grid::new(("graph-props", self.key))
+                    egui::Grid::new(("graph-props", self.key.get()))
                         .striped(true)
                         .show(ui, |ui| {
                             for (k, v) in n.properties.iter() {
@@ -635,7 +635,7 @@ impl View for GraphPane {
             return;
         };
         self.update_matches(&laid);
-        egui::Panel::right(("graph-properties", self.key))
+        egui::Panel::right(("graph-properties", self.key.get()))
             .default_size(260.0)
             .show(ui, |ui| self.properties(ui, &laid));
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
@@ -763,7 +763,7 @@ impl View for GraphPane {
             shapes_paint::paint(
                 ui,
                 ShapesCallback {
-                    key: self.key,
+                    key: self.key.get(),
                     version: self.version,
                     shapes: self.shapes.clone(),
                     view: camera,
@@ -796,7 +796,7 @@ impl View for GraphPane {
                 shapes_paint::paint(
                     ui,
                     ShapesCallback {
-                        key: self.satellite_key,
+                        key: self.satellite_key.get(),
                         version: self.satellite_version,
                         shapes: self.satellite_shapes.clone(),
                         view: ShapesView::IDENTITY,

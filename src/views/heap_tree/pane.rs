@@ -146,7 +146,7 @@ struct Exact {
 
 pub struct HeapTreePane {
     dataset: Arc<Dataset>,
-    key: u64,
+    key: crate::views::PaneKey,
     settings: HeapSettings,
     grouping: usize,
     worker: Worker,
@@ -187,7 +187,7 @@ impl HeapTreePane {
         let settings = HeapSettings::default();
         let worker = spawn_worker(dataset.clone(), settings.clone(), ctx.clone());
         Self {
-            key: crate::views::next_pane_key(),
+            key: crate::views::PaneKey::new(),
             dataset,
             settings,
             grouping: 0,
@@ -341,7 +341,7 @@ impl HeapTreePane {
             let is_trace = self.dataset.alloc_trace().is_some();
             let before = (self.grouping, self.settings.metric);
             if is_trace {
-                egui::ComboBox::from_id_salt(("grouping", self.key))
+                egui::ComboBox::from_id_salt(("grouping", self.key.get()))
                     .selected_text(GROUPINGS[self.grouping].0)
                     .show_ui(ui, |ui| {
                         for (i, (name, _)) in GROUPINGS.iter().enumerate() {
@@ -674,10 +674,10 @@ impl View for HeapTreePane {
                 self.published_point = Some(self.point);
             }
         }
-        egui::Panel::bottom(("heap-time", self.key))
+        egui::Panel::bottom(("heap-time", self.key.get()))
             .resizable(false)
             .show(ui, |ui| self.time_bar(ui, &timeline));
-        egui::Panel::right(("heap-suspects", self.key))
+        egui::Panel::right(("heap-suspects", self.key.get()))
             .default_size(230.0)
             .show(ui, |ui| self.suspects(ui, &timeline));
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
@@ -932,7 +932,7 @@ impl View for HeapTreePane {
             shapes_paint::paint(
                 ui,
                 ShapesCallback {
-                    key: self.key,
+                    key: self.key.get(),
                     version: self.version,
                     shapes: self.shapes.clone(),
                     view: ppp_view,

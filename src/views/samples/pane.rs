@@ -139,7 +139,7 @@ struct ClusterUi {
 pub struct HistogramsPane {
     dataset: Arc<Dataset>,
     shared: Arc<SamplesShared>,
-    key: u64,
+    key: crate::views::PaneKey,
     layout: Option<Layout>,
     /// Axis order of the parallel layout (including hidden ones) and which are shown.
     order: Vec<usize>,
@@ -170,7 +170,7 @@ impl HistogramsPane {
         Self {
             dataset,
             shared,
-            key: crate::views::next_pane_key(),
+            key: crate::views::PaneKey::new(),
             layout: None,
             order: Vec::new(),
             shown: Vec::new(),
@@ -226,7 +226,7 @@ impl HistogramsPane {
             }
             if matches!(self.layout, Some(Layout::Single(_))) {
                 let mut a = current;
-                egui::ComboBox::from_id_salt(("hist-attr", self.key))
+                egui::ComboBox::from_id_salt(("hist-attr", self.key.get()))
                     .selected_text(name(a))
                     .show_ui(ui, |ui| {
                         for k in 0..index.axes.len() {
@@ -268,7 +268,7 @@ impl HistogramsPane {
                     .range(2..=200)
                     .prefix("N "),
             );
-            egui::ComboBox::from_id_salt(("hist-metric", self.key))
+            egui::ComboBox::from_id_salt(("hist-metric", self.key.get()))
                 .selected_text(match self.metric {
                     Metric::Latency => "latency",
                     Metric::Imbalance => "imbalance",
@@ -277,7 +277,7 @@ impl HistogramsPane {
                     ui.selectable_value(&mut self.metric, Metric::Latency, "latency L_d");
                     ui.selectable_value(&mut self.metric, Metric::Imbalance, "imbalance I_d");
                 });
-            egui::ComboBox::from_id_salt(("hist-depth", self.key))
+            egui::ComboBox::from_id_salt(("hist-depth", self.key.get()))
                 .selected_text(self.kind.as_str())
                 .show_ui(ui, |ui| {
                     for &k in kinds {
@@ -292,7 +292,7 @@ impl HistogramsPane {
                 .axis
                 .or_else(|| candidates.first().copied())
                 .unwrap_or(0);
-            egui::ComboBox::from_id_salt(("hist-cluster", self.key))
+            egui::ComboBox::from_id_salt(("hist-cluster", self.key.get()))
                 .selected_text(name(along))
                 .show_ui(ui, |ui| {
                     for &k in &candidates {
@@ -566,7 +566,7 @@ impl View for HistogramsPane {
             shapes_paint::paint(
                 ui,
                 ShapesCallback {
-                    key: self.key,
+                    key: self.key.get(),
                     version: self.version,
                     shapes: Arc::new(drawn.picture.shapes.iter().map(|s| s.gpu()).collect()),
                     view: memscape_render::shapes::ShapesView::IDENTITY,

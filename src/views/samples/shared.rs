@@ -167,7 +167,10 @@ impl SamplesShared {
         let weak_data = Arc::downgrade(dataset);
         let weak_shared = Arc::downgrade(&shared);
         let ctx = ctx.clone();
-        let name = format!("samples-link {}", crate::views::next_pane_key() & 0xffff);
+        let name = format!(
+            "samples-link {}",
+            crate::views::PaneKey::new().get() & 0xffff
+        );
         let spawned = std::thread::Builder::new()
             .name(name)
             .spawn(move || link_worker(weak_data, weak_shared, wake_rx, jobs_rx, ctx));

@@ -29,7 +29,7 @@ enum Content {
 
 pub struct TopologyPane {
     dataset: Arc<Dataset>,
-    key: u64,
+    key: crate::views::PaneKey,
     content: Content,
     measure: Measure,
     version: u64,
@@ -63,7 +63,7 @@ impl TopologyPane {
         };
         Self {
             dataset,
-            key: crate::views::next_pane_key(),
+            key: crate::views::PaneKey::new(),
             content,
             measure: Measure::Cycles,
             version: 0,
@@ -84,7 +84,7 @@ impl TopologyPane {
             shapes_paint::paint(
                 ui,
                 ShapesCallback {
-                    key: self.key,
+                    key: self.key.get(),
                     version: self.version,
                     shapes: Arc::new(picture.shapes.iter().map(|s| s.gpu()).collect()),
                     view: memscape_render::shapes::ShapesView::IDENTITY,
@@ -264,7 +264,7 @@ impl View for TopologyPane {
         if self.show_source
             && let Some(source) = &mut self.source
         {
-            egui::Panel::bottom(("samples-source", self.key))
+            egui::Panel::bottom(("samples-source", self.key.get()))
                 .resizable(true)
                 .default_size(ui.available_height() * 0.35)
                 .show(ui, |ui| source.ui(ui));
