@@ -83,7 +83,8 @@ pub struct PersistenceArgs {
 
 #[derive(Debug, Args)]
 pub struct CyclesArgs {
-    /// valgrind lackey --trace-mem=yes output, pinatrace, or CSV ip,address,kind,size.
+    /// valgrind lackey --trace-mem=yes output, pinatrace, or CSV ip,address,kind,size
+    /// (`demo:sort`: the embedded lackey trace).
     pub trace: PathBuf,
     #[command(flatten)]
     pub select: CycleSelectArgs,
@@ -99,7 +100,7 @@ pub struct CyclesArgs {
 
 #[derive(Debug, Args)]
 pub struct LayoutArgs {
-    /// IGV XML, or DOT files forming a snapshot sequence.
+    /// IGV XML, or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
     #[arg(required = true)]
     pub graphs: Vec<PathBuf>,
     /// Which snapshot (0-based, document order).
@@ -131,6 +132,7 @@ pub struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
+    /// Any allocation trace memscape reads (`demo`, `demo:sqlite`: the embedded ones).
     pub input: PathBuf,
     pub output: PathBuf,
     /// Store the block columns uncompressed so that loading maps them in place (about 73 bytes
@@ -141,6 +143,7 @@ pub struct ConvertArgs {
 
 #[derive(Debug, Args)]
 pub struct HeaptreeArgs {
+    /// An allocation trace or massif file (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
     /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
@@ -633,6 +636,7 @@ pub enum AdapterArg {
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
+    /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]

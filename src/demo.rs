@@ -1,6 +1,10 @@
 //! The embedded demo: small inputs recorded by the project itself with real tools (see
 //! `assets/demo/record-*.sh` for how each was made).
 
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
 use crate::data::LoadSource;
 
 /// One embedded demo file.
@@ -92,6 +96,51 @@ pub fn of_dataset_name(dataset_name: &str) -> Option<&'static DemoFile> {
     FILES.iter().find(|f| f.file_name == file_name)
 }
 
+/// A command-line path, with `demo` / `demo:<key>` turned into a file: the analysis commands
+/// (`info`, `heaptree`, `cycles`, `layout`, `convert`) read paths, so the embedded file is
+/// written once into the user's cache directory (`$XDG_CACHE_HOME/memscape/demo`, else
+/// `~/.cache/memscape/demo`) and that path returned. Any other path comes back unchanged.
+pub fn resolve_path(path: &Path) -> anyhow::Result<PathBuf> {
+    resolve_path_in(path, &cache_dir())
+}
+
+fn resolve_path_in(path: &Path, cache: &Path) -> anyhow::Result<PathBuf> {
+    let name = path.to_string_lossy();
+    if name != "demo" && !name.starts_with("demo:") || path.exists() {
+        return Ok(path.to_path_buf());
+    }
+    let demo = by_name(&name)
+        .with_context(|| format!("{name}: no such embedded demo file (there are {})", names()))?;
+    let dir = cache.join("memscape").join("demo");
+    let file = dir.join(demo.file_name);
+    let current = std::fs::metadata(&file).is_ok_and(|m| m.len() == demo.bytes.len() as u64)
+        && std::fs::read(&file).is_ok_and(|b| b == demo.bytes);
+    if !current {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("{}: cannot create the demo cache", dir.display()))?;
+        // Written beside and renamed, so that a concurrent reader never sees half a file.
+        let partial = dir.join(format!(".{}.{}", demo.file_name, std::process::id()));
+        std::fs::write(&partial, demo.bytes)
+            .with_context(|| format!("{}: cannot write", partial.display()))?;
+        std::fs::rename(&partial, &file)
+            .with_context(|| format!("{}: cannot write", file.display()))?;
+    }
+    tracing::info!("{name} is {}", file.display());
+    Ok(file)
+}
+
+fn cache_dir() -> PathBuf {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    std::env::var_os("XDG_CACHE_HOME")
+        .and_then(absolute)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(absolute)
+                .map(|h| h.join(".cache"))
+        })
+        .unwrap_or_else(std::env::temp_dir)
+}
+
 /// The names `by_name` accepts, for messages.
 pub fn names() -> String {
     FILES
@@ -116,5 +165,38 @@ mod tests {
         assert_eq!(by_name("demo").map(|d| d.key), Some("kv"));
         assert!(by_name("demo:nothing").is_none());
         assert!(by_name("demonstration").is_none());
+    }
+
+    #[test]
+    fn demo_paths_become_cached_files_and_other_paths_stay() {
+        let cache = std::env::temp_dir().join(format!("memscape-demo-test-{}", std::process::id()));
+        for f in FILES {
+            let path = resolve_path_in(Path::new(&f.tour_name()), &cache).unwrap();
+            assert!(path.starts_with(&cache), "{}", path.display());
+            assert_eq!(std::fs::read(&path).unwrap(), f.bytes);
+        }
+        // A stale or damaged copy is written again.
+        let sort = resolve_path_in(Path::new("demo:sort"), &cache).unwrap();
+        std::fs::write(&sort, b"garbage").unwrap();
+        assert_eq!(
+            resolve_path_in(Path::new("demo:sort"), &cache).unwrap(),
+            sort
+        );
+        assert_eq!(
+            std::fs::read(&sort).unwrap(),
+            by_name("demo:sort").unwrap().bytes
+        );
+        let err = resolve_path_in(Path::new("demo:nothing"), &cache)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("demo:nothing") && err.contains("demo:sort"),
+            "{err}"
+        );
+        assert_eq!(
+            resolve_path_in(Path::new("some/trace.msc"), &cache).unwrap(),
+            Path::new("some/trace.msc")
+        );
+        let _ = std::fs::remove_dir_all(&cache);
     }
 }

@@ -259,3 +259,60 @@ fn render_ranges_zoom_and_reject_unused_addresses() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("not inside a used region"), "{err}");
 }
+
+/// The analysis commands take the embedded demo's names like `render` does, and say which
+/// names exist when one is wrong.
+#[test]
+fn analysis_subcommands_accept_demo_names() {
+    let cache = scratch("demo-cache");
+    let run = |args: &[&str]| {
+        memscape()
+            .args(args)
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap()
+    };
+    let info = run(&["info", "demo", "--json"]);
+    assert!(
+        info.status.success(),
+        "{}",
+        String::from_utf8_lossy(&info.stderr)
+    );
+    let info: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(info["format"], "msc");
+    assert!(info["events"].as_u64().unwrap() > 100_000, "{info}");
+
+    let tree = run(&["heaptree", "demo:sqlite", "--peak", "--json"]);
+    assert!(
+        tree.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tree.stderr)
+    );
+    let tree: serde_json::Value = serde_json::from_slice(&tree.stdout).unwrap();
+    assert!(tree["total_bytes"].as_u64().unwrap() > 0, "{tree}");
+
+    let layout = run(&["layout", "demo:cfg", "--snapshot", "3"]);
+    assert!(
+        layout.status.success(),
+        "{}",
+        String::from_utf8_lossy(&layout.stderr)
+    );
+    assert!(String::from_utf8_lossy(&layout.stdout).contains("crossings"));
+
+    let cycles = run(&["cycles", "demo:sort", "--range", "0..300", "--json"]);
+    assert!(
+        cycles.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cycles.stderr)
+    );
+    let cycles: serde_json::Value = serde_json::from_slice(&cycles.stdout).unwrap();
+    assert_eq!(cycles["records"].as_array().unwrap().len(), 300);
+
+    let wrong = run(&["info", "demo:nothing"]);
+    assert!(!wrong.status.success());
+    let message = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        message.contains("demo:nothing") && message.contains("demo:sqlite"),
+        "{message}"
+    );
+}

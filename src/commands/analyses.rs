@@ -36,7 +36,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
-    let report = heaptree_file(&args.file, &options)?;
+    let report = heaptree_file(&crate::demo::resolve_path(&args.file)?, &options)?;
     if args.json {
         print_json(&report)?;
     } else {
@@ -233,7 +233,8 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
         modulus: args.modulus,
         ..super::render_cycles::options(&args.select, args.top)?
     };
-    let report = memscape_cycles::analyze_trace_file(&args.trace, &options)?;
+    let report =
+        memscape_cycles::analyze_trace_file(&crate::demo::resolve_path(&args.trace)?, &options)?;
     if args.json {
         print_json(&report)?;
     } else {
@@ -272,7 +273,12 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {
-    let paths: Vec<&std::path::Path> = args.graphs.iter().map(|p| p.as_path()).collect();
+    let files = args
+        .graphs
+        .iter()
+        .map(|p| crate::demo::resolve_path(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
     let imported = memscape_graph::load_graphs(&paths)?;
     if !imported.warnings.is_empty() {
         eprint!("{}", imported.warnings);
