@@ -31,9 +31,9 @@ demo: build
 		target/debug/memscape render demo --view alloc-map --color size --cushion plateau --alpha 0.3 --out out/demo-alloc-map-size.png; \
 		target/debug/memscape render demo --view sunburst --peak --out out/demo-heap-sunburst.png; \
 		target/debug/memscape render demo --view icicle --peak --group size,site --out out/demo-heap-icicle.png; \
-		target/debug/memscape render demo:sort --view spiral --range 0..1200 --out out/demo-cycles-spiral.png; \
-		target/debug/memscape render demo:sort --view spiral --range 0..1200 --morph-to 1 --t 0.5 --out out/demo-cycles-morph.png; \
-		target/debug/memscape render demo:sort --view barcode --range 0..1200 --out out/demo-cycles-barcode.png; \
+		target/debug/memscape render demo:sort --view spiral --function insertion_sort --out out/demo-cycles-spiral.png; \
+		target/debug/memscape render demo:sort --view spiral --function insertion_sort --morph-to 1 --t 0.5 --out out/demo-cycles-morph.png; \
+		target/debug/memscape render demo:sort --view barcode --function insertion_sort --out out/demo-cycles-barcode.png; \
 		target/debug/memscape render demo:cfg --view graph --diff 0..3 --out out/demo-graph-difference.png; \
 		echo "to see the window without a display: xvfb-run -a target/debug/memscape view"; \
 	fi

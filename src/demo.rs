@@ -16,6 +16,20 @@ pub struct DemoFile {
     pub bytes: &'static [u8],
     /// Opened by `memscape view` without files (and File ▸ Open the demo).
     pub opened_by_default: bool,
+    /// Files the analyses of this one need beside it (the traced binary and its source),
+    /// written next to each other into the demo cache when asked for.
+    pub companions: &'static [Companion],
+    /// The functions the GUI's cycle analysis keeps by default (the program's own loops rather
+    /// than its start-up code).
+    pub cycle_functions: &'static [&'static str],
+}
+
+/// A file that goes with a demo file.
+pub struct Companion {
+    pub file_name: &'static str,
+    pub bytes: &'static [u8],
+    /// The traced binary: what `cycles --binary` takes.
+    pub is_binary: bool,
 }
 
 /// Every embedded file; the first is what `demo` names.
@@ -27,6 +41,8 @@ pub const FILES: &[DemoFile] = &[
         file_name: "kvstore.msc",
         bytes: include_bytes!("../assets/demo/kvstore.msc"),
         opened_by_default: true,
+        companions: &[],
+        cycle_functions: &[],
     },
     // valgrind lackey `--trace-mem=yes` of a small sorting program (assets/demo/sort.c), trimmed
     // to the program's own code.
@@ -35,6 +51,21 @@ pub const FILES: &[DemoFile] = &[
         file_name: "sort.lackey.zst",
         bytes: include_bytes!("../assets/demo/sort.lackey.zst"),
         opened_by_default: true,
+        // The binary that was traced (non-PIE, -g; its debug information names `./sort.c`)
+        // and its source: the cycle views' colours, legend and source pane by line.
+        companions: &[
+            Companion {
+                file_name: "sort",
+                bytes: include_bytes!("../assets/demo/sort"),
+                is_binary: true,
+            },
+            Companion {
+                file_name: "sort.c",
+                bytes: include_bytes!("../assets/demo/sort.c"),
+                is_binary: false,
+            },
+        ],
+        cycle_functions: &["insertion_sort"],
     },
     // LLVM's control-flow graph of kvstore.c's `tokenize` at four points of an optimization
     // pipeline (`opt -passes=dot-cfg`), one snapshot each.
@@ -43,6 +74,8 @@ pub const FILES: &[DemoFile] = &[
         file_name: "tokenize-cfg.dot.zst",
         bytes: include_bytes!("../assets/demo/tokenize-cfg.dot.zst"),
         opened_by_default: true,
+        companions: &[],
+        cycle_functions: &[],
     },
     // heaptrack's raw trace (with addresses) of sqlite3 on a short insert/index/update/delete
     // workload: a file users already have, through the heaptrack importer.
@@ -51,6 +84,8 @@ pub const FILES: &[DemoFile] = &[
         file_name: "sqlite-small.heaptrack.raw.zst",
         bytes: include_bytes!("../assets/demo/sqlite-small.heaptrack.raw.zst"),
         opened_by_default: false,
+        companions: &[],
+        cycle_functions: &[],
     },
 ];
 
@@ -111,21 +146,68 @@ fn resolve_path_in(path: &Path, cache: &Path) -> anyhow::Result<PathBuf> {
     }
     let demo = by_name(&name)
         .with_context(|| format!("{name}: no such embedded demo file (there are {})", names()))?;
+    let file = write_cached(cache, demo.file_name, demo.bytes)?;
+    tracing::info!("{name} is {}", file.display());
+    Ok(file)
+}
+
+/// The traced binary that goes with the demo file a dataset came from, written (with its
+/// source beside it) into the demo cache; `None` for files without one.
+pub fn binary_for_dataset(dataset_name: &str) -> anyhow::Result<Option<PathBuf>> {
+    let Some(demo) = of_dataset_name(dataset_name) else {
+        return Ok(None);
+    };
+    binary_in(demo, &cache_dir())
+}
+
+/// Same for a command-line name (`demo:sort`).
+pub fn binary_for_name(name: &Path) -> anyhow::Result<Option<PathBuf>> {
+    match by_name(&name.to_string_lossy()) {
+        Some(demo) if !name.exists() => binary_in(demo, &cache_dir()),
+        _ => Ok(None),
+    }
+}
+
+fn binary_in(demo: &DemoFile, cache: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let mut binary = None;
+    for c in demo.companions {
+        let path = write_cached(cache, c.file_name, c.bytes)?;
+        if c.is_binary {
+            set_executable(&path)?;
+            binary = Some(path);
+        }
+    }
+    Ok(binary)
+}
+
+#[cfg(unix)]
+fn set_executable(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("{}: cannot make executable", path.display()))
+}
+
+#[cfg(not(unix))]
+fn set_executable(_: &Path) -> anyhow::Result<()> {
+    Ok(())
+}
+
+/// `cache/memscape/demo/<file_name>` holding `bytes`, written unless it already does.
+fn write_cached(cache: &Path, file_name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let dir = cache.join("memscape").join("demo");
-    let file = dir.join(demo.file_name);
-    let current = std::fs::metadata(&file).is_ok_and(|m| m.len() == demo.bytes.len() as u64)
-        && std::fs::read(&file).is_ok_and(|b| b == demo.bytes);
+    let file = dir.join(file_name);
+    let current = std::fs::metadata(&file).is_ok_and(|m| m.len() == bytes.len() as u64)
+        && std::fs::read(&file).is_ok_and(|b| b == bytes);
     if !current {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("{}: cannot create the demo cache", dir.display()))?;
         // Written beside and renamed, so that a concurrent reader never sees half a file.
-        let partial = dir.join(format!(".{}.{}", demo.file_name, std::process::id()));
-        std::fs::write(&partial, demo.bytes)
+        let partial = dir.join(format!(".{file_name}.{}", std::process::id()));
+        std::fs::write(&partial, bytes)
             .with_context(|| format!("{}: cannot write", partial.display()))?;
         std::fs::rename(&partial, &file)
             .with_context(|| format!("{}: cannot write", file.display()))?;
     }
-    tracing::info!("{name} is {}", file.display());
     Ok(file)
 }
 
@@ -185,6 +267,15 @@ mod tests {
         assert_eq!(
             std::fs::read(&sort).unwrap(),
             by_name("demo:sort").unwrap().bytes
+        );
+        let sort = by_name("demo:sort").unwrap();
+        let binary = binary_in(sort, &cache).unwrap().unwrap();
+        assert_eq!(std::fs::read(&binary).unwrap(), sort.companions[0].bytes);
+        assert!(binary.with_file_name("sort.c").is_file());
+        assert!(
+            binary_in(by_name("demo").unwrap(), &cache)
+                .unwrap()
+                .is_none()
         );
         let err = resolve_path_in(Path::new("demo:nothing"), &cache)
             .unwrap_err()

@@ -306,7 +306,37 @@ fn analysis_subcommands_accept_demo_names() {
         String::from_utf8_lossy(&cycles.stderr)
     );
     let cycles: serde_json::Value = serde_json::from_slice(&cycles.stdout).unwrap();
-    assert_eq!(cycles["records"].as_array().unwrap().len(), 300);
+    let records = cycles["records"].as_array().unwrap();
+    assert_eq!(records.len(), 300);
+    // Symbolized against the embedded binary, with its source beside it.
+    let in_main = records.iter().find(|r| r["function"] == "main");
+    let file = in_main.expect("records of main")["file"].as_str().unwrap();
+    assert!(
+        file.ends_with("sort.c") && Path::new(file).starts_with(&cache),
+        "{file}"
+    );
+    assert!(
+        std::fs::read_to_string(file)
+            .unwrap()
+            .contains("insertion_sort")
+    );
+    let sorting = run(&[
+        "cycles",
+        "demo:sort",
+        "--function",
+        "insertion_sort",
+        "--json",
+    ]);
+    assert!(
+        sorting.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sorting.stderr)
+    );
+    let sorting: serde_json::Value = serde_json::from_slice(&sorting.stdout).unwrap();
+    assert!(
+        sorting["records"].as_array().unwrap().len() > 1000,
+        "the whole insertion sort"
+    );
 
     let wrong = run(&["info", "demo:nothing"]);
     assert!(!wrong.status.success());

@@ -2,7 +2,7 @@
 # Records assets/demo/sort.lackey.zst: a valgrind lackey trace of sort.c, trimmed to the
 # instructions of the program's own code (.text of the executable: main, insertion_sort,
 # bubble_sort), which drops the dynamic loader and libc (most of a whole-process trace).
-# Needs gcc, valgrind, binutils (readelf) and zstd.
+# Needs gcc, valgrind, binutils (readelf) and zstd. Also writes assets/demo/sort, the traced binary.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
@@ -10,12 +10,15 @@ trap 'rm -rf "$work"' EXIT
 
 # -no-pie: the trace's instruction addresses are the link addresses, so `memscape cycles
 # --binary sort` works without a load base and the trimming below needs no relocation.
-gcc -O0 -g -no-pie -o "$work/sort" "$here/sort.c"
-valgrind --tool=lackey --trace-mem=yes --log-file="$work/sort.lackey" "$work/sort" >/dev/null
+# The binary is kept as assets/demo/sort (embedded beside the trace, so that the demo's cycle
+# views show functions and source lines); -fdebug-prefix-map makes its source path `./sort.c`,
+# which memscape resolves beside the binary.
+(cd "$here" && gcc -O0 -g -no-pie -fdebug-prefix-map="$here"=. -o sort sort.c)
+valgrind --tool=lackey --trace-mem=yes --log-file="$work/sort.lackey" "$here/sort" >/dev/null
 
 # .text of the executable: "[Nr] .text PROGBITS <addr> <off>" and size on the next line.
 read -r text_start text_size <<EOF2
-$(readelf -SW "$work/sort" | awk '$2 == ".text" { print $4, $6 }')
+$(readelf -SW "$here/sort" | awk '$2 == ".text" { print $4, $6 }')
 EOF2
 # Keep valgrind's header lines, every `I` line inside .text and the data accesses that follow
 # it (they belong to that instruction).

@@ -229,10 +229,13 @@ pub fn persistence(args: &PersistenceArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
-    let options = memscape_cycles::CyclesOptions {
+    let mut options = memscape_cycles::CyclesOptions {
         modulus: args.modulus,
         ..super::render_cycles::options(&args.select, args.top)?
     };
+    if options.binary.is_none() {
+        options.binary = crate::demo::binary_for_name(&args.trace)?;
+    }
     let report =
         memscape_cycles::analyze_trace_file(&crate::demo::resolve_path(&args.trace)?, &options)?;
     if args.json {

@@ -150,7 +150,7 @@ impl Symbolizer {
                 if info.file.is_none()
                     && let Some(loc) = frame.location.as_ref()
                 {
-                    info.file = loc.file.map(str::to_owned);
+                    info.file = loc.file.map(|f| self.source_path(f));
                     info.line = loc.line;
                 }
             }
@@ -166,6 +166,26 @@ impl Symbolizer {
             info.frames.push(f.clone());
         }
         Some(info)
+    }
+}
+
+impl Symbolizer {
+    /// A source path as the debug information names it; a relative one (a binary built with
+    /// `-fdebug-prefix-map=DIR=.`, or in its source directory) is resolved against the binary's
+    /// directory when the file is there, so that legends and source panes can read it.
+    fn source_path(&self, file: &str) -> String {
+        let relative = Path::new(file);
+        if relative.is_absolute() {
+            return file.to_owned();
+        }
+        let beside = self
+            .path
+            .parent()
+            .map(|dir| dir.join(relative.strip_prefix(".").unwrap_or(relative)));
+        match beside {
+            Some(p) if p.is_file() => p.to_string_lossy().into_owned(),
+            _ => file.to_owned(),
+        }
     }
 }
 

@@ -205,8 +205,8 @@ pub fn massif_timeline(file: &MassifFile, metric: Metric) -> (HeapTimeline, Mass
 }
 
 /// The timeline of a trace grouped by `keys`: `point_count` points evenly spaced in wall time
-/// (in events when the trace has no wall time), plus the trace end; the curve at 4× that
-/// resolution.
+/// (in events when the trace has no wall time), plus the trace end and the peak; the curve at
+/// 4× that resolution.
 pub fn trace_timeline<'a>(
     trace: &'a Trace,
     keys: &[GroupKey],
@@ -221,7 +221,10 @@ pub fn trace_timeline<'a>(
         } else {
             heap.even_points(n)
         };
+        // The end of the run and the exact peak are points too: a short spike between two
+        // evenly spaced points would otherwise be missed by the curve and the "peak" button.
         p.push(heap.events());
+        p.push(heap.peak_point());
         p.sort_unstable();
         p.dedup();
         p
@@ -288,6 +291,34 @@ mod tests {
         let e = source.events_at_time(t).unwrap();
         assert!(e >= timeline.points[3].index);
         assert_eq!(source.peak_events(), Some(fresh.peak_point()));
+    }
+
+    #[test]
+    fn the_peak_is_a_point_of_the_timeline_and_of_its_curve() {
+        // 100 small blocks, and at event 57 a 1 MiB block freed by the next event: a spike
+        // that evenly spaced points miss.
+        let mut b = memscape_trace::TraceBuilder::with_event_times("spike");
+        let thread = b.thread("main");
+        let mut event = 0;
+        for i in 0..100u64 {
+            b.alloc(event, event, 0x1000 + i * 64, 32, 0, thread, 0);
+            event += 1;
+            if i == 56 {
+                b.alloc(event, event, 0x10_0000, 1 << 20, 0, thread, 0);
+                b.free(event + 1, event + 1, 0x10_0000);
+                event += 2;
+            }
+        }
+        let trace = b.finish(memscape_trace::TraceFormat::Csv, true);
+        let mut fresh = TraceHeap::new(&trace, &[GroupKey::Site]);
+        let peak_events = fresh.peak_point();
+        let peak_bytes = fresh.sizes_at(peak_events).bytes(0);
+        assert!(peak_bytes > 1 << 20, "{peak_bytes}");
+        let (timeline, _) = trace_timeline(&trace, &[GroupKey::Site], Metric::Bytes, 3);
+        let peak = &timeline.points[timeline.peak_point];
+        assert_eq!((peak.index, peak.total_bytes), (peak_events, peak_bytes));
+        let curve_max = timeline.series.iter().map(|&(_, b)| b).max();
+        assert_eq!(curve_max, Some(peak_bytes));
     }
 
     #[test]

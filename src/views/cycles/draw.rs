@@ -117,19 +117,23 @@ pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Le
                 .iter()
                 .take(12)
                 .map(|(k, count)| {
+                    let record = keys
+                        .iter()
+                        .position(|key| key == k)
+                        .and_then(|i| records.get(i));
                     let name = if unsymbolized {
                         format!("ip {k:#x}")
                     } else {
-                        names
-                            .get(*k as usize)
-                            .cloned()
-                            .unwrap_or_else(|| "??".into())
+                        short_label(by, record).unwrap_or_else(|| {
+                            names
+                                .get(*k as usize)
+                                .cloned()
+                                .unwrap_or_else(|| "??".into())
+                        })
                     };
                     // Lines: the source text itself when the file is readable here.
                     let text = if by == ColorBy::Line && !unsymbolized {
-                        keys.iter()
-                            .position(|key| key == k)
-                            .and_then(|i| records.get(i))
+                        record
                             .and_then(|r| source_line(&mut sources, r.file.as_deref()?, r.line?))
                             .map(|t| format!("  {t}"))
                             .unwrap_or_default()
@@ -144,6 +148,27 @@ pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Le
                 .collect();
             (colors, legend)
         }
+    }
+}
+
+/// A legend entry as people read it: the file's name without its directories (the full path is
+/// in the source pane), `function file:line` for lines. `None` leaves the analysis's own label.
+fn short_label(by: ColorBy, record: Option<&memscape_cycles::TraceRecord>) -> Option<String> {
+    let r = record?;
+    let file = r.file.as_deref().map(|f| {
+        std::path::Path::new(f)
+            .file_name()
+            .map_or_else(|| f.to_owned(), |n| n.to_string_lossy().into_owned())
+    });
+    match by {
+        ColorBy::File => file,
+        ColorBy::Line => Some(format!(
+            "{} {}:{}",
+            r.function.as_deref().unwrap_or("??"),
+            file.as_deref().unwrap_or("??"),
+            r.line.map_or_else(|| "??".to_owned(), |l| l.to_string())
+        )),
+        _ => None,
     }
 }
 

@@ -205,6 +205,9 @@ pub struct CyclesPane {
     dataset: Arc<Dataset>,
     key: crate::views::PaneKey,
     settings: SettingsText,
+    /// The embedded demo's own binary (in the demo cache): tour steps leave it out, since
+    /// rendering the demo finds it by itself and the cache path is this machine's.
+    demo_binary: Option<String>,
     running: Option<(Receiver<Outcome>, Instant, String)>,
     cache: HashMap<String, Arc<Result_>>,
     result: Option<Arc<Result_>>,
@@ -246,10 +249,34 @@ pub struct CyclesPane {
 
 impl CyclesPane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
+        // The embedded demo trace comes with the binary it traced: functions and source lines.
+        let binary = match crate::demo::binary_for_dataset(&dataset.name) {
+            Ok(path) => path.map(|p| p.display().to_string()),
+            Err(e) => {
+                tracing::warn!("{e:#}");
+                None
+            }
+        };
+        // ... and with the function whose loops are worth looking at.
+        let functions = crate::demo::of_dataset_name(&dataset.name)
+            .map(|d| d.cycle_functions.join(", "))
+            .filter(|f| !f.is_empty());
         let mut pane = Self {
             dataset,
             key: crate::views::PaneKey::new(),
-            settings: SettingsText::default(),
+            settings: match functions {
+                Some(functions) => SettingsText {
+                    binary: binary.clone().unwrap_or_default(),
+                    functions,
+                    range: String::new(),
+                    ..SettingsText::default()
+                },
+                None => SettingsText {
+                    binary: binary.clone().unwrap_or_default(),
+                    ..SettingsText::default()
+                },
+            },
+            demo_binary: binary,
             running: None,
             cache: HashMap::new(),
             result: None,
@@ -512,7 +539,8 @@ impl View for CyclesPane {
             sample: Some(self.settings.sample),
             threshold: self.settings.threshold.trim().parse().ok(),
             binary: (!self.settings.binary.trim().is_empty())
-                .then(|| self.settings.binary.trim().to_owned()),
+                .then(|| self.settings.binary.trim().to_owned())
+                .filter(|b| Some(b) != self.demo_binary.as_ref()),
             functions: {
                 let list: Vec<String> = self
                     .settings

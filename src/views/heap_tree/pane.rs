@@ -235,7 +235,9 @@ impl HeapTreePane {
         loop {
             match self.worker.replies.try_recv() {
                 Ok(Reply::Timeline(t)) => {
-                    self.point = t.points.len().saturating_sub(1);
+                    // Open at the peak, as heaptrack does: the fullest tree; the leak suspects
+                    // beside it and `>|` tell the end of the run.
+                    self.point = t.peak_point.min(t.points.len().saturating_sub(1));
                     self.timeline = Some(Arc::from(t));
                 }
                 Ok(Reply::Sizes(p, s)) => {
