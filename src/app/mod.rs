@@ -6,6 +6,7 @@ mod open_dialog;
 pub mod present;
 pub mod screenshot;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -76,6 +77,8 @@ pub struct MemscapeApp {
     active_pane: Option<egui_tiles::TileId>,
     /// A short message for the status bar (tour steps recorded).
     notice: Option<String>,
+    /// Where each tab tile of the grid belongs (see `add_view`).
+    tile_order: HashMap<egui_tiles::TileId, u64>,
 }
 
 impl MemscapeApp {
@@ -125,6 +128,7 @@ impl MemscapeApp {
             presenting: false,
             active_pane: None,
             notice: None,
+            tile_order: HashMap::new(),
         };
         for s in sources {
             app.open(&cc.egui_ctx, s);
@@ -179,12 +183,18 @@ impl MemscapeApp {
     /// Opens a view beside the existing ones: the root is a grid of tab groups, one per opened
     /// view, as near square as the window allows (two side by side, four 2 × 2; users can drag
     /// tabs to regroup them).
-    fn add_view(&mut self, ctx: &egui::Context, kind: ViewKind, dataset: Arc<Dataset>) {
+    /// Adds a view in its own tab to the grid. `order` places it: files opened together keep
+    /// the order they were given in (the grid does not depend on which finished loading first);
+    /// views added later by hand go last (`u64::MAX`).
+    fn add_view(&mut self, ctx: &egui::Context, kind: ViewKind, dataset: Arc<Dataset>, order: u64) {
         let pane = Pane {
             view: kind.create(dataset, ctx),
         };
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
+        let tiles = &self.tree.tiles;
+        self.tile_order.retain(|t, _| tiles.get(*t).is_some());
+        self.tile_order.insert(tabs, order);
         let row = match self.tree.root {
             Some(root)
                 if matches!(
@@ -198,7 +208,14 @@ impl MemscapeApp {
             None => self.tree.tiles.insert_grid_tile(vec![]),
         };
         if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(row) {
-            c.add_child(tabs);
+            let mut children: Vec<egui_tiles::TileId> = c.children().copied().collect();
+            children.push(tabs);
+            // Stable: views of one file stay in the order ViewKind gives them.
+            children.sort_by_key(|t| self.tile_order.get(t).copied().unwrap_or(u64::MAX));
+            c.retain(|_| false);
+            for child in children {
+                c.add_child(child);
+            }
         }
         self.tree.root = Some(row);
     }
@@ -258,7 +275,7 @@ impl MemscapeApp {
                             match kind.accepts(&d) {
                                 Ok(()) => {
                                     if ui.button(kind.name()).clicked() {
-                                        self.add_view(ui.ctx(), *kind, d.clone());
+                                        self.add_view(ui.ctx(), *kind, d.clone(), u64::MAX);
                                         ui.close();
                                     }
                                 }
@@ -357,11 +374,11 @@ impl eframe::App for MemscapeApp {
         let ctx = ui.ctx().clone();
         self.release_closed_panes();
         let mut first_failure = None;
-        for (_id, name, result) in self.loader.poll() {
+        for (id, name, result) in self.loader.poll() {
             match result {
                 Ok(dataset) => {
                     for kind in ViewKind::defaults_for(&dataset) {
-                        self.add_view(&ctx, kind, dataset.clone());
+                        self.add_view(&ctx, kind, dataset.clone(), id);
                     }
                     self.datasets.push(dataset);
                 }

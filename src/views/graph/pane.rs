@@ -54,6 +54,9 @@ pub struct GraphPane {
     error: Option<String>,
     /// World → points inside the pane; None: fit on the next frame.
     camera: Option<ShapesView>,
+    /// The pane size the camera was fitted to, while the user has not moved it since: the
+    /// fit follows the pane when it is resized (or moved to another cell of the grid).
+    fitted_to: Option<[f32; 2]>,
     version: u64,
     shapes: Arc<Vec<memscape_render::shapes::ShapeGpu>>,
     shapes_for: Option<(usize, draw::Marks)>,
@@ -95,6 +98,7 @@ impl GraphPane {
             laid: None,
             error: None,
             camera: None,
+            fitted_to: None,
             version: 0,
             shapes: Arc::new(Vec::new()),
             shapes_for: None,
@@ -650,7 +654,14 @@ impl View for GraphPane {
             ),
         );
         let fitted = || draw::fit_view(&laid.layout, rect.width(), rect.height(), 16.0);
-        let mut camera = self.camera.unwrap_or_else(fitted);
+        let size = [rect.width(), rect.height()];
+        let mut camera = match self.camera {
+            Some(c) if self.fitted_to.is_none_or(|s| s == size) => c,
+            _ => {
+                self.fitted_to = Some(size);
+                fitted()
+            }
+        };
         // The satellite inset, bottom right; dragging in it moves the camera.
         let satellite_area = self.show_satellite.then(|| {
             let side = (rect.width().min(rect.height()) * 0.25).clamp(90.0, 260.0);
@@ -671,10 +682,12 @@ impl View for GraphPane {
                 rect.width() / 2.0 - world[0] * camera.scale[0],
                 rect.height() / 2.0 - world[1] * camera.scale[1],
             ];
+            self.fitted_to = None;
         } else if response.dragged() {
             let d = response.drag_delta();
             camera.offset[0] += d.x;
             camera.offset[1] += d.y;
+            self.fitted_to = None;
         }
         if let Some(pos) = response.hover_pos()
             && !in_satellite(pos)
@@ -688,6 +701,7 @@ impl View for GraphPane {
                 let now = camera.to_pixels(world);
                 camera.offset[0] += p.x - now[0];
                 camera.offset[1] += p.y - now[1];
+                self.fitted_to = None;
             }
         }
         // The node under the pointer.
@@ -713,6 +727,7 @@ impl View for GraphPane {
                 Some(i) => self.toggle_focus(&laid, i),
                 None if !press.is_some_and(in_satellite) => {
                     camera = fitted();
+                    self.fitted_to = Some(size);
                 }
                 None => {}
             }
