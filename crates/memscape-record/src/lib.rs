@@ -356,7 +356,7 @@ struct Mapping {
 }
 
 /// Converts a parsed recorder file into a trace: events in their global sequence order, times
-/// in ns since the process image started, threads named `tid <n>`, stacks as a call tree with
+/// in ns since the process image started, threads named `name (tid)` (`tid <n>` without a name record), stacks as a call tree with
 /// module + offset per frame. Anonymous mmap/munmap become blocks flagged
 /// `memscape_trace::model::FLAG_MMAP` (counted in `meta.mmaps` / `meta.munmaps`, not in the
 /// heap's allocs and frees).
@@ -447,9 +447,12 @@ pub fn convert_raw(source: &str, raw: &RawProcess) -> Trace {
         // two may carry a time slightly before its predecessor's. Order is the sequence's.
         let time = e.time_ns.saturating_sub(start).max(last);
         last = time;
-        let thread = *thread_of_tid
-            .entry(e.tid)
-            .or_insert_with(|| builder.thread(&format!("tid {}", e.tid)));
+        let thread = *thread_of_tid.entry(e.tid).or_insert_with(|| {
+            builder.thread(&match raw.thread_names.get(&e.tid) {
+                Some(name) => format!("{name} ({})", e.tid),
+                None => format!("tid {}", e.tid),
+            })
+        });
         let site = site_of_stack.get(&e.stack).copied().unwrap_or(0);
         match e.kind {
             raw::KIND_ALLOC | raw::KIND_REALLOC_ALLOC => {

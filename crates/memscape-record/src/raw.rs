@@ -16,13 +16,17 @@ pub(crate) const CHUNK_EVENTS: u32 = 1;
 pub(crate) const CHUNK_STACKS: u32 = 2;
 pub(crate) const CHUNK_MAPS: u32 = 3;
 /// Version 3: varint-coded, delta-coded events; times in TSC ticks with clock pairs, or ns.
-pub(crate) const FILE_VERSION: u32 = 3;
+/// Version 4 adds thread-name records to the events; version 3 files are still read.
+pub(crate) const FILE_VERSION: u32 = 4;
+const OLDEST_VERSION: u32 = 3;
 /// Offset of the executable path and command line in the header.
 const HEADER_STRINGS: usize = 64;
 /// Header clock kinds.
 const CLOCK_KIND_TSC: u32 = 1;
 /// Kind byte of a clock record (ticks, CLOCK_MONOTONIC ns).
 const KIND_CLOCK: u8 = 7;
+/// Kind byte of a thread-name record (length byte, at most 15 name bytes).
+const KIND_NAME: u8 = 0x0F;
 /// Kind byte flag of an event record: size, usable size and stack are 0 and left out.
 const RECORD_BARE: u8 = 0x80;
 
@@ -72,6 +76,8 @@ pub struct RawProcess {
     pub stacks: HashMap<u32, Vec<u64>>,
     /// /proc/self/maps text per snapshot, in snapshot order.
     pub maps: Vec<String>,
+    /// Each thread's name (the last it wrote: a thread's chunks are in file order).
+    pub thread_names: HashMap<u32, String>,
     /// Chunks whose header was bad (skipped).
     pub bad_chunks: u64,
     /// The shim read the TSC for event times (converted to CLOCK_MONOTONIC ns by the reader
@@ -127,8 +133,8 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
         return Err(corrupt(0, "the magic `MSCREC01` and a 4096-byte header"));
     }
     let version = u32_at(bytes, 8);
-    if version != FILE_VERSION {
-        return Err(corrupt(8, "version 3"));
+    if !(OLDEST_VERSION..=FILE_VERSION).contains(&version) {
+        return Err(corrupt(8, "version 3 or 4"));
     }
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
@@ -189,9 +195,14 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
         let payload = &chunk[CHUNK_HEADER_BYTES..end];
         match kind {
             CHUNK_EVENTS => {
-                if decode_events(payload, tid, &mut process.events, &mut process.clock_pairs)
-                    .is_none()
-                {
+                let decoded = decode_events(
+                    payload,
+                    tid,
+                    &mut process.events,
+                    &mut process.clock_pairs,
+                    &mut process.thread_names,
+                );
+                if decoded.is_none() {
                     process.bad_chunks += 1;
                 }
             }
@@ -295,6 +306,7 @@ fn decode_events(
     tid: u32,
     out: &mut Vec<RawEvent>,
     clock_pairs: &mut Vec<(u64, u64)>,
+    names: &mut HashMap<u32, String>,
 ) -> Option<()> {
     let (mut seq, mut time_ns, mut address) = (0u64, 0u64, 0u64);
     let mut at = 0;
@@ -304,6 +316,16 @@ fn decode_events(
         if head == KIND_CLOCK {
             time_ns = time_ns.wrapping_add(unzigzag(varint(payload, &mut at)?));
             clock_pairs.push((time_ns, varint(payload, &mut at)?));
+            continue;
+        }
+        if head == KIND_NAME {
+            let len = usize::from(*payload.get(at)?);
+            let name = payload.get(at + 1..at + 1 + len.min(15))?;
+            at += 1 + len.min(15);
+            if len > 15 {
+                return None;
+            }
+            names.insert(tid, String::from_utf8_lossy(name).into_owned());
             continue;
         }
         seq = seq.wrapping_add(unzigzag(varint(payload, &mut at)?));
@@ -353,9 +375,19 @@ mod tests {
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
         assert!(
-            err.contains("y.msr@8") && err.contains("version 3"),
+            err.contains("y.msr@8") && err.contains("version 3 or 4"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn version_3_files_still_read() {
+        let mut h = header();
+        h[8..12].copy_from_slice(&3u32.to_le_bytes());
+        let events = sample_events(3);
+        h.extend_from_slice(&events_chunk(3, &encode(&events)));
+        let p = read_raw_bytes("old.msr", &h).unwrap();
+        assert_eq!(p.events, events);
     }
 
     #[test]
@@ -471,6 +503,42 @@ mod tests {
         let p = read_raw_bytes("v.msr", &f).unwrap();
         assert_eq!(p.bad_chunks, 0);
         assert_eq!(p.events, events);
+    }
+
+    #[test]
+    fn name_records_name_the_chunk_thread_the_last_one_winning() {
+        let name = |n: &str| {
+            let mut r = vec![KIND_NAME, n.len() as u8];
+            r.extend_from_slice(n.as_bytes());
+            r
+        };
+        let events = sample_events(9);
+        let mut first = name("kvstore");
+        first.extend_from_slice(&encode(&events[..2]));
+        // Renamed mid-chunk: the delta bases are untouched by the name record.
+        let mut renamed = encode(&events[..2]);
+        renamed.extend_from_slice(&name("worker-1"));
+        let rest = encode(&events);
+        renamed.extend_from_slice(&rest[encode(&events[..2]).len()..]);
+        let mut f = header();
+        f.extend_from_slice(&events_chunk(9, &first));
+        f.extend_from_slice(&events_chunk(9, &renamed));
+        f.extend_from_slice(&events_chunk(10, &name("other")));
+        let p = read_raw_bytes("n.msr", &f).unwrap();
+        assert_eq!(p.bad_chunks, 0);
+        assert_eq!(p.events.len(), 2 + events.len());
+        assert_eq!(p.events[2..], events[..]);
+        assert_eq!(p.thread_names.get(&9).map(String::as_str), Some("worker-1"));
+        assert_eq!(p.thread_names.get(&10).map(String::as_str), Some("other"));
+
+        // A length past 15, or past the payload, is a bad chunk, not a panic or a read past.
+        for bad in [vec![KIND_NAME, 16], vec![KIND_NAME, 5, b'a']] {
+            let mut f = header();
+            f.extend_from_slice(&events_chunk(9, &bad));
+            let p = read_raw_bytes("b.msr", &f).unwrap();
+            assert_eq!(p.bad_chunks, 1);
+            assert!(p.thread_names.is_empty());
+        }
     }
 
     #[test]

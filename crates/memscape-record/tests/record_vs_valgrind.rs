@@ -500,3 +500,34 @@ fn time_resolution_rounds_recorded_times() {
     );
     assert!(b.alloc_time_ns.windows(2).all(|w| w[0] <= w[1]));
 }
+
+/// Threads carry the names the program gave them (`pthread_setname_np`, before or after their
+/// first allocation, by themselves or by another thread), else the program's name.
+#[test]
+fn threads_are_named_as_the_program_named_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("named_threads.c", dir.path());
+    let report = record_program(&program, &[], dir.path());
+    let trace = memscape_trace::read_msc(&report.output).unwrap();
+    let mut names: Vec<String> = (0..trace.threads.len() as u32)
+        .map(|t| trace.thread_name(t).to_owned())
+        .collect();
+    names.sort();
+    // `name (tid)`: strip the tid.
+    let bare: Vec<&str> = names
+        .iter()
+        .map(|n| n.rsplit_once(" (").map_or(n.as_str(), |(name, _)| name))
+        .collect();
+    assert_eq!(
+        bare,
+        [
+            "early-worker",
+            "late-worker",
+            "named_threads",
+            "named_threads",
+            "outside-named"
+        ],
+        "{names:?}"
+    );
+    assert!(names.iter().all(|n| n.ends_with(')')), "{names:?}");
+}

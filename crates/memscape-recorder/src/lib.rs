@@ -20,7 +20,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 const FILE_MAGIC: &[u8; 8] = b"MSCREC01";
 /// 3: varint-coded events, TSC times with clock pairs, strings at 64 (2: varint-coded events,
 /// ns times; 1: fixed 56-byte events).
-const FILE_VERSION: u32 = 3;
+const FILE_VERSION: u32 = 4;
 /// Offset of the executable path and command line in the file header.
 const HEADER_STRINGS: usize = 64;
 const FILE_HEADER_BYTES: usize = 4096;
@@ -73,8 +73,14 @@ const MAX_RECORD_BYTES: usize = 1 + 6 * 10;
 const RECORD_BARE: u8 = 0x80;
 /// Kind byte of a clock record: (ticks, CLOCK_MONOTONIC ns) pair, in TSC mode.
 const KIND_CLOCK: u8 = 7;
-/// Room a record needs: an event and a clock record before it.
-const RECORD_ROOM: usize = MAX_RECORD_BYTES + 1 + 2 * 10;
+/// Kind byte of a thread-name record: a length byte (at most 15) and the name, the thread's
+/// `comm` (what `pthread_setname_np` sets). Not an event kind: `KIND_NAME & 7` is 7 as for a
+/// clock record, which no event has.
+const KIND_NAME: u8 = 0x0F;
+/// The longest name record.
+const NAME_ROOM: usize = 2 + 15;
+/// Room a record needs: an event, a clock record and a name record before it.
+const RECORD_ROOM: usize = MAX_RECORD_BYTES + 1 + 2 * 10 + NAME_ROOM;
 
 #[repr(C)]
 struct ChunkHeader {
@@ -102,6 +108,7 @@ type MmapFn = unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, c_int, i64)
 type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
 type DlopenFn = unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void;
 type ForkFn = unsafe extern "C" fn() -> libc::pid_t;
+type SetnameFn = unsafe extern "C" fn(libc::pthread_t, *const c_char) -> c_int;
 
 static REAL_MALLOC: AtomicUsize = AtomicUsize::new(0);
 static REAL_FREE: AtomicUsize = AtomicUsize::new(0);
@@ -117,6 +124,7 @@ static REAL_MMAP: AtomicUsize = AtomicUsize::new(0);
 static REAL_MUNMAP: AtomicUsize = AtomicUsize::new(0);
 static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
 static REAL_FORK: AtomicUsize = AtomicUsize::new(0);
+static REAL_SETNAME: AtomicUsize = AtomicUsize::new(0);
 
 /// 0 = nothing resolved, 1 = resolving (dlsym may call calloc: served from the arena),
 /// 2 = resolved.
@@ -155,6 +163,7 @@ unsafe fn resolve_all() {
     REAL_MUNMAP.store(sym(b"munmap\0"), Ordering::Release);
     REAL_DLOPEN.store(sym(b"dlopen\0"), Ordering::Release);
     REAL_FORK.store(sym(b"fork\0"), Ordering::Release);
+    REAL_SETNAME.store(sym(b"pthread_setname_np\0"), Ordering::Release);
     set_here(false);
     RESOLVE_STATE.store(2, Ordering::Release);
 }
@@ -228,6 +237,10 @@ struct ThreadState {
     /// Hash and id of this thread's previous stack.
     last_stack_hash: Cell<u64>,
     last_stack_id: Cell<u32>,
+    /// The value of `THREAD_NAMES` this thread last looked at its name for (0: never, or a new
+    /// chunk since), and the name it last wrote.
+    names_seen: Cell<u32>,
+    name: Cell<[u8; 16]>,
 }
 
 thread_local! {
@@ -246,6 +259,8 @@ thread_local! {
             last_stack_id: Cell::new(0),
             last_pair: Cell::new(0),
             pair_interval: Cell::new(PAIR_INTERVAL_MIN),
+            names_seen: Cell::new(0),
+            name: Cell::new([0; 16]),
         }
     };
 }
@@ -292,6 +307,10 @@ static GENERATION: AtomicU32 = AtomicU32::new(1);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 static NO_STACKS: AtomicBool = AtomicBool::new(false);
 static MAPS_SNAPSHOT: AtomicU64 = AtomicU64::new(0);
+/// Bumped by every `pthread_setname_np`: each thread then re-reads its own name at its next
+/// event (one atomic load per event; a rename of another thread cannot be mapped to a tid
+/// from here without glibc internals). Starts at 1 so that a thread's first event reads it.
+static THREAD_NAMES: AtomicU32 = AtomicU32::new(1);
 static SHIM_TEXT_LO: AtomicUsize = AtomicUsize::new(0);
 static SHIM_TEXT_HI: AtomicUsize = AtomicUsize::new(0);
 
@@ -545,6 +564,23 @@ unsafe fn encode_clock(t: &ThreadState, dst: *mut u8, ticks: u64, ns: u64) -> us
     n
 }
 
+/// A name record when this thread's name (`PR_GET_NAME`: 15 bytes and a NUL) differs from the
+/// one it last wrote; returns its length (0: unchanged or unreadable).
+unsafe fn encode_name(t: &ThreadState, dst: *mut u8) -> usize {
+    let mut name = [0u8; 16];
+    if unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) } != 0 || name == t.name.get() {
+        return 0;
+    }
+    t.name.set(name);
+    let len = name.iter().position(|&b| b == 0).unwrap_or(15).min(15);
+    unsafe {
+        dst.write(KIND_NAME);
+        dst.add(1).write(len as u8);
+        core::ptr::copy_nonoverlapping(name.as_ptr(), dst.add(2), len);
+    }
+    2 + len
+}
+
 unsafe fn record(t: &ThreadState, event: &Event) {
     let generation = GENERATION.load(Ordering::Acquire);
     let mut chunk = t.chunk.get();
@@ -563,11 +599,19 @@ unsafe fn record(t: &ThreadState, event: &Event) {
         t.prev_address.set(0);
         t.last_pair.set(0);
         t.pair_interval.set(PAIR_INTERVAL_MIN);
+        // Every chunk names its thread, so a chunk (or a forked child's file) stands alone.
+        t.names_seen.set(0);
+        t.name.set([0; 16]);
         if chunk.is_null() {
             return;
         }
     }
     let mut used = t.used.get();
+    let names = THREAD_NAMES.load(Ordering::Relaxed);
+    if t.names_seen.get() != names {
+        t.names_seen.set(names);
+        used += unsafe { encode_name(t, chunk.add(CHUNK_HEADER_BYTES + used)) };
+    }
     if CLOCK_TSC.load(Ordering::Relaxed) {
         let last = t.last_pair.get();
         if (last == 0 || event.time_ns.wrapping_sub(last) as i64 > t.pair_interval.get() as i64)
@@ -1646,6 +1690,17 @@ pub unsafe extern "C" fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void
         drop(guard);
     }
     handle
+}
+
+/// Interposed so that threads named after their first allocation are named in the trace too.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_setname_np(thread: libc::pthread_t, name: *const c_char) -> c_int {
+    let rc = match real!(REAL_SETNAME, SetnameFn) {
+        Some(f) => unsafe { f(thread, name) },
+        None => libc::ENOSYS,
+    };
+    THREAD_NAMES.fetch_add(1, Ordering::Release);
+    rc
 }
 
 #[unsafe(no_mangle)]
