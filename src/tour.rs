@@ -767,12 +767,12 @@ mod tests {
         assert_eq!(interpolate(&states[1], &states[2], 0.5).alpha, Some(0.56));
         // The zoom keeps the colours of the step before and moves both ranges.
         assert_eq!(states[5].color.as_deref(), Some("size"));
-        assert_eq!(states[5].range_time, Some([145_450_000, 146_100_000]));
+        assert_eq!(states[5].range_time, Some([92_952_247, 93_392_247]));
         assert!(same_picture(&states[4], &states[5]));
         // Binning drops the zoom's address range (bins have their own axes), keeps its view.
         assert_eq!(states[6].bins.as_deref(), Some("thread"));
         assert_eq!(states[6].range_addr, None);
-        assert_eq!(states[6].cursors, Some(vec![145_977_998]));
+        assert_eq!(states[6].cursors, Some(vec![93_312_247]));
         assert!(!same_picture(&states[5], &states[6]));
         render_args(&states[6], 64, 64).unwrap();
         // A new view starts afresh: the map's colours do not leak into the sunburst.
@@ -783,15 +783,15 @@ mod tests {
         );
         assert_eq!(states[7].peak, Some(true));
         // Choosing a time point drops the inherited peak; time travel interpolates `at`.
-        assert_eq!((states[8].peak, states[8].at), (None, Some(20_000_000)));
+        assert_eq!((states[8].peak, states[8].at), (None, Some(15_000_000)));
         assert!(same_picture(&states[8], &states[9]));
         assert_eq!(
             interpolate(&states[8], &states[9], 0.5).at,
-            Some(122_550_000)
+            Some(90_465_000)
         );
         // The morph only moves t: it interpolates with the step before.
         assert!(same_picture(&states[10], &states[11]));
-        assert_eq!(interpolate(&states[10], &states[11], 0.25).t, Some(0.25));
+        assert_eq!(interpolate(&states[10], &states[11], 0.25).t, Some(0.125));
         // The graph difference keeps the file and view of the step before.
         assert_eq!(states[13].file.as_deref(), Some("demo:cfg"));
         assert_eq!(

@@ -231,14 +231,19 @@ mod tests {
             points: 120,
         };
         let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
-        // Halfway between two slider points (the first pair in the second half of the
-        // trace with events between them): no point sits there.
-        let (a, b) = timeline.points[timeline.points.len() / 2..]
+        // The time of an event halfway between two slider points (the first pair in the
+        // second half of the trace with such an event): no point sits there.
+        let mut fresh = memscape_heap::TraceHeap::new(&t.trace, &[GroupKey::Site]);
+        let (a, b, mid) = timeline.points[timeline.points.len() / 2..]
             .windows(2)
-            .map(|w| (&w[0], &w[1]))
-            .find(|(a, b)| b.index > a.index + 8 && b.time > a.time + 2)
-            .expect("two points with events between them");
-        let mid = a.time + (b.time - a.time) / 2;
+            .find_map(|w| {
+                let (a, b) = (&w[0], &w[1]);
+                let mid = fresh.time_of((a.index + b.index) / 2);
+                let events = fresh.events_at_time(mid);
+                (mid > a.time && mid < b.time && events > a.index && events < b.index)
+                    .then_some((a, b, mid))
+            })
+            .expect("two points with an event between them");
         let cells = timeline_cells(
             &timeline,
             sizes.as_mut(),
@@ -246,7 +251,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(cells.len(), 2);
-        let mut fresh = memscape_heap::TraceHeap::new(&t.trace, &[GroupKey::Site]);
         let events = fresh.events_at_time(mid);
         assert!(
             events > a.index && events < b.index,
