@@ -234,18 +234,20 @@ pub fn region_separators(
                 1.0,
             ));
         }
-        if labelled && last_label - y > 14.0 {
+        // The lowest region's label sits above the time ticks' labels, not on them.
+        let label_y = (y - 2.0).min(map.bottom() - 20.0);
+        if labelled && last_label - label_y > 14.0 {
             shadowed(
                 p,
                 Label::new(
-                    egui::pos2(map.left() + 4.0, y - 2.0),
+                    egui::pos2(map.left() + 4.0, label_y),
                     format!("{:#x}", r.start),
                     10.5,
                     TEXT,
                     egui::Align2::LEFT_BOTTOM,
                 ),
             );
-            last_label = y;
+            last_label = label_y;
         }
     }
 }
