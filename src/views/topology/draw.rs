@@ -288,13 +288,25 @@ pub fn offenders(
     ));
     let max = rows.iter().map(|r| r.cycles).max().unwrap_or(1).max(1) as f32;
     let name_w = (rect.width() * 0.42).min(320.0);
+    let si = crate::views::picture::si;
+    let value_of = |i: usize, r: &Offender| match selected.and_then(|s| s.get(i)).copied() {
+        None => format!("{} cyc · {} smp", si(r.cycles), si(r.samples)),
+        Some((s, c)) => format!("{} of {} cyc · {} smp", si(c), si(r.cycles), si(s)),
+    };
+    // Room right of the bars for the widest value text, so that none runs off the pane.
+    let value_room = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| labels::approx_width(&value_of(i, r), 10.0))
+        .fold(60.0f32, f32::max)
+        + 10.0;
     for (i, r) in rows.iter().enumerate() {
         let Some(row) = offender_row(i, rows.len(), rect) else {
             break;
         };
         let (y, row_h) = (row.top(), row.height());
         let x0 = rect.left() + name_w + 8.0;
-        let full = (rect.right() - x0 - 90.0).max(10.0);
+        let full = (rect.right() - x0 - value_room).max(10.0);
         let w = full * r.cycles as f32 / max;
         let bar = |w: f32, fill: [u8; 4]| {
             Shape::new(
@@ -325,11 +337,7 @@ pub fn offenders(
                 Align2::RIGHT_CENTER,
             ));
         }
-        let si = crate::views::picture::si;
-        let value = match sel {
-            None => format!("{} cyc · {} smp", si(r.cycles), si(r.samples)),
-            Some((s, c)) => format!("{} of {} cyc · {} smp", si(c), si(r.cycles), si(s)),
-        };
+        let value = value_of(i, r);
         pic.labels.push(Label::new(
             Pos2::new(x0 + w + 6.0, y + 0.5 * row_h),
             value,
