@@ -1,6 +1,7 @@
 //! Datasets turned into what the renderer draws; shared by the GUI and `memscape render`, so
 //! that both show exactly the same picture.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -159,8 +160,9 @@ pub fn site_color(site: u32) -> [u8; 4] {
 }
 
 /// Legend labels of call sites: the allocating function (unnamed frames of the C/C++ runtime
-/// skipped, module directories dropped) and, where two sites would read the same, the nearest
-/// caller up their stacks at which they part (up to 6 frames up).
+/// skipped, module directories dropped) and, where two sites would read the same, the caller at
+/// the depth where this site's chain of callers stops matching any other's (up to 6 frames up);
+/// labels that still coincide (stacks alike that far) are numbered.
 pub fn site_labels(trace: &memscape_trace::Trace, sites: &[u32]) -> Vec<(u32, String)> {
     const UP: usize = 6;
     let short = |node: u32| {
@@ -184,7 +186,7 @@ pub fn site_labels(trace: &memscape_trace::Trace, sites: &[u32]) -> Vec<(u32, St
             chain
         })
         .collect();
-    sites
+    let labels: Vec<(u32, String)> = sites
         .iter()
         .enumerate()
         .map(|(i, &site)| {
@@ -202,12 +204,42 @@ pub fn site_labels(trace: &memscape_trace::Trace, sites: &[u32]) -> Vec<(u32, St
             let other_lines = chains.iter().enumerate().any(|(j, c)| {
                 j != i && c.first() == mine.first() && site_line(trace, sites[j]) != line
             });
-            let parting = (1..mine.len()).find(|&k| twins.iter().all(|t| t.get(k) != mine.get(k)));
+            // The shortest chain of callers no twin shares: with many twins, a single depth
+            // at which this chain differs from all of them at once often does not exist.
+            // Twins with the very same chain cannot be told apart here (they are numbered).
+            let parting = (1..mine.len()).find(|&k| {
+                twins
+                    .iter()
+                    .filter(|t| **t != mine)
+                    .all(|t| t.get(1..=k) != mine.get(1..=k))
+            });
             let label = match (&line, parting) {
                 (Some(line), _) if other_lines => format!("{first} ({line})"),
                 (_, Some(k)) if !twins.is_empty() => format!("{first} (from {})", mine[k]),
                 _ => first,
             };
+            (site, label)
+        })
+        .collect();
+    number_repeats(labels)
+}
+
+/// `label #2`, `label #3` … for the second and later sites whose labels are still the same.
+fn number_repeats(labels: Vec<(u32, String)>) -> Vec<(u32, String)> {
+    let mut total: HashMap<String, usize> = HashMap::new();
+    for (_, l) in &labels {
+        *total.entry(l.clone()).or_default() += 1;
+    }
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    labels
+        .into_iter()
+        .map(|(site, l)| {
+            if total.get(&l).copied().unwrap_or(0) < 2 {
+                return (site, l);
+            }
+            let n = seen.entry(l.clone()).or_default();
+            *n += 1;
+            let label = if *n == 1 { l } else { format!("{l} #{n}") };
             (site, label)
         })
         .collect()
@@ -948,6 +980,66 @@ mod tests {
                 .iter()
                 .any(|(_, l)| l == "cache_insert (kvstore.c:84)"),
             "{labels:?}"
+        );
+    }
+
+    /// Sites that all allocate in one wrapper and whose callers agree at different depths
+    /// (x←p, x←q, y←p; as sqlite3's allocations through sqlite3MemMalloc): no single depth
+    /// tells every pair apart, the shortest unshared chain does; identical chains are numbered.
+    #[test]
+    fn legend_labels_part_where_each_chain_becomes_unique() {
+        use memscape_trace::model::Frame;
+        let mut b = memscape_trace::TraceBuilder::with_event_times("twins");
+        let thread = b.thread("main");
+        let frame = |b: &mut memscape_trace::TraceBuilder, parent: u32, name: &str, ip| {
+            let function = b.strings.intern(name);
+            b.call_tree.child(
+                parent,
+                Frame {
+                    ip,
+                    function,
+                    ..Frame::default()
+                },
+            )
+        };
+        // Stacks from the outermost caller in: main → p|q → x|y → wrapper.
+        let main = frame(&mut b, 0, "main", 1);
+        let p = frame(&mut b, main, "p", 2);
+        let q = frame(&mut b, main, "q", 3);
+        let xp = frame(&mut b, p, "x", 4);
+        let xq = frame(&mut b, q, "x", 5);
+        let yp = frame(&mut b, p, "y", 6);
+        let w1 = frame(&mut b, xp, "wrapper", 7);
+        let w2 = frame(&mut b, xq, "wrapper", 8);
+        let w3 = frame(&mut b, yp, "wrapper", 9);
+        // Two distinct nodes with the same chain (a different ip inside x).
+        let xp2 = frame(&mut b, p, "x", 10);
+        let w4 = frame(&mut b, xp2, "wrapper", 11);
+        let sites = [w1, w2, w3, w4];
+        for (i, &site) in sites.iter().enumerate() {
+            b.alloc(
+                i as u64,
+                i as u64,
+                0x1000 + 64 * i as u64,
+                32,
+                0,
+                thread,
+                site,
+            );
+        }
+        let trace = b.finish(memscape_trace::TraceFormat::Csv, true);
+        let labels: Vec<String> = site_labels(&trace, &sites)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "wrapper (from p)",
+                "wrapper (from q)",
+                "wrapper (from y)",
+                "wrapper (from p) #2"
+            ]
         );
     }
 
