@@ -357,6 +357,9 @@ pub struct SamplesRenderArgs {
     /// Histograms: bar lengths proportional to the counts, or to ln(1 + count).
     #[arg(long, value_enum, default_value = "linear")]
     pub bars: BarScaleArg,
+    /// Histograms: bins of every quantitative axis (4–256; default 32, as in the GUI).
+    #[arg(long, value_name = "N")]
+    pub histogram_bins: Option<usize>,
     /// Histograms: a window-score strip along each axis, its attribute cut into N windows (0:
     /// none), scored by --cluster-metric at --cluster-depth.
     #[arg(long, default_value_t = 0, value_name = "N")]

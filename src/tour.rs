@@ -90,6 +90,8 @@ pub struct StepSpec {
     /// Histogram axes, comma-separated.
     pub axes: Option<String>,
     pub histogram_attribute: Option<String>,
+    /// Bins of every quantitative histogram axis.
+    pub histogram_bins: Option<usize>,
     pub strips: Option<usize>,
     pub cluster_attribute: Option<String>,
     pub cluster_metric: Option<String>,
@@ -243,6 +245,7 @@ fn merge(into: &mut State, step: StepSpec) {
         select_symbol,
         axes,
         histogram_attribute,
+        histogram_bins,
         strips,
         cluster_attribute,
         cluster_metric,
@@ -286,6 +289,7 @@ pub fn same_picture(a: &State, b: &State) -> bool {
         && select_attributes(a) == select_attributes(b)
         && a.axes == b.axes
         && a.histogram_attribute == b.histogram_attribute
+        && a.histogram_bins == b.histogram_bins
         && a.cluster_attribute == b.cluster_attribute
         && a.cluster_metric == b.cluster_metric
         && a.cluster_depth == b.cluster_depth
@@ -524,6 +528,10 @@ pub fn render_args(
     opt("select-symbol", state.select_symbol.clone());
     opt("axes", state.axes.clone());
     opt("histogram-attribute", state.histogram_attribute.clone());
+    opt(
+        "histogram-bins",
+        state.histogram_bins.map(|v| v.to_string()),
+    );
     opt("strips", state.strips.map(|v| v.to_string()));
     opt("cluster-attribute", state.cluster_attribute.clone());
     opt("cluster-metric", state.cluster_metric.clone());
@@ -966,10 +974,13 @@ mod tests {
             view = "histograms"
             select = ["latency=100..200", "cpu=2..5"]
             strips = 20
+            histogram_bins = 8
             [[step]]
             select = ["latency=300..600", "cpu=2..5"]
             [[step]]
             select_line = "LULESH_OMP.cc:2035"
+            [[step]]
+            histogram_bins = 64
         "#;
         let states = parse(text, "t.toml").unwrap();
         let args = render_args(&states[0], 64, 64).unwrap();
@@ -989,6 +1000,16 @@ mod tests {
             Some("LULESH_OMP.cc:2035")
         );
         assert_eq!(args.samples.select.len(), 2, "inherited");
+        assert_eq!(args.samples.histogram_bins, Some(8), "inherited");
+        // Other bins are another picture.
+        assert!(!same_picture(&states[2], &states[3]));
+        assert_eq!(
+            render_args(&states[3], 64, 64)
+                .unwrap()
+                .samples
+                .histogram_bins,
+            Some(64)
+        );
     }
 
     #[test]

@@ -224,6 +224,42 @@ fn lulesh_cluster_markers_with_a_glyph() {
     check("topology_lulesh_clusters_time", &time);
 }
 
+/// `--histogram-bins` re-bins the quantitative axes (the GUI's bins control): 32 is the
+/// default picture, 8 another (the index's bin counts are tested in `views::samples::shared`).
+#[test]
+fn histogram_bins_rebin_the_quantitative_axes() {
+    let samples = shared("memaxes/lulesh/samples.out");
+    let picture = |name: &str, bins: &[&str]| {
+        let mut args = vec![
+            "--view",
+            "histograms",
+            "--select",
+            "latency=0..400",
+            "--width",
+            "600",
+            "--height",
+            "400",
+        ];
+        args.extend_from_slice(bins);
+        render(name, &samples, &args)
+    };
+    let default = picture("bins_default", &[]);
+    let same = picture("bins_32", &["--histogram-bins", "32"]);
+    let eight = picture("bins_8", &["--histogram-bins", "8"]);
+    let differing = |a: &RgbaImage, b: &RgbaImage| {
+        (0..a.height)
+            .flat_map(|y| (0..a.width).map(move |x| (x, y)))
+            .filter(|&(x, y)| a.pixel(x, y) != b.pixel(x, y))
+            .count()
+    };
+    assert_eq!(differing(&default, &same), 0, "32 bins is the default");
+    assert!(differing(&default, &eight) > 1000, "8 bins draw other bars");
+    assert!(
+        has(&eight, SELECTED),
+        "the selection is drawn in 8 bins too"
+    );
+}
+
 #[test]
 fn bad_samples_view_options_are_errors_naming_the_problem() {
     let samples = shared("memaxes/lulesh/samples.out");
@@ -266,6 +302,10 @@ fn bad_samples_view_options_are_errors_naming_the_problem() {
         (
             &["--view", "topology", "--select-line", "nowhere.c:1"][..],
             "--select-line: no line \"nowhere.c:1\"",
+        ),
+        (
+            &["--view", "histograms", "--histogram-bins", "1000"][..],
+            "--histogram-bins 1000: expected 4 to 256",
         ),
     ] {
         let o = run(&samples, args, &out);

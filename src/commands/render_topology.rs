@@ -132,6 +132,19 @@ pub fn render(
                 args.hardware.as_deref(),
             )
             .with_context(|| format!("{}: mapping the samples onto the hardware", dataset.name))?;
+            let base = match args.samples.histogram_bins {
+                None => base,
+                Some(n) => {
+                    let range = crate::views::samples::shared::BIN_RANGE;
+                    anyhow::ensure!(
+                        range.contains(&n),
+                        "--histogram-bins {n}: expected {} to {}",
+                        range.start(),
+                        range.end()
+                    );
+                    base.rebinned(samples, n)
+                }
+            };
             let spec = selection_spec(samples, &base, &args.samples)?;
             let result = memscape_samples::recompute(
                 samples,

@@ -350,10 +350,10 @@ fn draw_axis(
             );
         }
     }
-    for k in 0..n_groups {
+    for (k, &count) in whole.iter().enumerate().take(n_groups) {
         let (a0, a1) = group_span(k);
         let gap = if a1 - a0 > 5.0 { 1.0 } else { 0.0 };
-        let w = len(whole[k]);
+        let w = len(count);
         if w > 0.0 {
             pic.shapes.push(rect_shape(
                 geom.rect(a0 + gap, a1 - gap, 1.5, 1.5 + w),
@@ -361,7 +361,7 @@ fn draw_axis(
             ));
         }
         if let Some(s) = &selected {
-            let w = len(s[k]);
+            let w = len(s.get(k).copied().unwrap_or(0));
             if w > 0.0 {
                 pic.shapes.push(rect_shape(
                     geom.rect(a0 + gap, a1 - gap, 1.5, 1.5 + w),

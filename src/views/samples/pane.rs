@@ -257,6 +257,18 @@ impl HistogramsPane {
                 self.layout = Some(Layout::Parallel(self.parallel_axes()));
             }
             ui.separator();
+            let mut bins = self.shared.bins();
+            let changed = ui
+                .add(
+                    egui::DragValue::new(&mut bins)
+                        .range(super::shared::BIN_RANGE)
+                        .suffix(" bins"),
+                )
+                .on_hover_text("bins of every quantitative axis, in every samples view")
+                .changed();
+            if changed {
+                self.shared.set_bins(bins);
+            }
             ui.label("bars");
             ui.selectable_value(&mut self.scale, Scale::Linear, "linear");
             ui.selectable_value(&mut self.scale, Scale::Log, "log");
@@ -370,6 +382,8 @@ impl View for HistogramsPane {
             step.select_line = line;
             step.select_symbol = symbol;
         }
+        let bins = self.shared.bins();
+        step.histogram_bins = (bins != super::shared::QUANTITATIVE_BINS).then_some(bins);
         Some(step)
     }
 
@@ -425,6 +439,21 @@ impl View for HistogramsPane {
             });
             return;
         };
+        // Just re-binned: the selection's per-bin counts are being redone for the new bins.
+        let same_bins = result.selected_bins.len() == index.axes.len()
+            && result
+                .selected_bins
+                .iter()
+                .zip(&index.axes)
+                .all(|(s, a)| s.len() == a.bins.len());
+        if !same_bins {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("binning into {} bins…", self.shared.bins()));
+            });
+            ui.ctx().request_repaint();
+            return;
+        }
         let (spec, version) = self.shared.spec();
         let kinds: Vec<ResourceKind> = base
             .topology

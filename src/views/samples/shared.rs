@@ -1,5 +1,6 @@
 //! What every samples view of one dataset shares: the samples mapped onto the topology with the
-//! histogram index (built once), **the** linked selection, and caches of the window-score
+//! histogram index (built once, re-binned when the user changes the number of bins), **the**
+//! linked selection, and caches of the window-score
 //! strips and cluster trees. Hung on the dataset's [`crate::links::Links`], created by the first
 //! samples pane that asks ([`SamplesShared::of`]).
 //!
@@ -12,7 +13,8 @@
 //!   job channel); results are cached per parameters, and trees per (metric, depth,
 //!   attribute, window, step).
 
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use memscape_samples::metrics::{ClusterParams, ClusterTree, Metric, WindowScore, cluster_tree};
@@ -24,8 +26,10 @@ use memscape_topology::{ResourceKind, Topology};
 
 use crate::data::{Dataset, DatasetContent};
 
-/// Bins of each quantitative histogram axis.
+/// Bins of each quantitative histogram axis, until the user chooses another number.
 pub const QUANTITATIVE_BINS: usize = 32;
+/// The numbers of bins the user may choose from.
+pub const BIN_RANGE: std::ops::RangeInclusive<usize> = 4..=256;
 /// Entries of the offender charts.
 pub const TOP_OFFENDERS: usize = 20;
 
@@ -43,6 +47,19 @@ pub struct Base {
 }
 
 impl Base {
+    /// The same mapping and offender rows with every quantitative axis cut into `bins` bins.
+    pub fn rebinned(&self, samples: &Samples, bins: usize) -> Base {
+        Base {
+            topology: self.topology.clone(),
+            mapping: self.mapping.clone(),
+            index: LinkedIndex::new(samples, bins),
+            lines: self.lines.clone(),
+            line_codes: self.line_codes.clone(),
+            symbols: self.symbols.clone(),
+            symbol_codes: self.symbol_codes.clone(),
+        }
+    }
+
     /// Builds the mapping, index and offender rows of `samples` (the worker's first job; also
     /// what `memscape render` uses).
     pub fn build(
@@ -123,7 +140,10 @@ struct State {
 }
 
 pub struct SamplesShared {
-    base: OnceLock<Result<Arc<Base>, String>>,
+    /// None while the worker builds it; replaced when the samples are re-binned.
+    base: Mutex<Option<Result<Arc<Base>, String>>>,
+    /// The number of bins of quantitative axes the views asked for.
+    bins: AtomicUsize,
     state: Mutex<State>,
     wake: Sender<()>,
     jobs: Sender<Job>,
@@ -132,7 +152,7 @@ pub struct SamplesShared {
 impl std::fmt::Debug for SamplesShared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SamplesShared")
-            .field("ready", &self.base.get().is_some())
+            .field("ready", &self.base().is_some())
             .finish_non_exhaustive()
     }
 }
@@ -159,7 +179,8 @@ impl SamplesShared {
         let (wake, wake_rx) = crossbeam_channel::bounded(1);
         let (jobs, jobs_rx) = crossbeam_channel::bounded(16);
         let shared = Arc::new(SamplesShared {
-            base: OnceLock::new(),
+            base: Mutex::new(None),
+            bins: AtomicUsize::new(QUANTITATIVE_BINS),
             state: Mutex::new(State::default()),
             wake,
             jobs,
@@ -167,24 +188,40 @@ impl SamplesShared {
         let weak_data = Arc::downgrade(dataset);
         let weak_shared = Arc::downgrade(&shared);
         let ctx = ctx.clone();
-        let name = format!(
-            "samples-link {}",
-            crate::views::PaneKey::new().get() & 0xffff
-        );
+        static WORKERS: AtomicUsize = AtomicUsize::new(1);
+        let name = format!("samples-link {}", WORKERS.fetch_add(1, Ordering::Relaxed));
         let spawned = std::thread::Builder::new()
             .name(name)
             .spawn(move || link_worker(weak_data, weak_shared, wake_rx, jobs_rx, ctx));
         if let Err(e) = spawned {
-            let _ = shared
-                .base
-                .set(Err(format!("could not start the samples worker: {e}")));
+            shared.set_base(Err(format!("could not start the samples worker: {e}")));
         }
         shared
     }
 
     /// The mapped samples and index: None while the worker builds them.
     pub fn base(&self) -> Option<Result<Arc<Base>, String>> {
-        self.base.get().cloned()
+        self.base.lock().ok().and_then(|b| b.clone())
+    }
+
+    fn set_base(&self, base: Result<Arc<Base>, String>) {
+        if let Ok(mut b) = self.base.lock() {
+            *b = Some(base);
+        }
+    }
+
+    /// The number of bins of quantitative axes (asked for; the index follows in the background).
+    pub fn bins(&self) -> usize {
+        self.bins.load(Ordering::Relaxed)
+    }
+
+    /// Re-bins every quantitative axis into `bins` bins (clamped to [`BIN_RANGE`]) for every
+    /// samples view of the dataset; the selection, given as value ranges, is kept.
+    pub fn set_bins(&self, bins: usize) {
+        let bins = bins.clamp(*BIN_RANGE.start(), *BIN_RANGE.end());
+        if self.bins.swap(bins, Ordering::Relaxed) != bins {
+            let _ = self.wake.try_send(());
+        }
     }
 
     /// The selection as the user built it, and its version.
@@ -274,7 +311,8 @@ fn link_worker(
     let Some(me) = shared.upgrade() else {
         return;
     };
-    let base = me.base.get_or_init(|| built).clone();
+    me.set_base(built.clone());
+    let base = built;
     drop(me);
     ctx.request_repaint();
     let Ok(base) = base else {
@@ -299,6 +337,7 @@ fn link_worker(
         tracing::error!("could not start the samples analysis worker: {e}");
     }
     let mut done_version = None;
+    let mut base = base;
     loop {
         let (Some(data), Some(me)) = (dataset.upgrade(), shared.upgrade()) else {
             return;
@@ -306,6 +345,19 @@ fn link_worker(
         let Some(samples) = samples_of(&data) else {
             return;
         };
+        let bins = me.bins();
+        if base.index.quantitative_bins != bins {
+            // Strips and cluster trees do not depend on the quantitative bins: only the index
+            // and the selection's per-bin counts are redone.
+            let started = std::time::Instant::now();
+            base = Arc::new(base.rebinned(samples, bins));
+            me.set_base(Ok(base.clone()));
+            tracing::debug!(
+                "samples re-binned into {bins} bins in {:.1} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            );
+            done_version = None;
+        }
         let (spec, version) = me.spec();
         if done_version != Some(version) {
             let result = memscape_samples::recompute(
@@ -553,6 +605,63 @@ mod tests {
             step: 5,
         };
         assert!(wait("an error", || shared.tree(&bad)).is_err());
+    }
+
+    #[test]
+    fn rebinning_redoes_the_index_and_the_selection_counts_keeping_the_selection() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/memaxes/lulesh/samples.out");
+        let dataset = Arc::new(
+            crate::data::load(&crate::data::LoadSource::File(path), &|_, _| {})
+                .expect("LULESH samples"),
+        );
+        let ctx = egui::Context::default();
+        let shared = SamplesShared::of(&dataset, &ctx);
+        let base = wait("the mapping", || shared.base()).expect("mapped");
+        let samples = samples_of(&dataset).expect("samples");
+        let lat = base.index.axis("latency").expect("latency");
+        assert_eq!(base.index.axes[lat].bins.len(), QUANTITATIVE_BINS);
+        shared.update(|s| {
+            s.set_brush(AxisBrush {
+                axis: lat,
+                brush: Brush::Range { lo: 0.0, hi: 60.0 },
+            })
+        });
+        let before = wait("the selection", || {
+            let v = shared.spec().1;
+            shared.result().filter(|(_, rv)| *rv == v).map(|(r, _)| r)
+        });
+        shared.set_bins(8);
+        let rebinned = wait("8 bins", || {
+            shared
+                .base()
+                .and_then(Result::ok)
+                .filter(|b| b.index.axes[lat].bins.len() == 8)
+        });
+        let after = wait("the counts in 8 bins", || {
+            shared
+                .result()
+                .map(|(r, _)| r)
+                .filter(|r| r.selected_bins[lat].len() == 8)
+        });
+        // The same samples stay selected; their counts are those of the new bins.
+        assert_eq!(after.selection, before.selection);
+        let (spec, _) = shared.spec();
+        let direct = memscape_samples::recompute(
+            samples,
+            &rebinned.mapping,
+            &rebinned.index,
+            &spec,
+            TOP_OFFENDERS,
+        );
+        assert_eq!(after.selected_bins, direct.selected_bins);
+        assert_eq!(
+            after.selected_bins[lat].iter().sum::<u64>(),
+            before.selected_bins[lat].iter().sum::<u64>()
+        );
+        // Out of range asks are clamped.
+        shared.set_bins(1);
+        assert_eq!(shared.bins(), *BIN_RANGE.start());
     }
 
     #[test]
