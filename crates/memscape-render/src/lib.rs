@@ -14,6 +14,7 @@ pub mod error;
 pub mod golden;
 pub mod image;
 pub mod offscreen;
+mod overlay;
 pub mod polar_morph;
 pub mod shader;
 pub mod shapes;

@@ -184,19 +184,6 @@ pub struct CursorPipelines {
     pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
 }
 
-const PREMULTIPLIED_OVER: wgpu::BlendState = wgpu::BlendState {
-    color: wgpu::BlendComponent {
-        src_factor: wgpu::BlendFactor::One,
-        dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
-        operation: wgpu::BlendOperation::Add,
-    },
-    alpha: wgpu::BlendComponent {
-        src_factor: wgpu::BlendFactor::One,
-        dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
-        operation: wgpu::BlendOperation::Add,
-    },
-};
-
 impl CursorPipelines {
     pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -243,31 +230,19 @@ impl CursorPipelines {
         if self.pipelines.contains_key(&format) {
             return;
         }
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("CushionCursors::pipeline"),
-            layout: Some(&self.pipeline_layout),
-            vertex: wgpu::VertexState {
+        let pipeline = crate::overlay::overlay_pipeline(
+            device,
+            &crate::overlay::OverlayShader {
+                label: "CushionCursors::pipeline",
+                layout: &self.pipeline_layout,
                 module: &self.module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
+                vs: "vs_main",
+                fs: "fs_main",
+                instances: None,
+                topology: wgpu::PrimitiveTopology::TriangleList,
             },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: Some(PREMULTIPLIED_OVER),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+            format,
+        );
         self.pipelines.insert(format, pipeline);
     }
 }

@@ -135,38 +135,19 @@ impl PolarMorphPipelines {
         attributes: &[wgpu::VertexAttribute],
         topology: wgpu::PrimitiveTopology,
     ) -> wgpu::RenderPipeline {
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some(label),
-            layout: Some(&self.pipeline_layout),
-            vertex: wgpu::VertexState {
+        crate::overlay::overlay_pipeline(
+            device,
+            &crate::overlay::OverlayShader {
+                label,
+                layout: &self.pipeline_layout,
                 module: &self.module,
-                entry_point: Some(vs),
-                compilation_options: Default::default(),
-                buffers: &[Some(wgpu::VertexBufferLayout {
-                    array_stride: stride as u64,
-                    step_mode: wgpu::VertexStepMode::Instance,
-                    attributes,
-                })],
-            },
-            primitive: wgpu::PrimitiveState {
+                vs,
+                fs,
+                instances: Some((stride, attributes)),
                 topology,
-                ..Default::default()
             },
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some(fs),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        })
+            format,
+        )
     }
 
     /// Creates the pipelines for `format` if this is its first use.

@@ -213,9 +213,6 @@ impl ShapesView {
     }
 }
 
-/// Premultiplied-alpha "over" blending.
-const PREMULTIPLIED_OVER: wgpu::BlendState = wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING;
-
 /// The shape pipeline for each target format, created on first use; one set per device.
 pub struct ShapesPipelines {
     view_layout: wgpu::BindGroupLayout,
@@ -267,38 +264,19 @@ impl ShapesPipelines {
         if self.pipelines.contains_key(&format) {
             return;
         }
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("Shapes::pipeline"),
-            layout: Some(&self.pipeline_layout),
-            vertex: wgpu::VertexState {
+        let pipeline = crate::overlay::overlay_pipeline(
+            device,
+            &crate::overlay::OverlayShader {
+                label: "Shapes::pipeline",
+                layout: &self.pipeline_layout,
                 module: &self.module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[Some(wgpu::VertexBufferLayout {
-                    array_stride: std::mem::size_of::<ShapeGpu>() as u64,
-                    step_mode: wgpu::VertexStepMode::Instance,
-                    attributes: &INSTANCE_ATTRIBUTES,
-                })],
-            },
-            primitive: wgpu::PrimitiveState {
+                vs: "vs_main",
+                fs: "fs_main",
+                instances: Some((std::mem::size_of::<ShapeGpu>(), &INSTANCE_ATTRIBUTES)),
                 topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
             },
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: Some(PREMULTIPLIED_OVER),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+            format,
+        );
         self.pipelines.insert(format, pipeline);
     }
 
