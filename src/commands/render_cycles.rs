@@ -70,11 +70,7 @@ pub fn render(
     let top = 3
         .max(args.param + 1)
         .max(args.morph_to.map_or(0, |m| m + 1));
-    let mut options = options(&args.select, top)?;
-    if options.binary.is_none() {
-        // The embedded demo trace symbolizes against its embedded binary.
-        options.binary = crate::demo::binary_for_dataset(&dataset.name)?;
-    }
+    let options = options(&args.select, top)?;
     let analysis = cached_analysis(&dataset.name, trace, &options, args.max_records)?;
     let selection = match args.select_record {
         None => None,

@@ -12,6 +12,7 @@ pub mod labels;
 pub mod picture;
 pub mod samples;
 pub mod shapes_paint;
+pub mod source_file;
 pub mod summary;
 pub mod topology;
 

@@ -178,15 +178,9 @@ fn source_line(
     file: &str,
     line: u32,
 ) -> Option<String> {
-    let lines = cache.entry(file.to_owned()).or_insert_with(|| {
-        let meta = std::fs::metadata(file).ok()?;
-        // Source files only: never read something huge for a legend.
-        if meta.len() > 8 << 20 {
-            return None;
-        }
-        let text = std::fs::read_to_string(file).ok()?;
-        Some(text.lines().map(str::to_owned).collect())
-    });
+    let lines = cache
+        .entry(file.to_owned())
+        .or_insert_with(|| crate::views::source_file::read_lines(std::path::Path::new(file)));
     let text = lines.as_ref()?.get((line as usize).checked_sub(1)?)?.trim();
     (!text.is_empty()).then(|| text.chars().take(60).collect())
 }

@@ -18,9 +18,15 @@ pub fn analyze(
     options: &CyclesOptions,
     max_records: Option<usize>,
 ) -> anyhow::Result<CycleAnalysis> {
+    // The embedded demo trace symbolizes against the binary it traced unless told otherwise
+    // (written to the demo cache here, on the analysis thread).
+    let demo_binary = match options.binary {
+        Some(_) => None,
+        None => crate::demo::binary_for_dataset(source)?,
+    };
     let mut records = memscape_cycles::records::select_records(
         trace,
-        options.binary.as_deref(),
+        options.binary.as_deref().or(demo_binary.as_deref()),
         options.load_base,
         &options.filter,
     )?;

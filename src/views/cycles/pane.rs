@@ -205,9 +205,8 @@ pub struct CyclesPane {
     dataset: Arc<Dataset>,
     key: crate::views::PaneKey,
     settings: SettingsText,
-    /// The embedded demo's own binary (in the demo cache): tour steps leave it out, since
-    /// rendering the demo finds it by itself and the cache path is this machine's.
-    demo_binary: Option<String>,
+    /// The source pane's file and its lines (read once per file, not every frame).
+    source_text: Option<(String, Option<Vec<String>>)>,
     running: Option<(Receiver<Outcome>, Instant, String)>,
     cache: HashMap<String, Arc<Result_>>,
     result: Option<Arc<Result_>>,
@@ -249,15 +248,8 @@ pub struct CyclesPane {
 
 impl CyclesPane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
-        // The embedded demo trace comes with the binary it traced: functions and source lines.
-        let binary = match crate::demo::binary_for_dataset(&dataset.name) {
-            Ok(path) => path.map(|p| p.display().to_string()),
-            Err(e) => {
-                tracing::warn!("{e:#}");
-                None
-            }
-        };
-        // ... and with the function whose loops are worth looking at.
+        // The embedded demo trace is analysed in the function whose loops are worth looking at
+        // (and symbolized against the binary it traced: `model::analyze`).
         let functions = crate::demo::of_dataset_name(&dataset.name)
             .map(|d| d.cycle_functions.join(", "))
             .filter(|f| !f.is_empty());
@@ -266,17 +258,13 @@ impl CyclesPane {
             key: crate::views::PaneKey::new(),
             settings: match functions {
                 Some(functions) => SettingsText {
-                    binary: binary.clone().unwrap_or_default(),
                     functions,
                     range: String::new(),
                     ..SettingsText::default()
                 },
-                None => SettingsText {
-                    binary: binary.clone().unwrap_or_default(),
-                    ..SettingsText::default()
-                },
+                None => SettingsText::default(),
             },
-            demo_binary: binary,
+            source_text: None,
             running: None,
             cache: HashMap::new(),
             result: None,
@@ -539,8 +527,7 @@ impl View for CyclesPane {
             sample: Some(self.settings.sample),
             threshold: self.settings.threshold.trim().parse().ok(),
             binary: (!self.settings.binary.trim().is_empty())
-                .then(|| self.settings.binary.trim().to_owned())
-                .filter(|b| Some(b) != self.demo_binary.as_ref()),
+                .then(|| self.settings.binary.trim().to_owned()),
             functions: {
                 let list: Vec<String> = self
                     .settings
@@ -590,10 +577,11 @@ impl View for CyclesPane {
             let record = *record;
             let mut clear = false;
             let scroll = std::mem::take(&mut self.scroll_source);
+            let source_text = &mut self.source_text;
             egui::Panel::right(("cycle-source", self.key.get()))
                 .default_size(360.0)
                 .show(ui, |ui| {
-                    clear = source_pane(ui, analysis, record, mask, scroll);
+                    clear = source_pane(ui, analysis, record, mask, scroll, source_text);
                 });
             if clear {
                 self.selection = None;
@@ -891,6 +879,7 @@ fn source_pane(
     record: usize,
     mask: &[bool],
     scroll: bool,
+    source_text: &mut Option<(String, Option<Vec<String>>)>,
 ) -> bool {
     let mut clear = false;
     let records = &analysis.report.records;
@@ -940,16 +929,16 @@ fn source_pane(
         .filter(|(f, _)| *f == Some(file))
         .filter_map(|(_, l)| *l)
         .collect();
-    let text = std::fs::metadata(file)
-        .ok()
-        .filter(|m| m.len() < 8 << 20)
-        .and_then(|_| std::fs::read_to_string(file).ok());
-    let Some(text) = text else {
+    if source_text.as_ref().is_none_or(|(f, _)| f != file) {
+        let lines = crate::views::source_file::read_lines(std::path::Path::new(file));
+        *source_text = Some((file.to_owned(), lines));
+    }
+    let Some((_, Some(text))) = source_text.as_ref() else {
         ui.label("(the source file is not readable here)");
         return clear;
     };
     egui::ScrollArea::both().show(ui, |ui| {
-        for (i, l) in text.lines().enumerate() {
+        for (i, l) in text.iter().enumerate() {
             let n = i as u32 + 1;
             let row = egui::RichText::new(format!("{n:>5}  {l}")).monospace();
             let response = if marked.contains(&n) {

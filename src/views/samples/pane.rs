@@ -375,13 +375,7 @@ impl View for HistogramsPane {
             view: Some("histograms".to_owned()),
             ..Default::default()
         };
-        if let Some(Ok(base)) = self.shared.base() {
-            let (spec, _) = self.shared.spec();
-            let (ranges, line, symbol) = super::shared::selection_step_fields(&spec, &base.index);
-            step.select = (!ranges.is_empty()).then_some(ranges);
-            step.select_line = line;
-            step.select_symbol = symbol;
-        }
+        self.shared.selection_into_step(&mut step);
         let bins = self.shared.bins();
         step.histogram_bins = (bins != super::shared::QUANTITATIVE_BINS).then_some(bins);
         Some(step)
@@ -398,20 +392,12 @@ impl View for HistogramsPane {
             self.ready = true;
             return;
         };
-        let base = match self.shared.base() {
-            None => {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label("mapping samples and binning every attribute…");
-                });
-                return;
-            }
-            Some(Err(e)) => {
-                ui.colored_label(Color32::LIGHT_RED, e);
-                self.ready = true;
-                return;
-            }
-            Some(Ok(b)) => b,
+        let Some(base) = self.shared.base_or_status(
+            ui,
+            "mapping samples and binning every attribute…",
+            &mut self.ready,
+        ) else {
+            return;
         };
         let index = &base.index;
         if self.order.is_empty() {

@@ -204,6 +204,42 @@ impl SamplesShared {
         self.base.lock().ok().and_then(|b| b.clone())
     }
 
+    /// The base for a pane's frame; while it is built a spinner with `waiting`, on failure the
+    /// error (and `*ready` set: there is nothing more to wait for) and None.
+    pub fn base_or_status(
+        &self,
+        ui: &mut egui::Ui,
+        waiting: &str,
+        ready: &mut bool,
+    ) -> Option<Arc<Base>> {
+        match self.base() {
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(waiting);
+                });
+                None
+            }
+            Some(Err(e)) => {
+                ui.colored_label(egui::Color32::LIGHT_RED, e);
+                *ready = true;
+                None
+            }
+            Some(Ok(base)) => Some(base),
+        }
+    }
+
+    /// The current selection as tour-step fields (`select`, `select_line`, `select_symbol`).
+    pub fn selection_into_step(&self, step: &mut crate::tour::StepSpec) {
+        if let Some(Ok(base)) = self.base() {
+            let (spec, _) = self.spec();
+            let (ranges, line, symbol) = selection_step_fields(&spec, &base.index);
+            step.select = (!ranges.is_empty()).then_some(ranges);
+            step.select_line = line;
+            step.select_symbol = symbol;
+        }
+    }
+
     fn set_base(&self, base: Result<Arc<Base>, String>) {
         if let Ok(mut b) = self.base.lock() {
             *b = Some(base);

@@ -66,9 +66,6 @@ pub struct SourceView {
     scroll: bool,
 }
 
-/// Source files larger than this are not shown.
-const MAX_SOURCE_BYTES: u64 = 8 << 20;
-
 impl SourceView {
     /// Opens the source of offender `name` (`file:line`) relative to `samples_file`.
     pub fn open(samples_file: &Path, name: &str, marked: Vec<u32>) -> Option<SourceView> {
@@ -76,14 +73,7 @@ impl SourceView {
         let path = resolve(samples_file, file);
         let lines = path
             .as_deref()
-            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= MAX_SOURCE_BYTES))
-            .and_then(|p| std::fs::read(p).ok())
-            .map(|bytes| {
-                String::from_utf8_lossy(&bytes)
-                    .lines()
-                    .map(|l| l.replace('\t', "    "))
-                    .collect()
-            })
+            .and_then(crate::views::source_file::read_lines)
             .unwrap_or_default();
         Some(SourceView {
             name: name.to_owned(),

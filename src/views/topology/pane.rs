@@ -145,15 +145,8 @@ impl View for TopologyPane {
             ..Default::default()
         };
         // The linked selection colours the topology too.
-        if let Content::Samples(shared) = &self.content
-            && let Some(Ok(base)) = shared.base()
-        {
-            let (spec, _) = shared.spec();
-            let (ranges, line, symbol) =
-                crate::views::samples::shared::selection_step_fields(&spec, &base.index);
-            step.select = (!ranges.is_empty()).then_some(ranges);
-            step.select_line = line;
-            step.select_symbol = symbol;
+        if let Content::Samples(shared) = &self.content {
+            shared.selection_into_step(&mut step);
         }
         Some(step)
     }
@@ -193,20 +186,10 @@ impl View for TopologyPane {
         let Some(samples) = samples_of(&dataset) else {
             return;
         };
-        let base = match shared.base() {
-            None => {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label("mapping samples onto the topology…");
-                });
-                return;
-            }
-            Some(Err(e)) => {
-                ui.colored_label(Color32::LIGHT_RED, e);
-                self.ready = true;
-                return;
-            }
-            Some(Ok(base)) => base,
+        let Some(base) =
+            shared.base_or_status(ui, "mapping samples onto the topology…", &mut self.ready)
+        else {
+            return;
         };
         let Some((result, result_version)) = shared.result() else {
             ui.horizontal(|ui| {
