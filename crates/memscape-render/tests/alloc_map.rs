@@ -7,7 +7,10 @@ use memscape_render::alloc_map::{
     CushionKind, render_offscreen,
 };
 use memscape_render::golden::{self, Tolerance, compare};
-use memscape_render::{AdapterChoice, GpuContext, RgbaImage};
+use memscape_render::{GpuContext, RgbaImage};
+
+mod common;
+use common::ctx;
 
 /// GPU and CPU evaluate the same formulas in f32 but with different pow/exp implementations and
 /// operation order: allow 2/255 per channel, on every pixel.
@@ -15,12 +18,6 @@ const GPU_VS_CPU: Tolerance = Tolerance {
     per_channel: 2,
     max_differing_pixels: 0,
 };
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
 
 /// A deterministic synthetic heap: large long-lived blocks, medium blocks, and a burst of tiny
 /// short-lived ones far below a pixel, spread over an address range near the top of 64 bits.

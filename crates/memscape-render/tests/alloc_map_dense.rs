@@ -8,21 +8,13 @@ use memscape_render::alloc_map::{
     AccumPath, AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView,
     BlockTimeGpu, ColorMode, CushionKind, DrawOptions, SelectionBits, SelectionStyle,
 };
-use memscape_render::golden::{Tolerance, compare};
+use memscape_render::golden::compare;
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
-use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget, RgbaImage};
+use memscape_render::{GpuContext, OffscreenTarget, RgbaImage};
 
-/// As the raster path's tests: 2/255 per channel, on every pixel.
-const GPU_VS_CPU: Tolerance = Tolerance {
-    per_channel: 2,
-    max_differing_pixels: 0,
-};
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
+mod common;
+use common::assert_close;
+use common::ctx;
 
 struct Rng(u64);
 
@@ -160,23 +152,6 @@ fn dense() -> DrawOptions {
     }
 }
 
-fn assert_close(name: &str, gpu: &RgbaImage, cpu: &RgbaImage) {
-    let c = compare(gpu, cpu, GPU_VS_CPU);
-    if c.differing_pixels > 0 {
-        let dir = std::env::temp_dir();
-        gpu.save_png(&dir.join(format!("{name}.gpu.png"))).ok();
-        cpu.save_png(&dir.join(format!("{name}.cpu.png"))).ok();
-        c.diff.save_png(&dir.join(format!("{name}.diff.png"))).ok();
-        panic!(
-            "{name}: {} pixels differ by > {}; max difference {}; images in {}",
-            c.differing_pixels,
-            GPU_VS_CPU.per_channel,
-            c.max_channel_difference,
-            dir.display()
-        );
-    }
-}
-
 fn pipelines(ctx: &GpuContext) -> AllocMapPipelines {
     let pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
     assert!(
@@ -236,7 +211,7 @@ fn dense_and_raster_paths_draw_the_same_picture() {
     let mut thin_only = DrawOptions::range(0..1);
     thin_only.path = AccumPath::Dense;
     let one = render(&ctx, &mut pipelines, &data, &view, [W, H], &thin_only);
-    assert!(compare(&one, &dense_image, GPU_VS_CPU).differing_pixels > 100);
+    assert!(compare(&one, &dense_image, common::ALLOC_MAP_GPU_VS_CPU).differing_pixels > 100);
 }
 
 #[test]

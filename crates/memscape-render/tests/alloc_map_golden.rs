@@ -17,18 +17,15 @@ use memscape_render::alloc_map::{
 };
 use memscape_render::golden::{self, Tolerance};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
-use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget, RgbaImage};
+use memscape_render::{OffscreenTarget, RgbaImage};
+
+mod common;
+use common::ctx;
 
 const GOLDEN: Tolerance = Tolerance {
     per_channel: 2,
     max_differing_pixels: 32,
 };
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
 
 fn check(name: &str, image: &RgbaImage) {
     let reference: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "golden", name]

@@ -8,13 +8,9 @@ use memscape_render::alloc_map::{
     AllocBlockGpu, AllocMapData, AllocMapPicker, AllocMapPipelines, AllocMapView, BlockTimeGpu,
     PickResult,
 };
-use memscape_render::{AdapterChoice, GpuContext};
 
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
+mod common;
+use common::ctx;
 
 struct Rng(u64);
 impl Rng {

@@ -2,6 +2,7 @@
 //! GPU (lavapipe in CI) against the CPU reference.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use memscape_render::RgbaImage;
 use memscape_render::alloc_map::cpu_reference;
 use memscape_render::alloc_map::{
     AllocBlockGpu, AllocMapData, AllocMapPipelines, AllocMapView, BlockTimeGpu, ColorMode,
@@ -9,18 +10,10 @@ use memscape_render::alloc_map::{
     render_offscreen, render_offscreen_with,
 };
 use memscape_render::golden::{Tolerance, compare};
-use memscape_render::{AdapterChoice, GpuContext, RgbaImage};
 
-const GPU_VS_CPU: Tolerance = Tolerance {
-    per_channel: 2,
-    max_differing_pixels: 0,
-};
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
+mod common;
+use common::assert_close;
+use common::ctx;
 
 fn xorshift(seed: &mut u64) -> u64 {
     *seed ^= *seed << 13;
@@ -65,23 +58,6 @@ fn binned(
         ranges.push((start..blocks.len(), base, base + span + (64 << 6)));
     }
     (blocks, times, ranges)
-}
-
-fn assert_close(name: &str, gpu: &RgbaImage, cpu: &RgbaImage) {
-    let c = compare(gpu, cpu, GPU_VS_CPU);
-    if c.differing_pixels > 0 {
-        let dir = std::env::temp_dir();
-        gpu.save_png(&dir.join(format!("{name}.gpu.png"))).ok();
-        cpu.save_png(&dir.join(format!("{name}.cpu.png"))).ok();
-        c.diff.save_png(&dir.join(format!("{name}.diff.png"))).ok();
-        panic!(
-            "{name}: {} pixels differ by > {} (max {}); images in {}",
-            c.differing_pixels,
-            GPU_VS_CPU.per_channel,
-            c.max_channel_difference,
-            dir.display()
-        );
-    }
 }
 
 #[test]

@@ -10,18 +10,11 @@ use memscape_render::alloc_map::{
 };
 use memscape_render::golden::{Tolerance, compare};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
-use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget, RgbaImage};
+use memscape_render::{GpuContext, OffscreenTarget};
 
-const GPU_VS_CPU: Tolerance = Tolerance {
-    per_channel: 2,
-    max_differing_pixels: 0,
-};
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
+mod common;
+use common::assert_close;
+use common::ctx;
 
 /// A target holding an allocation map picture (stripes of blocks) under the cursors.
 fn map_target(ctx: &GpuContext, view: &AllocMapView, w: u32, h: u32) -> OffscreenTarget {
@@ -55,23 +48,6 @@ fn map_target(ctx: &GpuContext, view: &AllocMapView, w: u32, h: u32) -> Offscree
     frame.resolve_to(&mut encoder, &target.view, &pipelines);
     ctx.queue.submit([encoder.finish()]);
     target
-}
-
-fn assert_close(name: &str, gpu: &RgbaImage, cpu: &RgbaImage) {
-    let c = compare(gpu, cpu, GPU_VS_CPU);
-    if c.differing_pixels > 0 {
-        let dir = std::env::temp_dir();
-        gpu.save_png(&dir.join(format!("{name}.gpu.png"))).ok();
-        cpu.save_png(&dir.join(format!("{name}.cpu.png"))).ok();
-        c.diff.save_png(&dir.join(format!("{name}.diff.png"))).ok();
-        panic!(
-            "{name}: {} pixels differ by > {} (max {}); images in {}",
-            c.differing_pixels,
-            GPU_VS_CPU.per_channel,
-            c.max_channel_difference,
-            dir.display()
-        );
-    }
 }
 
 #[test]

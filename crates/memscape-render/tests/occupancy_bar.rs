@@ -7,19 +7,10 @@ use memscape_render::alloc_map::{
     AllocMapPipelines, BarBlocks, CushionKind, OccupancyBarData, OccupancyBarView, OccupancySteps,
     OccupancyVariant,
 };
-use memscape_render::golden::{Tolerance, compare};
-use memscape_render::{AdapterChoice, GpuContext, RgbaImage};
 
-const GPU_VS_CPU: Tolerance = Tolerance {
-    per_channel: 2,
-    max_differing_pixels: 0,
-};
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
+mod common;
+use common::assert_close;
+use common::ctx;
 
 /// Three bins over `[0, 100_000)`:
 /// 0: bursts of dense activity (an event every 7 time units) at 10–25 k, 50–52 k and 80–95 k,
@@ -66,23 +57,6 @@ fn bins() -> Vec<OccupancySteps> {
         t += 500;
     }
     vec![a, b, c]
-}
-
-fn assert_close(name: &str, gpu: &RgbaImage, cpu: &RgbaImage) {
-    let c = compare(gpu, cpu, GPU_VS_CPU);
-    if c.differing_pixels > 0 {
-        let dir = std::env::temp_dir();
-        gpu.save_png(&dir.join(format!("{name}.gpu.png"))).ok();
-        cpu.save_png(&dir.join(format!("{name}.cpu.png"))).ok();
-        c.diff.save_png(&dir.join(format!("{name}.diff.png"))).ok();
-        panic!(
-            "{name}: {} pixels differ by > {} (max {}); images in {}",
-            c.differing_pixels,
-            GPU_VS_CPU.per_channel,
-            c.max_channel_difference,
-            dir.display()
-        );
-    }
 }
 
 fn lum(p: [u8; 4]) -> u32 {

@@ -8,8 +8,11 @@ use memscape_render::polar_morph::{
     render_offscreen,
 };
 use memscape_render::shapes::{ShapesView, cpu_reference as shapes_cpu};
-use memscape_render::{AdapterChoice, GpuContext, RgbaImage};
+use memscape_render::{GpuContext, RgbaImage};
 use std::f32::consts::TAU;
+
+mod common;
+use common::ctx;
 
 /// As for the shapes: same formulas, GPU trig differs in the last bits, a few pixels at
 /// coverage rounding boundaries may move by more than one step.
@@ -21,12 +24,6 @@ const GPU_VS_CPU: Tolerance = Tolerance {
 const W: u32 = 320;
 const H: u32 = 320;
 const BG: [u8; 4] = [16, 18, 24, 255];
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
 
 /// A spiral of `n` records: parameterization A turns 5 times, B turns 3 times backwards with a
 /// phase, so most points cross the ±π seam at some t.

@@ -5,8 +5,10 @@ use memscape_render::golden::{self, Tolerance, compare};
 use memscape_render::shapes::{
     Geometry, Shape, ShapeGpu, ShapesPipelines, ShapesView, cpu_reference, render_offscreen,
 };
-use memscape_render::{AdapterChoice, GpuContext};
 use std::f32::consts::PI;
+
+mod common;
+use common::ctx;
 
 /// Same formulas in f32 on both sides, but GPU atan2/sin/sqrt differ from Rust's in the last
 /// bits, and a distance that lands on a coverage rounding boundary can move a channel by one
@@ -15,12 +17,6 @@ const GPU_VS_CPU: Tolerance = Tolerance {
     per_channel: 3,
     max_differing_pixels: 40,
 };
-
-fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
-    })
-}
 
 const W: u32 = 240;
 const H: u32 = 160;
