@@ -289,28 +289,29 @@ impl SamplesShared {
 
     /// A window-score strip: Some when computed (or failed), None while pending (requested).
     pub fn strip(&self, key: &StripKey) -> Option<Outcome<Vec<WindowScore>>> {
+        self.cached_or_request(|s| &s.strips, key, || Job::Strip(key.clone()))
+    }
+
+    /// A cluster tree: Some when built (or failed), None while pending (requested).
+    pub fn tree(&self, params: &ClusterParams) -> Option<Outcome<ClusterTree>> {
+        self.cached_or_request(|s| &s.trees, params, || Job::Cluster(params.clone()))
+    }
+
+    /// The cached outcome for `key` in the cache `cache` picks, else the job asked for.
+    fn cached_or_request<K: PartialEq, T>(
+        &self,
+        cache: impl Fn(&State) -> &Vec<(K, Outcome<T>)>,
+        key: &K,
+        job: impl FnOnce() -> Job,
+    ) -> Option<Outcome<T>> {
         let found = self.state.lock().ok().and_then(|s| {
-            s.strips
+            cache(&s)
                 .iter()
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.clone())
         });
         if found.is_none() {
-            self.request(Job::Strip(key.clone()));
-        }
-        found
-    }
-
-    /// A cluster tree: Some when built (or failed), None while pending (requested).
-    pub fn tree(&self, params: &ClusterParams) -> Option<Outcome<ClusterTree>> {
-        let found = self.state.lock().ok().and_then(|s| {
-            s.trees
-                .iter()
-                .find(|(k, _)| k == params)
-                .map(|(_, v)| v.clone())
-        });
-        if found.is_none() {
-            self.request(Job::Cluster(params.clone()));
+            self.request(job());
         }
         found
     }
