@@ -52,7 +52,7 @@ pub enum Command {
     Persistence(PersistenceArgs),
     /// Cycles in a memory reference trace: windows, persistent cohomology, circular coordinates.
     Cycles(CyclesArgs),
-    /// Layered layout of dependence graphs (IGV XML, DOT) as JSON.
+    /// Layered layout of dependence graphs (IGV XML, Graal BGV, DOT) as JSON: nodes by their input ids, with labels.
     Layout(LayoutArgs),
     /// Write the embedded demo files to a directory.
     Demo(DemoArgs),
@@ -100,7 +100,7 @@ pub struct CyclesArgs {
 
 #[derive(Debug, Args)]
 pub struct LayoutArgs {
-    /// IGV XML, or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
+    /// IGV XML, Graal BGV (.bgv, .bgv.gz), or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
     #[arg(required = true)]
     pub graphs: Vec<PathBuf>,
     /// Which snapshot (0-based, document order).
@@ -257,7 +257,7 @@ pub enum ViewKindArg {
     Barcode,
     /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
     Projection,
-    /// Dependence graph (IGV XML, DOT): layered layout; --snapshot N, --profile, --diff-from.
+    /// Dependence graph (IGV XML, Graal BGV, DOT): layered layout; --snapshot N, --profile, --diff-from.
     Graph,
     /// Samples on the hardware topology (radial; --hardware HW), or a topology file alone.
     Topology,

@@ -44,7 +44,7 @@ pub enum DatasetContent {
     Topology(Box<memscape_topology::Topology>),
     /// A memory reference trace (valgrind lackey, pinatrace, CSV).
     RefTrace(Box<memscape_cycles::ReferenceTrace>),
-    /// Dependence graphs (IGV XML, Graphviz DOT).
+    /// Dependence graphs (IGV XML, Graal BGV, Graphviz DOT).
     Graphs(Box<memscape_graph::Imported>),
 }
 
@@ -85,7 +85,8 @@ fn sniff(bytes: &[u8]) -> Sniffed {
         Sniffed::Massif
     } else if head.contains("<topology") || head.contains("<Hardware") {
         Sniffed::Topology
-    } else if head.contains("<graphDocument") || is_dot(&head) {
+    } else if head.contains("<graphDocument") || is_dot(&head) || memscape_graph::bgv::is_bgv(bytes)
+    {
         Sniffed::Graph
     } else if first_line.starts_with("==")
         || memscape_cycles::trace::detect_format(&bytes[..bytes.len().min(4096)])
@@ -267,7 +268,7 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> anyhow::Result
                         });
                     }
                     return Err(anyhow::Error::new(alloc_error).context(format!(
-                        "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc, CSV reference trace; massif, hwloc/MemAxes XML, sample CSVs, lackey, IGV XML and DOT are recognised by their first lines)"
+                        "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc, CSV reference trace; massif, hwloc/MemAxes XML, sample CSVs, lackey, IGV XML, Graal BGV and DOT are recognised by their first bytes)"
                     )));
                 }
             };
@@ -307,6 +308,7 @@ mod tests {
             Sniffed::Graph
         );
         assert_eq!(sniff(b"<graphDocument>\n"), Sniffed::Graph);
+        assert_eq!(sniff(b"BIGV\x07\x00\x03\x00\x00"), Sniffed::Graph);
         assert_eq!(sniff(b"==123== Lackey\nI  04001000,3\n"), Sniffed::RefTrace);
         assert_eq!(
             sniff(b"time,op,address,size\n1,alloc,0x10,8\n"),

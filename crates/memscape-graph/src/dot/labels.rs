@@ -214,7 +214,7 @@ pub(super) fn match_by_label(graph: &mut Graph, warnings: &mut Warnings, file: &
     }
     for (i, key) in renames.into_iter().enumerate() {
         let old = graph.nodes[i].id.clone();
-        graph.nodes[i].properties.set("dot_id", old);
+        graph.nodes[i].properties.set(crate::model::INPUT_ID, old);
         graph.rename_node(i, key);
     }
 }
