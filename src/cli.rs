@@ -40,8 +40,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Convert an allocation trace (heaptrack, CSV) to memscape's native .msc.
     Convert(ConvertArgs),
-    /// The heap tree at one time point (massif snapshots or allocation traces), as JSON or text.
+    /// The heap tree at one time point (massif, allocation traces, pprof/DHAT/heap profiles), as JSON or text.
     Heaptree(HeaptreeArgs),
+    /// A heap tree at one time point as pprof (profile.proto) or collapsed stacks (inferno, FlameGraph, speedscope).
+    Export(ExportArgs),
     /// Print a hardware topology: this machine, an hwloc XML file or a MemAxes hardware.xml.
     Topology(TopologyArgs),
     /// Sampled memory accesses mapped onto the hardware topology.
@@ -163,8 +165,47 @@ pub struct HeaptreeArgs {
     /// Levels below the root.
     #[arg(long)]
     pub depth: Option<usize>,
+    /// Profiles (pprof, DHAT, heap profiles): what the tree measures (inuse, alloc, total,
+    /// reads, never_read, …, or a sample type); default: the profile's own default.
+    #[arg(long)]
+    pub measure: Option<String>,
     #[arg(long)]
     pub json: bool,
+}
+
+/// `memscape export FILE --to pprof|collapsed [-o OUT]`, with `heaptree`'s time point,
+/// grouping and measure options.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// An allocation trace, massif file, profile (pprof, DHAT, heap profile), or a directory of
+    /// profiles taken over time.
+    pub file: PathBuf,
+    /// pprof (gzipped profile.proto) or collapsed (`a;b;c bytes` lines).
+    #[arg(long)]
+    pub to: String,
+    /// Where to write; default: standard output.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number; profiles: the profile's number (from 0).
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// The heap peak.
+    #[arg(long)]
+    pub peak: bool,
+    /// Grouping keys for traces, outermost first: thread,site,size,path,module (`path`: whole
+    /// call stacks).
+    #[arg(long, default_value = "path")]
+    pub group: String,
+    /// Collapsed stacks: bytes or objects per stack.
+    #[arg(long, default_value = "bytes")]
+    pub metric: String,
+    /// Profiles: the measure exported (see `heaptree --measure`).
+    #[arg(long)]
+    pub measure: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -36,6 +36,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
+    options.measure = args.measure.clone();
     let report = heaptree_file(&crate::demo::resolve_path(&args.file)?, &options)?;
     if args.json {
         print_json(&report)?;

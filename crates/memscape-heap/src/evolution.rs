@@ -148,7 +148,7 @@ fn _assert_send() {
 }
 
 /// Fills in what follows from the points: suspects, growth, peak.
-fn finish(mut timeline: HeapTimeline, acc: &GrowthAccumulator) -> HeapTimeline {
+pub(crate) fn finish(mut timeline: HeapTimeline, acc: &GrowthAccumulator) -> HeapTimeline {
     timeline.suspects = acc.rank(&timeline.trie, None);
     timeline.growth = (0..timeline.trie.len() as u32)
         .map(|n| acc.slope_of(n))

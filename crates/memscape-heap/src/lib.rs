@@ -13,11 +13,16 @@
 //! * [`layout`]: sunburst and icicle geometry as plain data for the renderer.
 //! * [`suspects`]: leak suspects ranked by growth.
 //! * [`report`]: the serde report behind `memscape heaptree`.
+//! * [`profile`]: pprof (`profile.proto`), legacy text heap profiles (gperftools, jemalloc, Go)
+//!   and DHAT JSON as stack profiles over time, heap trees per measure.
+//! * [`export`]: any heap tree at a time point as pprof or collapsed stacks.
 
 pub mod evolution;
+pub mod export;
 pub mod layout;
 pub mod massif;
 pub mod massif_tree;
+pub mod profile;
 pub mod report;
 pub mod suspects;
 pub mod synthetic;
@@ -34,9 +39,14 @@ pub use massif::{
     read_massif,
 };
 pub use massif_tree::MassifHeap;
+pub use profile::{
+    Measure, ProfileError, ProfileFormat, ProfileHeap, StackProfile, load_profiles,
+    profile_timeline, read_profile,
+};
 pub use report::{
     HeapError, HeapInput, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file,
-    heaptree_massif, heaptree_trace, load_heap_input, timeline_massif, timeline_trace,
+    heaptree_massif, heaptree_profile, heaptree_trace, load_heap_input, timeline_massif,
+    timeline_trace,
 };
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
 pub use trace_tree::{GroupKey, TraceHeap};
