@@ -215,8 +215,11 @@ impl StackProfile {
             if let Some(o) = objects {
                 paired[o] = true;
             }
+            // `inuse_space` + `inuse_objects` → `inuse`; `reads_bytes` alone → `reads`.
+            let suffix = t.name.rsplit_once('_').map(|(_, s)| s);
+            let by_prefix = objects.is_some() || matches!(suffix, Some("bytes" | "space"));
             out.push(Measure {
-                name: if objects.is_some() {
+                name: if by_prefix {
                     prefix(&t.name).to_owned()
                 } else {
                     t.name.clone()
