@@ -33,8 +33,9 @@ use super::{
     prune,
 };
 
-/// pprof's `allocRxStr` for legacy heap profiles: allocator entry points and internals.
-pub(super) const ALLOCATOR_FRAMES: &str = r"calloc|cfree|malloc|free|memalign|do_memalign|(__)?posix_memalign|pvalloc|valloc|realloc|aligned_alloc|tcmalloc::.*|tc_calloc|tc_cfree|tc_malloc|tc_free|tc_memalign|tc_posix_memalign|tc_pvalloc|tc_valloc|tc_realloc|tc_new|tc_delete|tc_newarray|tc_deletearray|tc_new_nothrow|tc_newarray_nothrow|je_.*|runtime\..*|BaseArena::.*|(::)?do_malloc_no_errno|(::)?do_malloc_pages|(::)?do_malloc|DoSampledAllocation|MallocedMemBlock::MallocedMemBlock|_M_allocate|__builtin_(vec_)?delete|__builtin_(vec_)?new|__gnu_cxx::new_allocator::allocate|__libc_malloc|__malloc_alloc_template::allocate|allocate|cpp_alloc|operator new(\[\])?|simple_alloc::allocate";
+/// pprof's `allocRxStr` for legacy heap profiles: allocator entry points and internals (and
+/// Rust's global-allocator plumbing, for dhat-rs).
+pub(super) const ALLOCATOR_FRAMES: &str = r"calloc|cfree|malloc|free|memalign|do_memalign|(__)?posix_memalign|pvalloc|valloc|realloc|aligned_alloc|tcmalloc::.*|tc_calloc|tc_cfree|tc_malloc|tc_free|tc_memalign|tc_posix_memalign|tc_pvalloc|tc_valloc|tc_realloc|tc_new|tc_delete|tc_newarray|tc_deletearray|tc_new_nothrow|tc_newarray_nothrow|je_.*|runtime\..*|BaseArena::.*|(::)?do_malloc_no_errno|(::)?do_malloc_pages|(::)?do_malloc|DoSampledAllocation|MallocedMemBlock::MallocedMemBlock|_M_allocate|__builtin_(vec_)?delete|__builtin_(vec_)?new|__gnu_cxx::new_allocator::allocate|__libc_malloc|__malloc_alloc_template::allocate|allocate|cpp_alloc|operator new(\[\])?|simple_alloc::allocate|alloc::alloc::.*|alloc::raw_vec::.*|__rust_alloc|__rust_alloc_zeroed|__rust_realloc|__rdl_.*";
 
 /// Go runtime frames kept in the middle of stacks (pprof's `allocSkipRxStr`).
 const KEEP_FRAMES: &str = r"runtime\.panic|runtime\.reflectcall|runtime\.call[0-9]*";
