@@ -218,7 +218,8 @@ pub struct TopologyArgs {
 
 #[derive(Debug, Args)]
 pub struct SamplesArgs {
-    /// MemAxes CSV, Mitos CSV or `perf script` text.
+    /// MemAxes CSV, Mitos CSV or `perf script` text, or a directory (MemAxes' layout:
+    /// DIR/data/samples.*, DIR/hardware.xml, DIR/src/).
     pub file: PathBuf,
     /// Topology of the machine the samples came from (default: hardware.xml beside FILE, else this machine).
     #[arg(long)]

@@ -96,6 +96,23 @@ fn session(
 ) -> anyhow::Result<memscape_samples::Session> {
     let data_source_radix = memscape_samples::DataSourceRadix::parse(radix)
         .with_context(|| format!("--data-source-radix {radix:?}: expected auto, hex or decimal"))?;
+    // A directory: its first dataset (MemAxes' layout: data/samples.*, hardware.xml).
+    let found;
+    let (file, hardware) = if file.is_dir() {
+        found = memscape_samples::find_datasets(file)?;
+        let first = found.first().with_context(|| {
+            format!(
+                "{}: no samples found (looked for data/samples.* with hardware.xml, samples files, and both in subdirectories)",
+                file.display()
+            )
+        })?;
+        (
+            first.samples.as_path(),
+            hardware.or(first.hardware.as_deref()),
+        )
+    } else {
+        (file, hardware)
+    };
     Ok(memscape_samples::Session::open(
         file,
         hardware,
