@@ -274,13 +274,45 @@ impl PoolObject {
                 places,
                 caller,
             } => {
-                let mut text = format!("{method} @{bci}");
-                if !places.is_empty() {
-                    text.push_str(&format!(" [{}]", places.join(", ")));
-                }
-                if let Some(caller) = caller {
+                // The frame and at most three callers: inlining chains run dozens deep, and
+                // every node of a graph carries one.
+                let frame = |method: &str, bci: i32, places: &[String]| {
+                    if places.is_empty() {
+                        format!("{method} @{bci}")
+                    } else {
+                        format!("{method} @{bci} [{}]", places.join(", "))
+                    }
+                };
+                let mut text = frame(method, *bci, places);
+                let mut next = caller.clone();
+                let mut shown = 0;
+                while let Some(c) = next {
+                    let PoolObject::SourcePosition {
+                        method,
+                        bci,
+                        places,
+                        caller,
+                    } = &*c
+                    else {
+                        break;
+                    };
+                    if shown == 3 {
+                        let mut more = 1;
+                        let mut rest = caller.clone();
+                        while let Some(r) = rest {
+                            more += 1;
+                            rest = match &*r {
+                                PoolObject::SourcePosition { caller, .. } => caller.clone(),
+                                _ => None,
+                            };
+                        }
+                        text.push_str(&format!(" ← … {more} more"));
+                        break;
+                    }
                     text.push_str(" ← ");
-                    text.push_str(&caller.text(length));
+                    text.push_str(&frame(method, *bci, places));
+                    shown += 1;
+                    next = caller.clone();
                 }
                 text
             }
