@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use memscape_io::{Location, Warnings};
 
-use super::read::{Length, RawGraph, RawNode, Value, simple_name};
+use super::pool::{Length, RawGraph, RawNode, Value, simple_name};
 use crate::model::{Block, Graph, Properties};
 
 /// Property names IGV reserves for itself; a node property of the same name is kept as

@@ -42,6 +42,7 @@
 //! `unclosed_group`, `unread_rest`.
 
 mod build;
+mod pool;
 mod read;
 
 pub use build::SUCCESSOR_KIND;
@@ -50,7 +51,8 @@ use memscape_io::{Location, Warnings};
 
 use crate::model::{Document, Group, Method, Properties};
 use crate::{GraphError, Imported};
-use read::{Length, ReadError, Reader, Value};
+use pool::{Length, Value};
+use read::{ReadError, Reader};
 
 const BEGIN_GROUP: u8 = 0x00;
 const BEGIN_GRAPH: u8 = 0x01;
@@ -341,10 +343,10 @@ mod tests {
 
     #[test]
     fn java_number_formats() {
-        assert_eq!(read::java_double(1.0), "1.0");
-        assert_eq!(read::java_double(0.5), "0.5");
-        assert_eq!(read::java_double(1e10), "1.0E10");
-        assert_eq!(read::java_double(f64::NAN), "NaN");
+        assert_eq!(pool::java_double(1.0), "1.0");
+        assert_eq!(pool::java_double(0.5), "0.5");
+        assert_eq!(pool::java_double(1e10), "1.0E10");
+        assert_eq!(pool::java_double(f64::NAN), "NaN");
     }
 
     #[test]
