@@ -425,6 +425,20 @@ fn export_writes_collapsed_stacks_that_sum_to_the_heaptree_total() {
     let back = json_of(&["heaptree"], &pb);
     assert_eq!(back["total_bytes"], tree["total_bytes"]);
     assert_eq!(back["measure"]["name"], "inuse");
+    // And opened by content in the heap views.
+    let png = scratch("david-pprof.png");
+    let out = memscape()
+        .args(["render", "--view", "sunburst", "-o"])
+        .arg(&png)
+        .arg(&pb)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
     let bad = memscape()
         .args(["export", "--to", "svg"])
         .arg(&trace)

@@ -12,7 +12,9 @@ use std::io::Write as _;
 use crate::massif_tree::MassifHeap;
 use crate::profile::pprof::{EncodeInput, encode};
 use crate::profile::{Frame, Frames, ProfileHeap, Sample, SampleType};
-use crate::report::{HeapError, HeapInput, HeapTreeOptions, TimeSelect, profile_point};
+use crate::report::{
+    HeapError, HeapInput, HeapTreeOptions, massif_point, profile_point, trace_point,
+};
 use crate::trace_tree::TraceHeap;
 use crate::trie::{GroupTrie, Sizes};
 
@@ -66,23 +68,10 @@ pub fn heap_at(input: &HeapInput, options: &HeapTreeOptions) -> Result<HeapAt, H
     match input {
         HeapInput::Trace(trace) => {
             let mut heap = TraceHeap::new(trace, &options.group);
-            let events = heap.events();
-            let applied = match options.select {
-                TimeSelect::Default => events,
-                TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
-                TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
-                TimeSelect::Peak => heap.peak_point(),
-                TimeSelect::Snapshot(_) => {
-                    return Err(HeapError::Unsupported {
-                        source_name: trace.meta.source.clone(),
-                        what: "--snapshot applies to massif files and profiles; use --at TIME or --peak for allocation traces".into(),
-                    });
-                }
-            };
-            let sizes = heap.sizes_at(applied);
+            let applied = trace_point(trace, &heap, options.select)?;
             Ok(HeapAt {
+                sizes: heap.sizes_at(applied),
                 trie: heap.trie().clone(),
-                sizes,
                 callers_below: false,
                 sample_types: types("inuse_objects", "inuse_space", "bytes"),
                 time_nanos: 0,
@@ -90,33 +79,12 @@ pub fn heap_at(input: &HeapInput, options: &HeapTreeOptions) -> Result<HeapAt, H
         }
         HeapInput::Massif(file) => {
             let heap = MassifHeap::new(file);
-            let points = heap.snapshot_indices();
-            let snapshot = match options.select {
-                TimeSelect::Default | TimeSelect::Peak => {
-                    file.marked_peak().or_else(|| points.last().copied())
-                }
-                TimeSelect::Snapshot(n) => file.snapshots.iter().position(|s| s.number == n),
-                TimeSelect::At(t) | TimeSelect::AtEvent(t) => points
-                    .iter()
-                    .rev()
-                    .copied()
-                    .find(|&i| file.snapshots.get(i).is_some_and(|s| s.time <= t)),
-            };
-            let no_tree = || HeapError::NoTree {
+            let (snapshot, point) = massif_point(file, &heap, options.select)?;
+            let sizes = heap.sizes(point).ok_or_else(|| HeapError::NoTree {
                 source_name: file.source.clone(),
-                requested: match options.select {
-                    TimeSelect::Snapshot(n) => n,
-                    _ => 0,
-                },
-                available: points
-                    .iter()
-                    .filter_map(|&i| file.snapshots.get(i).map(|s| s.number))
-                    .collect(),
-            };
-            let point = snapshot
-                .and_then(|s| heap.point_of_snapshot(s))
-                .ok_or_else(no_tree)?;
-            let sizes = heap.sizes(point).ok_or_else(no_tree)?;
+                requested: file.snapshots.get(snapshot).map_or(0, |s| s.number),
+                available: Vec::new(),
+            })?;
             Ok(HeapAt {
                 trie: heap.trie().clone(),
                 sizes,

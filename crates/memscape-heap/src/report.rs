@@ -315,26 +315,8 @@ pub fn timeline_massif(
     let order = StableOrder::new(heap.trie(), &last, peak.as_ref(), options.prune.metric);
     let mut reports = Vec::with_capacity(selects.len());
     for &select in selects {
-        let snapshot_index = match select {
-            TimeSelect::Default | TimeSelect::Peak => file
-                .marked_peak()
-                .or_else(|| heap.snapshot_indices().last().copied()),
-            TimeSelect::Snapshot(n) => file.snapshots.iter().position(|s| s.number == n),
-            TimeSelect::At(t) | TimeSelect::AtEvent(t) => heap
-                .snapshot_indices()
-                .into_iter()
-                .rev()
-                .find(|&i| file.snapshots.get(i).is_some_and(|s| s.time <= t)),
-        };
-        let requested = match select {
-            TimeSelect::Snapshot(n) => n,
-            _ => 0,
-        };
-        let snapshot_index = snapshot_index.ok_or_else(|| no_tree(requested))?;
+        let (snapshot_index, point) = massif_point(file, &heap, select)?;
         let snapshot = &file.snapshots[snapshot_index];
-        let point = heap
-            .point_of_snapshot(snapshot_index)
-            .ok_or_else(|| no_tree(snapshot.number))?;
         let sizes = heap.sizes(point).ok_or_else(|| no_tree(snapshot.number))?;
         let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
         reports.push(HeapTreeReport {
@@ -349,6 +331,64 @@ pub fn timeline_massif(
         });
     }
     Ok(reports)
+}
+
+/// The events applied at the time point `select` names in a trace (`--snapshot` is an error).
+pub fn trace_point(
+    trace: &Trace,
+    heap: &TraceHeap<'_>,
+    select: TimeSelect,
+) -> Result<u64, HeapError> {
+    let events = heap.events();
+    Ok(match select {
+        TimeSelect::Default => events,
+        TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
+        TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
+        TimeSelect::Peak => heap.peak_point(),
+        TimeSelect::Snapshot(_) => {
+            return Err(HeapError::Unsupported {
+                source_name: trace.meta.source.clone(),
+                what: String::from(
+                    "--snapshot applies to massif files and profiles; use --at TIME or --peak for allocation traces",
+                ),
+            });
+        }
+    })
+}
+
+/// The snapshot (index into the file's snapshots) and time point that `select` names in a
+/// massif file: default and `--peak` the marked peak (else the last tree), `--snapshot N`,
+/// `--at T` the last tree at or before T.
+pub fn massif_point(
+    file: &MassifFile,
+    heap: &MassifHeap,
+    select: TimeSelect,
+) -> Result<(usize, usize), HeapError> {
+    let points = heap.snapshot_indices();
+    let snapshot = match select {
+        TimeSelect::Default | TimeSelect::Peak => {
+            file.marked_peak().or_else(|| points.last().copied())
+        }
+        TimeSelect::Snapshot(n) => file.snapshots.iter().position(|s| s.number == n),
+        TimeSelect::At(t) | TimeSelect::AtEvent(t) => points
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| file.snapshots.get(i).is_some_and(|s| s.time <= t)),
+    };
+    snapshot
+        .and_then(|s| Some((s, heap.point_of_snapshot(s)?)))
+        .ok_or_else(|| HeapError::NoTree {
+            source_name: file.source.clone(),
+            requested: match select {
+                TimeSelect::Snapshot(n) => n,
+                _ => 0,
+            },
+            available: points
+                .iter()
+                .filter_map(|&i| file.snapshots.get(i).map(|s| s.number))
+                .collect(),
+        })
 }
 
 /// `heaptree` on a loaded trace. The stable order is taken from the trace end.
@@ -377,20 +417,7 @@ pub fn timeline_trace(
     let order = StableOrder::new(heap.trie(), &last, Some(&peak), options.prune.metric);
     let mut reports = Vec::with_capacity(selects.len());
     for &select in selects {
-        let applied = match select {
-            TimeSelect::Default => events,
-            TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
-            TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
-            TimeSelect::Peak => heap.peak_point(),
-            TimeSelect::Snapshot(_) => {
-                return Err(HeapError::Unsupported {
-                    source_name: trace.meta.source.clone(),
-                    what: String::from(
-                        "--snapshot applies to massif files; use --at TIME or --peak for allocation traces",
-                    ),
-                });
-            }
-        };
+        let applied = trace_point(trace, &heap, select)?;
         let sizes = heap.sizes_at(applied);
         let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
         let (time, time_unit) = if trace.meta.has_wall_time {

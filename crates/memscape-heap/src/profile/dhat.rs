@@ -22,10 +22,7 @@
 use memscape_io::{Location as At, Warnings};
 use serde::Deserialize;
 
-use super::{
-    Frame, Frames, ProfileError, ProfileFormat, ProfileSnapshot, Sample, SampleType, StackProfile,
-    heap_text, prune,
-};
+use super::{Frame, Frames, ProfileError, ProfileFormat, Sample, StackProfile, heap_text, prune};
 
 #[derive(Deserialize)]
 struct DhatFile {
@@ -207,30 +204,19 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<StackProfile, ProfileError> {
             values,
         });
     }
-    let source = if file.cmd.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{name} ({})", file.cmd)
-    };
-    Ok(StackProfile {
-        source,
-        format: ProfileFormat::Dhat,
-        sample_types: types
-            .iter()
-            .map(|(n, u)| SampleType {
-                name: (*n).to_owned(),
-                unit: (*u).to_owned(),
-            })
-            .collect(),
-        default_type: 0,
+    let mut profile = StackProfile::single(
+        name,
+        ProfileFormat::Dhat,
+        &types,
+        0,
         frames,
-        snapshots: vec![ProfileSnapshot {
-            source: name.to_owned(),
-            time_ns: None,
-            samples,
-        }],
+        samples,
         warnings,
-    })
+    );
+    if !file.cmd.is_empty() {
+        profile.source = format!("{name} ({})", file.cmd);
+    }
+    Ok(profile)
 }
 
 #[cfg(test)]

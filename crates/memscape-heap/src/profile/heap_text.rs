@@ -28,10 +28,7 @@ use std::path::Path;
 
 use memscape_io::{Location as At, Warnings, numbered_lines};
 
-use super::{
-    Frame, Frames, ProfileError, ProfileFormat, ProfileSnapshot, Sample, SampleType, StackProfile,
-    prune,
-};
+use super::{Frame, Frames, ProfileError, ProfileFormat, Sample, StackProfile, prune};
 
 /// pprof's `allocRxStr` for legacy heap profiles: allocator entry points and internals (and
 /// Rust's global-allocator plumbing, for dhat-rs).
@@ -220,25 +217,15 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<StackProfile, ProfileError> {
         ("inuse_objects", "count"),
         ("inuse_space", "bytes"),
     ];
-    Ok(StackProfile {
-        source: name.to_owned(),
-        format: ProfileFormat::HeapText,
-        sample_types: types
-            .iter()
-            .map(|(n, u)| SampleType {
-                name: (*n).to_owned(),
-                unit: (*u).to_owned(),
-            })
-            .collect(),
-        default_type: 3,
+    Ok(StackProfile::single(
+        name,
+        ProfileFormat::HeapText,
+        &types,
+        3,
         frames,
-        snapshots: vec![ProfileSnapshot {
-            source: name.to_owned(),
-            time_ns: None,
-            samples,
-        }],
+        samples,
         warnings,
-    })
+    ))
 }
 
 /// `<start>-<end> <perms> <offset> <dev> <inode> <path>`; mappings without a path are skipped.

@@ -199,6 +199,37 @@ fn prefix(name: &str) -> &str {
 }
 
 impl StackProfile {
+    /// One profile of `samples` over `frames`, read from `name`; `types` are (name, unit).
+    pub(crate) fn single(
+        name: &str,
+        format: ProfileFormat,
+        types: &[(&str, &str)],
+        default_type: usize,
+        frames: Frames,
+        samples: Vec<Sample>,
+        warnings: Warnings,
+    ) -> Self {
+        StackProfile {
+            source: name.to_owned(),
+            format,
+            sample_types: types
+                .iter()
+                .map(|(n, u)| SampleType {
+                    name: (*n).to_owned(),
+                    unit: (*u).to_owned(),
+                })
+                .collect(),
+            default_type,
+            frames,
+            snapshots: vec![ProfileSnapshot {
+                source: name.to_owned(),
+                time_ns: None,
+                samples,
+            }],
+            warnings,
+        }
+    }
+
     /// The measures of this profile: each non-count sample type, paired with the count type of
     /// the same prefix; count types without a partner stand alone.
     pub fn measures(&self) -> Vec<Measure> {
