@@ -145,12 +145,14 @@ pub struct ConvertArgs {
 
 #[derive(Debug, Args)]
 pub struct HeaptreeArgs {
-    /// An allocation trace or massif file (`demo`, `demo:sqlite`: the embedded traces).
+    /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
+    /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
-    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
     pub at: Option<u64>,
-    /// Massif snapshot number.
+    /// Massif snapshot number; profiles: the profile's number (from 0).
     #[arg(long, conflicts_with = "peak")]
     pub snapshot: Option<u64>,
     /// The heap peak.
