@@ -170,8 +170,10 @@ pub fn top_call_sites_with(trace: &Trace, sites: &Sites, limit: usize) -> Vec<Ca
     let mut by_raw: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
     let (alloc, free) = (b.alloc_event.as_slice(), b.free_event.as_slice());
     let (site, requested) = (b.site.as_slice(), b.requested_size.as_slice());
+    let flags = b.flags.as_slice();
     for i in 0..b.len() {
-        if alloc[i] <= peak && free[i] > peak {
+        // Heap blocks only, as the peak counts them (not anonymous mappings).
+        if alloc[i] <= peak && free[i] > peak && flags[i] & crate::model::FLAG_MMAP == 0 {
             let e = by_raw.entry(site[i]).or_default();
             e.0 += requested[i];
             e.1 += 1;

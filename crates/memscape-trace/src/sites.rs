@@ -523,6 +523,12 @@ pub fn detect(trace: &Trace, sites: &mut Sites) {
                 .filter(|&&b| b as f64 >= DETECT_CALLER_SHARE * bytes as f64)
                 .count();
         };
+        tracing::debug!(
+            "wrapper candidate {} ({:.0} % of heap bytes): chain of {}, {callers} callers",
+            short_function(trace, level[0].0),
+            bytes as f64 * 100.0 / total as f64,
+            chain.len()
+        );
         if callers < DETECT_MIN_CALLERS {
             rejected.push(identity);
             continue;
