@@ -692,7 +692,7 @@ pub fn qualified_name(demangled: &str) -> &str {
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if s[i..].starts_with("operator")
+        if bytes[i..].starts_with(b"operator")
             && (i == 0 || !is_ident(bytes[i - 1]))
             && !bytes.get(i + 8).copied().is_some_and(is_ident)
         {
