@@ -669,5 +669,24 @@ mod tests {
             [GroupKey::Thread, GroupKey::Site, GroupKey::Size]
         );
         assert!(GroupKey::parse_list("bogus").is_err());
+        assert_eq!(
+            GroupKey::parse_list("line,site,function,callers").unwrap(),
+            [
+                GroupKey::Site,
+                GroupKey::Site,
+                GroupKey::Function,
+                GroupKey::Callers
+            ]
+        );
+        assert_eq!(GroupKey::Site.name(), "line");
+    }
+
+    #[test]
+    fn bottom_up_inverts_paths() {
+        use GroupKey::*;
+        assert_eq!(bottom_up(&[Thread, Path]), [Thread, Callers]);
+        assert_eq!(bottom_up(&[Site]), [Callers]);
+        assert_eq!(bottom_up(&[Size, Function]), [Size, Callers]);
+        assert_eq!(bottom_up(&[Callers]), [Callers]);
     }
 }

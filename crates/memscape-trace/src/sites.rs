@@ -38,7 +38,7 @@ pub const BUILTIN_WRAPPERS: &[(&str, &str)] = &[
     ),
     (
         "C string duplication",
-        r"^(__)?(strdup|strndup|wcsdup|asprintf|vasprintf|__vasprintf_internal)$",
+        r"^(__GI_)?(__)?(strdup|strndup|wcsdup|asprintf|vasprintf|__vasprintf_internal)$",
     ),
     ("C++ operator new", r"^operator new"),
     (

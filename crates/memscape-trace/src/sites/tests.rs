@@ -72,6 +72,7 @@ fn builtin_list() {
         "mi_malloc",
         "tc_malloc",
         "strdup",
+        "__GI___strdup",
         "__libc_malloc",
         "malloc",
     ] {
