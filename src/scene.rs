@@ -433,8 +433,10 @@ impl AllocScene {
         let pack = memscape_render::color::pack_rgba8;
         // Sites at line granularity past allocation wrappers, one digest per stack.
         let site_key = if color_by == ColorBy::Site {
-            let sites =
-                memscape_trace::sites::Sites::new(trace, &memscape_trace::sites::SiteOptions::default());
+            let sites = memscape_trace::sites::Sites::new(
+                trace,
+                &memscape_trace::sites::SiteOptions::default(),
+            );
             let mut keys: HashMap<u32, u32> = HashMap::new();
             b.site
                 .iter()

@@ -58,7 +58,9 @@ fn heaptree_demo_peak_names_the_line_that_holds_the_bytes() {
         "{tree}"
     );
     // The function key merges the lines and names none.
-    let by_function = json(&["heaptree", "demo", "--peak", "--group", "function", "--json"]);
+    let by_function = json(&[
+        "heaptree", "demo", "--peak", "--group", "function", "--json",
+    ]);
     let cache = by_function["children"]
         .as_array()
         .unwrap()
@@ -78,7 +80,10 @@ fn leak_suspects_of_the_demo_leave_out_thread_control_blocks() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     assert!(names[0].starts_with("audit_log"), "{names:?}");
-    assert!(names.iter().all(|n| !n.contains("pthread_create")), "{names:?}");
+    assert!(
+        names.iter().all(|n| !n.contains("pthread_create")),
+        "{names:?}"
+    );
     assert_eq!(leaks["suppressed"]["blocks"], 5, "{leaks}");
     assert_eq!(leaks["suppressed"]["applied"], true);
     let text = output(memscape().args(["heaptree", "demo", "--leaks"]));
@@ -171,25 +176,38 @@ fn recorded_cxx_program_heap_tree_names_its_functions() {
         .collect();
     for name in &names {
         assert!(
-            !name.starts_with("operator new") && !name.starts_with("std::") && !name.starts_with("void std::"),
+            !name.starts_with("operator new")
+                && !name.starts_with("std::")
+                && !name.starts_with("void std::"),
             "{names:?}"
         );
     }
     // At -O0 the std::string and std::vector of Node are built in its constructor; the Node
     // itself in make_node; the map's nodes and keys in fill_index.
     for expected in ["Node::Node(int)", "make_node(int)", "fill_index("] {
-        assert!(names.iter().any(|n| n.starts_with(expected)), "{expected} not in {names:?}");
+        assert!(
+            names.iter().any(|n| n.starts_with(expected)),
+            "{expected} not in {names:?}"
+        );
     }
     let info = json(&["info", msc, "--json"]);
     let sites = info["top_call_sites"].as_array().unwrap();
     let make_node = sites
         .iter()
-        .find(|s| s["location"].as_str().unwrap().starts_with("make_node(int)"))
+        .find(|s| {
+            s["location"]
+                .as_str()
+                .unwrap()
+                .starts_with("make_node(int)")
+        })
         .expect("make_node among the top call sites");
     assert_eq!(make_node["peak_blocks"], 2000);
     // The wrappers it came through: std::make_unique, then operator new.
     let location = make_node["location"].as_str().unwrap();
-    assert!(location.contains("shapes.cpp:") && location.contains(" ← std::make_unique"), "{location}");
+    assert!(
+        location.contains("shapes.cpp:") && location.contains(" ← std::make_unique"),
+        "{location}"
+    );
     let wrappers: Vec<&str> = make_node["wrappers"]
         .as_array()
         .unwrap()
@@ -198,7 +216,15 @@ fn recorded_cxx_program_heap_tree_names_its_functions() {
         .collect();
     assert_eq!(wrappers.first(), Some(&"operator new"), "{wrappers:?}");
     // Bottom-up: make_node's caller is main.
-    let up = json(&["heaptree", msc, "--peak", "--bottom-up", "--depth", "2", "--json"]);
+    let up = json(&[
+        "heaptree",
+        msc,
+        "--peak",
+        "--bottom-up",
+        "--depth",
+        "2",
+        "--json",
+    ]);
     let site = up["children"]
         .as_array()
         .unwrap()
@@ -207,7 +233,14 @@ fn recorded_cxx_program_heap_tree_names_its_functions() {
         .expect("make_node at the first level");
     assert_eq!(site["children"][0]["name"], "main");
     // The user's own pattern turns make_node into a wrapper too: main allocates then.
-    let wrapped = json(&["heaptree", msc, "--peak", "--wrapper", "^make_node", "--json"]);
+    let wrapped = json(&[
+        "heaptree",
+        msc,
+        "--peak",
+        "--wrapper",
+        "^make_node",
+        "--json",
+    ]);
     assert!(
         wrapped["children"]
             .as_array()
@@ -235,7 +268,11 @@ int main(void) {
 
 #[test]
 fn debug_root_environment_variable_names_stripped_frames() {
-    for (tool, package) in [("gcc", "gcc"), ("objcopy", "binutils"), ("strip", "binutils")] {
+    for (tool, package) in [
+        ("gcc", "gcc"),
+        ("objcopy", "binutils"),
+        ("strip", "binutils"),
+    ] {
         require(tool, package);
     }
     let dir = tempfile::tempdir().unwrap();
@@ -249,12 +286,16 @@ fn debug_root_environment_variable_names_stripped_frames() {
         "prog",
         "prog.c",
     ]));
+    output(Command::new("objcopy").current_dir(d).args([
+        "--only-keep-debug",
+        "prog",
+        "prog.debug",
+    ]));
     output(
-        Command::new("objcopy")
+        Command::new("strip")
             .current_dir(d)
-            .args(["--only-keep-debug", "prog", "prog.debug"]),
+            .args(["--strip-all", "prog"]),
     );
-    output(Command::new("strip").current_dir(d).args(["--strip-all", "prog"]));
     let notes = output(Command::new("readelf").args(["-n"]).arg(d.join("prog")));
     let id = notes
         .lines()

@@ -19,7 +19,9 @@ pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 }
 
 /// The call-site rules of `--wrapper`, `--no-wrapper-detection`, `--innermost-sites`.
-pub fn site_options(args: &crate::cli::SiteArgs) -> anyhow::Result<memscape_trace::sites::SiteOptions> {
+pub fn site_options(
+    args: &crate::cli::SiteArgs,
+) -> anyhow::Result<memscape_trace::sites::SiteOptions> {
     if args.innermost_sites {
         return Ok(memscape_trace::sites::SiteOptions::innermost());
     }
@@ -54,8 +56,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
-    let input =
-        memscape_heap::report::load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
+    let input = memscape_heap::report::load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
     if args.leaks {
         let report = memscape_heap::report::leaks_input(&input, &options);
         if args.json {
@@ -116,7 +117,11 @@ fn print_leaks(
             sup.blocks, sup.bytes
         )?;
         for r in &sup.by_rule {
-            writeln!(out, "  {:>6} blocks {:>10} B  {}", r.blocks, r.bytes, r.rule)?;
+            writeln!(
+                out,
+                "  {:>6} blocks {:>10} B  {}",
+                r.blocks, r.bytes, r.rule
+            )?;
         }
     } else {
         writeln!(out, "suppressions off")?;

@@ -20,8 +20,8 @@ pub mod layout;
 pub mod massif;
 pub mod massif_tree;
 pub mod report;
-pub mod suspects;
 pub mod suppress;
+pub mod suspects;
 pub mod synthetic;
 pub mod trace_tree;
 pub mod trie;
@@ -41,8 +41,8 @@ pub use report::{
     HeapError, HeapInput, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file,
     heaptree_massif, heaptree_trace, load_heap_input, timeline_massif, timeline_trace,
 };
-pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
 pub use suppress::{Suppressed, Suppressions};
+pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
 pub use trace_tree::{GroupKey, HeapOptions, TraceHeap};
 pub use trie::{GroupTrie, Sizes};
 pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view, build_view_keeping};

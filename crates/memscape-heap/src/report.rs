@@ -84,7 +84,11 @@ pub fn leaks_input(input: &HeapInput, options: &HeapTreeOptions) -> LeakReport {
             LeakReport {
                 group: options.group.clone(),
                 points: points.len(),
-                time_unit: String::from(if trace.meta.has_wall_time { "ns" } else { "events" }),
+                time_unit: String::from(if trace.meta.has_wall_time {
+                    "ns"
+                } else {
+                    "events"
+                }),
                 suspects,
                 suppressed: heap.suppressed().clone(),
             }

@@ -562,7 +562,14 @@ impl Grouper<'_> {
         *self.lines.entry(key).or_insert(next)
     }
 
-    fn leaf(&mut self, trie: &mut GroupTrie, keys: &[GroupKey], thread: u32, raw: u32, class: u32) -> u32 {
+    fn leaf(
+        &mut self,
+        trie: &mut GroupTrie,
+        keys: &[GroupKey],
+        thread: u32,
+        raw: u32,
+        class: u32,
+    ) -> u32 {
         let trace = self.trace;
         let site = self.sites.site(raw);
         let mut node = 0u32;
@@ -601,7 +608,8 @@ impl Grouper<'_> {
                     }
                     for frame in stack {
                         let value = frame_identity(trace, frame);
-                        node = trie.child(node, Label { kind, value }, || function_text(trace, frame));
+                        node =
+                            trie.child(node, Label { kind, value }, || function_text(trace, frame));
                     }
                 }
                 GroupKey::Module => {

@@ -147,7 +147,10 @@ fn cxx_program_sites_are_its_functions() {
     }
     // The largest sites at the peak, with the wrapper each came through.
     assert!(top[0].0.starts_with("grow_vector("), "{top:?}");
-    assert!(top[0].0.contains("← std::vector::_M_realloc_insert"), "{top:?}");
+    assert!(
+        top[0].0.contains("← std::vector::_M_realloc_insert"),
+        "{top:?}"
+    );
     // sizeof(Node) = 56: one per make_unique, in make_node; make_shared's block holds the
     // control block too.
     let make_node = by_function["make_node"];
@@ -164,7 +167,10 @@ fn cxx_program_sites_are_its_functions() {
     let sizes = down.sizes_at(down.peak_point());
     let node = down.trie().find("make_node").unwrap();
     let crumbs = down.trie().breadcrumb(node);
-    assert!(crumbs[1].starts_with("__libc_start") || crumbs.iter().any(|c| c == "main"), "{crumbs:?}");
+    assert!(
+        crumbs[1].starts_with("__libc_start") || crumbs.iter().any(|c| c == "main"),
+        "{crumbs:?}"
+    );
     assert_eq!(crumbs.last().map(|c| function_of(c)), Some("make_node"));
     assert_eq!(crumbs[crumbs.len() - 2], "main", "{crumbs:?}");
     // Its own blocks (the Nodes); the Node constructor's strings and vectors lie below it.
@@ -229,7 +235,9 @@ fn cc1plus_sites_are_gcc_functions_not_xmalloc() {
     let wrappers = ["xmalloc", "xcalloc", "xrealloc"];
     // What users got before: libiberty's wrappers at the top.
     assert!(
-        raw.iter().take(3).any(|(n, _, _)| wrappers.contains(&function_of(n))),
+        raw.iter()
+            .take(3)
+            .any(|(n, _, _)| wrappers.contains(&function_of(n))),
         "{raw:?}"
     );
     let top = top_at_peak(&trace, &[GroupKey::Site], &HeapOptions::default());
@@ -266,8 +274,14 @@ fn sqlite_unnamed_allocator_is_detected() {
     let detected = sites.detected();
     assert!(!detected.is_empty());
     // sqlite3MemMalloc: static in the stripped libsqlite3, called through sqlite3Malloc.
-    assert_eq!(detected[0].frames[0], "libsqlite3.so.0+0xa7503", "{detected:?}");
-    assert!(detected[0].share > 0.9 && detected[0].callers >= 4, "{detected:?}");
+    assert_eq!(
+        detected[0].frames[0], "libsqlite3.so.0+0xa7503",
+        "{detected:?}"
+    );
+    assert!(
+        detected[0].share > 0.9 && detected[0].callers >= 4,
+        "{detected:?}"
+    );
     let top = top_at_peak(&trace, &[GroupKey::Site], &HeapOptions::default());
     for (name, _, _) in &top {
         // The exported symbol that precedes sqlite3MemMalloc, whose size ends before it.
@@ -294,7 +308,10 @@ fn demo_line_and_function_keys() {
     let line = top_at_peak(&trace, &[GroupKey::Site], &HeapOptions::default());
     let get = |name: &str| line.iter().find(|t| t.0 == name).map(|t| (t.1, t.2));
     // cache_insert allocates the value at line 86 and the 32-byte entry at line 84.
-    assert_eq!(get("cache_insert (./kvstore.c:86)"), Some((3_811_801, 1500)));
+    assert_eq!(
+        get("cache_insert (./kvstore.c:86)"),
+        Some((3_811_801, 1500))
+    );
     assert_eq!(get("cache_insert (./kvstore.c:84)"), Some((48_000, 1500)));
     // Oracle: every label's bytes are those of the blocks live at the peak whose effective
     // site is at that function and line.
@@ -315,7 +332,10 @@ fn demo_line_and_function_keys() {
     let function = top_at_peak(&trace, &[GroupKey::Function], &HeapOptions::default());
     let cache = function.iter().find(|t| t.0 == "cache_insert").unwrap();
     assert_eq!(cache.1, 3_811_801 + 48_000);
-    assert!(function.iter().all(|t| !t.0.contains("kvstore.c:")), "{function:?}");
+    assert!(
+        function.iter().all(|t| !t.0.contains("kvstore.c:")),
+        "{function:?}"
+    );
 }
 
 #[test]
@@ -327,7 +347,11 @@ fn demo_stacks_name_libc_frames_by_the_function_that_holds_them() {
     let names: Vec<&str> = (1..trace.call_tree.len())
         .map(|n| trace.strings.get(trace.call_tree.frames[n].function))
         .collect();
-    for wrong in ["pthread_condattr_setpshared", "__xmknodat", "__libc_init_first"] {
+    for wrong in [
+        "pthread_condattr_setpshared",
+        "__xmknodat",
+        "__libc_init_first",
+    ] {
         assert!(!names.contains(&wrong), "{wrong} in {names:?}");
     }
     for right in ["start_thread", "clone3", "worker_main"] {
@@ -342,7 +366,9 @@ fn leak_suspects_leave_out_the_runtimes_blocks() {
     let names: Vec<&str> = timeline.suspects.iter().map(|s| s.name.as_str()).collect();
     assert!(names[0].starts_with("audit_log"), "{names:?}");
     assert!(
-        names.iter().all(|n| !n.contains("pthread_create") && !n.contains("_IO_file")),
+        names
+            .iter()
+            .all(|n| !n.contains("pthread_create") && !n.contains("_IO_file")),
         "{names:?}"
     );
     let suppressed = &timeline.suppressed;
@@ -367,7 +393,9 @@ fn leak_suspects_leave_out_the_runtimes_blocks() {
         },
     );
     assert!(
-        all.suspects.iter().any(|s| s.name.contains("pthread_create")),
+        all.suspects
+            .iter()
+            .any(|s| s.name.contains("pthread_create")),
         "{:?}",
         all.suspects
     );

@@ -121,7 +121,11 @@ impl PartialEq for SiteOptions {
         self.builtin == other.builtin
             && self.detect == other.detect
             && self.user.len() == other.user.len()
-            && self.user.iter().zip(&other.user).all(|(a, b)| a.as_str() == b.as_str())
+            && self
+                .user
+                .iter()
+                .zip(&other.user)
+                .all(|(a, b)| a.as_str() == b.as_str())
     }
 }
 
@@ -177,7 +181,12 @@ impl LineKey {
     /// A 32-bit digest (a colour key that does not depend on the order sites are met in).
     pub fn digest(&self) -> u32 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for v in [self.frame, u64::from(self.file), u64::from(self.line), self.wrapper] {
+        for v in [
+            self.frame,
+            u64::from(self.file),
+            u64::from(self.line),
+            self.wrapper,
+        ] {
             h = (h ^ v).wrapping_mul(0x0000_0100_0000_01b3);
             h ^= h >> 29;
         }
@@ -250,24 +259,19 @@ impl Sites {
         let n = trace.call_tree.len();
         let mut kind = vec![WrapperKind::None; n];
         let mut by_function: HashMap<u32, WrapperKind> = HashMap::new();
-        let mut by_module: HashMap<u32, (bool, bool)> = HashMap::new();
+        let mut by_module: HashMap<(u32, bool), WrapperKind> = HashMap::new();
         for (node, slot) in kind.iter_mut().enumerate().skip(1) {
             let f = trace.call_tree.frames[node];
-            let (wrapper_module, plumbing_module) = *by_module.entry(f.module).or_insert_with(|| {
-                let m = trace.strings.get(f.module);
-                (
-                    WRAPPER_MODULES.iter().any(|w| m.contains(w)),
-                    PLUMBING_MODULES.iter().any(|w| m.contains(w)),
-                )
-            });
             *slot = if f.function != 0 {
                 *by_function.entry(f.function).or_insert_with(|| {
                     let name = trace.strings.get(f.function);
                     if options.builtin && is_builtin_wrapper(name) {
                         WrapperKind::Builtin
-                    } else if options.user.iter().any(|r| {
-                        r.is_match(name) || r.is_match(qualified_name(name))
-                    }) {
+                    } else if options
+                        .user
+                        .iter()
+                        .any(|r| r.is_match(name) || r.is_match(qualified_name(name)))
+                    {
                         WrapperKind::User
                     } else {
                         WrapperKind::None
@@ -277,15 +281,10 @@ impl Sites {
                 WrapperKind::None
             };
             if *slot == WrapperKind::None && options.builtin {
-                if wrapper_module {
-                    *slot = if f.function == 0 {
-                        WrapperKind::Plumbing
-                    } else {
-                        WrapperKind::Builtin
-                    };
-                } else if plumbing_module && f.function == 0 {
-                    *slot = WrapperKind::Plumbing;
-                }
+                let named = f.function != 0;
+                *slot = *by_module
+                    .entry((f.module, named))
+                    .or_insert_with(|| module_kind(trace.strings.get(f.module), named));
             }
             if *slot == WrapperKind::None
                 && f.function == 0
@@ -566,15 +565,10 @@ pub fn builtin_site(trace: &Trace, node: u32) -> u32 {
         let Some(f) = trace.call_tree.frames.get(n as usize) else {
             return WrapperKind::None;
         };
-        let module = trace.strings.get(f.module);
         if f.function != 0 && is_builtin_wrapper(trace.strings.get(f.function)) {
             WrapperKind::Builtin
-        } else if WRAPPER_MODULES.iter().any(|w| module.contains(w)) {
-            WrapperKind::Builtin
-        } else if f.function == 0 && PLUMBING_MODULES.iter().any(|w| module.contains(w)) {
-            WrapperKind::Plumbing
         } else {
-            WrapperKind::None
+            module_kind(trace.strings.get(f.module), f.function != 0)
         }
     };
     let mut named = None;
@@ -592,6 +586,23 @@ pub fn builtin_site(trace: &Trace, node: u32) -> u32 {
         steps += 1;
     }
     named.unwrap_or(node)
+}
+
+/// What a frame of `module` is by its module alone: every frame of the C++ runtime and of
+/// malloc replacements is a wrapper (plumbing when unnamed); unnamed frames of the C runtime
+/// are plumbing.
+fn module_kind(module: &str, named: bool) -> WrapperKind {
+    if WRAPPER_MODULES.iter().any(|w| module.contains(w)) {
+        if named {
+            WrapperKind::Builtin
+        } else {
+            WrapperKind::Plumbing
+        }
+    } else if !named && PLUMBING_MODULES.iter().any(|w| module.contains(w)) {
+        WrapperKind::Plumbing
+    } else {
+        WrapperKind::None
+    }
 }
 
 /// The file name of a module path.

@@ -84,7 +84,9 @@ impl ModuleSymbols {
         });
         let info = ModuleDebugInfo {
             module: path.display().to_string(),
-            debug_file: dwarf.as_ref().and(dwarf_path.map(|p| p.display().to_string())),
+            debug_file: dwarf
+                .as_ref()
+                .and(dwarf_path.map(|p| p.display().to_string())),
             found_by: dwarf.as_ref().and(found_by),
         };
         Ok((Self { dwarf, symbols }, info))

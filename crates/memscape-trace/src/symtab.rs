@@ -30,8 +30,7 @@ impl SizedSymbols {
     /// Adds the defined, sized function symbols of `object` (both tables).
     pub fn add(&mut self, object: &object::File<'_>) {
         for symbol in object.symbols().chain(object.dynamic_symbols()) {
-            if symbol.kind() != SymbolKind::Text || !symbol.is_definition() || symbol.size() == 0
-            {
+            if symbol.kind() != SymbolKind::Text || !symbol.is_definition() || symbol.size() == 0 {
                 continue;
             }
             let Ok(name) = symbol.name() else { continue };
@@ -46,7 +45,8 @@ impl SizedSymbols {
                 global: symbol.is_global() || symbol.is_weak(),
             });
         }
-        self.entries.sort_by(|a, b| a.start.cmp(&b.start).then(a.end.cmp(&b.end)));
+        self.entries
+            .sort_by(|a, b| a.start.cmp(&b.start).then(a.end.cmp(&b.end)));
         self.entries
             .dedup_by(|a, b| a.start == b.start && a.end == b.end && a.name == b.name);
         let mut max = 0;
@@ -108,8 +108,7 @@ mod tests {
     use super::*;
 
     fn table(entries: &[(u64, u64, &str, bool)]) -> SizedSymbols {
-        let mut s = SizedSymbols::default();
-        s.entries = entries
+        let entries: Vec<Entry> = entries
             .iter()
             .map(|&(start, size, name, global)| Entry {
                 start,
@@ -119,15 +118,14 @@ mod tests {
             })
             .collect();
         let mut max = 0;
-        s.max_end = s
-            .entries
+        let max_end = entries
             .iter()
             .map(|e| {
                 max = max.max(e.end);
                 max
             })
             .collect();
-        s
+        SizedSymbols { entries, max_end }
     }
 
     #[test]

@@ -93,9 +93,16 @@ fn build_and_record() -> Built {
     let d = dir.path();
     std::fs::write(d.join("shape.c"), LIB).unwrap();
     std::fs::write(d.join("prog.c"), PROG).unwrap();
-    run(Command::new("gcc")
-        .current_dir(d)
-        .args(["-O0", "-g", "-fPIC", "-shared", "-Wl,--build-id", "-o", "libshape.so", "shape.c"]));
+    run(Command::new("gcc").current_dir(d).args([
+        "-O0",
+        "-g",
+        "-fPIC",
+        "-shared",
+        "-Wl,--build-id",
+        "-o",
+        "libshape.so",
+        "shape.c",
+    ]));
     run(Command::new("gcc").current_dir(d).args([
         "-O0",
         "-g",
@@ -108,10 +115,14 @@ fn build_and_record() -> Built {
         "-lshape",
     ]));
     for bin in ["prog", "libshape.so"] {
-        run(Command::new("objcopy")
+        run(Command::new("objcopy").current_dir(d).args([
+            "--only-keep-debug",
+            bin,
+            &format!("{bin}.debug"),
+        ]));
+        run(Command::new("strip")
             .current_dir(d)
-            .args(["--only-keep-debug", bin, &format!("{bin}.debug")]));
-        run(Command::new("strip").current_dir(d).args(["--strip-all", bin]));
+            .args(["--strip-all", bin]));
     }
     run(Command::new("heaptrack")
         .current_dir(d)
@@ -133,7 +144,10 @@ fn build_and_record() -> Built {
 
 /// (function, file, line) of the frames that called malloc, by the blocks' sizes: 100..132
 /// from the program, 232..264 from the library.
-fn malloc_callers(trace: &Trace) -> (Option<(String, String, u32)>, Option<(String, String, u32)>) {
+/// (function, file name, line) of a frame.
+type Named = Option<(String, String, u32)>;
+
+fn malloc_callers(trace: &Trace) -> (Named, Named) {
     let frame_of = |size: u64| {
         let i = (0..trace.blocks.len()).find(|&i| trace.blocks.requested_size[i] == size)?;
         let f = trace.call_tree.frames[trace.blocks.site[i] as usize];
@@ -164,8 +178,14 @@ fn stripped_binaries_find_their_debug_files_by_build_id() {
     assert_eq!(report.separate_debug_files, 0, "{report:?}");
     assert!(report.frames_outside_symbols > 0, "{report:?}");
     let (prog_site, lib_site) = malloc_callers(&trace);
-    assert_eq!(prog_site, None, "stripped program: no name for hidden_builder");
-    assert_eq!(lib_site, None, "internal_pool_grow lies past shape_make's size");
+    assert_eq!(
+        prog_site, None,
+        "stripped program: no name for hidden_builder"
+    );
+    assert_eq!(
+        lib_site, None,
+        "internal_pool_grow lies past shape_make's size"
+    );
     let described: Vec<String> = (1..trace.call_tree.len() as u32)
         .map(|n| memscape_trace::sites::frame_text(&trace, n))
         .collect();
@@ -218,9 +238,11 @@ fn debuglink_and_debuginfod_cache() {
     let b = build_and_record();
     let d = b.dir.path();
     // .gnu_debuglink to a file in `.debug/` beside the binary (gdb's second place).
-    run(Command::new("objcopy")
-        .current_dir(d)
-        .args(["--add-gnu-debuglink=prog.debug", "prog", "prog.linked"]));
+    run(Command::new("objcopy").current_dir(d).args([
+        "--add-gnu-debuglink=prog.debug",
+        "prog",
+        "prog.linked",
+    ]));
     std::fs::create_dir_all(d.join(".debug")).unwrap();
     std::fs::rename(d.join("prog.debug"), d.join(".debug/prog.debug")).unwrap();
     std::fs::rename(d.join("prog.linked"), &b.prog).unwrap();
@@ -239,7 +261,11 @@ fn debuglink_and_debuginfod_cache() {
     let cache = d.join("debuginfod-cache");
     let id = build_id(&b.lib);
     std::fs::create_dir_all(cache.join(&id)).unwrap();
-    std::fs::copy(d.join("libshape.so.debug"), cache.join(&id).join("debuginfo")).unwrap();
+    std::fs::copy(
+        d.join("libshape.so.debug"),
+        cache.join(&id).join("debuginfo"),
+    )
+    .unwrap();
     let off = DebugSearch {
         roots: Vec::new(),
         debuginfod_urls: None,
@@ -247,7 +273,11 @@ fn debuglink_and_debuginfod_cache() {
     };
     let mut trace = memscape_trace::load(&b.raw).unwrap();
     symbolize_with(&mut trace, &off);
-    assert_eq!(malloc_callers(&trace).1, None, "debuginfod is off by default");
+    assert_eq!(
+        malloc_callers(&trace).1,
+        None,
+        "debuginfod is off by default"
+    );
     let on = DebugSearch {
         debuginfod_urls: Some("http://127.0.0.1:9".to_owned()),
         ..off
@@ -305,9 +335,14 @@ fn libc_frames_are_named_only_inside_their_symbols() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("threads.c"), THREADS).unwrap();
-    run(Command::new("gcc")
-        .current_dir(d)
-        .args(["-O0", "-g", "-pthread", "-o", "threads", "threads.c"]));
+    run(Command::new("gcc").current_dir(d).args([
+        "-O0",
+        "-g",
+        "-pthread",
+        "-o",
+        "threads",
+        "threads.c",
+    ]));
     run(Command::new("heaptrack")
         .current_dir(d)
         .args(["-r", "-o"])
@@ -324,7 +359,11 @@ fn libc_frames_are_named_only_inside_their_symbols() {
         .expect("libc in the trace")
         .to_owned();
     let symbols = dynamic_functions(&libc);
-    assert!(symbols.len() > 1000, "readelf found {} functions", symbols.len());
+    assert!(
+        symbols.len() > 1000,
+        "readelf found {} functions",
+        symbols.len()
+    );
     let mut named = 0;
     let mut unnamed = 0;
     for n in 1..trace.call_tree.len() {

@@ -22,7 +22,10 @@ fn qualified_names() {
         ),
         ("std::string build_name(int) [clone .cold]", "build_name"),
         ("Foo::operator()(int) const", "Foo::operator()"),
-        ("(anonymous namespace)::pool::pool()", "(anonymous namespace)::pool::pool"),
+        (
+            "(anonymous namespace)::pool::pool()",
+            "(anonymous namespace)::pool::pool",
+        ),
         ("Foo::operator<<(int)", "Foo::operator<<"),
         (
             "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
@@ -171,7 +174,10 @@ fn builtin_user_and_detected_wrappers() {
     let detected = Sites::new(&trace, &SiteOptions::default());
     assert_eq!(detected.site(leaf), n["parse"]);
     assert_eq!(detected.label(&trace, leaf), "parse ← my_alloc");
-    assert_eq!(detected.kind(trace.call_tree.parent[leaf as usize]), WrapperKind::Detected);
+    assert_eq!(
+        detected.kind(trace.call_tree.parent[leaf as usize]),
+        WrapperKind::Detected
+    );
     assert_eq!(detected.detected().len(), 1);
     assert_eq!(detected.detected()[0].frames, ["my_alloc"]);
     assert_eq!(detected.detected()[0].callers, 5);
@@ -185,7 +191,10 @@ fn builtin_user_and_detected_wrappers() {
         },
     );
     assert_eq!(user.site(leaf), n["parse"]);
-    assert_eq!(user.kind(trace.call_tree.parent[leaf as usize]), WrapperKind::User);
+    assert_eq!(
+        user.kind(trace.call_tree.parent[leaf as usize]),
+        WrapperKind::User
+    );
     // No rules: the innermost frame.
     let raw = Sites::new(&trace, &SiteOptions::innermost());
     assert_eq!(raw.site(leaf), leaf);
