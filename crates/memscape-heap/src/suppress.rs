@@ -211,9 +211,9 @@ pub fn suppressed_blocks(trace: &Trace, suppressions: &Suppressions) -> (Vec<u32
         if b.flags[i] & FLAG_NEVER_FREED != 0 {
             let bytes = b.requested_size[i];
             summary.blocks += 1;
-            summary.bytes += bytes;
+            summary.bytes = summary.bytes.saturating_add(bytes);
             per_rule[rule].0 += 1;
-            per_rule[rule].1 += bytes;
+            per_rule[rule].1 = per_rule[rule].1.saturating_add(bytes);
         }
     }
     summary.by_rule = names

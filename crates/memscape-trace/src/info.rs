@@ -175,7 +175,7 @@ pub fn top_call_sites_with(trace: &Trace, sites: &Sites, limit: usize) -> Vec<Ca
         // Heap blocks only, as the peak counts them (not anonymous mappings).
         if alloc[i] <= peak && free[i] > peak && flags[i] & crate::model::FLAG_MMAP == 0 {
             let e = by_raw.entry(site[i]).or_default();
-            e.0 += requested[i];
+            e.0 = e.0.saturating_add(requested[i]);
             e.1 += 1;
         }
     }
@@ -185,7 +185,7 @@ pub fn top_call_sites_with(trace: &Trace, sites: &Sites, limit: usize) -> Vec<Ca
         let e = by_line
             .entry(sites.line_key(trace, raw))
             .or_insert((0, 0, 0, raw));
-        e.0 += bytes;
+        e.0 = e.0.saturating_add(bytes);
         e.1 += blocks;
         if (bytes, std::cmp::Reverse(raw)) > (e.2, std::cmp::Reverse(e.3)) {
             e.2 = bytes;

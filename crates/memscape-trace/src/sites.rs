@@ -466,8 +466,10 @@ pub fn detect(trace: &Trace, sites: &mut Sites) {
             if s == 0 {
                 continue;
             }
-            *at.entry(s).or_default() += bytes;
-            *by_identity.entry(frame_identity(trace, s)).or_default() += bytes;
+            let slot = at.entry(s).or_default();
+            *slot = slot.saturating_add(bytes);
+            let slot = by_identity.entry(frame_identity(trace, s)).or_default();
+            *slot = slot.saturating_add(bytes);
         }
         let mut candidates: Vec<(u64, u64)> = by_identity
             .into_iter()
@@ -492,7 +494,8 @@ pub fn detect(trace: &Trace, sites: &mut Sites) {
             let mut callers: HashMap<u64, u64> = HashMap::new();
             for &(node, b) in &level {
                 let p = parent_of(trace, node);
-                *callers.entry(frame_identity(trace, p)).or_default() += b;
+                let slot = callers.entry(frame_identity(trace, p)).or_default();
+                *slot = slot.saturating_add(b);
             }
             let (top_id, top_bytes) = callers
                 .iter()
@@ -510,7 +513,8 @@ pub fn detect(trace: &Trace, sites: &mut Sites) {
             if single && same_module && chain.len() < CHAIN_LIMIT {
                 let mut merged: HashMap<u32, u64> = HashMap::new();
                 for (p, b) in next {
-                    *merged.entry(p).or_default() += b;
+                    let slot = merged.entry(p).or_default();
+                    *slot = slot.saturating_add(b);
                 }
                 level = merged.into_iter().collect();
                 level.sort_unstable();
