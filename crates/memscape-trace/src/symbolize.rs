@@ -47,6 +47,9 @@ pub struct ModuleDebugInfo {
 struct ModuleSymbols {
     dwarf: Option<addr2line::Loader>,
     symbols: SizedSymbols,
+    /// Demangled names by raw name: many frames share a function, and demangling C++ names
+    /// is most of the cost of symbolizing a large trace.
+    demangled: HashMap<String, String>,
 }
 
 impl ModuleSymbols {
@@ -89,11 +92,27 @@ impl ModuleSymbols {
                 .and(dwarf_path.map(|p| p.display().to_string())),
             found_by: dwarf.as_ref().and(found_by),
         };
-        Ok((Self { dwarf, symbols }, info))
+        Ok((
+            Self {
+                dwarf,
+                symbols,
+                demangled: HashMap::new(),
+            },
+            info,
+        ))
     }
 
     /// Function (demangled), file and line of a return address's call instruction.
-    fn resolve(&self, probe: u64) -> Option<(String, Option<String>, Option<u32>)> {
+    fn resolve(&mut self, probe: u64) -> Option<(String, Option<String>, Option<u32>)> {
+        let demangled = &mut self.demangled;
+        let mut demangle = |raw: &str, language: Option<gimli::DwLang>| {
+            if let Some(d) = demangled.get(raw) {
+                return d.clone();
+            }
+            let d = addr2line::demangle_auto(raw.into(), language).into_owned();
+            demangled.insert(raw.to_owned(), d.clone());
+            d
+        };
         if let Some(dwarf) = &self.dwarf
             && let Ok(mut frames) = dwarf.find_frames(probe)
         {
@@ -101,10 +120,10 @@ impl ModuleSymbols {
             // is the line in that function.
             let mut last = None;
             while let Ok(Some(f)) = frames.next() {
-                let name = f
-                    .function
-                    .as_ref()
-                    .and_then(|n| n.demangle().ok().map(|d| d.into_owned()));
+                let name = f.function.as_ref().and_then(|n| {
+                    let raw = n.raw_name().ok()?;
+                    Some(demangle(&raw, n.language))
+                });
                 let location = f
                     .location
                     .map(|l| (l.file.map(str::to_owned), l.line))
@@ -115,8 +134,7 @@ impl ModuleSymbols {
                 return Some((name, file, line));
             }
         }
-        let name = self.symbols.lookup(probe)?;
-        let name = addr2line::demangle_auto(name.into(), None).into_owned();
+        let name = demangle(self.symbols.lookup(probe)?, None);
         let (file, line) = self
             .dwarf
             .as_ref()
