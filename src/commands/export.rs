@@ -25,6 +25,10 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     };
     options.group = memscape_heap::GroupKey::parse_list(&args.group)
         .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    if args.bottom_up {
+        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
+    }
+    options.heap.sites = super::analyses::site_options(&args.sites)?;
     let objects = match args.metric.as_str() {
         "bytes" => false,
         "objects" => true,

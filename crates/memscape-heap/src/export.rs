@@ -67,7 +67,7 @@ fn types(objects: &str, bytes: &str, unit: &str) -> [SampleType; 2] {
 pub fn heap_at(input: &HeapInput, options: &HeapTreeOptions) -> Result<HeapAt, HeapError> {
     match input {
         HeapInput::Trace(trace) => {
-            let mut heap = TraceHeap::new(trace, &options.group);
+            let mut heap = TraceHeap::with_options(trace, &options.group, &options.heap);
             let applied = trace_point(trace, &heap, options.select)?;
             Ok(HeapAt {
                 sizes: heap.sizes_at(applied),

@@ -566,7 +566,10 @@ pub fn profile_timeline(
             suspects: Vec::new(),
             growth: Vec::new(),
             peak_point: 0,
+            suppressed: Default::default(),
         },
+        &acc,
+        // Profiles have no blocks to suppress: every group may be a suspect.
         &acc,
     );
     (timeline, ProfileSizes { heap })
