@@ -14,7 +14,6 @@ pub mod info;
 pub mod metrics;
 pub mod model;
 pub mod msc;
-mod msc_v1;
 mod ppm;
 pub mod regions;
 pub mod symbolize;
