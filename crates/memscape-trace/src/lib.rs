@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod model;
 pub mod msc;
 mod ppm;
+pub mod process;
 pub mod regions;
 pub mod symbolize;
 mod text;

@@ -33,7 +33,7 @@ pub fn read_msc(path: &Path) -> Result<Trace, LoadError> {
     file.read_exact(&mut buf[..len]).map_err(io_err)?;
     if len >= HEADER
         && &buf[..8] == MAGIC
-        && let Some(version @ (VERSION | VERSION_V3)) = read_u32(buf, 8)
+        && let Some(version @ (VERSION | VERSION_V4 | VERSION_V3)) = read_u32(buf, 8)
     {
         return from_msc_words(&name, words, len, version);
     }
@@ -81,7 +81,7 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if version == super::v1::VERSION {
         return super::v1::from_msc_v1_bytes(source, bytes);
     }
-    if version == VERSION || version == VERSION_V3 {
+    if matches!(version, VERSION | VERSION_V4 | VERSION_V3) {
         // One copy into aligned words that the lazily decoded columns keep (the file is small:
         // it is the compressed form).
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
@@ -94,7 +94,7 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
             source,
             8,
             format!(
-                "format version {VERSION} (or {VERSION_V3}, {VERSION_V2}, {}), found {version}",
+                "format version {VERSION} (or {VERSION_V4}, {VERSION_V3}, {VERSION_V2}, {}), found {version}",
                 super::v1::VERSION
             ),
         ));
@@ -477,7 +477,7 @@ impl<'a> Decoder<'a> {
                     decoder,
                 }
             }
-            PACK_CONTEXT if self.version >= VERSION && contexts.is_some() => {
+            PACK_CONTEXT if self.version >= VERSION_V4 && contexts.is_some() => {
                 let model = payload.first().copied();
                 // A coded value can cost almost nothing: the writer pads the payload to one
                 // byte per PRESIZE_PER_BYTE values, so the count is backed by the payload.
@@ -683,11 +683,16 @@ impl<'a> Decoder<'a> {
             m.double_frees,
             m.mmaps,
             m.munmaps,
+            m.pool_allocs,
+            m.pool_frees,
         ]
         .iter()
         .try_fold(0u64, |acc, &x| acc.checked_add(x));
         let n = self.need(id::ALLOC_EVENT)?.count;
-        if m.allocs.checked_add(m.mmaps) != Some(n)
+        if m.allocs
+            .checked_add(m.mmaps)
+            .and_then(|x| x.checked_add(m.pool_allocs))
+            != Some(n)
             || counted != Some(m.events)
             || m.reallocs > m.frees
             || m.peak_event > m.events
@@ -695,7 +700,7 @@ impl<'a> Decoder<'a> {
             return Err(corrupt(
                 source,
                 HEADER,
-                "metadata counts that agree with the blocks (allocs + mmaps = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps)",
+                "metadata counts that agree with the blocks (allocs + mmaps + pool allocs = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps + pool allocs and frees)",
             ));
         }
         for section in [
@@ -713,6 +718,17 @@ impl<'a> Decoder<'a> {
                 return Err(self.corrupt(
                     s,
                     format!("section {section} with {n} elements, one per block"),
+                ));
+            }
+        }
+        // Optional block sections (version 5), one per block when present.
+        for section in [id::PROCESS, id::FREE_SITE, id::FREE_THREAD, id::POOL] {
+            if let Some(s) = self.find(section)
+                && (s.count != n || s.elem_size != 4)
+            {
+                return Err(self.corrupt(
+                    s,
+                    format!("section {section} with {n} 4-byte elements, one per block"),
                 ));
             }
         }

@@ -119,15 +119,71 @@ impl<'a> Decoder<'a> {
         let mut meta_out = meta.meta;
         meta_out.source = source.to_owned();
         meta_out.format = crate::model::TraceFormat::Msc;
+        let (processes, thread_process, pools) = self.process_tables(&meta_out, threads.len())?;
         Ok(Trace {
             meta: meta_out,
             blocks,
             strings,
             call_tree: tree,
             threads,
+            thread_process,
+            processes,
+            pools,
             warnings,
             event_order_cache: Default::default(),
         })
+    }
+
+    #[allow(clippy::type_complexity)]
+    /// The process table, each thread's process and the pools (version 5; one process made
+    /// from the metadata, and no pools, before), checked against each other.
+    pub(super) fn process_tables(
+        &self,
+        meta: &TraceMeta,
+        threads: usize,
+    ) -> Result<(Vec<Process>, Vec<u32>, Vec<Pool>), LoadError> {
+        let source = self.source;
+        let processes: Vec<Process> = match self.find(id::PROCESSES) {
+            Some(_) => serde_json::from_slice(&self.byte_section(id::PROCESSES)?)
+                .map_err(|e| corrupt(source, HEADER, format!("process table JSON ({e})")))?,
+            None => Vec::new(),
+        };
+        let processes = if processes.is_empty() {
+            vec![Process::from_meta(meta)]
+        } else {
+            processes
+        };
+        let thread_process = match self.find(id::THREAD_PROCESS) {
+            Some(_) => self.numeric::<u32>(id::THREAD_PROCESS, None)?,
+            None => vec![0; threads],
+        };
+        if thread_process.len() != threads
+            || thread_process
+                .iter()
+                .any(|&p| p as usize >= processes.len())
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "one process that exists per thread",
+            ));
+        }
+        let pools: Vec<Pool> = match self.find(id::POOLS) {
+            Some(_) => serde_json::from_slice(&self.byte_section(id::POOLS)?)
+                .map_err(|e| corrupt(source, HEADER, format!("pool table JSON ({e})")))?,
+            None => Vec::new(),
+        };
+        if pools
+            .iter()
+            .any(|p| p.process as usize >= processes.len() || p.start > p.end)
+        {
+            return Err(corrupt(
+                source,
+                HEADER,
+                "pools of processes that exist, each range start ≤ end",
+            ));
+        }
+        Ok((processes, thread_process, pools))
     }
 
     /// Thread, site and flag columns, the call tree, strings and thread names, all checked

@@ -38,7 +38,7 @@ impl Storage {
 pub(super) fn wants_mapping(head: &[u8]) -> bool {
     if head.len() < HEADER
         || &head[..8] != MAGIC
-        || !matches!(read_u32(head, 8), Some(VERSION | VERSION_V3))
+        || !matches!(read_u32(head, 8), Some(VERSION | VERSION_V4 | VERSION_V3))
     {
         return false;
     }
@@ -97,13 +97,14 @@ pub(super) fn from_msc_storage(
     }
     let (call_tree, strings, threads) = d.tree_strings_threads()?;
     let warnings = restore_warnings(source, meta.warnings)?;
+    let mut meta_out = meta.meta;
+    meta_out.source = source.to_owned();
+    meta_out.format = crate::model::TraceFormat::Msc;
+    let (processes, thread_process, pools) = d.process_tables(&meta_out, threads.len())?;
     let sections = d.sections.clone();
     drop(d);
     let blocks = usize::try_from(n)
         .map_err(|_| corrupt(source, HEADER, "a block count that fits memory"))?;
-    let mut meta_out = meta.meta;
-    meta_out.source = source.to_owned();
-    meta_out.format = crate::model::TraceFormat::Msc;
     let shared = Arc::new(LazyFile {
         source: source.to_owned(),
         version,
@@ -114,6 +115,12 @@ pub(super) fn from_msc_storage(
         has_event_times,
         nodes: call_tree.len(),
         thread_count: threads.len().max(1),
+        optional_limits: [
+            (id::PROCESS, processes.len() as u64),
+            (id::FREE_SITE, call_tree.len() as u64),
+            (id::FREE_THREAD, threads.len() as u64 + 1),
+            (id::POOL, pools.len() as u64 + 1),
+        ],
         groups: Default::default(),
     });
     /// A column decoded on first use, or, where the file is mapped and the column raw, borrowed
@@ -208,6 +215,34 @@ pub(super) fn from_msc_storage(
         flags: lazy(&shared, "flags", id::FLAGS, any, |f| {
             f.decoder().numeric(id::FLAGS, None)
         }),
+        process: lazy(
+            &shared,
+            "process",
+            id::PROCESS,
+            |f, v| below(v, f.limit(id::PROCESS)),
+            |f| f.optional(id::PROCESS),
+        ),
+        free_site: lazy(
+            &shared,
+            "free site",
+            id::FREE_SITE,
+            |f, v| below(v, f.limit(id::FREE_SITE)),
+            |f| f.optional(id::FREE_SITE),
+        ),
+        free_thread: lazy(
+            &shared,
+            "free thread",
+            id::FREE_THREAD,
+            |f, v| below(v, f.limit(id::FREE_THREAD)),
+            |f| f.optional(id::FREE_THREAD),
+        ),
+        pool: lazy(
+            &shared,
+            "pool",
+            id::POOL,
+            |f, v| below(v, f.limit(id::POOL)),
+            |f| f.optional(id::POOL),
+        ),
     };
     Ok(Trace {
         meta: meta_out,
@@ -215,6 +250,9 @@ pub(super) fn from_msc_storage(
         strings,
         call_tree,
         threads,
+        thread_process,
+        processes,
+        pools,
         warnings,
         event_order_cache: Default::default(),
     })
@@ -234,6 +272,8 @@ pub(super) struct LazyFile {
     pub(super) has_event_times: bool,
     pub(super) nodes: usize,
     pub(super) thread_count: usize,
+    /// (section, exclusive limit of its values) of the optional block sections (version 5).
+    pub(super) optional_limits: [(u32, u64); 4],
     /// Per group of columns decoded together ([`SIZES`], [`EVENTS`], [`TIMES`]): the columns
     /// already asked for, and the ones decoded on the way and not asked for yet.
     pub(super) groups: [Mutex<Group>; 3],
@@ -488,6 +528,24 @@ impl LazyFile {
             }
         }
         Ok(thread)
+    }
+
+    /// The exclusive limit of an optional section's values.
+    pub(super) fn limit(&self, section: u32) -> u64 {
+        self.optional_limits
+            .iter()
+            .find(|(s, _)| *s == section)
+            .map_or(1, |&(_, limit)| limit)
+    }
+
+    /// An optional block section (version 5): zeros when absent, values past its limit zeroed.
+    pub(super) fn optional(&self, section: u32) -> Result<Vec<u32>, LoadError> {
+        if !self.sections.iter().any(|s| s.id == section) {
+            return Ok(vec![0; self.blocks]);
+        }
+        let values = self.decoder().numeric::<u32>(section, None)?;
+        let limit = self.limit(section);
+        Ok(below(&values, limit).unwrap_or(values))
     }
 
     pub(super) fn site(&self) -> Result<Vec<u32>, LoadError> {

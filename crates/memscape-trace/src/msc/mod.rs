@@ -77,11 +77,15 @@ use crate::model::{
     BlockColumn, BlockColumns, BlockVecs, CallTree, Column, Frame, Strings, Trace, TraceMeta,
     Values,
 };
+use crate::process::{Pool, Process};
 use crate::warn;
 
 pub const MAGIC: &[u8; 8] = b"MEMSCAPE";
 /// The version [`to_msc_bytes`] writes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
+/// Version 4: version 5 without the process, free-site and pool sections (13–16, 33, 41, 42):
+/// read as version 5 is, as one process without free sites or pools.
+const VERSION_V4: u32 = 4;
 /// Version 3: the same layout without packing 4 (read as version 4 is).
 const VERSION_V3: u32 = 3;
 /// Version 2 (no checksums, no time resolution): still read, decoded eagerly.
@@ -144,6 +148,10 @@ mod id {
     pub const SITE: u32 = 10;
     pub const FLAGS: u32 = 11;
     pub const EVENT_TIME: u32 = 12;
+    pub const PROCESS: u32 = 13;
+    pub const FREE_SITE: u32 = 14;
+    pub const FREE_THREAD: u32 = 15;
+    pub const POOL: u32 = 16;
     pub const TREE_PARENT: u32 = 20;
     pub const TREE_IP: u32 = 21;
     pub const TREE_FUNCTION: u32 = 22;
@@ -154,7 +162,10 @@ mod id {
     pub const STRING_BYTES: u32 = 30;
     pub const STRING_ENDS: u32 = 31;
     pub const THREADS: u32 = 32;
+    pub const THREAD_PROCESS: u32 = 33;
     pub const META: u32 = 40;
+    pub const PROCESSES: u32 = 41;
+    pub const POOLS: u32 = 42;
 }
 
 /// The section a [`XF_PLUS_BASE`] section is stored relative to.

@@ -499,11 +499,15 @@ pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, Loa
     let mut meta_out = meta.meta;
     meta_out.source = source.to_owned();
     meta_out.format = crate::model::TraceFormat::Msc;
+    let processes = vec![crate::process::Process::from_meta(&meta_out)];
     Ok(Trace {
         meta: meta_out,
         blocks,
         strings: Strings::from_vec(strings),
         call_tree: CallTree::from_columns(parent, frames),
+        thread_process: vec![0; threads.len()],
+        processes,
+        pools: Vec::new(),
         threads,
         warnings,
         event_order_cache: Default::default(),

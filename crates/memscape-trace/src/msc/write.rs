@@ -377,6 +377,10 @@ pub fn to_msc_bytes_with(
                 encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
                 encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
                 encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
+                encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None)?,
+                encode_best(id::FREE_SITE, 4, &widen(&b.free_site), &[XF_NONE], None)?,
+                encode_best(id::FREE_THREAD, 4, &widen(&b.free_thread), &[XF_NONE], None)?,
+                encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None)?,
             ];
             sections.extend(tree_and_strings(trace)?);
             Ok(sections)
@@ -479,6 +483,21 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
         encode_bytes(id::STRING_BYTES, &string_bytes)?,
         encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
         encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+        encode_best(
+            id::THREAD_PROCESS,
+            4,
+            &widen(&trace.thread_process),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_bytes(
+            id::PROCESSES,
+            &serde_json::to_vec(&trace.processes).map_err(std::io::Error::other)?,
+        )?,
+        encode_bytes(
+            id::POOLS,
+            &serde_json::to_vec(&trace.pools).map_err(std::io::Error::other)?,
+        )?,
     ])
 }
 
@@ -516,6 +535,10 @@ pub(super) fn mappable_bytes(
         raw_section(id::THREAD, &b.thread),
         raw_section(id::SITE, &b.site),
         raw_section(id::FLAGS, &b.flags),
+        raw_section(id::PROCESS, &b.process),
+        raw_section(id::FREE_SITE, &b.free_site),
+        raw_section(id::FREE_THREAD, &b.free_thread),
+        raw_section(id::POOL, &b.pool),
     ];
     progress(0.5);
     sections.extend(tree_and_strings(trace)?);
@@ -530,7 +553,7 @@ pub(super) fn mappable_bytes(
 pub fn reseal_checksums(bytes: &mut [u8]) {
     if bytes.len() < HEADER
         || &bytes[..8] != MAGIC
-        || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V3))
+        || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V4 | VERSION_V3))
     {
         return;
     }
@@ -560,7 +583,8 @@ pub fn reseal_checksums(bytes: &mut [u8]) {
 /// checksum (0), because checking one would read the whole column at load, which mapping is
 /// there to avoid; what the views rely on is checked on first use instead.
 pub(super) fn is_mappable(id: u32, packing: u8) -> bool {
-    packing == PACK_RAW && (id::ADDRESS..=id::FLAGS).contains(&id)
+    packing == PACK_RAW
+        && ((id::ADDRESS..=id::FLAGS).contains(&id) || (id::PROCESS..=id::POOL).contains(&id))
 }
 
 /// Checksum of a section's payload (version 3): corruption is found when the file is loaded,
