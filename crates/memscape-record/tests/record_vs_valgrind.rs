@@ -132,7 +132,10 @@ fn record_program(program: &Path, args: &[&str], dir: &Path) -> RecordReport {
 fn recorded_counts(report: &RecordReport) -> Vec<(u64, u64)> {
     let mut last_image: HashMap<u32, &memscape_record::ProcessReport> = HashMap::new();
     for p in &report.processes {
-        last_image.insert(p.pid, p); // processes are sorted by (pid, image)
+        let slot = last_image.entry(p.pid).or_insert(p);
+        if p.image > slot.image {
+            *slot = p;
+        }
     }
     let mut counts: Vec<(u64, u64)> = last_image
         .values()
@@ -142,21 +145,43 @@ fn recorded_counts(report: &RecordReport) -> Vec<(u64, u64)> {
     counts
 }
 
-/// Every free matched an allocation, times are monotonic per thread, and the .msc loads back
-/// with the same counts.
+/// One trace holds every process: its process table agrees with the report, every free
+/// matched an allocation, and nothing but the trace is left in the output directory.
 fn check_consistency(report: &RecordReport) {
-    for p in &report.processes {
+    let trace = memscape_trace::read_msc(&report.output).unwrap();
+    assert_eq!(trace.processes.len(), report.processes.len());
+    for (p, t) in report.processes.iter().zip(&trace.processes) {
         assert_eq!(
             p.unknown_frees, 0,
             "{}: frees of unknown addresses",
             p.command_line
         );
-        let trace = memscape_trace::read_msc(&p.output).unwrap();
-        assert_eq!(trace.meta.allocs, p.allocs);
-        assert_eq!(trace.meta.frees, p.frees);
-        assert_eq!(trace.meta.double_frees, 0);
-        assert_eq!(trace.warnings.total(), 0, "{:?}", trace.warnings);
+        assert_eq!(
+            (t.pid, t.parent_pid, t.allocs, t.frees, &t.command_line),
+            (p.pid, p.ppid, p.allocs, p.frees, &p.command_line)
+        );
     }
+    assert_eq!(trace.meta.allocs, report.allocs);
+    assert_eq!(trace.meta.frees, report.frees);
+    assert_eq!(trace.meta.double_frees, 0);
+    assert_eq!(trace.warnings.total(), 0, "{:?}", trace.warnings);
+    let dir = report.output.parent().unwrap();
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".msc") || n.starts_with(".memscape") || n.ends_with(".msr"))
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            report
+                .output
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        ]
+    );
 }
 
 /// Times read from the raw files are monotonic per thread in sequence order.
@@ -226,11 +251,33 @@ fn eight_threads_freeing_each_others_blocks_equal_valgrind() {
 }
 
 #[test]
-fn fork_and_exec_children_are_recorded_to_their_own_files() {
+fn fork_and_exec_children_are_processes_of_one_trace() {
+    use memscape_trace::process::ProcessEnd;
     let report = oracle("forkexec.c", &[]);
     // parent, forked child, exec'ing child (two images: before and after exec)
     assert_eq!(report.processes.len(), 4, "{:#?}", report.processes);
-    assert_eq!((report.allocs, report.frees), (1000, 900));
+    let parent = report.processes[0].pid;
+    assert!(report.processes[1..].iter().all(|p| p.ppid == parent));
+    let execd: Vec<_> = report
+        .processes
+        .iter()
+        .filter(|p| p.end == ProcessEnd::Exec)
+        .collect();
+    assert_eq!(execd.len(), 1, "{:#?}", report.processes);
+    assert!(
+        report
+            .processes
+            .iter()
+            .any(|p| p.pid == execd[0].pid && p.image == 1)
+    );
+    assert!(
+        report
+            .processes
+            .iter()
+            .all(|p| matches!(p.end, ProcessEnd::Exec | ProcessEnd::Exited { code: 0 })),
+        "{:#?}",
+        report.processes
+    );
 }
 
 #[test]

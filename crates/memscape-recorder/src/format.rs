@@ -35,6 +35,22 @@ pub(crate) const FN_VALLOC: u8 = 9;
 pub(crate) const FN_PVALLOC: u8 = 10;
 pub(crate) const FN_MMAP: u8 = 11;
 pub(crate) const FN_MUNMAP: u8 = 12;
+pub(crate) const FN_POOL_ALLOC: u8 = 13;
+pub(crate) const FN_POOL_FREE: u8 = 14;
+
+/// Kind 0: process and pool records (the function field says which). Address: a pid (process
+/// records) or a pool id (a pool declaration); size: the value.
+pub(crate) const KIND_PROCESS: u8 = 0;
+/// `exit`/`_exit`/`_Exit(code)` called by process `address`; size = zigzag(code).
+pub(crate) const PROC_EXIT: u8 = 1;
+/// The shim's destructor ran (the image is ending; its status comes from whoever reaps it).
+pub(crate) const PROC_END: u8 = 2;
+/// This process reaped child `address` (`wait*`); size = the raw wait status.
+pub(crate) const PROC_REAPED: u8 = 3;
+/// Pool alloc (kind 1 = alloc with function 13) and pool free (kind 2 with function 14) are
+/// ordinary events; a pool declaration is kind 0, function 4: address = pool id, size = block
+/// size, then (in the stacks chunk: see `pools.rs`) its name and range.
+pub(crate) const PROC_POOL: u8 = 4;
 
 pub(crate) const MAX_STACK_DEPTH: usize = 256;
 pub(crate) const DEFAULT_STACK_DEPTH: usize = 64;

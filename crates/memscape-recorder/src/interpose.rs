@@ -182,9 +182,11 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         drop(guard);
         return real();
     }
-    // No stack walk for a free: the trace keeps the allocating call site only (as heaptrack
-    // does), and the walk is most of the cost of an event.
-    let e = free_event(KIND_FREE, FN_FREE, p, 0);
+    // The free's own call site (`MEMSCAPE_FREE_STACK_DEPTH` frames), walked before the
+    // sequence number is taken (the number must precede the real free, not the walk).
+    let stack = unsafe { free_stack_id(guard.0) };
+    let mut e = free_event(KIND_FREE, FN_FREE, p, 0);
+    e.stack = stack;
     unsafe { record(guard.0, &e) };
     real();
     drop(guard);
@@ -221,7 +223,16 @@ pub(crate) unsafe fn realloc_common(
         return new;
     }
     let stack = unsafe { stack_id(guard.0) };
-    let freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0));
+    // The free half carries the realloc's stack too: the realloc call site is its free site.
+    let freed = (!p.is_null()).then(|| {
+        let mut e = free_event(KIND_REALLOC_FREE, function, p, 0);
+        e.stack = if FREE_STACK_DEPTH.load(Ordering::Relaxed) > 0 {
+            stack
+        } else {
+            0
+        };
+        e
+    });
     let new = call(p);
     // A failed realloc (NULL with a size) keeps the old block: no free happened.
     if (!new.is_null() || size == 0)

@@ -18,6 +18,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 mod real;
 mod format;
 mod interpose;
+mod lifecycle;
+mod pools;
 mod stacks;
 mod start;
 mod thread;

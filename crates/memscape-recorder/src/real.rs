@@ -15,6 +15,12 @@ pub(crate) type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
 pub(crate) type DlopenFn = unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void;
 pub(crate) type ForkFn = unsafe extern "C" fn() -> libc::pid_t;
 pub(crate) type SetnameFn = unsafe extern "C" fn(libc::pthread_t, *const c_char) -> c_int;
+pub(crate) type ExitFn = unsafe extern "C" fn(c_int) -> !;
+pub(crate) type WaitpidFn = unsafe extern "C" fn(libc::pid_t, *mut c_int, c_int) -> libc::pid_t;
+pub(crate) type Wait4Fn =
+    unsafe extern "C" fn(libc::pid_t, *mut c_int, c_int, *mut libc::rusage) -> libc::pid_t;
+pub(crate) type WaitidFn =
+    unsafe extern "C" fn(libc::idtype_t, libc::id_t, *mut libc::siginfo_t, c_int) -> c_int;
 
 pub(crate) static REAL_MALLOC: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_FREE: AtomicUsize = AtomicUsize::new(0);
@@ -31,6 +37,12 @@ pub(crate) static REAL_MUNMAP: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_FORK: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_SETNAME: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_EXIT: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL__EXIT: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL__EXIT2: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_WAITPID: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_WAIT4: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_WAITID: AtomicUsize = AtomicUsize::new(0);
 
 /// 0 = nothing resolved, 1 = resolving (dlsym may call calloc: served from the arena),
 /// 2 = resolved.
@@ -70,6 +82,12 @@ pub(crate) unsafe fn resolve_all() {
     REAL_DLOPEN.store(sym(b"dlopen\0"), Ordering::Release);
     REAL_FORK.store(sym(b"fork\0"), Ordering::Release);
     REAL_SETNAME.store(sym(b"pthread_setname_np\0"), Ordering::Release);
+    REAL_EXIT.store(sym(b"exit\0"), Ordering::Release);
+    REAL__EXIT.store(sym(b"_exit\0"), Ordering::Release);
+    REAL__EXIT2.store(sym(b"_Exit\0"), Ordering::Release);
+    REAL_WAITPID.store(sym(b"waitpid\0"), Ordering::Release);
+    REAL_WAIT4.store(sym(b"wait4\0"), Ordering::Release);
+    REAL_WAITID.store(sym(b"waitid\0"), Ordering::Release);
     set_here(false);
     RESOLVE_STATE.store(2, Ordering::Release);
 }

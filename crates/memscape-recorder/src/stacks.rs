@@ -142,10 +142,23 @@ pub(crate) fn hash_frames(frames: &[u64]) -> u64 {
 }
 
 pub(crate) unsafe fn stack_id(t: &ThreadState) -> u32 {
-    if NO_STACKS.load(Ordering::Relaxed) {
+    unsafe { stack_id_limited(t, STACK_DEPTH.load(Ordering::Relaxed)) }
+}
+
+/// The stack of a free ([`FREE_STACK_DEPTH`] frames; 0: none).
+pub(crate) unsafe fn free_stack_id(t: &ThreadState) -> u32 {
+    match FREE_STACK_DEPTH.load(Ordering::Relaxed) {
+        0 => 0,
+        depth => unsafe { stack_id_limited(t, depth) },
+    }
+}
+
+/// The id of this thread's current stack, at most `limit` frames (innermost first).
+pub(crate) unsafe fn stack_id_limited(t: &ThreadState, limit: usize) -> u32 {
+    if NO_STACKS.load(Ordering::Relaxed) || limit == 0 {
         return 0;
     }
-    let limit = STACK_DEPTH.load(Ordering::Relaxed).min(MAX_STACK_DEPTH);
+    let limit = limit.min(MAX_STACK_DEPTH);
     let mut buf = StackBuf {
         frames: [const { core::mem::MaybeUninit::uninit() }; MAX_STACK_DEPTH],
         len: 0,

@@ -226,6 +226,12 @@ pub(crate) unsafe fn start() {
     if let Some(depth) = env_usize(c"MEMSCAPE_STACK_DEPTH") {
         STACK_DEPTH.store(depth.min(MAX_STACK_DEPTH), Ordering::Relaxed);
     }
+    FREE_STACK_DEPTH.store(
+        env_usize(c"MEMSCAPE_FREE_STACK_DEPTH")
+            .unwrap_or(STACK_DEPTH.load(Ordering::Relaxed))
+            .min(MAX_STACK_DEPTH),
+        Ordering::Relaxed,
+    );
     if env_usize(c"MEMSCAPE_NO_STACKS").is_some_and(|v| v != 0) {
         NO_STACKS.store(true, Ordering::Relaxed);
     }

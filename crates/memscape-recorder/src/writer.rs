@@ -12,6 +12,8 @@ pub(crate) static SEQ: AtomicU64 = AtomicU64::new(0);
 pub(crate) static GENERATION: AtomicU32 = AtomicU32::new(1);
 pub(crate) static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 pub(crate) static NO_STACKS: AtomicBool = AtomicBool::new(false);
+/// Frames kept per free (`MEMSCAPE_FREE_STACK_DEPTH`; default: the allocations' depth).
+pub(crate) static FREE_STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 pub(crate) static MAPS_SNAPSHOT: AtomicU64 = AtomicU64::new(0);
 /// Bumped by every `pthread_setname_np`: each thread then re-reads its own name at its next
 /// event (one atomic load per event; a rename of another thread cannot be mapped to a tid
@@ -293,7 +295,30 @@ pub(crate) unsafe fn encode_name(t: &ThreadState, dst: *mut u8) -> usize {
     2 + len
 }
 
-pub(crate) unsafe fn record(t: &ThreadState, event: &Event) {
+/// Appends a record that is not an event (a pool's name) to this thread's chunk: it leaves
+/// the delta bases alone. At most `RECORD_ROOM - MAX_RECORD_BYTES` bytes.
+pub(crate) unsafe fn append_record(t: &ThreadState, bytes: &[u8]) {
+    let chunk = unsafe { chunk_with_room(t) };
+    if chunk.is_null() || bytes.len() > RECORD_ROOM - MAX_RECORD_BYTES {
+        return;
+    }
+    let used = t.used.get();
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            chunk.add(CHUNK_HEADER_BYTES + used),
+            bytes.len(),
+        );
+        t.used.set(used + bytes.len());
+        (*chunk.cast::<ChunkHeader>())
+            .used
+            .store((used + bytes.len()) as u64, Ordering::Release)
+    };
+}
+
+/// This thread's events chunk with room for one more record (a new chunk when it is full or
+/// belongs to the parent's file after a fork); null when none could be made.
+unsafe fn chunk_with_room(t: &ThreadState) -> *mut u8 {
     let generation = GENERATION.load(Ordering::Acquire);
     let mut chunk = t.chunk.get();
     if t.generation.get() != generation
@@ -314,9 +339,14 @@ pub(crate) unsafe fn record(t: &ThreadState, event: &Event) {
         // Every chunk names its thread, so a chunk (or a forked child's file) stands alone.
         t.names_seen.set(0);
         t.name.set([0; 16]);
-        if chunk.is_null() {
-            return;
-        }
+    }
+    chunk
+}
+
+pub(crate) unsafe fn record(t: &ThreadState, event: &Event) {
+    let chunk = unsafe { chunk_with_room(t) };
+    if chunk.is_null() {
+        return;
     }
     let mut used = t.used.get();
     let names = THREAD_NAMES.load(Ordering::Relaxed);

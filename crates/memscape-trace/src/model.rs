@@ -570,7 +570,9 @@ pub struct Frame {
 pub struct CallTree {
     pub parent: Vec<u32>,
     pub frames: Vec<Frame>,
-    children: HashMap<(u32, u64), u32>,
+    /// (parent, ip, module) → node: the module keeps apart equal addresses of different
+    /// programs (fixed-address executables) in a multi-process trace.
+    children: HashMap<(u32, u64, u32), u32>,
 }
 
 impl Default for CallTree {
@@ -593,20 +595,21 @@ impl CallTree {
     }
 
     /// The node for frame `frame` called from `parent`, created if new. Identity is
-    /// (parent, ip), so the same instruction reached through different callers stays distinct.
+    /// (parent, ip, module), so the same instruction reached through different callers stays
+    /// distinct, and so do equal addresses in different programs.
     pub fn child(&mut self, parent: u32, frame: Frame) -> u32 {
         let parent = if (parent as usize) < self.parent.len() {
             parent
         } else {
             0
         };
-        if let Some(&node) = self.children.get(&(parent, frame.ip)) {
+        if let Some(&node) = self.children.get(&(parent, frame.ip, frame.module)) {
             return node;
         }
         let node = u32::try_from(self.parent.len()).unwrap_or(u32::MAX);
         self.parent.push(parent);
         self.frames.push(frame);
-        self.children.insert((parent, frame.ip), node);
+        self.children.insert((parent, frame.ip, frame.module), node);
         node
     }
 
@@ -617,7 +620,9 @@ impl CallTree {
         let parent = if parent < node { parent } else { 0 };
         self.parent.push(parent);
         self.frames.push(frame);
-        self.children.entry((parent, frame.ip)).or_insert(node);
+        self.children
+            .entry((parent, frame.ip, frame.module))
+            .or_insert(node);
         node
     }
 
@@ -637,7 +642,7 @@ impl CallTree {
         let mut children = HashMap::with_capacity(parent.len());
         for (n, (&p, f)) in parent.iter().zip(&frames).enumerate().skip(1) {
             let id = u32::try_from(n).unwrap_or(u32::MAX);
-            children.entry((p, f.ip)).or_insert(id);
+            children.entry((p, f.ip, f.module)).or_insert(id);
         }
         Self {
             parent,
