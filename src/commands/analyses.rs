@@ -36,7 +36,21 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
-    let report = heaptree_file(&crate::demo::resolve_path(&args.file)?, &options)?;
+    let path = crate::demo::resolve_path(&args.file)?;
+    let report = match (
+        &args.process,
+        memscape_heap::report::load_heap_input(&path)?,
+    ) {
+        (None, _) => heaptree_file(&path, &options)?,
+        (Some(_), memscape_heap::report::HeapInput::Trace(trace)) => {
+            let trace = super::info::select_processes(*trace, args.process.as_deref())?;
+            memscape_heap::report::heaptree_trace(&trace, &options)?
+        }
+        (Some(_), _) => anyhow::bail!(
+            "--process: {} is not a recording with processes",
+            path.display()
+        ),
+    };
     if args.json {
         print_json(&report)?;
     } else {

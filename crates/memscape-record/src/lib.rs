@@ -404,29 +404,9 @@ fn convert_images(
         &mut |_| {},
     )
     .map_err(|e| ConvertError::Write(source.clone(), e))?;
-    write_synced(&options.output, &bytes).map_err(|e| ConvertError::Write(source, e))?;
+    memscape_trace::write_synced(&options.output, &bytes)
+        .map_err(|e| ConvertError::Write(source, e))?;
     Ok(reports)
-}
-
-/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it to `path` (and
-/// syncs the directory): `path` is either the complete file or untouched, never a part.
-pub fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = output_dir(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".memscape-out-")
-        .tempfile_in(dir)?;
-    // A fault-injection point for the tests of a full disk (`MEMSCAPE_TEST_WRITE_FAIL=ENOSPC`).
-    if std::env::var("MEMSCAPE_TEST_WRITE_FAIL").is_ok_and(|v| v == "ENOSPC") {
-        return Err(std::io::Error::from_raw_os_error(28));
-    }
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 /// `<exe>.<pid>.<n>.msr` → (pid, n).

@@ -14,7 +14,8 @@ use crate::ProcessReport;
 use crate::launch::Reaped;
 use crate::raw::{self, RawEvent, RawProcess};
 
-/// One process image's file: the pid's `n`-th image (0: the first; exec makes the next).
+/// One process image's file: the pid's `n`-th image (0: the first; exec makes the next;
+/// `merge` renumbers them by start time).
 pub(crate) struct Image {
     pub(crate) raw: RawProcess,
     pub(crate) n: u32,
@@ -206,6 +207,14 @@ pub(crate) fn merge(
     launcher: &Endings,
 ) -> (Trace, Vec<ProcessReport>) {
     images.sort_by_key(|i| (i.raw.start_ns, i.raw.pid, i.n));
+    // The images of one pid follow each other through `exec`, in start order (the file
+    // names number them per executable name, not per pid).
+    let mut seen: HashMap<u32, u32> = HashMap::new();
+    for image in &mut images {
+        let n = seen.entry(image.raw.pid).or_insert(0);
+        image.n = *n;
+        *n += 1;
+    }
     let ends = endings(&images, launcher);
     let origin = images.iter().map(|i| i.raw.start_ns).min().unwrap_or(0);
     let rel = |ns: u64| ns.saturating_sub(origin);

@@ -16,6 +16,8 @@ pub struct InfoOptions {
     pub gap_threshold: u64,
     pub bins: BinBy,
     pub top_call_sites: usize,
+    /// Rows of the allocation site × free site table.
+    pub site_pairs: usize,
 }
 
 impl Default for InfoOptions {
@@ -24,6 +26,7 @@ impl Default for InfoOptions {
             gap_threshold: DEFAULT_GAP_THRESHOLD,
             bins: BinBy::SizeClass(SizeClasses::PowerOfTwo),
             top_call_sites: 10,
+            site_pairs: 20,
         }
     }
 }
@@ -79,6 +82,12 @@ pub struct InfoReport {
     pub regions: Vec<Region>,
     pub bins: Vec<BinReport>,
     pub top_call_sites: Vec<CallSiteReport>,
+    /// Every process image (one for single-process inputs).
+    pub processes: Vec<crate::summary::ProcessInfo>,
+    /// Allocation site × free site (recordings with free sites), largest bytes first.
+    pub free_sites: Vec<crate::summary::SitePair>,
+    /// Frees from another thread than the allocating one, per thread pair.
+    pub cross_thread_frees: Vec<crate::summary::ThreadPair>,
 }
 
 /// Computes the report of a loaded trace.
@@ -94,6 +103,7 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         C::FreeEvent,
         C::Flags,
         C::Site,
+        C::FreeSite,
     ];
     if matches!(options.bins, BinBy::Thread) {
         columns.push(C::Thread);
@@ -134,6 +144,9 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         regions,
         bins,
         top_call_sites: top_call_sites(trace, options.top_call_sites),
+        processes: crate::summary::processes(trace),
+        free_sites: crate::summary::site_pairs(trace, options.site_pairs),
+        cross_thread_frees: crate::summary::cross_thread_frees(trace),
     }
 }
 
@@ -276,6 +289,56 @@ impl fmt::Display for InfoReport {
                 s.location
             )?;
         }
+        self.fmt_processes_and_frees(f)
+    }
+}
+
+impl InfoReport {
+    fn fmt_processes_and_frees(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.processes.len() > 1 || self.processes.iter().any(|p| p.pid != 0) {
+            writeln!(f, "processes:       {}", self.processes.len())?;
+            for p in &self.processes {
+                writeln!(
+                    f,
+                    "  pid {:>7} ← {:<7} {:>9} events {:>9} allocs {:>9} frees  peak {:<24} {:<10} {}",
+                    p.pid,
+                    p.parent_pid,
+                    p.events,
+                    p.allocs,
+                    p.frees,
+                    bytes(p.peak_live_bytes),
+                    p.end.to_string(),
+                    p.command_line
+                )?;
+            }
+        }
+        if !self.free_sites.is_empty() {
+            writeln!(f, "allocation site → free site (largest bytes first):")?;
+            for s in &self.free_sites {
+                writeln!(
+                    f,
+                    "  {:>12}  {:>8} blocks  median life {}  {} → {}",
+                    bytes(s.bytes),
+                    s.blocks,
+                    seconds(s.median_lifetime_ns),
+                    s.alloc_location,
+                    s.free_location
+                )?;
+            }
+        }
+        if !self.cross_thread_frees.is_empty() {
+            writeln!(f, "frees by another thread than the allocating one:")?;
+            for t in &self.cross_thread_frees {
+                writeln!(
+                    f,
+                    "  {:>9} frees  {:>12}  {} → {}",
+                    t.frees,
+                    bytes(t.bytes),
+                    t.alloc_thread_name,
+                    t.free_thread_name
+                )?;
+            }
+        }
         Ok(())
     }
 }
@@ -328,7 +391,7 @@ pub fn convert_with(
         path: output.display().to_string(),
         source,
     })?;
-    std::fs::write(output, &bytes).map_err(|source| LoadError::Io {
+    crate::write_synced(output, &bytes).map_err(|source| LoadError::Io {
         path: output.display().to_string(),
         source,
     })?;

@@ -9,6 +9,7 @@
 pub mod bins;
 mod builder;
 mod csv;
+mod fsync;
 mod heaptrack;
 pub mod info;
 pub mod metrics;
@@ -17,6 +18,7 @@ pub mod msc;
 mod ppm;
 pub mod process;
 pub mod regions;
+pub mod summary;
 pub mod symbolize;
 mod text;
 pub mod warn;
@@ -27,6 +29,7 @@ use std::path::Path;
 use memscape_io::{Compression, InputError, Location};
 
 pub use builder::{MAX_SANE_SIZE, TraceBuilder};
+pub use fsync::write_synced;
 pub use model::{BlockColumns, CallTree, Frame, Trace, TraceFormat, TraceMeta};
 pub use msc::{from_msc_bytes, read_msc, to_msc_bytes, write_msc};
 

@@ -647,7 +647,7 @@ pub fn write_msc_with(trace: &Trace, path: &Path, options: &MscOptions) -> Resul
         path: path.display().to_string(),
         source,
     })?;
-    std::fs::write(path, bytes).map_err(|source| LoadError::Io {
+    crate::write_synced(path, &bytes).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         source,
     })
