@@ -122,11 +122,20 @@ pub(crate) fn run(mut command: Command, raw_dir: &Path) -> std::io::Result<(Outc
         if interrupts.raised() && interrupted_at.is_none() {
             interrupted_at = Some(Instant::now());
             outcome.interrupted = true;
-            // The terminal sent SIGINT to the program too; a `kill` to memscape alone did not.
-            if outcome.root.is_none()
-                && let Some(pid) = Pid::from_raw(root_pid as i32)
-            {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            // What a terminal's Ctrl-C does: SIGINT to the launched program and to every
+            // recorded process of the launcher's process group (a `kill -INT` sent to memscape
+            // alone reached none of them; daemons, in sessions of their own, are left alone).
+            let group = rustix::process::getpgrp();
+            let mut targets = carriers.clone();
+            if outcome.root.is_none() {
+                targets.push(root_pid);
+            }
+            for pid in targets {
+                let in_group = pid == root_pid
+                    || proc_state(pid).is_some_and(|s| s.2 == group.as_raw_pid() as u32);
+                if in_group && let Some(pid) = Pid::from_raw(pid as i32) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                }
             }
         }
         if let Some(at) = interrupted_at
@@ -174,7 +183,7 @@ fn scan_carriers(
         if reaped.contains_key(&pid) {
             continue;
         }
-        let Some((state, ppid)) = proc_state(pid) else {
+        let Some((state, ppid, _)) = proc_state(pid) else {
             continue; // gone (reaped by its own parent)
         };
         if state == 'Z' {
@@ -192,16 +201,60 @@ fn scan_carriers(
             carriers.push(pid);
         }
     }
+    // A process forked a moment ago may not have opened its file yet (on a busy machine its
+    // first run can come many milliseconds later): descendants whose environment names this
+    // recording carry it too.
+    let wanted = format!("MEMSCAPE_RECORD_DIR={marker}\0");
+    for pid in descendants(me) {
+        if carriers.contains(&pid) || reaped.contains_key(&pid) {
+            continue;
+        }
+        if proc_state(pid).is_some_and(|s| s.0 != 'Z')
+            && std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.windows(wanted.len()).any(|w| w == wanted.as_bytes()))
+            && std::fs::read_to_string(format!("/proc/{pid}/maps"))
+                .is_ok_and(|maps| maps.contains(crate::SHIM_NAME))
+        {
+            carriers.push(pid);
+        }
+    }
     carriers
 }
 
-/// (state letter, parent pid) from `/proc/PID/stat`.
-fn proc_state(pid: u32) -> Option<(char, u32)> {
+/// Every descendant of `pid` (through `/proc/PID/task/TID/children`).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for task in std::fs::read_dir(format!("/proc/{p}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for child in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                if !out.contains(&child) && out.len() < 100_000 {
+                    out.push(child);
+                    todo.push(child);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// (state letter, parent pid, process group) from `/proc/PID/stat`.
+fn proc_state(pid: u32) -> Option<(char, u32, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces or parentheses itself.
     let rest = &stat[stat.rfind(')')? + 1..];
     let mut fields = rest.split_whitespace();
     let state = fields.next()?.chars().next()?;
     let ppid = fields.next()?.parse().ok()?;
-    Some((state, ppid))
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, ppid, pgrp))
 }

@@ -213,10 +213,17 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
         None => find_shim()?,
     };
     let out_dir = output_dir(&options.output);
+    // Absolute: the program may change directories, and /proc/PID/maps names it so.
+    let out_dir = &std::path::absolute(out_dir).map_err(io(out_dir))?;
     let raw_dir = tempfile::Builder::new()
         .prefix(".memscape-record-")
         .tempdir_in(out_dir)
         .map_err(io(out_dir))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(raw_dir.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(io(raw_dir.path()))?;
+    }
     let preload = match std::env::var_os("LD_PRELOAD") {
         Some(old) if !old.is_empty() => {
             let mut v = shim.clone().into_os_string();
@@ -241,7 +248,17 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             program: options.program.clone(),
             cause,
         })?;
-    let images = read_images(raw_dir.path())?;
+    let images = match read_images(raw_dir.path()) {
+        Ok(images) => images,
+        Err(e) => {
+            let kept = raw_dir.keep();
+            return Err(RecordError::WriteKept {
+                path: options.output.display().to_string(),
+                cause: e.to_string(),
+                kept: kept.display().to_string(),
+            });
+        }
+    };
     if images.is_empty() {
         return Err(RecordError::NothingRecorded {
             program: options.program.clone(),
@@ -351,7 +368,8 @@ fn output_dir(output: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// Every `.msr` file of a raw recording directory, parsed.
+/// Every `.msr` file of a raw recording directory, parsed. A file without even a header (a
+/// process started when the disk was already full) is skipped with a warning.
 fn read_images(dir: &Path) -> Result<Vec<merge::Image>, RecordError> {
     let mut files: Vec<(u32, u32, PathBuf)> = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io(dir))? {
@@ -361,15 +379,17 @@ fn read_images(dir: &Path) -> Result<Vec<merge::Image>, RecordError> {
         }
     }
     files.sort();
-    files
-        .into_iter()
-        .map(|(_, n, path)| {
-            Ok(merge::Image {
-                raw: read_raw(&path)?,
-                n,
-            })
-        })
-        .collect()
+    let mut images = Vec::with_capacity(files.len());
+    for (_, n, path) in files {
+        match read_raw(&path) {
+            Ok(raw) => images.push(merge::Image { raw, n }),
+            Err(e @ RecordError::Corrupt { .. }) => {
+                tracing::warn!("{e}: this process image is left out");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(images)
 }
 
 #[derive(Debug)]

@@ -55,6 +55,9 @@ pub(crate) const PROC_POOL: u8 = 4;
 pub(crate) const MAX_STACK_DEPTH: usize = 256;
 pub(crate) const DEFAULT_STACK_DEPTH: usize = 64;
 
+/// Events a thread can hold back for its signal handlers (see `ThreadState::pending`).
+pub(crate) const PENDING: usize = 32;
+
 /// One event before encoding (records in the file are varint-coded, see [`encode_event`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Event {
@@ -66,6 +69,19 @@ pub(crate) struct Event {
     pub(crate) stack: u32,
     pub(crate) kind: u8,
     pub(crate) function: u8,
+}
+
+impl Event {
+    pub(crate) const EMPTY: Event = Event {
+        seq: 0,
+        time_ns: 0,
+        address: 0,
+        size: 0,
+        usable: 0,
+        stack: 0,
+        kind: 0,
+        function: 0,
+    };
 }
 
 /// Longest encoded event: the kind byte and six varints of at most 10 bytes.

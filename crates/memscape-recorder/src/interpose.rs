@@ -19,10 +19,16 @@ macro_rules! passthrough_if_nested {
 /// unwinder's caches): their later frees, possibly outside the shim (libunwind frees its
 /// per-thread cache in a thread-exit destructor), must not be recorded either.
 macro_rules! nested_alloc {
-    ($guard:ident, $call:expr) => {
+    ($guard:ident, $call:expr, $function:expr, $size:expr) => {
         let Some($guard) = Guard::enter() else {
             let p = $call;
-            nested_remember(p as u64);
+            if !p.is_null()
+                && !thread_state().is_some_and(|t| {
+                    interrupted_shim(t) && defer(t, alloc_event(KIND_ALLOC, $function, p, $size, 0))
+                })
+            {
+                nested_remember(p as u64);
+            }
             return p;
         };
         if !recording() {
@@ -124,7 +130,7 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
         Some(f) => unsafe { f(size) },
         None => arena_alloc(size),
     };
-    nested_alloc!(guard, real());
+    nested_alloc!(guard, real(), FN_MALLOC, size);
     let p = real();
     if !p.is_null() {
         let stack = unsafe { stack_id(guard.0) };
@@ -145,7 +151,7 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
             None => arena_alloc(n.saturating_mul(size)),
         }
     };
-    nested_alloc!(guard, real());
+    nested_alloc!(guard, real(), FN_CALLOC, n.saturating_mul(size));
     let p = real();
     if !p.is_null() {
         let stack = unsafe { stack_id(guard.0) };
@@ -175,7 +181,13 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         }
     };
     let Some(guard) = Guard::enter() else {
-        nested_forget(p as u64);
+        if !nested_forget(p as u64)
+            && let Some(t) = thread_state()
+            && interrupted_shim(t)
+        {
+            // A signal handler's free, while this thread was inside the shim.
+            defer(t, free_event(KIND_FREE, FN_FREE, p, 0));
+        }
         return real();
     };
     if !recording() || nested_forget(p as u64) {
@@ -211,7 +223,24 @@ pub(crate) unsafe fn realloc_common(
         return new;
     }
     let Some(guard) = Guard::enter() else {
-        nested_forget(p as u64);
+        let t = thread_state().filter(|&t| interrupted_shim(t));
+        if !nested_forget(p as u64)
+            && let Some(t) = t
+        {
+            // A signal handler's realloc, while this thread was inside the shim.
+            let freed = (!p.is_null()).then(|| free_event(KIND_REALLOC_FREE, function, p, 0));
+            let new = call(p);
+            if (!new.is_null() || size == 0)
+                && let Some(e) = freed
+            {
+                defer(t, e);
+            }
+            if !new.is_null() && !defer(t, alloc_event(KIND_REALLOC_ALLOC, function, new, size, 0))
+            {
+                nested_remember(new as u64);
+            }
+            return new;
+        }
         let new = call(p);
         nested_remember(new as u64);
         return new;
@@ -280,7 +309,13 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
     let Some(guard) = Guard::enter() else {
         let rc = real();
         if rc == 0 {
-            nested_remember(unsafe { *out } as u64);
+            let p = unsafe { *out };
+            if !thread_state().is_some_and(|t| {
+                interrupted_shim(t)
+                    && defer(t, alloc_event(KIND_ALLOC, FN_POSIX_MEMALIGN, p, size, 0))
+            }) {
+                nested_remember(p as u64);
+            }
         }
         return rc;
     };
@@ -306,7 +341,7 @@ macro_rules! aligned_fn {
                 Some(f) => unsafe { f(align, size) },
                 None => null_mut(),
             };
-            nested_alloc!(guard, real());
+            nested_alloc!(guard, real(), $function, size);
             let p = real();
             if !p.is_null() {
                 let stack = unsafe { stack_id(guard.0) };
@@ -328,7 +363,7 @@ macro_rules! page_fn {
                 Some(f) => unsafe { f(size) },
                 None => null_mut(),
             };
-            nested_alloc!(guard, real());
+            nested_alloc!(guard, real(), $function, size);
             let p = real();
             if !p.is_null() {
                 let stack = unsafe { stack_id(guard.0) };

@@ -100,6 +100,17 @@ pub unsafe extern "C" fn wait(status: *mut c_int) -> libc::pid_t {
     unsafe { waitpid(-1, status, 0) }
 }
 
+/// dash's `wait` builtin and job control reap through `wait3` (glibc's calls `wait4` inside,
+/// past the interposed one).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wait3(
+    status: *mut c_int,
+    options: c_int,
+    usage: *mut libc::rusage,
+) -> libc::pid_t {
+    unsafe { wait4(-1, status, options, usage) }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wait4(
     pid: libc::pid_t,

@@ -158,6 +158,35 @@ pub(crate) unsafe fn stack_id_limited(t: &ThreadState, limit: usize) -> u32 {
     if NO_STACKS.load(Ordering::Relaxed) || limit == 0 {
         return 0;
     }
+    if !t.walked.get() {
+        // libunwind mallocs its per-thread cache in a thread's first walk: the shim's own.
+        t.walked.set(true);
+        return internally(t, || unsafe { walk_and_id(t, limit) });
+    }
+    // Later walks do not allocate: an allocation nested in one is a signal handler's,
+    // recorded (`tests/faults.rs` checks both: signal handlers, and valgrind's counts with
+    // 64 threads).
+    unsafe { walk_and_id(t, limit) }
+}
+
+/// One walk that records nothing, so that libunwind sets up this thread's cache (it mallocs
+/// it in a thread's first walk); marks the thread as walked.
+pub(crate) unsafe fn warm_unwinder() {
+    let fast = UNW_BACKTRACE.load(Ordering::Acquire);
+    if fast == 0 {
+        return;
+    }
+    // SAFETY: dlsym returned this address for `unw_backtrace` in libunwind.so.8.
+    let unw: UnwBacktraceFn = unsafe { core::mem::transmute::<usize, UnwBacktraceFn>(fast) };
+    let mut ips = [null_mut::<c_void>(); 8];
+    unsafe { unw(ips.as_mut_ptr(), ips.len() as c_int) };
+    if let Some(t) = thread_state() {
+        t.walked.set(true);
+    }
+}
+
+/// The walk itself.
+unsafe fn walk_and_id(t: &ThreadState, limit: usize) -> u32 {
     let limit = limit.min(MAX_STACK_DEPTH);
     let mut buf = StackBuf {
         frames: [const { core::mem::MaybeUninit::uninit() }; MAX_STACK_DEPTH],

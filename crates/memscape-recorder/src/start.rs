@@ -215,7 +215,16 @@ pub(crate) unsafe fn open_output(fork_seq: u64) -> bool {
     true
 }
 
+/// Starts recording (once). Marked as the shim's own work: `dlopen` of libunwind and the
+/// environment reads may allocate.
 pub(crate) unsafe fn start() {
+    match thread_state() {
+        Some(t) => internally(t, || unsafe { start_inner() }),
+        None => unsafe { start_inner() },
+    }
+}
+
+unsafe fn start_inner() {
     if STATE
         .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
@@ -253,6 +262,9 @@ pub(crate) unsafe fn start() {
     CLOCK_TSC.store(unsafe { tsc_usable() }, Ordering::Relaxed);
     if !NO_STACKS.load(Ordering::Relaxed) {
         unsafe { load_libunwind() };
+        // This thread's unwinder cache now, as the shim's own work (start() runs marked so):
+        // its first walk mallocs, and a signal handler interrupting that walk would be lost.
+        unsafe { warm_unwinder() };
     }
     if !unsafe { open_output(u64::MAX) } {
         STATE.store(3, Ordering::Release);
@@ -348,7 +360,19 @@ pub(crate) unsafe fn record_alloc(
     size: usize,
     stack: u32,
 ) {
-    let e = Event {
+    let e = alloc_event(kind, function, p, size, stack);
+    unsafe { record(t, &e) };
+}
+
+/// An allocation's event: sequence number and time taken now, after the real call.
+pub(crate) fn alloc_event(
+    kind: u8,
+    function: u8,
+    p: *mut c_void,
+    size: usize,
+    stack: u32,
+) -> Event {
+    Event {
         seq: SEQ.fetch_add(1, Ordering::AcqRel),
         time_ns: now(),
         address: p as u64,
@@ -361,8 +385,7 @@ pub(crate) unsafe fn record_alloc(
         stack,
         kind,
         function,
-    };
-    unsafe { record(t, &e) };
+    }
 }
 
 /// A free's sequence number and time are taken *before* the real free, so that the block is

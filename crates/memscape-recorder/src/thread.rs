@@ -9,6 +9,19 @@ pub(crate) struct ThreadState {
     /// go straight to the real allocator, unrecorded.
     pub(crate) in_shim: Cell<bool>,
     pub(crate) resolving_here: Cell<bool>,
+    /// Set while the shim runs code that may allocate for the shim itself (the unwinder,
+    /// dlsym, start-up): a nested allocation then is the shim's, not the program's. A nested
+    /// allocation without it comes from a signal handler that interrupted the shim: it is
+    /// recorded, deferred through `pending` until the interrupted call is done.
+    pub(crate) internal: Cell<bool>,
+    /// Whether this thread has walked its stack once (libunwind mallocs its per-thread cache
+    /// in the first walk: that walk is the shim's own work).
+    pub(crate) walked: Cell<bool>,
+    /// Events of signal handlers that interrupted the shim (a ring: `pending_tail` is only
+    /// advanced by the handlers, `pending_head` only by the flush).
+    pub(crate) pending: [Cell<Event>; PENDING],
+    pub(crate) pending_head: Cell<u32>,
+    pub(crate) pending_tail: Cell<u32>,
     pub(crate) tid: Cell<u32>,
     /// This thread's events chunk (null: none yet) and the file generation it belongs to.
     pub(crate) chunk: Cell<*mut u8>,
@@ -36,6 +49,11 @@ thread_local! {
         ThreadState {
             in_shim: Cell::new(false),
             resolving_here: Cell::new(false),
+            internal: Cell::new(false),
+            walked: Cell::new(false),
+            pending: [const { Cell::new(Event::EMPTY) }; PENDING],
+            pending_head: Cell::new(0),
+            pending_tail: Cell::new(0),
             tid: Cell::new(0),
             chunk: Cell::new(null_mut()),
             generation: Cell::new(0),
@@ -77,6 +95,57 @@ impl Guard {
 }
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.0.in_shim.set(false);
+        let t = self.0;
+        loop {
+            // Write what signal handlers left while this thread was inside (they may add
+            // more meanwhile: the loop takes those too).
+            while t.pending_head.get() != t.pending_tail.get() {
+                let head = t.pending_head.get();
+                let e = t.pending[head as usize % PENDING].get();
+                if STATE.load(Ordering::Acquire) == 2 {
+                    unsafe { record(t, &e) };
+                }
+                t.pending_head.set(head.wrapping_add(1));
+            }
+            t.in_shim.set(false);
+            core::sync::atomic::compiler_fence(Ordering::SeqCst);
+            // A handler that ran between the last check and leaving found the shim busy.
+            if t.pending_head.get() == t.pending_tail.get() {
+                break;
+            }
+            match Guard::enter() {
+                // Inside again; this drop goes on flushing (the new guard must not).
+                Some(g) => core::mem::forget(g),
+                None => break,
+            }
+        }
     }
+}
+
+/// Defers an event of a signal handler that interrupted this thread inside the shim (see
+/// [`ThreadState::pending`]); false when the ring is full (the event is then not recorded,
+/// and its caller treats the block as the shim's own).
+pub(crate) fn defer(t: &ThreadState, e: Event) -> bool {
+    let tail = t.pending_tail.get();
+    if tail.wrapping_sub(t.pending_head.get()) as usize >= PENDING {
+        return false;
+    }
+    t.pending[tail as usize % PENDING].set(e);
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    t.pending_tail.set(tail.wrapping_add(1));
+    true
+}
+
+/// Whether a nested call on this thread comes from a signal handler that interrupted the
+/// shim (recorded, deferred) rather than from the shim's own code (not recorded).
+pub(crate) fn interrupted_shim(t: &ThreadState) -> bool {
+    t.in_shim.get() && !t.internal.get() && !t.resolving_here.get()
+}
+
+/// Runs `f` marked as the shim's own work: allocations inside it are not the program's.
+pub(crate) fn internally<R>(t: &ThreadState, f: impl FnOnce() -> R) -> R {
+    let was = t.internal.replace(true);
+    let r = f();
+    t.internal.set(was);
+    r
 }

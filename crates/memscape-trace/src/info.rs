@@ -18,6 +18,8 @@ pub struct InfoOptions {
     pub top_call_sites: usize,
     /// Rows of the allocation site × free site table.
     pub site_pairs: usize,
+    /// Points per pool / bin curve.
+    pub curve_samples: usize,
 }
 
 impl Default for InfoOptions {
@@ -27,6 +29,7 @@ impl Default for InfoOptions {
             bins: BinBy::SizeClass(SizeClasses::PowerOfTwo),
             top_call_sites: 10,
             site_pairs: 20,
+            curve_samples: 64,
         }
     }
 }
@@ -88,6 +91,11 @@ pub struct InfoReport {
     pub free_sites: Vec<crate::summary::SitePair>,
     /// Frees from another thread than the allocating one, per thread pair.
     pub cross_thread_frees: Vec<crate::summary::ThreadPair>,
+    /// Pools a custom allocator declared (`memscape.h`): occupancy, waste and external
+    /// fragmentation over time.
+    pub pools: Vec<crate::pools::PoolReport>,
+    /// The same curves for the bins above (span: the addresses each bin's blocks cover).
+    pub bin_curves: Vec<crate::pools::GroupCurves>,
 }
 
 /// Computes the report of a loaded trace.
@@ -104,13 +112,17 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         C::Flags,
         C::Site,
         C::FreeSite,
+        C::UsableSize,
+        C::Pool,
     ];
     if matches!(options.bins, BinBy::Thread) {
         columns.push(C::Thread);
     }
     trace.blocks.prefetch(&columns);
     let regions = find_regions(trace, options.gap_threshold).regions;
-    let bins = Bins::new(trace, options.bins.clone())
+    let binned = Bins::new(trace, options.bins.clone());
+    let bin_curves = crate::pools::bin_curves(trace, &binned, options.curve_samples);
+    let bins = binned
         .bins
         .into_iter()
         .map(|b| BinReport {
@@ -147,6 +159,8 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         processes: crate::summary::processes(trace),
         free_sites: crate::summary::site_pairs(trace, options.site_pairs),
         cross_thread_frees: crate::summary::cross_thread_frees(trace),
+        pools: crate::pools::pool_reports(trace, options.curve_samples),
+        bin_curves,
     }
 }
 
@@ -323,6 +337,23 @@ impl InfoReport {
                     seconds(s.median_lifetime_ns),
                     s.alloc_location,
                     s.free_location
+                )?;
+            }
+        }
+        if !self.pools.is_empty() {
+            writeln!(f, "pools:           {}", self.pools.len())?;
+            for p in &self.pools {
+                let c = &p.curves;
+                writeln!(
+                    f,
+                    "  {:<20} pid {:<7} {:>9} blocks of {:>6} B  peak occupancy {:>5.1} %  peak waste {}  peak fragmentation {:.2}",
+                    p.name,
+                    p.pid,
+                    c.blocks,
+                    p.block_size,
+                    100.0 * c.peak_occupancy,
+                    bytes(c.peak_waste_bytes),
+                    c.peak_fragmentation
                 )?;
             }
         }

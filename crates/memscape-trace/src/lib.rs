@@ -15,6 +15,7 @@ pub mod info;
 pub mod metrics;
 pub mod model;
 pub mod msc;
+pub mod pools;
 mod ppm;
 pub mod process;
 pub mod regions;

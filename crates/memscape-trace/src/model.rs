@@ -25,6 +25,9 @@ pub const FLAG_MMAP: u8 = 8;
 /// heap bytes (the pool's own memory already does).
 pub const FLAG_POOL: u8 = 16;
 
+/// A block in no group (pool curves, `pools::group_curves`).
+pub const NO_GROUP: u32 = u32::MAX;
+
 /// `free_thread` value: the freeing thread is not known (never freed, or not recorded).
 pub const NO_FREE_THREAD: u32 = 0;
 

@@ -1,4 +1,4 @@
-//! memscape's native trace format (`.msc`), version 4: columnar, each column encoded for fast
+//! memscape's native trace format (`.msc`), version 5: columnar, each column encoded for fast
 //! decoding *and* small size, block columns decoded on first use (the load checks and keeps
 //! the file; see [`Column`]) — or, in a *mappable* file ([`MscOptions::mappable`]), stored
 //! raw and used in place from a memory mapping.
@@ -8,14 +8,15 @@
 //! | offset | size | content |
 //! |---|---|---|
 //! | 0 | 8 | magic `MEMSCAPE` |
-//! | 8 | 4 | format version (4; versions 1, 2 and 3 are still read) |
+//! | 8 | 4 | format version (5; versions 1, 2, 3 and 4 are still read) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
 //! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`; 0 and not checked for raw block sections) |
 //! | … | … | payloads, each starting 8-byte aligned |
 //!
 //! Version 2 has 32-byte entries: no checksum, and 0 where the shift is. A shift `s` means the
 //! decoded values are shifted left by `s` (times stored rounded to 2^s ns, [`MscOptions`]).
-//! Version 3 is version 4 without packing 4.
+//! Version 3 is version 4 without packing 4; version 4 is version 5 without its optional
+//! sections (13–16, 33, 41, 42), read as one process without free sites or pools.
 //!
 //! A value of a numeric section is decoded in two steps: *packing* gives a stream of u64
 //! "codes", *transform* turns codes into values.
@@ -45,7 +46,10 @@
 //! block's alloc/free time is the time of its alloc/free event), 20–26 call tree (parent u32, ip
 //! u64, function u32, file u32, line u32, module u32, module offset u64), 30 string bytes (u8,
 //! concatenated UTF-8), 31 string end offsets (u64), 32 thread name ids (u32), 40 metadata (u8,
-//! JSON: [`crate::model::TraceMeta`] and the warning summary).
+//! JSON: [`crate::model::TraceMeta`] and the warning summary). Version 5, optional: 13 process,
+//! 14 free site, 15 free thread, 16 pool (u32 block columns), 33 thread process (u32 per
+//! thread), 41 process table, 42 pool table (u8, JSON of [`crate::process::Process`] and
+//! [`crate::process::Pool`] lists).
 //!
 //! Why these encodings: the bit-packed codes decode with constant shifts (one specialized loop
 //! per width), at several bytes of output per nanosecond, without any entropy decoder; byte
