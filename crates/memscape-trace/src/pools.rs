@@ -39,7 +39,7 @@ pub struct GroupCurves {
     pub peak_occupancy: f64,
     pub peak_waste_bytes: u64,
     pub peak_fragmentation: f64,
-    /// At most the requested number of samples, evenly spread over the group's events (the
+    /// About the requested number of samples (a few more), evenly spread over the group's events (the
     /// last one is always the state at the group's last event).
     pub samples: Vec<GroupSample>,
 }
