@@ -9,8 +9,15 @@ use crate::cli::InfoArgs;
 
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     let trace = memscape_trace::load(&crate::demo::resolve_path(&args.file)?)?;
-    let trace = select_processes(trace, args.process.as_deref())?;
-    let report = memscape_trace::info::info(&trace, &memscape_trace::info::InfoOptions::default());
+    let mut trace = select_processes(trace, args.process.as_deref())?;
+    // Name the frames from the binaries (and their debug files) when they exist here.
+    let symbols = memscape_trace::symbolize::symbolize(&mut trace);
+    tracing::debug!("{}: {symbols:?}", args.file.display());
+    let options = memscape_trace::info::InfoOptions {
+        sites: super::analyses::site_options(&args.sites)?,
+        ..Default::default()
+    };
+    let report = memscape_trace::info::info(&trace, &options);
     if args.json {
         super::analyses::print_json(&report)?;
     } else {

@@ -10,6 +10,7 @@ pub mod bins;
 mod builder;
 mod csv;
 mod fsync;
+pub mod debuginfo;
 mod heaptrack;
 pub mod info;
 pub mod metrics;
@@ -20,7 +21,9 @@ mod ppm;
 pub mod process;
 pub mod regions;
 pub mod summary;
+pub mod sites;
 pub mod symbolize;
+pub mod symtab;
 mod text;
 pub mod warn;
 
