@@ -39,7 +39,12 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
         .arg("record")
         .arg("-o")
         .arg(&out)
-        .args(["--", "sh", "-c", "ls / > /dev/null; sort /etc/passwd > /dev/null"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "ls / > /dev/null; sort /etc/passwd > /dev/null",
+        ])
         .status()
         .unwrap();
     assert!(status.success());
@@ -73,7 +78,12 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
     let sort = json(&["info", "--json", "--process", "^sort", path]);
     let selected = sort["processes"].as_array().unwrap();
     assert_eq!(selected.len(), 1, "{selected:#?}");
-    assert!(selected[0]["command_line"].as_str().unwrap().starts_with("sort"));
+    assert!(
+        selected[0]["command_line"]
+            .as_str()
+            .unwrap()
+            .starts_with("sort")
+    );
     assert_eq!(sort["allocs"], selected[0]["allocs"]);
     // By pid, in heaptree and convert.
     let pid = selected[0]["pid"].to_string();
@@ -96,5 +106,8 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
         .unwrap();
     assert!(!none.status.success());
     let message = String::from_utf8_lossy(&none.stderr);
-    assert!(message.contains("matches none") && message.contains("sort"), "{message}");
+    assert!(
+        message.contains("matches none") && message.contains("sort"),
+        "{message}"
+    );
 }

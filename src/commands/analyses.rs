@@ -57,7 +57,10 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
     let path = crate::demo::resolve_path(&args.file)?;
-    let input = match (&args.process, memscape_heap::report::load_heap_input(&path)?) {
+    let input = match (
+        &args.process,
+        memscape_heap::report::load_heap_input(&path)?,
+    ) {
         (None, input) => input,
         (Some(filter), HeapInput::Trace(trace)) => {
             HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))

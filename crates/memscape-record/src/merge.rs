@@ -216,6 +216,11 @@ pub(crate) fn merge(
         *n += 1;
     }
     let ends = endings(&images, launcher);
+    // Each image's events in sequence order, in place (one thread's chunks are already in
+    // order: a run the sort only checks).
+    for image in &mut images {
+        image.raw.events.sort_by_key(|e| e.seq);
+    }
     let origin = images.iter().map(|i| i.raw.start_ns).min().unwrap_or(0);
     let rel = |ns: u64| ns.saturating_sub(origin);
     let mut builder = TraceBuilder::with_event_times(source);
@@ -225,23 +230,22 @@ pub(crate) fn merge(
         builder.page_size = first.raw.page_size;
     }
     let mut elf_types = HashMap::new();
-    // Per image: its process index, stack → site, and its events in sequence order with times
-    // (since the origin) clamped to never go back (a clock read can trail its sequence number
-    // by a preemption; the order is the sequence's).
+    // Per image: its process index and stack → site. Event times (since the origin) are
+    // clamped never to go back within an image (a clock read can trail its sequence number by
+    // a preemption; the order is the sequence's): `clamped` holds each image's last time.
     let mut site_maps = Vec::with_capacity(images.len());
-    let mut streams: Vec<Vec<(u64, &RawEvent)>> = Vec::with_capacity(images.len());
+    let mut clamped: Vec<u64> = Vec::with_capacity(images.len());
     for (image, (end, at)) in images.iter().zip(&ends) {
         let raw = &image.raw;
-        let mut order: Vec<&RawEvent> = raw.events.iter().collect();
-        order.sort_by_key(|e| e.seq);
-        let mut last = rel(raw.start_ns);
-        let stream: Vec<(u64, &RawEvent)> = order
-            .into_iter()
-            .map(|e| {
-                last = rel(e.time_ns).max(last);
-                (last, e)
-            })
-            .collect();
+        let start = rel(raw.start_ns);
+        let last = raw
+            .events
+            .iter()
+            .map(|e| rel(e.time_ns))
+            .max()
+            .unwrap_or(start)
+            .max(start);
+        clamped.push(start);
         let end_ns = at.map(rel).unwrap_or(last).max(last);
         let p = builder.process(Process {
             pid: raw.pid,
@@ -256,22 +260,28 @@ pub(crate) fn merge(
         builder.set_process(p);
         let maps = mappings(&mut builder, raw, &mut elf_types);
         site_maps.push(sites(&mut builder, raw, &maps));
-        streams.push(stream);
     }
+    let mut next_time = |image: usize, e: &RawEvent| {
+        let t = rel(e.time_ns).max(clamped[image]);
+        clamped[image] = t;
+        t
+    };
     // Merge by time; ties keep the image order (the earlier-started process first).
-    let mut heads: BinaryHeap<Reverse<(u64, usize, usize)>> = streams
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| s.first().map(|&(t, _)| Reverse((t, i, 0))))
-        .collect();
+    let mut heads: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
+    for (i, image) in images.iter().enumerate() {
+        if let Some(e) = image.raw.events.first() {
+            heads.push(Reverse((next_time(i, e), i, 0)));
+        }
+    }
     let mut threads: HashMap<(usize, u32), u32> = HashMap::new();
     let mut pools: HashMap<(usize, u64), u32> = HashMap::new();
     let mut line = 0u64;
     while let Some(Reverse((time, image, at))) = heads.pop() {
-        if let Some(&(t, _)) = streams[image].get(at + 1) {
-            heads.push(Reverse((t, image, at + 1)));
+        let events = &images[image].raw.events;
+        if let Some(next) = events.get(at + 1) {
+            heads.push(Reverse((next_time(image, next), image, at + 1)));
         }
-        let e = streams[image][at].1;
+        let e = &events[at];
         line += 1;
         builder.set_process(image as u32);
         let raw = &images[image].raw;

@@ -83,7 +83,7 @@ fn program_counts(report: &RecordReport, program: &Path) -> Vec<(u64, u64)> {
     // Drop the shell's images (not the program it exec'd or forked).
     report
         .processes
-        .retain(|p| !(shells.contains(&p.pid) && !p.command_line.starts_with(&name)));
+        .retain(|p| !shells.contains(&p.pid) || p.command_line.starts_with(&name));
     recorded_counts(&report)
 }
 
@@ -281,7 +281,7 @@ fn ctrl_c_ends_the_recording_keeping_everything_so_far() {
     assert!(record_bin.is_file(), "{} missing", record_bin.display());
     let out = dir.path().join("trace.msc");
     let ready = dir.path().join("ready");
-    let mut child = Command::new(&record_bin)
+    let child = Command::new(&record_bin)
         .arg("-o")
         .arg(&out)
         .arg("--")

@@ -54,6 +54,10 @@ pub(crate) const PROC_POOL: u8 = 4;
 
 pub(crate) const MAX_STACK_DEPTH: usize = 256;
 pub(crate) const DEFAULT_STACK_DEPTH: usize = 64;
+/// Frames per free by default: enough to name the freeing function past `operator delete`
+/// and a wrapper or two, and the file of a 6.2 M-event cc1plus recording stays under
+/// heaptrack's (4 frames: 0.96× its `.raw.zst`; the allocations' 64: 1.04×). BENCHMARKS.md.
+pub(crate) const DEFAULT_FREE_STACK_DEPTH: usize = 4;
 
 /// Events a thread can hold back for its signal handlers (see `ThreadState::pending`).
 pub(crate) const PENDING: usize = 32;

@@ -237,7 +237,7 @@ unsafe fn start_inner() {
     }
     FREE_STACK_DEPTH.store(
         env_usize(c"MEMSCAPE_FREE_STACK_DEPTH")
-            .unwrap_or(STACK_DEPTH.load(Ordering::Relaxed))
+            .unwrap_or(DEFAULT_FREE_STACK_DEPTH.min(STACK_DEPTH.load(Ordering::Relaxed)))
             .min(MAX_STACK_DEPTH),
         Ordering::Relaxed,
     );

@@ -12,8 +12,8 @@ pub(crate) static SEQ: AtomicU64 = AtomicU64::new(0);
 pub(crate) static GENERATION: AtomicU32 = AtomicU32::new(1);
 pub(crate) static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 pub(crate) static NO_STACKS: AtomicBool = AtomicBool::new(false);
-/// Frames kept per free (`MEMSCAPE_FREE_STACK_DEPTH`; default: the allocations' depth).
-pub(crate) static FREE_STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
+/// Frames kept per free (`MEMSCAPE_FREE_STACK_DEPTH`; default [`DEFAULT_FREE_STACK_DEPTH`]).
+pub(crate) static FREE_STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_FREE_STACK_DEPTH);
 pub(crate) static MAPS_SNAPSHOT: AtomicU64 = AtomicU64::new(0);
 /// Bumped by every `pthread_setname_np`: each thread then re-reads its own name at its next
 /// event (one atomic load per event; a rename of another thread cannot be mapped to a tid
