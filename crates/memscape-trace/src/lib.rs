@@ -25,6 +25,7 @@ pub mod summary;
 pub mod symbolize;
 pub mod symtab;
 mod text;
+mod ticks;
 pub mod warn;
 
 use std::io::{BufRead, BufReader, Read};
