@@ -22,13 +22,13 @@ pub enum RecordError {
         "cannot find the recorder shim libmemscape_recorder.so (looked in {looked}); build it with `cargo build -p memscape-recorder` or set MEMSCAPE_SHIM=/path/to/libmemscape_recorder.so"
     )]
     ShimNotFound { looked: String },
-    #[error("cannot start {program}: {source}")]
+    #[error("cannot start {program}")]
     Spawn {
         program: String,
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         #[source]
