@@ -17,7 +17,7 @@ test_pkgs=(
   valgrind heaptrack sqlite3 linux-perf # record allocation, reference and sample traces at test time
   graphviz clang llvm g++              # DOT layouts (oracle), LLVM CFGs, C++ recorder tests
   libunwind8                           # faster call stacks in the recorder shim
-  zstd bc time python3 python3-venv python3-pip
+  zstd bzip2 bc time python3 python3-venv python3-pip
 )
 pkgs=("${run_pkgs[@]}")
 [ "$mode" = test ] && pkgs+=("${test_pkgs[@]}")

@@ -19,7 +19,7 @@ pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 }
 
 pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
-    use memscape_heap::report::{HeapTreeOptions, TimeSelect, heaptree_file};
+    use memscape_heap::report::{HeapTreeOptions, TimeSelect};
     let mut options = HeapTreeOptions {
         select: match (args.at, args.snapshot, args.peak) {
             (Some(t), _, _) => TimeSelect::At(t),
@@ -36,7 +36,22 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
-    let report = heaptree_file(&crate::demo::resolve_path(&args.file)?, &options)?;
+    let input = memscape_heap::load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
+    // A massif file without any tree still has its heap-size curve: show it, say why.
+    if let memscape_heap::HeapInput::Massif(file) = &input
+        && let Some(curve) = file.curve_without_tree()
+    {
+        if args.json {
+            print_json(&curve)?;
+        } else {
+            print_curve(&curve)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = match &input {
+        memscape_heap::HeapInput::Massif(file) => memscape_heap::heaptree_massif(file, &options)?,
+        memscape_heap::HeapInput::Trace(trace) => memscape_heap::heaptree_trace(trace, &options)?,
+    };
     if args.json {
         print_json(&report)?;
     } else {
@@ -52,6 +67,35 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         print_node(&mut out, &report.tree, 0)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_curve(curve: &memscape_heap::HeapCurveReport) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}: {}", curve.source, curve.message)?;
+    writeln!(
+        out,
+        "{:>9} {:>16} {:>14} {:>12} {:>12}",
+        "snapshot",
+        format!("time ({})", curve.time_unit),
+        "heap B",
+        "extra B",
+        "stacks B"
+    )?;
+    for p in &curve.snapshots {
+        writeln!(
+            out,
+            "{:>9} {:>16} {:>14} {:>12} {:>12}",
+            p.snapshot, p.time, p.heap_bytes, p.heap_extra_bytes, p.stacks_bytes
+        )?;
+    }
+    if let Some(p) = &curve.peak {
+        writeln!(
+            out,
+            "peak: snapshot {} at {} {}: {} B heap + {} B extra",
+            p.snapshot, p.time, curve.time_unit, p.heap_bytes, p.heap_extra_bytes
+        )?;
+    }
+    Ok(())
 }
 
 fn print_node(
@@ -146,6 +190,25 @@ fn print_samples_text(report: &memscape_samples::SamplesReport) -> std::io::Resu
             r["samples"],
             r["cycles"]
         )?;
+    }
+    let levels = list("levels");
+    if !levels.is_empty() {
+        writeln!(out, "\nserved by (memory level of the data source):")?;
+        for l in &levels {
+            writeln!(
+                out,
+                "  {:<14} {:>10} samples {:>14} cycles",
+                l["level"].as_str().unwrap_or(""),
+                l["samples"],
+                l["cycles"]
+            )?;
+        }
+        if levels.iter().any(|l| l["level"] == "level unknown") {
+            writeln!(
+                out,
+                "  (level unknown: the data source names no level; counted on the PU that took the sample only)"
+            )?;
+        }
     }
     for (title, key) in [
         ("top source lines", "top_lines"),
