@@ -335,7 +335,7 @@ fn parse_csv_record(
     if record.len() != 4 {
         return Err("expected 4 comma-separated fields `ip,address,kind,size`");
     }
-    let field = |i: usize| record.get(i).unwrap_or(b"");
+    let field = |i: usize| record.get(i).unwrap_or(b"").trim_ascii();
     let ip = parse_number(field(0)).ok_or("ip is not a number (0x-hex or decimal)")?;
     let address = parse_number(field(1)).ok_or("address is not a number (0x-hex or decimal)")?;
     let kind = std::str::from_utf8(field(2))
@@ -361,7 +361,7 @@ fn parse_csv(
     let mut reader = memscape_io::csv_reader(bytes);
     let mut record = memscape_io::ByteRecord::new();
     while let Ok(true) = reader.read_byte_record(&mut record) {
-        if record.iter().all(<[u8]>::is_empty) {
+        if record.iter().all(|f| f.trim_ascii().is_empty()) {
             continue;
         }
         let number = record.position().map_or(0, |p| p.line());
@@ -380,9 +380,9 @@ fn parse_csv(
             }
             Err(_)
                 if first
-                    && record
-                        .get(0)
-                        .is_some_and(|f| f.to_ascii_lowercase().starts_with(b"ip")) =>
+                    && record.get(0).is_some_and(|f| {
+                        f.trim_ascii().to_ascii_lowercase().starts_with(b"ip")
+                    }) =>
             {
                 // The header row.
             }

@@ -267,16 +267,18 @@ pub fn quote_start(bytes: &[u8]) -> String {
 
 pub use csv::ByteRecord;
 
+pub use csv::{ErrorKind as CsvErrorKind, StringRecord};
+
 /// The one CSV reader of every memscape importer (the `csv` crate): RFC 4180 quoting (`""`
 /// inside quotes is a quote; a quoted field may hold commas and line breaks), comma-separated,
-/// every field trimmed, empty lines and lines starting with `#` skipped, no header handling
-/// (each importer reads its own), and rows of any length: importers check the field count
-/// themselves and name the row (`ByteRecord::position().line()`) in their warnings.
+/// empty lines and lines starting with `#` skipped, no header handling (each importer reads
+/// its own), and rows of any length: importers check the field count themselves and name the
+/// row (`position().line()`) in their warnings. Fields are not trimmed here (the csv crate's
+/// trimming copies every record): importers trim the fields they read (`trim_ascii`).
 pub fn csv_reader<R: Read>(input: R) -> csv::Reader<R> {
     csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .trim(csv::Trim::All)
         .comment(Some(b'#'))
         .buffer_capacity(1 << 16)
         .from_reader(input)

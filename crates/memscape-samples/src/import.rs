@@ -152,10 +152,11 @@ fn parse_int(field: &str, hex: bool) -> Option<u64> {
 }
 
 /// A parsed field waiting for the whole row to be accepted.
-enum Cell<'a> {
+enum Cell {
     Int(u64),
     Unknown,
-    Str(&'a str),
+    /// Text: the field's index in the row.
+    Field(usize),
 }
 
 fn parse_csv(
@@ -171,7 +172,7 @@ fn parse_csv(
     let line_of = |record: &memscape_io::ByteRecord| record.position().map_or(1, |p| p.line());
     let header_line = loop {
         match reader.read_byte_record(&mut record) {
-            Ok(true) if record.iter().all(<[u8]>::is_empty) => continue,
+            Ok(true) if record.iter().all(|f| f.trim_ascii().is_empty()) => continue,
             Ok(true) => break line_of(&record),
             _ => {
                 return Err(SamplesError::Format {
@@ -183,7 +184,7 @@ fn parse_csv(
     };
     let names: Vec<String> = record
         .iter()
-        .map(|f| std::str::from_utf8(f).map(str::to_owned))
+        .map(|f| std::str::from_utf8(f.trim_ascii()).map(str::to_owned))
         .collect::<Result<_, _>>()
         .map_err(|_| SamplesError::Format {
             at: Location::line(file, header_line),
@@ -229,12 +230,24 @@ fn parse_csv(
     let mut warnings = Warnings::new();
     let mut rows = 0usize;
     let mut row_lines: Vec<u64> = Vec::new();
+    // Reused across rows; a text cell is the index of its field in `row`.
+    let mut row = memscape_io::StringRecord::new();
+    let mut cells: Vec<Cell> = Vec::with_capacity(names.len());
     'rows: loop {
-        match reader.read_byte_record(&mut record) {
+        match reader.read_record(&mut row) {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                // Only I/O can fail here (the reader is flexible and reads bytes).
+                let line_no = e.position().map_or(0, |p| p.line());
+                if matches!(e.kind(), memscape_io::CsvErrorKind::Utf8 { .. }) {
+                    warnings.add(
+                        "non_utf8_row",
+                        "row is not UTF-8; skipped",
+                        Location::line(file, line_no),
+                    );
+                    continue;
+                }
+                // Otherwise only I/O can fail (the reader is flexible).
                 warnings.add(
                     "read_error",
                     format!("the input could not be read past here ({e})"),
@@ -243,22 +256,12 @@ fn parse_csv(
                 break;
             }
         }
-        let line_no = line_of(&record);
+        let line_no = row.position().map_or(1, |p| p.line());
         let at = || Location::line(file, line_no);
-        if record.iter().all(<[u8]>::is_empty) {
+        if row.iter().all(|f| f.trim().is_empty()) {
             continue;
         }
-        let mut fields: Vec<&str> = Vec::with_capacity(names.len());
-        for f in &record {
-            match std::str::from_utf8(f) {
-                Ok(text) => fields.push(text),
-                Err(_) => {
-                    warnings.add("non_utf8_row", "row is not UTF-8; skipped", at());
-                    continue 'rows;
-                }
-            }
-        }
-        if fields.len() != names.len() {
+        if row.len() != names.len() {
             warnings.add(
                 "wrong_field_count",
                 format!(
@@ -269,8 +272,9 @@ fn parse_csv(
             );
             continue;
         }
-        let mut cells: Vec<Cell<'_>> = Vec::with_capacity(names.len());
-        for (c, field) in fields.iter().enumerate() {
+        cells.clear();
+        for (c, field) in row.iter().enumerate() {
+            let field = field.trim();
             let cell = if is_unknown(field) {
                 Cell::Unknown
             } else {
@@ -286,7 +290,7 @@ fn parse_csv(
                             continue 'rows;
                         }
                     },
-                    _ => Cell::Str(field),
+                    _ => Cell::Field(c),
                 }
             };
             cells.push(cell);
@@ -295,6 +299,7 @@ fn parse_csv(
             warnings.add("unknown_latency", "row has no latency; skipped", at());
             continue;
         }
+        let text_of = |c: usize| row.get(c).unwrap_or("").trim();
         for (builder, cell) in builders.iter_mut().zip(cells.drain(..)) {
             match (builder, cell) {
                 (Builder::Int { values, .. }, Cell::Int(v)) => values.push(v),
@@ -311,16 +316,16 @@ fn parse_csv(
                     Builder::Text {
                         interner, codes, ..
                     },
-                    Cell::Str(s),
+                    Cell::Field(c),
                 ) => {
-                    codes.push(interner.code(s));
+                    codes.push(interner.code(text_of(c)));
                 }
                 (Builder::Text { codes, unknown, .. }, _) => {
                     unknown.set(codes.len());
                     codes.push(NONE);
                 }
-                (Builder::Raw { text, ends }, Cell::Str(s)) => {
-                    text.push_str(s);
+                (Builder::Raw { text, ends }, Cell::Field(c)) => {
+                    text.push_str(text_of(c));
                     ends.push(text.len());
                 }
                 (Builder::Raw { text, ends }, _) => ends.push(text.len()),

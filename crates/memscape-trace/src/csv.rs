@@ -14,8 +14,8 @@
 //! | `usable_size` | no | decimal bytes actually reserved by the allocator |
 //!
 //! Read through [`memscape_io::csv_reader`]: RFC 4180 quoting (`""` inside quotes is a quote,
-//! a quoted field may hold commas and newlines), fields trimmed, lines starting with `#`
-//! skipped. Other columns are ignored. `free` of address 0 is `free(NULL)` and is skipped.
+//! a quoted field may hold commas and newlines), lines starting with `#` skipped; fields are
+//! trimmed of ASCII spaces. Other columns are ignored. `free` of address 0 is `free(NULL)` and is skipped.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -55,13 +55,13 @@ pub(crate) fn sniff(head: &[u8]) -> bool {
 }
 
 fn is_blank(record: &ByteRecord) -> bool {
-    record.iter().all(<[u8]>::is_empty)
+    record.iter().all(|f| f.trim_ascii().is_empty())
 }
 
 fn header(record: &ByteRecord) -> Columns {
     let mut c = Columns::default();
     for (i, name) in record.iter().enumerate() {
-        let slot = match name.to_ascii_lowercase().as_slice() {
+        let slot = match name.trim_ascii().to_ascii_lowercase().as_slice() {
             b"time" => &mut c.time,
             b"op" => &mut c.op,
             b"address" => &mut c.address,
@@ -155,7 +155,7 @@ impl CsvParser {
     }
 
     fn row(&mut self, number: u64, c: Columns, record: &ByteRecord) -> Option<()> {
-        let get = |i: Option<usize>| i.and_then(|i| record.get(i));
+        let get = |i: Option<usize>| i.and_then(|i| record.get(i)).map(<[u8]>::trim_ascii);
         let time = parse_dec(get(c.time)?)?;
         let op = get(c.op)?;
         let address = parse_address(get(c.address).unwrap_or(b""))?;
