@@ -216,67 +216,6 @@ fn timeline_cells(
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        heap: HeapRenderArgs,
-    }
-
-    fn args(list: &[&str]) -> HeapRenderArgs {
-        Wrapper::parse_from(std::iter::once("test").chain(list.iter().copied())).heap
-    }
-
-    #[test]
-    fn timeline_times_between_points_show_the_exact_state() {
-        let dataset = crate::commands::render::load_for_render(std::path::Path::new("demo"))
-            .expect("embedded demo");
-        let DatasetContent::AllocTrace(t) = &dataset.content else {
-            panic!("the demo is a trace");
-        };
-        let settings = HeapSettings {
-            keys: vec![GroupKey::Site],
-            metric: Metric::Bytes,
-            points: 120,
-        };
-        let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
-        // The time of an event halfway between two slider points (the first pair in the
-        // second half of the trace with such an event): no point sits there.
-        let mut fresh = memscape_heap::TraceHeap::new(&t.trace, &[GroupKey::Site]);
-        let (a, b, mid) = timeline.points[timeline.points.len() / 2..]
-            .windows(2)
-            .find_map(|w| {
-                let (a, b) = (&w[0], &w[1]);
-                let mid = fresh.time_of((a.index + b.index) / 2);
-                let events = fresh.events_at_time(mid);
-                (mid > a.time && mid < b.time && events > a.index && events < b.index)
-                    .then_some((a, b, mid))
-            })
-            .expect("two points with an event between them");
-        let cells = timeline_cells(
-            &timeline,
-            sizes.as_mut(),
-            &args(&["--times", &format!("{},{}", a.time, mid)]),
-        )
-        .unwrap();
-        assert_eq!(cells.len(), 2);
-        let events = fresh.events_at_time(mid);
-        assert!(
-            events > a.index && events < b.index,
-            "mid lies between points"
-        );
-        assert_eq!(cells[1].0.index, events);
-        assert_eq!(cells[1].1, fresh.sizes_at(events));
-        assert_eq!(cells[1].0.total_bytes, cells[1].1.bytes(0));
-        // A time on a point gives that point.
-        assert_eq!(cells[0].0.index, a.index);
-    }
-}
-
 /// A massif file without any heap tree: its heap-size curve (useful heap, and heap plus
 /// allocator overhead), the peak marked, and a line saying why there is no tree.
 fn curve_picture(curve: &memscape_heap::HeapCurveReport, width: u32, height: u32) -> Picture {
@@ -419,4 +358,65 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, width: u32, height: u32
         ));
     }
     pic
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        heap: HeapRenderArgs,
+    }
+
+    fn args(list: &[&str]) -> HeapRenderArgs {
+        Wrapper::parse_from(std::iter::once("test").chain(list.iter().copied())).heap
+    }
+
+    #[test]
+    fn timeline_times_between_points_show_the_exact_state() {
+        let dataset = crate::commands::render::load_for_render(std::path::Path::new("demo"))
+            .expect("embedded demo");
+        let DatasetContent::AllocTrace(t) = &dataset.content else {
+            panic!("the demo is a trace");
+        };
+        let settings = HeapSettings {
+            keys: vec![GroupKey::Site],
+            metric: Metric::Bytes,
+            points: 120,
+        };
+        let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
+        // The time of an event halfway between two slider points (the first pair in the
+        // second half of the trace with such an event): no point sits there.
+        let mut fresh = memscape_heap::TraceHeap::new(&t.trace, &[GroupKey::Site]);
+        let (a, b, mid) = timeline.points[timeline.points.len() / 2..]
+            .windows(2)
+            .find_map(|w| {
+                let (a, b) = (&w[0], &w[1]);
+                let mid = fresh.time_of((a.index + b.index) / 2);
+                let events = fresh.events_at_time(mid);
+                (mid > a.time && mid < b.time && events > a.index && events < b.index)
+                    .then_some((a, b, mid))
+            })
+            .expect("two points with an event between them");
+        let cells = timeline_cells(
+            &timeline,
+            sizes.as_mut(),
+            &args(&["--times", &format!("{},{}", a.time, mid)]),
+        )
+        .unwrap();
+        assert_eq!(cells.len(), 2);
+        let events = fresh.events_at_time(mid);
+        assert!(
+            events > a.index && events < b.index,
+            "mid lies between points"
+        );
+        assert_eq!(cells[1].0.index, events);
+        assert_eq!(cells[1].1, fresh.sizes_at(events));
+        assert_eq!(cells[1].0.total_bytes, cells[1].1.bytes(0));
+        // A time on a point gives that point.
+        assert_eq!(cells[0].0.index, a.index);
+    }
 }
