@@ -336,17 +336,35 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, width: u32, height: u32
         small,
         egui::Align2::RIGHT_CENTER,
     ));
-    pic.labels.push(Label::new(
-        egui::pos2(plot.left() + 8.0, plot.top() + 8.0),
-        "● heap + allocator overhead   ● useful heap",
-        11.0,
-        small,
-        egui::Align2::LEFT_CENTER,
-    ));
+    for (i, (color, _)) in series.iter().enumerate() {
+        let y = plot.top() + 8.0 + 16.0 * i as f32;
+        pic.shapes.push(Shape::new(
+            Geometry::Rect {
+                min: [plot.left() + 8.0, y - 4.0],
+                max: [plot.left() + 18.0, y + 4.0],
+                corner_px: 2.0,
+            },
+            *color,
+        ));
+        pic.labels.push(Label::new(
+            egui::pos2(plot.left() + 24.0, y),
+            ["heap + allocator overhead", "useful heap"][i],
+            11.0,
+            small,
+            egui::Align2::LEFT_CENTER,
+        ));
+    }
     if let Some(p) = &curve.peak {
         let [x, y] = at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes));
+        // Beside the point, on the side with room.
+        let align = if x > plot.center().x {
+            egui::Align2::RIGHT_CENTER
+        } else {
+            egui::Align2::LEFT_CENTER
+        };
+        let dx = if x > plot.center().x { -8.0 } else { 8.0 };
         pic.labels.push(Label::new(
-            egui::pos2(x, y - 12.0),
+            egui::pos2(x + dx, y + 4.0),
             format!(
                 "peak {} (snapshot {})",
                 draw::human_bytes(p.heap_bytes.saturating_add(p.heap_extra_bytes)),
@@ -354,7 +372,7 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, width: u32, height: u32
             ),
             11.0,
             text,
-            egui::Align2::CENTER_CENTER,
+            align,
         ));
     }
     pic
