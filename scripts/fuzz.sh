@@ -63,3 +63,17 @@ for t in "${targets[@]}"; do
     fi
     rm -f "$log"
 done
+
+# Totals over every slice recorded in results.tsv (the RELIABILITY.md table).
+echo
+echo "| target | executions | coverage (cov / ft) | corpus | crashes | hangs (> 10 s) | OOM (> 1 GiB alloc / 2 GiB RSS) |"
+echo "|---|---|---|---|---|---|---|"
+awk -F'\t' 'NR > 1 {
+    if (!($2 in ex)) order[n++] = $2
+    ex[$2] += $4; if ($6 > cov[$2]) cov[$2] = $6; if ($7 > ft[$2]) ft[$2] = $7
+    corp[$2] = $8; cr[$2] = $9; hg[$2] = $10; om[$2] = $11; total += $4
+} END {
+    for (i = 0; i < n; i++) { t = order[i]
+        printf "| `%s` | %d | %d / %d | %d | %d | %d | %d |\n", t, ex[t], cov[t], ft[t], corp[t], cr[t], hg[t], om[t] }
+    printf "| **total** | **%d** | | | | | |\n", total
+}' "$results"
