@@ -75,6 +75,17 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
             path.display()
         ),
     };
+    // A massif file without any tree still has its heap-size curve: show it, say why.
+    if let HeapInput::Massif(file) = &input
+        && let Some(curve) = file.curve_without_tree()
+    {
+        if args.json {
+            print_json(&curve)?;
+        } else {
+            print_curve(&curve)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.leaks {
         let report = memscape_heap::report::leaks_input(&input, &options);
         if args.json {
@@ -104,6 +115,35 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         print_node(&mut out, &report.tree, 0)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_curve(curve: &memscape_heap::HeapCurveReport) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}: {}", curve.source, curve.message)?;
+    writeln!(
+        out,
+        "{:>9} {:>16} {:>14} {:>12} {:>12}",
+        "snapshot",
+        format!("time ({})", curve.time_unit),
+        "heap B",
+        "extra B",
+        "stacks B"
+    )?;
+    for p in &curve.snapshots {
+        writeln!(
+            out,
+            "{:>9} {:>16} {:>14} {:>12} {:>12}",
+            p.snapshot, p.time, p.heap_bytes, p.heap_extra_bytes, p.stacks_bytes
+        )?;
+    }
+    if let Some(p) = &curve.peak {
+        writeln!(
+            out,
+            "peak: snapshot {} at {} {}: {} B heap + {} B extra",
+            p.snapshot, p.time, curve.time_unit, p.heap_bytes, p.heap_extra_bytes
+        )?;
+    }
+    Ok(())
 }
 
 fn print_leaks(
@@ -257,6 +297,25 @@ fn print_samples_text(report: &memscape_samples::SamplesReport) -> std::io::Resu
             r["samples"],
             r["cycles"]
         )?;
+    }
+    let levels = list("levels");
+    if !levels.is_empty() {
+        writeln!(out, "\nserved by (memory level of the data source):")?;
+        for l in &levels {
+            writeln!(
+                out,
+                "  {:<14} {:>10} samples {:>14} cycles",
+                l["level"].as_str().unwrap_or(""),
+                l["samples"],
+                l["cycles"]
+            )?;
+        }
+        if levels.iter().any(|l| l["level"] == "level unknown") {
+            writeln!(
+                out,
+                "  (level unknown: the data source names no level; counted on the PU that took the sample only)"
+            )?;
+        }
     }
     for (title, key) in [
         ("top source lines", "top_lines"),
