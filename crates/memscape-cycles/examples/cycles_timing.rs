@@ -7,7 +7,7 @@
 //! cycles_timing rips TRACE A..B [--threshold T] [--runs K]   # Levenshtein (w = 10) + H0/H1
 //! cycles_timing mds TRACE A..B                          # classical MDS of the windows
 //! cycles_timing cycles TRACE A..B [--window W] [--top N] [--threshold T]
-//!                                 [--binary B --function F]
+//!                                 [--binary B --function F] [--detail full|LANDMARKS]
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,7 +17,7 @@ use std::time::Instant;
 use memscape_cycles::levenshtein::{make_windows, window_distances};
 use memscape_cycles::records::{SymbolMode, parse_record_range, record_symbols, select_records};
 use memscape_cycles::symbolize::LoadBase;
-use memscape_cycles::{CyclesOptions, MatrixFormat, RecordFilter, RipsOptions, read_trace};
+use memscape_cycles::{CyclesOptions, Detail, MatrixFormat, RecordFilter, RipsOptions, read_trace};
 
 fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
@@ -164,19 +164,25 @@ fn main() {
                 window: flag(&args, "--window").map_or(10, |s| s.parse().unwrap()),
                 top: flag(&args, "--top").map_or(3, |s| s.parse().unwrap()),
                 threshold: flag(&args, "--threshold").map(|s| s.parse().unwrap()),
+                detail: match flag(&args, "--detail") {
+                    None => Detail::default(),
+                    Some("full") => Detail::Full,
+                    Some(n) => Detail::Landmarks(n.parse().unwrap()),
+                },
                 ..CyclesOptions::default()
             };
             let report =
                 memscape_cycles::analyze_trace_file(Path::new(&args[2]), &options).unwrap();
             println!(
-                "total {:.3} s, records {} windows {} unique {} threshold {} h1_bars {} parameterizations {}",
+                "total {:.3} s, records {} windows {} unique {} threshold {} h1_bars {} parameterizations {} level of detail {:?}",
                 t0.elapsed().as_secs_f64(),
                 report.records.len(),
                 report.windows,
                 report.unique_windows,
                 report.threshold,
                 report.barcode.len(),
-                report.parameterizations.len()
+                report.parameterizations.len(),
+                report.level_of_detail
             );
         }
         _ => eprintln!(

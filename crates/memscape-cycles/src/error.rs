@@ -25,4 +25,7 @@ pub enum CyclesError {
     InvalidParameter(String),
     #[error("problem too large: {0}")]
     TooLarge(String),
+    /// The analysis's [`crate::progress::CancelToken`] was cancelled.
+    #[error("cancelled")]
+    Cancelled,
 }

@@ -5,6 +5,7 @@
 use super::{MAX_DIM, Value};
 use crate::error::CyclesError;
 use crate::metric::DistanceMatrix;
+use crate::progress::Control;
 
 /// Binomial coefficients `C(i, k)` for `i <= n`, `k <= k_max`, checked against overflow.
 pub(super) struct Binomials {
@@ -83,6 +84,7 @@ pub(super) struct Rips<'a, D> {
     pub(super) inverse: Vec<u32>,
     pub(super) binomials: Binomials,
     pub(super) keep_cocycles: bool,
+    pub(super) control: &'a Control,
     /// Memory budget of the reduced columns kept by [`Self::compute_pairs`].
     pub(super) store_bytes: usize,
     /// Whether integer filtrations are reduced level by level.

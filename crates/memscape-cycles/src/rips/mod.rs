@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use crate::error::CyclesError;
 use crate::metric::DistanceMatrix;
+use crate::progress::{Control, Phase};
 
 mod column;
 mod complex;
@@ -220,7 +221,16 @@ pub fn rips_persistence<D: DistanceMatrix>(
     dist: &D,
     options: &RipsOptions,
 ) -> Result<RipsResult, CyclesError> {
-    persistence_with(dist, options, Shortcuts::ALL)
+    persistence_with(dist, options, Shortcuts::ALL, &Control::new())
+}
+
+/// [`rips_persistence`] with progress reports and cancellation.
+pub fn rips_persistence_with<D: DistanceMatrix>(
+    dist: &D,
+    options: &RipsOptions,
+    control: &Control,
+) -> Result<RipsResult, CyclesError> {
+    persistence_with(dist, options, Shortcuts::ALL, control)
 }
 
 /// Which exact shortcuts the engine may take (all of them outside tests, which compare each
@@ -257,6 +267,7 @@ fn persistence_with<D: DistanceMatrix>(
     dist: &D,
     options: &RipsOptions,
     shortcuts: Shortcuts,
+    control: &Control,
 ) -> Result<RipsResult, CyclesError> {
     if options.max_dim > MAX_DIM {
         return Err(CyclesError::InvalidParameter(format!(
@@ -274,7 +285,10 @@ fn persistence_with<D: DistanceMatrix>(
         return Err(CyclesError::InvalidParameter("threshold is NaN".into()));
     }
     let n = dist.size();
+    control.begin(Phase::Radius, 2)?;
     let radius = enclosing_radius(dist);
+    control.report(Phase::Radius, 1, 2);
+    control.check()?;
     let threshold = options.threshold.unwrap_or(radius);
     // The cone cut: from the enclosing radius r on, the complex is a cone (the vertex of
     // eccentricity r is joined to every simplex), so all its homology in dimensions >= 1 is zero
@@ -297,8 +311,10 @@ fn persistence_with<D: DistanceMatrix>(
                 dist,
                 computed_threshold as u32,
                 shortcuts.collapse_min_edges,
+                control,
             )
         })
+        .transpose()?
         .flatten();
     let (mut dims, mut cocycles, collapse) = match collapsed {
         Some(collapsed) => {
@@ -306,9 +322,8 @@ fn persistence_with<D: DistanceMatrix>(
                 &collapsed.matrix,
                 options,
                 shortcuts,
-                computed_threshold,
-                threshold,
-                radius,
+                (computed_threshold, threshold, radius),
+                control,
             )?;
             (dims, cocycles, Some(collapsed.log))
         }
@@ -317,9 +332,8 @@ fn persistence_with<D: DistanceMatrix>(
                 dist,
                 options,
                 shortcuts,
-                computed_threshold,
-                threshold,
-                radius,
+                (computed_threshold, threshold, radius),
+                control,
             )?;
             (dims, cocycles, None)
         }
@@ -340,9 +354,8 @@ fn compute<D: DistanceMatrix>(
     dist: &D,
     options: &RipsOptions,
     shortcuts: Shortcuts,
-    computed_threshold: Value,
-    threshold: Value,
-    radius: Value,
+    (computed_threshold, threshold, radius): (Value, Value, Value),
+    control: &Control,
 ) -> Result<(Vec<Vec<Bar>>, Vec<Cocycle>), CyclesError> {
     let n = dist.size();
     let modulus = u32::from(options.modulus);
@@ -356,6 +369,7 @@ fn compute<D: DistanceMatrix>(
         inverse: multiplicative_inverses(modulus),
         binomials,
         keep_cocycles: options.cocycles,
+        control,
         store_bytes: shortcuts.store_bytes,
         level_by_level: shortcuts.level_by_level,
         neighbors: if shortcuts.sparse {
@@ -376,7 +390,7 @@ fn compute<D: DistanceMatrix>(
     let mut cocycles = Vec::new();
     let mut simplices = Vec::new();
     let started = std::time::Instant::now();
-    let mut columns_to_reduce = engine.compute_dim_0_pairs(&mut simplices, &mut dims[0]);
+    let mut columns_to_reduce = engine.compute_dim_0_pairs(&mut simplices, &mut dims[0])?;
     tracing::debug!(
         "rips: H0 in {:.2?}, {} columns to reduce in dimension 1",
         started.elapsed(),
@@ -391,7 +405,7 @@ fn compute<D: DistanceMatrix>(
             dim,
             bars,
             &mut cocycles,
-        );
+        )?;
         tracing::debug!(
             "rips: H{dim} done after {:.2?} ({} bars)",
             started.elapsed(),

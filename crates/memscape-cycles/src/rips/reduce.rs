@@ -9,7 +9,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::column::{Column, NarrowLayout, ReducedStore, sum_entries};
 use super::complex::{Entry, Rips};
 use super::{Bar, Cocycle, CocycleEntry, Value};
+use crate::error::CyclesError;
 use crate::metric::DistanceMatrix;
+use crate::progress::Phase;
 
 /// Sort order of columns to reduce: decreasing diameter, ties increasing index.
 pub(super) fn greater_diameter_or_smaller_index(a: &(Value, i64), b: &(Value, i64)) -> Ordering {
@@ -140,8 +142,14 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         &self,
         simplices: &mut Vec<(Value, i64)>,
         bars: &mut Vec<Bar>,
-    ) -> Vec<(Value, i64)> {
+    ) -> Result<Vec<(Value, i64)>, CyclesError> {
         let mut sets = UnionFind::new(self.n);
+        let total = self.neighbors.as_ref().map_or_else(
+            || self.n * self.n.saturating_sub(1) / 2,
+            |nb| nb.edge_count(),
+        ) as u64;
+        self.control.begin(Phase::H0, total)?;
+        let mut visited = 0u64;
         let mut columns_to_reduce = Vec::new();
         // Edges that close a cycle, checked for apparent pairs in parallel batches (the check
         // does not depend on the union–find, and rayon's collect keeps the order).
@@ -167,6 +175,13 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         };
         let keep_edges = self.dim_max >= 2;
         self.for_each_edge_in_order(|length, index| {
+            visited += 1;
+            if visited % 4096 == 0 {
+                self.control.report(Phase::H0, visited, total);
+            }
+            if self.control.is_cancelled() {
+                return;
+            }
             if keep_edges {
                 simplices.push((length, index));
             }
@@ -185,6 +200,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                 }
             }
         });
+        self.control.check()?;
         flush(&mut candidates, &mut columns_to_reduce);
         columns_to_reduce.reverse();
         for i in 0..self.n {
@@ -192,7 +208,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                 bars.push(Bar(0.0, None));
             }
         }
-        columns_to_reduce
+        Ok(columns_to_reduce)
     }
 
     pub(super) fn assemble_columns_to_reduce(
@@ -336,7 +352,9 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         dim: usize,
         bars: &mut Vec<Bar>,
         cocycles: &mut Vec<Cocycle>,
-    ) {
+    ) -> Result<(), CyclesError> {
+        let total = columns_to_reduce.len() as u64;
+        self.control.begin(Phase::H1, total)?;
         let want_cocycles = self.keep_cocycles && dim == 1;
         // The reduction matrix V without its diagonal, column by column.
         let mut reduction_entries: Vec<Entry> = Vec::new();
@@ -385,6 +403,8 @@ impl<D: DistanceMatrix> Rips<'_, D> {
 
         let started = std::time::Instant::now();
         for (column_index, &(diameter, index)) in columns_to_reduce.iter().enumerate() {
+            self.control.report(Phase::H1, column_index as u64, total);
+            self.control.check()?;
             if column_index % (1 << 14) == 0 && column_index > 0 {
                 tracing::debug!(
                     "rips: H{dim}: {column_index} of {} columns after {:.2?}; {} reduced \
@@ -416,6 +436,8 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                 &mut cofacet_entries,
             );
             loop {
+                // A single column can take seconds (millions of entries added).
+                self.control.check()?;
                 if pivot.is_none() && horizon + 1.0 <= self.threshold {
                     // Everything up to the horizon cancelled: the next level of δ(V).
                     raises += 1;
@@ -631,6 +653,8 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         );
         #[cfg(test)]
         REDERIVED.with(|count| count.set(count.get() + rederived_columns));
+        self.control.report(Phase::H1, total, total);
+        Ok(())
     }
 
     /// The cocycle `V_j = e_j + Σ (V entries)` of an H1 column as explicit edges.

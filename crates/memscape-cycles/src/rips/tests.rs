@@ -49,6 +49,7 @@ fn binomials_and_vertices_round_trip() {
         modulus: 2,
         inverse: multiplicative_inverses(2),
         binomials: Binomials::new(10, 4).unwrap(),
+        control: &Control::new(),
         keep_cocycles: false,
         store_bytes: MAX_STORED_BYTES,
         level_by_level: true,
@@ -110,6 +111,7 @@ fn cone_cut_and_sparse_lists_change_nothing() {
             sparse: false,
             ..Shortcuts::ALL
         },
+        &Control::new(),
     )
     .unwrap();
     assert!(plain.barcode.dims[1].len() > 3);
@@ -126,7 +128,7 @@ fn cone_cut_and_sparse_lists_change_nothing() {
             ..Shortcuts::ALL
         },
     ] {
-        let fast = persistence_with(&m, &options, shortcuts).unwrap();
+        let fast = persistence_with(&m, &options, shortcuts, &Control::new()).unwrap();
         // Same bars in the same (Ripser's) order, H0 included.
         assert_eq!(fast.barcode, plain.barcode, "{shortcuts:?}");
         assert_eq!(fast.threshold, plain.threshold);
@@ -155,12 +157,13 @@ fn cone_cut_and_sparse_lists_change_nothing() {
             ..Shortcuts::ALL
         };
         REDERIVED.with(|count| count.set(0));
-        let narrow = persistence_with(&m, &options, small_store).unwrap();
+        let narrow = persistence_with(&m, &options, small_store, &Control::new()).unwrap();
         assert_eq!(narrow, full, "store of {store_bytes} bytes");
         if store_bytes == 0 {
             assert!(REDERIVED.with(std::cell::Cell::get) > 0);
         }
-        let wide_small = persistence_with(&m.to_f32(), &options, small_store).unwrap();
+        let wide_small =
+            persistence_with(&m.to_f32(), &options, small_store, &Control::new()).unwrap();
         assert_eq!(wide_small, wide, "store of {store_bytes} bytes, wide keys");
     }
     // Level by level or whole columns: the same pivots and the same V, so the same
@@ -176,8 +179,8 @@ fn cone_cut_and_sparse_lists_change_nothing() {
             ..Shortcuts::ALL
         };
         assert_eq!(
-            persistence_with(&m, &options, whole).unwrap(),
-            persistence_with(&m, &options, by_level).unwrap()
+            persistence_with(&m, &options, whole, &Control::new()).unwrap(),
+            persistence_with(&m, &options, by_level, &Control::new()).unwrap()
         );
     }
     // Dimension 2 (the sparse enumeration of new simplices), sparse against dense.
@@ -194,6 +197,7 @@ fn cone_cut_and_sparse_lists_change_nothing() {
             sparse: false,
             ..Shortcuts::ALL
         },
+        &Control::new(),
     )
     .unwrap();
     assert_eq!(sparse.barcode, dense.barcode);
@@ -211,13 +215,13 @@ fn edge_collapse_keeps_barcodes_and_extends_cocycles() {
         cocycles: true,
         ..RipsOptions::default()
     };
-    let plain = persistence_with(&m, &options, Shortcuts::ALL).unwrap();
+    let plain = persistence_with(&m, &options, Shortcuts::ALL, &Control::new()).unwrap();
     assert!(plain.collapse.is_none(), "below the size gate");
     let collapsing = Shortcuts {
         collapse_min_edges: 0,
         ..Shortcuts::ALL
     };
-    let collapsed = persistence_with(&m, &options, collapsing).unwrap();
+    let collapsed = persistence_with(&m, &options, collapsing, &Control::new()).unwrap();
     let log = collapsed.collapse.as_ref().expect("collapsed");
     assert!(log.removed > log.edges / 10, "{log:?}");
     assert!(log.delayed > 0);
@@ -244,6 +248,7 @@ fn edge_collapse_keeps_barcodes_and_extends_cocycles() {
                 cone_cut,
                 ..Shortcuts::ALL
             },
+            &Control::new(),
         )
         .unwrap();
         let b = persistence_with(
@@ -253,6 +258,7 @@ fn edge_collapse_keeps_barcodes_and_extends_cocycles() {
                 cone_cut,
                 ..collapsing
             },
+            &Control::new(),
         )
         .unwrap();
         assert!(b.collapse.is_some());
@@ -304,7 +310,7 @@ fn edge_collapse_gives_the_same_circular_coordinates() {
         cocycles: true,
         ..RipsOptions::default()
     };
-    let plain = persistence_with(&m, &options, Shortcuts::ALL).unwrap();
+    let plain = persistence_with(&m, &options, Shortcuts::ALL, &Control::new()).unwrap();
     let collapsed = persistence_with(
         &m,
         &options,
@@ -312,6 +318,7 @@ fn edge_collapse_gives_the_same_circular_coordinates() {
             collapse_min_edges: 0,
             ..Shortcuts::ALL
         },
+        &Control::new(),
     )
     .unwrap();
     let log = collapsed.collapse.as_ref().unwrap();
