@@ -57,6 +57,19 @@ pub enum Detail {
 /// 20,000 windows of a real trace takes about 30 s on two cores (see the crate README).
 pub const DEFAULT_MAX_POINTS: usize = 20_000;
 
+impl Detail {
+    /// How many landmarks to take of `unique` windows, and why (`None`: all of them).
+    pub fn landmarks_for(self, unique: usize) -> Option<(usize, &'static str)> {
+        match self {
+            Self::Full => None,
+            Self::Auto { max_points } if unique <= max_points.max(1) => None,
+            Self::Auto { max_points } => Some((max_points.max(1), "budget")),
+            Self::Landmarks(count) if count >= unique => None,
+            Self::Landmarks(count) => Some((count.max(1), "requested")),
+        }
+    }
+}
+
 impl Default for Detail {
     fn default() -> Self {
         Self::Auto {
@@ -202,17 +215,13 @@ pub fn analyze_records_with(
     let windows = make_windows(&symbols, options.window)?;
     let unique = windows.unique_count();
     // The points of the metric: every unique window, or landmarks.
-    let landmarks = match options.detail {
-        Detail::Full => None,
-        Detail::Auto { max_points } if unique <= max_points.max(1) => None,
-        Detail::Auto { max_points } => Some((max_points.max(1), "budget")),
-        Detail::Landmarks(count) if count >= unique => None,
-        Detail::Landmarks(count) => Some((count.max(1), "requested")),
-    }
-    .map(|(count, reason)| {
-        maxmin_landmarks(&windows, alphabet, count, control).map(|l| (l, reason))
-    })
-    .transpose()?;
+    let landmarks = options
+        .detail
+        .landmarks_for(unique)
+        .map(|(count, reason)| {
+            maxmin_landmarks(&windows, alphabet, count, control).map(|l| (l, reason))
+        })
+        .transpose()?;
     let point_windows = landmarks.as_ref().map(|(l, _)| l.windows(&windows));
     let dist = window_distances_with(
         point_windows.as_ref().unwrap_or(&windows),

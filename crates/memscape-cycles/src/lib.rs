@@ -35,7 +35,9 @@ pub use rips::{
     Bar, PersistenceReport, RipsOptions, RipsResult, rips_persistence, rips_persistence_with,
 };
 pub use trace::{AccessKind, ReferenceTrace, TraceFormat, read_trace};
-pub use views::{ViewTables, classical_mds, view_tables, window_projection};
+pub use views::{
+    CollapsedFunctions, LineKeys, ViewTables, classical_mds, view_tables, window_projection,
+};
 
 /// `memscape persistence FILE [--format F] [--dim D] [--threshold T] [--modulus P]`: reads the
 /// matrix and returns its barcode.
