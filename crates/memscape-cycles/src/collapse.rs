@@ -527,7 +527,7 @@ struct Decision {
 const MAX_SEGMENTS: usize = 4;
 
 /// Edges visited in parallel against the same graph, then committed in order.
-const BATCH: usize = 2048;
+const BATCH: usize = 512;
 
 const NO_SEGMENT: Segment = Segment {
     edge: 0,
@@ -610,6 +610,8 @@ fn collapse_level(
                 d.segments[..usize::from(d.count)]
                     .iter()
                     .all(|s| still_dominates(bits, &removed_at, s, u, v))
+                    && (d.new_level > top
+                        || !neighbourhood_shrank(bits, &removed_at, u, v, d.new_level))
             });
             let new_level = match valid {
                 Some(d) => {
@@ -650,12 +652,29 @@ fn collapse_level(
         progress.advance(batch.len())?;
     }
     if recomputed > 0 {
-        tracing::trace!(
+        tracing::debug!(
             "collapse: level {f}: {recomputed} of {} decisions recomputed",
             bucket.len()
         );
     }
     Ok(())
+}
+
+/// Whether the batch removed an edge from `u` or `v` to one of their common neighbours at
+/// `level`: the common neighbourhood there shrank, and the edge, found undominated at `level`,
+/// may now be dominated (visiting it again keeps the collapse as strong as the sequential one).
+fn neighbourhood_shrank(
+    bits: &LevelBits,
+    removed_at: &[Vec<(u32, u8, u8)>],
+    u: usize,
+    v: usize,
+    level: u8,
+) -> bool {
+    [(u, v), (v, u)].iter().any(|&(a, b)| {
+        removed_at[a].iter().any(|&(x, from, to)| {
+            from <= level && level < to && has_bit(bits.row(level, b), x as usize)
+        })
+    })
 }
 
 /// Whether the domination of `{u, v}` by `s.dominator` on `s.from..s.to` survives the removals

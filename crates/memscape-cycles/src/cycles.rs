@@ -45,25 +45,32 @@ pub struct CyclesOptions {
 /// How many unique windows the analysis takes as points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
-    /// All unique windows when there are at most `max_points`, else `max_points` landmarks.
-    Auto { max_points: usize },
-    /// All unique windows, however many.
+    /// All unique windows when there are at most `max_points` and the persistence computation
+    /// ends within `seconds`; else landmarks: `max_points` of them, halved each time the
+    /// computation passes `seconds`.
+    Auto { max_points: usize, seconds: u32 },
+    /// All unique windows, however many and however long.
     Full,
     /// This many maxmin landmarks (all unique windows when there are no more).
     Landmarks(usize),
 }
 
-/// Above this many unique windows, [`Detail::Auto`] takes landmarks: the full analysis of
-/// 20,000 windows of a real trace takes about 30 s on two cores (see the crate README).
+/// Above this many unique windows, [`Detail::Auto`] takes landmarks (memory: a byte per pair;
+/// 20,000 windows of a real trace take about 20 s on two cores, see the crate README).
 pub const DEFAULT_MAX_POINTS: usize = 20_000;
+/// The default time budget of the persistence computation of [`Detail::Auto`].
+pub const DEFAULT_BUDGET_SECONDS: u32 = 30;
+/// [`Detail::Auto`] gives up below this many landmarks (the error is then the analysis's).
+const MIN_POINTS: usize = 64;
 
 impl Detail {
-    /// How many landmarks to take of `unique` windows, and why (`None`: all of them).
+    /// How many landmarks to take of `unique` windows before any time budget is spent, and
+    /// why (`None`: all of them).
     pub fn landmarks_for(self, unique: usize) -> Option<(usize, &'static str)> {
         match self {
             Self::Full => None,
-            Self::Auto { max_points } if unique <= max_points.max(1) => None,
-            Self::Auto { max_points } => Some((max_points.max(1), "budget")),
+            Self::Auto { max_points, .. } if unique <= max_points.max(1) => None,
+            Self::Auto { max_points, .. } => Some((max_points.max(1), "budget")),
             Self::Landmarks(count) if count >= unique => None,
             Self::Landmarks(count) => Some((count.max(1), "requested")),
         }
@@ -74,6 +81,7 @@ impl Default for Detail {
     fn default() -> Self {
         Self::Auto {
             max_points: DEFAULT_MAX_POINTS,
+            seconds: DEFAULT_BUDGET_SECONDS,
         }
     }
 }
@@ -91,7 +99,8 @@ pub struct LevelOfDetail {
     /// The H1 barcode is within this bottleneck distance of the full analysis's (2 × the
     /// covering radius).
     pub bottleneck_bound: u32,
-    /// Why: "budget" (more unique windows than `max_points`) or "requested".
+    /// Why: "budget" (more unique windows than `max_points`), "time" (the full analysis, or
+    /// one with more landmarks, passed the time budget) or "requested".
     pub reason: String,
 }
 
@@ -214,37 +223,67 @@ pub fn analyze_records_with(
     let (symbols, alphabet) = record_symbols(&records, options.symbol)?;
     let windows = make_windows(&symbols, options.window)?;
     let unique = windows.unique_count();
-    // The points of the metric: every unique window, or landmarks.
-    let landmarks = options
-        .detail
-        .landmarks_for(unique)
-        .map(|(count, reason)| {
-            maxmin_landmarks(&windows, alphabet, count, control).map(|l| (l, reason))
-        })
-        .transpose()?;
-    let point_windows = landmarks.as_ref().map(|(l, _)| l.windows(&windows));
-    let dist = window_distances_with(
-        point_windows.as_ref().unwrap_or(&windows),
-        alphabet,
-        control,
-    )?;
-    tracing::info!(
-        "{} records, {} windows, {unique} unique, {} points, distances in {:.2?}",
-        records.len(),
-        windows.window_to_unique.len(),
-        dist.size(),
-        started.elapsed()
-    );
-    let rips = rips_persistence_with(
-        &dist,
-        &RipsOptions {
-            max_dim: 1,
-            threshold: options.threshold,
-            modulus: options.modulus,
-            cocycles: true,
-        },
-        control,
-    )?;
+    // The points of the metric: every unique window, or landmarks; under a time budget, half
+    // as many landmarks each time the persistence computation passes it.
+    let budget = match options.detail {
+        Detail::Auto { seconds, .. } => Some(std::time::Duration::from_secs(u64::from(seconds))),
+        _ => None,
+    };
+    let mut plan = options.detail.landmarks_for(unique);
+    let (landmarks, dist, rips) = loop {
+        let landmarks = plan
+            .map(|(count, reason)| {
+                let mut l = maxmin_landmarks(&windows, alphabet, count, control)?;
+                if budget.is_some() {
+                    let fewest = l.fewest_with_same_radius();
+                    if fewest < l.chosen.len() {
+                        l = maxmin_landmarks(&windows, alphabet, fewest, control)?;
+                    }
+                }
+                Ok::<_, CyclesError>((l, reason))
+            })
+            .transpose()?;
+        let point_windows = landmarks.as_ref().map(|(l, _)| l.windows(&windows));
+        let dist = window_distances_with(
+            point_windows.as_ref().unwrap_or(&windows),
+            alphabet,
+            control,
+        )?;
+        tracing::info!(
+            "{} records, {} windows, {unique} unique, {} points, distances in {:.2?}",
+            records.len(),
+            windows.window_to_unique.len(),
+            dist.size(),
+            started.elapsed()
+        );
+        control.set_deadline(budget);
+        let rips = rips_persistence_with(
+            &dist,
+            &RipsOptions {
+                max_dim: 1,
+                threshold: options.threshold,
+                modulus: options.modulus,
+                cocycles: true,
+            },
+            control,
+        );
+        control.set_deadline(None);
+        match rips {
+            Ok(rips) => break (landmarks, dist, rips),
+            Err(CyclesError::OverBudget | CyclesError::TooLarge(_))
+                if budget.is_some() && dist.size() / 2 >= MIN_POINTS =>
+            {
+                tracing::info!(
+                    "{} points passed the time budget of {budget:?} (or the memory of a \
+                     working column): trying {} landmarks",
+                    dist.size(),
+                    dist.size() / 2
+                );
+                plan = Some((dist.size() / 2, "time"));
+            }
+            Err(e) => return Err(e),
+        }
+    };
     tracing::info!(
         "H1: {} bars, threshold {}, after {:.2?}",
         rips.barcode.dims[1].len(),

@@ -28,4 +28,7 @@ pub enum CyclesError {
     /// The analysis's [`crate::progress::CancelToken`] was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// The time budget of [`crate::Detail::Auto`] passed (the analysis then takes landmarks).
+    #[error("the analysis passed its time budget")]
+    OverBudget,
 }

@@ -30,9 +30,22 @@ pub struct Landmarks {
     pub distance: Vec<u8>,
     /// The largest of `distance`: the Hausdorff distance between landmarks and windows.
     pub covering_radius: u32,
+    /// For each landmark after the first, its distance to those chosen before it: the
+    /// covering radius of the landmarks before it (`[0]` is `u8::MAX`).
+    pub insertion_distance: Vec<u8>,
 }
 
 impl Landmarks {
+    /// The fewest first landmarks that already reach the final covering radius (more of them
+    /// refine the assignment of windows but do not lower the stated bound).
+    pub fn fewest_with_same_radius(&self) -> usize {
+        self.insertion_distance
+            .iter()
+            .position(|&d| u32::from(d) <= self.covering_radius)
+            .unwrap_or(self.chosen.len())
+            .max(1)
+    }
+
     /// The bound `2 r` on the bottleneck distance between the landmarks' barcode and the
     /// barcode of all windows (any dimension).
     pub fn bottleneck_bound(&self) -> u32 {
@@ -78,6 +91,7 @@ pub fn maxmin_landmarks(
     let mut stamp = vec![u32::MAX; n];
     let mut candidates: Vec<u32> = Vec::new();
     let mut next = 0usize;
+    let mut insertion_distance = vec![u8::MAX];
     control.begin(Phase::Landmarks, count as u64)?;
     while chosen.len() < count {
         control.check()?;
@@ -124,6 +138,9 @@ pub fn maxmin_landmarks(
         if far_distance == 0 {
             break;
         }
+        if chosen.len() < count {
+            insertion_distance.push(far_distance);
+        }
         next = far;
     }
     let covering_radius = u32::from(distance.iter().copied().max().unwrap_or(0));
@@ -132,6 +149,7 @@ pub fn maxmin_landmarks(
         nearest,
         distance,
         covering_radius,
+        insertion_distance,
     })
 }
 
@@ -174,6 +192,15 @@ mod tests {
                 assert_eq!(l.covering_radius, 0);
             }
         }
+        // The first landmarks of a larger set are the smaller set; the radius history says
+        // how far each one was from those before it.
+        let big = maxmin_landmarks(&windows, 40, 10, &Control::new()).unwrap();
+        let small = maxmin_landmarks(&windows, 40, 6, &Control::new()).unwrap();
+        assert_eq!(&big.chosen[..small.chosen.len()], &small.chosen[..]);
+        assert_eq!(u32::from(big.insertion_distance[6]), small.covering_radius);
+        let k = big.fewest_with_same_radius();
+        let trimmed = maxmin_landmarks(&windows, 40, k, &Control::new()).unwrap();
+        assert_eq!(trimmed.covering_radius, big.covering_radius);
         // Radii do not grow with more landmarks.
         let radii: Vec<u32> = (1..12)
             .map(|c| {

@@ -24,8 +24,9 @@ pub mod trace;
 pub mod views;
 
 pub use cycles::{
-    CyclesOptions, CyclesReport, DEFAULT_MAX_POINTS, Detail, LevelOfDetail, Parameterization,
-    analyze_records, analyze_records_with, analyze_trace_file, analyze_trace_file_with,
+    CyclesOptions, CyclesReport, DEFAULT_BUDGET_SECONDS, DEFAULT_MAX_POINTS, Detail, LevelOfDetail,
+    Parameterization, analyze_records, analyze_records_with, analyze_trace_file,
+    analyze_trace_file_with,
 };
 pub use error::CyclesError;
 pub use metric::{DistanceMatrix, LowerDistanceMatrix, MatrixFormat, read_matrix};

@@ -132,6 +132,9 @@ pub struct Control {
     /// Nanoseconds after `started` of the last report, and its phase (throttling).
     last_report: AtomicU64,
     last_phase: AtomicU8,
+    /// Nanoseconds after `started` past which [`Control::check`] fails with
+    /// [`CyclesError::OverBudget`]; 0: none (the time budget of a level of detail).
+    deadline: AtomicU64,
 }
 
 impl Default for Control {
@@ -161,7 +164,15 @@ impl Control {
             started: Instant::now(),
             last_report: AtomicU64::new(0),
             last_phase: AtomicU8::new(u8::MAX),
+            deadline: AtomicU64::new(0),
         }
+    }
+
+    /// From now on, [`Control::check`] fails with [`CyclesError::OverBudget`] once `budget`
+    /// has passed (`None`: never).
+    pub(crate) fn set_deadline(&self, budget: Option<std::time::Duration>) {
+        let at = budget.map_or(0, |b| (self.started.elapsed() + b).as_nanos().max(1) as u64);
+        self.deadline.store(at, Ordering::Relaxed);
     }
 
     /// Stop when `token` is cancelled.
@@ -186,14 +197,18 @@ impl Control {
         self.cancel.is_cancelled()
     }
 
-    /// `Err(Cancelled)` once the token is cancelled.
+    /// `Err(Cancelled)` once the token is cancelled (`Err(OverBudget)` past an internal time
+    /// budget).
     #[inline]
     pub fn check(&self) -> Result<(), CyclesError> {
         if self.is_cancelled() {
-            Err(CyclesError::Cancelled)
-        } else {
-            Ok(())
+            return Err(CyclesError::Cancelled);
         }
+        let deadline = self.deadline.load(Ordering::Relaxed);
+        if deadline != 0 && self.started.elapsed().as_nanos() as u64 > deadline {
+            return Err(CyclesError::OverBudget);
+        }
+        Ok(())
     }
 
     /// Reports `done` of `total` units of `phase` (throttled).

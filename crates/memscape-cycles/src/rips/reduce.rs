@@ -18,6 +18,11 @@ pub(super) fn greater_diameter_or_smaller_index(a: &(Value, i64), b: &(Value, i6
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
+/// A working column holding more entries than this after summing stops the reduction (the
+/// dense 3,949-window demo trace grew one past 9 GB of memory): an error, or under a time
+/// budget the cue to take landmarks.
+const MAX_WORKING_ENTRIES: usize = 1 << 26;
+
 /// Memory for the reduced coboundaries kept (8 or 16 bytes an entry); columns that do not fit
 /// are re-derived from V when added, as in Ripser (10,000 Levenshtein windows: 2.4 M entries
 /// after two thirds of the columns; 50,000: 50 M after a third).
@@ -488,6 +493,14 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                         working_coboundary.compact(self.modulus, &mut compact_scratch);
                         compact_at = (2 * working_coboundary.len()).max(COMPACT_FLOOR);
                         compactions += 1;
+                        if working_coboundary.len() > MAX_WORKING_ENTRIES {
+                            return Err(CyclesError::TooLarge(format!(
+                                "a column of the H{dim} reduction holds {} entries after summing \
+                                 (more than {MAX_WORKING_ENTRIES}, about 1 GiB with its copies); \
+                                 analyse landmark windows instead (--landmarks)",
+                                working_coboundary.len()
+                            )));
+                        }
                     }
                     let start = reduction_starts[column_to_add];
                     let end = reduction_starts
