@@ -431,6 +431,10 @@ pub struct CycleSelectArgs {
     /// bounds the barcode's error).
     #[arg(long, value_name = "N", default_value_t = memscape_cycles::DEFAULT_MAX_POINTS)]
     pub max_windows: usize,
+    /// Seconds the persistence of the windows may take before the analysis takes landmarks
+    /// instead (half as many each time it takes longer); 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = memscape_cycles::DEFAULT_BUDGET_SECONDS)]
+    pub time_budget: u32,
     /// Analyse N landmark windows, however few windows there are.
     #[arg(long, value_name = "N", conflicts_with = "full")]
     pub landmarks: Option<usize>,

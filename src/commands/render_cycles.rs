@@ -52,6 +52,7 @@ pub fn options(
             );
             memscape_cycles::Detail::Auto {
                 max_points: select.max_windows,
+                seconds: select.time_budget,
             }
         },
         ..memscape_cycles::CyclesOptions::default()
@@ -66,10 +67,10 @@ pub fn detail_note(lod: &memscape_cycles::LevelOfDetail) -> String {
          distance {} of the full analysis's; --full analyses every window",
         lod.landmarks,
         lod.unique_windows,
-        if lod.reason == "budget" {
-            "more than --max-windows"
-        } else {
-            "--landmarks"
+        match lod.reason.as_str() {
+            "budget" => "more than --max-windows",
+            "time" => "the full analysis passed --time-budget",
+            _ => "--landmarks",
         },
         lod.covering_radius,
         lod.bottleneck_bound

@@ -46,8 +46,8 @@ pub struct CyclesOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detail {
     /// All unique windows when there are at most `max_points` and the persistence computation
-    /// ends within `seconds`; else landmarks: `max_points` of them, halved each time the
-    /// computation passes `seconds`.
+    /// ends within `seconds` (0: no limit); else landmarks: `max_points` of them, halved each
+    /// time the computation passes `seconds`.
     Auto { max_points: usize, seconds: u32 },
     /// All unique windows, however many and however long.
     Full,
@@ -226,7 +226,9 @@ pub fn analyze_records_with(
     // The points of the metric: every unique window, or landmarks; under a time budget, half
     // as many landmarks each time the persistence computation passes it.
     let budget = match options.detail {
-        Detail::Auto { seconds, .. } => Some(std::time::Duration::from_secs(u64::from(seconds))),
+        Detail::Auto { seconds, .. } if seconds > 0 => {
+            Some(std::time::Duration::from_secs(u64::from(seconds)))
+        }
         _ => None,
     };
     let mut plan = options.detail.landmarks_for(unique);

@@ -155,6 +155,7 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         ) as u64;
         self.control.begin(Phase::H0, total)?;
         let mut visited = 0u64;
+        let mut cancelled = false;
         let mut columns_to_reduce = Vec::new();
         // Edges that close a cycle, checked for apparent pairs in parallel batches (the check
         // does not depend on the union–find, and rayon's collect keeps the order).
@@ -167,6 +168,11 @@ impl<D: DistanceMatrix> Rips<'_, D> {
                 .with_min_len(256)
                 .copied()
                 .filter(|&(diameter, index)| {
+                    // Dense complexes: a batch can take seconds; stop early when cancelled
+                    // (the result is then discarded).
+                    if self.control.check().is_err() {
+                        return false;
+                    }
                     let edge = Entry {
                         diameter,
                         index,
@@ -184,7 +190,10 @@ impl<D: DistanceMatrix> Rips<'_, D> {
             if visited % 4096 == 0 {
                 self.control.report(Phase::H0, visited, total);
             }
-            if self.control.is_cancelled() {
+            if visited % 256 == 0 && self.control.check().is_err() {
+                cancelled = true;
+            }
+            if cancelled {
                 return;
             }
             if keep_edges {
