@@ -185,6 +185,39 @@ fn main() {
                 report.level_of_detail
             );
         }
+        Some("lod-error") => {
+            // The level of detail against the full analysis of the same records: the
+            // bottleneck distance of the H1 barcodes, beside the stated bound.
+            let filter = RecordFilter {
+                record_range: Some(parse_record_range(&args[3]).unwrap()),
+                ..RecordFilter::default()
+            };
+            let trace = read_trace(Path::new(&args[2]), None).unwrap();
+            let records = select_records(&trace, None, LoadBase::Detect, &filter).unwrap();
+            let run = |detail| {
+                let t = Instant::now();
+                let options = CyclesOptions {
+                    detail,
+                    ..CyclesOptions::default()
+                };
+                let report = memscape_cycles::analyze_records(records.clone(), &options).unwrap();
+                (report, t.elapsed().as_secs_f64())
+            };
+            let lod_detail = match flag(&args, "--landmarks") {
+                Some(n) => Detail::Landmarks(n.parse().unwrap()),
+                None => Detail::default(),
+            };
+            let (lod, lod_s) = run(lod_detail);
+            let (full, full_s) = run(Detail::Full);
+            let d = memscape_cycles::bottleneck::bottleneck_distance(&full.barcode, &lod.barcode);
+            println!(
+                "unique {} full {full_s:.1} s ({} bars) level of detail {lod_s:.1} s ({} bars) {:?} bottleneck distance {d}",
+                full.unique_windows,
+                full.barcode.len(),
+                lod.barcode.len(),
+                lod.level_of_detail
+            );
+        }
         _ => eprintln!(
             "usage: cycles_timing persistence FILE [DIM] [P] | levenshtein TRACE A..B W OUT | cycles TRACE A..B [--window W] [--top N] [--threshold T] [--binary B --function F]"
         ),
