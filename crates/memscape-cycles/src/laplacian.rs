@@ -356,8 +356,8 @@ fn aggregate(operator: &Operator) -> (Vec<u32>, usize) {
     }
     // Pass 2: the rest join the aggregate of their strongest aggregated neighbour.
     let first_pass = aggregate.clone();
-    for v in 0..n {
-        if aggregate[v] != FREE {
+    for (v, slot) in aggregate.iter_mut().enumerate() {
+        if *slot != FREE {
             continue;
         }
         let mut best = (0.0, FREE);
@@ -367,10 +367,10 @@ fn aggregate(operator: &Operator) -> (Vec<u32>, usize) {
             }
         });
         if best.1 != FREE {
-            aggregate[v] = best.1;
+            *slot = best.1;
         } else {
             // Isolated (or only free neighbours, which pass 1 would have taken): its own.
-            aggregate[v] = count;
+            *slot = count;
             count += 1;
         }
     }

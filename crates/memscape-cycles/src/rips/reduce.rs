@@ -187,10 +187,10 @@ impl<D: DistanceMatrix> Rips<'_, D> {
         let keep_edges = self.dim_max >= 2;
         self.for_each_edge_in_order(|length, index| {
             visited += 1;
-            if visited % 4096 == 0 {
+            if visited.is_multiple_of(4096) {
                 self.control.report(Phase::H0, visited, total);
             }
-            if visited % 256 == 0 && self.control.check().is_err() {
+            if visited.is_multiple_of(256) && self.control.check().is_err() {
                 cancelled = true;
             }
             if cancelled {
