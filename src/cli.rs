@@ -40,8 +40,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Convert an allocation trace (heaptrack, CSV) to memscape's native .msc.
     Convert(ConvertArgs),
-    /// The heap tree at one time point (massif snapshots or allocation traces), as JSON or text.
+    /// The heap tree at one time point (massif, allocation traces, pprof/DHAT/heap profiles), as JSON or text.
     Heaptree(HeaptreeArgs),
+    /// A heap tree at one time point as pprof (profile.proto) or collapsed stacks (inferno, FlameGraph, speedscope).
+    Export(ExportArgs),
     /// Print a hardware topology: this machine, an hwloc XML file or a MemAxes hardware.xml.
     Topology(TopologyArgs),
     /// Sampled memory accesses mapped onto the hardware topology.
@@ -52,7 +54,7 @@ pub enum Command {
     Persistence(PersistenceArgs),
     /// Cycles in a memory reference trace: windows, persistent cohomology, circular coordinates.
     Cycles(CyclesArgs),
-    /// Layered layout of dependence graphs (IGV XML, DOT) as JSON.
+    /// Layered layout of dependence graphs (IGV XML, Graal BGV, DOT) as JSON: nodes by their input ids, with labels.
     Layout(LayoutArgs),
     /// Write the embedded demo files to a directory.
     Demo(DemoArgs),
@@ -100,7 +102,7 @@ pub struct CyclesArgs {
 
 #[derive(Debug, Args)]
 pub struct LayoutArgs {
-    /// IGV XML, or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
+    /// IGV XML, Graal BGV (.bgv, .bgv.gz), or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
     #[arg(required = true)]
     pub graphs: Vec<PathBuf>,
     /// Which snapshot (0-based, document order).
@@ -143,28 +145,103 @@ pub struct ConvertArgs {
 
 #[derive(Debug, Args)]
 pub struct HeaptreeArgs {
-    /// An allocation trace or massif file (`demo`, `demo:sqlite`: the embedded traces).
+    /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
+    /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
-    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
     pub at: Option<u64>,
-    /// Massif snapshot number.
+    /// Massif snapshot number; profiles: the profile's number (from 0).
     #[arg(long, conflicts_with = "peak")]
     pub snapshot: Option<u64>,
     /// The heap peak.
     #[arg(long)]
     pub peak: bool,
-    /// Grouping keys for traces, outermost first: thread,site,size,path,module.
-    #[arg(long, default_value = "site")]
+    /// Grouping keys for traces, outermost first: thread, line (= site: function and line),
+    /// function, path (top-down), callers (bottom-up), module, size.
+    #[arg(long, default_value = "line")]
     pub group: String,
+    /// Invert call paths: `path` becomes `callers` (each site, then its callers outwards).
+    #[arg(long)]
+    pub bottom_up: bool,
     /// Node size: bytes or objects.
     #[arg(long, default_value = "bytes")]
     pub metric: String,
     /// Levels below the root.
     #[arg(long)]
     pub depth: Option<usize>,
+    /// Profiles (pprof, DHAT, heap profiles): what the tree measures (inuse, alloc, total,
+    /// reads, never_read, …, or a sample type); default: the profile's own default.
+    #[arg(long)]
+    pub measure: Option<String>,
+    /// Leak suspects (groups that grew and were not freed) instead of the tree.
+    #[arg(long)]
+    pub leaks: bool,
+    /// With --leaks: keep the C library's and the loader's never-freed blocks (thread control
+    /// blocks, dlopen, locale, stdio buffers…) that are suppressed by default.
+    #[arg(long, requires = "leaks")]
+    pub no_suppressions: bool,
+    #[command(flatten)]
+    pub sites: SiteArgs,
     #[arg(long)]
     pub json: bool,
+}
+
+/// `memscape export FILE --to pprof|collapsed [-o OUT]`, with `heaptree`'s time point,
+/// grouping and measure options.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// An allocation trace, massif file, profile (pprof, DHAT, heap profile), or a directory of
+    /// profiles taken over time.
+    pub file: PathBuf,
+    /// pprof (gzipped profile.proto) or collapsed (`a;b;c bytes` lines).
+    #[arg(long)]
+    pub to: String,
+    /// Where to write; default: standard output.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number; profiles: the profile's number (from 0).
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// The heap peak.
+    #[arg(long)]
+    pub peak: bool,
+    /// Grouping keys for traces, outermost first: thread,site,size,path,module (`path`: whole
+    /// call stacks).
+    #[arg(long, default_value = "path")]
+    pub group: String,
+    /// Collapsed stacks: bytes or objects per stack.
+    #[arg(long, default_value = "bytes")]
+    pub metric: String,
+    /// Invert call paths: `path` becomes `callers` (as `heaptree --bottom-up`).
+    #[arg(long)]
+    pub bottom_up: bool,
+    /// Profiles: the measure exported (see `heaptree --measure`).
+    #[arg(long)]
+    pub measure: Option<String>,
+    #[command(flatten)]
+    pub sites: SiteArgs,
+}
+
+/// How call sites see through allocation wrappers (`heaptree`, `info`).
+#[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// Treat frames whose function (or `module+0xoffset` when unnamed) matches REGEX as
+    /// allocation wrappers, like the built-in operator new, std::, xmalloc, g_malloc…
+    /// (repeatable).
+    #[arg(long = "wrapper", value_name = "REGEX")]
+    pub wrappers: Vec<String>,
+    /// Do not detect wrappers (frames through which most bytes pass from many callers).
+    #[arg(long)]
+    pub no_wrapper_detection: bool,
+    /// The innermost frame is the call site: no wrapper is skipped.
+    #[arg(long, conflicts_with_all = ["wrappers", "no_wrapper_detection"])]
+    pub innermost_sites: bool,
 }
 
 #[derive(Debug, Args)]
@@ -177,7 +254,8 @@ pub struct TopologyArgs {
 
 #[derive(Debug, Args)]
 pub struct SamplesArgs {
-    /// MemAxes CSV, Mitos CSV or `perf script` text.
+    /// MemAxes CSV, Mitos CSV or `perf script` text, or a directory (MemAxes' layout:
+    /// DIR/data/samples.*, DIR/hardware.xml, DIR/src/).
     pub file: PathBuf,
     /// Topology of the machine the samples came from (default: hardware.xml beside FILE, else this machine).
     #[arg(long)]
@@ -257,7 +335,7 @@ pub enum ViewKindArg {
     Barcode,
     /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
     Projection,
-    /// Dependence graph (IGV XML, DOT): layered layout; --snapshot N, --profile, --diff-from.
+    /// Dependence graph (IGV XML, Graal BGV, DOT): layered layout; --snapshot N, --profile, --diff-from.
     Graph,
     /// Samples on the hardware topology (radial; --hardware HW), or a topology file alone.
     Topology,
@@ -660,6 +738,8 @@ pub enum AdapterArg {
 pub struct InfoArgs {
     /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub sites: SiteArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
