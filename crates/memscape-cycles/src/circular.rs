@@ -136,10 +136,8 @@ impl Skeleton {
         let solvers = components
             .iter()
             .map(|component| {
-                (component.len() >= MULTIGRID_POINTS).then(|| {
-                    let (_, local) = local_graph(&neighbors, component);
-                    Multigrid::new(Graph::from_lists(&local))
-                })
+                (component.len() >= MULTIGRID_POINTS)
+                    .then(|| Multigrid::new(Graph::from_lists(&local_graph(&neighbors, component))))
             })
             .collect();
         Self {
@@ -254,14 +252,14 @@ impl Skeleton {
     }
 }
 
-/// The subgraph on `component` with local vertex numbers (`local[k]` lists the local
-/// neighbours of `component[k]`, increasing), and the local number of each vertex.
-fn local_graph(neighbors: &[Vec<u32>], component: &[u32]) -> (HashMap<u32, usize>, Vec<Vec<u32>>) {
+/// The subgraph on `component` with local vertex numbers: entry k lists the local neighbours
+/// of `component[k]`, increasing.
+fn local_graph(neighbors: &[Vec<u32>], component: &[u32]) -> Vec<Vec<u32>> {
     let mut local = HashMap::with_capacity(component.len());
     for (k, &v) in component.iter().enumerate() {
         local.insert(v, k);
     }
-    let lists = component
+    component
         .iter()
         .map(|&v| {
             let mut list: Vec<u32> = neighbors[v as usize]
@@ -271,8 +269,7 @@ fn local_graph(neighbors: &[Vec<u32>], component: &[u32]) -> (HashMap<u32, usize
             list.sort_unstable();
             list
         })
-        .collect();
-    (local, lists)
+        .collect()
 }
 
 /// The 1-skeleton at `epsilon` as adjacency lists, each in increasing vertex order. Built from
