@@ -336,8 +336,8 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
         Some(bar) => {
             let bar = bar.clone();
             memscape_cycles::Control::new().on_progress(move |p| {
-                bar.set_message(p.phase.label());
                 bar.set_position((1000.0 * p.fraction()) as u64);
+                bar.set_message(p.phase.label());
             })
         }
         None => memscape_cycles::Control::new(),
