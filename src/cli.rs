@@ -518,6 +518,21 @@ pub struct CycleSelectArgs {
     /// Rips threshold (default: the enclosing radius).
     #[arg(long)]
     pub threshold: Option<f32>,
+    /// Above this many unique windows, analyse that many landmark windows instead (maxmin by
+    /// Levenshtein distance: a level of detail that keeps cycles; the output says so and
+    /// bounds the barcode's error).
+    #[arg(long, value_name = "N", default_value_t = memscape_cycles::DEFAULT_MAX_POINTS)]
+    pub max_windows: usize,
+    /// Seconds the persistence of the windows may take before the analysis takes landmarks
+    /// instead (half as many each time it takes longer); 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = memscape_cycles::DEFAULT_BUDGET_SECONDS)]
+    pub time_budget: u32,
+    /// Analyse N landmark windows, however few windows there are.
+    #[arg(long, value_name = "N", conflicts_with = "full")]
+    pub landmarks: Option<usize>,
+    /// Analyse every unique window, however many (no level of detail).
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
@@ -541,6 +556,10 @@ pub struct CycleRenderArgs {
     /// Colours of records: line, function, file, time or address.
     #[arg(long, value_enum, default_value = "line")]
     pub cycle_color: CycleColorArg,
+    /// With --cycle-color line: draw this function's lines in one colour (repeatable; `*`:
+    /// every function; `!NAME`: keep NAME's lines apart, e.g. `'*' '!matmul'`).
+    #[arg(long, value_name = "FUNCTION")]
+    pub collapse_function: Vec<String>,
     /// Spiral and circular views: draw isocontours of the density of the drawn points.
     #[arg(long)]
     pub contours: bool,

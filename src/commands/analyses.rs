@@ -406,9 +406,31 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
     if options.binary.is_none() {
         options.binary = crate::demo::binary_for_name(&args.trace)?;
     }
-    let report =
-        memscape_cycles::analyze_trace_file(&crate::demo::resolve_path(&args.trace)?, &options)?;
+    let path = crate::demo::resolve_path(&args.trace)?;
+    let bar = progress_bar();
+    let control = match &bar {
+        Some(bar) => {
+            let bar = bar.clone();
+            memscape_cycles::Control::new().on_progress(move |p| {
+                bar.set_position((1000.0 * p.fraction()) as u64);
+                bar.set_message(p.phase.label());
+            })
+        }
+        None => memscape_cycles::Control::new(),
+    };
+    let report = memscape_cycles::analyze_trace_file_with(&path, &options, &control);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report?;
+    let detail = report
+        .level_of_detail
+        .as_ref()
+        .map(super::render_cycles::detail_note);
     if args.json {
+        if let Some(note) = &detail {
+            eprintln!("{note}");
+        }
         print_json(&report)?;
     } else {
         let value = serde_json::to_value(&report)?;
@@ -420,6 +442,9 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
             value["windows"],
             value["unique_windows"]
         )?;
+        if let Some(note) = &detail {
+            writeln!(out, "{note}")?;
+        }
         writeln!(
             out,
             "H1 bars: {}",
@@ -443,6 +468,26 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar on stderr (phase and its fraction), or `None` when stderr is not a terminal.
+fn progress_bar() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal as _;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} {msg:<22} [{bar:32}] {percent:>3}% {elapsed}",
+    )
+    .ok()?
+    .progress_chars("=> ");
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(1000),
+        indicatif::ProgressDrawTarget::stderr(),
+    )
+    .with_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
 }
 
 pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {

@@ -140,7 +140,9 @@ impl SpanState {
     }
 
     fn free_bytes(&self) -> u64 {
-        self.end.saturating_sub(self.start).saturating_sub(self.live_bytes)
+        self.end
+            .saturating_sub(self.start)
+            .saturating_sub(self.live_bytes)
     }
 
     fn largest_gap(&self) -> u64 {
