@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes the fuzzers' seed inputs to fuzz/seeds/<target>/ from the real files in
 # ../shared/data and the embedded demo (assets/demo), each cut to its first 16 KiB (at a line
-# end for text), plus a few crafted ones for formats without a real file here. Other
+# end for text; BGV and profiles 64 KiB), plus a few crafted ones for formats without a real file here. Other
 # projects' files are read from ../shared/data at run time, never committed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,6 +70,63 @@ text dot tokenize-cfg.dot "$demo/tokenize-cfg.dot.zst"
 printf 'strict digraph "g" {\n  a -> b [label="x, y"];\n  subgraph cluster_0 { c; d -> a }\n  /* comment */ e [shape=record, label="{<p> one | two}"];\n}\n' | seed dot crafted.dot
 text ripser random16 "$data/ripser/random16.lower_distance_matrix"
 text ripser sphere "$data/ripser/sphere_3_192.lower_distance_matrix"
+# Graal's BGV dumps: whole when under 64 KiB (fib-java), else their first 64 KiB.
+mkdir -p "$out/bgv"
+for f in "$data"/bgv/*.bgv.gz; do
+    { gzip -dc "$f" || true; } | head -c 65536 >"$out/bgv/$(basename "$f" .gz)"
+done
+# Heap profiles: pprof and the legacy text profile from a Go program (runtime/pprof, Debian's
+# golang-go), pprof exported by memscape from the demo's sqlite trace, DHAT JSON from valgrind.
+mkdir -p "$out/pprof" "$out/heap_text" "$out/dhat"
+if command -v go >/dev/null; then
+    gotmp=$(mktemp -d)
+    cat >"$gotmp/leak.go" <<'GO'
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+var leaked [][]byte
+
+//go:noinline
+func leak(n int) { leaked = append(leaked, make([]byte, n)) }
+
+func main() {
+	runtime.MemProfileRate = 1
+	for i := 0; i < 300; i++ {
+		leak(64 + i)
+	}
+	runtime.GC()
+	f, _ := os.Create(os.Args[1] + "/heap.pb.gz")
+	pprof.WriteHeapProfile(f)
+	f.Close()
+	f, _ = os.Create(os.Args[1] + "/legacy.heap")
+	pprof.Lookup("heap").WriteTo(f, 1)
+	f.Close()
+}
+GO
+    if GOCACHE=$gotmp/cache GOPATH=$gotmp/path HOME=$gotmp GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local \
+        go run "$gotmp/leak.go" "$gotmp" >/dev/null 2>&1; then
+        gzip -dc "$gotmp/heap.pb.gz" | head -c 65536 >"$out/pprof/go-heap.pb"
+        text heap_text go-legacy.heap "$gotmp/legacy.heap"
+    fi
+    rm -rf "$gotmp"
+fi
+if [ -x "$bin" ]; then
+    "$bin" export --to pprof -o "$out/pprof/sqlite.pb.gz" "$demo/sqlite-small.heaptrack.raw.zst" >/dev/null 2>&1 &&
+        gzip -dc "$out/pprof/sqlite.pb.gz" | head -c 65536 >"$out/pprof/sqlite.pb" || true
+    rm -f "$out/pprof/sqlite.pb.gz"
+fi
+printf 'heap profile:   2:   96 [   3:  160] @ heapprofile\n   1:   64 [   2:  128] @ 0x401000 0x402000\n   1:   32 [   1:   32] @ 0x401000\n\nMAPPED_LIBRARIES:\n00400000-00403000 r-xp 00000000 08:01 123 /usr/bin/prog\n' | seed heap_text gperftools.heap
+if command -v valgrind >/dev/null; then
+    dhat=$(mktemp)
+    valgrind --tool=dhat --dhat-out-file="$dhat" ls / >/dev/null 2>&1 || true
+    head -c 65536 "$dhat" >"$out/dhat/ls.dhat.json"
+    rm -f "$dhat"
+fi
 for f in "$root"/crates/memscape-graph/profiles/*.toml; do text filter_profile "$(basename "$f")" "$f"; done
 mkdir -p "$out/decompress"
 printf 'hello\nworld\n' | zstd -q -c >"$out/decompress/a.zst"

@@ -2,7 +2,10 @@
 # Coverage-guided fuzzing of every memscape parser (libFuzzer through libfuzzer-sys, stable
 # toolchain, sanitizer-coverage flags), one target after another, never two at once.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET…]     default 60 s, every target
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET[:SECONDS]…]     default 60 s, every target
+#
+# Run it under `nice -n 19` on a shared machine. Two invocations may run at once (on two
+# cores): the build is shared, results.tsv is appended line by line.
 #
 # Seeds: the real files in ../shared/data and the embedded demo (assets/demo), cut to their
 # first 16 KiB (scripts/fuzz-seeds.sh writes them to fuzz/seeds/<target>/, not committed).
@@ -17,7 +20,7 @@ seconds=${1:-60}
 shift || true
 cd "$root/fuzz"
 all_targets=(heaptrack alloc_csv msc msc_mapped msr massif reference_trace samples_csv perf_script
-    hwloc_xml memaxes_hardware igv_xml dot ripser filter_profile decompress)
+    hwloc_xml memaxes_hardware igv_xml dot bgv ripser filter_profile pprof heap_text dhat decompress)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
@@ -36,12 +39,15 @@ cargo build --release --bins --target "$triple" >&2
 
 results=$root/fuzz/results.tsv
 [ -f "$results" ] || printf 'date\ttarget\tseconds\texecutions\texec_per_s\tcoverage\tfeatures\tcorpus\tcrashes\thangs\tooms\n' >"$results"
-for t in "${targets[@]}"; do
+for spec in "${targets[@]}"; do
+    t=${spec%%:*}
+    seconds_t=$seconds
+    [ "$t" = "$spec" ] || seconds_t=${spec#*:}
     mkdir -p "corpus/$t" "artifacts/$t" "seeds/$t"
     log=$(mktemp)
     set +e
     "$CARGO_TARGET_DIR/$triple/release/$t" "corpus/$t" "seeds/$t" \
-        -max_total_time="$seconds" -max_len="${FUZZ_MAX_LEN:-65536}" -timeout=10 \
+        -max_total_time="$seconds_t" -max_len="${FUZZ_MAX_LEN:-65536}" -timeout=10 \
         -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         -artifact_prefix="artifacts/$t/" -print_final_stats=1 \
         -close_fd_mask=3 >"$log" 2>&1
@@ -55,7 +61,7 @@ for t in "${targets[@]}"; do
     crashes=$(find "artifacts/$t" -name 'crash-*' | wc -l)
     hangs=$(find "artifacts/$t" -name 'timeout-*' -o -name 'slow-unit-*' | wc -l)
     ooms=$(find "artifacts/$t" -name 'oom-*' | wc -l)
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$seconds_t" \
         "${execs:-0}" "${speed:-0}" "${cov:-0}" "${ft:-0}" "${corp:-0}" "$crashes" "$hangs" "$ooms" >>"$results"
     echo "$t: ${execs:-0} executions, cov ${cov:-0}, ft ${ft:-0}, crashes $crashes, hangs $hangs, ooms $ooms (exit $rc)"
     if [ "$rc" -ne 0 ]; then

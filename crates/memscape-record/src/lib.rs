@@ -215,15 +215,7 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
     let out_dir = output_dir(&options.output);
     // Absolute: the program may change directories, and /proc/PID/maps names it so.
     let out_dir = &std::path::absolute(out_dir).map_err(io(out_dir))?;
-    let raw_dir = tempfile::Builder::new()
-        .prefix(".memscape-record-")
-        .tempdir_in(out_dir)
-        .map_err(io(out_dir))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(raw_dir.path(), std::fs::Permissions::from_mode(0o700))
-            .map_err(io(raw_dir.path()))?;
-    }
+    let raw_dir = private_raw_dir(out_dir)?;
     let preload = match std::env::var_os("LD_PRELOAD") {
         Some(old) if !old.is_empty() => {
             let mut v = shim.clone().into_os_string();
@@ -248,6 +240,7 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             program: options.program.clone(),
             cause,
         })?;
+    file_size_limit_is_an_error();
     let images = match read_images(raw_dir.path()) {
         Ok(images) => images,
         Err(e) => {
@@ -307,6 +300,7 @@ pub fn convert_dir(
     output: &Path,
     time_resolution_log2: u8,
 ) -> Result<RecordReport, RecordError> {
+    file_size_limit_is_an_error();
     let images = read_images(dir)?;
     if images.is_empty() {
         return Err(RecordError::NoRawFiles {
@@ -353,6 +347,42 @@ fn report(
         time_resolution_ns: 1 << options.time_resolution_log2.min(62),
     }
 }
+
+/// The raw recording's directory beside the output, safe in a shared directory such as
+/// `/tmp`: `mkdir` with mode 0700 from the start (no moment where another user could enter
+/// it), a name with 16 random characters (about 95 bits: not guessable, so not pre-plantable),
+/// and `mkdir` never follows a symlink or reuses an existing entry (it fails and another name
+/// is tried). The shim creates its files inside with `O_CREAT | O_EXCL`.
+fn private_raw_dir(out_dir: &Path) -> Result<tempfile::TempDir, RecordError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix(RAW_DIR_PREFIX)
+        .rand_bytes(16)
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(out_dir)
+        .map_err(io(out_dir))?;
+    // A umask that removes the owner's own bits (0o277) would leave it unwritable.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+        .map_err(io(dir.path()))?;
+    Ok(dir)
+}
+
+/// A write past the file-size limit (`ulimit -f`, RLIMIT_FSIZE) fails with EFBIG ("File too
+/// large") and keeps the raw recording, instead of SIGXFSZ killing memscape with it unnamed. A
+/// handler, not `SIG_IGN`: programs started later get the default action back at exec.
+fn file_size_limit_is_an_error() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, flag) {
+            tracing::debug!("cannot handle SIGXFSZ ({e}): a file-size limit ends memscape");
+        }
+    });
+}
+
+/// Name prefix of a recording's private raw directory (kept, and named, when the final write
+/// fails).
+pub const RAW_DIR_PREFIX: &str = ".memscape-record-";
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
     move |cause| RecordError::Io {
