@@ -45,6 +45,7 @@ for spec in "${targets[@]}"; do
     [ "$t" = "$spec" ] || seconds_t=${spec#*:}
     mkdir -p "corpus/$t" "artifacts/$t" "seeds/$t"
     log=$(mktemp)
+    trap 'rm -f "$log"' EXIT
     set +e
     "$CARGO_TARGET_DIR/$triple/release/$t" "corpus/$t" "seeds/$t" \
         -max_total_time="$seconds_t" -max_len="${FUZZ_MAX_LEN:-65536}" -timeout=10 \
