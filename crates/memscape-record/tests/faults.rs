@@ -147,7 +147,9 @@ fn fork_in_a_threaded_process_records_the_child_and_its_status() {
     assert!(child.allocs >= 500 && child.frees >= 500, "{child:#?}");
     assert!(fork_seq > 0 && fork_seq < parent.events, "{child:#?}");
     assert!(
-        expected.iter().any(|&(a, f)| a != parent_counts.0 && a >= 500 && f >= 500),
+        expected
+            .iter()
+            .any(|&(a, f)| a != parent_counts.0 && a >= 500 && f >= 500),
         "{expected:?}"
     );
 }
@@ -174,9 +176,19 @@ fn exec_failure_is_the_shells_exit_127_or_a_clear_error() {
     ))
     .unwrap_err();
     let message = e.to_string();
-    assert!(matches!(e, memscape_record::RecordError::Spawn { .. }), "{message}");
-    assert!(message.starts_with("cannot start /nonexistent/program: "), "{message}");
-    assert_eq!(message.matches("No such file or directory").count(), 1, "{message}");
+    assert!(
+        matches!(e, memscape_record::RecordError::Spawn { .. }),
+        "{message}"
+    );
+    assert!(
+        message.starts_with("cannot start /nonexistent/program: "),
+        "{message}"
+    );
+    assert_eq!(
+        message.matches("No such file or directory").count(),
+        1,
+        "{message}"
+    );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         1,

@@ -32,7 +32,11 @@ fn faultinject(dir: &Path) -> PathBuf {
 
 fn record_bin() -> PathBuf {
     let bin = target_dir().join("debug/examples/record");
-    assert!(bin.is_file(), "{} missing (cargo test builds it)", bin.display());
+    assert!(
+        bin.is_file(),
+        "{} missing (cargo test builds it)",
+        bin.display()
+    );
     bin
 }
 
@@ -123,13 +127,7 @@ fn a_disk_filling_up_during_the_final_write_loses_nothing_without_root() {
         &format!("{} 200", program.display()),
         &[("MEMSCAPE_TEST_FULL_DIR", &disk)],
     );
-    check_failed_write(
-        &output,
-        &disk,
-        &out,
-        "No space left on device",
-        &program,
-    );
+    check_failed_write(&output, &disk, &out, "No space left on device", &program);
 }
 
 #[test]
@@ -202,10 +200,7 @@ fn the_raw_recording_is_private_and_a_planted_symlink_is_not_followed() {
     assert_ne!(dirs[0], dirs[1], "the same name twice");
     // Created 0700 (mkdir's mode), never wider for a moment before a chmod.
     let log = std::fs::read_to_string(&log).unwrap();
-    let made: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(RAW_DIR_PREFIX))
-        .collect();
+    let made: Vec<&str> = log.lines().filter(|l| l.contains(RAW_DIR_PREFIX)).collect();
     assert_eq!(made.len(), 2, "{log}");
     assert!(made.iter().all(|l| l.starts_with("700 ")), "{log}");
     // The symlink was replaced by the trace, never written through.
