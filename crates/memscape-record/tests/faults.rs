@@ -189,6 +189,8 @@ fn exec_failure_is_the_shells_exit_127_or_a_clear_error() {
         1,
         "{message}"
     );
+    // No `source()` under a message that names it: `anyhow`'s `{:#}` prints it once too.
+    assert!(std::error::Error::source(&e).is_none(), "{message}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         1,
