@@ -56,3 +56,40 @@ fn absurd_counts_are_warnings_not_allocations() {
     .unwrap();
     assert_eq!(file.snapshots.len(), 3);
 }
+
+#[test]
+fn a_heap_profile_naming_a_fifo_or_a_device_as_a_library_does_not_hang() {
+    // The memory map of a text heap profile names the binaries to symbolize from; a profile
+    // from elsewhere may name anything: a FIFO (opening it for reading blocks until a writer
+    // comes), /dev/zero (reading it never ends), a directory. They are skipped like missing
+    // binaries, and their frames keep module + address.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("lib.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let profile = format!(
+        "heap profile:   3:   96 [   3:   96] @ heapprofile\n\
+         \x20  1:   32 [   1:   32] @ 0x401010\n\
+         \x20  1:   32 [   1:   32] @ 0x501010\n\
+         \x20  1:   32 [   1:   32] @ 0x601010\n\
+         \nMAPPED_LIBRARIES:\n\
+         00400000-00410000 r-xp 00000000 08:01 1 {}\n\
+         00500000-00510000 r-xp 00000000 00:05 2 /dev/zero\n\
+         00600000-00610000 r-xp 00000000 08:01 3 {}\n",
+        fifo.display(),
+        dir.path().display()
+    );
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let parsed = memscape_heap::profile::parse_profile("hostile.heap", profile.as_bytes());
+        let _ = sender.send(parsed.map(|p| p.frames.list.len()));
+    });
+    let frames = receiver
+        .recv_timeout(Duration::from_secs(20))
+        .expect("parsing hung on a path of the memory map")
+        .unwrap();
+    assert!(frames >= 3, "{frames}");
+}

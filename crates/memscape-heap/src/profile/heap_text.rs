@@ -330,6 +330,11 @@ struct Symbolizer {
 impl Symbolizer {
     fn open(mapping: &Mapping) -> Option<Self> {
         let path = Path::new(&mapping.path);
+        // The path comes from the profile: only a regular file is read (opening a FIFO would
+        // block, reading a device such as /dev/zero would never end).
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
         let data = std::fs::read(path).ok()?;
         let kind = object::File::parse(data.as_slice()).ok().map(|f| {
             use object::Object as _;
