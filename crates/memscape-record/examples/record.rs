@@ -7,6 +7,11 @@ use std::path::PathBuf;
 use memscape_record::{DEFAULT_TIME_RESOLUTION_LOG2, RecordOptions, parse_time_resolution, record};
 
 fn main() {
+    // `RUST_LOG=memscape_record=info` prints the conversion's phases.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let mut args = std::env::args().skip(1);
     let mut output = PathBuf::from("memscape-record.msc");
     let mut stack_depth = 64;

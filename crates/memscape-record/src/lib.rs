@@ -243,11 +243,14 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             "MEMSCAPE_NO_STACKS",
             if options.no_stacks { "1" } else { "0" },
         );
+    let phase = std::time::Instant::now();
     let (outcome, _child) =
         launch::run(command, raw_dir.path()).map_err(|cause| RecordError::Spawn {
             program: options.program.clone(),
             cause,
         })?;
+    tracing::info!(phase = "run", seconds = phase.elapsed().as_secs_f64());
+    let phase = std::time::Instant::now();
     let images = match read_images(raw_dir.path()) {
         Ok(images) => images,
         Err(e) => {
@@ -259,6 +262,7 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             });
         }
     };
+    tracing::info!(phase = "read", seconds = phase.elapsed().as_secs_f64());
     if images.is_empty() {
         return Err(RecordError::NothingRecorded {
             program: options.program.clone(),
@@ -413,19 +417,28 @@ fn convert_images(
     options: &RecordOptions,
 ) -> Result<Vec<ProcessReport>, ConvertError> {
     let source = options.output.display().to_string();
+    let phase = std::time::Instant::now();
     let (mut trace, reports) = merge::merge(&source, images, endings);
+    tracing::info!(phase = "merge", seconds = phase.elapsed().as_secs_f64());
+    let phase = std::time::Instant::now();
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
+    tracing::info!(phase = "symbolize", seconds = phase.elapsed().as_secs_f64());
+    let phase = std::time::Instant::now();
     let bytes = memscape_trace::msc::to_msc_bytes_with(
         &trace,
         &memscape_trace::msc::MscOptions {
             time_resolution_log2: options.time_resolution_log2,
+            zstd_level: Some(memscape_trace::msc::FAST_ZSTD_LEVEL),
             ..Default::default()
         },
         &mut |_| {},
     )
     .map_err(|e| ConvertError::Write(source.clone(), e))?;
+    tracing::info!(phase = "encode", seconds = phase.elapsed().as_secs_f64());
+    let phase = std::time::Instant::now();
     memscape_trace::write_synced(&options.output, &bytes)
         .map_err(|e| ConvertError::Write(source, e))?;
+    tracing::info!(phase = "write", seconds = phase.elapsed().as_secs_f64());
     Ok(reports)
 }
 

@@ -92,7 +92,7 @@ pub(super) fn pack_bits(codes: &[u64]) -> Vec<u8> {
 /// Byte planes of the low `k` bytes of every code, in blocks of 2^[`PLANE_BLOCK_LOG2`] codes (so
 /// that a reader decompresses block by block into one small reused buffer), zstd-compressed as one
 /// frame (packing [`PACK_PLANES`]).
-pub(super) fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
+pub(super) fn pack_planes(codes: &[u64], k: usize, level: i32) -> std::io::Result<Vec<u8>> {
     let mut planes = Vec::with_capacity(k * codes.len());
     let block_log2 = PLANE_BLOCK_LOG2;
     for block in codes.chunks(1 << block_log2) {
@@ -101,7 +101,7 @@ pub(super) fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
         }
     }
     let mut out = vec![k as u8, block_log2];
-    out.extend_from_slice(&zstd::bulk::compress(&planes, ZSTD_LEVEL)?);
+    out.extend_from_slice(&zstd::bulk::compress(&planes, level)?);
     Ok(out)
 }
 
@@ -112,6 +112,7 @@ pub(super) fn encode_numeric(
     elem_size: u8,
     transform: u8,
     codes: &[u64],
+    level: i32,
 ) -> std::io::Result<Encoded> {
     let bits = pack_bits(codes);
     let max = codes.iter().copied().max().unwrap_or(0);
@@ -120,7 +121,7 @@ pub(super) fn encode_numeric(
     // (A constant column is one plane of zeros: zstd makes it nearly nothing, where
     // bit-packing still spends 9 bytes per chunk of 1024.)
     if codes.len() >= GROUP {
-        let planes = pack_planes(codes, k.max(1))?;
+        let planes = pack_planes(codes, k.max(1), level)?;
         if (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT {
             best = (PACK_PLANES, planes);
         }
@@ -143,10 +144,11 @@ pub(super) fn encode_best(
     values: &[u64],
     transforms: &[u8],
     base: Option<&[u64]>,
+    level: i32,
 ) -> std::io::Result<Encoded> {
     let mut best: Option<Encoded> = None;
     for &t in transforms {
-        let e = encode_numeric(section, elem_size, t, &codes(values, t, base))?;
+        let e = encode_numeric(section, elem_size, t, &codes(values, t, base), level)?;
         if best
             .as_ref()
             .is_none_or(|b| e.payload.len() < b.payload.len())
@@ -194,8 +196,8 @@ pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace)
     }
 }
 
-pub(super) fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
-    let z = zstd::bulk::compress(bytes, ZSTD_LEVEL)?;
+pub(super) fn encode_bytes(section: u32, bytes: &[u8], level: i32) -> std::io::Result<Encoded> {
+    let z = zstd::bulk::compress(bytes, level)?;
     let (packing, payload) = if z.len() < bytes.len() {
         (PACK_ZSTD, z)
     } else {
@@ -265,7 +267,16 @@ pub struct MscOptions {
     /// without decoding or copying them (73 bytes per block on disk instead of ~0.1–1).
     /// For large traces loaded again and again; not the default.
     pub mappable: bool,
+    /// zstd level of the byte-plane and byte sections; `None`: 12 (small files).
+    /// `memscape record` uses [`FAST_ZSTD_LEVEL`].
+    pub zstd_level: Option<i32>,
 }
+
+/// The zstd level `memscape record` writes with (see [`MscOptions::zstd_level`]). On a
+/// 6.2 M-event cc1plus recording (`BENCHMARKS.md`, "Recording"), converting took 5.7 s of CPU
+/// at level 12 (zstd a third of it), 4.1 s at 6, 3.2 s at 3; the file was 0.95×, 0.97× and
+/// 1.04× heaptrack's `.raw.zst`: 6 is the fastest level that stays below heaptrack's file.
+pub const FAST_ZSTD_LEVEL: i32 = 6;
 
 /// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
 /// per column.
@@ -283,6 +294,7 @@ pub fn to_msc_bytes_with(
     // A trace loaded from `.msc` decodes its columns on first use: all at once, in parallel.
     b.prefetch(&BlockColumn::ALL);
     let shift = options.time_resolution_log2;
+    let level = options.zstd_level.unwrap_or(ZSTD_LEVEL);
     if shift >= 64 {
         return Err(std::io::Error::other("time resolution of at most 2^63 ns"));
     }
@@ -304,44 +316,40 @@ pub fn to_msc_bytes_with(
                 8,
                 &b.address,
                 &[XF_NONE, XF_ZIGZAG_DELTA],
-                None,
-            )?])
+                None, level)?])
         }),
         Box::new(|| {
             Ok(vec![
-                encode_best(id::REQUESTED, 8, &b.requested_size, &[XF_NONE], None)?,
+                encode_best(id::REQUESTED, 8, &b.requested_size, &[XF_NONE], None, level)?,
                 encode_best(
                     id::SIZE,
                     8,
                     &b.size,
                     &[XF_PLUS_BASE],
-                    Some(b.requested_size.as_slice()),
-                )?,
+                    Some(b.requested_size.as_slice()), level)?,
                 encode_best(
                     id::USABLE,
                     8,
                     &b.usable_size,
                     &[XF_NONE, XF_PLUS_BASE],
-                    Some(b.size.as_slice()),
-                )?,
+                    Some(b.size.as_slice()), level)?,
             ])
         }),
         Box::new(|| {
             Ok(vec![
-                encode_best(id::ALLOC_EVENT, 8, &b.alloc_event, &[XF_DELTA], None)?,
+                encode_best(id::ALLOC_EVENT, 8, &b.alloc_event, &[XF_DELTA], None, level)?,
                 encode_best(
                     id::FREE_EVENT,
                     8,
                     &b.free_event,
                     &[XF_PLUS_BASE],
-                    Some(b.alloc_event.as_slice()),
-                )?,
+                    Some(b.alloc_event.as_slice()), level)?,
             ])
         }),
         Box::new(|| match &event_times {
             Some(times) => {
                 let times = quantized(times);
-                let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None)?;
+                let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None, level)?;
                 Ok(vec![with_shift(with_context_coding(plain, &times, trace))])
             }
             // Plus-base cannot be combined with a shift: free times delta-coded on their own.
@@ -351,38 +359,35 @@ pub fn to_msc_bytes_with(
                     8,
                     &quantized(&b.alloc_time_ns),
                     &[XF_DELTA],
-                    None,
-                )?),
+                    None, level)?),
                 with_shift(encode_best(
                     id::FREE_TIME,
                     8,
                     &quantized(&b.free_time_ns),
                     &[XF_NONE, XF_ZIGZAG_DELTA],
-                    None,
-                )?),
+                    None, level)?),
             ]),
             None => Ok(vec![
-                encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None)?,
+                encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None, level)?,
                 encode_best(
                     id::FREE_TIME,
                     8,
                     &b.free_time_ns,
                     &[XF_PLUS_BASE],
-                    Some(b.alloc_time_ns.as_slice()),
-                )?,
+                    Some(b.alloc_time_ns.as_slice()), level)?,
             ]),
         }),
         Box::new(|| {
             let mut sections = vec![
-                encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
-                encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
-                encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
-                encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None)?,
-                encode_best(id::FREE_SITE, 4, &widen(&b.free_site), &[XF_NONE], None)?,
-                encode_best(id::FREE_THREAD, 4, &widen(&b.free_thread), &[XF_NONE], None)?,
-                encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None)?,
+                encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None, level)?,
+                encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None, level)?,
+                encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None, level)?,
+                encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None, level)?,
+                encode_best(id::FREE_SITE, 4, &widen(&b.free_site), &[XF_NONE], None, level)?,
+                encode_best(id::FREE_THREAD, 4, &widen(&b.free_thread), &[XF_NONE], None, level)?,
+                encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None, level)?,
             ];
-            sections.extend(tree_and_strings(trace)?);
+            sections.extend(tree_and_strings(trace, level)?);
             Ok(sections)
         }),
     ];
@@ -403,13 +408,13 @@ pub fn to_msc_bytes_with(
     for r in results {
         sections.extend(r?);
     }
-    sections.push(meta_section(trace)?);
+    sections.push(meta_section(trace, level)?);
     progress(1.0);
     Ok(lay_out(&sections))
 }
 
 /// The metadata section (JSON of the trace meta and the warning summary).
-pub(super) fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
+pub(super) fn meta_section(trace: &Trace, level: i32) -> std::io::Result<Encoded> {
     let meta = MscMeta {
         meta: trace.meta.clone(),
         warnings: trace
@@ -428,11 +433,11 @@ pub(super) fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
             .collect(),
     };
     let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
-    encode_bytes(id::META, &json)
+    encode_bytes(id::META, &json, level)
 }
 
 /// The call tree, strings and thread names.
-pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
+pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec<Encoded>> {
     let t = &trace.call_tree;
     let mut string_bytes = Vec::new();
     let mut string_ends = Vec::with_capacity(trace.strings.len());
@@ -443,60 +448,56 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
     let frames = &t.frames;
     let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
     Ok(vec![
-        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
-        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
+        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None, level)?,
+        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None, level)?,
         encode_best(
             id::TREE_FUNCTION,
             4,
             &column(|f| f.function.into()),
             &[XF_NONE],
-            None,
-        )?,
+            None, level)?,
         encode_best(
             id::TREE_FILE,
             4,
             &column(|f| f.file.into()),
             &[XF_NONE],
-            None,
-        )?,
+            None, level)?,
         encode_best(
             id::TREE_LINE,
             4,
             &column(|f| f.line.into()),
             &[XF_NONE],
-            None,
-        )?,
+            None, level)?,
         encode_best(
             id::TREE_MODULE,
             4,
             &column(|f| f.module.into()),
             &[XF_NONE],
-            None,
-        )?,
+            None, level)?,
         encode_best(
             id::TREE_MODULE_OFFSET,
             8,
             &column(|f| f.module_offset),
             &[XF_NONE],
-            None,
-        )?,
-        encode_bytes(id::STRING_BYTES, &string_bytes)?,
-        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
-        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+            None, level)?,
+        encode_bytes(id::STRING_BYTES, &string_bytes, level)?,
+        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None, level)?,
+        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None, level)?,
         encode_best(
             id::THREAD_PROCESS,
             4,
             &widen(&trace.thread_process),
             &[XF_NONE],
-            None,
-        )?,
+            None, level)?,
         encode_bytes(
             id::PROCESSES,
             &serde_json::to_vec(&trace.processes).map_err(std::io::Error::other)?,
+            level,
         )?,
         encode_bytes(
             id::POOLS,
             &serde_json::to_vec(&trace.pools).map_err(std::io::Error::other)?,
+            level,
         )?,
     ])
 }
@@ -541,8 +542,8 @@ pub(super) fn mappable_bytes(
         raw_section(id::POOL, &b.pool),
     ];
     progress(0.5);
-    sections.extend(tree_and_strings(trace)?);
-    sections.push(meta_section(trace)?);
+    sections.extend(tree_and_strings(trace, ZSTD_LEVEL)?);
+    sections.push(meta_section(trace, ZSTD_LEVEL)?);
     progress(1.0);
     Ok(lay_out(&sections))
 }
