@@ -10,9 +10,11 @@ use std::process::Command;
 
 use memscape_trace::Trace;
 
+mod follow;
 mod launch;
 mod merge;
 mod raw;
+pub use follow::{Follower, LiveProcess, LiveSummary};
 pub use raw::{RawEvent, RawProcess, read_raw, read_raw_bytes};
 
 /// Why a recording failed. Each message says its cause once (no `source()` chain under a
@@ -203,6 +205,32 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
 /// in a private directory (mode 0700, unpredictable name) next to the output and is removed
 /// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
+    record_following(options, None)
+}
+
+/// [`record`], calling `on_update` with what the recording holds about every `every` while
+/// the program runs (and once more at its end): `memscape record --live`. The callback runs
+/// on the thread that reads the recording; the recorded program never waits for it.
+pub fn record_live(
+    options: &RecordOptions,
+    every: std::time::Duration,
+    on_update: &mut (dyn FnMut(&LiveSummary) + Send),
+) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_update)))
+}
+
+/// How often `record` reads the shim's files while the program runs.
+const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+type OnUpdate<'a> = (
+    std::time::Duration,
+    &'a mut (dyn FnMut(&LiveSummary) + Send),
+);
+
+fn record_following(
+    options: &RecordOptions,
+    mut live: Option<OnUpdate<'_>>,
+) -> Result<RecordReport, RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
         Some(path) => {
@@ -244,14 +272,47 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             if options.no_stacks { "1" } else { "0" },
         );
     let phase = std::time::Instant::now();
-    let (outcome, _child) =
-        launch::run(command, raw_dir.path()).map_err(|cause| RecordError::Spawn {
-            program: options.program.clone(),
-            cause,
-        })?;
+    // The shim's files are read while the program runs (on another thread), so that at its
+    // exit only the last bytes remain.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (launched, followed) = std::thread::scope(|scope| {
+        let dir = raw_dir.path();
+        let stop = &stop;
+        let live = &mut live;
+        let follower = scope.spawn(move || {
+            let mut follower = Follower::new(dir, live.is_some());
+            let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                follower.poll()?;
+                if let Some((_, on_update)) = live.as_mut() {
+                    on_update(&follower.summary());
+                }
+                std::thread::park_timeout(every);
+            }
+            Ok::<_, RecordError>(follower)
+        });
+        let launched = launch::run(command, dir);
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        follower.thread().unpark();
+        let followed = follower
+            .join()
+            .unwrap_or_else(|_| Ok(Follower::new(dir, false)));
+        (launched, followed)
+    });
+    let (outcome, _child) = launched.map_err(|cause| RecordError::Spawn {
+        program: options.program.clone(),
+        cause,
+    })?;
     tracing::info!(phase = "run", seconds = phase.elapsed().as_secs_f64());
     let phase = std::time::Instant::now();
-    let images = match read_images(raw_dir.path()) {
+    let images = match followed.and_then(|mut follower| {
+        if let Some((_, on_update)) = live.as_mut() {
+            // The last summary: everything, every gap closed.
+            follower.poll_to_end()?;
+            on_update(&follower.summary());
+        }
+        follower.finish()
+    }) {
         Ok(images) => images,
         Err(e) => {
             let kept = raw_dir.keep();
