@@ -303,7 +303,7 @@ fn record_following(
         program: options.program.clone(),
         cause,
     })?;
-    tracing::info!(phase = "run", seconds = phase.elapsed().as_secs_f64());
+    phase_done("run", phase);
     let phase = std::time::Instant::now();
     let images = match followed.and_then(|mut follower| {
         if let Some((_, on_update)) = live.as_mut() {
@@ -323,7 +323,7 @@ fn record_following(
             });
         }
     };
-    tracing::info!(phase = "read", seconds = phase.elapsed().as_secs_f64());
+    phase_done("read", phase);
     if images.is_empty() {
         return Err(RecordError::NothingRecorded {
             program: options.program.clone(),
@@ -419,6 +419,28 @@ fn report(
     }
 }
 
+/// Logs a phase's time and the process's resident memory after it (current and peak, MiB):
+/// `RUST_LOG=memscape_record=info`.
+fn phase_done(name: &str, since: std::time::Instant) {
+    if !tracing::enabled!(tracing::Level::INFO) {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = |key: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+            .unwrap_or(0)
+    };
+    tracing::info!(
+        phase = name,
+        seconds = since.elapsed().as_secs_f64(),
+        rss_mib = kib("VmRSS:") / 1024,
+        peak_rss_mib = kib("VmHWM:") / 1024,
+    );
+}
+
 fn io(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
     move |cause| RecordError::Io {
         path: path.display().to_string(),
@@ -480,10 +502,10 @@ fn convert_images(
     let source = options.output.display().to_string();
     let phase = std::time::Instant::now();
     let (mut trace, reports) = merge::merge(&source, images, endings);
-    tracing::info!(phase = "merge", seconds = phase.elapsed().as_secs_f64());
+    phase_done("merge", phase);
     let phase = std::time::Instant::now();
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
-    tracing::info!(phase = "symbolize", seconds = phase.elapsed().as_secs_f64());
+    phase_done("symbolize", phase);
     let phase = std::time::Instant::now();
     let bytes = memscape_trace::msc::to_msc_bytes_with(
         &trace,
@@ -495,11 +517,11 @@ fn convert_images(
         &mut |_| {},
     )
     .map_err(|e| ConvertError::Write(source.clone(), e))?;
-    tracing::info!(phase = "encode", seconds = phase.elapsed().as_secs_f64());
+    phase_done("encode", phase);
     let phase = std::time::Instant::now();
     memscape_trace::write_synced(&options.output, &bytes)
         .map_err(|e| ConvertError::Write(source, e))?;
-    tracing::info!(phase = "write", seconds = phase.elapsed().as_secs_f64());
+    phase_done("write", phase);
     Ok(reports)
 }
 
