@@ -37,6 +37,10 @@ impl Hasher for PointerHasher {
         }
     }
 
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+
     fn write_u64(&mut self, x: u64) {
         // Fibonacci hashing; the rotation moves the well-mixed high bits down, where hashbrown
         // takes its bucket index from.
