@@ -270,15 +270,17 @@ pub struct MscOptions {
     /// without decoding or copying them (73 bytes per block on disk instead of ~0.1–1).
     /// For large traces loaded again and again; not the default.
     pub mappable: bool,
-    /// zstd level of the byte-plane and byte sections; `None`: 12 (small files).
-    /// `memscape record` uses [`FAST_ZSTD_LEVEL`].
+    /// zstd level of the byte-plane and byte sections; `None`: 12 (small files). Measured on
+    /// recordings (`memscape-record`'s `examples/convert`, `MSC_ZSTD_LEVEL=N`): converting a
+    /// 6.2 M-event cc1plus recording took 5.7 s of CPU at level 12, 4.9 s at 9, 4.1 s at 6,
+    /// 3.2 s at 3, for files of 0.95×, 0.96×, 0.97× and 1.04× heaptrack's `.raw.zst`; on the
+    /// 1.26 M-event sqlite3 benchmark the files were 0.92×, 0.95×, 0.97× and 1.04× (and, with
+    /// symbols, level 6 was 1.01×). `memscape record` keeps 12: the size target holds only there.
     pub zstd_level: Option<i32>,
 }
 
-/// The zstd level `memscape record` writes with (see [`MscOptions::zstd_level`]). On a
-/// 6.2 M-event cc1plus recording (`BENCHMARKS.md`, "Recording"), converting took 5.7 s of CPU
-/// at level 12 (zstd a third of it), 4.1 s at 6, 3.2 s at 3; the file was 0.95×, 0.97× and
-/// 1.04× heaptrack's `.raw.zst`: 6 is the fastest level that stays below heaptrack's file.
+/// A faster level than the default (see [`MscOptions::zstd_level`]) for callers that favour
+/// time over size.
 pub const FAST_ZSTD_LEVEL: i32 = 6;
 
 /// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
