@@ -182,7 +182,12 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
         let chunk = &bytes[offset..bytes.len().min(offset + CHUNK_BYTES)];
         offset += CHUNK_BYTES;
         let (header, payload) = chunk.split_at(CHUNK_HEADER_BYTES);
-        reader.chunk(index, header, |range| payload.get(range).map(<[u8]>::to_vec), true);
+        reader.chunk(
+            index,
+            header,
+            |range| payload.get(range).map(<[u8]>::to_vec),
+            true,
+        );
         index += 1;
     }
     Ok(reader.finish())

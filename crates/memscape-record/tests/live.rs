@@ -104,8 +104,18 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
     let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
     let trace = memscape_trace::read_msc(&converted.output).unwrap();
     assert_eq!(
-        (end.meta.allocs, end.meta.frees, end.meta.events, end.blocks.len()),
-        (trace.meta.allocs, trace.meta.frees, trace.meta.events, trace.blocks.len())
+        (
+            end.meta.allocs,
+            end.meta.frees,
+            end.meta.events,
+            end.blocks.len()
+        ),
+        (
+            trace.meta.allocs,
+            trace.meta.frees,
+            trace.meta.events,
+            trace.blocks.len()
+        )
     );
     assert_eq!(end.blocks.address[..], trace.blocks.address[..]);
     let growing: Vec<u64> = snapshots.iter().map(|s| s.0).filter(|&a| a > 0).collect();

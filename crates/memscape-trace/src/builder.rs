@@ -762,7 +762,6 @@ impl TraceBuilder {
             .get(block as usize)
             .is_some_and(|&f| f & FLAG_NEVER_FREED != 0)
     }
-
 }
 
 #[cfg(test)]

@@ -568,11 +568,8 @@ pub struct Frame {
 }
 
 /// Call-tree children: (parent, ip, module) → node.
-type NodeMap = HashMap<
-    (u32, u64, u32),
-    u32,
-    std::hash::BuildHasherDefault<crate::builder::PointerHasher>,
->;
+type NodeMap =
+    HashMap<(u32, u64, u32), u32, std::hash::BuildHasherDefault<crate::builder::PointerHasher>>;
 
 /// Deduplicated call stacks as a tree stored in columns: node `n` has parent `parent[n]` and
 /// frame `frames[n]`. Node 0 is the root. A block's `site` is the innermost frame's node.
@@ -650,8 +647,10 @@ impl CallTree {
     }
 
     pub(crate) fn from_columns(parent: Vec<u32>, frames: Vec<Frame>) -> Self {
-        let mut children =
-            NodeMap::with_capacity_and_hasher(parent.len(), std::hash::BuildHasherDefault::default());
+        let mut children = NodeMap::with_capacity_and_hasher(
+            parent.len(),
+            std::hash::BuildHasherDefault::default(),
+        );
         for (n, (&p, f)) in parent.iter().zip(&frames).enumerate().skip(1) {
             let id = u32::try_from(n).unwrap_or(u32::MAX);
             children.entry((p, f.ip, f.module)).or_insert(id);

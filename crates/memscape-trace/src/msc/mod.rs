@@ -210,7 +210,8 @@ pub use decode::{from_msc_bytes, read_msc};
 use lazy::*;
 use write::*;
 pub use write::{
-    FAST_ZSTD_LEVEL, MscOptions, reseal_checksums, to_msc_bytes, to_msc_bytes_with, write_msc, write_msc_with,
+    FAST_ZSTD_LEVEL, MscOptions, reseal_checksums, to_msc_bytes, to_msc_bytes_with, write_msc,
+    write_msc_with,
 };
 
 #[cfg(test)]

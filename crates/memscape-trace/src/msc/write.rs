@@ -227,11 +227,9 @@ pub(super) fn encode_event_times(
         .clone()
         .map(|i| values[i].wrapping_sub(i.checked_sub(1).map_or(0, |p| values[p])))
         .collect();
-    let context_sample = crate::ppm::encode(
-        &deltas,
-        crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
-        |j| contexts.context(range.start + j),
-    )
+    let context_sample = crate::ppm::encode(&deltas, crate::ppm::EVENT_TIME_LENGTH_CONTEXTS, |j| {
+        contexts.context(range.start + j)
+    })
     .len();
     Ok(if context_sample < plain_sample {
         context_coded(None, values, &contexts)
@@ -401,7 +399,9 @@ pub fn to_msc_bytes_with(
                 8,
                 &b.address,
                 &[XF_NONE, XF_ZIGZAG_DELTA],
-                None, level)?])
+                None,
+                level,
+            )?])
         }),
         Box::new(|| {
             Ok(vec![
@@ -411,13 +411,17 @@ pub fn to_msc_bytes_with(
                     8,
                     &b.size,
                     &[XF_PLUS_BASE],
-                    Some(b.requested_size.as_slice()), level)?,
+                    Some(b.requested_size.as_slice()),
+                    level,
+                )?,
                 encode_best(
                     id::USABLE,
                     8,
                     &b.usable_size,
                     &[XF_NONE, XF_PLUS_BASE],
-                    Some(b.size.as_slice()), level)?,
+                    Some(b.size.as_slice()),
+                    level,
+                )?,
             ])
         }),
         Box::new(|| {
@@ -428,7 +432,9 @@ pub fn to_msc_bytes_with(
                     8,
                     &b.free_event,
                     &[XF_PLUS_BASE],
-                    Some(b.alloc_event.as_slice()), level)?,
+                    Some(b.alloc_event.as_slice()),
+                    level,
+                )?,
             ])
         }),
         Box::new(|| match &event_times {
@@ -443,22 +449,35 @@ pub fn to_msc_bytes_with(
                     8,
                     &quantized(&b.alloc_time_ns),
                     &[XF_DELTA],
-                    None, level)?),
+                    None,
+                    level,
+                )?),
                 with_shift(encode_best(
                     id::FREE_TIME,
                     8,
                     &quantized(&b.free_time_ns),
                     &[XF_NONE, XF_ZIGZAG_DELTA],
-                    None, level)?),
+                    None,
+                    level,
+                )?),
             ]),
             None => Ok(vec![
-                encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None, level)?,
+                encode_best(
+                    id::ALLOC_TIME,
+                    8,
+                    &b.alloc_time_ns,
+                    &[XF_DELTA],
+                    None,
+                    level,
+                )?,
                 encode_best(
                     id::FREE_TIME,
                     8,
                     &b.free_time_ns,
                     &[XF_PLUS_BASE],
-                    Some(b.alloc_time_ns.as_slice()), level)?,
+                    Some(b.alloc_time_ns.as_slice()),
+                    level,
+                )?,
             ]),
         }),
         Box::new(|| {
@@ -467,8 +486,22 @@ pub fn to_msc_bytes_with(
                 encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None, level)?,
                 encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None, level)?,
                 encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None, level)?,
-                encode_best(id::FREE_SITE, 4, &widen(&b.free_site), &[XF_NONE], None, level)?,
-                encode_best(id::FREE_THREAD, 4, &widen(&b.free_thread), &[XF_NONE], None, level)?,
+                encode_best(
+                    id::FREE_SITE,
+                    4,
+                    &widen(&b.free_site),
+                    &[XF_NONE],
+                    None,
+                    level,
+                )?,
+                encode_best(
+                    id::FREE_THREAD,
+                    4,
+                    &widen(&b.free_thread),
+                    &[XF_NONE],
+                    None,
+                    level,
+                )?,
                 encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None, level)?,
             ];
             sections.extend(tree_and_strings(trace, level)?);
@@ -498,9 +531,7 @@ pub fn to_msc_bytes_with(
                     let next = queue.lock().ok().and_then(|mut q| q.pop());
                     let Some((i, job)) = next else { break };
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
-                        .unwrap_or_else(|_| {
-                            Err(std::io::Error::other("column encoder panicked"))
-                        });
+                        .unwrap_or_else(|_| Err(std::io::Error::other("column encoder panicked")));
                     if done.send((i, result)).is_err() {
                         break;
                     }
@@ -560,47 +591,73 @@ pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec
     let frames = &t.frames;
     let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
     Ok(vec![
-        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None, level)?,
+        encode_best(
+            id::TREE_PARENT,
+            4,
+            &widen(&t.parent),
+            &[XF_NONE],
+            None,
+            level,
+        )?,
         encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None, level)?,
         encode_best(
             id::TREE_FUNCTION,
             4,
             &column(|f| f.function.into()),
             &[XF_NONE],
-            None, level)?,
+            None,
+            level,
+        )?,
         encode_best(
             id::TREE_FILE,
             4,
             &column(|f| f.file.into()),
             &[XF_NONE],
-            None, level)?,
+            None,
+            level,
+        )?,
         encode_best(
             id::TREE_LINE,
             4,
             &column(|f| f.line.into()),
             &[XF_NONE],
-            None, level)?,
+            None,
+            level,
+        )?,
         encode_best(
             id::TREE_MODULE,
             4,
             &column(|f| f.module.into()),
             &[XF_NONE],
-            None, level)?,
+            None,
+            level,
+        )?,
         encode_best(
             id::TREE_MODULE_OFFSET,
             8,
             &column(|f| f.module_offset),
             &[XF_NONE],
-            None, level)?,
+            None,
+            level,
+        )?,
         encode_bytes(id::STRING_BYTES, &string_bytes, level)?,
         encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None, level)?,
-        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None, level)?,
+        encode_best(
+            id::THREADS,
+            4,
+            &widen(&trace.threads),
+            &[XF_NONE],
+            None,
+            level,
+        )?,
         encode_best(
             id::THREAD_PROCESS,
             4,
             &widen(&trace.thread_process),
             &[XF_NONE],
-            None, level)?,
+            None,
+            level,
+        )?,
         encode_bytes(
             id::PROCESSES,
             &serde_json::to_vec(&trace.processes).map_err(std::io::Error::other)?,
