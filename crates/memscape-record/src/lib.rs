@@ -372,7 +372,8 @@ pub fn convert_dir(
     output: &Path,
     time_resolution_log2: u8,
 ) -> Result<RecordReport, RecordError> {
-    let images = read_images(dir)?;
+    // The follower's reading, all at once: the program has ended.
+    let images = Follower::new(dir, false).finish()?;
     if images.is_empty() {
         return Err(RecordError::NoRawFiles {
             dir: dir.display().to_string(),
@@ -453,30 +454,6 @@ fn output_dir(output: &Path) -> &Path {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-}
-
-/// Every `.msr` file of a raw recording directory, parsed. A file without even a header (a
-/// process started when the disk was already full) is skipped with a warning.
-fn read_images(dir: &Path) -> Result<Vec<merge::Image>, RecordError> {
-    let mut files: Vec<(u32, u32, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
-        let path = entry.map_err(io(dir))?.path();
-        if let Some((pid, n)) = parse_raw_name(&path) {
-            files.push((pid, n, path));
-        }
-    }
-    files.sort();
-    let mut images = Vec::with_capacity(files.len());
-    for (_, n, path) in files {
-        match read_raw(&path) {
-            Ok(raw) => images.push(merge::Image { raw, n }),
-            Err(e @ RecordError::Corrupt { .. }) => {
-                tracing::warn!("{e}: this process image is left out");
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(images)
 }
 
 #[derive(Debug)]
