@@ -139,7 +139,7 @@ fn record_live_prints_a_growing_summary_while_the_program_runs() {
     assert!(events.windows(2).all(|w| w[0] <= w[1]), "{events:?}");
     let mut steps = events.clone();
     steps.dedup();
-    assert!(steps.len() >= 4, "the summary did not grow: {events:?}");
+    assert!(steps.len() >= 3, "the summary did not grow: {events:?}");
     // The last summary is the trace's.
     let trace = memscape_trace::read_msc(&out).unwrap();
     assert_eq!(*events.last().unwrap(), trace.meta.events, "{stderr}");

@@ -42,8 +42,8 @@ fn record_live_reports_growing_summaries_that_end_at_the_trace_counts() {
     );
     distinct.dedup();
     assert!(
-        distinct.len() >= 6,
-        "expected the counts to grow in at least 5 steps over 1.5 s: {distinct:?}"
+        distinct.len() >= 4,
+        "expected the counts to grow in at least 3 steps over 1.5 s: {distinct:?}"
     );
     let span = updates.last().unwrap().0 - updates.first().unwrap().0;
     assert!(span >= Duration::from_millis(1000), "{span:?}");
