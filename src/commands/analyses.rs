@@ -36,7 +36,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
-    let report = heaptree_file(&crate::demo::resolve_path(&args.file)?, &options)?;
+    let report = heaptree_file(&memscape_views::demo::resolve_path(&args.file)?, &options)?;
     if args.json {
         print_json(&report)?;
     } else {
@@ -231,13 +231,15 @@ pub fn persistence(args: &PersistenceArgs) -> anyhow::Result<ExitCode> {
 pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
     let mut options = memscape_cycles::CyclesOptions {
         modulus: args.modulus,
-        ..super::render_cycles::options(&args.select, args.top)?
+        ..args.select.options(args.top)?
     };
     if options.binary.is_none() {
-        options.binary = crate::demo::binary_for_name(&args.trace)?;
+        options.binary = memscape_views::demo::binary_for_name(&args.trace)?;
     }
-    let report =
-        memscape_cycles::analyze_trace_file(&crate::demo::resolve_path(&args.trace)?, &options)?;
+    let report = memscape_cycles::analyze_trace_file(
+        &memscape_views::demo::resolve_path(&args.trace)?,
+        &options,
+    )?;
     if args.json {
         print_json(&report)?;
     } else {
@@ -279,7 +281,7 @@ pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {
     let files = args
         .graphs
         .iter()
-        .map(|p| crate::demo::resolve_path(p))
+        .map(|p| memscape_views::demo::resolve_path(p).map_err(anyhow::Error::from))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
     let imported = memscape_graph::load_graphs(&paths)?;

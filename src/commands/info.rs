@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use crate::cli::InfoArgs;
 
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
-    let trace = memscape_trace::load(&crate::demo::resolve_path(&args.file)?)?;
+    let trace = memscape_trace::load(&memscape_views::demo::resolve_path(&args.file)?)?;
     let report = memscape_trace::info::info(&trace, &memscape_trace::info::InfoOptions::default());
     if args.json {
         super::analyses::print_json(&report)?;
@@ -25,7 +25,7 @@ pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     let report = memscape_trace::info::convert_with(
-        &crate::demo::resolve_path(&args.input)?,
+        &memscape_views::demo::resolve_path(&args.input)?,
         &args.output,
         &options,
         move |stage, fraction| {

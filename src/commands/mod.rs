@@ -3,12 +3,6 @@
 mod analyses;
 mod info;
 mod render;
-pub use render::{gpu_context, load_for_render, render_dataset};
-pub(crate) mod render_cycles;
-pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
-pub(crate) mod render_graph;
-mod render_heap;
-pub mod render_topology;
 mod tour;
 
 use std::process::ExitCode;
@@ -17,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::cli::{Cli, Command, ViewArgs};
-use crate::data::LoadSource;
+use memscape_views::LoadSource;
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -42,7 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let sources: Vec<LoadSource> = if args.files.is_empty() {
-        crate::demo::sources()
+        memscape_views::demo::sources()
     } else {
         args.files.into_iter().map(LoadSource::File).collect()
     };
@@ -61,7 +55,7 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
 
 fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    for file in crate::demo::FILES {
+    for file in memscape_views::demo::FILES {
         let path = dir.join(file.file_name);
         std::fs::write(&path, file.bytes)
             .with_context(|| format!("{}: cannot write", path.display()))?;
