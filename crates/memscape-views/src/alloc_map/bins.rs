@@ -457,6 +457,7 @@ pub fn collapse_ranges(
 
 #[cfg(test)]
 mod tests {
+    use super::super::colors::{ColorBy, categorical};
     use super::*;
     use crate::test_data::demo;
 
