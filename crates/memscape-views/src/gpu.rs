@@ -230,6 +230,14 @@ struct PictureCallback {
     options: PaintOptions,
 }
 
+/// One pane's picture in a frame: where it lies on the screen (points) and what it asks.
+pub struct PanePicture<'a> {
+    pub key: u64,
+    pub rect: egui::Rect,
+    pub picture: &'a Picture,
+    pub options: &'a PaintOptions,
+}
+
 /// Where `rect` (absolute points) lands in pixels: size, top-left corner (clamped to the
 /// screen, as egui sets viewports).
 fn viewport(rect: egui::Rect, screen: &egui_wgpu::ScreenDescriptor) -> ([u32; 2], [f32; 2]) {
@@ -318,7 +326,7 @@ struct Gpu<'a> {
     encoder: &'a mut wgpu::CommandEncoder,
 }
 
-impl PictureCallback {
+impl PanePicture<'_> {
     fn abs(&self, r: egui::Rect) -> egui::Rect {
         r.translate(self.rect.min.to_vec2())
     }
@@ -551,19 +559,20 @@ impl PictureCallback {
     }
 }
 
-impl egui_wgpu::CallbackTrait for PictureCallback {
-    fn prepare(
-        &self,
+impl GpuRegistry {
+    /// Uploads what changed of `pane`'s picture and records the accumulations it needs (the
+    /// paint callback's `prepare`).
+    pub fn prepare(
+        &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         screen: &egui_wgpu::ScreenDescriptor,
         encoder: &mut wgpu::CommandEncoder,
-        resources: &mut egui_wgpu::CallbackResources,
-    ) -> Vec<wgpu::CommandBuffer> {
-        let Some(reg) = resources.get_mut::<GpuRegistry>() else {
-            return Vec::new();
-        };
-        let mut pane = reg.panes.remove(&self.key).unwrap_or_default();
+        pane_picture: &PanePicture<'_>,
+    ) {
+        let reg = self;
+        let this = pane_picture;
+        let mut pane = reg.panes.remove(&this.key).unwrap_or_default();
         // Picks asked in earlier frames.
         if let Some(picker) = &mut pane.picker {
             for result in picker.poll(device) {
@@ -571,7 +580,7 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
                     continue;
                 };
                 let position = result.nearest().map(|h| h.block as usize);
-                if let Some(answers) = &self.options.answers
+                if let Some(answers) = &this.options.answers
                     && let Ok(mut a) = answers.lock()
                 {
                     a.push((tag, position));
@@ -584,7 +593,7 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
             screen,
             encoder,
         };
-        for layer in &self.picture.layers {
+        for layer in &this.picture.layers {
             match layer {
                 Layer::Shapes(s) => {
                     let mut slot = pane.shape_layers.remove(&s.slot);
@@ -592,30 +601,122 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
                     if upload_shapes(device, queue, &reg.shapes, &mut slot, shapes).is_some()
                         && let Some(upload) = &mut slot
                     {
-                        let (size, view) = pixel_view(&s.view, self.rect, screen);
-                        upload.batch.set_view(queue, &view, size, reg.target_format);
+                        let (size, view) = pixel_view(&s.view, this.rect, screen);
+                        upload
+                            .batch
+                            .set_view(queue, &view, size, reg.target_format);
                     }
                     if let Some(upload) = slot {
                         pane.shape_layers.insert(s.slot, upload);
                     }
                 }
-                Layer::Map(m) => self.prepare_map(&mut gpu, reg, &mut pane, m),
-                Layer::Bar(b) => self.prepare_bar(&mut gpu, reg, &mut pane, b),
-                Layer::Morph(m) => self.prepare_morph(&gpu, reg, &mut pane, m),
+                Layer::Map(m) => this.prepare_map(&mut gpu, reg, &mut pane, m),
+                Layer::Bar(b) => this.prepare_bar(&mut gpu, reg, &mut pane, b),
+                Layer::Morph(m) => this.prepare_morph(&gpu, reg, &mut pane, m),
             }
         }
-        let shapes = self.picture.shapes.iter().map(|x| x.gpu()).collect();
+        let shapes = this.picture.shapes.iter().map(|x| x.gpu()).collect();
         let mut overlay = pane.overlay.take();
         if upload_shapes(device, queue, &reg.shapes, &mut overlay, shapes).is_some()
             && let Some(upload) = &mut overlay
         {
-            let (size, view) = pixel_view(&ShapesView::IDENTITY, self.rect, screen);
-            upload.batch.set_view(queue, &view, size, reg.target_format);
+            let (size, view) = pixel_view(&ShapesView::IDENTITY, this.rect, screen);
+            upload
+                .batch
+                .set_view(queue, &view, size, reg.target_format);
         }
         pane.overlay = overlay;
-        reg.panes.insert(self.key, pane);
-        if let Some(drawn) = &self.options.drawn {
+        reg.panes.insert(this.key, pane);
+        if let Some(drawn) = &this.options.drawn {
             drawn.store(true, Ordering::Release);
+        }
+    }
+
+    /// Draws `pane`'s prepared picture into `pass` (the paint callback's `paint`): each layer
+    /// with the viewport of its rectangle, the pane's for the shapes.
+    pub fn paint(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        screen: &egui_wgpu::ScreenDescriptor,
+        pane_picture: &PanePicture<'_>,
+    ) {
+        let this = pane_picture;
+        let Some(pane) = self.panes.get(&this.key) else {
+            return;
+        };
+        let set_rect = |pass: &mut wgpu::RenderPass<'_>, r: egui::Rect| {
+            let (size, origin) = viewport(r, screen);
+            pass.set_viewport(
+                origin[0],
+                origin[1],
+                size[0] as f32,
+                size[1] as f32,
+                0.0,
+                1.0,
+            );
+        };
+        for layer in &this.picture.layers {
+            match layer {
+                Layer::Shapes(s) => {
+                    if let Some(upload) = pane.shape_layers.get(&s.slot) {
+                        set_rect(pass, this.rect);
+                        upload.batch.paint(&self.shapes, pass);
+                    }
+                }
+                Layer::Map(m) => {
+                    if let Some((frame, _)) = pane.frames.get(&m.slot) {
+                        set_rect(pass, this.abs(m.rect));
+                        frame.resolve(pass, &self.maps);
+                        if m.cursors.is_some()
+                            && let Some(overlay) = pane.cursors.get(&m.slot)
+                        {
+                            overlay.draw(pass, &self.cursors);
+                        }
+                    }
+                }
+                Layer::Bar(b) => {
+                    if let Some((frame, _)) = pane.bar_frames.get(&b.slot) {
+                        set_rect(pass, this.abs(b.rect));
+                        frame.resolve(pass, &self.maps);
+                    }
+                }
+                Layer::Morph(m) => {
+                    if let Some((_, data)) = pane.morphs.get(&m.slot) {
+                        set_rect(pass, this.rect);
+                        data.paint(&self.morph, pass);
+                    }
+                }
+            }
+        }
+        if let Some(upload) = &pane.overlay {
+            set_rect(pass, this.rect);
+            upload.batch.paint(&self.shapes, pass);
+        }
+    }
+}
+
+impl PictureCallback {
+    fn pane_picture(&self) -> PanePicture<'_> {
+        PanePicture {
+            key: self.key,
+            rect: self.rect,
+            picture: &self.picture,
+            options: &self.options,
+        }
+    }
+}
+
+impl egui_wgpu::CallbackTrait for PictureCallback {
+    fn prepare(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        screen: &egui_wgpu::ScreenDescriptor,
+        encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        if let Some(reg) = resources.get_mut::<GpuRegistry>() {
+            reg.prepare(device, queue, screen, encoder, &self.pane_picture());
         }
         Vec::new()
     }
@@ -626,74 +727,12 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
         pass: &mut wgpu::RenderPass<'static>,
         resources: &egui_wgpu::CallbackResources,
     ) {
-        let Some(reg) = resources.get::<GpuRegistry>() else {
-            return;
-        };
-        let Some(pane) = reg.panes.get(&self.key) else {
-            return;
-        };
-        let whole = info.viewport_in_pixels();
-        let set_whole = |pass: &mut wgpu::RenderPass<'static>| {
-            pass.set_viewport(
-                whole.left_px as f32,
-                whole.top_px as f32,
-                whole.width_px.max(1) as f32,
-                whole.height_px.max(1) as f32,
-                0.0,
-                1.0,
-            );
-        };
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: info.screen_size_px,
-            pixels_per_point: info.pixels_per_point,
-        };
-        let set_rect = |pass: &mut wgpu::RenderPass<'static>, r: egui::Rect| {
-            let (size, origin) = viewport(self.abs(r), &screen);
-            pass.set_viewport(
-                origin[0],
-                origin[1],
-                size[0] as f32,
-                size[1] as f32,
-                0.0,
-                1.0,
-            );
-        };
-        for layer in &self.picture.layers {
-            match layer {
-                Layer::Shapes(s) => {
-                    if let Some(upload) = pane.shape_layers.get(&s.slot) {
-                        set_whole(pass);
-                        upload.batch.paint(&reg.shapes, pass);
-                    }
-                }
-                Layer::Map(m) => {
-                    if let Some((frame, _)) = pane.frames.get(&m.slot) {
-                        set_rect(pass, m.rect);
-                        frame.resolve(pass, &reg.maps);
-                        if m.cursors.is_some()
-                            && let Some(overlay) = pane.cursors.get(&m.slot)
-                        {
-                            overlay.draw(pass, &reg.cursors);
-                        }
-                    }
-                }
-                Layer::Bar(b) => {
-                    if let Some((frame, _)) = pane.bar_frames.get(&b.slot) {
-                        set_rect(pass, b.rect);
-                        frame.resolve(pass, &reg.maps);
-                    }
-                }
-                Layer::Morph(m) => {
-                    if let Some((_, data)) = pane.morphs.get(&m.slot) {
-                        set_whole(pass);
-                        data.paint(&reg.morph, pass);
-                    }
-                }
-            }
-        }
-        if let Some(upload) = &pane.overlay {
-            set_whole(pass);
-            upload.batch.paint(&reg.shapes, pass);
+        if let Some(reg) = resources.get::<GpuRegistry>() {
+            let screen = egui_wgpu::ScreenDescriptor {
+                size_in_pixels: info.screen_size_px,
+                pixels_per_point: info.pixels_per_point,
+            };
+            reg.paint(pass, &screen, &self.pane_picture());
         }
     }
 }

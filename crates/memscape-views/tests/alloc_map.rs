@@ -1,15 +1,17 @@
-//! The allocation map headless (`memscape render --view alloc`) through the GUI's code: golden
-//! images of each cushion, each occupancy-bar variant, both bin layouts and cushion cursors on
-//! the embedded sqlite demo (lavapipe), and the linear pixel mapping of `--panels main`.
+//! The allocation map drawn in-process through its one `compose` (what the pane and
+//! `memscape render --view alloc` draw): golden images of each cushion, each occupancy-bar
+//! variant, both bin layouts and cushion cursors on the embedded sqlite demo (lavapipe), the
+//! linear pixel mapping of `panels = main`, and errors naming the setting at fault.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use memscape_render::RgbaImage;
 use memscape_render::golden::Tolerance;
+use memscape_views::ViewKind;
 
 mod common;
+use common::{draw, load};
 
 /// The maps are deterministic on one lavapipe build; labels are egui's text. Allow a little
 /// for float differences between Mesa versions at glyph and block edges.
@@ -18,23 +20,14 @@ const TOLERANCE: Tolerance = Tolerance {
     max_differing_pixels: 80,
 };
 
-fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("alloc_map_views");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn render_file(file: &Path, name: &str, args: &[&str]) -> RgbaImage {
-    let args = [&["--view", "alloc"][..], args].concat();
-    common::render("alloc_map_views", name, file, &args)
-}
-
 fn check(name: &str, image: &RgbaImage) {
     common::check_with(name, image, TOLERANCE);
 }
 
-fn render(name: &str, args: &[&str]) -> RgbaImage {
-    render_file(Path::new("demo:sqlite"), name, args)
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("alloc_map_views");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// Pixels differing by more than 8 in some channel inside `[x0, x1) × [y0, y1)`.
@@ -53,23 +46,17 @@ fn differing(a: &RgbaImage, b: &RgbaImage, x0: u32, y0: u32, x1: u32, y1: u32) -
 
 #[test]
 fn cushions_golden() {
-    let args = |c: &'static str| {
-        vec![
-            "--panels",
-            "main",
-            "--width",
-            "480",
-            "--height",
-            "300",
-            "--range-time",
-            "20000..60000",
-            "--cushion",
-            c,
-        ]
+    let sqlite = load(Path::new("demo:sqlite"));
+    let map = |cushion: &str| {
+        draw(
+            &sqlite,
+            ViewKind::AllocMap,
+            &format!("panels = \"main\"\nrange_time = [20000, 60000]\ncushion = \"{cushion}\""),
+            480,
+            300,
+        )
     };
-    let none = render("cushion_none", &args("none"));
-    let parabolic = render("cushion_parabolic", &args("parabolic"));
-    let plateau = render("cushion_plateau", &args("plateau"));
+    let (none, parabolic, plateau) = (map("none"), map("parabolic"), map("plateau"));
     assert!(
         differing(&none, &parabolic, 0, 0, 480, 300) > 2000,
         "parabolic cushions shade the blocks"
@@ -116,7 +103,7 @@ fn bursts() -> PathBuf {
 fn occupancy_variants_golden() {
     const W: u32 = 480;
     const H: u32 = 150;
-    let trace = bursts();
+    let trace = load(&bursts());
     let variants = [
         "flat",
         "idle-black",
@@ -128,21 +115,12 @@ fn occupancy_variants_golden() {
     let images: Vec<RgbaImage> = variants
         .iter()
         .map(|v| {
-            render_file(
+            draw(
                 &trace,
-                &format!("occupancy_{v}"),
-                &[
-                    "--panels",
-                    "main,occupancy",
-                    "--time",
-                    "wall",
-                    "--occupancy",
-                    v,
-                    "--width",
-                    &W.to_string(),
-                    "--height",
-                    &H.to_string(),
-                ],
+                ViewKind::AllocMap,
+                &format!("panels = \"main,occupancy\"\ntime = \"wall\"\noccupancy = \"{v}\""),
+                W,
+                H,
             )
         })
         .collect();
@@ -179,24 +157,19 @@ fn occupancy_variants_golden() {
 
 #[test]
 fn bin_layouts_golden() {
-    let args = |layout: &'static str| {
-        vec![
-            "--panels",
-            "main,occupancy,context",
-            "--bins",
-            "size",
-            "--layout",
-            layout,
-            "--color",
-            "size",
-            "--width",
-            "800",
-            "--height",
-            "480",
-        ]
+    let sqlite = load(Path::new("demo:sqlite"));
+    let map = |layout: &str| {
+        draw(
+            &sqlite,
+            ViewKind::AllocMap,
+            &format!(
+                "panels = \"main,occupancy,context\"\nbins = \"size\"\nlayout = \"{layout}\"\ncolor = \"size\""
+            ),
+            800,
+            480,
+        )
     };
-    let address = render("bins_address", &args("address"));
-    let time = render("bins_time", &args("time"));
+    let (address, time) = (map("address"), map("time"));
     assert!(differing(&address, &time, 0, 0, 800, 480) > 10_000);
     check("alloc_bins_address", &address);
     check("alloc_bins_time", &time);
@@ -204,22 +177,16 @@ fn bin_layouts_golden() {
 
 #[test]
 fn cushion_cursors_golden() {
-    let base = [
-        "--panels",
-        "main,occupancy",
-        "--bins",
-        "size",
-        "--layout",
-        "time",
-        "--width",
-        "640",
-        "--height",
-        "480",
-    ];
-    let plain = render("cursors_none", &base);
-    let mut with: Vec<&str> = base.to_vec();
-    with.extend(["--cursors", "30000,31000,90000"]);
-    let cursors = render("cursors", &with);
+    let sqlite = load(Path::new("demo:sqlite"));
+    let base = "panels = \"main,occupancy\"\nbins = \"size\"\nlayout = \"time\"\n";
+    let plain = draw(&sqlite, ViewKind::AllocMap, base, 640, 480);
+    let cursors = draw(
+        &sqlite,
+        ViewKind::AllocMap,
+        &format!("{base}cursors = [30000, 31000, 90000]"),
+        640,
+        480,
+    );
     // Cursors change only the maps' columns around them (every bin, time-aligned), not the
     // bars under the cells nor the space between the cursors.
     assert!(differing(&plain, &cursors, 0, 0, 640, 480) > 1000);
@@ -252,29 +219,13 @@ fn panels_main_maps_pixels_linearly() {
     // 2000 ns over 400 px: 5 ns per pixel; 0x10000..0x21000 (69632 B) over 340 px: 204.8 B
     // per pixel. Block A: 0..1000 ns × 0x10000..0x11000 → columns 0..200, rows 320..340.
     // Block B: 100..2000 ns × 0x20000..0x21000 → columns 20..400, rows 0..20.
-    let img = render_file(
-        &two_blocks(),
-        "linear",
-        &[
-            "--panels",
-            "main",
-            "--time",
-            "wall",
-            "--range-time",
-            "0..2000",
-            "--range-addr",
-            "0x10000..0x21000",
-            "--cushion",
-            "none",
-            "--alpha",
-            "1",
-            "--color",
-            "thread",
-            "--width",
-            "400",
-            "--height",
-            "340",
-        ],
+    let img = draw(
+        &load(&two_blocks()),
+        ViewKind::AllocMap,
+        "panels = \"main\"\ntime = \"wall\"\nrange_time = [0, 2000]\n\
+         range_addr = [0x10000, 0x21000]\ncushion = \"none\"\nalpha = 1.0\ncolor = \"thread\"",
+        400,
+        340,
     );
     assert_eq!((img.width, img.height), (400, 340), "only the plot area");
     let background = img.pixel(300, 170);
@@ -304,29 +255,16 @@ fn panels_main_maps_pixels_linearly() {
 }
 
 #[test]
-fn bad_allocation_map_arguments_are_clear_errors() {
-    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .args(["render", "demo", "--view", "alloc", "--bins", "size"])
-        .args(["--range-addr", "0x10..0x20", "--out"])
-        .arg(out_dir().join("never.png"))
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--range-addr") && !err.contains("panicked"),
-        "{err}"
+fn bad_allocation_map_settings_are_clear_errors() {
+    let demo = load(Path::new("demo"));
+    let err = common::error(
+        &demo,
+        ViewKind::AllocMap,
+        "bins = \"size\"\nrange_addr = [0x10, 0x20]",
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .args(["render", "demo", "--view", "alloc", "--occupancy", "wavy"])
-        .args(["--out", "/dev/null"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("intervals-parabolic"),
-        "lists the variants: {err}"
-    );
+    assert!(err.contains("--range-addr"), "{err}");
+    let err = common::error(&demo, ViewKind::AllocMap, "range_addr = [0x10, 0x20]");
+    assert!(err.contains("not inside a used region"), "{err}");
+    let err = common::error(&demo, ViewKind::AllocMap, "range_time = [20, 10]");
+    assert!(err.contains("--range-time"), "{err}");
 }
