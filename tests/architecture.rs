@@ -56,7 +56,9 @@ fn references(me: &[String], text: &str) -> Vec<Vec<String>> {
         .lines()
         .filter_map(|l| {
             let l = l.trim();
-            let rest = l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod "))?;
+            let rest = l
+                .strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("mod "))?;
             Some(rest.trim_end_matches(';').trim().to_owned())
         })
         .collect();
@@ -79,7 +81,10 @@ fn references(me: &[String], text: &str) -> Vec<Vec<String>> {
                 j += 1;
             }
             segments.push(bytes[s..j].iter().collect::<String>());
-            if j + 2 < bytes.len() && bytes[j] == ':' && bytes[j + 1] == ':' && is_ident(bytes[j + 2])
+            if j + 2 < bytes.len()
+                && bytes[j] == ':'
+                && bytes[j + 1] == ':'
+                && is_ident(bytes[j + 2])
             {
                 j += 2;
             } else {
@@ -124,7 +129,8 @@ struct Graph {
 fn graph(src: &Path) -> Graph {
     let modules = modules(src);
     let files: Vec<Vec<String>> = modules.keys().cloned().collect();
-    let index: BTreeMap<&Vec<String>, usize> = files.iter().enumerate().map(|(i, f)| (f, i)).collect();
+    let index: BTreeMap<&Vec<String>, usize> =
+        files.iter().enumerate().map(|(i, f)| (f, i)).collect();
     let mut edges = BTreeSet::new();
     for (i, me) in files.iter().enumerate() {
         let text = std::fs::read_to_string(&modules[me]).unwrap();
@@ -228,7 +234,13 @@ fn no_import_circle_spans_two_modules_and_nothing_imports_back() {
     let largest = comps.iter().map(Vec::len).max().unwrap_or(0);
     let spanning = comps
         .iter()
-        .filter(|c| c.iter().map(|&f| top(&g.files[f])).collect::<BTreeSet<_>>().len() > 1)
+        .filter(|c| {
+            c.iter()
+                .map(|&f| top(&g.files[f]))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
+        })
         .count();
     eprintln!(
         "{}: {} files, {} imports between files, {} import circles (largest: {largest} files), \
@@ -238,7 +250,10 @@ fn no_import_circle_spans_two_modules_and_nothing_imports_back() {
         g.edges.len(),
         comps.iter().filter(|c| c.len() > 1).count()
     );
-    assert!(g.files.len() > 20 && g.edges.len() > 20, "the parser sees the code");
+    assert!(
+        g.files.len() > 20 && g.edges.len() > 20,
+        "the parser sees the code"
+    );
     for c in &comps {
         let tops: BTreeSet<String> = c.iter().map(|&f| top(&g.files[f])).collect();
         assert!(
@@ -251,7 +266,10 @@ fn no_import_circle_spans_two_modules_and_nothing_imports_back() {
         let (from, to) = (top(&g.files[a]), top(&g.files[b]));
         let what = format!("{} imports {}", name(&g.files[a]), name(&g.files[b]));
         if to == "commands" {
-            assert!(from == "main" || from == "commands", "only main imports commands: {what}");
+            assert!(
+                from == "main" || from == "commands",
+                "only main imports commands: {what}"
+            );
         }
         if to == "app" {
             assert!(
@@ -286,7 +304,13 @@ fn the_checker_sees_a_circle_across_modules() {
     let comps = components(g.files.len(), &g.edges);
     let spanning: Vec<_> = comps
         .iter()
-        .filter(|c| c.iter().map(|&f| top(&g.files[f])).collect::<BTreeSet<_>>().len() > 1)
+        .filter(|c| {
+            c.iter()
+                .map(|&f| top(&g.files[f]))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
+        })
         .collect();
     assert_eq!(spanning.len(), 1, "{comps:?} {:?}", g.edges);
 }
@@ -297,7 +321,10 @@ fn the_checker_sees_a_circle_across_modules() {
 fn no_import_circle_spans_two_modules_of_the_views_crate() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/memscape-views/src");
     let g = graph(&src);
-    assert!(g.files.len() > 30 && g.edges.len() > 50, "the parser sees the code");
+    assert!(
+        g.files.len() > 30 && g.edges.len() > 50,
+        "the parser sees the code"
+    );
     for c in components(g.files.len(), &g.edges) {
         let tops: BTreeSet<String> = c.iter().map(|&f| top(&g.files[f])).collect();
         assert!(

@@ -163,7 +163,8 @@ fn count(img: &RgbaImage, want: [u8; 3]) -> usize {
 
 #[test]
 fn gui_opens_the_samples_views_under_xvfb() {
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh/samples.out");
+    let samples =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh/samples.out");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("topology_views_gui");
     std::fs::create_dir_all(&dir).unwrap();
     let png = dir.join("lulesh-window.png");

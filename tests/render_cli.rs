@@ -79,12 +79,22 @@ fn options_clap_rejects_name_themselves() {
 fn view_errors_reach_the_command_line_with_their_causes() {
     let out = render(
         Path::new("demo"),
-        &["--view", "alloc", "--bins", "size", "--range-addr", "0x10..0x20"],
+        &[
+            "--view",
+            "alloc",
+            "--bins",
+            "size",
+            "--range-addr",
+            "0x10..0x20",
+        ],
         &never(),
     );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--range-addr") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("--range-addr") && !err.contains("panicked"),
+        "{err}"
+    );
 }
 
 fn count_near(img: &RgbaImage, want: [u8; 3]) -> usize {
@@ -117,7 +127,14 @@ fn saved_profiles_are_found_by_name() {
             .arg("render")
             .arg(&input)
             .args([
-                "--view", "graph", "--profile", profile, "--width", "400", "--height", "300",
+                "--view",
+                "graph",
+                "--profile",
+                profile,
+                "--width",
+                "400",
+                "--height",
+                "300",
                 "--out",
             ])
             .arg(&out_png)

@@ -378,4 +378,3 @@ fn crossfade(a: &RgbaImage, b: &RgbaImage, u: f32) -> RgbaImage {
     }
     out
 }
-

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use egui::{Color32, Pos2, Rect, Sense};
 use memscape_samples::{Bitset, OffenderKey, Picked, SelectionSpec};
 use memscape_topology::Topology;
-use memscape_views::gpu::{PaintOptions, PaneKey, paint_picture};
+use memscape_views::gpu::PaneKey;
 use memscape_views::samples::compose::{
     bare_area, bare_topology_picture, topology_pane_areas, topology_pane_picture,
 };
@@ -64,13 +64,7 @@ impl TopologyPane {
     }
 
     fn paint(&self, ui: &egui::Ui, rect: Rect, picture: Picture) {
-        paint_picture(
-            ui,
-            &self.key,
-            rect,
-            Arc::new(picture),
-            PaintOptions::default(),
-        );
+        memscape_views::gpu::paint(ui, &self.key, rect, picture);
     }
 }
 

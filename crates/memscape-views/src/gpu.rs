@@ -122,6 +122,11 @@ pub fn paint_picture(
     }
 }
 
+/// [`paint_picture`] with nothing else asked of the GPU.
+pub fn paint(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, picture: Picture) {
+    paint_picture(ui, key, rect, Arc::new(picture), PaintOptions::default());
+}
+
 /// GPU resources of every pane on one device, in egui-wgpu's callback resources.
 pub struct GpuRegistry {
     shapes: ShapesPipelines,
@@ -602,9 +607,7 @@ impl GpuRegistry {
                         && let Some(upload) = &mut slot
                     {
                         let (size, view) = pixel_view(&s.view, this.rect, screen);
-                        upload
-                            .batch
-                            .set_view(queue, &view, size, reg.target_format);
+                        upload.batch.set_view(queue, &view, size, reg.target_format);
                     }
                     if let Some(upload) = slot {
                         pane.shape_layers.insert(s.slot, upload);
@@ -621,9 +624,7 @@ impl GpuRegistry {
             && let Some(upload) = &mut overlay
         {
             let (size, view) = pixel_view(&ShapesView::IDENTITY, this.rect, screen);
-            upload
-                .batch
-                .set_view(queue, &view, size, reg.target_format);
+            upload.batch.set_view(queue, &view, size, reg.target_format);
         }
         pane.overlay = overlay;
         reg.panes.insert(this.key, pane);

@@ -16,7 +16,13 @@ fn trace() -> Dataset {
 
 /// `fields` of `kind` on the first 1200 records, 480×480.
 fn draw(trace: &Dataset, kind: ViewKind, fields: &str) -> RgbaImage {
-    common::draw(trace, kind, &format!("range = \"0..1200\"\n{fields}"), 480, 480)
+    common::draw(
+        trace,
+        kind,
+        &format!("range = \"0..1200\"\n{fields}"),
+        480,
+        480,
+    )
 }
 
 /// Pixels that differ from the background by more than a little, per quadrant around the

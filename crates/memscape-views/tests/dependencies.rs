@@ -40,7 +40,13 @@ fn dependencies(features: &[&str]) -> BTreeSet<String> {
 #[test]
 fn the_default_build_has_no_window_shell_and_no_command_line() {
     let deps = dependencies(&[]);
-    for present in ["egui", "egui-wgpu", "memscape-render", "memscape-trace", "wgpu"] {
+    for present in [
+        "egui",
+        "egui-wgpu",
+        "memscape-render",
+        "memscape-trace",
+        "wgpu",
+    ] {
         assert!(deps.contains(present), "{present} missing from {deps:?}");
     }
     for absent in ["eframe", "egui_tiles", "clap", "winit"] {
@@ -50,6 +56,9 @@ fn the_default_build_has_no_window_shell_and_no_command_line() {
     let with_clap = dependencies(&["--features", "clap"]);
     assert!(with_clap.contains("clap"));
     for absent in ["eframe", "egui_tiles", "winit"] {
-        assert!(!with_clap.contains(absent), "the clap feature pulls in {absent}");
+        assert!(
+            !with_clap.contains(absent),
+            "the clap feature pulls in {absent}"
+        );
     }
 }

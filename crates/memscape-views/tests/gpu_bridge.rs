@@ -9,7 +9,9 @@ use std::path::Path;
 use memscape_render::golden::{Tolerance, compare};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
 use memscape_render::{OffscreenTarget, RgbaImage};
-use memscape_views::gpu::{GpuRegistry, PaintOptions, PaneKey, PanePicture, take_released_pane_keys};
+use memscape_views::gpu::{
+    GpuRegistry, PaintOptions, PaneKey, PanePicture, take_released_pane_keys,
+};
 use memscape_views::{Picture, ViewKind};
 
 mod common;

@@ -51,7 +51,11 @@ fn difference_golden_colours_added_removed_changed() {
 
 #[test]
 fn snapshot_out_of_range_is_a_clear_error() {
-    let err = common::error(&test_data("igv_difference.xml"), ViewKind::Graph, "snapshot = 9");
+    let err = common::error(
+        &test_data("igv_difference.xml"),
+        ViewKind::Graph,
+        "snapshot = 9",
+    );
     assert!(err.contains("snapshot 9"), "{err}");
 }
 

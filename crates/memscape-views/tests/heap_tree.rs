@@ -66,7 +66,10 @@ fn drill_down_golden_differs_from_the_whole_heap() {
 fn unknown_root_and_snapshot_are_clear_errors() {
     let kate = kate();
     let err = common::error(&kate, ViewKind::Sunburst, "root = \"no-such-function\"");
-    assert!(err.contains("--root") && err.contains("no-such-function"), "{err}");
+    assert!(
+        err.contains("--root") && err.contains("no-such-function"),
+        "{err}"
+    );
     let err = common::error(&kate, ViewKind::Sunburst, "snapshot = 99999");
     assert!(err.contains("--snapshot 99999"), "{err}");
 }

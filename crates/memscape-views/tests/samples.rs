@@ -133,7 +133,10 @@ fn histogram_bins_rebin_the_quantitative_axes() {
     };
     assert_eq!(differing(&default, &same), 0, "32 bins is the default");
     assert!(differing(&default, &eight) > 1000, "8 bins draw other bars");
-    assert!(has(&eight, SELECTED), "the selection is drawn in 8 bins too");
+    assert!(
+        has(&eight, SELECTED),
+        "the selection is drawn in 8 bins too"
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ use memscape_views::cycles::contours;
 use memscape_views::cycles::draw::{self, BACKGROUND};
 use memscape_views::cycles::model::{self, CycleAnalysis};
 use memscape_views::cycles::settings::{CycleSettings, Mode};
-use memscape_views::gpu::{PaintOptions, PaneKey, paint_picture};
+use memscape_views::gpu::PaneKey;
 use memscape_views::tour::{Step, tour_file_of};
 use memscape_views::{Dataset, DatasetContent, ViewSettings};
 
@@ -232,13 +232,7 @@ impl CyclesPane {
         rect: Rect,
         picture: memscape_views::Picture,
     ) {
-        paint_picture(
-            ui,
-            &self.key,
-            rect,
-            Arc::new(picture),
-            PaintOptions::default(),
-        );
+        memscape_views::gpu::paint(ui, &self.key, rect, picture);
         self.drawn |= cx.render_state.is_some();
     }
 

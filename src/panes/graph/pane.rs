@@ -16,7 +16,7 @@ use egui::{Color32, Pos2, Rect, Sense};
 use memscape_graph::filter::Profile;
 use memscape_graph::navigate::{self, NodeQuery};
 use memscape_render::shapes::ShapesView;
-use memscape_views::gpu::{PaintOptions, PaneKey, paint_picture};
+use memscape_views::gpu::PaneKey;
 use memscape_views::graph::compose::graph_picture;
 use memscape_views::graph::draw;
 use memscape_views::graph::model::{self, LaidOut, ShowOptions};
@@ -758,13 +758,7 @@ impl View for GraphPane {
             None,
             false,
         );
-        paint_picture(
-            ui,
-            &self.key,
-            rect,
-            Arc::new(picture),
-            PaintOptions::default(),
-        );
+        memscape_views::gpu::paint(ui, &self.key, rect, picture);
         if let Some(i) = hovered
             && let Some(node) = laid.view_graph.graph.nodes.get(i)
         {

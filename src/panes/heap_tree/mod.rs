@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::TryRecvError;
 use egui::{Color32, Sense};
 use memscape_heap::{GroupKey, HeapTimeline, Sizes, TimePoint};
-use memscape_views::gpu::{PaintOptions, PaneKey, paint_picture};
+use memscape_views::gpu::PaneKey;
 use memscape_views::heap_tree::compose::{Shown, chart_area, timeline_picture, tree_picture};
 use memscape_views::heap_tree::draw;
 use memscape_views::heap_tree::model::Grouping;
@@ -533,13 +533,7 @@ impl View for HeapTreePane {
             if cx.render_state.is_some() {
                 self.drawn_once |= drawn;
             }
-            paint_picture(
-                ui,
-                &self.key,
-                rect,
-                Arc::new(picture),
-                PaintOptions::default(),
-            );
+            memscape_views::gpu::paint(ui, &self.key, rect, picture);
         } else {
             ui.painter().rect_filled(
                 rect,

@@ -15,7 +15,7 @@ use memscape_samples::{
     AttrKind, AxisBrush, Brush, LinkedIndex, LinkedResult, Picked, SelectionSpec,
 };
 use memscape_topology::ResourceKind;
-use memscape_views::gpu::{PaintOptions, PaneKey, paint_picture};
+use memscape_views::gpu::PaneKey;
 use memscape_views::samples::compose::{HistogramInputs, cluster_aggregate, histogram_picture};
 use memscape_views::samples::histograms::{Layout, span_text};
 use memscape_views::samples::histograms_draw::{self as draw, Drawn, Scale};
@@ -474,13 +474,7 @@ impl View for HistogramsPane {
             rect.size(),
             false,
         );
-        paint_picture(
-            ui,
-            &self.key,
-            rect,
-            Arc::new(picture),
-            PaintOptions::default(),
-        );
+        memscape_views::gpu::paint(ui, &self.key, rect, picture);
         let _ = cx;
         // Interaction, against this frame's geometry.
         let local_of = |p: Pos2| p - rect.min.to_vec2();

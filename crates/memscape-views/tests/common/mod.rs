@@ -37,13 +37,14 @@ pub fn shared(rel: &str) -> PathBuf {
 
 /// A file of the repository (`crates/memscape-graph/tests/data/…`, `assets/demo/…`).
 pub fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
 }
 
 /// A file (or `demo`, `demo:sort`, …) loaded as `memscape render` loads it.
 pub fn load(file: &Path) -> Dataset {
-    memscape_views::render::load(file)
-        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    memscape_views::render::load(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
 /// The settings of `kind` given as a tour step's fields (TOML), the rest at their defaults.
@@ -97,7 +98,9 @@ pub fn check(name: &str, image: &RgbaImage) {
 pub fn check_with(name: &str, image: &RgbaImage, tolerance: Tolerance) {
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memscape-views");
     std::fs::create_dir_all(&scratch).unwrap();
-    image.save_png(&scratch.join(format!("{name}.png"))).unwrap();
+    image
+        .save_png(&scratch.join(format!("{name}.png")))
+        .unwrap();
     let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.png"));
