@@ -147,6 +147,35 @@ pub mod comma_list {
     }
 }
 
+/// An `f32` written as its shortest decimal (`0.8`, not `0.800000011920929`) in tour files.
+pub mod short_f32 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(format!("{v}").parse::<f64>().unwrap_or(f64::from(*v)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+        f32::deserialize(d)
+    }
+}
+
+/// [`short_f32`] of an optional value.
+pub mod short_f32_option {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => super::short_f32::serialize(v, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+        Option::<f32>::deserialize(d)
+    }
+}
+
 /// Serde through `Display`/`FromStr` for a setting whose text form a model crate defines (a
 /// grouping, a metric, a topology depth).
 #[macro_export]

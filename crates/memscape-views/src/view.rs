@@ -84,6 +84,19 @@ pub enum ViewSettings {
     Samples(SamplesSettings),
 }
 
+/// The settings' own fields, in their order (what a tour step writes after its file and view).
+impl serde::Serialize for ViewSettings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ViewSettings::AllocMap(x) => x.serialize(s),
+            ViewSettings::HeapTree(x) => x.serialize(s),
+            ViewSettings::Cycles(x) => x.serialize(s),
+            ViewSettings::Graph(x) => x.serialize(s),
+            ViewSettings::Samples(x) => x.serialize(s),
+        }
+    }
+}
+
 impl ViewSettings {
     /// The defaults of `kind` (`memscape render`'s).
     pub fn default_for(kind: ViewKind) -> Self {

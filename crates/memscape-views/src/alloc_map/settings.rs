@@ -16,12 +16,14 @@ use crate::values::{U64Range, comma_list};
 pub struct AllocMapSettings {
     /// Bias α of the anti-aliasing (lower shows thin blocks more).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.5))]
+    #[serde(with = "crate::values::short_f32")]
     pub alpha: f32,
     /// Cushion profile.
     #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "parabolic"))]
     pub cushion: Cushion,
     /// Allocation map: relief of the cushions (0 flat, 1 the paper's; the GUI's slider).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1.0))]
+    #[serde(with = "crate::values::short_f32")]
     pub relief: f32,
     /// Time axis.
     #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "events"))]
@@ -62,6 +64,7 @@ pub struct AllocMapSettings {
     pub cursors: Vec<u64>,
     /// Allocation map: opacity of the cushion cursors, 0..1.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.8))]
+    #[serde(with = "crate::values::short_f32")]
     pub cursor_opacity: f32,
 }
 

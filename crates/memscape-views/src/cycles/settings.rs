@@ -44,6 +44,7 @@ pub struct CycleAnalysisSettings {
     pub window: usize,
     /// Rips threshold (default: the enclosing radius).
     #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(with = "crate::values::short_f32_option")]
     pub threshold: Option<f32>,
 }
 
@@ -116,6 +117,7 @@ pub struct CycleSettings {
     pub morph_to: Option<usize>,
     /// Morph position, 0 (--param) to 1 (--morph-to).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.0))]
+    #[serde(with = "crate::values::short_f32")]
     pub t: f32,
     /// Colours of records: line, function, file, time or address.
     #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "line"))]

@@ -43,6 +43,7 @@ pub struct GraphSettings {
     /// Graph view: magnification over the fitted picture (about the centre, or the first
     /// --search match).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1.0))]
+    #[serde(with = "crate::values::short_f32")]
     pub zoom: f32,
     /// Graph view: draw the satellite (overview) inset with the visible part framed.
     #[cfg_attr(feature = "clap", arg(long))]

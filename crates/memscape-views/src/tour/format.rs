@@ -241,7 +241,7 @@ pub fn step_text(step: &Step) -> Result<String> {
         #[serde(skip_serializing_if = "Option::is_none")]
         easing: Option<Easing>,
         #[serde(flatten)]
-        settings: toml::Table,
+        settings: &'a ViewSettings,
     }
     #[derive(serde::Serialize)]
     struct One<'a> {
@@ -254,7 +254,7 @@ pub fn step_text(step: &Step) -> Result<String> {
         duration: step.duration,
         hold: step.hold,
         easing: step.easing,
-        settings: step.settings.to_table()?,
+        settings: &step.settings,
     };
     toml::to_string(&One { step: [out] }).map_err(|e| {
         ViewError::msg(format!(
