@@ -161,17 +161,46 @@ pub struct HeaptreeArgs {
     /// The heap peak.
     #[arg(long)]
     pub peak: bool,
-    /// Grouping keys for traces, outermost first: thread,site,size,path,module.
-    #[arg(long, default_value = "site")]
+    /// Grouping keys for traces, outermost first: thread, line (= site: function and line),
+    /// function, path (top-down), callers (bottom-up), module, size.
+    #[arg(long, default_value = "line")]
     pub group: String,
+    /// Invert call paths: `path` becomes `callers` (each site, then its callers outwards).
+    #[arg(long)]
+    pub bottom_up: bool,
     /// Node size: bytes or objects.
     #[arg(long, default_value = "bytes")]
     pub metric: String,
     /// Levels below the root.
     #[arg(long)]
     pub depth: Option<usize>,
+    /// Leak suspects (groups that grew and were not freed) instead of the tree.
+    #[arg(long)]
+    pub leaks: bool,
+    /// With --leaks: keep the C library's and the loader's never-freed blocks (thread control
+    /// blocks, dlopen, locale, stdio buffers…) that are suppressed by default.
+    #[arg(long, requires = "leaks")]
+    pub no_suppressions: bool,
+    #[command(flatten)]
+    pub sites: SiteArgs,
     #[arg(long)]
     pub json: bool,
+}
+
+/// How call sites see through allocation wrappers (`heaptree`, `info`).
+#[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// Treat frames whose function (or `module+0xoffset` when unnamed) matches REGEX as
+    /// allocation wrappers, like the built-in operator new, std::, xmalloc, g_malloc…
+    /// (repeatable).
+    #[arg(long = "wrapper", value_name = "REGEX")]
+    pub wrappers: Vec<String>,
+    /// Do not detect wrappers (frames through which most bytes pass from many callers).
+    #[arg(long)]
+    pub no_wrapper_detection: bool,
+    /// The innermost frame is the call site: no wrapper is skipped.
+    #[arg(long, conflicts_with_all = ["wrappers", "no_wrapper_detection"])]
+    pub innermost_sites: bool,
 }
 
 #[derive(Debug, Args)]
@@ -305,6 +334,8 @@ pub enum AdapterArg {
 pub struct InfoArgs {
     /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub sites: SiteArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,

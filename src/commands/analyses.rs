@@ -18,8 +18,21 @@ pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The call-site rules of `--wrapper`, `--no-wrapper-detection`, `--innermost-sites`.
+pub fn site_options(
+    args: &crate::cli::SiteArgs,
+) -> anyhow::Result<memscape_trace::sites::SiteOptions> {
+    if args.innermost_sites {
+        return Ok(memscape_trace::sites::SiteOptions::innermost());
+    }
+    let mut options = memscape_trace::sites::SiteOptions::with_patterns(&args.wrappers)
+        .context("--wrapper: not a regular expression")?;
+    options.detect = !args.no_wrapper_detection;
+    Ok(options)
+}
+
 pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
-    use memscape_heap::report::{HeapTreeOptions, TimeSelect, heaptree_file};
+    use memscape_heap::report::{HeapInput, HeapTreeOptions, TimeSelect, heaptree_massif};
     let mut options = HeapTreeOptions {
         select: match (args.at, args.snapshot, args.peak) {
             (Some(t), _, _) => TimeSelect::At(t),
@@ -31,12 +44,33 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     };
     options.group = memscape_heap::GroupKey::parse_list(&args.group)
         .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    if args.bottom_up {
+        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
+    }
     options.prune.metric = memscape_heap::Metric::parse(&args.metric)
         .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
-    let report = heaptree_file(&memscape_views::demo::resolve_path(&args.file)?, &options)?;
+    options.heap.sites = site_options(&args.sites)?;
+    if args.no_suppressions {
+        options.heap.suppressions = memscape_heap::Suppressions::none();
+    }
+    let input =
+        memscape_heap::report::load_heap_input(&memscape_views::demo::resolve_path(&args.file)?)?;
+    if args.leaks {
+        let report = memscape_heap::report::leaks_input(&input, &options);
+        if args.json {
+            print_json(&report)?;
+        } else {
+            print_leaks(&args.file, &report)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = match &input {
+        HeapInput::Massif(file) => heaptree_massif(file, &options)?,
+        HeapInput::Trace(trace) => memscape_heap::report::heaptree_trace(trace, &options)?,
+    };
     if args.json {
         print_json(&report)?;
     } else {
@@ -52,6 +86,48 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         print_node(&mut out, &report.tree, 0)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_leaks(
+    file: &std::path::Path,
+    report: &memscape_heap::report::LeakReport,
+) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{}: leak suspects over {} time points (bytes kept at the end, growth per {})",
+        file.display(),
+        report.points,
+        report.time_unit
+    )?;
+    for s in report.suspects.iter().take(25) {
+        writeln!(
+            out,
+            "{:>12} B {:>9} obj  {:>+12.3e}/{}  {}",
+            s.end_bytes, s.end_objects, s.slope, report.time_unit, s.name
+        )?;
+    }
+    if report.suspects.is_empty() {
+        writeln!(out, "  (no group grew)")?;
+    }
+    let sup = &report.suppressed;
+    if sup.applied {
+        writeln!(
+            out,
+            "suppressed: {} blocks ({} B) the C library, the loader and the C++ runtime keep until exit (--no-suppressions shows them)",
+            sup.blocks, sup.bytes
+        )?;
+        for r in &sup.by_rule {
+            writeln!(
+                out,
+                "  {:>6} blocks {:>10} B  {}",
+                r.blocks, r.bytes, r.rule
+            )?;
+        }
+    } else {
+        writeln!(out, "suppressions off")?;
+    }
+    Ok(())
 }
 
 fn print_node(

@@ -6,8 +6,15 @@ use std::process::ExitCode;
 use crate::cli::InfoArgs;
 
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
-    let trace = memscape_trace::load(&memscape_views::demo::resolve_path(&args.file)?)?;
-    let report = memscape_trace::info::info(&trace, &memscape_trace::info::InfoOptions::default());
+    let mut trace = memscape_trace::load(&memscape_views::demo::resolve_path(&args.file)?)?;
+    // Name the frames from the binaries (and their debug files) when they exist here.
+    let symbols = memscape_trace::symbolize::symbolize(&mut trace);
+    tracing::debug!("{}: {symbols:?}", args.file.display());
+    let options = memscape_trace::info::InfoOptions {
+        sites: super::analyses::site_options(&args.sites)?,
+        ..Default::default()
+    };
+    let report = memscape_trace::info::info(&trace, &options);
     if args.json {
         super::analyses::print_json(&report)?;
     } else {

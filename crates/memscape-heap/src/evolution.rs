@@ -6,7 +6,7 @@
 use crate::massif::MassifFile;
 use crate::massif_tree::MassifHeap;
 use crate::suspects::{GrowthAccumulator, LeakSuspect};
-use crate::trace_tree::{GroupKey, TraceHeap};
+use crate::trace_tree::{GroupKey, HeapOptions, TraceHeap};
 use crate::trie::{GroupTrie, Sizes};
 use crate::view::{Metric, StableOrder};
 use memscape_trace::Trace;
@@ -33,8 +33,11 @@ pub struct HeapTimeline {
     pub series: Vec<(u64, u64)>,
     /// `ns`, `events`, or massif's `i`, `ms`, `B`.
     pub time_unit: String,
-    /// Leaves ranked by growth over the points (see [`crate::suspects`]).
+    /// Leaves ranked by growth over the points (see [`crate::suspects`]), without the blocks
+    /// the suppressions match.
     pub suspects: Vec<LeakSuspect>,
+    /// What the suppressions left out of the suspects ("suppressed: N blocks").
+    pub suppressed: crate::suppress::Suppressed,
     /// Slope of every trie node's bytes over the points (hover's "growth"), per time unit.
     pub growth: Vec<f64>,
     /// The point with the most live bytes.
@@ -147,9 +150,14 @@ fn _assert_send() {
     is_send::<TraceSizes<'static>>();
 }
 
-/// Fills in what follows from the points: suspects, growth, peak.
-fn finish(mut timeline: HeapTimeline, acc: &GrowthAccumulator) -> HeapTimeline {
-    timeline.suspects = acc.rank(&timeline.trie, None);
+/// Fills in what follows from the points: suspects (from `leaks`: the sizes without suppressed
+/// blocks), growth (from `acc`: every block), peak.
+fn finish(
+    mut timeline: HeapTimeline,
+    acc: &GrowthAccumulator,
+    leaks: &GrowthAccumulator,
+) -> HeapTimeline {
+    timeline.suspects = leaks.rank(&timeline.trie, None);
     timeline.growth = (0..timeline.trie.len() as u32)
         .map(|n| acc.slope_of(n))
         .collect();
@@ -196,9 +204,11 @@ pub fn massif_timeline(file: &MassifFile, metric: Metric) -> (HeapTimeline, Mass
             series: file.heap_series(),
             time_unit: file.time_unit.clone(),
             suspects: Vec::new(),
+            suppressed: Default::default(),
             growth: Vec::new(),
             peak_point: 0,
         },
+        &acc,
         &acc,
     );
     (timeline, MassifSizes { heap })
@@ -213,7 +223,18 @@ pub fn trace_timeline<'a>(
     metric: Metric,
     point_count: usize,
 ) -> (HeapTimeline, TraceSizes<'a>) {
-    let mut heap = TraceHeap::new(trace, keys);
+    trace_timeline_with(trace, keys, metric, point_count, &HeapOptions::default())
+}
+
+/// [`trace_timeline`] with explicit call-site rules and suppressions.
+pub fn trace_timeline_with<'a>(
+    trace: &'a Trace,
+    keys: &[GroupKey],
+    metric: Metric,
+    point_count: usize,
+    options: &HeapOptions,
+) -> (HeapTimeline, TraceSizes<'a>) {
+    let mut heap = TraceHeap::with_options(trace, keys, options);
     let wall = trace.meta.has_wall_time;
     let even = |heap: &TraceHeap<'_>, n: usize| {
         let mut p = if wall {
@@ -238,12 +259,14 @@ pub fn trace_timeline<'a>(
         .map(|(applied, bytes)| (if wall { heap.time_of(applied) } else { applied }, bytes))
         .collect();
     let mut acc = GrowthAccumulator::default();
+    let mut leaks = GrowthAccumulator::default();
     let mut points = Vec::with_capacity(applied.len());
     let mut sizes = Sizes::default();
     for &a in &applied {
         heap.sizes_into(a, &mut sizes);
         let time = if wall { heap.time_of(a) } else { a };
         acc.add(time as f64, &sizes);
+        leaks.add(time as f64, &heap.without_suppressed(&sizes, a));
         points.push(TimePoint {
             time,
             total_bytes: sizes.bytes(0),
@@ -263,10 +286,12 @@ pub fn trace_timeline<'a>(
             series,
             time_unit: String::from(if wall { "ns" } else { "events" }),
             suspects: Vec::new(),
+            suppressed: heap.suppressed().clone(),
             growth: Vec::new(),
             peak_point: 0,
         },
         &acc,
+        &leaks,
     );
     (timeline, TraceSizes { heap, applied })
 }

@@ -12,6 +12,7 @@
 //!   and a source of group sizes at any point (what the GUI's heap view runs on).
 //! * [`layout`]: sunburst and icicle geometry as plain data for the renderer.
 //! * [`suspects`]: leak suspects ranked by growth.
+//! * [`suppress`]: default suppressions of the C library's and the loader's never-freed blocks.
 //! * [`report`]: the serde report behind `memscape heaptree`.
 
 pub mod evolution;
@@ -19,6 +20,7 @@ pub mod layout;
 pub mod massif;
 pub mod massif_tree;
 pub mod report;
+pub mod suppress;
 pub mod suspects;
 pub mod synthetic;
 pub mod trace_tree;
@@ -27,6 +29,7 @@ pub mod view;
 
 pub use evolution::{
     HeapTimeline, MassifSizes, SizesSource, TimePoint, TraceSizes, massif_timeline, trace_timeline,
+    trace_timeline_with,
 };
 pub use layout::{HoverInfo, IcicleRect, Layout, SunburstSegment, hover, icicle, sunburst};
 pub use massif::{
@@ -38,7 +41,8 @@ pub use report::{
     HeapError, HeapInput, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file,
     heaptree_massif, heaptree_trace, load_heap_input, timeline_massif, timeline_trace,
 };
+pub use suppress::{Suppressed, Suppressions};
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
-pub use trace_tree::{GroupKey, TraceHeap};
+pub use trace_tree::{GroupKey, HeapOptions, TraceHeap};
 pub use trie::{GroupTrie, Sizes};
 pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view, build_view_keeping};

@@ -7,7 +7,9 @@ use memscape_trace::{LoadError, Trace};
 
 use crate::massif::{self, MassifError, MassifFile};
 use crate::massif_tree::MassifHeap;
-use crate::trace_tree::{GroupKey, TraceHeap};
+use crate::suppress::Suppressed;
+use crate::suspects::{LeakSuspect, trace_leak_suspects};
+use crate::trace_tree::{GroupKey, HeapOptions, TraceHeap};
 use crate::view::{HeapNode, Metric, PruneOptions, StableOrder, build_view};
 
 /// Which time point.
@@ -35,6 +37,8 @@ pub struct HeapTreeOptions {
     /// Grouping for traces (ignored for massif, whose tree is the allocation-site tree).
     pub group: Vec<GroupKey>,
     pub prune: PruneOptions,
+    /// Call sites past wrappers and leak suppressions (traces).
+    pub heap: HeapOptions,
 }
 
 impl Default for HeapTreeOptions {
@@ -43,6 +47,61 @@ impl Default for HeapTreeOptions {
             select: TimeSelect::Default,
             group: vec![GroupKey::Site],
             prune: PruneOptions::default(),
+            heap: HeapOptions::default(),
+        }
+    }
+}
+
+/// The JSON of `heaptree --leaks`: groups (leaves of the grouping) that grew over the trace,
+/// most suspect first, and what the suppressions left out.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LeakReport {
+    /// The grouping's keys.
+    pub group: Vec<GroupKey>,
+    /// Number of time points the growth was measured over.
+    pub points: usize,
+    /// `ns`, `events`, or massif's time unit: the unit of the slopes.
+    pub time_unit: String,
+    pub suspects: Vec<LeakSuspect>,
+    pub suppressed: Suppressed,
+}
+
+/// Time points of a leak ranking.
+pub const LEAK_POINTS: usize = 32;
+
+/// Leak suspects of an allocation trace or massif file (massif: no suppressions: it has no
+/// blocks).
+pub fn leaks_input(input: &HeapInput, options: &HeapTreeOptions) -> LeakReport {
+    match input {
+        HeapInput::Trace(trace) => {
+            let mut heap = TraceHeap::with_options(trace, &options.group, &options.heap);
+            let points = if trace.meta.has_wall_time {
+                heap.even_points_in_time(LEAK_POINTS)
+            } else {
+                heap.even_points(LEAK_POINTS)
+            };
+            let suspects = trace_leak_suspects(&mut heap, &points, None);
+            LeakReport {
+                group: options.group.clone(),
+                points: points.len(),
+                time_unit: String::from(if trace.meta.has_wall_time {
+                    "ns"
+                } else {
+                    "events"
+                }),
+                suspects,
+                suppressed: heap.suppressed().clone(),
+            }
+        }
+        HeapInput::Massif(file) => {
+            let heap = MassifHeap::new(file);
+            LeakReport {
+                group: Vec::new(),
+                points: heap.len(),
+                time_unit: file.time_unit.clone(),
+                suspects: crate::suspects::massif_leak_suspects(file, &heap, None),
+                suppressed: Suppressed::default(),
+            }
         }
     }
 }
@@ -234,7 +293,7 @@ pub fn timeline_trace(
     options: &HeapTreeOptions,
     selects: &[TimeSelect],
 ) -> Result<Vec<HeapTreeReport>, HeapError> {
-    let mut heap = TraceHeap::new(trace, &options.group);
+    let mut heap = TraceHeap::with_options(trace, &options.group, &options.heap);
     let events = heap.events();
     let last = heap.sizes_at(events);
     let peak = heap.sizes_at(heap.peak_point());

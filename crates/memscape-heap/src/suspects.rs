@@ -146,7 +146,8 @@ pub fn leak_suspects<'s>(
     acc.rank(trie, level)
 }
 
-/// Leak suspects of a trace at the given time points (event counts). x is wall time when the
+/// Leak suspects of a trace at the given time points (event counts), without the blocks the
+/// heap's suppressions match ([`TraceHeap::suppressed`] counts them). x is wall time when the
 /// trace has it, else the event count.
 pub fn trace_leak_suspects(
     heap: &mut TraceHeap<'_>,
@@ -163,7 +164,8 @@ pub fn trace_leak_suspects(
         } else {
             p as f64
         };
-        acc.add(x, &sizes);
+        // Blocks the runtime keeps on purpose are no leak (crate::suppress).
+        acc.add(x, &heap.without_suppressed(&sizes, p));
     }
     acc.rank(heap.trie(), level)
 }

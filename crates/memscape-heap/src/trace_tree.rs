@@ -12,38 +12,59 @@ use std::collections::HashMap;
 
 use memscape_trace::Trace;
 use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
+use memscape_trace::sites::{LineKey, SiteOptions, Sites, frame_identity, function_text};
 
+use crate::suppress::{Suppressed, Suppressions, suppressed_blocks};
 use crate::trie::{FastHash, GroupTrie, Label, Sizes};
 
-/// One level of grouping.
+/// How a [`TraceHeap`] sees call sites and which blocks leak suspects leave out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HeapOptions {
+    pub sites: SiteOptions,
+    pub suppressions: Suppressions,
+}
+
+/// One level of grouping. Call sites are effective sites: the first frame outside allocation
+/// wrappers ([`memscape_trace::sites`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GroupKey {
     Thread,
-    /// The function at the allocation point (innermost frame).
+    /// The `line` key: the call site's function, file and line, as `info` reports it, with
+    /// the wrapper it called (`lookup_name (names.c:42) ← xmalloc`). Sites in one function at
+    /// two lines are two groups. (`site` on the command line means this key too.)
     Site,
-    /// The full call path, outermost caller first, one level per frame (like a flame graph).
+    /// The `function` key: the call site's function, every line of it merged (no line shown).
+    Function,
+    /// Top-down: the call path from the outermost caller down to the call site, one level per
+    /// frame, frames merged by function (a flame graph's order).
     Path,
-    /// The binary of the innermost frame that has one.
+    /// Bottom-up: the call site's function, then its callers outwards, one level per frame
+    /// (the inversion of [`GroupKey::Path`]).
+    Callers,
+    /// The binary of the call site (or of the first frame outwards that has one).
     Module,
     /// Power-of-two size class of the requested size.
     Size,
 }
 
 impl GroupKey {
-    /// Parses `thread,site,size,path,module` (the CLI's `--group` list).
+    /// Parses `thread,line,function,path,callers,module,size` (the CLI's `--group` list; `site`
+    /// is `line`).
     pub fn parse_list(text: &str) -> Result<Vec<GroupKey>, String> {
         text.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(|s| match s {
                 "thread" => Ok(GroupKey::Thread),
-                "site" => Ok(GroupKey::Site),
+                "site" | "line" => Ok(GroupKey::Site),
+                "function" => Ok(GroupKey::Function),
                 "path" => Ok(GroupKey::Path),
+                "callers" => Ok(GroupKey::Callers),
                 "module" => Ok(GroupKey::Module),
                 "size" => Ok(GroupKey::Size),
                 other => Err(format!(
-                    "unknown group key {other:?}: expected thread, site, path, module or size"
+                    "unknown group key {other:?}: expected thread, line (or site), function, path, callers, module or size"
                 )),
             })
             .collect()
@@ -53,8 +74,10 @@ impl GroupKey {
     pub fn name(self) -> &'static str {
         match self {
             GroupKey::Thread => "thread",
-            GroupKey::Site => "site",
+            GroupKey::Site => "line",
+            GroupKey::Function => "function",
             GroupKey::Path => "path",
+            GroupKey::Callers => "callers",
             GroupKey::Module => "module",
             GroupKey::Size => "size",
         }
@@ -67,7 +90,47 @@ impl GroupKey {
             GroupKey::Path => 3,
             GroupKey::Module => 4,
             GroupKey::Size => 5,
+            GroupKey::Function => 6,
+            GroupKey::Callers => 7,
         }
+    }
+
+    /// Whether the key reads call stacks.
+    fn uses_stacks(self) -> bool {
+        matches!(
+            self,
+            GroupKey::Site
+                | GroupKey::Function
+                | GroupKey::Path
+                | GroupKey::Callers
+                | GroupKey::Module
+        )
+    }
+}
+
+/// `--bottom-up`: the grouping with every top-down call path inverted (`path` → `callers`); a
+/// grouping without a path gets the callers of each site.
+pub fn bottom_up(keys: &[GroupKey]) -> Vec<GroupKey> {
+    if keys.contains(&GroupKey::Path) {
+        keys.iter()
+            .map(|&k| {
+                if k == GroupKey::Path {
+                    GroupKey::Callers
+                } else {
+                    k
+                }
+            })
+            .collect()
+    } else if keys.contains(&GroupKey::Callers) {
+        keys.to_vec()
+    } else {
+        let mut out: Vec<GroupKey> = keys
+            .iter()
+            .copied()
+            .filter(|k| !matches!(k, GroupKey::Site | GroupKey::Function))
+            .collect();
+        out.push(GroupKey::Callers);
+        out
     }
 }
 
@@ -110,6 +173,10 @@ pub fn size_class_name(class: u32) -> String {
 pub struct TraceHeap<'a> {
     trace: &'a Trace,
     keys: Vec<GroupKey>,
+    sites: Sites,
+    /// Blocks the suppressions match (in block order), left out of leak suspects.
+    suppressed: Vec<u32>,
+    suppressed_summary: Suppressed,
     trie: GroupTrie,
     /// Trie leaf of each block.
     block_leaf: Vec<u32>,
@@ -125,9 +192,23 @@ pub struct TraceHeap<'a> {
 }
 
 impl<'a> TraceHeap<'a> {
-    /// Groups `trace` by `keys` (outermost level first). An empty key list gives a tree with the
-    /// root alone. Costs one pass over the blocks and one sort by free event.
+    /// Groups `trace` by `keys` (outermost level first), with the default call-site rules and
+    /// suppressions. An empty key list gives a tree with the root alone. Costs one pass over
+    /// the blocks and one sort by free event.
     pub fn new(trace: &'a Trace, keys: &[GroupKey]) -> Self {
+        Self::with_options(trace, keys, &HeapOptions::default())
+    }
+
+    /// [`TraceHeap::new`] with explicit call-site rules and suppressions.
+    pub fn with_options(trace: &'a Trace, keys: &[GroupKey], options: &HeapOptions) -> Self {
+        let uses = |k: GroupKey| keys.contains(&k);
+        let by_site = keys.iter().any(|k| k.uses_stacks());
+        let sites = if by_site {
+            Sites::new(trace, &options.sites)
+        } else {
+            Sites::default()
+        };
+        let (suppressed, suppressed_summary) = suppressed_blocks(trace, &options.suppressions);
         let root_name = trace_root_name(trace);
         let mut trie = GroupTrie::new(&root_name);
         // Loaders guarantee equal column lengths; a hand-built trace might not, and then no
@@ -143,13 +224,13 @@ impl<'a> TraceHeap<'a> {
         };
         let mut block_leaf = Vec::with_capacity(n);
         // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
-        let uses = |k: GroupKey| keys.contains(&k);
-        let (by_thread, by_site, by_class) = (
-            uses(GroupKey::Thread),
-            uses(GroupKey::Site) || uses(GroupKey::Path) || uses(GroupKey::Module),
-            uses(GroupKey::Size),
-        );
+        let (by_thread, by_class) = (uses(GroupKey::Thread), uses(GroupKey::Size));
         let mut cache: HashMap<(u32, u32, u32), u32, FastHash> = HashMap::default();
+        let mut grouper = Grouper {
+            trace,
+            sites: &sites,
+            lines: HashMap::default(),
+        };
         for i in 0..n {
             let thread = if by_thread { trace.blocks.thread[i] } else { 0 };
             let site = if by_site { trace.blocks.site[i] } else { 0 };
@@ -160,7 +241,7 @@ impl<'a> TraceHeap<'a> {
             };
             let leaf = *cache
                 .entry((thread, site, class))
-                .or_insert_with(|| leaf_for(trace, &mut trie, keys, thread, site, class));
+                .or_insert_with(|| grouper.leaf(&mut trie, keys, thread, site, class));
             block_leaf.push(leaf);
         }
         // Sort (event, block) pairs rather than block ids by a looked-up key: the comparisons
@@ -175,6 +256,9 @@ impl<'a> TraceHeap<'a> {
         Self {
             trace,
             keys: keys.to_vec(),
+            sites,
+            suppressed,
+            suppressed_summary,
             trie,
             block_leaf,
             by_free,
@@ -191,6 +275,44 @@ impl<'a> TraceHeap<'a> {
 
     pub fn keys(&self) -> &[GroupKey] {
         &self.keys
+    }
+
+    /// The call sites the grouping used (effective sites and wrappers of every stack).
+    pub fn sites(&self) -> &Sites {
+        &self.sites
+    }
+
+    /// What the suppressions match among the blocks never freed.
+    pub fn suppressed(&self) -> &Suppressed {
+        &self.suppressed_summary
+    }
+
+    /// `sizes` (at `applied` events) without the suppressed blocks live then: what leak
+    /// suspects rank.
+    pub fn without_suppressed(&self, sizes: &Sizes, applied: u64) -> Sizes {
+        let mut out = sizes.clone();
+        let b = &self.trace.blocks;
+        for &block in &self.suppressed {
+            let i = block as usize;
+            if i >= self.blocks || !(b.alloc_event[i] < applied && b.free_event[i] >= applied) {
+                continue;
+            }
+            let bytes = b.requested_size[i];
+            let mut node = self.block_leaf[i];
+            loop {
+                if let Some(v) = out.bytes.get_mut(node as usize) {
+                    *v = v.saturating_sub(bytes);
+                }
+                if let Some(v) = out.objects.get_mut(node as usize) {
+                    *v = v.saturating_sub(1);
+                }
+                match self.trie.parent(node) {
+                    Some(p) => node = p,
+                    None => break,
+                }
+            }
+        }
+        out
     }
 
     pub fn trie(&self) -> &GroupTrie {
@@ -418,140 +540,113 @@ fn trace_root_name(trace: &Trace) -> String {
     }
 }
 
-/// Label value of a frame for grouping: functions merge by name (like a flame graph); frames
-/// without a function by module + offset, then by address.
-fn frame_label(trace: &Trace, node: u32) -> u64 {
-    let Some(f) = trace.call_tree.frames.get(node as usize) else {
-        return 0;
-    };
-    if node == 0 {
-        return 0;
-    }
-    if f.function != 0 {
-        return u64::from(f.function);
-    }
-    // Unsymbolized: the instruction address identifies the frame (kept apart from string ids
-    // by the top bit).
-    f.ip | (1 << 63)
-}
-
-/// Name of a frame's group (computed only when the group is new: formatting is the costly part
-/// of indexing).
-fn frame_name(trace: &Trace, node: u32) -> String {
-    match trace.call_tree.frames.get(node as usize) {
-        None => String::from("?"),
-        Some(_) => trace.describe_frame(node),
-    }
-}
-
-/// Modules whose unnamed frames are allocator plumbing rather than the program's call site.
-const ALLOCATOR_MODULES: [&str; 5] = [
-    "libc.so",
-    "libstdc++.so",
-    "ld-linux",
-    "libmemscape_recorder",
-    "libheaptrack",
-];
-
-/// The call site a user means: the innermost frame, unless it is an unnamed frame inside the C
-/// or C++ runtime (an address in libc's allocator or `operator new`), in which case the first
-/// frame outside those. Named runtime frames (`fopen`, `strdup`) stay: they say what allocated.
+/// The call site a user means, by the built-in wrapper rules alone (no detection, no user
+/// patterns): cheap for one frame at a time (hover, legends). [`TraceHeap`] and `info` use
+/// [`memscape_trace::sites::Sites`], which also detects wrappers.
 pub fn allocation_site(trace: &Trace, site: u32) -> u32 {
-    let plumbing = |node: u32| {
-        trace.call_tree.frames.get(node as usize).is_some_and(|f| {
-            f.function == 0 && {
-                let module = trace.strings.get(f.module);
-                ALLOCATOR_MODULES.iter().any(|m| module.contains(m))
-            }
-        })
-    };
-    let mut node = site;
-    let mut steps = 0usize;
-    while node != 0 && plumbing(node) && steps < trace.call_tree.parent.len() {
-        match trace.call_tree.parent.get(node as usize) {
-            Some(&parent) if parent != 0 => node = parent,
-            _ => break,
-        }
-        steps += 1;
-    }
-    node
+    memscape_trace::sites::builtin_site(trace, site)
 }
 
-fn leaf_for(
-    trace: &Trace,
-    trie: &mut GroupTrie,
-    keys: &[GroupKey],
-    thread: u32,
-    site: u32,
-    class: u32,
-) -> u32 {
-    let mut node = 0u32;
-    for &key in keys {
-        let kind = key.kind();
-        match key {
-            GroupKey::Thread => {
-                node = trie.child(
-                    node,
-                    Label {
-                        kind,
-                        value: u64::from(thread),
-                    },
-                    || match trace.thread_name(thread) {
-                        "" => format!("thread {thread}"),
-                        name => name.to_owned(),
-                    },
-                );
-            }
-            GroupKey::Site => {
-                let site = allocation_site(trace, site);
-                let value = frame_label(trace, site);
-                node = trie.child(node, Label { kind, value }, || frame_name(trace, site));
-            }
-            GroupKey::Path => {
-                let mut stack = trace.call_tree.stack(site);
-                stack.reverse();
-                if stack.is_empty() {
-                    stack.push(0);
+/// Maps a block's (thread, raw site, size class) to its trie leaf.
+struct Grouper<'t> {
+    trace: &'t Trace,
+    sites: &'t Sites,
+    /// `line` identities → label value.
+    lines: HashMap<LineKey, u64, FastHash>,
+}
+
+impl Grouper<'_> {
+    fn line_value(&mut self, raw: u32) -> u64 {
+        let key = self.sites.line_key(self.trace, raw);
+        let next = self.lines.len() as u64;
+        *self.lines.entry(key).or_insert(next)
+    }
+
+    fn leaf(
+        &mut self,
+        trie: &mut GroupTrie,
+        keys: &[GroupKey],
+        thread: u32,
+        raw: u32,
+        class: u32,
+    ) -> u32 {
+        let trace = self.trace;
+        let site = self.sites.site(raw);
+        let mut node = 0u32;
+        for &key in keys {
+            let kind = key.kind();
+            match key {
+                GroupKey::Thread => {
+                    node = trie.child(
+                        node,
+                        Label {
+                            kind,
+                            value: u64::from(thread),
+                        },
+                        || match trace.thread_name(thread) {
+                            "" => format!("thread {thread}"),
+                            name => name.to_owned(),
+                        },
+                    );
                 }
-                for frame in stack {
-                    let value = frame_label(trace, frame);
-                    node = trie.child(node, Label { kind, value }, || frame_name(trace, frame));
+                GroupKey::Site => {
+                    let value = self.line_value(raw);
+                    let sites = self.sites;
+                    node = trie.child(node, Label { kind, value }, || sites.label(trace, raw));
                 }
-            }
-            GroupKey::Module => {
-                let module = trace
-                    .call_tree
-                    .stack(site)
-                    .into_iter()
-                    .filter_map(|n| trace.call_tree.frames.get(n as usize))
-                    .map(|f| f.module)
-                    .find(|&m| m != 0)
-                    .unwrap_or(0);
-                node = trie.child(
-                    node,
-                    Label {
-                        kind,
-                        value: u64::from(module),
-                    },
-                    || match trace.strings.get(module) {
-                        "" => String::from("<unknown module>"),
-                        m => m.to_owned(),
-                    },
-                );
-            }
-            GroupKey::Size => {
-                node = trie.child(
-                    node,
-                    Label {
-                        kind,
-                        value: u64::from(class),
-                    },
-                    || size_class_name(class),
-                );
+                GroupKey::Function => {
+                    let value = frame_identity(trace, site);
+                    node = trie.child(node, Label { kind, value }, || function_text(trace, site));
+                }
+                GroupKey::Path | GroupKey::Callers => {
+                    let mut stack = trace.call_tree.stack(site);
+                    if key == GroupKey::Path {
+                        stack.reverse();
+                    }
+                    if stack.is_empty() {
+                        stack.push(0);
+                    }
+                    for frame in stack {
+                        let value = frame_identity(trace, frame);
+                        node =
+                            trie.child(node, Label { kind, value }, || function_text(trace, frame));
+                    }
+                }
+                GroupKey::Module => {
+                    let module = trace
+                        .call_tree
+                        .stack(site)
+                        .into_iter()
+                        .filter_map(|n| trace.call_tree.frames.get(n as usize))
+                        .map(|f| f.module)
+                        .find(|&m| m != 0)
+                        .unwrap_or(0);
+                    node = trie.child(
+                        node,
+                        Label {
+                            kind,
+                            value: u64::from(module),
+                        },
+                        || match trace.strings.get(module) {
+                            "" => String::from("<unknown module>"),
+                            m => m.to_owned(),
+                        },
+                    );
+                }
+                GroupKey::Size => {
+                    node = trie.child(
+                        node,
+                        Label {
+                            kind,
+                            value: u64::from(class),
+                        },
+                        || size_class_name(class),
+                    );
+                }
             }
         }
+        node
     }
-    node
 }
 
 #[cfg(test)]
@@ -582,5 +677,24 @@ mod tests {
             [GroupKey::Thread, GroupKey::Site, GroupKey::Size]
         );
         assert!(GroupKey::parse_list("bogus").is_err());
+        assert_eq!(
+            GroupKey::parse_list("line,site,function,callers").unwrap(),
+            [
+                GroupKey::Site,
+                GroupKey::Site,
+                GroupKey::Function,
+                GroupKey::Callers
+            ]
+        );
+        assert_eq!(GroupKey::Site.name(), "line");
+    }
+
+    #[test]
+    fn bottom_up_inverts_paths() {
+        use GroupKey::*;
+        assert_eq!(bottom_up(&[Thread, Path]), [Thread, Callers]);
+        assert_eq!(bottom_up(&[Site]), [Callers]);
+        assert_eq!(bottom_up(&[Size, Function]), [Size, Callers]);
+        assert_eq!(bottom_up(&[Callers]), [Callers]);
     }
 }

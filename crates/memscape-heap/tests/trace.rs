@@ -193,6 +193,7 @@ fn sqlite_trace_totals_match_the_recorded_facts() {
             metric: Metric::Objects,
             ..Default::default()
         },
+        ..HeapTreeOptions::default()
     };
     let report = heaptree_trace(&trace, &opts).unwrap();
     assert_eq!(report.total_bytes, 4_444_354);

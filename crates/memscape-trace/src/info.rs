@@ -8,6 +8,7 @@ use memscape_io::WarningKind;
 use crate::bins::{BinBy, Bins, SizeClasses};
 use crate::model::Trace;
 use crate::regions::{DEFAULT_GAP_THRESHOLD, Region, find_regions};
+use crate::sites::{DetectedWrapper, LineKey, SiteOptions, Sites};
 use crate::{LoadError, load_with_progress, msc};
 
 /// What `info` computes beyond the counts.
@@ -16,6 +17,8 @@ pub struct InfoOptions {
     pub gap_threshold: u64,
     pub bins: BinBy,
     pub top_call_sites: usize,
+    /// How call sites see through allocation wrappers.
+    pub sites: SiteOptions,
 }
 
 impl Default for InfoOptions {
@@ -24,6 +27,7 @@ impl Default for InfoOptions {
             gap_threshold: DEFAULT_GAP_THRESHOLD,
             bins: BinBy::SizeClass(SizeClasses::PowerOfTwo),
             top_call_sites: 10,
+            sites: SiteOptions::default(),
         }
     }
 }
@@ -31,14 +35,20 @@ impl Default for InfoOptions {
 /// A call site's share of the peak.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CallSiteReport {
-    /// Node in the call-stack tree.
+    /// Node in the call-stack tree: the effective site (the first frame outside allocation
+    /// wrappers, [`crate::sites`]).
     pub site: u32,
+    /// [`LineKey::digest`] of the site: what the allocation map colours blocks by.
+    pub key: u32,
     /// Bytes of its blocks live at the peak.
     pub peak_bytes: u64,
     pub peak_blocks: u64,
-    /// The innermost frame, symbolized when possible.
+    /// The site, symbolized when possible, and the wrapper it called (`lookup_name (f.c:42) ←
+    /// xmalloc`).
     pub location: String,
-    /// Frames from innermost outwards (at most 16).
+    /// The wrappers its blocks came through, innermost first (of its largest stack).
+    pub wrappers: Vec<String>,
+    /// Frames from the site outwards (at most 16).
     pub stack: Vec<String>,
 }
 
@@ -79,6 +89,8 @@ pub struct InfoReport {
     pub regions: Vec<Region>,
     pub bins: Vec<BinReport>,
     pub top_call_sites: Vec<CallSiteReport>,
+    /// Allocation wrappers detected in this trace (most bytes, many callers).
+    pub detected_wrappers: Vec<DetectedWrapper>,
 }
 
 /// Computes the report of a loaded trace.
@@ -110,6 +122,7 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
             peak_bytes: b.peak_bytes,
         })
         .collect();
+    let sites = Sites::new(trace, &options.sites);
     let m = &trace.meta;
     InfoReport {
         format: m.format.name(),
@@ -133,53 +146,80 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         never_freed: trace.never_freed(),
         regions,
         bins,
-        top_call_sites: top_call_sites(trace, options.top_call_sites),
+        top_call_sites: top_call_sites_with(trace, &sites, options.top_call_sites),
+        detected_wrappers: sites.detected().to_vec(),
     }
 }
 
 /// Call sites ranked by the bytes of their blocks live at the peak (what heaptrack_print calls
-/// "peak contributions").
+/// "peak contributions"), past allocation wrappers (default [`SiteOptions`]), one per
+/// [`LineKey`] (function, line and the wrapper it called) whatever the stacks above it.
 pub fn top_call_sites(trace: &Trace, limit: usize) -> Vec<CallSiteReport> {
+    top_call_sites_with(trace, &Sites::new(trace, &SiteOptions::default()), limit)
+}
+
+/// [`top_call_sites`] with resolved sites.
+pub fn top_call_sites_with(trace: &Trace, sites: &Sites, limit: usize) -> Vec<CallSiteReport> {
     if trace.meta.peak_live_bytes == 0 || limit == 0 {
         return Vec::new();
     }
     let b = &trace.blocks;
     let peak = trace.meta.peak_event;
-    let mut by_site: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
+    // Bytes and blocks per raw stack, then per site at line granularity (as the heap tree's
+    // `line` key groups), each shown through its largest stack.
+    let mut by_raw: std::collections::HashMap<u32, (u64, u64)> = std::collections::HashMap::new();
     let (alloc, free) = (b.alloc_event.as_slice(), b.free_event.as_slice());
     let (site, requested) = (b.site.as_slice(), b.requested_size.as_slice());
+    let flags = b.flags.as_slice();
     for i in 0..b.len() {
-        if alloc[i] <= peak && free[i] > peak {
-            let e = by_site.entry(site[i]).or_insert((0, 0));
-            e.0 += requested[i];
+        // Heap blocks only, as the peak counts them (not anonymous mappings).
+        if alloc[i] <= peak && free[i] > peak && flags[i] & crate::model::FLAG_MMAP == 0 {
+            let e = by_raw.entry(site[i]).or_default();
+            e.0 = e.0.saturating_add(requested[i]);
             e.1 += 1;
         }
     }
-    let mut sites: Vec<(u32, u64, u64)> = by_site
+    let mut by_line: std::collections::HashMap<LineKey, (u64, u64, u64, u32)> =
+        std::collections::HashMap::new();
+    for (&raw, &(bytes, blocks)) in &by_raw {
+        let e = by_line
+            .entry(sites.line_key(trace, raw))
+            .or_insert((0, 0, 0, raw));
+        e.0 = e.0.saturating_add(bytes);
+        e.1 += blocks;
+        if (bytes, std::cmp::Reverse(raw)) > (e.2, std::cmp::Reverse(e.3)) {
+            e.2 = bytes;
+            e.3 = raw;
+        }
+    }
+    let mut ranked: Vec<(u64, u64, u32, LineKey)> = by_line
         .into_iter()
-        .map(|(s, (bytes, n))| (s, bytes, n))
+        .map(|(key, (bytes, blocks, _, raw))| (bytes, blocks, raw, key))
         .collect();
-    sites.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    sites.truncate(limit);
-    sites
+    ranked.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.3.cmp(&b.3)));
+    ranked.truncate(limit);
+    ranked
         .into_iter()
-        .map(|(site, peak_bytes, peak_blocks)| {
-            let stack: Vec<String> = trace
-                .call_tree
-                .stack(site)
-                .into_iter()
-                .take(16)
-                .map(|n| trace.describe_frame(n))
-                .collect();
+        .map(|(peak_bytes, peak_blocks, raw, key)| {
+            let site = sites.site(raw);
             CallSiteReport {
                 site,
+                key: key.digest(),
                 peak_bytes,
                 peak_blocks,
-                location: stack
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| trace.describe_frame(site)),
-                stack,
+                location: sites.label(trace, raw),
+                wrappers: sites
+                    .wrappers(trace, raw)
+                    .into_iter()
+                    .map(|n| crate::sites::short_function(trace, n))
+                    .collect(),
+                stack: trace
+                    .call_tree
+                    .stack(site)
+                    .into_iter()
+                    .take(16)
+                    .map(|n| trace.describe_frame(n))
+                    .collect(),
             }
         })
         .collect()
@@ -264,6 +304,20 @@ impl fmt::Display for InfoReport {
                 b.label,
                 b.blocks,
                 bytes(b.peak_bytes)
+            )?;
+        }
+        for w in &self.detected_wrappers {
+            writeln!(
+                f,
+                "allocation wrapper detected: {} ({:.0} % of heap bytes, {} callers)",
+                w.frames
+                    .iter()
+                    .rev()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ← "),
+                w.share * 100.0,
+                w.callers
             )?;
         }
         writeln!(f, "top call sites by bytes live at the peak:")?;

@@ -9,6 +9,7 @@
 pub mod bins;
 mod builder;
 mod csv;
+pub mod debuginfo;
 mod heaptrack;
 pub mod info;
 pub mod metrics;
@@ -17,7 +18,9 @@ pub mod msc;
 mod msc_v1;
 mod ppm;
 pub mod regions;
+pub mod sites;
 pub mod symbolize;
+pub mod symtab;
 mod text;
 pub mod warn;
 

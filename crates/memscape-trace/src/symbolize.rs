@@ -1,40 +1,212 @@
 //! Symbolization of call-stack frames from the binaries a trace names, when they exist on this
-//! machine (DWARF line tables and symbol tables through addr2line). Missing or unreadable
-//! binaries are skipped: frames then keep module + offset.
+//! machine: DWARF (the binary's own, or a separate debug file found by build id,
+//! `.gnu_debuglink` or, when the user asks for it, debuginfod: [`crate::debuginfo`]) through
+//! addr2line, else the symbol tables with their sizes ([`crate::symtab`]). Missing or
+//! unreadable binaries are skipped, and so are addresses that no symbol contains: those frames
+//! keep module + offset.
+//!
+//! A frame's function is the outermost function of its inline chain (the one that owns the
+//! machine code) and its file and line are the place in that function: the line of the call
+//! that was inlined, not a line of an inlined `std::` header, so that `function (file:line)`
+//! always names a line of that function.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::debuginfo::{DebugSearch, FoundBy, has_dwarf};
 use crate::model::Trace;
+use crate::symtab::SizedSymbols;
 
 /// What [`symbolize`] achieved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SymbolizeReport {
     pub modules_opened: u64,
     pub modules_missing: u64,
+    /// Modules whose DWARF came from a separate debug file (build id, debuglink, debuginfod).
+    pub separate_debug_files: u64,
     pub frames_resolved: u64,
     pub frames_unresolved: u64,
+    /// Frames left as module + offset because their address lies past the end of the nearest
+    /// symbol (a stripped library's internal function).
+    pub frames_outside_symbols: u64,
+    /// Each opened module and where its debug information came from (`None`: symbol tables
+    /// only).
+    pub debug_info: Vec<ModuleDebugInfo>,
 }
 
-/// Resolves function, file and line of every frame that has a module but no function yet.
+/// Where a module's names came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ModuleDebugInfo {
+    pub module: String,
+    /// The file the DWARF was read from.
+    pub debug_file: Option<String>,
+    pub found_by: Option<FoundBy>,
+}
+
+/// One module's symbol sources.
+struct ModuleSymbols {
+    dwarf: Option<addr2line::Loader>,
+    symbols: SizedSymbols,
+    /// Demangled names by raw name: many frames share a function, and demangling C++ names
+    /// is most of the cost of symbolizing a large trace.
+    demangled: HashMap<String, String>,
+}
+
+impl ModuleSymbols {
+    fn open(path: &Path, search: &DebugSearch) -> Result<(Self, ModuleDebugInfo), String> {
+        let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        let map = memscape_map::Mapping::new(&file).map_err(|e| e.to_string())?;
+        let object = object::File::parse(map.bytes()).map_err(|e| e.to_string())?;
+        let mut symbols = SizedSymbols::default();
+        symbols.add(&object);
+        let (dwarf_path, found_by) = if has_dwarf(&object) {
+            (Some(path.to_path_buf()), Some(FoundBy::Embedded))
+        } else {
+            match search.find(path, &object) {
+                Some((p, by)) => (Some(p), Some(by)),
+                None => (None, None),
+            }
+        };
+        // A separate debug file also carries the full symbol table (`.symtab`).
+        if let Some(debug) = dwarf_path.as_deref().filter(|p| *p != path)
+            && let Ok(f) = std::fs::File::open(debug)
+            && let Ok(m) = memscape_map::Mapping::new(&f)
+            && let Ok(o) = object::File::parse(m.bytes())
+        {
+            symbols.add(&o);
+        }
+        let dwarf = dwarf_path.as_deref().and_then(|p| {
+            let sup = supplementary_file(p, search);
+            let loaded = match &sup {
+                Some(s) => addr2line::Loader::new_with_sup(p, Some(s)),
+                None => addr2line::Loader::new(p),
+            };
+            loaded
+                .map_err(|e| tracing::debug!("cannot read DWARF of {}: {e}", p.display()))
+                .ok()
+        });
+        let info = ModuleDebugInfo {
+            module: path.display().to_string(),
+            debug_file: dwarf
+                .as_ref()
+                .and(dwarf_path.map(|p| p.display().to_string())),
+            found_by: dwarf.as_ref().and(found_by),
+        };
+        Ok((
+            Self {
+                dwarf,
+                symbols,
+                demangled: HashMap::new(),
+            },
+            info,
+        ))
+    }
+
+    /// Function (demangled), file and line of a return address's call instruction.
+    fn resolve(&mut self, probe: u64) -> Option<(String, Option<String>, Option<u32>)> {
+        let demangled = &mut self.demangled;
+        let mut demangle = |raw: &str, language: Option<gimli::DwLang>| {
+            if let Some(d) = demangled.get(raw) {
+                return d.clone();
+            }
+            let d = addr2line::demangle_auto(raw.into(), language).into_owned();
+            demangled.insert(raw.to_owned(), d.clone());
+            d
+        };
+        if let Some(dwarf) = &self.dwarf
+            && let Ok(mut frames) = dwarf.find_frames(probe)
+        {
+            // Innermost first; the last is the function that owns the code, and its location
+            // is the line in that function.
+            let mut last = None;
+            while let Ok(Some(f)) = frames.next() {
+                let name = f.function.as_ref().and_then(|n| {
+                    let raw = n.raw_name().ok()?;
+                    Some(demangle(&raw, n.language))
+                });
+                let location = f
+                    .location
+                    .map(|l| (l.file.map(str::to_owned), l.line))
+                    .unwrap_or((None, None));
+                last = Some((name, location));
+            }
+            if let Some((Some(name), (file, line))) = last {
+                return Some((name, file, line));
+            }
+        }
+        let name = demangle(self.symbols.lookup(probe)?, None);
+        let (file, line) = self
+            .dwarf
+            .as_ref()
+            .and_then(|d| d.find_location(probe).ok().flatten())
+            .map(|l| (l.file.map(str::to_owned), l.line))
+            .unwrap_or((None, None));
+        Some((name, file, line))
+    }
+}
+
+/// `.gnu_debugaltlink` (dwz's shared DWARF) of a debug file: the named path, else by build id.
+fn supplementary_file(debug: &Path, search: &DebugSearch) -> Option<std::path::PathBuf> {
+    use object::Object;
+    let file = std::fs::File::open(debug).ok()?;
+    let map = memscape_map::Mapping::new(&file).ok()?;
+    let object = object::File::parse(map.bytes()).ok()?;
+    let (name, build_id) = object.gnu_debugaltlink().ok()??;
+    let name = Path::new(std::str::from_utf8(name).ok()?);
+    let named = if name.is_absolute() {
+        name.to_path_buf()
+    } else {
+        debug.parent()?.join(name)
+    };
+    if named.is_file() {
+        return Some(named);
+    }
+    let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+    (hex.len() > 2)
+        .then(|| {
+            search.roots.iter().map(move |r| {
+                r.join(".build-id")
+                    .join(&hex[..2])
+                    .join(format!("{}.debug", &hex[2..]))
+            })
+        })
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+}
+
+/// Resolves function, file and line of every frame that has a module but no function yet,
+/// looking for separate debug files as gdb does ([`DebugSearch::from_env`]).
 pub fn symbolize(trace: &mut Trace) -> SymbolizeReport {
+    symbolize_with(trace, &DebugSearch::from_env())
+}
+
+/// [`symbolize`] with an explicit debug-file search.
+pub fn symbolize_with(trace: &mut Trace, search: &DebugSearch) -> SymbolizeReport {
     let mut report = SymbolizeReport::default();
-    let mut loaders: HashMap<u32, Option<addr2line::Loader>> = HashMap::new();
+    let mut modules: HashMap<u32, Option<ModuleSymbols>> = HashMap::new();
     for n in 1..trace.call_tree.frames.len() {
         let frame = trace.call_tree.frames[n];
         if frame.module == 0 || frame.function != 0 {
             continue;
         }
-        let loader = loaders.entry(frame.module).or_insert_with(|| {
+        let module = modules.entry(frame.module).or_insert_with(|| {
             let path = trace.strings.get(frame.module);
             if path.is_empty() || !Path::new(path).is_file() {
                 report.modules_missing += 1;
                 return None;
             }
-            match addr2line::Loader::new(path) {
-                Ok(l) => {
+            match ModuleSymbols::open(Path::new(path), search) {
+                Ok((m, info)) => {
                     report.modules_opened += 1;
-                    Some(l)
+                    if matches!(
+                        info.found_by,
+                        Some(FoundBy::BuildId | FoundBy::Debuglink | FoundBy::Debuginfod)
+                    ) {
+                        report.separate_debug_files += 1;
+                    }
+                    report.debug_info.push(info);
+                    Some(m)
                 }
                 Err(e) => {
                     tracing::debug!("cannot read symbols of {path}: {e}");
@@ -43,39 +215,14 @@ pub fn symbolize(trace: &mut Trace) -> SymbolizeReport {
                 }
             }
         });
-        let Some(loader) = loader else {
+        let Some(module) = module else {
             report.frames_unresolved += 1;
             continue;
         };
-        // heaptrack records return addresses; the call instruction is one byte earlier.
+        // Recorded addresses are return addresses; the call instruction is one byte earlier.
         let probe = frame.module_offset.saturating_sub(1);
-        let function = loader
-            .find_frames(probe)
-            .ok()
-            .and_then(|mut frames| {
-                let mut last = None;
-                // The last frame of an inlined chain is the real (outermost) function.
-                while let Ok(Some(f)) = frames.next() {
-                    if let Some(func) = f
-                        .function
-                        .and_then(|n| n.demangle().ok().map(|d| d.into_owned()))
-                    {
-                        last = Some(func);
-                    }
-                }
-                last
-            })
-            .or_else(|| {
-                loader
-                    .find_symbol(probe)
-                    .map(|s| addr2line::demangle_auto(s.into(), None).into_owned())
-            });
-        let location = loader.find_location(probe).ok().flatten();
-        let (file, line) = location
-            .map(|l| (l.file.map(str::to_owned), l.line))
-            .unwrap_or((None, None));
-        match function {
-            Some(function) => {
+        match module.resolve(probe) {
+            Some((function, file, line)) => {
                 let function = trace.strings.intern(&function);
                 let file = file.map_or(0, |f| trace.strings.intern(&f));
                 let f = &mut trace.call_tree.frames[n];
@@ -84,7 +231,12 @@ pub fn symbolize(trace: &mut Trace) -> SymbolizeReport {
                 f.line = line.unwrap_or(0);
                 report.frames_resolved += 1;
             }
-            None => report.frames_unresolved += 1,
+            None => {
+                if module.symbols.is_past_a_symbol(probe) {
+                    report.frames_outside_symbols += 1;
+                }
+                report.frames_unresolved += 1;
+            }
         }
     }
     report

@@ -3,6 +3,7 @@
 //! thin separators), both time axes, the regions' occupancy step functions and the legend's top
 //! call sites. Shared by the GUI and headless rendering, so that both show the same picture.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
@@ -52,7 +53,8 @@ pub struct AllocScene {
     pub events_extent: u64,
     pub wall_extent: u64,
     pub color_by: ColorBy,
-    /// The call sites with the most bytes live at the peak (id, description), for the legend.
+    /// The call sites with the most bytes live at the peak ([`memscape_trace::sites::LineKey`]
+    /// digest, the colour key of their blocks; description), for the legend.
     pub top_sites: Vec<(u32, String)>,
 }
 
@@ -116,13 +118,15 @@ impl AllocScene {
             trace,
             &region_bins,
         ));
-        let top_sites = site_labels(
-            trace,
-            &memscape_trace::info::top_call_sites(trace, 8)
-                .into_iter()
-                .map(|s| s.site)
-                .collect::<Vec<_>>(),
-        );
+        // Legend entries keyed like the blocks' colours: by site at line granularity, past
+        // allocation wrappers (memscape_trace::sites).
+        let top = memscape_trace::info::top_call_sites(trace, 8);
+        let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
+        let top_sites = site_labels(trace, &nodes)
+            .into_iter()
+            .zip(&top)
+            .map(|((_, label), s)| (s.key, label))
+            .collect();
         let mut scene = Self {
             top_sites,
             region_metrics,
@@ -187,10 +191,28 @@ impl AllocScene {
             .unwrap_or(1);
         let age_at = age_at.max(1);
         let pack = memscape_render::color::pack_rgba8;
+        // Sites at line granularity past allocation wrappers, one digest per stack.
+        let site_key = if color_by == ColorBy::Site {
+            let sites = memscape_trace::sites::Sites::new(
+                trace,
+                &memscape_trace::sites::SiteOptions::default(),
+            );
+            let mut keys: HashMap<u32, u32> = HashMap::new();
+            b.site
+                .iter()
+                .map(|&s| {
+                    *keys
+                        .entry(s)
+                        .or_insert_with(|| sites.line_key(trace, s).digest())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         (0..b.len())
             .map(|i| match color_by {
                 ColorBy::Thread => (pack(categorical(b.thread[i])), 0.0),
-                ColorBy::Site => (pack(site_color(b.site[i])), 0.0),
+                ColorBy::Site => (pack(site_color(site_key[i])), 0.0),
                 ColorBy::Bin => (
                     pack(categorical(block_bin.get(i).copied().unwrap_or(0))),
                     0.0,

@@ -132,8 +132,11 @@ mod tests {
         assert_eq!(s.group.0, [GroupKey::Thread, GroupKey::Site]);
         assert_eq!(s.metric, HeapMetric(Metric::Objects));
         assert!(s.peak);
+        // Written with the keys' own names, read back the same.
         let text = toml::to_string(&s).unwrap();
-        assert!(text.contains("group = \"thread,site\""), "{text}");
+        assert!(text.contains(&format!("group = \"{}\"", s.group)), "{text}");
+        let back: HeapTreeSettings = toml::from_str(&text).unwrap();
+        assert_eq!(back.group, s.group);
         assert!(toml::from_str::<HeapTreeSettings>("metric = \"pages\"").is_err());
     }
 }
