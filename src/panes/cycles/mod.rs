@@ -28,6 +28,9 @@ use memscape_views::{Dataset, DatasetContent, ViewSettings};
 use crate::panes::{View, ViewContext};
 use controls::AnalysisText;
 
+/// What density contours were made for: model version, eased t (its bits), size in pixels.
+type ContoursFor = (u64, u32, [u32; 2]);
+
 /// One full morph takes this long when playing.
 const MORPH_DURATION: Duration = Duration::from_millis(2500);
 
@@ -76,8 +79,8 @@ pub struct CyclesPane {
     selection_version: u64,
     /// The lasso being drawn (pane points).
     lasso: Vec<Pos2>,
-    /// The density contours and what they were made for (model version, eased t, size).
-    contours: Option<((u64, u32, [u32; 2]), Vec<Shape>)>,
+    /// The density contours and what they were made for.
+    contours: Option<(ContoursFor, Vec<Shape>)>,
     /// Scroll the source pane to the selected line on the next frame (once per click).
     scroll_source: bool,
     drawn: bool,

@@ -95,7 +95,7 @@ pub const DEMO_TOUR: &str = include_str!("../../../../assets/demo/tour.toml");
 pub fn parse(text: &str, source: &str) -> Result<Vec<Step>> {
     let file: toml::Table = toml::from_str(text)
         .map_err(|e| ViewError::caused(format!("{source}: not a valid tour file"), e))?;
-    for key in file.keys().filter(|k| *k != "step") {
+    if let Some(key) = file.keys().find(|k| *k != "step") {
         crate::bail!("{source}: unknown table or key `{key}` (a tour is a list of [[step]])");
     }
     let steps = match file.get("step") {
@@ -211,16 +211,15 @@ fn inherit(kind: ViewKind, fields: &mut toml::Table, step: &toml::Table) {
                 }
             }
         }
-        ViewSettings::AllocMap(_) => {
-            // Each bin has its own address axis: a step that bins the map does not inherit an
-            // address range.
+        // Each bin has its own address axis: a step that bins the map does not inherit an
+        // address range.
+        ViewSettings::AllocMap(_)
             if step
                 .get("bins")
                 .and_then(toml::Value::as_str)
-                .is_some_and(|b| b != "none")
-            {
-                fields.remove("range_addr");
-            }
+                .is_some_and(|b| b != "none") =>
+        {
+            fields.remove("range_addr");
         }
         _ => {}
     }
