@@ -23,6 +23,8 @@ pub enum ViewError {
     #[error(transparent)]
     Heap(#[from] memscape_heap::report::HeapError),
     #[error(transparent)]
+    Profile(#[from] memscape_heap::profile::ProfileError),
+    #[error(transparent)]
     Cycles(#[from] memscape_cycles::CyclesError),
     #[error(transparent)]
     Graph(#[from] memscape_graph::GraphError),

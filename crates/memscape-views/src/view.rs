@@ -38,7 +38,7 @@ pub enum ViewKind {
     Barcode,
     /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
     Projection,
-    /// Dependence graph (IGV XML, DOT): layered layout; --snapshot N, --profile, --diff-from.
+    /// Dependence graph (IGV XML, Graal BGV, DOT): layered layout; --snapshot N, --profile, --diff-from.
     Graph,
     /// Samples on the hardware topology (radial; --hardware HW), or a topology file alone.
     Topology,

@@ -172,7 +172,7 @@ fn sizes_for_selection(
     args: &HeapTreeSettings,
 ) -> Result<Sizes> {
     match &dataset.content {
-        DatasetContent::Massif(_) => {
+        DatasetContent::Massif(_) | DatasetContent::HeapProfile(_) => {
             let point = if let Some(n) = args.snapshot {
                 timeline
                     .points
