@@ -1,6 +1,6 @@
 //! What the view tests share: views drawn in-process through their one `compose` on Mesa's
 //! lavapipe (the software Vulkan device golden images are made on), settings written as a tour
-//! step's TOML fields, golden-image checks, and an image distance for animations.
+//! step's TOML fields, golden-image checks and pixel counts.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -105,33 +105,6 @@ pub fn check_with(name: &str, image: &RgbaImage, tolerance: Tolerance) {
         .join("tests/golden")
         .join(format!("{name}.png"));
     golden::check(image, &reference, tolerance).unwrap();
-}
-
-/// Mean absolute difference of two images averaged over 32×32 blocks: thin points that move by
-/// a pixel change whole pixels, blocks change in proportion to how far things move.
-pub fn blurred_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {
-    let block = 32u32;
-    let mean = |img: &RgbaImage, bx: u32, by: u32| {
-        let mut sum = [0u64; 3];
-        for y in by * block..((by + 1) * block).min(img.height) {
-            for x in bx * block..((bx + 1) * block).min(img.width) {
-                let p = img.pixel(x, y);
-                for (s, &v) in sum.iter_mut().zip(&p[..3]) {
-                    *s += u64::from(v);
-                }
-            }
-        }
-        sum.map(|v| v as f64 / f64::from(block * block))
-    };
-    let (nx, ny) = (a.width.div_ceil(block), a.height.div_ceil(block));
-    let mut total = 0.0;
-    for by in 0..ny {
-        for bx in 0..nx {
-            let (p, q) = (mean(a, bx, by), mean(b, bx, by));
-            total += (0..3).map(|k| (p[k] - q[k]).abs()).sum::<f64>();
-        }
-    }
-    total / f64::from(nx * ny * 3)
 }
 
 /// Pixels within 10 of `want` in every channel.
