@@ -4,10 +4,16 @@ use std::process::ExitCode;
 
 use memscape_render::{AdapterChoice, GpuContext};
 
+use memscape_views::DatasetContent;
+use memscape_views::dataset::AllocTraceData;
+
 use crate::cli::{AdapterArg, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let dataset = memscape_views::render::load(&args.file)?;
+    let mut dataset = memscape_views::render::load(&args.file)?;
+    if let (Some(filter), DatasetContent::AllocTrace(t)) = (&args.process, &mut dataset.content) {
+        **t = AllocTraceData::new(super::info::selected(&t.trace, filter)?);
+    }
     let ctx = gpu_context(args.adapter)?;
     let image =
         memscape_views::render::image(&ctx, &dataset, &args.settings(), args.width, args.height)?;

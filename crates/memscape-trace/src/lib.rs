@@ -10,18 +10,22 @@ pub mod bins;
 mod builder;
 mod csv;
 pub mod debuginfo;
+mod fsync;
 mod heaptrack;
 pub mod info;
 pub mod metrics;
 pub mod model;
 pub mod msc;
-mod msc_v1;
+pub mod pools;
 mod ppm;
+pub mod process;
 pub mod regions;
 pub mod sites;
+pub mod summary;
 pub mod symbolize;
 pub mod symtab;
 mod text;
+mod ticks;
 pub mod warn;
 
 use std::io::{BufRead, BufReader, Read};
@@ -30,6 +34,7 @@ use std::path::Path;
 use memscape_io::{Compression, InputError, Location};
 
 pub use builder::{MAX_SANE_SIZE, TraceBuilder};
+pub use fsync::write_synced;
 pub use model::{BlockColumns, CallTree, Frame, Trace, TraceFormat, TraceMeta};
 pub use msc::{from_msc_bytes, read_msc, to_msc_bytes, write_msc};
 

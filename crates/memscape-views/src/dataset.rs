@@ -117,6 +117,16 @@ pub struct AllocTraceData {
     pub scene: Option<AllocScene>,
 }
 
+impl AllocTraceData {
+    /// `trace` with its allocation-map scene (when it has addresses).
+    pub fn new(trace: memscape_trace::Trace) -> Self {
+        let scene = trace
+            .has_addresses()
+            .then(|| AllocScene::build(&trace, ColorBy::default_for(&trace)));
+        Self { trace, scene }
+    }
+}
+
 impl Dataset {
     /// The allocation trace, when this dataset is one.
     pub fn alloc_trace(&self) -> Option<&AllocTraceData> {
@@ -296,10 +306,7 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
                 }
             };
             progress(0.7, "laying out the allocation map");
-            let scene = trace
-                .has_addresses()
-                .then(|| AllocScene::build(&trace, ColorBy::default_for(&trace)));
-            DatasetContent::AllocTrace(Box::new(AllocTraceData { trace, scene }))
+            DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)))
         }
     };
     progress(1.0, "done");
