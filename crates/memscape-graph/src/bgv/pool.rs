@@ -160,11 +160,30 @@ impl PoolObject {
                     shown += 1;
                     next = caller.clone();
                 }
-                text
+                capped(text)
             }
             PoolObject::Node { id } => id.to_string(),
         }
     }
+}
+
+/// The longest text made of other pool objects' texts (a source position's method and
+/// places, its text). Pool objects refer to earlier ones, so a few kilobytes of hostile input
+/// could otherwise nest texts into gigabytes (each source position quoting the previous one
+/// several times: a fuzzer's find); real ones are file names and method names.
+pub(super) const MAX_COMPOSED_TEXT: usize = 4096;
+
+/// `text` cut to [`MAX_COMPOSED_TEXT`] bytes (at a character boundary), marked with `…`.
+pub(super) fn capped(mut text: String) -> String {
+    if text.len() > MAX_COMPOSED_TEXT {
+        let mut end = MAX_COMPOSED_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
 }
 
 /// A property value (or a graph title argument).

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use memscape_io::{Location, Warnings};
 
 use super::pool::{
-    Length, NodeClass, PoolObject, Port, RawBlock, RawGraph, RawNode, RawProperties, Value,
+    Length, NodeClass, PoolObject, Port, RawBlock, RawGraph, RawNode, RawProperties, Value, capped,
 };
 
 /// Pool entry and reference tags.
@@ -428,7 +428,7 @@ impl<'a, 'w> Reader<'a, 'w> {
     fn source_position(&mut self) -> Read<PoolObject> {
         let method = self
             .pool_object("source position method")?
-            .map_or_else(String::new, |p| p.text(Length::Medium));
+            .map_or_else(String::new, |p| capped(p.text(Length::Medium)));
         let bci = self.cur.i32("source position bci")?;
         let mut places = Vec::new();
         if self.major >= 6 {
@@ -438,11 +438,11 @@ impl<'a, 'w> Reader<'a, 'w> {
                 let line = self.cur.i32("source position line")?;
                 let _start = self.cur.i32("source position start")?;
                 let _end = self.cur.i32("source position end")?;
-                places.push(format!("{}:{line}", uri.text(Length::Long)));
+                places.push(capped(format!("{}:{line}", uri.text(Length::Long))));
             }
         } else if let Some(file) = self.pool_object("source position file")? {
             let line = self.cur.i32("source position line")?;
-            places.push(format!("{}:{line}", file.text(Length::Long)));
+            places.push(capped(format!("{}:{line}", file.text(Length::Long))));
         }
         let caller = self.pool_object("source position caller")?;
         Ok(PoolObject::SourcePosition {
