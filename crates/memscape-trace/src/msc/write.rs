@@ -239,7 +239,7 @@ pub(super) fn encode_event_times(
 }
 
 /// The context-coded event times, or `plain` when that is given and not larger.
-fn context_coded(
+pub(super) fn context_coded(
     plain: Option<Encoded>,
     values: &[u64],
     contexts: &crate::ppm::EventTimeContexts<'_>,
@@ -355,6 +355,9 @@ pub struct MscOptions {
     /// 1.26 M-event sqlite3 benchmark the files were 0.92×, 0.95×, 0.97× and 1.04× (and, with
     /// symbols, level 6 was 1.01×). `memscape record` keeps 12: the size target holds only there.
     pub zstd_level: Option<i32>,
+    /// Blocks per segment of a segmented file (version 6, see `segments.rs`); 0: one
+    /// unsegmented version-5 file. Ignored for [`MscOptions::mappable`] files (version 5).
+    pub segment_blocks: usize,
 }
 
 /// A faster level than the default (see [`MscOptions::zstd_level`]) for callers that favour
@@ -383,6 +386,11 @@ pub fn to_msc_bytes_with(
     }
     if options.mappable {
         return mappable_bytes(trace, shift, progress);
+    }
+    if options.segment_blocks > 0 {
+        let bytes = super::segments::segmented_bytes(trace, options, options.segment_blocks)?;
+        progress(1.0);
+        return Ok(bytes);
     }
     let event_times = event_times(trace);
     let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
@@ -721,21 +729,49 @@ pub(super) fn mappable_bytes(
 /// checksums (to exercise the decoders' own checks). Does nothing to other inputs.
 #[doc(hidden)]
 pub fn reseal_checksums(bytes: &mut [u8]) {
+    if bytes.len() >= HEADER
+        && &bytes[..8] == MAGIC
+        && read_u32(bytes, 8) == Some(super::segments::VERSION_SEGMENTED)
+    {
+        // Each segment and the footer: version-5 layouts one after the other.
+        let mut at = HEADER;
+        while let Some(rest) = bytes.get_mut(at..) {
+            if rest.len() < HEADER || &rest[..8] != MAGIC {
+                return;
+            }
+            let end = reseal_layout(rest);
+            match end
+                .checked_next_multiple_of(8)
+                .and_then(|e| at.checked_add(e))
+            {
+                Some(next) if end > 0 => at = next,
+                _ => return,
+            }
+        }
+        return;
+    }
+    reseal_layout(bytes);
+}
+
+/// [`reseal_checksums`] of one version-3 to -5 layout; returns where its last payload ends.
+fn reseal_layout(bytes: &mut [u8]) -> usize {
     if bytes.len() < HEADER
         || &bytes[..8] != MAGIC
         || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V4 | VERSION_V3))
     {
-        return;
+        return 0;
     }
+    let mut end = HEADER;
     let n = read_u32(bytes, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
     for i in 0..n {
         let at = HEADER + DIR_ENTRY * i;
         let (Some(offset), Some(len)) = (read_u64(bytes, at + 16), read_u64(bytes, at + 24)) else {
-            return;
+            return end;
         };
         let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
             continue;
         };
+        end = end.max(offset.saturating_add(len));
         let Some(sum) = offset
             .checked_add(len)
             .and_then(|end| bytes.get(offset..end))
@@ -747,6 +783,7 @@ pub fn reseal_checksums(bytes: &mut [u8]) {
             slot.copy_from_slice(&sum.to_le_bytes());
         }
     }
+    end
 }
 
 /// Whether a section is a raw block column, meant to be memory-mapped: such sections carry no
