@@ -542,42 +542,55 @@ pub(super) fn from_segmented(source: &str, bytes: &[u8]) -> Result<Trace, LoadEr
         free_time,
     ] = &gathered.u64s;
     let [thread, site, process, free_site, free_thread, pool] = &gathered.u32s;
+    fn raw<'a, T: bytemuck::Pod>(id: u32, values: &'a [T]) -> SectionRef<'a> {
+        SectionRef {
+            id,
+            elem_size: std::mem::size_of::<T>() as u8,
+            transform: XF_NONE,
+            packing: PACK_RAW,
+            shift: 0,
+            count: values.len() as u64,
+            payload: bytemuck::cast_slice(values),
+        }
+    }
     let mut sections = vec![
-        raw_section(id::ADDRESS, address),
-        raw_section(id::SIZE, size),
-        raw_section(id::REQUESTED, requested),
-        raw_section(id::USABLE, usable),
-        raw_section(id::ALLOC_TIME, alloc_time),
-        raw_section(id::FREE_TIME, free_time),
-        raw_section(id::ALLOC_EVENT, alloc_event),
-        raw_section(id::FREE_EVENT, free_event),
-        raw_section(id::THREAD, thread),
-        raw_section(id::SITE, site),
-        raw_section(id::FLAGS, &gathered.flags),
-        raw_section(id::PROCESS, process),
-        raw_section(id::FREE_SITE, free_site),
-        raw_section(id::FREE_THREAD, free_thread),
-        raw_section(id::POOL, pool),
+        raw(id::ADDRESS, address),
+        raw(id::SIZE, size),
+        raw(id::REQUESTED, requested),
+        raw(id::USABLE, usable),
+        raw(id::ALLOC_TIME, alloc_time),
+        raw(id::FREE_TIME, free_time),
+        raw(id::ALLOC_EVENT, alloc_event),
+        raw(id::FREE_EVENT, free_event),
+        raw(id::THREAD, thread),
+        raw(id::SITE, site),
+        raw(id::FLAGS, &gathered.flags),
+        raw(id::PROCESS, process),
+        raw(id::FREE_SITE, free_site),
+        raw(id::FREE_THREAD, free_thread),
+        raw(id::POOL, pool),
     ];
     debug_assert!(sections.iter().all(|s| s.count == n as u64));
     for s in footer.sections.iter().filter(|s| s.id != SEGMENT_TABLE) {
-        sections.push(Encoded {
+        sections.push(SectionRef {
             id: s.id,
             elem_size: s.elem_size,
             transform: s.transform,
             packing: s.packing,
             shift: s.shift,
             count: s.count,
-            payload: footer.payload(s).to_vec(),
+            payload: footer.payload(s),
         });
     }
-    drop(gathered);
-    let laid = lay_out(&sections);
+    // Laid out straight into the aligned words the loader keeps (one copy of the columns).
+    let laid_len = laid_out_len(&sections);
+    let mut words = vec![0u64; laid_len.div_ceil(8)];
+    lay_out_into(
+        &sections,
+        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..laid_len],
+    );
     drop(sections);
-    let mut words = vec![0u64; laid.len().div_ceil(8)];
-    bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..laid.len()].copy_from_slice(&laid);
-    let laid_len = laid.len();
-    drop(laid);
+    drop(gathered);
     // What the loader finds wrong is in the footer's tables or the blocks' cross-checks.
     from_msc_words(source, words, laid_len, VERSION).map_err(|e| match e {
         LoadError::Corrupt { expected, .. } => corrupt(

@@ -815,32 +815,73 @@ pub(super) fn checksum(payload: &[u8]) -> u64 {
     mix(h, u64::from_le_bytes(last))
 }
 
+/// A section to lay out, its payload borrowed.
+pub(super) struct SectionRef<'a> {
+    pub(super) id: u32,
+    pub(super) elem_size: u8,
+    pub(super) transform: u8,
+    pub(super) packing: u8,
+    pub(super) shift: u8,
+    pub(super) count: u64,
+    pub(super) payload: &'a [u8],
+}
+
+impl Encoded {
+    pub(super) fn as_ref(&self) -> SectionRef<'_> {
+        SectionRef {
+            id: self.id,
+            elem_size: self.elem_size,
+            transform: self.transform,
+            packing: self.packing,
+            shift: self.shift,
+            count: self.count,
+            payload: &self.payload,
+        }
+    }
+}
+
 pub(super) fn lay_out(sections: &[Encoded]) -> Vec<u8> {
+    let refs: Vec<SectionRef<'_>> = sections.iter().map(Encoded::as_ref).collect();
+    let mut out = vec![0u8; laid_out_len(&refs)];
+    lay_out_into(&refs, &mut out);
+    out
+}
+
+/// Bytes [`lay_out_into`] writes.
+pub(super) fn laid_out_len(sections: &[SectionRef<'_>]) -> usize {
     let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
-    let mut out =
-        Vec::with_capacity(offset + sections.iter().map(|s| s.payload.len() + 8).sum::<usize>());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
-    for s in sections {
-        out.extend_from_slice(&s.id.to_le_bytes());
-        out.extend_from_slice(&[s.elem_size, s.transform, s.packing, s.shift]);
-        out.extend_from_slice(&s.count.to_le_bytes());
-        out.extend_from_slice(&(offset as u64).to_le_bytes());
-        out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
+    for (i, s) in sections.iter().enumerate() {
+        offset += s.payload.len();
+        if i + 1 < sections.len() {
+            offset = offset.next_multiple_of(8);
+        }
+    }
+    offset
+}
+
+/// Lays out a version-5 file into `out` (zeroed, [`laid_out_len`] bytes).
+pub(super) fn lay_out_into(sections: &[SectionRef<'_>], out: &mut [u8]) {
+    let mut put = |at: usize, bytes: &[u8]| out[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, MAGIC);
+    put(8, &VERSION.to_le_bytes());
+    put(12, &(sections.len() as u32).to_le_bytes());
+    let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
+    for (i, s) in sections.iter().enumerate() {
+        let at = HEADER + DIR_ENTRY * i;
+        put(at, &s.id.to_le_bytes());
+        put(at + 4, &[s.elem_size, s.transform, s.packing, s.shift]);
+        put(at + 8, &s.count.to_le_bytes());
+        put(at + 16, &(offset as u64).to_le_bytes());
+        put(at + 24, &(s.payload.len() as u64).to_le_bytes());
         let sum = if is_mappable(s.id, s.packing) {
             0
         } else {
-            checksum(&s.payload)
+            checksum(s.payload)
         };
-        out.extend_from_slice(&sum.to_le_bytes());
+        put(at + 32, &sum.to_le_bytes());
+        put(offset, s.payload);
         offset = (offset + s.payload.len()).next_multiple_of(8);
     }
-    for s in sections {
-        out.resize(out.len().next_multiple_of(8), 0);
-        out.extend_from_slice(&s.payload);
-    }
-    out
 }
 
 /// Writes a trace to an `.msc` file (exact times).
