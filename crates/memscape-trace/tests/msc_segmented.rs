@@ -153,3 +153,32 @@ fn damaged_segment_is_an_error_at_its_offset() {
     let e = from_msc_bytes("cut.msc", &bytes[..bytes.len() - 100]).unwrap_err();
     assert!(e.to_string().contains("segment trailer"), "{e}");
 }
+
+/// Every section count of every segment set to 2^40 (or more), checksums resealed: an error,
+/// found before anything is allocated for it.
+#[test]
+fn forged_segment_counts_never_allocate() {
+    // A prefix of the sqlite trace (about 3,000 blocks) in segments of 500.
+    let mut text = memscape_io::read_input(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    text.truncate(96 * 1024);
+    let t = memscape_trace::load_bytes("sqlite prefix", &text).unwrap();
+    let bytes = segmented(&t, 500, 0);
+    let starts: Vec<usize> = (16..bytes.len() - 8)
+        .step_by(8)
+        .filter(|&i| &bytes[i..i + 8] == b"MEMSCAPE")
+        .collect();
+    assert!(starts.len() > 3, "segments and the footer");
+    for &start in &starts {
+        let sections = u32::from_le_bytes(bytes[start + 12..start + 16].try_into().unwrap());
+        for entry in 0..sections as usize {
+            for count in [1u64 << 40, u64::MAX] {
+                let mut forged = bytes.clone();
+                let at = start + 16 + 40 * entry + 8;
+                forged[at..at + 8].copy_from_slice(&count.to_le_bytes());
+                memscape_trace::msc::reseal_checksums(&mut forged);
+                let e = from_msc_bytes("forged.msc", &forged).unwrap_err();
+                assert!(matches!(e, LoadError::Corrupt { .. }), "{e}");
+            }
+        }
+    }
+}

@@ -278,36 +278,7 @@ fn encode_segment(
                     &contexts,
                 ))])
             }
-            // Plus-base cannot be combined with a shift: free times delta-coded on their own.
-            None if shift > 0 => Ok(vec![
-                with_shift(encode_best(
-                    id::ALLOC_TIME,
-                    8,
-                    &quantized(b.alloc_time_ns),
-                    &[XF_DELTA],
-                    None,
-                    level,
-                )?),
-                with_shift(encode_best(
-                    id::FREE_TIME,
-                    8,
-                    &quantized(b.free_time_ns),
-                    &[XF_NONE, XF_ZIGZAG_DELTA],
-                    None,
-                    level,
-                )?),
-            ]),
-            None => Ok(vec![
-                encode_best(id::ALLOC_TIME, 8, b.alloc_time_ns, &[XF_DELTA], None, level)?,
-                encode_best(
-                    id::FREE_TIME,
-                    8,
-                    b.free_time_ns,
-                    &[XF_PLUS_BASE],
-                    Some(b.alloc_time_ns),
-                    level,
-                )?,
-            ]),
+            None => block_time_sections(b.alloc_time_ns, b.free_time_ns, shift, level),
         }),
         Box::new(|| {
             let small = |section, values: &[u32]| {
@@ -667,14 +638,16 @@ fn segment_event_times(
         .ok()
         .and_then(|e| e.checked_add(1))
         .ok_or_else(|| corrupt(source, HEADER, "an event count that fits memory"))?;
-    let order = crate::ppm::event_order(alloc_event, free_event, events);
-    let mut times: Vec<u64> = Vec::new();
+    // First the segments' event ranges, and the times of those not context-coded: the event
+    // count is backed by decoded data, or by the context coder's payload bound, before the
+    // event order (4 bytes per event) is allocated.
+    let mut plain: Vec<Option<Vec<u64>>> = Vec::with_capacity(segments.len());
+    let mut start = 0usize;
     for (j, &(k, offset, seg_len, first_event)) in segments.iter().enumerate() {
         let what = format!("segment {k} (at offset {offset})");
         let at = |e| rebased(source, offset, &what, e);
         // (Bounds checked when its blocks were read.)
         let seg = Decoder::new(source, &bytes[offset..offset + seg_len], VERSION).map_err(at)?;
-        let start = times.len();
         if first_event != start as u64 {
             return Err(corrupt(
                 source,
@@ -686,13 +659,37 @@ fn segment_event_times(
         let count = usize::try_from(s.count).unwrap_or(usize::MAX);
         let end = start.saturating_add(count);
         let last = j + 1 == segments.len();
-        if end > total || (last && end != total) {
+        let backed = s.packing != PACK_CONTEXT || count / PRESIZE_PER_BYTE < s.len;
+        if end > total || (last && end != total) || !backed {
             return Err(corrupt(
                 source,
                 offset + s.entry_at,
                 format!("{what}: event times up to the trace end ({total} in all)"),
             ));
         }
+        plain.push(if s.packing == PACK_CONTEXT {
+            None
+        } else {
+            let values = seg.numeric::<u64>(id::EVENT_TIME, None).map_err(at)?;
+            if values.len() != count {
+                return Err(at(seg.corrupt(s, format!("{count} event times"))));
+            }
+            Some(values)
+        });
+        start = end;
+    }
+    let order = crate::ppm::event_order(alloc_event, free_event, events);
+    let mut times: Vec<u64> = Vec::with_capacity(total);
+    for (&(k, offset, seg_len, _), plain) in segments.iter().zip(plain) {
+        if let Some(values) = plain {
+            times.extend(values);
+            continue;
+        }
+        let what = format!("segment {k} (at offset {offset})");
+        let at = |e| rebased(source, offset, &what, e);
+        let seg = Decoder::new(source, &bytes[offset..offset + seg_len], VERSION).map_err(at)?;
+        let start = times.len();
+        let end = start + seg.need(id::EVENT_TIME).map_or(0, |s| s.count as usize);
         let contexts = crate::ppm::EventTimeContexts {
             order: &order[start.min(order.len())..end.min(order.len())],
             site,

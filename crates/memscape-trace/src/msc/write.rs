@@ -450,43 +450,7 @@ pub fn to_msc_bytes_with(
                 let times = quantized(times);
                 Ok(vec![with_shift(encode_event_times(&times, trace, level)?)])
             }
-            // Plus-base cannot be combined with a shift: free times delta-coded on their own.
-            None if shift > 0 => Ok(vec![
-                with_shift(encode_best(
-                    id::ALLOC_TIME,
-                    8,
-                    &quantized(&b.alloc_time_ns),
-                    &[XF_DELTA],
-                    None,
-                    level,
-                )?),
-                with_shift(encode_best(
-                    id::FREE_TIME,
-                    8,
-                    &quantized(&b.free_time_ns),
-                    &[XF_NONE, XF_ZIGZAG_DELTA],
-                    None,
-                    level,
-                )?),
-            ]),
-            None => Ok(vec![
-                encode_best(
-                    id::ALLOC_TIME,
-                    8,
-                    &b.alloc_time_ns,
-                    &[XF_DELTA],
-                    None,
-                    level,
-                )?,
-                encode_best(
-                    id::FREE_TIME,
-                    8,
-                    &b.free_time_ns,
-                    &[XF_PLUS_BASE],
-                    Some(b.alloc_time_ns.as_slice()),
-                    level,
-                )?,
-            ]),
+            None => block_time_sections(&b.alloc_time_ns, &b.free_time_ns, shift, level),
         }),
         Box::new(|| {
             let mut sections = vec![
@@ -562,6 +526,46 @@ pub fn to_msc_bytes_with(
     sections.push(meta_section(trace, level)?);
     progress(1.0);
     Ok(lay_out(&sections))
+}
+
+/// Per-block alloc and free times (sections 5 and 6), for traces whose block times are not
+/// their events' times.
+pub(super) fn block_time_sections(
+    alloc: &[u64],
+    free: &[u64],
+    shift: u8,
+    level: i32,
+) -> std::io::Result<Vec<Encoded>> {
+    if shift == 0 {
+        return Ok(vec![
+            encode_best(id::ALLOC_TIME, 8, alloc, &[XF_DELTA], None, level)?,
+            encode_best(id::FREE_TIME, 8, free, &[XF_PLUS_BASE], Some(alloc), level)?,
+        ]);
+    }
+    // Plus-base cannot be combined with a shift: free times delta-coded on their own.
+    let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
+    let mut sections = vec![
+        encode_best(
+            id::ALLOC_TIME,
+            8,
+            &quantized(alloc),
+            &[XF_DELTA],
+            None,
+            level,
+        )?,
+        encode_best(
+            id::FREE_TIME,
+            8,
+            &quantized(free),
+            &[XF_NONE, XF_ZIGZAG_DELTA],
+            None,
+            level,
+        )?,
+    ];
+    for s in &mut sections {
+        s.shift = shift;
+    }
+    Ok(sections)
 }
 
 /// The metadata section (JSON of the trace meta and the warning summary).
