@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod model;
 pub mod msc;
 mod msc_v1;
+pub mod parts;
 mod ppm;
 pub mod regions;
 pub mod sites;
@@ -32,6 +33,7 @@ use memscape_io::{Compression, InputError, Location};
 pub use builder::{MAX_SANE_SIZE, TraceBuilder};
 pub use model::{BlockColumns, CallTree, Frame, Trace, TraceFormat, TraceMeta};
 pub use msc::{from_msc_bytes, read_msc, to_msc_bytes, write_msc};
+pub use parts::{PartsError, TraceParts};
 
 use text::LineParser;
 
