@@ -138,9 +138,15 @@ pub struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// Any allocation trace memscape reads (`demo`, `demo:sqlite`: the embedded ones).
+    /// Any allocation trace memscape reads (`demo`, `demo:sqlite`: the embedded ones), or the
+    /// raw recording directory a failed `memscape record` kept.
     pub input: PathBuf,
     pub output: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
+
     /// Store the block columns uncompressed so that loading maps them in place (about 73 bytes
     /// per block on disk instead of ~1; for large traces opened again and again).
     #[arg(long)]
@@ -152,6 +158,10 @@ pub struct HeaptreeArgs {
     /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
     /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
     /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
     /// profiles: ns since the first (or their number).
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
@@ -407,6 +417,10 @@ pub enum ViewKindArg {
 pub struct RenderArgs {
     /// The input file; `demo` renders the embedded demo.
     pub file: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
     /// Which view to render.
     #[arg(long, value_enum, default_value = "alloc")]
     pub view: ViewKindArg,
@@ -774,6 +788,10 @@ pub enum AdapterArg {
 pub struct InfoArgs {
     /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
     #[command(flatten)]
     pub sites: SiteArgs,
     /// Print JSON instead of text.

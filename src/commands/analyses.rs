@@ -57,7 +57,24 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
-    let input = memscape_heap::report::load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
+    let path = crate::demo::resolve_path(&args.file)?;
+    let input = match (
+        &args.process,
+        memscape_heap::report::load_heap_input(&path)?,
+    ) {
+        (None, input) => input,
+        (Some(filter), HeapInput::Trace(trace)) => {
+            HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
+        }
+        (Some(_), HeapInput::Massif(_)) => anyhow::bail!(
+            "--process: {} is massif output, not a recording with processes",
+            path.display()
+        ),
+        (Some(_), HeapInput::Profile(_)) => anyhow::bail!(
+            "--process: {} is a heap profile, not a recording with processes",
+            path.display()
+        ),
+    };
     if args.leaks {
         let report = memscape_heap::report::leaks_input(&input, &options);
         if args.json {

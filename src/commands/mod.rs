@@ -89,13 +89,30 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         time_resolution_log2: args.time_resolution,
     })?;
     eprintln!(
-        "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}",
+        "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}{}",
         report.events,
         report.allocs,
         report.frees,
         report.processes.len(),
-        report.output.display()
+        report.output.display(),
+        if report.interrupted {
+            " (interrupted: everything up to the interrupt)"
+        } else {
+            ""
+        }
     );
+    if report.processes.len() > 1 {
+        for p in &report.processes {
+            eprintln!(
+                "  pid {:>7} ← {:<7} {:>9} events  {:<10} {}",
+                p.pid,
+                p.ppid,
+                p.events,
+                p.end.to_string(),
+                p.command_line
+            );
+        }
+    }
     // Pass the program's exit status through (128 + signal for a signal, as shells do).
     let code = match report.signal {
         Some(sig) => 128 + sig,

@@ -186,16 +186,21 @@ impl Engine {
     }
 
     /// Known-value count, total count and range of an attribute over every sample of a host.
-    fn value_range(&self, df: DataFrame, name: &str) -> Result<(u64, u64, Option<(f64, f64)>)> {
-        let df = df.aggregate(
-            vec![],
-            vec![
-                count(lit(1u8)).alias("n"),
-                count(ident(name)).alias("known"),
-                min(number(name)).alias("lo"),
-                max(number(name)).alias("hi"),
-            ],
-        )?;
+    fn value_range(
+        &self,
+        df: DataFrame,
+        name: &str,
+        numeric: bool,
+    ) -> Result<(u64, u64, Option<(f64, f64)>)> {
+        let mut aggregates = vec![
+            count(lit(1u8)).alias("n"),
+            count(ident(name)).alias("known"),
+        ];
+        if numeric {
+            aggregates.push(min(number(name)).alias("lo"));
+            aggregates.push(max(number(name)).alias("hi"));
+        }
+        let df = df.aggregate(vec![], aggregates)?;
         let (mut n, mut known, mut range) = (0, 0, None);
         for batch in self.collect(df)? {
             if batch.num_rows() == 0 {
@@ -203,7 +208,9 @@ impl Engine {
             }
             n = u64s(&batch, "n")?[0].unwrap_or(0);
             known = u64s(&batch, "known")?[0].unwrap_or(0);
-            if let (Some(lo), Some(hi)) = (f64s(&batch, "lo")?[0], f64s(&batch, "hi")?[0]) {
+            if numeric
+                && let (Some(lo), Some(hi)) = (f64s(&batch, "lo")?[0], f64s(&batch, "hi")?[0])
+            {
                 range = Some((lo, hi));
             }
         }
@@ -223,7 +230,7 @@ impl Engine {
         let (df, meta) = self.samples_frame(dataset, host)?;
         let (name, kind, ty) = attribute(&meta, attribute_name)?;
         let sel = selected_flag(selection_expr(&meta, selection)?)?;
-        let (n, known, range) = self.value_range(df.clone(), &name)?;
+        let (n, known, range) = self.value_range(df.clone(), &name, ty != "string")?;
         let unknown = n - known.min(n);
         let mut out = Vec::new();
         match kind {
@@ -400,8 +407,13 @@ impl Engine {
         selection: &[RangeSpec],
     ) -> Result<Vec<WindowScore>> {
         let (df, meta) = self.samples_frame(dataset, host)?;
-        let (name, _, _) = attribute(&meta, attribute_name)?;
-        let (_, _, range) = self.value_range(df.clone(), &name)?;
+        let (name, _, ty) = attribute(&meta, attribute_name)?;
+        if ty == "string" {
+            return Err(EngineError::Invalid(format!(
+                "window scores along {name:?}: the engine runs them along numeric attributes"
+            )));
+        }
+        let (_, _, range) = self.value_range(df.clone(), &name, true)?;
         let Some((lo, hi)) = range else {
             return Ok(Vec::new());
         };

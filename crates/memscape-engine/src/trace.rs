@@ -5,6 +5,8 @@
 //! `TraceHeap` counts them): a block is live at `p` when `alloc_event < p ≤ free_event`.
 //! Anonymous mappings (`flags & 8`) are not heap and are left out, as natively.
 
+use std::ops::Not;
+
 use datafusion::common::ScalarValue;
 use datafusion::functions_aggregate::expr_fn::{count, sum};
 use datafusion::logical_expr::{BinaryExpr, Operator};

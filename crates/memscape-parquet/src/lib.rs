@@ -11,6 +11,7 @@
 //! DIR/processes/host=H/part-0.parquet
 //! DIR/threads/host=H/part-0.parquet
 //! DIR/call_sites/host=H/part-0.parquet
+//! DIR/pools/host=H/part-0.parquet
 //! DIR/blocks/host=H/process=P/window=W/part-0.parquet   (W: alloc time / window_ns)
 //! DIR/events/host=H/process=P/window=W/part-0.parquet   (W: event time / window_ns)
 //! DIR/samples/host=H/window=W/part-0.parquet            (W: (time − time_min) / window)

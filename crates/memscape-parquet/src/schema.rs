@@ -82,7 +82,22 @@ pub fn processes() -> SchemaRef {
         u64f("events"),
         u64f("allocs"),
         u64f("frees"),
+        u64f("unknown_frees"),
         u64f("peak_live_bytes"),
+        u64f("peak_time_ns"),
+    ]))
+}
+
+/// `pools`: pools a custom allocator declared (`memscape.h`); `blocks.pool` is 1 + `pool`.
+pub fn pools() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        u32f("pool"),
+        strf("name"),
+        u32f("process"),
+        u64f("start"),
+        u64f("end"),
+        u64f("block_size"),
+        u64f("declared_ns"),
     ]))
 }
 

@@ -7,13 +7,21 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, StringArray, UInt8Array, UInt32Array, UInt64Array};
 use memscape_trace::model::BlockColumns;
+use memscape_trace::process::{Pool, Process, ProcessEnd};
 use memscape_trace::{Frame, Trace, TraceMeta, TraceParts};
 
 use crate::schema::{self, Columns, EVENT_ALLOC, EVENT_FREE};
 use crate::{DatasetKind, HostEntry, Manifest, Result, invalid, partition_dir, partition_files};
 
 /// The tables of a trace dataset.
-pub const TRACE_TABLES: [&str; 5] = ["blocks", "events", "processes", "threads", "call_sites"];
+pub const TRACE_TABLES: [&str; 6] = [
+    "blocks",
+    "events",
+    "processes",
+    "threads",
+    "call_sites",
+    "pools",
+];
 
 /// How to write a trace.
 #[derive(Debug, Clone)]
@@ -43,8 +51,35 @@ pub struct WriteSummary {
 
 /// The process, free site, freeing thread and pool of block `i`.
 fn block_extra(trace: &Trace, i: usize) -> (u32, u32, u32, u32) {
-    let _ = (trace, i);
-    (0, 0, 0, 0)
+    let b = &trace.blocks;
+    (b.process[i], b.free_site[i], b.free_thread[i], b.pool[i])
+}
+
+/// A process end as the `processes.end` column writes it.
+fn end_text(end: ProcessEnd) -> String {
+    match end {
+        ProcessEnd::Unknown => String::from("unknown"),
+        ProcessEnd::Exited { code } => format!("exit {code}"),
+        ProcessEnd::Signaled { signal } => format!("signal {signal}"),
+        ProcessEnd::Exec => String::from("exec"),
+        ProcessEnd::Running => String::from("running"),
+    }
+}
+
+fn parse_end(text: &str) -> Option<ProcessEnd> {
+    let number = |s: &str| s.trim().parse::<i32>().ok();
+    match text {
+        "unknown" => Some(ProcessEnd::Unknown),
+        "exec" => Some(ProcessEnd::Exec),
+        "running" => Some(ProcessEnd::Running),
+        _ => {
+            if let Some(code) = text.strip_prefix("exit ") {
+                number(code).map(|code| ProcessEnd::Exited { code })
+            } else {
+                number(text.strip_prefix("signal ")?).map(|signal| ProcessEnd::Signaled { signal })
+            }
+        }
+    }
 }
 
 /// Writes `trace` into the dataset at `dir` (created if missing) as host `options.host`,
@@ -224,24 +259,44 @@ fn strings(values: impl Iterator<Item = String>) -> ArrayRef {
 }
 
 fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
-    // Processes: a single-process trace is one process made from its metadata.
-    let m = &trace.meta;
     let path = partition_dir(dir, "processes", host, None, None).join("part-0.parquet");
+    let ps = &trace.processes;
+    let p64 = |f: &dyn Fn(&Process) -> u64| -> ArrayRef {
+        Arc::new(UInt64Array::from_iter_values(ps.iter().map(f)))
+    };
+    let p32 = |f: &dyn Fn(&Process) -> u32| -> ArrayRef {
+        Arc::new(UInt32Array::from_iter_values(ps.iter().map(f)))
+    };
     let columns: Vec<ArrayRef> = vec![
-        Arc::new(UInt32Array::from(vec![0u32])),
-        Arc::new(UInt32Array::from(vec![0u32])),
-        Arc::new(UInt32Array::from(vec![0u32])),
-        strings(std::iter::once(m.command_line.clone())),
-        strings(std::iter::once(String::new())),
-        Arc::new(UInt64Array::from(vec![0u64])),
-        Arc::new(UInt64Array::from(vec![m.end_time_ns])),
-        strings(std::iter::once(String::from("unknown"))),
-        Arc::new(UInt64Array::from(vec![m.events])),
-        Arc::new(UInt64Array::from(vec![m.allocs])),
-        Arc::new(UInt64Array::from(vec![m.frees])),
-        Arc::new(UInt64Array::from(vec![m.peak_live_bytes])),
+        Arc::new(UInt32Array::from_iter_values(0..ps.len() as u32)),
+        p32(&|p| p.pid),
+        p32(&|p| p.parent_pid),
+        strings(ps.iter().map(|p| p.command_line.clone())),
+        strings(ps.iter().map(|p| p.executable.clone())),
+        p64(&|p| p.start_ns),
+        p64(&|p| p.end_ns),
+        strings(ps.iter().map(|p| end_text(p.end))),
+        p64(&|p| p.events),
+        p64(&|p| p.allocs),
+        p64(&|p| p.frees),
+        p64(&|p| p.unknown_frees),
+        p64(&|p| p.peak_live_bytes),
+        p64(&|p| p.peak_time_ns),
     ];
     schema::write_batch(&path, &schema::batch(&path, schema::processes(), columns)?)?;
+
+    let path = partition_dir(dir, "pools", host, None, None).join("part-0.parquet");
+    let pools = &trace.pools;
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(UInt32Array::from_iter_values(0..pools.len() as u32)),
+        strings(pools.iter().map(|p| p.name.clone())),
+        Arc::new(UInt32Array::from_iter_values(pools.iter().map(|p| p.process))),
+        Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.start))),
+        Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.end))),
+        Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.block_size))),
+        Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.declared_ns))),
+    ];
+    schema::write_batch(&path, &schema::batch(&path, schema::pools(), columns)?)?;
 
     let path = partition_dir(dir, "threads", host, None, None).join("part-0.parquet");
     let t = trace.threads.len() as u32;
@@ -253,7 +308,9 @@ fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
                 .iter()
                 .map(|&id| trace.strings.get(id).to_owned()),
         ),
-        Arc::new(UInt32Array::from_iter_values((0..t).map(|_| 0))),
+        Arc::new(UInt32Array::from_iter_values(
+            (0..t as usize).map(|i| trace.thread_process.get(i).copied().unwrap_or(0)),
+        )),
     ];
     schema::write_batch(&path, &schema::batch(&path, schema::threads(), columns)?)?;
 
@@ -274,7 +331,7 @@ fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
         )),
     ];
     schema::write_batch(&path, &schema::batch(&path, schema::call_sites(), columns)?)?;
-    Ok(3)
+    Ok(4)
 }
 
 /// Interns strings for the trace being read.
@@ -349,13 +406,13 @@ pub fn read_trace(dir: &Path, host: Option<&str>) -> Result<Trace> {
     }
     let (call_parent, frames) = nodes.into_iter().map(|(_, p, f)| (p, f)).unzip();
 
-    let mut thread_rows: Vec<(u32, u32)> = Vec::new();
+    let mut thread_rows: Vec<(u32, u32, u32)> = Vec::new();
     for file in partition_files(dir, "threads", Some(&host))? {
         for batch in schema::read_file(&file.path)? {
             let c = Columns::new(&file.path, &batch);
-            let (thread, name) = (c.u32("thread")?, c.str("name")?);
+            let (thread, name, process) = (c.u32("thread")?, c.str("name")?, c.u32("process")?);
             for r in 0..batch.num_rows() {
-                thread_rows.push((thread[r], interner.id(name[r])));
+                thread_rows.push((thread[r], interner.id(name[r]), process[r]));
             }
         }
     }
@@ -368,6 +425,8 @@ pub fn read_trace(dir: &Path, host: Option<&str>) -> Result<Trace> {
         return Err(invalid(dir, "threads: thread ids are not 0, 1, 2, …"));
     }
 
+    let processes = read_processes(dir, &host)?;
+    let pools = read_pools(dir, &host)?;
     let blocks = read_blocks(dir, &host, entry.rows)?;
     let parts = TraceParts {
         meta: Some(meta),
@@ -375,10 +434,85 @@ pub fn read_trace(dir: &Path, host: Option<&str>) -> Result<Trace> {
         strings: interner.strings,
         call_parent,
         frames,
-        threads: thread_rows.into_iter().map(|t| t.1).collect(),
+        threads: thread_rows.iter().map(|t| t.1).collect(),
+        thread_process: thread_rows.iter().map(|t| t.2).collect(),
+        processes,
+        pools,
         warnings: Default::default(),
     };
     Trace::from_parts(parts).map_err(|e| invalid(dir, format!("host {host:?}: {e}")))
+}
+
+fn read_processes(dir: &Path, host: &str) -> Result<Vec<Process>> {
+    let mut rows: Vec<(u32, Process)> = Vec::new();
+    for file in partition_files(dir, "processes", Some(host))? {
+        for batch in schema::read_file(&file.path)? {
+            let c = Columns::new(&file.path, &batch);
+            let (id, pid, ppid) = (c.u32("process")?, c.u32("pid")?, c.u32("parent_pid")?);
+            let (cmd, exe, end) = (c.str("command_line")?, c.str("executable")?, c.str("end")?);
+            let u = |name| c.u64(name);
+            let (start, stop, events) = (u("start_ns")?, u("end_ns")?, u("events")?);
+            let (allocs, frees, unknown) = (u("allocs")?, u("frees")?, u("unknown_frees")?);
+            let (peak, peak_time) = (u("peak_live_bytes")?, u("peak_time_ns")?);
+            for r in 0..batch.num_rows() {
+                let end = parse_end(end[r])
+                    .ok_or_else(|| invalid(&file.path, format!("process end {:?}", end[r])))?;
+                rows.push((
+                    id[r],
+                    Process {
+                        pid: pid[r],
+                        parent_pid: ppid[r],
+                        command_line: cmd[r].to_owned(),
+                        executable: exe[r].to_owned(),
+                        start_ns: start[r],
+                        end_ns: stop[r],
+                        end,
+                        events: events[r],
+                        allocs: allocs[r],
+                        frees: frees[r],
+                        unknown_frees: unknown[r],
+                        peak_live_bytes: peak[r],
+                        peak_time_ns: peak_time[r],
+                    },
+                ));
+            }
+        }
+    }
+    rows.sort_by_key(|r| r.0);
+    if rows.iter().enumerate().any(|(i, r)| r.0 as usize != i) {
+        return Err(invalid(dir, "processes: process ids are not 0, 1, 2, …"));
+    }
+    Ok(rows.into_iter().map(|r| r.1).collect())
+}
+
+fn read_pools(dir: &Path, host: &str) -> Result<Vec<Pool>> {
+    let mut rows: Vec<(u32, Pool)> = Vec::new();
+    for file in partition_files(dir, "pools", Some(host))? {
+        for batch in schema::read_file(&file.path)? {
+            let c = Columns::new(&file.path, &batch);
+            let (id, name, process) = (c.u32("pool")?, c.str("name")?, c.u32("process")?);
+            let (start, end) = (c.u64("start")?, c.u64("end")?);
+            let (size, declared) = (c.u64("block_size")?, c.u64("declared_ns")?);
+            for r in 0..batch.num_rows() {
+                rows.push((
+                    id[r],
+                    Pool {
+                        name: name[r].to_owned(),
+                        process: process[r],
+                        start: start[r],
+                        end: end[r],
+                        block_size: size[r],
+                        declared_ns: declared[r],
+                    },
+                ));
+            }
+        }
+    }
+    rows.sort_by_key(|r| r.0);
+    if rows.iter().enumerate().any(|(i, r)| r.0 as usize != i) {
+        return Err(invalid(dir, "pools: pool ids are not 0, 1, 2, …"));
+    }
+    Ok(rows.into_iter().map(|r| r.1).collect())
 }
 
 fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
@@ -398,7 +532,7 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
         ));
     }
     let mut c64 = vec![vec![0u64; n]; 8];
-    let mut c32 = vec![vec![0u32; n]; 2];
+    let mut c32 = vec![vec![0u32; n]; 6];
     let mut flags = vec![0u8; n];
     let mut seen = vec![false; n];
     const U64S: [&str; 8] = [
@@ -420,6 +554,11 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
                 .map(|name| c.u64(name))
                 .collect::<Result<Vec<_>>>()?;
             let (thread, site, fl) = (c.u32("thread")?, c.u32("site")?, c.u8("flags")?);
+            let (free_site, free_thread, pool) =
+                (c.u32("free_site")?, c.u32("free_thread")?, c.u32("pool")?);
+            let process = file
+                .process
+                .ok_or_else(|| invalid(&file.path, "not under a process=P directory"))?;
             for r in 0..batch.num_rows() {
                 let i = usize::try_from(ids[r]).unwrap_or(usize::MAX);
                 if i >= n || std::mem::replace(&mut seen[i], true) {
@@ -433,6 +572,10 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
                 }
                 c32[0][i] = thread[r];
                 c32[1][i] = site[r];
+                c32[2][i] = process;
+                c32[3][i] = free_site[r];
+                c32[4][i] = free_thread[r];
+                c32[5][i] = pool[r];
                 flags[i] = fl[r];
             }
         }
@@ -453,6 +596,10 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
         thread: next32(),
         site: next32(),
         flags: flags.into(),
+        process: next32(),
+        free_site: next32(),
+        free_thread: next32(),
+        pool: next32(),
     })
 }
 

@@ -75,6 +75,8 @@ out["events_unique"] = len(set(ev)) == len(ev)
 out["sites"] = sites.num_rows
 out["threads"] = threads.num_rows
 out["processes"] = procs.num_rows
+out["process_partitions"] = sorted(set(blocks["process"].to_pylist()))
+out["pools"] = ds.dataset(root + "/pools", format="parquet", partitioning="hive").to_table().num_rows
 out["schema"] = {f.name: str(f.type) for f in blocks.schema}
 # Block with the largest request: its site's function through the call_sites table.
 i = pc.index(blocks["requested_size"], pc.max(blocks["requested_size"])).as_py()
@@ -114,6 +116,9 @@ fn check_trace(trace: &Trace, label: &str) {
     let mut meta = trace.meta.clone();
     meta.source = back.meta.source.clone();
     assert_eq!(meta, back.meta, "{label}: meta");
+    assert_eq!(trace.processes, back.processes, "{label}: processes");
+    assert_eq!(trace.thread_process, back.thread_process, "{label}: threads' processes");
+    assert_eq!(trace.pools, back.pools, "{label}: pools");
 
     // pyarrow reads the same dataset.
     let py = pyarrow(TRACE_ORACLE, &[dir.path().to_str().unwrap()]);
@@ -136,7 +141,10 @@ fn check_trace(trace: &Trace, label: &str) {
     assert_eq!(py["end_heap"], end_heap, "{label}");
     assert_eq!(py["sites"], trace.call_tree.len() as u64, "{label}");
     assert_eq!(py["threads"], trace.threads.len() as u64, "{label}");
-    assert_eq!(py["processes"], 1, "{label}");
+    assert_eq!(py["processes"], trace.processes.len() as u64, "{label}");
+    let with_blocks: std::collections::BTreeSet<u32> = trace.blocks.process.iter().copied().collect();
+    assert_eq!(py["process_partitions"], serde_json::json!(with_blocks), "{label}");
+    assert_eq!(py["pools"], trace.pools.len() as u64, "{label}");
     assert_eq!(py["schema"]["address"], "uint64", "{label}");
     assert_eq!(py["schema"]["flags"], "uint8", "{label}");
     let largest = (0..trace.blocks.len())
@@ -158,6 +166,49 @@ fn recorded_trace_round_trips_and_pyarrow_reads_it() {
     let trace = memscape_trace::load(&repo().join("assets/demo/kvstore.msc")).unwrap();
     assert!(trace.blocks.len() > 1000);
     check_trace(&trace, "kvstore.msc");
+}
+
+#[test]
+fn pool_demo_round_trips_with_pools_and_free_sites() {
+    let trace = memscape_trace::load(&repo().join("assets/demo/pools.msc")).unwrap();
+    assert!(!trace.pools.is_empty());
+    assert!(trace.blocks.free_site.iter().any(|&s| s != 0));
+    check_trace(&trace, "pools.msc");
+}
+
+/// The recorded trace cut into three processes (each block's process by its thread), so that
+/// blocks land in several `process=P` partitions.
+#[test]
+fn several_processes_land_in_their_partitions() {
+    use memscape_trace::process::Process;
+    let trace = memscape_trace::load(&repo().join("assets/demo/kvstore.msc")).unwrap();
+    let threads = trace.threads.len() as u32;
+    let thread_process: Vec<u32> = (0..threads).map(|t| t % 3).collect();
+    let mut blocks = trace.blocks.clone();
+    let process: Vec<u32> = blocks.thread.iter().map(|&t| t % 3).collect();
+    blocks.process = process.into();
+    let parts = memscape_trace::TraceParts {
+        meta: Some(trace.meta.clone()),
+        blocks,
+        strings: trace.strings.iter().map(str::to_owned).collect(),
+        call_parent: trace.call_tree.parent.clone(),
+        frames: trace.call_tree.frames.clone(),
+        threads: trace.threads.clone(),
+        thread_process,
+        processes: (0..3)
+            .map(|p| Process {
+                pid: 100 + p,
+                parent_pid: if p == 0 { 1 } else { 100 },
+                command_line: format!("kvstore --shard {p}"),
+                ..Process::default()
+            })
+            .collect(),
+        pools: Vec::new(),
+        warnings: Default::default(),
+    };
+    let trace = Trace::from_parts(parts).unwrap();
+    assert!(trace.blocks.process.iter().any(|&p| p == 2));
+    check_trace(&trace, "kvstore in three processes");
 }
 
 #[test]

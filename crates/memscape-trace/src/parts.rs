@@ -5,6 +5,7 @@
 use memscape_io::Warnings;
 
 use crate::model::{BlockColumns, CallTree, Frame, Strings, Trace, TraceMeta};
+use crate::process::{Pool, Process};
 
 /// Everything a [`Trace`] holds, as plain vectors.
 #[derive(Debug, Clone, Default)]
@@ -18,6 +19,11 @@ pub struct TraceParts {
     pub frames: Vec<Frame>,
     /// Thread names as string ids.
     pub threads: Vec<u32>,
+    /// The process of each thread (empty: every thread in process 0).
+    pub thread_process: Vec<u32>,
+    /// Process images (empty: one made from the metadata).
+    pub processes: Vec<Process>,
+    pub pools: Vec<Pool>,
     pub warnings: Warnings,
 }
 
@@ -39,8 +45,10 @@ pub enum PartsError {
     },
     #[error("call-tree node {0}: parent not before it, or a string id out of range")]
     Node(usize),
-    #[error("thread {0}: name string id out of range")]
+    #[error("thread {0}: name string id or process out of range")]
     Thread(usize),
+    #[error("pool {0}: process out of range or start after end")]
+    Pool(usize),
 }
 
 impl Trace {
@@ -54,9 +62,33 @@ impl Trace {
             mut call_parent,
             mut frames,
             threads,
+            mut thread_process,
+            mut processes,
+            pools,
             warnings,
         } = parts;
         let meta = meta.ok_or(PartsError::NoMeta)?;
+        if processes.is_empty() {
+            processes.push(Process::from_meta(&meta));
+        }
+        if thread_process.is_empty() {
+            thread_process = vec![0; threads.len()];
+        }
+        let n_processes = processes.len() as u64;
+        if let Some(t) = (0..threads.len().max(thread_process.len())).find(|&t| {
+            thread_process
+                .get(t)
+                .is_none_or(|&p| u64::from(p) >= n_processes)
+                || t >= threads.len()
+        }) {
+            return Err(PartsError::Thread(t));
+        }
+        if let Some(p) = pools
+            .iter()
+            .position(|p| u64::from(p.process) >= n_processes || p.start > p.end)
+        {
+            return Err(PartsError::Pool(p));
+        }
         if strings.first().is_none_or(|s| !s.is_empty()) {
             strings.insert(0, String::new());
         }
@@ -114,6 +146,9 @@ impl Trace {
             strings: Strings::from_vec(strings),
             call_tree: CallTree::from_columns(call_parent, frames),
             threads,
+            thread_process,
+            processes,
+            pools,
             warnings,
             event_order_cache: Default::default(),
         })
