@@ -251,6 +251,7 @@ pub struct ExportArgs {
 
 /// `memscape index DATASET/`: the engine's aggregations of a Parquet dataset, as JSON.
 #[derive(Debug, Args)]
+#[cfg_attr(not(feature = "engine"), allow(dead_code))]
 pub struct IndexArgs {
     /// A dataset directory written by `memscape export --to parquet`.
     pub dataset: PathBuf,
@@ -261,7 +262,8 @@ pub struct IndexArgs {
     /// The host partition to aggregate (default: the only one).
     #[arg(long)]
     pub host: Option<String>,
-    /// Traces: points of the heap-size series, evenly spaced over the events.
+    /// Traces: points of the heap-size series, evenly spaced over the events (and windows of
+    /// the size-class bins: occupancy, live blocks, events and waste per bin).
     #[arg(long, default_value_t = 100)]
     pub points: usize,
     /// Traces: the live heap by call site after this many events (default: the peak).

@@ -31,7 +31,7 @@ fn ok(cmd: &mut Command) -> Vec<u8> {
 }
 
 #[test]
-fn a_trace_exported_to_parquet_opens_as_the_same_picture_and_indexes() {
+fn a_trace_exported_to_parquet_opens_as_the_same_picture() {
     let dir = scratch("kvstore");
     ok(memscape()
         .args(["export", "demo", "--to", "parquet", "--windows", "6", "-o"])
@@ -55,8 +55,16 @@ fn a_trace_exported_to_parquet_opens_as_the_same_picture_and_indexes() {
         std::fs::read(&b).unwrap(),
         "the Parquet dataset draws a different allocation map"
     );
+}
 
-    // `index` on embedded DataFusion: the heap at the peak is the trace's peak.
+/// `index` on embedded DataFusion: the heap at the peak is the trace's peak.
+#[cfg(feature = "engine")]
+#[test]
+fn a_trace_exported_to_parquet_indexes_on_the_engine() {
+    let dir = scratch("kvstore-index");
+    ok(memscape()
+        .args(["export", "demo", "--to", "parquet", "--windows", "6", "-o"])
+        .arg(&dir));
     let info: serde_json::Value =
         serde_json::from_slice(&ok(memscape().args(["info", "demo", "--json"]))).unwrap();
     let index: serde_json::Value = serde_json::from_slice(&ok(memscape()
@@ -75,8 +83,78 @@ fn a_trace_exported_to_parquet_opens_as_the_same_picture_and_indexes() {
     assert_eq!(at_peak, info["peak_live_bytes"].as_u64().unwrap());
     let last = index["heap_series"][9][1].as_u64().unwrap();
     assert_eq!(last, info["end_live_bytes"].as_u64().unwrap());
+    // Every event falls in one window of one size-class bin.
+    let bins = index["size_class_bins"].as_array().unwrap();
+    assert!(bins.len() > 3);
+    let events: u64 = bins
+        .iter()
+        .flat_map(|b| b["events"].as_array().unwrap())
+        .map(|e| e.as_u64().unwrap())
+        .sum();
+    assert_eq!(events, index["events"].as_u64().unwrap());
 }
 
+#[test]
+fn samples_exported_to_parquet_draw_the_same_histograms() {
+    let lulesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+    let dir = scratch("lulesh-render");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "5", "-o"])
+        .arg(&dir));
+    let (a, b) = (scratch("samples.png"), scratch("samples-parquet.png"));
+    for (input, png) in [(lulesh.join("samples.out"), &a), (dir.clone(), &b)] {
+        ok(memscape()
+            .arg("render")
+            .arg(input)
+            .args([
+                "--view",
+                "histograms",
+                "--select",
+                "latency=100..",
+                "--width",
+                "480",
+            ])
+            .args(["--height", "300", "--out"])
+            .arg(png));
+    }
+    assert_eq!(
+        std::fs::read(&a).unwrap(),
+        std::fs::read(&b).unwrap(),
+        "the Parquet dataset draws different histograms"
+    );
+}
+
+/// Bad input: no -o, a broken dataset, an unknown format, are errors that say what is wrong.
+#[test]
+fn parquet_export_and_reading_errors_are_clear() {
+    let out = memscape()
+        .args(["export", "demo", "--to", "parquet"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs -o DIR"));
+    let dir = scratch("broken");
+    ok(memscape()
+        .args(["export", "demo", "--to", "parquet", "--windows", "2", "-o"])
+        .arg(&dir));
+    let threads = dir.join("threads/host=local/part-0.parquet");
+    std::fs::write(&threads, b"PAR1 not really").unwrap();
+    let out = memscape()
+        .arg("render")
+        .arg(&dir)
+        .args(["--view", "alloc", "--out"])
+        .arg(scratch("broken.png"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("threads/host=local/part-0.parquet"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[cfg(feature = "engine")]
 #[test]
 fn samples_exported_to_parquet_index_like_the_samples_command() {
     let lulesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! engine_bench gen-trace EVENTS DIR        # DIR/trace.msc and DIR/parquet (16 windows)
-//! engine_bench native-trace DIR            # load .msc, heap-size series (100 points), heap at the peak
+//! engine_bench native-trace DIR            # load .msc, heap-size series (100 points), heap at the peak, size-class bins over 256 windows
 //! engine_bench engine-trace DIR [SPEC]     # the same on the engine (SPEC: embedded, standalone:N)
 //! engine_bench gen-samples N DIR           # LULESH samples replicated to N rows, DIR/parquet
 //! engine_bench native-samples DIR          # read the Parquet natively; resources, histograms, offenders, windows
@@ -15,10 +15,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use memscape_engine::bins::BinKey;
 use memscape_engine::{Engine, EngineSpec};
 use memscape_heap::{GroupKey, TraceHeap};
 use memscape_samples::{ColumnData, Metric, OffenderKey, Samples};
 use memscape_topology::{ResourceKind, Topology};
+use memscape_trace::bins::{BinBy, Bins, SizeClasses};
+use memscape_trace::metrics::{BinMetrics, TimeAxis};
 use memscape_trace::{Frame, TraceBuilder, TraceFormat};
 
 fn peak_rss_mib() -> f64 {
@@ -142,12 +145,24 @@ fn native_trace(dir: &Path) {
     let series = heap.heap_series(&points);
     let peak = heap.peak_point();
     let sizes = heap.sizes_at(peak);
+    // Size-class bins over 256 windows of the event axis.
+    let bins = Bins::new(&trace, BinBy::SizeClass(SizeClasses::PowerOfTwo));
+    let metrics = BinMetrics::compute(&trace, &bins);
+    let events = trace.event_order().len() as u64;
+    let occupied: u64 = (0..bins.bins.len())
+        .map(|i| {
+            metrics
+                .sample(i, TimeAxis::EventIndex, 0, events, 256)
+                .occupancy[128]
+        })
+        .sum();
     report(
         &format!(
-            "native: {} blocks, series max {} B, peak {} B",
+            "native: {} blocks, series max {} B, peak {} B, bins {} B at the middle",
             trace.blocks.len(),
             series.iter().map(|p| p.1).max().unwrap_or(0),
-            sizes.bytes[0]
+            sizes.bytes[0],
+            occupied
         ),
         start,
     );
@@ -163,12 +178,24 @@ fn engine_trace(dir: &Path, spec: &str) {
     let meta = &ds.manifest.hosts["local"].meta;
     let peak = meta["peak_event"].as_u64().unwrap_or(0) + 1;
     let sites = engine.live_by_site(&ds, None, peak).unwrap();
+    let bins = engine
+        .bin_windows(
+            &ds,
+            None,
+            &BinKey::SizePow2,
+            TimeAxis::EventIndex,
+            0,
+            events,
+            256,
+        )
+        .unwrap();
     report(
         &format!(
-            "engine {spec}: series max {} B, peak {} B in {} sites",
+            "engine {spec}: series max {} B, peak {} B in {} sites, bins {} B at the middle",
             series.iter().map(|p| p.1).max().unwrap_or(0),
             sites.iter().map(|s| s.bytes).sum::<u64>(),
-            sites.len()
+            sites.len(),
+            bins.iter().map(|b| b.occupancy[128]).sum::<u64>()
         ),
         start,
     );

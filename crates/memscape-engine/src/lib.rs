@@ -11,6 +11,7 @@
 //! Entry points: [`Engine::embedded`], [`Engine::connect`], [`Engine::open`], then
 //! [`trace`]'s and [`samples`]'s queries on the [`Dataset`].
 
+pub mod bins;
 pub mod samples;
 pub mod trace;
 

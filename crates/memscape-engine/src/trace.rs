@@ -24,7 +24,7 @@ pub struct SiteTotal {
     pub blocks: u64,
 }
 
-fn flag_set(flag: u8) -> Expr {
+pub(crate) fn flag_set(flag: u8) -> Expr {
     Expr::BinaryExpr(BinaryExpr::new(
         Box::new(col("flags")),
         Operator::BitwiseAnd,
@@ -33,13 +33,13 @@ fn flag_set(flag: u8) -> Expr {
     .not_eq(lit(ScalarValue::UInt8(Some(0))))
 }
 
-fn u64_lit(v: u64) -> Expr {
+pub(crate) fn u64_lit(v: u64) -> Expr {
     lit(ScalarValue::UInt64(Some(v)))
 }
 
 /// `#{points ≤ e}` for sorted, distinct `points`, as a balanced tree of CASE expressions (depth
 /// log₂ of the number of points, so one scan buckets every row against every point).
-fn rank_expr(e: &Expr, points: &[u64], offset: u64) -> Result<Expr> {
+pub(crate) fn rank_expr(e: &Expr, points: &[u64], offset: u64) -> Result<Expr> {
     if points.is_empty() {
         return Ok(u64_lit(offset));
     }

@@ -180,6 +180,66 @@ fn check_trace(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace, label: 
     }
 }
 
+/// Every bin's occupancy, live blocks, events and waste over windows, both time axes, three
+/// ways of binning, against `BinMetrics::sample`.
+fn check_bins(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace, label: &str) {
+    use memscape_engine::bins::BinKey;
+    use memscape_trace::bins::{BinBy, Bins, SizeClasses};
+    use memscape_trace::metrics::{BinMetrics, TimeAxis};
+    let b = &trace.blocks;
+    let events = trace.event_order().len() as u64;
+    let end_ns = b.free_time_ns.iter().chain(&b.alloc_time_ns).max().unwrap() + 1;
+    let bounds = vec![64, 1024, 65536];
+    for (key, by) in [
+        (BinKey::Thread, BinBy::Thread),
+        (BinKey::SizePow2, BinBy::SizeClass(SizeClasses::PowerOfTwo)),
+        (
+            BinKey::SizeBoundaries(bounds.clone()),
+            BinBy::SizeClass(SizeClasses::Boundaries(bounds.clone())),
+        ),
+    ] {
+        let bins = Bins::new(trace, by);
+        let metrics = BinMetrics::compute(trace, &bins);
+        for (axis, t0, t1) in [
+            (TimeAxis::EventIndex, 0, events),
+            (TimeAxis::EventIndex, events / 3, events / 2),
+            (TimeAxis::WallNs, 0, end_ns),
+        ] {
+            let got = engine
+                .bin_windows(ds, Some(host), &key, axis, t0, t1, 23)
+                .unwrap();
+            let what = format!("{label}: {key:?} {axis:?} {t0}..{t1}");
+            if key == BinKey::SizePow2 {
+                assert_eq!(got.len(), bins.bins.len(), "{what}");
+            }
+            assert!(got.len() > 1 || bins.bins.len() == 1, "{what}");
+            let mut seen = vec![false; bins.bins.len()];
+            for (i, w) in got.iter().enumerate() {
+                let bin = if key == BinKey::SizePow2 {
+                    i
+                } else {
+                    w.key as usize
+                };
+                seen[bin] = true;
+                let n = metrics.sample(bin, axis, t0, t1, 23);
+                assert_eq!(w.start, n.start, "{what} bin {bin}");
+                assert_eq!(w.occupancy, n.occupancy, "{what} bin {bin}");
+                assert_eq!(w.live_blocks, n.live_blocks, "{what} bin {bin}");
+                assert_eq!(w.events, n.events, "{what} bin {bin}");
+                assert_eq!(w.waste, n.waste, "{what} bin {bin}");
+            }
+            // Bins the engine does not return have no blocks.
+            for (bin, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
+                assert_eq!(bins.bins[bin].blocks, 0, "{what} bin {bin}");
+            }
+            assert!(
+                got.iter().any(|w| w.occupancy.iter().any(|&o| o > 0)),
+                "{what}"
+            );
+        }
+    }
+}
+
 fn traces() -> Vec<(Trace, &'static str)> {
     vec![
         (
@@ -206,6 +266,7 @@ fn recorded_traces_on_embedded_datafusion_equal_memscape_heap() {
     let ds = engine.open(dir.path()).unwrap();
     for (trace, host) in &traces {
         check_trace(&engine, &ds, host, trace, host);
+        check_bins(&engine, &ds, host, trace, host);
     }
     assert!(
         engine.heap_series(&ds, None, &[1]).is_err(),

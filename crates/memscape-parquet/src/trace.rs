@@ -290,11 +290,17 @@ fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
     let columns: Vec<ArrayRef> = vec![
         Arc::new(UInt32Array::from_iter_values(0..pools.len() as u32)),
         strings(pools.iter().map(|p| p.name.clone())),
-        Arc::new(UInt32Array::from_iter_values(pools.iter().map(|p| p.process))),
+        Arc::new(UInt32Array::from_iter_values(
+            pools.iter().map(|p| p.process),
+        )),
         Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.start))),
         Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.end))),
-        Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.block_size))),
-        Arc::new(UInt64Array::from_iter_values(pools.iter().map(|p| p.declared_ns))),
+        Arc::new(UInt64Array::from_iter_values(
+            pools.iter().map(|p| p.block_size),
+        )),
+        Arc::new(UInt64Array::from_iter_values(
+            pools.iter().map(|p| p.declared_ns),
+        )),
     ];
     schema::write_batch(&path, &schema::batch(&path, schema::pools(), columns)?)?;
 

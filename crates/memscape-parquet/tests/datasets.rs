@@ -117,7 +117,10 @@ fn check_trace(trace: &Trace, label: &str) {
     meta.source = back.meta.source.clone();
     assert_eq!(meta, back.meta, "{label}: meta");
     assert_eq!(trace.processes, back.processes, "{label}: processes");
-    assert_eq!(trace.thread_process, back.thread_process, "{label}: threads' processes");
+    assert_eq!(
+        trace.thread_process, back.thread_process,
+        "{label}: threads' processes"
+    );
     assert_eq!(trace.pools, back.pools, "{label}: pools");
 
     // pyarrow reads the same dataset.
@@ -142,8 +145,13 @@ fn check_trace(trace: &Trace, label: &str) {
     assert_eq!(py["sites"], trace.call_tree.len() as u64, "{label}");
     assert_eq!(py["threads"], trace.threads.len() as u64, "{label}");
     assert_eq!(py["processes"], trace.processes.len() as u64, "{label}");
-    let with_blocks: std::collections::BTreeSet<u32> = trace.blocks.process.iter().copied().collect();
-    assert_eq!(py["process_partitions"], serde_json::json!(with_blocks), "{label}");
+    let with_blocks: std::collections::BTreeSet<u32> =
+        trace.blocks.process.iter().copied().collect();
+    assert_eq!(
+        py["process_partitions"],
+        serde_json::json!(with_blocks),
+        "{label}"
+    );
     assert_eq!(py["pools"], trace.pools.len() as u64, "{label}");
     assert_eq!(py["schema"]["address"], "uint64", "{label}");
     assert_eq!(py["schema"]["flags"], "uint8", "{label}");
