@@ -37,7 +37,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         "objects" => true,
         other => anyhow::bail!("--metric {other:?}: expected bytes or objects"),
     };
-    let input = load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
+    let input = load_heap_input(&memscape_views::demo::resolve_path(&args.file)?)?;
     let heap = heap_at(&input, &options)?;
     let bytes = match format {
         ExportFormat::Pprof => pprof(&heap),
@@ -57,10 +57,10 @@ fn parquet(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         .out
         .as_ref()
         .context("--to parquet needs -o DIR (the dataset directory)")?;
-    let path = crate::demo::resolve_path(&args.file)?;
+    let path = memscape_views::demo::resolve_path(&args.file)?;
     let bytes = memscape_io::read_input(&path)?;
     let name = path.display().to_string();
-    let summary = if crate::data::is_samples(&bytes) {
+    let summary = if memscape_views::dataset::is_samples(&bytes) {
         let samples = memscape_samples::parse_samples(&bytes, &name, Default::default())?;
         let options = memscape_parquet::samples::SamplesWriteOptions {
             host: args.host.clone(),
