@@ -215,7 +215,7 @@ fn several_processes_land_in_their_partitions() {
         warnings: Default::default(),
     };
     let trace = Trace::from_parts(parts).unwrap();
-    assert!(trace.blocks.process.iter().any(|&p| p == 2));
+    assert!(trace.blocks.process.contains(&2));
     check_trace(&trace, "kvstore in three processes");
 }
 
