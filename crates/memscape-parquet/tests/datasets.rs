@@ -2,45 +2,13 @@
 //! column) and by pyarrow as the independent oracle (Hive partitions, counts, sums, schemas).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use memscape_parquet::samples::SamplesWriteOptions;
 use memscape_parquet::trace::TraceWriteOptions;
 use memscape_parquet::{read_samples, read_trace, write_samples, write_trace};
 use memscape_trace::Trace;
 
-fn repo() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    dir.canonicalize().unwrap_or(dir)
-}
-
-fn shared_data() -> PathBuf {
-    repo().join("../shared/data")
-}
-
-/// Runs a pyarrow script; a missing module fails the test naming the pip package.
-fn pyarrow(script: &str, args: &[&str]) -> serde_json::Value {
-    let venv = repo().join("target/oracles/bin/python3");
-    let python = if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    };
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 is needed for the pyarrow oracle (scripts/install-deps.sh test)");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("MISSING-MODULE"),
-        "oracle missing: {stderr}; run scripts/install-deps.sh test (pip install pyarrow)"
-    );
-    assert!(out.status.success(), "pyarrow oracle failed: {stderr}");
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+mod common;
+use common::{pyarrow, repo, shared_data};
 
 const TRACE_ORACLE: &str = r#"
 import sys, json

@@ -5,39 +5,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use memscape_parquet::samples::SamplesWriteOptions;
 use memscape_parquet::trace::TraceWriteOptions;
 use memscape_parquet::{read_trace, write_samples, write_trace};
 
-fn repo() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    dir.canonicalize().unwrap_or(dir)
-}
-
-fn python(script: &str, args: &[&Path]) -> serde_json::Value {
-    let venv = repo().join("target/oracles/bin/python3");
-    let python = if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    };
-    let out = Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 is needed for the pyarrow oracle (scripts/install-deps.sh test)");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("MISSING-MODULE"),
-        "oracle missing: {stderr}; run scripts/install-deps.sh test (pip install pyarrow)"
-    );
-    assert!(out.status.success(), "pyarrow failed: {stderr}");
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+mod common;
+use common::{pyarrow as python, repo};
 
 const SCHEMAS: &str = r#"
 import sys, json, os
@@ -181,13 +156,13 @@ fn foreign_or_broken_parquet_is_a_clear_error() {
 
     // Rewritten by pyarrow with its default codec (snappy), then gzip and lz4: the same trace.
     for codec in ["snappy", "gzip", "lz4"] {
-        python(FOREIGN, &[file, Path::new(codec)]);
+        python(FOREIGN, &[file.as_path(), Path::new(codec)]);
         let back = read_trace(dir.path(), None).unwrap();
         assert_eq!(back.blocks, demo.blocks, "{codec}");
     }
 
     // Rewritten with a signed address column.
-    python(FOREIGN, &[file, Path::new("signed")]);
+    python(FOREIGN, &[file.as_path(), Path::new("signed")]);
     let err = read_trace(dir.path(), None).unwrap_err().to_string();
     assert!(err.contains(&file.display().to_string()), "{err}");
     assert!(
