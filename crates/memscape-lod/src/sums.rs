@@ -1,0 +1,83 @@
+//! Eq. 1's per-pixel sums and their resolve into colours.
+//!
+//! For a pixel covered by blocks with coverage fractions fᵢ, weights wᵢ = fᵢ^α, colours cᵢ (or
+//! attributes aᵢ) and cushion luminances Lᵢ, the sums are `acc = (Σ wᵢLᵢcᵢ, Σ wᵢ)` (categorical)
+//! or `acc = (Σ wᵢaᵢ, Σ wᵢLᵢ, 0, Σ wᵢ)` (quantitative) and `cov = Σ fᵢ`; what the renderer's
+//! accumulation targets hold, resolved the same way.
+
+use crate::eq1::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, linear_to_srgb};
+use crate::view::LodView;
+
+/// The sums of every pixel of a view, row-major, row 0 at the top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PixelSums {
+    pub width: u32,
+    pub height: u32,
+    pub acc: Vec<[f32; 4]>,
+    pub cov: Vec<f32>,
+}
+
+impl PixelSums {
+    pub fn new(width: u32, height: u32) -> Self {
+        let n = width as usize * height as usize;
+        Self {
+            width,
+            height,
+            acc: vec![[0.0; 4]; n],
+            cov: vec![0.0; n],
+        }
+    }
+
+    /// Adds `other` (same size) pixel by pixel.
+    pub fn add(&mut self, other: &PixelSums) {
+        for (a, b) in self.acc.iter_mut().zip(&other.acc) {
+            for k in 0..4 {
+                a[k] += b[k];
+            }
+        }
+        for (a, b) in self.cov.iter_mut().zip(&other.cov) {
+            *a += b;
+        }
+    }
+
+    /// Eq. 1 for every pixel, sRGB bytes (RGBA, alpha 255), as the renderer's resolve pass.
+    pub fn resolve(&self, view: &LodView) -> Vec<[u8; 4]> {
+        self.acc
+            .iter()
+            .zip(&self.cov)
+            .map(|(acc, &cov)| {
+                let c = resolve_pixel(view, *acc, cov);
+                let px = c.map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
+                [px[0], px[1], px[2], 255]
+            })
+            .collect()
+    }
+}
+
+/// Eq. 1 for one pixel from its sums (linear RGB), as the renderer's `resolve_pixel`.
+pub fn resolve_pixel(view: &LodView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
+    let uncovered = if coverage >= 1.0 - FULL_COVERAGE_EPSILON {
+        0.0
+    } else {
+        1.0 - coverage
+    };
+    let f_sum = acc[3];
+    let b = uncovered.max(0.0).powf(view.alpha);
+    let bg = view.background_linear;
+    if f_sum + b <= 0.0 {
+        return bg;
+    }
+    let c = match view.color_mode {
+        ColorMode::Categorical => [acc[0], acc[1], acc[2]],
+        ColorMode::Quantitative => {
+            if f_sum > 0.0 {
+                let ramp = blue_red(acc[0] / f_sum);
+                let shade = acc[1] / f_sum;
+                ramp.map(|r| r * shade * f_sum)
+            } else {
+                [0.0; 3]
+            }
+        }
+    };
+    std::array::from_fn(|k| (c[k] + b * bg[k]) / (f_sum + b))
+}
