@@ -17,6 +17,7 @@ test_pkgs=(
   valgrind heaptrack sqlite3 linux-perf # record allocation, reference and sample traces at test time
   graphviz clang llvm g++              # DOT layouts (oracle), LLVM CFGs, C++ recorder tests
   libunwind8                           # faster call stacks in the recorder shim
+  golang-go libjemalloc2               # heap profiles made at test time (Go runtime/pprof, jemalloc prof), go tool pprof as oracle
   libc6-dbg binutils                   # separate debug info of libc (build-id tree), objcopy/strip
   zstd bc time python3 python3-venv python3-pip
 )

@@ -40,8 +40,10 @@ pub enum Command {
     Record(RecordArgs),
     /// Convert an allocation trace (heaptrack, CSV) to memscape's native .msc.
     Convert(ConvertArgs),
-    /// The heap tree at one time point (massif snapshots or allocation traces), as JSON or text.
+    /// The heap tree at one time point (massif, allocation traces, pprof/DHAT/heap profiles), as JSON or text.
     Heaptree(HeaptreeArgs),
+    /// A heap tree at one time point as pprof (profile.proto) or collapsed stacks (inferno, FlameGraph, speedscope).
+    Export(ExportArgs),
     /// Print a hardware topology: this machine, an hwloc XML file or a MemAxes hardware.xml.
     Topology(TopologyArgs),
     /// Sampled memory accesses mapped onto the hardware topology.
@@ -52,7 +54,7 @@ pub enum Command {
     Persistence(PersistenceArgs),
     /// Cycles in a memory reference trace: windows, persistent cohomology, circular coordinates.
     Cycles(CyclesArgs),
-    /// Layered layout of dependence graphs (IGV XML, DOT) as JSON.
+    /// Layered layout of dependence graphs (IGV XML, Graal BGV, DOT) as JSON: nodes by their input ids, with labels.
     Layout(LayoutArgs),
     /// Write the embedded demo files to a directory.
     Demo(DemoArgs),
@@ -100,7 +102,7 @@ pub struct CyclesArgs {
 
 #[derive(Debug, Args)]
 pub struct LayoutArgs {
-    /// IGV XML, or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
+    /// IGV XML, Graal BGV (.bgv, .bgv.gz), or DOT files forming a snapshot sequence (`demo:cfg`: the embedded CFGs).
     #[arg(required = true)]
     pub graphs: Vec<PathBuf>,
     /// Which snapshot (0-based, document order).
@@ -143,12 +145,14 @@ pub struct ConvertArgs {
 
 #[derive(Debug, Args)]
 pub struct HeaptreeArgs {
-    /// An allocation trace or massif file (`demo`, `demo:sqlite`: the embedded traces).
+    /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
+    /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
-    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
     pub at: Option<u64>,
-    /// Massif snapshot number.
+    /// Massif snapshot number; profiles: the profile's number (from 0).
     #[arg(long, conflicts_with = "peak")]
     pub snapshot: Option<u64>,
     /// The heap peak.
@@ -167,6 +171,10 @@ pub struct HeaptreeArgs {
     /// Levels below the root.
     #[arg(long)]
     pub depth: Option<usize>,
+    /// Profiles (pprof, DHAT, heap profiles): what the tree measures (inuse, alloc, total,
+    /// reads, never_read, …, or a sample type); default: the profile's own default.
+    #[arg(long)]
+    pub measure: Option<String>,
     /// Leak suspects (groups that grew and were not freed) instead of the tree.
     #[arg(long)]
     pub leaks: bool,
@@ -178,6 +186,46 @@ pub struct HeaptreeArgs {
     pub sites: SiteArgs,
     #[arg(long)]
     pub json: bool,
+}
+
+/// `memscape export FILE --to pprof|collapsed [-o OUT]`, with `heaptree`'s time point,
+/// grouping and measure options.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// An allocation trace, massif file, profile (pprof, DHAT, heap profile), or a directory of
+    /// profiles taken over time.
+    pub file: PathBuf,
+    /// pprof (gzipped profile.proto) or collapsed (`a;b;c bytes` lines).
+    #[arg(long)]
+    pub to: String,
+    /// Where to write; default: standard output.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number; profiles: the profile's number (from 0).
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// The heap peak.
+    #[arg(long)]
+    pub peak: bool,
+    /// Grouping keys for traces, outermost first: thread,site,size,path,module (`path`: whole
+    /// call stacks).
+    #[arg(long, default_value = "path")]
+    pub group: String,
+    /// Collapsed stacks: bytes or objects per stack.
+    #[arg(long, default_value = "bytes")]
+    pub metric: String,
+    /// Invert call paths: `path` becomes `callers` (as `heaptree --bottom-up`).
+    #[arg(long)]
+    pub bottom_up: bool,
+    /// Profiles: the measure exported (see `heaptree --measure`).
+    #[arg(long)]
+    pub measure: Option<String>,
+    #[command(flatten)]
+    pub sites: SiteArgs,
 }
 
 /// How call sites see through allocation wrappers (`heaptree`, `info`).
@@ -206,7 +254,8 @@ pub struct TopologyArgs {
 
 #[derive(Debug, Args)]
 pub struct SamplesArgs {
-    /// MemAxes CSV, Mitos CSV or `perf script` text.
+    /// MemAxes CSV, Mitos CSV or `perf script` text, or a directory (MemAxes' layout:
+    /// DIR/data/samples.*, DIR/hardware.xml, DIR/src/).
     pub file: PathBuf,
     /// Topology of the machine the samples came from (default: hardware.xml beside FILE, else this machine).
     #[arg(long)]
@@ -286,7 +335,7 @@ pub enum ViewKindArg {
     Barcode,
     /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
     Projection,
-    /// Dependence graph (IGV XML, DOT): layered layout; --snapshot N, --profile, --diff-from.
+    /// Dependence graph (IGV XML, Graal BGV, DOT): layered layout; --snapshot N, --profile, --diff-from.
     Graph,
     /// Samples on the hardware topology (radial; --hardware HW), or a topology file alone.
     Topology,

@@ -38,13 +38,15 @@ pub enum DatasetContent {
     AllocTrace(Box<AllocTraceData>),
     /// valgrind massif snapshots with their allocation-site trees.
     Massif(Box<memscape_heap::MassifFile>),
+    /// Heap profiles: pprof, text heap profiles (gperftools, jemalloc, Go), DHAT.
+    HeapProfile(Box<memscape_heap::StackProfile>),
     /// Sampled memory accesses (MemAxes/Mitos CSV, perf script).
     Samples(Box<memscape_samples::Samples>),
     /// A hardware topology (hwloc XML, MemAxes hardware.xml).
     Topology(Box<memscape_topology::Topology>),
     /// A memory reference trace (valgrind lackey, pinatrace, CSV).
     RefTrace(Box<memscape_cycles::ReferenceTrace>),
-    /// Dependence graphs (IGV XML, Graphviz DOT).
+    /// Dependence graphs (IGV XML, Graal BGV, Graphviz DOT).
     Graphs(Box<memscape_graph::Imported>),
 }
 
@@ -52,6 +54,7 @@ pub enum DatasetContent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sniffed {
     Massif,
+    HeapProfile,
     Topology,
     Samples,
     Graph,
@@ -85,8 +88,11 @@ fn sniff(bytes: &[u8]) -> Sniffed {
         Sniffed::Massif
     } else if head.contains("<topology") || head.contains("<Hardware") {
         Sniffed::Topology
-    } else if head.contains("<graphDocument") || is_dot(&head) {
+    } else if head.contains("<graphDocument") || is_dot(&head) || memscape_graph::bgv::is_bgv(bytes)
+    {
         Sniffed::Graph
+    } else if memscape_heap::ProfileFormat::sniff(bytes).is_some() {
+        Sniffed::HeapProfile
     } else if first_line.starts_with("==")
         || memscape_cycles::trace::detect_format(&bytes[..bytes.len().min(4096)])
             .is_some_and(|f| f != memscape_cycles::TraceFormat::Csv)
@@ -123,6 +129,7 @@ impl Dataset {
         match &self.content {
             DatasetContent::AllocTrace(t) => t.trace.meta.format.name().to_owned(),
             DatasetContent::Massif(_) => "valgrind massif".to_owned(),
+            DatasetContent::HeapProfile(p) => p.format.name().to_owned(),
             DatasetContent::Samples(s) => format!("{:?} samples", s.format),
             DatasetContent::Topology(_) => "hardware topology".to_owned(),
             DatasetContent::RefTrace(t) => format!("{:?} reference trace", t.format),
@@ -173,6 +180,15 @@ impl Dataset {
                     peak
                 )
             }
+            DatasetContent::HeapProfile(p) => {
+                let types: Vec<&str> = p.sample_types.iter().map(|t| t.name.as_str()).collect();
+                format!(
+                    "profiles        {}\nsample types    {}\nframes          {}\n",
+                    p.snapshots.len(),
+                    types.join(", "),
+                    p.frames.list.len()
+                )
+            }
             DatasetContent::Samples(s) => format!(
                 "samples         {}\nsource lines    {}\ndata symbols    {}\n",
                 s.len(),
@@ -205,6 +221,7 @@ impl Dataset {
         match &self.content {
             DatasetContent::AllocTrace(t) => t.trace.warnings.to_string(),
             DatasetContent::Massif(m) => m.warnings.to_string(),
+            DatasetContent::HeapProfile(p) => p.warnings.to_string(),
             DatasetContent::Samples(s) => s.warnings.to_string(),
             DatasetContent::Topology(_) => String::new(),
             DatasetContent::RefTrace(t) => t.warnings.to_string(),
@@ -231,6 +248,9 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> anyhow::Result
         Sniffed::Massif => {
             DatasetContent::Massif(Box::new(memscape_heap::parse_massif(&name, &bytes)?))
         }
+        Sniffed::HeapProfile => DatasetContent::HeapProfile(Box::new(
+            memscape_heap::profile::parse_profile(&name, &bytes)?,
+        )),
         Sniffed::Topology => DatasetContent::Topology(Box::new(
             memscape_topology::Topology::from_bytes(&bytes, &name)?,
         )),
@@ -267,7 +287,7 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> anyhow::Result
                         });
                     }
                     return Err(anyhow::Error::new(alloc_error).context(format!(
-                        "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc, CSV reference trace; massif, hwloc/MemAxes XML, sample CSVs, lackey, IGV XML and DOT are recognised by their first lines)"
+                        "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc, CSV reference trace; massif, pprof, heap profiles, DHAT, hwloc/MemAxes XML, sample CSVs, lackey, IGV XML, Graal BGV and DOT are recognised by their first bytes)"
                     )));
                 }
             };
@@ -307,6 +327,15 @@ mod tests {
             Sniffed::Graph
         );
         assert_eq!(sniff(b"<graphDocument>\n"), Sniffed::Graph);
+        assert_eq!(sniff(b"BIGV\x07\x00\x03\x00\x00"), Sniffed::Graph);
+        assert_eq!(
+            sniff(b"heap profile: 1: 2 [3: 4] @ heap/2\n"),
+            Sniffed::HeapProfile
+        );
+        assert_eq!(
+            sniff(b"{\"dhatFileVersion\":2,\"mode\":\"heap\"}"),
+            Sniffed::HeapProfile
+        );
         assert_eq!(sniff(b"==123== Lackey\nI  04001000,3\n"), Sniffed::RefTrace);
         assert_eq!(
             sniff(b"time,op,address,size\n1,alloc,0x10,8\n"),

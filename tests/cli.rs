@@ -35,6 +35,7 @@ fn help_documents_every_subcommand() {
         "persistence",
         "cycles",
         "layout",
+        "export",
         "demo",
     ] {
         assert!(text.contains(sub), "--help does not mention {sub}:\n{text}");
@@ -345,4 +346,128 @@ fn analysis_subcommands_accept_demo_names() {
         message.contains("demo:nothing") && message.contains("demo:sqlite"),
         "{message}"
     );
+}
+
+#[test]
+fn graal_bgv_lays_out_with_input_ids_and_renders() {
+    let bgv = shared("bgv/graalvm-gftc-java22-24.0.0_java_exampleIf.bgv.gz");
+    let layout = json_of(&["layout", "--snapshot", "6"], &bgv);
+    assert_eq!(layout["graph"], "After parsing");
+    let nodes = layout["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 20);
+    // BGV node ids, with the IGV-style name as the label.
+    let phi = nodes.iter().find(|n| n["id"] == "18").unwrap();
+    assert_eq!(phi["label"], "Phi(2, 3, i32)");
+    assert!(
+        layout["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["from"] == "9" && e["to"] == "8")
+    );
+    let png = scratch("graal.png");
+    let out = memscape()
+        .args([
+            "render",
+            "--view",
+            "graph",
+            "--snapshot",
+            "6",
+            "--profile",
+            "graal",
+            "-o",
+        ])
+        .arg(&png)
+        .arg(&bgv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}
+
+#[test]
+fn export_writes_collapsed_stacks_that_sum_to_the_heaptree_total() {
+    let trace = shared("heaptrack/heaptrack.david.18594.gz");
+    let tree = json_of(&["heaptree", "--peak"], &trace);
+    let out = memscape()
+        .args(["export", "--to", "collapsed", "--peak"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let sum: u64 = text
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(Some(sum), tree["total_bytes"].as_u64());
+    let pb = scratch("david.pb.gz");
+    let out = memscape()
+        .args(["export", "--to", "pprof", "--peak", "-o"])
+        .arg(&pb)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Read back through heaptree: the same total.
+    let back = json_of(&["heaptree"], &pb);
+    assert_eq!(back["total_bytes"], tree["total_bytes"]);
+    assert_eq!(back["measure"]["name"], "inuse");
+    // And opened by content in the heap views.
+    let png = scratch("david-pprof.png");
+    let out = memscape()
+        .args(["render", "--view", "sunburst", "-o"])
+        .arg(&png)
+        .arg(&pb)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+    let bad = memscape()
+        .args(["export", "--to", "svg"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected pprof or collapsed"));
+}
+
+#[test]
+fn samples_of_a_memaxes_directory_use_its_hardware() {
+    let dir = scratch("memaxes-layout/lulesh");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::copy(
+        shared("memaxes/lulesh/samples.out"),
+        dir.join("data/samples.out"),
+    )
+    .unwrap();
+    std::fs::copy(
+        shared("memaxes/lulesh/hardware.xml"),
+        dir.join("hardware.xml"),
+    )
+    .unwrap();
+    let report = json_of(&["samples"], dir.parent().unwrap());
+    let pus = report["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "pu")
+        .count();
+    assert_eq!(pus, 32, "the machine of hardware.xml, not this one");
 }

@@ -52,6 +52,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
+    options.measure = args.measure.clone();
     options.heap.sites = site_options(&args.sites)?;
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
@@ -69,6 +70,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     let report = match &input {
         HeapInput::Massif(file) => heaptree_massif(file, &options)?,
         HeapInput::Trace(trace) => memscape_heap::report::heaptree_trace(trace, &options)?,
+        HeapInput::Profile(profile) => memscape_heap::report::heaptree_profile(profile, &options)?,
     };
     if args.json {
         print_json(&report)?;
@@ -170,6 +172,23 @@ fn session(
 ) -> anyhow::Result<memscape_samples::Session> {
     let data_source_radix = memscape_samples::DataSourceRadix::parse(radix)
         .with_context(|| format!("--data-source-radix {radix:?}: expected auto, hex or decimal"))?;
+    // A directory: its first dataset (MemAxes' layout: data/samples.*, hardware.xml).
+    let found;
+    let (file, hardware) = if file.is_dir() {
+        found = memscape_samples::find_datasets(file)?;
+        let first = found.first().with_context(|| {
+            format!(
+                "{}: no samples found (looked for data/samples.* with hardware.xml, samples files, and both in subdirectories)",
+                file.display()
+            )
+        })?;
+        (
+            first.samples.as_path(),
+            hardware.or(first.hardware.as_deref()),
+        )
+    } else {
+        (file, hardware)
+    };
     Ok(memscape_samples::Session::open(
         file,
         hardware,

@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches.
 
 mod analyses;
+mod export;
 mod info;
 mod render;
 pub use render::{gpu_context, load_for_render, render_dataset};
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Convert(args)) => info::convert(&args),
         Some(Command::Record(args)) => record(&args),
         Some(Command::Heaptree(args)) => analyses::heaptree(&args),
+        Some(Command::Export(args)) => export::run(&args),
         Some(Command::Topology(args)) => analyses::topology(&args),
         Some(Command::Samples(args)) => analyses::samples(&args),
         Some(Command::Cluster(args)) => analyses::cluster(&args),

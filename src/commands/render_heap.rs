@@ -113,7 +113,7 @@ fn sizes_for_selection(
     args: &HeapRenderArgs,
 ) -> anyhow::Result<memscape_heap::Sizes> {
     match &dataset.content {
-        DatasetContent::Massif(_) => {
+        DatasetContent::Massif(_) | DatasetContent::HeapProfile(_) => {
             let point = if let Some(n) = args.snapshot {
                 timeline
                     .points

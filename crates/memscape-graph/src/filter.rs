@@ -6,12 +6,14 @@
 //! name = "hotspot"
 //! description = "…"
 //! [[rule]]
-//! action = "color"          # remove | color | hide | merge | remove_edges
+//! action = "color"          # remove | color | hide | merge | split | remove_edges
 //! target = "node"           # node (default) | edge; remove_edges always targets edges
 //! property = "category"     # property whose value is matched
 //! regex = "^control$"       # Rust regex syntax
 //! color = "#f2caca"         # color: #rrggbb or #rrggbbaa
 //! direction = "predecessor" # merge: predecessor (default, input 0 first) | successor
+//! orphans = true            # remove: also remove the nodes left without uses (IGV's
+//!                           # removeIncludingOrphans), repeatedly; default false
 //! enabled = true            # default true; the UI toggles it
 //! ```
 //!
@@ -36,17 +38,21 @@ pub enum Action {
     Hide,
     /// Fold the node into a neighbour (its edges move to the neighbour).
     Merge,
+    /// Remove the node and show it in each of its uses instead (IGV's split filter: a constant
+    /// appears as a line `slot: label` in every node that uses it).
+    Split,
     /// Remove the edges whose property matches (by default their `type`).
     RemoveEdges,
 }
 
 impl Action {
     /// Every action, in the order an editor lists them.
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Action::Color,
         Action::Hide,
         Action::Remove,
         Action::Merge,
+        Action::Split,
         Action::RemoveEdges,
     ];
 
@@ -57,6 +63,7 @@ impl Action {
             Action::Color => "color",
             Action::Hide => "hide",
             Action::Merge => "merge",
+            Action::Split => "split",
             Action::RemoveEdges => "remove_edges",
         }
     }
@@ -99,6 +106,9 @@ pub struct Rule {
     pub color: Option<String>,
     #[serde(default)]
     pub direction: MergeDirection,
+    /// `remove` only: also remove the nodes that had uses and have none left, repeatedly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphans: bool,
     #[serde(default = "yes")]
     pub enabled: bool,
 }
@@ -114,9 +124,11 @@ pub struct Profile {
 }
 
 /// The profiles shipped with memscape, by name.
-pub const SHIPPED_PROFILES: [(&str, &str); 2] = [
+pub const SHIPPED_PROFILES: [(&str, &str); 4] = [
     ("hotspot", include_str!("../profiles/hotspot.toml")),
     ("llvm-cfg", include_str!("../profiles/llvm-cfg.toml")),
+    ("graal", include_str!("../profiles/graal.toml")),
+    ("graal-cfg", include_str!("../profiles/graal-cfg.toml")),
 ];
 
 impl Profile {
@@ -138,7 +150,7 @@ impl Profile {
         })
     }
 
-    /// A shipped profile by name (`hotspot`, `llvm-cfg`).
+    /// A shipped profile by name (`hotspot`, `llvm-cfg`, `graal`, `graal-cfg`).
     pub fn shipped(name: &str) -> Option<Profile> {
         SHIPPED_PROFILES
             .iter()
@@ -248,6 +260,7 @@ impl Rule {
             regex: String::new(),
             color: (action == Action::Color).then(|| "#dcdcdc".to_owned()),
             direction: MergeDirection::Predecessor,
+            orphans: false,
             enabled: true,
         }
     }
@@ -330,6 +343,9 @@ pub struct NodeStyle {
     pub hidden: bool,
     /// Ids of nodes merged into this one.
     pub merged: Vec<String>,
+    /// Ids of split nodes shown in this one (one line each in its label).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub split: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -405,7 +421,7 @@ fn apply_rule(view: &mut ViewGraph, rule: &CompiledRule) {
     if on_edges {
         let matched = edge_matches(view, rule);
         match rule.rule.action {
-            Action::Remove | Action::RemoveEdges | Action::Merge => {
+            Action::Remove | Action::RemoveEdges | Action::Merge | Action::Split => {
                 let mut m = matched.iter();
                 view.graph
                     .edges
@@ -440,10 +456,72 @@ fn apply_rule(view: &mut ViewGraph, rule: &CompiledRule) {
         }
         Action::Remove | Action::RemoveEdges => {
             let keep: Vec<bool> = matched.iter().map(|m| !m).collect();
-            remove_nodes(view, &keep);
+            if rule.rule.orphans {
+                remove_with_orphans(view, keep);
+            } else {
+                remove_nodes(view, &keep);
+            }
         }
         Action::Merge => merge_nodes(view, &matched, rule.rule.direction),
+        Action::Split => split_nodes(view, &matched),
     }
+}
+
+/// Removes the nodes not kept, then the nodes that had uses (outgoing edges) and have none
+/// left, until none is left without its uses.
+fn remove_with_orphans(view: &mut ViewGraph, mut keep: Vec<bool>) {
+    let n = view.graph.nodes.len();
+    let mut uses = vec![0usize; n];
+    for e in &view.graph.edges {
+        if e.from != e.to {
+            uses[e.from] += 1;
+        }
+    }
+    let mut queue: Vec<usize> = (0..n).filter(|&v| !keep[v]).collect();
+    let mut inputs_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for e in &view.graph.edges {
+        if e.from != e.to {
+            inputs_of[e.to].push(e.from);
+        }
+    }
+    // Removing a node takes one use from each of its inputs.
+    while let Some(v) = queue.pop() {
+        for &input in &inputs_of[v] {
+            uses[input] -= 1;
+            if uses[input] == 0 && keep[input] {
+                keep[input] = false;
+                queue.push(input);
+            }
+        }
+    }
+    remove_nodes(view, &keep);
+}
+
+/// Removes the matched nodes and adds a line `slot: label` to each node that used one (the
+/// slot is the edge's label, else its input index).
+fn split_nodes(view: &mut ViewGraph, matched: &[bool]) {
+    let mut lines: Vec<Vec<String>> = vec![Vec::new(); view.graph.nodes.len()];
+    for e in &view.graph.edges {
+        if !matched[e.from] || matched[e.to] {
+            continue;
+        }
+        let slot = if e.label.is_empty() {
+            format!("#{}", e.to_index)
+        } else {
+            e.label.clone()
+        };
+        let source = &view.graph.nodes[e.from];
+        lines[e.to].push(format!("{slot}: {}", source.label()));
+        view.nodes[e.to].split.push(source.id.clone());
+    }
+    for (node, lines) in view.graph.nodes.iter_mut().zip(&lines) {
+        if !lines.is_empty() {
+            let text = format!("{}\n{}", node.label(), lines.join("\n"));
+            node.properties.set("text", text);
+        }
+    }
+    let keep: Vec<bool> = matched.iter().map(|m| !m).collect();
+    remove_nodes(view, &keep);
 }
 
 /// Removes the nodes with `keep[i] == false`, their edges and their styles.

@@ -1,6 +1,7 @@
 //! Compiler dependence graphs for memscape (the CPU half of the Ideal Graph Visualizer view).
 //!
 //! * [`igv`]: streaming importer for IGV's XML (groups, methods, difference-encoded snapshots).
+//! * [`bgv`]: Graal's binary graph dumps (BGV, protocol versions 1–8), as IGV reads them.
 //! * [`dot`]: Graphviz DOT parser (the whole grammar), several files as a snapshot sequence.
 //! * [`filter`]: ordered property rules in TOML profiles, applied into a [`filter::ViewGraph`].
 //! * [`layout`]: fast layered (Sugiyama) layout with progress and snapshot stability.
@@ -8,6 +9,7 @@
 //! * [`diff`]: added / removed / changed nodes and edges between two graphs.
 //! * [`report`]: the serializable `memscape layout` report.
 
+pub mod bgv;
 pub mod crossings;
 pub mod diff;
 pub mod dot;
@@ -38,6 +40,12 @@ pub enum GraphError {
     },
     #[error("{file}: {message}")]
     Invalid { file: String, message: String },
+    /// Malformed binary input: the file and byte offset, and what was expected there.
+    #[error("{at}: {message}")]
+    Binary {
+        at: memscape_io::Location,
+        message: String,
+    },
     #[error("filter profile {profile}: {message}")]
     Profile { profile: String, message: String },
     /// A node search that is not a valid `[property=]regex`.
@@ -57,11 +65,15 @@ pub struct Imported {
 pub enum GraphFormat {
     Igv,
     Dot,
+    Bgv,
 }
 
-/// Sniffs the format from the first non-blank bytes: XML starts with `<`, DOT with a keyword or
-/// a comment.
+/// Sniffs the format: BGV starts with the bytes `BIGV`; otherwise from the first non-blank
+/// bytes: XML starts with `<`, DOT with a keyword or a comment.
 pub fn sniff_format(content: &[u8]) -> GraphFormat {
+    if bgv::is_bgv(content) {
+        return GraphFormat::Bgv;
+    }
     let start = content
         .iter()
         .position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF)
@@ -73,8 +85,9 @@ pub fn sniff_format(content: &[u8]) -> GraphFormat {
     }
 }
 
-/// Loads graph files (IGV XML or DOT, compressed or not) as one document. Several DOT files form
-/// one snapshot sequence (see [`dot::parse_dot_sequence`]); IGV files each add their groups.
+/// Loads graph files (IGV XML, Graal BGV or DOT, compressed or not) as one document. Several DOT
+/// files form one snapshot sequence (see [`dot::parse_dot_sequence`]); IGV and BGV files each
+/// add their groups.
 pub fn load_graphs(paths: &[&Path]) -> Result<Imported, GraphError> {
     let mut contents = Vec::with_capacity(paths.len());
     for path in paths {
@@ -89,8 +102,12 @@ pub fn import_contents(contents: Vec<(String, Vec<u8>)>) -> Result<Imported, Gra
     let mut dot_inputs: Vec<(String, Vec<u8>)> = Vec::new();
     for (name, bytes) in contents {
         match sniff_format(&bytes) {
-            GraphFormat::Igv => {
-                let imported = igv::parse_igv(&bytes, &name)?;
+            format @ (GraphFormat::Igv | GraphFormat::Bgv) => {
+                let imported = if format == GraphFormat::Bgv {
+                    bgv::parse_bgv(&bytes, &name)?
+                } else {
+                    igv::parse_igv(&bytes, &name)?
+                };
                 out.document.groups.extend(imported.document.groups);
                 if out.document.properties.is_empty() {
                     out.document.properties = imported.document.properties;

@@ -77,8 +77,18 @@ pub struct Node {
     pub properties: Properties,
 }
 
+/// Property keeping a node's id as written in its input when memscape matches it by another key
+/// (DOT graphs whose ids are addresses: see [`crate::dot`]).
+pub const INPUT_ID: &str = "dot_id";
+
 impl Node {
-    /// The text to show for the node: `label`, then `name`, then the id.
+    /// The node's id as written in its input (a DOT id such as `Node0xb676930`, an IGV or BGV
+    /// node id), which [`Node::id`] differs from when nodes are matched by label.
+    pub fn input_id(&self) -> &str {
+        self.properties.get(INPUT_ID).unwrap_or(&self.id)
+    }
+
+    /// The text to show for the node: `text`, then `label`, then `name`, then the id.
     pub fn label(&self) -> &str {
         self.properties
             .get("text")

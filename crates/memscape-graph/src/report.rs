@@ -8,14 +8,22 @@ use crate::model::Graph;
 /// A node's box: top-left corner `x, y` and size `w, h`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct NodePosition {
+    /// The node's id in the input (DOT id, IGV or BGV node id), to join the layout back to it.
     pub id: String,
+    /// The text shown for the node.
+    pub label: String,
+    /// The key memscape matches the node by across snapshots, when it is not `id` (DOT graphs
+    /// whose ids are addresses are matched by label).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     pub x: f64,
     pub y: f64,
     pub w: f64,
     pub h: f64,
 }
 
-/// An edge's route as a polyline (`cut`: two stubs, points 0–1 and 2–3).
+/// An edge's route as a polyline (`cut`: two stubs, points 0–1 and 2–3); `from` and `to` are
+/// input ids like [`NodePosition::id`].
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct EdgeRouteReport {
     pub from: String,
@@ -55,7 +63,9 @@ pub fn layout_report(
             .iter()
             .zip(&layout.nodes)
             .map(|(n, b)| NodePosition {
-                id: n.id.clone(),
+                id: n.input_id().to_owned(),
+                label: n.label().to_owned(),
+                key: (n.input_id() != n.id).then(|| n.id.clone()),
                 x: b.x,
                 y: b.y,
                 w: b.w,
@@ -66,8 +76,8 @@ pub fn layout_report(
             .edges
             .iter()
             .map(|r| EdgeRouteReport {
-                from: graph.nodes[r.from].id.clone(),
-                to: graph.nodes[r.to].id.clone(),
+                from: graph.nodes[r.from].input_id().to_owned(),
+                to: graph.nodes[r.to].input_id().to_owned(),
                 points: r.points.clone(),
                 reversed: r.reversed,
                 cut: r.cut,

@@ -320,3 +320,61 @@ fn network_simplex_layers_are_never_longer_than_longest_path() {
     }
     assert!(strictly_shorter >= 1);
 }
+
+#[test]
+fn layout_json_names_nodes_by_their_input_ids() {
+    // LLVM CFGs name nodes by address (`Node0x…`): memscape matches them by label across
+    // snapshots, but the JSON gives the DOT id, the label and that key separately.
+    let dir = tempfile::tempdir().unwrap();
+    let cfgs = common::llvm_cfgs(common::SAMPLE_C, "-O1", dir.path());
+    let (func, bytes) = cfgs.iter().find(|(f, _)| f == "classify").unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let imported = memscape_graph::dot::parse_dot_sequence(&[(func, bytes)]).unwrap();
+    let g = imported.document.snapshots()[0];
+    let json = serde_json::to_value(layout_report(
+        g,
+        &LayoutOptions::default(),
+        None,
+        &mut |_| {},
+    ))
+    .unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), g.nodes.len());
+    for node in nodes {
+        let id = node["id"].as_str().unwrap();
+        assert!(id.starts_with("Node0x"), "{node}");
+        assert!(
+            text.contains(&format!("\t{id} [")),
+            "{id} is a node of the DOT file"
+        );
+        let label = node["label"].as_str().unwrap();
+        assert!(label.contains(':'), "{label}");
+        assert_eq!(
+            node["key"].as_str(),
+            Some(memscape_graph::dot::label_key(label).as_str())
+        );
+    }
+    assert!(nodes.iter().any(|n| n["key"] == "entry"));
+    for edge in json["edges"].as_array().unwrap() {
+        let (from, to) = (edge["from"].as_str().unwrap(), edge["to"].as_str().unwrap());
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with(from) && l.contains(&format!("-> {to}"))),
+            "edge {from} -> {to} is in the DOT file"
+        );
+    }
+
+    // IGV ids are already the input's ids: no separate key; the label is the node's name.
+    let igv = example();
+    let json = serde_json::to_value(layout_report(
+        &igv,
+        &LayoutOptions::default(),
+        None,
+        &mut |_| {},
+    ))
+    .unwrap();
+    let first = &json["nodes"][0];
+    assert_eq!(first["id"], igv.nodes[0].id.as_str());
+    assert_eq!(first["label"], igv.nodes[0].label());
+    assert!(first.get("key").is_none());
+}

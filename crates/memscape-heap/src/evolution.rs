@@ -152,7 +152,7 @@ fn _assert_send() {
 
 /// Fills in what follows from the points: suspects (from `leaks`: the sizes without suppressed
 /// blocks), growth (from `acc`: every block), peak.
-fn finish(
+pub(crate) fn finish(
     mut timeline: HeapTimeline,
     acc: &GrowthAccumulator,
     leaks: &GrowthAccumulator,

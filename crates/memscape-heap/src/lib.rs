@@ -14,11 +14,16 @@
 //! * [`suspects`]: leak suspects ranked by growth.
 //! * [`suppress`]: default suppressions of the C library's and the loader's never-freed blocks.
 //! * [`report`]: the serde report behind `memscape heaptree`.
+//! * [`profile`]: pprof (`profile.proto`), legacy text heap profiles (gperftools, jemalloc, Go)
+//!   and DHAT JSON as stack profiles over time, heap trees per measure.
+//! * [`export`]: any heap tree at a time point as pprof or collapsed stacks.
 
 pub mod evolution;
+pub mod export;
 pub mod layout;
 pub mod massif;
 pub mod massif_tree;
+pub mod profile;
 pub mod report;
 pub mod suppress;
 pub mod suspects;
@@ -37,9 +42,14 @@ pub use massif::{
     read_massif,
 };
 pub use massif_tree::MassifHeap;
+pub use profile::{
+    Measure, ProfileError, ProfileFormat, ProfileHeap, StackProfile, load_profiles,
+    profile_timeline, read_profile,
+};
 pub use report::{
     HeapError, HeapInput, HeapTreeOptions, HeapTreeReport, TimeSelect, heaptree_file,
-    heaptree_massif, heaptree_trace, load_heap_input, timeline_massif, timeline_trace,
+    heaptree_massif, heaptree_profile, heaptree_trace, load_heap_input, timeline_massif,
+    timeline_trace,
 };
 pub use suppress::{Suppressed, Suppressions};
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};

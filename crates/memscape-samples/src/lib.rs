@@ -5,11 +5,13 @@
 //!
 //! Entry points: [`load_samples`], [`Mapping::new`], [`Mapping::aggregate`],
 //! [`select_range`], [`histogram`], [`top_offenders`], [`metrics::subset_score`],
-//! [`metrics::window_scores`], [`metrics::cluster_tree`], [`report::Session`], and the linked
+//! [`metrics::window_scores`], [`metrics::cluster_tree`], [`report::Session`],
+//! [`discover::find_datasets`] (a directory's datasets, MemAxes' layout first), and the linked
 //! selection of the views: [`linked::LinkedIndex`], [`linked::recompute`].
 
 pub mod analysis;
 pub mod datasource;
+pub mod discover;
 pub mod import;
 pub mod linked;
 pub mod mapping;
@@ -23,6 +25,7 @@ pub use analysis::{
     top_offenders,
 };
 pub use datasource::{DataSourceRadix, MemLevel};
+pub use discover::{SamplesDataset, find_datasets, pair_files};
 pub use import::{ImportOptions, load_samples, parse_samples};
 pub use linked::{
     AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, Picked, SelectionSpec, recompute,

@@ -320,6 +320,7 @@ fn action_label(action: Action) -> &'static str {
         Action::Hide => "hide (semi-transparent)",
         Action::Remove => "remove",
         Action::Merge => "merge into neighbour",
+        Action::Split => "split into its uses",
         Action::RemoveEdges => "remove edges",
     }
 }

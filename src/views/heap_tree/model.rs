@@ -29,8 +29,10 @@ impl Default for HeapSettings {
 /// Whether `dataset` has a heap to show, and if not why.
 pub fn accepts(dataset: &Dataset) -> Result<(), &'static str> {
     match &dataset.content {
-        DatasetContent::AllocTrace(_) | DatasetContent::Massif(_) => Ok(()),
-        _ => Err("needs an allocation trace or a massif file"),
+        DatasetContent::AllocTrace(_)
+        | DatasetContent::Massif(_)
+        | DatasetContent::HeapProfile(_) => Ok(()),
+        _ => Err("needs an allocation trace, a massif file or a heap profile"),
     }
 }
 
@@ -63,6 +65,14 @@ pub fn timeline<'a>(
                     dataset.name
                 );
             }
+            Ok((timeline, Box::new(sizes)))
+        }
+        // The profile's default measure (pprof: inuse; DHAT: total); picking another one in
+        // the pane is for the views' settings.
+        DatasetContent::HeapProfile(profile) => {
+            let measure = profile.measure(None)?;
+            let (timeline, sizes) =
+                memscape_heap::profile_timeline(profile, measure, settings.metric);
             Ok((timeline, Box::new(sizes)))
         }
         _ => anyhow::bail!(

@@ -1,0 +1,49 @@
+//! `memscape export FILE --to pprof|collapsed [-o OUT]`: a heap tree at one time point (as
+//! `heaptree` selects it) for pprof, Pyroscope, speedscope, inferno and FlameGraph.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use memscape_heap::export::{ExportFormat, collapsed, heap_at, pprof};
+use memscape_heap::report::{HeapTreeOptions, TimeSelect, load_heap_input};
+
+use crate::cli::ExportArgs;
+
+pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let format = ExportFormat::parse(&args.to)
+        .with_context(|| format!("--to {:?}: expected pprof or collapsed", args.to))?;
+    let mut options = HeapTreeOptions {
+        select: match (args.at, args.snapshot, args.peak) {
+            (Some(t), _, _) => TimeSelect::At(t),
+            (_, Some(n), _) => TimeSelect::Snapshot(n),
+            (_, _, true) => TimeSelect::Peak,
+            _ => TimeSelect::Default,
+        },
+        measure: args.measure.clone(),
+        ..HeapTreeOptions::default()
+    };
+    options.group = memscape_heap::GroupKey::parse_list(&args.group)
+        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    if args.bottom_up {
+        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
+    }
+    options.heap.sites = super::analyses::site_options(&args.sites)?;
+    let objects = match args.metric.as_str() {
+        "bytes" => false,
+        "objects" => true,
+        other => anyhow::bail!("--metric {other:?}: expected bytes or objects"),
+    };
+    let input = load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
+    let heap = heap_at(&input, &options)?;
+    let bytes = match format {
+        ExportFormat::Pprof => pprof(&heap),
+        ExportFormat::Collapsed => collapsed(&heap, objects).into_bytes(),
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, &bytes)
+            .with_context(|| format!("{}: cannot write", path.display()))?,
+        None => std::io::stdout().lock().write_all(&bytes)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
