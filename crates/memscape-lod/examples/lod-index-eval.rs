@@ -87,7 +87,7 @@ fn main() {
                 l.log_tau,
                 l.log_sig,
                 l.blocks,
-                l.cells.len / 40,
+                l.cells.len / 72,
                 l.buckets.len / 32
             );
         }
@@ -132,6 +132,60 @@ fn main() {
             let lod = sums.resolve(&v);
             let t_lod = s.elapsed();
             let (mean, pct, max) = stats(&ex, &lod);
+            if std::env::var("WORST").is_ok() && st.level.is_some() {
+                let mut es = PixelSums::new(w, h);
+                exact::accumulate(&v, &blocks, &mut es);
+                let mut idx: Vec<usize> = (0..ex.len()).collect();
+                idx.sort_by_key(|&i| {
+                    std::cmp::Reverse(
+                        (0..3)
+                            .map(|k| ex[i][k].abs_diff(lod[i][k]))
+                            .max()
+                            .unwrap_or(0),
+                    )
+                });
+                for &i in idx.iter().take(8) {
+                    println!(
+                        "  px ({}, {}) exact {:?} F={:.4} S={:.5} | lod {:?} F={:.4} S={:.5}",
+                        i % w as usize,
+                        i / w as usize,
+                        &ex[i][..3],
+                        es.acc[i][3],
+                        es.cov[i],
+                        &lod[i][..3],
+                        sums.acc[i][3],
+                        sums.cov[i]
+                    );
+                }
+            }
+            if std::env::var("DUMP").is_ok() && st.level.is_some() {
+                let ppm = |tag: &str, px: &[[u8; 4]]| {
+                    let mut out = format!("P6\n{w} {h}\n255\n").into_bytes();
+                    for p in px {
+                        out.extend_from_slice(&p[..3]);
+                    }
+                    let _ = std::fs::write(format!("/tmp/lodx_{name}_{alpha}_{tag}.ppm"), out);
+                };
+                ppm("exact", &ex);
+                ppm("lod", &lod);
+                let diff: Vec<[u8; 4]> = ex
+                    .iter()
+                    .zip(&lod)
+                    .map(|(a, b)| {
+                        let d = (0..3)
+                            .map(|k| i32::from(a[k]) - i32::from(b[k]))
+                            .max_by_key(|d| d.abs())
+                            .unwrap_or(0);
+                        let v = (d.abs() * 16).min(255) as u8;
+                        if d > 0 {
+                            [v, 0, 0, 255]
+                        } else {
+                            [0, v, 0, 255]
+                        }
+                    })
+                    .collect();
+                ppm("diff", &diff);
+            }
             println!(
                 "{name:10} a={alpha:4} level={:?} cells={} exact={} mean={mean:.3} >8={pct:.3}% max={max} t_exact={t_ex:.2?} t_lod={t_lod:.2?}",
                 st.level

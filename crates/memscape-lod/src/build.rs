@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::format::{BucketRec, CellRec, ClassDesc, ColumnRec, LevelDesc, Section};
+use crate::format::{BucketRec, CellRec, ClassDesc, ColumnRec, LevelDesc, PROFILE_BINS, Section};
 use crate::view::LodBlock;
 use crate::{IndexMeta, LodError, MAGIC, VERSION};
 
@@ -48,6 +48,9 @@ struct CellAcc {
     hi: [f32; 2],
     sw: f64,
     sh: f64,
+    /// Block centres per slice along x and y.
+    px: [f32; PROFILE_BINS],
+    py: [f32; PROFILE_BINS],
     buckets: Vec<(i16, BucketAcc)>,
 }
 
@@ -63,13 +66,14 @@ impl CellAcc {
         &mut self.buckets[i].1
     }
 
-    fn add_point(&mut self, ux: f32, uy: f32) {
+    /// Adds a block's extent `[lo, hi]` (cell units, per axis) to the bounding box.
+    fn add_extent(&mut self, lo: [f32; 2], hi: [f32; 2]) {
         if self.n == 0.0 {
-            self.lo = [ux, uy];
-            self.hi = [ux, uy];
+            self.lo = lo;
+            self.hi = hi;
         } else {
-            self.lo = [self.lo[0].min(ux), self.lo[1].min(uy)];
-            self.hi = [self.hi[0].max(ux), self.hi[1].max(uy)];
+            self.lo = [self.lo[0].min(lo[0]), self.lo[1].min(lo[1])];
+            self.hi = [self.hi[0].max(hi[0]), self.hi[1].max(hi[1])];
         }
     }
 
@@ -87,8 +91,15 @@ impl CellAcc {
         self.n += child.n;
         self.sw += child.sw / 2.0;
         self.sh += child.sh / 2.0;
+        // The child's slices, two by two, fill the parent's half it lies in.
+        let half = PROFILE_BINS / 2;
+        let (ox, oy) = (qx as usize * half, qy as usize * half);
+        for j in 0..PROFILE_BINS {
+            self.px[ox + j / 2] += child.px[j];
+            self.py[oy + j / 2] += child.py[j];
+        }
         for &(b, acc) in &child.buckets {
-            let p = self.bucket(b - 2);
+            let p = self.bucket(b - (2 / crate::format::BUCKET_OCTAVES) as i16);
             p.n += acc.n;
             p.a += acc.a / 4.0;
             p.a2 += acc.a2 / 16.0;
@@ -97,6 +108,31 @@ impl CellAcc {
             }
             p.attr += acc.attr;
         }
+    }
+}
+
+/// A bucket's record (areas below 2^-127 of a cell share the lowest bucket).
+fn bucket_rec(b: i16, acc: &BucketAcc) -> BucketRec {
+    let n = acc.n.max(1e-30);
+    let cv2 = if acc.a > 0.0 {
+        (acc.n * acc.a2 / (acc.a * acc.a) - 1.0).max(0.0)
+    } else {
+        0.0
+    };
+    let b8 = b.clamp(-127, 127) as i8;
+    let base = 2f64.powi(crate::format::BUCKET_OCTAVES * i32::from(b8));
+    let width = f64::from((1 << crate::format::BUCKET_OCTAVES) - 1);
+    let frac = ((acc.a / n / base - 1.0) / width * 65536.0)
+        .round()
+        .clamp(0.0, 65535.0) as u16;
+    let unit = |v: f64| (v / n * 65535.0).round().clamp(0.0, 65535.0) as u16;
+    BucketRec {
+        n: acc.n as f32,
+        b: b8,
+        cv2: (cv2 * 255.0).round().clamp(0.0, 255.0) as u8,
+        mean_frac: frac,
+        rgb: acc.rgb.map(unit),
+        attr: unit(acc.attr),
     }
 }
 
@@ -148,8 +184,18 @@ impl LevelOut {
         self.n_columns += 1;
         for (ky, c) in cells.iter() {
             let q = |v: f32, up: bool| -> u8 {
-                let s = v.clamp(0.0, 1.0) * 255.0;
+                let s = ((v + 0.5) / 2.0).clamp(0.0, 1.0) * 255.0;
                 (if up { s.ceil() } else { s.floor() }) as u8
+            };
+            let profile = |p: &[f32; PROFILE_BINS]| -> [u8; PROFILE_BINS] {
+                let max = p.iter().copied().fold(0.0f32, f32::max).max(1e-30);
+                p.map(|v| {
+                    if v > 0.0 {
+                        ((v / max * 255.0).round() as u8).max(1)
+                    } else {
+                        0
+                    }
+                })
             };
             let rec = CellRec {
                 ky: *ky,
@@ -165,6 +211,8 @@ impl LevelOut {
                 _pad: 0,
                 mean_w: (c.sw / c.n) as f32,
                 mean_h: (c.sh / c.n) as f32,
+                profile_x: profile(&c.px),
+                profile_y: profile(&c.py),
                 _pad2: 0,
             };
             self.cells
@@ -174,20 +222,7 @@ impl LevelOut {
             let mut bs = c.buckets.clone();
             bs.sort_unstable_by_key(|(b, _)| *b);
             for (b, acc) in bs {
-                let cv2 = if acc.a > 0.0 {
-                    (acc.n * acc.a2 / (acc.a * acc.a) - 1.0).max(0.0)
-                } else {
-                    0.0
-                };
-                let rec = BucketRec {
-                    b,
-                    _pad: 0,
-                    n: acc.n as f32,
-                    area: acc.a as f32,
-                    cv2: cv2 as f32,
-                    rgb: acc.rgb.map(|v| v as f32),
-                    attr: acc.attr as f32,
-                };
+                let rec = bucket_rec(b, &acc);
                 self.buckets
                     .write_all(bytemuck::bytes_of(&rec))
                     .map_err(|e| err(&self.paths[2], e))?;
@@ -360,13 +395,17 @@ impl LodBuilder {
             let tau = (1u64 << level.log_tau) as f64;
             let sig = (1u64 << level.log_sig) as f64;
             let cell = level.open.entry(kx).or_default().entry(ky).or_default();
-            cell.add_point(ux, uy);
-            cell.n += 1.0;
             let (wc, hc) = (w as f64 / tau, s as f64 / sig);
+            let (hw, hh) = ((wc / 2.0) as f32, (hc / 2.0) as f32);
+            cell.add_extent([ux - hw, uy - hh], [ux + hw, uy + hh]);
+            let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
+            cell.px[bin(ux)] += 1.0;
+            cell.py[bin(uy)] += 1.0;
+            cell.n += 1.0;
             cell.sw += wc;
             cell.sh += hc;
             let area = wc * hc;
-            let bi = area.log2().floor().max(-32000.0) as i16;
+            let bi = crate::format::bucket_of(area);
             let acc = cell.bucket(bi);
             acc.n += 1.0;
             acc.a += area;
@@ -471,8 +510,8 @@ impl LodBuilder {
                     (level.out.n_columns, level.out.n_cells, level.out.n_buckets);
                 let [pc, pl, pb] = level.out.finish()?;
                 let columns = section(pc, n_cols, 16, &mut parts);
-                let cells = section(pl, n_cells, 40, &mut parts);
-                let buckets = section(pb, n_buckets, 32, &mut parts);
+                let cells = section(pl, n_cells, 72, &mut parts);
+                let buckets = section(pb, n_buckets, 16, &mut parts);
                 levels.push(LevelDesc {
                     log_tau: level.log_tau,
                     log_sig: level.log_sig,

@@ -16,34 +16,91 @@ pub struct CellRec {
     pub n: f32,
     /// Buckets of the cell.
     pub buckets: u16,
-    /// Bounding box of the blocks' centres in the cell, in 1/255 of the cell (x lo, x hi,
-    /// y lo, y hi; y from the low address), rounded outwards.
+    /// Bounding box of the blocks' extents (x lo, x hi, y lo, y hi; y from the low address),
+    /// rounded outwards, as codes `c` of `c · 2/255 − 0.5` cells (blocks centred in the cell
+    /// and smaller than it lie within [−0.5, 1.5]).
     pub bbox: [u8; 4],
     pub _pad: u16,
     /// Mean width and height of the blocks, in cell units.
     pub mean_w: f32,
     pub mean_h: f32,
+    /// Where the blocks' centres lie along each axis: counts in [`PROFILE_BINS`] equal slices
+    /// of the cell (x from the low time, y from the low address), scaled so that the largest
+    /// is 255 and any occupied slice is at least 1. Allocators reuse a few addresses over and
+    /// over: a cell's blocks are rarely spread evenly.
+    pub profile_x: [u8; PROFILE_BINS],
+    pub profile_y: [u8; PROFILE_BINS],
     pub _pad2: u32,
 }
-const _: () = assert!(std::mem::size_of::<CellRec>() == 40);
 
-/// The blocks of a cell whose area (in cell areas) lies in `[2^b, 2^(b+1))`.
+/// Slices of a cell's profiles.
+pub const PROFILE_BINS: usize = 16;
+
+const _: () = assert!(std::mem::size_of::<CellRec>() == 72);
+
+/// Octaves of area per bucket.
+pub const BUCKET_OCTAVES: i32 = 2;
+
+/// The bucket of an area (cell units): `floor(log2(area) / BUCKET_OCTAVES)`.
+#[inline]
+pub fn bucket_of(area: f64) -> i16 {
+    (area.log2() / f64::from(BUCKET_OCTAVES))
+        .floor()
+        .clamp(-127.0, 127.0) as i16
+}
+
+/// The blocks of a cell whose area (in cell areas) lies in
+/// `[2^(BUCKET_OCTAVES·b), 2^(BUCKET_OCTAVES·(b+1)))`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct BucketRec {
-    pub b: i16,
-    pub _pad: i16,
-    /// Count.
+    /// How many.
     pub n: f32,
-    /// Σ area (cell units).
-    pub area: f32,
-    /// Σ area² / (Σ area)² · n − 1: the squared coefficient of variation of the areas.
-    pub cv2: f32,
-    /// Σ colour (linear RGB) and Σ attribute.
-    pub rgb: [f32; 3],
-    pub attr: f32,
+    pub b: i8,
+    /// Squared coefficient of variation of the areas (Σa²·n/(Σa)² − 1) × 255 (it is below
+    /// 1/8 inside one octave).
+    pub cv2: u8,
+    /// Mean area: 2^(BUCKET_OCTAVES·b) · (1 + (2^BUCKET_OCTAVES − 1) · mean_frac / 65536).
+    pub mean_frac: u16,
+    /// Mean colour (linear RGB) and mean attribute, × 65535.
+    pub rgb: [u16; 3],
+    pub attr: u16,
 }
-const _: () = assert!(std::mem::size_of::<BucketRec>() == 32);
+const _: () = assert!(std::mem::size_of::<BucketRec>() == 16);
+
+impl CellRec {
+    /// The bounding box edge coded `c`, in cell units.
+    #[inline]
+    pub fn bbox_at(c: u8) -> f64 {
+        f64::from(c) * 2.0 / 255.0 - 0.5
+    }
+}
+
+impl BucketRec {
+    /// Mean area (cell units).
+    #[inline]
+    pub fn mean_area(&self) -> f64 {
+        let width = f64::from((1 << BUCKET_OCTAVES) - 1);
+        2f64.powi(BUCKET_OCTAVES * i32::from(self.b))
+            * (1.0 + width * f64::from(self.mean_frac) / 65536.0)
+    }
+
+    #[inline]
+    pub fn cv2(&self) -> f64 {
+        f64::from(self.cv2) / 255.0
+    }
+
+    /// Mean colour, linear RGB.
+    #[inline]
+    pub fn color(&self) -> [f64; 3] {
+        self.rgb.map(|c| f64::from(c) / 65535.0)
+    }
+
+    #[inline]
+    pub fn attr(&self) -> f64 {
+        f64::from(self.attr) / 65535.0
+    }
+}
 
 /// Where a column's cells start.
 #[repr(C)]

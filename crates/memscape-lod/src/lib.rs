@@ -11,10 +11,13 @@ pub mod exact;
 pub mod format;
 pub mod index;
 pub mod mip;
+pub mod msc_stream;
 pub mod resolve;
+pub mod sidecar;
 pub mod source;
 pub mod sums;
 pub mod synth;
+pub mod trace_source;
 pub mod view;
 
 use std::path::Path;

@@ -4,7 +4,7 @@
 
 use crate::eq1::ColorMode;
 use crate::exact;
-use crate::format::{BucketRec, CellRec};
+use crate::format::{BucketRec, CellRec, PROFILE_BINS};
 use crate::index::LodIndex;
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
@@ -50,19 +50,22 @@ pub fn accumulate<S: BlockSource + ?Sized>(
 ) -> ResolveStats {
     let window = view.window();
     let mut stats = ResolveStats::default();
+    let mut acc = exact::Accumulator::new(view);
     let Some(li) = index.level_for(view.pixel_size()) else {
         source.blocks_in(window, &mut |b| {
-            exact::accumulate_block(view, b, sums);
+            acc.add(b);
             stats.exact_blocks += 1;
         });
+        sums.add(&acc.finish());
         return stats;
     };
     stats.level = Some(li);
     let level = &index.levels[li];
     index.large_blocks(&level.desc, window, |b| {
-        exact::accumulate_block(view, b, sums);
+        acc.add(b);
         stats.exact_blocks += 1;
     });
+    sums.add(&acc.finish());
     stats.cells = accumulate_cells(index, li, view, sums);
     stats
 }
@@ -139,18 +142,37 @@ fn add_cell(
     // The cell's corner in pixels: left edge, and the bottom edge (low address; y grows down).
     let cx0 = (kx as f64 * ctx.tau - ctx.t_origin) / ctx.pw;
     let cy_bottom = ctx.height - (cell.ky as f64 * ctx.sig - ctx.a_origin) / ctx.ph;
-    let q = |v: u8| f64::from(v) / 255.0;
-    let lo_x = cx0 + q(cell.bbox[0]) * ctx.rx;
-    let hi_x = cx0 + q(cell.bbox[1]) * ctx.rx;
-    let lo_y = cy_bottom - q(cell.bbox[3]) * ctx.ry;
-    let hi_y = cy_bottom - q(cell.bbox[2]) * ctx.ry;
+    // Where the blocks lie: along each axis, their centres spread over the occupied slices
+    // of the cell's profile, kept inside the bounding box of their extents.
     let bw = f64::from(cell.mean_w) * ctx.rx;
     let bh = f64::from(cell.mean_h) * ctx.ry;
-    axis_weights(lo_x, hi_x, bw, ctx.alpha, ctx.w, &mut s.xs);
+    profile_weights(
+        &AxisCell {
+            origin: cx0,
+            scale: ctx.rx,
+            bbox: [cell.bbox[0], cell.bbox[1]],
+            profile: &cell.profile_x,
+            extent: bw,
+        },
+        ctx.alpha,
+        ctx.w,
+        &mut s.xs,
+    );
     if s.xs.is_empty() {
         return;
     }
-    axis_weights(lo_y, hi_y, bh, ctx.alpha, ctx.h, &mut s.ys);
+    profile_weights(
+        &AxisCell {
+            origin: cy_bottom,
+            scale: -ctx.ry,
+            bbox: [cell.bbox[2], cell.bbox[3]],
+            profile: &cell.profile_y,
+            extent: bh,
+        },
+        ctx.alpha,
+        ctx.h,
+        &mut s.ys,
+    );
     if s.ys.is_empty() {
         return;
     }
@@ -165,15 +187,16 @@ fn add_cell(
         if n <= 0.0 {
             continue;
         }
-        let mean = f64::from(b.area) / n * scale;
-        let j = (1.0 + alpha * (alpha - 1.0) / 2.0 * f64::from(b.cv2)).max(0.0);
-        let wgt = mean.powf(alpha) * j;
-        f_sum += n * wgt;
+        let mean = b.mean_area() * scale;
+        let j = (1.0 + alpha * (alpha - 1.0) / 2.0 * b.cv2()).max(0.0);
+        let nw = n * mean.powf(alpha) * j;
+        f_sum += nw;
+        let c = b.color();
         for k in 0..3 {
-            c_sum[k] += f64::from(b.rgb[k]) * wgt;
+            c_sum[k] += c[k] * nw;
         }
-        t_sum += f64::from(b.attr) * wgt;
-        s_sum += f64::from(b.area) * scale;
+        t_sum += b.attr() * nw;
+        s_sum += n * mean;
     }
     let w = ctx.w as usize;
     for &(py, ey, gy) in &s.ys {
@@ -199,12 +222,92 @@ fn add_cell(
     }
 }
 
+/// A cell along one axis: pixel coordinate of cell position `u` is `origin + u · scale`.
+pub struct AxisCell<'a> {
+    pub origin: f64,
+    pub scale: f64,
+    /// Bounding-box codes (low, high) of the blocks' extents ([`CellRec::bbox_at`]).
+    pub bbox: [u8; 2],
+    pub profile: &'a [u8; PROFILE_BINS],
+    /// Mean block extent along the axis, in pixels.
+    pub extent: f64,
+}
+
+/// For a cell's blocks along one axis (centres spread over the occupied profile slices,
+/// extents inside the bounding box): every pixel `p` in `[0, n)` they may reach, with E[o] and
+/// E[o^α], o the fraction of a block inside `p`, summed over the slices by their weights.
+pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
+    out.clear();
+    let total: f64 = c.profile.iter().map(|&v| f64::from(v)).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let to_px = |u: f64| c.origin + u * c.scale;
+    let (b0, b1) = (
+        to_px(CellRec::bbox_at(c.bbox[0])),
+        to_px(CellRec::bbox_at(c.bbox[1])),
+    );
+    let (blo, bhi) = (b0.min(b1), b0.max(b1));
+    let e = c.extent.clamp(0.0, 1.0);
+    // Centres keep the extents inside the box.
+    let (clo, chi) = if bhi - blo <= c.extent {
+        let m = (blo + bhi) / 2.0;
+        (m, m)
+    } else {
+        (blo + c.extent / 2.0, bhi - c.extent / 2.0)
+    };
+    let mut single: Vec<(i64, f64, f64)> = Vec::new();
+    for (j, &v) in c.profile.iter().enumerate() {
+        if v == 0 {
+            continue;
+        }
+        let q = f64::from(v) / total;
+        let (a0, a1) = (
+            to_px(j as f64 / PROFILE_BINS as f64),
+            to_px((j + 1) as f64 / PROFILE_BINS as f64),
+        );
+        let (mut lo, mut hi) = (a0.min(a1).max(clo), a0.max(a1).min(chi));
+        if lo > hi {
+            // The slice lies outside the centres' range (rounding): its nearest point.
+            let m = if a0.min(a1) > chi { chi } else { clo };
+            lo = m;
+            hi = m;
+        }
+        axis_weights(lo, hi, e, alpha, n, &mut single);
+        for &(p, e1, ea) in &single {
+            match out.iter_mut().find(|(q2, _, _)| *q2 == p) {
+                Some(slot) => {
+                    slot.1 += q * e1;
+                    slot.2 += q * ea;
+                }
+                None => out.push((p, q * e1, q * ea)),
+            }
+        }
+    }
+}
+
 /// For blocks `bw` pixels long whose centres are uniform on `[lo, hi]` (pixel units): every
 /// pixel `p` in `[0, n)` they may reach, with E[o] and E[o^α], o the fraction of a block
 /// inside `p`.
 pub fn axis_weights(lo: f64, hi: f64, bw: f64, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
     out.clear();
     let bw = bw.clamp(0.0, 1.0);
+    if bw < 1e-4 {
+        // Points (to within 10⁻⁴ px): o is 0 or 1, E[o] = E[o^α] = the share inside.
+        let first = lo.floor() as i64;
+        let last = hi.floor() as i64;
+        for p in first.max(0)..=last.min(n - 1) {
+            let share = if hi - lo < 1e-12 {
+                1.0
+            } else {
+                ((hi.min(p as f64 + 1.0) - lo.max(p as f64)) / (hi - lo)).max(0.0)
+            };
+            if share > 0.0 {
+                out.push((p, share, share));
+            }
+        }
+        return;
+    }
     let first = (lo - bw / 2.0).floor() as i64;
     let last = (hi + bw / 2.0).ceil() as i64;
     for p in first.max(0)..last.min(n) {

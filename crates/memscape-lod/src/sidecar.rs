@@ -1,0 +1,74 @@
+//! The index beside its trace: where it lives, whether it still belongs to the trace, and
+//! building it from a trace file in two streaming passes (address regions, then blocks).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::build::{BuildParams, LodBuilder};
+use crate::trace_source::{ColorFn, TraceFile, address_axis, lod_block};
+use crate::{IndexMeta, LodError, LodIndex, SourceId};
+
+/// The index file of `trace` for a colouring: `TRACE.COLORING.lod` beside it.
+pub fn index_path(trace: &Path, coloring: &str) -> PathBuf {
+    let mut name = trace.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{coloring}.lod"));
+    trace.with_file_name(name)
+}
+
+/// What building is at: the pass (1: regions, 2: blocks) and the fraction of blocks done.
+pub type Progress<'a> = dyn FnMut(u8, f64) + 'a;
+
+/// Builds the index of `file` (read from `trace_path`) into `out`.
+pub fn build(
+    file: &TraceFile,
+    trace_path: &Path,
+    out: &Path,
+    coloring: &str,
+    color: &ColorFn<'_>,
+    params: &BuildParams,
+    progress: &mut Progress<'_>,
+    cancel: &AtomicBool,
+) -> Result<IndexMeta, LodError> {
+    let cols = file.columns();
+    let n = cols.len();
+    progress(1, 0.0);
+    let axis = address_axis(&cols);
+    let extent_t = file.trace.meta.events.max(1) + 1;
+    let scratch = out.with_extension("lod.scratch");
+    let mut b = LodBuilder::new(&scratch, extent_t, axis.extent, n as u64, params)?;
+    let step = (n / 200).max(1);
+    for i in 0..n {
+        b.push(&lod_block(&cols, &axis, color, i))?;
+        if i % step == 0 {
+            progress(2, i as f64 / n as f64);
+            if cancel.load(Ordering::Relaxed) {
+                let _ = std::fs::remove_dir_all(&scratch);
+                return Err(LodError::Format(String::from("cancelled")));
+            }
+        }
+    }
+    let source = SourceId::of_file(trace_path, file.trace.meta.events, n as u64);
+    let meta = b.finish(out, source, axis, coloring)?;
+    progress(2, 1.0);
+    Ok(meta)
+}
+
+/// The index at `path` if it was built from the trace at `trace_path` as it is now (same size,
+/// modification time and counts) with this colouring.
+pub fn open_current(
+    path: &Path,
+    trace_path: &Path,
+    events: u64,
+    blocks: u64,
+    coloring: &str,
+) -> Option<LodIndex> {
+    let index = LodIndex::open(path).ok()?;
+    let now = SourceId::of_file(trace_path, events, blocks);
+    let s = &index.meta.source;
+    (s.len == now.len
+        && s.modified_ns == now.modified_ns
+        && s.events == now.events
+        && s.blocks == now.blocks
+        && index.meta.coloring == coloring)
+        .then_some(index)
+}
