@@ -346,6 +346,8 @@ impl LodBuilder {
                 source: crate::SourceId::default(),
                 axis: Default::default(),
                 coloring: String::new(),
+                copy_min_c: min_c,
+                copy_min_d: min_d,
             },
             lines,
             classes: HashMap::new(),

@@ -59,10 +59,16 @@ pub fn linear_to_srgb(c: f32) -> f32 {
     }
 }
 
+/// [`srgb_to_linear`] of every 8-bit value.
+static SRGB_TO_LINEAR: std::sync::LazyLock<[f32; 256]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|i| srgb_to_linear(i as f32 / 255.0)));
+
 /// Linear RGB of an sRGB colour packed as `unpack4x8unorm` reads it (alpha ignored).
+#[inline]
 pub fn unpack_linear(packed: u32) -> [f32; 3] {
     let c = packed.to_le_bytes();
-    [0, 1, 2].map(|k| srgb_to_linear(f32::from(c[k]) / 255.0))
+    let t = &*SRGB_TO_LINEAR;
+    [t[usize::from(c[0])], t[usize::from(c[1])], t[usize::from(c[2])]]
 }
 
 /// Linear RGB of the blue → red ramp at `t` in [0, 1].
@@ -193,4 +199,69 @@ pub fn block_cushion_luminance(
         light,
     );
     l0 + (l1 - l0) * (uv[0] * CUSHION_KNOTS - j)
+}
+
+/// log2 of a positive normal f32 to about 1e-7 (absolute): exponent bits plus a polynomial on
+/// the mantissa. Subnormals and 0 give a very negative value.
+#[inline]
+pub fn fast_log2(x: f32) -> f32 {
+    if x <= 0.0 {
+        return -300.0;
+    }
+    let bits = x.to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32 - 127;
+    // Mantissa in [1, 2), then m = (x − 1)/(x + 1) for the atanh series of ln.
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
+    let m = f64::from(m);
+    let t = (m - 1.0) / (m + 1.0);
+    let t2 = t * t;
+    // ln(m) = 2 (t + t³/3 + t⁵/5 + t⁷/7 + t⁹/9), |t| ≤ 1/3.
+    let ln = 2.0 * t * (1.0 + t2 * (1.0 / 3.0 + t2 * (0.2 + t2 * (1.0 / 7.0 + t2 / 9.0))));
+    (f64::from(exp) + ln * std::f64::consts::LOG2_E) as f32
+}
+
+/// 2^x for x ≤ 0 (larger x work up to 127), relative error about 1e-7.
+#[inline]
+pub fn fast_exp2(x: f32) -> f32 {
+    let x = f64::from(x.clamp(-126.0, 126.0));
+    let i = x.floor();
+    let f = x - i;
+    // 2^f on [0, 1): Taylor series of e^(f ln 2) to the 7th power.
+    let l = f * std::f64::consts::LN_2;
+    let p = 1.0
+        + l * (1.0
+            + l * (0.5
+                + l * (1.0 / 6.0 + l * (1.0 / 24.0 + l * (1.0 / 120.0 + l * (1.0 / 720.0 + l / 5040.0))))));
+    (p * f64::from_bits(((i as i64 + 1023) as u64) << 52)) as f32
+}
+
+/// x^α for x in [0, 1] through [`fast_log2`] and [`fast_exp2`] (0 for x ≤ 0).
+#[inline]
+pub fn fast_pow(x: f32, alpha: f32) -> f32 {
+    if x <= 0.0 {
+        0.0
+    } else {
+        fast_exp2(alpha * fast_log2(x))
+    }
+}
+
+#[cfg(test)]
+mod fast_math_tests {
+    use super::*;
+
+    #[test]
+    fn fast_pow_matches_powf() {
+        let mut worst = 0.0f64;
+        for i in 1..20_000 {
+            let x = (i as f32 / 20_000.0).powi(7);
+            for alpha in [0.05f32, 0.1, 0.3, 0.5, 1.0, 1.5, 2.0] {
+                let a = f64::from(fast_pow(x, alpha));
+                let b = f64::from(x.powf(alpha));
+                if b > 1e-30 {
+                    worst = worst.max((a - b).abs() / b);
+                }
+            }
+        }
+        assert!(worst < 1e-5, "{worst}");
+    }
 }

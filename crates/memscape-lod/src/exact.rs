@@ -4,27 +4,96 @@
 
 use crate::eq1::{
     CLAMP_MARGIN, ColorMode, Cushion, EDGE_SLACK, block_cushion_luminance, box_coverage,
-    clamp_geometry, cushion_knot_interval, default_light, unpack_linear,
+    clamp_geometry, cushion_knot_interval, default_light, fast_pow, unpack_linear,
 };
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
 
-/// Adds `blocks` to `sums` exactly (the view's α, cushion and colour mode).
-pub fn accumulate(view: &LodView, blocks: &[LodBlock], sums: &mut PixelSums) {
-    for b in blocks {
-        accumulate_block(view, b, sums);
+/// Per-pixel sums in column-major order (index `x · height + y`): blocks arrive by start time,
+/// so consecutive blocks touch neighbouring columns and the writes stay in cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnSums {
+    pub width: u32,
+    pub height: u32,
+    pub acc: Vec<[f32; 4]>,
+    pub cov: Vec<f32>,
+}
+
+impl ColumnSums {
+    pub fn new(width: u32, height: u32) -> Self {
+        let n = width as usize * height as usize;
+        Self {
+            width,
+            height,
+            acc: vec![[0.0; 4]; n],
+            cov: vec![0.0; n],
+        }
+    }
+
+    #[inline]
+    pub fn at(&self, x: usize, y: usize) -> usize {
+        x * self.height as usize + y
+    }
+
+    pub fn add(&mut self, other: &ColumnSums) {
+        for (a, b) in self.acc.iter_mut().zip(&other.acc) {
+            for k in 0..4 {
+                a[k] += b[k];
+            }
+        }
+        for (a, b) in self.cov.iter_mut().zip(&other.cov) {
+            *a += b;
+        }
+    }
+
+    /// The sums in row-major order, added to `out`.
+    pub fn add_to(&self, out: &mut PixelSums) {
+        let (w, h) = (self.width as usize, self.height as usize);
+        for x in 0..w {
+            for y in 0..h {
+                let (i, j) = (x * h + y, y * w + x);
+                for k in 0..4 {
+                    out.acc[j][k] += self.acc[i][k];
+                }
+                out.cov[j] += self.cov[i];
+            }
+        }
     }
 }
 
+/// Adds `blocks` to `sums` exactly (the view's α, cushion and colour mode).
+pub fn accumulate(view: &LodView, blocks: &[LodBlock], sums: &mut PixelSums) {
+    let mut cs = ColumnSums::new(sums.width, sums.height);
+    for b in blocks {
+        accumulate_block(view, b, &mut cs);
+    }
+    cs.add_to(sums);
+}
+
 /// Adds one block exactly.
-pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut PixelSums) {
+pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut ColumnSums) {
     let (w, h) = (sums.width as usize, sums.height as usize);
-    let light = default_light();
     let g = view.block_geometry_px(b);
     let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
     let size_px = [g[2], g[3]];
+    // Blocks at most a pixel in both directions have no cushion (its slopes fade to 0 below
+    // one pixel): luminance exactly 1.
+    let flat = size_px[0] <= 1.0 && size_px[1] <= 1.0;
+    let x0 = c[0].floor();
+    let y0 = (c[1] - c[3]).floor();
+    if flat && (c[0] + c[2]).floor() == x0 && c[1].floor() == y0 {
+        // Inside one pixel (or outside the view): its coverage there is its area.
+        if x0 < 0.0 || y0 < 0.0 || x0 >= w as f32 || y0 >= h as f32 {
+            return;
+        }
+        let f = box_coverage(c, [x0, y0]);
+        if f > 0.0 {
+            add_pixel(view, b, sums, x0 as usize, y0 as usize, f, 1.0);
+        }
+        return;
+    }
+    let light = default_light();
     let origin_px = [g[0], g[1] - g[3]];
-    let color = unpack_linear(b.color);
     let q0 = [
         (c[0] - EDGE_SLACK).floor(),
         (c[1] - c[3] - EDGE_SLACK).floor(),
@@ -37,38 +106,56 @@ pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut PixelSums) {
     let y_start = q0[1].max(0.0) as usize;
     let x_end = (q1[0].max(0.0) as usize).min(w);
     let y_end = (q1[1].max(0.0) as usize).min(h);
-    for py in y_start..y_end {
-        for px in x_start..x_end {
+    for px in x_start..x_end {
+        for py in y_start..y_end {
             let p = [px as f32, py as f32];
             let f = box_coverage(c, p);
             if f <= 0.0 {
                 continue;
             }
-            let wgt = f.powf(view.alpha);
-            let centre = [p[0] + 0.5, p[1] + 0.5];
-            let uv = [
-                ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
-                ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
-            ];
-            let lum =
-                block_cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
-            let i = py * w + px;
-            let a = &mut sums.acc[i];
-            match view.color_mode {
-                ColorMode::Categorical => {
-                    for k in 0..3 {
-                        a[k] += wgt * color[k] * lum;
-                    }
-                }
-                ColorMode::Quantitative => {
-                    a[0] += wgt * b.attr;
-                    a[1] += wgt * lum;
-                }
-            }
-            a[3] += wgt;
-            sums.cov[i] += f;
+            let lum = if flat {
+                1.0
+            } else {
+                let centre = [p[0] + 0.5, p[1] + 0.5];
+                let uv = [
+                    ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
+                    ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
+                ];
+                block_cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light)
+            };
+            add_pixel(view, b, sums, px, py, f, lum);
         }
     }
+}
+
+/// Adds a block's share `f` of pixel (`px`, `py`) with luminance `lum`.
+#[inline]
+fn add_pixel(
+    view: &LodView,
+    b: &LodBlock,
+    sums: &mut ColumnSums,
+    px: usize,
+    py: usize,
+    f: f32,
+    lum: f32,
+) {
+    let wgt = fast_pow(f, view.alpha);
+    let i = sums.at(px, py);
+    let a = &mut sums.acc[i];
+    match view.color_mode {
+        ColorMode::Categorical => {
+            let color = unpack_linear(b.color);
+            for k in 0..3 {
+                a[k] += wgt * color[k] * lum;
+            }
+        }
+        ColorMode::Quantitative => {
+            a[0] += wgt * b.attr;
+            a[1] += wgt * lum;
+        }
+    }
+    a[3] += wgt;
+    sums.cov[i] += f;
 }
 
 /// The exact picture of `blocks` in `view` (sRGB RGBA bytes, row-major).
@@ -84,7 +171,9 @@ pub fn render_fast(view: &LodView, blocks: &[LodBlock]) -> Vec<[u8; 4]> {
     for b in blocks {
         acc.add(b);
     }
-    acc.finish().resolve(view)
+    let mut sums = PixelSums::new(view.width, view.height);
+    acc.finish().add_to(&mut sums);
+    sums.resolve(view)
 }
 
 /// Blocks at least this many pixel columns wide add their interior by difference arrays.
@@ -97,7 +186,7 @@ pub const WIDE_BLOCK_COLUMNS: f32 = 6.0;
 /// is the one [`accumulate_block`] gives, to floating-point rounding.
 pub struct Accumulator<'v> {
     view: &'v LodView,
-    pub sums: PixelSums,
+    pub sums: ColumnSums,
     /// Per pixel: constant parts of (c0, c1, c2, F, S) and slopes (per column) of (c0, c1, c2).
     d0: Vec<[f64; 5]>,
     d1: Vec<[f64; 3]>,
@@ -108,7 +197,7 @@ impl<'v> Accumulator<'v> {
     pub fn new(view: &'v LodView) -> Self {
         Self {
             view,
-            sums: PixelSums::new(view.width, view.height),
+            sums: ColumnSums::new(view.width, view.height),
             d0: Vec::new(),
             d1: Vec::new(),
             any_wide: false,
@@ -155,12 +244,12 @@ impl<'v> Accumulator<'v> {
                 if px >= in_lo && px <= in_hi {
                     continue;
                 }
-                self.pixel(b, &color, c, px as usize, py, size_px, origin_px, light);
+                self.pixel(b, c, px as usize, py, size_px, origin_px, light);
             }
             if in_hi < in_lo {
                 continue;
             }
-            let wgt = f64::from(fy.powf(view.alpha));
+            let wgt = f64::from(fast_pow(fy, view.alpha));
             let v = ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
             let lum_at = |px: i64| -> f64 {
                 f64::from(block_cushion_luminance(
@@ -225,7 +314,6 @@ impl<'v> Accumulator<'v> {
     fn pixel(
         &mut self,
         b: &LodBlock,
-        color: &[f32; 3],
         c: [f32; 4],
         px: usize,
         py: usize,
@@ -234,45 +322,29 @@ impl<'v> Accumulator<'v> {
         light: [f32; 3],
     ) {
         let view = self.view;
-        let w = self.sums.width as usize;
         let p = [px as f32, py as f32];
         let f = box_coverage(c, p);
         if f <= 0.0 {
             return;
         }
-        let wgt = f.powf(view.alpha);
         let centre = [p[0] + 0.5, p[1] + 0.5];
         let uv = [
             ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
             ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
         ];
         let lum = block_cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
-        let i = py * w + px;
-        let a = &mut self.sums.acc[i];
-        match view.color_mode {
-            ColorMode::Categorical => {
-                for k in 0..3 {
-                    a[k] += wgt * color[k] * lum;
-                }
-            }
-            ColorMode::Quantitative => {
-                a[0] += wgt * b.attr;
-                a[1] += wgt * lum;
-            }
-        }
-        a[3] += wgt;
-        self.sums.cov[i] += f;
+        add_pixel(view, b, &mut self.sums, px, py, f, lum);
     }
 
     /// Resolves the difference arrays into the sums and returns them.
-    pub fn finish(mut self) -> PixelSums {
+    pub fn finish(mut self) -> ColumnSums {
         if self.any_wide {
             let (w, h) = (self.sums.width as usize, self.sums.height as usize);
             for py in 0..h {
                 let mut c0 = [0.0f64; 5];
                 let mut c1 = [0.0f64; 3];
                 for px in 0..w {
-                    let i = py * w + px;
+                    let i = px * h + py;
                     let d = py * (w + 1) + px;
                     for q in 0..5 {
                         c0[q] += self.d0[d][q];

@@ -174,6 +174,8 @@ impl LodIndex {
         &self,
         level: &LevelDesc,
         window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
         mut f: impl FnMut(&LodBlock),
     ) {
         let (wt, wa) = window;
@@ -188,10 +190,9 @@ impl LodIndex {
             let lo = (wt[0] - reach).max(0.0);
             let blocks = &class.blocks[..];
             let first = blocks.partition_point(|b| (b.t0 as f64) < lo);
-            for b in &blocks[first..] {
-                if b.t0 as f64 >= wt[1] {
-                    break;
-                }
+            let last = blocks.partition_point(|b| (b.t0 as f64) < wt[1]);
+            let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
+            for b in &blocks[first + range.start..first + range.end] {
                 if (b.t1 as f64) <= wt[0] || ((b.y + b.size) as f64) <= wa[0] || b.y as f64 >= wa[1]
                 {
                     continue;

@@ -10,7 +10,6 @@ pub mod eq1;
 pub mod exact;
 pub mod format;
 pub mod index;
-pub mod mip;
 pub mod msc_stream;
 pub mod resolve;
 pub mod sidecar;
@@ -99,4 +98,8 @@ pub struct IndexMeta {
     pub source: SourceId,
     pub axis: source::AddressAxis,
     pub coloring: String,
+    /// Blocks with a lifetime of at least 2^copy_min_c time units or a size of at least
+    /// 2^copy_min_d bytes are copied into the index (every block large at some level is).
+    pub copy_min_c: u8,
+    pub copy_min_d: u8,
 }

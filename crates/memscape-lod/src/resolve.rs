@@ -6,20 +6,40 @@ use crate::eq1::ColorMode;
 use crate::exact;
 use crate::format::{BucketRec, CellRec, PROFILE_BINS};
 use crate::index::LodIndex;
+use crate::exact::ColumnSums;
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
 
 /// Where the exact blocks of a view come from when no level applies.
-pub trait BlockSource {
-    /// Calls `f` with every block meeting the window `[t0, t1) × [a0, a1)` (others may come
-    /// too; they add nothing).
-    fn blocks_in(&self, window: ([f64; 2], [f64; 2]), f: &mut dyn FnMut(&LodBlock));
+pub trait BlockSource: Sync {
+    /// Calls `f` with every block of part `part` of `parts` meeting the window
+    /// `[t0, t1) × [a0, a1)` (others may come too; they add nothing). The parts together give
+    /// every block once.
+    fn blocks_in(
+        &self,
+        window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
+        f: &mut dyn FnMut(&LodBlock),
+    );
+}
+
+/// The `part`-th of `parts` equal pieces of `0..n`.
+pub fn part_range(n: usize, part: usize, parts: usize) -> std::ops::Range<usize> {
+    let parts = parts.max(1);
+    n * part / parts..n * (part + 1) / parts
 }
 
 impl BlockSource for [LodBlock] {
-    fn blocks_in(&self, window: ([f64; 2], [f64; 2]), f: &mut dyn FnMut(&LodBlock)) {
+    fn blocks_in(
+        &self,
+        window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
+        f: &mut dyn FnMut(&LodBlock),
+    ) {
         let (wt, wa) = window;
-        for b in self {
+        for b in &self[part_range(self.len(), part, parts)] {
             if (b.t1 as f64) > wt[0]
                 && (b.t0 as f64) < wt[1]
                 && ((b.y + b.size) as f64) > wa[0]
@@ -41,7 +61,13 @@ pub struct ResolveStats {
     pub exact_blocks: u64,
 }
 
-/// The view's sums: from the index where a level applies, else exactly from `source`.
+/// Threads a resolve uses.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8))
+}
+
+/// The view's sums: from the index where a level applies, else exactly from `source`; the
+/// work split over [`threads`] threads.
 pub fn accumulate<S: BlockSource + ?Sized>(
     index: &LodIndex,
     source: &S,
@@ -49,36 +75,85 @@ pub fn accumulate<S: BlockSource + ?Sized>(
     sums: &mut PixelSums,
 ) -> ResolveStats {
     let window = view.window();
-    let mut stats = ResolveStats::default();
-    let mut acc = exact::Accumulator::new(view);
-    let Some(li) = index.level_for(view.pixel_size()) else {
-        source.blocks_in(window, &mut |b| {
-            acc.add(b);
-            stats.exact_blocks += 1;
-        });
-        sums.add(&acc.finish());
-        return stats;
-    };
-    stats.level = Some(li);
-    let level = &index.levels[li];
-    index.large_blocks(&level.desc, window, |b| {
-        acc.add(b);
-        stats.exact_blocks += 1;
+    let level = index.level_for(view.pixel_size());
+    let parts = threads();
+    let results: Vec<(ColumnSums, ResolveStats)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..parts)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut stats = ResolveStats {
+                        level,
+                        ..ResolveStats::default()
+                    };
+                    let mut acc = exact::Accumulator::new(view);
+                    match level {
+                        None => source.blocks_in(window, part, parts, &mut |b| {
+                            acc.add(b);
+                            stats.exact_blocks += 1;
+                        }),
+                        Some(li) => index.large_blocks(
+                            &index.levels[li].desc,
+                            window,
+                            part,
+                            parts,
+                            |b| {
+                                acc.add(b);
+                                stats.exact_blocks += 1;
+                            },
+                        ),
+                    }
+                    let mut part_sums = acc.finish();
+                    if let Some(li) = level {
+                        stats.cells = accumulate_cells(index, li, view, &mut part_sums, part, parts);
+                    }
+                    (part_sums, stats)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
-    sums.add(&acc.finish());
-    stats.cells = accumulate_cells(index, li, view, sums);
+    let mut stats = ResolveStats {
+        level,
+        ..ResolveStats::default()
+    };
+    let mut total: Option<ColumnSums> = None;
+    for (s, st) in results {
+        match &mut total {
+            Some(t) => t.add(&s),
+            None => total = Some(s),
+        }
+        stats.cells += st.cells;
+        stats.exact_blocks += st.exact_blocks;
+    }
+    if let Some(t) = total {
+        t.add_to(sums);
+    }
     stats
 }
 
-/// Adds the cells of level `li` to the view's sums; returns how many were visited.
-pub fn accumulate_cells(index: &LodIndex, li: usize, view: &LodView, sums: &mut PixelSums) -> u64 {
+/// Adds the cells of level `li` (part `part` of `parts` of its columns in view) to the view's
+/// sums; returns how many were visited.
+pub fn accumulate_cells(
+    index: &LodIndex,
+    li: usize,
+    view: &LodView,
+    sums: &mut ColumnSums,
+    part: usize,
+    parts: usize,
+) -> u64 {
     let level = &index.levels[li];
     let [tau, sig] = level.cell_size();
     let [pw, ph] = view.pixel_size();
     let (wt, wa) = view.window();
     // Cells whose blocks may reach the window: centres within half a cell of it.
-    let kx0 = ((wt[0] - tau) / tau).floor().max(0.0) as u64;
-    let kx1 = ((wt[1] + tau) / tau).floor().max(0.0) as u64;
+    let kx_lo = ((wt[0] - tau) / tau).floor().max(0.0) as u64;
+    let kx_hi = ((wt[1] + tau) / tau).floor().max(0.0) as u64;
+    let span = part_range((kx_hi - kx_lo + 1) as usize, part, parts);
+    if span.is_empty() {
+        return 0;
+    }
+    let kx0 = kx_lo + span.start as u64;
+    let kx1 = kx_lo + span.end as u64 - 1;
     let ky0 = ((wa[0] - sig) / sig).floor().max(0.0) as u64;
     let ky1 = ((wa[1] + sig) / sig).floor().max(0.0) as u64;
     let ctx = CellContext {
@@ -133,7 +208,7 @@ fn add_cell(
     kx: u64,
     cell: &CellRec,
     buckets: &[BucketRec],
-    sums: &mut PixelSums,
+    sums: &mut ColumnSums,
     s: &mut Scratch,
 ) {
     if cell.n <= 0.0 {
@@ -189,7 +264,7 @@ fn add_cell(
         }
         let mean = b.mean_area() * scale;
         let j = (1.0 + alpha * (alpha - 1.0) / 2.0 * b.cv2()).max(0.0);
-        let nw = n * mean.powf(alpha) * j;
+        let nw = n * f64::from(crate::eq1::fast_pow(mean as f32, alpha as f32)) * j;
         f_sum += nw;
         let c = b.color();
         for k in 0..3 {
@@ -198,11 +273,11 @@ fn add_cell(
         t_sum += b.attr() * nw;
         s_sum += n * mean;
     }
-    let w = ctx.w as usize;
-    for &(py, ey, gy) in &s.ys {
-        let row = py as usize * w;
-        for &(px, ex, gx) in &s.xs {
-            let i = row + px as usize;
+    let h = ctx.h as usize;
+    for &(px, ex, gx) in &s.xs {
+        let col = px as usize * h;
+        for &(py, ey, gy) in &s.ys {
+            let i = col + py as usize;
             let g = gx * gy;
             let a = &mut sums.acc[i];
             match ctx.mode {

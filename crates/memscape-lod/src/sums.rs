@@ -5,7 +5,18 @@
 //! or `acc = (Σ wᵢaᵢ, Σ wᵢLᵢ, 0, Σ wᵢ)` (quantitative) and `cov = Σ fᵢ`; what the renderer's
 //! accumulation targets hold, resolved the same way.
 
-use crate::eq1::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, linear_to_srgb};
+use crate::eq1::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, fast_pow};
+
+/// [`crate::eq1::linear_to_srgb`] through [`fast_pow`].
+#[inline]
+pub fn fast_linear_to_srgb(c: f32) -> f32 {
+    let x = c.clamp(0.0, 1.0);
+    if x <= 0.003_130_8 {
+        x * 12.92
+    } else {
+        1.055 * fast_pow(x, 1.0 / 2.4) - 0.055
+    }
+}
 use crate::view::LodView;
 
 /// The sums of every pixel of a view, row-major, row 0 at the top.
@@ -47,7 +58,7 @@ impl PixelSums {
             .zip(&self.cov)
             .map(|(acc, &cov)| {
                 let c = resolve_pixel(view, *acc, cov);
-                let px = c.map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
+                let px = c.map(|v| (fast_linear_to_srgb(v) * 255.0).round() as u8);
                 [px[0], px[1], px[2], 255]
             })
             .collect()
@@ -62,7 +73,7 @@ pub fn resolve_pixel(view: &LodView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
         1.0 - coverage
     };
     let f_sum = acc[3];
-    let b = uncovered.max(0.0).powf(view.alpha);
+    let b = fast_pow(uncovered.max(0.0), view.alpha);
     let bg = view.background_linear;
     if f_sum + b <= 0.0 {
         return bg;
