@@ -60,10 +60,8 @@ fn main() {
         p
     })
     .expect("builder");
-    let mut sorted = blocks.clone();
-    sorted.sort_by_key(|b| b.t0);
-    for blk in &sorted {
-        b.push(blk).expect("push");
+    for (i, blk) in blocks.iter().enumerate() {
+        b.push(i as u64, blk).expect("push");
     }
     let meta = b
         .finish(&path, SourceId::default(), axis.clone(), "thread")

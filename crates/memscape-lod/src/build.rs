@@ -12,6 +12,10 @@ use crate::format::{BucketRec, CellRec, ClassDesc, ColumnRec, LevelDesc, PROFILE
 use crate::view::LodBlock;
 use crate::{IndexMeta, LodError, MAGIC, VERSION};
 
+/// Blocks of at least 2^12 bytes that are large somewhere are copied (not listed by number):
+/// wide views meet many of them.
+pub const COPY_MIN_SIZE_CLASS: u8 = 12;
+
 /// Choices of the builder.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BuildParams {
@@ -360,8 +364,9 @@ impl LodBuilder {
         })
     }
 
-    /// Adds the next block (blocks must come by increasing `t0`).
-    pub fn push(&mut self, b: &LodBlock) -> Result<(), LodError> {
+    /// Adds the next block, block number `id` of the trace (blocks must come by increasing
+    /// `t0`).
+    pub fn push(&mut self, id: u64, b: &LodBlock) -> Result<(), LodError> {
         let w = b.width();
         let s = b.size;
         let fw = floor_log2(w);
@@ -417,10 +422,11 @@ impl LodBuilder {
             }
             acc.attr += f64::from(b.attr);
         }
-        // Large at some level: copied into its class.
+        // Large at some level: copied into its class (long-lived ones) or listed.
         let c = fw as u8;
         let d = fs as u8;
         if c >= self.min_class_c || d >= self.min_class_d {
+            let copied = c >= self.min_class_c || d >= COPY_MIN_SIZE_CLASS;
             let entry = match self.classes.entry((c, d)) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(v) => {
@@ -429,9 +435,14 @@ impl LodBuilder {
                     v.insert((BufWriter::with_capacity(1 << 16, f), p, 0))
                 }
             };
+            let bytes: &[u8] = if copied {
+                bytemuck::bytes_of(b)
+            } else {
+                bytemuck::bytes_of(&id)
+            };
             entry
                 .0
-                .write_all(bytemuck::bytes_of(b))
+                .write_all(bytes)
                 .map_err(|e| LodError::io(&entry.1, e))?;
             entry.2 += 1;
         }
@@ -531,11 +542,13 @@ impl LodBuilder {
             if let Some((mut w, p, n)) = self.classes.remove(&key) {
                 w.flush().map_err(|e| LodError::io(&p, e))?;
                 drop(w);
-                // Sort the class by start (blocks arrive by start already; kept stable).
-                let blocks = section(p, n, 40, &mut parts);
+                // Blocks arrived by start: the class is sorted by start.
+                let copied = key.0 >= self.min_class_c || key.1 >= COPY_MIN_SIZE_CLASS;
+                let blocks = section(p, n, if copied { 40 } else { 8 }, &mut parts);
                 classes.push(ClassDesc {
                     c: key.0,
                     d: key.1,
+                    copied,
                     blocks,
                 });
             }

@@ -176,6 +176,64 @@ pub fn render_fast(view: &LodView, blocks: &[LodBlock]) -> Vec<[u8; 4]> {
     sums.resolve(view)
 }
 
+/// A block's luminance along one pixel row (fixed v): the values
+/// [`block_cushion_luminance`] interpolates between, computed once (the same floats).
+struct RowLuminance {
+    kind: Cushion,
+    /// Parabolic: the 9 knots; plateau: slope +1, 0, −1 in 0..3; none: unused.
+    table: [f32; 9],
+}
+
+impl RowLuminance {
+    fn new(view: &LodView, size_px: [f32; 2], v: f32, light: [f32; 3]) -> Self {
+        let (kind, k) = (view.cushion, view.cushion_strength);
+        let mut table = [1.0f32; 9];
+        match kind {
+            Cushion::None => {}
+            Cushion::Parabolic => {
+                for (j, t) in table.iter_mut().enumerate() {
+                    *t = crate::eq1::cushion_luminance(
+                        kind,
+                        k,
+                        [j as f32 / crate::eq1::CUSHION_KNOTS, v],
+                        size_px,
+                        light,
+                    );
+                }
+            }
+            Cushion::Plateau => {
+                // Slopes +1, 0, −1 at u = 0, 0.5, 1.
+                for (j, u) in [0.0f32, 0.5, 1.0].into_iter().enumerate() {
+                    table[j] = crate::eq1::cushion_luminance(kind, k, [u, v], size_px, light);
+                }
+            }
+        }
+        Self { kind, table }
+    }
+
+    #[inline]
+    fn at(&self, u: f32) -> f32 {
+        match self.kind {
+            Cushion::None => self.table[0],
+            Cushion::Parabolic => {
+                let j = cushion_knot_interval(u);
+                let i = j as usize;
+                let (l0, l1) = (self.table[i], self.table[(i + 1).min(8)]);
+                l0 + (l1 - l0) * (u * crate::eq1::CUSHION_KNOTS - j)
+            }
+            Cushion::Plateau => {
+                if u < 0.2 {
+                    self.table[0]
+                } else if u > 0.8 {
+                    self.table[2]
+                } else {
+                    self.table[1]
+                }
+            }
+        }
+    }
+}
+
 /// Blocks at least this many pixel columns wide add their interior by difference arrays.
 pub const WIDE_BLOCK_COLUMNS: f32 = 6.0;
 
@@ -234,32 +292,39 @@ impl<'v> Accumulator<'v> {
         let u_of = |px: i64| -> f32 {
             ((px as f32 + 0.5 - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0)
         };
+        // Thin blocks (at most a pixel tall) shade alike on every row.
+        let v_of = |py: usize| ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
+        let thin_lum = (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
         for py in y_start..y_end {
             let fy = crate::eq1::vertical_overlap(c, py as f32);
             if fy <= 0.0 {
                 continue;
             }
+            let row_lum;
+            let lum = match &thin_lum {
+                Some(l) => l,
+                None => {
+                    row_lum = RowLuminance::new(view, size_px, v_of(py), light);
+                    &row_lum
+                }
+            };
             // End columns (and everything when there is no interior), pixel by pixel.
             for px in x_start.max(0)..x_end {
                 if px >= in_lo && px <= in_hi {
                     continue;
                 }
-                self.pixel(b, c, px as usize, py, size_px, origin_px, light);
+                let p = [px as f32, py as f32];
+                let f = box_coverage(c, p);
+                if f > 0.0 {
+                    let l = lum.at(u_of(px));
+                    add_pixel(view, b, &mut self.sums, px as usize, py, f, l);
+                }
             }
             if in_hi < in_lo {
                 continue;
             }
             let wgt = f64::from(fast_pow(fy, view.alpha));
-            let v = ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
-            let lum_at = |px: i64| -> f64 {
-                f64::from(block_cushion_luminance(
-                    view.cushion,
-                    view.cushion_strength,
-                    [u_of(px), v],
-                    size_px,
-                    light,
-                ))
-            };
+            let lum_at = |px: i64| -> f64 { f64::from(lum.at(u_of(px))) };
             let row = py * (w + 1);
             let (k0, k1, k2) = match view.color_mode {
                 ColorMode::Categorical => (
@@ -308,32 +373,6 @@ impl<'v> Accumulator<'v> {
                 start = end + 1;
             }
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn pixel(
-        &mut self,
-        b: &LodBlock,
-        c: [f32; 4],
-        px: usize,
-        py: usize,
-        size_px: [f32; 2],
-        origin_px: [f32; 2],
-        light: [f32; 3],
-    ) {
-        let view = self.view;
-        let p = [px as f32, py as f32];
-        let f = box_coverage(c, p);
-        if f <= 0.0 {
-            return;
-        }
-        let centre = [p[0] + 0.5, p[1] + 0.5];
-        let uv = [
-            ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
-            ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
-        ];
-        let lum = block_cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light);
-        add_pixel(view, b, &mut self.sums, px, py, f, lum);
     }
 
     /// Resolves the difference arrays into the sums and returns them.

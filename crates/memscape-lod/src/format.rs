@@ -131,11 +131,15 @@ pub struct LevelDesc {
     pub buckets: Section,
 }
 
-/// Blocks of one size class, copied, sorted by start: lifetimes in `[2^c, 2^(c+1))`, sizes in
-/// `[2^d, 2^(d+1))`.
+/// Blocks of one size class, sorted by start: lifetimes in `[2^c, 2^(c+1))`, sizes in
+/// `[2^d, 2^(d+1))`. Long-lived classes (the many blocks that outlive a pixel column of wide
+/// views) are copied whole ([`crate::LodBlock`]s); the others, large only at fine address
+/// levels, are kept as block numbers of the trace (u64) and read from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClassDesc {
     pub c: u8,
     pub d: u8,
+    /// Copied blocks, or block numbers.
+    pub copied: bool,
     pub blocks: Section,
 }

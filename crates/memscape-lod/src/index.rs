@@ -27,26 +27,26 @@ impl Level {
         ]
     }
 
-    /// The cells with column in `[kx0, kx1]` and row in `[ky0, ky1]`, as (kx, cell).
-    pub fn cells_in(
-        &self,
-        kx: [u64; 2],
-        ky: [u64; 2],
-    ) -> impl Iterator<Item = (u64, &CellRec)> + '_ {
+    /// Calls `f` with every cell with column in `[kx0, kx1]` and row in `[ky0, ky1]` (and its
+    /// column).
+    pub fn cells_in(&self, kx: [u64; 2], ky: [u64; 2], mut f: impl FnMut(u64, &CellRec)) {
         let cols = &self.columns[..];
+        let cells = &self.cells[..];
         let first = cols.partition_point(|c| c.kx < kx[0]);
         let last = cols.partition_point(|c| c.kx <= kx[1]);
-        let n_cells = self.cells.len() as u64;
-        (first..last).flat_map(move |i| {
+        let n_cells = cells.len() as u64;
+        for i in first..last {
             let start = cols[i].first_cell.min(n_cells) as usize;
             let end = cols
                 .get(i + 1)
                 .map_or(n_cells, |c| c.first_cell.min(n_cells)) as usize;
-            let col = self.cells.get(start..end.max(start)).unwrap_or(&[]);
+            let col = &cells[start..end.max(start)];
             let a = col.partition_point(|c| c.ky < ky[0]);
             let b = col.partition_point(|c| c.ky <= ky[1]);
-            col[a..b.max(a)].iter().map(move |c| (cols[i].kx, c))
-        })
+            for c in &col[a..b.max(a)] {
+                f(cols[i].kx, c);
+            }
+        }
     }
 
     /// The buckets of `cell`.
@@ -58,12 +58,62 @@ impl Level {
     }
 }
 
-/// The copied blocks of one size class, sorted by start.
+/// The blocks of one size class, sorted by start: copied, or listed by block number.
 pub struct Class {
     /// Lifetimes in `[2^c, 2^(c+1))`, sizes in `[2^d, 2^(d+1))`.
     pub c: u8,
     pub d: u8,
-    pub blocks: MappedSlice<LodBlock>,
+    pub members: Members,
+}
+
+pub enum Members {
+    Copied(MappedSlice<LodBlock>),
+    Listed(MappedSlice<u64>),
+}
+
+impl Class {
+    /// Calls `f` with the members of part `part` of `parts` that start in `[t_lo, t_hi)`
+    /// (`fetch` reads listed blocks from the trace).
+    pub fn for_each_starting_in(
+        &self,
+        t: [f64; 2],
+        part: usize,
+        parts: usize,
+        fetch: &dyn Fn(u64) -> Option<LodBlock>,
+        f: &mut dyn FnMut(&LodBlock),
+    ) {
+        match &self.members {
+            Members::Copied(blocks) => {
+                let first = blocks.partition_point(|b| (b.t0 as f64) < t[0]);
+                let last = blocks.partition_point(|b| (b.t0 as f64) < t[1]);
+                let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
+                for b in &blocks[first + range.start..first + range.end] {
+                    f(b);
+                }
+            }
+            Members::Listed(ids) => {
+                let start = |i: &u64| fetch(*i).map_or(f64::INFINITY, |b| b.t0 as f64);
+                let first = ids.partition_point(|i| start(i) < t[0]);
+                let last = ids.partition_point(|i| start(i) < t[1]);
+                let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
+                for &id in &ids[first + range.start..first + range.end] {
+                    if let Some(b) = fetch(id) {
+                        f(&b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How many pixels a level's cell may span in each direction (its blocks are smaller than a
+/// cell: up to this wide, so their cushions are at most faintly visible, by
+/// `(w − 1) / 3` of the slope). `MEMSCAPE_LOD_CELL_PIXELS` overrides it (experiments).
+pub fn max_cell_pixels() -> f64 {
+    std::env::var("MEMSCAPE_LOD_CELL_PIXELS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0 + 1e-9)
 }
 
 /// An index file, mapped.
@@ -129,13 +179,23 @@ impl LodIndex {
         }
         let mut classes = Vec::new();
         for c in &meta.classes {
-            let (o, n) = slice(c.blocks, 40, "class blocks")?;
-            let blocks = MappedSlice::new(Arc::clone(&map), o, n)
-                .ok_or_else(|| bad("class blocks outside the file"))?;
+            let members = if c.copied {
+                let (o, n) = slice(c.blocks, 40, "class blocks")?;
+                Members::Copied(
+                    MappedSlice::new(Arc::clone(&map), o, n)
+                        .ok_or_else(|| bad("class blocks outside the file"))?,
+                )
+            } else {
+                let (o, n) = slice(c.blocks, 8, "class block numbers")?;
+                Members::Listed(
+                    MappedSlice::new(Arc::clone(&map), o, n)
+                        .ok_or_else(|| bad("class block numbers outside the file"))?,
+                )
+            };
             classes.push(Class {
                 c: c.c,
                 d: c.d,
-                blocks,
+                members,
             });
         }
         Ok(Self {
@@ -152,13 +212,15 @@ impl LodIndex {
     }
 
     /// The level a view with pixels of `pixel` (time units × bytes) is drawn from: among the
-    /// levels whose cells are at most a pixel in both directions, the one with the largest
-    /// cells. `None`: the view is finer than every level (draw its blocks exactly).
+    /// levels whose cells are at most [`max_cell_pixels`] pixels in both directions, the one
+    /// with the largest cells. `None`: the view is finer than every level (draw its blocks
+    /// exactly).
     pub fn level_for(&self, pixel: [f64; 2]) -> Option<usize> {
+        let slack = max_cell_pixels();
         let mut best: Option<(usize, i32)> = None;
         for (i, l) in self.levels.iter().enumerate() {
             let [tau, sig] = l.cell_size();
-            if tau <= pixel[0] * (1.0 + 1e-9) && sig <= pixel[1] * (1.0 + 1e-9) {
+            if tau <= pixel[0] * slack && sig <= pixel[1] * slack {
                 let size = i32::from(l.desc.log_tau) + i32::from(l.desc.log_sig);
                 if best.is_none_or(|(_, s)| size > s) {
                     best = Some((i, size));
@@ -176,6 +238,7 @@ impl LodIndex {
         window: ([f64; 2], [f64; 2]),
         part: usize,
         parts: usize,
+        fetch: &dyn Fn(u64) -> Option<LodBlock>,
         mut f: impl FnMut(&LodBlock),
     ) {
         let (wt, wa) = window;
@@ -188,20 +251,15 @@ impl LodIndex {
             // Lifetimes below 2^(c+1): blocks meeting [t0, t1) start after t0 − 2^(c+1).
             let reach = 2f64.powi(i32::from(class.c) + 1);
             let lo = (wt[0] - reach).max(0.0);
-            let blocks = &class.blocks[..];
-            let first = blocks.partition_point(|b| (b.t0 as f64) < lo);
-            let last = blocks.partition_point(|b| (b.t0 as f64) < wt[1]);
-            let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
-            for b in &blocks[first + range.start..first + range.end] {
+            class.for_each_starting_in([lo, wt[1]], part, parts, fetch, &mut |b| {
                 if (b.t1 as f64) <= wt[0] || ((b.y + b.size) as f64) <= wa[0] || b.y as f64 >= wa[1]
                 {
-                    continue;
+                    return;
                 }
-                let w = b.width();
-                if w >= 1u64 << level.log_tau || b.size >= 1u64 << level.log_sig {
+                if b.width() >= 1u64 << level.log_tau || b.size >= 1u64 << level.log_sig {
                     f(b);
                 }
-            }
+            });
         }
     }
 }

@@ -38,7 +38,7 @@ pub fn build(
     let mut b = LodBuilder::new(&scratch, extent_t, axis.extent, n as u64, params)?;
     let step = (n / 200).max(1);
     for i in 0..n {
-        b.push(&lod_block(&cols, &axis, color, i))?;
+        b.push(i as u64, &lod_block(&cols, &axis, color, i))?;
         if i % step == 0 {
             progress(2, i as f64 / n as f64);
             if cancel.load(Ordering::Relaxed) {

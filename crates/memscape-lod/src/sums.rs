@@ -7,6 +7,19 @@
 
 use crate::eq1::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, fast_pow};
 
+/// Linear values at which the rounded 8-bit sRGB code steps up: code k for values in
+/// `[THRESHOLDS[k-1], THRESHOLDS[k])`.
+static THRESHOLDS: std::sync::LazyLock<[f32; 255]> = std::sync::LazyLock::new(|| {
+    std::array::from_fn(|k| crate::eq1::srgb_to_linear((k as f32 + 0.5) / 255.0))
+});
+
+/// `round(linear_to_srgb(c) · 255)` by a binary search of the code thresholds.
+#[inline]
+pub fn srgb8(c: f32) -> u8 {
+    let t = &*THRESHOLDS;
+    t.partition_point(|&x| x <= c) as u8
+}
+
 /// [`crate::eq1::linear_to_srgb`] through [`fast_pow`].
 #[inline]
 pub fn fast_linear_to_srgb(c: f32) -> f32 {
@@ -58,8 +71,7 @@ impl PixelSums {
             .zip(&self.cov)
             .map(|(acc, &cov)| {
                 let c = resolve_pixel(view, *acc, cov);
-                let px = c.map(|v| (fast_linear_to_srgb(v) * 255.0).round() as u8);
-                [px[0], px[1], px[2], 255]
+                [srgb8(c[0]), srgb8(c[1]), srgb8(c[2]), 255]
             })
             .collect()
     }
@@ -91,4 +103,24 @@ pub fn resolve_pixel(view: &LodView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
         }
     };
     std::array::from_fn(|k| (c[k] + b * bg[k]) / (f_sum + b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn srgb8_rounds_like_the_formula() {
+        let mut off = 0;
+        for i in 0..=100_000 {
+            let v = i as f32 / 100_000.0;
+            let want = (crate::eq1::linear_to_srgb(v) * 255.0).round() as u8;
+            let got = srgb8(v);
+            assert!(got.abs_diff(want) <= 1, "{v}: {got} vs {want}");
+            off += usize::from(got != want);
+        }
+        assert!(off < 50, "{off} values one level off");
+        assert_eq!(srgb8(-1.0), 0);
+        assert_eq!(srgb8(2.0), 255);
+    }
 }

@@ -360,6 +360,11 @@ pub struct TraceBlocks<'a> {
 }
 
 impl crate::resolve::BlockSource for TraceBlocks<'_> {
+    fn block(&self, id: u64) -> Option<LodBlock> {
+        let i = usize::try_from(id).ok().filter(|&i| i < self.columns.len())?;
+        Some(lod_block(&self.columns, self.axis, self.color, i))
+    }
+
     fn blocks_in(
         &self,
         window: ([f64; 2], [f64; 2]),
@@ -369,19 +374,16 @@ impl crate::resolve::BlockSource for TraceBlocks<'_> {
     ) {
         let (wt, wa) = window;
         let (min_c, min_d) = (self.index.meta.copy_min_c, self.index.meta.copy_min_d);
-        // Copied blocks: every class.
+        // Blocks of the index's classes: every class.
+        let fetch = |id: u64| crate::resolve::BlockSource::block(self, id);
         for class in &self.index.classes {
             let reach = 2f64.powi(i32::from(class.c) + 1);
             let lo = (wt[0] - reach).max(0.0);
-            let blocks = &class.blocks[..];
-            let first = blocks.partition_point(|b| (b.t0 as f64) < lo);
-            let last = blocks.partition_point(|b| (b.t0 as f64) < wt[1]);
-            let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
-            for b in &blocks[first + range.start..first + range.end] {
+            class.for_each_starting_in([lo, wt[1]], part, parts, &fetch, &mut |b| {
                 if (b.t1 as f64) > wt[0] && ((b.y + b.size) as f64) > wa[0] && (b.y as f64) < wa[1] {
                     f(b);
                 }
-            }
+            });
         }
         // The rest lives less than 2^min_c: allocated after t0 − 2^min_c.
         let c = &self.columns;
