@@ -29,8 +29,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &file,
         &path,
         &out,
-        "thread",
-        &color,
+        memscape_lod::sidecar::Coloring {
+            name: "thread",
+            color: &color,
+        },
         &memscape_lod::BuildParams::default(),
         &mut |pass, f| {
             let pct = (f * 100.0) as i64;

@@ -26,7 +26,11 @@ fn stats(a: &[[u8; 4]], b: &[[u8; 4]]) -> (f64, f64, u8) {
         max = max.max(m);
         over += usize::from(m > 8);
     }
-    (sum as f64 / (a.len() * 3) as f64, over as f64 / a.len() as f64 * 100.0, max)
+    (
+        sum as f64 / (a.len() * 3) as f64,
+        over as f64 / a.len() as f64 * 100.0,
+        max,
+    )
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -48,8 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &file,
                 &path,
                 &out,
-                "thread",
-                &color,
+                memscape_lod::sidecar::Coloring {
+                    name: "thread",
+                    color: &color,
+                },
                 &memscape_lod::BuildParams::default(),
                 &mut |_, _| {},
                 &AtomicBool::new(false),
@@ -59,7 +65,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let axis = index.meta.axis.clone();
-    eprintln!("{} blocks, index {:.1} MB", n, index.file_len() as f64 / 1e6);
+    eprintln!(
+        "{} blocks, index {:.1} MB",
+        n,
+        index.file_len() as f64 / 1e6
+    );
     let all: Vec<LodBlock> = (0..n).map(|i| lod_block(&cols, &axis, &color, i)).collect();
     let source = TraceBlocks {
         columns: file.columns(),
@@ -72,20 +82,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The busiest region: the one with the most blocks.
     let mut per_region = vec![0u64; axis.regions.len()];
     for i in 0..n {
-        if let Some(k) = axis.regions.iter().position(|r| cols.address[i] >= r.start && cols.address[i] < r.end) {
+        if let Some(k) = axis
+            .regions
+            .iter()
+            .position(|r| cols.address[i] >= r.start && cols.address[i] < r.end)
+        {
             per_region[k] += 1;
         }
         if i > 200_000 {
             break;
         }
     }
-    let busiest = per_region.iter().enumerate().max_by_key(|(_, c)| **c).map_or(0, |(k, _)| k);
+    let busiest = per_region
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, c)| **c)
+        .map_or(0, |(k, _)| k);
     let r = axis.regions[busiest];
     let (h0, h1) = (r.collapsed_start, r.collapsed_start + (r.end - r.start));
     let (tc, yc) = (te / 2, (h0 + h1) / 2);
     let mut views: Vec<(String, u64, u64, u64, u64)> = vec![(String::from("whole"), 0, te, 0, ye)];
     for z in [4u64, 16, 64, 256] {
-        views.push((format!("iso/{z}"), tc - te / z / 2, tc + te / z / 2, yc.saturating_sub(ye / z / 2), yc + ye / z / 2));
+        views.push((
+            format!("iso/{z}"),
+            tc - te / z / 2,
+            tc + te / z / 2,
+            yc.saturating_sub(ye / z / 2),
+            yc + ye / z / 2,
+        ));
     }
     for z in [4u64, 16, 64] {
         views.push((format!("time/{z}"), tc - te / z / 2, tc + te / z / 2, 0, ye));
@@ -93,9 +117,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     views.push((String::from("heap"), 0, te, h0, h1));
     for z in [4u64, 16] {
         let hs = h1 - h0;
-        views.push((format!("heap-addr/{z}"), 0, te, yc - hs / z / 2, yc + hs / z / 2));
+        views.push((
+            format!("heap-addr/{z}"),
+            0,
+            te,
+            yc - hs / z / 2,
+            yc + hs / z / 2,
+        ));
     }
-    println!("| view | α | level | cells | exact blocks | mean error | pixels > 8/255 | max | LOD CPU s |");
+    println!(
+        "| view | α | level | cells | exact blocks | mean error | pixels > 8/255 | max | LOD CPU s |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (name, t0, t1, a0, a1) in &views {
         for alpha in [0.1f32, 0.5, 1.0] {
@@ -135,16 +167,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let img = sums.resolve(&v);
             let bg = PixelSums::new(1, 1).resolve(&v)[0];
             let g = v.block_geometry_px(b);
-            let (px, py) = (g[0].max(0.0) as usize, (g[1] - g[3] / 2.0).max(0.0) as usize);
+            let (px, py) = (
+                g[0].max(0.0) as usize,
+                (g[1] - g[3] / 2.0).max(0.0) as usize,
+            );
             let seen = (py.saturating_sub(1)..=py + 1).any(|y| {
                 (px.saturating_sub(1)..=px + 1).any(|x| {
-                    img.get(y * w as usize + x).is_some_and(|p| (0..3).any(|k| p[k].abs_diff(bg[k]) >= 8))
+                    img.get(y * w as usize + x)
+                        .is_some_and(|p| (0..3).any(|k| p[k].abs_diff(bg[k]) >= 8))
                 })
             });
             checked += 1;
             if !seen {
                 invisible += 1;
-                println!("isolated block at t {} y {} invisible at zoom {zoom}", b.t0, b.y);
+                println!(
+                    "isolated block at t {} y {} invisible at zoom {zoom}",
+                    b.t0, b.y
+                );
             }
             if tw <= 64 && yw <= 64 {
                 break;
@@ -152,6 +191,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             zoom *= 4;
         }
     }
-    println!("isolated 1-byte blocks: {checked} views, {invisible} without the block visible (α = 0.1)");
+    println!(
+        "isolated 1-byte blocks: {checked} views, {invisible} without the block visible (α = 0.1)"
+    );
     Ok(())
 }

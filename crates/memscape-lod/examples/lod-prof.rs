@@ -13,14 +13,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let index = memscape_lod::LodIndex::open(&memscape_lod::sidecar::index_path(&path, "thread"))?;
     let color = |t: u32, _s: u32, _z: u64, _l: u64| (palette_color(t), 0.0f32);
     let axis = index.meta.axis.clone();
-    let source = TraceBlocks { columns: file.columns(), axis: &axis, color: &color, index: &index };
+    let source = TraceBlocks {
+        columns: file.columns(),
+        axis: &axis,
+        color: &color,
+        index: &index,
+    };
     let te = file.trace.meta.events;
     let ye = axis.extent;
-    let v = LodView::fit(te / 2 - te / zoom / 2, te / 2 + te / zoom / 2, ye / 2 - ye / zoom / 2, ye / 2 + ye / zoom / 2, 1920, 1080);
+    let v = LodView::fit(
+        te / 2 - te / zoom / 2,
+        te / 2 + te / zoom / 2,
+        ye / 2 - ye / zoom / 2,
+        ye / 2 + ye / zoom / 2,
+        1920,
+        1080,
+    );
     let cpu = || {
         let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         let rest = stat.rsplit(')').next().unwrap_or("").to_owned();
-        let f: Vec<f64> = rest.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+        let f: Vec<f64> = rest
+            .split_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect();
         (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
     };
     for _ in 0..reps {
@@ -29,7 +44,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut sums = PixelSums::new(1920, 1080);
         let st = accumulate(&index, &source, &v, &mut sums);
         let img = sums.resolve(&v);
-        eprintln!("wall {:.2?} cpu {:.2} s {:?} {}", s.elapsed(), cpu() - c0, st, img.len());
+        eprintln!(
+            "wall {:.2?} cpu {:.2} s {:?} {}",
+            s.elapsed(),
+            cpu() - c0,
+            st,
+            img.len()
+        );
     }
     Ok(())
 }

@@ -417,8 +417,8 @@ impl LodBuilder {
             acc.n += 1.0;
             acc.a += area;
             acc.a2 += area * area;
-            for q in 0..3 {
-                acc.rgb[q] += f64::from(color[q]);
+            for (sum, &c) in acc.rgb.iter_mut().zip(&color) {
+                *sum += f64::from(c);
             }
             acc.attr += f64::from(b.attr);
         }
@@ -460,10 +460,7 @@ impl LodBuilder {
         for line in &mut self.lines {
             for k in (0..line.levels.len()).rev() {
                 let tau = 1u64 << line.levels[k].log_tau;
-                loop {
-                    let Some((&kx, _)) = line.levels[k].open.first_key_value() else {
-                        break;
-                    };
+                while let Some((&kx, _)) = line.levels[k].open.first_key_value() {
                     let done = all || kx.saturating_add(1).saturating_mul(tau) <= now;
                     if !done {
                         break;

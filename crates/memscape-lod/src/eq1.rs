@@ -68,7 +68,11 @@ static SRGB_TO_LINEAR: std::sync::LazyLock<[f32; 256]> =
 pub fn unpack_linear(packed: u32) -> [f32; 3] {
     let c = packed.to_le_bytes();
     let t = &*SRGB_TO_LINEAR;
-    [t[usize::from(c[0])], t[usize::from(c[1])], t[usize::from(c[2])]]
+    [
+        t[usize::from(c[0])],
+        t[usize::from(c[1])],
+        t[usize::from(c[2])],
+    ]
 }
 
 /// Linear RGB of the blue → red ramp at `t` in [0, 1].
@@ -231,7 +235,8 @@ pub fn fast_exp2(x: f32) -> f32 {
     let p = 1.0
         + l * (1.0
             + l * (0.5
-                + l * (1.0 / 6.0 + l * (1.0 / 24.0 + l * (1.0 / 120.0 + l * (1.0 / 720.0 + l / 5040.0))))));
+                + l * (1.0 / 6.0
+                    + l * (1.0 / 24.0 + l * (1.0 / 120.0 + l * (1.0 / 720.0 + l / 5040.0))))));
     (p * f64::from_bits(((i as i64 + 1023) as u64) << 52)) as f32
 }
 

@@ -293,8 +293,10 @@ impl<'v> Accumulator<'v> {
             ((px as f32 + 0.5 - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0)
         };
         // Thin blocks (at most a pixel tall) shade alike on every row.
-        let v_of = |py: usize| ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
-        let thin_lum = (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
+        let v_of =
+            |py: usize| ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
+        let thin_lum =
+            (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
         for py in y_start..y_end {
             let fy = crate::eq1::vertical_overlap(c, py as f32);
             if fy <= 0.0 {
@@ -385,11 +387,11 @@ impl<'v> Accumulator<'v> {
                 for px in 0..w {
                     let i = px * h + py;
                     let d = py * (w + 1) + px;
-                    for q in 0..5 {
-                        c0[q] += self.d0[d][q];
+                    for (c, v) in c0.iter_mut().zip(&self.d0[d]) {
+                        *c += v;
                     }
-                    for q in 0..3 {
-                        c1[q] += self.d1[d][q];
+                    for (c, v) in c1.iter_mut().zip(&self.d1[d]) {
+                        *c += v;
                     }
                     let x = px as f64;
                     let a = &mut self.sums.acc[i];

@@ -4,9 +4,9 @@
 
 use crate::eq1::ColorMode;
 use crate::exact;
+use crate::exact::ColumnSums;
 use crate::format::{BucketRec, CellRec, PROFILE_BINS};
 use crate::index::LodIndex;
-use crate::exact::ColumnSums;
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
 
@@ -120,7 +120,8 @@ pub fn accumulate<S: BlockSource + ?Sized>(
                     }
                     let mut part_sums = acc.finish();
                     if let Some(li) = level {
-                        stats.cells = accumulate_cells(index, li, view, &mut part_sums, part, parts);
+                        stats.cells =
+                            accumulate_cells(index, li, view, &mut part_sums, part, parts);
                     }
                     (part_sums, stats)
                 })

@@ -18,13 +18,19 @@ pub fn index_path(trace: &Path, coloring: &str) -> PathBuf {
 /// What building is at: the pass (1: regions, 2: blocks) and the fraction of blocks done.
 pub type Progress<'a> = dyn FnMut(u8, f64) + 'a;
 
+/// How blocks are coloured in an index: its name (part of the file name) and the function.
+#[derive(Clone, Copy)]
+pub struct Coloring<'a> {
+    pub name: &'a str,
+    pub color: &'a ColorFn<'a>,
+}
+
 /// Builds the index of `file` (read from `trace_path`) into `out`.
 pub fn build(
     file: &TraceFile,
     trace_path: &Path,
     out: &Path,
-    coloring: &str,
-    color: &ColorFn<'_>,
+    coloring: Coloring<'_>,
     params: &BuildParams,
     progress: &mut Progress<'_>,
     cancel: &AtomicBool,
@@ -38,7 +44,7 @@ pub fn build(
     let mut b = LodBuilder::new(&scratch, extent_t, axis.extent, n as u64, params)?;
     let step = (n / 200).max(1);
     for i in 0..n {
-        b.push(i as u64, &lod_block(&cols, &axis, color, i))?;
+        b.push(i as u64, &lod_block(&cols, &axis, coloring.color, i))?;
         if i % step == 0 {
             progress(2, i as f64 / n as f64);
             if cancel.load(Ordering::Relaxed) {
@@ -48,7 +54,7 @@ pub fn build(
         }
     }
     let source = SourceId::of_file(trace_path, file.trace.meta.events, n as u64);
-    let meta = b.finish(out, source, axis, coloring)?;
+    let meta = b.finish(out, source, axis, coloring.name)?;
     progress(2, 1.0);
     Ok(meta)
 }

@@ -573,7 +573,7 @@ pub fn write_mappable(
                 end_time = time_ns;
             }
         }
-        if event % step == 0 {
+        if event.is_multiple_of(step) {
             progress(event as f64 / params.events as f64);
         }
     }

@@ -304,6 +304,66 @@ pub fn lod_block(
     LodBlock::new(t0, t1, y, size, c, attr)
 }
 
+/// The blocks of a trace file on the index's axes, as a [`crate::resolve::BlockSource`] for
+/// views finer than every level: blocks allocated in the window (or shortly before it) from
+/// the trace, longer or taller ones from the index's copies.
+pub struct TraceBlocks<'a> {
+    pub columns: Columns<'a>,
+    pub axis: &'a AddressAxis,
+    pub color: &'a ColorFn<'a>,
+    pub index: &'a crate::LodIndex,
+}
+
+impl crate::resolve::BlockSource for TraceBlocks<'_> {
+    fn block(&self, id: u64) -> Option<LodBlock> {
+        let i = usize::try_from(id)
+            .ok()
+            .filter(|&i| i < self.columns.len())?;
+        Some(lod_block(&self.columns, self.axis, self.color, i))
+    }
+
+    fn blocks_in(
+        &self,
+        window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
+        f: &mut dyn FnMut(&LodBlock),
+    ) {
+        let (wt, wa) = window;
+        let (min_c, min_d) = (self.index.meta.copy_min_c, self.index.meta.copy_min_d);
+        // Blocks of the index's classes: every class.
+        let fetch = |id: u64| crate::resolve::BlockSource::block(self, id);
+        for class in &self.index.classes {
+            let reach = 2f64.powi(i32::from(class.c) + 1);
+            let lo = (wt[0] - reach).max(0.0);
+            class.for_each_starting_in([lo, wt[1]], part, parts, &fetch, &mut |b| {
+                if (b.t1 as f64) > wt[0] && ((b.y + b.size) as f64) > wa[0] && (b.y as f64) < wa[1]
+                {
+                    f(b);
+                }
+            });
+        }
+        // The rest lives less than 2^min_c: allocated after t0 − 2^min_c.
+        let c = &self.columns;
+        let lo = (wt[0] - 2f64.powi(i32::from(min_c))).max(0.0);
+        let n = c.len();
+        let first = c.alloc_event[..n].partition_point(|&t| (t as f64) < lo);
+        let last = c.alloc_event[..n].partition_point(|&t| (t as f64) < wt[1]);
+        let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
+        for i in first + range.start..first + range.end {
+            let w = c.free_event[i].saturating_sub(c.alloc_event[i]).max(1);
+            let s = c.size[i].max(1);
+            if (63 - w.leading_zeros()) as u8 >= min_c || (63 - s.leading_zeros()) as u8 >= min_d {
+                continue;
+            }
+            let b = lod_block(c, self.axis, self.color, i);
+            if (b.t1 as f64) > wt[0] && ((b.y + b.size) as f64) > wa[0] && (b.y as f64) < wa[1] {
+                f(&b);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,62 +406,5 @@ mod tests {
         let compact = dir.path().join("c.msc");
         memscape_trace::write_msc(&t, &compact).expect("write");
         assert!(!TraceFile::open(&compact).expect("open").is_mapped());
-    }
-}
-
-/// The blocks of a trace file on the index's axes, as a [`crate::resolve::BlockSource`] for
-/// views finer than every level: blocks allocated in the window (or shortly before it) from
-/// the trace, longer or taller ones from the index's copies.
-pub struct TraceBlocks<'a> {
-    pub columns: Columns<'a>,
-    pub axis: &'a AddressAxis,
-    pub color: &'a ColorFn<'a>,
-    pub index: &'a crate::LodIndex,
-}
-
-impl crate::resolve::BlockSource for TraceBlocks<'_> {
-    fn block(&self, id: u64) -> Option<LodBlock> {
-        let i = usize::try_from(id).ok().filter(|&i| i < self.columns.len())?;
-        Some(lod_block(&self.columns, self.axis, self.color, i))
-    }
-
-    fn blocks_in(
-        &self,
-        window: ([f64; 2], [f64; 2]),
-        part: usize,
-        parts: usize,
-        f: &mut dyn FnMut(&LodBlock),
-    ) {
-        let (wt, wa) = window;
-        let (min_c, min_d) = (self.index.meta.copy_min_c, self.index.meta.copy_min_d);
-        // Blocks of the index's classes: every class.
-        let fetch = |id: u64| crate::resolve::BlockSource::block(self, id);
-        for class in &self.index.classes {
-            let reach = 2f64.powi(i32::from(class.c) + 1);
-            let lo = (wt[0] - reach).max(0.0);
-            class.for_each_starting_in([lo, wt[1]], part, parts, &fetch, &mut |b| {
-                if (b.t1 as f64) > wt[0] && ((b.y + b.size) as f64) > wa[0] && (b.y as f64) < wa[1] {
-                    f(b);
-                }
-            });
-        }
-        // The rest lives less than 2^min_c: allocated after t0 − 2^min_c.
-        let c = &self.columns;
-        let lo = (wt[0] - 2f64.powi(i32::from(min_c))).max(0.0);
-        let n = c.len();
-        let first = c.alloc_event[..n].partition_point(|&t| (t as f64) < lo);
-        let last = c.alloc_event[..n].partition_point(|&t| (t as f64) < wt[1]);
-        let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
-        for i in first + range.start..first + range.end {
-            let w = c.free_event[i].saturating_sub(c.alloc_event[i]).max(1);
-            let s = c.size[i].max(1);
-            if (63 - w.leading_zeros()) as u8 >= min_c || (63 - s.leading_zeros()) as u8 >= min_d {
-                continue;
-            }
-            let b = lod_block(c, self.axis, self.color, i);
-            if (b.t1 as f64) > wt[0] && ((b.y + b.size) as f64) > wa[0] && (b.y as f64) < wa[1] {
-                f(&b);
-            }
-        }
     }
 }
