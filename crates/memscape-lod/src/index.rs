@@ -131,8 +131,14 @@ impl LodIndex {
         let map = Mapping::new(&file).map_err(|e| LodError::io(path, e))?;
         let bytes = map.bytes();
         let bad = |what: &str| LodError::Format(format!("{}: {what}", path.display()));
-        if bytes.len() < 20 || &bytes[..8] != MAGIC {
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
             return Err(bad("not a memscape level-of-detail index (bad magic)"));
+        }
+        if bytes.len() < 20 {
+            return Err(bad(&format!(
+                "truncated header: {} bytes, expected at least 20",
+                bytes.len()
+            )));
         }
         let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
         if version != VERSION {

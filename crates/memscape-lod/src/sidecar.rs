@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::build::{BuildParams, LodBuilder};
-use crate::trace_source::{ColorFn, TraceFile, address_axis, lod_block};
+use crate::trace_source::{ColorFn, Columns, TraceFile, address_axis, lod_block};
 use crate::{IndexMeta, LodError, LodIndex, SourceId};
 
 /// The index file of `trace` for a colouring: `TRACE.COLORING.lod` beside it.
@@ -35,17 +35,32 @@ pub fn build(
     progress: &mut Progress<'_>,
     cancel: &AtomicBool,
 ) -> Result<IndexMeta, LodError> {
-    let cols = file.columns();
+    let source = SourceId::of_file(trace_path, file.trace.meta.events, file.columns().len() as u64);
+    build_columns(&file.columns(), source, out, coloring, params, progress, cancel)
+}
+
+/// Builds the index of the block columns `cols` (of the trace `source` names) into `out`, in
+/// one streaming pass: memory holds the builder's open cells, never a per-block array (see
+/// [`LodBuilder`]).
+pub fn build_columns(
+    cols: &Columns<'_>,
+    source: SourceId,
+    out: &Path,
+    coloring: Coloring<'_>,
+    params: &BuildParams,
+    progress: &mut Progress<'_>,
+    cancel: &AtomicBool,
+) -> Result<IndexMeta, LodError> {
     let n = cols.len();
     progress(1, 0.0);
-    let axis = address_axis(&cols);
-    let extent_t = file.trace.meta.events.max(1) + 1;
+    let axis = address_axis(cols);
+    let extent_t = source.events.max(1) + 1;
     let scratch = out.with_extension("lod.scratch");
     let mut b = LodBuilder::new(&scratch, extent_t, axis.extent, n as u64, params)?;
     let step = (n / 200).max(1);
     for i in 0..n {
-        b.push(i as u64, &lod_block(&cols, &axis, coloring.color, i))?;
-        if i % step == 0 {
+        b.push(i as u64, &lod_block(cols, &axis, coloring.color, i))?;
+        if i.is_multiple_of(step) {
             progress(2, i as f64 / n as f64);
             if cancel.load(Ordering::Relaxed) {
                 let _ = std::fs::remove_dir_all(&scratch);
@@ -53,7 +68,6 @@ pub fn build(
             }
         }
     }
-    let source = SourceId::of_file(trace_path, file.trace.meta.events, n as u64);
     let meta = b.finish(out, source, axis, coloring.name)?;
     progress(2, 1.0);
     Ok(meta)
