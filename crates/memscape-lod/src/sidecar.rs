@@ -35,8 +35,20 @@ pub fn build(
     progress: &mut Progress<'_>,
     cancel: &AtomicBool,
 ) -> Result<IndexMeta, LodError> {
-    let source = SourceId::of_file(trace_path, file.trace.meta.events, file.columns().len() as u64);
-    build_columns(&file.columns(), source, out, coloring, params, progress, cancel)
+    let source = SourceId::of_file(
+        trace_path,
+        file.trace.meta.events,
+        file.columns().len() as u64,
+    );
+    build_columns(
+        &file.columns(),
+        source,
+        out,
+        coloring,
+        params,
+        progress,
+        cancel,
+    )
 }
 
 /// Builds the index of the block columns `cols` (of the trace `source` names) into `out`, in
