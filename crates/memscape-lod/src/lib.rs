@@ -11,6 +11,7 @@ pub mod exact;
 pub mod format;
 pub mod index;
 pub mod msc_stream;
+pub mod open;
 pub mod resolve;
 pub mod sidecar;
 pub mod source;
@@ -24,6 +25,7 @@ use std::path::Path;
 pub use build::{BuildParams, LodBuilder};
 pub use format::{ClassDesc, LevelDesc};
 pub use index::LodIndex;
+pub use open::{FramePath, LodTrace};
 pub use sums::PixelSums;
 pub use view::{LodBlock, LodView};
 

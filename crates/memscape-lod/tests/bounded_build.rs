@@ -3,6 +3,7 @@
 //! heap: the mapped trace and the written index are file pages the kernel may drop) under
 //! [`BOUND_BYTES`] above where it started. One test in its own process, so that no other test's
 //! allocations count.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::AtomicBool;
 

@@ -1,6 +1,7 @@
 //! The index file format: a built index reopens with the same header; bad, truncated,
 //! foreign-version and corrupted files are clear errors or draw garbage, never a panic or an
 //! allocation sized by an unchecked field.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::atomic::AtomicBool;
 
