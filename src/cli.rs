@@ -134,9 +134,15 @@ pub struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// Any allocation trace memscape reads (`demo`, `demo:sqlite`: the embedded ones).
+    /// Any allocation trace memscape reads (`demo`, `demo:sqlite`: the embedded ones), or the
+    /// raw recording directory a failed `memscape record` kept.
     pub input: PathBuf,
     pub output: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
+
     /// Store the block columns uncompressed so that loading maps them in place (about 73 bytes
     /// per block on disk instead of ~1; for large traces opened again and again).
     #[arg(long)]
@@ -148,6 +154,10 @@ pub struct HeaptreeArgs {
     /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
     /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
     /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
     /// profiles: ns since the first (or their number).
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
@@ -352,6 +362,10 @@ pub enum ViewKindArg {
 pub struct RenderArgs {
     /// The input file; `demo` renders the embedded demo.
     pub file: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
     /// Which view to render.
     #[arg(long, value_enum, default_value = "alloc")]
     pub view: ViewKindArg,
@@ -504,6 +518,21 @@ pub struct CycleSelectArgs {
     /// Rips threshold (default: the enclosing radius).
     #[arg(long)]
     pub threshold: Option<f32>,
+    /// Above this many unique windows, analyse that many landmark windows instead (maxmin by
+    /// Levenshtein distance: a level of detail that keeps cycles; the output says so and
+    /// bounds the barcode's error).
+    #[arg(long, value_name = "N", default_value_t = memscape_cycles::DEFAULT_MAX_POINTS)]
+    pub max_windows: usize,
+    /// Seconds the persistence of the windows may take before the analysis takes landmarks
+    /// instead (half as many each time it takes longer); 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = memscape_cycles::DEFAULT_BUDGET_SECONDS)]
+    pub time_budget: u32,
+    /// Analyse N landmark windows, however few windows there are.
+    #[arg(long, value_name = "N", conflicts_with = "full")]
+    pub landmarks: Option<usize>,
+    /// Analyse every unique window, however many (no level of detail).
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
@@ -527,6 +556,10 @@ pub struct CycleRenderArgs {
     /// Colours of records: line, function, file, time or address.
     #[arg(long, value_enum, default_value = "line")]
     pub cycle_color: CycleColorArg,
+    /// With --cycle-color line: draw this function's lines in one colour (repeatable; `*`:
+    /// every function; `!NAME`: keep NAME's lines apart, e.g. `'*' '!matmul'`).
+    #[arg(long, value_name = "FUNCTION")]
+    pub collapse_function: Vec<String>,
     /// Spiral and circular views: draw isocontours of the density of the drawn points.
     #[arg(long)]
     pub contours: bool,
@@ -719,6 +752,10 @@ pub enum AdapterArg {
 pub struct InfoArgs {
     /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
     #[command(flatten)]
     pub sites: SiteArgs,
     /// Print JSON instead of text.

@@ -46,7 +46,22 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let sources: Vec<LoadSource> = if args.files.is_empty() {
         crate::demo::sources()
     } else {
-        args.files.into_iter().map(LoadSource::File).collect()
+        // `demo` and `demo:<key>` name the embedded files, as in every other command (a file
+        // of that name in the current directory wins).
+        args.files
+            .into_iter()
+            .map(|path| match crate::demo::by_name(&path.to_string_lossy()) {
+                Some(demo) if !path.exists() => Ok(demo.source()),
+                None if path.to_string_lossy().starts_with("demo:") && !path.exists() => {
+                    anyhow::bail!(
+                        "{}: no such embedded demo file (there are {})",
+                        path.display(),
+                        crate::demo::names()
+                    )
+                }
+                _ => Ok(LoadSource::File(path)),
+            })
+            .collect::<anyhow::Result<_>>()?
     };
     let screenshot = args
         .screenshot
@@ -63,11 +78,23 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
 
 fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    // Every file with its companions (the traced binary and its source), so that e.g.
+    // `cycles DIR/sort.lackey.zst --binary DIR/sort --function …` works on the written copy.
     for file in crate::demo::FILES {
-        let path = dir.join(file.file_name);
-        std::fs::write(&path, file.bytes)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("{}", path.display());
+        let written = std::iter::once((file.file_name, file.bytes, false)).chain(
+            file.companions
+                .iter()
+                .map(|c| (c.file_name, c.bytes, c.is_binary)),
+        );
+        for (name, bytes, executable) in written {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            if executable {
+                crate::demo::set_executable(&path)?;
+            }
+            println!("{}", path.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -87,13 +114,30 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         time_resolution_log2: args.time_resolution,
     })?;
     eprintln!(
-        "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}",
+        "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}{}",
         report.events,
         report.allocs,
         report.frees,
         report.processes.len(),
-        report.output.display()
+        report.output.display(),
+        if report.interrupted {
+            " (interrupted: everything up to the interrupt)"
+        } else {
+            ""
+        }
     );
+    if report.processes.len() > 1 {
+        for p in &report.processes {
+            eprintln!(
+                "  pid {:>7} ← {:<7} {:>9} events  {:<10} {}",
+                p.pid,
+                p.ppid,
+                p.events,
+                p.end.to_string(),
+                p.command_line
+            );
+        }
+    }
     // Pass the program's exit status through (128 + signal for a signal, as shells do).
     let code = match report.signal {
         Some(sig) => 128 + sig,

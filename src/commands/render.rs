@@ -21,7 +21,15 @@ use crate::views::alloc_map::draw::{self, DecorateInputs, Panels};
 use crate::views::alloc_map::model::{BinLayout, Camera};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let dataset = load_for_render(&args.file)?;
+    let mut dataset = load_for_render(&args.file)?;
+    if let (Some(filter), crate::data::DatasetContent::AllocTrace(t)) =
+        (&args.process, &mut dataset.content)
+    {
+        t.trace = super::info::selected(&t.trace, filter)?;
+        t.scene = t.trace.has_addresses().then(|| {
+            crate::scene::AllocScene::build(&t.trace, crate::scene::ColorBy::default_for(&t.trace))
+        });
+    }
     let ctx = gpu_context(args.adapter)?;
     let image = render_dataset(&ctx, &dataset, args)?;
     image.save_png(&args.out)?;

@@ -39,8 +39,42 @@ pub fn options(
         window: select.window,
         threshold: select.threshold,
         top,
+        detail: if select.full {
+            memscape_cycles::Detail::Full
+        } else if let Some(count) = select.landmarks {
+            anyhow::ensure!(count >= 2, "--landmarks {count}: expected at least 2");
+            memscape_cycles::Detail::Landmarks(count)
+        } else {
+            anyhow::ensure!(
+                select.max_windows >= 2,
+                "--max-windows {}: expected at least 2",
+                select.max_windows
+            );
+            memscape_cycles::Detail::Auto {
+                max_points: select.max_windows,
+                seconds: select.time_budget,
+            }
+        },
         ..memscape_cycles::CyclesOptions::default()
     })
+}
+
+/// What the level of detail means, for the output of `cycles` and `render`.
+pub fn detail_note(lod: &memscape_cycles::LevelOfDetail) -> String {
+    format!(
+        "level of detail: {} landmark windows of {} unique ({}; maxmin by Levenshtein distance, \
+         every window within {} edit(s) of its landmark): the H1 barcode is within bottleneck \
+         distance {} of the full analysis's; --full analyses every window",
+        lod.landmarks,
+        lod.unique_windows,
+        match lod.reason.as_str() {
+            "budget" => "more than --max-windows",
+            "time" => "the full analysis passed --time-budget",
+            _ => "--landmarks",
+        },
+        lod.covering_radius,
+        lod.bottleneck_bound
+    )
 }
 
 pub fn color_by(arg: CycleColorArg) -> ColorBy {
@@ -134,7 +168,18 @@ pub fn render(
                 Layout::Spiral
             };
             let by = color_by(args.cycle_color);
-            let (mut colors, legend) = draw::record_colors(&analysis, by);
+            let (mut colors, legend) = if args.collapse_function.is_empty() {
+                draw::record_colors(&analysis, by)
+            } else {
+                anyhow::ensure!(
+                    by == ColorBy::Line,
+                    "--collapse-function needs --cycle-color line"
+                );
+                draw::line_colors_collapsed(
+                    &analysis,
+                    &memscape_cycles::CollapsedFunctions(args.collapse_function.clone()),
+                )
+            };
             if let Some(mask) = &selection {
                 for (c, on) in colors.iter_mut().zip(mask) {
                     if !on {
@@ -216,6 +261,9 @@ fn cached_analysis(
         return Ok(hit);
     }
     let analysis = Arc::new(model::analyze(name, trace, options, max_records)?);
+    if let Some(lod) = &analysis.report.level_of_detail {
+        eprintln!("{name}: {}", detail_note(lod));
+    }
     if let Ok(mut c) = cache.lock() {
         c.insert(key, analysis.clone());
     }
@@ -268,15 +316,25 @@ pub fn caption(
                 )
             })
     };
+    let detail = analysis
+        .report
+        .level_of_detail
+        .as_ref()
+        .map_or_else(String::new, |l| {
+            format!(
+                " · {} landmarks (barcode within {} of the full)",
+                l.landmarks, l.bottleneck_bound
+            )
+        });
     if from == to {
         format!(
-            "{name} · {} records · parameterization {from} {}",
+            "{name} · {} records{detail} · parameterization {from} {}",
             analysis.report.records.len(),
             p(from)
         )
     } else {
         format!(
-            "{name} · {} records · morph {from} to {to} at t = {t:.2}",
+            "{name} · {} records{detail} · morph {from} to {to} at t = {t:.2}",
             analysis.report.records.len()
         )
     }

@@ -58,6 +58,12 @@ fn main() {
                 "{}",
                 serde_json::to_string_pretty(&report).unwrap_or_default()
             );
+            // The launcher's own peak RSS (what `/usr/bin/time` cannot tell apart from the
+            // recorded program's), for benches/record/e2e.sh.
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+                eprintln!("record: launcher {line}");
+            }
             std::process::exit(report.exit_status);
         }
         Err(e) => {

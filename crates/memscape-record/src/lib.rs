@@ -5,35 +5,31 @@
 //! Entry points: [`record`] (run + convert), [`convert_raw`] (one `.msr` file → [`Trace`]),
 //! [`read_raw`] (parse a `.msr` file).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use memscape_trace::model::Module;
-use memscape_trace::{Frame, Trace, TraceBuilder, TraceFormat};
+use memscape_trace::Trace;
 
+mod launch;
+mod merge;
 mod raw;
 pub use raw::{RawEvent, RawProcess, read_raw, read_raw_bytes};
 
-/// Why a recording failed.
+/// Why a recording failed. Each message says its cause once (no `source()` chain under a
+/// message that already names it).
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
     #[error(
         "cannot find the recorder shim libmemscape_recorder.so (looked in {looked}); build it with `cargo build -p memscape-recorder` or set MEMSCAPE_SHIM=/path/to/libmemscape_recorder.so"
     )]
     ShimNotFound { looked: String },
-    #[error("cannot start {program}: {source}")]
+    #[error("cannot start {program}: {cause}")]
     Spawn {
         program: String,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("{path}: {cause}")]
+    Io { path: String, cause: std::io::Error },
     #[error("{path}@{offset}: not a memscape recorder file: expected {expected}")]
     Corrupt {
         path: String,
@@ -41,18 +37,26 @@ pub enum RecordError {
         expected: String,
     },
     #[error(
-        "the program wrote no recorder file: the shim was not loaded (static binary, or LD_PRELOAD ignored by a setuid program?)"
+        "the program wrote no recorder file: the shim was not loaded ({program} is a static binary, or a setuid/setgid program for which the loader ignores LD_PRELOAD)"
     )]
-    NothingRecorded,
-    #[error(transparent)]
-    Write(#[from] memscape_trace::LoadError),
+    NothingRecorded { program: String },
+    #[error("{dir}: no recorder files (`*.msr`) in this directory")]
+    NoRawFiles { dir: String },
+    /// Writing the trace failed; the raw recording is kept.
+    #[error(
+        "cannot write {path}: {cause}; the raw recording is kept in {kept}: free some space (or fix the permissions) and convert it with `memscape convert {kept} {path}`"
+    )]
+    WriteKept {
+        path: String,
+        cause: String,
+        kept: String,
+    },
 }
 
 /// What to record and where.
 #[derive(Debug, Clone)]
 pub struct RecordOptions {
-    /// The `.msc` of the launched process; other processes go next to it as
-    /// `<stem>.<pid>.msc` (`<stem>.<pid>.<n>.msc` for the n-th exec'd image of a pid).
+    /// The `.msc` file: every process of the run in one trace.
     pub output: PathBuf,
     /// Frames kept per call stack.
     pub stack_depth: usize,
@@ -115,11 +119,14 @@ pub fn parse_time_resolution(text: &str) -> Result<u8, String> {
 pub struct ProcessReport {
     pub pid: u32,
     pub ppid: u32,
+    /// 0 for the pid's first image, n for the one its n-th `exec` started.
+    pub image: u32,
     /// For a forked child: how many events its parent had recorded at the fork (the child's
     /// heap starts as a copy of the parent's, which valgrind counts into the child's totals).
     pub fork_seq: Option<u64>,
     pub command_line: String,
-    pub output: PathBuf,
+    /// How it ended (exit code, signal, exec, still running).
+    pub end: memscape_trace::process::ProcessEnd,
     pub events: u64,
     pub allocs: u64,
     pub frees: u64,
@@ -129,19 +136,24 @@ pub struct ProcessReport {
     pub mmaps: u64,
     pub munmaps: u64,
     pub threads: u64,
+    pub peak_live_bytes: u64,
 }
 
 /// What `memscape record` prints (serde: the JSON of `memscape record --json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RecordReport {
+    /// The one `.msc` file of the run.
     pub output: PathBuf,
-    /// Counts of the launched process (the first image of its pid).
+    /// Totals over every process.
     pub events: u64,
     pub allocs: u64,
     pub frees: u64,
-    /// Exit code, or 128 + signal number when the program was killed by a signal.
+    /// The launched program's exit code, or 128 + signal number when a signal killed it.
     pub exit_status: i32,
     pub signal: Option<i32>,
+    /// Ctrl-C (SIGINT) or SIGTERM ended the recording before every process had exited.
+    pub interrupted: bool,
+    /// Every process image, in the trace's order (by start time).
     pub processes: Vec<ProcessReport>,
     /// Event times are multiples of this many nanoseconds (1: exact).
     pub time_resolution_ns: u64,
@@ -185,7 +197,11 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
     })
 }
 
-/// Runs the program under the shim, waits for it, converts every process's file into `.msc`.
+/// Runs the program under the shim, waits for every process that carries the recorder (see
+/// `launch.rs`), merges every process image into one trace and writes it to
+/// `options.output` (complete and synced before it gets that name). The raw recording lives
+/// in a private directory (mode 0700, unpredictable name) next to the output and is removed
+/// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
@@ -196,19 +212,18 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
         }
         None => find_shim()?,
     };
-    let out_dir = options
-        .output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| RecordError::Io { path, source }
-    };
+    let out_dir = output_dir(&options.output);
+    // Absolute: the program may change directories, and /proc/PID/maps names it so.
+    let out_dir = &std::path::absolute(out_dir).map_err(io(out_dir))?;
     let raw_dir = tempfile::Builder::new()
         .prefix(".memscape-record-")
         .tempdir_in(out_dir)
         .map_err(io(out_dir))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(raw_dir.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(io(raw_dir.path()))?;
+    }
     let preload = match std::env::var_os("LD_PRELOAD") {
         Some(old) if !old.is_empty() => {
             let mut v = shim.clone().into_os_string();
@@ -228,116 +243,194 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             "MEMSCAPE_NO_STACKS",
             if options.no_stacks { "1" } else { "0" },
         );
-    let status = command.status().map_err(|source| RecordError::Spawn {
-        program: options.program.clone(),
-        source,
-    })?;
-    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-    let exit_status = status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0));
-    let root_pid = status_pid_hint(&raw_dir);
+    let (outcome, _child) =
+        launch::run(command, raw_dir.path()).map_err(|cause| RecordError::Spawn {
+            program: options.program.clone(),
+            cause,
+        })?;
+    let images = match read_images(raw_dir.path()) {
+        Ok(images) => images,
+        Err(e) => {
+            let kept = raw_dir.keep();
+            return Err(RecordError::WriteKept {
+                path: options.output.display().to_string(),
+                cause: e.to_string(),
+                kept: kept.display().to_string(),
+            });
+        }
+    };
+    if images.is_empty() {
+        return Err(RecordError::NothingRecorded {
+            program: options.program.clone(),
+        });
+    }
+    let endings = merge::Endings {
+        reaped: outcome.reaped.clone(),
+        still_running: outcome.still_running.clone(),
+    };
+    let (signal, exit_status) = match outcome.root {
+        Some(r) => (
+            r.signal,
+            r.code.unwrap_or_else(|| 128 + r.signal.unwrap_or(0)),
+        ),
+        None => (None, 130),
+    };
+    let processes = match convert_images(images, &endings, options) {
+        Ok(processes) => processes,
+        Err(e) => {
+            // Keep the raw recording: it is the run.
+            let kept = raw_dir.keep();
+            return Err(RecordError::WriteKept {
+                path: options.output.display().to_string(),
+                cause: e.to_string(),
+                kept: kept.display().to_string(),
+            });
+        }
+    };
+    // The trace is complete and synced under its name: only now is the raw recording removed.
+    if let Err(e) = raw_dir.close() {
+        tracing::warn!("cannot remove the raw recording: {e}");
+    }
+    Ok(report(
+        options,
+        processes,
+        exit_status,
+        signal,
+        outcome.interrupted,
+    ))
+}
+
+/// Converts a raw recording kept by a failed `record` (a directory of `.msr` files) into one
+/// `.msc` trace, as `record` would have.
+pub fn convert_dir(
+    dir: &Path,
+    output: &Path,
+    time_resolution_log2: u8,
+) -> Result<RecordReport, RecordError> {
+    let images = read_images(dir)?;
+    if images.is_empty() {
+        return Err(RecordError::NoRawFiles {
+            dir: dir.display().to_string(),
+        });
+    }
+    let options = RecordOptions {
+        output: output.to_owned(),
+        stack_depth: 0,
+        no_stacks: false,
+        program: String::new(),
+        args: Vec::new(),
+        shim: None,
+        time_resolution_log2,
+    };
+    let processes =
+        convert_images(images, &merge::Endings::default(), &options).map_err(|e| match e {
+            ConvertError::Write(path, cause) => RecordError::Io { path, cause },
+        })?;
+    let (exit_status, signal) = processes.first().map_or((0, None), |p| match p.end {
+        memscape_trace::process::ProcessEnd::Exited { code } => (code, None),
+        memscape_trace::process::ProcessEnd::Signaled { signal } => (128 + signal, Some(signal)),
+        _ => (0, None),
+    });
+    Ok(report(&options, processes, exit_status, signal, false))
+}
+
+fn report(
+    options: &RecordOptions,
+    processes: Vec<ProcessReport>,
+    exit_status: i32,
+    signal: Option<i32>,
+    interrupted: bool,
+) -> RecordReport {
+    RecordReport {
+        output: options.output.clone(),
+        events: processes.iter().map(|p| p.events).sum(),
+        allocs: processes.iter().map(|p| p.allocs).sum(),
+        frees: processes.iter().map(|p| p.frees).sum(),
+        exit_status,
+        signal,
+        interrupted,
+        processes,
+        time_resolution_ns: 1 << options.time_resolution_log2.min(62),
+    }
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
+    move |cause| RecordError::Io {
+        path: path.display().to_string(),
+        cause,
+    }
+}
+
+fn output_dir(output: &Path) -> &Path {
+    output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Every `.msr` file of a raw recording directory, parsed. A file without even a header (a
+/// process started when the disk was already full) is skipped with a warning.
+fn read_images(dir: &Path) -> Result<Vec<merge::Image>, RecordError> {
     let mut files: Vec<(u32, u32, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(raw_dir.path()).map_err(io(raw_dir.path()))? {
-        let path = entry.map_err(io(raw_dir.path()))?.path();
+    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
+        let path = entry.map_err(io(dir))?.path();
         if let Some((pid, n)) = parse_raw_name(&path) {
             files.push((pid, n, path));
         }
     }
-    if files.is_empty() {
-        return Err(RecordError::NothingRecorded);
-    }
     files.sort();
-    let stem = options
-        .output
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".to_owned());
-    let mut processes = Vec::new();
-    let mut root: Option<ProcessReport> = None;
-    for (pid, n, path) in &files {
-        let raw = read_raw(path)?;
-        let is_root = Some(*pid) == root_pid && *n == 0 && root.is_none();
-        let output = if is_root {
-            options.output.clone()
-        } else if *n == 0 {
-            out_dir.join(format!("{stem}.{pid}.msc"))
-        } else {
-            out_dir.join(format!("{stem}.{pid}.{n}.msc"))
-        };
-        let mut trace = convert_raw(&path.display().to_string(), &raw);
-        let _ = memscape_trace::symbolize::symbolize(&mut trace);
-        memscape_trace::msc::write_msc_with(
-            &trace,
-            &output,
-            &memscape_trace::msc::MscOptions {
-                time_resolution_log2: options.time_resolution_log2,
-                ..Default::default()
-            },
-        )?;
-        let report = ProcessReport {
-            pid: raw.pid,
-            ppid: raw.ppid,
-            fork_seq: raw.fork_seq,
-            command_line: raw.command_line.clone(),
-            output,
-            events: trace.meta.events,
-            allocs: trace.meta.allocs,
-            frees: trace.meta.frees,
-            reallocs: trace.meta.reallocs,
-            unknown_frees: trace.meta.unknown_frees,
-            mmaps: raw
-                .events
-                .iter()
-                .filter(|e| e.kind == raw::KIND_MMAP)
-                .count() as u64,
-            munmaps: raw
-                .events
-                .iter()
-                .filter(|e| e.kind == raw::KIND_MUNMAP)
-                .count() as u64,
-            threads: trace.threads.len() as u64,
-        };
-        if is_root {
-            root = Some(report.clone());
+    let mut images = Vec::with_capacity(files.len());
+    for (_, n, path) in files {
+        match read_raw(&path) {
+            Ok(raw) => images.push(merge::Image { raw, n }),
+            Err(e @ RecordError::Corrupt { .. }) => {
+                tracing::warn!("{e}: this process image is left out");
+            }
+            Err(e) => return Err(e),
         }
-        processes.push(report);
     }
-    let root = root.or_else(|| processes.first().cloned());
-    let (events, allocs, frees) = root
-        .as_ref()
-        .map_or((0, 0, 0), |r| (r.events, r.allocs, r.frees));
-    Ok(RecordReport {
-        output: options.output.clone(),
-        events,
-        allocs,
-        frees,
-        exit_status,
-        signal,
-        processes,
-        time_resolution_ns: 1 << options.time_resolution_log2.min(62),
-    })
+    Ok(images)
 }
 
-/// The launched process is the one whose parent is not among the recorded processes.
-fn status_pid_hint(raw_dir: &tempfile::TempDir) -> Option<u32> {
-    let mut pids = Vec::new();
-    let mut parents = HashMap::new();
-    for entry in std::fs::read_dir(raw_dir.path()).ok()?.flatten() {
-        let path = entry.path();
-        if let Some((pid, _)) = parse_raw_name(&path)
-            && let Ok(header) = raw::read_header_only(&path)
-        {
-            pids.push(pid);
-            parents.insert(pid, header.ppid);
+#[derive(Debug)]
+enum ConvertError {
+    /// (path, cause)
+    Write(String, std::io::Error),
+}
+
+impl std::fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConvertError::Write(_, cause) => write!(f, "{cause}"),
         }
     }
-    pids.sort_unstable();
-    pids.iter()
-        .copied()
-        .find(|p| parents.get(p).is_none_or(|pp| !pids.contains(pp)))
+}
+
+/// Merges, symbolizes and writes the images; returns their reports.
+fn convert_images(
+    images: Vec<merge::Image>,
+    endings: &merge::Endings,
+    options: &RecordOptions,
+) -> Result<Vec<ProcessReport>, ConvertError> {
+    let source = options.output.display().to_string();
+    let (mut trace, reports) = merge::merge(&source, images, endings);
+    let _ = memscape_trace::symbolize::symbolize(&mut trace);
+    let bytes = memscape_trace::msc::to_msc_bytes_with(
+        &trace,
+        &memscape_trace::msc::MscOptions {
+            time_resolution_log2: options.time_resolution_log2,
+            ..Default::default()
+        },
+        &mut |_| {},
+    )
+    .map_err(|e| ConvertError::Write(source.clone(), e))?;
+    memscape_trace::write_synced(&options.output, &bytes)
+        .map_err(|e| ConvertError::Write(source, e))?;
+    Ok(reports)
 }
 
 /// `<exe>.<pid>.<n>.msr` → (pid, n).
-fn parse_raw_name(path: &Path) -> Option<(u32, u32)> {
+pub(crate) fn parse_raw_name(path: &Path) -> Option<(u32, u32)> {
     let name = path.file_name()?.to_str()?;
     let rest = name.strip_suffix(".msr")?;
     let (rest, n) = rest.rsplit_once('.')?;
@@ -345,169 +438,13 @@ fn parse_raw_name(path: &Path) -> Option<(u32, u32)> {
     Some((pid.parse().ok()?, n.parse().ok()?))
 }
 
-/// One mapping line of /proc/self/maps with a file name.
-#[derive(Debug, Clone)]
-struct Mapping {
-    start: u64,
-    end: u64,
-    /// Address of file offset 0 (what addr2line offsets are relative to).
-    bias: u64,
-    module: u32,
-}
-
-/// Converts a parsed recorder file into a trace: events in their global sequence order, times
-/// in ns since the process image started, threads named `name (tid)` (`tid <n>` without a name record), stacks as a call tree with
-/// module + offset per frame. Anonymous mmap/munmap become blocks flagged
-/// `memscape_trace::model::FLAG_MMAP` (counted in `meta.mmaps` / `meta.munmaps`, not in the
-/// heap's allocs and frees).
+/// Converts one recorder file into a trace (one process). See [`record`] for a whole run.
 pub fn convert_raw(source: &str, raw: &RawProcess) -> Trace {
-    let mut builder = TraceBuilder::with_event_times(source);
-    builder.command_line = raw.command_line.clone();
-    builder.page_size = raw.page_size;
-    // Module maps: union of all snapshots (later ones win for the same range).
-    let mut mappings: Vec<Mapping> = Vec::new();
-    let mut elf_types: HashMap<String, bool> = HashMap::new();
-    for snapshot in &raw.maps {
-        let mut lowest: HashMap<&str, (u64, u64)> = HashMap::new();
-        for line in snapshot.lines() {
-            let Some(m) = parse_maps_line(line) else {
-                continue;
-            };
-            let e = lowest.entry(m.3).or_insert((m.0, m.2));
-            if m.0 < e.0 {
-                *e = (m.0, m.2);
-            }
-        }
-        for line in snapshot.lines() {
-            let Some((start, end, _, path)) = parse_maps_line(line) else {
-                continue;
-            };
-            let (low, low_off) = lowest.get(path).copied().unwrap_or((start, 0));
-            let is_exec_type = *elf_types
-                .entry(path.to_owned())
-                .or_insert_with(|| is_et_exec(path));
-            let bias = if is_exec_type {
-                0
-            } else {
-                low.saturating_sub(low_off)
-            };
-            let module = builder.strings.intern(path);
-            mappings.retain(|m| m.end <= start || m.start >= end);
-            mappings.push(Mapping {
-                start,
-                end,
-                bias,
-                module,
-            });
-            if !builder
-                .modules
-                .iter()
-                .any(|m| m.path == path && m.start == start)
-            {
-                builder.modules.push(Module {
-                    path: path.to_owned(),
-                    base: bias,
-                    start,
-                    end,
-                });
-            }
-        }
-    }
-    mappings.sort_by_key(|m| m.start);
-    // Stacks → call-tree nodes (outermost frame first).
-    let mut site_of_stack: HashMap<u32, u32> = HashMap::new();
-    for (&id, frames) in &raw.stacks {
-        let mut node = 0u32;
-        for &ip in frames.iter().rev() {
-            let i = mappings.partition_point(|m| m.start <= ip);
-            let (module, module_offset) = match i.checked_sub(1).map(|i| &mappings[i]) {
-                Some(m) if ip < m.end => (m.module, ip - m.bias),
-                _ => (0, 0),
-            };
-            node = builder.call_tree.child(
-                node,
-                Frame {
-                    ip,
-                    module,
-                    module_offset,
-                    ..Frame::default()
-                },
-            );
-        }
-        site_of_stack.insert(id, node);
-    }
-    let mut order: Vec<&RawEvent> = raw.events.iter().collect();
-    order.sort_by_key(|e| e.seq);
-    let start = raw.start_ns;
-    let mut last = 0u64;
-    let mut thread_of_tid: HashMap<u32, u32> = HashMap::new();
-    for (line, e) in order.iter().enumerate() {
-        let line = line as u64 + 1;
-        // Sequence numbers and clock reads are taken separately: a thread preempted between the
-        // two may carry a time slightly before its predecessor's. Order is the sequence's.
-        let time = e.time_ns.saturating_sub(start).max(last);
-        last = time;
-        let thread = *thread_of_tid.entry(e.tid).or_insert_with(|| {
-            builder.thread(&match raw.thread_names.get(&e.tid) {
-                Some(name) => format!("{name} ({})", e.tid),
-                None => format!("tid {}", e.tid),
-            })
-        });
-        let site = site_of_stack.get(&e.stack).copied().unwrap_or(0);
-        match e.kind {
-            raw::KIND_ALLOC | raw::KIND_REALLOC_ALLOC => {
-                builder.alloc(line, time, e.address, e.size, e.usable, thread, site);
-            }
-            raw::KIND_FREE => {
-                builder.free(line, time, e.address);
-            }
-            raw::KIND_REALLOC_FREE => {
-                // The free half of a realloc: counted as a realloc, flagged on the block.
-                builder.realloc(line, time, e.address, 0, 0, 0, thread, site);
-            }
-            raw::KIND_MMAP => {
-                // Anonymous mappings: blocks flagged FLAG_MMAP, apart from the heap counts.
-                builder.mmap(line, time, e.address, e.size, thread, site);
-            }
-            raw::KIND_MUNMAP => {
-                builder.munmap(line, time, e.address, e.size);
-            }
-            _ => builder.warn("malformed_line", line),
-        }
-    }
-    builder.finish(TraceFormat::Msc, true)
-}
-
-/// `start-end perms offset dev inode path` → (start, end, offset, path) for file mappings.
-fn parse_maps_line(line: &str) -> Option<(u64, u64, u64, &str)> {
-    let mut fields = line.splitn(6, ' ');
-    let range = fields.next()?;
-    let _perms = fields.next()?;
-    let offset = u64::from_str_radix(fields.next()?, 16).ok()?;
-    let _dev = fields.next()?;
-    let _inode = fields.next()?;
-    let path = fields.next()?.trim_start();
-    if !path.starts_with('/') {
-        return None;
-    }
-    let (s, e) = range.split_once('-')?;
-    Some((
-        u64::from_str_radix(s, 16).ok()?,
-        u64::from_str_radix(e, 16).ok()?,
-        offset,
-        path,
-    ))
-}
-
-/// Whether the ELF file is a fixed-address executable (ET_EXEC): its addresses are absolute.
-fn is_et_exec(path: &str) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 18];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| {
-            head.starts_with(b"\x7fELF") && u16::from_le_bytes([head[16], head[17]]) == 2
-        })
+    let image = merge::Image {
+        raw: raw.clone(),
+        n: 0,
+    };
+    merge::merge(source, vec![image], &merge::Endings::default()).0
 }
 
 #[cfg(test)]

@@ -16,8 +16,9 @@ pub(crate) const CHUNK_EVENTS: u32 = 1;
 pub(crate) const CHUNK_STACKS: u32 = 2;
 pub(crate) const CHUNK_MAPS: u32 = 3;
 /// Version 3: varint-coded, delta-coded events; times in TSC ticks with clock pairs, or ns.
-/// Version 4 adds thread-name records to the events; version 3 files are still read.
-pub(crate) const FILE_VERSION: u32 = 4;
+/// Version 4 adds thread-name records to the events; version 5 process records (kind 0),
+/// pool records, free stacks. Versions 3 and 4 are still read.
+pub(crate) const FILE_VERSION: u32 = 5;
 const OLDEST_VERSION: u32 = 3;
 /// Offset of the executable path and command line in the header.
 const HEADER_STRINGS: usize = 64;
@@ -27,6 +28,8 @@ const CLOCK_KIND_TSC: u32 = 1;
 const KIND_CLOCK: u8 = 7;
 /// Kind byte of a thread-name record (length byte, at most 15 name bytes).
 const KIND_NAME: u8 = 0x0F;
+/// Kind byte of a pool-name record (varint pool id, length byte, at most 31 name bytes).
+const KIND_POOL_NAME: u8 = 0x17;
 /// Kind byte flag of an event record: size, usable size and stack are 0 and left out.
 const RECORD_BARE: u8 = 0x80;
 
@@ -36,6 +39,20 @@ pub const KIND_REALLOC_FREE: u8 = 3;
 pub const KIND_REALLOC_ALLOC: u8 = 4;
 pub const KIND_MMAP: u8 = 5;
 pub const KIND_MUNMAP: u8 = 6;
+/// Process and pool records: the function says which ([`PROC_EXIT`] …).
+pub const KIND_PROCESS: u8 = 0;
+/// `exit(code)` by process `address` (size: zigzag code).
+pub const PROC_EXIT: u8 = 1;
+/// The shim's destructor ran in process `address`: the image is ending.
+pub const PROC_END: u8 = 2;
+/// This process reaped child `address` with wait status `size`.
+pub const PROC_REAPED: u8 = 3;
+/// A pool declaration: address = start, size = length, usable = block size, stack = pool id.
+pub const PROC_POOL: u8 = 4;
+/// Function of a pool allocation (kind alloc; usable = pool id) and a pool free (kind free;
+/// size = pool id).
+pub const FN_POOL_ALLOC: u8 = 13;
+pub const FN_POOL_FREE: u8 = 14;
 
 /// Most frames a stack record may claim (the shim caps at 256).
 const MAX_DEPTH: usize = 256;
@@ -78,6 +95,8 @@ pub struct RawProcess {
     pub maps: Vec<String>,
     /// Each thread's name (the last it wrote: a thread's chunks are in file order).
     pub thread_names: HashMap<u32, String>,
+    /// Pool id → name (`memscape.h` declarations).
+    pub pool_names: HashMap<u32, String>,
     /// Chunks whose header was bad (skipped).
     pub bad_chunks: u64,
     /// The shim read the TSC for event times (converted to CLOCK_MONOTONIC ns by the reader
@@ -104,23 +123,11 @@ fn u16_at(b: &[u8], at: usize) -> usize {
 
 /// Reads a `.msr` file.
 pub fn read_raw(path: &Path) -> Result<RawProcess, RecordError> {
-    let bytes = std::fs::read(path).map_err(|source| RecordError::Io {
+    let bytes = std::fs::read(path).map_err(|cause| RecordError::Io {
         path: path.display().to_string(),
-        source,
+        cause,
     })?;
     read_raw_bytes(&path.display().to_string(), &bytes)
-}
-
-pub(crate) fn read_header_only(path: &Path) -> Result<RawProcess, RecordError> {
-    use std::io::Read;
-    let mut head = vec![0u8; FILE_HEADER_BYTES];
-    let io = |source| RecordError::Io {
-        path: path.display().to_string(),
-        source,
-    };
-    let mut f = std::fs::File::open(path).map_err(io)?;
-    f.read_exact(&mut head).map_err(io)?;
-    parse_header(&path.display().to_string(), &head)
 }
 
 fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
@@ -134,7 +141,7 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
     }
     let version = u32_at(bytes, 8);
     if !(OLDEST_VERSION..=FILE_VERSION).contains(&version) {
-        return Err(corrupt(8, "version 3 or 4"));
+        return Err(corrupt(8, "version 3, 4 or 5"));
     }
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
@@ -201,6 +208,7 @@ pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordEr
                     &mut process.events,
                     &mut process.clock_pairs,
                     &mut process.thread_names,
+                    &mut process.pool_names,
                 );
                 if decoded.is_none() {
                     process.bad_chunks += 1;
@@ -307,6 +315,7 @@ fn decode_events(
     out: &mut Vec<RawEvent>,
     clock_pairs: &mut Vec<(u64, u64)>,
     names: &mut HashMap<u32, String>,
+    pool_names: &mut HashMap<u32, String>,
 ) -> Option<()> {
     let (mut seq, mut time_ns, mut address) = (0u64, 0u64, 0u64);
     let mut at = 0;
@@ -326,6 +335,17 @@ fn decode_events(
                 return None;
             }
             names.insert(tid, String::from_utf8_lossy(name).into_owned());
+            continue;
+        }
+        if head == KIND_POOL_NAME {
+            let id = u32::try_from(varint(payload, &mut at)?).ok()?;
+            let len = usize::from(*payload.get(at)?);
+            if len > 31 {
+                return None;
+            }
+            let name = payload.get(at + 1..at + 1 + len)?;
+            at += 1 + len;
+            pool_names.insert(id, String::from_utf8_lossy(name).into_owned());
             continue;
         }
         seq = seq.wrapping_add(unzigzag(varint(payload, &mut at)?));
@@ -375,7 +395,7 @@ mod tests {
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
         assert!(
-            err.contains("y.msr@8") && err.contains("version 3 or 4"),
+            err.contains("y.msr@8") && err.contains("version 3, 4 or 5"),
             "{err}"
         );
     }

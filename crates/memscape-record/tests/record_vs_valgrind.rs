@@ -4,160 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 use memscape_record::{RecordOptions, RecordReport, record};
 
-fn target_dir() -> PathBuf {
-    // Test binaries live in <target>/<profile>/deps/.
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-/// Builds the shim once per test run. A nested target directory: the outer `cargo test` holds
-/// the lock on its own.
-fn shim() -> PathBuf {
-    static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let nested = target_dir().join("memscape-recorder-shim");
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "memscape-recorder"])
-            .env("CARGO_TARGET_DIR", &nested)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cannot run cargo to build the shim");
-        assert!(status.success(), "building memscape-recorder failed");
-        let so = nested.join("debug").join(memscape_record::SHIM_NAME);
-        assert!(so.is_file(), "{} missing after the build", so.display());
-        so
-    })
-    .clone()
-}
-
-fn require(tool: &str, package: &str) {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "`{tool}` not found: install the apt package `{package}`"
-    );
-}
-
-/// Compiles `tests/c/<name>` into `dir` with gcc or g++ at -O0 (so that no malloc/free pair is
-/// optimized away).
-fn compile(name: &str, dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c")
-        .join(name);
-    let cpp = name.ends_with(".cpp");
-    let (compiler, package) = if cpp { ("g++", "g++") } else { ("gcc", "gcc") };
-    require(compiler, package);
-    let out = dir.join(name.split('.').next().unwrap());
-    let status = Command::new(compiler)
-        .args(["-O0", "-fno-builtin", "-g", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(status.success(), "compiling {}", src.display());
-    out
-}
-
-/// valgrind's `total heap usage` per process: (allocs, frees).
-fn valgrind_counts(program: &Path, args: &[&str], dir: &Path) -> Vec<(u64, u64)> {
-    require("valgrind", "valgrind");
-    let logs = dir.join("vg");
-    std::fs::create_dir_all(&logs).unwrap();
-    // freeres: valgrind frees glibc's and libstdc++'s internal buffers at exit, which an
-    // ordinary run never does.
-    let _ = Command::new("valgrind")
-        .args([
-            "--tool=memcheck",
-            "--run-libc-freeres=no",
-            "--run-cxx-freeres=no",
-            "--trace-children=yes",
-        ])
-        .arg(format!("--log-file={}/vg.%p", logs.display()))
-        .arg(program)
-        .args(args)
-        .output()
-        .unwrap();
-    let mut counts = Vec::new();
-    for entry in std::fs::read_dir(&logs).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        for line in text.lines() {
-            if let Some(rest) = line.split("total heap usage: ").nth(1) {
-                // "8,102 allocs, 8,036 frees, ..." (thousands separated by commas)
-                let number = |unit: &str| -> u64 {
-                    let before = rest.split(unit).next().unwrap();
-                    let word = before.rsplit(' ').find(|w| !w.is_empty()).unwrap();
-                    word.replace(',', "").parse().unwrap()
-                };
-                let nums = [number(" allocs"), number(" frees")];
-                counts.push((nums[0], nums[1]));
-            }
-        }
-    }
-    counts.sort_unstable();
-    counts
-}
-
-fn record_program(program: &Path, args: &[&str], dir: &Path) -> RecordReport {
-    record(&RecordOptions {
-        output: dir.join("trace.msc"),
-        stack_depth: 32,
-        no_stacks: false,
-        program: program.display().to_string(),
-        args: args.iter().map(|s| (*s).to_owned()).collect(),
-        shim: Some(shim()),
-        // Exact times: the clock test compares them with the program's own clock reads.
-        time_resolution_log2: 0,
-    })
-    .unwrap()
-}
-
-/// Counts of the images valgrind reports on: for an exec'd pid, only the last image (valgrind
-/// starts over at exec and prints no summary for the image that exec'd).
-fn recorded_counts(report: &RecordReport) -> Vec<(u64, u64)> {
-    let mut last_image: HashMap<u32, &memscape_record::ProcessReport> = HashMap::new();
-    for p in &report.processes {
-        last_image.insert(p.pid, p); // processes are sorted by (pid, image)
-    }
-    let mut counts: Vec<(u64, u64)> = last_image
-        .values()
-        .map(|p| (p.allocs, p.frees + p.unknown_frees))
-        .collect();
-    counts.sort_unstable();
-    counts
-}
-
-/// Every free matched an allocation, times are monotonic per thread, and the .msc loads back
-/// with the same counts.
-fn check_consistency(report: &RecordReport) {
-    for p in &report.processes {
-        assert_eq!(
-            p.unknown_frees, 0,
-            "{}: frees of unknown addresses",
-            p.command_line
-        );
-        let trace = memscape_trace::read_msc(&p.output).unwrap();
-        assert_eq!(trace.meta.allocs, p.allocs);
-        assert_eq!(trace.meta.frees, p.frees);
-        assert_eq!(trace.meta.double_frees, 0);
-        assert_eq!(trace.warnings.total(), 0, "{:?}", trace.warnings);
-    }
-}
+mod common;
+use common::*;
 
 /// Times read from the raw files are monotonic per thread in sequence order.
 fn check_monotonic(dir: &Path, program: &Path, args: &[&str]) {
@@ -226,11 +79,33 @@ fn eight_threads_freeing_each_others_blocks_equal_valgrind() {
 }
 
 #[test]
-fn fork_and_exec_children_are_recorded_to_their_own_files() {
+fn fork_and_exec_children_are_processes_of_one_trace() {
+    use memscape_trace::process::ProcessEnd;
     let report = oracle("forkexec.c", &[]);
     // parent, forked child, exec'ing child (two images: before and after exec)
     assert_eq!(report.processes.len(), 4, "{:#?}", report.processes);
-    assert_eq!((report.allocs, report.frees), (1000, 900));
+    let parent = report.processes[0].pid;
+    assert!(report.processes[1..].iter().all(|p| p.ppid == parent));
+    let execd: Vec<_> = report
+        .processes
+        .iter()
+        .filter(|p| p.end == ProcessEnd::Exec)
+        .collect();
+    assert_eq!(execd.len(), 1, "{:#?}", report.processes);
+    assert!(
+        report
+            .processes
+            .iter()
+            .any(|p| p.pid == execd[0].pid && p.image == 1)
+    );
+    assert!(
+        report
+            .processes
+            .iter()
+            .all(|p| matches!(p.end, ProcessEnd::Exec | ProcessEnd::Exited { code: 0 })),
+        "{:#?}",
+        report.processes
+    );
 }
 
 #[test]

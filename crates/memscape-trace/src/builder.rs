@@ -9,8 +9,11 @@ use memscape_io::{Location, Warnings};
 
 use crate::model::{
     BlockColumns, BlockVecs, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC,
-    FLAG_MMAP, FLAG_NEVER_FREED, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
+    FLAG_MMAP, FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace, TraceFormat, TraceMeta,
+    USABLE_UNKNOWN,
 };
+use crate::process::{Pool, Process};
+use crate::ticks::TickClock;
 use crate::warn;
 
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a
@@ -66,10 +69,32 @@ pub struct TraceBuilder {
     /// Value [`FREED`] marks an address whose last block was freed and that has not been
     /// allocated again, to tell a double free from a free of a pointer never seen: one map, so
     /// an allocation or a free is a single hash lookup.
+    /// (Those of the current process; the other processes' maps wait in `other_spaces`.)
     live: PointerMap<u32>,
     /// Live anonymous mappings by start address (kept apart from heap blocks: the allocator's
     /// own arenas are mappings that heap blocks lie in).
     mappings: PointerMap<u32>,
+    /// Each process's own address space: its `live` and `mappings` while another process is
+    /// current (the current one's are empty here).
+    other_spaces: Vec<(PointerMap<u32>, PointerMap<u32>)>,
+    /// The process whose events arrive now (index into `processes`).
+    current: u32,
+    processes: Vec<Process>,
+    /// Live bytes of each process.
+    process_live: Vec<u64>,
+    /// Per-block columns that stay empty while all 0 (single process, no free sites, no
+    /// pools), filled up to a block when one needs them.
+    process_column: Vec<u32>,
+    free_site: Vec<u32>,
+    free_thread: Vec<u32>,
+    pool_column: Vec<u32>,
+    pools: Vec<Pool>,
+    /// Live pool blocks by (process, address).
+    pool_live: HashMap<(u32, u64), u32>,
+    pool_allocs: u64,
+    pool_frees: u64,
+    /// CLOCK_MONOTONIC ns of time 0, when the input says.
+    pub start_monotonic_ns: u64,
     mmaps: u64,
     munmaps: u64,
     clock: Clock,
@@ -89,7 +114,8 @@ pub struct TraceBuilder {
     pub strings: Strings,
     pub call_tree: CallTree,
     threads: Vec<u32>,
-    thread_index: HashMap<String, u32>,
+    thread_process: Vec<u32>,
+    thread_index: HashMap<(u32, String), u32>,
     pub warnings: Warnings,
     pub command_line: String,
     pub page_size: u64,
@@ -121,6 +147,19 @@ impl TraceBuilder {
             blocks: BlockVecs::default(),
             live: PointerMap::default(),
             mappings: PointerMap::default(),
+            other_spaces: Vec::new(),
+            current: 0,
+            processes: Vec::new(),
+            process_live: Vec::new(),
+            process_column: Vec::new(),
+            free_site: Vec::new(),
+            free_thread: Vec::new(),
+            pool_column: Vec::new(),
+            pools: Vec::new(),
+            pool_live: HashMap::new(),
+            pool_allocs: 0,
+            pool_frees: 0,
+            start_monotonic_ns: 0,
             mmaps: 0,
             munmaps: 0,
             clock,
@@ -138,6 +177,7 @@ impl TraceBuilder {
             strings: Strings::default(),
             call_tree: CallTree::default(),
             threads: Vec::new(),
+            thread_process: Vec::new(),
             thread_index: HashMap::new(),
             warnings: Warnings::new(),
             command_line: String::new(),
@@ -160,16 +200,70 @@ impl TraceBuilder {
         self.warnings.add(kind, warn::message(kind), at);
     }
 
-    /// Index of a named thread, created on first use.
+    /// Index of a named thread of the current process, created on first use.
     pub fn thread(&mut self, name: &str) -> u32 {
-        if let Some(&t) = self.thread_index.get(name) {
+        let key = (self.current, name.to_owned());
+        if let Some(&t) = self.thread_index.get(&key) {
             return t;
         }
         let id = self.strings.intern(name);
         let t = u32::try_from(self.threads.len()).unwrap_or(u32::MAX);
         self.threads.push(id);
-        self.thread_index.insert(name.to_owned(), t);
+        self.thread_process.push(self.current);
+        self.thread_index.insert(key, t);
         t
+    }
+
+    /// Declares a process image (its counts are filled in by the events); returns its index.
+    /// Without any, the trace has one process made from its metadata.
+    pub fn process(&mut self, process: Process) -> u32 {
+        let p = u32::try_from(self.processes.len()).unwrap_or(u32::MAX);
+        self.processes.push(Process {
+            events: 0,
+            allocs: 0,
+            frees: 0,
+            unknown_frees: 0,
+            peak_live_bytes: 0,
+            peak_time_ns: 0,
+            ..process
+        });
+        self.process_live.push(0);
+        self.other_spaces.push(Default::default());
+        p
+    }
+
+    /// Mutable access to a declared process (its end, once known).
+    pub fn process_mut(&mut self, process: u32) -> Option<&mut Process> {
+        self.processes.get_mut(process as usize)
+    }
+
+    /// Makes `process` the one whose events come next: each process has its own address space.
+    pub fn set_process(&mut self, process: u32) {
+        if process == self.current || process as usize >= self.processes.len() {
+            return;
+        }
+        let (live, mappings) = &mut self.other_spaces[self.current as usize];
+        std::mem::swap(live, &mut self.live);
+        std::mem::swap(mappings, &mut self.mappings);
+        self.current = process;
+        let (live, mappings) = &mut self.other_spaces[process as usize];
+        std::mem::swap(live, &mut self.live);
+        std::mem::swap(mappings, &mut self.mappings);
+    }
+
+    /// Declares a pool of the current process (`memscape.h`); returns its index.
+    pub fn pool(&mut self, mut pool: Pool) -> u32 {
+        pool.process = self.current;
+        let p = u32::try_from(self.pools.len()).unwrap_or(u32::MAX);
+        self.pools.push(pool);
+        p
+    }
+
+    /// Counts an event of the current process.
+    fn count_event(&mut self) {
+        if let Some(p) = self.processes.get_mut(self.current as usize) {
+            p.events += 1;
+        }
     }
 
     /// A heaptrack time tick, in nanoseconds since the start.
@@ -217,6 +311,7 @@ impl TraceBuilder {
         let e = self.events;
         self.events += 1;
         self.order.push(u32::MAX);
+        self.count_event();
         e
     }
 
@@ -290,6 +385,16 @@ impl TraceBuilder {
             self.peak_event = event;
             self.peak_time_ns = time;
         }
+        let cur = self.current as usize;
+        if let (Some(p), Some(live)) = (self.processes.get_mut(cur), self.process_live.get_mut(cur))
+        {
+            p.allocs += 1;
+            *live = live.saturating_add(requested);
+            if *live > p.peak_live_bytes {
+                p.peak_live_bytes = *live;
+                p.peak_time_ns = time;
+            }
+        }
         Some(index)
     }
 
@@ -338,6 +443,21 @@ impl TraceBuilder {
         }
         b.site.push(site);
         b.flags.push(flags);
+        if self.current != 0 || !self.process_column.is_empty() {
+            self.process_column.resize(n, 0);
+            self.process_column.push(self.current);
+        }
+    }
+
+    /// Sets a sparse per-block column's value for block `i` (filling in zeros up to it).
+    fn set_sparse(column: &mut Vec<u32>, i: usize, value: u32) {
+        if value == 0 && column.len() <= i {
+            return;
+        }
+        if column.len() <= i {
+            column.resize(i + 1, 0);
+        }
+        column[i] = value;
     }
 
     fn end_block(&mut self, block: u32, event: u64, time: u64, flag: u8) {
@@ -350,10 +470,13 @@ impl TraceBuilder {
             *t = time;
         }
         self.blocks.flags[i] = (self.blocks.flags[i] & !FLAG_NEVER_FREED) | flag;
-        if self.blocks.flags[i] & FLAG_MMAP == 0 {
-            self.live_bytes = self
-                .live_bytes
-                .saturating_sub(self.blocks.requested_size[i]);
+        if self.blocks.flags[i] & (FLAG_MMAP | FLAG_POOL) == 0 {
+            let requested = self.blocks.requested_size[i];
+            self.live_bytes = self.live_bytes.saturating_sub(requested);
+            let p = self.process_column.get(i).copied().unwrap_or(0) as usize;
+            if let Some(live) = self.process_live.get_mut(p) {
+                *live = live.saturating_sub(requested);
+            }
         }
     }
 
@@ -427,10 +550,30 @@ impl TraceBuilder {
 
     /// A free. Returns whether it matched a live block.
     pub fn free(&mut self, line: u64, time_ns: u64, address: u64) -> bool {
-        self.free_flagged(line, time_ns, address, 0)
+        self.free_flagged(line, time_ns, address, 0, (0, 0))
     }
 
-    fn free_flagged(&mut self, line: u64, time_ns: u64, address: u64, flag: u8) -> bool {
+    /// A free by `thread` from call site `site` (both recorded on the block it ends).
+    pub fn free_from(
+        &mut self,
+        line: u64,
+        time_ns: u64,
+        address: u64,
+        thread: u32,
+        site: u32,
+    ) -> bool {
+        self.free_flagged(line, time_ns, address, 0, (thread.saturating_add(1), site))
+    }
+
+    /// `by`: (1 + freeing thread, or 0 when unknown; freeing call site).
+    fn free_flagged(
+        &mut self,
+        line: u64,
+        time_ns: u64,
+        address: u64,
+        flag: u8,
+        by: (u32, u32),
+    ) -> bool {
         let time = self.event_time(time_ns, line);
         let event = self.next_event();
         let found = self
@@ -440,7 +583,12 @@ impl TraceBuilder {
         match found {
             Some(block) if block != FREED => {
                 self.end_block(block, event, time, flag);
+                Self::set_sparse(&mut self.free_thread, block as usize, by.0);
+                Self::set_sparse(&mut self.free_site, block as usize, by.1);
                 self.frees += 1;
+                if let Some(p) = self.processes.get_mut(self.current as usize) {
+                    p.frees += 1;
+                }
                 true
             }
             Some(_) => {
@@ -450,6 +598,9 @@ impl TraceBuilder {
             }
             None => {
                 self.unknown_frees += 1;
+                if let Some(p) = self.processes.get_mut(self.current as usize) {
+                    p.unknown_frees += 1;
+                }
                 self.warn(warn::UNKNOWN_FREE, line);
                 false
             }
@@ -491,11 +642,109 @@ impl TraceBuilder {
             self.warn(warn::ABSURD_SIZE, line);
             return;
         }
-        if old != 0 && self.free_flagged(line, time_ns, old, FLAG_FREED_BY_REALLOC) {
+        if old != 0
+            && self.free_flagged(
+                line,
+                time_ns,
+                old,
+                FLAG_FREED_BY_REALLOC,
+                (thread.saturating_add(1), site),
+            )
+        {
             self.reallocs += 1;
         }
         if new != 0 || requested != 0 {
             self.alloc(line, time_ns, new, requested, usable, thread, site);
+        }
+    }
+
+    /// A block a custom allocator handed out inside pool `pool` (index from
+    /// [`TraceBuilder::pool`]): flagged [`FLAG_POOL`], its usable size the pool's block size
+    /// (waste = usable − requested). Returns the block, or `None` when rejected.
+    #[allow(clippy::too_many_arguments)]
+    pub fn pool_alloc(
+        &mut self,
+        line: u64,
+        time_ns: u64,
+        pool: u32,
+        address: u64,
+        requested: u64,
+        thread: u32,
+        site: u32,
+    ) -> Option<u32> {
+        let Some(block_size) = self.pools.get(pool as usize).map(|p| p.block_size) else {
+            self.warn(warn::BAD_REFERENCE, line);
+            return None;
+        };
+        let usable = if block_size > 0 {
+            block_size.max(requested)
+        } else {
+            requested
+        };
+        if usable > MAX_SANE_SIZE || address.checked_add(usable).is_none() {
+            self.warn(warn::ABSURD_SIZE, line);
+            return None;
+        }
+        let index = match u32::try_from(self.blocks.len()) {
+            Ok(i) if i < FREED => i,
+            _ => {
+                self.warn(warn::TOO_MANY_BLOCKS, line);
+                return None;
+            }
+        };
+        let time = self.event_time(time_ns, line);
+        let event = self.next_event();
+        if let Some(old) = self.pool_live.insert((self.current, address), index) {
+            self.warn(warn::ALLOC_OVER_LIVE, line);
+            self.end_block(old, event, time, FLAG_ENDED_BY_OVERLAP);
+        }
+        self.push_block(
+            address,
+            usable,
+            requested,
+            usable,
+            time,
+            event,
+            thread,
+            site,
+            FLAG_NEVER_FREED | FLAG_POOL,
+        );
+        Self::set_sparse(&mut self.pool_column, index as usize, pool + 1);
+        self.pool_allocs += 1;
+        Some(index)
+    }
+
+    /// A pool block given back to its pool. Returns whether it matched a live pool block.
+    pub fn pool_free(
+        &mut self,
+        line: u64,
+        time_ns: u64,
+        address: u64,
+        thread: u32,
+        site: u32,
+    ) -> bool {
+        let time = self.event_time(time_ns, line);
+        let event = self.next_event();
+        match self.pool_live.remove(&(self.current, address)) {
+            Some(block) => {
+                self.end_block(block, event, time, 0);
+                Self::set_sparse(
+                    &mut self.free_thread,
+                    block as usize,
+                    thread.saturating_add(1),
+                );
+                Self::set_sparse(&mut self.free_site, block as usize, site);
+                self.pool_frees += 1;
+                true
+            }
+            None => {
+                self.unknown_frees += 1;
+                if let Some(p) = self.processes.get_mut(self.current as usize) {
+                    p.unknown_frees += 1;
+                }
+                self.warn(warn::UNKNOWN_FREE, line);
+                false
+            }
         }
     }
 
@@ -528,10 +777,20 @@ impl TraceBuilder {
             strings,
             call_tree,
             threads,
+            thread_process,
             warnings,
             command_line,
             page_size,
             modules,
+            mut processes,
+            process_column,
+            free_site,
+            free_thread,
+            pool_column,
+            pools,
+            pool_allocs,
+            pool_frees,
+            start_monotonic_ns,
             ..
         } = self;
         // Never-freed blocks end at the trace end (event and time).
@@ -613,7 +872,19 @@ impl TraceBuilder {
             thread.resize(n, 0);
             Column::from(thread)
         };
+        let sparse = |mut column: Vec<u32>| -> Column<u32> {
+            if column.is_empty() {
+                Column::zeros(n)
+            } else {
+                column.resize(n, 0);
+                Column::from(column)
+            }
+        };
         let blocks = BlockColumns {
+            process: sparse(process_column),
+            free_site: sparse(free_site),
+            free_thread: sparse(free_thread),
+            pool: sparse(pool_column),
             address: address.into(),
             size,
             requested_size: Column::shared(requested_size),
@@ -640,6 +911,9 @@ impl TraceBuilder {
             double_frees,
             mmaps,
             munmaps,
+            pool_allocs,
+            pool_frees,
+            start_monotonic_ns,
             end_time_ns,
             peak_live_bytes,
             peak_event,
@@ -648,120 +922,27 @@ impl TraceBuilder {
             page_size,
             modules,
         };
+        if processes.is_empty() {
+            processes.push(Process::from_meta(&meta));
+        }
+        let thread_process = if thread_process.len() == threads.len() {
+            thread_process
+        } else {
+            vec![0; threads.len()]
+        };
         Trace {
             meta,
             blocks,
             strings,
             call_tree,
             threads,
+            thread_process,
+            processes,
+            pools,
             warnings,
             event_order_cache: std::sync::OnceLock::from(order),
         }
     }
-}
-
-/// Piecewise-linear event index → time mapping through heaptrack's ticks.
-struct TickClock {
-    ticks: Vec<(u64, u64)>,
-    events: u64,
-    end_ns: u64,
-}
-
-impl TickClock {
-    fn new(ticks: Vec<(u64, u64)>, events: u64) -> Self {
-        let mut end_ns = ticks.last().map_or(0, |t| t.1);
-        // Events after the last tick happened within one more tick period: extend the last
-        // interval's rate rather than piling them onto one instant.
-        if let (Some(&(e_last, t_last)), true) = (ticks.last(), ticks.len() >= 2)
-            && events > e_last
-        {
-            let (e_prev, t_prev) = ticks[ticks.len() - 2];
-            let span_e = e_last.saturating_sub(e_prev).max(1);
-            let span_t = t_last.saturating_sub(t_prev);
-            let extra = (events - e_last) as u128 * span_t as u128 / span_e as u128;
-            end_ns = t_last.saturating_add(u64::try_from(extra).unwrap_or(u64::MAX));
-        }
-        Self {
-            ticks,
-            events,
-            end_ns,
-        }
-    }
-
-    /// The times of many events, with an index from event buckets to ticks instead of a
-    /// binary search per event.
-    fn times(&self, events: &[u64]) -> Vec<u64> {
-        let last = self.ticks.last().map_or(0, |t| t.0);
-        if self.ticks.len() < 2 || last == 0 {
-            return events.iter().map(|&e| self.time(e)).collect();
-        }
-        // About four buckets per tick: bucket j covers events [j << shift, (j + 1) << shift).
-        let per_bucket = (last / (4 * self.ticks.len() as u64)).max(1);
-        let shift = 63 - per_bucket.leading_zeros();
-        let buckets = usize::try_from(last >> shift).unwrap_or(0) + 1;
-        let first_tick: Vec<u32> = (0..buckets)
-            .map(|j| {
-                let e = (j as u64) << shift;
-                u32::try_from(self.ticks.partition_point(|&(t, _)| t <= e)).unwrap_or(u32::MAX)
-            })
-            .collect();
-        events
-            .iter()
-            .map(|&e| {
-                let Some(&k) = usize::try_from(e >> shift)
-                    .ok()
-                    .and_then(|j| first_tick.get(j))
-                else {
-                    return self.time(e);
-                };
-                // Ticks up to the bucket start are <= e; move on to the first tick after e.
-                let mut k = k as usize;
-                while k < self.ticks.len() && self.ticks[k].0 <= e {
-                    k += 1;
-                }
-                self.time_in(k, e)
-            })
-            .collect()
-    }
-
-    fn time(&self, event: u64) -> u64 {
-        self.time_in(self.ticks.partition_point(|&(e, _)| e <= event), event)
-    }
-
-    /// The time of `event`, `k` being the number of ticks at or before it.
-    fn time_in(&self, k: usize, event: u64) -> u64 {
-        // Tick k covers events [e_k, e_{k+1}) and spans times [t_k, t_{k+1}).
-        if k == 0 {
-            // Before the first tick: the span from 0 to the first tick's time.
-            let (e1, t1) = self.ticks[0];
-            if e1 == 0 {
-                return 0;
-            }
-            return lerp(0, 0, e1, t1, event);
-        }
-        let (e0, t0) = self.ticks[k - 1];
-        let (e1, t1) = self
-            .ticks
-            .get(k)
-            .copied()
-            .unwrap_or((self.events, self.end_ns));
-        lerp(e0, t0, e1, t1, event)
-    }
-}
-
-fn lerp(e0: u64, t0: u64, e1: u64, t1: u64, e: u64) -> u64 {
-    if e1 <= e0 || t1 <= t0 {
-        return t0;
-    }
-    let de = e.saturating_sub(e0);
-    // 64-bit arithmetic when it cannot overflow (always, for 10 ms ticks): 128-bit division is
-    // a library call and was a tenth of the load time.
-    if let Some(product) = de.checked_mul(t1 - t0) {
-        return t0.saturating_add(product / (e1 - e0)).min(t1);
-    }
-    let frac = de as u128 * (t1 - t0) as u128 / (e1 - e0) as u128;
-    t0.saturating_add(u64::try_from(frac).unwrap_or(u64::MAX))
-        .min(t1)
 }
 
 #[cfg(test)]

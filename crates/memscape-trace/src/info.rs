@@ -17,6 +17,10 @@ pub struct InfoOptions {
     pub gap_threshold: u64,
     pub bins: BinBy,
     pub top_call_sites: usize,
+    /// Rows of the allocation site × free site table.
+    pub site_pairs: usize,
+    /// Points per pool / bin curve.
+    pub curve_samples: usize,
     /// How call sites see through allocation wrappers.
     pub sites: SiteOptions,
 }
@@ -27,6 +31,8 @@ impl Default for InfoOptions {
             gap_threshold: DEFAULT_GAP_THRESHOLD,
             bins: BinBy::SizeClass(SizeClasses::PowerOfTwo),
             top_call_sites: 10,
+            site_pairs: 20,
+            curve_samples: 64,
             sites: SiteOptions::default(),
         }
     }
@@ -89,6 +95,17 @@ pub struct InfoReport {
     pub regions: Vec<Region>,
     pub bins: Vec<BinReport>,
     pub top_call_sites: Vec<CallSiteReport>,
+    /// Every process image (one for single-process inputs).
+    pub processes: Vec<crate::summary::ProcessInfo>,
+    /// Allocation site × free site (recordings with free sites), largest bytes first.
+    pub free_sites: Vec<crate::summary::SitePair>,
+    /// Frees from another thread than the allocating one, per thread pair.
+    pub cross_thread_frees: Vec<crate::summary::ThreadPair>,
+    /// Pools a custom allocator declared (`memscape.h`): occupancy, waste and external
+    /// fragmentation over time.
+    pub pools: Vec<crate::pools::PoolReport>,
+    /// The same curves for the bins above (span: the addresses each bin's blocks cover).
+    pub bin_curves: Vec<crate::pools::GroupCurves>,
     /// Allocation wrappers detected in this trace (most bytes, many callers).
     pub detected_wrappers: Vec<DetectedWrapper>,
 }
@@ -106,13 +123,18 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         C::FreeEvent,
         C::Flags,
         C::Site,
+        C::FreeSite,
+        C::UsableSize,
+        C::Pool,
     ];
     if matches!(options.bins, BinBy::Thread) {
         columns.push(C::Thread);
     }
     trace.blocks.prefetch(&columns);
     let regions = find_regions(trace, options.gap_threshold).regions;
-    let bins = Bins::new(trace, options.bins.clone())
+    let binned = Bins::new(trace, options.bins.clone());
+    let bin_curves = crate::pools::bin_curves(trace, &binned, options.curve_samples);
+    let bins = binned
         .bins
         .into_iter()
         .map(|b| BinReport {
@@ -146,6 +168,11 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         never_freed: trace.never_freed(),
         regions,
         bins,
+        processes: crate::summary::processes(trace),
+        free_sites: crate::summary::site_pairs(trace, options.site_pairs),
+        cross_thread_frees: crate::summary::cross_thread_frees(trace),
+        pools: crate::pools::pool_reports(trace, options.curve_samples),
+        bin_curves,
         top_call_sites: top_call_sites_with(trace, &sites, options.top_call_sites),
         detected_wrappers: sites.detected().to_vec(),
     }
@@ -330,6 +357,73 @@ impl fmt::Display for InfoReport {
                 s.location
             )?;
         }
+        self.fmt_processes_and_frees(f)
+    }
+}
+
+impl InfoReport {
+    fn fmt_processes_and_frees(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.processes.len() > 1 || self.processes.iter().any(|p| p.pid != 0) {
+            writeln!(f, "processes:       {}", self.processes.len())?;
+            for p in &self.processes {
+                writeln!(
+                    f,
+                    "  pid {:>7} ← {:<7} {:>9} events {:>9} allocs {:>9} frees  peak {:<24} {:<10} {}",
+                    p.pid,
+                    p.parent_pid,
+                    p.events,
+                    p.allocs,
+                    p.frees,
+                    bytes(p.peak_live_bytes),
+                    p.end.to_string(),
+                    p.command_line
+                )?;
+            }
+        }
+        if !self.free_sites.is_empty() {
+            writeln!(f, "allocation site → free site (largest bytes first):")?;
+            for s in &self.free_sites {
+                writeln!(
+                    f,
+                    "  {:>12}  {:>8} blocks  median life {}  {} → {}",
+                    bytes(s.bytes),
+                    s.blocks,
+                    seconds(s.median_lifetime_ns),
+                    s.alloc_location,
+                    s.free_location
+                )?;
+            }
+        }
+        if !self.pools.is_empty() {
+            writeln!(f, "pools:           {}", self.pools.len())?;
+            for p in &self.pools {
+                let c = &p.curves;
+                writeln!(
+                    f,
+                    "  {:<20} pid {:<7} {:>9} blocks of {:>6} B  peak occupancy {:>5.1} %  peak waste {}  peak fragmentation {:.2}",
+                    p.name,
+                    p.pid,
+                    c.blocks,
+                    p.block_size,
+                    100.0 * c.peak_occupancy,
+                    bytes(c.peak_waste_bytes),
+                    c.peak_fragmentation
+                )?;
+            }
+        }
+        if !self.cross_thread_frees.is_empty() {
+            writeln!(f, "frees by another thread than the allocating one:")?;
+            for t in &self.cross_thread_frees {
+                writeln!(
+                    f,
+                    "  {:>9} frees  {:>12}  {} → {}",
+                    t.frees,
+                    bytes(t.bytes),
+                    t.alloc_thread_name,
+                    t.free_thread_name
+                )?;
+            }
+        }
         Ok(())
     }
 }
@@ -382,7 +476,7 @@ pub fn convert_with(
         path: output.display().to_string(),
         source,
     })?;
-    std::fs::write(output, &bytes).map_err(|source| LoadError::Io {
+    crate::write_synced(output, &bytes).map_err(|source| LoadError::Io {
         path: output.display().to_string(),
         source,
     })?;

@@ -19,6 +19,18 @@ pub const FLAG_ENDED_BY_OVERLAP: u8 = 4;
 /// `munmaps`, not in allocs/frees, and do not count towards live heap bytes.
 pub const FLAG_MMAP: u8 = 8;
 
+/// Block flag: the block was reported by a custom allocator through `memscape.h`
+/// (`memscape_pool_alloc`), inside the pool its `pool` column names. Pool blocks are counted in
+/// `TraceMeta::pool_allocs` / `pool_frees`, not in allocs/frees, and do not count towards live
+/// heap bytes (the pool's own memory already does).
+pub const FLAG_POOL: u8 = 16;
+
+/// A block in no group (pool curves, `pools::group_curves`).
+pub const NO_GROUP: u32 = u32::MAX;
+
+/// `free_thread` value: the freeing thread is not known (never freed, or not recorded).
+pub const NO_FREE_THREAD: u32 = 0;
+
 /// `usable_size` value meaning "the trace does not say" (heaptrack records requested sizes only).
 pub const USABLE_UNKNOWN: u64 = 0;
 
@@ -92,6 +104,14 @@ impl<T> Column<T> {
             value: OnceLock::new(),
             pending: Some(Arc::new(find)),
         }
+    }
+
+    /// `n` zeros, materialized on first use (zeroed memory costs nothing until touched).
+    pub(crate) fn zeros(n: usize) -> Self
+    where
+        T: Default + Clone + Send + Sync + 'static,
+    {
+        Self::lazy(move || vec![T::default(); n])
     }
 
     /// Whether the values are read from a memory-mapped file rather than held in memory.
@@ -272,6 +292,14 @@ pub struct BlockColumns {
     pub site: Column<u32>,
     /// `FLAG_*` bits.
     pub flags: Column<u8>,
+    /// Index into [`Trace::processes`]: each process has its own address space.
+    pub process: Column<u32>,
+    /// Leaf node of the freeing call stack ([`NO_SITE`]: not recorded, or never freed).
+    pub free_site: Column<u32>,
+    /// 1 + index into [`Trace::threads`] of the freeing thread ([`NO_FREE_THREAD`]: not known).
+    pub free_thread: Column<u32>,
+    /// 1 + index into [`Trace::pools`] for blocks flagged [`FLAG_POOL`], else 0.
+    pub pool: Column<u32>,
 }
 
 /// Names of the block columns, for [`BlockColumns::prefetch`].
@@ -288,10 +316,14 @@ pub enum BlockColumn {
     Thread,
     Site,
     Flags,
+    Process,
+    FreeSite,
+    FreeThread,
+    Pool,
 }
 
 impl BlockColumn {
-    pub const ALL: [BlockColumn; 11] = [
+    pub const ALL: [BlockColumn; 15] = [
         BlockColumn::Address,
         BlockColumn::Size,
         BlockColumn::RequestedSize,
@@ -303,6 +335,10 @@ impl BlockColumn {
         BlockColumn::Thread,
         BlockColumn::Site,
         BlockColumn::Flags,
+        BlockColumn::Process,
+        BlockColumn::FreeSite,
+        BlockColumn::FreeThread,
+        BlockColumn::Pool,
     ];
 }
 
@@ -329,7 +365,9 @@ impl BlockVecs {
 }
 
 impl From<BlockVecs> for BlockColumns {
+    /// The columns of a single-process trace without free sites or pools (those read as 0).
     fn from(b: BlockVecs) -> Self {
+        let n = b.len();
         Self {
             address: b.address.into(),
             size: b.size.into(),
@@ -342,6 +380,10 @@ impl From<BlockVecs> for BlockColumns {
             thread: b.thread.into(),
             site: b.site.into(),
             flags: b.flags.into(),
+            process: Column::zeros(n),
+            free_site: Column::zeros(n),
+            free_thread: Column::zeros(n),
+            pool: Column::zeros(n),
         }
     }
 }
@@ -390,6 +432,10 @@ impl BlockColumns {
             BlockColumn::Thread => self.thread.is_decoded(),
             BlockColumn::Site => self.site.is_decoded(),
             BlockColumn::Flags => self.flags.is_decoded(),
+            BlockColumn::Process => self.process.is_decoded(),
+            BlockColumn::FreeSite => self.free_site.is_decoded(),
+            BlockColumn::FreeThread => self.free_thread.is_decoded(),
+            BlockColumn::Pool => self.pool.is_decoded(),
         }
     }
 
@@ -406,6 +452,10 @@ impl BlockColumns {
             BlockColumn::Thread => &self.thread,
             BlockColumn::Site => &self.site,
             BlockColumn::Flags => &self.flags,
+            BlockColumn::Process => &self.process,
+            BlockColumn::FreeSite => &self.free_site,
+            BlockColumn::FreeThread => &self.free_thread,
+            BlockColumn::Pool => &self.pool,
         }
     }
 
@@ -431,6 +481,10 @@ impl BlockColumns {
             self.thread.len(),
             self.site.len(),
             self.flags.len(),
+            self.process.len(),
+            self.free_site.len(),
+            self.free_thread.len(),
+            self.pool.len(),
         ]
         .iter()
         .all(|&len| len == n)
@@ -519,7 +573,9 @@ pub struct Frame {
 pub struct CallTree {
     pub parent: Vec<u32>,
     pub frames: Vec<Frame>,
-    children: HashMap<(u32, u64), u32>,
+    /// (parent, ip, module) → node: the module keeps apart equal addresses of different
+    /// programs (fixed-address executables) in a multi-process trace.
+    children: HashMap<(u32, u64, u32), u32>,
 }
 
 impl Default for CallTree {
@@ -542,20 +598,21 @@ impl CallTree {
     }
 
     /// The node for frame `frame` called from `parent`, created if new. Identity is
-    /// (parent, ip), so the same instruction reached through different callers stays distinct.
+    /// (parent, ip, module), so the same instruction reached through different callers stays
+    /// distinct, and so do equal addresses in different programs.
     pub fn child(&mut self, parent: u32, frame: Frame) -> u32 {
         let parent = if (parent as usize) < self.parent.len() {
             parent
         } else {
             0
         };
-        if let Some(&node) = self.children.get(&(parent, frame.ip)) {
+        if let Some(&node) = self.children.get(&(parent, frame.ip, frame.module)) {
             return node;
         }
         let node = u32::try_from(self.parent.len()).unwrap_or(u32::MAX);
         self.parent.push(parent);
         self.frames.push(frame);
-        self.children.insert((parent, frame.ip), node);
+        self.children.insert((parent, frame.ip, frame.module), node);
         node
     }
 
@@ -566,7 +623,9 @@ impl CallTree {
         let parent = if parent < node { parent } else { 0 };
         self.parent.push(parent);
         self.frames.push(frame);
-        self.children.entry((parent, frame.ip)).or_insert(node);
+        self.children
+            .entry((parent, frame.ip, frame.module))
+            .or_insert(node);
         node
     }
 
@@ -586,7 +645,7 @@ impl CallTree {
         let mut children = HashMap::with_capacity(parent.len());
         for (n, (&p, f)) in parent.iter().zip(&frames).enumerate().skip(1) {
             let id = u32::try_from(n).unwrap_or(u32::MAX);
-            children.entry((p, f.ip)).or_insert(id);
+            children.entry((p, f.ip, f.module)).or_insert(id);
         }
         Self {
             parent,
@@ -632,6 +691,16 @@ pub struct TraceMeta {
     /// Mappings ended by `munmap`; each is one event.
     #[serde(default)]
     pub munmaps: u64,
+    /// Blocks a custom allocator reported inside its pools (flagged [`FLAG_POOL`]); each is
+    /// one event.
+    #[serde(default)]
+    pub pool_allocs: u64,
+    /// Pool blocks freed; each is one event.
+    #[serde(default)]
+    pub pool_frees: u64,
+    /// CLOCK_MONOTONIC ns of time 0 (recordings; 0 when the input does not say).
+    #[serde(default)]
+    pub start_monotonic_ns: u64,
     /// Wall time of the last event or tick (ns since trace start).
     pub end_time_ns: u64,
     pub peak_live_bytes: u64,
@@ -652,6 +721,13 @@ pub struct Trace {
     pub call_tree: CallTree,
     /// Thread names (string ids); block `thread` columns index this.
     pub threads: Vec<u32>,
+    /// The process of each thread (index into `processes`).
+    pub thread_process: Vec<u32>,
+    /// Every process image of the recording (at least one: single-process formats get one
+    /// made from the metadata); block `process` columns index this.
+    pub processes: Vec<crate::process::Process>,
+    /// Pools a custom allocator declared (`memscape.h`); block `pool` columns index this + 1.
+    pub pools: Vec<crate::process::Pool>,
     pub warnings: Warnings,
     /// [`Trace::event_order`], computed on first use (several sweeps share it).
     pub(crate) event_order_cache: std::sync::OnceLock<Vec<u32>>,

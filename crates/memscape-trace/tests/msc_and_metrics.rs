@@ -67,7 +67,7 @@ fn corrupt_msc_is_an_error_naming_the_offset() {
     assert!(matches!(e, LoadError::Corrupt { .. }));
     assert!(
         e.to_string()
-            .starts_with("v.msc@8: corrupt .msc file: expected format version 4"),
+            .starts_with("v.msc@8: corrupt .msc file: expected format version 5"),
         "{e}"
     );
     // A directory claiming a gigantic element count: error, no allocation of that size.

@@ -267,11 +267,11 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
 fn unknown_version_names_the_versions_read() {
     let t = load(&data("heaptrack/test_sysroot.raw")).unwrap();
     let mut b = to_msc_bytes(&t, &mut |_| {}).unwrap();
-    b[8] = 5;
-    let e = from_msc_bytes("v5.msc", &b).unwrap_err();
+    b[8] = 6;
+    let e = from_msc_bytes("v6.msc", &b).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "v5.msc@8: corrupt .msc file: expected format version 4 (or 3, 2, 1), found 5"
+        "v6.msc@8: corrupt .msc file: expected format version 5 (or 4, 3, 2, 1), found 6"
     );
 }
 

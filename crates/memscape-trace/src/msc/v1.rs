@@ -32,13 +32,10 @@
 
 use std::io::Read;
 
-use memscape_io::{Location, Warnings};
-
 use crate::LoadError;
-use crate::model::{BlockColumns, BlockVecs, CallTree, Frame, Strings, Trace, TraceMeta};
-use crate::warn;
+use crate::model::{BlockColumns, BlockVecs, CallTree, Frame, Strings, Trace};
 
-use crate::msc::MAGIC;
+use super::{MAGIC, MscMeta, corrupt, read_u32, read_u64};
 /// The version this module reads.
 pub const VERSION: u32 = 1;
 const MAX_SECTIONS: u32 = 64;
@@ -65,23 +62,6 @@ fn base_section(id: u32) -> Option<u32> {
     }
 }
 
-/// Warning counts above this in a `.msc` file are taken as corruption (restoring a count costs
-/// one step per warning).
-const MAX_RESTORED_WARNINGS: u64 = 1 << 28;
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct WarningRecord {
-    kind: String,
-    count: u64,
-    first: Vec<(String, Option<u64>, Option<u64>)>,
-}
-
-#[derive(serde::Serialize, serde::Deserialize)]
-struct MscMeta {
-    meta: TraceMeta,
-    warnings: Vec<WarningRecord>,
-}
-
 struct Section {
     id: u32,
     elem_size: u32,
@@ -89,21 +69,6 @@ struct Section {
     count: u64,
     data_offset: usize,
     compressed_len: usize,
-}
-
-fn corrupt(source: &str, offset: usize, expected: impl Into<String>) -> LoadError {
-    LoadError::Corrupt {
-        at: Location::offset(source, offset as u64),
-        expected: expected.into(),
-    }
-}
-
-fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn read_u64(bytes: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
 }
 
 /// Expands a constant-codec column to `n` copies of its value (`n` is the length column's real
@@ -530,40 +495,19 @@ pub(crate) fn from_msc_v1_bytes(source: &str, bytes: &[u8]) -> Result<Trace, Loa
     {
         return Err(corrupt(source, 16, "event indices below the event count"));
     }
-    let mut warnings = Warnings::new();
-    for w in meta.warnings {
-        let Some(kind) = warn::static_kind(&w.kind) else {
-            return Err(corrupt(
-                source,
-                16,
-                format!("a known warning kind, found {:?}", w.kind),
-            ));
-        };
-        if w.count > MAX_RESTORED_WARNINGS {
-            return Err(corrupt(source, 16, "a plausible warning count"));
-        }
-        let locations: Vec<Location> = w
-            .first
-            .into_iter()
-            .map(|(file, line, offset)| Location { file, line, offset })
-            .collect();
-        let fallback = Location::offset(source, 0);
-        for i in 0..w.count as usize {
-            let at = locations
-                .get(i)
-                .cloned()
-                .unwrap_or_else(|| fallback.clone());
-            warnings.add(kind, warn::message(kind), at);
-        }
-    }
+    let warnings = super::restore_warnings(source, meta.warnings)?;
     let mut meta_out = meta.meta;
     meta_out.source = source.to_owned();
     meta_out.format = crate::model::TraceFormat::Msc;
+    let processes = vec![crate::process::Process::from_meta(&meta_out)];
     Ok(Trace {
         meta: meta_out,
         blocks,
         strings: Strings::from_vec(strings),
         call_tree: CallTree::from_columns(parent, frames),
+        thread_process: vec![0; threads.len()],
+        processes,
+        pools: Vec::new(),
         threads,
         warnings,
         event_order_cache: Default::default(),

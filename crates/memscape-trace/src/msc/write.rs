@@ -1,0 +1,654 @@
+//! Encoding: traces to `.msc` sections and bytes.
+
+use super::*;
+
+/// One encoded section before it is laid out in the file.
+pub(super) struct Encoded {
+    pub(super) id: u32,
+    pub(super) elem_size: u8,
+    pub(super) transform: u8,
+    pub(super) packing: u8,
+    /// Values are stored shifted right by this many bits (times rounded to 2^shift ns).
+    pub(super) shift: u8,
+    pub(super) count: u64,
+    pub(super) payload: Vec<u8>,
+}
+
+pub(super) fn zigzag(x: u64) -> u64 {
+    (x << 1) ^ ((x as i64 >> 63) as u64)
+}
+
+pub(super) fn unzigzag(c: u64) -> u64 {
+    (c >> 1) ^ (c & 1).wrapping_neg()
+}
+
+/// The codes of `values` under a transform (`base` for [`XF_PLUS_BASE`]).
+pub(super) fn codes(values: &[u64], transform: u8, base: Option<&[u64]>) -> Vec<u64> {
+    let mut prev = 0u64;
+    match (transform, base) {
+        (XF_DELTA, _) => values
+            .iter()
+            .map(|&v| v.wrapping_sub(std::mem::replace(&mut prev, v)))
+            .collect(),
+        (XF_ZIGZAG_DELTA, _) => values
+            .iter()
+            .map(|&v| zigzag(v.wrapping_sub(std::mem::replace(&mut prev, v))))
+            .collect(),
+        (XF_PLUS_BASE, Some(base)) => values
+            .iter()
+            .zip(base)
+            .map(|(&v, &b)| v.wrapping_sub(b))
+            .collect(),
+        _ => values.to_vec(),
+    }
+}
+
+pub(super) fn bit_width(x: u64) -> u32 {
+    64 - x.leading_zeros()
+}
+
+/// Bit-packs codes (packing [`PACK_BITS`]).
+pub(super) fn pack_bits(codes: &[u64]) -> Vec<u8> {
+    let chunks = codes.len().div_ceil(CHUNK);
+    let mut refs = Vec::with_capacity(chunks);
+    let mut widths = Vec::with_capacity(chunks);
+    let mut data: Vec<u64> = Vec::new();
+    for chunk in codes.chunks(CHUNK) {
+        let min = chunk.iter().copied().min().unwrap_or(0);
+        let spread = chunk.iter().map(|&c| c - min).max().unwrap_or(0);
+        let w = bit_width(spread) as usize;
+        refs.push(min);
+        widths.push(w as u8);
+        if w == 0 {
+            continue;
+        }
+        for group in chunk.chunks(GROUP) {
+            let start = data.len();
+            data.resize(start + w, 0);
+            let words = &mut data[start..];
+            for (j, &c) in group.iter().enumerate() {
+                let x = c - min;
+                let bit = j * w;
+                let (word, shift) = (bit / 64, bit % 64);
+                words[word] |= x << shift;
+                if shift + w > 64 {
+                    words[word + 1] |= x >> (64 - shift);
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(8 * (refs.len() + data.len()) + widths.len() + 8);
+    for r in refs {
+        out.extend_from_slice(&r.to_le_bytes());
+    }
+    out.extend_from_slice(&widths);
+    out.resize(out.len().next_multiple_of(8), 0);
+    for d in data {
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+    out
+}
+
+/// Byte planes of the low `k` bytes of every code, in blocks of 2^[`PLANE_BLOCK_LOG2`] codes (so
+/// that a reader decompresses block by block into one small reused buffer), zstd-compressed as one
+/// frame (packing [`PACK_PLANES`]).
+pub(super) fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
+    let mut planes = Vec::with_capacity(k * codes.len());
+    let block_log2 = PLANE_BLOCK_LOG2;
+    for block in codes.chunks(1 << block_log2) {
+        for j in 0..k {
+            planes.extend(block.iter().map(|&c| (c >> (8 * j)) as u8));
+        }
+    }
+    let mut out = vec![k as u8, block_log2];
+    out.extend_from_slice(&zstd::bulk::compress(&planes, ZSTD_LEVEL)?);
+    Ok(out)
+}
+
+/// Encodes a numeric section: the smaller of bit-packing and byte planes + zstd, preferring
+/// bit-packing (faster to decode) unless byte planes save a good share.
+pub(super) fn encode_numeric(
+    section: u32,
+    elem_size: u8,
+    transform: u8,
+    codes: &[u64],
+) -> std::io::Result<Encoded> {
+    let bits = pack_bits(codes);
+    let max = codes.iter().copied().max().unwrap_or(0);
+    let k = (bit_width(max) as usize).div_ceil(8);
+    let mut best = (PACK_BITS, bits);
+    // (A constant column is one plane of zeros: zstd makes it nearly nothing, where
+    // bit-packing still spends 9 bytes per chunk of 1024.)
+    if codes.len() >= GROUP {
+        let planes = pack_planes(codes, k.max(1))?;
+        if (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT {
+            best = (PACK_PLANES, planes);
+        }
+    }
+    Ok(Encoded {
+        id: section,
+        elem_size,
+        transform,
+        packing: best.0,
+        shift: 0,
+        count: codes.len() as u64,
+        payload: best.1,
+    })
+}
+
+/// Encodes `values` with whichever of `transforms` gives the smallest section.
+pub(super) fn encode_best(
+    section: u32,
+    elem_size: u8,
+    values: &[u64],
+    transforms: &[u8],
+    base: Option<&[u64]>,
+) -> std::io::Result<Encoded> {
+    let mut best: Option<Encoded> = None;
+    for &t in transforms {
+        let e = encode_numeric(section, elem_size, t, &codes(values, t, base))?;
+        if best
+            .as_ref()
+            .is_none_or(|b| e.payload.len() < b.payload.len())
+        {
+            best = Some(e);
+        }
+    }
+    best.ok_or_else(|| std::io::Error::other("no transform to encode with"))
+}
+
+/// Event times (delta-coded) with the context model of `crate::ppm` when that is smaller than
+/// the best plain packing `plain`.
+pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace) -> Encoded {
+    let b = &trace.blocks;
+    let order = crate::ppm::event_order(&b.alloc_event, &b.free_event, trace.meta.events);
+    let contexts = crate::ppm::EventTimeContexts {
+        order: &order,
+        site: &b.site,
+    };
+    let deltas = codes(values, XF_DELTA, None);
+    let mut payload = vec![crate::ppm::MODEL_EVENT_TIMES];
+    payload.extend(crate::ppm::encode(
+        &deltas,
+        crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+        |i| contexts.context(i),
+    ));
+    // The reader accepts at most PRESIZE_PER_BYTE values per payload byte.
+    payload.resize(
+        payload
+            .len()
+            .max(deltas.len().div_ceil(PRESIZE_PER_BYTE) + 1),
+        0,
+    );
+    if payload.len() >= plain.payload.len() {
+        return plain;
+    }
+    Encoded {
+        id: plain.id,
+        elem_size: 8,
+        transform: XF_DELTA,
+        packing: PACK_CONTEXT,
+        shift: 0,
+        count: deltas.len() as u64,
+        payload,
+    }
+}
+
+pub(super) fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
+    let z = zstd::bulk::compress(bytes, ZSTD_LEVEL)?;
+    let (packing, payload) = if z.len() < bytes.len() {
+        (PACK_ZSTD, z)
+    } else {
+        (PACK_RAW, bytes.to_vec())
+    };
+    Ok(Encoded {
+        id: section,
+        elem_size: 1,
+        transform: XF_NONE,
+        packing,
+        shift: 0,
+        count: bytes.len() as u64,
+        payload,
+    })
+}
+
+/// One time per event (index `events` = the time never-freed blocks end at), when the blocks'
+/// times are exactly the times of their events (true for every importer); `None` otherwise.
+pub(super) fn event_times(trace: &Trace) -> Option<Vec<u64>> {
+    let b = &trace.blocks;
+    let events = usize::try_from(trace.meta.events).ok()?;
+    let mut times = vec![0u64; events.checked_add(1)?];
+    let mut known = vec![false; events + 1];
+    let mut set = |e: u64, t: u64| -> Option<()> {
+        let e = usize::try_from(e).ok()?;
+        let slot = times.get_mut(e)?;
+        if known[e] && *slot != t {
+            return None;
+        }
+        known[e] = true;
+        *slot = t;
+        Some(())
+    };
+    for i in 0..b.len() {
+        set(b.alloc_event[i], b.alloc_time_ns[i])?;
+        set(b.free_event[i], b.free_time_ns[i])?;
+    }
+    // Events without a block (unmatched frees) take the previous time: a delta of zero.
+    let mut prev = 0u64;
+    for (t, k) in times.iter_mut().zip(&known) {
+        if *k {
+            prev = *t;
+        } else {
+            *t = prev;
+        }
+    }
+    if !known[events] {
+        times[events] = trace.meta.end_time_ns.max(prev);
+    }
+    Some(times)
+}
+
+pub(super) fn widen<T: Copy + Into<u64>>(values: &[T]) -> Vec<u64> {
+    values.iter().map(|&v| v.into()).collect()
+}
+
+/// Choices of the `.msc` writer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MscOptions {
+    /// Times are stored rounded down to multiples of 2^`time_resolution_log2` nanoseconds (0:
+    /// exact, the default). A recording's nanosecond times are most of its file (the context
+    /// coder spends ~2.6 bits per event on them); 4 (16 ns) takes a third off, 5 half.
+    /// Event order is kept exactly either way (event indices).
+    pub time_resolution_log2: u8,
+    /// Block columns stored uncompressed, as they are in memory (packing 0, little-endian,
+    /// 8-byte aligned), so that `read_msc` maps the file and hands the columns to the views
+    /// without decoding or copying them (73 bytes per block on disk instead of ~0.1–1).
+    /// For large traces loaded again and again; not the default.
+    pub mappable: bool,
+}
+
+/// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
+/// per column.
+pub fn to_msc_bytes(trace: &Trace, progress: &mut dyn FnMut(f32)) -> std::io::Result<Vec<u8>> {
+    to_msc_bytes_with(trace, &MscOptions::default(), progress)
+}
+
+/// [`to_msc_bytes`] with writer options.
+pub fn to_msc_bytes_with(
+    trace: &Trace,
+    options: &MscOptions,
+    progress: &mut dyn FnMut(f32),
+) -> std::io::Result<Vec<u8>> {
+    let b = &trace.blocks;
+    // A trace loaded from `.msc` decodes its columns on first use: all at once, in parallel.
+    b.prefetch(&BlockColumn::ALL);
+    let shift = options.time_resolution_log2;
+    if shift >= 64 {
+        return Err(std::io::Error::other("time resolution of at most 2^63 ns"));
+    }
+    if options.mappable {
+        return mappable_bytes(trace, shift, progress);
+    }
+    let event_times = event_times(trace);
+    let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
+    let with_shift = |mut e: Encoded| {
+        e.shift = shift;
+        e
+    };
+    // Independent columns are encoded on parallel threads (zstd at level 6 is the slow part).
+    type Job<'a> = Box<dyn FnOnce() -> std::io::Result<Vec<Encoded>> + Send + 'a>;
+    let jobs: Vec<Job<'_>> = vec![
+        Box::new(|| {
+            Ok(vec![encode_best(
+                id::ADDRESS,
+                8,
+                &b.address,
+                &[XF_NONE, XF_ZIGZAG_DELTA],
+                None,
+            )?])
+        }),
+        Box::new(|| {
+            Ok(vec![
+                encode_best(id::REQUESTED, 8, &b.requested_size, &[XF_NONE], None)?,
+                encode_best(
+                    id::SIZE,
+                    8,
+                    &b.size,
+                    &[XF_PLUS_BASE],
+                    Some(b.requested_size.as_slice()),
+                )?,
+                encode_best(
+                    id::USABLE,
+                    8,
+                    &b.usable_size,
+                    &[XF_NONE, XF_PLUS_BASE],
+                    Some(b.size.as_slice()),
+                )?,
+            ])
+        }),
+        Box::new(|| {
+            Ok(vec![
+                encode_best(id::ALLOC_EVENT, 8, &b.alloc_event, &[XF_DELTA], None)?,
+                encode_best(
+                    id::FREE_EVENT,
+                    8,
+                    &b.free_event,
+                    &[XF_PLUS_BASE],
+                    Some(b.alloc_event.as_slice()),
+                )?,
+            ])
+        }),
+        Box::new(|| match &event_times {
+            Some(times) => {
+                let times = quantized(times);
+                let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None)?;
+                Ok(vec![with_shift(with_context_coding(plain, &times, trace))])
+            }
+            // Plus-base cannot be combined with a shift: free times delta-coded on their own.
+            None if shift > 0 => Ok(vec![
+                with_shift(encode_best(
+                    id::ALLOC_TIME,
+                    8,
+                    &quantized(&b.alloc_time_ns),
+                    &[XF_DELTA],
+                    None,
+                )?),
+                with_shift(encode_best(
+                    id::FREE_TIME,
+                    8,
+                    &quantized(&b.free_time_ns),
+                    &[XF_NONE, XF_ZIGZAG_DELTA],
+                    None,
+                )?),
+            ]),
+            None => Ok(vec![
+                encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None)?,
+                encode_best(
+                    id::FREE_TIME,
+                    8,
+                    &b.free_time_ns,
+                    &[XF_PLUS_BASE],
+                    Some(b.alloc_time_ns.as_slice()),
+                )?,
+            ]),
+        }),
+        Box::new(|| {
+            let mut sections = vec![
+                encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
+                encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
+                encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
+                encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None)?,
+                encode_best(id::FREE_SITE, 4, &widen(&b.free_site), &[XF_NONE], None)?,
+                encode_best(id::FREE_THREAD, 4, &widen(&b.free_thread), &[XF_NONE], None)?,
+                encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None)?,
+            ];
+            sections.extend(tree_and_strings(trace)?);
+            Ok(sections)
+        }),
+    ];
+    let total = jobs.len() as f32;
+    let results: Vec<std::io::Result<Vec<Encoded>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
+        handles
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| {
+                progress((i + 1) as f32 / (total + 1.0));
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("column encoder panicked")))
+            })
+            .collect()
+    });
+    let mut sections = Vec::new();
+    for r in results {
+        sections.extend(r?);
+    }
+    sections.push(meta_section(trace)?);
+    progress(1.0);
+    Ok(lay_out(&sections))
+}
+
+/// The metadata section (JSON of the trace meta and the warning summary).
+pub(super) fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
+    let meta = MscMeta {
+        meta: trace.meta.clone(),
+        warnings: trace
+            .warnings
+            .kinds()
+            .iter()
+            .map(|k| WarningRecord {
+                kind: k.kind.to_owned(),
+                count: k.count,
+                first: k
+                    .first
+                    .iter()
+                    .map(|l| (l.file.clone(), l.line, l.offset))
+                    .collect(),
+            })
+            .collect(),
+    };
+    let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
+    encode_bytes(id::META, &json)
+}
+
+/// The call tree, strings and thread names.
+pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
+    let t = &trace.call_tree;
+    let mut string_bytes = Vec::new();
+    let mut string_ends = Vec::with_capacity(trace.strings.len());
+    for s in trace.strings.iter() {
+        string_bytes.extend_from_slice(s.as_bytes());
+        string_ends.push(string_bytes.len() as u64);
+    }
+    let frames = &t.frames;
+    let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
+    Ok(vec![
+        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
+        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
+        encode_best(
+            id::TREE_FUNCTION,
+            4,
+            &column(|f| f.function.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_FILE,
+            4,
+            &column(|f| f.file.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_LINE,
+            4,
+            &column(|f| f.line.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_MODULE,
+            4,
+            &column(|f| f.module.into()),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_best(
+            id::TREE_MODULE_OFFSET,
+            8,
+            &column(|f| f.module_offset),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_bytes(id::STRING_BYTES, &string_bytes)?,
+        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
+        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+        encode_best(
+            id::THREAD_PROCESS,
+            4,
+            &widen(&trace.thread_process),
+            &[XF_NONE],
+            None,
+        )?,
+        encode_bytes(
+            id::PROCESSES,
+            &serde_json::to_vec(&trace.processes).map_err(std::io::Error::other)?,
+        )?,
+        encode_bytes(
+            id::POOLS,
+            &serde_json::to_vec(&trace.pools).map_err(std::io::Error::other)?,
+        )?,
+    ])
+}
+
+/// A raw (packing 0) block section: the values as they are in memory, little-endian.
+pub(super) fn raw_section<T: bytemuck::Pod>(id: u32, values: &[T]) -> Encoded {
+    Encoded {
+        id,
+        elem_size: std::mem::size_of::<T>() as u8,
+        transform: XF_NONE,
+        packing: PACK_RAW,
+        shift: 0,
+        count: values.len() as u64,
+        payload: bytemuck::cast_slice(values).to_vec(),
+    }
+}
+
+/// [`MscOptions::mappable`]: every block column raw (times per block, rounded down to 2^`shift`
+/// ns, not per event), the rest as usual.
+pub(super) fn mappable_bytes(
+    trace: &Trace,
+    shift: u8,
+    progress: &mut dyn FnMut(f32),
+) -> std::io::Result<Vec<u8>> {
+    let b = &trace.blocks;
+    let rounded = |t: &[u64]| -> Vec<u64> { t.iter().map(|&v| v >> shift << shift).collect() };
+    let mut sections = vec![
+        raw_section(id::ADDRESS, &b.address),
+        raw_section(id::SIZE, &b.size),
+        raw_section(id::REQUESTED, &b.requested_size),
+        raw_section(id::USABLE, &b.usable_size),
+        raw_section(id::ALLOC_TIME, &rounded(&b.alloc_time_ns)),
+        raw_section(id::FREE_TIME, &rounded(&b.free_time_ns)),
+        raw_section(id::ALLOC_EVENT, &b.alloc_event),
+        raw_section(id::FREE_EVENT, &b.free_event),
+        raw_section(id::THREAD, &b.thread),
+        raw_section(id::SITE, &b.site),
+        raw_section(id::FLAGS, &b.flags),
+        raw_section(id::PROCESS, &b.process),
+        raw_section(id::FREE_SITE, &b.free_site),
+        raw_section(id::FREE_THREAD, &b.free_thread),
+        raw_section(id::POOL, &b.pool),
+    ];
+    progress(0.5);
+    sections.extend(tree_and_strings(trace)?);
+    sections.push(meta_section(trace)?);
+    progress(1.0);
+    Ok(lay_out(&sections))
+}
+
+/// Recomputes the checksums of a version-3 file in place, for tests that forge payloads past the
+/// checksums (to exercise the decoders' own checks). Does nothing to other inputs.
+#[doc(hidden)]
+pub fn reseal_checksums(bytes: &mut [u8]) {
+    if bytes.len() < HEADER
+        || &bytes[..8] != MAGIC
+        || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V4 | VERSION_V3))
+    {
+        return;
+    }
+    let n = read_u32(bytes, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
+    for i in 0..n {
+        let at = HEADER + DIR_ENTRY * i;
+        let (Some(offset), Some(len)) = (read_u64(bytes, at + 16), read_u64(bytes, at + 24)) else {
+            return;
+        };
+        let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
+            continue;
+        };
+        let Some(sum) = offset
+            .checked_add(len)
+            .and_then(|end| bytes.get(offset..end))
+            .map(checksum)
+        else {
+            continue;
+        };
+        if let Some(slot) = bytes.get_mut(at + 32..at + 40) {
+            slot.copy_from_slice(&sum.to_le_bytes());
+        }
+    }
+}
+
+/// Whether a section is a raw block column, meant to be memory-mapped: such sections carry no
+/// checksum (0), because checking one would read the whole column at load, which mapping is
+/// there to avoid; what the views rely on is checked on first use instead.
+pub(super) fn is_mappable(id: u32, packing: u8) -> bool {
+    packing == PACK_RAW
+        && ((id::ADDRESS..=id::FLAGS).contains(&id) || (id::PROCESS..=id::POOL).contains(&id))
+}
+
+/// Checksum of a section's payload (version 3): corruption is found when the file is loaded,
+/// not when a column decoded on first use is read. Not cryptographic; about one multiply per
+/// 8 bytes.
+pub(super) fn checksum(payload: &[u8]) -> u64 {
+    let mix = |h: u64, w: u64| {
+        let h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^ (h >> 29)
+    };
+    let mut h = 0x243F_6A88_85A3_08D3u64 ^ payload.len() as u64;
+    let mut words = payload.chunks_exact(8);
+    for w in &mut words {
+        h = mix(
+            h,
+            u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or_default()),
+        );
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    mix(h, u64::from_le_bytes(last))
+}
+
+pub(super) fn lay_out(sections: &[Encoded]) -> Vec<u8> {
+    let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
+    let mut out =
+        Vec::with_capacity(offset + sections.iter().map(|s| s.payload.len() + 8).sum::<usize>());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for s in sections {
+        out.extend_from_slice(&s.id.to_le_bytes());
+        out.extend_from_slice(&[s.elem_size, s.transform, s.packing, s.shift]);
+        out.extend_from_slice(&s.count.to_le_bytes());
+        out.extend_from_slice(&(offset as u64).to_le_bytes());
+        out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
+        let sum = if is_mappable(s.id, s.packing) {
+            0
+        } else {
+            checksum(&s.payload)
+        };
+        out.extend_from_slice(&sum.to_le_bytes());
+        offset = (offset + s.payload.len()).next_multiple_of(8);
+    }
+    for s in sections {
+        out.resize(out.len().next_multiple_of(8), 0);
+        out.extend_from_slice(&s.payload);
+    }
+    out
+}
+
+/// Writes a trace to an `.msc` file (exact times).
+pub fn write_msc(trace: &Trace, path: &Path) -> Result<(), LoadError> {
+    write_msc_with(trace, path, &MscOptions::default())
+}
+
+/// [`write_msc`] with writer options.
+pub fn write_msc_with(trace: &Trace, path: &Path, options: &MscOptions) -> Result<(), LoadError> {
+    let bytes = to_msc_bytes_with(trace, options, &mut |_| {}).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    crate::write_synced(path, &bytes).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}

@@ -1,0 +1,113 @@
+//! `memscape record` end to end as a user runs it: a shell that runs other programs is one
+//! `.msc` file with every process; `info`, `heaptree` and `convert` select processes with
+//! `--process PID|NAME-REGEX`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::Command;
+
+fn memscape() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
+    // The shim the tests build next to the binary (`cargo build -p memscape-recorder`).
+    let shim = std::path::Path::new(env!("CARGO_BIN_EXE_memscape"))
+        .with_file_name("libmemscape_recorder.so");
+    if !shim.is_file() {
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "--quiet", "-p", "memscape-recorder"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    c.env("MEMSCAPE_SHIM", shim);
+    c
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = memscape().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "memscape {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.msc");
+    let status = memscape()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "ls / > /dev/null; sort /etc/passwd > /dev/null",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // One file, nothing else left.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["run.msc"]);
+    let path = out.to_str().unwrap();
+    let info = json(&["info", "--json", path]);
+    let processes = info["processes"].as_array().unwrap();
+    assert!(processes.len() >= 3, "{processes:#?}");
+    for p in processes {
+        for key in [
+            "pid",
+            "parent_pid",
+            "command_line",
+            "events",
+            "allocs",
+            "frees",
+            "peak_live_bytes",
+        ] {
+            assert!(p.get(key).is_some(), "no {key} in {p}");
+        }
+    }
+    let sh = processes[0]["pid"].as_u64().unwrap();
+    assert!(processes[1..].iter().all(|p| p["parent_pid"] == sh));
+    // By name: the sort process only (not the shell whose command line mentions it... unless
+    // the regex says so: `^sort` matches the program name).
+    let sort = json(&["info", "--json", "--process", "^sort", path]);
+    let selected = sort["processes"].as_array().unwrap();
+    assert_eq!(selected.len(), 1, "{selected:#?}");
+    assert!(
+        selected[0]["command_line"]
+            .as_str()
+            .unwrap()
+            .starts_with("sort")
+    );
+    assert_eq!(sort["allocs"], selected[0]["allocs"]);
+    // By pid, in heaptree and convert.
+    let pid = selected[0]["pid"].to_string();
+    let tree = json(&["heaptree", "--peak", "--json", "--process", &pid, path]);
+    assert!(tree["total_bytes"].as_u64().unwrap() > 0);
+    let one = dir.path().join("sort.msc");
+    let converted = memscape()
+        .args(["convert", "--process", &pid, path])
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(converted.status.success());
+    let again = json(&["info", "--json", one.to_str().unwrap()]);
+    assert_eq!(again["processes"].as_array().unwrap().len(), 1);
+    assert_eq!(again["allocs"], sort["allocs"]);
+    // A filter that matches nothing names the processes there are.
+    let none = memscape()
+        .args(["info", "--process", "no-such-program", path])
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+    let message = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        message.contains("matches none") && message.contains("sort"),
+        "{message}"
+    );
+}
