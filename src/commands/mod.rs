@@ -3,6 +3,7 @@
 mod analyses;
 mod export;
 mod info;
+pub mod lod;
 mod render;
 pub use render::{gpu_context, load_for_render, render_dataset};
 pub(crate) mod render_cycles;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Demo(args)) => demo(&args.dir),
         Some(Command::RenderTour(args)) => tour::render_tour(&args),
         Some(Command::Present(args)) => tour::present(&args),
+        Some(Command::Lod(args)) => lod::run(&args),
     }
 }
 

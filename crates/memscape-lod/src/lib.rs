@@ -37,11 +37,10 @@ pub const VERSION: u32 = 1;
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]
 pub enum LodError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// The I/O error is part of the message (not a `source`: reports that print the chain
+    /// would say it twice).
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("level-of-detail index: {0}")]
     Format(String),
     #[error(
@@ -51,10 +50,10 @@ pub enum LodError {
 }
 
 impl LodError {
-    pub fn io(path: &Path, source: std::io::Error) -> Self {
+    pub fn io(path: &Path, error: std::io::Error) -> Self {
         Self::Io {
             path: path.display().to_string(),
-            source,
+            error,
         }
     }
 }

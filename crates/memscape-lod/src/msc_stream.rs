@@ -18,6 +18,9 @@ use crate::LodError;
 
 /// Section ids of the block columns, in file order (memscape-trace's README).
 const IDS: [u32; 11] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+/// Optional per-block sections of version 5 (process, free site, free thread, pool): the
+/// generator's blocks have none, so the small trace's empty ones are left out.
+const OPTIONAL_BLOCK_IDS: std::ops::RangeInclusive<u32> = 13..=16;
 /// Element size of each block column.
 const ELEM: [u64; 11] = [8, 8, 8, 8, 8, 8, 8, 8, 4, 4, 1];
 const ADDRESS: usize = 0;
@@ -278,7 +281,7 @@ impl MappableWriter {
         for i in 0..n {
             let at = 16 + 40 * i;
             let id = u32_at(at)?;
-            if IDS.contains(&id) {
+            if IDS.contains(&id) || OPTIONAL_BLOCK_IDS.contains(&id) {
                 continue;
             }
             let (src, len) = (u64_at(at + 16)? as usize, u64_at(at + 24)? as usize);
