@@ -55,7 +55,7 @@ fn lod_build_reuse_rebuild_and_render() {
         "-o",
         lod_png.to_str().unwrap(),
         "--size",
-        "160x90",
+        "64x36",
         "--alpha",
         "0.3",
     ]);
@@ -64,7 +64,7 @@ fn lod_build_reuse_rebuild_and_render() {
         out.contains("from level 2^"),
         "the whole view is drawn from a level: {out}"
     );
-    assert_eq!(png_size(&lod_png), (160, 90));
+    assert_eq!(png_size(&lod_png), (64, 36));
     let exact_png = dir.path().join("exact.png");
     let (ok, out, err) = memscape(&[
         "lod",
