@@ -47,7 +47,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| build(&small, dir.path()))
     });
 
-    // 4 M events (2 M blocks): at 640×360 the whole view is drawn from a level.
+    // 4 M events (2 M blocks): at 320×180 the whole view is drawn from a level.
     let file = TraceFile::from_trace(trace(SynthParams::new(4_000_000, 3)));
     let out = build(&file, dir.path());
     let index = LodIndex::open(&out).unwrap();
@@ -58,9 +58,9 @@ fn benches(c: &mut Criterion) {
         color: &color,
         index: &index,
     };
-    let (w, h) = (640, 360);
+    let (w, h) = (320, 180);
     let view = LodView::fit(0, index.meta.extent_t, 0, axis.extent, w, h);
-    g.bench_function("whole frame 640x360, 2M blocks, lod", |b| {
+    g.bench_function("whole frame 320x180, 2M blocks, lod", |b| {
         b.iter(|| {
             let mut sums = PixelSums::new(w, h);
             let st = accumulate(&index, &source, &view, &mut sums);
@@ -72,7 +72,7 @@ fn benches(c: &mut Criterion) {
     let all: Vec<_> = (0..cols.len())
         .map(|i| memscape_lod::trace_source::lod_block(&cols, &axis, &color, i))
         .collect();
-    g.bench_function("whole frame 640x360, 2M blocks, exact", |b| {
+    g.bench_function("whole frame 320x180, 2M blocks, exact", |b| {
         b.iter(|| exact::render_fast(&view, &all))
     });
     g.finish();
