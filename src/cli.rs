@@ -3,6 +3,13 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use memscape_views::alloc_map::AllocMapSettings;
+use memscape_views::cycles::CycleSettings;
+use memscape_views::cycles::settings::CycleAnalysisSettings;
+use memscape_views::graph::GraphSettings;
+use memscape_views::heap_tree::HeapTreeSettings;
+use memscape_views::samples::SamplesSettings;
+use memscape_views::{ViewKind, ViewSettings};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -91,7 +98,7 @@ pub struct CyclesArgs {
     /// (`demo:sort`: the embedded lackey trace).
     pub trace: PathBuf,
     #[command(flatten)]
-    pub select: CycleSelectArgs,
+    pub select: CycleAnalysisSettings,
     /// Prime modulus of the coefficients.
     #[arg(long, default_value_t = 47)]
     pub modulus: u16,
@@ -129,6 +136,10 @@ pub struct RecordArgs {
     /// `1us` = 512 ns…); coarser times make smaller files.
     #[arg(long, default_value = "16ns", value_parser = memscape_record::parse_time_resolution)]
     pub time_resolution: u8,
+    /// Print a running summary (processes, events, live heap) 4 times a second while the
+    /// program runs.
+    #[arg(long)]
+    pub live: bool,
     /// The program and its arguments, after `--`.
     #[arg(trailing_var_arg = true, required = true, value_name = "PROG ARGS")]
     pub command: Vec<String>,
@@ -328,38 +339,6 @@ pub struct ViewArgs {
     pub window_size: (u32, u32),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ViewKindArg {
-    /// Allocation map: time × address, biased anti-aliasing, cushions (also `alloc-map`).
-    #[value(name = "alloc", alias = "alloc-map")]
-    AllocMap,
-    /// Heap tree at one time point as a sunburst (root in the centre).
-    Sunburst,
-    /// Heap tree at one time point as an icicle (hierarchy left to right).
-    Icicle,
-    /// Heap trees at several time points side by side, with one stable layout.
-    Timeline,
-    /// Reference trace: radius = record index, angle = a circle-valued parameterization.
-    Spiral,
-    /// Reference trace: cycle members on a circle, pre-/post-amble inside/outside.
-    Circular,
-    /// Reference trace: the H1 persistence barcode.
-    Barcode,
-    /// Reference trace: classical MDS of the windows, coloured by θ (the paper's baseline).
-    Projection,
-    /// Dependence graph (IGV XML, Graal BGV, DOT): layered layout; --snapshot N, --profile, --diff-from.
-    Graph,
-    /// Samples on the hardware topology (radial; --hardware HW), or a topology file alone.
-    Topology,
-    /// Samples: total latency per source line and per data symbol.
-    Offenders,
-    /// Samples: one histogram per attribute side by side, the selection over the whole
-    /// (--select, --axes, --strips, --cluster-attribute).
-    Histograms,
-    /// Samples: the histogram of one attribute (--histogram-attribute).
-    Histogram,
-}
-
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The input file; `demo` renders the embedded demo.
@@ -370,7 +349,7 @@ pub struct RenderArgs {
     pub process: Option<String>,
     /// Which view to render.
     #[arg(long, value_enum, default_value = "alloc")]
-    pub view: ViewKindArg,
+    pub view: ViewKind,
     /// Output PNG.
     #[arg(long, short)]
     pub out: PathBuf,
@@ -378,369 +357,39 @@ pub struct RenderArgs {
     pub width: u32,
     #[arg(long, default_value_t = 800)]
     pub height: u32,
-    /// Bias α of the anti-aliasing (lower shows thin blocks more).
-    #[arg(long, default_value_t = 0.5)]
-    pub alpha: f32,
-    /// Cushion profile.
-    #[arg(long, value_enum, default_value = "parabolic")]
-    pub cushion: CushionArg,
-    /// Time axis.
-    #[arg(long, value_enum, default_value = "events")]
-    pub time: TimeAxisArg,
-    /// Block colours (default: thread when the trace has several, else call site).
-    #[arg(long, value_enum)]
-    pub color: Option<ColorByArg>,
-    /// Time range shown, `T0..T1` on the chosen time axis (events or ns); default: the whole trace.
-    #[arg(long, value_name = "T0..T1", value_parser = parse_u64_range)]
-    pub range_time: Option<(u64, u64)>,
-    /// Address range shown, `A0..A1` (hex with 0x or decimal); default: every used region.
-    /// Both ends must lie inside used regions.
-    #[arg(long, value_name = "A0..A1", value_parser = parse_u64_range)]
-    pub range_addr: Option<(u64, u64)>,
     /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
+    // Each view's settings are its options (the settings' doc comments are their help).
     #[command(flatten)]
-    pub alloc: AllocRenderArgs,
+    pub alloc: AllocMapSettings,
     #[command(flatten)]
-    pub heap: HeapRenderArgs,
+    pub heap: HeapTreeSettings,
     #[command(flatten)]
-    pub cycles: CycleRenderArgs,
+    pub cycles: CycleSettings,
     #[command(flatten)]
-    pub graph: GraphRenderArgs,
-    /// Graph view: a shipped filter profile (hotspot, llvm-cfg) or a profile TOML file.
-    #[arg(long)]
-    pub profile: Option<String>,
-    /// Graph view: colour the differences from this snapshot (added, removed, changed).
-    #[arg(long)]
-    pub diff_from: Option<usize>,
-    /// Samples views: the hardware topology (hwloc XML or MemAxes hardware.xml; default:
-    /// hardware.xml beside the samples, else this machine).
-    #[arg(long)]
-    pub hardware: Option<PathBuf>,
-    /// Topology view: colour by samples or cycles.
-    #[arg(long, default_value = "cycles")]
-    pub measure: String,
+    pub graph: GraphSettings,
     #[command(flatten)]
-    pub samples: SamplesRenderArgs,
+    pub samples: SamplesSettings,
 }
 
-/// Options of the samples views of `render` (topology, offenders, histograms, histogram): the
-/// linked selection, the histograms' axes, window-score strips and cluster markers. The
-/// clustering options mean what `memscape cluster`'s do.
-#[derive(Debug, Args)]
-pub struct SamplesRenderArgs {
-    /// Samples views: select the samples with ATTR in LO..HI (repeatable; ranges combine with
-    /// "and"; on a qualitative attribute, its values in the range).
-    #[arg(long = "select", value_name = "ATTR=LO..HI")]
-    pub select: Vec<String>,
-    /// Samples views: select only the samples of this source line (as the offender chart
-    /// names it, e.g. LULESH_OMP.cc:2035), as a click on its bar does.
-    #[arg(long, value_name = "FILE:LINE")]
-    pub select_line: Option<String>,
-    /// Samples views: select only the samples of this data symbol.
-    #[arg(long, value_name = "SYMBOL")]
-    pub select_symbol: Option<String>,
-    /// Histograms: the attributes shown, in this order (default: every attribute with more
-    /// than one value, in file order).
-    #[arg(long, value_delimiter = ',', value_name = "ATTR,…")]
-    pub axes: Vec<String>,
-    /// Histogram view: its attribute (default: --cluster-attribute, else latency).
-    #[arg(long, value_name = "ATTR")]
-    pub histogram_attribute: Option<String>,
-    /// Histograms: bar lengths proportional to the counts, or to ln(1 + count).
-    #[arg(long, value_enum, default_value = "linear")]
-    pub bars: BarScaleArg,
-    /// Histograms: bins of every quantitative axis (4–256; default 32, as in the GUI).
-    #[arg(long, value_name = "N")]
-    pub histogram_bins: Option<usize>,
-    /// Histograms: a window-score strip along each axis, its attribute cut into N windows (0:
-    /// none), scored by --cluster-metric at --cluster-depth.
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub strips: usize,
-    /// Histograms: cluster markers along this attribute (as `memscape cluster --attribute`).
-    #[arg(long, value_name = "ATTR")]
-    pub cluster_attribute: Option<String>,
-    /// Strips and clusters: latency or imbalance (as `memscape cluster --metric`).
-    #[arg(long, default_value = "latency")]
-    pub cluster_metric: String,
-    /// Strips and clusters: topology depth numa, l3, l2, l1, core, pu (as `memscape cluster
-    /// --depth`).
-    #[arg(long, default_value = "l1")]
-    pub cluster_depth: String,
-    /// Clusters: samples per window (as `memscape cluster --window`).
-    #[arg(long, default_value_t = 1000)]
-    pub cluster_window: usize,
-    /// Clusters: window step, at most the window (as `memscape cluster --step`).
-    #[arg(long, default_value_t = 250)]
-    pub cluster_step: usize,
-    /// Clusters: the tree cut into K clusters (as `memscape cluster --clusters`).
-    #[arg(long, default_value_t = 8, value_name = "K")]
-    pub clusters: usize,
-    /// Clusters: expand the radial-topology glyph of cluster I (0-based, in attribute order),
-    /// as hovering its marker does.
-    #[arg(long, value_name = "I")]
-    pub glyph: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BarScaleArg {
-    Linear,
-    Log,
-}
-
-/// Which records of a reference trace are analysed, and the window and threshold: shared by
-/// `cycles` and the cycle views of `render`.
-#[derive(Debug, Args)]
-pub struct CycleSelectArgs {
-    /// The traced executable, for symbols and the --function/--file filters.
-    #[arg(long)]
-    pub binary: Option<PathBuf>,
-    /// Load base of a PIE binary (hex); detected from the trace by default.
-    #[arg(long)]
-    pub load_base: Option<String>,
-    /// Keep records of this function (repeatable; needs --binary).
-    #[arg(long)]
-    pub function: Vec<String>,
-    /// Keep records of this source file (suffix match, repeatable; needs --binary).
-    #[arg(long = "file", id = "source_files")]
-    pub source_files: Vec<String>,
-    /// Keep records whose instruction address is in A..B (hex).
-    #[arg(long)]
-    pub ip_range: Option<String>,
-    /// Keep records with index in A..B (indices into the trace's accesses).
-    #[arg(long)]
-    pub range: Option<String>,
-    /// Keep every k-th record.
-    #[arg(long, default_value_t = 1)]
-    pub sample: usize,
-    /// Records per window (points of the metric space).
-    #[arg(long, default_value_t = 10)]
-    pub window: usize,
-    /// Rips threshold (default: the enclosing radius).
-    #[arg(long)]
-    pub threshold: Option<f32>,
-    /// Above this many unique windows, analyse that many landmark windows instead (maxmin by
-    /// Levenshtein distance: a level of detail that keeps cycles; the output says so and
-    /// bounds the barcode's error).
-    #[arg(long, value_name = "N", default_value_t = memscape_cycles::DEFAULT_MAX_POINTS)]
-    pub max_windows: usize,
-    /// Seconds the persistence of the windows may take before the analysis takes landmarks
-    /// instead (half as many each time it takes longer); 0: no limit.
-    #[arg(long, value_name = "SECONDS", default_value_t = memscape_cycles::DEFAULT_BUDGET_SECONDS)]
-    pub time_budget: u32,
-    /// Analyse N landmark windows, however few windows there are.
-    #[arg(long, value_name = "N", conflicts_with = "full")]
-    pub landmarks: Option<usize>,
-    /// Analyse every unique window, however many (no level of detail).
-    #[arg(long)]
-    pub full: bool,
-}
-
-/// Cycle-view options of `render` (spiral, circular, barcode, projection): the analysis options
-/// of `cycles`, plus which parameterizations to draw.
-#[derive(Debug, Args)]
-pub struct CycleRenderArgs {
-    #[command(flatten)]
-    pub select: CycleSelectArgs,
-    /// Keep at most this many records after the filters (the first ones).
-    #[arg(long)]
-    pub max_records: Option<usize>,
-    /// Parameterization drawn (0 = most persistent; at most 63).
-    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..64))]
-    pub param: usize,
-    /// Morph towards this parameterization.
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..64))]
-    pub morph_to: Option<usize>,
-    /// Morph position, 0 (--param) to 1 (--morph-to).
-    #[arg(long, default_value_t = 0.0)]
-    pub t: f32,
-    /// Colours of records: line, function, file, time or address.
-    #[arg(long, value_enum, default_value = "line")]
-    pub cycle_color: CycleColorArg,
-    /// With --cycle-color line: draw this function's lines in one colour (repeatable; `*`:
-    /// every function; `!NAME`: keep NAME's lines apart, e.g. `'*' '!matmul'`).
-    #[arg(long, value_name = "FUNCTION")]
-    pub collapse_function: Vec<String>,
-    /// Spiral and circular views: draw isocontours of the density of the drawn points.
-    #[arg(long)]
-    pub contours: bool,
-    /// Select every record on the source line of record N (as a click on it in the GUI): the
-    /// other records are dimmed.
-    #[arg(long, value_name = "N")]
-    pub select_record: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CycleColorArg {
-    Line,
-    Function,
-    File,
-    Time,
-    Address,
-}
-
-/// Graph-view options of `render` beyond `--snapshot`, `--profile` and `--diff-from`.
-#[derive(Debug, Args)]
-pub struct GraphRenderArgs {
-    /// Graph view: snapshot B coloured by its differences from snapshot A (`A..B`, indices
-    /// from 0; B may be below A).
-    #[arg(long, value_name = "A..B", value_parser = parse_snapshot_pair, conflicts_with_all = ["diff_from", "snapshot"])]
-    pub diff: Option<(usize, usize)>,
-    /// Graph view, with a difference: only the changed nodes (and the ends of changed edges).
-    #[arg(long)]
-    pub changes_only: bool,
-    /// Graph view: lay out the blocks (CFG basic blocks, DOT clusters) as boxes.
-    #[arg(long)]
-    pub blocks: bool,
-    /// Graph view: outline the nodes matching `[property=]regex`; with --zoom, centre on the
-    /// first.
-    #[arg(long, value_name = "[PROPERTY=]REGEX")]
-    pub search: Option<String>,
-    /// Graph view: show only the nodes matching `[property=]regex` fully, their neighbours
-    /// semi-transparent, nothing else (IGV's extraction).
-    #[arg(long, value_name = "[PROPERTY=]REGEX")]
-    pub focus: Option<String>,
-    /// Graph view: magnification over the fitted picture (about the centre, or the first
-    /// --search match).
-    #[arg(long, default_value_t = 1.0)]
-    pub zoom: f32,
-    /// Graph view: draw the satellite (overview) inset with the visible part framed.
-    #[arg(long)]
-    pub satellite: bool,
-}
-
-/// Allocation-map options of `render` beyond α, cushion, colour, time axis and ranges.
-#[derive(Debug, Args)]
-pub struct AllocRenderArgs {
-    /// Allocation map: what the picture holds, comma-separated. `main` alone: only the plot
-    /// area (no axes, no margins; pixels map linearly onto --range-time × --range-addr); with
-    /// `occupancy` and/or `context` the GUI's picture: axes, labels, legend, free bars, the
-    /// occupancy bar under each bin (and the stacked bar of all bins), the context view.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "main")]
-    pub panels: Vec<PanelArg>,
-    /// Allocation map: one view per bin (address region, power-of-two size class, thread).
-    #[arg(long, value_enum)]
-    pub bins: Option<BinsArg>,
-    /// Allocation map with --bins: `address` (bins side by side, each scaled to the same
-    /// height: relative occupancy compares) or `time` (stacked on one time axis: activity
-    /// compares).
-    #[arg(long, value_enum, default_value = "address")]
-    pub layout: LayoutArg,
-    /// Allocation map: the occupancy bar's variant (with --panels …,occupancy).
-    #[arg(long, value_enum, default_value = "flat")]
-    pub occupancy: OccupancyArg,
-    /// Allocation map: cushion cursors at these times (comma-separated, on the --time axis).
-    #[arg(long, value_delimiter = ',')]
-    pub cursors: Vec<u64>,
-    /// Allocation map: opacity of the cushion cursors, 0..1.
-    #[arg(long, default_value_t = 0.8)]
-    pub cursor_opacity: f32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PanelArg {
-    /// The map (one cell per bin).
-    Main,
-    /// Occupancy bars (per bin, and stacked when binned).
-    Occupancy,
-    /// The context view at the right.
-    Context,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BinsArg {
-    /// One bin per used address region.
-    Region,
-    /// One bin per power-of-two class of the requested size.
-    Size,
-    Thread,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LayoutArg {
-    Address,
-    Time,
-}
-
-/// The occupancy bar variants of Moreta & Telea.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OccupancyArg {
-    /// Mean occupancy per column.
-    Flat,
-    /// Idle gaps (no allocation or free for at least 4 pixels) black.
-    IdleBlack,
-    /// Idle gaps drawn as plateau cushions.
-    IdlePlateau,
-    /// Idle gaps drawn as parabolic cushions.
-    IdleParabolic,
-    /// Every inter-event interval a plateau cushion, with the biased anti-aliasing: activity
-    /// shows as cushion density.
-    IntervalsPlateau,
-    /// Every inter-event interval a parabolic cushion.
-    IntervalsParabolic,
-}
-
-/// Heap-tree options of `render` (sunburst, icicle, timeline), as for `heaptree`.
-#[derive(Debug, Args)]
-pub struct HeapRenderArgs {
-    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit.
-    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
-    pub at: Option<u64>,
-    /// Massif snapshot number; for graphs, the snapshot's index (from 0).
-    #[arg(long, conflicts_with = "peak")]
-    pub snapshot: Option<u64>,
-    /// The heap peak.
-    #[arg(long)]
-    pub peak: bool,
-    /// Grouping keys for traces, outermost first: thread,site,size,path,module.
-    #[arg(long, default_value = "site")]
-    pub group: String,
-    /// Node size: bytes or objects.
-    #[arg(long, default_value = "bytes")]
-    pub metric: String,
-    /// Levels below the root.
-    #[arg(long, default_value_t = 2)]
-    pub depth: usize,
-    /// Drill down: show the subtree of the first group whose name contains this text.
-    #[arg(long)]
-    pub root: Option<String>,
-    /// Timeline: number of time points side by side (evenly spaced).
-    #[arg(long, default_value_t = 4)]
-    pub points: usize,
-    /// Timeline: these times instead (comma-separated, in the input's time unit: ns or events
-    /// for traces, massif's time unit). Traces show the exact state at each time; massif the
-    /// detailed snapshot at or before it (massif has no tree in between).
-    #[arg(long, value_delimiter = ',')]
-    pub times: Vec<u64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CushionArg {
-    None,
-    Parabolic,
-    Plateau,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TimeAxisArg {
-    /// Event index: spreads dense bursts.
-    Events,
-    /// Wall time: shows pauses.
-    Wall,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorByArg {
-    Thread,
-    Site,
-    Size,
-    Lifetime,
-    Waste,
-    /// Time since allocation at the trace's end.
-    Age,
-    /// The bin (the address region without --bins).
-    Bin,
+impl RenderArgs {
+    /// The settings of the view asked for.
+    pub fn settings(&self) -> ViewSettings {
+        let mut settings = match ViewSettings::default_for(self.view) {
+            ViewSettings::AllocMap(_) => ViewSettings::AllocMap(self.alloc.clone()),
+            ViewSettings::HeapTree(_) => ViewSettings::HeapTree(self.heap.clone()),
+            ViewSettings::Cycles(_) => ViewSettings::Cycles(self.cycles.clone()),
+            ViewSettings::Graph(_) => ViewSettings::Graph(GraphSettings {
+                // `--snapshot` is the heap views' and the graph's.
+                snapshot: usize::try_from(self.heap.snapshot.unwrap_or(0)).unwrap_or(usize::MAX),
+                ..self.graph.clone()
+            }),
+            ViewSettings::Samples(_) => ViewSettings::Samples(self.samples.clone()),
+        };
+        settings.set_kind(self.view);
+        settings
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -820,42 +469,6 @@ pub struct DemoArgs {
     pub dir: PathBuf,
 }
 
-fn parse_u64(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => t.parse(),
-    }
-    .map_err(|e| format!("{s:?}: {e}"))
-}
-
-fn parse_u64_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("{s:?}: expected START..END"))?;
-    let (a, b) = (parse_u64(a)?, parse_u64(b)?);
-    if a >= b {
-        return Err(format!("{s:?}: START must be below END"));
-    }
-    Ok((a, b))
-}
-
-fn parse_snapshot_pair(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("{s:?}: expected A..B (two snapshot indices)"))?;
-    let parse = |t: &str| {
-        t.trim()
-            .parse::<usize>()
-            .map_err(|e| format!("{s:?}: {t:?}: {e}"))
-    };
-    let (a, b) = (parse(a)?, parse(b)?);
-    if a == b {
-        return Err(format!("{s:?}: the two snapshots must differ"));
-    }
-    Ok((a, b))
-}
-
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s
         .split_once(['x', 'X'])
@@ -881,14 +494,25 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// What `memscape render` draws without options is what a view's settings are by default
+    /// (tours and panes start from those).
+    #[test]
+    fn render_defaults_are_the_settings_defaults() {
+        for kind in ViewKind::ALL {
+            let name = kind.name();
+            let cli =
+                Cli::parse_from(["memscape", "render", "f", "--out", "x.png", "--view", &name]);
+            let Some(Command::Render(args)) = cli.command else {
+                panic!("{name}: not a render command");
+            };
+            assert_eq!(args.settings(), ViewSettings::default_for(kind), "{name}");
+        }
+    }
+
     #[test]
     fn window_sizes_parse_and_reject_nonsense() {
         assert_eq!(parse_size("1280x800"), Ok((1280, 800)));
         assert!(parse_size("12x8").is_err());
         assert!(parse_size("wide").is_err());
-        assert_eq!(parse_u64_range("0x10..0x20"), Ok((16, 32)));
-        assert_eq!(parse_u64_range("5..7"), Ok((5, 7)));
-        assert!(parse_u64_range("7..5").is_err());
-        assert!(parse_u64_range("7").is_err());
     }
 }

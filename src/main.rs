@@ -1,20 +1,15 @@
 //! memscape: a native, GPU-accelerated visualizer of how programs use memory.
 //!
 //! The binary is thin: `cli` parses the command line, `commands` holds one module per
-//! subcommand, `app` is the GUI shell, `views` the GUI views, `data` loads any supported file
-//! into a [`data::Dataset`], `scene` turns datasets into what the renderer draws (shared by the
-//! GUI and `memscape render`).
+//! subcommand, `app` is the GUI shell (docking, loaders, the pane registry), `panes` the GUI
+//! panes (interaction only). Everything a view draws — datasets, settings, pictures, tours —
+//! is `memscape_views`. Only `main` imports `commands`; nothing imports `commands` or `app` back
+//! (`tests/architecture.rs` checks it).
 
 mod app;
 mod cli;
 mod commands;
-mod data;
-mod demo;
-mod headless;
-mod links;
-mod scene;
-mod tour;
-mod views;
+mod panes;
 
 use std::process::ExitCode;
 

@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use memscape_render::RgbaImage;
+
 #[test]
 fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
     let xvfb = Command::new("sh")
@@ -140,6 +142,63 @@ duration = 0.5
     assert!(
         differing < 100,
         "{differing} pixels of the window differ from the last step's render"
+    );
+}
+
+/// Whether `img` has a pixel within 10 of `want` in every channel.
+fn has(img: &RgbaImage, want: [u8; 3]) -> bool {
+    count(img, want) > 0
+}
+
+/// Pixels within 10 of `want`.
+fn count(img: &RgbaImage, want: [u8; 3]) -> usize {
+    (0..img.height)
+        .flat_map(|y| (0..img.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = img.pixel(x, y);
+            (0..3).all(|k| p[k].abs_diff(want[k]) < 10)
+        })
+        .count()
+}
+
+#[test]
+fn gui_opens_the_samples_views_under_xvfb() {
+    let samples =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh/samples.out");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("topology_views_gui");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("lulesh-window.png");
+    let _ = std::fs::remove_file(&png);
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1600x1000x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .arg("view")
+        .arg(&samples)
+        .args([
+            "--window-size",
+            "1600x1000",
+            "--screenshot-timeout",
+            "240",
+            "--screenshot",
+        ])
+        .arg(&png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .expect("xvfb-run (package xvfb) runs");
+    assert!(
+        out.status.success(),
+        "memscape view --screenshot failed:\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let image = RgbaImage::load_png(&png).unwrap();
+    // The topology (ramp ends), the histograms' bars and the source pane's highlighted line.
+    assert!(has(&image, [165, 0, 38]), "a hottest resource");
+    assert!(has(&image, [49, 54, 149]), "a coolest resource");
+    assert!(count(&image, [86, 92, 108]) > 5000, "histogram bars");
+    assert!(
+        count(&image, [120, 86, 20]) > 1000,
+        "the top line in the source pane"
     );
 }
 

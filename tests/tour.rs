@@ -53,17 +53,6 @@ fn expected_frames(tour: &str) -> (usize, Vec<(usize, usize)>) {
     (total, spans)
 }
 
-#[allow(dead_code)]
-fn mean_abs_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {
-    let sum: u64 = a
-        .pixels
-        .iter()
-        .zip(&b.pixels)
-        .map(|(x, y)| u64::from(x.abs_diff(*y)))
-        .sum();
-    sum as f64 / a.pixels.len() as f64
-}
-
 fn frame(dir: &Path, k: usize) -> RgbaImage {
     RgbaImage::load_png(&dir.join(format!("frame_{k:05}.png"))).unwrap()
 }
@@ -247,4 +236,145 @@ fn bad_tours_are_clear_errors() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("step 1") && err.contains("file"), "{err}");
+}
+
+fn mean_abs_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {
+    let sum: u64 = a
+        .pixels
+        .iter()
+        .zip(&b.pixels)
+        .map(|(x, y)| u64::from(x.abs_diff(*y)))
+        .sum();
+    sum as f64 / a.pixels.len() as f64
+}
+
+/// Pixels differing by more than 2 in some channel.
+fn differing_pixels(a: &RgbaImage, b: &RgbaImage) -> usize {
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    a.pixels
+        .chunks(4)
+        .zip(b.pixels.chunks(4))
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 2))
+        .count()
+}
+
+/// A tour over one graph file (snapshot 0, snapshot 1, snapshot 1 with its differences from
+/// 0): transitions move the nodes from one layout to the other gradually (not a cross-fade),
+/// and each step's frames equal the plain `memscape render` of its state.
+#[test]
+fn tour_transitions_between_graph_snapshots_glide() {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/memscape-graph/tests/data/igv_difference.xml");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("graph_tour");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tour = dir.join("tour.toml");
+    std::fs::write(
+        &tour,
+        format!(
+            "[[step]]\nfile = {:?}\nview = \"graph\"\nsnapshot = 0\nhold = 0.1\n\n\
+             [[step]]\nsnapshot = 1\nduration = 1.0\nhold = 0.1\n\n\
+             [[step]]\ndiff_from = 0\nduration = 1.0\nhold = 0.1\n",
+            input.display().to_string()
+        ),
+    )
+    .unwrap();
+    let frames = dir.join("frames");
+    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .arg("render-tour")
+        .arg(&tour)
+        .args(["--fps", "12", "--width", "480", "--height", "360", "--out"])
+        .arg(&frames)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let frame = |k: usize| RgbaImage::load_png(&frames.join(format!("frame_{k:05}.png"))).unwrap();
+    // 1 held frame, then 12 transition frames + 1 held, twice.
+    assert_eq!(std::fs::read_dir(&frames).unwrap().count(), 1 + 13 + 13);
+    let size = ["--width", "480", "--height", "360"];
+    let render = |name: &str, input: &Path, args: &[&str]| {
+        let args = [&["--view", "graph"][..], args].concat();
+        common::render("graph_tour", name, input, &args)
+    };
+    let plain0 = render(
+        "tour_plain0",
+        &input,
+        &[&size[..], &["--snapshot", "0"]].concat(),
+    );
+    let plain1 = render(
+        "tour_plain1",
+        &input,
+        &[&size[..], &["--snapshot", "1"]].concat(),
+    );
+    let plain_diff = render(
+        "tour_plain_diff",
+        &input,
+        &[&size[..], &["--snapshot", "1", "--diff-from", "0"]].concat(),
+    );
+    // The ends are the plain renders.
+    assert_eq!(differing_pixels(&frame(0), &plain0), 0, "step 1 held");
+    assert_eq!(
+        differing_pixels(&frame(12), &plain1),
+        0,
+        "end of transition 1"
+    );
+    assert_eq!(differing_pixels(&frame(13), &plain1), 0, "step 2 held");
+    assert_eq!(
+        differing_pixels(&frame(25), &plain_diff),
+        0,
+        "end of transition 2"
+    );
+    assert_eq!(differing_pixels(&frame(26), &plain_diff), 0, "step 3 held");
+    for (name, before, first, n) in [("snapshots", 0, 1, 12), ("difference", 13, 14, 12)] {
+        let (start, end) = (frame(before), frame(first + n - 1));
+        let whole = blurred_diff(&start, &end);
+        assert!(
+            whole > 0.3,
+            "{name}: the transition changes the picture ({whole})"
+        );
+        let mut previous = start.clone();
+        for k in first..first + n {
+            let f = frame(k);
+            let step = blurred_diff(&previous, &f);
+            assert!(
+                step <= 0.5 * whole,
+                "{name}, frame {k}: a jump of {step:.3} against {whole:.3} for the whole transition"
+            );
+            if k == first {
+                assert!(step <= 0.15 * whole, "{name}: starts gently ({step:.3})");
+            }
+            previous = f;
+        }
+        // Halfway, the picture is neither end, nor their cross-fade: the nodes are in between.
+        let mid = frame(first + n / 2 - 1);
+        let fade = crossfade(&start, &end, 0.5);
+        let from_fade = mean_abs_diff(&mid, &fade);
+        eprintln!(
+            "{name}: whole {whole:.3}, mid vs cross-fade {from_fade:.3}, mid vs start {:.3}, mid vs end {:.3}",
+            mean_abs_diff(&mid, &start),
+            mean_abs_diff(&mid, &end)
+        );
+        assert!(differing_pixels(&mid, &start) > 0 && differing_pixels(&mid, &end) > 0);
+        if name == "difference" {
+            // Colouring the differences brings back the removed node: the layout widens and
+            // the shared nodes move sideways (a cross-fade would show both places at once).
+            assert!(
+                from_fade > 1.5,
+                "{name}: the middle frame is a cross-fade ({from_fade:.3})"
+            );
+        }
+    }
+}
+
+fn crossfade(a: &RgbaImage, b: &RgbaImage, u: f32) -> RgbaImage {
+    let mut out = b.clone();
+    for (o, (x, y)) in out.pixels.iter_mut().zip(a.pixels.iter().zip(&b.pixels)) {
+        *o = (f32::from(*x) + (f32::from(*y) - f32::from(*x)) * u).round() as u8;
+    }
+    out
 }

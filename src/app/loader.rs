@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 
-use crate::data::{Dataset, LoadSource};
+use memscape_views::{Dataset, LoadSource};
 
 /// Identifies one load request.
 pub type LoadId = u64;
@@ -88,9 +88,10 @@ impl Loader {
                         Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
                     }
                 };
-                let result = crate::data::load(&source, &progress)
+                // The whole chain of causes, as the command line prints it.
+                let result = memscape_views::dataset::load(&source, &progress)
                     .map(Arc::new)
-                    .map_err(|e| format!("{e:#}"));
+                    .map_err(|e| format!("{:#}", anyhow::Error::from(e)));
                 // Blocking send: the result must arrive even when progress filled the channel.
                 let _ = tx.send(LoadEvent::Done { id, result });
                 repaint();

@@ -1,18 +1,22 @@
 //! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
-//! drag-and-drop, the open dialog and recent files. Views live in `crate::views`.
+//! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
 mod loader;
 mod open_dialog;
 pub mod present;
+pub mod registry;
 pub mod screenshot;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::data::{Dataset, LoadSource};
-use crate::views::{View, ViewContext, ViewKind};
+use memscape_views::gpu::GpuRegistry;
+use memscape_views::{Dataset, LoadSource};
+
+use crate::panes::{View, ViewContext};
 use loader::Loader;
+use registry::PaneKind;
 use screenshot::ScreenshotJob;
 
 /// One docked view.
@@ -90,23 +94,8 @@ impl MemscapeApp {
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
         if let Some(rs) = &render_state {
-            match crate::views::alloc_map::AllocMapGpu::new(&rs.device, rs.target_format) {
-                Ok(gpu) => {
-                    rs.renderer.write().callback_resources.insert(gpu);
-                }
-                Err(e) => errors.push(format!("GPU pipelines: {e}")),
-            }
-            match crate::views::cycles::pane::PolarMorphGpu::new(&rs.device, rs.target_format) {
-                Ok(gpu) => {
-                    rs.renderer.write().callback_resources.insert(gpu);
-                }
-                Err(e) => errors.push(format!("GPU pipelines: {e}")),
-            }
-            match crate::views::shapes_paint::ShapesGpu::new(&rs.device, rs.target_format) {
-                Ok(gpu) => {
-                    rs.renderer.write().callback_resources.insert(gpu);
-                }
-                Err(e) => errors.push(format!("GPU pipelines: {e}")),
+            if let Err(e) = GpuRegistry::install(rs) {
+                errors.push(format!("GPU pipelines: {e}"));
             }
             let info = rs.adapter.get_info();
             tracing::info!(
@@ -164,13 +153,12 @@ impl MemscapeApp {
         });
         self.notice = Some(match step {
             None => "this view cannot be recorded as a tour step".to_owned(),
-            Some(step) => match crate::tour::append_step(std::path::Path::new(TOUR_FILE), &step) {
-                Ok(()) => format!(
-                    "recorded a {} step in {TOUR_FILE}",
-                    step.view.as_deref().unwrap_or("?")
-                ),
-                Err(e) => format!("{e:#}"),
-            },
+            Some(step) => {
+                match memscape_views::tour::append_step(std::path::Path::new(TOUR_FILE), &step) {
+                    Ok(()) => format!("recorded a {} step in {TOUR_FILE}", step.kind().name()),
+                    Err(e) => format!("{:#}", anyhow::Error::from(e)),
+                }
+            }
         });
     }
 
@@ -186,7 +174,7 @@ impl MemscapeApp {
     /// Adds a view in its own tab to the grid. `order` places it: files opened together keep
     /// the order they were given in (the grid does not depend on which finished loading first);
     /// views added later by hand go last (`u64::MAX`).
-    fn add_view(&mut self, ctx: &egui::Context, kind: ViewKind, dataset: Arc<Dataset>, order: u64) {
+    fn add_view(&mut self, ctx: &egui::Context, kind: PaneKind, dataset: Arc<Dataset>, order: u64) {
         let pane = Pane {
             view: kind.create(dataset, ctx),
         };
@@ -210,7 +198,7 @@ impl MemscapeApp {
         if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(row) {
             let mut children: Vec<egui_tiles::TileId> = c.children().copied().collect();
             children.push(tabs);
-            // Stable: views of one file stay in the order ViewKind gives them.
+            // Stable: views of one file stay in the order PaneKind gives them.
             children.sort_by_key(|t| self.tile_order.get(t).copied().unwrap_or(u64::MAX));
             c.retain(|_| false);
             for child in children {
@@ -228,7 +216,7 @@ impl MemscapeApp {
                     ui.close();
                 }
                 if ui.button("Open the demo").clicked() {
-                    for s in crate::demo::sources() {
+                    for s in memscape_views::demo::sources() {
                         self.open(ctx, s);
                     }
                     ui.close();
@@ -271,7 +259,7 @@ impl MemscapeApp {
                 }
                 for d in self.datasets.clone() {
                     ui.menu_button(&d.name, |ui| {
-                        for kind in ViewKind::ALL {
+                        for kind in PaneKind::ALL {
                             match kind.accepts(&d) {
                                 Ok(()) => {
                                     if ui.button(kind.name()).clicked() {
@@ -339,45 +327,18 @@ impl MemscapeApp {
     }
 }
 
-impl MemscapeApp {
-    /// Frees the GPU buffers of panes closed in an earlier frame. Run at the start of a frame:
-    /// by then the frame in which a pane closed has been painted, so none of its paint
-    /// callbacks can bring the buffers back.
-    fn release_closed_panes(&self) {
-        let released = crate::views::take_released_pane_keys();
-        let Some(rs) = &self.render_state else {
-            return;
-        };
-        if released.is_empty() {
-            return;
-        }
-        tracing::debug!(
-            "freeing the GPU resources of {} closed pane(s)",
-            released.len()
-        );
-        let mut renderer = rs.renderer.write();
-        let resources = &mut renderer.callback_resources;
-        if let Some(gpu) = resources.get_mut::<crate::views::alloc_map::AllocMapGpu>() {
-            gpu.release(&released);
-        }
-        if let Some(gpu) = resources.get_mut::<crate::views::cycles::pane::PolarMorphGpu>() {
-            gpu.release(&released);
-        }
-        if let Some(gpu) = resources.get_mut::<crate::views::shapes_paint::ShapesGpu>() {
-            gpu.release(&released);
-        }
-    }
-}
-
 impl eframe::App for MemscapeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
-        self.release_closed_panes();
+        // Panes closed in an earlier frame: their GPU resources go now.
+        if let Some(rs) = &self.render_state {
+            GpuRegistry::release_closed(rs);
+        }
         let mut first_failure = None;
         for (id, name, result) in self.loader.poll() {
             match result {
                 Ok(dataset) => {
-                    for kind in ViewKind::defaults_for(&dataset) {
+                    for kind in PaneKind::defaults_for(&dataset) {
                         self.add_view(&ctx, kind, dataset.clone(), id);
                     }
                     self.datasets.push(dataset);

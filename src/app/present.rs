@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::tour::{self, State};
+use memscape_views::tour::{self, Step};
 
 /// A step's frames: the transition from the previous step (empty for a jump) then the end
 /// state as the last frame.
@@ -32,7 +32,7 @@ fn to_color_image(image: &memscape_render::RgbaImage) -> egui::ColorImage {
 type Worker = (Sender<(usize, bool)>, Receiver<Result<StepFrames, String>>);
 
 fn spawn_worker(
-    states: Vec<State>,
+    states: Vec<Step>,
     base: PathBuf,
     fps: f32,
     size: (u32, u32),
@@ -43,13 +43,14 @@ fn spawn_worker(
     let spawned = std::thread::Builder::new()
         .name("present-render".into())
         .spawn(move || {
-            let gpu = match crate::commands::gpu_context(None) {
-                Ok(g) => g,
-                Err(e) => {
-                    let _ = rep_tx.send(Err(format!("{e:#}")));
-                    return;
-                }
-            };
+            let gpu =
+                match memscape_views::render::gpu_context(memscape_render::AdapterChoice::Auto) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        let _ = rep_tx.send(Err(format!("{e:#}")));
+                        return;
+                    }
+                };
             let mut renderer = tour::Renderer::new(gpu, &base, size.0, size.1);
             while let Ok((step, with_transition)) = req_rx.recv() {
                 let outcome = (|| -> anyhow::Result<StepFrames> {
@@ -88,7 +89,7 @@ fn spawn_worker(
 }
 
 struct PresentApp {
-    states: Vec<State>,
+    states: Vec<Step>,
     base: PathBuf,
     fps: f32,
     worker: Option<Worker>,
@@ -343,7 +344,7 @@ impl eframe::App for PresentApp {
 
 /// Plays the tour in a window; with a screenshot, returns how it went once the window closed.
 pub fn run(
-    states: Vec<State>,
+    states: Vec<Step>,
     base: PathBuf,
     options: PresentOptions,
 ) -> anyhow::Result<Option<Result<PathBuf, String>>> {

@@ -57,7 +57,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
-    let path = crate::demo::resolve_path(&args.file)?;
+    let path = memscape_views::demo::resolve_path(&args.file)?;
     let input = match (
         &args.process,
         memscape_heap::report::load_heap_input(&path)?,
@@ -401,12 +401,12 @@ pub fn persistence(args: &PersistenceArgs) -> anyhow::Result<ExitCode> {
 pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
     let mut options = memscape_cycles::CyclesOptions {
         modulus: args.modulus,
-        ..super::render_cycles::options(&args.select, args.top)?
+        ..args.select.options(args.top)?
     };
     if options.binary.is_none() {
-        options.binary = crate::demo::binary_for_name(&args.trace)?;
+        options.binary = memscape_views::demo::binary_for_name(&args.trace)?;
     }
-    let path = crate::demo::resolve_path(&args.trace)?;
+    let path = memscape_views::demo::resolve_path(&args.trace)?;
     let bar = progress_bar();
     let control = match &bar {
         Some(bar) => {
@@ -426,7 +426,7 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
     let detail = report
         .level_of_detail
         .as_ref()
-        .map(super::render_cycles::detail_note);
+        .map(memscape_views::cycles::settings::detail_note);
     if args.json {
         if let Some(note) = &detail {
             eprintln!("{note}");
@@ -494,7 +494,7 @@ pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {
     let files = args
         .graphs
         .iter()
-        .map(|p| crate::demo::resolve_path(p))
+        .map(|p| memscape_views::demo::resolve_path(p).map_err(anyhow::Error::from))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let paths: Vec<&std::path::Path> = files.iter().map(|p| p.as_path()).collect();
     let imported = memscape_graph::load_graphs(&paths)?;

@@ -34,7 +34,7 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
         "objects" => true,
         other => anyhow::bail!("--metric {other:?}: expected bytes or objects"),
     };
-    let input = load_heap_input(&crate::demo::resolve_path(&args.file)?)?;
+    let input = load_heap_input(&memscape_views::demo::resolve_path(&args.file)?)?;
     let heap = heap_at(&input, &options)?;
     let bytes = match format {
         ExportFormat::Pprof => pprof(&heap),

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use crate::cli::InfoArgs;
 
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
-    let trace = memscape_trace::load(&crate::demo::resolve_path(&args.file)?)?;
+    let trace = memscape_trace::load(&memscape_views::demo::resolve_path(&args.file)?)?;
     let mut trace = select_processes(trace, args.process.as_deref())?;
     // Name the frames from the binaries (and their debug files) when they exist here.
     let symbols = memscape_trace::symbolize::symbolize(&mut trace);
@@ -84,7 +84,7 @@ pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.process.is_some() {
-        let trace = memscape_trace::load(&crate::demo::resolve_path(&args.input)?)?;
+        let trace = memscape_trace::load(&memscape_views::demo::resolve_path(&args.input)?)?;
         let trace = select_processes(trace, args.process.as_deref())?;
         let options = memscape_trace::msc::MscOptions {
             mappable: args.mappable,
@@ -113,7 +113,7 @@ pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     let report = memscape_trace::info::convert_with(
-        &crate::demo::resolve_path(&args.input)?,
+        &memscape_views::demo::resolve_path(&args.input)?,
         &args.output,
         &options,
         move |stage, fraction| {

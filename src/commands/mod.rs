@@ -5,12 +5,6 @@ mod export;
 mod info;
 pub mod lod;
 mod render;
-pub use render::{gpu_context, load_for_render, render_dataset};
-pub(crate) mod render_cycles;
-pub use render_cycles::{legend_title as cycle_legend_title, point_radius as cycle_point_radius};
-pub(crate) mod render_graph;
-mod render_heap;
-pub mod render_topology;
 mod tour;
 
 use std::process::ExitCode;
@@ -19,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::cli::{Cli, Command, ViewArgs};
-use crate::data::LoadSource;
+use memscape_views::LoadSource;
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -46,23 +40,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let sources: Vec<LoadSource> = if args.files.is_empty() {
-        crate::demo::sources()
+        memscape_views::demo::sources()
     } else {
         // `demo` and `demo:<key>` name the embedded files, as in every other command (a file
         // of that name in the current directory wins).
         args.files
             .into_iter()
-            .map(|path| match crate::demo::by_name(&path.to_string_lossy()) {
-                Some(demo) if !path.exists() => Ok(demo.source()),
-                None if path.to_string_lossy().starts_with("demo:") && !path.exists() => {
-                    anyhow::bail!(
-                        "{}: no such embedded demo file (there are {})",
-                        path.display(),
-                        crate::demo::names()
-                    )
-                }
-                _ => Ok(LoadSource::File(path)),
-            })
+            .map(
+                |path| match memscape_views::demo::by_name(&path.to_string_lossy()) {
+                    Some(demo) if !path.exists() => Ok(demo.source()),
+                    None if path.to_string_lossy().starts_with("demo:") && !path.exists() => {
+                        anyhow::bail!(
+                            "{}: no such embedded demo file (there are {})",
+                            path.display(),
+                            memscape_views::demo::names()
+                        )
+                    }
+                    _ => Ok(LoadSource::File(path)),
+                },
+            )
             .collect::<anyhow::Result<_>>()?
     };
     let screenshot = args
@@ -82,7 +78,7 @@ fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     // Every file with its companions (the traced binary and its source), so that e.g.
     // `cycles DIR/sort.lackey.zst --binary DIR/sort --function …` works on the written copy.
-    for file in crate::demo::FILES {
+    for file in memscape_views::demo::FILES {
         let written = std::iter::once((file.file_name, file.bytes, false)).chain(
             file.companions
                 .iter()
@@ -93,7 +89,7 @@ fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
             std::fs::write(&path, bytes)
                 .with_context(|| format!("{}: cannot write", path.display()))?;
             if executable {
-                crate::demo::set_executable(&path)?;
+                memscape_views::demo::set_executable(&path)?;
             }
             println!("{}", path.display());
         }
@@ -106,7 +102,7 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .context("memscape record: name the program to run after --")?;
-    let report = memscape_record::record(&memscape_record::RecordOptions {
+    let options = memscape_record::RecordOptions {
         output: args.output.clone(),
         stack_depth: args.stack_depth,
         no_stacks: args.no_stacks,
@@ -114,7 +110,13 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         args: rest.to_vec(),
         shim: None,
         time_resolution_log2: args.time_resolution,
-    })?;
+    };
+    let report = if args.live {
+        let every = std::time::Duration::from_millis(250);
+        memscape_record::record_live(&options, every, &mut |s| eprintln!("memscape: {s}"))?
+    } else {
+        memscape_record::record(&options)?
+    };
     eprintln!(
         "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}{}",
         report.events,

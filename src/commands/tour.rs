@@ -5,14 +5,15 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::cli::{PresentArgs, RenderTourArgs};
-use crate::tour::{self, State};
+use memscape_views::tour::{self, Step};
 
-/// The tour's states and the directory its relative file names are resolved against.
+use crate::cli::{PresentArgs, RenderTourArgs};
+
+/// The tour's steps and the directory its relative file names are resolved against.
 pub fn load_tour(
     path: Option<&Path>,
     demo: bool,
-) -> anyhow::Result<(Vec<State>, std::path::PathBuf)> {
+) -> anyhow::Result<(Vec<Step>, std::path::PathBuf)> {
     if demo || path.is_none() {
         return Ok((
             tour::parse(tour::DEMO_TOUR, "demo tour")?,
@@ -36,7 +37,7 @@ pub fn render_tour(args: &RenderTourArgs) -> anyhow::Result<ExitCode> {
     let (states, base) = load_tour(args.tour.as_deref(), args.demo)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("{}: cannot create the directory", args.out.display()))?;
-    let ctx = super::gpu_context(args.adapter)?;
+    let ctx = super::render::gpu_context(args.adapter)?;
     let mut renderer = tour::Renderer::new(ctx, &base, args.width, args.height);
     let expected = tour::frame_count(&states, args.fps);
     let count = tour::render_frames(

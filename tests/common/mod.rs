@@ -1,19 +1,12 @@
 //! Helpers shared by the integration tests that drive the `memscape` binary: `memscape render`
-//! on Mesa's lavapipe, golden-image checks, and an image distance for animations. Each test
-//! file uses a part of them.
+//! on Mesa's lavapipe and an image distance for animations (the views' golden-image checks run
+//! in-process in `crates/memscape-views/tests/`). Each test file uses a part of them.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use memscape_render::RgbaImage;
-use memscape_render::golden::{self, Tolerance};
-
-/// Golden-image tolerance of the view tests: 3/255 per channel, 60 pixels (text edges).
-pub const TOLERANCE: Tolerance = Tolerance {
-    per_channel: 3,
-    max_differing_pixels: 60,
-};
 
 /// The binary under test, on the software Vulkan device golden images are made on.
 pub fn memscape() -> Command {
@@ -51,18 +44,6 @@ pub fn render(group: &str, name: &str, input: &Path, args: &[&str]) -> RgbaImage
         String::from_utf8_lossy(&status.stderr)
     );
     RgbaImage::load_png(&out).unwrap()
-}
-
-/// Compares with `tests/golden/<name>.png` under [`TOLERANCE`].
-pub fn check(name: &str, image: &RgbaImage) {
-    check_with(name, image, TOLERANCE);
-}
-
-pub fn check_with(name: &str, image: &RgbaImage, tolerance: Tolerance) {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.png"));
-    golden::check(image, &reference, tolerance).unwrap();
 }
 
 /// Mean absolute difference of two images averaged over 32×32 blocks: thin points that move by

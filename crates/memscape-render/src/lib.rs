@@ -8,6 +8,7 @@
 //! two together on Mesa's lavapipe with a stated tolerance.
 
 pub mod alloc_map;
+pub mod binding;
 pub mod color;
 pub mod context;
 pub mod error;

@@ -15,15 +15,17 @@
 //!
 //! CPU twin: [`blend_cursors_cpu`].
 
-use std::collections::HashMap;
-
 use bytemuck::{Pod, Zeroable};
 
 use super::cpu_reference::cushion_luminance;
 use super::occupancy::OccupancyBarView;
 use super::{AllocMapView, CushionKind};
+use crate::binding::{
+    FormatCache, OverlayProgram, OverlayStage, VIEW_STAGES, storage_entry, uniform_buffer,
+    uniform_entry,
+};
 use crate::color::{linear_to_srgb, needs_shader_srgb_encode, srgb_to_linear};
-use crate::{RenderError, RgbaImage, shader};
+use crate::{RenderError, RgbaImage};
 
 /// The cursor uniform. Keep in sync with `CursorView` in `shaders/alloc_map_cursors.wgsl`.
 #[repr(C)]
@@ -178,72 +180,42 @@ fn view_gpu(
 
 /// The cursor pipeline's layout and a pipeline per target format.
 pub struct CursorPipelines {
-    layout: wgpu::BindGroupLayout,
-    pipeline_layout: wgpu::PipelineLayout,
-    module: wgpu::ShaderModule,
-    pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+    program: OverlayProgram,
+    pipelines: FormatCache<wgpu::RenderPipeline>,
 }
 
 impl CursorPipelines {
     pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("CushionCursors::layout"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: true },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-            ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("CushionCursors::pipeline_layout"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let module = shader::create_module(device, "alloc_map_cursors.wgsl")?;
         Ok(Self {
-            layout,
-            pipeline_layout,
-            module,
-            pipelines: HashMap::new(),
+            program: OverlayProgram::new(
+                device,
+                "CushionCursors::layout",
+                "alloc_map_cursors.wgsl",
+                &[
+                    uniform_entry(0, VIEW_STAGES),
+                    storage_entry(1, wgpu::ShaderStages::VERTEX),
+                ],
+            )?,
+            pipelines: FormatCache::default(),
         })
     }
 
     /// The pipeline for a target format, created on first use.
     pub fn ensure(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
-        if self.pipelines.contains_key(&format) {
-            return;
-        }
-        let pipeline = crate::overlay::overlay_pipeline(
-            device,
-            &crate::overlay::OverlayShader {
-                label: "CushionCursors::pipeline",
-                layout: &self.pipeline_layout,
-                module: &self.module,
-                vs: "vs_main",
-                fs: "fs_main",
-                instances: None,
-                topology: wgpu::PrimitiveTopology::TriangleList,
-            },
-            format,
-        );
-        self.pipelines.insert(format, pipeline);
+        let program = &self.program;
+        self.pipelines.ensure(format, || {
+            program.pipeline(
+                device,
+                &OverlayStage {
+                    label: "CushionCursors::pipeline",
+                    vs: "vs_main",
+                    fs: "fs_main",
+                    instances: None,
+                    topology: wgpu::PrimitiveTopology::TriangleList,
+                },
+                format,
+            )
+        });
     }
 }
 
@@ -259,12 +231,7 @@ pub struct CursorOverlay {
 
 impl CursorOverlay {
     pub fn new(device: &wgpu::Device, pipelines: &CursorPipelines) -> Self {
-        let uniform = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("CushionCursors::view"),
-            size: std::mem::size_of::<CursorViewGpu>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let uniform = uniform_buffer::<CursorViewGpu>(device, "CushionCursors::view");
         let capacity = 16;
         let cursors = Self::cursor_buffer(device, capacity);
         let bind_group = Self::bind(device, pipelines, &uniform, &cursors);
@@ -295,7 +262,7 @@ impl CursorOverlay {
     ) -> wgpu::BindGroup {
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("CushionCursors::bind_group"),
-            layout: &pipelines.layout,
+            layout: &pipelines.program.layout,
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
@@ -341,7 +308,7 @@ impl CursorOverlay {
 
     /// Draws the cursors into `pass`, whose viewport the caller has set to the view's rectangle.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &CursorPipelines) {
-        let Some(pipeline) = pipelines.pipelines.get(&self.format) else {
+        let Some(pipeline) = pipelines.pipelines.get(self.format) else {
             return;
         };
         if self.count == 0 {

@@ -25,6 +25,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::{AllocMapData, AllocMapPipelines, AllocMapView};
 use crate::RenderError;
+use crate::binding::uniform_buffer;
 
 /// Format of the id target: (block index + 1, bits of the coverage), 0 = no block.
 pub const PICK_ID_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rg32Uint;
@@ -206,22 +207,8 @@ impl AllocMapPicker {
             PICK_DEPTH_FORMAT,
             wgpu::TextureUsages::RENDER_ATTACHMENT,
         );
-        let uniform = |label: &str, size: usize| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: size as u64,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
-        let view_uniform = uniform(
-            "AllocMapPicker::view",
-            std::mem::size_of::<super::AllocMapViewGpu>(),
-        );
-        let window_uniform = uniform(
-            "AllocMapPicker::window",
-            std::mem::size_of::<PickWindowGpu>(),
-        );
+        let view_uniform = uniform_buffer::<super::AllocMapViewGpu>(device, "AllocMapPicker::view");
+        let window_uniform = uniform_buffer::<PickWindowGpu>(device, "AllocMapPicker::window");
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("AllocMapPicker::bind_group"),
             layout: &pipelines.pick_layout,

@@ -12,12 +12,11 @@
 pub mod cpu_reference;
 pub mod gpu;
 
-use std::collections::HashMap;
-
 pub use gpu::{PolarArcGpu, PolarMorphViewGpu, PolarPointGpu};
 
+use crate::binding::{FormatCache, OverlayProgram, OverlayStage, Uniform};
 use crate::color::needs_shader_srgb_encode;
-use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage};
 
 /// Everything a frame of the morph changes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,12 +72,10 @@ impl PolarMorphView {
     }
 }
 
-/// Pipelines per target format, created on first use.
+/// Pipelines per target format, created on first use: (points, arcs).
 pub struct PolarMorphPipelines {
-    view_layout: wgpu::BindGroupLayout,
-    pipeline_layout: wgpu::PipelineLayout,
-    module: wgpu::ShaderModule,
-    pipelines: HashMap<wgpu::TextureFormat, (wgpu::RenderPipeline, wgpu::RenderPipeline)>,
+    program: OverlayProgram,
+    pipelines: FormatCache<(wgpu::RenderPipeline, wgpu::RenderPipeline)>,
 }
 
 const POINT_ATTRIBUTES: [wgpu::VertexAttribute; 4] = wgpu::vertex_attr_array![
@@ -96,86 +93,44 @@ const ARC_ATTRIBUTES: [wgpu::VertexAttribute; 3] = wgpu::vertex_attr_array![
 
 impl PolarMorphPipelines {
     pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
-        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("PolarMorph::view_layout"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("PolarMorph::pipeline_layout"),
-            bind_group_layouts: &[Some(&view_layout)],
-            immediate_size: 0,
-        });
-        let module = shader::create_module(device, "polar_morph.wgsl")?;
         Ok(Self {
-            view_layout,
-            pipeline_layout,
-            module,
-            pipelines: HashMap::new(),
+            program: OverlayProgram::with_view_uniform(
+                device,
+                "PolarMorph::view",
+                "polar_morph.wgsl",
+            )?,
+            pipelines: FormatCache::default(),
         })
-    }
-
-    #[allow(clippy::too_many_arguments)] // one call per pipeline, each argument named there
-    fn pipeline(
-        &self,
-        device: &wgpu::Device,
-        format: wgpu::TextureFormat,
-        label: &str,
-        vs: &str,
-        fs: &str,
-        stride: usize,
-        attributes: &[wgpu::VertexAttribute],
-        topology: wgpu::PrimitiveTopology,
-    ) -> wgpu::RenderPipeline {
-        crate::overlay::overlay_pipeline(
-            device,
-            &crate::overlay::OverlayShader {
-                label,
-                layout: &self.pipeline_layout,
-                module: &self.module,
-                vs,
-                fs,
-                instances: Some((stride, attributes)),
-                topology,
-            },
-            format,
-        )
     }
 
     /// Creates the pipelines for `format` if this is its first use.
     pub fn ensure_format(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
-        if self.pipelines.contains_key(&format) {
-            return;
-        }
-        let points = self.pipeline(
-            device,
-            format,
-            "PolarMorph::points",
-            "vs_point",
-            "fs_point",
-            std::mem::size_of::<PolarPointGpu>(),
-            &POINT_ATTRIBUTES,
-            wgpu::PrimitiveTopology::TriangleStrip,
-        );
-        let arcs = self.pipeline(
-            device,
-            format,
-            "PolarMorph::arcs",
-            "vs_arc",
-            "fs_arc",
-            std::mem::size_of::<PolarArcGpu>(),
-            &ARC_ATTRIBUTES,
-            wgpu::PrimitiveTopology::TriangleList,
-        );
-        self.pipelines.insert(format, (points, arcs));
+        let program = &self.program;
+        self.pipelines.ensure(format, || {
+            let points = program.pipeline(
+                device,
+                &OverlayStage {
+                    label: "PolarMorph::points",
+                    vs: "vs_point",
+                    fs: "fs_point",
+                    instances: Some((std::mem::size_of::<PolarPointGpu>(), &POINT_ATTRIBUTES)),
+                    topology: wgpu::PrimitiveTopology::TriangleStrip,
+                },
+                format,
+            );
+            let arcs = program.pipeline(
+                device,
+                &OverlayStage {
+                    label: "PolarMorph::arcs",
+                    vs: "vs_arc",
+                    fs: "fs_arc",
+                    instances: Some((std::mem::size_of::<PolarArcGpu>(), &ARC_ATTRIBUTES)),
+                    topology: wgpu::PrimitiveTopology::TriangleList,
+                },
+                format,
+            );
+            (points, arcs)
+        });
     }
 }
 
@@ -185,8 +140,7 @@ pub struct PolarMorphData {
     point_count: u32,
     arcs: Option<wgpu::Buffer>,
     arc_count: u32,
-    uniform: wgpu::Buffer,
-    bind_group: wgpu::BindGroup,
+    view: Uniform<PolarMorphViewGpu>,
     format: wgpu::TextureFormat,
     subdivisions: u32,
 }
@@ -228,27 +182,12 @@ impl PolarMorphData {
     ) -> Result<Self, RenderError> {
         let (points, point_count) = upload(device, "PolarMorph::points", points)?;
         let (arcs, arc_count) = upload(device, "PolarMorph::arcs", arcs)?;
-        let uniform = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("PolarMorph::view"),
-            size: std::mem::size_of::<PolarMorphViewGpu>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("PolarMorph::view"),
-            layout: &pipelines.view_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: uniform.as_entire_binding(),
-            }],
-        });
         Ok(Self {
             points,
             point_count,
             arcs,
             arc_count,
-            uniform,
-            bind_group,
+            view: Uniform::new(device, &pipelines.program.layout, "PolarMorph::view"),
             format: wgpu::TextureFormat::Rgba8Unorm,
             subdivisions: 8,
         })
@@ -265,15 +204,15 @@ impl PolarMorphData {
         self.format = format;
         let gpu = view.gpu(viewport, format);
         self.subdivisions = gpu.arc_subdivisions;
-        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
+        self.view.write(queue, &gpu);
     }
 
     /// Arcs first, points over them.
     pub fn paint(&self, pipelines: &PolarMorphPipelines, pass: &mut wgpu::RenderPass<'_>) {
-        let Some((points, arcs)) = pipelines.pipelines.get(&self.format) else {
+        let Some((points, arcs)) = pipelines.pipelines.get(self.format) else {
             return;
         };
-        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.set_bind_group(0, self.view.bind_group(), &[]);
         if let Some(buffer) = &self.arcs {
             pass.set_pipeline(arcs);
             pass.set_vertex_buffer(0, buffer.slice(..));

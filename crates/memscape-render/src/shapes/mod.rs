@@ -14,12 +14,11 @@
 pub mod cpu_reference;
 pub mod gpu;
 
-use std::collections::HashMap;
-
 pub use gpu::{ShapeGpu, ShapesViewGpu};
 
+use crate::binding::{FormatCache, OverlayProgram, OverlayStage, Uniform};
 use crate::color::needs_shader_srgb_encode;
-use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage, shader};
+use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage};
 
 /// What a shape is, in world units unless said otherwise.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -215,10 +214,8 @@ impl ShapesView {
 
 /// The shape pipeline for each target format, created on first use; one set per device.
 pub struct ShapesPipelines {
-    view_layout: wgpu::BindGroupLayout,
-    pipeline_layout: wgpu::PipelineLayout,
-    module: wgpu::ShaderModule,
-    pipelines: HashMap<wgpu::TextureFormat, wgpu::RenderPipeline>,
+    program: OverlayProgram,
+    pipelines: FormatCache<wgpu::RenderPipeline>,
 }
 
 const INSTANCE_ATTRIBUTES: [wgpu::VertexAttribute; 6] = wgpu::vertex_attr_array![
@@ -232,56 +229,32 @@ const INSTANCE_ATTRIBUTES: [wgpu::VertexAttribute; 6] = wgpu::vertex_attr_array!
 
 impl ShapesPipelines {
     pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
-        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("Shapes::view_layout"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("Shapes::pipeline_layout"),
-            bind_group_layouts: &[Some(&view_layout)],
-            immediate_size: 0,
-        });
-        let module = shader::create_module(device, "shapes.wgsl")?;
         Ok(Self {
-            view_layout,
-            pipeline_layout,
-            module,
-            pipelines: HashMap::new(),
+            program: OverlayProgram::with_view_uniform(device, "Shapes::view", "shapes.wgsl")?,
+            pipelines: FormatCache::default(),
         })
     }
 
     /// Creates the pipeline for `format` if this is its first use.
     pub fn ensure_format(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
-        if self.pipelines.contains_key(&format) {
-            return;
-        }
-        let pipeline = crate::overlay::overlay_pipeline(
-            device,
-            &crate::overlay::OverlayShader {
-                label: "Shapes::pipeline",
-                layout: &self.pipeline_layout,
-                module: &self.module,
-                vs: "vs_main",
-                fs: "fs_main",
-                instances: Some((std::mem::size_of::<ShapeGpu>(), &INSTANCE_ATTRIBUTES)),
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-            },
-            format,
-        );
-        self.pipelines.insert(format, pipeline);
+        let program = &self.program;
+        self.pipelines.ensure(format, || {
+            program.pipeline(
+                device,
+                &OverlayStage {
+                    label: "Shapes::pipeline",
+                    vs: "vs_main",
+                    fs: "fs_main",
+                    instances: Some((std::mem::size_of::<ShapeGpu>(), &INSTANCE_ATTRIBUTES)),
+                    topology: wgpu::PrimitiveTopology::TriangleStrip,
+                },
+                format,
+            )
+        });
     }
 
     pub fn pipeline(&self, format: wgpu::TextureFormat) -> Option<&wgpu::RenderPipeline> {
-        self.pipelines.get(&format)
+        self.pipelines.get(format)
     }
 }
 
@@ -290,33 +263,17 @@ pub struct ShapeBatch {
     instances: Option<wgpu::Buffer>,
     capacity: u64,
     count: u32,
-    uniform: wgpu::Buffer,
-    bind_group: wgpu::BindGroup,
+    view: Uniform<ShapesViewGpu>,
     format: wgpu::TextureFormat,
 }
 
 impl ShapeBatch {
     pub fn new(device: &wgpu::Device, pipelines: &ShapesPipelines) -> Self {
-        let uniform = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("ShapeBatch::view"),
-            size: std::mem::size_of::<ShapesViewGpu>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("ShapeBatch::view"),
-            layout: &pipelines.view_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: uniform.as_entire_binding(),
-            }],
-        });
         Self {
             instances: None,
             capacity: 0,
             count: 0,
-            uniform,
-            bind_group,
+            view: Uniform::new(device, &pipelines.program.layout, "ShapeBatch::view"),
             format: wgpu::TextureFormat::Rgba8Unorm,
         }
     }
@@ -379,11 +336,7 @@ impl ShapeBatch {
         format: wgpu::TextureFormat,
     ) {
         self.format = format;
-        queue.write_buffer(
-            &self.uniform,
-            0,
-            bytemuck::bytes_of(&view.gpu(size, format)),
-        );
+        self.view.write(queue, &view.gpu(size, format));
     }
 
     /// Records the draw into `pass` (viewport and scissor are the caller's).
@@ -396,7 +349,7 @@ impl ShapeBatch {
             return;
         }
         pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.set_bind_group(0, self.view.bind_group(), &[]);
         pass.set_vertex_buffer(0, buffer.slice(..));
         pass.draw(0..4, 0..self.count);
     }

@@ -1,0 +1,229 @@
+//! The allocation map's pipelines and bind-group layouts, one set per device.
+
+use super::dense::{self, DensePipelines};
+use super::pick;
+use crate::binding::{FormatCache, float_texture_entry, storage_entry, uniform_entry};
+use crate::context::RendererFeatures;
+use crate::{RenderError, shader};
+
+/// Pipelines and bind-group layouts of the allocation map, one set per device.
+pub struct AllocMapPipelines {
+    pub(crate) features: RendererFeatures,
+    pub(crate) view_layout: wgpu::BindGroupLayout,
+    pub(crate) blocks_layout: wgpu::BindGroupLayout,
+    pub(crate) resolve_layout: wgpu::BindGroupLayout,
+    pub(crate) accumulate: wgpu::RenderPipeline,
+    pub(crate) pick_layout: wgpu::BindGroupLayout,
+    pub(crate) pick: wgpu::RenderPipeline,
+    /// The dense path, where the device supports it.
+    pub(crate) dense: Option<DensePipelines>,
+    /// Whether [`AccumPath::Auto`] takes the dense path (see [`dense::auto_takes_dense`]).
+    pub(crate) auto_dense: bool,
+    resolve_module: wgpu::ShaderModule,
+    resolve_pipeline_layout: wgpu::PipelineLayout,
+    pub(crate) resolve: FormatCache<wgpu::RenderPipeline>,
+}
+
+const ADDITIVE: wgpu::BlendState = wgpu::BlendState {
+    color: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    },
+    alpha: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    },
+};
+
+impl AllocMapPipelines {
+    pub fn new(device: &wgpu::Device) -> Result<Self, RenderError> {
+        let features = RendererFeatures::of(device);
+        // The dense path's compute pass reads the view and the blocks too.
+        let compute = if features.dense_accumulation() {
+            wgpu::ShaderStages::COMPUTE
+        } else {
+            wgpu::ShaderStages::NONE
+        };
+        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::view_layout"),
+            entries: &[uniform_entry(
+                0,
+                wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT | compute,
+            )],
+        });
+        let blocks_stages = wgpu::ShaderStages::VERTEX | compute;
+        let blocks_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::blocks_layout"),
+            entries: &[
+                storage_entry(0, blocks_stages),
+                storage_entry(1, blocks_stages),
+                uniform_entry(2, blocks_stages),
+                storage_entry(3, blocks_stages),
+            ],
+        });
+        let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::resolve_layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::FRAGMENT),
+                float_texture_entry(1),
+                float_texture_entry(2),
+            ],
+        });
+        let accumulate_module = shader::create_module(device, "alloc_map_accumulate.wgsl")?;
+        let resolve_module = shader::create_module(device, "alloc_map_resolve.wgsl")?;
+        let accumulate_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("AllocMap::accumulate_layout"),
+            bind_group_layouts: &[Some(&view_layout), Some(&blocks_layout)],
+            immediate_size: 0,
+        });
+        let accumulate_targets = [
+            Some(wgpu::ColorTargetState {
+                format: features.accumulation_format(),
+                blend: Some(ADDITIVE),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+            Some(wgpu::ColorTargetState {
+                format: features.coverage_format(),
+                blend: Some(ADDITIVE),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+        ];
+        let dense = if features.dense_accumulation() {
+            Some(DensePipelines::new(
+                device,
+                &features,
+                &view_layout,
+                &blocks_layout,
+                &accumulate_module,
+                &accumulate_targets,
+            )?)
+        } else {
+            None
+        };
+        let accumulate = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("AllocMap::accumulate"),
+            layout: Some(&accumulate_layout),
+            vertex: wgpu::VertexState {
+                module: &accumulate_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &accumulate_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &accumulate_targets,
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let pick_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("AllocMap::pick_layout"),
+            entries: &[
+                uniform_entry(0, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+                uniform_entry(1, wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let pick_module = shader::create_module(device, "alloc_map_pick.wgsl")?;
+        let pick_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("AllocMap::pick_pipeline_layout"),
+            bind_group_layouts: &[Some(&pick_layout), Some(&blocks_layout)],
+            immediate_size: 0,
+        });
+        let pick = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("AllocMap::pick"),
+            layout: Some(&pick_pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &pick_module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: pick::PICK_DEPTH_FORMAT,
+                depth_write_enabled: Some(true),
+                // The largest coverage wins; on a tie the later draw (higher block index).
+                depth_compare: Some(wgpu::CompareFunction::GreaterEqual),
+                stencil: wgpu::StencilState::default(),
+                bias: wgpu::DepthBiasState::default(),
+            }),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &pick_module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: pick::PICK_ID_FORMAT,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let resolve_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("AllocMap::resolve_layout"),
+                bind_group_layouts: &[Some(&resolve_layout)],
+                immediate_size: 0,
+            });
+        Ok(Self {
+            features,
+            view_layout,
+            blocks_layout,
+            resolve_layout,
+            accumulate,
+            pick_layout,
+            pick,
+            auto_dense: dense::auto_takes_dense(device),
+            dense,
+            resolve_module,
+            resolve_pipeline_layout,
+            resolve: FormatCache::default(),
+        })
+    }
+
+    /// Whether this device can draw by the dense path ([`AccumPath::Dense`]).
+    pub fn dense_supported(&self) -> bool {
+        self.dense.is_some()
+    }
+
+    /// The resolve pipeline for a target format, created on first use.
+    pub fn ensure_resolve(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
+        let (module, layout) = (&self.resolve_module, &self.resolve_pipeline_layout);
+        self.resolve.ensure(format, || {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("AllocMap::resolve"),
+                layout: Some(layout),
+                vertex: wgpu::VertexState {
+                    module,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[],
+                },
+                primitive: wgpu::PrimitiveState::default(),
+                depth_stencil: None,
+                multisample: wgpu::MultisampleState::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module,
+                    entry_point: Some("fs_main"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(wgpu::ColorTargetState {
+                        format,
+                        blend: None,
+                        write_mask: wgpu::ColorWrites::ALL,
+                    })],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        });
+    }
+}

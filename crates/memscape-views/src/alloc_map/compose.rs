@@ -1,0 +1,337 @@
+//! The allocation map's picture, composed in one place for the GUI pane and headless rendering:
+//! one map layer per bin cell (with cushion cursors), the occupancy bars, the context view in
+//! its own style, and the decorations around them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use memscape_render::alloc_map::occupancy::BarBlocks;
+use memscape_render::alloc_map::{AllocBlockGpu, CursorStyle, CushionCursor, CushionKind};
+use memscape_trace::Trace;
+
+use super::bins::{BinBy, BinnedScene};
+use super::camera::{Camera, events_at};
+use super::colors::ColorBy;
+use super::decorate::{DecorateInputs, decorate};
+use super::layout::{Panels, pane_layout};
+use super::scene::{AllocScene, TimeAxis};
+use super::settings::{AllocMapSettings, Panel};
+use crate::dataset::{AllocTraceData, Dataset};
+use crate::error::{Context as _, Result};
+use crate::picture::{
+    BarLayer, CursorsOverlay, Layer, MapData, MapLayer, MapStyle, MapWindow, Picture,
+};
+
+/// Background of the allocation map's picture around the plots (sRGB).
+pub const BACKGROUND: [u8; 4] = [27, 27, 30, 255];
+
+/// Width of the cushion cursors in points.
+pub const CURSOR_WIDTH: f32 = 15.0;
+
+/// Colour of the cushion cursors.
+pub const CURSOR_COLOR: [u8; 4] = [255, 250, 235, 255];
+
+/// Slot of the context view's map layer (the cells have their bin's index).
+pub const CONTEXT_SLOT: u32 = u32::MAX;
+/// Slot of the stacked occupancy bar (the cells' bars have their bin's index).
+pub const STACKED_SLOT: u32 = u32::MAX;
+
+/// What a binning, colouring and time axis of the map is made of: the blocks sorted by bin and
+/// coloured, and the occupancy bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted {
+    pub by: BinBy,
+    pub axis: TimeAxis,
+    pub color_by: ColorBy,
+    /// Events from which age is seen (only for [`ColorBy::Age`]; else 0).
+    pub age_at: u64,
+}
+
+/// The blocks and bars of a [`Wanted`].
+pub struct Built {
+    pub wanted: Wanted,
+    pub binned: Arc<BinnedScene>,
+    pub blocks: Arc<Vec<AllocBlockGpu>>,
+    /// The occupancy bars (when asked for).
+    pub bar: Option<Arc<BarBlocks>>,
+}
+
+/// Builds binnings, colours and bars, keeping each binning and its bars for the next request
+/// (the GUI's worker thread owns one; headless rendering makes one per picture).
+#[derive(Default)]
+pub struct MapBuilder {
+    binned: HashMap<BinBy, Arc<BinnedScene>>,
+    bars: HashMap<(BinBy, TimeAxis), Arc<BarBlocks>>,
+}
+
+impl MapBuilder {
+    /// The blocks of `wanted`, and its bars `with_bars`.
+    pub fn build(
+        &mut self,
+        trace: &Trace,
+        scene: &AllocScene,
+        wanted: Wanted,
+        with_bars: bool,
+    ) -> Built {
+        let binned = self
+            .binned
+            .entry(wanted.by)
+            .or_insert_with(|| Arc::new(BinnedScene::build(trace, scene, wanted.by)))
+            .clone();
+        let bar = with_bars.then(|| {
+            self.bars
+                .entry((wanted.by, wanted.axis))
+                .or_insert_with(|| {
+                    Arc::new(binned.bar_blocks(wanted.axis, scene.time_extent(wanted.axis)))
+                })
+                .clone()
+        });
+        let age_at = if wanted.color_by == ColorBy::Age {
+            wanted.age_at
+        } else {
+            scene.events_extent
+        };
+        let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
+        let blocks = Arc::new(binned.colored(&colors));
+        Built {
+            wanted,
+            binned,
+            blocks,
+            bar,
+        }
+    }
+}
+
+/// Everything the picture is made of besides the settings: the binning and its coloured blocks,
+/// the camera, and what the pane adds (time cursor, focus, pinned block).
+pub struct MapInputs<'a> {
+    pub trace: &'a Trace,
+    pub scene: &'a AllocScene,
+    pub binned: &'a BinnedScene,
+    /// The blocks of `binned`, coloured, on the settings' time axis, with the selection.
+    pub data: Arc<MapData>,
+    pub bars: Option<Arc<BarBlocks>>,
+    pub camera: Camera,
+    /// The colouring shown (the settings' or the dataset's default).
+    pub color_by: ColorBy,
+    /// The linked time cursor, on the time axis.
+    pub time_cursor: Option<u64>,
+    /// Free bars show the state after this many events.
+    pub free_at_events: u64,
+    /// The bin the context view shows.
+    pub focus_bin: usize,
+    /// The pinned block's upload position.
+    pub pinned: Option<usize>,
+}
+
+/// The allocation map of `inputs` as `settings` say, in a picture of `size` points.
+pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::Vec2) -> Picture {
+    let binned = inputs.binned;
+    let panels = Panels::of(settings);
+    let layout = pane_layout(size, binned.bins.len().max(1), settings.layout, panels);
+    let style = MapStyle {
+        alpha: settings.alpha,
+        cushion: settings.cushion.kind(),
+        cushion_strength: settings.relief,
+        color_mode: inputs.color_by.mode(),
+    };
+    let cursors = (!settings.cursors.is_empty()).then(|| CursorsOverlay {
+        cursors: settings
+            .cursors
+            .iter()
+            .map(|&t| CushionCursor::new(t, CURSOR_COLOR))
+            .collect(),
+        style: CursorStyle {
+            width_px: CURSOR_WIDTH,
+            opacity: settings.cursor_opacity.clamp(0.0, 1.0),
+            ..CursorStyle::default()
+        },
+    });
+    let mut picture = Picture::new(size, BACKGROUND);
+    let map = |slot: u32, rect: egui::Rect, bin: usize, window: MapWindow, style: MapStyle| {
+        let info = binned.bins.get(bin);
+        MapLayer {
+            slot,
+            rect,
+            data: inputs.data.clone(),
+            window,
+            extent: info.map_or(1, |b| b.collapsed_extent),
+            range: info.map_or(0..0, |b| b.range.clone()),
+            style,
+            cursors: None,
+        }
+    };
+    for (k, cell) in layout.cells.iter().enumerate() {
+        let mut layer = map(k as u32, cell.map, k, inputs.camera, style);
+        layer.cursors = cursors.as_ref().map(|c| CursorsOverlay {
+            cursors: c.cursors.clone(),
+            style: c.style,
+        });
+        picture.layers.push(Layer::Map(layer));
+    }
+    let t_extent = inputs.scene.time_extent(settings.time);
+    if let Some(rect) = layout.context {
+        // The whole trace, flat and lighter: the overview, not the detail.
+        let context_style = MapStyle {
+            alpha: style.alpha.min(0.5),
+            cushion: CushionKind::None,
+            ..style
+        };
+        let bin = inputs.focus_bin.min(binned.bins.len().saturating_sub(1));
+        picture.layers.push(Layer::Map(map(
+            CONTEXT_SLOT,
+            rect,
+            bin,
+            Camera::fit(t_extent),
+            context_style,
+        )));
+    }
+    if let (true, Some(bars)) = (panels.occupancy, &inputs.bars) {
+        let variant = settings.occupancy.variant();
+        let mut bar_rects: Vec<(u32, egui::Rect, Option<usize>)> = layout
+            .cells
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| Some((k as u32, c.bar?, Some(k))))
+            .collect();
+        if let Some(stacked) = layout.stacked {
+            bar_rects.push((STACKED_SLOT, stacked, None));
+        }
+        for (slot, rect, bin) in bar_rects {
+            picture.layers.push(Layer::Bar(BarLayer {
+                slot,
+                rect,
+                bars: bars.clone(),
+                window: inputs.camera,
+                style,
+                variant,
+                bin,
+            }));
+        }
+    }
+    if panels.decorations {
+        decorate(
+            &mut picture,
+            &DecorateInputs {
+                layout: &layout,
+                binned,
+                scene: inputs.scene,
+                trace: inputs.trace,
+                cam: &inputs.camera,
+                axis: settings.time,
+                color_by: inputs.color_by,
+                occupancy: panels.occupancy.then_some(settings.occupancy),
+                free_at_events: inputs.free_at_events,
+                time_cursor: inputs.time_cursor,
+                focus_bin: inputs.focus_bin,
+                pinned: inputs.pinned,
+                highlighted: inputs.data.selection.is_some(),
+            },
+        );
+    }
+    picture
+}
+
+/// The allocation trace with addresses of `dataset`, or why it has no allocation map.
+pub fn trace_of(dataset: &Dataset) -> Result<(&AllocTraceData, &AllocScene)> {
+    let t = dataset.alloc_trace().with_context(|| {
+        format!(
+            "{}: the allocation map needs an allocation trace",
+            dataset.name
+        )
+    })?;
+    let scene = t.scene.as_ref().with_context(|| {
+        format!(
+            "{}: this trace has no addresses, so it has no allocation map",
+            dataset.name
+        )
+    })?;
+    Ok((t, scene))
+}
+
+/// The camera of the settings' ranges (the whole trace where they are unset).
+pub fn camera_of(
+    dataset: &Dataset,
+    scene: &AllocScene,
+    settings: &AllocMapSettings,
+) -> Result<Camera> {
+    let t_extent = scene.time_extent(settings.time);
+    let (t0, t1) = match settings.range_time {
+        Some(r) => {
+            crate::ensure!(r.start < r.end, "--range-time {r}: START must be below END");
+            (r.start, r.end)
+        }
+        None => (0, t_extent),
+    };
+    match settings.range_addr {
+        None => Ok(Camera::of_ranges(t0, t1, 0, 1, 1)),
+        Some(_) if settings.bins != BinBy::None => crate::bail!(
+            "--range-addr applies to the map without --bins (each bin has its own address axis)"
+        ),
+        Some(r) => {
+            crate::ensure!(r.start < r.end, "--range-addr {r}: START must be below END");
+            let collapse = |a: u64| {
+                scene.collapse(a).with_context(|| {
+                    format!(
+                        "--range-addr: {a:#x} is not inside a used region of {}",
+                        dataset.name
+                    )
+                })
+            };
+            let (y0, y1) = (collapse(r.start)?, collapse(r.end - 1)? + 1);
+            Ok(Camera::of_ranges(
+                t0,
+                t1,
+                y0,
+                y1.max(y0 + 1),
+                scene.collapsed_extent,
+            ))
+        }
+    }
+}
+
+/// The allocation map of `dataset` as `settings` say, at `size` points (headless: everything
+/// built at once).
+pub fn compose(
+    dataset: &Dataset,
+    settings: &AllocMapSettings,
+    size: egui::Vec2,
+) -> Result<Picture> {
+    let (t, scene) = trace_of(dataset)?;
+    let camera = camera_of(dataset, scene, settings)?;
+    let color_by = settings.color.unwrap_or(scene.color_by);
+    let built = MapBuilder::default().build(
+        &t.trace,
+        scene,
+        Wanted {
+            by: settings.bins,
+            axis: settings.time,
+            color_by,
+            age_at: scene.events_extent,
+        },
+        settings.has(Panel::Occupancy),
+    );
+    let binned = &built.binned;
+    let t1 = (camera.t0 + camera.t_span).max(0.0) as u64;
+    Ok(picture(
+        settings,
+        &MapInputs {
+            trace: &t.trace,
+            scene,
+            binned,
+            data: Arc::new(MapData {
+                blocks: built.blocks.clone(),
+                times: binned.times(settings.time).clone(),
+                selection: None,
+            }),
+            bars: built.bar.clone(),
+            camera,
+            color_by,
+            time_cursor: None,
+            free_at_events: events_at(&t.trace, settings.time, t1),
+            focus_bin: binned.largest_bin(),
+            pinned: None,
+        },
+        size,
+    ))
+}

@@ -1,0 +1,591 @@
+//! The picture around the GPU maps, as shapes and labels in points: axes, region separators,
+//! bin labels, free bars, the legend, frames, markers and the context view's frame.
+
+use memscape_render::shapes::{Geometry, Shape};
+
+use super::bins::{BinBy, BinnedScene};
+use super::camera::{Camera, nice_step};
+use super::colors::ColorBy;
+use super::layout::PaneLayout;
+use super::scene::{AllocScene, TimeAxis};
+use super::settings::Occupancy;
+use crate::label::Label;
+use crate::picture::Picture;
+
+fn rect_shape(r: egui::Rect, fill: [u8; 4]) -> Shape {
+    Shape::new(
+        Geometry::Rect {
+            min: [r.left(), r.top()],
+            max: [r.right(), r.bottom()],
+            corner_px: 0.0,
+        },
+        fill,
+    )
+}
+
+fn frame_shape(r: egui::Rect, color: [u8; 4], width: f32) -> Shape {
+    rect_shape(r, [0, 0, 0, 0]).with_border(color, width)
+}
+
+fn line(a: egui::Pos2, b: egui::Pos2, color: [u8; 4], width: f32) -> Shape {
+    Shape::new(
+        Geometry::Segment {
+            a: [a.x, a.y],
+            b: [b.x, b.y],
+            width_px: width,
+        },
+        color,
+    )
+}
+
+/// Pushes `label` over a dark copy of it one point down and right, readable on any block colour.
+fn shadowed(p: &mut Picture, label: Label) {
+    let mut shadow = label.clone();
+    shadow.pos += egui::vec2(1.0, 1.0);
+    shadow.color = egui::Color32::from_black_alpha(220);
+    p.labels.push(shadow);
+    p.labels.push(label);
+}
+
+const TEXT: egui::Color32 = egui::Color32::from_gray(205);
+
+fn time_label(t: f64, axis: TimeAxis, step: f64) -> String {
+    match axis {
+        TimeAxis::Events => {
+            if t.abs() >= 1e6 {
+                format!("{:.*} M", decimals(step / 1e6), t / 1e6)
+            } else {
+                format!("{t:.0}")
+            }
+        }
+        TimeAxis::Wall => {
+            if step >= 1e9 {
+                format!("{:.*} s", decimals(step / 1e9), t / 1e9)
+            } else if step >= 1e6 {
+                format!("{:.*} ms", decimals(step / 1e6), t / 1e6)
+            } else if step >= 1e3 {
+                format!("{:.*} µs", decimals(step / 1e3), t / 1e3)
+            } else {
+                format!("{t:.0} ns")
+            }
+        }
+    }
+}
+
+/// Decimals needed to tell ticks `step` apart.
+fn decimals(step: f64) -> usize {
+    if step >= 1.0 {
+        0
+    } else {
+        (-step.log10()).ceil().clamp(0.0, 6.0) as usize
+    }
+}
+
+/// Time ticks along the bottom of `map` (labels inside the map, above the ticks).
+pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis) {
+    let step = nice_step(cam.t_span / (f64::from(map.width()) / 110.0).max(1.0));
+    let mut t = (cam.t0 / step).ceil() * step;
+    let white = [205, 205, 205, 255];
+    while t < cam.t0 + cam.t_span {
+        let x = map.left() + ((t - cam.t0) / cam.t_span) as f32 * map.width();
+        p.shapes.push(line(
+            egui::pos2(x, map.bottom() - 5.0),
+            egui::pos2(x, map.bottom()),
+            white,
+            1.0,
+        ));
+        shadowed(
+            p,
+            Label::new(
+                egui::pos2(x + 2.0, map.bottom() - 5.0),
+                time_label(t, axis, step),
+                10.5,
+                TEXT,
+                egui::Align2::LEFT_BOTTOM,
+            ),
+        );
+        t += step;
+    }
+}
+
+/// A bin's region separators (thin lines at the collapsed gaps), labelled with the region's
+/// start address where there is room.
+pub fn region_separators(
+    p: &mut Picture,
+    map: egui::Rect,
+    cam: &Camera,
+    binned: &BinnedScene,
+    bin: usize,
+) {
+    let Some(info) = binned.bins.get(bin) else {
+        return;
+    };
+    let extent = info.collapsed_extent.max(1) as f64;
+    let mut last_label = f32::INFINITY;
+    let mut last_line = f32::INFINITY;
+    // Labels need room: only in large cells (the unbinned map, a few bins).
+    let labelled = map.height() > 240.0 && map.width() > 240.0;
+    // Only the separators in view (the regions are sorted along the axis).
+    let first = info
+        .regions
+        .partition_point(|r| (r.collapsed_start as f64) < cam.y0 * extent)
+        .saturating_sub(1);
+    for (k, r) in info.regions.iter().enumerate().skip(first) {
+        let v = (r.collapsed_start as f64 / extent - cam.y0) / cam.y_span;
+        let y = map.bottom() - v as f32 * map.height();
+        if y < map.top() {
+            break;
+        }
+        if y > map.bottom() {
+            continue;
+        }
+        // Many ranges (a size class's own axis): at most one line every 4 points.
+        if k > 0 && last_line - y >= 4.0 {
+            last_line = y;
+            p.shapes.push(line(
+                egui::pos2(map.left(), y),
+                egui::pos2(map.right(), y),
+                [255, 255, 255, 70],
+                1.0,
+            ));
+        }
+        // The lowest region's label sits above the time ticks' labels, not on them.
+        let label_y = (y - 2.0).min(map.bottom() - 20.0);
+        if labelled && last_label - label_y > 14.0 {
+            shadowed(
+                p,
+                Label::new(
+                    egui::pos2(map.left() + 4.0, label_y),
+                    format!("{:#x}", r.start),
+                    10.5,
+                    TEXT,
+                    egui::Align2::LEFT_BOTTOM,
+                ),
+            );
+            last_label = label_y;
+        }
+    }
+}
+
+/// Bytes in short form: 1536 → "1.5 KiB".
+pub fn bytes(v: u64) -> String {
+    let f = v as f64;
+    if f >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", f / (1u64 << 30) as f64)
+    } else if f >= (1u64 << 20) as f64 {
+        format!("{:.1} MiB", f / (1u64 << 20) as f64)
+    } else if f >= 1024.0 {
+        format!("{:.1} KiB", f / 1024.0)
+    } else {
+        format!("{v} B")
+    }
+}
+
+/// A bin's name and size in its cell's top-left corner.
+pub fn bin_label(p: &mut Picture, map: egui::Rect, binned: &BinnedScene, bin: usize) {
+    let Some(info) = binned.bins.get(bin) else {
+        return;
+    };
+    let text = format!(
+        "{} · {} blocks · peak {}",
+        info.label,
+        info.range.len(),
+        bytes(info.peak_bytes)
+    );
+    if let Some(text) = crate::label::fit(&text, 11.0, map.width() - 8.0) {
+        shadowed(
+            p,
+            Label::new(
+                egui::pos2(map.left() + 4.0, map.top() + 3.0),
+                text,
+                11.0,
+                egui::Color32::from_gray(235),
+                egui::Align2::LEFT_TOP,
+            ),
+        );
+    }
+}
+
+/// The red bar of a bin's free memory (capacity − bytes in use) at one time: its height the free
+/// fraction of the bin's capacity, from the bottom, over a dark track.
+pub fn free_bar(p: &mut Picture, rect: egui::Rect, free_fraction: f32) {
+    p.shapes.push(rect_shape(rect, [40, 20, 22, 255]));
+    let h = rect.height() * free_fraction.clamp(0.0, 1.0);
+    if h > 0.0 {
+        p.shapes.push(rect_shape(
+            egui::Rect::from_min_max(egui::pos2(rect.left(), rect.bottom() - h), rect.max),
+            [225, 45, 40, 255],
+        ));
+    }
+}
+
+/// The context view's red frame: the camera's window over the whole plane drawn in `rect`
+/// (clamped to it, at least 3 points on each side so that a deep zoom stays visible).
+pub fn context_frame_rect(rect: egui::Rect, cam: &Camera, t_extent: u64) -> egui::Rect {
+    let te = t_extent.max(1) as f64;
+    let x0 = rect.left() + (cam.t0 / te) as f32 * rect.width();
+    let x1 = rect.left() + ((cam.t0 + cam.t_span) / te) as f32 * rect.width();
+    let y1 = rect.bottom() - cam.y0 as f32 * rect.height();
+    let y0 = rect.bottom() - (cam.y0 + cam.y_span) as f32 * rect.height();
+    let clamp_x = |x: f32| x.clamp(rect.left(), rect.right());
+    let clamp_y = |y: f32| y.clamp(rect.top(), rect.bottom());
+    let (mut x0, mut x1, mut y0, mut y1) = (clamp_x(x0), clamp_x(x1), clamp_y(y0), clamp_y(y1));
+    let grow = |lo: &mut f32, hi: &mut f32, min: f32, max: f32| {
+        if *hi - *lo < 3.0 {
+            let c = 0.5 * (*lo + *hi);
+            *lo = (c - 1.5).max(min);
+            *hi = (*lo + 3.0).min(max);
+        }
+    };
+    grow(&mut x0, &mut x1, rect.left(), rect.right());
+    grow(&mut y0, &mut y1, rect.top(), rect.bottom());
+    egui::Rect::from_min_max(egui::pos2(x0, y0), egui::pos2(x1, y1))
+}
+
+/// The frame over the context view and a border around it.
+pub fn context_frame(p: &mut Picture, rect: egui::Rect, cam: &Camera, t_extent: u64, label: &str) {
+    p.shapes
+        .push(frame_shape(rect.expand(1.0), [90, 92, 100, 255], 1.0));
+    let frame = context_frame_rect(rect, cam, t_extent);
+    p.shapes.push(frame_shape(frame, [235, 40, 35, 255], 2.0));
+    if let Some(text) = crate::label::fit(label, 10.0, rect.width() - 4.0) {
+        shadowed(
+            p,
+            Label::new(
+                egui::pos2(rect.left() + 2.0, rect.top() + 2.0),
+                text,
+                10.0,
+                egui::Color32::from_gray(200),
+                egui::Align2::LEFT_TOP,
+            ),
+        );
+    }
+}
+
+/// A block's rectangle in a cell for the camera, grown to at least 5 points so that a sub-pixel
+/// block can be seen, as a bright double outline (the pinned block).
+pub fn block_outline(
+    p: &mut Picture,
+    map: egui::Rect,
+    cam: &Camera,
+    extent: u64,
+    time: (u64, u64),
+    y: (u64, u64),
+) {
+    let e = extent.max(1) as f64;
+    let x = |t: u64| map.left() + ((t as f64 - cam.t0) / cam.t_span) as f32 * map.width();
+    let yy = |a: u64| map.bottom() - ((a as f64 / e - cam.y0) / cam.y_span) as f32 * map.height();
+    let (mut x0, mut x1) = (x(time.0), x(time.1));
+    let (mut y0, mut y1) = (yy(y.1), yy(y.0));
+    for (lo, hi) in [(&mut x0, &mut x1), (&mut y0, &mut y1)] {
+        if *hi - *lo < 5.0 {
+            let c = 0.5 * (*lo + *hi);
+            *lo = c - 2.5;
+            *hi = c + 2.5;
+        }
+    }
+    let r = egui::Rect::from_min_max(egui::pos2(x0, y0), egui::pos2(x1, y1));
+    if !r.intersects(map) {
+        return;
+    }
+    let r = r.intersect(map.expand(3.0));
+    p.shapes
+        .push(frame_shape(r.expand(2.0), [0, 0, 0, 200], 1.5));
+    p.shapes
+        .push(frame_shape(r.expand(0.5), [255, 240, 90, 255], 1.5));
+}
+
+/// A vertical line through every cell at time `t` (the linked time cursor).
+pub fn time_line(p: &mut Picture, maps: &[egui::Rect], cam: &Camera, t: f64, color: [u8; 4]) {
+    for map in maps {
+        let x = map.left() + ((t - cam.t0) / cam.t_span) as f32 * map.width();
+        if (map.left()..=map.right()).contains(&x) {
+            p.shapes.push(line(
+                egui::pos2(x, map.top()),
+                egui::pos2(x, map.bottom()),
+                color,
+                1.5,
+            ));
+        }
+    }
+}
+
+/// Legend entries for `color_by`: swatches (threads, the top call sites, bins) or none for the
+/// value ramp.
+pub fn legend_entries(
+    scene: &AllocScene,
+    trace: &memscape_trace::Trace,
+    binned: &BinnedScene,
+    color_by: ColorBy,
+) -> Vec<([u8; 4], String)> {
+    use super::colors::categorical;
+    match color_by {
+        ColorBy::Thread => (0..trace.threads.len().min(12))
+            .map(|i| {
+                (
+                    categorical(i as u32),
+                    trace.thread_name(i as u32).to_owned(),
+                )
+            })
+            .collect(),
+        ColorBy::Site => scene
+            .top_sites
+            .iter()
+            .map(|(site, label)| (super::colors::site_color(*site), label.clone()))
+            .collect(),
+        ColorBy::Bin => {
+            if binned.by == BinBy::None {
+                scene
+                    .regions
+                    .iter()
+                    .enumerate()
+                    .take(12)
+                    .map(|(k, r)| (categorical(k as u32), format!("region {:#x}", r.start)))
+                    .collect()
+            } else {
+                binned
+                    .bins
+                    .iter()
+                    .enumerate()
+                    .take(12)
+                    .map(|(k, b)| (categorical(k as u32), b.label.clone()))
+                    .collect()
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The colour legend in the top-right corner of `area`: swatches or the blue → red ramp.
+pub fn legend(p: &mut Picture, area: egui::Rect, title: &str, entries: &[([u8; 4], String)]) {
+    use memscape_render::color::{blue_red, linear_to_srgb};
+    let width = 250.0f32.min(area.width() - 16.0);
+    if width < 80.0 {
+        return;
+    }
+    let row = 14.0;
+    // As many entries as fit in half the area's height (small pictures keep their maps).
+    let fit = ((0.5 * area.height() - 18.0) / row).floor().max(0.0) as usize;
+    let entries = &entries[..entries.len().min(fit)];
+    if area.height() < 80.0 || (entries.is_empty() && fit == 0) {
+        return;
+    }
+    let height = if entries.is_empty() {
+        34.0
+    } else {
+        18.0 + row * entries.len() as f32
+    };
+    let frame = egui::Rect::from_min_size(
+        egui::pos2(area.right() - width - 8.0, area.top() + 8.0),
+        egui::vec2(width, height),
+    );
+    p.shapes.push(Shape::new(
+        Geometry::Rect {
+            min: [frame.left(), frame.top()],
+            max: [frame.right(), frame.bottom()],
+            corner_px: 4.0,
+        },
+        [0, 0, 0, 170],
+    ));
+    p.labels.push(Label::new(
+        frame.min + egui::vec2(6.0, 3.0),
+        title,
+        11.0,
+        egui::Color32::from_gray(220),
+        egui::Align2::LEFT_TOP,
+    ));
+    if entries.is_empty() {
+        let ramp = egui::Rect::from_min_size(
+            frame.min + egui::vec2(6.0, 18.0),
+            egui::vec2(width - 12.0, 9.0),
+        );
+        let steps = 48;
+        for k in 0..steps {
+            let c = blue_red(k as f32 / (steps - 1) as f32)
+                .map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
+            let x0 = ramp.left() + ramp.width() * k as f32 / steps as f32;
+            let x1 = ramp.left() + ramp.width() * (k + 1) as f32 / steps as f32;
+            p.shapes.push(rect_shape(
+                egui::Rect::from_min_max(
+                    egui::pos2(x0, ramp.top()),
+                    egui::pos2(x1 + 0.5, ramp.bottom()),
+                ),
+                [c[0], c[1], c[2], 255],
+            ));
+        }
+        return;
+    }
+    for (k, (color, label)) in entries.iter().enumerate() {
+        let y = frame.top() + 18.0 + row * k as f32;
+        p.shapes.push(Shape::new(
+            Geometry::Rect {
+                min: [frame.left() + 6.0, y + 2.0],
+                max: [frame.left() + 16.0, y + 12.0],
+                corner_px: 2.0,
+            },
+            *color,
+        ));
+        // Module paths are long and their ends say the most: keep the tail.
+        let count = label.chars().count();
+        let text = if count > 38 {
+            "…".to_owned() + &label.chars().skip(count - 37).collect::<String>()
+        } else {
+            label.clone()
+        };
+        p.labels.push(Label::new(
+            egui::pos2(frame.left() + 22.0, y),
+            text,
+            11.0,
+            egui::Color32::from_gray(210),
+            egui::Align2::LEFT_TOP,
+        ));
+    }
+}
+
+/// A small caption at the right of a bar (its variant).
+pub fn bar_caption(p: &mut Picture, bar: egui::Rect, text: &str) {
+    if bar.height() >= 10.0 && bar.width() > 200.0 {
+        shadowed(
+            p,
+            Label::new(
+                egui::pos2(bar.right() - 4.0, bar.center().y),
+                text,
+                9.5,
+                egui::Color32::from_white_alpha(200),
+                egui::Align2::RIGHT_CENTER,
+            ),
+        );
+    }
+}
+
+/// What the decorations need.
+pub struct DecorateInputs<'a> {
+    pub layout: &'a PaneLayout,
+    pub binned: &'a BinnedScene,
+    pub scene: &'a AllocScene,
+    pub trace: &'a memscape_trace::Trace,
+    pub cam: &'a Camera,
+    pub axis: TimeAxis,
+    pub color_by: ColorBy,
+    pub occupancy: Option<Occupancy>,
+    /// Free bars show the state after this many events.
+    pub free_at_events: u64,
+    pub time_cursor: Option<u64>,
+    pub focus_bin: usize,
+    pub pinned: Option<usize>,
+    pub highlighted: bool,
+}
+
+/// The pane's picture besides the GPU maps and bars (the GUI and `memscape render` share it).
+pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
+    let maps: Vec<egui::Rect> = d.layout.cells.iter().map(|c| c.map).collect();
+    let binned_view = d.binned.by != BinBy::None;
+    let lowest = maps
+        .iter()
+        .map(|m| m.bottom())
+        .fold(f32::NEG_INFINITY, f32::max);
+    for (k, cell) in d.layout.cells.iter().enumerate() {
+        region_separators(p, cell.map, d.cam, d.binned, k);
+        // Time ticks on the lowest cells, or on the stacked bar when there is one (short
+        // cells of a long column have no room for them).
+        if !binned_view || (d.layout.stacked.is_none() && (cell.map.bottom() - lowest).abs() < 1.0)
+        {
+            time_ticks(p, cell.map, d.cam, d.axis);
+        }
+        if binned_view {
+            bin_label(p, cell.map, d.binned, k);
+        }
+        if let Some(free) = cell.free
+            && let Some(info) = d.binned.bins.get(k)
+        {
+            let used = d.binned.occupancy_at(k, d.free_at_events);
+            let cap = info.capacity.max(1);
+            free_bar(
+                p,
+                free,
+                (cap.saturating_sub(used) as f64 / cap as f64) as f32,
+            );
+        }
+        if let (Some(bar), Some(v)) = (cell.bar, d.occupancy)
+            && k == 0
+        {
+            bar_caption(p, bar, &v.key());
+        }
+    }
+    if let (Some(bar), Some(_)) = (d.layout.stacked, d.occupancy) {
+        // The stacked bar (bin 0 on top, band heights by capacity) carries the time ticks.
+        time_ticks(p, bar, d.cam, d.axis);
+    }
+    if let Some(t) = d.time_cursor {
+        time_line(p, &maps, d.cam, t as f64, [250, 200, 80, 255]);
+    }
+    if let Some(pos) = d.pinned
+        && let Some(k) = d.binned.bin_at(pos)
+        && let Some(cell) = d.layout.cells.get(k)
+    {
+        let join = |v: [u32; 2]| u64::from(v[0]) | (u64::from(v[1]) << 32);
+        let b = &d.binned.blocks[pos];
+        let tm = &d.binned.times(d.axis)[pos];
+        let y0 = join(b.addr);
+        block_outline(
+            p,
+            cell.map,
+            d.cam,
+            d.binned.bins[k].collapsed_extent,
+            (join(tm.start), join(tm.end)),
+            (y0, y0.saturating_add(join(b.size))),
+        );
+    }
+    if let Some(ctx) = d.layout.context {
+        let label = d.binned.bins.get(d.focus_bin).map_or(String::new(), |b| {
+            if binned_view {
+                b.label.clone()
+            } else {
+                "context".to_owned()
+            }
+        });
+        context_frame(p, ctx, d.cam, d.scene.time_extent(d.axis), &label);
+    }
+    if let Some(area) = maps
+        .first()
+        .map(|first| maps.iter().fold(*first, |a, m| a.union(*m)))
+    {
+        let title = if d.highlighted {
+            format!("{} (highlight: others dimmed)", d.color_by.name())
+        } else {
+            d.color_by.name().to_owned()
+        };
+        let entries = legend_entries(d.scene, d.trace, d.binned, d.color_by);
+        legend(p, area, &title, &entries);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_frame_follows_the_camera_and_stays_visible() {
+        let rect = egui::Rect::from_min_size(egui::pos2(100.0, 0.0), egui::vec2(96.0, 400.0));
+        let whole = context_frame_rect(rect, &Camera::fit(1000), 1000);
+        assert_eq!(whole, rect);
+        let cam = Camera {
+            t0: 500.0,
+            t_span: 250.0,
+            y0: 0.25,
+            y_span: 0.5,
+        };
+        let f = context_frame_rect(rect, &cam, 1000);
+        assert!((f.left() - 148.0).abs() < 1e-3 && (f.right() - 172.0).abs() < 1e-3);
+        assert!((f.top() - 100.0).abs() < 1e-3 && (f.bottom() - 300.0).abs() < 1e-3);
+        // A deep zoom keeps a frame of at least 3 points.
+        let tiny = Camera {
+            t0: 10.0,
+            t_span: 1e-3,
+            y0: 0.5,
+            y_span: 1e-9,
+        };
+        let f = context_frame_rect(rect, &tiny, 1000);
+        assert!(f.width() >= 3.0 - 1e-3 && f.height() >= 3.0 - 1e-3);
+    }
+}

@@ -1,0 +1,33 @@
+//! The allocation map (Moreta & Telea): every malloc/free block a rectangle in time × address.
+//!
+//! * `scene`: a trace laid out once per dataset (collapsed address axis, both time axes);
+//! * `bins`: the map split into bins, each on its own axis; `colors`: what colours the blocks;
+//! * `camera`: the window over the plane, its zoom, pan and animation, the grid of cells;
+//! * `layout`, `decorate`: where the cells, bars and context view go, and the shapes and labels
+//!   around the maps;
+//! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless.
+
+pub mod bins;
+pub mod camera;
+pub mod colors;
+pub mod compose;
+pub mod decorate;
+pub mod layout;
+pub mod scene;
+pub mod settings;
+
+pub use compose::compose;
+pub use settings::AllocMapSettings;
+
+use crate::dataset::{Dataset, DatasetContent};
+
+/// Whether `dataset` has an allocation map, and if not why.
+pub fn accepts(dataset: &Dataset) -> Result<(), &'static str> {
+    match &dataset.content {
+        DatasetContent::AllocTrace(t) if t.trace.has_addresses() => Ok(()),
+        DatasetContent::AllocTrace(_) => {
+            Err("this trace has no addresses (heaptrack's processed format): use heaptrack --raw")
+        }
+        _ => Err("needs an allocation trace"),
+    }
+}

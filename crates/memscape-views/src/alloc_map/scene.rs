@@ -1,0 +1,263 @@
+//! An allocation trace laid out for the allocation map, once per dataset on the loader thread:
+//! one GPU block per trace block on the collapsed address axis (used regions concatenated with
+//! thin separators), both time axes, the regions' occupancy step functions and the legend's top
+//! call sites. Shared by the GUI and headless rendering, so that both show the same picture.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
+use memscape_trace::Trace;
+
+pub use super::colors::ColorBy;
+use super::colors::{categorical, site_color, site_labels};
+
+/// The time axis of the map.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum TimeAxis {
+    /// Event index: spreads dense bursts.
+    #[default]
+    Events,
+    /// Wall-clock nanoseconds: shows pauses.
+    Wall,
+}
+
+/// One used address range and where it starts on the collapsed axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegionLayout {
+    pub start: u64,
+    pub end: u64,
+    pub collapsed_start: u64,
+}
+
+/// The allocation map's input: one GPU block per trace block (same index), both time axes.
+pub struct AllocScene {
+    /// Occupancy, activity and free gaps per address region over time (step functions from
+    /// memscape-trace), for the occupancy bar.
+    pub region_metrics: Arc<memscape_trace::metrics::BinMetrics>,
+    /// Bytes of address space the regions span: the denominator of "full".
+    pub region_capacity: u64,
+    /// Shared with the views, which keep this `Arc` until they recolour.
+    pub blocks: Arc<Vec<AllocBlockGpu>>,
+    pub times_events: Arc<Vec<BlockTimeGpu>>,
+    pub times_wall: Arc<Vec<BlockTimeGpu>>,
+    pub regions: Vec<RegionLayout>,
+    /// Region index of each block (trace order).
+    pub block_region: Vec<u32>,
+    /// Total height of the collapsed address axis in bytes (regions plus separators).
+    pub collapsed_extent: u64,
+    pub events_extent: u64,
+    pub wall_extent: u64,
+    pub color_by: ColorBy,
+    /// The call sites with the most bytes live at the peak ([`memscape_trace::sites::LineKey`]
+    /// digest, the colour key of their blocks; description), for the legend.
+    pub top_sites: Vec<(u32, String)>,
+}
+
+/// Gap that splits the address space into regions.
+pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
+
+impl AllocScene {
+    pub fn build(trace: &Trace, color_by: ColorBy) -> Self {
+        let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
+        let used = regions.axis_len();
+        // Collapsed gaps stay visible as thin separators: 1 % of the used bytes, at least 64 B.
+        let separator = (used / 100).max(64);
+        let layout: Vec<RegionLayout> = regions
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(k, r)| RegionLayout {
+                start: r.start,
+                end: r.end,
+                collapsed_start: r
+                    .axis_start
+                    .saturating_add(separator.saturating_mul(k as u64)),
+            })
+            .collect();
+        let collapsed_extent = layout
+            .last()
+            .map_or(1, |r| r.collapsed_start.saturating_add(r.end - r.start))
+            .max(1);
+        let b = &trace.blocks;
+        let n = b.len();
+        let events_extent = trace.meta.events.max(1);
+        let wall_extent = trace.meta.end_time_ns.max(1);
+        let mut blocks = Vec::with_capacity(n);
+        let mut times_events = Vec::with_capacity(n);
+        let mut times_wall = Vec::with_capacity(n);
+        for i in 0..n {
+            let y = regions
+                .block_region
+                .get(i)
+                .and_then(|&k| layout.get(k as usize))
+                .map_or(0, |r| {
+                    r.collapsed_start + b.address[i].saturating_sub(r.start)
+                });
+            blocks.push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
+            times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
+            times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
+        }
+        let region_bins = memscape_trace::bins::Bins::new(
+            trace,
+            memscape_trace::bins::BinBy::Region {
+                gap_threshold: REGION_GAP,
+            },
+        );
+        let region_capacity = region_bins
+            .bins
+            .iter()
+            .map(|b| b.extent_end.saturating_sub(b.extent_start))
+            .sum::<u64>()
+            .max(1);
+        let region_metrics = Arc::new(memscape_trace::metrics::BinMetrics::compute(
+            trace,
+            &region_bins,
+        ));
+        // Legend entries keyed like the blocks' colours: by site at line granularity, past
+        // allocation wrappers (memscape_trace::sites).
+        let top = memscape_trace::info::top_call_sites(trace, 8);
+        let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
+        let top_sites = site_labels(trace, &nodes)
+            .into_iter()
+            .zip(&top)
+            .map(|((_, label), s)| (s.key, label))
+            .collect();
+        let mut scene = Self {
+            top_sites,
+            region_metrics,
+            region_capacity,
+            blocks: Arc::new(blocks),
+            times_events: Arc::new(times_events),
+            times_wall: Arc::new(times_wall),
+            regions: layout,
+            block_region: regions.block_region,
+            collapsed_extent,
+            events_extent,
+            wall_extent,
+            color_by,
+        };
+        scene.recolor(trace, color_by);
+        scene
+    }
+
+    pub fn time_extent(&self, axis: TimeAxis) -> u64 {
+        match axis {
+            TimeAxis::Events => self.events_extent,
+            TimeAxis::Wall => self.wall_extent,
+        }
+    }
+
+    /// Recomputes colours and attributes for a new colouring.
+    pub fn recolor(&mut self, trace: &Trace, color_by: ColorBy) {
+        self.blocks = Arc::new(self.colored_blocks(trace, color_by));
+        self.color_by = color_by;
+    }
+
+    /// A copy of the blocks coloured by `color_by` (age at the trace's end, bins = regions).
+    pub fn colored_blocks(&self, trace: &Trace, color_by: ColorBy) -> Vec<AllocBlockGpu> {
+        let colors = self.block_colors(trace, color_by, &self.block_region, self.events_extent);
+        let mut blocks = self.blocks.as_ref().clone();
+        for (block, (color, attr)) in blocks.iter_mut().zip(colors) {
+            block.color = color;
+            block.attr = attr;
+        }
+        blocks
+    }
+
+    /// Each block's packed colour and attribute (trace order) for `color_by`: `block_bin` gives
+    /// the bin of each block for [`ColorBy::Bin`], `age_at` the time (in events) from which
+    /// [`ColorBy::Age`] looks (blocks allocated later are age 0).
+    pub fn block_colors(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        block_bin: &[u32],
+        age_at: u64,
+    ) -> Vec<(u32, f32)> {
+        let b = &trace.blocks;
+        let log_norm = |v: u64, max: u64| -> f32 {
+            let lm = ((max.max(2)) as f64).log2();
+            ((v.max(1) as f64).log2() / lm).clamp(0.0, 1.0) as f32
+        };
+        let max_size = b.size.iter().copied().max().unwrap_or(1);
+        let max_life = (0..b.len())
+            .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
+            .max()
+            .unwrap_or(1);
+        let age_at = age_at.max(1);
+        let pack = memscape_render::color::pack_rgba8;
+        // Sites at line granularity past allocation wrappers, one digest per stack.
+        let site_key = if color_by == ColorBy::Site {
+            let sites = memscape_trace::sites::Sites::new(
+                trace,
+                &memscape_trace::sites::SiteOptions::default(),
+            );
+            let mut keys: HashMap<u32, u32> = HashMap::new();
+            b.site
+                .iter()
+                .map(|&s| {
+                    *keys
+                        .entry(s)
+                        .or_insert_with(|| sites.line_key(trace, s).digest())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        (0..b.len())
+            .map(|i| match color_by {
+                ColorBy::Thread => (pack(categorical(b.thread[i])), 0.0),
+                ColorBy::Site => (pack(site_color(site_key[i])), 0.0),
+                ColorBy::Bin => (
+                    pack(categorical(block_bin.get(i).copied().unwrap_or(0))),
+                    0.0,
+                ),
+                ColorBy::Size => (0, log_norm(b.size[i], max_size)),
+                ColorBy::Lifetime => (
+                    0,
+                    log_norm(b.free_event[i].saturating_sub(b.alloc_event[i]), max_life),
+                ),
+                ColorBy::Waste => {
+                    let usable = b.usable_size[i];
+                    let requested = b.requested_size[i];
+                    let waste = if usable > 0 && usable >= requested {
+                        (usable - requested) as f32 / usable as f32
+                    } else {
+                        0.0
+                    };
+                    (0, waste)
+                }
+                ColorBy::Age => (
+                    0,
+                    (age_at.saturating_sub(b.alloc_event[i]) as f64 / age_at as f64) as f32,
+                ),
+            })
+            .collect()
+    }
+
+    /// The collapsed position of a real address, if it lies inside a region.
+    pub fn collapse(&self, address: u64) -> Option<u64> {
+        let i = self
+            .regions
+            .partition_point(|r| r.start <= address)
+            .checked_sub(1)?;
+        let r = &self.regions[i];
+        (address < r.end).then(|| r.collapsed_start + (address - r.start))
+    }
+
+    /// The region index and real address at a collapsed address, if it falls inside a region.
+    pub fn uncollapse(&self, y: u64) -> Option<(usize, u64)> {
+        let i = self
+            .regions
+            .partition_point(|r| r.collapsed_start <= y)
+            .checked_sub(1)?;
+        let r = &self.regions[i];
+        let offset = y - r.collapsed_start;
+        (offset < r.end - r.start).then_some((i, r.start + offset))
+    }
+}

@@ -1,0 +1,25 @@
+//! Cycle views (Choudhury et al.): barcode, circular and spiral plots of a reference trace's
+//! circle-valued parameterizations, morphing between two of them, and the MDS baseline.
+//!
+//! * `model`: the analysis of a trace's records; `draw`: colours, instances, barcode,
+//!   projection and legend; `contours`: the density isocontours and the lasso's test;
+//! * `settings`, `compose`: what the user chooses and the picture, for the pane and headless.
+
+pub mod compose;
+pub mod contours;
+pub mod draw;
+pub mod model;
+pub mod settings;
+
+pub use compose::compose;
+pub use settings::CycleSettings;
+
+use crate::dataset::{Dataset, DatasetContent};
+
+/// Whether `dataset` is a reference trace, and if not why.
+pub fn accepts(dataset: &Dataset) -> Result<(), &'static str> {
+    match &dataset.content {
+        DatasetContent::RefTrace(_) => Ok(()),
+        _ => Err("needs a memory reference trace (lackey, pinatrace, CSV)"),
+    }
+}

@@ -1,0 +1,362 @@
+//! Loading any supported file into a [`Dataset`]: the format is detected from the content (after
+//! transparent zstd/gzip/bzip2 decompression), never from the extension alone.
+
+use std::path::PathBuf;
+
+use crate::alloc_map::scene::{AllocScene, ColorBy};
+use crate::error::Result;
+
+/// Where a dataset comes from.
+#[derive(Debug, Clone)]
+pub enum LoadSource {
+    File(PathBuf),
+    /// A file embedded in the binary (the demo).
+    Embedded {
+        name: &'static str,
+        bytes: &'static [u8],
+    },
+}
+
+impl LoadSource {
+    pub fn display_name(&self) -> String {
+        match self {
+            LoadSource::File(p) => p.display().to_string(),
+            LoadSource::Embedded { name, .. } => format!("demo: {name}"),
+        }
+    }
+}
+
+/// A loaded file with whatever the views need precomputed (on the loader thread).
+pub struct Dataset {
+    pub name: String,
+    pub content: DatasetContent,
+    /// Time cursor and highlighted blocks shared by the views on this dataset.
+    pub links: crate::links::Links,
+}
+
+pub enum DatasetContent {
+    /// A malloc/free trace (heaptrack, CSV, memscape native).
+    AllocTrace(Box<AllocTraceData>),
+    /// valgrind massif snapshots with their allocation-site trees.
+    Massif(Box<memscape_heap::MassifFile>),
+    /// Heap profiles: pprof, text heap profiles (gperftools, jemalloc, Go), DHAT.
+    HeapProfile(Box<memscape_heap::StackProfile>),
+    /// Sampled memory accesses (MemAxes/Mitos CSV, perf script).
+    Samples(Box<memscape_samples::Samples>),
+    /// A hardware topology (hwloc XML, MemAxes hardware.xml).
+    Topology(Box<memscape_topology::Topology>),
+    /// A memory reference trace (valgrind lackey, pinatrace, CSV).
+    RefTrace(Box<memscape_cycles::ReferenceTrace>),
+    /// Dependence graphs (IGV XML, Graal BGV, Graphviz DOT).
+    Graphs(Box<memscape_graph::Imported>),
+}
+
+/// The kinds of file memscape recognises, from the first bytes of their content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sniffed {
+    Massif,
+    HeapProfile,
+    Topology,
+    Samples,
+    Graph,
+    RefTrace,
+    AllocTrace,
+}
+
+/// A DOT file starts (after comments) with `strict`, `graph` or `digraph`.
+fn is_dot(head: &str) -> bool {
+    let code = head
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            !l.is_empty() && !l.starts_with("//") && !l.starts_with('#') && !l.starts_with("/*")
+        })
+        .unwrap_or("");
+    let word = code
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    matches!(
+        word.to_ascii_lowercase().as_str(),
+        "strict" | "graph" | "digraph"
+    )
+}
+
+fn sniff(bytes: &[u8]) -> Sniffed {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let first_line = head.lines().next().unwrap_or("").trim();
+    if first_line.starts_with("desc:") {
+        Sniffed::Massif
+    } else if head.contains("<topology") || head.contains("<Hardware") {
+        Sniffed::Topology
+    } else if head.contains("<graphDocument") || is_dot(&head) || memscape_graph::bgv::is_bgv(bytes)
+    {
+        Sniffed::Graph
+    } else if memscape_heap::ProfileFormat::sniff(bytes).is_some() {
+        Sniffed::HeapProfile
+    } else if first_line.starts_with("==")
+        || memscape_cycles::trace::detect_format(&bytes[..bytes.len().min(4096)])
+            .is_some_and(|f| f != memscape_cycles::TraceFormat::Csv)
+    {
+        // lackey (valgrind's banner lines start with ==pid==) and pinatrace; a CSV reference
+        // trace is only tried when the allocation-trace importers reject the file.
+        Sniffed::RefTrace
+    } else if first_line.contains("latency")
+        && (first_line.contains("dataSource") || first_line.contains("data_src"))
+        || head.contains("|OP ")
+    {
+        Sniffed::Samples
+    } else {
+        Sniffed::AllocTrace
+    }
+}
+
+pub struct AllocTraceData {
+    pub trace: memscape_trace::Trace,
+    /// Blocks laid out for the allocation map (collapsed address axis, default colours).
+    pub scene: Option<AllocScene>,
+}
+
+impl AllocTraceData {
+    /// `trace` with its allocation-map scene (when it has addresses).
+    pub fn new(trace: memscape_trace::Trace) -> Self {
+        let scene = trace
+            .has_addresses()
+            .then(|| AllocScene::build(&trace, ColorBy::default_for(&trace)));
+        Self { trace, scene }
+    }
+}
+
+impl Dataset {
+    /// The allocation trace, when this dataset is one.
+    pub fn alloc_trace(&self) -> Option<&AllocTraceData> {
+        match &self.content {
+            DatasetContent::AllocTrace(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn format_name(&self) -> String {
+        match &self.content {
+            DatasetContent::AllocTrace(t) => t.trace.meta.format.name().to_owned(),
+            DatasetContent::Massif(_) => "valgrind massif".to_owned(),
+            DatasetContent::HeapProfile(p) => p.format.name().to_owned(),
+            DatasetContent::Samples(s) => format!("{:?} samples", s.format),
+            DatasetContent::Topology(_) => "hardware topology".to_owned(),
+            DatasetContent::RefTrace(t) => format!("{:?} reference trace", t.format),
+            DatasetContent::Graphs(_) => "dependence graphs".to_owned(),
+        }
+    }
+
+    /// A few lines of counts for the summary view.
+    pub fn summary_text(&self) -> String {
+        match &self.content {
+            DatasetContent::AllocTrace(t) => {
+                let m = &t.trace.meta;
+                let mut s = format!(
+                    "events          {}\nallocations     {}\nfrees           {}\nreallocations   {}\nblocks          {}\nnever freed     {}\npeak live bytes {} (at event {})\nlive at end     {}\nthreads         {}\naddresses       {}\n",
+                    m.events,
+                    m.allocs,
+                    m.frees,
+                    m.reallocs,
+                    t.trace.blocks.len(),
+                    t.trace.never_freed(),
+                    m.peak_live_bytes,
+                    m.peak_event,
+                    m.end_live_bytes,
+                    t.trace.threads.len(),
+                    if m.has_addresses {
+                        "yes"
+                    } else {
+                        "no (processed heaptrack file)"
+                    },
+                );
+                if let Some(scene) = &t.scene {
+                    s.push_str(&format!("regions         {}\n", scene.regions.len()));
+                }
+                s
+            }
+            DatasetContent::Massif(m) => {
+                let detailed = m.snapshots.iter().filter(|s| s.tree.is_some()).count();
+                let peak = m
+                    .peak_snapshot()
+                    .and_then(|i| m.snapshots.get(i))
+                    .map_or(0, |s| s.mem_heap_b);
+                format!(
+                    "command         {}\ntime unit       {}\nsnapshots       {} ({} detailed)\npeak heap bytes {}\n",
+                    m.cmd,
+                    m.time_unit,
+                    m.snapshots.len(),
+                    detailed,
+                    peak
+                )
+            }
+            DatasetContent::HeapProfile(p) => {
+                let types: Vec<&str> = p.sample_types.iter().map(|t| t.name.as_str()).collect();
+                format!(
+                    "profiles        {}\nsample types    {}\nframes          {}\n",
+                    p.snapshots.len(),
+                    types.join(", "),
+                    p.frames.list.len()
+                )
+            }
+            DatasetContent::Samples(s) => format!(
+                "samples         {}\nsource lines    {}\ndata symbols    {}\n",
+                s.len(),
+                s.source_lines.len(),
+                s.symbols.len()
+            ),
+            DatasetContent::Topology(t) => memscape_topology::render_tree(t),
+            DatasetContent::RefTrace(t) => format!(
+                "memory accesses   {}\ninstructions      {}\n",
+                t.accesses.len(),
+                t.instruction_addresses.len()
+            ),
+            DatasetContent::Graphs(g) => {
+                let snapshots = g.document.snapshots();
+                let mut s = format!("snapshots       {}\n", snapshots.len());
+                for (i, graph) in snapshots.iter().enumerate().take(20) {
+                    s.push_str(&format!(
+                        "  {i:>3}  {} ({} nodes, {} edges)\n",
+                        graph.name,
+                        graph.nodes.len(),
+                        graph.edges.len()
+                    ));
+                }
+                s
+            }
+        }
+    }
+
+    pub fn warnings_text(&self) -> String {
+        match &self.content {
+            DatasetContent::AllocTrace(t) => t.trace.warnings.to_string(),
+            DatasetContent::Massif(m) => m.warnings.to_string(),
+            DatasetContent::HeapProfile(p) => p.warnings.to_string(),
+            DatasetContent::Samples(s) => s.warnings.to_string(),
+            DatasetContent::Topology(_) => String::new(),
+            DatasetContent::RefTrace(t) => t.warnings.to_string(),
+            DatasetContent::Graphs(g) => g.warnings.to_string(),
+        }
+    }
+}
+
+/// Reads, detects and parses `source`. Runs on a loader thread; `progress(fraction, message)`
+/// reports how far it got (fraction < 0: unknown).
+pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset> {
+    let name = source.display_name();
+    progress(-1.0, "reading");
+    let bytes = match source {
+        LoadSource::File(path) => memscape_io::read_input(path)?,
+        LoadSource::Embedded { name, bytes } => memscape_io::decompress(
+            std::path::Path::new(name),
+            bytes.to_vec(),
+            memscape_io::DEFAULT_MAX_DECOMPRESSED,
+        )?,
+    };
+    progress(0.1, "detecting the format");
+    let content = match sniff(&bytes) {
+        Sniffed::Massif => {
+            DatasetContent::Massif(Box::new(memscape_heap::parse_massif(&name, &bytes)?))
+        }
+        Sniffed::HeapProfile => DatasetContent::HeapProfile(Box::new(
+            memscape_heap::profile::parse_profile(&name, &bytes)?,
+        )),
+        Sniffed::Topology => DatasetContent::Topology(Box::new(
+            memscape_topology::Topology::from_bytes(&bytes, &name)?,
+        )),
+        Sniffed::Samples => DatasetContent::Samples(Box::new(memscape_samples::parse_samples(
+            &bytes,
+            &name,
+            memscape_samples::ImportOptions::default(),
+        )?)),
+        Sniffed::Graph => {
+            DatasetContent::Graphs(Box::new(memscape_graph::import_contents(vec![(
+                name.clone(),
+                bytes,
+            )])?))
+        }
+        Sniffed::RefTrace => DatasetContent::RefTrace(Box::new(
+            memscape_cycles::trace::parse_trace(&name, &bytes, None)?,
+        )),
+        Sniffed::AllocTrace => {
+            let trace = match memscape_trace::load_bytes(&name, &bytes) {
+                Ok(trace) => trace,
+                // A file named .msc whose magic is wrong says so, and nothing more.
+                Err(e @ memscape_trace::LoadError::NotMsc { .. }) => return Err(e.into()),
+                Err(alloc_error) => {
+                    // A CSV of memory references (ip,address,kind,size) looks like a CSV
+                    // allocation trace to the sniffer; try it before giving up.
+                    if let Ok(refs) = memscape_cycles::trace::parse_trace(
+                        &name,
+                        &bytes,
+                        Some(memscape_cycles::TraceFormat::Csv),
+                    ) && !refs.accesses.is_empty()
+                    {
+                        return Ok(Dataset {
+                            name,
+                            content: DatasetContent::RefTrace(Box::new(refs)),
+                            links: Default::default(),
+                        });
+                    }
+                    // Said once: what was tried and how the file starts (not the trace
+                    // importer's own "expected" again under it).
+                    return Err(match alloc_error {
+                        memscape_trace::LoadError::NotATrace { start, .. } => {
+                            crate::error::ViewError::msg(format!(
+                                "{name}: not a file memscape can read: expected heaptrack raw/processed, a CSV allocation trace (`time,op,address,…`), memscape .msc or a CSV reference trace (`ip,address,kind,size`), or massif, pprof, text heap profiles, DHAT, hwloc/MemAxes XML, sample CSVs, lackey, pinatrace, IGV XML, Graal BGV or DOT (recognised by their first bytes); the input starts with {start}"
+                            ))
+                        }
+                        other => other.into(),
+                    });
+                }
+            };
+            progress(0.7, "laying out the allocation map");
+            DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)))
+        }
+    };
+    progress(1.0, "done");
+    Ok(Dataset {
+        name,
+        content,
+        links: Default::default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_recognised_by_content() {
+        assert_eq!(sniff(b"desc: --time-unit=B\ncmd: ./a\n"), Sniffed::Massif);
+        assert_eq!(
+            sniff(b"<?xml version=\"1.0\"?>\n<topology version=\"2.0\">"),
+            Sniffed::Topology
+        );
+        assert_eq!(
+            sniff(b"variable,source,line,time,iter,latency,dataSource,cpu\n"),
+            Sniffed::Samples
+        );
+        assert_eq!(sniff(b"v 10200\nX ./prog\n"), Sniffed::AllocTrace);
+        assert_eq!(
+            sniff(b"// cfg\ndigraph \"CFG for 'main'\" {\n"),
+            Sniffed::Graph
+        );
+        assert_eq!(sniff(b"<graphDocument>\n"), Sniffed::Graph);
+        assert_eq!(sniff(b"BIGV\x07\x00\x03\x00\x00"), Sniffed::Graph);
+        assert_eq!(
+            sniff(b"heap profile: 1: 2 [3: 4] @ heap/2\n"),
+            Sniffed::HeapProfile
+        );
+        assert_eq!(
+            sniff(b"{\"dhatFileVersion\":2,\"mode\":\"heap\"}"),
+            Sniffed::HeapProfile
+        );
+        assert_eq!(sniff(b"==123== Lackey\nI  04001000,3\n"), Sniffed::RefTrace);
+        assert_eq!(
+            sniff(b"time,op,address,size\n1,alloc,0x10,8\n"),
+            Sniffed::AllocTrace
+        );
+    }
+}

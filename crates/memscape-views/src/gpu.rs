@@ -1,0 +1,756 @@
+//! The one GPU bridge between pictures and egui: a pane paints its [`Picture`] with
+//! [`paint_picture`], which adds one egui-wgpu paint callback over `memscape-render`'s pipelines;
+//! the uploads and per-view targets live in one [`GpuRegistry`] in egui-wgpu's callback
+//! resources, keyed by the pane's [`PaneKey`].
+//!
+//! What is uploaded is kept until it changes: a shape layer's instances until its shapes differ,
+//! the allocation map's blocks until the blocks, times or selection `Arc`s are other ones (a new
+//! colouring replaces only the colours, another time axis only the times), a morph's records
+//! until its `Arc` changes; an allocation-map view is accumulated again only when what it shows
+//! changed (hover and animation elsewhere cost only its resolve). Panning and zooming a shape
+//! layer rewrite its uniform only.
+//!
+//! A pane owns its key; dropping the pane releases it, and [`GpuRegistry::release_closed`] (run
+//! at the start of each frame) frees everything kept under it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use memscape_render::alloc_map::{
+    AllocMapData, AllocMapFrame, AllocMapPicker, AllocMapPipelines, AllocMapView, BarBlocks,
+    CursorOverlay, CursorPipelines, DrawOptions, OccupancyBarData, OccupancyBarFrame,
+    OccupancyBarView, SelectionStyle, TimeMapping,
+};
+use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines};
+use memscape_render::shapes::{ShapeBatch, ShapeGpu, ShapesPipelines, ShapesView};
+
+use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, Picture};
+
+/// Keys of panes dropped since the app last asked.
+static RELEASED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// A process-wide unique key for a pane's GPU resources, held by the pane. When the pane is
+/// dropped (its tile closed) the key is released and the registry frees everything kept under
+/// it. Not `Clone`: one owner per key.
+#[derive(Debug)]
+pub struct PaneKey(u64);
+
+impl PaneKey {
+    pub fn new() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for PaneKey {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for PaneKey {
+    fn drop(&mut self) {
+        if let Ok(mut released) = RELEASED.lock() {
+            released.push(self.0);
+        }
+    }
+}
+
+/// The keys of panes dropped since the last call.
+pub fn take_released_pane_keys() -> Vec<u64> {
+    RELEASED
+        .lock()
+        .map(|mut r| std::mem::take(&mut *r))
+        .unwrap_or_default()
+}
+
+/// A pick of the allocation map under the pointer: which map layer, where (pane points), and a
+/// tag the answer comes back with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PickRequest {
+    pub slot: u32,
+    pub point: egui::Pos2,
+    pub tag: u64,
+}
+
+/// Answers of picks: (tag, upload position of the block under the pointer, if any).
+pub type PickAnswers = Arc<Mutex<Vec<(u64, Option<usize>)>>>;
+
+/// What a pane asks of the GPU besides drawing its picture.
+#[derive(Clone, Default)]
+pub struct PaintOptions {
+    /// Pick the block under a point of a map layer; the answer arrives in `answers` a frame or
+    /// two later.
+    pub pick: Option<PickRequest>,
+    pub answers: Option<PickAnswers>,
+    /// Set once the picture has been prepared on the GPU (the screenshot waits for it).
+    pub drawn: Option<Arc<AtomicBool>>,
+}
+
+/// Paints `picture` into `rect` of `ui`: its background and GPU layers and shapes through one
+/// paint callback (when egui renders with wgpu), its labels with egui.
+pub fn paint_picture(
+    ui: &egui::Ui,
+    key: &PaneKey,
+    rect: egui::Rect,
+    picture: Arc<Picture>,
+    options: PaintOptions,
+) {
+    if let Some([r, g, b, _]) = picture.background {
+        ui.painter()
+            .rect_filled(rect, 0.0, egui::Color32::from_rgb(r, g, b));
+    }
+    let labels_painter = ui.painter_at(rect);
+    let origin = rect.min;
+    let labels = (!picture.labels.is_empty()).then(|| picture.clone());
+    ui.painter().add(egui_wgpu::Callback::new_paint_callback(
+        rect,
+        PictureCallback {
+            key: key.get(),
+            rect,
+            picture,
+            options,
+        },
+    ));
+    if let Some(p) = labels {
+        crate::label::paint(&labels_painter, origin, &p.labels);
+    }
+}
+
+/// [`paint_picture`] with nothing else asked of the GPU.
+pub fn paint(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, picture: Picture) {
+    paint_picture(ui, key, rect, Arc::new(picture), PaintOptions::default());
+}
+
+/// GPU resources of every pane on one device, in egui-wgpu's callback resources.
+pub struct GpuRegistry {
+    shapes: ShapesPipelines,
+    morph: PolarMorphPipelines,
+    maps: AllocMapPipelines,
+    cursors: CursorPipelines,
+    /// The format of egui's render target.
+    target_format: wgpu::TextureFormat,
+    panes: HashMap<u64, PaneGpu>,
+}
+
+impl GpuRegistry {
+    pub fn new(
+        device: &wgpu::Device,
+        target_format: wgpu::TextureFormat,
+    ) -> Result<Self, memscape_render::RenderError> {
+        let mut shapes = ShapesPipelines::new(device)?;
+        shapes.ensure_format(device, target_format);
+        let mut morph = PolarMorphPipelines::new(device)?;
+        morph.ensure_format(device, target_format);
+        Ok(Self {
+            shapes,
+            morph,
+            maps: AllocMapPipelines::new(device)?,
+            cursors: CursorPipelines::new(device)?,
+            target_format,
+            panes: HashMap::new(),
+        })
+    }
+
+    /// Puts the registry into egui-wgpu's callback resources.
+    pub fn install(
+        render_state: &egui_wgpu::RenderState,
+    ) -> Result<(), memscape_render::RenderError> {
+        let registry = Self::new(&render_state.device, render_state.target_format)?;
+        render_state
+            .renderer
+            .write()
+            .callback_resources
+            .insert(registry);
+        Ok(())
+    }
+
+    /// Frees the GPU resources of panes closed in an earlier frame. Run it at the start of a
+    /// frame: by then the frame in which a pane closed has been painted, so none of its paint
+    /// callbacks can bring the resources back.
+    pub fn release_closed(render_state: &egui_wgpu::RenderState) {
+        let released = take_released_pane_keys();
+        if released.is_empty() {
+            return;
+        }
+        tracing::debug!(
+            "freeing the GPU resources of {} closed pane(s)",
+            released.len()
+        );
+        let mut renderer = render_state.renderer.write();
+        if let Some(registry) = renderer.callback_resources.get_mut::<GpuRegistry>() {
+            registry.release(&released);
+        }
+    }
+
+    /// Frees what the panes `released` kept.
+    pub fn release(&mut self, released: &[u64]) {
+        self.panes.retain(|key, _| !released.contains(key));
+    }
+
+    /// Panes with resources (tests).
+    pub fn pane_count(&self) -> usize {
+        self.panes.len()
+    }
+}
+
+/// A shape list on the GPU and what it holds.
+struct ShapeUpload {
+    batch: ShapeBatch,
+    shapes: Vec<ShapeGpu>,
+}
+
+/// The blocks of a pane's map layers on the GPU and the data they came from.
+struct MapUpload {
+    data: AllocMapData,
+    source: Arc<MapData>,
+    /// Bumped on every change of the upload (views accumulate again).
+    version: u64,
+}
+
+/// One pane's uploads and per-view targets.
+#[derive(Default)]
+struct PaneGpu {
+    shape_layers: HashMap<u32, ShapeUpload>,
+    overlay: Option<ShapeUpload>,
+    morphs: HashMap<u32, (Arc<MorphData>, PolarMorphData)>,
+    map: Option<MapUpload>,
+    frames: HashMap<u32, (AllocMapFrame, u64)>,
+    bars: Option<(Arc<BarBlocks>, OccupancyBarData, u64)>,
+    bar_frames: HashMap<u32, (OccupancyBarFrame, u64)>,
+    cursors: HashMap<u32, CursorOverlay>,
+    picker: Option<AllocMapPicker>,
+    asked: HashMap<u64, u64>,
+}
+
+struct PictureCallback {
+    key: u64,
+    rect: egui::Rect,
+    picture: Arc<Picture>,
+    options: PaintOptions,
+}
+
+/// One pane's picture in a frame: where it lies on the screen (points) and what it asks.
+pub struct PanePicture<'a> {
+    pub key: u64,
+    pub rect: egui::Rect,
+    pub picture: &'a Picture,
+    pub options: &'a PaintOptions,
+}
+
+/// Where `rect` (absolute points) lands in pixels: size, top-left corner (clamped to the
+/// screen, as egui sets viewports).
+fn viewport(rect: egui::Rect, screen: &egui_wgpu::ScreenDescriptor) -> ([u32; 2], [f32; 2]) {
+    let vp = egui::epaint::ViewportInPixels::from_points(
+        &rect,
+        screen.pixels_per_point,
+        screen.size_in_pixels,
+    );
+    (
+        [vp.width_px.max(1) as u32, vp.height_px.max(1) as u32],
+        [vp.left_px as f32, vp.top_px as f32],
+    )
+}
+
+/// `view` (world → pane points) as world → pixels of the pane's viewport: scaled by the
+/// pixels per point and shifted where the pane is clipped by the screen's edge.
+fn pixel_view(
+    view: &ShapesView,
+    pane: egui::Rect,
+    screen: &egui_wgpu::ScreenDescriptor,
+) -> ([f32; 2], ShapesView) {
+    let ppp = screen.pixels_per_point;
+    let (size, origin) = viewport(pane, screen);
+    let shift = [pane.min.x * ppp - origin[0], pane.min.y * ppp - origin[1]];
+    (
+        [size[0] as f32, size[1] as f32],
+        ShapesView {
+            scale: [view.scale[0] * ppp, view.scale[1] * ppp],
+            offset: [
+                view.offset[0] * ppp + shift[0],
+                view.offset[1] * ppp + shift[1],
+            ],
+        },
+    )
+}
+
+/// A hash of a view and the other things an accumulation depends on.
+fn frame_key(view: &AllocMapView, parts: &[u64]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        view.time_origin,
+        view.time_origin_frac.to_bits(),
+        view.addr_origin,
+        view.addr_origin_frac.to_bits(),
+        view.pixels_per_time.to_bits(),
+        view.pixels_per_byte.to_bits(),
+        view.alpha.to_bits(),
+        view.cushion_strength.to_bits(),
+    )
+        .hash(&mut h);
+    (
+        format!("{:?}{:?}", view.cushion, view.color_mode),
+        view.background_linear.map(f32::to_bits),
+        parts,
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
+fn upload_shapes(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    pipelines: &ShapesPipelines,
+    slot: &mut Option<ShapeUpload>,
+    shapes: Vec<ShapeGpu>,
+) -> Option<()> {
+    let upload = slot.get_or_insert_with(|| ShapeUpload {
+        batch: ShapeBatch::new(device, pipelines),
+        shapes: Vec::new(),
+    });
+    if upload.shapes != shapes || upload.batch.is_empty() != shapes.is_empty() {
+        if let Err(e) = upload.batch.set_shapes(device, queue, &shapes) {
+            tracing::error!("shapes: {e}");
+            return None;
+        }
+        upload.shapes = shapes;
+    }
+    Some(())
+}
+
+struct Gpu<'a> {
+    device: &'a wgpu::Device,
+    queue: &'a wgpu::Queue,
+    screen: &'a egui_wgpu::ScreenDescriptor,
+    encoder: &'a mut wgpu::CommandEncoder,
+}
+
+impl PanePicture<'_> {
+    fn abs(&self, r: egui::Rect) -> egui::Rect {
+        r.translate(self.rect.min.to_vec2())
+    }
+
+    fn prepare_map(
+        &self,
+        gpu: &mut Gpu<'_>,
+        reg: &mut GpuRegistry,
+        pane: &mut PaneGpu,
+        m: &MapLayer,
+    ) {
+        let (device, queue) = (gpu.device, gpu.queue);
+        // The upload: replaced only in the parts that changed.
+        match &mut pane.map {
+            Some(u) if Arc::ptr_eq(&u.source, &m.data) => {}
+            Some(u) if u.data.block_count == m.data.blocks.len() => {
+                if !Arc::ptr_eq(&u.source.times, &m.data.times) {
+                    u.data.replace_times(queue, &m.data.times);
+                }
+                if !Arc::ptr_eq(&u.source.blocks, &m.data.blocks) {
+                    u.data.replace_blocks(queue, &m.data.blocks);
+                }
+                if let Some(bits) = &m.data.selection
+                    && u.source
+                        .selection
+                        .as_ref()
+                        .is_none_or(|s| !Arc::ptr_eq(s, bits))
+                {
+                    u.data.set_selection(queue, bits.words());
+                }
+                u.source = m.data.clone();
+                u.version += 1;
+            }
+            _ => {
+                let data = AllocMapData::upload(device, &reg.maps, &m.data.blocks, &m.data.times);
+                if let Some(bits) = &m.data.selection {
+                    data.set_selection(queue, bits.words());
+                }
+                let version = pane.map.as_ref().map_or(0, |u| u.version + 1);
+                pane.map = Some(MapUpload {
+                    data,
+                    source: m.data.clone(),
+                    version,
+                });
+                pane.asked.clear();
+            }
+        }
+        let Some(upload) = &pane.map else {
+            return;
+        };
+        let (size, origin) = viewport(self.abs(m.rect), gpu.screen);
+        let mut view = m.window.view(m.extent, [size[0] as f32, size[1] as f32]);
+        m.style.apply(&mut view);
+        let dim = m.data.selection.is_some();
+        let key = frame_key(
+            &view,
+            &[
+                upload.version,
+                u64::from(dim),
+                m.range.start as u64,
+                m.range.end as u64,
+                u64::from(size[0]) << 32 | u64::from(size[1]),
+                u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
+            ],
+        );
+        let (frame, prepared) = pane
+            .frames
+            .entry(m.slot)
+            .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
+        if *prepared != key {
+            frame.prepare_with(
+                device,
+                queue,
+                gpu.encoder,
+                &mut reg.maps,
+                &upload.data,
+                &view,
+                size,
+                origin,
+                reg.target_format,
+                &DrawOptions {
+                    range: Some(m.range.clone()),
+                    selection: if dim {
+                        SelectionStyle::DIM
+                    } else {
+                        SelectionStyle::Off
+                    },
+                    ..Default::default()
+                },
+            );
+            *prepared = key;
+        }
+        if let Some(c) = &m.cursors {
+            let overlay = pane
+                .cursors
+                .entry(m.slot)
+                .or_insert_with(|| CursorOverlay::new(device, &reg.cursors));
+            overlay.prepare(
+                device,
+                queue,
+                &mut reg.cursors,
+                &c.cursors,
+                &TimeMapping::from(&view),
+                &c.style,
+                size[0],
+                reg.target_format,
+            );
+        } else {
+            pane.cursors.remove(&m.slot);
+        }
+        if let Some(pick) = self.options.pick.filter(|p| p.slot == m.slot) {
+            let ppp = gpu.screen.pixels_per_point;
+            let local = (pick.point - m.rect.min) * ppp;
+            let cursor = [local.x.max(0.0) as u32, local.y.max(0.0) as u32];
+            let picker = pane
+                .picker
+                .get_or_insert_with(|| AllocMapPicker::new(device, &reg.maps, 3));
+            if let Some(request) = picker.request(
+                queue,
+                gpu.encoder,
+                &reg.maps,
+                &upload.data,
+                &view,
+                size,
+                cursor,
+                Some(m.range.clone()),
+            ) {
+                pane.asked.insert(request, pick.tag);
+            }
+        }
+    }
+
+    fn prepare_bar(
+        &self,
+        gpu: &mut Gpu<'_>,
+        reg: &mut GpuRegistry,
+        pane: &mut PaneGpu,
+        b: &BarLayer,
+    ) {
+        let (device, queue) = (gpu.device, gpu.queue);
+        if pane
+            .bars
+            .as_ref()
+            .is_none_or(|(source, _, _)| !Arc::ptr_eq(source, &b.bars))
+        {
+            let version = pane.bars.as_ref().map_or(0, |(_, _, v)| v + 1);
+            let data = OccupancyBarData::upload(device, &reg.maps, &b.bars);
+            pane.bars = Some((b.bars.clone(), data, version));
+        }
+        let Some((_, data, version)) = &pane.bars else {
+            return;
+        };
+        let (size, origin) = viewport(self.abs(b.rect), gpu.screen);
+        let mut map_view = b.window.view(1, [size[0] as f32, size[1] as f32]);
+        b.style.apply(&mut map_view);
+        let view = OccupancyBarView::from_map(&map_view, b.variant);
+        let key = frame_key(
+            &map_view,
+            &[
+                *version,
+                b.bin.map_or(u64::MAX, |k| k as u64),
+                u64::from(size[0]) << 32 | u64::from(size[1]),
+                u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
+                // The variant, as its debug text's hash.
+                {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    format!("{:?}", b.variant).hash(&mut h);
+                    h.finish()
+                },
+            ],
+        );
+        let (frame, prepared) = pane
+            .bar_frames
+            .entry(b.slot)
+            .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
+        if *prepared != key {
+            frame.prepare(
+                device,
+                queue,
+                gpu.encoder,
+                &mut reg.maps,
+                data,
+                &view,
+                b.bin,
+                size,
+                origin,
+                reg.target_format,
+            );
+            *prepared = key;
+        }
+    }
+
+    fn prepare_morph(&self, gpu: &Gpu<'_>, reg: &GpuRegistry, pane: &mut PaneGpu, m: &MorphLayer) {
+        let stale = pane
+            .morphs
+            .get(&m.slot)
+            .is_none_or(|(source, _)| !Arc::ptr_eq(source, &m.data));
+        if stale {
+            match PolarMorphData::new(gpu.device, &reg.morph, &m.data.points, &m.data.arcs) {
+                Ok(data) => {
+                    pane.morphs.insert(m.slot, (m.data.clone(), data));
+                }
+                Err(e) => {
+                    tracing::error!("cycle view upload: {e}");
+                    return;
+                }
+            }
+        }
+        let ppp = gpu.screen.pixels_per_point;
+        let (size, shifted) = pixel_view(
+            &ShapesView {
+                scale: [1.0, 1.0],
+                offset: [m.rect.min.x, m.rect.min.y],
+            },
+            self.rect,
+            gpu.screen,
+        );
+        let mut view = m.view;
+        view.center_px = [
+            view.center_px[0] * ppp + shifted.offset[0],
+            view.center_px[1] * ppp + shifted.offset[1],
+        ];
+        view.radius_px *= ppp;
+        view.point_radius_px *= ppp;
+        view.arc_width_px *= ppp;
+        if let Some((_, data)) = pane.morphs.get_mut(&m.slot) {
+            data.set_view(gpu.queue, &view, size, reg.target_format);
+        }
+    }
+}
+
+impl GpuRegistry {
+    /// Uploads what changed of `pane`'s picture and records the accumulations it needs (the
+    /// paint callback's `prepare`).
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        screen: &egui_wgpu::ScreenDescriptor,
+        encoder: &mut wgpu::CommandEncoder,
+        pane_picture: &PanePicture<'_>,
+    ) {
+        let reg = self;
+        let this = pane_picture;
+        let mut pane = reg.panes.remove(&this.key).unwrap_or_default();
+        // Picks asked in earlier frames.
+        if let Some(picker) = &mut pane.picker {
+            for result in picker.poll(device) {
+                let Some(tag) = pane.asked.remove(&result.request) else {
+                    continue;
+                };
+                let position = result.nearest().map(|h| h.block as usize);
+                if let Some(answers) = &this.options.answers
+                    && let Ok(mut a) = answers.lock()
+                {
+                    a.push((tag, position));
+                }
+            }
+        }
+        let mut gpu = Gpu {
+            device,
+            queue,
+            screen,
+            encoder,
+        };
+        for layer in &this.picture.layers {
+            match layer {
+                Layer::Shapes(s) => {
+                    let mut slot = pane.shape_layers.remove(&s.slot);
+                    let shapes = s.shapes.iter().map(|x| x.gpu()).collect();
+                    if upload_shapes(device, queue, &reg.shapes, &mut slot, shapes).is_some()
+                        && let Some(upload) = &mut slot
+                    {
+                        let (size, view) = pixel_view(&s.view, this.rect, screen);
+                        upload.batch.set_view(queue, &view, size, reg.target_format);
+                    }
+                    if let Some(upload) = slot {
+                        pane.shape_layers.insert(s.slot, upload);
+                    }
+                }
+                Layer::Map(m) => this.prepare_map(&mut gpu, reg, &mut pane, m),
+                Layer::Bar(b) => this.prepare_bar(&mut gpu, reg, &mut pane, b),
+                Layer::Morph(m) => this.prepare_morph(&gpu, reg, &mut pane, m),
+            }
+        }
+        let shapes = this.picture.shapes.iter().map(|x| x.gpu()).collect();
+        let mut overlay = pane.overlay.take();
+        if upload_shapes(device, queue, &reg.shapes, &mut overlay, shapes).is_some()
+            && let Some(upload) = &mut overlay
+        {
+            let (size, view) = pixel_view(&ShapesView::IDENTITY, this.rect, screen);
+            upload.batch.set_view(queue, &view, size, reg.target_format);
+        }
+        pane.overlay = overlay;
+        reg.panes.insert(this.key, pane);
+        if let Some(drawn) = &this.options.drawn {
+            drawn.store(true, Ordering::Release);
+        }
+    }
+
+    /// Draws `pane`'s prepared picture into `pass` (the paint callback's `paint`): each layer
+    /// with the viewport of its rectangle, the pane's for the shapes.
+    pub fn paint(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        screen: &egui_wgpu::ScreenDescriptor,
+        pane_picture: &PanePicture<'_>,
+    ) {
+        let this = pane_picture;
+        let Some(pane) = self.panes.get(&this.key) else {
+            return;
+        };
+        let set_rect = |pass: &mut wgpu::RenderPass<'_>, r: egui::Rect| {
+            let (size, origin) = viewport(r, screen);
+            pass.set_viewport(
+                origin[0],
+                origin[1],
+                size[0] as f32,
+                size[1] as f32,
+                0.0,
+                1.0,
+            );
+        };
+        for layer in &this.picture.layers {
+            match layer {
+                Layer::Shapes(s) => {
+                    if let Some(upload) = pane.shape_layers.get(&s.slot) {
+                        set_rect(pass, this.rect);
+                        upload.batch.paint(&self.shapes, pass);
+                    }
+                }
+                Layer::Map(m) => {
+                    if let Some((frame, _)) = pane.frames.get(&m.slot) {
+                        set_rect(pass, this.abs(m.rect));
+                        frame.resolve(pass, &self.maps);
+                        if m.cursors.is_some()
+                            && let Some(overlay) = pane.cursors.get(&m.slot)
+                        {
+                            overlay.draw(pass, &self.cursors);
+                        }
+                    }
+                }
+                Layer::Bar(b) => {
+                    if let Some((frame, _)) = pane.bar_frames.get(&b.slot) {
+                        set_rect(pass, this.abs(b.rect));
+                        frame.resolve(pass, &self.maps);
+                    }
+                }
+                Layer::Morph(m) => {
+                    if let Some((_, data)) = pane.morphs.get(&m.slot) {
+                        set_rect(pass, this.rect);
+                        data.paint(&self.morph, pass);
+                    }
+                }
+            }
+        }
+        if let Some(upload) = &pane.overlay {
+            set_rect(pass, this.rect);
+            upload.batch.paint(&self.shapes, pass);
+        }
+    }
+}
+
+impl PictureCallback {
+    fn pane_picture(&self) -> PanePicture<'_> {
+        PanePicture {
+            key: self.key,
+            rect: self.rect,
+            picture: &self.picture,
+            options: &self.options,
+        }
+    }
+}
+
+impl egui_wgpu::CallbackTrait for PictureCallback {
+    fn prepare(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        screen: &egui_wgpu::ScreenDescriptor,
+        encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        if let Some(reg) = resources.get_mut::<GpuRegistry>() {
+            reg.prepare(device, queue, screen, encoder, &self.pane_picture());
+        }
+        Vec::new()
+    }
+
+    fn paint(
+        &self,
+        info: egui::PaintCallbackInfo,
+        pass: &mut wgpu::RenderPass<'static>,
+        resources: &egui_wgpu::CallbackResources,
+    ) {
+        if let Some(reg) = resources.get::<GpuRegistry>() {
+            let screen = egui_wgpu::ScreenDescriptor {
+                size_in_pixels: info.screen_size_px,
+                pixels_per_point: info.pixels_per_point,
+            };
+            reg.paint(pass, &screen, &self.pane_picture());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_pane_releases_its_key() {
+        let kept = PaneKey::new();
+        let closed = PaneKey::new();
+        let (k, c) = (kept.get(), closed.get());
+        drop(closed);
+        // Other tests may release keys concurrently: only ours matter.
+        let released = take_released_pane_keys();
+        assert!(released.contains(&c));
+        assert!(!released.contains(&k));
+    }
+}

@@ -1,0 +1,484 @@
+//! The heap tree's picture (sunburst, icicle or timeline of small multiples), composed in one
+//! place for the GUI pane and headless rendering.
+
+use memscape_heap::{HeapTimeline, Sizes, SizesSource, TimePoint, icicle, sunburst};
+
+use super::draw::{self, BACKGROUND, Picture};
+use super::model::{self, Grouping};
+use super::settings::{Chart, HeapTreeSettings};
+use crate::dataset::{Dataset, DatasetContent};
+use crate::error::{Context as _, Result};
+use crate::label::Label;
+
+/// The area a single tree (sunburst or icicle) fills in a picture of `size` points.
+pub fn chart_area(size: egui::Vec2) -> egui::Rect {
+    egui::Rect::from_min_size(egui::Pos2::ZERO, size).shrink(4.0)
+}
+
+/// One tree as a sunburst or an icicle, morphing from `from` (a layout of the same chart) by
+/// `t`, `highlight` outlined.
+pub fn tree_picture(
+    shown: &Shown,
+    from: Option<&Shown>,
+    t: f32,
+    timeline: &HeapTimeline,
+    highlight: Option<u32>,
+    size: egui::Vec2,
+) -> Picture {
+    let area = chart_area(size);
+    let mut picture = match (shown, from) {
+        (Shown::Sunburst(cur), from) => {
+            let from = match from {
+                Some(Shown::Sunburst(p)) if t < 1.0 => Some(p),
+                _ => None,
+            };
+            draw::sunburst(cur, from, t, area, &timeline.order, highlight)
+        }
+        (Shown::Icicle(cur), from) => {
+            let from = match from {
+                Some(Shown::Icicle(p)) if t < 1.0 => Some(p),
+                _ => None,
+            };
+            draw::icicle(cur, from, t, area, &timeline.order, highlight)
+        }
+    };
+    picture.size = size;
+    picture.background = Some(BACKGROUND);
+    picture
+}
+
+/// A laid-out tree.
+pub enum Shown {
+    Sunburst(memscape_heap::Layout<memscape_heap::SunburstSegment>),
+    Icicle(memscape_heap::Layout<memscape_heap::IcicleRect>),
+}
+
+impl Shown {
+    /// The tree of `sizes` under `root`, `depth` levels deep, laid out as `chart` (a timeline's
+    /// cells are sunbursts); `keep` is never merged into "Other".
+    pub fn build(
+        chart: Chart,
+        timeline: &HeapTimeline,
+        sizes: &Sizes,
+        root: u32,
+        depth: usize,
+        keep: Option<u32>,
+    ) -> Shown {
+        let tree = model::tree(timeline, sizes, root, depth, keep);
+        match chart {
+            Chart::Icicle => Shown::Icicle(icicle(&tree, timeline.metric, depth)),
+            _ => Shown::Sunburst(sunburst(&tree, timeline.metric, depth)),
+        }
+    }
+
+    pub fn nodes(&self) -> &[memscape_heap::layout::LayoutNode] {
+        match self {
+            Shown::Sunburst(l) => &l.nodes,
+            Shown::Icicle(l) => &l.nodes,
+        }
+    }
+}
+
+/// Small multiples: one sunburst per (time point, sizes) side by side, each captioned with its
+/// time and live bytes.
+pub fn timeline_picture(
+    timeline: &HeapTimeline,
+    cells: &[(TimePoint, &Sizes)],
+    root: u32,
+    depth: usize,
+    size: egui::Vec2,
+) -> Picture {
+    let n = cells.len().max(1);
+    let mut pic = Picture::new(size, BACKGROUND);
+    let cell_w = size.x / n as f32;
+    for (i, (point, s)) in cells.iter().enumerate() {
+        let tree = model::tree(timeline, s, root, depth, None);
+        let layout = sunburst(&tree, timeline.metric, depth);
+        let cell = egui::Rect::from_min_size(
+            egui::pos2(i as f32 * cell_w, 0.0),
+            egui::vec2(cell_w, size.y - 36.0),
+        );
+        pic.extend(draw::sunburst(
+            &layout,
+            None,
+            1.0,
+            cell.shrink(6.0),
+            &timeline.order,
+            None,
+        ));
+        pic.labels.push(Label::new(
+            egui::pos2(cell.center().x, size.y - 18.0),
+            format!(
+                "{} · {}",
+                model::time_text(timeline, point.time),
+                draw::human_bytes(point.total_bytes)
+            ),
+            13.0,
+            egui::Color32::from_gray(220),
+            egui::Align2::CENTER_CENTER,
+        ));
+    }
+    pic
+}
+
+/// The heap tree of `dataset` as `settings` say, at `size` points.
+pub fn compose(
+    dataset: &Dataset,
+    settings: &HeapTreeSettings,
+    size: egui::Vec2,
+) -> Result<Picture> {
+    // A massif file without any heap tree: its heap-size curve instead of a tree.
+    if let DatasetContent::Massif(file) = &dataset.content
+        && let Some(curve) = file.curve_without_tree()
+    {
+        return Ok(curve_picture(&curve, size));
+    }
+    let (timeline, mut sizes) = model::timeline(dataset, &Grouping::of(settings))?;
+    let root = match &settings.root {
+        None => 0,
+        Some(name) => find_group(&timeline, name).with_context(|| {
+            format!(
+                "--root: no group of {} has a name containing {name:?}",
+                dataset.name
+            )
+        })?,
+    };
+    Ok(match settings.chart {
+        Chart::Timeline => {
+            let cells = timeline_cells(&timeline, sizes.as_mut(), settings)?;
+            let cells: Vec<(TimePoint, &Sizes)> =
+                cells.iter().map(|(p, s)| (p.clone(), s)).collect();
+            timeline_picture(&timeline, &cells, root, settings.depth, size)
+        }
+        chart => {
+            let s = sizes_for_selection(dataset, &timeline, sizes.as_mut(), settings)?;
+            let shown = Shown::build(chart, &timeline, &s, root, settings.depth, None);
+            tree_picture(&shown, None, 1.0, &timeline, None, size)
+        }
+    })
+}
+
+/// The first trie node (breadth first) whose name contains `needle`.
+pub fn find_group(timeline: &HeapTimeline, needle: &str) -> Option<u32> {
+    let mut queue = std::collections::VecDeque::from([0u32]);
+    while let Some(n) = queue.pop_front() {
+        if n != 0 && timeline.trie.name(n).contains(needle) {
+            return Some(n);
+        }
+        queue.extend(timeline.trie.children(n).iter().copied());
+    }
+    None
+}
+
+/// Sizes at `--at`, `--snapshot`, `--peak` or the default point (trace end; massif peak).
+fn sizes_for_selection(
+    dataset: &Dataset,
+    timeline: &HeapTimeline,
+    sizes: &mut dyn SizesSource,
+    args: &HeapTreeSettings,
+) -> Result<Sizes> {
+    match &dataset.content {
+        DatasetContent::Massif(_) | DatasetContent::HeapProfile(_) => {
+            let point = if let Some(n) = args.snapshot {
+                timeline
+                    .points
+                    .iter()
+                    .position(|p| p.index == n)
+                    .with_context(|| {
+                        let with: Vec<u64> = timeline.points.iter().map(|p| p.index).collect();
+                        format!("--snapshot {n}: no tree in that snapshot; snapshots with trees: {with:?}")
+                    })?
+            } else if let Some(t) = args.at {
+                timeline
+                    .points
+                    .iter()
+                    .rposition(|p| p.time <= t)
+                    .with_context(|| format!("--at {t}: no detailed snapshot at or before it"))?
+            } else {
+                timeline.peak_point
+            };
+            sizes
+                .sizes_at_point(point)
+                .context("time point out of range")
+        }
+        DatasetContent::AllocTrace(_) => {
+            crate::ensure!(
+                args.snapshot.is_none(),
+                "--snapshot applies to massif files; use --at TIME or --peak for allocation traces"
+            );
+            let events = if args.peak {
+                sizes.peak_events()
+            } else if let Some(at) = args.at {
+                sizes.events_at_time(at)
+            } else {
+                sizes.events_at_time(u64::MAX)
+            };
+            events
+                .and_then(|e| sizes.sizes_at_events(e))
+                .map(|(_, s)| s)
+                .context("the trace's sizes source has no events")
+        }
+        _ => crate::bail!("{}: not a heap input", dataset.name),
+    }
+}
+
+/// The small multiples of `--view timeline`: `--points` evenly spread slider points, or the
+/// exact states at `--times` (traces: the events up to each time; massif: the detailed
+/// snapshot at or before each time, as massif has no tree in between).
+pub fn timeline_cells(
+    timeline: &HeapTimeline,
+    sizes: &mut dyn SizesSource,
+    args: &HeapTreeSettings,
+) -> Result<Vec<(TimePoint, Sizes)>> {
+    let count = timeline.points.len();
+    crate::ensure!(count > 0, "the input has no time points");
+    if args.times.is_empty() {
+        let n = args.points.clamp(1, 16).min(count);
+        return (0..n)
+            .map(|i| {
+                if n == 1 {
+                    count - 1
+                } else {
+                    i * (count - 1) / (n - 1)
+                }
+            })
+            .map(|p| {
+                let s = sizes.sizes_at_point(p).context("time point out of range")?;
+                Ok((timeline.points[p].clone(), s))
+            })
+            .collect();
+    }
+    crate::ensure!(args.times.len() <= 16, "--times: at most 16 time points");
+    args.times
+        .iter()
+        .map(|&t| {
+            if let Some(events) = sizes.events_at_time(t) {
+                return sizes
+                    .sizes_at_events(events)
+                    .with_context(|| format!("--times {t}: no state at that time"));
+            }
+            let p = timeline
+                .points
+                .iter()
+                .rposition(|p| p.time <= t)
+                .unwrap_or(0);
+            let s = sizes.sizes_at_point(p).context("time point out of range")?;
+            Ok((timeline.points[p].clone(), s))
+        })
+        .collect()
+}
+
+/// A massif file without any heap tree: its heap-size curve (useful heap, and heap plus
+/// allocator overhead), the peak marked, and a line saying why there is no tree.
+fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Picture {
+    use memscape_render::shapes::{Geometry, Shape};
+    let mut pic = Picture::new(size, BACKGROUND);
+    let (w, h) = (size.x, size.y);
+    let plot = egui::Rect::from_min_max(egui::pos2(70.0, 70.0), egui::pos2(w - 20.0, h - 40.0));
+    let text = egui::Color32::from_gray(220);
+    pic.labels.push(Label::new(
+        egui::pos2(w / 2.0, 20.0),
+        "no snapshot has a heap tree: heap size over time only",
+        15.0,
+        text,
+        egui::Align2::CENTER_CENTER,
+    ));
+    pic.labels.push(Label::new(
+        egui::pos2(w / 2.0, 42.0),
+        format!(
+            "{} snapshots, all heap_tree=empty (massif's --detailed-freq was above their count)",
+            curve.snapshots.len()
+        ),
+        12.0,
+        egui::Color32::from_gray(170),
+        egui::Align2::CENTER_CENTER,
+    ));
+    let t_max = curve
+        .snapshots
+        .iter()
+        .map(|p| p.time)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f32;
+    let b_max = curve
+        .snapshots
+        .iter()
+        .map(|p| p.heap_bytes.saturating_add(p.heap_extra_bytes))
+        .max()
+        .unwrap_or(0)
+        .max(1) as f32;
+    let at = |t: u64, b: u64| {
+        [
+            plot.left() + plot.width() * t as f32 / t_max,
+            plot.bottom() - plot.height() * b as f32 / b_max,
+        ]
+    };
+    let axis = [90, 94, 104, 255];
+    for (a, b) in [
+        (plot.left_bottom(), plot.right_bottom()),
+        (plot.left_bottom(), plot.left_top()),
+    ] {
+        pic.shapes.push(Shape::new(
+            Geometry::Segment {
+                a: [a.x, a.y],
+                b: [b.x, b.y],
+                width_px: 1.0,
+            },
+            axis,
+        ));
+    }
+    let series = [
+        (
+            [120, 170, 255, 255],
+            curve
+                .snapshots
+                .iter()
+                .map(|p| at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes)))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            [255, 170, 60, 255],
+            curve
+                .snapshots
+                .iter()
+                .map(|p| at(p.time, p.heap_bytes))
+                .collect(),
+        ),
+    ];
+    for (color, points) in &series {
+        for pair in points.windows(2) {
+            pic.shapes.push(Shape::new(
+                Geometry::Segment {
+                    a: pair[0],
+                    b: pair[1],
+                    width_px: 2.0,
+                },
+                *color,
+            ));
+        }
+        for p in points {
+            pic.shapes.push(Shape::new(
+                Geometry::PixelDisc {
+                    center: *p,
+                    radius_px: 3.0,
+                },
+                *color,
+            ));
+        }
+    }
+    let small = egui::Color32::from_gray(170);
+    pic.labels.push(Label::new(
+        egui::pos2(plot.left() - 6.0, plot.top()),
+        draw::human_bytes(b_max as u64),
+        11.0,
+        small,
+        egui::Align2::RIGHT_CENTER,
+    ));
+    pic.labels.push(Label::new(
+        egui::pos2(plot.left() - 6.0, plot.bottom()),
+        "0 B",
+        11.0,
+        small,
+        egui::Align2::RIGHT_CENTER,
+    ));
+    pic.labels.push(Label::new(
+        egui::pos2(plot.right(), plot.bottom() + 14.0),
+        format!("{} {}", t_max as u64, curve.time_unit),
+        11.0,
+        small,
+        egui::Align2::RIGHT_CENTER,
+    ));
+    for (i, (color, _)) in series.iter().enumerate() {
+        let y = plot.top() + 8.0 + 16.0 * i as f32;
+        pic.shapes.push(Shape::new(
+            Geometry::Rect {
+                min: [plot.left() + 8.0, y - 4.0],
+                max: [plot.left() + 18.0, y + 4.0],
+                corner_px: 2.0,
+            },
+            *color,
+        ));
+        pic.labels.push(Label::new(
+            egui::pos2(plot.left() + 24.0, y),
+            ["heap + allocator overhead", "useful heap"][i],
+            11.0,
+            small,
+            egui::Align2::LEFT_CENTER,
+        ));
+    }
+    if let Some(p) = &curve.peak {
+        let [x, y] = at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes));
+        // Beside the point, on the side with room.
+        let align = if x > plot.center().x {
+            egui::Align2::RIGHT_CENTER
+        } else {
+            egui::Align2::LEFT_CENTER
+        };
+        let dx = if x > plot.center().x { -8.0 } else { 8.0 };
+        pic.labels.push(Label::new(
+            egui::pos2(x + dx, y + 4.0),
+            format!(
+                "peak {} (snapshot {})",
+                draw::human_bytes(p.heap_bytes.saturating_add(p.heap_extra_bytes)),
+                p.snapshot
+            ),
+            11.0,
+            text,
+            align,
+        ));
+    }
+    pic
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memscape_heap::{GroupKey, Metric};
+
+    #[test]
+    fn timeline_times_between_points_show_the_exact_state() {
+        let dataset = crate::test_data::demo();
+        let DatasetContent::AllocTrace(t) = &dataset.content else {
+            panic!("the demo is a trace");
+        };
+        let settings = Grouping {
+            keys: vec![GroupKey::Site],
+            metric: Metric::Bytes,
+            points: 120,
+        };
+        let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
+        // The time of an event halfway between two slider points (the first pair in the
+        // second half of the trace with such an event): no point sits there.
+        let mut fresh = memscape_heap::TraceHeap::new(&t.trace, &[GroupKey::Site]);
+        let (a, b, mid) = timeline.points[timeline.points.len() / 2..]
+            .windows(2)
+            .find_map(|w| {
+                let (a, b) = (&w[0], &w[1]);
+                let mid = fresh.time_of((a.index + b.index) / 2);
+                let events = fresh.events_at_time(mid);
+                (mid > a.time && mid < b.time && events > a.index && events < b.index)
+                    .then_some((a, b, mid))
+            })
+            .expect("two points with an event between them");
+        let cells = timeline_cells(
+            &timeline,
+            sizes.as_mut(),
+            &HeapTreeSettings {
+                times: vec![a.time, mid],
+                ..HeapTreeSettings::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(cells.len(), 2);
+        let events = fresh.events_at_time(mid);
+        assert!(
+            events > a.index && events < b.index,
+            "mid lies between points"
+        );
+        assert_eq!(cells[1].0.index, events);
+        assert_eq!(cells[1].1, fresh.sizes_at(events));
+        assert_eq!(cells[1].0.total_bytes, cells[1].1.bytes(0));
+        // A time on a point gives that point.
+        assert_eq!(cells[0].0.index, a.index);
+    }
+}

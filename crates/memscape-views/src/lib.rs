@@ -1,0 +1,52 @@
+//! memscape's views: everything between the data model and a window or an image.
+//!
+//! * **Data**: [`dataset`] (any supported file loaded, its format detected from content),
+//!   [`links`] (what views of one dataset share: time cursor, highlight, per-kind state),
+//!   [`demo`] (the embedded demo files).
+//! * **Pictures**: [`picture`] (a view's picture as data: background, GPU layers, shapes,
+//!   labels), [`label`] (text placed by geometry code), [`gpu`] (the one bridge that paints a
+//!   picture in an egui pane, uploads kept per pane), [`headless`] (a picture drawn into an
+//!   image).
+//! * **Views**: one module per view ([`alloc_map`], [`heap_tree`], [`cycles`], [`graph`],
+//!   [`samples`]), each with its model, its typed settings and one `compose` that the GUI
+//!   panes, `memscape render`, tours and `present` all call; [`view`] names the views and holds
+//!   any view's settings as one value.
+//! * **Tours**: [`tour`] (the file format, interpolation between steps, the frame loop).
+//!
+//! The crate knows no window shell and no command line: eframe, egui_tiles and clap stay in the
+//! binary (the optional `clap` feature only derives clap's traits on the settings so that
+//! `memscape render` takes them as options; a test checks the default build's dependencies).
+
+pub mod alloc_map;
+pub mod cycles;
+pub mod dataset;
+pub mod demo;
+pub mod error;
+pub mod gpu;
+pub mod graph;
+pub mod headless;
+pub mod heap_tree;
+pub mod label;
+pub mod links;
+pub mod picture;
+pub mod render;
+pub mod samples;
+pub mod source_file;
+pub mod tour;
+pub mod values;
+pub mod view;
+
+pub use dataset::{Dataset, DatasetContent, LoadSource};
+pub use error::{Result, ViewError};
+pub use picture::Picture;
+pub use view::{ViewKind, ViewSettings};
+
+#[cfg(test)]
+mod test_data {
+    /// The embedded demo's allocation trace, loaded.
+    #[allow(clippy::expect_used)]
+    pub fn demo() -> crate::dataset::Dataset {
+        let demo = crate::demo::by_name("demo").expect("the demo");
+        crate::dataset::load(&demo.source(), &|_, _| {}).expect("the demo loads")
+    }
+}

@@ -1,0 +1,48 @@
+//! Headless entry points: a file (or an embedded demo name) loaded for drawing, and any view of
+//! it drawn into an image through its `compose` ([`crate::view::ViewSettings::compose`]).
+
+use std::path::Path;
+
+use memscape_render::{GpuContext, RgbaImage};
+
+use crate::dataset::{Dataset, LoadSource};
+use crate::error::{Context as _, Result};
+use crate::view::ViewSettings;
+
+/// Loads a file for rendering: a path, or an embedded demo file by name (`demo`, `demo:sort`,
+/// … see [`crate::demo::FILES`]).
+pub fn load(file: &Path) -> Result<Dataset> {
+    let name = file.to_string_lossy();
+    let source = if name == "demo" || name.starts_with("demo:") {
+        crate::demo::by_name(&name)
+            .with_context(|| {
+                format!(
+                    "{name}: no such embedded demo file (there are {})",
+                    crate::demo::names()
+                )
+            })?
+            .source()
+    } else {
+        LoadSource::File(file.to_path_buf())
+    };
+    crate::dataset::load(&source, &|_, _| {})
+}
+
+/// The view `settings` describe of `dataset`, `width`×`height` pixels.
+pub fn image(
+    ctx: &GpuContext,
+    dataset: &Dataset,
+    settings: &ViewSettings,
+    width: u32,
+    height: u32,
+) -> Result<RgbaImage> {
+    let picture = settings.compose(dataset, egui::vec2(width as f32, height as f32))?;
+    crate::headless::render_picture(ctx, &picture)
+}
+
+/// The headless GPU `choice` names (MEMSCAPE_ADAPTER overrides it).
+pub fn gpu_context(choice: memscape_render::AdapterChoice) -> Result<GpuContext> {
+    let ctx = GpuContext::new(memscape_render::AdapterChoice::from_env_or(choice))?;
+    tracing::info!("rendering on {}", ctx.adapter_name());
+    Ok(ctx)
+}

@@ -1,0 +1,589 @@
+//! The samples views' pictures (radial topology, top offenders, parallel and single
+//! histograms with strips, cluster markers and glyphs), composed in one place for the panes and
+//! headless rendering.
+
+use std::sync::Arc;
+
+use memscape_samples::metrics::{ClusterParams, ClusterTree, WindowScore, cluster_tree};
+use memscape_samples::{
+    Aggregate, AxisBrush, LinkedResult, OffenderKey, Picked, RangeSpec, Samples, SelectionSpec,
+    select_offender,
+};
+use memscape_topology::Topology;
+
+use super::histograms::{HistogramSpec, Layout, MarkerSet, glyph_title, histograms, marks_of};
+use super::histograms_draw::{self as hdraw, Drawn};
+use super::settings::{SamplesChart, SamplesSettings};
+use super::shared::{BIN_RANGE, Base, TOP_OFFENDERS, default_axes};
+use super::topology_draw::{self as draw, BACKGROUND, Measure, NodeValues};
+use crate::dataset::{Dataset, DatasetContent};
+use crate::error::{Context as _, Result};
+use crate::label::Label;
+use crate::picture::Picture;
+
+/// The linked selection the arguments describe.
+pub fn selection_spec(
+    samples: &Samples,
+    base: &Base,
+    args: &SamplesSettings,
+) -> Result<SelectionSpec> {
+    let mut spec = SelectionSpec::default();
+    for text in &args.select {
+        let range = RangeSpec::parse(text).context("--select")?;
+        spec.set_brush(AxisBrush::from_range(&base.index, &range).context("--select")?);
+    }
+    let mut pick = |key: OffenderKey, name: &str, what: &str| -> Result<()> {
+        let labels = match key {
+            OffenderKey::SourceLine => &samples.source_lines,
+            OffenderKey::Symbol => &samples.symbols,
+        };
+        crate::ensure!(
+            labels.iter().any(|l| l == name),
+            "--select-{what}: no {what} {name:?} in {} (e.g. {})",
+            samples.file,
+            labels
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let these = select_offender(samples, key, name);
+        let label = format!("{what} {name}");
+        spec.picked = Some(match spec.picked.take() {
+            Some(old) => Picked {
+                label: format!("{} and {label}", old.label),
+                samples: Arc::new(old.samples.intersection(&these)),
+            },
+            None => Picked {
+                label,
+                samples: Arc::new(these),
+            },
+        });
+        Ok(())
+    };
+    if let Some(line) = &args.select_line {
+        pick(OffenderKey::SourceLine, line, "line")?;
+    }
+    if let Some(symbol) = &args.select_symbol {
+        pick(OffenderKey::Symbol, symbol, "symbol")?;
+    }
+    Ok(spec)
+}
+
+fn full_rect(size: egui::Vec2) -> egui::Rect {
+    egui::Rect::from_min_size(egui::Pos2::ZERO, size)
+}
+
+fn values(agg: &Aggregate) -> NodeValues<'_> {
+    NodeValues {
+        samples: &agg.samples,
+        cycles: &agg.cycles,
+        transfers: &agg.transfers,
+    }
+}
+
+/// A topology file alone, as a radial picture.
+pub fn bare_topology_picture(
+    topology: &Topology,
+    measure: Measure,
+    hovered: Option<u32>,
+    size: egui::Vec2,
+) -> Picture {
+    let mut picture = draw::radial(topology, None, measure, bare_area(size), hovered);
+    picture.size = size;
+    picture.background = Some(BACKGROUND);
+    picture
+}
+
+/// Where a bare topology's radial lies.
+pub fn bare_area(size: egui::Vec2) -> egui::Rect {
+    full_rect(size).shrink(8.0)
+}
+
+/// The samples of `dataset` mapped, binned as `settings` say, with the selection and its
+/// linked result.
+pub fn linked(
+    dataset: &Dataset,
+    samples: &Samples,
+    settings: &SamplesSettings,
+) -> Result<(Base, SelectionSpec, LinkedResult)> {
+    let base = Base::build(
+        samples,
+        std::path::Path::new(&dataset.name),
+        settings.hardware.as_deref(),
+    )
+    .with_context(|| format!("{}: mapping the samples onto the hardware", dataset.name))?;
+    let base = match settings.histogram_bins {
+        None => base,
+        Some(n) => {
+            crate::ensure!(
+                BIN_RANGE.contains(&n),
+                "--histogram-bins {n}: expected {} to {}",
+                BIN_RANGE.start(),
+                BIN_RANGE.end()
+            );
+            base.rebinned(samples, n)
+        }
+    };
+    let spec = selection_spec(samples, &base, settings)?;
+    let result =
+        memscape_samples::recompute(samples, &base.mapping, &base.index, &spec, TOP_OFFENDERS);
+    Ok((base, spec, result))
+}
+
+/// The samples view of `dataset` as `settings` say, at `size` points.
+pub fn compose(dataset: &Dataset, settings: &SamplesSettings, size: egui::Vec2) -> Result<Picture> {
+    match &dataset.content {
+        DatasetContent::Topology(topology) => {
+            crate::ensure!(
+                settings.chart == SamplesChart::Topology,
+                "{}: a topology alone has no offenders or histograms; give the samples file",
+                dataset.name
+            );
+            Ok(bare_topology_picture(
+                topology,
+                settings.measure,
+                None,
+                size,
+            ))
+        }
+        DatasetContent::Samples(samples) => {
+            let (base, spec, result) = linked(dataset, samples, settings)?;
+            match settings.chart {
+                SamplesChart::Offenders => Ok(offenders_picture(&base, &result, size)),
+                SamplesChart::Histograms | SamplesChart::Histogram => {
+                    histograms_view(samples, &base, &spec, &result, settings, size)
+                }
+                SamplesChart::Topology => Ok(radial_picture(
+                    samples,
+                    &base,
+                    &spec,
+                    &result,
+                    settings.measure,
+                    size,
+                )),
+            }
+        }
+        _ => crate::bail!(
+            "{}: the samples views need samples (MemAxes/Mitos CSV, perf script) or a topology (hwloc XML)",
+            dataset.name
+        ),
+    }
+}
+
+/// The radial topology of the selection with its header lines (what, on which topology, and
+/// the selection).
+pub fn radial_picture(
+    samples: &Samples,
+    base: &Base,
+    spec: &SelectionSpec,
+    result: &LinkedResult,
+    measure: Measure,
+    size: egui::Vec2,
+) -> Picture {
+    let full = full_rect(size);
+    // Room for the header's two lines when there is a selection.
+    let area = if result.everything {
+        full.shrink(8.0)
+    } else {
+        egui::Rect::from_min_max(
+            full.min + egui::vec2(8.0, 40.0),
+            full.max - egui::vec2(8.0, 8.0),
+        )
+    };
+    let mut pic = draw::radial(
+        &base.topology,
+        Some(&values(&result.aggregate)),
+        measure,
+        area,
+        None,
+    );
+    pic.size = size;
+    pic.background = Some(BACKGROUND);
+    let topology = &base.topology;
+    // With a selection, what it is on a line of its own.
+    let what = if result.everything {
+        format!("{} samples", samples.len())
+    } else {
+        pic.labels.push(Label::new(
+            egui::pos2(8.0, 24.0),
+            format!(
+                "selection: {} ({:.1} %)",
+                spec.describe(&base.index),
+                result.summary.share * 100.0
+            ),
+            12.0,
+            egui::Color32::from_rgb(243, 168, 58),
+            egui::Align2::LEFT_TOP,
+        ));
+        format!("{} of {} samples", result.summary.samples, samples.len())
+    };
+    pic.labels.push(Label::new(
+        egui::pos2(8.0, 8.0),
+        format!(
+            "{what} on {} · colour: {} per level (blue low, red high) · links: transfers",
+            std::path::Path::new(topology.source())
+                .file_name()
+                .map_or_else(
+                    || topology.source().to_owned(),
+                    |n| n.to_string_lossy().into_owned()
+                ),
+            measure.name()
+        ),
+        12.0,
+        egui::Color32::from_gray(210),
+        egui::Align2::LEFT_TOP,
+    ));
+    pic
+}
+
+/// The offender charts of the selection, side by side: per source line, per data symbol.
+pub fn offenders_picture(base: &Base, result: &LinkedResult, size: egui::Vec2) -> Picture {
+    let full = full_rect(size);
+    let half = full.width() * 0.5;
+    let mut pic = Picture::new(size, BACKGROUND);
+    pic.extend(offender_charts(
+        base,
+        result,
+        [
+            egui::Rect::from_min_size(full.min, egui::vec2(half, full.height())).shrink(8.0),
+            egui::Rect::from_min_size(
+                full.min + egui::vec2(half, 0.0),
+                egui::vec2(half, full.height()),
+            )
+            .shrink(8.0),
+        ],
+        "",
+    ));
+    pic
+}
+
+/// The two offender charts (lines, symbols) in `rects`, each bar's selected part over the
+/// whole; `hint` follows their titles.
+pub fn offender_charts(
+    base: &Base,
+    result: &LinkedResult,
+    rects: [egui::Rect; 2],
+    hint: &str,
+) -> Picture {
+    let selected = |key| (!result.everything).then(|| base.selected_rows(result, key));
+    let lines = selected(OffenderKey::SourceLine);
+    let symbols = selected(OffenderKey::Symbol);
+    let mut pic = draw::offenders(
+        &format!("total latency per source line{hint}"),
+        &base.lines,
+        lines.as_deref(),
+        rects[0],
+    );
+    pic.extend(draw::offenders(
+        &format!("total latency per data symbol{hint}"),
+        &base.symbols,
+        symbols.as_deref(),
+        rects[1],
+    ));
+    pic
+}
+
+/// The topology pane's picture: the radial topology of the selection on the left (`hovered`
+/// outlined) and, when there is room, the offender charts stacked on the right. Returns the
+/// radial's area and the charts' rectangles for hit testing.
+pub fn topology_pane_picture(
+    base: &Base,
+    result: &LinkedResult,
+    measure: Measure,
+    hovered: Option<u32>,
+    size: egui::Vec2,
+) -> (Picture, egui::Rect, Option<[egui::Rect; 2]>) {
+    let local = full_rect(size);
+    let areas = topology_pane_areas(size);
+    let mut picture = draw::radial(
+        &base.topology,
+        Some(&values(&result.aggregate)),
+        measure,
+        areas.0,
+        hovered,
+    );
+    picture.size = size;
+    picture.background = Some(BACKGROUND);
+    if let Some(charts) = areas.1 {
+        picture.extend(offender_charts(base, result, charts, " (click: select)"));
+    }
+    let _ = local;
+    (picture, areas.0, areas.1)
+}
+
+/// The topology pane's radial area and, when wide enough, its two chart rectangles.
+pub fn topology_pane_areas(size: egui::Vec2) -> (egui::Rect, Option<[egui::Rect; 2]>) {
+    let local = full_rect(size);
+    let with_offenders = size.x > 600.0;
+    let radial_area = if with_offenders {
+        egui::Rect::from_min_size(local.min, egui::vec2(local.width() * 0.55, local.height()))
+    } else {
+        local
+    }
+    .shrink(8.0);
+    let charts = with_offenders.then(|| {
+        let x = local.width() * 0.55;
+        let w = local.width() - x;
+        [
+            egui::Rect::from_min_size(egui::pos2(x, 0.0), egui::vec2(w, local.height() * 0.5))
+                .shrink(6.0),
+            egui::Rect::from_min_size(
+                egui::pos2(x, local.height() * 0.5),
+                egui::vec2(w, local.height() * 0.5),
+            )
+            .shrink(6.0),
+        ]
+    });
+    (radial_area, charts)
+}
+
+/// Everything the histograms picture shows besides the selection: the layout, the strips, the
+/// cluster tree cut into `clusters`, and the expanded glyph (cluster index and its aggregate).
+pub struct HistogramInputs<'a> {
+    pub layout: &'a Layout,
+    pub scale: hdraw::Scale,
+    pub strips: &'a [(usize, Arc<Vec<WindowScore>>)],
+    /// The cluster tree and the axis of its markers.
+    pub tree: Option<(usize, &'a ClusterTree)>,
+    pub clusters: usize,
+    pub glyph: Option<(usize, &'a Aggregate)>,
+    /// Lines at the top right saying what the strips and markers are (headless).
+    pub legend: &'a [String],
+}
+
+/// Where the histograms lie: under the selection panel and legend (`header`), else the whole
+/// picture.
+pub fn histogram_area(size: egui::Vec2, header: bool) -> egui::Rect {
+    let full = full_rect(size);
+    if header {
+        egui::Rect::from_min_max(
+            full.min + egui::vec2(6.0, 58.0),
+            full.max - egui::vec2(6.0, 6.0),
+        )
+    } else {
+        full.shrink(6.0)
+    }
+}
+
+/// The histograms of the selection with strips, markers and the expanded glyph; with `header`
+/// the selection panel and the legend above them (the pane shows those as widgets). Returns the
+/// geometry too, for the pane's hit testing.
+pub fn histogram_picture(
+    base: &Base,
+    spec: &SelectionSpec,
+    result: &LinkedResult,
+    inputs: &HistogramInputs<'_>,
+    size: egui::Vec2,
+    header: bool,
+) -> (Picture, Drawn) {
+    let index = &base.index;
+    let area = histogram_area(size, header);
+    let marker_set = inputs.tree.map(|(axis, t)| MarkerSet {
+        axis,
+        marks: marks_of(t, inputs.clusters),
+    });
+    let hs = HistogramSpec {
+        layout: inputs.layout,
+        scale: inputs.scale,
+        strips: inputs.strips,
+        markers: marker_set.as_ref(),
+        hovered_marker: inputs.glyph.map(|(i, _)| i),
+    };
+    let mut drawn = histograms(index, result, spec, &hs, area);
+    let mut pic = if header {
+        hdraw::panel(
+            &result.summary,
+            &spec.describe(index),
+            egui::pos2(10.0, 8.0),
+        )
+    } else {
+        Picture::default()
+    };
+    pic.size = size;
+    pic.background = Some(BACKGROUND);
+    for (k, line) in inputs.legend.iter().enumerate() {
+        pic.labels.push(Label::new(
+            egui::pos2(size.x - 10.0, 8.0 + 16.0 * k as f32),
+            line,
+            11.0,
+            egui::Color32::from_gray(170),
+            egui::Align2::RIGHT_TOP,
+        ));
+    }
+    if let (Some((i, agg)), Some((_, t)), Some(set)) = (inputs.glyph, inputs.tree, &marker_set)
+        && let (Some(mark), Some(m)) = (
+            set.marks.get(i),
+            drawn.markers.iter().find(|m| m.cluster == i).cloned(),
+        )
+    {
+        let glyph = hdraw::glyph(
+            &base.topology,
+            &values(agg),
+            &glyph_title(t, mark),
+            m.center,
+            area,
+        );
+        // Histogram labels under the glyph's box would show through it.
+        if let Some(first) = glyph.shapes.first()
+            && let memscape_render::shapes::Geometry::Rect { min, max, .. } = first.geometry
+        {
+            let r =
+                egui::Rect::from_min_max(egui::pos2(min[0], min[1]), egui::pos2(max[0], max[1]));
+            drawn.picture.labels.retain(|l| !r.contains(l.pos));
+        }
+        drawn.picture.extend(glyph);
+    }
+    pic.extend(std::mem::take(&mut drawn.picture));
+    (pic, drawn)
+}
+
+/// The aggregate of cluster `i` of `tree` cut into `clusters` (a glyph's values).
+pub fn cluster_aggregate(
+    samples: &Samples,
+    base: &Base,
+    tree: &ClusterTree,
+    clusters: usize,
+    i: usize,
+) -> Option<Aggregate> {
+    let node = tree.cut(clusters).get(i).copied()?;
+    Some(base.mapping.aggregate_order(
+        samples,
+        &tree.order,
+        node.positions[0] as usize..node.positions[1] as usize,
+    ))
+}
+
+/// `memscape render --view histograms|histogram`: axes, strips and the cluster tree computed
+/// here, as the settings say.
+fn histograms_view(
+    samples: &Samples,
+    base: &Base,
+    spec: &SelectionSpec,
+    result: &LinkedResult,
+    settings: &SamplesSettings,
+    size: egui::Vec2,
+) -> Result<Picture> {
+    let index = &base.index;
+    let axis_of = |name: &str, flag: &str| {
+        index.axis(name).with_context(|| {
+            format!(
+                "{flag}: no attribute {name:?}; available: {}",
+                index
+                    .axes
+                    .iter()
+                    .map(|a| a.attribute.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    };
+    let layout = if settings.chart == SamplesChart::Histogram {
+        let name = settings
+            .histogram_attribute
+            .as_deref()
+            .or(settings.cluster_attribute.as_deref())
+            .unwrap_or("latency");
+        Layout::Single(axis_of(name, "--histogram-attribute")?)
+    } else if settings.axes.is_empty() {
+        Layout::Parallel(default_axes(index))
+    } else {
+        Layout::Parallel(
+            settings
+                .axes
+                .iter()
+                .map(|a| axis_of(a, "--axes"))
+                .collect::<Result<_>>()?,
+        )
+    };
+    let shown: Vec<usize> = match &layout {
+        Layout::Parallel(a) => a.clone(),
+        Layout::Single(a) => vec![*a],
+    };
+    let (metric, kind) = (settings.cluster_metric, settings.cluster_depth.0);
+    let mut legend: Vec<String> = Vec::new();
+    let mut strips = Vec::new();
+    if settings.strips > 0 {
+        for &a in &shown {
+            let s = memscape_samples::linked::axis_scores(
+                samples,
+                &base.topology,
+                &base.mapping,
+                index,
+                a,
+                settings.strips,
+                metric.0,
+                kind,
+            )?;
+            strips.push((a, Arc::new(s)));
+        }
+        legend.push(format!(
+            "strips: {kind} {metric} per window ({} windows; blue low, red high per axis)",
+            settings.strips
+        ));
+    }
+    let mut tree = None;
+    if let Some(attr) = &settings.cluster_attribute {
+        let a = axis_of(attr, "--cluster-attribute")?;
+        crate::ensure!(
+            shown.contains(&a),
+            "--cluster-attribute {attr}: the axis is not shown (see --axes / --histogram-attribute)"
+        );
+        let t = cluster_tree(
+            samples,
+            &base.topology,
+            &base.mapping,
+            ClusterParams {
+                attribute: index.axes[a].attribute.clone(),
+                metric: metric.0,
+                kind,
+                window: settings.cluster_window,
+                step: settings.cluster_step,
+            },
+            None,
+        )?;
+        legend.push(format!(
+            "markers: {} clusters along {attr} by {kind} {metric} (w {}, Δ {}; {} windows)",
+            t.cut(settings.clusters).len(),
+            settings.cluster_window,
+            settings.cluster_step,
+            t.leaves
+        ));
+        tree = Some((a, t));
+    } else if settings.glyph.is_some() {
+        crate::bail!("--glyph needs --cluster-attribute");
+    }
+    let glyph = match (settings.glyph, &tree) {
+        (Some(i), Some((_, t))) => {
+            let cut = t.cut(settings.clusters).len();
+            let agg = cluster_aggregate(samples, base, t, settings.clusters, i)
+                .with_context(|| format!("--glyph {i}: the cut has {cut} clusters (0-based)"))?;
+            Some((i, agg))
+        }
+        _ => None,
+    };
+    let (picture, drawn) = histogram_picture(
+        base,
+        spec,
+        result,
+        &HistogramInputs {
+            layout: &layout,
+            scale: settings.bars,
+            strips: &strips,
+            tree: tree.as_ref().map(|(a, t)| (*a, t)),
+            clusters: settings.clusters,
+            glyph: glyph.as_ref().map(|(i, agg)| (*i, agg)),
+            legend: &legend,
+        },
+        size,
+        true,
+    );
+    if let Some((i, _)) = glyph {
+        crate::ensure!(
+            drawn.markers.iter().any(|m| m.cluster == i),
+            "--glyph {i}: the cut has no such marker"
+        );
+    }
+    Ok(picture)
+}

@@ -1,0 +1,362 @@
+//! MemAxes' radial topology (root in the centre, processing units outside; colour = samples or
+//! cycles scaled per depth; parent–child links as lines whose width follows the transfers, per
+//! depth) and the top-offender bar charts, as pictures.
+
+use std::f32::consts::{FRAC_PI_2, TAU};
+
+use egui::{Align2, Color32, Pos2, Rect};
+use memscape_render::color::blue_red_srgb8 as ramp;
+use memscape_render::shapes::{Geometry, Shape};
+use memscape_samples::Offender;
+use memscape_topology::{ResourceKind, Topology};
+
+use crate::label::{self as labels, Label};
+use crate::picture::Picture;
+
+pub const BACKGROUND: [u8; 4] = [18, 20, 26, 255];
+const TEXT: Color32 = Color32::from_rgb(228, 230, 236);
+const EMPTY: [u8; 4] = [64, 68, 80, 255];
+
+/// What colours the resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Measure {
+    Samples,
+    #[default]
+    Cycles,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Samples => "samples",
+            Measure::Cycles => "cycles",
+        }
+    }
+}
+
+/// Per-node values of one aggregation (indexed by node id); empty for a bare topology.
+pub struct NodeValues<'a> {
+    pub samples: &'a [u64],
+    pub cycles: &'a [u64],
+    pub transfers: &'a [u64],
+}
+
+/// Short name of a resource for labels.
+pub fn resource_name(topology: &Topology, id: u32) -> String {
+    let Some(n) = topology.node(id) else {
+        return String::new();
+    };
+    let kind = match n.kind {
+        ResourceKind::Machine => "machine",
+        ResourceKind::Numa => "NUMA",
+        ResourceKind::L3 => "L3",
+        ResourceKind::L2 => "L2",
+        ResourceKind::L1 => "L1",
+        ResourceKind::Core => "core",
+        ResourceKind::Pu => "PU",
+    };
+    match n.os_index {
+        Some(i) => format!("{kind} {i}"),
+        None => kind.to_owned(),
+    }
+}
+
+/// Angular span [a0, a1) of every node: each PU an equal share, a node the span of its PUs in
+/// tree order. Returns spans indexed by node id.
+fn spans(topology: &Topology) -> Vec<(f32, f32)> {
+    let nodes = topology.nodes();
+    let mut span = vec![(0.0f32, 0.0f32); nodes.len()];
+    let leaves = nodes
+        .iter()
+        .filter(|n| n.children.is_empty())
+        .count()
+        .max(1);
+    let step = TAU / leaves as f32;
+    let mut next = 0.0f32;
+    // Depth-first in child order, so that siblings are contiguous.
+    fn walk(topology: &Topology, id: u32, step: f32, next: &mut f32, span: &mut [(f32, f32)]) {
+        let Some(n) = topology.node(id) else {
+            return;
+        };
+        let start = *next;
+        if n.children.is_empty() {
+            *next += step;
+        }
+        for &c in &n.children {
+            walk(topology, c, step, next, span);
+        }
+        if let Some(s) = span.get_mut(id as usize) {
+            *s = (start, *next);
+        }
+    }
+    walk(topology, topology.root().id, step, &mut next, &mut span);
+    span
+}
+
+/// The radial topology inside `rect`. `values` None: structure only.
+pub fn radial(
+    topology: &Topology,
+    values: Option<&NodeValues<'_>>,
+    measure: Measure,
+    rect: Rect,
+    highlight: Option<u32>,
+) -> Picture {
+    let mut pic = Picture::default();
+    let nodes = topology.nodes();
+    let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0) as f32;
+    let center = rect.center();
+    let radius = 0.5 * rect.width().min(rect.height()) - 6.0;
+    let ring = radius / (depth + 1.0);
+    let span = spans(topology);
+    let value = |id: usize| -> Option<u64> {
+        let v = values?;
+        match measure {
+            Measure::Samples => v.samples.get(id).copied(),
+            Measure::Cycles => v.cycles.get(id).copied(),
+        }
+    };
+    // Per-depth ranges of the measure and of the transfers.
+    let levels = depth as usize + 1;
+    let mut lo = vec![u64::MAX; levels];
+    let mut hi = vec![0u64; levels];
+    let mut t_hi = vec![0u64; levels];
+    for n in nodes {
+        let d = n.depth as usize;
+        if let Some(v) = value(n.id as usize) {
+            lo[d] = lo[d].min(v);
+            hi[d] = hi[d].max(v);
+        }
+        if let Some(t) = values.and_then(|v| v.transfers.get(n.id as usize)) {
+            t_hi[d] = t_hi[d].max(*t);
+        }
+    }
+    let geometry = |id: usize| {
+        let n = &nodes[id];
+        let (a0, a1) = span[id];
+        let r0 = if n.depth == 0 {
+            0.0
+        } else {
+            n.depth as f32 * ring
+        };
+        (a0, a1, r0, (n.depth as f32 + 1.0) * ring - 1.5)
+    };
+    for n in nodes {
+        let id = n.id as usize;
+        let (a0, a1, r0, r1) = geometry(id);
+        let d = n.depth as usize;
+        // Resources with nothing (no selected sample) stay grey, apart from the ramp's low end.
+        let fill = match value(id) {
+            Some(v) if v > 0 && hi[d] > 0 => {
+                let x = if hi[d] > lo[d] {
+                    (v - lo[d]) as f32 / (hi[d] - lo[d]) as f32
+                } else {
+                    1.0
+                };
+                ramp(x)
+            }
+            _ => EMPTY,
+        };
+        let border = if highlight == Some(n.id) {
+            ([255, 255, 255, 255], 2.0)
+        } else {
+            (BACKGROUND, 1.0)
+        };
+        pic.shapes.push(
+            Shape::new(
+                Geometry::Sector {
+                    center: [center.x, center.y],
+                    r0,
+                    r1,
+                    a0: a0 - FRAC_PI_2,
+                    a1: a1 - FRAC_PI_2,
+                },
+                fill,
+            )
+            .with_border(border.0, border.1),
+        );
+    }
+    // Links: parent centre to child centre, width ∝ transfers per depth.
+    if let Some(v) = values {
+        for n in nodes {
+            let Some(parent) = n.parent else {
+                continue;
+            };
+            let t = v.transfers.get(n.id as usize).copied().unwrap_or(0);
+            let max = t_hi[n.depth as usize];
+            if t == 0 || max == 0 {
+                continue;
+            }
+            let mid = |id: usize| {
+                let (a0, a1, r0, r1) = geometry(id);
+                let a = 0.5 * (a0 + a1) - FRAC_PI_2;
+                let r = 0.5 * (r0 + r1);
+                [center.x + a.cos() * r, center.y + a.sin() * r]
+            };
+            pic.shapes.push(Shape::new(
+                Geometry::Segment {
+                    a: mid(parent as usize),
+                    b: mid(n.id as usize),
+                    width_px: 1.0 + 7.0 * t as f32 / max as f32,
+                },
+                [240, 240, 245, 110],
+            ));
+        }
+    }
+    // Labels where they fit (tangential for wide segments, radial for narrow ones).
+    let mut labelled = vec![0usize; levels];
+    for n in nodes {
+        let id = n.id as usize;
+        let (a0, a1, r0, r1) = geometry(id);
+        let name = resource_name(topology, n.id);
+        let mid_r = 0.5 * (r0 + r1);
+        let mid_a = 0.5 * (a0 + a1) - FRAC_PI_2;
+        let pos = if n.depth == 0 {
+            center
+        } else {
+            center + egui::vec2(mid_a.cos(), mid_a.sin()) * mid_r
+        };
+        let size = 10.0;
+        let arc = (a1 - a0) * mid_r;
+        let (room, angle) = if n.depth == 0 {
+            (2.0 * r1, 0.0)
+        } else if arc >= r1 - r0 {
+            (arc - 4.0, mid_a + FRAC_PI_2)
+        } else if arc >= size + 2.0 {
+            (r1 - r0 - 4.0, mid_a)
+        } else {
+            continue;
+        };
+        let Some(text) = labels::fit(&name, size, room) else {
+            continue;
+        };
+        let mut angle = angle.rem_euclid(TAU);
+        if angle > FRAC_PI_2 && angle < 3.0 * FRAC_PI_2 {
+            angle -= std::f32::consts::PI;
+        }
+        pic.labels
+            .push(Label::new(pos, text, size, TEXT, Align2::CENTER_CENTER).rotated(angle));
+        labelled[n.depth as usize] += 1;
+    }
+    // Rings too crowded for any label (hundreds of PUs) get one caption at the top: what the
+    // ring is and how many.
+    for (d, &count) in labelled.iter().enumerate().skip(1) {
+        let members: Vec<&memscape_topology::Node> =
+            nodes.iter().filter(|n| n.depth as usize == d).collect();
+        let Some(first) = members.first() else {
+            continue;
+        };
+        if count > 0 {
+            continue;
+        }
+        let name = resource_name(topology, first.id);
+        let kind = name.split(' ').next().unwrap_or(&name);
+        let text = format!("{kind} × {}", members.len());
+        let r = (d as f32 + 0.5) * ring - 0.75;
+        pic.labels.push(Label::new(
+            center - egui::vec2(0.0, r),
+            text,
+            10.0,
+            TEXT,
+            Align2::CENTER_CENTER,
+        ));
+    }
+    pic
+}
+
+/// Where row `i` of an offender chart of `n` rows inside `rect` lies (None: it does not fit).
+pub fn offender_row(i: usize, n: usize, rect: Rect) -> Option<Rect> {
+    let row_h = ((rect.height() - 24.0) / n.max(1) as f32).clamp(10.0, 22.0);
+    let y = rect.top() + 22.0 + i as f32 * row_h;
+    (i < n && y + row_h <= rect.bottom()).then(|| {
+        Rect::from_min_max(
+            Pos2::new(rect.left(), y),
+            Pos2::new(rect.right(), y + row_h),
+        )
+    })
+}
+
+/// Bars of the selected part of each offender (drawn over the whole).
+const SELECTED: [u8; 4] = [243, 168, 58, 255];
+const WHOLE: [u8; 4] = [86, 92, 108, 255];
+
+/// One bar chart of offenders (total latency, descending) inside `rect`. With `selected`
+/// (cycles and samples of the selection per row), each bar shows the whole in grey and the
+/// selected part on top of it.
+pub fn offenders(
+    title: &str,
+    rows: &[Offender],
+    selected: Option<&[(u64, u64)]>,
+    rect: Rect,
+) -> Picture {
+    let mut pic = Picture::default();
+    pic.labels.push(Label::new(
+        rect.left_top() + egui::vec2(4.0, 2.0),
+        title,
+        12.0,
+        TEXT,
+        Align2::LEFT_TOP,
+    ));
+    let max = rows.iter().map(|r| r.cycles).max().unwrap_or(1).max(1) as f32;
+    let name_w = (rect.width() * 0.42).min(320.0);
+    let si = crate::picture::si;
+    let value_of = |i: usize, r: &Offender| match selected.and_then(|s| s.get(i)).copied() {
+        None => format!("{} cyc · {} smp", si(r.cycles), si(r.samples)),
+        Some((s, c)) => format!("{} of {} cyc · {} smp", si(c), si(r.cycles), si(s)),
+    };
+    // Room right of the bars for the widest value text, so that none runs off the pane.
+    let value_room = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| labels::approx_width(&value_of(i, r), 10.0))
+        .fold(60.0f32, f32::max)
+        + 10.0;
+    for (i, r) in rows.iter().enumerate() {
+        let Some(row) = offender_row(i, rows.len(), rect) else {
+            break;
+        };
+        let (y, row_h) = (row.top(), row.height());
+        let x0 = rect.left() + name_w + 8.0;
+        let full = (rect.right() - x0 - value_room).max(10.0);
+        let w = full * r.cycles as f32 / max;
+        let bar = |w: f32, fill: [u8; 4]| {
+            Shape::new(
+                Geometry::Rect {
+                    min: [x0, y + 2.0],
+                    max: [x0 + w.max(1.0), y + row_h - 2.0],
+                    corner_px: 2.0,
+                },
+                fill,
+            )
+        };
+        let sel = selected.and_then(|s| s.get(i)).copied();
+        match sel {
+            None => pic.shapes.push(bar(w, ramp(r.cycles as f32 / max))),
+            Some((_, c)) => {
+                pic.shapes.push(bar(w, WHOLE));
+                if c > 0 {
+                    pic.shapes.push(bar(full * c as f32 / max, SELECTED));
+                }
+            }
+        }
+        if let Some(text) = labels::fit(&r.name, 10.5, name_w - 6.0) {
+            pic.labels.push(Label::new(
+                Pos2::new(rect.left() + name_w, y + 0.5 * row_h),
+                text,
+                10.5,
+                TEXT,
+                Align2::RIGHT_CENTER,
+            ));
+        }
+        let value = value_of(i, r);
+        pic.labels.push(Label::new(
+            Pos2::new(x0 + w + 6.0, y + 0.5 * row_h),
+            value,
+            10.0,
+            Color32::from_gray(170),
+            Align2::LEFT_CENTER,
+        ));
+    }
+    pic
+}

@@ -1,0 +1,270 @@
+//! The allocation map drawn in-process through its one `compose` (what the pane and
+//! `memscape render --view alloc` draw): golden images of each cushion, each occupancy-bar
+//! variant, both bin layouts and cushion cursors on the embedded sqlite demo (lavapipe), the
+//! linear pixel mapping of `panels = main`, and errors naming the setting at fault.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use memscape_render::RgbaImage;
+use memscape_render::golden::Tolerance;
+use memscape_views::ViewKind;
+
+mod common;
+use common::{draw, load};
+
+/// The maps are deterministic on one lavapipe build; labels are egui's text. Allow a little
+/// for float differences between Mesa versions at glyph and block edges.
+const TOLERANCE: Tolerance = Tolerance {
+    per_channel: 3,
+    max_differing_pixels: 80,
+};
+
+fn check(name: &str, image: &RgbaImage) {
+    common::check_with(name, image, TOLERANCE);
+}
+
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("alloc_map_views");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Pixels differing by more than 8 in some channel inside `[x0, x1) × [y0, y1)`.
+fn differing(a: &RgbaImage, b: &RgbaImage, x0: u32, y0: u32, x1: u32, y1: u32) -> usize {
+    let mut n = 0;
+    for y in y0..y1.min(a.height) {
+        for x in x0..x1.min(a.width) {
+            let (p, q) = (a.pixel(x, y), b.pixel(x, y));
+            if (0..3).any(|c| p[c].abs_diff(q[c]) > 8) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn cushions_golden() {
+    let sqlite = load(Path::new("demo:sqlite"));
+    let map = |cushion: &str| {
+        draw(
+            &sqlite,
+            ViewKind::AllocMap,
+            &format!("panels = \"main\"\nrange_time = [20000, 60000]\ncushion = \"{cushion}\""),
+            480,
+            300,
+        )
+    };
+    let (none, parabolic, plateau) = (map("none"), map("parabolic"), map("plateau"));
+    assert!(
+        differing(&none, &parabolic, 0, 0, 480, 300) > 2000,
+        "parabolic cushions shade the blocks"
+    );
+    assert!(differing(&parabolic, &plateau, 0, 0, 480, 300) > 500);
+    check("alloc_cushion_none", &none);
+    check("alloc_cushion_parabolic", &parabolic);
+    check("alloc_cushion_plateau", &plateau);
+}
+
+/// A CSV trace of bursts of allocations (10 ns apart) separated by pauses of 5 µs: idle gaps
+/// at a full view, busy stretches between them. Bursts take turns over three sets of 16 slots
+/// and each frees the blocks of the one before the last, so occupancy rises and falls.
+fn bursts() -> PathBuf {
+    let path = out_dir().join("bursts.csv");
+    let mut csv = String::from("time,op,address,size,thread,site\n");
+    let address = |k: u64, j: u64| 0x10_0000 + ((k % 3) * 16 + j) * 128;
+    for k in 0..12u64 {
+        let t = k * 5200;
+        for j in 0..16 {
+            let size = 72 + 16 * (j % 4) + 8 * (k % 3);
+            csv.push_str(&format!(
+                "{},alloc,{:#x},{size},main,s{}\n",
+                t + j * 10,
+                address(k, j),
+                j % 5
+            ));
+        }
+        if k >= 2 {
+            for j in 0..16 {
+                csv.push_str(&format!(
+                    "{},free,{:#x},,main,\n",
+                    t + 200 + j * 10,
+                    address(k - 2, j)
+                ));
+            }
+        }
+    }
+    std::fs::write(&path, csv).unwrap();
+    path
+}
+
+#[test]
+fn occupancy_variants_golden() {
+    const W: u32 = 480;
+    const H: u32 = 150;
+    let trace = load(&bursts());
+    let variants = [
+        "flat",
+        "idle-black",
+        "idle-plateau",
+        "idle-parabolic",
+        "intervals-plateau",
+        "intervals-parabolic",
+    ];
+    let images: Vec<RgbaImage> = variants
+        .iter()
+        .map(|v| {
+            draw(
+                &trace,
+                ViewKind::AllocMap,
+                &format!("panels = \"main,occupancy\"\ntime = \"wall\"\noccupancy = \"{v}\""),
+                W,
+                H,
+            )
+        })
+        .collect();
+    // The bar is the bottom strip: the maps above it are the same picture.
+    let bar_top = H - 17;
+    for (i, a) in images.iter().enumerate() {
+        assert_eq!(
+            differing(a, &images[0], 0, 0, W, bar_top - 4),
+            0,
+            "{}: the map above the bar does not depend on the variant",
+            variants[i]
+        );
+        for (j, b) in images.iter().enumerate().take(i) {
+            assert!(
+                differing(a, b, 0, bar_top, W - 100, H) > 20,
+                "{} and {} draw the same bar",
+                variants[i],
+                variants[j]
+            );
+        }
+    }
+    // Idle gaps are black in idle-black: some bar pixels are black, none in flat.
+    let black = |img: &RgbaImage| {
+        (0..W - 100)
+            .filter(|&x| img.pixel(x, H - 6)[..3].iter().all(|&c| c < 8))
+            .count()
+    };
+    assert_eq!(black(&images[0]), 0, "flat has no black columns");
+    assert!(black(&images[1]) > 5, "idle-black shows idle gaps");
+    for (v, img) in variants.iter().zip(&images) {
+        check(&format!("alloc_occupancy_{v}"), img);
+    }
+}
+
+#[test]
+fn bin_layouts_golden() {
+    let sqlite = load(Path::new("demo:sqlite"));
+    let map = |layout: &str| {
+        draw(
+            &sqlite,
+            ViewKind::AllocMap,
+            &format!(
+                "panels = \"main,occupancy,context\"\nbins = \"size\"\nlayout = \"{layout}\"\ncolor = \"size\""
+            ),
+            800,
+            480,
+        )
+    };
+    let (address, time) = (map("address"), map("time"));
+    assert!(differing(&address, &time, 0, 0, 800, 480) > 10_000);
+    check("alloc_bins_address", &address);
+    check("alloc_bins_time", &time);
+}
+
+#[test]
+fn cushion_cursors_golden() {
+    let sqlite = load(Path::new("demo:sqlite"));
+    let base = "panels = \"main,occupancy\"\nbins = \"size\"\nlayout = \"time\"\n";
+    let plain = draw(&sqlite, ViewKind::AllocMap, base, 640, 480);
+    let cursors = draw(
+        &sqlite,
+        ViewKind::AllocMap,
+        &format!("{base}cursors = [30000, 31000, 90000]"),
+        640,
+        480,
+    );
+    // Cursors change only the maps' columns around them (every bin, time-aligned), not the
+    // bars under the cells nor the space between the cursors.
+    assert!(differing(&plain, &cursors, 0, 0, 640, 480) > 1000);
+    let x_of = |t: f64| (t / 127_532.0 * 640.0) as u32;
+    assert_eq!(
+        differing(&plain, &cursors, x_of(40_000.0), 0, x_of(80_000.0), 480),
+        0,
+        "no change far from the cursors"
+    );
+    check("alloc_cursors", &cursors);
+}
+
+/// A small CSV trace with two blocks at known places.
+fn two_blocks() -> PathBuf {
+    let path = out_dir().join("two_blocks.csv");
+    std::fs::write(
+        &path,
+        "time,op,address,size,thread,site\n\
+         0,alloc,0x10000,4096,main,a\n\
+         100,alloc,0x20000,4096,main,b\n\
+         1000,free,0x10000,,main,\n\
+         2000,free,0x20000,,main,\n",
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn panels_main_maps_pixels_linearly() {
+    // 2000 ns over 400 px: 5 ns per pixel; 0x10000..0x21000 (69632 B) over 340 px: 204.8 B
+    // per pixel. Block A: 0..1000 ns × 0x10000..0x11000 → columns 0..200, rows 320..340.
+    // Block B: 100..2000 ns × 0x20000..0x21000 → columns 20..400, rows 0..20.
+    let img = draw(
+        &load(&two_blocks()),
+        ViewKind::AllocMap,
+        "panels = \"main\"\ntime = \"wall\"\nrange_time = [0, 2000]\n\
+         range_addr = [0x10000, 0x21000]\ncushion = \"none\"\nalpha = 1.0\ncolor = \"thread\"",
+        400,
+        340,
+    );
+    assert_eq!((img.width, img.height), (400, 340), "only the plot area");
+    let background = img.pixel(300, 170);
+    let block = img.pixel(100, 330);
+    assert!(
+        (0..3).any(|c| block[c].abs_diff(background[c]) > 40),
+        "block A is drawn: {block:?} vs {background:?}"
+    );
+    let is_block = |x: u32, y: u32| img.pixel(x, y) == block;
+    let is_free = |x: u32, y: u32| img.pixel(x, y) == background;
+    // Block A's right edge at column 200, top edge at row 320 (exact box coverage: the last
+    // covered column and row are full, the next ones empty).
+    for y in [321, 330, 339] {
+        assert!(is_block(0, y) && is_block(199, y), "row {y} inside A");
+        assert!(is_free(200, y) && is_free(260, y), "row {y} right of A");
+    }
+    for x in [0, 100, 199] {
+        assert!(is_block(x, 320), "column {x}: A's top row");
+        assert!(is_free(x, 319), "column {x}: above A");
+    }
+    // Block B: columns 20..400, rows 0..20.
+    for x in [20, 200, 399] {
+        assert!(is_block(x, 0) && is_block(x, 19), "column {x} inside B");
+        assert!(is_free(x, 20), "column {x} below B");
+    }
+    assert!(is_free(19, 5) && is_free(0, 5), "before B's allocation");
+}
+
+#[test]
+fn bad_allocation_map_settings_are_clear_errors() {
+    let demo = load(Path::new("demo"));
+    let err = common::error(
+        &demo,
+        ViewKind::AllocMap,
+        "bins = \"size\"\nrange_addr = [0x10, 0x20]",
+    );
+    assert!(err.contains("--range-addr"), "{err}");
+    let err = common::error(&demo, ViewKind::AllocMap, "range_addr = [0x10, 0x20]");
+    assert!(err.contains("not inside a used region"), "{err}");
+    let err = common::error(&demo, ViewKind::AllocMap, "range_time = [20, 10]");
+    assert!(err.contains("--range-time"), "{err}");
+}

@@ -1,0 +1,140 @@
+//! What the view tests share: views drawn in-process through their one `compose` on Mesa's
+//! lavapipe (the software Vulkan device golden images are made on), settings written as a tour
+//! step's TOML fields, golden-image checks and pixel counts.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use memscape_render::golden::{self, Tolerance};
+use memscape_render::{AdapterChoice, GpuContext, RgbaImage};
+use memscape_views::{Dataset, ViewKind, ViewSettings};
+
+/// Golden-image tolerance of the view tests: 3/255 per channel, 60 pixels (text edges).
+pub const TOLERANCE: Tolerance = Tolerance {
+    per_channel: 3,
+    max_differing_pixels: 60,
+};
+
+/// The software device, made once per test binary.
+pub fn ctx() -> &'static GpuContext {
+    static CTX: OnceLock<GpuContext> = OnceLock::new();
+    CTX.get_or_init(|| GpuContext::new(AdapterChoice::Cpu).expect("lavapipe (mesa-vulkan-drivers)"))
+}
+
+/// A file of the shared real-data directory (`../shared/data/<rel>` from the repository).
+pub fn shared(rel: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing (see ../shared/data/README.md)",
+        p.display()
+    );
+    p
+}
+
+/// A file of the repository (`crates/memscape-graph/tests/data/…`, `assets/demo/…`).
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+}
+
+/// A file (or `demo`, `demo:sort`, …) loaded as `memscape render` loads it.
+pub fn load(file: &Path) -> Dataset {
+    memscape_views::render::load(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// The settings of `kind` given as a tour step's fields (TOML), the rest at their defaults.
+pub fn settings(kind: ViewKind, fields: &str) -> ViewSettings {
+    let table: toml::Table = toml::from_str(fields).unwrap();
+    ViewSettings::from_table(kind, table).unwrap()
+}
+
+/// `settings` of `dataset` drawn at `width`×`height`.
+pub fn try_draw(
+    dataset: &Dataset,
+    settings: &ViewSettings,
+    width: u32,
+    height: u32,
+) -> memscape_views::Result<RgbaImage> {
+    memscape_views::render::image(ctx(), dataset, settings, width, height)
+}
+
+/// `fields` of `kind` for `dataset`, drawn: the test fails on an error.
+pub fn draw(dataset: &Dataset, kind: ViewKind, fields: &str, width: u32, height: u32) -> RgbaImage {
+    try_draw(dataset, &settings(kind, fields), width, height)
+        .unwrap_or_else(|e| panic!("{kind:?} {fields}: {}", chain(&e)))
+}
+
+/// The error and its causes, as `memscape` prints them.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(c) = source {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        source = c.source();
+    }
+    s
+}
+
+/// The error `fields` of `kind` give for `dataset`, with its causes.
+pub fn error(dataset: &Dataset, kind: ViewKind, fields: &str) -> String {
+    match try_draw(dataset, &settings(kind, fields), 320, 240) {
+        Ok(_) => panic!("{kind:?} {fields}: no error"),
+        Err(e) => chain(&e),
+    }
+}
+
+/// Compares with `tests/golden/<name>.png` under [`TOLERANCE`] (the image is written to the
+/// test's scratch directory too, for looking at).
+pub fn check(name: &str, image: &RgbaImage) {
+    check_with(name, image, TOLERANCE);
+}
+
+pub fn check_with(name: &str, image: &RgbaImage, tolerance: Tolerance) {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memscape-views");
+    std::fs::create_dir_all(&scratch).unwrap();
+    image
+        .save_png(&scratch.join(format!("{name}.png")))
+        .unwrap();
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.png"));
+    golden::check(image, &reference, tolerance).unwrap();
+}
+
+/// Pixels within 10 of `want` in every channel.
+pub fn count(img: &RgbaImage, want: [u8; 3]) -> usize {
+    count_in(img, want, 10, 0, 0, img.width, img.height)
+}
+
+/// Pixels of `img` inside `[x0, x1) × [y0, y1)` within `tol` of `want`.
+pub fn count_in(
+    img: &RgbaImage,
+    want: [u8; 3],
+    tol: u8,
+    x0: u32,
+    y0: u32,
+    x1: u32,
+    y1: u32,
+) -> usize {
+    let mut n = 0;
+    for y in y0..y1.min(img.height) {
+        for x in x0..x1.min(img.width) {
+            let p = img.pixel(x, y);
+            if (0..3).all(|k| p[k].abs_diff(want[k]) < tol) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Whether `img` has a pixel within 10 of `want`.
+pub fn has(img: &RgbaImage, want: [u8; 3]) -> bool {
+    count(img, want) > 0
+}

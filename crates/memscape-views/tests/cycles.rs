@@ -1,0 +1,148 @@
+//! Golden images of the cycle views drawn in-process through their one `compose` (spiral,
+//! circular, barcode, the morph between two parameterizations, density contours, a selected
+//! source line), on the lackey trace of assets/demo (assets/demo/record-lackey-demo.sh).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use memscape_render::RgbaImage;
+use memscape_render::golden::{self, Tolerance};
+use memscape_views::{Dataset, ViewKind};
+
+mod common;
+use common::check;
+
+fn trace() -> Dataset {
+    common::load(&common::repo("assets/demo/sort.lackey.zst"))
+}
+
+/// `fields` of `kind` on the first 1200 records, 480×480.
+fn draw(trace: &Dataset, kind: ViewKind, fields: &str) -> RgbaImage {
+    common::draw(
+        trace,
+        kind,
+        &format!("range = \"0..1200\"\n{fields}"),
+        480,
+        480,
+    )
+}
+
+/// Pixels that differ from the background by more than a little, per quadrant around the
+/// centre: a spiral whose loops are turns covers all four.
+fn quadrant_coverage(img: &RgbaImage) -> [usize; 4] {
+    let mut q = [0usize; 4];
+    let (cx, cy) = (img.width / 2, img.height / 2);
+    for y in 0..img.height {
+        for x in 0..img.width {
+            let p = img.pixel(x, y);
+            if p[0].max(p[1]).max(p[2]) > 60 {
+                q[usize::from(x >= cx) + 2 * usize::from(y >= cy)] += 1;
+            }
+        }
+    }
+    q
+}
+
+#[test]
+fn spiral_circular_and_barcode_goldens() {
+    let trace = trace();
+    let spiral = draw(&trace, ViewKind::Spiral, "");
+    let q = quadrant_coverage(&spiral);
+    assert!(
+        q.iter().all(|&n| n > 300),
+        "the sort loop winds around the centre: {q:?}"
+    );
+    check("cycles_spiral", &spiral);
+    check("cycles_circular", &draw(&trace, ViewKind::Circular, ""));
+    check("cycles_barcode", &draw(&trace, ViewKind::Barcode, ""));
+}
+
+#[test]
+fn morph_goldens_at_0_half_and_1() {
+    let trace = trace();
+    let start = draw(&trace, ViewKind::Spiral, "morph_to = 1\nt = 0.0");
+    let half = draw(&trace, ViewKind::Spiral, "morph_to = 1\nt = 0.5");
+    let end = draw(&trace, ViewKind::Spiral, "morph_to = 1\nt = 1.0");
+    let plain1 = draw(&trace, ViewKind::Spiral, "param = 1");
+    // The ends are the plain spirals up to the caption line at the top.
+    let crop = |img: &RgbaImage| {
+        let mut c = img.clone();
+        for y in 0..24 {
+            for x in 0..img.width {
+                c.set_pixel(x, y, [0, 0, 0, 255]);
+            }
+        }
+        c
+    };
+    let same = Tolerance {
+        per_channel: 2,
+        max_differing_pixels: 5,
+    };
+    let c = golden::compare(&crop(&end), &crop(&plain1), same);
+    assert!(
+        c.differing_pixels <= 5,
+        "t = 1 is parameterization 1: {c:?}"
+    );
+    assert!(golden::compare(&crop(&half), &crop(&start), same).differing_pixels > 500);
+    check("cycles_morph_0", &start);
+    check("cycles_morph_05", &half);
+    check("cycles_morph_1", &end);
+}
+
+#[test]
+fn parameterizations_out_of_range_are_clear_errors() {
+    // Beyond what the analysis found (only a handful of bars on 40 records).
+    let trace = trace();
+    let err = common::error(&trace, ViewKind::Spiral, "range = \"0..40\"\nparam = 60");
+    assert!(
+        err.contains("--param 60") && err.contains("parameterization"),
+        "{err}"
+    );
+    let err = common::error(
+        &trace,
+        ViewKind::Spiral,
+        "range = \"0..1200\"\nselect_record = 99999",
+    );
+    assert!(err.contains("--select-record 99999"), "{err}");
+}
+
+#[test]
+fn circular_isocontour_summary_golden() {
+    let trace = trace();
+    let plain = draw(&trace, ViewKind::Circular, "");
+    let contoured = draw(&trace, ViewKind::Circular, "contours = true");
+    // The contours only add light lines around the crowded stretches of the circle.
+    let changed = (0..plain.height)
+        .flat_map(|y| (0..plain.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| plain.pixel(x, y) != contoured.pixel(x, y))
+        .count();
+    assert!(changed > 200, "contours drawn: {changed} pixels changed");
+    check("cycles_circular_contours", &contoured);
+}
+
+/// `select_record = N` selects N's source line as a click does: the other records are drawn in
+/// the dimmed grey, so fewer pixels keep their line colours.
+#[test]
+fn a_selected_source_line_dims_the_other_records() {
+    let colourful = |img: &RgbaImage| {
+        let mut n = 0usize;
+        for y in 0..img.height {
+            for x in 0..img.width {
+                let p = img.pixel(x, y);
+                let (hi, lo) = (p[0].max(p[1]).max(p[2]), p[0].min(p[1]).min(p[2]));
+                // Saturated: a line colour, not the grey of dimmed records or the background.
+                if hi > 90 && hi - lo > 60 {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let trace = trace();
+    let plain = draw(&trace, ViewKind::Spiral, "");
+    let selected = draw(&trace, ViewKind::Spiral, "select_record = 400");
+    let (all, some) = (colourful(&plain), colourful(&selected));
+    assert!(some > 0, "the selected line keeps its colour");
+    assert!(
+        some * 3 < all,
+        "the other lines are dimmed ({some} of {all} coloured pixels left)"
+    );
+}

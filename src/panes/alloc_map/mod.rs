@@ -1,0 +1,520 @@
+//! The allocation-map pane (Moreta & Telea): its settings and camera (animated zoom, pan,
+//! keyboard), controls, GPU picking, cushion cursors and the context view. The picture is
+//! `memscape_views::alloc_map::compose::picture`'s, painted through the one GPU bridge; the bins,
+//! colours and occupancy bars come from the pane's worker thread.
+
+mod controls;
+mod details;
+mod interaction;
+mod worker;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_channel::TrySendError;
+use memscape_render::alloc_map::{AllocBlockGpu, BarBlocks};
+use memscape_views::alloc_map::AllocMapSettings;
+use memscape_views::alloc_map::bins::{BinBy, BinnedScene};
+use memscape_views::alloc_map::camera::{Camera, axis_time_of_events, events_at, selection_bits};
+use memscape_views::alloc_map::colors::ColorBy;
+use memscape_views::alloc_map::compose::{MapInputs, Wanted, picture};
+use memscape_views::alloc_map::layout::pane_layout;
+use memscape_views::alloc_map::scene::TimeAxis;
+use memscape_views::gpu::{PaintOptions, PaneKey, PickAnswers, PickRequest, paint_picture};
+use memscape_views::picture::{Layer, MapData};
+use memscape_views::tour::{Step, tour_file_of};
+use memscape_views::values::U64Range;
+use memscape_views::{Dataset, ViewSettings};
+
+use crate::panes::{View, ViewContext};
+use interaction::Areas;
+
+/// What a pick request was for: the answer applies while the pointer and camera stay put.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PickTag {
+    bin: usize,
+    pos: egui::Pos2,
+    camera: Camera,
+    data_gen: u64,
+}
+
+/// A GPU pick's answer: the upload position of the block under the pointer, if any.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PickAnswer {
+    tag: PickTag,
+    position: Option<usize>,
+}
+
+pub struct AllocMapPane {
+    key: PaneKey,
+    dataset: Arc<Dataset>,
+    /// What is shown, as `memscape render` and tours name it (the ranges are the camera's,
+    /// written when a tour step is recorded).
+    settings: AllocMapSettings,
+    /// The shown binning, its coloured blocks and bars, and what they were made for.
+    binned: Arc<BinnedScene>,
+    blocks: Arc<Vec<AllocBlockGpu>>,
+    bar: Option<Arc<BarBlocks>>,
+    shown: Wanted,
+    /// What the GPU draws from (rebuilt when the blocks, times or selection change).
+    data: Option<Arc<MapData>>,
+    /// Bumped whenever `binned` changes (picks of another binning do not apply).
+    data_gen: u64,
+    worker: Option<worker::Worker>,
+    requested: Option<Wanted>,
+    /// The camera shown and the one it moves to (animated zoom).
+    camera: Option<Camera>,
+    target: Option<Camera>,
+    drawn: Arc<AtomicBool>,
+    /// The dataset's highlight version the selection bits were made for.
+    seen_highlight: u64,
+    selection: Option<Arc<memscape_render::alloc_map::SelectionBits>>,
+    /// Plain clicks drop cursors instead of pinning blocks.
+    cursor_mode: bool,
+    pinned: Option<usize>,
+    /// Picks asked (by tag) and the GPU's answers.
+    picks: HashMap<u64, PickTag>,
+    next_pick: u64,
+    answers: PickAnswers,
+    answer: Option<PickAnswer>,
+    /// The bin the context view shows (the last one hovered).
+    focus_bin: usize,
+    box_start: Option<egui::Pos2>,
+    context_drag: Option<(egui::Pos2, Camera)>,
+}
+
+impl AllocMapPane {
+    pub fn new(dataset: Arc<Dataset>) -> Self {
+        let scene = dataset.alloc_trace().and_then(|t| t.scene.as_ref());
+        let color_by = scene.map_or(ColorBy::Thread, |s| s.color_by);
+        let (binned, blocks) = match scene {
+            Some(s) => (Arc::new(BinnedScene::unbinned(s)), s.blocks.clone()),
+            None => (Arc::new(BinnedScene::empty()), Arc::default()),
+        };
+        let shown = Wanted {
+            by: BinBy::None,
+            axis: TimeAxis::Events,
+            color_by,
+            age_at: 0,
+        };
+        let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone()));
+        Self {
+            key: PaneKey::new(),
+            dataset,
+            settings: AllocMapSettings {
+                color: Some(color_by),
+                ..AllocMapSettings::gui()
+            },
+            binned,
+            blocks,
+            bar: None,
+            shown,
+            data: None,
+            data_gen: 1,
+            worker,
+            requested: None,
+            camera: None,
+            target: None,
+            drawn: Arc::new(AtomicBool::new(false)),
+            seen_highlight: 0,
+            selection: None,
+            cursor_mode: false,
+            pinned: None,
+            picks: HashMap::new(),
+            next_pick: 1,
+            answers: Arc::new(Mutex::new(Vec::new())),
+            answer: None,
+            focus_bin: 0,
+            box_start: None,
+            context_drag: None,
+        }
+    }
+
+    fn color_by(&self) -> ColorBy {
+        self.settings.color.unwrap_or(self.shown.color_by)
+    }
+
+    fn wanted(&self, time_events: Option<u64>, events_extent: u64) -> Wanted {
+        let color_by = self.color_by();
+        Wanted {
+            by: self.settings.bins,
+            axis: self.settings.time,
+            color_by,
+            age_at: if color_by == ColorBy::Age {
+                time_events.unwrap_or(events_extent)
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Sends the wanted state to the worker when it changed; takes finished results.
+    fn sync_worker(&mut self, wanted: Wanted) {
+        let Some((tx, rx)) = self.worker.clone() else {
+            return;
+        };
+        if self.requested != Some(wanted) {
+            match tx.try_send(wanted) {
+                Ok(()) => self.requested = Some(wanted),
+                Err(TrySendError::Full(_)) => {}
+                Err(TrySendError::Disconnected(_)) => {
+                    tracing::error!("allocation map worker stopped");
+                    self.worker = None;
+                }
+            }
+        }
+        while let Ok(built) = rx.try_recv() {
+            if !Arc::ptr_eq(&built.binned, &self.binned) {
+                self.binned = built.binned;
+                self.data_gen += 1;
+                self.seen_highlight = u64::MAX;
+                self.pinned = None;
+                self.focus_bin = self.binned.largest_bin();
+                self.answer = None;
+            }
+            self.blocks = built.blocks;
+            self.bar = built.bar;
+            self.shown = built.wanted;
+            self.data = None;
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.worker.is_some() && (self.requested != Some(self.shown) || self.bar.is_none())
+    }
+
+    fn fit(&mut self) {
+        if let Some(scene) = self.dataset.alloc_trace().and_then(|t| t.scene.as_ref()) {
+            self.target = Some(Camera::fit(scene.time_extent(self.settings.time)));
+        }
+    }
+
+    /// Keeps the same stretch of the trace on screen, and the cursors where they were, on the
+    /// other time axis.
+    fn change_axis(&mut self, trace: &memscape_trace::Trace, from: TimeAxis) {
+        let to = self.settings.time;
+        let conv = |v: f64| {
+            let e = events_at(trace, from, v.max(0.0) as u64);
+            axis_time_of_events(trace, to, e) as f64
+        };
+        if let Some(c) = self.camera {
+            let (a, b) = (conv(c.t0), conv(c.t0 + c.t_span));
+            let cam = Camera {
+                t0: a,
+                t_span: (b - a).max(1.0),
+                ..c
+            };
+            self.camera = Some(cam);
+            self.target = Some(cam);
+        }
+        for cursor in &mut self.settings.cursors {
+            *cursor = conv(*cursor as f64) as u64;
+        }
+    }
+
+    /// The GPU's answers to earlier picks; the latest is kept.
+    fn take_answers(&mut self) {
+        let answers: Vec<(u64, Option<usize>)> = self
+            .answers
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default();
+        for (tag, position) in answers {
+            if let Some(tag) = self.picks.remove(&tag) {
+                self.answer = Some(PickAnswer { tag, position });
+            }
+        }
+    }
+
+    /// The blocks, times and selection the GPU draws from (the same `Arc` while none changed).
+    fn map_data(&mut self) -> Arc<MapData> {
+        let times = self.binned.times(self.shown.axis).clone();
+        let stale = self.data.as_ref().is_none_or(|d| {
+            !Arc::ptr_eq(&d.blocks, &self.blocks)
+                || !Arc::ptr_eq(&d.times, &times)
+                || d.selection.as_ref().map(Arc::as_ptr) != self.selection.as_ref().map(Arc::as_ptr)
+        });
+        if stale {
+            self.data = Some(Arc::new(MapData {
+                blocks: self.blocks.clone(),
+                times,
+                selection: self.selection.clone(),
+            }));
+        }
+        self.data.clone().unwrap_or_else(|| {
+            Arc::new(MapData {
+                blocks: Arc::default(),
+                times: Arc::default(),
+                selection: None,
+            })
+        })
+    }
+}
+
+impl View for AllocMapPane {
+    fn title(&self) -> String {
+        format!("Allocation map · {}", self.dataset.name)
+    }
+
+    fn tour_step(&self) -> Option<Step> {
+        let scene = self.dataset.alloc_trace()?.scene.as_ref()?;
+        let mut settings = self.settings.clone();
+        if let Some(cam) = &self.camera {
+            let t0 = cam.t0.max(0.0) as u64;
+            let t1 = (cam.t0 + cam.t_span).max(1.0) as u64;
+            settings.range_time = Some(U64Range::new(t0, t1.max(t0 + 1)));
+            settings.range_addr = None;
+            if settings.bins == BinBy::None {
+                let e = scene.collapsed_extent as f64;
+                let y0 = (cam.y0 * e).max(0.0) as u64;
+                let y1 = (((cam.y0 + cam.y_span) * e) as u64)
+                    .min(scene.collapsed_extent.saturating_sub(1));
+                // Addresses must lie in used regions; a camera edge in a gap keeps all regions.
+                if let (Some((_, a0)), Some((_, a1))) = (scene.uncollapse(y0), scene.uncollapse(y1))
+                    && a1 > a0
+                {
+                    settings.range_addr = Some(U64Range::new(a0, a1 + 1));
+                }
+            }
+        }
+        Some(Step::new(
+            tour_file_of(&self.dataset),
+            ViewSettings::AllocMap(settings),
+        ))
+    }
+
+    fn is_ready(&self) -> bool {
+        self.drawn.load(Ordering::Acquire) && !self.busy()
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        let dataset = self.dataset.clone();
+        let Some((t, scene)) = dataset
+            .alloc_trace()
+            .and_then(|t| Some((t, t.scene.as_ref()?)))
+        else {
+            ui.label("This trace has no addresses: the allocation map needs heaptrack --raw, CSV or memscape's own format.");
+            return;
+        };
+        // Controls that overflow their row must not widen the map past the pane.
+        let width = ui.available_width();
+        let axis_before = self.settings.time;
+        self.controls(ui);
+        if axis_before != self.settings.time {
+            self.change_axis(&t.trace, axis_before);
+        }
+        let links = self.dataset.links.get();
+        let wanted = self.wanted(links.time_events, scene.events_extent);
+        self.sync_worker(wanted);
+        if self.busy() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
+        }
+        self.take_answers();
+        // The linked highlight becomes selection bits (others dimmed on the GPU).
+        if links.highlight_version != self.seen_highlight {
+            self.seen_highlight = links.highlight_version;
+            self.selection = links
+                .highlight
+                .as_ref()
+                .map(|h| Arc::new(selection_bits(&self.binned, h)));
+        }
+        ui.horizontal(|ui| {
+            if let Some(h) = &links.highlight {
+                ui.label(format!(
+                    "highlighted: {} ({} blocks)",
+                    links.highlight_label,
+                    h.len()
+                ));
+                if ui.button("clear").clicked() {
+                    self.dataset.links.clear_highlight();
+                }
+            }
+            if let Some(i) = self.pinned {
+                ui.label(format!(
+                    "pinned: {:#x} ({} B)",
+                    t.trace.blocks.address[i], t.trace.blocks.size[i]
+                ))
+                .on_hover_ui(|ui| details::block_details(ui, &t.trace, i));
+                if ui.small_button("unpin").clicked() {
+                    self.pinned = None;
+                }
+            }
+            if self.busy() {
+                ui.spinner();
+                ui.weak("building bins…");
+            }
+        });
+
+        let (full, response) = ui.allocate_exact_size(
+            egui::vec2(width, ui.available_height()),
+            egui::Sense::click_and_drag(),
+        );
+        if full.width() < 40.0 || full.height() < 40.0 {
+            return;
+        }
+        let binned = self.binned.clone();
+        // The shown binning is the worker's latest; the settings may already ask for another.
+        let mut shown_settings = self.settings.clone();
+        shown_settings.bins = binned.by;
+        shown_settings.time = self.shown.axis;
+        let layout = pane_layout(
+            full.size(),
+            binned.bins.len().max(1),
+            shown_settings.layout,
+            memscape_views::alloc_map::layout::Panels::of(&shown_settings),
+        );
+        let origin = full.min.to_vec2();
+        let maps: Vec<egui::Rect> = layout
+            .cells
+            .iter()
+            .map(|c| c.map.translate(origin))
+            .collect();
+        let t_extent = scene.time_extent(self.shown.axis);
+        let mut cam = self.camera.unwrap_or_else(|| Camera::fit(t_extent));
+        let mut target = self.target.unwrap_or(cam);
+        let pointer = response.hover_pos();
+        let hovered_cell = pointer.and_then(|p| maps.iter().position(|m| m.contains(p)));
+        if let Some(k) = hovered_cell {
+            self.focus_bin = k;
+        }
+        let areas = Areas {
+            maps: &maps,
+            context: layout.context.map(|r| r.translate(origin)),
+            hovered_cell,
+            t_extent,
+        };
+        self.interact(ui, &response, &areas, &mut cam, &mut target);
+        self.click(ui, &response, &t.trace, &binned, &areas, &cam);
+        // Animate towards the target.
+        if cam != target {
+            let dt = f64::from(ui.input(|i| i.stable_dt).min(0.1));
+            let k = 1.0 - (-dt / 0.07).exp();
+            cam.approach(&target, k.max(0.05));
+            ui.ctx().request_repaint();
+        }
+        self.camera = Some(cam);
+        self.target = Some(target);
+
+        // The picture, and a pick of the block under the pointer.
+        let axis = self.shown.axis;
+        let free_at = links
+            .time_events
+            .unwrap_or_else(|| events_at(&t.trace, axis, (cam.t0 + cam.t_span).max(0.0) as u64));
+        let data = self.map_data();
+        let picture = picture(
+            &shown_settings,
+            &MapInputs {
+                trace: &t.trace,
+                scene,
+                binned: &binned,
+                data,
+                bars: self.bar.clone(),
+                camera: cam,
+                color_by: self.shown.color_by,
+                time_cursor: links
+                    .time_events
+                    .map(|e| axis_time_of_events(&t.trace, axis, e)),
+                free_at_events: free_at,
+                focus_bin: self.focus_bin,
+                pinned: self.pinned.and_then(|i| binned.position_of(i)),
+            },
+            full.size(),
+        );
+        let asking = pointer.zip(hovered_cell).map(|(pos, k)| PickTag {
+            bin: k,
+            pos,
+            camera: cam,
+            data_gen: self.data_gen,
+        });
+        let answered = asking.is_some_and(|p| self.answer.is_some_and(|a| a.tag == p));
+        let pick = asking.filter(|_| !answered).map(|tag| {
+            let id = self.next_pick;
+            self.next_pick += 1;
+            self.picks.insert(id, tag);
+            // Only recent asks matter.
+            self.picks.retain(|&k, _| k + 64 > id);
+            PickRequest {
+                slot: tag.bin as u32,
+                point: tag.pos - full.min.to_vec2(),
+                tag: id,
+            }
+        });
+        if pick.is_some() {
+            ui.ctx().request_repaint();
+        }
+        if cx.render_state.is_none() {
+            ui.painter().text(
+                full.center(),
+                egui::Align2::CENTER_CENTER,
+                "no wgpu renderer",
+                egui::FontId::proportional(16.0),
+                egui::Color32::LIGHT_RED,
+            );
+        }
+        let has_maps = picture.layers.iter().any(|l| matches!(l, Layer::Map(_)));
+        paint_picture(
+            ui,
+            &self.key,
+            full,
+            Arc::new(picture),
+            PaintOptions {
+                pick,
+                answers: Some(self.answers.clone()),
+                drawn: has_maps.then(|| self.drawn.clone()),
+            },
+        );
+        self.hover(&response, &t.trace, &binned, &maps, asking, &cam);
+    }
+}
+
+impl AllocMapPane {
+    /// Hover: the GPU pick's answer for this pointer position.
+    fn hover(
+        &self,
+        response: &egui::Response,
+        trace: &memscape_trace::Trace,
+        binned: &BinnedScene,
+        maps: &[egui::Rect],
+        asking: Option<PickTag>,
+        cam: &Camera,
+    ) {
+        let (Some(p), Some(a)) = (asking, self.answer) else {
+            return;
+        };
+        if a.tag.bin != p.bin || a.tag.pos.distance(p.pos) >= 6.0 || a.tag.data_gen != self.data_gen
+        {
+            return;
+        }
+        let bin_label = binned.bins.get(p.bin).map(|b| b.label.clone());
+        match a.position.and_then(|q| binned.block_at(q)) {
+            Some(i) => {
+                response.clone().on_hover_ui_at_pointer(|ui| {
+                    if binned.by != BinBy::None
+                        && let Some(l) = &bin_label
+                    {
+                        ui.weak(format!("bin {l}"));
+                    }
+                    details::block_details(ui, trace, i);
+                });
+            }
+            None => {
+                let m = maps[p.bin];
+                let u = f64::from((p.pos.x - m.left()) / m.width());
+                let v = f64::from((m.bottom() - p.pos.y) / m.height());
+                let (time, y) = cam.at(u, v);
+                let extent = binned.bins.get(p.bin).map_or(1, |b| b.collapsed_extent);
+                let when = match self.shown.axis {
+                    TimeAxis::Events => format!("event {time:.0}"),
+                    TimeAxis::Wall => format!("{:.3} ms", time / 1e6),
+                };
+                let text = match binned.uncollapse(p.bin, (y.max(0.0) * extent as f64) as u64) {
+                    Some(address) => format!("free · {address:#x} · {when}"),
+                    None => format!("collapsed gap · {when}"),
+                };
+                response.clone().on_hover_text_at_pointer(text);
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The allocation-map pane's worker thread (`memscape-allocmap`): bins, colours and occupancy
+//! bars for the wanted state, off the UI thread, through `compose::MapBuilder` (which keeps
+//! each binning for the next request). The UI sends the wanted state through a bounded channel
+//! and takes finished results from another; it never touches every block.
+
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender};
+use memscape_views::Dataset;
+use memscape_views::alloc_map::compose::{Built, MapBuilder, Wanted};
+
+/// Requests to the worker and its results.
+pub type Worker = (Sender<Wanted>, Receiver<Built>);
+
+pub fn spawn_worker(dataset: Arc<Dataset>) -> Option<Worker> {
+    let (tx_job, rx_job) = crossbeam_channel::bounded::<Wanted>(4);
+    let (tx_done, rx_done) = crossbeam_channel::bounded::<Built>(2);
+    let spawned = std::thread::Builder::new()
+        .name("memscape-allocmap".into())
+        .spawn(move || {
+            let Some(t) = dataset.alloc_trace() else {
+                return;
+            };
+            let Some(scene) = t.scene.as_ref() else {
+                return;
+            };
+            let mut builder = MapBuilder::default();
+            while let Ok(mut wanted) = rx_job.recv() {
+                // Only the latest wish matters.
+                while let Ok(w) = rx_job.try_recv() {
+                    wanted = w;
+                }
+                let built = builder.build(&t.trace, scene, wanted, true);
+                if tx_done.send(built).is_err() {
+                    return;
+                }
+            }
+        });
+    match spawned {
+        Ok(_) => Some((tx_job, rx_done)),
+        Err(e) => {
+            tracing::error!("allocation map worker thread: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,554 @@
+//! The heap-evolution pane: sunburst, icicle or small multiples of the heap tree at a time
+//! point, with drill-down, time travel (slider, steps, play) over a heap-size curve, animated
+//! transitions, hover facts and the leak-suspect list.
+//!
+//! A worker thread per pane owns the group index (it borrows the dataset) and answers requests
+//! for the sizes at a time point through bounded channels; the UI thread never walks blocks.
+
+mod controls;
+mod worker;
+
+use std::collections::HashMap;
+use std::f32::consts::{FRAC_PI_2, TAU};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::TryRecvError;
+use egui::{Color32, Sense};
+use memscape_heap::{GroupKey, HeapTimeline, Sizes, TimePoint};
+use memscape_views::gpu::PaneKey;
+use memscape_views::heap_tree::compose::{Shown, chart_area, timeline_picture, tree_picture};
+use memscape_views::heap_tree::draw;
+use memscape_views::heap_tree::model::Grouping;
+use memscape_views::heap_tree::settings::{Chart, HeapTreeSettings};
+use memscape_views::tour::{Step, tour_file_of};
+use memscape_views::{Dataset, ViewSettings};
+
+use crate::panes::{View, ViewContext};
+use worker::{Reply, Request, Worker, spawn_worker};
+
+const TRANSITION: Duration = Duration::from_millis(450);
+const PLAY_STEP: Duration = Duration::from_millis(600);
+const SMALL_MULTIPLES: usize = 5;
+/// Sizes kept per pane (each is two u64 per group).
+const SIZES_CACHE: usize = 48;
+
+/// Grouping presets offered in the menu (any list works on the CLI).
+const GROUPINGS: &[(&str, &[GroupKey])] = &[
+    ("call site", &[GroupKey::Site]),
+    ("thread › call site", &[GroupKey::Thread, GroupKey::Site]),
+    ("call path", &[GroupKey::Path]),
+    ("module › call site", &[GroupKey::Module, GroupKey::Site]),
+    ("size class › call site", &[GroupKey::Size, GroupKey::Site]),
+    ("thread › size class", &[GroupKey::Thread, GroupKey::Size]),
+];
+
+/// (point, exact events, root, chart, depth, kept group) of the shown tree.
+type ShownKey = (usize, Option<u64>, u32, Chart, usize, Option<u32>);
+
+/// An exact time off the slider's points.
+struct Exact {
+    anchor: usize,
+    events: u64,
+    /// Filled in by the worker.
+    state: Option<(TimePoint, Arc<Sizes>)>,
+}
+
+pub struct HeapTreePane {
+    dataset: Arc<Dataset>,
+    key: PaneKey,
+    /// What is shown: chart, grouping, metric, depth (the time point and root are exported
+    /// from `point` and `roots` when a tour step is recorded).
+    settings: HeapTreeSettings,
+    grouping: usize,
+    worker: Worker,
+    timeline: Option<Arc<HeapTimeline>>,
+    error: Option<String>,
+    sizes: HashMap<usize, Arc<Sizes>>,
+    requested: HashMap<usize, Instant>,
+    /// Drill-down path of trie nodes (the last is the shown root; empty: the whole heap).
+    roots: Vec<u32>,
+    point: usize,
+    playing: bool,
+    last_step: Instant,
+    /// What is on screen now and what it morphs from.
+    current: Option<Shown>,
+    previous: Option<Shown>,
+    transition_start: Instant,
+    /// What `current` was built for, to notice when it must be rebuilt.
+    current_key: Option<ShownKey>,
+    /// A time set from the allocation map that falls between the slider's points: shown exactly
+    /// until the user moves the slider away from `anchor` (the nearest point).
+    exact: Option<Exact>,
+    highlight_group: Option<u32>,
+    drawn_once: bool,
+    /// Versions of the dataset's time cursor seen and published by this pane.
+    seen_time: u64,
+    published_point: Option<usize>,
+    seen_pick: u64,
+    /// Time points the user put on the timeline (empty: five evenly spaced).
+    timeline_points: Vec<usize>,
+}
+
+impl HeapTreePane {
+    pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
+        let settings = HeapTreeSettings::default();
+        let worker = spawn_worker(dataset.clone(), Grouping::of(&settings), ctx.clone());
+        Self {
+            key: PaneKey::new(),
+            dataset,
+            settings,
+            grouping: 0,
+            worker,
+            timeline: None,
+            error: None,
+            sizes: HashMap::new(),
+            requested: HashMap::new(),
+            roots: Vec::new(),
+            point: 0,
+            playing: false,
+            last_step: Instant::now(),
+            current: None,
+            previous: None,
+            transition_start: Instant::now(),
+            current_key: None,
+            highlight_group: None,
+            exact: None,
+            drawn_once: false,
+            seen_time: 0,
+            published_point: None,
+            seen_pick: 0,
+            timeline_points: Vec::new(),
+        }
+    }
+
+    fn restart(&mut self, ctx: &egui::Context) {
+        self.worker = spawn_worker(
+            self.dataset.clone(),
+            Grouping::of(&self.settings),
+            ctx.clone(),
+        );
+        self.timeline = None;
+        self.error = None;
+        self.sizes.clear();
+        self.requested.clear();
+        self.roots.clear();
+        self.current = None;
+        self.previous = None;
+        self.current_key = None;
+        self.highlight_group = None;
+    }
+
+    fn drain(&mut self) {
+        loop {
+            match self.worker.replies.try_recv() {
+                Ok(Reply::Timeline(t)) => {
+                    // Open at the peak, as heaptrack does: the fullest tree; the leak suspects
+                    // beside it and `>|` tell the end of the run.
+                    self.point = t.peak_point.min(t.points.len().saturating_sub(1));
+                    self.timeline = Some(Arc::from(t));
+                }
+                Ok(Reply::Sizes(p, s)) => {
+                    self.requested.remove(&p);
+                    if self.sizes.len() >= SIZES_CACHE {
+                        // Drop the entry farthest from the current point.
+                        let point = self.point;
+                        if let Some(far) =
+                            self.sizes.keys().copied().max_by_key(|k| k.abs_diff(point))
+                        {
+                            self.sizes.remove(&far);
+                        }
+                    }
+                    self.sizes.insert(p, s);
+                }
+                Ok(Reply::Blocks(group, blocks)) => {
+                    let name = self
+                        .timeline
+                        .as_ref()
+                        .map(|t| draw::short_name(t.trie.name(group)).to_owned())
+                        .unwrap_or_default();
+                    self.dataset.links.set_highlight(blocks, name);
+                }
+                Ok(Reply::GroupOf(group)) => {
+                    // Drill so that the picked block's group is a child of the shown root, and
+                    // outline it.
+                    if let Some(t) = &self.timeline {
+                        let path = t.trie.path_to_root(group);
+                        self.roots = path[1..path.len().saturating_sub(1).max(1)].to_vec();
+                        // Keep the tree shallow enough to show the group.
+                        self.settings.depth = self.settings.depth.max(1);
+                        self.highlight_group = Some(group);
+                    }
+                }
+                Ok(Reply::Exact(point, sizes)) => {
+                    if let Some(x) = &mut self.exact
+                        && x.events == point.index
+                    {
+                        x.state = Some((point, sizes));
+                    }
+                }
+                Ok(Reply::Failed(e)) => self.error = Some(e),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            }
+        }
+    }
+
+    fn sizes_at(&mut self, point: usize) -> Option<Arc<Sizes>> {
+        if let Some(s) = self.sizes.get(&point) {
+            return Some(s.clone());
+        }
+        let stale = self
+            .requested
+            .get(&point)
+            .is_none_or(|t| t.elapsed() > Duration::from_secs(5));
+        if stale && self.worker.requests.try_send(Request::Sizes(point)).is_ok() {
+            self.requested.insert(point, Instant::now());
+        }
+        None
+    }
+
+    /// The time point on screen: the exact one set from the allocation map, or the slider's.
+    fn shown_point(&self, timeline: &HeapTimeline) -> TimePoint {
+        if let Some(Exact {
+            state: Some((p, _)),
+            ..
+        }) = &self.exact
+        {
+            return p.clone();
+        }
+        let last = timeline.points.len().saturating_sub(1);
+        timeline.points[self.point.min(last)].clone()
+    }
+
+    fn root(&self) -> u32 {
+        self.roots.last().copied().unwrap_or(0)
+    }
+
+    fn build(&self, timeline: &HeapTimeline, sizes: &Sizes) -> Shown {
+        Shown::build(
+            self.settings.chart,
+            timeline,
+            sizes,
+            self.root(),
+            self.settings.depth,
+            self.highlight_group,
+        )
+    }
+
+    fn transition_t(&self) -> f32 {
+        (self.transition_start.elapsed().as_secs_f32() / TRANSITION.as_secs_f32()).min(1.0)
+    }
+}
+
+impl View for HeapTreePane {
+    fn title(&self) -> String {
+        format!("Heap tree — {}", self.dataset.name)
+    }
+
+    fn tour_step(&self) -> Option<Step> {
+        let timeline = self.timeline.as_ref()?;
+        let point = &self.shown_point(timeline);
+        let massif = self.dataset.alloc_trace().is_none();
+        let settings = HeapTreeSettings {
+            at: (!massif).then_some(point.time),
+            snapshot: massif.then_some(point.index),
+            peak: false,
+            root: self.roots.last().map(|&r| timeline.trie.name(r).to_owned()),
+            ..self.settings.clone()
+        };
+        Some(Step::new(
+            tour_file_of(&self.dataset),
+            ViewSettings::HeapTree(settings),
+        ))
+    }
+
+    fn is_ready(&self) -> bool {
+        self.drawn_once || self.error.is_some()
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        self.drain();
+        self.controls(ui);
+        if let Some(e) = &self.error {
+            ui.colored_label(Color32::LIGHT_RED, e);
+            return;
+        }
+        let Some(timeline) = self.timeline.clone() else {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("grouping the heap…");
+            });
+            return;
+        };
+        if timeline.points.is_empty() {
+            ui.label("no time points");
+            return;
+        }
+        let last = timeline.points.len() - 1;
+        if self.playing && self.last_step.elapsed() >= PLAY_STEP {
+            self.last_step = Instant::now();
+            if self.point < last {
+                self.point += 1;
+            } else {
+                self.playing = false;
+            }
+        }
+        self.point = self.point.min(last);
+        if self.exact.as_ref().is_some_and(|x| x.anchor != self.point) {
+            self.exact = None;
+        }
+        // Linked time: a time chosen in another view (the allocation map) moves the tree there;
+        // a time chosen here moves the others' cursor. Traces only: massif has no events.
+        if self.dataset.alloc_trace().is_some() {
+            let links = self.dataset.links.get();
+            if links.picked_version != self.seen_pick {
+                self.seen_pick = links.picked_version;
+                if let Some(b) = links.picked_block {
+                    let _ = self.worker.requests.try_send(Request::GroupOf(b));
+                }
+            }
+            if links.time_version != self.seen_time {
+                self.seen_time = links.time_version;
+                if let Some(events) = links.time_events
+                    && self
+                        .published_point
+                        .is_none_or(|p| timeline.points[p].index != events)
+                {
+                    self.point = timeline
+                        .points
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, p)| p.index.abs_diff(events))
+                        .map_or(self.point, |(i, _)| i);
+                    self.published_point = Some(self.point);
+                    // Between points: the tree shows the exact state, not the nearest point's.
+                    if timeline.points[self.point].index != events
+                        && self
+                            .worker
+                            .requests
+                            .try_send(Request::SizesAtEvents(events))
+                            .is_ok()
+                    {
+                        self.exact = Some(Exact {
+                            anchor: self.point,
+                            events,
+                            state: None,
+                        });
+                    }
+                }
+            } else if self.published_point != Some(self.point) {
+                self.seen_time = self
+                    .dataset
+                    .links
+                    .set_time(timeline.points[self.point].index);
+                self.published_point = Some(self.point);
+            }
+        }
+        egui::Panel::bottom(("heap-time", self.key.get()))
+            .resizable(false)
+            .show(ui, |ui| self.time_bar(ui, &timeline));
+        egui::Panel::right(("heap-suspects", self.key.get()))
+            .default_size(230.0)
+            .show(ui, |ui| self.suspects(ui, &timeline));
+        let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
+        let size = rect.size();
+        let mut picture = None;
+        let mut hovered_text = None;
+
+        if self.settings.chart == Chart::Timeline {
+            let picks: Vec<usize> = if self.timeline_points.is_empty() {
+                let n = SMALL_MULTIPLES.min(timeline.points.len());
+                (0..n)
+                    .map(|i| if n == 1 { last } else { i * last / (n - 1) })
+                    .collect()
+            } else {
+                self.timeline_points.iter().map(|&p| p.min(last)).collect()
+            };
+            let cells: Vec<(TimePoint, Arc<Sizes>)> = picks
+                .iter()
+                .filter_map(|&p| Some((timeline.points[p].clone(), self.sizes_at(p)?)))
+                .collect();
+            if cells.len() == picks.len() {
+                let cells: Vec<(TimePoint, &Sizes)> =
+                    cells.iter().map(|(p, s)| (p.clone(), s.as_ref())).collect();
+                picture = Some(timeline_picture(
+                    &timeline,
+                    &cells,
+                    self.root(),
+                    self.settings.depth,
+                    size,
+                ));
+            } else {
+                ui.ctx().request_repaint_after(Duration::from_millis(30));
+            }
+            self.current_key = None;
+        } else {
+            let exact = self.exact.as_ref().map(|x| (x.events, x.state.clone()));
+            let key = (
+                self.point,
+                exact.as_ref().map(|x| x.0),
+                self.root(),
+                self.settings.chart,
+                self.settings.depth,
+                self.highlight_group,
+            );
+            let sizes = match exact {
+                Some((_, state)) => state.map(|s| s.1),
+                None => self.sizes_at(self.point),
+            };
+            if self.current_key != Some(key)
+                && let Some(s) = sizes
+            {
+                let next = self.build(&timeline, &s);
+                let same_chart = matches!(
+                    (&self.current, &next),
+                    (Some(Shown::Sunburst(_)), Shown::Sunburst(_))
+                        | (Some(Shown::Icicle(_)), Shown::Icicle(_))
+                );
+                self.previous = if same_chart {
+                    self.current.take()
+                } else {
+                    None
+                };
+                self.current = Some(next);
+                self.current_key = Some(key);
+                self.transition_start = Instant::now();
+            }
+            // Prefetch the neighbours so that stepping and playing are instant.
+            let _ = self.sizes_at((self.point + 1).min(last));
+            let _ = self.sizes_at(self.point.saturating_sub(1));
+            let t = self.transition_t();
+            if t < 1.0 {
+                ui.ctx().request_repaint();
+            }
+            let hover = response.hover_pos().map(|p| p - rect.min.to_vec2());
+            let area = chart_area(size);
+            let mut hit = None;
+            if let Some(current) = &self.current {
+                let highlight = self.highlight_group.and_then(|g| {
+                    current
+                        .nodes()
+                        .iter()
+                        .position(|n| n.group == Some(g))
+                        .map(|i| i as u32)
+                });
+                picture = Some(tree_picture(
+                    current,
+                    self.previous.as_ref(),
+                    t,
+                    &timeline,
+                    highlight,
+                    size,
+                ));
+                let total = self.shown_point(&timeline).total_bytes;
+                hit = hover.and_then(|p| match current {
+                    Shown::Sunburst(cur) => {
+                        let radius = 0.5 * area.width().min(area.height()) - 4.0;
+                        let d = p - area.center();
+                        let angle = (d.y.atan2(d.x) + FRAC_PI_2).rem_euclid(TAU);
+                        memscape_heap::layout::sunburst_hit(
+                            cur,
+                            f64::from(angle),
+                            f64::from(d.length() / radius.max(1.0)),
+                        )
+                        .map(|n| {
+                            (
+                                n,
+                                memscape_heap::hover(cur, n, timeline.metric, total),
+                                cur.nodes.get(n as usize).cloned(),
+                            )
+                        })
+                    }
+                    Shown::Icicle(cur) => {
+                        let x = f64::from((p.x - area.left()) / area.width());
+                        let y = f64::from((p.y - area.top()) / area.height());
+                        cur.shapes
+                            .iter()
+                            .find(|s| x >= s.x0 && x < s.x1 && y >= s.y0 && y < s.y1)
+                            .map(|s| {
+                                (
+                                    s.node,
+                                    memscape_heap::hover(cur, s.node, timeline.metric, total),
+                                    cur.nodes.get(s.node as usize).cloned(),
+                                )
+                            })
+                    }
+                });
+            }
+            if let Some((_, Some(info), Some(node))) = &hit {
+                let growth = node
+                    .group
+                    .and_then(|g| timeline.growth.get(g as usize))
+                    .copied()
+                    .unwrap_or(0.0);
+                let span = match (timeline.points.first(), timeline.points.last()) {
+                    (Some(a), Some(b)) => b.time.saturating_sub(a.time) as f64,
+                    _ => 0.0,
+                };
+                let growth = growth * span;
+                let unit = "over the run";
+                hovered_text = Some(format!(
+                    "{}\n{}  ·  {} objects\n{:.1} % of parent  ·  {:.1} % of heap\ngrowth {}{} {unit}\nclick: drill down · right click: highlight its blocks in the map",
+                    info.name,
+                    draw::human_bytes(info.bytes),
+                    info.objects,
+                    info.share_of_parent * 100.0,
+                    info.share_of_total * 100.0,
+                    if growth < 0.0 { "−" } else { "+" },
+                    draw::human_bytes(growth.abs() as u64),
+                ));
+            }
+            if response.secondary_clicked()
+                && let Some((_, _, Some(node))) = &hit
+            {
+                // Right click: highlight this group's blocks in the allocation map.
+                match node.group {
+                    Some(g) if self.dataset.alloc_trace().is_some() => {
+                        let _ = self.worker.requests.try_send(Request::Blocks(g));
+                    }
+                    _ => self.dataset.links.clear_highlight(),
+                }
+            }
+            if response.clicked()
+                && let Some((_, _, Some(node))) = &hit
+            {
+                if node.depth == 0 {
+                    self.roots.pop();
+                } else if let Some(g) = node.group
+                    && !timeline.trie.children(g).is_empty()
+                {
+                    // The path from the current root down to the clicked node.
+                    let path = timeline.trie.path_to_root(g);
+                    let from = path
+                        .iter()
+                        .position(|&n| n == self.root())
+                        .map_or(0, |i| i + 1);
+                    self.roots.extend(path[from..].iter().copied());
+                }
+            }
+        }
+
+        if let Some(picture) = picture {
+            let drawn = !picture.shapes.is_empty();
+            if cx.render_state.is_some() {
+                self.drawn_once |= drawn;
+            }
+            memscape_views::gpu::paint(ui, &self.key, rect, picture);
+        } else {
+            ui.painter().rect_filled(
+                rect,
+                0.0,
+                Color32::from_rgb(
+                    draw::BACKGROUND[0],
+                    draw::BACKGROUND[1],
+                    draw::BACKGROUND[2],
+                ),
+            );
+        }
+        if let Some(text) = hovered_text {
+            response.on_hover_ui_at_pointer(|ui| {
+                ui.label(text);
+            });
+        }
+    }
+}

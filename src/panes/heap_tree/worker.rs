@@ -1,0 +1,90 @@
+//! The heap pane's worker thread: it owns the group index of the dataset (which borrows it) and
+//! answers requests for the sizes at a time point, a group's blocks and a block's group through
+//! bounded channels; the UI thread never walks blocks.
+
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender};
+use memscape_heap::{HeapTimeline, Sizes, TimePoint};
+use memscape_views::Dataset;
+use memscape_views::heap_tree::model::{self, Grouping};
+
+pub enum Reply {
+    Timeline(Box<HeapTimeline>),
+    Sizes(usize, Arc<Sizes>),
+    /// A group's blocks, for the linked allocation map.
+    Blocks(u32, Vec<u32>),
+    /// The group of a block picked in the allocation map.
+    GroupOf(u32),
+    /// The exact state after some events (a time chosen in the allocation map).
+    Exact(TimePoint, Arc<Sizes>),
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request {
+    Sizes(usize),
+    Blocks(u32),
+    GroupOf(u32),
+    /// The state after this many events, off the slider's points.
+    SizesAtEvents(u64),
+}
+
+pub struct Worker {
+    pub requests: Sender<Request>,
+    pub replies: Receiver<Reply>,
+}
+
+pub fn spawn_worker(dataset: Arc<Dataset>, settings: Grouping, ctx: egui::Context) -> Worker {
+    let (req_tx, req_rx) = crossbeam_channel::bounded::<Request>(64);
+    let (rep_tx, rep_rx) = crossbeam_channel::bounded::<Reply>(64);
+    let name = format!("heap-tree {}", dataset.name);
+    let spawned = std::thread::Builder::new().name(name).spawn(move || {
+        let (timeline, mut sizes) = match model::timeline(&dataset, &settings) {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = rep_tx.send(Reply::Failed(format!("{e:#}")));
+                ctx.request_repaint();
+                return;
+            }
+        };
+        if rep_tx.send(Reply::Timeline(Box::new(timeline))).is_err() {
+            return;
+        }
+        ctx.request_repaint();
+        // Requests arrive in bursts (scrubbing): answer the newest first.
+        while let Ok(first) = req_rx.recv() {
+            let mut wanted = vec![first];
+            while let Ok(r) = req_rx.try_recv() {
+                wanted.push(r);
+            }
+            wanted.reverse();
+            wanted.dedup();
+            for request in wanted {
+                let reply = match request {
+                    Request::Sizes(p) => sizes
+                        .sizes_at_point(p)
+                        .map(|s| Reply::Sizes(p, Arc::new(s))),
+                    Request::Blocks(g) => sizes.blocks_in_group(g).map(|b| Reply::Blocks(g, b)),
+                    Request::GroupOf(b) => sizes.group_of_block(b).map(Reply::GroupOf),
+                    Request::SizesAtEvents(e) => sizes
+                        .sizes_at_events(e)
+                        .map(|(p, s)| Reply::Exact(p, Arc::new(s))),
+                };
+                if let Some(reply) = reply
+                    && rep_tx.send(reply).is_err()
+                {
+                    return;
+                }
+            }
+            ctx.request_repaint();
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::error!("could not start the heap-tree worker: {e}");
+    }
+    Worker {
+        requests: req_tx,
+        replies: rep_rx,
+    }
+}
