@@ -73,6 +73,8 @@ pub enum Command {
     RenderTour(RenderTourArgs),
     /// Play a presentation tour full screen (→/space next, ← previous, Home, P pause, 1–9, Esc).
     Present(PresentArgs),
+    /// Level of detail for big traces: build the index beside a trace, draw frames from it.
+    Lod(crate::commands::lod::LodArgs),
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,7 @@ mod analyses;
 mod export;
 mod index;
 mod info;
+pub mod lod;
 mod render;
 mod tour;
 
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Demo(args)) => demo(&args.dir),
         Some(Command::RenderTour(args)) => tour::render_tour(&args),
         Some(Command::Present(args)) => tour::present(&args),
+        Some(Command::Lod(args)) => lod::run(&args),
     }
 }
 
