@@ -19,7 +19,7 @@ test_pkgs=(
   libunwind8                           # faster call stacks in the recorder shim
   golang-go libjemalloc2               # heap profiles made at test time (Go runtime/pprof, jemalloc prof), go tool pprof as oracle
   libc6-dbg binutils                   # separate debug info of libc (build-id tree), objcopy/strip
-  zstd bc time python3 python3-venv python3-pip
+  zstd bzip2 bc time python3 python3-venv python3-pip
 )
 pkgs=("${run_pkgs[@]}")
 [ "$mode" = test ] && pkgs+=("${test_pkgs[@]}")

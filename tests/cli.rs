@@ -348,6 +348,108 @@ fn analysis_subcommands_accept_demo_names() {
     );
 }
 
+/// `cycles` on landmarks says so and bounds its error (text, JSON); no progress bar when stderr
+/// is not a terminal; `render --collapse-function` draws a function's lines in one colour.
+#[test]
+fn cycles_level_of_detail_is_stated_and_lines_collapse_by_function() {
+    let cache = scratch("lod-cache");
+    let run = |args: &[&str]| {
+        memscape()
+            .args(args)
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap()
+    };
+    let text = run(&["cycles", "demo:sort", "--landmarks", "300"]);
+    assert!(
+        text.status.success(),
+        "{}",
+        String::from_utf8_lossy(&text.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("level of detail: 300 landmark windows of 3949 unique (--landmarks")
+            && stdout.contains("within bottleneck distance"),
+        "{stdout}"
+    );
+    // A pipe is not a terminal: no progress bar.
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert!(
+        !stderr.contains('%') && !stderr.contains("reduction"),
+        "{stderr}"
+    );
+
+    let json = run(&["cycles", "demo:sort", "--landmarks", "300", "--json"]);
+    assert!(json.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let lod = &report["level_of_detail"];
+    assert_eq!(lod["landmarks"], 300);
+    assert_eq!(lod["unique_windows"], 3949);
+    assert_eq!(
+        lod["bottleneck_bound"].as_u64().unwrap(),
+        2 * lod["covering_radius"].as_u64().unwrap()
+    );
+    assert_eq!(report["records"].as_array().unwrap().len(), 26053);
+    assert!(String::from_utf8_lossy(&json.stderr).contains("level of detail"));
+    // A full analysis has no level of detail.
+    let full = run(&["cycles", "demo:sort", "--range", "0..300", "--json"]);
+    let full: serde_json::Value = serde_json::from_slice(&full.stdout).unwrap();
+    assert!(full.get("level_of_detail").is_none());
+    let bad = run(&["cycles", "demo:sort", "--landmarks", "1"]);
+    assert!(!bad.status.success());
+
+    let render = |extra: &[&str], name: &str| {
+        let png = scratch(name);
+        let mut args = vec![
+            "render",
+            "demo:sort",
+            "--view",
+            "spiral",
+            "--range",
+            "0..4000",
+            "--width",
+            "320",
+            "--height",
+            "240",
+            "--out",
+        ];
+        let path = png.to_string_lossy().into_owned();
+        args.push(&path);
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        memscape_render::RgbaImage::load_png(&png).unwrap()
+    };
+    let lines = render(&[], "lines.png");
+    let collapsed = render(
+        &[
+            "--collapse-function",
+            "*",
+            "--collapse-function",
+            "!insertion_sort",
+        ],
+        "lines-collapsed.png",
+    );
+    assert_ne!(lines.pixels, collapsed.pixels);
+    let wrong = run(&[
+        "render",
+        "demo:sort",
+        "--view",
+        "spiral",
+        "--cycle-color",
+        "time",
+        "--collapse-function",
+        "main",
+        "--out",
+        "/dev/null",
+    ]);
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--cycle-color line"));
+}
+
 #[test]
 fn graal_bgv_lays_out_with_input_ids_and_renders() {
     let bgv = shared("bgv/graalvm-gftc-java22-24.0.0_java_exampleIf.bgv.gz");

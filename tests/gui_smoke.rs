@@ -201,3 +201,42 @@ fn gui_opens_the_samples_views_under_xvfb() {
         "the top line in the source pane"
     );
 }
+
+/// `memscape view demo:cfg` opens the embedded file, as every other command takes the demo
+/// names (it looked for a file named `demo:cfg` and the screenshot failed on the load error).
+#[test]
+fn gui_view_accepts_demo_names() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("demo-cfg-window.png");
+    let _ = std::fs::remove_file(&png);
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1024x700x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .args([
+            "view",
+            "demo:cfg",
+            "--window-size",
+            "900x640",
+            "--screenshot-timeout",
+            "240",
+            "--screenshot",
+        ])
+        .arg(&png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "memscape view demo:cfg --screenshot failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        memscape_render::RgbaImage::load_png(&png)
+            .unwrap()
+            .distinct_colors()
+            > 50
+    );
+}

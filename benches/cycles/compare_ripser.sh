@@ -64,7 +64,12 @@ echo "classical MDS of the unique windows (w = 10) of the first 10,000 windows:"
 "$timing" mds "$work/whole.lackey" 0..10009
 
 echo
-echo "end-to-end cycles on the whole-process lackey trace of the matmul program:"
+echo "level of detail (landmark windows) against the full analysis, bottleneck distance of the H1 barcodes:"
+"$timing" lod-error "$work/whole.lackey" 0..10009 --landmarks 4000
+
+echo
+echo "end-to-end cycles on the whole-process lackey trace of the matmul program (50,000 windows: the"
+echo "default level of detail; --detail full for every window):"
 for n in 10000 50000; do
     end=$((n + 9))
     for t in 2 3 ""; do

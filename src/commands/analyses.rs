@@ -75,6 +75,17 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
             path.display()
         ),
     };
+    // A massif file without any tree still has its heap-size curve: show it, say why.
+    if let HeapInput::Massif(file) = &input
+        && let Some(curve) = file.curve_without_tree()
+    {
+        if args.json {
+            print_json(&curve)?;
+        } else {
+            print_curve(&curve)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.leaks {
         let report = memscape_heap::report::leaks_input(&input, &options);
         if args.json {
@@ -104,6 +115,35 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         print_node(&mut out, &report.tree, 0)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_curve(curve: &memscape_heap::HeapCurveReport) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}: {}", curve.source, curve.message)?;
+    writeln!(
+        out,
+        "{:>9} {:>16} {:>14} {:>12} {:>12}",
+        "snapshot",
+        format!("time ({})", curve.time_unit),
+        "heap B",
+        "extra B",
+        "stacks B"
+    )?;
+    for p in &curve.snapshots {
+        writeln!(
+            out,
+            "{:>9} {:>16} {:>14} {:>12} {:>12}",
+            p.snapshot, p.time, p.heap_bytes, p.heap_extra_bytes, p.stacks_bytes
+        )?;
+    }
+    if let Some(p) = &curve.peak {
+        writeln!(
+            out,
+            "peak: snapshot {} at {} {}: {} B heap + {} B extra",
+            p.snapshot, p.time, curve.time_unit, p.heap_bytes, p.heap_extra_bytes
+        )?;
+    }
+    Ok(())
 }
 
 fn print_leaks(
@@ -258,6 +298,25 @@ fn print_samples_text(report: &memscape_samples::SamplesReport) -> std::io::Resu
             r["cycles"]
         )?;
     }
+    let levels = list("levels");
+    if !levels.is_empty() {
+        writeln!(out, "\nserved by (memory level of the data source):")?;
+        for l in &levels {
+            writeln!(
+                out,
+                "  {:<14} {:>10} samples {:>14} cycles",
+                l["level"].as_str().unwrap_or(""),
+                l["samples"],
+                l["cycles"]
+            )?;
+        }
+        if levels.iter().any(|l| l["level"] == "level unknown") {
+            writeln!(
+                out,
+                "  (level unknown: the data source names no level; counted on the PU that took the sample only)"
+            )?;
+        }
+    }
     for (title, key) in [
         ("top source lines", "top_lines"),
         ("top data symbols", "top_symbols"),
@@ -347,11 +406,31 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
     if options.binary.is_none() {
         options.binary = memscape_views::demo::binary_for_name(&args.trace)?;
     }
-    let report = memscape_cycles::analyze_trace_file(
-        &memscape_views::demo::resolve_path(&args.trace)?,
-        &options,
-    )?;
+    let path = memscape_views::demo::resolve_path(&args.trace)?;
+    let bar = progress_bar();
+    let control = match &bar {
+        Some(bar) => {
+            let bar = bar.clone();
+            memscape_cycles::Control::new().on_progress(move |p| {
+                bar.set_position((1000.0 * p.fraction()) as u64);
+                bar.set_message(p.phase.label());
+            })
+        }
+        None => memscape_cycles::Control::new(),
+    };
+    let report = memscape_cycles::analyze_trace_file_with(&path, &options, &control);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report?;
+    let detail = report
+        .level_of_detail
+        .as_ref()
+        .map(memscape_views::cycles::settings::detail_note);
     if args.json {
+        if let Some(note) = &detail {
+            eprintln!("{note}");
+        }
         print_json(&report)?;
     } else {
         let value = serde_json::to_value(&report)?;
@@ -363,6 +442,9 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
             value["windows"],
             value["unique_windows"]
         )?;
+        if let Some(note) = &detail {
+            writeln!(out, "{note}")?;
+        }
         writeln!(
             out,
             "H1 bars: {}",
@@ -386,6 +468,26 @@ pub fn cycles(args: &CyclesArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar on stderr (phase and its fraction), or `None` when stderr is not a terminal.
+fn progress_bar() -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal as _;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} {msg:<22} [{bar:32}] {percent:>3}% {elapsed}",
+    )
+    .ok()?
+    .progress_chars("=> ");
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(1000),
+        indicatif::ProgressDrawTarget::stderr(),
+    )
+    .with_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
 }
 
 pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {

@@ -40,7 +40,24 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let sources: Vec<LoadSource> = if args.files.is_empty() {
         memscape_views::demo::sources()
     } else {
-        args.files.into_iter().map(LoadSource::File).collect()
+        // `demo` and `demo:<key>` name the embedded files, as in every other command (a file
+        // of that name in the current directory wins).
+        args.files
+            .into_iter()
+            .map(
+                |path| match memscape_views::demo::by_name(&path.to_string_lossy()) {
+                    Some(demo) if !path.exists() => Ok(demo.source()),
+                    None if path.to_string_lossy().starts_with("demo:") && !path.exists() => {
+                        anyhow::bail!(
+                            "{}: no such embedded demo file (there are {})",
+                            path.display(),
+                            memscape_views::demo::names()
+                        )
+                    }
+                    _ => Ok(LoadSource::File(path)),
+                },
+            )
+            .collect::<anyhow::Result<_>>()?
     };
     let screenshot = args
         .screenshot
@@ -57,11 +74,23 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
 
 fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    // Every file with its companions (the traced binary and its source), so that e.g.
+    // `cycles DIR/sort.lackey.zst --binary DIR/sort --function …` works on the written copy.
     for file in memscape_views::demo::FILES {
-        let path = dir.join(file.file_name);
-        std::fs::write(&path, file.bytes)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        println!("{}", path.display());
+        let written = std::iter::once((file.file_name, file.bytes, false)).chain(
+            file.companions
+                .iter()
+                .map(|c| (c.file_name, c.bytes, c.is_binary)),
+        );
+        for (name, bytes, executable) in written {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            if executable {
+                memscape_views::demo::set_executable(&path)?;
+            }
+            println!("{}", path.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@ use memscape_render::{AdapterChoice, GpuContext};
 
 use memscape_views::DatasetContent;
 use memscape_views::dataset::AllocTraceData;
+use memscape_views::view::ViewSettings;
 
 use crate::cli::{AdapterArg, RenderArgs};
 
@@ -15,8 +16,19 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         **t = AllocTraceData::new(super::info::selected(&t.trace, filter)?);
     }
     let ctx = gpu_context(args.adapter)?;
-    let image =
-        memscape_views::render::image(&ctx, &dataset, &args.settings(), args.width, args.height)?;
+    let settings = args.settings();
+    let image = memscape_views::render::image(&ctx, &dataset, &settings, args.width, args.height)?;
+    // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
+    if let ViewSettings::Cycles(cycles) = &settings
+        && let Ok((analysis, _)) = memscape_views::cycles::compose::analysis_of(&dataset, cycles)
+        && let Some(lod) = &analysis.report.level_of_detail
+    {
+        eprintln!(
+            "{}: {}",
+            dataset.name,
+            memscape_views::cycles::settings::detail_note(lod)
+        );
+    }
     image.save_png(&args.out)?;
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)

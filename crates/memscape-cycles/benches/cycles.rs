@@ -12,6 +12,25 @@ use memscape_cycles::symbolize::LoadBase;
 use memscape_cycles::{MatrixFormat, RecordFilter, RipsOptions, read_matrix, read_trace};
 
 fn benches(c: &mut Criterion) {
+    // The CSV reference-trace importer on 1,000,000 synthetic rows.
+    let csv: Vec<u8> = std::iter::once("ip,address,kind,size\n".to_owned())
+        .chain((0..1_000_000u64).map(|i| {
+            let kind = ["load", "store", "modify"][(i % 3) as usize];
+            format!(
+                "{:#x},{:#x},{kind},8\n",
+                0x401000 + (i % 300) * 4,
+                0x7ffd_0000 + (i % 4096) * 8
+            )
+        }))
+        .collect::<String>()
+        .into_bytes();
+    let mut group = c.benchmark_group("import");
+    group.sample_size(10);
+    group.bench_function("parse reference CSV 1M rows", |b| {
+        b.iter(|| memscape_cycles::trace::parse_trace("synthetic.csv", &csv, None).unwrap())
+    });
+    group.finish();
+
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .canonicalize()
         .unwrap();

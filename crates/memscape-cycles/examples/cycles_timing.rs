@@ -7,7 +7,7 @@
 //! cycles_timing rips TRACE A..B [--threshold T] [--runs K]   # Levenshtein (w = 10) + H0/H1
 //! cycles_timing mds TRACE A..B                          # classical MDS of the windows
 //! cycles_timing cycles TRACE A..B [--window W] [--top N] [--threshold T]
-//!                                 [--binary B --function F]
+//!                                 [--binary B --function F] [--detail full|LANDMARKS]
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,7 +17,7 @@ use std::time::Instant;
 use memscape_cycles::levenshtein::{make_windows, window_distances};
 use memscape_cycles::records::{SymbolMode, parse_record_range, record_symbols, select_records};
 use memscape_cycles::symbolize::LoadBase;
-use memscape_cycles::{CyclesOptions, MatrixFormat, RecordFilter, RipsOptions, read_trace};
+use memscape_cycles::{CyclesOptions, Detail, MatrixFormat, RecordFilter, RipsOptions, read_trace};
 
 fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
@@ -164,19 +164,58 @@ fn main() {
                 window: flag(&args, "--window").map_or(10, |s| s.parse().unwrap()),
                 top: flag(&args, "--top").map_or(3, |s| s.parse().unwrap()),
                 threshold: flag(&args, "--threshold").map(|s| s.parse().unwrap()),
+                detail: match flag(&args, "--detail") {
+                    None => Detail::default(),
+                    Some("full") => Detail::Full,
+                    Some(n) => Detail::Landmarks(n.parse().unwrap()),
+                },
                 ..CyclesOptions::default()
             };
             let report =
                 memscape_cycles::analyze_trace_file(Path::new(&args[2]), &options).unwrap();
             println!(
-                "total {:.3} s, records {} windows {} unique {} threshold {} h1_bars {} parameterizations {}",
+                "total {:.3} s, records {} windows {} unique {} threshold {} h1_bars {} parameterizations {} level of detail {:?}",
                 t0.elapsed().as_secs_f64(),
                 report.records.len(),
                 report.windows,
                 report.unique_windows,
                 report.threshold,
                 report.barcode.len(),
-                report.parameterizations.len()
+                report.parameterizations.len(),
+                report.level_of_detail
+            );
+        }
+        Some("lod-error") => {
+            // The level of detail against the full analysis of the same records: the
+            // bottleneck distance of the H1 barcodes, beside the stated bound.
+            let filter = RecordFilter {
+                record_range: Some(parse_record_range(&args[3]).unwrap()),
+                ..RecordFilter::default()
+            };
+            let trace = read_trace(Path::new(&args[2]), None).unwrap();
+            let records = select_records(&trace, None, LoadBase::Detect, &filter).unwrap();
+            let run = |detail| {
+                let t = Instant::now();
+                let options = CyclesOptions {
+                    detail,
+                    ..CyclesOptions::default()
+                };
+                let report = memscape_cycles::analyze_records(records.clone(), &options).unwrap();
+                (report, t.elapsed().as_secs_f64())
+            };
+            let lod_detail = match flag(&args, "--landmarks") {
+                Some(n) => Detail::Landmarks(n.parse().unwrap()),
+                None => Detail::default(),
+            };
+            let (lod, lod_s) = run(lod_detail);
+            let (full, full_s) = run(Detail::Full);
+            let d = memscape_cycles::bottleneck::bottleneck_distance(&full.barcode, &lod.barcode);
+            println!(
+                "unique {} full {full_s:.1} s ({} bars) level of detail {lod_s:.1} s ({} bars) {:?} bottleneck distance {d}",
+                full.unique_windows,
+                full.barcode.len(),
+                lod.barcode.len(),
+                lod.level_of_detail
             );
         }
         _ => eprintln!(

@@ -12,7 +12,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use rayon::prelude::*;
 
+use crate::error::CyclesError;
+use crate::laplacian::{Graph, Multigrid};
 use crate::metric::DistanceMatrix;
+use crate::progress::Control;
 use crate::rips::{Cocycle, Value};
 
 /// A circle-valued coordinate of the points of a metric space.
@@ -96,77 +99,177 @@ pub fn circular_coordinates_of_lift<D: DistanceMatrix>(
     lifted: impl Iterator<Item = (u32, u32, i64)>,
     epsilon: Value,
 ) -> CircularCoordinates {
-    let n = dist.size();
-    let neighbors = adjacency_within(dist, epsilon);
-    let edges = neighbors.iter().map(Vec::len).sum::<usize>() / 2;
-
-    // The lifted cocycle on the edges present at ε, keyed (i, j) with i > j.
-    let alpha: HashMap<(u32, u32), f64, BuildHasherDefault<PairHasher>> = lifted
-        .filter(|&(i, j, _)| dist.distance(i as usize, j as usize) <= epsilon)
-        .map(|(i, j, a)| ((i, j), a as f64))
-        .filter(|&(_, a)| a != 0.0)
-        .collect();
-    let alpha_of = |a: u32, b: u32| -> f64 {
-        let key = if a > b { (a, b) } else { (b, a) };
-        alpha.get(&key).copied().unwrap_or(0.0)
-    };
-
-    let mut members = vec![false; n];
-    for &(i, j) in alpha.keys() {
-        members[i as usize] = true;
-        members[j as usize] = true;
-    }
-
-    // Cocycle condition over Z on the triangles at ε that touch the support:
-    // δα({a > b > c}) = α(b,c) − α(a,c) + α(a,b). The third vertices are the common
-    // neighbours of i and j (sorted lists, merged).
-    let support: Vec<(u32, u32)> = alpha.keys().copied().collect();
-    let lift_is_cocycle = support.par_iter().all(|&(i, j)| {
-        common_neighbors(&neighbors[i as usize], &neighbors[j as usize]).all(|k| {
-            let mut t = [i, j, k];
-            t.sort_unstable_by(|x, y| y.cmp(x));
-            let [a, b, c] = t;
-            (alpha_of(b, c) - alpha_of(a, c) + alpha_of(a, b)).abs() < 0.5
+    let skeleton = Skeleton::new(dist, epsilon);
+    let lifted: Vec<(u32, u32, i64)> = lifted.collect();
+    // A fresh control is never cancelled.
+    skeleton
+        .coordinates(dist, &lifted, &Control::new())
+        .unwrap_or_else(|_| CircularCoordinates {
+            theta: vec![0.0; dist.size()],
+            epsilon,
+            residual: f64::NAN,
+            lift_is_cocycle: false,
+            members: vec![false; dist.size()],
+            edges: 0,
         })
-    });
+}
 
-    // Right-hand side δ₀ᵀα.
-    let mut rhs = vec![0f64; n];
-    for (&(i, j), &a) in &alpha {
-        rhs[i as usize] += a;
-        rhs[j as usize] -= a;
-    }
+/// The 1-skeleton of the Rips complex at ε with its connected components and, for the large
+/// ones, a multigrid solver: built once for every class whose coordinates are taken at the
+/// same ε (the top classes of Levenshtein windows usually share it).
+pub struct Skeleton {
+    epsilon: Value,
+    neighbors: Vec<Vec<u32>>,
+    components: Vec<Vec<u32>>,
+    /// Per component: a multigrid hierarchy when it has at least [`MULTIGRID_POINTS`] points.
+    solvers: Vec<Option<Multigrid>>,
+}
 
-    let mut f = vec![0f64; n];
-    for component in components(&neighbors) {
-        if component.len() > 1 {
-            solve_component(&neighbors, &component, &rhs, &mut f);
+/// Components with at least this many points are solved by multigrid-preconditioned CG;
+/// smaller ones by Jacobi-preconditioned CG, which is fast there (and keeps their θ as it was).
+pub const MULTIGRID_POINTS: usize = 4096;
+
+impl Skeleton {
+    pub fn new<D: DistanceMatrix>(dist: &D, epsilon: Value) -> Self {
+        let neighbors = adjacency_within(dist, epsilon);
+        let components = components(&neighbors);
+        let solvers = components
+            .iter()
+            .map(|component| {
+                (component.len() >= MULTIGRID_POINTS)
+                    .then(|| Multigrid::new(Graph::from_lists(&local_graph(&neighbors, component))))
+            })
+            .collect();
+        Self {
+            epsilon,
+            neighbors,
+            components,
+            solvers,
         }
     }
 
-    let residual = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            neighbors[i]
-                .iter()
-                .filter(|&&j| (j as usize) < i)
-                .map(|&j| {
-                    let r = alpha_of(i as u32, j) - (f[i] - f[j as usize]);
-                    r * r
-                })
-                .sum::<f64>()
-        })
-        .sum::<f64>()
-        .sqrt();
-
-    CircularCoordinates {
-        theta: f.iter().map(|v| v.rem_euclid(1.0)).collect(),
-        epsilon,
-        residual,
-        lift_is_cocycle,
-        members,
-        edges,
+    /// Number of edges.
+    pub fn edges(&self) -> usize {
+        self.neighbors.iter().map(Vec::len).sum::<usize>() / 2
     }
+
+    /// The circular coordinates of one lifted cochain (see [`circular_coordinates_of_lift`]).
+    pub fn coordinates<D: DistanceMatrix>(
+        &self,
+        dist: &D,
+        lifted: &[(u32, u32, i64)],
+        control: &Control,
+    ) -> Result<CircularCoordinates, CyclesError> {
+        let n = dist.size();
+        let epsilon = self.epsilon;
+        let neighbors = &self.neighbors;
+        let edges = self.edges();
+
+        // The lifted cocycle on the edges present at ε, keyed (i, j) with i > j.
+        let alpha: HashMap<(u32, u32), f64, BuildHasherDefault<PairHasher>> = lifted
+            .iter()
+            .filter(|&&(i, j, _)| dist.distance(i as usize, j as usize) <= epsilon)
+            .map(|&(i, j, a)| ((i, j), a as f64))
+            .filter(|&(_, a)| a != 0.0)
+            .collect();
+        let alpha_of = |a: u32, b: u32| -> f64 {
+            let key = if a > b { (a, b) } else { (b, a) };
+            alpha.get(&key).copied().unwrap_or(0.0)
+        };
+
+        let mut members = vec![false; n];
+        for &(i, j) in alpha.keys() {
+            members[i as usize] = true;
+            members[j as usize] = true;
+        }
+
+        // Cocycle condition over Z on the triangles at ε that touch the support:
+        // δα({a > b > c}) = α(b,c) − α(a,c) + α(a,b). The third vertices are the common
+        // neighbours of i and j (sorted lists, merged).
+        let support: Vec<(u32, u32)> = alpha.keys().copied().collect();
+        let lift_is_cocycle = support.par_iter().all(|&(i, j)| {
+            common_neighbors(&neighbors[i as usize], &neighbors[j as usize]).all(|k| {
+                let mut t = [i, j, k];
+                t.sort_unstable_by(|x, y| y.cmp(x));
+                let [a, b, c] = t;
+                (alpha_of(b, c) - alpha_of(a, c) + alpha_of(a, b)).abs() < 0.5
+            })
+        });
+
+        // Right-hand side δ₀ᵀα.
+        let mut rhs = vec![0f64; n];
+        for (&(i, j), &a) in &alpha {
+            rhs[i as usize] += a;
+            rhs[j as usize] -= a;
+        }
+
+        let mut f = vec![0f64; n];
+        for (component, solver) in self.components.iter().zip(&self.solvers) {
+            control.check()?;
+            match solver {
+                Some(multigrid) => {
+                    let b: Vec<f64> = component.iter().map(|&v| rhs[v as usize]).collect();
+                    let mut x = vec![0.0; b.len()];
+                    let iterations = multigrid.solve(&b, &mut x, 1e-8, control)?;
+                    tracing::debug!(
+                        "circular coordinates: component of {} points: {iterations} multigrid-CG iterations",
+                        component.len()
+                    );
+                    for (k, &v) in component.iter().enumerate() {
+                        f[v as usize] = x[k];
+                    }
+                }
+                None if component.len() > 1 => {
+                    solve_component(neighbors, component, &rhs, &mut f, control)?;
+                }
+                None => {}
+            }
+        }
+
+        let residual = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                neighbors[i]
+                    .iter()
+                    .filter(|&&j| (j as usize) < i)
+                    .map(|&j| {
+                        let r = alpha_of(i as u32, j) - (f[i] - f[j as usize]);
+                        r * r
+                    })
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+            .sqrt();
+
+        Ok(CircularCoordinates {
+            theta: f.iter().map(|v| v.rem_euclid(1.0)).collect(),
+            epsilon,
+            residual,
+            lift_is_cocycle,
+            members,
+            edges,
+        })
+    }
+}
+
+/// The subgraph on `component` with local vertex numbers: entry k lists the local neighbours
+/// of `component[k]`, increasing.
+fn local_graph(neighbors: &[Vec<u32>], component: &[u32]) -> Vec<Vec<u32>> {
+    let mut local = HashMap::with_capacity(component.len());
+    for (k, &v) in component.iter().enumerate() {
+        local.insert(v, k);
+    }
+    component
+        .iter()
+        .map(|&v| {
+            let mut list: Vec<u32> = neighbors[v as usize]
+                .iter()
+                .filter_map(|u| local.get(u).map(|&k| k as u32))
+                .collect();
+            list.sort_unstable();
+            list
+        })
+        .collect()
 }
 
 /// The 1-skeleton at `epsilon` as adjacency lists, each in increasing vertex order. Built from
@@ -242,7 +345,13 @@ fn components(neighbors: &[Vec<u32>]) -> Vec<Vec<u32>> {
 /// Preconditioned conjugate gradients for `L x = b` on one connected component (L is positive semidefinite
 /// with the constants as kernel; b sums to zero on the component, so CG from 0 converges to the
 /// solution of mean zero).
-fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &mut [f64]) {
+fn solve_component(
+    neighbors: &[Vec<u32>],
+    component: &[u32],
+    rhs: &[f64],
+    f: &mut [f64],
+    control: &Control,
+) -> Result<(), CyclesError> {
     let m = component.len();
     let mut local = HashMap::with_capacity(m);
     for (k, &v) in component.iter().enumerate() {
@@ -285,7 +394,7 @@ fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &m
     b.iter_mut().for_each(|x| *x -= mean);
     let b_norm = dot(&b, &b).sqrt();
     if b_norm == 0.0 {
-        return;
+        return Ok(());
     }
     // Jacobi-preconditioned CG; θ needs far less than the 1e-8 relative residual we ask for.
     let inverse_degree: Vec<f64> = local_neighbors
@@ -299,7 +408,10 @@ fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &m
     let mut ap = vec![0f64; m];
     let mut rz = dot(&r, &z);
     let max_iterations = 20 * m + 100;
+    let mut iterations = 0;
     for _ in 0..max_iterations {
+        iterations += 1;
+        control.check()?;
         laplacian(&p, &mut ap);
         let pap = dot(&p, &ap);
         if pap <= 0.0 {
@@ -321,9 +433,14 @@ fn solve_component(neighbors: &[Vec<u32>], component: &[u32], rhs: &[f64], f: &m
             .zip(&z)
             .for_each(|(pi, zi)| *pi = zi + beta * *pi);
     }
+    tracing::debug!(
+        "circular coordinates: component of {m} points, {} edges: {iterations} CG iterations",
+        local_neighbors.iter().map(Vec::len).sum::<usize>() / 2
+    );
     for (k, &v) in component.iter().enumerate() {
         f[v as usize] = x[k];
     }
+    Ok(())
 }
 
 #[cfg(test)]

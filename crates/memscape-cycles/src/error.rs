@@ -25,4 +25,10 @@ pub enum CyclesError {
     InvalidParameter(String),
     #[error("problem too large: {0}")]
     TooLarge(String),
+    /// The analysis's [`crate::progress::CancelToken`] was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The time budget of [`crate::Detail::Auto`] passed (the analysis then takes landmarks).
+    #[error("the analysis passed its time budget")]
+    OverBudget,
 }

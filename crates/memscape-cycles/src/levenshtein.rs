@@ -8,11 +8,13 @@
 //! two-row dynamic program.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
 use crate::error::CyclesError;
 use crate::metric::{ByteDistanceMatrix, split_rows, triangle_entries};
+use crate::progress::{Control, Phase};
 
 /// The longest window: distances are stored in a byte.
 pub const MAX_WINDOW: usize = 255;
@@ -131,7 +133,7 @@ pub fn levenshtein(a: &[u32], b: &[u32]) -> usize {
 }
 
 /// For each symbol, the unique windows containing it, increasing, each window once.
-fn symbol_postings(windows: &Windows, alphabet: usize) -> Vec<Vec<u32>> {
+pub(crate) fn symbol_postings(windows: &Windows, alphabet: usize) -> Vec<Vec<u32>> {
     let mut postings: Vec<Vec<u32>> = vec![Vec::new(); alphabet];
     for u in 0..windows.unique_count() {
         for &s in windows.unique_window(u) {
@@ -150,10 +152,28 @@ pub fn window_distances(
     windows: &Windows,
     alphabet: usize,
 ) -> Result<ByteDistanceMatrix, CyclesError> {
+    window_distances_with(windows, alphabet, &Control::new())
+}
+
+/// [`window_distances`] with progress reports (pairs done) and cancellation (checked per row).
+pub fn window_distances_with(
+    windows: &Windows,
+    alphabet: usize,
+    control: &Control,
+) -> Result<ByteDistanceMatrix, CyclesError> {
     let n = windows.unique_count();
     let w = windows.width;
-    let mut entries = vec![0u8; triangle_entries(n)?];
+    let pairs = triangle_entries(n)?;
+    control.begin(Phase::Distances, pairs as u64)?;
+    let mut entries = vec![0u8; pairs];
     let rows = split_rows(&mut entries, n);
+    let done = AtomicU64::new(0);
+    // Per row: false when cancelled (the row is left undone).
+    let proceed = |i: usize| -> bool {
+        let so_far = done.fetch_add(i as u64, Ordering::Relaxed) + i as u64;
+        control.report(Phase::Distances, so_far, pairs as u64);
+        !control.is_cancelled()
+    };
     if w <= 64 {
         // Two windows without a common symbol are exactly w apart (w substitutions, and no
         // alignment can do better without a match). Most pairs of a real trace are such pairs
@@ -165,6 +185,9 @@ pub fn window_distances(
         rows.into_par_iter().enumerate().for_each_init(
             || (vec![0u64; alphabet], vec![0u32; n], Vec::new()),
             |(peq, stamp, candidates), (i, row)| {
+                if !proceed(i) {
+                    return;
+                }
                 let pattern = windows.unique_window(i);
                 let mut distinct = Vec::with_capacity(w);
                 for (k, &s) in pattern.iter().enumerate() {
@@ -205,12 +228,16 @@ pub fn window_distances(
         );
     } else {
         rows.into_par_iter().enumerate().for_each(|(i, row)| {
+            if !proceed(i) {
+                return;
+            }
             for (j, slot) in row.iter_mut().enumerate() {
                 let d = levenshtein_dp(windows.unique_window(i), windows.unique_window(j));
                 *slot = d as u8;
             }
         });
     }
+    control.check()?;
     ByteDistanceMatrix::from_lower_triangle(entries)
         .ok_or_else(|| CyclesError::TooLarge("distance matrix layout".into()))
 }

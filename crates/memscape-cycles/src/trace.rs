@@ -319,24 +319,37 @@ fn parse_pinatrace(
     }
 }
 
-/// `ip,address,kind,size`; numbers `0x`-hex or decimal.
+/// `ip,address,kind,size` in one line, for format detection.
 fn parse_csv_line(line: &[u8]) -> Result<(u64, u64, AccessKind, u32), &'static str> {
-    let text = std::str::from_utf8(line).map_err(|_| "line is not UTF-8")?;
-    let fields: Vec<&str> = text.split(',').map(str::trim).collect();
-    if fields.len() != 4 {
+    let mut record = memscape_io::ByteRecord::new();
+    match memscape_io::csv_reader(line).read_byte_record(&mut record) {
+        Ok(true) => parse_csv_record(&record),
+        _ => Err("expected 4 comma-separated fields `ip,address,kind,size`"),
+    }
+}
+
+/// One row `ip,address,kind,size`; numbers `0x`-hex or decimal.
+fn parse_csv_record(
+    record: &memscape_io::ByteRecord,
+) -> Result<(u64, u64, AccessKind, u32), &'static str> {
+    if record.len() != 4 {
         return Err("expected 4 comma-separated fields `ip,address,kind,size`");
     }
-    let ip = parse_number(fields[0].as_bytes()).ok_or("ip is not a number (0x-hex or decimal)")?;
-    let address =
-        parse_number(fields[1].as_bytes()).ok_or("address is not a number (0x-hex or decimal)")?;
-    let kind = AccessKind::from_name(fields[2])
+    let field = |i: usize| record.get(i).unwrap_or(b"").trim_ascii();
+    let ip = parse_number(field(0)).ok_or("ip is not a number (0x-hex or decimal)")?;
+    let address = parse_number(field(1)).ok_or("address is not a number (0x-hex or decimal)")?;
+    let kind = std::str::from_utf8(field(2))
+        .ok()
+        .and_then(AccessKind::from_name)
         .ok_or("kind is not one of load/store/modify (L/S/M, R/W)")?;
-    let size = parse_number(fields[3].as_bytes())
+    let size = parse_number(field(3))
         .and_then(|s| u32::try_from(s).ok())
         .ok_or("size is not a 32-bit number")?;
     Ok((ip, address, kind, size))
 }
 
+/// Every row through the one CSV reader (`memscape_io::csv_reader`: RFC 4180 quoting, `#`
+/// comments, blank lines skipped).
 fn parse_csv(
     name: &str,
     bytes: &[u8],
@@ -345,13 +358,16 @@ fn parse_csv(
     warnings: &mut Warnings,
 ) {
     let mut seen_content = false;
-    for (number, line) in numbered_lines(bytes) {
-        if line.iter().all(u8::is_ascii_whitespace) || line.starts_with(b"#") {
+    let mut reader = memscape_io::csv_reader(bytes);
+    let mut record = memscape_io::ByteRecord::new();
+    while let Ok(true) = reader.read_byte_record(&mut record) {
+        if record.iter().all(|f| f.trim_ascii().is_empty()) {
             continue;
         }
+        let number = record.position().map_or(0, |p| p.line());
         let first = !seen_content;
         seen_content = true;
-        match parse_csv_line(line) {
+        match parse_csv_record(&record) {
             Ok((ip, address, kind, size)) => {
                 ips.insert(ip);
                 accesses.push(Access {
@@ -362,7 +378,12 @@ fn parse_csv(
                     ip,
                 });
             }
-            Err(_) if first && line.to_ascii_lowercase().starts_with(b"ip") => {
+            Err(_)
+                if first
+                    && record.get(0).is_some_and(|f| {
+                        f.trim_ascii().to_ascii_lowercase().starts_with(b"ip")
+                    }) =>
+            {
                 // The header row.
             }
             Err(why) => warnings.add(

@@ -9,8 +9,10 @@ use rayon::prelude::*;
 
 use crate::cycles::CyclesOptions;
 use crate::error::CyclesError;
+use crate::landmarks::maxmin_landmarks;
 use crate::levenshtein::{make_windows, window_distances};
 use crate::metric::DistanceMatrix;
+use crate::progress::Control;
 use crate::records::{TraceRecord, record_symbols};
 use crate::trace::AccessKind;
 
@@ -377,6 +379,95 @@ pub struct ViewTables {
     pub file_labels: Vec<String>,
 }
 
+/// Which functions "colour by line, functions collapsed" draws in one colour each (the paper
+/// collapses a function's lines into one colour): names as in
+/// [`ViewTables::function_labels`]; `*` stands for every function and `!name` keeps a
+/// function's lines apart (`["*", "!matmul"]`: every function one colour, but matmul's lines).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollapsedFunctions(pub Vec<String>);
+
+impl CollapsedFunctions {
+    /// Whether `function`'s lines share one colour.
+    pub fn collapses(&self, function: &str) -> bool {
+        let mut collapsed = false;
+        for pattern in &self.0 {
+            match pattern.strip_prefix('!') {
+                Some(name) if name == function || name == "*" => collapsed = false,
+                Some(_) => {}
+                None if pattern == function || pattern == "*" => collapsed = true,
+                None => {}
+            }
+        }
+        collapsed
+    }
+}
+
+/// Colour keys of the records by line with some functions collapsed: `key[r]` indexes
+/// `labels`, whose entries are line labels (`"function file:line"`) or, for a collapsed
+/// function, the function's name; `collapsed[k]` says which.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LineKeys {
+    pub key: Vec<u32>,
+    pub labels: Vec<String>,
+    pub collapsed: Vec<bool>,
+}
+
+impl ViewTables {
+    /// The functions of the records with their record counts, most records first (ties by
+    /// name): the list "functions collapsed" chooses from.
+    pub fn functions_by_count(&self) -> Vec<(String, usize)> {
+        let mut counts = vec![0usize; self.function_labels.len()];
+        for &f in &self.records.function {
+            counts[f as usize] += 1;
+        }
+        let mut out: Vec<(String, usize)> = self
+            .function_labels
+            .iter()
+            .cloned()
+            .zip(counts)
+            .filter(|(_, c)| *c > 0)
+            .collect();
+        out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
+    /// "Colour by line, functions collapsed": each record keyed by its line, except that
+    /// the records of a function `collapsed` collapses share one key per function.
+    pub fn line_keys(&self, collapsed: &CollapsedFunctions) -> LineKeys {
+        let function_collapsed: Vec<bool> = self
+            .function_labels
+            .iter()
+            .map(|f| f != UNKNOWN && collapsed.collapses(f))
+            .collect();
+        let mut interner = Interner::default();
+        let mut is_function: Vec<bool> = Vec::new();
+        let key = self
+            .records
+            .line
+            .iter()
+            .zip(&self.records.function)
+            .map(|(&line, &function)| {
+                let (label, whole) = if function_collapsed[function as usize] {
+                    (self.function_labels[function as usize].clone(), true)
+                } else {
+                    (self.line_labels[line as usize].clone(), false)
+                };
+                // A line label never equals a function name (it holds " file:line").
+                let id = interner.id(label);
+                if id as usize == is_function.len() {
+                    is_function.push(whole);
+                }
+                id
+            })
+            .collect();
+        LineKeys {
+            key,
+            labels: interner.labels,
+            collapsed: is_function,
+        }
+    }
+}
+
 /// The tables of [`ViewTables`] for records analysed with `options` (window width and symbol
 /// mode are taken from there, so `unique` matches the analysis).
 pub fn view_tables(
@@ -434,14 +525,28 @@ pub fn view_tables(
 /// The baseline projection view (the paper's Figure 5): classical MDS of the unique windows'
 /// Levenshtein distances, one point per unique window (`ViewTables::windows.unique` maps each
 /// window to its point).
+///
+/// With more unique windows than `options.detail` allows, the MDS is of the landmarks (as in
+/// the analysis) and every window is drawn at its landmark's point.
 pub fn window_projection(
     records: &[TraceRecord],
     options: &CyclesOptions,
 ) -> Result<Vec<[f64; 2]>, CyclesError> {
     let (symbols, alphabet) = record_symbols(records, options.symbol)?;
     let windows = make_windows(&symbols, options.window)?;
-    let dist = window_distances(&windows, alphabet)?;
-    classical_mds(&dist, 2)
+    let unique = windows.unique_count();
+    let landmarks = options
+        .detail
+        .landmarks_for(unique)
+        .map(|(count, _)| maxmin_landmarks(&windows, alphabet, count, &Control::new()))
+        .transpose()?;
+    match landmarks {
+        None => classical_mds(&window_distances(&windows, alphabet)?, 2),
+        Some(l) => {
+            let points = classical_mds(&window_distances(&l.windows(&windows), alphabet)?, 2)?;
+            Ok(l.nearest.iter().map(|&k| points[k as usize]).collect())
+        }
+    }
 }
 
 #[cfg(test)]
@@ -510,6 +615,62 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn collapsed_functions_share_one_key_and_others_keep_their_lines() {
+        let record = |function: &str, line: u32| TraceRecord {
+            index: 0,
+            address: 0x1000,
+            kind: AccessKind::Load,
+            ip: 0,
+            function: Some(function.to_owned()),
+            file: Some("m.c".to_owned()),
+            line: Some(line),
+            size: 8,
+            frames: Vec::new(),
+        };
+        let records: Vec<TraceRecord> = [
+            ("matmul", 5),
+            ("matmul", 6),
+            ("init", 2),
+            ("init", 3),
+            ("main", 9),
+        ]
+        .iter()
+        .cycle()
+        .take(20)
+        .map(|&(f, l)| record(f, l))
+        .collect();
+        let options = CyclesOptions {
+            window: 3,
+            ..CyclesOptions::default()
+        };
+        let tables = view_tables(&records, &options).unwrap();
+        assert_eq!(
+            tables.functions_by_count(),
+            vec![
+                ("init".to_owned(), 8),
+                ("matmul".to_owned(), 8),
+                ("main".to_owned(), 4)
+            ]
+        );
+        let none = tables.line_keys(&CollapsedFunctions::default());
+        assert_eq!(none.labels.len(), 5);
+        assert!(none.collapsed.iter().all(|c| !c));
+        let init = tables.line_keys(&CollapsedFunctions(vec!["init".into()]));
+        assert_eq!(
+            init.labels,
+            vec!["matmul m.c:5", "matmul m.c:6", "init", "main m.c:9"]
+        );
+        assert_eq!(init.collapsed, vec![false, false, true, false]);
+        assert_eq!(init.key[2], init.key[3]);
+        let all_but = tables.line_keys(&CollapsedFunctions(vec!["*".into(), "!matmul".into()]));
+        assert_eq!(
+            all_but.labels,
+            vec!["matmul m.c:5", "matmul m.c:6", "init", "main"]
+        );
+        assert_eq!(all_but.key.len(), records.len());
     }
 
     #[test]

@@ -266,8 +266,31 @@ impl Rule {
     }
 }
 
+/// Longest pattern a user may give (a rule, a search): far above any real one.
+pub const MAX_PATTERN_CHARS: usize = 4096;
+/// Compiled program and lazy-DFA caps of a user regex: `a{1000}{1000}` is refused with
+/// "exceeds size limit" instead of compiling for seconds into hundreds of megabytes.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub const REGEX_DFA_LIMIT: usize = 8 << 20;
+
+/// A regex from user input (filter rules, search), with explicit limits on its length, its
+/// compiled size, its lazy DFA and its nesting.
+pub fn user_regex(pattern: &str) -> Result<Regex, String> {
+    if pattern.chars().count() > MAX_PATTERN_CHARS {
+        return Err(format!(
+            "the pattern is longer than {MAX_PATTERN_CHARS} characters"
+        ));
+    }
+    regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_LIMIT)
+        .nest_limit(64)
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 fn compile_rule(rule: &Rule) -> Result<CompiledRule, String> {
-    let regex = Regex::new(&rule.regex).map_err(|e| e.to_string())?;
+    let regex = user_regex(&rule.regex)?;
     let color = match (&rule.action, &rule.color) {
         (Action::Color, None) => {
             return Err("a color rule needs `color = \"#rrggbb\"`".into());

@@ -36,7 +36,7 @@ impl NodeQuery {
             }
             _ => (None, text),
         };
-        let regex = Regex::new(pattern).map_err(|e| err(e.to_string()))?;
+        let regex = crate::filter::user_regex(pattern).map_err(err)?;
         Ok(Self { property, regex })
     }
 

@@ -255,3 +255,45 @@ enabled = false
     assert_eq!(view.graph.nodes.len(), g.nodes.len(), "nothing removed");
     assert!(view.nodes.iter().all(|s| s.color == parse_color("#00ff00")));
 }
+
+/// User regexes have explicit limits: a pattern whose program would be huge
+/// (`(a{1000}){1000}`), one nested too deep or one longer than 4096 characters is refused
+/// with a message, the profile still loads and its other rules still apply.
+#[test]
+fn user_regexes_are_size_limited() {
+    use memscape_graph::filter::user_regex;
+    let start = std::time::Instant::now();
+    let huge = user_regex("(a{1000}){1000}").unwrap_err();
+    assert!(huge.contains("size limit"), "{huge}");
+    assert!(user_regex(&"(".repeat(200)).is_err());
+    let long = user_regex(&"a".repeat(5000)).unwrap_err();
+    assert!(long.contains("4096"), "{long}");
+    assert!(
+        start.elapsed().as_secs() < 5,
+        "refusing took {:?}",
+        start.elapsed()
+    );
+    let text = "name = \"limits\"\n\
+        [[rule]]\naction = \"hide\"\nproperty = \"name\"\nregex = \"(x{1000}){1000}\"\n\
+        [[rule]]\naction = \"color\"\nproperty = \"name\"\nregex = \"Phi\"\ncolor = \"#ff0000\"\n";
+    // A profile file with such a rule is refused naming the rule; the editor's view of the
+    // same rules (problems) marks that rule alone.
+    let err = Profile::from_toml(text, "limits.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("rule 1") && err.contains("size limit"),
+        "{err}"
+    );
+    let mut profile = Profile::shipped("hotspot").unwrap();
+    profile.rules[0].regex = "(x{1000}){1000}".into();
+    let problems = profile.problems();
+    assert!(
+        problems[0]
+            .as_deref()
+            .is_some_and(|p| p.contains("size limit")),
+        "{problems:?}"
+    );
+    assert!(problems[1..].iter().all(Option::is_none));
+    assert_eq!(profile.applicable().rules.len(), profile.rules.len() - 1);
+}

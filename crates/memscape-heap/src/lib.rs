@@ -38,8 +38,8 @@ pub use evolution::{
 };
 pub use layout::{HoverInfo, IcicleRect, Layout, SunburstSegment, hover, icicle, sunburst};
 pub use massif::{
-    MassifError, MassifFile, MassifLabel, MassifNode, MassifTree, Snapshot, TreeKind, parse_massif,
-    read_massif,
+    CurvePoint, HeapCurveReport, MassifError, MassifFile, MassifLabel, MassifNode, MassifTree,
+    Snapshot, TreeKind, parse_massif, read_massif,
 };
 pub use massif_tree::MassifHeap;
 pub use profile::{

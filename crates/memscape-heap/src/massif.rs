@@ -42,7 +42,7 @@ pub enum MassifError {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(
-        "{at}: not a valgrind massif file: expected a header starting with `desc:` followed by `snapshot=` records; found {found:?}"
+        "{at}: not a valgrind massif file: expected a header starting with `desc:` followed by `snapshot=` records; found {found}"
     )]
     NotMassif { at: Location, found: String },
 }
@@ -230,6 +230,64 @@ impl MassifFile {
             .iter()
             .map(|s| (s.time, s.mem_heap_b))
             .collect()
+    }
+}
+
+/// One point of the heap-size curve of a massif file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CurvePoint {
+    pub snapshot: u64,
+    pub time: u64,
+    pub heap_bytes: u64,
+    pub heap_extra_bytes: u64,
+    pub stacks_bytes: u64,
+}
+
+/// What a massif file without any heap tree still tells: its heap-size curve. massif writes
+/// no tree when run with `--detailed-freq` above the snapshot count, and some tools write
+/// only the totals (massif-visualizer's `massif.out.huge`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HeapCurveReport {
+    pub source: String,
+    /// Always false here; the field tells JSON readers why there is no `tree`.
+    pub has_tree: bool,
+    pub message: String,
+    pub time_unit: String,
+    pub snapshots: Vec<CurvePoint>,
+    /// The snapshot with the most useful + extra heap.
+    pub peak: Option<CurvePoint>,
+}
+
+impl MassifFile {
+    /// The heap-size curve and a sentence saying why there is no tree, for files whose
+    /// snapshots carry none (`None` when some snapshot has a tree).
+    pub fn curve_without_tree(&self) -> Option<HeapCurveReport> {
+        if !self.detailed().is_empty() {
+            return None;
+        }
+        let points: Vec<CurvePoint> = self
+            .snapshots
+            .iter()
+            .map(|s| CurvePoint {
+                snapshot: s.number,
+                time: s.time,
+                heap_bytes: s.mem_heap_b,
+                heap_extra_bytes: s.mem_heap_extra_b,
+                stacks_bytes: s.mem_stacks_b,
+            })
+            .collect();
+        let peak = self.peak_snapshot().and_then(|i| points.get(i).cloned());
+        Some(HeapCurveReport {
+            source: self.source.clone(),
+            has_tree: false,
+            message: format!(
+                "no snapshot has a heap tree (all {} snapshots are heap_tree=empty: massif ran with --detailed-freq above the snapshot count, or the file was cut to its totals); showing the heap-size curve only",
+                self.snapshots.len()
+            ),
+            time_unit: self.time_unit.clone(),
+            snapshots: points,
+            peak,
+        })
     }
 }
 
@@ -630,7 +688,7 @@ fn split_location(text: &str) -> SiteParts {
 /// warnings and errors.
 pub fn parse_massif(source: &str, bytes: &[u8]) -> Result<MassifFile, MassifError> {
     if !sniff(bytes) {
-        let found = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
+        let found = memscape_io::quote_start(bytes);
         return Err(MassifError::NotMassif {
             at: Location::line(source, 1),
             found,

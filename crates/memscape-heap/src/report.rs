@@ -153,7 +153,7 @@ pub enum HeapError {
     #[error("{source_name}: {what}")]
     Unsupported { source_name: String, what: String },
     #[error(
-        "{path}: not a heap profile: expected a valgrind massif file (first line `desc:`), a heaptrack file (first line `v <version> <file version>`), a CSV header with `time,op,address`, an .msc file, a pprof profile.proto, a text heap profile (`heap profile:`, `heap_v2/`) or DHAT JSON; the input starts with {start:?}"
+        "{path}: not a heap profile: expected a valgrind massif file (first line `desc:`), a heaptrack file (first line `v <version> <file version>`), a CSV header with `time,op,address`, an .msc file, a pprof profile.proto, a text heap profile (`heap profile:`, `heap_v2/`) or DHAT JSON; the input starts with {start}"
     )]
     NotHeapInput { path: String, start: String },
 }

@@ -380,3 +380,88 @@ fn recorded_massif_file_agrees_with_ms_print() {
         );
     }
 }
+
+/// massif-visualizer's own test file `massif.out.duchainify.bz2` was refused ("not a valgrind
+/// massif file … found \"BZh91AY&SY…\""): bzip2 is detected by its magic and decompressed, the
+/// same file as the plain one.
+#[test]
+fn bzip2_massif_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let packed = dir.path().join("massif.out.stack.bz2");
+    let out = tool("bzip2", "bzip2")
+        .arg("-c")
+        .arg(data("massif.out.stack"))
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.starts_with(b"BZh"));
+    std::fs::write(&packed, &out.stdout).unwrap();
+    let plain = read_massif(&data("massif.out.stack")).unwrap();
+    let unpacked = read_massif(&packed).unwrap();
+    assert_eq!(unpacked.snapshots, plain.snapshots);
+    let report = heaptree_file(&packed, &HeapTreeOptions::default()).unwrap();
+    assert_eq!(report.time_unit, "i");
+}
+
+/// A program that only allocates gives massif no peak to keep; with `--detailed-freq` above the
+/// snapshot count no snapshot has a tree (massif-visualizer's `massif.out.huge` is such a
+/// file). The heap-size curve is still there, and the report says why there is no tree.
+#[test]
+fn massif_without_any_tree_gives_its_heap_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("grow.c");
+    std::fs::write(
+        &src,
+        "#include <stdlib.h>\nvoid *keep[300];\nint main(void) { for (int i = 0; i < 300; i++) keep[i] = malloc(1000 + i); return 0; }\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("grow");
+    let status = tool("gcc", "gcc")
+        .args(["-O0", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = dir.path().join("massif.out.grow");
+    let status = tool("valgrind", "valgrind")
+        .arg("--tool=massif")
+        .arg(format!("--massif-out-file={}", out.display()))
+        .arg("--detailed-freq=1000000")
+        .arg("-q")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let file = read_massif(&out).unwrap();
+    assert!(file.snapshots.len() > 10, "{}", file.snapshots.len());
+    assert!(file.detailed().is_empty(), "the shape under test: no tree");
+    let curve = file.curve_without_tree().unwrap();
+    assert_eq!(curve.snapshots.len(), file.snapshots.len());
+    assert!(
+        curve.message.contains("no snapshot has a heap tree"),
+        "{}",
+        curve.message
+    );
+    // Grow-only: the peak is the largest heap, near the 300 blocks' bytes.
+    let peak = curve.peak.unwrap();
+    let most = curve
+        .snapshots
+        .iter()
+        .map(|p| p.heap_bytes + p.heap_extra_bytes)
+        .max();
+    assert_eq!(Some(peak.heap_bytes + peak.heap_extra_bytes), most);
+    assert!(peak.heap_bytes > 200 * 1000, "{peak:?}");
+    // The shared minimal file is one too; a file with trees has no such curve.
+    assert!(
+        read_massif(&data("massif.out.32406"))
+            .unwrap()
+            .curve_without_tree()
+            .is_some()
+    );
+    assert!(
+        read_massif(&data("massif.out.stack"))
+            .unwrap()
+            .curve_without_tree()
+            .is_none()
+    );
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 pub enum RenderError {
     #[error("no usable GPU adapter ({wanted}); tried: {tried}")]
     NoAdapter { wanted: String, tried: String },
-    #[error("could not create a device on {adapter}: {source}")]
+    #[error("could not create a device on {adapter}")]
     RequestDevice {
         adapter: String,
         #[source]
@@ -17,7 +17,7 @@ pub enum RenderError {
     Shader { name: String, message: String },
     #[error("{path}: {message}")]
     Png { path: PathBuf, message: String },
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]

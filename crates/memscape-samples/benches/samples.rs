@@ -106,6 +106,28 @@ fn bench(c: &mut Criterion) {
         &RangeSpec::parse("latency=..40").unwrap_or_else(|e| panic!("{e}")),
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    // The MemAxes CSV importer on LULESH's samples.out repeated 20 times (313,540 rows).
+    {
+        let path = shared_data_dir().join("memaxes/lulesh/samples.out");
+        let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let (header, rows) =
+            text.split_at(text.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1));
+        let mut csv = header.to_vec();
+        for _ in 0..20 {
+            csv.extend_from_slice(rows);
+        }
+        let mut g = c.benchmark_group("import");
+        g.sample_size(10);
+        g.bench_function("memaxes_csv_313k_rows", |b| {
+            b.iter(|| {
+                black_box(
+                    memscape_samples::parse_samples(&csv, "samples.out", ImportOptions::default())
+                        .unwrap_or_else(|e| panic!("{e}")),
+                )
+            })
+        });
+        g.finish();
+    }
     let mut g = c.benchmark_group("samples_1M");
     g.sample_size(10);
     g.bench_function("map", |b| {

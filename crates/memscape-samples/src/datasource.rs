@@ -92,7 +92,7 @@ impl MemLevel {
             MemLevel::RemoteCache => "Remote cache",
             MemLevel::Io => "I/O",
             MemLevel::Uncached => "Uncached",
-            MemLevel::Unknown => "Unknown",
+            MemLevel::Unknown => "level unknown",
         }
     }
 

@@ -40,7 +40,10 @@ pub fn parse_samples(
             at: Location::line(file, 1),
             message: "empty input: expected a CSV header or perf script lines".into(),
         })?;
-    let header: Vec<&str> = first.split(',').map(str::trim).collect();
+    let header: Vec<&str> = first
+        .split(',')
+        .map(|name| name.trim().trim_matches('"'))
+        .collect();
     if header.contains(&"dataSource") {
         parse_csv(bytes, file, CsvDialect::Memaxes, options)
     } else if header.contains(&"data_src") {
@@ -54,10 +57,12 @@ pub fn parse_samples(
     } else {
         Err(SamplesError::Format {
             at: Location::line(file, 1),
-            message:
+            message: format!(
                 "unrecognised samples file: expected a MemAxes CSV header (with `dataSource`), \
-                      a Mitos CSV header (with `data_src`) or `perf script` output"
-                    .into(),
+                 a Mitos CSV header (with `data_src`) or `perf script` output; the input starts \
+                 with {}",
+                memscape_io::quote_start(bytes)
+            ),
         })
     }
 }
@@ -100,7 +105,7 @@ fn column_type(dialect: CsvDialect, name: &str) -> (ColType, AttrKind) {
     }
 }
 
-enum Builder<'a> {
+enum Builder {
     Int {
         values: Vec<u64>,
         unknown: Bitset,
@@ -111,9 +116,21 @@ enum Builder<'a> {
         codes: Vec<u32>,
         unknown: Bitset,
     },
-    Raw {
-        values: Vec<&'a str>,
-    },
+    /// Fields kept as text until every row is read: one arena, each field ending at its
+    /// `ends` entry (the previous entry is its start).
+    Raw { text: String, ends: Vec<usize> },
+}
+
+/// The fields of a [`Builder::Raw`] column.
+fn raw_fields<'t>(text: &'t str, ends: &[usize]) -> Vec<&'t str> {
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let field = text.get(start..end).unwrap_or("");
+            start = end;
+            field
+        })
+        .collect()
 }
 
 fn is_unknown(field: &str) -> bool {
@@ -135,10 +152,11 @@ fn parse_int(field: &str, hex: bool) -> Option<u64> {
 }
 
 /// A parsed field waiting for the whole row to be accepted.
-enum Cell<'a> {
+enum Cell {
     Int(u64),
     Unknown,
-    Str(&'a str),
+    /// Text: the field's index in the row.
+    Field(usize),
 }
 
 fn parse_csv(
@@ -147,22 +165,31 @@ fn parse_csv(
     dialect: CsvDialect,
     options: ImportOptions,
 ) -> Result<Samples, SamplesError> {
-    let mut lines =
-        numbered_lines(bytes).skip_while(|(_, l)| l.iter().all(u8::is_ascii_whitespace));
-    let Some((header_line, header_bytes)) = lines.next() else {
-        return Err(SamplesError::Format {
-            at: Location::line(file, 1),
-            message: "missing header".into(),
-        });
+    // Every row through the one CSV reader: RFC 4180 quoting, so that a C++ symbol quoted
+    // as CSV does it (`"std::map<int, double>"`) is one field.
+    let mut reader = memscape_io::csv_reader(bytes);
+    let mut record = memscape_io::ByteRecord::new();
+    let line_of = |record: &memscape_io::ByteRecord| record.position().map_or(1, |p| p.line());
+    let header_line = loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) if record.iter().all(|f| f.trim_ascii().is_empty()) => continue,
+            Ok(true) => break line_of(&record),
+            _ => {
+                return Err(SamplesError::Format {
+                    at: Location::line(file, 1),
+                    message: "missing header".into(),
+                });
+            }
+        }
     };
-    let header_text = std::str::from_utf8(header_bytes).map_err(|_| SamplesError::Format {
-        at: Location::line(file, header_line),
-        message: "header is not UTF-8".into(),
-    })?;
-    let names: Vec<String> = header_text
-        .split(',')
-        .map(|s| s.trim().to_owned())
-        .collect();
+    let names: Vec<String> = record
+        .iter()
+        .map(|f| std::str::from_utf8(f.trim_ascii()).map(str::to_owned))
+        .collect::<Result<_, _>>()
+        .map_err(|_| SamplesError::Format {
+            at: Location::line(file, header_line),
+            message: "header is not UTF-8".into(),
+        })?;
     let mut seen = std::collections::HashSet::new();
     for n in &names {
         if n.is_empty() || !seen.insert(n.as_str()) {
@@ -181,7 +208,7 @@ fn parse_csv(
                 message: "header has no `latency` column".into(),
             })?;
     let types: Vec<(ColType, AttrKind)> = names.iter().map(|n| column_type(dialect, n)).collect();
-    let mut builders: Vec<Builder<'_>> = types
+    let mut builders: Vec<Builder> = types
         .iter()
         .map(|(t, _)| match t {
             ColType::Hex | ColType::Dec => Builder::Int {
@@ -194,24 +221,47 @@ fn parse_csv(
                 codes: Vec::new(),
                 unknown: Bitset::new(0),
             },
-            ColType::Deferred => Builder::Raw { values: Vec::new() },
+            ColType::Deferred => Builder::Raw {
+                text: String::new(),
+                ends: Vec::new(),
+            },
         })
         .collect();
     let mut warnings = Warnings::new();
     let mut rows = 0usize;
     let mut row_lines: Vec<u64> = Vec::new();
-    let mut cells: Vec<Cell<'_>> = Vec::with_capacity(names.len());
-    'rows: for (line_no, raw) in lines {
+    // Reused across rows; a text cell is the index of its field in `row`.
+    let mut row = memscape_io::StringRecord::new();
+    let mut cells: Vec<Cell> = Vec::with_capacity(names.len());
+    'rows: loop {
+        match reader.read_record(&mut row) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                let line_no = e.position().map_or(0, |p| p.line());
+                if matches!(e.kind(), memscape_io::CsvErrorKind::Utf8 { .. }) {
+                    warnings.add(
+                        "non_utf8_row",
+                        "row is not UTF-8; skipped",
+                        Location::line(file, line_no),
+                    );
+                    continue;
+                }
+                // Otherwise only I/O can fail (the reader is flexible).
+                warnings.add(
+                    "read_error",
+                    format!("the input could not be read past here ({e})"),
+                    Location::line(file, row_lines.last().map_or(header_line, |l| l + 1)),
+                );
+                break;
+            }
+        }
+        let line_no = row.position().map_or(1, |p| p.line());
         let at = || Location::line(file, line_no);
-        if raw.iter().all(u8::is_ascii_whitespace) {
+        if row.iter().all(|f| f.trim().is_empty()) {
             continue;
         }
-        let Ok(text) = std::str::from_utf8(raw) else {
-            warnings.add("non_utf8_row", "row is not UTF-8; skipped", at());
-            continue;
-        };
-        let fields: Vec<&str> = text.split(',').map(str::trim).collect();
-        if fields.len() != names.len() {
+        if row.len() != names.len() {
             warnings.add(
                 "wrong_field_count",
                 format!(
@@ -223,7 +273,8 @@ fn parse_csv(
             continue;
         }
         cells.clear();
-        for (c, field) in fields.iter().enumerate() {
+        for (c, field) in row.iter().enumerate() {
+            let field = field.trim();
             let cell = if is_unknown(field) {
                 Cell::Unknown
             } else {
@@ -239,7 +290,7 @@ fn parse_csv(
                             continue 'rows;
                         }
                     },
-                    _ => Cell::Str(field),
+                    _ => Cell::Field(c),
                 }
             };
             cells.push(cell);
@@ -248,6 +299,7 @@ fn parse_csv(
             warnings.add("unknown_latency", "row has no latency; skipped", at());
             continue;
         }
+        let text_of = |c: usize| row.get(c).unwrap_or("").trim();
         for (builder, cell) in builders.iter_mut().zip(cells.drain(..)) {
             match (builder, cell) {
                 (Builder::Int { values, .. }, Cell::Int(v)) => values.push(v),
@@ -264,16 +316,19 @@ fn parse_csv(
                     Builder::Text {
                         interner, codes, ..
                     },
-                    Cell::Str(s),
+                    Cell::Field(c),
                 ) => {
-                    codes.push(interner.code(s));
+                    codes.push(interner.code(text_of(c)));
                 }
                 (Builder::Text { codes, unknown, .. }, _) => {
                     unknown.set(codes.len());
                     codes.push(NONE);
                 }
-                (Builder::Raw { values }, Cell::Str(s)) => values.push(s),
-                (Builder::Raw { values }, _) => values.push(""),
+                (Builder::Raw { text, ends }, Cell::Field(c)) => {
+                    text.push_str(text_of(c));
+                    ends.push(text.len());
+                }
+                (Builder::Raw { text, ends }, _) => ends.push(text.len()),
             }
         }
         rows += 1;
@@ -309,7 +364,10 @@ fn parse_csv(
                 },
                 unknown: pad(unknown, rows),
             },
-            Builder::Raw { values } if dialect == CsvDialect::Memaxes && name == "dataSource" => {
+            Builder::Raw { text, ends }
+                if dialect == CsvDialect::Memaxes && name == "dataSource" =>
+            {
+                let values = raw_fields(&text, &ends);
                 let radix = match options.data_source_radix {
                     DataSourceRadix::Auto => {
                         if values.iter().any(|v| {
@@ -357,7 +415,7 @@ fn parse_csv(
                     unknown,
                 }
             }
-            Builder::Raw { values } => state_variable(name, &values, rows),
+            Builder::Raw { text, ends } => state_variable(name, &raw_fields(&text, &ends), rows),
         };
         if dialect == CsvDialect::Mitos
             && name == "data_src"

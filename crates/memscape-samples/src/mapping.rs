@@ -35,6 +35,9 @@ pub struct Route {
     pub nodes: Vec<NodeId>,
     /// Links on the path, each named by its child node (the link child → parent).
     pub links: Vec<NodeId>,
+    /// The samples' data source names no memory level (Mitos' `data_src` 2: a load with no
+    /// level bits): the route is the PU alone, and [`Aggregate::level_unknown`] says so.
+    pub level_unknown: bool,
 }
 
 /// Samples mapped onto a topology.
@@ -57,6 +60,9 @@ pub struct Aggregate {
     pub cycles: Vec<u64>,
     /// Transfers over the link from each node to its parent (0 for the root).
     pub transfers: Vec<u64>,
+    /// Of `samples`, those whose level is unknown (counted on their PU only, where they were
+    /// taken; not served by any resource we can name). Non-zero at PUs only.
+    pub level_unknown: Vec<u64>,
 }
 
 impl Mapping {
@@ -158,6 +164,7 @@ impl Mapping {
             samples: vec![0; self.node_count],
             cycles: vec![0; self.node_count],
             transfers: vec![0; self.node_count],
+            level_unknown: vec![0; self.node_count],
         };
         for (route, &(count, cycles)) in self.routes.iter().zip(per_route) {
             if count == 0 {
@@ -169,6 +176,11 @@ impl Mapping {
             }
             for &l in &route.links {
                 agg.transfers[l as usize] += count;
+            }
+            if route.level_unknown
+                && let Some(&pu) = route.nodes.first()
+            {
+                agg.level_unknown[pu as usize] += count;
             }
         }
         agg
@@ -205,17 +217,28 @@ fn route_for(
         return Route {
             nodes: vec![pu],
             links: Vec::new(),
+            level_unknown: level == MemLevel::Unknown,
         };
     };
-    // Nearest ancestor whose kind is `kind` or, if that level is missing, the first one above it.
+    // Nearest ancestor whose kind is `kind` or, if that level is missing, the first one above
+    // it. (Not the first ancestor "at or above" in kind order alone: a NUMA node may sit below
+    // the L3 it shares with another node, as hwloc v1 files nest them.)
     let end_pos = up
         .iter()
-        .position(|&n| kind_of(n).is_some_and(|k| k <= kind))
+        .position(|&n| kind_of(n) == Some(kind))
+        .or_else(|| {
+            up.iter()
+                .position(|&n| kind_of(n).is_some_and(|k| k <= kind))
+        })
         .unwrap_or(up.len().saturating_sub(1));
     if !remote {
         let nodes = up[..=end_pos].to_vec();
         let links = nodes[..nodes.len() - 1].to_vec();
-        return Route { nodes, links };
+        return Route {
+            nodes,
+            links,
+            level_unknown: false,
+        };
     }
     let local = topology.ancestor_of_kind(pu, ResourceKind::Numa);
     let hinted = numa
@@ -241,16 +264,25 @@ fn route_for(
                     }
                 })
                 .collect();
-            Route { nodes, links }
+            Route {
+                nodes,
+                links,
+                level_unknown: false,
+            }
         }
         None if numa.len() > 2 => {
             let nodes = up.clone();
             let links = nodes[..nodes.len() - 1].to_vec();
-            Route { nodes, links }
+            Route {
+                nodes,
+                links,
+                level_unknown: false,
+            }
         }
         None => Route {
             nodes: vec![pu],
             links: Vec::new(),
+            level_unknown: false,
         },
     }
 }

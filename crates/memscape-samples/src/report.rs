@@ -20,7 +20,19 @@ pub struct SamplesReport {
     pub links: Vec<LinkOut>,
     pub top_lines: Vec<Offender>,
     pub top_symbols: Vec<Offender>,
+    /// Samples and cycles of the selection per memory level that served them (levels with
+    /// samples only), `level unknown` included: samples whose data source names no level.
+    pub levels: Vec<LevelOut>,
     pub warnings: Warnings,
+}
+
+/// One memory level's share of the selection.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LevelOut {
+    /// The level's label (`L1`, `Local RAM`, …, `level unknown`).
+    pub level: &'static str,
+    pub samples: u64,
+    pub cycles: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -30,6 +42,13 @@ pub struct ResourceOut {
     pub depth: u32,
     pub samples: u64,
     pub cycles: u64,
+    /// Of `samples`, those whose memory level is unknown (PUs only; absent when 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub level_unknown: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A tree edge between `from` (the child) and `to` (its parent).
@@ -104,6 +123,27 @@ pub fn samples_report(
             depth: n.depth,
             samples: agg.samples[n.id as usize],
             cycles: agg.cycles[n.id as usize],
+            level_unknown: agg.level_unknown[n.id as usize],
+        })
+        .collect();
+    let mut per_level = [(0u64, 0u64); crate::datasource::MemLevel::ALL.len()];
+    for i in selection.iter().filter(|&i| i < samples.len()) {
+        let at = crate::datasource::MemLevel::ALL
+            .iter()
+            .position(|l| *l == samples.level[i])
+            .unwrap_or(0);
+        let slot = &mut per_level[at];
+        slot.0 += 1;
+        slot.1 = slot.1.saturating_add(samples.latency[i]);
+    }
+    let levels = crate::datasource::MemLevel::ALL
+        .iter()
+        .zip(per_level)
+        .filter(|(_, (n, _))| *n > 0)
+        .map(|(level, (samples, cycles))| LevelOut {
+            level: level.label(),
+            samples,
+            cycles,
         })
         .collect();
     let links = topology
@@ -134,6 +174,7 @@ pub fn samples_report(
             Some(&selection),
             TOP_OFFENDERS,
         ),
+        levels,
         warnings,
     })
 }

@@ -228,3 +228,69 @@ mod fuzz {
         }
     }
 }
+
+/// A MemAxes file whose `variable` column holds a C++ symbol quoted as CSV does it loaded no
+/// sample at all: every row was "the wrong field count". Quoted fields (commas, doubled quotes,
+/// a line break inside quotes) are one field each, and warnings still name the right line.
+#[test]
+fn memaxes_quoted_cpp_symbols_load() {
+    let text = format!(
+        "{MEMAXES_HEADER}\n\
+         \"std::map<int, double>\",LULESH_OMP.cc,2014,1f,1,30,1,0,0,5,1,1,2,3\n\
+         \"operator\"\"\"\"\",LULESH_OMP.cc,2015,20,1,40,1,1,0,5,1,1,2,3\n\
+         \"two\nlines\",LULESH_OMP.cc,2016,21,1,50,1,1,0,5,1,1,2,3\n\
+         m_x,LULESH_OMP.cc,2017,zz,1,50,1,1,0,5,1,1,2,3\n"
+    );
+    let s = parse(&text);
+    assert_eq!(s.len(), 3, "{}", s.warnings);
+    assert_eq!(s.warnings.count("wrong_field_count"), 0);
+    assert_eq!(
+        s.symbols,
+        vec!["std::map<int, double>", "operator\"\"", "two\nlines"]
+    );
+    assert_eq!(
+        s.source_lines[s.source_line[0] as usize],
+        "LULESH_OMP.cc:2014"
+    );
+    // The bad row is on line 6: the quoted line break counts.
+    let bad = &s.warnings.kinds()[0];
+    assert_eq!((bad.kind, bad.first[0].line), ("bad_number", Some(6)));
+}
+
+/// Mitos writes `data_src` 2 (a load, no level bits) for every sample of its example runs: the
+/// level is unknown, and the report says so rather than counting the samples on their PU as
+/// if that PU had served them.
+#[test]
+fn mitos_data_src_without_level_is_level_unknown() {
+    let text = "source,line,instruction,bytes,ip,variable,buffer_size,dims,xidx,yidx,zidx,pid,tid,time,addr,cpu,latency,data_src\n\
+         a.c,3,mov,8,4198400,buf,64,1,0,0,0,10,11,1000,140000,1,12,2\n\
+         a.c,4,mov,8,4198404,buf,64,1,1,0,0,10,11,1001,140008,1,30,2\n";
+    let s = parse(text);
+    assert_eq!(s.level, vec![MemLevel::Unknown, MemLevel::Unknown]);
+    assert_eq!(MemLevel::Unknown.label(), "level unknown");
+    let level = s.column("level").unwrap();
+    let ColumnData::Category { labels, .. } = &level.data else {
+        panic!("level is categorical")
+    };
+    assert_eq!(labels, &vec!["level unknown".to_string()]);
+    let topology = memscape_topology::Topology::load(Some(
+        &shared_data_dir().join("memaxes/lulesh/hardware.xml"),
+    ))
+    .unwrap();
+    let mapping = memscape_samples::Mapping::new(&s, &topology);
+    let report = memscape_samples::samples_report(&s, &topology, &mapping, &[]).unwrap();
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(
+        json["levels"],
+        serde_json::json!([{"level": "level unknown", "samples": 2, "cycles": 42}])
+    );
+    let pu = topology.pu(1).unwrap();
+    let at_pu = json["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == pu)
+        .unwrap();
+    assert_eq!(at_pu["samples"], 2);
+    assert_eq!(at_pu["level_unknown"], 2);
+}

@@ -124,3 +124,55 @@ fn remote_ram_goes_through_the_machine_to_the_other_node() {
     assert_eq!(agg.samples[numa1], 1);
     assert_eq!(agg.samples.iter().filter(|&&c| c > 0).count(), 5);
 }
+
+/// An L3 shared by two NUMA nodes (hwloc v1 nests the nodes inside it): an L3 hit ends at the
+/// L3 above the node, local RAM at the cpu's own node, unknown levels stay on the PU and are
+/// counted as such.
+#[test]
+fn numa_nodes_below_a_shared_l3() {
+    let mut raw = vec![RawObject {
+        kind: ResourceKind::L3,
+        os_index: None,
+        size_bytes: None,
+        pus: vec![0, 1, 2, 3],
+    }];
+    for node in 0..2u32 {
+        raw.push(RawObject {
+            kind: ResourceKind::Numa,
+            os_index: Some(node),
+            size_bytes: None,
+            pus: vec![2 * node, 2 * node + 1],
+        });
+    }
+    for p in 0..4 {
+        raw.push(RawObject {
+            kind: ResourceKind::Pu,
+            os_index: Some(p),
+            size_bytes: None,
+            pus: vec![p],
+        });
+    }
+    let t = Topology::from_raw(raw, None, "shared-l3", SourceFormat::HwlocXmlV1, 0).unwrap();
+    let kind = |id: u32| t.node(id).unwrap().kind;
+    let s = samples(&[
+        (2, MemLevel::L3, 40),
+        (2, MemLevel::LocalRam, 200),
+        (2, MemLevel::Unknown, 7),
+    ]);
+    let m = Mapping::new(&s, &t);
+    let route = |i: usize| &m.routes[m.route_of[i] as usize];
+    let l3 = route(0);
+    assert_eq!(
+        l3.nodes.iter().map(|&n| kind(n)).collect::<Vec<_>>(),
+        [ResourceKind::Pu, ResourceKind::Numa, ResourceKind::L3]
+    );
+    let ram = route(1);
+    let node = *ram.nodes.last().unwrap();
+    assert_eq!(kind(node), ResourceKind::Numa);
+    assert_eq!(t.node(node).unwrap().os_index, Some(1));
+    let unknown = route(2);
+    assert!(unknown.level_unknown && unknown.nodes.len() == 1);
+    let agg = m.aggregate(&s, None);
+    let pu = t.pu(2).unwrap() as usize;
+    assert_eq!((agg.samples[pu], agg.level_unknown[pu]), (3, 1));
+}

@@ -260,14 +260,24 @@ impl Topology {
         }];
         // For every PU, the deepest placed node that contains it.
         let mut deepest: HashMap<u32, usize> = all_pus.iter().map(|&p| (p, 0usize)).collect();
+        // Placed by containment: larger PU sets first, the kind order breaking ties (a NUMA
+        // node and an L3 over the same PUs: the NUMA node above). So a NUMA node smaller than
+        // the cache that holds it (hwloc v1 nests NUMA nodes inside an L3 shared by two nodes;
+        // in hwloc 2 terms they are memory children of that L3 or of a group under it) becomes
+        // that cache's child and the parent of its own cores, rather than a childless child of
+        // the machine.
+        let mut ordered: Vec<(ResourceKind, RawObject)> = Vec::new();
         for kind in &ResourceKind::ALL[1..] {
-            for object in std::mem::take(&mut by_kind[*kind as usize]) {
-                let pus: Vec<u32> = object
-                    .pus
-                    .iter()
-                    .copied()
-                    .filter(|p| deepest.contains_key(p))
-                    .collect();
+            for mut object in std::mem::take(&mut by_kind[*kind as usize]) {
+                object.pus.retain(|p| deepest.contains_key(p));
+                ordered.push((*kind, object));
+            }
+        }
+        ordered.sort_by(|(ka, a), (kb, b)| b.pus.len().cmp(&a.pus.len()).then(ka.cmp(kb)));
+        {
+            for (kind, object) in ordered {
+                let kind = &kind;
+                let pus = object.pus;
                 if pus.is_empty() && *kind != ResourceKind::Numa {
                     // A cache or core without any PU we know: nothing can ever be mapped there.
                     tracing::debug!(?kind, "skipping an object without processing units");
@@ -589,7 +599,9 @@ mod tests {
     }
 
     #[test]
-    fn an_l3_spanning_two_numa_nodes_goes_under_the_machine() {
+    fn numa_nodes_smaller_than_an_l3_go_under_it() {
+        // An L3 shared by two NUMA nodes (hwloc v1 nests the nodes inside it): the nodes are
+        // children of the L3 and keep their PUs (they were childless children of the machine).
         let raw = vec![
             obj(ResourceKind::Numa, &[0]),
             obj(ResourceKind::Numa, &[1]),
@@ -600,9 +612,14 @@ mod tests {
         let t = Topology::from_raw(raw, None, "t", SourceFormat::RunningMachine, 0).unwrap();
         let l3 = t.nodes_of_kind(ResourceKind::L3).next().unwrap();
         assert_eq!(l3.parent, Some(0));
+        for numa in t.nodes_of_kind(ResourceKind::Numa) {
+            assert_eq!(numa.parent, Some(l3.id));
+            assert_eq!(numa.children.len(), 1);
+        }
+        let pu1 = t.node(t.pu(1).unwrap()).unwrap();
         assert_eq!(
-            t.node(t.pu(1).unwrap()).unwrap().parent,
-            Some(l3.id),
+            t.node(pu1.parent.unwrap()).unwrap().kind,
+            ResourceKind::Numa,
             "PUs follow the deepest container"
         );
     }

@@ -287,3 +287,52 @@ mod fuzz {
         }
     }
 }
+
+/// hwloc v1 files nest NUMA nodes inside the objects that hold them; with an L3 shared by two
+/// NUMA nodes (each under a group, as `lstopo` exports this synthetic machine in the v1
+/// format) the nodes used to become childless children of the machine and the L3 took every
+/// core. Each NUMA node must keep the cores it serves, under that L3, as libhwloc says.
+#[test]
+fn hwloc_v1_numa_nodes_under_an_l3_keep_their_cores() {
+    let out = Command::new("lstopo")
+        .args([
+            "--input",
+            "pack:1 l3:1 group:2 [numa] core:2 pu:1",
+            "--of",
+            "xml",
+            "--export-xml-flags",
+            "v1",
+            "-",
+        ])
+        .output()
+        .expect("lstopo (Debian package hwloc)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The shape under test: no version attribute (v1), NUMA nodes inside the L3 `Cache`.
+    assert!(!text.contains("<topology version"), "{text}");
+    let cache = text.find("type=\"Cache\"").unwrap();
+    assert!(text[cache..].contains("type=\"NUMANode\""));
+    let t = Topology::from_bytes(text.as_bytes(), "v1-numa-under-l3.xml").unwrap();
+    assert_eq!(t.format(), SourceFormat::HwlocXmlV1);
+    let numa: Vec<_> = t.nodes_of_kind(ResourceKind::Numa).collect();
+    assert_eq!(numa.len(), 2);
+    for (i, node) in numa.iter().enumerate() {
+        let first = 2 * i as u32;
+        assert_eq!(node.pus, vec![first, first + 1], "NUMA node {i}");
+        assert_eq!(node.children.len(), 2, "NUMA node {i} holds its two cores");
+        let parent = t.node(node.parent.unwrap()).unwrap();
+        assert_eq!(
+            parent.kind,
+            ResourceKind::L3,
+            "memory child of the L3 that held it"
+        );
+        for pu in [first, first + 1] {
+            let pu = t.pu(pu).unwrap();
+            assert_eq!(t.ancestor_of_kind(pu, ResourceKind::Numa), Some(node.id));
+        }
+    }
+}

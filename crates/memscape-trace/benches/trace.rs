@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the trace pipeline on the shared 1M-event heaptrack raw trace:
-//! text parse, .msc load (and decoding every column), info report, bin metrics.
+//! text parse, .msc load (and decoding every column), info report, bin metrics; and the CSV
+//! importer on a synthetic 1,000,000-row CSV trace (quoted call sites).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -14,6 +15,31 @@ fn sample() -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
     memscape_io::read_input(&path).expect("shared/data/heaptrack/sqlite_1M.raw.zst")
+}
+
+/// 500,000 allocations and their frees, interleaved, as a CSV trace whose `site` column is
+/// quoted (`"cache_insert (kvstore.c:84)"`) like a tool writing C++ names would.
+fn csv_trace() -> Vec<u8> {
+    let mut out = String::from("time,op,address,size,thread,site\n");
+    let mut live: Vec<u64> = Vec::new();
+    for i in 0..1_000_000u64 {
+        let t = i * 7;
+        if i % 2 == 0 || live.is_empty() {
+            let addr = 0x5555_0000_0000 + (i << 6);
+            let site = i % 97;
+            out.push_str(&format!(
+                "{t},alloc,{addr:#x},{},{},\"f{site}<int, double> (a.cc:{site})\"\n",
+                16 + (i % 512),
+                i % 4
+            ));
+            live.push(addr);
+        } else {
+            let at = (i as usize * 31) % live.len();
+            let addr = live.swap_remove(at);
+            out.push_str(&format!("{t},free,{addr:#x},,{},\n", i % 4));
+        }
+    }
+    out.into_bytes()
 }
 
 fn benches(c: &mut Criterion) {
@@ -52,6 +78,10 @@ fn benches(c: &mut Criterion) {
     let bins = Bins::new(&trace, BinBy::SizeClass(SizeClasses::PowerOfTwo));
     g.bench_function("bin_metrics_pow2", |b| {
         b.iter(|| BinMetrics::compute(&trace, &bins))
+    });
+    let csv = csv_trace();
+    g.bench_function("parse_csv_1M_rows", |b| {
+        b.iter(|| memscape_trace::load_bytes("synthetic.csv", &csv).unwrap())
     });
     g.finish();
 }

@@ -13,14 +13,18 @@
 //! | `old_address` | for `realloc` | the block being reallocated (`0` or empty: a plain alloc) |
 //! | `usable_size` | no | decimal bytes actually reserved by the allocator |
 //!
-//! Fields may be double-quoted (`""` inside quotes is a quote). Other columns are ignored.
-//! `free` of address 0 is `free(NULL)` and is skipped.
+//! Read through [`memscape_io::csv_reader`]: RFC 4180 quoting (`""` inside quotes is a quote,
+//! a quoted field may hold commas and newlines), lines starting with `#` skipped; fields are
+//! trimmed of ASCII spaces. Other columns are ignored. `free` of address 0 is `free(NULL)` and is skipped.
 
 use std::collections::HashMap;
+use std::io::Read;
+
+use memscape_io::ByteRecord;
 
 use crate::builder::TraceBuilder;
 use crate::model::{Frame, Trace, TraceFormat, USABLE_UNKNOWN};
-use crate::text::{LineParser, lossy, parse_dec, parse_hex};
+use crate::text::{lossy, parse_dec, parse_hex};
 use crate::warn;
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -35,67 +39,102 @@ struct Columns {
     usable_size: Option<usize>,
 }
 
-pub(crate) struct CsvParser {
-    b: TraceBuilder,
-    columns: Option<Columns>,
-    sites: HashMap<String, u32>,
-    fields: Vec<String>,
+/// The header of a CSV allocation trace: names the columns `time`, `op` and `address`
+/// (case-insensitive, in any order, quoted or not).
+pub(crate) fn sniff(head: &[u8]) -> bool {
+    let mut reader = memscape_io::csv_reader(head);
+    let mut record = ByteRecord::new();
+    while let Ok(true) = reader.read_byte_record(&mut record) {
+        if is_blank(&record) {
+            continue;
+        }
+        let c = header(&record);
+        return c.time.is_some() && c.op.is_some() && c.address.is_some();
+    }
+    false
 }
 
-/// The header of a CSV allocation trace: lower-cased names, split on commas.
-pub(crate) fn sniff(head: &[u8]) -> bool {
-    let first = memscape_io::numbered_lines(head)
-        .map(|(_, l)| l)
-        .find(|l| !l.is_empty());
-    let Some(first) = first else { return false };
-    let Ok(text) = std::str::from_utf8(first) else {
-        return false;
+fn is_blank(record: &ByteRecord) -> bool {
+    record.iter().all(|f| f.trim_ascii().is_empty())
+}
+
+fn header(record: &ByteRecord) -> Columns {
+    let mut c = Columns::default();
+    for (i, name) in record.iter().enumerate() {
+        let slot = match name.trim_ascii().to_ascii_lowercase().as_slice() {
+            b"time" => &mut c.time,
+            b"op" => &mut c.op,
+            b"address" => &mut c.address,
+            b"size" => &mut c.size,
+            b"thread" => &mut c.thread,
+            b"site" => &mut c.site,
+            b"old_address" => &mut c.old_address,
+            b"usable_size" => &mut c.usable_size,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(i);
+        }
+    }
+    c
+}
+
+struct CsvParser {
+    b: TraceBuilder,
+    sites: HashMap<String, u32>,
+}
+
+/// Reads a CSV trace from `input` (already decompressed; streamed, never held whole). A read
+/// error (a cut compressed stream) ends the input like a truncation: what came before stays.
+/// `ends_with_newline`: whether the input is known to end with a line break (`None` when
+/// streamed); a last row without one that does not parse is counted as truncated.
+pub(crate) fn parse(source: &str, input: impl Read, ends_with_newline: Option<bool>) -> Trace {
+    let mut p = CsvParser {
+        b: TraceBuilder::with_event_times(source),
+        sites: HashMap::new(),
     };
-    let names: Vec<String> = text
-        .split(',')
-        .map(|s| s.trim().trim_matches('"').to_ascii_lowercase())
-        .collect();
-    ["time", "op", "address"]
-        .iter()
-        .all(|n| names.iter().any(|h| h == n))
+    let mut reader = memscape_io::csv_reader(input);
+    let mut record = ByteRecord::new();
+    let mut columns: Option<Columns> = None;
+    let mut last_line = 0u64;
+    let mut last_failed = false;
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                tracing::warn!(
+                    "{source}: the stream is cut or corrupt ({e}); what came before is loaded"
+                );
+                p.b.warn(warn::TRUNCATED, last_line + 1);
+                break;
+            }
+        }
+        let line = record.position().map_or(last_line + 1, |pos| pos.line());
+        last_line = line;
+        last_failed = false;
+        if is_blank(&record) {
+            continue;
+        }
+        if record.iter().any(|f| std::str::from_utf8(f).is_err()) {
+            p.b.warn(warn::NON_UTF8, line);
+        }
+        let Some(c) = columns else {
+            columns = Some(header(&record));
+            continue;
+        };
+        if p.row(line, c, &record).is_none() {
+            p.b.warn(warn::MALFORMED_LINE, line);
+            last_failed = true;
+        }
+    }
+    if last_failed && ends_with_newline == Some(false) {
+        p.b.warn(warn::TRUNCATED, last_line);
+    }
+    p.b.finish(TraceFormat::Csv, true)
 }
 
 impl CsvParser {
-    pub(crate) fn new(source: &str) -> Self {
-        Self {
-            b: TraceBuilder::with_event_times(source),
-            columns: None,
-            sites: HashMap::new(),
-            fields: Vec::new(),
-        }
-    }
-
-    pub(crate) fn finish(self) -> Trace {
-        self.b.finish(TraceFormat::Csv, true)
-    }
-
-    fn header(&mut self, line: &str) -> Columns {
-        let mut c = Columns::default();
-        for (i, name) in line.split(',').enumerate() {
-            let name = name.trim().trim_matches('"').to_ascii_lowercase();
-            let slot = match name.as_str() {
-                "time" => &mut c.time,
-                "op" => &mut c.op,
-                "address" => &mut c.address,
-                "size" => &mut c.size,
-                "thread" => &mut c.thread,
-                "site" => &mut c.site,
-                "old_address" => &mut c.old_address,
-                "usable_size" => &mut c.usable_size,
-                _ => continue,
-            };
-            if slot.is_none() {
-                *slot = Some(i);
-            }
-        }
-        c
-    }
-
     fn site(&mut self, name: &str) -> u32 {
         if name.is_empty() {
             return 0;
@@ -115,119 +154,55 @@ impl CsvParser {
         node
     }
 
-    fn row(&mut self, number: u64, c: Columns) -> Option<()> {
-        let get = |i: Option<usize>| i.and_then(|i| self.fields.get(i)).map(|s| s.trim());
-        let time = parse_dec(get(c.time)?.as_bytes())?;
-        let op = get(c.op)?.to_ascii_lowercase();
-        let address = parse_address(get(c.address).unwrap_or(""))?;
+    fn row(&mut self, number: u64, c: Columns, record: &ByteRecord) -> Option<()> {
+        let get = |i: Option<usize>| i.and_then(|i| record.get(i)).map(<[u8]>::trim_ascii);
+        let time = parse_dec(get(c.time)?)?;
+        let op = get(c.op)?;
+        let address = parse_address(get(c.address).unwrap_or(b""))?;
         let size = match get(c.size) {
-            Some(s) if !s.is_empty() => Some(parse_dec(s.as_bytes())?),
+            Some(s) if !s.is_empty() => Some(parse_dec(s)?),
             _ => None,
         };
         let usable = match get(c.usable_size) {
-            Some(s) if !s.is_empty() => parse_dec(s.as_bytes())?,
+            Some(s) if !s.is_empty() => parse_dec(s)?,
             _ => USABLE_UNKNOWN,
         };
-        let thread_name = get(c.thread).unwrap_or("").to_owned();
-        let site_name = get(c.site).unwrap_or("").to_owned();
         let old = match get(c.old_address) {
             Some(s) => parse_address(s)?,
             None => 0,
         };
-        match op.as_str() {
-            "alloc" | "malloc" => {
-                let size = size?;
-                let thread = self.b.thread(&thread_name);
-                let site = self.site(&site_name);
-                self.b
-                    .alloc(number, time, address, size, usable, thread, site);
+        let text = |i| lossy(get(i).unwrap_or(b"")).0;
+        if op.eq_ignore_ascii_case(b"alloc") || op.eq_ignore_ascii_case(b"malloc") {
+            let size = size?;
+            let thread = self.b.thread(&text(c.thread));
+            let site = self.site(&text(c.site));
+            self.b
+                .alloc(number, time, address, size, usable, thread, site);
+        } else if op.eq_ignore_ascii_case(b"free") {
+            if address != 0 {
+                self.b.free(number, time, address);
             }
-            "free" => {
-                if address != 0 {
-                    self.b.free(number, time, address);
-                }
-            }
-            "realloc" => {
-                let size = size?;
-                let thread = self.b.thread(&thread_name);
-                let site = self.site(&site_name);
-                self.b
-                    .realloc(number, time, old, address, size, usable, thread, site);
-            }
-            _ => return None,
+        } else if op.eq_ignore_ascii_case(b"realloc") {
+            let size = size?;
+            let thread = self.b.thread(&text(c.thread));
+            let site = self.site(&text(c.site));
+            self.b
+                .realloc(number, time, old, address, size, usable, thread, site);
+        } else {
+            return None;
         }
         Some(())
     }
 }
 
 /// `0x` hexadecimal or decimal; empty means 0 (null).
-fn parse_address(s: &str) -> Option<u64> {
-    let s = s.trim();
+fn parse_address(s: &[u8]) -> Option<u64> {
     if s.is_empty() {
         return Some(0);
     }
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => parse_hex(hex.as_bytes()),
-        None => parse_dec(s.as_bytes()),
-    }
-}
-
-/// Splits one CSV line into `out`, honouring double quotes. Returns false on an unterminated
-/// quote.
-fn split_csv(line: &str, out: &mut Vec<String>) -> bool {
-    out.clear();
-    let mut field = String::new();
-    let mut chars = line.chars().peekable();
-    let mut quoted = false;
-    while let Some(ch) = chars.next() {
-        match (quoted, ch) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (false, '"') if field.trim().is_empty() => {
-                field.clear();
-                quoted = true;
-            }
-            (false, ',') => out.push(std::mem::take(&mut field)),
-            (_, ch) => field.push(ch),
-        }
-    }
-    out.push(field);
-    !quoted
-}
-
-impl LineParser for CsvParser {
-    fn line(&mut self, number: u64, line: &[u8]) {
-        let (text, replaced) = lossy(line);
-        if replaced {
-            self.b.warn(warn::NON_UTF8, number);
-        }
-        if text.trim().is_empty() || text.starts_with('#') {
-            return;
-        }
-        let Some(columns) = self.columns else {
-            let c = self.header(&text);
-            self.columns = Some(c);
-            return;
-        };
-        let mut fields = std::mem::take(&mut self.fields);
-        let ok = split_csv(&text, &mut fields);
-        self.fields = fields;
-        if !ok || self.row(number, columns).is_none() {
-            self.b.warn(warn::MALFORMED_LINE, number);
-        }
-    }
-
-    fn truncated(&mut self, number: u64, partial: &[u8]) {
-        // A missing final newline is common in hand-written CSV: accept the line if it is
-        // complete, and only count it as truncated if it does not parse.
-        let before = self.b.warnings.count(warn::MALFORMED_LINE);
-        self.line(number, partial);
-        if self.b.warnings.count(warn::MALFORMED_LINE) > before {
-            self.b.warn(warn::TRUNCATED, number);
-        }
+    match s.strip_prefix(b"0x").or_else(|| s.strip_prefix(b"0X")) {
+        Some(hex) => parse_hex(hex),
+        None => parse_dec(s),
     }
 }
 
@@ -235,21 +210,46 @@ impl LineParser for CsvParser {
 mod tests {
     use super::*;
 
+    fn load(text: &str) -> Trace {
+        parse("t.csv", text.as_bytes(), Some(text.ends_with('\n')))
+    }
+
     #[test]
-    fn split_handles_quotes() {
-        let mut out = Vec::new();
-        assert!(split_csv(r#"1,"a,b",c"#, &mut out));
-        assert_eq!(out, vec!["1", "a,b", "c"]);
-        assert!(split_csv(r#""say ""hi""",x"#, &mut out));
-        assert_eq!(out, vec![r#"say "hi""#, "x"]);
-        assert!(!split_csv(r#""open"#, &mut out));
+    fn quoted_fields_hold_commas_quotes_and_newlines() {
+        let t = load(
+            "time,op,address,size,thread,site\n\
+             1,alloc,0x10,8,main,\"std::map<int, double>::insert\"\n\
+             2,alloc,0x20,8,\"worker, 2\",\"say \"\"hi\"\"\"\n\
+             3,alloc,0x30,8,main,\"two\nlines\"\n\
+             4,free,0x10,,,\n",
+        );
+        assert!(t.warnings.is_empty(), "{}", t.warnings);
+        assert_eq!(t.meta.allocs, 3);
+        let names: Vec<&str> = (0..t.strings.len() as u32)
+            .map(|i| t.strings.get(i))
+            .collect();
+        for want in [
+            "std::map<int, double>::insert",
+            "say \"hi\"",
+            "two\nlines",
+            "worker, 2",
+        ] {
+            assert!(names.contains(&want), "{want:?} not in {names:?}");
+        }
+    }
+
+    #[test]
+    fn line_numbers_count_embedded_newlines() {
+        let t = load("time,op,address,size,site\n1,alloc,0x10,8,\"a\nb\"\nbad,alloc,0x20,8,x\n");
+        let first = &t.warnings.kinds()[0].first[0];
+        assert_eq!(first.line, Some(4), "{first}");
     }
 
     #[test]
     fn addresses_hex_or_decimal() {
-        assert_eq!(parse_address("0x10"), Some(16));
-        assert_eq!(parse_address("16"), Some(16));
-        assert_eq!(parse_address(""), Some(0));
-        assert_eq!(parse_address("0xzz"), None);
+        assert_eq!(parse_address(b"0x10"), Some(16));
+        assert_eq!(parse_address(b"16"), Some(16));
+        assert_eq!(parse_address(b""), Some(0));
+        assert_eq!(parse_address(b"0xzz"), None);
     }
 }

@@ -45,16 +45,28 @@ use text::LineParser;
 pub enum LoadError {
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error("{path}: {source}")]
+    #[error("{path}: cannot read")]
     Io {
         path: String,
         #[source]
         source: std::io::Error,
     },
     #[error(
-        "{path}: not an allocation trace: expected a heaptrack file (first line `v <version> <file version>`), a CSV header with `time,op,address`, or an .msc file; the input starts with {start:?}"
+        "{path}: not an allocation trace: expected a heaptrack file (first line `v <version> <file version>`), a CSV header with `time,op,address`, or an .msc file; the input starts with {start}"
     )]
-    NotATrace { path: String, start: String },
+    NotATrace {
+        path: String,
+        /// The first bytes, quoted by [`memscape_io::quote_start`].
+        start: String,
+    },
+    #[error(
+        "{path}: not a memscape .msc file (bad magic {start}): expected the 8 bytes `MEMSCAPE` at offset 0"
+    )]
+    NotMsc {
+        path: String,
+        /// The first bytes, quoted by [`memscape_io::quote_start`].
+        start: String,
+    },
     #[error("{at}: corrupt .msc file: expected {expected}")]
     Corrupt { at: Location, expected: String },
 }
@@ -72,10 +84,20 @@ fn detect(path: &str, head: &[u8]) -> Result<TraceFormat, LoadError> {
     if csv::sniff(head) {
         return Ok(TraceFormat::Csv);
     }
-    let start = String::from_utf8_lossy(&head[..head.len().min(40)]).into_owned();
-    Err(LoadError::NotATrace {
-        path: path.to_owned(),
-        start,
+    let start = memscape_io::quote_start(head);
+    let named_msc = Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("msc"));
+    Err(if named_msc {
+        LoadError::NotMsc {
+            path: path.to_owned(),
+            start,
+        }
+    } else {
+        LoadError::NotATrace {
+            path: path.to_owned(),
+            start,
+        }
     })
 }
 
@@ -84,11 +106,18 @@ pub fn detect_format(source: &str, bytes: &[u8]) -> Result<TraceFormat, LoadErro
     detect(source, &bytes[..bytes.len().min(SNIFF_BYTES)])
 }
 
-/// Loads a trace from decompressed (or compressed: zstd and gzip are detected) bytes.
+/// Loads a trace from decompressed (or compressed: zstd, gzip and bzip2 are detected) bytes.
 /// `source` names the input in warnings and errors.
 pub fn load_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     let owned;
     let bytes = match Compression::sniff(bytes) {
+        Compression::None if bytes.is_empty() => {
+            return Err(InputError::Empty {
+                path: source.into(),
+                compression: Compression::None,
+            }
+            .into());
+        }
         Compression::None => bytes,
         _ => {
             owned = memscape_io::decompress(
@@ -111,11 +140,7 @@ pub fn load_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
             text::feed_bytes(&mut p, bytes);
             Ok(p.finish())
         }
-        TraceFormat::Csv => {
-            let mut p = csv::CsvParser::new(source);
-            text::feed_bytes(&mut p, bytes);
-            Ok(p.finish())
-        }
+        TraceFormat::Csv => Ok(csv::parse(source, bytes, Some(bytes.ends_with(b"\n")))),
     }
 }
 
@@ -154,7 +179,14 @@ pub fn load_with_progress(path: &Path, progress: Box<dyn FnMut(f32)>) -> Result<
         source,
     };
     let file = std::fs::File::open(path).map_err(io_err)?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let total = file.metadata().map(|m| m.len()).map_err(io_err)?;
+    if total == 0 {
+        return Err(InputError::Empty {
+            path: path.to_owned(),
+            compression: Compression::None,
+        }
+        .into());
+    }
     let mut file = BufReader::with_capacity(
         1 << 16,
         Counting {
@@ -173,30 +205,26 @@ pub fn load_with_progress(path: &Path, progress: Box<dyn FnMut(f32)>) -> Result<
         let trace = read_msc(path);
         return trace;
     }
-    let decoded: Box<dyn Read> = match compression {
-        Compression::None => Box::new(file),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(file).map_err(
-            |source| InputError::Decompress {
-                path: path.to_owned(),
-                compression,
-                at: 0,
-                source,
-            },
-        )?),
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
+    let broken = |reason: String| InputError::Decompress {
+        path: path.to_owned(),
+        compression,
+        reason,
     };
+    let decoded = memscape_io::decoder(compression, file).map_err(|e| broken(e.to_string()))?;
     // Read the start for detection, then put it back in front of the stream.
     let mut decoded = decoded;
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut decoded)
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
-        .map_err(|source| InputError::Decompress {
+        .map_err(|e| broken(e.to_string()))?;
+    if head.is_empty() {
+        return Err(InputError::Empty {
             path: path.to_owned(),
             compression,
-            at: 0,
-            source,
-        })?;
+        }
+        .into());
+    }
     let format = detect(&name, &head)?;
     let mut reader = BufReader::with_capacity(1 << 20, std::io::Cursor::new(head).chain(decoded));
     run_stream(&name, format, &mut reader)
@@ -209,7 +237,10 @@ fn run_stream(
 ) -> Result<Trace, LoadError> {
     fn go<P: LineParser>(p: &mut P, name: &str, reader: &mut impl BufRead) {
         if let Err(e) = text::feed_reader(p, reader) {
-            tracing::warn!("{name}: input ended early: {e}");
+            // The same words as memscape_io's in-memory path.
+            tracing::warn!(
+                "{name}: the stream is cut or corrupt ({e}); what came before is loaded"
+            );
         }
     }
     Ok(match format {
@@ -223,11 +254,7 @@ fn run_stream(
             go(&mut p, name, reader);
             p.finish()
         }
-        TraceFormat::Csv => {
-            let mut p = csv::CsvParser::new(name);
-            go(&mut p, name, reader);
-            p.finish()
-        }
+        TraceFormat::Csv => csv::parse(name, reader, None),
         TraceFormat::Msc => {
             let mut bytes = Vec::new();
             reader

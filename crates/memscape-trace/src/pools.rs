@@ -114,14 +114,14 @@ impl SpanState {
         if before > a || after < b {
             // Overlaps a live extent: count it live, leave the gaps as they are.
             self.live.insert(a, b);
-            self.live_bytes += b - a;
+            self.live_bytes = self.live_bytes.saturating_add(b - a);
             return;
         }
         self.remove_gap(after - before);
         self.add_gap(a - before);
         self.add_gap(after - b);
         self.live.insert(a, b);
-        self.live_bytes += b - a;
+        self.live_bytes = self.live_bytes.saturating_add(b - a);
     }
 
     fn remove(&mut self, a: u64) {
@@ -129,7 +129,7 @@ impl SpanState {
         let Some(b) = self.live.remove(&a) else {
             return;
         };
-        self.live_bytes -= b - a;
+        self.live_bytes = self.live_bytes.saturating_sub(b - a);
         let (before, after) = self.neighbours(a);
         if before > a || after < b {
             return;
@@ -140,7 +140,9 @@ impl SpanState {
     }
 
     fn free_bytes(&self) -> u64 {
-        (self.end - self.start).saturating_sub(self.live_bytes)
+        self.end
+            .saturating_sub(self.start)
+            .saturating_sub(self.live_bytes)
     }
 
     fn largest_gap(&self) -> u64 {
@@ -205,12 +207,12 @@ pub fn group_curves(
         let state = &mut states[gi];
         if entry & 1 == 0 {
             state.insert(a, end);
-            waste[gi] += block_waste;
+            waste[gi] = waste[gi].saturating_add(block_waste);
         } else {
             state.remove(a);
             waste[gi] = waste[gi].saturating_sub(block_waste);
         }
-        let span_bytes = (state.end - state.start).max(1);
+        let span_bytes = state.end.saturating_sub(state.start).max(1);
         let free = state.free_bytes();
         let largest = state.largest_gap();
         let sample = GroupSample {

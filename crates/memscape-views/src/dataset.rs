@@ -1,5 +1,5 @@
 //! Loading any supported file into a [`Dataset`]: the format is detected from the content (after
-//! transparent zstd/gzip decompression), never from the extension alone.
+//! transparent zstd/gzip/bzip2 decompression), never from the extension alone.
 
 use std::path::PathBuf;
 
@@ -282,6 +282,8 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
         Sniffed::AllocTrace => {
             let trace = match memscape_trace::load_bytes(&name, &bytes) {
                 Ok(trace) => trace,
+                // A file named .msc whose magic is wrong says so, and nothing more.
+                Err(e @ memscape_trace::LoadError::NotMsc { .. }) => return Err(e.into()),
                 Err(alloc_error) => {
                     // A CSV of memory references (ip,address,kind,size) looks like a CSV
                     // allocation trace to the sniffer; try it before giving up.
@@ -297,12 +299,16 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
                             links: Default::default(),
                         });
                     }
-                    return Err(crate::error::ViewError::caused(
-                        format!(
-                            "{name}: not a file memscape can read (tried: heaptrack raw/processed, CSV allocation trace, memscape .msc, CSV reference trace; massif, pprof, heap profiles, DHAT, hwloc/MemAxes XML, sample CSVs, lackey, IGV XML, Graal BGV and DOT are recognised by their first bytes)"
-                        ),
-                        alloc_error,
-                    ));
+                    // Said once: what was tried and how the file starts (not the trace
+                    // importer's own "expected" again under it).
+                    return Err(match alloc_error {
+                        memscape_trace::LoadError::NotATrace { start, .. } => {
+                            crate::error::ViewError::msg(format!(
+                                "{name}: not a file memscape can read: expected heaptrack raw/processed, a CSV allocation trace (`time,op,address,…`), memscape .msc or a CSV reference trace (`ip,address,kind,size`), or massif, pprof, text heap profiles, DHAT, hwloc/MemAxes XML, sample CSVs, lackey, pinatrace, IGV XML, Graal BGV or DOT (recognised by their first bytes); the input starts with {start}"
+                            ))
+                        }
+                        other => other.into(),
+                    });
                 }
             };
             progress(0.7, "laying out the allocation map");

@@ -159,12 +159,23 @@ pub fn binary_for_dataset(dataset_name: &str) -> Result<Option<PathBuf>> {
     binary_in(demo, &cache_dir())
 }
 
-/// Same for a command-line name (`demo:sort`).
+/// Same for a command-line name (`demo:sort`), or for a copy that `memscape demo DIR` wrote
+/// (the embedded file's bytes under its name, with the traced binary beside it).
 pub fn binary_for_name(name: &Path) -> Result<Option<PathBuf>> {
     match by_name(&name.to_string_lossy()) {
         Some(demo) if !name.exists() => binary_in(demo, &cache_dir()),
-        _ => Ok(None),
+        _ => Ok(written_copy_binary(name)),
     }
+}
+
+fn written_copy_binary(path: &Path) -> Option<PathBuf> {
+    let file_name = path.file_name()?.to_str()?;
+    let demo = FILES.iter().find(|f| f.file_name == file_name)?;
+    let binary = demo.companions.iter().find(|c| c.is_binary)?;
+    let beside = path.with_file_name(binary.file_name);
+    let same = std::fs::metadata(path).is_ok_and(|m| m.len() == demo.bytes.len() as u64)
+        && std::fs::read(path).is_ok_and(|b| b == demo.bytes);
+    (same && beside.is_file()).then_some(beside)
 }
 
 fn binary_in(demo: &DemoFile, cache: &Path) -> Result<Option<PathBuf>> {
@@ -180,14 +191,14 @@ fn binary_in(demo: &DemoFile, cache: &Path) -> Result<Option<PathBuf>> {
 }
 
 #[cfg(unix)]
-fn set_executable(path: &Path) -> Result<()> {
+pub fn set_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
         .with_context(|| format!("{}: cannot make executable", path.display()))
 }
 
 #[cfg(not(unix))]
-fn set_executable(_: &Path) -> Result<()> {
+pub fn set_executable(_: &Path) -> Result<()> {
     Ok(())
 }
 

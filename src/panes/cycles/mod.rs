@@ -52,6 +52,7 @@ type ModelKey = (
     usize,
     Option<usize>,
     memscape_views::cycles::draw::ColorBy,
+    Vec<String>,
     u64,
 );
 
@@ -218,6 +219,7 @@ impl CyclesPane {
             self.settings.param,
             self.settings.morph_to,
             self.settings.cycle_color,
+            self.settings.collapse_function.clone(),
             self.selection_version,
         );
         if self.model.as_ref().is_none_or(|(k, _)| *k != key) {

@@ -77,6 +77,7 @@ pub fn parse_dot(
             strict_edges: HashMap::new(),
             depth: 0,
             anonymous_subgraphs: 0,
+            copied_bytes: 0,
         };
         parser.graph()?;
         pos = parser.pos;

@@ -11,9 +11,18 @@ use crate::model::{Block, Graph, Properties};
 
 /// Deepest subgraph nesting accepted (deeper input is an error instead of a stack overflow).
 const MAX_NESTING: usize = 200;
+/// Most edges one graph may have (subgraph-to-subgraph edges multiply): about 400 MB of edges,
+/// so that a small file cannot ask for more than 1 GB in one allocation.
+const MAX_EDGES: u64 = 4_000_000;
 
-/// Most edges one graph may have (subgraph-to-subgraph edges multiply).
-const MAX_EDGES: u64 = 20_000_000;
+/// Most bytes of attributes that defaults and edge statements may copy onto nodes and edges
+/// (`node [label=…]` is copied onto every node declared after it, an edge statement's
+/// attributes onto each of its edges): a small file cannot ask for gigabytes of copies.
+const MAX_PROPERTY_BYTES: u64 = 256 << 20;
+
+fn property_bytes(p: &Properties) -> u64 {
+    p.iter().map(|(k, v)| (k.len() + v.len()) as u64).sum()
+}
 
 /// One (sub)graph scope: defaults inherited from the enclosing scope.
 #[derive(Clone)]
@@ -40,6 +49,8 @@ pub(super) struct Parser<'a> {
     pub(super) strict_edges: HashMap<(usize, usize), usize>,
     pub(super) depth: usize,
     pub(super) anonymous_subgraphs: usize,
+    /// Attribute bytes copied onto nodes and edges so far (see [`MAX_PROPERTY_BYTES`]).
+    pub(super) copied_bytes: u64,
 }
 
 pub(super) fn keyword(token: &Token, word: &str) -> bool {
@@ -254,7 +265,7 @@ impl Parser<'_> {
                 )));
             }
             for pair in chain.windows(2) {
-                self.connect(scope, &pair[0], &pair[1], &attrs);
+                self.connect(scope, &pair[0], &pair[1], &attrs)?;
             }
         } else {
             match first {
@@ -313,15 +324,30 @@ impl Parser<'_> {
             }
             port = Some(full);
         }
-        let index = self.node(scope, &name);
+        let index = self.node(scope, &name)?;
         members.push(index);
         Ok(Endpoint::Node { index, port })
     }
 
-    fn node(&mut self, scope: &Scope, name: &str) -> usize {
+    /// Counts `bytes` of copied attributes against [`MAX_PROPERTY_BYTES`].
+    fn charge(&mut self, bytes: u64) -> Result<(), GraphError> {
+        self.copied_bytes = self.copied_bytes.saturating_add(bytes);
+        if self.copied_bytes > MAX_PROPERTY_BYTES {
+            return Err(self.error_here(format!(
+                "the attributes copied onto nodes and edges would exceed {} MiB (defaults such as `node [label=…]` are copied onto every node, an edge statement's attributes onto each of its edges)",
+                MAX_PROPERTY_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, scope: &Scope, name: &str) -> Result<usize, GraphError> {
         let index = match self.graph.node_index(name) {
             Some(i) => i,
-            None => self.graph.upsert_node(name, scope.node_defaults.clone()).0,
+            None => {
+                self.charge(property_bytes(&scope.node_defaults) + name.len() as u64)?;
+                self.graph.upsert_node(name, scope.node_defaults.clone()).0
+            }
         };
         if let Some(c) = scope.cluster
             && let Some(block) = self.graph.blocks.get_mut(c)
@@ -329,7 +355,7 @@ impl Parser<'_> {
         {
             block.nodes.push(index);
         }
-        index
+        Ok(index)
     }
 
     fn subgraph(&mut self, outer: &Scope) -> Result<Vec<usize>, GraphError> {
@@ -367,15 +393,29 @@ impl Parser<'_> {
         Ok(members)
     }
 
-    fn connect(&mut self, scope: &Scope, a: &Endpoint, b: &Endpoint, attrs: &[(String, String)]) {
+    fn connect(
+        &mut self,
+        scope: &Scope,
+        a: &Endpoint,
+        b: &Endpoint,
+        attrs: &[(String, String)],
+    ) -> Result<(), GraphError> {
         let ends = |e: &Endpoint| -> Vec<(usize, Option<String>)> {
             match e {
                 Endpoint::Node { index, port } => vec![(*index, port.clone())],
                 Endpoint::Subgraph(nodes) => nodes.iter().map(|&n| (n, None)).collect(),
             }
         };
-        for (from, tail_port) in ends(a) {
-            for (to, head_port) in ends(b) {
+        let (tails, heads) = (ends(a), ends(b));
+        let per_edge = property_bytes(&scope.edge_defaults)
+            + attrs
+                .iter()
+                .map(|(k, v)| (k.len() + v.len()) as u64)
+                .sum::<u64>()
+            + 32;
+        self.charge(per_edge.saturating_mul(tails.len() as u64 * heads.len() as u64))?;
+        for (from, tail_port) in tails {
+            for (to, head_port) in heads.iter().cloned() {
                 let mut props = scope.edge_defaults.clone();
                 if let Some(p) = &tail_port {
                     props.set("tailport", p.clone());
@@ -422,5 +462,6 @@ impl Parser<'_> {
                 edge.properties = props;
             }
         }
+        Ok(())
     }
 }

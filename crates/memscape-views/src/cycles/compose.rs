@@ -40,7 +40,16 @@ impl PolarModel {
         settings: &CycleSettings,
         selection: Option<&[bool]>,
     ) -> Self {
-        let (mut colors, legend) = draw::record_colors(analysis, settings.cycle_color);
+        let (mut colors, legend) = if settings.collapse_function.is_empty()
+            || settings.cycle_color != draw::ColorBy::Line
+        {
+            draw::record_colors(analysis, settings.cycle_color)
+        } else {
+            draw::line_colors_collapsed(
+                analysis,
+                &memscape_cycles::CollapsedFunctions(settings.collapse_function.clone()),
+            )
+        };
         if let Some(mask) = selection {
             for (c, on) in colors.iter_mut().zip(mask) {
                 if !on {
@@ -199,9 +208,11 @@ pub fn trace_of(dataset: &Dataset) -> Result<&memscape_cycles::ReferenceTrace> {
 
 /// The cycle view of `dataset` as `settings` say, at `size` points.
 pub fn compose(dataset: &Dataset, settings: &CycleSettings, size: egui::Vec2) -> Result<Picture> {
-    let trace = trace_of(dataset)?;
-    let options = settings.analysis.options(settings.top())?;
-    let analysis = cached_analysis(&dataset.name, trace, &options, settings.max_records)?;
+    crate::ensure!(
+        settings.collapse_function.is_empty() || settings.cycle_color == draw::ColorBy::Line,
+        "--collapse-function needs --cycle-color line"
+    );
+    let (analysis, options) = analysis_of(dataset, settings)?;
     let selection = match settings.select_record {
         None => None,
         Some(n) => {
@@ -251,6 +262,18 @@ pub fn compose(dataset: &Dataset, settings: &CycleSettings, size: egui::Vec2) ->
         }
     })()
     .with_context(|| format!("rendering the {view:?} view of {}", dataset.name))
+}
+
+/// The analysis `settings` ask for of `dataset` (made once per process and options), with its
+/// options.
+pub fn analysis_of(
+    dataset: &Dataset,
+    settings: &CycleSettings,
+) -> Result<(Arc<CycleAnalysis>, memscape_cycles::CyclesOptions)> {
+    let trace = trace_of(dataset)?;
+    let options = settings.analysis.options(settings.top())?;
+    let analysis = cached_analysis(&dataset.name, trace, &options, settings.max_records)?;
+    Ok((analysis, options))
 }
 
 /// Analyses already made in this process, by dataset and options: a tour renders many frames
@@ -313,15 +336,25 @@ pub fn caption(
                 )
             })
     };
+    let detail = analysis
+        .report
+        .level_of_detail
+        .as_ref()
+        .map_or_else(String::new, |l| {
+            format!(
+                " · {} landmarks (barcode within {} of the full)",
+                l.landmarks, l.bottleneck_bound
+            )
+        });
     if from == to {
         format!(
-            "{name} · {} records · parameterization {from} {}",
+            "{name} · {} records{detail} · parameterization {from} {}",
             analysis.report.records.len(),
             p(from)
         )
     } else {
         format!(
-            "{name} · {} records · morph {from} to {to} at t = {t:.2}",
+            "{name} · {} records{detail} · morph {from} to {to} at t = {t:.2}",
             analysis.report.records.len()
         )
     }

@@ -178,6 +178,56 @@ pub fn record_colors(analysis: &CycleAnalysis, by: ColorBy) -> (Vec<[u8; 4]>, Le
     }
 }
 
+/// Colour by line with the lines of some functions collapsed into one colour each (the
+/// paper's "functions collapsed"): the keys of `ViewTables::line_keys`, ranked by frequency
+/// like [`record_colors`], which this is when nothing is collapsed.
+pub fn line_colors_collapsed(
+    analysis: &CycleAnalysis,
+    collapsed: &memscape_cycles::CollapsedFunctions,
+) -> (Vec<[u8; 4]>, Legend) {
+    let keys = analysis.tables.line_keys(collapsed);
+    if !keys.collapsed.iter().any(|&c| c) {
+        return record_colors(analysis, ColorBy::Line);
+    }
+    let mut counts = vec![0usize; keys.labels.len()];
+    for &k in &keys.key {
+        counts[k as usize] += 1;
+    }
+    let mut ranked: Vec<usize> = (0..counts.len()).filter(|&k| counts[k] > 0).collect();
+    ranked.sort_by(|&a, &b| counts[b].cmp(&counts[a]).then(a.cmp(&b)));
+    let mut palette = vec![[128u8, 128, 128, 255]; counts.len()];
+    for (rank, &k) in ranked.iter().enumerate() {
+        palette[k] = categorical(rank as u32);
+    }
+    let colors = keys.key.iter().map(|&k| palette[k as usize]).collect();
+    let records = &analysis.report.records;
+    let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    let legend = ranked
+        .iter()
+        .take(12)
+        .map(|&k| {
+            let record = keys
+                .key
+                .iter()
+                .position(|&key| key as usize == k)
+                .and_then(|i| records.get(i));
+            let name = if keys.collapsed[k] {
+                format!("{} (all lines)", keys.labels[k])
+            } else {
+                let text = record
+                    .and_then(|r| source_line(&mut sources, r.file.as_deref()?, r.line?))
+                    .map(|t| format!("  {t}"))
+                    .unwrap_or_default();
+                let label =
+                    short_label(ColorBy::Line, record).unwrap_or_else(|| keys.labels[k].clone());
+                format!("{label}{text}")
+            };
+            (format!("{name}  ({})", counts[k]), palette[k])
+        })
+        .collect();
+    (colors, legend)
+}
+
 /// A legend entry as people read it: the file's name without its directories (the full path is
 /// in the source pane), `function file:line` for lines. `None` leaves the analysis's own label.
 fn short_label(by: ColorBy, record: Option<&memscape_cycles::TraceRecord>) -> Option<String> {

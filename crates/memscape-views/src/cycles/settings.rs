@@ -46,6 +46,27 @@ pub struct CycleAnalysisSettings {
     #[cfg_attr(feature = "clap", arg(long))]
     #[serde(with = "crate::values::short_f32_option")]
     pub threshold: Option<f32>,
+    /// Above this many unique windows, analyse that many landmark windows instead (maxmin by
+    /// Levenshtein distance: a level of detail that keeps cycles; the output says so and
+    /// bounds the barcode's error).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "N", default_value_t = memscape_cycles::DEFAULT_MAX_POINTS)
+    )]
+    pub max_windows: usize,
+    /// Seconds the persistence of the windows may take before the analysis takes landmarks
+    /// instead (half as many each time it takes longer); 0: no limit.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "SECONDS", default_value_t = memscape_cycles::DEFAULT_BUDGET_SECONDS)
+    )]
+    pub time_budget: u32,
+    /// Analyse N landmark windows, however few windows there are.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", conflicts_with = "full"))]
+    pub landmarks: Option<usize>,
+    /// Analyse every unique window, however many (no level of detail).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub full: bool,
 }
 
 impl Default for CycleAnalysisSettings {
@@ -60,6 +81,10 @@ impl Default for CycleAnalysisSettings {
             sample: 1,
             window: 10,
             threshold: None,
+            max_windows: memscape_cycles::DEFAULT_MAX_POINTS,
+            time_budget: memscape_cycles::DEFAULT_BUDGET_SECONDS,
+            landmarks: None,
+            full: false,
         }
     }
 }
@@ -83,9 +108,57 @@ impl CycleAnalysisSettings {
             window: self.window.max(1),
             threshold: self.threshold,
             top,
+            detail: self.detail()?,
             ..memscape_cycles::CyclesOptions::default()
         })
     }
+
+    /// The level of detail asked for: `--full`, `--landmarks N`, else landmarks above
+    /// `--max-windows` or past `--time-budget`.
+    pub fn detail(&self) -> Result<memscape_cycles::Detail> {
+        Ok(if self.full {
+            memscape_cycles::Detail::Full
+        } else if let Some(count) = self.landmarks {
+            crate::ensure!(count >= 2, "--landmarks {count}: expected at least 2");
+            memscape_cycles::Detail::Landmarks(count)
+        } else {
+            crate::ensure!(
+                self.max_windows >= 2,
+                "--max-windows {}: expected at least 2",
+                self.max_windows
+            );
+            memscape_cycles::Detail::Auto {
+                max_points: self.max_windows,
+                seconds: self.time_budget,
+            }
+        })
+    }
+
+    /// Whether both analyse at the same level of detail.
+    pub fn same_detail(&self, other: &Self) -> bool {
+        self.full == other.full
+            && self.landmarks == other.landmarks
+            && self.max_windows == other.max_windows
+            && self.time_budget == other.time_budget
+    }
+}
+
+/// What a level of detail means, for the output of `memscape cycles` and `memscape render`.
+pub fn detail_note(lod: &memscape_cycles::LevelOfDetail) -> String {
+    format!(
+        "level of detail: {} landmark windows of {} unique ({}; maxmin by Levenshtein distance, \
+         every window within {} edit(s) of its landmark): the H1 barcode is within bottleneck \
+         distance {} of the full analysis's; --full analyses every window",
+        lod.landmarks,
+        lod.unique_windows,
+        match lod.reason.as_str() {
+            "budget" => "more than --max-windows",
+            "time" => "the full analysis passed --time-budget",
+            _ => "--landmarks",
+        },
+        lod.covering_radius,
+        lod.bottleneck_bound
+    )
 }
 
 /// Cycle-view settings.
@@ -122,6 +195,10 @@ pub struct CycleSettings {
     /// Colours of records: line, function, file, time or address.
     #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "line"))]
     pub cycle_color: ColorBy,
+    /// With --cycle-color line: draw this function's lines in one colour (repeatable; `*`:
+    /// every function; `!NAME`: keep NAME's lines apart, e.g. `'*' '!matmul'`).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FUNCTION"))]
+    pub collapse_function: Vec<String>,
     /// Spiral and circular views: draw isocontours of the density of the drawn points.
     #[cfg_attr(feature = "clap", arg(long))]
     pub contours: bool,
@@ -141,6 +218,7 @@ impl Default for CycleSettings {
             morph_to: None,
             t: 0.0,
             cycle_color: ColorBy::Line,
+            collapse_function: Vec::new(),
             contours: false,
             select_record: None,
         }

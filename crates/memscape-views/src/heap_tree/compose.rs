@@ -127,6 +127,12 @@ pub fn compose(
     settings: &HeapTreeSettings,
     size: egui::Vec2,
 ) -> Result<Picture> {
+    // A massif file without any heap tree: its heap-size curve instead of a tree.
+    if let DatasetContent::Massif(file) = &dataset.content
+        && let Some(curve) = file.curve_without_tree()
+    {
+        return Ok(curve_picture(&curve, size));
+    }
     let (timeline, mut sizes) = model::timeline(dataset, &Grouping::of(settings))?;
     let root = match &settings.root {
         None => 0,
@@ -260,6 +266,168 @@ pub fn timeline_cells(
             Ok((timeline.points[p].clone(), s))
         })
         .collect()
+}
+
+/// A massif file without any heap tree: its heap-size curve (useful heap, and heap plus
+/// allocator overhead), the peak marked, and a line saying why there is no tree.
+fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Picture {
+    use memscape_render::shapes::{Geometry, Shape};
+    let mut pic = Picture::new(size, BACKGROUND);
+    let (w, h) = (size.x, size.y);
+    let plot = egui::Rect::from_min_max(egui::pos2(70.0, 70.0), egui::pos2(w - 20.0, h - 40.0));
+    let text = egui::Color32::from_gray(220);
+    pic.labels.push(Label::new(
+        egui::pos2(w / 2.0, 20.0),
+        "no snapshot has a heap tree: heap size over time only",
+        15.0,
+        text,
+        egui::Align2::CENTER_CENTER,
+    ));
+    pic.labels.push(Label::new(
+        egui::pos2(w / 2.0, 42.0),
+        format!(
+            "{} snapshots, all heap_tree=empty (massif's --detailed-freq was above their count)",
+            curve.snapshots.len()
+        ),
+        12.0,
+        egui::Color32::from_gray(170),
+        egui::Align2::CENTER_CENTER,
+    ));
+    let t_max = curve
+        .snapshots
+        .iter()
+        .map(|p| p.time)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f32;
+    let b_max = curve
+        .snapshots
+        .iter()
+        .map(|p| p.heap_bytes.saturating_add(p.heap_extra_bytes))
+        .max()
+        .unwrap_or(0)
+        .max(1) as f32;
+    let at = |t: u64, b: u64| {
+        [
+            plot.left() + plot.width() * t as f32 / t_max,
+            plot.bottom() - plot.height() * b as f32 / b_max,
+        ]
+    };
+    let axis = [90, 94, 104, 255];
+    for (a, b) in [
+        (plot.left_bottom(), plot.right_bottom()),
+        (plot.left_bottom(), plot.left_top()),
+    ] {
+        pic.shapes.push(Shape::new(
+            Geometry::Segment {
+                a: [a.x, a.y],
+                b: [b.x, b.y],
+                width_px: 1.0,
+            },
+            axis,
+        ));
+    }
+    let series = [
+        (
+            [120, 170, 255, 255],
+            curve
+                .snapshots
+                .iter()
+                .map(|p| at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes)))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            [255, 170, 60, 255],
+            curve
+                .snapshots
+                .iter()
+                .map(|p| at(p.time, p.heap_bytes))
+                .collect(),
+        ),
+    ];
+    for (color, points) in &series {
+        for pair in points.windows(2) {
+            pic.shapes.push(Shape::new(
+                Geometry::Segment {
+                    a: pair[0],
+                    b: pair[1],
+                    width_px: 2.0,
+                },
+                *color,
+            ));
+        }
+        for p in points {
+            pic.shapes.push(Shape::new(
+                Geometry::PixelDisc {
+                    center: *p,
+                    radius_px: 3.0,
+                },
+                *color,
+            ));
+        }
+    }
+    let small = egui::Color32::from_gray(170);
+    pic.labels.push(Label::new(
+        egui::pos2(plot.left() - 6.0, plot.top()),
+        draw::human_bytes(b_max as u64),
+        11.0,
+        small,
+        egui::Align2::RIGHT_CENTER,
+    ));
+    pic.labels.push(Label::new(
+        egui::pos2(plot.left() - 6.0, plot.bottom()),
+        "0 B",
+        11.0,
+        small,
+        egui::Align2::RIGHT_CENTER,
+    ));
+    pic.labels.push(Label::new(
+        egui::pos2(plot.right(), plot.bottom() + 14.0),
+        format!("{} {}", t_max as u64, curve.time_unit),
+        11.0,
+        small,
+        egui::Align2::RIGHT_CENTER,
+    ));
+    for (i, (color, _)) in series.iter().enumerate() {
+        let y = plot.top() + 8.0 + 16.0 * i as f32;
+        pic.shapes.push(Shape::new(
+            Geometry::Rect {
+                min: [plot.left() + 8.0, y - 4.0],
+                max: [plot.left() + 18.0, y + 4.0],
+                corner_px: 2.0,
+            },
+            *color,
+        ));
+        pic.labels.push(Label::new(
+            egui::pos2(plot.left() + 24.0, y),
+            ["heap + allocator overhead", "useful heap"][i],
+            11.0,
+            small,
+            egui::Align2::LEFT_CENTER,
+        ));
+    }
+    if let Some(p) = &curve.peak {
+        let [x, y] = at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes));
+        // Beside the point, on the side with room.
+        let align = if x > plot.center().x {
+            egui::Align2::RIGHT_CENTER
+        } else {
+            egui::Align2::LEFT_CENTER
+        };
+        let dx = if x > plot.center().x { -8.0 } else { 8.0 };
+        pic.labels.push(Label::new(
+            egui::pos2(x + dx, y + 4.0),
+            format!(
+                "peak {} (snapshot {})",
+                draw::human_bytes(p.heap_bytes.saturating_add(p.heap_extra_bytes)),
+                p.snapshot
+            ),
+            11.0,
+            text,
+            align,
+        ));
+    }
+    pic
 }
 
 #[cfg(test)]

@@ -84,10 +84,12 @@ pub fn timeline<'a>(
                 );
             }
             let (timeline, sizes) = memscape_heap::massif_timeline(file, settings.metric);
-            if timeline.points.is_empty() {
+            if let Some(curve) = file.curve_without_tree() {
+                // `memscape render` and `heaptree` draw the curve; the pane says so.
                 crate::bail!(
-                    "{}: no snapshot carries a heap tree (massif ran with heap_tree=empty?)",
-                    dataset.name
+                    "{}: {} (`memscape heaptree` lists it; `memscape render --view sunburst` draws it)",
+                    dataset.name,
+                    curve.message
                 );
             }
             Ok((timeline, Box::new(sizes)))

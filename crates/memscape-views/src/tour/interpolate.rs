@@ -45,6 +45,7 @@ pub fn same_picture(a: &Step, b: &Step) -> bool {
                     && x.analysis.threshold == y.analysis.threshold
                     && x.analysis.binary == y.analysis.binary
                     && x.analysis.functions == y.analysis.functions
+                    && x.analysis.same_detail(&y.analysis)
                     && x.select_record == y.select_record
             }
             (ViewSettings::Graph(_), ViewSettings::Graph(_)) => true,
