@@ -285,3 +285,45 @@ fn cluster_glyph_covers_no_axis() {
         }
     }
 }
+
+/// Samples whose data source names no level (Mitos writes `data_src` 2 for every sample) are
+/// counted in the radial topology's legend as "level unknown", not silently on their PU.
+#[test]
+fn radial_topology_counts_level_unknown_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("mitos.csv");
+    std::fs::write(
+        &csv,
+        "source,line,instruction,bytes,ip,variable,buffer_size,dims,xidx,yidx,zidx,pid,tid,time,addr,cpu,latency,data_src\n\
+         a.c,3,mov,8,4198400,buf,64,1,0,0,0,10,11,1000,140000,1,12,2\n\
+         a.c,4,mov,8,4198404,buf,64,1,1,0,0,10,11,1001,140008,1,30,2\n\
+         a.c,5,mov,8,4198408,buf,64,1,2,0,0,10,11,1002,140016,2,7,2\n",
+    )
+    .unwrap();
+    let hardware = common::shared("memaxes/lulesh/hardware.xml");
+    let samples = common::load(&csv);
+    let picture = common::settings(
+        ViewKind::Topology,
+        &format!("hardware = {:?}", hardware.display().to_string()),
+    )
+    .compose(&samples, egui::vec2(640.0, 640.0))
+    .unwrap();
+    assert!(
+        picture
+            .labels
+            .iter()
+            .any(|l| l.text.starts_with("level unknown: 3 samples")),
+        "{:?}",
+        picture.labels.iter().map(|l| &l.text).collect::<Vec<_>>()
+    );
+    // LULESH's own samples all name their level: no such note.
+    let lulesh = common::settings(ViewKind::Topology, "")
+        .compose(&lulesh(), egui::vec2(640.0, 640.0))
+        .unwrap();
+    assert!(
+        !lulesh
+            .labels
+            .iter()
+            .any(|l| l.text.starts_with("level unknown"))
+    );
+}

@@ -77,6 +77,7 @@ fn full_rect(size: egui::Vec2) -> egui::Rect {
 
 fn values(agg: &Aggregate) -> NodeValues<'_> {
     NodeValues {
+        level_unknown: &agg.level_unknown,
         samples: &agg.samples,
         cycles: &agg.cycles,
         transfers: &agg.transfers,

@@ -41,6 +41,8 @@ pub struct NodeValues<'a> {
     pub samples: &'a [u64],
     pub cycles: &'a [u64],
     pub transfers: &'a [u64],
+    /// Samples whose data source names no level (counted on their PU only).
+    pub level_unknown: &'a [u64],
 }
 
 /// Short name of a resource for labels.
@@ -100,6 +102,8 @@ const LEGEND_ROW: f32 = crate::ramp::HEIGHT + 6.0;
 /// Width of one column of it (the level's name, then its ramp).
 const LEGEND_COLUMN: f32 = 250.0;
 const LEGEND_NAME: f32 = 44.0;
+/// The legend's first row: how many samples have no level (then none is drawn on a level).
+const NOTE_ROW: f32 = 16.0;
 
 /// Where the radial of `topology` drawn inside `rect` lies, and its per-level colour legend
 /// (with `values`, when `rect` has room: beside the disc in wide rectangles, under it
@@ -110,7 +114,7 @@ pub fn radial_areas(topology: &Topology, with_values: bool, rect: Rect) -> (Rect
         return (rect, None);
     }
     if rect.width() >= rect.height() + LEGEND_COLUMN {
-        let height = levels as f32 * LEGEND_ROW;
+        let height = levels as f32 * LEGEND_ROW + NOTE_ROW;
         let legend = Rect::from_min_size(
             Pos2::new(rect.right() - LEGEND_COLUMN, rect.bottom() - height),
             egui::vec2(LEGEND_COLUMN, height),
@@ -119,7 +123,7 @@ pub fn radial_areas(topology: &Topology, with_values: bool, rect: Rect) -> (Rect
         return (disc, Some(legend));
     }
     let columns = ((rect.width() / LEGEND_COLUMN).floor() as usize).clamp(1, levels);
-    let height = levels.div_ceil(columns) as f32 * LEGEND_ROW;
+    let height = levels.div_ceil(columns) as f32 * LEGEND_ROW + NOTE_ROW;
     let legend = Rect::from_min_max(Pos2::new(rect.left(), rect.bottom() - height), rect.max);
     let disc = Rect::from_min_max(rect.min, Pos2::new(rect.right(), legend.top() - 6.0));
     (disc, Some(legend))
@@ -132,8 +136,22 @@ fn level_legend(
     topology: &Topology,
     measure: Measure,
     ranges: &[(u64, u64)],
+    level_unknown: u64,
     rect: Rect,
 ) {
+    if level_unknown > 0 {
+        pic.labels.push(Label::new(
+            rect.left_top(),
+            format!(
+                "level unknown: {level_unknown} samples (their data source names no level; \
+                 counted on their PU only)"
+            ),
+            10.5,
+            Color32::from_rgb(243, 168, 58),
+            Align2::LEFT_TOP,
+        ));
+    }
+    let rect = Rect::from_min_max(rect.min + egui::vec2(0.0, NOTE_ROW), rect.max);
     use crate::ramp::{ColorRamp, Scale, Unit};
     let nodes = topology.nodes();
     let columns = ((rect.width() / LEGEND_COLUMN).floor() as usize).max(1);
@@ -224,7 +242,8 @@ pub fn radial(
     }
     if let Some(legend) = legend {
         let ranges: Vec<(u64, u64)> = lo.iter().copied().zip(hi.iter().copied()).collect();
-        level_legend(&mut pic, topology, measure, &ranges, legend);
+        let unknown = values.map_or(0, |v| v.level_unknown.iter().sum());
+        level_legend(&mut pic, topology, measure, &ranges, unknown, legend);
     }
     let geometry = |id: usize| {
         let n = &nodes[id];
