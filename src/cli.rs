@@ -134,6 +134,10 @@ pub struct RecordArgs {
     /// `1us` = 512 ns…); coarser times make smaller files.
     #[arg(long, default_value = "16ns", value_parser = memscape_record::parse_time_resolution)]
     pub time_resolution: u8,
+    /// Print a running summary (processes, events, live heap) 4 times a second while the
+    /// program runs.
+    #[arg(long)]
+    pub live: bool,
     /// The program and its arguments, after `--`.
     #[arg(trailing_var_arg = true, required = true, value_name = "PROG ARGS")]
     pub command: Vec<String>,

@@ -111,3 +111,36 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
         "{message}"
     );
 }
+
+#[test]
+fn record_live_prints_a_growing_summary_while_the_program_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.msc");
+    let output = memscape()
+        .args(["record", "--live", "-o"])
+        .arg(&out)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8; do sort /etc/passwd > /dev/null; sleep 0.2; done",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // `memscape: N process(es), E events, …` 4 times a second over ~1.6 s.
+    let events: Vec<u64> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("memscape: ")?.split(", ").nth(1))
+        .filter_map(|e| e.strip_suffix(" events")?.parse().ok())
+        .collect();
+    assert!(events.len() >= 5, "{stderr}");
+    assert!(events.windows(2).all(|w| w[0] <= w[1]), "{events:?}");
+    let mut steps = events.clone();
+    steps.dedup();
+    assert!(steps.len() >= 3, "the summary did not grow: {events:?}");
+    // The last summary is the trace's.
+    let trace = memscape_trace::read_msc(&out).unwrap();
+    assert_eq!(*events.last().unwrap(), trace.meta.events, "{stderr}");
+}

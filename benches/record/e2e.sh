@@ -7,7 +7,8 @@
 #
 #   benches/record/e2e.sh [ROWS]     (sqlite rows, default 60000)
 #
-# Environment: REPEAT (default 3) runs per variant, interleaved, best wall kept; FREE_DEPTH
+# Environment: REPEAT (default 3) runs per variant, interleaved, best wall kept; WORKLOADS
+# (default "sqlite cc1plus"); FREE_DEPTH
 # (default: the allocations' depth) frames per free stack, to measure what free sites cost.
 # memscape's side is the `record` example (what `memscape record` runs, without the GUI
 # binary), release build; its peak RSS is the launcher's own VmHWM (the program's RSS is not
@@ -53,7 +54,8 @@ timed() {
 best() { printf '%s\n' "$@" | sort -g | head -1; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 
-for load in sqlite cc1plus; do
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for load in ${WORKLOADS:-sqlite cc1plus}; do
     if [ $load = sqlite ]; then
         cmd=(sqlite3 "$work/db.sqlite"); input="$work/workload.sql"
     else
@@ -74,5 +76,5 @@ for load in sqlite cc1plus; do
     done
     p=$(best "${pw[@]}"); m=$(best "${mw[@]}"); h=$(best "${hw[@]}")
     mr=$(best "${mrss[@]}")
-    echo "$load: $events events; plain $p s; memscape record $m s; heaptrack --raw $h s; memscape / heaptrack wall $(ratio "$m" "$h")×; file $msize B vs .raw.zst $hsize B ($(ratio "$msize" "$hsize")×); memscape record peak RSS $((mr / 1024)) MiB"
+    echo "$load (load average $(cut -d' ' -f1 /proc/loadavg)): $events events; plain $p s; memscape record $m s; heaptrack --raw $h s; memscape / heaptrack wall $(ratio "$m" "$h")×; file $msize B vs .raw.zst $hsize B ($(ratio "$msize" "$hsize")×); memscape record peak RSS $((mr / 1024)) MiB"
 done

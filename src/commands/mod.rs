@@ -100,7 +100,7 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .context("memscape record: name the program to run after --")?;
-    let report = memscape_record::record(&memscape_record::RecordOptions {
+    let options = memscape_record::RecordOptions {
         output: args.output.clone(),
         stack_depth: args.stack_depth,
         no_stacks: args.no_stacks,
@@ -108,7 +108,13 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         args: rest.to_vec(),
         shim: None,
         time_resolution_log2: args.time_resolution,
-    })?;
+    };
+    let report = if args.live {
+        let every = std::time::Duration::from_millis(250);
+        memscape_record::record_live(&options, every, &mut |s| eprintln!("memscape: {s}"))?
+    } else {
+        memscape_record::record(&options)?
+    };
     eprintln!(
         "memscape: recorded {} events ({} allocations, {} frees) from {} process(es) into {}{}",
         report.events,

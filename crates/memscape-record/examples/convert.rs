@@ -34,6 +34,10 @@ fn main() -> ExitCode {
     let trace = memscape_record::convert_raw(input, &raw);
     let options = memscape_trace::msc::MscOptions {
         time_resolution_log2,
+        // `MSC_ZSTD_LEVEL=N` compares levels (default: memscape record's, 12).
+        zstd_level: std::env::var("MSC_ZSTD_LEVEL")
+            .ok()
+            .and_then(|l| l.parse().ok()),
         ..Default::default()
     };
     if let Err(e) = memscape_trace::msc::write_msc_with(&trace, Path::new(output), &options) {

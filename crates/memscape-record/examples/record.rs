@@ -1,4 +1,4 @@
-//! `record -o OUT.msc [--stack-depth N] [--no-stacks] [--time-resolution R] -- PROG ARGS…`: what `memscape record`
+//! `record -o OUT.msc [--stack-depth N] [--no-stacks] [--time-resolution R] [--live] -- PROG ARGS…`: what `memscape record`
 //! does, for benchmarks and trying the recorder without the GUI binary. Prints the report as
 //! JSON and exits with the program's status.
 
@@ -7,10 +7,16 @@ use std::path::PathBuf;
 use memscape_record::{DEFAULT_TIME_RESOLUTION_LOG2, RecordOptions, parse_time_resolution, record};
 
 fn main() {
+    // `RUST_LOG=memscape_record=info` prints the conversion's phases.
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let mut args = std::env::args().skip(1);
     let mut output = PathBuf::from("memscape-record.msc");
     let mut stack_depth = 64;
     let mut no_stacks = false;
+    let mut live = false;
     let mut time_resolution_log2 = DEFAULT_TIME_RESOLUTION_LOG2;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
@@ -23,6 +29,7 @@ fn main() {
                     .unwrap_or(stack_depth)
             }
             "--no-stacks" => no_stacks = true,
+            "--live" => live = true,
             "--time-resolution" => match args.next().map(|r| parse_time_resolution(&r)) {
                 Some(Ok(k)) => time_resolution_log2 = k,
                 Some(Err(e)) => {
@@ -39,7 +46,7 @@ fn main() {
     }
     let Some(program) = rest.first().cloned() else {
         eprintln!(
-            "usage: record [-o OUT.msc] [--stack-depth N] [--no-stacks] [--time-resolution R] -- PROG ARGS..."
+            "usage: record [-o OUT.msc] [--stack-depth N] [--no-stacks] [--time-resolution R] [--live] -- PROG ARGS..."
         );
         std::process::exit(2);
     };
@@ -52,7 +59,15 @@ fn main() {
         shim: None,
         time_resolution_log2,
     };
-    match record(&options) {
+    let result = if live {
+        // A running summary on stderr, 4 times a second.
+        memscape_record::record_live(&options, std::time::Duration::from_millis(250), &mut |s| {
+            eprintln!("record: {s}")
+        })
+    } else {
+        record(&options)
+    };
+    match result {
         Ok(report) => {
             println!(
                 "{}",

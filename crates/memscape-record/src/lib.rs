@@ -10,9 +10,11 @@ use std::process::Command;
 
 use memscape_trace::Trace;
 
+mod follow;
 mod launch;
 mod merge;
 mod raw;
+pub use follow::{Follower, LiveProcess, LiveSummary};
 pub use raw::{RawEvent, RawProcess, read_raw, read_raw_bytes};
 
 /// Why a recording failed. Each message says its cause once (no `source()` chain under a
@@ -203,6 +205,32 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
 /// in a private directory (mode 0700, unpredictable name) next to the output and is removed
 /// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
+    record_following(options, None)
+}
+
+/// [`record`], calling `on_update` with what the recording holds about every `every` while
+/// the program runs (and once more at its end): `memscape record --live`. The callback runs
+/// on the thread that reads the recording; the recorded program never waits for it.
+pub fn record_live(
+    options: &RecordOptions,
+    every: std::time::Duration,
+    on_update: &mut (dyn FnMut(&LiveSummary) + Send),
+) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_update)))
+}
+
+/// How often `record` reads the shim's files while the program runs.
+const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+type OnUpdate<'a> = (
+    std::time::Duration,
+    &'a mut (dyn FnMut(&LiveSummary) + Send),
+);
+
+fn record_following(
+    options: &RecordOptions,
+    mut live: Option<OnUpdate<'_>>,
+) -> Result<RecordReport, RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
         Some(path) => {
@@ -243,12 +271,48 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             "MEMSCAPE_NO_STACKS",
             if options.no_stacks { "1" } else { "0" },
         );
-    let (outcome, _child) =
-        launch::run(command, raw_dir.path()).map_err(|cause| RecordError::Spawn {
-            program: options.program.clone(),
-            cause,
-        })?;
-    let images = match read_images(raw_dir.path()) {
+    let phase = std::time::Instant::now();
+    // The shim's files are read while the program runs (on another thread), so that at its
+    // exit only the last bytes remain.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (launched, followed) = std::thread::scope(|scope| {
+        let dir = raw_dir.path();
+        let stop = &stop;
+        let live = &mut live;
+        let follower = scope.spawn(move || {
+            let mut follower = Follower::new(dir, live.is_some());
+            let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
+            while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                follower.poll()?;
+                if let Some((_, on_update)) = live.as_mut() {
+                    on_update(&follower.summary());
+                }
+                std::thread::park_timeout(every);
+            }
+            Ok::<_, RecordError>(follower)
+        });
+        let launched = launch::run(command, dir);
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        follower.thread().unpark();
+        let followed = follower
+            .join()
+            .unwrap_or_else(|_| Ok(Follower::new(dir, false)));
+        (launched, followed)
+    });
+    let (outcome, _child) = launched.map_err(|cause| RecordError::Spawn {
+        program: options.program.clone(),
+        cause,
+    })?;
+    phase_done("run", phase);
+    let phase = std::time::Instant::now();
+    let images = match followed.and_then(|mut follower| {
+        if let Some((_, on_update)) = live.as_mut() {
+            // The last summary: everything, every gap closed.
+            follower.poll_to_end()?;
+            on_update(&follower.summary());
+        }
+        follower.finish()
+    }) {
         Ok(images) => images,
         Err(e) => {
             let kept = raw_dir.keep();
@@ -259,6 +323,7 @@ pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
             });
         }
     };
+    phase_done("read", phase);
     if images.is_empty() {
         return Err(RecordError::NothingRecorded {
             program: options.program.clone(),
@@ -307,7 +372,8 @@ pub fn convert_dir(
     output: &Path,
     time_resolution_log2: u8,
 ) -> Result<RecordReport, RecordError> {
-    let images = read_images(dir)?;
+    // The follower's reading, all at once: the program has ended.
+    let images = Follower::new(dir, false).finish()?;
     if images.is_empty() {
         return Err(RecordError::NoRawFiles {
             dir: dir.display().to_string(),
@@ -354,6 +420,28 @@ fn report(
     }
 }
 
+/// Logs a phase's time and the process's resident memory after it (current and peak, MiB):
+/// `RUST_LOG=memscape_record=info`.
+fn phase_done(name: &str, since: std::time::Instant) {
+    if !tracing::enabled!(tracing::Level::INFO) {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = |key: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+            .unwrap_or(0)
+    };
+    tracing::info!(
+        phase = name,
+        seconds = since.elapsed().as_secs_f64(),
+        rss_mib = kib("VmRSS:") / 1024,
+        peak_rss_mib = kib("VmHWM:") / 1024,
+    );
+}
+
 fn io(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
     move |cause| RecordError::Io {
         path: path.display().to_string(),
@@ -366,30 +454,6 @@ fn output_dir(output: &Path) -> &Path {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-}
-
-/// Every `.msr` file of a raw recording directory, parsed. A file without even a header (a
-/// process started when the disk was already full) is skipped with a warning.
-fn read_images(dir: &Path) -> Result<Vec<merge::Image>, RecordError> {
-    let mut files: Vec<(u32, u32, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
-        let path = entry.map_err(io(dir))?.path();
-        if let Some((pid, n)) = parse_raw_name(&path) {
-            files.push((pid, n, path));
-        }
-    }
-    files.sort();
-    let mut images = Vec::with_capacity(files.len());
-    for (_, n, path) in files {
-        match read_raw(&path) {
-            Ok(raw) => images.push(merge::Image { raw, n }),
-            Err(e @ RecordError::Corrupt { .. }) => {
-                tracing::warn!("{e}: this process image is left out");
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(images)
 }
 
 #[derive(Debug)]
@@ -413,19 +477,29 @@ fn convert_images(
     options: &RecordOptions,
 ) -> Result<Vec<ProcessReport>, ConvertError> {
     let source = options.output.display().to_string();
+    let phase = std::time::Instant::now();
     let (mut trace, reports) = merge::merge(&source, images, endings);
+    phase_done("merge", phase);
+    let phase = std::time::Instant::now();
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
+    phase_done("symbolize", phase);
+    let phase = std::time::Instant::now();
     let bytes = memscape_trace::msc::to_msc_bytes_with(
         &trace,
         &memscape_trace::msc::MscOptions {
             time_resolution_log2: options.time_resolution_log2,
+            // Level 12 (the default): lower levels were at most a fifth faster to encode
+            // but put the file over heaptrack's (`MscOptions::zstd_level`).
             ..Default::default()
         },
         &mut |_| {},
     )
     .map_err(|e| ConvertError::Write(source.clone(), e))?;
+    phase_done("encode", phase);
+    let phase = std::time::Instant::now();
     memscape_trace::write_synced(&options.output, &bytes)
         .map_err(|e| ConvertError::Write(source, e))?;
+    phase_done("write", phase);
     Ok(reports)
 }
 

@@ -199,6 +199,34 @@ fn sites(builder: &mut TraceBuilder, raw: &RawProcess, mappings: &[Mapping]) -> 
     site_of_stack
 }
 
+/// Counts of one image's raw events for its report.
+struct RawCounts {
+    reallocs: u64,
+    mmaps: u64,
+    munmaps: u64,
+    threads: u64,
+}
+
+impl RawCounts {
+    fn of(raw: &RawProcess) -> Self {
+        let count = |kind: u8| raw.events.iter().filter(|e| e.kind == kind).count() as u64;
+        let mut tids: Vec<u32> = raw
+            .events
+            .iter()
+            .filter(|e| e.kind != raw::KIND_PROCESS)
+            .map(|e| e.tid)
+            .collect();
+        tids.sort_unstable();
+        tids.dedup();
+        Self {
+            reallocs: count(raw::KIND_REALLOC_FREE),
+            mmaps: count(raw::KIND_MMAP),
+            munmaps: count(raw::KIND_MUNMAP),
+            threads: tids.len() as u64,
+        }
+    }
+}
+
 /// Merges the images into one trace (see the module documentation). Returns it with one
 /// report per image, in the trace's process order.
 pub(crate) fn merge(
@@ -273,15 +301,20 @@ pub(crate) fn merge(
             heads.push(Reverse((next_time(i, e), i, 0)));
         }
     }
+    // What the reports need from the raw events, counted before the events are released.
+    let counts: Vec<RawCounts> = images.iter().map(|i| RawCounts::of(&i.raw)).collect();
     let mut threads: HashMap<(usize, u32), u32> = HashMap::new();
     let mut pools: HashMap<(usize, u64), u32> = HashMap::new();
     let mut line = 0u64;
     while let Some(Reverse((time, image, at))) = heads.pop() {
         let events = &images[image].raw.events;
-        if let Some(next) = events.get(at + 1) {
-            heads.push(Reverse((next_time(image, next), image, at + 1)));
+        let e = events[at];
+        match events.get(at + 1) {
+            Some(next) => heads.push(Reverse((next_time(image, next), image, at + 1))),
+            // This image's events are all in the builder: their memory goes back now.
+            None => images[image].raw.events = Vec::new(),
         }
-        let e = &events[at];
+        let e = &e;
         line += 1;
         builder.set_process(image as u32);
         let raw = &images[image].raw;
@@ -342,18 +375,10 @@ pub(crate) fn merge(
     let trace = builder.finish(TraceFormat::Msc, true);
     let reports = images
         .iter()
+        .zip(&counts)
         .zip(&trace.processes)
-        .map(|(image, p)| {
+        .map(|((image, c), p)| {
             let raw = &image.raw;
-            let count = |kind: u8| raw.events.iter().filter(|e| e.kind == kind).count() as u64;
-            let mut tids: Vec<u32> = raw
-                .events
-                .iter()
-                .filter(|e| e.kind != raw::KIND_PROCESS)
-                .map(|e| e.tid)
-                .collect();
-            tids.sort_unstable();
-            tids.dedup();
             ProcessReport {
                 pid: raw.pid,
                 ppid: raw.ppid,
@@ -364,11 +389,11 @@ pub(crate) fn merge(
                 events: p.events,
                 allocs: p.allocs,
                 frees: p.frees,
-                reallocs: count(raw::KIND_REALLOC_FREE),
+                reallocs: c.reallocs,
                 unknown_frees: p.unknown_frees,
-                mmaps: count(raw::KIND_MMAP),
-                munmaps: count(raw::KIND_MUNMAP),
-                threads: tids.len() as u64,
+                mmaps: c.mmaps,
+                munmaps: c.munmaps,
+                threads: c.threads,
                 peak_live_bytes: p.peak_live_bytes,
             }
         })

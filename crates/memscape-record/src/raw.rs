@@ -175,79 +175,187 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
 
 /// Parses `.msr` bytes; `source` names them in errors.
 pub fn read_raw_bytes(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
-    let mut process = parse_header(source, bytes)?;
-    let mut maps: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut reader = RawReader::new(source, bytes)?;
     let mut offset = FILE_HEADER_BYTES;
+    let mut index = 0;
     while offset + CHUNK_HEADER_BYTES <= bytes.len() {
         let chunk = &bytes[offset..bytes.len().min(offset + CHUNK_BYTES)];
         offset += CHUNK_BYTES;
-        if u32_at(chunk, 0) != CHUNK_MAGIC {
-            // Mapped but never written (the program died between growing the file and the
-            // header store) or garbage.
-            process.bad_chunks += 1;
-            continue;
+        let (header, payload) = chunk.split_at(CHUNK_HEADER_BYTES);
+        reader.chunk(
+            index,
+            header,
+            |range| payload.get(range).map(<[u8]>::to_vec),
+            true,
+        );
+        index += 1;
+    }
+    Ok(reader.finish())
+}
+
+/// Where the reading of one chunk stands: payload bytes decoded and the delta bases after
+/// them (events chunks are delta-coded record to record).
+#[derive(Debug, Clone, Copy, Default)]
+struct ChunkCursor {
+    consumed: usize,
+    seq: u64,
+    time: u64,
+    address: u64,
+    /// Bad header or a record that does not decode: not read further.
+    bad: bool,
+}
+
+/// Reads one `.msr` file incrementally, as the shim fills it: chunk by chunk, each chunk's
+/// committed bytes once. [`read_raw_bytes`] is this reader over a whole file; the follower
+/// (`crate::follow`) calls [`RawReader::chunk`] again whenever a chunk's committed length grew.
+/// Events keep the shim's clock (TSC ticks or ns) until [`RawReader::finish`].
+#[derive(Debug, Clone)]
+pub(crate) struct RawReader {
+    pub(crate) process: RawProcess,
+    /// (snapshot tag, text so far).
+    maps: Vec<(u64, Vec<u8>)>,
+    cursors: Vec<ChunkCursor>,
+}
+
+impl RawReader {
+    /// From the file's first bytes (at least the 4096-byte header).
+    pub(crate) fn new(source: &str, header: &[u8]) -> Result<Self, RecordError> {
+        Ok(Self {
+            process: parse_header(source, header)?,
+            maps: Vec::new(),
+            cursors: Vec::new(),
+        })
+    }
+
+    /// Reads what is new in chunk `index`: `header` is its 64-byte header, `payload(range)` reads
+    /// payload bytes (`None`: not there). `complete`: the chunk will not grow any more (a
+    /// chunk never started then counts as bad).
+    pub(crate) fn chunk(
+        &mut self,
+        index: usize,
+        header: &[u8],
+        mut payload: impl FnMut(std::ops::Range<usize>) -> Option<Vec<u8>>,
+        complete: bool,
+    ) {
+        if self.cursors.len() <= index {
+            self.cursors.resize(index + 1, ChunkCursor::default());
         }
-        let kind = u32_at(chunk, 4);
-        let tid = u32_at(chunk, 8);
-        let used = u64_at(chunk, 16);
-        let tag = u64_at(chunk, 24);
-        let end = usize::try_from(used)
+        let mut cursor = self.cursors[index];
+        if cursor.bad || header.len() < CHUNK_HEADER_BYTES {
+            return;
+        }
+        if u32_at(header, 0) != CHUNK_MAGIC {
+            // Mapped but never written (the program died between growing the file and the
+            // header store), not written yet, or garbage.
+            if complete {
+                self.process.bad_chunks += 1;
+                self.cursors[index].bad = true;
+            }
+            return;
+        }
+        let kind = u32_at(header, 4);
+        let tid = u32_at(header, 8);
+        let used = u64_at(header, 16);
+        let tag = u64_at(header, 24);
+        let Some(used) = usize::try_from(used)
             .ok()
-            .and_then(|u| u.checked_add(CHUNK_HEADER_BYTES))
-            .filter(|&e| e <= chunk.len());
-        let Some(end) = end else {
-            process.bad_chunks += 1;
-            continue;
+            .filter(|&u| u <= CHUNK_BYTES - CHUNK_HEADER_BYTES && u >= cursor.consumed)
+        else {
+            self.process.bad_chunks += 1;
+            self.cursors[index].bad = true;
+            return;
         };
-        let payload = &chunk[CHUNK_HEADER_BYTES..end];
+        if used == cursor.consumed {
+            return;
+        }
+        let Some(bytes) = payload(cursor.consumed..used) else {
+            self.process.bad_chunks += 1;
+            self.cursors[index].bad = true;
+            return;
+        };
+        let p = &mut self.process;
         match kind {
             CHUNK_EVENTS => {
                 let decoded = decode_events(
-                    payload,
+                    &bytes,
                     tid,
-                    &mut process.events,
-                    &mut process.clock_pairs,
-                    &mut process.thread_names,
-                    &mut process.pool_names,
+                    &mut cursor,
+                    &mut p.events,
+                    &mut p.clock_pairs,
+                    &mut p.thread_names,
+                    &mut p.pool_names,
                 );
                 if decoded.is_none() {
-                    process.bad_chunks += 1;
+                    p.bad_chunks += 1;
+                    cursor.bad = true;
                 }
             }
             CHUNK_STACKS => {
+                // Stack records are committed whole: `bytes` starts at a record.
                 let mut at = 0;
-                while at + 8 <= payload.len() {
-                    let id = u32_at(payload, at);
-                    let depth = u32_at(payload, at + 4) as usize;
+                while at + 8 <= bytes.len() {
+                    let id = u32_at(&bytes, at);
+                    let depth = u32_at(&bytes, at + 4) as usize;
                     let need = depth.min(MAX_DEPTH + 1) * 8;
-                    if depth > MAX_DEPTH || at + 8 + need > payload.len() {
-                        process.bad_chunks += 1;
+                    if depth > MAX_DEPTH || at + 8 + need > bytes.len() {
+                        p.bad_chunks += 1;
+                        cursor.bad = true;
                         break;
                     }
-                    let frames = payload[at + 8..at + 8 + need]
+                    let frames = bytes[at + 8..at + 8 + need]
                         .chunks_exact(8)
                         .map(|f| u64_at(f, 0))
                         .collect();
-                    process.stacks.insert(id, frames);
+                    p.stacks.insert(id, frames);
                     at += 8 + need;
                 }
+                cursor.consumed += at;
             }
-            CHUNK_MAPS => match maps.iter_mut().find(|(t, _)| *t == tag) {
-                Some((_, text)) => text.extend_from_slice(payload),
-                None => maps.push((tag, payload.to_vec())),
-            },
-            _ => process.bad_chunks += 1,
+            CHUNK_MAPS => {
+                match self.maps.iter_mut().find(|(t, _)| *t == tag) {
+                    Some((_, text)) => text.extend_from_slice(&bytes),
+                    None => self.maps.push((tag, bytes)),
+                }
+                cursor.consumed = used;
+            }
+            _ => {
+                p.bad_chunks += 1;
+                cursor.bad = true;
+            }
         }
+        self.cursors[index] = cursor;
     }
-    if process.tsc_clock {
-        ticks_to_ns(&process.clock_pairs, &mut process.events);
+
+    /// The maps snapshots so far, in snapshot order.
+    fn maps_text(&self) -> Vec<String> {
+        let mut maps: Vec<&(u64, Vec<u8>)> = self.maps.iter().collect();
+        maps.sort_by_key(|(t, _)| *t);
+        maps.into_iter()
+            .map(|(_, text)| String::from_utf8_lossy(text).into_owned())
+            .collect()
     }
-    maps.sort_by_key(|(t, _)| *t);
-    process.maps = maps
-        .into_iter()
-        .map(|(_, text)| String::from_utf8_lossy(&text).into_owned())
-        .collect();
-    Ok(process)
+
+    /// Everything read so far as a [`RawProcess`] with times in CLOCK_MONOTONIC ns (the
+    /// clock pairs read so far), leaving the reader as it is.
+    pub(crate) fn snapshot(&self) -> RawProcess {
+        let mut process = self.process.clone();
+        if process.tsc_clock {
+            ticks_to_ns(&process.clock_pairs, &mut process.events);
+        }
+        process.maps = self.maps_text();
+        process
+    }
+
+    /// The recording: times in CLOCK_MONOTONIC ns, maps snapshots in order.
+    pub(crate) fn finish(self) -> RawProcess {
+        let maps = self.maps_text();
+        let mut process = self.process;
+        if process.tsc_clock {
+            ticks_to_ns(&process.clock_pairs, &mut process.events);
+        }
+        process.maps = maps;
+        process
+    }
 }
 
 /// Reads one LEB128 varint at `*at`.
@@ -307,19 +415,28 @@ fn ticks_to_ns(pairs: &[(u64, u64)], events: &mut [RawEvent]) {
 
 /// Decodes the varint records of one events chunk (layout in the shim's README): a kind byte,
 /// then zigzag deltas of sequence, time and address against the chunk's previous record, then
-/// (unless the kind byte says "bare") size, zigzag(usable − size) and stack id. `None` at a
-/// record cut short; the events before it are kept.
+/// (unless the kind byte says "bare") size, zigzag(usable − size) and stack id. `payload` starts
+/// `cursor.consumed` bytes into the chunk, with the cursor's bases; the cursor moves past each
+/// whole record. `None` at a record cut short; the events before it are kept.
 fn decode_events(
     payload: &[u8],
     tid: u32,
+    cursor: &mut ChunkCursor,
     out: &mut Vec<RawEvent>,
     clock_pairs: &mut Vec<(u64, u64)>,
     names: &mut HashMap<u32, String>,
     pool_names: &mut HashMap<u32, String>,
 ) -> Option<()> {
-    let (mut seq, mut time_ns, mut address) = (0u64, 0u64, 0u64);
+    let (mut seq, mut time_ns, mut address) = (cursor.seq, cursor.time, cursor.address);
+    let start = cursor.consumed;
     let mut at = 0;
+    // After each whole record: what the next read starts from.
+    let mut commit = |at: usize, seq: u64, time: u64, address: u64| {
+        cursor.consumed = start + at;
+        (cursor.seq, cursor.time, cursor.address) = (seq, time, address);
+    };
     while at < payload.len() {
+        commit(at, seq, time_ns, address);
         let head = payload[at];
         at += 1;
         if head == KIND_CLOCK {
@@ -371,6 +488,7 @@ fn decode_events(
             function: (head >> 3) & 15,
         });
     }
+    commit(at, seq, time_ns, address);
     Some(())
 }
 

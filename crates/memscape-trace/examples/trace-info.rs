@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         let options = MscOptions {
             time_resolution_log2,
             mappable: args.iter().any(|a| a == "--mappable"),
+            ..MscOptions::default()
         };
         return match convert_with(Path::new(input), Path::new(output), &options, |_, _| {}) {
             Ok(r) => {

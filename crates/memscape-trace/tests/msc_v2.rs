@@ -556,3 +556,45 @@ fn anonymous_mappings_are_flagged_blocks_apart_from_the_heap() {
     let back = from_msc_bytes("maps.msc", &to_msc_bytes(&t, &mut |_| {}).unwrap()).unwrap();
     assert_same(&t, &back);
 }
+
+/// Long columns (≥ 2^20 values) choose their transforms and the event-time coding on a sample
+/// of their middle: the choices must still round-trip exactly, whichever wins.
+#[test]
+fn long_columns_chosen_on_a_sample_round_trip() {
+    let mut b = memscape_trace::TraceBuilder::with_event_times("long");
+    let thread = b.thread("main");
+    let mut live = std::collections::VecDeque::new();
+    let mut time = 0u64;
+    for i in 0..600_000u64 {
+        // Addresses that climb then jump (both address transforms plausible), times with a
+        // site-dependent step (the context coder's case) and noise.
+        time += 40 + (i % 7) * 3 + (i * 2_654_435_761 % 97);
+        let address = 0x5500_0000_0000 + (i % 4096) * 64 + (i / 4096) * 0x10_0000;
+        b.alloc(2 * i, time, address, 16 + i % 200, 24 + i % 200, thread, 0);
+        live.push_back(address);
+        if live.len() > 300 {
+            time += 30;
+            let a = live.pop_front().unwrap();
+            b.free(2 * i + 1, time, a);
+        }
+    }
+    let trace = b.finish(TraceFormat::Msc, true);
+    assert!(trace.meta.events >= 1 << 20);
+    for shift in [0, 4] {
+        let options = MscOptions {
+            time_resolution_log2: shift,
+            ..Default::default()
+        };
+        let bytes = to_msc_bytes_with(&trace, &options, &mut |_| {}).unwrap();
+        let back = from_msc_bytes("long.msc", &bytes).unwrap();
+        assert_eq!(back.blocks.address, trace.blocks.address);
+        assert_eq!(back.blocks.usable_size, trace.blocks.usable_size);
+        let quantized: Vec<u64> = trace
+            .blocks
+            .alloc_time_ns
+            .iter()
+            .map(|t| t >> shift << shift)
+            .collect();
+        assert_eq!(back.blocks.alloc_time_ns[..], quantized[..]);
+    }
+}

@@ -210,7 +210,8 @@ pub use decode::{from_msc_bytes, read_msc};
 use lazy::*;
 use write::*;
 pub use write::{
-    MscOptions, reseal_checksums, to_msc_bytes, to_msc_bytes_with, write_msc, write_msc_with,
+    FAST_ZSTD_LEVEL, MscOptions, reseal_checksums, to_msc_bytes, to_msc_bytes_with, write_msc,
+    write_msc_with,
 };
 
 #[cfg(test)]
@@ -232,7 +233,7 @@ mod tests {
             PACK_BITS => pack_bits(&c),
             _ => {
                 let max = c.iter().copied().max().unwrap_or(0);
-                pack_planes(&c, (bit_width(max) as usize).div_ceil(8).max(1)).unwrap()
+                pack_planes(&c, (bit_width(max) as usize).div_ceil(8).max(1), ZSTD_LEVEL).unwrap()
             }
         };
         let encoded = Encoded {
@@ -300,7 +301,7 @@ mod tests {
             packing: PACK_PLANES,
             shift: 0,
             count: 1 << 50,
-            payload: pack_planes(&v, 2).unwrap(),
+            payload: pack_planes(&v, 2, ZSTD_LEVEL).unwrap(),
         };
         let bytes = lay_out(&[encoded]);
         let d = Decoder::new("p.msc", &bytes, VERSION).unwrap();

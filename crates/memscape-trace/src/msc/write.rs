@@ -92,7 +92,7 @@ pub(super) fn pack_bits(codes: &[u64]) -> Vec<u8> {
 /// Byte planes of the low `k` bytes of every code, in blocks of 2^[`PLANE_BLOCK_LOG2`] codes (so
 /// that a reader decompresses block by block into one small reused buffer), zstd-compressed as one
 /// frame (packing [`PACK_PLANES`]).
-pub(super) fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
+pub(super) fn pack_planes(codes: &[u64], k: usize, level: i32) -> std::io::Result<Vec<u8>> {
     let mut planes = Vec::with_capacity(k * codes.len());
     let block_log2 = PLANE_BLOCK_LOG2;
     for block in codes.chunks(1 << block_log2) {
@@ -101,7 +101,7 @@ pub(super) fn pack_planes(codes: &[u64], k: usize) -> std::io::Result<Vec<u8>> {
         }
     }
     let mut out = vec![k as u8, block_log2];
-    out.extend_from_slice(&zstd::bulk::compress(&planes, ZSTD_LEVEL)?);
+    out.extend_from_slice(&zstd::bulk::compress(&planes, level)?);
     Ok(out)
 }
 
@@ -112,6 +112,7 @@ pub(super) fn encode_numeric(
     elem_size: u8,
     transform: u8,
     codes: &[u64],
+    level: i32,
 ) -> std::io::Result<Encoded> {
     let bits = pack_bits(codes);
     let max = codes.iter().copied().max().unwrap_or(0);
@@ -120,7 +121,7 @@ pub(super) fn encode_numeric(
     // (A constant column is one plane of zeros: zstd makes it nearly nothing, where
     // bit-packing still spends 9 bytes per chunk of 1024.)
     if codes.len() >= GROUP {
-        let planes = pack_planes(codes, k.max(1))?;
+        let planes = pack_planes(codes, k.max(1), level)?;
         if (planes.len() as f64) < best.1.len() as f64 * PLANES_WORTH_IT {
             best = (PACK_PLANES, planes);
         }
@@ -136,17 +137,50 @@ pub(super) fn encode_numeric(
     })
 }
 
-/// Encodes `values` with whichever of `transforms` gives the smallest section.
+/// Values from which on the writer chooses between encodings on a sample of
+/// [`SAMPLE_VALUES`] values from the middle of a column instead of encoding the whole column
+/// each way (each way is a zstd pass at level 12: on a 6.2 M-event recording, trying every
+/// transform and the plain coding of event times beside the context coder was about a third
+/// of the writer's CPU time).
+const SAMPLE_FROM: usize = 1 << 20;
+const SAMPLE_VALUES: usize = 1 << 18;
+
+/// The sample of a column of `len` values the writer chooses its encoding on, when long.
+fn sample_range(len: usize) -> Option<std::ops::Range<usize>> {
+    (len >= SAMPLE_FROM).then(|| {
+        let start = (len - SAMPLE_VALUES) / 2;
+        start..start + SAMPLE_VALUES
+    })
+}
+
+/// Encodes `values` with whichever of `transforms` gives the smallest section (chosen on a
+/// sample for long columns, see [`SAMPLE_FROM`]).
 pub(super) fn encode_best(
     section: u32,
     elem_size: u8,
     values: &[u64],
     transforms: &[u8],
     base: Option<&[u64]>,
+    level: i32,
 ) -> std::io::Result<Encoded> {
     let mut best: Option<Encoded> = None;
+    let chosen;
+    let transforms = match sample_range(values.len()) {
+        Some(range) if transforms.len() > 1 => {
+            let base = base.map(|b| &b[range.clone()]);
+            let sample = &values[range];
+            let mut smallest = (usize::MAX, transforms[0]);
+            for &t in transforms {
+                let e = encode_numeric(section, elem_size, t, &codes(sample, t, base), level)?;
+                smallest = smallest.min((e.payload.len(), t));
+            }
+            chosen = [smallest.1];
+            &chosen[..]
+        }
+        _ => transforms,
+    };
     for &t in transforms {
-        let e = encode_numeric(section, elem_size, t, &codes(values, t, base))?;
+        let e = encode_numeric(section, elem_size, t, &codes(values, t, base), level)?;
         if best
             .as_ref()
             .is_none_or(|b| e.payload.len() < b.payload.len())
@@ -166,6 +200,50 @@ pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace)
         order: &order,
         site: &b.site,
     };
+    context_coded(Some(plain), values, &contexts)
+}
+
+/// Event times (section 12): context-coded or plain (delta, the best packing), whichever is
+/// smaller — chosen on a sample of a long trace ([`SAMPLE_FROM`]), so that the plain coding
+/// (a zstd pass over the whole column) is made only when the sample says it wins.
+pub(super) fn encode_event_times(
+    values: &[u64],
+    trace: &Trace,
+    level: i32,
+) -> std::io::Result<Encoded> {
+    let plain = |v: &[u64]| encode_best(id::EVENT_TIME, 8, v, &[XF_DELTA], None, level);
+    let Some(range) = sample_range(values.len()) else {
+        return Ok(with_context_coding(plain(values)?, values, trace));
+    };
+    let plain_sample = plain(&values[range.clone()])?.payload.len();
+    let b = &trace.blocks;
+    let order = crate::ppm::event_order(&b.alloc_event, &b.free_event, trace.meta.events);
+    let contexts = crate::ppm::EventTimeContexts {
+        order: &order,
+        site: &b.site,
+    };
+    // Deltas as the whole column's coding sees them (from the value before the sample).
+    let deltas: Vec<u64> = range
+        .clone()
+        .map(|i| values[i].wrapping_sub(i.checked_sub(1).map_or(0, |p| values[p])))
+        .collect();
+    let context_sample = crate::ppm::encode(&deltas, crate::ppm::EVENT_TIME_LENGTH_CONTEXTS, |j| {
+        contexts.context(range.start + j)
+    })
+    .len();
+    Ok(if context_sample < plain_sample {
+        context_coded(None, values, &contexts)
+    } else {
+        plain(values)?
+    })
+}
+
+/// The context-coded event times, or `plain` when that is given and not larger.
+fn context_coded(
+    plain: Option<Encoded>,
+    values: &[u64],
+    contexts: &crate::ppm::EventTimeContexts<'_>,
+) -> Encoded {
     let deltas = codes(values, XF_DELTA, None);
     let mut payload = vec![crate::ppm::MODEL_EVENT_TIMES];
     payload.extend(crate::ppm::encode(
@@ -180,11 +258,13 @@ pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace)
             .max(deltas.len().div_ceil(PRESIZE_PER_BYTE) + 1),
         0,
     );
-    if payload.len() >= plain.payload.len() {
+    if let Some(plain) = plain
+        && payload.len() >= plain.payload.len()
+    {
         return plain;
     }
     Encoded {
-        id: plain.id,
+        id: id::EVENT_TIME,
         elem_size: 8,
         transform: XF_DELTA,
         packing: PACK_CONTEXT,
@@ -194,8 +274,8 @@ pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace)
     }
 }
 
-pub(super) fn encode_bytes(section: u32, bytes: &[u8]) -> std::io::Result<Encoded> {
-    let z = zstd::bulk::compress(bytes, ZSTD_LEVEL)?;
+pub(super) fn encode_bytes(section: u32, bytes: &[u8], level: i32) -> std::io::Result<Encoded> {
+    let z = zstd::bulk::compress(bytes, level)?;
     let (packing, payload) = if z.len() < bytes.len() {
         (PACK_ZSTD, z)
     } else {
@@ -252,6 +332,9 @@ pub(super) fn widen<T: Copy + Into<u64>>(values: &[T]) -> Vec<u64> {
     values.iter().map(|&v| v.into()).collect()
 }
 
+/// Index of the event-times job in `to_msc_bytes_with` (started first: the longest).
+const EVENT_TIMES_JOB: usize = 3;
+
 /// Choices of the `.msc` writer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MscOptions {
@@ -265,7 +348,18 @@ pub struct MscOptions {
     /// without decoding or copying them (73 bytes per block on disk instead of ~0.1–1).
     /// For large traces loaded again and again; not the default.
     pub mappable: bool,
+    /// zstd level of the byte-plane and byte sections; `None`: 12 (small files). Measured on
+    /// recordings (`memscape-record`'s `examples/convert`, `MSC_ZSTD_LEVEL=N`): converting a
+    /// 6.2 M-event cc1plus recording took 5.7 s of CPU at level 12, 4.9 s at 9, 4.1 s at 6,
+    /// 3.2 s at 3, for files of 0.95×, 0.96×, 0.97× and 1.04× heaptrack's `.raw.zst`; on the
+    /// 1.26 M-event sqlite3 benchmark the files were 0.92×, 0.95×, 0.97× and 1.04× (and, with
+    /// symbols, level 6 was 1.01×). `memscape record` keeps 12: the size target holds only there.
+    pub zstd_level: Option<i32>,
 }
+
+/// A faster level than the default (see [`MscOptions::zstd_level`]) for callers that favour
+/// time over size.
+pub const FAST_ZSTD_LEVEL: i32 = 6;
 
 /// Encodes a trace as `.msc` bytes (exact times). `progress` is called with a fraction in 0..=1
 /// per column.
@@ -283,6 +377,7 @@ pub fn to_msc_bytes_with(
     // A trace loaded from `.msc` decodes its columns on first use: all at once, in parallel.
     b.prefetch(&BlockColumn::ALL);
     let shift = options.time_resolution_log2;
+    let level = options.zstd_level.unwrap_or(ZSTD_LEVEL);
     if shift >= 64 {
         return Err(std::io::Error::other("time resolution of at most 2^63 ns"));
     }
@@ -305,17 +400,19 @@ pub fn to_msc_bytes_with(
                 &b.address,
                 &[XF_NONE, XF_ZIGZAG_DELTA],
                 None,
+                level,
             )?])
         }),
         Box::new(|| {
             Ok(vec![
-                encode_best(id::REQUESTED, 8, &b.requested_size, &[XF_NONE], None)?,
+                encode_best(id::REQUESTED, 8, &b.requested_size, &[XF_NONE], None, level)?,
                 encode_best(
                     id::SIZE,
                     8,
                     &b.size,
                     &[XF_PLUS_BASE],
                     Some(b.requested_size.as_slice()),
+                    level,
                 )?,
                 encode_best(
                     id::USABLE,
@@ -323,26 +420,27 @@ pub fn to_msc_bytes_with(
                     &b.usable_size,
                     &[XF_NONE, XF_PLUS_BASE],
                     Some(b.size.as_slice()),
+                    level,
                 )?,
             ])
         }),
         Box::new(|| {
             Ok(vec![
-                encode_best(id::ALLOC_EVENT, 8, &b.alloc_event, &[XF_DELTA], None)?,
+                encode_best(id::ALLOC_EVENT, 8, &b.alloc_event, &[XF_DELTA], None, level)?,
                 encode_best(
                     id::FREE_EVENT,
                     8,
                     &b.free_event,
                     &[XF_PLUS_BASE],
                     Some(b.alloc_event.as_slice()),
+                    level,
                 )?,
             ])
         }),
         Box::new(|| match &event_times {
             Some(times) => {
                 let times = quantized(times);
-                let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None)?;
-                Ok(vec![with_shift(with_context_coding(plain, &times, trace))])
+                Ok(vec![with_shift(encode_event_times(&times, trace, level)?)])
             }
             // Plus-base cannot be combined with a shift: free times delta-coded on their own.
             None if shift > 0 => Ok(vec![
@@ -352,6 +450,7 @@ pub fn to_msc_bytes_with(
                     &quantized(&b.alloc_time_ns),
                     &[XF_DELTA],
                     None,
+                    level,
                 )?),
                 with_shift(encode_best(
                     id::FREE_TIME,
@@ -359,57 +458,106 @@ pub fn to_msc_bytes_with(
                     &quantized(&b.free_time_ns),
                     &[XF_NONE, XF_ZIGZAG_DELTA],
                     None,
+                    level,
                 )?),
             ]),
             None => Ok(vec![
-                encode_best(id::ALLOC_TIME, 8, &b.alloc_time_ns, &[XF_DELTA], None)?,
+                encode_best(
+                    id::ALLOC_TIME,
+                    8,
+                    &b.alloc_time_ns,
+                    &[XF_DELTA],
+                    None,
+                    level,
+                )?,
                 encode_best(
                     id::FREE_TIME,
                     8,
                     &b.free_time_ns,
                     &[XF_PLUS_BASE],
                     Some(b.alloc_time_ns.as_slice()),
+                    level,
                 )?,
             ]),
         }),
         Box::new(|| {
             let mut sections = vec![
-                encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None)?,
-                encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None)?,
-                encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None)?,
-                encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None)?,
-                encode_best(id::FREE_SITE, 4, &widen(&b.free_site), &[XF_NONE], None)?,
-                encode_best(id::FREE_THREAD, 4, &widen(&b.free_thread), &[XF_NONE], None)?,
-                encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None)?,
+                encode_best(id::THREAD, 4, &widen(&b.thread), &[XF_NONE], None, level)?,
+                encode_best(id::SITE, 4, &widen(&b.site), &[XF_NONE], None, level)?,
+                encode_best(id::FLAGS, 1, &widen(&b.flags), &[XF_NONE], None, level)?,
+                encode_best(id::PROCESS, 4, &widen(&b.process), &[XF_NONE], None, level)?,
+                encode_best(
+                    id::FREE_SITE,
+                    4,
+                    &widen(&b.free_site),
+                    &[XF_NONE],
+                    None,
+                    level,
+                )?,
+                encode_best(
+                    id::FREE_THREAD,
+                    4,
+                    &widen(&b.free_thread),
+                    &[XF_NONE],
+                    None,
+                    level,
+                )?,
+                encode_best(id::POOL, 4, &widen(&b.pool), &[XF_NONE], None, level)?,
             ];
-            sections.extend(tree_and_strings(trace)?);
+            sections.extend(tree_and_strings(trace, level)?);
             Ok(sections)
         }),
     ];
     let total = jobs.len() as f32;
-    let results: Vec<std::io::Result<Vec<Encoded>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
-        handles
-            .into_iter()
-            .enumerate()
-            .map(|(i, h)| {
-                progress((i + 1) as f32 / (total + 1.0));
-                h.join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("column encoder panicked")))
-            })
-            .collect()
+    // As many workers as cores, not one thread per job: each job holds its columns' codes
+    // while it runs (on a 6 M-event recording, five at once took the writer's peak from 0.5
+    // to 1 GB). The event times (the longest job) start first.
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .clamp(1, jobs.len().max(1));
+    let mut queue: Vec<(usize, Job<'_>)> = jobs.into_iter().enumerate().collect();
+    queue.sort_by_key(|(i, _)| usize::from(*i != EVENT_TIMES_JOB));
+    queue.reverse();
+    let queue = Mutex::new(queue);
+    let mut results: Vec<Option<std::io::Result<Vec<Encoded>>>> =
+        (0..total as usize).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let (done, finished) = std::sync::mpsc::channel();
+        for _ in 0..workers {
+            let done = done.clone();
+            let queue = &queue;
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.pop());
+                    let Some((i, job)) = next else { break };
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+                        .unwrap_or_else(|_| Err(std::io::Error::other("column encoder panicked")));
+                    if done.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done);
+        for (n, (i, result)) in finished.iter().enumerate() {
+            progress((n + 1) as f32 / (total + 1.0));
+            results[i] = Some(result);
+        }
     });
+    let results = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(std::io::Error::other("column encoder did not run"))));
     let mut sections = Vec::new();
     for r in results {
         sections.extend(r?);
     }
-    sections.push(meta_section(trace)?);
+    sections.push(meta_section(trace, level)?);
     progress(1.0);
     Ok(lay_out(&sections))
 }
 
 /// The metadata section (JSON of the trace meta and the warning summary).
-pub(super) fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
+pub(super) fn meta_section(trace: &Trace, level: i32) -> std::io::Result<Encoded> {
     let meta = MscMeta {
         meta: trace.meta.clone(),
         warnings: trace
@@ -428,11 +576,11 @@ pub(super) fn meta_section(trace: &Trace) -> std::io::Result<Encoded> {
             .collect(),
     };
     let json = serde_json::to_vec(&meta).map_err(std::io::Error::other)?;
-    encode_bytes(id::META, &json)
+    encode_bytes(id::META, &json, level)
 }
 
 /// The call tree, strings and thread names.
-pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
+pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec<Encoded>> {
     let t = &trace.call_tree;
     let mut string_bytes = Vec::new();
     let mut string_ends = Vec::with_capacity(trace.strings.len());
@@ -443,14 +591,22 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
     let frames = &t.frames;
     let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
     Ok(vec![
-        encode_best(id::TREE_PARENT, 4, &widen(&t.parent), &[XF_NONE], None)?,
-        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None)?,
+        encode_best(
+            id::TREE_PARENT,
+            4,
+            &widen(&t.parent),
+            &[XF_NONE],
+            None,
+            level,
+        )?,
+        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None, level)?,
         encode_best(
             id::TREE_FUNCTION,
             4,
             &column(|f| f.function.into()),
             &[XF_NONE],
             None,
+            level,
         )?,
         encode_best(
             id::TREE_FILE,
@@ -458,6 +614,7 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
             &column(|f| f.file.into()),
             &[XF_NONE],
             None,
+            level,
         )?,
         encode_best(
             id::TREE_LINE,
@@ -465,6 +622,7 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
             &column(|f| f.line.into()),
             &[XF_NONE],
             None,
+            level,
         )?,
         encode_best(
             id::TREE_MODULE,
@@ -472,6 +630,7 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
             &column(|f| f.module.into()),
             &[XF_NONE],
             None,
+            level,
         )?,
         encode_best(
             id::TREE_MODULE_OFFSET,
@@ -479,24 +638,35 @@ pub(super) fn tree_and_strings(trace: &Trace) -> std::io::Result<Vec<Encoded>> {
             &column(|f| f.module_offset),
             &[XF_NONE],
             None,
+            level,
         )?,
-        encode_bytes(id::STRING_BYTES, &string_bytes)?,
-        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None)?,
-        encode_best(id::THREADS, 4, &widen(&trace.threads), &[XF_NONE], None)?,
+        encode_bytes(id::STRING_BYTES, &string_bytes, level)?,
+        encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None, level)?,
+        encode_best(
+            id::THREADS,
+            4,
+            &widen(&trace.threads),
+            &[XF_NONE],
+            None,
+            level,
+        )?,
         encode_best(
             id::THREAD_PROCESS,
             4,
             &widen(&trace.thread_process),
             &[XF_NONE],
             None,
+            level,
         )?,
         encode_bytes(
             id::PROCESSES,
             &serde_json::to_vec(&trace.processes).map_err(std::io::Error::other)?,
+            level,
         )?,
         encode_bytes(
             id::POOLS,
             &serde_json::to_vec(&trace.pools).map_err(std::io::Error::other)?,
+            level,
         )?,
     ])
 }
@@ -541,8 +711,8 @@ pub(super) fn mappable_bytes(
         raw_section(id::POOL, &b.pool),
     ];
     progress(0.5);
-    sections.extend(tree_and_strings(trace)?);
-    sections.push(meta_section(trace)?);
+    sections.extend(tree_and_strings(trace, ZSTD_LEVEL)?);
+    sections.push(meta_section(trace, ZSTD_LEVEL)?);
     progress(1.0);
     Ok(lay_out(&sections))
 }

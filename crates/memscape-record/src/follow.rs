@@ -1,0 +1,356 @@
+//! Following a recording while the program runs: the shim's `.msr` files are `MAP_SHARED`
+//! mappings whose chunks carry a committed length (release-stored after each whole record),
+//! so another process can read them as they fill. [`Follower::poll`] reads each chunk's bytes
+//! committed since the last poll (positioned reads, never the whole file) into one
+//! incremental [`RawReader`] per process image; [`Follower::summary`] and
+//! [`Follower::snapshot`] give consistent views of what has been read.
+//!
+//! `record` polls while the program runs, so that at its exit only the last bytes remain
+//! to be read; `record_live` also reports a [`LiveSummary`] after each poll.
+//!
+//! Consistency: each image's events are applied in sequence order, and only up to its
+//! *watermark*, the first sequence number not yet seen (a thread may have taken a number and
+//! not yet committed its record); a gap that stays open for [`STALL`] (a record the shim never
+//! wrote, as when the disk filled) is skipped. A snapshot therefore never frees a block whose
+//! allocation it has not seen.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::merge::{self, Image};
+use crate::raw::{self, CHUNK_BYTES, CHUNK_HEADER_BYTES, FILE_HEADER_BYTES, RawReader};
+use crate::{RecordError, parse_raw_name};
+
+/// How long a gap in an image's sequence numbers may stay open before it is skipped.
+pub const STALL: Duration = Duration::from_secs(1);
+
+/// One process image as the follower has read it so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LiveProcess {
+    pub pid: u32,
+    pub ppid: u32,
+    pub command_line: String,
+    /// Events applied (up to the watermark): allocations, frees, realloc halves, mmaps,
+    /// munmaps.
+    pub events: u64,
+    /// Allocations (the alloc half of a realloc included), as the finished trace counts them.
+    pub allocs: u64,
+    /// Frees (the free half of a realloc included).
+    pub frees: u64,
+    /// Heap bytes (requested sizes) live at the watermark, and the most so far.
+    pub live_bytes: u64,
+    pub peak_live_bytes: u64,
+}
+
+/// What the recording holds so far (see [`Follower::summary`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LiveSummary {
+    pub events: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    pub live_bytes: u64,
+    /// Process images, in the order their files were found.
+    pub processes: Vec<LiveProcess>,
+}
+
+impl std::fmt::Display for LiveSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} process(es), {} events, {} allocations, {} frees, {:.1} MiB live",
+            self.processes.len(),
+            self.events,
+            self.allocs,
+            self.frees,
+            self.live_bytes as f64 / (1u64 << 20) as f64
+        )
+    }
+}
+
+/// Sequence-ordered application of one image's events (for the summary and the watermark).
+#[derive(Debug, Default)]
+struct Applied {
+    /// Index of the first event of the reader not yet queued.
+    queued: usize,
+    /// Queued events: (seq, index into the reader's events).
+    pending: BinaryHeap<Reverse<(u64, usize)>>,
+    /// The watermark: every event below it is applied.
+    next_seq: u64,
+    /// Since when the smallest pending sequence number has been above the watermark.
+    stalled_since: Option<Instant>,
+    /// Live blocks: address → requested size.
+    live: HashMap<u64, u64>,
+    process: LiveProcess,
+}
+
+impl Applied {
+    /// Applies the queued events in sequence order up to the watermark (`complete`: all of
+    /// them, the recording has ended).
+    fn apply(&mut self, reader: &RawReader, now: Instant, complete: bool) {
+        let events = &reader.process.events;
+        for (i, e) in events.iter().enumerate().skip(self.queued) {
+            self.pending.push(Reverse((e.seq, i)));
+        }
+        self.queued = events.len();
+        loop {
+            let Some(&Reverse((seq, i))) = self.pending.peek() else {
+                self.stalled_since = None;
+                return;
+            };
+            if seq > self.next_seq && !complete {
+                let since = *self.stalled_since.get_or_insert(now);
+                if now.duration_since(since) < STALL {
+                    return;
+                }
+            }
+            self.pending.pop();
+            self.stalled_since = None;
+            self.next_seq = self.next_seq.max(seq + 1);
+            let e = &events[i];
+            let p = &mut self.process;
+            match e.kind {
+                raw::KIND_ALLOC | raw::KIND_REALLOC_ALLOC => {
+                    p.events += 1;
+                    p.allocs += 1;
+                    if let Some(old) = self.live.insert(e.address, e.size) {
+                        p.live_bytes = p.live_bytes.saturating_sub(old);
+                    }
+                    p.live_bytes = p.live_bytes.saturating_add(e.size);
+                    p.peak_live_bytes = p.peak_live_bytes.max(p.live_bytes);
+                }
+                raw::KIND_FREE | raw::KIND_REALLOC_FREE => {
+                    p.events += 1;
+                    if let Some(size) = self.live.remove(&e.address) {
+                        p.frees += 1;
+                        p.live_bytes = p.live_bytes.saturating_sub(size);
+                    }
+                }
+                raw::KIND_MMAP | raw::KIND_MUNMAP => p.events += 1,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// One `.msr` file being followed.
+#[derive(Debug)]
+struct Followed {
+    path: PathBuf,
+    file: File,
+    /// The pid's n-th image by file name (renumbered by start time when merged).
+    n: u32,
+    /// `None` until the header is there.
+    reader: Option<RawReader>,
+    applied: Option<Applied>,
+}
+
+/// Reads a raw recording directory while the shim writes it. See the module documentation.
+#[derive(Debug)]
+pub struct Follower {
+    dir: PathBuf,
+    files: BTreeMap<PathBuf, Followed>,
+    /// Keep the sequence-ordered summary (costs a map of live blocks per image).
+    summarize: bool,
+}
+
+fn io_error(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
+    move |cause| RecordError::Io {
+        path: path.display().to_string(),
+        cause,
+    }
+}
+
+impl Follower {
+    /// Follows the `.msr` files of `dir` (a recording's private directory). `summarize`:
+    /// keep what [`Follower::summary`] reports.
+    pub fn new(dir: &Path, summarize: bool) -> Self {
+        Self {
+            dir: dir.to_owned(),
+            files: BTreeMap::new(),
+            summarize,
+        }
+    }
+
+    /// Reads what the shim committed since the last poll, in every file of the directory
+    /// (new files included).
+    pub fn poll(&mut self) -> Result<(), RecordError> {
+        self.poll_files(false)
+    }
+
+    /// Reads everything, the program having ended: chunks never started count as bad, and
+    /// gaps in the sequence are closed.
+    pub fn poll_to_end(&mut self) -> Result<(), RecordError> {
+        self.poll_files(true)
+    }
+
+    fn poll_files(&mut self, complete: bool) -> Result<(), RecordError> {
+        for entry in std::fs::read_dir(&self.dir).map_err(io_error(&self.dir))? {
+            let path = entry.map_err(io_error(&self.dir))?.path();
+            if self.files.contains_key(&path) {
+                continue;
+            }
+            let Some((_, n)) = parse_raw_name(&path) else {
+                continue;
+            };
+            let file = File::open(&path).map_err(io_error(&path))?;
+            self.files.insert(
+                path.clone(),
+                Followed {
+                    path,
+                    file,
+                    n,
+                    reader: None,
+                    applied: self.summarize.then(Applied::default),
+                },
+            );
+        }
+        let now = Instant::now();
+        for f in self.files.values_mut() {
+            read_new(f, complete)?;
+            if let (Some(reader), Some(applied)) = (&f.reader, &mut f.applied) {
+                applied.apply(reader, now, complete);
+            }
+        }
+        Ok(())
+    }
+
+    /// What has been applied so far (all zero without `summarize`).
+    pub fn summary(&self) -> LiveSummary {
+        let mut s = LiveSummary::default();
+        for f in self.files.values() {
+            let (Some(reader), Some(applied)) = (&f.reader, &f.applied) else {
+                continue;
+            };
+            let mut p = applied.process.clone();
+            p.pid = reader.process.pid;
+            p.ppid = reader.process.ppid;
+            p.command_line = reader.process.command_line.clone();
+            s.events += p.events;
+            s.allocs += p.allocs;
+            s.frees += p.frees;
+            s.live_bytes += p.live_bytes;
+            s.processes.push(p);
+        }
+        s
+    }
+
+    /// The trace of what has been read so far, every image cut at its watermark (with
+    /// `summarize`; without it, every event read), times from the clock pairs read so far.
+    /// Rebuilt from the start at each call (cost proportional to the events so far).
+    pub fn snapshot(&self, source: &str) -> memscape_trace::Trace {
+        let images = self
+            .files
+            .values()
+            .filter_map(|f| {
+                let mut raw = f.reader.as_ref()?.snapshot();
+                if let Some(applied) = &f.applied {
+                    raw.events.retain(|e| e.seq < applied.next_seq);
+                }
+                Some(Image { raw, n: f.n })
+            })
+            .collect();
+        merge::merge(source, images, &merge::Endings::default()).0
+    }
+
+    /// Reads the rest (the program has ended: every chunk is complete) and returns the
+    /// images. A file without even a header is left out with a warning.
+    pub(crate) fn finish(mut self) -> Result<Vec<Image>, RecordError> {
+        self.poll_files(true)?;
+        let mut images = Vec::with_capacity(self.files.len());
+        for f in self.files.into_values() {
+            match f.reader {
+                Some(reader) => images.push(Image {
+                    raw: reader.finish(),
+                    n: f.n,
+                }),
+                None => tracing::warn!(
+                    "{}: no recorder header: this process image is left out",
+                    f.path.display()
+                ),
+            }
+        }
+        Ok(images)
+    }
+}
+
+/// Reads the header (once) and every chunk's newly committed bytes of one file.
+fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
+    let len = f.file.metadata().map_err(io_error(&f.path))?.len();
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    if f.reader.is_none() {
+        if len < FILE_HEADER_BYTES {
+            return Ok(());
+        }
+        let mut header = vec![0u8; FILE_HEADER_BYTES];
+        f.file
+            .read_exact_at(&mut header, 0)
+            .map_err(io_error(&f.path))?;
+        match RawReader::new(&f.path.display().to_string(), &header) {
+            Ok(reader) => f.reader = Some(reader),
+            // The header may not be stored yet; at the end it is an error for this file.
+            Err(e) if complete => {
+                tracing::warn!("{e}: this process image is left out");
+                return Ok(());
+            }
+            Err(_) => return Ok(()),
+        }
+    }
+    let Some(reader) = f.reader.as_mut() else {
+        return Ok(());
+    };
+    let file = &f.file;
+    let mut index = 0;
+    let mut offset = FILE_HEADER_BYTES;
+    while offset.saturating_add(CHUNK_HEADER_BYTES) <= len {
+        let mut header = [0u8; CHUNK_HEADER_BYTES];
+        file.read_exact_at(&mut header, offset as u64)
+            .map_err(io_error(&f.path))?;
+        let payload_at = offset + CHUNK_HEADER_BYTES;
+        reader.chunk(
+            index,
+            &header,
+            |range| {
+                let end = payload_at.checked_add(range.end)?;
+                if end > len.min(offset + CHUNK_BYTES) {
+                    return None;
+                }
+                let mut bytes = vec![0u8; range.len()];
+                file.read_exact_at(&mut bytes, (payload_at + range.start) as u64)
+                    .ok()?;
+                Some(bytes)
+            },
+            complete,
+        );
+        index += 1;
+        offset += CHUNK_BYTES;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_directory_summarizes_to_nothing_and_finishes_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = Follower::new(dir.path(), true);
+        f.poll().unwrap();
+        assert_eq!(f.summary(), LiveSummary::default());
+        assert!(f.finish().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_file_without_its_header_yet_is_waited_for_then_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prog.7.0.msr"), [0u8; 100]).unwrap();
+        let mut f = Follower::new(dir.path(), true);
+        f.poll().unwrap();
+        assert!(f.summary().processes.is_empty());
+        assert!(f.finish().unwrap().is_empty());
+    }
+}

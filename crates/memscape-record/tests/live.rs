@@ -1,0 +1,128 @@
+//! Following a recording while the program runs (issue 18 part 4, the library side): a real
+//! program that allocates for about 1.5 s, launched through `sh -c` with a second copy in the
+//! background (a fork tree), recorded with `record_live`; and a recording written by the shim
+//! outside `memscape record`, followed by a `Follower` with trace snapshots.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use memscape_record::{Follower, LiveSummary, RecordOptions, record_live};
+
+#[test]
+fn record_live_reports_growing_summaries_that_end_at_the_trace_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("slow.c", dir.path());
+    let script = format!("{p} 30 & {p} 20; wait", p = program.display());
+    let mut updates: Vec<(Instant, LiveSummary)> = Vec::new();
+    let report = record_live(
+        &RecordOptions {
+            output: dir.path().join("live.msc"),
+            stack_depth: 16,
+            no_stacks: false,
+            program: "sh".into(),
+            args: vec!["-c".into(), script],
+            shim: Some(shim()),
+            time_resolution_log2: 4,
+        },
+        Duration::from_millis(100),
+        &mut |s| updates.push((Instant::now(), s.clone())),
+    )
+    .unwrap();
+    assert_eq!(report.exit_status, 0);
+    check_consistency(&report);
+    // Growing while the program ran: several distinct summaries, never going back.
+    let mut distinct = updates.iter().map(|(_, s)| s.events).collect::<Vec<_>>();
+    assert!(
+        distinct.windows(2).all(|w| w[0] <= w[1]),
+        "events went back: {distinct:?}"
+    );
+    distinct.dedup();
+    assert!(
+        distinct.len() >= 4,
+        "expected the counts to grow in at least 3 steps over 1.5 s: {distinct:?}"
+    );
+    let span = updates.last().unwrap().0 - updates.first().unwrap().0;
+    assert!(span >= Duration::from_millis(1000), "{span:?}");
+    // The last summary is the whole trace: per process, allocations, frees and peaks equal
+    // the finished trace's.
+    let last = &updates.last().unwrap().1;
+    assert_eq!((last.allocs, last.frees), (report.allocs, report.frees));
+    let mut live: Vec<(u32, u64, u64, u64)> = last
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.allocs, p.frees, p.peak_live_bytes))
+        .collect();
+    let mut finished: Vec<(u32, u64, u64, u64)> = report
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.allocs, p.frees, p.peak_live_bytes))
+        .collect();
+    live.sort_unstable();
+    finished.sort_unstable();
+    assert_eq!(live, finished);
+    // Both copies of the program: 30 and 20 rounds of 1000 allocations.
+    let slow: Vec<u64> = report
+        .processes
+        .iter()
+        .filter(|p| p.command_line.starts_with(&program.display().to_string()))
+        .map(|p| p.allocs)
+        .collect();
+    assert_eq!(slow.len(), 2, "{:?}", report.processes);
+    assert!(slow.contains(&30_000) && slow.contains(&20_000), "{slow:?}");
+}
+
+#[test]
+fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("slow.c", dir.path());
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    // The shim preloaded by hand, as a recording started elsewhere: through `sh -c`.
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("exec {} 25", program.display())])
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw)
+        .env("MEMSCAPE_STACK_DEPTH", "8")
+        .spawn()
+        .unwrap();
+    let mut follower = Follower::new(&raw, true);
+    let mut snapshots = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        follower.poll().unwrap();
+        let trace = follower.snapshot("live");
+        // Consistent: cut at the watermark, every free has its allocation.
+        assert_eq!(trace.meta.unknown_frees, 0);
+        snapshots.push((trace.meta.allocs, trace.meta.frees, trace.blocks.len()));
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    follower.poll_to_end().unwrap();
+    let end = follower.snapshot("live");
+    let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
+    let trace = memscape_trace::read_msc(&converted.output).unwrap();
+    assert_eq!(
+        (
+            end.meta.allocs,
+            end.meta.frees,
+            end.meta.events,
+            end.blocks.len()
+        ),
+        (
+            trace.meta.allocs,
+            trace.meta.frees,
+            trace.meta.events,
+            trace.blocks.len()
+        )
+    );
+    assert_eq!(end.blocks.address[..], trace.blocks.address[..]);
+    let growing: Vec<u64> = snapshots.iter().map(|s| s.0).filter(|&a| a > 0).collect();
+    assert!(
+        growing.len() >= 4 && growing.windows(2).all(|w| w[0] <= w[1]),
+        "{snapshots:?}"
+    );
+    assert!(growing.first() < growing.last(), "{snapshots:?}");
+    assert!(*growing.last().unwrap() <= end.meta.allocs);
+}

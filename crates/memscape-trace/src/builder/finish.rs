@@ -1,0 +1,194 @@
+//! The end of a build: the builder's state into a [`Trace`] (meta counts, per-process
+//! figures, never-freed blocks ended at the trace end, columns).
+
+use super::*;
+
+impl TraceBuilder {
+    pub fn finish(self, format: TraceFormat, has_addresses: bool) -> Trace {
+        let Self {
+            source,
+            mut blocks,
+            clock,
+            events,
+            order,
+            allocs,
+            frees,
+            reallocs,
+            unknown_frees,
+            double_frees,
+            mmaps,
+            munmaps,
+            live_bytes,
+            peak_live_bytes,
+            peak_event,
+            mut peak_time_ns,
+            strings,
+            call_tree,
+            threads,
+            thread_process,
+            warnings,
+            command_line,
+            page_size,
+            modules,
+            mut processes,
+            process_column,
+            free_site,
+            free_thread,
+            pool_column,
+            pools,
+            pool_allocs,
+            pool_frees,
+            start_monotonic_ns,
+            ..
+        } = self;
+        // Never-freed blocks end at the trace end (event and time).
+        for (i, &f) in blocks.flags.iter().enumerate() {
+            if f & FLAG_NEVER_FREED != 0 {
+                blocks.free_event[i] = events;
+            }
+        }
+        let n = blocks.len();
+        let BlockVecs {
+            address,
+            mut size,
+            requested_size,
+            mut usable_size,
+            mut alloc_time_ns,
+            mut free_time_ns,
+            alloc_event,
+            free_event,
+            mut thread,
+            site,
+            flags,
+        } = blocks;
+        let requested_size = Arc::new(requested_size);
+        let alloc_event = Arc::new(alloc_event);
+        let free_event = Arc::new(free_event);
+        let (end_time_ns, has_wall_time, alloc_time, free_time) = match clock {
+            Clock::PerEvent { last_ns } => {
+                for (i, &f) in flags.iter().enumerate() {
+                    if f & FLAG_NEVER_FREED != 0 {
+                        free_time_ns[i] = last_ns;
+                    }
+                }
+                alloc_time_ns.resize(n, 0);
+                free_time_ns.resize(n, last_ns);
+                (
+                    last_ns,
+                    true,
+                    Column::from(alloc_time_ns),
+                    Column::from(free_time_ns),
+                )
+            }
+            Clock::Ticks(ticks) if ticks.is_empty() => {
+                // No clock at all: one nanosecond per event, and say so.
+                peak_time_ns = peak_event;
+                (
+                    events,
+                    false,
+                    Column::shared(Arc::clone(&alloc_event)),
+                    Column::shared(Arc::clone(&free_event)),
+                )
+            }
+            Clock::Ticks(ticks) => {
+                // Computed from the event indices when first read: `info` never reads them.
+                let clock = Arc::new(TickClock::new(ticks, events));
+                peak_time_ns = clock.time(peak_event);
+                let times = |events: &Arc<Vec<u64>>| {
+                    let (clock, events) = (Arc::clone(&clock), Arc::clone(events));
+                    Column::lazy(move || clock.times(&events))
+                };
+                (clock.end_ns, true, times(&alloc_event), times(&free_event))
+            }
+        };
+        let size = if size.is_empty() {
+            Column::shared(Arc::clone(&requested_size))
+        } else {
+            size.extend_from_slice(&requested_size[size.len()..]);
+            Column::from(size)
+        };
+        let usable_size = if usable_size.is_empty() {
+            // Zeroed memory from the allocator costs nothing until a page is touched.
+            Column::lazy(move || vec![USABLE_UNKNOWN; n])
+        } else {
+            usable_size.resize(n, USABLE_UNKNOWN);
+            Column::from(usable_size)
+        };
+        let thread = if thread.is_empty() {
+            Column::lazy(move || vec![0u32; n])
+        } else {
+            thread.resize(n, 0);
+            Column::from(thread)
+        };
+        let sparse = |mut column: Vec<u32>| -> Column<u32> {
+            if column.is_empty() {
+                Column::zeros(n)
+            } else {
+                column.resize(n, 0);
+                Column::from(column)
+            }
+        };
+        let blocks = BlockColumns {
+            process: sparse(process_column),
+            free_site: sparse(free_site),
+            free_thread: sparse(free_thread),
+            pool: sparse(pool_column),
+            address: address.into(),
+            size,
+            requested_size: Column::shared(requested_size),
+            usable_size,
+            alloc_time_ns: alloc_time,
+            free_time_ns: free_time,
+            alloc_event: Column::shared(alloc_event),
+            free_event: Column::shared(free_event),
+            thread,
+            site: site.into(),
+            flags: flags.into(),
+        };
+        let meta = TraceMeta {
+            format,
+            source,
+            command_line,
+            has_addresses,
+            has_wall_time,
+            events,
+            allocs,
+            frees,
+            reallocs,
+            unknown_frees,
+            double_frees,
+            mmaps,
+            munmaps,
+            pool_allocs,
+            pool_frees,
+            start_monotonic_ns,
+            end_time_ns,
+            peak_live_bytes,
+            peak_event,
+            peak_time_ns,
+            end_live_bytes: live_bytes,
+            page_size,
+            modules,
+        };
+        if processes.is_empty() {
+            processes.push(Process::from_meta(&meta));
+        }
+        let thread_process = if thread_process.len() == threads.len() {
+            thread_process
+        } else {
+            vec![0; threads.len()]
+        };
+        Trace {
+            meta,
+            blocks,
+            strings,
+            call_tree,
+            threads,
+            thread_process,
+            processes,
+            pools,
+            warnings,
+            event_order_cache: std::sync::OnceLock::from(order),
+        }
+    }
+}
