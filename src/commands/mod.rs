@@ -2,7 +2,9 @@
 
 mod analyses;
 mod export;
+mod index;
 mod info;
+pub mod lod;
 mod render;
 mod tour;
 
@@ -24,6 +26,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Record(args)) => record(&args),
         Some(Command::Heaptree(args)) => analyses::heaptree(&args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Index(args)) => index::run(&args),
         Some(Command::Topology(args)) => analyses::topology(&args),
         Some(Command::Samples(args)) => analyses::samples(&args),
         Some(Command::Cluster(args)) => analyses::cluster(&args),
@@ -33,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Demo(args)) => demo(&args.dir),
         Some(Command::RenderTour(args)) => tour::render_tour(&args),
         Some(Command::Present(args)) => tour::present(&args),
+        Some(Command::Lod(args)) => lod::run(&args),
     }
 }
 

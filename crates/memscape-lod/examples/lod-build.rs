@@ -1,0 +1,59 @@
+//! Builds (or reuses) the index beside a trace and reports its size and time.
+//!
+//! `lod-build TRACE [--force]`
+use std::sync::atomic::AtomicBool;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::path::PathBuf::from(std::env::args().nth(1).ok_or("usage: lod-build TRACE")?);
+    let force = std::env::args().any(|a| a == "--force");
+    let start = std::time::Instant::now();
+    let file = memscape_lod::trace_source::TraceFile::open(&path)?;
+    eprintln!(
+        "opened in {:.2?} (mapped: {})",
+        start.elapsed(),
+        file.is_mapped()
+    );
+    let out = memscape_lod::sidecar::index_path(&path, "thread");
+    let n = file.columns().len() as u64;
+    if !force
+        && memscape_lod::sidecar::open_current(&out, &path, file.trace.meta.events, n, "thread")
+            .is_some()
+    {
+        eprintln!("index current: {}", out.display());
+        return Ok(());
+    }
+    let color =
+        |t: u32, _s: u32, _z: u64, _l: u64| (memscape_lod::source::palette_color(t), 0.0f32);
+    let mut last = (0u8, -1i64);
+    let meta = memscape_lod::sidecar::build(
+        &file,
+        &path,
+        &out,
+        memscape_lod::sidecar::Coloring {
+            name: "thread",
+            color: &color,
+        },
+        &memscape_lod::BuildParams::default(),
+        &mut |pass, f| {
+            let pct = (f * 100.0) as i64;
+            if (pass, pct / 10) != (last.0, last.1 / 10) {
+                last = (pass, pct);
+                eprintln!("pass {pass}: {pct:3} % {:.1?}", start.elapsed());
+            }
+        },
+        &AtomicBool::new(false),
+    )?;
+    let len = std::fs::metadata(&out)?.len();
+    let copied: u64 = meta.classes.iter().map(|c| c.blocks.len / 40).sum();
+    eprintln!(
+        "{}: {} levels, {:.1} MB = {:.1} B/block, {} blocks copied ({:.1} %), built in {:.1?}",
+        out.display(),
+        meta.levels.len(),
+        len as f64 / 1e6,
+        len as f64 / n.max(1) as f64,
+        copied,
+        copied as f64 / n.max(1) as f64 * 100.0,
+        start.elapsed()
+    );
+    Ok(())
+}

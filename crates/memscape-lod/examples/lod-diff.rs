@@ -1,0 +1,94 @@
+//! Where the level of detail differs from the exact picture on the whole view of a generated
+//! trace: the worst pixels with both colours and the exact blocks covering them.
+//!
+//! `lod-diff EVENTS W H ALPHA`
+use std::sync::atomic::AtomicBool;
+
+use memscape_lod::resolve::accumulate;
+use memscape_lod::source::palette_color;
+use memscape_lod::synth::{SynthParams, trace};
+use memscape_lod::trace_source::{TraceBlocks, TraceFile, lod_block};
+use memscape_lod::{LodBlock, LodView, PixelSums, exact};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize, d: f64| a.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let (events, w, h, alpha) = (
+        arg(0, 1.5e6) as u64,
+        arg(1, 320.0) as u32,
+        arg(2, 180.0) as u32,
+        arg(3, 0.1) as f32,
+    );
+    let file = TraceFile::from_trace(trace(SynthParams::new(events, 11)));
+    let dir = tempfile::tempdir()?;
+    let tp = dir.path().join("t");
+    std::fs::write(&tp, b"x")?;
+    let out = dir.path().join("t.lod");
+    let color = |t: u32, _s: u32, _z: u64, _l: u64| (palette_color(t), 0.0f32);
+    memscape_lod::sidecar::build(
+        &file,
+        &tp,
+        &out,
+        memscape_lod::sidecar::Coloring {
+            name: "thread",
+            color: &color,
+        },
+        &Default::default(),
+        &mut |_, _| {},
+        &AtomicBool::new(false),
+    )?;
+    let index = memscape_lod::LodIndex::open(&out)?;
+    let axis = index.meta.axis.clone();
+    let cols = file.columns();
+    let all: Vec<LodBlock> = (0..cols.len())
+        .map(|i| lod_block(&cols, &axis, &color, i))
+        .collect();
+    let source = TraceBlocks {
+        columns: file.columns(),
+        axis: &axis,
+        color: &color,
+        index: &index,
+    };
+    let mut v = LodView::fit(0, index.meta.extent_t, 0, axis.extent, w, h);
+    v.alpha = alpha;
+    let ex = exact::render_fast(&v, &all);
+    let mut sums = PixelSums::new(w, h);
+    let st = accumulate(&index, &source, &v, &mut sums);
+    let lod = sums.resolve(&v);
+    println!(
+        "level {:?} {:?}",
+        st.level,
+        st.level.map(|l| index.levels[l].desc)
+    );
+    let mut bad: Vec<(u8, usize)> = ex
+        .iter()
+        .zip(&lod)
+        .enumerate()
+        .map(|(i, (p, q))| ((0..3).map(|k| p[k].abs_diff(q[k])).max().unwrap_or(0), i))
+        .filter(|(d, _)| *d > 8)
+        .collect();
+    bad.sort_unstable();
+    bad.reverse();
+    println!("{} pixels over 8", bad.len());
+    let mut hist = std::collections::BTreeMap::new();
+    for (_, i) in &bad {
+        *hist.entry(i / w as usize).or_insert(0) += 1;
+    }
+    println!("rows (y from bottom): {hist:?}");
+    for &(d, i) in bad.iter().take(12) {
+        let (x, y) = (i % w as usize, i / w as usize);
+        let n = all
+            .iter()
+            .filter(|b| {
+                let g = v.block_geometry_px(b);
+                memscape_lod::eq1::box_coverage(g, [x as f32, y as f32]) > 0.0
+            })
+            .count();
+        println!(
+            "({x},{y}) d {d} exact {:?} lod {:?} blocks {n}",
+            &ex[i][..3],
+            &lod[i][..3]
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! One resolve of the whole view of a trace, repeated (for perf).
+use memscape_lod::resolve::accumulate;
+use memscape_lod::source::palette_color;
+use memscape_lod::trace_source::{TraceBlocks, TraceFile};
+use memscape_lod::{LodView, PixelSums};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = std::path::PathBuf::from(&args[0]);
+    let reps: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
+    let zoom: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let file = TraceFile::open(&path)?;
+    let index = memscape_lod::LodIndex::open(&memscape_lod::sidecar::index_path(&path, "thread"))?;
+    let color = |t: u32, _s: u32, _z: u64, _l: u64| (palette_color(t), 0.0f32);
+    let axis = index.meta.axis.clone();
+    let source = TraceBlocks {
+        columns: file.columns(),
+        axis: &axis,
+        color: &color,
+        index: &index,
+    };
+    let te = file.trace.meta.events;
+    let ye = axis.extent;
+    let v = LodView::fit(
+        te / 2 - te / zoom / 2,
+        te / 2 + te / zoom / 2,
+        ye / 2 - ye / zoom / 2,
+        ye / 2 + ye / zoom / 2,
+        1920,
+        1080,
+    );
+    let cpu = || {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let rest = stat.rsplit(')').next().unwrap_or("").to_owned();
+        let f: Vec<f64> = rest
+            .split_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+    };
+    for _ in 0..reps {
+        let c0 = cpu();
+        let s = std::time::Instant::now();
+        let mut sums = PixelSums::new(1920, 1080);
+        let st = accumulate(&index, &source, &v, &mut sums);
+        let img = sums.resolve(&v);
+        eprintln!(
+            "wall {:.2?} cpu {:.2} s {:?} {}",
+            s.elapsed(),
+            cpu() - c0,
+            st,
+            img.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,587 @@
+//! Building the index in one pass over the blocks in allocation order (streaming, bounded
+//! memory): each block is summarised into the finest level where it is small on every line of
+//! levels, and each completed column of a level is written out and merged into the next coarser
+//! level of its line. Blocks that are large at some level are copied, by size class, so that a
+//! view finds them without scanning the trace.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::format::{BucketRec, CellRec, ClassDesc, ColumnRec, LevelDesc, PROFILE_BINS, Section};
+use crate::view::LodBlock;
+use crate::{IndexMeta, LodError, MAGIC, VERSION};
+
+/// Blocks of at least 2^12 bytes that are large somewhere are copied (not listed by number):
+/// wide views meet many of them.
+pub const COPY_MIN_SIZE_CLASS: u8 = 12;
+
+/// Choices of the builder.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BuildParams {
+    /// Lines of levels by anisotropy `a` = time level − address level (0: cells shaped like the
+    /// whole plane; > 0: finer in time, for views zoomed in time; < 0: finer in addresses).
+    pub lines: Vec<i32>,
+    /// A level's grid has at most `blocks × max_cells_per_block` cells, so that every level
+    /// summarises at least `1 / max_cells_per_block` blocks per cell on average.
+    pub max_cells_per_block: f64,
+}
+
+impl Default for BuildParams {
+    fn default() -> Self {
+        Self {
+            lines: vec![-8, -6, -4, -2, 0, 2, 4, 6],
+            max_cells_per_block: 0.5,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct BucketAcc {
+    n: f64,
+    a: f64,
+    a2: f64,
+    rgb: [f64; 3],
+    attr: f64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct CellAcc {
+    n: f64,
+    lo: [f32; 2],
+    hi: [f32; 2],
+    sw: f64,
+    sh: f64,
+    /// Block centres per slice along x and y.
+    px: [f32; PROFILE_BINS],
+    py: [f32; PROFILE_BINS],
+    buckets: Vec<(i16, BucketAcc)>,
+}
+
+impl CellAcc {
+    fn bucket(&mut self, b: i16) -> &mut BucketAcc {
+        let i = match self.buckets.iter().position(|(k, _)| *k == b) {
+            Some(i) => i,
+            None => {
+                self.buckets.push((b, BucketAcc::default()));
+                self.buckets.len() - 1
+            }
+        };
+        &mut self.buckets[i].1
+    }
+
+    /// Adds a block's extent `[lo, hi]` (cell units, per axis) to the bounding box.
+    fn add_extent(&mut self, lo: [f32; 2], hi: [f32; 2]) {
+        if self.n == 0.0 {
+            self.lo = lo;
+            self.hi = hi;
+        } else {
+            self.lo = [self.lo[0].min(lo[0]), self.lo[1].min(lo[1])];
+            self.hi = [self.hi[0].max(hi[0]), self.hi[1].max(hi[1])];
+        }
+    }
+
+    /// Merges a child cell at (`qx`, `qy`) ∈ {0, 1}² of this (parent) cell.
+    fn merge_child(&mut self, child: &CellAcc, qx: f32, qy: f32) {
+        let lo = [(qx + child.lo[0]) / 2.0, (qy + child.lo[1]) / 2.0];
+        let hi = [(qx + child.hi[0]) / 2.0, (qy + child.hi[1]) / 2.0];
+        if self.n == 0.0 {
+            self.lo = lo;
+            self.hi = hi;
+        } else {
+            self.lo = [self.lo[0].min(lo[0]), self.lo[1].min(lo[1])];
+            self.hi = [self.hi[0].max(hi[0]), self.hi[1].max(hi[1])];
+        }
+        self.n += child.n;
+        self.sw += child.sw / 2.0;
+        self.sh += child.sh / 2.0;
+        // The child's slices, two by two, fill the parent's half it lies in.
+        let half = PROFILE_BINS / 2;
+        let (ox, oy) = (qx as usize * half, qy as usize * half);
+        for j in 0..PROFILE_BINS {
+            self.px[ox + j / 2] += child.px[j];
+            self.py[oy + j / 2] += child.py[j];
+        }
+        for &(b, acc) in &child.buckets {
+            let p = self.bucket(b - (2 / crate::format::BUCKET_OCTAVES) as i16);
+            p.n += acc.n;
+            p.a += acc.a / 4.0;
+            p.a2 += acc.a2 / 16.0;
+            for k in 0..3 {
+                p.rgb[k] += acc.rgb[k];
+            }
+            p.attr += acc.attr;
+        }
+    }
+}
+
+/// A bucket's record (areas below 2^-127 of a cell share the lowest bucket).
+fn bucket_rec(b: i16, acc: &BucketAcc) -> BucketRec {
+    let n = acc.n.max(1e-30);
+    let cv2 = if acc.a > 0.0 {
+        (acc.n * acc.a2 / (acc.a * acc.a) - 1.0).max(0.0)
+    } else {
+        0.0
+    };
+    let b8 = b.clamp(-127, 127) as i8;
+    let base = 2f64.powi(crate::format::BUCKET_OCTAVES * i32::from(b8));
+    let width = f64::from((1 << crate::format::BUCKET_OCTAVES) - 1);
+    let frac = ((acc.a / n / base - 1.0) / width * 65536.0)
+        .round()
+        .clamp(0.0, 65535.0) as u16;
+    let unit = |v: f64| (v / n * 65535.0).round().clamp(0.0, 65535.0) as u16;
+    BucketRec {
+        n: acc.n as f32,
+        b: b8,
+        cv2: (cv2 * 255.0).round().clamp(0.0, 255.0) as u8,
+        mean_frac: frac,
+        rgb: acc.rgb.map(unit),
+        attr: unit(acc.attr),
+    }
+}
+
+/// Writes a level's records as its columns complete.
+struct LevelOut {
+    columns: BufWriter<std::fs::File>,
+    cells: BufWriter<std::fs::File>,
+    buckets: BufWriter<std::fs::File>,
+    paths: [PathBuf; 3],
+    n_columns: u64,
+    n_cells: u64,
+    n_buckets: u64,
+}
+
+impl LevelOut {
+    fn new(dir: &Path, name: &str) -> Result<Self, LodError> {
+        let paths = [
+            dir.join(format!("{name}.columns")),
+            dir.join(format!("{name}.cells")),
+            dir.join(format!("{name}.buckets")),
+        ];
+        let open = |p: &Path| -> Result<BufWriter<std::fs::File>, LodError> {
+            Ok(BufWriter::with_capacity(
+                1 << 16,
+                std::fs::File::create(p).map_err(|e| LodError::io(p, e))?,
+            ))
+        };
+        Ok(Self {
+            columns: open(&paths[0])?,
+            cells: open(&paths[1])?,
+            buckets: open(&paths[2])?,
+            paths,
+            n_columns: 0,
+            n_cells: 0,
+            n_buckets: 0,
+        })
+    }
+
+    fn write_column(&mut self, kx: u64, cells: &mut [(u64, CellAcc)]) -> Result<(), LodError> {
+        cells.sort_unstable_by_key(|(ky, _)| *ky);
+        let col = ColumnRec {
+            kx,
+            first_cell: self.n_cells,
+        };
+        let err = |p: &Path, e| LodError::io(p, e);
+        self.columns
+            .write_all(bytemuck::bytes_of(&col))
+            .map_err(|e| err(&self.paths[0], e))?;
+        self.n_columns += 1;
+        for (ky, c) in cells.iter() {
+            let q = |v: f32, up: bool| -> u8 {
+                let s = ((v + 0.5) / 2.0).clamp(0.0, 1.0) * 255.0;
+                (if up { s.ceil() } else { s.floor() }) as u8
+            };
+            let profile = |p: &[f32; PROFILE_BINS]| -> [u8; PROFILE_BINS] {
+                let max = p.iter().copied().fold(0.0f32, f32::max).max(1e-30);
+                p.map(|v| {
+                    if v > 0.0 {
+                        ((v / max * 255.0).round() as u8).max(1)
+                    } else {
+                        0
+                    }
+                })
+            };
+            let rec = CellRec {
+                ky: *ky,
+                bucket_first: self.n_buckets,
+                n: c.n as f32,
+                buckets: c.buckets.len() as u16,
+                bbox: [
+                    q(c.lo[0], false),
+                    q(c.hi[0], true),
+                    q(c.lo[1], false),
+                    q(c.hi[1], true),
+                ],
+                _pad: 0,
+                mean_w: (c.sw / c.n) as f32,
+                mean_h: (c.sh / c.n) as f32,
+                profile_x: profile(&c.px),
+                profile_y: profile(&c.py),
+                _pad2: 0,
+            };
+            self.cells
+                .write_all(bytemuck::bytes_of(&rec))
+                .map_err(|e| err(&self.paths[1], e))?;
+            self.n_cells += 1;
+            let mut bs = c.buckets.clone();
+            bs.sort_unstable_by_key(|(b, _)| *b);
+            for (b, acc) in bs {
+                let rec = bucket_rec(b, &acc);
+                self.buckets
+                    .write_all(bytemuck::bytes_of(&rec))
+                    .map_err(|e| err(&self.paths[2], e))?;
+                self.n_buckets += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<[PathBuf; 3], LodError> {
+        for (mut w, p) in [self.columns, self.cells, self.buckets]
+            .into_iter()
+            .zip(&self.paths)
+        {
+            w.flush().map_err(|e| LodError::io(p, e))?;
+        }
+        Ok(self.paths)
+    }
+}
+
+struct LevelBuild {
+    log_tau: u8,
+    log_sig: u8,
+    /// Open columns: kx → (ky → cell).
+    open: BTreeMap<u64, HashMap<u64, CellAcc>>,
+    out: LevelOut,
+    blocks: u64,
+}
+
+struct LineBuild {
+    a_t: u32,
+    a_y: u32,
+    /// Coarsest first.
+    levels: Vec<LevelBuild>,
+}
+
+/// The index being built.
+pub struct LodBuilder {
+    meta: IndexMeta,
+    lines: Vec<LineBuild>,
+    classes: HashMap<(u8, u8), (BufWriter<std::fs::File>, PathBuf, u64)>,
+    /// Classes with lifetime class ≥ this or size class ≥ `min_class_d` are copied.
+    min_class_c: u8,
+    min_class_d: u8,
+    dir: PathBuf,
+    last_t0: u64,
+    since_flush: u32,
+    blocks: u64,
+}
+
+fn floor_log2(v: u64) -> u32 {
+    63 - v.max(1).leading_zeros()
+}
+
+fn ceil_log2(v: u64) -> u32 {
+    if v <= 1 {
+        0
+    } else {
+        64 - (v - 1).leading_zeros()
+    }
+}
+
+impl LodBuilder {
+    /// A builder for blocks in `[0, extent_t) × [0, extent_y)`, about `blocks` of them, with
+    /// its scratch files in `dir` (created).
+    pub fn new(
+        dir: &Path,
+        extent_t: u64,
+        extent_y: u64,
+        blocks: u64,
+        params: &BuildParams,
+    ) -> Result<Self, LodError> {
+        std::fs::create_dir_all(dir).map_err(|e| LodError::io(dir, e))?;
+        let log_t = ceil_log2(extent_t.max(2)) as u8;
+        let log_y = ceil_log2(extent_y.max(2)) as u8;
+        let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
+            .max(1.0)
+            .log2()
+            .floor() as i64;
+        let mut lines = Vec::new();
+        let (mut min_c, mut min_d) = (u8::MAX, u8::MAX);
+        for &a in &params.lines {
+            let a_t = a.max(0) as u32;
+            let a_y = (-a).max(0) as u32;
+            let mut levels = Vec::new();
+            for k in 0u32.. {
+                let kt = k + a_t;
+                let ky = k + a_y;
+                if kt > u32::from(log_t)
+                    || ky > u32::from(log_y)
+                    || i64::from(kt + ky) > max_cells_log2
+                {
+                    break;
+                }
+                let log_tau = log_t - kt as u8;
+                let log_sig = log_y - ky as u8;
+                min_c = min_c.min(log_tau);
+                min_d = min_d.min(log_sig);
+                levels.push(LevelBuild {
+                    log_tau,
+                    log_sig,
+                    open: BTreeMap::new(),
+                    out: LevelOut::new(dir, &format!("l{a}_{k}"))?,
+                    blocks: 0,
+                });
+            }
+            if !levels.is_empty() {
+                lines.push(LineBuild { a_t, a_y, levels });
+            }
+        }
+        Ok(Self {
+            meta: IndexMeta {
+                extent_t,
+                extent_y,
+                log_t,
+                log_y,
+                blocks: 0,
+                params: params.clone(),
+                levels: Vec::new(),
+                classes: Vec::new(),
+                source: crate::SourceId::default(),
+                axis: Default::default(),
+                coloring: String::new(),
+                copy_min_c: min_c,
+                copy_min_d: min_d,
+            },
+            lines,
+            classes: HashMap::new(),
+            min_class_c: min_c,
+            min_class_d: min_d,
+            dir: dir.to_path_buf(),
+            last_t0: 0,
+            since_flush: 0,
+            blocks: 0,
+        })
+    }
+
+    /// Adds the next block, block number `id` of the trace (blocks must come by increasing
+    /// `t0`).
+    pub fn push(&mut self, id: u64, b: &LodBlock) -> Result<(), LodError> {
+        let w = b.width();
+        let s = b.size;
+        let fw = floor_log2(w);
+        let fs = floor_log2(s);
+        self.blocks += 1;
+        if b.t0 < self.last_t0 {
+            return Err(LodError::Unsorted {
+                block: self.blocks - 1,
+            });
+        }
+        self.last_t0 = b.t0;
+        let log_t = u32::from(self.meta.log_t);
+        let log_y = u32::from(self.meta.log_y);
+        let color = crate::eq1::unpack_linear(b.color);
+        for line in &mut self.lines {
+            // Finest level where the block is small: log_tau > fw and log_sig > fs.
+            let kt_max = log_t as i64 - i64::from(fw) - 1 - i64::from(line.a_t);
+            let ky_max = log_y as i64 - i64::from(fs) - 1 - i64::from(line.a_y);
+            let k = kt_max.min(ky_max).min(line.levels.len() as i64 - 1);
+            if k < 0 {
+                continue;
+            }
+            let level = &mut line.levels[k as usize];
+            level.blocks += 1;
+            // Centre, exactly: (2 t0 + w) / 2^(log_tau + 1).
+            let cx2 = u128::from(b.t0) * 2 + u128::from(w);
+            let cy2 = u128::from(b.y) * 2 + u128::from(s);
+            let (st, sy) = (u32::from(level.log_tau) + 1, u32::from(level.log_sig) + 1);
+            let kx = (cx2 >> st) as u64;
+            let ky = (cy2 >> sy) as u64;
+            let ux = ((cx2 & ((1u128 << st) - 1)) as f64 / (1u128 << st) as f64) as f32;
+            let uy = ((cy2 & ((1u128 << sy) - 1)) as f64 / (1u128 << sy) as f64) as f32;
+            let tau = (1u64 << level.log_tau) as f64;
+            let sig = (1u64 << level.log_sig) as f64;
+            let cell = level.open.entry(kx).or_default().entry(ky).or_default();
+            let (wc, hc) = (w as f64 / tau, s as f64 / sig);
+            let (hw, hh) = ((wc / 2.0) as f32, (hc / 2.0) as f32);
+            cell.add_extent([ux - hw, uy - hh], [ux + hw, uy + hh]);
+            let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
+            cell.px[bin(ux)] += 1.0;
+            cell.py[bin(uy)] += 1.0;
+            cell.n += 1.0;
+            cell.sw += wc;
+            cell.sh += hc;
+            let area = wc * hc;
+            let bi = crate::format::bucket_of(area);
+            let acc = cell.bucket(bi);
+            acc.n += 1.0;
+            acc.a += area;
+            acc.a2 += area * area;
+            for (sum, &c) in acc.rgb.iter_mut().zip(&color) {
+                *sum += f64::from(c);
+            }
+            acc.attr += f64::from(b.attr);
+        }
+        // Large at some level: copied into its class (long-lived ones) or listed.
+        let c = fw as u8;
+        let d = fs as u8;
+        if c >= self.min_class_c || d >= self.min_class_d {
+            let copied = c >= self.min_class_c || d >= COPY_MIN_SIZE_CLASS;
+            let entry = match self.classes.entry((c, d)) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let p = self.dir.join(format!("class_{c}_{d}"));
+                    let f = std::fs::File::create(&p).map_err(|e| LodError::io(&p, e))?;
+                    v.insert((BufWriter::with_capacity(1 << 16, f), p, 0))
+                }
+            };
+            let bytes: &[u8] = if copied {
+                bytemuck::bytes_of(b)
+            } else {
+                bytemuck::bytes_of(&id)
+            };
+            entry
+                .0
+                .write_all(bytes)
+                .map_err(|e| LodError::io(&entry.1, e))?;
+            entry.2 += 1;
+        }
+        self.since_flush += 1;
+        if self.since_flush >= 4096 {
+            self.since_flush = 0;
+            self.flush(b.t0, false)?;
+        }
+        Ok(())
+    }
+
+    /// Writes out every column complete before time `now` (all of them when `all`), finest
+    /// levels first, merging each into its parent.
+    fn flush(&mut self, now: u64, all: bool) -> Result<(), LodError> {
+        for line in &mut self.lines {
+            for k in (0..line.levels.len()).rev() {
+                let tau = 1u64 << line.levels[k].log_tau;
+                while let Some((&kx, _)) = line.levels[k].open.first_key_value() {
+                    let done = all || kx.saturating_add(1).saturating_mul(tau) <= now;
+                    if !done {
+                        break;
+                    }
+                    let Some((kx, cells)) = line.levels[k].open.pop_first() else {
+                        break;
+                    };
+                    let mut cells: Vec<(u64, CellAcc)> = cells.into_iter().collect();
+                    if k > 0 {
+                        let parent = &mut line.levels[k - 1];
+                        let col = parent.open.entry(kx / 2).or_default();
+                        for (ky, c) in &cells {
+                            col.entry(ky / 2).or_default().merge_child(
+                                c,
+                                (kx % 2) as f32,
+                                (ky % 2) as f32,
+                            );
+                        }
+                    }
+                    line.levels[k].out.write_column(kx, &mut cells)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Finishes the index and writes it to `path` (the scratch directory is removed).
+    pub fn finish(
+        mut self,
+        path: &Path,
+        source: crate::SourceId,
+        axis: crate::source::AddressAxis,
+        coloring: &str,
+    ) -> Result<IndexMeta, LodError> {
+        self.flush(u64::MAX, true)?;
+        let mut meta = self.meta;
+        meta.blocks = self.blocks;
+        meta.source = source;
+        meta.axis = axis;
+        meta.coloring = coloring.to_owned();
+        // Lay out: header, JSON, then the sections, each 8-byte aligned.
+        let mut parts: Vec<(PathBuf, u64)> = Vec::new();
+        let mut levels = Vec::new();
+        let mut offset = 0u64;
+        let mut section = |p: PathBuf, n: u64, size: u64, parts: &mut Vec<(PathBuf, u64)>| {
+            let s = Section {
+                offset,
+                len: n * size,
+            };
+            offset += (n * size).next_multiple_of(8);
+            parts.push((p, n * size));
+            s
+        };
+        for line in self.lines {
+            for level in line.levels {
+                let (n_cols, n_cells, n_buckets) =
+                    (level.out.n_columns, level.out.n_cells, level.out.n_buckets);
+                let [pc, pl, pb] = level.out.finish()?;
+                let columns = section(pc, n_cols, 16, &mut parts);
+                let cells = section(pl, n_cells, 72, &mut parts);
+                let buckets = section(pb, n_buckets, 16, &mut parts);
+                levels.push(LevelDesc {
+                    log_tau: level.log_tau,
+                    log_sig: level.log_sig,
+                    blocks: level.blocks,
+                    columns,
+                    cells,
+                    buckets,
+                });
+            }
+        }
+        let mut classes = Vec::new();
+        let mut keys: Vec<(u8, u8)> = self.classes.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            if let Some((mut w, p, n)) = self.classes.remove(&key) {
+                w.flush().map_err(|e| LodError::io(&p, e))?;
+                drop(w);
+                // Blocks arrived by start: the class is sorted by start.
+                let copied = key.0 >= self.min_class_c || key.1 >= COPY_MIN_SIZE_CLASS;
+                let blocks = section(p, n, if copied { 40 } else { 8 }, &mut parts);
+                classes.push(ClassDesc {
+                    c: key.0,
+                    d: key.1,
+                    copied,
+                    blocks,
+                });
+            }
+        }
+        meta.levels = levels;
+        meta.classes = classes;
+        let json = serde_json::to_vec(&meta).map_err(|e| LodError::Format(e.to_string()))?;
+        let header_len = (8 + 4 + 8 + json.len() as u64).next_multiple_of(8);
+        let tmp = path.with_extension("lod.partial");
+        let file = std::fs::File::create(&tmp).map_err(|e| LodError::io(&tmp, e))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let werr = |e| LodError::io(&tmp, e);
+        out.write_all(MAGIC).map_err(werr)?;
+        out.write_all(&VERSION.to_le_bytes()).map_err(werr)?;
+        out.write_all(&(json.len() as u64).to_le_bytes())
+            .map_err(werr)?;
+        out.write_all(&json).map_err(werr)?;
+        out.write_all(&vec![0u8; (header_len - 20 - json.len() as u64) as usize])
+            .map_err(werr)?;
+        for (p, len) in &parts {
+            let mut f = std::fs::File::open(p).map_err(|e| LodError::io(p, e))?;
+            let copied = std::io::copy(&mut f, &mut out).map_err(|e| LodError::io(p, e))?;
+            if copied != *len {
+                return Err(LodError::Format(format!(
+                    "{}: {copied} bytes, expected {len}",
+                    p.display()
+                )));
+            }
+            out.write_all(&vec![0u8; (len.next_multiple_of(8) - len) as usize])
+                .map_err(werr)?;
+            let _ = std::fs::remove_file(p);
+        }
+        out.flush().map_err(werr)?;
+        drop(out);
+        std::fs::rename(&tmp, path).map_err(|e| LodError::io(path, e))?;
+        let _ = std::fs::remove_dir_all(&self.dir);
+        Ok(meta)
+    }
+}

@@ -1,0 +1,513 @@
+//! Exact accumulation of blocks into [`PixelSums`]: for each pixel a block touches, its exact
+//! box-filter coverage, its weight f^α and its cushion luminance at the pixel's centre, as the
+//! renderer's CPU reference computes them.
+
+use crate::eq1::{
+    CLAMP_MARGIN, ColorMode, Cushion, EDGE_SLACK, block_cushion_luminance, box_coverage,
+    clamp_geometry, cushion_knot_interval, default_light, fast_pow, unpack_linear,
+};
+use crate::sums::PixelSums;
+use crate::view::{LodBlock, LodView};
+
+/// Per-pixel sums in column-major order (index `x · height + y`): blocks arrive by start time,
+/// so consecutive blocks touch neighbouring columns and the writes stay in cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnSums {
+    pub width: u32,
+    pub height: u32,
+    pub acc: Vec<[f32; 4]>,
+    pub cov: Vec<f32>,
+}
+
+impl ColumnSums {
+    pub fn new(width: u32, height: u32) -> Self {
+        let n = width as usize * height as usize;
+        Self {
+            width,
+            height,
+            acc: vec![[0.0; 4]; n],
+            cov: vec![0.0; n],
+        }
+    }
+
+    #[inline]
+    pub fn at(&self, x: usize, y: usize) -> usize {
+        x * self.height as usize + y
+    }
+
+    pub fn add(&mut self, other: &ColumnSums) {
+        for (a, b) in self.acc.iter_mut().zip(&other.acc) {
+            for k in 0..4 {
+                a[k] += b[k];
+            }
+        }
+        for (a, b) in self.cov.iter_mut().zip(&other.cov) {
+            *a += b;
+        }
+    }
+
+    /// The sums in row-major order, added to `out`.
+    pub fn add_to(&self, out: &mut PixelSums) {
+        let (w, h) = (self.width as usize, self.height as usize);
+        for x in 0..w {
+            for y in 0..h {
+                let (i, j) = (x * h + y, y * w + x);
+                for k in 0..4 {
+                    out.acc[j][k] += self.acc[i][k];
+                }
+                out.cov[j] += self.cov[i];
+            }
+        }
+    }
+}
+
+/// Adds `blocks` to `sums` exactly (the view's α, cushion and colour mode).
+pub fn accumulate(view: &LodView, blocks: &[LodBlock], sums: &mut PixelSums) {
+    let mut cs = ColumnSums::new(sums.width, sums.height);
+    for b in blocks {
+        accumulate_block(view, b, &mut cs);
+    }
+    cs.add_to(sums);
+}
+
+/// Adds one block exactly.
+pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut ColumnSums) {
+    let (w, h) = (sums.width as usize, sums.height as usize);
+    let g = view.block_geometry_px(b);
+    let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
+    let size_px = [g[2], g[3]];
+    // Blocks at most a pixel in both directions have no cushion (its slopes fade to 0 below
+    // one pixel): luminance exactly 1.
+    let flat = size_px[0] <= 1.0 && size_px[1] <= 1.0;
+    let x0 = c[0].floor();
+    let y0 = (c[1] - c[3]).floor();
+    if flat && (c[0] + c[2]).floor() == x0 && c[1].floor() == y0 {
+        // Inside one pixel (or outside the view): its coverage there is its area.
+        if x0 < 0.0 || y0 < 0.0 || x0 >= w as f32 || y0 >= h as f32 {
+            return;
+        }
+        let f = box_coverage(c, [x0, y0]);
+        if f > 0.0 {
+            add_pixel(view, b, sums, x0 as usize, y0 as usize, f, 1.0);
+        }
+        return;
+    }
+    let light = default_light();
+    let origin_px = [g[0], g[1] - g[3]];
+    let q0 = [
+        (c[0] - EDGE_SLACK).floor(),
+        (c[1] - c[3] - EDGE_SLACK).floor(),
+    ];
+    let q1 = [
+        (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
+        (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
+    ];
+    let x_start = q0[0].max(0.0) as usize;
+    let y_start = q0[1].max(0.0) as usize;
+    let x_end = (q1[0].max(0.0) as usize).min(w);
+    let y_end = (q1[1].max(0.0) as usize).min(h);
+    for px in x_start..x_end {
+        for py in y_start..y_end {
+            let p = [px as f32, py as f32];
+            let f = box_coverage(c, p);
+            if f <= 0.0 {
+                continue;
+            }
+            let lum = if flat {
+                1.0
+            } else {
+                let centre = [p[0] + 0.5, p[1] + 0.5];
+                let uv = [
+                    ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
+                    ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
+                ];
+                block_cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light)
+            };
+            add_pixel(view, b, sums, px, py, f, lum);
+        }
+    }
+}
+
+/// Adds a block's share `f` of pixel (`px`, `py`) with luminance `lum`.
+#[inline]
+fn add_pixel(
+    view: &LodView,
+    b: &LodBlock,
+    sums: &mut ColumnSums,
+    px: usize,
+    py: usize,
+    f: f32,
+    lum: f32,
+) {
+    let wgt = fast_pow(f, view.alpha);
+    let i = sums.at(px, py);
+    let a = &mut sums.acc[i];
+    match view.color_mode {
+        ColorMode::Categorical => {
+            let color = unpack_linear(b.color);
+            for k in 0..3 {
+                a[k] += wgt * color[k] * lum;
+            }
+        }
+        ColorMode::Quantitative => {
+            a[0] += wgt * b.attr;
+            a[1] += wgt * lum;
+        }
+    }
+    a[3] += wgt;
+    sums.cov[i] += f;
+}
+
+/// The exact picture of `blocks` in `view` (sRGB RGBA bytes, row-major).
+pub fn render(view: &LodView, blocks: &[LodBlock]) -> Vec<[u8; 4]> {
+    let mut sums = PixelSums::new(view.width, view.height);
+    accumulate(view, blocks, &mut sums);
+    sums.resolve(view)
+}
+
+/// [`render`] through the [`Accumulator`] (wide blocks by difference arrays).
+pub fn render_fast(view: &LodView, blocks: &[LodBlock]) -> Vec<[u8; 4]> {
+    let mut acc = Accumulator::new(view);
+    for b in blocks {
+        acc.add(b);
+    }
+    let mut sums = PixelSums::new(view.width, view.height);
+    acc.finish().add_to(&mut sums);
+    sums.resolve(view)
+}
+
+/// A block's luminance along one pixel row (fixed v): the values
+/// [`block_cushion_luminance`] interpolates between, computed once (the same floats).
+struct RowLuminance {
+    kind: Cushion,
+    /// Parabolic: the 9 knots; plateau: slope +1, 0, −1 in 0..3; none: unused.
+    table: [f32; 9],
+}
+
+impl RowLuminance {
+    fn new(view: &LodView, size_px: [f32; 2], v: f32, light: [f32; 3]) -> Self {
+        let (kind, k) = (view.cushion, view.cushion_strength);
+        let mut table = [1.0f32; 9];
+        match kind {
+            Cushion::None => {}
+            Cushion::Parabolic => {
+                for (j, t) in table.iter_mut().enumerate() {
+                    *t = crate::eq1::cushion_luminance(
+                        kind,
+                        k,
+                        [j as f32 / crate::eq1::CUSHION_KNOTS, v],
+                        size_px,
+                        light,
+                    );
+                }
+            }
+            Cushion::Plateau => {
+                // Slopes +1, 0, −1 at u = 0, 0.5, 1.
+                for (j, u) in [0.0f32, 0.5, 1.0].into_iter().enumerate() {
+                    table[j] = crate::eq1::cushion_luminance(kind, k, [u, v], size_px, light);
+                }
+            }
+        }
+        Self { kind, table }
+    }
+
+    #[inline]
+    fn at(&self, u: f32) -> f32 {
+        match self.kind {
+            Cushion::None => self.table[0],
+            Cushion::Parabolic => {
+                let j = cushion_knot_interval(u);
+                let i = j as usize;
+                let (l0, l1) = (self.table[i], self.table[(i + 1).min(8)]);
+                l0 + (l1 - l0) * (u * crate::eq1::CUSHION_KNOTS - j)
+            }
+            Cushion::Plateau => {
+                if u < 0.2 {
+                    self.table[0]
+                } else if u > 0.8 {
+                    self.table[2]
+                } else {
+                    self.table[1]
+                }
+            }
+        }
+    }
+}
+
+/// Blocks at least this many pixel columns wide add their interior by difference arrays.
+pub const WIDE_BLOCK_COLUMNS: f32 = 6.0;
+
+/// Exact accumulation whose cost grows with the pixel rows a block touches, not its pixels:
+/// the interior columns of a wide block (fully covered horizontally) add their weight and
+/// their piecewise-linear cushion luminance through per-row difference arrays, resolved once
+/// in [`Accumulator::finish`]; narrow blocks and the end columns go pixel by pixel. The result
+/// is the one [`accumulate_block`] gives, to floating-point rounding.
+pub struct Accumulator<'v> {
+    view: &'v LodView,
+    pub sums: ColumnSums,
+    /// Per pixel: constant parts of (c0, c1, c2, F, S) and slopes (per column) of (c0, c1, c2).
+    d0: Vec<[f64; 5]>,
+    d1: Vec<[f64; 3]>,
+    any_wide: bool,
+}
+
+impl<'v> Accumulator<'v> {
+    pub fn new(view: &'v LodView) -> Self {
+        Self {
+            view,
+            sums: ColumnSums::new(view.width, view.height),
+            d0: Vec::new(),
+            d1: Vec::new(),
+            any_wide: false,
+        }
+    }
+
+    /// Adds one block.
+    pub fn add(&mut self, b: &LodBlock) {
+        let view = self.view;
+        let (w, h) = (self.sums.width as usize, self.sums.height as usize);
+        let g = view.block_geometry_px(b);
+        let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
+        if c[2] < WIDE_BLOCK_COLUMNS {
+            accumulate_block(view, b, &mut self.sums);
+            return;
+        }
+        if !self.any_wide {
+            self.any_wide = true;
+            // One extra slot per row: a run ending at the last column subtracts there.
+            self.d0 = vec![[0.0; 5]; (w + 1) * h];
+            self.d1 = vec![[0.0; 3]; (w + 1) * h];
+        }
+        let light = default_light();
+        let size_px = [g[2], g[3]];
+        let origin_px = [g[0], g[1] - g[3]];
+        let color = unpack_linear(b.color);
+        let y_start = ((c[1] - c[3] - EDGE_SLACK).floor().max(0.0) as usize).min(h);
+        let y_end = (((c[1] + EDGE_SLACK).ceil().max(y_start as f32 + 1.0)) as usize).min(h);
+        let x_start = (c[0] - EDGE_SLACK).floor().max(0.0) as i64;
+        let x_end = ((c[0] + c[2] + EDGE_SLACK).ceil() as i64).min(w as i64);
+        // Interior columns: the pixel lies inside [x0, x0 + w] entirely (fx = 1).
+        let in_lo = (c[0].ceil() as i64).max(x_start).max(0);
+        let in_hi = (((c[0] + c[2]).floor() as i64) - 1).min(x_end - 1);
+        let u_of = |px: i64| -> f32 {
+            ((px as f32 + 0.5 - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0)
+        };
+        // Thin blocks (at most a pixel tall) shade alike on every row.
+        let v_of =
+            |py: usize| ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
+        let thin_lum =
+            (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
+        for py in y_start..y_end {
+            let fy = crate::eq1::vertical_overlap(c, py as f32);
+            if fy <= 0.0 {
+                continue;
+            }
+            let row_lum;
+            let lum = match &thin_lum {
+                Some(l) => l,
+                None => {
+                    row_lum = RowLuminance::new(view, size_px, v_of(py), light);
+                    &row_lum
+                }
+            };
+            // End columns (and everything when there is no interior), pixel by pixel.
+            for px in x_start.max(0)..x_end {
+                if px >= in_lo && px <= in_hi {
+                    continue;
+                }
+                let p = [px as f32, py as f32];
+                let f = box_coverage(c, p);
+                if f > 0.0 {
+                    let l = lum.at(u_of(px));
+                    add_pixel(view, b, &mut self.sums, px as usize, py, f, l);
+                }
+            }
+            if in_hi < in_lo {
+                continue;
+            }
+            let wgt = f64::from(fast_pow(fy, view.alpha));
+            let lum_at = |px: i64| -> f64 { f64::from(lum.at(u_of(px))) };
+            let row = py * (w + 1);
+            let (k0, k1, k2) = match view.color_mode {
+                ColorMode::Categorical => (
+                    f64::from(color[0]) * wgt,
+                    f64::from(color[1]) * wgt,
+                    f64::from(color[2]) * wgt,
+                ),
+                ColorMode::Quantitative => (0.0, wgt, 0.0),
+            };
+            let attr = match view.color_mode {
+                ColorMode::Categorical => 0.0,
+                ColorMode::Quantitative => f64::from(b.attr) * wgt,
+            };
+            // Constant channels over the whole interior.
+            let (a, z) = (row + in_lo as usize, row + in_hi as usize + 1);
+            self.d0[a][3] += wgt;
+            self.d0[z][3] -= wgt;
+            self.d0[a][4] += f64::from(fy);
+            self.d0[z][4] -= f64::from(fy);
+            if attr != 0.0 {
+                self.d0[a][0] += attr;
+                self.d0[z][0] -= attr;
+            }
+            // Luminance pieces: runs of columns on which it is linear in the column.
+            let mut start = in_lo;
+            while start <= in_hi {
+                let end = piece_end(view, start, in_hi, &u_of);
+                let (l0, l1) = (lum_at(start), lum_at(end));
+                let slope = if end > start {
+                    (l1 - l0) / (end - start) as f64
+                } else {
+                    0.0
+                };
+                let base = l0 - slope * start as f64;
+                let (a, z) = (row + start as usize, row + end as usize + 1);
+                let ks = [k0, k1, k2];
+                for (q, &k) in ks.iter().enumerate() {
+                    if k == 0.0 {
+                        continue;
+                    }
+                    self.d0[a][q] += k * base;
+                    self.d0[z][q] -= k * base;
+                    self.d1[a][q] += k * slope;
+                    self.d1[z][q] -= k * slope;
+                }
+                start = end + 1;
+            }
+        }
+    }
+
+    /// Resolves the difference arrays into the sums and returns them.
+    pub fn finish(mut self) -> ColumnSums {
+        if self.any_wide {
+            let (w, h) = (self.sums.width as usize, self.sums.height as usize);
+            for py in 0..h {
+                let mut c0 = [0.0f64; 5];
+                let mut c1 = [0.0f64; 3];
+                for px in 0..w {
+                    let i = px * h + py;
+                    let d = py * (w + 1) + px;
+                    for (c, v) in c0.iter_mut().zip(&self.d0[d]) {
+                        *c += v;
+                    }
+                    for (c, v) in c1.iter_mut().zip(&self.d1[d]) {
+                        *c += v;
+                    }
+                    let x = px as f64;
+                    let a = &mut self.sums.acc[i];
+                    match self.view.color_mode {
+                        ColorMode::Categorical => {
+                            for q in 0..3 {
+                                a[q] += (c0[q] + c1[q] * x) as f32;
+                            }
+                        }
+                        ColorMode::Quantitative => {
+                            a[0] += c0[0] as f32;
+                            a[1] += (c0[1] + c1[1] * x) as f32;
+                        }
+                    }
+                    a[3] += c0[3] as f32;
+                    self.sums.cov[i] += c0[4] as f32;
+                }
+            }
+        }
+        self.sums
+    }
+}
+
+/// The last column from `start` (at most `last`) on which the block's luminance along the row
+/// is linear in the column: the same knot interval (parabolic) or the same bevel (plateau), as
+/// the reference decides them for each pixel centre.
+fn piece_end(view: &LodView, start: i64, last: i64, u_of: &dyn Fn(i64) -> f32) -> i64 {
+    let class = |u: f32| -> i32 {
+        match view.cushion {
+            Cushion::None => 0,
+            Cushion::Parabolic => cushion_knot_interval(u) as i32,
+            Cushion::Plateau => {
+                if u < 0.2 {
+                    0
+                } else if u > 0.8 {
+                    2
+                } else {
+                    1
+                }
+            }
+        }
+    };
+    if view.cushion == Cushion::None || view.cushion_strength <= 0.0 {
+        return last;
+    }
+    let k = class(u_of(start));
+    // Binary search for the last column of the same class (classes grow along the row).
+    let (mut lo, mut hi) = (start, last);
+    if class(u_of(hi)) == k {
+        return hi;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if class(u_of(mid)) == k {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::Rng;
+
+    fn random_blocks(n: usize, seed: u64) -> Vec<LodBlock> {
+        let mut r = Rng::new(seed);
+        (0..n)
+            .map(|i| {
+                let t0 = r.below(10_000);
+                let w = if i % 3 == 0 {
+                    r.below(8_000)
+                } else {
+                    r.below(50)
+                };
+                let y = r.below(1 << 20);
+                let s = if i % 5 == 0 {
+                    r.below(60_000)
+                } else {
+                    1 + r.below(2000)
+                };
+                LodBlock::new(
+                    t0,
+                    t0 + w,
+                    y,
+                    s,
+                    (r.next_u64() as u32) | 0xff00_0000,
+                    r.unit() as f32,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn difference_arrays_give_the_per_pixel_picture() {
+        let blocks = random_blocks(3000, 5);
+        for cushion in [Cushion::None, Cushion::Parabolic, Cushion::Plateau] {
+            for mode in [ColorMode::Categorical, ColorMode::Quantitative] {
+                for alpha in [0.1f32, 0.6, 1.7] {
+                    let mut v = LodView::fit(1000, 9000, 1 << 17, 1 << 19, 300, 200);
+                    v.cushion = cushion;
+                    v.color_mode = mode;
+                    v.alpha = alpha;
+                    let a = render(&v, &blocks);
+                    let b = render_fast(&v, &blocks);
+                    let worst = a
+                        .iter()
+                        .zip(&b)
+                        .map(|(p, q)| (0..3).map(|k| p[k].abs_diff(q[k])).max().unwrap_or(0))
+                        .max()
+                        .unwrap_or(0);
+                    assert!(worst <= 1, "{cushion:?} {mode:?} α={alpha}: {worst}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The index's records as stored on disk (plain old data, little-endian, 8-byte aligned), so
+//! that a mapped index file is used in place.
+
+use bytemuck::{Pod, Zeroable};
+
+/// One cell of a level: the blocks small at the level whose centre lies in it, summarised.
+/// Cells of a level are sorted by (column, row); a column's cells are `cells[first..next)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CellRec {
+    /// Row (address cell index).
+    pub ky: u64,
+    /// First bucket of the cell in the level's bucket array.
+    pub bucket_first: u64,
+    /// Blocks summarised.
+    pub n: f32,
+    /// Buckets of the cell.
+    pub buckets: u16,
+    /// Bounding box of the blocks' extents (x lo, x hi, y lo, y hi; y from the low address),
+    /// rounded outwards, as codes `c` of `c · 2/255 − 0.5` cells (blocks centred in the cell
+    /// and smaller than it lie within [−0.5, 1.5]).
+    pub bbox: [u8; 4],
+    pub _pad: u16,
+    /// Mean width and height of the blocks, in cell units.
+    pub mean_w: f32,
+    pub mean_h: f32,
+    /// Where the blocks' centres lie along each axis: counts in [`PROFILE_BINS`] equal slices
+    /// of the cell (x from the low time, y from the low address), scaled so that the largest
+    /// is 255 and any occupied slice is at least 1. Allocators reuse a few addresses over and
+    /// over: a cell's blocks are rarely spread evenly.
+    pub profile_x: [u8; PROFILE_BINS],
+    pub profile_y: [u8; PROFILE_BINS],
+    pub _pad2: u32,
+}
+
+/// Slices of a cell's profiles.
+pub const PROFILE_BINS: usize = 16;
+
+const _: () = assert!(std::mem::size_of::<CellRec>() == 72);
+
+/// Octaves of area per bucket.
+pub const BUCKET_OCTAVES: i32 = 2;
+
+/// The bucket of an area (cell units): `floor(log2(area) / BUCKET_OCTAVES)`.
+#[inline]
+pub fn bucket_of(area: f64) -> i16 {
+    (area.log2() / f64::from(BUCKET_OCTAVES))
+        .floor()
+        .clamp(-127.0, 127.0) as i16
+}
+
+/// The blocks of a cell whose area (in cell areas) lies in
+/// `[2^(BUCKET_OCTAVES·b), 2^(BUCKET_OCTAVES·(b+1)))`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct BucketRec {
+    /// How many.
+    pub n: f32,
+    pub b: i8,
+    /// Squared coefficient of variation of the areas (Σa²·n/(Σa)² − 1) × 255 (it is below
+    /// 1/8 inside one octave).
+    pub cv2: u8,
+    /// Mean area: 2^(BUCKET_OCTAVES·b) · (1 + (2^BUCKET_OCTAVES − 1) · mean_frac / 65536).
+    pub mean_frac: u16,
+    /// Mean colour (linear RGB) and mean attribute, × 65535.
+    pub rgb: [u16; 3],
+    pub attr: u16,
+}
+const _: () = assert!(std::mem::size_of::<BucketRec>() == 16);
+
+impl CellRec {
+    /// The bounding box edge coded `c`, in cell units.
+    #[inline]
+    pub fn bbox_at(c: u8) -> f64 {
+        f64::from(c) * 2.0 / 255.0 - 0.5
+    }
+}
+
+impl BucketRec {
+    /// Mean area (cell units).
+    #[inline]
+    pub fn mean_area(&self) -> f64 {
+        let width = f64::from((1 << BUCKET_OCTAVES) - 1);
+        2f64.powi(BUCKET_OCTAVES * i32::from(self.b))
+            * (1.0 + width * f64::from(self.mean_frac) / 65536.0)
+    }
+
+    #[inline]
+    pub fn cv2(&self) -> f64 {
+        f64::from(self.cv2) / 255.0
+    }
+
+    /// Mean colour, linear RGB.
+    #[inline]
+    pub fn color(&self) -> [f64; 3] {
+        self.rgb.map(|c| f64::from(c) / 65535.0)
+    }
+
+    #[inline]
+    pub fn attr(&self) -> f64 {
+        f64::from(self.attr) / 65535.0
+    }
+}
+
+/// Where a column's cells start.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+pub struct ColumnRec {
+    pub kx: u64,
+    pub first_cell: u64,
+}
+const _: () = assert!(std::mem::size_of::<ColumnRec>() == 16);
+
+/// Where a section of the file lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Section {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// A level as the header describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LevelDesc {
+    /// Cells are 2^log_tau time units by 2^log_sig bytes.
+    pub log_tau: u8,
+    pub log_sig: u8,
+    /// Blocks summarised in the level (small at it).
+    pub blocks: u64,
+    pub columns: Section,
+    pub cells: Section,
+    pub buckets: Section,
+}
+
+/// Blocks of one size class, sorted by start: lifetimes in `[2^c, 2^(c+1))`, sizes in
+/// `[2^d, 2^(d+1))`. Long-lived classes (the many blocks that outlive a pixel column of wide
+/// views) are copied whole ([`crate::LodBlock`]s); the others, large only at fine address
+/// levels, are kept as block numbers of the trace (u64) and read from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ClassDesc {
+    pub c: u8,
+    pub d: u8,
+    /// Copied blocks, or block numbers.
+    pub copied: bool,
+    pub blocks: Section,
+}

@@ -1,0 +1,271 @@
+//! A built index, memory-mapped: its levels, their cells in a window, and the copied blocks of
+//! size classes.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memscape_map::{MappedSlice, Mapping};
+
+use crate::format::{BucketRec, CellRec, ColumnRec, LevelDesc, Section};
+use crate::view::LodBlock;
+use crate::{IndexMeta, LodError, MAGIC, VERSION};
+
+/// One level, mapped.
+pub struct Level {
+    pub desc: LevelDesc,
+    pub columns: MappedSlice<ColumnRec>,
+    pub cells: MappedSlice<CellRec>,
+    pub buckets: MappedSlice<BucketRec>,
+}
+
+impl Level {
+    /// Cell width (time units) and height (bytes).
+    pub fn cell_size(&self) -> [f64; 2] {
+        [
+            2f64.powi(i32::from(self.desc.log_tau)),
+            2f64.powi(i32::from(self.desc.log_sig)),
+        ]
+    }
+
+    /// Calls `f` with every cell with column in `[kx0, kx1]` and row in `[ky0, ky1]` (and its
+    /// column).
+    pub fn cells_in(&self, kx: [u64; 2], ky: [u64; 2], mut f: impl FnMut(u64, &CellRec)) {
+        let cols = &self.columns[..];
+        let cells = &self.cells[..];
+        let first = cols.partition_point(|c| c.kx < kx[0]);
+        let last = cols.partition_point(|c| c.kx <= kx[1]);
+        let n_cells = cells.len() as u64;
+        for i in first..last {
+            let start = cols[i].first_cell.min(n_cells) as usize;
+            let end = cols
+                .get(i + 1)
+                .map_or(n_cells, |c| c.first_cell.min(n_cells)) as usize;
+            let col = &cells[start..end.max(start)];
+            let a = col.partition_point(|c| c.ky < ky[0]);
+            let b = col.partition_point(|c| c.ky <= ky[1]);
+            for c in &col[a..b.max(a)] {
+                f(cols[i].kx, c);
+            }
+        }
+    }
+
+    /// The buckets of `cell`.
+    pub fn buckets_of(&self, cell: &CellRec) -> &[BucketRec] {
+        let start = cell.bucket_first as usize;
+        self.buckets
+            .get(start..start + usize::from(cell.buckets))
+            .unwrap_or(&[])
+    }
+}
+
+/// The blocks of one size class, sorted by start: copied, or listed by block number.
+pub struct Class {
+    /// Lifetimes in `[2^c, 2^(c+1))`, sizes in `[2^d, 2^(d+1))`.
+    pub c: u8,
+    pub d: u8,
+    pub members: Members,
+}
+
+pub enum Members {
+    Copied(MappedSlice<LodBlock>),
+    Listed(MappedSlice<u64>),
+}
+
+impl Class {
+    /// Calls `f` with the members of part `part` of `parts` that start in `[t_lo, t_hi)`
+    /// (`fetch` reads listed blocks from the trace).
+    pub fn for_each_starting_in(
+        &self,
+        t: [f64; 2],
+        part: usize,
+        parts: usize,
+        fetch: &dyn Fn(u64) -> Option<LodBlock>,
+        f: &mut dyn FnMut(&LodBlock),
+    ) {
+        match &self.members {
+            Members::Copied(blocks) => {
+                let first = blocks.partition_point(|b| (b.t0 as f64) < t[0]);
+                let last = blocks.partition_point(|b| (b.t0 as f64) < t[1]);
+                let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
+                for b in &blocks[first + range.start..first + range.end] {
+                    f(b);
+                }
+            }
+            Members::Listed(ids) => {
+                let start = |i: &u64| fetch(*i).map_or(f64::INFINITY, |b| b.t0 as f64);
+                let first = ids.partition_point(|i| start(i) < t[0]);
+                let last = ids.partition_point(|i| start(i) < t[1]);
+                let range = crate::resolve::part_range(last.saturating_sub(first), part, parts);
+                for &id in &ids[first + range.start..first + range.end] {
+                    if let Some(b) = fetch(id) {
+                        f(&b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How many pixels a level's cell may span in each direction (its blocks are smaller than a
+/// cell: up to this wide, so their cushions are at most faintly visible, by
+/// `(w − 1) / 3` of the slope). `MEMSCAPE_LOD_CELL_PIXELS` overrides it (experiments).
+pub fn max_cell_pixels() -> f64 {
+    std::env::var("MEMSCAPE_LOD_CELL_PIXELS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0 + 1e-9)
+}
+
+/// An index file, mapped.
+pub struct LodIndex {
+    pub meta: IndexMeta,
+    pub levels: Vec<Level>,
+    pub classes: Vec<Class>,
+    map: Arc<Mapping>,
+}
+
+impl LodIndex {
+    /// Maps the index at `path` and checks its header and sections.
+    pub fn open(path: &Path) -> Result<Self, LodError> {
+        let file = std::fs::File::open(path).map_err(|e| LodError::io(path, e))?;
+        let map = Mapping::new(&file).map_err(|e| LodError::io(path, e))?;
+        let bytes = map.bytes();
+        let bad = |what: &str| LodError::Format(format!("{}: {what}", path.display()));
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err(bad("not a memscape level-of-detail index (bad magic)"));
+        }
+        if bytes.len() < 20 {
+            return Err(bad(&format!(
+                "truncated header: {} bytes, expected at least 20",
+                bytes.len()
+            )));
+        }
+        let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+        if version != VERSION {
+            return Err(bad(&format!("version {version}, expected {VERSION}")));
+        }
+        let mut len8 = [0u8; 8];
+        len8.copy_from_slice(&bytes[12..20]);
+        let json_len = u64::from_le_bytes(len8);
+        let json_end = 20u64
+            .checked_add(json_len)
+            .filter(|&e| e <= bytes.len() as u64)
+            .ok_or_else(|| bad("header longer than the file"))?;
+        let meta: IndexMeta = serde_json::from_slice(&bytes[20..json_end as usize])
+            .map_err(|e| bad(&format!("header: {e}")))?;
+        let data = json_end.next_multiple_of(8) as usize;
+        let slice = |s: Section, size: usize, what: &str| -> Result<(usize, usize), LodError> {
+            let off = usize::try_from(s.offset)
+                .ok()
+                .and_then(|o| o.checked_add(data))
+                .ok_or_else(|| bad(what))?;
+            let len = usize::try_from(s.len).map_err(|_| bad(what))?;
+            if len % size != 0 {
+                return Err(bad(what));
+            }
+            Ok((off, len / size))
+        };
+        let mut levels = Vec::new();
+        for d in &meta.levels {
+            let (co, cn) = slice(d.columns, 16, "level columns")?;
+            let (lo, ln) = slice(d.cells, 72, "level cells")?;
+            let (bo, bn) = slice(d.buckets, 16, "level buckets")?;
+            let columns = MappedSlice::new(Arc::clone(&map), co, cn)
+                .ok_or_else(|| bad("level columns outside the file"))?;
+            let cells = MappedSlice::new(Arc::clone(&map), lo, ln)
+                .ok_or_else(|| bad("level cells outside the file"))?;
+            let buckets = MappedSlice::new(Arc::clone(&map), bo, bn)
+                .ok_or_else(|| bad("level buckets outside the file"))?;
+            levels.push(Level {
+                desc: *d,
+                columns,
+                cells,
+                buckets,
+            });
+        }
+        let mut classes = Vec::new();
+        for c in &meta.classes {
+            let members = if c.copied {
+                let (o, n) = slice(c.blocks, 40, "class blocks")?;
+                Members::Copied(
+                    MappedSlice::new(Arc::clone(&map), o, n)
+                        .ok_or_else(|| bad("class blocks outside the file"))?,
+                )
+            } else {
+                let (o, n) = slice(c.blocks, 8, "class block numbers")?;
+                Members::Listed(
+                    MappedSlice::new(Arc::clone(&map), o, n)
+                        .ok_or_else(|| bad("class block numbers outside the file"))?,
+                )
+            };
+            classes.push(Class {
+                c: c.c,
+                d: c.d,
+                members,
+            });
+        }
+        Ok(Self {
+            meta,
+            levels,
+            classes,
+            map,
+        })
+    }
+
+    /// Bytes of the mapped file.
+    pub fn file_len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// The level a view with pixels of `pixel` (time units × bytes) is drawn from: among the
+    /// levels whose cells are at most [`max_cell_pixels`] pixels in both directions, the one
+    /// with the largest cells. `None`: the view is finer than every level (draw its blocks
+    /// exactly).
+    pub fn level_for(&self, pixel: [f64; 2]) -> Option<usize> {
+        let slack = max_cell_pixels();
+        let mut best: Option<(usize, i32)> = None;
+        for (i, l) in self.levels.iter().enumerate() {
+            let [tau, sig] = l.cell_size();
+            if tau <= pixel[0] * slack && sig <= pixel[1] * slack {
+                let size = i32::from(l.desc.log_tau) + i32::from(l.desc.log_sig);
+                if best.is_none_or(|(_, s)| size > s) {
+                    best = Some((i, size));
+                }
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    /// Calls `f` with every copied block that is large at `level` (at least a cell wide or
+    /// tall) and meets the window `[t0, t1) × [a0, a1)`.
+    pub fn large_blocks(
+        &self,
+        level: &LevelDesc,
+        window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
+        fetch: &dyn Fn(u64) -> Option<LodBlock>,
+        mut f: impl FnMut(&LodBlock),
+    ) {
+        let (wt, wa) = window;
+        for class in &self.classes {
+            let large_t = class.c >= level.log_tau;
+            let large_y = class.d >= level.log_sig;
+            if !large_t && !large_y {
+                continue;
+            }
+            // Lifetimes below 2^(c+1): blocks meeting [t0, t1) start after t0 − 2^(c+1).
+            let reach = 2f64.powi(i32::from(class.c) + 1);
+            let lo = (wt[0] - reach).max(0.0);
+            class.for_each_starting_in([lo, wt[1]], part, parts, fetch, &mut |b| {
+                if (b.t1 as f64) <= wt[0] || ((b.y + b.size) as f64) <= wa[0] || b.y as f64 >= wa[1]
+                {
+                    return;
+                }
+                if b.width() >= 1u64 << level.log_tau || b.size >= 1u64 << level.log_sig {
+                    f(b);
+                }
+            });
+        }
+    }
+}

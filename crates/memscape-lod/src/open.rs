@@ -1,0 +1,184 @@
+//! A trace opened for the level of detail: the trace (block columns mapped when the file is a
+//! mappable `.msc`), its index beside it (built when missing or stale), and frames at any zoom.
+//! This is what `memscape lod` and the allocation-map pane call.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::resolve::{ResolveStats, accumulate};
+use crate::sidecar::{self, Coloring};
+use crate::source::palette_color;
+use crate::trace_source::{ColorFn, TraceBlocks, TraceFile, lod_block};
+use crate::{BuildParams, IndexMeta, LodError, LodIndex, LodView, PixelSums, exact};
+
+/// How frames are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FramePath {
+    /// From the index's levels where one applies, else exactly (blocks found through the
+    /// index's classes and the trace's allocation order: work bounded by the view).
+    #[default]
+    Lod,
+    /// Every block of the trace through exact Eq. 1 accumulation (the judge; O(blocks)).
+    Exact,
+}
+
+impl FramePath {
+    /// `MEMSCAPE_ALLOC_MAP_PATH=lod` or `exact`; `None` when unset or another path.
+    pub fn from_env() -> Option<Self> {
+        match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").ok()?.as_str() {
+            "lod" => Some(Self::Lod),
+            "exact" => Some(Self::Exact),
+            _ => None,
+        }
+    }
+}
+
+/// Block colourings an index can be built with (part of its file name).
+pub const COLORINGS: &[&str] = &["thread"];
+
+fn thread_color(thread: u32, _site: u32, _size: u64, _life: u64) -> (u32, f32) {
+    (palette_color(thread), 0.0)
+}
+
+fn color_fn(coloring: &str) -> Result<&'static ColorFn<'static>, LodError> {
+    match coloring {
+        "thread" => Ok(&thread_color),
+        other => Err(LodError::Format(format!(
+            "unknown colouring {other:?} (known: {})",
+            COLORINGS.join(", ")
+        ))),
+    }
+}
+
+/// What opening did: whether the index was built, how long it took.
+#[derive(Debug, Clone)]
+pub struct OpenReport {
+    pub opened_trace: Duration,
+    /// `Some(time)` when the index was (re)built.
+    pub built: Option<Duration>,
+    pub opened_index: Duration,
+}
+
+/// A trace with its level-of-detail index.
+pub struct LodTrace {
+    pub path: PathBuf,
+    pub index_path: PathBuf,
+    pub file: TraceFile,
+    pub index: LodIndex,
+    color: &'static ColorFn<'static>,
+}
+
+impl LodTrace {
+    /// Opens `trace` and its index for `coloring`, building the index beside the trace when it
+    /// is missing, stale (the trace changed) or `rebuild` is set. `progress` gets the build's
+    /// pass and fraction; `cancel` stops it.
+    pub fn open(
+        trace: &Path,
+        coloring: &str,
+        rebuild: bool,
+        progress: &mut sidecar::Progress<'_>,
+        cancel: &AtomicBool,
+    ) -> Result<(Self, OpenReport), LodError> {
+        let color = color_fn(coloring)?;
+        let start = Instant::now();
+        let file = TraceFile::open(trace)?;
+        let opened_trace = start.elapsed();
+        let index_path = sidecar::index_path(trace, coloring);
+        let (events, blocks) = (file.trace.meta.events, file.columns().len() as u64);
+        let current = if rebuild {
+            None
+        } else {
+            sidecar::open_current(&index_path, trace, events, blocks, coloring)
+        };
+        let mut built = None;
+        let index = match current {
+            Some(i) => i,
+            None => {
+                let b = Instant::now();
+                sidecar::build(
+                    &file,
+                    trace,
+                    &index_path,
+                    Coloring {
+                        name: coloring,
+                        color,
+                    },
+                    &BuildParams::default(),
+                    progress,
+                    cancel,
+                )?;
+                built = Some(b.elapsed());
+                LodIndex::open(&index_path)?
+            }
+        };
+        let opened_index = start.elapsed() - opened_trace - built.unwrap_or_default();
+        Ok((
+            Self {
+                path: trace.to_path_buf(),
+                index_path,
+                file,
+                index,
+                color,
+            },
+            OpenReport {
+                opened_trace,
+                built,
+                opened_index,
+            },
+        ))
+    }
+
+    pub fn meta(&self) -> &IndexMeta {
+        &self.index.meta
+    }
+
+    /// The whole plane: `[0, extent_t) × [0, extent_y)` (events × collapsed bytes).
+    pub fn extent(&self) -> [u64; 2] {
+        [self.index.meta.extent_t, self.index.meta.axis.extent]
+    }
+
+    /// A view of the whole plane at `width`×`height`.
+    pub fn whole_view(&self, width: u32, height: u32) -> LodView {
+        let [t, y] = self.extent();
+        LodView::fit(0, t, 0, y, width, height)
+    }
+
+    /// The view's Eq. 1 sums (add a pane's own passes to them before resolving).
+    pub fn sums(&self, view: &LodView, path: FramePath) -> (PixelSums, ResolveStats) {
+        let mut sums = PixelSums::new(view.width, view.height);
+        let stats = match path {
+            FramePath::Lod => {
+                let source = TraceBlocks {
+                    columns: self.file.columns(),
+                    axis: &self.index.meta.axis,
+                    color: self.color,
+                    index: &self.index,
+                };
+                accumulate(&self.index, &source, view, &mut sums)
+            }
+            FramePath::Exact => {
+                // Streamed through the accumulator: no per-block array.
+                let cols = self.file.columns();
+                let axis = &self.index.meta.axis;
+                let mut acc = exact::Accumulator::new(view);
+                for i in 0..cols.len() {
+                    acc.add(&lod_block(&cols, axis, self.color, i));
+                }
+                acc.finish().add_to(&mut sums);
+                ResolveStats {
+                    level: None,
+                    cells: 0,
+                    exact_blocks: cols.len() as u64,
+                }
+            }
+        };
+        (sums, stats)
+    }
+
+    /// The view's pixels, sRGB RGBA, row 0 at the top.
+    pub fn frame(&self, view: &LodView, path: FramePath) -> (Vec<[u8; 4]>, ResolveStats) {
+        let (sums, stats) = self.sums(view, path);
+        (sums.resolve(view), stats)
+    }
+}

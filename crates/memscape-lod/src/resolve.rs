@@ -1,0 +1,516 @@
+//! A view's Eq. 1 sums from the index: the level whose cells are at most a pixel, each cell's
+//! blocks spread over the pixels they may reach, plus the blocks large at that level drawn
+//! exactly. Views finer than every level are drawn exactly from the trace.
+
+use crate::eq1::ColorMode;
+use crate::exact;
+use crate::exact::ColumnSums;
+use crate::format::{BucketRec, CellRec, PROFILE_BINS};
+use crate::index::LodIndex;
+use crate::sums::PixelSums;
+use crate::view::{LodBlock, LodView};
+
+/// Where the exact blocks of a view come from when no level applies.
+pub trait BlockSource: Sync {
+    /// Calls `f` with every block of part `part` of `parts` meeting the window
+    /// `[t0, t1) × [a0, a1)` (others may come too; they add nothing). The parts together give
+    /// every block once.
+    fn blocks_in(
+        &self,
+        window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
+        f: &mut dyn FnMut(&LodBlock),
+    );
+
+    /// Block number `id` of the trace (the index lists some blocks by number).
+    fn block(&self, id: u64) -> Option<LodBlock>;
+}
+
+/// The `part`-th of `parts` equal pieces of `0..n`.
+pub fn part_range(n: usize, part: usize, parts: usize) -> std::ops::Range<usize> {
+    let parts = parts.max(1);
+    n * part / parts..n * (part + 1) / parts
+}
+
+impl BlockSource for [LodBlock] {
+    fn block(&self, id: u64) -> Option<LodBlock> {
+        usize::try_from(id).ok().and_then(|i| self.get(i)).copied()
+    }
+
+    fn blocks_in(
+        &self,
+        window: ([f64; 2], [f64; 2]),
+        part: usize,
+        parts: usize,
+        f: &mut dyn FnMut(&LodBlock),
+    ) {
+        let (wt, wa) = window;
+        for b in &self[part_range(self.len(), part, parts)] {
+            if (b.t1 as f64) > wt[0]
+                && (b.t0 as f64) < wt[1]
+                && ((b.y + b.size) as f64) > wa[0]
+                && (b.y as f64) < wa[1]
+            {
+                f(b);
+            }
+        }
+    }
+}
+
+/// What a resolve did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResolveStats {
+    /// Level used (`None`: exact).
+    pub level: Option<usize>,
+    pub cells: u64,
+    /// Blocks drawn exactly.
+    pub exact_blocks: u64,
+}
+
+/// `x.floor()` for |x| < 2^62 without a library call (the baseline x86-64 target has no
+/// rounding instruction).
+#[inline]
+pub fn ffloor(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x { t - 1.0 } else { t }
+}
+
+/// Threads a resolve uses.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8))
+}
+
+/// The view's sums: from the index where a level applies, else exactly from `source`; the
+/// work split over [`threads`] threads.
+pub fn accumulate<S: BlockSource + ?Sized>(
+    index: &LodIndex,
+    source: &S,
+    view: &LodView,
+    sums: &mut PixelSums,
+) -> ResolveStats {
+    let window = view.window();
+    let level = index.level_for(view.pixel_size());
+    let parts = threads();
+    let results: Vec<(ColumnSums, ResolveStats)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..parts)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut stats = ResolveStats {
+                        level,
+                        ..ResolveStats::default()
+                    };
+                    let mut acc = exact::Accumulator::new(view);
+                    match level {
+                        None => source.blocks_in(window, part, parts, &mut |b| {
+                            acc.add(b);
+                            stats.exact_blocks += 1;
+                        }),
+                        Some(li) => index.large_blocks(
+                            &index.levels[li].desc,
+                            window,
+                            part,
+                            parts,
+                            &|id| source.block(id),
+                            |b| {
+                                acc.add(b);
+                                stats.exact_blocks += 1;
+                            },
+                        ),
+                    }
+                    let mut part_sums = acc.finish();
+                    if let Some(li) = level {
+                        stats.cells =
+                            accumulate_cells(index, li, view, &mut part_sums, part, parts);
+                    }
+                    (part_sums, stats)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut stats = ResolveStats {
+        level,
+        ..ResolveStats::default()
+    };
+    let mut total: Option<ColumnSums> = None;
+    for (s, st) in results {
+        match &mut total {
+            Some(t) => t.add(&s),
+            None => total = Some(s),
+        }
+        stats.cells += st.cells;
+        stats.exact_blocks += st.exact_blocks;
+    }
+    if let Some(t) = total {
+        t.add_to(sums);
+    }
+    stats
+}
+
+/// Adds the cells of level `li` (part `part` of `parts` of its columns in view) to the view's
+/// sums; returns how many were visited.
+pub fn accumulate_cells(
+    index: &LodIndex,
+    li: usize,
+    view: &LodView,
+    sums: &mut ColumnSums,
+    part: usize,
+    parts: usize,
+) -> u64 {
+    let level = &index.levels[li];
+    let [tau, sig] = level.cell_size();
+    let [pw, ph] = view.pixel_size();
+    let (wt, wa) = view.window();
+    // Cells whose blocks may reach the window: centres within half a cell of it.
+    let kx_lo = ((wt[0] - tau) / tau).floor().max(0.0) as u64;
+    let kx_hi = ((wt[1] + tau) / tau).floor().max(0.0) as u64;
+    let span = part_range((kx_hi - kx_lo + 1) as usize, part, parts);
+    if span.is_empty() {
+        return 0;
+    }
+    let kx0 = kx_lo + span.start as u64;
+    let kx1 = kx_lo + span.end as u64 - 1;
+    let ky0 = ((wa[0] - sig) / sig).floor().max(0.0) as u64;
+    let ky1 = ((wa[1] + sig) / sig).floor().max(0.0) as u64;
+    let ctx = CellContext {
+        rx: tau / pw,
+        ry: sig / ph,
+        alpha: f64::from(view.alpha),
+        t_origin: view.time_origin as f64 + f64::from(view.time_origin_frac),
+        a_origin: view.addr_origin as f64 + f64::from(view.addr_origin_frac),
+        tau,
+        sig,
+        pw,
+        ph,
+        height: f64::from(view.height),
+        w: i64::from(view.width),
+        h: i64::from(view.height),
+        mode: view.color_mode,
+    };
+    let mut scratch = Scratch::default();
+    let mut visited = 0;
+    level.cells_in([kx0, kx1], [ky0, ky1], |kx, cell| {
+        visited += 1;
+        add_cell(&ctx, kx, cell, level.buckets_of(cell), sums, &mut scratch);
+    });
+    visited
+}
+
+struct CellContext {
+    /// Cell size in pixels.
+    rx: f64,
+    ry: f64,
+    alpha: f64,
+    t_origin: f64,
+    a_origin: f64,
+    tau: f64,
+    sig: f64,
+    pw: f64,
+    ph: f64,
+    height: f64,
+    w: i64,
+    h: i64,
+    mode: ColorMode,
+}
+
+#[derive(Default)]
+struct Scratch {
+    xs: Vec<(i64, f64, f64)>,
+    ys: Vec<(i64, f64, f64)>,
+}
+
+fn add_cell(
+    ctx: &CellContext,
+    kx: u64,
+    cell: &CellRec,
+    buckets: &[BucketRec],
+    sums: &mut ColumnSums,
+    s: &mut Scratch,
+) {
+    if cell.n <= 0.0 {
+        return;
+    }
+    // The cell's corner in pixels: left edge, and the bottom edge (low address; y grows down).
+    let cx0 = (kx as f64 * ctx.tau - ctx.t_origin) / ctx.pw;
+    let cy_bottom = ctx.height - (cell.ky as f64 * ctx.sig - ctx.a_origin) / ctx.ph;
+    // Where the blocks lie: along each axis, their centres spread over the occupied slices
+    // of the cell's profile, kept inside the bounding box of their extents.
+    let bw = f64::from(cell.mean_w) * ctx.rx;
+    let bh = f64::from(cell.mean_h) * ctx.ry;
+    profile_weights(
+        &AxisCell {
+            origin: cx0,
+            scale: ctx.rx,
+            bbox: [cell.bbox[0], cell.bbox[1]],
+            profile: &cell.profile_x,
+            extent: bw,
+        },
+        ctx.alpha,
+        ctx.w,
+        &mut s.xs,
+    );
+    if s.xs.is_empty() {
+        return;
+    }
+    profile_weights(
+        &AxisCell {
+            origin: cy_bottom,
+            scale: -ctx.ry,
+            bbox: [cell.bbox[2], cell.bbox[3]],
+            profile: &cell.profile_y,
+            extent: bh,
+        },
+        ctx.alpha,
+        ctx.h,
+        &mut s.ys,
+    );
+    if s.ys.is_empty() {
+        return;
+    }
+    // The cell's blocks, α applied: f̄^α per bucket with a second-order (Jensen) correction for
+    // the spread of areas inside the bucket.
+    let alpha = ctx.alpha;
+    let scale = ctx.rx * ctx.ry;
+    let (mut f_sum, mut t_sum, mut s_sum) = (0.0f64, 0.0f64, 0.0f64);
+    let mut c_sum = [0.0f64; 3];
+    for b in buckets {
+        let n = f64::from(b.n);
+        if n <= 0.0 {
+            continue;
+        }
+        let mean = b.mean_area() * scale;
+        let j = (1.0 + alpha * (alpha - 1.0) / 2.0 * b.cv2()).max(0.0);
+        let nw = n * f64::from(crate::eq1::fast_pow(mean as f32, alpha as f32)) * j;
+        f_sum += nw;
+        let c = b.color();
+        for k in 0..3 {
+            c_sum[k] += c[k] * nw;
+        }
+        t_sum += b.attr() * nw;
+        s_sum += n * mean;
+    }
+    let h = ctx.h as usize;
+    for &(px, ex, gx) in &s.xs {
+        let col = px as usize * h;
+        for &(py, ey, gy) in &s.ys {
+            let i = col + py as usize;
+            let g = gx * gy;
+            let a = &mut sums.acc[i];
+            match ctx.mode {
+                ColorMode::Categorical => {
+                    for k in 0..3 {
+                        a[k] += (c_sum[k] * g) as f32;
+                    }
+                }
+                ColorMode::Quantitative => {
+                    a[0] += (t_sum * g) as f32;
+                    a[1] += (f_sum * g) as f32;
+                }
+            }
+            a[3] += (f_sum * g) as f32;
+            sums.cov[i] += (s_sum * ex * ey) as f32;
+        }
+    }
+}
+
+/// A cell along one axis: pixel coordinate of cell position `u` is `origin + u · scale`.
+pub struct AxisCell<'a> {
+    pub origin: f64,
+    pub scale: f64,
+    /// Bounding-box codes (low, high) of the blocks' extents ([`CellRec::bbox_at`]).
+    pub bbox: [u8; 2],
+    pub profile: &'a [u8; PROFILE_BINS],
+    /// Mean block extent along the axis, in pixels.
+    pub extent: f64,
+}
+
+/// For a cell's blocks along one axis (centres spread over the occupied profile slices,
+/// extents inside the bounding box): every pixel `p` in `[0, n)` they may reach, with E[o] and
+/// E[o^α], o the fraction of a block inside `p`, summed over the slices by their weights.
+pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
+    out.clear();
+    let to_px = |u: f64| c.origin + u * c.scale;
+    let (b0, b1) = (
+        to_px(CellRec::bbox_at(c.bbox[0])),
+        to_px(CellRec::bbox_at(c.bbox[1])),
+    );
+    let (blo, bhi) = (b0.min(b1), b0.max(b1));
+    // Every block inside one pixel: all of them there, whole.
+    let p0 = ffloor(blo);
+    if bhi <= p0 + 1.0 {
+        if p0 >= 0.0 && (p0 as i64) < n {
+            out.push((p0 as i64, 1.0, 1.0));
+        }
+        return;
+    }
+    let total: f64 = c.profile.iter().map(|&v| f64::from(v)).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let e = c.extent.clamp(0.0, 1.0);
+    // Centres keep the extents inside the box.
+    let (clo, chi) = if bhi - blo <= c.extent {
+        let m = (blo + bhi) / 2.0;
+        (m, m)
+    } else {
+        (blo + c.extent / 2.0, bhi - c.extent / 2.0)
+    };
+    // The box spans at most a few pixels: sums by pixel from p0.
+    let mut acc = [(0.0f64, 0.0f64); 8];
+    let mut single: Vec<(i64, f64, f64)> = Vec::new();
+    for (j, &v) in c.profile.iter().enumerate() {
+        if v == 0 {
+            continue;
+        }
+        let q = f64::from(v) / total;
+        let (a0, a1) = (
+            to_px(j as f64 / PROFILE_BINS as f64),
+            to_px((j + 1) as f64 / PROFILE_BINS as f64),
+        );
+        let (mut lo, mut hi) = (a0.min(a1).max(clo), a0.max(a1).min(chi));
+        if lo > hi {
+            // The slice lies outside the centres' range (rounding): its nearest point.
+            let m = if a0.min(a1) > chi { chi } else { clo };
+            lo = m;
+            hi = m;
+        }
+        let p = ffloor(lo - e / 2.0);
+        if hi + e / 2.0 <= p + 1.0 {
+            // This slice's blocks lie inside one pixel.
+            let k = (p - p0) as usize;
+            if let Some(slot) = acc.get_mut(k) {
+                slot.0 += q;
+                slot.1 += q;
+            }
+            continue;
+        }
+        axis_weights(lo, hi, e, alpha, i64::MAX, &mut single);
+        for &(pp, e1, ea) in &single {
+            let k = (pp as f64 - p0) as usize;
+            if let Some(slot) = acc.get_mut(k) {
+                slot.0 += q * e1;
+                slot.1 += q * ea;
+            }
+        }
+    }
+    for (k, &(e1, ea)) in acc.iter().enumerate() {
+        let p = p0 as i64 + k as i64;
+        if e1 > 0.0 && p >= 0 && p < n {
+            out.push((p, e1, ea));
+        }
+    }
+}
+
+/// For blocks `bw` pixels long whose centres are uniform on `[lo, hi]` (pixel units): every
+/// pixel `p` in `[0, n)` they may reach, with E[o] and E[o^α], o the fraction of a block
+/// inside `p`.
+pub fn axis_weights(lo: f64, hi: f64, bw: f64, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
+    out.clear();
+    let bw = bw.clamp(0.0, 1.0);
+    if bw < 1e-4 {
+        // Points (to within 10⁻⁴ px): o is 0 or 1, E[o] = E[o^α] = the share inside.
+        let first = ffloor(lo) as i64;
+        let last = ffloor(hi) as i64;
+        for p in first.max(0)..=last.min(n - 1) {
+            let share = if hi - lo < 1e-12 {
+                1.0
+            } else {
+                ((hi.min(p as f64 + 1.0) - lo.max(p as f64)) / (hi - lo)).max(0.0)
+            };
+            if share > 0.0 {
+                out.push((p, share, share));
+            }
+        }
+        return;
+    }
+    let first = ffloor(lo - bw / 2.0) as i64;
+    let last = (hi + bw / 2.0).ceil() as i64;
+    for p in first.max(0)..last.min(n) {
+        let (e1, ea) = expected_overlap(lo, hi, bw, p as f64, alpha);
+        if e1 > 0.0 {
+            out.push((p, e1, ea));
+        }
+    }
+}
+
+/// E[o] and E[o^α] for x uniform on `[lo, hi]`, o(x) = |[x − w/2, x + w/2] ∩ [p, p + 1]| / w
+/// (for w → 0, whether x lies in the pixel); w ≤ 1.
+pub fn expected_overlap(lo: f64, hi: f64, w: f64, p: f64, alpha: f64) -> (f64, f64) {
+    let o_at = |x: f64| -> f64 {
+        if w <= 1e-12 {
+            return if x >= p && x < p + 1.0 { 1.0 } else { 0.0 };
+        }
+        let l = (x + w / 2.0).min(p + 1.0) - (x - w / 2.0).max(p);
+        (l / w).clamp(0.0, 1.0)
+    };
+    if hi - lo < 1e-9 {
+        let o = o_at(lo);
+        return (o, f64::from(crate::eq1::fast_pow(o as f32, alpha as f32)));
+    }
+    let mut pts = [
+        lo,
+        hi,
+        p - w / 2.0,
+        p + w / 2.0,
+        p + 1.0 - w / 2.0,
+        p + 1.0 + w / 2.0,
+    ];
+    pts.sort_by(f64::total_cmp);
+    let (mut i1, mut ia) = (0.0, 0.0);
+    let mut prev = lo;
+    for &x in pts.iter().chain(std::iter::once(&hi)) {
+        let x = x.clamp(lo, hi);
+        let (a, b) = (prev, x);
+        if b <= a {
+            continue;
+        }
+        prev = x;
+        // o is linear on [a, b] (no breakpoint inside).
+        let (oa, ob) = if w <= 1e-12 {
+            let m = o_at((a + b) / 2.0);
+            (m, m)
+        } else {
+            (o_at(a), o_at(b))
+        };
+        i1 += (oa + ob) / 2.0 * (b - a);
+        let pw = |o: f64, e: f64| f64::from(crate::eq1::fast_pow(o as f32, e as f32));
+        if (ob - oa).abs() < 1e-9 {
+            ia += pw(oa, alpha) * (b - a);
+        } else {
+            let k = (ob - oa) / (b - a);
+            ia += (pw(ob, alpha + 1.0) - pw(oa, alpha + 1.0)) / ((alpha + 1.0) * k);
+        }
+    }
+    let len = hi - lo;
+    (i1 / len, ia / len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_overlap_of_points_and_short_blocks() {
+        // Points uniform on [0.5, 1.5]: half in pixel 0, half in pixel 1.
+        let (e, ea) = expected_overlap(0.5, 1.5, 0.0, 0.0, 0.3);
+        assert!((e - 0.5).abs() < 1e-12 && (ea - 0.5).abs() < 1e-12);
+        // A single block of width 0.5 centred at 1.0 straddles pixels 0 and 1 evenly.
+        let (e, ea) = expected_overlap(1.0, 1.0, 0.5, 0.0, 0.5);
+        assert!((e - 0.5).abs() < 1e-12);
+        assert!((ea - 0.5f64.powf(0.5)).abs() < 1e-6);
+        // Numerical check of a ramp: centres uniform on [0.8, 1.2], width 0.4, pixel 1.
+        let (lo, hi, w, alpha) = (0.8, 1.2, 0.4, 0.25);
+        let (e, ea) = expected_overlap(lo, hi, w, 1.0, alpha);
+        let n = 100_000;
+        let (mut s1, mut sa) = (0.0, 0.0);
+        for i in 0..n {
+            let x = lo + (hi - lo) * (i as f64 + 0.5) / n as f64;
+            let o: f64 = (((x + w / 2.0).min(2.0) - (x - w / 2.0).max(1.0)) / w).clamp(0.0, 1.0);
+            s1 += o;
+            sa += o.powf(alpha);
+        }
+        assert!((e - s1 / n as f64).abs() < 1e-6, "{e} {}", s1 / n as f64);
+        assert!((ea - sa / n as f64).abs() < 1e-5, "{ea} {}", sa / n as f64);
+    }
+}

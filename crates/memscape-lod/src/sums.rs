@@ -1,0 +1,126 @@
+//! Eq. 1's per-pixel sums and their resolve into colours.
+//!
+//! For a pixel covered by blocks with coverage fractions fᵢ, weights wᵢ = fᵢ^α, colours cᵢ (or
+//! attributes aᵢ) and cushion luminances Lᵢ, the sums are `acc = (Σ wᵢLᵢcᵢ, Σ wᵢ)` (categorical)
+//! or `acc = (Σ wᵢaᵢ, Σ wᵢLᵢ, 0, Σ wᵢ)` (quantitative) and `cov = Σ fᵢ`; what the renderer's
+//! accumulation targets hold, resolved the same way.
+
+use crate::eq1::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, fast_pow};
+
+/// Linear values at which the rounded 8-bit sRGB code steps up: code k for values in
+/// `[THRESHOLDS[k-1], THRESHOLDS[k])`.
+static THRESHOLDS: std::sync::LazyLock<[f32; 255]> = std::sync::LazyLock::new(|| {
+    std::array::from_fn(|k| crate::eq1::srgb_to_linear((k as f32 + 0.5) / 255.0))
+});
+
+/// `round(linear_to_srgb(c) · 255)` by a binary search of the code thresholds.
+#[inline]
+pub fn srgb8(c: f32) -> u8 {
+    let t = &*THRESHOLDS;
+    t.partition_point(|&x| x <= c) as u8
+}
+
+/// [`crate::eq1::linear_to_srgb`] through [`fast_pow`].
+#[inline]
+pub fn fast_linear_to_srgb(c: f32) -> f32 {
+    let x = c.clamp(0.0, 1.0);
+    if x <= 0.003_130_8 {
+        x * 12.92
+    } else {
+        1.055 * fast_pow(x, 1.0 / 2.4) - 0.055
+    }
+}
+use crate::view::LodView;
+
+/// The sums of every pixel of a view, row-major, row 0 at the top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PixelSums {
+    pub width: u32,
+    pub height: u32,
+    pub acc: Vec<[f32; 4]>,
+    pub cov: Vec<f32>,
+}
+
+impl PixelSums {
+    pub fn new(width: u32, height: u32) -> Self {
+        let n = width as usize * height as usize;
+        Self {
+            width,
+            height,
+            acc: vec![[0.0; 4]; n],
+            cov: vec![0.0; n],
+        }
+    }
+
+    /// Adds `other` (same size) pixel by pixel.
+    pub fn add(&mut self, other: &PixelSums) {
+        for (a, b) in self.acc.iter_mut().zip(&other.acc) {
+            for k in 0..4 {
+                a[k] += b[k];
+            }
+        }
+        for (a, b) in self.cov.iter_mut().zip(&other.cov) {
+            *a += b;
+        }
+    }
+
+    /// Eq. 1 for every pixel, sRGB bytes (RGBA, alpha 255), as the renderer's resolve pass.
+    pub fn resolve(&self, view: &LodView) -> Vec<[u8; 4]> {
+        self.acc
+            .iter()
+            .zip(&self.cov)
+            .map(|(acc, &cov)| {
+                let c = resolve_pixel(view, *acc, cov);
+                [srgb8(c[0]), srgb8(c[1]), srgb8(c[2]), 255]
+            })
+            .collect()
+    }
+}
+
+/// Eq. 1 for one pixel from its sums (linear RGB), as the renderer's `resolve_pixel`.
+pub fn resolve_pixel(view: &LodView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
+    let uncovered = if coverage >= 1.0 - FULL_COVERAGE_EPSILON {
+        0.0
+    } else {
+        1.0 - coverage
+    };
+    let f_sum = acc[3];
+    let b = fast_pow(uncovered.max(0.0), view.alpha);
+    let bg = view.background_linear;
+    if f_sum + b <= 0.0 {
+        return bg;
+    }
+    let c = match view.color_mode {
+        ColorMode::Categorical => [acc[0], acc[1], acc[2]],
+        ColorMode::Quantitative => {
+            if f_sum > 0.0 {
+                let ramp = blue_red(acc[0] / f_sum);
+                let shade = acc[1] / f_sum;
+                ramp.map(|r| r * shade * f_sum)
+            } else {
+                [0.0; 3]
+            }
+        }
+    };
+    std::array::from_fn(|k| (c[k] + b * bg[k]) / (f_sum + b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn srgb8_rounds_like_the_formula() {
+        let mut off = 0;
+        for i in 0..=100_000 {
+            let v = i as f32 / 100_000.0;
+            let want = (crate::eq1::linear_to_srgb(v) * 255.0).round() as u8;
+            let got = srgb8(v);
+            assert!(got.abs_diff(want) <= 1, "{v}: {got} vs {want}");
+            off += usize::from(got != want);
+        }
+        assert!(off < 50, "{off} values one level off");
+        assert_eq!(srgb8(-1.0), 0);
+        assert_eq!(srgb8(2.0), 255);
+    }
+}

@@ -1,0 +1,144 @@
+//! The index file format: a built index reopens with the same header; bad, truncated,
+//! foreign-version and corrupted files are clear errors or draw garbage, never a panic or an
+//! allocation sized by an unchecked field.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::atomic::AtomicBool;
+
+use memscape_lod::resolve::accumulate;
+use memscape_lod::sidecar::{self, Coloring};
+use memscape_lod::source::palette_color;
+use memscape_lod::synth::{SynthParams, trace};
+use memscape_lod::trace_source::{TraceBlocks, TraceFile};
+use memscape_lod::{BuildParams, LodError, LodIndex, LodView, PixelSums};
+
+fn color(t: u32, _s: u32, _z: u64, _l: u64) -> (u32, f32) {
+    (palette_color(t), 0.0)
+}
+
+fn built(dir: &std::path::Path) -> (TraceFile, std::path::PathBuf) {
+    let file = TraceFile::from_trace(trace(SynthParams::new(200_000, 3)));
+    let trace_path = dir.join("t.msc");
+    std::fs::write(&trace_path, b"stand-in").expect("write");
+    let out = sidecar::index_path(&trace_path, "thread");
+    sidecar::build(
+        &file,
+        &trace_path,
+        &out,
+        Coloring {
+            name: "thread",
+            color: &color,
+        },
+        &BuildParams::default(),
+        &mut |_, _| {},
+        &AtomicBool::new(false),
+    )
+    .expect("build");
+    (file, out)
+}
+
+fn open_err(path: &std::path::Path) -> String {
+    match LodIndex::open(path) {
+        Ok(_) => panic!("{} opened", path.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn reopens_and_rejects_bad_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (file, out) = built(dir.path());
+    let index = LodIndex::open(&out).expect("open");
+    assert!(!index.levels.is_empty() && !index.classes.is_empty());
+    assert_eq!(index.meta.blocks, file.columns().len() as u64);
+    assert_eq!(index.meta.coloring, "thread");
+    // The index belongs to its trace until the trace changes.
+    let trace_path = dir.path().join("t.msc");
+    let events = file.trace.meta.events;
+    let n = index.meta.blocks;
+    assert!(sidecar::open_current(&out, &trace_path, events, n, "thread").is_some());
+    assert!(sidecar::open_current(&out, &trace_path, events, n, "size").is_none());
+    assert!(sidecar::open_current(&out, &trace_path, events + 1, n, "thread").is_none());
+
+    let bytes = std::fs::read(&out).expect("read");
+    let bad = dir.path().join("bad.lod");
+    let write = |b: &[u8]| std::fs::write(&bad, b).expect("write");
+
+    write(b"");
+    assert!(open_err(&bad).contains("bad magic"));
+    write(b"PK\x03\x04 not an index at all");
+    assert!(open_err(&bad).contains("bad magic"));
+
+    let mut v = bytes.clone();
+    v[8..12].copy_from_slice(&99u32.to_le_bytes());
+    write(&v);
+    let e = open_err(&bad);
+    assert!(e.contains("version 99, expected 1"), "{e}");
+    assert!(e.contains("bad.lod"), "names the file: {e}");
+
+    // A header length far beyond the file (allocating it would take exabytes).
+    let mut v = bytes.clone();
+    v[12..20].copy_from_slice(&(u64::MAX - 7).to_le_bytes());
+    write(&v);
+    assert!(open_err(&bad).contains("header longer than the file"));
+
+    // Truncated anywhere: in the header, in the JSON, in the sections.
+    for cut in [19, 40, bytes.len() / 2, bytes.len() - 8] {
+        write(&bytes[..cut]);
+        let e = open_err(&bad);
+        assert!(
+            e.contains("header") || e.contains("outside the file"),
+            "cut at {cut}: {e}"
+        );
+    }
+
+    // A section whose length is no multiple of its records.
+    let json_len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes")) as usize;
+    let json = std::str::from_utf8(&bytes[20..20 + json_len]).expect("utf-8");
+    let mut meta: serde_json::Value = serde_json::from_str(json).expect("json");
+    meta["levels"][0]["cells"]["len"] = serde_json::json!(73);
+    let mut v = bytes[..20].to_vec();
+    let j = serde_json::to_vec(&meta).expect("json");
+    v[12..20].copy_from_slice(&(j.len() as u64).to_le_bytes());
+    v.extend_from_slice(&j);
+    write(&v);
+    assert!(open_err(&bad).contains("level cells"));
+    assert!(matches!(LodIndex::open(&bad), Err(LodError::Format(_))));
+}
+
+#[test]
+fn corrupted_records_draw_without_panicking() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (file, out) = built(dir.path());
+    let good = std::fs::read(&out).expect("read");
+    let json_len = u64::from_le_bytes(good[12..20].try_into().expect("8 bytes")) as usize;
+    let data = (20 + json_len).next_multiple_of(8);
+    // Deterministic garbage over the records (bucket indices, counts, rows, block numbers).
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for round in 0..6 {
+        let mut v = good.clone();
+        for _ in 0..(v.len() - data) / 16 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = data + (state as usize) % (v.len() - data);
+            v[at] = (state >> 32) as u8;
+        }
+        let bad = dir.path().join(format!("garbage{round}.lod"));
+        std::fs::write(&bad, &v).expect("write");
+        let index = LodIndex::open(&bad).expect("the header is intact");
+        let axis = index.meta.axis.clone();
+        let source = TraceBlocks {
+            columns: file.columns(),
+            axis: &axis,
+            color: &color,
+            index: &index,
+        };
+        for (w, h) in [(64, 36), (200, 120)] {
+            let view = LodView::fit(0, index.meta.extent_t, 0, axis.extent, w, h);
+            let mut sums = PixelSums::new(w, h);
+            accumulate(&index, &source, &view, &mut sums);
+            assert_eq!(sums.resolve(&view).len(), (w * h) as usize);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! `memscape lod`: the level-of-detail index beside a trace (build, inspect) and allocation-map
+//! frames drawn from it. The logic lives in memscape-lod ([`memscape_lod::LodTrace`]).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use memscape_lod::eq1::Cushion;
+use memscape_lod::{FramePath, LodTrace};
+
+#[derive(Debug, Args)]
+pub struct LodArgs {
+    #[command(subcommand)]
+    pub command: LodCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LodCommand {
+    /// Build the index beside TRACE (TRACE.COLORING.lod), or report that it is current.
+    Build(LodBuildArgs),
+    /// Draw the allocation map of TRACE from its index (built first when missing) to a PNG.
+    Render(LodRenderArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LodBuildArgs {
+    pub trace: PathBuf,
+    /// Block colouring the index holds.
+    #[arg(long, default_value = "thread")]
+    pub coloring: String,
+    /// Rebuild even when the index is current.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LodRenderArgs {
+    pub trace: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[arg(long, default_value = "1920x1080")]
+    pub size: String,
+    /// Eq. 1's bias α.
+    #[arg(long, default_value_t = 0.5)]
+    pub alpha: f32,
+    /// parabolic, plateau or none.
+    #[arg(long, default_value = "parabolic")]
+    pub cushion: String,
+    /// T0:T1,A0:A1 in events and collapsed bytes, `*` for a whole axis (default: `*,*`).
+    #[arg(long)]
+    pub window: Option<String>,
+    /// lod or exact (default: MEMSCAPE_ALLOC_MAP_PATH when it says one of them, else lod).
+    #[arg(long)]
+    pub path: Option<String>,
+    #[arg(long, default_value = "thread")]
+    pub coloring: String,
+}
+
+pub fn run(args: &LodArgs) -> anyhow::Result<ExitCode> {
+    match &args.command {
+        LodCommand::Build(a) => {
+            let (t, report) = open(&a.trace, &a.coloring, a.force)?;
+            let m = t.meta();
+            let len = t.index.file_len() as f64;
+            match report.built {
+                Some(d) => println!(
+                    "built {} in {:.2} s",
+                    t.index_path.display(),
+                    d.as_secs_f64()
+                ),
+                None => println!("{} is current", t.index_path.display()),
+            }
+            let copied: u64 = m
+                .classes
+                .iter()
+                .filter(|c| c.copied)
+                .map(|c| c.blocks.len / 40)
+                .sum();
+            println!(
+                "{} blocks, {} events, {} regions; {} levels, {} size classes ({} blocks copied); {:.1} MB ({:.1} B a block)",
+                m.blocks,
+                m.source.events,
+                m.axis.regions.len(),
+                m.levels.len(),
+                m.classes.len(),
+                copied,
+                len / 1e6,
+                len / m.blocks.max(1) as f64
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        LodCommand::Render(a) => render(a),
+    }
+}
+
+fn open(
+    trace: &Path,
+    coloring: &str,
+    force: bool,
+) -> anyhow::Result<(LodTrace, memscape_lod::open::OpenReport)> {
+    let mut last = (0u8, -1i64);
+    let start = Instant::now();
+    LodTrace::open(
+        trace,
+        coloring,
+        force,
+        &mut |pass, f| {
+            let pct = (f * 100.0) as i64;
+            if (pass, pct / 10) != (last.0, last.1 / 10) {
+                last = (pass, pct);
+                eprintln!(
+                    "building the index: pass {pass}, {pct:3} % ({:.1} s)",
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        },
+        &AtomicBool::new(false),
+    )
+    .map_err(anyhow::Error::from)
+}
+
+fn render(a: &LodRenderArgs) -> anyhow::Result<ExitCode> {
+    let (w, h) = a
+        .size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| (1..=16384).contains(&w) && (1..=16384).contains(&h))
+        .with_context(|| {
+            format!(
+                "--size {:?}: expected WIDTHxHEIGHT, each 1 to 16384",
+                a.size
+            )
+        })?;
+    let cushion = match a.cushion.as_str() {
+        "parabolic" => Cushion::Parabolic,
+        "plateau" => Cushion::Plateau,
+        "none" => Cushion::None,
+        other => anyhow::bail!("--cushion {other:?}: expected parabolic, plateau or none"),
+    };
+    let path = match a.path.as_deref() {
+        Some("lod") => FramePath::Lod,
+        Some("exact") => FramePath::Exact,
+        Some(other) => anyhow::bail!("--path {other:?}: expected lod or exact"),
+        None => FramePath::from_env().unwrap_or_default(),
+    };
+    anyhow::ensure!(
+        a.alpha > 0.0 && a.alpha <= 1.0,
+        "--alpha {}: expected (0, 1]",
+        a.alpha
+    );
+    let (t, report) = open(&a.trace, &a.coloring, false)?;
+    let [te, ye] = t.extent();
+    let mut view = match &a.window {
+        None => t.whole_view(w, h),
+        Some(s) => {
+            let parse = |r: &str, whole: u64| -> Option<(u64, u64)> {
+                if r.trim() == "*" {
+                    return Some((0, whole));
+                }
+                let (x, y) = r.split_once(':')?;
+                Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
+            };
+            let ((t0, t1), (a0, a1)) = s
+                .split_once(',')
+                .and_then(|(tr, ar)| Some((parse(tr, te)?, parse(ar, ye)?)))
+                .filter(|((t0, t1), (a0, a1))| t0 < t1 && a0 < a1)
+                .with_context(|| format!("--window {s:?}: expected T0:T1,A0:A1 with T0 < T1 and A0 < A1 (plane: 0:{te},0:{ye})"))?;
+            memscape_lod::LodView::fit(t0, t1, a0, a1, w, h)
+        }
+    };
+    view.alpha = a.alpha;
+    view.cushion = cushion;
+    let frame_start = Instant::now();
+    let (pixels, stats) = t.frame(&view, path);
+    let frame = frame_start.elapsed();
+    let mut img = memscape_render::RgbaImage::new(w, h, [0, 0, 0, 255]);
+    img.pixels = pixels.into_iter().flatten().collect();
+    img.save_png(&a.output)
+        .with_context(|| format!("{}", a.output.display()))?;
+    let level = stats.level.map_or(String::from("exact blocks"), |l| {
+        let d = t.index.levels[l].desc;
+        format!("level 2^{} events × 2^{} bytes", d.log_tau, d.log_sig)
+    });
+    println!(
+        "{}: {w}x{h} from {level}: {} cells, {} exact blocks; trace opened in {:.3} s, index {} in {:.3} s, frame {:.3} s",
+        a.output.display(),
+        stats.cells,
+        stats.exact_blocks,
+        report.opened_trace.as_secs_f64(),
+        report.built.map_or("opened", |_| "built and opened"),
+        report.built.unwrap_or_default().as_secs_f64() + report.opened_index.as_secs_f64(),
+        frame.as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
