@@ -225,7 +225,11 @@ impl View for TopologyPane {
         let (radial_area, charts) = topology_pane_areas(rect.size());
         let agg = &result.aggregate;
         let pointer = response.hover_pos().map(|p| p - rect.min.to_vec2());
-        let hovered = pointer.and_then(|p| hovered_resource(&base.topology, radial_area, p));
+        // The disc inside the area (its per-level legend beside or under it).
+        let disc =
+            memscape_views::samples::topology_draw::radial_areas(&base.topology, true, radial_area)
+                .0;
+        let hovered = pointer.and_then(|p| hovered_resource(&base.topology, disc, p));
         let (picture, _, _) =
             topology_pane_picture(&base, &result, self.measure, hovered, rect.size());
         self.paint(ui, rect, picture);

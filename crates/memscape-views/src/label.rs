@@ -37,6 +37,13 @@ impl Label {
         self.angle = angle;
         self
     }
+
+    /// Roughly where the (unrotated) text lies: [`approx_width`] wide, one line high, placed by
+    /// its alignment. For layout checks; rotated labels give their unrotated box.
+    pub fn approx_rect(&self) -> egui::Rect {
+        let size = egui::vec2(approx_width(&self.text, self.size), self.size * 1.2);
+        self.align.anchor_size(self.pos, size)
+    }
 }
 
 /// Paints `labels` with their positions offset by `origin`.

@@ -268,3 +268,168 @@ fn bad_allocation_map_settings_are_clear_errors() {
     let err = common::error(&demo, ViewKind::AllocMap, "range_time = [20, 10]");
     assert!(err.contains("--range-time"), "{err}");
 }
+
+/// Every quantitative colouring's legend says what its colours mean: at least two ticks with
+/// values in the colouring's unit (size in bytes, lifetime and age in events, waste in %), in
+/// the one picture the GUI and `memscape render` both draw.
+#[test]
+fn quantitative_colourings_have_ramps_with_values_and_units() {
+    let demo = load(Path::new("demo"));
+    for (color, unit) in [
+        ("size", "B"),
+        ("lifetime", "events"),
+        ("waste", "%"),
+        ("age", "events"),
+    ] {
+        let fields = format!("panels = \"main,occupancy\"\ncolor = \"{color}\"");
+        let picture = common::settings(ViewKind::AllocMap, &fields)
+            .compose(&demo, egui::vec2(800.0, 500.0))
+            .unwrap();
+        let ticks: Vec<&str> = picture
+            .labels
+            .iter()
+            .map(|l| l.text.as_str())
+            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()) && t.ends_with(unit))
+            .collect();
+        assert!(
+            ticks.len() >= 2
+                && ticks
+                    .iter()
+                    .any(|t| t.starts_with('0') || t.starts_with("1 ")),
+            "{color}: the ramp's ticks are {ticks:?}"
+        );
+    }
+}
+
+/// The colour legend lies in its band above the maps and each grid cell's title in its strip:
+/// neither rectangle meets a map or a bar, every legend and title label lies inside its
+/// rectangle, and titles are shortened by whole parts, never cut (`16156 bl…`).
+#[test]
+fn legend_and_bin_titles_are_not_drawn_over_the_maps() {
+    use memscape_views::alloc_map::layout::{Panels, pane_layout};
+    use memscape_views::picture::Layer;
+    let sqlite = load(Path::new("demo:sqlite"));
+    let size = egui::vec2(800.0, 480.0);
+    for layout in ["address", "time"] {
+        for color in ["size", "site"] {
+            let fields = format!(
+                "panels = \"main,occupancy,context\"\nbins = \"size\"\nlayout = \"{layout}\"\ncolor = \"{color}\""
+            );
+            let settings = common::settings(ViewKind::AllocMap, &fields);
+            let picture = settings.compose(&sqlite, size).unwrap();
+            let data: Vec<egui::Rect> = picture
+                .layers
+                .iter()
+                .filter_map(|l| match l {
+                    Layer::Map(m) => Some(m.rect),
+                    Layer::Bar(b) => Some(b.rect),
+                    _ => None,
+                })
+                .collect();
+            let memscape_views::ViewSettings::AllocMap(s) = &settings else {
+                panic!("alloc map settings");
+            };
+            let bins = picture
+                .layers
+                .iter()
+                .filter(|l| matches!(l, Layer::Map(m) if m.slot != u32::MAX))
+                .count();
+            let l = pane_layout(size, bins, s.layout, Panels::of(s));
+            let band = l.legend.expect("a legend band");
+            let mut text_rects = vec![band];
+            text_rects.extend(l.cells.iter().filter_map(|c| c.title));
+            if layout == "address" {
+                assert_eq!(
+                    text_rects.len(),
+                    1 + bins,
+                    "every grid cell has a title strip"
+                );
+            }
+            for r in &text_rects {
+                for d in &data {
+                    assert!(!r.intersects(d.shrink(0.5)), "{fields}: {r:?} covers {d:?}");
+                }
+            }
+            let inside = |label: &memscape_views::label::Label| {
+                text_rects.iter().find(|r| r.contains(label.pos))
+            };
+            let mut in_band = 0;
+            for label in &picture.labels {
+                if let Some(r) = inside(label) {
+                    in_band += 1;
+                    assert!(
+                        r.expand(1.0).contains_rect(label.approx_rect()),
+                        "{fields}: {label:?} runs out of {r:?}"
+                    );
+                    assert!(!label.text.contains('…') || *r == band, "{label:?} is cut");
+                }
+            }
+            assert!(
+                in_band >= 3,
+                "{fields}: {in_band} labels in the legend and titles"
+            );
+        }
+    }
+}
+
+/// The occupancy variants other than flat look like flat on event-index time (no step is idle,
+/// every interval is one event): the bar's caption says so there, and not on wall time.
+#[test]
+fn occupancy_variants_say_when_they_look_like_flat() {
+    let sqlite = load(Path::new("demo:sqlite"));
+    let caption = |time: &str, occupancy: &str| {
+        let fields =
+            format!("panels = \"main,occupancy\"\ntime = \"{time}\"\noccupancy = \"{occupancy}\"");
+        common::settings(ViewKind::AllocMap, &fields)
+            .compose(&sqlite, egui::vec2(640.0, 400.0))
+            .unwrap()
+            .labels
+            .iter()
+            .any(|l| l.text.contains("as flat on event time"))
+    };
+    assert!(caption("events", "idle-black"));
+    assert!(caption("events", "intervals-parabolic"));
+    assert!(!caption("events", "flat"));
+    assert!(!caption("wall", "idle-black"));
+}
+
+/// The stacked bar of many bins gives each bin a band of at least half its per-bin height, and
+/// its time labels lie under it, not over it.
+#[test]
+fn stacked_bar_has_room_per_bin_and_labels_beside_it() {
+    use memscape_views::picture::Layer;
+    let sqlite = load(Path::new("demo:sqlite"));
+    let picture = common::settings(
+        ViewKind::AllocMap,
+        "panels = \"main,occupancy\"\nbins = \"size\"\nlayout = \"time\"",
+    )
+    .compose(&sqlite, egui::vec2(800.0, 600.0))
+    .unwrap();
+    let (rect, bars) = picture
+        .layers
+        .iter()
+        .find_map(|l| match l {
+            Layer::Bar(b) if b.bin.is_none() => Some((b.rect, b.bars.clone())),
+            _ => None,
+        })
+        .expect("a stacked bar");
+    let n = bars.bands.len();
+    assert!(n >= 10, "{n} size classes");
+    let per_bin = memscape_views::alloc_map::layout::STACKED_PER_BIN;
+    assert!(
+        rect.height() >= per_bin * n as f32 - 0.5,
+        "{rect:?} for {n} bins"
+    );
+    let units = memscape_render::alloc_map::occupancy::BAR_UNITS as f32;
+    for band in &bars.bands {
+        let h = (band.hi - band.lo) as f32 / units * rect.height();
+        assert!(h >= 0.5 * per_bin - 0.01, "a band of {h} points");
+    }
+    // Labels (time ticks) never over the bar.
+    for l in &picture.labels {
+        assert!(
+            !l.approx_rect().intersects(rect),
+            "{l:?} over the stacked bar {rect:?}"
+        );
+    }
+}

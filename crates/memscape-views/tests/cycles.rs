@@ -25,13 +25,27 @@ fn draw(trace: &Dataset, kind: ViewKind, fields: &str) -> RgbaImage {
     )
 }
 
+/// Where the records' centre lies in `kind`'s picture (beside the legend, under the caption).
+fn plot_center(trace: &Dataset, kind: ViewKind) -> (u32, u32) {
+    let picture = common::settings(kind, "range = \"0..1200\"")
+        .compose(trace, egui::vec2(480.0, 480.0))
+        .unwrap();
+    match picture.layers.first() {
+        Some(memscape_views::picture::Layer::Morph(m)) => {
+            (m.view.center_px[0] as u32, m.view.center_px[1] as u32)
+        }
+        _ => panic!("{kind:?}: a morph layer"),
+    }
+}
+
 /// Pixels that differ from the background by more than a little, per quadrant around the
-/// centre: a spiral whose loops are turns covers all four.
-fn quadrant_coverage(img: &RgbaImage) -> [usize; 4] {
+/// records' centre `(cx, cy)`, left of the legend excluded: a spiral whose loops are turns
+/// covers all four.
+fn quadrant_coverage(img: &RgbaImage, (cx, cy): (u32, u32)) -> [usize; 4] {
     let mut q = [0usize; 4];
-    let (cx, cy) = (img.width / 2, img.height / 2);
-    for y in 0..img.height {
-        for x in 0..img.width {
+    let left = 2 * cx - img.width;
+    for y in 24..img.height {
+        for x in left..img.width {
             let p = img.pixel(x, y);
             if p[0].max(p[1]).max(p[2]) > 60 {
                 q[usize::from(x >= cx) + 2 * usize::from(y >= cy)] += 1;
@@ -45,7 +59,7 @@ fn quadrant_coverage(img: &RgbaImage) -> [usize; 4] {
 fn spiral_circular_and_barcode_goldens() {
     let trace = trace();
     let spiral = draw(&trace, ViewKind::Spiral, "");
-    let q = quadrant_coverage(&spiral);
+    let q = quadrant_coverage(&spiral, plot_center(&trace, ViewKind::Spiral));
     assert!(
         q.iter().all(|&n| n > 300),
         "the sort loop winds around the centre: {q:?}"
@@ -122,10 +136,14 @@ fn circular_isocontour_summary_golden() {
 /// the dimmed grey, so fewer pixels keep their line colours.
 #[test]
 fn a_selected_source_line_dims_the_other_records() {
+    let trace = trace();
+    // The records only: right of the legend.
+    let (cx, _) = plot_center(&trace, ViewKind::Spiral);
+    let left = 2 * cx - 480;
     let colourful = |img: &RgbaImage| {
         let mut n = 0usize;
         for y in 0..img.height {
-            for x in 0..img.width {
+            for x in left..img.width {
                 let p = img.pixel(x, y);
                 let (hi, lo) = (p[0].max(p[1]).max(p[2]), p[0].min(p[1]).min(p[2]));
                 // Saturated: a line colour, not the grey of dimmed records or the background.
@@ -136,7 +154,6 @@ fn a_selected_source_line_dims_the_other_records() {
         }
         n
     };
-    let trace = trace();
     let plain = draw(&trace, ViewKind::Spiral, "");
     let selected = draw(&trace, ViewKind::Spiral, "select_record = 400");
     let (all, some) = (colourful(&plain), colourful(&selected));
@@ -145,4 +162,41 @@ fn a_selected_source_line_dims_the_other_records() {
         some * 3 < all,
         "the other lines are dimmed ({some} of {all} coloured pixels left)"
     );
+}
+
+/// No text over a record: every record of the spiral and the circular view (at both ends of a
+/// morph) lies outside every label's box, the legend's and the caption's included.
+#[test]
+fn legend_and_caption_leave_every_record_visible() {
+    use memscape_render::polar_morph::cpu_reference::{angle_at, polar_px};
+    use memscape_views::picture::Layer;
+    let trace = trace();
+    for (kind, t) in [
+        (ViewKind::Spiral, 0.0),
+        (ViewKind::Circular, 0.0),
+        (ViewKind::Spiral, 1.0),
+    ] {
+        let fields = format!("range = \"0..1200\"\nt = {t}\nmorph_to = 1");
+        let picture = common::settings(kind, &fields)
+            .compose(&trace, egui::vec2(480.0, 480.0))
+            .unwrap();
+        let Some(Layer::Morph(morph)) = picture.layers.first() else {
+            panic!("{kind:?}: a morph layer");
+        };
+        let margin = morph.view.point_radius_px;
+        for p in &morph.data.points {
+            let [x, y] = polar_px(
+                &morph.view,
+                p.r,
+                angle_at(p.theta_a, p.theta_b, morph.view.t),
+            );
+            for label in &picture.labels {
+                let r = label.approx_rect().expand(margin);
+                assert!(
+                    !r.contains(egui::pos2(x, y)),
+                    "{kind:?} t={t}: {label:?} covers the record at ({x}, {y})"
+                );
+            }
+        }
+    }
 }

@@ -178,3 +178,152 @@ fn bad_samples_view_settings_are_errors_naming_the_problem() {
         assert!(err.contains(expect), "{fields}: {err}");
     }
 }
+
+/// The radial topology colours each level by its own range: a legend row per level below the
+/// machine (its name, its ramp with ticks in cycles), laid out clear of the disc's sectors.
+#[test]
+fn radial_levels_have_ramps_with_values_clear_of_the_disc() {
+    use memscape_render::shapes::Geometry;
+    let samples = lulesh();
+    let picture = common::settings(ViewKind::Topology, "")
+        .compose(&samples, egui::vec2(640.0, 640.0))
+        .unwrap();
+    let ticks: Vec<&memscape_views::label::Label> = picture
+        .labels
+        .iter()
+        .filter(|l| l.text.ends_with(" cyc") && l.text.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert!(ticks.len() >= 8, "ticks: {ticks:?}");
+    for level in ["NUMA", "PU"] {
+        assert!(
+            picture.labels.iter().any(|l| l.text == level),
+            "no legend row for {level}"
+        );
+    }
+    let (center, radius) = picture
+        .shapes
+        .iter()
+        .filter_map(|s| match s.geometry {
+            Geometry::Sector { center, r1, .. } => Some((center, r1)),
+            _ => None,
+        })
+        .fold(([0.0, 0.0], 0.0f32), |a, b| if b.1 > a.1 { b } else { a });
+    for t in ticks {
+        assert!(
+            t.pos.y > center[1] + radius,
+            "{t:?} lies beside the disc's sectors (centre {center:?}, radius {radius})"
+        );
+    }
+}
+
+/// Parallel histograms in a picture too narrow for every axis title in its column: the titles
+/// take turns on two rows and are shown whole (`dataSource`, not `dataSo…`), apart from each
+/// other; subtitles are shortened by whole words.
+#[test]
+fn parallel_histogram_titles_are_whole_and_apart() {
+    let samples = lulesh();
+    let picture = common::settings(ViewKind::Histograms, "")
+        .compose(&samples, egui::vec2(900.0, 560.0))
+        .unwrap();
+    let titles: Vec<&memscape_views::label::Label> =
+        picture.labels.iter().filter(|l| l.size == 12.0).collect();
+    for name in ["dataSource", "variable", "latency", "map3D", "level"] {
+        assert!(
+            titles.iter().any(|l| l.text == name),
+            "{name} is not shown whole: {:?}",
+            titles.iter().map(|l| &l.text).collect::<Vec<_>>()
+        );
+    }
+    let header: Vec<&memscape_views::label::Label> = picture
+        .labels
+        .iter()
+        .filter(|l| l.size >= 9.5 && l.pos.y < 120.0 && l.pos.y > 56.0)
+        .collect();
+    for (i, a) in header.iter().enumerate() {
+        assert!(!a.text.contains('…'), "{a:?} is cut");
+        for b in &header[..i] {
+            assert!(
+                !a.approx_rect().intersects(b.approx_rect()),
+                "{a:?} and {b:?} overlap"
+            );
+        }
+    }
+}
+
+/// An expanded cluster glyph is drawn in its own column beside the parallel histograms: its
+/// box meets no bar, strip or marker of any axis.
+#[test]
+fn cluster_glyph_covers_no_axis() {
+    use memscape_render::shapes::Geometry;
+    let samples = lulesh();
+    let picture = common::settings(
+        ViewKind::Histograms,
+        "axes = \"zidx,latency,cpu,variable,level\"\nstrips = 24\ncluster_attribute = \"zidx\"\n\
+         cluster_metric = \"imbalance\"\ncluster_depth = \"pu\"\nclusters = 6\nglyph = 2",
+    )
+    .compose(&samples, egui::vec2(1200.0, 640.0))
+    .unwrap();
+    let rect = |g: &Geometry| match *g {
+        Geometry::Rect { min, max, .. } => Some(egui::Rect::from_min_max(
+            egui::pos2(min[0], min[1]),
+            egui::pos2(max[0], max[1]),
+        )),
+        _ => None,
+    };
+    let frame = picture
+        .shapes
+        .iter()
+        .find(|s| s.fill == [30, 33, 42, 245])
+        .and_then(|s| rect(&s.geometry))
+        .expect("the glyph's box");
+    for s in &picture.shapes {
+        if let Some(r) = rect(&s.geometry)
+            && s.fill != [30, 33, 42, 245]
+            && !frame.contains_rect(r)
+        {
+            assert!(!frame.intersects(r), "the glyph {frame:?} covers {r:?}");
+        }
+    }
+}
+
+/// Samples whose data source names no level (Mitos writes `data_src` 2 for every sample) are
+/// counted in the radial topology's legend as "level unknown", not silently on their PU.
+#[test]
+fn radial_topology_counts_level_unknown_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("mitos.csv");
+    std::fs::write(
+        &csv,
+        "source,line,instruction,bytes,ip,variable,buffer_size,dims,xidx,yidx,zidx,pid,tid,time,addr,cpu,latency,data_src\n\
+         a.c,3,mov,8,4198400,buf,64,1,0,0,0,10,11,1000,140000,1,12,2\n\
+         a.c,4,mov,8,4198404,buf,64,1,1,0,0,10,11,1001,140008,1,30,2\n\
+         a.c,5,mov,8,4198408,buf,64,1,2,0,0,10,11,1002,140016,2,7,2\n",
+    )
+    .unwrap();
+    let hardware = common::shared("memaxes/lulesh/hardware.xml");
+    let samples = common::load(&csv);
+    let picture = common::settings(
+        ViewKind::Topology,
+        &format!("hardware = {:?}", hardware.display().to_string()),
+    )
+    .compose(&samples, egui::vec2(640.0, 640.0))
+    .unwrap();
+    assert!(
+        picture
+            .labels
+            .iter()
+            .any(|l| l.text.starts_with("level unknown: 3 samples")),
+        "{:?}",
+        picture.labels.iter().map(|l| &l.text).collect::<Vec<_>>()
+    );
+    // LULESH's own samples all name their level: no such note.
+    let lulesh = common::settings(ViewKind::Topology, "")
+        .compose(&lulesh(), egui::vec2(640.0, 640.0))
+        .unwrap();
+    assert!(
+        !lulesh
+            .labels
+            .iter()
+            .any(|l| l.text.starts_with("level unknown"))
+    );
+}

@@ -89,6 +89,9 @@ impl AllocMapPane {
             s.set(Panel::Occupancy, bar.is_some());
             if let Some(v) = bar {
                 s.occupancy = v;
+                if let Some(why) = v.same_as_flat_on(s.time) {
+                    ui.weak("ⓘ as flat on event time").on_hover_text(why);
+                }
             }
             let mut context = s.has(Panel::Context);
             ui.checkbox(&mut context, "context")

@@ -419,6 +419,7 @@ impl View for AllocMapPane {
                 free_at_events: free_at,
                 focus_bin: self.focus_bin,
                 pinned: self.pinned.and_then(|i| binned.position_of(i)),
+                age_at: links.time_events.unwrap_or(scene.events_extent),
             },
             full.size(),
         );

@@ -58,6 +58,11 @@ pub struct GraphPane {
     /// The pane size the camera was fitted to, while the user has not moved it since: the
     /// fit follows the pane when it is resized (or moved to another cell of the grid).
     fitted_to: Option<[f32; 2]>,
+    /// A new set of nodes (double-click expand or remove, "show all") was asked for: when its
+    /// layout arrives the camera glides to fit it.
+    refit_pending: bool,
+    /// The glide to the fit: the camera it started from and when.
+    fit_from: Option<(ShapesView, Instant)>,
     /// The layout shown before the current one, and when the move from it started.
     previous: Option<Arc<LaidOut>>,
     transition_start: Instant,
@@ -93,6 +98,8 @@ impl GraphPane {
             error: None,
             camera: None,
             fitted_to: None,
+            refit_pending: false,
+            fit_from: None,
             previous: None,
             transition_start: Instant::now(),
             search: String::new(),
@@ -174,7 +181,8 @@ impl GraphPane {
                         || old.2.changes_only != want.2.changes_only
                 });
                 if refit {
-                    self.camera = None;
+                    // Glide from the camera of the old set when the new layout arrives.
+                    self.refit_pending = true;
                 }
                 self.job = Some((rx, Instant::now()));
                 self.laid_for = Some(want);
@@ -190,6 +198,11 @@ impl GraphPane {
         match rx.try_recv() {
             Ok(Ok(laid)) => {
                 let keep_camera = self.laid.is_some() && self.camera.is_some();
+                if std::mem::take(&mut self.refit_pending)
+                    && let Some(c) = self.camera
+                {
+                    self.fit_from = Some((c, Instant::now()));
+                }
                 self.previous = self.laid.take();
                 self.transition_start = Instant::now();
                 self.laid = Some(laid);
@@ -649,6 +662,18 @@ impl View for GraphPane {
                 fitted()
             }
         };
+        // Gliding to the fit of a new set of nodes.
+        if let Some((from, started)) = self.fit_from {
+            let t = started.elapsed().as_secs_f32() / 0.4;
+            camera =
+                memscape_views::graph::compose::camera_between(&from, &fitted(), t, rect.size());
+            if t >= 1.0 {
+                self.fit_from = None;
+                self.fitted_to = Some(size);
+            } else {
+                ui.ctx().request_repaint();
+            }
+        }
         // The satellite inset, bottom right; dragging in it moves the camera.
         let satellite_area = self.settings.satellite.then(|| {
             let side = (rect.width().min(rect.height()) * 0.25).clamp(90.0, 260.0);
@@ -670,11 +695,13 @@ impl View for GraphPane {
                 rect.height() / 2.0 - world[1] * camera.scale[1],
             ];
             self.fitted_to = None;
+            self.fit_from = None;
         } else if response.dragged() {
             let d = response.drag_delta();
             camera.offset[0] += d.x;
             camera.offset[1] += d.y;
             self.fitted_to = None;
+            self.fit_from = None;
         }
         if let Some(pos) = response.hover_pos()
             && !in_satellite(pos)
@@ -689,6 +716,7 @@ impl View for GraphPane {
                 camera.offset[0] += p.x - now[0];
                 camera.offset[1] += p.y - now[1];
                 self.fitted_to = None;
+                self.fit_from = None;
             }
         }
         // The node under the pointer.

@@ -208,6 +208,41 @@ impl HeapTreePane {
                 .small()
                 .weak(),
         );
+        // The runtime's own never-freed blocks (glibc's thread control blocks, the loader's,
+        // the C++ runtime's) are left out by default, as heaptrack and LeakSanitizer do.
+        let sup = &timeline.suppressed;
+        if sup.applied || self.show_suppressed {
+            let text = if sup.applied {
+                format!(
+                    "suppressed: {} blocks ({})",
+                    sup.blocks,
+                    draw::human_bytes(sup.bytes)
+                )
+            } else {
+                "suppressions off".to_owned()
+            };
+            let mut show = self.show_suppressed;
+            ui.horizontal(|ui| {
+                ui.label(egui::RichText::new(text).small());
+                ui.checkbox(&mut show, "show").on_hover_text(
+                    "blocks the C library, the dynamic loader and the C++ runtime keep \
+                         until exit (thread control blocks, dlopen, locale, stdio buffers): \
+                         no leak of the program, left out of the suspects by default",
+                );
+            })
+            .response
+            .on_hover_text(
+                sup.by_rule
+                    .iter()
+                    .map(|r| format!("{}: {} blocks", r.rule, r.blocks))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            if show != self.show_suppressed {
+                self.show_suppressed = show;
+                self.restart(ui.ctx());
+            }
+        }
         // What a group gained over the run reads better than a slope per nanosecond or per
         // instruction.
         egui::ScrollArea::vertical().show(ui, |ui| {

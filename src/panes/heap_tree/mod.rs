@@ -34,12 +34,17 @@ const SMALL_MULTIPLES: usize = 5;
 const SIZES_CACHE: usize = 48;
 
 /// Grouping presets offered in the menu (any list works on the CLI).
+/// The grouping menu. `line` groups name the function, file and line that hold the bytes (as
+/// `info` reports them); `function` merges a function's lines (no line named).
 const GROUPINGS: &[(&str, &[GroupKey])] = &[
-    ("call site", &[GroupKey::Site]),
-    ("thread › call site", &[GroupKey::Thread, GroupKey::Site]),
-    ("call path", &[GroupKey::Path]),
-    ("module › call site", &[GroupKey::Module, GroupKey::Site]),
-    ("size class › call site", &[GroupKey::Size, GroupKey::Site]),
+    ("line (function, file:line)", &[GroupKey::Site]),
+    ("function (lines merged)", &[GroupKey::Function]),
+    ("thread › line", &[GroupKey::Thread, GroupKey::Site]),
+    ("thread › function", &[GroupKey::Thread, GroupKey::Function]),
+    ("call path (top-down)", &[GroupKey::Path]),
+    ("callers (bottom-up)", &[GroupKey::Callers]),
+    ("module › line", &[GroupKey::Module, GroupKey::Site]),
+    ("size class › line", &[GroupKey::Size, GroupKey::Site]),
     ("thread › size class", &[GroupKey::Thread, GroupKey::Size]),
 ];
 
@@ -61,6 +66,8 @@ pub struct HeapTreePane {
     /// from `point` and `roots` when a tour step is recorded).
     settings: HeapTreeSettings,
     grouping: usize,
+    /// The leak panel's switch: show the blocks the runtime keeps until exit among suspects.
+    show_suppressed: bool,
     worker: Worker,
     timeline: Option<Arc<HeapTimeline>>,
     error: Option<String>,
@@ -99,6 +106,7 @@ impl HeapTreePane {
             dataset,
             settings,
             grouping: 0,
+            show_suppressed: false,
             worker,
             timeline: None,
             error: None,
@@ -122,12 +130,16 @@ impl HeapTreePane {
         }
     }
 
+    /// The grouping the worker builds: the settings', with the leak panel's switch.
+    fn grouping(&self) -> Grouping {
+        Grouping {
+            suppressions: !self.show_suppressed,
+            ..Grouping::of(&self.settings)
+        }
+    }
+
     fn restart(&mut self, ctx: &egui::Context) {
-        self.worker = spawn_worker(
-            self.dataset.clone(),
-            Grouping::of(&self.settings),
-            ctx.clone(),
-        );
+        self.worker = spawn_worker(self.dataset.clone(), self.grouping(), ctx.clone());
         self.timeline = None;
         self.error = None;
         self.sizes.clear();
@@ -514,16 +526,12 @@ impl View for HeapTreePane {
             {
                 if node.depth == 0 {
                     self.roots.pop();
-                } else if let Some(g) = node.group
-                    && !timeline.trie.children(g).is_empty()
-                {
-                    // The path from the current root down to the clicked node.
-                    let path = timeline.trie.path_to_root(g);
-                    let from = path
-                        .iter()
-                        .position(|&n| n == self.root())
-                        .map_or(0, |i| i + 1);
-                    self.roots.extend(path[from..].iter().copied());
+                } else if let Some(g) = node.group {
+                    // Step in: the path from the current root down to the clicked node (a
+                    // leaf at the drill-down depth too).
+                    let path =
+                        memscape_views::heap_tree::model::step_in(&timeline.trie, self.root(), g);
+                    self.roots.extend(path);
                 }
             }
         }
@@ -550,5 +558,36 @@ impl View for HeapTreePane {
                 ui.label(text);
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The menu offers both site keys (a line's bytes never shown under another line's label)
+    /// and both call-path directions, each grouping once.
+    #[test]
+    fn the_grouping_menu_offers_line_function_and_both_path_directions() {
+        let offered = |key: GroupKey| GROUPINGS.iter().any(|(_, keys)| keys == &[key]);
+        for key in [
+            GroupKey::Site,
+            GroupKey::Function,
+            GroupKey::Path,
+            GroupKey::Callers,
+        ] {
+            assert!(offered(key), "{key:?} alone is not in the menu");
+        }
+        for (i, (name, keys)) in GROUPINGS.iter().enumerate() {
+            assert!(
+                GROUPINGS[..i].iter().all(|(n, k)| n != name && k != keys),
+                "{name} twice"
+            );
+        }
+        assert_eq!(
+            GROUPINGS[0].1,
+            &[GroupKey::Site],
+            "the default groups by line"
+        );
     }
 }

@@ -383,7 +383,19 @@ impl BinnedScene {
         let steps: Vec<OccupancySteps> = (0..self.bins.len())
             .map(|k| self.steps(k, axis, end))
             .collect();
-        BarBlocks::by_capacity(&steps)
+        // Half of the stacked bar by capacity, half shared equally: a small bin keeps a band
+        // tall enough to read (at least half of `layout::STACKED_PER_BIN`).
+        let total = steps
+            .iter()
+            .map(|s| s.capacity as f64)
+            .sum::<f64>()
+            .max(1.0);
+        let n = steps.len().max(1) as f64;
+        let weights: Vec<f64> = steps
+            .iter()
+            .map(|s| 0.5 * s.capacity as f64 / total + 0.5 / n)
+            .collect();
+        BarBlocks::build(&steps, &weights)
     }
 
     /// The block under (time, bin-local collapsed address) in bin `bin`, by a linear scan of the

@@ -122,6 +122,8 @@ pub struct MapInputs<'a> {
     pub focus_bin: usize,
     /// The pinned block's upload position.
     pub pinned: Option<usize>,
+    /// Events from which [`ColorBy::Age`] is seen (the time cursor, else the trace's end).
+    pub age_at: u64,
 }
 
 /// The allocation map of `inputs` as `settings` say, in a picture of `size` points.
@@ -220,6 +222,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 cam: &inputs.camera,
                 axis: settings.time,
                 color_by: inputs.color_by,
+                ramp: inputs.scene.color_ramp(inputs.color_by, inputs.age_at),
                 occupancy: panels.occupancy.then_some(settings.occupancy),
                 free_at_events: inputs.free_at_events,
                 time_cursor: inputs.time_cursor,
@@ -331,6 +334,7 @@ pub fn compose(
             free_at_events: events_at(&t.trace, settings.time, t1),
             focus_bin: binned.largest_bin(),
             pinned: None,
+            age_at: scene.events_extent,
         },
         size,
     ))

@@ -11,6 +11,7 @@ use super::scene::{AllocScene, TimeAxis};
 use super::settings::Occupancy;
 use crate::label::Label;
 use crate::picture::Picture;
+use crate::ramp::ColorRamp;
 
 fn rect_shape(r: egui::Rect, fill: [u8; 4]) -> Shape {
     Shape::new(
@@ -108,6 +109,29 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
     }
 }
 
+/// Time ticks in `strip` (under a bar): marks at its top, labels in it.
+pub fn time_axis(p: &mut Picture, strip: egui::Rect, cam: &Camera, axis: TimeAxis) {
+    let step = nice_step(cam.t_span / (f64::from(strip.width()) / 110.0).max(1.0));
+    let mut t = (cam.t0 / step).ceil() * step;
+    while t < cam.t0 + cam.t_span {
+        let x = strip.left() + ((t - cam.t0) / cam.t_span) as f32 * strip.width();
+        p.shapes.push(line(
+            egui::pos2(x, strip.top()),
+            egui::pos2(x, strip.top() + 4.0),
+            [205, 205, 205, 255],
+            1.0,
+        ));
+        p.labels.push(Label::new(
+            egui::pos2(x + 2.0, strip.top() + 1.0),
+            time_label(t, axis, step),
+            10.5,
+            TEXT,
+            egui::Align2::LEFT_TOP,
+        ));
+        t += step;
+    }
+}
+
 /// A bin's region separators (thin lines at the collapsed gaps), labelled with the region's
 /// start address where there is room.
 pub fn region_separators(
@@ -181,28 +205,49 @@ pub fn bytes(v: u64) -> String {
     }
 }
 
-/// A bin's name and size in its cell's top-left corner.
-pub fn bin_label(p: &mut Picture, map: egui::Rect, binned: &BinnedScene, bin: usize) {
+/// A bin's name, blocks and peak: in its title strip above the map when it has one, else in
+/// the map's top-left corner. Shortened by whole parts (peak, then blocks) before any is cut.
+pub fn bin_label(
+    p: &mut Picture,
+    map: egui::Rect,
+    title: Option<egui::Rect>,
+    binned: &BinnedScene,
+    bin: usize,
+) {
     let Some(info) = binned.bins.get(bin) else {
         return;
     };
-    let text = format!(
-        "{} · {} blocks · peak {}",
-        info.label,
-        info.range.len(),
-        bytes(info.peak_bytes)
-    );
-    if let Some(text) = crate::label::fit(&text, 11.0, map.width() - 8.0) {
-        shadowed(
-            p,
-            Label::new(
-                egui::pos2(map.left() + 4.0, map.top() + 3.0),
-                text,
-                11.0,
-                egui::Color32::from_gray(235),
-                egui::Align2::LEFT_TOP,
-            ),
-        );
+    let blocks = info.range.len();
+    let peak = bytes(info.peak_bytes);
+    let forms = [
+        format!("{} · {blocks} blocks · peak {peak}", info.label),
+        format!("{} · peak {peak}", info.label),
+        format!("{} · {peak}", info.label),
+        info.label.clone(),
+    ];
+    let room = title.unwrap_or(map).width() - 8.0;
+    let text = forms
+        .iter()
+        .find(|f| crate::label::approx_width(f, 11.0) <= room)
+        .cloned()
+        .or_else(|| crate::label::fit(&info.label, 11.0, room));
+    let Some(text) = text else {
+        return;
+    };
+    let label = |pos| {
+        Label::new(
+            pos,
+            text.clone(),
+            11.0,
+            egui::Color32::from_gray(235),
+            egui::Align2::LEFT_TOP,
+        )
+    };
+    match title {
+        Some(strip) => p
+            .labels
+            .push(label(egui::pos2(strip.left() + 2.0, strip.top() + 1.0))),
+        None => shadowed(p, label(egui::pos2(map.left() + 4.0, map.top() + 3.0))),
     }
 }
 
@@ -356,88 +401,95 @@ pub fn legend_entries(
     }
 }
 
-/// The colour legend in the top-right corner of `area`: swatches or the blue → red ramp.
-pub fn legend(p: &mut Picture, area: egui::Rect, title: &str, entries: &[([u8; 4], String)]) {
-    use memscape_render::color::{blue_red, linear_to_srgb};
-    let width = 250.0f32.min(area.width() - 16.0);
-    if width < 80.0 {
-        return;
+/// The colour legend in its band above the maps: the title, then swatches in columns of
+/// three rows, or the blue → red ramp with ticks in the colouring's unit.
+pub fn legend(
+    p: &mut Picture,
+    band: egui::Rect,
+    title: &str,
+    entries: &[([u8; 4], String)],
+    ramp: Option<&ColorRamp>,
+) {
+    const ROW: f32 = 14.0;
+    // Three rows in a full band, one in a compact one.
+    let rows = (((band.height() - 4.0) / ROW).floor() as usize).clamp(1, 3);
+    let text = egui::Color32::from_gray(210);
+    let title_w = crate::label::approx_width(title, 11.0).min(0.4 * band.width()) + 16.0;
+    if let Some(t) = crate::label::fit(title, 11.0, title_w - 12.0) {
+        p.labels.push(Label::new(
+            band.min + egui::vec2(4.0, 4.0),
+            t,
+            11.0,
+            egui::Color32::from_gray(225),
+            egui::Align2::LEFT_TOP,
+        ));
     }
-    let row = 14.0;
-    // As many entries as fit in half the area's height (small pictures keep their maps).
-    let fit = ((0.5 * area.height() - 18.0) / row).floor().max(0.0) as usize;
-    let entries = &entries[..entries.len().min(fit)];
-    if area.height() < 80.0 || (entries.is_empty() && fit == 0) {
-        return;
-    }
-    let height = if entries.is_empty() {
-        34.0
-    } else {
-        18.0 + row * entries.len() as f32
-    };
-    let frame = egui::Rect::from_min_size(
-        egui::pos2(area.right() - width - 8.0, area.top() + 8.0),
-        egui::vec2(width, height),
-    );
-    p.shapes.push(Shape::new(
-        Geometry::Rect {
-            min: [frame.left(), frame.top()],
-            max: [frame.right(), frame.bottom()],
-            corner_px: 4.0,
-        },
-        [0, 0, 0, 170],
-    ));
-    p.labels.push(Label::new(
-        frame.min + egui::vec2(6.0, 3.0),
-        title,
-        11.0,
-        egui::Color32::from_gray(220),
-        egui::Align2::LEFT_TOP,
-    ));
+    let rest = egui::Rect::from_min_max(band.min + egui::vec2(title_w, 4.0), band.max);
     if entries.is_empty() {
-        let ramp = egui::Rect::from_min_size(
-            frame.min + egui::vec2(6.0, 18.0),
-            egui::vec2(width - 12.0, 9.0),
-        );
-        let steps = 48;
-        for k in 0..steps {
-            let c = blue_red(k as f32 / (steps - 1) as f32)
-                .map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
-            let x0 = ramp.left() + ramp.width() * k as f32 / steps as f32;
-            let x1 = ramp.left() + ramp.width() * (k + 1) as f32 / steps as f32;
-            p.shapes.push(rect_shape(
-                egui::Rect::from_min_max(
-                    egui::pos2(x0, ramp.top()),
-                    egui::pos2(x1 + 0.5, ramp.bottom()),
-                ),
-                [c[0], c[1], c[2], 255],
-            ));
+        if let Some(ramp) = ramp {
+            let rect = egui::Rect::from_min_size(
+                rest.min
+                    + egui::vec2(
+                        0.0,
+                        (band.height() - 4.0 - crate::ramp::HEIGHT).clamp(0.0, 4.0),
+                    ),
+                egui::vec2(rest.width().min(420.0) - 8.0, crate::ramp::HEIGHT),
+            );
+            ramp.draw(p, rect, text);
         }
         return;
     }
-    for (k, (color, label)) in entries.iter().enumerate() {
-        let y = frame.top() + 18.0 + row * k as f32;
+    let longest = entries
+        .iter()
+        .map(|(_, l)| crate::label::approx_width(l, 10.5))
+        .fold(0.0f32, f32::max);
+    // As many columns as the entries need, each as wide as the longest label, or the band's
+    // share (at least 110 points; labels keep their tails) when they do not all fit.
+    let needed = entries.len().div_ceil(rows).max(1);
+    let natural = (longest + 28.0).clamp(50.0, 260.0);
+    let column_w = if natural * needed as f32 <= rest.width() {
+        natural
+    } else {
+        (rest.width() / needed as f32).max(110.0).min(natural)
+    };
+    let columns = ((rest.width() / column_w).floor() as usize).max(1);
+    let shown = entries.len().min(columns * rows);
+    for (k, (color, label)) in entries.iter().take(shown).enumerate() {
+        let (col, row) = (k / rows, k % rows);
+        let x = rest.left() + col as f32 * column_w;
+        let y = rest.top() + row as f32 * ROW;
         p.shapes.push(Shape::new(
             Geometry::Rect {
-                min: [frame.left() + 6.0, y + 2.0],
-                max: [frame.left() + 16.0, y + 12.0],
+                min: [x, y + 2.0],
+                max: [x + 10.0, y + 12.0],
                 corner_px: 2.0,
             },
             *color,
         ));
         // Module paths are long and their ends say the most: keep the tail.
+        let room = column_w - 24.0;
+        let keep = (room / (10.5 * 0.55)).floor().max(4.0) as usize;
         let count = label.chars().count();
-        let text = if count > 38 {
-            "…".to_owned() + &label.chars().skip(count - 37).collect::<String>()
+        let text_k = if count > keep {
+            "…".to_owned() + &label.chars().skip(count + 1 - keep).collect::<String>()
         } else {
             label.clone()
         };
         p.labels.push(Label::new(
-            egui::pos2(frame.left() + 22.0, y),
+            egui::pos2(x + 16.0, y),
+            text_k,
+            10.5,
             text,
-            11.0,
-            egui::Color32::from_gray(210),
             egui::Align2::LEFT_TOP,
+        ));
+    }
+    if shown < entries.len() {
+        p.labels.push(Label::new(
+            egui::pos2(band.right() - 4.0, band.bottom() - 2.0),
+            format!("+{} more", entries.len() - shown),
+            10.0,
+            egui::Color32::from_gray(160),
+            egui::Align2::RIGHT_BOTTOM,
         ));
     }
 }
@@ -467,6 +519,8 @@ pub struct DecorateInputs<'a> {
     pub cam: &'a Camera,
     pub axis: TimeAxis,
     pub color_by: ColorBy,
+    /// The scale of a quantitative colouring (its legend's ticks).
+    pub ramp: Option<ColorRamp>,
     pub occupancy: Option<Occupancy>,
     /// Free bars show the state after this many events.
     pub free_at_events: u64,
@@ -493,7 +547,7 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
             time_ticks(p, cell.map, d.cam, d.axis);
         }
         if binned_view {
-            bin_label(p, cell.map, d.binned, k);
+            bin_label(p, cell.map, cell.title, d.binned, k);
         }
         if let Some(free) = cell.free
             && let Some(info) = d.binned.bins.get(k)
@@ -509,12 +563,17 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         if let (Some(bar), Some(v)) = (cell.bar, d.occupancy)
             && k == 0
         {
-            bar_caption(p, bar, &v.key());
+            let caption = match v.same_as_flat_on(d.axis) {
+                Some(_) => format!("{} (as flat on event time)", v.key()),
+                None => v.key(),
+            };
+            bar_caption(p, bar, &caption);
         }
     }
-    if let (Some(bar), Some(_)) = (d.layout.stacked, d.occupancy) {
-        // The stacked bar (bin 0 on top, band heights by capacity) carries the time ticks.
-        time_ticks(p, bar, d.cam, d.axis);
+    if let (Some(strip), Some(_)) = (d.layout.stacked_axis, d.occupancy) {
+        // The time axis under the stacked bar (bin 0 on top, bands by capacity and at least
+        // half their share each), its labels beside the bar rather than over it.
+        time_axis(p, strip, d.cam, d.axis);
     }
     if let Some(t) = d.time_cursor {
         time_line(p, &maps, d.cam, t as f64, [250, 200, 80, 255]);
@@ -546,17 +605,14 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         });
         context_frame(p, ctx, d.cam, d.scene.time_extent(d.axis), &label);
     }
-    if let Some(area) = maps
-        .first()
-        .map(|first| maps.iter().fold(*first, |a, m| a.union(*m)))
-    {
+    if let Some(band) = d.layout.legend {
         let title = if d.highlighted {
             format!("{} (highlight: others dimmed)", d.color_by.name())
         } else {
             d.color_by.name().to_owned()
         };
         let entries = legend_entries(d.scene, d.trace, d.binned, d.color_by);
-        legend(p, area, &title, &entries);
+        legend(p, band, &title, &entries, d.ramp.as_ref());
     }
 }
 

@@ -27,9 +27,11 @@ impl Panels {
     }
 }
 
-/// One bin's cell: its map, occupancy bar and free bar.
+/// One bin's cell: its title strip, map, occupancy bar and free bar.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellLayout {
+    /// The bin's name above its map (grid cells tall enough; else the name sits on the map).
+    pub title: Option<egui::Rect>,
     pub map: egui::Rect,
     pub bar: Option<egui::Rect>,
     pub free: Option<egui::Rect>,
@@ -39,13 +41,28 @@ pub struct CellLayout {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaneLayout {
     pub cells: Vec<CellLayout>,
-    /// The stacked occupancy bar of all bins (binned maps with occupancy only).
+    /// The stacked occupancy bar of all bins (binned maps with occupancy only), at least
+    /// [`STACKED_PER_BIN`] points per bin (up to a quarter of the pane).
     pub stacked: Option<egui::Rect>,
+    /// The time axis under the stacked bar (its ticks' labels, beside the bar, not over it).
+    pub stacked_axis: Option<egui::Rect>,
     pub context: Option<egui::Rect>,
+    /// The colour legend's band above the maps (with decorations, in pictures big enough).
+    pub legend: Option<egui::Rect>,
 }
 
+/// Height of the legend's band: a title and three rows of swatches, or a ramp with ticks; in
+/// pictures under 300 points tall one row ([`LEGEND_COMPACT`]).
+pub const LEGEND_HEIGHT: f32 = 48.0;
+pub const LEGEND_COMPACT: f32 = 30.0;
+/// Height of a grid cell's title strip.
+pub const TITLE_HEIGHT: f32 = 15.0;
 pub const CONTEXT_WIDTH: f32 = 96.0;
 pub const STACKED_HEIGHT: f32 = 22.0;
+/// Height of the stacked bar per bin: bands get at least half of it (`BinnedScene::bar_blocks`).
+pub const STACKED_PER_BIN: f32 = 6.0;
+/// Height of the time axis under the stacked bar.
+pub const AXIS_HEIGHT: f32 = 15.0;
 pub const FREE_WIDTH: f32 = 6.0;
 const GAP: f32 = 4.0;
 
@@ -61,16 +78,40 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
         r
     });
     let stacked = (panels.occupancy && bins > 1 && size.y > 6.0 * STACKED_HEIGHT).then(|| {
+        let height = (bins as f32 * STACKED_PER_BIN).clamp(STACKED_HEIGHT, 0.25 * size.y);
+        let axis = if panels.decorations { AXIS_HEIGHT } else { 0.0 };
         let r = egui::Rect::from_min_max(
-            egui::pos2(area.left(), area.bottom() - STACKED_HEIGHT),
-            area.max,
+            egui::pos2(area.left(), area.bottom() - axis - height),
+            egui::pos2(area.right(), area.bottom() - axis),
         );
-        area.max.y -= STACKED_HEIGHT + GAP;
+        area.max.y -= height + axis + GAP;
         r
     });
+    let stacked_axis = stacked.filter(|_| panels.decorations).map(|bar| {
+        egui::Rect::from_min_max(
+            egui::pos2(bar.left(), bar.bottom()),
+            egui::pos2(bar.right(), bar.bottom() + AXIS_HEIGHT),
+        )
+    });
+    let legend = (panels.decorations && size.y >= 120.0 && area.width() >= 240.0).then(|| {
+        let h = if size.y >= 300.0 {
+            LEGEND_HEIGHT
+        } else {
+            LEGEND_COMPACT
+        };
+        let r = egui::Rect::from_min_size(area.min, egui::vec2(area.width(), h));
+        area.min.y += h + GAP;
+        r
+    });
+    let titled = panels.decorations && bins > 1 && layout == BinLayout::Address;
     let cells = cell_rects(area, bins, layout)
         .into_iter()
         .map(|mut cell| {
+            let title = (titled && cell.height() >= 4.0 * TITLE_HEIGHT).then(|| {
+                let r = egui::Rect::from_min_size(cell.min, egui::vec2(cell.width(), TITLE_HEIGHT));
+                cell.min.y += TITLE_HEIGHT;
+                r
+            });
             let bar = panels.occupancy.then(|| {
                 let h = (cell.height() * 0.2).clamp(4.0, 16.0);
                 let r =
@@ -87,6 +128,7 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
                 r
             });
             CellLayout {
+                title,
                 map: cell,
                 bar,
                 free,
@@ -96,7 +138,9 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
     PaneLayout {
         cells,
         stacked,
+        stacked_axis,
         context,
+        legend,
     }
 }
 
@@ -119,7 +163,7 @@ mod tests {
             egui::Rect::from_min_size(egui::Pos2::ZERO, size)
         );
         assert!(l.cells[0].bar.is_none() && l.cells[0].free.is_none());
-        assert!(l.stacked.is_none() && l.context.is_none());
+        assert!(l.stacked.is_none() && l.context.is_none() && l.legend.is_none());
     }
 
     #[test]
@@ -135,8 +179,16 @@ mod tests {
             let ctx = l.context.expect("a context view");
             let stacked = l.stacked.expect("a stacked bar for several bins");
             assert_eq!(ctx.right(), size.x);
-            let mut parts = vec![ctx, stacked];
+            let legend = l.legend.expect("a legend band");
+            let axis = l.stacked_axis.expect("a time axis under the stacked bar");
+            assert!(stacked.height() >= 7.0 * STACKED_PER_BIN, "{stacked:?}");
+            let mut parts = vec![ctx, stacked, legend, axis];
             for c in &l.cells {
+                if layout == BinLayout::Address {
+                    let title = c.title.expect("grid cells have title strips");
+                    assert!(title.bottom() <= c.map.top());
+                    parts.push(title);
+                }
                 let bar = c.bar.expect("a bar per cell");
                 let free = c.free.expect("a free bar per cell");
                 assert!(bar.top() >= c.map.bottom() && free.left() >= c.map.right());

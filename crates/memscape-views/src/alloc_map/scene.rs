@@ -11,6 +11,7 @@ use memscape_trace::Trace;
 
 pub use super::colors::ColorBy;
 use super::colors::{categorical, site_color, site_labels};
+use crate::ramp::ColorRamp;
 
 /// The time axis of the map.
 #[derive(
@@ -53,6 +54,10 @@ pub struct AllocScene {
     pub events_extent: u64,
     pub wall_extent: u64,
     pub color_by: ColorBy,
+    /// The largest block's size and the longest lifetime (events): the ends of the size and
+    /// lifetime ramps.
+    pub max_size: u64,
+    pub max_lifetime: u64,
     /// The call sites with the most bytes live at the peak ([`memscape_trace::sites::LineKey`]
     /// digest, the colour key of their blocks; description), for the legend.
     pub top_sites: Vec<(u32, String)>,
@@ -127,7 +132,15 @@ impl AllocScene {
             .zip(&top)
             .map(|((_, label), s)| (s.key, label))
             .collect();
+        let max_size = b.size.iter().copied().max().unwrap_or(1).max(2);
+        let max_lifetime = (0..n)
+            .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
+            .max()
+            .unwrap_or(1)
+            .max(2);
         let mut scene = Self {
+            max_size,
+            max_lifetime,
             top_sites,
             region_metrics,
             region_capacity,
@@ -180,15 +193,11 @@ impl AllocScene {
         age_at: u64,
     ) -> Vec<(u32, f32)> {
         let b = &trace.blocks;
-        let log_norm = |v: u64, max: u64| -> f32 {
-            let lm = ((max.max(2)) as f64).log2();
-            ((v.max(1) as f64).log2() / lm).clamp(0.0, 1.0) as f32
-        };
-        let max_size = b.size.iter().copied().max().unwrap_or(1);
-        let max_life = (0..b.len())
-            .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
-            .max()
-            .unwrap_or(1);
+        // The same scales as the legend's ramps (`color_ramp`).
+        let size_ramp = self.color_ramp(ColorBy::Size, age_at);
+        let life_ramp = self.color_ramp(ColorBy::Lifetime, age_at);
+        let log_norm =
+            |v: u64, r: &Option<ColorRamp>| r.as_ref().map_or(0.0, |r| r.position(v as f64));
         let age_at = age_at.max(1);
         let pack = memscape_render::color::pack_rgba8;
         // Sites at line granularity past allocation wrappers, one digest per stack.
@@ -217,10 +226,10 @@ impl AllocScene {
                     pack(categorical(block_bin.get(i).copied().unwrap_or(0))),
                     0.0,
                 ),
-                ColorBy::Size => (0, log_norm(b.size[i], max_size)),
+                ColorBy::Size => (0, log_norm(b.size[i], &size_ramp)),
                 ColorBy::Lifetime => (
                     0,
-                    log_norm(b.free_event[i].saturating_sub(b.alloc_event[i]), max_life),
+                    log_norm(b.free_event[i].saturating_sub(b.alloc_event[i]), &life_ramp),
                 ),
                 ColorBy::Waste => {
                     let usable = b.usable_size[i];
@@ -238,6 +247,35 @@ impl AllocScene {
                 ),
             })
             .collect()
+    }
+
+    /// The scale of a quantitative colouring, for its legend and its colours: size and lifetime
+    /// logarithmic from 1 to the largest, waste 0..100 % of the usable size, age linear from 0
+    /// to `age_at` events (the time cursor or the trace's end). None for categorical colourings.
+    pub fn color_ramp(&self, color_by: ColorBy, age_at: u64) -> Option<ColorRamp> {
+        use crate::ramp::{Scale, Unit};
+        match color_by {
+            ColorBy::Size => Some(ColorRamp::new(
+                1.0,
+                self.max_size as f64,
+                Scale::Log,
+                Unit::Bytes,
+            )),
+            ColorBy::Lifetime => Some(ColorRamp::new(
+                1.0,
+                self.max_lifetime as f64,
+                Scale::Log,
+                Unit::Count("events"),
+            )),
+            ColorBy::Waste => Some(ColorRamp::new(0.0, 100.0, Scale::Linear, Unit::Percent)),
+            ColorBy::Age => Some(ColorRamp::new(
+                0.0,
+                age_at.max(1) as f64,
+                Scale::Linear,
+                Unit::Count("events"),
+            )),
+            ColorBy::Thread | ColorBy::Site | ColorBy::Bin => None,
+        }
     }
 
     /// The collapsed position of a real address, if it lies inside a region.

@@ -227,6 +227,25 @@ impl Occupancy {
         crate::values::value_name(&self)
     }
 
+    /// Why this variant looks like [`Occupancy::Flat`] on `time`, if it does: on event-index
+    /// time there is an event at every step, so no stretch is idle and every interval is one
+    /// event wide (the cushions show only zoomed to a few events per pixel). Said in the
+    /// control and in the bar's caption.
+    pub fn same_as_flat_on(self, time: super::scene::TimeAxis) -> Option<&'static str> {
+        match (self, time) {
+            (Occupancy::Flat, _) | (_, super::scene::TimeAxis::Wall) => None,
+            (Occupancy::IdleBlack | Occupancy::IdlePlateau | Occupancy::IdleParabolic, _) => Some(
+                "on event-index time every step is an event, so nothing is idle: this looks \
+                 like flat; wall time shows the pauses",
+            ),
+            _ => Some(
+                "on event-index time every interval is one event wide: the cushions show only \
+                 zoomed in to a few events per pixel, else this looks like flat; wall time \
+                 shows intervals of their real length",
+            ),
+        }
+    }
+
     /// Menu text.
     pub fn label(self) -> &'static str {
         match self {

@@ -72,10 +72,13 @@ impl PolarModel {
         }
     }
 
-    /// The morph's view in a picture of `size` points at the settings' (eased) t.
+    /// The morph's view in a picture of `size` points at the settings' (eased) t: centred in
+    /// the plot's area (beside the legend, under the caption; [`polar_areas`]).
     pub fn view(&self, settings: &CycleSettings, size: egui::Vec2) -> PolarMorphView {
         let n = self.data.points.len();
-        let mut view = PolarMorphView::centered(size.x, size.y, self.outer);
+        let (plot, _) = polar_areas(&self.legend, settings.cycle_color.title(), size);
+        let mut view = PolarMorphView::centered(plot.width(), plot.height(), self.outer);
+        view.center_px = [plot.center().x, plot.center().y];
         view.t = crate::picture::ease(settings.t);
         view.point_radius_px = point_radius(n);
         view.arc_subdivisions = PolarMorphView::arc_pieces_for(n);
@@ -97,6 +100,25 @@ impl PolarModel {
     }
 }
 
+/// Height of the caption's band at the top of the spiral and circular views.
+const CAPTION_HEIGHT: f32 = 24.0;
+
+/// Where the records and the legend of a spiral or circular view lie in a picture of `size`:
+/// the legend in a column at the left as wide as its longest entry (at most 40 % of the
+/// picture), the caption in a band across the top, the records in the rest. The records'
+/// outermost radius fits the plot, so no record is drawn under the legend or the caption.
+pub fn polar_areas(legend: &Legend, title: &str, size: egui::Vec2) -> (egui::Rect, egui::Rect) {
+    let widest = legend
+        .iter()
+        .map(|(name, _)| crate::label::approx_width(name, 10.5) + 16.0)
+        .fold(crate::label::approx_width(title, 11.0), f32::max);
+    let width = (widest + 20.0).min(0.4 * size.x);
+    let legend_rect =
+        egui::Rect::from_min_max(egui::pos2(0.0, CAPTION_HEIGHT), egui::pos2(width, size.y));
+    let plot = egui::Rect::from_min_max(egui::pos2(width, CAPTION_HEIGHT), size.to_pos2());
+    (plot, legend_rect)
+}
+
 /// The spiral or circular view: the morphing records, the density contours (`contours`, made by
 /// [`PolarModel::contours`] when the settings ask for them), the legend and the caption.
 pub fn polar_picture(
@@ -115,9 +137,10 @@ pub fn polar_picture(
         view: model.view(settings, size),
     }));
     picture.shapes.extend(contours.iter().copied());
+    let (_, legend_rect) = polar_areas(&model.legend, settings.cycle_color.title(), size);
     picture.extend(draw::legend(
         &model.legend,
-        full,
+        legend_rect,
         settings.cycle_color.title(),
     ));
     let to = settings.morph_to.unwrap_or(settings.param);

@@ -581,20 +581,26 @@ pub fn projection(
     pic
 }
 
-/// Legend swatches and names in the top-left corner of `rect`.
+/// Legend swatches and names in the top-left corner of `rect`, cut to its width and as many
+/// rows as its height holds.
 pub fn legend(entries: &[(String, [u8; 4])], rect: Rect, title: &str) -> Picture {
     let mut pic = Picture::default();
     let x = rect.left() + 10.0;
     let mut y = rect.top() + 12.0;
-    pic.labels.push(Label::new(
-        Pos2::new(x, y),
-        title,
-        11.0,
-        TEXT,
-        Align2::LEFT_CENTER,
-    ));
+    if let Some(t) = labels::fit(title, 11.0, rect.width() - 14.0) {
+        pic.labels.push(Label::new(
+            Pos2::new(x, y),
+            t,
+            11.0,
+            TEXT,
+            Align2::LEFT_CENTER,
+        ));
+    }
     for (name, color) in entries {
         y += 16.0;
+        if y + 8.0 > rect.bottom() {
+            break;
+        }
         pic.shapes.push(Shape::new(
             Geometry::Rect {
                 min: [x, y - 5.0],
@@ -603,7 +609,7 @@ pub fn legend(entries: &[(String, [u8; 4])], rect: Rect, title: &str) -> Picture
             },
             *color,
         ));
-        if let Some(text) = labels::fit(name, 10.5, 440.0) {
+        if let Some(text) = labels::fit(name, 10.5, rect.right() - x - 18.0) {
             pic.labels.push(Label::new(
                 Pos2::new(x + 16.0, y),
                 text,

@@ -175,6 +175,25 @@ fn header_label(text: &str, width: f32, opacity: f32) -> crate::label::Label {
     )
 }
 
+/// The camera `t` (0..1, eased) of the way from `from` to `to`: a fit to a new set of nodes
+/// glides there, zooming in log scale so that zoom speed looks even, the offset following
+/// the world point at the centre.
+pub fn camera_between(from: &ShapesView, to: &ShapesView, t: f32, size: egui::Vec2) -> ShapesView {
+    let u = crate::picture::ease(t.clamp(0.0, 1.0));
+    let scale: [f32; 2] = std::array::from_fn(|k| {
+        let (a, b) = (from.scale[k].max(1e-9), to.scale[k].max(1e-9));
+        (a.ln() + (b.ln() - a.ln()) * u).exp()
+    });
+    let centre = [0.5 * size.x, 0.5 * size.y];
+    // The world point at the picture's centre moves straight from one to the other.
+    let world = |v: &ShapesView| -> [f32; 2] {
+        std::array::from_fn(|k| (centre[k] - v.offset[k]) / v.scale[k].max(1e-9))
+    };
+    let (wa, wb) = (world(from), world(to));
+    let offset = std::array::from_fn(|k| centre[k] - (wa[k] + (wb[k] - wa[k]) * u) * scale[k]);
+    ShapesView { scale, offset }
+}
+
 /// A drawing seen through `view` in a picture of `size` points, with the satellite inset in
 /// `satellite` (its frame around what `view` shows) and `header` at the top right. `baked`: the
 /// camera applied to the shapes here (headless); else the shapes stay in world units in a layer
@@ -300,4 +319,33 @@ pub fn picture_between(a: &GraphScene, b: &GraphScene, u: f32) -> Picture {
 /// The graph view of `dataset` as `settings` say, at `size` points.
 pub fn compose(dataset: &Dataset, settings: &GraphSettings, size: egui::Vec2) -> Result<Picture> {
     Ok(scene_picture(&scene(dataset, settings, size)?))
+}
+
+#[cfg(test)]
+mod camera_tests {
+    use super::*;
+
+    #[test]
+    fn a_fit_glides_from_the_old_camera_to_the_new_one() {
+        let size = egui::vec2(800.0, 600.0);
+        let from = ShapesView {
+            scale: [2.0, 2.0],
+            offset: [10.0, -40.0],
+        };
+        let to = ShapesView {
+            scale: [0.5, 0.5],
+            offset: [300.0, 200.0],
+        };
+        assert_eq!(camera_between(&from, &to, 0.0, size), from);
+        let end = camera_between(&from, &to, 1.0, size);
+        for k in 0..2 {
+            assert!((end.scale[k] - to.scale[k]).abs() < 1e-5);
+            assert!((end.offset[k] - to.offset[k]).abs() < 1e-3);
+        }
+        let mid = camera_between(&from, &to, 0.5, size);
+        assert!(
+            (mid.scale[0] - 1.0).abs() < 1e-4,
+            "log-scale midway: {mid:?}"
+        );
+    }
 }

@@ -445,6 +445,7 @@ mod tests {
             keys: vec![GroupKey::Site],
             metric: Metric::Bytes,
             points: 120,
+            suppressions: true,
         };
         let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
         // The time of an event halfway between two slider points (the first pair in the

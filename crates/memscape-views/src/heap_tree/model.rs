@@ -14,6 +14,9 @@ pub struct Grouping {
     pub metric: Metric,
     /// Time points on the slider for traces (massif: its detailed snapshots).
     pub points: usize,
+    /// Leave out of the leak suspects the blocks the C library, the loader and the C++ runtime
+    /// keep until exit (`memscape_heap::suppress`); false shows them.
+    pub suppressions: bool,
 }
 
 impl Default for Grouping {
@@ -22,6 +25,7 @@ impl Default for Grouping {
             keys: vec![GroupKey::Site],
             metric: Metric::Bytes,
             points: 120,
+            suppressions: true,
         }
     }
 }
@@ -33,6 +37,7 @@ impl Grouping {
             keys: settings.group.0.clone(),
             metric: settings.metric.0,
             points: 120,
+            suppressions: true,
         }
     }
 }
@@ -54,11 +59,20 @@ pub fn timeline<'a>(
 ) -> crate::error::Result<(HeapTimeline, Box<dyn SizesSource + 'a>)> {
     match &dataset.content {
         DatasetContent::AllocTrace(t) => {
-            let (timeline, sizes) = memscape_heap::trace_timeline(
+            let options = memscape_heap::HeapOptions {
+                suppressions: if settings.suppressions {
+                    memscape_heap::Suppressions::builtin()
+                } else {
+                    memscape_heap::Suppressions::none()
+                },
+                ..Default::default()
+            };
+            let (timeline, sizes) = memscape_heap::trace_timeline_with(
                 &t.trace,
                 &settings.keys,
                 settings.metric,
                 settings.points,
+                &options,
             );
             Ok((timeline, Box::new(sizes)))
         }
@@ -112,6 +126,17 @@ pub fn tree(
     build_view_keeping(&timeline.trie, sizes, &timeline.order, root, &prune, keep)
 }
 
+/// The roots a click on `group` pushes to step in from the shown `root`: the path below `root`
+/// down to `group`, whether `group` has children or is a leaf at the drill-down depth (it then
+/// becomes the centre, alone). Empty when `group` is not below `root`.
+pub fn step_in(trie: &memscape_heap::GroupTrie, root: u32, group: u32) -> Vec<u32> {
+    let path = trie.path_to_root(group);
+    match path.iter().position(|&n| n == root) {
+        Some(i) if group != root => path[i + 1..].to_vec(),
+        _ => Vec::new(),
+    }
+}
+
 /// A human-readable time of a point.
 pub fn time_text(timeline: &HeapTimeline, time: u64) -> String {
     match timeline.time_unit.as_str() {
@@ -120,5 +145,60 @@ pub fn time_text(timeline: &HeapTimeline, time: u64) -> String {
         "i" => format!("{} instructions", crate::picture::si(time)),
         "B" => format!("{} allocated", crate::heap_tree::draw::human_bytes(time)),
         unit => format!("{time} {unit}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A click steps in to any group below the shown root, a leaf too (grouped by line, every
+    /// group is a leaf at depth 1).
+    #[test]
+    fn a_click_steps_in_to_leaves_and_inner_groups() {
+        let demo = crate::test_data::demo();
+        let (lines, _) = timeline(&demo, &Grouping::default()).unwrap();
+        let leaf = lines.trie.children(0)[0];
+        assert!(lines.trie.children(leaf).is_empty());
+        assert_eq!(step_in(&lines.trie, 0, leaf), [leaf]);
+        assert!(step_in(&lines.trie, leaf, leaf).is_empty());
+        let paths = Grouping {
+            keys: vec![GroupKey::Path],
+            ..Grouping::default()
+        };
+        let (paths, _) = timeline(&demo, &paths).unwrap();
+        let child = paths.trie.children(0)[0];
+        let grandchild = paths.trie.children(child)[0];
+        assert_eq!(step_in(&paths.trie, 0, grandchild), [child, grandchild]);
+        assert_eq!(step_in(&paths.trie, child, grandchild), [grandchild]);
+        assert!(step_in(&paths.trie, grandchild, child).is_empty());
+    }
+
+    /// The demo's leak suspects leave out the thread control blocks glibc keeps until exit
+    /// ("suppressed: N blocks"); switched off, they are suspects again.
+    #[test]
+    fn the_runtime_blocks_are_suppressed_and_can_be_shown() {
+        let demo = crate::test_data::demo();
+        let names = |suppressions: bool| {
+            let grouping = Grouping {
+                suppressions,
+                ..Grouping::default()
+            };
+            let (timeline, _) = timeline(&demo, &grouping).unwrap();
+            let names: Vec<String> = timeline.suspects.iter().map(|s| s.name.clone()).collect();
+            (timeline.suppressed, names)
+        };
+        let (on, suspects) = names(true);
+        assert!(on.applied && on.blocks > 0, "{on:?}");
+        assert!(
+            !suspects.iter().any(|n| n.contains("pthread_create")),
+            "{suspects:?}"
+        );
+        let (off, suspects) = names(false);
+        assert!(!off.applied && off.blocks == 0);
+        assert!(
+            suspects.iter().any(|n| n.contains("pthread_create")),
+            "{suspects:?}"
+        );
     }
 }

@@ -77,6 +77,7 @@ fn full_rect(size: egui::Vec2) -> egui::Rect {
 
 fn values(agg: &Aggregate) -> NodeValues<'_> {
     NodeValues {
+        level_unknown: &agg.level_unknown,
         samples: &agg.samples,
         cycles: &agg.cycles,
         transfers: &agg.transfers,
@@ -183,9 +184,12 @@ pub fn radial_picture(
     size: egui::Vec2,
 ) -> Picture {
     let full = full_rect(size);
-    // Room for the header's two lines when there is a selection.
+    // Room for the header's line, and a second one when there is a selection.
     let area = if result.everything {
-        full.shrink(8.0)
+        egui::Rect::from_min_max(
+            full.min + egui::vec2(8.0, 26.0),
+            full.max - egui::vec2(8.0, 8.0),
+        )
     } else {
         egui::Rect::from_min_max(
             full.min + egui::vec2(8.0, 40.0),
@@ -367,6 +371,23 @@ pub fn histogram_area(size: egui::Vec2, header: bool) -> egui::Rect {
     }
 }
 
+/// Width of the column that holds an expanded cluster glyph beside the histograms.
+const GLYPH_COLUMN: f32 = 240.0;
+
+/// The histograms' area and, with cluster markers in a wide enough area, the column at its
+/// right where a marker's glyph is drawn (so that the glyph never covers an axis).
+pub fn glyph_column(area: egui::Rect, markers: bool) -> (egui::Rect, Option<egui::Rect>) {
+    if !markers || area.width() < 3.0 * GLYPH_COLUMN {
+        return (area, None);
+    }
+    let column = egui::Rect::from_min_max(
+        egui::pos2(area.right() - GLYPH_COLUMN, area.top()),
+        area.max,
+    );
+    let rest = egui::Rect::from_min_max(area.min, egui::pos2(column.left() - 8.0, area.bottom()));
+    (rest, Some(column))
+}
+
 /// The histograms of the selection with strips, markers and the expanded glyph; with `header`
 /// the selection panel and the legend above them (the pane shows those as widgets). Returns the
 /// geometry too, for the pane's hit testing.
@@ -379,7 +400,7 @@ pub fn histogram_picture(
     header: bool,
 ) -> (Picture, Drawn) {
     let index = &base.index;
-    let area = histogram_area(size, header);
+    let (area, glyph_column) = glyph_column(histogram_area(size, header), inputs.tree.is_some());
     let marker_set = inputs.tree.map(|(axis, t)| MarkerSet {
         axis,
         marks: marks_of(t, inputs.clusters),
@@ -418,12 +439,18 @@ pub fn histogram_picture(
             drawn.markers.iter().find(|m| m.cluster == i).cloned(),
         )
     {
+        // In its own column when there is one (beside the histograms, at the marker's
+        // height), else next to the marker.
+        let (anchor, bounds) = match glyph_column {
+            Some(c) => (egui::pos2(c.left() - 14.0, m.center.y), c),
+            None => (m.center, area),
+        };
         let glyph = hdraw::glyph(
             &base.topology,
             &values(agg),
             &glyph_title(t, mark),
-            m.center,
-            area,
+            anchor,
+            bounds,
         );
         // Histogram labels under the glyph's box would show through it.
         if let Some(first) = glyph.shapes.first()

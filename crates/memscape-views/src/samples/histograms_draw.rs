@@ -504,7 +504,18 @@ pub fn parallel(inputs: &[AxisInput<'_>], rect: Rect, scale: Scale) -> Drawn {
         return drawn;
     }
     let col_w = rect.width() / inputs.len() as f32;
-    let top = rect.top() + 40.0;
+    // Titles too long for their column take turns on two rows, each then as wide as two
+    // columns, rather than being cut.
+    let staggered = inputs
+        .iter()
+        .any(|i| labels::approx_width(&i.axis.attribute, 12.0) > col_w - 8.0);
+    // Title rows at 2 and 17, the subtitle under them, the axis' top value above the bars.
+    let (header, subtitle_y) = if staggered {
+        (58.0, 32.0)
+    } else {
+        (40.0, 20.0)
+    };
+    let top = rect.top() + header;
     let bottom = rect.bottom() - 20.0;
     for (k, input) in inputs.iter().enumerate() {
         let col = Rect::from_min_max(
@@ -524,27 +535,45 @@ pub fn parallel(inputs: &[AxisInput<'_>], rect: Rect, scale: Scale) -> Drawn {
         geom.area = col;
         let axis = input.axis;
         let pic = &mut drawn.picture;
-        if let Some(t) = labels::fit(&axis.attribute, 12.0, col_w - 8.0) {
+        let (title_y, title_room) = match (staggered, k % 2) {
+            (false, _) => (rect.top() + 4.0, col_w - 8.0),
+            (true, row) => (
+                rect.top() + 2.0 + 15.0 * row as f32,
+                // The last column's title has no neighbour on the other row to its right.
+                if k + 1 == inputs.len() {
+                    rect.right() - col.left() - 8.0
+                } else {
+                    2.0 * col_w - 8.0
+                },
+            ),
+        };
+        if let Some(t) = labels::fit(&axis.attribute, 12.0, title_room) {
             pic.labels.push(Label::new(
-                Pos2::new(col.left() + 6.0, rect.top() + 4.0),
+                Pos2::new(col.left() + 6.0, title_y),
                 t,
                 12.0,
                 TEXT,
                 Align2::LEFT_TOP,
             ));
         }
-        let kind = match axis.kind {
-            AttrKind::Quantitative => "binned",
-            AttrKind::Qualitative => "by value",
+        let (kind, unit) = match axis.kind {
+            AttrKind::Quantitative => ("binned", "bins"),
+            AttrKind::Qualitative => ("by value", "values"),
         };
-        if let Some(t) = labels::fit(
-            &format!("{kind} · {} bins", axis.bins.len()),
-            9.5,
-            col_w - 8.0,
-        ) {
+        let n = axis.bins.len();
+        // The longest form that fits whole.
+        let forms = [
+            format!("{kind} · {n} bins"),
+            format!("{n} {unit}"),
+            n.to_string(),
+        ];
+        if let Some(t) = forms
+            .iter()
+            .find(|f| labels::approx_width(f, 9.5) <= col_w - 8.0)
+        {
             pic.labels.push(Label::new(
-                Pos2::new(col.left() + 6.0, rect.top() + 20.0),
-                t,
+                Pos2::new(col.left() + 6.0, rect.top() + subtitle_y),
+                t.clone(),
                 9.5,
                 DIM,
                 Align2::LEFT_TOP,

@@ -41,6 +41,8 @@ pub struct NodeValues<'a> {
     pub samples: &'a [u64],
     pub cycles: &'a [u64],
     pub transfers: &'a [u64],
+    /// Samples whose data source names no level (counted on their PU only).
+    pub level_unknown: &'a [u64],
 }
 
 /// Short name of a resource for labels.
@@ -95,7 +97,112 @@ fn spans(topology: &Topology) -> Vec<(f32, f32)> {
     span
 }
 
-/// The radial topology inside `rect`. `values` None: structure only.
+/// Height of one row of the per-level colour legend.
+const LEGEND_ROW: f32 = crate::ramp::HEIGHT + 6.0;
+/// Width of one column of it (the level's name, then its ramp).
+const LEGEND_COLUMN: f32 = 250.0;
+const LEGEND_NAME: f32 = 44.0;
+/// The legend's first row: how many samples have no level (then none is drawn on a level).
+const NOTE_ROW: f32 = 16.0;
+
+/// Where the radial of `topology` drawn inside `rect` lies, and its per-level colour legend
+/// (with `values`, when `rect` has room: beside the disc in wide rectangles, under it
+/// otherwise), so that the legend never covers a sector. Hit testing uses the first.
+pub fn radial_areas(topology: &Topology, with_values: bool, rect: Rect) -> (Rect, Option<Rect>) {
+    let levels = topology.nodes().iter().map(|n| n.depth).max().unwrap_or(0) as usize;
+    if !with_values || levels == 0 || rect.width().min(rect.height()) < 300.0 {
+        return (rect, None);
+    }
+    if rect.width() >= rect.height() + LEGEND_COLUMN {
+        let height = levels as f32 * LEGEND_ROW + NOTE_ROW;
+        let legend = Rect::from_min_size(
+            Pos2::new(rect.right() - LEGEND_COLUMN, rect.bottom() - height),
+            egui::vec2(LEGEND_COLUMN, height),
+        );
+        let disc = Rect::from_min_max(rect.min, Pos2::new(legend.left() - 8.0, rect.bottom()));
+        return (disc, Some(legend));
+    }
+    let columns = ((rect.width() / LEGEND_COLUMN).floor() as usize).clamp(1, levels);
+    let height = levels.div_ceil(columns) as f32 * LEGEND_ROW + NOTE_ROW;
+    let legend = Rect::from_min_max(Pos2::new(rect.left(), rect.bottom() - height), rect.max);
+    let disc = Rect::from_min_max(rect.min, Pos2::new(rect.right(), legend.top() - 6.0));
+    (disc, Some(legend))
+}
+
+/// The per-level legend: each level below the root (`NUMA`, `L3`, …, `PU`) with the ramp of
+/// its own range of the measure, ticks in the measure's unit.
+fn level_legend(
+    pic: &mut Picture,
+    topology: &Topology,
+    measure: Measure,
+    ranges: &[(u64, u64)],
+    level_unknown: u64,
+    rect: Rect,
+) {
+    if level_unknown > 0 {
+        pic.labels.push(Label::new(
+            rect.left_top(),
+            format!(
+                "level unknown: {level_unknown} samples (their data source names no level; \
+                 counted on their PU only)"
+            ),
+            10.5,
+            Color32::from_rgb(243, 168, 58),
+            Align2::LEFT_TOP,
+        ));
+    }
+    let rect = Rect::from_min_max(rect.min + egui::vec2(0.0, NOTE_ROW), rect.max);
+    use crate::ramp::{ColorRamp, Scale, Unit};
+    let nodes = topology.nodes();
+    let columns = ((rect.width() / LEGEND_COLUMN).floor() as usize).max(1);
+    let column_w = rect.width() / columns as f32;
+    let unit = match measure {
+        Measure::Samples => Unit::Count("samples"),
+        Measure::Cycles => Unit::Count("cyc"),
+    };
+    for (k, &(lo, hi)) in ranges.iter().enumerate().skip(1) {
+        let Some(first) = nodes.iter().find(|n| n.depth as usize == k) else {
+            continue;
+        };
+        let name = resource_name(topology, first.id);
+        let kind = name.split(' ').next().unwrap_or(&name).to_owned();
+        let (row, column) = ((k - 1) / columns, (k - 1) % columns);
+        let cell = Rect::from_min_size(
+            Pos2::new(
+                rect.left() + column as f32 * column_w,
+                rect.top() + row as f32 * LEGEND_ROW,
+            ),
+            egui::vec2(column_w - 10.0, LEGEND_ROW),
+        );
+        pic.labels.push(Label::new(
+            Pos2::new(cell.left(), cell.top() + 4.5),
+            kind,
+            10.5,
+            TEXT,
+            Align2::LEFT_CENTER,
+        ));
+        let ramp_rect =
+            Rect::from_min_max(Pos2::new(cell.left() + LEGEND_NAME, cell.top()), cell.max);
+        if hi == 0 || lo > hi {
+            pic.labels.push(Label::new(
+                ramp_rect.left_top(),
+                format!("no {}", measure.name()),
+                10.0,
+                Color32::from_gray(150),
+                Align2::LEFT_TOP,
+            ));
+            continue;
+        }
+        ColorRamp::new(lo as f64, hi as f64, Scale::Linear, unit).draw(
+            pic,
+            ramp_rect,
+            Color32::from_gray(200),
+        );
+    }
+}
+
+/// The radial topology inside `rect` (with `values`, its per-level colour legend where there
+/// is room, see [`radial_areas`]). `values` None: structure only.
 pub fn radial(
     topology: &Topology,
     values: Option<&NodeValues<'_>>,
@@ -104,6 +211,7 @@ pub fn radial(
     highlight: Option<u32>,
 ) -> Picture {
     let mut pic = Picture::default();
+    let (rect, legend) = radial_areas(topology, values.is_some(), rect);
     let nodes = topology.nodes();
     let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0) as f32;
     let center = rect.center();
@@ -131,6 +239,11 @@ pub fn radial(
         if let Some(t) = values.and_then(|v| v.transfers.get(n.id as usize)) {
             t_hi[d] = t_hi[d].max(*t);
         }
+    }
+    if let Some(legend) = legend {
+        let ranges: Vec<(u64, u64)> = lo.iter().copied().zip(hi.iter().copied()).collect();
+        let unknown = values.map_or(0, |v| v.level_unknown.iter().sum());
+        level_legend(&mut pic, topology, measure, &ranges, unknown, legend);
     }
     let geometry = |id: usize| {
         let n = &nodes[id];
