@@ -20,10 +20,13 @@ pub enum ColorBy {
     Age,
     /// The block's bin (its address region when the map is not binned).
     Bin,
+    /// The process that allocated the block.
+    Process,
 }
 
 impl ColorBy {
-    pub const ALL: [ColorBy; 7] = [
+    pub const ALL: [ColorBy; 8] = [
+        ColorBy::Process,
         ColorBy::Thread,
         ColorBy::Site,
         ColorBy::Size,
@@ -42,6 +45,7 @@ impl ColorBy {
             ColorBy::Waste => "waste (usable − requested)",
             ColorBy::Age => "age at the time cursor",
             ColorBy::Bin => "bin",
+            ColorBy::Process => "process",
         }
     }
 
@@ -55,12 +59,16 @@ impl ColorBy {
             ColorBy::Waste => "waste",
             ColorBy::Age => "age",
             ColorBy::Bin => "bin",
+            ColorBy::Process => "process",
         }
     }
 
-    /// Thread when there are several, otherwise the allocating call site.
+    /// Process when several have events, else thread when there are several, otherwise the
+    /// allocating call site.
     pub fn default_for(trace: &Trace) -> Self {
-        if trace.threads.len() > 1 {
+        if crate::processes::several(trace) {
+            ColorBy::Process
+        } else if trace.threads.len() > 1 {
             ColorBy::Thread
         } else {
             ColorBy::Site
@@ -69,7 +77,9 @@ impl ColorBy {
 
     pub fn mode(self) -> ColorMode {
         match self {
-            ColorBy::Thread | ColorBy::Site | ColorBy::Bin => ColorMode::Categorical,
+            ColorBy::Thread | ColorBy::Site | ColorBy::Bin | ColorBy::Process => {
+                ColorMode::Categorical
+            }
             _ => ColorMode::Quantitative,
         }
     }

@@ -328,6 +328,14 @@ pub fn legend_entries(
                 )
             })
             .collect(),
+        ColorBy::Process => (0..trace.processes.len().min(12))
+            .map(|i| {
+                (
+                    categorical(i as u32),
+                    crate::processes::label(trace, i as u32),
+                )
+            })
+            .collect(),
         ColorBy::Site => scene
             .top_sites
             .iter()

@@ -212,6 +212,7 @@ impl AllocScene {
         (0..b.len())
             .map(|i| match color_by {
                 ColorBy::Thread => (pack(categorical(b.thread[i])), 0.0),
+                ColorBy::Process => (pack(categorical(b.process[i])), 0.0),
                 ColorBy::Site => (pack(site_color(site_key[i])), 0.0),
                 ColorBy::Bin => (
                     pack(categorical(block_bin.get(i).copied().unwrap_or(0))),

@@ -127,6 +127,14 @@ pub fn compose(
     settings: &HeapTreeSettings,
     size: egui::Vec2,
 ) -> Result<Picture> {
+    if let Some(select) = &settings.process {
+        let only = crate::processes::restrict(dataset, select)?;
+        let settings = HeapTreeSettings {
+            process: None,
+            ..settings.clone()
+        };
+        return compose(&only, &settings, size);
+    }
     // A massif file without any heap tree: its heap-size curve instead of a tree.
     if let DatasetContent::Massif(file) = &dataset.content
         && let Some(curve) = file.curve_without_tree()

@@ -1,0 +1,177 @@
+//! Processes of a multi-process recording in the views, composed in-process: the allocation
+//! map bins and colours by process by default (each process on its own address axis, though
+//! both use the same addresses), a colour key names them, and `process` selects some.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use memscape_trace::process::Process;
+use memscape_trace::{Frame, Trace, TraceBuilder, TraceFormat};
+use memscape_views::dataset::{AllocTraceData, Dataset, DatasetContent};
+use memscape_views::picture::Layer;
+use memscape_views::{Picture, ViewKind};
+
+mod common;
+use common::settings;
+
+/// A shell (pid 100, `sh`) and its child (pid 101, `child`, two threads) allocating at the
+/// same addresses: 8 blocks of 256 B in the shell; in the child 40 blocks of 1 KiB from
+/// `child_main` and 20 of 4 KiB from `child_cache`, half of them freed.
+pub fn two_processes() -> Trace {
+    let mut b = TraceBuilder::with_event_times("two.msc");
+    let site = |b: &mut TraceBuilder, ip, name: &str| {
+        let function = b.strings.intern(name);
+        b.call_tree.child(
+            0,
+            Frame {
+                ip,
+                function,
+                ..Frame::default()
+            },
+        )
+    };
+    let sh_site = site(&mut b, 0x10, "sh_main");
+    let main_site = site(&mut b, 0x20, "child_main");
+    let cache_site = site(&mut b, 0x30, "child_cache");
+    let sh = b.process(Process {
+        pid: 100,
+        parent_pid: 1,
+        command_line: "sh -c ./child".into(),
+        executable: "/bin/sh".into(),
+        ..Process::default()
+    });
+    let child = b.process(Process {
+        pid: 101,
+        parent_pid: 100,
+        command_line: "./child".into(),
+        executable: "/tmp/child".into(),
+        ..Process::default()
+    });
+    let mut line = 0u64;
+    let mut next = || {
+        line += 1;
+        line
+    };
+    b.set_process(sh);
+    let t_sh = b.thread("sh");
+    for k in 0..8u64 {
+        let l = next();
+        b.alloc(l, l * 10, 0x1000 + k * 256, 256, 256, t_sh, sh_site);
+    }
+    b.set_process(child);
+    let (t_main, t_cache) = (b.thread("main"), b.thread("cache"));
+    for k in 0..40u64 {
+        let l = next();
+        b.alloc(l, l * 10, 0x1000 + k * 1024, 1000, 1024, t_main, main_site);
+    }
+    for k in 0..20u64 {
+        let l = next();
+        b.alloc(
+            l,
+            l * 10,
+            0x20_0000 + k * 4096,
+            4096,
+            4096,
+            t_cache,
+            cache_site,
+        );
+    }
+    for k in (0..40u64).step_by(2) {
+        let l = next();
+        b.free(l, l * 10, 0x1000 + k * 1024);
+    }
+    b.finish(TraceFormat::Msc, true)
+}
+
+pub fn dataset(trace: Trace) -> Dataset {
+    Dataset {
+        name: "two.msc".into(),
+        content: DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace))),
+        links: Default::default(),
+    }
+}
+
+fn compose(d: &Dataset, kind: ViewKind, fields: &str) -> Picture {
+    settings(kind, fields)
+        .compose(d, egui::vec2(900.0, 600.0))
+        .unwrap_or_else(|e| panic!("{fields}: {}", common::chain(&e)))
+}
+
+fn maps(p: &Picture) -> Vec<(u64, usize)> {
+    p.layers
+        .iter()
+        .filter_map(|l| match l {
+            Layer::Map(m) if m.slot != u32::MAX => Some((m.extent, m.range.len())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn texts(p: &Picture) -> Vec<String> {
+    p.labels.iter().map(|l| l.text.clone()).collect()
+}
+
+#[test]
+fn a_multi_process_map_bins_and_colours_by_process_each_on_its_own_axis() {
+    let d = dataset(two_processes());
+    // Default: one cell per process, each its own address axis (the shell's 8 × 256 B, not
+    // the child's span over the same addresses).
+    let p = compose(&d, ViewKind::AllocMap, "panels = \"main\"");
+    assert_eq!(
+        maps(&p),
+        [(8 * 256, 8), (maps(&p)[1].0, 60)],
+        "{:?}",
+        maps(&p)
+    );
+    assert!(maps(&p)[1].0 >= 40 * 1024 + 20 * 4096);
+    // The colour key names the processes; the cells are labelled by process.
+    let p = compose(&d, ViewKind::AllocMap, "panels = \"main,occupancy\"");
+    let t = texts(&p);
+    for want in ["100 sh", "101 child"] {
+        assert!(t.iter().any(|l| l.contains(want)), "{want} not in {t:?}");
+    }
+    assert!(
+        t.iter().any(|l| l.contains("process")),
+        "no colour key title in {t:?}"
+    );
+    // The map unbinned, if asked for: one axis.
+    let p = compose(&d, ViewKind::AllocMap, "panels = \"main\"\nbins = \"none\"");
+    assert_eq!(maps(&p).len(), 1);
+    // Processes selected by pid, by pids, by name.
+    for (select, cells) in [
+        ("101", vec![60]),
+        ("100,101", vec![8, 60]),
+        ("^sh$", vec![8]),
+    ] {
+        let p = compose(
+            &d,
+            ViewKind::AllocMap,
+            &format!("panels = \"main\"\nprocess = \"{select}\""),
+        );
+        let blocks: Vec<usize> = maps(&p).iter().map(|m| m.1).collect();
+        assert_eq!(blocks, cells, "{select}");
+    }
+    let err = settings(ViewKind::AllocMap, "process = \"nginx\"")
+        .compose(&d, egui::vec2(900.0, 600.0))
+        .err()
+        .unwrap();
+    let message = common::chain(&err);
+    assert!(
+        message.contains("100 sh") && message.contains("101 child"),
+        "{message}"
+    );
+}
+
+/// Looked at: the picture of the two processes, with the occupancy bars and the colour key.
+#[test]
+fn a_multi_process_map_draws() {
+    let d = dataset(two_processes());
+    let image = common::draw(
+        &d,
+        ViewKind::AllocMap,
+        "panels = \"main,occupancy,context\"",
+        900,
+        600,
+    );
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("processes");
+    std::fs::create_dir_all(&dir).unwrap();
+    image.save_png(&dir.join("two_processes.png")).unwrap();
+}
