@@ -175,3 +175,29 @@ fn a_multi_process_map_draws() {
     std::fs::create_dir_all(&dir).unwrap();
     image.save_png(&dir.join("two_processes.png")).unwrap();
 }
+
+#[test]
+fn a_multi_process_heap_tree_starts_at_the_largest_peak_and_groups_by_process() {
+    let d = dataset(two_processes());
+    let has = |p: &Picture, s: &str| texts(p).iter().any(|l| l.contains(s));
+    // Default: the child's heap (the largest peak), not the shell's.
+    let p = compose(&d, ViewKind::Sunburst, "peak = true");
+    assert!(
+        has(&p, "child_main") && has(&p, "child_cache"),
+        "{:?}",
+        texts(&p)
+    );
+    assert!(!has(&p, "sh_main"), "{:?}", texts(&p));
+    // Process as a grouping key: both processes, each its own wedge.
+    let p = compose(&d, ViewKind::Icicle, "group = \"process,site\"\nat = 90");
+    for want in ["100 sh", "101 child", "sh_main", "child_main"] {
+        assert!(has(&p, want), "{want} not in {:?}", texts(&p));
+    }
+    // One chosen.
+    let p = compose(&d, ViewKind::Sunburst, "process = \"100\"\nat = 90");
+    assert!(
+        has(&p, "sh_main") && !has(&p, "child_main"),
+        "{:?}",
+        texts(&p)
+    );
+}

@@ -41,6 +41,7 @@ const GROUPINGS: &[(&str, &[GroupKey])] = &[
     ("module › call site", &[GroupKey::Module, GroupKey::Site]),
     ("size class › call site", &[GroupKey::Size, GroupKey::Site]),
     ("thread › size class", &[GroupKey::Thread, GroupKey::Size]),
+    ("process › call site", &[GroupKey::Process, GroupKey::Site]),
 ];
 
 /// (point, exact events, root, chart, depth, kept group) of the shown tree.
@@ -93,7 +94,12 @@ pub struct HeapTreePane {
 impl HeapTreePane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
         let settings = HeapTreeSettings::default();
-        let worker = spawn_worker(dataset.clone(), Grouping::of(&settings), ctx.clone());
+        let worker = spawn_worker(
+            dataset.clone(),
+            Grouping::of(&settings),
+            settings.process.clone(),
+            ctx.clone(),
+        );
         Self {
             key: PaneKey::new(),
             dataset,
@@ -126,6 +132,7 @@ impl HeapTreePane {
         self.worker = spawn_worker(
             self.dataset.clone(),
             Grouping::of(&self.settings),
+            self.settings.process.clone(),
             ctx.clone(),
         );
         self.timeline = None;

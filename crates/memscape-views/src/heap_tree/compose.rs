@@ -127,8 +127,11 @@ pub fn compose(
     settings: &HeapTreeSettings,
     size: egui::Vec2,
 ) -> Result<Picture> {
-    if let Some(select) = &settings.process {
-        let only = crate::processes::restrict(dataset, select)?;
+    let by_process = settings.group.0.contains(&memscape_heap::GroupKey::Process);
+    if let Some(keep) =
+        crate::processes::heap_selection(dataset, settings.process.as_deref(), by_process)?
+    {
+        let only = crate::processes::restrict_to(dataset, &keep)?;
         let settings = HeapTreeSettings {
             process: None,
             ..settings.clone()
