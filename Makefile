@@ -41,11 +41,13 @@ demo: build
 fmt-check:
 	cargo fmt --all -- --check
 
+# memscape-engine (DataFusion, Ballista; the binary's feature `engine`) is left out until it
+# builds: see its README.
 clippy:
-	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --workspace --exclude memscape-engine --all-targets -- -D warnings
 
 cargo-test:
-	cargo test --workspace --no-fail-fast
+	cargo test --workspace --exclude memscape-engine --no-fail-fast
 
 test: deps-test fmt-check clippy cargo-test
 	@echo "make test: all checks passed"

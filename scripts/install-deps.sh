@@ -46,13 +46,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-# Python oracles (ripser, DREiMac) in a private virtual environment, only for tests.
+# Python oracles (ripser, DREiMac, pyarrow) in a private virtual environment, only for tests.
 if [ "$mode" = test ]; then
   venv=${MEMSCAPE_ORACLES_VENV:-target/oracles}
   if [ ! -x "$venv/bin/python3" ]; then
     python3 -m venv "$venv"
   fi
-  if ! "$venv/bin/python3" -c "import ripser, dreimac" >/dev/null 2>&1; then
-    "$venv/bin/python3" -m pip install -q --disable-pip-version-check ripser dreimac
+  if ! "$venv/bin/python3" -c "import ripser, dreimac, pyarrow" >/dev/null 2>&1; then
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check ripser dreimac pyarrow
   fi
 fi

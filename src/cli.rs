@@ -51,6 +51,10 @@ pub enum Command {
     Heaptree(HeaptreeArgs),
     /// A heap tree at one time point as pprof (profile.proto) or collapsed stacks (inferno, FlameGraph, speedscope).
     Export(ExportArgs),
+    /// Aggregations of a Parquet dataset (`export --to parquet`) on the query engine: heap-size
+    /// series and live heap by call site (traces); histograms, top offenders, resources and
+    /// window scores (samples). Embedded DataFusion, or a Ballista cluster with --engine.
+    Index(IndexArgs),
     /// Print a hardware topology: this machine, an hwloc XML file or a MemAxes hardware.xml.
     Topology(TopologyArgs),
     /// Sampled memory accesses mapped onto the hardware topology.
@@ -216,12 +220,19 @@ pub struct ExportArgs {
     /// An allocation trace, massif file, profile (pprof, DHAT, heap profile), or a directory of
     /// profiles taken over time.
     pub file: PathBuf,
-    /// pprof (gzipped profile.proto) or collapsed (`a;b;c bytes` lines).
+    /// pprof (gzipped profile.proto), collapsed (`a;b;c bytes` lines), or parquet (a dataset
+    /// directory of an allocation trace or samples; see the README's "Parquet datasets").
     #[arg(long)]
     pub to: String,
-    /// Where to write; default: standard output.
+    /// Where to write; default: standard output (parquet: the dataset directory, required).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
+    /// Parquet: the host partition written (another host adds to the same directory).
+    #[arg(long, default_value = "local")]
+    pub host: String,
+    /// Parquet: time windows the trace (or the samples' time range) is cut into.
+    #[arg(long, default_value_t = 16)]
+    pub windows: u64,
     /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
     /// profiles: ns since the first (or their number).
     #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
@@ -247,6 +258,52 @@ pub struct ExportArgs {
     pub measure: Option<String>,
     #[command(flatten)]
     pub sites: SiteArgs,
+}
+
+/// `memscape index DATASET/`: the engine's aggregations of a Parquet dataset, as JSON.
+#[derive(Debug, Args)]
+#[cfg_attr(not(feature = "engine"), allow(dead_code))]
+pub struct IndexArgs {
+    /// A dataset directory written by `memscape export --to parquet`.
+    pub dataset: PathBuf,
+    /// embedded (DataFusion in this process), ballista://HOST:PORT, or standalone[:N]
+    /// (a Ballista scheduler and N executors in this process, on loopback).
+    #[arg(long, default_value = "embedded")]
+    pub engine: String,
+    /// The host partition to aggregate (default: the only one).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Traces: points of the heap-size series, evenly spaced over the events (and windows of
+    /// the size-class bins: occupancy, live blocks, events and waste per bin).
+    #[arg(long, default_value_t = 100)]
+    pub points: usize,
+    /// Traces: the live heap by call site after this many events (default: the peak).
+    #[arg(long)]
+    pub at_event: Option<u64>,
+    /// Samples: topology for per-resource totals and window scores.
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Samples: keep samples with ATTR in [LO, HI] (repeatable, all must hold).
+    #[arg(long = "select", value_name = "ATTR=LO..HI")]
+    pub select: Vec<String>,
+    /// Samples: bins of quantitative histograms.
+    #[arg(long, default_value_t = 32)]
+    pub bins: usize,
+    /// Samples: the attribute the window scores run along.
+    #[arg(long, default_value = "time")]
+    pub along: String,
+    /// Samples: number of windows of the scores.
+    #[arg(long, default_value_t = 16)]
+    pub score_windows: usize,
+    /// Samples: latency or imbalance.
+    #[arg(long, default_value = "latency")]
+    pub metric: String,
+    /// Samples: the topology level scored (pu, core, l1, l2, l3, numa, machine).
+    #[arg(long, default_value = "l1")]
+    pub level: String,
+    /// Where to write the JSON; default: standard output.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
 }
 
 /// How call sites see through allocation wrappers (`heaptree`, `info`).

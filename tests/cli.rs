@@ -547,7 +547,7 @@ fn export_writes_collapsed_stacks_that_sum_to_the_heaptree_total() {
         .output()
         .unwrap();
     assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected pprof or collapsed"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected pprof, collapsed or parquet"));
 }
 
 #[test]

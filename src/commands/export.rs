@@ -11,8 +11,11 @@ use memscape_heap::report::{HeapTreeOptions, TimeSelect, load_heap_input};
 use crate::cli::ExportArgs;
 
 pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    if args.to == "parquet" {
+        return parquet(args);
+    }
     let format = ExportFormat::parse(&args.to)
-        .with_context(|| format!("--to {:?}: expected pprof or collapsed", args.to))?;
+        .with_context(|| format!("--to {:?}: expected pprof, collapsed or parquet", args.to))?;
     let mut options = HeapTreeOptions {
         select: match (args.at, args.snapshot, args.peak) {
             (Some(t), _, _) => TimeSelect::At(t),
@@ -45,5 +48,43 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("{}: cannot write", path.display()))?,
         None => std::io::stdout().lock().write_all(&bytes)?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--to parquet -o DIR`: an allocation trace or samples as a partitioned Parquet dataset.
+fn parquet(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let dir = args
+        .out
+        .as_ref()
+        .context("--to parquet needs -o DIR (the dataset directory)")?;
+    let path = memscape_views::demo::resolve_path(&args.file)?;
+    let bytes = memscape_io::read_input(&path)?;
+    let name = path.display().to_string();
+    let summary = if memscape_views::dataset::is_samples(&bytes) {
+        let samples = memscape_samples::parse_samples(&bytes, &name, Default::default())?;
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: args.host.clone(),
+            windows: args.windows,
+        };
+        memscape_parquet::write_samples(&samples, dir, &options)?
+    } else {
+        let trace = memscape_trace::load_bytes(&name, &bytes)?;
+        let options = memscape_parquet::trace::TraceWriteOptions {
+            host: args.host.clone(),
+            windows: args.windows,
+        };
+        memscape_parquet::write_trace(&trace, dir, &options)?
+    };
+    eprintln!(
+        "memscape: wrote {} rows{} in {} files to {}",
+        summary.rows,
+        if summary.events > 0 {
+            format!(" and {} events", summary.events)
+        } else {
+            String::new()
+        },
+        summary.files,
+        dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }

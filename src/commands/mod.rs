@@ -2,6 +2,7 @@
 
 mod analyses;
 mod export;
+mod index;
 mod info;
 mod render;
 mod tour;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Record(args)) => record(&args),
         Some(Command::Heaptree(args)) => analyses::heaptree(&args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Index(args)) => index::run(&args),
         Some(Command::Topology(args)) => analyses::topology(&args),
         Some(Command::Samples(args)) => analyses::samples(&args),
         Some(Command::Cluster(args)) => analyses::cluster(&args),

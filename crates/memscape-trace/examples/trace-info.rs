@@ -1,8 +1,9 @@
 //! `memscape info` without the GUI binary, for benchmarks: load a trace, print the report.
 //!
 //! `trace-info FILE [--json] [--symbolize] [--time-load [--repeat N]]`, or
-//! `trace-info --convert IN OUT.msc [--time-resolution K] [--mappable]` (times rounded to 2^K
-//! ns; block columns stored raw, for mapping).
+//! `trace-info --convert IN OUT.msc [--time-resolution K] [--mappable] [--segment-blocks N]`
+//! (times rounded to 2^K ns; block columns stored raw, for mapping; a segmented version-6 file
+//! of N blocks per segment).
 //! `--time-load` prints the wall and CPU time of loading alone (`load_seconds …`) on stderr;
 //! with `--repeat N` also of loading and then decoding every block column (`.msc` version 3
 //! decodes columns on first use; text formats have them all after the load). `--load-only`
@@ -32,6 +33,12 @@ fn main() -> ExitCode {
         let options = MscOptions {
             time_resolution_log2,
             mappable: args.iter().any(|a| a == "--mappable"),
+            segment_blocks: args
+                .iter()
+                .position(|a| a == "--segment-blocks")
+                .and_then(|i| args.get(i + 1))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
             ..MscOptions::default()
         };
         return match convert_with(Path::new(input), Path::new(output), &options, |_, _| {}) {

@@ -16,6 +16,7 @@ pub mod info;
 pub mod metrics;
 pub mod model;
 pub mod msc;
+pub mod parts;
 pub mod pools;
 mod ppm;
 pub mod process;
@@ -37,6 +38,7 @@ pub use builder::{MAX_SANE_SIZE, TraceBuilder};
 pub use fsync::write_synced;
 pub use model::{BlockColumns, CallTree, Frame, Trace, TraceFormat, TraceMeta};
 pub use msc::{from_msc_bytes, read_msc, to_msc_bytes, write_msc};
+pub use parts::{PartsError, TraceParts};
 
 use text::LineParser;
 

@@ -1,7 +1,7 @@
-//! `.msc` versions 2 to 4: version-1, -2 and -3 files still load; mutated, truncated and
-//! forged version-4 files (one with context-coded event times) give a `Corrupt` error naming
-//! the file and an offset, or (forged past the checksums) a consistent trace, never a panic or
-//! a huge allocation.
+//! `.msc` versions 2 to 6: version-1, -2 and -3 files still load; mutated, truncated and
+//! forged version-5 files (one with context-coded event times) and a segmented version-6 file
+//! give a `Corrupt` error naming the file and an offset, or (forged past the checksums) a
+//! consistent trace, never a panic or a huge allocation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -267,11 +267,11 @@ fn time_resolution_rounds_times_down_and_keeps_the_rest() {
 fn unknown_version_names_the_versions_read() {
     let t = load(&data("heaptrack/test_sysroot.raw")).unwrap();
     let mut b = to_msc_bytes(&t, &mut |_| {}).unwrap();
-    b[8] = 6;
-    let e = from_msc_bytes("v6.msc", &b).unwrap_err();
+    b[8] = 7;
+    let e = from_msc_bytes("v7.msc", &b).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "v6.msc@8: corrupt .msc file: expected format version 5 (or 4, 3, 2, 1), found 6"
+        "v7.msc@8: corrupt .msc file: expected format version 5 (or 6, 4, 3, 2, 1), found 7"
     );
 }
 
@@ -344,6 +344,22 @@ fn samples() -> [&'static Vec<u8>; 2] {
         bytes
     });
     [sample(), recording]
+}
+
+/// [`samples`] and the recording-like trace as a segmented (version-6) file of 7 segments.
+fn mutation_samples() -> [&'static Vec<u8>; 3] {
+    static SEGMENTED: OnceLock<Vec<u8>> = OnceLock::new();
+    let segmented = SEGMENTED.get_or_init(|| {
+        let options = MscOptions {
+            segment_blocks: 600,
+            ..Default::default()
+        };
+        let bytes = to_msc_bytes_with(&recording_like(), &options, &mut |_| {}).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 6);
+        bytes
+    });
+    let [a, b] = samples();
+    [a, b, segmented]
 }
 
 /// A version-4 file of a real trace prefix (about 3,000 blocks: bit-packed and byte-plane
@@ -470,8 +486,8 @@ fn run(cases: u32) {
         failure_persistence: None,
         ..ProptestConfig::default()
     };
-    proptest!(config, |(which in 0usize..2, mutations in prop::collection::vec(mutation(), 1..4))| {
-        let mut b = samples()[which].clone();
+    proptest!(config, |(which in 0usize..3, mutations in prop::collection::vec(mutation(), 1..4))| {
+        let mut b = mutation_samples()[which].clone();
         for m in &mutations {
             if b.len() >= 16 {
                 apply(&mut b, m);
@@ -494,7 +510,7 @@ fn mutated_msc_long_run() {
 
 #[test]
 fn every_truncation_is_an_error() {
-    for b in samples() {
+    for b in mutation_samples() {
         let step = (b.len() / 997).max(1);
         for len in (0..b.len()).step_by(step).chain(b.len() - 16..b.len()) {
             assert!(

@@ -111,6 +111,11 @@ fn sniff(bytes: &[u8]) -> Sniffed {
     }
 }
 
+/// Whether `bytes` are memory-access samples (by content, as `load` decides).
+pub fn is_samples(bytes: &[u8]) -> bool {
+    sniff(bytes) == Sniffed::Samples
+}
+
 pub struct AllocTraceData {
     pub trace: memscape_trace::Trace,
     /// Blocks laid out for the allocation map (collapsed address axis, default colours).
@@ -245,6 +250,25 @@ impl Dataset {
 /// reports how far it got (fraction < 0: unknown).
 pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset> {
     let name = source.display_name();
+    if let LoadSource::File(dir) = source
+        && let Some(kind) = memscape_parquet::dataset_kind(dir)
+    {
+        // A Parquet dataset directory (`memscape export --to parquet`).
+        progress(-1.0, "reading the Parquet dataset");
+        let content = match kind {
+            memscape_parquet::DatasetKind::Samples => {
+                DatasetContent::Samples(Box::new(memscape_parquet::read_samples(dir, None)?))
+            }
+            memscape_parquet::DatasetKind::Trace => DatasetContent::AllocTrace(Box::new(
+                AllocTraceData::new(memscape_parquet::read_trace(dir, None)?),
+            )),
+        };
+        return Ok(Dataset {
+            name,
+            content,
+            links: Default::default(),
+        });
+    }
     progress(-1.0, "reading");
     let bytes = match source {
         LoadSource::File(path) => memscape_io::read_input(path)?,

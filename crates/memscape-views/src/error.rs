@@ -31,6 +31,8 @@ pub enum ViewError {
     #[error(transparent)]
     Samples(#[from] memscape_samples::SamplesError),
     #[error(transparent)]
+    Parquet(#[from] memscape_parquet::ParquetError),
+    #[error(transparent)]
     Topology(#[from] memscape_topology::TopologyError),
     #[error(transparent)]
     Render(#[from] memscape_render::RenderError),

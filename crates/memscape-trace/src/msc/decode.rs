@@ -81,6 +81,13 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
     if version == super::v1::VERSION {
         return super::v1::from_msc_v1_bytes(source, bytes);
     }
+    if version == super::segments::VERSION_SEGMENTED {
+        // Segments are 8-byte aligned in the file: aligned bytes keep their bit-packed words so.
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        buf[..bytes.len()].copy_from_slice(bytes);
+        return super::segments::from_segmented(source, &buf[..bytes.len()]);
+    }
     if matches!(version, VERSION | VERSION_V4 | VERSION_V3) {
         // One copy into aligned words that the lazily decoded columns keep (the file is small:
         // it is the compressed form).
@@ -94,7 +101,8 @@ pub fn from_msc_bytes(source: &str, bytes: &[u8]) -> Result<Trace, LoadError> {
             source,
             8,
             format!(
-                "format version {VERSION} (or {VERSION_V4}, {VERSION_V3}, {VERSION_V2}, {}), found {version}",
+                "format version {VERSION} (or {}, {VERSION_V4}, {VERSION_V3}, {VERSION_V2}, {}), found {version}",
+                super::segments::VERSION_SEGMENTED,
                 super::v1::VERSION
             ),
         ));

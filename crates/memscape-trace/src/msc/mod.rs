@@ -8,7 +8,7 @@
 //! | offset | size | content |
 //! |---|---|---|
 //! | 0 | 8 | magic `MEMSCAPE` |
-//! | 8 | 4 | format version (5; versions 1, 2, 3 and 4 are still read) |
+//! | 8 | 4 | format version (5; versions 1, 2, 3 and 4 are still read; 6 is the segmented layout of `segments.rs`, whose segments and footer are each laid out as here) |
 //! | 12 | 4 | number of sections `N` (at most 64) |
 //! | 16 | 40·N | directory: per section `id: u32`, `element size: u8`, `transform: u8`, `packing: u8`, `time shift: u8`, `element count: u64`, `payload offset: u64` (from the file start, a multiple of 8), `payload length: u64`, `checksum: u64` (of the payload, see `checksum`; 0 and not checked for raw block sections) |
 //! | … | … | payloads, each starting 8-byte aligned |
@@ -202,12 +202,16 @@ pub(crate) struct MscMeta {
 mod decode;
 mod eager;
 mod lazy;
+mod segments;
 pub(crate) mod v1;
 mod write;
 
 use decode::*;
 pub use decode::{from_msc_bytes, read_msc};
 use lazy::*;
+pub use segments::{
+    DEFAULT_SEGMENT_BLOCKS, SegmentBlocks, SegmentEvents, SegmentWriter, VERSION_SEGMENTED,
+};
 use write::*;
 pub use write::{
     FAST_ZSTD_LEVEL, MscOptions, reseal_checksums, to_msc_bytes, to_msc_bytes_with, write_msc,

@@ -239,7 +239,7 @@ pub(super) fn encode_event_times(
 }
 
 /// The context-coded event times, or `plain` when that is given and not larger.
-fn context_coded(
+pub(super) fn context_coded(
     plain: Option<Encoded>,
     values: &[u64],
     contexts: &crate::ppm::EventTimeContexts<'_>,
@@ -355,6 +355,9 @@ pub struct MscOptions {
     /// 1.26 M-event sqlite3 benchmark the files were 0.92×, 0.95×, 0.97× and 1.04× (and, with
     /// symbols, level 6 was 1.01×). `memscape record` keeps 12: the size target holds only there.
     pub zstd_level: Option<i32>,
+    /// Blocks per segment of a segmented file (version 6, see `segments.rs`); 0: one
+    /// unsegmented version-5 file. Ignored for [`MscOptions::mappable`] files (version 5).
+    pub segment_blocks: usize,
 }
 
 /// A faster level than the default (see [`MscOptions::zstd_level`]) for callers that favour
@@ -383,6 +386,11 @@ pub fn to_msc_bytes_with(
     }
     if options.mappable {
         return mappable_bytes(trace, shift, progress);
+    }
+    if options.segment_blocks > 0 {
+        let bytes = super::segments::segmented_bytes(trace, options, options.segment_blocks)?;
+        progress(1.0);
+        return Ok(bytes);
     }
     let event_times = event_times(trace);
     let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
@@ -442,43 +450,7 @@ pub fn to_msc_bytes_with(
                 let times = quantized(times);
                 Ok(vec![with_shift(encode_event_times(&times, trace, level)?)])
             }
-            // Plus-base cannot be combined with a shift: free times delta-coded on their own.
-            None if shift > 0 => Ok(vec![
-                with_shift(encode_best(
-                    id::ALLOC_TIME,
-                    8,
-                    &quantized(&b.alloc_time_ns),
-                    &[XF_DELTA],
-                    None,
-                    level,
-                )?),
-                with_shift(encode_best(
-                    id::FREE_TIME,
-                    8,
-                    &quantized(&b.free_time_ns),
-                    &[XF_NONE, XF_ZIGZAG_DELTA],
-                    None,
-                    level,
-                )?),
-            ]),
-            None => Ok(vec![
-                encode_best(
-                    id::ALLOC_TIME,
-                    8,
-                    &b.alloc_time_ns,
-                    &[XF_DELTA],
-                    None,
-                    level,
-                )?,
-                encode_best(
-                    id::FREE_TIME,
-                    8,
-                    &b.free_time_ns,
-                    &[XF_PLUS_BASE],
-                    Some(b.alloc_time_ns.as_slice()),
-                    level,
-                )?,
-            ]),
+            None => block_time_sections(&b.alloc_time_ns, &b.free_time_ns, shift, level),
         }),
         Box::new(|| {
             let mut sections = vec![
@@ -554,6 +526,46 @@ pub fn to_msc_bytes_with(
     sections.push(meta_section(trace, level)?);
     progress(1.0);
     Ok(lay_out(&sections))
+}
+
+/// Per-block alloc and free times (sections 5 and 6), for traces whose block times are not
+/// their events' times.
+pub(super) fn block_time_sections(
+    alloc: &[u64],
+    free: &[u64],
+    shift: u8,
+    level: i32,
+) -> std::io::Result<Vec<Encoded>> {
+    if shift == 0 {
+        return Ok(vec![
+            encode_best(id::ALLOC_TIME, 8, alloc, &[XF_DELTA], None, level)?,
+            encode_best(id::FREE_TIME, 8, free, &[XF_PLUS_BASE], Some(alloc), level)?,
+        ]);
+    }
+    // Plus-base cannot be combined with a shift: free times delta-coded on their own.
+    let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
+    let mut sections = vec![
+        encode_best(
+            id::ALLOC_TIME,
+            8,
+            &quantized(alloc),
+            &[XF_DELTA],
+            None,
+            level,
+        )?,
+        encode_best(
+            id::FREE_TIME,
+            8,
+            &quantized(free),
+            &[XF_NONE, XF_ZIGZAG_DELTA],
+            None,
+            level,
+        )?,
+    ];
+    for s in &mut sections {
+        s.shift = shift;
+    }
+    Ok(sections)
 }
 
 /// The metadata section (JSON of the trace meta and the warning summary).
@@ -721,21 +733,49 @@ pub(super) fn mappable_bytes(
 /// checksums (to exercise the decoders' own checks). Does nothing to other inputs.
 #[doc(hidden)]
 pub fn reseal_checksums(bytes: &mut [u8]) {
+    if bytes.len() >= HEADER
+        && &bytes[..8] == MAGIC
+        && read_u32(bytes, 8) == Some(super::segments::VERSION_SEGMENTED)
+    {
+        // Each segment and the footer: version-5 layouts one after the other.
+        let mut at = HEADER;
+        while let Some(rest) = bytes.get_mut(at..) {
+            if rest.len() < HEADER || &rest[..8] != MAGIC {
+                return;
+            }
+            let end = reseal_layout(rest);
+            match end
+                .checked_next_multiple_of(8)
+                .and_then(|e| at.checked_add(e))
+            {
+                Some(next) if end > 0 => at = next,
+                _ => return,
+            }
+        }
+        return;
+    }
+    reseal_layout(bytes);
+}
+
+/// [`reseal_checksums`] of one version-3 to -5 layout; returns where its last payload ends.
+fn reseal_layout(bytes: &mut [u8]) -> usize {
     if bytes.len() < HEADER
         || &bytes[..8] != MAGIC
         || !matches!(read_u32(bytes, 8), Some(VERSION | VERSION_V4 | VERSION_V3))
     {
-        return;
+        return 0;
     }
+    let mut end = HEADER;
     let n = read_u32(bytes, 12).unwrap_or(0).min(MAX_SECTIONS) as usize;
     for i in 0..n {
         let at = HEADER + DIR_ENTRY * i;
         let (Some(offset), Some(len)) = (read_u64(bytes, at + 16), read_u64(bytes, at + 24)) else {
-            return;
+            return end;
         };
         let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
             continue;
         };
+        end = end.max(offset.saturating_add(len));
         let Some(sum) = offset
             .checked_add(len)
             .and_then(|end| bytes.get(offset..end))
@@ -747,6 +787,7 @@ pub fn reseal_checksums(bytes: &mut [u8]) {
             slot.copy_from_slice(&sum.to_le_bytes());
         }
     }
+    end
 }
 
 /// Whether a section is a raw block column, meant to be memory-mapped: such sections carry no
@@ -778,32 +819,73 @@ pub(super) fn checksum(payload: &[u8]) -> u64 {
     mix(h, u64::from_le_bytes(last))
 }
 
+/// A section to lay out, its payload borrowed.
+pub(super) struct SectionRef<'a> {
+    pub(super) id: u32,
+    pub(super) elem_size: u8,
+    pub(super) transform: u8,
+    pub(super) packing: u8,
+    pub(super) shift: u8,
+    pub(super) count: u64,
+    pub(super) payload: &'a [u8],
+}
+
+impl Encoded {
+    pub(super) fn as_ref(&self) -> SectionRef<'_> {
+        SectionRef {
+            id: self.id,
+            elem_size: self.elem_size,
+            transform: self.transform,
+            packing: self.packing,
+            shift: self.shift,
+            count: self.count,
+            payload: &self.payload,
+        }
+    }
+}
+
 pub(super) fn lay_out(sections: &[Encoded]) -> Vec<u8> {
+    let refs: Vec<SectionRef<'_>> = sections.iter().map(Encoded::as_ref).collect();
+    let mut out = vec![0u8; laid_out_len(&refs)];
+    lay_out_into(&refs, &mut out);
+    out
+}
+
+/// Bytes [`lay_out_into`] writes.
+pub(super) fn laid_out_len(sections: &[SectionRef<'_>]) -> usize {
     let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
-    let mut out =
-        Vec::with_capacity(offset + sections.iter().map(|s| s.payload.len() + 8).sum::<usize>());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
-    for s in sections {
-        out.extend_from_slice(&s.id.to_le_bytes());
-        out.extend_from_slice(&[s.elem_size, s.transform, s.packing, s.shift]);
-        out.extend_from_slice(&s.count.to_le_bytes());
-        out.extend_from_slice(&(offset as u64).to_le_bytes());
-        out.extend_from_slice(&(s.payload.len() as u64).to_le_bytes());
+    for (i, s) in sections.iter().enumerate() {
+        offset += s.payload.len();
+        if i + 1 < sections.len() {
+            offset = offset.next_multiple_of(8);
+        }
+    }
+    offset
+}
+
+/// Lays out a version-5 file into `out` (zeroed, [`laid_out_len`] bytes).
+pub(super) fn lay_out_into(sections: &[SectionRef<'_>], out: &mut [u8]) {
+    let mut put = |at: usize, bytes: &[u8]| out[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, MAGIC);
+    put(8, &VERSION.to_le_bytes());
+    put(12, &(sections.len() as u32).to_le_bytes());
+    let mut offset = (HEADER + DIR_ENTRY * sections.len()).next_multiple_of(8);
+    for (i, s) in sections.iter().enumerate() {
+        let at = HEADER + DIR_ENTRY * i;
+        put(at, &s.id.to_le_bytes());
+        put(at + 4, &[s.elem_size, s.transform, s.packing, s.shift]);
+        put(at + 8, &s.count.to_le_bytes());
+        put(at + 16, &(offset as u64).to_le_bytes());
+        put(at + 24, &(s.payload.len() as u64).to_le_bytes());
         let sum = if is_mappable(s.id, s.packing) {
             0
         } else {
-            checksum(&s.payload)
+            checksum(s.payload)
         };
-        out.extend_from_slice(&sum.to_le_bytes());
+        put(at + 32, &sum.to_le_bytes());
+        put(offset, s.payload);
         offset = (offset + s.payload.len()).next_multiple_of(8);
     }
-    for s in sections {
-        out.resize(out.len().next_multiple_of(8), 0);
-        out.extend_from_slice(&s.payload);
-    }
-    out
 }
 
 /// Writes a trace to an `.msc` file (exact times).

@@ -1,0 +1,477 @@
+//! Memory-access sample aggregations over the `samples` table of a samples dataset: totals per
+//! resource of a topology, the histogram of any attribute under a selection, top offenders,
+//! and the windowed latency/imbalance scores that clustering uses.
+//!
+//! The engine groups every selected row by the few keys that decide a sample's path through
+//! the topology (cpu, memory level, data node) — and by histogram bin or window where asked;
+//! those small results are then placed on the topology by `memscape-samples`' own mapping, so
+//! the answer is the native one by construction of the same rules.
+
+use arrow_schema::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
+use datafusion::prelude::{DataFrame, Expr, cast, ident, lit, when};
+use memscape_parquet::samples::{SamplesMeta, level_of, samples_meta};
+use memscape_samples::metrics::{LevelIndex, score};
+use memscape_samples::{
+    Aggregate, AttrKind, Bin, Histogram, Mapping, Metric, NONE, Offender, OffenderKey, RangeSpec,
+    SampleFormat, Samples, WindowScore,
+};
+use memscape_topology::{ResourceKind, Topology};
+
+use crate::rows::{f64s, i64s, strs, u64s};
+use crate::{Dataset, Engine, EngineError, Result};
+
+/// The attribute `name` of the dataset (exact name first, then case-insensitive, as
+/// `Samples::column` finds it): its stored name and kind.
+fn attribute(meta: &SamplesMeta, name: &str) -> Result<(String, AttrKind, String)> {
+    let found = meta
+        .attributes
+        .iter()
+        .find(|a| a.name == name)
+        .or_else(|| {
+            meta.attributes
+                .iter()
+                .find(|a| a.name.eq_ignore_ascii_case(name))
+        })
+        .ok_or_else(|| {
+            EngineError::Samples(memscape_samples::SamplesError::UnknownAttribute {
+                name: name.to_owned(),
+                available: meta
+                    .attributes
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+        })?;
+    let kind = if found.kind == "qualitative" {
+        AttrKind::Qualitative
+    } else {
+        AttrKind::Quantitative
+    };
+    Ok((found.name.clone(), kind, found.ty.clone()))
+}
+
+fn f64_lit(v: f64) -> Expr {
+    lit(ScalarValue::Float64(Some(v)))
+}
+
+/// The attribute as a number (`Column::value`): integers and reals as f64.
+fn number(name: &str) -> Expr {
+    cast(ident(name), DataType::Float64)
+}
+
+/// One sample selected: every range holds (inclusive; unknown values are not selected).
+fn selection_expr(meta: &SamplesMeta, selection: &[RangeSpec]) -> Result<Expr> {
+    let mut expr = lit(true);
+    for spec in selection {
+        let (name, _, ty) = attribute(meta, &spec.attribute)?;
+        if ty == "string" {
+            return Err(EngineError::Invalid(format!(
+                "--select {}: the engine selects ranges of numeric attributes only",
+                spec.attribute
+            )));
+        }
+        let v = number(&name);
+        let mut range = v.clone().is_not_null();
+        if let Some(lo) = spec.lo {
+            range = range.and(v.clone().gt_eq(f64_lit(lo)));
+        }
+        if let Some(hi) = spec.hi {
+            range = range.and(v.lt_eq(f64_lit(hi)));
+        }
+        expr = expr.and(range);
+    }
+    Ok(expr)
+}
+
+/// `1` for a selected row, else `0` (a CASE so that nulls count as unselected).
+fn selected_flag(selection: Expr) -> Result<Expr> {
+    Ok(when(selection, lit(1i64)).otherwise(lit(0i64))?)
+}
+
+/// Per (cpu, level, data node) key: samples and cycles, from a grouped result.
+struct KeyTotals {
+    keys: Samples,
+    totals: Vec<(u64, u64)>,
+    /// Extra group value of each key (bucket), when grouped by one.
+    extra: Vec<i64>,
+}
+
+impl Engine {
+    fn samples_frame(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+    ) -> Result<(DataFrame, SamplesMeta)> {
+        let host = dataset.host(host)?;
+        let meta = samples_meta(&dataset.dir, &dataset.manifest, &host)?;
+        let df = self
+            .table("samples")?
+            .filter(ident("host").eq(lit(host.as_str())))?;
+        Ok((df, meta))
+    }
+
+    /// Groups the selected rows by route key (and by `extra` when given).
+    fn key_totals(&self, df: DataFrame, extra: Option<Expr>) -> Result<KeyTotals> {
+        let mut group = vec![ident("ms_cpu"), ident("ms_level"), ident("ms_data_node")];
+        if let Some(e) = extra {
+            group.push(e.alias("extra"));
+        }
+        let df = df.aggregate(
+            group,
+            vec![
+                count(lit(1u8)).alias("n"),
+                sum(ident("ms_latency")).alias("cycles"),
+            ],
+        )?;
+        let mut keys = empty_samples();
+        let mut totals = Vec::new();
+        let mut extras = Vec::new();
+        for batch in self.collect(df)? {
+            let cpu = u64s(&batch, "ms_cpu")?;
+            let level = strs(&batch, "ms_level")?;
+            let node = u64s(&batch, "ms_data_node")?;
+            let n = u64s(&batch, "n")?;
+            let cycles = u64s(&batch, "cycles")?;
+            let extra = if batch.column_by_name("extra").is_some() {
+                i64s(&batch, "extra")?
+            } else {
+                vec![Some(0); batch.num_rows()]
+            };
+            for r in 0..batch.num_rows() {
+                let to_u32 = |v: Option<u64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NONE);
+                keys.cpu.push(to_u32(cpu[r]));
+                keys.data_node.push(to_u32(node[r]));
+                let label = level[r].as_deref().unwrap_or("Unknown");
+                keys.level.push(level_of(label).ok_or_else(|| {
+                    EngineError::Invalid(format!("ms_level {label:?} is no memory level"))
+                })?);
+                keys.latency.push(0);
+                totals.push((n[r].unwrap_or(0), cycles[r].unwrap_or(0)));
+                extras.push(extra[r].unwrap_or(0));
+            }
+        }
+        Ok(KeyTotals {
+            keys,
+            totals,
+            extra: extras,
+        })
+    }
+
+    /// Samples, cycles and transfers per resource and link of `topology` over the selected
+    /// samples of host `host` (what the topology view draws).
+    pub fn resource_totals(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        topology: &Topology,
+        selection: &[RangeSpec],
+    ) -> Result<Aggregate> {
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let df = df.filter(selection_expr(&meta, selection)?)?;
+        let kt = self.key_totals(df, None)?;
+        let mapping = Mapping::new(&kt.keys, topology);
+        let mut per_route = vec![(0u64, 0u64); mapping.routes.len()];
+        for (k, &(n, c)) in kt.totals.iter().enumerate() {
+            let r = mapping.route_of[k];
+            if r != NONE {
+                let slot = &mut per_route[r as usize];
+                slot.0 += n;
+                slot.1 = slot.1.saturating_add(c);
+            }
+        }
+        Ok(mapping.expand(&per_route))
+    }
+
+    /// Known-value count, total count and range of an attribute over every sample of a host.
+    fn value_range(
+        &self,
+        df: DataFrame,
+        name: &str,
+        numeric: bool,
+    ) -> Result<(u64, u64, Option<(f64, f64)>)> {
+        let mut aggregates = vec![
+            count(lit(1u8)).alias("n"),
+            count(ident(name)).alias("known"),
+        ];
+        if numeric {
+            aggregates.push(min(number(name)).alias("lo"));
+            aggregates.push(max(number(name)).alias("hi"));
+        }
+        let df = df.aggregate(vec![], aggregates)?;
+        let (mut n, mut known, mut range) = (0, 0, None);
+        for batch in self.collect(df)? {
+            if batch.num_rows() == 0 {
+                continue;
+            }
+            n = u64s(&batch, "n")?[0].unwrap_or(0);
+            known = u64s(&batch, "known")?[0].unwrap_or(0);
+            if numeric
+                && let (Some(lo), Some(hi)) = (f64s(&batch, "lo")?[0], f64s(&batch, "hi")?[0])
+            {
+                range = Some((lo, hi));
+            }
+        }
+        Ok((n, known, range))
+    }
+
+    /// The histogram of `attribute` with the selected samples marked, equal to
+    /// `memscape_samples::histogram` on the same samples.
+    pub fn histogram(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        attribute_name: &str,
+        bins: usize,
+        selection: &[RangeSpec],
+    ) -> Result<Histogram> {
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let (name, kind, ty) = attribute(&meta, attribute_name)?;
+        let sel = selected_flag(selection_expr(&meta, selection)?)?;
+        let (n, known, range) = self.value_range(df.clone(), &name, ty != "string")?;
+        let unknown = n - known.min(n);
+        let mut out = Vec::new();
+        match kind {
+            AttrKind::Quantitative => {
+                let bins = bins.max(1);
+                let Some((lo, hi)) = range else {
+                    return Ok(Histogram {
+                        attribute: name,
+                        kind,
+                        bins: out,
+                        unknown: n,
+                    });
+                };
+                let width = if hi > lo {
+                    (hi - lo) / bins as f64
+                } else {
+                    1.0
+                };
+                out = (0..bins)
+                    .map(|b| Bin {
+                        lo: lo + width * b as f64,
+                        hi: if b + 1 == bins {
+                            hi.max(lo + width)
+                        } else {
+                            lo + width * (b + 1) as f64
+                        },
+                        label: None,
+                        count: 0,
+                        selected: 0,
+                    })
+                    .collect();
+                let bucket = cast(
+                    (number(&name) - f64_lit(lo)) / f64_lit(width),
+                    DataType::Int64,
+                );
+                let df = df.filter(ident(&name).is_not_null())?.aggregate(
+                    vec![bucket.alias("bucket")],
+                    vec![count(lit(1u8)).alias("n"), sum(sel).alias("selected")],
+                )?;
+                for batch in self.collect(df)? {
+                    let (b, c, s) = (
+                        i64s(&batch, "bucket")?,
+                        u64s(&batch, "n")?,
+                        i64s(&batch, "selected")?,
+                    );
+                    for r in 0..batch.num_rows() {
+                        let b = (b[r].unwrap_or(0).max(0) as usize).min(bins - 1);
+                        out[b].count += c[r].unwrap_or(0);
+                        out[b].selected += s[r].unwrap_or(0).max(0) as u64;
+                    }
+                }
+            }
+            AttrKind::Qualitative => {
+                let df = df.filter(ident(&name).is_not_null())?.aggregate(
+                    vec![ident(&name)],
+                    vec![
+                        count(lit(1u8)).alias("n"),
+                        sum(sel).alias("selected"),
+                        min(ident("ms_row")).alias("first"),
+                    ],
+                )?;
+                let mut rows: Vec<(u64, Bin)> = Vec::new();
+                for batch in self.collect(df)? {
+                    let c = u64s(&batch, "n")?;
+                    let s = i64s(&batch, "selected")?;
+                    let first = u64s(&batch, "first")?;
+                    let values: Vec<(f64, String)> = match ty.as_str() {
+                        "u64" => u64s(&batch, &name)?
+                            .into_iter()
+                            .map(|v| v.map_or((0.0, String::new()), |v| (v as f64, v.to_string())))
+                            .collect(),
+                        "f64" => f64s(&batch, &name)?
+                            .into_iter()
+                            .map(|v| v.map_or((0.0, String::new()), |v| (v, v.to_string())))
+                            .collect(),
+                        _ => strs(&batch, &name)?
+                            .into_iter()
+                            .map(|v| (0.0, v.unwrap_or_default()))
+                            .collect(),
+                    };
+                    for (r, (value, label)) in values.into_iter().enumerate() {
+                        rows.push((
+                            first[r].unwrap_or(u64::MAX),
+                            Bin {
+                                lo: value,
+                                hi: value,
+                                label: Some(label),
+                                count: c[r].unwrap_or(0),
+                                selected: s[r].unwrap_or(0).max(0) as u64,
+                            },
+                        ));
+                    }
+                }
+                // Order of first appearance; categories are numbered in that order.
+                rows.sort_by_key(|r| r.0);
+                out = rows.into_iter().map(|r| r.1).collect();
+                if ty == "string" {
+                    for (code, bin) in out.iter_mut().enumerate() {
+                        bin.lo = code as f64;
+                        bin.hi = code as f64;
+                    }
+                }
+            }
+        }
+        Ok(Histogram {
+            attribute: name,
+            kind,
+            bins: out,
+            unknown,
+        })
+    }
+
+    /// Total latency per source line or data symbol over the selection, ranked as
+    /// `memscape_samples::top_offenders` ranks them.
+    pub fn top_offenders(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        key: OffenderKey,
+        selection: &[RangeSpec],
+        limit: usize,
+    ) -> Result<Vec<Offender>> {
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let column = match key {
+            OffenderKey::SourceLine => "ms_source_line",
+            OffenderKey::Symbol => "ms_symbol",
+        };
+        let df = df
+            .filter(selection_expr(&meta, selection)?.and(ident(column).is_not_null()))?
+            .aggregate(
+                vec![ident(column)],
+                vec![
+                    count(lit(1u8)).alias("n"),
+                    sum(ident("ms_latency")).alias("cycles"),
+                ],
+            )?;
+        let mut out = Vec::new();
+        for batch in self.collect(df)? {
+            let (names, n, cycles) = (
+                strs(&batch, column)?,
+                u64s(&batch, "n")?,
+                u64s(&batch, "cycles")?,
+            );
+            for r in 0..batch.num_rows() {
+                out.push(Offender {
+                    name: names[r].clone().unwrap_or_default(),
+                    samples: n[r].unwrap_or(0),
+                    cycles: cycles[r].unwrap_or(0),
+                });
+            }
+        }
+        out.sort_by(|a, b| {
+            b.cycles
+                .cmp(&a.cycles)
+                .then(b.samples.cmp(&a.samples))
+                .then(a.name.cmp(&b.name))
+        });
+        out.truncate(limit);
+        Ok(out)
+    }
+
+    /// `L_d` or `I_d` of the selected samples in each of `windows` equal-width windows along
+    /// `attribute`, equal to `memscape_samples::metrics::window_scores`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn window_scores(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        topology: &Topology,
+        attribute_name: &str,
+        windows: usize,
+        metric: Metric,
+        kind: ResourceKind,
+        selection: &[RangeSpec],
+    ) -> Result<Vec<WindowScore>> {
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let (name, _, ty) = attribute(&meta, attribute_name)?;
+        if ty == "string" {
+            return Err(EngineError::Invalid(format!(
+                "window scores along {name:?}: the engine runs them along numeric attributes"
+            )));
+        }
+        let (_, _, range) = self.value_range(df.clone(), &name, true)?;
+        let Some((lo, hi)) = range else {
+            return Ok(Vec::new());
+        };
+        let windows = windows.max(1);
+        let width = if hi > lo {
+            (hi - lo) / windows as f64
+        } else {
+            1.0
+        };
+        let bucket = cast(
+            (number(&name) - f64_lit(lo)) / f64_lit(width),
+            DataType::Int64,
+        );
+        let df = df.filter(selection_expr(&meta, selection)?.and(ident(&name).is_not_null()))?;
+        let kt = self.key_totals(df, Some(bucket))?;
+        let mapping = Mapping::new(&kt.keys, topology);
+        let level = LevelIndex::new(topology, &mapping, kind)?;
+        let m = level.resources.len();
+        let mut per = vec![(0u64, 0u64); windows * m];
+        let mut counts = vec![0u64; windows];
+        for (k, &(n, c)) in kt.totals.iter().enumerate() {
+            let w = (kt.extra[k].max(0) as usize).min(windows - 1);
+            counts[w] += n;
+            let r = mapping.route_of[k];
+            if r == NONE {
+                continue;
+            }
+            for &slot in &level.route_slots[r as usize] {
+                let cell = &mut per[w * m + slot as usize];
+                cell.0 += n;
+                cell.1 = cell.1.saturating_add(c);
+            }
+        }
+        Ok((0..windows)
+            .map(|w| WindowScore {
+                range: [lo + width * w as f64, lo + width * (w + 1) as f64],
+                samples: counts[w],
+                metric: score(metric, &per[w * m..(w + 1) * m]),
+            })
+            .collect())
+    }
+}
+
+/// A sample table with no rows, for the distinct route keys.
+fn empty_samples() -> Samples {
+    Samples {
+        format: SampleFormat::MemaxesCsv,
+        latency: Vec::new(),
+        cpu: Vec::new(),
+        level: Vec::new(),
+        data_node: Vec::new(),
+        symbol: Vec::new(),
+        symbols: Vec::new(),
+        source_line: Vec::new(),
+        source_lines: Vec::new(),
+        columns: Vec::new(),
+        warnings: Default::default(),
+        file: String::from("engine keys"),
+        row_line: Vec::new(),
+    }
+}

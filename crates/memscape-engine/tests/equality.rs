@@ -1,0 +1,362 @@
+//! The engine's aggregations equal the native crates' on real data: the LULESH samples
+//! (memscape-samples: resource totals, histograms of every attribute under a selection, top
+//! offenders, window scores) and recorded traces split into Parquet partitions by host, process
+//! and time window (memscape-heap: heap-size series, live heap per call site at time points).
+//! The same plans run distributed on Ballista's standalone mode (loopback) give the same.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use memscape_engine::{Dataset, Engine, EngineSpec};
+use memscape_heap::{GroupKey, Sizes, TraceHeap};
+use memscape_parquet::samples::SamplesWriteOptions;
+use memscape_parquet::trace::TraceWriteOptions;
+use memscape_samples::metrics::window_scores;
+use memscape_samples::{
+    Bitset, Mapping, Metric, OffenderKey, RangeSpec, Samples, histogram, select_all_ranges,
+    top_offenders,
+};
+use memscape_topology::{ResourceKind, Topology};
+use memscape_trace::Trace;
+
+fn repo() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    dir.canonicalize().unwrap_or(dir)
+}
+
+fn lulesh() -> (Samples, Topology) {
+    let dir = repo().join("../shared/data/memaxes/lulesh");
+    let samples =
+        memscape_samples::load_samples(&dir.join("samples.out"), Default::default()).unwrap();
+    let topology = Topology::from_file(&dir.join("hardware.xml")).unwrap();
+    (samples, topology)
+}
+
+fn samples_dataset(samples: &Samples, dir: &Path) {
+    let options = SamplesWriteOptions {
+        host: String::from("rank0"),
+        windows: 7,
+    };
+    memscape_parquet::write_samples(samples, dir, &options).unwrap();
+}
+
+fn selections() -> Vec<Vec<RangeSpec>> {
+    vec![
+        vec![],
+        vec![RangeSpec::parse("latency=50..").unwrap()],
+        vec![
+            RangeSpec::parse("iter=..1").unwrap(),
+            RangeSpec::parse("cpu=2..9").unwrap(),
+        ],
+    ]
+}
+
+fn check_samples(engine: &Engine, ds: &Dataset, samples: &Samples, topology: &Topology) {
+    let mapping = Mapping::new(samples, topology);
+    for select in selections() {
+        let bits: Bitset = select_all_ranges(samples, &select).unwrap();
+        let label = format!("{select:?}");
+        let sel = (!select.is_empty()).then_some(&bits);
+        // Per-resource totals on the topology.
+        let native = mapping.aggregate(samples, sel);
+        let engine_agg = engine.resource_totals(ds, None, topology, &select).unwrap();
+        assert_eq!(engine_agg, native, "resource totals {label}");
+        assert!(native.samples.iter().any(|&s| s > 0));
+        // Histograms of every attribute.
+        for name in samples.column_names() {
+            let native = histogram(samples, name, 24, Some(&bits)).unwrap();
+            let got = engine.histogram(ds, None, name, 24, &select).unwrap();
+            assert_eq!(got.unknown, native.unknown, "{name} {label}");
+            assert_eq!(got.bins.len(), native.bins.len(), "{name} {label}");
+            for (g, n) in got.bins.iter().zip(&native.bins) {
+                assert_eq!(
+                    (g.count, g.selected),
+                    (n.count, n.selected),
+                    "{name} {label}"
+                );
+                assert_eq!(g.label, n.label, "{name} {label}");
+                assert_eq!((g.lo, g.hi), (n.lo, n.hi), "{name} {label}");
+            }
+        }
+        // Top offenders by line and by symbol.
+        for key in [OffenderKey::SourceLine, OffenderKey::Symbol] {
+            let native = top_offenders(samples, key, sel, 15);
+            let got = engine.top_offenders(ds, None, key, &select, 15).unwrap();
+            assert_eq!(got, native, "{key:?} {label}");
+        }
+        // Window scores along two attributes, both metrics, two levels.
+        for (attr, kind) in [("time", ResourceKind::L1), ("xidx", ResourceKind::Pu)] {
+            for metric in [Metric::Latency, Metric::Imbalance] {
+                let native =
+                    window_scores(samples, topology, &mapping, attr, 12, metric, kind, sel)
+                        .unwrap();
+                let got = engine
+                    .window_scores(ds, None, topology, attr, 12, metric, kind, &select)
+                    .unwrap();
+                assert_eq!(got, native, "{attr} {metric:?} {kind} {label}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lulesh_samples_on_embedded_datafusion_equal_memscape_samples() {
+    let (samples, topology) = lulesh();
+    let dir = tempfile::tempdir().unwrap();
+    samples_dataset(&samples, dir.path());
+    let engine = Engine::embedded(2).unwrap();
+    let ds = engine.open(dir.path()).unwrap();
+    check_samples(&engine, &ds, &samples, &topology);
+    // A category attribute cannot bound a range: a clear error, not a wrong answer.
+    let err = engine
+        .histogram(
+            &ds,
+            None,
+            "latency",
+            4,
+            &[RangeSpec::parse("variable=1..2").unwrap()],
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("numeric attributes"), "{err}");
+    let err = engine
+        .histogram(&ds, None, "nonesuch", 4, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nonesuch"), "{err}");
+}
+
+fn trace_dataset(trace: &Trace, dir: &Path, host: &str) {
+    let options = TraceWriteOptions {
+        host: host.to_owned(),
+        windows: 9,
+    };
+    memscape_parquet::write_trace(trace, dir, &options).unwrap();
+}
+
+/// Engine totals per raw site → the native heap tree's sizes (a site's blocks share a leaf).
+fn sizes_from_sites(
+    heap: &TraceHeap,
+    trace: &Trace,
+    totals: &[memscape_engine::trace::SiteTotal],
+) -> Sizes {
+    let mut leaf_of_site = std::collections::HashMap::new();
+    for i in 0..trace.blocks.len() {
+        leaf_of_site
+            .entry(trace.blocks.site[i])
+            .or_insert_with(|| heap.block_group(i).unwrap());
+    }
+    let mut sizes = Sizes::zeros(heap.trie().len());
+    for t in totals {
+        let leaf = leaf_of_site[&t.site] as usize;
+        sizes.bytes[leaf] += t.bytes;
+        sizes.objects[leaf] += t.blocks;
+    }
+    sizes.accumulate(heap.trie());
+    sizes
+}
+
+fn check_trace(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace, label: &str) {
+    let mut heap = TraceHeap::new(trace, &[GroupKey::Path]);
+    let mut points = heap.even_points(37);
+    points.push(heap.peak_point());
+    points.push(0);
+    let native = heap.heap_series(&points);
+    let got = engine.heap_series(ds, Some(host), &points).unwrap();
+    assert_eq!(got, native, "{label}: heap series");
+    assert!(native.iter().any(|p| p.1 > 0), "{label}");
+    for &p in [heap.peak_point(), points[5], points[20], heap.events()].iter() {
+        let totals = engine.live_by_site(ds, Some(host), p).unwrap();
+        let got = sizes_from_sites(&heap, trace, &totals);
+        let native = heap.sizes_at(p);
+        assert_eq!(
+            got.bytes, native.bytes,
+            "{label}: bytes per heap-tree node at {p}"
+        );
+        assert_eq!(
+            got.objects, native.objects,
+            "{label}: blocks per node at {p}"
+        );
+    }
+}
+
+/// Every bin's occupancy, live blocks, events and waste over windows, both time axes, three
+/// ways of binning, against `BinMetrics::sample`.
+fn check_bins(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace, label: &str) {
+    use memscape_engine::bins::BinKey;
+    use memscape_trace::bins::{BinBy, Bins, SizeClasses};
+    use memscape_trace::metrics::{BinMetrics, TimeAxis};
+    let b = &trace.blocks;
+    let events = trace.event_order().len() as u64;
+    let end_ns = b.free_time_ns.iter().chain(&b.alloc_time_ns).max().unwrap() + 1;
+    let bounds = vec![64, 1024, 65536];
+    for (key, by) in [
+        (BinKey::Thread, BinBy::Thread),
+        (BinKey::SizePow2, BinBy::SizeClass(SizeClasses::PowerOfTwo)),
+        (
+            BinKey::SizeBoundaries(bounds.clone()),
+            BinBy::SizeClass(SizeClasses::Boundaries(bounds.clone())),
+        ),
+    ] {
+        let bins = Bins::new(trace, by);
+        let metrics = BinMetrics::compute(trace, &bins);
+        for (axis, t0, t1) in [
+            (TimeAxis::EventIndex, 0, events),
+            (TimeAxis::EventIndex, events / 3, events / 2),
+            (TimeAxis::WallNs, 0, end_ns),
+        ] {
+            let got = engine
+                .bin_windows(ds, Some(host), &key, axis, t0, t1, 23)
+                .unwrap();
+            let what = format!("{label}: {key:?} {axis:?} {t0}..{t1}");
+            if key == BinKey::SizePow2 {
+                assert_eq!(got.len(), bins.bins.len(), "{what}");
+            }
+            assert!(got.len() > 1 || bins.bins.len() == 1, "{what}");
+            let mut seen = vec![false; bins.bins.len()];
+            for (i, w) in got.iter().enumerate() {
+                let bin = if key == BinKey::SizePow2 {
+                    i
+                } else {
+                    w.key as usize
+                };
+                seen[bin] = true;
+                let n = metrics.sample(bin, axis, t0, t1, 23);
+                assert_eq!(w.start, n.start, "{what} bin {bin}");
+                assert_eq!(w.occupancy, n.occupancy, "{what} bin {bin}");
+                assert_eq!(w.live_blocks, n.live_blocks, "{what} bin {bin}");
+                assert_eq!(w.events, n.events, "{what} bin {bin}");
+                assert_eq!(w.waste, n.waste, "{what} bin {bin}");
+            }
+            // Bins the engine does not return have no blocks.
+            for (bin, _) in seen.iter().enumerate().filter(|(_, s)| !**s) {
+                assert_eq!(bins.bins[bin].blocks, 0, "{what} bin {bin}");
+            }
+            assert!(
+                got.iter().any(|w| w.occupancy.iter().any(|&o| o > 0)),
+                "{what}"
+            );
+        }
+    }
+}
+
+fn traces() -> Vec<(Trace, &'static str)> {
+    vec![
+        (
+            memscape_trace::load(&repo().join("assets/demo/kvstore.msc")).unwrap(),
+            "kvstore",
+        ),
+        (
+            memscape_trace::load(&repo().join("../shared/data/heaptrack/sqlite_1M.raw.zst"))
+                .unwrap(),
+            "sqlite",
+        ),
+    ]
+}
+
+#[test]
+fn recorded_traces_on_embedded_datafusion_equal_memscape_heap() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = traces();
+    // Two hosts in one dataset: each query reads its own host's partitions.
+    for (trace, host) in &traces {
+        trace_dataset(trace, dir.path(), host);
+    }
+    let engine = Engine::embedded(2).unwrap();
+    let ds = engine.open(dir.path()).unwrap();
+    for (trace, host) in &traces {
+        check_trace(&engine, &ds, host, trace, host);
+        check_bins(&engine, &ds, host, trace, host);
+    }
+    assert!(
+        engine.heap_series(&ds, None, &[1]).is_err(),
+        "two hosts: one must be named"
+    );
+}
+
+#[cfg(feature = "ballista")]
+#[test]
+fn ballista_standalone_gives_the_same_answers() {
+    let (samples, topology) = lulesh();
+    let sdir = tempfile::tempdir().unwrap();
+    samples_dataset(&samples, sdir.path());
+    let tdir = tempfile::tempdir().unwrap();
+    let (trace, host) = traces().swap_remove(0);
+    trace_dataset(&trace, tdir.path(), host);
+
+    let engine = Engine::connect(&EngineSpec::Standalone {
+        executors: 2,
+        slots: 1,
+    })
+    .unwrap();
+    let ds = engine.open(sdir.path()).unwrap();
+    let mapping = Mapping::new(&samples, &topology);
+    let select = vec![RangeSpec::parse("latency=50..").unwrap()];
+    let bits = select_all_ranges(&samples, &select).unwrap();
+    assert_eq!(
+        engine
+            .resource_totals(&ds, None, &topology, &select)
+            .unwrap(),
+        mapping.aggregate(&samples, Some(&bits))
+    );
+    let native = histogram(&samples, "time", 16, Some(&bits)).unwrap();
+    assert_eq!(
+        engine.histogram(&ds, None, "time", 16, &select).unwrap(),
+        native
+    );
+    let native = window_scores(
+        &samples,
+        &topology,
+        &mapping,
+        "time",
+        8,
+        Metric::Imbalance,
+        ResourceKind::L1,
+        Some(&bits),
+    )
+    .unwrap();
+    let got = engine
+        .window_scores(
+            &ds,
+            None,
+            &topology,
+            "time",
+            8,
+            Metric::Imbalance,
+            ResourceKind::L1,
+            &select,
+        )
+        .unwrap();
+    assert_eq!(got, native);
+
+    let ds = engine.open(tdir.path()).unwrap();
+    let mut heap = TraceHeap::new(&trace, &[GroupKey::Path]);
+    let points = heap.even_points(20);
+    assert_eq!(
+        engine.heap_series(&ds, None, &points).unwrap(),
+        heap.heap_series(&points)
+    );
+    let p = heap.peak_point();
+    let totals = engine.live_by_site(&ds, None, p).unwrap();
+    assert_eq!(
+        sizes_from_sites(&heap, &trace, &totals).bytes,
+        heap.sizes_at(p).bytes
+    );
+}
+
+#[test]
+fn engine_specs_parse() {
+    assert_eq!(EngineSpec::parse("embedded").unwrap(), EngineSpec::Embedded);
+    assert_eq!(
+        EngineSpec::parse("ballista://127.0.0.1:50050").unwrap(),
+        EngineSpec::Ballista("ballista://127.0.0.1:50050".into())
+    );
+    assert_eq!(
+        EngineSpec::parse("standalone:4").unwrap(),
+        EngineSpec::Standalone {
+            executors: 4,
+            slots: 1
+        }
+    );
+    assert!(EngineSpec::parse("spark://x").is_err());
+}
