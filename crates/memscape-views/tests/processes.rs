@@ -201,3 +201,69 @@ fn a_multi_process_heap_tree_starts_at_the_largest_peak_and_groups_by_process() 
         texts(&p)
     );
 }
+
+/// One thread allocates 12 blocks; `free_here` frees 4 of them on that thread, `free_there`
+/// 4 on another thread; 4 stay live.
+fn freed_at_two_sites() -> Trace {
+    let mut b = TraceBuilder::with_event_times("frees.msc");
+    let site = |b: &mut TraceBuilder, ip, name: &str| {
+        let function = b.strings.intern(name);
+        b.call_tree.child(
+            0,
+            Frame {
+                ip,
+                function,
+                ..Frame::default()
+            },
+        )
+    };
+    let alloc_site = site(&mut b, 0x10, "make_item");
+    let (here, there) = (
+        site(&mut b, 0x20, "free_here"),
+        site(&mut b, 0x30, "free_there"),
+    );
+    let (main, worker) = (b.thread("main"), b.thread("worker"));
+    for k in 0..12u64 {
+        b.alloc(k + 1, k * 10, 0x1000 + k * 64, 64, 64, main, alloc_site);
+    }
+    for k in 0..8u64 {
+        let (thread, site) = if k < 4 { (main, here) } else { (worker, there) };
+        b.free_from(20 + k, 200 + k * 10, 0x1000 + k * 64, thread, site);
+    }
+    b.finish(TraceFormat::Msc, true)
+}
+
+#[test]
+fn blocks_colour_by_freeing_site_and_cross_thread_frees_stand_out() {
+    let d = dataset(freed_at_two_sites());
+    let p = compose(
+        &d,
+        ViewKind::AllocMap,
+        "panels = \"main,occupancy\"\ncolor = \"free-site\"",
+    );
+    let t = texts(&p);
+    for want in ["freed in free_here", "freed in free_there", "not freed"] {
+        assert!(t.iter().any(|l| l.contains(want)), "{want} not in {t:?}");
+    }
+    // Blocks freed at the two sites differ in colour; live blocks are grey.
+    let colors = |p: &Picture| -> Vec<u32> {
+        let Some(Layer::Map(m)) = p.layers.first() else {
+            panic!("no map layer")
+        };
+        m.data.blocks.iter().map(|b| b.color).collect()
+    };
+    let c = colors(&p);
+    assert!(c[0] == c[3] && c[4] == c[7] && c[0] != c[4] && c[8] != c[0] && c[8] != c[4]);
+    let p = compose(
+        &d,
+        ViewKind::AllocMap,
+        "panels = \"main,occupancy\"\ncolor = \"cross-thread\"",
+    );
+    assert!(
+        texts(&p)
+            .iter()
+            .any(|l| l.contains("freed by another thread"))
+    );
+    let c = colors(&p);
+    assert!(c[0] == c[3] && c[4] == c[7] && c[0] != c[4] && c[8] != c[4]);
+}
