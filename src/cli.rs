@@ -400,10 +400,6 @@ pub struct ViewArgs {
 pub struct RenderArgs {
     /// The input file; `demo` renders the embedded demo.
     pub file: PathBuf,
-    /// Only these processes of a multi-process recording: a pid, or a regular expression
-    /// matched against the program name and the command line.
-    #[arg(long, value_name = "PID|NAME-REGEX")]
-    pub process: Option<String>,
     /// Which view to render.
     #[arg(long, value_enum, default_value = "alloc")]
     pub view: ViewKind,
@@ -435,7 +431,11 @@ impl RenderArgs {
     pub fn settings(&self) -> ViewSettings {
         let mut settings = match ViewSettings::default_for(self.view) {
             ViewSettings::AllocMap(_) => ViewSettings::AllocMap(self.alloc.clone()),
-            ViewSettings::HeapTree(_) => ViewSettings::HeapTree(self.heap.clone()),
+            // `--process` is the allocation map's and the heap tree's.
+            ViewSettings::HeapTree(_) => ViewSettings::HeapTree(HeapTreeSettings {
+                process: self.alloc.process.clone(),
+                ..self.heap.clone()
+            }),
             ViewSettings::Cycles(_) => ViewSettings::Cycles(self.cycles.clone()),
             ViewSettings::Graph(_) => ViewSettings::Graph(GraphSettings {
                 // `--snapshot` is the heap views' and the graph's.

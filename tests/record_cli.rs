@@ -99,6 +99,39 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
     let again = json(&["info", "--json", one.to_str().unwrap()]);
     assert_eq!(again["processes"].as_array().unwrap().len(), 1);
     assert_eq!(again["allocs"], sort["allocs"]);
+    // `render --process` (the views' one process setting) draws the selected process only;
+    // one that matches nothing names the processes there are.
+    let png = dir.path().join("sort.png");
+    let render = |select: &str| {
+        memscape()
+            .env("MEMSCAPE_ADAPTER", "cpu")
+            .args([
+                "render",
+                "--panels",
+                "main,occupancy",
+                "--process",
+                select,
+                "-o",
+            ])
+            .arg(&png)
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    let drawn = render(&pid);
+    assert!(
+        drawn.status.success(),
+        "{}",
+        String::from_utf8_lossy(&drawn.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 0);
+    let nothing = render("no-such-program");
+    assert!(!nothing.status.success());
+    let message = String::from_utf8_lossy(&nothing.stderr);
+    assert!(
+        message.contains("matches none") && message.contains("sort"),
+        "{message}"
+    );
     // A filter that matches nothing names the processes there are.
     let none = memscape()
         .args(["info", "--process", "no-such-program", path])

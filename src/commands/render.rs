@@ -4,17 +4,12 @@ use std::process::ExitCode;
 
 use memscape_render::{AdapterChoice, GpuContext};
 
-use memscape_views::DatasetContent;
-use memscape_views::dataset::AllocTraceData;
 use memscape_views::view::ViewSettings;
 
 use crate::cli::{AdapterArg, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let mut dataset = memscape_views::render::load(&args.file)?;
-    if let (Some(filter), DatasetContent::AllocTrace(t)) = (&args.process, &mut dataset.content) {
-        **t = AllocTraceData::new(super::info::selected(&t.trace, filter)?);
-    }
+    let dataset = memscape_views::render::load(&args.file)?;
     let ctx = gpu_context(args.adapter)?;
     let settings = args.settings();
     let image = memscape_views::render::image(&ctx, &dataset, &settings, args.width, args.height)?;

@@ -46,6 +46,8 @@ pub enum GroupKey {
     Module,
     /// Power-of-two size class of the requested size.
     Size,
+    /// The process that allocated the block (`pid name`), in a multi-process recording.
+    Process,
 }
 
 impl GroupKey {
@@ -63,8 +65,9 @@ impl GroupKey {
                 "callers" => Ok(GroupKey::Callers),
                 "module" => Ok(GroupKey::Module),
                 "size" => Ok(GroupKey::Size),
+                "process" => Ok(GroupKey::Process),
                 other => Err(format!(
-                    "unknown group key {other:?}: expected thread, line (or site), function, path, callers, module or size"
+                    "unknown group key {other:?}: expected process, thread, line (or site), function, path, callers, module or size"
                 )),
             })
             .collect()
@@ -80,6 +83,7 @@ impl GroupKey {
             GroupKey::Callers => "callers",
             GroupKey::Module => "module",
             GroupKey::Size => "size",
+            GroupKey::Process => "process",
         }
     }
 
@@ -92,6 +96,7 @@ impl GroupKey {
             GroupKey::Size => 5,
             GroupKey::Function => 6,
             GroupKey::Callers => 7,
+            GroupKey::Process => 8,
         }
     }
 
@@ -225,7 +230,8 @@ impl<'a> TraceHeap<'a> {
         let mut block_leaf = Vec::with_capacity(n);
         // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
         let (by_thread, by_class) = (uses(GroupKey::Thread), uses(GroupKey::Size));
-        let mut cache: HashMap<(u32, u32, u32), u32, FastHash> = HashMap::default();
+        let by_process = uses(GroupKey::Process);
+        let mut cache: HashMap<(u32, u32, u32, u32), u32, FastHash> = HashMap::default();
         let mut grouper = Grouper {
             trace,
             sites: &sites,
@@ -239,9 +245,14 @@ impl<'a> TraceHeap<'a> {
             } else {
                 0
             };
+            let process = if by_process {
+                trace.blocks.process[i]
+            } else {
+                0
+            };
             let leaf = *cache
-                .entry((thread, site, class))
-                .or_insert_with(|| grouper.leaf(&mut trie, keys, thread, site, class));
+                .entry((process, thread, site, class))
+                .or_insert_with(|| grouper.leaf(&mut trie, keys, (process, thread), site, class));
             block_leaf.push(leaf);
         }
         // Sort (event, block) pairs rather than block ids by a looked-up key: the comparisons
@@ -566,7 +577,7 @@ impl Grouper<'_> {
         &mut self,
         trie: &mut GroupTrie,
         keys: &[GroupKey],
-        thread: u32,
+        (process, thread): (u32, u32),
         raw: u32,
         class: u32,
     ) -> u32 {
@@ -641,6 +652,19 @@ impl Grouper<'_> {
                             value: u64::from(class),
                         },
                         || size_class_name(class),
+                    );
+                }
+                GroupKey::Process => {
+                    node = trie.child(
+                        node,
+                        Label {
+                            kind,
+                            value: u64::from(process),
+                        },
+                        || match trace.processes.get(process as usize) {
+                            Some(p) if p.pid != 0 => format!("{} {}", p.pid, p.name()),
+                            _ => format!("process {process}"),
+                        },
                     );
                 }
             }

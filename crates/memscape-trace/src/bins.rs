@@ -23,6 +23,8 @@ pub enum BinBy {
     },
     SizeClass(SizeClasses),
     Thread,
+    /// One bin per process image (each its own address space).
+    Process,
 }
 
 /// One bin.
@@ -137,6 +139,20 @@ impl Bins {
                 (
                     labels,
                     b.thread.iter().map(|&t| t.min(n as u32 - 1)).collect(),
+                )
+            }
+            BinBy::Process => {
+                let n = trace.processes.len().max(1);
+                let labels = (0..n)
+                    .map(|p| match trace.processes.get(p) {
+                        Some(p) if p.pid != 0 => format!("{} {}", p.pid, p.name()),
+                        Some(p) if !p.name().is_empty() => p.name().to_owned(),
+                        _ => format!("process {p}"),
+                    })
+                    .collect();
+                (
+                    labels,
+                    b.process.iter().map(|&p| p.min(n as u32 - 1)).collect(),
                 )
             }
         };

@@ -112,14 +112,20 @@ pub struct Pool {
 #[derive(Debug, Clone)]
 pub enum ProcessFilter {
     Pid(u32),
+    /// Several pids, `PID,PID,…` (what the GUI's process checklist writes).
+    Pids(Vec<u32>),
     Name(regex::Regex),
 }
 
 impl ProcessFilter {
-    /// `PID` (digits) or `NAME-REGEX`.
+    /// `PID` (digits), `PID,PID,…` or `NAME-REGEX`.
     pub fn parse(text: &str) -> Result<Self, regex::Error> {
         if let Ok(pid) = text.trim().parse::<u32>() {
             return Ok(Self::Pid(pid));
+        }
+        let pids: Result<Vec<u32>, _> = text.split(',').map(|p| p.trim().parse::<u32>()).collect();
+        if let Ok(pids) = pids {
+            return Ok(Self::Pids(pids));
         }
         regex::Regex::new(text).map(Self::Name)
     }
@@ -127,6 +133,7 @@ impl ProcessFilter {
     pub fn matches(&self, p: &Process) -> bool {
         match self {
             Self::Pid(pid) => p.pid == *pid,
+            Self::Pids(pids) => pids.contains(&p.pid),
             Self::Name(re) => re.is_match(p.name()) || re.is_match(&p.command_line),
         }
     }

@@ -29,6 +29,7 @@ pub mod heap_tree;
 pub mod label;
 pub mod links;
 pub mod picture;
+pub mod processes;
 pub mod ramp;
 pub mod render;
 pub mod samples;

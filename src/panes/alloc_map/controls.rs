@@ -42,17 +42,19 @@ impl AllocMapPane {
         });
         let mut fit = false;
         ui.horizontal_wrapped(|ui| {
-            let before = s.bins;
+            let before = s.bins.unwrap_or(BinBy::None);
+            let mut bins = before;
             egui::ComboBox::from_id_salt(("bins", key))
-                .selected_text(s.bins.name())
+                .selected_text(bins.name())
                 .show_ui(ui, |ui| {
                     for b in BinBy::ALL {
-                        ui.selectable_value(&mut s.bins, b, b.name());
+                        ui.selectable_value(&mut bins, b, b.name());
                     }
                 })
                 .response
                 .on_hover_text("one view per bin, each with its own collapsed address axis");
-            if before != s.bins {
+            s.bins = Some(bins);
+            if before != bins {
                 self.target = Some(self.camera.map_or_else(
                     || Camera::fit(1),
                     |c| Camera {
@@ -62,7 +64,7 @@ impl AllocMapPane {
                     },
                 ));
             }
-            if s.bins != BinBy::None {
+            if bins != BinBy::None {
                 ui.selectable_value(&mut s.layout, BinLayout::Address, "address-aligned")
                     .on_hover_text(
                         "bins side by side, each bin's address axis scaled to the same height: \
@@ -117,6 +119,7 @@ impl AllocMapPane {
                 .on_hover_text("Home, or double-click")
                 .clicked();
         });
+        ui.horizontal_wrapped(|ui| self.process_checklist(ui));
         if fit {
             self.fit();
         }

@@ -6,6 +6,7 @@
 mod controls;
 mod details;
 mod interaction;
+mod processes;
 mod worker;
 
 use std::collections::HashMap;
@@ -82,6 +83,8 @@ pub struct AllocMapPane {
     focus_bin: usize,
     box_start: Option<egui::Pos2>,
     context_drag: Option<(egui::Pos2, Camera)>,
+    /// The processes shown (the `process` setting applied to the dataset opened).
+    filter: processes::ProcessFilterState,
 }
 
 impl AllocMapPane {
@@ -99,11 +102,16 @@ impl AllocMapPane {
             age_at: 0,
         };
         let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone()));
+        let bins = dataset
+            .alloc_trace()
+            .map_or(BinBy::None, |t| BinBy::default_for(&t.trace));
         Self {
+            filter: processes::ProcessFilterState::new(dataset.clone()),
             key: PaneKey::new(),
             dataset,
             settings: AllocMapSettings {
                 color: Some(color_by),
+                bins: Some(bins),
                 ..AllocMapSettings::gui()
             },
             binned,
@@ -138,7 +146,7 @@ impl AllocMapPane {
     fn wanted(&self, time_events: Option<u64>, events_extent: u64) -> Wanted {
         let color_by = self.color_by();
         Wanted {
-            by: self.settings.bins,
+            by: self.settings.bins.unwrap_or(BinBy::None),
             axis: self.settings.time,
             color_by,
             age_at: if color_by == ColorBy::Age {
@@ -265,7 +273,7 @@ impl View for AllocMapPane {
             let t1 = (cam.t0 + cam.t_span).max(1.0) as u64;
             settings.range_time = Some(U64Range::new(t0, t1.max(t0 + 1)));
             settings.range_addr = None;
-            if settings.bins == BinBy::None {
+            if settings.bins.unwrap_or(BinBy::None) == BinBy::None {
                 let e = scene.collapsed_extent as f64;
                 let y0 = (cam.y0 * e).max(0.0) as u64;
                 let y1 = (((cam.y0 + cam.y_span) * e) as u64)
@@ -289,6 +297,10 @@ impl View for AllocMapPane {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        if self.apply_process_filter() || self.filtering() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(50));
+        }
         let dataset = self.dataset.clone();
         let Some((t, scene)) = dataset
             .alloc_trace()
@@ -345,6 +357,10 @@ impl View for AllocMapPane {
                 ui.spinner();
                 ui.weak("building bins…");
             }
+            if self.filtering() {
+                ui.spinner();
+                ui.weak("selecting processes…");
+            }
         });
 
         let (full, response) = ui.allocate_exact_size(
@@ -357,7 +373,7 @@ impl View for AllocMapPane {
         let binned = self.binned.clone();
         // The shown binning is the worker's latest; the settings may already ask for another.
         let mut shown_settings = self.settings.clone();
-        shown_settings.bins = binned.by;
+        shown_settings.bins = Some(binned.by);
         shown_settings.time = self.shown.axis;
         let layout = pane_layout(
             full.size(),

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use egui::{Color32, Pos2, Sense};
-use memscape_heap::{HeapTimeline, Metric};
+use memscape_heap::{GroupKey, HeapTimeline, Metric};
 use memscape_views::heap_tree::draw;
 use memscape_views::heap_tree::model;
 use memscape_views::heap_tree::settings::{Chart, GroupKeys, HeapMetric};
@@ -33,7 +33,11 @@ impl HeapTreePane {
                 ui.selectable_value(metric, HeapMetric(Metric::Bytes), "bytes");
                 ui.selectable_value(metric, HeapMetric(Metric::Objects), "objects");
             }
-            if before != (self.grouping, self.settings.metric) {
+            let process_before = self.settings.process.clone();
+            self.process_choice(ui);
+            if before != (self.grouping, self.settings.metric)
+                || process_before != self.settings.process
+            {
                 self.settings.group = GroupKeys(GROUPINGS[self.grouping].1.to_vec());
                 self.restart(ui.ctx());
             }
@@ -61,6 +65,67 @@ impl HeapTreePane {
                 self.roots.truncate(n);
             }
         }
+    }
+
+    /// Which process's heap a multi-process recording shows: the largest peak's by default,
+    /// one chosen, or all of them grouped by process.
+    fn process_choice(&mut self, ui: &mut egui::Ui) {
+        let Some(t) = self.dataset.alloc_trace() else {
+            return;
+        };
+        let trace = &t.trace;
+        if !memscape_views::processes::several(trace) {
+            return;
+        }
+        let by_process = GROUPINGS[self.grouping].1.contains(&GroupKey::Process);
+        let selected = match (&self.settings.process, by_process) {
+            (_, true) => "all processes".to_owned(),
+            (None, false) => "largest peak".to_owned(),
+            (Some(p), false) => format!("process {p}"),
+        };
+        egui::ComboBox::from_id_salt(("process", self.key.get()))
+            .selected_text(selected)
+            .show_ui(ui, |ui| {
+                if ui
+                    .selectable_label(
+                        !by_process && self.settings.process.is_none(),
+                        "largest peak",
+                    )
+                    .clicked()
+                {
+                    self.settings.process = None;
+                    if by_process {
+                        self.grouping = 0;
+                    }
+                }
+                if ui
+                    .selectable_label(by_process, "all, grouped by process")
+                    .clicked()
+                {
+                    self.settings.process = None;
+                    self.grouping = GROUPINGS
+                        .iter()
+                        .position(|(_, keys)| keys.contains(&GroupKey::Process))
+                        .unwrap_or(0);
+                }
+                for (i, p) in trace.processes.iter().enumerate() {
+                    let pid = p.pid.to_string();
+                    let on = !by_process && self.settings.process.as_deref() == Some(&pid);
+                    let label = format!(
+                        "{} · peak {} B",
+                        memscape_views::processes::label(trace, i as u32),
+                        p.peak_live_bytes
+                    );
+                    if ui.selectable_label(on, label).clicked() {
+                        self.settings.process = Some(pid);
+                        if by_process {
+                            self.grouping = 0;
+                        }
+                    }
+                }
+            })
+            .response
+            .on_hover_text("whose heap: each process has its own");
     }
 
     pub(super) fn time_bar(&mut self, ui: &mut egui::Ui, timeline: &HeapTimeline) {

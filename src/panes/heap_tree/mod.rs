@@ -46,6 +46,7 @@ const GROUPINGS: &[(&str, &[GroupKey])] = &[
     ("module › line", &[GroupKey::Module, GroupKey::Site]),
     ("size class › line", &[GroupKey::Size, GroupKey::Site]),
     ("thread › size class", &[GroupKey::Thread, GroupKey::Size]),
+    ("process › line", &[GroupKey::Process, GroupKey::Site]),
 ];
 
 /// (point, exact events, root, chart, depth, kept group) of the shown tree.
@@ -100,7 +101,12 @@ pub struct HeapTreePane {
 impl HeapTreePane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
         let settings = HeapTreeSettings::default();
-        let worker = spawn_worker(dataset.clone(), Grouping::of(&settings), ctx.clone());
+        let worker = spawn_worker(
+            dataset.clone(),
+            Grouping::of(&settings),
+            settings.process.clone(),
+            ctx.clone(),
+        );
         Self {
             key: PaneKey::new(),
             dataset,
@@ -139,7 +145,12 @@ impl HeapTreePane {
     }
 
     fn restart(&mut self, ctx: &egui::Context) {
-        self.worker = spawn_worker(self.dataset.clone(), self.grouping(), ctx.clone());
+        self.worker = spawn_worker(
+            self.dataset.clone(),
+            self.grouping(),
+            self.settings.process.clone(),
+            ctx.clone(),
+        );
         self.timeline = None;
         self.error = None;
         self.sizes.clear();

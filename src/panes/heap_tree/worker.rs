@@ -35,12 +35,45 @@ pub struct Worker {
     pub replies: Receiver<Reply>,
 }
 
-pub fn spawn_worker(dataset: Arc<Dataset>, settings: Grouping, ctx: egui::Context) -> Worker {
+/// The worker of `dataset` grouped as `settings` say, on the processes `process` selects (or
+/// the heap tree's default: the largest-peak process of a multi-process recording).
+pub fn spawn_worker(
+    dataset: Arc<Dataset>,
+    settings: Grouping,
+    process: Option<String>,
+    ctx: egui::Context,
+) -> Worker {
     let (req_tx, req_rx) = crossbeam_channel::bounded::<Request>(64);
     let (rep_tx, rep_rx) = crossbeam_channel::bounded::<Reply>(64);
     let name = format!("heap-tree {}", dataset.name);
     let spawned = std::thread::Builder::new().name(name).spawn(move || {
-        let (timeline, mut sizes) = match model::timeline(&dataset, &settings) {
+        // Block numbers of a restricted trace map to the dataset's (the linked views').
+        let by_process = settings.keys.contains(&memscape_heap::GroupKey::Process);
+        let restricted =
+            memscape_views::processes::heap_selection(&dataset, process.as_deref(), by_process)
+                .and_then(|keep| {
+                    keep.map(|keep| {
+                        let rows = dataset.alloc_trace().map_or_else(Vec::new, |t| {
+                            memscape_views::processes::kept_rows(&t.trace, &keep)
+                        });
+                        Ok((
+                            memscape_views::processes::restrict_to(&dataset, &keep)?,
+                            rows,
+                        ))
+                    })
+                    .transpose()
+                });
+        let (only, rows) = match restricted {
+            Ok(Some((d, rows))) => (Some(d), Some(rows)),
+            Ok(None) => (None, None),
+            Err(e) => {
+                let _ = rep_tx.send(Reply::Failed(format!("{e:#}")));
+                ctx.request_repaint();
+                return;
+            }
+        };
+        let shown: &Dataset = only.as_ref().unwrap_or(&dataset);
+        let (timeline, mut sizes) = match model::timeline(shown, &settings) {
             Ok(x) => x,
             Err(e) => {
                 let _ = rep_tx.send(Reply::Failed(format!("{e:#}")));
@@ -65,8 +98,25 @@ pub fn spawn_worker(dataset: Arc<Dataset>, settings: Grouping, ctx: egui::Contex
                     Request::Sizes(p) => sizes
                         .sizes_at_point(p)
                         .map(|s| Reply::Sizes(p, Arc::new(s))),
-                    Request::Blocks(g) => sizes.blocks_in_group(g).map(|b| Reply::Blocks(g, b)),
-                    Request::GroupOf(b) => sizes.group_of_block(b).map(Reply::GroupOf),
+                    Request::Blocks(g) => sizes.blocks_in_group(g).map(|b| {
+                        let b = match &rows {
+                            Some(rows) => b
+                                .iter()
+                                .filter_map(|&i| rows.get(i as usize))
+                                .copied()
+                                .collect(),
+                            None => b,
+                        };
+                        Reply::Blocks(g, b)
+                    }),
+                    Request::GroupOf(b) => match &rows {
+                        Some(rows) => rows
+                            .binary_search(&b)
+                            .ok()
+                            .and_then(|k| sizes.group_of_block(k as u32)),
+                        None => sizes.group_of_block(b),
+                    }
+                    .map(Reply::GroupOf),
                     Request::SizesAtEvents(e) => sizes
                         .sizes_at_events(e)
                         .map(|(p, s)| Reply::Exact(p, Arc::new(s))),

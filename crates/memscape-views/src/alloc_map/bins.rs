@@ -26,10 +26,28 @@ pub enum BinBy {
     /// One bin per power-of-two class of the requested size.
     Size,
     Thread,
+    /// One bin per process, each on its own address axis (the default when several processes
+    /// of a recording have events).
+    Process,
 }
 
 impl BinBy {
-    pub const ALL: [BinBy; 4] = [BinBy::None, BinBy::Region, BinBy::Size, BinBy::Thread];
+    pub const ALL: [BinBy; 5] = [
+        BinBy::None,
+        BinBy::Region,
+        BinBy::Size,
+        BinBy::Thread,
+        BinBy::Process,
+    ];
+
+    /// The binning of a trace without one asked for: by process when several have events.
+    pub fn default_for(trace: &Trace) -> Self {
+        if crate::processes::several(trace) {
+            BinBy::Process
+        } else {
+            BinBy::None
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -37,6 +55,7 @@ impl BinBy {
             BinBy::Region => "bins: address region",
             BinBy::Size => "bins: size class (2^k)",
             BinBy::Thread => "bins: thread",
+            BinBy::Process => "bins: process",
         }
     }
 }
@@ -148,13 +167,15 @@ impl BinnedScene {
                         series,
                     )
                 }
-                BinBy::Size | BinBy::Thread => {
+                BinBy::Size | BinBy::Thread | BinBy::Process => {
                     let bins = Bins::new(
                         trace,
-                        if by == BinBy::Size {
-                            memscape_trace::bins::BinBy::SizeClass(SizeClasses::PowerOfTwo)
-                        } else {
-                            memscape_trace::bins::BinBy::Thread
+                        match by {
+                            BinBy::Size => {
+                                memscape_trace::bins::BinBy::SizeClass(SizeClasses::PowerOfTwo)
+                            }
+                            BinBy::Thread => memscape_trace::bins::BinBy::Thread,
+                            _ => memscape_trace::bins::BinBy::Process,
                         },
                     );
                     let metrics =

@@ -20,11 +20,28 @@ pub enum ColorBy {
     Age,
     /// The block's bin (its address region when the map is not binned).
     Bin,
+    /// The process that allocated the block.
+    Process,
+    /// The call site that freed the block (grey: not freed, or no free stack recorded).
+    FreeSite,
+    /// Freed by another thread than the one that allocated it (red), by the same (blue), not
+    /// freed or not known (grey).
+    CrossThread,
 }
 
+/// Colour of blocks without the attribute a colouring shows (not freed, no stack).
+pub const UNKNOWN_COLOR: [u8; 4] = [96, 98, 106, 255];
+/// Blocks freed by another thread than the allocating one.
+pub const CROSS_THREAD_COLOR: [u8; 4] = [0xff, 0x3b, 0x30, 255];
+/// Blocks freed by the allocating thread.
+pub const SAME_THREAD_COLOR: [u8; 4] = [0x3a, 0x6e, 0xa5, 255];
+
 impl ColorBy {
-    pub const ALL: [ColorBy; 7] = [
+    pub const ALL: [ColorBy; 10] = [
+        ColorBy::Process,
         ColorBy::Thread,
+        ColorBy::FreeSite,
+        ColorBy::CrossThread,
         ColorBy::Site,
         ColorBy::Size,
         ColorBy::Lifetime,
@@ -42,6 +59,9 @@ impl ColorBy {
             ColorBy::Waste => "waste (usable − requested)",
             ColorBy::Age => "age at the time cursor",
             ColorBy::Bin => "bin",
+            ColorBy::Process => "process",
+            ColorBy::FreeSite => "freeing call site",
+            ColorBy::CrossThread => "freed by another thread",
         }
     }
 
@@ -55,12 +75,18 @@ impl ColorBy {
             ColorBy::Waste => "waste",
             ColorBy::Age => "age",
             ColorBy::Bin => "bin",
+            ColorBy::Process => "process",
+            ColorBy::FreeSite => "free-site",
+            ColorBy::CrossThread => "cross-thread",
         }
     }
 
-    /// Thread when there are several, otherwise the allocating call site.
+    /// Process when several have events, else thread when there are several, otherwise the
+    /// allocating call site.
     pub fn default_for(trace: &Trace) -> Self {
-        if trace.threads.len() > 1 {
+        if crate::processes::several(trace) {
+            ColorBy::Process
+        } else if trace.threads.len() > 1 {
             ColorBy::Thread
         } else {
             ColorBy::Site
@@ -69,7 +95,12 @@ impl ColorBy {
 
     pub fn mode(self) -> ColorMode {
         match self {
-            ColorBy::Thread | ColorBy::Site | ColorBy::Bin => ColorMode::Categorical,
+            ColorBy::Thread
+            | ColorBy::Site
+            | ColorBy::Bin
+            | ColorBy::Process
+            | ColorBy::FreeSite
+            | ColorBy::CrossThread => ColorMode::Categorical,
             _ => ColorMode::Quantitative,
         }
     }

@@ -252,6 +252,10 @@ pub fn trace_of(dataset: &Dataset) -> Result<(&AllocTraceData, &AllocScene)> {
     Ok((t, scene))
 }
 
+fn scene_trace(dataset: &Dataset) -> Result<&Trace> {
+    Ok(&trace_of(dataset)?.0.trace)
+}
+
 /// The camera of the settings' ranges (the whole trace where they are unset).
 pub fn camera_of(
     dataset: &Dataset,
@@ -268,7 +272,7 @@ pub fn camera_of(
     };
     match settings.range_addr {
         None => Ok(Camera::of_ranges(t0, t1, 0, 1, 1)),
-        Some(_) if settings.bins != BinBy::None => crate::bail!(
+        Some(_) if settings.bins_for(scene_trace(dataset)?) != BinBy::None => crate::bail!(
             "--range-addr applies to the map without --bins (each bin has its own address axis)"
         ),
         Some(r) => {
@@ -300,6 +304,14 @@ pub fn compose(
     settings: &AllocMapSettings,
     size: egui::Vec2,
 ) -> Result<Picture> {
+    if let Some(select) = &settings.process {
+        let only = crate::processes::restrict(dataset, select)?;
+        let settings = AllocMapSettings {
+            process: None,
+            ..settings.clone()
+        };
+        return compose(&only, &settings, size);
+    }
     let (t, scene) = trace_of(dataset)?;
     let camera = camera_of(dataset, scene, settings)?;
     let color_by = settings.color.unwrap_or(scene.color_by);
@@ -307,7 +319,7 @@ pub fn compose(
         &t.trace,
         scene,
         Wanted {
-            by: settings.bins,
+            by: settings.bins_for(&t.trace),
             axis: settings.time,
             color_by,
             age_at: scene.events_extent,

@@ -373,6 +373,34 @@ pub fn legend_entries(
                 )
             })
             .collect(),
+        ColorBy::Process => (0..trace.processes.len().min(12))
+            .map(|i| {
+                (
+                    categorical(i as u32),
+                    crate::processes::label(trace, i as u32),
+                )
+            })
+            .collect(),
+        ColorBy::FreeSite => {
+            let mut entries: Vec<([u8; 4], String)> = scene
+                .top_free_sites
+                .iter()
+                .map(|(key, label)| (super::colors::site_color(*key), format!("freed in {label}")))
+                .collect();
+            entries.push((super::colors::UNKNOWN_COLOR, "not freed / no stack".into()));
+            entries
+        }
+        ColorBy::CrossThread => vec![
+            (
+                super::colors::CROSS_THREAD_COLOR,
+                "freed by another thread".into(),
+            ),
+            (
+                super::colors::SAME_THREAD_COLOR,
+                "freed by its thread".into(),
+            ),
+            (super::colors::UNKNOWN_COLOR, "not freed / not known".into()),
+        ],
         ColorBy::Site => scene
             .top_sites
             .iter()

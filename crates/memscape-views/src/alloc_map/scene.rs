@@ -61,6 +61,8 @@ pub struct AllocScene {
     /// The call sites with the most bytes live at the peak ([`memscape_trace::sites::LineKey`]
     /// digest, the colour key of their blocks; description), for the legend.
     pub top_sites: Vec<(u32, String)>,
+    /// The same for freeing call sites (empty without free stacks).
+    pub top_free_sites: Vec<(u32, String)>,
 }
 
 /// Gap that splits the address space into regions.
@@ -142,6 +144,7 @@ impl AllocScene {
             max_size,
             max_lifetime,
             top_sites,
+            top_free_sites: Self::top_free_sites(trace, 8),
             region_metrics,
             region_capacity,
             blocks: Arc::new(blocks),
@@ -201,26 +204,27 @@ impl AllocScene {
         let age_at = age_at.max(1);
         let pack = memscape_render::color::pack_rgba8;
         // Sites at line granularity past allocation wrappers, one digest per stack.
-        let site_key = if color_by == ColorBy::Site {
-            let sites = memscape_trace::sites::Sites::new(
-                trace,
-                &memscape_trace::sites::SiteOptions::default(),
-            );
-            let mut keys: HashMap<u32, u32> = HashMap::new();
-            b.site
-                .iter()
-                .map(|&s| {
-                    *keys
-                        .entry(s)
-                        .or_insert_with(|| sites.line_key(trace, s).digest())
-                })
-                .collect()
-        } else {
-            Vec::new()
+        let site_key = match color_by {
+            ColorBy::Site => site_keys(trace, &b.site),
+            ColorBy::FreeSite => site_keys(trace, &b.free_site),
+            _ => Vec::new(),
         };
         (0..b.len())
             .map(|i| match color_by {
                 ColorBy::Thread => (pack(categorical(b.thread[i])), 0.0),
+                ColorBy::Process => (pack(categorical(b.process[i])), 0.0),
+                ColorBy::FreeSite => match b.free_site[i] {
+                    0 => (pack(super::colors::UNKNOWN_COLOR), 0.0),
+                    _ => (pack(site_color(site_key[i])), 0.0),
+                },
+                ColorBy::CrossThread => (
+                    pack(match b.free_thread[i] {
+                        memscape_trace::model::NO_FREE_THREAD => super::colors::UNKNOWN_COLOR,
+                        t if t - 1 == b.thread[i] => super::colors::SAME_THREAD_COLOR,
+                        _ => super::colors::CROSS_THREAD_COLOR,
+                    }),
+                    0.0,
+                ),
                 ColorBy::Site => (pack(site_color(site_key[i])), 0.0),
                 ColorBy::Bin => (
                     pack(categorical(block_bin.get(i).copied().unwrap_or(0))),
@@ -274,8 +278,35 @@ impl AllocScene {
                 Scale::Linear,
                 Unit::Count("events"),
             )),
-            ColorBy::Thread | ColorBy::Site | ColorBy::Bin => None,
+            ColorBy::Thread
+            | ColorBy::Site
+            | ColorBy::Bin
+            | ColorBy::Process
+            | ColorBy::FreeSite
+            | ColorBy::CrossThread => None,
         }
+    }
+
+    /// The freeing call sites of the most bytes (colour key, label), for the legend; empty
+    /// when the trace has no free stacks.
+    fn top_free_sites(trace: &Trace, n: usize) -> Vec<(u32, String)> {
+        let b = &trace.blocks;
+        let mut bytes: HashMap<u32, u64> = HashMap::new();
+        for i in 0..b.len() {
+            if b.free_site[i] != 0 {
+                *bytes.entry(b.free_site[i]).or_default() += b.requested_size[i];
+            }
+        }
+        let mut top: Vec<(u32, u64)> = bytes.into_iter().collect();
+        top.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(n);
+        let nodes: Vec<u32> = top.iter().map(|t| t.0).collect();
+        let keys = site_keys(trace, &nodes);
+        site_labels(trace, &nodes)
+            .into_iter()
+            .zip(keys)
+            .map(|((_, label), key)| (key, label))
+            .collect()
     }
 
     /// The collapsed position of a real address, if it lies inside a region.
@@ -298,4 +329,20 @@ impl AllocScene {
         let offset = y - r.collapsed_start;
         (offset < r.end - r.start).then_some((i, r.start + offset))
     }
+}
+
+/// Colour keys of the call-site nodes in `column`: each site at line granularity past allocation
+/// wrappers (memscape_trace::sites), as a digest, computed once per distinct node.
+fn site_keys(trace: &Trace, column: &[u32]) -> Vec<u32> {
+    let sites =
+        memscape_trace::sites::Sites::new(trace, &memscape_trace::sites::SiteOptions::default());
+    let mut keys: HashMap<u32, u32> = HashMap::new();
+    column
+        .iter()
+        .map(|&s| {
+            *keys
+                .entry(s)
+                .or_insert_with(|| sites.line_key(trace, s).digest())
+        })
+        .collect()
 }

@@ -48,9 +48,15 @@ pub struct AllocMapSettings {
     )]
     #[serde(with = "comma_list")]
     pub panels: Vec<Panel>,
-    /// Allocation map: one view per bin (address region, power-of-two size class, thread).
-    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "none"))]
-    pub bins: BinBy,
+    /// Allocation map: one view per bin (address region, power-of-two size class, thread,
+    /// process). Default: by process when several processes of a recording have events, else
+    /// none.
+    #[cfg_attr(feature = "clap", arg(long, value_enum))]
+    pub bins: Option<BinBy>,
+    /// Only these processes of a multi-process recording: a pid, pids (`PID,PID`), or a
+    /// regular expression matched against the program name and the command line.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PID|NAME-REGEX"))]
+    pub process: Option<String>,
     /// Allocation map with --bins: `address` (bins side by side, each scaled to the same
     /// height: relative occupancy compares) or `time` (stacked on one time axis: activity
     /// compares).
@@ -79,7 +85,8 @@ impl Default for AllocMapSettings {
             range_time: None,
             range_addr: None,
             panels: vec![Panel::Main],
-            bins: BinBy::None,
+            bins: None,
+            process: None,
             layout: BinLayout::Address,
             occupancy: Occupancy::Flat,
             cursors: Vec::new(),
@@ -95,6 +102,11 @@ impl AllocMapSettings {
             panels: vec![Panel::Main, Panel::Occupancy, Panel::Context],
             ..Self::default()
         }
+    }
+
+    /// The binning shown for `trace`: the one asked for, else [`BinBy::default_for`].
+    pub fn bins_for(&self, trace: &memscape_trace::Trace) -> BinBy {
+        self.bins.unwrap_or_else(|| BinBy::default_for(trace))
     }
 
     /// The picture's parts besides the maps.

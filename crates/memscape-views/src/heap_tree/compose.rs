@@ -127,6 +127,17 @@ pub fn compose(
     settings: &HeapTreeSettings,
     size: egui::Vec2,
 ) -> Result<Picture> {
+    let by_process = settings.group.0.contains(&memscape_heap::GroupKey::Process);
+    if let Some(keep) =
+        crate::processes::heap_selection(dataset, settings.process.as_deref(), by_process)?
+    {
+        let only = crate::processes::restrict_to(dataset, &keep)?;
+        let settings = HeapTreeSettings {
+            process: None,
+            ..settings.clone()
+        };
+        return compose(&only, &settings, size);
+    }
     // A massif file without any heap tree: its heap-size curve instead of a tree.
     if let DatasetContent::Massif(file) = &dataset.content
         && let Some(curve) = file.curve_without_tree()

@@ -44,6 +44,10 @@ pub struct HeapTreeSettings {
     /// detailed snapshot at or before it (massif has no tree in between).
     #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
     pub times: Vec<u64>,
+    /// Only these processes of a multi-process recording (`memscape render` sets it from the
+    /// allocation map's `--process`); default: the process with the largest peak.
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub process: Option<String>,
 }
 
 impl Default for HeapTreeSettings {
@@ -59,6 +63,7 @@ impl Default for HeapTreeSettings {
             root: None,
             points: 4,
             times: Vec::new(),
+            process: None,
         }
     }
 }

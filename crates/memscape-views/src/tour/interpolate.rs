@@ -31,7 +31,10 @@ pub fn same_picture(a: &Step, b: &Step) -> bool {
         && a.kind() == b.kind()
         && match (&a.settings, &b.settings) {
             (ViewSettings::AllocMap(x), ViewSettings::AllocMap(y)) => {
-                x.panels == y.panels && x.bins == y.bins && x.layout == y.layout
+                x.panels == y.panels
+                    && x.bins == y.bins
+                    && x.layout == y.layout
+                    && x.process == y.process
             }
             (ViewSettings::HeapTree(x), ViewSettings::HeapTree(y)) => {
                 x.group == y.group && x.root == y.root

@@ -61,7 +61,7 @@ fn the_demo_tour_parses_with_inheritance() {
     );
     assert!(same_picture(&states[4], &states[5]));
     // Binning drops the zoom's address range (bins have their own axes), keeps its view.
-    assert_eq!(alloc(&states[6]).bins, BinBy::Thread);
+    assert_eq!(alloc(&states[6]).bins, Some(BinBy::Thread));
     assert_eq!(alloc(&states[6]).range_addr, None);
     assert_eq!(alloc(&states[6]).cursors, [93_312_247]);
     assert!(!same_picture(&states[5], &states[6]));
@@ -118,7 +118,10 @@ fn a_tour_recorded_by_the_old_gui_still_loads() {
     assert_eq!(states.len(), 6);
     let map = alloc(&states[0]);
     assert_eq!(map.panels, [Panel::Main, Panel::Occupancy, Panel::Context]);
-    assert_eq!((map.bins, map.layout), (BinBy::None, BinLayout::Address));
+    assert_eq!(
+        (map.bins, map.layout),
+        (Some(BinBy::None), BinLayout::Address)
+    );
     assert_eq!(map.occupancy, Occupancy::Flat);
     assert_eq!(map.time, crate::alloc_map::scene::TimeAxis::Wall);
     assert!(map.range_time.is_some() && map.range_addr.is_some());
@@ -269,7 +272,7 @@ fn allocation_map_settings_and_cursors_glide() {
     "#;
     let states = parse(text, "t.toml").unwrap();
     let s = alloc(&states[0]);
-    assert_eq!(s.bins, BinBy::Thread);
+    assert_eq!(s.bins, Some(BinBy::Thread));
     assert_eq!(s.layout, BinLayout::Time);
     assert_eq!(s.panels, [Panel::Main, Panel::Occupancy]);
     assert_eq!(s.occupancy, Occupancy::IntervalsParabolic);
@@ -280,7 +283,7 @@ fn allocation_map_settings_and_cursors_glide() {
     assert_eq!(alloc(&mid).cursors, [200, 1500]);
     assert!((alloc(&mid).cursor_opacity - 0.4).abs() < 1e-6);
     assert!(!same_picture(&states[1], &states[2]));
-    assert_eq!(alloc(&states[2]).bins, BinBy::None);
+    assert_eq!(alloc(&states[2]).bins, Some(BinBy::None));
 }
 
 #[test]
