@@ -74,7 +74,7 @@ pub enum Command {
     /// Play a presentation tour full screen (→/space next, ← previous, Home, P pause, 1–9, Esc).
     Present(PresentArgs),
     /// Level of detail for big traces: build the index beside a trace, draw frames from it.
-    Lod(crate::commands::lod::LodArgs),
+    Lod(LodArgs),
 }
 
 #[derive(Debug, Args)]
@@ -572,4 +572,53 @@ mod tests {
         assert!(parse_size("12x8").is_err());
         assert!(parse_size("wide").is_err());
     }
+}
+
+/// `memscape lod`: the level-of-detail index of a big trace.
+#[derive(Debug, Args)]
+pub struct LodArgs {
+    #[command(subcommand)]
+    pub command: LodCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LodCommand {
+    /// Build the index beside TRACE (TRACE.COLORING.lod), or report that it is current.
+    Build(LodBuildArgs),
+    /// Draw the allocation map of TRACE from its index (built first when missing) to a PNG.
+    Render(LodRenderArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LodBuildArgs {
+    pub trace: PathBuf,
+    /// Block colouring the index holds.
+    #[arg(long, default_value = "thread")]
+    pub coloring: String,
+    /// Rebuild even when the index is current.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LodRenderArgs {
+    pub trace: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[arg(long, default_value = "1920x1080")]
+    pub size: String,
+    /// Eq. 1's bias α.
+    #[arg(long, default_value_t = 0.5)]
+    pub alpha: f32,
+    /// parabolic, plateau or none.
+    #[arg(long, default_value = "parabolic")]
+    pub cushion: String,
+    /// T0:T1,A0:A1 in events and collapsed bytes, `*` for a whole axis (default: `*,*`).
+    #[arg(long)]
+    pub window: Option<String>,
+    /// lod or exact (default: MEMSCAPE_ALLOC_MAP_PATH when it says one of them, else lod).
+    #[arg(long)]
+    pub path: Option<String>,
+    #[arg(long, default_value = "thread")]
+    pub coloring: String,
 }

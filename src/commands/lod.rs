@@ -1,63 +1,15 @@
 //! `memscape lod`: the level-of-detail index beside a trace (build, inspect) and allocation-map
 //! frames drawn from it. The logic lives in memscape-lod ([`memscape_lod::LodTrace`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+use crate::cli::{LodArgs, LodCommand, LodRenderArgs};
 use anyhow::Context;
-use clap::{Args, Subcommand};
 use memscape_lod::eq1::Cushion;
 use memscape_lod::{FramePath, LodTrace};
-
-#[derive(Debug, Args)]
-pub struct LodArgs {
-    #[command(subcommand)]
-    pub command: LodCommand,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum LodCommand {
-    /// Build the index beside TRACE (TRACE.COLORING.lod), or report that it is current.
-    Build(LodBuildArgs),
-    /// Draw the allocation map of TRACE from its index (built first when missing) to a PNG.
-    Render(LodRenderArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct LodBuildArgs {
-    pub trace: PathBuf,
-    /// Block colouring the index holds.
-    #[arg(long, default_value = "thread")]
-    pub coloring: String,
-    /// Rebuild even when the index is current.
-    #[arg(long)]
-    pub force: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct LodRenderArgs {
-    pub trace: PathBuf,
-    #[arg(short, long)]
-    pub output: PathBuf,
-    #[arg(long, default_value = "1920x1080")]
-    pub size: String,
-    /// Eq. 1's bias α.
-    #[arg(long, default_value_t = 0.5)]
-    pub alpha: f32,
-    /// parabolic, plateau or none.
-    #[arg(long, default_value = "parabolic")]
-    pub cushion: String,
-    /// T0:T1,A0:A1 in events and collapsed bytes, `*` for a whole axis (default: `*,*`).
-    #[arg(long)]
-    pub window: Option<String>,
-    /// lod or exact (default: MEMSCAPE_ALLOC_MAP_PATH when it says one of them, else lod).
-    #[arg(long)]
-    pub path: Option<String>,
-    #[arg(long, default_value = "thread")]
-    pub coloring: String,
-}
 
 pub fn run(args: &LodArgs) -> anyhow::Result<ExitCode> {
     match &args.command {

@@ -144,6 +144,16 @@ impl ProcessFilter {
     }
 }
 
+/// Processes of `trace` with at least one event.
+pub fn with_events(trace: &Trace) -> usize {
+    trace.processes.iter().filter(|p| p.events > 0).count()
+}
+
+/// Whether more than one process of `trace` has events (views then split by process).
+pub fn several_with_events(trace: &Trace) -> bool {
+    with_events(trace) > 1
+}
+
 /// The trace restricted to the processes whose `keep` entry is true: their blocks, threads and
 /// pools, events renumbered in their order, counts and peaks recomputed. Frees that matched no
 /// block have no event here (they stay counted in each process's `unknown_frees`).

@@ -5,15 +5,9 @@
 use crate::dataset::{AllocTraceData, Dataset, DatasetContent};
 use crate::error::Result;
 
-/// Processes of `trace` with at least one event.
-pub fn with_events(trace: &memscape_trace::Trace) -> usize {
-    trace.processes.iter().filter(|p| p.events > 0).count()
-}
-
-/// Whether more than one process of `trace` has events (the views then split by process).
-pub fn several(trace: &memscape_trace::Trace) -> bool {
-    with_events(trace) > 1
-}
+// Kept in memscape-trace so that the colour and bin defaults can ask without importing this
+// module (which imports the datasets, which import the allocation map).
+pub use memscape_trace::process::{several_with_events as several, with_events};
 
 /// `dataset` restricted to the processes `select` names (`PID`, `PID,PID,…` or a regular
 /// expression over the program name and command line). Other kinds of data pass unchanged.

@@ -42,7 +42,7 @@ impl BinBy {
 
     /// The binning of a trace without one asked for: by process when several have events.
     pub fn default_for(trace: &Trace) -> Self {
-        if crate::processes::several(trace) {
+        if memscape_trace::process::several_with_events(trace) {
             BinBy::Process
         } else {
             BinBy::None

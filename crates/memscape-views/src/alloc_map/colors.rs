@@ -84,7 +84,7 @@ impl ColorBy {
     /// Process when several have events, else thread when there are several, otherwise the
     /// allocating call site.
     pub fn default_for(trace: &Trace) -> Self {
-        if crate::processes::several(trace) {
+        if memscape_trace::process::several_with_events(trace) {
             ColorBy::Process
         } else if trace.threads.len() > 1 {
             ColorBy::Thread
