@@ -82,6 +82,25 @@ impl CyclesPane {
                     .range(1..=1000)
                     .prefix("every "),
             );
+            // The level of detail: landmark windows above this many, or when the persistence
+            // runs past the time budget; "full" analyses every window.
+            ui.add_enabled(
+                !analysis.full,
+                egui::DragValue::new(&mut analysis.max_windows)
+                    .range(10..=1_000_000)
+                    .prefix("max windows "),
+            )
+            .on_hover_text("above this many unique windows, analyse that many landmark windows");
+            ui.add_enabled(
+                !analysis.full,
+                egui::DragValue::new(&mut analysis.time_budget)
+                    .range(0..=3600)
+                    .prefix("budget ")
+                    .suffix(" s"),
+            )
+            .on_hover_text("seconds before the analysis takes landmarks instead (0: no limit)");
+            ui.checkbox(&mut analysis.full, "full")
+                .on_hover_text("every window, no level of detail (slow on long traces)");
             ui.label("ε max");
             ui.add(egui::TextEdit::singleline(&mut self.text.threshold).desired_width(50.0))
                 .on_hover_text("Rips threshold (empty: the enclosing radius)");
