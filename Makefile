@@ -28,7 +28,7 @@ demo: build
 		echo "memscape: no display (DISPLAY and WAYLAND_DISPLAY are unset), so rendering the demo views headless instead:"; \
 		mkdir -p out; \
 		target/debug/memscape render demo --view alloc-map --color thread --out out/demo-alloc-map.png; \
-		target/debug/memscape render demo --view alloc-map --color size --cushion plateau --alpha 0.3 --out out/demo-alloc-map-size.png; \
+		target/debug/memscape render demo --view alloc-map --color size --cushion plateau --alpha 0.3 --panels main,occupancy --out out/demo-alloc-map-size.png; \
 		target/debug/memscape render demo --view sunburst --peak --out out/demo-heap-sunburst.png; \
 		target/debug/memscape render demo --view icicle --peak --group size,site --out out/demo-heap-icicle.png; \
 		target/debug/memscape render demo:sort --view spiral --function insertion_sort --out out/demo-cycles-spiral.png; \
