@@ -467,7 +467,11 @@ impl ImageFormat {
             let svg = out
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-            if svg { ImageFormat::Svg } else { ImageFormat::Png }
+            if svg {
+                ImageFormat::Svg
+            } else {
+                ImageFormat::Png
+            }
         })
     }
 }

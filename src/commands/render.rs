@@ -15,10 +15,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let ctx = gpu_context(args.adapter)?;
     let settings = args.settings();
     let format = ImageFormat::of(args.format, &args.out);
-    let picture = settings.compose(
-        &dataset,
-        egui::vec2(args.width as f32, args.height as f32),
-    )?;
+    let picture = settings.compose(&dataset, egui::vec2(args.width as f32, args.height as f32))?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
     if let ViewSettings::Cycles(cycles) = &settings
         && let Ok((analysis, _)) = memscape_views::cycles::compose::analysis_of(&dataset, cycles)
@@ -31,8 +28,9 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         );
     }
     match format {
-        ImageFormat::Png => memscape_views::headless::render_picture(&ctx, &picture)?
-            .save_png(&args.out)?,
+        ImageFormat::Png => {
+            memscape_views::headless::render_picture(&ctx, &picture)?.save_png(&args.out)?
+        }
         ImageFormat::Svg => {
             let svg = memscape_views::svg::picture_svg(&ctx, &picture)?;
             std::fs::write(&args.out, svg)

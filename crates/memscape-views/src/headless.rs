@@ -60,7 +60,12 @@ pub struct LayerDrawer {
 
 impl LayerDrawer {
     /// Draws `layer` into `target` (over what is there), where the picture places it.
-    pub fn draw(&mut self, ctx: &GpuContext, target: &OffscreenTarget, layer: &Layer) -> Result<()> {
+    pub fn draw(
+        &mut self,
+        ctx: &GpuContext,
+        target: &OffscreenTarget,
+        layer: &Layer,
+    ) -> Result<()> {
         match layer {
             Layer::Shapes(s) => draw_shapes(ctx, target, &s.shapes, &s.view)?,
             Layer::Map(m) => self.maps.map(ctx, target, m)?,

@@ -99,10 +99,7 @@ pub fn paint(attribute: &str, c: [u8; 4]) -> String {
     if c[3] == 0 {
         return format!(r#" {attribute}="none""#);
     }
-    let mut s = format!(
-        r##" {attribute}="#{:02x}{:02x}{:02x}""##,
-        c[0], c[1], c[2]
-    );
+    let mut s = format!(r##" {attribute}="#{:02x}{:02x}{:02x}""##, c[0], c[1], c[2]);
     if c[3] < 255 {
         let _ = write!(
             s,
@@ -493,7 +490,10 @@ mod tests {
             ],
             &view,
         );
-        assert!(out.contains(r#"<rect x="10" y="20" width="10" height="10""#), "{out}");
+        assert!(
+            out.contains(r#"<rect x="10" y="20" width="10" height="10""#),
+            "{out}"
+        );
         assert!(out.contains(r#"<circle cx="20" cy="30" r="4""#), "{out}");
         assert!(out.contains(r#"<circle cx="20" cy="30" r="8""#), "{out}");
     }

@@ -46,6 +46,24 @@ impl TextLayout {
         })
     }
 
+    /// Where `label` is drawn, in picture points: its galley's box anchored at its point,
+    /// turned by its angle (the axis-aligned box around the turned one).
+    pub fn label_bounds(&self, label: &Label) -> egui::Rect {
+        let galley = self.galley(label);
+        let rect = label.align.anchor_size(label.pos, galley.size());
+        if label.angle == 0.0 {
+            return rect;
+        }
+        let rot = egui::emath::Rot2::from_angle(label.angle);
+        let corners = [
+            rect.left_top(),
+            rect.right_top(),
+            rect.left_bottom(),
+            rect.right_bottom(),
+        ];
+        egui::Rect::from_points(&corners.map(|c| label.pos + rot * (c - label.pos)))
+    }
+
     /// `labels` as `<text>` elements appended to `out`.
     pub fn write_labels(&self, out: &mut String, labels: &[Label]) {
         for label in labels {
@@ -79,7 +97,8 @@ impl TextLayout {
                 num(label.pos.y)
             );
         }
-        let _ = write!(out, "<text{attributes}>");
+        // Runs of spaces are kept (source lines, aligned columns).
+        let _ = write!(out, r#"<text xml:space="preserve"{attributes}>"#);
         let mut lines = label.text.split('\n');
         for placed in &galley.rows {
             let line = lines.next().unwrap_or_default();
