@@ -48,14 +48,7 @@ impl ExportDialog {
     /// Opens the window for `picture` of the pane titled `title`.
     pub fn open(&mut self, title: &str, picture: Arc<Picture>, format: ExportFormat) {
         self.format = format;
-        let stem: String = title
-            .chars()
-            .map(|c| if c.is_alphanumeric() { c } else { '-' })
-            .collect::<String>()
-            .split('-')
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("-");
+        let stem = file_stem(title);
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         self.path = dir
             .join(format!("memscape-{stem}.{}", format.extension()))
@@ -137,6 +130,46 @@ impl ExportDialog {
     }
 }
 
+/// Writes every `(title, picture)` as SVG into `dir` (`NN-title.svg`), on this thread: the
+/// screenshot self-test's `MEMSCAPE_EXPORT_VIEWS`.
+pub fn export_all(
+    render_state: Option<&egui_wgpu::RenderState>,
+    pictures: Vec<(String, Arc<Picture>)>,
+    dir: &std::path::Path,
+) -> anyhow::Result<()> {
+    let rs = render_state.ok_or_else(|| anyhow::anyhow!("export needs the wgpu renderer"))?;
+    std::fs::create_dir_all(dir)?;
+    let gpu = gpu_of(rs);
+    for (k, (title, picture)) in pictures.iter().enumerate() {
+        let path = dir.join(format!("{k:02}-{}.svg", file_stem(title)));
+        write(&gpu, picture, &path, ExportFormat::Svg)?;
+    }
+    Ok(())
+}
+
+/// egui's device as a `GpuContext` for the headless painters.
+fn gpu_of(rs: &egui_wgpu::RenderState) -> GpuContext {
+    GpuContext {
+        instance: rs.instance.clone(),
+        adapter: rs.adapter.clone(),
+        device: rs.device.clone(),
+        queue: rs.queue.clone(),
+        features: memscape_render::context::RendererFeatures::of(&rs.device),
+    }
+}
+
+/// A pane title as a file name: letters and digits, runs of anything else as one `-`.
+fn file_stem(title: &str) -> String {
+    title
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
 /// Writes `picture` to `path` on a thread of its own; the outcome lands in `done`.
 fn spawn_export(
     ctx: egui::Context,
@@ -146,13 +179,7 @@ fn spawn_export(
     format: ExportFormat,
     done: Arc<Mutex<Option<String>>>,
 ) {
-    let gpu = GpuContext {
-        instance: rs.instance.clone(),
-        adapter: rs.adapter.clone(),
-        device: rs.device.clone(),
-        queue: rs.queue.clone(),
-        features: memscape_render::context::RendererFeatures::of(&rs.device),
-    };
+    let gpu = gpu_of(rs);
     let spawned = std::thread::Builder::new()
         .name("memscape-export".into())
         .spawn(move || {

@@ -488,6 +488,22 @@ impl eframe::App for MemscapeApp {
                     });
             let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
             job.update(&ctx, ready, first_failure);
+            if job.is_requested()
+                && let Some(dir) = job.export_dir.take()
+            {
+                let pictures = self
+                    .tree
+                    .active_tiles()
+                    .into_iter()
+                    .filter_map(|id| match self.tree.tiles.get(id) {
+                        Some(egui_tiles::Tile::Pane(p)) => Some((p.view.title(), p.view.picture()?)),
+                        _ => None,
+                    })
+                    .collect();
+                if let Err(e) = export::export_all(self.render_state.as_ref(), pictures, &dir) {
+                    tracing::error!("exporting the views: {e:#}");
+                }
+            }
         }
     }
 }
