@@ -101,7 +101,10 @@ fn check_exported_views(dir: &Path) {
             image.distinct_colors()
         );
     }
-    assert!(maps >= 1, "no exported view embeds an allocation map: {svgs:?}");
+    assert!(
+        maps >= 1,
+        "no exported view embeds an allocation map: {svgs:?}"
+    );
 }
 
 /// `memscape present` in a real window under Xvfb, driven by scripted keys: two presses of →

@@ -496,7 +496,9 @@ impl eframe::App for MemscapeApp {
                     .active_tiles()
                     .into_iter()
                     .filter_map(|id| match self.tree.tiles.get(id) {
-                        Some(egui_tiles::Tile::Pane(p)) => Some((p.view.title(), p.view.picture()?)),
+                        Some(egui_tiles::Tile::Pane(p)) => {
+                            Some((p.view.title(), p.view.picture()?))
+                        }
                         _ => None,
                     })
                     .collect();
