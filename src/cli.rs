@@ -518,6 +518,10 @@ pub struct RenderTourArgs {
     /// Also encode the frames into this video (needs ffmpeg).
     #[arg(long)]
     pub video: Option<PathBuf>,
+    /// Also write each step's picture as step_00.svg, step_01.svg, … (vectors and text, the
+    /// allocation map embedded as an image; the caption as plain text): slides for papers.
+    #[arg(long)]
+    pub svg: bool,
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
 }

@@ -28,10 +28,25 @@ use crate::picture::{Layer, Picture};
 
 /// `picture` as an SVG document; its GPU-only layers are drawn on `ctx`.
 pub fn picture_svg(ctx: &GpuContext, picture: &Picture) -> Result<String> {
-    let mut rasters = Rasterizer::new(ctx, picture)?;
-    write_svg(picture, &text::TextLayout::new(), &mut |layer| {
-        rasters.layer(layer)
-    })
+    picture_svg_with_overlay(ctx, picture, None)
+}
+
+/// [`picture_svg`] with `overlay`'s shapes and labels over everything (a tour's caption).
+pub fn picture_svg_with_overlay(
+    ctx: &GpuContext,
+    picture: &Picture,
+    overlay: Option<&Picture>,
+) -> Result<String> {
+    let mut rasters = Rasterizer::new(ctx, picture);
+    let layout = text::TextLayout::new();
+    let mut svg = write_svg(picture, &layout, &mut |layer| rasters.layer(layer))?;
+    if let Some(o) = overlay {
+        let mut extra = String::new();
+        write_vectors(&mut extra, o, &layout, "overlay-");
+        let end = svg.rfind("</svg>").unwrap_or(svg.len());
+        svg.insert_str(end, &extra);
+    }
+    Ok(svg)
 }
 
 /// An embedded raster: its pixels and where its top left corner lies, in points.
@@ -94,22 +109,27 @@ pub fn write_svg(
             }
         }
     }
+    write_vectors(&mut out, picture, layout, "");
+    let _ = writeln!(out, "</svg>");
+    Ok(out)
+}
+
+/// `picture`'s shapes (in points) and labels as two groups, their ids prefixed by `prefix`.
+fn write_vectors(out: &mut String, picture: &Picture, layout: &text::TextLayout, prefix: &str) {
     if !picture.shapes.is_empty() {
-        let _ = writeln!(out, r#"<g id="shapes">"#);
-        shapes::write_shapes(&mut out, &picture.shapes, &ShapesView::IDENTITY);
+        let _ = writeln!(out, r#"<g id="{prefix}shapes">"#);
+        shapes::write_shapes(out, &picture.shapes, &ShapesView::IDENTITY);
         let _ = writeln!(out, "</g>");
     }
     if !picture.labels.is_empty() {
         let _ = writeln!(
             out,
-            r#"<g id="labels" font-family="{}">"#,
+            r#"<g id="{prefix}labels" font-family="{}">"#,
             text::FONT_FAMILY
         );
-        layout.write_labels(&mut out, &picture.labels);
+        layout.write_labels(out, &picture.labels);
         let _ = writeln!(out, "</g>");
     }
-    let _ = writeln!(out, "</svg>");
-    Ok(out)
 }
 
 /// Draws GPU layers one at a time into a transparent target of the picture's size and cuts out
@@ -122,13 +142,13 @@ struct Rasterizer<'a> {
 }
 
 impl<'a> Rasterizer<'a> {
-    fn new(ctx: &'a GpuContext, picture: &Picture) -> Result<Self> {
-        Ok(Self {
+    fn new(ctx: &'a GpuContext, picture: &Picture) -> Self {
+        Self {
             ctx,
             target: None,
             drawer: LayerDrawer::default(),
             size: picture_pixels(picture),
-        })
+        }
     }
 
     fn layer(&mut self, layer: &Layer) -> Result<Option<Raster>> {
