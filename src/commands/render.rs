@@ -1,6 +1,9 @@
 //! `memscape render`: any view to PNG, headless, through the view's one `compose`.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 
 use memscape_render::{AdapterChoice, GpuContext};
 
@@ -9,7 +12,14 @@ use memscape_views::view::ViewSettings;
 use crate::cli::{AdapterArg, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let dataset = memscape_views::render::load(&args.file)?;
+    if let [a, b] = args.compare.as_slice() {
+        return diff(args, a, b);
+    }
+    let file = args
+        .file
+        .as_deref()
+        .context("memscape render: name a FILE (or --compare A B)")?;
+    let dataset = memscape_views::render::load(file)?;
     let ctx = gpu_context(args.adapter)?;
     let settings = args.settings();
     let image = memscape_views::render::image(&ctx, &dataset, &settings, args.width, args.height)?;
@@ -36,4 +46,31 @@ pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
         Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
         Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
     })?)
+}
+
+/// `memscape render --compare A B`: the difference view of two runs.
+fn diff(args: &RenderArgs, a: &Path, b: &Path) -> anyhow::Result<ExitCode> {
+    use memscape_views::diff::{DiffChart, DiffSettings};
+    let chart = DiffChart::of_view(args.view).with_context(|| {
+        format!(
+            "--compare: --view {} has no difference view (sunburst, icicle, timeline: side by side, alloc: maps)",
+            args.view.name()
+        )
+    })?;
+    let (da, db) = (
+        memscape_views::render::load(a)?,
+        memscape_views::render::load(b)?,
+    );
+    let settings = DiffSettings {
+        chart,
+        heap: args.heap.clone(),
+        map: args.alloc.clone(),
+    };
+    let size = egui::vec2(args.width as f32, args.height as f32);
+    let picture = memscape_views::diff::compose(&da, &db, &settings, size)?;
+    let ctx = gpu_context(args.adapter)?;
+    let image = memscape_views::headless::render_picture(&ctx, &picture)?;
+    image.save_png(&args.out)?;
+    println!("{}", args.out.display());
+    Ok(ExitCode::SUCCESS)
 }

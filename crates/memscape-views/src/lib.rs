@@ -10,7 +10,8 @@
 //! * **Views**: one module per view ([`alloc_map`], [`heap_tree`], [`cycles`], [`graph`],
 //!   [`samples`]), each with its model, its typed settings and one `compose` that the GUI
 //!   panes, `memscape render`, tours and `present` all call; [`view`] names the views and holds
-//!   any view's settings as one value.
+//!   any view's settings as one value; [`diff`] compares two datasets (difference charts of
+//!   their heap trees, their allocation maps stacked).
 //! * **Tours**: [`tour`] (the file format, interpolation between steps, the frame loop).
 //!
 //! The crate knows no window shell and no command line: eframe, egui_tiles and clap stay in the
@@ -21,6 +22,7 @@ pub mod alloc_map;
 pub mod cycles;
 pub mod dataset;
 pub mod demo;
+pub mod diff;
 pub mod error;
 pub mod gpu;
 pub mod graph;
