@@ -430,6 +430,11 @@ pub struct ViewArgs {
     /// Files to open; several open side by side. None: the embedded demo.
     pub files: Vec<PathBuf>,
 
+    /// Two runs compared in one difference pane (heap trees side by side and as a difference
+    /// sunburst/icicle, allocation maps stacked); View ▸ Compare does the same for open files.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], alias = "compare")]
+    pub diff: Vec<PathBuf>,
+
     /// Self-test: wait until everything is loaded and one full frame is drawn, save the window
     /// as PNG to this path and exit (non-zero with a message on failure).
     #[arg(long, value_name = "PNG")]

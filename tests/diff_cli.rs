@@ -1,7 +1,8 @@
 //! `memscape diff A B` on real inputs: two recordings of a small C program with different
-//! workloads, made with `memscape record` while the test runs (the program's own counts and
-//! `heaptree --json` of each run are the oracles), and two real massif files (each side's
-//! `heaptree --json`); `render --compare` draws the difference views.
+//! workloads, made with `memscape record` while the test runs, and valgrind massif's profiles
+//! of the same two runs (the program's own counts, `heaptree --json` of each run and massif's
+//! peaks are the oracles); `render --compare` draws the difference views, `info`, `render`
+//! and `view` read directories.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{memscape, shared};
+use common::memscape;
 use serde_json::Value;
 
 /// `memscape` with the recorder shim the tests build next to the binary.
@@ -90,7 +91,7 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The site whose path ends in a name containing `needle`.
+/// The site whose path has a name containing `needle`.
 fn site<'a>(report: &'a Value, needle: &str) -> &'a Value {
     report["sites"]
         .as_array()
@@ -100,8 +101,8 @@ fn site<'a>(report: &'a Value, needle: &str) -> &'a Value {
             s["path"]
                 .as_array()
                 .unwrap()
-                .last()
-                .is_some_and(|n| n.as_str().unwrap().contains(needle))
+                .iter()
+                .any(|n| n.as_str().unwrap().contains(needle))
         })
         .unwrap_or_else(|| panic!("no site {needle} in {report:#}"))
 }
@@ -191,27 +192,73 @@ fn two_recordings_compare_site_by_site_at_their_peaks() {
     assert_eq!(leaf["bytes_b"], 1000 * 64);
 }
 
+/// valgrind's massif on the same two workloads (exact peak, a tree at every snapshot).
+fn massif_runs() -> (PathBuf, PathBuf) {
+    let (light, _) = recordings();
+    let dir = light.parent().unwrap().to_owned();
+    let run = |mode: &str| {
+        let out = dir.join(format!("massif.{mode}"));
+        if !out.is_file() {
+            let status = Command::new("valgrind")
+                .arg("--tool=massif")
+                .arg("--detailed-freq=1")
+                .arg("--peak-inaccuracy=0")
+                .arg(format!("--massif-out-file={}", out.display()))
+                .arg(dir.join("workload"))
+                .arg(mode)
+                .output()
+                .expect("valgrind is installed (scripts/install-deps.sh)");
+            assert!(status.status.success(), "valgrind massif {mode}");
+        }
+        out
+    };
+    (run("light"), run("heavy"))
+}
+
 #[test]
-fn two_massif_files_compare_like_their_heaptrees() {
-    let a = shared("massif/massif.out.32406");
-    let b = shared("massif/massif.out.kate");
-    let report = json(&["diff", "--json", a.to_str().unwrap(), b.to_str().unwrap()]);
-    for (side, file) in [("a", &a), ("b", &b)] {
-        let (total, children) = heaptree_level_one(file, &[]);
-        assert_eq!(report["totals"][format!("bytes_{side}")], total, "{side}");
-        assert_eq!(report[side]["total_bytes"], total, "{side}");
-        let level_one: u64 = report["tree"]["children"]
+fn two_massif_runs_compare_like_their_heaptrees_and_the_recordings() {
+    let (a, b) = massif_runs();
+    let report = json(&["diff", "--json", "--peak", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let level_one = |side: &str| -> Vec<(String, u64)> {
+        report["tree"]["children"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| c[format!("bytes_{side}")].as_u64().unwrap())
-            .sum();
-        let theirs: u64 = children.iter().map(|c| c.1).sum();
-        assert_eq!(level_one, theirs, "{side}: first level");
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_owned(),
+                    c[format!("bytes_{side}")].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for (side, file) in [("a", &a), ("b", &b)] {
+        let (total, children) = heaptree_level_one(file, &["--peak"]);
+        assert_eq!(report["totals"][format!("bytes_{side}")], total, "{side}");
+        let ours = level_one(side);
+        for (name, bytes, _) in children.iter().filter(|c| c.0 != "Other") {
+            let found = ours.iter().find(|(n, _)| n == name);
+            assert_eq!(found.map(|f| f.1), Some(*bytes), "{side} {name}");
+        }
     }
-    // Different programs: A's sites are gone, B's new.
-    assert!(report["totals"]["gone"].as_u64().unwrap() > 0);
-    assert!(report["totals"]["new"].as_u64().unwrap() > 0);
+    // massif's allocation functions at each peak: the program's own numbers.
+    let bytes_of = |needle: &str| {
+        report["tree"]["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"].as_str().unwrap().contains(needle))
+            .map(|c| (c["bytes_a"].as_u64().unwrap(), c["bytes_b"].as_u64().unwrap(), c["status"].clone()))
+            .unwrap_or_else(|| panic!("{needle} in {report:#}"))
+    };
+    assert_eq!(bytes_of("keep_small"), (500 * 64, 1000 * 64, "grown".into()));
+    assert_eq!(bytes_of("keep_big"), (20 * 4096, 10 * 4096, "shrunk".into()));
+    assert_eq!(bytes_of("only_heavy"), (0, 100 * 256, "new".into()));
+    // The same runs recorded by memscape: the same heap at the peak.
+    let (light, heavy) = recordings();
+    let recorded = json(&["diff", "--json", "--peak", light.to_str().unwrap(), heavy.to_str().unwrap()]);
+    assert_eq!(recorded["totals"]["bytes_a"], report["totals"]["bytes_a"]);
+    assert_eq!(recorded["totals"]["bytes_b"], report["totals"]["bytes_b"]);
 }
 
 #[test]
@@ -247,4 +294,94 @@ fn the_difference_views_render() {
         }
         assert!(colours.len() > 20, "{view}: {} colours", colours.len());
     }
+}
+
+/// `memscape view ARGS --screenshot` under Xvfb; the window's picture.
+fn window(name: &str, args: &[&std::ffi::OsStr]) -> memscape_render::RgbaImage {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diff-gui");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join(format!("{name}.png"));
+    let _ = std::fs::remove_file(&png);
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .arg("view")
+        .args(args)
+        .args(["--window-size", "1200x760", "--screenshot-timeout", "240", "--screenshot"])
+        .arg(&png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .expect("xvfb-run is installed (scripts/install-deps.sh)");
+    assert!(
+        out.status.success(),
+        "memscape view {args:?} --screenshot: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    memscape_render::RgbaImage::load_png(&png).unwrap()
+}
+
+/// `memscape view --diff A B` opens one difference pane: its picture carries the diverging
+/// ramp (its dark blue end) and the grown sites' red.
+#[test]
+fn the_gui_compares_two_runs_in_one_pane() {
+    let (light, heavy) = recordings();
+    let image = window(
+        "diff",
+        &["--diff".as_ref(), light.as_os_str(), heavy.as_os_str()],
+    );
+    let near = |want: [u8; 4]| {
+        (0..image.height).any(|y| {
+            (0..image.width).any(|x| {
+                let p = image.pixel(x, y);
+                (0..3).all(|k| p[k].abs_diff(want[k]) <= 6)
+            })
+        })
+    };
+    assert!(near(memscape_render::color::blue_red_srgb8(0.0)), "no ramp in the window");
+    assert!(image.distinct_colors() > 100, "{} colours", image.distinct_colors());
+}
+
+/// `info`, `render` and `view` of directories: a Parquet dataset reads as its trace, MemAxes'
+/// layout pairs the samples with its hardware.xml (the same picture as naming both).
+#[test]
+fn directories_open_their_datasets() {
+    let (light, _) = recordings();
+    let base = light.parent().unwrap();
+    let parquet = base.join("light.parquet");
+    let _ = std::fs::remove_dir_all(&parquet);
+    let status = memscape()
+        .args(["export", "--to", "parquet", "-o"])
+        .arg(&parquet)
+        .arg(&light)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let from_dir = json(&["info", "--json", parquet.to_str().unwrap()]);
+    let from_file = json(&["info", "--json", light.to_str().unwrap()]);
+    for key in ["events", "allocs", "frees", "peak_live_bytes"] {
+        assert_eq!(from_dir[key], from_file[key], "{key}");
+    }
+    // MemAxes' layout: DIR/data/samples.*, DIR/hardware.xml, DIR/src/.
+    let lulesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+    let memaxes = base.join("memaxes");
+    std::fs::create_dir_all(memaxes.join("data")).unwrap();
+    std::fs::create_dir_all(memaxes.join("src")).unwrap();
+    std::fs::copy(lulesh.join("samples.out"), memaxes.join("data/samples.out")).unwrap();
+    std::fs::copy(lulesh.join("hardware.xml"), memaxes.join("hardware.xml")).unwrap();
+    std::fs::copy(lulesh.join("LULESH_OMP.cc"), memaxes.join("src/LULESH_OMP.cc")).unwrap();
+    let listed = json(&["info", "--json", memaxes.to_str().unwrap()]);
+    assert_eq!(listed[0]["path"], memaxes.join("data/samples.out").to_str().unwrap());
+    assert_eq!(listed[0]["topology"], memaxes.join("hardware.xml").to_str().unwrap());
+    let dir_png = common::render("dirs", "memaxes-dir", &memaxes, &["--view", "topology"]);
+    let named = common::render(
+        "dirs",
+        "memaxes-named",
+        &memaxes.join("data/samples.out"),
+        &["--view", "topology", "--hardware", memaxes.join("hardware.xml").to_str().unwrap()],
+    );
+    assert_eq!(dir_png.pixels, named.pixels, "render DIR = render samples --hardware");
+    // The window opens the directory's datasets.
+    let image = window("memaxes", &[memaxes.as_os_str()]);
+    assert!(image.distinct_colors() > 100);
 }

@@ -19,9 +19,13 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         .file
         .as_deref()
         .context("memscape render: name a FILE (or --compare A B)")?;
-    let dataset = memscape_views::render::load(file)?;
+    let mut settings = args.settings();
+    let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
+        load_from_dir(file, &mut settings)?
+    } else {
+        memscape_views::render::load(file)?
+    };
     let ctx = gpu_context(args.adapter)?;
-    let settings = args.settings();
     let image = memscape_views::render::image(&ctx, &dataset, &settings, args.width, args.height)?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
     if let ViewSettings::Cycles(cycles) = &settings
@@ -73,4 +77,39 @@ fn diff(args: &RenderArgs, a: &Path, b: &Path) -> anyhow::Result<ExitCode> {
     image.save_png(&args.out)?;
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// `memscape render DIR`: the directory's first dataset the view draws (samples views: the
+/// first samples, on the topology the directory pairs them with), the others named on stderr.
+fn load_from_dir(
+    dir: &Path,
+    settings: &mut ViewSettings,
+) -> anyhow::Result<memscape_views::Dataset> {
+    let found = memscape_views::discover::datasets_in(dir)?;
+    let all = found.all();
+    let wanted = match settings {
+        ViewSettings::Samples(s) => {
+            let first = found.pairs.first().map(|(samples, hardware)| {
+                if s.hardware.is_none() {
+                    s.hardware = Some(hardware.clone());
+                }
+                samples.clone()
+            });
+            first.or_else(|| all.first().cloned())
+        }
+        _ => all
+            .iter()
+            .find(|p| !found.pairs.iter().any(|(_, h)| h == *p))
+            .cloned(),
+    }
+    .with_context(|| format!("{}: no dataset for this view", dir.display()))?;
+    if all.len() > 1 {
+        eprintln!(
+            "{}: rendering {} ({} datasets found)",
+            dir.display(),
+            wanted.display(),
+            all.len()
+        );
+    }
+    Ok(memscape_views::render::load(&wanted)?)
 }

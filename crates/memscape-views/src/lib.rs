@@ -2,7 +2,7 @@
 //!
 //! * **Data**: [`dataset`] (any supported file loaded, its format detected from content),
 //!   [`links`] (what views of one dataset share: time cursor, highlight, per-kind state),
-//!   [`demo`] (the embedded demo files).
+//!   [`demo`] (the embedded demo files), [`discover`] (the datasets of a directory).
 //! * **Pictures**: [`picture`] (a view's picture as data: background, GPU layers, shapes,
 //!   labels), [`label`] (text placed by geometry code), [`gpu`] (the one bridge that paints a
 //!   picture in an egui pane, uploads kept per pane), [`headless`] (a picture drawn into an
@@ -23,6 +23,7 @@ pub mod cycles;
 pub mod dataset;
 pub mod demo;
 pub mod diff;
+pub mod discover;
 pub mod error;
 pub mod gpu;
 pub mod graph;

@@ -43,6 +43,7 @@ pub fn options_of(heap: &HeapTreeSettings) -> HeapTreeOptions {
             _ => TimeSelect::Default,
         },
         group: heap.group.0.clone(),
+        measure: heap.measure.clone(),
         ..HeapTreeOptions::default()
     };
     options.prune.metric = heap.metric.0;
