@@ -1,4 +1,5 @@
-//! The difference pane: two datasets compared (`memscape view --diff A B`, View ▸ Compare).
+//! The difference pane: two datasets compared (`memscape view --diff A B`, View ▸ Compare two
+//! runs).
 //! Interaction only: the chart, time point, grouping and metric are the view's settings
 //! (`memscape_views::diff::DiffSettings`); a named worker thread computes the comparison (or
 //! composes the stacked allocation maps) and the pane paints `memscape_views::diff`'s picture.
@@ -50,7 +51,14 @@ impl DiffPane {
         Self {
             a,
             b,
-            settings: DiffSettings::default(),
+            // Each run at its peak, as the heap-tree pane opens (a run's end often holds little).
+            settings: DiffSettings {
+                heap: HeapTreeSettings {
+                    peak: true,
+                    ..HeapTreeSettings::default()
+                },
+                ..DiffSettings::default()
+            },
             report: None,
             maps: None,
             report_of: None,
@@ -185,7 +193,7 @@ impl DiffPane {
             }
             ui.separator();
             if ui
-                .button("⇄ swap")
+                .button("swap A and B")
                 .on_hover_text("compare B with A instead")
                 .clicked()
             {
@@ -233,7 +241,7 @@ impl DiffPane {
 
 impl View for DiffPane {
     fn title(&self) -> String {
-        format!("{} ⇄ {}", self.a.name, self.b.name)
+        format!("{} vs {}", self.a.name, self.b.name)
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _cx: &ViewContext<'_>) {

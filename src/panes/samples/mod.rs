@@ -38,7 +38,7 @@ pub fn base_or_status(
     }
 }
 
-/// The "topology ▾" menu of a samples pane: pair the samples with any open topology file, or
+/// The "topology:" menu of a samples pane: pair the samples with any open topology file, or
 /// go back to their default (the hardware.xml beside them, else this machine).
 pub fn topology_menu(
     ui: &mut egui::Ui,
@@ -54,7 +54,7 @@ pub fn topology_menu(
                 .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
         },
     );
-    ui.menu_button(format!("topology: {current} ▾"), |ui| {
+    ui.menu_button(format!("topology: {current}"), |ui| {
         if ui
             .selectable_label(paired.is_none(), "default: hardware.xml beside the samples, else this machine")
             .clicked()
