@@ -218,7 +218,13 @@ fn massif_runs() -> (PathBuf, PathBuf) {
 #[test]
 fn two_massif_runs_compare_like_their_heaptrees_and_the_recordings() {
     let (a, b) = massif_runs();
-    let report = json(&["diff", "--json", "--peak", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let report = json(&[
+        "diff",
+        "--json",
+        "--peak",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
     let level_one = |side: &str| -> Vec<(String, u64)> {
         report["tree"]["children"]
             .as_array()
@@ -248,15 +254,33 @@ fn two_massif_runs_compare_like_their_heaptrees_and_the_recordings() {
             .unwrap()
             .iter()
             .find(|c| c["name"].as_str().unwrap().contains(needle))
-            .map(|c| (c["bytes_a"].as_u64().unwrap(), c["bytes_b"].as_u64().unwrap(), c["status"].clone()))
+            .map(|c| {
+                (
+                    c["bytes_a"].as_u64().unwrap(),
+                    c["bytes_b"].as_u64().unwrap(),
+                    c["status"].clone(),
+                )
+            })
             .unwrap_or_else(|| panic!("{needle} in {report:#}"))
     };
-    assert_eq!(bytes_of("keep_small"), (500 * 64, 1000 * 64, "grown".into()));
-    assert_eq!(bytes_of("keep_big"), (20 * 4096, 10 * 4096, "shrunk".into()));
+    assert_eq!(
+        bytes_of("keep_small"),
+        (500 * 64, 1000 * 64, "grown".into())
+    );
+    assert_eq!(
+        bytes_of("keep_big"),
+        (20 * 4096, 10 * 4096, "shrunk".into())
+    );
     assert_eq!(bytes_of("only_heavy"), (0, 100 * 256, "new".into()));
     // The same runs recorded by memscape: the same heap at the peak.
     let (light, heavy) = recordings();
-    let recorded = json(&["diff", "--json", "--peak", light.to_str().unwrap(), heavy.to_str().unwrap()]);
+    let recorded = json(&[
+        "diff",
+        "--json",
+        "--peak",
+        light.to_str().unwrap(),
+        heavy.to_str().unwrap(),
+    ]);
     assert_eq!(recorded["totals"]["bytes_a"], report["totals"]["bytes_a"]);
     assert_eq!(recorded["totals"]["bytes_b"], report["totals"]["bytes_b"]);
 }
@@ -307,7 +331,13 @@ fn window(name: &str, args: &[&std::ffi::OsStr]) -> memscape_render::RgbaImage {
         .arg(env!("CARGO_BIN_EXE_memscape"))
         .arg("view")
         .args(args)
-        .args(["--window-size", "1200x760", "--screenshot-timeout", "240", "--screenshot"])
+        .args([
+            "--window-size",
+            "1200x760",
+            "--screenshot-timeout",
+            "240",
+            "--screenshot",
+        ])
         .arg(&png)
         .env("MEMSCAPE_ADAPTER", "cpu")
         .env("XDG_CONFIG_HOME", &dir)
@@ -338,8 +368,15 @@ fn the_gui_compares_two_runs_in_one_pane() {
             })
         })
     };
-    assert!(near(memscape_render::color::blue_red_srgb8(0.0)), "no ramp in the window");
-    assert!(image.distinct_colors() > 100, "{} colours", image.distinct_colors());
+    assert!(
+        near(memscape_render::color::blue_red_srgb8(0.0)),
+        "no ramp in the window"
+    );
+    assert!(
+        image.distinct_colors() > 100,
+        "{} colours",
+        image.distinct_colors()
+    );
 }
 
 /// `info`, `render` and `view` of directories: a Parquet dataset reads as its trace, MemAxes'
@@ -356,7 +393,11 @@ fn directories_open_their_datasets() {
         .arg(&light)
         .output()
         .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
     let from_dir = json(&["info", "--json", parquet.to_str().unwrap()]);
     let from_file = json(&["info", "--json", light.to_str().unwrap()]);
     for key in ["events", "allocs", "frees", "peak_live_bytes"] {
@@ -369,18 +410,36 @@ fn directories_open_their_datasets() {
     std::fs::create_dir_all(memaxes.join("src")).unwrap();
     std::fs::copy(lulesh.join("samples.out"), memaxes.join("data/samples.out")).unwrap();
     std::fs::copy(lulesh.join("hardware.xml"), memaxes.join("hardware.xml")).unwrap();
-    std::fs::copy(lulesh.join("LULESH_OMP.cc"), memaxes.join("src/LULESH_OMP.cc")).unwrap();
+    std::fs::copy(
+        lulesh.join("LULESH_OMP.cc"),
+        memaxes.join("src/LULESH_OMP.cc"),
+    )
+    .unwrap();
     let listed = json(&["info", "--json", memaxes.to_str().unwrap()]);
-    assert_eq!(listed[0]["path"], memaxes.join("data/samples.out").to_str().unwrap());
-    assert_eq!(listed[0]["topology"], memaxes.join("hardware.xml").to_str().unwrap());
+    assert_eq!(
+        listed[0]["path"],
+        memaxes.join("data/samples.out").to_str().unwrap()
+    );
+    assert_eq!(
+        listed[0]["topology"],
+        memaxes.join("hardware.xml").to_str().unwrap()
+    );
     let dir_png = common::render("dirs", "memaxes-dir", &memaxes, &["--view", "topology"]);
     let named = common::render(
         "dirs",
         "memaxes-named",
         &memaxes.join("data/samples.out"),
-        &["--view", "topology", "--hardware", memaxes.join("hardware.xml").to_str().unwrap()],
+        &[
+            "--view",
+            "topology",
+            "--hardware",
+            memaxes.join("hardware.xml").to_str().unwrap(),
+        ],
     );
-    assert_eq!(dir_png.pixels, named.pixels, "render DIR = render samples --hardware");
+    assert_eq!(
+        dir_png.pixels, named.pixels,
+        "render DIR = render samples --hardware"
+    );
     // The window opens the directory's datasets.
     let image = window("memaxes", &[memaxes.as_os_str()]);
     assert!(image.distinct_colors() > 100);

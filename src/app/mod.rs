@@ -157,7 +157,12 @@ impl MemscapeApp {
 
     /// Whether a freshly loaded dataset is one of `--diff`'s two (it then opens no panes of
     /// its own); opens the difference pane when both are in.
-    fn take_for_compare(&mut self, ctx: &egui::Context, id: loader::LoadId, d: &Arc<Dataset>) -> bool {
+    fn take_for_compare(
+        &mut self,
+        ctx: &egui::Context,
+        id: loader::LoadId,
+        d: &Arc<Dataset>,
+    ) -> bool {
         let Some(c) = &mut self.compare else {
             return false;
         };
@@ -518,9 +523,7 @@ impl eframe::App for MemscapeApp {
                 let topologies: Vec<Arc<Dataset>> = self
                     .datasets
                     .iter()
-                    .filter(|d| {
-                        matches!(d.content, memscape_views::DatasetContent::Topology(_))
-                    })
+                    .filter(|d| matches!(d.content, memscape_views::DatasetContent::Topology(_)))
                     .cloned()
                     .collect();
                 let mut behavior = TreeBehavior {

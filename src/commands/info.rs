@@ -56,8 +56,10 @@ fn info_dir(args: &InfoArgs, dir: &std::path::Path) -> anyhow::Result<ExitCode> 
     let found = memscape_views::discover::datasets_in(dir)?;
     let mut entries = Vec::new();
     for path in found.all() {
-        let dataset =
-            memscape_views::dataset::load(&memscape_views::LoadSource::File(path.clone()), &|_, _| {})?;
+        let dataset = memscape_views::dataset::load(
+            &memscape_views::LoadSource::File(path.clone()),
+            &|_, _| {},
+        )?;
         let topology = found
             .pairs
             .iter()
@@ -85,7 +87,11 @@ fn info_dir(args: &InfoArgs, dir: &std::path::Path) -> anyhow::Result<ExitCode> 
                 writeln!(out, "  {line}")?;
             }
             if lines.len() > 12 {
-                writeln!(out, "  … {} more lines (--json has them all)", lines.len() - 12)?;
+                writeln!(
+                    out,
+                    "  … {} more lines (--json has them all)",
+                    lines.len() - 12
+                )?;
             }
         }
     }

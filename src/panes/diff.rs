@@ -10,12 +10,12 @@ use crossbeam_channel::{Receiver, bounded};
 use memscape_heap::diff::{DiffReport, Status};
 use memscape_heap::{GroupKey, Metric};
 use memscape_views::alloc_map::AllocMapSettings;
-use memscape_views::heap_tree::HeapTreeSettings;
-use memscape_views::{Dataset, Picture};
 use memscape_views::diff::compose::{StackedMaps, tree_picture};
 use memscape_views::diff::{DiffChart, DiffSettings};
 use memscape_views::gpu::{self, PaneKey};
+use memscape_views::heap_tree::HeapTreeSettings;
 use memscape_views::heap_tree::settings::{GroupKeys, HeapMetric};
+use memscape_views::{Dataset, Picture};
 
 use super::{View, ViewContext};
 
@@ -133,11 +133,7 @@ impl DiffPane {
                 Reply::Report(r) => self.report = Some(r),
                 Reply::Maps(m) => {
                     self.maps = Some(m.map(|m| PaneMaps {
-                        cells: m
-                            .cells
-                            .into_iter()
-                            .map(|(r, p)| (r, Arc::new(p)))
-                            .collect(),
+                        cells: m.cells.into_iter().map(|(r, p)| (r, Arc::new(p))).collect(),
                         frame: Arc::new(m.frame),
                     }));
                 }
@@ -164,7 +160,9 @@ impl DiffPane {
                 ui.separator();
                 ui.label("time");
                 ui.selectable_value(&mut heap.peak, false, "end")
-                    .on_hover_text("each run at its end (massif: its peak snapshot; profiles: the last)");
+                    .on_hover_text(
+                        "each run at its end (massif: its peak snapshot; profiles: the last)",
+                    );
                 ui.selectable_value(&mut heap.peak, true, "peak")
                     .on_hover_text("each run at its own heap peak");
                 ui.separator();
@@ -217,24 +215,34 @@ impl DiffPane {
         ))
         .id_salt("diff-table")
         .show(ui, |ui| {
-            egui::ScrollArea::vertical().max_height(160.0).show(ui, |ui| {
-                egui::Grid::new("diff-grid").striped(true).show(ui, |ui| {
-                    for h in ["status", "A bytes", "B bytes", "change", "A blocks", "B blocks", "site"] {
-                        ui.strong(h);
-                    }
-                    ui.end_row();
-                    for s in report.sites.iter().filter(|s| s.status != Status::Same).take(50) {
-                        ui.label(s.status.name());
-                        ui.monospace(s.bytes_a.to_string());
-                        ui.monospace(s.bytes_b.to_string());
-                        ui.monospace(format!("{:+}", s.bytes_change));
-                        ui.monospace(s.objects_a.to_string());
-                        ui.monospace(s.objects_b.to_string());
-                        ui.label(s.path.join(" → "));
+            egui::ScrollArea::vertical()
+                .max_height(160.0)
+                .show(ui, |ui| {
+                    egui::Grid::new("diff-grid").striped(true).show(ui, |ui| {
+                        for h in [
+                            "status", "A bytes", "B bytes", "change", "A blocks", "B blocks",
+                            "site",
+                        ] {
+                            ui.strong(h);
+                        }
                         ui.end_row();
-                    }
+                        for s in report
+                            .sites
+                            .iter()
+                            .filter(|s| s.status != Status::Same)
+                            .take(50)
+                        {
+                            ui.label(s.status.name());
+                            ui.monospace(s.bytes_a.to_string());
+                            ui.monospace(s.bytes_b.to_string());
+                            ui.monospace(format!("{:+}", s.bytes_change));
+                            ui.monospace(s.objects_a.to_string());
+                            ui.monospace(s.objects_b.to_string());
+                            ui.label(s.path.join(" → "));
+                            ui.end_row();
+                        }
+                    });
                 });
-            });
         });
     }
 }
@@ -247,7 +255,11 @@ impl View for DiffPane {
     fn ui(&mut self, ui: &mut egui::Ui, _cx: &ViewContext<'_>) {
         self.poll();
         self.controls(ui);
-        let table_room = if self.settings.chart == DiffChart::Maps { 0.0 } else { 30.0 };
+        let table_room = if self.settings.chart == DiffChart::Maps {
+            0.0
+        } else {
+            30.0
+        };
         let avail = ui.available_size() - egui::vec2(0.0, table_room);
         let size = egui::vec2(avail.x.max(200.0), avail.y.max(160.0));
         self.request(size);
@@ -274,7 +286,10 @@ impl View for DiffPane {
                     );
                 }
                 Some(Err(e)) => {
-                    ui.put(rect, egui::Label::new(egui::RichText::new(e).color(egui::Color32::LIGHT_RED)));
+                    ui.put(
+                        rect,
+                        egui::Label::new(egui::RichText::new(e).color(egui::Color32::LIGHT_RED)),
+                    );
                 }
                 None => {
                     ui.put(rect, egui::Spinner::new());
@@ -284,12 +299,16 @@ impl View for DiffPane {
         }
         match &self.report {
             Some(Ok(report)) => {
-                let picture = tree_picture(report, self.settings.chart, self.settings.heap.depth, size);
+                let picture =
+                    tree_picture(report, self.settings.chart, self.settings.heap.depth, size);
                 gpu::paint(ui, &self.keys[0], rect, picture);
                 Self::table(report, ui);
             }
             Some(Err(e)) => {
-                ui.put(rect, egui::Label::new(egui::RichText::new(e).color(egui::Color32::LIGHT_RED)));
+                ui.put(
+                    rect,
+                    egui::Label::new(egui::RichText::new(e).color(egui::Color32::LIGHT_RED)),
+                );
             }
             None => {
                 ui.put(rect, egui::Spinner::new());
@@ -305,4 +324,3 @@ impl View for DiffPane {
             }
     }
 }
-

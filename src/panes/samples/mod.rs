@@ -50,13 +50,18 @@ pub fn topology_menu(
     let current = paired.as_ref().map_or_else(
         || "default".to_owned(),
         |p| {
-            p.file_name()
-                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
         },
     );
     ui.menu_button(format!("topology: {current}"), |ui| {
         if ui
-            .selectable_label(paired.is_none(), "default: hardware.xml beside the samples, else this machine")
+            .selectable_label(
+                paired.is_none(),
+                "default: hardware.xml beside the samples, else this machine",
+            )
             .clicked()
         {
             shared.pair_with(dataset, None);
