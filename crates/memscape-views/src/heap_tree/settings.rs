@@ -46,7 +46,10 @@ pub struct HeapTreeSettings {
     pub times: Vec<u64>,
     /// Profiles (pprof, DHAT, heap profiles): what the tree measures (inuse, alloc, total,
     /// reads, never_read, …, or a sample type name); default: the profile's own default.
-    #[cfg_attr(feature = "clap", arg(long = "heap-measure", value_name = "MEASURE"))]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "heap-measure", id = "heap_measure", value_name = "MEASURE")
+    )]
     pub measure: Option<String>,
     /// Only these processes of a multi-process recording (`memscape render` sets it from the
     /// allocation map's `--process`); default: the process with the largest peak.
