@@ -269,7 +269,8 @@ fn cancelling_the_worker_stops_it_promptly() {
 fn a_collapsed_function_is_one_colour_and_one_legend_entry() {
     use memscape_views::cycles::compose::{PolarModel, analysis_of};
     use std::collections::BTreeSet;
-    let trace = trace();
+    // The embedded demo (symbolized against the program it traced).
+    let trace = common::load(std::path::Path::new("demo:sort"));
     let fields = "range = \"0..1200\"";
     let memscape_views::ViewSettings::Cycles(plain) = common::settings(ViewKind::Spiral, fields)
     else {
@@ -290,7 +291,17 @@ fn a_collapsed_function_is_one_colour_and_one_legend_entry() {
         .functions_by_count()
         .into_iter()
         .find(|(f, _)| f != "??" && lines_of(f).len() >= 2)
-        .expect("a function with several lines in the first 1200 records");
+        .unwrap_or_else(|| {
+            let sample: Vec<_> = records
+                .iter()
+                .take(5)
+                .map(|r| (&r.function, &r.file, r.line))
+                .collect();
+            panic!(
+                "a function with several lines in the first 1200 records: {:?} {sample:?}",
+                analysis.tables.functions_by_count()
+            )
+        });
     let colours_of = |model: &PolarModel| -> BTreeSet<u32> {
         records
             .iter()

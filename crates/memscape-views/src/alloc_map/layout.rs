@@ -66,7 +66,7 @@ pub const CONTEXT_WIDTH: f32 = 96.0;
 pub const STACKED_HEIGHT: f32 = 22.0;
 /// Height of the stacked bar per bin: bands get at least half of it (`BinnedScene::bar_blocks`);
 /// past a quarter of the pane the bar scrolls (`stacked::stacked_window`).
-pub const STACKED_PER_BIN: f32 = 12.0;
+pub const STACKED_PER_BIN: f32 = 20.0;
 /// Width of the bins' names left of the stacked bar.
 pub const LABELS_WIDTH: f32 = 84.0;
 /// Height of the time axis under the stacked bar.

@@ -99,7 +99,7 @@ pub fn stacked_window(
 }
 
 /// Smallest band (points) that gets its bin's name beside it.
-const LABEL_MIN_BAND: f32 = 9.0;
+const LABEL_MIN_BAND: f32 = 9.5;
 /// Width of the scroll track right of a scrolling bar, inside its rectangle's right edge.
 pub const TRACK_WIDTH: f32 = 5.0;
 
@@ -215,7 +215,8 @@ mod tests {
     fn a_tall_stack_scrolls_through_every_bin_at_its_full_height() {
         let n = 40;
         let b = bands(n);
-        let (height, full) = (120.0, 12.0 * n as f32);
+        let per_bin = super::super::layout::STACKED_PER_BIN;
+        let (height, full) = (150.0, per_bin * n as f32);
         let mut seen = vec![false; n];
         let mut first = 0;
         loop {
@@ -224,9 +225,11 @@ mod tests {
             assert_eq!(w.bins.start, first.min(w.last_first));
             for &(k, top, bottom) in &w.bands {
                 assert!((0.0..=height).contains(&top) && bottom <= height && bottom > top);
-                // Each band at its height in the whole stack (at least half of 12 points).
+                // Each band at its height in the whole stack: at least half the minimum, which
+                // its name needs beside it.
                 let whole = (b[k].hi - b[k].lo) as f32 * full / BAR_UNITS as f32;
-                assert!(whole >= 6.0 - 1e-3, "bin {k}: {whole}");
+                assert!(whole >= 0.5 * per_bin - 1e-3, "bin {k}: {whole}");
+                assert!(whole >= LABEL_MIN_BAND, "bin {k}: too thin for its name");
                 if top > 0.0 && bottom < height {
                     assert!((bottom - top - whole).abs() < 0.01, "bin {k}");
                 }
