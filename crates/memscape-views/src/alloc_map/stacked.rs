@@ -17,7 +17,8 @@ pub struct StackedWindow {
     pub bins: std::ops::Range<usize>,
     /// Bins in the stack.
     pub total: usize,
-    /// The largest first bin (the stack's bottom at the bar's bottom).
+    /// The largest first bin that moves the bar (from it on, the stack's bottom is at the
+    /// bar's bottom).
     pub last_first: usize,
     /// Each shown bin with its band's top and bottom in points from the bar's top (clipped to
     /// the bar).
@@ -70,18 +71,23 @@ pub fn stacked_window(
         };
     }
     let visible = (f64::from(height) * units_per_point).round() as u64;
-    // The last first bin whose top still leaves the bar full.
-    let last_first = bands.iter().rposition(|b| b.hi >= visible).unwrap_or(0);
+    // The window from bin `first` starts at its top, or ends at the stack's bottom where
+    // that would leave the bar part empty: from the first bin whose top is that low on, every
+    // window is the bottom one.
+    let last_first = bands
+        .iter()
+        .position(|b| b.hi <= visible)
+        .unwrap_or(total - 1);
     let first = first.min(last_first);
     let hi = bands[first].hi.max(visible);
     let lo = hi - visible;
-    let shown: Vec<usize> = (first..total)
+    let shown: Vec<usize> = (0..total)
         .filter(|&k| bands[k].lo < hi && bands[k].hi > lo)
         .collect();
     let top = point(hi);
     StackedWindow {
         part: BarPart::Slice(lo, hi),
-        bins: first..shown.last().map_or(first, |&k| k + 1),
+        bins: shown.first().map_or(first, |&k| k)..shown.last().map_or(first, |&k| k + 1),
         total,
         last_first,
         bands: shown
@@ -222,7 +228,7 @@ mod tests {
         loop {
             let w = stacked_window(&b, first, height, full);
             assert!(w.scrolls());
-            assert_eq!(w.bins.start, first.min(w.last_first));
+            assert!(w.bins.start <= first.min(w.last_first));
             for &(k, top, bottom) in &w.bands {
                 assert!((0.0..=height).contains(&top) && bottom <= height && bottom > top);
                 // Each band at its height in the whole stack: at least half the minimum, which
