@@ -310,10 +310,9 @@ fn shown(bands: &[BarBand], blocks: usize, part: BarPart) -> ((u64, u64), Range<
         BarPart::Slice(lo, hi) => {
             let (lo, hi) = (lo.min(BAR_UNITS), hi.clamp(lo.min(BAR_UNITS), BAR_UNITS));
             // Bands lie top (bin 0, high units) to bottom: those meeting [lo, hi) are a run.
-            let mut meeting = bands.iter().filter(|b| b.lo < hi && b.hi > lo);
-            let range = match (meeting.next(), meeting.last()) {
+            let meets = |b: &&BarBand| b.lo < hi && b.hi > lo;
+            let range = match (bands.iter().find(meets), bands.iter().rfind(meets)) {
                 (Some(first), Some(last)) => first.range.start..last.range.end,
-                (Some(only), None) => only.range.clone(),
                 _ => 0..0,
             };
             ((lo, hi), range)
