@@ -473,7 +473,11 @@ fn stacked_bar_has_room_per_bin_and_labels_beside_it() {
     let (lo, hi) = slice.expect("a slice of the stack");
     assert_eq!(lo, 0, "the last bins at the bottom");
     assert!(hi < units as u64);
-    assert!(caption(&bottom).expect("a caption").ends_with(&format!("–{n} of {n}")));
+    assert!(
+        caption(&bottom)
+            .expect("a caption")
+            .ends_with(&format!("–{n} of {n}"))
+    );
     // A tall picture has room for every bin: the whole stack, nothing to say.
     let tall = compose("", 1400.0);
     let (rect, _, slice) = stacked(&tall);

@@ -51,7 +51,8 @@ impl AllocMapPane {
         if bins != 0.0 {
             self.stacked_wheel -= bins * step;
             // Wheel down (negative delta) shows the next bins.
-            let now = (self.settings.stacked_from.saturating_sub(1) as usize).min(window.last_first);
+            let now =
+                (self.settings.stacked_from.saturating_sub(1) as usize).min(window.last_first);
             let first = (now as i64 - bins as i64).clamp(0, window.last_first as i64);
             self.settings.stacked_from = first as u32 + 1;
         }
