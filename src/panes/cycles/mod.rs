@@ -146,11 +146,13 @@ impl CyclesPane {
         // A job dropped here is cancelled (its thread stops within about 100 ms).
         self.running = None;
         self.cancelled = false;
-        if let Err(e) = self.text.apply(&mut self.settings.analysis) {
+        let applied = self.text.apply(&mut self.settings.analysis);
+        // What was asked for, even if it does not parse: not asked again until it changes.
+        self.requested = (self.settings.analysis.clone(), None);
+        if let Err(e) = applied {
             self.error = Some(e);
             return;
         }
-        self.requested = (self.settings.analysis.clone(), None);
         let options = match self.settings.analysis.options(TOP) {
             Ok(o) => o,
             Err(e) => {
