@@ -216,6 +216,21 @@ pub struct BarLayer {
     pub variant: OccupancyVariant,
     /// The bin's bar; None: the stack of all bins.
     pub bin: Option<usize>,
+    /// The stack's bar units `[lo, hi)` shown, when the stack does not fit and scrolls
+    /// (`alloc_map::stacked`); None: the whole stack.
+    pub stack_slice: Option<(u64, u64)>,
+}
+
+impl BarLayer {
+    /// What the renderer draws: a bin's band, the stack or a slice of it.
+    pub fn part(&self) -> memscape_render::alloc_map::BarPart {
+        use memscape_render::alloc_map::BarPart;
+        match (self.bin, self.stack_slice) {
+            (Some(k), _) => BarPart::Bin(k),
+            (None, Some((lo, hi))) => BarPart::Slice(lo, hi),
+            (None, None) => BarPart::Stack,
+        }
+    }
 }
 
 /// Records and arcs that morph between two parameterizations.
