@@ -9,6 +9,10 @@ use memscape_views::view::ViewSettings;
 use crate::cli::{AdapterArg, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    // A big trace's allocation map comes from its level-of-detail index (issue 25).
+    if let Some(code) = super::lod::render_alloc_map(args)? {
+        return Ok(code);
+    }
     let dataset = memscape_views::render::load(&args.file)?;
     let ctx = gpu_context(args.adapter)?;
     let settings = args.settings();
