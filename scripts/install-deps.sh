@@ -11,6 +11,7 @@ run_pkgs=(
   libvulkan1 mesa-vulkan-drivers       # Vulkan loader + Mesa's software Vulkan (lavapipe)
   libhwloc-dev libudev-dev hwloc       # hwlocality (topology) and lstopo
   libx11-6 libx11-xcb1 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0  # winit on X11
+  libwayland-client0 libwayland-cursor0 libxkbcommon0  # winit on Wayland (opened at run time)
   xvfb                                 # a display for the windowed self-test / demo
 )
 test_pkgs=(
@@ -20,6 +21,7 @@ test_pkgs=(
   golang-go libjemalloc2               # heap profiles made at test time (Go runtime/pprof, jemalloc prof), go tool pprof as oracle
   libc6-dbg binutils                   # separate debug info of libc (build-id tree), objcopy/strip
   zstd bzip2 bc time python3 python3-venv python3-pip
+  librsvg2-bin                         # rsvg-convert: rasterizes the SVG export to compare with the PNG
 )
 pkgs=("${run_pkgs[@]}")
 [ "$mode" = test ] && pkgs+=("${test_pkgs[@]}")

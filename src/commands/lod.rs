@@ -224,12 +224,18 @@ fn lod_unsupported(
 /// `memscape render --view alloc` of a big trace from its level-of-detail index (see
 /// [`wants_lod`]); `Ok(None)` when the exact pipeline draws it (small trace, or settings the
 /// index does not carry: said on stderr).
-pub fn render_alloc_map(args: &crate::cli::RenderArgs) -> anyhow::Result<Option<ExitCode>> {
+pub fn render_alloc_map(
+    args: &crate::cli::RenderArgs,
+    file: &Path,
+) -> anyhow::Result<Option<ExitCode>> {
     use memscape_views::ViewKind;
     if args.view != ViewKind::AllocMap {
         return Ok(None);
     }
-    let path = memscape_views::demo::resolve_path(&args.file)?;
+    if crate::cli::ImageFormat::of(args.format, &args.out) != crate::cli::ImageFormat::Png {
+        return Ok(None);
+    }
+    let path = memscape_views::demo::resolve_path(file)?;
     if !wants_lod(&path) {
         return Ok(None);
     }

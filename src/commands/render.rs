@@ -1,22 +1,36 @@
-//! `memscape render`: any view to PNG, headless, through the view's one `compose`.
+//! `memscape render`: any view to PNG or SVG, headless, through the view's one `compose`.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 
 use memscape_render::{AdapterChoice, GpuContext};
 
 use memscape_views::view::ViewSettings;
 
-use crate::cli::{AdapterArg, RenderArgs};
+use crate::cli::{AdapterArg, ImageFormat, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    if let [a, b] = args.compare.as_slice() {
+        return diff(args, a, b);
+    }
+    let file = args
+        .file
+        .as_deref()
+        .context("memscape render: name a FILE (or --compare A B)")?;
     // A big trace's allocation map comes from its level-of-detail index (issue 25).
-    if let Some(code) = super::lod::render_alloc_map(args)? {
+    if let Some(code) = super::lod::render_alloc_map(args, file)? {
         return Ok(code);
     }
-    let dataset = memscape_views::render::load(&args.file)?;
+    let mut settings = args.settings();
+    let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
+        load_from_dir(file, &mut settings)?
+    } else {
+        memscape_views::render::load(file)?
+    };
     let ctx = gpu_context(args.adapter)?;
-    let settings = args.settings();
-    let image = memscape_views::render::image(&ctx, &dataset, &settings, args.width, args.height)?;
+    let picture = settings.compose(&dataset, egui::vec2(args.width as f32, args.height as f32))?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
     if let ViewSettings::Cycles(cycles) = &settings
         && let Ok((analysis, _)) = memscape_views::cycles::compose::analysis_of(&dataset, cycles)
@@ -28,7 +42,25 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             memscape_views::cycles::settings::detail_note(lod)
         );
     }
-    image.save_png(&args.out)?;
+    write_picture(args, &ctx, &picture)
+}
+
+/// Writes the picture as `--out` asks: PNG drawn on the GPU, or SVG (vectors, GPU layers embedded).
+fn write_picture(
+    args: &RenderArgs,
+    ctx: &GpuContext,
+    picture: &memscape_views::picture::Picture,
+) -> anyhow::Result<ExitCode> {
+    match ImageFormat::of(args.format, &args.out) {
+        ImageFormat::Png => {
+            memscape_views::headless::render_picture(ctx, picture)?.save_png(&args.out)?
+        }
+        ImageFormat::Svg => {
+            let svg = memscape_views::svg::picture_svg(ctx, picture)?;
+            std::fs::write(&args.out, svg)
+                .with_context(|| format!("writing {}", args.out.display()))?;
+        }
+    }
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -40,4 +72,63 @@ pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
         Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
         Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
     })?)
+}
+
+/// `memscape render --compare A B`: the difference view of two runs.
+fn diff(args: &RenderArgs, a: &Path, b: &Path) -> anyhow::Result<ExitCode> {
+    use memscape_views::diff::{DiffChart, DiffSettings};
+    let chart = DiffChart::of_view(args.view).with_context(|| {
+        format!(
+            "--compare: --view {} has no difference view (sunburst, icicle, timeline: side by side, alloc: maps)",
+            args.view.name()
+        )
+    })?;
+    let (da, db) = (
+        memscape_views::render::load(a)?,
+        memscape_views::render::load(b)?,
+    );
+    let settings = DiffSettings {
+        chart,
+        heap: args.heap.clone(),
+        map: args.alloc.clone(),
+    };
+    let size = egui::vec2(args.width as f32, args.height as f32);
+    let picture = memscape_views::diff::compose(&da, &db, &settings, size)?;
+    let ctx = gpu_context(args.adapter)?;
+    write_picture(args, &ctx, &picture)
+}
+
+/// `memscape render DIR`: the directory's first dataset the view draws (samples views: the
+/// first samples, on the topology the directory pairs them with), the others named on stderr.
+fn load_from_dir(
+    dir: &Path,
+    settings: &mut ViewSettings,
+) -> anyhow::Result<memscape_views::Dataset> {
+    let found = memscape_views::discover::datasets_in(dir)?;
+    let all = found.all();
+    let wanted = match settings {
+        ViewSettings::Samples(s) => {
+            let first = found.pairs.first().map(|(samples, hardware)| {
+                if s.hardware.is_none() {
+                    s.hardware = Some(hardware.clone());
+                }
+                samples.clone()
+            });
+            first.or_else(|| all.first().cloned())
+        }
+        _ => all
+            .iter()
+            .find(|p| !found.pairs.iter().any(|(_, h)| h == *p))
+            .cloned(),
+    }
+    .with_context(|| format!("{}: no dataset for this view", dir.display()))?;
+    if all.len() > 1 {
+        eprintln!(
+            "{}: rendering {} ({} datasets found)",
+            dir.display(),
+            wanted.display(),
+            all.len()
+        );
+    }
+    Ok(memscape_views::render::load(&wanted)?)
 }

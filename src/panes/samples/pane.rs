@@ -277,6 +277,10 @@ impl View for HistogramsPane {
         format!("Histograms — {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let mut settings = self.settings.clone();
         if !self.strips_on {
@@ -317,6 +321,7 @@ impl View for HistogramsPane {
             self.ready = true;
             return;
         };
+        super::topology_menu(ui, &dataset, &self.shared, cx.topologies);
         let Some(base) = super::base_or_status(
             &self.shared,
             ui,
