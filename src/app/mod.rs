@@ -1,6 +1,7 @@
 //! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
+mod live;
 mod loader;
 mod open_dialog;
 pub mod present;
@@ -83,12 +84,15 @@ pub struct MemscapeApp {
     notice: Option<String>,
     /// Where each tab tile of the grid belongs (see `add_view`).
     tile_order: HashMap<egui_tiles::TileId, u64>,
+    /// Recordings followed while they run (`--live`).
+    live: Vec<live::LiveFeed>,
 }
 
 impl MemscapeApp {
     pub fn new(
         cc: &eframe::CreationContext<'_>,
         sources: Vec<LoadSource>,
+        live: Vec<memscape_views::live::LiveReceiver>,
         screenshot: Option<ScreenshotJob>,
     ) -> Self {
         let render_state = cc.wgpu_render_state.clone();
@@ -118,6 +122,7 @@ impl MemscapeApp {
             active_pane: None,
             notice: None,
             tile_order: HashMap::new(),
+            live: live.into_iter().map(live::LiveFeed::new).collect(),
         };
         for s in sources {
             app.open(&cc.egui_ctx, s);
@@ -174,7 +179,13 @@ impl MemscapeApp {
     /// Adds a view in its own tab to the grid. `order` places it: files opened together keep
     /// the order they were given in (the grid does not depend on which finished loading first);
     /// views added later by hand go last (`u64::MAX`).
-    fn add_view(&mut self, ctx: &egui::Context, kind: PaneKind, dataset: Arc<Dataset>, order: u64) {
+    fn add_view(
+        &mut self,
+        ctx: &egui::Context,
+        kind: PaneKind,
+        dataset: Arc<Dataset>,
+        order: u64,
+    ) -> egui_tiles::TileId {
         let pane = Pane {
             view: kind.create(dataset, ctx),
         };
@@ -206,6 +217,7 @@ impl MemscapeApp {
             }
         }
         self.tree.root = Some(row);
+        pane_id
     }
 
     fn menu(&mut self, ctx: &egui::Context, ui: &mut egui::Ui) {
@@ -302,6 +314,7 @@ impl MemscapeApp {
                 ui.label(n);
                 ui.separator();
             }
+            self.live_status(ui);
             if self.loader.is_idle() {
                 ui.label(format!("{} file(s) loaded", self.datasets.len()));
             }
@@ -334,6 +347,7 @@ impl eframe::App for MemscapeApp {
         if let Some(rs) = &self.render_state {
             GpuRegistry::release_closed(rs);
         }
+        self.poll_live(&ctx);
         let mut first_failure = None;
         for (id, name, result) in self.loader.poll() {
             match result {
@@ -387,7 +401,7 @@ impl eframe::App for MemscapeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
-                    if self.loader.is_idle() {
+                    if self.loader.is_idle() && self.live_done() {
                         ui.label(
                             "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
                         );
@@ -409,6 +423,7 @@ impl eframe::App for MemscapeApp {
             }
         });
 
+        let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
@@ -419,7 +434,8 @@ impl eframe::App for MemscapeApp {
                         Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
                         _ => true,
                     });
-            let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
+            let ready =
+                self.loader.is_idle() && live_done && !self.datasets.is_empty() && views_ready;
             job.update(&ctx, ready, first_failure);
         }
     }
@@ -428,6 +444,16 @@ impl eframe::App for MemscapeApp {
 /// Runs the GUI until the window closes. Returns the screenshot outcome when one was asked for.
 pub fn run(
     sources: Vec<LoadSource>,
+    screenshot: Option<(PathBuf, std::time::Duration)>,
+    window_size: (u32, u32),
+) -> anyhow::Result<Option<Result<PathBuf, String>>> {
+    run_with_live(sources, Vec::new(), screenshot, window_size)
+}
+
+/// [`run`], also following live recordings (`--live`).
+pub fn run_with_live(
+    sources: Vec<LoadSource>,
+    live: Vec<memscape_views::live::LiveReceiver>,
     screenshot: Option<(PathBuf, std::time::Duration)>,
     window_size: (u32, u32),
 ) -> anyhow::Result<Option<Result<PathBuf, String>>> {
@@ -446,7 +472,7 @@ pub fn run(
     eframe::run_native(
         "memscape",
         options,
-        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job)))),
+        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, live, job)))),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
     if !is_self_test {

@@ -41,6 +41,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    if args.live {
+        return view_live(args);
+    }
     let sources: Vec<LoadSource> = if args.files.is_empty() {
         memscape_views::demo::sources()
     } else {
@@ -66,7 +69,36 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let screenshot = args
         .screenshot
         .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
-    match crate::app::run(sources, screenshot, args.window_size)? {
+    gui_outcome(crate::app::run(sources, screenshot, args.window_size)?)
+}
+
+/// `memscape view --live FILE_OR_RAW_DIR…`: follows recordings started elsewhere.
+fn view_live(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        !args.files.is_empty(),
+        "memscape view --live: name the .msc file a `memscape record -o FILE` is writing, or a raw recording directory"
+    );
+    let live = args
+        .files
+        .into_iter()
+        .map(|target| {
+            memscape_views::live::follow(target.clone())
+                .with_context(|| format!("{}: cannot start following it", target.display()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let screenshot = args
+        .screenshot
+        .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
+    gui_outcome(crate::app::run_with_live(
+        Vec::new(),
+        live,
+        screenshot,
+        args.window_size,
+    )?)
+}
+
+fn gui_outcome(outcome: Option<Result<std::path::PathBuf, String>>) -> anyhow::Result<ExitCode> {
+    match outcome {
         None => Ok(ExitCode::SUCCESS),
         Some(Ok(path)) => {
             println!("{}", path.display());
@@ -74,6 +106,58 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
         }
         Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
     }
+}
+
+/// Whether a window can open here (an X11 or Wayland display).
+fn has_display() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()))
+}
+
+/// `memscape record --live` with the GUI: the recording runs on a thread of its own (its
+/// reading thread snapshots for the window), the window on this one. Closing the window does
+/// not stop the program: the recording goes on to its file.
+fn record_with_window(
+    args: &crate::cli::RecordArgs,
+    options: memscape_record::RecordOptions,
+) -> anyhow::Result<memscape_record::RecordReport> {
+    let name = options.output.display().to_string();
+    let (mut sender, receiver) = memscape_views::live::channel(&name);
+    let recording = std::thread::Builder::new()
+        .name("memscape-record".into())
+        .spawn(move || {
+            let every = memscape_views::live::POLL_EVERY;
+            let result = memscape_record::record_observed(&options, every, &mut |f, ended| {
+                if !ended {
+                    sender.offer(f);
+                }
+            });
+            match &result {
+                Ok(report) => sender.finish(&report.output),
+                Err(e) => sender.fail(None, e.to_string()),
+            }
+            result
+        })
+        .context("cannot start the recording thread")?;
+    let screenshot = args
+        .screenshot
+        .clone()
+        .map(|p| (p, Duration::from_secs(600)));
+    let outcome =
+        crate::app::run_with_live(Vec::new(), vec![receiver], screenshot, args.window_size);
+    if !recording.is_finished() {
+        eprintln!("memscape: the window closed; the recording goes on until the program ends");
+    }
+    let report = recording
+        .join()
+        .map_err(|_| anyhow::anyhow!("the recording thread panicked"))??;
+    if let Some(Ok(path)) = outcome? {
+        println!("{}", path.display());
+    } else if args.screenshot.is_some() {
+        anyhow::bail!("screenshot failed");
+    }
+    Ok(report)
 }
 
 fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
@@ -113,7 +197,14 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         shim: None,
         time_resolution_log2: args.time_resolution,
     };
-    let report = if args.live {
+    let report = if args.live && !args.no_window && has_display() {
+        record_with_window(args, options)?
+    } else if args.live {
+        if !args.no_window {
+            eprintln!(
+                "memscape: no display (DISPLAY/WAYLAND_DISPLAY): a live summary here instead of the window"
+            );
+        }
         let every = std::time::Duration::from_millis(250);
         memscape_record::record_live(&options, every, &mut |s| eprintln!("memscape: {s}"))?
     } else {

@@ -33,6 +33,10 @@ pub trait View {
     fn tour_step(&self) -> Option<memscape_views::tour::Step> {
         None
     }
+    /// A newer state of the dataset this pane shows (a live recording's next snapshot, or its
+    /// finished file): the pane prepares it off screen and moves to it, keeping what the user
+    /// is doing. Panes of kinds that are never live ignore it.
+    fn follow(&mut self, _dataset: std::sync::Arc<memscape_views::Dataset>, _ctx: &egui::Context) {}
 }
 
 /// A repaint request of `ctx` for workers of the views crate.
