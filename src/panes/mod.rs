@@ -37,6 +37,11 @@ pub trait View {
     /// finished file): the pane prepares it off screen and moves to it, keeping what the user
     /// is doing. Panes of kinds that are never live ignore it.
     fn follow(&mut self, _dataset: std::sync::Arc<memscape_views::Dataset>, _ctx: &egui::Context) {}
+    /// The picture the pane last painted ("Export view as SVG/PNG…"); None for panes that draw
+    /// with egui widgets only.
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        None
+    }
 }
 
 /// A repaint request of `ctx` for workers of the views crate.

@@ -108,7 +108,10 @@ fn who_frees_what_pairs_the_known_sites_and_threads() {
             .unwrap_or_else(|| panic!("no {alloc} × {free} row in {:#?}", table.pairs))
     };
     let aa = row("make_a", "drop_a");
-    assert_eq!((aa.blocks, aa.bytes), (300, (0..300u64).map(|i| 32 + i % 5).sum()));
+    assert_eq!(
+        (aa.blocks, aa.bytes),
+        (300, (0..300u64).map(|i| 32 + i % 5).sum())
+    );
     // Sites are call stacks: `make_b` called from two lines, `drop_b` from main and from the
     // worker, are three rows.
     let bb: Vec<_> = table
@@ -119,8 +122,12 @@ fn who_frees_what_pairs_the_known_sites_and_threads() {
         .collect();
     assert_eq!(bb.iter().sum::<u64>(), 120 + 64, "{bb:?}");
     assert!(bb.contains(&120) && bb.contains(&64), "{bb:?}");
-    assert!(table.pairs.iter().all(|r| !(r.alloc_location.contains("make_a")
-        && r.free_location.contains("drop_b"))));
+    assert!(
+        table
+            .pairs
+            .iter()
+            .all(|r| !(r.alloc_location.contains("make_a") && r.free_location.contains("drop_b")))
+    );
     // The row's blocks: exactly its pair's.
     let blocks = memscape_trace::summary::site_pair_blocks(&trace, aa.alloc_site, aa.free_site);
     assert_eq!(blocks.len(), 300);
@@ -184,7 +191,11 @@ fn the_pool_demo_bins_by_pool_with_waste_and_fragmentation() {
     // What the workload does shows: freeing every other block fragments the small pools
     // (most of their free space is holes), a 128-byte block holding 65–84 bytes wastes about
     // 40 %, and the 256-byte spikes fill their pool for a moment.
-    assert!(curves[0].peak_fragmentation > 0.9, "{}", curves[0].peak_fragmentation);
+    assert!(
+        curves[0].peak_fragmentation > 0.9,
+        "{}",
+        curves[0].peak_fragmentation
+    );
     let waste_128 = curves[3]
         .samples
         .iter()
@@ -192,19 +203,20 @@ fn the_pool_demo_bins_by_pool_with_waste_and_fragmentation() {
         .map(|s| s.waste_bytes as f64 / s.live_bytes as f64)
         .fold(0.0, f64::max);
     assert!((0.3..0.5).contains(&waste_128), "{waste_128}");
-    assert!(curves[4].peak_occupancy > 0.99, "{}", curves[4].peak_occupancy);
+    assert!(
+        curves[4].peak_occupancy > 0.99,
+        "{}",
+        curves[4].peak_occupancy
+    );
     // The picture: a curve strip under each of the six bins.
     let settings = AllocMapSettings {
         bins: Some(BinBy::Pool),
         panels: vec![Panel::Main, Panel::Occupancy, Panel::Curves],
         ..AllocMapSettings::default()
     };
-    let picture = memscape_views::alloc_map::compose::compose(
-        &data,
-        &settings,
-        egui::vec2(1400.0, 800.0),
-    )
-    .unwrap();
+    let picture =
+        memscape_views::alloc_map::compose::compose(&data, &settings, egui::vec2(1400.0, 800.0))
+            .unwrap();
     let strips = picture
         .labels
         .iter()
