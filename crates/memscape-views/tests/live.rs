@@ -71,8 +71,11 @@ fn options(dir: &Path, exe: &Path, output: &Path) -> memscape_record::RecordOpti
     }
 }
 
+/// Counts (events, allocations, frees) and blocks (address, size, alloc and free time).
+type Fingerprint = ((u64, u64, u64), Vec<(u64, u64, u64, u64)>);
+
 /// The parts of a trace the views draw from, for comparing two of them.
-fn fingerprint(t: &memscape_trace::Trace) -> (u64, u64, u64, Vec<(u64, u64, u64, u64)>) {
+fn fingerprint(t: &memscape_trace::Trace) -> Fingerprint {
     let b = &t.blocks;
     let mut blocks: Vec<(u64, u64, u64, u64)> = (0..b.len())
         .map(|i| {
@@ -85,7 +88,7 @@ fn fingerprint(t: &memscape_trace::Trace) -> (u64, u64, u64, Vec<(u64, u64, u64,
         })
         .collect();
     blocks.sort_unstable();
-    (t.meta.events, t.meta.allocs, t.meta.frees, blocks)
+    ((t.meta.events, t.meta.allocs, t.meta.frees), blocks)
 }
 
 #[test]
