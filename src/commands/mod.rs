@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches.
 
 mod analyses;
+mod diff;
 mod export;
 mod index;
 mod info;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Record(args)) => record(&args),
         Some(Command::Heaptree(args)) => analyses::heaptree(&args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Index(args)) => index::run(&args),
         Some(Command::Topology(args)) => analyses::topology(&args),
         Some(Command::Samples(args)) => analyses::samples(&args),
@@ -40,10 +42,39 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
+fn view(mut args: ViewArgs) -> anyhow::Result<ExitCode> {
     if args.live {
         return view_live(args);
     }
+    // `--diff A B`: both runs first, compared in one pane once loaded.
+    let compare = args.diff.len() == 2;
+    if compare {
+        let rest = std::mem::take(&mut args.files);
+        args.files = std::mem::take(&mut args.diff);
+        args.files.extend(rest);
+    }
+    // Directories: the datasets found in them (MemAxes' layout, a Parquet dataset, else the
+    // files memscape reads), samples paired with their topology.
+    let mut pairs = Vec::new();
+    let mut files = Vec::new();
+    for path in std::mem::take(&mut args.files) {
+        if path.is_dir() && memscape_parquet::dataset_kind(&path).is_none() {
+            let found = memscape_views::discover::datasets_in(&path)?;
+            files.extend(found.all());
+            pairs.extend(found.pairs);
+        } else {
+            files.push(path);
+        }
+    }
+    // Samples opened with exactly one topology file map onto it.
+    let (samples, _) = memscape_samples::pair_files(&files);
+    pairs.extend(
+        samples
+            .into_iter()
+            .filter_map(|s| Some((s.samples, s.hardware?)))
+            .filter(|(_, h)| files.contains(h)),
+    );
+    args.files = files;
     let sources: Vec<LoadSource> = if args.files.is_empty() {
         memscape_views::demo::sources()
     } else {
@@ -69,7 +100,17 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let screenshot = args
         .screenshot
         .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
-    gui_outcome(crate::app::run(sources, screenshot, args.window_size)?)
+    let startup = crate::app::Startup {
+        compare,
+        pairs,
+        live: Vec::new(),
+    };
+    gui_outcome(crate::app::run(
+        sources,
+        screenshot,
+        args.window_size,
+        startup,
+    )?)
 }
 
 /// `memscape view --live FILE_OR_RAW_DIR…`: follows recordings started elsewhere.
@@ -89,11 +130,15 @@ fn view_live(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let screenshot = args
         .screenshot
         .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
-    gui_outcome(crate::app::run_with_live(
-        Vec::new(),
+    let startup = crate::app::Startup {
         live,
+        ..Default::default()
+    };
+    gui_outcome(crate::app::run(
+        Vec::new(),
         screenshot,
         args.window_size,
+        startup,
     )?)
 }
 
@@ -144,8 +189,15 @@ fn record_with_window(
         .screenshot
         .clone()
         .map(|p| (p, Duration::from_secs(600)));
-    let outcome =
-        crate::app::run_with_live(Vec::new(), vec![receiver], screenshot, args.window_size);
+    let outcome = crate::app::run(
+        Vec::new(),
+        screenshot,
+        args.window_size,
+        crate::app::Startup {
+            live: vec![receiver],
+            ..Default::default()
+        },
+    );
     if !recording.is_finished() {
         eprintln!("memscape: the window closed; the recording goes on until the program ends");
     }

@@ -49,6 +49,7 @@ pub struct LiveSender {
 }
 
 /// The receiving half, owned by the GUI.
+#[derive(Debug)]
 pub struct LiveReceiver {
     pub rx: Receiver<LiveUpdate>,
     /// What the recording is called (its output file).
