@@ -150,7 +150,7 @@ fn record_live_prints_a_growing_summary_while_the_program_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("live.msc");
     let output = memscape()
-        .args(["record", "--live", "-o"])
+        .args(["record", "--live", "--no-window", "-o"])
         .arg(&out)
         .args([
             "--",

@@ -2,6 +2,7 @@
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
 mod export;
+mod live;
 mod loader;
 mod open_dialog;
 pub mod present;
@@ -111,6 +112,8 @@ pub struct MemscapeApp {
     export: export::ExportDialog,
     /// Where each tab tile of the grid belongs (see `add_view`).
     tile_order: HashMap<egui_tiles::TileId, u64>,
+    /// Recordings followed while they run (`--live`).
+    live: Vec<live::LiveFeed>,
     /// `memscape view --diff A B`: the two loads compared once both are in (and what has
     /// arrived of them).
     compare: Option<Compare>,
@@ -125,6 +128,8 @@ pub struct Startup {
     pub compare: bool,
     /// Samples files and the topology file each is to map onto.
     pub pairs: Vec<(PathBuf, PathBuf)>,
+    /// Recordings to follow while they run (`record --live`, `view --live`).
+    pub live: Vec<memscape_views::live::LiveReceiver>,
 }
 
 /// Two loads to compare in a difference pane when both have finished.
@@ -168,6 +173,7 @@ impl MemscapeApp {
             notice: None,
             export: export::ExportDialog::new(),
             tile_order: HashMap::new(),
+            live: startup.live.into_iter().map(live::LiveFeed::new).collect(),
             compare: None,
             pairs: startup.pairs,
         };
@@ -299,15 +305,22 @@ impl MemscapeApp {
     /// Adds a view in its own tab to the grid. `order` places it: files opened together keep
     /// the order they were given in (the grid does not depend on which finished loading first);
     /// views added later by hand go last (`u64::MAX`).
-    fn add_view(&mut self, ctx: &egui::Context, kind: PaneKind, dataset: Arc<Dataset>, order: u64) {
+    fn add_view(
+        &mut self,
+        ctx: &egui::Context,
+        kind: PaneKind,
+        dataset: Arc<Dataset>,
+        order: u64,
+    ) -> egui_tiles::TileId {
         let pane = Pane {
             view: kind.create(dataset, ctx),
         };
-        self.add_pane(pane, order);
+        self.add_pane(pane, order)
     }
 
-    /// Adds `pane` in its own tab to the grid, placed by `order` (see `add_view`).
-    fn add_pane(&mut self, pane: Pane, order: u64) {
+    /// Adds `pane` in its own tab to the grid, placed by `order` (see `add_view`); returns its
+    /// tile.
+    fn add_pane(&mut self, pane: Pane, order: u64) -> egui_tiles::TileId {
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
         let tiles = &self.tree.tiles;
@@ -336,6 +349,7 @@ impl MemscapeApp {
             }
         }
         self.tree.root = Some(row);
+        pane_id
     }
 
     fn menu(&mut self, ctx: &egui::Context, ui: &mut egui::Ui) {
@@ -476,6 +490,7 @@ impl MemscapeApp {
                 ui.label(n);
                 ui.separator();
             }
+            self.live_status(ui);
             if self.loader.is_idle() {
                 ui.label(format!("{} file(s) loaded", self.datasets.len()));
             }
@@ -508,6 +523,7 @@ impl eframe::App for MemscapeApp {
         if let Some(rs) = &self.render_state {
             GpuRegistry::release_closed(rs);
         }
+        self.poll_live(&ctx);
         let mut first_failure = None;
         for (id, name, result) in self.loader.poll() {
             match result {
@@ -574,7 +590,7 @@ impl eframe::App for MemscapeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
-                    if self.loader.is_idle() {
+                    if self.loader.is_idle() && self.live_done() {
                         ui.label(
                             "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
                         );
@@ -607,6 +623,7 @@ impl eframe::App for MemscapeApp {
             }
         });
 
+        let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
@@ -617,7 +634,8 @@ impl eframe::App for MemscapeApp {
                         Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
                         _ => true,
                     });
-            let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
+            let ready =
+                self.loader.is_idle() && live_done && !self.datasets.is_empty() && views_ready;
             job.update(&ctx, ready, first_failure);
             if job.is_requested()
                 && let Some(dir) = job.export_dir.take()

@@ -216,7 +216,23 @@ pub fn record_live(
     every: std::time::Duration,
     on_update: &mut (dyn FnMut(&LiveSummary) + Send),
 ) -> Result<RecordReport, RecordError> {
-    record_following(options, Some((every, on_update)))
+    record_following(
+        options,
+        Some((every, &mut |f: &Follower, _| on_update(&f.summary()))),
+    )
+}
+
+/// [`record`], calling `on_poll` with the follower after each read while the program runs
+/// (about every `every`), and once more after the last read when every process has exited
+/// (`ended`: true): what the live view snapshots ([`Follower::snapshot`]). The callback runs
+/// on the thread that reads the recording; the recorded program never waits for it (a slow
+/// callback only makes the reads rarer).
+pub fn record_observed(
+    options: &RecordOptions,
+    every: std::time::Duration,
+    on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
+) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_poll)))
 }
 
 /// How often `record` reads the shim's files while the program runs.
@@ -224,7 +240,7 @@ const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 type OnUpdate<'a> = (
     std::time::Duration,
-    &'a mut (dyn FnMut(&LiveSummary) + Send),
+    &'a mut (dyn FnMut(&Follower, bool) + Send),
 );
 
 fn record_following(
@@ -276,8 +292,8 @@ fn record_following(
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
                 follower.poll()?;
-                if let Some((_, on_update)) = live.as_mut() {
-                    on_update(&follower.summary());
+                if let Some((_, on_poll)) = live.as_mut() {
+                    on_poll(&follower, false);
                 }
                 std::thread::park_timeout(every);
             }
@@ -299,10 +315,10 @@ fn record_following(
     file_size_limit_is_an_error();
     let phase = std::time::Instant::now();
     let images = match followed.and_then(|mut follower| {
-        if let Some((_, on_update)) = live.as_mut() {
+        if let Some((_, on_poll)) = live.as_mut() {
             // The last summary: everything, every gap closed.
             follower.poll_to_end()?;
-            on_update(&follower.summary());
+            on_poll(&follower, true);
         }
         follower.finish()
     }) {
