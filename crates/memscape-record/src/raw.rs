@@ -17,8 +17,9 @@ pub(crate) const CHUNK_STACKS: u32 = 2;
 pub(crate) const CHUNK_MAPS: u32 = 3;
 /// Version 3: varint-coded, delta-coded events; times in TSC ticks with clock pairs, or ns.
 /// Version 4 adds thread-name records to the events; version 5 process records (kind 0),
-/// pool records, free stacks. Versions 3 and 4 are still read.
-pub(crate) const FILE_VERSION: u32 = 5;
+/// pool records, free stacks; version 6 unrecorded-program records. Versions 3 to 5 are still
+/// read.
+pub(crate) const FILE_VERSION: u32 = 6;
 const OLDEST_VERSION: u32 = 3;
 /// Offset of the executable path and command line in the header.
 const HEADER_STRINGS: usize = 64;
@@ -30,6 +31,12 @@ const KIND_CLOCK: u8 = 7;
 const KIND_NAME: u8 = 0x0F;
 /// Kind byte of a pool-name record (varint pool id, length byte, at most 31 name bytes).
 const KIND_POOL_NAME: u8 = 0x17;
+/// Kind byte of an unrecorded-program record (varint pid, reason byte, varint path length at
+/// most [`NOTE_PATH_MAX`], the path).
+const KIND_UNRECORDED: u8 = 0x1F;
+const NOTE_PATH_MAX: usize = 1024;
+/// Reason byte of the record withdrawing a pid's last note (its `exec` failed).
+const WHY_EXEC_FAILED: u8 = 0;
 /// Kind byte flag of an event record: size, usable size and stack are 0 and left out.
 const RECORD_BARE: u8 = 0x80;
 
@@ -75,6 +82,60 @@ pub struct RawEvent {
     pub function: u8,
 }
 
+/// Why a program ran without the shim (an unrecorded-program record of the shim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnrecordedReason {
+    /// No `PT_INTERP`: the loader never runs.
+    Static,
+    /// Set-user-ID to another user: secure mode.
+    Setuid,
+    /// Set-group-ID to another group: secure mode.
+    Setgid,
+    /// An ELF file of another class (32-bit).
+    OtherClass,
+    /// A reason this reader does not know (a newer shim).
+    Other,
+}
+
+impl UnrecordedReason {
+    fn from_byte(b: u8) -> Self {
+        match b {
+            1 => Self::Static,
+            2 => Self::Setuid,
+            3 => Self::Setgid,
+            4 => Self::OtherClass,
+            _ => Self::Other,
+        }
+    }
+
+    /// Why, in words: "a static binary — the loader ignores LD_PRELOAD" …
+    pub fn explain(self) -> &'static str {
+        match self {
+            Self::Static => "a static binary — the loader ignores LD_PRELOAD",
+            Self::Setuid => {
+                "a setuid program — the loader runs it in secure mode and ignores LD_PRELOAD"
+            }
+            Self::Setgid => {
+                "a setgid program — the loader runs it in secure mode and ignores LD_PRELOAD"
+            }
+            Self::OtherClass => {
+                "a program of another ELF class (32-bit) — the 64-bit shim cannot be loaded into it"
+            }
+            Self::Other => "the loader will not preload the recorder into it",
+        }
+    }
+}
+
+/// A program that a recorded process `exec`'d or `posix_spawn`'d and that ran without the shim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrecorded {
+    /// The pid it ran as.
+    pub pid: u32,
+    pub path: String,
+    pub reason: UnrecordedReason,
+}
+
 /// One process image's recording.
 #[derive(Debug, Clone, Default)]
 pub struct RawProcess {
@@ -97,6 +158,8 @@ pub struct RawProcess {
     pub thread_names: HashMap<u32, String>,
     /// Pool id → name (`memscape.h` declarations).
     pub pool_names: HashMap<u32, String>,
+    /// Programs this image started that ran unrecorded (static, setuid …), in file order.
+    pub unrecorded: Vec<Unrecorded>,
     /// Chunks whose header was bad (skipped).
     pub bad_chunks: u64,
     /// The shim read the TSC for event times (converted to CLOCK_MONOTONIC ns by the reader
@@ -141,7 +204,7 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
     }
     let version = u32_at(bytes, 8);
     if !(OLDEST_VERSION..=FILE_VERSION).contains(&version) {
-        return Err(corrupt(8, "version 3, 4 or 5"));
+        return Err(corrupt(8, "version 3 to 6"));
     }
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
@@ -284,6 +347,7 @@ impl RawReader {
                     &mut p.clock_pairs,
                     &mut p.thread_names,
                     &mut p.pool_names,
+                    &mut p.unrecorded,
                 );
                 if decoded.is_none() {
                     p.bad_chunks += 1;
@@ -426,6 +490,7 @@ fn decode_events(
     clock_pairs: &mut Vec<(u64, u64)>,
     names: &mut HashMap<u32, String>,
     pool_names: &mut HashMap<u32, String>,
+    unrecorded: &mut Vec<Unrecorded>,
 ) -> Option<()> {
     let (mut seq, mut time_ns, mut address) = (cursor.seq, cursor.time, cursor.address);
     let start = cursor.consumed;
@@ -463,6 +528,30 @@ fn decode_events(
             let name = payload.get(at + 1..at + 1 + len)?;
             at += 1 + len;
             pool_names.insert(id, String::from_utf8_lossy(name).into_owned());
+            continue;
+        }
+        if head == KIND_UNRECORDED {
+            let pid = u32::try_from(varint(payload, &mut at)?).ok()?;
+            let why = *payload.get(at)?;
+            at += 1;
+            let len = usize::try_from(varint(payload, &mut at)?).ok()?;
+            if len > NOTE_PATH_MAX {
+                return None;
+            }
+            let path = payload.get(at..at + len)?;
+            at += len;
+            if why == WHY_EXEC_FAILED {
+                // The exec failed: the note before it did not happen.
+                if let Some(i) = unrecorded.iter().rposition(|u| u.pid == pid) {
+                    unrecorded.remove(i);
+                }
+            } else {
+                unrecorded.push(Unrecorded {
+                    pid,
+                    path: String::from_utf8_lossy(path).into_owned(),
+                    reason: UnrecordedReason::from_byte(why),
+                });
+            }
             continue;
         }
         seq = seq.wrapping_add(unzigzag(varint(payload, &mut at)?));
@@ -513,7 +602,7 @@ mod tests {
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
         assert!(
-            err.contains("y.msr@8") && err.contains("version 3, 4 or 5"),
+            err.contains("y.msr@8") && err.contains("version 3 to 6"),
             "{err}"
         );
     }
