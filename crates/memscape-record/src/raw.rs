@@ -732,6 +732,75 @@ mod tests {
         assert_eq!(p.events, events);
     }
 
+    fn unrecorded_record(pid: u32, why: u8, path: &[u8]) -> Vec<u8> {
+        fn put(r: &mut Vec<u8>, mut v: u64) {
+            while v >= 0x80 {
+                r.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            r.push(v as u8);
+        }
+        let mut r = vec![KIND_UNRECORDED];
+        put(&mut r, u64::from(pid));
+        r.push(why);
+        put(&mut r, path.len() as u64);
+        r.extend_from_slice(path);
+        r
+    }
+
+    #[test]
+    fn unrecorded_program_records_are_read_and_a_failed_exec_withdraws_its_note() {
+        let events = sample_events(9);
+        let head = encode(&events[..2]);
+        let mut payload = head.clone();
+        payload.extend_from_slice(&unrecorded_record(70_000, 1, b"/bin/static"));
+        payload.extend_from_slice(&unrecorded_record(70_001, 2, b"/usr/bin/su"));
+        // 70,002's exec failed: its note goes, the others stay.
+        payload.extend_from_slice(&unrecorded_record(70_002, 3, b"/x/sg"));
+        payload.extend_from_slice(&unrecorded_record(70_002, WHY_EXEC_FAILED, b""));
+        payload.extend_from_slice(&unrecorded_record(70_003, 9, &[b'p'; NOTE_PATH_MAX]));
+        // The delta bases are untouched by the records.
+        payload.extend_from_slice(&encode(&events)[head.len()..]);
+        let mut f = header();
+        f.extend_from_slice(&events_chunk(9, &payload));
+        let p = read_raw_bytes("u.msr", &f).unwrap();
+        assert_eq!(p.bad_chunks, 0);
+        assert_eq!(p.events, events);
+        let seen: Vec<(u32, &str, UnrecordedReason)> = p
+            .unrecorded
+            .iter()
+            .map(|u| (u.pid, u.path.as_str(), u.reason))
+            .collect();
+        assert_eq!(
+            seen[..2],
+            [
+                (70_000, "/bin/static", UnrecordedReason::Static),
+                (70_001, "/usr/bin/su", UnrecordedReason::Setuid),
+            ]
+        );
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen[2].2, UnrecordedReason::Other);
+        assert_eq!(seen[2].1.len(), NOTE_PATH_MAX);
+    }
+
+    #[test]
+    fn an_unrecorded_program_record_too_long_or_cut_short_ends_the_chunk() {
+        let events = sample_events(9);
+        for bad in [
+            unrecorded_record(1, 1, &[b'p'; NOTE_PATH_MAX + 1]),
+            unrecorded_record(1, 1, b"/bin/static")[..6].to_vec(),
+        ] {
+            let mut payload = encode(&events[..2]);
+            payload.extend_from_slice(&bad);
+            let mut f = header();
+            f.extend_from_slice(&events_chunk(9, &payload));
+            let p = read_raw_bytes("u.msr", &f).unwrap();
+            assert_eq!(p.bad_chunks, 1);
+            assert_eq!(p.events, events[..2]);
+            assert!(p.unrecorded.is_empty());
+        }
+    }
+
     #[test]
     fn name_records_name_the_chunk_thread_the_last_one_winning() {
         let name = |n: &str| {
