@@ -339,16 +339,7 @@ impl RawReader {
         let p = &mut self.process;
         match kind {
             CHUNK_EVENTS => {
-                let decoded = decode_events(
-                    &bytes,
-                    tid,
-                    &mut cursor,
-                    &mut p.events,
-                    &mut p.clock_pairs,
-                    &mut p.thread_names,
-                    &mut p.pool_names,
-                    &mut p.unrecorded,
-                );
+                let decoded = decode_events(&bytes, tid, &mut cursor, p);
                 if decoded.is_none() {
                     p.bad_chunks += 1;
                     cursor.bad = true;
@@ -486,12 +477,16 @@ fn decode_events(
     payload: &[u8],
     tid: u32,
     cursor: &mut ChunkCursor,
-    out: &mut Vec<RawEvent>,
-    clock_pairs: &mut Vec<(u64, u64)>,
-    names: &mut HashMap<u32, String>,
-    pool_names: &mut HashMap<u32, String>,
-    unrecorded: &mut Vec<Unrecorded>,
+    p: &mut RawProcess,
 ) -> Option<()> {
+    let RawProcess {
+        events: out,
+        clock_pairs,
+        thread_names: names,
+        pool_names,
+        unrecorded,
+        ..
+    } = p;
     let (mut seq, mut time_ns, mut address) = (cursor.seq, cursor.time, cursor.address);
     let start = cursor.consumed;
     let mut at = 0;

@@ -383,7 +383,6 @@ pub unsafe extern "C" fn fexecve(
 /// successful spawn (the child's pid is known then, and the child has exec'd: glibc reports
 /// an exec failure as the call's error).
 unsafe fn spawn(
-    slot: &AtomicUsize,
     search: bool,
     pid: *mut libc::pid_t,
     file: *const c_char,
@@ -408,6 +407,11 @@ unsafe fn spawn(
     }
     let mut local: libc::pid_t = 0;
     let out = if pid.is_null() { &mut local } else { pid };
+    let slot = if search {
+        &REAL_POSIX_SPAWNP
+    } else {
+        &REAL_POSIX_SPAWN
+    };
     let r = match real_spawn(slot) {
         Some(f) => unsafe { f(out, file, actions, attr, argv, envp) },
         None => libc::ENOSYS,
@@ -437,18 +441,7 @@ pub unsafe extern "C" fn posix_spawn(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    unsafe {
-        spawn(
-            &REAL_POSIX_SPAWN,
-            false,
-            pid,
-            path,
-            actions,
-            attr,
-            argv,
-            envp,
-        )
-    }
+    unsafe { spawn(false, pid, path, actions, attr, argv, envp) }
 }
 
 #[unsafe(no_mangle)]
@@ -460,18 +453,7 @@ pub unsafe extern "C" fn posix_spawnp(
     argv: *const *const c_char,
     envp: *const *const c_char,
 ) -> c_int {
-    unsafe {
-        spawn(
-            &REAL_POSIX_SPAWNP,
-            true,
-            pid,
-            file,
-            actions,
-            attr,
-            argv,
-            envp,
-        )
-    }
+    unsafe { spawn(true, pid, file, actions, attr, argv, envp) }
 }
 
 // ---------------------------------------------------------------------------------------------
