@@ -287,6 +287,9 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    for u in &report.unrecorded {
+        eprintln!("warning: {u}");
+    }
     // Pass the program's exit status through (128 + signal for a signal, as shells do).
     let code = match report.signal {
         Some(sig) => 128 + sig,

@@ -15,7 +15,7 @@ mod launch;
 mod merge;
 mod raw;
 pub use follow::{Follower, LiveProcess, LiveSummary};
-pub use raw::{RawEvent, RawProcess, read_raw, read_raw_bytes};
+pub use raw::{RawEvent, RawProcess, Unrecorded, UnrecordedReason, read_raw, read_raw_bytes};
 
 /// Why a recording failed. Each message says its cause once (no `source()` chain under a
 /// message that already names it).
@@ -141,6 +141,50 @@ pub struct ProcessReport {
     pub peak_live_bytes: u64,
 }
 
+/// A program that a recorded process started (`exec`, `posix_spawn`) and that ran without the
+/// recorder: a static binary, a setuid/setgid program in secure mode, a 32-bit program. The
+/// shim saw it coming; its parent's trace is complete, the program has no process in it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UnrecordedProgram {
+    pub path: String,
+    /// The pid of its first run.
+    pub pid: u32,
+    /// The executable name of the process that started it, and that process's pid.
+    pub started_by: String,
+    pub started_by_pid: u32,
+    pub reason: UnrecordedReason,
+    /// How many times it ran (warned once).
+    pub runs: u64,
+}
+
+impl UnrecordedProgram {
+    /// "/path/prog (pid N, started by sh)".
+    pub fn located(&self) -> String {
+        let more = match self.runs {
+            0 | 1 => String::new(),
+            2 => " and 1 more run".to_owned(),
+            n => format!(" and {} more runs", n - 1),
+        };
+        format!(
+            "{} (pid {}{more}, started by {})",
+            self.path, self.pid, self.started_by
+        )
+    }
+}
+
+impl std::fmt::Display for UnrecordedProgram {
+    /// The warning `memscape record` prints: `/path/prog (pid N, started by sh) ran
+    /// unrecorded: a static binary — the loader ignores LD_PRELOAD`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ran unrecorded: {}",
+            self.located(),
+            self.reason.explain()
+        )
+    }
+}
+
 /// What `memscape record` prints (serde: the JSON of `memscape record --json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RecordReport {
@@ -159,6 +203,9 @@ pub struct RecordReport {
     pub processes: Vec<ProcessReport>,
     /// Event times are multiples of this many nanoseconds (1: exact).
     pub time_resolution_ns: u64,
+    /// Programs started by recorded processes that ran without the recorder, once per path
+    /// (also in the trace's warnings, kind `unrecorded_program`).
+    pub unrecorded: Vec<UnrecordedProgram>,
 }
 
 /// Name of the shim library.
@@ -349,8 +396,8 @@ fn record_following(
         ),
         None => (None, 130),
     };
-    let processes = match convert_images(images, &endings, options) {
-        Ok(processes) => processes,
+    let (processes, unrecorded) = match convert_images(images, &endings, options) {
+        Ok(converted) => converted,
         Err(e) => {
             // Keep the raw recording: it is the run.
             let kept = raw_dir.keep();
@@ -367,7 +414,7 @@ fn record_following(
     }
     Ok(report(
         options,
-        processes,
+        (processes, unrecorded),
         exit_status,
         signal,
         outcome.interrupted,
@@ -398,21 +445,21 @@ pub fn convert_dir(
         shim: None,
         time_resolution_log2,
     };
-    let processes =
+    let converted =
         convert_images(images, &merge::Endings::default(), &options).map_err(|e| match e {
             ConvertError::Write(path, cause) => RecordError::Io { path, cause },
         })?;
-    let (exit_status, signal) = processes.first().map_or((0, None), |p| match p.end {
+    let (exit_status, signal) = converted.0.first().map_or((0, None), |p| match p.end {
         memscape_trace::process::ProcessEnd::Exited { code } => (code, None),
         memscape_trace::process::ProcessEnd::Signaled { signal } => (128 + signal, Some(signal)),
         _ => (0, None),
     });
-    Ok(report(&options, processes, exit_status, signal, false))
+    Ok(report(&options, converted, exit_status, signal, false))
 }
 
 fn report(
     options: &RecordOptions,
-    processes: Vec<ProcessReport>,
+    (processes, unrecorded): (Vec<ProcessReport>, Vec<UnrecordedProgram>),
     exit_status: i32,
     signal: Option<i32>,
     interrupted: bool,
@@ -427,6 +474,7 @@ fn report(
         interrupted,
         processes,
         time_resolution_ns: 1 << options.time_resolution_log2.min(62),
+        unrecorded,
     }
 }
 
@@ -521,10 +569,10 @@ fn convert_images(
     images: Vec<merge::Image>,
     endings: &merge::Endings,
     options: &RecordOptions,
-) -> Result<Vec<ProcessReport>, ConvertError> {
+) -> Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>), ConvertError> {
     let source = options.output.display().to_string();
     let phase = std::time::Instant::now();
-    let (mut trace, reports) = merge::merge(&source, images, endings);
+    let (mut trace, reports, unrecorded) = merge::merge(&source, images, endings);
     phase_done("merge", phase);
     let phase = std::time::Instant::now();
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
@@ -546,7 +594,7 @@ fn convert_images(
     memscape_trace::write_synced(&options.output, &bytes)
         .map_err(|e| ConvertError::Write(source, e))?;
     phase_done("write", phase);
-    Ok(reports)
+    Ok((reports, unrecorded))
 }
 
 /// `<exe>.<pid>.<n>.msr` → (pid, n).
