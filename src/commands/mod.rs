@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches.
 
 mod analyses;
+mod bench;
 mod export;
 mod index;
 mod info;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::RenderTour(args)) => tour::render_tour(&args),
         Some(Command::Present(args)) => tour::present(&args),
         Some(Command::Lod(args)) => lod::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
     }
 }
 

@@ -9,6 +9,9 @@ use memscape_views::view::ViewSettings;
 use crate::cli::{AdapterArg, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    if args.stats {
+        return run_with_stats(args);
+    }
     let dataset = memscape_views::render::load(&args.file)?;
     let ctx = gpu_context(args.adapter)?;
     let settings = args.settings();
@@ -29,11 +32,50 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The headless GPU for `--adapter` (or MEMSCAPE_ADAPTER).
-pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
-    Ok(memscape_views::render::gpu_context(match adapter {
+/// `render --stats`: the image written, its statistics as JSON on stdout.
+fn run_with_stats(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    use memscape_views::stats::{AdapterReport, GpuReport, RenderStatsReport, WallMs};
+    let dataset = memscape_views::render::load(&args.file)?;
+    let ctx = memscape_views::render::gpu_context_timed(adapter_choice(args.adapter))?;
+    let settings = args.settings();
+    let (image, stats) = memscape_views::render::image_with_stats(
+        &ctx,
+        &dataset,
+        &settings,
+        args.width,
+        args.height,
+    )?;
+    image.save_png(&args.out)?;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let report = RenderStatsReport {
+        file: args.file.display().to_string(),
+        view: settings.kind().name(),
+        out: args.out.display().to_string(),
+        width: args.width,
+        height: args.height,
+        adapter: AdapterReport::of(&ctx),
+        wall_ms: WallMs {
+            compose: ms(stats.compose),
+            draw: ms(stats.draw),
+            total: ms(stats.compose + stats.draw),
+        },
+        gpu: GpuReport::of(&stats.frame),
+    };
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn adapter_choice(adapter: Option<AdapterArg>) -> AdapterChoice {
+    match adapter {
         None | Some(AdapterArg::Auto) => AdapterChoice::Auto,
         Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
         Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
-    })?)
+    }
+}
+
+/// The headless GPU for `--adapter` (or MEMSCAPE_ADAPTER).
+pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
+    Ok(memscape_views::render::gpu_context(adapter_choice(
+        adapter,
+    ))?)
 }

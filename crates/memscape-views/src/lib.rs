@@ -12,12 +12,16 @@
 //!   panes, `memscape render`, tours and `present` all call; [`view`] names the views and holds
 //!   any view's settings as one value.
 //! * **Tours**: [`tour`] (the file format, interpolation between steps, the frame loop).
+//! * **Frame statistics**: [`stats`] (the reports of `memscape render --stats`, rolling frame
+//!   times, the GUI's statistics overlay as a picture), [`bench`] (`memscape bench`: the
+//!   standard frames on the user's GPU).
 //!
 //! The crate knows no window shell and no command line: eframe, egui_tiles and clap stay in the
 //! binary (the optional `clap` feature only derives clap's traits on the settings so that
 //! `memscape render` takes them as options; a test checks the default build's dependencies).
 
 pub mod alloc_map;
+pub mod bench;
 pub mod cycles;
 pub mod dataset;
 pub mod demo;
@@ -34,6 +38,7 @@ pub mod ramp;
 pub mod render;
 pub mod samples;
 pub mod source_file;
+pub mod stats;
 pub mod tour;
 pub mod values;
 pub mod view;
