@@ -397,6 +397,11 @@ pub struct ViewArgs {
     /// Initial window size in logical pixels, e.g. 1280x800.
     #[arg(long, value_parser = parse_size, default_value = "1280x800")]
     pub window_size: (u32, u32),
+
+    /// Start with the frame-statistics overlay shown (F3 toggles it): frame and CPU times,
+    /// GPU time per pass, the path each allocation map took.
+    #[arg(long)]
+    pub frame_stats: bool,
 }
 
 #[derive(Debug, Args)]

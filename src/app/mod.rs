@@ -6,6 +6,7 @@ mod open_dialog;
 pub mod present;
 pub mod registry;
 pub mod screenshot;
+mod stats_overlay;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -83,6 +84,8 @@ pub struct MemscapeApp {
     notice: Option<String>,
     /// Where each tab tile of the grid belongs (see `add_view`).
     tile_order: HashMap<egui_tiles::TileId, u64>,
+    /// The frame-statistics overlay (F3).
+    stats_overlay: stats_overlay::StatsOverlay,
 }
 
 impl MemscapeApp {
@@ -90,6 +93,7 @@ impl MemscapeApp {
         cc: &eframe::CreationContext<'_>,
         sources: Vec<LoadSource>,
         screenshot: Option<ScreenshotJob>,
+        frame_stats: bool,
     ) -> Self {
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
@@ -118,6 +122,7 @@ impl MemscapeApp {
             active_pane: None,
             notice: None,
             tile_order: HashMap::new(),
+            stats_overlay: stats_overlay::StatsOverlay::new(frame_stats),
         };
         for s in sources {
             app.open(&cc.egui_ctx, s);
@@ -243,6 +248,13 @@ impl MemscapeApp {
                     self.set_presenting(&ctx, true);
                     ui.close();
                 }
+                ui.checkbox(
+                    &mut self.stats_overlay.shown,
+                    format!("Frame statistics ({})", stats_overlay::KEY_NAME),
+                )
+                .on_hover_text(
+                    "frame and CPU times, GPU time per pass, the path each allocation map took",
+                );
                 if ui
                     .button("Record tour step")
                     .on_hover_text(format!(
@@ -280,6 +292,10 @@ impl MemscapeApp {
                 ui.label("Scroll: zoom (shift: time only, ctrl: addresses only)");
                 ui.label("Drag: pan · double-click: reset the view");
                 ui.label("Drop files on the window to open them");
+                ui.label(format!(
+                    "{}: frame statistics · F5: presentation mode",
+                    stats_overlay::KEY_NAME
+                ));
             });
         });
     }
@@ -328,8 +344,12 @@ impl MemscapeApp {
 }
 
 impl eframe::App for MemscapeApp {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
+        self.stats_overlay.frame_started(frame.info().cpu_usage);
+        if ctx.input(|i| i.key_pressed(stats_overlay::KEY)) {
+            self.stats_overlay.shown = !self.stats_overlay.shown;
+        }
         // Panes closed in an earlier frame: their GPU resources go now.
         if let Some(rs) = &self.render_state {
             GpuRegistry::release_closed(rs);
@@ -409,6 +429,8 @@ impl eframe::App for MemscapeApp {
             }
         });
 
+        self.stats_overlay.show(&ctx, self.render_state.as_ref());
+
         if let Some(job) = &mut self.screenshot {
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
@@ -430,6 +452,7 @@ pub fn run(
     sources: Vec<LoadSource>,
     screenshot: Option<(PathBuf, std::time::Duration)>,
     window_size: (u32, u32),
+    frame_stats: bool,
 ) -> anyhow::Result<Option<Result<PathBuf, String>>> {
     let outcome: screenshot::Outcome = Default::default();
     let job = screenshot.map(|(path, timeout)| ScreenshotJob::new(path, timeout, outcome.clone()));
@@ -446,7 +469,7 @@ pub fn run(
     eframe::run_native(
         "memscape",
         options,
-        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job)))),
+        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, frame_stats)))),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
     if !is_self_test {
@@ -473,7 +496,10 @@ pub(crate) fn wgpu_configuration() -> egui_wgpu::WgpuConfiguration {
             .min(adapter.limits().max_texture_dimension_2d);
         wgpu::DeviceDescriptor {
             label: Some("memscape::gui"),
-            required_features: memscape_render::context::wanted_features(adapter),
+            // Timestamp queries where the adapter has them: the frame-statistics overlay's
+            // GPU times.
+            required_features: memscape_render::context::wanted_features(adapter)
+                | memscape_render::stats::timing_features(adapter),
             required_limits: limits,
             ..Default::default()
         }

@@ -68,7 +68,7 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let screenshot = args
         .screenshot
         .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
-    match crate::app::run(sources, screenshot, args.window_size)? {
+    match crate::app::run(sources, screenshot, args.window_size, args.frame_stats)? {
         None => Ok(ExitCode::SUCCESS),
         Some(Ok(path)) => {
             println!("{}", path.display());

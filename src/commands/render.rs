@@ -46,7 +46,7 @@ fn run_with_stats(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         args.height,
     )?;
     image.save_png(&args.out)?;
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let ms = |d: std::time::Duration| memscape_views::bench::round_us(d.as_secs_f64() * 1e3);
     let report = RenderStatsReport {
         file: args.file.display().to_string(),
         view: settings.kind().name(),

@@ -176,11 +176,16 @@ pub const TOUR_TARGET_MS: f64 = 16.7;
 fn summary(wall: &[f64], gpu: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>, Option<f64>) {
     let mean = (!wall.is_empty()).then(|| wall.iter().sum::<f64>() / wall.len() as f64);
     (
-        percentile(wall, 50.0),
-        percentile(wall, 99.0),
-        mean,
-        percentile(gpu, 50.0),
+        percentile(wall, 50.0).map(round_us),
+        percentile(wall, 99.0).map(round_us),
+        mean.map(round_us),
+        percentile(gpu, 50.0).map(round_us),
     )
+}
+
+/// Milliseconds to the microsecond (reports print no false precision).
+pub fn round_us(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
 }
 
 fn held_to(ms: Option<f64>, wall_p: Option<f64>, statistic: &str) -> Option<Target> {
@@ -409,8 +414,8 @@ fn lod_rows(
                         wall.push(start.elapsed().as_secs_f64() * 1e3);
                     }
                     taken = match stats.level {
-                        Some(l) => format!("lod (level {l}, {} cells)", stats.cells),
-                        None => format!("lod (exact, {} blocks)", stats.exact_blocks),
+                        Some(l) => format!("lod (level {l}: {} cells)", stats.cells),
+                        None => format!("lod (exact: {} blocks)", stats.exact_blocks),
                     };
                 }
                 let (p50, p99, mean, _) = summary(&wall, &[]);
@@ -592,7 +597,7 @@ pub fn table(report: &BenchReport) -> String {
     out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in &report.rows {
         let path = match (&r.path, &r.taken) {
-            (Some(p), Some(t)) if p == t => p.clone(),
+            (Some(p), Some(t)) if t.starts_with(p.as_str()) => t.clone(),
             (Some(p), Some(t)) => format!("{p} ({t})"),
             (Some(p), None) => p.clone(),
             _ => "–".to_owned(),

@@ -24,6 +24,7 @@ use memscape_render::alloc_map::{
 };
 use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines};
 use memscape_render::shapes::{ShapeBatch, ShapeGpu, ShapesPipelines, ShapesView};
+use memscape_render::{FrameStats, StatsRecorder};
 
 use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, Picture};
 
@@ -136,6 +137,9 @@ pub struct GpuRegistry {
     /// The format of egui's render target.
     target_format: wgpu::TextureFormat,
     panes: HashMap<u64, PaneGpu>,
+    /// Frame statistics: GPU time of each pane's passes, the path of each map (see
+    /// [`Self::enable_stats`]).
+    stats: Option<StatsRecorder>,
 }
 
 impl GpuRegistry {
@@ -154,14 +158,41 @@ impl GpuRegistry {
             cursors: CursorPipelines::new(device)?,
             target_format,
             panes: HashMap::new(),
+            stats: None,
         })
+    }
+
+    /// Collects frame statistics from now on: each map and bar accumulation's GPU time
+    /// (timestamp queries, where the device has them) and path, scoped `pane K · map S`. The
+    /// overlay reads them with [`Self::frame_stats`]. Drawing inside egui's render pass (the
+    /// resolves, shapes and morphs) is not timed.
+    pub fn enable_stats(&mut self, device: &wgpu::Device, queue: &wgpu::Queue) {
+        let stats = StatsRecorder::new(device, queue);
+        self.maps.set_stats(Some(stats.clone()));
+        self.stats = Some(stats);
+    }
+
+    /// The latest GPU time of each pass and the latest path of each map, when collected.
+    pub fn frame_stats(&self) -> Option<FrameStats> {
+        self.stats.as_ref().map(StatsRecorder::snapshot)
+    }
+
+    /// [`Self::frame_stats`] of the registry in egui-wgpu's callback resources.
+    pub fn frame_stats_of(render_state: &egui_wgpu::RenderState) -> Option<FrameStats> {
+        render_state
+            .renderer
+            .read()
+            .callback_resources
+            .get::<GpuRegistry>()
+            .and_then(GpuRegistry::frame_stats)
     }
 
     /// Puts the registry into egui-wgpu's callback resources.
     pub fn install(
         render_state: &egui_wgpu::RenderState,
     ) -> Result<(), memscape_render::RenderError> {
-        let registry = Self::new(&render_state.device, render_state.target_format)?;
+        let mut registry = Self::new(&render_state.device, render_state.target_format)?;
+        registry.enable_stats(&render_state.device, &render_state.queue);
         render_state
             .renderer
             .write()
@@ -191,6 +222,10 @@ impl GpuRegistry {
     /// Frees what the panes `released` kept.
     pub fn release(&mut self, released: &[u64]) {
         self.panes.retain(|key, _| !released.contains(key));
+        if let Some(stats) = &self.stats {
+            let scopes: Vec<String> = released.iter().map(|k| format!("pane {k} ·")).collect();
+            stats.forget(|scope| scopes.iter().any(|s| scope.starts_with(s.as_str())));
+        }
     }
 
     /// Panes with resources (tests).
@@ -402,6 +437,9 @@ impl PanePicture<'_> {
             .entry(m.slot)
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
         if *prepared != key {
+            if let Some(stats) = &reg.stats {
+                stats.set_scope(format!("pane {} · map {}", self.key, m.slot));
+            }
             frame.prepare_with(
                 device,
                 queue,
@@ -509,6 +547,9 @@ impl PanePicture<'_> {
             .entry(b.slot)
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
         if *prepared != key {
+            if let Some(stats) = &reg.stats {
+                stats.set_scope(format!("pane {} · bar {}", self.key, b.slot));
+            }
             frame.prepare(
                 device,
                 queue,
@@ -577,6 +618,10 @@ impl GpuRegistry {
     ) {
         let reg = self;
         let this = pane_picture;
+        // The readback of an earlier frame's timestamps moves on (its encoder was submitted).
+        if let Some(stats) = &reg.stats {
+            stats.poll(device);
+        }
         let mut pane = reg.panes.remove(&this.key).unwrap_or_default();
         // Picks asked in earlier frames.
         if let Some(picker) = &mut pane.picker {
@@ -718,6 +763,23 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
     ) -> Vec<wgpu::CommandBuffer> {
         if let Some(reg) = resources.get_mut::<GpuRegistry>() {
             reg.prepare(device, queue, screen, encoder, &self.pane_picture());
+        }
+        Vec::new()
+    }
+
+    fn finish_prepare(
+        &self,
+        _device: &wgpu::Device,
+        _queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        // After every pane's prepare: this frame's timestamps resolved (the first callback
+        // does it; the others find nothing left).
+        if let Some(reg) = resources.get::<GpuRegistry>()
+            && let Some(stats) = &reg.stats
+        {
+            stats.resolve(encoder);
         }
         Vec::new()
     }
