@@ -69,7 +69,7 @@ impl StatsOverlay {
             adapter: &adapter,
             key: KEY_NAME,
         });
-        egui::Area::new(egui::Id::new("memscape-frame-statistics"))
+        egui::Area::new(egui::Id::unique("memscape-frame-statistics"))
             .order(egui::Order::Foreground)
             .anchor(egui::Align2::RIGHT_TOP, egui::vec2(-8.0, 32.0))
             .interactable(false)

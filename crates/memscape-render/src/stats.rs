@@ -242,6 +242,8 @@ impl StatsRecorder {
                 }
                 Some(q) => {
                     if q.state.load(Ordering::Acquire) != IDLE || q.used + 2 > QUERY_CAPACITY {
+                        // Listed, untimed (an earlier time of the pass is kept).
+                        s.pending.push((scope, pass.to_owned(), None));
                         return PassQueries::none();
                     }
                     let first = q.used;
@@ -401,12 +403,19 @@ impl StatsRecorder {
     }
 }
 
+/// Records a pass's time; an untimed run keeps the pass's earlier time.
 fn settle(s: &mut State, scope: String, pass: String, ns: Option<u64>) {
     let key = (scope, pass);
-    if !s.latest.contains_key(&key) {
-        s.order.push(key.clone());
+    match s.latest.get(&key) {
+        None => {
+            s.order.push(key.clone());
+            s.latest.insert(key, ns);
+        }
+        Some(_) if ns.is_some() => {
+            s.latest.insert(key, ns);
+        }
+        Some(_) => {}
     }
-    s.latest.insert(key, ns);
 }
 
 #[cfg(test)]

@@ -314,6 +314,15 @@ fn pixel_view(
     )
 }
 
+/// A layer's name in the frame statistics: `map 2`, `map context`, `bar stacked`.
+fn slot_name(kind: &str, slot: u32) -> String {
+    match (kind, slot) {
+        ("map", crate::alloc_map::compose::CONTEXT_SLOT) => "map context".to_owned(),
+        ("bar", crate::alloc_map::compose::STACKED_SLOT) => "bar stacked".to_owned(),
+        _ => format!("{kind} {slot}"),
+    }
+}
+
 /// A hash of a view and the other things an accumulation depends on.
 fn frame_key(view: &AllocMapView, parts: &[u64]) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -438,7 +447,7 @@ impl PanePicture<'_> {
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
         if *prepared != key {
             if let Some(stats) = &reg.stats {
-                stats.set_scope(format!("pane {} · map {}", self.key, m.slot));
+                stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
             }
             frame.prepare_with(
                 device,
@@ -548,7 +557,7 @@ impl PanePicture<'_> {
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
         if *prepared != key {
             if let Some(stats) = &reg.stats {
-                stats.set_scope(format!("pane {} · bar {}", self.key, b.slot));
+                stats.set_scope(format!("pane {} · {}", self.key, slot_name("bar", b.slot)));
             }
             frame.prepare(
                 device,
