@@ -6,7 +6,9 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines, PolarMorphView, draw_into};
+use memscape_render::polar_morph::{
+    PolarMorphData, PolarMorphPipelines, PolarMorphView, draw_into,
+};
 use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget};
 
 fn frame_time(c: &mut Criterion) {

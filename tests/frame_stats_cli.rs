@@ -34,9 +34,11 @@ fn render_stats_report_the_forced_path_and_timed_passes() {
         let png = dir.join(format!("{path}.png"));
         let _ = std::fs::remove_file(&png);
         let mut c = memscape();
-        c.args(["render", "demo", "--width", "480", "--height", "300", "--stats", "--out"])
-            .arg(&png)
-            .env("MEMSCAPE_ALLOC_MAP_PATH", path);
+        c.args([
+            "render", "demo", "--width", "480", "--height", "300", "--stats", "--out",
+        ])
+        .arg(&png)
+        .env("MEMSCAPE_ALLOC_MAP_PATH", path);
         let text = stdout_of(c);
         let json: Value = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("stdout is not the statistics JSON ({e}):\n{text}"));
@@ -46,12 +48,18 @@ fn render_stats_report_the_forced_path_and_timed_passes() {
         assert_eq!(json["width"], 480);
         assert_eq!(json["height"], 300);
         for field in ["name", "backend", "device_type", "driver", "driver_info"] {
-            assert!(json["adapter"][field].is_string(), "adapter.{field}: {json}");
+            assert!(
+                json["adapter"][field].is_string(),
+                "adapter.{field}: {json}"
+            );
         }
         assert_eq!(json["adapter"]["device_type"], "Cpu");
         let wall = &json["wall_ms"];
         for field in ["compose", "draw", "total"] {
-            assert!(wall[field].as_f64().unwrap() > 0.0, "wall_ms.{field}: {json}");
+            assert!(
+                wall[field].as_f64().unwrap() > 0.0,
+                "wall_ms.{field}: {json}"
+            );
         }
         let maps = json["maps"].as_array().unwrap();
         assert!(!maps.is_empty(), "{json}");
@@ -137,7 +145,17 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
     let table = stdout_of(c);
     assert!(table.starts_with("device: "), "{table}");
     assert!(table.contains("| case | path (taken) |"), "{table}");
-    assert_eq!(table.lines().filter(|l| l.starts_with("| alloc_map |")).count(), 6, "{table}");
-    assert_eq!(table.lines().filter(|l| l.starts_with("| morph |")).count(), 1);
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.starts_with("| alloc_map |"))
+            .count(),
+        6,
+        "{table}"
+    );
+    assert_eq!(
+        table.lines().filter(|l| l.starts_with("| morph |")).count(),
+        1
+    );
     assert!(!table.contains("| tour |"));
 }

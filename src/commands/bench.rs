@@ -24,9 +24,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         options.paths = paths
             .iter()
             .map(|p| {
-                BenchPath::parse(p).ok_or_else(|| {
-                    anyhow::anyhow!("--paths {p:?}: expected raster, dense or lod")
-                })
+                BenchPath::parse(p)
+                    .ok_or_else(|| anyhow::anyhow!("--paths {p:?}: expected raster, dense or lod"))
             })
             .collect::<anyhow::Result<_>>()?;
     }
@@ -46,9 +45,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     if args.no_tour {
         options.tour_size = None;
     }
-    let ctx = memscape_views::render::gpu_context_timed(super::render::adapter_choice(
-        args.adapter,
-    ))?;
+    let ctx =
+        memscape_views::render::gpu_context_timed(super::render::adapter_choice(args.adapter))?;
     let report = memscape_views::bench::run(ctx, &options, &mut |line| {
         eprintln!("bench: {line}");
     })?;

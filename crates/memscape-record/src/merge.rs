@@ -447,7 +447,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("memscape-et-exec-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let fifo = dir.join("fifo");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
         assert!(made.success());
         // Opening the FIFO for reading would block with no writer: it must not be opened.
         assert!(!is_et_exec(fifo.to_str().unwrap()));

@@ -294,13 +294,7 @@ impl StatsRecorder {
                 return;
             }
             encoder.resolve_query_set(&q.set, 0..q.used, &q.resolve, 0);
-            encoder.copy_buffer_to_buffer(
-                &q.resolve,
-                0,
-                &q.readback,
-                0,
-                u64::from(q.used) * 8,
-            );
+            encoder.copy_buffer_to_buffer(&q.resolve, 0, &q.readback, 0, u64::from(q.used) * 8);
             q.in_flight = timed;
             q.state.store(COPIED, Ordering::Release);
         });

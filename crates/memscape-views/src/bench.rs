@@ -246,7 +246,10 @@ pub fn run(
 fn views(t_extent: u64, a_extent: u64, size: [u32; 2]) -> [(&'static str, AllocMapView); 2] {
     let [w, h] = size;
     [
-        ("zoomed out", AllocMapView::fit(0, t_extent, 0, a_extent, w, h)),
+        (
+            "zoomed out",
+            AllocMapView::fit(0, t_extent, 0, a_extent, w, h),
+        ),
         (
             "zoomed in",
             AllocMapView::fit(
@@ -450,7 +453,9 @@ fn lod_rows(
         .flatten()
     {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(stem) = trace_path.file_name().map(|f| f.to_string_lossy().into_owned())
+        if let Some(stem) = trace_path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
             && name.starts_with(&stem)
         {
             let _ = std::fs::remove_file(entry.path());
@@ -518,8 +523,7 @@ fn morph_row(ctx: &GpuContext, n: usize, size: [u32; 2], frames: usize) -> Resul
 
 fn tour_row(ctx: GpuContext, size: [u32; 2], max_frames: Option<usize>) -> Result<BenchRow> {
     let steps = crate::tour::parse(crate::tour::DEMO_TOUR, "demo tour")?;
-    let mut renderer =
-        crate::tour::Renderer::new(ctx, std::path::Path::new("."), size[0], size[1]);
+    let mut renderer = crate::tour::Renderer::new(ctx, std::path::Path::new("."), size[0], size[1]);
     let mut intervals = Vec::new();
     let mut last: Option<(Instant, *const memscape_render::RgbaImage)> = None;
     let mut stopped = false;

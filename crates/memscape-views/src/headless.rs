@@ -238,9 +238,9 @@ impl MapDrawer {
             _ => None,
         };
         {
-            let queries = pipelines.stats().map_or_else(PassQueries::none, |s| {
-                s.pass("alloc_map resolve")
-            });
+            let queries = pipelines
+                .stats()
+                .map_or_else(PassQueries::none, |s| s.pass("alloc_map resolve"));
             let mut pass =
                 target.begin_timed_pass(&mut encoder, "headless::map resolve", None, &queries);
             pass.set_viewport(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32, 0.0, 1.0);
@@ -289,9 +289,9 @@ impl MapDrawer {
             OFFSCREEN_FORMAT,
         );
         {
-            let queries = pipelines.stats().map_or_else(PassQueries::none, |s| {
-                s.pass("occupancy resolve")
-            });
+            let queries = pipelines
+                .stats()
+                .map_or_else(PassQueries::none, |s| s.pass("occupancy resolve"));
             let mut pass =
                 target.begin_timed_pass(&mut encoder, "headless::bar resolve", None, &queries);
             pass.set_viewport(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32, 0.0, 1.0);

@@ -266,9 +266,9 @@ pub fn overlay_lines(input: &OverlayInput<'_>) -> Vec<(String, bool)> {
                 let mut passes: Vec<&memscape_render::PassTiming> = stats.passes.iter().collect();
                 passes.reverse();
                 for p in passes.iter().take(OVERLAY_MAX_PASSES) {
-                    let t = p
-                        .gpu_ns
-                        .map_or("not timed".to_owned(), |ns| format!("{:.2} ms", ns as f64 / 1e6));
+                    let t = p.gpu_ns.map_or("not timed".to_owned(), |ns| {
+                        format!("{:.2} ms", ns as f64 / 1e6)
+                    });
                     lines.push((format!("{} · {}: {t}", p.scope, p.pass), false));
                 }
                 if passes.len() > OVERLAY_MAX_PASSES {
@@ -304,7 +304,7 @@ pub fn group_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -109,19 +109,41 @@ fn the_overlay_says_what_it_measured() {
     let text: Vec<String> = overlay_lines(&input).into_iter().map(|l| l.0).collect();
     let all = text.join("\n");
     assert!(all.contains("frame statistics (F3)"), "{all}");
-    assert!(all.contains("frame interval 24.3 ms mean · 40.0 ms p99 (3 frames)"), "{all}");
-    assert!(all.contains("CPU per frame 2.5 ms mean · 3.0 ms p99"), "{all}");
-    assert!(all.contains("pane 3 · map 0 · alloc_map accumulate (raster): 1.23 ms"), "{all}");
-    assert!(all.contains("pane 3 · map 0: raster, 1,234,567 blocks, 800×600"), "{all}");
-    assert!(all.contains("pane 4 · map 1: dense, 42 blocks, 300×200"), "{all}");
+    assert!(
+        all.contains("frame interval 24.3 ms mean · 40.0 ms p99 (3 frames)"),
+        "{all}"
+    );
+    assert!(
+        all.contains("CPU per frame 2.5 ms mean · 3.0 ms p99"),
+        "{all}"
+    );
+    assert!(
+        all.contains("pane 3 · map 0 · alloc_map accumulate (raster): 1.23 ms"),
+        "{all}"
+    );
+    assert!(
+        all.contains("pane 3 · map 0: raster, 1,234,567 blocks, 800×600"),
+        "{all}"
+    );
+    assert!(
+        all.contains("pane 4 · map 1: dense, 42 blocks, 300×200"),
+        "{all}"
+    );
     let none = sample_stats(GpuTimingSupport::Unavailable);
     let input = OverlayInput {
         gpu: Some(&none),
         ..input
     };
     let all: Vec<String> = overlay_lines(&input).into_iter().map(|l| l.0).collect();
-    assert!(all.iter().any(|l| l == "GPU timing unavailable on this adapter"), "{all:?}");
-    assert!(!all.iter().any(|l| l.contains(" ms") && l.contains("accumulate")));
+    assert!(
+        all.iter()
+            .any(|l| l == "GPU timing unavailable on this adapter"),
+        "{all:?}"
+    );
+    assert!(
+        !all.iter()
+            .any(|l| l.contains(" ms") && l.contains("accumulate"))
+    );
 }
 
 #[test]
@@ -148,10 +170,18 @@ fn the_overlay_composes_into_a_dark_panel_with_text() {
         let i = ((y * image.width + x) * 4) as usize;
         image.pixels[i..i + 4].try_into().unwrap()
     };
-    assert!(image.width > 250 && image.height > 150, "{}x{}", image.width, image.height);
+    assert!(
+        image.width > 250 && image.height > 150,
+        "{}x{}",
+        image.width,
+        image.height
+    );
     // The panel is dark (its fill over white at 225/255) and holds light and yellow text.
     let inside = px(image.width - 6, image.height / 2);
-    assert!(inside[0] < 60 && inside[1] < 60 && inside[2] < 70, "{inside:?}");
+    assert!(
+        inside[0] < 60 && inside[1] < 60 && inside[2] < 70,
+        "{inside:?}"
+    );
     let light = count(&image, |p| p[0] > 180 && p[1] > 180 && p[2] > 180, 6);
     let yellow = count(&image, |p| p[0] > 200 && p[1] > 150 && p[2] < 150, 6);
     assert!(light > 300, "{light} light text pixels");
