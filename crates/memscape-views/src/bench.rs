@@ -525,21 +525,24 @@ fn tour_row(ctx: GpuContext, size: [u32; 2], max_frames: Option<usize>) -> Resul
     let steps = crate::tour::parse(crate::tour::DEMO_TOUR, "demo tour")?;
     let mut renderer = crate::tour::Renderer::new(ctx, std::path::Path::new("."), size[0], size[1]);
     let mut intervals = Vec::new();
-    let mut last: Option<(Instant, *const memscape_render::RgbaImage)> = None;
+    // The last frame emitted (its address and a hash of its pixels) and when the loop went
+    // back to drawing after it.
+    let mut last: Option<(*const memscape_render::RgbaImage, u64)> = None;
+    let mut clock: Option<Instant> = None;
     let mut stopped = false;
     let start = Instant::now();
     let result = crate::tour::render_frames(&mut renderer, &steps, 30.0, &mut |_, _, image| {
         let now = Instant::now();
         let ptr: *const memscape_render::RgbaImage = image;
-        match last {
-            // A held frame: the same image again, nothing drawn.
-            Some((_, p)) if p == ptr => {}
-            Some((t, _)) => {
-                intervals.push((now - t).as_secs_f64() * 1e3);
-                last = Some((now, ptr));
-            }
-            None => last = Some((now, ptr)),
+        // A held frame is the same image again, nothing drawn. The address alone could be a
+        // new frame's on the stack; the hash decides (its time is left out of the intervals).
+        let hash = pixels_hash(image);
+        let repeat = last == Some((ptr, hash));
+        if !repeat && let Some(t) = clock {
+            intervals.push((now - t).as_secs_f64() * 1e3);
         }
+        last = Some((ptr, hash));
+        clock = Some(Instant::now());
         if max_frames.is_some_and(|m| intervals.len() >= m) {
             stopped = true;
             crate::bail!("frame limit");
@@ -569,6 +572,13 @@ fn tour_row(ctx: GpuContext, size: [u32; 2], max_frames: Option<usize>) -> Resul
             start.elapsed().as_secs_f64()
         )),
     })
+}
+
+fn pixels_hash(image: &memscape_render::RgbaImage) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (image.width, image.height, &image.pixels).hash(&mut h);
+    h.finish()
 }
 
 fn fmt_ms(v: Option<f64>) -> String {
