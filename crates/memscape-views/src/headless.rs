@@ -70,18 +70,47 @@ pub fn draw_picture_with(
     if let Some(background) = picture.background {
         target.clear(ctx, background);
     }
-    let mut maps = MapDrawer {
-        stats: stats.cloned(),
-        ..MapDrawer::default()
+    let mut layers = LayerDrawer {
+        maps: MapDrawer {
+            stats: stats.cloned(),
+            ..MapDrawer::default()
+        },
     };
     for (i, layer) in picture.layers.iter().enumerate() {
         if let Some(stats) = stats {
             stats.set_scope(format!("layer {i} {}", layer_kind(layer)));
         }
+        layers.draw(ctx, target, layer)?;
+    }
+    if !picture.shapes.is_empty() {
+        draw_shapes(ctx, target, &picture.shapes, &ShapesView::IDENTITY)?;
+    }
+    if !picture.labels.is_empty() {
+        paint_labels(ctx, target, &picture.labels);
+    }
+    Ok(())
+}
+
+/// Draws a picture's GPU layers one at a time into offscreen targets, the pipelines made once
+/// and the allocation map's blocks uploaded once per data they share (the SVG export draws each
+/// layer alone into its own image).
+#[derive(Default)]
+pub struct LayerDrawer {
+    maps: MapDrawer,
+}
+
+impl LayerDrawer {
+    /// Draws `layer` into `target` (over what is there), where the picture places it.
+    pub fn draw(
+        &mut self,
+        ctx: &GpuContext,
+        target: &OffscreenTarget,
+        layer: &Layer,
+    ) -> Result<()> {
         match layer {
             Layer::Shapes(s) => draw_shapes(ctx, target, &s.shapes, &s.view)?,
-            Layer::Map(m) => maps.map(ctx, target, m)?,
-            Layer::Bar(b) => maps.bar(ctx, target, b)?,
+            Layer::Map(m) => self.maps.map(ctx, target, m)?,
+            Layer::Bar(b) => self.maps.bar(ctx, target, b)?,
             Layer::Morph(m) => {
                 let mut pipelines = PolarMorphPipelines::new(&ctx.device)?;
                 let mut data =
@@ -91,7 +120,11 @@ pub fn draw_picture_with(
                     view.center_px[0] + m.rect.min.x,
                     view.center_px[1] + m.rect.min.y,
                 ];
-                let queries = stats.map_or_else(PassQueries::none, |s| s.pass("polar_morph"));
+                let queries = self
+                    .maps
+                    .stats
+                    .as_ref()
+                    .map_or_else(PassQueries::none, |s| s.pass("polar_morph"));
                 memscape_render::polar_morph::draw_into_timed(
                     ctx,
                     &mut pipelines,
@@ -103,14 +136,8 @@ pub fn draw_picture_with(
                 );
             }
         }
+        Ok(())
     }
-    if !picture.shapes.is_empty() {
-        draw_shapes(ctx, target, &picture.shapes, &ShapesView::IDENTITY)?;
-    }
-    if !picture.labels.is_empty() {
-        paint_labels(ctx, target, &picture.labels);
-    }
-    Ok(())
 }
 
 fn layer_kind(layer: &Layer) -> &'static str {
