@@ -114,6 +114,28 @@ pub struct MemscapeApp {
     tile_order: HashMap<egui_tiles::TileId, u64>,
     /// The frame-statistics overlay (F3).
     stats_overlay: stats_overlay::StatsOverlay,
+    /// `memscape view --diff A B`: the two loads compared once both are in (and what has
+    /// arrived of them).
+    compare: Option<Compare>,
+    /// Samples files and the topology file each maps onto (opened together).
+    pairs: Vec<(PathBuf, PathBuf)>,
+}
+
+/// What `memscape view` asks of the shell besides the files.
+#[derive(Debug, Default)]
+pub struct Startup {
+    /// Compare the first two files in one difference pane (`--diff A B`).
+    pub compare: bool,
+    /// Samples files and the topology file each is to map onto.
+    pub pairs: Vec<(PathBuf, PathBuf)>,
+    /// Start with the frame-statistics overlay shown (`--frame-stats`).
+    pub frame_stats: bool,
+}
+
+/// Two loads to compare in a difference pane when both have finished.
+struct Compare {
+    ids: [loader::LoadId; 2],
+    loaded: [Option<Arc<Dataset>>; 2],
 }
 
 impl MemscapeApp {
@@ -121,7 +143,7 @@ impl MemscapeApp {
         cc: &eframe::CreationContext<'_>,
         sources: Vec<LoadSource>,
         screenshot: Option<ScreenshotJob>,
-        frame_stats: bool,
+        startup: Startup,
     ) -> Self {
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
@@ -151,21 +173,78 @@ impl MemscapeApp {
             notice: None,
             export: export::ExportDialog::new(),
             tile_order: HashMap::new(),
-            stats_overlay: stats_overlay::StatsOverlay::new(frame_stats),
+            stats_overlay: stats_overlay::StatsOverlay::new(startup.frame_stats),
+            compare: None,
+            pairs: startup.pairs,
         };
-        for s in sources {
-            app.open(&cc.egui_ctx, s);
+        let ids: Vec<loader::LoadId> = sources
+            .into_iter()
+            .map(|s| app.open(&cc.egui_ctx, s))
+            .collect();
+        if let (true, [a, b, ..]) = (startup.compare, ids.as_slice()) {
+            app.compare = Some(Compare {
+                ids: [*a, *b],
+                loaded: [None, None],
+            });
         }
         app
     }
 
-    fn open(&mut self, ctx: &egui::Context, source: LoadSource) {
+    /// Whether a freshly loaded dataset is one of `--diff`'s two (it then opens no panes of
+    /// its own); opens the difference pane when both are in.
+    fn take_for_compare(
+        &mut self,
+        ctx: &egui::Context,
+        id: loader::LoadId,
+        d: &Arc<Dataset>,
+    ) -> bool {
+        let Some(c) = &mut self.compare else {
+            return false;
+        };
+        let Some(k) = c.ids.iter().position(|i| *i == id) else {
+            return false;
+        };
+        c.loaded[k] = Some(d.clone());
+        if let [Some(a), Some(b)] = &c.loaded {
+            let (a, b) = (a.clone(), b.clone());
+            self.compare = None;
+            self.add_compare(ctx, a, b);
+        }
+        true
+    }
+
+    /// Pairs a loaded samples dataset with its topology file (it maps onto it from the
+    /// start); true for a topology file that samples are paired with: it opens no panes of
+    /// its own, the samples' views show it.
+    fn pair(&mut self, dataset: &Arc<Dataset>) -> bool {
+        let path = PathBuf::from(&dataset.name);
+        match &dataset.content {
+            memscape_views::DatasetContent::Samples(_) => {
+                if let Some((_, hw)) = self.pairs.iter().find(|(s, _)| *s == path) {
+                    dataset.links.set_topology(Some(hw.clone()));
+                }
+                false
+            }
+            memscape_views::DatasetContent::Topology(_) => {
+                self.pairs.iter().any(|(_, h)| *h == path)
+            }
+            _ => false,
+        }
+    }
+
+    /// A difference pane of `a` and `b`.
+    fn add_compare(&mut self, ctx: &egui::Context, a: Arc<Dataset>, b: Arc<Dataset>) {
+        let view = Box::new(crate::panes::diff::DiffPane::new(a, b, ctx));
+        self.add_pane(Pane { view }, u64::MAX);
+    }
+
+    fn open(&mut self, ctx: &egui::Context, source: LoadSource) -> loader::LoadId {
         if let LoadSource::File(p) = &source {
             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
             loader::remember_recent(&mut self.recent, p);
         }
         let ctx = ctx.clone();
-        self.loader.start(source, move || ctx.request_repaint());
+        self.loader.start(source, move || ctx.request_repaint())
     }
 
     /// Appends the active (else the first) pane's state to the tour file in the current
@@ -230,6 +309,11 @@ impl MemscapeApp {
         let pane = Pane {
             view: kind.create(dataset, ctx),
         };
+        self.add_pane(pane, order);
+    }
+
+    /// Adds `pane` in its own tab to the grid, placed by `order` (see `add_view`).
+    fn add_pane(&mut self, pane: Pane, order: u64) {
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
         let tiles = &self.tree.tiles;
@@ -347,6 +431,7 @@ impl MemscapeApp {
                         }
                     });
                 }
+                self.compare_menu(ui);
             });
             ui.menu_button("Help", |ui| {
                 ui.label("Scroll: zoom (shift: time only, ctrl: addresses only)");
@@ -357,6 +442,36 @@ impl MemscapeApp {
                     stats_overlay::KEY_NAME
                 ));
             });
+        });
+    }
+
+    /// View ▸ Compare: A ▸ B, over the open datasets that have a heap.
+    fn compare_menu(&mut self, ui: &mut egui::Ui) {
+        let heaps: Vec<Arc<Dataset>> = self
+            .datasets
+            .iter()
+            .filter(|d| memscape_views::heap_tree::accepts(d).is_ok())
+            .cloned()
+            .collect();
+        ui.separator();
+        if heaps.len() < 2 {
+            ui.add_enabled(false, egui::Button::new("Compare two runs"))
+                .on_disabled_hover_text(
+                    "open two allocation traces, massif files or heap profiles first",
+                );
+            return;
+        }
+        ui.menu_button("Compare two runs", |ui| {
+            for a in &heaps {
+                ui.menu_button(format!("A: {}", a.name), |ui| {
+                    for b in heaps.iter().filter(|b| !Arc::ptr_eq(a, b)) {
+                        if ui.button(format!("B: {}", b.name)).clicked() {
+                            self.add_compare(ui.ctx(), a.clone(), b.clone());
+                            ui.close();
+                        }
+                    }
+                });
+            }
         });
     }
 
@@ -418,8 +533,10 @@ impl eframe::App for MemscapeApp {
         for (id, name, result) in self.loader.poll() {
             match result {
                 Ok(dataset) => {
-                    for kind in PaneKind::defaults_for(&dataset) {
-                        self.add_view(&ctx, kind, dataset.clone(), id);
+                    if !self.take_for_compare(&ctx, id, &dataset) && !self.pair(&dataset) {
+                        for kind in PaneKind::defaults_for(&dataset) {
+                            self.add_view(&ctx, kind, dataset.clone(), id);
+                        }
                     }
                     self.datasets.push(dataset);
                 }
@@ -442,6 +559,14 @@ impl eframe::App for MemscapeApp {
                 .filter(|p| !p.as_os_str().is_empty())
                 .collect()
         });
+        // Dropped together: samples map onto the one topology file among them.
+        let (samples, _) = memscape_samples::pair_files(&dropped);
+        self.pairs.extend(
+            samples
+                .into_iter()
+                .filter_map(|s| Some((s.samples, s.hardware?)))
+                .filter(|(_, h)| dropped.contains(h)),
+        );
         for p in dropped {
             self.open(&ctx, LoadSource::File(p));
         }
@@ -479,9 +604,16 @@ impl eframe::App for MemscapeApp {
                     }
                 });
             } else {
+                let topologies: Vec<Arc<Dataset>> = self
+                    .datasets
+                    .iter()
+                    .filter(|d| matches!(d.content, memscape_views::DatasetContent::Topology(_)))
+                    .cloned()
+                    .collect();
                 let mut behavior = TreeBehavior {
                     cx: ViewContext {
                         render_state: self.render_state.as_ref(),
+                        topologies: &topologies,
                     },
                     clicked: None,
                     export: None,
@@ -537,7 +669,7 @@ pub fn run(
     sources: Vec<LoadSource>,
     screenshot: Option<(PathBuf, std::time::Duration)>,
     window_size: (u32, u32),
-    frame_stats: bool,
+    startup: Startup,
 ) -> anyhow::Result<Option<Result<PathBuf, String>>> {
     let outcome: screenshot::Outcome = Default::default();
     let job = screenshot.map(|(path, timeout)| ScreenshotJob::new(path, timeout, outcome.clone()));
@@ -554,7 +686,7 @@ pub fn run(
     eframe::run_native(
         "memscape",
         options,
-        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, frame_stats)))),
+        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, startup)))),
     )
     .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
     if !is_self_test {
