@@ -146,10 +146,22 @@ pub struct RecordArgs {
     /// `1us` = 512 ns…); coarser times make smaller files.
     #[arg(long, default_value = "16ns", value_parser = memscape_record::parse_time_resolution)]
     pub time_resolution: u8,
-    /// Print a running summary (processes, events, live heap) 4 times a second while the
-    /// program runs.
+    /// Watch the recording while the program runs: the GUI opens on it (allocation map, heap
+    /// tree and heap-size curve growing several times a second) and ends on the finished file;
+    /// without a display (or with `--no-window`), a running summary (processes, events, live
+    /// heap) is printed 4 times a second.
     #[arg(long)]
     pub live: bool,
+    /// With `--live`: print the running summary instead of opening the GUI.
+    #[arg(long, requires = "live")]
+    pub no_window: bool,
+    /// With `--live`, self-test: once the program has ended and the finished file is drawn,
+    /// save the window as PNG to this path and close it.
+    #[arg(long, value_name = "PNG", requires = "live")]
+    pub screenshot: Option<PathBuf>,
+    /// With `--live`: initial window size in logical pixels.
+    #[arg(long, value_parser = parse_size, default_value = "1280x800")]
+    pub window_size: (u32, u32),
     /// The program and its arguments, after `--`.
     #[arg(trailing_var_arg = true, required = true, value_name = "PROG ARGS")]
     pub command: Vec<String>,
@@ -455,6 +467,12 @@ pub struct ViewArgs {
     /// GPU time per pass, the path each allocation map took.
     #[arg(long)]
     pub frame_stats: bool,
+
+    /// Follow a recording in progress: FILE is the `.msc` a `memscape record -o FILE` (started
+    /// elsewhere) is writing, or a raw recording directory; the views grow while it runs and
+    /// end on the finished file.
+    #[arg(long)]
+    pub live: bool,
 }
 
 #[derive(Debug, Args)]

@@ -290,3 +290,158 @@ fn gui_view_accepts_demo_names() {
             > 50
     );
 }
+
+/// `memscape record --live` on a small C program compiled here: the window opens on the
+/// recording while the program runs, the allocation map and the heap tree move to newer
+/// snapshots several times (the `memscape::live` log counts what the panes swapped in), and
+/// when the program has exited the window is what opening the finished file shows.
+#[test]
+fn record_live_grows_in_the_window_and_ends_as_the_file() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("record_live_gui");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("grow.c");
+    std::fs::write(
+        &src,
+        r#"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static void *keep[8192];
+static void *make_node(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
+int main(void) {
+    for (int round = 0; round < 16; round++) {
+        for (int i = 0; i < 400; i++) {
+            int k = round * 400 + i;
+            keep[k % 8192] = make_node(64 + (k % 7) * 48);
+            if (k % 3 == 0) { free(keep[(k * 7) % 8192]); keep[(k * 7) % 8192] = 0; }
+        }
+        usleep(200000);
+    }
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = dir.join("grow");
+    assert!(
+        Command::new("gcc")
+            .args(["-O0", "-g", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let shim = Path::new(env!("CARGO_BIN_EXE_memscape")).with_file_name("libmemscape_recorder.so");
+    if !shim.is_file() {
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "--quiet", "-p", "memscape-recorder"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    // Relative names: the live view's dataset and the opened file's are named alike.
+    let live_png = dir.join("live.png");
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .args([
+            "record",
+            "--live",
+            "--window-size",
+            "1200x760",
+            "-o",
+            "grow.msc",
+        ])
+        .arg("--screenshot")
+        .arg(&live_png)
+        .args(["--", "./grow"])
+        .current_dir(&dir)
+        .env("MEMSCAPE_SHIM", &shim)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .env("RUST_LOG", "warn,memscape::live=info")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "memscape record --live failed:\n{stderr}"
+    );
+    // The allocation map swapped in growing snapshots (and the finished file last).
+    let swapped = |what: &str| -> Vec<u64> {
+        stderr
+            .lines()
+            .filter(|l| l.contains(what))
+            .filter_map(|l| {
+                let at = l.find("events=")? + "events=".len();
+                l[at..]
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    };
+    let map = swapped("allocation map shows a newer snapshot");
+    assert!(
+        map.len() >= 3,
+        "the map updated {} times:\n{stderr}",
+        map.len()
+    );
+    assert!(map.windows(2).all(|w| w[0] <= w[1]), "{map:?}");
+    let mut distinct = map.clone();
+    distinct.dedup();
+    assert!(distinct.len() >= 3, "{map:?}");
+    let tree = swapped("heap tree shows a newer snapshot");
+    assert!(
+        tree.len() >= 2,
+        "the heap tree updated {} times:\n{stderr}",
+        tree.len()
+    );
+    let file = memscape_trace::read_msc(&dir.join("grow.msc")).unwrap();
+    assert_eq!(*map.last().unwrap(), file.meta.events, "{map:?}");
+    // The window at the end is the finished file's, as `memscape view grow.msc` shows it.
+    let view_png = dir.join("view.png");
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .args([
+            "view",
+            "grow.msc",
+            "--window-size",
+            "1200x760",
+            "--screenshot",
+        ])
+        .arg(&view_png)
+        .current_dir(&dir)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (live, view) = (
+        RgbaImage::load_png(&live_png).unwrap(),
+        RgbaImage::load_png(&view_png).unwrap(),
+    );
+    assert_eq!((live.width, live.height), (view.width, view.height));
+    assert!(live.distinct_colors() > 50, "the live window looks blank");
+    let mut differing = 0;
+    for y in 0..live.height {
+        for x in 0..live.width {
+            let (p, q) = (live.pixel(x, y), view.pixel(x, y));
+            if (0..3).any(|c| p[c].abs_diff(q[c]) > 8) {
+                differing += 1;
+            }
+        }
+    }
+    assert!(
+        differing < 2000,
+        "{differing} pixels of the live window's end differ from the opened file's"
+    );
+}

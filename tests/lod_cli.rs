@@ -106,3 +106,114 @@ fn lod_build_reuse_rebuild_and_render() {
     assert!(!ok && err.contains("missing.msc"), "{err}");
     assert_eq!(err.matches("No such file").count(), 1, "said once: {err}");
 }
+
+fn memscape_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
+    c.args(args).env_remove("MEMSCAPE_ALLOC_MAP_PATH");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run memscape");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `memscape render` of a trace above the block threshold: the index is built beside it, the
+/// whole view comes from a level and matches every block's exact Eq. 1 within the issue's
+/// rules (mean ≤ 1/255, 99.9 % of pixels within 8/255); a zoomed view is drawn from exact
+/// blocks; a colouring the index does not carry falls back to the exact pipeline (said), and
+/// forcing the index path for it is an error.
+#[test]
+fn render_takes_the_lod_path_zoomed_out_and_exact_blocks_zoomed_in() {
+    use memscape_lod::{FramePath, LodTrace};
+    use std::sync::atomic::AtomicBool;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(400_000, 3),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let t = trace.to_str().unwrap();
+    let small_threshold = [("MEMSCAPE_LOD_BLOCKS", "1000")];
+    let whole = dir.path().join("whole.png");
+    let (ok, _, err) = memscape_env(
+        &[
+            "render",
+            t,
+            "-o",
+            whole.to_str().unwrap(),
+            "--width",
+            "160",
+            "--height",
+            "90",
+            "--color",
+            "thread",
+        ],
+        &small_threshold,
+    );
+    assert!(ok, "{err}");
+    assert!(err.contains("allocation map from level of detail"), "{err}");
+    assert!(dir.path().join("big.msc.thread.lod").is_file());
+
+    // The judge: every block through exact Eq. 1 on the same view.
+    let (lt, report) = LodTrace::open(
+        &trace,
+        "thread",
+        false,
+        &mut |_, _| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert!(report.built.is_none(), "the index render built is reused");
+    let view = lt.whole_view(160, 90);
+    let (want, _) = lt.frame(&view, FramePath::Exact);
+    let got = memscape_render::RgbaImage::load_png(&whole).unwrap();
+    assert_eq!((got.width, got.height), (160, 90));
+    let (mut sum, mut within) = (0u64, 0usize);
+    for (w, g) in want.iter().zip(got.pixels.chunks_exact(4)) {
+        let d: Vec<u8> = (0..3).map(|c| w[c].abs_diff(g[c])).collect();
+        sum += d.iter().map(|&v| u64::from(v)).sum::<u64>();
+        within += usize::from(d.iter().all(|&v| v <= 8));
+    }
+    let mean = sum as f64 / (want.len() * 3) as f64;
+    let share = within as f64 / want.len() as f64;
+    assert!(mean <= 1.0, "mean error {mean} levels of 255");
+    assert!(
+        share >= 0.999,
+        "{:.3} % of pixels within 8/255",
+        share * 100.0
+    );
+
+    let zoom = dir.path().join("zoom.png");
+    let (ok, _, err) = memscape_env(
+        &[
+            "render",
+            t,
+            "-o",
+            zoom.to_str().unwrap(),
+            "--width",
+            "160",
+            "--height",
+            "90",
+            "--color",
+            "thread",
+            "--range-time",
+            "200000..201000",
+        ],
+        &small_threshold,
+    );
+    assert!(ok, "{err}");
+    assert!(err.contains("allocation map from exact blocks"), "{err}");
+
+    // Forced on a colouring the index does not carry: a clear error naming what it offers.
+    let (ok, _, err) = memscape_env(
+        &["render", t, "-o", zoom.to_str().unwrap(), "--color", "size"],
+        &[("MEMSCAPE_ALLOC_MAP_PATH", "lod")],
+    );
+    assert!(!ok && err.contains("the index offers: thread"), "{err}");
+}

@@ -150,7 +150,7 @@ fn record_live_prints_a_growing_summary_while_the_program_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("live.msc");
     let output = memscape()
-        .args(["record", "--live", "-o"])
+        .args(["record", "--live", "--no-window", "-o"])
         .arg(&out)
         .args([
             "--",
@@ -176,4 +176,54 @@ fn record_live_prints_a_growing_summary_while_the_program_runs() {
     // The last summary is the trace's.
     let trace = memscape_trace::read_msc(&out).unwrap();
     assert_eq!(*events.last().unwrap(), trace.meta.events, "{stderr}");
+}
+
+#[test]
+fn a_static_program_started_by_the_shell_is_a_warning_and_in_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/memscape-record/tests/c/single.c");
+    let program = dir.path().join("static_prog");
+    assert!(
+        Command::new("gcc")
+            .args(["-O0", "-static", "-o"])
+            .arg(&program)
+            .arg(&src)
+            .status()
+            .unwrap()
+            .success(),
+        "gcc -static needs libc6-dev's libc.a"
+    );
+    let out = dir.path().join("run.msc");
+    let run = memscape()
+        .current_dir(dir.path())
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .args(["--", "sh", "-c", "./static_prog 3; ./static_prog 2"])
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].starts_with("warning: ./static_prog (pid ")
+            && warnings[0].ends_with(
+                " and 1 more run, started by sh) ran unrecorded: a static binary — the loader ignores LD_PRELOAD"
+            ),
+        "{stderr}"
+    );
+    let info = json(&["info", "--json", out.to_str().unwrap()]);
+    let kinds = info["warning_kinds"].as_array().unwrap();
+    let unrecorded = kinds
+        .iter()
+        .find(|k| k["kind"] == "unrecorded_program")
+        .unwrap_or_else(|| panic!("{kinds:#?}"));
+    assert_eq!(unrecorded["count"], 1);
+    let place = unrecorded["first"][0]["file"].as_str().unwrap();
+    assert!(place.starts_with("./static_prog (pid "), "{place}");
 }

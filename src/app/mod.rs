@@ -2,6 +2,7 @@
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
 mod export;
+mod live;
 mod loader;
 mod open_dialog;
 pub mod present;
@@ -114,6 +115,8 @@ pub struct MemscapeApp {
     tile_order: HashMap<egui_tiles::TileId, u64>,
     /// The frame-statistics overlay (F3).
     stats_overlay: stats_overlay::StatsOverlay,
+    /// Recordings followed while they run (`--live`).
+    live: Vec<live::LiveFeed>,
     /// `memscape view --diff A B`: the two loads compared once both are in (and what has
     /// arrived of them).
     compare: Option<Compare>,
@@ -130,6 +133,8 @@ pub struct Startup {
     pub pairs: Vec<(PathBuf, PathBuf)>,
     /// Start with the frame-statistics overlay shown (`--frame-stats`).
     pub frame_stats: bool,
+    /// Recordings to follow while they run (`record --live`, `view --live`).
+    pub live: Vec<memscape_views::live::LiveReceiver>,
 }
 
 /// Two loads to compare in a difference pane when both have finished.
@@ -174,6 +179,7 @@ impl MemscapeApp {
             export: export::ExportDialog::new(),
             tile_order: HashMap::new(),
             stats_overlay: stats_overlay::StatsOverlay::new(startup.frame_stats),
+            live: startup.live.into_iter().map(live::LiveFeed::new).collect(),
             compare: None,
             pairs: startup.pairs,
         };
@@ -305,15 +311,22 @@ impl MemscapeApp {
     /// Adds a view in its own tab to the grid. `order` places it: files opened together keep
     /// the order they were given in (the grid does not depend on which finished loading first);
     /// views added later by hand go last (`u64::MAX`).
-    fn add_view(&mut self, ctx: &egui::Context, kind: PaneKind, dataset: Arc<Dataset>, order: u64) {
+    fn add_view(
+        &mut self,
+        ctx: &egui::Context,
+        kind: PaneKind,
+        dataset: Arc<Dataset>,
+        order: u64,
+    ) -> egui_tiles::TileId {
         let pane = Pane {
             view: kind.create(dataset, ctx),
         };
-        self.add_pane(pane, order);
+        self.add_pane(pane, order)
     }
 
-    /// Adds `pane` in its own tab to the grid, placed by `order` (see `add_view`).
-    fn add_pane(&mut self, pane: Pane, order: u64) {
+    /// Adds `pane` in its own tab to the grid, placed by `order` (see `add_view`); returns its
+    /// tile.
+    fn add_pane(&mut self, pane: Pane, order: u64) -> egui_tiles::TileId {
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
         let tiles = &self.tree.tiles;
@@ -342,6 +355,7 @@ impl MemscapeApp {
             }
         }
         self.tree.root = Some(row);
+        pane_id
     }
 
     fn menu(&mut self, ctx: &egui::Context, ui: &mut egui::Ui) {
@@ -493,6 +507,7 @@ impl MemscapeApp {
                 ui.label(n);
                 ui.separator();
             }
+            self.live_status(ui);
             if self.loader.is_idle() {
                 ui.label(format!("{} file(s) loaded", self.datasets.len()));
             }
@@ -529,6 +544,7 @@ impl eframe::App for MemscapeApp {
         if let Some(rs) = &self.render_state {
             GpuRegistry::release_closed(rs);
         }
+        self.poll_live(&ctx);
         let mut first_failure = None;
         for (id, name, result) in self.loader.poll() {
             match result {
@@ -595,7 +611,7 @@ impl eframe::App for MemscapeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
-                    if self.loader.is_idle() {
+                    if self.loader.is_idle() && self.live_done() {
                         ui.label(
                             "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
                         );
@@ -630,6 +646,7 @@ impl eframe::App for MemscapeApp {
 
         self.stats_overlay.show(&ctx, self.render_state.as_ref());
 
+        let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
@@ -640,7 +657,8 @@ impl eframe::App for MemscapeApp {
                         Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
                         _ => true,
                     });
-            let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
+            let ready =
+                self.loader.is_idle() && live_done && !self.datasets.is_empty() && views_ready;
             job.update(&ctx, ready, first_failure);
             if job.is_requested()
                 && let Some(dir) = job.export_dir.take()

@@ -153,6 +153,9 @@ pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
             report.events,
             report.processes.len()
         )?;
+        for u in &report.unrecorded {
+            eprintln!("warning: {u}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if args.process.is_some() {

@@ -45,6 +45,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn view(mut args: ViewArgs) -> anyhow::Result<ExitCode> {
+    if args.live {
+        return view_live(args);
+    }
     // `--diff A B`: both runs first, compared in one pane once loaded.
     let compare = args.diff.len() == 2;
     if compare {
@@ -103,8 +106,48 @@ fn view(mut args: ViewArgs) -> anyhow::Result<ExitCode> {
         compare,
         pairs,
         frame_stats: args.frame_stats,
+        live: Vec::new(),
     };
-    match crate::app::run(sources, screenshot, args.window_size, startup)? {
+    gui_outcome(crate::app::run(
+        sources,
+        screenshot,
+        args.window_size,
+        startup,
+    )?)
+}
+
+/// `memscape view --live FILE_OR_RAW_DIR…`: follows recordings started elsewhere.
+fn view_live(args: ViewArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        !args.files.is_empty(),
+        "memscape view --live: name the .msc file a `memscape record -o FILE` is writing, or a raw recording directory"
+    );
+    let live = args
+        .files
+        .into_iter()
+        .map(|target| {
+            memscape_views::live::follow(target.clone())
+                .with_context(|| format!("{}: cannot start following it", target.display()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let screenshot = args
+        .screenshot
+        .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
+    let startup = crate::app::Startup {
+        live,
+        frame_stats: args.frame_stats,
+        ..Default::default()
+    };
+    gui_outcome(crate::app::run(
+        Vec::new(),
+        screenshot,
+        args.window_size,
+        startup,
+    )?)
+}
+
+fn gui_outcome(outcome: Option<Result<std::path::PathBuf, String>>) -> anyhow::Result<ExitCode> {
+    match outcome {
         None => Ok(ExitCode::SUCCESS),
         Some(Ok(path)) => {
             println!("{}", path.display());
@@ -112,6 +155,65 @@ fn view(mut args: ViewArgs) -> anyhow::Result<ExitCode> {
         }
         Some(Err(e)) => Err(anyhow::anyhow!("screenshot failed: {e}")),
     }
+}
+
+/// Whether a window can open here (an X11 or Wayland display).
+fn has_display() -> bool {
+    ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|d| !d.is_empty()))
+}
+
+/// `memscape record --live` with the GUI: the recording runs on a thread of its own (its
+/// reading thread snapshots for the window), the window on this one. Closing the window does
+/// not stop the program: the recording goes on to its file.
+fn record_with_window(
+    args: &crate::cli::RecordArgs,
+    options: memscape_record::RecordOptions,
+) -> anyhow::Result<memscape_record::RecordReport> {
+    let name = options.output.display().to_string();
+    let (mut sender, receiver) = memscape_views::live::channel(&name);
+    let recording = std::thread::Builder::new()
+        .name("memscape-record".into())
+        .spawn(move || {
+            let every = memscape_views::live::POLL_EVERY;
+            let result = memscape_record::record_observed(&options, every, &mut |f, ended| {
+                if !ended {
+                    sender.offer(f);
+                }
+            });
+            match &result {
+                Ok(report) => sender.finish(&report.output),
+                Err(e) => sender.fail(None, e.to_string()),
+            }
+            result
+        })
+        .context("cannot start the recording thread")?;
+    let screenshot = args
+        .screenshot
+        .clone()
+        .map(|p| (p, Duration::from_secs(600)));
+    let outcome = crate::app::run(
+        Vec::new(),
+        screenshot,
+        args.window_size,
+        crate::app::Startup {
+            live: vec![receiver],
+            ..Default::default()
+        },
+    );
+    if !recording.is_finished() {
+        eprintln!("memscape: the window closed; the recording goes on until the program ends");
+    }
+    let report = recording
+        .join()
+        .map_err(|_| anyhow::anyhow!("the recording thread panicked"))??;
+    if let Some(Ok(path)) = outcome? {
+        println!("{}", path.display());
+    } else if args.screenshot.is_some() {
+        anyhow::bail!("screenshot failed");
+    }
+    Ok(report)
 }
 
 fn demo(dir: &std::path::Path) -> anyhow::Result<ExitCode> {
@@ -151,7 +253,14 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
         shim: None,
         time_resolution_log2: args.time_resolution,
     };
-    let report = if args.live {
+    let report = if args.live && !args.no_window && has_display() {
+        record_with_window(args, options)?
+    } else if args.live {
+        if !args.no_window {
+            eprintln!(
+                "memscape: no display (DISPLAY/WAYLAND_DISPLAY): a live summary here instead of the window"
+            );
+        }
         let every = std::time::Duration::from_millis(250);
         memscape_record::record_live(&options, every, &mut |s| eprintln!("memscape: {s}"))?
     } else {
@@ -181,6 +290,9 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
                 p.command_line
             );
         }
+    }
+    for u in &report.unrecorded {
+        eprintln!("warning: {u}");
     }
     // Pass the program's exit status through (128 + signal for a signal, as shells do).
     let code = match report.signal {

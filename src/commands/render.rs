@@ -22,6 +22,10 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         .file
         .as_deref()
         .context("memscape render: name a FILE (or --compare A B)")?;
+    // A big trace's allocation map comes from its level-of-detail index (issue 25).
+    if let Some(code) = super::lod::render_alloc_map(args, file)? {
+        return Ok(code);
+    }
     let mut settings = args.settings();
     let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
         load_from_dir(file, &mut settings)?

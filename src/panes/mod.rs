@@ -37,6 +37,10 @@ pub trait View {
     fn tour_step(&self) -> Option<memscape_views::tour::Step> {
         None
     }
+    /// A newer state of the dataset this pane shows (a live recording's next snapshot, or its
+    /// finished file): the pane prepares it off screen and moves to it, keeping what the user
+    /// is doing. Panes of kinds that are never live ignore it.
+    fn follow(&mut self, _dataset: std::sync::Arc<memscape_views::Dataset>, _ctx: &egui::Context) {}
     /// The picture the pane last painted ("Export view as SVG/PNG…"); None for panes that draw
     /// with egui widgets only.
     fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {

@@ -84,17 +84,30 @@ impl LodTrace {
         let start = Instant::now();
         let file = TraceFile::open(trace)?;
         let opened_trace = start.elapsed();
-        let index_path = sidecar::index_path(trace, coloring);
+        let locations = sidecar::index_locations(trace, coloring);
         let (events, blocks) = (file.trace.meta.events, file.columns().len() as u64);
         let current = if rebuild {
             None
         } else {
-            sidecar::open_current(&index_path, trace, events, blocks, coloring)
+            locations.iter().find_map(|p| {
+                sidecar::open_current(p, trace, events, blocks, coloring).map(|i| (p.clone(), i))
+            })
         };
         let mut built = None;
-        let index = match current {
-            Some(i) => i,
+        let (index_path, index) = match current {
+            Some(found) => found,
             None => {
+                let index_path = sidecar::writable_location(&locations).ok_or_else(|| {
+                    LodError::Format(format!(
+                        "no writable place for the index of {} (tried {})",
+                        trace.display(),
+                        locations
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })?;
                 let b = Instant::now();
                 sidecar::build(
                     &file,
@@ -109,7 +122,8 @@ impl LodTrace {
                     cancel,
                 )?;
                 built = Some(b.elapsed());
-                LodIndex::open(&index_path)?
+                let index = LodIndex::open(&index_path)?;
+                (index_path, index)
             }
         };
         let opened_index = start.elapsed() - opened_trace - built.unwrap_or_default();
@@ -136,6 +150,14 @@ impl LodTrace {
     /// The whole plane: `[0, extent_t) × [0, extent_y)` (events × collapsed bytes).
     pub fn extent(&self) -> [u64; 2] {
         [self.index.meta.extent_t, self.index.meta.axis.extent]
+    }
+
+    /// Whether an index of `trace` for `coloring` already exists (beside it or in the cache
+    /// directory; current or not: opening tells).
+    pub fn index_exists(trace: &Path, coloring: &str) -> bool {
+        sidecar::index_locations(trace, coloring)
+            .iter()
+            .any(|p| p.is_file())
     }
 
     /// A view of the whole plane at `width`×`height`.

@@ -15,6 +15,50 @@ pub fn index_path(trace: &Path, coloring: &str) -> PathBuf {
     trace.with_file_name(name)
 }
 
+/// Where the index of `trace` is looked for, in order: beside the trace, then in the user's
+/// cache directory (`$XDG_CACHE_HOME` or `~/.cache`, `memscape/lod/`, named by the trace's
+/// file name and a hash of its full path), used when the trace's directory is not writable.
+pub fn index_locations(trace: &Path, coloring: &str) -> Vec<PathBuf> {
+    let mut out = vec![index_path(trace, coloring)];
+    if let Some(dir) = cache_dir() {
+        let full = std::fs::canonicalize(trace).unwrap_or_else(|_| trace.to_path_buf());
+        // FNV-1a: stable across builds (the name must be found again by the next run).
+        let hash = full
+            .to_string_lossy()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        let name = trace.file_name().unwrap_or_default().to_string_lossy();
+        out.push(dir.join(format!("{name}.{hash:016x}.{coloring}.lod")));
+    }
+    out
+}
+
+fn cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("memscape").join("lod"))
+}
+
+/// The first of `candidates` whose directory can be written (created when missing): where a
+/// new index is built.
+pub fn writable_location(candidates: &[PathBuf]) -> Option<PathBuf> {
+    candidates.iter().find_map(|c| {
+        let dir = match c.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).ok()?;
+        let probe = dir.join(format!(".memscape-lod-probe-{}", std::process::id()));
+        std::fs::File::create(&probe).ok()?;
+        let _ = std::fs::remove_file(&probe);
+        Some(c.clone())
+    })
+}
+
 /// What building is at: the pass (1: regions, 2: blocks) and the fraction of blocks done.
 pub type Progress<'a> = dyn FnMut(u8, f64) + 'a;
 

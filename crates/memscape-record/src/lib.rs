@@ -15,7 +15,7 @@ mod launch;
 mod merge;
 mod raw;
 pub use follow::{Follower, LiveProcess, LiveSummary};
-pub use raw::{RawEvent, RawProcess, read_raw, read_raw_bytes};
+pub use raw::{RawEvent, RawProcess, Unrecorded, UnrecordedReason, read_raw, read_raw_bytes};
 
 /// Why a recording failed. Each message says its cause once (no `source()` chain under a
 /// message that already names it).
@@ -141,6 +141,50 @@ pub struct ProcessReport {
     pub peak_live_bytes: u64,
 }
 
+/// A program that a recorded process started (`exec`, `posix_spawn`) and that ran without the
+/// recorder: a static binary, a setuid/setgid program in secure mode, a 32-bit program. The
+/// shim saw it coming; its parent's trace is complete, the program has no process in it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UnrecordedProgram {
+    pub path: String,
+    /// The pid of its first run.
+    pub pid: u32,
+    /// The executable name of the process that started it, and that process's pid.
+    pub started_by: String,
+    pub started_by_pid: u32,
+    pub reason: UnrecordedReason,
+    /// How many times it ran (warned once).
+    pub runs: u64,
+}
+
+impl UnrecordedProgram {
+    /// "/path/prog (pid N, started by sh)".
+    pub fn located(&self) -> String {
+        let more = match self.runs {
+            0 | 1 => String::new(),
+            2 => " and 1 more run".to_owned(),
+            n => format!(" and {} more runs", n - 1),
+        };
+        format!(
+            "{} (pid {}{more}, started by {})",
+            self.path, self.pid, self.started_by
+        )
+    }
+}
+
+impl std::fmt::Display for UnrecordedProgram {
+    /// The warning `memscape record` prints: `/path/prog (pid N, started by sh) ran
+    /// unrecorded: a static binary — the loader ignores LD_PRELOAD`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ran unrecorded: {}",
+            self.located(),
+            self.reason.explain()
+        )
+    }
+}
+
 /// What `memscape record` prints (serde: the JSON of `memscape record --json`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RecordReport {
@@ -159,6 +203,9 @@ pub struct RecordReport {
     pub processes: Vec<ProcessReport>,
     /// Event times are multiples of this many nanoseconds (1: exact).
     pub time_resolution_ns: u64,
+    /// Programs started by recorded processes that ran without the recorder, once per path
+    /// (also in the trace's warnings, kind `unrecorded_program`).
+    pub unrecorded: Vec<UnrecordedProgram>,
 }
 
 /// Name of the shim library.
@@ -216,7 +263,23 @@ pub fn record_live(
     every: std::time::Duration,
     on_update: &mut (dyn FnMut(&LiveSummary) + Send),
 ) -> Result<RecordReport, RecordError> {
-    record_following(options, Some((every, on_update)))
+    record_following(
+        options,
+        Some((every, &mut |f: &Follower, _| on_update(&f.summary()))),
+    )
+}
+
+/// [`record`], calling `on_poll` with the follower after each read while the program runs
+/// (about every `every`), and once more after the last read when every process has exited
+/// (`ended`: true): what the live view snapshots ([`Follower::snapshot`]). The callback runs
+/// on the thread that reads the recording; the recorded program never waits for it (a slow
+/// callback only makes the reads rarer).
+pub fn record_observed(
+    options: &RecordOptions,
+    every: std::time::Duration,
+    on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
+) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_poll)))
 }
 
 /// How often `record` reads the shim's files while the program runs.
@@ -224,7 +287,7 @@ const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 type OnUpdate<'a> = (
     std::time::Duration,
-    &'a mut (dyn FnMut(&LiveSummary) + Send),
+    &'a mut (dyn FnMut(&Follower, bool) + Send),
 );
 
 fn record_following(
@@ -276,8 +339,8 @@ fn record_following(
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
                 follower.poll()?;
-                if let Some((_, on_update)) = live.as_mut() {
-                    on_update(&follower.summary());
+                if let Some((_, on_poll)) = live.as_mut() {
+                    on_poll(&follower, false);
                 }
                 std::thread::park_timeout(every);
             }
@@ -299,10 +362,10 @@ fn record_following(
     file_size_limit_is_an_error();
     let phase = std::time::Instant::now();
     let images = match followed.and_then(|mut follower| {
-        if let Some((_, on_update)) = live.as_mut() {
+        if let Some((_, on_poll)) = live.as_mut() {
             // The last summary: everything, every gap closed.
             follower.poll_to_end()?;
-            on_update(&follower.summary());
+            on_poll(&follower, true);
         }
         follower.finish()
     }) {
@@ -333,8 +396,8 @@ fn record_following(
         ),
         None => (None, 130),
     };
-    let processes = match convert_images(images, &endings, options) {
-        Ok(processes) => processes,
+    let (processes, unrecorded) = match convert_images(images, &endings, options) {
+        Ok(converted) => converted,
         Err(e) => {
             // Keep the raw recording: it is the run.
             let kept = raw_dir.keep();
@@ -351,7 +414,7 @@ fn record_following(
     }
     Ok(report(
         options,
-        processes,
+        (processes, unrecorded),
         exit_status,
         signal,
         outcome.interrupted,
@@ -382,21 +445,21 @@ pub fn convert_dir(
         shim: None,
         time_resolution_log2,
     };
-    let processes =
+    let converted =
         convert_images(images, &merge::Endings::default(), &options).map_err(|e| match e {
             ConvertError::Write(path, cause) => RecordError::Io { path, cause },
         })?;
-    let (exit_status, signal) = processes.first().map_or((0, None), |p| match p.end {
+    let (exit_status, signal) = converted.0.first().map_or((0, None), |p| match p.end {
         memscape_trace::process::ProcessEnd::Exited { code } => (code, None),
         memscape_trace::process::ProcessEnd::Signaled { signal } => (128 + signal, Some(signal)),
         _ => (0, None),
     });
-    Ok(report(&options, processes, exit_status, signal, false))
+    Ok(report(&options, converted, exit_status, signal, false))
 }
 
 fn report(
     options: &RecordOptions,
-    processes: Vec<ProcessReport>,
+    (processes, unrecorded): (Vec<ProcessReport>, Vec<UnrecordedProgram>),
     exit_status: i32,
     signal: Option<i32>,
     interrupted: bool,
@@ -411,6 +474,7 @@ fn report(
         interrupted,
         processes,
         time_resolution_ns: 1 << options.time_resolution_log2.min(62),
+        unrecorded,
     }
 }
 
@@ -505,10 +569,10 @@ fn convert_images(
     images: Vec<merge::Image>,
     endings: &merge::Endings,
     options: &RecordOptions,
-) -> Result<Vec<ProcessReport>, ConvertError> {
+) -> Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>), ConvertError> {
     let source = options.output.display().to_string();
     let phase = std::time::Instant::now();
-    let (mut trace, reports) = merge::merge(&source, images, endings);
+    let (mut trace, reports, unrecorded) = merge::merge(&source, images, endings);
     phase_done("merge", phase);
     let phase = std::time::Instant::now();
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
@@ -530,7 +594,7 @@ fn convert_images(
     memscape_trace::write_synced(&options.output, &bytes)
         .map_err(|e| ConvertError::Write(source, e))?;
     phase_done("write", phase);
-    Ok(reports)
+    Ok((reports, unrecorded))
 }
 
 /// `<exe>.<pid>.<n>.msr` → (pid, n).

@@ -10,9 +10,9 @@ use memscape_trace::model::Module;
 use memscape_trace::process::{Pool, Process, ProcessEnd};
 use memscape_trace::{Frame, Trace, TraceBuilder, TraceFormat};
 
-use crate::ProcessReport;
 use crate::launch::Reaped;
 use crate::raw::{self, RawEvent, RawProcess};
+use crate::{ProcessReport, UnrecordedProgram};
 
 /// One process image's file: the pid's `n`-th image (0: the first; exec makes the next;
 /// `merge` renumbers them by start time).
@@ -233,7 +233,7 @@ pub(crate) fn merge(
     source: &str,
     mut images: Vec<Image>,
     launcher: &Endings,
-) -> (Trace, Vec<ProcessReport>) {
+) -> (Trace, Vec<ProcessReport>, Vec<UnrecordedProgram>) {
     images.sort_by_key(|i| (i.raw.start_ns, i.raw.pid, i.n));
     // The images of one pid follow each other through `exec`, in start order (the file
     // names number them per executable name, not per pid).
@@ -301,6 +301,7 @@ pub(crate) fn merge(
             heads.push(Reverse((next_time(i, e), i, 0)));
         }
     }
+    let unrecorded = unrecorded_programs(&images);
     // What the reports need from the raw events, counted before the events are released.
     let counts: Vec<RawCounts> = images.iter().map(|i| RawCounts::of(&i.raw)).collect();
     let mut threads: HashMap<(usize, u32), u32> = HashMap::new();
@@ -372,7 +373,18 @@ pub(crate) fn merge(
             _ => builder.warn("malformed_line", line),
         }
     }
-    let trace = builder.finish(TraceFormat::Msc, true);
+    let mut trace = builder.finish(TraceFormat::Msc, true);
+    for u in &unrecorded {
+        trace.warnings.add(
+            memscape_trace::warn::UNRECORDED_PROGRAM,
+            memscape_trace::warn::message(memscape_trace::warn::UNRECORDED_PROGRAM),
+            memscape_io::Location {
+                file: u.located(),
+                line: None,
+                offset: None,
+            },
+        );
+    }
     let reports = images
         .iter()
         .zip(&counts)
@@ -398,7 +410,39 @@ pub(crate) fn merge(
             }
         })
         .collect();
-    (trace, reports)
+    (trace, reports, unrecorded)
+}
+
+/// The programs the images' shims saw started without the recorder, once per path (the first
+/// run's pid and parent), in start order.
+fn unrecorded_programs(images: &[Image]) -> Vec<UnrecordedProgram> {
+    let mut out: Vec<UnrecordedProgram> = Vec::new();
+    for image in images {
+        let raw = &image.raw;
+        // The name its user knows it by: argv[0] (`sh`, not the `dash` it links to).
+        let argv0 = raw.command_line.split(' ').next().unwrap_or_default();
+        let named = if argv0.is_empty() {
+            &raw.executable
+        } else {
+            argv0
+        };
+        let parent = named.rsplit('/').next().unwrap_or(named).to_owned();
+        for u in &raw.unrecorded {
+            if let Some(seen) = out.iter_mut().find(|p| p.path == u.path) {
+                seen.runs += 1;
+                continue;
+            }
+            out.push(UnrecordedProgram {
+                path: u.path.clone(),
+                pid: u.pid,
+                started_by: parent.clone(),
+                started_by_pid: raw.pid,
+                reason: u.reason,
+                runs: 1,
+            });
+        }
+    }
+    out
 }
 
 /// `start-end perms offset dev inode path` → (start, end, offset, path) for file mappings.

@@ -17,8 +17,9 @@ pub(crate) const CHUNK_STACKS: u32 = 2;
 pub(crate) const CHUNK_MAPS: u32 = 3;
 /// Version 3: varint-coded, delta-coded events; times in TSC ticks with clock pairs, or ns.
 /// Version 4 adds thread-name records to the events; version 5 process records (kind 0),
-/// pool records, free stacks. Versions 3 and 4 are still read.
-pub(crate) const FILE_VERSION: u32 = 5;
+/// pool records, free stacks; version 6 unrecorded-program records. Versions 3 to 5 are still
+/// read.
+pub(crate) const FILE_VERSION: u32 = 6;
 const OLDEST_VERSION: u32 = 3;
 /// Offset of the executable path and command line in the header.
 const HEADER_STRINGS: usize = 64;
@@ -30,6 +31,12 @@ const KIND_CLOCK: u8 = 7;
 const KIND_NAME: u8 = 0x0F;
 /// Kind byte of a pool-name record (varint pool id, length byte, at most 31 name bytes).
 const KIND_POOL_NAME: u8 = 0x17;
+/// Kind byte of an unrecorded-program record (varint pid, reason byte, varint path length at
+/// most [`NOTE_PATH_MAX`], the path).
+const KIND_UNRECORDED: u8 = 0x1F;
+const NOTE_PATH_MAX: usize = 1024;
+/// Reason byte of the record withdrawing a pid's last note (its `exec` failed).
+const WHY_EXEC_FAILED: u8 = 0;
 /// Kind byte flag of an event record: size, usable size and stack are 0 and left out.
 const RECORD_BARE: u8 = 0x80;
 
@@ -75,6 +82,60 @@ pub struct RawEvent {
     pub function: u8,
 }
 
+/// Why a program ran without the shim (an unrecorded-program record of the shim).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnrecordedReason {
+    /// No `PT_INTERP`: the loader never runs.
+    Static,
+    /// Set-user-ID to another user: secure mode.
+    Setuid,
+    /// Set-group-ID to another group: secure mode.
+    Setgid,
+    /// An ELF file of another class (32-bit).
+    OtherClass,
+    /// A reason this reader does not know (a newer shim).
+    Other,
+}
+
+impl UnrecordedReason {
+    fn from_byte(b: u8) -> Self {
+        match b {
+            1 => Self::Static,
+            2 => Self::Setuid,
+            3 => Self::Setgid,
+            4 => Self::OtherClass,
+            _ => Self::Other,
+        }
+    }
+
+    /// Why, in words: "a static binary — the loader ignores LD_PRELOAD" …
+    pub fn explain(self) -> &'static str {
+        match self {
+            Self::Static => "a static binary — the loader ignores LD_PRELOAD",
+            Self::Setuid => {
+                "a setuid program — the loader runs it in secure mode and ignores LD_PRELOAD"
+            }
+            Self::Setgid => {
+                "a setgid program — the loader runs it in secure mode and ignores LD_PRELOAD"
+            }
+            Self::OtherClass => {
+                "a program of another ELF class (32-bit) — the 64-bit shim cannot be loaded into it"
+            }
+            Self::Other => "the loader will not preload the recorder into it",
+        }
+    }
+}
+
+/// A program that a recorded process `exec`'d or `posix_spawn`'d and that ran without the shim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrecorded {
+    /// The pid it ran as.
+    pub pid: u32,
+    pub path: String,
+    pub reason: UnrecordedReason,
+}
+
 /// One process image's recording.
 #[derive(Debug, Clone, Default)]
 pub struct RawProcess {
@@ -97,6 +158,8 @@ pub struct RawProcess {
     pub thread_names: HashMap<u32, String>,
     /// Pool id → name (`memscape.h` declarations).
     pub pool_names: HashMap<u32, String>,
+    /// Programs this image started that ran unrecorded (static, setuid …), in file order.
+    pub unrecorded: Vec<Unrecorded>,
     /// Chunks whose header was bad (skipped).
     pub bad_chunks: u64,
     /// The shim read the TSC for event times (converted to CLOCK_MONOTONIC ns by the reader
@@ -141,7 +204,7 @@ fn parse_header(source: &str, bytes: &[u8]) -> Result<RawProcess, RecordError> {
     }
     let version = u32_at(bytes, 8);
     if !(OLDEST_VERSION..=FILE_VERSION).contains(&version) {
-        return Err(corrupt(8, "version 3, 4 or 5"));
+        return Err(corrupt(8, "version 3 to 6"));
     }
     let exe_len = u16_at(bytes, 48);
     let cmd_len = u16_at(bytes, 50);
@@ -276,15 +339,7 @@ impl RawReader {
         let p = &mut self.process;
         match kind {
             CHUNK_EVENTS => {
-                let decoded = decode_events(
-                    &bytes,
-                    tid,
-                    &mut cursor,
-                    &mut p.events,
-                    &mut p.clock_pairs,
-                    &mut p.thread_names,
-                    &mut p.pool_names,
-                );
+                let decoded = decode_events(&bytes, tid, &mut cursor, p);
                 if decoded.is_none() {
                     p.bad_chunks += 1;
                     cursor.bad = true;
@@ -422,11 +477,16 @@ fn decode_events(
     payload: &[u8],
     tid: u32,
     cursor: &mut ChunkCursor,
-    out: &mut Vec<RawEvent>,
-    clock_pairs: &mut Vec<(u64, u64)>,
-    names: &mut HashMap<u32, String>,
-    pool_names: &mut HashMap<u32, String>,
+    p: &mut RawProcess,
 ) -> Option<()> {
+    let RawProcess {
+        events: out,
+        clock_pairs,
+        thread_names: names,
+        pool_names,
+        unrecorded,
+        ..
+    } = p;
     let (mut seq, mut time_ns, mut address) = (cursor.seq, cursor.time, cursor.address);
     let start = cursor.consumed;
     let mut at = 0;
@@ -463,6 +523,30 @@ fn decode_events(
             let name = payload.get(at + 1..at + 1 + len)?;
             at += 1 + len;
             pool_names.insert(id, String::from_utf8_lossy(name).into_owned());
+            continue;
+        }
+        if head == KIND_UNRECORDED {
+            let pid = u32::try_from(varint(payload, &mut at)?).ok()?;
+            let why = *payload.get(at)?;
+            at += 1;
+            let len = usize::try_from(varint(payload, &mut at)?).ok()?;
+            if len > NOTE_PATH_MAX {
+                return None;
+            }
+            let path = payload.get(at..at + len)?;
+            at += len;
+            if why == WHY_EXEC_FAILED {
+                // The exec failed: the note before it did not happen.
+                if let Some(i) = unrecorded.iter().rposition(|u| u.pid == pid) {
+                    unrecorded.remove(i);
+                }
+            } else {
+                unrecorded.push(Unrecorded {
+                    pid,
+                    path: String::from_utf8_lossy(path).into_owned(),
+                    reason: UnrecordedReason::from_byte(why),
+                });
+            }
             continue;
         }
         seq = seq.wrapping_add(unzigzag(varint(payload, &mut at)?));
@@ -513,7 +597,7 @@ mod tests {
         h[8] = 9;
         let err = read_raw_bytes("y.msr", &h).unwrap_err().to_string();
         assert!(
-            err.contains("y.msr@8") && err.contains("version 3, 4 or 5"),
+            err.contains("y.msr@8") && err.contains("version 3 to 6"),
             "{err}"
         );
     }
@@ -641,6 +725,75 @@ mod tests {
         let p = read_raw_bytes("v.msr", &f).unwrap();
         assert_eq!(p.bad_chunks, 0);
         assert_eq!(p.events, events);
+    }
+
+    fn unrecorded_record(pid: u32, why: u8, path: &[u8]) -> Vec<u8> {
+        fn put(r: &mut Vec<u8>, mut v: u64) {
+            while v >= 0x80 {
+                r.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            r.push(v as u8);
+        }
+        let mut r = vec![KIND_UNRECORDED];
+        put(&mut r, u64::from(pid));
+        r.push(why);
+        put(&mut r, path.len() as u64);
+        r.extend_from_slice(path);
+        r
+    }
+
+    #[test]
+    fn unrecorded_program_records_are_read_and_a_failed_exec_withdraws_its_note() {
+        let events = sample_events(9);
+        let head = encode(&events[..2]);
+        let mut payload = head.clone();
+        payload.extend_from_slice(&unrecorded_record(70_000, 1, b"/bin/static"));
+        payload.extend_from_slice(&unrecorded_record(70_001, 2, b"/usr/bin/su"));
+        // 70,002's exec failed: its note goes, the others stay.
+        payload.extend_from_slice(&unrecorded_record(70_002, 3, b"/x/sg"));
+        payload.extend_from_slice(&unrecorded_record(70_002, WHY_EXEC_FAILED, b""));
+        payload.extend_from_slice(&unrecorded_record(70_003, 9, &[b'p'; NOTE_PATH_MAX]));
+        // The delta bases are untouched by the records.
+        payload.extend_from_slice(&encode(&events)[head.len()..]);
+        let mut f = header();
+        f.extend_from_slice(&events_chunk(9, &payload));
+        let p = read_raw_bytes("u.msr", &f).unwrap();
+        assert_eq!(p.bad_chunks, 0);
+        assert_eq!(p.events, events);
+        let seen: Vec<(u32, &str, UnrecordedReason)> = p
+            .unrecorded
+            .iter()
+            .map(|u| (u.pid, u.path.as_str(), u.reason))
+            .collect();
+        assert_eq!(
+            seen[..2],
+            [
+                (70_000, "/bin/static", UnrecordedReason::Static),
+                (70_001, "/usr/bin/su", UnrecordedReason::Setuid),
+            ]
+        );
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen[2].2, UnrecordedReason::Other);
+        assert_eq!(seen[2].1.len(), NOTE_PATH_MAX);
+    }
+
+    #[test]
+    fn an_unrecorded_program_record_too_long_or_cut_short_ends_the_chunk() {
+        let events = sample_events(9);
+        for bad in [
+            unrecorded_record(1, 1, &[b'p'; NOTE_PATH_MAX + 1]),
+            unrecorded_record(1, 1, b"/bin/static")[..6].to_vec(),
+        ] {
+            let mut payload = encode(&events[..2]);
+            payload.extend_from_slice(&bad);
+            let mut f = header();
+            f.extend_from_slice(&events_chunk(9, &payload));
+            let p = read_raw_bytes("u.msr", &f).unwrap();
+            assert_eq!(p.bad_chunks, 1);
+            assert_eq!(p.events, events[..2]);
+            assert!(p.unrecorded.is_empty());
+        }
     }
 
     #[test]

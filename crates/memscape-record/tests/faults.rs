@@ -14,20 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
-use memscape_record::{RecordError, RecordOptions, RecordReport, record};
+use memscape_record::{RecordError, RecordReport, record};
 use memscape_trace::process::ProcessEnd;
-
-fn options(output: PathBuf, program: &str, args: &[&str]) -> RecordOptions {
-    RecordOptions {
-        output,
-        stack_depth: 16,
-        no_stacks: false,
-        program: program.to_owned(),
-        args: args.iter().map(|s| (*s).to_owned()).collect(),
-        shim: Some(shim()),
-        time_resolution_log2: memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
-    }
-}
 
 /// `sh -c "PROGRAM ARGS"`, as a user types it.
 fn via_sh(program: &Path, args: &[&str], dir: &Path) -> RecordReport {
@@ -415,18 +403,7 @@ fn ctrl_c_ends_the_recording_keeping_everything_so_far() {
 #[test]
 fn a_static_binary_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/single.c");
-    let program = dir.path().join("static");
-    assert!(
-        Command::new("gcc")
-            .args(["-O0", "-static", "-o"])
-            .arg(&program)
-            .arg(&src)
-            .status()
-            .unwrap()
-            .success(),
-        "gcc -static needs libc6-dev's libc.a"
-    );
+    let program = compile_static(dir.path());
     let e = record(&options(
         dir.path().join("t.msc"),
         &program.display().to_string(),
@@ -447,24 +424,7 @@ fn a_setuid_program_is_a_clear_error() {
     let dir = tempfile::Builder::new().tempdir_in(target_dir()).unwrap();
     let program = compile("single.c", dir.path());
     // setuid to another user: the loader runs it in secure mode and ignores LD_PRELOAD.
-    assert!(
-        Command::new("chown")
-            .args(["nobody"])
-            .arg(&program)
-            .status()
-            .unwrap()
-            .success(),
-        "chown needs root"
-    );
-    Command::new("chmod")
-        .args(["755", dir.path().to_str().unwrap()])
-        .status()
-        .unwrap();
-    Command::new("chmod")
-        .arg("u+s")
-        .arg(&program)
-        .status()
-        .unwrap();
+    make_setuid_to_nobody(&program, dir.path());
     let e = record(&options(
         dir.path().join("t.msc"),
         &program.display().to_string(),

@@ -3,9 +3,10 @@
 use super::*;
 
 pub(crate) const FILE_MAGIC: &[u8; 8] = b"MSCREC01";
+/// 6: unrecorded-program records; 5: process and pool records, free stacks; 4: name records;
 /// 3: varint-coded events, TSC times with clock pairs, strings at 64 (2: varint-coded events,
 /// ns times; 1: fixed 56-byte events).
-pub(crate) const FILE_VERSION: u32 = 4;
+pub(crate) const FILE_VERSION: u32 = 6;
 /// Offset of the executable path and command line in the file header.
 pub(crate) const HEADER_STRINGS: usize = 64;
 pub(crate) const FILE_HEADER_BYTES: usize = 4096;
@@ -100,6 +101,26 @@ pub(crate) const KIND_CLOCK: u8 = 7;
 pub(crate) const KIND_NAME: u8 = 0x0F;
 /// The longest name record.
 pub(crate) const NAME_ROOM: usize = 2 + 15;
+/// Kind byte of an unrecorded-program record (kind 7, function 3: no event has kind 7): a
+/// process of this recording `exec`s (or `posix_spawn`s) a program the loader will not
+/// preload the shim into. Varint pid, a reason byte ([`WHY_STATIC`] …; [`WHY_EXEC_FAILED`]
+/// withdraws that pid's last note), varint path length (≤ [`NOTE_PATH_MAX`]), the path.
+pub(crate) const KIND_UNRECORDED: u8 = 0x1F;
+/// No `PT_INTERP`: a static binary (the loader never runs, so `LD_PRELOAD` is never read).
+pub(crate) const WHY_STATIC: u8 = 1;
+/// A set-user-ID program whose owner is not the caller's real user: the loader runs it in
+/// secure mode (`AT_SECURE`) and ignores `LD_PRELOAD` paths with a slash.
+pub(crate) const WHY_SETUID: u8 = 2;
+/// The same for set-group-ID.
+pub(crate) const WHY_SETGID: u8 = 3;
+/// An ELF file of another class (a 32-bit program): the 64-bit shim cannot be loaded into it.
+pub(crate) const WHY_CLASS: u8 = 4;
+/// The `exec` returned (failed): the pid's previous note did not happen.
+pub(crate) const WHY_EXEC_FAILED: u8 = 0;
+/// Longest path kept in an unrecorded-program record (longer ones are cut).
+pub(crate) const NOTE_PATH_MAX: usize = 1024;
+/// Longest record [`append_long_record`] takes.
+pub(crate) const LONG_RECORD_MAX: usize = 1 + 5 + 1 + 2 + NOTE_PATH_MAX;
 /// Room a record needs: an event, a clock record and a name record before it.
 pub(crate) const RECORD_ROOM: usize = MAX_RECORD_BYTES + 1 + 2 * 10 + NAME_ROOM;
 

@@ -16,6 +16,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 
 #[macro_use]
 mod real;
+mod exec;
 mod format;
 mod interpose;
 mod lifecycle;
@@ -27,6 +28,7 @@ mod writer;
 
 use format::*;
 use interpose::*;
+use lifecycle::own_pid;
 use real::*;
 use stacks::*;
 use start::*;

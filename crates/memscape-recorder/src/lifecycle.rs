@@ -29,7 +29,7 @@ fn record_process(function: u8, pid: u32, value: u64) {
 
 /// The calling process's pid from the kernel (in a `vfork` child, the child's: the shim's
 /// state there is the parent's, so the reader drops records whose pid is not the file's).
-fn own_pid() -> u32 {
+pub(crate) fn own_pid() -> u32 {
     (unsafe { libc::syscall(libc::SYS_getpid) }) as u32
 }
 

@@ -43,6 +43,13 @@ pub(crate) static REAL__EXIT2: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_WAITPID: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_WAIT4: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_WAITID: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_EXECVE: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_EXECV: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_EXECVP: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_EXECVPE: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_FEXECVE: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_POSIX_SPAWN: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_POSIX_SPAWNP: AtomicUsize = AtomicUsize::new(0);
 
 /// 0 = nothing resolved, 1 = resolving (dlsym may call calloc: served from the arena),
 /// 2 = resolved.
@@ -88,6 +95,13 @@ pub(crate) unsafe fn resolve_all() {
     REAL_WAITPID.store(sym(b"waitpid\0"), Ordering::Release);
     REAL_WAIT4.store(sym(b"wait4\0"), Ordering::Release);
     REAL_WAITID.store(sym(b"waitid\0"), Ordering::Release);
+    REAL_EXECVE.store(sym(b"execve\0"), Ordering::Release);
+    REAL_EXECV.store(sym(b"execv\0"), Ordering::Release);
+    REAL_EXECVP.store(sym(b"execvp\0"), Ordering::Release);
+    REAL_EXECVPE.store(sym(b"execvpe\0"), Ordering::Release);
+    REAL_FEXECVE.store(sym(b"fexecve\0"), Ordering::Release);
+    REAL_POSIX_SPAWN.store(sym(b"posix_spawn\0"), Ordering::Release);
+    REAL_POSIX_SPAWNP.store(sym(b"posix_spawnp\0"), Ordering::Release);
     set_here(false);
     RESOLVE_STATE.store(2, Ordering::Release);
 }

@@ -298,8 +298,26 @@ pub(crate) unsafe fn encode_name(t: &ThreadState, dst: *mut u8) -> usize {
 /// Appends a record that is not an event (a pool's name) to this thread's chunk: it leaves
 /// the delta bases alone. At most `RECORD_ROOM - MAX_RECORD_BYTES` bytes.
 pub(crate) unsafe fn append_record(t: &ThreadState, bytes: &[u8]) {
-    let chunk = unsafe { chunk_with_room(t) };
-    if chunk.is_null() || bytes.len() > RECORD_ROOM - MAX_RECORD_BYTES {
+    if bytes.len() > RECORD_ROOM - MAX_RECORD_BYTES {
+        return;
+    }
+    unsafe { append_long_record(t, bytes) };
+}
+
+/// Appends a record that is not an event and may be long (at most [`LONG_RECORD_MAX`] bytes:
+/// an unrecorded program's path) to this thread's chunk, starting a new chunk when it does
+/// not fit. Leaves the delta bases alone. Raw syscalls only: safe in a `vfork` child.
+pub(crate) unsafe fn append_long_record(t: &ThreadState, bytes: &[u8]) {
+    if bytes.len() > LONG_RECORD_MAX {
+        return;
+    }
+    let mut chunk = unsafe { chunk_with_room(t) };
+    if !chunk.is_null() && CHUNK_HEADER_BYTES + t.used.get() + bytes.len() > CHUNK_BYTES {
+        // Full for this record: the next chunk (as if it were full for an event).
+        t.used.set(CHUNK_BYTES);
+        chunk = unsafe { chunk_with_room(t) };
+    }
+    if chunk.is_null() {
         return;
     }
     let used = t.used.get();

@@ -4,46 +4,9 @@
 //! encode sRGB themselves when [`needs_shader_srgb_encode`] says so: that is the one place where
 //! colour space is decided, for the GUI and headless alike.
 
-/// The five sRGB stops of the blue → red ramp (low → high). Keep in sync with `blue_red` in
-/// `shaders/utils/color.wgsl`.
-pub const BLUE_RED_STOPS: [[f32; 3]; 5] = [
-    [0.192, 0.212, 0.584],
-    [0.271, 0.459, 0.706],
-    [0.996, 0.878, 0.565],
-    [0.957, 0.427, 0.263],
-    [0.647, 0.000, 0.149],
-];
-
-pub fn srgb_to_linear(c: f32) -> f32 {
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
-    }
-}
-
-pub fn linear_to_srgb(c: f32) -> f32 {
-    let x = c.clamp(0.0, 1.0);
-    if x <= 0.003_130_8 {
-        x * 12.92
-    } else {
-        1.055 * x.powf(1.0 / 2.4) - 0.055
-    }
-}
-
-/// Linear RGB of the blue → red ramp at `t` in [0, 1].
-pub fn blue_red(t: f32) -> [f32; 3] {
-    let t = t.clamp(0.0, 1.0) * 4.0;
-    let i = (t.floor() as usize).min(3);
-    let f = t - i as f32;
-    let a = BLUE_RED_STOPS[i];
-    let b = BLUE_RED_STOPS[i + 1];
-    std::array::from_fn(|k| {
-        let la = srgb_to_linear(a[k]);
-        let lb = srgb_to_linear(b[k]);
-        la + (lb - la) * f
-    })
-}
+// The ramp and the sRGB transfer are memscape-eq1's: the one CPU copy, shared with
+// memscape-lod. Keep `shaders/utils/color.wgsl` in sync with it.
+pub use memscape_eq1::{BLUE_RED_STOPS, blue_red, linear_to_srgb, srgb_to_linear};
 
 /// The blue → red ramp at `t` as opaque sRGB bytes (for shapes and legends).
 pub fn blue_red_srgb8(t: f32) -> [u8; 4] {

@@ -25,7 +25,13 @@ pub enum BinBy {
     Thread,
     /// One bin per process image (each its own address space).
     Process,
+    /// One bin per pool a custom allocator declared (`memscape.h`), then one for every other
+    /// block (the heap the pools fall back on).
+    Pool,
 }
+
+/// The label of the bin of the blocks outside every pool.
+pub const HEAP_BIN_LABEL: &str = "heap (outside the pools)";
 
 /// One bin.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -154,6 +160,24 @@ impl Bins {
                     labels,
                     b.process.iter().map(|&p| p.min(n as u32 - 1)).collect(),
                 )
+            }
+            BinBy::Pool => {
+                let heap = trace.pools.len() as u32;
+                let mut labels: Vec<String> = trace
+                    .pools
+                    .iter()
+                    .map(|p| format!("{} ({} B blocks)", p.name, p.block_size))
+                    .collect();
+                labels.push(HEAP_BIN_LABEL.to_owned());
+                let block_bin = (0..b.len())
+                    .map(|i| match b.pool[i] {
+                        p if p > 0 && p <= heap && b.flags[i] & crate::model::FLAG_POOL != 0 => {
+                            p - 1
+                        }
+                        _ => heap,
+                    })
+                    .collect();
+                (labels, block_bin)
             }
         };
         let mut bins: Vec<Bin> = labels

@@ -297,20 +297,29 @@ pub fn pool_reports(trace: &Trace, max_samples: usize) -> Vec<PoolReport> {
 }
 
 /// The curves of the bins of any binning (`bins.rs`): each bin's span is the address range
-/// its heap blocks cover (mappings and pool blocks left out).
+/// its heap blocks cover (mappings and pool blocks left out), or, binned by pool, the pool's
+/// declared range (its pool blocks in it).
 pub fn bin_curves(trace: &Trace, bins: &crate::bins::Bins, max_samples: usize) -> Vec<GroupCurves> {
     let b = &trace.blocks;
     let n = bins.bins.len();
+    let by_pool = matches!(bins.by, crate::bins::BinBy::Pool);
+    let pools = if by_pool { trace.pools.len() } else { 0 };
     let mut spans = vec![(u64::MAX, 0u64); n];
+    for (span, p) in spans.iter_mut().zip(&trace.pools).take(pools) {
+        *span = (p.start, p.end);
+    }
     let group: Vec<u32> = (0..b.len())
         .map(|i| {
             let g = bins.block_bin.get(i).copied().unwrap_or(NO_GROUP);
-            if b.flags[i] & (FLAG_MMAP | FLAG_POOL) != 0 || g as usize >= n {
+            let pooled = b.flags[i] & FLAG_POOL != 0;
+            if b.flags[i] & FLAG_MMAP != 0 || g as usize >= n || pooled != ((g as usize) < pools) {
                 return NO_GROUP;
             }
-            let s = &mut spans[g as usize];
-            s.0 = s.0.min(b.address[i]);
-            s.1 = s.1.max(b.address[i].saturating_add(b.size[i]));
+            if (g as usize) >= pools {
+                let s = &mut spans[g as usize];
+                s.0 = s.0.min(b.address[i]);
+                s.1 = s.1.max(b.address[i].saturating_add(b.size[i]));
+            }
             g
         })
         .collect();

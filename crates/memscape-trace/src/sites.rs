@@ -62,6 +62,10 @@ pub const BUILTIN_WRAPPERS: &[(&str, &str)] = &[
         r"^(__rust_(alloc|alloc_zeroed|realloc)$|__rdl_(alloc|alloc_zeroed|realloc)$|__rg_(alloc|alloc_zeroed|realloc)$|alloc::|<alloc::|hashbrown::|<hashbrown::)",
     ),
     (
+        "memscape.h pool reports",
+        r"^memscape_(pool_allocated|pool_freed|declare_pool|shim_pool_(declare|alloc|free))$",
+    ),
+    (
         "jemalloc, mimalloc, tcmalloc",
         r"^(je_|__je_|mi_|_mi_|tc_|tcmalloc::|TCMalloc|(do_)?(mallocx|rallocx|xallocx|nallocx|sdallocx)$)",
     ),

@@ -119,6 +119,26 @@ pub fn site_pairs(trace: &Trace, limit: usize) -> Vec<SitePair> {
     rows
 }
 
+/// The freed blocks (indices) of one row of [`site_pairs`]: allocated at `alloc_site` and
+/// freed at `free_site`, for views that highlight a row.
+pub fn site_pair_blocks(trace: &Trace, alloc_site: u32, free_site: u32) -> Vec<u32> {
+    let b = &trace.blocks;
+    freed(trace)
+        .filter(|&i| b.site[i] == alloc_site && b.free_site[i] == free_site)
+        .map(|i| i as u32)
+        .collect()
+}
+
+/// The blocks (indices) of one row of [`cross_thread_frees`]: allocated by `alloc_thread`,
+/// freed by `free_thread`.
+pub fn thread_pair_blocks(trace: &Trace, alloc_thread: u32, free_thread: u32) -> Vec<u32> {
+    let b = &trace.blocks;
+    freed(trace)
+        .filter(|&i| b.thread[i] == alloc_thread && b.free_thread[i] == free_thread.wrapping_add(1))
+        .map(|i| i as u32)
+        .collect()
+}
+
 /// Frees from another thread than the allocating one, per (allocating, freeing) thread pair,
 /// most frees first.
 pub fn cross_thread_frees(trace: &Trace) -> Vec<ThreadPair> {

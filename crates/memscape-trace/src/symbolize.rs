@@ -183,39 +183,73 @@ pub fn symbolize(trace: &mut Trace) -> SymbolizeReport {
 
 /// [`symbolize`] with an explicit debug-file search.
 pub fn symbolize_with(trace: &mut Trace, search: &DebugSearch) -> SymbolizeReport {
+    symbolize_into(trace, search, &mut HashMap::new())
+}
+
+/// Symbolization of successive traces of one recording (a live view's snapshots): each
+/// module's symbols are read once, not once per trace.
+#[derive(Default)]
+pub struct Symbolizer {
+    search: DebugSearch,
+    /// By module path.
+    modules: HashMap<String, Option<ModuleSymbols>>,
+}
+
+impl Symbolizer {
+    /// Looking for separate debug files as [`symbolize`] does.
+    pub fn new() -> Self {
+        Self {
+            search: DebugSearch::from_env(),
+            modules: HashMap::new(),
+        }
+    }
+
+    /// [`symbolize`], with the symbols of the modules read for earlier traces.
+    pub fn symbolize(&mut self, trace: &mut Trace) -> SymbolizeReport {
+        symbolize_into(trace, &self.search, &mut self.modules)
+    }
+}
+
+fn symbolize_into(
+    trace: &mut Trace,
+    search: &DebugSearch,
+    modules: &mut HashMap<String, Option<ModuleSymbols>>,
+) -> SymbolizeReport {
     let mut report = SymbolizeReport::default();
-    let mut modules: HashMap<u32, Option<ModuleSymbols>> = HashMap::new();
     for n in 1..trace.call_tree.frames.len() {
         let frame = trace.call_tree.frames[n];
         if frame.module == 0 || frame.function != 0 {
             continue;
         }
-        let module = modules.entry(frame.module).or_insert_with(|| {
-            let path = trace.strings.get(frame.module);
-            if path.is_empty() || !Path::new(path).is_file() {
+        let path = trace.strings.get(frame.module);
+        if !modules.contains_key(path) {
+            let opened = if path.is_empty() || !Path::new(path).is_file() {
                 report.modules_missing += 1;
-                return None;
-            }
-            match ModuleSymbols::open(Path::new(path), search) {
-                Ok((m, info)) => {
-                    report.modules_opened += 1;
-                    if matches!(
-                        info.found_by,
-                        Some(FoundBy::BuildId | FoundBy::Debuglink | FoundBy::Debuginfod)
-                    ) {
-                        report.separate_debug_files += 1;
+                None
+            } else {
+                match ModuleSymbols::open(Path::new(path), search) {
+                    Ok((m, info)) => {
+                        report.modules_opened += 1;
+                        if matches!(
+                            info.found_by,
+                            Some(FoundBy::BuildId | FoundBy::Debuglink | FoundBy::Debuginfod)
+                        ) {
+                            report.separate_debug_files += 1;
+                        }
+                        report.debug_info.push(info);
+                        Some(m)
                     }
-                    report.debug_info.push(info);
-                    Some(m)
+                    Err(e) => {
+                        tracing::debug!("cannot read symbols of {path}: {e}");
+                        report.modules_missing += 1;
+                        None
+                    }
                 }
-                Err(e) => {
-                    tracing::debug!("cannot read symbols of {path}: {e}");
-                    report.modules_missing += 1;
-                    None
-                }
-            }
-        });
-        let Some(module) = module else {
+            };
+            modules.insert(path.to_owned(), opened);
+        }
+        let module = modules.get_mut(trace.strings.get(frame.module));
+        let Some(Some(module)) = module else {
             report.frames_unresolved += 1;
             continue;
         };

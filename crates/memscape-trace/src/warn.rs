@@ -10,9 +10,12 @@ pub const NON_UTF8: &str = "non_utf8";
 pub const ABSURD_SIZE: &str = "absurd_size";
 pub const BAD_REFERENCE: &str = "bad_reference";
 pub const TOO_MANY_BLOCKS: &str = "too_many_blocks";
+/// `memscape record`: a program started by a recorded process ran without the recorder (a
+/// static binary, a setuid/setgid program); the location names it.
+pub const UNRECORDED_PROGRAM: &str = "unrecorded_program";
 
 /// Every kind, for mapping names read back from `.msc` files onto the static keys.
-pub const ALL: [&str; 10] = [
+pub const ALL: [&str; 11] = [
     UNKNOWN_FREE,
     DOUBLE_FREE,
     ALLOC_OVER_LIVE,
@@ -23,6 +26,7 @@ pub const ALL: [&str; 10] = [
     ABSURD_SIZE,
     BAD_REFERENCE,
     TOO_MANY_BLOCKS,
+    UNRECORDED_PROGRAM,
 ];
 
 /// What was expected, for each kind.
@@ -42,6 +46,9 @@ pub fn message(kind: &str) -> &'static str {
             "reference to a string, frame or record that does not exist (treated as unknown)"
         }
         TOO_MANY_BLOCKS => "more than 4 294 967 295 blocks (the rest is skipped)",
+        UNRECORDED_PROGRAM => {
+            "program that ran unrecorded: the loader ignores LD_PRELOAD for it (no process in the trace)"
+        }
         _ => "unexpected input",
     }
 }

@@ -86,6 +86,17 @@ pub const FILES: &[DemoFile] = &[
         companions: &[],
         cycle_functions: &[],
     },
+    // memscape's own recording of a small pool allocator (assets/demo/pools.c): five size
+    // classes declared through memscape.h and a fallback heap; the allocation map bins it by
+    // pool, with waste and fragmentation under each bin.
+    DemoFile {
+        key: "pools",
+        file_name: "pools.msc",
+        bytes: include_bytes!("../../../assets/demo/pools.msc"),
+        opened_by_default: false,
+        companions: &[],
+        cycle_functions: &[],
+    },
 ];
 
 impl DemoFile {

@@ -36,6 +36,7 @@ pub mod headless;
 pub mod heap_tree;
 pub mod label;
 pub mod links;
+pub mod live;
 pub mod picture;
 pub mod processes;
 pub mod ramp;

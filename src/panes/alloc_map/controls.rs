@@ -99,6 +99,16 @@ impl AllocMapPane {
             ui.checkbox(&mut context, "context")
                 .on_hover_text("the whole map in miniature; drag its red frame to scroll");
             s.set(Panel::Context, context);
+            let mut curves = s.has(Panel::Curves);
+            ui.checkbox(&mut curves, "waste · fragmentation").on_hover_text(
+                "under each bin over time: external fragmentation (orange area: 1 − largest free                  gap ÷ free bytes inside the bin's span) and waste (violet line: bytes allocated                  beyond the request ÷ live bytes)",
+            );
+            s.set(Panel::Curves, curves);
+            ui.toggle_value(&mut self.free_sites.open, "who frees what")
+                .on_hover_text(
+                    "allocation site × free site (blocks, bytes, median lifetime) and frees \
+                     across threads; click a row to highlight its blocks",
+                );
             ui.separator();
             ui.toggle_value(&mut self.cursor_mode, "cursor mode")
                 .on_hover_text(

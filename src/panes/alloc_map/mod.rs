@@ -5,7 +5,9 @@
 
 mod controls;
 mod details;
+mod free_sites;
 mod interaction;
+mod live;
 mod processes;
 mod worker;
 
@@ -57,6 +59,7 @@ pub struct AllocMapPane {
     binned: Arc<BinnedScene>,
     blocks: Arc<Vec<AllocBlockGpu>>,
     bar: Option<Arc<BarBlocks>>,
+    curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
     shown: Wanted,
     /// What the GPU draws from (rebuilt when the blocks, times or selection change).
     data: Option<Arc<MapData>>,
@@ -87,6 +90,33 @@ pub struct AllocMapPane {
     context_drag: Option<(egui::Pos2, Camera)>,
     /// The processes shown (the `process` setting applied to the dataset opened).
     filter: processes::ProcessFilterState,
+    /// A live recording's newer snapshot, prepared off screen until its bins are built.
+    next: Option<Box<AllocMapPane>>,
+    /// The newest snapshot, waiting for `next` to be shown.
+    queued: Option<Arc<Dataset>>,
+    /// The "who frees what" panel at the right.
+    free_sites: free_sites::FreeSitesPanel,
+}
+
+/// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
+/// dataset's default bins and colours, the pools' curves when it declares pools.
+fn default_settings(dataset: &Dataset, color_by: ColorBy) -> AllocMapSettings {
+    let bins = dataset
+        .alloc_trace()
+        .map_or(BinBy::None, |t| BinBy::default_for(&t.trace));
+    let mut settings = AllocMapSettings {
+        color: Some(color_by),
+        bins: Some(bins),
+        ..AllocMapSettings::gui()
+    };
+    // An allocator's own pools: their waste and fragmentation under each bin.
+    if dataset
+        .alloc_trace()
+        .is_some_and(|t| !t.trace.pools.is_empty())
+    {
+        settings.set(memscape_views::alloc_map::settings::Panel::Curves, true);
+    }
+    settings
 }
 
 impl AllocMapPane {
@@ -102,23 +132,19 @@ impl AllocMapPane {
             axis: TimeAxis::Events,
             color_by,
             age_at: 0,
+            curves: false,
         };
         let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone()));
-        let bins = dataset
-            .alloc_trace()
-            .map_or(BinBy::None, |t| BinBy::default_for(&t.trace));
+        let settings = default_settings(&dataset, color_by);
         Self {
             filter: processes::ProcessFilterState::new(dataset.clone()),
             key: PaneKey::new(),
             dataset,
-            settings: AllocMapSettings {
-                color: Some(color_by),
-                bins: Some(bins),
-                ..AllocMapSettings::gui()
-            },
+            settings,
             binned,
             blocks,
             bar: None,
+            curves: None,
             shown,
             data: None,
             data_gen: 1,
@@ -139,6 +165,9 @@ impl AllocMapPane {
             stacked_wheel: 0.0,
             box_start: None,
             context_drag: None,
+            next: None,
+            queued: None,
+            free_sites: Default::default(),
         }
     }
 
@@ -157,6 +186,9 @@ impl AllocMapPane {
             } else {
                 0
             },
+            curves: self
+                .settings
+                .has(memscape_views::alloc_map::settings::Panel::Curves),
         }
     }
 
@@ -186,6 +218,7 @@ impl AllocMapPane {
             }
             self.blocks = built.blocks;
             self.bar = built.bar;
+            self.curves = built.curves;
             self.shown = built.wanted;
             self.data = None;
         }
@@ -300,10 +333,21 @@ impl View for AllocMapPane {
     }
 
     fn is_ready(&self) -> bool {
-        self.drawn.load(Ordering::Acquire) && !self.busy()
+        self.drawn.load(Ordering::Acquire)
+            && !self.busy()
+            && self.next.is_none()
+            && self.queued.is_none()
+    }
+
+    fn follow(&mut self, dataset: Arc<Dataset>, _ctx: &egui::Context) {
+        self.prepare_next(dataset);
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        if self.advance_live() {
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(30));
+        }
         if self.apply_process_filter() || self.filtering() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(50));
@@ -370,6 +414,8 @@ impl View for AllocMapPane {
             }
         });
 
+        self.free_sites_panel(ui);
+        let width = width.min(ui.available_width());
         let (full, response) = ui.allocate_exact_size(
             egui::vec2(width, ui.available_height()),
             egui::Sense::click_and_drag(),
@@ -445,6 +491,7 @@ impl View for AllocMapPane {
                 binned: &binned,
                 data,
                 bars: self.bar.clone(),
+                curves: self.curves.clone(),
                 camera: cam,
                 color_by: self.shown.color_by,
                 time_cursor: links

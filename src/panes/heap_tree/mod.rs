@@ -6,6 +6,7 @@
 //! for the sizes at a time point through bounded channels; the UI thread never walks blocks.
 
 mod controls;
+mod live;
 mod worker;
 
 use std::collections::HashMap;
@@ -96,14 +97,30 @@ pub struct HeapTreePane {
     seen_pick: u64,
     /// Time points the user put on the timeline (empty: five evenly spaced).
     timeline_points: Vec<usize>,
+    /// A live recording's newer snapshot, grouped off screen until its tree can be drawn.
+    next: Option<Box<HeapTreePane>>,
+    /// The newest snapshot, waiting for `next` to be shown.
+    queued: Option<Arc<Dataset>>,
 }
 
 impl HeapTreePane {
     pub fn new(dataset: Arc<Dataset>, ctx: &egui::Context) -> Self {
-        let settings = HeapTreeSettings::default();
+        Self::with_settings(dataset, ctx, HeapTreeSettings::default(), false)
+    }
+
+    /// A pane showing `dataset` as `settings` say (the leak panel's switch `show_suppressed`).
+    fn with_settings(
+        dataset: Arc<Dataset>,
+        ctx: &egui::Context,
+        settings: HeapTreeSettings,
+        show_suppressed: bool,
+    ) -> Self {
         let worker = spawn_worker(
             dataset.clone(),
-            Grouping::of(&settings),
+            Grouping {
+                suppressions: !show_suppressed,
+                ..Grouping::of(&settings)
+            },
             settings.process.clone(),
             ctx.clone(),
         );
@@ -112,7 +129,7 @@ impl HeapTreePane {
             dataset,
             settings,
             grouping: 0,
-            show_suppressed: false,
+            show_suppressed,
             worker,
             timeline: None,
             error: None,
@@ -133,6 +150,8 @@ impl HeapTreePane {
             published_point: None,
             seen_pick: 0,
             timeline_points: Vec::new(),
+            next: None,
+            queued: None,
         }
     }
 
@@ -290,10 +309,17 @@ impl View for HeapTreePane {
     }
 
     fn is_ready(&self) -> bool {
-        self.drawn_once || self.error.is_some()
+        (self.drawn_once || self.error.is_some()) && self.next.is_none() && self.queued.is_none()
+    }
+
+    fn follow(&mut self, dataset: Arc<Dataset>, ctx: &egui::Context) {
+        self.prepare_next(dataset, ctx);
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        if self.advance_live(ui.ctx()) {
+            ui.ctx().request_repaint_after(Duration::from_millis(30));
+        }
         self.drain();
         self.controls(ui);
         if let Some(e) = &self.error {

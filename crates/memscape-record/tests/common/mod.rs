@@ -205,3 +205,53 @@ pub fn check_consistency(report: &RecordReport) {
         ]
     );
 }
+
+/// What the fault tests record with: 16 frames, the shim built here.
+pub fn options(output: PathBuf, program: &str, args: &[&str]) -> RecordOptions {
+    RecordOptions {
+        output,
+        stack_depth: 16,
+        no_stacks: false,
+        program: program.to_owned(),
+        args: args.iter().map(|s| (*s).to_owned()).collect(),
+        shim: Some(shim()),
+        time_resolution_log2: memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
+    }
+}
+
+/// `tests/c/single.c` linked statically into `dir/static`.
+pub fn compile_static(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/single.c");
+    let program = dir.join("static");
+    assert!(
+        Command::new("gcc")
+            .args(["-O0", "-static", "-o"])
+            .arg(&program)
+            .arg(&src)
+            .status()
+            .unwrap()
+            .success(),
+        "gcc -static needs libc6-dev's libc.a"
+    );
+    program
+}
+
+/// Makes `program` (in `dir`) setuid to `nobody`, so that the loader runs it in secure mode
+/// and ignores LD_PRELOAD; `dir` is opened to everyone (needs root, as CI has).
+pub fn make_setuid_to_nobody(program: &Path, dir: &Path) {
+    assert!(
+        Command::new("chown")
+            .args(["nobody"])
+            .arg(program)
+            .status()
+            .unwrap()
+            .success(),
+        "chown needs root"
+    );
+    Command::new("chmod").arg("755").arg(dir).status().unwrap();
+    Command::new("chmod")
+        .arg("u+s")
+        .arg(program)
+        .status()
+        .unwrap();
+}

@@ -11,12 +11,13 @@ use crate::RgbaImage;
 use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
 use crate::u64_split::offset_to_f32;
 
-/// Keep in sync with `shaders/utils/cushion.wgsl`.
-const PLATEAU_BEVEL: f32 = 0.2;
-const AMBIENT: f32 = 0.35;
-const DIFFUSE: f32 = 0.65;
-/// Keep in sync with `FULL_COVERAGE_EPSILON` in `shaders/alloc_map_resolve.wgsl`.
-pub const FULL_COVERAGE_EPSILON: f32 = 1.0 / 1024.0;
+// Eq. 1's pieces and the cushion shading are memscape-eq1's (the one CPU copy, shared with
+// memscape-lod); keep the shaders in sync with it.
+pub use memscape_eq1::{
+    CUSHION_KNOTS, FULL_COVERAGE_EPSILON, box_coverage, clamp_geometry, clamp_geometry_rect,
+    cushion_knot_interval, interval_overlap,
+};
+use memscape_eq1::{Cushion, EDGE_SLACK};
 
 fn join(v: [u32; 2]) -> u64 {
     u64::from(v[0]) | (u64::from(v[1]) << 32)
@@ -41,65 +42,12 @@ pub fn block_geometry_px(
     [x0, h - a0, width, height]
 }
 
-/// Length of `[a, a + w) ∩ [p, p + 1)`; exact for tiny `w` inside the pixel.
-pub fn interval_overlap(a: f32, w: f32, p: f32) -> f32 {
-    let cut_before = (p - a).max(0.0);
-    let cut_after = ((a - p - 1.0) + w).max(0.0);
-    (w - cut_before - cut_after).clamp(0.0, w.min(1.0))
-}
-
-/// Exact area of the block `g` = (x0, y_bottom, w, h) inside the unit pixel at `p`.
-pub fn box_coverage(g: [f32; 4], p: [f32; 2]) -> f32 {
-    let fx = interval_overlap(g[0], g[2], p[0]);
-    let cut_above = ((p[1] - g[1]) + g[3]).max(0.0);
-    let cut_below = (g[1] - p[1] - 1.0).max(0.0);
-    let fy = (g[3] - cut_above - cut_below).clamp(0.0, g[3].min(1.0));
-    fx * fy
-}
-
-/// Clamps to the viewport plus `margin`, keeping the far edges; as `clamp_geometry` in WGSL.
-pub fn clamp_geometry(g: [f32; 4], viewport: [f32; 2], margin: f32) -> [f32; 4] {
-    clamp_geometry_rect(g, [0.0, 0.0], viewport, margin)
-}
-
-/// Clamps to the rectangle `[lo, hi)` (pixels, y down) plus `margin`, keeping the far edges; as
-/// `clamp_geometry_rect` in WGSL. With `lo` = 0 it is exactly [`clamp_geometry`].
-pub fn clamp_geometry_rect(g: [f32; 4], lo: [f32; 2], hi: [f32; 2], margin: f32) -> [f32; 4] {
-    let (mut x0, mut w, mut yb, mut h) = (g[0], g[2], g[1], g[3]);
-    if x0 < lo[0] - margin {
-        w -= (lo[0] - margin) - x0;
-        x0 = lo[0] - margin;
-    }
-    w = w.min(hi[0] + margin - x0);
-    if yb > hi[1] + margin {
-        h -= yb - (hi[1] + margin);
-        yb = hi[1] + margin;
-    }
-    h = h.min(yb - (lo[1] - margin));
-    [x0, yb, w.max(0.0), h.max(0.0)]
-}
-
-/// Keep in sync with `EDGE_SLACK` in `shaders/alloc_map_accumulate.wgsl`.
-const EDGE_SLACK: f32 = 1.0 / 256.0;
-
-fn cushion_slope(kind: CushionKind, u: f32) -> f32 {
+fn eq1_cushion(kind: CushionKind) -> Cushion {
     match kind {
-        CushionKind::None => 0.0,
-        CushionKind::Parabolic => 1.0 - 2.0 * u,
-        CushionKind::Plateau => {
-            if u < PLATEAU_BEVEL {
-                1.0
-            } else if u > 1.0 - PLATEAU_BEVEL {
-                -1.0
-            } else {
-                0.0
-            }
-        }
+        CushionKind::None => Cushion::None,
+        CushionKind::Parabolic => Cushion::Parabolic,
+        CushionKind::Plateau => Cushion::Plateau,
     }
-}
-
-fn cushion_size_fade(extent_px: f32) -> f32 {
-    ((extent_px - 1.0) / 3.0).clamp(0.0, 1.0)
 }
 
 /// Luminance factor of the cushion at `uv` in a block of `size_px`; 1 on flat ground.
@@ -110,24 +58,7 @@ pub fn cushion_luminance(
     size_px: [f32; 2],
     light: [f32; 3],
 ) -> f32 {
-    if kind == CushionKind::None || strength <= 0.0 {
-        return 1.0;
-    }
-    let sx = cushion_slope(kind, uv[0]) * cushion_size_fade(size_px[0]);
-    let sy = cushion_slope(kind, uv[1]) * cushion_size_fade(size_px[1]);
-    let n = [-sx * strength, -sy * strength, 1.0];
-    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-    let dot = (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / len;
-    let flat = AMBIENT + DIFFUSE * light[2];
-    (AMBIENT + DIFFUSE * dot.max(0.0)) / flat
-}
-
-/// Keep in sync with `CUSHION_KNOTS` in `shaders/utils/cushion.wgsl`.
-pub const CUSHION_KNOTS: f32 = 8.0;
-
-/// The knot interval `[j, j + 1) / CUSHION_KNOTS` that holds `u` (in [0, 1]), as `j`.
-pub fn cushion_knot_interval(u: f32) -> f32 {
-    (u * CUSHION_KNOTS).floor().min(CUSHION_KNOTS - 1.0)
+    memscape_eq1::cushion_luminance(eq1_cushion(kind), strength, uv, size_px, light)
 }
 
 /// The luminance of an allocation-map block: [`cushion_luminance`], except that the parabolic
@@ -141,19 +72,7 @@ pub fn block_cushion_luminance(
     size_px: [f32; 2],
     light: [f32; 3],
 ) -> f32 {
-    if kind != CushionKind::Parabolic {
-        return cushion_luminance(kind, strength, uv, size_px, light);
-    }
-    let j = cushion_knot_interval(uv[0]);
-    let l0 = cushion_luminance(kind, strength, [j / CUSHION_KNOTS, uv[1]], size_px, light);
-    let l1 = cushion_luminance(
-        kind,
-        strength,
-        [(j + 1.0) / CUSHION_KNOTS, uv[1]],
-        size_px,
-        light,
-    );
-    l0 + (l1 - l0) * (uv[0] * CUSHION_KNOTS - j)
+    memscape_eq1::block_cushion_luminance(eq1_cushion(kind), strength, uv, size_px, light)
 }
 
 /// Eq. 1 for one pixel from its sums: `acc` = (Σw·c or (Σw·a, Σw·L, 0), F), `coverage` = Σf.

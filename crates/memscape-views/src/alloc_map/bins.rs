@@ -29,21 +29,28 @@ pub enum BinBy {
     /// One bin per process, each on its own address axis (the default when several processes
     /// of a recording have events).
     Process,
+    /// One bin per pool a custom allocator declared (`memscape.h`), each on the pool's
+    /// address range, and one for the heap outside them (the default when pools are declared).
+    Pool,
 }
 
 impl BinBy {
-    pub const ALL: [BinBy; 5] = [
+    pub const ALL: [BinBy; 6] = [
         BinBy::None,
         BinBy::Region,
         BinBy::Size,
         BinBy::Thread,
         BinBy::Process,
+        BinBy::Pool,
     ];
 
-    /// The binning of a trace without one asked for: by process when several have events.
+    /// The binning of a trace without one asked for: by process when several have events, by
+    /// pool when a custom allocator declared pools.
     pub fn default_for(trace: &Trace) -> Self {
         if memscape_trace::process::several_with_events(trace) {
             BinBy::Process
+        } else if !trace.pools.is_empty() {
+            BinBy::Pool
         } else {
             BinBy::None
         }
@@ -56,6 +63,7 @@ impl BinBy {
             BinBy::Size => "bins: size class (2^k)",
             BinBy::Thread => "bins: thread",
             BinBy::Process => "bins: process",
+            BinBy::Pool => "bins: pool",
         }
     }
 }
@@ -167,7 +175,7 @@ impl BinnedScene {
                         series,
                     )
                 }
-                BinBy::Size | BinBy::Thread | BinBy::Process => {
+                BinBy::Size | BinBy::Thread | BinBy::Process | BinBy::Pool => {
                     let bins = Bins::new(
                         trace,
                         match by {
@@ -175,6 +183,7 @@ impl BinnedScene {
                                 memscape_trace::bins::BinBy::SizeClass(SizeClasses::PowerOfTwo)
                             }
                             BinBy::Thread => memscape_trace::bins::BinBy::Thread,
+                            BinBy::Pool => memscape_trace::bins::BinBy::Pool,
                             _ => memscape_trace::bins::BinBy::Process,
                         },
                     );

@@ -46,6 +46,8 @@ pub struct Wanted {
     pub color_by: ColorBy,
     /// Events from which age is seen (only for [`ColorBy::Age`]; else 0).
     pub age_at: u64,
+    /// The bins' waste and fragmentation curves (the `curves` panel).
+    pub curves: bool,
 }
 
 /// The blocks and bars of a [`Wanted`].
@@ -55,6 +57,8 @@ pub struct Built {
     pub blocks: Arc<Vec<AllocBlockGpu>>,
     /// The occupancy bars (when asked for).
     pub bar: Option<Arc<BarBlocks>>,
+    /// Each bin's waste and fragmentation curves (when asked for).
+    pub curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
 }
 
 /// Builds binnings, colours and bars, keeping each binning and its bars for the next request
@@ -63,6 +67,7 @@ pub struct Built {
 pub struct MapBuilder {
     binned: HashMap<BinBy, Arc<BinnedScene>>,
     bars: HashMap<(BinBy, TimeAxis), Arc<BarBlocks>>,
+    curves: HashMap<BinBy, Arc<Vec<memscape_trace::pools::GroupCurves>>>,
 }
 
 impl MapBuilder {
@@ -92,6 +97,12 @@ impl MapBuilder {
         } else {
             scene.events_extent
         };
+        let curves = wanted.curves.then(|| {
+            self.curves
+                .entry(wanted.by)
+                .or_insert_with(|| Arc::new(super::curves::bin_curves(trace, &binned)))
+                .clone()
+        });
         let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
         let blocks = Arc::new(binned.colored(&colors));
         Built {
@@ -99,6 +110,7 @@ impl MapBuilder {
             binned,
             blocks,
             bar,
+            curves,
         }
     }
 }
@@ -112,6 +124,8 @@ pub struct MapInputs<'a> {
     /// The blocks of `binned`, coloured, on the settings' time axis, with the selection.
     pub data: Arc<MapData>,
     pub bars: Option<Arc<BarBlocks>>,
+    /// Each bin's waste and fragmentation curves (the `curves` panel).
+    pub curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
     pub camera: Camera,
     /// The colouring shown (the settings' or the dataset's default).
     pub color_by: ColorBy,
@@ -234,6 +248,13 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             }));
         }
     }
+    if let (true, Some(curves)) = (panels.curves, &inputs.curves) {
+        for (cell, c) in layout.cells.iter().zip(curves.iter()) {
+            if let Some(strip) = cell.curves {
+                super::curves::draw(&mut picture, strip, c, &inputs.camera, settings.time);
+            }
+        }
+    }
     if panels.decorations {
         decorate(
             &mut picture,
@@ -347,6 +368,7 @@ pub fn compose(
             axis: settings.time,
             color_by,
             age_at: scene.events_extent,
+            curves: settings.has(Panel::Curves),
         },
         settings.has(Panel::Occupancy),
     );
@@ -364,6 +386,7 @@ pub fn compose(
                 selection: None,
             }),
             bars: built.bar.clone(),
+            curves: built.curves.clone(),
             camera,
             color_by,
             time_cursor: None,

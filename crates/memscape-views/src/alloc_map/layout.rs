@@ -10,6 +10,8 @@ pub struct Panels {
     pub occupancy: bool,
     /// The context view at the right.
     pub context: bool,
+    /// A strip of waste and fragmentation curves under each bin.
+    pub curves: bool,
     /// Axes, bin labels, free bars and the legend. Without them (and without the other panels)
     /// the maps fill the pane and pixels map linearly onto the camera's window.
     pub decorations: bool,
@@ -22,6 +24,7 @@ impl Panels {
         Self {
             occupancy: settings.has(Panel::Occupancy),
             context: settings.has(Panel::Context),
+            curves: settings.has(Panel::Curves),
             decorations: !settings.only_main(),
         }
     }
@@ -35,6 +38,8 @@ pub struct CellLayout {
     pub map: egui::Rect,
     pub bar: Option<egui::Rect>,
     pub free: Option<egui::Rect>,
+    /// Its waste and fragmentation curves, under the bar.
+    pub curves: Option<egui::Rect>,
 }
 
 /// Where everything goes in a pane of a given size.
@@ -130,6 +135,13 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
                 cell.min.y += TITLE_HEIGHT;
                 r
             });
+            let curves = (panels.curves && cell.height() >= 60.0).then(|| {
+                let h = (cell.height() * 0.22).clamp(12.0, 40.0);
+                let r =
+                    egui::Rect::from_min_max(egui::pos2(cell.left(), cell.bottom() - h), cell.max);
+                cell.max.y -= h + 2.0;
+                r
+            });
             let bar = panels.occupancy.then(|| {
                 let h = (cell.height() * 0.2).clamp(4.0, 16.0);
                 let r =
@@ -150,6 +162,7 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
                 map: cell,
                 bar,
                 free,
+                curves,
             }
         })
         .collect();
@@ -174,6 +187,7 @@ mod tests {
         let none = Panels {
             occupancy: false,
             context: false,
+            curves: false,
             decorations: false,
         };
         let l = pane_layout(size, 1, BinLayout::Address, none);
@@ -192,6 +206,7 @@ mod tests {
         let all = Panels {
             occupancy: true,
             context: true,
+            curves: true,
             decorations: true,
         };
         for layout in [BinLayout::Address, BinLayout::Time] {
@@ -215,6 +230,10 @@ mod tests {
                 let free = c.free.expect("a free bar per cell");
                 assert!(bar.top() >= c.map.bottom() && free.left() >= c.map.right());
                 parts.extend([c.map, bar, free]);
+                if let Some(curves) = c.curves {
+                    assert!(curves.top() >= bar.bottom());
+                    parts.push(curves);
+                }
             }
             for (i, a) in parts.iter().enumerate() {
                 assert!(a.min.x >= 0.0 && a.max.x <= size.x && a.max.y <= size.y);

@@ -41,7 +41,8 @@ pub struct AllocMapSettings {
     /// Allocation map: what the picture holds, comma-separated. `main` alone: only the plot
     /// area (no axes, no margins; pixels map linearly onto --range-time × --range-addr); with
     /// `occupancy` and/or `context` the GUI's picture: axes, labels, legend, free bars, the
-    /// occupancy bar under each bin (and the stacked bar of all bins), the context view.
+    /// occupancy bar under each bin (and the stacked bar of all bins), the context view;
+    /// `curves`: waste and external fragmentation over time under each bin.
     #[cfg_attr(
         feature = "clap",
         arg(long, value_enum, value_delimiter = ',', default_value = "main")
@@ -174,6 +175,9 @@ pub enum Panel {
     Occupancy,
     /// The context view at the right.
     Context,
+    /// Under each bin, its waste and external fragmentation over time (1 − largest free gap
+    /// ÷ free bytes inside the bin's span; a pool's span is its declared range).
+    Curves,
 }
 
 impl std::fmt::Display for Panel {
@@ -190,7 +194,10 @@ impl std::str::FromStr for Panel {
             "main" => Ok(Panel::Main),
             "occupancy" => Ok(Panel::Occupancy),
             "context" => Ok(Panel::Context),
-            other => Err(format!("{other:?}: expected main, occupancy or context")),
+            "curves" => Ok(Panel::Curves),
+            other => Err(format!(
+                "{other:?}: expected main, occupancy, context or curves"
+            )),
         }
     }
 }

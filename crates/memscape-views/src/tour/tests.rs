@@ -40,7 +40,7 @@ fn samples(s: &Step) -> &crate::samples::SamplesSettings {
 #[test]
 fn the_demo_tour_parses_with_inheritance() {
     let states = parse(DEMO_TOUR, "demo").unwrap();
-    assert_eq!(states.len(), 14);
+    assert_eq!(states.len(), 16);
     // Step 2 keeps the file, view, colours, time axis and camera of step 1 and moves α.
     assert_eq!(states[1].file, "demo");
     assert_eq!(states[1].kind(), ViewKind::AllocMap);
@@ -105,7 +105,16 @@ fn the_demo_tour_parses_with_inheritance() {
             + (20 + 20)
             + (10 + 20)
             + (10 + 25)
+            + (10 + 35)
+            + (10 + 30)
     );
+    // The pool allocator: bins by pool coloured by waste with the curves, then the same bins
+    // on one time axis.
+    assert_eq!(states[14].file, "demo:pools");
+    assert_eq!(alloc(&states[14]).bins, Some(BinBy::Pool));
+    assert!(alloc(&states[14]).has(crate::alloc_map::settings::Panel::Curves));
+    assert_eq!(alloc(&states[15]).bins, Some(BinBy::Pool));
+    assert!(!alloc(&states[15]).has(crate::alloc_map::settings::Panel::Curves));
 }
 
 /// A tour written by the GUI before the settings were typed (File ▸ Record tour step on the

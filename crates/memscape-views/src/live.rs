@@ -1,0 +1,275 @@
+//! The live view of a recording in progress: what a [`memscape_record::Follower`] has read,
+//! snapshotted into datasets on the thread that reads the recording and handed to the GUI
+//! through a channel of one. When the GUI has not yet taken the last snapshot the next one is
+//! not made (the viewer skips ahead); the recorded program never waits for any of it, since the
+//! shim writes into file mappings that nobody locks.
+//!
+//! Two ways in: `memscape record --live` calls [`LiveSender::offer`] from its own reading
+//! thread ([`memscape_record::record_observed`]) and [`LiveSender::finish`] with the file it
+//! wrote; `memscape view --live` starts [`follow`] on a recording started elsewhere. Either
+//! way the last update is the finished file loaded as opening it would load it, so that the
+//! view ends identical to the file's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use memscape_record::Follower;
+
+use crate::dataset::{AllocTraceData, Dataset, DatasetContent, LoadSource};
+
+/// What a live recording sends the GUI.
+pub enum LiveUpdate {
+    /// What the recording holds so far (every process image cut at its sequence watermark).
+    Snapshot {
+        dataset: Arc<Dataset>,
+        /// Events in the snapshot, and how many snapshots were sent before it.
+        events: u64,
+        number: u64,
+    },
+    /// The recording ended: the finished file loaded as opening it loads it, or why not.
+    Finished(Result<Arc<Dataset>, String>),
+}
+
+/// How often a followed recording is read.
+pub const POLL_EVERY: Duration = Duration::from_millis(200);
+
+/// The sending half, owned by the thread that reads the recording.
+pub struct LiveSender {
+    tx: Sender<LiveUpdate>,
+    /// The dataset name of every update (the finished file's, so that titles do not change).
+    name: String,
+    last_events: u64,
+    sent: u64,
+    /// Each module's symbols, read once for all snapshots.
+    symbolizer: memscape_trace::symbolize::Symbolizer,
+    /// Gone when the GUI dropped its [`LiveReceiver`].
+    alive: std::sync::Weak<()>,
+}
+
+/// The receiving half, owned by the GUI.
+#[derive(Debug)]
+pub struct LiveReceiver {
+    pub rx: Receiver<LiveUpdate>,
+    /// What the recording is called (its output file).
+    pub name: String,
+    _alive: Arc<()>,
+}
+
+/// A live channel for the recording that will be named `name` (its output file).
+pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
+    // One: a snapshot waiting to be taken is the newest there is.
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let alive = Arc::new(());
+    (
+        LiveSender {
+            tx,
+            name: name.to_owned(),
+            last_events: 0,
+            sent: 0,
+            symbolizer: memscape_trace::symbolize::Symbolizer::new(),
+            alive: Arc::downgrade(&alive),
+        },
+        LiveReceiver {
+            rx,
+            name: name.to_owned(),
+            _alive: alive,
+        },
+    )
+}
+
+impl LiveSender {
+    /// Snapshots what `follower` has read and sends it, when the GUI took the last snapshot and
+    /// there is something new. Returns whether a snapshot was sent.
+    pub fn offer(&mut self, follower: &Follower) -> bool {
+        if self.tx.is_full() || !self.connected() {
+            return false;
+        }
+        let events = follower.summary().events;
+        if events == 0 || events == self.last_events {
+            return false;
+        }
+        let dataset = snapshot_dataset(follower, &self.name, &mut self.symbolizer);
+        let events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
+        let update = LiveUpdate::Snapshot {
+            dataset: Arc::new(dataset),
+            events,
+            number: self.sent,
+        };
+        match self.tx.try_send(update) {
+            Ok(()) => {
+                self.last_events = events;
+                self.sent += 1;
+                true
+            }
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    /// Whether the GUI still listens.
+    pub fn connected(&self) -> bool {
+        self.alive.strong_count() > 0
+    }
+
+    /// Snapshots sent so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// The recording ended and wrote `output`: loads it and sends it (waiting for the GUI to
+    /// take the last snapshot; not at all when the GUI has closed).
+    pub fn finish(self, output: &Path) {
+        let loaded = crate::dataset::load(&LoadSource::File(output.to_owned()), &|_, _| {})
+            .map(|mut d| {
+                d.name.clone_from(&self.name);
+                Arc::new(d)
+            })
+            .map_err(|e| format!("{e}"));
+        let _ = self.tx.send(LiveUpdate::Finished(loaded));
+    }
+
+    /// The recording failed or ended without a file: `last` is the final state (all gaps
+    /// closed) when there is one.
+    pub fn fail(self, last: Option<&Follower>, why: String) {
+        let result = match last {
+            Some(f) if f.summary().events > 0 => {
+                let mut symbolizer = self.symbolizer;
+                Ok(Arc::new(snapshot_dataset(f, &self.name, &mut symbolizer)))
+            }
+            _ => Err(why),
+        };
+        let _ = self.tx.send(LiveUpdate::Finished(result));
+    }
+}
+
+/// The dataset of what `follower` has read, symbolized as the finished file will be.
+pub fn snapshot_dataset(
+    follower: &Follower,
+    name: &str,
+    symbolizer: &mut memscape_trace::symbolize::Symbolizer,
+) -> Dataset {
+    let started = Instant::now();
+    let mut trace = follower.snapshot(name);
+    let merged = started.elapsed();
+    symbolizer.symbolize(&mut trace);
+    let symbolized = started.elapsed();
+    let content = DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)));
+    tracing::debug!(
+        target: "memscape::live",
+        merge_ms = merged.as_millis() as u64,
+        symbolize_ms = (symbolized - merged).as_millis() as u64,
+        scene_ms = (started.elapsed() - symbolized).as_millis() as u64,
+        "snapshot made"
+    );
+    Dataset {
+        name: name.to_owned(),
+        content,
+        links: Default::default(),
+    }
+}
+
+/// The raw directory of the recording writing `file`: the newest `memscape record` private
+/// directory beside it.
+fn raw_dir_beside(file: &Path) -> Option<PathBuf> {
+    let parent = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::read_dir(parent)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(memscape_record::RAW_DIR_PREFIX)
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// The newest `.msc` file of `dir` written since `since` (what a recording whose raw directory
+/// was there wrote when it ended).
+fn newest_msc(dir: &Path, since: SystemTime) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "msc"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter(|(t, _)| *t >= since)
+        .max()
+        .map(|(_, p)| p)
+}
+
+/// Follows a recording started elsewhere (`memscape view --live`) on a thread of its own:
+/// `target` is a `memscape record` raw directory (kept by a failed run, or a running one's),
+/// or the `.msc` file a `memscape record -o FILE` is writing, whose private raw directory
+/// beside it is found and followed (waited for, while neither it nor the file exists). Ends
+/// when the recording does (its raw directory is removed once the file is written), sending
+/// the finished file; a file with no recording beside it is sent as it is. The thread stops
+/// early when the receiver is dropped.
+pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
+    let name = target.display().to_string();
+    let (mut sender, rx) = channel(&name);
+    std::thread::Builder::new()
+        .name("memscape-live".into())
+        .spawn(move || {
+            let started = SystemTime::now() - Duration::from_secs(1);
+            let (dir, file) = if target.is_dir() {
+                (target.clone(), None)
+            } else {
+                // The recording may not have started yet: wait for its raw directory, or
+                // for the file (a recording that already ended, or none at all).
+                loop {
+                    if let Some(dir) = raw_dir_beside(&target) {
+                        break (dir, Some(target.clone()));
+                    }
+                    if target.is_file() {
+                        sender.finish(&target);
+                        return;
+                    }
+                    if !sender.connected() {
+                        return;
+                    }
+                    std::thread::sleep(POLL_EVERY);
+                }
+            };
+            tracing::info!(target: "memscape::live", "following {}", dir.display());
+            let mut follower = Follower::new(&dir, true);
+            let mut next = Instant::now();
+            loop {
+                if !dir.is_dir() {
+                    // The recording wrote its file and removed its raw directory.
+                    let written = file
+                        .clone()
+                        .or_else(|| newest_msc(dir.parent().unwrap_or(Path::new(".")), started));
+                    match written {
+                        Some(f) if f.is_file() => sender.finish(&f),
+                        _ => {
+                            let why = format!("{}: the recording ended", dir.display());
+                            sender.fail(Some(&follower), why);
+                        }
+                    }
+                    return;
+                }
+                if let Err(e) = follower.poll() {
+                    if dir.is_dir() {
+                        let _ = follower.poll_to_end();
+                        sender.fail(Some(&follower), e.to_string());
+                        return;
+                    }
+                    continue;
+                }
+                sender.offer(&follower);
+                if !sender.connected() {
+                    return;
+                }
+                next += POLL_EVERY;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                next = next.max(Instant::now());
+            }
+        })?;
+    Ok(rx)
+}

@@ -1,0 +1,104 @@
+//! The allocation-map pane on a live recording: each newer snapshot becomes a pane of its own,
+//! prepared off screen (process filter, bins and bars on its worker thread) while this one
+//! stays on screen, then swapped in with the user's settings and camera. A camera that showed
+//! everything shows everything of the new snapshot; one zoomed or panned into the past stays
+//! where it was (event numbers and times of the past do not change as the recording grows).
+
+use std::sync::Arc;
+
+use memscape_views::Dataset;
+use memscape_views::alloc_map::camera::Camera;
+
+use super::AllocMapPane;
+
+impl AllocMapPane {
+    /// Starts preparing `dataset` (a newer snapshot of this pane's recording); an older one
+    /// still being prepared is dropped.
+    pub(super) fn prepare_next(&mut self, dataset: Arc<Dataset>) {
+        if self.next.is_some() {
+            // One at a time: the newest waits until the one being prepared is shown (a pane
+            // slower than the snapshots still moves on).
+            self.queued = Some(dataset);
+            return;
+        }
+        let mut next = AllocMapPane::new(dataset);
+        // What the user chose carries over; what was only the old snapshot's default becomes
+        // the new one's (bins by process once a second process appears, pools' curves once
+        // pools are declared), so that the last snapshot shows what opening the file shows.
+        let old_color = self
+            .dataset
+            .alloc_trace()
+            .and_then(|t| t.scene.as_ref())
+            .map_or(self.shown.color_by, |s| s.color_by);
+        let old_default = super::default_settings(&self.dataset, old_color);
+        let mut settings = self.settings.clone();
+        if settings.bins == old_default.bins {
+            settings.bins = next.settings.bins;
+        }
+        if settings.color == old_default.color {
+            settings.color = next.settings.color;
+        }
+        if settings.panels == old_default.panels {
+            settings.panels.clone_from(&next.settings.panels);
+        }
+        next.settings = settings;
+        next.cursor_mode = self.cursor_mode;
+        next.free_sites.open = self.free_sites.open;
+        self.next = Some(Box::new(next));
+    }
+
+    /// Moves the prepared snapshot on when its process filter and bins are ready; swaps it in
+    /// then. Returns whether one is still being prepared.
+    pub(super) fn advance_live(&mut self) -> bool {
+        let Some(next) = self.next.as_mut() else {
+            return false;
+        };
+        next.apply_process_filter();
+        if next.filtering() {
+            return true;
+        }
+        let Some(events_extent) = next
+            .dataset
+            .alloc_trace()
+            .and_then(|t| t.scene.as_ref())
+            .map(|s| s.events_extent)
+        else {
+            // Nothing to draw yet: keep the pane as it is.
+            self.next = None;
+            return false;
+        };
+        let wanted = next.wanted(None, events_extent);
+        next.sync_worker(wanted);
+        if next.busy() {
+            return true;
+        }
+        let Some(mut next) = self.next.take() else {
+            return false;
+        };
+        let axis = self.settings.time;
+        let old_extent = self
+            .dataset
+            .alloc_trace()
+            .and_then(|t| t.scene.as_ref())
+            .map(|s| s.time_extent(axis));
+        let showing_all = match (self.target, old_extent) {
+            (None, _) | (_, None) => true,
+            (Some(target), Some(extent)) => target == Camera::fit(extent),
+        };
+        if !showing_all {
+            next.camera = self.camera;
+            next.target = self.target;
+        }
+        tracing::info!(
+            target: "memscape::live",
+            events = events_extent,
+            "allocation map shows a newer snapshot"
+        );
+        let queued = self.queued.take();
+        *self = *next;
+        if let Some(d) = queued {
+            self.prepare_next(d);
+        }
+        false
+    }
+}
