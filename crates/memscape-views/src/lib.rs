@@ -23,6 +23,7 @@ pub mod dataset;
 pub mod demo;
 pub mod error;
 pub mod gpu;
+pub mod gpu_health;
 pub mod graph;
 pub mod headless;
 pub mod heap_tree;
