@@ -1,6 +1,8 @@
 //! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
+mod file_bar;
+pub mod files;
 mod loader;
 mod open_dialog;
 pub mod present;
@@ -12,10 +14,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use memscape_views::gpu::GpuRegistry;
+use memscape_views::gpu_health::GpuHealth;
 use memscape_views::{Dataset, LoadSource};
 
 use crate::panes::{View, ViewContext};
-use loader::Loader;
+use file_bar::FileRequest;
+use files::{FileEvent, FileId, OpenFiles, Status};
 use registry::PaneKind;
 use screenshot::ScreenshotJob;
 
@@ -25,12 +29,19 @@ const TOUR_FILE: &str = "memscape-tour.toml";
 
 pub struct Pane {
     view: Box<dyn View>,
+    /// The file it shows (None for panes of no file).
+    file: Option<FileId>,
+    /// What it is (None for a file's load-error pane), to make it again after a reload.
+    kind: Option<PaneKind>,
 }
 
 struct TreeBehavior<'a> {
     cx: ViewContext<'a>,
+    files: &'a OpenFiles,
     /// The pane the user clicked in this frame, if any.
     clicked: Option<egui_tiles::TileId>,
+    /// Clicks in the panes' file bars.
+    requests: Vec<FileRequest>,
 }
 
 impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
@@ -44,6 +55,9 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
         tile_id: egui_tiles::TileId,
         pane: &mut Pane,
     ) -> egui_tiles::UiResponse {
+        if let Some(file) = pane.file.and_then(|id| self.files.get(id)) {
+            file_bar::show(ui, file, &mut self.requests);
+        }
         pane.view.ui(ui, &self.cx);
         if ui.ui_contains_pointer() && ui.input(|i| i.pointer.any_pressed()) {
             self.clicked = Some(tile_id);
@@ -68,8 +82,8 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
 }
 
 pub struct MemscapeApp {
-    loader: Loader,
-    datasets: Vec<Arc<Dataset>>,
+    /// The open files: loading, loaded (their datasets) or failed, and their changes on disk.
+    files: OpenFiles,
     tree: egui_tiles::Tree<Pane>,
     errors: Vec<String>,
     recent: Vec<PathBuf>,
@@ -83,6 +97,8 @@ pub struct MemscapeApp {
     notice: Option<String>,
     /// Where each tab tile of the grid belongs (see `add_view`).
     tile_order: HashMap<egui_tiles::TileId, u64>,
+    /// Frames drawn so far.
+    frames: u64,
 }
 
 impl MemscapeApp {
@@ -94,8 +110,12 @@ impl MemscapeApp {
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
         if let Some(rs) = &render_state {
-            if let Err(e) = GpuRegistry::install(rs) {
-                errors.push(format!("GPU pipelines: {e}"));
+            match GpuRegistry::install(rs) {
+                Ok(health) => {
+                    memscape_views::gpu_health::attach(&cc.egui_ctx, health.clone());
+                    let _ = GPU_HEALTH.set(health);
+                }
+                Err(e) => errors.push(format!("GPU pipelines: {e}")),
             }
             let info = rs.adapter.get_info();
             tracing::info!(
@@ -105,9 +125,11 @@ impl MemscapeApp {
                 info.backend
             );
         }
+        let wake = cc.egui_ctx.clone();
         let mut app = Self {
-            loader: Loader::new(),
-            datasets: Vec::new(),
+            files: OpenFiles::new(files::WATCH_INTERVAL, files::FOLLOW_INTERVAL, move || {
+                wake.request_repaint()
+            }),
             tree: egui_tiles::Tree::empty(egui::Id::unique("memscape-tiles")),
             errors,
             recent: loader::load_recent(),
@@ -118,6 +140,7 @@ impl MemscapeApp {
             active_pane: None,
             notice: None,
             tile_order: HashMap::new(),
+            frames: 0,
         };
         for s in sources {
             app.open(&cc.egui_ctx, s);
@@ -131,7 +154,178 @@ impl MemscapeApp {
             loader::remember_recent(&mut self.recent, p);
         }
         let ctx = ctx.clone();
-        self.loader.start(source, move || ctx.request_repaint());
+        self.files.open(source, move || ctx.request_repaint());
+    }
+
+    /// Applies finished loads and changes on disk to the panes: a new file's views, a failed
+    /// file's error pane, new data in the views of a reloaded file.
+    fn apply_file_events(&mut self, ctx: &egui::Context) {
+        let repaint = {
+            let ctx = ctx.clone();
+            move || ctx.request_repaint()
+        };
+        let (events, due) = self.files.poll(repaint);
+        if let Some(due) = due {
+            ctx.request_repaint_after(due);
+        }
+        for event in events {
+            match event {
+                FileEvent::Opened(id) | FileEvent::Reloaded(id) => self.show_data(ctx, id),
+                FileEvent::Failed(id) => self.show_failure(id),
+                FileEvent::ReloadFailed(id) => {
+                    if let Some(e) = self.files.get(id).and_then(|f| f.reload_error.as_ref()) {
+                        tracing::error!("{e}");
+                    }
+                }
+                FileEvent::Changed(_) => {}
+            }
+        }
+        // A failed file whose error pane was closed is forgotten.
+        let shown: Vec<FileId> = self.file_panes(None).into_iter().map(|(_, f)| f).collect();
+        let orphans: Vec<FileId> = self
+            .files
+            .files
+            .iter()
+            .filter(|f| matches!(f.status, Status::Failed(_)) && !shown.contains(&f.id))
+            .map(|f| f.id)
+            .collect();
+        for id in orphans {
+            self.files.close(id);
+        }
+    }
+
+    /// The pane tiles of file `file` (every file's when None), with their file.
+    fn file_panes(&self, file: Option<FileId>) -> Vec<(egui_tiles::TileId, FileId)> {
+        self.tree
+            .tiles
+            .iter()
+            .filter_map(|(id, t)| match t {
+                egui_tiles::Tile::Pane(p) => p.file.map(|f| (*id, f)),
+                _ => None,
+            })
+            .filter(|(_, f)| file.is_none_or(|want| *f == want))
+            .collect()
+    }
+
+    /// Shows file `id`'s (new) data: its default views when it has no pane yet, else the same
+    /// views again over the new data (an error pane becomes the file's first default view).
+    fn show_data(&mut self, ctx: &egui::Context, id: FileId) {
+        let Some(dataset) = self.files.get(id).and_then(|f| f.dataset.clone()) else {
+            return;
+        };
+        let defaults = PaneKind::defaults_for(&dataset);
+        let panes = self.file_panes(Some(id));
+        if panes.is_empty() {
+            for kind in defaults {
+                self.add_view(ctx, kind, dataset.clone(), id, id);
+            }
+            return;
+        }
+        let mut more = Vec::new();
+        for (tile, _) in panes {
+            let Some(egui_tiles::Tile::Pane(pane)) = self.tree.tiles.get_mut(tile) else {
+                continue;
+            };
+            // A view that cannot show what the file now holds becomes its summary.
+            let kind = match pane.kind {
+                Some(k) if k.accepts(&dataset).is_ok() => k,
+                Some(_) => PaneKind::Summary,
+                None => {
+                    more = defaults.iter().skip(1).copied().collect();
+                    defaults.first().copied().unwrap_or(PaneKind::Summary)
+                }
+            };
+            pane.view = kind.create(dataset.clone(), ctx);
+            pane.kind = Some(kind);
+        }
+        for kind in more {
+            self.add_view(ctx, kind, dataset.clone(), id, id);
+        }
+    }
+
+    /// Shows file `id`'s load error in its own pane (replacing what its panes showed).
+    fn show_failure(&mut self, id: FileId) {
+        let Some(file) = self.files.get(id) else {
+            return;
+        };
+        let Status::Failed(message) = &file.status else {
+            return;
+        };
+        tracing::error!("{message}");
+        let error = || {
+            Box::new(crate::panes::load_error::LoadErrorPane::new(
+                file.name.clone(),
+                message.clone(),
+            ))
+        };
+        let panes = self.file_panes(Some(id));
+        if panes.is_empty() {
+            let view = error();
+            self.insert_pane(
+                Pane {
+                    view,
+                    file: Some(id),
+                    kind: None,
+                },
+                id,
+            );
+            return;
+        }
+        for (tile, _) in panes {
+            if let Some(egui_tiles::Tile::Pane(pane)) = self.tree.tiles.get_mut(tile) {
+                pane.view = error();
+                pane.kind = None;
+            }
+        }
+    }
+
+    /// GPU errors that no scope caught go to the status bar; a lost device is said there and
+    /// in every GPU pane. A test can lose the device on purpose after some frames
+    /// (`MEMSCAPE_FAULT_LOSE_DEVICE_AFTER_FRAMES`), as a driver reset would.
+    fn gpu_faults(&mut self, ctx: &egui::Context) {
+        let Some(health) = memscape_views::gpu_health::of(ctx) else {
+            return;
+        };
+        for e in health.take_errors() {
+            let e = format!("GPU: {e}");
+            if !self.errors.contains(&e) {
+                self.errors.push(e);
+            }
+        }
+        if let Some(why) = health.lost() {
+            let message = GpuHealth::lost_message(&why);
+            if !self.errors.contains(&message) {
+                self.errors.insert(0, message);
+            }
+        }
+        self.frames += 1;
+        if let Some(rs) = &self.render_state
+            && std::env::var("MEMSCAPE_FAULT_LOSE_DEVICE_AFTER_FRAMES")
+                .ok()
+                .and_then(|n| n.parse::<u64>().ok())
+                == Some(self.frames)
+        {
+            tracing::warn!(
+                "losing the GPU device on purpose (MEMSCAPE_FAULT_LOSE_DEVICE_AFTER_FRAMES)"
+            );
+            // As `Device::destroy` asks: once the queue is idle, so that the next poll
+            // reports the loss (a driver reset reports it at once).
+            let _ = rs.device.poll(wgpu::PollType::wait_indefinitely());
+            rs.device.destroy();
+            let _ = rs.device.poll(wgpu::PollType::Poll);
+        }
+    }
+
+    fn handle_requests(&mut self, ctx: &egui::Context, requests: Vec<FileRequest>) {
+        for r in requests {
+            match r {
+                FileRequest::Reload(id) => {
+                    let ctx = ctx.clone();
+                    self.files.reload(id, move || ctx.request_repaint());
+                }
+                FileRequest::Follow(id, on) => self.files.set_follow(id, on),
+            }
+        }
     }
 
     /// Appends the active (else the first) pane's state to the tour file in the current
@@ -174,10 +368,24 @@ impl MemscapeApp {
     /// Adds a view in its own tab to the grid. `order` places it: files opened together keep
     /// the order they were given in (the grid does not depend on which finished loading first);
     /// views added later by hand go last (`u64::MAX`).
-    fn add_view(&mut self, ctx: &egui::Context, kind: PaneKind, dataset: Arc<Dataset>, order: u64) {
+    fn add_view(
+        &mut self,
+        ctx: &egui::Context,
+        kind: PaneKind,
+        dataset: Arc<Dataset>,
+        file: FileId,
+        order: u64,
+    ) {
         let pane = Pane {
             view: kind.create(dataset, ctx),
+            file: Some(file),
+            kind: Some(kind),
         };
+        self.insert_pane(pane, order);
+    }
+
+    /// Puts `pane` in its own tab of the grid, placed by `order` (see `add_view`).
+    fn insert_pane(&mut self, pane: Pane, order: u64) {
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
         let tiles = &self.tree.tiles;
@@ -254,16 +462,22 @@ impl MemscapeApp {
                     ui.close();
                 }
                 ui.separator();
-                if self.datasets.is_empty() {
+                let loaded: Vec<(FileId, Arc<Dataset>)> = self
+                    .files
+                    .files
+                    .iter()
+                    .filter_map(|f| f.dataset.clone().map(|d| (f.id, d)))
+                    .collect();
+                if loaded.is_empty() {
                     ui.label("open a file first");
                 }
-                for d in self.datasets.clone() {
+                for (file, d) in loaded {
                     ui.menu_button(&d.name, |ui| {
                         for kind in PaneKind::ALL {
                             match kind.accepts(&d) {
                                 Ok(()) => {
                                     if ui.button(kind.name()).clicked() {
-                                        self.add_view(ui.ctx(), *kind, d.clone(), u64::MAX);
+                                        self.add_view(ui.ctx(), *kind, d.clone(), file, u64::MAX);
                                         ui.close();
                                     }
                                 }
@@ -286,7 +500,7 @@ impl MemscapeApp {
 
     fn status_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
-            for p in &self.loader.pending {
+            for p in &self.files.loader.pending {
                 ui.spinner();
                 if p.fraction >= 0.0 {
                     ui.add(
@@ -302,8 +516,19 @@ impl MemscapeApp {
                 ui.label(n);
                 ui.separator();
             }
-            if self.loader.is_idle() {
-                ui.label(format!("{} file(s) loaded", self.datasets.len()));
+            if self.files.loader.is_idle() {
+                let failed = self
+                    .files
+                    .files
+                    .iter()
+                    .filter(|f| matches!(f.status, Status::Failed(_)))
+                    .count();
+                let loaded = self.files.files.len() - failed;
+                ui.label(if failed > 0 {
+                    format!("{loaded} file(s) loaded, {failed} failed (see their panes)")
+                } else {
+                    format!("{loaded} file(s) loaded")
+                });
             }
             if let Some(rs) = &self.render_state {
                 let info = rs.adapter.get_info();
@@ -334,26 +559,8 @@ impl eframe::App for MemscapeApp {
         if let Some(rs) = &self.render_state {
             GpuRegistry::release_closed(rs);
         }
-        let mut first_failure = None;
-        for (id, name, result) in self.loader.poll() {
-            match result {
-                Ok(dataset) => {
-                    for kind in PaneKind::defaults_for(&dataset) {
-                        self.add_view(&ctx, kind, dataset.clone(), id);
-                    }
-                    self.datasets.push(dataset);
-                }
-                Err(e) => {
-                    tracing::error!("{e}");
-                    first_failure.get_or_insert_with(|| e.clone());
-                    self.errors.push(if e.contains(&name) {
-                        e
-                    } else {
-                        format!("{name}: {e}")
-                    });
-                }
-            }
-        }
+        self.apply_file_events(&ctx);
+        self.gpu_faults(&ctx);
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw
                 .dropped_files
@@ -387,7 +594,7 @@ impl eframe::App for MemscapeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
-                    if self.loader.is_idle() {
+                    if self.files.loader.is_idle() {
                         ui.label(
                             "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
                         );
@@ -400,12 +607,16 @@ impl eframe::App for MemscapeApp {
                     cx: ViewContext {
                         render_state: self.render_state.as_ref(),
                     },
+                    files: &self.files,
                     clicked: None,
+                    requests: Vec::new(),
                 };
                 self.tree.ui(&mut behavior, ui);
                 if behavior.clicked.is_some() {
                     self.active_pane = behavior.clicked;
                 }
+                let requests = std::mem::take(&mut behavior.requests);
+                self.handle_requests(&ctx, requests);
             }
         });
 
@@ -419,10 +630,28 @@ impl eframe::App for MemscapeApp {
                         Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
                         _ => true,
                     });
-            let ready = self.loader.is_idle() && !self.datasets.is_empty() && views_ready;
-            job.update(&ctx, ready, first_failure);
+            // A file that failed beside others that loaded is in the screenshot (its error
+            // pane) and in the exit status; when nothing loaded there is nothing to show.
+            let idle = self.files.loader.is_idle();
+            let failure = self.files.files.iter().find_map(|f| match &f.status {
+                Status::Failed(e) => Some(e.clone()),
+                _ => None,
+            });
+            let any_data = self.files.files.iter().any(|f| f.dataset.is_some());
+            let fatal = failure.clone().filter(|_| idle && !any_data);
+            let ready = idle && any_data && views_ready;
+            job.update(&ctx, ready, fatal, failure);
         }
     }
+}
+
+/// The health of the GUI's device (lost, errors no scope caught), for `run` to explain a
+/// window that closed because the device was lost.
+static GPU_HEALTH: std::sync::OnceLock<Arc<GpuHealth>> = std::sync::OnceLock::new();
+
+/// Why the GUI's device was lost, once it was.
+fn device_lost() -> Option<String> {
+    GPU_HEALTH.get().and_then(|h| h.lost())
 }
 
 /// Runs the GUI until the window closes. Returns the screenshot outcome when one was asked for.
@@ -443,12 +672,32 @@ pub fn run(
         ..Default::default()
     };
     let is_self_test = job.is_some();
-    eframe::run_native(
-        "memscape",
-        options,
-        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job)))),
-    )
-    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
+    // After the device is lost, egui's renderer panics on its next buffer upload (eframe
+    // cannot re-create its render state): the window closes and this says why, once, without
+    // the panic's text; any other panic is reported as usual.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if device_lost().is_none() {
+            hook(info);
+        }
+    }));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eframe::run_native(
+            "memscape",
+            options,
+            Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job)))),
+        )
+    }));
+    match run {
+        Ok(run) => run.map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?,
+        Err(panic) => match device_lost() {
+            Some(why) => anyhow::bail!("the window closed: {}", GpuHealth::lost_message(&why)),
+            None => std::panic::resume_unwind(panic),
+        },
+    }
+    if let Some(why) = device_lost() {
+        anyhow::bail!("the window closed: {}", GpuHealth::lost_message(&why));
+    }
     if !is_self_test {
         return Ok(None);
     }

@@ -8,6 +8,7 @@ pub mod alloc_map;
 pub mod cycles;
 pub mod graph;
 pub mod heap_tree;
+pub mod load_error;
 pub mod samples;
 pub mod summary;
 pub mod topology;

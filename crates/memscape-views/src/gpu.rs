@@ -156,7 +156,11 @@ fn paint_fault(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, message: &str, re
     painter.galley(at, galley, egui::Color32::WHITE);
     retry
         && ui
-            .interact(rect, egui::Id::unique(("gpu-fault", key.get())), egui::Sense::click())
+            .interact(
+                rect,
+                egui::Id::unique(("gpu-fault", key.get())),
+                egui::Sense::click(),
+            )
             .clicked()
 }
 

@@ -49,7 +49,8 @@ fn prepare(
         options: &options,
     };
     // egui's own encoder of the frame, with the pane's commands before it.
-    let egui_encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let egui_encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
     let (commands, fault) = match registry.prepare_guarded(device, queue, &screen, &pane) {
         Ok(commands) => (commands, None),
         Err(f) => (None, Some(f)),
@@ -100,7 +101,11 @@ fn a_view_the_gpu_refuses_shows_why_while_other_panes_draw() {
     let health = registry.health();
     let demo = load(Path::new("demo"));
     let size = egui::vec2(640.0, 400.0);
-    let map = Arc::new(settings(ViewKind::AllocMap, "").compose(&demo, size).unwrap());
+    let map = Arc::new(
+        settings(ViewKind::AllocMap, "")
+            .compose(&demo, size)
+            .unwrap(),
+    );
     let sunburst = settings(ViewKind::Sunburst, "peak = true\ndepth = 3")
         .compose(&demo, size)
         .unwrap();
@@ -110,7 +115,9 @@ fn a_view_the_gpu_refuses_shows_why_while_other_panes_draw() {
         matches!(fault, Some(GpuFault::Validation(_))),
         "the map's targets exceed the limit: {fault:?}"
     );
-    let message = health.pane_failure(map_key.get()).expect("the map pane failed");
+    let message = health
+        .pane_failure(map_key.get())
+        .expect("the map pane failed");
     assert!(message.contains("limits"), "{message}");
     assert_eq!(registry.pane_count(), 0, "the failed pane keeps nothing");
     // The other pane draws.
@@ -120,11 +127,17 @@ fn a_view_the_gpu_refuses_shows_why_while_other_panes_draw() {
     );
     assert_eq!(registry.pane_count(), 1);
     // A failed pane is not tried again every frame, only when asked.
-    assert_eq!(prepare(&mut registry, &device, &queue, &map_key, &map), None);
+    assert_eq!(
+        prepare(&mut registry, &device, &queue, &map_key, &map),
+        None
+    );
     assert_eq!(registry.pane_count(), 1);
     health.retry_pane(map_key.get());
     assert!(prepare(&mut registry, &device, &queue, &map_key, &map).is_some());
-    assert!(health.take_errors().is_empty(), "everything was caught by the scopes");
+    assert!(
+        health.take_errors().is_empty(),
+        "everything was caught by the scopes"
+    );
 
     // The pane paints the message where its picture was.
     let egui_ctx = egui::Context::default();
@@ -142,7 +155,9 @@ fn a_view_the_gpu_refuses_shows_why_while_other_panes_draw() {
     output.textures_delta.clear();
     let texts = shape_texts(&output.shapes);
     assert!(
-        texts.iter().any(|t| t.contains("refused") && t.contains("try again")),
+        texts
+            .iter()
+            .any(|t| t.contains("refused") && t.contains("try again")),
         "{texts:?}"
     );
 }
@@ -159,7 +174,10 @@ fn a_lost_device_is_reported_and_nothing_more_is_prepared_on_it() {
             .unwrap(),
     );
     let key = PaneKey::new();
-    assert_eq!(prepare(&mut registry, &device, &queue, &key, &sunburst), None);
+    assert_eq!(
+        prepare(&mut registry, &device, &queue, &key, &sunburst),
+        None
+    );
     // Destroyed once its work is done, the device reports its loss at the next poll.
     let _ = device.poll(wgpu::PollType::wait_indefinitely());
     device.destroy();
@@ -197,9 +215,9 @@ fn a_lost_device_is_reported_and_nothing_more_is_prepared_on_it() {
     output.textures_delta.clear();
     let texts = shape_texts(&output.shapes);
     assert!(
-        texts
-            .iter()
-            .any(|t| t.contains("device was lost (destroyed)") && t.contains("MEMSCAPE_ADAPTER=cpu")),
+        texts.iter().any(
+            |t| t.contains("device was lost (destroyed)") && t.contains("MEMSCAPE_ADAPTER=cpu")
+        ),
         "{texts:?}"
     );
 }
