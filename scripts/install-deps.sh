@@ -20,6 +20,7 @@ test_pkgs=(
   golang-go libjemalloc2               # heap profiles made at test time (Go runtime/pprof, jemalloc prof), go tool pprof as oracle
   libc6-dbg binutils                   # separate debug info of libc (build-id tree), objcopy/strip
   zstd bzip2 bc time python3 python3-venv python3-pip
+  librsvg2-bin                         # rsvg-convert: rasterizes the SVG export to compare with the PNG
 )
 pkgs=("${run_pkgs[@]}")
 [ "$mode" = test ] && pkgs+=("${test_pkgs[@]}")

@@ -403,9 +403,13 @@ pub struct RenderArgs {
     /// Which view to render.
     #[arg(long, value_enum, default_value = "alloc")]
     pub view: ViewKind,
-    /// Output PNG.
+    /// Output image: PNG, or SVG when it ends in .svg (or with --format svg).
     #[arg(long, short)]
     pub out: PathBuf,
+    /// Output format (default: from --out's extension, PNG unless .svg). SVG keeps shapes and
+    /// text as vectors and embeds the allocation map and other GPU-only layers as images.
+    #[arg(long, value_enum)]
+    pub format: Option<ImageFormat>,
     #[arg(long, default_value_t = 1280)]
     pub width: u32,
     #[arg(long, default_value_t = 800)]
@@ -446,6 +450,29 @@ impl RenderArgs {
         };
         settings.set_kind(self.view);
         settings
+    }
+}
+
+/// What `memscape render` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageFormat {
+    Png,
+    Svg,
+}
+
+impl ImageFormat {
+    /// `format` if given, else SVG for a `.svg` path and PNG otherwise.
+    pub fn of(format: Option<ImageFormat>, out: &std::path::Path) -> ImageFormat {
+        format.unwrap_or_else(|| {
+            let svg = out
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+            if svg {
+                ImageFormat::Svg
+            } else {
+                ImageFormat::Png
+            }
+        })
     }
 }
 
@@ -491,6 +518,10 @@ pub struct RenderTourArgs {
     /// Also encode the frames into this video (needs ffmpeg).
     #[arg(long)]
     pub video: Option<PathBuf>,
+    /// Also write each step's picture as step_00.svg, step_01.svg, … (vectors and text, the
+    /// allocation map embedded as an image; the caption as plain text): slides for papers.
+    #[arg(long)]
+    pub svg: bool,
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
 }

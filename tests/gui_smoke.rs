@@ -21,6 +21,9 @@ fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
     std::fs::create_dir_all(&dir).unwrap();
     let png = dir.join("demo-window.png");
     let _ = std::fs::remove_file(&png);
+    // "Export view as SVG…" of every pane, written when the screenshot is taken.
+    let exported = dir.join("exported-views");
+    let _ = std::fs::remove_dir_all(&exported);
     let out = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1280x800x24"])
         .arg(env!("CARGO_BIN_EXE_memscape"))
@@ -35,6 +38,7 @@ fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
         .arg(&png)
         .env("MEMSCAPE_ADAPTER", "cpu")
         .env("XDG_CONFIG_HOME", &dir)
+        .env("MEMSCAPE_EXPORT_VIEWS", &exported)
         .output()
         .unwrap();
     assert!(
@@ -54,6 +58,52 @@ fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
         image.distinct_colors() > 200,
         "the window looks blank ({} colours)",
         image.distinct_colors()
+    );
+    check_exported_views(&exported);
+}
+
+/// The panes' pictures exported as the GUI's "Export view as SVG…" writes them: one SVG per
+/// visible pane, each rendered by librsvg to something that is not blank, the allocation map's
+/// with its map as an embedded image and every one with its text as `<text>`.
+fn check_exported_views(dir: &Path) {
+    let mut svgs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (no views exported)", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    svgs.sort();
+    assert!(svgs.len() >= 2, "exported views: {svgs:?}");
+    let mut maps = 0;
+    for svg in &svgs {
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(text.contains("<text"), "{}: no text", svg.display());
+        maps += usize::from(text.contains("<image"));
+        let png = svg.with_extension("svg.png");
+        let out = Command::new("rsvg-convert")
+            .arg(svg)
+            .arg("-o")
+            .arg(&png)
+            .output()
+            .expect("rsvg-convert (librsvg2-bin; scripts/install-deps.sh test)");
+        assert!(
+            out.status.success(),
+            "rsvg-convert {}: {}",
+            svg.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let image = RgbaImage::load_png(&png).unwrap();
+        assert!(
+            image.width >= 200 && image.distinct_colors() > 50,
+            "{}: {}x{}, {} colours",
+            svg.display(),
+            image.width,
+            image.height,
+            image.distinct_colors()
+        );
+    }
+    assert!(
+        maps >= 1,
+        "no exported view embeds an allocation map: {svgs:?}"
     );
 }
 

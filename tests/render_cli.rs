@@ -159,3 +159,63 @@ fn saved_profiles_are_found_by_name() {
         "{err}"
     );
 }
+
+/// `--out x.svg` writes SVG (by the extension, or `--format svg` whatever the name): the
+/// allocation map's picture as one XML document with its map embedded as an image and its
+/// labels as text; `.png` stays PNG. (Every view's SVG is compared with its PNG in
+/// `crates/memscape-views/tests/svg.rs`.)
+#[test]
+fn render_writes_svg_by_extension_or_format() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-svg");
+    std::fs::create_dir_all(&dir).unwrap();
+    let args = [
+        "--view",
+        "alloc",
+        "--panels",
+        "main,occupancy",
+        "--width",
+        "480",
+        "--height",
+        "300",
+    ];
+    let by_extension = dir.join("map.svg");
+    let by_format = dir.join("map.image");
+    let png = dir.join("map.png");
+    let out = render(Path::new("demo"), &args, &by_extension);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut with_format = args.to_vec();
+    with_format.extend(["--format", "svg"]);
+    let out = render(Path::new("demo"), &with_format, &by_format);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for path in [&by_extension, &by_format] {
+        let svg = std::fs::read_to_string(path).unwrap();
+        assert!(svg.starts_with("<?xml"), "{}", path.display());
+        assert!(
+            svg.contains(r#"width="480" height="300""#),
+            "{}",
+            path.display()
+        );
+        assert!(
+            svg.contains("<image") && svg.contains("data:image/png;base64,"),
+            "{}",
+            path.display()
+        );
+        assert!(svg.contains("<text"), "{}", path.display());
+    }
+    let out = render(Path::new("demo"), &args, &png);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let image = RgbaImage::load_png(&png).unwrap();
+    assert_eq!((image.width, image.height), (480, 300));
+}

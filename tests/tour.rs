@@ -378,3 +378,53 @@ fn crossfade(a: &RgbaImage, b: &RgbaImage, u: f32) -> RgbaImage {
     }
     out
 }
+
+/// `render-tour --svg` writes each step's picture as SVG beside the frames: the graph's nodes
+/// and edges as vectors, its labels and the step's caption as text.
+#[test]
+fn render_tour_writes_each_step_as_svg() {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/memscape-graph/tests/data/igv_difference.xml");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("svg_tour");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let tour = dir.join("tour.toml");
+    std::fs::write(
+        &tour,
+        format!(
+            "[[step]]\nfile = {:?}\nview = \"graph\"\nsnapshot = 0\nhold = 0.1\ncaption = \"the **first** snapshot\"\n\n\
+             [[step]]\nsnapshot = 1\nduration = 0.2\nhold = 0.1\n",
+            input.display().to_string()
+        ),
+    )
+    .unwrap();
+    let frames = dir.join("frames");
+    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+        .arg("render-tour")
+        .arg(&tour)
+        .args([
+            "--fps", "10", "--width", "480", "--height", "360", "--svg", "--out",
+        ])
+        .arg(&frames)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (k, caption) in [(0, Some("the first snapshot")), (1, None)] {
+        let svg = std::fs::read_to_string(frames.join(format!("step_{k:02}.svg"))).unwrap();
+        assert!(svg.contains(r#"width="480" height="360""#), "step {k}");
+        assert!(
+            svg.matches("<rect").count() >= 3,
+            "step {k}: nodes as rectangles"
+        );
+        assert!(svg.contains("<text"), "step {k}");
+        if let Some(c) = caption {
+            assert!(svg.contains(c), "step {k}: caption {c:?}");
+        }
+    }
+    assert!(!frames.join("step_02.svg").exists());
+}

@@ -1,6 +1,7 @@
 //! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
+mod export;
 mod file_bar;
 pub mod files;
 mod loader;
@@ -42,11 +43,36 @@ struct TreeBehavior<'a> {
     clicked: Option<egui_tiles::TileId>,
     /// Clicks in the panes' file bars.
     requests: Vec<FileRequest>,
+    /// "Export view as SVG/PNG…" chosen in a tab's context menu this frame.
+    export: Option<(egui_tiles::TileId, export::ExportFormat)>,
 }
 
 impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
     fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
         pane.view.title().into()
+    }
+
+    fn on_tab_button(
+        &mut self,
+        tiles: &mut egui_tiles::Tiles<Pane>,
+        tile_id: egui_tiles::TileId,
+        button_response: egui::Response,
+    ) -> egui::Response {
+        let exportable = matches!(tiles.get(tile_id), Some(egui_tiles::Tile::Pane(p)) if p.view.picture().is_some());
+        if exportable {
+            button_response.context_menu(|ui| {
+                for (label, format) in [
+                    ("Export view as SVG…", export::ExportFormat::Svg),
+                    ("Export view as PNG…", export::ExportFormat::Png),
+                ] {
+                    if ui.button(label).clicked() {
+                        self.export = Some((tile_id, format));
+                        ui.close();
+                    }
+                }
+            });
+        }
+        button_response
     }
 
     fn pane_ui(
@@ -95,6 +121,8 @@ pub struct MemscapeApp {
     active_pane: Option<egui_tiles::TileId>,
     /// A short message for the status bar (tour steps recorded).
     notice: Option<String>,
+    /// "Export view as SVG/PNG…".
+    export: export::ExportDialog,
     /// Where each tab tile of the grid belongs (see `add_view`).
     tile_order: HashMap<egui_tiles::TileId, u64>,
     /// Frames drawn so far.
@@ -139,6 +167,7 @@ impl MemscapeApp {
             presenting: false,
             active_pane: None,
             notice: None,
+            export: export::ExportDialog::new(),
             tile_order: HashMap::new(),
             frames: 0,
         };
@@ -356,6 +385,24 @@ impl MemscapeApp {
         });
     }
 
+    /// Opens the export window for pane `id` (the active, else the first, pane when None).
+    fn export_view(&mut self, id: Option<egui_tiles::TileId>, format: export::ExportFormat) {
+        let id = id.or(self.active_pane).or_else(|| {
+            self.tree
+                .tiles
+                .iter()
+                .find_map(|(id, t)| matches!(t, egui_tiles::Tile::Pane(_)).then_some(*id))
+        });
+        let pane = id.and_then(|id| match self.tree.tiles.get(id) {
+            Some(egui_tiles::Tile::Pane(p)) => Some(p),
+            _ => None,
+        });
+        match pane.and_then(|p| Some((p.view.title(), p.view.picture()?))) {
+            Some((title, picture)) => self.export.open(&title, picture, format),
+            None => self.notice = Some("this view has no picture to export".to_owned()),
+        }
+    }
+
     fn set_presenting(&mut self, ctx: &egui::Context, on: bool) {
         self.presenting = on;
         ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
@@ -460,6 +507,19 @@ impl MemscapeApp {
                 {
                     self.record_tour_step();
                     ui.close();
+                }
+                for (label, format) in [
+                    ("Export view as SVG…", export::ExportFormat::Svg),
+                    ("Export view as PNG…", export::ExportFormat::Png),
+                ] {
+                    if ui
+                        .button(label)
+                        .on_hover_text("the last clicked view as it is drawn now (also: right-click its tab)")
+                        .clicked()
+                    {
+                        self.export_view(None, format);
+                        ui.close();
+                    }
                 }
                 ui.separator();
                 let loaded: Vec<(FileId, Arc<Dataset>)> = self
@@ -575,6 +635,9 @@ impl eframe::App for MemscapeApp {
         if let Some(p) = self.open_dialog.show(&ctx) {
             self.open(&ctx, LoadSource::File(p));
         }
+        if let Some(message) = self.export.show(&ctx, self.render_state.as_ref()) {
+            self.notice = Some(message);
+        }
 
         // Presentation mode (F5, View menu): full screen, no menus or status bar, larger text;
         // Esc leaves it.
@@ -610,6 +673,7 @@ impl eframe::App for MemscapeApp {
                     files: &self.files,
                     clicked: None,
                     requests: Vec::new(),
+                    export: None,
                 };
                 self.tree.ui(&mut behavior, ui);
                 if behavior.clicked.is_some() {
@@ -617,6 +681,9 @@ impl eframe::App for MemscapeApp {
                 }
                 let requests = std::mem::take(&mut behavior.requests);
                 self.handle_requests(&ctx, requests);
+                if let Some((id, format)) = behavior.export {
+                    self.export_view(Some(id), format);
+                }
             }
         });
 
@@ -641,6 +708,24 @@ impl eframe::App for MemscapeApp {
             let fatal = failure.clone().filter(|_| idle && !any_data);
             let ready = idle && any_data && views_ready;
             job.update(&ctx, ready, fatal, failure);
+            if job.is_requested()
+                && let Some(dir) = job.export_dir.take()
+            {
+                let pictures = self
+                    .tree
+                    .active_tiles()
+                    .into_iter()
+                    .filter_map(|id| match self.tree.tiles.get(id) {
+                        Some(egui_tiles::Tile::Pane(p)) => {
+                            Some((p.view.title(), p.view.picture()?))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if let Err(e) = export::export_all(self.render_state.as_ref(), pictures, &dir) {
+                    tracing::error!("exporting the views: {e:#}");
+                }
+            }
         }
     }
 }

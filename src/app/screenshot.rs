@@ -1,5 +1,7 @@
 //! The GUI self-test hook: `memscape view … --screenshot out.png` waits until every file is
-//! loaded and every view has drawn a full frame, saves the window as PNG and closes.
+//! loaded and every view has drawn a full frame, saves the window as PNG and closes. With
+//! `MEMSCAPE_EXPORT_VIEWS=DIR` it also writes every visible pane's picture into DIR as SVG, as
+//! "Export view as SVG…" writes it (`tests/gui_smoke.rs` checks them).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,8 @@ pub struct ScreenshotJob {
     ready_frames: u32,
     requested: bool,
     pub outcome: Outcome,
+    /// Where to export every pane's picture once ready (`MEMSCAPE_EXPORT_VIEWS`), until done.
+    pub export_dir: Option<PathBuf>,
 }
 
 /// Frames to draw after everything is ready, so that GPU views have uploaded and drawn and
@@ -28,6 +32,7 @@ impl ScreenshotJob {
             ready_frames: 0,
             requested: false,
             outcome,
+            export_dir: std::env::var_os("MEMSCAPE_EXPORT_VIEWS").map(PathBuf::from),
         }
     }
 
@@ -36,6 +41,11 @@ impl ScreenshotJob {
             slot.get_or_insert(result);
         }
         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+
+    /// Whether the screenshot has been asked for (everything is drawn).
+    pub fn is_requested(&self) -> bool {
+        self.requested
     }
 
     /// Called once per frame. `ready` is true when loads are done and views are drawn;

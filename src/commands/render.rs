@@ -1,4 +1,4 @@
-//! `memscape render`: any view to PNG, headless, through the view's one `compose`.
+//! `memscape render`: any view to PNG or SVG, headless, through the view's one `compose`.
 
 use std::process::ExitCode;
 
@@ -6,13 +6,16 @@ use memscape_render::{AdapterChoice, GpuContext};
 
 use memscape_views::view::ViewSettings;
 
-use crate::cli::{AdapterArg, RenderArgs};
+use anyhow::Context as _;
+
+use crate::cli::{AdapterArg, ImageFormat, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let dataset = memscape_views::render::load(&args.file)?;
     let ctx = gpu_context(args.adapter)?;
     let settings = args.settings();
-    let image = memscape_views::render::image(&ctx, &dataset, &settings, args.width, args.height)?;
+    let format = ImageFormat::of(args.format, &args.out);
+    let picture = settings.compose(&dataset, egui::vec2(args.width as f32, args.height as f32))?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
     if let ViewSettings::Cycles(cycles) = &settings
         && let Ok((analysis, _)) = memscape_views::cycles::compose::analysis_of(&dataset, cycles)
@@ -24,7 +27,16 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             memscape_views::cycles::settings::detail_note(lod)
         );
     }
-    image.save_png(&args.out)?;
+    match format {
+        ImageFormat::Png => {
+            memscape_views::headless::render_picture(&ctx, &picture)?.save_png(&args.out)?
+        }
+        ImageFormat::Svg => {
+            let svg = memscape_views::svg::picture_svg(&ctx, &picture)?;
+            std::fs::write(&args.out, svg)
+                .with_context(|| format!("writing {}", args.out.display()))?;
+        }
+    }
     println!("{}", args.out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -54,6 +54,14 @@ pub fn render_tour(args: &RenderTourArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     println!("{count} frames in {}", args.out.display());
+    if args.svg {
+        for (k, step) in states.iter().enumerate() {
+            let path = args.out.join(format!("step_{k:02}.svg"));
+            let svg = renderer.step_svg(step)?;
+            std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+        }
+        println!("{} step SVGs in {}", states.len(), args.out.display());
+    }
     if let Some(video) = &args.video {
         let status = std::process::Command::new("ffmpeg")
             .args(["-y", "-loglevel", "error", "-framerate"])

@@ -34,6 +34,11 @@ pub trait View {
     fn tour_step(&self) -> Option<memscape_views::tour::Step> {
         None
     }
+    /// The picture the pane last painted ("Export view as SVG/PNG…"); None for panes that draw
+    /// with egui widgets only.
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        None
+    }
 }
 
 /// A repaint request of `ctx` for workers of the views crate.

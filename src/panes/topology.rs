@@ -103,6 +103,10 @@ impl View for TopologyPane {
         format!("Topology — {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let mut settings = SamplesSettings {
             chart: SamplesChart::Topology,

@@ -423,12 +423,39 @@ fn parse_maps_line(line: &str) -> Option<(u64, u64, u64, &str)> {
 }
 
 /// Whether the ELF file is a fixed-address executable (ET_EXEC): its addresses are absolute.
+/// Only regular files are opened: a mapping's path comes from the raw recording, and opening a
+/// FIFO there would block, a device never end.
 fn is_et_exec(path: &str) -> bool {
     use std::io::Read;
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut head = [0u8; 18];
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|()| {
             head.starts_with(b"\x7fELF") && u16::from_le_bytes([head[16], head[17]]) == 2
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_et_exec;
+
+    #[test]
+    fn only_regular_files_are_read_for_their_elf_type() {
+        let dir = std::env::temp_dir().join(format!("memscape-et-exec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Opening the FIFO for reading would block with no writer: it must not be opened.
+        assert!(!is_et_exec(fifo.to_str().unwrap()));
+        assert!(!is_et_exec("/dev/zero"));
+        assert!(!is_et_exec(dir.to_str().unwrap()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

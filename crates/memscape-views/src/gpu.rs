@@ -33,18 +33,35 @@ static RELEASED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
 /// A process-wide unique key for a pane's GPU resources, held by the pane. When the pane is
 /// dropped (its tile closed) the key is released and the registry frees everything kept under
-/// it. Not `Clone`: one owner per key.
-#[derive(Debug)]
-pub struct PaneKey(u64);
+/// it. Not `Clone`: one owner per key. It also remembers the picture last painted under it,
+/// which "Export view as SVG/PNG…" writes.
+pub struct PaneKey(u64, Mutex<Option<Arc<Picture>>>);
+
+impl std::fmt::Debug for PaneKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PaneKey").field(&self.0).finish()
+    }
+}
 
 impl PaneKey {
     pub fn new() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        Self(NEXT.fetch_add(1, Ordering::Relaxed))
+        Self(NEXT.fetch_add(1, Ordering::Relaxed), Mutex::new(None))
     }
 
     pub fn get(&self) -> u64 {
         self.0
+    }
+
+    /// The picture last painted under this key (what the pane shows).
+    pub fn last_picture(&self) -> Option<Arc<Picture>> {
+        self.1.lock().ok().and_then(|p| p.clone())
+    }
+
+    fn remember(&self, picture: &Arc<Picture>) {
+        if let Ok(mut p) = self.1.lock() {
+            *p = Some(picture.clone());
+        }
     }
 }
 
@@ -102,6 +119,7 @@ pub fn paint_picture(
     picture: Arc<Picture>,
     options: PaintOptions,
 ) {
+    key.remember(&picture);
     // A lost device or a pane the GPU refused: the reason instead of the picture.
     if let Some(health) = crate::gpu_health::of(ui.ctx()) {
         if let Some(why) = health.lost() {

@@ -37,12 +37,39 @@ pub fn draw_picture(ctx: &GpuContext, picture: &Picture, target: &OffscreenTarge
     if let Some(background) = picture.background {
         target.clear(ctx, background);
     }
-    let mut maps = MapDrawer::default();
+    let mut layers = LayerDrawer::default();
     for layer in &picture.layers {
+        layers.draw(ctx, target, layer)?;
+    }
+    if !picture.shapes.is_empty() {
+        draw_shapes(ctx, target, &picture.shapes, &ShapesView::IDENTITY)?;
+    }
+    if !picture.labels.is_empty() {
+        paint_labels(ctx, target, &picture.labels);
+    }
+    Ok(())
+}
+
+/// Draws a picture's GPU layers one at a time into offscreen targets, the pipelines made once
+/// and the allocation map's blocks uploaded once per data they share (the SVG export draws each
+/// layer alone into its own image).
+#[derive(Default)]
+pub struct LayerDrawer {
+    maps: MapDrawer,
+}
+
+impl LayerDrawer {
+    /// Draws `layer` into `target` (over what is there), where the picture places it.
+    pub fn draw(
+        &mut self,
+        ctx: &GpuContext,
+        target: &OffscreenTarget,
+        layer: &Layer,
+    ) -> Result<()> {
         match layer {
             Layer::Shapes(s) => draw_shapes(ctx, target, &s.shapes, &s.view)?,
-            Layer::Map(m) => maps.map(ctx, target, m)?,
-            Layer::Bar(b) => maps.bar(ctx, target, b)?,
+            Layer::Map(m) => self.maps.map(ctx, target, m)?,
+            Layer::Bar(b) => self.maps.bar(ctx, target, b)?,
             Layer::Morph(m) => {
                 let mut pipelines = PolarMorphPipelines::new(&ctx.device)?;
                 let mut data =
@@ -62,14 +89,8 @@ pub fn draw_picture(ctx: &GpuContext, picture: &Picture, target: &OffscreenTarge
                 );
             }
         }
+        Ok(())
     }
-    if !picture.shapes.is_empty() {
-        draw_shapes(ctx, target, &picture.shapes, &ShapesView::IDENTITY)?;
-    }
-    if !picture.labels.is_empty() {
-        paint_labels(ctx, target, &picture.labels);
-    }
-    Ok(())
 }
 
 fn draw_shapes(

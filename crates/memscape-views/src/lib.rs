@@ -6,7 +6,8 @@
 //! * **Pictures**: [`picture`] (a view's picture as data: background, GPU layers, shapes,
 //!   labels), [`label`] (text placed by geometry code), [`gpu`] (the one bridge that paints a
 //!   picture in an egui pane, uploads kept per pane), [`headless`] (a picture drawn into an
-//!   image).
+//!   image), [`svg`] (a picture as an SVG document: shapes and text as vectors, GPU layers as
+//!   embedded images).
 //! * **Views**: one module per view ([`alloc_map`], [`heap_tree`], [`cycles`], [`graph`],
 //!   [`samples`]), each with its model, its typed settings and one `compose` that the GUI
 //!   panes, `memscape render`, tours and `present` all call; [`view`] names the views and holds
@@ -35,6 +36,7 @@ pub mod ramp;
 pub mod render;
 pub mod samples;
 pub mod source_file;
+pub mod svg;
 pub mod tour;
 pub mod values;
 pub mod view;

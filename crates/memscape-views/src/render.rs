@@ -40,6 +40,19 @@ pub fn image(
     crate::headless::render_picture(ctx, &picture)
 }
 
+/// The view `settings` describe of `dataset` as an SVG document of `width`×`height` points
+/// (shapes and text as vectors, allocation maps and other GPU-only layers as embedded images).
+pub fn svg(
+    ctx: &GpuContext,
+    dataset: &Dataset,
+    settings: &ViewSettings,
+    width: u32,
+    height: u32,
+) -> Result<String> {
+    let picture = settings.compose(dataset, egui::vec2(width as f32, height as f32))?;
+    crate::svg::picture_svg(ctx, &picture)
+}
+
 /// The headless GPU `choice` names (MEMSCAPE_ADAPTER overrides it).
 pub fn gpu_context(choice: memscape_render::AdapterChoice) -> Result<GpuContext> {
     let ctx = GpuContext::new(memscape_render::AdapterChoice::from_env_or(choice))?;

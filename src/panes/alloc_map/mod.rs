@@ -265,6 +265,10 @@ impl View for AllocMapPane {
         format!("Allocation map · {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let scene = self.dataset.alloc_trace()?.scene.as_ref()?;
         let mut settings = self.settings.clone();

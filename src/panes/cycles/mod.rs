@@ -364,6 +364,10 @@ impl View for CyclesPane {
         format!("Cycles — {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let result = self.result.as_ref()?;
         // A click's selection (a whole source line) has a headless form; a lasso does not.

@@ -614,6 +614,10 @@ impl View for GraphPane {
         format!("Graph — {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let settings = GraphSettings {
             profile: self.profile.as_ref().map(|(p, source)| match source {

@@ -268,6 +268,10 @@ impl View for HeapTreePane {
         format!("Heap tree — {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let timeline = self.timeline.as_ref()?;
         let point = &self.shown_point(timeline);

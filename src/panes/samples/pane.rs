@@ -277,6 +277,10 @@ impl View for HistogramsPane {
         format!("Histograms — {}", self.dataset.name)
     }
 
+    fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {
+        self.key.last_picture()
+    }
+
     fn tour_step(&self) -> Option<Step> {
         let mut settings = self.settings.clone();
         if !self.strips_on {

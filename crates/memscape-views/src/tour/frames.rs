@@ -60,6 +60,17 @@ impl Renderer {
         self.caption(&image, step.caption.as_deref())
     }
 
+    /// The picture of one step as an SVG document (`render-tour --svg`): its view as
+    /// [`crate::svg`] writes it, its caption as text on a dark band at the bottom (plain: the
+    /// `**bold**` and `` `code` `` runs lose their styling, not their text).
+    pub fn step_svg(&mut self, step: &Step) -> Result<String> {
+        let size = self.size();
+        let dataset = self.dataset(&step.file)?;
+        let picture = step.settings.compose(dataset, size)?;
+        let caption = step.caption.as_deref().map(|c| caption_picture(size, c));
+        crate::svg::picture_svg_with_overlay(&self.ctx, &picture, caption.as_ref())
+    }
+
     /// The scenes of two steps of the same graph file (another snapshot, profile or
     /// difference), each exactly as its own frame draws it, for a transition in which nodes
     /// glide.
@@ -161,6 +172,42 @@ pub fn render_frames(
         }
     }
     Ok(frame)
+}
+
+/// `caption` at the bottom of a picture of `size` as `headless::paint_caption` places it (one
+/// line, its width estimated): a rounded dark band and centred light text.
+fn caption_picture(size: egui::Vec2, caption: &str) -> crate::picture::Picture {
+    use memscape_render::shapes::{Geometry, Shape};
+    let mut picture = crate::picture::Picture {
+        size,
+        ..Default::default()
+    };
+    let text: String = crate::headless::caption_runs(caption)
+        .into_iter()
+        .map(|(run, _, _)| run)
+        .collect();
+    let screen = picture.rect();
+    let size = (screen.height() / 32.0).clamp(14.0, 34.0);
+    let width = crate::label::approx_width(&text, size).min(screen.width() * 0.8);
+    let bottom = screen.bottom() - size * 1.2;
+    let center = screen.center().x;
+    let height = size * 1.2;
+    picture.shapes.push(Shape::new(
+        Geometry::Rect {
+            min: [center - 0.5 * width - size, bottom - height - size * 0.6],
+            max: [center + 0.5 * width + size, bottom + size * 0.6],
+            corner_px: size * 0.4,
+        },
+        [10, 11, 16, 215],
+    ));
+    picture.labels.push(crate::label::Label::new(
+        egui::pos2(center, bottom - 0.5 * height),
+        text,
+        size,
+        egui::Color32::from_rgb(210, 213, 222),
+        egui::Align2::CENTER_CENTER,
+    ));
+    picture
 }
 
 /// Pixelwise blend of two images of the same size.
