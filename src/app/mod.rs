@@ -680,8 +680,9 @@ impl eframe::App for MemscapeApp {
                     self.active_pane = behavior.clicked;
                 }
                 let requests = std::mem::take(&mut behavior.requests);
+                let export = behavior.export;
                 self.handle_requests(&ctx, requests);
-                if let Some((id, format)) = behavior.export {
+                if let Some((id, format)) = export {
                     self.export_view(Some(id), format);
                 }
             }
