@@ -11,6 +11,7 @@ run_pkgs=(
   libvulkan1 mesa-vulkan-drivers       # Vulkan loader + Mesa's software Vulkan (lavapipe)
   libhwloc-dev libudev-dev hwloc       # hwlocality (topology) and lstopo
   libx11-6 libx11-xcb1 libxcursor1 libxrandr2 libxi6 libxkbcommon-x11-0  # winit on X11
+  libwayland-client0 libwayland-cursor0 libxkbcommon0  # winit on Wayland (opened at run time)
   xvfb                                 # a display for the windowed self-test / demo
 )
 test_pkgs=(

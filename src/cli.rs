@@ -51,6 +51,9 @@ pub enum Command {
     Heaptree(HeaptreeArgs),
     /// A heap tree at one time point as pprof (profile.proto) or collapsed stacks (inferno, FlameGraph, speedscope).
     Export(ExportArgs),
+    /// Two runs compared: per call site (or group) bytes and blocks in A and B, the change, and
+    /// grown/shrunk/new/gone, at each run's time point (traces, massif, pprof, DHAT).
+    Diff(DiffArgs),
     /// Aggregations of a Parquet dataset (`export --to parquet`) on the query engine: heap-size
     /// series and live heap by call site (traces); histograms, top offenders, resources and
     /// window scores (samples). Embedded DataFusion, or a Ballista cluster with --engine.
@@ -262,6 +265,51 @@ pub struct ExportArgs {
     pub sites: SiteArgs,
 }
 
+/// `memscape diff A B`: two heap trees compared, with `heaptree`'s time point and grouping
+/// options (each applied to both runs).
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The run compared against (an allocation trace, massif file, profile, or a directory of
+    /// profiles).
+    pub a: PathBuf,
+    /// The run compared (same kinds as A).
+    pub b: PathBuf,
+    /// Only these processes of multi-process recordings (both runs): a pid, or a regular
+    /// expression matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
+    /// Time point of each run: wall ns for traces (events when they have no wall time),
+    /// massif's time unit; profiles: ns since the first (or their number).
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number; profiles: the profile's number (from 0), in both runs.
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// Each run at its own heap peak.
+    #[arg(long)]
+    pub peak: bool,
+    /// Grouping keys for traces, outermost first: process, thread, line (= site), function,
+    /// path (top-down), callers (bottom-up), module, size.
+    #[arg(long, default_value = "line")]
+    pub group: String,
+    /// Invert call paths: `path` becomes `callers`.
+    #[arg(long)]
+    pub bottom_up: bool,
+    /// What decides grown/shrunk/new/gone and the order: bytes or objects.
+    #[arg(long, default_value = "bytes")]
+    pub metric: String,
+    /// Profiles: the measure compared (see `heaptree --measure`).
+    #[arg(long)]
+    pub measure: Option<String>,
+    /// Text: the sites listed (largest change first); JSON lists every site.
+    #[arg(long, default_value_t = 25)]
+    pub top: usize,
+    #[command(flatten)]
+    pub sites: SiteArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `memscape index DATASET/`: the engine's aggregations of a Parquet dataset, as JSON.
 #[derive(Debug, Args)]
 #[cfg_attr(not(feature = "engine"), allow(dead_code))]
@@ -382,6 +430,11 @@ pub struct ViewArgs {
     /// Files to open; several open side by side. None: the embedded demo.
     pub files: Vec<PathBuf>,
 
+    /// Two runs compared in one difference pane (heap trees side by side and as a difference
+    /// sunburst/icicle, allocation maps stacked); View ▸ Compare does the same for open files.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], alias = "compare")]
+    pub diff: Vec<PathBuf>,
+
     /// Self-test: wait until everything is loaded and one full frame is drawn, save the window
     /// as PNG to this path and exit (non-zero with a message on failure).
     #[arg(long, value_name = "PNG")]
@@ -399,7 +452,14 @@ pub struct ViewArgs {
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The input file; `demo` renders the embedded demo.
-    pub file: PathBuf,
+    #[arg(required_unless_present = "compare")]
+    pub file: Option<PathBuf>,
+    /// Two runs compared instead of one file (`--diff A..B` is the graph's snapshot pair): `--view sunburst|icicle` draws the difference
+    /// chart (sized by the larger run, coloured by the change), `timeline` A's and B's trees
+    /// side by side, `alloc` the two allocation maps one above the other (time normalized);
+    /// the heap options (`--peak`, `--at`, `--group`, `--metric`, `--depth`) apply to both.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "file")]
+    pub compare: Vec<PathBuf>,
     /// Which view to render.
     #[arg(long, value_enum, default_value = "alloc")]
     pub view: ViewKind,

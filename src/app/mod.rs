@@ -1,6 +1,7 @@
 //! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
+mod compare;
 mod export;
 mod file_bar;
 pub mod files;
@@ -9,6 +10,8 @@ mod open_dialog;
 pub mod present;
 pub mod registry;
 pub mod screenshot;
+
+pub use compare::Startup;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,16 +27,18 @@ use files::{FileEvent, FileId, OpenFiles, Status};
 use registry::PaneKind;
 use screenshot::ScreenshotJob;
 
-/// One docked view.
 /// Where "Record tour step" appends (in the current directory).
 const TOUR_FILE: &str = "memscape-tour.toml";
 
+/// One docked view.
 pub struct Pane {
     view: Box<dyn View>,
     /// The file it shows (None for panes of no file).
     file: Option<FileId>,
     /// What it is (None for a file's load-error pane), to make it again after a reload.
     kind: Option<PaneKind>,
+    /// The two files a difference pane compares (A, B), to compare them again after a reload.
+    compare: Option<[FileId; 2]>,
 }
 
 struct TreeBehavior<'a> {
@@ -127,6 +132,11 @@ pub struct MemscapeApp {
     tile_order: HashMap<egui_tiles::TileId, u64>,
     /// Frames drawn so far.
     frames: u64,
+    /// `memscape view --diff A B`: the two files to compare in one difference pane once both
+    /// are in (see `compare.rs`).
+    compare: Option<[FileId; 2]>,
+    /// Samples files and the topology file each maps onto (opened together).
+    pairs: Vec<(PathBuf, PathBuf)>,
 }
 
 impl MemscapeApp {
@@ -134,6 +144,7 @@ impl MemscapeApp {
         cc: &eframe::CreationContext<'_>,
         sources: Vec<LoadSource>,
         screenshot: Option<ScreenshotJob>,
+        startup: Startup,
     ) -> Self {
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
@@ -170,20 +181,26 @@ impl MemscapeApp {
             export: export::ExportDialog::new(),
             tile_order: HashMap::new(),
             frames: 0,
+            compare: None,
+            pairs: startup.pairs,
         };
-        for s in sources {
-            app.open(&cc.egui_ctx, s);
+        let ids: Vec<FileId> = sources
+            .into_iter()
+            .map(|s| app.open(&cc.egui_ctx, s))
+            .collect();
+        if let (true, [a, b, ..]) = (startup.compare, ids.as_slice()) {
+            app.compare = Some([*a, *b]);
         }
         app
     }
 
-    fn open(&mut self, ctx: &egui::Context, source: LoadSource) {
+    fn open(&mut self, ctx: &egui::Context, source: LoadSource) -> FileId {
         if let LoadSource::File(p) = &source {
             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
             loader::remember_recent(&mut self.recent, p);
         }
         let ctx = ctx.clone();
-        self.files.open(source, move || ctx.request_repaint());
+        self.files.open(source, move || ctx.request_repaint())
     }
 
     /// Applies finished loads and changes on disk to the panes: a new file's views, a failed
@@ -199,8 +216,15 @@ impl MemscapeApp {
         }
         for event in events {
             match event {
-                FileEvent::Opened(id) | FileEvent::Reloaded(id) => self.show_data(ctx, id),
-                FileEvent::Failed(id) => self.show_failure(id),
+                FileEvent::Opened(id) => self.show_data(ctx, id, true),
+                FileEvent::Reloaded(id) => {
+                    self.show_data(ctx, id, false);
+                    self.refresh_compares(ctx, id);
+                }
+                FileEvent::Failed(id) => {
+                    self.show_failure(id);
+                    self.cancel_compare(ctx, id);
+                }
                 FileEvent::ReloadFailed(id) => {
                     if let Some(e) = self.files.get(id).and_then(|f| f.reload_error.as_ref()) {
                         tracing::error!("{e}");
@@ -236,15 +260,24 @@ impl MemscapeApp {
             .collect()
     }
 
-    /// Shows file `id`'s (new) data: its default views when it has no pane yet, else the same
-    /// views again over the new data (an error pane becomes the file's first default view).
-    fn show_data(&mut self, ctx: &egui::Context, id: FileId) {
+    /// Shows file `id`'s (new) data (`opened`: its first): its default views when it has no
+    /// pane yet, else the same views again over the new data (an error pane becomes the file's
+    /// first default view). A file compared by `--diff` or a topology file that samples map
+    /// onto opens no views of its own (see `compare.rs`).
+    fn show_data(&mut self, ctx: &egui::Context, id: FileId, opened: bool) {
         let Some(dataset) = self.files.get(id).and_then(|f| f.dataset.clone()) else {
             return;
         };
+        let paired_topology = self.pair(&dataset);
+        if opened && self.take_for_compare(ctx, id) {
+            return;
+        }
         let defaults = PaneKind::defaults_for(&dataset);
         let panes = self.file_panes(Some(id));
         if panes.is_empty() {
+            if paired_topology || self.is_compared(id) {
+                return;
+            }
             for kind in defaults {
                 self.add_view(ctx, kind, dataset.clone(), id, id);
             }
@@ -295,6 +328,7 @@ impl MemscapeApp {
                     view,
                     file: Some(id),
                     kind: None,
+                    compare: None,
                 },
                 id,
             );
@@ -427,6 +461,7 @@ impl MemscapeApp {
             view: kind.create(dataset, ctx),
             file: Some(file),
             kind: Some(kind),
+            compare: None,
         };
         self.insert_pane(pane, order);
     }
@@ -549,6 +584,7 @@ impl MemscapeApp {
                         }
                     });
                 }
+                self.compare_menu(ui);
             });
             ui.menu_button("Help", |ui| {
                 ui.label("Scroll: zoom (shift: time only, ctrl: addresses only)");
@@ -629,6 +665,14 @@ impl eframe::App for MemscapeApp {
                 .filter(|p| !p.as_os_str().is_empty())
                 .collect()
         });
+        // Dropped together: samples map onto the one topology file among them.
+        let (samples, _) = memscape_samples::pair_files(&dropped);
+        self.pairs.extend(
+            samples
+                .into_iter()
+                .filter_map(|s| Some((s.samples, s.hardware?)))
+                .filter(|(_, h)| dropped.contains(h)),
+        );
         for p in dropped {
             self.open(&ctx, LoadSource::File(p));
         }
@@ -666,9 +710,17 @@ impl eframe::App for MemscapeApp {
                     }
                 });
             } else {
+                let topologies: Vec<Arc<Dataset>> = self
+                    .files
+                    .files
+                    .iter()
+                    .filter_map(|f| f.dataset.clone())
+                    .filter(|d| matches!(d.content, memscape_views::DatasetContent::Topology(_)))
+                    .collect();
                 let mut behavior = TreeBehavior {
                     cx: ViewContext {
                         render_state: self.render_state.as_ref(),
+                        topologies: &topologies,
                     },
                     files: &self.files,
                     clicked: None,
@@ -745,6 +797,7 @@ pub fn run(
     sources: Vec<LoadSource>,
     screenshot: Option<(PathBuf, std::time::Duration)>,
     window_size: (u32, u32),
+    startup: Startup,
 ) -> anyhow::Result<Option<Result<PathBuf, String>>> {
     let outcome: screenshot::Outcome = Default::default();
     let job = screenshot.map(|(path, timeout)| ScreenshotJob::new(path, timeout, outcome.clone()));
@@ -771,7 +824,7 @@ pub fn run(
         eframe::run_native(
             "memscape",
             options,
-            Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job)))),
+            Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, startup)))),
         )
     }));
     match run {

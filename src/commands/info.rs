@@ -8,7 +8,16 @@ use anyhow::Context as _;
 use crate::cli::InfoArgs;
 
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
-    let trace = memscape_trace::load(&memscape_views::demo::resolve_path(&args.file)?)?;
+    let path = memscape_views::demo::resolve_path(&args.file)?;
+    if path.is_dir() {
+        return info_dir(args, &path);
+    }
+    let trace = memscape_trace::load(&path)?;
+    trace_info(args, trace)
+}
+
+/// `info` of one allocation trace.
+fn trace_info(args: &InfoArgs, trace: memscape_trace::Trace) -> anyhow::Result<ExitCode> {
     let mut trace = select_processes(trace, args.process.as_deref())?;
     // Name the frames from the binaries (and their debug files) when they exist here.
     let symbols = memscape_trace::symbolize::symbolize(&mut trace);
@@ -22,6 +31,69 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
         super::analyses::print_json(&report)?;
     } else {
         write!(std::io::stdout().lock(), "{report}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `info DIR`: a Parquet trace dataset reads as the trace it holds; any other directory
+/// lists the datasets found in it (MemAxes' layout, Parquet datasets, files memscape reads),
+/// each with its format and summary.
+fn info_dir(args: &InfoArgs, dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    if memscape_parquet::dataset_kind(dir) == Some(memscape_parquet::DatasetKind::Trace) {
+        let trace = memscape_parquet::read_trace(dir, None)
+            .with_context(|| format!("{}: reading the Parquet dataset", dir.display()))?;
+        return trace_info(args, trace);
+    }
+    #[derive(serde::Serialize)]
+    struct Entry {
+        path: String,
+        format: String,
+        summary: String,
+        /// The topology file samples map onto (MemAxes' layout).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        topology: Option<String>,
+    }
+    let found = memscape_views::discover::datasets_in(dir)?;
+    let mut entries = Vec::new();
+    for path in found.all() {
+        let dataset = memscape_views::dataset::load(
+            &memscape_views::LoadSource::File(path.clone()),
+            &|_, _| {},
+        )?;
+        let topology = found
+            .pairs
+            .iter()
+            .find(|(s, _)| *s == path)
+            .map(|(_, h)| h.display().to_string());
+        entries.push(Entry {
+            path: path.display().to_string(),
+            format: dataset.format_name(),
+            summary: dataset.summary_text(),
+            topology,
+        });
+    }
+    if args.json {
+        super::analyses::print_json(&entries)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}: {} dataset(s)", dir.display(), entries.len())?;
+        for e in &entries {
+            writeln!(out, "\n{} ({})", e.path, e.format)?;
+            if let Some(t) = &e.topology {
+                writeln!(out, "  on the topology {t}")?;
+            }
+            let lines: Vec<&str> = e.summary.lines().collect();
+            for line in lines.iter().take(12) {
+                writeln!(out, "  {line}")?;
+            }
+            if lines.len() > 12 {
+                writeln!(
+                    out,
+                    "  … {} more lines (--json has them all)",
+                    lines.len() - 12
+                )?;
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

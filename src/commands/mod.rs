@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches.
 
 mod analyses;
+mod diff;
 mod export;
 mod index;
 mod info;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Record(args)) => record(&args),
         Some(Command::Heaptree(args)) => analyses::heaptree(&args),
         Some(Command::Export(args)) => export::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Index(args)) => index::run(&args),
         Some(Command::Topology(args)) => analyses::topology(&args),
         Some(Command::Samples(args)) => analyses::samples(&args),
@@ -40,7 +42,36 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
+fn view(mut args: ViewArgs) -> anyhow::Result<ExitCode> {
+    // `--diff A B`: both runs first, compared in one pane once loaded.
+    let compare = args.diff.len() == 2;
+    if compare {
+        let rest = std::mem::take(&mut args.files);
+        args.files = std::mem::take(&mut args.diff);
+        args.files.extend(rest);
+    }
+    // Directories: the datasets found in them (MemAxes' layout, a Parquet dataset, else the
+    // files memscape reads), samples paired with their topology.
+    let mut pairs = Vec::new();
+    let mut files = Vec::new();
+    for path in std::mem::take(&mut args.files) {
+        if path.is_dir() && memscape_parquet::dataset_kind(&path).is_none() {
+            let found = memscape_views::discover::datasets_in(&path)?;
+            files.extend(found.all());
+            pairs.extend(found.pairs);
+        } else {
+            files.push(path);
+        }
+    }
+    // Samples opened with exactly one topology file map onto it.
+    let (samples, _) = memscape_samples::pair_files(&files);
+    pairs.extend(
+        samples
+            .into_iter()
+            .filter_map(|s| Some((s.samples, s.hardware?)))
+            .filter(|(_, h)| files.contains(h)),
+    );
+    args.files = files;
     let sources: Vec<LoadSource> = if args.files.is_empty() {
         memscape_views::demo::sources()
     } else {
@@ -66,7 +97,8 @@ fn view(args: ViewArgs) -> anyhow::Result<ExitCode> {
     let screenshot = args
         .screenshot
         .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
-    match crate::app::run(sources, screenshot, args.window_size)? {
+    let startup = crate::app::Startup { compare, pairs };
+    match crate::app::run(sources, screenshot, args.window_size, startup)? {
         None => Ok(ExitCode::SUCCESS),
         Some(Ok(path)) => {
             println!("{}", path.display());

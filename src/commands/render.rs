@@ -1,20 +1,31 @@
 //! `memscape render`: any view to PNG or SVG, headless, through the view's one `compose`.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context as _;
 
 use memscape_render::{AdapterChoice, GpuContext};
 
 use memscape_views::view::ViewSettings;
 
-use anyhow::Context as _;
-
 use crate::cli::{AdapterArg, ImageFormat, RenderArgs};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    let dataset = memscape_views::render::load(&args.file)?;
+    if let [a, b] = args.compare.as_slice() {
+        return diff(args, a, b);
+    }
+    let file = args
+        .file
+        .as_deref()
+        .context("memscape render: name a FILE (or --compare A B)")?;
+    let mut settings = args.settings();
+    let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
+        load_from_dir(file, &mut settings)?
+    } else {
+        memscape_views::render::load(file)?
+    };
     let ctx = gpu_context(args.adapter)?;
-    let settings = args.settings();
-    let format = ImageFormat::of(args.format, &args.out);
     let picture = settings.compose(&dataset, egui::vec2(args.width as f32, args.height as f32))?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
     if let ViewSettings::Cycles(cycles) = &settings
@@ -27,12 +38,21 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
             memscape_views::cycles::settings::detail_note(lod)
         );
     }
-    match format {
+    write_picture(args, &ctx, &picture)
+}
+
+/// Writes the picture as `--out` asks: PNG drawn on the GPU, or SVG (vectors, GPU layers embedded).
+fn write_picture(
+    args: &RenderArgs,
+    ctx: &GpuContext,
+    picture: &memscape_views::picture::Picture,
+) -> anyhow::Result<ExitCode> {
+    match ImageFormat::of(args.format, &args.out) {
         ImageFormat::Png => {
-            memscape_views::headless::render_picture(&ctx, &picture)?.save_png(&args.out)?
+            memscape_views::headless::render_picture(ctx, picture)?.save_png(&args.out)?
         }
         ImageFormat::Svg => {
-            let svg = memscape_views::svg::picture_svg(&ctx, &picture)?;
+            let svg = memscape_views::svg::picture_svg(ctx, picture)?;
             std::fs::write(&args.out, svg)
                 .with_context(|| format!("writing {}", args.out.display()))?;
         }
@@ -48,4 +68,63 @@ pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
         Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
         Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
     })?)
+}
+
+/// `memscape render --compare A B`: the difference view of two runs.
+fn diff(args: &RenderArgs, a: &Path, b: &Path) -> anyhow::Result<ExitCode> {
+    use memscape_views::diff::{DiffChart, DiffSettings};
+    let chart = DiffChart::of_view(args.view).with_context(|| {
+        format!(
+            "--compare: --view {} has no difference view (sunburst, icicle, timeline: side by side, alloc: maps)",
+            args.view.name()
+        )
+    })?;
+    let (da, db) = (
+        memscape_views::render::load(a)?,
+        memscape_views::render::load(b)?,
+    );
+    let settings = DiffSettings {
+        chart,
+        heap: args.heap.clone(),
+        map: args.alloc.clone(),
+    };
+    let size = egui::vec2(args.width as f32, args.height as f32);
+    let picture = memscape_views::diff::compose(&da, &db, &settings, size)?;
+    let ctx = gpu_context(args.adapter)?;
+    write_picture(args, &ctx, &picture)
+}
+
+/// `memscape render DIR`: the directory's first dataset the view draws (samples views: the
+/// first samples, on the topology the directory pairs them with), the others named on stderr.
+fn load_from_dir(
+    dir: &Path,
+    settings: &mut ViewSettings,
+) -> anyhow::Result<memscape_views::Dataset> {
+    let found = memscape_views::discover::datasets_in(dir)?;
+    let all = found.all();
+    let wanted = match settings {
+        ViewSettings::Samples(s) => {
+            let first = found.pairs.first().map(|(samples, hardware)| {
+                if s.hardware.is_none() {
+                    s.hardware = Some(hardware.clone());
+                }
+                samples.clone()
+            });
+            first.or_else(|| all.first().cloned())
+        }
+        _ => all
+            .iter()
+            .find(|p| !found.pairs.iter().any(|(_, h)| h == *p))
+            .cloned(),
+    }
+    .with_context(|| format!("{}: no dataset for this view", dir.display()))?;
+    if all.len() > 1 {
+        eprintln!(
+            "{}: rendering {} ({} datasets found)",
+            dir.display(),
+            wanted.display(),
+            all.len()
+        );
+    }
+    Ok(memscape_views::render::load(&wanted)?)
 }

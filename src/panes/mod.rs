@@ -6,6 +6,7 @@
 
 pub mod alloc_map;
 pub mod cycles;
+pub mod diff;
 pub mod graph;
 pub mod heap_tree;
 pub mod load_error;
@@ -17,6 +18,9 @@ pub mod topology;
 pub struct ViewContext<'a> {
     /// The GPU device egui renders with (None when eframe runs without wgpu).
     pub render_state: Option<&'a egui_wgpu::RenderState>,
+    /// The open topology files (hwloc XML, MemAxes hardware.xml): what a samples pane can be
+    /// paired with.
+    pub topologies: &'a [std::sync::Arc<memscape_views::Dataset>],
 }
 
 pub trait View {

@@ -127,7 +127,7 @@ impl View for TopologyPane {
         self.ready
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, _cx: &ViewContext<'_>) {
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         let shared = match &self.content {
             Content::Unsupported => {
                 ui.colored_label(Color32::LIGHT_RED, "needs samples or a topology");
@@ -156,6 +156,7 @@ impl View for TopologyPane {
         let Some(samples) = samples_of(&dataset) else {
             return;
         };
+        crate::panes::samples::topology_menu(ui, &dataset, &shared, cx.topologies);
         let Some(base) = crate::panes::samples::base_or_status(
             &shared,
             ui,

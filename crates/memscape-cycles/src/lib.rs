@@ -38,6 +38,7 @@ pub use rips::{
 pub use trace::{AccessKind, ReferenceTrace, TraceFormat, read_trace};
 pub use views::{
     CollapsedFunctions, LineKeys, ViewTables, classical_mds, view_tables, window_projection,
+    window_projection_with,
 };
 
 /// `memscape persistence FILE [--format F] [--dim D] [--threshold T] [--modulus P]`: reads the

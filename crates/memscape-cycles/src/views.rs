@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::cycles::CyclesOptions;
 use crate::error::CyclesError;
 use crate::landmarks::maxmin_landmarks;
-use crate::levenshtein::{make_windows, window_distances};
+use crate::levenshtein::{make_windows, window_distances_with};
 use crate::metric::DistanceMatrix;
 use crate::progress::Control;
 use crate::records::{TraceRecord, record_symbols};
@@ -532,21 +532,31 @@ pub fn window_projection(
     records: &[TraceRecord],
     options: &CyclesOptions,
 ) -> Result<Vec<[f64; 2]>, CyclesError> {
+    window_projection_with(records, options, &Control::new())
+}
+
+/// [`window_projection`] with progress reports (landmarks, distances) and cancellation.
+pub fn window_projection_with(
+    records: &[TraceRecord],
+    options: &CyclesOptions,
+    control: &Control,
+) -> Result<Vec<[f64; 2]>, CyclesError> {
     let (symbols, alphabet) = record_symbols(records, options.symbol)?;
     let windows = make_windows(&symbols, options.window)?;
     let unique = windows.unique_count();
     let landmarks = options
         .detail
         .landmarks_for(unique)
-        .map(|(count, _)| maxmin_landmarks(&windows, alphabet, count, &Control::new()))
+        .map(|(count, _)| maxmin_landmarks(&windows, alphabet, count, control))
         .transpose()?;
-    match landmarks {
-        None => classical_mds(&window_distances(&windows, alphabet)?, 2),
-        Some(l) => {
-            let points = classical_mds(&window_distances(&l.windows(&windows), alphabet)?, 2)?;
-            Ok(l.nearest.iter().map(|&k| points[k as usize]).collect())
-        }
-    }
+    let points = landmarks.as_ref().map(|l| l.windows(&windows));
+    let dist = window_distances_with(points.as_ref().unwrap_or(&windows), alphabet, control)?;
+    control.check()?;
+    let embedding = classical_mds(&dist, 2)?;
+    Ok(match landmarks {
+        None => embedding,
+        Some(l) => l.nearest.iter().map(|&k| embedding[k as usize]).collect(),
+    })
 }
 
 #[cfg(test)]

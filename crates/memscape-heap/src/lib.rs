@@ -17,7 +17,10 @@
 //! * [`profile`]: pprof (`profile.proto`), legacy text heap profiles (gperftools, jemalloc, Go)
 //!   and DHAT JSON as stack profiles over time, heap trees per measure.
 //! * [`export`]: any heap tree at a time point as pprof or collapsed stacks.
+//! * [`diff`]: two runs compared: their heap trees matched node by node, grown, shrunk, new
+//!   and gone groups, totals (`memscape diff`, the difference views).
 
+pub mod diff;
 pub mod evolution;
 pub mod export;
 pub mod layout;

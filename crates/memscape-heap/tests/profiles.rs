@@ -521,3 +521,47 @@ mod properties {
         }
     }
 }
+
+/// Two Go heap profiles of one run compared (`memscape diff`'s library): each function's
+/// change is `go tool pprof`'s flat inuse_space of the later profile minus the earlier's, and
+/// the leaking function grew by at least the 2000 × 4 KiB the program kept in between.
+#[test]
+fn two_go_profiles_compared_match_go_tool_pprof() {
+    use memscape_heap::diff::{HeapRef, Status, diff};
+    let dir = go_profiles();
+    let (pa, pb) = (dir.join("heap.0.pb.gz"), dir.join("heap.2.pb.gz"));
+    let (a, b) = (read_profile(&pa).unwrap(), read_profile(&pb).unwrap());
+    let options = HeapTreeOptions {
+        measure: Some("inuse".into()),
+        ..HeapTreeOptions::default()
+    };
+    let report = diff(HeapRef::Profile(&a), HeapRef::Profile(&b), &options).unwrap();
+    let (flat_a, flat_b) = (
+        pprof_flat(&pa, "inuse_space"),
+        pprof_flat(&pb, "inuse_space"),
+    );
+    assert_eq!(report.totals.bytes_a, flat_a.values().sum::<u64>());
+    assert_eq!(report.totals.bytes_b, flat_b.values().sum::<u64>());
+    for node in &report.tree.children {
+        let function = node.name.split(" (").next().unwrap();
+        let (ta, tb) = (
+            flat_a.get(function).copied().unwrap_or(0),
+            flat_b.get(function).copied().unwrap_or(0),
+        );
+        assert_eq!((node.bytes_a, node.bytes_b), (ta, tb), "{}", node.name);
+        assert_eq!(node.status, Status::of(ta, tb), "{}", node.name);
+    }
+    let leak = report
+        .tree
+        .children
+        .iter()
+        .find(|n| n.name.contains("main.leak"))
+        .expect("main.leak in the comparison");
+    assert_eq!(leak.status, Status::Grown);
+    // 2000 more 4 KiB buffers, and the growing slice that holds them.
+    assert!(leak.objects_b - leak.objects_a >= 2000, "{leak:?}");
+    assert!(leak.bytes_b - leak.bytes_a >= 2000 * 4096, "{leak:?}");
+    // The sites' changes add up to the roots' change.
+    let sum: i64 = report.sites.iter().map(|s| s.bytes_change).sum();
+    assert_eq!(sum, report.totals.bytes_change);
+}

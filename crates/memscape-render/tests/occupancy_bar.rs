@@ -206,3 +206,31 @@ fn variants_show_what_the_paper_describes() {
         "bin 2 at the bottom"
     );
 }
+
+/// A scrolled stacked bar (`BarPart::Slice`) is the stack's rows it covers: the slice drawn
+/// into 32 rows equals rows 16..48 of the whole stack drawn into 64 (CPU twin); the GPU draws
+/// the slice as the CPU does.
+#[test]
+fn a_slice_of_the_stack_is_those_rows_of_the_whole_stack() {
+    use memscape_render::alloc_map::BarPart;
+    use memscape_render::alloc_map::occupancy::BAR_UNITS;
+    let ctx = ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let bins = bins();
+    let bar = BarBlocks::build(&bins, &[1.0, 1.0, 1.0]);
+    let data = OccupancyBarData::upload(&ctx.device, &pipelines, &bar);
+    let w = 200u32;
+    let view = OccupancyBarView::fit(0, 100_000, w, OccupancyVariant::Flat);
+    let whole = render_occupancy_cpu(&bar, &view, BarPart::Stack, w, 64);
+    let per_row = BAR_UNITS / 64;
+    let slice = BarPart::Slice(BAR_UNITS - 48 * per_row, BAR_UNITS - 16 * per_row);
+    let cpu = render_occupancy_cpu(&bar, &view, slice, w, 32);
+    for y in 0..32 {
+        for x in 0..w {
+            assert_eq!(cpu.pixel(x, y), whole.pixel(x, y + 16), "({x}, {y})");
+        }
+    }
+    assert!(cpu.distinct_colors() > 2, "a blank slice");
+    let gpu = render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, slice, w, 32).unwrap();
+    assert_close("occupancy_stack_slice", &gpu, &cpu);
+}

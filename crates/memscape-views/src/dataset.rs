@@ -111,6 +111,20 @@ fn sniff(bytes: &[u8]) -> Sniffed {
     }
 }
 
+/// The format `load` would read `head` (a file's first bytes) as, when the bytes say so; None
+/// for what only the allocation-trace importers can tell (their fallback).
+pub fn sniff_head(head: &[u8]) -> Option<&'static str> {
+    match sniff(head) {
+        Sniffed::Massif => Some("massif"),
+        Sniffed::Topology => Some("topology"),
+        Sniffed::Graph => Some("graph"),
+        Sniffed::HeapProfile => Some("heap profile"),
+        Sniffed::RefTrace => Some("reference trace"),
+        Sniffed::Samples => Some("samples"),
+        Sniffed::AllocTrace => None,
+    }
+}
+
 /// Whether `bytes` are memory-access samples (by content, as `load` decides).
 pub fn is_samples(bytes: &[u8]) -> bool {
     sniff(bytes) == Sniffed::Samples

@@ -597,7 +597,12 @@ impl PanePicture<'_> {
             &map_view,
             &[
                 *version,
-                b.bin.map_or(u64::MAX, |k| k as u64),
+                {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    b.part().hash(&mut h);
+                    h.finish()
+                },
                 u64::from(size[0]) << 32 | u64::from(size[1]),
                 u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
                 // The variant, as its debug text's hash.
@@ -621,7 +626,7 @@ impl PanePicture<'_> {
                 &mut reg.maps,
                 data,
                 &view,
-                b.bin,
+                b.part(),
                 size,
                 origin,
                 reg.target_format,

@@ -247,7 +247,7 @@ impl MapDrawer {
             pipelines,
             data,
             &view,
-            b.bin,
+            b.part(),
             [r[2], r[3]],
             [r[0] as f32, r[1] as f32],
             OFFSCREEN_FORMAT,

@@ -2,7 +2,7 @@
 //!
 //! * **Data**: [`dataset`] (any supported file loaded, its format detected from content),
 //!   [`links`] (what views of one dataset share: time cursor, highlight, per-kind state),
-//!   [`demo`] (the embedded demo files).
+//!   [`demo`] (the embedded demo files), [`discover`] (the datasets of a directory).
 //! * **Pictures**: [`picture`] (a view's picture as data: background, GPU layers, shapes,
 //!   labels), [`label`] (text placed by geometry code), [`gpu`] (the one bridge that paints a
 //!   picture in an egui pane, uploads kept per pane), [`headless`] (a picture drawn into an
@@ -11,7 +11,8 @@
 //! * **Views**: one module per view ([`alloc_map`], [`heap_tree`], [`cycles`], [`graph`],
 //!   [`samples`]), each with its model, its typed settings and one `compose` that the GUI
 //!   panes, `memscape render`, tours and `present` all call; [`view`] names the views and holds
-//!   any view's settings as one value.
+//!   any view's settings as one value; [`diff`] compares two datasets (difference charts of
+//!   their heap trees, their allocation maps stacked).
 //! * **Tours**: [`tour`] (the file format, interpolation between steps, the frame loop).
 //!
 //! The crate knows no window shell and no command line: eframe, egui_tiles and clap stay in the
@@ -22,6 +23,8 @@ pub mod alloc_map;
 pub mod cycles;
 pub mod dataset;
 pub mod demo;
+pub mod diff;
+pub mod discover;
 pub mod error;
 pub mod gpu;
 pub mod gpu_health;

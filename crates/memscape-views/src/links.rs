@@ -29,6 +29,9 @@ type SharedStates = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 pub struct Links {
     state: Mutex<LinkState>,
     shared: Mutex<SharedStates>,
+    /// The topology file a dataset of samples maps onto (opened with it, or chosen in the
+    /// GUI), with a version bumped on every change; None: the samples' own default.
+    topology: Mutex<(Option<std::path::PathBuf>, u64)>,
 }
 
 impl std::fmt::Debug for Links {
@@ -55,6 +58,28 @@ impl Links {
         let made = create();
         shared.insert(TypeId::of::<T>(), made.clone());
         made
+    }
+
+    /// Pairs the dataset with a topology file (None: back to the default); returns the new
+    /// version.
+    pub fn set_topology(&self, path: Option<std::path::PathBuf>) -> u64 {
+        let mut t = match self.topology.lock() {
+            Ok(t) => t,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if t.0 != path {
+            t.0 = path;
+            t.1 += 1;
+        }
+        t.1
+    }
+
+    /// The topology file the dataset is paired with, and the pairing's version.
+    pub fn topology(&self) -> (Option<std::path::PathBuf>, u64) {
+        match self.topology.lock() {
+            Ok(t) => t.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
     }
 
     pub fn get(&self) -> LinkState {

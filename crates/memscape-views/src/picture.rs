@@ -54,6 +54,56 @@ impl Picture {
     pub fn rect(&self) -> egui::Rect {
         egui::Rect::from_min_size(egui::Pos2::ZERO, self.size)
     }
+
+    /// Everything moved by `d` points (a picture placed inside a larger one); layer slots
+    /// get `slot_bits` XOR-ed in so that two pictures' layers keep apart when combined.
+    pub fn translate(&mut self, d: egui::Vec2, slot_bits: u32) {
+        use memscape_render::shapes::Geometry;
+        let move_point = |p: &mut [f32; 2]| {
+            p[0] += d.x;
+            p[1] += d.y;
+        };
+        for layer in &mut self.layers {
+            match layer {
+                Layer::Shapes(s) => {
+                    s.slot ^= slot_bits;
+                    s.view.offset[0] += d.x;
+                    s.view.offset[1] += d.y;
+                }
+                Layer::Map(m) => {
+                    m.slot ^= slot_bits;
+                    m.rect = m.rect.translate(d);
+                }
+                Layer::Bar(b) => {
+                    b.slot ^= slot_bits;
+                    b.rect = b.rect.translate(d);
+                }
+                Layer::Morph(m) => {
+                    m.slot ^= slot_bits;
+                    m.rect = m.rect.translate(d);
+                }
+            }
+        }
+        for shape in &mut self.shapes {
+            match &mut shape.geometry {
+                Geometry::Rect { min, max, .. } => {
+                    move_point(min);
+                    move_point(max);
+                }
+                Geometry::PixelRect { center, .. }
+                | Geometry::Disc { center, .. }
+                | Geometry::PixelDisc { center, .. }
+                | Geometry::Sector { center, .. } => move_point(center),
+                Geometry::Segment { a, b, .. } => {
+                    move_point(a);
+                    move_point(b);
+                }
+            }
+        }
+        for label in &mut self.labels {
+            label.pos += d;
+        }
+    }
 }
 
 /// A GPU layer of a picture.
@@ -166,6 +216,21 @@ pub struct BarLayer {
     pub variant: OccupancyVariant,
     /// The bin's bar; None: the stack of all bins.
     pub bin: Option<usize>,
+    /// The stack's bar units `[lo, hi)` shown, when the stack does not fit and scrolls
+    /// (`alloc_map::stacked`); None: the whole stack.
+    pub stack_slice: Option<(u64, u64)>,
+}
+
+impl BarLayer {
+    /// What the renderer draws: a bin's band, the stack or a slice of it.
+    pub fn part(&self) -> memscape_render::alloc_map::BarPart {
+        use memscape_render::alloc_map::BarPart;
+        match (self.bin, self.stack_slice) {
+            (Some(k), _) => BarPart::Bin(k),
+            (None, Some((lo, hi))) => BarPart::Slice(lo, hi),
+            (None, None) => BarPart::Stack,
+        }
+    }
 }
 
 /// Records and arcs that morph between two parameterizations.

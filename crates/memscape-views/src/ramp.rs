@@ -114,7 +114,7 @@ impl ColorRamp {
     pub fn ticks(&self, max: usize) -> Vec<Tick> {
         let max = max.max(2);
         let mut values = match self.scale {
-            Scale::Linear => linear_ticks(self.lo, self.hi, max),
+            Scale::Linear => linear_ticks(self.lo, self.hi, max, self.unit == Unit::Bytes),
             Scale::Log => log_ticks(self.lo, self.hi, max, self.unit == Unit::Bytes),
         };
         if self.hi <= self.lo {
@@ -209,14 +209,20 @@ impl ColorRamp {
     }
 }
 
-/// Round linear ticks (1, 2, 5 × 10^k apart) inside [lo, hi].
-fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+/// Round linear ticks (1, 2, 5 × 10^k apart) inside [lo, hi]; `binary`: 1, 2, 5 × 10^j of a
+/// binary prefix (1024^k), so that byte ticks read `20 KiB`, not `19.5 KiB`.
+fn linear_ticks(lo: f64, hi: f64, max: usize, binary: bool) -> Vec<f64> {
     let span = hi - lo;
     if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return Vec::new();
     }
     let raw = span / (max - 1).max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
+    let prefix = if binary {
+        1024f64.powf((raw.log(1024.0)).floor().max(0.0))
+    } else {
+        1.0
+    };
+    let mag = prefix * 10f64.powf((raw / prefix).log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
@@ -337,6 +343,15 @@ mod tests {
         );
         let c = ColorRamp::new(1234.0, 98_765.0, Scale::Log, Unit::Count("cyc"));
         assert_eq!(texts(&c, 4), ["1.23k cyc", "10k cyc", "98.8k cyc"]);
+    }
+
+    #[test]
+    fn linear_byte_ramps_tick_at_round_binary_values() {
+        let r = ColorRamp::new(-40_960.0, 40_960.0, Scale::Linear, Unit::Bytes);
+        assert_eq!(
+            texts(&r, 5),
+            ["-40 KiB", "-20 KiB", "0 B", "20 KiB", "40 KiB"]
+        );
     }
 
     #[test]

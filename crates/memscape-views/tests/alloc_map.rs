@@ -397,39 +397,90 @@ fn occupancy_variants_say_when_they_look_like_flat() {
 /// its time labels lie under it, not over it.
 #[test]
 fn stacked_bar_has_room_per_bin_and_labels_beside_it() {
-    use memscape_views::picture::Layer;
+    use memscape_views::picture::{Layer, Picture};
     let sqlite = load(Path::new("demo:sqlite"));
-    let picture = common::settings(
-        ViewKind::AllocMap,
-        "panels = \"main,occupancy\"\nbins = \"size\"\nlayout = \"time\"",
-    )
-    .compose(&sqlite, egui::vec2(800.0, 600.0))
-    .unwrap();
-    let (rect, bars) = picture
-        .layers
-        .iter()
-        .find_map(|l| match l {
-            Layer::Bar(b) if b.bin.is_none() => Some((b.rect, b.bars.clone())),
-            _ => None,
-        })
-        .expect("a stacked bar");
+    let compose = |fields: &str, height: f32| -> Picture {
+        common::settings(
+            ViewKind::AllocMap,
+            &format!("panels = \"main,occupancy\"\nbins = \"size\"\nlayout = \"time\"\n{fields}"),
+        )
+        .compose(&sqlite, egui::vec2(800.0, height))
+        .unwrap()
+    };
+    let stacked = |picture: &Picture| {
+        picture
+            .layers
+            .iter()
+            .find_map(|l| match l {
+                Layer::Bar(b) if b.bin.is_none() => Some((b.rect, b.bars.clone(), b.stack_slice)),
+                _ => None,
+            })
+            .expect("a stacked bar")
+    };
+    let per_bin = memscape_views::alloc_map::layout::STACKED_PER_BIN;
+    let units = memscape_render::alloc_map::occupancy::BAR_UNITS as f32;
+    let caption = |picture: &Picture| {
+        picture
+            .labels
+            .iter()
+            .find(|l| l.text.starts_with("bins "))
+            .map(|l| l.text.clone())
+    };
+    // 600 points: 15 size classes need 300, the bar gets a quarter (150) and scrolls.
+    let top = compose("", 600.0);
+    let (rect, bars, slice) = stacked(&top);
     let n = bars.bands.len();
     assert!(n >= 10, "{n} size classes");
-    let per_bin = memscape_views::alloc_map::layout::STACKED_PER_BIN;
-    assert!(
-        rect.height() >= per_bin * n as f32 - 0.5,
-        "{rect:?} for {n} bins"
-    );
-    let units = memscape_render::alloc_map::occupancy::BAR_UNITS as f32;
-    for band in &bars.bands {
-        let h = (band.hi - band.lo) as f32 / units * rect.height();
-        assert!(h >= 0.5 * per_bin - 0.01, "a band of {h} points");
+    let (lo, hi) = slice.expect("a slice of the stack");
+    assert_eq!(hi, units as u64, "the first bins at the top");
+    let full = per_bin * n as f32;
+    let visible: Vec<usize> = (0..n)
+        .filter(|&k| bars.bands[k].lo < hi && bars.bands[k].hi > lo)
+        .collect();
+    for &k in &visible {
+        let band = &bars.bands[k];
+        // At the whole stack's scale, not squeezed into the bar.
+        let h = (band.hi - band.lo) as f32 / units * full;
+        assert!(h >= 0.5 * per_bin - 0.01, "bin {k}: a band of {h} points");
     }
-    // Labels (time ticks) never over the bar.
-    for l in &picture.labels {
+    assert!(visible.len() < n, "some bins are scrolled out of view");
+    let shown = caption(&top).expect("the picture says which bins it shows");
+    assert_eq!(shown, format!("bins 1–{} of {n}", visible.len()));
+    // Each bin shown whole has its name beside its band, left of the bar.
+    let point = |u: u64| rect.top() + (hi - u.min(hi)) as f32 / units * full;
+    for &k in &visible {
+        let (y0, y1) = (point(bars.bands[k].hi), point(bars.bands[k].lo));
+        if y1 > rect.bottom() + 0.5 {
+            continue;
+        }
+        assert!(
+            top.labels.iter().any(|l| l.pos.x <= rect.left()
+                && (y0..=y1).contains(&l.pos.y)
+                && l.text.ends_with(" B")),
+            "bin {k}: no name beside its band {y0}..{y1}"
+        );
+    }
+    // Labels (names, time ticks, the caption) never over the bar.
+    for l in &top.labels {
         assert!(
             !l.approx_rect().intersects(rect),
             "{l:?} over the stacked bar {rect:?}"
         );
     }
+    // Scrolled past the end: the last bins, the bar still full.
+    let bottom = compose("stacked_from = 100", 600.0);
+    let (_, _, slice) = stacked(&bottom);
+    let (lo, hi) = slice.expect("a slice of the stack");
+    assert_eq!(lo, 0, "the last bins at the bottom");
+    assert!(hi < units as u64);
+    assert!(
+        caption(&bottom)
+            .expect("a caption")
+            .ends_with(&format!("–{n} of {n}"))
+    );
+    // A tall picture has room for every bin: the whole stack, nothing to say.
+    let tall = compose("", 1400.0);
+    let (rect, _, slice) = stacked(&tall);
+    assert!(slice.is_none() && caption(&tall).is_none());
+    assert!(rect.height() >= full - 0.5, "{rect:?}");
 }

@@ -200,3 +200,170 @@ fn legend_and_caption_leave_every_record_visible() {
         }
     }
 }
+
+/// The analysis options of `fields` (a cycle view's TOML fields).
+fn options(fields: &str) -> memscape_cycles::CyclesOptions {
+    let memscape_views::ViewSettings::Cycles(s) = common::settings(ViewKind::Spiral, fields) else {
+        panic!("cycle settings");
+    };
+    s.analysis.options(5).unwrap()
+}
+
+/// The GUI's worker: its progress (read as the pane reads it, every frame) never goes back and
+/// reaches 1 when the analysis ends, with the analysis and its projection.
+#[test]
+fn the_worker_reports_monotone_progress_up_to_one() {
+    use memscape_views::cycles::worker::Job;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let trace = Arc::new(trace());
+    let job = Job::spawn(trace, options("range = \"0..1200\""), None, || {}).unwrap();
+    let mut seen = vec![job.progress()];
+    let outcome = loop {
+        if let Some(outcome) = job.poll() {
+            break outcome;
+        }
+        seen.push(job.progress());
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(job.elapsed() < Duration::from_secs(120), "{seen:?}");
+    };
+    let analysed = outcome.expect("the analysis of 1200 records");
+    assert!(!analysed.analysis.report.parameterizations.is_empty());
+    assert!(analysed.projection.is_some());
+    seen.push(job.progress());
+    for pair in seen.windows(2) {
+        assert!(pair[1].fraction >= pair[0].fraction, "went back: {pair:?}");
+    }
+    assert_eq!(job.progress().fraction, 1.0);
+    let stages: std::collections::BTreeSet<_> = seen.iter().map(|p| p.stage).collect();
+    assert!(stages.len() >= 2, "stages named: {stages:?}");
+}
+
+/// Cancel stops a long analysis (every window of the whole demo trace: minutes) within a
+/// second, reported as cancelled, not as an error.
+#[test]
+fn cancelling_the_worker_stops_it_promptly() {
+    use memscape_views::cycles::worker::{Failure, Job};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let trace = Arc::new(trace());
+    let job = Job::spawn(trace, options("full = true\ntime_budget = 0"), None, || {}).unwrap();
+    // Into the analysis proper (past the symbols and filters), then cancel.
+    while job.progress().fraction < 0.05 && job.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(job.poll().is_none(), "still running when cancelled");
+    let cancelled_at = Instant::now();
+    job.cancel();
+    let outcome = job.wait(Duration::from_secs(10)).expect("the worker ended");
+    let took = cancelled_at.elapsed();
+    assert_eq!(outcome.err(), Some(Failure::Cancelled));
+    // About 100 ms on an idle machine; a second leaves room for a loaded CI runner.
+    assert!(took < Duration::from_secs(1), "cancelled after {took:?}");
+}
+
+/// "Colour by line, functions collapsed" (`collapse_function`): the lines of a collapsed
+/// function share one colour and one legend entry, the other functions keep theirs line by
+/// line; the composed picture's legend says so.
+#[test]
+fn a_collapsed_function_is_one_colour_and_one_legend_entry() {
+    use memscape_views::cycles::compose::{PolarModel, analysis_of};
+    use std::collections::BTreeSet;
+    // The embedded demo (symbolized against the program it traced).
+    let trace = common::load(std::path::Path::new("demo:sort"));
+    let fields = "range = \"0..1200\"";
+    let memscape_views::ViewSettings::Cycles(plain) = common::settings(ViewKind::Spiral, fields)
+    else {
+        panic!("cycle settings");
+    };
+    let (analysis, _) = analysis_of(&trace, &plain).unwrap();
+    let records = &analysis.report.records;
+    let lines_of = |f: &str| -> BTreeSet<u32> {
+        records
+            .iter()
+            .filter(|r| r.function.as_deref() == Some(f))
+            .filter_map(|r| r.line)
+            .collect()
+    };
+    // The busiest function drawn over several lines.
+    let (function, _) = analysis
+        .tables
+        .functions_by_count()
+        .into_iter()
+        .find(|(f, _)| f != "??" && lines_of(f).len() >= 2)
+        .unwrap_or_else(|| {
+            let sample: Vec<_> = records
+                .iter()
+                .take(5)
+                .map(|r| (&r.function, &r.file, r.line))
+                .collect();
+            panic!(
+                "a function with several lines in the first 1200 records: {:?} {sample:?}",
+                analysis.tables.functions_by_count()
+            )
+        });
+    let colours_of = |model: &PolarModel| -> BTreeSet<u32> {
+        records
+            .iter()
+            .zip(&model.data.points)
+            .filter(|(r, _)| r.function.as_deref() == Some(function.as_str()))
+            .map(|(_, p)| p.color)
+            .collect()
+    };
+    let by_line = PolarModel::build(&analysis, &plain, None);
+    assert!(
+        colours_of(&by_line).len() >= 2,
+        "{function}: a colour per line"
+    );
+    let collapsed_settings = memscape_views::cycles::CycleSettings {
+        collapse_function: vec![function.clone()],
+        ..plain.clone()
+    };
+    let collapsed = PolarModel::build(&analysis, &collapsed_settings, None);
+    assert_eq!(colours_of(&collapsed).len(), 1, "{function}: one colour");
+    let entries = |model: &PolarModel| -> Vec<String> {
+        model
+            .legend
+            .iter()
+            .map(|(name, _)| name.clone())
+            .filter(|name| name.starts_with(&format!("{function} ")))
+            .collect()
+    };
+    assert!(entries(&by_line).len() >= 2, "{:?}", by_line.legend);
+    let ours = entries(&collapsed);
+    assert_eq!(ours.len(), 1, "{:?}", collapsed.legend);
+    assert!(
+        ours[0].starts_with(&format!("{function} (all lines)")),
+        "{ours:?}"
+    );
+    // The entry's swatch is the records' colour.
+    let swatch = collapsed
+        .legend
+        .iter()
+        .find(|(name, _)| *name == ours[0])
+        .map(|(_, c)| u32::from_le_bytes(*c));
+    assert_eq!(swatch, colours_of(&collapsed).into_iter().next());
+    // Other functions keep their lines: the legend still has line entries.
+    assert!(
+        collapsed
+            .legend
+            .iter()
+            .any(|(n, _)| !n.contains("(all lines)")),
+        "{:?}",
+        collapsed.legend
+    );
+    // As `memscape render --collapse-function` composes it.
+    let picture = common::settings(
+        ViewKind::Spiral,
+        &format!("{fields}\ncollapse_function = [\"{function}\"]"),
+    )
+    .compose(&trace, egui::vec2(480.0, 480.0))
+    .unwrap();
+    assert!(
+        picture
+            .labels
+            .iter()
+            .any(|l| l.text.starts_with(&format!("{function} (all lines)"))),
+        "the legend drawn"
+    );
+}

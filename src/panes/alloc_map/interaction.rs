@@ -20,6 +20,48 @@ pub(super) struct Areas<'a> {
 }
 
 impl AllocMapPane {
+    /// The wheel over the stacked occupancy bar (or its bin names) scrolls through the bins
+    /// when they do not all fit: one bin per notch, the `stacked_from` setting.
+    pub(super) fn scroll_stacked(
+        &mut self,
+        ui: &egui::Ui,
+        response: &egui::Response,
+        over: egui::Rect,
+        height: f32,
+        full_height: f32,
+    ) {
+        let Some(bars) = &self.bar else {
+            return;
+        };
+        if !response.hover_pos().is_some_and(|p| over.contains(p)) {
+            return;
+        }
+        let window = memscape_views::alloc_map::stacked::stacked_window(
+            &bars.bands,
+            self.settings.stacked_from.saturating_sub(1) as usize,
+            height,
+            full_height,
+        );
+        if !window.scrolls() {
+            return;
+        }
+        self.stacked_wheel += ui.input(|i| i.smooth_scroll_delta.y);
+        let step = memscape_views::alloc_map::layout::STACKED_PER_BIN;
+        let bins = (self.stacked_wheel / step).trunc();
+        if bins != 0.0 {
+            self.stacked_wheel -= bins * step;
+            // Wheel down (negative delta) shows the next bins.
+            let now =
+                (self.settings.stacked_from.saturating_sub(1) as usize).min(window.last_first);
+            let first = (now as i64 - bins as i64).clamp(0, window.last_first as i64);
+            self.settings.stacked_from = first as u32 + 1;
+        }
+        response.clone().on_hover_text(format!(
+            "{}: the wheel scrolls through the bins",
+            window.caption()
+        ));
+    }
+
     /// Moves `cam` (now) and `target` (where it animates to) as the user asks.
     pub(super) fn interact(
         &mut self,

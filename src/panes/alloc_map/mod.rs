@@ -81,6 +81,8 @@ pub struct AllocMapPane {
     answer: Option<PickAnswer>,
     /// The bin the context view shows (the last one hovered).
     focus_bin: usize,
+    /// Wheel movement over the stacked bar not yet turned into whole bins.
+    stacked_wheel: f32,
     box_start: Option<egui::Pos2>,
     context_drag: Option<(egui::Pos2, Camera)>,
     /// The processes shown (the `process` setting applied to the dataset opened).
@@ -134,6 +136,7 @@ impl AllocMapPane {
             answers: Arc::new(Mutex::new(Vec::new())),
             answer: None,
             focus_bin: 0,
+            stacked_wheel: 0.0,
             box_start: None,
             context_drag: None,
         }
@@ -406,6 +409,17 @@ impl View for AllocMapPane {
             t_extent,
         };
         self.interact(ui, &response, &areas, &mut cam, &mut target);
+        if let Some(bar) = layout.stacked {
+            let labels = layout.stacked_labels.unwrap_or(bar);
+            let over = bar.union(labels).translate(origin);
+            self.scroll_stacked(
+                ui,
+                &response,
+                over,
+                bar.height(),
+                layout.stacked_full_height,
+            );
+        }
         self.click(ui, &response, &t.trace, &binned, &areas, &cam);
         // Animate towards the target.
         if cam != target {

@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, TryRecvError};
 use egui::{Align2, Color32, Pos2, Rect, Sense};
 use memscape_render::shapes::Shape;
 use memscape_views::cycles::compose::{
@@ -19,11 +18,11 @@ use memscape_views::cycles::compose::{
 };
 use memscape_views::cycles::contours;
 use memscape_views::cycles::draw::{self, BACKGROUND};
-use memscape_views::cycles::model::{self, CycleAnalysis};
-use memscape_views::cycles::settings::{CycleSettings, Mode};
+use memscape_views::cycles::settings::{CycleAnalysisSettings, CycleSettings, Mode};
+use memscape_views::cycles::worker::{Analysed, Failure, Job};
 use memscape_views::gpu::PaneKey;
 use memscape_views::tour::{Step, tour_file_of};
-use memscape_views::{Dataset, DatasetContent, ViewSettings};
+use memscape_views::{Dataset, ViewSettings};
 
 use crate::panes::{View, ViewContext};
 use controls::AnalysisText;
@@ -37,12 +36,8 @@ const MORPH_DURATION: Duration = Duration::from_millis(2500);
 /// Parameterizations the GUI's analysis computes.
 const TOP: usize = 5;
 
-struct Analysed {
-    analysis: CycleAnalysis,
-    projection: Option<Vec<[f64; 2]>>,
-}
-
-type Outcome = Result<Arc<Analysed>, String>;
+/// A change of the analysis settings starts the analysis after this long without another.
+const SETTLE: Duration = Duration::from_millis(500);
 
 /// What the morph instances were made for: the analysis, mode, parameterizations, colouring
 /// and selection.
@@ -63,7 +58,19 @@ pub struct CyclesPane {
     text: AnalysisText,
     /// The source pane's file and its lines (read once per file, not every frame).
     source_text: Option<(String, Option<Vec<String>>)>,
-    running: Option<(Receiver<Outcome>, Instant, String)>,
+    /// The analysis running and its cache key.
+    running: Option<(Job, String)>,
+    /// The analysis settings last started, and when the settings first differed from them.
+    requested: (CycleAnalysisSettings, Option<Instant>),
+    /// The last analysis was cancelled (the pane says so until the next starts).
+    cancelled: bool,
+    /// "Colour by line, functions collapsed" is chosen (with none checked it is colour by line).
+    collapse_mode: bool,
+    /// The functions of the shown analysis with their record counts (the checklist's), and
+    /// the analysis they were counted for.
+    functions: Option<(usize, Vec<(String, usize)>)>,
+    /// The checklist's search text.
+    function_search: String,
     cache: HashMap<String, Arc<Analysed>>,
     result: Option<Arc<Analysed>>,
     error: Option<String>,
@@ -110,6 +117,11 @@ impl CyclesPane {
             settings,
             source_text: None,
             running: None,
+            requested: (CycleAnalysisSettings::default(), None),
+            cancelled: false,
+            collapse_mode: false,
+            functions: None,
+            function_search: String::new(),
             cache: HashMap::new(),
             result: None,
             error: None,
@@ -128,8 +140,16 @@ impl CyclesPane {
         pane
     }
 
+    /// Starts the analysis of the current settings (the text fields applied), cancelling the
+    /// one running; a cached result is shown at once.
     fn start(&mut self, ctx: &egui::Context) {
-        if let Err(e) = self.text.apply(&mut self.settings.analysis) {
+        // A job dropped here is cancelled (its thread stops within about 100 ms).
+        self.running = None;
+        self.cancelled = false;
+        let applied = self.text.apply(&mut self.settings.analysis);
+        // What was asked for, even if it does not parse: not asked again until it changes.
+        self.requested = (self.settings.analysis.clone(), None);
+        if let Err(e) = applied {
             self.error = Some(e);
             return;
         }
@@ -148,42 +168,45 @@ impl CyclesPane {
             self.model = None;
             return;
         }
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        let dataset = self.dataset.clone();
-        let ctx = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("cycles {}", dataset.name))
-            .spawn(move || {
-                let outcome = (|| {
-                    let DatasetContent::RefTrace(trace) = &dataset.content else {
-                        return Err("not a reference trace".to_owned());
-                    };
-                    let analysis = model::analyze(&dataset.name, trace, &options, max_records)
-                        .map_err(|e| format!("{:#}", anyhow::Error::from(e)))?;
-                    // The MDS baseline is cheap next to the persistence; compute it now so
-                    // that switching views is instant.
-                    let projection =
-                        memscape_cycles::window_projection(&analysis.report.records, &options).ok();
-                    Ok(Arc::new(Analysed {
-                        analysis,
-                        projection,
-                    }))
-                })();
-                let _ = tx.send(outcome);
-                ctx.request_repaint();
-            });
-        match spawned {
-            Ok(_) => self.running = Some((rx, Instant::now(), cache_key)),
+        let repaint = ctx.clone();
+        match Job::spawn(self.dataset.clone(), options, max_records, move || {
+            repaint.request_repaint()
+        }) {
+            Ok(job) => self.running = Some((job, cache_key)),
             Err(e) => self.error = Some(format!("could not start the analysis thread: {e}")),
         }
     }
 
+    /// Stops the running analysis; the pane keeps what it showed, and "Analyse" runs it again.
+    fn cancel(&mut self) {
+        if let Some((job, _)) = self.running.take() {
+            job.cancel();
+            self.cancelled = true;
+        }
+    }
+
+    /// Starts the analysis again when its typed settings (window, sampling, level of detail)
+    /// changed and then stayed unchanged for a moment (a drag does not start one per step).
+    fn restart_on_change(&mut self, ctx: &egui::Context) {
+        let (applied, changed_at) = &mut self.requested;
+        if self.settings.analysis == *applied {
+            *changed_at = None;
+            return;
+        }
+        let since = *changed_at.get_or_insert_with(Instant::now);
+        if since.elapsed() >= SETTLE {
+            self.start(ctx);
+        } else {
+            ctx.request_repaint_after(SETTLE);
+        }
+    }
+
     fn poll(&mut self) {
-        let Some((rx, _, key)) = &self.running else {
+        let Some((job, key)) = &self.running else {
             return;
         };
-        match rx.try_recv() {
-            Ok(Ok(result)) => {
+        match job.poll() {
+            Some(Ok(result)) => {
                 self.cache.insert(key.clone(), result.clone());
                 let count = result.analysis.report.parameterizations.len();
                 let s = &mut self.settings;
@@ -198,15 +221,15 @@ impl CyclesPane {
                 self.running = None;
                 self.model = None;
             }
-            Ok(Err(e)) => {
+            Some(Err(Failure::Cancelled)) => {
+                self.cancelled = true;
+                self.running = None;
+            }
+            Some(Err(Failure::Error(e))) => {
                 self.error = Some(e);
                 self.running = None;
             }
-            Err(TryRecvError::Empty) => {}
-            Err(TryRecvError::Disconnected) => {
-                self.error = Some("the analysis thread stopped".into());
-                self.running = None;
-            }
+            None => {}
         }
     }
 
@@ -390,6 +413,8 @@ impl View for CyclesPane {
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.poll();
         self.settings_ui(ui);
+        let ctx = ui.ctx().clone();
+        self.restart_on_change(&ctx);
         if let Some(e) = &self.error {
             ui.colored_label(Color32::LIGHT_RED, e);
         }
@@ -398,7 +423,13 @@ impl View for CyclesPane {
         };
         let analysis = &result.analysis;
         let count = analysis.report.parameterizations.len();
-        self.view_ui(ui, count);
+        let id = Arc::as_ptr(&result) as usize;
+        if self.functions.as_ref().is_none_or(|(k, _)| *k != id) {
+            self.functions = Some((id, analysis.tables.functions_by_count()));
+        }
+        let functions = self.functions.take();
+        self.view_ui(ui, count, functions.as_ref().map_or(&[][..], |(_, f)| f));
+        self.functions = functions;
         // Advance the morph.
         let dt = self.last_frame.elapsed().as_secs_f32();
         self.last_frame = Instant::now();

@@ -33,10 +33,13 @@ impl HeapTreePane {
                 ui.selectable_value(metric, HeapMetric(Metric::Bytes), "bytes");
                 ui.selectable_value(metric, HeapMetric(Metric::Objects), "objects");
             }
+            let measure_before = self.settings.measure.clone();
+            self.measure_choice(ui);
             let process_before = self.settings.process.clone();
             self.process_choice(ui);
             if before != (self.grouping, self.settings.metric)
                 || process_before != self.settings.process
+                || measure_before != self.settings.measure
             {
                 self.settings.group = GroupKeys(GROUPINGS[self.grouping].1.to_vec());
                 self.restart(ui.ctx());
@@ -65,6 +68,32 @@ impl HeapTreePane {
                 self.roots.truncate(n);
             }
         }
+    }
+
+    /// Profiles with several measures (pprof's inuse and alloc space, DHAT's total, reads,
+    /// never read, …): which one the tree shows.
+    fn measure_choice(&mut self, ui: &mut egui::Ui) {
+        let memscape_views::DatasetContent::HeapProfile(profile) = &self.dataset.content else {
+            return;
+        };
+        let measures = profile.measures();
+        if measures.len() < 2 {
+            return;
+        }
+        let current = profile
+            .measure(self.settings.measure.as_deref())
+            .map(|m| m.name)
+            .unwrap_or_default();
+        egui::ComboBox::from_id_salt(("measure", self.key.get()))
+            .selected_text(format!("measure: {current}"))
+            .show_ui(ui, |ui| {
+                for m in &measures {
+                    let label = format!("{} ({})", m.name, m.unit);
+                    if ui.selectable_label(m.name == current, label).clicked() {
+                        self.settings.measure = Some(m.name.clone());
+                    }
+                }
+            });
     }
 
     /// Which process's heap a multi-process recording shows: the largest peak's by default,

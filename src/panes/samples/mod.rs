@@ -8,6 +8,7 @@ pub mod source;
 
 use std::sync::Arc;
 
+use memscape_views::Dataset;
 use memscape_views::samples::shared::{Base, SamplesShared};
 
 pub use pane::HistogramsPane;
@@ -35,4 +36,54 @@ pub fn base_or_status(
         }
         Some(Ok(base)) => Some(base),
     }
+}
+
+/// The "topology:" menu of a samples pane: pair the samples with any open topology file, or
+/// go back to their default (the hardware.xml beside them, else this machine).
+pub fn topology_menu(
+    ui: &mut egui::Ui,
+    dataset: &Dataset,
+    shared: &SamplesShared,
+    topologies: &[Arc<Dataset>],
+) {
+    let (paired, _) = dataset.links.topology();
+    let current = paired.as_ref().map_or_else(
+        || "default".to_owned(),
+        |p| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        },
+    );
+    ui.menu_button(format!("topology: {current}"), |ui| {
+        if ui
+            .selectable_label(
+                paired.is_none(),
+                "default: hardware.xml beside the samples, else this machine",
+            )
+            .clicked()
+        {
+            shared.pair_with(dataset, None);
+            ui.close();
+        }
+        let files: Vec<std::path::PathBuf> = topologies
+            .iter()
+            .map(|t| std::path::PathBuf::from(&t.name))
+            .filter(|p| p.is_file())
+            .collect();
+        if files.is_empty() {
+            ui.weak("open a topology file (hwloc XML, hardware.xml) to pair with it");
+        }
+        for path in files {
+            let chosen = paired.as_ref() == Some(&path);
+            if ui
+                .selectable_label(chosen, path.display().to_string())
+                .clicked()
+            {
+                shared.pair_with(dataset, Some(path));
+                ui.close();
+            }
+        }
+    });
 }

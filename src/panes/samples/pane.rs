@@ -321,6 +321,7 @@ impl View for HistogramsPane {
             self.ready = true;
             return;
         };
+        super::topology_menu(ui, &dataset, &self.shared, cx.topologies);
         let Some(base) = super::base_or_status(
             &self.shared,
             ui,

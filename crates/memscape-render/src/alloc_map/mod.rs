@@ -30,7 +30,7 @@ pub use dense::AccumPath;
 pub use frame::AllocMapFrame;
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
 pub use occupancy::{
-    BarBlocks, OccupancyBarData, OccupancyBarFrame, OccupancyBarView, OccupancySteps,
+    BarBlocks, BarPart, OccupancyBarData, OccupancyBarFrame, OccupancyBarView, OccupancySteps,
     OccupancyVariant,
 };
 pub use offscreen::{GridCell, render_grid_offscreen, render_offscreen, render_offscreen_with};

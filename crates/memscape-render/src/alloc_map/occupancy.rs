@@ -276,17 +276,47 @@ impl BarBlocks {
         Self::build(bins, &weights)
     }
 
-    /// The band and block range that `bin` (`None`: the whole stack) draws.
-    pub fn shown(&self, bin: Option<usize>) -> ((u64, u64), Range<usize>) {
-        shown(&self.bands, self.blocks.len(), bin)
+    /// The band and block range that `part` draws.
+    pub fn shown(&self, part: impl Into<BarPart>) -> ((u64, u64), Range<usize>) {
+        shown(&self.bands, self.blocks.len(), part.into())
     }
 }
 
-fn shown(bands: &[BarBand], blocks: usize, bin: Option<usize>) -> ((u64, u64), Range<usize>) {
-    match bin.map(|k| bands.get(k)) {
-        Some(Some(b)) => ((b.lo, b.hi), b.range.clone()),
-        Some(None) => ((0, BAR_UNITS), 0..0),
-        None => ((0, BAR_UNITS), 0..blocks),
+/// Which part of a bar (or stack of bars) a frame draws, filling its rectangle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BarPart {
+    /// Bin k's band alone.
+    Bin(usize),
+    /// The whole stack.
+    Stack,
+    /// Bar units `[lo, hi)` of the stack: a stacked bar scrolled through bins that do not fit.
+    Slice(u64, u64),
+}
+
+/// `Some(k)`: bin k's band; `None`: the stack.
+impl From<Option<usize>> for BarPart {
+    fn from(bin: Option<usize>) -> Self {
+        bin.map_or(Self::Stack, Self::Bin)
+    }
+}
+
+fn shown(bands: &[BarBand], blocks: usize, part: BarPart) -> ((u64, u64), Range<usize>) {
+    match part {
+        BarPart::Bin(k) => match bands.get(k) {
+            Some(b) => ((b.lo, b.hi), b.range.clone()),
+            None => ((0, BAR_UNITS), 0..0),
+        },
+        BarPart::Stack => ((0, BAR_UNITS), 0..blocks),
+        BarPart::Slice(lo, hi) => {
+            let (lo, hi) = (lo.min(BAR_UNITS), hi.clamp(lo.min(BAR_UNITS), BAR_UNITS));
+            // Bands lie top (bin 0, high units) to bottom: those meeting [lo, hi) are a run.
+            let meets = |b: &&BarBand| b.lo < hi && b.hi > lo;
+            let range = match (bands.iter().find(meets), bands.iter().rfind(meets)) {
+                (Some(first), Some(last)) => first.range.start..last.range.end,
+                _ => 0..0,
+            };
+            ((lo, hi), range)
+        }
     }
 }
 
@@ -321,8 +351,8 @@ impl OccupancyBarData {
         self.bands.get(k).map(|b| (b.lo, b.hi))
     }
 
-    fn shown(&self, bin: Option<usize>) -> ((u64, u64), Range<usize>) {
-        shown(&self.bands, self.blocks, bin)
+    fn shown(&self, part: BarPart) -> ((u64, u64), Range<usize>) {
+        shown(&self.bands, self.blocks, part)
     }
 }
 
@@ -339,7 +369,8 @@ impl OccupancyBarFrame {
     }
 
     /// Writes the uniform and records the accumulation of the bar: the stack of every bin
-    /// (`bin` = `None`) or bin `k`'s band alone, filling `size`. `resolve_origin_px` is where
+    /// (`None`), bin `k`'s band alone (`Some(k)`) or a slice of the stack ([`BarPart`]),
+    /// filling `size`. `resolve_origin_px` is where
     /// the bar's top-left corner lies in the final target (as for [`AllocMapFrame::prepare`]).
     #[allow(clippy::too_many_arguments)]
     pub fn prepare(
@@ -350,12 +381,12 @@ impl OccupancyBarFrame {
         pipelines: &mut AllocMapPipelines,
         data: &OccupancyBarData,
         view: &OccupancyBarView,
-        bin: Option<usize>,
+        part: impl Into<BarPart>,
         size: [u32; 2],
         resolve_origin_px: [f32; 2],
         target_format: wgpu::TextureFormat,
     ) {
-        let (band, range) = data.shown(bin);
+        let (band, range) = data.shown(part.into());
         self.frame.prepare_inner(
             device,
             queue,
@@ -383,7 +414,7 @@ pub fn render_occupancy_offscreen(
     pipelines: &mut AllocMapPipelines,
     data: &OccupancyBarData,
     view: &OccupancyBarView,
-    bin: Option<usize>,
+    part: impl Into<BarPart>,
     width: u32,
     height: u32,
 ) -> Result<RgbaImage, RenderError> {
@@ -401,7 +432,7 @@ pub fn render_occupancy_offscreen(
         pipelines,
         data,
         view,
-        bin,
+        part,
         [width, height],
         [0.0, 0.0],
         OFFSCREEN_FORMAT,
@@ -417,11 +448,11 @@ pub fn render_occupancy_offscreen(
 pub fn render_occupancy_cpu(
     bar: &BarBlocks,
     view: &OccupancyBarView,
-    bin: Option<usize>,
+    part: impl Into<BarPart>,
     width: u32,
     height: u32,
 ) -> RgbaImage {
-    let (band, range) = bar.shown(bin);
+    let (band, range) = bar.shown(part);
     super::cpu_reference::render_inner(
         &view.map_view(band, height),
         width,

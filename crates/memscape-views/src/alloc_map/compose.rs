@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use memscape_render::alloc_map::occupancy::BarBlocks;
-use memscape_render::alloc_map::{AllocBlockGpu, CursorStyle, CushionCursor, CushionKind};
+use memscape_render::alloc_map::{AllocBlockGpu, BarPart, CursorStyle, CushionCursor, CushionKind};
 use memscape_trace::Trace;
 
 use super::bins::{BinBy, BinnedScene};
@@ -16,6 +16,7 @@ use super::decorate::{DecorateInputs, decorate};
 use super::layout::{Panels, pane_layout};
 use super::scene::{AllocScene, TimeAxis};
 use super::settings::{AllocMapSettings, Panel};
+use super::stacked::stacked_window;
 use crate::dataset::{AllocTraceData, Dataset};
 use crate::error::{Context as _, Result};
 use crate::picture::{
@@ -188,6 +189,16 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             context_style,
         )));
     }
+    // The bins the stacked bar shows (a slice of the stack when they do not all fit).
+    let stacked = match (layout.stacked, &inputs.bars) {
+        (Some(rect), Some(bars)) if panels.occupancy => Some(stacked_window(
+            &bars.bands,
+            settings.stacked_from.saturating_sub(1) as usize,
+            rect.height(),
+            layout.stacked_full_height,
+        )),
+        _ => None,
+    };
     if let (true, Some(bars)) = (panels.occupancy, &inputs.bars) {
         let variant = settings.occupancy.variant();
         let mut bar_rects: Vec<(u32, egui::Rect, Option<usize>)> = layout
@@ -196,10 +207,21 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             .enumerate()
             .filter_map(|(k, c)| Some((k as u32, c.bar?, Some(k))))
             .collect();
-        if let Some(stacked) = layout.stacked {
-            bar_rects.push((STACKED_SLOT, stacked, None));
+        if let Some(mut rect) = layout.stacked {
+            // A scrolling bar leaves room for its scroll track at the right.
+            if stacked.as_ref().is_some_and(|w| w.scrolls()) {
+                rect.max.x -= super::stacked::TRACK_WIDTH + 1.0;
+            }
+            bar_rects.push((STACKED_SLOT, rect, None));
         }
         for (slot, rect, bin) in bar_rects {
+            let stack_slice = match (bin, &stacked) {
+                (None, Some(w)) => match w.part {
+                    BarPart::Slice(lo, hi) => Some((lo, hi)),
+                    _ => None,
+                },
+                _ => None,
+            };
             picture.layers.push(Layer::Bar(BarLayer {
                 slot,
                 rect,
@@ -208,6 +230,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 style,
                 variant,
                 bin,
+                stack_slice,
             }));
         }
     }
@@ -229,6 +252,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 focus_bin: inputs.focus_bin,
                 pinned: inputs.pinned,
                 highlighted: inputs.data.selection.is_some(),
+                stacked: stacked.as_ref(),
             },
         );
     }

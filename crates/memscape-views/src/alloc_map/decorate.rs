@@ -556,6 +556,8 @@ pub struct DecorateInputs<'a> {
     pub focus_bin: usize,
     pub pinned: Option<usize>,
     pub highlighted: bool,
+    /// The bins the stacked occupancy bar shows.
+    pub stacked: Option<&'a super::stacked::StackedWindow>,
 }
 
 /// The pane's picture besides the GPU maps and bars (the GUI and `memscape render` share it).
@@ -597,6 +599,10 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
             };
             bar_caption(p, bar, &caption);
         }
+    }
+    if let (Some(bar), Some(window)) = (d.layout.stacked, d.stacked) {
+        let names: Vec<String> = d.binned.bins.iter().map(|b| b.label.clone()).collect();
+        super::stacked::decorate_stacked(p, bar, d.layout.stacked_labels, window, &names);
     }
     if let (Some(strip), Some(_)) = (d.layout.stacked_axis, d.occupancy) {
         // The time axis under the stacked bar (bin 0 on top, bands by capacity and at least

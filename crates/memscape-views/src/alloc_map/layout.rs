@@ -46,6 +46,11 @@ pub struct PaneLayout {
     pub stacked: Option<egui::Rect>,
     /// The time axis under the stacked bar (its ticks' labels, beside the bar, not over it).
     pub stacked_axis: Option<egui::Rect>,
+    /// The bins' names, left of the stacked bar (with decorations).
+    pub stacked_labels: Option<egui::Rect>,
+    /// Height of the whole stack (every bin at least half of [`STACKED_PER_BIN`]): more than
+    /// the bar's when the bar scrolls (`stacked::stacked_window`).
+    pub stacked_full_height: f32,
     pub context: Option<egui::Rect>,
     /// The colour legend's band above the maps (with decorations, in pictures big enough).
     pub legend: Option<egui::Rect>,
@@ -59,8 +64,11 @@ pub const LEGEND_COMPACT: f32 = 30.0;
 pub const TITLE_HEIGHT: f32 = 15.0;
 pub const CONTEXT_WIDTH: f32 = 96.0;
 pub const STACKED_HEIGHT: f32 = 22.0;
-/// Height of the stacked bar per bin: bands get at least half of it (`BinnedScene::bar_blocks`).
-pub const STACKED_PER_BIN: f32 = 6.0;
+/// Height of the stacked bar per bin: bands get at least half of it (`BinnedScene::bar_blocks`);
+/// past a quarter of the pane the bar scrolls (`stacked::stacked_window`).
+pub const STACKED_PER_BIN: f32 = 20.0;
+/// Width of the bins' names left of the stacked bar.
+pub const LABELS_WIDTH: f32 = 84.0;
 /// Height of the time axis under the stacked bar.
 pub const AXIS_HEIGHT: f32 = 15.0;
 pub const FREE_WIDTH: f32 = 6.0;
@@ -77,15 +85,25 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
         area.max.x -= CONTEXT_WIDTH + GAP;
         r
     });
+    // The stacked bar: every bin at its minimum, up to a quarter of the pane (then it scrolls).
+    let full_height = (bins as f32 * STACKED_PER_BIN).max(STACKED_HEIGHT);
+    let labelled = panels.decorations && area.width() > 4.0 * LABELS_WIDTH;
     let stacked = (panels.occupancy && bins > 1 && size.y > 6.0 * STACKED_HEIGHT).then(|| {
-        let height = (bins as f32 * STACKED_PER_BIN).clamp(STACKED_HEIGHT, 0.25 * size.y);
+        let height = full_height.min(0.25 * size.y).max(STACKED_HEIGHT);
         let axis = if panels.decorations { AXIS_HEIGHT } else { 0.0 };
+        let left = area.left() + if labelled { LABELS_WIDTH } else { 0.0 };
         let r = egui::Rect::from_min_max(
-            egui::pos2(area.left(), area.bottom() - axis - height),
+            egui::pos2(left, area.bottom() - axis - height),
             egui::pos2(area.right(), area.bottom() - axis),
         );
         area.max.y -= height + axis + GAP;
         r
+    });
+    let stacked_labels = stacked.filter(|_| labelled).map(|bar| {
+        egui::Rect::from_min_max(
+            egui::pos2(bar.left() - LABELS_WIDTH, bar.top()),
+            egui::pos2(bar.left() - GAP, bar.bottom() + AXIS_HEIGHT),
+        )
     });
     let stacked_axis = stacked.filter(|_| panels.decorations).map(|bar| {
         egui::Rect::from_min_max(
@@ -139,6 +157,8 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
         cells,
         stacked,
         stacked_axis,
+        stacked_labels,
+        stacked_full_height: full_height,
         context,
         legend,
     }
@@ -181,8 +201,10 @@ mod tests {
             assert_eq!(ctx.right(), size.x);
             let legend = l.legend.expect("a legend band");
             let axis = l.stacked_axis.expect("a time axis under the stacked bar");
+            let labels = l.stacked_labels.expect("bin names beside the stacked bar");
             assert!(stacked.height() >= 7.0 * STACKED_PER_BIN, "{stacked:?}");
-            let mut parts = vec![ctx, stacked, legend, axis];
+            assert_eq!(l.stacked_full_height, stacked.height(), "seven bins fit");
+            let mut parts = vec![ctx, stacked, legend, axis, labels];
             for c in &l.cells {
                 if layout == BinLayout::Address {
                     let title = c.title.expect("grid cells have title strips");
@@ -203,5 +225,10 @@ mod tests {
         }
         // One bin: no stacked bar.
         assert!(pane_layout(size, 1, BinLayout::Time, all).stacked.is_none());
+        // Forty bins: the bar takes a quarter of the pane and scrolls through the stack.
+        let l = pane_layout(size, 40, BinLayout::Time, all);
+        let stacked = l.stacked.expect("a stacked bar");
+        assert_eq!(stacked.height(), 0.25 * size.y);
+        assert_eq!(l.stacked_full_height, 40.0 * STACKED_PER_BIN);
     }
 }

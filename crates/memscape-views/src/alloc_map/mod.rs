@@ -15,6 +15,7 @@ pub mod decorate;
 pub mod layout;
 pub mod scene;
 pub mod settings;
+pub mod stacked;
 
 pub use compose::compose;
 pub use settings::AllocMapSettings;

@@ -65,6 +65,13 @@ pub struct AllocMapSettings {
     /// Allocation map: the occupancy bar's variant (with --panels …,occupancy).
     #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "flat"))]
     pub occupancy: Occupancy,
+    /// Allocation map: the first bin (from 1) at the top of the stacked occupancy bar when
+    /// the bins do not all fit (the bar then shows those that do, and says which).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "BIN", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))
+    )]
+    pub stacked_from: u32,
     /// Allocation map: cushion cursors at these times (comma-separated, on the --time axis).
     #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
     pub cursors: Vec<u64>,
@@ -89,6 +96,7 @@ impl Default for AllocMapSettings {
             process: None,
             layout: BinLayout::Address,
             occupancy: Occupancy::Flat,
+            stacked_from: 1,
             cursors: Vec::new(),
             cursor_opacity: 0.8,
         }

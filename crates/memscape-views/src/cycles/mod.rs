@@ -3,13 +3,15 @@
 //!
 //! * `model`: the analysis of a trace's records; `draw`: colours, instances, barcode,
 //!   projection and legend; `contours`: the density isocontours and the lasso's test;
-//! * `settings`, `compose`: what the user chooses and the picture, for the pane and headless.
+//! * `settings`, `compose`: what the user chooses and the picture, for the pane and headless;
+//! * `worker`: the analysis on its own thread, with progress and cancel (the pane's).
 
 pub mod compose;
 pub mod contours;
 pub mod draw;
 pub mod model;
 pub mod settings;
+pub mod worker;
 
 pub use compose::compose;
 pub use settings::CycleSettings;

@@ -2,7 +2,7 @@
 //! user's settings (memscape-cycles), plus the colouring tables.
 
 use memscape_cycles::views::{ViewTables, view_tables};
-use memscape_cycles::{CyclesOptions, CyclesReport, ReferenceTrace};
+use memscape_cycles::{Control, CyclesOptions, CyclesReport, Phase, ReferenceTrace};
 
 /// The result the views draw.
 pub struct CycleAnalysis {
@@ -18,6 +18,19 @@ pub fn analyze(
     options: &CyclesOptions,
     max_records: Option<usize>,
 ) -> crate::error::Result<CycleAnalysis> {
+    analyze_with(source, trace, options, max_records, &Control::new())
+}
+
+/// [`analyze`] with progress reports and cancellation (`CyclesError::Cancelled` once
+/// `control`'s token is cancelled).
+pub fn analyze_with(
+    source: &str,
+    trace: &ReferenceTrace,
+    options: &CyclesOptions,
+    max_records: Option<usize>,
+    control: &Control,
+) -> crate::error::Result<CycleAnalysis> {
+    control.begin(Phase::Selecting, trace.accesses.len() as u64)?;
     // The embedded demo trace symbolizes against the binary it traced unless told otherwise
     // (written to the demo cache here, on the analysis thread).
     let demo_binary = match options.binary {
@@ -39,6 +52,6 @@ pub fn analyze(
         trace.accesses.len()
     );
     let tables = view_tables(&records, options)?;
-    let report = memscape_cycles::analyze_records(records, options)?;
+    let report = memscape_cycles::analyze_records_with(records, options, control)?;
     Ok(CycleAnalysis { report, tables })
 }

@@ -231,6 +231,31 @@ impl CycleSettings {
         3.max(self.param + 1)
             .max(self.morph_to.map_or(0, |m| m + 1))
     }
+
+    /// Which of `functions` (the trace's, as `ViewTables::functions_by_count` lists them) have
+    /// their lines drawn in one colour: the checklist of "colour by line, functions collapsed".
+    pub fn collapsed_checklist(&self, functions: &[String]) -> Vec<bool> {
+        let collapsed = memscape_cycles::CollapsedFunctions(self.collapse_function.clone());
+        functions.iter().map(|f| collapsed.collapses(f)).collect()
+    }
+
+    /// Sets the collapsed functions from the checklist over `functions`: `*` when every one is
+    /// checked (so that it reads short in a tour step and on the command line), else the
+    /// checked names; none checked is plain colour by line.
+    pub fn set_collapsed(&mut self, functions: &[String], checked: &[bool]) {
+        let names: Vec<String> = functions
+            .iter()
+            .zip(checked)
+            .filter(|(_, c)| **c)
+            .map(|(f, _)| f.clone())
+            .collect();
+        self.cycle_color = ColorBy::Line;
+        self.collapse_function = if !names.is_empty() && names.len() == functions.len() {
+            vec!["*".to_owned()]
+        } else {
+            names
+        };
+    }
 }
 
 /// The cycle views.
@@ -245,4 +270,37 @@ pub enum Mode {
     Barcode,
     /// Classical MDS of the windows, coloured by θ.
     Projection,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_collapse_checklist_round_trips_through_the_setting() {
+        let functions: Vec<String> = ["sort", "swap", "main", "??"]
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect();
+        let mut s = CycleSettings {
+            collapse_function: vec!["*".into(), "!sort".into()],
+            ..CycleSettings::default()
+        };
+        assert_eq!(
+            s.collapsed_checklist(&functions),
+            [false, true, true, true],
+            "every function but sort"
+        );
+        s.set_collapsed(&functions, &[false, true, false, false]);
+        assert_eq!(s.collapse_function, ["swap"]);
+        assert_eq!(
+            s.collapsed_checklist(&functions),
+            [false, true, false, false]
+        );
+        s.set_collapsed(&functions, &[true; 4]);
+        assert_eq!(s.collapse_function, ["*"]);
+        s.set_collapsed(&functions, &[false; 4]);
+        assert!(s.collapse_function.is_empty());
+        assert_eq!(s.cycle_color, ColorBy::Line);
+    }
 }

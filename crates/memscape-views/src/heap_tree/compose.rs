@@ -457,6 +457,7 @@ mod tests {
             metric: Metric::Bytes,
             points: 120,
             suppressions: true,
+            measure: None,
         };
         let (timeline, mut sizes) = model::timeline(&dataset, &settings).unwrap();
         // The time of an event halfway between two slider points (the first pair in the

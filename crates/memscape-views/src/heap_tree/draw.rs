@@ -94,6 +94,13 @@ fn sector_of(s: &SunburstSegment) -> Sector {
     ]
 }
 
+/// How a chart paints its nodes: each layout node's fill and the value written under its
+/// name (the heap tree: palette colours and bytes; the difference views: the change).
+pub struct NodePaint<'a> {
+    pub fill: &'a dyn Fn(&[LayoutNode], usize) -> [u8; 4],
+    pub value: &'a dyn Fn(&LayoutNode) -> String,
+}
+
 /// The sunburst of `layout` inside `rect` (points), morphing from `from` as `t` goes 0 → 1.
 /// Nodes new in `layout` grow from a zero angle at their start; `highlight` (a layout node)
 /// gets a bright outline.
@@ -103,6 +110,30 @@ pub fn sunburst(
     t: f32,
     rect: Rect,
     order: &StableOrder,
+    highlight: Option<u32>,
+) -> Picture {
+    let fill = |nodes: &[LayoutNode], i: usize| node_color(nodes, i, order);
+    let value = |n: &LayoutNode| human_bytes(n.bytes);
+    sunburst_painted(
+        layout,
+        from,
+        t,
+        rect,
+        &NodePaint {
+            fill: &fill,
+            value: &value,
+        },
+        highlight,
+    )
+}
+
+/// [`sunburst`] with the fills and values of `paint`.
+pub fn sunburst_painted(
+    layout: &Layout<SunburstSegment>,
+    from: Option<&Layout<SunburstSegment>>,
+    t: f32,
+    rect: Rect,
+    paint: &NodePaint<'_>,
     highlight: Option<u32>,
 ) -> Picture {
     let t = ease(t);
@@ -136,7 +167,7 @@ pub fn sunburst(
         if g[1] - g[0] <= 1e-6 {
             continue;
         }
-        let fill = node_color(&layout.nodes, s.node as usize, order);
+        let fill = (paint.fill)(&layout.nodes, s.node as usize);
         // Layout angles run clockwise from 12 o'clock; screen angles clockwise from +x.
         let shape = Shape::new(
             Geometry::Sector {
@@ -190,7 +221,7 @@ pub fn sunburst(
             }
             pic.labels.push(Label::new(
                 center + egui::vec2(0.0, 8.0),
-                human_bytes(node.bytes),
+                (paint.value)(node),
                 12.0,
                 TEXT,
                 Align2::CENTER_CENTER,
@@ -246,6 +277,30 @@ pub fn icicle(
     order: &StableOrder,
     highlight: Option<u32>,
 ) -> Picture {
+    let fill = |nodes: &[LayoutNode], i: usize| node_color(nodes, i, order);
+    let value = |n: &LayoutNode| human_bytes(n.bytes);
+    icicle_painted(
+        layout,
+        from,
+        t,
+        rect,
+        &NodePaint {
+            fill: &fill,
+            value: &value,
+        },
+        highlight,
+    )
+}
+
+/// [`icicle`] with the fills and values of `paint`.
+pub fn icicle_painted(
+    layout: &Layout<IcicleRect>,
+    from: Option<&Layout<IcicleRect>>,
+    t: f32,
+    rect: Rect,
+    paint: &NodePaint<'_>,
+    highlight: Option<u32>,
+) -> Picture {
     let t = ease(t);
     let previous: HashMap<u64, Span> = from
         .map(|f| {
@@ -277,7 +332,7 @@ pub fn icicle(
         }
         let min = [rect.min.x + g[0] * w, rect.min.y + g[2] * h];
         let max = [rect.min.x + g[1] * w, rect.min.y + g[3] * h];
-        let fill = node_color(&layout.nodes, s.node as usize, order);
+        let fill = (paint.fill)(&layout.nodes, s.node as usize);
         let mut shape = Shape::new(
             Geometry::Rect {
                 min,
@@ -294,7 +349,7 @@ pub fn icicle(
         let height = max[1] - min[1];
         let width = max[0] - min[0] - 10.0;
         let name = short_name(&node.name);
-        let bytes = human_bytes(node.bytes);
+        let bytes = (paint.value)(node);
         let y = 0.5 * (min[1] + max[1]);
         let color = text_on(fill);
         if height >= 32.0 {

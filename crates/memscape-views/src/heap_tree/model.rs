@@ -17,6 +17,8 @@ pub struct Grouping {
     /// Leave out of the leak suspects the blocks the C library, the loader and the C++ runtime
     /// keep until exit (`memscape_heap::suppress`); false shows them.
     pub suppressions: bool,
+    /// Profiles: the measure shown (None: the profile's default).
+    pub measure: Option<String>,
 }
 
 impl Default for Grouping {
@@ -26,6 +28,7 @@ impl Default for Grouping {
             metric: Metric::Bytes,
             points: 120,
             suppressions: true,
+            measure: None,
         }
     }
 }
@@ -38,6 +41,7 @@ impl Grouping {
             metric: settings.metric.0,
             points: 120,
             suppressions: true,
+            measure: settings.measure.clone(),
         }
     }
 }
@@ -94,10 +98,9 @@ pub fn timeline<'a>(
             }
             Ok((timeline, Box::new(sizes)))
         }
-        // The profile's default measure (pprof: inuse; DHAT: total); picking another one in
-        // the pane is for the views' settings.
+        // The measure chosen, else the profile's default (pprof: inuse; DHAT: total).
         DatasetContent::HeapProfile(profile) => {
-            let measure = profile.measure(None)?;
+            let measure = profile.measure(settings.measure.as_deref())?;
             let (timeline, sizes) =
                 memscape_heap::profile_timeline(profile, measure, settings.metric);
             Ok((timeline, Box::new(sizes)))
@@ -200,5 +203,39 @@ mod tests {
             suspects.iter().any(|n| n.contains("pthread_create")),
             "{suspects:?}"
         );
+    }
+
+    /// A profile with several measures shows the one chosen (inuse and alloc of a text heap
+    /// profile: the header's totals), and says which exist when asked for another.
+    #[test]
+    fn profiles_show_the_measure_chosen() {
+        let text = b"heap profile:   2:   300 [   5:  1000] @ heapprofile\n   1:   100 [   2:   400] @ 0x1000 0x2000\n   1:   200 [   3:   600] @ 0x3000\n";
+        let profile = memscape_heap::profile::parse_profile("t.heap", text).unwrap();
+        let dataset = Dataset {
+            name: "t.heap".into(),
+            content: DatasetContent::HeapProfile(Box::new(profile)),
+            links: Default::default(),
+        };
+        let total = |measure: Option<&str>| {
+            let grouping = Grouping {
+                measure: measure.map(str::to_owned),
+                ..Grouping::default()
+            };
+            let (timeline, _) = timeline(&dataset, &grouping).unwrap();
+            timeline.points.last().map(|p| p.total_bytes)
+        };
+        assert_eq!(total(None), Some(300));
+        assert_eq!(total(Some("inuse")), Some(300));
+        assert_eq!(total(Some("alloc")), Some(1000));
+        let Err(e) = timeline(
+            &dataset,
+            &Grouping {
+                measure: Some("reads".into()),
+                ..Grouping::default()
+            },
+        ) else {
+            panic!("no such measure");
+        };
+        assert!(e.to_string().contains("alloc"), "{e}");
     }
 }

@@ -44,6 +44,13 @@ pub struct HeapTreeSettings {
     /// detailed snapshot at or before it (massif has no tree in between).
     #[cfg_attr(feature = "clap", arg(long, value_delimiter = ','))]
     pub times: Vec<u64>,
+    /// Profiles (pprof, DHAT, heap profiles): what the tree measures (inuse, alloc, total,
+    /// reads, never_read, …, or a sample type name); default: the profile's own default.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "heap-measure", id = "heap_measure", value_name = "MEASURE")
+    )]
+    pub measure: Option<String>,
     /// Only these processes of a multi-process recording (`memscape render` sets it from the
     /// allocation map's `--process`); default: the process with the largest peak.
     #[cfg_attr(feature = "clap", arg(skip))]
@@ -63,6 +70,7 @@ impl Default for HeapTreeSettings {
             root: None,
             points: 4,
             times: Vec::new(),
+            measure: None,
             process: None,
         }
     }

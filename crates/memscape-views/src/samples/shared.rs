@@ -199,6 +199,18 @@ impl SamplesShared {
         shared
     }
 
+    /// Maps the samples onto `topology` (a file; None: their default) from now on: the
+    /// worker rebuilds the mapping, strips and cluster trees.
+    pub fn pair_with(&self, dataset: &Dataset, topology: Option<std::path::PathBuf>) {
+        let before = dataset.links.topology().1;
+        if dataset.links.set_topology(topology) != before {
+            if let Ok(mut b) = self.base.lock() {
+                *b = None;
+            }
+            let _ = self.wake.try_send(());
+        }
+    }
+
     /// The mapped samples and index: None while the worker builds them.
     pub fn base(&self) -> Option<Result<Arc<Base>, String>> {
         self.base.lock().ok().and_then(|b| b.clone())
@@ -316,22 +328,47 @@ fn link_worker(
     jobs: Receiver<Job>,
     ctx: Repaint,
 ) {
-    let built = (|| -> Result<Arc<Base>, String> {
-        let dataset = dataset.upgrade().ok_or("the dataset was closed")?;
-        let samples = samples_of(&dataset).ok_or("the dataset holds no samples")?;
-        Base::build(samples, std::path::Path::new(&dataset.name), None)
-            .map(Arc::new)
-            .map_err(|e| format!("{e:#}"))
-    })();
-    let Some(me) = shared.upgrade() else {
-        return;
+    // The topology the samples map onto: the one they are paired with, else their default.
+    let build = |dataset: &Weak<Dataset>| -> (Result<Arc<Base>, String>, u64) {
+        let Some(dataset) = dataset.upgrade() else {
+            return (Err("the dataset was closed".into()), 0);
+        };
+        let (hardware, version) = dataset.links.topology();
+        let Some(samples) = samples_of(&dataset) else {
+            return (Err("the dataset holds no samples".into()), version);
+        };
+        let base = Base::build(
+            samples,
+            std::path::Path::new(&dataset.name),
+            hardware.as_deref(),
+        )
+        .map(Arc::new)
+        .map_err(|e| format!("{e:#}"));
+        (base, version)
     };
-    me.set_base(built.clone());
-    let base = built;
-    drop(me);
-    ctx();
-    let Ok(base) = base else {
-        return;
+    let (mut built, mut paired_version) = build(&dataset);
+    let base = loop {
+        let Some(me) = shared.upgrade() else {
+            return;
+        };
+        me.set_base(built.clone());
+        drop(me);
+        ctx();
+        if let Ok(base) = built {
+            break base;
+        }
+        // Failed (e.g. samples that do not fit this machine): wait for another pairing.
+        loop {
+            if wake.recv().is_err() {
+                return;
+            }
+            match dataset.upgrade() {
+                None => return,
+                Some(d) if d.links.topology().1 != paired_version => break,
+                Some(_) => {}
+            }
+        }
+        (built, paired_version) = build(&dataset);
     };
     // The analysis worker: strips and cluster trees.
     let analysis_base = base.clone();
@@ -360,6 +397,29 @@ fn link_worker(
         let Some(samples) = samples_of(&data) else {
             return;
         };
+        if data.links.topology().1 != paired_version {
+            // Paired with another topology: everything placed on it is redone.
+            let (rebuilt, version) = build(&dataset);
+            paired_version = version;
+            if let Ok(mut s) = me.state.lock() {
+                s.strips.clear();
+                s.trees.clear();
+                s.result = None;
+            }
+            me.set_base(rebuilt.clone());
+            match rebuilt {
+                Ok(b) => base = b,
+                Err(_) => {
+                    ctx();
+                    drop((data, me));
+                    if wake.recv().is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            }
+            done_version = None;
+        }
         let bins = me.bins();
         if base.index.quantitative_bins != bins {
             // Strips and cluster trees do not depend on the quantitative bins: only the index
@@ -405,6 +465,11 @@ fn analysis_worker(
     while let Ok(job) = jobs.recv() {
         let (Some(data), Some(me)) = (dataset.upgrade(), shared.upgrade()) else {
             return;
+        };
+        // The base of now (a re-pairing with another topology replaces it).
+        let base = match me.base() {
+            Some(Ok(current)) => current,
+            _ => base.clone(),
         };
         let Some(samples) = samples_of(&data) else {
             return;

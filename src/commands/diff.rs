@@ -1,0 +1,137 @@
+//! `memscape diff A B`: two runs' heap trees compared (memscape-heap's `diff`), as text or JSON.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use memscape_heap::diff::{DiffReport, HeapRef, Status};
+use memscape_heap::report::{HeapInput, HeapTreeOptions, TimeSelect};
+
+use super::analyses::{print_json, site_options};
+use crate::cli::DiffArgs;
+
+pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let mut options = HeapTreeOptions {
+        select: match (args.at, args.snapshot, args.peak) {
+            (Some(t), _, _) => TimeSelect::At(t),
+            (_, Some(n), _) => TimeSelect::Snapshot(n),
+            (_, _, true) => TimeSelect::Peak,
+            _ => TimeSelect::Default,
+        },
+        measure: args.measure.clone(),
+        ..HeapTreeOptions::default()
+    };
+    options.group = memscape_heap::GroupKey::parse_list(&args.group)
+        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    if args.bottom_up {
+        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
+    }
+    options.prune.metric = memscape_heap::Metric::parse(&args.metric)
+        .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
+    options.heap.sites = site_options(&args.sites)?;
+    let a = load(&args.a, args.process.as_deref())?;
+    let b = load(&args.b, args.process.as_deref())?;
+    let report = memscape_heap::diff::diff(HeapRef::from(&a), HeapRef::from(&b), &options)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_text(&report, args.top)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One run, with `--process` applied to recordings.
+fn load(file: &Path, process: Option<&str>) -> anyhow::Result<HeapInput> {
+    let path = memscape_views::demo::resolve_path(file)?;
+    Ok(
+        match (process, memscape_heap::report::load_heap_input(&path)?) {
+            (None, input) => input,
+            (Some(filter), HeapInput::Trace(trace)) => {
+                HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
+            }
+            (Some(_), _) => anyhow::bail!(
+                "--process: {} is not a recording with processes",
+                path.display()
+            ),
+        },
+    )
+}
+
+fn signed_bytes(v: i64) -> String {
+    let text = memscape_views::ramp::bytes(v.unsigned_abs() as f64);
+    match v.signum() {
+        1 => format!("+{text}"),
+        -1 => format!("-{text}"),
+        _ => text,
+    }
+}
+
+fn print_text(report: &DiffReport, top: usize) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let t = &report.totals;
+    for (tag, side) in [("A", &report.a), ("B", &report.b)] {
+        writeln!(
+            out,
+            "{tag}: {} at {} {}{} — {} bytes in {} blocks",
+            side.source,
+            side.time,
+            side.time_unit,
+            side.measure
+                .as_ref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default(),
+            side.total_bytes,
+            side.total_objects
+        )?;
+    }
+    writeln!(
+        out,
+        "change: {} bytes ({}), {:+} blocks; {} grown, {} shrunk, {} new, {} gone, {} same",
+        t.bytes_change,
+        signed_bytes(t.bytes_change),
+        t.objects_change,
+        t.grown,
+        t.shrunk,
+        t.new,
+        t.gone,
+        t.same
+    )?;
+    writeln!(
+        out,
+        "{:>12} {:>12} {:>13} {:>8} {:>8} {:>8}  {:<6}  site",
+        "A bytes", "B bytes", "change", "A blks", "B blks", "change", "status"
+    )?;
+    for s in report
+        .sites
+        .iter()
+        .filter(|s| s.status != Status::Same)
+        .take(top)
+    {
+        writeln!(
+            out,
+            "{:>12} {:>12} {:>+13} {:>8} {:>8} {:>+8}  {:<6}  {}",
+            s.bytes_a,
+            s.bytes_b,
+            s.bytes_change,
+            s.objects_a,
+            s.objects_b,
+            s.objects_change,
+            s.status.name(),
+            s.path.join(" → ")
+        )?;
+    }
+    let changed = report
+        .sites
+        .iter()
+        .filter(|s| s.status != Status::Same)
+        .count();
+    if changed > top {
+        writeln!(
+            out,
+            "… {} more changed sites (--top N, or --json for all)",
+            changed - top
+        )?;
+    }
+    Ok(())
+}
