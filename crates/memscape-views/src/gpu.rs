@@ -26,6 +26,7 @@ use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines};
 use memscape_render::shapes::{ShapeBatch, ShapeGpu, ShapesPipelines, ShapesView};
 use memscape_render::{FrameStats, StatsRecorder};
 
+use crate::gpu_health::{GpuFault, GpuHealth};
 use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, Picture};
 
 /// Keys of panes dropped since the app last asked.
@@ -120,6 +121,20 @@ pub fn paint_picture(
     options: PaintOptions,
 ) {
     key.remember(&picture);
+    // A lost device or a pane the GPU refused: the reason instead of the picture.
+    if let Some(health) = crate::gpu_health::of(ui.ctx()) {
+        if let Some(why) = health.lost() {
+            paint_fault(ui, key, rect, &GpuHealth::lost_message(&why), false);
+            return;
+        }
+        if let Some(message) = health.pane_failure(key.get()) {
+            if paint_fault(ui, key, rect, &message, true) {
+                health.retry_pane(key.get());
+                ui.ctx().request_repaint();
+            }
+            return;
+        }
+    }
     if let Some([r, g, b, _]) = picture.background {
         ui.painter()
             .rect_filled(rect, 0.0, egui::Color32::from_rgb(r, g, b));
@@ -141,6 +156,33 @@ pub fn paint_picture(
     }
 }
 
+/// Draws `message` over `rect`; with `retry`, a click on it asks to try again (returned).
+fn paint_fault(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, message: &str, retry: bool) -> bool {
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
+    let text = if retry {
+        format!("⚠ {message}\n\nOther views keep drawing. Click here to try again.")
+    } else {
+        format!("⚠ {message}")
+    };
+    let galley = painter.layout(
+        text,
+        egui::FontId::proportional(14.0),
+        egui::Color32::from_rgb(255, 120, 110),
+        (rect.width() - 32.0).max(64.0),
+    );
+    let at = rect.center() - galley.size() / 2.0;
+    painter.galley(at, galley, egui::Color32::WHITE);
+    retry
+        && ui
+            .interact(
+                rect,
+                egui::Id::unique(("gpu-fault", key.get())),
+                egui::Sense::click(),
+            )
+            .clicked()
+}
+
 /// [`paint_picture`] with nothing else asked of the GPU.
 pub fn paint(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, picture: Picture) {
     paint_picture(ui, key, rect, Arc::new(picture), PaintOptions::default());
@@ -158,6 +200,8 @@ pub struct GpuRegistry {
     /// Frame statistics: GPU time of each pane's passes, the path of each map (see
     /// [`Self::enable_stats`]).
     stats: Option<StatsRecorder>,
+    /// The device's lost state and the panes it refused.
+    health: Arc<GpuHealth>,
 }
 
 impl GpuRegistry {
@@ -177,6 +221,7 @@ impl GpuRegistry {
             target_format,
             panes: HashMap::new(),
             stats: None,
+            health: GpuHealth::watch(device),
         })
     }
 
@@ -205,18 +250,60 @@ impl GpuRegistry {
             .and_then(GpuRegistry::frame_stats)
     }
 
-    /// Puts the registry into egui-wgpu's callback resources.
+    /// Puts the registry into egui-wgpu's callback resources, collecting frame statistics;
+    /// returns the device's health (lost, errors no scope caught) for the shell to show.
     pub fn install(
         render_state: &egui_wgpu::RenderState,
-    ) -> Result<(), memscape_render::RenderError> {
+    ) -> Result<Arc<GpuHealth>, memscape_render::RenderError> {
         let mut registry = Self::new(&render_state.device, render_state.target_format)?;
         registry.enable_stats(&render_state.device, &render_state.queue);
+        let health = registry.health.clone();
         render_state
             .renderer
             .write()
             .callback_resources
             .insert(registry);
-        Ok(())
+        Ok(health)
+    }
+
+    /// The device's health, as [`GpuHealth::watch`] records it.
+    pub fn health(&self) -> Arc<GpuHealth> {
+        self.health.clone()
+    }
+
+    /// [`Self::prepare`] inside out-of-memory, validation and internal error scopes, into a
+    /// command buffer of its own (egui's paint callbacks return theirs, submitted before
+    /// egui's): a pane whose uploads fail loses its GPU resources, its commands are dropped
+    /// (egui's frame and the other panes draw), and it is marked failed (its message replaces
+    /// its picture until retried). Nothing is prepared on a lost device or for a failed pane
+    /// (`Ok(None)`).
+    pub fn prepare_guarded(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        screen: &egui_wgpu::ScreenDescriptor,
+        pane_picture: &PanePicture<'_>,
+    ) -> Result<Option<wgpu::CommandBuffer>, GpuFault> {
+        let key = pane_picture.key;
+        if self.health.lost().is_some() || self.health.pane_failure(key).is_some() {
+            return Ok(None);
+        }
+        let (commands, fault) = crate::gpu_health::scoped(device, || {
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("memscape pane"),
+            });
+            self.prepare(device, queue, screen, &mut encoder, pane_picture);
+            encoder.finish()
+        });
+        match fault {
+            None => Ok(Some(commands)),
+            Some(f) => {
+                tracing::error!("pane {key}: {f:?}");
+                self.panes.remove(&key);
+                self.health.fail_pane(key, f.message());
+                Err(f)
+            }
+        }
     }
 
     /// Frees the GPU resources of panes closed in an earlier frame. Run it at the start of a
@@ -790,13 +877,16 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         screen: &egui_wgpu::ScreenDescriptor,
-        encoder: &mut wgpu::CommandEncoder,
+        _encoder: &mut wgpu::CommandEncoder,
         resources: &mut egui_wgpu::CallbackResources,
     ) -> Vec<wgpu::CommandBuffer> {
-        if let Some(reg) = resources.get_mut::<GpuRegistry>() {
-            reg.prepare(device, queue, screen, encoder, &self.pane_picture());
+        match resources.get_mut::<GpuRegistry>() {
+            Some(reg) => match reg.prepare_guarded(device, queue, screen, &self.pane_picture()) {
+                Ok(commands) => commands.into_iter().collect(),
+                Err(_) => Vec::new(),
+            },
+            None => Vec::new(),
         }
-        Vec::new()
     }
 
     fn finish_prepare(

@@ -31,6 +31,7 @@ pub mod diff;
 pub mod discover;
 pub mod error;
 pub mod gpu;
+pub mod gpu_health;
 pub mod graph;
 pub mod headless;
 pub mod heap_tree;
