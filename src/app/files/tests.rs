@@ -203,3 +203,58 @@ fn a_deleted_file_is_reported_and_keeps_its_data() {
     assert!(matches!(file.change, Some(DiskChange::Vanished(_))));
     assert_eq!(blocks(&files, id), 4);
 }
+
+/// What the loader would make of `path` now (a live recording's snapshot, in these tests).
+fn snapshot(path: &Path) -> Arc<Dataset> {
+    let d = memscape_views::dataset::load(&LoadSource::File(path.to_owned()), &|_, _| {})
+        .expect("the snapshot loads");
+    Arc::new(d)
+}
+
+#[test]
+fn a_live_recording_is_an_open_file_fed_by_its_snapshots_then_watched_once_finished() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rec.csv");
+    std::fs::write(&path, format!("{HEADER}{}", allocations(1, 5))).expect("write");
+    let mut files = fast();
+    let id = files.open_live(path.clone());
+    assert_eq!(
+        files.get(id).map(|f| f.status.clone()),
+        Some(Status::Loading)
+    );
+
+    // The first snapshot opens it, later ones are new data; the loader never runs.
+    assert_eq!(
+        files.live_data(id, snapshot(&path), false),
+        Some(FileEvent::Opened(id))
+    );
+    assert_eq!(blocks(&files, id), 5);
+    append(&path, &allocations(6, 5));
+    files.reload(id, || {});
+    assert!(files.loader.is_idle(), "a live file is not reloaded");
+    std::thread::sleep(Duration::from_millis(100));
+    let (events, _) = files.poll(|| {});
+    assert!(events.is_empty(), "not watched while live: {events:?}");
+    assert_eq!(
+        files.live_data(id, snapshot(&path), true),
+        Some(FileEvent::Reloaded(id))
+    );
+    assert_eq!(blocks(&files, id), 10);
+    assert!(!files.get(id).expect("open").live);
+
+    // Finished: it grows on disk (another run appending) and is followed like any file.
+    append(&path, &allocations(11, 5));
+    wait(&mut files, |e| *e == FileEvent::Reloaded(id));
+    assert_eq!(blocks(&files, id), 15);
+
+    // A recording that fails before its first snapshot is a failed file.
+    let other = files.open_live(dir.path().join("never.msc"));
+    assert_eq!(
+        files.live_failed(other, "never.msc: the program could not start".into()),
+        Some(FileEvent::Failed(other))
+    );
+    assert!(matches!(
+        files.get(other).map(|f| &f.status),
+        Some(Status::Failed(e)) if e.contains("could not start")
+    ));
+}
