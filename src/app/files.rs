@@ -307,9 +307,14 @@ impl OpenFiles {
         source: LoadSource,
         repaint: impl Fn() + Send + Sync + 'static,
     ) -> FileId {
+        let load = self.loader.start(source.clone(), repaint);
+        self.add(source, Some(load), false)
+    }
+
+    /// A new open file, loading (by the loader when `loading`, else by a live recording).
+    fn add(&mut self, source: LoadSource, loading: Option<LoadId>, live: bool) -> FileId {
         let id = self.next_id;
         self.next_id += 1;
-        let load = self.loader.start(source.clone(), repaint);
         self.files.push(OpenFile {
             id,
             name: source.display_name(),
@@ -321,9 +326,9 @@ impl OpenFiles {
             reload_error: None,
             follow: true,
             follows: 0,
-            live: false,
-            loading: Some(load),
-            load_started: Some(Instant::now()),
+            live,
+            load_started: loading.map(|_| Instant::now()),
+            loading,
         });
         id
     }
@@ -346,25 +351,7 @@ impl OpenFiles {
     /// Opens a recording in progress, `path` its output: loading until its first snapshot
     /// ([`Self::live_data`]).
     pub fn open_live(&mut self, path: PathBuf) -> FileId {
-        let id = self.next_id;
-        self.next_id += 1;
-        let source = LoadSource::File(path);
-        self.files.push(OpenFile {
-            id,
-            name: source.display_name(),
-            source,
-            status: Status::Loading,
-            dataset: None,
-            stamp: None,
-            change: None,
-            reload_error: None,
-            follow: true,
-            follows: 0,
-            live: true,
-            loading: None,
-            load_started: None,
-        });
-        id
+        self.add(LoadSource::File(path), None, true)
     }
 
     /// A recording's newer snapshot (`finished`: the finished file, after which the file is
@@ -375,7 +362,7 @@ impl OpenFiles {
         dataset: Arc<Dataset>,
         finished: bool,
     ) -> Option<FileEvent> {
-        let file = self.files.iter_mut().find(|f| f.id == id)?;
+        let file = self.get_mut(id)?;
         let first = file.dataset.is_none();
         file.dataset = Some(dataset);
         file.status = Status::Loaded;
@@ -392,7 +379,7 @@ impl OpenFiles {
     /// A recording that ended in error: a failed file when nothing was shown yet, else its
     /// last snapshot stays with the error above it.
     pub fn live_failed(&mut self, id: FileId, error: String) -> Option<FileEvent> {
-        let file = self.files.iter_mut().find(|f| f.id == id)?;
+        let file = self.get_mut(id)?;
         let event = if file.dataset.is_none() {
             file.status = Status::Failed(error);
             FileEvent::Failed(id)
