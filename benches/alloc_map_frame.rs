@@ -36,35 +36,7 @@ use memscape_render::alloc_map::{
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
 use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget};
 
-/// A heap-like synthetic trace: addresses spread over 64 bytes per block, power-of-two sizes
-/// (1 B to 8 KiB), log-uniform lifetimes (1 to 2^19 events), two events per block in
-/// event-index time.
-fn synthetic(n: usize) -> (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>, u64, u64) {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let mut blocks = Vec::with_capacity(n);
-    let mut times = Vec::with_capacity(n);
-    let span = (n as u64) * 64;
-    for i in 0..n as u64 {
-        let size = 1u64 << (next() % 14);
-        let addr = next() % span;
-        let t0 = i * 2;
-        let life = 1u64 << (next() % 20);
-        blocks.push(AllocBlockGpu::new(
-            addr,
-            size,
-            memscape_render::color::categorical((next() % 12) as u32),
-            0.5,
-        ));
-        times.push(BlockTimeGpu::new(t0, t0 + life));
-    }
-    (blocks, times, 2 * n as u64, span)
-}
+use memscape_render::alloc_map::synthetic::heap_like as synthetic;
 
 /// Records one frame (accumulate + resolve) into `encoder`.
 #[allow(clippy::too_many_arguments)]

@@ -7,44 +7,9 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use memscape_render::polar_morph::{
-    PolarArcGpu, PolarMorphData, PolarMorphPipelines, PolarMorphView, PolarPointGpu, draw_into,
+    PolarMorphData, PolarMorphPipelines, PolarMorphView, draw_into,
 };
 use memscape_render::{AdapterChoice, GpuContext, OffscreenTarget};
-use std::f32::consts::TAU;
-
-/// A spiral of `n` records whose two parameterizations wind 40 and 25 times.
-fn spiral(n: usize) -> (Vec<PolarPointGpu>, Vec<PolarArcGpu>) {
-    let color = memscape_render::color::pack_rgba8([90, 160, 230, 255]);
-    let arc_color = memscape_render::color::pack_rgba8([170, 176, 192, 70]);
-    let at = |i: usize| {
-        let s = i as f32 / n as f32;
-        [
-            0.1 + 0.9 * s,
-            (40.0 * TAU * s) % TAU,
-            (25.0 * TAU * s + 1.0) % TAU,
-        ]
-    };
-    let points = (0..n)
-        .map(|i| {
-            let [r, a, b] = at(i);
-            PolarPointGpu {
-                r,
-                theta_a: a,
-                theta_b: b,
-                color,
-            }
-        })
-        .collect();
-    let arcs = (1..n)
-        .map(|i| PolarArcGpu {
-            from: at(i - 1),
-            to: at(i),
-            color: arc_color,
-            _pad: 0,
-        })
-        .collect();
-    (points, arcs)
-}
 
 fn frame_time(c: &mut Criterion) {
     let Ok(ctx) = GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Auto)) else {
@@ -62,7 +27,7 @@ fn frame_time(c: &mut Criterion) {
         .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![100_000]);
     for n in sizes {
-        let (points, arcs) = spiral(n);
+        let (points, arcs) = memscape_render::polar_morph::synthetic_spiral(n);
         let mut pipelines = PolarMorphPipelines::new(&ctx.device).expect("pipelines");
         let mut data =
             PolarMorphData::new(&ctx.device, &pipelines, &points, &arcs).expect("upload");

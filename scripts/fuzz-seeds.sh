@@ -128,6 +128,9 @@ if command -v valgrind >/dev/null; then
     rm -f "$dhat"
 fi
 for f in "$root"/crates/memscape-graph/profiles/*.toml; do text filter_profile "$(basename "$f")" "$f"; done
+# Tours: the shipped demo tour and a tour recorded from the GUI (the test fixture).
+text tour demo-tour.toml "$root/assets/demo/tour.toml"
+text tour gui-recorded-tour.toml "$root/tests/fixtures/gui-recorded-tour.toml"
 mkdir -p "$out/decompress"
 printf 'hello\nworld\n' | zstd -q -c >"$out/decompress/a.zst"
 printf 'hello\nworld\n' | gzip -c >"$out/decompress/a.gz"

@@ -78,6 +78,9 @@ pub enum Command {
     Present(PresentArgs),
     /// Level of detail for big traces: build the index beside a trace, draw frames from it.
     Lod(LodArgs),
+    /// Time the standard frames on this machine's GPU (allocation maps of synthetic traces by
+    /// each path, the cycle morph, the demo tour's pacing) and print them beside the targets.
+    Bench(BenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -460,6 +463,11 @@ pub struct ViewArgs {
     #[arg(long, value_parser = parse_size, default_value = "1280x800")]
     pub window_size: (u32, u32),
 
+    /// Start with the frame-statistics overlay shown (F3 toggles it): frame and CPU times,
+    /// GPU time per pass, the path each allocation map took.
+    #[arg(long)]
+    pub frame_stats: bool,
+
     /// Follow a recording in progress: FILE is the `.msc` a `memscape record -o FILE` (started
     /// elsewhere) is writing, or a raw recording directory; the views grow while it runs and
     /// end on the finished file.
@@ -495,6 +503,12 @@ pub struct RenderArgs {
     /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
     #[arg(long, value_enum)]
     pub adapter: Option<AdapterArg>,
+    /// Also measure the frame: print its statistics as JSON on stdout, in place of the output's
+    /// path (the image is still written to --out): GPU nanoseconds per pass (timestamp queries,
+    /// where the adapter has them), wall milliseconds, the path each allocation map took with
+    /// its blocks and size, and the adapter (name, backend, driver).
+    #[arg(long)]
+    pub stats: bool,
     // Each view's settings are its options (the settings' doc comments are their help).
     #[command(flatten)]
     pub alloc: AllocMapSettings,
@@ -730,4 +744,49 @@ pub struct LodRenderArgs {
     pub path: Option<String>,
     #[arg(long, default_value = "thread")]
     pub coloring: String,
+}
+
+/// `memscape bench`: the standard frames, timed. Without options: 1,000,000 and 10,000,000
+/// blocks at 1920x1080 and 3840x2160, every path, morphs of 100,000 and 1,000,000 records, the
+/// demo tour at 1280x720 (minutes on a GPU, far longer on a software rasterizer: see --quick).
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// A run of seconds, even on lavapipe: 10,000 blocks at 320x180, a 10,000-record morph, 3
+    /// frames per case, 10 tour frames. The options below override its choices.
+    #[arg(long)]
+    pub quick: bool,
+    /// Allocation-map block counts, comma-separated (0: no allocation-map cases).
+    #[arg(long, value_delimiter = ',')]
+    pub blocks: Option<Vec<usize>>,
+    /// Frame sizes WIDTHxHEIGHT, comma-separated (maps and morphs).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    pub sizes: Option<Vec<(u32, u32)>>,
+    /// Allocation-map paths, comma-separated: raster, dense (GPU), lod (memscape-lod, CPU).
+    #[arg(long, value_delimiter = ',')]
+    pub paths: Option<Vec<String>>,
+    /// Morph record counts, comma-separated (0: no morph cases).
+    #[arg(long, value_delimiter = ',')]
+    pub records: Option<Vec<usize>>,
+    /// Timed frames per case (after one untimed warm-up frame).
+    #[arg(long)]
+    pub frames: Option<usize>,
+    /// The demo tour's frame size.
+    #[arg(long, value_parser = parse_size)]
+    pub tour_size: Option<(u32, u32)>,
+    /// Stop the tour after this many new frames.
+    #[arg(long)]
+    pub tour_frames: Option<usize>,
+    /// Leave the demo tour out.
+    #[arg(long)]
+    pub no_tour: bool,
+    /// Print the report as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Where the lod path's synthetic trace and index are written and removed (default: the
+    /// system's temporary directory).
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
+    /// Which GPU to use (also MEMSCAPE_ADAPTER=cpu|gpu|auto).
+    #[arg(long, value_enum)]
+    pub adapter: Option<AdapterArg>,
 }

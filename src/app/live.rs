@@ -1,9 +1,12 @@
-//! Live recordings in the shell (`memscape record --live`, `memscape view --live`): each feed's
-//! first snapshot opens the default panes like a loaded file; every later one (and the
-//! finished file at the end) is handed to those panes (`View::follow`), which prepare it off
-//! screen and swap it in. Snapshots are made on the recording's reading thread
-//! (`memscape_views::live`); the UI thread takes at most one per feed and frame.
+//! Live recordings in the shell (`memscape record --live`, `memscape view --live`): each is an
+//! open file (`files.rs`) whose data comes from the recording instead of the loader. Its first
+//! snapshot opens the default panes like a loaded file; every later one (and the finished file
+//! at the end) is handed to those panes (`View::follow`), which prepare it off screen and swap
+//! it in. Snapshots are made on the recording's reading thread (`memscape_views::live`); the UI
+//! thread takes at most one per feed and frame. Once finished, the file is watched and
+//! reloaded as any other.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,39 +15,38 @@ use memscape_views::Dataset;
 use memscape_views::live::{LiveReceiver, LiveUpdate};
 
 use super::MemscapeApp;
-use super::registry::PaneKind;
+use super::files::{FileEvent, FileId};
 
 /// One live recording as the shell follows it.
 pub struct LiveFeed {
     rx: LiveReceiver,
-    /// What the panes were last given (none before the first snapshot).
-    shown: Option<Arc<Dataset>>,
-    /// The pane tiles opened on it.
-    panes: Vec<egui_tiles::TileId>,
+    /// The open file it feeds.
+    file: FileId,
     pub events: u64,
     pub updates: u64,
     pub finished: bool,
-}
-
-impl LiveFeed {
-    pub fn new(rx: LiveReceiver) -> Self {
-        Self {
-            rx,
-            shown: None,
-            panes: Vec::new(),
-            events: 0,
-            updates: 0,
-            finished: false,
-        }
-    }
 }
 
 /// How often the window wakes up while a recording is live.
 const WAKE_EVERY: Duration = Duration::from_millis(100);
 
 impl MemscapeApp {
-    /// Takes each feed's newest update and hands it to its panes.
-    pub(super) fn poll_live(&mut self, ctx: &egui::Context) {
+    /// Follows the recording `rx` sends, as an open file.
+    pub(super) fn add_live(&mut self, rx: LiveReceiver) {
+        let file = self.files.open_live(PathBuf::from(&rx.name));
+        self.live.push(LiveFeed {
+            rx,
+            file,
+            events: 0,
+            updates: 0,
+            finished: false,
+        });
+    }
+
+    /// Takes each feed's newest update into its open file; returns what happened to the files
+    /// (handled as the loader's events are, see `apply_file_events`).
+    pub(super) fn poll_live(&mut self, ctx: &egui::Context) -> Vec<FileEvent> {
+        let mut events = Vec::new();
         for i in 0..self.live.len() {
             if self.live[i].finished {
                 continue;
@@ -58,7 +60,8 @@ impl MemscapeApp {
                     continue;
                 }
             };
-            let dataset = match update {
+            let file = self.live[i].file;
+            let event = match update {
                 LiveUpdate::Snapshot {
                     dataset,
                     events,
@@ -71,47 +74,42 @@ impl MemscapeApp {
                         "live snapshot handed to the views"
                     );
                     self.live[i].events = events;
-                    dataset
+                    self.files.live_data(file, dataset, false)
                 }
                 LiveUpdate::Finished(Ok(dataset)) => {
                     tracing::info!(target: "memscape::live", "the finished recording handed to the views");
                     self.live[i].finished = true;
                     self.live[i].events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
-                    dataset
+                    self.files.live_data(file, dataset, true)
                 }
                 LiveUpdate::Finished(Err(e)) => {
                     self.live[i].finished = true;
-                    self.errors.push(format!("{}: {e}", self.live[i].rx.name));
-                    continue;
+                    let e = format!("{}: {e}", self.live[i].rx.name);
+                    self.files.live_failed(file, e)
                 }
             };
             self.live[i].updates += 1;
-            self.show_live(ctx, i, dataset);
+            events.extend(event);
         }
+        events
     }
 
-    fn show_live(&mut self, ctx: &egui::Context, i: usize, dataset: Arc<Dataset>) {
-        match self.live[i].shown.replace(dataset.clone()) {
-            None => {
-                let order = i as u64;
-                let mut panes = Vec::new();
-                for kind in PaneKind::defaults_for(&dataset) {
-                    panes.push(self.add_view(ctx, kind, dataset.clone(), order));
-                }
-                self.live[i].panes = panes;
-                self.datasets.push(dataset);
-            }
-            Some(old) => {
-                for d in &mut self.datasets {
-                    if Arc::ptr_eq(d, &old) {
-                        *d = dataset.clone();
-                    }
-                }
-                for &tile in &self.live[i].panes {
-                    if let Some(egui_tiles::Tile::Pane(p)) = self.tree.tiles.get_mut(tile) {
-                        p.view.follow(dataset.clone(), ctx);
-                    }
-                }
+    /// Whether file `id` is (or was) fed by a live recording: its panes follow new data
+    /// (`View::follow`) instead of being made again.
+    pub(super) fn is_live(&self, id: FileId) -> bool {
+        self.live.iter().any(|f| f.file == id)
+    }
+
+    /// Hands file `id`'s new data to its panes (`View::follow`).
+    pub(super) fn follow_data(&mut self, ctx: &egui::Context, id: FileId) {
+        let Some(dataset): Option<Arc<Dataset>> =
+            self.files.get(id).and_then(|f| f.dataset.clone())
+        else {
+            return;
+        };
+        for (tile, _) in self.file_panes(Some(id)) {
+            if let Some(egui_tiles::Tile::Pane(p)) = self.tree.tiles.get_mut(tile) {
+                p.view.follow(dataset.clone(), ctx);
             }
         }
     }

@@ -20,10 +20,16 @@ pub enum LoadEvent {
         fraction: f32,
         message: String,
     },
-    Done {
-        id: LoadId,
-        result: Result<Arc<Dataset>, String>,
-    },
+    Done(Finished),
+}
+
+/// A finished load.
+pub struct Finished {
+    pub id: LoadId,
+    pub result: Result<Arc<Dataset>, String>,
+    /// The file's size and modification time just before it was read (None for embedded
+    /// files and directories): what later changes on disk are compared with.
+    pub stamp: Option<super::files::Stamp>,
 }
 
 /// A load in flight, as the status bar shows it.
@@ -88,25 +94,33 @@ impl Loader {
                         Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
                     }
                 };
+                // Taken before reading: a change while loading shows as a change afterwards.
+                let stamp = match &source {
+                    LoadSource::File(path) => super::files::Stamp::of(path)
+                        .ok()
+                        .filter(super::files::Stamp::is_file),
+                    LoadSource::Embedded { .. } => None,
+                };
                 // The whole chain of causes, as the command line prints it.
                 let result = memscape_views::dataset::load(&source, &progress)
                     .map(Arc::new)
                     .map_err(|e| format!("{:#}", anyhow::Error::from(e)));
                 // Blocking send: the result must arrive even when progress filled the channel.
-                let _ = tx.send(LoadEvent::Done { id, result });
+                let _ = tx.send(LoadEvent::Done(Finished { id, result, stamp }));
                 repaint();
             });
         if let Err(e) = spawn {
-            let _ = self.tx.try_send(LoadEvent::Done {
+            let _ = self.tx.try_send(LoadEvent::Done(Finished {
                 id,
                 result: Err(format!("{name}: cannot start a loader thread: {e}")),
-            });
+                stamp: None,
+            }));
         }
         id
     }
 
     /// Drains the channel; returns the finished loads.
-    pub fn poll(&mut self) -> Vec<(LoadId, String, Result<Arc<Dataset>, String>)> {
+    pub fn poll(&mut self) -> Vec<Finished> {
         let mut finished = Vec::new();
         while let Ok(event) = self.rx.try_recv() {
             match event {
@@ -120,15 +134,9 @@ impl Loader {
                         p.message = message;
                     }
                 }
-                LoadEvent::Done { id, result } => {
-                    let name = self
-                        .pending
-                        .iter()
-                        .find(|p| p.id == id)
-                        .map(|p| p.name.clone())
-                        .unwrap_or_default();
-                    self.pending.retain(|p| p.id != id);
-                    finished.push((id, name, result));
+                LoadEvent::Done(done) => {
+                    self.pending.retain(|p| p.id != done.id);
+                    finished.push(done);
                 }
             }
         }

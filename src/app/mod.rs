@@ -1,38 +1,55 @@
 //! The GUI shell: menus, docking tabs (egui_tiles), the status bar with load progress, errors,
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
+mod compare;
 mod export;
+mod file_bar;
+pub mod files;
 mod live;
 mod loader;
 mod open_dialog;
 pub mod present;
 pub mod registry;
 pub mod screenshot;
+mod stats_overlay;
+
+pub use compare::Startup;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use memscape_views::gpu::GpuRegistry;
+use memscape_views::gpu_health::GpuHealth;
 use memscape_views::{Dataset, LoadSource};
 
 use crate::panes::{View, ViewContext};
-use loader::Loader;
+use file_bar::FileRequest;
+use files::{FileEvent, FileId, OpenFiles, Status};
 use registry::PaneKind;
 use screenshot::ScreenshotJob;
 
-/// One docked view.
 /// Where "Record tour step" appends (in the current directory).
 const TOUR_FILE: &str = "memscape-tour.toml";
 
+/// One docked view.
 pub struct Pane {
     view: Box<dyn View>,
+    /// The file it shows (None for panes of no file).
+    file: Option<FileId>,
+    /// What it is (None for a file's load-error pane), to make it again after a reload.
+    kind: Option<PaneKind>,
+    /// The two files a difference pane compares (A, B), to compare them again after a reload.
+    compare: Option<[FileId; 2]>,
 }
 
 struct TreeBehavior<'a> {
     cx: ViewContext<'a>,
+    files: &'a OpenFiles,
     /// The pane the user clicked in this frame, if any.
     clicked: Option<egui_tiles::TileId>,
+    /// Clicks in the panes' file bars.
+    requests: Vec<FileRequest>,
     /// "Export view as SVG/PNG…" chosen in a tab's context menu this frame.
     export: Option<(egui_tiles::TileId, export::ExportFormat)>,
 }
@@ -71,6 +88,9 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
         tile_id: egui_tiles::TileId,
         pane: &mut Pane,
     ) -> egui_tiles::UiResponse {
+        if let Some(file) = pane.file.and_then(|id| self.files.get(id)) {
+            file_bar::show(ui, file, &mut self.requests);
+        }
         pane.view.ui(ui, &self.cx);
         if ui.ui_contains_pointer() && ui.input(|i| i.pointer.any_pressed()) {
             self.clicked = Some(tile_id);
@@ -95,8 +115,8 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
 }
 
 pub struct MemscapeApp {
-    loader: Loader,
-    datasets: Vec<Arc<Dataset>>,
+    /// The open files: loading, loaded (their datasets) or failed, and their changes on disk.
+    files: OpenFiles,
     tree: egui_tiles::Tree<Pane>,
     errors: Vec<String>,
     recent: Vec<PathBuf>,
@@ -112,30 +132,17 @@ pub struct MemscapeApp {
     export: export::ExportDialog,
     /// Where each tab tile of the grid belongs (see `add_view`).
     tile_order: HashMap<egui_tiles::TileId, u64>,
-    /// Recordings followed while they run (`--live`).
+    /// The frame-statistics overlay (F3).
+    stats_overlay: stats_overlay::StatsOverlay,
+    /// Recordings followed while they run (`--live`), each an open file.
     live: Vec<live::LiveFeed>,
-    /// `memscape view --diff A B`: the two loads compared once both are in (and what has
-    /// arrived of them).
-    compare: Option<Compare>,
+    /// Frames drawn so far.
+    frames: u64,
+    /// `memscape view --diff A B`: the two files to compare in one difference pane once both
+    /// are in (see `compare.rs`).
+    compare: Option<[FileId; 2]>,
     /// Samples files and the topology file each maps onto (opened together).
     pairs: Vec<(PathBuf, PathBuf)>,
-}
-
-/// What `memscape view` asks of the shell besides the files.
-#[derive(Debug, Default)]
-pub struct Startup {
-    /// Compare the first two files in one difference pane (`--diff A B`).
-    pub compare: bool,
-    /// Samples files and the topology file each is to map onto.
-    pub pairs: Vec<(PathBuf, PathBuf)>,
-    /// Recordings to follow while they run (`record --live`, `view --live`).
-    pub live: Vec<memscape_views::live::LiveReceiver>,
-}
-
-/// Two loads to compare in a difference pane when both have finished.
-struct Compare {
-    ids: [loader::LoadId; 2],
-    loaded: [Option<Arc<Dataset>>; 2],
 }
 
 impl MemscapeApp {
@@ -148,8 +155,12 @@ impl MemscapeApp {
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
         if let Some(rs) = &render_state {
-            if let Err(e) = GpuRegistry::install(rs) {
-                errors.push(format!("GPU pipelines: {e}"));
+            match GpuRegistry::install(rs) {
+                Ok(health) => {
+                    memscape_views::gpu_health::attach(&cc.egui_ctx, health.clone());
+                    let _ = GPU_HEALTH.set(health);
+                }
+                Err(e) => errors.push(format!("GPU pipelines: {e}")),
             }
             let info = rs.adapter.get_info();
             tracing::info!(
@@ -159,9 +170,11 @@ impl MemscapeApp {
                 info.backend
             );
         }
+        let wake = cc.egui_ctx.clone();
         let mut app = Self {
-            loader: Loader::new(),
-            datasets: Vec::new(),
+            files: OpenFiles::new(files::WATCH_INTERVAL, files::FOLLOW_INTERVAL, move || {
+                wake.request_repaint()
+            }),
             tree: egui_tiles::Tree::empty(egui::Id::unique("memscape-tiles")),
             errors,
             recent: loader::load_recent(),
@@ -173,78 +186,225 @@ impl MemscapeApp {
             notice: None,
             export: export::ExportDialog::new(),
             tile_order: HashMap::new(),
-            live: startup.live.into_iter().map(live::LiveFeed::new).collect(),
+            stats_overlay: stats_overlay::StatsOverlay::new(startup.frame_stats),
+            live: Vec::new(),
+            frames: 0,
             compare: None,
             pairs: startup.pairs,
         };
-        let ids: Vec<loader::LoadId> = sources
+        let ids: Vec<FileId> = sources
             .into_iter()
             .map(|s| app.open(&cc.egui_ctx, s))
             .collect();
         if let (true, [a, b, ..]) = (startup.compare, ids.as_slice()) {
-            app.compare = Some(Compare {
-                ids: [*a, *b],
-                loaded: [None, None],
-            });
+            app.compare = Some([*a, *b]);
+        }
+        for rx in startup.live {
+            app.add_live(rx);
         }
         app
     }
 
-    /// Whether a freshly loaded dataset is one of `--diff`'s two (it then opens no panes of
-    /// its own); opens the difference pane when both are in.
-    fn take_for_compare(
-        &mut self,
-        ctx: &egui::Context,
-        id: loader::LoadId,
-        d: &Arc<Dataset>,
-    ) -> bool {
-        let Some(c) = &mut self.compare else {
-            return false;
-        };
-        let Some(k) = c.ids.iter().position(|i| *i == id) else {
-            return false;
-        };
-        c.loaded[k] = Some(d.clone());
-        if let [Some(a), Some(b)] = &c.loaded {
-            let (a, b) = (a.clone(), b.clone());
-            self.compare = None;
-            self.add_compare(ctx, a, b);
-        }
-        true
-    }
-
-    /// Pairs a loaded samples dataset with its topology file (it maps onto it from the
-    /// start); true for a topology file that samples are paired with: it opens no panes of
-    /// its own, the samples' views show it.
-    fn pair(&mut self, dataset: &Arc<Dataset>) -> bool {
-        let path = PathBuf::from(&dataset.name);
-        match &dataset.content {
-            memscape_views::DatasetContent::Samples(_) => {
-                if let Some((_, hw)) = self.pairs.iter().find(|(s, _)| *s == path) {
-                    dataset.links.set_topology(Some(hw.clone()));
-                }
-                false
-            }
-            memscape_views::DatasetContent::Topology(_) => {
-                self.pairs.iter().any(|(_, h)| *h == path)
-            }
-            _ => false,
-        }
-    }
-
-    /// A difference pane of `a` and `b`.
-    fn add_compare(&mut self, ctx: &egui::Context, a: Arc<Dataset>, b: Arc<Dataset>) {
-        let view = Box::new(crate::panes::diff::DiffPane::new(a, b, ctx));
-        self.add_pane(Pane { view }, u64::MAX);
-    }
-
-    fn open(&mut self, ctx: &egui::Context, source: LoadSource) -> loader::LoadId {
+    fn open(&mut self, ctx: &egui::Context, source: LoadSource) -> FileId {
         if let LoadSource::File(p) = &source {
             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
             loader::remember_recent(&mut self.recent, p);
         }
         let ctx = ctx.clone();
-        self.loader.start(source, move || ctx.request_repaint())
+        self.files.open(source, move || ctx.request_repaint())
+    }
+
+    /// Applies finished loads and changes on disk to the panes: a new file's views, a failed
+    /// file's error pane, new data in the views of a reloaded file.
+    fn apply_file_events(&mut self, ctx: &egui::Context) {
+        let repaint = {
+            let ctx = ctx.clone();
+            move || ctx.request_repaint()
+        };
+        let (mut events, due) = self.files.poll(repaint);
+        events.extend(self.poll_live(ctx));
+        if let Some(due) = due {
+            ctx.request_repaint_after(due);
+        }
+        for event in events {
+            match event {
+                FileEvent::Opened(id) => self.show_data(ctx, id, true),
+                FileEvent::Reloaded(id) if self.is_live(id) => {
+                    self.follow_data(ctx, id);
+                    self.refresh_compares(ctx, id);
+                }
+                FileEvent::Reloaded(id) => {
+                    self.show_data(ctx, id, false);
+                    self.refresh_compares(ctx, id);
+                }
+                FileEvent::Failed(id) => {
+                    self.show_failure(id);
+                    self.cancel_compare(ctx, id);
+                }
+                FileEvent::ReloadFailed(id) => {
+                    if let Some(e) = self.files.get(id).and_then(|f| f.reload_error.as_ref()) {
+                        tracing::error!("{e}");
+                    }
+                }
+                FileEvent::Changed(_) => {}
+            }
+        }
+        // A failed file whose error pane was closed is forgotten.
+        let shown: Vec<FileId> = self.file_panes(None).into_iter().map(|(_, f)| f).collect();
+        let orphans: Vec<FileId> = self
+            .files
+            .files
+            .iter()
+            .filter(|f| matches!(f.status, Status::Failed(_)) && !shown.contains(&f.id))
+            .map(|f| f.id)
+            .collect();
+        for id in orphans {
+            self.files.close(id);
+        }
+    }
+
+    /// The pane tiles of file `file` (every file's when None), with their file.
+    fn file_panes(&self, file: Option<FileId>) -> Vec<(egui_tiles::TileId, FileId)> {
+        self.tree
+            .tiles
+            .iter()
+            .filter_map(|(id, t)| match t {
+                egui_tiles::Tile::Pane(p) => p.file.map(|f| (*id, f)),
+                _ => None,
+            })
+            .filter(|(_, f)| file.is_none_or(|want| *f == want))
+            .collect()
+    }
+
+    /// Shows file `id`'s (new) data (`opened`: its first): its default views when it has no
+    /// pane yet, else the same views again over the new data (an error pane becomes the file's
+    /// first default view). A file compared by `--diff` or a topology file that samples map
+    /// onto opens no views of its own (see `compare.rs`).
+    fn show_data(&mut self, ctx: &egui::Context, id: FileId, opened: bool) {
+        let Some(dataset) = self.files.get(id).and_then(|f| f.dataset.clone()) else {
+            return;
+        };
+        let paired_topology = self.pair(&dataset);
+        if opened && self.take_for_compare(ctx, id) {
+            return;
+        }
+        let defaults = PaneKind::defaults_for(&dataset);
+        let panes = self.file_panes(Some(id));
+        if panes.is_empty() {
+            if paired_topology || self.is_compared(id) {
+                return;
+            }
+            for kind in defaults {
+                self.add_view(ctx, kind, dataset.clone(), id, id);
+            }
+            return;
+        }
+        let mut more = Vec::new();
+        for (tile, _) in panes {
+            let Some(egui_tiles::Tile::Pane(pane)) = self.tree.tiles.get_mut(tile) else {
+                continue;
+            };
+            // A view that cannot show what the file now holds becomes its summary.
+            let kind = match pane.kind {
+                Some(k) if k.accepts(&dataset).is_ok() => k,
+                Some(_) => PaneKind::Summary,
+                None => {
+                    more = defaults.iter().skip(1).copied().collect();
+                    defaults.first().copied().unwrap_or(PaneKind::Summary)
+                }
+            };
+            pane.view = kind.create(dataset.clone(), ctx);
+            pane.kind = Some(kind);
+        }
+        for kind in more {
+            self.add_view(ctx, kind, dataset.clone(), id, id);
+        }
+    }
+
+    /// Shows file `id`'s load error in its own pane (replacing what its panes showed).
+    fn show_failure(&mut self, id: FileId) {
+        let Some(file) = self.files.get(id) else {
+            return;
+        };
+        let Status::Failed(message) = &file.status else {
+            return;
+        };
+        tracing::error!("{message}");
+        let error = || {
+            Box::new(crate::panes::load_error::LoadErrorPane::new(
+                file.name.clone(),
+                message.clone(),
+            ))
+        };
+        let panes = self.file_panes(Some(id));
+        if panes.is_empty() {
+            let view = error();
+            self.insert_pane(
+                Pane {
+                    view,
+                    file: Some(id),
+                    kind: None,
+                    compare: None,
+                },
+                id,
+            );
+            return;
+        }
+        for (tile, _) in panes {
+            if let Some(egui_tiles::Tile::Pane(pane)) = self.tree.tiles.get_mut(tile) {
+                pane.view = error();
+                pane.kind = None;
+            }
+        }
+    }
+
+    /// GPU errors that no scope caught go to the status bar; a lost device is said there and
+    /// in every GPU pane. A test can lose the device on purpose after some frames
+    /// (`MEMSCAPE_FAULT_LOSE_DEVICE_AFTER_FRAMES`), as a driver reset would.
+    fn gpu_faults(&mut self, ctx: &egui::Context) {
+        let Some(health) = memscape_views::gpu_health::of(ctx) else {
+            return;
+        };
+        for e in health.take_errors() {
+            let e = format!("GPU: {e}");
+            if !self.errors.contains(&e) {
+                self.errors.push(e);
+            }
+        }
+        if let Some(why) = health.lost() {
+            let message = GpuHealth::lost_message(&why);
+            if !self.errors.contains(&message) {
+                self.errors.insert(0, message);
+            }
+        }
+        self.frames += 1;
+        if let Some(rs) = &self.render_state
+            && std::env::var("MEMSCAPE_FAULT_LOSE_DEVICE_AFTER_FRAMES")
+                .ok()
+                .and_then(|n| n.parse::<u64>().ok())
+                == Some(self.frames)
+        {
+            tracing::warn!(
+                "losing the GPU device on purpose (MEMSCAPE_FAULT_LOSE_DEVICE_AFTER_FRAMES)"
+            );
+            // As `Device::destroy` asks: once the queue is idle, so that the next poll
+            // reports the loss (a driver reset reports it at once).
+            let _ = rs.device.poll(wgpu::PollType::wait_indefinitely());
+            rs.device.destroy();
+            let _ = rs.device.poll(wgpu::PollType::Poll);
+        }
+    }
+
+    fn handle_requests(&mut self, ctx: &egui::Context, requests: Vec<FileRequest>) {
+        for r in requests {
+            match r {
+                FileRequest::Reload(id) => {
+                    let ctx = ctx.clone();
+                    self.files.reload(id, move || ctx.request_repaint());
+                }
+                FileRequest::Follow(id, on) => self.files.set_follow(id, on),
+            }
+        }
     }
 
     /// Appends the active (else the first) pane's state to the tour file in the current
@@ -310,17 +470,21 @@ impl MemscapeApp {
         ctx: &egui::Context,
         kind: PaneKind,
         dataset: Arc<Dataset>,
+        file: FileId,
         order: u64,
     ) -> egui_tiles::TileId {
         let pane = Pane {
             view: kind.create(dataset, ctx),
+            file: Some(file),
+            kind: Some(kind),
+            compare: None,
         };
-        self.add_pane(pane, order)
+        self.insert_pane(pane, order)
     }
 
-    /// Adds `pane` in its own tab to the grid, placed by `order` (see `add_view`); returns its
+    /// Puts `pane` in its own tab of the grid, placed by `order` (see `add_view`); returns its
     /// tile.
-    fn add_pane(&mut self, pane: Pane, order: u64) -> egui_tiles::TileId {
+    fn insert_pane(&mut self, pane: Pane, order: u64) -> egui_tiles::TileId {
         let pane_id = self.tree.tiles.insert_pane(pane);
         let tabs = self.tree.tiles.insert_tab_tile(vec![pane_id]);
         let tiles = &self.tree.tiles;
@@ -387,6 +551,13 @@ impl MemscapeApp {
                     self.set_presenting(&ctx, true);
                     ui.close();
                 }
+                ui.checkbox(
+                    &mut self.stats_overlay.shown,
+                    format!("Frame statistics ({})", stats_overlay::KEY_NAME),
+                )
+                .on_hover_text(
+                    "frame and CPU times, GPU time per pass, the path each allocation map took",
+                );
                 if ui
                     .button("Record tour step")
                     .on_hover_text(format!(
@@ -411,16 +582,22 @@ impl MemscapeApp {
                     }
                 }
                 ui.separator();
-                if self.datasets.is_empty() {
+                let loaded: Vec<(FileId, Arc<Dataset>)> = self
+                    .files
+                    .files
+                    .iter()
+                    .filter_map(|f| f.dataset.clone().map(|d| (f.id, d)))
+                    .collect();
+                if loaded.is_empty() {
                     ui.label("open a file first");
                 }
-                for d in self.datasets.clone() {
+                for (file, d) in loaded {
                     ui.menu_button(&d.name, |ui| {
                         for kind in PaneKind::ALL {
                             match kind.accepts(&d) {
                                 Ok(()) => {
                                     if ui.button(kind.name()).clicked() {
-                                        self.add_view(ui.ctx(), *kind, d.clone(), u64::MAX);
+                                        self.add_view(ui.ctx(), *kind, d.clone(), file, u64::MAX);
                                         ui.close();
                                     }
                                 }
@@ -438,43 +615,17 @@ impl MemscapeApp {
                 ui.label("Scroll: zoom (shift: time only, ctrl: addresses only)");
                 ui.label("Drag: pan · double-click: reset the view");
                 ui.label("Drop files on the window to open them");
+                ui.label(format!(
+                    "{}: frame statistics · F5: presentation mode",
+                    stats_overlay::KEY_NAME
+                ));
             });
-        });
-    }
-
-    /// View ▸ Compare: A ▸ B, over the open datasets that have a heap.
-    fn compare_menu(&mut self, ui: &mut egui::Ui) {
-        let heaps: Vec<Arc<Dataset>> = self
-            .datasets
-            .iter()
-            .filter(|d| memscape_views::heap_tree::accepts(d).is_ok())
-            .cloned()
-            .collect();
-        ui.separator();
-        if heaps.len() < 2 {
-            ui.add_enabled(false, egui::Button::new("Compare two runs"))
-                .on_disabled_hover_text(
-                    "open two allocation traces, massif files or heap profiles first",
-                );
-            return;
-        }
-        ui.menu_button("Compare two runs", |ui| {
-            for a in &heaps {
-                ui.menu_button(format!("A: {}", a.name), |ui| {
-                    for b in heaps.iter().filter(|b| !Arc::ptr_eq(a, b)) {
-                        if ui.button(format!("B: {}", b.name)).clicked() {
-                            self.add_compare(ui.ctx(), a.clone(), b.clone());
-                            ui.close();
-                        }
-                    }
-                });
-            }
         });
     }
 
     fn status_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
-            for p in &self.loader.pending {
+            for p in &self.files.loader.pending {
                 ui.spinner();
                 if p.fraction >= 0.0 {
                     ui.add(
@@ -491,8 +642,19 @@ impl MemscapeApp {
                 ui.separator();
             }
             self.live_status(ui);
-            if self.loader.is_idle() {
-                ui.label(format!("{} file(s) loaded", self.datasets.len()));
+            if self.files.loader.is_idle() {
+                let failed = self
+                    .files
+                    .files
+                    .iter()
+                    .filter(|f| matches!(f.status, Status::Failed(_)))
+                    .count();
+                let loaded = self.files.files.len() - failed;
+                ui.label(if failed > 0 {
+                    format!("{loaded} file(s) loaded, {failed} failed (see their panes)")
+                } else {
+                    format!("{loaded} file(s) loaded")
+                });
             }
             if let Some(rs) = &self.render_state {
                 let info = rs.adapter.get_info();
@@ -517,35 +679,18 @@ impl MemscapeApp {
 }
 
 impl eframe::App for MemscapeApp {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
+        self.stats_overlay.frame_started(frame.info().cpu_usage);
+        if ctx.input(|i| i.key_pressed(stats_overlay::KEY)) {
+            self.stats_overlay.shown = !self.stats_overlay.shown;
+        }
         // Panes closed in an earlier frame: their GPU resources go now.
         if let Some(rs) = &self.render_state {
             GpuRegistry::release_closed(rs);
         }
-        self.poll_live(&ctx);
-        let mut first_failure = None;
-        for (id, name, result) in self.loader.poll() {
-            match result {
-                Ok(dataset) => {
-                    if !self.take_for_compare(&ctx, id, &dataset) && !self.pair(&dataset) {
-                        for kind in PaneKind::defaults_for(&dataset) {
-                            self.add_view(&ctx, kind, dataset.clone(), id);
-                        }
-                    }
-                    self.datasets.push(dataset);
-                }
-                Err(e) => {
-                    tracing::error!("{e}");
-                    first_failure.get_or_insert_with(|| e.clone());
-                    self.errors.push(if e.contains(&name) {
-                        e
-                    } else {
-                        format!("{name}: {e}")
-                    });
-                }
-            }
-        }
+        self.apply_file_events(&ctx);
+        self.gpu_faults(&ctx);
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw
                 .dropped_files
@@ -590,7 +735,7 @@ impl eframe::App for MemscapeApp {
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
-                    if self.loader.is_idle() && self.live_done() {
+                    if self.files.loader.is_idle() && self.live_done() {
                         ui.label(
                             "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
                         );
@@ -600,28 +745,36 @@ impl eframe::App for MemscapeApp {
                 });
             } else {
                 let topologies: Vec<Arc<Dataset>> = self
-                    .datasets
+                    .files
+                    .files
                     .iter()
+                    .filter_map(|f| f.dataset.clone())
                     .filter(|d| matches!(d.content, memscape_views::DatasetContent::Topology(_)))
-                    .cloned()
                     .collect();
                 let mut behavior = TreeBehavior {
                     cx: ViewContext {
                         render_state: self.render_state.as_ref(),
                         topologies: &topologies,
                     },
+                    files: &self.files,
                     clicked: None,
+                    requests: Vec::new(),
                     export: None,
                 };
                 self.tree.ui(&mut behavior, ui);
                 if behavior.clicked.is_some() {
                     self.active_pane = behavior.clicked;
                 }
-                if let Some((id, format)) = behavior.export {
+                let requests = std::mem::take(&mut behavior.requests);
+                let export = behavior.export;
+                self.handle_requests(&ctx, requests);
+                if let Some((id, format)) = export {
                     self.export_view(Some(id), format);
                 }
             }
         });
+
+        self.stats_overlay.show(&ctx, self.render_state.as_ref());
 
         let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
@@ -634,9 +787,17 @@ impl eframe::App for MemscapeApp {
                         Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
                         _ => true,
                     });
-            let ready =
-                self.loader.is_idle() && live_done && !self.datasets.is_empty() && views_ready;
-            job.update(&ctx, ready, first_failure);
+            // A file that failed beside others that loaded is in the screenshot (its error
+            // pane) and in the exit status; when nothing loaded there is nothing to show.
+            let idle = self.files.loader.is_idle();
+            let failure = self.files.files.iter().find_map(|f| match &f.status {
+                Status::Failed(e) => Some(e.clone()),
+                _ => None,
+            });
+            let any_data = self.files.files.iter().any(|f| f.dataset.is_some());
+            let fatal = failure.clone().filter(|_| idle && !any_data);
+            let ready = idle && live_done && any_data && views_ready;
+            job.update(&ctx, ready, fatal, failure);
             if job.is_requested()
                 && let Some(dir) = job.export_dir.take()
             {
@@ -659,6 +820,15 @@ impl eframe::App for MemscapeApp {
     }
 }
 
+/// The health of the GUI's device (lost, errors no scope caught), for `run` to explain a
+/// window that closed because the device was lost.
+static GPU_HEALTH: std::sync::OnceLock<Arc<GpuHealth>> = std::sync::OnceLock::new();
+
+/// Why the GUI's device was lost, once it was.
+fn device_lost() -> Option<String> {
+    GPU_HEALTH.get().and_then(|h| h.lost())
+}
+
 /// Runs the GUI until the window closes. Returns the screenshot outcome when one was asked for.
 pub fn run(
     sources: Vec<LoadSource>,
@@ -678,12 +848,32 @@ pub fn run(
         ..Default::default()
     };
     let is_self_test = job.is_some();
-    eframe::run_native(
-        "memscape",
-        options,
-        Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, startup)))),
-    )
-    .map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?;
+    // After the device is lost, egui's renderer panics on its next buffer upload (eframe
+    // cannot re-create its render state): the window closes and this says why, once, without
+    // the panic's text; any other panic is reported as usual.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if device_lost().is_none() {
+            hook(info);
+        }
+    }));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eframe::run_native(
+            "memscape",
+            options,
+            Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, startup)))),
+        )
+    }));
+    match run {
+        Ok(run) => run.map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?,
+        Err(panic) => match device_lost() {
+            Some(why) => anyhow::bail!("the window closed: {}", GpuHealth::lost_message(&why)),
+            None => std::panic::resume_unwind(panic),
+        },
+    }
+    if let Some(why) = device_lost() {
+        anyhow::bail!("the window closed: {}", GpuHealth::lost_message(&why));
+    }
     if !is_self_test {
         return Ok(None);
     }
@@ -708,7 +898,10 @@ pub(crate) fn wgpu_configuration() -> egui_wgpu::WgpuConfiguration {
             .min(adapter.limits().max_texture_dimension_2d);
         wgpu::DeviceDescriptor {
             label: Some("memscape::gui"),
-            required_features: memscape_render::context::wanted_features(adapter),
+            // Timestamp queries where the adapter has them: the frame-statistics overlay's
+            // GPU times.
+            required_features: memscape_render::context::wanted_features(adapter)
+                | memscape_render::stats::timing_features(adapter),
             required_limits: limits,
             ..Default::default()
         }

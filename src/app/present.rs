@@ -268,7 +268,7 @@ impl eframe::App for PresentApp {
         let settled = self.settled() && self.script.is_empty();
         let failure = self.error.clone();
         if let Some(job) = &mut self.screenshot {
-            job.update(&ctx, settled, failure);
+            job.update(&ctx, settled, failure, None);
         }
         ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.fullscreen));
         // A step change (not yet requested) asks the worker for its frames.

@@ -49,9 +49,17 @@ impl ScreenshotJob {
     }
 
     /// Called once per frame. `ready` is true when loads are done and views are drawn;
-    /// `failure` carries a load error that makes the screenshot pointless.
-    pub fn update(&mut self, ctx: &egui::Context, ready: bool, failure: Option<String>) {
-        if let Some(f) = failure {
+    /// `fatal` carries a load error that makes the screenshot pointless (nothing loaded);
+    /// `failure` one shown in its pane beside files that loaded: the screenshot is taken, and
+    /// the self-test still fails with that error.
+    pub fn update(
+        &mut self,
+        ctx: &egui::Context,
+        ready: bool,
+        fatal: Option<String>,
+        failure: Option<String>,
+    ) {
+        if let Some(f) = fatal {
             self.finish(ctx, Err(f));
             return;
         }
@@ -75,7 +83,13 @@ impl ScreenshotJob {
         let outcome = self.outcome.clone();
         let ctx2 = ctx.clone();
         ctx.request_screenshot(move |image| {
-            let result = save(&path, &image).map(|()| path.clone());
+            let result = save(&path, &image).and_then(|()| match &failure {
+                None => Ok(path.clone()),
+                Some(f) => Err(format!(
+                    "{f} (the screenshot {} shows it in its pane beside the other files)",
+                    path.display()
+                )),
+            });
             if let Ok(mut slot) = outcome.lock() {
                 slot.get_or_insert(result);
             }

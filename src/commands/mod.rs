@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches.
 
 mod analyses;
+mod bench;
 mod diff;
 mod export;
 mod index;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::RenderTour(args)) => tour::render_tour(&args),
         Some(Command::Present(args)) => tour::present(&args),
         Some(Command::Lod(args)) => lod::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
     }
 }
 
@@ -103,6 +105,7 @@ fn view(mut args: ViewArgs) -> anyhow::Result<ExitCode> {
     let startup = crate::app::Startup {
         compare,
         pairs,
+        frame_stats: args.frame_stats,
         live: Vec::new(),
     };
     gui_outcome(crate::app::run(
@@ -132,6 +135,7 @@ fn view_live(args: ViewArgs) -> anyhow::Result<ExitCode> {
         .map(|p| (p, Duration::from_secs(args.screenshot_timeout)));
     let startup = crate::app::Startup {
         live,
+        frame_stats: args.frame_stats,
         ..Default::default()
     };
     gui_outcome(crate::app::run(

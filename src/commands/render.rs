@@ -15,6 +15,9 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     if let [a, b] = args.compare.as_slice() {
         return diff(args, a, b);
     }
+    if args.stats {
+        return run_with_stats(args);
+    }
     let file = args
         .file
         .as_deref()
@@ -65,13 +68,64 @@ fn write_picture(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The headless GPU for `--adapter` (or MEMSCAPE_ADAPTER).
-pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
-    Ok(memscape_views::render::gpu_context(match adapter {
+/// `render --stats`: the image written, its statistics as JSON on stdout.
+fn run_with_stats(args: &RenderArgs) -> anyhow::Result<ExitCode> {
+    use memscape_views::stats::{AdapterReport, GpuReport, RenderStatsReport, WallMs};
+    anyhow::ensure!(
+        matches!(ImageFormat::of(args.format, &args.out), ImageFormat::Png),
+        "--stats measures the frame drawn for a PNG: give --out a .png name (or --format png)"
+    );
+    let file = args
+        .file
+        .as_deref()
+        .context("memscape render --stats: name a FILE")?;
+    let mut settings = args.settings();
+    let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
+        load_from_dir(file, &mut settings)?
+    } else {
+        memscape_views::render::load(file)?
+    };
+    let ctx = memscape_views::render::gpu_context_timed(adapter_choice(args.adapter))?;
+    let (image, stats) = memscape_views::render::image_with_stats(
+        &ctx,
+        &dataset,
+        &settings,
+        args.width,
+        args.height,
+    )?;
+    image.save_png(&args.out)?;
+    let ms = |d: std::time::Duration| memscape_views::bench::round_us(d.as_secs_f64() * 1e3);
+    let report = RenderStatsReport {
+        file: file.display().to_string(),
+        view: settings.kind().name(),
+        out: args.out.display().to_string(),
+        width: args.width,
+        height: args.height,
+        adapter: AdapterReport::of(&ctx),
+        wall_ms: WallMs {
+            compose: ms(stats.compose),
+            draw: ms(stats.draw),
+            total: ms(stats.compose + stats.draw),
+        },
+        gpu: GpuReport::of(&stats.frame),
+    };
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn adapter_choice(adapter: Option<AdapterArg>) -> AdapterChoice {
+    match adapter {
         None | Some(AdapterArg::Auto) => AdapterChoice::Auto,
         Some(AdapterArg::Cpu) => AdapterChoice::Cpu,
         Some(AdapterArg::Gpu) => AdapterChoice::Gpu,
-    })?)
+    }
+}
+
+/// The headless GPU for `--adapter` (or MEMSCAPE_ADAPTER).
+pub fn gpu_context(adapter: Option<AdapterArg>) -> anyhow::Result<GpuContext> {
+    Ok(memscape_views::render::gpu_context(adapter_choice(
+        adapter,
+    ))?)
 }
 
 /// `memscape render --compare A B`: the difference view of two runs.

@@ -9,6 +9,7 @@ pub mod cycles;
 pub mod diff;
 pub mod graph;
 pub mod heap_tree;
+pub mod load_error;
 pub mod samples;
 pub mod summary;
 pub mod topology;

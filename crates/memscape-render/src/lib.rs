@@ -19,9 +19,11 @@ mod overlay;
 pub mod polar_morph;
 pub mod shader;
 pub mod shapes;
+pub mod stats;
 pub mod u64_split;
 
 pub use context::{AdapterChoice, GpuContext};
 pub use error::RenderError;
 pub use image::RgbaImage;
 pub use offscreen::OffscreenTarget;
+pub use stats::{FrameStats, GpuTimingSupport, MapDrawStats, PassTiming, StatsRecorder};

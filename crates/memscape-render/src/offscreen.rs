@@ -67,6 +67,17 @@ impl OffscreenTarget {
         label: &str,
         clear: Option<[u8; 4]>,
     ) -> wgpu::RenderPass<'e> {
+        self.begin_timed_pass(encoder, label, clear, &crate::stats::PassQueries::none())
+    }
+
+    /// [`Self::begin_pass`] writing its timestamps to `queries` (see [`crate::stats`]).
+    pub fn begin_timed_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        clear: Option<[u8; 4]>,
+        queries: &crate::stats::PassQueries,
+    ) -> wgpu::RenderPass<'e> {
         encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some(label),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -79,7 +90,7 @@ impl OffscreenTarget {
                 },
             })],
             depth_stencil_attachment: None,
-            timestamp_writes: None,
+            timestamp_writes: queries.render(),
             occlusion_query_set: None,
             multiview_mask: None,
         })

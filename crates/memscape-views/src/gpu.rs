@@ -24,7 +24,9 @@ use memscape_render::alloc_map::{
 };
 use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines};
 use memscape_render::shapes::{ShapeBatch, ShapeGpu, ShapesPipelines, ShapesView};
+use memscape_render::{FrameStats, StatsRecorder};
 
+use crate::gpu_health::{GpuFault, GpuHealth};
 use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, Picture};
 
 /// Keys of panes dropped since the app last asked.
@@ -119,6 +121,20 @@ pub fn paint_picture(
     options: PaintOptions,
 ) {
     key.remember(&picture);
+    // A lost device or a pane the GPU refused: the reason instead of the picture.
+    if let Some(health) = crate::gpu_health::of(ui.ctx()) {
+        if let Some(why) = health.lost() {
+            paint_fault(ui, key, rect, &GpuHealth::lost_message(&why), false);
+            return;
+        }
+        if let Some(message) = health.pane_failure(key.get()) {
+            if paint_fault(ui, key, rect, &message, true) {
+                health.retry_pane(key.get());
+                ui.ctx().request_repaint();
+            }
+            return;
+        }
+    }
     if let Some([r, g, b, _]) = picture.background {
         ui.painter()
             .rect_filled(rect, 0.0, egui::Color32::from_rgb(r, g, b));
@@ -140,6 +156,33 @@ pub fn paint_picture(
     }
 }
 
+/// Draws `message` over `rect`; with `retry`, a click on it asks to try again (returned).
+fn paint_fault(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, message: &str, retry: bool) -> bool {
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
+    let text = if retry {
+        format!("⚠ {message}\n\nOther views keep drawing. Click here to try again.")
+    } else {
+        format!("⚠ {message}")
+    };
+    let galley = painter.layout(
+        text,
+        egui::FontId::proportional(14.0),
+        egui::Color32::from_rgb(255, 120, 110),
+        (rect.width() - 32.0).max(64.0),
+    );
+    let at = rect.center() - galley.size() / 2.0;
+    painter.galley(at, galley, egui::Color32::WHITE);
+    retry
+        && ui
+            .interact(
+                rect,
+                egui::Id::unique(("gpu-fault", key.get())),
+                egui::Sense::click(),
+            )
+            .clicked()
+}
+
 /// [`paint_picture`] with nothing else asked of the GPU.
 pub fn paint(ui: &egui::Ui, key: &PaneKey, rect: egui::Rect, picture: Picture) {
     paint_picture(ui, key, rect, Arc::new(picture), PaintOptions::default());
@@ -154,6 +197,11 @@ pub struct GpuRegistry {
     /// The format of egui's render target.
     target_format: wgpu::TextureFormat,
     panes: HashMap<u64, PaneGpu>,
+    /// Frame statistics: GPU time of each pane's passes, the path of each map (see
+    /// [`Self::enable_stats`]).
+    stats: Option<StatsRecorder>,
+    /// The device's lost state and the panes it refused.
+    health: Arc<GpuHealth>,
 }
 
 impl GpuRegistry {
@@ -172,20 +220,90 @@ impl GpuRegistry {
             cursors: CursorPipelines::new(device)?,
             target_format,
             panes: HashMap::new(),
+            stats: None,
+            health: GpuHealth::watch(device),
         })
     }
 
-    /// Puts the registry into egui-wgpu's callback resources.
+    /// Collects frame statistics from now on: each map and bar accumulation's GPU time
+    /// (timestamp queries, where the device has them) and path, scoped `pane K · map S`. The
+    /// overlay reads them with [`Self::frame_stats`]. Drawing inside egui's render pass (the
+    /// resolves, shapes and morphs) is not timed.
+    pub fn enable_stats(&mut self, device: &wgpu::Device, queue: &wgpu::Queue) {
+        let stats = StatsRecorder::new(device, queue);
+        self.maps.set_stats(Some(stats.clone()));
+        self.stats = Some(stats);
+    }
+
+    /// The latest GPU time of each pass and the latest path of each map, when collected.
+    pub fn frame_stats(&self) -> Option<FrameStats> {
+        self.stats.as_ref().map(StatsRecorder::snapshot)
+    }
+
+    /// [`Self::frame_stats`] of the registry in egui-wgpu's callback resources.
+    pub fn frame_stats_of(render_state: &egui_wgpu::RenderState) -> Option<FrameStats> {
+        render_state
+            .renderer
+            .read()
+            .callback_resources
+            .get::<GpuRegistry>()
+            .and_then(GpuRegistry::frame_stats)
+    }
+
+    /// Puts the registry into egui-wgpu's callback resources, collecting frame statistics;
+    /// returns the device's health (lost, errors no scope caught) for the shell to show.
     pub fn install(
         render_state: &egui_wgpu::RenderState,
-    ) -> Result<(), memscape_render::RenderError> {
-        let registry = Self::new(&render_state.device, render_state.target_format)?;
+    ) -> Result<Arc<GpuHealth>, memscape_render::RenderError> {
+        let mut registry = Self::new(&render_state.device, render_state.target_format)?;
+        registry.enable_stats(&render_state.device, &render_state.queue);
+        let health = registry.health.clone();
         render_state
             .renderer
             .write()
             .callback_resources
             .insert(registry);
-        Ok(())
+        Ok(health)
+    }
+
+    /// The device's health, as [`GpuHealth::watch`] records it.
+    pub fn health(&self) -> Arc<GpuHealth> {
+        self.health.clone()
+    }
+
+    /// [`Self::prepare`] inside out-of-memory, validation and internal error scopes, into a
+    /// command buffer of its own (egui's paint callbacks return theirs, submitted before
+    /// egui's): a pane whose uploads fail loses its GPU resources, its commands are dropped
+    /// (egui's frame and the other panes draw), and it is marked failed (its message replaces
+    /// its picture until retried). Nothing is prepared on a lost device or for a failed pane
+    /// (`Ok(None)`).
+    pub fn prepare_guarded(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        screen: &egui_wgpu::ScreenDescriptor,
+        pane_picture: &PanePicture<'_>,
+    ) -> Result<Option<wgpu::CommandBuffer>, GpuFault> {
+        let key = pane_picture.key;
+        if self.health.lost().is_some() || self.health.pane_failure(key).is_some() {
+            return Ok(None);
+        }
+        let (commands, fault) = crate::gpu_health::scoped(device, || {
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("memscape pane"),
+            });
+            self.prepare(device, queue, screen, &mut encoder, pane_picture);
+            encoder.finish()
+        });
+        match fault {
+            None => Ok(Some(commands)),
+            Some(f) => {
+                tracing::error!("pane {key}: {f:?}");
+                self.panes.remove(&key);
+                self.health.fail_pane(key, f.message());
+                Err(f)
+            }
+        }
     }
 
     /// Frees the GPU resources of panes closed in an earlier frame. Run it at the start of a
@@ -209,6 +327,10 @@ impl GpuRegistry {
     /// Frees what the panes `released` kept.
     pub fn release(&mut self, released: &[u64]) {
         self.panes.retain(|key, _| !released.contains(key));
+        if let Some(stats) = &self.stats {
+            let scopes: Vec<String> = released.iter().map(|k| format!("pane {k} ·")).collect();
+            stats.forget(|scope| scopes.iter().any(|s| scope.starts_with(s.as_str())));
+        }
     }
 
     /// Panes with resources (tests).
@@ -295,6 +417,15 @@ fn pixel_view(
             ],
         },
     )
+}
+
+/// A layer's name in the frame statistics: `map 2`, `map context`, `bar stacked`.
+fn slot_name(kind: &str, slot: u32) -> String {
+    match (kind, slot) {
+        ("map", crate::alloc_map::compose::CONTEXT_SLOT) => "map context".to_owned(),
+        ("bar", crate::alloc_map::compose::STACKED_SLOT) => "bar stacked".to_owned(),
+        _ => format!("{kind} {slot}"),
+    }
 }
 
 /// A hash of a view and the other things an accumulation depends on.
@@ -420,6 +551,9 @@ impl PanePicture<'_> {
             .entry(m.slot)
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
         if *prepared != key {
+            if let Some(stats) = &reg.stats {
+                stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
+            }
             frame.prepare_with(
                 device,
                 queue,
@@ -532,6 +666,9 @@ impl PanePicture<'_> {
             .entry(b.slot)
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
         if *prepared != key {
+            if let Some(stats) = &reg.stats {
+                stats.set_scope(format!("pane {} · {}", self.key, slot_name("bar", b.slot)));
+            }
             frame.prepare(
                 device,
                 queue,
@@ -600,6 +737,10 @@ impl GpuRegistry {
     ) {
         let reg = self;
         let this = pane_picture;
+        // The readback of an earlier frame's timestamps moves on (its encoder was submitted).
+        if let Some(stats) = &reg.stats {
+            stats.poll(device);
+        }
         let mut pane = reg.panes.remove(&this.key).unwrap_or_default();
         // Picks asked in earlier frames.
         if let Some(picker) = &mut pane.picker {
@@ -736,11 +877,31 @@ impl egui_wgpu::CallbackTrait for PictureCallback {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         screen: &egui_wgpu::ScreenDescriptor,
+        _encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        match resources.get_mut::<GpuRegistry>() {
+            Some(reg) => match reg.prepare_guarded(device, queue, screen, &self.pane_picture()) {
+                Ok(commands) => commands.into_iter().collect(),
+                Err(_) => Vec::new(),
+            },
+            None => Vec::new(),
+        }
+    }
+
+    fn finish_prepare(
+        &self,
+        _device: &wgpu::Device,
+        _queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         resources: &mut egui_wgpu::CallbackResources,
     ) -> Vec<wgpu::CommandBuffer> {
-        if let Some(reg) = resources.get_mut::<GpuRegistry>() {
-            reg.prepare(device, queue, screen, encoder, &self.pane_picture());
+        // After every pane's prepare: this frame's timestamps resolved (the first callback
+        // does it; the others find nothing left).
+        if let Some(reg) = resources.get::<GpuRegistry>()
+            && let Some(stats) = &reg.stats
+        {
+            stats.resolve(encoder);
         }
         Vec::new()
     }

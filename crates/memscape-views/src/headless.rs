@@ -10,7 +10,8 @@ use memscape_render::alloc_map::{
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
 use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines};
 use memscape_render::shapes::{self, Shape, ShapesPipelines, ShapesView};
-use memscape_render::{GpuContext, OffscreenTarget, RgbaImage};
+use memscape_render::stats::PassQueries;
+use memscape_render::{FrameStats, GpuContext, OffscreenTarget, RgbaImage, StatsRecorder};
 
 use crate::error::Result;
 use crate::label::{self, Label};
@@ -32,13 +33,53 @@ pub fn render_picture(ctx: &GpuContext, picture: &Picture) -> Result<RgbaImage> 
     Ok(target.read(ctx)?)
 }
 
+/// [`render_picture`], also measuring it: each GPU pass's time (timestamp queries, where the
+/// device has them: see [`memscape_render::stats`]) and each allocation map's path and blocks,
+/// scoped by layer (`layer 0 map`, …).
+pub fn render_picture_with_stats(
+    ctx: &GpuContext,
+    picture: &Picture,
+) -> Result<(RgbaImage, FrameStats)> {
+    let (width, height) = picture_pixels(picture);
+    let target = OffscreenTarget::new(ctx, width, height)?;
+    let stats = StatsRecorder::new(&ctx.device, &ctx.queue);
+    draw_picture_with(ctx, picture, &target, Some(&stats))?;
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("headless::stats"),
+        });
+    stats.resolve(&mut encoder);
+    ctx.queue.submit([encoder.finish()]);
+    let frame = stats.finish_blocking(&ctx.device);
+    Ok((target.read(ctx)?, frame))
+}
+
 /// Draws `picture` into `target` (cleared to its background first, when it has one).
 pub fn draw_picture(ctx: &GpuContext, picture: &Picture, target: &OffscreenTarget) -> Result<()> {
+    draw_picture_with(ctx, picture, target, None)
+}
+
+/// [`draw_picture`], the passes reporting to `stats` when given.
+pub fn draw_picture_with(
+    ctx: &GpuContext,
+    picture: &Picture,
+    target: &OffscreenTarget,
+    stats: Option<&StatsRecorder>,
+) -> Result<()> {
     if let Some(background) = picture.background {
         target.clear(ctx, background);
     }
-    let mut layers = LayerDrawer::default();
-    for layer in &picture.layers {
+    let mut layers = LayerDrawer {
+        maps: MapDrawer {
+            stats: stats.cloned(),
+            ..MapDrawer::default()
+        },
+    };
+    for (i, layer) in picture.layers.iter().enumerate() {
+        if let Some(stats) = stats {
+            stats.set_scope(format!("layer {i} {}", layer_kind(layer)));
+        }
         layers.draw(ctx, target, layer)?;
     }
     if !picture.shapes.is_empty() {
@@ -79,17 +120,32 @@ impl LayerDrawer {
                     view.center_px[0] + m.rect.min.x,
                     view.center_px[1] + m.rect.min.y,
                 ];
-                memscape_render::polar_morph::draw_into(
+                let queries = self
+                    .maps
+                    .stats
+                    .as_ref()
+                    .map_or_else(PassQueries::none, |s| s.pass("polar_morph"));
+                memscape_render::polar_morph::draw_into_timed(
                     ctx,
                     &mut pipelines,
                     &mut data,
                     &view,
                     target,
                     None,
+                    &queries,
                 );
             }
         }
         Ok(())
+    }
+}
+
+fn layer_kind(layer: &Layer) -> &'static str {
+    match layer {
+        Layer::Shapes(_) => "shapes",
+        Layer::Map(_) => "map",
+        Layer::Bar(_) => "bar",
+        Layer::Morph(_) => "morph",
     }
 }
 
@@ -126,12 +182,15 @@ struct MapDrawer {
         *const memscape_render::alloc_map::BarBlocks,
         OccupancyBarData,
     )>,
+    stats: Option<StatsRecorder>,
 }
 
 impl MapDrawer {
     fn pipelines(&mut self, ctx: &GpuContext) -> Result<&mut AllocMapPipelines> {
         if self.pipelines.is_none() {
-            self.pipelines = Some(AllocMapPipelines::new(&ctx.device)?);
+            let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
+            pipelines.set_stats(self.stats.clone());
+            self.pipelines = Some(pipelines);
         }
         self.pipelines
             .as_mut()
@@ -206,7 +265,11 @@ impl MapDrawer {
             _ => None,
         };
         {
-            let mut pass = target.begin_pass(&mut encoder, "headless::map resolve", None);
+            let queries = pipelines
+                .stats()
+                .map_or_else(PassQueries::none, |s| s.pass("alloc_map resolve"));
+            let mut pass =
+                target.begin_timed_pass(&mut encoder, "headless::map resolve", None, &queries);
             pass.set_viewport(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32, 0.0, 1.0);
             frame.resolve(&mut pass, pipelines);
             if let (Some(overlay), Some(cursor_pipelines)) = (&overlay, &self.cursors) {
@@ -253,7 +316,11 @@ impl MapDrawer {
             OFFSCREEN_FORMAT,
         );
         {
-            let mut pass = target.begin_pass(&mut encoder, "headless::bar resolve", None);
+            let queries = pipelines
+                .stats()
+                .map_or_else(PassQueries::none, |s| s.pass("occupancy resolve"));
+            let mut pass =
+                target.begin_timed_pass(&mut encoder, "headless::bar resolve", None, &queries);
             pass.set_viewport(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32, 0.0, 1.0);
             frame.resolve(&mut pass, pipelines);
         }

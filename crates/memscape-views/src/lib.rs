@@ -14,12 +14,16 @@
 //!   any view's settings as one value; [`diff`] compares two datasets (difference charts of
 //!   their heap trees, their allocation maps stacked).
 //! * **Tours**: [`tour`] (the file format, interpolation between steps, the frame loop).
+//! * **Frame statistics**: [`stats`] (the reports of `memscape render --stats`, rolling frame
+//!   times, the GUI's statistics overlay as a picture), [`bench`] (`memscape bench`: the
+//!   standard frames on the user's GPU).
 //!
 //! The crate knows no window shell and no command line: eframe, egui_tiles and clap stay in the
 //! binary (the optional `clap` feature only derives clap's traits on the settings so that
 //! `memscape render` takes them as options; a test checks the default build's dependencies).
 
 pub mod alloc_map;
+pub mod bench;
 pub mod cycles;
 pub mod dataset;
 pub mod demo;
@@ -27,6 +31,7 @@ pub mod diff;
 pub mod discover;
 pub mod error;
 pub mod gpu;
+pub mod gpu_health;
 pub mod graph;
 pub mod headless;
 pub mod heap_tree;
@@ -39,6 +44,7 @@ pub mod ramp;
 pub mod render;
 pub mod samples;
 pub mod source_file;
+pub mod stats;
 pub mod svg;
 pub mod tour;
 pub mod values;

@@ -40,6 +40,50 @@ pub fn image(
     crate::headless::render_picture(ctx, &picture)
 }
 
+/// What drawing one view cost: wall times of its composition and its drawing (GPU work waited
+/// for, readback included) and the GPU's own statistics.
+#[derive(Debug, Clone)]
+pub struct RenderStats {
+    pub compose: std::time::Duration,
+    pub draw: std::time::Duration,
+    pub frame: memscape_render::FrameStats,
+}
+
+/// [`image`], measured (see [`crate::headless::render_picture_with_stats`]). GPU times need a
+/// context made by [`gpu_context_timed`].
+pub fn image_with_stats(
+    ctx: &GpuContext,
+    dataset: &Dataset,
+    settings: &ViewSettings,
+    width: u32,
+    height: u32,
+) -> Result<(RgbaImage, RenderStats)> {
+    let start = std::time::Instant::now();
+    let picture = settings.compose(dataset, egui::vec2(width as f32, height as f32))?;
+    let compose = start.elapsed();
+    let start = std::time::Instant::now();
+    let (image, frame) = crate::headless::render_picture_with_stats(ctx, &picture)?;
+    let draw = start.elapsed();
+    Ok((
+        image,
+        RenderStats {
+            compose,
+            draw,
+            frame,
+        },
+    ))
+}
+
+/// [`gpu_context`] with timestamp queries enabled where the adapter has them.
+pub fn gpu_context_timed(choice: memscape_render::AdapterChoice) -> Result<GpuContext> {
+    let ctx = GpuContext::new_with_features(
+        memscape_render::AdapterChoice::from_env_or(choice),
+        wgpu::Features::TIMESTAMP_QUERY,
+    )?;
+    tracing::info!("rendering on {}", ctx.adapter_name());
+    Ok(ctx)
+}
+
 /// The view `settings` describe of `dataset` as an SVG document of `width`×`height` points
 /// (shapes and text as vectors, allocation maps and other GPU-only layers as embedded images).
 pub fn svg(

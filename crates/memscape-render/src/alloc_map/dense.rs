@@ -27,6 +27,7 @@
 use std::ops::Range;
 
 use crate::context::RendererFeatures;
+use crate::stats::PassQueries;
 
 /// Fixed-point pairs per pixel: Σf, F, three colour sums and three colour slopes.
 /// Keep in sync with `PAIRS_PER_PIXEL` in `shaders/alloc_map_dense*.wgsl`.
@@ -394,7 +395,13 @@ pub(crate) struct DenseDraw<'a> {
 impl DenseDraw<'_> {
     /// Records the three passes of a dense draw into `encoder`. The view uniform (with the draw
     /// range) must already be written.
-    pub fn record(&self, encoder: &mut wgpu::CommandEncoder, chunks: &[DenseChunk<'_>]) {
+    /// `queries`: the timestamp writes of the three passes (blocks, scan, listed).
+    pub fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        chunks: &[DenseChunk<'_>],
+        queries: &[PassQueries; 3],
+    ) {
         encoder.clear_buffer(&self.targets.accum, 0, None);
         encoder.copy_buffer_to_buffer(
             &self.list.template,
@@ -406,7 +413,7 @@ impl DenseDraw<'_> {
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("AllocMap::dense_blocks"),
-                timestamp_writes: None,
+                timestamp_writes: queries[0].compute(),
             });
             pass.set_pipeline(&self.pipelines.blocks);
             pass.set_bind_group(0, self.view_bind_group, &[]);
@@ -429,7 +436,7 @@ impl DenseDraw<'_> {
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("AllocMap::dense_scan"),
-                timestamp_writes: None,
+                timestamp_writes: queries[1].compute(),
             });
             pass.set_pipeline(&self.pipelines.scan);
             pass.set_bind_group(0, self.view_bind_group, &[]);
@@ -457,7 +464,7 @@ impl DenseDraw<'_> {
                 }),
             ],
             depth_stencil_attachment: None,
-            timestamp_writes: None,
+            timestamp_writes: queries[2].render(),
             occlusion_query_set: None,
             multiview_mask: None,
         });

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::binding::uniform_buffer;
 use crate::offscreen::OFFSCREEN_FORMAT;
+use crate::stats::MapDrawStats;
 
 struct AccumTargets {
     size: [u32; 2],
@@ -250,6 +251,11 @@ impl AllocMapFrame {
                     })
                 })
                 .collect();
+            let queries = [
+                pipelines.pass_queries("alloc_map dense blocks"),
+                pipelines.pass_queries("alloc_map dense scan"),
+                pipelines.pass_queries("alloc_map dense accumulate_listed"),
+            ];
             DenseDraw {
                 pipelines: dense_pipelines,
                 list,
@@ -259,11 +265,14 @@ impl AllocMapFrame {
                 coverage: &targets.coverage,
                 size,
             }
-            .record(encoder, &chunks);
+            .record(encoder, &chunks, &queries);
             self.last_path = AccumPath::Dense;
+            self.report(pipelines, range.len(), size);
             return;
         }
         self.last_path = AccumPath::Raster;
+        self.report(pipelines, range.len(), size);
+        let queries = pipelines.pass_queries("alloc_map accumulate (raster)");
         let Some(targets) = &self.targets else {
             return;
         };
@@ -288,13 +297,24 @@ impl AllocMapFrame {
                 }),
             ],
             depth_stencil_attachment: None,
-            timestamp_writes: None,
+            timestamp_writes: queries.render(),
             occlusion_query_set: None,
             multiview_mask: None,
         });
         pass.set_pipeline(&pipelines.accumulate);
         pass.set_bind_group(0, &self.view_bind_group, &[]);
         data.draw_range(&mut pass, 1, range);
+    }
+
+    /// Reports the draw just recorded to the pipelines' recorder, if any.
+    fn report(&self, pipelines: &AllocMapPipelines, blocks: usize, size: [u32; 2]) {
+        if let Some(stats) = pipelines.stats() {
+            stats.map_drawn(MapDrawStats {
+                path: self.last_path,
+                blocks,
+                size,
+            });
+        }
     }
 
     /// Clears `target` and draws Eq. 1 into all of it (headless rendering and benchmarks).
@@ -304,6 +324,7 @@ impl AllocMapFrame {
         target: &wgpu::TextureView,
         pipelines: &AllocMapPipelines,
     ) {
+        let queries = pipelines.pass_queries("alloc_map resolve");
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("AllocMap::resolve_to"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -316,7 +337,7 @@ impl AllocMapFrame {
                 },
             })],
             depth_stencil_attachment: None,
-            timestamp_writes: None,
+            timestamp_writes: queries.render(),
             occlusion_query_set: None,
             multiview_mask: None,
         });

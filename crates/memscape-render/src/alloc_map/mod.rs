@@ -19,6 +19,7 @@ mod offscreen;
 pub mod pick;
 mod pipelines;
 mod selection;
+pub mod synthetic;
 
 use std::ops::Range;
 

@@ -4,6 +4,7 @@ use super::dense::{self, DensePipelines};
 use super::pick;
 use crate::binding::{FormatCache, float_texture_entry, storage_entry, uniform_entry};
 use crate::context::RendererFeatures;
+use crate::stats::{PassQueries, StatsRecorder};
 use crate::{RenderError, shader};
 
 /// Pipelines and bind-group layouts of the allocation map, one set per device.
@@ -22,6 +23,9 @@ pub struct AllocMapPipelines {
     resolve_module: wgpu::ShaderModule,
     resolve_pipeline_layout: wgpu::PipelineLayout,
     pub(crate) resolve: FormatCache<wgpu::RenderPipeline>,
+    /// Where the passes report their GPU times and each map draw its path (see
+    /// [`Self::set_stats`]).
+    pub(crate) stats: Option<StatsRecorder>,
 }
 
 const ADDITIVE: wgpu::BlendState = wgpu::BlendState {
@@ -187,7 +191,26 @@ impl AllocMapPipelines {
             resolve_module,
             resolve_pipeline_layout,
             resolve: FormatCache::default(),
+            stats: None,
         })
+    }
+
+    /// Makes every pass recorded with these pipelines (accumulations, dense passes, occupancy
+    /// bars) write its GPU time to `stats`, and every map draw report its path; `None` stops it.
+    pub fn set_stats(&mut self, stats: Option<StatsRecorder>) {
+        self.stats = stats;
+    }
+
+    /// The recorder set with [`Self::set_stats`].
+    pub fn stats(&self) -> Option<&StatsRecorder> {
+        self.stats.as_ref()
+    }
+
+    /// The timestamp writes of a pass named `pass` (none without a recorder).
+    pub(crate) fn pass_queries(&self, pass: &str) -> PassQueries {
+        self.stats
+            .as_ref()
+            .map_or_else(PassQueries::none, |s| s.pass(pass))
     }
 
     /// Whether this device can draw by the dense path ([`AccumPath::Dense`]).

@@ -235,6 +235,27 @@ pub fn draw_into(
     target: &OffscreenTarget,
     clear: Option<[u8; 4]>,
 ) {
+    draw_into_timed(
+        ctx,
+        pipelines,
+        data,
+        view,
+        target,
+        clear,
+        &crate::stats::PassQueries::none(),
+    );
+}
+
+/// [`draw_into`], its pass writing its timestamps to `queries` (see [`crate::stats`]).
+pub fn draw_into_timed(
+    ctx: &GpuContext,
+    pipelines: &mut PolarMorphPipelines,
+    data: &mut PolarMorphData,
+    view: &PolarMorphView,
+    target: &OffscreenTarget,
+    clear: Option<[u8; 4]>,
+    queries: &crate::stats::PassQueries,
+) {
     let format = crate::offscreen::OFFSCREEN_FORMAT;
     pipelines.ensure_format(&ctx.device, format);
     data.set_view(
@@ -249,7 +270,7 @@ pub fn draw_into(
             label: Some("PolarMorph::draw_into"),
         });
     {
-        let mut pass = target.begin_pass(&mut encoder, "PolarMorph::pass", clear);
+        let mut pass = target.begin_timed_pass(&mut encoder, "PolarMorph::pass", clear, queries);
         data.paint(pipelines, &mut pass);
     }
     ctx.queue.submit([encoder.finish()]);
@@ -268,4 +289,38 @@ pub fn render_offscreen(
     let target = OffscreenTarget::new(ctx, width, height)?;
     draw_into(ctx, pipelines, data, view, &target, Some(background));
     target.read(ctx)
+}
+
+/// A deterministic spiral of `n` records (benchmarks, `memscape bench`) whose two parameterizations wind 40 and 25 times.
+pub fn synthetic_spiral(n: usize) -> (Vec<PolarPointGpu>, Vec<PolarArcGpu>) {
+    let color = crate::color::pack_rgba8([90, 160, 230, 255]);
+    let arc_color = crate::color::pack_rgba8([170, 176, 192, 70]);
+    let at = |i: usize| {
+        let s = i as f32 / n as f32;
+        [
+            0.1 + 0.9 * s,
+            (40.0 * std::f32::consts::TAU * s) % std::f32::consts::TAU,
+            (25.0 * std::f32::consts::TAU * s + 1.0) % std::f32::consts::TAU,
+        ]
+    };
+    let points = (0..n)
+        .map(|i| {
+            let [r, a, b] = at(i);
+            PolarPointGpu {
+                r,
+                theta_a: a,
+                theta_b: b,
+                color,
+            }
+        })
+        .collect();
+    let arcs = (1..n)
+        .map(|i| PolarArcGpu {
+            from: at(i - 1),
+            to: at(i),
+            color: arc_color,
+            _pad: 0,
+        })
+        .collect();
+    (points, arcs)
 }

@@ -84,6 +84,9 @@ struct Current {
     fields: toml::Table,
 }
 
+/// The longest transition or hold of a step, in seconds.
+pub const MAX_STEP_SECONDS: f64 = 3600.0;
+
 /// The fields of a step that are not settings of its view.
 const STEP_FIELDS: [&str; 6] = ["file", "view", "caption", "duration", "hold", "easing"];
 
@@ -124,12 +127,18 @@ fn resolve(current: &mut Current, step: &toml::Table) -> Result<Step> {
         }
     };
     let seconds = |key: &str| -> Result<Option<f32>> {
-        match step.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Float(v)) => Ok(Some(*v as f32)),
-            Some(toml::Value::Integer(v)) => Ok(Some(*v as f32)),
+        let v = match step.get(key) {
+            None => return Ok(None),
+            Some(toml::Value::Float(v)) => *v,
+            Some(toml::Value::Integer(v)) => *v as f64,
             Some(other) => crate::bail!("`{key}` must be seconds, not {}", other.type_str()),
+        };
+        // Frames are counted from these: an hour per step is plenty, and keeps the count of a
+        // whole tour far from overflowing.
+        if !(0.0..=MAX_STEP_SECONDS).contains(&v) {
+            crate::bail!("`{key}` must be seconds from 0 to {MAX_STEP_SECONDS}, not {v}");
         }
+        Ok(Some(v as f32))
     };
     let view = match step.get("view") {
         None => None,
@@ -304,7 +313,7 @@ pub fn frame_count(states: &[Step], fps: f32) -> usize {
             } else {
                 0
             };
-            transition + frames_of(s.hold.unwrap_or(2.0), fps).max(1)
+            transition.saturating_add(frames_of(s.hold.unwrap_or(2.0), fps).max(1))
         })
-        .sum()
+        .fold(0, usize::saturating_add)
 }

@@ -427,3 +427,34 @@ fn crossfade_blends_linearly() {
     assert_eq!(crossfade(&a, &b, 0.0).pixel(0, 0), a.pixel(0, 0));
     assert_eq!(crossfade(&a, &b, 1.0).pixel(0, 0), b.pixel(0, 0));
 }
+
+/// Timings are bounded: a tour holding a step for 1e30 seconds made `frame_count` overflow
+/// (a panic with overflow checks, a wrapped count without), negative and NaN ones read as 0.
+#[test]
+fn absurd_timings_are_errors_and_frame_counts_do_not_overflow() {
+    for (field, value) in [
+        ("hold", "1e30"),
+        ("duration", "-1"),
+        ("hold", "nan"),
+        ("duration", "inf"),
+    ] {
+        let text = format!(
+            "[[step]]\nfile = \"demo\"\nview = \"alloc-map\"\n[[step]]\n{field} = {value}\n"
+        );
+        let e = parse(&text, "t.toml").expect_err(&format!("{field} = {value}"));
+        let mut message = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            message = format!("{message}: {c}");
+            cause = c.source();
+        }
+        assert!(
+            message.contains("t.toml: step 2") && message.contains("from 0 to 3600"),
+            "{message}"
+        );
+    }
+    let mut step = Step::new("demo", ViewSettings::default_for(ViewKind::AllocMap));
+    step.hold = Some(f32::MAX);
+    step.duration = Some(f32::MAX);
+    assert_eq!(frame_count(&[step.clone(), step], 1e9), usize::MAX);
+}
