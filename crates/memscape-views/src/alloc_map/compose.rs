@@ -221,11 +221,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             .enumerate()
             .filter_map(|(k, c)| Some((k as u32, c.bar?, Some(k))))
             .collect();
-        if let Some(mut rect) = layout.stacked {
-            // A scrolling bar leaves room for its scroll track at the right.
-            if stacked.as_ref().is_some_and(|w| w.scrolls()) {
-                rect.max.x -= super::stacked::TRACK_WIDTH + 1.0;
-            }
+        if let Some(rect) = layout.stacked {
             bar_rects.push((STACKED_SLOT, rect, None));
         }
         for (slot, rect, bin) in bar_rects {
