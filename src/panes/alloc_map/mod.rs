@@ -502,6 +502,7 @@ impl View for AllocMapPane {
                 focus_bin: self.focus_bin,
                 pinned: self.pinned.and_then(|i| binned.position_of(i)),
                 age_at: links.time_events.unwrap_or(scene.events_extent),
+                classes: memscape_views::alloc_map::colors::Classes::identity(),
             },
             full.size(),
         );

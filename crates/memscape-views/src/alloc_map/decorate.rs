@@ -409,13 +409,14 @@ pub fn legend_entries(
     trace: &memscape_trace::Trace,
     binned: &BinnedScene,
     color_by: ColorBy,
+    classes: &super::colors::Classes,
 ) -> Vec<([u8; 4], String)> {
     use super::colors::categorical;
     match color_by {
         ColorBy::Thread => (0..trace.threads.len().min(12))
             .map(|i| {
                 (
-                    categorical(i as u32),
+                    classes.color(i as u32),
                     trace.thread_name(i as u32).to_owned(),
                 )
             })
@@ -423,7 +424,7 @@ pub fn legend_entries(
         ColorBy::Process => (0..trace.processes.len().min(12))
             .map(|i| {
                 (
-                    categorical(i as u32),
+                    classes.color(i as u32),
                     crate::processes::label(trace, i as u32),
                 )
             })
@@ -468,7 +469,7 @@ pub fn legend_entries(
                     .iter()
                     .enumerate()
                     .take(12)
-                    .map(|(k, b)| (categorical(k as u32), b.label.clone()))
+                    .map(|(k, b)| (classes.color(k as u32), b.label.clone()))
                     .collect()
             }
         }
@@ -605,6 +606,8 @@ pub struct DecorateInputs<'a> {
     pub highlighted: bool,
     /// The bins the stacked occupancy bar shows.
     pub stacked: Option<&'a super::stacked::StackedWindow>,
+    /// The palette classes of threads, processes and bins (shared with a compared map).
+    pub classes: &'a super::colors::Classes,
 }
 
 /// The pane's picture besides the GPU maps and bars (the GUI and `memscape render` share it).
@@ -699,7 +702,7 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         } else {
             d.color_by.name().to_owned()
         };
-        let entries = legend_entries(d.scene, d.trace, d.binned, d.color_by);
+        let entries = legend_entries(d.scene, d.trace, d.binned, d.color_by, d.classes);
         legend(p, band, &title, &entries, d.ramp.as_ref());
     }
 }

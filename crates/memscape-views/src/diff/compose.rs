@@ -13,6 +13,7 @@ use memscape_render::shapes::{Geometry, Shape};
 
 use super::settings::{DiffChart, DiffSettings};
 use crate::alloc_map::AllocMapSettings;
+use crate::alloc_map::colors::SharedClasses;
 use crate::dataset::{Dataset, DatasetContent};
 use crate::error::Result;
 use crate::heap_tree::HeapTreeSettings;
@@ -504,9 +505,20 @@ pub fn maps(
     let mut cells = Vec::new();
     let mut frame = Picture::default();
     let mut plot_x: Option<(f32, f32)> = None;
+    // One colour per thread, process or bin name in both maps.
+    let names = [a, b]
+        .into_iter()
+        .map(|d| crate::alloc_map::compose::category_names(d, settings))
+        .collect::<Result<Option<Vec<_>>>>()?;
+    let shared = names.map(|n| SharedClasses::new(&n));
     for (k, (tag, dataset)) in [("A", a), ("B", b)].into_iter().enumerate() {
         let top = k as f32 * (cell_h + CAPTION);
-        let picture = crate::alloc_map::compose(dataset, settings, vec2(size.x, cell_h))?;
+        let picture = crate::alloc_map::compose::compose_with(
+            dataset,
+            settings,
+            vec2(size.x, cell_h),
+            shared.as_ref(),
+        )?;
         // The first map layer's horizontal extent: where the time axis runs.
         if plot_x.is_none() {
             plot_x = picture.layers.iter().find_map(|l| match l {

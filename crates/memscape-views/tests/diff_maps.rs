@@ -1,0 +1,94 @@
+//! The difference view's allocation maps one above the other: a thread, process or bin of the
+//! same name has one colour in both runs (one palette assignment across the pair), not each
+//! run's own order of first appearance.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use memscape_views::dataset::{AllocTraceData, DatasetContent};
+use memscape_views::picture::{Layer, Picture};
+use memscape_views::{Dataset, ViewKind, ViewSettings};
+
+mod common;
+use common::load;
+
+/// `dataset`'s run with its threads listed in the opposite order: what a second run whose
+/// threads started in another order records (the same names, other indices).
+fn threads_reversed(dataset: &Dataset) -> Dataset {
+    let mut trace = dataset.alloc_trace().unwrap().trace.clone();
+    let n = trace.threads.len() as u32;
+    let flip = |t: u32| n - 1 - t;
+    trace.threads.reverse();
+    trace.thread_process.reverse();
+    let thread: Vec<u32> = trace.blocks.thread.iter().map(|&t| flip(t)).collect();
+    let free_thread: Vec<u32> = trace
+        .blocks
+        .free_thread
+        .iter()
+        .map(|&t| if t == 0 { 0 } else { flip(t - 1) + 1 })
+        .collect();
+    trace.blocks.thread = thread.into();
+    trace.blocks.free_thread = free_thread.into();
+    Dataset {
+        name: format!("{} (threads reversed)", dataset.name),
+        content: DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace))),
+        links: Default::default(),
+    }
+}
+
+/// Every block of a picture's maps (address, size) with its colour, sorted.
+fn block_colors(picture: &Picture) -> Vec<([u32; 2], [u32; 2], u32)> {
+    let mut blocks: Vec<_> = picture
+        .layers
+        .iter()
+        .filter_map(|l| match l {
+            Layer::Map(m) => Some(m.data.blocks.iter().map(|b| (b.addr, b.size, b.color))),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    blocks.sort_unstable();
+    blocks
+}
+
+#[test]
+fn compared_maps_give_a_thread_one_colour_in_both_runs() {
+    let a = load(Path::new("demo"));
+    let names = |d: &Dataset| -> Vec<String> {
+        let t = &d.alloc_trace().unwrap().trace;
+        (0..t.threads.len() as u32)
+            .map(|i| t.thread_name(i).to_owned())
+            .collect()
+    };
+    assert!(names(&a).len() >= 3, "threads: {:?}", names(&a));
+    let b = threads_reversed(&a);
+    assert_ne!(names(&a), names(&b));
+    let ViewSettings::AllocMap(settings) =
+        common::settings(ViewKind::AllocMap, "panels = \"main\"\ncolor = \"thread\"")
+    else {
+        panic!("alloc map settings");
+    };
+    let size = egui::vec2(700.0, 600.0);
+    let maps = memscape_views::diff::compose::maps(&a, &b, &settings, size).unwrap();
+    let [(_, ma), (_, mb)] = &maps.cells[..] else {
+        panic!("two maps");
+    };
+    let (ca, cb) = (block_colors(ma), block_colors(mb));
+    assert_eq!(ca.len(), a.alloc_trace().unwrap().trace.blocks.len());
+    assert!(
+        ca == cb,
+        "the same blocks of the same threads are coloured differently in A and B"
+    );
+    // A looks as it does alone; B alone would colour its threads by its own order.
+    let alone = |d: &Dataset| {
+        block_colors(
+            &memscape_views::alloc_map::compose(d, &settings, egui::vec2(700.0, 272.0)).unwrap(),
+        )
+    };
+    assert_eq!(ca, alone(&a));
+    assert_ne!(
+        cb,
+        alone(&b),
+        "the reversed threads colour differently on their own"
+    );
+}
