@@ -12,25 +12,58 @@ use memscape_views::{Dataset, ViewKind, ViewSettings};
 mod common;
 use common::load;
 
-/// `dataset`'s run with its threads listed in the opposite order: what a second run whose
-/// threads started in another order records (the same names, other indices).
-fn threads_reversed(dataset: &Dataset) -> Dataset {
+/// `dataset`'s run as a second run records it when its threads started in another order:
+/// the same names with other thread ids (`worker-1 (21926)` becomes `worker-1 (31926)`),
+/// listed by name from the last (threads of one name keep their order of creation).
+fn threads_reordered(dataset: &Dataset) -> Dataset {
     let mut trace = dataset.alloc_trace().unwrap().trace.clone();
-    let n = trace.threads.len() as u32;
-    let flip = |t: u32| n - 1 - t;
-    trace.threads.reverse();
-    trace.thread_process.reverse();
-    let thread: Vec<u32> = trace.blocks.thread.iter().map(|&t| flip(t)).collect();
+    let stems: Vec<String> = (0..trace.threads.len() as u32)
+        .map(|k| {
+            let name = trace.thread_name(k);
+            name.rsplit_once(" (")
+                .map_or(name, |(stem, _)| stem)
+                .to_owned()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..stems.len()).collect();
+    order.sort_by(|&x, &y| stems[y].cmp(&stems[x]));
+    // Old index → new index.
+    let mut new_of = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old] = new as u32;
+    }
+    let renamed: Vec<u32> = (0..trace.threads.len() as u32)
+        .map(|k| {
+            let name = trace.thread_name(k).to_owned();
+            let (stem, tid) = name.rsplit_once(" (").expect("a recorded thread name");
+            let tid: u32 = tid.trim_end_matches(')').parse().expect("a thread id");
+            trace.strings.intern(&format!("{stem} ({})", tid + 10_000))
+        })
+        .collect();
+    trace.threads = order.iter().map(|&old| renamed[old]).collect();
+    trace.thread_process = order.iter().map(|&old| trace.thread_process[old]).collect();
+    let thread: Vec<u32> = trace
+        .blocks
+        .thread
+        .iter()
+        .map(|&t| new_of[t as usize])
+        .collect();
     let free_thread: Vec<u32> = trace
         .blocks
         .free_thread
         .iter()
-        .map(|&t| if t == 0 { 0 } else { flip(t - 1) + 1 })
+        .map(|&t| {
+            if t == 0 {
+                0
+            } else {
+                new_of[t as usize - 1] + 1
+            }
+        })
         .collect();
     trace.blocks.thread = thread.into();
     trace.blocks.free_thread = free_thread.into();
     Dataset {
-        name: format!("{} (threads reversed)", dataset.name),
+        name: format!("{} (threads reordered)", dataset.name),
         content: DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace))),
         links: Default::default(),
     }
@@ -61,7 +94,7 @@ fn compared_maps_give_a_thread_one_colour_in_both_runs() {
             .collect()
     };
     assert!(names(&a).len() >= 3, "threads: {:?}", names(&a));
-    let b = threads_reversed(&a);
+    let b = threads_reordered(&a);
     assert_ne!(names(&a), names(&b));
     let ViewSettings::AllocMap(settings) =
         common::settings(ViewKind::AllocMap, "panels = \"main\"\ncolor = \"thread\"")
@@ -89,6 +122,6 @@ fn compared_maps_give_a_thread_one_colour_in_both_runs() {
     assert_ne!(
         cb,
         alone(&b),
-        "the reversed threads colour differently on their own"
+        "the reordered threads colour differently on their own"
     );
 }

@@ -266,7 +266,7 @@ pub fn category_names(
     match color_by {
         ColorBy::Thread => Some(
             (0..trace.threads.len() as u32)
-                .map(|t| trace.thread_name(t).to_owned())
+                .map(|t| without_tid(trace.thread_name(t)).to_owned())
                 .collect(),
         ),
         ColorBy::Process => Some(
@@ -280,6 +280,22 @@ pub fn category_names(
             .filter(|b| b.by != super::bins::BinBy::None)
             .map(|b| b.bins.iter().map(|b| b.label.clone()).collect()),
         _ => None,
+    }
+}
+
+/// A thread's name without the id the recorder adds (`worker (4242)`, `tid 4242`), which no
+/// two runs share: `worker`, `tid`.
+fn without_tid(name: &str) -> &str {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(open) = name.rfind(" (")
+        && name.ends_with(')')
+        && digits(&name[open + 2..name.len() - 1])
+    {
+        return &name[..open];
+    }
+    match name.strip_prefix("tid ") {
+        Some(tid) if digits(tid) => "tid",
+        _ => name,
     }
 }
 
@@ -401,6 +417,9 @@ mod tests {
         assert_eq!(shared.classes(&a).0, [0, 1, 2, 3]);
         assert_eq!(shared.classes(&b).0, [0, 3, 1, 4, 2, 5]);
         assert_eq!(shared.classes(&b).color(1), categorical(3));
+        assert_eq!(without_tid("worker-1 (21926)"), "worker-1");
+        assert_eq!(without_tid("tid 77"), "tid");
+        assert_eq!(without_tid("pool (main)"), "pool (main)");
         // Alone: the identity.
         assert_eq!(Classes::identity().of(7), 7);
     }
