@@ -31,10 +31,17 @@ pub fn site_options(
     Ok(options)
 }
 
-pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
-    use memscape_heap::report::{HeapInput, HeapTreeOptions, TimeSelect, heaptree_massif};
+/// The heap-tree options that `heaptree`, `export` and `diff` share: the time point, the
+/// grouping (`--group`, `--bottom-up`) and the call-site rules.
+pub fn heap_options(
+    time: &crate::cli::HeapTimeArgs,
+    group: &str,
+    bottom_up: bool,
+    sites: &crate::cli::SiteArgs,
+) -> anyhow::Result<memscape_heap::report::HeapTreeOptions> {
+    use memscape_heap::report::{HeapTreeOptions, TimeSelect};
     let mut options = HeapTreeOptions {
-        select: match (args.at, args.snapshot, args.peak) {
+        select: match (time.at, time.snapshot, time.peak) {
             (Some(t), _, _) => TimeSelect::At(t),
             (_, Some(n), _) => TimeSelect::Snapshot(n),
             (_, _, true) => TimeSelect::Peak,
@@ -42,18 +49,24 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         },
         ..HeapTreeOptions::default()
     };
-    options.group = memscape_heap::GroupKey::parse_list(&args.group)
-        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
-    if args.bottom_up {
+    options.group =
+        memscape_heap::GroupKey::parse_list(group).map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    if bottom_up {
         options.group = memscape_heap::trace_tree::bottom_up(&options.group);
     }
+    options.heap.sites = site_options(sites)?;
+    Ok(options)
+}
+
+pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
+    use memscape_heap::report::{HeapInput, heaptree_massif};
+    let mut options = heap_options(&args.time, &args.group, args.bottom_up, &args.sites)?;
     options.prune.metric = memscape_heap::Metric::parse(&args.metric)
         .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
     options.measure = args.measure.clone();
-    options.heap.sites = site_options(&args.sites)?;
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }

@@ -6,30 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use memscape_heap::diff::{DiffReport, HeapRef, Status};
-use memscape_heap::report::{HeapInput, HeapTreeOptions, TimeSelect};
+use memscape_heap::report::HeapInput;
 
-use super::analyses::{print_json, site_options};
+use super::analyses::{heap_options, print_json};
 use crate::cli::DiffArgs;
 
 pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let mut options = HeapTreeOptions {
-        select: match (args.at, args.snapshot, args.peak) {
-            (Some(t), _, _) => TimeSelect::At(t),
-            (_, Some(n), _) => TimeSelect::Snapshot(n),
-            (_, _, true) => TimeSelect::Peak,
-            _ => TimeSelect::Default,
-        },
-        measure: args.measure.clone(),
-        ..HeapTreeOptions::default()
-    };
-    options.group = memscape_heap::GroupKey::parse_list(&args.group)
-        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
-    if args.bottom_up {
-        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
-    }
+    let mut options = heap_options(&args.time, &args.group, args.bottom_up, &args.sites)?;
+    options.measure = args.measure.clone();
     options.prune.metric = memscape_heap::Metric::parse(&args.metric)
         .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
-    options.heap.sites = site_options(&args.sites)?;
     let a = load(&args.a, args.process.as_deref())?;
     let b = load(&args.b, args.process.as_deref())?;
     let report = memscape_heap::diff::diff(HeapRef::from(&a), HeapRef::from(&b), &options)?;

@@ -255,8 +255,8 @@ pub fn tree_picture(
         None => String::new(),
     };
     let paint = NodePaint {
-        fill: &fill,
-        value: &value,
+        fill: Box::new(fill),
+        value: Box::new(value),
     };
     // Rings for the levels there are (a one-level grouping needs no room for a second).
     let levels = depth.max(1).min(height(&shown).max(1));
@@ -265,7 +265,7 @@ pub fn tree_picture(
             let mut tree = shown.sized(Side::Larger, &mut 0);
             tree.name = String::from("B − A");
             let layout = memscape_heap::icicle(&tree, Metric::Bytes, levels);
-            pic.extend(draw::icicle_painted(&layout, None, 1.0, area, &paint, None));
+            pic.extend(draw::icicle(&layout, None, 1.0, area, &paint, None));
             for s in &layout.shapes {
                 if is_new(&flat, &layout.nodes, s.node) && s.y1 > s.y0 {
                     let (w, h) = (area.width(), area.height());
@@ -291,7 +291,7 @@ pub fn tree_picture(
                 let mut tree = shown.sized(side, &mut 0);
                 tree.name = format!("{tag} · {}", run.source);
                 let layout = memscape_heap::sunburst(&tree, Metric::Bytes, levels);
-                pic.extend(draw::sunburst_painted(
+                pic.extend(draw::sunburst(
                     &layout,
                     None,
                     1.0,
@@ -318,9 +318,7 @@ pub fn tree_picture(
             let mut tree = shown.sized(Side::Larger, &mut 0);
             tree.name = String::from("B − A");
             let layout = memscape_heap::sunburst(&tree, Metric::Bytes, levels);
-            pic.extend(draw::sunburst_painted(
-                &layout, None, 1.0, area, &paint, None,
-            ));
+            pic.extend(draw::sunburst(&layout, None, 1.0, area, &paint, None));
             new_outlines(&mut pic, &flat, &layout, area);
         }
     }
