@@ -281,6 +281,29 @@ pub fn sunburst(
     pic
 }
 
+/// The node of `layout` that [`sunburst`] draws at `pos` inside `rect` (the deepest ring there).
+pub fn sunburst_node_at(layout: &Layout<SunburstSegment>, rect: Rect, pos: Pos2) -> Option<u32> {
+    let radius = 0.5 * rect.width().min(rect.height()) - 4.0;
+    let d = pos - rect.center();
+    let angle = (d.y.atan2(d.x) + FRAC_PI_2).rem_euclid(TAU);
+    memscape_heap::layout::sunburst_hit(
+        layout,
+        f64::from(angle),
+        f64::from(d.length() / radius.max(1.0)),
+    )
+}
+
+/// The node of `layout` that [`icicle`] draws at `pos` inside `rect`.
+pub fn icicle_node_at(layout: &Layout<IcicleRect>, rect: Rect, pos: Pos2) -> Option<u32> {
+    let x = f64::from((pos.x - rect.left()) / rect.width());
+    let y = f64::from((pos.y - rect.top()) / rect.height());
+    layout
+        .shapes
+        .iter()
+        .find(|s| x >= s.x0 && x < s.x1 && y >= s.y0 && y < s.y1)
+        .map(|s| s.node)
+}
+
 /// x0, x1, y0, y1 (layout units 0..1).
 fn span_of(r: &IcicleRect) -> [f32; 4] {
     [r.x0 as f32, r.x1 as f32, r.y0 as f32, r.y1 as f32]

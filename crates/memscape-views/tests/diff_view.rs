@@ -1,6 +1,7 @@
-//! The difference view's allocation maps one above the other: a thread, process or bin of the
-//! same name has one colour in both runs (one palette assignment across the pair), not each
-//! run's own order of first appearance.
+//! The difference view: its allocation maps one above the other give a thread, process or bin
+//! of the same name one colour in both runs (one palette assignment across the pair, not each
+//! run's own order of first appearance), and hovering its charts names what is under the
+//! pointer with both runs' values.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -123,5 +124,91 @@ fn compared_maps_give_a_thread_one_colour_in_both_runs() {
         cb,
         alone(&b),
         "the reordered threads colour differently on their own"
+    );
+}
+
+/// Hovering a difference chart names the group drawn there with its value in each run: the
+/// centre is the whole heap (both totals), and every group whose name the chart writes is the
+/// group the hover finds at that name, with the values the comparison reports for it.
+#[test]
+fn hovering_the_difference_charts_names_the_group_and_both_values() {
+    use memscape_views::diff::DiffChart;
+    use memscape_views::diff::compose::{hover, tree_picture};
+    let a = load(Path::new("demo:sqlite"));
+    let b = load(&common::shared("heaptrack/sqlite_1M.raw.zst"));
+    let heap = memscape_views::heap_tree::HeapTreeSettings {
+        peak: true,
+        ..Default::default()
+    };
+    let report = memscape_views::diff::report(&a, &b, &heap).unwrap();
+    let size = egui::vec2(900.0, 640.0);
+    let depth = 3;
+    let by_name = |name: &str| {
+        report
+            .tree
+            .children
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| (c.value_a(report.metric), c.value_b(report.metric)))
+    };
+    let mut checked_groups = 0;
+    for chart in [
+        DiffChart::Sunburst,
+        DiffChart::Icicle,
+        DiffChart::SideBySide,
+    ] {
+        let picture = tree_picture(&report, chart, depth, size);
+        if chart == DiffChart::Sunburst {
+            let centre = egui::pos2(0.5 * size.x, 0.5 * (40.0 + size.y - 46.0));
+            let h = hover(&report, chart, depth, size, centre).expect("the root");
+            assert_eq!(
+                (h.a, h.b),
+                (report.totals.bytes_a, report.totals.bytes_b),
+                "{h:?}"
+            );
+            assert!(h.text().contains("→"), "{}", h.text());
+        }
+        // The names written on the charts (not the header, legend, captions or values).
+        let names = picture.labels.iter().filter(|l| {
+            l.pos.y > 40.0
+                && l.pos.y < size.y - 46.0
+                && !l.text.starts_with(['+', '-', '±', '−'])
+                && !l.text.starts_with(|c: char| c.is_ascii_digit())
+        });
+        for label in names {
+            let h = hover(&report, chart, depth, size, label.pos);
+            let Some(h) = h else {
+                // Side by side: each run's caption under its chart.
+                assert!(
+                    chart == DiffChart::SideBySide && label.text.contains(" · "),
+                    "{chart:?}: nothing under {label:?}"
+                );
+                continue;
+            };
+            let name = memscape_views::diff::compose::short(&h.name);
+            let text = label.text.trim_end_matches('…');
+            let text = text.split("  ").next().unwrap_or(text);
+            assert!(name.starts_with(text), "{chart:?}: {label:?} but {h:?}");
+            checked_groups += 1;
+            if let Some((va, vb)) = by_name(&h.name) {
+                assert_eq!((h.a, h.b), (va, vb), "{chart:?}: {h:?}");
+            }
+            assert_eq!(h.run.is_some(), chart == DiffChart::SideBySide, "{h:?}");
+        }
+    }
+    assert!(
+        checked_groups >= 6,
+        "{checked_groups} labelled groups hovered"
+    );
+    // Off the charts: nothing.
+    assert!(
+        hover(
+            &report,
+            DiffChart::Icicle,
+            depth,
+            size,
+            egui::pos2(2.0, 2.0)
+        )
+        .is_none()
     );
 }
