@@ -169,6 +169,52 @@ pub fn snapshot_dataset(
     }
 }
 
+/// What the user chose on a live recording's last dataset, kept on the one replacing it (the
+/// next snapshot, or the finished file): the time cursor, the highlighted blocks and the
+/// picked block. Blocks are found again by process, address, allocation time and size, since a
+/// later snapshot may number them differently (processes interleave as more is read).
+pub fn carry_links(from: &Dataset, to: &Dataset) {
+    let state = from.links.get();
+    if let Some(events) = state.time_events {
+        to.links.set_time(events);
+    }
+    let (Some(old), Some(new)) = (from.alloc_trace(), to.alloc_trace()) else {
+        return;
+    };
+    if state.highlight.is_none() && state.picked_block.is_none() {
+        return;
+    }
+    let (a, b) = (&old.trace.blocks, &new.trace.blocks);
+    let key = |c: &memscape_trace::model::BlockColumns, i: usize| {
+        (c.process[i], c.address[i], c.alloc_time_ns[i], c.size[i])
+    };
+    let of_old = |i: u32| ((i as usize) < a.len()).then(|| key(a, i as usize));
+    let wanted: std::collections::HashSet<_> = state
+        .highlight
+        .iter()
+        .flat_map(|h| h.iter())
+        .filter_map(|&i| of_old(i))
+        .collect();
+    let picked = state.picked_block.and_then(of_old);
+    let mut highlight = Vec::new();
+    let mut picked_new = None;
+    for i in 0..b.len() {
+        let k = key(b, i);
+        if wanted.contains(&k) {
+            highlight.push(i as u32);
+        }
+        if picked == Some(k) {
+            picked_new = Some(i as u32);
+        }
+    }
+    if state.highlight.is_some() {
+        to.links.set_highlight(highlight, state.highlight_label);
+    }
+    if let Some(i) = picked_new {
+        to.links.pick_block(i);
+    }
+}
+
 /// The raw directory of the recording writing `file`: the newest `memscape record` private
 /// directory beside it.
 fn raw_dir_beside(file: &Path) -> Option<PathBuf> {
