@@ -97,9 +97,12 @@ fn sector_of(s: &SunburstSegment) -> [f32; 4] {
 /// name (the heap tree: palette colours and bytes, [`NodePaint::heap`]; the difference views:
 /// the change).
 pub struct NodePaint<'a> {
-    pub fill: Box<dyn Fn(&[LayoutNode], usize) -> [u8; 4] + 'a>,
+    pub fill: NodeFill<'a>,
     pub value: Box<dyn Fn(&LayoutNode) -> String + 'a>,
 }
+
+/// The fill of layout node `i` of `nodes`.
+pub type NodeFill<'a> = Box<dyn Fn(&[LayoutNode], usize) -> [u8; 4] + 'a>;
 
 impl<'a> NodePaint<'a> {
     /// The heap tree's paint: colours by `order` (see [`node_color`]), values in bytes.
