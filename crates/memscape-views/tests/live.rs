@@ -92,17 +92,16 @@ fn fingerprint(t: &memscape_trace::Trace) -> Fingerprint {
     ((t.meta.events, t.meta.allocs, t.meta.frees), blocks)
 }
 
-/// The highlighted blocks of `dataset`, by process, address, allocation time and size.
-fn highlighted(
-    dataset: &memscape_views::Dataset,
-) -> std::collections::BTreeSet<(u32, u64, u64, u64)> {
+/// The highlighted blocks of `dataset`: process, address, size and allocation event (one
+/// program's events keep their numbers as its recording grows).
+fn highlighted(dataset: &memscape_views::Dataset) -> Vec<(u32, u64, u64, u64)> {
     let b = &dataset.alloc_trace().unwrap().trace.blocks;
     let highlight = dataset.links.get().highlight.unwrap_or_default();
     highlight
         .iter()
         .map(|&i| {
             let i = i as usize;
-            (b.process[i], b.address[i], b.alloc_time_ns[i], b.size[i])
+            (b.process[i], b.address[i], b.size[i], b.alloc_event[i])
         })
         .collect()
 }
