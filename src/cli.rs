@@ -189,19 +189,10 @@ pub struct HeaptreeArgs {
     /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
     /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
-    /// Only these processes of a multi-process recording: a pid, or a regular expression
-    /// matched against the program name and the command line.
-    #[arg(long, value_name = "PID|NAME-REGEX")]
-    pub process: Option<String>,
     #[command(flatten)]
     pub time: HeapTimeArgs,
-    /// Grouping keys for traces, outermost first: thread, line (= site: function and line),
-    /// function, path (top-down), callers (bottom-up), module, size.
-    #[arg(long, default_value = "line")]
-    pub group: String,
-    /// Invert call paths: `path` becomes `callers` (each site, then its callers outwards).
-    #[arg(long)]
-    pub bottom_up: bool,
+    #[command(flatten)]
+    pub grouping: HeapGroupArgs,
     /// Node size: bytes or objects.
     #[arg(long, default_value = "bytes")]
     pub metric: String,
@@ -239,6 +230,22 @@ pub struct HeapTimeArgs {
     /// The heap peak.
     #[arg(long)]
     pub peak: bool,
+}
+
+/// Which processes a heap tree holds and how it groups them (`heaptree`, `diff`).
+#[derive(Debug, Args)]
+pub struct HeapGroupArgs {
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
+    /// Grouping keys for traces, outermost first: process, thread, line (= site: function and
+    /// line), function, path (top-down), callers (bottom-up), module, size.
+    #[arg(long, default_value = "line")]
+    pub group: String,
+    /// Invert call paths: `path` becomes `callers` (each site, then its callers outwards).
+    #[arg(long)]
+    pub bottom_up: bool,
 }
 
 /// `memscape export FILE --to pprof|collapsed [-o OUT]`, with `heaptree`'s time point,
@@ -289,20 +296,12 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// The run compared (same kinds as A).
     pub b: PathBuf,
-    /// Only these processes of multi-process recordings (both runs): a pid, or a regular
-    /// expression matched against the program name and the command line.
-    #[arg(long, value_name = "PID|NAME-REGEX")]
-    pub process: Option<String>,
     /// The time point, in each run (`--peak`: each at its own peak).
     #[command(flatten)]
     pub time: HeapTimeArgs,
-    /// Grouping keys for traces, outermost first: process, thread, line (= site), function,
-    /// path (top-down), callers (bottom-up), module, size.
-    #[arg(long, default_value = "line")]
-    pub group: String,
-    /// Invert call paths: `path` becomes `callers`.
-    #[arg(long)]
-    pub bottom_up: bool,
+    /// The processes and grouping, in both runs.
+    #[command(flatten)]
+    pub grouping: HeapGroupArgs,
     /// What decides grown/shrunk/new/gone and the order: bytes or objects.
     #[arg(long, default_value = "bytes")]
     pub metric: String,

@@ -58,9 +58,39 @@ pub fn heap_options(
     Ok(options)
 }
 
+/// The heap input of `file` (a demo name too), with `--process` applied to recordings.
+pub fn load_heap(
+    file: &std::path::Path,
+    process: Option<&str>,
+) -> anyhow::Result<memscape_heap::report::HeapInput> {
+    use memscape_heap::report::HeapInput;
+    let path = memscape_views::demo::resolve_path(file)?;
+    Ok(
+        match (process, memscape_heap::report::load_heap_input(&path)?) {
+            (None, input) => input,
+            (Some(filter), HeapInput::Trace(trace)) => {
+                HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
+            }
+            (Some(_), HeapInput::Massif(_)) => anyhow::bail!(
+                "--process: {} is massif output, not a recording with processes",
+                path.display()
+            ),
+            (Some(_), HeapInput::Profile(_)) => anyhow::bail!(
+                "--process: {} is a heap profile, not a recording with processes",
+                path.display()
+            ),
+        },
+    )
+}
+
 pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     use memscape_heap::report::{HeapInput, heaptree_massif};
-    let mut options = heap_options(&args.time, &args.group, args.bottom_up, &args.sites)?;
+    let mut options = heap_options(
+        &args.time,
+        &args.grouping.group,
+        args.grouping.bottom_up,
+        &args.sites,
+    )?;
     options.prune.metric = memscape_heap::Metric::parse(&args.metric)
         .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
     if let Some(d) = args.depth {
@@ -70,24 +100,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
-    let path = memscape_views::demo::resolve_path(&args.file)?;
-    let input = match (
-        &args.process,
-        memscape_heap::report::load_heap_input(&path)?,
-    ) {
-        (None, input) => input,
-        (Some(filter), HeapInput::Trace(trace)) => {
-            HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
-        }
-        (Some(_), HeapInput::Massif(_)) => anyhow::bail!(
-            "--process: {} is massif output, not a recording with processes",
-            path.display()
-        ),
-        (Some(_), HeapInput::Profile(_)) => anyhow::bail!(
-            "--process: {} is a heap profile, not a recording with processes",
-            path.display()
-        ),
-    };
+    let input = load_heap(&args.file, args.grouping.process.as_deref())?;
     // A massif file without any tree still has its heap-size curve: show it, say why.
     if let HeapInput::Massif(file) = &input
         && let Some(curve) = file.curve_without_tree()

@@ -1,23 +1,26 @@
 //! `memscape diff A B`: two runs' heap trees compared (memscape-heap's `diff`), as text or JSON.
 
 use std::io::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use memscape_heap::diff::{DiffReport, HeapRef, Status};
-use memscape_heap::report::HeapInput;
 
-use super::analyses::{heap_options, print_json};
+use super::analyses::{heap_options, load_heap, print_json};
 use crate::cli::DiffArgs;
 
 pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let mut options = heap_options(&args.time, &args.group, args.bottom_up, &args.sites)?;
+    let mut options = heap_options(
+        &args.time,
+        &args.grouping.group,
+        args.grouping.bottom_up,
+        &args.sites,
+    )?;
     options.measure = args.measure.clone();
     options.prune.metric = memscape_heap::Metric::parse(&args.metric)
         .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
-    let a = load(&args.a, args.process.as_deref())?;
-    let b = load(&args.b, args.process.as_deref())?;
+    let a = load_heap(&args.a, args.grouping.process.as_deref())?;
+    let b = load_heap(&args.b, args.grouping.process.as_deref())?;
     let report = memscape_heap::diff::diff(HeapRef::from(&a), HeapRef::from(&b), &options)?;
     if args.json {
         print_json(&report)?;
@@ -25,23 +28,6 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         print_text(&report, args.top)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One run, with `--process` applied to recordings.
-fn load(file: &Path, process: Option<&str>) -> anyhow::Result<HeapInput> {
-    let path = memscape_views::demo::resolve_path(file)?;
-    Ok(
-        match (process, memscape_heap::report::load_heap_input(&path)?) {
-            (None, input) => input,
-            (Some(filter), HeapInput::Trace(trace)) => {
-                HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
-            }
-            (Some(_), _) => anyhow::bail!(
-                "--process: {} is not a recording with processes",
-                path.display()
-            ),
-        },
-    )
 }
 
 fn signed_bytes(v: i64) -> String {
