@@ -83,6 +83,12 @@ pub fn load_heap(
     )
 }
 
+/// `--metric`: bytes or objects.
+pub fn metric_of(name: &str) -> anyhow::Result<memscape_heap::Metric> {
+    memscape_heap::Metric::parse(name)
+        .with_context(|| format!("--metric {name:?}: expected bytes or objects"))
+}
+
 pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     use memscape_heap::report::{HeapInput, heaptree_massif};
     let mut options = heap_options(
@@ -91,8 +97,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         args.grouping.bottom_up,
         &args.sites,
     )?;
-    options.prune.metric = memscape_heap::Metric::parse(&args.metric)
-        .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
+    options.prune.metric = metric_of(&args.metric)?;
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }

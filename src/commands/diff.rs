@@ -3,10 +3,9 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use memscape_heap::diff::{DiffReport, HeapRef, Status};
 
-use super::analyses::{heap_options, load_heap, print_json};
+use super::analyses::{heap_options, load_heap, metric_of, print_json};
 use crate::cli::DiffArgs;
 
 pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
@@ -17,8 +16,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         &args.sites,
     )?;
     options.measure = args.measure.clone();
-    options.prune.metric = memscape_heap::Metric::parse(&args.metric)
-        .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
+    options.prune.metric = metric_of(&args.metric)?;
     let a = load_heap(&args.a, args.grouping.process.as_deref())?;
     let b = load_heap(&args.b, args.grouping.process.as_deref())?;
     let report = memscape_heap::diff::diff(HeapRef::from(&a), HeapRef::from(&b), &options)?;
