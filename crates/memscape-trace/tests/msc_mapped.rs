@@ -212,3 +212,36 @@ fn mutated_mappable_files_are_an_error_or_consistent() {
         check(from_msc_bytes("mutated.msc", &b));
     });
 }
+
+/// The mutation test's case that broke "no block ends before it starts": one flipped bit of the
+/// directory (kept as a regression test, with where it lands printed).
+#[test]
+fn a_flipped_directory_bit_keeps_blocks_ordered() {
+    let mut text = memscape_io::read_input(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    text.truncate(48 * 1024);
+    let t = memscape_trace::load_bytes("sqlite prefix", &text).unwrap();
+    let mut b = to_msc_bytes_with(&t, &mappable(), &mut |_| {}).unwrap();
+    let span = b.len().min(16 + 40 * 24);
+    let at = 5665853661540961869usize % span;
+    b[at] ^= 4;
+    eprintln!(
+        "byte {at}: entry {} field offset {}",
+        (at - 16) / 40,
+        (at - 16) % 40
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flipped.msc");
+    std::fs::write(&path, &b).unwrap();
+    for t in [read_msc(&path), from_msc_bytes("flipped.msc", &b)] {
+        let Ok(t) = t else { continue };
+        let blocks = &t.blocks;
+        blocks.prefetch(&BlockColumn::ALL);
+        for i in 0..blocks.len() {
+            assert!(blocks.alloc_event[i] <= blocks.free_event[i], "block {i}");
+            assert!(
+                blocks.alloc_time_ns[i] <= blocks.free_time_ns[i],
+                "block {i}"
+            );
+        }
+    }
+}

@@ -13,6 +13,9 @@ pub struct LinkState {
     /// The chosen time as a number of events applied.
     pub time_events: Option<u64>,
     pub time_version: u64,
+    /// Whether the user chose the time (`set_time`), not a view placing its default
+    /// (`set_default_time`): a live recording's next snapshot keeps only a chosen time.
+    pub time_chosen: bool,
     /// Indices of highlighted blocks (sorted), and what they are.
     pub highlight: Option<Arc<Vec<u32>>>,
     pub highlight_label: String,
@@ -86,14 +89,25 @@ impl Links {
         self.state.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// Sets the time cursor; returns the new version.
+    /// Sets the time cursor the user chose; returns the new version.
     pub fn set_time(&self, events: u64) -> u64 {
+        self.put_time(events, true)
+    }
+
+    /// Sets the time cursor where a view puts it by itself (the heap tree's peak when it
+    /// opens); returns the new version.
+    pub fn set_default_time(&self, events: u64) -> u64 {
+        self.put_time(events, false)
+    }
+
+    fn put_time(&self, events: u64, chosen: bool) -> u64 {
         match self.state.lock() {
             Ok(mut s) => {
                 if s.time_events != Some(events) {
                     s.time_events = Some(events);
                     s.time_version += 1;
                 }
+                s.time_chosen = chosen;
                 s.time_version
             }
             Err(_) => 0,

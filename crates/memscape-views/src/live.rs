@@ -176,7 +176,9 @@ pub fn snapshot_dataset(
 /// and its times may move by a nanosecond as its clock is fitted again).
 pub fn carry_links(from: &Dataset, to: &Dataset) {
     let state = from.links.get();
-    if let Some(events) = state.time_events {
+    // A time the heap tree placed by itself (its peak) is not carried: the next snapshot's
+    // own default follows the recording; one the user chose stays.
+    if let Some(events) = state.time_events.filter(|_| state.time_chosen) {
         to.links.set_time(events);
     }
     let (Some(old), Some(new)) = (from.alloc_trace(), to.alloc_trace()) else {

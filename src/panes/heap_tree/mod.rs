@@ -389,10 +389,13 @@ impl View for HeapTreePane {
                     }
                 }
             } else if self.published_point != Some(self.point) {
-                self.seen_time = self
-                    .dataset
-                    .links
-                    .set_time(timeline.points[self.point].index);
+                let links = &self.dataset.links;
+                let events = timeline.points[self.point].index;
+                // The first point shown is the pane's default, later ones the user's choice.
+                self.seen_time = match self.published_point {
+                    None => links.set_default_time(events),
+                    Some(_) => links.set_time(events),
+                };
                 self.published_point = Some(self.point);
             }
         }

@@ -182,7 +182,7 @@ pub(super) fn from_msc_storage(
             "free time",
             id::FREE_TIME,
             LazyFile::check_free_times,
-            |f| f.grouped(TIMES, id::FREE_TIME),
+            LazyFile::free_times_or_alloc,
         ),
         alloc_event: lazy(
             &shared,
@@ -196,7 +196,7 @@ pub(super) fn from_msc_storage(
             "free event",
             id::FREE_EVENT,
             LazyFile::check_free_events,
-            |f| f.grouped(EVENTS, id::FREE_EVENT),
+            LazyFile::free_events_or_alloc,
         ),
         thread: lazy(
             &shared,
@@ -353,6 +353,36 @@ impl LazyFile {
                 .enumerate()
                 .map(|(i, &f)| f.clamp(alloc.get(i).map_or(0, |&a| a.min(events)), events))
                 .collect()
+        })
+    }
+
+    /// The free events, or where their section cannot be decoded (a forged directory entry)
+    /// the alloc events as the alloc column reads them (mapped or decoded): zeros would end
+    /// blocks before they start.
+    pub(super) fn free_events_or_alloc(&self) -> Result<Vec<u64>, LoadError> {
+        self.grouped(EVENTS, id::FREE_EVENT).or_else(|e| {
+            tracing::warn!("{e}; the free event column reads as the alloc events");
+            let events = self.events;
+            Ok(match self.mapped::<u64>(id::ALLOC_EVENT) {
+                Some(m) => m.iter().map(|&a| a.min(events)).collect(),
+                None => self
+                    .grouped(EVENTS, id::ALLOC_EVENT)
+                    .unwrap_or_else(|_| vec![0; self.blocks]),
+            })
+        })
+    }
+
+    /// The free times, or where their section cannot be decoded the alloc times as the alloc
+    /// column reads them (see `free_events_or_alloc`).
+    pub(super) fn free_times_or_alloc(&self) -> Result<Vec<u64>, LoadError> {
+        self.grouped(TIMES, id::FREE_TIME).or_else(|e| {
+            tracing::warn!("{e}; the free time column reads as the alloc times");
+            Ok(match self.mapped::<u64>(id::ALLOC_TIME) {
+                Some(m) => m.to_vec(),
+                None => self
+                    .grouped(TIMES, id::ALLOC_TIME)
+                    .unwrap_or_else(|_| vec![0; self.blocks]),
+            })
         })
     }
 
