@@ -76,20 +76,9 @@ pub enum Coloring {
     Size,
 }
 
-/// 16 categorical sRGB colours (a prefix of the map's palette).
+/// Thread `index`'s colour: the views' 64-colour palette (memscape-eq1's), packed.
 pub fn palette_color(index: u32) -> u32 {
-    const PALETTE: [[u8; 3]; 8] = [
-        [0x4e, 0x79, 0xa7],
-        [0xf2, 0x8e, 0x2b],
-        [0xe1, 0x57, 0x59],
-        [0x76, 0xb7, 0xb2],
-        [0x59, 0xa1, 0x4f],
-        [0xed, 0xc9, 0x48],
-        [0xb0, 0x7a, 0xa1],
-        [0xff, 0x9d, 0xa7],
-    ];
-    let [r, g, b] = PALETTE[index as usize % PALETTE.len()];
-    u32::from_le_bytes([r, g, b, 255])
+    memscape_eq1::palette::categorical_packed(index)
 }
 
 /// The blocks of an in-memory trace on the event axis and the collapsed address axis.
