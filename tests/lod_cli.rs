@@ -209,6 +209,22 @@ fn render_takes_the_lod_path_zoomed_out_and_exact_blocks_zoomed_in() {
     );
     assert!(ok, "{err}");
     assert!(err.contains("allocation map from exact blocks"), "{err}");
+    // Zoomed in, the blocks in view went through the exact GPU pipeline: the CPU judge's
+    // picture on the same view, to the GPU-vs-CPU tolerance.
+    let [_, ye] = lt.extent();
+    let zoom_view = memscape_lod::LodView::fit(200_000, 201_000, 0, ye, 160, 90);
+    let (want, _) = lt.frame(&zoom_view, FramePath::Exact);
+    let got = memscape_render::RgbaImage::load_png(&zoom).unwrap();
+    let off = want
+        .iter()
+        .zip(got.pixels.chunks_exact(4))
+        .filter(|(w, g)| (0..3).any(|c| w[c].abs_diff(g[c]) > 2))
+        .count();
+    assert!(
+        off * 1000 <= want.len(),
+        "{off} of {} pixels differ by more than 2/255 from the exact CPU picture",
+        want.len()
+    );
 
     // Forced on a colouring the index does not carry: a clear error naming what it offers.
     let (ok, _, err) = memscape_env(

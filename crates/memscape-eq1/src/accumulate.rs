@@ -6,7 +6,7 @@ use crate::sums::PixelSums;
 use crate::view::{MapBlock, MapView};
 use crate::{
     CLAMP_MARGIN, ColorMode, Cushion, EDGE_SLACK, block_cushion_luminance, box_coverage,
-    clamp_geometry, cushion_knot_interval, touched_pixels, default_light, fast_pow, unpack_linear,
+    clamp_geometry, cushion_knot_interval, default_light, fast_pow, touched_pixels, unpack_linear,
 };
 
 /// Per-pixel sums in column-major order (index `x · height + y`): blocks arrive by start time,

@@ -198,6 +198,9 @@ impl MapDrawer {
     }
 
     fn map(&mut self, ctx: &GpuContext, target: &OffscreenTarget, m: &MapLayer) -> Result<()> {
+        if let Some(lod) = &m.data.lod {
+            return self.lod_map(ctx, target, m, lod);
+        }
         let data_ptr = std::sync::Arc::as_ptr(&m.data);
         self.pipelines(ctx)?;
         let Some(pipelines) = self.pipelines.as_mut() else {
@@ -275,6 +278,53 @@ impl MapDrawer {
             if let (Some(overlay), Some(cursor_pipelines)) = (&overlay, &self.cursors) {
                 overlay.draw(&mut pass, cursor_pipelines);
             }
+        }
+        ctx.queue.submit([encoder.finish()]);
+        Ok(())
+    }
+
+    /// A map layer drawn from a level-of-detail index (`alloc_map::lod`: exact GPU pipeline
+    /// for few blocks in view, else the index's sums resolved on the GPU).
+    fn lod_map(
+        &mut self,
+        ctx: &GpuContext,
+        target: &OffscreenTarget,
+        m: &MapLayer,
+        lod: &crate::alloc_map::lod::LodMap,
+    ) -> Result<()> {
+        self.pipelines(ctx)?;
+        let Some(pipelines) = self.pipelines.as_mut() else {
+            return Ok(());
+        };
+        let r = pixel_rect(m.rect);
+        let mut view = m.window.view(m.extent, [r[2] as f32, r[3] as f32]);
+        m.style.apply(&mut view);
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("headless::lod_map"),
+            });
+        let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
+        let (_upload, _drawn) = crate::alloc_map::lod::prepare(
+            &ctx.device,
+            &ctx.queue,
+            &mut encoder,
+            pipelines,
+            &mut frame,
+            lod,
+            &view,
+            [r[2], r[3]],
+            [r[0] as f32, r[1] as f32],
+            OFFSCREEN_FORMAT,
+        );
+        {
+            let queries = pipelines
+                .stats()
+                .map_or_else(PassQueries::none, |s| s.pass("alloc_map resolve"));
+            let mut pass =
+                target.begin_timed_pass(&mut encoder, "headless::lod_map resolve", None, &queries);
+            pass.set_viewport(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32, 0.0, 1.0);
+            frame.resolve(&mut pass, pipelines);
         }
         ctx.queue.submit([encoder.finish()]);
         Ok(())

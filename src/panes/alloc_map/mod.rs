@@ -284,6 +284,7 @@ impl AllocMapPane {
                 blocks: self.blocks.clone(),
                 times,
                 selection: self.selection.clone(),
+                lod: None,
             }));
         }
         self.data.clone().unwrap_or_else(|| {
@@ -291,6 +292,7 @@ impl AllocMapPane {
                 blocks: Arc::default(),
                 times: Arc::default(),
                 selection: None,
+                lod: None,
             })
         })
     }

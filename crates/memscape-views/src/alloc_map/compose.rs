@@ -384,6 +384,7 @@ pub fn compose(
                 blocks: built.blocks.clone(),
                 times: binned.times(settings.time).clone(),
                 selection: None,
+                lod: None,
             }),
             bars: built.bar.clone(),
             curves: built.curves.clone(),
