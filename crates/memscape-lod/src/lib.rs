@@ -14,6 +14,7 @@ pub mod open;
 pub mod resolve;
 pub mod sidecar;
 pub mod source;
+pub mod summary;
 pub mod synth;
 pub mod trace_source;
 
