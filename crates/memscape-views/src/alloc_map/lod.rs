@@ -86,12 +86,15 @@ pub fn wants_lod(trace: &Path) -> bool {
     )
 }
 
-/// Why `settings` cannot be drawn from the index of `trace` (`None`: they can).
-pub fn unsupported(settings: &AllocMapSettings, trace: &memscape_trace::Trace) -> Option<String> {
+/// Why the map layers of `settings` cannot be drawn from the index of `trace` (`None`: they
+/// can): the index holds blocks coloured by thread, unbinned, on the event axis.
+pub fn unsupported_map(
+    settings: &AllocMapSettings,
+    trace: &memscape_trace::Trace,
+) -> Option<String> {
     use super::bins::BinBy;
     use super::colors::ColorBy;
     use super::scene::TimeAxis;
-    use super::settings::Panel;
     let several_processes = memscape_trace::process::several_with_events(trace);
     let color = settings
         .color
@@ -101,9 +104,6 @@ pub fn unsupported(settings: &AllocMapSettings, trace: &memscape_trace::Trace) -
             "colour by {} (the index offers: {LOD_COLORINGS})",
             color.name()
         ));
-    }
-    if settings.panels.iter().any(|p| *p != Panel::Main) {
-        return Some(String::from("panels other than main"));
     }
     let default_bins = if several_processes {
         BinBy::Process
@@ -120,6 +120,16 @@ pub fn unsupported(settings: &AllocMapSettings, trace: &memscape_trace::Trace) -
         return Some(String::from("--process or cursors"));
     }
     None
+}
+
+/// Why [`picture`] (the map alone) cannot draw `settings` of `trace`: [`unsupported_map`], and
+/// panels other than the main map.
+pub fn unsupported(settings: &AllocMapSettings, trace: &memscape_trace::Trace) -> Option<String> {
+    use super::settings::Panel;
+    if settings.panels.iter().any(|p| *p != Panel::Main) {
+        return Some(String::from("panels other than main"));
+    }
+    unsupported_map(settings, trace)
 }
 
 /// A trace opened with its level-of-detail index, as a map layer's source.
