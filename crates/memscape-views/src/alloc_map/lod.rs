@@ -144,6 +144,39 @@ impl LodMap {
     }
 }
 
+/// The index of `path` opened once per process (built first when missing or stale), when its
+/// map is drawn from one ([`wants_lod`]); what composed pictures share (a tour's frames open it
+/// once). A failure is logged and the map is drawn exactly.
+pub fn shared(path: &Path) -> Option<Arc<LodMap>> {
+    static OPEN: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<LodMap>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    if !wants_lod(path) {
+        return None;
+    }
+    let mut open = OPEN.lock().ok()?;
+    if let Some(m) = open.get(path) {
+        return Some(m.clone());
+    }
+    match LodTrace::open(
+        path,
+        LOD_COLORINGS,
+        false,
+        &mut |_, _| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    ) {
+        Ok((trace, _)) => {
+            let m = Arc::new(LodMap { trace });
+            open.insert(path.to_path_buf(), m.clone());
+            Some(m)
+        }
+        Err(e) => {
+            tracing::warn!("{}: level of detail off: {e}", path.display());
+            None
+        }
+    }
+}
+
 /// What [`prepare`] drew, for the caller's message and statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LodDrawn {
