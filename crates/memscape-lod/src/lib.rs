@@ -43,7 +43,8 @@ pub use view::{LodBlock, LodView};
 
 /// First bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
-/// Format version of index files (2: threads coloured from the 64-colour palette).
+/// Format version of index files (2: threads coloured from the 64-colour palette, 16-bit
+/// bounding boxes).
 pub const VERSION: u32 = 2;
 
 /// Errors of building and reading an index.

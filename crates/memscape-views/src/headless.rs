@@ -198,22 +198,9 @@ impl MapDrawer {
     }
 
     fn map(&mut self, ctx: &GpuContext, target: &OffscreenTarget, m: &MapLayer) -> Result<()> {
-        if let Some(lod) = &m.data.lod {
-            return self.lod_map(ctx, target, m, lod);
-        }
         let data_ptr = std::sync::Arc::as_ptr(&m.data);
         self.pipelines(ctx)?;
         let Some(pipelines) = self.pipelines.as_mut() else {
-            return Ok(());
-        };
-        if self.data.as_ref().is_none_or(|(p, _)| *p != data_ptr) {
-            let data = AllocMapData::upload(&ctx.device, pipelines, &m.data.blocks, &m.data.times);
-            if let Some(bits) = &m.data.selection {
-                data.set_selection(&ctx.queue, bits.words());
-            }
-            self.data = Some((data_ptr, data));
-        }
-        let Some((_, data)) = &self.data else {
             return Ok(());
         };
         let r = pixel_rect(m.rect);
@@ -225,26 +212,57 @@ impl MapDrawer {
                 label: Some("headless::map"),
             });
         let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
-        frame.prepare_with(
-            &ctx.device,
-            &ctx.queue,
-            &mut encoder,
-            pipelines,
-            data,
-            &view,
-            [r[2], r[3]],
-            [r[0] as f32, r[1] as f32],
-            OFFSCREEN_FORMAT,
-            &DrawOptions {
-                range: Some(m.range.clone()),
-                selection: if m.data.selection.is_some() {
-                    SelectionStyle::DIM
-                } else {
-                    SelectionStyle::Off
+        // A big trace's layer draws from its level-of-detail index (`alloc_map::lod`: the
+        // exact GPU pipeline for few blocks in view, else the index's sums); the upload it
+        // may make lives until the commands are submitted.
+        let _lod_upload = if let Some(lod) = &m.data.lod {
+            crate::alloc_map::lod::prepare(
+                &ctx.device,
+                &ctx.queue,
+                &mut encoder,
+                pipelines,
+                &mut frame,
+                lod,
+                &view,
+                [r[2], r[3]],
+                [r[0] as f32, r[1] as f32],
+                OFFSCREEN_FORMAT,
+            )
+            .0
+        } else {
+            if self.data.as_ref().is_none_or(|(p, _)| *p != data_ptr) {
+                let data =
+                    AllocMapData::upload(&ctx.device, pipelines, &m.data.blocks, &m.data.times);
+                if let Some(bits) = &m.data.selection {
+                    data.set_selection(&ctx.queue, bits.words());
+                }
+                self.data = Some((data_ptr, data));
+            }
+            let Some((_, data)) = &self.data else {
+                return Ok(());
+            };
+            frame.prepare_with(
+                &ctx.device,
+                &ctx.queue,
+                &mut encoder,
+                pipelines,
+                data,
+                &view,
+                [r[2], r[3]],
+                [r[0] as f32, r[1] as f32],
+                OFFSCREEN_FORMAT,
+                &DrawOptions {
+                    range: Some(m.range.clone()),
+                    selection: if m.data.selection.is_some() {
+                        SelectionStyle::DIM
+                    } else {
+                        SelectionStyle::Off
+                    },
+                    ..DrawOptions::default()
                 },
-                ..DrawOptions::default()
-            },
-        );
+            );
+            None
+        };
         let overlay = match &m.cursors {
             Some(c) if !c.cursors.is_empty() => {
                 if self.cursors.is_none() {
@@ -278,53 +296,6 @@ impl MapDrawer {
             if let (Some(overlay), Some(cursor_pipelines)) = (&overlay, &self.cursors) {
                 overlay.draw(&mut pass, cursor_pipelines);
             }
-        }
-        ctx.queue.submit([encoder.finish()]);
-        Ok(())
-    }
-
-    /// A map layer drawn from a level-of-detail index (`alloc_map::lod`: exact GPU pipeline
-    /// for few blocks in view, else the index's sums resolved on the GPU).
-    fn lod_map(
-        &mut self,
-        ctx: &GpuContext,
-        target: &OffscreenTarget,
-        m: &MapLayer,
-        lod: &crate::alloc_map::lod::LodMap,
-    ) -> Result<()> {
-        self.pipelines(ctx)?;
-        let Some(pipelines) = self.pipelines.as_mut() else {
-            return Ok(());
-        };
-        let r = pixel_rect(m.rect);
-        let mut view = m.window.view(m.extent, [r[2] as f32, r[3] as f32]);
-        m.style.apply(&mut view);
-        let mut encoder = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("headless::lod_map"),
-            });
-        let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
-        let (_upload, _drawn) = crate::alloc_map::lod::prepare(
-            &ctx.device,
-            &ctx.queue,
-            &mut encoder,
-            pipelines,
-            &mut frame,
-            lod,
-            &view,
-            [r[2], r[3]],
-            [r[0] as f32, r[1] as f32],
-            OFFSCREEN_FORMAT,
-        );
-        {
-            let queries = pipelines
-                .stats()
-                .map_or_else(PassQueries::none, |s| s.pass("alloc_map resolve"));
-            let mut pass =
-                target.begin_timed_pass(&mut encoder, "headless::lod_map resolve", None, &queries);
-            pass.set_viewport(r[0] as f32, r[1] as f32, r[2] as f32, r[3] as f32, 0.0, 1.0);
-            frame.resolve(&mut pass, pipelines);
         }
         ctx.queue.submit([encoder.finish()]);
         Ok(())
