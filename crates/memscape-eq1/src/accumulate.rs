@@ -173,8 +173,8 @@ fn add_pixel(
     let a = &mut sums.acc[i];
     match view.color_mode {
         ColorMode::Categorical => {
-            for k in 0..3 {
-                a[k] += wgt * b.color[k] * lum;
+            for (a, c) in a.iter_mut().zip(b.color) {
+                *a += wgt * c * lum;
             }
         }
         ColorMode::Quantitative => {

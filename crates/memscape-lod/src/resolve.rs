@@ -331,10 +331,7 @@ pub struct AxisCell<'a> {
 pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
     out.clear();
     let to_px = |u: f64| c.origin + u * c.scale;
-    let (b0, b1) = (
-        to_px(c.bbox[0]),
-        to_px(c.bbox[1]),
-    );
+    let (b0, b1) = (to_px(c.bbox[0]), to_px(c.bbox[1]));
     let (blo, bhi) = (b0.min(b1), b0.max(b1));
     // Every block inside one pixel: all of them there, whole.
     let p0 = ffloor(blo);
