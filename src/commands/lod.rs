@@ -160,7 +160,7 @@ pub fn render_alloc_map(
     file: &Path,
 ) -> anyhow::Result<Option<ExitCode>> {
     use memscape_views::ViewKind;
-    use memscape_views::alloc_map::lod::{self as map_lod, LodMap, PathChoice};
+    use memscape_views::alloc_map::lod::{self as map_lod, PathChoice};
     if args.view != ViewKind::AllocMap {
         return Ok(None);
     }
@@ -232,7 +232,7 @@ pub fn render_alloc_map(
         color_mode: memscape_render::alloc_map::ColorMode::Categorical,
     };
     let picture = map_lod::picture(
-        std::sync::Arc::new(LodMap { trace: t }),
+        std::sync::Arc::new(t),
         ([t0, t1], [a0, a1]),
         style,
         egui::vec2(w as f32, h as f32),

@@ -495,7 +495,7 @@ impl PanePicture<'_> {
         reg: &mut GpuRegistry,
         pane: &mut PaneGpu,
         m: &MapLayer,
-        lod: &crate::alloc_map::lod::LodMap,
+        lod: &memscape_lod::LodTrace,
     ) {
         let (size, origin) = viewport(self.abs(m.rect), gpu.screen);
         let mut view = m.window.view(m.extent, [size[0] as f32, size[1] as f32]);

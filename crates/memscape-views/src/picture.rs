@@ -183,7 +183,7 @@ pub struct MapData {
     pub selection: Option<Arc<SelectionBits>>,
     /// A big trace's level-of-detail index: the layers draw from it (`alloc_map::lod`), and
     /// `blocks`/`times` are empty.
-    pub lod: Option<Arc<crate::alloc_map::lod::LodMap>>,
+    pub lod: Option<Arc<memscape_lod::LodTrace>>,
 }
 
 /// One allocation-map view.

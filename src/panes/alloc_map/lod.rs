@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use memscape_lod::LodTrace;
-use memscape_views::alloc_map::lod::{LOD_COLORINGS, LodMap};
+use memscape_views::alloc_map::lod::LOD_COLORINGS;
 
 /// Where opening the index is.
 #[derive(Clone)]
@@ -19,7 +19,7 @@ pub enum LodState {
         pass: u8,
         fraction: f64,
     },
-    Ready(Arc<LodMap>),
+    Ready(Arc<LodTrace>),
     Failed(String),
 }
 
@@ -74,7 +74,7 @@ impl LodOpener {
                     &cn,
                 );
                 set(match result {
-                    Ok((trace, _)) => LodState::Ready(Arc::new(LodMap { trace })),
+                    Ok((trace, _)) => LodState::Ready(Arc::new(trace)),
                     Err(e) => LodState::Failed(format!("{}: {e}", path.display())),
                 });
             });
@@ -90,7 +90,7 @@ impl LodOpener {
     }
 
     /// The index, once open.
-    pub fn ready(&self) -> Option<Arc<LodMap>> {
+    pub fn ready(&self) -> Option<Arc<LodTrace>> {
         match self.state()? {
             LodState::Ready(m) => Some(m),
             _ => None,

@@ -280,7 +280,7 @@ impl AllocMapPane {
 
     /// The level-of-detail index the map draws from: open, and the settings shown are what it
     /// holds (threads' colours, no bins, the event axis, no highlight).
-    fn lod_map(&self) -> Option<Arc<memscape_views::alloc_map::lod::LodMap>> {
+    fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
         let index = self.lod.as_ref()?.ready()?;
         let t = self.dataset.alloc_trace()?;
         let shown_matches = self.shown.by == BinBy::None

@@ -5,7 +5,7 @@
 //! `exact` the exact pipelines (every block uploaded); unset, a trace is drawn from its index when
 //! one exists or when it is a mappable `.msc` of more than [`lod_block_threshold`] blocks.
 //!
-//! A map layer whose [`MapData`] carries a [`LodMap`] is drawn per frame by [`prepare`]: when the
+//! A map layer whose [`MapData`] carries a [`LodTrace`] is drawn per frame by [`prepare`]: when the
 //! view is finer than every level of the index and holds at most [`EXACT_GPU_MAX_BLOCKS`] blocks,
 //! those blocks (found through the index) go through the exact GPU pipeline, the same draw as a
 //! small trace's; otherwise the index's Eq. 1 sums are computed on the CPU, in work bounded by
@@ -132,24 +132,12 @@ pub fn unsupported(settings: &AllocMapSettings, trace: &memscape_trace::Trace) -
     unsupported_map(settings, trace)
 }
 
-/// A trace opened with its level-of-detail index, as a map layer's source.
-pub struct LodMap {
-    pub trace: LodTrace,
-}
-
-impl LodMap {
-    /// The collapsed address axis' length in bytes (the layer's `extent`).
-    pub fn extent(&self) -> [u64; 2] {
-        self.trace.extent()
-    }
-}
-
 /// The index of `path` opened once per process (built first when missing or stale), when its
 /// map is drawn from one ([`wants_lod`]); what composed pictures share (a tour's frames open it
 /// once). A failure is logged and the map is drawn exactly.
-pub fn shared(path: &Path) -> Option<Arc<LodMap>> {
+pub fn shared(path: &Path) -> Option<Arc<LodTrace>> {
     static OPEN: std::sync::LazyLock<
-        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<LodMap>>>,
+        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<LodTrace>>>,
     > = std::sync::LazyLock::new(Default::default);
     if !wants_lod(path) {
         return None;
@@ -166,7 +154,7 @@ pub fn shared(path: &Path) -> Option<Arc<LodMap>> {
         &std::sync::atomic::AtomicBool::new(false),
     ) {
         Ok((trace, _)) => {
-            let m = Arc::new(LodMap { trace });
+            let m = Arc::new(trace);
             open.insert(path.to_path_buf(), m.clone());
             Some(m)
         }
@@ -201,7 +189,7 @@ pub fn prepare(
     encoder: &mut wgpu::CommandEncoder,
     pipelines: &mut AllocMapPipelines,
     frame: &mut AllocMapFrame,
-    lod: &LodMap,
+    lod: &LodTrace,
     view: &AllocMapView,
     size: [u32; 2],
     origin: [f32; 2],
@@ -209,7 +197,7 @@ pub fn prepare(
 ) -> (Option<AllocMapData>, LodDrawn) {
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
-    if let Some(blocks) = lod.trace.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
+    if let Some(blocks) = lod.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
         let (gpu, times): (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) = blocks
             .iter()
             .map(|b| {
@@ -239,7 +227,7 @@ pub fn prepare(
         );
         return (Some(data), LodDrawn::ExactBlocks(blocks.len()));
     }
-    let (sums, stats) = lod.trace.sums(&lv, FramePath::Lod);
+    let (sums, stats) = lod.sums(&lv, FramePath::Lod);
     frame.prepare_sums(
         device,
         queue,
@@ -264,7 +252,7 @@ pub fn prepare(
 /// The picture of `lod`'s map alone, `[t0, t1) × [a0, a1)` (events × collapsed bytes) filling
 /// `size` points, drawn in `style`.
 pub fn picture(
-    lod: Arc<LodMap>,
+    lod: Arc<LodTrace>,
     window: ([u64; 2], [u64; 2]),
     style: MapStyle,
     size: egui::Vec2,
