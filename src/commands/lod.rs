@@ -222,7 +222,10 @@ pub fn render_alloc_map(
                 d.log_tau, d.log_sig
             )
         }
-        None => String::from("exact blocks found through the index (GPU pipeline)"),
+        None => format!(
+            "exact blocks found through the index (the GPU pipeline for up to {} in view, CPU sums beyond)",
+            map_lod::EXACT_GPU_MAX_BLOCKS
+        ),
     };
     let index_path = t.index_path.clone();
     let style = memscape_views::picture::MapStyle {

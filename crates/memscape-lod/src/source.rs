@@ -102,3 +102,21 @@ pub fn blocks_from_trace(trace: &Trace, coloring: Coloring) -> (Vec<LodBlock>, A
         .collect();
     (blocks, axis)
 }
+
+#[cfg(test)]
+mod palette_tests {
+    use super::palette_color;
+
+    #[test]
+    fn threads_take_the_views_64_colours() {
+        let colours: std::collections::HashSet<u32> = (0..64).map(palette_color).collect();
+        assert_eq!(colours.len(), 64, "64 threads, 64 colours");
+        for k in [0, 8, 9, 63, 64, 200] {
+            assert_eq!(
+                palette_color(k).to_le_bytes(),
+                memscape_eq1::palette::categorical(k),
+                "thread {k}"
+            );
+        }
+    }
+}
