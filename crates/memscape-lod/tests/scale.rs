@@ -13,11 +13,13 @@
 //! it when missing. `faithful.rs` runs the same check on 1.5 M events in CI.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use memscape_lod::trace_source::lod_block;
-use memscape_lod::{FramePath, LodTrace, LodView, PixelSums};
+use memscape_lod::{FramePath, LodTrace};
 
 #[test]
 #[ignore = "needs ~10 GB of disk and minutes: run by hand (see the file's header)"]
@@ -63,40 +65,18 @@ fn isolated_bytes_stay_visible_at_low_alpha_at_every_zoom_on_a_huge_trace() {
     let (w, h) = (320u32, 180u32);
     let (mut frames, mut from_levels) = (0, 0);
     for b in isolated.iter().step_by((isolated.len() / 8).max(1)) {
-        let mut zoom = 1u64;
-        loop {
-            let (tw, yw) = ((te / zoom).max(64), (ye / zoom).max(64));
-            let t0 = b.t0.saturating_sub(tw / 3);
-            let a0 = b.y.saturating_sub(yw / 3);
-            let mut v = LodView::fit(t0, t0 + tw, a0, a0 + yw, w, h);
-            v.alpha = 0.1;
+        for (zoom, v) in common::zoom_ladder(b, [te, ye], w, h) {
             let (sums, stats) = t.sums(&v, FramePath::Lod);
             frames += 1;
             from_levels += usize::from(stats.level.is_some());
             let img = sums.resolve(&v);
-            let bg = PixelSums::new(1, 1).resolve(&v)[0];
-            let g = v.block_geometry_px(b);
-            let (px, py) = (
-                g[0].max(0.0) as usize,
-                (g[1] - g[3] / 2.0).max(0.0) as usize,
-            );
-            let seen = (py.saturating_sub(1)..=py + 1).any(|y| {
-                (px.saturating_sub(1)..=px + 1).any(|x| {
-                    x < w as usize
-                        && img
-                            .get(y * w as usize + x)
-                            .is_some_and(|p| (0..3).any(|k| p[k].abs_diff(bg[k]) >= 8))
-                })
-            });
             assert!(
-                seen,
+                common::visible(&v, &img, b),
                 "1-byte block at t {} y {} invisible at zoom {zoom} (level {:?})",
-                b.t0, b.y, stats.level
+                b.t0,
+                b.y,
+                stats.level
             );
-            if tw <= 64 && yw <= 64 {
-                break;
-            }
-            zoom *= 4;
         }
     }
     eprintln!("{frames} frames, {from_levels} from levels: every isolated byte visible");
