@@ -330,3 +330,57 @@ int main(void) {
         "{differing} pixels of the live window's end differ from the opened file's"
     );
 }
+
+/// A big trace in the GUI: the allocation-map pane opens its level-of-detail index on a thread
+/// of its own (building it beside the trace, as `memscape render` would), waits for it before
+/// the screenshot, and draws its map from it (a trace counts as big above `MEMSCAPE_LOD_BLOCKS`).
+#[test]
+fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_lod");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(200_000, 9),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let png = dir.join("lod-window.png");
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .arg("view")
+        .arg(&trace)
+        .args([
+            "--window-size",
+            "1200x760",
+            "--screenshot-timeout",
+            "240",
+            "--screenshot",
+        ])
+        .arg(&png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .env("XDG_CACHE_HOME", &dir)
+        .env("MEMSCAPE_LOD_BLOCKS", "1000")
+        .env_remove("MEMSCAPE_ALLOC_MAP_PATH")
+        .output()
+        .expect("xvfb-run (package xvfb) runs");
+    assert!(
+        out.status.success(),
+        "memscape view --screenshot failed:\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.join("big.msc.thread.lod").is_file(),
+        "the pane built the index beside the trace"
+    );
+    let image = RgbaImage::load_png(&png).unwrap();
+    // The map and its panels are drawn.
+    assert!(
+        image.distinct_colors() > 200,
+        "the window looks blank ({} colours)",
+        image.distinct_colors()
+    );
+}

@@ -200,6 +200,22 @@ fn render_takes_the_lod_path_zoomed_out_and_exact_blocks_zoomed_in() {
     );
     assert!(ok, "{err}");
     assert!(err.contains("allocation map from exact blocks"), "{err}");
+    // Zoomed in, the blocks in view went through the exact GPU pipeline: the CPU judge's
+    // picture on the same view, to the GPU-vs-CPU tolerance.
+    let [_, ye] = lt.extent();
+    let zoom_view = memscape_lod::LodView::fit(200_000, 201_000, 0, ye, 160, 90);
+    let (want, _) = lt.frame(&zoom_view, FramePath::Exact);
+    let got = memscape_render::RgbaImage::load_png(&zoom).unwrap();
+    let off = want
+        .iter()
+        .zip(got.pixels.chunks_exact(4))
+        .filter(|(w, g)| (0..3).any(|c| w[c].abs_diff(g[c]) > 2))
+        .count();
+    assert!(
+        off * 1000 <= want.len(),
+        "{off} of {} pixels differ by more than 2/255 from the exact CPU picture",
+        want.len()
+    );
 
     // Forced on a colouring the index does not carry: a clear error naming what it offers.
     let (ok, _, err) = memscape_env(
@@ -207,4 +223,50 @@ fn render_takes_the_lod_path_zoomed_out_and_exact_blocks_zoomed_in() {
         &[("MEMSCAPE_ALLOC_MAP_PATH", "lod")],
     );
     assert!(!ok && err.contains("the index offers: thread"), "{err}");
+}
+
+/// `memscape info` of a big trace: the first run passes over every block and stores the
+/// summary beside the trace; the next runs print the stored one (the same text and JSON as the
+/// full pass, which `MEMSCAPE_ALLOC_MAP_PATH=exact` still forces).
+#[test]
+fn info_of_a_big_trace_is_served_from_its_stored_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(200_000, 5),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let t = trace.to_str().unwrap();
+    let big = [("MEMSCAPE_LOD_BLOCKS", "1000")];
+    let full = [
+        ("MEMSCAPE_LOD_BLOCKS", "1000"),
+        ("MEMSCAPE_ALLOC_MAP_PATH", "exact"),
+    ];
+    let stored = dir.path().join("big.msc.summary.json");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let (ok, out, err) = memscape_env(args, env);
+        assert!(ok, "{err}");
+        out
+    };
+    let full_json = run(&["info", t, "--json"], &full);
+    let full_text = run(&["info", t], &full);
+    assert!(!stored.exists(), "the full pass forced stores nothing");
+    assert!(full_text.contains("blocks"), "{full_text}");
+    // First run: the full pass, stored.
+    assert_eq!(run(&["info", t, "--json"], &big), full_json);
+    assert!(stored.is_file());
+    // Then from the store, equal to the full pass in both forms.
+    assert_eq!(run(&["info", t, "--json"], &big), full_json);
+    assert_eq!(run(&["info", t], &big), full_text);
+    // It really is the store that answers: what it says is printed.
+    let mut s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stored).unwrap()).unwrap();
+    s["text"] = serde_json::Value::from("from the store\n");
+    std::fs::write(&stored, serde_json::to_vec(&s).unwrap()).unwrap();
+    assert_eq!(run(&["info", t], &big), "from the store\n");
+    // Other options are another summary: a full pass again.
+    let innermost = run(&["info", t, "--innermost-sites"], &big);
+    assert_ne!(innermost, "from the store\n");
 }

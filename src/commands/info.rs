@@ -12,12 +12,73 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     if path.is_dir() {
         return info_dir(args, &path);
     }
+    // A big trace (one drawn from its level-of-detail index) keeps its summary beside it: the
+    // second `info` reads it instead of passing over every block again.
+    if memscape_views::alloc_map::lod::wants_lod(&path) {
+        return stored_info(args, &path);
+    }
     let trace = memscape_trace::load(&path)?;
     trace_info(args, trace)
 }
 
+/// What a stored summary was made with: the options and this program's version.
+fn summary_key(args: &InfoArgs) -> String {
+    format!(
+        "memscape {} info process={:?} sites={:?}",
+        env!("CARGO_PKG_VERSION"),
+        args.process,
+        args.sites
+    )
+}
+
+/// `info` of a big trace: its stored summary when current, else the full pass, stored.
+fn stored_info(args: &InfoArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let key = summary_key(args);
+    let stored = match memscape_lod::summary::load(path, &key) {
+        Some(s) => s,
+        None => {
+            let trace = memscape_trace::load(path)?;
+            let report = info_report(args, trace)?;
+            let text = report.to_string();
+            let json = serde_json::to_string_pretty(&report)?;
+            match memscape_lod::summary::store(path, &key, &text, &json) {
+                Ok(at) => tracing::debug!("summary stored in {}", at.display()),
+                Err(e) => tracing::warn!("{}: summary not stored: {e}", path.display()),
+            }
+            memscape_lod::summary::StoredSummary {
+                version: 0,
+                source: memscape_lod::SourceId::default(),
+                key,
+                text,
+                json,
+            }
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", stored.json)?;
+    } else {
+        write!(out, "{}", stored.text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `info` of one allocation trace.
 fn trace_info(args: &InfoArgs, trace: memscape_trace::Trace) -> anyhow::Result<ExitCode> {
+    let report = info_report(args, trace)?;
+    if args.json {
+        super::analyses::print_json(&report)?;
+    } else {
+        write!(std::io::stdout().lock(), "{report}")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report of `info` on one allocation trace (one full pass).
+fn info_report(
+    args: &InfoArgs,
+    trace: memscape_trace::Trace,
+) -> anyhow::Result<memscape_trace::info::InfoReport> {
     let mut trace = select_processes(trace, args.process.as_deref())?;
     // Name the frames from the binaries (and their debug files) when they exist here.
     let symbols = memscape_trace::symbolize::symbolize(&mut trace);
@@ -26,13 +87,7 @@ fn trace_info(args: &InfoArgs, trace: memscape_trace::Trace) -> anyhow::Result<E
         sites: super::analyses::site_options(&args.sites)?,
         ..Default::default()
     };
-    let report = memscape_trace::info::info(&trace, &options);
-    if args.json {
-        super::analyses::print_json(&report)?;
-    } else {
-        write!(std::io::stdout().lock(), "{report}")?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(memscape_trace::info::info(&trace, &options))
 }
 
 /// `info DIR`: a Parquet trace dataset reads as the trace it holds; any other directory

@@ -149,102 +149,31 @@ fn render(a: &LodRenderArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Blocks above which `memscape render` and `info` use the level-of-detail index of a mappable
-/// `.msc` (building it when missing); `MEMSCAPE_LOD_BLOCKS` overrides it.
-pub const DEFAULT_LOD_BLOCKS: u64 = 2_000_000;
-
-/// The colourings the index path draws (the others fall back to the exact pipeline).
-pub const LOD_COLORINGS: &str = "thread";
-
-fn lod_block_threshold() -> u64 {
-    std::env::var("MEMSCAPE_LOD_BLOCKS")
-        .ok()
-        .and_then(|v| v.replace('_', "").parse().ok())
-        .unwrap_or(DEFAULT_LOD_BLOCKS)
-}
-
-/// Whether `trace` is drawn from its level-of-detail index: `MEMSCAPE_ALLOC_MAP_PATH=lod`
-/// forces it (`raster`, `dense`, `exact` force the exact pipelines); otherwise when an index
-/// is there already or the trace is a mappable `.msc` of more blocks than the threshold.
-pub fn wants_lod(trace: &Path) -> bool {
-    match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref() {
-        Ok("lod") => return true,
-        Ok("raster" | "dense" | "exact") => return false,
-        _ => {}
-    }
-    if !trace.is_file() {
-        return false;
-    }
-    if LodTrace::index_exists(trace, "thread") {
-        return true;
-    }
-    matches!(
-        memscape_lod::trace_source::MappedColumns::open(trace),
-        Ok(Some(m)) if m.columns().len() as u64 > lod_block_threshold()
-    )
-}
-
-/// Why the settings cannot be drawn from the index (`None`: they can).
-fn lod_unsupported(
-    s: &memscape_views::alloc_map::AllocMapSettings,
-    trace: &memscape_trace::Trace,
-) -> Option<String> {
-    use memscape_views::alloc_map::bins::BinBy;
-    use memscape_views::alloc_map::colors::ColorBy;
-    use memscape_views::alloc_map::scene::TimeAxis;
-    use memscape_views::alloc_map::settings::Panel;
-    let several_processes = memscape_trace::process::several_with_events(trace);
-    let color = s.color.unwrap_or_else(|| ColorBy::default_for(trace));
-    if color != ColorBy::Thread {
-        return Some(format!(
-            "colour by {} (the index offers: {LOD_COLORINGS})",
-            color.name()
-        ));
-    }
-    if s.panels.iter().any(|p| *p != Panel::Main) {
-        return Some(String::from("panels other than main"));
-    }
-    if s.bins.unwrap_or(if several_processes {
-        BinBy::Process
-    } else {
-        BinBy::None
-    }) != BinBy::None
-    {
-        return Some(String::from("bins"));
-    }
-    if s.time != TimeAxis::Events {
-        return Some(String::from("a time axis other than events"));
-    }
-    if s.process.is_some() || !s.cursors.is_empty() {
-        return Some(String::from("--process or cursors"));
-    }
-    None
-}
-
-/// `memscape render --view alloc` of a big trace from its level-of-detail index (see
-/// [`wants_lod`]); `Ok(None)` when the exact pipeline draws it (small trace, or settings the
-/// index does not carry: said on stderr).
+/// `memscape render --view alloc` of a big trace from its level-of-detail index (the choice is
+/// `memscape_views::alloc_map::lod`'s, where the map's draw paths are chosen): a picture whose
+/// map layer draws from the index, through the same headless drawer as every picture (exact GPU
+/// pipeline when few blocks are in view, else the index's sums resolved on the GPU). `Ok(None)`
+/// when the exact pipeline draws it (small trace, or settings the index does not carry: said on
+/// stderr).
 pub fn render_alloc_map(
     args: &crate::cli::RenderArgs,
     file: &Path,
 ) -> anyhow::Result<Option<ExitCode>> {
     use memscape_views::ViewKind;
+    use memscape_views::alloc_map::lod::{self as map_lod, PathChoice};
     if args.view != ViewKind::AllocMap {
         return Ok(None);
     }
-    if crate::cli::ImageFormat::of(args.format, &args.out) != crate::cli::ImageFormat::Png {
-        return Ok(None);
-    }
     let path = memscape_views::demo::resolve_path(file)?;
-    if !wants_lod(&path) {
+    if !map_lod::wants_lod(&path) {
         return Ok(None);
     }
-    let forced = FramePath::from_env() == Some(FramePath::Lod);
+    let forced = PathChoice::from_env() == PathChoice::Lod;
     let s = &args.alloc;
     // The trace's header first (mapped: cheap), so that settings the index cannot draw do not
     // build it.
     let header = memscape_lod::trace_source::TraceFile::open(&path)?;
-    if let Some(why) = lod_unsupported(s, &header.trace) {
+    if let Some(why) = map_lod::unsupported(s, &header.trace) {
         anyhow::ensure!(
             !forced,
             "MEMSCAPE_ALLOC_MAP_PATH=lod: the level-of-detail index cannot draw {why}"
@@ -256,12 +185,12 @@ pub fn render_alloc_map(
         return Ok(None);
     }
     drop(header);
-    let (t, report) = open(&path, "thread", false)?;
     let (w, h) = (args.width, args.height);
     anyhow::ensure!(
         (1..=16384).contains(&w) && (1..=16384).contains(&h),
         "--width/--height {w}x{h}: expected 1 to 16384 each"
     );
+    let (t, report) = open(&path, map_lod::LOD_COLORINGS, false)?;
     let [te, ye] = t.extent();
     let (t0, t1) = s.range_time.map_or((0, te), |r| (r.start, r.end));
     let axis = &t.meta().axis;
@@ -284,37 +213,49 @@ pub fn render_alloc_map(
         t0 < t1 && a0 < a1,
         "--range-time/--range-addr: an empty window"
     );
-    let mut view = memscape_lod::LodView::fit(t0, t1, a0, a1, w, h);
-    view.alpha = s.alpha;
-    view.cushion = match s.cushion {
-        memscape_views::alloc_map::settings::Cushion::Parabolic => Cushion::Parabolic,
-        memscape_views::alloc_map::settings::Cushion::Plateau => Cushion::Plateau,
-        memscape_views::alloc_map::settings::Cushion::None => Cushion::None,
-    };
-    view.cushion_strength = s.relief;
-    let frame_start = Instant::now();
-    let (pixels, stats) = t.frame(&view, FramePath::Lod);
-    let mut img = memscape_render::RgbaImage::new(w, h, [0, 0, 0, 255]);
-    img.pixels = pixels.into_iter().flatten().collect();
-    img.save_png(&args.out)
-        .with_context(|| format!("{}", args.out.display()))?;
-    let how = match stats.level {
+    let view = memscape_lod::LodView::fit(t0, t1, a0, a1, w, h);
+    let how = match t.index.level_for(view.pixel_size()) {
         Some(l) => {
             let d = t.index.levels[l].desc;
             format!(
-                "level of detail (level 2^{} events × 2^{} bytes: {} cells, {} exact large blocks)",
-                d.log_tau, d.log_sig, stats.cells, stats.exact_blocks
+                "level of detail (level 2^{} events × 2^{} bytes, resolved on the GPU)",
+                d.log_tau, d.log_sig
             )
         }
         None => format!(
-            "exact blocks ({} found through the index)",
-            stats.exact_blocks
+            "exact blocks found through the index (the GPU pipeline for up to {} in view, CPU sums beyond)",
+            map_lod::EXACT_GPU_MAX_BLOCKS
         ),
     };
+    let index_path = t.index_path.clone();
+    let style = memscape_views::picture::MapStyle {
+        alpha: s.alpha,
+        cushion: s.cushion.kind(),
+        cushion_strength: s.relief,
+        color_mode: memscape_render::alloc_map::ColorMode::Categorical,
+    };
+    let picture = map_lod::picture(
+        std::sync::Arc::new(t),
+        ([t0, t1], [a0, a1]),
+        style,
+        egui::vec2(w as f32, h as f32),
+    );
+    let ctx = super::render::gpu_context(args.adapter)?;
+    let frame_start = Instant::now();
+    match crate::cli::ImageFormat::of(args.format, &args.out) {
+        crate::cli::ImageFormat::Png => {
+            memscape_views::headless::render_picture(&ctx, &picture)?.save_png(&args.out)?
+        }
+        crate::cli::ImageFormat::Svg => {
+            let svg = memscape_views::svg::picture_svg(&ctx, &picture)?;
+            std::fs::write(&args.out, svg)
+                .with_context(|| format!("writing {}", args.out.display()))?;
+        }
+    }
     eprintln!(
         "{}: allocation map from {how}; index {} {}, frame {:.3} s",
         path.display(),
-        t.index_path.display(),
+        index_path.display(),
         report.built.map_or("opened", |_| "built"),
         frame_start.elapsed().as_secs_f64()
     );

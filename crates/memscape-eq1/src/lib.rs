@@ -3,6 +3,19 @@
 //! reference (the judge of every GPU path) and memscape-lod's exact path and level of detail
 //! both call. No GPU stack: memscape-lod stays CPU-only.
 //! `crates/memscape-render/tests/alloc_map_lod.rs` checks that both give the same image.
+//!
+//! Modules: [`view`] (what part of the plane a picture shows, a block's pixel geometry),
+//! [`accumulate`] (a block's exact Eq. 1 sums per pixel), [`sums`] (the per-pixel sums and their
+//! resolve into colours), [`palette`] (the categorical colours).
+
+pub mod accumulate;
+pub mod palette;
+pub mod sums;
+pub mod view;
+
+pub use accumulate::{BlockPaint, ColumnSums, add_block_px};
+pub use sums::PixelSums;
+pub use view::{MapBlock, MapView, offset_to_f32};
 
 /// How blocks are shaded (memscape-render's `CushionKind` maps onto it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -118,6 +131,22 @@ pub fn vertical_overlap(g: [f32; 4], py: f32) -> f32 {
 #[inline]
 pub fn box_coverage(g: [f32; 4], p: [f32; 2]) -> f32 {
     interval_overlap(g[0], g[2], p[0]) * vertical_overlap(g, p[1])
+}
+
+/// The pixels `[q0, q1)` (corners, pixel units) a clamped block `c` = (x0, y_bottom, w, h) may
+/// touch, with [`EDGE_SLACK`] for rounding and at least one pixel each way; as the shaders'
+/// quad bounds.
+#[inline]
+pub fn touched_pixels(c: [f32; 4]) -> [[f32; 2]; 2] {
+    let q0 = [
+        (c[0] - EDGE_SLACK).floor(),
+        (c[1] - c[3] - EDGE_SLACK).floor(),
+    ];
+    let q1 = [
+        (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
+        (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
+    ];
+    [q0, q1]
 }
 
 /// Clamps to the viewport plus `margin`, keeping the far edges; as `clamp_geometry` in WGSL.

@@ -187,10 +187,12 @@ impl LevelOut {
             .map_err(|e| err(&self.paths[0], e))?;
         self.n_columns += 1;
         for (ky, c) in cells.iter() {
-            let q = |v: f32, up: bool| -> u8 {
-                let s = ((v + 0.5) / 2.0).clamp(0.0, 1.0) * 255.0;
-                (if up { s.ceil() } else { s.floor() }) as u8
-            };
+            let codes = [
+                CellRec::bbox_code(c.lo[0], false),
+                CellRec::bbox_code(c.hi[0], true),
+                CellRec::bbox_code(c.lo[1], false),
+                CellRec::bbox_code(c.hi[1], true),
+            ];
             let profile = |p: &[f32; PROFILE_BINS]| -> [u8; PROFILE_BINS] {
                 let max = p.iter().copied().fold(0.0f32, f32::max).max(1e-30);
                 p.map(|v| {
@@ -206,18 +208,13 @@ impl LevelOut {
                 bucket_first: self.n_buckets,
                 n: c.n as f32,
                 buckets: c.buckets.len() as u16,
-                bbox: [
-                    q(c.lo[0], false),
-                    q(c.hi[0], true),
-                    q(c.lo[1], false),
-                    q(c.hi[1], true),
-                ],
+                bbox: codes.map(|v| v.to_be_bytes()[0]),
                 _pad: 0,
                 mean_w: (c.sw / c.n) as f32,
                 mean_h: (c.sh / c.n) as f32,
                 profile_x: profile(&c.px),
                 profile_y: profile(&c.py),
-                _pad2: 0,
+                bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
             };
             self.cells
                 .write_all(bytemuck::bytes_of(&rec))

@@ -17,8 +17,10 @@ pub struct CellRec {
     /// Buckets of the cell.
     pub buckets: u16,
     /// Bounding box of the blocks' extents (x lo, x hi, y lo, y hi; y from the low address),
-    /// rounded outwards, as codes `c` of `c · 2/255 − 0.5` cells (blocks centred in the cell
-    /// and smaller than it lie within [−0.5, 1.5]).
+    /// rounded outwards, as 16-bit codes `c` of `c · 2/65535 − 0.5` cells (blocks centred in
+    /// the cell and smaller than it lie within [−0.5, 1.5]): the high bytes here, the low bytes
+    /// in `bbox_fine`. At low α a sliver of coverage weighs much (0.01^0.1 = 0.63): an edge
+    /// rounded by 1/128 of a cell past a pixel boundary coloured the empty neighbour.
     pub bbox: [u8; 4],
     pub _pad: u16,
     /// Mean width and height of the blocks, in cell units.
@@ -30,7 +32,8 @@ pub struct CellRec {
     /// over: a cell's blocks are rarely spread evenly.
     pub profile_x: [u8; PROFILE_BINS],
     pub profile_y: [u8; PROFILE_BINS],
-    pub _pad2: u32,
+    /// Low bytes of the bounding box codes.
+    pub bbox_fine: [u8; 4],
 }
 
 /// Slices of a cell's profiles.
@@ -69,10 +72,17 @@ pub struct BucketRec {
 const _: () = assert!(std::mem::size_of::<BucketRec>() == 16);
 
 impl CellRec {
-    /// The bounding box edge coded `c`, in cell units.
+    /// Bounding box edge `k` (x lo, x hi, y lo, y hi) in cell units.
     #[inline]
-    pub fn bbox_at(c: u8) -> f64 {
-        f64::from(c) * 2.0 / 255.0 - 0.5
+    pub fn bbox_at(&self, k: usize) -> f64 {
+        let code = u16::from_be_bytes([self.bbox[k], self.bbox_fine[k]]);
+        f64::from(code) * 2.0 / 65535.0 - 0.5
+    }
+
+    /// The 16-bit code of a bounding box edge `v` (cell units), rounded up or down.
+    pub fn bbox_code(v: f32, up: bool) -> u16 {
+        let s = ((f64::from(v) + 0.5) / 2.0).clamp(0.0, 1.0) * 65535.0;
+        (if up { s.ceil() } else { s.floor() }) as u16
     }
 }
 

@@ -7,7 +7,6 @@
 
 pub mod build;
 pub mod eq1;
-pub mod exact;
 pub mod format;
 pub mod index;
 pub mod msc_stream;
@@ -15,10 +14,23 @@ pub mod open;
 pub mod resolve;
 pub mod sidecar;
 pub mod source;
-pub mod sums;
+pub mod summary;
 pub mod synth;
 pub mod trace_source;
-pub mod view;
+
+/// Exact accumulation: memscape-eq1's (the loop memscape-render's CPU reference runs).
+pub mod exact {
+    pub use memscape_eq1::accumulate::*;
+}
+/// Per-pixel sums and their resolve: memscape-eq1's.
+pub mod sums {
+    pub use memscape_eq1::sums::*;
+}
+/// Views and blocks: memscape-eq1's `MapView` and `MapBlock` under the names this crate has
+/// always used.
+pub mod view {
+    pub use memscape_eq1::view::{MapBlock as LodBlock, MapView as LodView, offset_to_f32};
+}
 
 use std::path::Path;
 
@@ -31,8 +43,9 @@ pub use view::{LodBlock, LodView};
 
 /// First bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
-/// Format version of index files.
-pub const VERSION: u32 = 1;
+/// Format version of index files (2: threads coloured from the 64-colour palette, 16-bit
+/// bounding boxes).
+pub const VERSION: u32 = 2;
 
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]

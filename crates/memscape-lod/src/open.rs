@@ -10,7 +10,7 @@ use crate::resolve::{ResolveStats, accumulate};
 use crate::sidecar::{self, Coloring};
 use crate::source::palette_color;
 use crate::trace_source::{ColorFn, TraceBlocks, TraceFile, lod_block};
-use crate::{BuildParams, IndexMeta, LodError, LodIndex, LodView, PixelSums, exact};
+use crate::{BuildParams, IndexMeta, LodBlock, LodError, LodIndex, LodView, PixelSums, exact};
 
 /// How frames are computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -164,6 +164,34 @@ impl LodTrace {
     pub fn whole_view(&self, width: u32, height: u32) -> LodView {
         let [t, y] = self.extent();
         LodView::fit(0, t, 0, y, width, height)
+    }
+
+    /// The blocks of the trace `view` shows when no level of the index applies to it (the view
+    /// is finer than every level), found through the index's classes and the trace's
+    /// allocation order; `None` when a level applies or there are more than `limit`. What the
+    /// exact GPU pipeline draws when few blocks are in view (blocks outside the view may come
+    /// too; they add nothing).
+    pub fn exact_blocks(&self, view: &LodView, limit: usize) -> Option<Vec<LodBlock>> {
+        use crate::resolve::BlockSource as _;
+        if self.index.level_for(view.pixel_size()).is_some() {
+            return None;
+        }
+        let source = TraceBlocks {
+            columns: self.file.columns(),
+            axis: &self.index.meta.axis,
+            color: self.color,
+            index: &self.index,
+        };
+        let mut out = Vec::new();
+        let mut over = false;
+        source.blocks_in(view.window(), 0, 1, &mut |b| {
+            if out.len() < limit {
+                out.push(*b);
+            } else {
+                over = true;
+            }
+        });
+        (!over).then_some(out)
     }
 
     /// The view's Eq. 1 sums (add a pane's own passes to them before resolving).

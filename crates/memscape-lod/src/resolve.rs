@@ -242,7 +242,7 @@ fn add_cell(
         &AxisCell {
             origin: cx0,
             scale: ctx.rx,
-            bbox: [cell.bbox[0], cell.bbox[1]],
+            bbox: [cell.bbox_at(0), cell.bbox_at(1)],
             profile: &cell.profile_x,
             extent: bw,
         },
@@ -257,7 +257,7 @@ fn add_cell(
         &AxisCell {
             origin: cy_bottom,
             scale: -ctx.ry,
-            bbox: [cell.bbox[2], cell.bbox[3]],
+            bbox: [cell.bbox_at(2), cell.bbox_at(3)],
             profile: &cell.profile_y,
             extent: bh,
         },
@@ -318,8 +318,8 @@ fn add_cell(
 pub struct AxisCell<'a> {
     pub origin: f64,
     pub scale: f64,
-    /// Bounding-box codes (low, high) of the blocks' extents ([`CellRec::bbox_at`]).
-    pub bbox: [u8; 2],
+    /// The blocks' extents' bounding box (low, high), cell units ([`CellRec::bbox_at`]).
+    pub bbox: [f64; 2],
     pub profile: &'a [u8; PROFILE_BINS],
     /// Mean block extent along the axis, in pixels.
     pub extent: f64,
@@ -331,10 +331,7 @@ pub struct AxisCell<'a> {
 pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
     out.clear();
     let to_px = |u: f64| c.origin + u * c.scale;
-    let (b0, b1) = (
-        to_px(CellRec::bbox_at(c.bbox[0])),
-        to_px(CellRec::bbox_at(c.bbox[1])),
-    );
+    let (b0, b1) = (to_px(c.bbox[0]), to_px(c.bbox[1]));
     let (blo, bhi) = (b0.min(b1), b0.max(b1));
     // Every block inside one pixel: all of them there, whole.
     let p0 = ffloor(blo);

@@ -10,8 +10,13 @@ use crate::{IndexMeta, LodError, LodIndex, SourceId};
 
 /// The index file of `trace` for a colouring: `TRACE.COLORING.lod` beside it.
 pub fn index_path(trace: &Path, coloring: &str) -> PathBuf {
+    beside(trace, &format!("{coloring}.lod"))
+}
+
+/// `TRACE.SUFFIX` beside `trace`.
+fn beside(trace: &Path, suffix: &str) -> PathBuf {
     let mut name = trace.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{coloring}.lod"));
+    name.push(format!(".{suffix}"));
     trace.with_file_name(name)
 }
 
@@ -19,7 +24,13 @@ pub fn index_path(trace: &Path, coloring: &str) -> PathBuf {
 /// cache directory (`$XDG_CACHE_HOME` or `~/.cache`, `memscape/lod/`, named by the trace's
 /// file name and a hash of its full path), used when the trace's directory is not writable.
 pub fn index_locations(trace: &Path, coloring: &str) -> Vec<PathBuf> {
-    let mut out = vec![index_path(trace, coloring)];
+    locations(trace, &format!("{coloring}.lod"))
+}
+
+/// The files `TRACE.SUFFIX` beside `trace` and `NAME.HASH.SUFFIX` in the cache directory (see
+/// [`index_locations`]): where files derived from a trace live.
+pub fn locations(trace: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut out = vec![beside(trace, suffix)];
     if let Some(dir) = cache_dir() {
         let full = std::fs::canonicalize(trace).unwrap_or_else(|_| trace.to_path_buf());
         // FNV-1a: stable across builds (the name must be found again by the next run).
@@ -30,7 +41,7 @@ pub fn index_locations(trace: &Path, coloring: &str) -> Vec<PathBuf> {
                 (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
             });
         let name = trace.file_name().unwrap_or_default().to_string_lossy();
-        out.push(dir.join(format!("{name}.{hash:016x}.{coloring}.lod")));
+        out.push(dir.join(format!("{name}.{hash:016x}.{suffix}")));
     }
     out
 }

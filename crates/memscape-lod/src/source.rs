@@ -76,20 +76,9 @@ pub enum Coloring {
     Size,
 }
 
-/// 16 categorical sRGB colours (a prefix of the map's palette).
+/// Thread `index`'s colour: the views' 64-colour palette (memscape-eq1's), packed.
 pub fn palette_color(index: u32) -> u32 {
-    const PALETTE: [[u8; 3]; 8] = [
-        [0x4e, 0x79, 0xa7],
-        [0xf2, 0x8e, 0x2b],
-        [0xe1, 0x57, 0x59],
-        [0x76, 0xb7, 0xb2],
-        [0x59, 0xa1, 0x4f],
-        [0xed, 0xc9, 0x48],
-        [0xb0, 0x7a, 0xa1],
-        [0xff, 0x9d, 0xa7],
-    ];
-    let [r, g, b] = PALETTE[index as usize % PALETTE.len()];
-    u32::from_le_bytes([r, g, b, 255])
+    memscape_eq1::palette::categorical_packed(index)
 }
 
 /// The blocks of an in-memory trace on the event axis and the collapsed address axis.
@@ -112,4 +101,22 @@ pub fn blocks_from_trace(trace: &Trace, coloring: Coloring) -> (Vec<LodBlock>, A
         })
         .collect();
     (blocks, axis)
+}
+
+#[cfg(test)]
+mod palette_tests {
+    use super::palette_color;
+
+    #[test]
+    fn threads_take_the_views_64_colours() {
+        let colours: std::collections::HashSet<u32> = (0..64).map(palette_color).collect();
+        assert_eq!(colours.len(), 64, "64 threads, 64 colours");
+        for k in [0, 8, 9, 63, 64, 200] {
+            assert_eq!(
+                palette_color(k).to_le_bytes(),
+                memscape_eq1::palette::categorical(k),
+                "thread {k}"
+            );
+        }
+    }
 }

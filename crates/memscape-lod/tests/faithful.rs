@@ -9,6 +9,8 @@
 //! isolated 1-byte block stays visible at α = 0.1 at every zoom.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -167,38 +169,17 @@ fn generated_trace_within_tolerance_and_isolated_bytes_visible() {
     assert!(isolated.len() >= 8);
     let mut levels_used = 0;
     for b in isolated.iter().step_by(4) {
-        let mut zoom = 1u64;
-        loop {
-            let (tw, yw) = ((te / zoom).max(64), (ye / zoom).max(64));
-            let t0 = b.t0.saturating_sub(tw / 3);
-            let a0 = b.y.saturating_sub(yw / 3);
-            let mut v = LodView::fit(t0, t0 + tw, a0, a0 + yw, w, h);
-            v.alpha = 0.1;
+        for (zoom, v) in common::zoom_ladder(b, [te, ye], w, h) {
             let mut sums = PixelSums::new(w, h);
             levels_used +=
                 usize::from(accumulate(&c.index, &source, &v, &mut sums).level.is_some());
             let img = sums.resolve(&v);
-            let bg = PixelSums::new(1, 1).resolve(&v)[0];
-            let g = v.block_geometry_px(b);
-            let (px, py) = (
-                g[0].max(0.0) as usize,
-                (g[1] - g[3] / 2.0).max(0.0) as usize,
-            );
-            let seen = (py.saturating_sub(1)..=py + 1).any(|y| {
-                (px.saturating_sub(1)..=px + 1).any(|x| {
-                    img.get(y * w as usize + x)
-                        .is_some_and(|p| (0..3).any(|k| p[k].abs_diff(bg[k]) >= 8))
-                })
-            });
             assert!(
-                seen,
+                common::visible(&v, &img, b),
                 "1-byte block at t {} y {} invisible at zoom {zoom}",
-                b.t0, b.y
+                b.t0,
+                b.y
             );
-            if tw <= 64 && yw <= 64 {
-                break;
-            }
-            zoom *= 4;
         }
     }
     assert!(levels_used > 0);

@@ -7,21 +7,8 @@ pub fn split(value: u64) -> [u32; 2] {
 }
 
 /// `(a - origin)` as a signed 64-bit offset converted to f32 after the exact subtraction, as the
-/// shader computes it (including its rounding: the high word is scaled in f32).
-pub fn offset_to_f32(a: u64, origin: u64) -> f32 {
-    let [a_lo, a_hi] = split(a);
-    let [o_lo, o_hi] = split(origin);
-    let mut lo = a_lo.wrapping_sub(o_lo);
-    let borrow = u32::from(a_lo < o_lo);
-    let mut hi = a_hi.wrapping_sub(o_hi).wrapping_sub(borrow);
-    let negative = hi & 0x8000_0000 != 0;
-    if negative {
-        lo = (!lo).wrapping_add(1);
-        hi = (!hi).wrapping_add(u32::from(lo == 0));
-    }
-    let magnitude = hi as f32 * 4_294_967_296.0 + lo as f32;
-    if negative { -magnitude } else { magnitude }
-}
+/// shader computes it (including its rounding: the high word is scaled in f32); memscape-eq1's.
+pub use memscape_eq1::offset_to_f32;
 
 #[cfg(test)]
 mod tests {

@@ -134,6 +134,9 @@ pub struct AllocTraceData {
     pub trace: memscape_trace::Trace,
     /// Blocks laid out for the allocation map (collapsed address axis, default colours).
     pub scene: Option<AllocScene>,
+    /// The file it was read from (a big trace's map draws from its level-of-detail index
+    /// beside it, `alloc_map::lod`).
+    pub path: Option<std::path::PathBuf>,
 }
 
 impl AllocTraceData {
@@ -142,7 +145,11 @@ impl AllocTraceData {
         let scene = trace
             .has_addresses()
             .then(|| AllocScene::build(&trace, ColorBy::default_for(&trace)));
-        Self { trace, scene }
+        Self {
+            trace,
+            scene,
+            path: None,
+        }
     }
 }
 
@@ -350,7 +357,11 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
                 }
             };
             progress(0.7, "laying out the allocation map");
-            DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)))
+            let mut data = AllocTraceData::new(trace);
+            if let LoadSource::File(path) = source {
+                data.path = Some(path.clone());
+            }
+            DatasetContent::AllocTrace(Box::new(data))
         }
     };
     progress(1.0, "done");

@@ -366,6 +366,8 @@ struct PaneGpu {
     cursors: HashMap<u32, CursorOverlay>,
     picker: Option<AllocMapPicker>,
     asked: HashMap<u64, u64>,
+    /// The exact blocks in view of map layers drawn from a level-of-detail index.
+    lod_uploads: HashMap<u32, Option<AllocMapData>>,
 }
 
 struct PictureCallback {
@@ -485,6 +487,50 @@ impl PanePicture<'_> {
         r.translate(self.rect.min.to_vec2())
     }
 
+    /// A map layer drawn from a big trace's level-of-detail index (`alloc_map::lod`): redrawn
+    /// only when the view changes; the exact blocks in view, when few, are uploaded for it.
+    fn prepare_lod_map(
+        &self,
+        gpu: &mut Gpu<'_>,
+        reg: &mut GpuRegistry,
+        pane: &mut PaneGpu,
+        m: &MapLayer,
+        lod: &memscape_lod::LodTrace,
+    ) {
+        let (size, origin) = viewport(self.abs(m.rect), gpu.screen);
+        let mut view = m.window.view(m.extent, [size[0] as f32, size[1] as f32]);
+        m.style.apply(&mut view);
+        let key = frame_key(
+            &view,
+            &[
+                Arc::as_ptr(&m.data) as usize as u64,
+                u64::from(size[0]) << 32 | u64::from(size[1]),
+                u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
+            ],
+        );
+        let (frame, prepared) = pane
+            .frames
+            .entry(m.slot)
+            .or_insert_with(|| (AllocMapFrame::new(gpu.device, &reg.maps), 0));
+        if *prepared != key {
+            let (upload, _) = crate::alloc_map::lod::prepare(
+                gpu.device,
+                gpu.queue,
+                gpu.encoder,
+                &mut reg.maps,
+                frame,
+                lod,
+                &view,
+                size,
+                origin,
+                reg.target_format,
+            );
+            // Kept until the next redraw of this layer: the commands just recorded read it.
+            pane.lod_uploads.insert(m.slot, upload);
+            *prepared = key;
+        }
+    }
+
     fn prepare_map(
         &self,
         gpu: &mut Gpu<'_>,
@@ -493,6 +539,10 @@ impl PanePicture<'_> {
         m: &MapLayer,
     ) {
         let (device, queue) = (gpu.device, gpu.queue);
+        if let Some(lod) = &m.data.lod {
+            self.prepare_lod_map(gpu, reg, pane, m, lod);
+            return;
+        }
         // The upload: replaced only in the parts that changed.
         match &mut pane.map {
             Some(u) if Arc::ptr_eq(&u.source, &m.data) => {}

@@ -203,16 +203,6 @@ impl MapDrawer {
         let Some(pipelines) = self.pipelines.as_mut() else {
             return Ok(());
         };
-        if self.data.as_ref().is_none_or(|(p, _)| *p != data_ptr) {
-            let data = AllocMapData::upload(&ctx.device, pipelines, &m.data.blocks, &m.data.times);
-            if let Some(bits) = &m.data.selection {
-                data.set_selection(&ctx.queue, bits.words());
-            }
-            self.data = Some((data_ptr, data));
-        }
-        let Some((_, data)) = &self.data else {
-            return Ok(());
-        };
         let r = pixel_rect(m.rect);
         let mut view = m.window.view(m.extent, [r[2] as f32, r[3] as f32]);
         m.style.apply(&mut view);
@@ -222,26 +212,57 @@ impl MapDrawer {
                 label: Some("headless::map"),
             });
         let mut frame = AllocMapFrame::new(&ctx.device, pipelines);
-        frame.prepare_with(
-            &ctx.device,
-            &ctx.queue,
-            &mut encoder,
-            pipelines,
-            data,
-            &view,
-            [r[2], r[3]],
-            [r[0] as f32, r[1] as f32],
-            OFFSCREEN_FORMAT,
-            &DrawOptions {
-                range: Some(m.range.clone()),
-                selection: if m.data.selection.is_some() {
-                    SelectionStyle::DIM
-                } else {
-                    SelectionStyle::Off
+        // A big trace's layer draws from its level-of-detail index (`alloc_map::lod`: the
+        // exact GPU pipeline for few blocks in view, else the index's sums); the upload it
+        // may make lives until the commands are submitted.
+        let _lod_upload = if let Some(lod) = &m.data.lod {
+            crate::alloc_map::lod::prepare(
+                &ctx.device,
+                &ctx.queue,
+                &mut encoder,
+                pipelines,
+                &mut frame,
+                lod,
+                &view,
+                [r[2], r[3]],
+                [r[0] as f32, r[1] as f32],
+                OFFSCREEN_FORMAT,
+            )
+            .0
+        } else {
+            if self.data.as_ref().is_none_or(|(p, _)| *p != data_ptr) {
+                let data =
+                    AllocMapData::upload(&ctx.device, pipelines, &m.data.blocks, &m.data.times);
+                if let Some(bits) = &m.data.selection {
+                    data.set_selection(&ctx.queue, bits.words());
+                }
+                self.data = Some((data_ptr, data));
+            }
+            let Some((_, data)) = &self.data else {
+                return Ok(());
+            };
+            frame.prepare_with(
+                &ctx.device,
+                &ctx.queue,
+                &mut encoder,
+                pipelines,
+                data,
+                &view,
+                [r[2], r[3]],
+                [r[0] as f32, r[1] as f32],
+                OFFSCREEN_FORMAT,
+                &DrawOptions {
+                    range: Some(m.range.clone()),
+                    selection: if m.data.selection.is_some() {
+                        SelectionStyle::DIM
+                    } else {
+                        SelectionStyle::Off
+                    },
+                    ..DrawOptions::default()
                 },
-                ..DrawOptions::default()
-            },
-        );
+            );
+            None
+        };
         let overlay = match &m.cursors {
             Some(c) if !c.cursors.is_empty() => {
                 if self.cursors.is_none() {

@@ -181,6 +181,9 @@ pub struct MapData {
     pub blocks: Arc<Vec<AllocBlockGpu>>,
     pub times: Arc<Vec<BlockTimeGpu>>,
     pub selection: Option<Arc<SelectionBits>>,
+    /// A big trace's level-of-detail index: the layers draw from it (`alloc_map::lod`), and
+    /// `blocks`/`times` are empty.
+    pub lod: Option<Arc<memscape_lod::LodTrace>>,
 }
 
 /// One allocation-map view.

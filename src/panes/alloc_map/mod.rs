@@ -8,6 +8,7 @@ mod details;
 mod free_sites;
 mod interaction;
 mod live;
+mod lod;
 mod processes;
 mod worker;
 
@@ -96,6 +97,8 @@ pub struct AllocMapPane {
     queued: Option<Arc<Dataset>>,
     /// The "who frees what" panel at the right.
     free_sites: free_sites::FreeSitesPanel,
+    /// A big trace's level-of-detail index, opened on its own thread.
+    lod: Option<lod::LodOpener>,
 }
 
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
@@ -136,6 +139,9 @@ impl AllocMapPane {
         };
         let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone()));
         let settings = default_settings(&dataset, color_by);
+        let lod = scene.and_then(|_| {
+            lod::LodOpener::start(dataset.alloc_trace().and_then(|t| t.path.as_ref()), None)
+        });
         Self {
             filter: processes::ProcessFilterState::new(dataset.clone()),
             key: PaneKey::new(),
@@ -168,6 +174,7 @@ impl AllocMapPane {
             next: None,
             queued: None,
             free_sites: Default::default(),
+            lod,
         }
     }
 
@@ -271,19 +278,36 @@ impl AllocMapPane {
         }
     }
 
+    /// The level-of-detail index the map draws from: open, and the settings shown are what it
+    /// holds (threads' colours, no bins, the event axis, no highlight).
+    fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
+        let index = self.lod.as_ref()?.ready()?;
+        let t = self.dataset.alloc_trace()?;
+        let shown_matches = self.shown.by == BinBy::None
+            && self.shown.color_by == ColorBy::Thread
+            && self.shown.axis == TimeAxis::Events;
+        (shown_matches
+            && self.selection.is_none()
+            && memscape_views::alloc_map::lod::unsupported_map(&self.settings, &t.trace).is_none())
+        .then_some(index)
+    }
+
     /// The blocks, times and selection the GPU draws from (the same `Arc` while none changed).
     fn map_data(&mut self) -> Arc<MapData> {
         let times = self.binned.times(self.shown.axis).clone();
+        let lod = self.lod_map();
         let stale = self.data.as_ref().is_none_or(|d| {
             !Arc::ptr_eq(&d.blocks, &self.blocks)
                 || !Arc::ptr_eq(&d.times, &times)
                 || d.selection.as_ref().map(Arc::as_ptr) != self.selection.as_ref().map(Arc::as_ptr)
+                || d.lod.as_ref().map(Arc::as_ptr) != lod.as_ref().map(Arc::as_ptr)
         });
         if stale {
             self.data = Some(Arc::new(MapData {
                 blocks: self.blocks.clone(),
                 times,
                 selection: self.selection.clone(),
+                lod,
             }));
         }
         self.data.clone().unwrap_or_else(|| {
@@ -291,6 +315,7 @@ impl AllocMapPane {
                 blocks: Arc::default(),
                 times: Arc::default(),
                 selection: None,
+                lod: None,
             })
         })
     }
@@ -335,6 +360,10 @@ impl View for AllocMapPane {
     fn is_ready(&self) -> bool {
         self.drawn.load(Ordering::Acquire)
             && !self.busy()
+            && !self
+                .lod
+                .as_ref()
+                .is_some_and(|l| matches!(l.state(), Some(lod::LodState::Opening { .. })))
             && self.next.is_none()
             && self.queued.is_none()
     }
@@ -411,6 +440,14 @@ impl View for AllocMapPane {
             if self.filtering() {
                 ui.spinner();
                 ui.weak("selecting processes…");
+            }
+            if let Some((busy, line)) = self.lod.as_ref().and_then(lod::LodOpener::status) {
+                if busy {
+                    ui.spinner();
+                    ui.ctx()
+                        .request_repaint_after(std::time::Duration::from_millis(100));
+                }
+                ui.weak(line);
             }
         });
 

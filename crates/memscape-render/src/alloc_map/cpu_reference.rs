@@ -9,45 +9,42 @@ use super::pick::{PickHit, PickResult, pick_window_rect};
 use super::{AllocMapView, ColorMode, CushionKind, DrawOptions, GapRule, SelectionStyle};
 use crate::RgbaImage;
 use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
-use crate::u64_split::offset_to_f32;
 
 // Eq. 1's pieces and the cushion shading are memscape-eq1's (the one CPU copy, shared with
 // memscape-lod); keep the shaders in sync with it.
+use memscape_eq1::{BlockPaint, ColumnSums, Cushion, MapBlock, add_block_px, touched_pixels};
 pub use memscape_eq1::{
     CUSHION_KNOTS, FULL_COVERAGE_EPSILON, box_coverage, clamp_geometry, clamp_geometry_rect,
     cushion_knot_interval, interval_overlap,
 };
-use memscape_eq1::{Cushion, EDGE_SLACK};
 
 fn join(v: [u32; 2]) -> u64 {
     u64::from(v[0]) | (u64::from(v[1]) << 32)
 }
 
-/// The block in pixels as (x0, y_bottom, width, height), y down; as `block_geometry_px` in WGSL.
-/// Width and height come from the integer lifetime and size, never from subtracting rounded
-/// edges, so sub-pixel blocks keep their extent.
+/// The block as memscape-eq1 sees it (the upload's integers as they are).
+fn eq1_block(b: &AllocBlockGpu, t: &BlockTimeGpu) -> MapBlock {
+    MapBlock {
+        t0: join(t.start),
+        t1: join(t.end),
+        y: join(b.addr),
+        size: join(b.size),
+        color: b.color,
+        attr: b.attr,
+    }
+}
+
+/// The block in pixels as (x0, y_bottom, width, height), y down; as `block_geometry_px` in WGSL
+/// (memscape-eq1's `MapView::block_geometry_px`). Width and height come from the integer
+/// lifetime and size, never from subtracting rounded edges, so sub-pixel blocks keep their
+/// extent.
 pub fn block_geometry_px(
     view: &AllocMapView,
     size: [u32; 2],
     b: &AllocBlockGpu,
     t: &BlockTimeGpu,
 ) -> [f32; 4] {
-    let h = size[1] as f32;
-    let x0 = (offset_to_f32(join(t.start), view.time_origin) - view.time_origin_frac)
-        * view.pixels_per_time;
-    let a0 = (offset_to_f32(join(b.addr), view.addr_origin) - view.addr_origin_frac)
-        * view.pixels_per_byte;
-    let width = offset_to_f32(join(t.end), join(t.start)) * view.pixels_per_time;
-    let height = offset_to_f32(join(b.size), 0) * view.pixels_per_byte;
-    [x0, h - a0, width, height]
-}
-
-fn eq1_cushion(kind: CushionKind) -> Cushion {
-    match kind {
-        CushionKind::None => Cushion::None,
-        CushionKind::Parabolic => Cushion::Parabolic,
-        CushionKind::Plateau => Cushion::Plateau,
-    }
+    view.eq1(size).block_geometry_px(&eq1_block(b, t))
 }
 
 /// Luminance factor of the cushion at `uv` in a block of `size_px`; 1 on flat ground.
@@ -58,7 +55,7 @@ pub fn cushion_luminance(
     size_px: [f32; 2],
     light: [f32; 3],
 ) -> f32 {
-    memscape_eq1::cushion_luminance(eq1_cushion(kind), strength, uv, size_px, light)
+    memscape_eq1::cushion_luminance(kind.eq1(), strength, uv, size_px, light)
 }
 
 /// The luminance of an allocation-map block: [`cushion_luminance`], except that the parabolic
@@ -72,35 +69,14 @@ pub fn block_cushion_luminance(
     size_px: [f32; 2],
     light: [f32; 3],
 ) -> f32 {
-    memscape_eq1::block_cushion_luminance(eq1_cushion(kind), strength, uv, size_px, light)
+    memscape_eq1::block_cushion_luminance(kind.eq1(), strength, uv, size_px, light)
 }
 
-/// Eq. 1 for one pixel from its sums: `acc` = (Σw·c or (Σw·a, Σw·L, 0), F), `coverage` = Σf.
+/// Eq. 1 for one pixel from its sums: `acc` = (Σw·c or (Σw·a, Σw·L, 0), F), `coverage` = Σf
+/// (memscape-eq1's `resolve_sums`).
 pub fn resolve_pixel(view: &AllocMapView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
-    let uncovered = if coverage >= 1.0 - FULL_COVERAGE_EPSILON {
-        0.0
-    } else {
-        1.0 - coverage
-    };
-    let f_sum = acc[3];
-    let b = uncovered.max(0.0).powf(view.alpha);
-    let bg = view.background_linear;
-    if f_sum + b <= 0.0 {
-        return bg;
-    }
-    let c = match view.color_mode {
-        ColorMode::Categorical => [acc[0], acc[1], acc[2]],
-        ColorMode::Quantitative => {
-            if f_sum > 0.0 {
-                let ramp = blue_red(acc[0] / f_sum);
-                let shade = acc[1] / f_sum;
-                ramp.map(|r| r * shade * f_sum)
-            } else {
-                [0.0; 3]
-            }
-        }
-    };
-    std::array::from_fn(|k| (c[k] + b * bg[k]) / (f_sum + b))
+    let v = view.eq1([1, 1]);
+    memscape_eq1::sums::resolve_sums(v.alpha, v.color_mode, v.background_linear, acc, coverage)
 }
 
 /// Renders the allocation map into an image of `width`×`height`, sRGB encoded.
@@ -158,9 +134,7 @@ pub(crate) fn render_inner(
     gaps: GapRule,
 ) -> RgbaImage {
     let (w, h) = (width as usize, height as usize);
-    let mut acc = vec![[0f32; 4]; w * h];
-    let mut cov = vec![0f32; w * h];
-    let light = view.light();
+    let mut sums = ColumnSums::new(width, height);
     // With a selection shown, colours are averaged (as the GPU's uniform says, see `gpu()`).
     let (dim, mode) = match options.selection {
         SelectionStyle::Off => (None, view.color_mode),
@@ -172,15 +146,18 @@ pub(crate) fn render_inner(
             ColorMode::Categorical,
         ),
     };
+    let resolve_view = AllocMapView {
+        color_mode: mode,
+        ..*view
+    };
+    let ev = resolve_view.eq1([width, height]);
     let n = blocks.len().min(times.len());
     let range = options.range.clone().unwrap_or(0..n);
     for i in range.start..range.end.min(n) {
         let (b, t) = (&blocks[i], &times[i]);
-        let g = block_geometry_px(view, [width, height], b, t);
-        let c = clamp_geometry(g, [w as f32, h as f32], 2.0);
-        let size_px = [g[2], g[3]];
-        let origin_px = [g[0], g[1] - g[3]];
-        let mut cushion = view.cushion;
+        let mb = eq1_block(b, t);
+        let g = ev.block_geometry_px(&mb);
+        let mut paint = BlockPaint::of(&ev, &mb);
         match gaps {
             GapRule::None => {}
             GapRule::Hide { min_px } => {
@@ -190,75 +167,30 @@ pub(crate) fn render_inner(
             }
             GapRule::CushionOnly { min_px } => {
                 if g[2] < min_px {
-                    cushion = CushionKind::None;
+                    paint.cushion = Cushion::None;
                 }
             }
         }
-        let color = b.color.to_le_bytes();
-        let mut color = [0, 1, 2].map(|k| srgb_to_linear(f32::from(color[k]) / 255.0));
         if let Some((dim_color, amount)) = dim {
             if view.color_mode == ColorMode::Quantitative {
-                color = blue_red(b.attr);
+                paint.color = blue_red(b.attr);
             }
             let selected = selection
                 .get(i / 32)
                 .is_some_and(|word| word & (1 << (i % 32)) != 0);
             if !selected {
-                color = std::array::from_fn(|k| color[k] * (1.0 - amount) + dim_color[k] * amount);
+                paint.color = std::array::from_fn(|k| {
+                    paint.color[k] * (1.0 - amount) + dim_color[k] * amount
+                });
             }
         }
-        let q0 = [
-            (c[0] - EDGE_SLACK).floor(),
-            (c[1] - c[3] - EDGE_SLACK).floor(),
-        ];
-        let q1 = [
-            (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
-            (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
-        ];
-        let x_start = q0[0].max(0.0) as usize;
-        let y_start = q0[1].max(0.0) as usize;
-        let x_end = (q1[0].max(0.0) as usize).min(w);
-        let y_end = (q1[1].max(0.0) as usize).min(h);
-        for py in y_start..y_end {
-            for px in x_start..x_end {
-                let p = [px as f32, py as f32];
-                let f = box_coverage(c, p);
-                if f <= 0.0 {
-                    continue;
-                }
-                let wgt = f.powf(view.alpha);
-                let centre = [p[0] + 0.5, p[1] + 0.5];
-                let uv = [
-                    ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
-                    ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
-                ];
-                let lum =
-                    block_cushion_luminance(cushion, view.cushion_strength, uv, size_px, light);
-                let a = &mut acc[py * w + px];
-                match mode {
-                    ColorMode::Categorical => {
-                        for k in 0..3 {
-                            a[k] += wgt * color[k] * lum;
-                        }
-                    }
-                    ColorMode::Quantitative => {
-                        a[0] += wgt * b.attr;
-                        a[1] += wgt * lum;
-                    }
-                }
-                a[3] += wgt;
-                cov[py * w + px] += f;
-            }
-        }
+        add_block_px(&ev, g, &paint, &mut sums);
     }
-    let resolve_view = AllocMapView {
-        color_mode: mode,
-        ..*view
-    };
     let mut image = RgbaImage::new(width, height, [0, 0, 0, 255]);
     for y in 0..h {
         for x in 0..w {
-            let c = resolve_pixel(&resolve_view, acc[y * w + x], cov[y * w + x]);
+            let i = sums.at(x, y);
+            let c = resolve_pixel(&resolve_view, sums.acc[i], sums.cov[i]);
             let px = c.map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
             image.set_pixel(x as u32, y as u32, [px[0], px[1], px[2], 255]);
         }
@@ -288,14 +220,7 @@ pub fn pick_window(
     for i in range.start..range.end.min(n) {
         let g = block_geometry_px(view, view_size, &blocks[i], &times[i]);
         let c = clamp_geometry_rect(g, lo, hi, 2.0);
-        let q0 = [
-            (c[0] - EDGE_SLACK).floor(),
-            (c[1] - c[3] - EDGE_SLACK).floor(),
-        ];
-        let q1 = [
-            (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
-            (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
-        ];
+        let [q0, q1] = touched_pixels(c);
         for wy in 0..size[1] {
             for wx in 0..size[0] {
                 let p = [lo[0] + wx as f32, lo[1] + wy as f32];

@@ -13,6 +13,9 @@ struct AccumTargets {
     size: [u32; 2],
     weighted: wgpu::TextureView,
     coverage: wgpu::TextureView,
+    /// The textures behind the views (sums computed on the CPU are written into them).
+    weighted_texture: wgpu::Texture,
+    coverage_texture: wgpu::Texture,
     resolve_bind_group: wgpu::BindGroup,
     /// The dense path's difference arrays, made on its first use at this size.
     dense: Option<DenseTargets>,
@@ -63,33 +66,34 @@ impl AllocMapFrame {
             wgpu::TextureUsages::empty()
         };
         let make = |label: &str, format| {
-            device
-                .create_texture(&wgpu::TextureDescriptor {
-                    label: Some(label),
-                    size: wgpu::Extent3d {
-                        width: size[0],
-                        height: size[1],
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format,
-                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                        | wgpu::TextureUsages::TEXTURE_BINDING
-                        | storage,
-                    view_formats: &[],
-                })
-                .create_view(&wgpu::TextureViewDescriptor::default())
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width: size[0],
+                    height: size[1],
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                    | wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::COPY_DST
+                    | storage,
+                view_formats: &[],
+            })
         };
-        let weighted = make(
+        let weighted_texture = make(
             "AllocMapFrame::weighted_sums",
             pipelines.features.accumulation_format(),
         );
-        let coverage = make(
+        let coverage_texture = make(
             "AllocMapFrame::coverage_sums",
             pipelines.features.coverage_format(),
         );
+        let weighted = weighted_texture.create_view(&wgpu::TextureViewDescriptor::default());
+        let coverage = coverage_texture.create_view(&wgpu::TextureViewDescriptor::default());
         let resolve_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("AllocMapFrame::resolve_bind_group"),
             layout: &pipelines.resolve_layout,
@@ -112,6 +116,8 @@ impl AllocMapFrame {
             size,
             weighted,
             coverage,
+            weighted_texture,
+            coverage_texture,
             resolve_bind_group,
             dense: None,
         });
@@ -306,6 +312,93 @@ impl AllocMapFrame {
         data.draw_range(&mut pass, 1, range);
     }
 
+    /// Writes the uniform and Eq. 1's per-pixel sums computed elsewhere (memscape-lod's level
+    /// of detail: `acc` = (Σw·L·c or (Σw·a, Σw·L, 0), Σw) and `cov` = Σf, row-major, row 0 at
+    /// the top, `size[0] · size[1]` each) into the accumulation targets, so that
+    /// [`Self::resolve`] draws them like any accumulated frame. Missing values read as 0.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_sums(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pipelines: &mut AllocMapPipelines,
+        view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        acc: &[[f32; 4]],
+        cov: &[f32],
+    ) {
+        let size = [size[0].max(1), size[1].max(1)];
+        pipelines.ensure_resolve(device, target_format);
+        self.ensure_targets(device, pipelines, size);
+        self.target_format = target_format;
+        let gpu = view.gpu(
+            size,
+            resolve_origin_px,
+            target_format,
+            super::SelectionStyle::Off,
+            GapRule::None,
+            0..0,
+        );
+        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
+        let Some(targets) = &self.targets else {
+            return;
+        };
+        let n = size[0] as usize * size[1] as usize;
+        let f32_targets =
+            pipelines.features.accumulation_format() == wgpu::TextureFormat::Rgba32Float;
+        let (acc_bytes, cov_bytes): (Vec<u8>, Vec<u8>) = if f32_targets {
+            (
+                (0..n)
+                    .flat_map(|i| acc.get(i).copied().unwrap_or_default())
+                    .flat_map(f32::to_le_bytes)
+                    .collect(),
+                (0..n)
+                    .map(|i| cov.get(i).copied().unwrap_or_default())
+                    .flat_map(f32::to_le_bytes)
+                    .collect(),
+            )
+        } else {
+            (
+                (0..n)
+                    .flat_map(|i| acc.get(i).copied().unwrap_or_default())
+                    .flat_map(|v| f16_bits(v).to_le_bytes())
+                    .collect(),
+                (0..n)
+                    .map(|i| cov.get(i).copied().unwrap_or_default())
+                    .flat_map(|v| f16_bits(v).to_le_bytes())
+                    .collect(),
+            )
+        };
+        let texel = if f32_targets { 4 } else { 2 };
+        let extent = wgpu::Extent3d {
+            width: size[0],
+            height: size[1],
+            depth_or_array_layers: 1,
+        };
+        for (texture, bytes, per_texel) in [
+            (&targets.weighted_texture, &acc_bytes, 4 * texel),
+            (&targets.coverage_texture, &cov_bytes, texel),
+        ] {
+            queue.write_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                bytes,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(size[0] * per_texel),
+                    rows_per_image: Some(size[1]),
+                },
+                extent,
+            );
+        }
+    }
+
     /// Reports the draw just recorded to the pipelines' recorder, if any.
     fn report(&self, pipelines: &AllocMapPipelines, blocks: usize, size: [u32; 2]) {
         if let Some(stats) = pipelines.stats() {
@@ -354,5 +447,40 @@ impl AllocMapFrame {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &targets.resolve_bind_group, &[]);
         pass.draw(0..3, 0..1);
+    }
+}
+
+/// `v` as IEEE half-precision bits (round to nearest; overflow to infinity, underflow to 0):
+/// for devices whose accumulation targets are 16-bit floats.
+fn f16_bits(v: f32) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    let man = b & 0x007f_ffff;
+    if exp >= 31 {
+        return sign | 0x7c00;
+    }
+    if exp <= 0 {
+        if exp < -10 {
+            return sign;
+        }
+        let m = (man | 0x0080_0000) >> (1 - exp);
+        return sign | ((m + 0x1000) >> 13) as u16;
+    }
+    let h = ((exp as u32) << 10) | (man >> 13);
+    // Round to nearest (a carry into the exponent is the right result).
+    sign | (h + ((man >> 12) & 1)) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn f16_bits_of_common_values() {
+        assert_eq!(super::f16_bits(0.0), 0);
+        assert_eq!(super::f16_bits(1.0), 0x3c00);
+        assert_eq!(super::f16_bits(-2.0), 0xc000);
+        assert_eq!(super::f16_bits(0.5), 0x3800);
+        assert_eq!(super::f16_bits(65504.0), 0x7bff);
+        assert_eq!(super::f16_bits(1e6), 0x7c00);
     }
 }

@@ -51,6 +51,15 @@ pub enum CushionKind {
 }
 
 impl CushionKind {
+    /// memscape-eq1's name for it.
+    pub fn eq1(self) -> memscape_eq1::Cushion {
+        match self {
+            CushionKind::None => memscape_eq1::Cushion::None,
+            CushionKind::Parabolic => memscape_eq1::Cushion::Parabolic,
+            CushionKind::Plateau => memscape_eq1::Cushion::Plateau,
+        }
+    }
+
     pub(crate) fn gpu(self) -> u32 {
         match self {
             CushionKind::None => 0,
@@ -138,11 +147,7 @@ impl GapRule {
 }
 
 /// The cushions' light: from the upper left, slightly towards the viewer (normalised).
-pub fn default_light() -> [f32; 3] {
-    let l = [-0.45f32, -0.55, 0.7];
-    let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();
-    l.map(|v| v / n)
-}
+pub use memscape_eq1::default_light;
 
 /// What part of the (time, collapsed address) plane is shown, and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -166,22 +171,56 @@ pub struct AllocMapView {
 }
 
 impl AllocMapView {
-    /// A view showing `[t0, t1) × [a0, a1)` in a target of `width`×`height` pixels.
+    /// A view showing `[t0, t1) × [a0, a1)` in a target of `width`×`height` pixels (memscape-eq1's
+    /// `MapView::fit`, with the renderer's defaults).
     pub fn fit(t0: u64, t1: u64, a0: u64, a1: u64, width: u32, height: u32) -> Self {
-        let span_t = (t1.saturating_sub(t0)).max(1) as f64;
-        let span_a = (a1.saturating_sub(a0)).max(1) as f64;
+        Self::from_eq1(&memscape_eq1::MapView::fit(t0, t1, a0, a1, width, height))
+    }
+
+    /// The same view in memscape-eq1's terms, drawn into `size` pixels: what the CPU reference
+    /// and memscape-lod compute with.
+    pub fn eq1(&self, size: [u32; 2]) -> memscape_eq1::MapView {
+        memscape_eq1::MapView {
+            time_origin: self.time_origin,
+            time_origin_frac: self.time_origin_frac,
+            addr_origin: self.addr_origin,
+            addr_origin_frac: self.addr_origin_frac,
+            pixels_per_time: self.pixels_per_time,
+            pixels_per_byte: self.pixels_per_byte,
+            width: size[0],
+            height: size[1],
+            alpha: self.alpha,
+            cushion: self.cushion.eq1(),
+            cushion_strength: self.cushion_strength,
+            color_mode: match self.color_mode {
+                ColorMode::Categorical => memscape_eq1::ColorMode::Categorical,
+                ColorMode::Quantitative => memscape_eq1::ColorMode::Quantitative,
+            },
+            background_linear: self.background_linear,
+        }
+    }
+
+    /// A memscape-eq1 view as the renderer's (its size is the target's).
+    pub fn from_eq1(v: &memscape_eq1::MapView) -> Self {
         Self {
-            time_origin: t0,
-            time_origin_frac: 0.0,
-            addr_origin: a0,
-            addr_origin_frac: 0.0,
-            pixels_per_time: (f64::from(width) / span_t) as f32,
-            pixels_per_byte: (f64::from(height) / span_a) as f32,
-            alpha: 0.5,
-            cushion: CushionKind::Parabolic,
-            cushion_strength: 1.0,
-            color_mode: ColorMode::Categorical,
-            background_linear: [0.012, 0.014, 0.02],
+            time_origin: v.time_origin,
+            time_origin_frac: v.time_origin_frac,
+            addr_origin: v.addr_origin,
+            addr_origin_frac: v.addr_origin_frac,
+            pixels_per_time: v.pixels_per_time,
+            pixels_per_byte: v.pixels_per_byte,
+            alpha: v.alpha,
+            cushion: match v.cushion {
+                memscape_eq1::Cushion::None => CushionKind::None,
+                memscape_eq1::Cushion::Parabolic => CushionKind::Parabolic,
+                memscape_eq1::Cushion::Plateau => CushionKind::Plateau,
+            },
+            cushion_strength: v.cushion_strength,
+            color_mode: match v.color_mode {
+                memscape_eq1::ColorMode::Categorical => ColorMode::Categorical,
+                memscape_eq1::ColorMode::Quantitative => ColorMode::Quantitative,
+            },
+            background_linear: v.background_linear,
         }
     }
 

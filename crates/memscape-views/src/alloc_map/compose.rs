@@ -439,6 +439,13 @@ pub fn compose_with(
                 blocks,
                 times: binned.times(settings.time).clone(),
                 selection: None,
+                // A big trace's map layers draw from its level-of-detail index (tours,
+                // `present` and headless pictures alike).
+                lod: t
+                    .path
+                    .as_deref()
+                    .filter(|_| super::lod::unsupported_map(settings, &t.trace).is_none())
+                    .and_then(super::lod::shared),
             }),
             bars: built.bar.clone(),
             curves: built.curves.clone(),

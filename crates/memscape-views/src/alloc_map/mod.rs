@@ -5,7 +5,8 @@
 //! * `camera`: the window over the plane, its zoom, pan and animation, the grid of cells;
 //! * `layout`, `decorate`: where the cells, bars and context view go, and the shapes and labels
 //!   around the maps;
-//! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless.
+//! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless;
+//! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen).
 
 pub mod bins;
 pub mod camera;
@@ -15,6 +16,7 @@ pub mod curves;
 pub mod decorate;
 pub mod free_sites;
 pub mod layout;
+pub mod lod;
 pub mod scene;
 pub mod settings;
 pub mod stacked;

@@ -5,12 +5,12 @@
 //! or `acc = (Σ wᵢaᵢ, Σ wᵢLᵢ, 0, Σ wᵢ)` (quantitative) and `cov = Σ fᵢ`; what the renderer's
 //! accumulation targets hold, resolved the same way.
 
-use crate::eq1::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, fast_pow};
+use crate::{ColorMode, FULL_COVERAGE_EPSILON, blue_red, fast_pow};
 
 /// Linear values at which the rounded 8-bit sRGB code steps up: code k for values in
 /// `[THRESHOLDS[k-1], THRESHOLDS[k])`.
 static THRESHOLDS: std::sync::LazyLock<[f32; 255]> = std::sync::LazyLock::new(|| {
-    std::array::from_fn(|k| crate::eq1::srgb_to_linear((k as f32 + 0.5) / 255.0))
+    std::array::from_fn(|k| crate::srgb_to_linear((k as f32 + 0.5) / 255.0))
 });
 
 /// `round(linear_to_srgb(c) · 255)` by a binary search of the code thresholds.
@@ -20,7 +20,7 @@ pub fn srgb8(c: f32) -> u8 {
     t.partition_point(|&x| x <= c) as u8
 }
 
-/// [`crate::eq1::linear_to_srgb`] through [`fast_pow`].
+/// [`crate::linear_to_srgb`] through [`fast_pow`].
 #[inline]
 pub fn fast_linear_to_srgb(c: f32) -> f32 {
     let x = c.clamp(0.0, 1.0);
@@ -30,7 +30,7 @@ pub fn fast_linear_to_srgb(c: f32) -> f32 {
         1.055 * fast_pow(x, 1.0 / 2.4) - 0.055
     }
 }
-use crate::view::LodView;
+use crate::view::MapView;
 
 /// The sums of every pixel of a view, row-major, row 0 at the top.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ impl PixelSums {
     }
 
     /// Eq. 1 for every pixel, sRGB bytes (RGBA, alpha 255), as the renderer's resolve pass.
-    pub fn resolve(&self, view: &LodView) -> Vec<[u8; 4]> {
+    pub fn resolve(&self, view: &MapView) -> Vec<[u8; 4]> {
         self.acc
             .iter()
             .zip(&self.cov)
@@ -77,20 +77,40 @@ impl PixelSums {
     }
 }
 
-/// Eq. 1 for one pixel from its sums (linear RGB), as the renderer's `resolve_pixel`.
-pub fn resolve_pixel(view: &LodView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
+/// Eq. 1 for one pixel from its sums (linear RGB): [`resolve_sums`] with the view's α, colour
+/// mode and background.
+#[inline]
+pub fn resolve_pixel(view: &MapView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
+    resolve_sums(
+        view.alpha,
+        view.color_mode,
+        view.background_linear,
+        acc,
+        coverage,
+    )
+}
+
+/// Eq. 1 for one pixel from its sums, `acc` = (Σw·L·c or (Σw·a, Σw·L, 0), F = Σw) and
+/// `coverage` = Σf, with the background `bg` (linear RGB) weighing (1 − Σf)^α: what the
+/// renderer's resolve pass computes (`shaders/alloc_map_resolve.wgsl`).
+pub fn resolve_sums(
+    alpha: f32,
+    color_mode: ColorMode,
+    bg: [f32; 3],
+    acc: [f32; 4],
+    coverage: f32,
+) -> [f32; 3] {
     let uncovered = if coverage >= 1.0 - FULL_COVERAGE_EPSILON {
         0.0
     } else {
         1.0 - coverage
     };
     let f_sum = acc[3];
-    let b = fast_pow(uncovered.max(0.0), view.alpha);
-    let bg = view.background_linear;
+    let b = fast_pow(uncovered.max(0.0), alpha);
     if f_sum + b <= 0.0 {
         return bg;
     }
-    let c = match view.color_mode {
+    let c = match color_mode {
         ColorMode::Categorical => [acc[0], acc[1], acc[2]],
         ColorMode::Quantitative => {
             if f_sum > 0.0 {
@@ -114,7 +134,7 @@ mod tests {
         let mut off = 0;
         for i in 0..=100_000 {
             let v = i as f32 / 100_000.0;
-            let want = (crate::eq1::linear_to_srgb(v) * 255.0).round() as u8;
+            let want = (crate::linear_to_srgb(v) * 255.0).round() as u8;
             let got = srgb8(v);
             assert!(got.abs_diff(want) <= 1, "{v}: {got} vs {want}");
             off += usize::from(got != want);

@@ -1,14 +1,14 @@
 //! What part of the (time, collapsed address) plane a picture shows, and the blocks it shows,
 //! in the same terms as memscape-render's `AllocMapView` / `AllocBlockGpu` / `BlockTimeGpu`.
 
-use crate::eq1::{ColorMode, Cushion};
+use crate::{ColorMode, Cushion};
 
 /// One block of the allocation map: `[t0, t1) × [y, y + size)` on the active time axis and the
 /// collapsed address axis, with its colour (sRGB packed as `unpack4x8unorm` reads it) and its
 /// attribute in [0, 1] (quantitative colourings). `t1 > t0` and `size ≥ 1` (see [`Self::new`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct LodBlock {
+pub struct MapBlock {
     pub t0: u64,
     pub t1: u64,
     pub y: u64,
@@ -16,9 +16,9 @@ pub struct LodBlock {
     pub color: u32,
     pub attr: f32,
 }
-const _: () = assert!(std::mem::size_of::<LodBlock>() == 40);
+const _: () = assert!(std::mem::size_of::<MapBlock>() == 40);
 
-impl LodBlock {
+impl MapBlock {
     /// A zero-length lifetime is widened to one time unit and a zero size to one byte, as the
     /// renderer does (a block without area would vanish).
     pub fn new(t0: u64, t1: u64, y: u64, size: u64, color: u32, attr: f32) -> Self {
@@ -39,7 +39,7 @@ impl LodBlock {
 
 /// A view: origin, scale, size in pixels, and how Eq. 1 and the cushions are evaluated.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LodView {
+pub struct MapView {
     pub time_origin: u64,
     pub time_origin_frac: f32,
     pub addr_origin: u64,
@@ -56,7 +56,7 @@ pub struct LodView {
     pub background_linear: [f32; 3],
 }
 
-impl LodView {
+impl MapView {
     /// `[t0, t1) × [a0, a1)` in `width`×`height` pixels, with the renderer's defaults.
     pub fn fit(t0: u64, t1: u64, a0: u64, a1: u64, width: u32, height: u32) -> Self {
         let span_t = (t1.saturating_sub(t0)).max(1) as f64;
@@ -107,7 +107,7 @@ impl LodView {
 
     /// The block in pixels as (x0, y_bottom, width, height), y down, exactly as the renderer's
     /// `block_geometry_px` computes it (integer origin subtraction, then f32).
-    pub fn block_geometry_px(&self, b: &LodBlock) -> [f32; 4] {
+    pub fn block_geometry_px(&self, b: &MapBlock) -> [f32; 4] {
         let h = self.height as f32;
         let x0 =
             (offset_to_f32(b.t0, self.time_origin) - self.time_origin_frac) * self.pixels_per_time;

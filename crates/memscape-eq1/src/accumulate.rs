@@ -2,12 +2,12 @@
 //! box-filter coverage, its weight f^α and its cushion luminance at the pixel's centre, as the
 //! renderer's CPU reference computes them.
 
-use crate::eq1::{
-    CLAMP_MARGIN, ColorMode, Cushion, EDGE_SLACK, block_cushion_luminance, box_coverage,
-    clamp_geometry, cushion_knot_interval, default_light, fast_pow, unpack_linear,
-};
 use crate::sums::PixelSums;
-use crate::view::{LodBlock, LodView};
+use crate::view::{MapBlock, MapView};
+use crate::{
+    CLAMP_MARGIN, ColorMode, Cushion, EDGE_SLACK, block_cushion_luminance, box_coverage,
+    clamp_geometry, cushion_knot_interval, default_light, fast_pow, touched_pixels, unpack_linear,
+};
 
 /// Per-pixel sums in column-major order (index `x · height + y`): blocks arrive by start time,
 /// so consecutive blocks touch neighbouring columns and the writes stay in cache.
@@ -62,7 +62,7 @@ impl ColumnSums {
 }
 
 /// Adds `blocks` to `sums` exactly (the view's α, cushion and colour mode).
-pub fn accumulate(view: &LodView, blocks: &[LodBlock], sums: &mut PixelSums) {
+pub fn accumulate(view: &MapView, blocks: &[MapBlock], sums: &mut PixelSums) {
     let mut cs = ColumnSums::new(sums.width, sums.height);
     for b in blocks {
         accumulate_block(view, b, &mut cs);
@@ -70,38 +70,67 @@ pub fn accumulate(view: &LodView, blocks: &[LodBlock], sums: &mut PixelSums) {
     cs.add_to(sums);
 }
 
+/// What a block adds besides its geometry: its colour (linear RGB), its attribute and the
+/// cushion it is shaded with (the renderer's reference overrides colour and cushion for
+/// selections and occupancy gaps).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockPaint {
+    pub color: [f32; 3],
+    pub attr: f32,
+    pub cushion: Cushion,
+}
+
+impl BlockPaint {
+    /// The block's own colour and attribute, the view's cushion.
+    #[inline]
+    pub fn of(view: &MapView, b: &MapBlock) -> Self {
+        Self {
+            color: unpack_linear(b.color),
+            attr: b.attr,
+            cushion: view.cushion,
+        }
+    }
+}
+
 /// Adds one block exactly.
-pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut ColumnSums) {
+#[inline]
+pub fn accumulate_block(view: &MapView, b: &MapBlock, sums: &mut ColumnSums) {
+    add_block_px(
+        view,
+        view.block_geometry_px(b),
+        &BlockPaint::of(view, b),
+        sums,
+    );
+}
+
+/// Adds the block whose pixel geometry is `g` (x0, y_bottom, width, height; y down, as
+/// [`MapView::block_geometry_px`] gives it) exactly: for each pixel it touches, its box-filter
+/// coverage f, its weight f^α and its cushion luminance at the pixel's centre. This is the
+/// loop of the renderer's CPU reference (the judge of its GPU paths) and of memscape-lod's
+/// exact path.
+pub fn add_block_px(view: &MapView, g: [f32; 4], paint: &BlockPaint, sums: &mut ColumnSums) {
     let (w, h) = (sums.width as usize, sums.height as usize);
-    let g = view.block_geometry_px(b);
     let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
     let size_px = [g[2], g[3]];
     // Blocks at most a pixel in both directions have no cushion (its slopes fade to 0 below
     // one pixel): luminance exactly 1.
     let flat = size_px[0] <= 1.0 && size_px[1] <= 1.0;
-    let x0 = c[0].floor();
-    let y0 = (c[1] - c[3]).floor();
-    if flat && (c[0] + c[2]).floor() == x0 && c[1].floor() == y0 {
-        // Inside one pixel (or outside the view): its coverage there is its area.
+    // The pixels the block may touch (with slack for rounding).
+    let [q0, q1] = touched_pixels(c);
+    if flat && q1[0] == q0[0] + 1.0 && q1[1] == q0[1] + 1.0 {
+        // One pixel (or outside the view): its coverage there is its area.
+        let [x0, y0] = q0;
         if x0 < 0.0 || y0 < 0.0 || x0 >= w as f32 || y0 >= h as f32 {
             return;
         }
         let f = box_coverage(c, [x0, y0]);
         if f > 0.0 {
-            add_pixel(view, b, sums, x0 as usize, y0 as usize, f, 1.0);
+            add_pixel(view, paint, sums, x0 as usize, y0 as usize, f, 1.0);
         }
         return;
     }
     let light = default_light();
     let origin_px = [g[0], g[1] - g[3]];
-    let q0 = [
-        (c[0] - EDGE_SLACK).floor(),
-        (c[1] - c[3] - EDGE_SLACK).floor(),
-    ];
-    let q1 = [
-        (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
-        (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
-    ];
     let x_start = q0[0].max(0.0) as usize;
     let y_start = q0[1].max(0.0) as usize;
     let x_end = (q1[0].max(0.0) as usize).min(w);
@@ -121,9 +150,9 @@ pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut ColumnSums) {
                     ((centre[0] - origin_px[0]) / size_px[0].max(1e-6)).clamp(0.0, 1.0),
                     ((centre[1] - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0),
                 ];
-                block_cushion_luminance(view.cushion, view.cushion_strength, uv, size_px, light)
+                block_cushion_luminance(paint.cushion, view.cushion_strength, uv, size_px, light)
             };
-            add_pixel(view, b, sums, px, py, f, lum);
+            add_pixel(view, paint, sums, px, py, f, lum);
         }
     }
 }
@@ -131,8 +160,8 @@ pub fn accumulate_block(view: &LodView, b: &LodBlock, sums: &mut ColumnSums) {
 /// Adds a block's share `f` of pixel (`px`, `py`) with luminance `lum`.
 #[inline]
 fn add_pixel(
-    view: &LodView,
-    b: &LodBlock,
+    view: &MapView,
+    b: &BlockPaint,
     sums: &mut ColumnSums,
     px: usize,
     py: usize,
@@ -144,9 +173,8 @@ fn add_pixel(
     let a = &mut sums.acc[i];
     match view.color_mode {
         ColorMode::Categorical => {
-            let color = unpack_linear(b.color);
-            for k in 0..3 {
-                a[k] += wgt * color[k] * lum;
+            for (a, c) in a.iter_mut().zip(b.color) {
+                *a += wgt * c * lum;
             }
         }
         ColorMode::Quantitative => {
@@ -159,14 +187,14 @@ fn add_pixel(
 }
 
 /// The exact picture of `blocks` in `view` (sRGB RGBA bytes, row-major).
-pub fn render(view: &LodView, blocks: &[LodBlock]) -> Vec<[u8; 4]> {
+pub fn render(view: &MapView, blocks: &[MapBlock]) -> Vec<[u8; 4]> {
     let mut sums = PixelSums::new(view.width, view.height);
     accumulate(view, blocks, &mut sums);
     sums.resolve(view)
 }
 
 /// [`render`] through the [`Accumulator`] (wide blocks by difference arrays).
-pub fn render_fast(view: &LodView, blocks: &[LodBlock]) -> Vec<[u8; 4]> {
+pub fn render_fast(view: &MapView, blocks: &[MapBlock]) -> Vec<[u8; 4]> {
     let mut acc = Accumulator::new(view);
     for b in blocks {
         acc.add(b);
@@ -185,17 +213,17 @@ struct RowLuminance {
 }
 
 impl RowLuminance {
-    fn new(view: &LodView, size_px: [f32; 2], v: f32, light: [f32; 3]) -> Self {
+    fn new(view: &MapView, size_px: [f32; 2], v: f32, light: [f32; 3]) -> Self {
         let (kind, k) = (view.cushion, view.cushion_strength);
         let mut table = [1.0f32; 9];
         match kind {
             Cushion::None => {}
             Cushion::Parabolic => {
                 for (j, t) in table.iter_mut().enumerate() {
-                    *t = crate::eq1::cushion_luminance(
+                    *t = crate::cushion_luminance(
                         kind,
                         k,
-                        [j as f32 / crate::eq1::CUSHION_KNOTS, v],
+                        [j as f32 / crate::CUSHION_KNOTS, v],
                         size_px,
                         light,
                     );
@@ -204,7 +232,7 @@ impl RowLuminance {
             Cushion::Plateau => {
                 // Slopes +1, 0, −1 at u = 0, 0.5, 1.
                 for (j, u) in [0.0f32, 0.5, 1.0].into_iter().enumerate() {
-                    table[j] = crate::eq1::cushion_luminance(kind, k, [u, v], size_px, light);
+                    table[j] = crate::cushion_luminance(kind, k, [u, v], size_px, light);
                 }
             }
         }
@@ -219,7 +247,7 @@ impl RowLuminance {
                 let j = cushion_knot_interval(u);
                 let i = j as usize;
                 let (l0, l1) = (self.table[i], self.table[(i + 1).min(8)]);
-                l0 + (l1 - l0) * (u * crate::eq1::CUSHION_KNOTS - j)
+                l0 + (l1 - l0) * (u * crate::CUSHION_KNOTS - j)
             }
             Cushion::Plateau => {
                 if u < 0.2 {
@@ -243,7 +271,7 @@ pub const WIDE_BLOCK_COLUMNS: f32 = 6.0;
 /// in [`Accumulator::finish`]; narrow blocks and the end columns go pixel by pixel. The result
 /// is the one [`accumulate_block`] gives, to floating-point rounding.
 pub struct Accumulator<'v> {
-    view: &'v LodView,
+    view: &'v MapView,
     pub sums: ColumnSums,
     /// Per pixel: constant parts of (c0, c1, c2, F, S) and slopes (per column) of (c0, c1, c2).
     d0: Vec<[f64; 5]>,
@@ -252,7 +280,7 @@ pub struct Accumulator<'v> {
 }
 
 impl<'v> Accumulator<'v> {
-    pub fn new(view: &'v LodView) -> Self {
+    pub fn new(view: &'v MapView) -> Self {
         Self {
             view,
             sums: ColumnSums::new(view.width, view.height),
@@ -263,7 +291,7 @@ impl<'v> Accumulator<'v> {
     }
 
     /// Adds one block.
-    pub fn add(&mut self, b: &LodBlock) {
+    pub fn add(&mut self, b: &MapBlock) {
         let view = self.view;
         let (w, h) = (self.sums.width as usize, self.sums.height as usize);
         let g = view.block_geometry_px(b);
@@ -281,7 +309,8 @@ impl<'v> Accumulator<'v> {
         let light = default_light();
         let size_px = [g[2], g[3]];
         let origin_px = [g[0], g[1] - g[3]];
-        let color = unpack_linear(b.color);
+        let paint = BlockPaint::of(view, b);
+        let color = paint.color;
         let y_start = ((c[1] - c[3] - EDGE_SLACK).floor().max(0.0) as usize).min(h);
         let y_end = (((c[1] + EDGE_SLACK).ceil().max(y_start as f32 + 1.0)) as usize).min(h);
         let x_start = (c[0] - EDGE_SLACK).floor().max(0.0) as i64;
@@ -298,7 +327,7 @@ impl<'v> Accumulator<'v> {
         let thin_lum =
             (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
         for py in y_start..y_end {
-            let fy = crate::eq1::vertical_overlap(c, py as f32);
+            let fy = crate::vertical_overlap(c, py as f32);
             if fy <= 0.0 {
                 continue;
             }
@@ -319,7 +348,7 @@ impl<'v> Accumulator<'v> {
                 let f = box_coverage(c, p);
                 if f > 0.0 {
                     let l = lum.at(u_of(px));
-                    add_pixel(view, b, &mut self.sums, px as usize, py, f, l);
+                    add_pixel(view, &paint, &mut self.sums, px as usize, py, f, l);
                 }
             }
             if in_hi < in_lo {
@@ -418,7 +447,7 @@ impl<'v> Accumulator<'v> {
 /// The last column from `start` (at most `last`) on which the block's luminance along the row
 /// is linear in the column: the same knot interval (parabolic) or the same bevel (plateau), as
 /// the reference decides them for each pixel centre.
-fn piece_end(view: &LodView, start: i64, last: i64, u_of: &dyn Fn(i64) -> f32) -> i64 {
+fn piece_end(view: &MapView, start: i64, last: i64, u_of: &dyn Fn(i64) -> f32) -> i64 {
     let class = |u: f32| -> i32 {
         match view.cushion {
             Cushion::None => 0,
@@ -457,9 +486,30 @@ fn piece_end(view: &LodView, start: i64, last: i64, u_of: &dyn Fn(i64) -> f32) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::Rng;
 
-    fn random_blocks(n: usize, seed: u64) -> Vec<LodBlock> {
+    /// xorshift64*, enough for test blocks.
+    struct Rng(u64);
+    impl Rng {
+        fn new(seed: u64) -> Self {
+            Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        }
+        fn next_u64(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn unit(&mut self) -> f64 {
+            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next_u64() % n.max(1)
+        }
+    }
+
+    fn random_blocks(n: usize, seed: u64) -> Vec<MapBlock> {
         let mut r = Rng::new(seed);
         (0..n)
             .map(|i| {
@@ -475,7 +525,7 @@ mod tests {
                 } else {
                     1 + r.below(2000)
                 };
-                LodBlock::new(
+                MapBlock::new(
                     t0,
                     t0 + w,
                     y,
@@ -493,7 +543,7 @@ mod tests {
         for cushion in [Cushion::None, Cushion::Parabolic, Cushion::Plateau] {
             for mode in [ColorMode::Categorical, ColorMode::Quantitative] {
                 for alpha in [0.1f32, 0.6, 1.7] {
-                    let mut v = LodView::fit(1000, 9000, 1 << 17, 1 << 19, 300, 200);
+                    let mut v = MapView::fit(1000, 9000, 1 << 17, 1 << 19, 300, 200);
                     v.cushion = cushion;
                     v.color_mode = mode;
                     v.alpha = alpha;

@@ -1,0 +1,284 @@
+//! The allocation map of a big trace drawn from its level-of-detail index (memscape-lod, issue
+//! 25): where the map's draw path is chosen, beside the exact pipelines' raster and dense paths.
+//!
+//! `MEMSCAPE_ALLOC_MAP_PATH` picks the path: `lod` forces the index, `raster`, `dense` and
+//! `exact` the exact pipelines (every block uploaded); unset, a trace is drawn from its index when
+//! one exists or when it is a mappable `.msc` of more than [`lod_block_threshold`] blocks.
+//!
+//! A map layer whose [`MapData`] carries a [`LodTrace`] is drawn per frame by [`prepare`]: when the
+//! view is finer than every level of the index and holds at most [`EXACT_GPU_MAX_BLOCKS`] blocks,
+//! those blocks (found through the index) go through the exact GPU pipeline, the same draw as a
+//! small trace's; otherwise the index's Eq. 1 sums are computed on the CPU, in work bounded by
+//! the view, written into the frame's accumulation targets and resolved on the GPU like any
+//! frame. `memscape render`, tours and the GUI's paint bridge all draw map layers this way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memscape_lod::{FramePath, LodTrace};
+use memscape_render::alloc_map::{
+    AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView, BlockTimeGpu,
+    DrawOptions,
+};
+
+use super::settings::AllocMapSettings;
+use crate::picture::{Layer, MapData, MapLayer, MapStyle, MapWindow, Picture};
+
+/// Blocks above which a mappable `.msc` is drawn from its index (`MEMSCAPE_LOD_BLOCKS`
+/// overrides it).
+pub const DEFAULT_LOD_BLOCKS: u64 = 2_000_000;
+
+/// The most blocks in view that are drawn by the exact GPU pipeline (40 bytes each on the GPU:
+/// 80 MB) rather than from the index's sums.
+pub const EXACT_GPU_MAX_BLOCKS: usize = 2_000_000;
+
+/// The colourings the index draws (others are drawn exactly).
+pub const LOD_COLORINGS: &str = "thread";
+
+/// Background of a map drawn alone (sRGB): the map's own background, c_B.
+const MAP_BACKGROUND: [u8; 4] = [3, 4, 5, 255];
+
+/// `MEMSCAPE_LOD_BLOCKS`, else [`DEFAULT_LOD_BLOCKS`].
+pub fn lod_block_threshold() -> u64 {
+    std::env::var("MEMSCAPE_LOD_BLOCKS")
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(DEFAULT_LOD_BLOCKS)
+}
+
+/// The path `MEMSCAPE_ALLOC_MAP_PATH` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathChoice {
+    /// Unset: the index for big traces, the exact pipeline (raster or dense, by device) else.
+    Auto,
+    /// `lod`: the index, whatever the size.
+    Lod,
+    /// `raster`, `dense` or `exact`: every block through the exact pipeline.
+    Exact,
+}
+
+impl PathChoice {
+    pub fn from_env() -> Self {
+        match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref() {
+            Ok("lod") => Self::Lod,
+            Ok("raster" | "dense" | "exact") => Self::Exact,
+            _ => Self::Auto,
+        }
+    }
+}
+
+/// Whether `trace` is drawn from its level-of-detail index (see the module's documentation).
+pub fn wants_lod(trace: &Path) -> bool {
+    match PathChoice::from_env() {
+        PathChoice::Lod => return true,
+        PathChoice::Exact => return false,
+        PathChoice::Auto => {}
+    }
+    if !trace.is_file() {
+        return false;
+    }
+    if LodTrace::index_exists(trace, LOD_COLORINGS) {
+        return true;
+    }
+    matches!(
+        memscape_lod::trace_source::MappedColumns::open(trace),
+        Ok(Some(m)) if m.columns().len() as u64 > lod_block_threshold()
+    )
+}
+
+/// Why the map layers of `settings` cannot be drawn from the index of `trace` (`None`: they
+/// can): the index holds blocks coloured by thread, unbinned, on the event axis.
+pub fn unsupported_map(
+    settings: &AllocMapSettings,
+    trace: &memscape_trace::Trace,
+) -> Option<String> {
+    use super::bins::BinBy;
+    use super::colors::ColorBy;
+    use super::scene::TimeAxis;
+    let several_processes = memscape_trace::process::several_with_events(trace);
+    let color = settings
+        .color
+        .unwrap_or_else(|| ColorBy::default_for(trace));
+    if color != ColorBy::Thread {
+        return Some(format!(
+            "colour by {} (the index offers: {LOD_COLORINGS})",
+            color.name()
+        ));
+    }
+    let default_bins = if several_processes {
+        BinBy::Process
+    } else {
+        BinBy::None
+    };
+    if settings.bins.unwrap_or(default_bins) != BinBy::None {
+        return Some(String::from("bins"));
+    }
+    if settings.time != TimeAxis::Events {
+        return Some(String::from("a time axis other than events"));
+    }
+    if settings.process.is_some() || !settings.cursors.is_empty() {
+        return Some(String::from("--process or cursors"));
+    }
+    None
+}
+
+/// Why [`picture`] (the map alone) cannot draw `settings` of `trace`: [`unsupported_map`], and
+/// panels other than the main map.
+pub fn unsupported(settings: &AllocMapSettings, trace: &memscape_trace::Trace) -> Option<String> {
+    use super::settings::Panel;
+    if settings.panels.iter().any(|p| *p != Panel::Main) {
+        return Some(String::from("panels other than main"));
+    }
+    unsupported_map(settings, trace)
+}
+
+/// The index of `path` opened once per process (built first when missing or stale), when its
+/// map is drawn from one ([`wants_lod`]); what composed pictures share (a tour's frames open it
+/// once). A failure is logged and the map is drawn exactly.
+pub fn shared(path: &Path) -> Option<Arc<LodTrace>> {
+    static OPEN: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, Arc<LodTrace>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    if !wants_lod(path) {
+        return None;
+    }
+    let mut open = OPEN.lock().ok()?;
+    if let Some(m) = open.get(path) {
+        return Some(m.clone());
+    }
+    match LodTrace::open(
+        path,
+        LOD_COLORINGS,
+        false,
+        &mut |_, _| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    ) {
+        Ok((trace, _)) => {
+            let m = Arc::new(trace);
+            open.insert(path.to_path_buf(), m.clone());
+            Some(m)
+        }
+        Err(e) => {
+            tracing::warn!("{}: level of detail off: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// What [`prepare`] drew, for the caller's message and statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LodDrawn {
+    /// The exact GPU pipeline, with this many blocks found through the index.
+    ExactBlocks(usize),
+    /// The index's sums (level `level`, `None`: exact sums on the CPU) resolved on the GPU.
+    Sums {
+        level: Option<usize>,
+        cells: u64,
+        exact_blocks: u64,
+    },
+}
+
+/// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
+/// target) from `lod`: the exact GPU pipeline when few blocks are in view, else the index's
+/// sums. Returns the upload the exact path drew from (keep it until the commands are
+/// submitted) and what was drawn.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    pipelines: &mut AllocMapPipelines,
+    frame: &mut AllocMapFrame,
+    lod: &LodTrace,
+    view: &AllocMapView,
+    size: [u32; 2],
+    origin: [f32; 2],
+    target_format: wgpu::TextureFormat,
+) -> (Option<AllocMapData>, LodDrawn) {
+    let size = [size[0].max(1), size[1].max(1)];
+    let lv = view.eq1(size);
+    if let Some(blocks) = lod.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
+        let (gpu, times): (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) = blocks
+            .iter()
+            .map(|b| {
+                (
+                    AllocBlockGpu {
+                        addr: memscape_render::u64_split::split(b.y),
+                        size: memscape_render::u64_split::split(b.size),
+                        color: b.color,
+                        attr: b.attr,
+                    },
+                    BlockTimeGpu::new(b.t0, b.t1),
+                )
+            })
+            .unzip();
+        let data = AllocMapData::upload(device, pipelines, &gpu, &times);
+        frame.prepare_with(
+            device,
+            queue,
+            encoder,
+            pipelines,
+            &data,
+            view,
+            size,
+            origin,
+            target_format,
+            &DrawOptions::default(),
+        );
+        return (Some(data), LodDrawn::ExactBlocks(blocks.len()));
+    }
+    let (sums, stats) = lod.sums(&lv, FramePath::Lod);
+    frame.prepare_sums(
+        device,
+        queue,
+        pipelines,
+        view,
+        size,
+        origin,
+        target_format,
+        &sums.acc,
+        &sums.cov,
+    );
+    (
+        None,
+        LodDrawn::Sums {
+            level: stats.level,
+            cells: stats.cells,
+            exact_blocks: stats.exact_blocks,
+        },
+    )
+}
+
+/// The picture of `lod`'s map alone, `[t0, t1) × [a0, a1)` (events × collapsed bytes) filling
+/// `size` points, drawn in `style`.
+pub fn picture(
+    lod: Arc<LodTrace>,
+    window: ([u64; 2], [u64; 2]),
+    style: MapStyle,
+    size: egui::Vec2,
+) -> Picture {
+    let ([t0, t1], [a0, a1]) = window;
+    let extent = lod.extent()[1].max(1);
+    let mut picture = Picture::new(size, MAP_BACKGROUND);
+    picture.layers.push(Layer::Map(MapLayer {
+        slot: 0,
+        rect: egui::Rect::from_min_size(egui::Pos2::ZERO, size),
+        data: Arc::new(MapData {
+            blocks: Arc::new(Vec::new()),
+            times: Arc::new(Vec::new()),
+            selection: None,
+            lod: Some(lod),
+        }),
+        window: MapWindow {
+            t0: t0 as f64,
+            t_span: (t1.saturating_sub(t0)).max(1) as f64,
+            y0: a0 as f64 / extent as f64,
+            y_span: (a1.saturating_sub(a0)).max(1) as f64 / extent as f64,
+        },
+        extent,
+        range: 0..0,
+        style,
+        cursors: None,
+    }));
+    picture
+}

@@ -1,0 +1,119 @@
+//! The allocation-map pane's level-of-detail index (issue 25): for a big trace (see
+//! `memscape_views::alloc_map::lod::wants_lod`), the index beside it is opened — built first
+//! when missing or stale — on a thread of its own (`memscape-lod`) with its progress shown in
+//! the pane; once there, the pane's map layers draw from it (exact GPU pipeline when few blocks
+//! are in view, else the index's sums) whenever the settings allow.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use memscape_lod::LodTrace;
+use memscape_views::alloc_map::lod::LOD_COLORINGS;
+
+/// Where opening the index is.
+#[derive(Clone)]
+pub enum LodState {
+    /// Building (pass 1: address regions, 2: blocks) or opening.
+    Opening {
+        pass: u8,
+        fraction: f64,
+    },
+    Ready(Arc<LodTrace>),
+    Failed(String),
+}
+
+/// The index being opened on its thread; dropping it cancels a build.
+pub struct LodOpener {
+    state: Arc<Mutex<LodState>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Drop for LodOpener {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl LodOpener {
+    /// Starts opening the index of `path` when its map is drawn from one (else `None`).
+    pub fn start(path: Option<&PathBuf>, ctx: Option<egui::Context>) -> Option<Self> {
+        let path = path?.clone();
+        if !memscape_views::alloc_map::lod::wants_lod(&path) {
+            return None;
+        }
+        let state = Arc::new(Mutex::new(LodState::Opening {
+            pass: 1,
+            fraction: 0.0,
+        }));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (st, cn) = (state.clone(), cancel.clone());
+        let set = move |s: LodState| {
+            if let Ok(mut g) = st.lock() {
+                *g = s;
+            }
+            if let Some(ctx) = &ctx {
+                ctx.request_repaint();
+            }
+        };
+        let spawned = std::thread::Builder::new()
+            .name("memscape-lod".into())
+            .spawn(move || {
+                let mut last = -1i64;
+                let result = LodTrace::open(
+                    &path,
+                    LOD_COLORINGS,
+                    false,
+                    &mut |pass, fraction| {
+                        let pct = (fraction * 100.0) as i64 + i64::from(pass) * 1000;
+                        if pct != last {
+                            last = pct;
+                            set(LodState::Opening { pass, fraction });
+                        }
+                    },
+                    &cn,
+                );
+                set(match result {
+                    Ok((trace, _)) => LodState::Ready(Arc::new(trace)),
+                    Err(e) => LodState::Failed(format!("{}: {e}", path.display())),
+                });
+            });
+        if let Err(e) = spawned {
+            tracing::error!("level-of-detail thread: {e}");
+            return None;
+        }
+        Some(Self { state, cancel })
+    }
+
+    pub fn state(&self) -> Option<LodState> {
+        self.state.lock().ok().map(|g| g.clone())
+    }
+
+    /// The index, once open.
+    pub fn ready(&self) -> Option<Arc<LodTrace>> {
+        match self.state()? {
+            LodState::Ready(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// A line for the pane while the index is not there, or failed.
+    pub fn status(&self) -> Option<(bool, String)> {
+        match self.state()? {
+            LodState::Opening { pass, fraction } => Some((
+                true,
+                format!(
+                    "level-of-detail index: {} {:.0} %",
+                    if pass <= 1 {
+                        "address regions"
+                    } else {
+                        "blocks"
+                    },
+                    fraction * 100.0
+                ),
+            )),
+            LodState::Ready(_) => Some((false, String::from("level-of-detail index open"))),
+            LodState::Failed(e) => Some((false, format!("level of detail off: {e}"))),
+        }
+    }
+}
