@@ -99,6 +99,13 @@ struct KeyTotals {
     extra: Vec<i64>,
 }
 
+/// An attribute over every sample of a host: rows, rows with a value, and (min, max) of those.
+struct ValueRange {
+    n: u64,
+    known: u64,
+    range: Option<(f64, f64)>,
+}
+
 impl Engine {
     fn samples_frame(
         &self,
@@ -174,12 +181,7 @@ impl Engine {
     }
 
     /// Known-value count, total count and range of an attribute over every sample of a host.
-    fn value_range(
-        &self,
-        df: DataFrame,
-        name: &str,
-        numeric: bool,
-    ) -> Result<(u64, u64, Option<(f64, f64)>)> {
+    fn value_range(&self, df: DataFrame, name: &str, numeric: bool) -> Result<ValueRange> {
         let mut aggregates = vec![
             count(lit(1u8)).alias("n"),
             count(ident(name)).alias("known"),
@@ -202,7 +204,7 @@ impl Engine {
                 range = Some((lo, hi));
             }
         }
-        Ok((n, known, range))
+        Ok(ValueRange { n, known, range })
     }
 
     /// The histogram of `attribute` with the selected samples marked, equal to
@@ -218,7 +220,7 @@ impl Engine {
         let (df, meta) = self.samples_frame(dataset, host)?;
         let (name, kind, ty) = attribute(&meta, attribute_name)?;
         let sel = selected_flag(selection_expr(&meta, selection)?)?;
-        let (n, known, range) = self.value_range(df.clone(), &name, ty != "string")?;
+        let ValueRange { n, known, range } = self.value_range(df.clone(), &name, ty != "string")?;
         let unknown = n - known.min(n);
         let mut out = Vec::new();
         match kind {
@@ -374,7 +376,7 @@ impl Engine {
                 "window scores along {name:?}: the engine runs them along numeric attributes"
             )));
         }
-        let (_, _, range) = self.value_range(df.clone(), &name, true)?;
+        let range = self.value_range(df.clone(), &name, true)?.range;
         let Some((lo, hi)) = range else {
             return Ok(Vec::new());
         };

@@ -422,6 +422,29 @@ fn ballista_standalone_gives_the_same_answers() {
     );
 }
 
+/// A Ballista context runs nothing locally: with no scheduler listening, the query fails (and
+/// says where it tried), so the standalone test's answers did come from the executors.
+#[cfg(feature = "ballista")]
+#[test]
+fn ballista_without_a_scheduler_fails() {
+    let (samples, _) = lulesh();
+    let dir = tempfile::tempdir().unwrap();
+    samples_dataset(&samples, dir.path());
+    // Port 1 on loopback: nothing listens there.
+    let spec = EngineSpec::parse("ballista://127.0.0.1:1").unwrap();
+    let failed = match Engine::connect(&spec) {
+        Err(e) => e.to_string(),
+        Ok(engine) => match engine.open(dir.path()) {
+            Err(e) => e.to_string(),
+            Ok(ds) => engine
+                .top_offenders(&ds, None, OffenderKey::Symbol, &[], 5)
+                .map(|o| format!("answered {o:?}"))
+                .unwrap_or_else(|e| format!("error: {e}")),
+        },
+    };
+    assert!(!failed.starts_with("answered"), "{failed}");
+}
+
 #[test]
 fn engine_specs_parse() {
     assert_eq!(EngineSpec::parse("embedded").unwrap(), EngineSpec::Embedded);
