@@ -12,10 +12,10 @@ use datafusion::common::ScalarValue;
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
 use datafusion::prelude::{DataFrame, Expr, cast, ident, lit, when};
 use memscape_parquet::samples::{SamplesMeta, level_of, samples_meta};
-use memscape_samples::metrics::{LevelIndex, score};
+use memscape_samples::metrics::LevelIndex;
 use memscape_samples::{
-    Aggregate, AttrKind, Bin, Histogram, Mapping, Metric, NONE, Offender, OffenderKey, RangeSpec,
-    SampleFormat, Samples, WindowScore,
+    Aggregate, AttrKind, Bin, EqualWidth, Histogram, Mapping, Metric, NONE, Offender, OffenderKey,
+    RangeSpec, RouteKey, WindowScore, WindowTotals, rank_offenders,
 };
 use memscape_topology::{ResourceKind, Topology};
 
@@ -93,10 +93,17 @@ fn selected_flag(selection: Expr) -> Result<Expr> {
 
 /// Per (cpu, level, data node) key: samples and cycles, from a grouped result.
 struct KeyTotals {
-    keys: Samples,
+    keys: Vec<RouteKey>,
     totals: Vec<(u64, u64)>,
     /// Extra group value of each key (bucket), when grouped by one.
     extra: Vec<i64>,
+}
+
+/// An attribute over every sample of a host: rows, rows with a value, and (min, max) of those.
+struct ValueRange {
+    n: u64,
+    known: u64,
+    range: Option<(f64, f64)>,
 }
 
 impl Engine {
@@ -126,7 +133,7 @@ impl Engine {
                 sum(ident("ms_latency")).alias("cycles"),
             ],
         )?;
-        let mut keys = empty_samples();
+        let mut keys = Vec::new();
         let mut totals = Vec::new();
         let mut extras = Vec::new();
         for batch in self.collect(df)? {
@@ -142,13 +149,11 @@ impl Engine {
             };
             for r in 0..batch.num_rows() {
                 let to_u32 = |v: Option<u64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NONE);
-                keys.cpu.push(to_u32(cpu[r]));
-                keys.data_node.push(to_u32(node[r]));
                 let label = level[r].as_deref().unwrap_or("Unknown");
-                keys.level.push(level_of(label).ok_or_else(|| {
+                let level = level_of(label).ok_or_else(|| {
                     EngineError::Invalid(format!("ms_level {label:?} is no memory level"))
-                })?);
-                keys.latency.push(0);
+                })?;
+                keys.push((to_u32(cpu[r]), level, to_u32(node[r])));
                 totals.push((n[r].unwrap_or(0), cycles[r].unwrap_or(0)));
                 extras.push(extra[r].unwrap_or(0));
             }
@@ -172,26 +177,11 @@ impl Engine {
         let (df, meta) = self.samples_frame(dataset, host)?;
         let df = df.filter(selection_expr(&meta, selection)?)?;
         let kt = self.key_totals(df, None)?;
-        let mapping = Mapping::new(&kt.keys, topology);
-        let mut per_route = vec![(0u64, 0u64); mapping.routes.len()];
-        for (k, &(n, c)) in kt.totals.iter().enumerate() {
-            let r = mapping.route_of[k];
-            if r != NONE {
-                let slot = &mut per_route[r as usize];
-                slot.0 += n;
-                slot.1 = slot.1.saturating_add(c);
-            }
-        }
-        Ok(mapping.expand(&per_route))
+        Ok(Mapping::for_keys(&kt.keys, topology).aggregate_totals(&kt.totals))
     }
 
     /// Known-value count, total count and range of an attribute over every sample of a host.
-    fn value_range(
-        &self,
-        df: DataFrame,
-        name: &str,
-        numeric: bool,
-    ) -> Result<(u64, u64, Option<(f64, f64)>)> {
+    fn value_range(&self, df: DataFrame, name: &str, numeric: bool) -> Result<ValueRange> {
         let mut aggregates = vec![
             count(lit(1u8)).alias("n"),
             count(ident(name)).alias("known"),
@@ -214,7 +204,7 @@ impl Engine {
                 range = Some((lo, hi));
             }
         }
-        Ok((n, known, range))
+        Ok(ValueRange { n, known, range })
     }
 
     /// The histogram of `attribute` with the selected samples marked, equal to
@@ -230,12 +220,11 @@ impl Engine {
         let (df, meta) = self.samples_frame(dataset, host)?;
         let (name, kind, ty) = attribute(&meta, attribute_name)?;
         let sel = selected_flag(selection_expr(&meta, selection)?)?;
-        let (n, known, range) = self.value_range(df.clone(), &name, ty != "string")?;
+        let ValueRange { n, known, range } = self.value_range(df.clone(), &name, ty != "string")?;
         let unknown = n - known.min(n);
         let mut out = Vec::new();
         match kind {
             AttrKind::Quantitative => {
-                let bins = bins.max(1);
                 let Some((lo, hi)) = range else {
                     return Ok(Histogram {
                         attribute: name,
@@ -244,28 +233,9 @@ impl Engine {
                         unknown: n,
                     });
                 };
-                let width = if hi > lo {
-                    (hi - lo) / bins as f64
-                } else {
-                    1.0
-                };
-                out = (0..bins)
-                    .map(|b| Bin {
-                        lo: lo + width * b as f64,
-                        hi: if b + 1 == bins {
-                            hi.max(lo + width)
-                        } else {
-                            lo + width * (b + 1) as f64
-                        },
-                        label: None,
-                        count: 0,
-                        selected: 0,
-                    })
-                    .collect();
-                let bucket = cast(
-                    (number(&name) - f64_lit(lo)) / f64_lit(width),
-                    DataType::Int64,
-                );
+                let edges = EqualWidth::new(lo, hi, bins);
+                out = edges.empty_bins();
+                let bucket = bucket_expr(&name, &edges);
                 let df = df.filter(ident(&name).is_not_null())?.aggregate(
                     vec![bucket.alias("bucket")],
                     vec![count(lit(1u8)).alias("n"), sum(sel).alias("selected")],
@@ -277,7 +247,7 @@ impl Engine {
                         i64s(&batch, "selected")?,
                     );
                     for r in 0..batch.num_rows() {
-                        let b = (b[r].unwrap_or(0).max(0) as usize).min(bins - 1);
+                        let b = (b[r].unwrap_or(0).max(0) as usize).min(edges.count - 1);
                         out[b].count += c[r].unwrap_or(0);
                         out[b].selected += s[r].unwrap_or(0).max(0) as u64;
                     }
@@ -382,14 +352,7 @@ impl Engine {
                 });
             }
         }
-        out.sort_by(|a, b| {
-            b.cycles
-                .cmp(&a.cycles)
-                .then(b.samples.cmp(&a.samples))
-                .then(a.name.cmp(&b.name))
-        });
-        out.truncate(limit);
-        Ok(out)
+        Ok(rank_offenders(out, limit))
     }
 
     /// `L_d` or `I_d` of the selected samples in each of `windows` equal-width windows along
@@ -413,65 +376,30 @@ impl Engine {
                 "window scores along {name:?}: the engine runs them along numeric attributes"
             )));
         }
-        let (_, _, range) = self.value_range(df.clone(), &name, true)?;
+        let range = self.value_range(df.clone(), &name, true)?.range;
         let Some((lo, hi)) = range else {
             return Ok(Vec::new());
         };
-        let windows = windows.max(1);
-        let width = if hi > lo {
-            (hi - lo) / windows as f64
-        } else {
-            1.0
-        };
-        let bucket = cast(
-            (number(&name) - f64_lit(lo)) / f64_lit(width),
-            DataType::Int64,
-        );
+        let edges = EqualWidth::new(lo, hi, windows);
+        let bucket = bucket_expr(&name, &edges);
         let df = df.filter(selection_expr(&meta, selection)?.and(ident(&name).is_not_null()))?;
         let kt = self.key_totals(df, Some(bucket))?;
-        let mapping = Mapping::new(&kt.keys, topology);
+        let mapping = Mapping::for_keys(&kt.keys, topology);
         let level = LevelIndex::new(topology, &mapping, kind)?;
-        let m = level.resources.len();
-        let mut per = vec![(0u64, 0u64); windows * m];
-        let mut counts = vec![0u64; windows];
+        let mut totals = WindowTotals::new(&level, edges.count);
         for (k, &(n, c)) in kt.totals.iter().enumerate() {
-            let w = (kt.extra[k].max(0) as usize).min(windows - 1);
-            counts[w] += n;
-            let r = mapping.route_of[k];
-            if r == NONE {
-                continue;
-            }
-            for &slot in &level.route_slots[r as usize] {
-                let cell = &mut per[w * m + slot as usize];
-                cell.0 += n;
-                cell.1 = cell.1.saturating_add(c);
-            }
+            let w = kt.extra[k].max(0) as usize;
+            totals.add(w, mapping.route_of[k], n, c);
         }
-        Ok((0..windows)
-            .map(|w| WindowScore {
-                range: [lo + width * w as f64, lo + width * (w + 1) as f64],
-                samples: counts[w],
-                metric: score(metric, &per[w * m..(w + 1) * m]),
-            })
-            .collect())
+        Ok(totals.scores(metric, |w| edges.window(w)))
     }
 }
 
-/// A sample table with no rows, for the distinct route keys.
-fn empty_samples() -> Samples {
-    Samples {
-        format: SampleFormat::MemaxesCsv,
-        latency: Vec::new(),
-        cpu: Vec::new(),
-        level: Vec::new(),
-        data_node: Vec::new(),
-        symbol: Vec::new(),
-        symbols: Vec::new(),
-        source_line: Vec::new(),
-        source_lines: Vec::new(),
-        columns: Vec::new(),
-        warnings: Default::default(),
-        file: String::from("engine keys"),
-        row_line: Vec::new(),
-    }
+/// `⌊(v − lo) / width⌋` of an attribute as Int64, with `edges`' exact f64 literals (the
+/// native [`EqualWidth::index`] before its clamp to the last bin).
+fn bucket_expr(name: &str, edges: &EqualWidth) -> Expr {
+    cast(
+        (number(name) - f64_lit(edges.lo)) / f64_lit(edges.width),
+        DataType::Int64,
+    )
 }

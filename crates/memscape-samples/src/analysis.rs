@@ -1,6 +1,6 @@
 //! Histograms per attribute and top offenders.
 
-use crate::table::{AttrKind, NONE};
+use crate::table::{AttrKind, Column, NONE};
 use crate::{Bitset, Samples, SamplesError};
 
 /// One bar of a histogram.
@@ -27,6 +27,79 @@ pub struct Histogram {
     pub unknown: u64,
 }
 
+/// Equal-width bins (or windows) over a value range `[lo, hi]`: the edges every histogram,
+/// linked-selection axis and window strip uses, natively or on the query engine, so that all of
+/// them put a value in the same bin bit for bit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EqualWidth {
+    pub lo: f64,
+    pub hi: f64,
+    /// `(hi − lo) / count`, or 1 when the range is a single value.
+    pub width: f64,
+    /// At least 1.
+    pub count: usize,
+}
+
+impl EqualWidth {
+    pub fn new(lo: f64, hi: f64, count: usize) -> Self {
+        let count = count.max(1);
+        let width = if hi > lo {
+            (hi - lo) / count as f64
+        } else {
+            1.0
+        };
+        Self {
+            lo,
+            hi,
+            width,
+            count,
+        }
+    }
+
+    /// Over the known values of `column`; `None` when it has none.
+    pub fn of_column(column: &Column, count: usize) -> Option<Self> {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for i in 0..column.len() {
+            if let Some(v) = column.value(i) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+        (lo <= hi).then(|| Self::new(lo, hi, count))
+    }
+
+    /// The bin of `v` (`⌊(v − lo) / width⌋`, the top value in the last bin).
+    pub fn index(&self, v: f64) -> usize {
+        (((v - self.lo) / self.width) as usize).min(self.count - 1)
+    }
+
+    /// `[lo, hi]` of window `w` (a window strip's range).
+    pub fn window(&self, w: usize) -> [f64; 2] {
+        [
+            self.lo + self.width * w as f64,
+            self.lo + self.width * (w + 1) as f64,
+        ]
+    }
+
+    /// The histogram's bars with no samples yet (the last one ends at `hi`, at least one width
+    /// after `lo`).
+    pub fn empty_bins(&self) -> Vec<Bin> {
+        (0..self.count)
+            .map(|b| Bin {
+                lo: self.lo + self.width * b as f64,
+                hi: if b + 1 == self.count {
+                    self.hi.max(self.lo + self.width)
+                } else {
+                    self.lo + self.width * (b + 1) as f64
+                },
+                label: None,
+                count: 0,
+                selected: 0,
+            })
+            .collect()
+    }
+}
+
 /// Histogram of one attribute: quantitative attributes in `bins` equal-width bins over the
 /// whole data's range (so the selection is drawn against the same bins), qualitative ones one
 /// bin per distinct value in order of first appearance.
@@ -47,48 +120,24 @@ pub fn histogram(
     let mut unknown = 0u64;
     match column.kind {
         AttrKind::Quantitative => {
-            let bins = bins.max(1);
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for i in 0..n {
-                if let Some(v) = column.value(i) {
-                    lo = lo.min(v);
-                    hi = hi.max(v);
-                }
-            }
             let mut out: Vec<Bin> = Vec::new();
-            if lo <= hi {
-                let width = if hi > lo {
-                    (hi - lo) / bins as f64
-                } else {
-                    1.0
-                };
-                out = (0..bins)
-                    .map(|b| Bin {
-                        lo: lo + width * b as f64,
-                        hi: if b + 1 == bins {
-                            hi.max(lo + width)
-                        } else {
-                            lo + width * (b + 1) as f64
-                        },
-                        label: None,
-                        count: 0,
-                        selected: 0,
-                    })
-                    .collect();
-                for i in 0..n {
-                    match column.value(i) {
-                        Some(v) => {
-                            let b = (((v - lo) / width) as usize).min(bins - 1);
-                            out[b].count += 1;
-                            if selected(i) {
-                                out[b].selected += 1;
+            match EqualWidth::of_column(column, bins) {
+                Some(edges) => {
+                    out = edges.empty_bins();
+                    for i in 0..n {
+                        match column.value(i) {
+                            Some(v) => {
+                                let b = edges.index(v);
+                                out[b].count += 1;
+                                if selected(i) {
+                                    out[b].selected += 1;
+                                }
                             }
+                            None => unknown += 1,
                         }
-                        None => unknown += 1,
                     }
                 }
-            } else {
-                unknown = n as u64;
+                None => unknown = n as u64,
             }
             Ok(Histogram {
                 attribute: column.name.clone(),
@@ -185,24 +234,32 @@ pub(crate) fn ranked_offenders(
     labels: &[String],
     limit: usize,
 ) -> Vec<Offender> {
-    let mut out: Vec<Offender> = totals
-        .iter()
-        .zip(labels)
-        .filter(|((count, _), _)| *count > 0)
-        .map(|(&(samples, cycles), name)| Offender {
-            name: name.clone(),
-            samples,
-            cycles,
-        })
-        .collect();
-    out.sort_by(|a, b| {
+    rank_offenders(
+        totals
+            .iter()
+            .zip(labels)
+            .map(|(&(samples, cycles), name)| Offender {
+                name: name.clone(),
+                samples,
+                cycles,
+            })
+            .collect(),
+        limit,
+    )
+}
+
+/// The top-offenders order: cycles descending, then samples, then name; offenders without
+/// samples left out; at most `limit` (also the engine's, whose totals come grouped by name).
+pub fn rank_offenders(mut offenders: Vec<Offender>, limit: usize) -> Vec<Offender> {
+    offenders.retain(|o| o.samples > 0);
+    offenders.sort_by(|a, b| {
         b.cycles
             .cmp(&a.cycles)
             .then(b.samples.cmp(&a.samples))
             .then(a.name.cmp(&b.name))
     });
-    out.truncate(limit);
-    out
+    offenders.truncate(limit);
+    offenders
 }
 
 /// The samples of one offender (for "click selects those samples").

@@ -21,8 +21,8 @@ pub mod selection;
 pub mod table;
 
 pub use analysis::{
-    Bin, Histogram, Offender, OffenderKey, SelectionSummary, histogram, select_offender, summarize,
-    top_offenders,
+    Bin, EqualWidth, Histogram, Offender, OffenderKey, SelectionSummary, histogram, rank_offenders,
+    select_offender, summarize, top_offenders,
 };
 pub use datasource::{DataSourceRadix, MemLevel};
 pub use discover::{SamplesDataset, find_datasets, pair_files};
@@ -30,8 +30,8 @@ pub use import::{ImportOptions, load_samples, parse_samples};
 pub use linked::{
     AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, Picked, SelectionSpec, recompute,
 };
-pub use mapping::{Aggregate, Mapping, Route};
-pub use metrics::{ClusterParams, ClusterReport, ClusterTree, Metric, WindowScore};
+pub use mapping::{Aggregate, Mapping, Route, RouteKey};
+pub use metrics::{ClusterParams, ClusterReport, ClusterTree, Metric, WindowScore, WindowTotals};
 pub use report::{SamplesReport, Session, samples_report};
 pub use selection::{Bitset, RangeSpec, select_all_ranges, select_range};
 pub use table::{AttrKind, Column, ColumnData, NONE, SampleFormat, Samples};

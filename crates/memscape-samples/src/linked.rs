@@ -20,9 +20,9 @@ use std::sync::Arc;
 
 use memscape_topology::{ResourceKind, Topology};
 
-use crate::analysis::{Bin, Offender, SelectionSummary, histogram};
+use crate::analysis::{Bin, EqualWidth, Offender, SelectionSummary, histogram};
 use crate::mapping::{Aggregate, Mapping};
-use crate::metrics::{LevelIndex, Metric, WindowScore, score, window_scores};
+use crate::metrics::{LevelIndex, Metric, WindowScore, WindowTotals, window_scores};
 use crate::table::{AttrKind, ColumnData, NONE};
 use crate::{Bitset, Samples, SamplesError};
 
@@ -164,24 +164,12 @@ impl LinkedIndex {
                 let n = column.len();
                 let bin_of: Vec<u32> = match column.kind {
                     AttrKind::Quantitative => {
-                        // The same range and arithmetic as `histogram`, so counts agree exactly.
-                        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-                        for i in 0..n {
-                            if let Some(v) = column.value(i) {
-                                lo = lo.min(v);
-                                hi = hi.max(v);
-                            }
-                        }
-                        let width = if hi > lo {
-                            (hi - lo) / quantitative_bins as f64
-                        } else {
-                            1.0
-                        };
-                        let last = quantitative_bins - 1;
+                        // The same edges as `histogram`, so counts agree exactly.
+                        let edges = EqualWidth::of_column(column, quantitative_bins);
                         (0..n)
-                            .map(|i| match column.value(i) {
-                                Some(v) => (((v - lo) / width) as usize).min(last) as u32,
-                                None => NONE,
+                            .map(|i| match (column.value(i), &edges) {
+                                (Some(v), Some(edges)) => edges.index(v) as u32,
+                                _ => NONE,
                             })
                             .collect()
                     }
@@ -632,35 +620,18 @@ pub fn axis_scores(
         ),
         AttrKind::Qualitative => {
             let level = LevelIndex::new(topology, mapping, kind)?;
-            let m = level.resources.len();
             let bins = a.bins.len();
-            let mut per = vec![(0u64, 0u64); bins * m];
-            let mut counts = vec![0u64; bins];
+            if bins == 0 {
+                return Ok(Vec::new());
+            }
+            let mut totals = WindowTotals::new(&level, bins);
             for i in 0..samples.len() {
                 let b = a.bin_of.get(i);
-                if b >= bins {
-                    continue;
-                }
-                counts[b] += 1;
-                let r = mapping.route_of[i];
-                if r == NONE {
-                    continue;
-                }
-                for &slot in &level.route_slots[r as usize] {
-                    let cell = &mut per[b * m + slot as usize];
-                    cell.0 += 1;
-                    cell.1 = cell.1.saturating_add(samples.latency[i]);
+                if b < bins {
+                    totals.add(b, mapping.route_of[i], 1, samples.latency[i]);
                 }
             }
-            Ok(a.bins
-                .iter()
-                .enumerate()
-                .map(|(b, bin)| WindowScore {
-                    range: [bin.lo, bin.hi],
-                    samples: counts[b],
-                    metric: score(metric, &per[b * m..(b + 1) * m]),
-                })
-                .collect())
+            Ok(totals.scores(metric, |b| [a.bins[b].lo, a.bins[b].hi]))
         }
     }
 }

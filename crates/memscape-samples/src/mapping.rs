@@ -28,6 +28,9 @@ use crate::datasource::MemLevel;
 use crate::table::NONE;
 use crate::{Bitset, Samples};
 
+/// What decides a sample's route: (cpu, memory level, data node).
+pub type RouteKey = (u32, MemLevel, u32);
+
 /// A distinct path through the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
@@ -68,19 +71,38 @@ pub struct Aggregate {
 impl Mapping {
     /// Maps every sample of `samples` onto `topology`.
     pub fn new(samples: &Samples, topology: &Topology) -> Mapping {
+        let mut mapping = Self::build(samples.len(), topology, |i| {
+            (samples.cpu[i], samples.level[i], samples.data_node[i])
+        });
+        for (i, &r) in mapping.route_of.iter().enumerate() {
+            if r == NONE {
+                mapping.warnings.add(
+                    "cpu_not_in_topology",
+                    "sample's cpu is unknown or not a processing unit of the topology; not mapped",
+                    samples.location(i),
+                );
+            }
+        }
+        mapping
+    }
+
+    /// Maps distinct route keys (the query engine's groups of samples) onto `topology`:
+    /// `route_of[k]` is key `k`'s route. Keys that cannot be placed get [`NONE`]; no warnings.
+    pub fn for_keys(keys: &[RouteKey], topology: &Topology) -> Mapping {
+        Self::build(keys.len(), topology, |k| keys[k])
+    }
+
+    fn build(n: usize, topology: &Topology, key_of: impl Fn(usize) -> RouteKey) -> Mapping {
         let mut routes: Vec<Route> = Vec::new();
-        let mut route_ids: HashMap<(u32, MemLevel, u32), u32> = HashMap::new();
-        let mut route_of = Vec::with_capacity(samples.len());
-        let mut warnings = Warnings::new();
+        let mut route_ids: HashMap<RouteKey, u32> = HashMap::new();
+        let mut route_of = Vec::with_capacity(n);
         let numa: Vec<NodeId> = topology
             .nodes_of_kind(ResourceKind::Numa)
             .map(|n| n.id)
             .collect();
-        for i in 0..samples.len() {
-            let cpu = samples.cpu[i];
-            let level = samples.level[i];
-            let data_node = samples.data_node[i];
-            let key = (cpu, level, data_node);
+        for i in 0..n {
+            let key = key_of(i);
+            let (cpu, level, data_node) = key;
             if let Some(&r) = route_ids.get(&key) {
                 route_of.push(r);
                 continue;
@@ -100,21 +122,26 @@ impl Mapping {
             route_ids.insert(key, id);
             route_of.push(id);
         }
-        for (i, &r) in route_of.iter().enumerate() {
-            if r == NONE {
-                warnings.add(
-                    "cpu_not_in_topology",
-                    "sample's cpu is unknown or not a processing unit of the topology; not mapped",
-                    samples.location(i),
-                );
-            }
-        }
         Mapping {
             routes,
             route_of,
-            warnings,
+            warnings: Warnings::new(),
             node_count: topology.nodes().len(),
         }
+    }
+
+    /// Totals over items given as (samples, cycles) each, item `i` on route `route_of[i]`
+    /// (a mapping [`Mapping::for_keys`] made, with the engine's totals per key).
+    pub fn aggregate_totals(&self, totals: &[(u64, u64)]) -> Aggregate {
+        let mut per_route = vec![(0u64, 0u64); self.routes.len()];
+        for (&r, &(count, cycles)) in self.route_of.iter().zip(totals) {
+            if r != NONE {
+                let slot = &mut per_route[r as usize];
+                slot.0 += count;
+                slot.1 = slot.1.saturating_add(cycles);
+            }
+        }
+        self.expand(&per_route)
     }
 
     /// Totals over the selected samples (all samples with `None`), in time linear in the

@@ -27,6 +27,7 @@ use std::collections::BinaryHeap;
 
 use memscape_topology::{NodeId, ResourceKind, Topology};
 
+use crate::analysis::EqualWidth;
 use crate::mapping::{Aggregate, Mapping};
 use crate::table::NONE;
 use crate::{Bitset, Samples, SamplesError};
@@ -190,49 +191,67 @@ pub fn window_scores(
             available: samples.column_names().join(", "),
         })?;
     let level = LevelIndex::new(topology, mapping, kind)?;
-    let windows = windows.max(1);
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for i in 0..samples.len() {
-        if let Some(v) = column.value(i) {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-    }
-    if lo > hi {
+    let Some(edges) = EqualWidth::of_column(column, windows) else {
         return Ok(Vec::new());
-    }
-    let width = if hi > lo {
-        (hi - lo) / windows as f64
-    } else {
-        1.0
     };
-    let m = level.resources.len();
-    let mut per = vec![(0u64, 0u64); windows * m];
-    let mut counts = vec![0u64; windows];
+    let mut totals = WindowTotals::new(&level, edges.count);
     for i in 0..samples.len() {
         if selection.is_some_and(|s| !s.get(i)) {
             continue;
         }
         let Some(v) = column.value(i) else { continue };
-        let w = (((v - lo) / width) as usize).min(windows - 1);
-        counts[w] += 1;
-        let r = mapping.route_of[i];
-        if r == NONE {
-            continue;
-        }
-        for &slot in &level.route_slots[r as usize] {
-            let cell = &mut per[w * m + slot as usize];
-            cell.0 += 1;
-            cell.1 = cell.1.saturating_add(samples.latency[i]);
+        totals.add(edges.index(v), mapping.route_of[i], 1, samples.latency[i]);
+    }
+    Ok(totals.scores(metric, |w| edges.window(w)))
+}
+
+/// Per-window, per-resource (samples, cycles) of one level, accumulated from samples (one at a
+/// time, natively) or from (window, route) totals (the query engine's groups), then scored.
+#[derive(Debug, Clone)]
+pub struct WindowTotals<'a> {
+    level: &'a LevelIndex,
+    per: Vec<(u64, u64)>,
+    counts: Vec<u64>,
+}
+
+impl<'a> WindowTotals<'a> {
+    /// `windows` (at least 1) empty windows.
+    pub fn new(level: &'a LevelIndex, windows: usize) -> Self {
+        let windows = windows.max(1);
+        Self {
+            level,
+            per: vec![(0, 0); windows * level.resources.len()],
+            counts: vec![0; windows],
         }
     }
-    Ok((0..windows)
-        .map(|w| WindowScore {
-            range: [lo + width * w as f64, lo + width * (w + 1) as f64],
-            samples: counts[w],
-            metric: score(metric, &per[w * m..(w + 1) * m]),
-        })
-        .collect())
+
+    /// `samples` samples of `cycles` in total in window `window` (clamped to the last) on
+    /// route `route` ([`NONE`]: not mapped, counted in the window only).
+    pub fn add(&mut self, window: usize, route: u32, samples: u64, cycles: u64) {
+        let w = window.min(self.counts.len() - 1);
+        self.counts[w] += samples;
+        if route == NONE {
+            return;
+        }
+        let m = self.level.resources.len();
+        for &slot in &self.level.route_slots[route as usize] {
+            let cell = &mut self.per[w * m + slot as usize];
+            cell.0 += samples;
+            cell.1 = cell.1.saturating_add(cycles);
+        }
+    }
+
+    /// Each window's range (`range(w)`), samples and score.
+    pub fn scores(&self, metric: Metric, range: impl Fn(usize) -> [f64; 2]) -> Vec<WindowScore> {
+        let m = self.level.resources.len();
+        (0..self.counts.len())
+            .map(|w| WindowScore {
+                range: range(w),
+                samples: self.counts[w],
+                metric: score(metric, &self.per[w * m..(w + 1) * m]),
+            })
+            .collect()
+    }
 }
 
 // ------------------------------------------------------------------------------------------

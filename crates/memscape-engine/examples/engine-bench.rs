@@ -1,0 +1,261 @@
+//! The engine against the native crates on one machine, one path per process (so that
+//! `/usr/bin/time -v` gives each its own peak RSS), on datasets it writes once:
+//!
+//! ```text
+//! engine-bench write-trace EVENTS DIR     # memscape-heap's synthetic trace, 16 time windows
+//! engine-bench write-samples COPIES DIR   # the LULESH samples COPIES times over (shifted in time)
+//! engine-bench native DIR                 # read the dataset (memscape-parquet), then the crates
+//! engine-bench engine DIR [SPEC]          # the same aggregations on DataFusion (or SPEC:
+//!                                         # ballista://HOST:PORT, standalone:N)
+//! ```
+//!
+//! Traces: the heap-size series at 100 points, the live heap per call site at the peak, and
+//! the power-of-two size classes over 100 windows. Samples: histograms of every attribute (32
+//! bins), top source lines and symbols, resource totals and 32 latency window scores along
+//! `time` on the LULESH machine, with no selection and with `latency=50..`. Each line printed is
+//! `phase seconds`; the last `total`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use memscape_engine::bins::BinKey;
+use memscape_engine::{Engine, EngineSpec};
+use memscape_heap::{GroupKey, TraceHeap};
+use memscape_parquet::DatasetKind;
+use memscape_samples::metrics::window_scores;
+use memscape_samples::{
+    Mapping, Metric, OffenderKey, RangeSpec, histogram, select_all_ranges, top_offenders,
+};
+use memscape_topology::{ResourceKind, Topology};
+use memscape_trace::bins::{BinBy, Bins, SizeClasses};
+use memscape_trace::metrics::{BinMetrics, TimeAxis};
+
+const POINTS: usize = 100;
+
+fn lulesh_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/memaxes/lulesh")
+}
+
+fn phase(name: &str, since: &mut Instant) {
+    println!("{name} {:.2}", since.elapsed().as_secs_f64());
+    *since = Instant::now();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let start = Instant::now();
+    match args.first().map(String::as_str) {
+        Some("write-trace") => {
+            let events: u64 = args[1].parse().expect("EVENTS");
+            let trace = memscape_heap::synthetic::synthetic_trace(events);
+            let options = memscape_parquet::trace::TraceWriteOptions {
+                host: String::from("bench"),
+                windows: 16,
+            };
+            memscape_parquet::write_trace(&trace, Path::new(&args[2]), &options).unwrap();
+        }
+        Some("write-samples") => write_samples(args[1].parse().expect("COPIES"), &args[2]),
+        Some("native") => native(Path::new(&args[1])),
+        Some("engine") => {
+            let spec = EngineSpec::parse(args.get(2).map_or("embedded", String::as_str)).unwrap();
+            engine(Path::new(&args[1]), &spec);
+        }
+        _ => {
+            eprintln!("usage: see the comment at the top of examples/engine-bench.rs");
+            std::process::exit(2);
+        }
+    }
+    println!("total {:.2}", start.elapsed().as_secs_f64());
+}
+
+/// The LULESH MemAxes CSV repeated `copies` times, each copy's `time` shifted past the last.
+fn write_samples(copies: u64, dir: &str) {
+    let text = std::fs::read_to_string(lulesh_dir().join("samples.out")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let time_col = header.split(',').position(|c| c == "time").unwrap();
+    let rows: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    let span = rows
+        .iter()
+        .filter_map(|r| r.split(',').nth(time_col)?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let mut csv = String::with_capacity(text.len() * copies as usize);
+    csv.push_str(header);
+    csv.push('\n');
+    for c in 0..copies {
+        for r in &rows {
+            for (k, field) in r.split(',').enumerate() {
+                if k > 0 {
+                    csv.push(',');
+                }
+                match (k == time_col, field.parse::<u64>()) {
+                    (true, Ok(t)) => csv.push_str(&(t + c * span).to_string()),
+                    _ => csv.push_str(field),
+                }
+            }
+            csv.push('\n');
+        }
+    }
+    let samples =
+        memscape_samples::parse_samples(csv.as_bytes(), "lulesh-copies.csv", Default::default())
+            .unwrap();
+    drop(csv);
+    let options = memscape_parquet::samples::SamplesWriteOptions {
+        host: String::from("bench"),
+        windows: 16,
+    };
+    memscape_parquet::write_samples(&samples, Path::new(dir), &options).unwrap();
+    println!("samples {}", samples.len());
+}
+
+fn kind(dir: &Path) -> DatasetKind {
+    memscape_parquet::dataset_kind(dir).expect("a memscape Parquet dataset")
+}
+
+fn selections() -> [Vec<RangeSpec>; 2] {
+    [vec![], vec![RangeSpec::parse("latency=50..").unwrap()]]
+}
+
+fn native(dir: &Path) {
+    let mut t = Instant::now();
+    match kind(dir) {
+        DatasetKind::Trace => {
+            let trace = memscape_parquet::read_trace(dir, None).unwrap();
+            phase("read", &mut t);
+            let mut heap = TraceHeap::new(&trace, &[GroupKey::Path]);
+            let points = heap.even_points(POINTS);
+            let series = heap.heap_series(&points);
+            let peak = heap.peak_point();
+            let sizes = heap.sizes_at(peak);
+            phase("heap", &mut t);
+            let bins = Bins::new(&trace, BinBy::SizeClass(SizeClasses::PowerOfTwo));
+            let metrics = BinMetrics::compute(&trace, &bins);
+            let events = trace.event_order().len() as u64;
+            let windows: Vec<_> = (0..bins.bins.len())
+                .map(|b| metrics.sample(b, TimeAxis::EventIndex, 0, events, POINTS))
+                .collect();
+            phase("bins", &mut t);
+            println!(
+                "check {} {} {}",
+                series.iter().map(|p| p.1).max().unwrap_or(0),
+                sizes.bytes.first().copied().unwrap_or(0),
+                windows.len()
+            );
+        }
+        DatasetKind::Samples => {
+            let samples = memscape_parquet::read_samples(dir, None).unwrap();
+            phase("read", &mut t);
+            let topology = Topology::from_file(&lulesh_dir().join("hardware.xml")).unwrap();
+            let mapping = Mapping::new(&samples, &topology);
+            phase("map", &mut t);
+            let mut check = 0u64;
+            for select in selections() {
+                let bits = select_all_ranges(&samples, &select).unwrap();
+                let sel = (!select.is_empty()).then_some(&bits);
+                for name in samples.column_names() {
+                    let h = histogram(&samples, name, 32, sel).unwrap();
+                    check += h.bins.iter().map(|b| b.selected).sum::<u64>();
+                }
+                for key in [OffenderKey::SourceLine, OffenderKey::Symbol] {
+                    check += top_offenders(&samples, key, sel, 20).len() as u64;
+                }
+                check += mapping.aggregate(&samples, sel).samples[0];
+                let w = window_scores(
+                    &samples,
+                    &topology,
+                    &mapping,
+                    "time",
+                    32,
+                    Metric::Latency,
+                    ResourceKind::L1,
+                    sel,
+                )
+                .unwrap();
+                check += w.len() as u64;
+            }
+            phase("queries", &mut t);
+            println!("check {check}");
+        }
+    }
+}
+
+fn engine(dir: &Path, spec: &EngineSpec) {
+    let mut t = Instant::now();
+    let engine = Engine::connect(spec).unwrap();
+    let ds = engine.open(dir).unwrap();
+    phase("open", &mut t);
+    match ds.manifest.kind {
+        DatasetKind::Trace => {
+            let events = engine.event_count(&ds, None).unwrap();
+            let points: Vec<u64> = (1..=POINTS as u64)
+                .map(|i| events * i / POINTS as u64)
+                .collect();
+            let series = engine.heap_series(&ds, None, &points).unwrap();
+            let peak = series.iter().max_by_key(|p| p.1).map_or(events, |p| p.0);
+            let sites = engine.live_by_site(&ds, None, peak).unwrap();
+            phase("heap", &mut t);
+            let windows = engine
+                .bin_windows(
+                    &ds,
+                    None,
+                    &BinKey::SizePow2,
+                    TimeAxis::EventIndex,
+                    0,
+                    events,
+                    POINTS,
+                )
+                .unwrap();
+            phase("bins", &mut t);
+            println!(
+                "check {} {} {}",
+                series.iter().map(|p| p.1).max().unwrap_or(0),
+                sites.iter().map(|s| s.bytes).sum::<u64>(),
+                windows.len()
+            );
+        }
+        DatasetKind::Samples => {
+            let topology = Topology::from_file(&lulesh_dir().join("hardware.xml")).unwrap();
+            let meta = memscape_parquet::samples::samples_meta(
+                &ds.dir,
+                &ds.manifest,
+                &ds.host(None).unwrap(),
+            )
+            .unwrap();
+            let mut check = 0u64;
+            for select in selections() {
+                for a in &meta.attributes {
+                    let h = engine.histogram(&ds, None, &a.name, 32, &select).unwrap();
+                    check += h.bins.iter().map(|b| b.selected).sum::<u64>();
+                }
+                for key in [OffenderKey::SourceLine, OffenderKey::Symbol] {
+                    check += engine
+                        .top_offenders(&ds, None, key, &select, 20)
+                        .unwrap()
+                        .len() as u64;
+                }
+                check += engine
+                    .resource_totals(&ds, None, &topology, &select)
+                    .unwrap()
+                    .samples[0];
+                let w = engine
+                    .window_scores(
+                        &ds,
+                        None,
+                        &topology,
+                        "time",
+                        32,
+                        Metric::Latency,
+                        ResourceKind::L1,
+                        &select,
+                    )
+                    .unwrap();
+                check += w.len() as u64;
+            }
+            phase("queries", &mut t);
+            println!("check {check}");
+        }
+    }
+}
