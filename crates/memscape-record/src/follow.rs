@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::merge::{self, Image};
+use crate::stream::{Converter, Header};
 use crate::raw::{self, CHUNK_BYTES, CHUNK_HEADER_BYTES, FILE_HEADER_BYTES, RawReader};
 use crate::{RecordError, parse_raw_name};
 
@@ -146,6 +147,8 @@ struct Followed {
     /// `None` until the header is there.
     reader: Option<RawReader>,
     applied: Option<Applied>,
+    /// Its index in the streaming merge (`feed`), once declared there.
+    image: Option<usize>,
 }
 
 /// Reads a raw recording directory while the shim writes it. See the module documentation.
@@ -205,6 +208,7 @@ impl Follower {
                     n,
                     reader: None,
                     applied: self.summarize.then(Applied::default),
+                    image: None,
                 },
             );
         }
@@ -254,6 +258,32 @@ impl Follower {
             })
             .collect();
         merge::merge(source, images, &merge::Endings::default()).0
+    }
+
+    /// Hands what was read since the last call to the streaming merge (new images declared
+    /// first, those found together in start order). `complete`: after [`Follower::poll_to_end`].
+    /// A follower that feeds keeps no events for [`Follower::snapshot`] or `finish`.
+    pub(crate) fn feed(&mut self, converter: &mut Converter, now: Instant, complete: bool) {
+        let new: Vec<&mut Followed> = self
+            .files
+            .values_mut()
+            .filter(|f| f.image.is_none() && f.reader.is_some())
+            .collect();
+        if !new.is_empty() {
+            let headers = new
+                .iter()
+                .filter_map(|f| Some(Header::of(&f.reader.as_ref()?.process, f.n)))
+                .collect();
+            let index = converter.add_images(headers);
+            for (f, i) in new.into_iter().zip(index) {
+                f.image = Some(i);
+            }
+        }
+        for f in self.files.values_mut() {
+            if let (Some(i), Some(reader)) = (f.image, f.reader.as_mut()) {
+                converter.feed(i, reader.take_feed(), now, complete);
+            }
+        }
     }
 
     /// Reads the rest (the program has ended: every chunk is complete) and returns the
