@@ -149,6 +149,8 @@ struct Followed {
     applied: Option<Applied>,
     /// Its index in the streaming merge (`feed`), once declared there.
     image: Option<usize>,
+    /// The last poll stopped at its byte budget: more is committed than was read.
+    behind: bool,
 }
 
 /// Reads a raw recording directory while the shim writes it. See the module documentation.
@@ -158,6 +160,9 @@ pub struct Follower {
     files: BTreeMap<PathBuf, Followed>,
     /// Keep the sequence-ordered summary (costs a map of live blocks per image).
     summarize: bool,
+    /// Most payload bytes read per file and poll (`None`: all): the streaming merge reads
+    /// what it can apply, the rest waits in the file, not in memory.
+    budget: Option<usize>,
 }
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
@@ -175,7 +180,19 @@ impl Follower {
             dir: dir.to_owned(),
             files: BTreeMap::new(),
             summarize,
+            budget: None,
         }
+    }
+
+    /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]).
+    pub(crate) fn with_budget(mut self, bytes: usize) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// Whether the last poll read everything committed (no file stopped at its budget).
+    pub(crate) fn caught_up(&self) -> bool {
+        self.files.values().all(|f| !f.behind)
     }
 
     /// Reads what the shim committed since the last poll, in every file of the directory
@@ -209,12 +226,13 @@ impl Follower {
                     reader: None,
                     applied: self.summarize.then(Applied::default),
                     image: None,
+                    behind: false,
                 },
             );
         }
         let now = Instant::now();
         for f in self.files.values_mut() {
-            read_new(f, complete)?;
+            read_new(f, complete, self.budget)?;
             if let (Some(reader), Some(applied)) = (&f.reader, &mut f.applied) {
                 applied.apply(reader, now, complete);
             }
@@ -281,7 +299,7 @@ impl Follower {
         }
         for f in self.files.values_mut() {
             if let (Some(i), Some(reader)) = (f.image, f.reader.as_mut()) {
-                converter.feed(i, reader.take_feed(), now, complete);
+                converter.feed(i, reader.take_feed(), now, complete && !f.behind, f.behind);
             }
         }
     }
@@ -307,8 +325,10 @@ impl Follower {
     }
 }
 
-/// Reads the header (once) and every chunk's newly committed bytes of one file.
-fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
+/// Reads the header (once) and every chunk's newly committed bytes of one file (chunks in
+/// file order, up to `budget` payload bytes: `f.behind` says whether it stopped there).
+fn read_new(f: &mut Followed, complete: bool, budget: Option<usize>) -> Result<(), RecordError> {
+    f.behind = false;
     let len = f.file.metadata().map_err(io_error(&f.path))?.len();
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     if f.reader.is_none() {
@@ -335,7 +355,12 @@ fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
     let file = &f.file;
     let mut index = 0;
     let mut offset = FILE_HEADER_BYTES;
+    let mut read = 0usize;
     while offset.saturating_add(CHUNK_HEADER_BYTES) <= len {
+        if budget.is_some_and(|b| read >= b) {
+            f.behind = true;
+            break;
+        }
         let mut header = [0u8; CHUNK_HEADER_BYTES];
         file.read_exact_at(&mut header, offset as u64)
             .map_err(io_error(&f.path))?;
@@ -351,6 +376,7 @@ fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
                 let mut bytes = vec![0u8; range.len()];
                 file.read_exact_at(&mut bytes, (payload_at + range.start) as u64)
                     .ok()?;
+                read += bytes.len();
                 Some(bytes)
             },
             complete,

@@ -207,6 +207,10 @@ pub struct RecordReport {
     /// Programs started by recorded processes that ran without the recorder, once per path
     /// (also in the trace's warnings, kind `unrecorded_program`).
     pub unrecorded: Vec<UnrecordedProgram>,
+    /// The raw recording's directory, kept when `MEMSCAPE_KEEP_RAW=1` (to compare the
+    /// streaming merge with `convert_dir`'s whole-file one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_kept: Option<PathBuf>,
 }
 
 /// Name of the shim library.
@@ -283,6 +287,11 @@ pub fn record_observed(
     record_following(options, Some((every, on_poll)))
 }
 
+/// Most bytes of a shim file read at once by the streaming merge (about 230,000 events): the
+/// rest waits in the file, so that memory holds what the merge can apply, not what the
+/// program wrote while the merge was busy.
+const READ_BUDGET: usize = 2 << 20;
+
 /// How often `record` reads the shim's files while the program runs.
 const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -355,18 +364,40 @@ fn record_following(
         let follower = scope.spawn(move || {
             let mut follower = Follower::new(dir, live.is_some());
             let mut converter = sink.map(|sink| stream::Converter::new(source, Some(sink)));
+            if converter.is_some() {
+                follower = follower.with_budget(READ_BUDGET);
+            }
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
+            let mut read_at = stream::monotonic_ns();
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
-                let read_at = stream::monotonic_ns();
-                follower.poll()?;
+                // The merge behind the program: apply what was read before reading more.
+                let full = converter
+                    .as_ref()
+                    .is_some_and(|c| c.held().0 >= stream::MAX_READY);
+                if !full {
+                    read_at = stream::monotonic_ns();
+                    follower.poll()?;
+                }
                 if let Some(converter) = &mut converter {
-                    follower.feed(converter, std::time::Instant::now(), false);
+                    if !full {
+                        follower.feed(converter, std::time::Instant::now(), false);
+                    }
                     converter.advance(Some(read_at));
+                    if tracing::enabled!(tracing::Level::DEBUG) {
+                        let (ready, pending, blocks) = converter.held();
+                        phase_done(
+                            &format!("poll: {ready} events ready, {pending} out of sequence, {blocks} blocks held"),
+                            std::time::Instant::now(),
+                        );
+                    }
                 }
                 if let Some((_, on_poll)) = live.as_mut() {
                     on_poll(&follower, false);
                 }
-                std::thread::park_timeout(every);
+                // Behind the program: read on at once.
+                if follower.caught_up() && !full {
+                    std::thread::park_timeout(every);
+                }
             }
             Ok::<_, RecordError>((follower, converter))
         });
@@ -406,11 +437,20 @@ fn record_following(
     let converted = match followed {
         Err(e) => return Err(kept(raw_dir, e.to_string())),
         Ok((mut follower, Some(mut converter))) => {
-            // The rest: what was written since the last poll, every gap closed.
-            if let Err(e) = follower.poll_to_end() {
-                return Err(kept(raw_dir, e.to_string()));
+            // The rest: what was written since the last poll, every gap closed, read a budget
+            // at a time and applied as it is read.
+            loop {
+                if converter.held().0 < stream::MAX_READY {
+                    if let Err(e) = follower.poll_to_end() {
+                        return Err(kept(raw_dir, e.to_string()));
+                    }
+                    follower.feed(&mut converter, std::time::Instant::now(), true);
+                    if follower.caught_up() {
+                        break;
+                    }
+                }
+                converter.advance(None);
             }
-            follower.feed(&mut converter, std::time::Instant::now(), true);
             phase_done("read", phase);
             if converter.len() == 0 {
                 return Err(RecordError::NothingRecorded {
@@ -449,16 +489,22 @@ fn record_following(
         Err(e) => return Err(kept(raw_dir, e.to_string())),
     };
     // The trace is complete and synced under its name: only now is the raw recording removed.
-    if let Err(e) = raw_dir.close() {
+    let mut raw_kept = None;
+    if std::env::var_os("MEMSCAPE_KEEP_RAW").is_some_and(|v| v == "1") {
+        raw_kept = Some(raw_dir.keep());
+    } else if let Err(e) = raw_dir.close() {
         tracing::warn!("cannot remove the raw recording: {e}");
     }
-    Ok(report(
-        options,
-        (processes, unrecorded),
-        exit_status,
-        signal,
-        outcome.interrupted,
-    ))
+    Ok(RecordReport {
+        raw_kept,
+        ..report(
+            options,
+            (processes, unrecorded),
+            exit_status,
+            signal,
+            outcome.interrupted,
+        )
+    })
 }
 
 /// The `.msc` choices of a recording: its time resolution, zstd level 12 (the default: lower
@@ -534,6 +580,7 @@ fn report(
         processes,
         time_resolution_ns: 1 << options.time_resolution_log2.min(62),
         unrecorded,
+        raw_kept: None,
     }
 }
 

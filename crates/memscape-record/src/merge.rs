@@ -132,7 +132,7 @@ pub(crate) fn merge(
             pool_names: raw.pool_names,
             unrecorded: Some(raw.unrecorded),
         };
-        converter.feed(i, feed, now, true);
+        converter.feed(i, feed, now, true, false);
     }
     converter.finish(launcher)
 }

@@ -27,7 +27,11 @@ use crate::{ProcessReport, UnrecordedProgram};
 
 /// How long before the moment the files were read an event must lie to be applied while the
 /// program runs (see the module documentation).
-pub const MARGIN: Duration = Duration::from_secs(1);
+pub const MARGIN: Duration = Duration::from_millis(250);
+
+/// Events read and not yet applied above which the follower reads no more (about 7 MB): the
+/// rest waits in the shim's files.
+pub const MAX_READY: usize = 1 << 17;
 
 /// An event waiting for its turn in sequence order (ties: the order read).
 #[derive(Clone, Copy)]
@@ -109,8 +113,11 @@ struct Image {
     arrivals: u64,
     next_seq: u64,
     stalled_since: Option<Instant>,
-    /// In sequence order: (time since the origin, clamped), the event.
-    ready: VecDeque<(u64, RawEvent)>,
+    /// Its file holds more than was read.
+    behind: bool,
+    /// In sequence order, each with its time since the origin, clamped (a process record's
+    /// own time, unclamped CLOCK_MONOTONIC ns, is in its unused `usable`).
+    ready: VecDeque<RawEvent>,
     /// The last time given to an event (since the origin).
     clamped: u64,
     /// The latest event time, unclamped (since the origin).
@@ -130,6 +137,23 @@ struct Image {
     exit: Option<(u64, u64, i32)>,
     end_record: Option<(u64, u64)>,
     unrecorded: Vec<Unrecorded>,
+}
+
+impl Image {
+    /// The next event in sequence order: its time in ns since the origin, clamped.
+    fn make_ready(&mut self, mut e: RawEvent, origin: u64) {
+        if self.header.tsc_clock {
+            e.time_ns = self.ticks.as_ref().map_or(0, |m| m.ns(e.time_ns));
+        }
+        let t = e.time_ns.saturating_sub(origin);
+        self.latest = self.latest.max(t);
+        if e.kind == raw::KIND_PROCESS && e.function != raw::PROC_POOL {
+            e.usable = e.time_ns;
+        }
+        e.time_ns = t.max(self.clamped);
+        self.clamped = e.time_ns;
+        self.ready.push_back(e);
+    }
 }
 
 /// Where ended blocks go while the merge runs: a segmented `.msc` written on another thread.
@@ -259,8 +283,10 @@ impl Converter {
                 ticks: None,
                 pending: BinaryHeap::new(),
                 arrivals: 0,
+                // Every image numbers its events from 0 (a forked child restarts the count).
                 next_seq: 0,
                 stalled_since: None,
+                behind: false,
                 ready: VecDeque::new(),
                 clamped: start,
                 latest: start,
@@ -284,12 +310,15 @@ impl Converter {
         index
     }
 
-    /// Takes new data of image `i`; `complete`: the image will get no more (every gap closes).
-    pub(crate) fn feed(&mut self, i: usize, feed: Feed, now: Instant, complete: bool) {
+    /// Takes new data of image `i`; `complete`: the image will get no more (every gap closes);
+    /// `behind`: its file holds more than was read (a gap may be in what is not read yet: it
+    /// never counts as stalled, and the frontier waits for the image).
+    pub(crate) fn feed(&mut self, i: usize, feed: Feed, now: Instant, complete: bool, behind: bool) {
         let origin = self.origin.unwrap_or(0);
         let Some(image) = self.images.get_mut(i) else {
             return;
         };
+        image.behind = behind;
         if !feed.clock_pairs.is_empty() {
             image.pairs.extend(feed.clock_pairs);
             image.ticks = TickMap::new(&image.pairs);
@@ -304,6 +333,12 @@ impl Converter {
             image.mappings = mappings_of(&mut self.builder, &maps, &mut self.elf_types, complete);
         }
         for event in feed.events {
+            // In order (one thread, or its turn): straight on, without the queue.
+            if image.pending.is_empty() && event.seq == image.next_seq {
+                image.next_seq += 1;
+                image.make_ready(event, origin);
+                continue;
+            }
             image.pending.push(Reverse(Queued {
                 seq: event.seq,
                 arrival: image.arrivals,
@@ -314,6 +349,10 @@ impl Converter {
         // In sequence order up to the watermark.
         while let Some(&Reverse(q)) = image.pending.peek() {
             if q.seq > image.next_seq && !complete {
+                if behind {
+                    image.stalled_since = None;
+                    break;
+                }
                 let since = *image.stalled_since.get_or_insert(now);
                 if now.duration_since(since) < STALL {
                     break;
@@ -322,55 +361,56 @@ impl Converter {
             image.pending.pop();
             image.stalled_since = None;
             image.next_seq = image.next_seq.max(q.seq + 1);
-            let mut e = q.event;
-            if image.header.tsc_clock {
-                e.time_ns = image.ticks.as_ref().map_or(0, |m| m.ns(e.time_ns));
-            }
-            let t = e.time_ns.saturating_sub(origin);
-            image.latest = image.latest.max(t);
-            let t = t.max(image.clamped);
-            image.clamped = t;
-            image.ready.push_back((t, e));
+            image.make_ready(q.event, origin);
+        }
+        if image.pending.is_empty() {
+            image.pending = BinaryHeap::new();
         }
     }
 
     /// Applies the ready events up to the frontier: `read_at` is when the files were last read
-    /// (CLOCK_MONOTONIC ns); `None`: everything (the recording has ended and every image was
-    /// fed completely). Hands ended blocks to the sink when a segment's worth has ended.
+    /// (CLOCK_MONOTONIC ns) while the program runs; `None` once every process has ended (then
+    /// only images with more to read or a gap hold the others back). Hands ended blocks to
+    /// the sink when a segment's worth has ended.
     pub(crate) fn advance(&mut self, read_at: Option<u64>) {
-        let frontier = match read_at {
-            None => u64::MAX,
-            Some(at) => {
-                let mut f = self.rel(at).saturating_sub(MARGIN.as_nanos() as u64);
-                for image in &self.images {
-                    if !image.pending.is_empty() {
-                        f = f.min(image.clamped);
-                    }
-                }
-                f
+        let mut frontier = read_at.map_or(u64::MAX, |at| {
+            self.rel(at).saturating_sub(MARGIN.as_nanos() as u64)
+        });
+        for image in &self.images {
+            if !image.pending.is_empty() || image.behind {
+                frontier = frontier.min(image.clamped);
             }
-        };
+        }
         let mut heads: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
         for (i, image) in self.images.iter().enumerate() {
-            if let Some(&(t, _)) = image.ready.front()
+            if let Some(t) = image.ready.front().map(|e| e.time_ns)
                 && t < frontier
             {
                 heads.push(Reverse((t, i)));
             }
         }
-        while let Some(Reverse((time, i))) = heads.pop() {
-            let Some((_, e)) = self.images[i].ready.pop_front() else {
-                continue;
-            };
-            if let Some(&(t, _)) = self.images[i].ready.front()
-                && t < frontier
-            {
-                heads.push(Reverse((t, i)));
+        while let Some(Reverse((_, i))) = heads.pop() {
+            // Image `i` goes on while it is first (one heap operation per change of image).
+            let next = heads.peek().map_or((u64::MAX, usize::MAX), |&Reverse(h)| h);
+            while let Some(&e) = self.images[i].ready.front() {
+                let t = e.time_ns;
+                if t >= frontier {
+                    break;
+                }
+                if (t, i) > next {
+                    heads.push(Reverse((t, i)));
+                    break;
+                }
+                let ready = &mut self.images[i].ready;
+                ready.pop_front();
+                if ready.is_empty() && ready.capacity() > MAX_READY {
+                    *ready = VecDeque::new();
+                }
+                // A record committed after the margin: never back in time.
+                let time = t.max(self.applied_time);
+                self.applied_time = time;
+                self.apply(i, &e, time);
             }
-            // A record committed after the margin: never back in time.
-            let time = time.max(self.applied_time);
-            self.applied_time = time;
-            self.apply(i, &e, time);
         }
         let Some(sink) = &mut self.sink else {
             return;
@@ -472,16 +512,16 @@ impl Converter {
                         signal: status & 0x7f,
                     }
                 };
-                self.reaped.insert(e.address as u32, (end, e.time_ns));
+                self.reaped.insert(e.address as u32, (end, e.usable));
             }
             (raw::KIND_PROCESS, raw::PROC_EXIT) if e.address == u64::from(image.header.pid) => {
                 if image.exit.is_none_or(|(seq, ..)| e.seq >= seq) {
-                    image.exit = Some((e.seq, e.time_ns, unzigzag(e.size) as i32));
+                    image.exit = Some((e.seq, e.usable, unzigzag(e.size) as i32));
                 }
             }
             (raw::KIND_PROCESS, raw::PROC_END) if e.address == u64::from(image.header.pid) => {
                 if image.end_record.is_none_or(|(seq, _)| e.seq >= seq) {
-                    image.end_record = Some((e.seq, e.time_ns));
+                    image.end_record = Some((e.seq, e.usable));
                 }
             }
             (raw::KIND_PROCESS, _) => {}
@@ -638,6 +678,14 @@ impl Converter {
         let reports = self.reports(&rest);
         writer.finish(&rest)?.commit()?;
         Ok((reports, unrecorded))
+    }
+
+    /// What the merge holds (for `RUST_LOG=memscape_record=debug`): events read and not yet
+    /// applied, blocks held by the builder.
+    pub(crate) fn held(&self) -> (usize, usize, usize) {
+        let ready = self.images.iter().map(|i| i.ready.len()).sum();
+        let pending = self.images.iter().map(|i| i.pending.len()).sum();
+        (ready, pending, self.builder.held_blocks())
     }
 
     /// Images declared so far.
