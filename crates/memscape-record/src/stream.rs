@@ -201,6 +201,17 @@ impl Sink {
     }
 }
 
+impl Drop for Sink {
+    /// Unfinished (an error, a program that could not start): the writer stops and its
+    /// temporary file is removed before this returns.
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
 /// The merge (see the module documentation).
 pub(crate) struct Converter {
     builder: TraceBuilder,
