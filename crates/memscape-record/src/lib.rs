@@ -368,20 +368,12 @@ fn record_following(
                 follower = follower.with_budget(READ_BUDGET);
             }
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
-            let mut read_at = stream::monotonic_ns();
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
-                // The merge behind the program: apply what was read before reading more.
-                let full = converter
-                    .as_ref()
-                    .is_some_and(|c| c.held().0 >= stream::MAX_READY);
-                if !full {
-                    read_at = stream::monotonic_ns();
-                    follower.poll()?;
-                }
+                let read_at = stream::monotonic_ns();
+                follower.poll()?;
                 if let Some(converter) = &mut converter {
-                    if !full {
-                        follower.feed(converter, std::time::Instant::now(), false);
-                    }
+                    follower.feed(converter, std::time::Instant::now(), false);
+                    // Everything below the frontier: what is left waits for time, not work.
                     converter.advance(Some(read_at));
                     if tracing::enabled!(tracing::Level::DEBUG) {
                         let (ready, pending, blocks) = converter.held();
@@ -395,7 +387,7 @@ fn record_following(
                     on_poll(&follower, false);
                 }
                 // Behind the program: read on at once.
-                if follower.caught_up() && !full {
+                if follower.caught_up() {
                     std::thread::park_timeout(every);
                 }
             }
@@ -440,14 +432,12 @@ fn record_following(
             // The rest: what was written since the last poll, every gap closed, read a budget
             // at a time and applied as it is read.
             loop {
-                if converter.held().0 < stream::MAX_READY {
-                    if let Err(e) = follower.poll_to_end() {
-                        return Err(kept(raw_dir, e.to_string()));
-                    }
-                    follower.feed(&mut converter, std::time::Instant::now(), true);
-                    if follower.caught_up() {
-                        break;
-                    }
+                if let Err(e) = follower.poll_to_end() {
+                    return Err(kept(raw_dir, e.to_string()));
+                }
+                follower.feed(&mut converter, std::time::Instant::now(), true);
+                if follower.caught_up() {
+                    break;
                 }
                 converter.advance(None);
             }

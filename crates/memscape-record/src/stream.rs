@@ -29,9 +29,8 @@ use crate::{ProcessReport, UnrecordedProgram};
 /// program runs (see the module documentation).
 pub const MARGIN: Duration = Duration::from_millis(250);
 
-/// Events read and not yet applied above which the follower reads no more (about 7 MB): the
-/// rest waits in the shim's files.
-pub const MAX_READY: usize = 1 << 17;
+/// A queue of events to apply emptied with more room than this (events) is given back.
+const SHRINK_READY: usize = 1 << 17;
 
 /// An event waiting for its turn in sequence order (ties: the order read).
 #[derive(Clone, Copy)]
@@ -414,7 +413,7 @@ impl Converter {
                 }
                 let ready = &mut self.images[i].ready;
                 ready.pop_front();
-                if ready.is_empty() && ready.capacity() > MAX_READY {
+                if ready.is_empty() && ready.capacity() > SHRINK_READY {
                     *ready = VecDeque::new();
                 }
                 // A record committed after the margin: never back in time.
