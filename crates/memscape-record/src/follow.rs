@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::merge::{self, Image};
-use crate::stream::{Converter, Header};
 use crate::raw::{self, CHUNK_BYTES, CHUNK_HEADER_BYTES, FILE_HEADER_BYTES, RawReader};
+use crate::stream::{Converter, Feed, Header};
 use crate::{RecordError, parse_raw_name};
 
 /// How long a gap in an image's sequence numbers may stay open before it is skipped.
@@ -153,6 +153,13 @@ struct Followed {
     behind: bool,
 }
 
+/// The merge behind [`Follower::snapshot`]: fed what was read since the last snapshot.
+struct LiveMerge {
+    converter: Converter,
+    /// Per file: its image in the merge, events and clock pairs handed over, maps bytes seen.
+    fed: HashMap<PathBuf, (usize, usize, usize, usize)>,
+}
+
 /// Reads a raw recording directory while the shim writes it. See the module documentation.
 #[derive(Debug)]
 pub struct Follower {
@@ -163,6 +170,16 @@ pub struct Follower {
     /// Most payload bytes read per file and poll (`None`: all): the streaming merge reads
     /// what it can apply, the rest waits in the file, not in memory.
     budget: Option<usize>,
+    /// The snapshots' merge, appended to at each snapshot.
+    live: std::sync::Mutex<Option<LiveMerge>>,
+    /// `poll_to_end` ran: every gap closes.
+    ended: bool,
+}
+
+impl std::fmt::Debug for LiveMerge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LiveMerge({} images)", self.fed.len())
+    }
 }
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
@@ -181,6 +198,8 @@ impl Follower {
             files: BTreeMap::new(),
             summarize,
             budget: None,
+            live: std::sync::Mutex::new(None),
+            ended: false,
         }
     }
 
@@ -204,6 +223,7 @@ impl Follower {
     /// Reads everything, the program having ended: chunks never started count as bad, and
     /// gaps in the sequence are closed.
     pub fn poll_to_end(&mut self) -> Result<(), RecordError> {
+        self.ended = true;
         self.poll_files(true)
     }
 
@@ -260,10 +280,69 @@ impl Follower {
         s
     }
 
-    /// The trace of what has been read so far, every image cut at its watermark (with
-    /// `summarize`; without it, every event read), times from the clock pairs read so far.
-    /// Rebuilt from the start at each call (cost proportional to the events so far).
+    /// The trace of what has been read so far: each image's events in sequence order up to its
+    /// watermark (as [`Follower::summary`] counts them), the images merged by time, times from
+    /// the clock pairs read when each event was applied. **Appended to**: each call merges only
+    /// what was read since the previous one into a merge kept between calls (the `Converter`
+    /// of `record`, see `stream.rs`) and returns a copy of its state, so its cost is the new
+    /// events plus a copy of the blocks, not a rebuild from the first event
+    /// ([`Follower::rebuilt_snapshot`] is that rebuild). After [`Follower::poll_to_end`], the
+    /// trace `convert_dir` writes (same counts and blocks: `tests/live.rs`).
     pub fn snapshot(&self, source: &str) -> memscape_trace::Trace {
+        let mut guard = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let live = guard.get_or_insert_with(|| LiveMerge {
+            converter: Converter::new(source, None),
+            fed: HashMap::new(),
+        });
+        let new: Vec<(&PathBuf, &RawReader, u32)> = self
+            .files
+            .iter()
+            .filter(|(path, _)| !live.fed.contains_key(*path))
+            .filter_map(|(path, f)| Some((path, f.reader.as_ref()?, f.n)))
+            .collect();
+        if !new.is_empty() {
+            let headers = new
+                .iter()
+                .map(|(_, reader, n)| Header::of(&reader.process, *n))
+                .collect();
+            let index = live.converter.add_images(headers);
+            for ((path, ..), i) in new.into_iter().zip(index) {
+                live.fed.insert(path.clone(), (i, 0, 0, 0));
+            }
+        }
+        let now = Instant::now();
+        for (path, f) in &self.files {
+            let (Some(reader), Some(fed)) = (&f.reader, live.fed.get_mut(path)) else {
+                continue;
+            };
+            let (i, events, pairs, maps) = *fed;
+            let p = &reader.process;
+            let maps_len = reader.maps_len();
+            let feed = Feed {
+                events: p.events.get(events..).unwrap_or_default().to_vec(),
+                stacks: p
+                    .stacks
+                    .iter()
+                    .filter(|(id, _)| !live.converter.has_stack(i, **id))
+                    .map(|(&id, frames)| (id, frames.clone()))
+                    .collect(),
+                clock_pairs: p.clock_pairs.get(pairs..).unwrap_or_default().to_vec(),
+                maps: (maps_len != maps).then(|| reader.maps_text()),
+                thread_names: p.thread_names.clone(),
+                pool_names: p.pool_names.clone(),
+                unrecorded: Some(p.unrecorded.clone()),
+            };
+            *fed = (i, p.events.len(), p.clock_pairs.len(), maps_len);
+            live.converter.feed(i, feed, now, self.ended, false);
+        }
+        live.converter.advance(None);
+        live.converter.snapshot()
+    }
+
+    /// [`Follower::snapshot`] rebuilt from the first event (every image cut at its watermark
+    /// with `summarize`, else every event read; times from the clock pairs read so far): what
+    /// appended snapshots are tested against.
+    pub fn rebuilt_snapshot(&self, source: &str) -> memscape_trace::Trace {
         let images = self
             .files
             .values()

@@ -341,15 +341,16 @@ fn record_following(
     // Without a live view the trace is merged and written while the program runs (see
     // `stream.rs`); a live view keeps every event for its snapshots.
     let sink = match live {
-        None => match stream::Sink::create(&options.output, &msc_options(options), segment_blocks())
-        {
-            Ok(sink) => Some(sink),
-            // Reported as the final write's error, with the raw recording kept.
-            Err(e) => {
-                tracing::debug!("cannot start writing {}: {e}", options.output.display());
-                None
+        None => {
+            match stream::Sink::create(&options.output, &msc_options(options), segment_blocks()) {
+                Ok(sink) => Some(sink),
+                // Reported as the final write's error, with the raw recording kept.
+                Err(e) => {
+                    tracing::debug!("cannot start writing {}: {e}", options.output.display());
+                    None
+                }
             }
-        },
+        }
         Some(_) => None,
     };
     let source = options.output.display().to_string();
@@ -675,7 +676,7 @@ fn convert_images(
     phase_done("symbolize", phase);
     let phase = std::time::Instant::now();
     let bytes = memscape_trace::msc::to_msc_bytes_with(&trace, &msc_options(options), &mut |_| {})
-    .map_err(|e| ConvertError::Write(source.clone(), e))?;
+        .map_err(|e| ConvertError::Write(source.clone(), e))?;
     phase_done("encode", phase);
     let phase = std::time::Instant::now();
     memscape_trace::write_synced(&options.output, &bytes)

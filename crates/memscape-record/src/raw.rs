@@ -385,12 +385,17 @@ impl RawReader {
     }
 
     /// The maps snapshots so far, in snapshot order.
-    fn maps_text(&self) -> Vec<String> {
+    pub(crate) fn maps_text(&self) -> Vec<String> {
         let mut maps: Vec<&(u64, Vec<u8>)> = self.maps.iter().collect();
         maps.sort_by_key(|(t, _)| *t);
         maps.into_iter()
             .map(|(_, text)| String::from_utf8_lossy(text).into_owned())
             .collect()
+    }
+
+    /// Bytes of maps text read so far (it changes when a snapshot grows or a new one comes).
+    pub(crate) fn maps_len(&self) -> usize {
+        self.maps.iter().map(|(_, t)| t.len()).sum()
     }
 
     /// What was read since the last call, taken out of the reader (events keep the shim's

@@ -323,7 +323,14 @@ impl Converter {
     /// Takes new data of image `i`; `complete`: the image will get no more (every gap closes);
     /// `behind`: its file holds more than was read (a gap may be in what is not read yet: it
     /// never counts as stalled, and the frontier waits for the image).
-    pub(crate) fn feed(&mut self, i: usize, feed: Feed, now: Instant, complete: bool, behind: bool) {
+    pub(crate) fn feed(
+        &mut self,
+        i: usize,
+        feed: Feed,
+        now: Instant,
+        complete: bool,
+        behind: bool,
+    ) {
         let origin = self.origin.unwrap_or(0);
         let Some(image) = self.images.get_mut(i) else {
             return;
@@ -561,27 +568,26 @@ impl Converter {
                 .iter()
                 .find(|o| o.header.pid == pid && o.n == image.n + 1)
                 .map(|o| o.header.start_ns);
-            let (end, at) = match next {
-                Some(next) => (ProcessEnd::Exec, Some(next)),
-                None => {
-                    let mut end = image
-                        .exit
-                        .map_or(ProcessEnd::Unknown, |(_, _, code)| ProcessEnd::Exited {
-                            code,
+            let (end, at) =
+                match next {
+                    Some(next) => (ProcessEnd::Exec, Some(next)),
+                    None => {
+                        let mut end = image.exit.map_or(ProcessEnd::Unknown, |(_, _, code)| {
+                            ProcessEnd::Exited { code }
                         });
-                    let mut at = [image.exit.map(|e| e.1), image.end_record.map(|e| e.1)]
-                        .into_iter()
-                        .flatten()
-                        .max();
-                    if let Some(&(status, when)) = reaped.get(&pid) {
-                        end = status;
-                        at = at.or(Some(when));
-                    } else if launcher.still_running.contains(&pid) {
-                        end = ProcessEnd::Running;
+                        let mut at = [image.exit.map(|e| e.1), image.end_record.map(|e| e.1)]
+                            .into_iter()
+                            .flatten()
+                            .max();
+                        if let Some(&(status, when)) = reaped.get(&pid) {
+                            end = status;
+                            at = at.or(Some(when));
+                        } else if launcher.still_running.contains(&pid) {
+                            end = ProcessEnd::Running;
+                        }
+                        (end, at)
                     }
-                    (end, at)
-                }
-            };
+                };
             let last = image.latest;
             let process = image.process;
             if let Some(p) = self.builder.process_mut(process) {
@@ -698,6 +704,25 @@ impl Converter {
         (ready, pending, self.builder.held_blocks())
     }
 
+    /// Whether image `i` has stack `id` (a live merge hands over only new stacks).
+    pub(crate) fn has_stack(&self, i: usize, id: u32) -> bool {
+        self.images.get(i).is_some_and(|image| image.stacks.contains_key(&id))
+    }
+
+    /// The trace of what has been applied so far (a copy of the builder's state, threads
+    /// under their latest names; processes still `running`): the merge goes on.
+    pub(crate) fn snapshot(&self) -> Trace {
+        let mut builder = self.builder.clone();
+        for image in &self.images {
+            for (tid, &thread) in &image.threads {
+                if let Some(name) = image.thread_names.get(tid) {
+                    builder.rename_thread(thread, &format!("{name} ({tid})"));
+                }
+            }
+        }
+        builder.finish(TraceFormat::Msc, true)
+    }
+
     /// Images declared so far.
     pub(crate) fn len(&self) -> usize {
         self.images.len()
@@ -775,4 +800,3 @@ fn unrecorded_programs(images: &[Image]) -> Vec<UnrecordedProgram> {
     }
     out
 }
-

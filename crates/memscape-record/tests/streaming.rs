@@ -23,7 +23,12 @@ fn record_bin() -> PathBuf {
 
 /// Runs the `record` example with `env`; returns its report (JSON) and the launcher's peak
 /// RSS in KiB (its own VmHWM, which it prints).
-fn record(out: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) -> (serde_json::Value, u64) {
+fn record(
+    out: &Path,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (serde_json::Value, u64) {
     let mut command = Command::new(record_bin());
     command
         .arg("-o")
@@ -94,23 +99,52 @@ fn the_streamed_trace_is_the_whole_file_merge_of_the_same_recording() {
         &out,
         &program,
         &[],
-        &[("MEMSCAPE_SEGMENT_BLOCKS", "20000"), ("MEMSCAPE_KEEP_RAW", "1")],
+        &[
+            ("MEMSCAPE_SEGMENT_BLOCKS", "20000"),
+            ("MEMSCAPE_KEEP_RAW", "1"),
+        ],
     );
     let raw = PathBuf::from(report["raw_kept"].as_str().expect("the raw recording kept"));
     let bytes = std::fs::read(&out).unwrap();
-    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 6, "a segmented file");
+    assert_eq!(
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+        6,
+        "a segmented file"
+    );
     let streamed = memscape_trace::read_msc(&out).unwrap();
     let whole_path = dir.path().join("whole.msc");
-    memscape_record::convert_dir(&raw, &whole_path, memscape_record::DEFAULT_TIME_RESOLUTION_LOG2)
-        .unwrap();
+    memscape_record::convert_dir(
+        &raw,
+        &whole_path,
+        memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
+    )
+    .unwrap();
     let whole = memscape_trace::read_msc(&whole_path).unwrap();
-    assert!(streamed.blocks.len() > 150_000, "{} blocks", streamed.blocks.len());
+    assert!(
+        streamed.blocks.len() > 150_000,
+        "{} blocks",
+        streamed.blocks.len()
+    );
     assert!(streamed.blocks.len() > 5 * 20_000, "several segments");
     assert_eq!(streamed.processes.len(), 2);
     for (k, (s, w)) in streamed.processes.iter().zip(&whole.processes).enumerate() {
         assert_eq!(
-            (s.pid, s.parent_pid, &s.command_line, s.events, s.allocs, s.frees),
-            (w.pid, w.parent_pid, &w.command_line, w.events, w.allocs, w.frees)
+            (
+                s.pid,
+                s.parent_pid,
+                &s.command_line,
+                s.events,
+                s.allocs,
+                s.frees
+            ),
+            (
+                w.pid,
+                w.parent_pid,
+                &w.command_line,
+                w.events,
+                w.allocs,
+                w.frees
+            )
         );
         // (`convert_dir` does not know how the launched program ended: `record` reaped it.)
         if k > 0 {
@@ -125,8 +159,22 @@ fn the_streamed_trace_is_the_whole_file_merge_of_the_same_recording() {
     );
     let (ms, mw) = (&streamed.meta, &whole.meta);
     assert_eq!(
-        (ms.events, ms.allocs, ms.frees, ms.reallocs, ms.unknown_frees, ms.peak_live_bytes),
-        (mw.events, mw.allocs, mw.frees, mw.reallocs, mw.unknown_frees, mw.peak_live_bytes)
+        (
+            ms.events,
+            ms.allocs,
+            ms.frees,
+            ms.reallocs,
+            ms.unknown_frees,
+            ms.peak_live_bytes
+        ),
+        (
+            mw.events,
+            mw.allocs,
+            mw.frees,
+            mw.reallocs,
+            mw.unknown_frees,
+            mw.peak_live_bytes
+        )
     );
     assert_eq!(streamed.warnings, whole.warnings);
     let (rs, rw) = (rows(&streamed), rows(&whole));
@@ -141,13 +189,23 @@ fn the_streamed_trace_is_the_whole_file_merge_of_the_same_recording() {
     let times = |t: &Trace| {
         let b = &t.blocks;
         let mut v: Vec<(u32, u64, u64, u64)> = (0..b.len())
-            .map(|i| (b.process[i], b.alloc_event[i], b.alloc_time_ns[i], b.free_time_ns[i]))
+            .map(|i| {
+                (
+                    b.process[i],
+                    b.alloc_event[i],
+                    b.alloc_time_ns[i],
+                    b.free_time_ns[i],
+                )
+            })
             .collect();
         v.sort_unstable();
         v
     };
     for (a, b) in times(&streamed).iter().zip(&times(&whole)) {
-        assert!(a.2.abs_diff(b.2) <= 2_000 && a.3.abs_diff(b.3) <= 2_000, "{a:?} vs {b:?}");
+        assert!(
+            a.2.abs_diff(b.2) <= 2_000 && a.3.abs_diff(b.3) <= 2_000,
+            "{a:?} vs {b:?}"
+        );
     }
     std::fs::remove_dir_all(&raw).unwrap();
 }

@@ -16,10 +16,10 @@ use crate::process::{Pool, Process};
 use crate::ticks::TickClock;
 use crate::warn;
 
-/// `TraceBuilder::finish`: the builder's state into a [`Trace`].
-mod finish;
 /// `TraceBuilder::drain`: finished blocks handed over while the trace grows.
 mod drain;
+/// `TraceBuilder::finish`: the builder's state into a [`Trace`].
+mod finish;
 pub use drain::Drained;
 
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a
@@ -61,7 +61,7 @@ pub(crate) type PointerMap<V> = HashMap<u64, V, BuildHasherDefault<PointerHasher
 const FREED: u32 = u32::MAX;
 
 /// How events get their wall time.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Clock {
     /// Every event carries its own time (CSV).
     PerEvent { last_ns: u64 },
@@ -71,7 +71,7 @@ enum Clock {
 }
 
 /// Accumulates events into a [`Trace`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TraceBuilder {
     source: String,
     pub(crate) blocks: BlockVecs,
@@ -241,7 +241,11 @@ impl TraceBuilder {
         if self.strings.get(old) == name {
             return;
         }
-        let process = self.thread_process.get(thread as usize).copied().unwrap_or(0);
+        let process = self
+            .thread_process
+            .get(thread as usize)
+            .copied()
+            .unwrap_or(0);
         let id = self.strings.intern(name);
         self.threads[thread as usize] = id;
         self.thread_index.retain(|_, t| *t != thread);

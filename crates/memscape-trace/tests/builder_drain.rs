@@ -81,16 +81,40 @@ fn build(ops: &[Op], mut drain: impl FnMut(&mut TraceBuilder)) -> TraceBuilder {
                 b.free_from(line, time, addr(slot), thread, site);
             }
             Op::Realloc { slot, to, size } => {
-                b.realloc(line, time, addr(slot), addr(to), u64::from(size), 0, thread, site);
+                b.realloc(
+                    line,
+                    time,
+                    addr(slot),
+                    addr(to),
+                    u64::from(size),
+                    0,
+                    thread,
+                    site,
+                );
             }
             Op::Mmap { slot } => {
-                b.mmap(line, time, 0x7000_0000 + u64::from(slot) * 0x10000, 0x10000, thread, site);
+                b.mmap(
+                    line,
+                    time,
+                    0x7000_0000 + u64::from(slot) * 0x10000,
+                    0x10000,
+                    thread,
+                    site,
+                );
             }
             Op::Munmap { slot } => {
                 b.munmap(line, time, 0x7000_0000 + u64::from(slot) * 0x10000, 0x20000);
             }
             Op::PoolAlloc { slot } => {
-                b.pool_alloc(line, time, pool, 0x9000_0000 + u64::from(slot) * 64, 40, thread, site);
+                b.pool_alloc(
+                    line,
+                    time,
+                    pool,
+                    0x9000_0000 + u64::from(slot) * 64,
+                    40,
+                    thread,
+                    site,
+                );
             }
             Op::PoolFree { slot } => {
                 b.pool_free(line, time, 0x9000_0000 + u64::from(slot) * 64, thread, site);
@@ -159,7 +183,11 @@ proptest! {
 fn live_blocks_are_carried_across_drains() {
     let mut ops = Vec::new();
     for i in 0..20u8 {
-        ops.push(Op::Alloc { slot: i, size: 100 + u16::from(i), usable: false });
+        ops.push(Op::Alloc {
+            slot: i,
+            size: 100 + u16::from(i),
+            usable: false,
+        });
         if i % 2 == 0 {
             ops.push(Op::Free { slot: i });
         }
