@@ -706,7 +706,9 @@ impl Converter {
 
     /// Whether image `i` has stack `id` (a live merge hands over only new stacks).
     pub(crate) fn has_stack(&self, i: usize, id: u32) -> bool {
-        self.images.get(i).is_some_and(|image| image.stacks.contains_key(&id))
+        self.images
+            .get(i)
+            .is_some_and(|image| image.stacks.contains_key(&id))
     }
 
     /// The trace of what has been applied so far (a copy of the builder's state, threads

@@ -145,8 +145,20 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
 fn assert_same_blocks(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
     let (ma, mb) = (&a.meta, &b.meta);
     assert_eq!(
-        (ma.events, ma.allocs, ma.frees, ma.unknown_frees, ma.peak_live_bytes),
-        (mb.events, mb.allocs, mb.frees, mb.unknown_frees, mb.peak_live_bytes)
+        (
+            ma.events,
+            ma.allocs,
+            ma.frees,
+            ma.unknown_frees,
+            ma.peak_live_bytes
+        ),
+        (
+            mb.events,
+            mb.allocs,
+            mb.frees,
+            mb.unknown_frees,
+            mb.peak_live_bytes
+        )
     );
     let (x, y) = (&a.blocks, &b.blocks);
     assert_eq!(x.address[..], y.address[..]);
@@ -165,6 +177,9 @@ fn assert_same_blocks(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
     for i in 0..x.len() {
         assert_eq!(frames(a, x.site[i]), frames(b, y.site[i]), "block {i}");
         assert_eq!(name(a, x.thread[i]), name(b, y.thread[i]), "block {i}");
-        assert!(x.alloc_time_ns[i].abs_diff(y.alloc_time_ns[i]) <= 2_000, "block {i}");
+        assert!(
+            x.alloc_time_ns[i].abs_diff(y.alloc_time_ns[i]) <= 2_000,
+            "block {i}"
+        );
     }
 }
