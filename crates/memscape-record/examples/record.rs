@@ -34,7 +34,7 @@ fn main() {
             }
             "--no-stacks" => no_stacks = true,
             "--live" => live = true,
-            "--snapshots" => snapshots = true,
+            "--snapshots" | "--snapshots-rebuilt" => snapshots = true,
             "--time-resolution" => match args.next().map(|r| parse_time_resolution(&r)) {
                 Some(Ok(k)) => time_resolution_log2 = k,
                 Some(Err(e)) => {
@@ -66,12 +66,18 @@ fn main() {
     };
     let result = if snapshots {
         let started = std::time::Instant::now();
+        // `--snapshots-rebuilt`: each snapshot rebuilt from the first event (the reference).
+        let rebuilt = std::env::args().any(|a| a == "--snapshots-rebuilt");
         memscape_record::record_observed(
             &options,
             std::time::Duration::from_millis(50),
             &mut |follower, ended| {
                 let at = std::time::Instant::now();
-                let trace = follower.snapshot("live");
+                let trace = if rebuilt {
+                    follower.rebuilt_snapshot("live")
+                } else {
+                    follower.snapshot("live")
+                };
                 eprintln!(
                     "record: snapshot at {:.2} s: {} events, {} blocks in {:.1} ms{}",
                     started.elapsed().as_secs_f64(),
