@@ -1,6 +1,9 @@
-//! `record -o OUT.msc [--stack-depth N] [--no-stacks] [--time-resolution R] [--live] -- PROG ARGS…`: what `memscape record`
-//! does, for benchmarks and trying the recorder without the GUI binary. Prints the report as
-//! JSON and exits with the program's status.
+//! `record -o OUT.msc [--stack-depth N] [--no-stacks] [--time-resolution R] [--live | --snapshots]
+//! -- PROG ARGS…`: what `memscape record` does, for benchmarks and trying the recorder without
+//! the GUI binary. Prints the report as JSON and exits with the program's status.
+//! `--snapshots`: what `memscape record --live` does for its views, without them: a trace
+//! snapshot (`Follower::snapshot`, appended to the previous one) after each read, as often as
+//! they can be made (at most every 50 ms), each one's time and size on stderr.
 
 use std::path::PathBuf;
 
@@ -17,6 +20,7 @@ fn main() {
     let mut stack_depth = 64;
     let mut no_stacks = false;
     let mut live = false;
+    let mut snapshots = false;
     let mut time_resolution_log2 = DEFAULT_TIME_RESOLUTION_LOG2;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
@@ -30,6 +34,7 @@ fn main() {
             }
             "--no-stacks" => no_stacks = true,
             "--live" => live = true,
+            "--snapshots" | "--snapshots-rebuilt" => snapshots = true,
             "--time-resolution" => match args.next().map(|r| parse_time_resolution(&r)) {
                 Some(Ok(k)) => time_resolution_log2 = k,
                 Some(Err(e)) => {
@@ -59,7 +64,31 @@ fn main() {
         shim: None,
         time_resolution_log2,
     };
-    let result = if live {
+    let result = if snapshots {
+        let started = std::time::Instant::now();
+        // `--snapshots-rebuilt`: each snapshot rebuilt from the first event (the reference).
+        let rebuilt = std::env::args().any(|a| a == "--snapshots-rebuilt");
+        memscape_record::record_observed(
+            &options,
+            std::time::Duration::from_millis(50),
+            &mut |follower, ended| {
+                let at = std::time::Instant::now();
+                let trace = if rebuilt {
+                    follower.rebuilt_snapshot("live")
+                } else {
+                    follower.snapshot("live")
+                };
+                eprintln!(
+                    "record: snapshot at {:.2} s: {} events, {} blocks in {:.1} ms{}",
+                    started.elapsed().as_secs_f64(),
+                    trace.meta.events,
+                    trace.blocks.len(),
+                    at.elapsed().as_secs_f64() * 1e3,
+                    if ended { " (the last)" } else { "" }
+                );
+            },
+        )
+    } else if live {
         // A running summary on stderr, 4 times a second.
         memscape_record::record_live(&options, std::time::Duration::from_millis(250), &mut |s| {
             eprintln!("record: {s}")

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::merge::{self, Image};
 use crate::raw::{self, CHUNK_BYTES, CHUNK_HEADER_BYTES, FILE_HEADER_BYTES, RawReader};
+use crate::stream::{Converter, Feed, Header};
 use crate::{RecordError, parse_raw_name};
 
 /// How long a gap in an image's sequence numbers may stay open before it is skipped.
@@ -146,6 +147,17 @@ struct Followed {
     /// `None` until the header is there.
     reader: Option<RawReader>,
     applied: Option<Applied>,
+    /// Its index in the streaming merge (`feed`), once declared there.
+    image: Option<usize>,
+    /// The last poll stopped at its byte budget: more is committed than was read.
+    behind: bool,
+}
+
+/// The merge behind [`Follower::snapshot`]: fed what was read since the last snapshot.
+struct LiveMerge {
+    converter: Converter,
+    /// Per file: its image in the merge, events and clock pairs handed over, maps bytes seen.
+    fed: HashMap<PathBuf, (usize, usize, usize, usize)>,
 }
 
 /// Reads a raw recording directory while the shim writes it. See the module documentation.
@@ -155,6 +167,19 @@ pub struct Follower {
     files: BTreeMap<PathBuf, Followed>,
     /// Keep the sequence-ordered summary (costs a map of live blocks per image).
     summarize: bool,
+    /// Most payload bytes read per file and poll (`None`: all): the streaming merge reads
+    /// what it can apply, the rest waits in the file, not in memory.
+    budget: Option<usize>,
+    /// The snapshots' merge, appended to at each snapshot.
+    live: std::sync::Mutex<Option<LiveMerge>>,
+    /// `poll_to_end` ran: every gap closes.
+    ended: bool,
+}
+
+impl std::fmt::Debug for LiveMerge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LiveMerge({} images)", self.fed.len())
+    }
 }
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> RecordError + '_ {
@@ -172,7 +197,21 @@ impl Follower {
             dir: dir.to_owned(),
             files: BTreeMap::new(),
             summarize,
+            budget: None,
+            live: std::sync::Mutex::new(None),
+            ended: false,
         }
+    }
+
+    /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]).
+    pub(crate) fn with_budget(mut self, bytes: usize) -> Self {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// Whether the last poll read everything committed (no file stopped at its budget).
+    pub(crate) fn caught_up(&self) -> bool {
+        self.files.values().all(|f| !f.behind)
     }
 
     /// Reads what the shim committed since the last poll, in every file of the directory
@@ -184,6 +223,7 @@ impl Follower {
     /// Reads everything, the program having ended: chunks never started count as bad, and
     /// gaps in the sequence are closed.
     pub fn poll_to_end(&mut self) -> Result<(), RecordError> {
+        self.ended = true;
         self.poll_files(true)
     }
 
@@ -205,12 +245,14 @@ impl Follower {
                     n,
                     reader: None,
                     applied: self.summarize.then(Applied::default),
+                    image: None,
+                    behind: false,
                 },
             );
         }
         let now = Instant::now();
         for f in self.files.values_mut() {
-            read_new(f, complete)?;
+            read_new(f, complete, self.budget)?;
             if let (Some(reader), Some(applied)) = (&f.reader, &mut f.applied) {
                 applied.apply(reader, now, complete);
             }
@@ -238,10 +280,69 @@ impl Follower {
         s
     }
 
-    /// The trace of what has been read so far, every image cut at its watermark (with
-    /// `summarize`; without it, every event read), times from the clock pairs read so far.
-    /// Rebuilt from the start at each call (cost proportional to the events so far).
+    /// The trace of what has been read so far: each image's events in sequence order up to its
+    /// watermark (as [`Follower::summary`] counts them), the images merged by time, times from
+    /// the clock pairs read when each event was applied. **Appended to**: each call merges only
+    /// what was read since the previous one into a merge kept between calls (the `Converter`
+    /// of `record`, see `stream.rs`) and returns a copy of its state, so its cost is the new
+    /// events plus a copy of the blocks, not a rebuild from the first event
+    /// ([`Follower::rebuilt_snapshot`] is that rebuild). After [`Follower::poll_to_end`], the
+    /// trace `convert_dir` writes (same counts and blocks: `tests/live.rs`).
     pub fn snapshot(&self, source: &str) -> memscape_trace::Trace {
+        let mut guard = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let live = guard.get_or_insert_with(|| LiveMerge {
+            converter: Converter::new(source, None),
+            fed: HashMap::new(),
+        });
+        let new: Vec<(&PathBuf, &RawReader, u32)> = self
+            .files
+            .iter()
+            .filter(|(path, _)| !live.fed.contains_key(*path))
+            .filter_map(|(path, f)| Some((path, f.reader.as_ref()?, f.n)))
+            .collect();
+        if !new.is_empty() {
+            let headers = new
+                .iter()
+                .map(|(_, reader, n)| Header::of(&reader.process, *n))
+                .collect();
+            let index = live.converter.add_images(headers);
+            for ((path, ..), i) in new.into_iter().zip(index) {
+                live.fed.insert(path.clone(), (i, 0, 0, 0));
+            }
+        }
+        let now = Instant::now();
+        for (path, f) in &self.files {
+            let (Some(reader), Some(fed)) = (&f.reader, live.fed.get_mut(path)) else {
+                continue;
+            };
+            let (i, events, pairs, maps) = *fed;
+            let p = &reader.process;
+            let maps_len = reader.maps_len();
+            let feed = Feed {
+                events: p.events.get(events..).unwrap_or_default().to_vec(),
+                stacks: p
+                    .stacks
+                    .iter()
+                    .filter(|(id, _)| !live.converter.has_stack(i, **id))
+                    .map(|(&id, frames)| (id, frames.clone()))
+                    .collect(),
+                clock_pairs: p.clock_pairs.get(pairs..).unwrap_or_default().to_vec(),
+                maps: (maps_len != maps).then(|| reader.maps_text()),
+                thread_names: p.thread_names.clone(),
+                pool_names: p.pool_names.clone(),
+                unrecorded: Some(p.unrecorded.clone()),
+            };
+            *fed = (i, p.events.len(), p.clock_pairs.len(), maps_len);
+            live.converter.feed(i, feed, now, self.ended, false);
+        }
+        live.converter.advance(None);
+        live.converter.snapshot()
+    }
+
+    /// [`Follower::snapshot`] rebuilt from the first event (every image cut at its watermark
+    /// with `summarize`, else every event read; times from the clock pairs read so far): what
+    /// appended snapshots are tested against.
+    pub fn rebuilt_snapshot(&self, source: &str) -> memscape_trace::Trace {
         let images = self
             .files
             .values()
@@ -254,6 +355,32 @@ impl Follower {
             })
             .collect();
         merge::merge(source, images, &merge::Endings::default()).0
+    }
+
+    /// Hands what was read since the last call to the streaming merge (new images declared
+    /// first, those found together in start order). `complete`: after [`Follower::poll_to_end`].
+    /// A follower that feeds keeps no events for [`Follower::snapshot`] or `finish`.
+    pub(crate) fn feed(&mut self, converter: &mut Converter, now: Instant, complete: bool) {
+        let new: Vec<&mut Followed> = self
+            .files
+            .values_mut()
+            .filter(|f| f.image.is_none() && f.reader.is_some())
+            .collect();
+        if !new.is_empty() {
+            let headers = new
+                .iter()
+                .filter_map(|f| Some(Header::of(&f.reader.as_ref()?.process, f.n)))
+                .collect();
+            let index = converter.add_images(headers);
+            for (f, i) in new.into_iter().zip(index) {
+                f.image = Some(i);
+            }
+        }
+        for f in self.files.values_mut() {
+            if let (Some(i), Some(reader)) = (f.image, f.reader.as_mut()) {
+                converter.feed(i, reader.take_feed(), now, complete && !f.behind, f.behind);
+            }
+        }
     }
 
     /// Reads the rest (the program has ended: every chunk is complete) and returns the
@@ -277,8 +404,10 @@ impl Follower {
     }
 }
 
-/// Reads the header (once) and every chunk's newly committed bytes of one file.
-fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
+/// Reads the header (once) and every chunk's newly committed bytes of one file (chunks in
+/// file order, up to `budget` payload bytes: `f.behind` says whether it stopped there).
+fn read_new(f: &mut Followed, complete: bool, budget: Option<usize>) -> Result<(), RecordError> {
+    f.behind = false;
     let len = f.file.metadata().map_err(io_error(&f.path))?.len();
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     if f.reader.is_none() {
@@ -305,7 +434,12 @@ fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
     let file = &f.file;
     let mut index = 0;
     let mut offset = FILE_HEADER_BYTES;
+    let mut read = 0usize;
     while offset.saturating_add(CHUNK_HEADER_BYTES) <= len {
+        if budget.is_some_and(|b| read >= b) {
+            f.behind = true;
+            break;
+        }
         let mut header = [0u8; CHUNK_HEADER_BYTES];
         file.read_exact_at(&mut header, offset as u64)
             .map_err(io_error(&f.path))?;
@@ -321,6 +455,7 @@ fn read_new(f: &mut Followed, complete: bool) -> Result<(), RecordError> {
                 let mut bytes = vec![0u8; range.len()];
                 file.read_exact_at(&mut bytes, (payload_at + range.start) as u64)
                     .ok()?;
+                read += bytes.len();
                 Some(bytes)
             },
             complete,

@@ -118,7 +118,7 @@ pub(crate) fn run(mut command: Command, raw_dir: &Path) -> std::io::Result<(Outc
             outcome.root = Some(r);
             outcome.reaped.insert(root_pid, r);
         }
-        let carriers = scan_carriers(raw_dir, &marker, me, &mut outcome.reaped);
+        let carriers = scan_carriers(raw_dir, &marker, (me, root_pid), &mut outcome.reaped);
         if interrupts.raised() && interrupted_at.is_none() {
             interrupted_at = Some(Instant::now());
             outcome.interrupted = true;
@@ -163,11 +163,12 @@ pub(crate) fn run(mut command: Command, raw_dir: &Path) -> std::io::Result<(Outc
 }
 
 /// The pids of processes that still map a file of this recording; reaps those of them that
-/// are zombies adopted by this process.
+/// are zombies adopted by this process (not the launched child `root`, which `run` waits for
+/// through its `Child`: reaped here, its `try_wait` would fail with ECHILD).
 fn scan_carriers(
     raw_dir: &Path,
     marker: &str,
-    me: u32,
+    (me, root): (u32, u32),
     reaped: &mut HashMap<u32, Reaped>,
 ) -> Vec<u32> {
     let mut pids: Vec<u32> = std::fs::read_dir(raw_dir)
@@ -188,6 +189,7 @@ fn scan_carriers(
         };
         if state == 'Z' {
             if ppid == me
+                && pid != root
                 && let Some(p) = Pid::from_raw(pid as i32)
                 && let Ok(Some((_, status))) =
                     rustix::process::waitpid(Some(p), WaitOptions::NOHANG)

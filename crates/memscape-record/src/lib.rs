@@ -14,6 +14,7 @@ mod follow;
 mod launch;
 mod merge;
 mod raw;
+mod stream;
 pub use follow::{Follower, LiveProcess, LiveSummary};
 pub use raw::{RawEvent, RawProcess, Unrecorded, UnrecordedReason, read_raw, read_raw_bytes};
 
@@ -206,6 +207,10 @@ pub struct RecordReport {
     /// Programs started by recorded processes that ran without the recorder, once per path
     /// (also in the trace's warnings, kind `unrecorded_program`).
     pub unrecorded: Vec<UnrecordedProgram>,
+    /// The raw recording's directory, kept when `MEMSCAPE_KEEP_RAW=1` (to compare the
+    /// streaming merge with `convert_dir`'s whole-file one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_kept: Option<PathBuf>,
 }
 
 /// Name of the shim library.
@@ -282,6 +287,11 @@ pub fn record_observed(
     record_following(options, Some((every, on_poll)))
 }
 
+/// Most bytes of a shim file read at once by the streaming merge (about 230,000 events): the
+/// rest waits in the file, so that memory holds what the merge can apply, not what the
+/// program wrote while the merge was busy.
+const READ_BUDGET: usize = 2 << 20;
+
 /// How often `record` reads the shim's files while the program runs.
 const POLL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -326,7 +336,24 @@ fn record_following(
             "MEMSCAPE_NO_STACKS",
             if options.no_stacks { "1" } else { "0" },
         );
+    file_size_limit_is_an_error();
     let phase = std::time::Instant::now();
+    // Without a live view the trace is merged and written while the program runs (see
+    // `stream.rs`); a live view keeps every event for its snapshots.
+    let sink = match live {
+        None => {
+            match stream::Sink::create(&options.output, &msc_options(options), segment_blocks()) {
+                Ok(sink) => Some(sink),
+                // Reported as the final write's error, with the raw recording kept.
+                Err(e) => {
+                    tracing::debug!("cannot start writing {}: {e}", options.output.display());
+                    None
+                }
+            }
+        }
+        Some(_) => None,
+    };
+    let source = options.output.display().to_string();
     // The shim's files are read while the program runs (on another thread), so that at its
     // exit only the last bytes remain.
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -334,24 +361,45 @@ fn record_following(
         let dir = raw_dir.path();
         let stop = &stop;
         let live = &mut live;
+        let source = &source;
         let follower = scope.spawn(move || {
             let mut follower = Follower::new(dir, live.is_some());
+            let mut converter = sink.map(|sink| stream::Converter::new(source, Some(sink)));
+            if converter.is_some() {
+                follower = follower.with_budget(READ_BUDGET);
+            }
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                let read_at = stream::monotonic_ns();
                 follower.poll()?;
+                if let Some(converter) = &mut converter {
+                    follower.feed(converter, std::time::Instant::now(), false);
+                    // Everything below the frontier: what is left waits for time, not work.
+                    converter.advance(Some(read_at));
+                    if tracing::enabled!(tracing::Level::DEBUG) {
+                        let (ready, pending, blocks) = converter.held();
+                        phase_done(
+                            &format!("poll: {ready} events ready, {pending} out of sequence, {blocks} blocks held"),
+                            std::time::Instant::now(),
+                        );
+                    }
+                }
                 if let Some((_, on_poll)) = live.as_mut() {
                     on_poll(&follower, false);
                 }
-                std::thread::park_timeout(every);
+                // Behind the program: read on at once.
+                if follower.caught_up() {
+                    std::thread::park_timeout(every);
+                }
             }
-            Ok::<_, RecordError>(follower)
+            Ok::<_, RecordError>((follower, converter))
         });
         let launched = launch::run(command, dir);
         stop.store(true, std::sync::atomic::Ordering::Release);
         follower.thread().unpark();
         let followed = follower
             .join()
-            .unwrap_or_else(|_| Ok(Follower::new(dir, false)));
+            .unwrap_or_else(|_| Ok((Follower::new(dir, false), None)));
         (launched, followed)
     });
     let (outcome, _child) = launched.map_err(|cause| RecordError::Spawn {
@@ -359,32 +407,6 @@ fn record_following(
         cause,
     })?;
     phase_done("run", phase);
-    file_size_limit_is_an_error();
-    let phase = std::time::Instant::now();
-    let images = match followed.and_then(|mut follower| {
-        if let Some((_, on_poll)) = live.as_mut() {
-            // The last summary: everything, every gap closed.
-            follower.poll_to_end()?;
-            on_poll(&follower, true);
-        }
-        follower.finish()
-    }) {
-        Ok(images) => images,
-        Err(e) => {
-            let kept = raw_dir.keep();
-            return Err(RecordError::WriteKept {
-                path: options.output.display().to_string(),
-                cause: e.to_string(),
-                kept: kept.display().to_string(),
-            });
-        }
-    };
-    phase_done("read", phase);
-    if images.is_empty() {
-        return Err(RecordError::NothingRecorded {
-            program: options.program.clone(),
-        });
-    }
     let endings = merge::Endings {
         reaped: outcome.reaped.clone(),
         still_running: outcome.still_running.clone(),
@@ -396,29 +418,103 @@ fn record_following(
         ),
         None => (None, 130),
     };
-    let (processes, unrecorded) = match convert_images(images, &endings, options) {
-        Ok(converted) => converted,
-        Err(e) => {
-            // Keep the raw recording: it is the run.
-            let kept = raw_dir.keep();
-            return Err(RecordError::WriteKept {
-                path: options.output.display().to_string(),
-                cause: e.to_string(),
-                kept: kept.display().to_string(),
-            });
+    let kept = |raw_dir: tempfile::TempDir, cause: String| {
+        let kept = raw_dir.keep();
+        RecordError::WriteKept {
+            path: options.output.display().to_string(),
+            cause,
+            kept: kept.display().to_string(),
         }
     };
+    let phase = std::time::Instant::now();
+    let converted = match followed {
+        Err(e) => return Err(kept(raw_dir, e.to_string())),
+        Ok((mut follower, Some(mut converter))) => {
+            // The rest: what was written since the last poll, every gap closed, read a budget
+            // at a time and applied as it is read.
+            loop {
+                if let Err(e) = follower.poll_to_end() {
+                    return Err(kept(raw_dir, e.to_string()));
+                }
+                follower.feed(&mut converter, std::time::Instant::now(), true);
+                if follower.caught_up() {
+                    break;
+                }
+                converter.advance(None);
+            }
+            phase_done("read", phase);
+            if converter.len() == 0 {
+                return Err(RecordError::NothingRecorded {
+                    program: options.program.clone(),
+                });
+            }
+            let phase = std::time::Instant::now();
+            let finished = converter.finish_into(&endings);
+            phase_done("finish", phase);
+            finished.map_err(|e| ConvertError::Write(source.clone(), e))
+        }
+        Ok((mut follower, None)) => {
+            let images = match (|| {
+                if let Some((_, on_poll)) = live.as_mut() {
+                    // The last summary: everything, every gap closed.
+                    follower.poll_to_end()?;
+                    on_poll(&follower, true);
+                }
+                follower.finish()
+            })() {
+                Ok(images) => images,
+                Err(e) => return Err(kept(raw_dir, e.to_string())),
+            };
+            phase_done("read", phase);
+            if images.is_empty() {
+                return Err(RecordError::NothingRecorded {
+                    program: options.program.clone(),
+                });
+            }
+            convert_images(images, &endings, options)
+        }
+    };
+    let (processes, unrecorded) = match converted {
+        Ok(converted) => converted,
+        // Keep the raw recording: it is the run.
+        Err(e) => return Err(kept(raw_dir, e.to_string())),
+    };
     // The trace is complete and synced under its name: only now is the raw recording removed.
-    if let Err(e) = raw_dir.close() {
+    let mut raw_kept = None;
+    if std::env::var_os("MEMSCAPE_KEEP_RAW").is_some_and(|v| v == "1") {
+        raw_kept = Some(raw_dir.keep());
+    } else if let Err(e) = raw_dir.close() {
         tracing::warn!("cannot remove the raw recording: {e}");
     }
-    Ok(report(
-        options,
-        (processes, unrecorded),
-        exit_status,
-        signal,
-        outcome.interrupted,
-    ))
+    Ok(RecordReport {
+        raw_kept,
+        ..report(
+            options,
+            (processes, unrecorded),
+            exit_status,
+            signal,
+            outcome.interrupted,
+        )
+    })
+}
+
+/// The `.msc` choices of a recording: its time resolution, zstd level 12 (the default: lower
+/// levels were at most a fifth faster to encode but put the file over heaptrack's).
+fn msc_options(options: &RecordOptions) -> memscape_trace::msc::MscOptions {
+    memscape_trace::msc::MscOptions {
+        time_resolution_log2: options.time_resolution_log2,
+        ..Default::default()
+    }
+}
+
+/// Blocks per segment of a recording's `.msc` (version 6): `MEMSCAPE_SEGMENT_BLOCKS`, else
+/// `memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS` (2^20: ~150 MB of columns and codes at once).
+fn segment_blocks() -> usize {
+    std::env::var("MEMSCAPE_SEGMENT_BLOCKS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS)
 }
 
 /// Converts a raw recording kept by a failed `record` (a directory of `.msr` files) into one
@@ -475,6 +571,7 @@ fn report(
         processes,
         time_resolution_ns: 1 << options.time_resolution_log2.min(62),
         unrecorded,
+        raw_kept: None,
     }
 }
 
@@ -578,17 +675,8 @@ fn convert_images(
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
     phase_done("symbolize", phase);
     let phase = std::time::Instant::now();
-    let bytes = memscape_trace::msc::to_msc_bytes_with(
-        &trace,
-        &memscape_trace::msc::MscOptions {
-            time_resolution_log2: options.time_resolution_log2,
-            // Level 12 (the default): lower levels were at most a fifth faster to encode
-            // but put the file over heaptrack's (`MscOptions::zstd_level`).
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .map_err(|e| ConvertError::Write(source.clone(), e))?;
+    let bytes = memscape_trace::msc::to_msc_bytes_with(&trace, &msc_options(options), &mut |_| {})
+        .map_err(|e| ConvertError::Write(source.clone(), e))?;
     phase_done("encode", phase);
     let phase = std::time::Instant::now();
     memscape_trace::write_synced(&options.output, &bytes)

@@ -278,6 +278,8 @@ pub(crate) struct RawReader {
     /// (snapshot tag, text so far).
     maps: Vec<(u64, Vec<u8>)>,
     cursors: Vec<ChunkCursor>,
+    /// Bytes of maps text handed over by `take_feed`.
+    maps_fed: usize,
 }
 
 impl RawReader {
@@ -287,6 +289,7 @@ impl RawReader {
             process: parse_header(source, header)?,
             maps: Vec::new(),
             cursors: Vec::new(),
+            maps_fed: 0,
         })
     }
 
@@ -382,12 +385,38 @@ impl RawReader {
     }
 
     /// The maps snapshots so far, in snapshot order.
-    fn maps_text(&self) -> Vec<String> {
+    pub(crate) fn maps_text(&self) -> Vec<String> {
         let mut maps: Vec<&(u64, Vec<u8>)> = self.maps.iter().collect();
         maps.sort_by_key(|(t, _)| *t);
         maps.into_iter()
             .map(|(_, text)| String::from_utf8_lossy(text).into_owned())
             .collect()
+    }
+
+    /// Bytes of maps text read so far (it changes when a snapshot grows or a new one comes).
+    pub(crate) fn maps_len(&self) -> usize {
+        self.maps.iter().map(|(_, t)| t.len()).sum()
+    }
+
+    /// What was read since the last call, taken out of the reader (events keep the shim's
+    /// clock; the clock pairs say how to map it): what the streaming merge feeds on. A reader
+    /// used so keeps no events for [`RawReader::snapshot`] or [`RawReader::finish`].
+    pub(crate) fn take_feed(&mut self) -> crate::stream::Feed {
+        let maps_len: usize = self.maps.iter().map(|(_, t)| t.len()).sum();
+        let maps = (maps_len != self.maps_fed).then(|| {
+            self.maps_fed = maps_len;
+            self.maps_text()
+        });
+        let p = &mut self.process;
+        crate::stream::Feed {
+            events: std::mem::take(&mut p.events),
+            stacks: std::mem::take(&mut p.stacks),
+            clock_pairs: std::mem::take(&mut p.clock_pairs),
+            maps,
+            thread_names: p.thread_names.clone(),
+            pool_names: p.pool_names.clone(),
+            unrecorded: Some(p.unrecorded.clone()),
+        }
     }
 
     /// Everything read so far as a [`RawProcess`] with times in CLOCK_MONOTONIC ns (the
@@ -437,34 +466,56 @@ fn unzigzag(v: u64) -> u64 {
 /// across all pairs (the shim takes pairs ever more sparsely, so an event is never far past
 /// the last one). Without two usable pairs the times are left as ticks since the first.
 fn ticks_to_ns(pairs: &[(u64, u64)], events: &mut [RawEvent]) {
-    let mut sorted = pairs.to_vec();
-    sorted.sort_unstable();
-    let mut mono: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
-    for (ticks, ns) in sorted {
-        if mono.last().is_none_or(|&(t, n)| ticks > t && ns > n) {
-            mono.push((ticks, ns));
-        }
-    }
-    let (Some(&first), Some(&last)) = (mono.first(), mono.last()) else {
+    let Some(map) = TickMap::new(pairs) else {
         return;
     };
-    let slope = if last.0 > first.0 {
-        (last.1 - first.1) as f64 / (last.0 - first.0) as f64
-    } else {
-        1.0
-    };
-    let at = |base: (u64, u64), ticks: u64, slope: f64| -> u64 {
-        let dt = ticks as f64 - base.0 as f64;
-        (base.1 as f64 + dt * slope).max(0.0).round() as u64
-    };
     for e in events {
-        let ticks = e.time_ns;
-        let i = mono.partition_point(|&(t, _)| t <= ticks);
-        e.time_ns = match (i.checked_sub(1).map(|i| mono[i]), mono.get(i)) {
-            (Some(lo), Some(&hi)) => at(lo, ticks, (hi.1 - lo.1) as f64 / (hi.0 - lo.0) as f64),
-            (Some(lo), None) => at(lo, ticks, slope),
-            (None, _) => at(first, ticks, slope),
+        e.time_ns = map.ns(e.time_ns);
+    }
+}
+
+/// The mapping of [`ticks_to_ns`] from a set of clock pairs.
+#[derive(Debug, Clone)]
+pub(crate) struct TickMap {
+    /// Pairs whose ns increase with their ticks, sorted.
+    mono: Vec<(u64, u64)>,
+    /// Across all of them.
+    slope: f64,
+}
+
+impl TickMap {
+    /// `None` without a pair.
+    pub(crate) fn new(pairs: &[(u64, u64)]) -> Option<Self> {
+        let mut sorted = pairs.to_vec();
+        sorted.sort_unstable();
+        let mut mono: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
+        for (ticks, ns) in sorted {
+            if mono.last().is_none_or(|&(t, n)| ticks > t && ns > n) {
+                mono.push((ticks, ns));
+            }
+        }
+        let (&first, &last) = (mono.first()?, mono.last()?);
+        let slope = if last.0 > first.0 {
+            (last.1 - first.1) as f64 / (last.0 - first.0) as f64
+        } else {
+            1.0
         };
+        Some(Self { mono, slope })
+    }
+
+    /// CLOCK_MONOTONIC ns of a TSC reading.
+    pub(crate) fn ns(&self, ticks: u64) -> u64 {
+        let at = |base: (u64, u64), ticks: u64, slope: f64| -> u64 {
+            let dt = ticks as f64 - base.0 as f64;
+            (base.1 as f64 + dt * slope).max(0.0).round() as u64
+        };
+        let mono = &self.mono;
+        let i = mono.partition_point(|&(t, _)| t <= ticks);
+        match (i.checked_sub(1).map(|i| mono[i]), mono.get(i)) {
+            (Some(lo), Some(&hi)) => at(lo, ticks, (hi.1 - lo.1) as f64 / (hi.0 - lo.0) as f64),
+            (Some(lo), None) => at(lo, ticks, self.slope),
+            (None, _) => at(mono[0], ticks, self.slope),
+        }
     }
 }
 

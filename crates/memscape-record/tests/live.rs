@@ -93,14 +93,26 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
     let mut snapshots = Vec::new();
     while child.try_wait().unwrap().is_none() {
         follower.poll().unwrap();
+        let started = Instant::now();
         let trace = follower.snapshot("live");
+        let appended = started.elapsed();
         // Consistent: cut at the watermark, every free has its allocation.
         assert_eq!(trace.meta.unknown_frees, 0);
+        // Appended to the previous snapshot, it is the snapshot rebuilt from the first event.
+        let started = Instant::now();
+        let rebuilt = follower.rebuilt_snapshot("live");
+        eprintln!(
+            "{} events: appended {appended:?}, rebuilt {:?}",
+            trace.meta.events,
+            started.elapsed()
+        );
+        assert_same_blocks(&trace, &rebuilt);
         snapshots.push((trace.meta.allocs, trace.meta.frees, trace.blocks.len()));
         std::thread::sleep(Duration::from_millis(150));
     }
     follower.poll_to_end().unwrap();
     let end = follower.snapshot("live");
+    assert_same_blocks(&end, &follower.rebuilt_snapshot("live"));
     let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
     let trace = memscape_trace::read_msc(&converted.output).unwrap();
     assert_eq!(
@@ -125,4 +137,49 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
     );
     assert!(growing.first() < growing.last(), "{snapshots:?}");
     assert!(*growing.last().unwrap() <= end.meta.allocs);
+}
+
+/// The same blocks (sizes, addresses, flags, events, sites' frames, threads) and counts; times
+/// within 2 µs (each event's clock mapping is fixed when it is appended, from the clock pairs
+/// read by then).
+fn assert_same_blocks(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
+    let (ma, mb) = (&a.meta, &b.meta);
+    assert_eq!(
+        (
+            ma.events,
+            ma.allocs,
+            ma.frees,
+            ma.unknown_frees,
+            ma.peak_live_bytes
+        ),
+        (
+            mb.events,
+            mb.allocs,
+            mb.frees,
+            mb.unknown_frees,
+            mb.peak_live_bytes
+        )
+    );
+    let (x, y) = (&a.blocks, &b.blocks);
+    assert_eq!(x.address[..], y.address[..]);
+    assert_eq!(x.requested_size[..], y.requested_size[..]);
+    assert_eq!(x.flags[..], y.flags[..]);
+    assert_eq!(x.alloc_event[..], y.alloc_event[..]);
+    assert_eq!(x.free_event[..], y.free_event[..]);
+    let frames = |t: &memscape_trace::Trace, node: u32| -> Vec<u64> {
+        t.call_tree
+            .stack(node)
+            .iter()
+            .map(|&n| t.call_tree.frames[n as usize].ip)
+            .collect()
+    };
+    let name = |t: &memscape_trace::Trace, i: u32| t.strings.get(t.threads[i as usize]).to_owned();
+    for i in 0..x.len() {
+        assert_eq!(frames(a, x.site[i]), frames(b, y.site[i]), "block {i}");
+        assert_eq!(name(a, x.thread[i]), name(b, y.thread[i]), "block {i}");
+        assert!(
+            x.alloc_time_ns[i].abs_diff(y.alloc_time_ns[i]) <= 2_000,
+            "block {i}"
+        );
+    }
 }

@@ -16,8 +16,11 @@ use crate::process::{Pool, Process};
 use crate::ticks::TickClock;
 use crate::warn;
 
+/// `TraceBuilder::drain`: finished blocks handed over while the trace grows.
+mod drain;
 /// `TraceBuilder::finish`: the builder's state into a [`Trace`].
 mod finish;
+pub use drain::Drained;
 
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a
 /// real allocation and is reported as absurd instead of stretching every view.
@@ -58,7 +61,7 @@ pub(crate) type PointerMap<V> = HashMap<u64, V, BuildHasherDefault<PointerHasher
 const FREED: u32 = u32::MAX;
 
 /// How events get their wall time.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Clock {
     /// Every event carries its own time (CSV).
     PerEvent { last_ns: u64 },
@@ -68,7 +71,7 @@ enum Clock {
 }
 
 /// Accumulates events into a [`Trace`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TraceBuilder {
     source: String,
     pub(crate) blocks: BlockVecs,
@@ -129,6 +132,12 @@ pub struct TraceBuilder {
     pub modules: Vec<Module>,
     /// False for inputs without addresses: blocks are then freed by index, not by address.
     track_addresses: bool,
+    /// Event index of `order[0]` (events before it were handed over by `drain`).
+    order_base: u64,
+    /// The time of the last event handed over by `drain`.
+    drained_time: u64,
+    /// Blocks handed over by `drain`.
+    drained_blocks: u64,
 }
 
 impl TraceBuilder {
@@ -191,6 +200,9 @@ impl TraceBuilder {
             page_size: 0,
             modules: Vec::new(),
             track_addresses: true,
+            order_base: 0,
+            drained_time: 0,
+            drained_blocks: 0,
         }
     }
 
@@ -219,6 +231,25 @@ impl TraceBuilder {
         self.thread_process.push(self.current);
         self.thread_index.insert(key, t);
         t
+    }
+
+    /// Renames thread `thread` (a name learnt after its first event).
+    pub fn rename_thread(&mut self, thread: u32, name: &str) {
+        let Some(&old) = self.threads.get(thread as usize) else {
+            return;
+        };
+        if self.strings.get(old) == name {
+            return;
+        }
+        let process = self
+            .thread_process
+            .get(thread as usize)
+            .copied()
+            .unwrap_or(0);
+        let id = self.strings.intern(name);
+        self.threads[thread as usize] = id;
+        self.thread_index.retain(|_, t| *t != thread);
+        self.thread_index.insert((process, name.to_owned()), thread);
     }
 
     /// Declares a process image (its counts are filled in by the events); returns its index.
@@ -324,8 +355,9 @@ impl TraceBuilder {
 
     /// Records in the event order that `event` is block `block`'s allocation or free.
     fn order_event(&mut self, event: u64, block: u32, is_free: bool) {
-        if let Some(slot) = usize::try_from(event)
-            .ok()
+        if let Some(slot) = event
+            .checked_sub(self.order_base)
+            .and_then(|e| usize::try_from(e).ok())
             .and_then(|e| self.order.get_mut(e))
         {
             *slot = block << 1 | u32::from(is_free);

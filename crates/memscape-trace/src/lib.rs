@@ -34,8 +34,8 @@ use std::path::Path;
 
 use memscape_io::{Compression, InputError, Location};
 
-pub use builder::{MAX_SANE_SIZE, TraceBuilder};
-pub use fsync::write_synced;
+pub use builder::{Drained, MAX_SANE_SIZE, TraceBuilder};
+pub use fsync::{SyncedFile, write_synced};
 pub use model::{BlockColumns, CallTree, Frame, Trace, TraceFormat, TraceMeta};
 pub use msc::{from_msc_bytes, read_msc, to_msc_bytes, write_msc};
 pub use parts::{PartsError, TraceParts};

@@ -39,6 +39,7 @@ impl TraceBuilder {
             pool_allocs,
             pool_frees,
             start_monotonic_ns,
+            order_base,
             ..
         } = self;
         // Never-freed blocks end at the trace end (event and time).
@@ -188,7 +189,12 @@ impl TraceBuilder {
             processes,
             pools,
             warnings,
-            event_order_cache: std::sync::OnceLock::from(order),
+            // After a `drain` the order holds only the last events: computed when asked instead.
+            event_order_cache: if order_base == 0 {
+                std::sync::OnceLock::from(order)
+            } else {
+                std::sync::OnceLock::new()
+            },
         }
     }
 }

@@ -503,6 +503,9 @@ pub(super) fn from_segmented(source: &str, bytes: &[u8]) -> Result<Trace, LoadEr
             .map(|&e| time_of(e))
             .collect::<Result<_, _>>()?;
     }
+    // A writer that streams blocks as they end (`memscape record`) writes them in the order
+    // they ended, live ones last: back into allocation order (the model's).
+    in_allocation_order(&mut gathered);
     // The columns as a version-5 file with raw block columns, loaded (and checked) as such.
     let [
         address,
@@ -573,6 +576,28 @@ pub(super) fn from_segmented(source: &str, bytes: &[u8]) -> Result<Trace, LoadEr
         ),
         other => other,
     })
+}
+
+/// Sorts the gathered blocks by allocation event (stable), when they are not already.
+fn in_allocation_order(g: &mut Gathered) {
+    let alloc_event = &g.u64s[4];
+    if alloc_event.is_sorted() {
+        return;
+    }
+    let mut order: Vec<u32> = (0..alloc_event.len() as u32).collect();
+    order.sort_by_key(|&i| alloc_event[i as usize]);
+    fn permuted<T: Copy>(column: &mut Vec<T>, order: &[u32]) {
+        if column.len() == order.len() {
+            *column = order.iter().map(|&i| column[i as usize]).collect();
+        }
+    }
+    for column in &mut g.u64s {
+        permuted(column, &order);
+    }
+    for column in &mut g.u32s {
+        permuted(column, &order);
+    }
+    permuted(&mut g.flags, &order);
 }
 
 /// Decodes a segment's block columns onto the gathered ones.

@@ -1,0 +1,804 @@
+//! The merge of a recording's process images into one trace, fed as the events arrive: what
+//! `record` runs while the program runs (blocks handed to a segmented `.msc` as they end), and
+//! what `merge::merge` runs over whole images.
+//!
+//! Each image's events are applied in sequence order (a gap in the sequence, a record a thread
+//! has numbered but not committed yet, holds the image back; one open for [`STALL`] is
+//! skipped), each with its time clamped never to go back within the image. The images are
+//! merged by time (ties: the earlier-declared image first) up to a *frontier*: an event is
+//! applied only once no image can still produce an earlier one — below the last applied time
+//! of every image held back by a gap, and at least [`MARGIN`] before the moment the files
+//! were read (a record whose clock was read that long before it was committed would come
+//! too late: its time is then clamped to the last applied one). At the end the frontier is
+//! gone and everything is applied.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use memscape_trace::msc::{MscOptions, SegmentWriter};
+use memscape_trace::process::{Pool, Process, ProcessEnd};
+use memscape_trace::{Drained, Frame, SyncedFile, Trace, TraceBuilder, TraceFormat};
+
+use crate::follow::STALL;
+use crate::merge::{Endings, Mapping, mappings_of};
+use crate::raw::{self, RawEvent, RawProcess, TickMap, Unrecorded};
+use crate::{ProcessReport, UnrecordedProgram};
+
+/// How long before the moment the files were read an event must lie to be applied while the
+/// program runs (see the module documentation).
+pub const MARGIN: Duration = Duration::from_millis(250);
+
+/// A queue of events to apply emptied with more room than this (events) is given back.
+const SHRINK_READY: usize = 1 << 17;
+
+/// An event waiting for its turn in sequence order (ties: the order read).
+#[derive(Clone, Copy)]
+struct Queued {
+    seq: u64,
+    arrival: u64,
+    event: RawEvent,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        (self.seq, self.arrival) == (other.seq, other.arrival)
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.seq, self.arrival).cmp(&(other.seq, other.arrival))
+    }
+}
+
+/// What a process image's file says before its events.
+pub(crate) struct Header {
+    pub(crate) pid: u32,
+    pub(crate) ppid: u32,
+    pub(crate) start_ns: u64,
+    pub(crate) page_size: u64,
+    pub(crate) fork_seq: Option<u64>,
+    pub(crate) command_line: String,
+    pub(crate) executable: String,
+    pub(crate) tsc_clock: bool,
+    /// The file's own number of its image (sorting ties).
+    pub(crate) n: u32,
+}
+
+impl Header {
+    pub(crate) fn of(raw: &RawProcess, n: u32) -> Self {
+        Self {
+            pid: raw.pid,
+            ppid: raw.ppid,
+            start_ns: raw.start_ns,
+            page_size: raw.page_size,
+            fork_seq: raw.fork_seq,
+            command_line: raw.command_line.clone(),
+            executable: raw.executable.clone(),
+            tsc_clock: raw.tsc_clock,
+            n,
+        }
+    }
+}
+
+/// New data of one image since the last feed (taken out of its reader).
+#[derive(Default)]
+pub(crate) struct Feed {
+    pub(crate) events: Vec<RawEvent>,
+    pub(crate) stacks: HashMap<u32, Vec<u64>>,
+    pub(crate) clock_pairs: Vec<(u64, u64)>,
+    /// Every maps snapshot so far (whole text), when it changed.
+    pub(crate) maps: Option<Vec<String>>,
+    pub(crate) thread_names: HashMap<u32, String>,
+    pub(crate) pool_names: HashMap<u32, String>,
+    pub(crate) unrecorded: Option<Vec<Unrecorded>>,
+}
+
+/// One process image being merged.
+struct Image {
+    header: Header,
+    /// The pid's image number by start order (0 first, n after the n-th exec).
+    n: u32,
+    process: u32,
+    pairs: Vec<(u64, u64)>,
+    ticks: Option<TickMap>,
+    pending: BinaryHeap<Reverse<Queued>>,
+    arrivals: u64,
+    next_seq: u64,
+    stalled_since: Option<Instant>,
+    /// Its file holds more than was read.
+    behind: bool,
+    /// In sequence order, each with its time since the origin, clamped (a process record's
+    /// own time, unclamped CLOCK_MONOTONIC ns, is in its unused `usable`).
+    ready: VecDeque<RawEvent>,
+    /// The last time given to an event (since the origin).
+    clamped: u64,
+    /// The latest event time, unclamped (since the origin).
+    latest: u64,
+    stacks: HashMap<u32, Vec<u64>>,
+    sites: HashMap<u32, u32>,
+    mappings: Vec<Mapping>,
+    thread_names: HashMap<u32, String>,
+    pool_names: HashMap<u32, String>,
+    threads: HashMap<u32, u32>,
+    pools: HashMap<u64, u32>,
+    reallocs: u64,
+    mmaps: u64,
+    munmaps: u64,
+    tids: HashSet<u32>,
+    /// The image's own exit record (seq, ns, code) and destructor record (seq, ns).
+    exit: Option<(u64, u64, i32)>,
+    end_record: Option<(u64, u64)>,
+    unrecorded: Vec<Unrecorded>,
+}
+
+impl Image {
+    /// The next event in sequence order: its time in ns since the origin, clamped.
+    fn make_ready(&mut self, mut e: RawEvent, origin: u64) {
+        if self.header.tsc_clock {
+            e.time_ns = self.ticks.as_ref().map_or(0, |m| m.ns(e.time_ns));
+        }
+        let t = e.time_ns.saturating_sub(origin);
+        self.latest = self.latest.max(t);
+        if e.kind == raw::KIND_PROCESS && e.function != raw::PROC_POOL {
+            e.usable = e.time_ns;
+        }
+        e.time_ns = t.max(self.clamped);
+        self.clamped = e.time_ns;
+        self.ready.push_back(e);
+    }
+}
+
+/// Where ended blocks go while the merge runs: a segmented `.msc` written on another thread.
+pub(crate) struct Sink {
+    segment_blocks: usize,
+    /// Blocks the builder kept at the last drain (live ones).
+    kept: usize,
+    tx: Option<std::sync::mpsc::SyncSender<Drained>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<SegmentWriter<SyncedFile>>>>,
+}
+
+impl Sink {
+    /// Starts writing `path` (under a temporary name until [`Converter::finish_into`]).
+    pub(crate) fn create(
+        path: &std::path::Path,
+        options: &MscOptions,
+        segment_blocks: usize,
+    ) -> std::io::Result<Self> {
+        let file = SyncedFile::create(path)?;
+        let mut writer = SegmentWriter::new(file, options)?;
+        // One segment encoded while the next one fills.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Drained>(0);
+        let handle = std::thread::Builder::new()
+            .name("msc-segments".into())
+            .spawn(move || {
+                let mut failed = None;
+                for drained in rx {
+                    if failed.is_none()
+                        && let Err(e) = writer.push(&drained.blocks(), Some(&drained.events()))
+                    {
+                        failed = Some(e);
+                    }
+                }
+                match failed {
+                    Some(e) => Err(e),
+                    None => Ok(writer),
+                }
+            })?;
+        Ok(Self {
+            segment_blocks: segment_blocks.max(1),
+            kept: 0,
+            tx: Some(tx),
+            writer: Some(handle),
+        })
+    }
+}
+
+impl Drop for Sink {
+    /// Unfinished (an error, a program that could not start): the writer stops and its
+    /// temporary file is removed before this returns.
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// The merge (see the module documentation).
+pub(crate) struct Converter {
+    builder: TraceBuilder,
+    images: Vec<Image>,
+    /// CLOCK_MONOTONIC ns of time 0: the first image's start.
+    origin: Option<u64>,
+    /// Child statuses from the images' `wait*` records: pid → (end, ns).
+    reaped: HashMap<u32, (ProcessEnd, u64)>,
+    elf_types: HashMap<String, bool>,
+    line: u64,
+    /// The last time applied (events are applied in time order).
+    applied_time: u64,
+    sink: Option<Sink>,
+}
+
+/// CLOCK_MONOTONIC now, ns.
+pub(crate) fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec).unwrap_or(0)
+}
+
+impl Converter {
+    pub(crate) fn new(source: &str, sink: Option<Sink>) -> Self {
+        Self {
+            builder: TraceBuilder::with_event_times(source),
+            images: Vec::new(),
+            origin: None,
+            reaped: HashMap::new(),
+            elf_types: HashMap::new(),
+            line: 0,
+            applied_time: 0,
+            sink,
+        }
+    }
+
+    fn rel(&self, ns: u64) -> u64 {
+        ns.saturating_sub(self.origin.unwrap_or(0))
+    }
+
+    /// Declares images (found together: declared in start order); returns the index of each
+    /// (in the order given).
+    pub(crate) fn add_images(&mut self, headers: Vec<Header>) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..headers.len()).collect();
+        order.sort_by_key(|&k| (headers[k].start_ns, headers[k].pid, headers[k].n));
+        let mut index = vec![0usize; headers.len()];
+        for (rank, &k) in order.iter().enumerate() {
+            index[k] = self.images.len() + rank;
+        }
+        let mut slots: Vec<Option<Header>> = headers.into_iter().map(Some).collect();
+        let headers: Vec<Header> = order.iter().filter_map(|&k| slots[k].take()).collect();
+        if self.origin.is_none()
+            && let Some(first) = headers.first()
+        {
+            self.origin = Some(first.start_ns);
+            self.builder.start_monotonic_ns = first.start_ns;
+            self.builder.command_line = first.command_line.clone();
+            self.builder.page_size = first.page_size;
+        }
+        for header in headers {
+            let n = self
+                .images
+                .iter()
+                .filter(|i| i.header.pid == header.pid)
+                .count() as u32;
+            let start = self.rel(header.start_ns);
+            let process = self.builder.process(Process {
+                pid: header.pid,
+                parent_pid: header.ppid,
+                command_line: header.command_line.clone(),
+                executable: header.executable.clone(),
+                start_ns: start,
+                end_ns: start,
+                end: ProcessEnd::Running,
+                ..Process::default()
+            });
+            self.images.push(Image {
+                n,
+                process,
+                pairs: Vec::new(),
+                ticks: None,
+                pending: BinaryHeap::new(),
+                arrivals: 0,
+                // Every image numbers its events from 0 (a forked child restarts the count).
+                next_seq: 0,
+                stalled_since: None,
+                behind: false,
+                ready: VecDeque::new(),
+                clamped: start,
+                latest: start,
+                stacks: HashMap::new(),
+                sites: HashMap::new(),
+                mappings: Vec::new(),
+                thread_names: HashMap::new(),
+                pool_names: HashMap::new(),
+                threads: HashMap::new(),
+                pools: HashMap::new(),
+                reallocs: 0,
+                mmaps: 0,
+                munmaps: 0,
+                tids: HashSet::new(),
+                exit: None,
+                end_record: None,
+                unrecorded: Vec::new(),
+                header,
+            });
+        }
+        index
+    }
+
+    /// Takes new data of image `i`; `complete`: the image will get no more (every gap closes);
+    /// `behind`: its file holds more than was read (a gap may be in what is not read yet: it
+    /// never counts as stalled, and the frontier waits for the image).
+    pub(crate) fn feed(
+        &mut self,
+        i: usize,
+        feed: Feed,
+        now: Instant,
+        complete: bool,
+        behind: bool,
+    ) {
+        let origin = self.origin.unwrap_or(0);
+        let Some(image) = self.images.get_mut(i) else {
+            return;
+        };
+        image.behind = behind;
+        if !feed.clock_pairs.is_empty() {
+            image.pairs.extend(feed.clock_pairs);
+            image.ticks = TickMap::new(&image.pairs);
+        }
+        image.stacks.extend(feed.stacks);
+        image.thread_names.extend(feed.thread_names);
+        image.pool_names.extend(feed.pool_names);
+        if let Some(unrecorded) = feed.unrecorded {
+            image.unrecorded = unrecorded;
+        }
+        if let Some(maps) = feed.maps {
+            image.mappings = mappings_of(&mut self.builder, &maps, &mut self.elf_types, complete);
+        }
+        for event in feed.events {
+            // In order (one thread, or its turn): straight on, without the queue.
+            if image.pending.is_empty() && event.seq == image.next_seq {
+                image.next_seq += 1;
+                image.make_ready(event, origin);
+                continue;
+            }
+            image.pending.push(Reverse(Queued {
+                seq: event.seq,
+                arrival: image.arrivals,
+                event,
+            }));
+            image.arrivals += 1;
+        }
+        // In sequence order up to the watermark.
+        while let Some(&Reverse(q)) = image.pending.peek() {
+            if q.seq > image.next_seq && !complete {
+                if behind {
+                    image.stalled_since = None;
+                    break;
+                }
+                let since = *image.stalled_since.get_or_insert(now);
+                if now.duration_since(since) < STALL {
+                    break;
+                }
+            }
+            image.pending.pop();
+            image.stalled_since = None;
+            image.next_seq = image.next_seq.max(q.seq + 1);
+            image.make_ready(q.event, origin);
+        }
+        if image.pending.is_empty() {
+            image.pending = BinaryHeap::new();
+        }
+    }
+
+    /// Applies the ready events up to the frontier: `read_at` is when the files were last read
+    /// (CLOCK_MONOTONIC ns) while the program runs; `None` once every process has ended (then
+    /// only images with more to read or a gap hold the others back). Hands ended blocks to
+    /// the sink when a segment's worth has ended.
+    pub(crate) fn advance(&mut self, read_at: Option<u64>) {
+        let mut frontier = read_at.map_or(u64::MAX, |at| {
+            self.rel(at).saturating_sub(MARGIN.as_nanos() as u64)
+        });
+        for image in &self.images {
+            if !image.pending.is_empty() || image.behind {
+                frontier = frontier.min(image.clamped);
+            }
+        }
+        let mut heads: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        for (i, image) in self.images.iter().enumerate() {
+            if let Some(t) = image.ready.front().map(|e| e.time_ns)
+                && t < frontier
+            {
+                heads.push(Reverse((t, i)));
+            }
+        }
+        while let Some(Reverse((_, i))) = heads.pop() {
+            // Image `i` goes on while it is first (one heap operation per change of image).
+            let next = heads.peek().map_or((u64::MAX, usize::MAX), |&Reverse(h)| h);
+            while let Some(&e) = self.images[i].ready.front() {
+                let t = e.time_ns;
+                if t >= frontier {
+                    break;
+                }
+                if (t, i) > next {
+                    heads.push(Reverse((t, i)));
+                    break;
+                }
+                let ready = &mut self.images[i].ready;
+                ready.pop_front();
+                if ready.is_empty() && ready.capacity() > SHRINK_READY {
+                    *ready = VecDeque::new();
+                }
+                // A record committed after the margin: never back in time.
+                let time = t.max(self.applied_time);
+                self.applied_time = time;
+                self.apply(i, &e, time);
+            }
+        }
+        let Some(sink) = &mut self.sink else {
+            return;
+        };
+        if self.builder.held_blocks().saturating_sub(sink.kept) >= sink.segment_blocks
+            && let Some(drained) = self.builder.drain(false)
+        {
+            sink.kept = self.builder.held_blocks();
+            if let Some(tx) = &sink.tx {
+                // The writer failed: its error is reported at the end.
+                let _ = tx.send(drained);
+            }
+        }
+    }
+
+    /// The call-tree leaf of a stack of image `i` (resolved on first use).
+    fn site(&mut self, i: usize, stack: u32) -> u32 {
+        let image = &mut self.images[i];
+        if let Some(&site) = image.sites.get(&stack) {
+            return site;
+        }
+        let Some(frames) = image.stacks.get(&stack) else {
+            return 0;
+        };
+        let node = leaf(&mut self.builder, frames, &image.mappings);
+        image.sites.insert(stack, node);
+        node
+    }
+
+    fn apply(&mut self, i: usize, e: &RawEvent, time: u64) {
+        self.line += 1;
+        let line = self.line;
+        let site = self.site(i, e.stack);
+        let image = &mut self.images[i];
+        let builder = &mut self.builder;
+        builder.set_process(image.process);
+        let thread = *image.threads.entry(e.tid).or_insert_with(|| {
+            builder.thread(&match image.thread_names.get(&e.tid) {
+                Some(name) => format!("{name} ({})", e.tid),
+                None => format!("tid {}", e.tid),
+            })
+        });
+        if e.kind != raw::KIND_PROCESS {
+            image.tids.insert(e.tid);
+        }
+        match (e.kind, e.function) {
+            (raw::KIND_ALLOC, raw::FN_POOL_ALLOC) => match image.pools.get(&e.usable) {
+                Some(&pool) => {
+                    builder.pool_alloc(line, time, pool, e.address, e.size, thread, site);
+                }
+                None => builder.warn("bad_reference", line),
+            },
+            (raw::KIND_FREE, raw::FN_POOL_FREE) => {
+                builder.pool_free(line, time, e.address, thread, site);
+            }
+            (raw::KIND_ALLOC | raw::KIND_REALLOC_ALLOC, _) => {
+                builder.alloc(line, time, e.address, e.size, e.usable, thread, site);
+            }
+            (raw::KIND_FREE, _) => {
+                builder.free_from(line, time, e.address, thread, site);
+            }
+            (raw::KIND_REALLOC_FREE, _) => {
+                // The free half of a realloc: counted as a realloc, flagged on the block.
+                image.reallocs += 1;
+                builder.realloc(line, time, e.address, 0, 0, 0, thread, site);
+            }
+            (raw::KIND_MMAP, _) => {
+                image.mmaps += 1;
+                builder.mmap(line, time, e.address, e.size, thread, site);
+            }
+            (raw::KIND_MUNMAP, _) => {
+                image.munmaps += 1;
+                builder.munmap(line, time, e.address, e.size);
+            }
+            (raw::KIND_PROCESS, raw::PROC_POOL) => {
+                let id = u64::from(e.stack);
+                let pool = builder.pool(Pool {
+                    name: image
+                        .pool_names
+                        .get(&e.stack)
+                        .cloned()
+                        .unwrap_or_else(|| format!("pool {id}")),
+                    start: e.address,
+                    end: e.address.saturating_add(e.size),
+                    block_size: e.usable,
+                    declared_ns: time,
+                    ..Pool::default()
+                });
+                image.pools.insert(id, pool);
+            }
+            (raw::KIND_PROCESS, raw::PROC_REAPED) => {
+                let status = e.size as i32;
+                let end = if status & 0x7f == 0 {
+                    ProcessEnd::Exited {
+                        code: (status >> 8) & 0xff,
+                    }
+                } else {
+                    ProcessEnd::Signaled {
+                        signal: status & 0x7f,
+                    }
+                };
+                self.reaped.insert(e.address as u32, (end, e.usable));
+            }
+            (raw::KIND_PROCESS, raw::PROC_EXIT) if e.address == u64::from(image.header.pid) => {
+                if image.exit.is_none_or(|(seq, ..)| e.seq >= seq) {
+                    image.exit = Some((e.seq, e.usable, unzigzag(e.size) as i32));
+                }
+            }
+            (raw::KIND_PROCESS, raw::PROC_END) if e.address == u64::from(image.header.pid) => {
+                if image.end_record.is_none_or(|(seq, _)| e.seq >= seq) {
+                    image.end_record = Some((e.seq, e.usable));
+                }
+            }
+            (raw::KIND_PROCESS, _) => {}
+            _ => builder.warn("malformed_line", line),
+        }
+    }
+
+    /// How each image ended and when (CLOCK_MONOTONIC ns), from the images' records and what
+    /// the launcher saw, onto the processes.
+    fn set_endings(&mut self, launcher: &Endings) {
+        let mut reaped = std::mem::take(&mut self.reaped);
+        for (&pid, r) in &launcher.reaped {
+            let end = match (r.code, r.signal) {
+                (Some(code), _) => ProcessEnd::Exited { code },
+                (None, Some(signal)) => ProcessEnd::Signaled { signal },
+                (None, None) => ProcessEnd::Unknown,
+            };
+            reaped.insert(pid, (end, r.at_ns));
+        }
+        let origin = self.origin.unwrap_or(0);
+        let rel = |ns: u64| ns.saturating_sub(origin);
+        for k in 0..self.images.len() {
+            let image = &self.images[k];
+            let pid = image.header.pid;
+            let next = self
+                .images
+                .iter()
+                .find(|o| o.header.pid == pid && o.n == image.n + 1)
+                .map(|o| o.header.start_ns);
+            let (end, at) =
+                match next {
+                    Some(next) => (ProcessEnd::Exec, Some(next)),
+                    None => {
+                        let mut end = image.exit.map_or(ProcessEnd::Unknown, |(_, _, code)| {
+                            ProcessEnd::Exited { code }
+                        });
+                        let mut at = [image.exit.map(|e| e.1), image.end_record.map(|e| e.1)]
+                            .into_iter()
+                            .flatten()
+                            .max();
+                        if let Some(&(status, when)) = reaped.get(&pid) {
+                            end = status;
+                            at = at.or(Some(when));
+                        } else if launcher.still_running.contains(&pid) {
+                            end = ProcessEnd::Running;
+                        }
+                        (end, at)
+                    }
+                };
+            let last = image.latest;
+            let process = image.process;
+            if let Some(p) = self.builder.process_mut(process) {
+                p.end = end;
+                p.end_ns = at.map(rel).unwrap_or(last).max(last);
+            }
+        }
+    }
+
+    /// Everything applied (after `advance(None)`): the images' endings, the stacks no event
+    /// used, the threads' final names; returns the reports and the unrecorded programs.
+    fn conclude(&mut self, launcher: &Endings) -> Vec<UnrecordedProgram> {
+        self.set_endings(launcher);
+        for i in 0..self.images.len() {
+            // Stacks no event used still become call-tree nodes, as a whole-file merge makes
+            // them (in stack id order, for a stable tree).
+            let mut unused: Vec<u32> = self.images[i]
+                .stacks
+                .keys()
+                .filter(|id| !self.images[i].sites.contains_key(id))
+                .copied()
+                .collect();
+            unused.sort_unstable();
+            for id in unused {
+                self.site(i, id);
+            }
+            // Threads named after their first event keep the name they ended with.
+            let image = &self.images[i];
+            for (tid, &thread) in &image.threads {
+                if let Some(name) = image.thread_names.get(tid) {
+                    self.builder
+                        .rename_thread(thread, &format!("{name} ({tid})"));
+                }
+            }
+        }
+        unrecorded_programs(&self.images)
+    }
+
+    fn reports(&self, trace: &Trace) -> Vec<ProcessReport> {
+        self.images
+            .iter()
+            .zip(&trace.processes)
+            .map(|(image, p)| ProcessReport {
+                pid: image.header.pid,
+                ppid: image.header.ppid,
+                image: image.n,
+                fork_seq: image.header.fork_seq,
+                command_line: image.header.command_line.clone(),
+                end: p.end,
+                events: p.events,
+                allocs: p.allocs,
+                frees: p.frees,
+                reallocs: image.reallocs,
+                unknown_frees: p.unknown_frees,
+                mmaps: image.mmaps,
+                munmaps: image.munmaps,
+                threads: image.tids.len() as u64,
+                peak_live_bytes: p.peak_live_bytes,
+            })
+            .collect()
+    }
+
+    /// The whole trace (no sink): every event applied first.
+    pub(crate) fn finish(
+        mut self,
+        launcher: &Endings,
+    ) -> (Trace, Vec<ProcessReport>, Vec<UnrecordedProgram>) {
+        self.advance(None);
+        let unrecorded = self.conclude(launcher);
+        let builder = std::mem::replace(&mut self.builder, TraceBuilder::with_event_times(""));
+        let mut trace = builder.finish(TraceFormat::Msc, true);
+        add_unrecorded_warnings(&mut trace, &unrecorded);
+        let reports = self.reports(&trace);
+        (trace, reports, unrecorded)
+    }
+
+    /// Applies the rest, writes the last segment (the live blocks) and the footer (symbolized
+    /// call tree, processes, warnings) and gives the file its name.
+    pub(crate) fn finish_into(
+        mut self,
+        launcher: &Endings,
+    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
+        self.advance(None);
+        let unrecorded = self.conclude(launcher);
+        let Some(mut sink) = self.sink.take() else {
+            return Err(std::io::Error::other("no output file"));
+        };
+        drop(sink.tx.take());
+        let mut writer = match sink.writer.take().map(|h| h.join()) {
+            Some(Ok(writer)) => writer?,
+            _ => return Err(std::io::Error::other("the segment writer failed")),
+        };
+        let phase = Instant::now();
+        if let Some(last) = self.builder.drain(true) {
+            writer.push(&last.blocks(), Some(&last.events()))?;
+        }
+        crate::phase_done("last segment", phase);
+        let builder = std::mem::replace(&mut self.builder, TraceBuilder::with_event_times(""));
+        let mut rest = builder.finish(TraceFormat::Msc, true);
+        add_unrecorded_warnings(&mut rest, &unrecorded);
+        let phase = Instant::now();
+        let _ = memscape_trace::symbolize::symbolize(&mut rest);
+        crate::phase_done("symbolize", phase);
+        let reports = self.reports(&rest);
+        writer.finish(&rest)?.commit()?;
+        Ok((reports, unrecorded))
+    }
+
+    /// What the merge holds (for `RUST_LOG=memscape_record=debug`): events read and not yet
+    /// applied, blocks held by the builder.
+    pub(crate) fn held(&self) -> (usize, usize, usize) {
+        let ready = self.images.iter().map(|i| i.ready.len()).sum();
+        let pending = self.images.iter().map(|i| i.pending.len()).sum();
+        (ready, pending, self.builder.held_blocks())
+    }
+
+    /// Whether image `i` has stack `id` (a live merge hands over only new stacks).
+    pub(crate) fn has_stack(&self, i: usize, id: u32) -> bool {
+        self.images
+            .get(i)
+            .is_some_and(|image| image.stacks.contains_key(&id))
+    }
+
+    /// The trace of what has been applied so far (a copy of the builder's state, threads
+    /// under their latest names; processes still `running`): the merge goes on.
+    pub(crate) fn snapshot(&self) -> Trace {
+        let mut builder = self.builder.clone();
+        for image in &self.images {
+            for (tid, &thread) in &image.threads {
+                if let Some(name) = image.thread_names.get(tid) {
+                    builder.rename_thread(thread, &format!("{name} ({tid})"));
+                }
+            }
+        }
+        builder.finish(TraceFormat::Msc, true)
+    }
+
+    /// Images declared so far.
+    pub(crate) fn len(&self) -> usize {
+        self.images.len()
+    }
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// A stack (innermost frame first) as a call-tree leaf, frames placed in their modules.
+pub(crate) fn leaf(builder: &mut TraceBuilder, frames: &[u64], mappings: &[Mapping]) -> u32 {
+    let mut node = 0u32;
+    for &ip in frames.iter().rev() {
+        let i = mappings.partition_point(|m| m.start <= ip);
+        let (module, module_offset) = match i.checked_sub(1).map(|i| &mappings[i]) {
+            Some(m) if ip < m.end => (m.module, ip - m.bias),
+            _ => (0, 0),
+        };
+        node = builder.call_tree.child(
+            node,
+            Frame {
+                ip,
+                module,
+                module_offset,
+                ..Frame::default()
+            },
+        );
+    }
+    node
+}
+
+fn add_unrecorded_warnings(trace: &mut Trace, unrecorded: &[UnrecordedProgram]) {
+    for u in unrecorded {
+        trace.warnings.add(
+            memscape_trace::warn::UNRECORDED_PROGRAM,
+            memscape_trace::warn::message(memscape_trace::warn::UNRECORDED_PROGRAM),
+            memscape_io::Location {
+                file: u.located(),
+                line: None,
+                offset: None,
+            },
+        );
+    }
+}
+
+/// The programs the images' shims saw started without the recorder, once per path (the first
+/// run's pid and parent), in image order.
+fn unrecorded_programs(images: &[Image]) -> Vec<UnrecordedProgram> {
+    let mut out: Vec<UnrecordedProgram> = Vec::new();
+    for image in images {
+        let h = &image.header;
+        // The name its user knows it by: argv[0] (`sh`, not the `dash` it links to).
+        let argv0 = h.command_line.split(' ').next().unwrap_or_default();
+        let named = if argv0.is_empty() {
+            &h.executable
+        } else {
+            argv0
+        };
+        let parent = named.rsplit('/').next().unwrap_or(named).to_owned();
+        for u in &image.unrecorded {
+            if let Some(seen) = out.iter_mut().find(|p| p.path == u.path) {
+                seen.runs += 1;
+                continue;
+            }
+            out.push(UnrecordedProgram {
+                path: u.path.clone(),
+                pid: u.pid,
+                started_by: parent.clone(),
+                started_by_pid: h.pid,
+                reason: u.reason,
+                runs: 1,
+            });
+        }
+    }
+    out
+}
