@@ -119,10 +119,16 @@ fn who_frees_what_holds_the_programs_own_counts() {
     // frees nothing across threads).
     let cross: Counts = threads.into_iter().filter(|((a, f), _)| a != f).collect();
     assert_eq!(cross.len(), 3);
+    // Threads are named as the program named them, with their thread id: `o-w1 (2097)`.
+    let thread = |name: &str| {
+        let (base, tid) = name.rsplit_once(" (").unwrap_or_else(|| panic!("{name}"));
+        assert!(tid.trim_end_matches(')').parse::<u32>().is_ok(), "{name}");
+        base.to_owned()
+    };
     let mut seen = Counts::new();
     for row in &table.threads {
         let e = seen
-            .entry((row.alloc_thread_name.clone(), row.free_thread_name.clone()))
+            .entry((thread(&row.alloc_thread_name), thread(&row.free_thread_name)))
             .or_default();
         e.0 += row.frees;
         e.1 += row.bytes;
