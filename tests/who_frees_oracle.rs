@@ -113,7 +113,10 @@ fn who_frees_what_holds_the_programs_own_counts() {
             _ => panic!("a row half in the program's functions: {row:#?}"),
         }
     }
-    assert_eq!(seen, sites, "the panel's site rows against the program's counts");
+    assert_eq!(
+        seen, sites,
+        "the panel's site rows against the program's counts"
+    );
 
     // Frees across threads: the program's pairs of different threads, nothing else (the shell
     // frees nothing across threads).
@@ -128,12 +131,18 @@ fn who_frees_what_holds_the_programs_own_counts() {
     let mut seen = Counts::new();
     for row in &table.threads {
         let e = seen
-            .entry((thread(&row.alloc_thread_name), thread(&row.free_thread_name)))
+            .entry((
+                thread(&row.alloc_thread_name),
+                thread(&row.free_thread_name),
+            ))
             .or_default();
         e.0 += row.frees;
         e.1 += row.bytes;
     }
-    assert_eq!(seen, cross, "the panel's thread rows against the program's counts");
+    assert_eq!(
+        seen, cross,
+        "the panel's thread rows against the program's counts"
+    );
     // One row per pair of threads, most frees first.
     assert_eq!(table.threads.len(), cross.len());
     assert!(table.threads.windows(2).all(|w| w[0].frees >= w[1].frees));

@@ -27,7 +27,10 @@ pub(super) fn show_for(
     if let Some(file) = pane.file.and_then(|id| files.get(id)) {
         show(ui, file, None, requests);
     }
-    for (letter, id) in ["A", "B"].into_iter().zip(pane.compare.into_iter().flatten()) {
+    for (letter, id) in ["A", "B"]
+        .into_iter()
+        .zip(pane.compare.into_iter().flatten())
+    {
         if let Some(file) = files.get(id) {
             show(ui, file, Some(letter), requests);
         }
@@ -46,9 +49,9 @@ pub fn show(
     let named = |text: String| match letter {
         Some(l) => {
             let path = std::path::Path::new(&file.name);
-            let short = path.file_name().map_or(file.name.clone(), |n| {
-                n.to_string_lossy().into_owned()
-            });
+            let short = path
+                .file_name()
+                .map_or(file.name.clone(), |n| n.to_string_lossy().into_owned());
             format!("{l} ({short}): {text}")
         }
         None => text,

@@ -173,9 +173,10 @@ fn a_compared_file_changed_on_disk_shows_its_bar_and_reloads_into_the_comparison
     );
     let (ia, ib) = (1, 2);
     shell.until("the difference pane", |app, _| {
-        app.tree.tiles.iter().any(
-            |(_, t)| matches!(t, egui_tiles::Tile::Pane(p) if p.compare == Some([ia, ib])),
-        )
+        app.tree
+            .tiles
+            .iter()
+            .any(|(_, t)| matches!(t, egui_tiles::Tile::Pane(p) if p.compare == Some([ia, ib])))
     });
     // `--diff`'s files open no panes of their own: the difference pane is the only one.
     assert_eq!(shell.panes(), [(None, Some([ia, ib]))]);
@@ -189,7 +190,9 @@ fn a_compared_file_changed_on_disk_shows_its_bar_and_reloads_into_the_comparison
         .expect("open")
         .set_len(len / 2 + 3)
         .expect("truncate");
-    let texts = shell.until("A's bar", |_, t| drew(t, "A (a.csv): ") && drew(t, "truncated"));
+    let texts = shell.until("A's bar", |_, t| {
+        drew(t, "A (a.csv): ") && drew(t, "truncated")
+    });
     assert!(
         drew(&texts, "a.csv): ⟳ the file was truncated"),
         "{texts:?}"
@@ -203,7 +206,11 @@ fn a_compared_file_changed_on_disk_shows_its_bar_and_reloads_into_the_comparison
     });
     let now = blocks(&shell.app, ia);
     assert!(now > 0);
-    assert_ne!(shell.diff_view(), compared, "the comparison of the new data");
+    assert_ne!(
+        shell.diff_view(),
+        compared,
+        "the comparison of the new data"
+    );
     // The difference pane compares A's new data: its legend gives A's new heap.
     let legend = format!("a.csv · {} B", now * 16);
     let texts = shell.until("A's new data compared", |_, t| {
@@ -222,7 +229,9 @@ fn a_compared_file_changed_on_disk_shows_its_bar_and_reloads_into_the_comparison
 
     // A deleted: its bar says so; a reload fails, says why, and the comparison stays.
     std::fs::remove_file(&a).expect("remove");
-    let texts = shell.until("A's bar", |_, t| drew(t, "A (a.csv): ") && drew(t, "cannot be read"));
+    let texts = shell.until("A's bar", |_, t| {
+        drew(t, "A (a.csv): ") && drew(t, "cannot be read")
+    });
     let before = shell.diff_view();
     let buttons = texts.iter().filter(|(t, _)| t == "Reload").count();
     assert_eq!(buttons, 2, "A's and B's bars: {texts:?}");
@@ -239,10 +248,7 @@ fn a_compared_file_changed_on_disk_shows_its_bar_and_reloads_into_the_comparison
     assert!(drew(&texts, "A (a.csv): ⚠ reloading failed"), "{texts:?}");
     let file = shell.app.files.get(ia).expect("open");
     assert_eq!(file.status, Status::Loaded);
-    assert!(matches!(
-        file.change,
-        None | Some(DiskChange::Vanished(_))
-    ));
+    assert!(matches!(file.change, None | Some(DiskChange::Vanished(_))));
     assert_eq!(shell.diff_view(), before, "the last comparison stays");
     assert_eq!(shell.panes(), [(None, Some([ia, ib]))]);
 }
