@@ -189,27 +189,10 @@ pub struct HeaptreeArgs {
     /// An allocation trace, massif file or heap profile (pprof, DHAT, text), or a directory of
     /// profiles taken over time (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
-    /// Only these processes of a multi-process recording: a pid, or a regular expression
-    /// matched against the program name and the command line.
-    #[arg(long, value_name = "PID|NAME-REGEX")]
-    pub process: Option<String>,
-    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
-    /// profiles: ns since the first (or their number).
-    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
-    pub at: Option<u64>,
-    /// Massif snapshot number; profiles: the profile's number (from 0).
-    #[arg(long, conflicts_with = "peak")]
-    pub snapshot: Option<u64>,
-    /// The heap peak.
-    #[arg(long)]
-    pub peak: bool,
-    /// Grouping keys for traces, outermost first: thread, line (= site: function and line),
-    /// function, path (top-down), callers (bottom-up), module, size.
-    #[arg(long, default_value = "line")]
-    pub group: String,
-    /// Invert call paths: `path` becomes `callers` (each site, then its callers outwards).
-    #[arg(long)]
-    pub bottom_up: bool,
+    #[command(flatten)]
+    pub time: HeapTimeArgs,
+    #[command(flatten)]
+    pub grouping: HeapGroupArgs,
     /// Node size: bytes or objects.
     #[arg(long, default_value = "bytes")]
     pub metric: String,
@@ -233,6 +216,38 @@ pub struct HeaptreeArgs {
     pub json: bool,
 }
 
+/// Which time point of a heap a command looks at (`heaptree`, `export`, `diff`): one of them,
+/// else each input's default (a trace's end, massif's peak snapshot, the last profile).
+#[derive(Debug, Args)]
+pub struct HeapTimeArgs {
+    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
+    /// profiles: ns since the first (or their number).
+    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
+    pub at: Option<u64>,
+    /// Massif snapshot number; profiles: the profile's number (from 0).
+    #[arg(long, conflicts_with = "peak")]
+    pub snapshot: Option<u64>,
+    /// The heap peak.
+    #[arg(long)]
+    pub peak: bool,
+}
+
+/// Which processes a heap tree holds and how it groups them (`heaptree`, `diff`).
+#[derive(Debug, Args)]
+pub struct HeapGroupArgs {
+    /// Only these processes of a multi-process recording: a pid, or a regular expression
+    /// matched against the program name and the command line.
+    #[arg(long, value_name = "PID|NAME-REGEX")]
+    pub process: Option<String>,
+    /// Grouping keys for traces, outermost first: process, thread, line (= site: function and
+    /// line), function, path (top-down), callers (bottom-up), module, size.
+    #[arg(long, default_value = "line")]
+    pub group: String,
+    /// Invert call paths: `path` becomes `callers` (each site, then its callers outwards).
+    #[arg(long)]
+    pub bottom_up: bool,
+}
+
 /// `memscape export FILE --to pprof|collapsed [-o OUT]`, with `heaptree`'s time point,
 /// grouping and measure options.
 #[derive(Debug, Args)]
@@ -253,16 +268,8 @@ pub struct ExportArgs {
     /// Parquet: time windows the trace (or the samples' time range) is cut into.
     #[arg(long, default_value_t = 16)]
     pub windows: u64,
-    /// Time point: wall ns for traces (events when they have no wall time), massif's time unit;
-    /// profiles: ns since the first (or their number).
-    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
-    pub at: Option<u64>,
-    /// Massif snapshot number; profiles: the profile's number (from 0).
-    #[arg(long, conflicts_with = "peak")]
-    pub snapshot: Option<u64>,
-    /// The heap peak.
-    #[arg(long)]
-    pub peak: bool,
+    #[command(flatten)]
+    pub time: HeapTimeArgs,
     /// Grouping keys for traces, outermost first: thread,site,size,path,module (`path`: whole
     /// call stacks).
     #[arg(long, default_value = "path")]
@@ -289,27 +296,12 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// The run compared (same kinds as A).
     pub b: PathBuf,
-    /// Only these processes of multi-process recordings (both runs): a pid, or a regular
-    /// expression matched against the program name and the command line.
-    #[arg(long, value_name = "PID|NAME-REGEX")]
-    pub process: Option<String>,
-    /// Time point of each run: wall ns for traces (events when they have no wall time),
-    /// massif's time unit; profiles: ns since the first (or their number).
-    #[arg(long, conflicts_with_all = ["snapshot", "peak"])]
-    pub at: Option<u64>,
-    /// Massif snapshot number; profiles: the profile's number (from 0), in both runs.
-    #[arg(long, conflicts_with = "peak")]
-    pub snapshot: Option<u64>,
-    /// Each run at its own heap peak.
-    #[arg(long)]
-    pub peak: bool,
-    /// Grouping keys for traces, outermost first: process, thread, line (= site), function,
-    /// path (top-down), callers (bottom-up), module, size.
-    #[arg(long, default_value = "line")]
-    pub group: String,
-    /// Invert call paths: `path` becomes `callers`.
-    #[arg(long)]
-    pub bottom_up: bool,
+    /// The time point, in each run (`--peak`: each at its own peak).
+    #[command(flatten)]
+    pub time: HeapTimeArgs,
+    /// The processes and grouping, in both runs.
+    #[command(flatten)]
+    pub grouping: HeapGroupArgs,
     /// What decides grown/shrunk/new/gone and the order: bytes or objects.
     #[arg(long, default_value = "bytes")]
     pub metric: String,

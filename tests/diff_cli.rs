@@ -322,33 +322,8 @@ fn the_difference_views_render() {
 
 /// `memscape view ARGS --screenshot` under Xvfb; the window's picture.
 fn window(name: &str, args: &[&std::ffi::OsStr]) -> memscape_render::RgbaImage {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diff-gui");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join(format!("{name}.png"));
-    let _ = std::fs::remove_file(&png);
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .arg("view")
-        .args(args)
-        .args([
-            "--window-size",
-            "1200x760",
-            "--screenshot-timeout",
-            "240",
-            "--screenshot",
-        ])
-        .arg(&png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .output()
-        .expect("xvfb-run is installed (scripts/install-deps.sh)");
-    assert!(
-        out.status.success(),
-        "memscape view {args:?} --screenshot: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    memscape_render::RgbaImage::load_png(&png).unwrap()
+    let png = common::scratch("diff-gui").join(format!("{name}.png"));
+    common::view_screenshot(&png, args, (1200, 760), &[])
 }
 
 /// `memscape view --diff A B` opens one difference pane: its picture carries the diverging

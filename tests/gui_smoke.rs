@@ -2,52 +2,27 @@
 //! `--screenshot` and checked for content.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
+use common::{count_near, run_windowed, scratch, view_screenshot, windowed};
 use memscape_render::RgbaImage;
 
 #[test]
 fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
-    let xvfb = Command::new("sh")
-        .args(["-c", "command -v xvfb-run"])
-        .output()
-        .unwrap();
-    assert!(
-        xvfb.status.success(),
-        "xvfb-run is missing: install the `xvfb` package (make test does)"
-    );
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("gui");
     let png = dir.join("demo-window.png");
-    let _ = std::fs::remove_file(&png);
     // "Export view as SVG…" of every pane, written when the screenshot is taken.
     let exported = dir.join("exported-views");
     let _ = std::fs::remove_dir_all(&exported);
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .args([
-            "view",
-            "--window-size",
-            "1200x760",
-            "--screenshot-timeout",
-            "240",
-            "--screenshot",
-        ])
-        .arg(&png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .env("MEMSCAPE_EXPORT_VIEWS", &exported)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "memscape view --screenshot failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let image = view_screenshot(
+        &png,
+        &[],
+        (1200, 760),
+        &[("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str())],
     );
-    let image = memscape_render::RgbaImage::load_png(&png).unwrap();
     assert!(
         image.width >= 1000 && image.height >= 600,
         "unexpected size {}x{}",
@@ -112,8 +87,7 @@ fn check_exported_views(dir: &Path) {
 /// picture, the same as `memscape render` of that state (but for the step counter).
 #[test]
 fn present_steps_through_a_tour_with_scripted_keys() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("present");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("present");
     let tour = dir.join("tour.toml");
     std::fs::write(
         &tour,
@@ -136,9 +110,8 @@ duration = 0.5
     .unwrap();
     let png = dir.join("present.png");
     let _ = std::fs::remove_file(&png);
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
+    let mut present = windowed(&dir, (1200, 760));
+    present
         .arg("present")
         .arg(&tour)
         .args([
@@ -149,25 +122,15 @@ duration = 0.5
             "right,right",
             "--screenshot",
         ])
-        .arg(&png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "memscape present --screenshot failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(&png);
+    run_windowed(present);
     let shown = memscape_render::RgbaImage::load_png(&png).unwrap();
     let plain_png = dir.join("plain.png");
-    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
+    let out = common::memscape()
         .args(["render", "demo:cfg", "--view", "graph", "--snapshot", "2"])
         .args(["--width", &shown.width.to_string()])
         .args(["--height", &shown.height.to_string(), "--out"])
         .arg(&plain_png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
         .output()
         .unwrap();
     assert!(
@@ -197,57 +160,24 @@ duration = 0.5
 
 /// Whether `img` has a pixel within 10 of `want` in every channel.
 fn has(img: &RgbaImage, want: [u8; 3]) -> bool {
-    count(img, want) > 0
-}
-
-/// Pixels within 10 of `want`.
-fn count(img: &RgbaImage, want: [u8; 3]) -> usize {
-    (0..img.height)
-        .flat_map(|y| (0..img.width).map(move |x| (x, y)))
-        .filter(|&(x, y)| {
-            let p = img.pixel(x, y);
-            (0..3).all(|k| p[k].abs_diff(want[k]) < 10)
-        })
-        .count()
+    count_near(img, want, 10) > 0
 }
 
 #[test]
 fn gui_opens_the_samples_views_under_xvfb() {
     let samples =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh/samples.out");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("topology_views_gui");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join("lulesh-window.png");
-    let _ = std::fs::remove_file(&png);
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1600x1000x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .arg("view")
-        .arg(&samples)
-        .args([
-            "--window-size",
-            "1600x1000",
-            "--screenshot-timeout",
-            "240",
-            "--screenshot",
-        ])
-        .arg(&png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .output()
-        .expect("xvfb-run (package xvfb) runs");
-    assert!(
-        out.status.success(),
-        "memscape view --screenshot failed:\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let image = RgbaImage::load_png(&png).unwrap();
+    let png = scratch("topology_views_gui").join("lulesh-window.png");
+    let image = view_screenshot(&png, &[samples.as_os_str()], (1600, 1000), &[]);
     // The topology (ramp ends), the histograms' bars and the source pane's highlighted line.
     assert!(has(&image, [165, 0, 38]), "a hottest resource");
     assert!(has(&image, [49, 54, 149]), "a coolest resource");
-    assert!(count(&image, [86, 92, 108]) > 5000, "histogram bars");
     assert!(
-        count(&image, [120, 86, 20]) > 1000,
+        count_near(&image, [86, 92, 108], 10) > 5000,
+        "histogram bars"
+    );
+    assert!(
+        count_near(&image, [120, 86, 20], 10) > 1000,
         "the top line in the source pane"
     );
 }
@@ -256,39 +186,9 @@ fn gui_opens_the_samples_views_under_xvfb() {
 /// names (it looked for a file named `demo:cfg` and the screenshot failed on the load error).
 #[test]
 fn gui_view_accepts_demo_names() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join("demo-cfg-window.png");
-    let _ = std::fs::remove_file(&png);
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1024x700x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .args([
-            "view",
-            "demo:cfg",
-            "--window-size",
-            "900x640",
-            "--screenshot-timeout",
-            "240",
-            "--screenshot",
-        ])
-        .arg(&png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "memscape view demo:cfg --screenshot failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        memscape_render::RgbaImage::load_png(&png)
-            .unwrap()
-            .distinct_colors()
-            > 50
-    );
+    let png = scratch("gui").join("demo-cfg-window.png");
+    let image = view_screenshot(&png, &["demo:cfg".as_ref()], (900, 640), &[]);
+    assert!(image.distinct_colors() > 50);
 }
 
 /// `memscape record --live` on a small C program compiled here: the window opens on the
@@ -343,27 +243,22 @@ int main(void) {
     }
     // Relative names: the live view's dataset and the opened file's are named alike.
     let live_png = dir.join("live.png");
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .args([
-            "record",
-            "--live",
-            "--window-size",
-            "1200x760",
-            "-o",
-            "grow.msc",
-        ])
-        .arg("--screenshot")
-        .arg(&live_png)
-        .args(["--", "./grow"])
-        .current_dir(&dir)
-        .env("MEMSCAPE_SHIM", &shim)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .env("RUST_LOG", "warn,memscape::live=info")
-        .output()
-        .unwrap();
+    let mut live = windowed(&dir, (1200, 760));
+    live.args([
+        "record",
+        "--live",
+        "--window-size",
+        "1200x760",
+        "-o",
+        "grow.msc",
+    ])
+    .arg("--screenshot")
+    .arg(&live_png)
+    .args(["--", "./grow"])
+    .current_dir(&dir)
+    .env("MEMSCAPE_SHIM", &shim)
+    .env("RUST_LOG", "warn,memscape::live=info");
+    let out = live.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -404,27 +299,17 @@ int main(void) {
     assert_eq!(*map.last().unwrap(), file.meta.events, "{map:?}");
     // The window at the end is the finished file's, as `memscape view grow.msc` shows it.
     let view_png = dir.join("view.png");
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .args([
-            "view",
-            "grow.msc",
-            "--window-size",
-            "1200x760",
-            "--screenshot",
-        ])
-        .arg(&view_png)
-        .current_dir(&dir)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut view = windowed(&dir, (1200, 760));
+    view.args([
+        "view",
+        "grow.msc",
+        "--window-size",
+        "1200x760",
+        "--screenshot",
+    ])
+    .arg(&view_png)
+    .current_dir(&dir);
+    run_windowed(view);
     let (live, view) = (
         RgbaImage::load_png(&live_png).unwrap(),
         RgbaImage::load_png(&view_png).unwrap(),

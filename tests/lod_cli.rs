@@ -3,18 +3,13 @@
 //! exact path), and clear errors for bad arguments and missing files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::process::Command;
 
+/// `memscape ARGS`: whether it succeeded, its stdout and its stderr.
 fn memscape(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_memscape"))
-        .args(args)
-        .output()
-        .expect("run memscape");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::outcome(Command::new(env!("CARGO_BIN_EXE_memscape")).args(args))
 }
 
 fn png_size(path: &std::path::Path) -> (u32, u32) {
@@ -107,17 +102,13 @@ fn lod_build_reuse_rebuild_and_render() {
     assert_eq!(err.matches("No such file").count(), 1, "said once: {err}");
 }
 
+/// `memscape ARGS` with `env` set and the alloc-map path left to it (not the caller's).
 fn memscape_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
-    c.args(args).env_remove("MEMSCAPE_ALLOC_MAP_PATH");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("run memscape");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    common::outcome(
+        Command::new(env!("CARGO_BIN_EXE_memscape"))
+            .args(args)
+            .env_remove("MEMSCAPE_ALLOC_MAP_PATH")
+            .envs(env.iter().copied()),
     )
 }
 

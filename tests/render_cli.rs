@@ -3,6 +3,8 @@
 //! directory. (The views themselves are tested in-process in `crates/memscape-views/tests`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -97,16 +99,6 @@ fn view_errors_reach_the_command_line_with_their_causes() {
     );
 }
 
-fn count_near(img: &RgbaImage, want: [u8; 3]) -> usize {
-    (0..img.height)
-        .flat_map(|y| (0..img.width).map(move |x| (x, y)))
-        .filter(|&(x, y)| {
-            let p = img.pixel(x, y);
-            (0..3).all(|k| p[k].abs_diff(want[k]) < 12)
-        })
-        .count()
-}
-
 /// `--profile NAME` also finds a profile saved by the GUI's editor in the user's directory;
 /// an unknown name is an error naming where it was looked for.
 #[test]
@@ -150,7 +142,10 @@ fn saved_profiles_are_found_by_name() {
         String::from_utf8_lossy(&out.stderr)
     );
     let img = RgbaImage::load_png(&out_png).unwrap();
-    assert!(count_near(&img, [0xd0, 0x20, 0x20]) > 100, "red nodes");
+    assert!(
+        common::count_near(&img, [0xd0, 0x20, 0x20], 12) > 100,
+        "red nodes"
+    );
     let out = run("blues");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);

@@ -74,12 +74,14 @@ impl MemscapeApp {
                         "live snapshot handed to the views"
                     );
                     self.live[i].events = events;
+                    self.carry_links(file, &dataset);
                     self.files.live_data(file, dataset, false)
                 }
                 LiveUpdate::Finished(Ok(dataset)) => {
                     tracing::info!(target: "memscape::live", "the finished recording handed to the views");
                     self.live[i].finished = true;
                     self.live[i].events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
+                    self.carry_links(file, &dataset);
                     self.files.live_data(file, dataset, true)
                 }
                 LiveUpdate::Finished(Err(e)) => {
@@ -92,6 +94,14 @@ impl MemscapeApp {
             events.extend(event);
         }
         events
+    }
+
+    /// Keeps what the user chose on file `id`'s shown dataset (time cursor, highlight, picked
+    /// block) on the `next` one that replaces it.
+    fn carry_links(&self, id: FileId, next: &Dataset) {
+        if let Some(shown) = self.files.get(id).and_then(|f| f.dataset.as_ref()) {
+            memscape_views::live::carry_links(shown, next);
+        }
     }
 
     /// Whether file `id` is (or was) fed by a live recording: its panes follow new data

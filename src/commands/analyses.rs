@@ -31,10 +31,17 @@ pub fn site_options(
     Ok(options)
 }
 
-pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
-    use memscape_heap::report::{HeapInput, HeapTreeOptions, TimeSelect, heaptree_massif};
+/// The heap-tree options that `heaptree`, `export` and `diff` share: the time point, the
+/// grouping (`--group`, `--bottom-up`) and the call-site rules.
+pub fn heap_options(
+    time: &crate::cli::HeapTimeArgs,
+    group: &str,
+    bottom_up: bool,
+    sites: &crate::cli::SiteArgs,
+) -> anyhow::Result<memscape_heap::report::HeapTreeOptions> {
+    use memscape_heap::report::{HeapTreeOptions, TimeSelect};
     let mut options = HeapTreeOptions {
-        select: match (args.at, args.snapshot, args.peak) {
+        select: match (time.at, time.snapshot, time.peak) {
             (Some(t), _, _) => TimeSelect::At(t),
             (_, Some(n), _) => TimeSelect::Snapshot(n),
             (_, _, true) => TimeSelect::Peak,
@@ -42,39 +49,63 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
         },
         ..HeapTreeOptions::default()
     };
-    options.group = memscape_heap::GroupKey::parse_list(&args.group)
-        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
-    if args.bottom_up {
+    options.group =
+        memscape_heap::GroupKey::parse_list(group).map_err(|e| anyhow::anyhow!("--group: {e}"))?;
+    if bottom_up {
         options.group = memscape_heap::trace_tree::bottom_up(&options.group);
     }
-    options.prune.metric = memscape_heap::Metric::parse(&args.metric)
-        .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
+    options.heap.sites = site_options(sites)?;
+    Ok(options)
+}
+
+/// The heap input of `file` (a demo name too), with `--process` applied to recordings.
+pub fn load_heap(
+    file: &std::path::Path,
+    process: Option<&str>,
+) -> anyhow::Result<memscape_heap::report::HeapInput> {
+    use memscape_heap::report::HeapInput;
+    let path = memscape_views::demo::resolve_path(file)?;
+    Ok(
+        match (process, memscape_heap::report::load_heap_input(&path)?) {
+            (None, input) => input,
+            (Some(filter), HeapInput::Trace(trace)) => {
+                HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
+            }
+            (Some(_), HeapInput::Massif(_)) => anyhow::bail!(
+                "--process: {} is massif output, not a recording with processes",
+                path.display()
+            ),
+            (Some(_), HeapInput::Profile(_)) => anyhow::bail!(
+                "--process: {} is a heap profile, not a recording with processes",
+                path.display()
+            ),
+        },
+    )
+}
+
+/// `--metric`: bytes or objects.
+pub fn metric_of(name: &str) -> anyhow::Result<memscape_heap::Metric> {
+    memscape_heap::Metric::parse(name)
+        .with_context(|| format!("--metric {name:?}: expected bytes or objects"))
+}
+
+pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
+    use memscape_heap::report::{HeapInput, heaptree_massif};
+    let mut options = heap_options(
+        &args.time,
+        &args.grouping.group,
+        args.grouping.bottom_up,
+        &args.sites,
+    )?;
+    options.prune.metric = metric_of(&args.metric)?;
     if let Some(d) = args.depth {
         options.prune.depth = d;
     }
     options.measure = args.measure.clone();
-    options.heap.sites = site_options(&args.sites)?;
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
-    let path = memscape_views::demo::resolve_path(&args.file)?;
-    let input = match (
-        &args.process,
-        memscape_heap::report::load_heap_input(&path)?,
-    ) {
-        (None, input) => input,
-        (Some(filter), HeapInput::Trace(trace)) => {
-            HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
-        }
-        (Some(_), HeapInput::Massif(_)) => anyhow::bail!(
-            "--process: {} is massif output, not a recording with processes",
-            path.display()
-        ),
-        (Some(_), HeapInput::Profile(_)) => anyhow::bail!(
-            "--process: {} is a heap profile, not a recording with processes",
-            path.display()
-        ),
-    };
+    let input = load_heap(&args.file, args.grouping.process.as_deref())?;
     // A massif file without any tree still has its heap-size curve: show it, say why.
     if let HeapInput::Massif(file) = &input
         && let Some(curve) = file.curve_without_tree()

@@ -1,37 +1,24 @@
 //! `memscape diff A B`: two runs' heap trees compared (memscape-heap's `diff`), as text or JSON.
 
 use std::io::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use memscape_heap::diff::{DiffReport, HeapRef, Status};
-use memscape_heap::report::{HeapInput, HeapTreeOptions, TimeSelect};
 
-use super::analyses::{print_json, site_options};
+use super::analyses::{heap_options, load_heap, metric_of, print_json};
 use crate::cli::DiffArgs;
 
 pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let mut options = HeapTreeOptions {
-        select: match (args.at, args.snapshot, args.peak) {
-            (Some(t), _, _) => TimeSelect::At(t),
-            (_, Some(n), _) => TimeSelect::Snapshot(n),
-            (_, _, true) => TimeSelect::Peak,
-            _ => TimeSelect::Default,
-        },
-        measure: args.measure.clone(),
-        ..HeapTreeOptions::default()
-    };
-    options.group = memscape_heap::GroupKey::parse_list(&args.group)
-        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
-    if args.bottom_up {
-        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
-    }
-    options.prune.metric = memscape_heap::Metric::parse(&args.metric)
-        .with_context(|| format!("--metric {:?}: expected bytes or objects", args.metric))?;
-    options.heap.sites = site_options(&args.sites)?;
-    let a = load(&args.a, args.process.as_deref())?;
-    let b = load(&args.b, args.process.as_deref())?;
+    let mut options = heap_options(
+        &args.time,
+        &args.grouping.group,
+        args.grouping.bottom_up,
+        &args.sites,
+    )?;
+    options.measure = args.measure.clone();
+    options.prune.metric = metric_of(&args.metric)?;
+    let a = load_heap(&args.a, args.grouping.process.as_deref())?;
+    let b = load_heap(&args.b, args.grouping.process.as_deref())?;
     let report = memscape_heap::diff::diff(HeapRef::from(&a), HeapRef::from(&b), &options)?;
     if args.json {
         print_json(&report)?;
@@ -39,23 +26,6 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         print_text(&report, args.top)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One run, with `--process` applied to recordings.
-fn load(file: &Path, process: Option<&str>) -> anyhow::Result<HeapInput> {
-    let path = memscape_views::demo::resolve_path(file)?;
-    Ok(
-        match (process, memscape_heap::report::load_heap_input(&path)?) {
-            (None, input) => input,
-            (Some(filter), HeapInput::Trace(trace)) => {
-                HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
-            }
-            (Some(_), _) => anyhow::bail!(
-                "--process: {} is not a recording with processes",
-                path.display()
-            ),
-        },
-    )
 }
 
 fn signed_bytes(v: i64) -> String {

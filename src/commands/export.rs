@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use memscape_heap::export::{ExportFormat, collapsed, heap_at, pprof};
-use memscape_heap::report::{HeapTreeOptions, TimeSelect, load_heap_input};
+use memscape_heap::report::load_heap_input;
 
 use crate::cli::ExportArgs;
 
@@ -16,22 +16,9 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
     }
     let format = ExportFormat::parse(&args.to)
         .with_context(|| format!("--to {:?}: expected pprof, collapsed or parquet", args.to))?;
-    let mut options = HeapTreeOptions {
-        select: match (args.at, args.snapshot, args.peak) {
-            (Some(t), _, _) => TimeSelect::At(t),
-            (_, Some(n), _) => TimeSelect::Snapshot(n),
-            (_, _, true) => TimeSelect::Peak,
-            _ => TimeSelect::Default,
-        },
-        measure: args.measure.clone(),
-        ..HeapTreeOptions::default()
-    };
-    options.group = memscape_heap::GroupKey::parse_list(&args.group)
-        .map_err(|e| anyhow::anyhow!("--group: {e}"))?;
-    if args.bottom_up {
-        options.group = memscape_heap::trace_tree::bottom_up(&options.group);
-    }
-    options.heap.sites = super::analyses::site_options(&args.sites)?;
+    let mut options =
+        super::analyses::heap_options(&args.time, &args.group, args.bottom_up, &args.sites)?;
+    options.measure = args.measure.clone();
     let objects = match args.metric.as_str() {
         "bytes" => false,
         "objects" => true,

@@ -10,7 +10,7 @@ use crossbeam_channel::{Receiver, bounded};
 use memscape_heap::diff::{DiffReport, Status};
 use memscape_heap::{GroupKey, Metric};
 use memscape_views::alloc_map::AllocMapSettings;
-use memscape_views::diff::compose::{StackedMaps, tree_picture};
+use memscape_views::diff::compose::{MapRun, StackedMaps, hover, tree_picture};
 use memscape_views::diff::{DiffChart, DiffSettings};
 use memscape_views::gpu::{self, PaneKey};
 use memscape_views::heap_tree::HeapTreeSettings;
@@ -29,6 +29,7 @@ enum Reply {
 struct PaneMaps {
     cells: Vec<(egui::Rect, Arc<Picture>)>,
     frame: Arc<Picture>,
+    runs: Vec<MapRun>,
 }
 
 pub struct DiffPane {
@@ -135,6 +136,7 @@ impl DiffPane {
                     self.maps = Some(m.map(|m| PaneMaps {
                         cells: m.cells.into_iter().map(|(r, p)| (r, Arc::new(p))).collect(),
                         frame: Arc::new(m.frame),
+                        runs: m.runs,
                     }));
                 }
             }
@@ -263,7 +265,9 @@ impl View for DiffPane {
         let avail = ui.available_size() - egui::vec2(0.0, table_room);
         let size = egui::vec2(avail.x.max(200.0), avail.y.max(160.0));
         self.request(size);
-        let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+        let (rect, response) = ui.allocate_exact_size(size, egui::Sense::hover());
+        // Where the pointer is in the picture's points.
+        let pointer = response.hover_pos().map(|p| p - rect.min.to_vec2());
         if self.settings.chart == DiffChart::Maps {
             match &self.maps {
                 Some(Ok(maps)) => {
@@ -284,6 +288,11 @@ impl View for DiffPane {
                         maps.frame.clone(),
                         gpu::PaintOptions::default(),
                     );
+                    if let Some(text) = pointer.and_then(|p| MapRun::hover_text(&maps.runs, p)) {
+                        response.on_hover_ui_at_pointer(|ui| {
+                            ui.label(text);
+                        });
+                    }
                 }
                 Some(Err(e)) => {
                     ui.put(
@@ -299,9 +308,18 @@ impl View for DiffPane {
         }
         match &self.report {
             Some(Ok(report)) => {
-                let picture =
-                    tree_picture(report, self.settings.chart, self.settings.heap.depth, size);
-                gpu::paint(ui, &self.keys[0], rect, picture);
+                let (chart, depth) = (self.settings.chart, self.settings.heap.depth);
+                gpu::paint(
+                    ui,
+                    &self.keys[0],
+                    rect,
+                    tree_picture(report, chart, depth, size),
+                );
+                if let Some(h) = pointer.and_then(|p| hover(report, chart, depth, size, p)) {
+                    response.on_hover_ui_at_pointer(|ui| {
+                        ui.label(h.text());
+                    });
+                }
                 Self::table(report, ui);
             }
             Some(Err(e)) => {

@@ -1,10 +1,12 @@
 //! Helpers shared by the integration tests that drive the `memscape` binary: `memscape render`
-//! on Mesa's lavapipe and an image distance for animations (the views' golden-image checks run
-//! in-process in `crates/memscape-views/tests/`). Each test file uses a part of them.
+//! on Mesa's lavapipe, windows under Xvfb and their screenshots, colour counts and an image
+//! distance for animations (the views' golden-image checks run in-process in
+//! `crates/memscape-views/tests/`). Each test file uses a part of them.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use memscape_render::RgbaImage;
 
@@ -71,4 +73,94 @@ pub fn blurred_diff(a: &RgbaImage, b: &RgbaImage) -> f64 {
         }
     }
     total / f64::from(nx * ny * 3)
+}
+
+/// Runs `command`: whether it succeeded, its stdout and its stderr.
+pub fn outcome(command: &mut Command) -> (bool, String, String) {
+    let out = command.output().expect("run memscape");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A scratch folder `<target tmp>/<group>`, made if missing.
+pub fn scratch(group: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(group);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `memscape` in a window under Xvfb (a screen a little larger than `window`), rendering on
+/// lavapipe, its settings under `config` (`XDG_CONFIG_HOME`): the command, to add the
+/// subcommand and its arguments to.
+pub fn windowed(config: &Path, window: (u32, u32)) -> Command {
+    let xvfb = Command::new("sh")
+        .args(["-c", "command -v xvfb-run"])
+        .output()
+        .unwrap();
+    assert!(
+        xvfb.status.success(),
+        "xvfb-run is missing: install the `xvfb` package (make test does)"
+    );
+    let mut c = Command::new("xvfb-run");
+    c.args([
+        "-a",
+        "-s",
+        &format!("-screen 0 {}x{}x24", window.0 + 80, window.1 + 40),
+    ])
+    .arg(env!("CARGO_BIN_EXE_memscape"))
+    .env("MEMSCAPE_ADAPTER", "cpu")
+    .env("XDG_CONFIG_HOME", config);
+    c
+}
+
+/// Runs a [`windowed`] command, which must succeed (its output in the failure), and returns
+/// its output.
+pub fn run_windowed(mut command: Command) -> Output {
+    let out = command.output().expect("xvfb-run (package xvfb) runs");
+    assert!(
+        out.status.success(),
+        "{command:?} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `memscape view ARGS --window-size W×H --screenshot PNG` in a window under Xvfb (settings in
+/// `PNG`'s folder), and with `env` set, which must succeed: the window's picture.
+pub fn view_screenshot(
+    png: &Path,
+    args: &[&OsStr],
+    window: (u32, u32),
+    env: &[(&str, &OsStr)],
+) -> RgbaImage {
+    let _ = std::fs::remove_file(png);
+    let mut c = windowed(png.parent().unwrap(), window);
+    c.arg("view").args(args).args([
+        "--window-size",
+        &format!("{}x{}", window.0, window.1),
+        "--screenshot-timeout",
+        "240",
+        "--screenshot",
+    ]);
+    c.arg(png);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_windowed(c);
+    RgbaImage::load_png(png).unwrap()
+}
+
+/// Pixels of `img` within `tolerance` (exclusive) of `want` in every channel.
+pub fn count_near(img: &RgbaImage, want: [u8; 3], tolerance: u8) -> usize {
+    (0..img.height)
+        .flat_map(|y| (0..img.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let p = img.pixel(x, y);
+            (0..3).all(|k| p[k].abs_diff(want[k]) < tolerance)
+        })
+        .count()
 }

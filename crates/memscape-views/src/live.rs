@@ -169,6 +169,58 @@ pub fn snapshot_dataset(
     }
 }
 
+/// What the user chose on a live recording's last dataset, kept on the one replacing it (the
+/// next snapshot, or the finished file): the time cursor, the highlighted blocks and the
+/// picked block. Blocks are found again as the n-th allocation of their size at their address
+/// in their process (a later snapshot may number blocks differently as processes interleave,
+/// and its times may move by a nanosecond as its clock is fitted again).
+pub fn carry_links(from: &Dataset, to: &Dataset) {
+    let state = from.links.get();
+    if let Some(events) = state.time_events {
+        to.links.set_time(events);
+    }
+    let (Some(old), Some(new)) = (from.alloc_trace(), to.alloc_trace()) else {
+        return;
+    };
+    if state.highlight.is_none() && state.picked_block.is_none() {
+        return;
+    }
+    let (old_keys, new_keys) = (block_keys(&old.trace), block_keys(&new.trace));
+    let wanted: std::collections::HashSet<&BlockKey> = state
+        .highlight
+        .iter()
+        .flat_map(|h| h.iter())
+        .filter_map(|&i| old_keys.get(i as usize))
+        .collect();
+    let picked = state.picked_block.and_then(|i| old_keys.get(i as usize));
+    let highlight = (0..new_keys.len() as u32)
+        .filter(|&i| wanted.contains(&new_keys[i as usize]))
+        .collect();
+    if state.highlight.is_some() {
+        to.links.set_highlight(highlight, state.highlight_label);
+    }
+    if let Some(i) = picked.and_then(|k| new_keys.iter().position(|n| n == k)) {
+        to.links.pick_block(i as u32);
+    }
+}
+
+/// A block as the same in two snapshots: process, address, size, and how many blocks of that
+/// process, address and size were allocated before it.
+type BlockKey = (u32, u64, u64, u32);
+
+fn block_keys(trace: &memscape_trace::Trace) -> Vec<BlockKey> {
+    let b = &trace.blocks;
+    let mut seen: std::collections::HashMap<(u32, u64, u64), u32> = Default::default();
+    (0..b.len())
+        .map(|i| {
+            let at = (b.process[i], b.address[i], b.size[i]);
+            let n = seen.entry(at).or_default();
+            *n += 1;
+            (at.0, at.1, at.2, *n - 1)
+        })
+        .collect()
+}
+
 /// The raw directory of the recording writing `file`: the newest `memscape record` private
 /// directory beside it.
 fn raw_dir_beside(file: &Path) -> Option<PathBuf> {

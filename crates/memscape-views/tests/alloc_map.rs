@@ -190,7 +190,18 @@ fn cushion_cursors_golden() {
     // Cursors change only the maps' columns around them (every bin, time-aligned), not the
     // bars under the cells nor the space between the cursors.
     assert!(differing(&plain, &cursors, 0, 0, 640, 480) > 1000);
-    let x_of = |t: f64| (t / 127_532.0 * 640.0) as u32;
+    // The maps' time axis (right of the bins' names column, left of the free bars).
+    let map = common::settings(ViewKind::AllocMap, base)
+        .compose(&sqlite, egui::vec2(640.0, 480.0))
+        .unwrap()
+        .layers
+        .iter()
+        .find_map(|l| match l {
+            memscape_views::picture::Layer::Map(m) => Some(m.rect),
+            _ => None,
+        })
+        .unwrap();
+    let x_of = |t: f64| (map.left() + (t / 127_532.0) as f32 * map.width()) as u32;
     assert_eq!(
         differing(&plain, &cursors, x_of(40_000.0), 0, x_of(80_000.0), 480),
         0,
@@ -483,4 +494,86 @@ fn stacked_bar_has_room_per_bin_and_labels_beside_it() {
     let (rect, _, slice) = stacked(&tall);
     assert!(slice.is_none() && caption(&tall).is_none());
     assert!(rect.height() >= full - 0.5, "{rect:?}");
+}
+
+/// In the time layout every time axis spans one x range: each bin's map, its occupancy bar
+/// and curves, and the stacked bar of all bins (its names stand in a column left of the maps
+/// as well, not only left of the bar), and the stacked bar's tick at time 0 lies at the maps'
+/// left edge: a time under the pointer is the same time in the maps and in the bar.
+#[test]
+fn time_layout_aligns_the_stacked_bar_with_the_maps() {
+    use memscape_views::alloc_map::compose::CONTEXT_SLOT;
+    use memscape_views::picture::Layer;
+    let sqlite = load(Path::new("demo:sqlite"));
+    for panels in ["main,occupancy", "main,occupancy,context,curves"] {
+        // 480 points: the stacked bar scrolls; 1400: the whole stack fits.
+        for (w, h) in [(800.0, 480.0), (640.0, 1400.0)] {
+            let fields = format!(
+                "panels = \"{panels}\"\nbins = \"size\"\nlayout = \"time\"\ncolor = \"size\""
+            );
+            let picture = common::settings(ViewKind::AllocMap, &fields)
+                .compose(&sqlite, egui::vec2(w, h))
+                .unwrap();
+            let what = format!("{panels} at {w}×{h}");
+            let mut spans: Vec<(String, f32, f32)> = Vec::new();
+            let mut stacked = None;
+            for layer in &picture.layers {
+                match layer {
+                    Layer::Map(m) if m.slot != CONTEXT_SLOT => {
+                        spans.push((format!("map {}", m.slot), m.rect.left(), m.rect.right()));
+                    }
+                    Layer::Bar(b) => {
+                        spans.push((format!("bar {:?}", b.bin), b.rect.left(), b.rect.right()));
+                        if b.bin.is_none() {
+                            stacked = Some(b.rect);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let stacked = stacked.unwrap_or_else(|| panic!("{what}: a stacked bar"));
+            assert!(spans.len() >= 20, "{what}: {spans:?}");
+            for (name, left, right) in &spans {
+                assert!(
+                    (left - stacked.left()).abs() < 0.01 && (right - stacked.right()).abs() < 0.01,
+                    "{what}: {name} spans {left}..{right}, the stacked bar {}..{}",
+                    stacked.left(),
+                    stacked.right()
+                );
+            }
+            // The names' column is left of the maps, the bar's first tick at its left edge.
+            assert!(stacked.left() >= 80.0, "{what}: names left of the maps");
+            let zero = picture
+                .labels
+                .iter()
+                .find(|l| l.text == "0" && l.pos.y > stacked.bottom())
+                .unwrap_or_else(|| panic!("{what}: the stacked bar's tick at time 0"));
+            assert!(
+                (zero.pos.x - stacked.left()).abs() < 3.0,
+                "{what}: tick 0 at {} but the maps start at {}",
+                zero.pos.x,
+                stacked.left()
+            );
+            // Every bin's name lies in the column, beside its map, not over any map.
+            let maps_top = picture
+                .layers
+                .iter()
+                .filter_map(|l| match l {
+                    Layer::Map(m) if m.slot != CONTEXT_SLOT => Some(m.rect.top()),
+                    _ => None,
+                })
+                .fold(f32::INFINITY, f32::min);
+            let names = picture
+                .labels
+                .iter()
+                .filter(|l| l.pos.y >= maps_top && l.text.ends_with(" B") && l.text.contains('–'));
+            for label in names {
+                let r = label.approx_rect();
+                assert!(
+                    r.right() <= stacked.left() + 0.5,
+                    "{what}: {label:?} over the maps"
+                );
+            }
+        }
+    }
 }

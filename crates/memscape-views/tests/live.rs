@@ -1,6 +1,7 @@
 //! The live view's reading side, headless, on a real program recorded at test time: the
 //! snapshots `memscape record --live` hands the GUI grow while the program runs, and the
-//! recording's last state (every gap closed) is the finished file's trace; `memscape view
+//! recording's last state (every gap closed) is the finished file's trace, what the user chose
+//! on one snapshot (highlight, time cursor) is kept on the next; `memscape view
 //! --live FILE` (`live::follow`) started before the recording follows it and ends on the file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -91,27 +92,68 @@ fn fingerprint(t: &memscape_trace::Trace) -> Fingerprint {
     ((t.meta.events, t.meta.allocs, t.meta.frees), blocks)
 }
 
+/// The highlighted blocks of `dataset`: process, address, size and allocation event (one
+/// program's events keep their numbers as its recording grows).
+fn highlighted(dataset: &memscape_views::Dataset) -> Vec<(u32, u64, u64, u64)> {
+    let b = &dataset.alloc_trace().unwrap().trace.blocks;
+    let highlight = dataset.links.get().highlight.unwrap_or_default();
+    highlight
+        .iter()
+        .map(|&i| {
+            let i = i as usize;
+            (b.process[i], b.address[i], b.size[i], b.alloc_event[i])
+        })
+        .collect()
+}
+
 #[test]
 fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     let dir = tempfile::tempdir().unwrap();
     let exe = grow_program(dir.path());
     let output = dir.path().join("grow.msc");
     let (mut sender, receiver) = live::channel(&output.display().to_string());
-    // The GUI's side: takes every update as it comes (as a window would, once a frame).
+    // The GUI's side: takes every update as it comes (as a window would, once a frame), and
+    // keeps what the user chose on the shown dataset on the next (as the window does): a
+    // highlight and a time cursor set on the first snapshot with blocks.
     let taker = std::thread::spawn(move || {
         let mut events = Vec::new();
+        let mut shown: Option<std::sync::Arc<memscape_views::Dataset>> = None;
+        let mut kept = 0;
         loop {
-            match receiver.rx.recv_timeout(Duration::from_secs(60)) {
+            let (next, finished) = match receiver.rx.recv_timeout(Duration::from_secs(60)) {
                 Ok(LiveUpdate::Snapshot {
                     dataset, events: e, ..
                 }) => {
                     let t = &dataset.alloc_trace().unwrap().trace;
                     assert_eq!(t.meta.events, e);
                     events.push(e);
+                    (dataset, false)
                 }
-                Ok(LiveUpdate::Finished(done)) => return (events, done.unwrap()),
+                Ok(LiveUpdate::Finished(done)) => (done.unwrap(), true),
                 Err(e) => panic!("no update: {e}"),
+            };
+            match &shown {
+                Some(before) if before.links.get().highlight.is_some() => {
+                    live::carry_links(before, &next);
+                    assert_eq!(highlighted(before), highlighted(&next), "highlight lost");
+                    let (a, b) = (before.links.get(), next.links.get());
+                    assert_eq!(a.time_events, b.time_events, "time cursor lost");
+                    kept += 1;
+                }
+                _ => {
+                    let n = next.alloc_trace().unwrap().trace.blocks.len() as u32;
+                    if n >= 40 {
+                        let every_third = (0..n).step_by(3).collect();
+                        next.links
+                            .set_highlight(every_third, "every third block".into());
+                        next.links.set_time(n as u64 / 2);
+                    }
+                }
             }
+            if finished {
+                return (events, next, kept);
+            }
+            shown = Some(next);
         }
     });
     let mut last = None;
@@ -128,9 +170,10 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     )
     .unwrap();
     sender.finish(&report.output);
-    let (events, finished) = taker.join().unwrap();
+    let (events, finished, kept) = taker.join().unwrap();
     // About 1.2 s of bursts read every 200 ms: several snapshots, growing.
     assert!(events.len() >= 3, "{events:?}");
+    assert!(kept >= 2, "the highlight was carried {kept} times");
     assert!(events.windows(2).all(|w| w[0] < w[1]), "{events:?}");
     let file = memscape_trace::read_msc(&output).unwrap();
     assert!(*events.last().unwrap() <= file.meta.events);

@@ -457,7 +457,8 @@ impl View for AllocMapPane {
         self.interact(ui, &response, &areas, &mut cam, &mut target);
         if let Some(bar) = layout.stacked {
             let labels = layout.stacked_labels.unwrap_or(bar);
-            let over = bar.union(labels).translate(origin);
+            let track = layout.stacked_track.unwrap_or(bar);
+            let over = bar.union(labels).union(track).translate(origin);
             self.scroll_stacked(
                 ui,
                 &response,
@@ -501,6 +502,7 @@ impl View for AllocMapPane {
                 focus_bin: self.focus_bin,
                 pinned: self.pinned.and_then(|i| binned.position_of(i)),
                 age_at: links.time_events.unwrap_or(scene.events_extent),
+                classes: memscape_views::alloc_map::colors::Classes::identity(),
             },
             full.size(),
         );

@@ -10,7 +10,6 @@ mod live;
 mod worker;
 
 use std::collections::HashMap;
-use std::f32::consts::{FRAC_PI_2, TAU};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -495,37 +494,20 @@ impl View for HeapTreePane {
                 ));
                 let total = self.shown_point(&timeline).total_bytes;
                 hit = hover.and_then(|p| match current {
-                    Shown::Sunburst(cur) => {
-                        let radius = 0.5 * area.width().min(area.height()) - 4.0;
-                        let d = p - area.center();
-                        let angle = (d.y.atan2(d.x) + FRAC_PI_2).rem_euclid(TAU);
-                        memscape_heap::layout::sunburst_hit(
-                            cur,
-                            f64::from(angle),
-                            f64::from(d.length() / radius.max(1.0)),
+                    Shown::Sunburst(cur) => draw::sunburst_node_at(cur, area, p).map(|n| {
+                        (
+                            n,
+                            memscape_heap::hover(cur, n, timeline.metric, total),
+                            cur.nodes.get(n as usize).cloned(),
                         )
-                        .map(|n| {
-                            (
-                                n,
-                                memscape_heap::hover(cur, n, timeline.metric, total),
-                                cur.nodes.get(n as usize).cloned(),
-                            )
-                        })
-                    }
-                    Shown::Icicle(cur) => {
-                        let x = f64::from((p.x - area.left()) / area.width());
-                        let y = f64::from((p.y - area.top()) / area.height());
-                        cur.shapes
-                            .iter()
-                            .find(|s| x >= s.x0 && x < s.x1 && y >= s.y0 && y < s.y1)
-                            .map(|s| {
-                                (
-                                    s.node,
-                                    memscape_heap::hover(cur, s.node, timeline.metric, total),
-                                    cur.nodes.get(s.node as usize).cloned(),
-                                )
-                            })
-                    }
+                    }),
+                    Shown::Icicle(cur) => draw::icicle_node_at(cur, area, p).map(|n| {
+                        (
+                            n,
+                            memscape_heap::hover(cur, n, timeline.metric, total),
+                            cur.nodes.get(n as usize).cloned(),
+                        )
+                    }),
                 });
             }
             if let Some((_, Some(info), Some(node))) = &hit {

@@ -87,3 +87,106 @@ pub fn topology_menu(
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+
+    use memscape_views::samples::shared::{Repaint, SamplesShared};
+    use memscape_views::{Dataset, LoadSource};
+
+    fn load(path: &Path) -> Arc<Dataset> {
+        let dataset = memscape_views::dataset::load(&LoadSource::File(path.to_owned()), &|_, _| {});
+        Arc::new(dataset.unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    }
+
+    /// Drives egui as the window does, without one: frames of input events in, shapes out.
+    struct Driver {
+        ctx: egui::Context,
+        shapes: Vec<egui::epaint::ClippedShape>,
+    }
+
+    impl Driver {
+        fn frame(&mut self, events: Vec<egui::Event>, ui_fn: &mut dyn FnMut(&mut egui::Ui)) {
+            let input = egui::RawInput {
+                screen_rect: Some(egui::Rect::from_min_size(
+                    egui::Pos2::ZERO,
+                    egui::vec2(900.0, 600.0),
+                )),
+                events,
+                ..Default::default()
+            };
+            let mut out = self.ctx.run_ui(input, |ui| ui_fn(ui));
+            out.textures_delta.clear();
+            self.shapes = out.shapes;
+        }
+
+        /// Where the last frame drew a text containing `needle`.
+        fn text_at(&self, needle: &str) -> Option<egui::Pos2> {
+            fn find(shape: &egui::Shape, needle: &str) -> Option<egui::Pos2> {
+                match shape {
+                    egui::Shape::Text(t) if t.galley.text().contains(needle) => {
+                        Some(t.galley.rect.translate(t.pos.to_vec2()).center())
+                    }
+                    egui::Shape::Vec(v) => v.iter().find_map(|s| find(s, needle)),
+                    _ => None,
+                }
+            }
+            self.shapes.iter().find_map(|c| find(&c.shape, needle))
+        }
+
+        /// A click on the text `needle` (press and release in two frames), then a frame.
+        fn click(&mut self, needle: &str, ui_fn: &mut dyn FnMut(&mut egui::Ui)) {
+            let pos = self
+                .text_at(needle)
+                .unwrap_or_else(|| panic!("no {needle:?} in the frame"));
+            let button = |pressed| egui::Event::PointerButton {
+                pos,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            };
+            self.frame(vec![egui::Event::PointerMoved(pos), button(true)], ui_fn);
+            self.frame(vec![button(false)], ui_fn);
+            self.frame(Vec::new(), ui_fn);
+        }
+    }
+
+    /// The "topology:" menu as the samples panes show it: opened by a click, it lists the open
+    /// topology files; choosing one pairs the samples with it (the button then names it),
+    /// "default" goes back.
+    #[test]
+    fn the_topology_menu_pairs_the_samples_with_a_chosen_file() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+        let samples = load(&data.join("memaxes/lulesh/samples.out"));
+        let hwloc: PathBuf = data.join("hwloc/24em64t-2n6c2t-pci.xml");
+        let topologies = vec![load(&hwloc)];
+        let repaint: Repaint = Arc::new(|| {});
+        let shared = SamplesShared::of(&samples, &repaint);
+        let mut ui_fn =
+            |ui: &mut egui::Ui| super::topology_menu(ui, &samples, &shared, &topologies);
+        let mut gui = Driver {
+            ctx: egui::Context::default(),
+            shapes: Vec::new(),
+        };
+        gui.frame(Vec::new(), &mut ui_fn);
+        assert!(gui.text_at("topology: default").is_some());
+        assert!(gui.text_at("24em64t").is_none(), "the menu starts closed");
+        gui.click("topology: default", &mut ui_fn);
+        gui.click("24em64t-2n6c2t-pci.xml", &mut ui_fn);
+        assert_eq!(samples.links.topology(), (Some(hwloc.clone()), 1));
+        assert!(
+            gui.text_at("topology: 24em64t-2n6c2t-pci.xml").is_some(),
+            "the button names the chosen file"
+        );
+        assert!(
+            gui.text_at("default: hardware.xml").is_none(),
+            "the menu closed"
+        );
+        gui.click("topology: 24em64t", &mut ui_fn);
+        gui.click("default: hardware.xml", &mut ui_fn);
+        assert_eq!(samples.links.topology(), (None, 2));
+        assert!(gui.text_at("topology: default").is_some());
+    }
+}

@@ -183,6 +183,122 @@ pub fn categorical(index: u32) -> [u8; 4] {
     [r, g, b, 255]
 }
 
+/// The palette class of each category of one trace's colouring (thread, process or bin index
+/// → class): empty for the identity, as one map alone is coloured. Two maps compared side by
+/// side get theirs from one [`SharedClasses`], so a category of the same name has one colour.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Classes(pub Vec<u32>);
+
+impl Classes {
+    /// Every category its own index (one map alone).
+    pub fn identity() -> &'static Classes {
+        static IDENTITY: Classes = Classes(Vec::new());
+        &IDENTITY
+    }
+
+    /// The class of category `index`.
+    pub fn of(&self, index: u32) -> u32 {
+        self.0.get(index as usize).copied().unwrap_or(index)
+    }
+
+    /// The colour of category `index`.
+    pub fn color(&self, index: u32) -> [u8; 4] {
+        categorical(self.of(index))
+    }
+}
+
+/// One assignment of palette classes to category names across several traces (the difference
+/// view's two maps): the first trace's categories keep their own indices (its map looks as it
+/// does alone), a later trace's category takes the class of the same name, and names the first
+/// lacks get the classes after it. Repeated names (several `worker` threads) pair up in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SharedClasses {
+    classes: HashMap<(String, usize), u32>,
+}
+
+impl SharedClasses {
+    /// Classes for the categories named in `traces` (each trace's names by index).
+    pub fn new(traces: &[Vec<String>]) -> Self {
+        let mut shared = SharedClasses::default();
+        for names in traces {
+            for key in Self::keys(names) {
+                let next = shared.classes.len() as u32;
+                shared.classes.entry(key).or_insert(next);
+            }
+        }
+        shared
+    }
+
+    /// Each name with its ordinal among the equal names before it.
+    fn keys(names: &[String]) -> Vec<(String, usize)> {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        names
+            .iter()
+            .map(|n| {
+                let k = seen.entry(n.as_str()).or_default();
+                *k += 1;
+                (n.clone(), *k - 1)
+            })
+            .collect()
+    }
+
+    /// The classes of one trace's categories, `names` by index.
+    pub fn classes(&self, names: &[String]) -> Classes {
+        Classes(
+            Self::keys(names)
+                .into_iter()
+                .enumerate()
+                .map(|(i, key)| self.classes.get(&key).copied().unwrap_or(i as u32))
+                .collect(),
+        )
+    }
+}
+
+/// The names of the categories whose index picks the colour of `color_by` in `trace` (threads,
+/// processes by their program, bins): None where colours do not come from an index (call sites
+/// are coloured by a digest of their function and line, the same in every trace; values by
+/// their ramp; address regions, which no two runs share).
+pub fn category_names(
+    trace: &Trace,
+    bins: Option<&super::bins::BinnedScene>,
+    color_by: ColorBy,
+) -> Option<Vec<String>> {
+    match color_by {
+        ColorBy::Thread => Some(
+            (0..trace.threads.len() as u32)
+                .map(|t| without_tid(trace.thread_name(t)).to_owned())
+                .collect(),
+        ),
+        ColorBy::Process => Some(
+            trace
+                .processes
+                .iter()
+                .map(|p| p.name().to_owned())
+                .collect(),
+        ),
+        ColorBy::Bin => bins
+            .filter(|b| b.by != super::bins::BinBy::None)
+            .map(|b| b.bins.iter().map(|b| b.label.clone()).collect()),
+        _ => None,
+    }
+}
+
+/// A thread's name without the id the recorder adds (`worker (4242)`, `tid 4242`), which no
+/// two runs share: `worker`, `tid`.
+fn without_tid(name: &str) -> &str {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(open) = name.rfind(" (")
+        && name.ends_with(')')
+        && digits(&name[open + 2..name.len() - 1])
+    {
+        return &name[..open];
+    }
+    match name.strip_prefix("tid ") {
+        Some(tid) if digits(tid) => "tid",
+        _ => name,
+    }
+}
+
 /// The colour of a call site: a hash of its id into the categorical palette, so that a site keeps
 /// its colour whatever else is loaded.
 pub fn site_color(site: u32) -> [u8; 4] {
@@ -289,6 +405,24 @@ fn site_line(trace: &memscape_trace::Trace, site: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first run keeps its own classes; the second takes them by name, repeated names in
+    /// order, and names the first lacks get classes of their own after the first's.
+    #[test]
+    fn shared_classes_follow_names_across_runs() {
+        let names = |n: &[&str]| n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let a = names(&["main", "worker", "worker", "io"]);
+        let b = names(&["main", "io", "worker", "gc", "worker", "worker"]);
+        let shared = SharedClasses::new(&[a.clone(), b.clone()]);
+        assert_eq!(shared.classes(&a).0, [0, 1, 2, 3]);
+        assert_eq!(shared.classes(&b).0, [0, 3, 1, 4, 2, 5]);
+        assert_eq!(shared.classes(&b).color(1), categorical(3));
+        assert_eq!(without_tid("worker-1 (21926)"), "worker-1");
+        assert_eq!(without_tid("tid 77"), "tid");
+        assert_eq!(without_tid("pool (main)"), "pool (main)");
+        // Alone: the identity.
+        assert_eq!(Classes::identity().of(7), 7);
+    }
     use crate::test_data::demo;
 
     /// CIELAB of an sRGB colour (D65).

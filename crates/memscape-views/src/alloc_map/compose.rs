@@ -11,7 +11,7 @@ use memscape_trace::Trace;
 
 use super::bins::{BinBy, BinnedScene};
 use super::camera::{Camera, events_at};
-use super::colors::ColorBy;
+use super::colors::{Classes, ColorBy, SharedClasses};
 use super::decorate::{DecorateInputs, decorate};
 use super::layout::{Panels, pane_layout};
 use super::scene::{AllocScene, TimeAxis};
@@ -139,6 +139,8 @@ pub struct MapInputs<'a> {
     pub pinned: Option<usize>,
     /// Events from which [`ColorBy::Age`] is seen (the time cursor, else the trace's end).
     pub age_at: u64,
+    /// The palette classes the blocks were coloured with (the legend's too).
+    pub classes: &'a Classes,
 }
 
 /// The allocation map of `inputs` as `settings` say, in a picture of `size` points.
@@ -221,11 +223,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             .enumerate()
             .filter_map(|(k, c)| Some((k as u32, c.bar?, Some(k))))
             .collect();
-        if let Some(mut rect) = layout.stacked {
-            // A scrolling bar leaves room for its scroll track at the right.
-            if stacked.as_ref().is_some_and(|w| w.scrolls()) {
-                rect.max.x -= super::stacked::TRACK_WIDTH + 1.0;
-            }
+        if let Some(rect) = layout.stacked {
             bar_rects.push((STACKED_SLOT, rect, None));
         }
         for (slot, rect, bin) in bar_rects {
@@ -274,6 +272,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 pinned: inputs.pinned,
                 highlighted: inputs.data.selection.is_some(),
                 stacked: stacked.as_ref(),
+                classes: inputs.classes,
             },
         );
     }
@@ -349,13 +348,50 @@ pub fn compose(
     settings: &AllocMapSettings,
     size: egui::Vec2,
 ) -> Result<Picture> {
+    compose_with(dataset, settings, size, None)
+}
+
+/// The names of `dataset`'s categories that pick colours under `settings` (threads, processes,
+/// bins; see [`super::colors::category_names`]), for classes shared with another map.
+pub fn category_names(
+    dataset: &Dataset,
+    settings: &AllocMapSettings,
+) -> Result<Option<Vec<String>>> {
+    let only;
+    let dataset = match &settings.process {
+        Some(select) => {
+            only = crate::processes::restrict(dataset, select)?;
+            &only
+        }
+        None => dataset,
+    };
+    let (t, scene) = trace_of(dataset)?;
+    let color_by = settings.color.unwrap_or(scene.color_by);
+    // Only colouring by bin needs the binning.
+    let binned = (color_by == ColorBy::Bin)
+        .then(|| BinnedScene::build(&t.trace, scene, settings.bins_for(&t.trace)));
+    Ok(super::colors::category_names(
+        &t.trace,
+        binned.as_ref(),
+        color_by,
+    ))
+}
+
+/// [`compose`], threads, processes and bins coloured by the classes `shared` gives their names
+/// (the difference view's maps: one colour per name in both).
+pub fn compose_with(
+    dataset: &Dataset,
+    settings: &AllocMapSettings,
+    size: egui::Vec2,
+    shared: Option<&SharedClasses>,
+) -> Result<Picture> {
     if let Some(select) = &settings.process {
         let only = crate::processes::restrict(dataset, select)?;
         let settings = AllocMapSettings {
             process: None,
             ..settings.clone()
         };
-        return compose(&only, &settings, size);
+        return compose_with(&only, &settings, size, shared);
     }
     let (t, scene) = trace_of(dataset)?;
     let camera = camera_of(dataset, scene, settings)?;
@@ -373,6 +409,25 @@ pub fn compose(
         settings.has(Panel::Occupancy),
     );
     let binned = &built.binned;
+    let classes = shared
+        .zip(super::colors::category_names(
+            &t.trace,
+            Some(binned),
+            color_by,
+        ))
+        .map_or_else(Classes::default, |(s, names)| s.classes(&names));
+    let blocks = if classes == Classes::default() {
+        built.blocks.clone()
+    } else {
+        let colors = scene.block_colors_in(
+            &t.trace,
+            color_by,
+            &binned.block_bin,
+            scene.events_extent,
+            &classes,
+        );
+        Arc::new(binned.colored(&colors))
+    };
     let t1 = (camera.t0 + camera.t_span).max(0.0) as u64;
     Ok(picture(
         settings,
@@ -381,7 +436,7 @@ pub fn compose(
             scene,
             binned,
             data: Arc::new(MapData {
-                blocks: built.blocks.clone(),
+                blocks,
                 times: binned.times(settings.time).clone(),
                 selection: None,
             }),
@@ -394,6 +449,7 @@ pub fn compose(
             focus_bin: binned.largest_bin(),
             pinned: None,
             age_at: scene.events_extent,
+            classes: &classes,
         },
         size,
     ))

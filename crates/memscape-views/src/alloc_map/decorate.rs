@@ -219,6 +219,16 @@ pub fn bin_label(
     };
     let blocks = info.range.len();
     let peak = bytes(info.peak_bytes);
+    if let Some(column) = title.filter(|t| t.right() <= map.left()) {
+        names_beside(
+            p,
+            column,
+            map,
+            &info.label,
+            &[format!("peak {peak}"), format!("{blocks} blocks")],
+        );
+        return;
+    }
     let forms = [
         format!("{} · {blocks} blocks · peak {peak}", info.label),
         format!("{} · peak {peak}", info.label),
@@ -248,6 +258,43 @@ pub fn bin_label(
             .labels
             .push(label(egui::pos2(strip.left() + 2.0, strip.top() + 1.0))),
         None => shadowed(p, label(egui::pos2(map.left() + 4.0, map.top() + 3.0))),
+    }
+}
+
+/// Size of the bins' names in the time layout's names column (as beside the stacked bar).
+const NAME_BESIDE_SIZE: f32 = 9.5;
+
+/// A bin's name in the names' column left of its map (the time layout), right-aligned against
+/// the map and centred on it, with as many of `more` lines under it as the cell's height holds.
+fn names_beside(p: &mut Picture, column: egui::Rect, map: egui::Rect, name: &str, more: &[String]) {
+    let line = NAME_BESIDE_SIZE + 2.0;
+    let room = column.width() - 1.0;
+    let Some(name) = crate::label::fit(name, NAME_BESIDE_SIZE, room) else {
+        return;
+    };
+    let mut lines = vec![(name, egui::Color32::from_gray(225))];
+    for extra in more {
+        if (lines.len() + 1) as f32 * line > column.height()
+            || crate::label::approx_width(extra, NAME_BESIDE_SIZE) > room
+        {
+            break;
+        }
+        lines.push((extra.clone(), egui::Color32::from_gray(160)));
+    }
+    let height = lines.len() as f32 * line;
+    let centre = map.center().y.clamp(
+        column.top() + 0.5 * height,
+        (column.bottom() - 0.5 * height).max(column.top() + 0.5 * height),
+    );
+    let top = centre - 0.5 * height;
+    for (k, (text, colour)) in lines.into_iter().enumerate() {
+        p.labels.push(Label::new(
+            egui::pos2(column.right() - 1.0, top + (k as f32 + 0.5) * line),
+            text,
+            NAME_BESIDE_SIZE,
+            colour,
+            egui::Align2::RIGHT_CENTER,
+        ));
     }
 }
 
@@ -362,13 +409,14 @@ pub fn legend_entries(
     trace: &memscape_trace::Trace,
     binned: &BinnedScene,
     color_by: ColorBy,
+    classes: &super::colors::Classes,
 ) -> Vec<([u8; 4], String)> {
     use super::colors::categorical;
     match color_by {
         ColorBy::Thread => (0..trace.threads.len().min(12))
             .map(|i| {
                 (
-                    categorical(i as u32),
+                    classes.color(i as u32),
                     trace.thread_name(i as u32).to_owned(),
                 )
             })
@@ -376,7 +424,7 @@ pub fn legend_entries(
         ColorBy::Process => (0..trace.processes.len().min(12))
             .map(|i| {
                 (
-                    categorical(i as u32),
+                    classes.color(i as u32),
                     crate::processes::label(trace, i as u32),
                 )
             })
@@ -421,7 +469,7 @@ pub fn legend_entries(
                     .iter()
                     .enumerate()
                     .take(12)
-                    .map(|(k, b)| (categorical(k as u32), b.label.clone()))
+                    .map(|(k, b)| (classes.color(k as u32), b.label.clone()))
                     .collect()
             }
         }
@@ -558,6 +606,8 @@ pub struct DecorateInputs<'a> {
     pub highlighted: bool,
     /// The bins the stacked occupancy bar shows.
     pub stacked: Option<&'a super::stacked::StackedWindow>,
+    /// The palette classes of threads, processes and bins (shared with a compared map).
+    pub classes: &'a super::colors::Classes,
 }
 
 /// The pane's picture besides the GPU maps and bars (the GUI and `memscape render` share it).
@@ -602,7 +652,14 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
     }
     if let (Some(bar), Some(window)) = (d.layout.stacked, d.stacked) {
         let names: Vec<String> = d.binned.bins.iter().map(|b| b.label.clone()).collect();
-        super::stacked::decorate_stacked(p, bar, d.layout.stacked_labels, window, &names);
+        super::stacked::decorate_stacked(
+            p,
+            bar,
+            d.layout.stacked_labels,
+            d.layout.stacked_track,
+            window,
+            &names,
+        );
     }
     if let (Some(strip), Some(_)) = (d.layout.stacked_axis, d.occupancy) {
         // The time axis under the stacked bar (bin 0 on top, bands by capacity and at least
@@ -645,7 +702,7 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         } else {
             d.color_by.name().to_owned()
         };
-        let entries = legend_entries(d.scene, d.trace, d.binned, d.color_by);
+        let entries = legend_entries(d.scene, d.trace, d.binned, d.color_by, d.classes);
         legend(p, band, &title, &entries, d.ramp.as_ref());
     }
 }

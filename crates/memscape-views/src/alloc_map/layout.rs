@@ -2,6 +2,7 @@
 //! cells with their occupancy and free bars, the stacked bar of all bins, the context view.
 
 use super::camera::{BinLayout, cell_rects};
+use super::stacked::TRACK_WIDTH;
 
 /// Which parts of the pane are drawn besides the maps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,13 +34,22 @@ impl Panels {
 /// One bin's cell: its title strip, map, occupancy bar and free bar.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellLayout {
-    /// The bin's name above its map (grid cells tall enough; else the name sits on the map).
+    /// The bin's name: a strip above its map (grid cells tall enough), or in the time layout
+    /// the cell's slice of the names' column left of the maps; else the name sits on the map.
     pub title: Option<egui::Rect>,
     pub map: egui::Rect,
+    /// Its occupancy bar, under the map and on the map's time axis (same left and right).
     pub bar: Option<egui::Rect>,
     pub free: Option<egui::Rect>,
-    /// Its waste and fragmentation curves, under the bar.
+    /// Its waste and fragmentation curves, under the bar (on the map's time axis too).
     pub curves: Option<egui::Rect>,
+}
+
+impl CellLayout {
+    /// Whether the title lies in the names' column beside the map rather than above it.
+    pub fn title_beside(&self) -> bool {
+        self.title.is_some_and(|t| t.right() <= self.map.left())
+    }
 }
 
 /// Where everything goes in a pane of a given size.
@@ -47,12 +57,16 @@ pub struct CellLayout {
 pub struct PaneLayout {
     pub cells: Vec<CellLayout>,
     /// The stacked occupancy bar of all bins (binned maps with occupancy only), at least
-    /// [`STACKED_PER_BIN`] points per bin (up to a quarter of the pane).
+    /// [`STACKED_PER_BIN`] points per bin (up to a quarter of the pane). In the time layout it
+    /// spans the maps' time axis exactly (the names' column is left of both).
     pub stacked: Option<egui::Rect>,
     /// The time axis under the stacked bar (its ticks' labels, beside the bar, not over it).
     pub stacked_axis: Option<egui::Rect>,
     /// The bins' names, left of the stacked bar (with decorations).
     pub stacked_labels: Option<egui::Rect>,
+    /// The scroll track right of the stacked bar, in the free bars' column (with decorations;
+    /// drawn when the bar scrolls).
+    pub stacked_track: Option<egui::Rect>,
     /// Height of the whole stack (every bin at least half of [`STACKED_PER_BIN`]): more than
     /// the bar's when the bar scrolls (`stacked::stacked_window`).
     pub stacked_full_height: f32,
@@ -72,12 +86,14 @@ pub const STACKED_HEIGHT: f32 = 22.0;
 /// Height of the stacked bar per bin: bands get at least half of it (`BinnedScene::bar_blocks`);
 /// past a quarter of the pane the bar scrolls (`stacked::stacked_window`).
 pub const STACKED_PER_BIN: f32 = 20.0;
-/// Width of the bins' names left of the stacked bar.
+/// Width of the bins' names left of the stacked bar (and, in the time layout, of the maps).
 pub const LABELS_WIDTH: f32 = 84.0;
 /// Height of the time axis under the stacked bar.
 pub const AXIS_HEIGHT: f32 = 15.0;
 pub const FREE_WIDTH: f32 = 6.0;
 const GAP: f32 = 4.0;
+/// Gap between a map and its free bar.
+const FREE_GAP: f32 = 2.0;
 
 /// The layout of a pane of `size` points showing `bins` bins.
 pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Panels) -> PaneLayout {
@@ -90,31 +106,16 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
         area.max.x -= CONTEXT_WIDTH + GAP;
         r
     });
-    // The stacked bar: every bin at its minimum, up to a quarter of the pane (then it scrolls).
+    // The stacked bar's rows: every bin at its minimum, up to a quarter of the pane (then it
+    // scrolls). Its columns follow the maps' (below).
     let full_height = (bins as f32 * STACKED_PER_BIN).max(STACKED_HEIGHT);
     let labelled = panels.decorations && area.width() > 4.0 * LABELS_WIDTH;
-    let stacked = (panels.occupancy && bins > 1 && size.y > 6.0 * STACKED_HEIGHT).then(|| {
+    let stacked_rows = (panels.occupancy && bins > 1 && size.y > 6.0 * STACKED_HEIGHT).then(|| {
         let height = full_height.min(0.25 * size.y).max(STACKED_HEIGHT);
         let axis = if panels.decorations { AXIS_HEIGHT } else { 0.0 };
-        let left = area.left() + if labelled { LABELS_WIDTH } else { 0.0 };
-        let r = egui::Rect::from_min_max(
-            egui::pos2(left, area.bottom() - axis - height),
-            egui::pos2(area.right(), area.bottom() - axis),
-        );
+        let rows = (area.bottom() - axis - height, area.bottom() - axis);
         area.max.y -= height + axis + GAP;
-        r
-    });
-    let stacked_labels = stacked.filter(|_| labelled).map(|bar| {
-        egui::Rect::from_min_max(
-            egui::pos2(bar.left() - LABELS_WIDTH, bar.top()),
-            egui::pos2(bar.left() - GAP, bar.bottom() + AXIS_HEIGHT),
-        )
-    });
-    let stacked_axis = stacked.filter(|_| panels.decorations).map(|bar| {
-        egui::Rect::from_min_max(
-            egui::pos2(bar.left(), bar.bottom()),
-            egui::pos2(bar.right(), bar.bottom() + AXIS_HEIGHT),
-        )
+        rows
     });
     let legend = (panels.decorations && size.y >= 120.0 && area.width() >= 240.0).then(|| {
         let h = if size.y >= 300.0 {
@@ -126,14 +127,32 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
         area.min.y += h + GAP;
         r
     });
+    // In the time layout the bins' names stand in a column left of the maps and of the stacked
+    // bar, so that the maps' and the bar's time axes span the same x range.
+    let names_column = labelled && bins > 1 && layout == BinLayout::Time;
+    let mut cells_area = area;
+    if names_column {
+        cells_area.min.x += LABELS_WIDTH;
+    }
     let titled = panels.decorations && bins > 1 && layout == BinLayout::Address;
-    let cells = cell_rects(area, bins, layout)
+    let cells: Vec<CellLayout> = cell_rects(cells_area, bins, layout)
         .into_iter()
         .map(|mut cell| {
-            let title = (titled && cell.height() >= 4.0 * TITLE_HEIGHT).then(|| {
+            let beside = names_column.then(|| {
+                egui::Rect::from_min_max(
+                    egui::pos2(cell.left() - LABELS_WIDTH, cell.top()),
+                    egui::pos2(cell.left() - GAP, cell.bottom()),
+                )
+            });
+            let above = (titled && cell.height() >= 4.0 * TITLE_HEIGHT).then(|| {
                 let r = egui::Rect::from_min_size(cell.min, egui::vec2(cell.width(), TITLE_HEIGHT));
                 cell.min.y += TITLE_HEIGHT;
                 r
+            });
+            // The free bar's column first: the bar and curves under the map keep its x range.
+            let free_x = (panels.decorations && cell.width() > 8.0 * FREE_WIDTH).then(|| {
+                cell.max.x -= FREE_WIDTH + FREE_GAP;
+                cell.right() + FREE_GAP
             });
             let curves = (panels.curves && cell.height() >= 60.0).then(|| {
                 let h = (cell.height() * 0.22).clamp(12.0, 40.0);
@@ -149,16 +168,14 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
                 cell.max.y -= h + 2.0;
                 r
             });
-            let free = (panels.decorations && cell.width() > 8.0 * FREE_WIDTH).then(|| {
-                let r = egui::Rect::from_min_max(
-                    egui::pos2(cell.right() - FREE_WIDTH, cell.top()),
-                    cell.max,
-                );
-                cell.max.x -= FREE_WIDTH + 2.0;
-                r
+            let free = free_x.map(|x| {
+                egui::Rect::from_min_max(
+                    egui::pos2(x, cell.top()),
+                    egui::pos2(x + FREE_WIDTH, cell.bottom()),
+                )
             });
             CellLayout {
-                title,
+                title: beside.or(above),
                 map: cell,
                 bar,
                 free,
@@ -166,11 +183,50 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
             }
         })
         .collect();
+    // The stacked bar: on the maps' time axis in the time layout; across the pane right of
+    // its names in the grid (whose columns each have their own time axis), leaving the free
+    // bars' column at the right for its scroll track.
+    let stacked = stacked_rows.map(|(top, bottom)| {
+        let (left, right) = match cells.first() {
+            Some(c) if layout == BinLayout::Time => (c.map.left(), c.map.right()),
+            _ => (
+                area.left() + if labelled { LABELS_WIDTH } else { 0.0 },
+                area.right()
+                    - if panels.decorations {
+                        FREE_WIDTH + FREE_GAP
+                    } else {
+                        0.0
+                    },
+            ),
+        };
+        egui::Rect::from_min_max(egui::pos2(left, top), egui::pos2(right, bottom))
+    });
+    let stacked_labels = stacked.filter(|_| labelled).map(|bar| {
+        egui::Rect::from_min_max(
+            egui::pos2(bar.left() - LABELS_WIDTH, bar.top()),
+            egui::pos2(bar.left() - GAP, bar.bottom() + AXIS_HEIGHT),
+        )
+    });
+    let stacked_axis = stacked.filter(|_| panels.decorations).map(|bar| {
+        egui::Rect::from_min_max(
+            egui::pos2(bar.left(), bar.bottom()),
+            egui::pos2(bar.right(), bar.bottom() + AXIS_HEIGHT),
+        )
+    });
+    let stacked_track = stacked
+        .filter(|bar| panels.decorations && bar.right() + FREE_GAP + TRACK_WIDTH <= area.right())
+        .map(|bar| {
+            egui::Rect::from_min_max(
+                egui::pos2(bar.right() + FREE_GAP, bar.top()),
+                egui::pos2(bar.right() + FREE_GAP + TRACK_WIDTH, bar.bottom()),
+            )
+        });
     PaneLayout {
         cells,
         stacked,
         stacked_axis,
         stacked_labels,
+        stacked_track,
         stacked_full_height: full_height,
         context,
         legend,
@@ -219,7 +275,19 @@ mod tests {
             let labels = l.stacked_labels.expect("bin names beside the stacked bar");
             assert!(stacked.height() >= 7.0 * STACKED_PER_BIN, "{stacked:?}");
             assert_eq!(l.stacked_full_height, stacked.height(), "seven bins fit");
-            let mut parts = vec![ctx, stacked, legend, axis, labels];
+            let track = l.stacked_track.expect("room for the scroll track");
+            let mut parts = vec![ctx, stacked, legend, axis, labels, track];
+            if layout == BinLayout::Time {
+                // One time axis: the names' column left of the maps and the bar alike.
+                for c in &l.cells {
+                    let spans = [Some(c.map), c.bar, c.curves];
+                    for r in spans.into_iter().flatten() {
+                        assert_eq!((r.left(), r.right()), (stacked.left(), stacked.right()));
+                    }
+                    assert!(c.title_beside(), "{c:?}");
+                    parts.push(c.title.expect("a name beside the map"));
+                }
+            }
             for c in &l.cells {
                 if layout == BinLayout::Address {
                     let title = c.title.expect("grid cells have title strips");

@@ -10,7 +10,7 @@ use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
 use memscape_trace::Trace;
 
 pub use super::colors::ColorBy;
-use super::colors::{categorical, site_color, site_labels};
+use super::colors::{Classes, site_color, site_labels};
 use crate::ramp::ColorRamp;
 
 /// The time axis of the map.
@@ -195,6 +195,19 @@ impl AllocScene {
         block_bin: &[u32],
         age_at: u64,
     ) -> Vec<(u32, f32)> {
+        self.block_colors_in(trace, color_by, block_bin, age_at, Classes::identity())
+    }
+
+    /// [`Self::block_colors`] with threads, processes and bins coloured by their `classes`
+    /// (shared with another map).
+    pub fn block_colors_in(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        block_bin: &[u32],
+        age_at: u64,
+        classes: &Classes,
+    ) -> Vec<(u32, f32)> {
         let b = &trace.blocks;
         // The same scales as the legend's ramps (`color_ramp`).
         let size_ramp = self.color_ramp(ColorBy::Size, age_at);
@@ -211,8 +224,8 @@ impl AllocScene {
         };
         (0..b.len())
             .map(|i| match color_by {
-                ColorBy::Thread => (pack(categorical(b.thread[i])), 0.0),
-                ColorBy::Process => (pack(categorical(b.process[i])), 0.0),
+                ColorBy::Thread => (pack(classes.color(b.thread[i])), 0.0),
+                ColorBy::Process => (pack(classes.color(b.process[i])), 0.0),
                 ColorBy::FreeSite => match b.free_site[i] {
                     0 => (pack(super::colors::UNKNOWN_COLOR), 0.0),
                     _ => (pack(site_color(site_key[i])), 0.0),
@@ -227,7 +240,7 @@ impl AllocScene {
                 ),
                 ColorBy::Site => (pack(site_color(site_key[i])), 0.0),
                 ColorBy::Bin => (
-                    pack(categorical(block_bin.get(i).copied().unwrap_or(0))),
+                    pack(classes.color(block_bin.get(i).copied().unwrap_or(0))),
                     0.0,
                 ),
                 ColorBy::Size => (0, log_norm(b.size[i], &size_ramp)),

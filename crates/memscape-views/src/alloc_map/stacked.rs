@@ -106,16 +106,17 @@ pub fn stacked_window(
 
 /// Smallest band (points) that gets its bin's name beside it.
 const LABEL_MIN_BAND: f32 = 9.5;
-/// Width of the scroll track right of a scrolling bar, inside its rectangle's right edge.
+/// Width of the scroll track right of a scrolling bar (in the free bars' column).
 pub const TRACK_WIDTH: f32 = 5.0;
 
 /// The stacked bar's decorations: each shown bin's name beside its band (in `labels`, left of
 /// the bar, never over it), thin separators between the bands, and when the bar scrolls a
-/// track with a thumb at the bar's right and which bins are shown under the names.
+/// track with a thumb right of the bar (in `track`) and which bins are shown under the names.
 pub fn decorate_stacked(
     p: &mut crate::picture::Picture,
     bar: egui::Rect,
     labels: Option<egui::Rect>,
+    track: Option<egui::Rect>,
     window: &StackedWindow,
     names: &[String],
 ) {
@@ -162,9 +163,11 @@ pub fn decorate_stacked(
         return;
     }
     // The track: the whole stack; the thumb: the shown part.
-    let track = egui::Rect::from_min_max(egui::pos2(bar.right() - TRACK_WIDTH, bar.top()), bar.max);
-    p.shapes.push(rect(track, [60, 60, 66, 255]));
-    if let BarPart::Slice(lo, hi) = window.part {
+    if let Some(track) = track {
+        p.shapes.push(rect(track, [60, 60, 66, 255]));
+    }
+    if let (Some(track), BarPart::Slice(lo, hi)) = (track, &window.part) {
+        let (lo, hi) = (*lo, *hi);
         let frac = |u: u64| (BAR_UNITS - u) as f32 / BAR_UNITS as f32;
         let thumb = egui::Rect::from_min_max(
             egui::pos2(track.left(), track.top() + frac(hi) * track.height()),

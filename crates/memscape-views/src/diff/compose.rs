@@ -7,12 +7,13 @@ use egui::{Align2, Color32, Rect, pos2, vec2};
 use memscape_heap::diff::{DiffNode, DiffReport, HeapRef, Status};
 use memscape_heap::layout::LayoutNode;
 use memscape_heap::report::{HeapTreeOptions, TimeSelect};
-use memscape_heap::{HeapNode, Metric};
+use memscape_heap::{HeapNode, IcicleRect, Layout, Metric, SunburstSegment};
 use memscape_render::color::blue_red_srgb8;
 use memscape_render::shapes::{Geometry, Shape};
 
 use super::settings::{DiffChart, DiffSettings};
 use crate::alloc_map::AllocMapSettings;
+use crate::alloc_map::colors::SharedClasses;
 use crate::dataset::{Dataset, DatasetContent};
 use crate::error::Result;
 use crate::heap_tree::HeapTreeSettings;
@@ -217,9 +218,88 @@ fn fill_of(node: &Shown, depth: u32, ramp: &ColorRamp) -> [u8; 4] {
     c
 }
 
-/// The difference charts of `report`: one sunburst or icicle sized by the larger side, or A's
-/// and B's sunbursts side by side; coloured by the change, new outlined, gone faded; a header
-/// with both runs and a legend with the ramp.
+/// One chart of the difference picture: its layout and where it is drawn.
+enum ChartLayout {
+    Sunburst(Rect, Layout<SunburstSegment>),
+    Icicle(Rect, Layout<IcicleRect>),
+}
+
+impl ChartLayout {
+    /// The layout node drawn at `pos`.
+    fn node_at(&self, pos: egui::Pos2) -> Option<(&[LayoutNode], u32)> {
+        match self {
+            ChartLayout::Sunburst(r, l) => {
+                draw::sunburst_node_at(l, *r, pos).map(|n| (&l.nodes[..], n))
+            }
+            ChartLayout::Icicle(r, l) => {
+                draw::icicle_node_at(l, *r, pos).map(|n| (&l.nodes[..], n))
+            }
+        }
+    }
+}
+
+/// The tree of `report` as shown (cut at `depth`, small children merged) and its charts: one
+/// sunburst or icicle sized by the larger side, or A's and B's sunbursts side by side.
+fn charts(
+    report: &DiffReport,
+    chart: DiffChart,
+    depth: usize,
+    size: egui::Vec2,
+) -> (Shown, Vec<(Side, ChartLayout)>) {
+    let metric = report.metric;
+    let root_size = report.tree.larger(metric);
+    let min = ((root_size as f64) * MERGE_BELOW).ceil() as u64;
+    let shown = Shown::of(&report.tree, metric, depth.max(1), min.max(1));
+    let area = Rect::from_min_max(pos2(4.0, HEADER), pos2(size.x - 4.0, size.y - LEGEND));
+    // Rings for the levels there are (a one-level grouping needs no room for a second).
+    let levels = depth.max(1).min(height(&shown).max(1));
+    let difference = |side| {
+        let mut tree = shown.sized(side, &mut 0);
+        tree.name = String::from("B − A");
+        tree
+    };
+    let layouts = match chart {
+        DiffChart::Icicle => vec![(
+            Side::Larger,
+            ChartLayout::Icicle(
+                area,
+                memscape_heap::icicle(&difference(Side::Larger), Metric::Bytes, levels),
+            ),
+        )],
+        DiffChart::SideBySide => {
+            let half = area.width() / 2.0;
+            [Side::A, Side::B]
+                .into_iter()
+                .enumerate()
+                .map(|(k, side)| {
+                    let cell = Rect::from_min_size(
+                        pos2(area.min.x + k as f32 * half, area.min.y),
+                        vec2(half, area.height() - 20.0),
+                    );
+                    let (tag, run) = match side {
+                        Side::A => ("A", &report.a),
+                        _ => ("B", &report.b),
+                    };
+                    let mut tree = shown.sized(side, &mut 0);
+                    tree.name = format!("{tag} · {}", run.source);
+                    let layout = memscape_heap::sunburst(&tree, Metric::Bytes, levels);
+                    (side, ChartLayout::Sunburst(cell.shrink(6.0), layout))
+                })
+                .collect()
+        }
+        _ => vec![(
+            Side::Larger,
+            ChartLayout::Sunburst(
+                area,
+                memscape_heap::sunburst(&difference(Side::Larger), Metric::Bytes, levels),
+            ),
+        )],
+    };
+    (shown, layouts)
+}
+
+/// The difference charts of `report` (see [`charts`]): coloured by the change, new outlined,
+/// gone faded; a header with both runs and a legend with the ramp.
 pub fn tree_picture(
     report: &DiffReport,
     chart: DiffChart,
@@ -227,15 +307,12 @@ pub fn tree_picture(
     size: egui::Vec2,
 ) -> Picture {
     let metric = report.metric;
-    let root_size = report.tree.larger(metric);
-    let min = ((root_size as f64) * MERGE_BELOW).ceil() as u64;
-    let shown = Shown::of(&report.tree, metric, depth.max(1), min.max(1));
+    let (shown, layouts) = charts(report, chart, depth, size);
     let mut flat = Vec::new();
     shown.flatten(&mut flat);
     let ramp = change_ramp(&flat, metric);
     let mut pic = Picture::new(size, BACKGROUND);
     header(&mut pic, report, size);
-    let area = Rect::from_min_max(pos2(4.0, HEADER), pos2(size.x - 4.0, size.y - LEGEND));
     let fill = |nodes: &[LayoutNode], i: usize| {
         let node = nodes.get(i);
         let shown = node.and_then(|n| flat.get(n.group? as usize));
@@ -254,57 +331,39 @@ pub fn tree_picture(
         None => String::new(),
     };
     let paint = NodePaint {
-        fill: &fill,
-        value: &value,
+        fill: Box::new(fill),
+        value: Box::new(value),
     };
-    // Rings for the levels there are (a one-level grouping needs no room for a second).
-    let levels = depth.max(1).min(height(&shown).max(1));
-    match chart {
-        DiffChart::Icicle => {
-            let mut tree = shown.sized(Side::Larger, &mut 0);
-            tree.name = String::from("B − A");
-            let layout = memscape_heap::icicle(&tree, Metric::Bytes, levels);
-            pic.extend(draw::icicle_painted(&layout, None, 1.0, area, &paint, None));
-            for s in &layout.shapes {
-                if is_new(&flat, &layout.nodes, s.node) && s.y1 > s.y0 {
-                    let (w, h) = (area.width(), area.height());
-                    pic.shapes.push(outline(Geometry::Rect {
-                        min: [area.min.x + s.x0 as f32 * w, area.min.y + s.y0 as f32 * h],
-                        max: [area.min.x + s.x1 as f32 * w, area.min.y + s.y1 as f32 * h],
-                        corner_px: 0.0,
-                    }));
+    for (side, layout) in &layouts {
+        match layout {
+            ChartLayout::Icicle(area, layout) => {
+                pic.extend(draw::icicle(layout, None, 1.0, *area, &paint, None));
+                for s in &layout.shapes {
+                    if is_new(&flat, &layout.nodes, s.node) && s.y1 > s.y0 {
+                        let (w, h) = (area.width(), area.height());
+                        pic.shapes.push(outline(Geometry::Rect {
+                            min: [area.min.x + s.x0 as f32 * w, area.min.y + s.y0 as f32 * h],
+                            max: [area.min.x + s.x1 as f32 * w, area.min.y + s.y1 as f32 * h],
+                            corner_px: 0.0,
+                        }));
+                    }
                 }
             }
-        }
-        DiffChart::SideBySide => {
-            let half = area.width() / 2.0;
-            for (k, side) in [Side::A, Side::B].into_iter().enumerate() {
-                let cell = Rect::from_min_size(
-                    pos2(area.min.x + k as f32 * half, area.min.y),
-                    vec2(half, area.height() - 20.0),
-                );
+            ChartLayout::Sunburst(rect, layout) => {
+                pic.extend(draw::sunburst(layout, None, 1.0, *rect, &paint, None));
+                new_outlines(&mut pic, &flat, layout, *rect);
                 let (tag, run, total) = match side {
                     Side::A => ("A", &report.a, report.totals.bytes_a),
-                    _ => ("B", &report.b, report.totals.bytes_b),
+                    Side::B => ("B", &report.b, report.totals.bytes_b),
+                    Side::Larger => continue,
                 };
-                let mut tree = shown.sized(side, &mut 0);
-                tree.name = format!("{tag} · {}", run.source);
-                let layout = memscape_heap::sunburst(&tree, Metric::Bytes, levels);
-                pic.extend(draw::sunburst_painted(
-                    &layout,
-                    None,
-                    1.0,
-                    cell.shrink(6.0),
-                    &paint,
-                    None,
-                ));
-                new_outlines(&mut pic, &flat, &layout, cell.shrink(6.0));
+                let cell = rect.expand(6.0);
                 pic.labels.push(Label::new(
                     pos2(cell.center().x, cell.bottom() + 10.0),
                     labels::fit(
                         &format!("{tag} · {} · {}", run.source, draw::human_bytes(total)),
                         12.0,
-                        half - 12.0,
+                        cell.width() - 12.0,
                     )
                     .unwrap_or_default(),
                     12.0,
@@ -313,18 +372,83 @@ pub fn tree_picture(
                 ));
             }
         }
-        _ => {
-            let mut tree = shown.sized(Side::Larger, &mut 0);
-            tree.name = String::from("B − A");
-            let layout = memscape_heap::sunburst(&tree, Metric::Bytes, levels);
-            pic.extend(draw::sunburst_painted(
-                &layout, None, 1.0, area, &paint, None,
-            ));
-            new_outlines(&mut pic, &flat, &layout, area);
-        }
     }
     legend(&mut pic, &ramp, metric, size);
     pic
+}
+
+/// What the difference chart shows at a point: a group with its value in each run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffHover {
+    pub name: String,
+    pub a: u64,
+    pub b: u64,
+    pub status: Status,
+    pub metric: Metric,
+    /// The run whose chart it is (side by side), else None (both).
+    pub run: Option<&'static str>,
+}
+
+impl DiffHover {
+    /// The tooltip: the name, A → B, the change (and by how much of A), the status.
+    pub fn text(&self) -> String {
+        let value = |v: u64| match self.metric {
+            Metric::Bytes => draw::human_bytes(v),
+            Metric::Objects => format!("{} objects", ramp::short(v as f64)),
+        };
+        let change = self.b as f64 - self.a as f64;
+        let relative = if self.a > 0 {
+            format!(" ({:+.1} %)", 100.0 * change / self.a as f64)
+        } else {
+            String::new()
+        };
+        let run = self
+            .run
+            .map_or(String::new(), |r| format!("{r}'s chart · "));
+        format!(
+            "{}\nA {}  →  B {}\n{run}{}{relative} · {}",
+            self.name,
+            value(self.a),
+            value(self.b),
+            signed(change, self.metric),
+            self.status.name(),
+        )
+    }
+}
+
+/// The group the difference chart of `report` (as [`tree_picture`] draws it at `size`) shows
+/// at `pos` (points in the picture), if any.
+pub fn hover(
+    report: &DiffReport,
+    chart: DiffChart,
+    depth: usize,
+    size: egui::Vec2,
+    pos: egui::Pos2,
+) -> Option<DiffHover> {
+    let (shown, layouts) = charts(report, chart, depth, size);
+    let mut flat = Vec::new();
+    shown.flatten(&mut flat);
+    layouts.iter().find_map(|(side, layout)| {
+        let (nodes, n) = layout.node_at(pos)?;
+        let node = nodes.get(n as usize)?;
+        let s = flat.get(node.group? as usize)?;
+        Some(DiffHover {
+            name: if node.depth == 0 {
+                node.name.clone()
+            } else {
+                s.name.clone()
+            },
+            a: s.a,
+            b: s.b,
+            status: s.status,
+            metric: report.metric,
+            run: match side {
+                Side::A => Some("A"),
+                Side::B => Some("B"),
+                Side::Larger => None,
+            },
+        })
+    })
 }
 
 fn height(node: &Shown) -> usize {
@@ -474,6 +598,37 @@ pub struct StackedMaps {
     pub cells: Vec<(Rect, Picture)>,
     /// Names and the shared axis, over everything.
     pub frame: Picture,
+    /// Each run's map and time axis, for hovering.
+    pub runs: Vec<MapRun>,
+}
+
+/// One run's map in the stacked maps: where its time axis runs and how long the run is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapRun {
+    pub tag: &'static str,
+    pub name: String,
+    /// The map in the picture (points).
+    pub plot: Rect,
+    /// The run's length on the maps' time axis, and its unit.
+    pub extent: u64,
+    pub unit: &'static str,
+}
+
+impl MapRun {
+    /// The tooltip over the maps at `pos` (points in the picture): the run and the time there,
+    /// as a fraction of the run and in its unit.
+    pub fn hover_text(runs: &[MapRun], pos: egui::Pos2) -> Option<String> {
+        let run = runs.iter().find(|r| r.plot.contains(pos))?;
+        let fraction = f64::from((pos.x - run.plot.left()) / run.plot.width().max(1.0));
+        Some(format!(
+            "{}  {}\n{:.1} % of the run · {} {}",
+            run.tag,
+            run.name,
+            100.0 * fraction,
+            ramp::short(fraction * run.extent as f64),
+            run.unit
+        ))
+    }
 }
 
 impl StackedMaps {
@@ -504,9 +659,21 @@ pub fn maps(
     let mut cells = Vec::new();
     let mut frame = Picture::default();
     let mut plot_x: Option<(f32, f32)> = None;
+    let mut runs = Vec::new();
+    // One colour per thread, process or bin name in both maps.
+    let names = [a, b]
+        .into_iter()
+        .map(|d| crate::alloc_map::compose::category_names(d, settings))
+        .collect::<Result<Option<Vec<_>>>>()?;
+    let shared = names.map(|n| SharedClasses::new(&n));
     for (k, (tag, dataset)) in [("A", a), ("B", b)].into_iter().enumerate() {
         let top = k as f32 * (cell_h + CAPTION);
-        let picture = crate::alloc_map::compose(dataset, settings, vec2(size.x, cell_h))?;
+        let picture = crate::alloc_map::compose::compose_with(
+            dataset,
+            settings,
+            vec2(size.x, cell_h),
+            shared.as_ref(),
+        )?;
         // The first map layer's horizontal extent: where the time axis runs.
         if plot_x.is_none() {
             plot_x = picture.layers.iter().find_map(|l| match l {
@@ -514,6 +681,10 @@ pub fn maps(
                 _ => None,
             });
         }
+        let plot = picture.layers.iter().find_map(|l| match l {
+            crate::picture::Layer::Map(m) => Some(m.rect.translate(vec2(0.0, top + CAPTION))),
+            _ => None,
+        });
         let (trace, scene) = crate::alloc_map::compose::trace_of(dataset)?;
         let extent = scene.time_extent(settings.time);
         let unit = if trace.trace.meta.has_wall_time
@@ -539,6 +710,15 @@ pub fn maps(
             TEXT,
             Align2::LEFT_CENTER,
         ));
+        if let Some(plot) = plot {
+            runs.push(MapRun {
+                tag,
+                name: dataset.name.clone(),
+                plot,
+                extent,
+                unit,
+            });
+        }
         cells.push((
             Rect::from_min_size(pos2(0.0, top + CAPTION), vec2(size.x, cell_h)),
             picture,
@@ -585,7 +765,7 @@ pub fn maps(
         DIM,
         Align2::CENTER_TOP,
     ));
-    Ok(StackedMaps { cells, frame })
+    Ok(StackedMaps { cells, frame, runs })
 }
 
 /// Whether two datasets can be compared, and if not why.

@@ -3,7 +3,7 @@
 
 use memscape_heap::{HeapTimeline, Sizes, SizesSource, TimePoint, icicle, sunburst};
 
-use super::draw::{self, BACKGROUND, Picture};
+use super::draw::{self, BACKGROUND, NodePaint, Picture};
 use super::model::{self, Grouping};
 use super::settings::{Chart, HeapTreeSettings};
 use crate::dataset::{Dataset, DatasetContent};
@@ -32,14 +32,28 @@ pub fn tree_picture(
                 Some(Shown::Sunburst(p)) if t < 1.0 => Some(p),
                 _ => None,
             };
-            draw::sunburst(cur, from, t, area, &timeline.order, highlight)
+            draw::sunburst(
+                cur,
+                from,
+                t,
+                area,
+                &NodePaint::heap(&timeline.order),
+                highlight,
+            )
         }
         (Shown::Icicle(cur), from) => {
             let from = match from {
                 Some(Shown::Icicle(p)) if t < 1.0 => Some(p),
                 _ => None,
             };
-            draw::icicle(cur, from, t, area, &timeline.order, highlight)
+            draw::icicle(
+                cur,
+                from,
+                t,
+                area,
+                &NodePaint::heap(&timeline.order),
+                highlight,
+            )
         }
     };
     picture.size = size;
@@ -103,7 +117,7 @@ pub fn timeline_picture(
             None,
             1.0,
             cell.shrink(6.0),
-            &timeline.order,
+            &NodePaint::heap(&timeline.order),
             None,
         ));
         pic.labels.push(Label::new(

@@ -83,9 +83,8 @@ fn lerp(a: f32, b: f32, t: f32) -> f32 {
     a + (b - a) * t
 }
 
-type Sector = [f32; 4]; // a0, a1, r0, r1 (layout units: angle from 12 o'clock, radius 0..1)
-
-fn sector_of(s: &SunburstSegment) -> Sector {
+/// a0, a1, r0, r1 (layout units: angle from 12 o'clock, radius 0..1).
+fn sector_of(s: &SunburstSegment) -> [f32; 4] {
     [
         s.start_angle as f32,
         s.end_angle as f32,
@@ -95,40 +94,81 @@ fn sector_of(s: &SunburstSegment) -> Sector {
 }
 
 /// How a chart paints its nodes: each layout node's fill and the value written under its
-/// name (the heap tree: palette colours and bytes; the difference views: the change).
+/// name (the heap tree: palette colours and bytes, [`NodePaint::heap`]; the difference views:
+/// the change).
 pub struct NodePaint<'a> {
-    pub fill: &'a dyn Fn(&[LayoutNode], usize) -> [u8; 4],
-    pub value: &'a dyn Fn(&LayoutNode) -> String,
+    pub fill: NodeFill<'a>,
+    pub value: Box<dyn Fn(&LayoutNode) -> String + 'a>,
 }
 
-/// The sunburst of `layout` inside `rect` (points), morphing from `from` as `t` goes 0 → 1.
-/// Nodes new in `layout` grow from a zero angle at their start; `highlight` (a layout node)
-/// gets a bright outline.
-pub fn sunburst(
-    layout: &Layout<SunburstSegment>,
-    from: Option<&Layout<SunburstSegment>>,
+/// The fill of layout node `i` of `nodes`.
+pub type NodeFill<'a> = Box<dyn Fn(&[LayoutNode], usize) -> [u8; 4] + 'a>;
+
+impl<'a> NodePaint<'a> {
+    /// The heap tree's paint: colours by `order` (see [`node_color`]), values in bytes.
+    pub fn heap(order: &'a StableOrder) -> Self {
+        Self {
+            fill: Box::new(move |nodes: &[LayoutNode], i: usize| node_color(nodes, i, order)),
+            value: Box::new(|n: &LayoutNode| human_bytes(n.bytes)),
+        }
+    }
+}
+
+/// The geometry (`[f32; 4]` in layout units) a node of `layout` has while morphing from
+/// `from` as `t` goes 0 → 1: matched by colour key; a node new in `layout` grows coordinate
+/// `grow + 1` from coordinate `grow` (the sunburst's end angle, the icicle's bottom).
+struct Morph {
+    previous: HashMap<u64, [f32; 4]>,
+    morphing: bool,
     t: f32,
-    rect: Rect,
-    order: &StableOrder,
-    highlight: Option<u32>,
-) -> Picture {
-    let fill = |nodes: &[LayoutNode], i: usize| node_color(nodes, i, order);
-    let value = |n: &LayoutNode| human_bytes(n.bytes);
-    sunburst_painted(
-        layout,
-        from,
-        t,
-        rect,
-        &NodePaint {
-            fill: &fill,
-            value: &value,
-        },
-        highlight,
-    )
+    grow: usize,
 }
 
-/// [`sunburst`] with the fills and values of `paint`.
-pub fn sunburst_painted(
+impl Morph {
+    fn new<S>(
+        from: Option<&Layout<S>>,
+        t: f32,
+        grow: usize,
+        geometry: impl Fn(&S) -> (u32, [f32; 4]),
+    ) -> Self {
+        let previous = from
+            .map(|f| {
+                f.shapes
+                    .iter()
+                    .filter_map(|s| {
+                        let (node, g) = geometry(s);
+                        Some((f.nodes.get(node as usize)?.color_key, g))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            previous,
+            morphing: from.is_some(),
+            t: ease(t),
+            grow,
+        }
+    }
+
+    fn at(&self, node: &LayoutNode, target: [f32; 4]) -> [f32; 4] {
+        if !self.morphing {
+            return target;
+        }
+        match self.previous.get(&node.color_key) {
+            Some(p) => std::array::from_fn(|k| lerp(p[k], target[k], self.t)),
+            None => {
+                let mut g = target;
+                g[self.grow + 1] = lerp(target[self.grow], target[self.grow + 1], self.t);
+                g
+            }
+        }
+    }
+}
+
+/// The sunburst of `layout` inside `rect` (points), morphing from `from` as `t` goes 0 → 1,
+/// filled and labelled by `paint`. Nodes new in `layout` grow from a zero angle at their
+/// start; `highlight` (a layout node) gets a bright outline.
+pub fn sunburst(
     layout: &Layout<SunburstSegment>,
     from: Option<&Layout<SunburstSegment>>,
     t: f32,
@@ -136,15 +176,7 @@ pub fn sunburst_painted(
     paint: &NodePaint<'_>,
     highlight: Option<u32>,
 ) -> Picture {
-    let t = ease(t);
-    let previous: HashMap<u64, Sector> = from
-        .map(|f| {
-            f.shapes
-                .iter()
-                .filter_map(|s| Some((f.nodes.get(s.node as usize)?.color_key, sector_of(s))))
-                .collect()
-        })
-        .unwrap_or_default();
+    let morph = Morph::new(from, t, 0, |s: &SunburstSegment| (s.node, sector_of(s)));
     let center = rect.center();
     let radius = 0.5 * rect.width().min(rect.height()) - 4.0;
     let mut pic = Picture::default();
@@ -153,17 +185,7 @@ pub fn sunburst_painted(
         let Some(node) = layout.nodes.get(s.node as usize) else {
             continue;
         };
-        let target = sector_of(s);
-        let g = match previous.get(&node.color_key) {
-            Some(p) if from.is_some() => std::array::from_fn(|k| lerp(p[k], target[k], t)),
-            None if from.is_some() => [
-                target[0],
-                lerp(target[0], target[1], t),
-                target[2],
-                target[3],
-            ],
-            _ => target,
-        };
+        let g = morph.at(node, sector_of(s));
         if g[1] - g[0] <= 1e-6 {
             continue;
         }
@@ -262,9 +284,31 @@ pub fn sunburst_painted(
     pic
 }
 
-type Span = [f32; 4]; // x0, x1, y0, y1 (layout units 0..1)
+/// The node of `layout` that [`sunburst`] draws at `pos` inside `rect` (the deepest ring there).
+pub fn sunburst_node_at(layout: &Layout<SunburstSegment>, rect: Rect, pos: Pos2) -> Option<u32> {
+    let radius = 0.5 * rect.width().min(rect.height()) - 4.0;
+    let d = pos - rect.center();
+    let angle = (d.y.atan2(d.x) + FRAC_PI_2).rem_euclid(TAU);
+    memscape_heap::layout::sunburst_hit(
+        layout,
+        f64::from(angle),
+        f64::from(d.length() / radius.max(1.0)),
+    )
+}
 
-fn span_of(r: &IcicleRect) -> Span {
+/// The node of `layout` that [`icicle`] draws at `pos` inside `rect`.
+pub fn icicle_node_at(layout: &Layout<IcicleRect>, rect: Rect, pos: Pos2) -> Option<u32> {
+    let x = f64::from((pos.x - rect.left()) / rect.width());
+    let y = f64::from((pos.y - rect.top()) / rect.height());
+    layout
+        .shapes
+        .iter()
+        .find(|s| x >= s.x0 && x < s.x1 && y >= s.y0 && y < s.y1)
+        .map(|s| s.node)
+}
+
+/// x0, x1, y0, y1 (layout units 0..1).
+fn span_of(r: &IcicleRect) -> [f32; 4] {
     [r.x0 as f32, r.x1 as f32, r.y0 as f32, r.y1 as f32]
 }
 
@@ -274,59 +318,17 @@ pub fn icicle(
     from: Option<&Layout<IcicleRect>>,
     t: f32,
     rect: Rect,
-    order: &StableOrder,
-    highlight: Option<u32>,
-) -> Picture {
-    let fill = |nodes: &[LayoutNode], i: usize| node_color(nodes, i, order);
-    let value = |n: &LayoutNode| human_bytes(n.bytes);
-    icicle_painted(
-        layout,
-        from,
-        t,
-        rect,
-        &NodePaint {
-            fill: &fill,
-            value: &value,
-        },
-        highlight,
-    )
-}
-
-/// [`icicle`] with the fills and values of `paint`.
-pub fn icicle_painted(
-    layout: &Layout<IcicleRect>,
-    from: Option<&Layout<IcicleRect>>,
-    t: f32,
-    rect: Rect,
     paint: &NodePaint<'_>,
     highlight: Option<u32>,
 ) -> Picture {
-    let t = ease(t);
-    let previous: HashMap<u64, Span> = from
-        .map(|f| {
-            f.shapes
-                .iter()
-                .filter_map(|s| Some((f.nodes.get(s.node as usize)?.color_key, span_of(s))))
-                .collect()
-        })
-        .unwrap_or_default();
+    let morph = Morph::new(from, t, 2, |r: &IcicleRect| (r.node, span_of(r)));
     let (w, h) = (rect.width(), rect.height());
     let mut pic = Picture::default();
     for s in &layout.shapes {
         let Some(node) = layout.nodes.get(s.node as usize) else {
             continue;
         };
-        let target = span_of(s);
-        let g = match previous.get(&node.color_key) {
-            Some(p) if from.is_some() => std::array::from_fn(|k| lerp(p[k], target[k], t)),
-            None if from.is_some() => [
-                target[0],
-                target[1],
-                target[2],
-                lerp(target[2], target[3], t),
-            ],
-            _ => target,
-        };
+        let g = morph.at(node, span_of(s));
         if g[3] - g[2] <= 1e-7 {
             continue;
         }

@@ -687,6 +687,85 @@ mod tests {
         assert!(wait("an error", || shared.tree(&bad)).is_err());
     }
 
+    /// What the GUI's "topology:" menu drives: pairing the samples with another open topology
+    /// file remaps them onto it (strips redone on it), a file that is no topology is an error
+    /// the next pairing recovers from, and "default" goes back to the hardware.xml beside them.
+    #[test]
+    fn pairing_with_another_topology_remaps_the_samples_and_back() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+        let path = data.join("memaxes/lulesh/samples.out");
+        let dataset = Arc::new(
+            crate::dataset::load(&crate::dataset::LoadSource::File(path.clone()), &|_, _| {})
+                .expect("LULESH samples"),
+        );
+        let ctx: Repaint = Arc::new(|| {});
+        let shared = SamplesShared::of(&dataset, &ctx);
+        let pus = |b: &Base| b.topology.nodes_of_kind(ResourceKind::Pu).count();
+        let mapped_on = |n: usize| {
+            let shared = &shared;
+            move || shared.base().and_then(Result::ok).filter(|b| pus(b) == n)
+        };
+        // The default: MemAxes' hardware.xml beside the samples (32 cpus).
+        let own = wait("the default mapping", mapped_on(32));
+        assert_eq!(dataset.links.topology(), (None, 0));
+        let key = StripKey {
+            axis: own.index.axis("latency").expect("latency"),
+            windows: 8,
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+        };
+        let strip_on_own = wait("a strip", || shared.strip(&key)).expect("strip");
+        // Another topology file: the samples map onto it, strips are redone.
+        let big = data.join("hwloc/192em64t-12gr2n8c2t.xml");
+        shared.pair_with(&dataset, Some(big.clone()));
+        assert_eq!(dataset.links.topology(), (Some(big.clone()), 1));
+        let big_pus = Topology::load(Some(&big))
+            .expect("hwloc XML")
+            .nodes_of_kind(ResourceKind::Pu)
+            .count();
+        assert_eq!(
+            big_pus, 384,
+            "12 groups × 2 NUMA nodes × 8 cores × 2 threads"
+        );
+        let remapped = wait("the mapping on the chosen file", mapped_on(big_pus));
+        let (_, report) = super::super::mapping::map_samples(
+            samples_of(&dataset).expect("samples"),
+            &path,
+            Some(&big),
+        )
+        .map(|(t, _, r)| (t, r))
+        .expect("direct mapping");
+        let direct: u64 = report.resources.iter().map(|r| r.samples).sum();
+        let shown: u64 = remapped
+            .mapping
+            .aggregate(samples_of(&dataset).expect("samples"), None)
+            .samples
+            .iter()
+            .sum();
+        assert_eq!(shown, direct, "the samples as mapped onto the chosen file");
+        let strip_on_big =
+            wait("a strip on the new topology", || shared.strip(&key)).expect("strip");
+        assert!(
+            !Arc::ptr_eq(&strip_on_own, &strip_on_big),
+            "the cached strip was redone"
+        );
+        // Choosing the same file again changes nothing.
+        shared.pair_with(&dataset, Some(big.clone()));
+        assert_eq!(dataset.links.topology().1, 1);
+        // A file that is no topology: the error shows, and a later pairing recovers.
+        shared.pair_with(&dataset, Some(path.clone()));
+        let error = wait("the pairing's error", || {
+            shared.base().and_then(Result::err)
+        });
+        assert!(error.contains("samples.out"), "{error}");
+        shared.pair_with(&dataset, Some(data.join("hwloc/24em64t-2n6c2t-pci.xml")));
+        wait("the mapping on 24 PUs", mapped_on(24));
+        // Back to the default.
+        shared.pair_with(&dataset, None);
+        assert_eq!(dataset.links.topology(), (None, 4));
+        wait("the default mapping again", mapped_on(32));
+    }
+
     #[test]
     fn rebinning_redoes_the_index_and_the_selection_counts_keeping_the_selection() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
