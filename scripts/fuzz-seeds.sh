@@ -131,6 +131,9 @@ for f in "$root"/crates/memscape-graph/profiles/*.toml; do text filter_profile "
 # Tours: the shipped demo tour and a tour recorded from the GUI (the test fixture).
 text tour demo-tour.toml "$root/assets/demo/tour.toml"
 text tour gui-recorded-tour.toml "$root/tests/fixtures/gui-recorded-tour.toml"
+# Every view, and lists as arrays (the text form is what tours are written in; arrays of
+# items with spaces or commas once wrote back as other lists).
+printf '[[step]]\nfile = "demo"\nview = "alloc-map"\npanels = ["main", " occupancy"]\ncursors = [10, 20]\n[[step]]\nview = "timeline"\n[[step]]\nview = "sunburst"\npeak = true\n[[step]]\nfile = "demo:sort"\nview = "barcode"\n[[step]]\nview = "projection"\n[[step]]\nfile = "s.csv"\nview = "offenders"\nselect = ["latency=1..30"]\naxes = ["latency", "cpu, node"]\n[[step]]\nview = "histogram"\n' | seed tour every-view.toml
 mkdir -p "$out/decompress"
 printf 'hello\nworld\n' | zstd -q -c >"$out/decompress/a.zst"
 printf 'hello\nworld\n' | gzip -c >"$out/decompress/a.gz"

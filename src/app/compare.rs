@@ -158,3 +158,6 @@ impl MemscapeApp {
         });
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -88,9 +88,7 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
         tile_id: egui_tiles::TileId,
         pane: &mut Pane,
     ) -> egui_tiles::UiResponse {
-        if let Some(file) = pane.file.and_then(|id| self.files.get(id)) {
-            file_bar::show(ui, file, &mut self.requests);
-        }
+        file_bar::show_for(ui, pane, self.files, &mut self.requests);
         pane.view.ui(ui, &self.cx);
         if ui.ui_contains_pointer() && ui.input(|i| i.pointer.any_pressed()) {
             self.clicked = Some(tile_id);
@@ -206,7 +204,10 @@ impl MemscapeApp {
     }
 
     fn open(&mut self, ctx: &egui::Context, source: LoadSource) -> FileId {
-        if let LoadSource::File(p) = &source {
+        // The shell's unit tests (`compare/tests.rs`) leave the user's recent files alone.
+        if let LoadSource::File(p) = &source
+            && !cfg!(test)
+        {
             let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
             loader::remember_recent(&mut self.recent, p);
         }

@@ -105,10 +105,12 @@ pub fn windowed(config: &Path, window: (u32, u32)) -> Command {
         "xvfb-run is missing: install the `xvfb` package (make test does)"
     );
     let mut c = Command::new("xvfb-run");
+    // `-noreset`: see `tests/gui_faults.rs` (without it xvfb-run sometimes exits 5 instead of
+    // memscape's status, when Xvfb's reset signal reaches its clean-up).
     c.args([
         "-a",
         "-s",
-        &format!("-screen 0 {}x{}x24", window.0 + 80, window.1 + 40),
+        &format!("-screen 0 {}x{}x24 -noreset", window.0 + 80, window.1 + 40),
     ])
     .arg(env!("CARGO_BIN_EXE_memscape"))
     .env("MEMSCAPE_ADAPTER", "cpu")

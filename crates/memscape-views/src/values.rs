@@ -131,17 +131,16 @@ pub mod comma_list {
         T::Err: Display,
         D: Deserializer<'de>,
     {
-        let parts = match Either::deserialize(d)? {
-            Either::Text(t) => t
-                .split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            Either::List(l) => l,
+        // An array reads as its items joined by commas: both forms of a list mean the same
+        // (the string form is what is written back), so a list read, written and read again
+        // is the same list (`[" a"]` was `" a"` once and `"a"` after a round trip).
+        let text = match Either::deserialize(d)? {
+            Either::Text(t) => t,
+            Either::List(l) => l.join(","),
         };
-        parts
-            .iter()
+        text.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
             .map(|p| p.parse::<T>().map_err(serde::de::Error::custom))
             .collect()
     }
