@@ -377,7 +377,7 @@ impl Converter {
             }
             image.pending.pop();
             image.stalled_since = None;
-            image.next_seq = image.next_seq.max(q.seq + 1);
+            image.next_seq = image.next_seq.max(q.seq.saturating_add(1));
             image.make_ready(q.event, origin);
         }
         if image.pending.is_empty() {
