@@ -21,12 +21,12 @@ pub struct ColumnSums {
 
 impl ColumnSums {
     pub fn new(width: u32, height: u32) -> Self {
-        let n = width as usize * height as usize;
+        let (acc, cov) = crate::sums::zeroed(width, height);
         Self {
             width,
             height,
-            acc: vec![[0.0; 4]; n],
-            cov: vec![0.0; n],
+            acc,
+            cov,
         }
     }
 
@@ -36,14 +36,7 @@ impl ColumnSums {
     }
 
     pub fn add(&mut self, other: &ColumnSums) {
-        for (a, b) in self.acc.iter_mut().zip(&other.acc) {
-            for k in 0..4 {
-                a[k] += b[k];
-            }
-        }
-        for (a, b) in self.cov.iter_mut().zip(&other.cov) {
-            *a += b;
-        }
+        crate::sums::add_sums((&mut self.acc, &mut self.cov), (&other.acc, &other.cov));
     }
 
     /// The sums in row-major order, added to `out`.

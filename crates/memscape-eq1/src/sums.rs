@@ -43,25 +43,18 @@ pub struct PixelSums {
 
 impl PixelSums {
     pub fn new(width: u32, height: u32) -> Self {
-        let n = width as usize * height as usize;
+        let (acc, cov) = zeroed(width, height);
         Self {
             width,
             height,
-            acc: vec![[0.0; 4]; n],
-            cov: vec![0.0; n],
+            acc,
+            cov,
         }
     }
 
     /// Adds `other` (same size) pixel by pixel.
     pub fn add(&mut self, other: &PixelSums) {
-        for (a, b) in self.acc.iter_mut().zip(&other.acc) {
-            for k in 0..4 {
-                a[k] += b[k];
-            }
-        }
-        for (a, b) in self.cov.iter_mut().zip(&other.cov) {
-            *a += b;
-        }
+        add_sums((&mut self.acc, &mut self.cov), (&other.acc, &other.cov));
     }
 
     /// Eq. 1 for every pixel, sRGB bytes (RGBA, alpha 255), as the renderer's resolve pass.
@@ -123,6 +116,24 @@ pub fn resolve_sums(
         }
     };
     std::array::from_fn(|k| (c[k] + b * bg[k]) / (f_sum + b))
+}
+
+/// Zeroed sums of `width × height` pixels (any order): Σ fᵢ^α (cᵢ, 1) and Σ fᵢ.
+pub(crate) fn zeroed(width: u32, height: u32) -> (Vec<[f32; 4]>, Vec<f32>) {
+    let n = width as usize * height as usize;
+    (vec![[0.0; 4]; n], vec![0.0; n])
+}
+
+/// Adds the sums `from` to `to`, element by element (both in the same order and size).
+pub(crate) fn add_sums(to: (&mut [[f32; 4]], &mut [f32]), from: (&[[f32; 4]], &[f32])) {
+    for (a, b) in to.0.iter_mut().zip(from.0) {
+        for k in 0..4 {
+            a[k] += b[k];
+        }
+    }
+    for (a, b) in to.1.iter_mut().zip(from.1) {
+        *a += b;
+    }
 }
 
 #[cfg(test)]
