@@ -3,26 +3,10 @@
 //! `--process PID|NAME-REGEX`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
+use common::memscape_recording as memscape;
 
-fn memscape() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
-    // The shim the tests build next to the binary (`cargo build -p memscape-recorder`).
-    // Built (or found up to date) once per run, never merely found: a shim left from an older
-    // build in a warm target directory lacks what the tests check.
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "--quiet", "-p", "memscape-recorder"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    });
-    let shim = std::path::Path::new(env!("CARGO_BIN_EXE_memscape"))
-        .with_file_name("libmemscape_recorder.so");
-    c.env("MEMSCAPE_SHIM", shim);
-    c
-}
+use std::process::Command;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = memscape().args(args).output().unwrap();

@@ -7,6 +7,9 @@
 //! no row.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::memscape_recording as memscape;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -15,22 +18,6 @@ use memscape_views::alloc_map::free_sites::FreeSiteTable;
 
 /// (from, to) → (blocks, bytes).
 type Counts = BTreeMap<(String, String), (u64, u64)>;
-
-fn memscape() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
-    // The shim built next to the binary, built (or found up to date) once per run.
-    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "--quiet", "-p", "memscape-recorder"])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    });
-    let shim = Path::new(env!("CARGO_BIN_EXE_memscape")).with_file_name("libmemscape_recorder.so");
-    c.env("MEMSCAPE_SHIM", shim);
-    c
-}
 
 /// The program's own counts: `site` or `thread` lines.
 fn oracle(text: &str, kind: &str) -> Counts {

@@ -17,6 +17,25 @@ pub fn memscape() -> Command {
     c
 }
 
+/// The binary under test for recordings: `MEMSCAPE_SHIM` names the recorder shim built next
+/// to the binary (`cargo build -p memscape-recorder`), built (or found up to date) once per
+/// run, never merely found: a shim left from an older build in a warm target directory lacks
+/// what the tests check.
+pub fn memscape_recording() -> Command {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "--quiet", "-p", "memscape-recorder"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    });
+    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
+    let shim = Path::new(env!("CARGO_BIN_EXE_memscape")).with_file_name("libmemscape_recorder.so");
+    c.env("MEMSCAPE_SHIM", shim);
+    c
+}
+
 /// A file of the shared real-data directory (`../shared/data/<rel>`).
 pub fn shared(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
