@@ -116,7 +116,7 @@ impl SizesSource for TraceSizes<'_> {
     }
 
     fn events_at_time(&self, time: u64) -> Option<u64> {
-        Some(if crate::uses_wall_time(&self.heap.trace().meta) {
+        Some(if self.heap.trace().meta.has_wall_time {
             self.heap.events_at_time(time)
         } else {
             time.min(self.heap.events())
@@ -130,7 +130,7 @@ impl SizesSource for TraceSizes<'_> {
     fn sizes_at_events(&mut self, events: u64) -> Option<(TimePoint, Sizes)> {
         let events = events.min(self.heap.events());
         let sizes = self.heap.sizes_at(events);
-        let time = if crate::uses_wall_time(&self.heap.trace().meta) {
+        let time = if self.heap.trace().meta.has_wall_time {
             self.heap.time_of(events)
         } else {
             events
@@ -235,7 +235,7 @@ pub fn trace_timeline_with<'a>(
     options: &HeapOptions,
 ) -> (HeapTimeline, TraceSizes<'a>) {
     let mut heap = TraceHeap::with_options(trace, keys, options);
-    let wall = crate::uses_wall_time(&trace.meta);
+    let wall = trace.meta.has_wall_time;
     let even = |heap: &TraceHeap<'_>, n: usize| {
         let mut p = if wall {
             heap.even_points_in_time(n)

@@ -59,10 +59,3 @@ pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_
 pub use trace_tree::{GroupKey, HeapOptions, TraceHeap};
 pub use trie::{GroupTrie, Sizes};
 pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view, build_view_keeping};
-
-/// Whether a trace's time points are placed and labelled by wall time: it has times and its
-/// clock advanced (a short program recorded within one tick of heaptrack's 10 ms clock has
-/// every time 0, and points by time would all fall on one event).
-pub fn uses_wall_time(meta: &memscape_trace::TraceMeta) -> bool {
-    meta.has_wall_time && meta.end_time_ns > 0
-}

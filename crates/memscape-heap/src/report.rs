@@ -80,7 +80,7 @@ pub fn leaks_input(input: &HeapInput, options: &HeapTreeOptions) -> LeakReport {
     match input {
         HeapInput::Trace(trace) => {
             let mut heap = TraceHeap::with_options(trace, &options.group, &options.heap);
-            let points = if crate::uses_wall_time(&trace.meta) {
+            let points = if trace.meta.has_wall_time {
                 heap.even_points_in_time(LEAK_POINTS)
             } else {
                 heap.even_points(LEAK_POINTS)
@@ -89,7 +89,7 @@ pub fn leaks_input(input: &HeapInput, options: &HeapTreeOptions) -> LeakReport {
             LeakReport {
                 group: options.group.clone(),
                 points: points.len(),
-                time_unit: String::from(if crate::uses_wall_time(&trace.meta) {
+                time_unit: String::from(if trace.meta.has_wall_time {
                     "ns"
                 } else {
                     "events"
@@ -421,7 +421,7 @@ pub fn trace_point(
     let events = heap.events();
     Ok(match select {
         TimeSelect::Default => events,
-        TimeSelect::At(t) if crate::uses_wall_time(&trace.meta) => heap.events_at_time(t),
+        TimeSelect::At(t) if trace.meta.has_wall_time => heap.events_at_time(t),
         TimeSelect::At(t) | TimeSelect::AtEvent(t) => t.min(events),
         TimeSelect::Peak => heap.peak_point(),
         TimeSelect::Snapshot(_) => {
@@ -499,7 +499,7 @@ pub fn timeline_trace(
         let applied = trace_point(trace, &heap, select)?;
         let sizes = heap.sizes_at(applied);
         let tree = build_view(heap.trie(), &sizes, &order, 0, &options.prune);
-        let (time, time_unit) = if crate::uses_wall_time(&trace.meta) {
+        let (time, time_unit) = if trace.meta.has_wall_time {
             (heap.time_of(applied), "ns")
         } else {
             (applied, "events")

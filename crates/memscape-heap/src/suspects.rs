@@ -154,7 +154,7 @@ pub fn trace_leak_suspects(
     points: &[u64],
     level: Option<usize>,
 ) -> Vec<LeakSuspect> {
-    let wall = crate::uses_wall_time(&heap.trace().meta);
+    let wall = heap.trace().meta.has_wall_time;
     let mut acc = GrowthAccumulator::default();
     let mut sizes = Sizes::default();
     for &p in points {

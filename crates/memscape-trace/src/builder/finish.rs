@@ -81,8 +81,10 @@ impl TraceBuilder {
                     Column::from(free_time_ns),
                 )
             }
-            Clock::Ticks(ticks) if ticks.is_empty() => {
-                // No clock at all: one nanosecond per event, and say so.
+            Clock::Ticks(ticks) if ticks.iter().all(|&(_, ns)| ns == 0) => {
+                // No clock at all, or one that never advanced (a short program run inside
+                // heaptrack's first 10 ms tick: every time 0, so points by time would all fall
+                // on one event): one nanosecond per event, and say so.
                 peak_time_ns = peak_event;
                 (
                     events,
