@@ -79,6 +79,9 @@ pub(crate) enum Values<T> {
     Shared(Arc<Vec<T>>),
     /// Values stored as they are in memory in a memory-mapped `.msc` file (not copied).
     Mapped(memscape_map::MappedSlice<T>),
+    /// The first values of a column a trace builder is still appending to (a live snapshot:
+    /// not copied, see [`memscape_map::AppendVec`]).
+    Appended(memscape_map::Frozen<T>),
 }
 
 impl<T> Values<T> {
@@ -88,6 +91,7 @@ impl<T> Values<T> {
             Values::Owned(v) => v,
             Values::Shared(v) => v,
             Values::Mapped(v) => v,
+            Values::Appended(v) => v,
         }
     }
 }
@@ -123,6 +127,14 @@ impl<T> Column<T> {
     pub(crate) fn shared(values: Arc<Vec<T>>) -> Self {
         Self {
             value: OnceLock::from(Values::Shared(values)),
+            pending: None,
+        }
+    }
+
+    /// A column holding the frozen prefix of a growing column (cloning it clones the `Arc`).
+    pub(crate) fn appended(values: memscape_map::Frozen<T>) -> Self {
+        Self {
+            value: OnceLock::from(Values::Appended(values)),
             pending: None,
         }
     }
@@ -164,6 +176,7 @@ impl<T: Clone> Values<T> {
             Values::Owned(v) => v,
             Values::Shared(v) => Arc::unwrap_or_clone(v),
             Values::Mapped(v) => v.to_vec(),
+            Values::Appended(v) => v.to_vec(),
         }
     }
 }
@@ -207,7 +220,9 @@ impl<T: Clone> std::ops::DerefMut for Column<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         self.as_slice();
         self.pending = None;
-        if let Some(values @ (Values::Shared(_) | Values::Mapped(_))) = self.value.get() {
+        if let Some(values @ (Values::Shared(_) | Values::Mapped(_) | Values::Appended(_))) =
+            self.value.get()
+        {
             let owned = Values::Owned(values.as_slice().to_vec());
             self.value = OnceLock::from(owned);
         }
@@ -236,6 +251,7 @@ impl<T: Clone> Clone for Column<T> {
                 pending: None,
             },
             (Some(Values::Owned(values)), _) => values.clone().into(),
+            (Some(Values::Appended(values)), _) => Self::appended(values.clone()),
             (None, pending) => Self {
                 value: OnceLock::new(),
                 pending: pending.clone(),
