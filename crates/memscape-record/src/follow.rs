@@ -311,6 +311,7 @@ impl Follower {
             }
         }
         let now = Instant::now();
+        let mut new_events = 0;
         for (path, f) in &self.files {
             let (Some(reader), Some(fed)) = (&f.reader, live.fed.get_mut(path)) else {
                 continue;
@@ -333,10 +334,22 @@ impl Follower {
                 unrecorded: Some(p.unrecorded.clone()),
             };
             *fed = (i, p.events.len(), p.clock_pairs.len(), maps_len);
+            new_events += feed.events.len();
             live.converter.feed(i, feed, now, self.ended, false);
         }
+        let fed = now.elapsed();
         live.converter.advance(None);
-        live.converter.snapshot()
+        let advanced = now.elapsed();
+        let trace = live.converter.snapshot();
+        tracing::debug!(
+            target: "memscape_record::live",
+            new_events,
+            feed_ms = fed.as_secs_f64() * 1e3,
+            apply_ms = (advanced - fed).as_secs_f64() * 1e3,
+            snapshot_ms = (now.elapsed() - advanced).as_secs_f64() * 1e3,
+            "snapshot"
+        );
+        trace
     }
 
     /// [`Follower::snapshot`] rebuilt from the first event (every image cut at its watermark

@@ -589,15 +589,25 @@ type NodeMap =
 
 /// Deduplicated call stacks as a tree stored in columns: node `n` has parent `parent[n]` and
 /// frame `frames[n]`. Node 0 is the root. A block's `site` is the innermost frame's node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (Equality is that of the columns: the index of children follows from them.)
+#[derive(Debug, Clone)]
 pub struct CallTree {
     pub parent: Vec<u32>,
     pub frames: Vec<Frame>,
     /// (parent, ip, module) → node: the module keeps apart equal addresses of different
     /// programs (fixed-address executables) in a multi-process trace.
     /// (A multiply-rotate hasher: SipHash here was 7 % of converting a recording.)
+    /// Empty in a copy made by [`CallTree::without_index`] until a node is added.
     children: NodeMap,
 }
+
+impl PartialEq for CallTree {
+    fn eq(&self, other: &Self) -> bool {
+        self.parent == other.parent && self.frames == other.frames
+    }
+}
+
+impl Eq for CallTree {}
 
 impl Default for CallTree {
     fn default() -> Self {
@@ -622,6 +632,7 @@ impl CallTree {
     /// (parent, ip, module), so the same instruction reached through different callers stays
     /// distinct, and so do equal addresses in different programs.
     pub fn child(&mut self, parent: u32, frame: Frame) -> u32 {
+        self.index();
         let parent = if (parent as usize) < self.parent.len() {
             parent
         } else {
@@ -640,6 +651,7 @@ impl CallTree {
     /// Appends a node without deduplication (used when an input already numbers its nodes,
     /// so that its trace ids map one to one onto ours).
     pub(crate) fn push_raw(&mut self, parent: u32, frame: Frame) -> u32 {
+        self.index();
         let node = u32::try_from(self.parent.len()).unwrap_or(u32::MAX);
         let parent = if parent < node { parent } else { 0 };
         self.parent.push(parent);
@@ -660,6 +672,27 @@ impl CallTree {
             n = self.parent[n as usize];
         }
         out
+    }
+
+    /// A copy of the nodes without the index of children (a live snapshot's: the index is
+    /// the larger part of the tree, and only adding nodes needs it; rebuilt then).
+    pub(crate) fn without_index(&self) -> Self {
+        Self {
+            parent: self.parent.clone(),
+            frames: self.frames.clone(),
+            children: NodeMap::default(),
+        }
+    }
+
+    /// Rebuilds the index of children when a copy left it out.
+    fn index(&mut self) {
+        if self.children.is_empty() && self.parent.len() > 1 {
+            let columns = (
+                std::mem::take(&mut self.parent),
+                std::mem::take(&mut self.frames),
+            );
+            *self = Self::from_columns(columns.0, columns.1);
+        }
     }
 
     pub(crate) fn from_columns(parent: Vec<u32>, frames: Vec<Frame>) -> Self {

@@ -38,9 +38,10 @@ impl TraceBuilder {
     /// The trace of the events so far, as [`TraceBuilder::finish`] would make it (equal to it),
     /// while the builder goes on. The append-only block columns are shared (their values so
     /// far, no copy); the free side of the blocks (flags, free event and time, free site and
-    /// thread: 25 bytes a block) is copied, so a snapshot costs that copy plus the maps and
-    /// names (call tree, strings, threads, processes), not a copy of the builder. The event
-    /// order is left to be computed when read. Builders on ticks are copied and finished.
+    /// thread: 25 bytes a block) is copied, so a snapshot costs that copy plus the names
+    /// (call tree without its index of children, strings, threads, processes), not a copy of
+    /// the builder. The event order is left to be computed when read. Builders on ticks are
+    /// copied and finished.
     pub fn snapshot(&mut self, format: TraceFormat, has_addresses: bool) -> Trace {
         let Clock::PerEvent { last_ns } = self.clock else {
             return self.clone().finish(format, has_addresses);
@@ -113,7 +114,7 @@ impl TraceBuilder {
             meta,
             blocks,
             strings: self.strings.clone(),
-            call_tree: self.call_tree.clone(),
+            call_tree: self.call_tree.without_index(),
             threads: self.threads.clone(),
             thread_process,
             processes,
@@ -209,7 +210,13 @@ mod tests {
                         });
                         b.set_process(p);
                     }
-                    _ => {}
+                    _ => {
+                        let frame = crate::model::Frame {
+                            ip: x % 7,
+                            ..crate::model::Frame::default()
+                        };
+                        b.call_tree.child((x >> 30) as u32 % 4, frame);
+                    }
                 }
                 if x % 4 == 0 {
                     let snapshot = b.snapshot(TraceFormat::Msc, true);
@@ -219,6 +226,8 @@ mod tests {
                     assert_eq!(snapshot.event_order(), finished.event_order());
                     assert_eq!(snapshot.processes, finished.processes);
                     assert_eq!(snapshot.threads, finished.threads);
+                    assert_eq!(snapshot.call_tree, finished.call_tree);
+                    assert_eq!(snapshot.call_tree.len(), b.call_tree.len());
                     kept.push((snapshot, finished));
                 }
             }
