@@ -291,7 +291,8 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 }
             };
             tracing::info!(target: "memscape::live", "following {}", dir.display());
-            let mut follower = Follower::new(&dir, true);
+            // Keeps the trace so far, not the events read.
+            let mut follower = Follower::consuming(&dir, &name);
             let mut next = Instant::now();
             loop {
                 if !dir.is_dir() {
