@@ -232,14 +232,15 @@ impl Follower {
         }
     }
 
-    /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]).
-    pub(crate) fn with_budget(mut self, bytes: usize) -> Self {
+    /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]): memory then
+    /// holds what one poll read, however far behind the program the reader is.
+    pub fn with_budget(mut self, bytes: usize) -> Self {
         self.budget = Some(bytes);
         self
     }
 
     /// Whether the last poll read everything committed (no file stopped at its budget).
-    pub(crate) fn caught_up(&self) -> bool {
+    pub fn caught_up(&self) -> bool {
         self.files.values().all(|f| !f.behind)
     }
 
@@ -284,7 +285,8 @@ impl Follower {
         for f in self.files.values_mut() {
             read_new(f, complete, self.budget)?;
             if let (Some(reader), Some(applied)) = (&f.reader, &mut f.applied) {
-                applied.apply(reader, now, complete);
+                // (A file read up to its budget may have more below a gap.)
+                applied.apply(reader, now, complete && !f.behind);
             }
         }
         if let Some(source) = &self.consume {

@@ -365,7 +365,7 @@ fn record_following(
         let source = &source;
         let follower = scope.spawn(move || {
             let mut follower = match live {
-                Some(_) => Follower::consuming(dir, source),
+                Some(_) => Follower::consuming(dir, source).with_budget(READ_BUDGET),
                 None => Follower::new(dir, false),
             };
             let mut converter = sink.map(|sink| stream::Converter::new(source, Some(sink)));
@@ -458,9 +458,15 @@ fn record_following(
             finished.map_err(|e| ConvertError::Write(source.clone(), e))
         }
         Ok((mut follower, None)) if live.is_some() => {
-            // The last snapshot: everything, every gap closed.
-            if let Err(e) = follower.poll_to_end() {
-                return Err(kept(raw_dir, e.to_string()));
+            // The rest, a budget at a time; then the last snapshot: everything, every gap
+            // closed.
+            loop {
+                if let Err(e) = follower.poll_to_end() {
+                    return Err(kept(raw_dir, e.to_string()));
+                }
+                if follower.caught_up() {
+                    break;
+                }
             }
             if let Some((_, on_poll)) = live.as_mut() {
                 on_poll(&follower, true);

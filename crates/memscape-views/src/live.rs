@@ -35,6 +35,9 @@ pub enum LiveUpdate {
 /// How often a followed recording is read.
 pub const POLL_EVERY: Duration = Duration::from_millis(200);
 
+/// Most bytes of a shim file `follow` reads at once (about 230,000 events), as `record` does.
+const READ_BUDGET: usize = 2 << 20;
+
 /// The sending half, owned by the thread that reads the recording.
 pub struct LiveSender {
     tx: Sender<LiveUpdate>,
@@ -291,8 +294,9 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 }
             };
             tracing::info!(target: "memscape::live", "following {}", dir.display());
-            // Keeps the trace so far, not the events read.
-            let mut follower = Follower::consuming(&dir, &name);
+            // Keeps the trace so far, not the events read, and reads a bounded amount at a
+            // time (reading on at once while behind).
+            let mut follower = Follower::consuming(&dir, &name).with_budget(READ_BUDGET);
             let mut next = Instant::now();
             loop {
                 if !dir.is_dir() {
@@ -311,7 +315,7 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 }
                 if let Err(e) = follower.poll() {
                     if dir.is_dir() {
-                        let _ = follower.poll_to_end();
+                        while follower.poll_to_end().is_ok() && !follower.caught_up() {}
                         sender.fail(Some(&follower), e.to_string());
                         return;
                     }
@@ -320,6 +324,9 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 sender.offer(&follower);
                 if !sender.connected() {
                     return;
+                }
+                if !follower.caught_up() {
+                    continue;
                 }
                 next += POLL_EVERY;
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
