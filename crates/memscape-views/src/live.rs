@@ -190,6 +190,27 @@ pub fn carry_links(from: &Dataset, to: &Dataset) {
     if state.highlight.is_none() && state.picked_block.is_none() {
         return;
     }
+    // A consuming follower's snapshots, and the file written from the same merge, keep every
+    // block at its index: when the chosen blocks are the same at their indices, they are
+    // carried as they are (work in the blocks chosen, not in all blocks).
+    let (a, b) = (&old.trace.blocks, &new.trace.blocks);
+    let same_at = |i: u32| {
+        let i = i as usize;
+        i < a.len()
+            && i < b.len()
+            && (a.process[i], a.address[i], a.size[i], a.alloc_event[i])
+                == (b.process[i], b.address[i], b.size[i], b.alloc_event[i])
+    };
+    let highlight: &[u32] = state.highlight.as_deref().map_or(&[], |h| h.as_slice());
+    if highlight.iter().all(|&i| same_at(i)) && state.picked_block.is_none_or(same_at) {
+        if state.highlight.is_some() {
+            to.links.set_highlight(highlight.to_vec(), state.highlight_label);
+        }
+        if let Some(i) = state.picked_block {
+            to.links.pick_block(i);
+        }
+        return;
+    }
     let (old_keys, new_keys) = (block_keys(&old.trace), block_keys(&new.trace));
     let wanted: std::collections::HashSet<&BlockKey> = state
         .highlight
