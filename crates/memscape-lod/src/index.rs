@@ -168,7 +168,7 @@ impl LodIndex {
         let mut levels = Vec::new();
         for d in &meta.levels {
             let (co, cn) = slice(d.columns, 16, "level columns")?;
-            let (lo, ln) = slice(d.cells, 72, "level cells")?;
+            let (lo, ln) = slice(d.cells, std::mem::size_of::<CellRec>(), "level cells")?;
             let (bo, bn) = slice(d.buckets, 16, "level buckets")?;
             let columns = MappedSlice::new(Arc::clone(&map), co, cn)
                 .ok_or_else(|| bad("level columns outside the file"))?;

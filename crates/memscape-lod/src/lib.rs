@@ -44,8 +44,8 @@ pub use view::{LodBlock, LodView};
 /// First bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
 /// Format version of index files (2: threads coloured from the 64-colour palette, 16-bit
-/// bounding boxes).
-pub const VERSION: u32 = 2;
+/// bounding boxes; 3: cells' joint masks of eighths, 80-byte cells).
+pub const VERSION: u32 = 3;
 
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]
