@@ -464,8 +464,8 @@ fn add_few(
         let a = &mut sums.acc[i];
         match ctx.mode {
             ColorMode::Categorical => {
-                for c in 0..3 {
-                    a[c] += (cs.c[c] * g) as f32;
+                for (v, c) in a.iter_mut().zip(cs.c) {
+                    *v += (c * g) as f32;
                 }
             }
             ColorMode::Quantitative => {

@@ -307,17 +307,16 @@ impl AllocMapPane {
         let times = self.binned.times(self.shown.axis).clone();
         let lod = self.lod_map();
         // One worker per open index, kept while the index is shown.
-        if let Some(l) = &lod {
-            if self
+        if let Some(l) = &lod
+            && self
                 .refiner
                 .as_ref()
                 .is_none_or(|r| !Arc::ptr_eq(r.lod(), l))
-            {
-                self.refiner = memscape_views::alloc_map::lod_refine::LodRefiner::new(
-                    l.clone(),
-                    Some(ctx.clone()),
-                );
-            }
+        {
+            self.refiner = memscape_views::alloc_map::lod_refine::LodRefiner::new(
+                l.clone(),
+                Some(ctx.clone()),
+            );
         }
         let refiner = lod.as_ref().and(self.refiner.clone());
         let stale = self.data.as_ref().is_none_or(|d| {
