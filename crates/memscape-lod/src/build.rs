@@ -314,6 +314,8 @@ pub struct LodBuilder {
     last_t0: u64,
     since_flush: u32,
     blocks: u64,
+    /// The heap-size curve.
+    curve: crate::curve::CurveBuilder,
 }
 
 fn floor_log2(v: u64) -> u32 {
@@ -391,7 +393,9 @@ impl LodBuilder {
                 coloring: String::new(),
                 copy_min_c: min_c,
                 copy_min_d: min_d,
+                curve: Vec::new(),
             },
+            curve: crate::curve::CurveBuilder::new(extent_t),
             lines,
             classes: HashMap::new(),
             min_class_c: min_c,
@@ -404,8 +408,14 @@ impl LodBuilder {
     }
 
     /// Adds the next block, block number `id` of the trace (blocks must come by increasing
-    /// `t0`).
+    /// `t0`), freed at its end.
     pub fn push(&mut self, id: u64, b: &LodBlock) -> Result<(), LodError> {
+        self.push_block(id, b, false)
+    }
+
+    /// [`Self::push`] of a block that may never have been freed (`never_freed`: it ends with
+    /// the trace, and stays in the heap-size curve to the end).
+    pub fn push_block(&mut self, id: u64, b: &LodBlock, never_freed: bool) -> Result<(), LodError> {
         let w = b.width();
         let s = b.size;
         let fw = floor_log2(w);
@@ -417,6 +427,8 @@ impl LodBuilder {
             });
         }
         self.last_t0 = b.t0;
+        self.curve
+            .push(b.t0, if never_freed { u64::MAX } else { b.t1 }, b.size);
         let log_t = u32::from(self.meta.log_t);
         let log_y = u32::from(self.meta.log_y);
         let color = crate::eq1::unpack_linear(b.color);
@@ -599,8 +611,21 @@ impl LodBuilder {
                 });
             }
         }
+        let mut curve = Vec::new();
+        for (log_bin, p, n) in self.curve.finish(&self.dir)? {
+            curve.push(crate::curve::CurveLevelDesc {
+                log_bin,
+                bins: section(
+                    p,
+                    n,
+                    std::mem::size_of::<crate::curve::CurveBin>() as u64,
+                    &mut parts,
+                ),
+            });
+        }
         meta.levels = levels;
         meta.classes = classes;
+        meta.curve = curve;
         let json = serde_json::to_vec(&meta).map_err(|e| LodError::Format(e.to_string()))?;
         let header_len = (8 + 4 + 8 + json.len() as u64).next_multiple_of(8);
         let tmp = path.with_extension("lod.partial");
