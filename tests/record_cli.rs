@@ -95,9 +95,23 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
     );
     let default: serde_json::Value = serde_json::from_slice(&default.stdout).unwrap();
     assert_eq!(default["total_bytes"], largest["peak_live_bytes"]);
-    let chosen = json(&["heaptree", "--peak", "--json", "--process", &largest_pid, path]);
+    let chosen = json(&[
+        "heaptree",
+        "--peak",
+        "--json",
+        "--process",
+        &largest_pid,
+        path,
+    ]);
     assert_eq!(default, chosen);
-    let all = json(&["heaptree", "--peak", "--json", "--group", "process,line", path]);
+    let all = json(&[
+        "heaptree",
+        "--peak",
+        "--json",
+        "--group",
+        "process,line",
+        path,
+    ]);
     assert_eq!(all["total_bytes"], info["peak_live_bytes"]);
     let one = dir.path().join("sort.msc");
     let converted = memscape()
