@@ -5,16 +5,10 @@
 //! at the end; a zoomed window reads the same peak from a finer level.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::atomic::AtomicBool;
+mod common;
 
-use memscape_lod::sidecar::{self, Coloring};
-use memscape_lod::source::palette_color;
+use memscape_lod::LodIndex;
 use memscape_lod::trace_source::TraceFile;
-use memscape_lod::{BuildParams, LodIndex};
-
-fn color(t: u32, _s: u32, _z: u64, _l: u64) -> (u32, f32) {
-    (palette_color(t), 0.0)
-}
 
 #[test]
 fn the_index_curve_holds_the_traces_peak_and_end() {
@@ -30,22 +24,7 @@ fn the_index_curve_holds_the_traces_peak_and_end() {
     assert!(peak > 0);
     let file = TraceFile::from_trace(t);
     let dir = tempfile::tempdir().unwrap();
-    let trace_path = dir.path().join("t.msc");
-    std::fs::write(&trace_path, b"stand-in").unwrap();
-    let out = sidecar::index_path(&trace_path, "thread");
-    sidecar::build(
-        &file,
-        &trace_path,
-        &out,
-        Coloring {
-            name: "thread",
-            color: &color,
-        },
-        &BuildParams::default(),
-        &mut |_, _| {},
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    let out = common::build_index(&file, dir.path());
     let index = LodIndex::open(&out).unwrap();
     let te = index.meta.extent_t;
     assert!(index.curve.len() > 5, "{} curve levels", index.curve.len());

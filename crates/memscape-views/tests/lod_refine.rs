@@ -8,46 +8,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use memscape_render::RgbaImage;
 use memscape_render::alloc_map::{ColorMode, CushionKind};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
-use memscape_render::{OffscreenTarget, RgbaImage};
 use memscape_views::alloc_map::lod_refine::{Drawn, LodRefiner};
-use memscape_views::gpu::{GpuRegistry, PaintOptions, PaneKey, PanePicture};
+use memscape_views::gpu::{GpuRegistry, PaneKey};
 use memscape_views::picture::{Layer, MapData, MapStyle, Picture};
 
 mod common;
-use common::ctx;
-
-/// `picture` prepared and painted through the registry under `key`, as the GUI does it.
-fn through_bridge(registry: &mut GpuRegistry, key: &PaneKey, picture: &Picture) -> RgbaImage {
-    let ctx = ctx();
-    let (w, h) = memscape_views::headless::picture_pixels(picture);
-    let target = OffscreenTarget::new(ctx, w, h).unwrap();
-    if let Some(background) = picture.background {
-        target.clear(ctx, background);
-    }
-    let screen = egui_wgpu::ScreenDescriptor {
-        size_in_pixels: [w, h],
-        pixels_per_point: 1.0,
-    };
-    let options = PaintOptions::default();
-    let pane = PanePicture {
-        key: key.get(),
-        rect: egui::Rect::from_min_size(egui::Pos2::ZERO, picture.size),
-        picture,
-        options: &options,
-    };
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    registry.prepare(&ctx.device, &ctx.queue, &screen, &mut encoder, &pane);
-    {
-        let mut pass = target.begin_pass(&mut encoder, "refine test", None);
-        registry.paint(&mut pass, &screen, &pane);
-    }
-    ctx.queue.submit([encoder.finish()]);
-    target.read(ctx).unwrap()
-}
+use common::{ctx, through_bridge};
 
 /// `picture`'s map layer drawn by `refiner` (the GUI's way) instead of on the spot.
 fn refined(mut picture: Picture, refiner: &Arc<LodRefiner>) -> Picture {
