@@ -178,6 +178,29 @@ pub enum LodDrawn {
     },
 }
 
+/// `blocks` (found through an index) uploaded for the exact GPU pipeline.
+pub fn upload_blocks(
+    device: &wgpu::Device,
+    pipelines: &AllocMapPipelines,
+    blocks: &[memscape_lod::LodBlock],
+) -> AllocMapData {
+    let (gpu, times): (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) = blocks
+        .iter()
+        .map(|b| {
+            (
+                AllocBlockGpu {
+                    addr: memscape_render::u64_split::split(b.y),
+                    size: memscape_render::u64_split::split(b.size),
+                    color: b.color,
+                    attr: b.attr,
+                },
+                BlockTimeGpu::new(b.t0, b.t1),
+            )
+        })
+        .unzip();
+    AllocMapData::upload(device, pipelines, &gpu, &times)
+}
+
 /// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
 /// target) from `lod`: the exact GPU pipeline when few blocks are in view, else the index's
 /// sums. Returns the upload the exact path drew from (keep it until the commands are
@@ -198,21 +221,7 @@ pub fn prepare(
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
     if let Some(blocks) = lod.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
-        let (gpu, times): (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) = blocks
-            .iter()
-            .map(|b| {
-                (
-                    AllocBlockGpu {
-                        addr: memscape_render::u64_split::split(b.y),
-                        size: memscape_render::u64_split::split(b.size),
-                        color: b.color,
-                        attr: b.attr,
-                    },
-                    BlockTimeGpu::new(b.t0, b.t1),
-                )
-            })
-            .unzip();
-        let data = AllocMapData::upload(device, pipelines, &gpu, &times);
+        let data = upload_blocks(device, pipelines, &blocks);
         frame.prepare_with(
             device,
             queue,
@@ -268,6 +277,7 @@ pub fn picture(
             times: Arc::new(Vec::new()),
             selection: None,
             lod: Some(lod),
+            refiner: None,
         }),
         window: MapWindow {
             t0: t0 as f64,
