@@ -290,7 +290,11 @@ impl Follower {
             }
         }
         if let Some(source) = &self.consume {
-            let taken = self.live.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+            let taken = self
+                .live
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
             let mut live = taken.unwrap_or_else(|| LiveMerge::new(source));
             self.feed(&mut live.converter, now, complete);
             let fed = now.elapsed();

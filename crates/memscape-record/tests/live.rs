@@ -185,7 +185,10 @@ fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted
         for i in 0..n {
             let freed = s.blocks.free_event[i] < s.meta.events;
             if freed {
-                assert_eq!(s.blocks.free_event[i], end.blocks.free_event[i], "block {i}");
+                assert_eq!(
+                    s.blocks.free_event[i], end.blocks.free_event[i],
+                    "block {i}"
+                );
             } else {
                 assert!(end.blocks.free_event[i] >= s.meta.events, "block {i}");
             }

@@ -10,9 +10,8 @@ use memscape_io::{Location, Warnings};
 use memscape_map::AppendVec;
 
 use crate::model::{
-    BlockColumns, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC,
-    FLAG_MMAP, FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace, TraceFormat, TraceMeta,
-    USABLE_UNKNOWN,
+    BlockColumns, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP,
+    FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
 };
 use crate::process::{Pool, Process};
 use crate::ticks::TickClock;
@@ -24,8 +23,8 @@ mod drain;
 mod finish;
 /// `TraceBuilder::snapshot`: the trace so far, sharing the append-only columns.
 mod snapshot;
-use snapshot::GrowingBlocks;
 pub use drain::Drained;
+use snapshot::GrowingBlocks;
 
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a
 /// real allocation and is reported as absurd instead of stretching every view.

@@ -204,7 +204,8 @@ pub fn carry_links(from: &Dataset, to: &Dataset) {
     let highlight: &[u32] = state.highlight.as_deref().map_or(&[], |h| h.as_slice());
     if highlight.iter().all(|&i| same_at(i)) && state.picked_block.is_none_or(same_at) {
         if state.highlight.is_some() {
-            to.links.set_highlight(highlight.to_vec(), state.highlight_label);
+            to.links
+                .set_highlight(highlight.to_vec(), state.highlight_label);
         }
         if let Some(i) = state.picked_block {
             to.links.pick_block(i);

@@ -187,7 +187,11 @@ mod tests {
                 time += x % 5;
                 let address = 0x1000 + (x >> 16) % 64 * 16;
                 let usable = if x & 0x100 != 0 { 48 } else { USABLE_UNKNOWN };
-                let thread = if round % 2 == 1 { (x >> 40) as u32 % 3 } else { 0 };
+                let thread = if round % 2 == 1 {
+                    (x >> 40) as u32 % 3
+                } else {
+                    0
+                };
                 match x % 11 {
                     0..=3 => {
                         b.alloc(step, time, address, x % 40 + 1, usable, thread, 1);
@@ -222,7 +226,10 @@ mod tests {
                     let snapshot = b.snapshot(TraceFormat::Msc, true);
                     let finished = b.clone().finish(TraceFormat::Msc, true);
                     assert_eq!(snapshot.meta, finished.meta, "round {round} step {step}");
-                    assert_eq!(snapshot.blocks, finished.blocks, "round {round} step {step}");
+                    assert_eq!(
+                        snapshot.blocks, finished.blocks,
+                        "round {round} step {step}"
+                    );
                     assert_eq!(snapshot.event_order(), finished.event_order());
                     assert_eq!(snapshot.processes, finished.processes);
                     assert_eq!(snapshot.threads, finished.threads);
@@ -232,7 +239,10 @@ mod tests {
                 }
             }
             for (snapshot, finished) in &kept {
-                assert_eq!(snapshot.blocks, finished.blocks, "round {round}: changed after");
+                assert_eq!(
+                    snapshot.blocks, finished.blocks,
+                    "round {round}: changed after"
+                );
                 assert_eq!(snapshot.meta, finished.meta);
             }
             let end = b.snapshot(TraceFormat::Msc, true);
