@@ -110,15 +110,7 @@ impl TraceBuilder {
             }
         }
         // Every column full length (the sparse ones are filled in up to a block on demand).
-        let b = &mut self.blocks;
-        if b.size.len() < n {
-            let from = b.size.len();
-            b.size.extend_from_slice(&b.requested_size[from..n]);
-        }
-        b.usable_size.resize(n, USABLE_UNKNOWN);
-        b.thread.resize(n, 0);
-        self.process_column.resize(n, 0);
-        self.pool_column.resize(n, 0);
+        self.fill_append_columns();
         for column in [&mut self.free_site, &mut self.free_thread] {
             column.resize(n, 0);
         }

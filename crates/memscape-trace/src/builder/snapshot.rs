@@ -50,16 +50,8 @@ impl TraceBuilder {
         let events = self.events;
         // The columns kept empty while they only repeat the others are filled in now (the
         // builder appends to them from here on), so that they can be shared too.
-        let b = &mut self.blocks;
-        if b.size.len() < n {
-            let from = b.size.len();
-            b.size.extend_from_slice(&b.requested_size[from..n]);
-        }
-        b.usable_size.resize(n, USABLE_UNKNOWN);
-        b.thread.resize(n, 0);
-        b.alloc_time_ns.resize(n, 0);
-        self.process_column.resize(n, 0);
-        self.pool_column.resize(n, 0);
+        self.fill_append_columns();
+        self.blocks.alloc_time_ns.resize(n, 0);
         let b = &self.blocks;
         let mut free_event = b.free_event.clone();
         let mut free_time_ns = b.free_time_ns.clone();
@@ -122,6 +114,21 @@ impl TraceBuilder {
             warnings: self.warnings.clone(),
             event_order_cache: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Fills the append-only columns kept empty while they only repeat the others (extent,
+    /// usable size, thread, process, pool) up to every block.
+    pub(super) fn fill_append_columns(&mut self) {
+        let n = self.blocks.len();
+        let b = &mut self.blocks;
+        if b.size.len() < n {
+            let from = b.size.len();
+            b.size.extend_from_slice(&b.requested_size[from..n]);
+        }
+        b.usable_size.resize(n, USABLE_UNKNOWN);
+        b.thread.resize(n, 0);
+        self.process_column.resize(n, 0);
+        self.pool_column.resize(n, 0);
     }
 
     /// The trace's metadata as it stands.
