@@ -498,11 +498,22 @@ fn record_following(
     })
 }
 
-/// The `.msc` choices of a recording: its time resolution, zstd level 12 (the default: lower
-/// levels were at most a fifth faster to encode but put the file over heaptrack's).
+/// zstd level of a recording's `.msc` (`MEMSCAPE_ZSTD_LEVEL` to change it). The segments are
+/// encoded while the program runs, on the recorder's CPU: on cc1plus (6.2 M events, load 10)
+/// level 12 took 11.0 s of CPU for the whole record and gave 15.2 MB, level 3 8.0 s and 16.4 MB
+/// (heaptrack's `.raw.zst`: 18.7 MB); level 1 18.2 MB for no less CPU. BENCHMARKS.md.
+pub const RECORD_ZSTD_LEVEL: i32 = 3;
+
+/// The `.msc` choices of a recording: its time resolution, zstd level [`RECORD_ZSTD_LEVEL`].
 fn msc_options(options: &RecordOptions) -> memscape_trace::msc::MscOptions {
     memscape_trace::msc::MscOptions {
         time_resolution_log2: options.time_resolution_log2,
+        zstd_level: Some(
+            std::env::var("MEMSCAPE_ZSTD_LEVEL")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(RECORD_ZSTD_LEVEL),
+        ),
         ..Default::default()
     }
 }

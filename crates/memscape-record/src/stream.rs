@@ -32,6 +32,32 @@ pub const MARGIN: Duration = Duration::from_millis(250);
 /// A queue of events to apply emptied with more room than this (events) is given back.
 const SHRINK_READY: usize = 1 << 17;
 
+/// A multiply-shift hasher for the per-event maps keyed by small ids (stack ids, tids):
+/// SipHash there was a tenth of the merge thread's time on cc1plus.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(32);
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// An event waiting for its turn in sequence order (ties: the order read).
 #[derive(Clone, Copy)]
 struct Queued {
@@ -122,16 +148,19 @@ struct Image {
     /// The latest event time, unclamped (since the origin).
     latest: u64,
     stacks: HashMap<u32, Vec<u64>>,
-    sites: HashMap<u32, u32>,
+    /// Stack id → call-tree leaf: looked up for every event.
+    sites: IdMap<u32>,
     mappings: Vec<Mapping>,
     thread_names: HashMap<u32, String>,
     pool_names: HashMap<u32, String>,
-    threads: HashMap<u32, u32>,
+    threads: IdMap<u32>,
+    /// The last event's (tid, thread): runs of one thread skip the two lookups per event.
+    last_thread: Option<(u32, u32)>,
     pools: HashMap<u64, u32>,
     reallocs: u64,
     mmaps: u64,
     munmaps: u64,
-    tids: HashSet<u32>,
+    tids: HashSet<u32, std::hash::BuildHasherDefault<IdHasher>>,
     /// The image's own exit record (seq, ns, code) and destructor record (seq, ns).
     exit: Option<(u64, u64, i32)>,
     end_record: Option<(u64, u64)>,
@@ -301,16 +330,17 @@ impl Converter {
                 clamped: start,
                 latest: start,
                 stacks: HashMap::new(),
-                sites: HashMap::new(),
+                sites: IdMap::default(),
                 mappings: Vec::new(),
                 thread_names: HashMap::new(),
                 pool_names: HashMap::new(),
-                threads: HashMap::new(),
+                threads: IdMap::default(),
+                last_thread: None,
                 pools: HashMap::new(),
                 reallocs: 0,
                 mmaps: 0,
                 munmaps: 0,
-                tids: HashSet::new(),
+                tids: HashSet::default(),
                 exit: None,
                 end_record: None,
                 unrecorded: Vec::new(),
@@ -464,15 +494,23 @@ impl Converter {
         let image = &mut self.images[i];
         let builder = &mut self.builder;
         builder.set_process(image.process);
-        let thread = *image.threads.entry(e.tid).or_insert_with(|| {
-            builder.thread(&match image.thread_names.get(&e.tid) {
-                Some(name) => format!("{name} ({})", e.tid),
-                None => format!("tid {}", e.tid),
-            })
-        });
-        if e.kind != raw::KIND_PROCESS {
-            image.tids.insert(e.tid);
-        }
+        let thread = match image.last_thread {
+            Some((tid, thread)) if tid == e.tid => thread,
+            _ => {
+                let thread = *image.threads.entry(e.tid).or_insert_with(|| {
+                    builder.thread(&match image.thread_names.get(&e.tid) {
+                        Some(name) => format!("{name} ({})", e.tid),
+                        None => format!("tid {}", e.tid),
+                    })
+                });
+                // Only events count a thread as the image's (a process record does not).
+                if e.kind != raw::KIND_PROCESS {
+                    image.tids.insert(e.tid);
+                    image.last_thread = Some((e.tid, thread));
+                }
+                thread
+            }
+        };
         match (e.kind, e.function) {
             (raw::KIND_ALLOC, raw::FN_POOL_ALLOC) => match image.pools.get(&e.usable) {
                 Some(&pool) => {
