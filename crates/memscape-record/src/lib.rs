@@ -518,14 +518,19 @@ fn msc_options(options: &RecordOptions) -> memscape_trace::msc::MscOptions {
     }
 }
 
-/// Blocks per segment of a recording's `.msc` (version 6): `MEMSCAPE_SEGMENT_BLOCKS`, else
-/// `memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS` (2^20: ~150 MB of columns and codes at once).
+/// Blocks per segment of a recording's `.msc` (version 6), unless `MEMSCAPE_SEGMENT_BLOCKS`
+/// says otherwise: 2^18, a quarter of `memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS`. The
+/// last segment (the blocks ended since the last cut, and the live ones) is encoded after the
+/// program's exit: on cc1plus, 2^20 left ~1 s of encoding there, 2^18 ~0.1 s, for a file
+/// 1–3 % larger (BENCHMARKS.md).
+pub const RECORD_SEGMENT_BLOCKS: usize = 1 << 18;
+
 fn segment_blocks() -> usize {
     std::env::var("MEMSCAPE_SEGMENT_BLOCKS")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .filter(|&n: &usize| n > 0)
-        .unwrap_or(memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS)
+        .unwrap_or(RECORD_SEGMENT_BLOCKS)
 }
 
 /// Converts a raw recording kept by a failed `record` (a directory of `.msr` files) into one

@@ -713,15 +713,16 @@ impl Converter {
         let Some(mut sink) = self.sink.take() else {
             return Err(std::io::Error::other("no output file"));
         };
-        drop(sink.tx.take());
-        let mut writer = match sink.writer.take().map(|h| h.join()) {
-            Some(Ok(writer)) => writer?,
-            _ => return Err(std::io::Error::other("the segment writer failed")),
-        };
+        // The last segment (the live blocks) goes to the writer thread like the others, and
+        // is encoded while this thread symbolizes.
         let phase = Instant::now();
-        if let Some(last) = self.builder.drain(true) {
-            writer.push(&last.blocks(), Some(&last.events()))?;
+        if let Some(last) = self.builder.drain(true)
+            && let Some(tx) = &sink.tx
+        {
+            // The writer failed: its error is reported by the join below.
+            let _ = tx.send(last);
         }
+        drop(sink.tx.take());
         crate::phase_done("last segment", phase);
         let builder = std::mem::replace(&mut self.builder, TraceBuilder::with_event_times(""));
         let mut rest = builder.finish(TraceFormat::Msc, true);
@@ -729,6 +730,12 @@ impl Converter {
         let phase = Instant::now();
         let _ = memscape_trace::symbolize::symbolize(&mut rest);
         crate::phase_done("symbolize", phase);
+        let phase = Instant::now();
+        let writer = match sink.writer.take().map(|h| h.join()) {
+            Some(Ok(writer)) => writer?,
+            _ => return Err(std::io::Error::other("the segment writer failed")),
+        };
+        crate::phase_done("segments written", phase);
         let reports = self.reports(&rest);
         writer.finish(&rest)?.commit()?;
         Ok((reports, unrecorded))
