@@ -58,6 +58,41 @@ impl std::hash::Hasher for IdHasher {
 
 type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
 
+/// Stack id → call-tree leaf. The shim numbers an image's stacks 1, 2, 3, …: a vector by id
+/// (4 bytes each, [`Sites::UNKNOWN`] where none yet) is a quarter of a hash map's memory
+/// and one load per event, where the map's probes missed the cache on most events of
+/// cc1plus (hundreds of thousands of stacks). Ids far beyond the stacks read (a damaged
+/// file) go to the map, so that no vector is sized by an unchecked field.
+#[derive(Default)]
+struct Sites {
+    dense: Vec<u32>,
+    sparse: IdMap<u32>,
+}
+
+impl Sites {
+    const UNKNOWN: u32 = u32::MAX;
+
+    fn get(&self, stack: u32) -> Option<u32> {
+        match self.dense.get(stack as usize) {
+            Some(&site) if site != Self::UNKNOWN => Some(site),
+            _ => self.sparse.get(&stack).copied(),
+        }
+    }
+
+    /// `dense_up_to`: ids below it may be kept in the vector.
+    fn insert(&mut self, stack: u32, site: u32, dense_up_to: usize) {
+        let i = stack as usize;
+        if i < dense_up_to && site != Self::UNKNOWN {
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, Self::UNKNOWN);
+            }
+            self.dense[i] = site;
+        } else {
+            self.sparse.insert(stack, site);
+        }
+    }
+}
+
 /// An event waiting for its turn in sequence order (ties: the order read).
 #[derive(Clone, Copy)]
 struct Queued {
@@ -149,7 +184,7 @@ struct Image {
     latest: u64,
     stacks: HashMap<u32, Vec<u64>>,
     /// Stack id → call-tree leaf: looked up for every event.
-    sites: IdMap<u32>,
+    sites: Sites,
     mappings: Vec<Mapping>,
     thread_names: HashMap<u32, String>,
     pool_names: HashMap<u32, String>,
@@ -330,7 +365,7 @@ impl Converter {
                 clamped: start,
                 latest: start,
                 stacks: HashMap::new(),
-                sites: IdMap::default(),
+                sites: Sites::default(),
                 mappings: Vec::new(),
                 thread_names: HashMap::new(),
                 pool_names: HashMap::new(),
@@ -476,14 +511,15 @@ impl Converter {
     /// The call-tree leaf of a stack of image `i` (resolved on first use).
     fn site(&mut self, i: usize, stack: u32) -> u32 {
         let image = &mut self.images[i];
-        if let Some(&site) = image.sites.get(&stack) {
+        if let Some(site) = image.sites.get(stack) {
             return site;
         }
         let Some(frames) = image.stacks.get(&stack) else {
             return 0;
         };
         let node = leaf(&mut self.builder, frames, &image.mappings);
-        image.sites.insert(stack, node);
+        let dense_up_to = image.stacks.len().saturating_mul(2).saturating_add(4096);
+        image.sites.insert(stack, node, dense_up_to);
         node
     }
 
@@ -645,7 +681,7 @@ impl Converter {
             let mut unused: Vec<u32> = self.images[i]
                 .stacks
                 .keys()
-                .filter(|id| !self.images[i].sites.contains_key(id))
+                .filter(|&&id| self.images[i].sites.get(id).is_none())
                 .copied()
                 .collect();
             unused.sort_unstable();
