@@ -313,10 +313,8 @@ impl AllocMapPane {
                 .as_ref()
                 .is_none_or(|r| !Arc::ptr_eq(r.lod(), l))
         {
-            self.refiner = memscape_views::lod_refine::LodRefiner::new(
-                l.clone(),
-                Some(ctx.clone()),
-            );
+            self.refiner =
+                memscape_views::lod_refine::LodRefiner::new(l.clone(), Some(ctx.clone()));
         }
         let refiner = lod.as_ref().and(self.refiner.clone());
         let stale = self.data.as_ref().is_none_or(|d| {
