@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use memscape_render::RgbaImage;
 use memscape_render::alloc_map::{ColorMode, CushionKind};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
-use memscape_views::alloc_map::lod_refine::{Drawn, LodRefiner};
 use memscape_views::gpu::{GpuRegistry, PaneKey};
+use memscape_views::lod_refine::{Drawn, LodRefiner};
 use memscape_views::picture::{Layer, MapData, MapStyle, Picture};
 
 mod common;

@@ -100,7 +100,7 @@ pub struct AllocMapPane {
     /// A big trace's level-of-detail index, opened on its own thread.
     lod: Option<lod::LodOpener>,
     /// Its frames, computed off the UI thread once it is open (the paint bridge asks).
-    refiner: Option<Arc<memscape_views::alloc_map::lod_refine::LodRefiner>>,
+    refiner: Option<Arc<memscape_views::lod_refine::LodRefiner>>,
 }
 
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
@@ -313,10 +313,8 @@ impl AllocMapPane {
                 .as_ref()
                 .is_none_or(|r| !Arc::ptr_eq(r.lod(), l))
         {
-            self.refiner = memscape_views::alloc_map::lod_refine::LodRefiner::new(
-                l.clone(),
-                Some(ctx.clone()),
-            );
+            self.refiner =
+                memscape_views::lod_refine::LodRefiner::new(l.clone(), Some(ctx.clone()));
         }
         let refiner = lod.as_ref().and(self.refiner.clone());
         let stale = self.data.as_ref().is_none_or(|d| {

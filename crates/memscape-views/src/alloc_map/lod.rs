@@ -28,9 +28,7 @@ use crate::picture::{Layer, MapData, MapLayer, MapStyle, MapWindow, Picture};
 /// overrides it).
 pub const DEFAULT_LOD_BLOCKS: u64 = 2_000_000;
 
-/// The most blocks in view that are drawn by the exact GPU pipeline (40 bytes each on the GPU:
-/// 80 MB) rather than from the index's sums.
-pub const EXACT_GPU_MAX_BLOCKS: usize = 2_000_000;
+pub use crate::lod_refine::EXACT_GPU_MAX_BLOCKS;
 
 /// The colourings the index draws (others are drawn exactly).
 pub const LOD_COLORINGS: &str = "thread";

@@ -7,7 +7,7 @@
 //!   around the maps;
 //! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless;
 //! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen);
-//!   `lod_refine`: the GUI's worker that computes those frames off the UI thread.
+//!   (`crate::lod_refine` is the GUI's worker that computes those frames off the UI thread.)
 
 pub mod bins;
 pub mod camera;
@@ -18,7 +18,6 @@ pub mod decorate;
 pub mod free_sites;
 pub mod layout;
 pub mod lod;
-pub mod lod_refine;
 pub mod scene;
 pub mod settings;
 pub mod stacked;

@@ -1,6 +1,6 @@
 //! The paint bridge's map layers drawn from a big trace's level-of-detail index
 //! (`alloc_map::lod`): computed on the spot (headless pictures), or asked of the GUI's worker
-//! (`alloc_map::lod_refine`) with its newest picture drawn stretched to the view.
+//! (`lod_refine`) with its newest picture drawn stretched to the view.
 
 use std::sync::Arc;
 
@@ -68,13 +68,13 @@ impl PanePicture<'_> {
         reg: &mut GpuRegistry,
         pane: &mut PaneGpu,
         m: &MapLayer,
-        refiner: &crate::alloc_map::lod_refine::LodRefiner,
+        refiner: &crate::lod_refine::LodRefiner,
         view: &AllocMapView,
         size: [u32; 2],
         origin: [f32; 2],
         key: u64,
     ) {
-        use crate::alloc_map::lod_refine::Drawn;
+        use crate::lod_refine::Drawn;
         let size = [size[0].max(1), size[1].max(1)];
         let lv = view.eq1(size);
         let done = refiner.want(m.slot, &lv);
