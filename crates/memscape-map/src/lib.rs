@@ -1,7 +1,10 @@
 //! Read-only memory mappings of files ([`Mapping`]) and typed slices borrowed from them
 //! ([`MappedSlice`]), so that memscape-trace can hand a column of an `.msc` file to the views
-//! without copying or decoding it. This crate is allowed `unsafe` for exactly two things: the
-//! `mmap` call and turning a checked pointer into a slice; everything it exposes is safe.
+//! without copying or decoding it, and append-only vectors whose prefixes are shared without
+//! copying ([`AppendVec`], [`Frozen`]: a live recording's block columns, see `append.rs`).
+//! This crate is allowed `unsafe` for exactly three things: the `mmap` call, turning a checked
+//! pointer into a slice, and the append-only vectors' one allocation (written only past every
+//! shared prefix); everything it exposes is safe.
 //!
 //! What a mapping cannot promise (the reason `memmap2::Mmap::map` is `unsafe`): if another
 //! process truncates the file while it is mapped, reading the lost pages raises `SIGBUS`; if
@@ -14,6 +17,9 @@
 
 use std::fs::File;
 use std::sync::Arc;
+
+mod append;
+pub use append::{AppendVec, Frozen};
 
 /// A whole file mapped read-only.
 #[derive(Debug)]

@@ -2,8 +2,9 @@
 //! -- PROG ARGS…`: what `memscape record` does, for benchmarks and trying the recorder without
 //! the GUI binary. Prints the report as JSON and exits with the program's status.
 //! `--snapshots`: what `memscape record --live` does for its views, without them: a trace
-//! snapshot (`Follower::snapshot`, appended to the previous one) after each read, as often as
-//! they can be made (at most every 50 ms), each one's time and size on stderr.
+//! snapshot (`Follower::snapshot` of the consuming follower: the merge goes on as the files
+//! are read, the snapshot shares its columns) after each read, as often as they can be made
+//! (at most every 50 ms), each one's time and size on stderr.
 
 use std::path::PathBuf;
 
@@ -34,7 +35,7 @@ fn main() {
             }
             "--no-stacks" => no_stacks = true,
             "--live" => live = true,
-            "--snapshots" | "--snapshots-rebuilt" => snapshots = true,
+            "--snapshots" => snapshots = true,
             "--time-resolution" => match args.next().map(|r| parse_time_resolution(&r)) {
                 Some(Ok(k)) => time_resolution_log2 = k,
                 Some(Err(e)) => {
@@ -66,18 +67,12 @@ fn main() {
     };
     let result = if snapshots {
         let started = std::time::Instant::now();
-        // `--snapshots-rebuilt`: each snapshot rebuilt from the first event (the reference).
-        let rebuilt = std::env::args().any(|a| a == "--snapshots-rebuilt");
         memscape_record::record_observed(
             &options,
             std::time::Duration::from_millis(50),
             &mut |follower, ended| {
                 let at = std::time::Instant::now();
-                let trace = if rebuilt {
-                    follower.rebuilt_snapshot("live")
-                } else {
-                    follower.snapshot("live")
-                };
+                let trace = follower.snapshot("live");
                 eprintln!(
                     "record: snapshot at {:.2} s: {} events, {} blocks in {:.1} ms{}",
                     started.elapsed().as_secs_f64(),

@@ -77,8 +77,9 @@ impl std::fmt::Display for LiveSummary {
 struct Applied {
     /// Index of the first event of the reader not yet queued.
     queued: usize,
-    /// Queued events: (seq, index into the reader's events).
-    pending: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Queued events: (seq, kind, address, size) (a consuming follower hands the reader's
+    /// events over after each poll: what waits here is copied).
+    pending: BinaryHeap<Reverse<(u64, u8, u64, u64)>>,
     /// The watermark: every event below it is applied.
     next_seq: u64,
     /// Since when the smallest pending sequence number has been above the watermark.
@@ -93,12 +94,13 @@ impl Applied {
     /// them, the recording has ended).
     fn apply(&mut self, reader: &RawReader, now: Instant, complete: bool) {
         let events = &reader.process.events;
-        for (i, e) in events.iter().enumerate().skip(self.queued) {
-            self.pending.push(Reverse((e.seq, i)));
+        for e in events.iter().skip(self.queued) {
+            self.pending
+                .push(Reverse((e.seq, e.kind, e.address, e.size)));
         }
         self.queued = events.len();
         loop {
-            let Some(&Reverse((seq, i))) = self.pending.peek() else {
+            let Some(&Reverse((seq, kind, address, size))) = self.pending.peek() else {
                 self.stalled_since = None;
                 return;
             };
@@ -111,21 +113,20 @@ impl Applied {
             self.pending.pop();
             self.stalled_since = None;
             self.next_seq = self.next_seq.max(seq + 1);
-            let e = &events[i];
             let p = &mut self.process;
-            match e.kind {
+            match kind {
                 raw::KIND_ALLOC | raw::KIND_REALLOC_ALLOC => {
                     p.events += 1;
                     p.allocs += 1;
-                    if let Some(old) = self.live.insert(e.address, e.size) {
+                    if let Some(old) = self.live.insert(address, size) {
                         p.live_bytes = p.live_bytes.saturating_sub(old);
                     }
-                    p.live_bytes = p.live_bytes.saturating_add(e.size);
+                    p.live_bytes = p.live_bytes.saturating_add(size);
                     p.peak_live_bytes = p.peak_live_bytes.max(p.live_bytes);
                 }
                 raw::KIND_FREE | raw::KIND_REALLOC_FREE => {
                     p.events += 1;
-                    if let Some(size) = self.live.remove(&e.address) {
+                    if let Some(size) = self.live.remove(&address) {
                         p.frees += 1;
                         p.live_bytes = p.live_bytes.saturating_sub(size);
                     }
@@ -170,10 +171,22 @@ pub struct Follower {
     /// Most payload bytes read per file and poll (`None`: all): the streaming merge reads
     /// what it can apply, the rest waits in the file, not in memory.
     budget: Option<usize>,
-    /// The snapshots' merge, appended to at each snapshot.
+    /// The snapshots' merge, appended to at each snapshot (or at each poll when consuming).
     live: std::sync::Mutex<Option<LiveMerge>>,
+    /// Hand what each poll read to the snapshots' merge and keep no events (see
+    /// [`Follower::consuming`]), naming the trace `source`.
+    consume: Option<String>,
     /// `poll_to_end` ran: every gap closes.
     ended: bool,
+}
+
+impl LiveMerge {
+    fn new(source: &str) -> Self {
+        Self {
+            converter: Converter::new(source, None),
+            fed: HashMap::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for LiveMerge {
@@ -199,18 +212,35 @@ impl Follower {
             summarize,
             budget: None,
             live: std::sync::Mutex::new(None),
+            consume: None,
             ended: false,
         }
     }
 
-    /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]).
-    pub(crate) fn with_budget(mut self, bytes: usize) -> Self {
+    /// A follower for live views whose memory holds the trace so far, not the events read:
+    /// each poll hands what it read to the merge behind [`Follower::snapshot`] (as `record`
+    /// hands it to the file it writes) and keeps nothing else, so that a snapshot only copies
+    /// the merge's state out (see `TraceBuilder::snapshot`), events wait in the merge only
+    /// while their time is within [`crate::stream::MARGIN`] of the last read (or behind a gap
+    /// in an image's sequence), and [`Follower::into_trace`] finishes that merge into the
+    /// recording's trace, named `source`. [`Follower::rebuilt_snapshot`] and `finish` see
+    /// no events.
+    pub fn consuming(dir: &Path, source: &str) -> Self {
+        Self {
+            consume: Some(source.to_owned()),
+            ..Self::new(dir, true)
+        }
+    }
+
+    /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]): memory then
+    /// holds what one poll read, however far behind the program the reader is.
+    pub fn with_budget(mut self, bytes: usize) -> Self {
         self.budget = Some(bytes);
         self
     }
 
     /// Whether the last poll read everything committed (no file stopped at its budget).
-    pub(crate) fn caught_up(&self) -> bool {
+    pub fn caught_up(&self) -> bool {
         self.files.values().all(|f| !f.behind)
     }
 
@@ -251,13 +281,52 @@ impl Follower {
             );
         }
         let now = Instant::now();
+        let read_at = crate::stream::monotonic_ns();
         for f in self.files.values_mut() {
             read_new(f, complete, self.budget)?;
             if let (Some(reader), Some(applied)) = (&f.reader, &mut f.applied) {
-                applied.apply(reader, now, complete);
+                // (A file read up to its budget may have more below a gap.)
+                applied.apply(reader, now, complete && !f.behind);
             }
         }
+        if let Some(source) = &self.consume {
+            let taken = self
+                .live
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            let mut live = taken.unwrap_or_else(|| LiveMerge::new(source));
+            self.feed(&mut live.converter, now, complete);
+            let fed = now.elapsed();
+            live.converter.advance((!complete).then_some(read_at));
+            tracing::debug!(
+                target: "memscape_record::live",
+                read_and_feed_ms = fed.as_secs_f64() * 1e3,
+                apply_ms = (now.elapsed() - fed).as_secs_f64() * 1e3,
+                "poll"
+            );
+            for f in self.files.values_mut() {
+                if let Some(applied) = &mut f.applied {
+                    applied.queued = 0;
+                }
+            }
+            *self.live.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(live);
+        }
         Ok(())
+    }
+
+    /// The recording's trace (what `record` writes) of a consuming follower after
+    /// [`Follower::poll_to_end`], and per-process reports; `None` when nothing was read.
+    pub(crate) fn into_trace(
+        self,
+        launcher: &merge::Endings,
+    ) -> Option<(
+        memscape_trace::Trace,
+        Vec<crate::ProcessReport>,
+        Vec<crate::UnrecordedProgram>,
+    )> {
+        let live = self.live.into_inner().unwrap_or_else(|e| e.into_inner())?;
+        (live.converter.len() > 0).then(|| live.converter.finish(launcher))
     }
 
     /// What has been applied so far (all zero without `summarize`).
@@ -290,10 +359,19 @@ impl Follower {
     /// trace `convert_dir` writes (same counts and blocks: `tests/live.rs`).
     pub fn snapshot(&self, source: &str) -> memscape_trace::Trace {
         let mut guard = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        let live = guard.get_or_insert_with(|| LiveMerge {
-            converter: Converter::new(source, None),
-            fed: HashMap::new(),
-        });
+        if self.consume.is_some() {
+            let started = Instant::now();
+            let live = guard.get_or_insert_with(|| LiveMerge::new(source));
+            let mut trace = live.converter.snapshot();
+            source.clone_into(&mut trace.meta.source);
+            tracing::debug!(
+                target: "memscape_record::live",
+                snapshot_ms = started.elapsed().as_secs_f64() * 1e3,
+                "snapshot"
+            );
+            return trace;
+        }
+        let live = guard.get_or_insert_with(|| LiveMerge::new(source));
         let new: Vec<(&PathBuf, &RawReader, u32)> = self
             .files
             .iter()
@@ -311,6 +389,7 @@ impl Follower {
             }
         }
         let now = Instant::now();
+        let mut new_events = 0;
         for (path, f) in &self.files {
             let (Some(reader), Some(fed)) = (&f.reader, live.fed.get_mut(path)) else {
                 continue;
@@ -333,10 +412,22 @@ impl Follower {
                 unrecorded: Some(p.unrecorded.clone()),
             };
             *fed = (i, p.events.len(), p.clock_pairs.len(), maps_len);
+            new_events += feed.events.len();
             live.converter.feed(i, feed, now, self.ended, false);
         }
+        let fed = now.elapsed();
         live.converter.advance(None);
-        live.converter.snapshot()
+        let advanced = now.elapsed();
+        let trace = live.converter.snapshot();
+        tracing::debug!(
+            target: "memscape_record::live",
+            new_events,
+            feed_ms = fed.as_secs_f64() * 1e3,
+            apply_ms = (advanced - fed).as_secs_f64() * 1e3,
+            snapshot_ms = (now.elapsed() - advanced).as_secs_f64() * 1e3,
+            "snapshot"
+        );
+        trace
     }
 
     /// [`Follower::snapshot`] rebuilt from the first event (every image cut at its watermark

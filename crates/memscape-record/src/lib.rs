@@ -339,7 +339,8 @@ fn record_following(
     file_size_limit_is_an_error();
     let phase = std::time::Instant::now();
     // Without a live view the trace is merged and written while the program runs (see
-    // `stream.rs`); a live view keeps every event for its snapshots.
+    // `stream.rs`); a live view merges it as it is read (`Follower::consuming`: the trace so
+    // far, shared with the snapshots, not the events) and writes it at the end.
     let sink = match live {
         None => {
             match stream::Sink::create(&options.output, &msc_options(options), segment_blocks()) {
@@ -363,7 +364,10 @@ fn record_following(
         let live = &mut live;
         let source = &source;
         let follower = scope.spawn(move || {
-            let mut follower = Follower::new(dir, live.is_some());
+            let mut follower = match live {
+                Some(_) => Follower::consuming(dir, source).with_budget(READ_BUDGET),
+                None => Follower::new(dir, false),
+            };
             let mut converter = sink.map(|sink| stream::Converter::new(source, Some(sink)));
             if converter.is_some() {
                 follower = follower.with_budget(READ_BUDGET);
@@ -452,6 +456,32 @@ fn record_following(
             let finished = converter.finish_into(&endings);
             phase_done("finish", phase);
             finished.map_err(|e| ConvertError::Write(source.clone(), e))
+        }
+        Ok((mut follower, None)) if live.is_some() => {
+            // The rest, a budget at a time; then the last snapshot: everything, every gap
+            // closed.
+            loop {
+                if let Err(e) = follower.poll_to_end() {
+                    return Err(kept(raw_dir, e.to_string()));
+                }
+                if follower.caught_up() {
+                    break;
+                }
+            }
+            if let Some((_, on_poll)) = live.as_mut() {
+                on_poll(&follower, true);
+            }
+            phase_done("read", phase);
+            match follower.into_trace(&endings) {
+                Some((trace, reports, unrecorded)) => {
+                    write_trace(trace, options).map(|()| (reports, unrecorded))
+                }
+                None => {
+                    return Err(RecordError::NothingRecorded {
+                        program: options.program.clone(),
+                    });
+                }
+            }
         }
         Ok((mut follower, None)) => {
             let images = match (|| {
@@ -685,8 +715,15 @@ fn convert_images(
 ) -> Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>), ConvertError> {
     let source = options.output.display().to_string();
     let phase = std::time::Instant::now();
-    let (mut trace, reports, unrecorded) = merge::merge(&source, images, endings);
+    let (trace, reports, unrecorded) = merge::merge(&source, images, endings);
     phase_done("merge", phase);
+    write_trace(trace, options)?;
+    Ok((reports, unrecorded))
+}
+
+/// Symbolizes `trace` and writes it to `options.output` (synced).
+fn write_trace(mut trace: Trace, options: &RecordOptions) -> Result<(), ConvertError> {
+    let source = options.output.display().to_string();
     let phase = std::time::Instant::now();
     let _ = memscape_trace::symbolize::symbolize(&mut trace);
     phase_done("symbolize", phase);
@@ -698,7 +735,7 @@ fn convert_images(
     memscape_trace::write_synced(&options.output, &bytes)
         .map_err(|e| ConvertError::Write(source, e))?;
     phase_done("write", phase);
-    Ok((reports, unrecorded))
+    Ok(())
 }
 
 /// `<exe>.<pid>.<n>.msr` → (pid, n).

@@ -771,18 +771,26 @@ impl Converter {
             .is_some_and(|image| image.stacks.contains_key(&id))
     }
 
-    /// The trace of what has been applied so far (a copy of the builder's state, threads
-    /// under their latest names; processes still `running`): the merge goes on.
-    pub(crate) fn snapshot(&self) -> Trace {
-        let mut builder = self.builder.clone();
+    /// The trace of what has been applied so far (`TraceBuilder::snapshot`: the append-only
+    /// block columns shared, not copied; threads under their latest names; processes still
+    /// `running`): the merge goes on.
+    pub(crate) fn snapshot(&mut self) -> Trace {
+        let mut trace = self.builder.snapshot(TraceFormat::Msc, true);
         for image in &self.images {
             for (tid, &thread) in &image.threads {
                 if let Some(name) = image.thread_names.get(tid) {
-                    builder.rename_thread(thread, &format!("{name} ({tid})"));
+                    let name = format!("{name} ({tid})");
+                    let Some(&old) = trace.threads.get(thread as usize) else {
+                        continue;
+                    };
+                    if trace.strings.get(old) != name {
+                        let id = trace.strings.intern(&name);
+                        trace.threads[thread as usize] = id;
+                    }
                 }
             }
         }
-        builder.finish(TraceFormat::Msc, true)
+        trace
     }
 
     /// Images declared so far.

@@ -139,6 +139,63 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
     assert!(*growing.last().unwrap() <= end.meta.allocs);
 }
 
+#[test]
+fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("slow.c", dir.path());
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("exec {} 25", program.display())])
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw)
+        .env("MEMSCAPE_STACK_DEPTH", "8")
+        .spawn()
+        .unwrap();
+    let mut follower = Follower::consuming(&raw, "live");
+    let mut snapshots: Vec<memscape_trace::Trace> = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        follower.poll().unwrap();
+        let trace = follower.snapshot("live");
+        // Consistent (every free has its allocation), and what the summary counts at most.
+        assert_eq!(trace.meta.unknown_frees, 0);
+        assert!(trace.meta.allocs <= follower.summary().allocs);
+        // No events kept: rebuilding from them finds none.
+        assert_eq!(follower.rebuilt_snapshot("live").meta.events, 0);
+        snapshots.push(trace);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    follower.poll_to_end().unwrap();
+    let end = follower.snapshot("live");
+    assert_eq!(end.meta.allocs, follower.summary().allocs);
+    let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
+    let trace = memscape_trace::read_msc(&converted.output).unwrap();
+    assert_same_blocks(&end, &trace);
+    // Each earlier snapshot is still what it was: a prefix of the end's blocks (in allocation
+    // order), alive or ended as it had seen them.
+    let growing: Vec<u64> = snapshots.iter().map(|s| s.meta.allocs).collect();
+    assert!(
+        growing.windows(2).all(|w| w[0] <= w[1]) && growing.iter().filter(|&&a| a > 0).count() >= 4,
+        "{growing:?}"
+    );
+    for s in &snapshots {
+        let n = s.blocks.len();
+        assert_eq!(s.blocks.address[..], end.blocks.address[..n]);
+        assert_eq!(s.blocks.alloc_event[..], end.blocks.alloc_event[..n]);
+        for i in 0..n {
+            let freed = s.blocks.free_event[i] < s.meta.events;
+            if freed {
+                assert_eq!(
+                    s.blocks.free_event[i], end.blocks.free_event[i],
+                    "block {i}"
+                );
+            } else {
+                assert!(end.blocks.free_event[i] >= s.meta.events, "block {i}");
+            }
+        }
+    }
+}
+
 /// The same blocks (sizes, addresses, flags, events, sites' frames, threads) and counts; times
 /// within 2 µs (each event's clock mapping is fixed when it is appended, from the clock pairs
 /// read by then).

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use memscape_io::{Location, Warnings};
 
+use memscape_map::AppendVec;
+
 use crate::model::{
-    BlockColumns, BlockVecs, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC,
-    FLAG_MMAP, FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace, TraceFormat, TraceMeta,
-    USABLE_UNKNOWN,
+    BlockColumns, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP,
+    FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
 };
 use crate::process::{Pool, Process};
 use crate::ticks::TickClock;
@@ -20,7 +21,10 @@ use crate::warn;
 mod drain;
 /// `TraceBuilder::finish`: the builder's state into a [`Trace`].
 mod finish;
+/// `TraceBuilder::snapshot`: the trace so far, sharing the append-only columns.
+mod snapshot;
 pub use drain::Drained;
+use snapshot::GrowingBlocks;
 
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a
 /// real allocation and is reported as absurd instead of stretching every view.
@@ -74,7 +78,7 @@ enum Clock {
 #[derive(Debug, Clone)]
 pub struct TraceBuilder {
     source: String,
-    pub(crate) blocks: BlockVecs,
+    pub(crate) blocks: GrowingBlocks,
     /// Live blocks by address.
     /// Value [`FREED`] marks an address whose last block was freed and that has not been
     /// allocated again, to tell a double free from a free of a pointer never seen: one map, so
@@ -94,10 +98,10 @@ pub struct TraceBuilder {
     process_live: Vec<u64>,
     /// Per-block columns that stay empty while all 0 (single process, no free sites, no
     /// pools), filled up to a block when one needs them.
-    process_column: Vec<u32>,
+    process_column: AppendVec<u32>,
     free_site: Vec<u32>,
     free_thread: Vec<u32>,
-    pool_column: Vec<u32>,
+    pool_column: AppendVec<u32>,
     pools: Vec<Pool>,
     /// Live pool blocks by (process, address).
     pool_live: HashMap<(u32, u64), u32>,
@@ -111,7 +115,7 @@ pub struct TraceBuilder {
     events: u64,
     /// [`Trace::event_order`], built as the events arrive (entry `e`: `block << 1 | is_free`,
     /// `u32::MAX` for an event without a block).
-    order: Vec<u32>,
+    order: AppendVec<u32>,
     allocs: u64,
     frees: u64,
     reallocs: u64,
@@ -160,17 +164,17 @@ impl TraceBuilder {
     fn new(source: &str, clock: Clock) -> Self {
         Self {
             source: source.to_owned(),
-            blocks: BlockVecs::default(),
+            blocks: GrowingBlocks::default(),
             live: PointerMap::default(),
             mappings: PointerMap::default(),
             other_spaces: Vec::new(),
             current: 0,
             processes: Vec::new(),
             process_live: Vec::new(),
-            process_column: Vec::new(),
+            process_column: AppendVec::new(),
             free_site: Vec::new(),
             free_thread: Vec::new(),
-            pool_column: Vec::new(),
+            pool_column: AppendVec::new(),
             pools: Vec::new(),
             pool_live: HashMap::new(),
             pool_allocs: 0,
@@ -180,7 +184,7 @@ impl TraceBuilder {
             munmaps: 0,
             clock,
             events: 0,
-            order: Vec::new(),
+            order: AppendVec::new(),
             allocs: 0,
             frees: 0,
             reallocs: 0,
@@ -748,7 +752,13 @@ impl TraceBuilder {
             site,
             FLAG_NEVER_FREED | FLAG_POOL,
         );
-        Self::set_sparse(&mut self.pool_column, index as usize, pool + 1);
+        let i = index as usize;
+        if self.pool_column.len() <= i {
+            self.pool_column.resize(i + 1, 0);
+        }
+        if let Some(slot) = self.pool_column.get_mut(i) {
+            *slot = pool + 1;
+        }
         self.pool_allocs += 1;
         Some(index)
     }

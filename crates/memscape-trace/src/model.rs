@@ -79,6 +79,9 @@ pub(crate) enum Values<T> {
     Shared(Arc<Vec<T>>),
     /// Values stored as they are in memory in a memory-mapped `.msc` file (not copied).
     Mapped(memscape_map::MappedSlice<T>),
+    /// The first values of a column a trace builder is still appending to (a live snapshot:
+    /// not copied, see [`memscape_map::AppendVec`]).
+    Appended(memscape_map::Frozen<T>),
 }
 
 impl<T> Values<T> {
@@ -88,6 +91,7 @@ impl<T> Values<T> {
             Values::Owned(v) => v,
             Values::Shared(v) => v,
             Values::Mapped(v) => v,
+            Values::Appended(v) => v,
         }
     }
 }
@@ -123,6 +127,14 @@ impl<T> Column<T> {
     pub(crate) fn shared(values: Arc<Vec<T>>) -> Self {
         Self {
             value: OnceLock::from(Values::Shared(values)),
+            pending: None,
+        }
+    }
+
+    /// A column holding the frozen prefix of a growing column (cloning it clones the `Arc`).
+    pub(crate) fn appended(values: memscape_map::Frozen<T>) -> Self {
+        Self {
+            value: OnceLock::from(Values::Appended(values)),
             pending: None,
         }
     }
@@ -164,6 +176,7 @@ impl<T: Clone> Values<T> {
             Values::Owned(v) => v,
             Values::Shared(v) => Arc::unwrap_or_clone(v),
             Values::Mapped(v) => v.to_vec(),
+            Values::Appended(v) => v.to_vec(),
         }
     }
 }
@@ -207,7 +220,9 @@ impl<T: Clone> std::ops::DerefMut for Column<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         self.as_slice();
         self.pending = None;
-        if let Some(values @ (Values::Shared(_) | Values::Mapped(_))) = self.value.get() {
+        if let Some(values @ (Values::Shared(_) | Values::Mapped(_) | Values::Appended(_))) =
+            self.value.get()
+        {
             let owned = Values::Owned(values.as_slice().to_vec());
             self.value = OnceLock::from(owned);
         }
@@ -236,6 +251,7 @@ impl<T: Clone> Clone for Column<T> {
                 pending: None,
             },
             (Some(Values::Owned(values)), _) => values.clone().into(),
+            (Some(Values::Appended(values)), _) => Self::appended(values.clone()),
             (None, pending) => Self {
                 value: OnceLock::new(),
                 pending: pending.clone(),
@@ -573,15 +589,25 @@ type NodeMap =
 
 /// Deduplicated call stacks as a tree stored in columns: node `n` has parent `parent[n]` and
 /// frame `frames[n]`. Node 0 is the root. A block's `site` is the innermost frame's node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (Equality is that of the columns: the index of children follows from them.)
+#[derive(Debug, Clone)]
 pub struct CallTree {
     pub parent: Vec<u32>,
     pub frames: Vec<Frame>,
     /// (parent, ip, module) → node: the module keeps apart equal addresses of different
     /// programs (fixed-address executables) in a multi-process trace.
     /// (A multiply-rotate hasher: SipHash here was 7 % of converting a recording.)
+    /// Empty in a copy made by [`CallTree::without_index`] until a node is added.
     children: NodeMap,
 }
+
+impl PartialEq for CallTree {
+    fn eq(&self, other: &Self) -> bool {
+        self.parent == other.parent && self.frames == other.frames
+    }
+}
+
+impl Eq for CallTree {}
 
 impl Default for CallTree {
     fn default() -> Self {
@@ -606,6 +632,7 @@ impl CallTree {
     /// (parent, ip, module), so the same instruction reached through different callers stays
     /// distinct, and so do equal addresses in different programs.
     pub fn child(&mut self, parent: u32, frame: Frame) -> u32 {
+        self.index();
         let parent = if (parent as usize) < self.parent.len() {
             parent
         } else {
@@ -624,6 +651,7 @@ impl CallTree {
     /// Appends a node without deduplication (used when an input already numbers its nodes,
     /// so that its trace ids map one to one onto ours).
     pub(crate) fn push_raw(&mut self, parent: u32, frame: Frame) -> u32 {
+        self.index();
         let node = u32::try_from(self.parent.len()).unwrap_or(u32::MAX);
         let parent = if parent < node { parent } else { 0 };
         self.parent.push(parent);
@@ -644,6 +672,27 @@ impl CallTree {
             n = self.parent[n as usize];
         }
         out
+    }
+
+    /// A copy of the nodes without the index of children (a live snapshot's: the index is
+    /// the larger part of the tree, and only adding nodes needs it; rebuilt then).
+    pub(crate) fn without_index(&self) -> Self {
+        Self {
+            parent: self.parent.clone(),
+            frames: self.frames.clone(),
+            children: NodeMap::default(),
+        }
+    }
+
+    /// Rebuilds the index of children when a copy left it out.
+    fn index(&mut self) {
+        if self.children.is_empty() && self.parent.len() > 1 {
+            let columns = (
+                std::mem::take(&mut self.parent),
+                std::mem::take(&mut self.frames),
+            );
+            *self = Self::from_columns(columns.0, columns.1);
+        }
     }
 
     pub(crate) fn from_columns(parent: Vec<u32>, frames: Vec<Frame>) -> Self {

@@ -35,6 +35,9 @@ pub enum LiveUpdate {
 /// How often a followed recording is read.
 pub const POLL_EVERY: Duration = Duration::from_millis(200);
 
+/// Most bytes of a shim file `follow` reads at once (about 230,000 events), as `record` does.
+const READ_BUDGET: usize = 2 << 20;
+
 /// The sending half, owned by the thread that reads the recording.
 pub struct LiveSender {
     tx: Sender<LiveUpdate>,
@@ -187,6 +190,28 @@ pub fn carry_links(from: &Dataset, to: &Dataset) {
     if state.highlight.is_none() && state.picked_block.is_none() {
         return;
     }
+    // A consuming follower's snapshots, and the file written from the same merge, keep every
+    // block at its index: when the chosen blocks are the same at their indices, they are
+    // carried as they are (work in the blocks chosen, not in all blocks).
+    let (a, b) = (&old.trace.blocks, &new.trace.blocks);
+    let same_at = |i: u32| {
+        let i = i as usize;
+        i < a.len()
+            && i < b.len()
+            && (a.process[i], a.address[i], a.size[i], a.alloc_event[i])
+                == (b.process[i], b.address[i], b.size[i], b.alloc_event[i])
+    };
+    let highlight: &[u32] = state.highlight.as_deref().map_or(&[], |h| h.as_slice());
+    if highlight.iter().all(|&i| same_at(i)) && state.picked_block.is_none_or(same_at) {
+        if state.highlight.is_some() {
+            to.links
+                .set_highlight(highlight.to_vec(), state.highlight_label);
+        }
+        if let Some(i) = state.picked_block {
+            to.links.pick_block(i);
+        }
+        return;
+    }
     let (old_keys, new_keys) = (block_keys(&old.trace), block_keys(&new.trace));
     let wanted: std::collections::HashSet<&BlockKey> = state
         .highlight
@@ -291,7 +316,9 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 }
             };
             tracing::info!(target: "memscape::live", "following {}", dir.display());
-            let mut follower = Follower::new(&dir, true);
+            // Keeps the trace so far, not the events read, and reads a bounded amount at a
+            // time (reading on at once while behind).
+            let mut follower = Follower::consuming(&dir, &name).with_budget(READ_BUDGET);
             let mut next = Instant::now();
             loop {
                 if !dir.is_dir() {
@@ -310,7 +337,7 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 }
                 if let Err(e) = follower.poll() {
                     if dir.is_dir() {
-                        let _ = follower.poll_to_end();
+                        while follower.poll_to_end().is_ok() && !follower.caught_up() {}
                         sender.fail(Some(&follower), e.to_string());
                         return;
                     }
@@ -319,6 +346,9 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                 sender.offer(&follower);
                 if !sender.connected() {
                     return;
+                }
+                if !follower.caught_up() {
+                    continue;
                 }
                 next += POLL_EVERY;
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use memscape_views::Dataset;
 
-use super::HeapTreePane;
+use super::{HeapTreePane, Request};
 
 impl HeapTreePane {
     pub(super) fn prepare_next(&mut self, dataset: Arc<Dataset>, ctx: &egui::Context) {
@@ -58,11 +58,42 @@ impl HeapTreePane {
             "heap tree shows a newer snapshot"
         );
         let queued = self.queued.take();
+        let highlighted = self.highlighted.take();
         *self = *next;
+        self.highlight_again(highlighted);
         if let Some(d) = queued {
             self.prepare_next(d, ctx);
         }
         false
+    }
+
+    /// A group this pane highlighted in the previous snapshot is highlighted again in this one
+    /// (its blocks asked of the worker: the new ones with it), while the dataset's highlight
+    /// is still that one (carried over by `memscape_views::live::carry_links`; the user may
+    /// have highlighted something else since).
+    fn highlight_again(&mut self, highlighted: Option<(Vec<String>, String)>) {
+        let Some((names, label)) = highlighted else {
+            return;
+        };
+        let state = self.dataset.links.get();
+        if state.highlight.is_none() || state.highlight_label != label {
+            return;
+        }
+        let Some(timeline) = &self.timeline else {
+            return;
+        };
+        let trie = &timeline.trie;
+        let mut node = 0u32;
+        for name in &names {
+            match trie.children(node).iter().find(|&&c| trie.name(c) == name) {
+                Some(&c) => node = c,
+                None => return,
+            }
+        }
+        if node != 0 {
+            let _ = self.worker.requests.try_send(Request::Blocks(node));
+            self.highlighted = Some((names, label));
+        }
     }
 
     /// Where a newer timeline opens: the peak or the end when this pane is there, else the

@@ -100,6 +100,10 @@ pub struct HeapTreePane {
     next: Option<Box<HeapTreePane>>,
     /// The newest snapshot, waiting for `next` to be shown.
     queued: Option<Arc<Dataset>>,
+    /// The group whose blocks this pane highlighted (names from the root down, and the
+    /// highlight's label): on a live recording, highlighted again in each newer snapshot,
+    /// with its new blocks, while the highlight is still this one (`live.rs`).
+    highlighted: Option<(Vec<String>, String)>,
 }
 
 impl HeapTreePane {
@@ -151,6 +155,7 @@ impl HeapTreePane {
             timeline_points: Vec::new(),
             next: None,
             queued: None,
+            highlighted: None,
         }
     }
 
@@ -208,6 +213,11 @@ impl HeapTreePane {
                         .as_ref()
                         .map(|t| draw::short_name(t.trie.name(group)).to_owned())
                         .unwrap_or_default();
+                    self.highlighted = self.timeline.as_ref().map(|t| {
+                        let path = t.trie.path_to_root(group);
+                        let names = path[1..].iter().map(|&n| t.trie.name(n).to_owned());
+                        (names.collect(), name.clone())
+                    });
                     self.dataset.links.set_highlight(blocks, name);
                 }
                 Ok(Reply::GroupOf(group)) => {

@@ -110,19 +110,8 @@ impl TraceBuilder {
             }
         }
         // Every column full length (the sparse ones are filled in up to a block on demand).
-        let b = &mut self.blocks;
-        if b.size.len() < n {
-            let from = b.size.len();
-            b.size.extend_from_slice(&b.requested_size[from..n]);
-        }
-        b.usable_size.resize(n, USABLE_UNKNOWN);
-        b.thread.resize(n, 0);
-        for column in [
-            &mut self.process_column,
-            &mut self.free_site,
-            &mut self.free_thread,
-            &mut self.pool_column,
-        ] {
+        self.fill_append_columns();
+        for column in [&mut self.free_site, &mut self.free_thread] {
             column.resize(n, 0);
         }
         // The events' times, as `msc::write::event_times` derives them from the blocks: an
@@ -155,8 +144,8 @@ impl TraceBuilder {
             *end = last_ns.max(prev);
         }
         self.drained_time = prev;
-        let order = std::mem::take(&mut self.order);
-        let order_site = b.site.clone();
+        let order = std::mem::take(&mut self.order).into_vec();
+        let order_site = b.site.to_vec();
         // Split: ended blocks out (in index order = allocation order), live ones compacted.
         let ended = |flags: u8| all || flags & FLAG_NEVER_FREED == 0;
         let mut renumber = vec![FREED; n];
@@ -183,23 +172,35 @@ impl TraceBuilder {
             column.shrink_to(keep.max(1024));
             out
         }
+        // The append-only columns as vectors for the split (no copy: a builder that drains
+        // makes no snapshots).
+        fn split_append<T: bytemuck::Pod>(
+            column: &mut AppendVec<T>,
+            flags: &[u8],
+            ended: impl Fn(u8) -> bool,
+        ) -> Vec<T> {
+            let mut v = std::mem::take(column).into_vec();
+            let out = split(&mut v, flags, ended);
+            *column = v.into();
+            out
+        }
         let b = &mut self.blocks;
         let drained = Drained {
-            address: split(&mut b.address, &flags, ended),
-            size: split(&mut b.size, &flags, ended),
-            requested_size: split(&mut b.requested_size, &flags, ended),
-            usable_size: split(&mut b.usable_size, &flags, ended),
-            alloc_time_ns: split(&mut b.alloc_time_ns, &flags, ended),
+            address: split_append(&mut b.address, &flags, ended),
+            size: split_append(&mut b.size, &flags, ended),
+            requested_size: split_append(&mut b.requested_size, &flags, ended),
+            usable_size: split_append(&mut b.usable_size, &flags, ended),
+            alloc_time_ns: split_append(&mut b.alloc_time_ns, &flags, ended),
             free_time_ns: split(&mut b.free_time_ns, &flags, ended),
-            alloc_event: split(&mut b.alloc_event, &flags, ended),
+            alloc_event: split_append(&mut b.alloc_event, &flags, ended),
             free_event: split(&mut b.free_event, &flags, ended),
-            thread: split(&mut b.thread, &flags, ended),
-            site: split(&mut b.site, &flags, ended),
+            thread: split_append(&mut b.thread, &flags, ended),
+            site: split_append(&mut b.site, &flags, ended),
             flags: split(&mut b.flags, &flags, ended),
-            process: split(&mut self.process_column, &flags, ended),
+            process: split_append(&mut self.process_column, &flags, ended),
             free_site: split(&mut self.free_site, &flags, ended),
             free_thread: split(&mut self.free_thread, &flags, ended),
-            pool: split(&mut self.pool_column, &flags, ended),
+            pool: split_append(&mut self.pool_column, &flags, ended),
             first_event: first,
             times,
             order,

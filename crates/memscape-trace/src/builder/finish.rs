@@ -5,21 +5,13 @@ use super::*;
 
 impl TraceBuilder {
     pub fn finish(self, format: TraceFormat, has_addresses: bool) -> Trace {
+        // Times filled in below.
+        let mut meta = self.meta(format, has_addresses, 0, true, 0);
         let Self {
-            source,
             mut blocks,
             clock,
             events,
             order,
-            allocs,
-            frees,
-            reallocs,
-            unknown_frees,
-            double_frees,
-            mmaps,
-            munmaps,
-            live_bytes,
-            peak_live_bytes,
             peak_event,
             mut peak_time_ns,
             strings,
@@ -27,18 +19,12 @@ impl TraceBuilder {
             threads,
             thread_process,
             warnings,
-            command_line,
-            page_size,
-            modules,
             mut processes,
             process_column,
             free_site,
             free_thread,
             pool_column,
             pools,
-            pool_allocs,
-            pool_frees,
-            start_monotonic_ns,
             order_base,
             ..
         } = self;
@@ -49,21 +35,28 @@ impl TraceBuilder {
             }
         }
         let n = blocks.len();
-        let BlockVecs {
+        let GrowingBlocks {
             address,
-            mut size,
+            size,
             requested_size,
-            mut usable_size,
-            mut alloc_time_ns,
+            usable_size,
+            alloc_time_ns,
             mut free_time_ns,
             alloc_event,
             free_event,
-            mut thread,
+            thread,
             site,
             flags,
         } = blocks;
-        let requested_size = Arc::new(requested_size);
-        let alloc_event = Arc::new(alloc_event);
+        // (Not shared with a snapshot unless one was made: then copied here.)
+        let (mut size, mut usable_size, mut alloc_time_ns, mut thread) = (
+            size.into_vec(),
+            usable_size.into_vec(),
+            alloc_time_ns.into_vec(),
+            thread.into_vec(),
+        );
+        let requested_size = Arc::new(requested_size.into_vec());
+        let alloc_event = Arc::new(alloc_event.into_vec());
         let free_event = Arc::new(free_event);
         let (end_time_ns, has_wall_time, alloc_time, free_time) = match clock {
             Clock::PerEvent { last_ns } => {
@@ -132,11 +125,11 @@ impl TraceBuilder {
             }
         };
         let blocks = BlockColumns {
-            process: sparse(process_column),
+            process: sparse(process_column.into_vec()),
             free_site: sparse(free_site),
             free_thread: sparse(free_thread),
-            pool: sparse(pool_column),
-            address: address.into(),
+            pool: sparse(pool_column.into_vec()),
+            address: address.into_vec().into(),
             size,
             requested_size: Column::shared(requested_size),
             usable_size,
@@ -145,34 +138,12 @@ impl TraceBuilder {
             alloc_event: Column::shared(alloc_event),
             free_event: Column::shared(free_event),
             thread,
-            site: site.into(),
+            site: site.into_vec().into(),
             flags: flags.into(),
         };
-        let meta = TraceMeta {
-            format,
-            source,
-            command_line,
-            has_addresses,
-            has_wall_time,
-            events,
-            allocs,
-            frees,
-            reallocs,
-            unknown_frees,
-            double_frees,
-            mmaps,
-            munmaps,
-            pool_allocs,
-            pool_frees,
-            start_monotonic_ns,
-            end_time_ns,
-            peak_live_bytes,
-            peak_event,
-            peak_time_ns,
-            end_live_bytes: live_bytes,
-            page_size,
-            modules,
-        };
+        meta.end_time_ns = end_time_ns;
+        meta.has_wall_time = has_wall_time;
+        meta.peak_time_ns = peak_time_ns;
         if processes.is_empty() {
             processes.push(Process::from_meta(&meta));
         }
@@ -193,7 +164,7 @@ impl TraceBuilder {
             warnings,
             // After a `drain` the order holds only the last events: computed when asked instead.
             event_order_cache: if order_base == 0 {
-                std::sync::OnceLock::from(order)
+                std::sync::OnceLock::from(order.into_vec())
             } else {
                 std::sync::OnceLock::new()
             },
