@@ -706,6 +706,22 @@ pub enum LodCommand {
     Build(LodBuildArgs),
     /// Draw the allocation map of TRACE from its index (built first when missing) to a PNG.
     Render(LodRenderArgs),
+    /// Print TRACE's heap-size curve from its index (built first when missing): per column of
+    /// time, the lowest, highest and last live bytes, tab-separated.
+    Curve(LodCurveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LodCurveArgs {
+    pub trace: PathBuf,
+    /// Columns of the curve.
+    #[arg(long, default_value_t = 100)]
+    pub columns: usize,
+    /// T0:T1 in events (default: the whole trace).
+    #[arg(long)]
+    pub window: Option<String>,
+    #[arg(long, default_value = "thread")]
+    pub coloring: String,
 }
 
 #[derive(Debug, Args)]

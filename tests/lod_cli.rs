@@ -270,3 +270,33 @@ fn info_of_a_big_trace_is_served_from_its_stored_summary() {
     let innermost = run(&["info", t, "--innermost-sites"], &big);
     assert_ne!(innermost, "from the store\n");
 }
+
+/// `memscape lod curve`: the heap-size curve from the index of a real heaptrack trace (copied
+/// away from the shared data, where its index would be written) holds the peak and the live
+/// bytes at the end that `memscape info` counts event by event; a bad window is an error.
+#[test]
+fn lod_curve_holds_the_peak_and_end_that_info_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sqlite_1M.raw.zst");
+    std::fs::copy(common::shared("heaptrack/sqlite_1M.raw.zst"), &trace).unwrap();
+    let t = trace.to_str().unwrap();
+    let (ok, out, err) = memscape(&["info", "--json", t]);
+    assert!(ok, "{err}");
+    let info: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let peak = info["peak_live_bytes"].as_u64().unwrap();
+    let end = info["end_live_bytes"].as_u64().unwrap();
+    assert!(peak > 0);
+    let (ok, out, err) = memscape(&["lod", "curve", t, "--columns", "50"]);
+    assert!(ok, "{err}");
+    let rows: Vec<Vec<u64>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 50, "{out}");
+    assert_eq!(rows.iter().map(|r| r[3]).max(), Some(peak), "the peak");
+    assert_eq!(rows.last().unwrap()[4], end, "live at the end");
+    assert!(rows.iter().all(|r| r[2] <= r[4] && r[4] <= r[3]));
+    let (ok, _, err) = memscape(&["lod", "curve", t, "--window", "9:3"]);
+    assert!(!ok && err.contains("--window"), "{err}");
+}

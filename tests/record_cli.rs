@@ -76,6 +76,43 @@ fn a_shell_running_programs_is_one_file_and_processes_can_be_selected() {
     let pid = selected[0]["pid"].to_string();
     let tree = json(&["heaptree", "--peak", "--json", "--process", &pid, path]);
     assert!(tree["total_bytes"].as_u64().unwrap() > 0);
+    // Without --process, the heap tree is one process's heap, the largest peak's (as the GUI
+    // shows it), and says so; `--group process,…` keeps every process.
+    let largest = processes
+        .iter()
+        .max_by_key(|p| p["peak_live_bytes"].as_u64().unwrap())
+        .unwrap();
+    let default = memscape()
+        .args(["heaptree", "--peak", "--json", path])
+        .output()
+        .unwrap();
+    assert!(default.status.success());
+    let note = String::from_utf8_lossy(&default.stderr);
+    let largest_pid = largest["pid"].to_string();
+    assert!(
+        note.contains("the largest peak") && note.contains(&format!("pid {largest_pid} ")),
+        "{note}"
+    );
+    let default: serde_json::Value = serde_json::from_slice(&default.stdout).unwrap();
+    assert_eq!(default["total_bytes"], largest["peak_live_bytes"]);
+    let chosen = json(&[
+        "heaptree",
+        "--peak",
+        "--json",
+        "--process",
+        &largest_pid,
+        path,
+    ]);
+    assert_eq!(default, chosen);
+    let all = json(&[
+        "heaptree",
+        "--peak",
+        "--json",
+        "--group",
+        "process,line",
+        path,
+    ]);
+    assert_eq!(all["total_bytes"], info["peak_live_bytes"]);
     let one = dir.path().join("sort.msc");
     let converted = memscape()
         .args(["convert", "--process", &pid, path])

@@ -9,7 +9,9 @@
 #
 # Environment: REPEAT (default 3) runs per variant, interleaved, best wall kept; WORKLOADS
 # (default "sqlite cc1plus"); FREE_DEPTH
-# (default: the allocations' depth) frames per free stack, to measure what free sites cost.
+# (default: the allocations' depth) frames per free stack, to measure what free sites cost;
+# BASELINE: another build's `record` example (e.g. main's, copied aside), timed in the same
+# interleaved runs with the same shim: before/after in one run at one load.
 # memscape's side is the `record` example (what `memscape record` runs, without the GUI
 # binary), release build; its peak RSS is the launcher's own VmHWM (the program's RSS is not
 # the recorder's). heaptrack's side is the `heaptrack --raw` script: the program with
@@ -61,7 +63,7 @@ for load in ${WORKLOADS:-sqlite cc1plus}; do
     else
         cmd=("$cc1plus" "${cc1args[@]}"); input=/dev/null
     fi
-    pw=(); mw=(); hw=(); mrss=(); hrss=(); msize=0; hsize=0; events=0
+    pw=(); mw=(); hw=(); bw=(); mrss=(); hrss=(); brss=(); msize=0; hsize=0; bsize=0; events=0
     for ((r = 1; r <= ${REPEAT:-3}; r++)); do
         rm -f "$work/db.sqlite"; read -r w _ <<< "$(timed "${cmd[@]}")"; pw+=("$w")
         rm -f "$work/db.sqlite" "$work/m.msc"
@@ -69,6 +71,12 @@ for load in ${WORKLOADS:-sqlite cc1plus}; do
         mrss+=("$(grep -o 'VmHWM:[[:space:]]*[0-9]*' "$work/err.txt" | grep -o '[0-9]*$')")
         events=$(grep -m1 '"events"' "$work/out.txt" | grep -o '[0-9]*')
         msize=$(stat -c %s "$work/m.msc")
+        if [ -n "${BASELINE:-}" ]; then
+            rm -f "$work/db.sqlite" "$work/b.msc"
+            read -r w _ <<< "$(timed "$BASELINE" -o "$work/b.msc" -- "${cmd[@]}")"; bw+=("$w")
+            brss+=("$(grep -o 'VmHWM:[[:space:]]*[0-9]*' "$work/err.txt" | grep -o '[0-9]*$')")
+            bsize=$(stat -c %s "$work/b.msc")
+        fi
         rm -f "$work/db.sqlite" "$work"/h.*
         read -r w rss <<< "$(timed heaptrack --raw -o "$work/h" "${cmd[@]}")"; hw+=("$w")
         hrss+=("$rss")
@@ -77,4 +85,8 @@ for load in ${WORKLOADS:-sqlite cc1plus}; do
     p=$(best "${pw[@]}"); m=$(best "${mw[@]}"); h=$(best "${hw[@]}")
     mr=$(best "${mrss[@]}")
     echo "$load (load average $(cut -d' ' -f1 /proc/loadavg)): $events events; plain $p s; memscape record $m s; heaptrack --raw $h s; memscape / heaptrack wall $(ratio "$m" "$h")×; file $msize B vs .raw.zst $hsize B ($(ratio "$msize" "$hsize")×); memscape record peak RSS $((mr / 1024)) MiB"
+    if [ -n "${BASELINE:-}" ]; then
+        b=$(best "${bw[@]}"); br=$(best "${brss[@]}")
+        echo "  baseline $BASELINE: $b s, $(ratio "$b" "$h")× heaptrack; file $bsize B ($(ratio "$bsize" "$hsize")×); peak RSS $((br / 1024)) MiB"
+    fi
 done

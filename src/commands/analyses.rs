@@ -62,11 +62,17 @@ pub fn heap_options(
 pub fn load_heap(
     file: &std::path::Path,
     process: Option<&str>,
+    group: &str,
 ) -> anyhow::Result<memscape_heap::report::HeapInput> {
     use memscape_heap::report::HeapInput;
     let path = memscape_views::demo::resolve_path(file)?;
     Ok(
         match (process, memscape_heap::report::load_heap_input(&path)?) {
+            (None, HeapInput::Trace(trace)) => HeapInput::Trace(largest_peak_process(
+                trace,
+                &path,
+                grouped_by_process(group),
+            )),
             (None, input) => input,
             (Some(filter), HeapInput::Trace(trace)) => {
                 HeapInput::Trace(Box::new(super::info::selected(&trace, filter)?))
@@ -81,6 +87,42 @@ pub fn load_heap(
             ),
         },
     )
+}
+
+/// Whether `--group` splits by process (then every process stays in the tree).
+fn grouped_by_process(group: &str) -> bool {
+    memscape_heap::GroupKey::parse_list(group)
+        .is_ok_and(|keys| keys.contains(&memscape_heap::GroupKey::Process))
+}
+
+/// A recording in which several processes have events shows one heap, the largest peak's,
+/// as the GUI's heap tree does (the processes' blocks live in different address spaces, and a
+/// shell's or a compiler driver's heap would otherwise be summed into the program's and
+/// named after it); a note on standard error says which and how to choose.
+fn largest_peak_process(
+    trace: Box<memscape_trace::Trace>,
+    path: &std::path::Path,
+    grouped_by_process: bool,
+) -> Box<memscape_trace::Trace> {
+    use memscape_trace::process;
+    if grouped_by_process || !process::several_with_events(&trace) {
+        return trace;
+    }
+    let all = vec![true; trace.processes.len()];
+    let Some(best) = process::largest_peak(&trace, &all) else {
+        return trace;
+    };
+    let p = &trace.processes[best];
+    eprintln!(
+        "memscape: {} has {} processes with events; this is pid {} ({}), the largest peak \
+         (--process PID|NAME to choose one, --group process,… for all)",
+        path.display(),
+        process::with_events(&trace),
+        p.pid,
+        p.command_line
+    );
+    let keep: Vec<bool> = (0..trace.processes.len()).map(|i| i == best).collect();
+    Box::new(process::select_processes(&trace, &keep))
 }
 
 /// `--metric`: bytes or objects.
@@ -105,7 +147,11 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     if args.no_suppressions {
         options.heap.suppressions = memscape_heap::Suppressions::none();
     }
-    let input = load_heap(&args.file, args.grouping.process.as_deref())?;
+    let input = load_heap(
+        &args.file,
+        args.grouping.process.as_deref(),
+        &args.grouping.group,
+    )?;
     // A massif file without any tree still has its heap-size curve: show it, say why.
     if let HeapInput::Massif(file) = &input
         && let Some(curve) = file.curve_without_tree()

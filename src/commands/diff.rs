@@ -17,8 +17,16 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     )?;
     options.measure = args.measure.clone();
     options.prune.metric = metric_of(&args.metric)?;
-    let a = load_heap(&args.a, args.grouping.process.as_deref())?;
-    let b = load_heap(&args.b, args.grouping.process.as_deref())?;
+    let a = load_heap(
+        &args.a,
+        args.grouping.process.as_deref(),
+        &args.grouping.group,
+    )?;
+    let b = load_heap(
+        &args.b,
+        args.grouping.process.as_deref(),
+        &args.grouping.group,
+    )?;
     let report = memscape_heap::diff::diff(HeapRef::from(&a), HeapRef::from(&b), &options)?;
     if args.json {
         print_json(&report)?;

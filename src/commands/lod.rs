@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use crate::cli::{LodArgs, LodCommand, LodRenderArgs};
+use crate::cli::{LodArgs, LodCommand, LodCurveArgs, LodRenderArgs};
 use anyhow::Context;
 use memscape_lod::eq1::Cushion;
 use memscape_lod::{FramePath, LodTrace};
@@ -45,7 +45,50 @@ pub fn run(args: &LodArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LodCommand::Render(a) => render(a),
+        LodCommand::Curve(a) => curve(a),
     }
+}
+
+/// `memscape lod curve`: the heap-size curve read from the index, one line per column.
+fn curve(a: &LodCurveArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        (1..=1_000_000).contains(&a.columns),
+        "--columns {}: expected 1 to 1000000",
+        a.columns
+    );
+    let (t, _) = open(&a.trace, &a.coloring, false)?;
+    let te = t.extent()[0];
+    let (t0, t1) = match &a.window {
+        None => (0, te),
+        Some(s) => s
+            .split_once(':')
+            .and_then(|(x, y)| Some((x.trim().parse().ok()?, y.trim().parse().ok()?)))
+            .filter(|(x, y): &(u64, u64)| x < y)
+            .with_context(|| {
+                format!("--window {s:?}: expected T0:T1 with T0 < T1 (events 0:{te})")
+            })?,
+    };
+    let bins = t.heap_curve([t0, t1], a.columns);
+    anyhow::ensure!(
+        !bins.is_empty(),
+        "{}: the index has no heap-size curve",
+        t.index_path.display()
+    );
+    let span = u128::from(t1 - t0);
+    let n = bins.len() as u128;
+    println!("t0\tt1\tmin_bytes\tmax_bytes\tend_bytes");
+    for (c, b) in bins.iter().enumerate() {
+        let at = |k: u128| t0 + (span * k / n) as u64;
+        println!(
+            "{}\t{}\t{}\t{}\t{}",
+            at(c as u128),
+            at(c as u128 + 1),
+            b.min,
+            b.max,
+            b.end
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn open(

@@ -57,6 +57,46 @@ impl PixelSums {
         add_sums((&mut self.acc, &mut self.cov), (&other.acc, &other.cov));
     }
 
+    /// These sums (of `from`'s pixels) stretched and offset to `to`: every pixel of `to` takes
+    /// the sums of the pixel of `from` under its centre (none outside `from`), the way a map
+    /// viewer shows its last picture while the new one is computed.
+    pub fn stretched(&self, from: &MapView, to: &MapView) -> PixelSums {
+        let mut out = PixelSums::new(to.width, to.height);
+        let [fw, fh] = from.pixel_size();
+        let (ft, fa) = from.window();
+        let (w, h) = (self.width as usize, self.height as usize);
+        let along = |n: u32, at: &dyn Fn(f64) -> f64, limit: usize| -> Vec<Option<usize>> {
+            (0..n)
+                .map(|i| {
+                    let u = at(f64::from(i) + 0.5);
+                    (u >= 0.0 && (u as usize) < limit).then_some(u as usize)
+                })
+                .collect()
+        };
+        let xs = along(
+            to.width,
+            &|x| (to.plane_at(x, 0.0)[0] - ft[0]) / fw,
+            w.min(from.width as usize),
+        );
+        let ys = along(
+            to.height,
+            &|y| (fa[1] - to.plane_at(0.0, y)[1]) / fh,
+            h.min(from.height as usize),
+        );
+        for (y, sy) in ys.iter().enumerate() {
+            let Some(sy) = sy else { continue };
+            for (x, sx) in xs.iter().enumerate() {
+                let Some(sx) = sx else { continue };
+                let (i, j) = (y * to.width as usize + x, sy * w + sx);
+                if let (Some(a), Some(c)) = (self.acc.get(j), self.cov.get(j)) {
+                    out.acc[i] = *a;
+                    out.cov[i] = *c;
+                }
+            }
+        }
+        out
+    }
+
     /// Eq. 1 for every pixel, sRGB bytes (RGBA, alpha 255), as the renderer's resolve pass.
     pub fn resolve(&self, view: &MapView) -> Vec<[u8; 4]> {
         self.acc
@@ -139,6 +179,39 @@ pub(crate) fn add_sums(to: (&mut [[f32; 4]], &mut [f32]), from: (&[[f32; 4]], &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stretched_sums_follow_a_pan_and_a_zoom() {
+        let from = MapView::fit(0, 100, 0, 50, 10, 5);
+        let mut s = PixelSums::new(10, 5);
+        for (i, a) in s.acc.iter_mut().enumerate() {
+            *a = [i as f32, 0.0, 0.0, 1.0];
+        }
+        assert_eq!(s.stretched(&from, &from), s);
+        // Panned right by 3 columns (30 time units): column x shows the old column x + 3,
+        // the last 3 columns nothing.
+        let pan = MapView::fit(30, 130, 0, 50, 10, 5);
+        let p = s.stretched(&from, &pan);
+        for y in 0..5 {
+            for x in 0..10 {
+                let got = p.acc[y * 10 + x][0];
+                let want = if x + 3 < 10 {
+                    (y * 10 + x + 3) as f32
+                } else {
+                    0.0
+                };
+                assert_eq!(got, want, "({x}, {y})");
+            }
+        }
+        // Zoomed in 2× on the top left quarter: each old pixel covers 2×2 new ones (row 0 is
+        // the top: the high addresses).
+        let zoom = MapView::fit(0, 50, 25, 50, 10, 5);
+        let z = s.stretched(&from, &zoom);
+        assert_eq!(z.acc[0][0], 0.0);
+        assert_eq!(z.acc[1][0], 0.0);
+        assert_eq!(z.acc[2][0], 1.0);
+        assert_eq!(z.acc[4 * 10 + 9][0], (2 * 10 + 4) as f32);
+    }
 
     #[test]
     fn srgb8_rounds_like_the_formula() {

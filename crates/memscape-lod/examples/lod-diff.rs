@@ -75,7 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         *hist.entry(i / w as usize).or_insert(0) += 1;
     }
     println!("rows (y from bottom): {hist:?}");
-    for &(d, i) in bad.iter().take(12) {
+    for &(d, i) in bad.iter().take(30) {
         let (x, y) = (i % w as usize, i / w as usize);
         let n = all
             .iter()
@@ -84,8 +84,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 memscape_lod::eq1::box_coverage(g, [x as f32, y as f32]) > 0.0
             })
             .count();
+        if n <= 2 {
+            for b in all.iter().filter(|b| {
+                let g = v.block_geometry_px(b);
+                memscape_lod::eq1::box_coverage(g, [x as f32, y as f32]) > 0.0
+            }) {
+                println!(
+                    "  block t {}..{} y {} size {} geometry {:?}",
+                    b.t0,
+                    b.t1,
+                    b.y,
+                    b.size,
+                    v.block_geometry_px(b)
+                );
+            }
+        }
+        let count = |dx: i64, dy: i64| {
+            all.iter()
+                .filter(|b| {
+                    let g = v.block_geometry_px(b);
+                    memscape_lod::eq1::box_coverage(
+                        g,
+                        [(x as i64 + dx) as f32, (y as i64 + dy) as f32],
+                    ) > 0.0
+                })
+                .count()
+        };
+        let sides = [count(-1, 0), count(1, 0), count(0, -1), count(0, 1)];
+        let diag = [count(-1, -1), count(1, -1), count(-1, 1), count(1, 1)];
         println!(
-            "({x},{y}) d {d} exact {:?} lod {:?} blocks {n}",
+            "({x},{y}) d {d} exact {:?} lod {:?} blocks {n} sides {sides:?} diagonals {diag:?}",
             &ex[i][..3],
             &lod[i][..3]
         );

@@ -52,5 +52,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             img.len()
         );
     }
+    // The heap-size curve of the same time window at the frame's width, from the index.
+    let s = std::time::Instant::now();
+    let curve = index.heap_curve([te / 2 - te / zoom / 2, te / 2 + te / zoom / 2], 1920);
+    eprintln!(
+        "heap-size curve, 1920 columns: {:.2?}, peak in view {} B",
+        s.elapsed(),
+        curve.iter().map(|c| c.max).max().unwrap_or(0)
+    );
     Ok(())
 }

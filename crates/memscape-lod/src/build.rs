@@ -8,7 +8,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::format::{BucketRec, CellRec, ClassDesc, ColumnRec, LevelDesc, PROFILE_BINS, Section};
+use crate::format::{
+    BucketRec, CellRec, ClassDesc, ColumnRec, FEW_BLOCKS, FEW_BLOCKS_FINE, LevelDesc, PROFILE_BINS,
+    Section,
+};
 use crate::view::LodBlock;
 use crate::{IndexMeta, LodError, MAGIC, VERSION};
 
@@ -55,6 +58,10 @@ struct CellAcc {
     /// Block centres per slice along x and y.
     px: [f32; PROFILE_BINS],
     py: [f32; PROFILE_BINS],
+    /// Eighths of the cell holding a centre (`CellRec::mask`).
+    mask: u64,
+    /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
+    few: [[f32; 2]; FEW_BLOCKS],
     buckets: Vec<(i16, BucketAcc)>,
 }
 
@@ -92,7 +99,21 @@ impl CellAcc {
             self.lo = [self.lo[0].min(lo[0]), self.lo[1].min(lo[1])];
             self.hi = [self.hi[0].max(hi[0]), self.hi[1].max(hi[1])];
         }
+        if self.n + child.n <= FEW_BLOCKS as f64 {
+            let at = self.n as usize;
+            for (i, c) in child.few.iter().take(child.n as usize).enumerate() {
+                self.few[at + i] = [(qx + c[0]) / 2.0, (qy + c[1]) / 2.0];
+            }
+        }
         self.n += child.n;
+        // The child's eighths, two by two, in the parent's quarter it lies in.
+        let (ox, oy) = (qx as u64 * 4, qy as u64 * 4);
+        for bit in 0..64u64 {
+            if child.mask & (1 << bit) != 0 {
+                let (i, j) = (bit % 8, bit / 8);
+                self.mask |= 1 << ((oy + j / 2) * 8 + ox + i / 2);
+            }
+        }
         self.sw += child.sw / 2.0;
         self.sh += child.sh / 2.0;
         // The child's slices, two by two, fill the parent's half it lies in.
@@ -203,17 +224,38 @@ impl LevelOut {
                     }
                 })
             };
+            let (mut profile_x, mut profile_y) = (profile(&c.px), profile(&c.py));
+            if c.n <= FEW_BLOCKS as f64 {
+                profile_x = [0; PROFILE_BINS];
+                profile_y = [0; PROFILE_BINS];
+                let fine = c.n <= FEW_BLOCKS_FINE as f64;
+                for (i, u) in c.few.iter().take(c.n as usize).enumerate() {
+                    if fine {
+                        let code = |v: f32| {
+                            ((f64::from(v) * 65535.0).round().clamp(0.0, 65535.0) as u16)
+                                .to_le_bytes()
+                        };
+                        profile_x[2 * i..2 * i + 2].copy_from_slice(&code(u[0]));
+                        profile_y[2 * i..2 * i + 2].copy_from_slice(&code(u[1]));
+                    } else {
+                        let code = |v: f32| (f64::from(v) * 255.0).round().clamp(0.0, 255.0) as u8;
+                        profile_x[i] = code(u[0]);
+                        profile_y[i] = code(u[1]);
+                    }
+                }
+            }
             let rec = CellRec {
                 ky: *ky,
                 bucket_first: self.n_buckets,
                 n: c.n as f32,
                 buckets: c.buckets.len() as u16,
                 bbox: codes.map(|v| v.to_be_bytes()[0]),
+                mask: c.mask,
                 _pad: 0,
                 mean_w: (c.sw / c.n) as f32,
                 mean_h: (c.sh / c.n) as f32,
-                profile_x: profile(&c.px),
-                profile_y: profile(&c.py),
+                profile_x,
+                profile_y,
                 bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
             };
             self.cells
@@ -272,6 +314,8 @@ pub struct LodBuilder {
     last_t0: u64,
     since_flush: u32,
     blocks: u64,
+    /// The heap-size curve.
+    curve: crate::curve::CurveBuilder,
 }
 
 fn floor_log2(v: u64) -> u32 {
@@ -349,7 +393,9 @@ impl LodBuilder {
                 coloring: String::new(),
                 copy_min_c: min_c,
                 copy_min_d: min_d,
+                curve: Vec::new(),
             },
+            curve: crate::curve::CurveBuilder::new(extent_t),
             lines,
             classes: HashMap::new(),
             min_class_c: min_c,
@@ -362,8 +408,14 @@ impl LodBuilder {
     }
 
     /// Adds the next block, block number `id` of the trace (blocks must come by increasing
-    /// `t0`).
+    /// `t0`), freed at its end.
     pub fn push(&mut self, id: u64, b: &LodBlock) -> Result<(), LodError> {
+        self.push_block(id, b, false)
+    }
+
+    /// [`Self::push`] of a block that may never have been freed (`never_freed`: it ends with
+    /// the trace, and stays in the heap-size curve to the end).
+    pub fn push_block(&mut self, id: u64, b: &LodBlock, never_freed: bool) -> Result<(), LodError> {
         let w = b.width();
         let s = b.size;
         let fw = floor_log2(w);
@@ -375,6 +427,8 @@ impl LodBuilder {
             });
         }
         self.last_t0 = b.t0;
+        self.curve
+            .push(b.t0, if never_freed { u64::MAX } else { b.t1 }, b.size);
         let log_t = u32::from(self.meta.log_t);
         let log_y = u32::from(self.meta.log_y);
         let color = crate::eq1::unpack_linear(b.color);
@@ -405,6 +459,11 @@ impl LodBuilder {
             let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
             cell.px[bin(ux)] += 1.0;
             cell.py[bin(uy)] += 1.0;
+            let eighth = |u: f32| ((u * 8.0) as u64).min(7);
+            cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));
+            if let Some(slot) = cell.few.get_mut(cell.n as usize) {
+                *slot = [ux, uy];
+            }
             cell.n += 1.0;
             cell.sw += wc;
             cell.sh += hc;
@@ -517,7 +576,12 @@ impl LodBuilder {
                     (level.out.n_columns, level.out.n_cells, level.out.n_buckets);
                 let [pc, pl, pb] = level.out.finish()?;
                 let columns = section(pc, n_cols, 16, &mut parts);
-                let cells = section(pl, n_cells, 72, &mut parts);
+                let cells = section(
+                    pl,
+                    n_cells,
+                    std::mem::size_of::<CellRec>() as u64,
+                    &mut parts,
+                );
                 let buckets = section(pb, n_buckets, 16, &mut parts);
                 levels.push(LevelDesc {
                     log_tau: level.log_tau,
@@ -547,8 +611,21 @@ impl LodBuilder {
                 });
             }
         }
+        let mut curve = Vec::new();
+        for (log_bin, p, n) in self.curve.finish(&self.dir)? {
+            curve.push(crate::curve::CurveLevelDesc {
+                log_bin,
+                bins: section(
+                    p,
+                    n,
+                    std::mem::size_of::<crate::curve::CurveBin>() as u64,
+                    &mut parts,
+                ),
+            });
+        }
         meta.levels = levels;
         meta.classes = classes;
+        meta.curve = curve;
         let json = serde_json::to_vec(&meta).map_err(|e| LodError::Format(e.to_string()))?;
         let header_len = (8 + 4 + 8 + json.len() as u64).next_multiple_of(8);
         let tmp = path.with_extension("lod.partial");

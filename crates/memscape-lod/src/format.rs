@@ -12,6 +12,12 @@ pub struct CellRec {
     pub ky: u64,
     /// First bucket of the cell in the level's bucket array.
     pub bucket_first: u64,
+    /// Where the blocks' centres lie jointly: bit `8·j + i` is set when some centre lies in
+    /// the x eighth `i` and the y eighth `j` of the cell. The profiles are per axis: where a
+    /// pixel corner cuts the cell, their product would give colour to a pixel that no block
+    /// reaches (at α = 0.1 a sliver weighs 0.63 of a block); the mask tells which pixels the
+    /// blocks reach together.
+    pub mask: u64,
     /// Blocks summarised.
     pub n: f32,
     /// Buckets of the cell.
@@ -29,7 +35,11 @@ pub struct CellRec {
     /// Where the blocks' centres lie along each axis: counts in [`PROFILE_BINS`] equal slices
     /// of the cell (x from the low time, y from the low address), scaled so that the largest
     /// is 255 and any occupied slice is at least 1. Allocators reuse a few addresses over and
-    /// over: a cell's blocks are rarely spread evenly.
+    /// over: a cell's blocks are rarely spread evenly. A cell of at most [`FEW_BLOCKS`]
+    /// blocks holds their centres here instead ([`CellRec::few`]): block `i`'s x as a u16
+    /// (little-endian, 1/65535 of a cell) at bytes `2i..2i + 2` of `profile_x` when there are
+    /// at most [`FEW_BLOCKS_FINE`], else as a u8 (1/255) at byte `i`; its y in `profile_y` (where a pixel edge cuts such a cell, which blocks lie on which side decides
+    /// the colour at low α).
     pub profile_x: [u8; PROFILE_BINS],
     pub profile_y: [u8; PROFILE_BINS],
     /// Low bytes of the bounding box codes.
@@ -39,7 +49,15 @@ pub struct CellRec {
 /// Slices of a cell's profiles.
 pub const PROFILE_BINS: usize = 16;
 
-const _: () = assert!(std::mem::size_of::<CellRec>() == 72);
+const _: () = assert!(std::mem::size_of::<CellRec>() == 80);
+
+/// Cells of at most this many blocks keep their centres (`CellRec::profile_x`): to 1/65535
+/// of a cell up to [`FEW_BLOCKS_FINE`] blocks, to 1/255 beyond.
+pub const FEW_BLOCKS: usize = 16;
+pub const FEW_BLOCKS_FINE: usize = 8;
+
+/// Slices of a cell's joint mask along each axis (`CellRec::mask`).
+pub const MASK_BINS: usize = 8;
 
 /// Octaves of area per bucket.
 pub const BUCKET_OCTAVES: i32 = 2;
@@ -74,6 +92,23 @@ const _: () = assert!(std::mem::size_of::<BucketRec>() == 16);
 impl CellRec {
     /// Bounding box edge `k` (x lo, x hi, y lo, y hi) in cell units.
     #[inline]
+    /// The centres of a cell of at most [`FEW_BLOCKS`] blocks (cell units), else `None`.
+    pub fn few(&self) -> Option<impl Iterator<Item = [f64; 2]> + '_> {
+        let n = self.n.round();
+        if !(n >= 1.0 && n <= FEW_BLOCKS as f32) {
+            return None;
+        }
+        let fine = n <= FEW_BLOCKS_FINE as f32;
+        let at = move |p: &[u8; PROFILE_BINS], i: usize| {
+            if fine {
+                f64::from(u16::from_le_bytes([p[2 * i], p[2 * i + 1]])) / 65535.0
+            } else {
+                f64::from(p[i]) / 255.0
+            }
+        };
+        Some((0..n as usize).map(move |i| [at(&self.profile_x, i), at(&self.profile_y, i)]))
+    }
+
     pub fn bbox_at(&self, k: usize) -> f64 {
         let code = u16::from_be_bytes([self.bbox[k], self.bbox_fine[k]]);
         f64::from(code) * 2.0 / 65535.0 - 0.5

@@ -121,6 +121,8 @@ pub struct LodIndex {
     pub meta: IndexMeta,
     pub levels: Vec<Level>,
     pub classes: Vec<Class>,
+    /// The heap-size curve's levels (`log_bin`, bins), finest first.
+    pub curve: Vec<(u8, MappedSlice<crate::curve::CurveBin>)>,
     map: Arc<Mapping>,
 }
 
@@ -168,7 +170,7 @@ impl LodIndex {
         let mut levels = Vec::new();
         for d in &meta.levels {
             let (co, cn) = slice(d.columns, 16, "level columns")?;
-            let (lo, ln) = slice(d.cells, 72, "level cells")?;
+            let (lo, ln) = slice(d.cells, std::mem::size_of::<CellRec>(), "level cells")?;
             let (bo, bn) = slice(d.buckets, 16, "level buckets")?;
             let columns = MappedSlice::new(Arc::clone(&map), co, cn)
                 .ok_or_else(|| bad("level columns outside the file"))?;
@@ -204,10 +206,24 @@ impl LodIndex {
                 members,
             });
         }
+        let mut curve = Vec::new();
+        for c in &meta.curve {
+            let (o, n) = slice(
+                c.bins,
+                std::mem::size_of::<crate::curve::CurveBin>(),
+                "curve bins",
+            )?;
+            curve.push((
+                c.log_bin,
+                MappedSlice::new(Arc::clone(&map), o, n)
+                    .ok_or_else(|| bad("curve bins outside the file"))?,
+            ));
+        }
         Ok(Self {
             meta,
             levels,
             classes,
+            curve,
             map,
         })
     }
@@ -234,6 +250,15 @@ impl LodIndex {
             }
         }
         best.map(|(i, _)| i)
+    }
+
+    /// The heap-size curve of `[t0, t1)` (time units) in `columns` columns: each column's
+    /// lowest, highest and last live bytes, read from the level whose bins fit a column
+    /// (`curve::read`; work bounded by `columns`).
+    pub fn heap_curve(&self, t: [u64; 2], columns: usize) -> Vec<crate::curve::CurveBin> {
+        let levels: Vec<(u8, &[crate::curve::CurveBin])> =
+            self.curve.iter().map(|(l, b)| (*l, &b[..])).collect();
+        crate::curve::read(&levels, t, columns)
     }
 
     /// Calls `f` with every copied block that is large at `level` (at least a cell wide or

@@ -6,6 +6,7 @@
 //! copies by size class), the error it makes and how it is measured.
 
 pub mod build;
+pub mod curve;
 pub mod eq1;
 pub mod format;
 pub mod index;
@@ -44,8 +45,9 @@ pub use view::{LodBlock, LodView};
 /// First bytes of an index file.
 pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
 /// Format version of index files (2: threads coloured from the 64-colour palette, 16-bit
-/// bounding boxes).
-pub const VERSION: u32 = 2;
+/// bounding boxes; 3: cells' joint masks of eighths, centres of cells of few blocks, 80-byte
+/// cells, the heap-size curve).
+pub const VERSION: u32 = 3;
 
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]
@@ -116,4 +118,7 @@ pub struct IndexMeta {
     /// 2^copy_min_d bytes are copied into the index (every block large at some level is).
     pub copy_min_c: u8,
     pub copy_min_d: u8,
+    /// The heap-size curve's levels, finest first (`curve.rs`).
+    #[serde(default)]
+    pub curve: Vec<curve::CurveLevelDesc>,
 }

@@ -147,6 +147,13 @@ impl LodTrace {
         &self.index.meta
     }
 
+    /// The heap-size curve of `[t0, t1)` (events) in `columns` columns, from the index
+    /// ([`LodIndex::heap_curve`]): what a curve of the whole trace or any window draws without
+    /// passing over the blocks.
+    pub fn heap_curve(&self, t: [u64; 2], columns: usize) -> Vec<crate::curve::CurveBin> {
+        self.index.heap_curve(t, columns)
+    }
+
     /// The whole plane: `[0, extent_t) × [0, extent_y)` (events × collapsed bytes).
     pub fn extent(&self) -> [u64; 2] {
         [self.index.meta.extent_t, self.index.meta.axis.extent]

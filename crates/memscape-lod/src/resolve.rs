@@ -5,7 +5,7 @@
 use crate::eq1::ColorMode;
 use crate::exact;
 use crate::exact::ColumnSums;
-use crate::format::{BucketRec, CellRec, PROFILE_BINS};
+use crate::format::{BucketRec, CellRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS};
 use crate::index::LodIndex;
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
@@ -218,6 +218,8 @@ struct CellContext {
 struct Scratch {
     xs: Vec<(i64, f64, f64)>,
     ys: Vec<(i64, f64, f64)>,
+    /// Whether the cell's blocks reach pixel pair (xs[i], ys[j]), at `i · ys.len() + j`.
+    reach: Vec<bool>,
 }
 
 fn add_cell(
@@ -234,6 +236,45 @@ fn add_cell(
     // The cell's corner in pixels: left edge, and the bottom edge (low address; y grows down).
     let cx0 = (kx as f64 * ctx.tau - ctx.t_origin) / ctx.pw;
     let cy_bottom = ctx.height - (cell.ky as f64 * ctx.sig - ctx.a_origin) / ctx.ph;
+    // The cell's blocks, α applied: f̄^α per bucket with a second-order (Jensen) correction for
+    // the spread of areas inside the bucket.
+    let alpha = ctx.alpha;
+    let scale = ctx.rx * ctx.ry;
+    let (mut f_sum, mut t_sum, mut s_sum) = (0.0f64, 0.0f64, 0.0f64);
+    let mut c_sum = [0.0f64; 3];
+    for b in buckets {
+        let n = f64::from(b.n);
+        if n <= 0.0 {
+            continue;
+        }
+        let mean = b.mean_area() * scale;
+        let j = (1.0 + alpha * (alpha - 1.0) / 2.0 * b.cv2()).max(0.0);
+        let nw = n * f64::from(crate::eq1::fast_pow(mean as f32, alpha as f32)) * j;
+        f_sum += nw;
+        let c = b.color();
+        for k in 0..3 {
+            c_sum[k] += c[k] * nw;
+        }
+        t_sum += b.attr() * nw;
+        s_sum += n * mean;
+    }
+    if let Some(few) = cell.few() {
+        add_few(
+            ctx,
+            [cx0, cy_bottom],
+            cell,
+            few,
+            CellSums {
+                f: f_sum,
+                c: c_sum,
+                t: t_sum,
+                s: s_sum,
+            },
+            sums,
+            s,
+        );
+        return;
+    }
     // Where the blocks lie: along each axis, their centres spread over the occupied slices
     // of the cell's profile, kept inside the bounding box of their extents.
     let bw = f64::from(cell.mean_w) * ctx.rx;
@@ -268,34 +309,17 @@ fn add_cell(
     if s.ys.is_empty() {
         return;
     }
-    // The cell's blocks, α applied: f̄^α per bucket with a second-order (Jensen) correction for
-    // the spread of areas inside the bucket.
-    let alpha = ctx.alpha;
-    let scale = ctx.rx * ctx.ry;
-    let (mut f_sum, mut t_sum, mut s_sum) = (0.0f64, 0.0f64, 0.0f64);
-    let mut c_sum = [0.0f64; 3];
-    for b in buckets {
-        let n = f64::from(b.n);
-        if n <= 0.0 {
-            continue;
-        }
-        let mean = b.mean_area() * scale;
-        let j = (1.0 + alpha * (alpha - 1.0) / 2.0 * b.cv2()).max(0.0);
-        let nw = n * f64::from(crate::eq1::fast_pow(mean as f32, alpha as f32)) * j;
-        f_sum += nw;
-        let c = b.color();
-        for k in 0..3 {
-            c_sum[k] += c[k] * nw;
-        }
-        t_sum += b.attr() * nw;
-        s_sum += n * mean;
-    }
+    let [scale_1, scale_a] = reach(ctx, cx0, cy_bottom, cell, s);
     let h = ctx.h as usize;
-    for &(px, ex, gx) in &s.xs {
+    let ny = s.ys.len();
+    for (xi, &(px, ex, gx)) in s.xs.iter().enumerate() {
         let col = px as usize * h;
-        for &(py, ey, gy) in &s.ys {
+        for (yi, &(py, ey, gy)) in s.ys.iter().enumerate() {
+            if !s.reach[xi * ny + yi] {
+                continue;
+            }
             let i = col + py as usize;
-            let g = gx * gy;
+            let g = gx * gy * scale_a;
             let a = &mut sums.acc[i];
             match ctx.mode {
                 ColorMode::Categorical => {
@@ -309,9 +333,221 @@ fn add_cell(
                 }
             }
             a[3] += (f_sum * g) as f32;
-            sums.cov[i] += (s_sum * ex * ey) as f32;
+            sums.cov[i] += (s_sum * ex * ey * scale_1) as f32;
         }
     }
+}
+
+/// A cell's blocks' sums, α applied (`add_cell`).
+struct CellSums {
+    f: f64,
+    c: [f64; 3],
+    t: f64,
+    s: f64,
+}
+
+/// A cell of few blocks, whose centres it keeps: each a block of the cell's mean size there
+/// (inside the cell's bounding box), its coverage of each pixel exact.
+fn add_few(
+    ctx: &CellContext,
+    corner: [f64; 2],
+    cell: &CellRec,
+    few: impl Iterator<Item = [f64; 2]>,
+    cs: CellSums,
+    sums: &mut ColumnSums,
+    s: &mut Scratch,
+) {
+    let [cx0, cy_bottom] = corner;
+    let (bw, bh) = (
+        (f64::from(cell.mean_w) * ctx.rx).clamp(0.0, 1.0),
+        (f64::from(cell.mean_h) * ctx.ry).clamp(0.0, 1.0),
+    );
+    let (xb0, xb1) = (
+        cx0 + cell.bbox_at(0) * ctx.rx,
+        cx0 + cell.bbox_at(1) * ctx.rx,
+    );
+    let (yb0, yb1) = (
+        cy_bottom - cell.bbox_at(3) * ctx.ry,
+        cy_bottom - cell.bbox_at(2) * ctx.ry,
+    );
+    // Pixels along an axis a span [a, b] of length `len` covers, with the fraction in each.
+    fn spans(a: f64, b: f64, len: f64, out: &mut Vec<(i64, f64, f64)>) {
+        out.clear();
+        let (p0, p1) = (ffloor(a), ffloor(b));
+        if p0 == p1 || len <= 1e-12 {
+            out.push((p0 as i64, 1.0, 0.0));
+            return;
+        }
+        let mut p = p0;
+        while p <= p1 {
+            let l = (b.min(p + 1.0) - a.max(p)).max(0.0) / len;
+            if l > 0.0 {
+                out.push((p as i64, l.min(1.0), 0.0));
+            }
+            p += 1.0;
+        }
+    }
+    let mut pixels: Vec<(i64, i64, f64, f64)> = Vec::new();
+    let mut centres = [[0.0f64; 2]; FEW_BLOCKS];
+    let mut k = 0usize;
+    for (slot, c) in centres.iter_mut().zip(few) {
+        *slot = c;
+        k += 1;
+    }
+    let centres = &centres[..k];
+    // The blocks of the outermost centres reach the bounding box (what the box says: some
+    // block does; a sliver over a pixel edge weighs much at low α).
+    let extreme = |axis: usize, high: bool| -> usize {
+        (0..k)
+            .max_by(|&a, &b| {
+                let o = centres[a][axis].total_cmp(&centres[b][axis]);
+                if high { o } else { o.reverse() }
+            })
+            .unwrap_or(0)
+    };
+    let (left, right, bottom, top) = (
+        extreme(0, false),
+        extreme(0, true),
+        extreme(1, false),
+        extreme(1, true),
+    );
+    let reach_box = std::env::var("BOXR").map_or(true, |v| v == "1");
+    for (i, &[u, v]) in centres.iter().enumerate() {
+        let x = cx0 + u * ctx.rx;
+        let y = cy_bottom - v * ctx.ry;
+        let (mut x0, mut x1) = ((x - bw / 2.0).max(xb0), (x + bw / 2.0).min(xb1));
+        let (mut y0, mut y1) = ((y - bh / 2.0).max(yb0), (y + bh / 2.0).min(yb1));
+        if reach_box {
+            if i == left {
+                x0 = xb0;
+            }
+            if i == right {
+                x1 = xb1;
+            }
+            // Rows grow downwards: the top is the low pixel coordinate.
+            if i == top {
+                y0 = yb0;
+            }
+            if i == bottom {
+                y1 = yb1;
+            }
+        }
+        let (x0, x1) = if x0 <= x1 { (x0, x1) } else { (x, x) };
+        let (y0, y1) = if y0 <= y1 { (y0, y1) } else { (y, y) };
+        spans(x0, x1, x1 - x0, &mut s.xs);
+        spans(y0, y1, y1 - y0, &mut s.ys);
+        for &(px, ox, _) in &s.xs {
+            for &(py, oy, _) in &s.ys {
+                let o = ox * oy;
+                let oa = f64::from(crate::eq1::fast_pow(o as f32, ctx.alpha as f32));
+                match pixels.iter_mut().find(|p| p.0 == px && p.1 == py) {
+                    Some(p) => {
+                        p.2 += o;
+                        p.3 += oa;
+                    }
+                    None => pixels.push((px, py, o, oa)),
+                }
+            }
+        }
+    }
+    if k == 0 {
+        return;
+    }
+    let k = k as f64;
+    let h = ctx.h as usize;
+    for (px, py, e1, ea) in pixels {
+        if px < 0 || py < 0 || px >= ctx.w || py >= ctx.h {
+            continue;
+        }
+        let (e1, g) = (e1 / k, ea / k);
+        let i = px as usize * h + py as usize;
+        let a = &mut sums.acc[i];
+        match ctx.mode {
+            ColorMode::Categorical => {
+                for (v, c) in a.iter_mut().zip(cs.c) {
+                    *v += (c * g) as f32;
+                }
+            }
+            ColorMode::Quantitative => {
+                a[0] += (cs.t * g) as f32;
+                a[1] += (cs.f * g) as f32;
+            }
+        }
+        a[3] += (cs.f * g) as f32;
+        sums.cov[i] += (cs.s * e1) as f32;
+    }
+}
+
+/// Which pixel pairs of `s.xs × s.ys` the cell's blocks reach together (`s.reach`), from its
+/// joint mask: a pair is reached when an occupied eighth overlaps both pixels, an eighth
+/// spanning the occupied profile slices inside it, widened by half the blocks' mean extent. The
+/// expected overlaps of the pairs not reached go to those reached (their sum is kept): returns
+/// the factors of E[o] and E[o^α].
+fn reach(ctx: &CellContext, cx0: f64, cy_bottom: f64, cell: &CellRec, s: &mut Scratch) -> [f64; 2] {
+    let (nx, ny) = (s.xs.len(), s.ys.len());
+    s.reach.clear();
+    s.reach.resize(nx * ny, true);
+    if cell.mask == 0 || nx * ny <= 1 {
+        return [1.0, 1.0];
+    }
+    let (hw, hh) = (f64::from(cell.mean_w) / 2.0, f64::from(cell.mean_h) / 2.0);
+    // The eighths along an axis whose centres (the occupied slices of the profile inside
+    // them, widened) overlap the pixel's span [u0, u1] (cell units), as 8 bits.
+    let per = PROFILE_BINS / MASK_BINS;
+    let eighths = |profile: &[u8; PROFILE_BINS], u0: f64, u1: f64, half: f64| -> u64 {
+        (0..MASK_BINS)
+            .filter(|&q| {
+                let slices = &profile[q * per..(q + 1) * per];
+                let (Some(first), Some(last)) = (
+                    slices.iter().position(|&v| v > 0),
+                    slices.iter().rposition(|&v| v > 0),
+                ) else {
+                    return false;
+                };
+                let a = (q * per + first) as f64 / PROFILE_BINS as f64 - half;
+                let b = (q * per + last + 1) as f64 / PROFILE_BINS as f64 + half;
+                a < u1 && b > u0
+            })
+            .fold(0, |m, q| m | (1 << q))
+    };
+    // The rows' eighths (a cell spans a few pixels at most: `profile_weights`).
+    let mut ys = [0u64; 8];
+    for (q, &(py, _, _)) in ys.iter_mut().zip(&s.ys) {
+        // Rows grow downwards, addresses upwards.
+        *q = eighths(
+            &cell.profile_y,
+            (cy_bottom - py as f64 - 1.0) / ctx.ry,
+            (cy_bottom - py as f64) / ctx.ry,
+            hh,
+        );
+    }
+    let (mut all, mut hit) = ([0.0f64; 2], [0.0f64; 2]);
+    for (xi, &(px, ex, gx)) in s.xs.iter().enumerate() {
+        let qx = eighths(
+            &cell.profile_x,
+            (px as f64 - cx0) / ctx.rx,
+            (px as f64 + 1.0 - cx0) / ctx.rx,
+            hw,
+        );
+        for (yi, &(_, ey, gy)) in s.ys.iter().enumerate() {
+            let qy = ys.get(yi).copied().unwrap_or(u64::MAX);
+            let reached =
+                (0..MASK_BINS).any(|j| qy & (1 << j) != 0 && (cell.mask >> (8 * j)) & qx != 0);
+            all[0] += ex * ey;
+            all[1] += gx * gy;
+            if reached {
+                hit[0] += ex * ey;
+                hit[1] += gx * gy;
+            }
+            s.reach[xi * ny + yi] = reached;
+        }
+    }
+    if hit[0] <= 0.0 || hit[1] <= 0.0 {
+        // Nothing reached (rounding): the profiles alone.
+        s.reach.fill(true);
+        return [1.0, 1.0];
+    }
+    [all[0] / hit[0], all[1] / hit[1]]
 }
 
 /// A cell along one axis: pixel coordinate of cell position `u` is `origin + u · scale`.

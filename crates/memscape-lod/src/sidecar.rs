@@ -126,7 +126,11 @@ pub fn build_columns(
     let mut b = LodBuilder::new(&scratch, extent_t, axis.extent, n as u64, params)?;
     let step = (n / 200).max(1);
     for i in 0..n {
-        b.push(i as u64, &lod_block(cols, &axis, coloring.color, i))?;
+        b.push_block(
+            i as u64,
+            &lod_block(cols, &axis, coloring.color, i),
+            cols.flags[i] & memscape_trace::model::FLAG_NEVER_FREED != 0,
+        )?;
         if i.is_multiple_of(step) {
             progress(2, i as f64 / n as f64);
             if cancel.load(Ordering::Relaxed) {

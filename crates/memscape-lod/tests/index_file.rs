@@ -3,37 +3,19 @@
 //! allocation sized by an unchecked field.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::atomic::AtomicBool;
+mod common;
+
+use common::color;
 
 use memscape_lod::resolve::accumulate;
-use memscape_lod::sidecar::{self, Coloring};
-use memscape_lod::source::palette_color;
+use memscape_lod::sidecar;
 use memscape_lod::synth::{SynthParams, trace};
 use memscape_lod::trace_source::{TraceBlocks, TraceFile};
-use memscape_lod::{BuildParams, LodError, LodIndex, LodView, PixelSums};
-
-fn color(t: u32, _s: u32, _z: u64, _l: u64) -> (u32, f32) {
-    (palette_color(t), 0.0)
-}
+use memscape_lod::{LodError, LodIndex, LodView, PixelSums};
 
 fn built(dir: &std::path::Path) -> (TraceFile, std::path::PathBuf) {
     let file = TraceFile::from_trace(trace(SynthParams::new(200_000, 3)));
-    let trace_path = dir.join("t.msc");
-    std::fs::write(&trace_path, b"stand-in").expect("write");
-    let out = sidecar::index_path(&trace_path, "thread");
-    sidecar::build(
-        &file,
-        &trace_path,
-        &out,
-        Coloring {
-            name: "thread",
-            color: &color,
-        },
-        &BuildParams::default(),
-        &mut |_, _| {},
-        &AtomicBool::new(false),
-    )
-    .expect("build");
+    let out = common::build_index(&file, dir);
     (file, out)
 }
 

@@ -118,8 +118,13 @@ pub(crate) fn run(mut command: Command, raw_dir: &Path) -> std::io::Result<(Outc
             outcome.root = Some(r);
             outcome.reaped.insert(root_pid, r);
         }
-        let carriers = scan_carriers(raw_dir, &marker, (me, root_pid), &mut outcome.reaped);
-        if interrupts.raised() && interrupted_at.is_none() {
+        let raised = interrupts.raised();
+        // While the launched program runs, who carries the recorder matters only to a Ctrl-C:
+        // zombies are reaped, but the maps of every recorded process (one line per 1 MiB chunk
+        // of its file: hundreds) are not read 50 times a second.
+        let full = outcome.root.is_some() || raised;
+        let carriers = scan_carriers(raw_dir, &marker, (me, root_pid), &mut outcome.reaped, full);
+        if raised && interrupted_at.is_none() {
             interrupted_at = Some(Instant::now());
             outcome.interrupted = true;
             // What a terminal's Ctrl-C does: SIGINT to the launched program and to every
@@ -164,12 +169,14 @@ pub(crate) fn run(mut command: Command, raw_dir: &Path) -> std::io::Result<(Outc
 
 /// The pids of processes that still map a file of this recording; reaps those of them that
 /// are zombies adopted by this process (not the launched child `root`, which `run` waits for
-/// through its `Child`: reaped here, its `try_wait` would fail with ECHILD).
+/// through its `Child`: reaped here, its `try_wait` would fail with ECHILD). Not `full`: only
+/// reaps, finds no carrier.
 fn scan_carriers(
     raw_dir: &Path,
     marker: &str,
     (me, root): (u32, u32),
     reaped: &mut HashMap<u32, Reaped>,
+    full: bool,
 ) -> Vec<u32> {
     let mut pids: Vec<u32> = std::fs::read_dir(raw_dir)
         .into_iter()
@@ -198,6 +205,9 @@ fn scan_carriers(
             }
             continue;
         }
+        if !full {
+            continue;
+        }
         let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
         if maps.contains(marker) {
             carriers.push(pid);
@@ -206,6 +216,9 @@ fn scan_carriers(
     // A process forked a moment ago may not have opened its file yet (on a busy machine its
     // first run can come many milliseconds later): descendants whose environment names this
     // recording carry it too.
+    if !full {
+        return carriers;
+    }
     let wanted = format!("MEMSCAPE_RECORD_DIR={marker}\0");
     for pid in descendants(me) {
         if carriers.contains(&pid) || reaped.contains_key(&pid) {

@@ -498,23 +498,39 @@ fn record_following(
     })
 }
 
-/// The `.msc` choices of a recording: its time resolution, zstd level 12 (the default: lower
-/// levels were at most a fifth faster to encode but put the file over heaptrack's).
+/// zstd level of a recording's `.msc` (`MEMSCAPE_ZSTD_LEVEL` to change it). The segments are
+/// encoded while the program runs, on the recorder's CPU: on cc1plus (6.2 M events, load 10)
+/// level 12 took 11.0 s of CPU for the whole record and gave 15.2 MB, level 3 8.0 s and 16.4 MB
+/// (heaptrack's `.raw.zst`: 18.7 MB); level 1 18.2 MB for no less CPU. BENCHMARKS.md.
+pub const RECORD_ZSTD_LEVEL: i32 = 3;
+
+/// The `.msc` choices of a recording: its time resolution, zstd level [`RECORD_ZSTD_LEVEL`].
 fn msc_options(options: &RecordOptions) -> memscape_trace::msc::MscOptions {
     memscape_trace::msc::MscOptions {
         time_resolution_log2: options.time_resolution_log2,
+        zstd_level: Some(
+            std::env::var("MEMSCAPE_ZSTD_LEVEL")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(RECORD_ZSTD_LEVEL),
+        ),
         ..Default::default()
     }
 }
 
-/// Blocks per segment of a recording's `.msc` (version 6): `MEMSCAPE_SEGMENT_BLOCKS`, else
-/// `memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS` (2^20: ~150 MB of columns and codes at once).
+/// Blocks per segment of a recording's `.msc` (version 6), unless `MEMSCAPE_SEGMENT_BLOCKS`
+/// says otherwise: 2^18, a quarter of `memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS`. The
+/// last segment (the blocks ended since the last cut, and the live ones) is encoded after the
+/// program's exit: on cc1plus, 2^20 left ~1 s of encoding there, 2^18 ~0.1 s, for a file
+/// 1–3 % larger (BENCHMARKS.md).
+pub const RECORD_SEGMENT_BLOCKS: usize = 1 << 18;
+
 fn segment_blocks() -> usize {
     std::env::var("MEMSCAPE_SEGMENT_BLOCKS")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .filter(|&n: &usize| n > 0)
-        .unwrap_or(memscape_trace::msc::DEFAULT_SEGMENT_BLOCKS)
+        .unwrap_or(RECORD_SEGMENT_BLOCKS)
 }
 
 /// Converts a raw recording kept by a failed `record` (a directory of `.msr` files) into one

@@ -32,6 +32,46 @@ pub const MARGIN: Duration = Duration::from_millis(250);
 /// A queue of events to apply emptied with more room than this (events) is given back.
 const SHRINK_READY: usize = 1 << 17;
 
+/// The per-event maps keyed by small ids (stack ids, tids) hash by one multiply-rotate:
+/// SipHash there was several per cent of the merge thread's time on cc1plus.
+type IdHasher = memscape_trace::PointerHasher;
+type IdMap<V> = HashMap<u32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// Stack id → call-tree leaf. The shim numbers an image's stacks 1, 2, 3, …: a vector by id
+/// (4 bytes each, [`Sites::UNKNOWN`] where none yet) is a quarter of a hash map's memory
+/// and one load per event, where the map's probes missed the cache on most events of
+/// cc1plus (hundreds of thousands of stacks). Ids far beyond the stacks read (a damaged
+/// file) go to the map, so that no vector is sized by an unchecked field.
+#[derive(Default)]
+struct Sites {
+    dense: Vec<u32>,
+    sparse: IdMap<u32>,
+}
+
+impl Sites {
+    const UNKNOWN: u32 = u32::MAX;
+
+    fn get(&self, stack: u32) -> Option<u32> {
+        match self.dense.get(stack as usize) {
+            Some(&site) if site != Self::UNKNOWN => Some(site),
+            _ => self.sparse.get(&stack).copied(),
+        }
+    }
+
+    /// `dense_up_to`: ids below it may be kept in the vector.
+    fn insert(&mut self, stack: u32, site: u32, dense_up_to: usize) {
+        let i = stack as usize;
+        if i < dense_up_to && site != Self::UNKNOWN {
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, Self::UNKNOWN);
+            }
+            self.dense[i] = site;
+        } else {
+            self.sparse.insert(stack, site);
+        }
+    }
+}
+
 /// An event waiting for its turn in sequence order (ties: the order read).
 #[derive(Clone, Copy)]
 struct Queued {
@@ -122,16 +162,19 @@ struct Image {
     /// The latest event time, unclamped (since the origin).
     latest: u64,
     stacks: HashMap<u32, Vec<u64>>,
-    sites: HashMap<u32, u32>,
+    /// Stack id → call-tree leaf: looked up for every event.
+    sites: Sites,
     mappings: Vec<Mapping>,
     thread_names: HashMap<u32, String>,
     pool_names: HashMap<u32, String>,
-    threads: HashMap<u32, u32>,
+    threads: IdMap<u32>,
+    /// The last event's (tid, thread): runs of one thread skip the two lookups per event.
+    last_thread: Option<(u32, u32)>,
     pools: HashMap<u64, u32>,
     reallocs: u64,
     mmaps: u64,
     munmaps: u64,
-    tids: HashSet<u32>,
+    tids: HashSet<u32, std::hash::BuildHasherDefault<IdHasher>>,
     /// The image's own exit record (seq, ns, code) and destructor record (seq, ns).
     exit: Option<(u64, u64, i32)>,
     end_record: Option<(u64, u64)>,
@@ -301,16 +344,17 @@ impl Converter {
                 clamped: start,
                 latest: start,
                 stacks: HashMap::new(),
-                sites: HashMap::new(),
+                sites: Sites::default(),
                 mappings: Vec::new(),
                 thread_names: HashMap::new(),
                 pool_names: HashMap::new(),
-                threads: HashMap::new(),
+                threads: IdMap::default(),
+                last_thread: None,
                 pools: HashMap::new(),
                 reallocs: 0,
                 mmaps: 0,
                 munmaps: 0,
-                tids: HashSet::new(),
+                tids: HashSet::default(),
                 exit: None,
                 end_record: None,
                 unrecorded: Vec::new(),
@@ -446,14 +490,15 @@ impl Converter {
     /// The call-tree leaf of a stack of image `i` (resolved on first use).
     fn site(&mut self, i: usize, stack: u32) -> u32 {
         let image = &mut self.images[i];
-        if let Some(&site) = image.sites.get(&stack) {
+        if let Some(site) = image.sites.get(stack) {
             return site;
         }
         let Some(frames) = image.stacks.get(&stack) else {
             return 0;
         };
         let node = leaf(&mut self.builder, frames, &image.mappings);
-        image.sites.insert(stack, node);
+        let dense_up_to = image.stacks.len().saturating_mul(2).saturating_add(4096);
+        image.sites.insert(stack, node, dense_up_to);
         node
     }
 
@@ -464,15 +509,23 @@ impl Converter {
         let image = &mut self.images[i];
         let builder = &mut self.builder;
         builder.set_process(image.process);
-        let thread = *image.threads.entry(e.tid).or_insert_with(|| {
-            builder.thread(&match image.thread_names.get(&e.tid) {
-                Some(name) => format!("{name} ({})", e.tid),
-                None => format!("tid {}", e.tid),
-            })
-        });
-        if e.kind != raw::KIND_PROCESS {
-            image.tids.insert(e.tid);
-        }
+        let thread = match image.last_thread {
+            Some((tid, thread)) if tid == e.tid => thread,
+            _ => {
+                let thread = *image.threads.entry(e.tid).or_insert_with(|| {
+                    builder.thread(&match image.thread_names.get(&e.tid) {
+                        Some(name) => format!("{name} ({})", e.tid),
+                        None => format!("tid {}", e.tid),
+                    })
+                });
+                // Only events count a thread as the image's (a process record does not).
+                if e.kind != raw::KIND_PROCESS {
+                    image.tids.insert(e.tid);
+                    image.last_thread = Some((e.tid, thread));
+                }
+                thread
+            }
+        };
         match (e.kind, e.function) {
             (raw::KIND_ALLOC, raw::FN_POOL_ALLOC) => match image.pools.get(&e.usable) {
                 Some(&pool) => {
@@ -607,7 +660,7 @@ impl Converter {
             let mut unused: Vec<u32> = self.images[i]
                 .stacks
                 .keys()
-                .filter(|id| !self.images[i].sites.contains_key(id))
+                .filter(|&&id| self.images[i].sites.get(id).is_none())
                 .copied()
                 .collect();
             unused.sort_unstable();
@@ -675,15 +728,16 @@ impl Converter {
         let Some(mut sink) = self.sink.take() else {
             return Err(std::io::Error::other("no output file"));
         };
-        drop(sink.tx.take());
-        let mut writer = match sink.writer.take().map(|h| h.join()) {
-            Some(Ok(writer)) => writer?,
-            _ => return Err(std::io::Error::other("the segment writer failed")),
-        };
+        // The last segment (the live blocks) goes to the writer thread like the others, and
+        // is encoded while this thread symbolizes.
         let phase = Instant::now();
-        if let Some(last) = self.builder.drain(true) {
-            writer.push(&last.blocks(), Some(&last.events()))?;
+        if let Some(last) = self.builder.drain(true)
+            && let Some(tx) = &sink.tx
+        {
+            // The writer failed: its error is reported by the join below.
+            let _ = tx.send(last);
         }
+        drop(sink.tx.take());
         crate::phase_done("last segment", phase);
         let builder = std::mem::replace(&mut self.builder, TraceBuilder::with_event_times(""));
         let mut rest = builder.finish(TraceFormat::Msc, true);
@@ -691,6 +745,12 @@ impl Converter {
         let phase = Instant::now();
         let _ = memscape_trace::symbolize::symbolize(&mut rest);
         crate::phase_done("symbolize", phase);
+        let phase = Instant::now();
+        let writer = match sink.writer.take().map(|h| h.join()) {
+            Some(Ok(writer)) => writer?,
+            _ => return Err(std::io::Error::other("the segment writer failed")),
+        };
+        crate::phase_done("segments written", phase);
         let reports = self.reports(&rest);
         writer.finish(&rest)?.commit()?;
         Ok((reports, unrecorded))

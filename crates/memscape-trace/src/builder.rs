@@ -30,7 +30,7 @@ pub const MAX_SANE_SIZE: u64 = 1 << 47;
 /// of loading (three lookups per event). Pointers are not attacker-chosen keys in a way that
 /// matters here: a crafted trace can at worst slow its own load down.
 #[derive(Default, Clone, Copy)]
-pub(crate) struct PointerHasher(u64);
+pub struct PointerHasher(u64);
 
 impl Hasher for PointerHasher {
     fn finish(&self) -> u64 {

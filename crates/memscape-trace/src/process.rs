@@ -154,6 +154,18 @@ pub fn several_with_events(trace: &Trace) -> bool {
     with_events(trace) > 1
 }
 
+/// Among the processes `keep` admits, the one whose heap a single-process view shows by
+/// default: the largest peak (then the most events, then the earliest). `None` when none is
+/// admitted.
+pub fn largest_peak(trace: &Trace, keep: &[bool]) -> Option<usize> {
+    (0..trace.processes.len())
+        .filter(|&i| keep.get(i).copied().unwrap_or(false))
+        .max_by_key(|&i| {
+            let p = &trace.processes[i];
+            (p.peak_live_bytes, p.events, usize::MAX - i)
+        })
+}
+
 /// The trace restricted to the processes whose `keep` entry is true: their blocks, threads and
 /// pools, events renumbered in their order, counts and peaks recomputed. Frees that matched no
 /// block have no event here (they stay counted in each process's `unknown_frees`).

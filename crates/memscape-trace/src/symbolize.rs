@@ -216,9 +216,34 @@ fn symbolize_into(
     modules: &mut HashMap<String, Option<ModuleSymbols>>,
 ) -> SymbolizeReport {
     let mut report = SymbolizeReport::default();
+    // Call-tree nodes of one return address (reached through different callers) resolve
+    // alike: each (module, offset) once. Ok: (function, file, line) as interned; Err:
+    // whether the address lies past its nearest symbol.
+    type Resolved = Result<(u32, u32, u32), bool>;
+    let mut resolved: HashMap<
+        (u32, u64),
+        Resolved,
+        std::hash::BuildHasherDefault<crate::builder::PointerHasher>,
+    > = HashMap::default();
     for n in 1..trace.call_tree.frames.len() {
         let frame = trace.call_tree.frames[n];
         if frame.module == 0 || frame.function != 0 {
+            continue;
+        }
+        if let Some(&r) = resolved.get(&(frame.module, frame.module_offset)) {
+            match r {
+                Ok((function, file, line)) => {
+                    let f = &mut trace.call_tree.frames[n];
+                    f.function = function;
+                    f.file = file;
+                    f.line = line;
+                    report.frames_resolved += 1;
+                }
+                Err(outside) => {
+                    report.frames_outside_symbols += u64::from(outside);
+                    report.frames_unresolved += 1;
+                }
+            }
             continue;
         }
         let path = trace.strings.get(frame.module);
@@ -250,6 +275,7 @@ fn symbolize_into(
         }
         let module = modules.get_mut(trace.strings.get(frame.module));
         let Some(Some(module)) = module else {
+            resolved.insert((frame.module, frame.module_offset), Err(false));
             report.frames_unresolved += 1;
             continue;
         };
@@ -259,16 +285,21 @@ fn symbolize_into(
             Some((function, file, line)) => {
                 let function = trace.strings.intern(&function);
                 let file = file.map_or(0, |f| trace.strings.intern(&f));
+                let line = line.unwrap_or(0);
                 let f = &mut trace.call_tree.frames[n];
                 f.function = function;
                 f.file = file;
-                f.line = line.unwrap_or(0);
+                f.line = line;
+                resolved.insert(
+                    (frame.module, frame.module_offset),
+                    Ok((function, file, line)),
+                );
                 report.frames_resolved += 1;
             }
             None => {
-                if module.symbols.is_past_a_symbol(probe) {
-                    report.frames_outside_symbols += 1;
-                }
+                let outside = module.symbols.is_past_a_symbol(probe);
+                report.frames_outside_symbols += u64::from(outside);
+                resolved.insert((frame.module, frame.module_offset), Err(outside));
                 report.frames_unresolved += 1;
             }
         }

@@ -29,6 +29,9 @@ use memscape_render::{FrameStats, StatsRecorder};
 use crate::gpu_health::{GpuFault, GpuHealth};
 use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, Picture};
 
+/// Map layers drawn from a level-of-detail index (on the spot, or by the GUI's worker).
+mod lod;
+
 /// Keys of panes dropped since the app last asked.
 static RELEASED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
@@ -368,6 +371,8 @@ struct PaneGpu {
     asked: HashMap<u64, u64>,
     /// The exact blocks in view of map layers drawn from a level-of-detail index.
     lod_uploads: HashMap<u32, Option<AllocMapData>>,
+    /// The same, of the worker's newest picture (`lod_refine`), with its generation.
+    refined_uploads: HashMap<u32, (u64, Option<AllocMapData>)>,
 }
 
 struct PictureCallback {
@@ -485,50 +490,6 @@ struct Gpu<'a> {
 impl PanePicture<'_> {
     fn abs(&self, r: egui::Rect) -> egui::Rect {
         r.translate(self.rect.min.to_vec2())
-    }
-
-    /// A map layer drawn from a big trace's level-of-detail index (`alloc_map::lod`): redrawn
-    /// only when the view changes; the exact blocks in view, when few, are uploaded for it.
-    fn prepare_lod_map(
-        &self,
-        gpu: &mut Gpu<'_>,
-        reg: &mut GpuRegistry,
-        pane: &mut PaneGpu,
-        m: &MapLayer,
-        lod: &memscape_lod::LodTrace,
-    ) {
-        let (size, origin) = viewport(self.abs(m.rect), gpu.screen);
-        let mut view = m.window.view(m.extent, [size[0] as f32, size[1] as f32]);
-        m.style.apply(&mut view);
-        let key = frame_key(
-            &view,
-            &[
-                Arc::as_ptr(&m.data) as usize as u64,
-                u64::from(size[0]) << 32 | u64::from(size[1]),
-                u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
-            ],
-        );
-        let (frame, prepared) = pane
-            .frames
-            .entry(m.slot)
-            .or_insert_with(|| (AllocMapFrame::new(gpu.device, &reg.maps), 0));
-        if *prepared != key {
-            let (upload, _) = crate::alloc_map::lod::prepare(
-                gpu.device,
-                gpu.queue,
-                gpu.encoder,
-                &mut reg.maps,
-                frame,
-                lod,
-                &view,
-                size,
-                origin,
-                reg.target_format,
-            );
-            // Kept until the next redraw of this layer: the commands just recorded read it.
-            pane.lod_uploads.insert(m.slot, upload);
-            *prepared = key;
-        }
     }
 
     fn prepare_map(

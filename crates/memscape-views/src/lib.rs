@@ -38,6 +38,7 @@ pub mod heap_tree;
 pub mod label;
 pub mod links;
 pub mod live;
+pub mod lod_refine;
 pub mod picture;
 pub mod processes;
 pub mod ramp;

@@ -184,6 +184,10 @@ pub struct MapData {
     /// A big trace's level-of-detail index: the layers draw from it (`alloc_map::lod`), and
     /// `blocks`/`times` are empty.
     pub lod: Option<Arc<memscape_lod::LodTrace>>,
+    /// The GUI's worker for `lod`'s frames (`lod_refine`): the paint bridge draws
+    /// the newest picture it finished, stretched to the view, instead of computing the sums on
+    /// the UI thread. `None` (headless pictures): the sums are computed on the spot.
+    pub refiner: Option<Arc<crate::lod_refine::LodRefiner>>,
 }
 
 /// One allocation-map view.

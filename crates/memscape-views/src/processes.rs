@@ -98,10 +98,7 @@ pub fn heap_selection(
         .count()
         > 1;
     if several && !grouped_by_process {
-        let best = (0..keep.len()).filter(|&i| keep[i]).max_by_key(|&i| {
-            let p = &t.trace.processes[i];
-            (p.peak_live_bytes, p.events, usize::MAX - i)
-        });
+        let best = memscape_trace::process::largest_peak(&t.trace, &keep);
         keep = (0..keep.len()).map(|i| Some(i) == best).collect();
     }
     Ok(keep.contains(&false).then_some(keep))

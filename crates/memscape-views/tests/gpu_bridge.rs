@@ -8,47 +8,11 @@ use std::path::Path;
 
 use memscape_render::golden::{Tolerance, compare};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
-use memscape_render::{OffscreenTarget, RgbaImage};
-use memscape_views::gpu::{
-    GpuRegistry, PaintOptions, PaneKey, PanePicture, take_released_pane_keys,
-};
-use memscape_views::{Picture, ViewKind};
+use memscape_views::ViewKind;
+use memscape_views::gpu::{GpuRegistry, PaneKey, take_released_pane_keys};
 
 mod common;
-use common::{ctx, load, settings};
-
-/// `picture` painted through the registry under `key` into a new image (one pixel per point),
-/// labels through egui as the GUI paints them.
-fn through_bridge(registry: &mut GpuRegistry, key: &PaneKey, picture: &Picture) -> RgbaImage {
-    let ctx = ctx();
-    let (w, h) = memscape_views::headless::picture_pixels(picture);
-    let target = OffscreenTarget::new(ctx, w, h).unwrap();
-    if let Some(background) = picture.background {
-        target.clear(ctx, background);
-    }
-    let screen = egui_wgpu::ScreenDescriptor {
-        size_in_pixels: [w, h],
-        pixels_per_point: 1.0,
-    };
-    let options = PaintOptions::default();
-    let pane = PanePicture {
-        key: key.get(),
-        rect: egui::Rect::from_min_size(egui::Pos2::ZERO, picture.size),
-        picture,
-        options: &options,
-    };
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    registry.prepare(&ctx.device, &ctx.queue, &screen, &mut encoder, &pane);
-    {
-        let mut pass = target.begin_pass(&mut encoder, "bridge test", None);
-        registry.paint(&mut pass, &screen, &pane);
-    }
-    ctx.queue.submit([encoder.finish()]);
-    memscape_views::headless::paint_labels(ctx, &target, &picture.labels);
-    target.read(ctx).unwrap()
-}
+use common::{ctx, load, settings, through_bridge};
 
 #[test]
 fn the_bridge_paints_what_headless_draws_and_releases_closed_panes() {

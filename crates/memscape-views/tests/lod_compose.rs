@@ -22,6 +22,7 @@ fn maps(picture: &Picture, keep_index: bool) -> Picture {
                 times: m.data.times.clone(),
                 selection: None,
                 lod: m.data.lod.clone().filter(|_| keep_index),
+                refiner: None,
             });
             p.layers.push(Layer::Map(memscape_views::picture::MapLayer {
                 slot: m.slot,

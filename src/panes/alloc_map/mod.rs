@@ -99,6 +99,8 @@ pub struct AllocMapPane {
     free_sites: free_sites::FreeSitesPanel,
     /// A big trace's level-of-detail index, opened on its own thread.
     lod: Option<lod::LodOpener>,
+    /// Its frames, computed off the UI thread once it is open (the paint bridge asks).
+    refiner: Option<Arc<memscape_views::lod_refine::LodRefiner>>,
 }
 
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
@@ -175,6 +177,7 @@ impl AllocMapPane {
             queued: None,
             free_sites: Default::default(),
             lod,
+            refiner: None,
         }
     }
 
@@ -292,15 +295,34 @@ impl AllocMapPane {
         .then_some(index)
     }
 
+    /// Whether the map shows a picture of an earlier view (stretched to this one) while the
+    /// level-of-detail worker computes the current one.
+    pub fn refining(&self) -> bool {
+        self.refiner.as_ref().is_some_and(|r| r.refining())
+            && self.data.as_ref().is_some_and(|d| d.refiner.is_some())
+    }
+
     /// The blocks, times and selection the GPU draws from (the same `Arc` while none changed).
-    fn map_data(&mut self) -> Arc<MapData> {
+    fn map_data(&mut self, ctx: &egui::Context) -> Arc<MapData> {
         let times = self.binned.times(self.shown.axis).clone();
         let lod = self.lod_map();
+        // One worker per open index, kept while the index is shown.
+        if let Some(l) = &lod
+            && self
+                .refiner
+                .as_ref()
+                .is_none_or(|r| !Arc::ptr_eq(r.lod(), l))
+        {
+            self.refiner =
+                memscape_views::lod_refine::LodRefiner::new(l.clone(), Some(ctx.clone()));
+        }
+        let refiner = lod.as_ref().and(self.refiner.clone());
         let stale = self.data.as_ref().is_none_or(|d| {
             !Arc::ptr_eq(&d.blocks, &self.blocks)
                 || !Arc::ptr_eq(&d.times, &times)
                 || d.selection.as_ref().map(Arc::as_ptr) != self.selection.as_ref().map(Arc::as_ptr)
                 || d.lod.as_ref().map(Arc::as_ptr) != lod.as_ref().map(Arc::as_ptr)
+                || d.refiner.as_ref().map(Arc::as_ptr) != refiner.as_ref().map(Arc::as_ptr)
         });
         if stale {
             self.data = Some(Arc::new(MapData {
@@ -308,6 +330,7 @@ impl AllocMapPane {
                 times,
                 selection: self.selection.clone(),
                 lod,
+                refiner,
             }));
         }
         self.data.clone().unwrap_or_else(|| {
@@ -316,6 +339,7 @@ impl AllocMapPane {
                 times: Arc::default(),
                 selection: None,
                 lod: None,
+                refiner: None,
             })
         })
     }
@@ -366,6 +390,7 @@ impl View for AllocMapPane {
                 .is_some_and(|l| matches!(l.state(), Some(lod::LodState::Opening { .. })))
             && self.next.is_none()
             && self.queued.is_none()
+            && !self.refining()
     }
 
     fn follow(&mut self, dataset: Arc<Dataset>, _ctx: &egui::Context) {
@@ -449,6 +474,10 @@ impl View for AllocMapPane {
                 }
                 ui.weak(line);
             }
+            if self.refining() {
+                ui.spinner();
+                ui.weak("refining the level of detail…");
+            }
         });
 
         self.free_sites_panel(ui);
@@ -520,7 +549,7 @@ impl View for AllocMapPane {
         let free_at = links
             .time_events
             .unwrap_or_else(|| events_at(&t.trace, axis, (cam.t0 + cam.t_span).max(0.0) as u64));
-        let data = self.map_data();
+        let data = self.map_data(ui.ctx());
         let picture = picture(
             &shown_settings,
             &MapInputs {

@@ -1,8 +1,38 @@
-//! What the level-of-detail tests share: the zoom ladder around a block and whether a block
-//! shows in a picture.
+//! What the level-of-detail tests share: an index built for a trace in a directory, the zoom
+//! ladder around a block and whether a block shows in a picture.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+
+use memscape_lod::trace_source::TraceFile;
 use memscape_lod::{LodBlock, LodView, PixelSums};
+
+/// Threads' palette colours, as the GUI's index holds them.
+pub fn color(t: u32, _s: u32, _z: u64, _l: u64) -> (u32, f32) {
+    (memscape_lod::source::palette_color(t), 0.0)
+}
+
+/// The index of `file` (coloured by thread, default parameters), built in `dir` beside a
+/// stand-in trace file; its path.
+pub fn build_index(file: &TraceFile, dir: &Path) -> PathBuf {
+    let trace_path = dir.join("t.msc");
+    std::fs::write(&trace_path, b"stand-in").expect("write");
+    let out = memscape_lod::sidecar::index_path(&trace_path, "thread");
+    memscape_lod::sidecar::build(
+        file,
+        &trace_path,
+        &out,
+        memscape_lod::sidecar::Coloring {
+            name: "thread",
+            color: &color,
+        },
+        &memscape_lod::BuildParams::default(),
+        &mut |_, _| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .expect("build");
+    out
+}
 
 /// Views of `w`×`h` at α = 0.1 around `b`, from the whole plane `extent` (time × collapsed
 /// bytes) down to 64 × 64 units, each 4× closer, with their zoom factor.

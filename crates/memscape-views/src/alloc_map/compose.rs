@@ -446,6 +446,7 @@ pub fn compose_with(
                     .as_deref()
                     .filter(|_| super::lod::unsupported_map(settings, &t.trace).is_none())
                     .and_then(super::lod::shared),
+                refiner: None,
             }),
             bars: built.bar.clone(),
             curves: built.curves.clone(),

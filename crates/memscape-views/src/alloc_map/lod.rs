@@ -28,9 +28,7 @@ use crate::picture::{Layer, MapData, MapLayer, MapStyle, MapWindow, Picture};
 /// overrides it).
 pub const DEFAULT_LOD_BLOCKS: u64 = 2_000_000;
 
-/// The most blocks in view that are drawn by the exact GPU pipeline (40 bytes each on the GPU:
-/// 80 MB) rather than from the index's sums.
-pub const EXACT_GPU_MAX_BLOCKS: usize = 2_000_000;
+pub use crate::lod_refine::EXACT_GPU_MAX_BLOCKS;
 
 /// The colourings the index draws (others are drawn exactly).
 pub const LOD_COLORINGS: &str = "thread";
@@ -178,6 +176,29 @@ pub enum LodDrawn {
     },
 }
 
+/// `blocks` (found through an index) uploaded for the exact GPU pipeline.
+pub fn upload_blocks(
+    device: &wgpu::Device,
+    pipelines: &AllocMapPipelines,
+    blocks: &[memscape_lod::LodBlock],
+) -> AllocMapData {
+    let (gpu, times): (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) = blocks
+        .iter()
+        .map(|b| {
+            (
+                AllocBlockGpu {
+                    addr: memscape_render::u64_split::split(b.y),
+                    size: memscape_render::u64_split::split(b.size),
+                    color: b.color,
+                    attr: b.attr,
+                },
+                BlockTimeGpu::new(b.t0, b.t1),
+            )
+        })
+        .unzip();
+    AllocMapData::upload(device, pipelines, &gpu, &times)
+}
+
 /// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
 /// target) from `lod`: the exact GPU pipeline when few blocks are in view, else the index's
 /// sums. Returns the upload the exact path drew from (keep it until the commands are
@@ -198,21 +219,7 @@ pub fn prepare(
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
     if let Some(blocks) = lod.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
-        let (gpu, times): (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) = blocks
-            .iter()
-            .map(|b| {
-                (
-                    AllocBlockGpu {
-                        addr: memscape_render::u64_split::split(b.y),
-                        size: memscape_render::u64_split::split(b.size),
-                        color: b.color,
-                        attr: b.attr,
-                    },
-                    BlockTimeGpu::new(b.t0, b.t1),
-                )
-            })
-            .unzip();
-        let data = AllocMapData::upload(device, pipelines, &gpu, &times);
+        let data = upload_blocks(device, pipelines, &blocks);
         frame.prepare_with(
             device,
             queue,
@@ -268,6 +275,7 @@ pub fn picture(
             times: Arc::new(Vec::new()),
             selection: None,
             lod: Some(lod),
+            refiner: None,
         }),
         window: MapWindow {
             t0: t0 as f64,

@@ -6,7 +6,8 @@
 //! * `layout`, `decorate`: where the cells, bars and context view go, and the shapes and labels
 //!   around the maps;
 //! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless;
-//! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen).
+//! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen);
+//!   (`crate::lod_refine` is the GUI's worker that computes those frames off the UI thread.)
 
 pub mod bins;
 pub mod camera;

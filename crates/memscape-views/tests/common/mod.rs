@@ -138,3 +138,40 @@ pub fn count_in(
 pub fn has(img: &RgbaImage, want: [u8; 3]) -> bool {
     count(img, want) > 0
 }
+
+/// `picture` painted through the registry under `key` into a new image (one pixel per point),
+/// labels through egui as the GUI paints them.
+pub fn through_bridge(
+    registry: &mut memscape_views::gpu::GpuRegistry,
+    key: &memscape_views::gpu::PaneKey,
+    picture: &memscape_views::Picture,
+) -> RgbaImage {
+    let ctx = ctx();
+    let (w, h) = memscape_views::headless::picture_pixels(picture);
+    let target = memscape_render::OffscreenTarget::new(ctx, w, h).unwrap();
+    if let Some(background) = picture.background {
+        target.clear(ctx, background);
+    }
+    let screen = egui_wgpu::ScreenDescriptor {
+        size_in_pixels: [w, h],
+        pixels_per_point: 1.0,
+    };
+    let options = memscape_views::gpu::PaintOptions::default();
+    let pane = memscape_views::gpu::PanePicture {
+        key: key.get(),
+        rect: egui::Rect::from_min_size(egui::Pos2::ZERO, picture.size),
+        picture,
+        options: &options,
+    };
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    registry.prepare(&ctx.device, &ctx.queue, &screen, &mut encoder, &pane);
+    {
+        let mut pass = target.begin_pass(&mut encoder, "bridge test", None);
+        registry.paint(&mut pass, &screen, &pane);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    memscape_views::headless::paint_labels(ctx, &target, &picture.labels);
+    target.read(ctx).unwrap()
+}
