@@ -20,10 +20,13 @@
 
 use datafusion::functions::expr_fn::{floor, greatest, log2};
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
-use datafusion::prelude::{DataFrame, Expr, cast, col, lit, when};
+use datafusion::prelude::{DataFrame, Expr, JoinType, cast, col, lit, when};
 use memscape_lod::BuildParams;
 use memscape_lod::eq1::unpack_linear;
-use memscape_lod::format::{BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, PROFILE_BINS};
+use memscape_lod::format::{
+    BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, FEW_BLOCKS, FEW_BLOCKS_FINE, MASK_BINS,
+    PROFILE_BINS,
+};
 use memscape_lod::source::AddressAxis;
 use memscape_lod::source::palette_color;
 use memscape_lod::trace_source::RegionFinder;
@@ -79,6 +82,10 @@ struct CellAcc {
     hi: [f32; 2],
     px: [u64; PROFILE_BINS],
     py: [u64; PROFILE_BINS],
+    /// Eighths of the cell holding a centre (`CellRec::mask`).
+    mask: u64,
+    /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
+    few: Vec<[f32; 2]>,
     /// (bucket, n, Σa, Σa², Σrgb)
     buckets: Vec<(i64, u64, f64, f64, [f64; 3])>,
 }
@@ -280,6 +287,11 @@ impl Engine {
             let top = i64_lit(PROFILE_BINS as i64 - 1);
             when(b.clone().gt(top.clone()), top).otherwise(b)
         };
+        let eighth = |u: &str| {
+            let b = cast(col(u) * lit(MASK_BINS as f32), DataType::Int64);
+            let top = i64_lit(MASK_BINS as i64 - 1);
+            when(b.clone().gt(top.clone()), top).otherwise(b)
+        };
         let area = col("wc") * col("hc");
         let bucket = cast(
             floor(log2(area.clone()) / lit(f64::from(BUCKET_OCTAVES))),
@@ -297,6 +309,9 @@ impl Engine {
             (col("uy") + half("hc")).alias("hiy"),
             slice("ux")?.alias("bx"),
             slice("uy")?.alias("by"),
+            (eighth("uy")? * i64_lit(MASK_BINS as i64) + eighth("ux")?).alias("bit"),
+            col("ux"),
+            col("uy"),
             col("wc"),
             col("hc"),
             area.alias("area"),
@@ -384,6 +399,45 @@ impl Engine {
                 }
             }
         }
+        // The joint mask: the (cell, eighth) pairs that hold a centre.
+        let df = blocks
+            .clone()
+            .aggregate(vec![col("kx"), col("ky"), col("bit")], vec![])?;
+        for b in self.collect(df)? {
+            let (kx, ky, bit) = (u64s(&b, "kx")?, u64s(&b, "ky")?, i64s(&b, "bit")?);
+            for i in 0..b.num_rows() {
+                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                if let (Some(c), Some(bit)) = (cells.get_mut(&key), bit[i]) {
+                    c.mask |= 1u64 << bit.clamp(0, 63);
+                }
+            }
+        }
+        // The centres of cells of at most FEW_BLOCKS blocks: the blocks joined with those cells.
+        let few_cells = blocks
+            .clone()
+            .aggregate(vec![col("kx"), col("ky")], vec![count(lit(1u8)).alias("n")])?
+            .filter(col("n").lt_eq(lit(FEW_BLOCKS as i64)))?
+            .select(vec![col("kx").alias("fkx"), col("ky").alias("fky")])?;
+        let df = blocks
+            .clone()
+            .join(
+                few_cells,
+                JoinType::Inner,
+                &["kx", "ky"],
+                &["fkx", "fky"],
+                None,
+            )?
+            .select(vec![col("kx"), col("ky"), col("ux"), col("uy")])?;
+        for b in self.collect(df)? {
+            let (kx, ky) = (u64s(&b, "kx")?, u64s(&b, "ky")?);
+            let (ux, uy) = (f32s(&b, "ux")?, f32s(&b, "uy")?);
+            for i in 0..b.num_rows() {
+                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                if let Some(c) = cells.get_mut(&key) {
+                    c.few.push([ux[i], uy[i]]);
+                }
+            }
+        }
         let df = blocks.aggregate(
             vec![col("kx"), col("ky"), col("bucket"), col("pal")],
             vec![
@@ -459,6 +513,29 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
                 }
             })
         };
+        let (mut profile_x, mut profile_y) = (profile(&c.px), profile(&c.py));
+        if c.n as usize <= FEW_BLOCKS {
+            // The builder's `few` centres (in its arrival order; here sorted: the order is
+            // not part of what the index says).
+            profile_x = [0; PROFILE_BINS];
+            profile_y = [0; PROFILE_BINS];
+            let fine = c.n as usize <= FEW_BLOCKS_FINE;
+            let mut few = c.few.clone();
+            few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+            for (i, u) in few.iter().take(FEW_BLOCKS).enumerate() {
+                if fine {
+                    let code = |v: f32| {
+                        ((f64::from(v) * 65535.0).round().clamp(0.0, 65535.0) as u16).to_le_bytes()
+                    };
+                    profile_x[2 * i..2 * i + 2].copy_from_slice(&code(u[0]));
+                    profile_y[2 * i..2 * i + 2].copy_from_slice(&code(u[1]));
+                } else {
+                    let code = |v: f32| (f64::from(v) * 255.0).round().clamp(0.0, 255.0) as u8;
+                    profile_x[i] = code(u[0]);
+                    profile_y[i] = code(u[1]);
+                }
+            }
+        }
         let mut buckets = c.buckets.clone();
         buckets.sort_unstable_by_key(|e| e.0);
         out.cells.push(CellRec {
@@ -467,11 +544,12 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             n: n as f32,
             buckets: buckets.len() as u16,
             bbox: codes.map(|v| v.to_be_bytes()[0]),
+            mask: c.mask,
             _pad: 0,
             mean_w: (c.sw / n) as f32,
             mean_h: (c.sh / n) as f32,
-            profile_x: profile(&c.px),
-            profile_y: profile(&c.py),
+            profile_x,
+            profile_y,
             bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
         });
         for (b, count, a, a2, rgb) in buckets {
