@@ -337,6 +337,10 @@ pub struct IndexArgs {
     /// Traces: the live heap by call site after this many events (default: the peak).
     #[arg(long)]
     pub at_event: Option<u64>,
+    /// Traces: also the allocation map's level-of-detail tiles (memscape-lod's levels: cells,
+    /// buckets and blocks of each, computed by the engine).
+    #[arg(long)]
+    pub lod: bool,
     /// Samples: topology for per-resource totals and window scores.
     #[arg(long)]
     pub hardware: Option<PathBuf>,

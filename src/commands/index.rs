@@ -91,7 +91,7 @@ mod with_engine {
             events,
             args.points.max(1),
         )?;
-        Ok(json!({
+        let mut out = json!({
             "kind": "trace",
             "engine": format!("{:?}", engine.spec()),
             "host": host,
@@ -99,6 +99,41 @@ mod with_engine {
             "heap_series": series,
             "live_by_site": { "events": at, "sites": sites },
             "size_class_bins": bins,
+        });
+        if args.lod {
+            out["lod"] = lod(engine, dataset, host)?;
+        }
+        Ok(out)
+    }
+
+    /// The level-of-detail tiles of every level memscape-lod's builder makes (default
+    /// parameters, thread colouring): what each holds.
+    fn lod(
+        engine: &Engine,
+        dataset: &memscape_engine::Dataset,
+        host: &str,
+    ) -> anyhow::Result<serde_json::Value> {
+        let plan = engine.lod_plan(dataset, Some(host), &memscape_lod::BuildParams::default())?;
+        let mut levels = Vec::new();
+        for level in &plan.levels {
+            let tiles = engine.lod_level(dataset, Some(host), &plan, level)?;
+            levels.push(json!({
+                "line": level.line,
+                "k": level.k,
+                "log_tau": level.log_tau,
+                "log_sig": level.log_sig,
+                "blocks": tiles.blocks,
+                "columns": tiles.columns.len(),
+                "cells": tiles.cells.len(),
+                "buckets": tiles.buckets.len(),
+            }));
+        }
+        Ok(json!({
+            "blocks": plan.blocks,
+            "extent_t": plan.extent_t,
+            "extent_y": plan.axis.extent,
+            "regions": plan.axis.regions.len(),
+            "levels": levels,
         }))
     }
 

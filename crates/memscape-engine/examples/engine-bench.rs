@@ -9,8 +9,10 @@
 //!                                         # ballista://HOST:PORT, standalone:N)
 //! ```
 //!
-//! Traces: the heap-size series at 100 points, the live heap per call site at the peak, and
-//! the power-of-two size classes over 100 windows. Samples: histograms of every attribute (32
+//! Traces: the heap-size series at 100 points, the live heap per call site at the peak, the
+//! power-of-two size classes over 100 windows, and the level-of-detail tiles of the square line
+//! of levels (anisotropy 0: memscape-lod's builder with `lines = [0]` natively, every level of
+//! that line on the engine). Samples: histograms of every attribute (32
 //! bins), top source lines and symbols, resource totals and 32 latency window scores along
 //! `time` on the LULESH machine, with no selection and with `latency=50..`. Each line printed is
 //! `phase seconds`; the last `total`.
@@ -111,6 +113,47 @@ fn write_samples(copies: u64, dir: &str) {
     println!("samples {}", samples.len());
 }
 
+/// One line of levels (anisotropy 0), the default cell budget.
+fn lod_params() -> memscape_lod::BuildParams {
+    memscape_lod::BuildParams {
+        lines: vec![0],
+        ..Default::default()
+    }
+}
+
+/// memscape-lod's builder over the trace's blocks (thread colouring), into a scratch file;
+/// returns the cells of its levels.
+fn native_lod(trace: memscape_trace::Trace) -> usize {
+    use memscape_lod::sidecar::{Coloring, build_columns};
+    use memscape_lod::trace_source::TraceFile;
+    let file = TraceFile::from_trace(trace);
+    let cols = file.columns();
+    let source = memscape_lod::SourceId {
+        events: file.trace.meta.events,
+        blocks: cols.len() as u64,
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bench.lod");
+    let color =
+        |thread: u32, _: u32, _: u64, _: u64| (memscape_lod::source::palette_color(thread), 0.0f32);
+    build_columns(
+        &cols,
+        source,
+        &out,
+        Coloring {
+            name: "thread",
+            color: &color,
+        },
+        &lod_params(),
+        &mut |_, _| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap();
+    let index = memscape_lod::LodIndex::open(&out).unwrap();
+    index.levels.iter().map(|l| l.cells.len()).sum()
+}
+
 fn kind(dir: &Path) -> DatasetKind {
     memscape_parquet::dataset_kind(dir).expect("a memscape Parquet dataset")
 }
@@ -138,8 +181,10 @@ fn native(dir: &Path) {
                 .map(|b| metrics.sample(b, TimeAxis::EventIndex, 0, events, POINTS))
                 .collect();
             phase("bins", &mut t);
+            let cells = native_lod(trace);
+            phase("lod", &mut t);
             println!(
-                "check {} {} {}",
+                "check {} {} {} {cells}",
                 series.iter().map(|p| p.1).max().unwrap_or(0),
                 sizes.bytes.first().copied().unwrap_or(0),
                 windows.len()
@@ -209,8 +254,18 @@ fn engine(dir: &Path, spec: &EngineSpec) {
                 )
                 .unwrap();
             phase("bins", &mut t);
+            let plan = engine.lod_plan(&ds, None, &lod_params()).unwrap();
+            let mut cells = 0;
+            for level in &plan.levels {
+                cells += engine
+                    .lod_level(&ds, None, &plan, level)
+                    .unwrap()
+                    .cells
+                    .len();
+            }
+            phase("lod", &mut t);
             println!(
-                "check {} {} {}",
+                "check {} {} {} {cells}",
                 series.iter().map(|p| p.1).max().unwrap_or(0),
                 sites.iter().map(|s| s.bytes).sum::<u64>(),
                 windows.len()

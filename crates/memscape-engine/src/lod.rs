@@ -1,0 +1,585 @@
+//! The level-of-detail index of the allocation map (memscape-lod's tiles) from the `blocks`
+//! table of a trace dataset: the collapsed address axis and, per level, its cells and their area
+//! buckets, as the records `memscape_lod::LodBuilder` writes.
+//!
+//! The native builder streams the blocks in allocation order, summarises each into the finest
+//! level of each line of levels where it is smaller than a cell, and merges every completed
+//! column into the next coarser level. A level's cells therefore summarise exactly the blocks
+//! that are small at it (lifetime < 2^τ events and size < 2^σ bytes), each in the cell of its
+//! centre. Here one level is one plan per record kind over those blocks: group by cell (count,
+//! Σ width, Σ height, bounding box), by (cell, profile slice) along each axis, and by (cell,
+//! area bucket, palette colour) (count, Σ area, Σ area²). What is per block — the collapsed
+//! address (a balanced CASE tree over the regions), the centre, the slice and the bucket — is
+//! computed with the builder's own IEEE operations (f32 where it uses f32, `log2` of the same
+//! f64 area), so the keys are the same; the sums are added in another order, so a stored
+//! mean or colour may differ from the native one by one unit of its 8- or 16-bit code (the
+//! equality test counts how many records are bit for bit the same).
+//!
+//! The address axis: blocks grouped by page of the gap threshold (min address, max end), then
+//! memscape-lod's own `RegionFinder` merges the (few) pages, as natively.
+
+use datafusion::functions::expr_fn::{floor, greatest, log2};
+use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
+use datafusion::prelude::{DataFrame, Expr, JoinType, cast, col, lit, when};
+use memscape_lod::BuildParams;
+use memscape_lod::eq1::unpack_linear;
+use memscape_lod::format::{
+    BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, FEW_BLOCKS, FEW_BLOCKS_FINE, MASK_BINS,
+    PROFILE_BINS,
+};
+use memscape_lod::source::AddressAxis;
+use memscape_lod::source::palette_color;
+use memscape_lod::trace_source::RegionFinder;
+use memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
+
+use crate::rows::{f64s, i64s, u64s};
+use crate::trace::u64_lit;
+use crate::{Dataset, Engine, EngineError, Result};
+use arrow_schema::DataType;
+
+/// Colours of the thread palette (the views' 64 categorical colours).
+const PALETTE: u64 = 64;
+
+/// The levels of an index as the native builder lays them out for a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LodPlan {
+    pub extent_t: u64,
+    pub axis: AddressAxis,
+    pub log_t: u8,
+    pub log_y: u8,
+    pub blocks: u64,
+    /// In the builder's order: line by line (its anisotropy `a`), coarsest level first.
+    pub levels: Vec<LevelSpec>,
+}
+
+/// One level: its line and depth, and its cells' size (2^log_tau events × 2^log_sig bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LevelSpec {
+    pub line: i32,
+    pub k: u32,
+    pub log_tau: u8,
+    pub log_sig: u8,
+}
+
+/// A level's records, laid out as in the index file: columns by `kx`, their cells by `ky`,
+/// each cell's buckets by area bucket.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LevelTiles {
+    /// Blocks summarised in the level's cells (every block small at it; the index header's
+    /// `LevelDesc::blocks` counts only those whose finest level it is).
+    pub blocks: u64,
+    pub columns: Vec<ColumnRec>,
+    pub cells: Vec<CellRec>,
+    pub buckets: Vec<BucketRec>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct CellAcc {
+    n: u64,
+    sw: f64,
+    sh: f64,
+    lo: [f32; 2],
+    hi: [f32; 2],
+    px: [u64; PROFILE_BINS],
+    py: [u64; PROFILE_BINS],
+    /// Eighths of the cell holding a centre (`CellRec::mask`).
+    mask: u64,
+    /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
+    few: Vec<[f32; 2]>,
+    /// (bucket, n, Σa, Σa², Σrgb)
+    buckets: Vec<(i64, u64, f64, f64, [f64; 3])>,
+}
+
+fn floor_log2(v: u64) -> u32 {
+    63 - v.max(1).leading_zeros()
+}
+
+fn ceil_log2(v: u64) -> u32 {
+    if v <= 1 {
+        0
+    } else {
+        64 - (v - 1).leading_zeros()
+    }
+}
+
+fn pow2(e: u32) -> Result<u64> {
+    1u64.checked_shl(e)
+        .ok_or_else(|| EngineError::Invalid(format!("level of 2^{e}: out of range")))
+}
+
+fn i64_lit(v: i64) -> Expr {
+    lit(v)
+}
+
+/// The collapsed position of `addr` (Int64) on `axis`, 0 outside every region: a balanced CASE
+/// tree over the region starts (depth log₂ of the regions), `AddressAxis::collapse`'s rule.
+fn collapse_expr(
+    addr: &Expr,
+    regions: &[memscape_lod::source::RegionSpan],
+    below: Expr,
+) -> Result<Expr> {
+    if regions.is_empty() {
+        return Ok(below);
+    }
+    let mid = regions.len() / 2;
+    let r = &regions[mid];
+    let leaf = if r.start == r.end {
+        when(
+            addr.clone().eq(i64_lit(r.start as i64)),
+            i64_lit(r.collapsed_start as i64),
+        )
+        .otherwise(i64_lit(0))?
+    } else {
+        when(
+            addr.clone().lt(i64_lit(r.end as i64)),
+            addr.clone() + i64_lit(r.collapsed_start as i64 - r.start as i64),
+        )
+        .otherwise(i64_lit(0))?
+    };
+    let left = collapse_expr(addr, &regions[..mid], below)?;
+    let right = collapse_expr(addr, &regions[mid + 1..], leaf)?;
+    Ok(when(addr.clone().lt(i64_lit(r.start as i64)), left).otherwise(right)?)
+}
+
+impl Engine {
+    /// The collapsed address axis of host `host`'s blocks (memscape-lod's `address_axis`).
+    pub fn lod_axis(&self, dataset: &Dataset, host: Option<&str>) -> Result<AddressAxis> {
+        let host = dataset.host(host)?;
+        let shift = floor_log2(DEFAULT_GAP_THRESHOLD);
+        let page = pow2(shift)?;
+        let df = self
+            .table("blocks")?
+            .filter(col("host").eq(lit(host.as_str())))?
+            .aggregate(
+                vec![(col("address") / u64_lit(page)).alias("page")],
+                vec![
+                    min(col("address")).alias("lo"),
+                    max(col("address") + col("size")).alias("hi"),
+                ],
+            )?;
+        let mut pages = Vec::new();
+        for batch in self.collect(df)? {
+            let (lo, hi) = (u64s(&batch, "lo")?, u64s(&batch, "hi")?);
+            for (lo, hi) in lo.into_iter().zip(hi) {
+                let (lo, hi) = (lo.unwrap_or(0), hi.unwrap_or(0));
+                pages.push((lo, hi));
+            }
+        }
+        // One range per page gives the finder's per-page boxes; it merges them in order.
+        pages.sort_unstable();
+        let mut finder = RegionFinder::new(DEFAULT_GAP_THRESHOLD);
+        for (lo, hi) in pages {
+            finder.push(lo, hi.saturating_sub(lo));
+        }
+        Ok(AddressAxis::from_ranges(&finder.finish()))
+    }
+
+    /// The index's layout for host `host`: extents, the address axis and every level the
+    /// native builder makes with `params` (`LodBuilder::new`'s rule).
+    pub fn lod_plan(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        params: &BuildParams,
+    ) -> Result<LodPlan> {
+        let axis = self.lod_axis(dataset, host)?;
+        let events = self.event_count(dataset, host)?;
+        let host = dataset.host(host)?;
+        let df = self
+            .table("blocks")?
+            .filter(col("host").eq(lit(host.as_str())))?
+            .aggregate(vec![], vec![count(lit(1u8)).alias("n")])?;
+        let blocks = self
+            .collect(df)?
+            .iter()
+            .map(|b| u64s(b, "n").map(|v| v.into_iter().flatten().sum::<u64>()))
+            .sum::<Result<u64>>()?;
+        let extent_t = events.max(1) + 1;
+        let log_t = ceil_log2(extent_t.max(2)) as u8;
+        let log_y = ceil_log2(axis.extent.max(2)) as u8;
+        let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
+            .max(1.0)
+            .log2()
+            .floor() as i64;
+        let mut levels = Vec::new();
+        for &a in &params.lines {
+            let a_t = a.max(0) as u32;
+            let a_y = (-a).max(0) as u32;
+            for k in 0u32.. {
+                let (kt, ky) = (k + a_t, k + a_y);
+                if kt > u32::from(log_t)
+                    || ky > u32::from(log_y)
+                    || i64::from(kt + ky) > max_cells_log2
+                {
+                    break;
+                }
+                levels.push(LevelSpec {
+                    line: a,
+                    k,
+                    log_tau: log_t - kt as u8,
+                    log_sig: log_y - ky as u8,
+                });
+            }
+        }
+        Ok(LodPlan {
+            extent_t,
+            axis,
+            log_t,
+            log_y,
+            blocks,
+            levels,
+        })
+    }
+
+    /// The blocks of host `host` small at `level`, with their cell, centre offsets, sizes in
+    /// cell units, profile slices, area bucket and palette colour.
+    fn lod_blocks(&self, host: &str, axis: &AddressAxis, level: &LevelSpec) -> Result<DataFrame> {
+        let tau = pow2(u32::from(level.log_tau))?;
+        let sig = pow2(u32::from(level.log_sig))?;
+        let (pt, py) = (
+            pow2(u32::from(level.log_tau) + 1)?,
+            pow2(u32::from(level.log_sig) + 1)?,
+        );
+        let t0 = col("alloc_event");
+        // `MapBlock::new`: a zero lifetime is one event, a zero size one byte.
+        let w = greatest(vec![col("free_event"), t0.clone() + u64_lit(1)]) - t0.clone();
+        let s = greatest(vec![col("size"), u64_lit(1)]);
+        let addr = cast(col("address"), DataType::Int64);
+        let y = cast(
+            collapse_expr(&addr, &axis.regions, i64_lit(0))?,
+            DataType::UInt64,
+        );
+        let df = self
+            .table("blocks")?
+            .filter(col("host").eq(lit(host)))?
+            .select(vec![
+                t0.alias("t0"),
+                w.alias("w"),
+                s.alias("s"),
+                y.alias("y"),
+                (col("thread") % lit(PALETTE as u32)).alias("pal"),
+            ])?
+            .filter(col("w").lt(u64_lit(tau)).and(col("s").lt(u64_lit(sig))))?;
+        // Centre, exactly: (2 t0 + w) / 2^(log_tau + 1); its offset in the cell as the builder
+        // computes it (f64 quotient, then f32).
+        let cx2 = col("t0") * u64_lit(2) + col("w");
+        let cy2 = col("y") * u64_lit(2) + col("s");
+        let frac = |c2: Expr, p: u64| {
+            cast(
+                cast(c2 % u64_lit(p), DataType::Float64) / lit(p as f64),
+                DataType::Float32,
+            )
+        };
+        let wc = cast(col("w"), DataType::Float64) / lit(tau as f64);
+        let hc = cast(col("s"), DataType::Float64) / lit(sig as f64);
+        let df = df.select(vec![
+            (cx2.clone() / u64_lit(pt)).alias("kx"),
+            (cy2.clone() / u64_lit(py)).alias("ky"),
+            frac(cx2, pt).alias("ux"),
+            frac(cy2, py).alias("uy"),
+            wc.alias("wc"),
+            hc.alias("hc"),
+            col("pal"),
+        ])?;
+        let half = |c: &str| cast(col(c) / lit(2.0f64), DataType::Float32);
+        let slice = |u: &str| {
+            let b = cast(col(u) * lit(PROFILE_BINS as f32), DataType::Int64);
+            let top = i64_lit(PROFILE_BINS as i64 - 1);
+            when(b.clone().gt(top.clone()), top).otherwise(b)
+        };
+        let eighth = |u: &str| {
+            let b = cast(col(u) * lit(MASK_BINS as f32), DataType::Int64);
+            let top = i64_lit(MASK_BINS as i64 - 1);
+            when(b.clone().gt(top.clone()), top).otherwise(b)
+        };
+        let area = col("wc") * col("hc");
+        let bucket = cast(
+            floor(log2(area.clone()) / lit(f64::from(BUCKET_OCTAVES))),
+            DataType::Int64,
+        );
+        let clamp = when(bucket.clone().lt(i64_lit(-127)), i64_lit(-127))
+            .when(bucket.clone().gt(i64_lit(127)), i64_lit(127))
+            .otherwise(bucket)?;
+        Ok(df.select(vec![
+            col("kx"),
+            col("ky"),
+            (col("ux") - half("wc")).alias("lox"),
+            (col("ux") + half("wc")).alias("hix"),
+            (col("uy") - half("hc")).alias("loy"),
+            (col("uy") + half("hc")).alias("hiy"),
+            slice("ux")?.alias("bx"),
+            slice("uy")?.alias("by"),
+            (eighth("uy")? * i64_lit(MASK_BINS as i64) + eighth("ux")?).alias("bit"),
+            col("ux"),
+            col("uy"),
+            col("wc"),
+            col("hc"),
+            area.alias("area"),
+            clamp.alias("bucket"),
+            col("pal"),
+        ])?)
+    }
+
+    /// The records of `level` (of `plan`) for host `host`, as the native builder writes them.
+    pub fn lod_level(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        level: &LevelSpec,
+    ) -> Result<LevelTiles> {
+        let host = dataset.host(host)?;
+        let blocks = self.lod_blocks(&host, &plan.axis, level)?;
+        let key = || vec![col("kx"), col("ky")];
+        let cells_df = blocks.clone().aggregate(
+            key(),
+            vec![
+                count(lit(1u8)).alias("n"),
+                sum(col("wc")).alias("sw"),
+                sum(col("hc")).alias("sh"),
+                min(col("lox")).alias("lox"),
+                max(col("hix")).alias("hix"),
+                min(col("loy")).alias("loy"),
+                max(col("hiy")).alias("hiy"),
+            ],
+        )?;
+        let mut cells: std::collections::BTreeMap<(u64, u64), CellAcc> = Default::default();
+        let f32s = |b: &arrow_array::RecordBatch, c: &str| -> Result<Vec<f32>> {
+            use arrow_array::cast::AsArray;
+            let a = b
+                .column_by_name(c)
+                .ok_or_else(|| EngineError::Invalid(format!("result has no column {c:?}")))?;
+            if a.data_type() != &DataType::Float32 {
+                return Err(EngineError::Invalid(format!(
+                    "result column {c:?}: expected Float32, found {}",
+                    a.data_type()
+                )));
+            }
+            Ok(a.as_primitive::<arrow_array::types::Float32Type>()
+                .iter()
+                .map(|v| v.unwrap_or(0.0))
+                .collect())
+        };
+        for b in self.collect(cells_df)? {
+            let (kx, ky, n) = (u64s(&b, "kx")?, u64s(&b, "ky")?, u64s(&b, "n")?);
+            let (sw, sh) = (f64s(&b, "sw")?, f64s(&b, "sh")?);
+            let (lox, hix, loy, hiy) = (
+                f32s(&b, "lox")?,
+                f32s(&b, "hix")?,
+                f32s(&b, "loy")?,
+                f32s(&b, "hiy")?,
+            );
+            for i in 0..b.num_rows() {
+                let c = cells
+                    .entry((kx[i].unwrap_or(0), ky[i].unwrap_or(0)))
+                    .or_default();
+                c.n = n[i].unwrap_or(0);
+                c.sw = sw[i].unwrap_or(0.0);
+                c.sh = sh[i].unwrap_or(0.0);
+                c.lo = [lox[i], loy[i]];
+                c.hi = [hix[i], hiy[i]];
+            }
+        }
+        for (axis, slice) in [(0, "bx"), (1, "by")] {
+            let df = blocks.clone().aggregate(
+                vec![col("kx"), col("ky"), col(slice)],
+                vec![count(lit(1u8)).alias("n")],
+            )?;
+            for b in self.collect(df)? {
+                let (kx, ky, n) = (u64s(&b, "kx")?, u64s(&b, "ky")?, u64s(&b, "n")?);
+                let j = i64s(&b, slice)?;
+                for i in 0..b.num_rows() {
+                    let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                    let j = j[i].unwrap_or(0).clamp(0, PROFILE_BINS as i64 - 1) as usize;
+                    let c = cells.get_mut(&key).ok_or_else(|| {
+                        EngineError::Invalid(format!("profile of an unknown cell {key:?}"))
+                    })?;
+                    let p = if axis == 0 { &mut c.px } else { &mut c.py };
+                    p[j] += n[i].unwrap_or(0);
+                }
+            }
+        }
+        // The joint mask: the (cell, eighth) pairs that hold a centre.
+        let df = blocks
+            .clone()
+            .aggregate(vec![col("kx"), col("ky"), col("bit")], vec![])?;
+        for b in self.collect(df)? {
+            let (kx, ky, bit) = (u64s(&b, "kx")?, u64s(&b, "ky")?, i64s(&b, "bit")?);
+            for i in 0..b.num_rows() {
+                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                if let (Some(c), Some(bit)) = (cells.get_mut(&key), bit[i]) {
+                    c.mask |= 1u64 << bit.clamp(0, 63);
+                }
+            }
+        }
+        // The centres of cells of at most FEW_BLOCKS blocks: the blocks joined with those cells.
+        let few_cells = blocks
+            .clone()
+            .aggregate(vec![col("kx"), col("ky")], vec![count(lit(1u8)).alias("n")])?
+            .filter(col("n").lt_eq(lit(FEW_BLOCKS as i64)))?
+            .select(vec![col("kx").alias("fkx"), col("ky").alias("fky")])?;
+        let df = blocks
+            .clone()
+            .join(
+                few_cells,
+                JoinType::Inner,
+                &["kx", "ky"],
+                &["fkx", "fky"],
+                None,
+            )?
+            .select(vec![col("kx"), col("ky"), col("ux"), col("uy")])?;
+        for b in self.collect(df)? {
+            let (kx, ky) = (u64s(&b, "kx")?, u64s(&b, "ky")?);
+            let (ux, uy) = (f32s(&b, "ux")?, f32s(&b, "uy")?);
+            for i in 0..b.num_rows() {
+                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                if let Some(c) = cells.get_mut(&key) {
+                    c.few.push([ux[i], uy[i]]);
+                }
+            }
+        }
+        let df = blocks.aggregate(
+            vec![col("kx"), col("ky"), col("bucket"), col("pal")],
+            vec![
+                count(lit(1u8)).alias("n"),
+                sum(col("area")).alias("a"),
+                sum(col("area") * col("area")).alias("a2"),
+            ],
+        )?;
+        let palette: Vec<[f64; 3]> = (0..PALETTE as u32)
+            .map(|k| unpack_linear(palette_color(k)).map(f64::from))
+            .collect();
+        for b in self.collect(df)? {
+            let (kx, ky, n) = (u64s(&b, "kx")?, u64s(&b, "ky")?, u64s(&b, "n")?);
+            let (bucket, pal) = (i64s(&b, "bucket")?, u64s(&b, "pal")?);
+            let (a, a2) = (f64s(&b, "a")?, f64s(&b, "a2")?);
+            for i in 0..b.num_rows() {
+                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                let c = cells.get_mut(&key).ok_or_else(|| {
+                    EngineError::Invalid(format!("bucket of an unknown cell {key:?}"))
+                })?;
+                let bk = bucket[i].unwrap_or(0);
+                let blocks_n = n[i].unwrap_or(0);
+                let colour = palette[(pal[i].unwrap_or(0) % PALETTE) as usize];
+                let slot = match c.buckets.iter().position(|e| e.0 == bk) {
+                    Some(p) => p,
+                    None => {
+                        c.buckets.push((bk, 0, 0.0, 0.0, [0.0; 3]));
+                        c.buckets.len() - 1
+                    }
+                };
+                let e = &mut c.buckets[slot];
+                e.1 += blocks_n;
+                e.2 += a[i].unwrap_or(0.0);
+                e.3 += a2[i].unwrap_or(0.0);
+                for (sum, ch) in e.4.iter_mut().zip(colour) {
+                    *sum += blocks_n as f64 * ch;
+                }
+            }
+        }
+        Ok(records(cells))
+    }
+}
+
+/// The native builder's records of accumulated cells (`LevelOut::write_column` and
+/// `bucket_rec` in memscape-lod's build.rs, the same quantisation).
+fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles {
+    let mut out = LevelTiles::default();
+    let mut last_kx = None;
+    for ((kx, ky), c) in cells {
+        if last_kx != Some(kx) {
+            out.columns.push(ColumnRec {
+                kx,
+                first_cell: out.cells.len() as u64,
+            });
+            last_kx = Some(kx);
+        }
+        out.blocks += c.n;
+        let n = c.n as f64;
+        let codes = [
+            CellRec::bbox_code(c.lo[0], false),
+            CellRec::bbox_code(c.hi[0], true),
+            CellRec::bbox_code(c.lo[1], false),
+            CellRec::bbox_code(c.hi[1], true),
+        ];
+        let profile = |p: &[u64; PROFILE_BINS]| -> [u8; PROFILE_BINS] {
+            let p = p.map(|v| v as f32);
+            let max = p.iter().copied().fold(0.0f32, f32::max).max(1e-30);
+            p.map(|v| {
+                if v > 0.0 {
+                    ((v / max * 255.0).round() as u8).max(1)
+                } else {
+                    0
+                }
+            })
+        };
+        let (mut profile_x, mut profile_y) = (profile(&c.px), profile(&c.py));
+        if c.n as usize <= FEW_BLOCKS {
+            // The builder's `few` centres (in its arrival order; here sorted: the order is
+            // not part of what the index says).
+            profile_x = [0; PROFILE_BINS];
+            profile_y = [0; PROFILE_BINS];
+            let fine = c.n as usize <= FEW_BLOCKS_FINE;
+            let mut few = c.few.clone();
+            few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+            for (i, u) in few.iter().take(FEW_BLOCKS).enumerate() {
+                if fine {
+                    let code = |v: f32| {
+                        ((f64::from(v) * 65535.0).round().clamp(0.0, 65535.0) as u16).to_le_bytes()
+                    };
+                    profile_x[2 * i..2 * i + 2].copy_from_slice(&code(u[0]));
+                    profile_y[2 * i..2 * i + 2].copy_from_slice(&code(u[1]));
+                } else {
+                    let code = |v: f32| (f64::from(v) * 255.0).round().clamp(0.0, 255.0) as u8;
+                    profile_x[i] = code(u[0]);
+                    profile_y[i] = code(u[1]);
+                }
+            }
+        }
+        let mut buckets = c.buckets.clone();
+        buckets.sort_unstable_by_key(|e| e.0);
+        out.cells.push(CellRec {
+            ky,
+            bucket_first: out.buckets.len() as u64,
+            n: n as f32,
+            buckets: buckets.len() as u16,
+            bbox: codes.map(|v| v.to_be_bytes()[0]),
+            mask: c.mask,
+            _pad: 0,
+            mean_w: (c.sw / n) as f32,
+            mean_h: (c.sh / n) as f32,
+            profile_x,
+            profile_y,
+            bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
+        });
+        for (b, count, a, a2, rgb) in buckets {
+            out.buckets.push(bucket_rec(b, count as f64, a, a2, rgb));
+        }
+    }
+    out
+}
+
+/// memscape-lod's `bucket_rec` (attributes are 0 for the thread colouring).
+fn bucket_rec(b: i64, n_blocks: f64, a: f64, a2: f64, rgb: [f64; 3]) -> BucketRec {
+    let n = n_blocks.max(1e-30);
+    let cv2 = if a > 0.0 {
+        (n_blocks * a2 / (a * a) - 1.0).max(0.0)
+    } else {
+        0.0
+    };
+    let b8 = b.clamp(-127, 127) as i8;
+    let base = 2f64.powi(BUCKET_OCTAVES * i32::from(b8));
+    let width = f64::from((1 << BUCKET_OCTAVES) - 1);
+    let frac = ((a / n / base - 1.0) / width * 65536.0)
+        .round()
+        .clamp(0.0, 65535.0) as u16;
+    let unit = |v: f64| (v / n * 65535.0).round().clamp(0.0, 65535.0) as u16;
+    BucketRec {
+        n: n_blocks as f32,
+        b: b8,
+        cv2: (cv2 * 255.0).round().clamp(0.0, 255.0) as u8,
+        mean_frac: frac,
+        rgb: rgb.map(unit),
+        attr: unit(0.0),
+    }
+}

@@ -1,0 +1,282 @@
+//! The engine's level-of-detail tiles equal memscape-lod's native builder on recorded traces
+//! (written as a two-host Parquet dataset): the same levels, the same cells with the same block
+//! counts, bucket counts and buckets, and every stored mean, bounding box, profile and colour
+//! equal or one unit of its code apart (the engine adds the same values in another order). Run
+//! embedded and on Ballista's standalone mode.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use memscape_engine::lod::{LevelSpec, LevelTiles};
+use memscape_engine::{Dataset, Engine};
+use memscape_lod::format::{BucketRec, CellRec, FEW_BLOCKS_FINE};
+use memscape_lod::sidecar::{Coloring, build_columns};
+use memscape_lod::source::palette_color;
+use memscape_lod::trace_source::TraceFile;
+use memscape_lod::{BuildParams, LodIndex, SourceId};
+use memscape_parquet::trace::TraceWriteOptions;
+use memscape_trace::Trace;
+
+fn repo() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    dir.canonicalize().unwrap_or(dir)
+}
+
+fn thread_color(thread: u32, _site: u32, _size: u64, _life: u64) -> (u32, f32) {
+    (palette_color(thread), 0.0)
+}
+
+/// The native index of `trace` (thread colouring, default parameters).
+fn native_index(trace: Trace, dir: &Path) -> LodIndex {
+    let file = TraceFile::from_trace(trace);
+    let cols = file.columns();
+    let source = SourceId {
+        path: String::from("test"),
+        len: 0,
+        modified_ns: 0,
+        events: file.trace.meta.events,
+        blocks: cols.len() as u64,
+    };
+    let out = dir.join("native.lod");
+    build_columns(
+        &cols,
+        source,
+        &out,
+        Coloring {
+            name: "thread",
+            color: &thread_color,
+        },
+        &BuildParams::default(),
+        &mut |_, _| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    LodIndex::open(&out).unwrap()
+}
+
+/// How far the engine's records are from the native ones.
+#[derive(Debug, Default)]
+struct Diff {
+    cells: usize,
+    buckets: usize,
+    cells_exact: usize,
+    buckets_exact: usize,
+}
+
+fn near(a: u16, b: u16) -> bool {
+    a.abs_diff(b) <= 1
+}
+
+fn check_cell(got: &CellRec, want: &CellRec, what: &str) -> bool {
+    assert_eq!(got.ky, want.ky, "{what}");
+    assert_eq!(got.n, want.n, "{what}: blocks");
+    assert_eq!(got.buckets, want.buckets, "{what}: buckets");
+    assert_eq!(got.bucket_first, want.bucket_first, "{what}");
+    for k in 0..4 {
+        let code = |c: &CellRec| u16::from_be_bytes([c.bbox[k], c.bbox_fine[k]]);
+        assert!(
+            near(code(got), code(want)),
+            "{what}: bounding box edge {k}: {} vs {}",
+            code(got),
+            code(want)
+        );
+    }
+    for (g, w) in [(got.mean_w, want.mean_w), (got.mean_h, want.mean_h)] {
+        assert!(
+            (g - w).abs() <= w.abs() * 4.0 * f32::EPSILON,
+            "{what}: mean {g} vs {w}"
+        );
+    }
+    assert_eq!(got.mask, want.mask, "{what}: joint mask");
+    // A cell of few blocks keeps their centres (in the builder's arrival order: compared as
+    // sets, each within one unit of its code).
+    if let (Some(g), Some(w)) = (got.few(), want.few()) {
+        let sorted = |it: &mut dyn Iterator<Item = [f64; 2]>| {
+            let mut v: Vec<[f64; 2]> = it.collect();
+            v.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+            v
+        };
+        let (g, w) = (sorted(&mut { g }), sorted(&mut { w }));
+        assert_eq!(g.len(), w.len(), "{what}");
+        let unit = if got.n as usize <= FEW_BLOCKS_FINE {
+            65535.0
+        } else {
+            255.0
+        };
+        for (a, b) in g.iter().zip(&w) {
+            for k in 0..2 {
+                assert!(
+                    (a[k] - b[k]).abs() * unit <= 1.0 + 1e-9,
+                    "{what}: centres {g:?} vs {w:?}"
+                );
+            }
+        }
+        let strip = |c: &CellRec| CellRec {
+            profile_x: [0; 16],
+            profile_y: [0; 16],
+            ..*c
+        };
+        return g == w && strip(got) == strip(want);
+    }
+    for (g, w) in [
+        (got.profile_x, want.profile_x),
+        (got.profile_y, want.profile_y),
+    ] {
+        for j in 0..g.len() {
+            assert!(
+                near(u16::from(g[j]), u16::from(w[j])) && (g[j] == 0) == (w[j] == 0),
+                "{what}: profile {g:?} vs {w:?}"
+            );
+        }
+    }
+    got == want
+}
+
+fn check_bucket(got: &BucketRec, want: &BucketRec, what: &str) -> bool {
+    assert_eq!((got.b, got.n), (want.b, want.n), "{what}: bucket");
+    assert!(
+        near(got.mean_frac, want.mean_frac),
+        "{what}: {got:?} vs {want:?}"
+    );
+    assert!(
+        got.cv2.abs_diff(want.cv2) <= 1,
+        "{what}: {got:?} vs {want:?}"
+    );
+    for k in 0..3 {
+        assert!(near(got.rgb[k], want.rgb[k]), "{what}: {got:?} vs {want:?}");
+    }
+    assert_eq!(got.attr, want.attr, "{what}");
+    got == want
+}
+
+fn check_level(got: &LevelTiles, index: &LodIndex, at: usize, what: &str, diff: &mut Diff) {
+    let level = &index.levels[at];
+    let summarised: f64 = level.cells.iter().map(|c| f64::from(c.n)).sum();
+    assert_eq!(
+        got.blocks as f64, summarised,
+        "{what}: blocks small at the level"
+    );
+    assert_eq!(&got.columns[..], &level.columns[..], "{what}: columns");
+    assert_eq!(got.cells.len(), level.cells.len(), "{what}: cells");
+    assert_eq!(got.buckets.len(), level.buckets.len(), "{what}: buckets");
+    for (i, (g, w)) in got.cells.iter().zip(level.cells.iter()).enumerate() {
+        diff.cells += 1;
+        diff.cells_exact += usize::from(check_cell(g, w, &format!("{what} cell {i}")));
+    }
+    for (i, (g, w)) in got.buckets.iter().zip(level.buckets.iter()).enumerate() {
+        diff.buckets += 1;
+        diff.buckets_exact += usize::from(check_bucket(g, w, &format!("{what} bucket {i}")));
+    }
+}
+
+/// Checks the engine's plan against the native index, then the levels `pick` chooses.
+fn check_trace(
+    engine: &Engine,
+    ds: &Dataset,
+    host: &str,
+    index: &LodIndex,
+    pick: impl Fn(usize, &LevelSpec) -> bool,
+) -> Diff {
+    let plan = engine
+        .lod_plan(ds, Some(host), &BuildParams::default())
+        .unwrap();
+    assert_eq!(plan.axis, index.meta.axis, "{host}: address axis");
+    assert_eq!(plan.extent_t, index.meta.extent_t, "{host}");
+    assert_eq!(
+        (plan.log_t, plan.log_y),
+        (index.meta.log_t, index.meta.log_y)
+    );
+    assert_eq!(plan.blocks, index.meta.blocks, "{host}");
+    let shapes: Vec<(u8, u8)> = plan.levels.iter().map(|l| (l.log_tau, l.log_sig)).collect();
+    let native: Vec<(u8, u8)> = index
+        .meta
+        .levels
+        .iter()
+        .map(|l| (l.log_tau, l.log_sig))
+        .collect();
+    assert_eq!(shapes, native, "{host}: levels");
+    let mut diff = Diff::default();
+    for (i, level) in plan.levels.iter().enumerate() {
+        if !pick(i, level) {
+            continue;
+        }
+        let got = engine.lod_level(ds, Some(host), &plan, level).unwrap();
+        let what = format!("{host} line {} level {}", level.line, level.k);
+        check_level(&got, index, i, &what, &mut diff);
+    }
+    assert!(diff.cells > 0 && diff.buckets > 0, "{host}: {diff:?}");
+    eprintln!("{host}: {diff:?}");
+    diff
+}
+
+fn traces() -> Vec<(Trace, &'static str)> {
+    vec![
+        (
+            memscape_trace::load(&repo().join("assets/demo/kvstore.msc")).unwrap(),
+            "kvstore",
+        ),
+        (
+            memscape_trace::load(&repo().join("../shared/data/heaptrack/sqlite_1M.raw.zst"))
+                .unwrap(),
+            "sqlite",
+        ),
+    ]
+}
+
+fn dataset(traces: &[(Trace, &str)], dir: &Path) {
+    for (trace, host) in traces {
+        let options = TraceWriteOptions {
+            host: (*host).to_owned(),
+            windows: 9,
+        };
+        memscape_parquet::write_trace(trace, dir, &options).unwrap();
+    }
+}
+
+#[test]
+fn lod_tiles_on_embedded_datafusion_equal_the_native_builder() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = traces();
+    dataset(&traces, &dir.path().join("ds"));
+    let engine = Engine::embedded(2).unwrap();
+    let ds = engine.open(&dir.path().join("ds")).unwrap();
+    for (trace, host) in traces {
+        let index = native_index(trace, dir.path());
+        // kvstore: every level; sqlite (1 M events): every level of the square line and the
+        // two coarsest of the others.
+        let levels = index.meta.levels.len();
+        let small = host == "kvstore";
+        let diff = check_trace(&engine, &ds, host, &index, |_, l| {
+            small || l.line == 0 || l.k <= 1
+        });
+        assert!(levels > 8, "{host}: {levels} levels");
+        // Most records are bit for bit the native ones.
+        assert!(
+            diff.cells_exact * 100 >= diff.cells * 99,
+            "{host}: {diff:?}"
+        );
+        assert!(
+            diff.buckets_exact * 10 >= diff.buckets * 9,
+            "{host}: {diff:?}"
+        );
+    }
+}
+
+#[cfg(feature = "ballista")]
+#[test]
+fn lod_tiles_on_ballista_standalone_equal_the_native_builder() {
+    use memscape_engine::EngineSpec;
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, host) = traces().swap_remove(0);
+    // Nine time windows: a multi-partition dataset.
+    dataset(&[(trace.clone(), host)], &dir.path().join("ds"));
+    let engine = Engine::connect(&EngineSpec::Standalone {
+        executors: 2,
+        slots: 1,
+    })
+    .unwrap();
+    let ds = engine.open(&dir.path().join("ds")).unwrap();
+    let index = native_index(trace, dir.path());
+    check_trace(&engine, &ds, host, &index, |_, l| l.line == 0 || l.k == 0);
+}
