@@ -609,8 +609,8 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
     })
 }
 
-/// One line per call-tree node of host `host` (function, else module+offset, else the raw
-/// address), indexed by node: what a site id in a query result names.
+/// One line per call-tree node of host `host` (function, else module file name+offset, else
+/// the raw address), indexed by node: what a site id in a query result names.
 pub fn site_names(dir: &Path, host: &str) -> Result<Vec<String>> {
     let mut rows: Vec<(u32, String)> = Vec::new();
     for file in partition_files(dir, "call_sites", Some(host))? {
@@ -628,7 +628,10 @@ pub fn site_names(dir: &Path, host: &str) -> Result<Vec<String>> {
                 } else if !function[r].is_empty() {
                     function[r].to_owned()
                 } else if !module[r].is_empty() {
-                    format!("{}+{:#x}", module[r], offset[r])
+                    // The module's file name, as the native views and `heaptree` name it.
+                    let path = module[r];
+                    let file = path.rsplit('/').next().unwrap_or(path);
+                    format!("{file}+{:#x}", offset[r])
                 } else {
                     format!("{:#x}", ip[r])
                 };
