@@ -192,8 +192,45 @@ fn samples_exported_to_parquet_index_like_the_samples_command() {
         assert_eq!(got["samples"], r["samples"], "resource {id}");
         assert_eq!(got["cycles"], r["cycles"], "resource {id}");
     }
-    // Every attribute of the header has its histogram; the top offenders are the native ones.
-    assert_eq!(index["histograms"].as_array().unwrap().len(), 14);
+    // Every attribute of the CSV header has its histogram, and so has the memory level that
+    // memscape-samples derives from dataSource (the native histograms view draws it too).
+    let header = std::fs::read_to_string(lulesh.join("samples.out")).unwrap();
+    let mut expected: Vec<&str> = header.lines().next().unwrap().split(',').collect();
+    expected.push("level");
+    let histograms = index["histograms"].as_array().unwrap();
+    let names: Vec<&str> = histograms
+        .iter()
+        .map(|h| h["attribute"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, expected);
+    // Each histogram bins every sample with a value, and marks exactly the selected ones: the
+    // level's bins are the native report's samples per memory level.
+    let rows = index["rows"].as_u64().unwrap();
+    let selected: u64 = native["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["samples"].as_u64().unwrap())
+        .sum();
+    assert!(selected > 0 && selected < rows);
+    for h in histograms {
+        let bins = h["bins"].as_array().unwrap();
+        let count: u64 = bins.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(count + h["unknown"].as_u64().unwrap(), rows, "{}", h["attribute"]);
+        if h["attribute"] == "latency" {
+            let marked: u64 = bins.iter().map(|b| b["selected"].as_u64().unwrap()).sum();
+            assert_eq!(marked, selected);
+        }
+    }
+    let level = histograms.last().unwrap()["bins"].as_array().unwrap();
+    for l in native["levels"].as_array().unwrap() {
+        let bin = level
+            .iter()
+            .find(|b| b["label"] == l["level"])
+            .unwrap_or_else(|| panic!("no level bin {}", l["level"]));
+        assert_eq!(bin["selected"], l["samples"], "level {}", l["level"]);
+    }
+    // The top offenders are the native ones.
     assert_eq!(index["top_source_lines"], native["top_lines"]);
     assert_eq!(index["top_symbols"], native["top_symbols"]);
     // A bad engine is a clear error.
