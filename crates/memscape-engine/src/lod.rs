@@ -22,10 +22,10 @@ use datafusion::functions::expr_fn::{floor, greatest, log2};
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
 use datafusion::prelude::{DataFrame, Expr, JoinType, cast, col, lit, when};
 use memscape_lod::BuildParams;
+use memscape_lod::encode::{BucketSums, CellSums};
 use memscape_lod::eq1::unpack_linear;
 use memscape_lod::format::{
-    BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, FEW_BLOCKS, FEW_BLOCKS_FINE, MASK_BINS,
-    PROFILE_BINS,
+    BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS,
 };
 use memscape_lod::source::AddressAxis;
 use memscape_lod::source::palette_color;
@@ -481,8 +481,8 @@ impl Engine {
     }
 }
 
-/// The native builder's records of accumulated cells (`LevelOut::write_column` and
-/// `bucket_rec` in memscape-lod's build.rs, the same quantisation).
+/// The records of accumulated cells, quantised by memscape-lod's own encoder (as its builder's
+/// `LevelOut::write_column`).
 fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles {
     let mut out = LevelTiles::default();
     let mut last_kx = None;
@@ -495,91 +495,38 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             last_kx = Some(kx);
         }
         out.blocks += c.n;
-        let n = c.n as f64;
-        let codes = [
-            CellRec::bbox_code(c.lo[0], false),
-            CellRec::bbox_code(c.hi[0], true),
-            CellRec::bbox_code(c.lo[1], false),
-            CellRec::bbox_code(c.hi[1], true),
-        ];
-        let profile = |p: &[u64; PROFILE_BINS]| -> [u8; PROFILE_BINS] {
-            let p = p.map(|v| v as f32);
-            let max = p.iter().copied().fold(0.0f32, f32::max).max(1e-30);
-            p.map(|v| {
-                if v > 0.0 {
-                    ((v / max * 255.0).round() as u8).max(1)
-                } else {
-                    0
-                }
-            })
-        };
-        let (mut profile_x, mut profile_y) = (profile(&c.px), profile(&c.py));
-        if c.n as usize <= FEW_BLOCKS {
-            // The builder's `few` centres (in its arrival order; here sorted: the order is
-            // not part of what the index says).
-            profile_x = [0; PROFILE_BINS];
-            profile_y = [0; PROFILE_BINS];
-            let fine = c.n as usize <= FEW_BLOCKS_FINE;
-            let mut few = c.few.clone();
-            few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
-            for (i, u) in few.iter().take(FEW_BLOCKS).enumerate() {
-                if fine {
-                    let code = |v: f32| {
-                        ((f64::from(v) * 65535.0).round().clamp(0.0, 65535.0) as u16).to_le_bytes()
-                    };
-                    profile_x[2 * i..2 * i + 2].copy_from_slice(&code(u[0]));
-                    profile_y[2 * i..2 * i + 2].copy_from_slice(&code(u[1]));
-                } else {
-                    let code = |v: f32| (f64::from(v) * 255.0).round().clamp(0.0, 255.0) as u8;
-                    profile_x[i] = code(u[0]);
-                    profile_y[i] = code(u[1]);
-                }
-            }
-        }
+        // The builder's `few` centres are in its arrival order; here sorted: the order is not
+        // part of what the index says.
+        let mut few = c.few.clone();
+        few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
         let mut buckets = c.buckets.clone();
         buckets.sort_unstable_by_key(|e| e.0);
-        out.cells.push(CellRec {
+        out.cells.push(CellRec::encode(&CellSums {
             ky,
             bucket_first: out.buckets.len() as u64,
-            n: n as f32,
             buckets: buckets.len() as u16,
-            bbox: codes.map(|v| v.to_be_bytes()[0]),
+            n: c.n as f64,
+            lo: c.lo,
+            hi: c.hi,
+            sw: c.sw,
+            sh: c.sh,
+            px: &c.px.map(|v| v as f32),
+            py: &c.py.map(|v| v as f32),
             mask: c.mask,
-            _pad: 0,
-            mean_w: (c.sw / n) as f32,
-            mean_h: (c.sh / n) as f32,
-            profile_x,
-            profile_y,
-            bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
-        });
+            few: &few,
+        }));
         for (b, count, a, a2, rgb) in buckets {
-            out.buckets.push(bucket_rec(b, count as f64, a, a2, rgb));
+            // Attributes are 0 for the thread colouring.
+            let sums = BucketSums {
+                n: count as f64,
+                a,
+                a2,
+                rgb,
+                attr: 0.0,
+            };
+            out.buckets
+                .push(BucketRec::encode(b.clamp(-127, 127) as i16, &sums));
         }
     }
     out
-}
-
-/// memscape-lod's `bucket_rec` (attributes are 0 for the thread colouring).
-fn bucket_rec(b: i64, n_blocks: f64, a: f64, a2: f64, rgb: [f64; 3]) -> BucketRec {
-    let n = n_blocks.max(1e-30);
-    let cv2 = if a > 0.0 {
-        (n_blocks * a2 / (a * a) - 1.0).max(0.0)
-    } else {
-        0.0
-    };
-    let b8 = b.clamp(-127, 127) as i8;
-    let base = 2f64.powi(BUCKET_OCTAVES * i32::from(b8));
-    let width = f64::from((1 << BUCKET_OCTAVES) - 1);
-    let frac = ((a / n / base - 1.0) / width * 65536.0)
-        .round()
-        .clamp(0.0, 65535.0) as u16;
-    let unit = |v: f64| (v / n * 65535.0).round().clamp(0.0, 65535.0) as u16;
-    BucketRec {
-        n: n_blocks as f32,
-        b: b8,
-        cv2: (cv2 * 255.0).round().clamp(0.0, 255.0) as u8,
-        mean_frac: frac,
-        rgb: rgb.map(unit),
-        attr: unit(0.0),
-    }
 }

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::encode::{BucketSums as BucketAcc, CellSums};
 use crate::format::{
-    BucketRec, CellRec, ClassDesc, ColumnRec, FEW_BLOCKS, FEW_BLOCKS_FINE, LevelDesc, PROFILE_BINS,
-    Section,
+    BucketRec, CellRec, ClassDesc, ColumnRec, FEW_BLOCKS, LevelDesc, PROFILE_BINS, Section,
 };
 use crate::view::LodBlock;
 use crate::{IndexMeta, LodError, MAGIC, VERSION};
@@ -37,15 +37,6 @@ impl Default for BuildParams {
             max_cells_per_block: 0.5,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct BucketAcc {
-    n: f64,
-    a: f64,
-    a2: f64,
-    rgb: [f64; 3],
-    attr: f64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -137,30 +128,6 @@ impl CellAcc {
 }
 
 /// A bucket's record (areas below 2^-127 of a cell share the lowest bucket).
-fn bucket_rec(b: i16, acc: &BucketAcc) -> BucketRec {
-    let n = acc.n.max(1e-30);
-    let cv2 = if acc.a > 0.0 {
-        (acc.n * acc.a2 / (acc.a * acc.a) - 1.0).max(0.0)
-    } else {
-        0.0
-    };
-    let b8 = b.clamp(-127, 127) as i8;
-    let base = 2f64.powi(crate::format::BUCKET_OCTAVES * i32::from(b8));
-    let width = f64::from((1 << crate::format::BUCKET_OCTAVES) - 1);
-    let frac = ((acc.a / n / base - 1.0) / width * 65536.0)
-        .round()
-        .clamp(0.0, 65535.0) as u16;
-    let unit = |v: f64| (v / n * 65535.0).round().clamp(0.0, 65535.0) as u16;
-    BucketRec {
-        n: acc.n as f32,
-        b: b8,
-        cv2: (cv2 * 255.0).round().clamp(0.0, 255.0) as u8,
-        mean_frac: frac,
-        rgb: acc.rgb.map(unit),
-        attr: unit(acc.attr),
-    }
-}
-
 /// Writes a level's records as its columns complete.
 struct LevelOut {
     columns: BufWriter<std::fs::File>,
@@ -208,56 +175,20 @@ impl LevelOut {
             .map_err(|e| err(&self.paths[0], e))?;
         self.n_columns += 1;
         for (ky, c) in cells.iter() {
-            let codes = [
-                CellRec::bbox_code(c.lo[0], false),
-                CellRec::bbox_code(c.hi[0], true),
-                CellRec::bbox_code(c.lo[1], false),
-                CellRec::bbox_code(c.hi[1], true),
-            ];
-            let profile = |p: &[f32; PROFILE_BINS]| -> [u8; PROFILE_BINS] {
-                let max = p.iter().copied().fold(0.0f32, f32::max).max(1e-30);
-                p.map(|v| {
-                    if v > 0.0 {
-                        ((v / max * 255.0).round() as u8).max(1)
-                    } else {
-                        0
-                    }
-                })
-            };
-            let (mut profile_x, mut profile_y) = (profile(&c.px), profile(&c.py));
-            if c.n <= FEW_BLOCKS as f64 {
-                profile_x = [0; PROFILE_BINS];
-                profile_y = [0; PROFILE_BINS];
-                let fine = c.n <= FEW_BLOCKS_FINE as f64;
-                for (i, u) in c.few.iter().take(c.n as usize).enumerate() {
-                    if fine {
-                        let code = |v: f32| {
-                            ((f64::from(v) * 65535.0).round().clamp(0.0, 65535.0) as u16)
-                                .to_le_bytes()
-                        };
-                        profile_x[2 * i..2 * i + 2].copy_from_slice(&code(u[0]));
-                        profile_y[2 * i..2 * i + 2].copy_from_slice(&code(u[1]));
-                    } else {
-                        let code = |v: f32| (f64::from(v) * 255.0).round().clamp(0.0, 255.0) as u8;
-                        profile_x[i] = code(u[0]);
-                        profile_y[i] = code(u[1]);
-                    }
-                }
-            }
-            let rec = CellRec {
+            let rec = CellRec::encode(&CellSums {
                 ky: *ky,
                 bucket_first: self.n_buckets,
-                n: c.n as f32,
                 buckets: c.buckets.len() as u16,
-                bbox: codes.map(|v| v.to_be_bytes()[0]),
+                n: c.n,
+                lo: c.lo,
+                hi: c.hi,
+                sw: c.sw,
+                sh: c.sh,
+                px: &c.px,
+                py: &c.py,
                 mask: c.mask,
-                _pad: 0,
-                mean_w: (c.sw / c.n) as f32,
-                mean_h: (c.sh / c.n) as f32,
-                profile_x,
-                profile_y,
-                bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
-            };
+                few: &c.few,
+            });
             self.cells
                 .write_all(bytemuck::bytes_of(&rec))
                 .map_err(|e| err(&self.paths[1], e))?;
@@ -265,7 +196,7 @@ impl LevelOut {
             let mut bs = c.buckets.clone();
             bs.sort_unstable_by_key(|(b, _)| *b);
             for (b, acc) in bs {
-                let rec = bucket_rec(b, &acc);
+                let rec = BucketRec::encode(b, &acc);
                 self.buckets
                     .write_all(bytemuck::bytes_of(&rec))
                     .map_err(|e| err(&self.paths[2], e))?;

@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod curve;
+pub mod encode;
 pub mod eq1;
 pub mod format;
 pub mod index;
