@@ -7,42 +7,20 @@
 #![cfg(feature = "engine")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::{json, memscape, ok, shared};
 use serde_json::Value;
 
-fn memscape() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
-    c.env("MEMSCAPE_ADAPTER", "cpu");
-    c
-}
-
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("index_cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_dir_all(&path);
-    path
-}
-
-fn ok(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn json(cmd: &mut Command) -> Value {
-    serde_json::from_slice(&ok(cmd)).unwrap()
+    common::fresh("index_cli", name)
 }
 
 fn sqlite() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/heaptrack/sqlite_1M.raw.zst")
+    shared("heaptrack/sqlite_1M.raw.zst")
 }
 
 /// The two traces as hosts `kv` and `sqlite` of one dataset.

@@ -3,31 +3,14 @@
 //! original file) and that the engine aggregates (the same figures as the native commands).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn memscape() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memscape"));
-    c.env("MEMSCAPE_ADAPTER", "cpu");
-    c
-}
+use std::path::{Path, PathBuf};
+
+use common::{memscape, ok, shared};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("parquet_cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_dir_all(&path);
-    path
-}
-
-fn ok(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    common::fresh("parquet_cli", name)
 }
 
 #[test]
@@ -96,7 +79,7 @@ fn a_trace_exported_to_parquet_indexes_on_the_engine() {
 
 #[test]
 fn samples_exported_to_parquet_draw_the_same_histograms() {
-    let lulesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+    let lulesh = shared("memaxes/lulesh");
     let dir = scratch("lulesh-render");
     ok(memscape()
         .arg("export")
@@ -157,7 +140,7 @@ fn parquet_export_and_reading_errors_are_clear() {
 #[cfg(feature = "engine")]
 #[test]
 fn samples_exported_to_parquet_index_like_the_samples_command() {
-    let lulesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+    let lulesh = shared("memaxes/lulesh");
     let dir = scratch("lulesh");
     ok(memscape()
         .arg("export")
@@ -216,7 +199,12 @@ fn samples_exported_to_parquet_index_like_the_samples_command() {
     for h in histograms {
         let bins = h["bins"].as_array().unwrap();
         let count: u64 = bins.iter().map(|b| b["count"].as_u64().unwrap()).sum();
-        assert_eq!(count + h["unknown"].as_u64().unwrap(), rows, "{}", h["attribute"]);
+        assert_eq!(
+            count + h["unknown"].as_u64().unwrap(),
+            rows,
+            "{}",
+            h["attribute"]
+        );
         if h["attribute"] == "latency" {
             let marked: u64 = bins.iter().map(|b| b["selected"].as_u64().unwrap()).sum();
             assert_eq!(marked, selected);

@@ -111,6 +111,30 @@ pub fn scratch(group: &str) -> PathBuf {
     dir
 }
 
+/// A fresh path `<target tmp>/<group>/<name>`: whatever a previous run left there is removed.
+pub fn fresh(group: &str, name: &str) -> PathBuf {
+    let path = scratch(group).join(name);
+    let _ = std::fs::remove_dir_all(&path);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// Runs `cmd`, which must succeed: its stdout.
+pub fn ok(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Runs `cmd`, which must succeed and print JSON: that JSON.
+pub fn json(cmd: &mut Command) -> serde_json::Value {
+    serde_json::from_slice(&ok(cmd)).unwrap()
+}
+
 /// `memscape` in a window under Xvfb (a screen a little larger than `window`), rendering on
 /// lavapipe, its settings under `config` (`XDG_CONFIG_HOME`): the command, to add the
 /// subcommand and its arguments to.
