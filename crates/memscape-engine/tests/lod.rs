@@ -278,5 +278,9 @@ fn lod_tiles_on_ballista_standalone_equal_the_native_builder() {
     .unwrap();
     let ds = engine.open(&dir.path().join("ds")).unwrap();
     let index = native_index(trace, dir.path());
-    check_trace(&engine, &ds, host, &index, |_, l| l.line == 0 || l.k == 0);
+    // Every query is a Ballista job (about a second each on loopback): three levels of two
+    // lines, the embedded test above covers every level.
+    check_trace(&engine, &ds, host, &index, |_, l| {
+        (l.line == 0 && l.k <= 1) || (l.line == 4 && l.k == 0)
+    });
 }
