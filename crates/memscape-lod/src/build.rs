@@ -127,7 +127,6 @@ impl CellAcc {
     }
 }
 
-/// A bucket's record (areas below 2^-127 of a cell share the lowest bucket).
 /// Writes a level's records as its columns complete.
 struct LevelOut {
     columns: BufWriter<std::fs::File>,

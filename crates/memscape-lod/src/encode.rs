@@ -103,7 +103,8 @@ impl CellRec {
 }
 
 impl BucketRec {
-    /// The record of bucket `b`'s sums (`b` is clamped to ±127).
+    /// The record of bucket `b`'s sums (`b` is clamped to ±127: areas below 2^-127 of a cell
+    /// share the lowest bucket).
     pub fn encode(b: i16, s: &BucketSums) -> BucketRec {
         let n = s.n.max(1e-30);
         let cv2 = if s.a > 0.0 {
