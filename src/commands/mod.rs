@@ -5,7 +5,7 @@ mod bench;
 mod diff;
 mod export;
 mod index;
-mod info;
+pub mod info;
 pub mod lod;
 mod render;
 mod tour;
