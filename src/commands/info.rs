@@ -64,8 +64,8 @@ fn stored_info(args: &InfoArgs, path: &std::path::Path) -> anyhow::Result<ExitCo
 }
 
 /// Stores the summary that `info FILE` (default options) prints, unless a current one is
-/// stored already: called once a trace's level-of-detail index has been built (`memscape lod
-/// build`, the GUI), so that the first `info` of an indexed trace answers from what lies beside
+/// stored already: called once `memscape lod build` has built a trace's level-of-detail index,
+/// so that the first `info` of an indexed trace answers from what lies beside
 /// its index instead of passing over every block. Returns whether it passed over the trace.
 pub fn store_default_summary(path: &std::path::Path) -> anyhow::Result<bool> {
     let args = InfoArgs {

@@ -5,7 +5,7 @@ mod bench;
 mod diff;
 mod export;
 mod index;
-pub mod info;
+mod info;
 pub mod lod;
 mod render;
 mod tour;

@@ -73,19 +73,10 @@ impl LodOpener {
                     },
                     &cn,
                 );
-                let built = matches!(&result, Ok((_, report)) if report.built.is_some());
                 set(match result {
                     Ok((trace, _)) => LodState::Ready(Arc::new(trace)),
                     Err(e) => LodState::Failed(format!("{}: {e}", path.display())),
                 });
-                // A new index: what `memscape info` prints is stored beside it, so that its
-                // first run answers at once (after the map is drawn: this thread is done).
-                if built
-                    && !cn.load(Ordering::Relaxed)
-                    && let Err(e) = crate::commands::info::store_default_summary(&path)
-                {
-                    tracing::warn!("{}: summary not stored: {e:#}", path.display());
-                }
             });
         if let Err(e) = spawned {
             tracing::error!("level-of-detail thread: {e}");
