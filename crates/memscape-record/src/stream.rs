@@ -771,6 +771,16 @@ impl Converter {
             .is_some_and(|image| image.stacks.contains_key(&id))
     }
 
+    /// Symbolizes the call-tree nodes added to the merge since `symbolizer`'s last call, in
+    /// place (a live view's snapshots then copy names, not look them up again; the file
+    /// written from this merge skips frames already named).
+    pub(crate) fn symbolize_new(
+        &mut self,
+        symbolizer: &mut memscape_trace::symbolize::Symbolizer,
+    ) -> memscape_trace::symbolize::SymbolizeReport {
+        symbolizer.symbolize_new(&mut self.builder.call_tree, &mut self.builder.strings)
+    }
+
     /// The trace of what has been applied so far (`TraceBuilder::snapshot`: the append-only
     /// block columns shared, not copied; threads under their latest names; processes still
     /// `running`): the merge goes on.

@@ -95,6 +95,8 @@ pub struct AllocMapPane {
     next: Option<Box<AllocMapPane>>,
     /// The newest snapshot, waiting for `next` to be shown.
     queued: Option<Arc<Dataset>>,
+    /// When the pane was last drawn (a pane not shown does not hold a live recording back).
+    last_ui: std::time::Instant,
     /// The "who frees what" panel at the right.
     free_sites: free_sites::FreeSitesPanel,
     /// A big trace's level-of-detail index, opened on its own thread.
@@ -175,6 +177,7 @@ impl AllocMapPane {
             context_drag: None,
             next: None,
             queued: None,
+            last_ui: std::time::Instant::now(),
             free_sites: Default::default(),
             lod,
             refiner: None,
@@ -397,7 +400,12 @@ impl View for AllocMapPane {
         self.prepare_next(dataset);
     }
 
+    fn preparing_live(&self) -> bool {
+        self.preparing()
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        self.last_ui = std::time::Instant::now();
         if self.advance_live() {
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(30));

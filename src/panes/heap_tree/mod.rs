@@ -100,6 +100,8 @@ pub struct HeapTreePane {
     next: Option<Box<HeapTreePane>>,
     /// The newest snapshot, waiting for `next` to be shown.
     queued: Option<Arc<Dataset>>,
+    /// When the pane was last drawn (a pane not shown does not hold a live recording back).
+    last_ui: std::time::Instant,
     /// The group whose blocks this pane highlighted (names from the root down, and the
     /// highlight's label): on a live recording, highlighted again in each newer snapshot,
     /// with its new blocks, while the highlight is still this one (`live.rs`).
@@ -155,6 +157,7 @@ impl HeapTreePane {
             timeline_points: Vec::new(),
             next: None,
             queued: None,
+            last_ui: std::time::Instant::now(),
             highlighted: None,
         }
     }
@@ -325,7 +328,12 @@ impl View for HeapTreePane {
         self.prepare_next(dataset, ctx);
     }
 
+    fn preparing_live(&self) -> bool {
+        self.preparing()
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        self.last_ui = std::time::Instant::now();
         if self.advance_live(ui.ctx()) {
             ui.ctx().request_repaint_after(Duration::from_millis(30));
         }

@@ -70,7 +70,13 @@ pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
 
 impl AllocScene {
     pub fn build(trace: &Trace, color_by: ColorBy) -> Self {
+        let started = std::time::Instant::now();
+        let mut phases: Vec<(&str, f64)> = Vec::new();
+        let mut phase = |name: &'static str| {
+            phases.push((name, started.elapsed().as_secs_f64() * 1e3));
+        };
         let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
+        phase("regions");
         let used = regions.axis_len();
         // Collapsed gaps stay visible as thin separators: 1 % of the used bytes, at least 64 B.
         let separator = (used / 100).max(64);
@@ -109,6 +115,7 @@ impl AllocScene {
             times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
             times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
         }
+        phase("blocks");
         let region_bins = memscape_trace::bins::Bins::new(
             trace,
             memscape_trace::bins::BinBy::Region {
@@ -125,6 +132,7 @@ impl AllocScene {
             trace,
             &region_bins,
         ));
+        phase("region metrics");
         // Legend entries keyed like the blocks' colours: by site at line granularity, past
         // allocation wrappers (memscape_trace::sites).
         let top = memscape_trace::info::top_call_sites(trace, 8);
@@ -134,6 +142,7 @@ impl AllocScene {
             .zip(&top)
             .map(|((_, label), s)| (s.key, label))
             .collect();
+        phase("top sites");
         let max_size = b.size.iter().copied().max().unwrap_or(1).max(2);
         let max_lifetime = (0..n)
             .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
@@ -157,7 +166,11 @@ impl AllocScene {
             wall_extent,
             color_by,
         };
+        phase("top free sites");
         scene.recolor(trace, color_by);
+        phase("colours");
+        // Each phase's end, in ms from the start (what a live snapshot's scene costs).
+        tracing::debug!(target: "memscape::scene", blocks = n, ?phases, "allocation-map scene");
         scene
     }
 
