@@ -111,7 +111,14 @@ impl LiveSender {
         if events == 0 || events == self.last_events {
             return false;
         }
-        let (dataset, stats) = snapshot_dataset(follower, &self.name, &mut self.symbolizer);
+        let started = Instant::now();
+        let (trace, report) = follower.snapshot_symbolized(&self.name, &mut self.symbolizer);
+        // The merge applies events a margin behind what was read: nothing new for the views
+        // yet (the scene, the costly part, is not made).
+        if trace.meta.events == self.last_events && self.sent > 0 {
+            return false;
+        }
+        let (dataset, stats) = dataset_of(trace, &report, &self.name, started);
         let events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
         let update = LiveUpdate::Snapshot {
             dataset: Arc::new(dataset),
@@ -175,6 +182,16 @@ pub fn snapshot_dataset(
 ) -> (Dataset, SnapshotStats) {
     let started = Instant::now();
     let (trace, report) = follower.snapshot_symbolized(name, symbolizer);
+    dataset_of(trace, &report, name, started)
+}
+
+/// The dataset of a snapshot made (and symbolized, `report`) since `started`.
+fn dataset_of(
+    trace: memscape_trace::Trace,
+    report: &memscape_trace::symbolize::SymbolizeReport,
+    name: &str,
+    started: Instant,
+) -> (Dataset, SnapshotStats) {
     let made = started.elapsed();
     let nodes = trace.call_tree.len() as u64;
     let content = DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)));

@@ -135,7 +135,13 @@ impl AllocScene {
         phase("region metrics");
         // Legend entries keyed like the blocks' colours: by site at line granularity, past
         // allocation wrappers (memscape_trace::sites).
-        let top = memscape_trace::info::top_call_sites(trace, 8);
+        // One resolution of sites past wrappers (detection sweeps every block and node) for the
+        // legend, the free sites and the colours.
+        let sites = memscape_trace::sites::Sites::new(
+            trace,
+            &memscape_trace::sites::SiteOptions::default(),
+        );
+        let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
         let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
         let top_sites = site_labels(trace, &nodes)
             .into_iter()
@@ -153,7 +159,7 @@ impl AllocScene {
             max_size,
             max_lifetime,
             top_sites,
-            top_free_sites: Self::top_free_sites(trace, 8),
+            top_free_sites: Self::top_free_sites(trace, &sites, 8),
             region_metrics,
             region_capacity,
             blocks: Arc::new(blocks),
@@ -167,7 +173,20 @@ impl AllocScene {
             color_by,
         };
         phase("top free sites");
-        scene.recolor(trace, color_by);
+        let colors = scene.block_colors_with(
+            trace,
+            color_by,
+            &scene.block_region,
+            scene.events_extent,
+            Classes::identity(),
+            Some(&sites),
+        );
+        let mut blocks = scene.blocks.as_ref().clone();
+        for (block, (color, attr)) in blocks.iter_mut().zip(colors) {
+            block.color = color;
+            block.attr = attr;
+        }
+        scene.blocks = Arc::new(blocks);
         phase("colours");
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
         tracing::debug!(target: "memscape::scene", blocks = n, ?phases, "allocation-map scene");
@@ -221,6 +240,19 @@ impl AllocScene {
         age_at: u64,
         classes: &Classes,
     ) -> Vec<(u32, f32)> {
+        self.block_colors_with(trace, color_by, block_bin, age_at, classes, None)
+    }
+
+    /// [`Self::block_colors_in`] with the sites past wrappers resolved already (of `trace`).
+    fn block_colors_with(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        block_bin: &[u32],
+        age_at: u64,
+        classes: &Classes,
+        sites: Option<&memscape_trace::sites::Sites>,
+    ) -> Vec<(u32, f32)> {
         let b = &trace.blocks;
         // The same scales as the legend's ramps (`color_ramp`).
         let size_ramp = self.color_ramp(ColorBy::Size, age_at);
@@ -231,8 +263,8 @@ impl AllocScene {
         let pack = memscape_render::color::pack_rgba8;
         // Sites at line granularity past allocation wrappers, one digest per stack.
         let site_key = match color_by {
-            ColorBy::Site => site_keys(trace, &b.site),
-            ColorBy::FreeSite => site_keys(trace, &b.free_site),
+            ColorBy::Site => site_keys(trace, sites, &b.site),
+            ColorBy::FreeSite => site_keys(trace, sites, &b.free_site),
             _ => Vec::new(),
         };
         (0..b.len())
@@ -315,7 +347,11 @@ impl AllocScene {
 
     /// The freeing call sites of the most bytes (colour key, label), for the legend; empty
     /// when the trace has no free stacks.
-    fn top_free_sites(trace: &Trace, n: usize) -> Vec<(u32, String)> {
+    fn top_free_sites(
+        trace: &Trace,
+        sites: &memscape_trace::sites::Sites,
+        n: usize,
+    ) -> Vec<(u32, String)> {
         let b = &trace.blocks;
         let mut bytes: HashMap<u32, u64> = HashMap::new();
         for i in 0..b.len() {
@@ -327,7 +363,7 @@ impl AllocScene {
         top.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(n);
         let nodes: Vec<u32> = top.iter().map(|t| t.0).collect();
-        let keys = site_keys(trace, &nodes);
+        let keys = site_keys(trace, Some(sites), &nodes);
         site_labels(trace, &nodes)
             .into_iter()
             .zip(keys)
@@ -358,10 +394,24 @@ impl AllocScene {
 }
 
 /// Colour keys of the call-site nodes in `column`: each site at line granularity past allocation
-/// wrappers (memscape_trace::sites), as a digest, computed once per distinct node.
-fn site_keys(trace: &Trace, column: &[u32]) -> Vec<u32> {
-    let sites =
-        memscape_trace::sites::Sites::new(trace, &memscape_trace::sites::SiteOptions::default());
+/// wrappers (memscape_trace::sites, resolved here unless `sites` are given), as a digest,
+/// computed once per distinct node.
+fn site_keys(
+    trace: &Trace,
+    sites: Option<&memscape_trace::sites::Sites>,
+    column: &[u32],
+) -> Vec<u32> {
+    let resolved;
+    let sites = match sites {
+        Some(s) => s,
+        None => {
+            resolved = memscape_trace::sites::Sites::new(
+                trace,
+                &memscape_trace::sites::SiteOptions::default(),
+            );
+            &resolved
+        }
+    };
     let mut keys: HashMap<u32, u32> = HashMap::new();
     column
         .iter()
