@@ -503,6 +503,10 @@ impl Follower {
         for f in self.files.values_mut() {
             if let (Some(i), Some(reader)) = (f.image, f.reader.as_mut()) {
                 converter.feed(i, reader.take_feed(), now, complete && !f.behind, f.behind);
+                // The summary queued every event read (`poll`); the next ones start at 0.
+                if let Some(applied) = &mut f.applied {
+                    applied.queued = 0;
+                }
             }
         }
     }
