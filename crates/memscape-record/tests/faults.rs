@@ -274,6 +274,13 @@ fn blocks_of_an_image_replaced_by_exec_end_at_the_exec_not_as_leaks() {
         assert!(b.free_event[i] < trace.meta.events);
     }
     assert_eq!(trace.processes[first].frees, report.processes[1].frees);
+    // Nobody freed them: not in the who-frees-what table.
+    let pairs = memscape_trace::summary::site_pairs(&trace, usize::MAX);
+    let from_pairs: u64 = pairs.iter().map(|p| p.blocks).sum();
+    let freed = (0..b.len())
+        .filter(|&i| b.flags[i] & (FLAG_NEVER_FREED | FLAG_MMAP | FLAG_ENDED_BY_EXEC) == 0)
+        .count() as u64;
+    assert_eq!(from_pairs, freed);
     // Leaks are the last image's only (its 3 blocks of 999 among them); every image's blocks
     // are gone from the live heap at the end but the last's.
     let leaked: Vec<usize> = (0..b.len())
