@@ -112,7 +112,7 @@ impl MemscapeApp {
             // The next snapshot only once the panes show the last one (the reading thread makes
             // none while one waits in the channel: no work for snapshots that would be dropped).
             let file = self.live[i].file;
-            if self.file_preparing(file) {
+            if self.file_preparing(file, ctx) {
                 continue;
             }
             if self.live[i].handed.is_some() {
@@ -184,10 +184,10 @@ impl MemscapeApp {
     }
 
     /// Whether a pane of file `id` is preparing a snapshot (see `View::preparing_live`).
-    fn file_preparing(&self, id: FileId) -> bool {
+    fn file_preparing(&self, id: FileId, ctx: &egui::Context) -> bool {
         self.file_panes(Some(id)).iter().any(|(tile, _)| {
             matches!(self.tree.tiles.get(*tile),
-                Some(egui_tiles::Tile::Pane(p)) if p.view.preparing_live())
+                Some(egui_tiles::Tile::Pane(p)) if p.view.preparing_live(ctx))
         })
     }
 

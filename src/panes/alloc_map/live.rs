@@ -49,9 +49,9 @@ impl AllocMapPane {
 
     /// Whether a newer snapshot is being prepared while this pane is shown (see
     /// `View::preparing_live`).
-    pub(super) fn preparing(&self) -> bool {
+    pub(super) fn preparing(&self, ctx: &egui::Context) -> bool {
         (self.next.is_some() || self.queued.is_some())
-            && self.last_ui.elapsed() < std::time::Duration::from_secs(1)
+            && ctx.cumulative_pass_nr() <= self.last_ui + 1
     }
 
     /// Moves the prepared snapshot on when its process filter and bins are ready; swaps it in
