@@ -409,8 +409,10 @@ impl View for AllocMapPane {
         self.last_ui = ui.ctx().cumulative_pass_nr();
         let was_preparing = self.next.is_some();
         if self.advance_live() {
+            // (Not faster: each frame is a whole-window redraw, which on a software
+            // rasterizer takes the CPU the preparation needs.)
             ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(30));
+                .request_repaint_after(std::time::Duration::from_millis(100));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();

@@ -337,7 +337,9 @@ impl View for HeapTreePane {
         self.last_ui = ui.ctx().cumulative_pass_nr();
         let was_preparing = self.next.is_some();
         if self.advance_live(ui.ctx()) {
-            ui.ctx().request_repaint_after(Duration::from_millis(30));
+            // The worker wakes the window when it replies; this is only a fallback (each
+            // frame is a whole-window redraw).
+            ui.ctx().request_repaint_after(Duration::from_millis(250));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();
