@@ -173,20 +173,7 @@ impl AllocScene {
             color_by,
         };
         phase("top free sites");
-        let colors = scene.block_colors_with(
-            trace,
-            color_by,
-            &scene.block_region,
-            scene.events_extent,
-            Classes::identity(),
-            Some(&sites),
-        );
-        let mut blocks = scene.blocks.as_ref().clone();
-        for (block, (color, attr)) in blocks.iter_mut().zip(colors) {
-            block.color = color;
-            block.attr = attr;
-        }
-        scene.blocks = Arc::new(blocks);
+        scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
         phase("colours");
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
         tracing::debug!(target: "memscape::scene", blocks = n, ?phases, "allocation-map scene");
@@ -208,7 +195,24 @@ impl AllocScene {
 
     /// A copy of the blocks coloured by `color_by` (age at the trace's end, bins = regions).
     pub fn colored_blocks(&self, trace: &Trace, color_by: ColorBy) -> Vec<AllocBlockGpu> {
-        let colors = self.block_colors(trace, color_by, &self.block_region, self.events_extent);
+        self.colored_blocks_with(trace, color_by, None)
+    }
+
+    /// [`Self::colored_blocks`] with the sites past wrappers resolved already (of `trace`).
+    fn colored_blocks_with(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        sites: Option<&memscape_trace::sites::Sites>,
+    ) -> Vec<AllocBlockGpu> {
+        let colors = self.block_colors_with(
+            trace,
+            color_by,
+            &self.block_region,
+            self.events_extent,
+            Classes::identity(),
+            sites,
+        );
         let mut blocks = self.blocks.as_ref().clone();
         for (block, (color, attr)) in blocks.iter_mut().zip(colors) {
             block.color = color;
