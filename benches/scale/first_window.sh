@@ -31,20 +31,7 @@ mkdir -p "$dir"
 raw=$dir/sqlite-$rows.raw.zst
 if [ ! -f "$raw" ]; then
     echo "== recording sqlite3 with heaptrack -r ($rows rows)"
-    {
-        echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
-        echo "BEGIN;"
-        for ((i = 1; i <= rows; i++)); do
-            echo "INSERT INTO t(name, score, payload) VALUES('name-$i-$((i * 7919 % 1000))', $((i % 97)).5, randomblob($((16 + i % 300))));"
-        done
-        echo "COMMIT;"
-        echo "CREATE INDEX t_name ON t(name);"
-        echo "CREATE INDEX t_score ON t(score);"
-        echo "UPDATE t SET score = score * 2, payload = randomblob(64) WHERE id % 3 = 0;"
-        echo "DELETE FROM t WHERE id % 5 = 0;"
-        echo "VACUUM;"
-        echo "SELECT count(*), sum(length(payload)) FROM t;"
-    } > "$dir/workload.sql"
+    "$root/benches/trace/sqlite_workload.sh" "$rows" > "$dir/workload.sql"
     rm -f "$dir/db.sqlite"
     heaptrack --raw -o "$dir/rec" sqlite3 "$dir/db.sqlite" < "$dir/workload.sql" > /dev/null
     mv "$dir/rec.raw.zst" "$raw"
