@@ -297,6 +297,23 @@ int main(void) {
     );
     let file = memscape_trace::read_msc(&dir.join("grow.msc")).unwrap();
     assert_eq!(*map.last().unwrap(), file.meta.events, "{map:?}");
+    // The window measured what it showed (the status line's rate): each snapshot shown by
+    // every pane once, in order, and the count at the end.
+    let shown = swapped("live snapshot shown");
+    assert!(shown.len() >= 3, "{shown:?}\n{stderr}");
+    assert!(shown.windows(2).all(|w| w[0] < w[1]), "{shown:?}");
+    let total = stderr
+        .lines()
+        .find(|l| l.contains("the finished recording handed to the views"))
+        .and_then(|l| {
+            l.split("shown=")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        });
+    assert_eq!(total, Some(shown.len()), "{stderr}");
     // The window at the end is the finished file's, as `memscape view grow.msc` shows it.
     let view_png = dir.join("view.png");
     let mut view = windowed(&dir, (1200, 760));

@@ -271,6 +271,44 @@ fn info_of_a_big_trace_is_served_from_its_stored_summary() {
     assert_ne!(innermost, "from the store\n");
 }
 
+/// `memscape lod build` stores what `info` prints beside the index: the first `info` of an
+/// indexed trace answers from it (equal to the full pass), and building again finds it current.
+#[test]
+fn the_first_info_of_an_indexed_trace_answers_from_what_the_build_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(100_000, 9),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let t = trace.to_str().unwrap();
+    let stored = dir.path().join("big.msc.summary.json");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let (ok, out, err) = memscape_env(args, env);
+        assert!(ok, "{err}");
+        out
+    };
+    let full = run(
+        &["info", t, "--json"],
+        &[("MEMSCAPE_ALLOC_MAP_PATH", "exact")],
+    );
+    assert!(!stored.exists());
+    let built = run(&["lod", "build", t], &[]);
+    assert!(built.contains("summary stored"), "{built}");
+    assert!(stored.is_file());
+    // The stored summary answers (marked to tell it from a full pass), and equals the full pass.
+    let mut s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stored).unwrap()).unwrap();
+    assert_eq!(s["json"].as_str().unwrap().trim(), full.trim());
+    s["text"] = serde_json::Value::from("from the build\n");
+    std::fs::write(&stored, serde_json::to_vec(&s).unwrap()).unwrap();
+    assert_eq!(run(&["info", t], &[]), "from the build\n");
+    let again = run(&["lod", "build", t], &[]);
+    assert!(!again.contains("summary stored"), "{again}");
+}
+
 /// `memscape lod curve`: the heap-size curve from the index of a real heaptrack trace (copied
 /// away from the shared data, where its index would be written) holds the peak and the live
 /// bytes at the end that `memscape info` counts event by event; a bad window is an error.

@@ -37,20 +37,7 @@ shim="$CARGO_TARGET_DIR/release/libmemscape_recorder.so"
 record="$CARGO_TARGET_DIR/debug/examples/record"
 convert="$CARGO_TARGET_DIR/debug/examples/convert"
 
-{
-    echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
-    echo "BEGIN;"
-    for ((i = 1; i <= rows; i++)); do
-        echo "INSERT INTO t(name, score, payload) VALUES('name-$i-$((i * 7919 % 1000))', $((i % 97)).5, randomblob($((16 + i % 300))));"
-    done
-    echo "COMMIT;"
-    echo "CREATE INDEX t_name ON t(name);"
-    echo "CREATE INDEX t_score ON t(score);"
-    echo "UPDATE t SET score = score * 2, payload = randomblob(64) WHERE id % 3 = 0;"
-    echo "DELETE FROM t WHERE id % 5 = 0;"
-    echo "VACUUM;"
-    echo "SELECT count(*), sum(length(payload)) FROM t;"
-} > "$work/workload.sql"
+"$root/benches/trace/sqlite_workload.sh" "$rows" > "$work/workload.sql"
 
 run() { # "wall cpu" seconds of a command (stdin from the workload); cpu = user + sys
     rm -f "$work/db.sqlite"

@@ -29,20 +29,7 @@ info="$CARGO_TARGET_DIR/release/examples/trace-info"
 raw="$work/sqlite-$rows.raw.zst"
 if [ ! -f "$raw" ]; then
     echo "== recording sqlite3 with heaptrack -r ($rows rows)"
-    {
-        echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
-        echo "BEGIN;"
-        for ((i = 1; i <= rows; i++)); do
-            echo "INSERT INTO t(name, score, payload) VALUES('name-$i-$((i * 7919 % 1000))', $((i % 97)).5, randomblob($((16 + i % 300))));"
-        done
-        echo "COMMIT;"
-        echo "CREATE INDEX t_name ON t(name);"
-        echo "CREATE INDEX t_score ON t(score);"
-        echo "UPDATE t SET score = score * 2, payload = randomblob(64) WHERE id % 3 = 0;"
-        echo "DELETE FROM t WHERE id % 5 = 0;"
-        echo "VACUUM;"
-        echo "SELECT count(*), sum(length(payload)) FROM t;"
-    } > "$work/workload.sql"
+    "$root/benches/trace/sqlite_workload.sh" "$rows" > "$work/workload.sql"
     rm -f "$work/db.sqlite"
     heaptrack --raw -o "$work/rec" sqlite3 "$work/db.sqlite" < "$work/workload.sql" > /dev/null
     mv "$work"/rec.raw.zst "$raw"

@@ -779,6 +779,7 @@ impl eframe::App for MemscapeApp {
 
         let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
+            job.poll = std::time::Duration::from_millis(if live_done { 50 } else { 500 });
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
                 self.tree

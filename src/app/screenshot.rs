@@ -13,6 +13,9 @@ pub type Outcome = Arc<Mutex<Option<Result<PathBuf, String>>>>;
 pub struct ScreenshotJob {
     path: PathBuf,
     deadline: Instant,
+    /// How often the window is woken to check readiness (slower while a live recording runs:
+    /// the readiness cannot come before its end, and each frame costs a whole redraw).
+    pub poll: Duration,
     ready_frames: u32,
     requested: bool,
     pub outcome: Outcome,
@@ -29,6 +32,7 @@ impl ScreenshotJob {
         Self {
             path,
             deadline: Instant::now() + timeout,
+            poll: Duration::from_millis(50),
             ready_frames: 0,
             requested: false,
             outcome,
@@ -70,7 +74,7 @@ impl ScreenshotJob {
             );
             return;
         }
-        ctx.request_repaint_after(Duration::from_millis(50));
+        ctx.request_repaint_after(self.poll);
         if !ready || self.requested {
             return;
         }

@@ -63,6 +63,37 @@ fn stored_info(args: &InfoArgs, path: &std::path::Path) -> anyhow::Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
+/// Stores the summary that `info FILE` (default options) prints, unless a current one is
+/// stored already: called once `memscape lod build` has built a trace's level-of-detail index,
+/// so that the first `info` of an indexed trace answers from what lies beside
+/// its index instead of passing over every block. Returns whether it passed over the trace.
+pub fn store_default_summary(path: &std::path::Path) -> anyhow::Result<bool> {
+    let args = InfoArgs {
+        file: path.to_path_buf(),
+        process: None,
+        sites: crate::cli::SiteArgs {
+            wrappers: Vec::new(),
+            no_wrapper_detection: false,
+            innermost_sites: false,
+        },
+        json: false,
+    };
+    let key = summary_key(&args);
+    if memscape_lod::summary::load(path, &key).is_some() {
+        return Ok(false);
+    }
+    let trace = memscape_trace::load(path)?;
+    let report = info_report(&args, trace)?;
+    let at = memscape_lod::summary::store(
+        path,
+        &key,
+        &report.to_string(),
+        &serde_json::to_string_pretty(&report)?,
+    )?;
+    tracing::debug!("summary stored in {}", at.display());
+    Ok(true)
+}
+
 /// `info` of one allocation trace.
 fn trace_info(args: &InfoArgs, trace: memscape_trace::Trace) -> anyhow::Result<ExitCode> {
     let report = info_report(args, trace)?;

@@ -25,6 +25,10 @@ pub fn run(args: &LodArgs) -> anyhow::Result<ExitCode> {
                 ),
                 None => println!("{} is current", t.index_path.display()),
             }
+            // What `info` prints, stored beside the index: its first run answers from it.
+            if super::info::store_default_summary(&a.trace)? {
+                println!("summary stored for `memscape info`");
+            }
             let copied: u64 = m
                 .classes
                 .iter()

@@ -42,6 +42,13 @@ pub trait View {
     /// finished file): the pane prepares it off screen and moves to it, keeping what the user
     /// is doing. Panes of kinds that are never live ignore it.
     fn follow(&mut self, _dataset: std::sync::Arc<memscape_views::Dataset>, _ctx: &egui::Context) {}
+    /// Whether the pane, drawn in the last frame (`ctx`'s pass before this one: a pane in a
+    /// hidden tab does not hold the recording back), is still preparing a snapshot handed by
+    /// `follow`: the shell hands a live recording's next snapshot only when none of its panes
+    /// is, so that no snapshot is made only to be dropped.
+    fn preparing_live(&self, _ctx: &egui::Context) -> bool {
+        false
+    }
     /// The picture the pane last painted ("Export view as SVG/PNG…"); None for panes that draw
     /// with egui widgets only.
     fn picture(&self) -> Option<std::sync::Arc<memscape_views::Picture>> {

@@ -2,42 +2,27 @@
 //! trace: the worst pixels with both colours and the exact blocks covering them.
 //!
 //! `lod-diff EVENTS W H ALPHA`
-use std::sync::atomic::AtomicBool;
+mod common;
 
 use memscape_lod::resolve::accumulate;
-use memscape_lod::source::palette_color;
-use memscape_lod::synth::{SynthParams, trace};
-use memscape_lod::trace_source::{TraceBlocks, TraceFile, lod_block};
+use memscape_lod::trace_source::{TraceBlocks, lod_block};
 use memscape_lod::{LodBlock, LodView, PixelSums, exact};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |i: usize, d: f64| a.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let arg = |i: usize, d: f64| common::arg(&a, i, d);
     let (events, w, h, alpha) = (
         arg(0, 1.5e6) as u64,
         arg(1, 320.0) as u32,
         arg(2, 180.0) as u32,
         arg(3, 0.1) as f32,
     );
-    let file = TraceFile::from_trace(trace(SynthParams::new(events, 11)));
-    let dir = tempfile::tempdir()?;
-    let tp = dir.path().join("t");
-    std::fs::write(&tp, b"x")?;
-    let out = dir.path().join("t.lod");
-    let color = |t: u32, _s: u32, _z: u64, _l: u64| (palette_color(t), 0.0f32);
-    memscape_lod::sidecar::build(
-        &file,
-        &tp,
-        &out,
-        memscape_lod::sidecar::Coloring {
-            name: "thread",
-            color: &color,
-        },
-        &Default::default(),
-        &mut |_, _| {},
-        &AtomicBool::new(false),
-    )?;
-    let index = memscape_lod::LodIndex::open(&out)?;
+    let common::Indexed {
+        file,
+        index,
+        dir: _dir,
+    } = common::indexed_synth(events)?;
+    let color = common::thread_color;
     let axis = index.meta.axis.clone();
     let cols = file.columns();
     let all: Vec<LodBlock> = (0..cols.len())

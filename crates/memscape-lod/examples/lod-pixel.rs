@@ -1,16 +1,13 @@
 //! Debug: the cells of the level that draw into pixel (X, Y) of the whole view of a generated
 //! trace, with their boxes, profiles and weights there. `lod-pixel EVENTS W H ALPHA X Y`
-use std::sync::atomic::AtomicBool;
+mod common;
 
 use memscape_lod::LodView;
 use memscape_lod::resolve::{AxisCell, profile_weights};
-use memscape_lod::source::palette_color;
-use memscape_lod::synth::{SynthParams, trace};
-use memscape_lod::trace_source::TraceFile;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |i: usize, d: f64| a.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let arg = |i: usize, d: f64| common::arg(&a, i, d);
     let (events, w, h, alpha, x, y) = (
         arg(0, 1.5e6) as u64,
         arg(1, 320.0) as u32,
@@ -19,25 +16,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         arg(4, 0.0) as i64,
         arg(5, 0.0) as i64,
     );
-    let file = TraceFile::from_trace(trace(SynthParams::new(events, 11)));
-    let dir = tempfile::tempdir()?;
-    let tp = dir.path().join("t");
-    std::fs::write(&tp, b"x")?;
-    let out = dir.path().join("t.lod");
-    let color = |t: u32, _s: u32, _z: u64, _l: u64| (palette_color(t), 0.0f32);
-    memscape_lod::sidecar::build(
-        &file,
-        &tp,
-        &out,
-        memscape_lod::sidecar::Coloring {
-            name: "thread",
-            color: &color,
-        },
-        &Default::default(),
-        &mut |_, _| {},
-        &AtomicBool::new(false),
-    )?;
-    let index = memscape_lod::LodIndex::open(&out)?;
+    let common::Indexed {
+        index, dir: _dir, ..
+    } = common::indexed_synth(events)?;
     let v = LodView::fit(0, index.meta.extent_t, 0, index.meta.axis.extent, w, h);
     let li = index.level_for(v.pixel_size()).ok_or("no level")?;
     let level = &index.levels[li];

@@ -430,6 +430,39 @@ impl Follower {
         trace
     }
 
+    /// [`Follower::snapshot`] with its call tree symbolized by `symbolizer`: for a consuming
+    /// follower, only the nodes added since the last call are looked up, in the merge itself,
+    /// so that each node is symbolized once for all snapshots (the report counts this call's
+    /// nodes and lookups); otherwise the whole snapshot, with the modules' symbols kept.
+    pub fn snapshot_symbolized(
+        &self,
+        source: &str,
+        symbolizer: &mut memscape_trace::symbolize::Symbolizer,
+    ) -> (
+        memscape_trace::Trace,
+        memscape_trace::symbolize::SymbolizeReport,
+    ) {
+        if self.consume.is_some() {
+            let started = Instant::now();
+            let report = {
+                let mut guard = self.live.lock().unwrap_or_else(|e| e.into_inner());
+                let live = guard.get_or_insert_with(|| LiveMerge::new(source));
+                live.converter.symbolize_new(symbolizer)
+            };
+            tracing::debug!(
+                target: "memscape_record::live",
+                symbolize_ms = started.elapsed().as_secs_f64() * 1e3,
+                nodes = report.nodes,
+                lookups = report.lookups,
+                "new call-tree nodes symbolized"
+            );
+            return (self.snapshot(source), report);
+        }
+        let mut trace = self.snapshot(source);
+        let report = symbolizer.symbolize(&mut trace);
+        (trace, report)
+    }
+
     /// [`Follower::snapshot`] rebuilt from the first event (every image cut at its watermark
     /// with `summarize`, else every event read; times from the clock pairs read so far): what
     /// appended snapshots are tested against.
@@ -470,6 +503,10 @@ impl Follower {
         for f in self.files.values_mut() {
             if let (Some(i), Some(reader)) = (f.image, f.reader.as_mut()) {
                 converter.feed(i, reader.take_feed(), now, complete && !f.behind, f.behind);
+                // The summary queued every event read (`poll`); the next ones start at 0.
+                if let Some(applied) = &mut f.applied {
+                    applied.queued = 0;
+                }
             }
         }
     }

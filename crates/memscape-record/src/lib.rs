@@ -257,12 +257,14 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
 /// in a private directory (mode 0700, unpredictable name) next to the output and is removed
 /// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
-    record_following(options, None)
+    record_following(options, None, false)
 }
 
 /// [`record`], calling `on_update` with what the recording holds about every `every` while
-/// the program runs (and once more at its end): `memscape record --live`. The callback runs
-/// on the thread that reads the recording; the recorded program never waits for it.
+/// the program runs (and once more at its end): `memscape record --live` without a window.
+/// The callback runs on the thread that reads the recording; the recorded program never waits
+/// for it. The trace is written as [`record`] writes it (merged and written while the program
+/// runs: memory holds the live blocks, not the whole trace), the summaries kept beside it.
 pub fn record_live(
     options: &RecordOptions,
     every: std::time::Duration,
@@ -271,6 +273,7 @@ pub fn record_live(
     record_following(
         options,
         Some((every, &mut |f: &Follower, _| on_update(&f.summary()))),
+        false,
     )
 }
 
@@ -284,7 +287,7 @@ pub fn record_observed(
     every: std::time::Duration,
     on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
 ) -> Result<RecordReport, RecordError> {
-    record_following(options, Some((every, on_poll)))
+    record_following(options, Some((every, on_poll)), true)
 }
 
 /// Most bytes of a shim file read at once by the streaming merge (about 230,000 events): the
@@ -300,9 +303,13 @@ type OnUpdate<'a> = (
     &'a mut (dyn FnMut(&Follower, bool) + Send),
 );
 
+/// `snapshots`: `live`'s callback takes trace snapshots (`Follower::snapshot`), so the trace
+/// so far is kept in memory (a consuming follower) and written at the end; otherwise the trace
+/// is streamed to the file while the program runs (`live`'s callback reads summaries only).
 fn record_following(
     options: &RecordOptions,
     mut live: Option<OnUpdate<'_>>,
+    snapshots: bool,
 ) -> Result<RecordReport, RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
@@ -341,8 +348,9 @@ fn record_following(
     // Without a live view the trace is merged and written while the program runs (see
     // `stream.rs`); a live view merges it as it is read (`Follower::consuming`: the trace so
     // far, shared with the snapshots, not the events) and writes it at the end.
-    let sink = match live {
-        None => {
+    let keeps_trace = live.is_some() && snapshots;
+    let sink = match keeps_trace {
+        false => {
             match stream::Sink::create(&options.output, &msc_options(options), segment_blocks()) {
                 Ok(sink) => Some(sink),
                 // Reported as the final write's error, with the raw recording kept.
@@ -352,7 +360,7 @@ fn record_following(
                 }
             }
         }
-        Some(_) => None,
+        true => None,
     };
     let source = options.output.display().to_string();
     // The shim's files are read while the program runs (on another thread), so that at its
@@ -365,7 +373,11 @@ fn record_following(
         let source = &source;
         let follower = scope.spawn(move || {
             let mut follower = match live {
-                Some(_) => Follower::consuming(dir, source).with_budget(READ_BUDGET),
+                Some(_) if keeps_trace => {
+                    Follower::consuming(dir, source).with_budget(READ_BUDGET)
+                }
+                // Summaries: each image's live blocks by address, beside the streamed file.
+                Some(_) => Follower::new(dir, true),
                 None => Follower::new(dir, false),
             };
             let mut converter = sink.map(|sink| stream::Converter::new(source, Some(sink)));
@@ -446,6 +458,10 @@ fn record_following(
                 }
                 converter.advance(None);
             }
+            if let Some((_, on_poll)) = live.as_mut() {
+                // The last summary: everything, every gap closed.
+                on_poll(&follower, true);
+            }
             phase_done("read", phase);
             if converter.len() == 0 {
                 return Err(RecordError::NothingRecorded {
@@ -457,7 +473,7 @@ fn record_following(
             phase_done("finish", phase);
             finished.map_err(|e| ConvertError::Write(source.clone(), e))
         }
-        Ok((mut follower, None)) if live.is_some() => {
+        Ok((mut follower, None)) if keeps_trace => {
             // The rest, a budget at a time; then the last snapshot: everything, every gap
             // closed.
             loop {

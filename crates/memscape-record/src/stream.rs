@@ -179,6 +179,9 @@ struct Image {
     exit: Option<(u64, u64, i32)>,
     end_record: Option<(u64, u64)>,
     unrecorded: Vec<Unrecorded>,
+    /// For an image made by `exec` (n > 0): the image it replaced had its address space
+    /// ended (`end_exec_predecessor`).
+    replaced_ended: bool,
 }
 
 impl Image {
@@ -355,6 +358,7 @@ impl Converter {
                 mmaps: 0,
                 munmaps: 0,
                 tids: HashSet::default(),
+                replaced_ended: false,
                 exit: None,
                 end_record: None,
                 unrecorded: Vec::new(),
@@ -469,6 +473,9 @@ impl Converter {
                 }
                 // A record committed after the margin: never back in time.
                 let time = t.max(self.applied_time);
+                if self.images[i].n > 0 && !self.images[i].replaced_ended {
+                    self.end_exec_predecessor(i, time);
+                }
                 self.applied_time = time;
                 self.apply(i, &e, time);
             }
@@ -485,6 +492,31 @@ impl Converter {
                 let _ = tx.send(drained);
             }
         }
+    }
+
+    /// Image `i` was made by `exec`: the image it replaced (same pid, one before) lost its
+    /// address space then, so its blocks still live end at `i`'s start (at the latest `by`,
+    /// the time of `i`'s first event; never before what was applied), not at the trace end as
+    /// leaks.
+    fn end_exec_predecessor(&mut self, i: usize, by: u64) {
+        self.images[i].replaced_ended = true;
+        let (pid, n) = (self.images[i].header.pid, self.images[i].n);
+        let Some(old) = self
+            .images
+            .iter()
+            .find(|o| o.header.pid == pid && o.n + 1 == n)
+            .map(|o| o.process)
+        else {
+            return;
+        };
+        let at = self
+            .rel(self.images[i].header.start_ns)
+            .min(by)
+            .max(self.applied_time);
+        self.applied_time = at;
+        self.line += 1;
+        let ended = self.builder.end_address_space(self.line, at, old);
+        tracing::debug!(pid, ended, "blocks of the image replaced by exec ended");
     }
 
     /// The call-tree leaf of a stack of image `i` (resolved on first use).
@@ -653,6 +685,12 @@ impl Converter {
     /// Everything applied (after `advance(None)`): the images' endings, the stacks no event
     /// used, the threads' final names; returns the reports and the unrecorded programs.
     fn conclude(&mut self, launcher: &Endings) -> Vec<UnrecordedProgram> {
+        // Images made by `exec` that recorded no event still replaced their predecessor.
+        for i in 0..self.images.len() {
+            if self.images[i].n > 0 && !self.images[i].replaced_ended {
+                self.end_exec_predecessor(i, u64::MAX);
+            }
+        }
         self.set_endings(launcher);
         for i in 0..self.images.len() {
             // Stacks no event used still become call-tree nodes, as a whole-file merge makes
@@ -769,6 +807,16 @@ impl Converter {
         self.images
             .get(i)
             .is_some_and(|image| image.stacks.contains_key(&id))
+    }
+
+    /// Symbolizes the call-tree nodes added to the merge since `symbolizer`'s last call, in
+    /// place (a live view's snapshots then copy names, not look them up again; the file
+    /// written from this merge skips frames already named).
+    pub(crate) fn symbolize_new(
+        &mut self,
+        symbolizer: &mut memscape_trace::symbolize::Symbolizer,
+    ) -> memscape_trace::symbolize::SymbolizeReport {
+        symbolizer.symbolize_new(&mut self.builder.call_tree, &mut self.builder.strings)
     }
 
     /// The trace of what has been applied so far (`TraceBuilder::snapshot`: the append-only

@@ -15,6 +15,7 @@ use std::process::Command;
 
 use common::*;
 use memscape_record::{RecordError, RecordReport, record};
+use memscape_trace::model::{FLAG_ENDED_BY_EXEC, FLAG_MMAP, FLAG_NEVER_FREED};
 use memscape_trace::process::ProcessEnd;
 
 /// `sh -c "PROGRAM ARGS"`, as a user types it.
@@ -228,6 +229,74 @@ fn vfork_exec_posix_spawn_and_exec_failure_through_an_exec_script() {
             "{p:#?} not in valgrind's {expected:?}"
         );
     }
+}
+
+#[test]
+fn blocks_of_an_image_replaced_by_exec_end_at_the_exec_not_as_leaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("execleak.c", dir.path());
+    let p = program.display().to_string();
+    // sh execs the program, which allocates and execs itself: one pid, three images.
+    let report = record(&options(
+        dir.path().join("trace.msc"),
+        "sh",
+        &["-c", &format!("exec {p} {p}")],
+    ))
+    .unwrap();
+    assert_eq!(report.exit_status, 0, "{:#?}", report.processes);
+    check_consistency(&report);
+    let trace = memscape_trace::read_msc(&report.output).unwrap();
+    let images: Vec<usize> = (0..trace.processes.len())
+        .filter(|&k| trace.processes[k].pid == report.processes[0].pid)
+        .collect();
+    assert_eq!(images.len(), 3, "{:#?}", trace.processes);
+    let (first, last) = (images[1], images[2]);
+    assert_eq!(trace.processes[first].end, ProcessEnd::Exec);
+    let exec_at = trace.processes[last].start_ns;
+    let b = &trace.blocks;
+    let of = |size: u64| -> Vec<usize> {
+        (0..b.len())
+            .filter(|&i| b.requested_size[i] == size)
+            .collect()
+    };
+    // The first run's 100 blocks end at the exec: not never freed, not frees.
+    let replaced = of(4321);
+    assert_eq!(replaced.len(), 100);
+    for &i in &replaced {
+        assert_eq!(b.process[i] as usize, first);
+        assert_eq!(
+            b.flags[i] & (FLAG_ENDED_BY_EXEC | FLAG_NEVER_FREED),
+            FLAG_ENDED_BY_EXEC,
+            "block {i}: flags {}",
+            b.flags[i]
+        );
+        assert!(b.free_time_ns[i] <= exec_at && b.free_time_ns[i] >= b.alloc_time_ns[i]);
+        assert!(b.free_event[i] < trace.meta.events);
+    }
+    assert_eq!(trace.processes[first].frees, report.processes[1].frees);
+    // Nobody freed them: not in the who-frees-what table.
+    let pairs = memscape_trace::summary::site_pairs(&trace, usize::MAX);
+    let from_pairs: u64 = pairs.iter().map(|p| p.blocks).sum();
+    let freed = (0..b.len())
+        .filter(|&i| b.flags[i] & (FLAG_NEVER_FREED | FLAG_MMAP | FLAG_ENDED_BY_EXEC) == 0)
+        .count() as u64;
+    assert_eq!(from_pairs, freed);
+    // Leaks are the last image's only (its 3 blocks of 999 among them); every image's blocks
+    // are gone from the live heap at the end but the last's.
+    let leaked: Vec<usize> = (0..b.len())
+        .filter(|&i| b.flags[i] & FLAG_NEVER_FREED != 0)
+        .collect();
+    assert!(
+        leaked.iter().all(|&i| b.process[i] as usize == last),
+        "{leaked:?}"
+    );
+    assert_eq!(of(999).iter().filter(|i| leaked.contains(i)).count(), 3);
+    let last_live: u64 = leaked
+        .iter()
+        .filter(|&&i| b.flags[i] & FLAG_MMAP == 0)
+        .map(|&i| b.requested_size[i])
+        .sum();
+    assert_eq!(trace.meta.end_live_bytes, last_live);
 }
 
 #[test]

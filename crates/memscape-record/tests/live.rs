@@ -6,7 +6,8 @@
 
 mod common;
 
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -78,21 +79,10 @@ fn record_live_reports_growing_summaries_that_end_at_the_trace_counts() {
 #[test]
 fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let program = compile("slow.c", dir.path());
-    let raw = dir.path().join("raw");
-    std::fs::create_dir(&raw).unwrap();
-    // The shim preloaded by hand, as a recording started elsewhere: through `sh -c`.
-    let mut child = Command::new("sh")
-        .args(["-c", &format!("exec {} 25", program.display())])
-        .env("LD_PRELOAD", shim())
-        .env("MEMSCAPE_RECORD_DIR", &raw)
-        .env("MEMSCAPE_STACK_DEPTH", "8")
-        .spawn()
-        .unwrap();
+    let (mut child, raw) = start_recording_elsewhere(dir.path());
     let mut follower = Follower::new(&raw, true);
     let mut snapshots = Vec::new();
-    while child.try_wait().unwrap().is_none() {
-        follower.poll().unwrap();
+    follow_while_running(&mut follower, &mut child, |follower| {
         let started = Instant::now();
         let trace = follower.snapshot("live");
         let appended = started.elapsed();
@@ -108,9 +98,7 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
         );
         assert_same_blocks(&trace, &rebuilt);
         snapshots.push((trace.meta.allocs, trace.meta.frees, trace.blocks.len()));
-        std::thread::sleep(Duration::from_millis(150));
-    }
-    follower.poll_to_end().unwrap();
+    });
     let end = follower.snapshot("live");
     assert_same_blocks(&end, &follower.rebuilt_snapshot("live"));
     let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
@@ -142,20 +130,10 @@ fn a_follower_snapshots_a_recording_in_progress_and_ends_at_the_converted_trace(
 #[test]
 fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted_trace() {
     let dir = tempfile::tempdir().unwrap();
-    let program = compile("slow.c", dir.path());
-    let raw = dir.path().join("raw");
-    std::fs::create_dir(&raw).unwrap();
-    let mut child = Command::new("sh")
-        .args(["-c", &format!("exec {} 25", program.display())])
-        .env("LD_PRELOAD", shim())
-        .env("MEMSCAPE_RECORD_DIR", &raw)
-        .env("MEMSCAPE_STACK_DEPTH", "8")
-        .spawn()
-        .unwrap();
+    let (mut child, raw) = start_recording_elsewhere(dir.path());
     let mut follower = Follower::consuming(&raw, "live");
     let mut snapshots: Vec<memscape_trace::Trace> = Vec::new();
-    while child.try_wait().unwrap().is_none() {
-        follower.poll().unwrap();
+    follow_while_running(&mut follower, &mut child, |follower| {
         let trace = follower.snapshot("live");
         // Consistent (every free has its allocation), and what the summary counts at most.
         assert_eq!(trace.meta.unknown_frees, 0);
@@ -163,9 +141,7 @@ fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted
         // No events kept: rebuilding from them finds none.
         assert_eq!(follower.rebuilt_snapshot("live").meta.events, 0);
         snapshots.push(trace);
-        std::thread::sleep(Duration::from_millis(150));
-    }
-    follower.poll_to_end().unwrap();
+    });
     let end = follower.snapshot("live");
     assert_eq!(end.meta.allocs, follower.summary().allocs);
     let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
@@ -194,6 +170,37 @@ fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted
             }
         }
     }
+}
+
+/// `slow.c` run through `sh -c "exec slow 25"` with the shim preloaded by hand, as a recording
+/// started elsewhere, writing into `dir/raw`.
+fn start_recording_elsewhere(dir: &Path) -> (Child, PathBuf) {
+    let program = compile("slow.c", dir);
+    let raw = dir.join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    let child = Command::new("sh")
+        .args(["-c", &format!("exec {} 25", program.display())])
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw)
+        .env("MEMSCAPE_STACK_DEPTH", "8")
+        .spawn()
+        .unwrap();
+    (child, raw)
+}
+
+/// Polls `follower` every 150 ms while `child` runs, handing it to `after_poll` after each
+/// poll; then reads the rest (every gap closed).
+fn follow_while_running(
+    follower: &mut Follower,
+    child: &mut Child,
+    mut after_poll: impl FnMut(&Follower),
+) {
+    while child.try_wait().unwrap().is_none() {
+        follower.poll().unwrap();
+        after_poll(follower);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    follower.poll_to_end().unwrap();
 }
 
 /// The same blocks (sizes, addresses, flags, events, sites' frames, threads) and counts; times

@@ -323,3 +323,59 @@ fn dense_full_coverage_and_lone_sub_pixel_blocks() {
     assert!(lone[0] > 0, "the sub-pixel block vanished: {lone:?}");
     assert_close("dense_lone", &gpu, &cpu);
 }
+
+/// The CPU sums a software rasterizer draws many blocks by (`cpu_reference::exact_sums`, split
+/// over threads by block ranges, written into the accumulation targets and resolved on the GPU)
+/// give the CPU reference's picture, for ranges, cushions and both colour modes.
+#[test]
+fn cpu_sums_resolved_on_the_gpu_are_the_cpu_reference() {
+    let ctx = ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let (blocks, times) = random_blocks(0x5eed_0f5c_a1ab_1e00);
+    for (range, cushion, color_mode, threads) in [
+        (None, CushionKind::Parabolic, ColorMode::Categorical, 1),
+        (None, CushionKind::Parabolic, ColorMode::Categorical, 3),
+        (
+            Some(50..460),
+            CushionKind::Plateau,
+            ColorMode::Quantitative,
+            2,
+        ),
+        (Some(200..201), CushionKind::None, ColorMode::Categorical, 4),
+    ] {
+        let mut view = view();
+        view.cushion = cushion;
+        view.color_mode = color_mode;
+        view.alpha = 0.5;
+        let sums =
+            cpu_reference::exact_sums(&view, [W, H], &blocks, &times, range.clone(), threads);
+        let target = OffscreenTarget::new(&ctx, W, H).unwrap();
+        let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
+        frame.prepare_sums(
+            &ctx.device,
+            &ctx.queue,
+            &mut pipelines,
+            &view,
+            [W, H],
+            [0.0, 0.0],
+            OFFSCREEN_FORMAT,
+            &sums.acc,
+            &sums.cov,
+        );
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        frame.resolve_to(&mut encoder, &target.view, &pipelines);
+        ctx.queue.submit([encoder.finish()]);
+        let gpu = target.read(&ctx).unwrap();
+        let options = DrawOptions::range(range.clone().unwrap_or(0..blocks.len()));
+        let cpu = cpu_reference::render_with(&view, W, H, &blocks, &times, &options, &[]);
+        assert!(
+            range.is_some() || cpu.distinct_colors() > 50,
+            "reference image looks blank"
+        );
+        assert_close(
+            &format!("cpu_sums_{range:?}_{cushion:?}_{color_mode:?}_{threads}"),
+            &gpu,
+            &cpu,
+        );
+    }
+}

@@ -234,3 +234,61 @@ fn a_slice_of_the_stack_is_those_rows_of_the_whole_stack() {
     let gpu = render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, slice, w, 32).unwrap();
     assert_close("occupancy_stack_slice", &gpu, &cpu);
 }
+
+/// A bar's sums computed on the CPU (`OccupancyBarFrame::prepare_cpu`, how a software
+/// rasterizer draws millions of intervals) and resolved on the GPU give the CPU reference's
+/// picture; the variants with idle gaps decline (the GPU draws them).
+#[test]
+fn cpu_sums_of_a_bar_are_the_cpu_reference() {
+    use memscape_render::OffscreenTarget;
+    use memscape_render::alloc_map::OccupancyBarFrame;
+    use memscape_render::offscreen::OFFSCREEN_FORMAT;
+    let ctx = ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let bar = BarBlocks::by_capacity(&bins());
+    let (w, h) = (240u32, 30u32);
+    for variant in OccupancyVariant::ALL {
+        for (t0, t1) in [(0u64, 100_000u64), (47_000, 56_000)] {
+            let mut view = OccupancyBarView::fit(t0, t1, w, variant);
+            view.alpha = 0.3;
+            for bin in [None, Some(0), Some(2)] {
+                let mut frame = OccupancyBarFrame::new(&ctx.device, &pipelines);
+                let drawn = frame.prepare_cpu(
+                    &ctx.device,
+                    &ctx.queue,
+                    &mut pipelines,
+                    &bar,
+                    &view,
+                    bin,
+                    [w, h],
+                    [0.0, 0.0],
+                    OFFSCREEN_FORMAT,
+                    2,
+                );
+                let gaps = matches!(
+                    variant,
+                    OccupancyVariant::BlackGaps | OccupancyVariant::GapCushions(_)
+                );
+                assert_eq!(drawn, !gaps, "{variant:?}");
+                if !drawn {
+                    continue;
+                }
+                let target = OffscreenTarget::new(&ctx, w, h).unwrap();
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                frame.resolve_to(&mut encoder, &target.view, &pipelines);
+                ctx.queue.submit([encoder.finish()]);
+                let gpu = target.read(&ctx).unwrap();
+                let cpu = render_occupancy_cpu(&bar, &view, bin, w, h);
+                assert!(gpu.distinct_colors() > 2, "{variant:?} {bin:?}: blank bar");
+                assert_close(
+                    &format!(
+                        "cpu_sums_occupancy_{}_{t0}_{bin:?}",
+                        variant.name().replace(' ', "_")
+                    ),
+                    &gpu,
+                    &cpu,
+                );
+            }
+        }
+    }
+}

@@ -10,8 +10,9 @@ use memscape_io::{Location, Warnings};
 use memscape_map::AppendVec;
 
 use crate::model::{
-    BlockColumns, CallTree, Column, FLAG_ENDED_BY_OVERLAP, FLAG_FREED_BY_REALLOC, FLAG_MMAP,
-    FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace, TraceFormat, TraceMeta, USABLE_UNKNOWN,
+    BlockColumns, CallTree, Column, FLAG_ENDED_BY_EXEC, FLAG_ENDED_BY_OVERLAP,
+    FLAG_FREED_BY_REALLOC, FLAG_MMAP, FLAG_NEVER_FREED, FLAG_POOL, Module, Strings, Trace,
+    TraceFormat, TraceMeta, USABLE_UNKNOWN,
 };
 use crate::process::{Pool, Process};
 use crate::ticks::TickClock;
@@ -107,6 +108,7 @@ pub struct TraceBuilder {
     pool_live: HashMap<(u32, u64), u32>,
     pool_allocs: u64,
     pool_frees: u64,
+    exec_ends: u64,
     /// CLOCK_MONOTONIC ns of time 0, when the input says.
     pub start_monotonic_ns: u64,
     mmaps: u64,
@@ -179,6 +181,7 @@ impl TraceBuilder {
             pool_live: HashMap::new(),
             pool_allocs: 0,
             pool_frees: 0,
+            exec_ends: 0,
             start_monotonic_ns: 0,
             mmaps: 0,
             munmaps: 0,
@@ -588,6 +591,44 @@ impl TraceBuilder {
             self.end_block(block, event, time, 0);
             self.munmaps += 1;
         }
+        ended.len() as u64
+    }
+
+    /// The address space of `process` is gone (its image called `exec`): every block still
+    /// live in it — heap blocks, mappings, pool blocks — ends at `time_ns`, one event each (as
+    /// a `munmap` over several mappings makes), flagged [`FLAG_ENDED_BY_EXEC`]: neither leaks
+    /// (never freed) nor frees. Returns how many blocks ended.
+    pub fn end_address_space(&mut self, line: u64, time_ns: u64, process: u32) -> u64 {
+        if process as usize >= self.processes.len() {
+            return 0;
+        }
+        let current = self.current;
+        self.set_process(process);
+        let mut ended: Vec<u32> = self
+            .live
+            .values()
+            .copied()
+            .filter(|&b| b != FREED)
+            .chain(self.mappings.values().copied())
+            .chain(
+                self.pool_live
+                    .iter()
+                    .filter(|((p, _), _)| *p == process)
+                    .map(|(_, &b)| b),
+            )
+            .collect();
+        ended.sort_unstable();
+        ended.dedup();
+        for &block in &ended {
+            let time = self.event_time(time_ns, line);
+            let event = self.next_event();
+            self.end_block(block, event, time, FLAG_ENDED_BY_EXEC);
+        }
+        self.exec_ends += ended.len() as u64;
+        self.live.clear();
+        self.mappings.clear();
+        self.pool_live.retain(|(p, _), _| *p != process);
+        self.set_process(current);
         ended.len() as u64
     }
 

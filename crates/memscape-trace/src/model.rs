@@ -14,6 +14,11 @@ pub const FLAG_FREED_BY_REALLOC: u8 = 2;
 /// while it was still live (a lost free in the input); the block ends at that allocation.
 pub const FLAG_ENDED_BY_OVERLAP: u8 = 4;
 
+/// Block flag: the block ended because its process image was replaced by `exec` (its address
+/// space is gone): it ends at the exec, is not a leak and not a free (see
+/// `TraceBuilder::end_address_space`).
+pub const FLAG_ENDED_BY_EXEC: u8 = 32;
+
 /// Block flag: the block is an anonymous memory mapping (`mmap`, ended by `munmap`) recorded
 /// by memscape's recorder, not a heap block. Mappings are counted in `TraceMeta::mmaps` /
 /// `munmaps`, not in allocs/frees, and do not count towards live heap bytes.
@@ -734,7 +739,7 @@ pub struct TraceMeta {
     /// Whether wall times come from the input (false: they are synthesized from event order).
     pub has_wall_time: bool,
     /// Events: allocations plus successful frees plus frees that matched nothing, plus mappings
-    /// and unmappings.
+    /// and unmappings, pool events and blocks ended by `exec`.
     pub events: u64,
     pub allocs: u64,
     pub frees: u64,
@@ -755,6 +760,10 @@ pub struct TraceMeta {
     /// Pool blocks freed; each is one event.
     #[serde(default)]
     pub pool_frees: u64,
+    /// Blocks (heap, mappings, pool blocks) ended because their process image called `exec`
+    /// (flagged [`FLAG_ENDED_BY_EXEC`]); each is one event.
+    #[serde(default)]
+    pub exec_ends: u64,
     /// CLOCK_MONOTONIC ns of time 0 (recordings; 0 when the input does not say).
     #[serde(default)]
     pub start_monotonic_ns: u64,

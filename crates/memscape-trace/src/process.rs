@@ -3,8 +3,8 @@
 //! trace ([`select_processes`]).
 
 use crate::model::{
-    BlockColumns, Column, FLAG_FREED_BY_REALLOC, FLAG_MMAP, FLAG_NEVER_FREED, FLAG_POOL,
-    NO_FREE_THREAD, Trace, TraceMeta,
+    BlockColumns, Column, FLAG_ENDED_BY_EXEC, FLAG_FREED_BY_REALLOC, FLAG_MMAP, FLAG_NEVER_FREED,
+    FLAG_POOL, NO_FREE_THREAD, Trace, TraceMeta,
 };
 
 /// How a process image ended.
@@ -226,6 +226,8 @@ pub fn select_processes(trace: &Trace, keep: &[bool]) -> Trace {
         }
     };
     let never = |i: usize| b.flags[i] & FLAG_NEVER_FREED != 0;
+    // Ended by `exec`: not freed either, but each its own event.
+    let exec = |i: usize| b.flags[i] & FLAG_ENDED_BY_EXEC != 0;
     let map_u32 = |c: &Column<u32>, f: &dyn Fn(u32) -> u32| -> Column<u32> {
         rows.iter().map(|&i| f(c[i])).collect::<Vec<_>>().into()
     };
@@ -277,12 +279,13 @@ pub fn select_processes(trace: &Trace, keep: &[bool]) -> Trace {
     let mut meta = trace.meta.clone();
     meta.events = events;
     meta.allocs = count(&heap);
-    meta.frees = count(&|i| heap(i) && !never(i));
+    meta.frees = count(&|i| heap(i) && !never(i) && !exec(i));
     meta.reallocs = count(&|i| heap(i) && b.flags[i] & FLAG_FREED_BY_REALLOC != 0);
     meta.mmaps = count(&|i| b.flags[i] & FLAG_MMAP != 0);
-    meta.munmaps = count(&|i| b.flags[i] & FLAG_MMAP != 0 && !never(i));
+    meta.munmaps = count(&|i| b.flags[i] & FLAG_MMAP != 0 && !never(i) && !exec(i));
     meta.pool_allocs = count(&|i| b.flags[i] & FLAG_POOL != 0);
-    meta.pool_frees = count(&|i| b.flags[i] & FLAG_POOL != 0 && !never(i));
+    meta.pool_frees = count(&|i| b.flags[i] & FLAG_POOL != 0 && !never(i) && !exec(i));
+    meta.exec_ends = count(&exec);
     meta.unknown_frees = 0;
     meta.double_frees = 0;
     meta.peak_live_bytes = peak;

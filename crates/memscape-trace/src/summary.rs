@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use crate::model::{FLAG_MMAP, FLAG_NEVER_FREED, NO_FREE_THREAD, NO_SITE, Trace};
+use crate::model::{
+    FLAG_ENDED_BY_EXEC, FLAG_MMAP, FLAG_NEVER_FREED, NO_FREE_THREAD, NO_SITE, Trace,
+};
 use crate::process::ProcessEnd;
 
 /// One process of the trace, as `info` lists it (JSON keys are the field names).
@@ -77,7 +79,9 @@ pub struct ThreadPair {
 /// Freed heap and pool blocks (not mappings, not never-freed ones).
 fn freed(trace: &Trace) -> impl Iterator<Item = usize> + '_ {
     let flags = trace.blocks.flags.as_slice();
-    (0..flags.len()).filter(move |&i| flags[i] & (FLAG_NEVER_FREED | FLAG_MMAP) == 0)
+    // (A block ended by its image's `exec` was freed by no code.)
+    let not_freed = FLAG_NEVER_FREED | FLAG_MMAP | FLAG_ENDED_BY_EXEC;
+    (0..flags.len()).filter(move |&i| flags[i] & not_freed == 0)
 }
 
 /// The allocation site × free site table, largest bytes first, at most `limit` rows. Empty

@@ -14,12 +14,16 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::debuginfo::{DebugSearch, FoundBy, has_dwarf};
-use crate::model::Trace;
+use crate::model::{CallTree, Strings, Trace};
 use crate::symtab::SizedSymbols;
 
 /// What [`symbolize`] achieved.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SymbolizeReport {
+    /// Call-tree nodes that had a module and no function (what was to be symbolized).
+    pub nodes: u64,
+    /// Addresses looked up in a module's symbols (nodes of one address share a lookup).
+    pub lookups: u64,
     pub modules_opened: u64,
     pub modules_missing: u64,
     /// Modules whose DWARF came from a separate debug file (build id, debuglink, debuginfod).
@@ -183,57 +187,110 @@ pub fn symbolize(trace: &mut Trace) -> SymbolizeReport {
 
 /// [`symbolize`] with an explicit debug-file search.
 pub fn symbolize_with(trace: &mut Trace, search: &DebugSearch) -> SymbolizeReport {
-    symbolize_into(trace, search, &mut HashMap::new())
+    symbolize_nodes(
+        &mut trace.call_tree,
+        &mut trace.strings,
+        1,
+        search,
+        &mut HashMap::new(),
+        &mut ResolvedMap::default(),
+    )
 }
 
 /// Symbolization of successive traces of one recording (a live view's snapshots): each
-/// module's symbols are read once, not once per trace.
+/// module's symbols are read once, not once per trace; and, through
+/// [`Symbolizer::symbolize_new`], each call-tree node of a growing tree once.
 #[derive(Default)]
 pub struct Symbolizer {
     search: DebugSearch,
     /// By module path.
     modules: HashMap<String, Option<ModuleSymbols>>,
+    /// [`Symbolizer::symbolize_new`]'s state: the nodes of the growing call tree looked at so
+    /// far, and each (module string id, offset) resolved in it.
+    nodes_done: usize,
+    resolved: ResolvedMap,
 }
+
+/// (module string id, module offset) → (function, file, line) as interned; Err: whether the
+/// address lies past its nearest symbol.
+type ResolvedMap = HashMap<
+    (u32, u64),
+    Result<(u32, u32, u32), bool>,
+    std::hash::BuildHasherDefault<crate::builder::PointerHasher>,
+>;
 
 impl Symbolizer {
     /// Looking for separate debug files as [`symbolize`] does.
     pub fn new() -> Self {
         Self {
             search: DebugSearch::from_env(),
-            modules: HashMap::new(),
+            ..Self::default()
         }
     }
 
     /// [`symbolize`], with the symbols of the modules read for earlier traces.
     pub fn symbolize(&mut self, trace: &mut Trace) -> SymbolizeReport {
-        symbolize_into(trace, &self.search, &mut self.modules)
+        let mut resolved = ResolvedMap::default();
+        symbolize_nodes(
+            &mut trace.call_tree,
+            &mut trace.strings,
+            1,
+            &self.search,
+            &mut self.modules,
+            &mut resolved,
+        )
+    }
+
+    /// Symbolizes the nodes of `call_tree` added since the last call: successive states of
+    /// one append-only call tree and string table (a live recording's merge, see
+    /// `TraceBuilder`), whose earlier nodes keep their names. Addresses resolved for earlier
+    /// nodes are not looked up again. The report counts this call's nodes and lookups.
+    pub fn symbolize_new(
+        &mut self,
+        call_tree: &mut CallTree,
+        strings: &mut Strings,
+    ) -> SymbolizeReport {
+        let from = self.nodes_done.max(1);
+        self.nodes_done = call_tree.len();
+        symbolize_nodes(
+            call_tree,
+            strings,
+            from,
+            &self.search,
+            &mut self.modules,
+            &mut self.resolved,
+        )
+    }
+
+    /// Nodes [`Symbolizer::symbolize_new`] has looked at so far.
+    pub fn nodes_done(&self) -> usize {
+        self.nodes_done
     }
 }
 
-fn symbolize_into(
-    trace: &mut Trace,
+/// Resolves the nodes from `from` on of `call_tree` that have a module but no function yet,
+/// interning names in `strings`; `resolved` keeps each address's result (for these `strings`).
+fn symbolize_nodes(
+    call_tree: &mut CallTree,
+    strings: &mut Strings,
+    from: usize,
     search: &DebugSearch,
     modules: &mut HashMap<String, Option<ModuleSymbols>>,
+    resolved: &mut ResolvedMap,
 ) -> SymbolizeReport {
     let mut report = SymbolizeReport::default();
     // Call-tree nodes of one return address (reached through different callers) resolve
-    // alike: each (module, offset) once. Ok: (function, file, line) as interned; Err:
-    // whether the address lies past its nearest symbol.
-    type Resolved = Result<(u32, u32, u32), bool>;
-    let mut resolved: HashMap<
-        (u32, u64),
-        Resolved,
-        std::hash::BuildHasherDefault<crate::builder::PointerHasher>,
-    > = HashMap::default();
-    for n in 1..trace.call_tree.frames.len() {
-        let frame = trace.call_tree.frames[n];
+    // alike: each (module, offset) once.
+    for n in from..call_tree.frames.len() {
+        let frame = call_tree.frames[n];
         if frame.module == 0 || frame.function != 0 {
             continue;
         }
+        report.nodes += 1;
         if let Some(&r) = resolved.get(&(frame.module, frame.module_offset)) {
             match r {
                 Ok((function, file, line)) => {
-                    let f = &mut trace.call_tree.frames[n];
+                    let f = &mut call_tree.frames[n];
                     f.function = function;
                     f.file = file;
                     f.line = line;
@@ -246,7 +303,8 @@ fn symbolize_into(
             }
             continue;
         }
-        let path = trace.strings.get(frame.module);
+        report.lookups += 1;
+        let path = strings.get(frame.module);
         if !modules.contains_key(path) {
             let opened = if path.is_empty() || !Path::new(path).is_file() {
                 report.modules_missing += 1;
@@ -273,7 +331,7 @@ fn symbolize_into(
             };
             modules.insert(path.to_owned(), opened);
         }
-        let module = modules.get_mut(trace.strings.get(frame.module));
+        let module = modules.get_mut(strings.get(frame.module));
         let Some(Some(module)) = module else {
             resolved.insert((frame.module, frame.module_offset), Err(false));
             report.frames_unresolved += 1;
@@ -283,10 +341,10 @@ fn symbolize_into(
         let probe = frame.module_offset.saturating_sub(1);
         match module.resolve(probe) {
             Some((function, file, line)) => {
-                let function = trace.strings.intern(&function);
-                let file = file.map_or(0, |f| trace.strings.intern(&f));
+                let function = strings.intern(&function);
+                let file = file.map_or(0, |f| strings.intern(&f));
                 let line = line.unwrap_or(0);
-                let f = &mut trace.call_tree.frames[n];
+                let f = &mut call_tree.frames[n];
                 f.function = function;
                 f.file = file;
                 f.line = line;

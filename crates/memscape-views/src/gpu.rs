@@ -364,7 +364,8 @@ struct PaneGpu {
     morphs: HashMap<u32, (Arc<MorphData>, PolarMorphData)>,
     map: Option<MapUpload>,
     frames: HashMap<u32, (AllocMapFrame, u64)>,
-    bars: Option<(Arc<BarBlocks>, OccupancyBarData, u64)>,
+    /// The bars' blocks, their upload (made when the GPU draws them) and a version.
+    bars: Option<(Arc<BarBlocks>, Option<OccupancyBarData>, u64)>,
     bar_frames: HashMap<u32, (OccupancyBarFrame, u64)>,
     cursors: HashMap<u32, CursorOverlay>,
     picker: Option<AllocMapPicker>,
@@ -561,7 +562,41 @@ impl PanePicture<'_> {
             .frames
             .entry(m.slot)
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
-        if *prepared != key {
+        let cpu_sums =
+            !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
+        if *prepared != key && cpu_sums {
+            // Many blocks on a software rasterizer: Eq. 1's sums from the CPU, resolved on
+            // the GPU like any frame (the upload stays for picking).
+            let started = std::time::Instant::now();
+            let sums = memscape_render::alloc_map::cpu_reference::exact_sums(
+                &view,
+                size,
+                &m.data.blocks,
+                &m.data.times,
+                Some(m.range.clone()),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            );
+            frame.prepare_sums(
+                device,
+                queue,
+                &mut reg.maps,
+                &view,
+                size,
+                origin,
+                reg.target_format,
+                &sums.acc,
+                &sums.cov,
+            );
+            tracing::debug!(
+                "map slot {}: {} blocks summed on the CPU at {}x{} in {:?}",
+                m.slot,
+                m.range.len(),
+                size[0],
+                size[1],
+                started.elapsed()
+            );
+            *prepared = key;
+        } else if *prepared != key {
             if let Some(stats) = &reg.stats {
                 stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
             }
@@ -641,10 +676,9 @@ impl PanePicture<'_> {
             .is_none_or(|(source, _, _)| !Arc::ptr_eq(source, &b.bars))
         {
             let version = pane.bars.as_ref().map_or(0, |(_, _, v)| v + 1);
-            let data = OccupancyBarData::upload(device, &reg.maps, &b.bars);
-            pane.bars = Some((b.bars.clone(), data, version));
+            pane.bars = Some((b.bars.clone(), None, version));
         }
-        let Some((_, data, version)) = &pane.bars else {
+        let Some((_, upload, version)) = &mut pane.bars else {
             return;
         };
         let (size, origin) = viewport(self.abs(b.rect), gpu.screen);
@@ -676,24 +710,51 @@ impl PanePicture<'_> {
             .bar_frames
             .entry(b.slot)
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
-        if *prepared != key {
-            if let Some(stats) = &reg.stats {
-                stats.set_scope(format!("pane {} · {}", self.key, slot_name("bar", b.slot)));
-            }
-            frame.prepare(
+        if *prepared == key {
+            return;
+        }
+        // A bar of millions of intervals on a software rasterizer: its sums from the CPU, and
+        // no upload.
+        let intervals = b.bars.blocks.len();
+        if memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+            && frame.prepare_cpu(
                 device,
                 queue,
-                gpu.encoder,
                 &mut reg.maps,
-                data,
+                &b.bars,
                 &view,
                 b.part(),
                 size,
                 origin,
                 reg.target_format,
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            )
+        {
+            tracing::debug!(
+                "bar slot {}: {intervals} intervals summed on the CPU",
+                b.slot
             );
             *prepared = key;
+            return;
         }
+        if let Some(stats) = &reg.stats {
+            stats.set_scope(format!("pane {} · {}", self.key, slot_name("bar", b.slot)));
+        }
+        let data =
+            upload.get_or_insert_with(|| OccupancyBarData::upload(device, &reg.maps, &b.bars));
+        frame.prepare(
+            device,
+            queue,
+            gpu.encoder,
+            &mut reg.maps,
+            data,
+            &view,
+            b.part(),
+            size,
+            origin,
+            reg.target_format,
+        );
+        *prepared = key;
     }
 
     fn prepare_morph(&self, gpu: &Gpu<'_>, reg: &GpuRegistry, pane: &mut PaneGpu, m: &MorphLayer) {

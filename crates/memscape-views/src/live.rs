@@ -27,9 +27,27 @@ pub enum LiveUpdate {
         /// Events in the snapshot, and how many snapshots were sent before it.
         events: u64,
         number: u64,
+        /// What making it cost: call-tree nodes symbolized for it (only those added since the
+        /// last snapshot) and addresses looked up, and the time on the reading thread.
+        stats: SnapshotStats,
     },
     /// The recording ended: the finished file loaded as opening it loads it, or why not.
     Finished(Result<Arc<Dataset>, String>),
+}
+
+/// What making one snapshot cost (see [`snapshot_dataset`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SnapshotStats {
+    /// Call-tree nodes symbolized for this snapshot (the nodes added since the last one).
+    pub nodes_symbolized: u64,
+    /// Addresses looked up in the modules' symbols for it.
+    pub lookups: u64,
+    /// Call-tree nodes of the snapshot.
+    pub nodes: u64,
+    /// Milliseconds: the merge's copy-out with the symbolization of the new nodes, then the
+    /// allocation-map scene.
+    pub snapshot_ms: f64,
+    pub scene_ms: f64,
 }
 
 /// How often a followed recording is read.
@@ -93,12 +111,20 @@ impl LiveSender {
         if events == 0 || events == self.last_events {
             return false;
         }
-        let dataset = snapshot_dataset(follower, &self.name, &mut self.symbolizer);
+        let started = Instant::now();
+        let (trace, report) = follower.snapshot_symbolized(&self.name, &mut self.symbolizer);
+        // The merge applies events a margin behind what was read: nothing new for the views
+        // yet (the scene, the costly part, is not made).
+        if trace.meta.events == self.last_events && self.sent > 0 {
+            return false;
+        }
+        let (dataset, stats) = dataset_of(trace, &report, &self.name, started);
         let events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
         let update = LiveUpdate::Snapshot {
             dataset: Arc::new(dataset),
             events,
             number: self.sent,
+            stats,
         };
         match self.tx.try_send(update) {
             Ok(()) => {
@@ -138,7 +164,7 @@ impl LiveSender {
         let result = match last {
             Some(f) if f.summary().events > 0 => {
                 let mut symbolizer = self.symbolizer;
-                Ok(Arc::new(snapshot_dataset(f, &self.name, &mut symbolizer)))
+                Ok(Arc::new(snapshot_dataset(f, &self.name, &mut symbolizer).0))
             }
             _ => Err(why),
         };
@@ -146,30 +172,52 @@ impl LiveSender {
     }
 }
 
-/// The dataset of what `follower` has read, symbolized as the finished file will be.
+/// The dataset of what `follower` has read, symbolized as the finished file will be: a
+/// consuming follower's call tree is symbolized in its merge, each node once for all snapshots
+/// (`Follower::snapshot_symbolized`).
 pub fn snapshot_dataset(
     follower: &Follower,
     name: &str,
     symbolizer: &mut memscape_trace::symbolize::Symbolizer,
-) -> Dataset {
+) -> (Dataset, SnapshotStats) {
     let started = Instant::now();
-    let mut trace = follower.snapshot(name);
-    let merged = started.elapsed();
-    symbolizer.symbolize(&mut trace);
-    let symbolized = started.elapsed();
+    let (trace, report) = follower.snapshot_symbolized(name, symbolizer);
+    dataset_of(trace, &report, name, started)
+}
+
+/// The dataset of a snapshot made (and symbolized, `report`) since `started`.
+fn dataset_of(
+    trace: memscape_trace::Trace,
+    report: &memscape_trace::symbolize::SymbolizeReport,
+    name: &str,
+    started: Instant,
+) -> (Dataset, SnapshotStats) {
+    let made = started.elapsed();
+    let nodes = trace.call_tree.len() as u64;
     let content = DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)));
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let stats = SnapshotStats {
+        nodes_symbolized: report.nodes,
+        lookups: report.lookups,
+        nodes,
+        snapshot_ms: ms(made),
+        scene_ms: ms(started.elapsed() - made),
+    };
     tracing::debug!(
         target: "memscape::live",
-        merge_ms = merged.as_millis() as u64,
-        symbolize_ms = (symbolized - merged).as_millis() as u64,
-        scene_ms = (started.elapsed() - symbolized).as_millis() as u64,
+        snapshot_and_symbolize_ms = stats.snapshot_ms,
+        scene_ms = stats.scene_ms,
+        nodes,
+        nodes_symbolized = report.nodes,
+        lookups = report.lookups,
         "snapshot made"
     );
-    Dataset {
+    let dataset = Dataset {
         name: name.to_owned(),
         content,
         links: Default::default(),
-    }
+    };
+    (dataset, stats)
 }
 
 /// What the user chose on a live recording's last dataset, kept on the one replacing it (the

@@ -105,6 +105,15 @@ fn assert_same_within(a: &Fingerprint, b: &Fingerprint, ns: u64) {
     }
 }
 
+/// Call-tree nodes with a function name (or without a module: nothing to symbolize).
+fn named_nodes(t: &memscape_trace::Trace) -> usize {
+    t.call_tree
+        .frames
+        .iter()
+        .filter(|f| f.function != 0 || f.module == 0)
+        .count()
+}
+
 /// The highlighted blocks of `dataset`: process, address, size and allocation event (one
 /// program's events keep their numbers as its recording grows).
 fn highlighted(dataset: &memscape_views::Dataset) -> Vec<(u32, u64, u64, u64)> {
@@ -130,16 +139,22 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     // highlight and a time cursor set on the first snapshot with blocks.
     let taker = std::thread::spawn(move || {
         let mut events = Vec::new();
+        let mut symbolized = Vec::new();
         let mut shown: Option<std::sync::Arc<memscape_views::Dataset>> = None;
         let mut kept = 0;
         loop {
             let (next, finished) = match receiver.rx.recv_timeout(Duration::from_secs(60)) {
                 Ok(LiveUpdate::Snapshot {
-                    dataset, events: e, ..
+                    dataset,
+                    events: e,
+                    stats,
+                    ..
                 }) => {
                     let t = &dataset.alloc_trace().unwrap().trace;
                     assert_eq!(t.meta.events, e);
+                    assert_eq!(stats.nodes, t.call_tree.len() as u64);
                     events.push(e);
+                    symbolized.push((stats, named_nodes(t)));
                     (dataset, false)
                 }
                 Ok(LiveUpdate::Finished(done)) => (done.unwrap(), true),
@@ -164,7 +179,7 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                 }
             }
             if finished {
-                return (events, next, kept);
+                return (events, next, kept, symbolized);
             }
             shown = Some(next);
         }
@@ -175,7 +190,10 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
         live::POLL_EVERY,
         &mut |follower, ended| {
             if ended {
-                last = Some(follower.snapshot("last"));
+                // The last state as the live path makes it (symbolized in the merge).
+                let mut symbolizer = memscape_trace::symbolize::Symbolizer::new();
+                let name = output.display().to_string();
+                last = Some(live::snapshot_dataset(follower, &name, &mut symbolizer).0);
             } else {
                 sender.offer(follower);
             }
@@ -183,7 +201,7 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     )
     .unwrap();
     sender.finish(&report.output);
-    let (events, finished, kept) = taker.join().unwrap();
+    let (events, finished, kept, symbolized) = taker.join().unwrap();
     // About 1.2 s of bursts read every 200 ms: several snapshots, growing.
     assert!(events.len() >= 3, "{events:?}");
     assert!(kept >= 2, "the highlight was carried {kept} times");
@@ -194,8 +212,51 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     // The recording's file was converted while the program ran, the snapshot after it: with a
     // TSC clock each converts ticks with the clock pairs read so far, so a time may differ by
     // rounding (1 ns seen); everything else is exact.
-    assert_same_within(&fingerprint(&last.unwrap()), &fingerprint(&file), 1_000);
-    let finished = &finished.alloc_trace().unwrap().trace;
+    let last = last.unwrap();
+    let last_trace = &last.alloc_trace().unwrap().trace;
+    assert_same_within(&fingerprint(last_trace), &fingerprint(&file), 1_000);
+    // Each snapshot symbolized only the call-tree nodes added since the one before (each
+    // node looked at once for all snapshots, each address looked up at most once), and every
+    // snapshot's nodes are named: the earlier ones kept their names.
+    let mut before = 1;
+    for (stats, named) in &symbolized {
+        assert!(
+            stats.nodes_symbolized <= stats.nodes - before,
+            "symbolized {} nodes, {} new: {symbolized:?}",
+            stats.nodes_symbolized,
+            stats.nodes - before
+        );
+        assert!(stats.lookups <= stats.nodes_symbolized, "{stats:?}");
+        assert!(
+            *named + 1 >= stats.nodes as usize,
+            "{named} named: {stats:?}"
+        );
+        before = stats.nodes;
+    }
+    let total: u64 = symbolized.iter().map(|(s, _)| s.nodes_symbolized).sum();
+    assert!(total < file.call_tree.len() as u64, "{total} symbolized");
+    assert!(
+        symbolized.iter().any(|(s, _)| s.nodes_symbolized > 0),
+        "{symbolized:?}"
+    );
+    // The live picture is the finished file's: the allocation map's blocks (places, sizes,
+    // colours by call site, past wrappers: names included) and its legend of sites.
+    let finished_data = finished.alloc_trace().unwrap();
+    let (a, b) = (
+        last.alloc_trace().unwrap().scene.as_ref().unwrap(),
+        finished_data.scene.as_ref().unwrap(),
+    );
+    assert_eq!(a.color_by, b.color_by);
+    assert_eq!(a.blocks, b.blocks, "allocation-map blocks differ");
+    assert_eq!(a.top_sites, b.top_sites);
+    assert!(
+        a.top_sites
+            .iter()
+            .any(|(_, label)| label.contains("make_node")),
+        "{:?}",
+        a.top_sites
+    );
+    let finished = &finished_data.trace;
     assert_eq!(fingerprint(finished), fingerprint(&file));
     assert_eq!(finished.meta.source, file.meta.source);
 }

@@ -7,9 +7,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use memscape_views::picture::{Layer, MapData, Picture};
+use memscape_views::picture::{Layer, Picture};
 
 /// The picture's map layers alone, drawing from the index or (`keep_index` false) from every
 /// block uploaded.
@@ -17,13 +15,8 @@ fn maps(picture: &Picture, keep_index: bool) -> Picture {
     let mut p = Picture::new(picture.size, picture.background.unwrap_or([0, 0, 0, 255]));
     for layer in &picture.layers {
         if let Layer::Map(m) = layer {
-            let data = Arc::new(MapData {
-                blocks: m.data.blocks.clone(),
-                times: m.data.times.clone(),
-                selection: None,
-                lod: m.data.lod.clone().filter(|_| keep_index),
-                refiner: None,
-            });
+            let data =
+                common::map_data_with(&m.data, m.data.lod.clone().filter(|_| keep_index), None);
             p.layers.push(Layer::Map(memscape_views::picture::MapLayer {
                 slot: m.slot,
                 rect: m.rect,
@@ -42,21 +35,7 @@ fn maps(picture: &Picture, keep_index: bool) -> Picture {
 #[test]
 fn a_big_traces_composed_map_draws_from_its_index_like_the_exact_one() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("big.msc");
-    memscape_lod::synth::write_mappable(
-        memscape_lod::synth::SynthParams::new(400_000, 11),
-        &trace,
-        &mut |_| {},
-    )
-    .unwrap();
-    memscape_lod::LodTrace::open(
-        &trace,
-        "thread",
-        false,
-        &mut |_, _| {},
-        &std::sync::atomic::AtomicBool::new(false),
-    )
-    .unwrap();
+    let (trace, _) = common::indexed_synth_trace(dir.path());
     let dataset = common::load(&trace);
     let settings = common::settings(memscape_views::ViewKind::AllocMap, "color = \"thread\"");
     let picture = settings

@@ -13,7 +13,7 @@ use memscape_render::alloc_map::{ColorMode, CushionKind};
 use memscape_render::offscreen::OFFSCREEN_FORMAT;
 use memscape_views::gpu::{GpuRegistry, PaneKey};
 use memscape_views::lod_refine::{Drawn, LodRefiner};
-use memscape_views::picture::{Layer, MapData, MapStyle, Picture};
+use memscape_views::picture::{Layer, MapStyle, Picture};
 
 mod common;
 use common::{ctx, through_bridge};
@@ -22,13 +22,7 @@ use common::{ctx, through_bridge};
 fn refined(mut picture: Picture, refiner: &Arc<LodRefiner>) -> Picture {
     for layer in &mut picture.layers {
         if let Layer::Map(m) = layer {
-            m.data = Arc::new(MapData {
-                blocks: m.data.blocks.clone(),
-                times: m.data.times.clone(),
-                selection: None,
-                lod: m.data.lod.clone(),
-                refiner: Some(refiner.clone()),
-            });
+            m.data = common::map_data_with(&m.data, m.data.lod.clone(), Some(refiner.clone()));
         }
     }
     picture
@@ -71,21 +65,7 @@ fn settle(
 #[test]
 fn frames_never_wait_for_the_index_and_refine_to_the_synchronous_picture() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("big.msc");
-    memscape_lod::synth::write_mappable(
-        memscape_lod::synth::SynthParams::new(400_000, 11),
-        &trace,
-        &mut |_| {},
-    )
-    .unwrap();
-    let (lod, _) = memscape_lod::LodTrace::open(
-        &trace,
-        "thread",
-        false,
-        &mut |_, _| {},
-        &std::sync::atomic::AtomicBool::new(false),
-    )
-    .unwrap();
+    let (_trace, lod) = common::indexed_synth_trace(dir.path());
     let lod = Arc::new(lod);
     let [te, ye] = lod.extent();
     let (w, h) = (160u32, 100u32);

@@ -47,6 +47,13 @@ impl AllocMapPane {
         self.next = Some(Box::new(next));
     }
 
+    /// Whether a newer snapshot is being prepared while this pane is shown (see
+    /// `View::preparing_live`).
+    pub(super) fn preparing(&self, ctx: &egui::Context) -> bool {
+        (self.next.is_some() || self.queued.is_some())
+            && ctx.cumulative_pass_nr() <= self.last_ui + 1
+    }
+
     /// Moves the prepared snapshot on when its process filter and bins are ready; swaps it in
     /// then. Returns whether one is still being prepared.
     pub(super) fn advance_live(&mut self) -> bool {

@@ -95,6 +95,9 @@ pub struct AllocMapPane {
     next: Option<Box<AllocMapPane>>,
     /// The newest snapshot, waiting for `next` to be shown.
     queued: Option<Arc<Dataset>>,
+    /// The egui pass in which the pane was last drawn (a pane not shown does not hold a live
+    /// recording back).
+    last_ui: u64,
     /// The "who frees what" panel at the right.
     free_sites: free_sites::FreeSitesPanel,
     /// A big trace's level-of-detail index, opened on its own thread.
@@ -175,6 +178,7 @@ impl AllocMapPane {
             context_drag: None,
             next: None,
             queued: None,
+            last_ui: 0,
             free_sites: Default::default(),
             lod,
             refiner: None,
@@ -397,10 +401,21 @@ impl View for AllocMapPane {
         self.prepare_next(dataset);
     }
 
+    fn preparing_live(&self, ctx: &egui::Context) -> bool {
+        self.preparing(ctx)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        self.last_ui = ui.ctx().cumulative_pass_nr();
+        let was_preparing = self.next.is_some();
         if self.advance_live() {
+            // (Not faster: each frame is a whole-window redraw, which on a software
+            // rasterizer takes the CPU the preparation needs.)
             ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(30));
+                .request_repaint_after(std::time::Duration::from_millis(100));
+        } else if was_preparing {
+            // Swapped in: the shell hands the next snapshot on the next frame.
+            ui.ctx().request_repaint();
         }
         if self.apply_process_filter() || self.filtering() {
             ui.ctx()

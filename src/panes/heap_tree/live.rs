@@ -22,6 +22,13 @@ impl HeapTreePane {
         self.next = Some(Box::new(next));
     }
 
+    /// Whether a newer snapshot is being prepared while this pane is shown (see
+    /// `View::preparing_live`).
+    pub(super) fn preparing(&self, ctx: &egui::Context) -> bool {
+        (self.next.is_some() || self.queued.is_some())
+            && ctx.cumulative_pass_nr() <= self.last_ui + 1
+    }
+
     /// Moves the prepared snapshot on; swaps it in when its tree is ready. Returns whether one
     /// is still being prepared.
     pub(super) fn advance_live(&mut self, ctx: &egui::Context) -> bool {

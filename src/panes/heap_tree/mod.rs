@@ -100,6 +100,9 @@ pub struct HeapTreePane {
     next: Option<Box<HeapTreePane>>,
     /// The newest snapshot, waiting for `next` to be shown.
     queued: Option<Arc<Dataset>>,
+    /// The egui pass in which the pane was last drawn (a pane not shown does not hold a live
+    /// recording back).
+    last_ui: u64,
     /// The group whose blocks this pane highlighted (names from the root down, and the
     /// highlight's label): on a live recording, highlighted again in each newer snapshot,
     /// with its new blocks, while the highlight is still this one (`live.rs`).
@@ -155,6 +158,7 @@ impl HeapTreePane {
             timeline_points: Vec::new(),
             next: None,
             queued: None,
+            last_ui: 0,
             highlighted: None,
         }
     }
@@ -325,9 +329,20 @@ impl View for HeapTreePane {
         self.prepare_next(dataset, ctx);
     }
 
+    fn preparing_live(&self, ctx: &egui::Context) -> bool {
+        self.preparing(ctx)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
+        self.last_ui = ui.ctx().cumulative_pass_nr();
+        let was_preparing = self.next.is_some();
         if self.advance_live(ui.ctx()) {
-            ui.ctx().request_repaint_after(Duration::from_millis(30));
+            // The worker wakes the window when it replies; this is only a fallback (each
+            // frame is a whole-window redraw).
+            ui.ctx().request_repaint_after(Duration::from_millis(250));
+        } else if was_preparing {
+            // Swapped in: the shell hands the next snapshot on the next frame.
+            ui.ctx().request_repaint();
         }
         self.drain();
         self.controls(ui);

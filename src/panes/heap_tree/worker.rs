@@ -81,7 +81,17 @@ pub fn spawn_worker(
                 return;
             }
         };
+        // Where a pane opens (and where a live pane at the peak stays): its sizes follow the
+        // timeline unasked, one handshake (one frame) fewer before the tree is drawn.
+        let peak = timeline
+            .peak_point
+            .min(timeline.points.len().saturating_sub(1));
         if rep_tx.send(Reply::Timeline(Box::new(timeline))).is_err() {
+            return;
+        }
+        if let Some(s) = sizes.sizes_at_point(peak)
+            && rep_tx.send(Reply::Sizes(peak, Arc::new(s))).is_err()
+        {
             return;
         }
         ctx.request_repaint();

@@ -198,6 +198,62 @@ pub(crate) fn render_inner(
     image
 }
 
+/// Eq. 1's per-pixel sums of the blocks `range` (all when `None`), computed on the CPU and
+/// returned row-major: what [`super::AllocMapFrame::prepare_sums`] writes into a frame's
+/// accumulation targets. The sums of [`render_with`] without a selection, to floating-point
+/// rounding (memscape-eq1's `Accumulator`: wide blocks by difference arrays), split over up to
+/// `threads` threads by block ranges. On a software rasterizer this is what a frame of many
+/// blocks costs instead of rasterizing every block ([`super::dense::prefers_cpu_sums`]).
+pub fn exact_sums(
+    view: &AllocMapView,
+    size: [u32; 2],
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    range: Option<Range<usize>>,
+    threads: usize,
+) -> memscape_eq1::PixelSums {
+    let size = [size[0].max(1), size[1].max(1)];
+    let ev = view.eq1(size);
+    let n = blocks.len().min(times.len());
+    let range = range.unwrap_or(0..n);
+    let range = range.start.min(n)..range.end.min(n);
+    let threads = threads.clamp(1, 8).min(range.len().max(1));
+    let chunk = range.len().div_ceil(threads);
+    let part = |lo: usize, hi: usize| {
+        let mut acc = memscape_eq1::accumulate::Accumulator::new(&ev);
+        for i in lo..hi {
+            acc.add(&eq1_block(&blocks[i], &times[i]));
+        }
+        acc.finish()
+    };
+    let mut parts: Vec<ColumnSums> = if threads <= 1 {
+        vec![part(range.start, range.end)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|k| {
+                    let lo = range.start + k * chunk;
+                    let hi = (lo + chunk).min(range.end);
+                    scope.spawn(move || part(lo, hi))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
+    let mut total = parts
+        .pop()
+        .unwrap_or_else(|| ColumnSums::new(size[0], size[1]));
+    for p in &parts {
+        total.add(p);
+    }
+    let mut out = memscape_eq1::PixelSums::new(size[0], size[1]);
+    total.add_to(&mut out);
+    out
+}
+
 /// Which block covers each pixel of the pick window around `cursor_px` most (ties: the higher
 /// block index), over the blocks `range` (`None`: all); what `AllocMapPicker` computes on the
 /// GPU, with the same geometry, clamping and coverage formulas. `request` is 0.

@@ -68,6 +68,26 @@ pub fn auto_takes_dense(device: &wgpu::Device) -> bool {
     }
 }
 
+/// Blocks from which a draw on a software rasterizer computes Eq. 1's sums on the CPU
+/// ([`super::cpu_reference::exact_sums`]) rather than rasterizing every block: lavapipe spends
+/// seconds per million blocks of a zoomed-out frame, the CPU accumulation a few tenths
+/// (BENCHMARKS.md, "GUI first full window"). Below it the GPU pipelines draw (the goldens').
+pub const CPU_SUMS_MIN_BLOCKS: usize = 1_000_000;
+
+/// Whether a draw of `blocks` blocks on `device` should take its sums from the CPU: on software
+/// rasterizers from [`CPU_SUMS_MIN_BLOCKS`] blocks; `MEMSCAPE_ALLOC_MAP_PATH=cpu` always,
+/// `raster` or `dense` never.
+pub fn prefers_cpu_sums(device: &wgpu::Device, blocks: usize) -> bool {
+    match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref() {
+        Ok("cpu") => true,
+        Ok("dense" | "raster") => false,
+        _ => {
+            blocks >= CPU_SUMS_MIN_BLOCKS
+                && device.adapter_info().device_type == wgpu::DeviceType::Cpu
+        }
+    }
+}
+
 /// How a draw accumulates Eq. 1's sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AccumPath {

@@ -402,6 +402,62 @@ impl OccupancyBarFrame {
         );
     }
 
+    /// [`Self::prepare`] with Eq. 1's sums computed on the CPU from `bar` (what `data` was
+    /// uploaded from) and written into the frame's targets: a software rasterizer's way to draw
+    /// a bar of millions of intervals ([`super::dense::prefers_cpu_sums`]). Returns false, with
+    /// nothing prepared, for the variants whose idle gaps change blocks per frame
+    /// ([`OccupancyVariant::BlackGaps`], [`OccupancyVariant::GapCushions`]): the GPU draws those.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_cpu(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pipelines: &mut AllocMapPipelines,
+        bar: &BarBlocks,
+        view: &OccupancyBarView,
+        part: impl Into<BarPart>,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        threads: usize,
+    ) -> bool {
+        if view.gap_rule() != GapRule::None {
+            return false;
+        }
+        let (band, range) = bar.shown(part);
+        let map_view = view.map_view(band, size[1]);
+        let sums = super::cpu_reference::exact_sums(
+            &map_view,
+            size,
+            &bar.blocks,
+            &bar.times,
+            Some(range),
+            threads,
+        );
+        self.frame.prepare_sums(
+            device,
+            queue,
+            pipelines,
+            &map_view,
+            size,
+            resolve_origin_px,
+            target_format,
+            &sums.acc,
+            &sums.cov,
+        );
+        true
+    }
+
+    /// Draws the bar into the whole of `target` (headless pictures, tests).
+    pub fn resolve_to(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &wgpu::TextureView,
+        pipelines: &AllocMapPipelines,
+    ) {
+        self.frame.resolve_to(encoder, target, pipelines);
+    }
+
     /// Draws the bar into `pass`, whose viewport the caller has set to the bar's rectangle.
     pub fn resolve(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &AllocMapPipelines) {
         self.frame.resolve(pass, pipelines);

@@ -156,6 +156,7 @@ impl TraceBuilder {
             munmaps: self.munmaps,
             pool_allocs: self.pool_allocs,
             pool_frees: self.pool_frees,
+            exec_ends: self.exec_ends,
             start_monotonic_ns: self.start_monotonic_ns,
             end_time_ns,
             peak_live_bytes: self.peak_live_bytes,

@@ -693,6 +693,7 @@ impl<'a> Decoder<'a> {
             m.munmaps,
             m.pool_allocs,
             m.pool_frees,
+            m.exec_ends,
         ]
         .iter()
         .try_fold(0u64, |acc, &x| acc.checked_add(x));
@@ -708,7 +709,7 @@ impl<'a> Decoder<'a> {
             return Err(corrupt(
                 source,
                 HEADER,
-                "metadata counts that agree with the blocks (allocs + mmaps + pool allocs = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps + pool allocs and frees)",
+                "metadata counts that agree with the blocks (allocs + mmaps + pool allocs = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps + pool allocs and frees + blocks ended by exec)",
             ));
         }
         for section in [

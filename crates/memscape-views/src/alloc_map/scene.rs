@@ -70,7 +70,13 @@ pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
 
 impl AllocScene {
     pub fn build(trace: &Trace, color_by: ColorBy) -> Self {
+        let started = std::time::Instant::now();
+        let mut phases: Vec<(&str, f64)> = Vec::new();
+        let mut phase = |name: &'static str| {
+            phases.push((name, started.elapsed().as_secs_f64() * 1e3));
+        };
         let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
+        phase("regions");
         let used = regions.axis_len();
         // Collapsed gaps stay visible as thin separators: 1 % of the used bytes, at least 64 B.
         let separator = (used / 100).max(64);
@@ -109,6 +115,7 @@ impl AllocScene {
             times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
             times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
         }
+        phase("blocks");
         let region_bins = memscape_trace::bins::Bins::new(
             trace,
             memscape_trace::bins::BinBy::Region {
@@ -125,15 +132,23 @@ impl AllocScene {
             trace,
             &region_bins,
         ));
+        phase("region metrics");
         // Legend entries keyed like the blocks' colours: by site at line granularity, past
         // allocation wrappers (memscape_trace::sites).
-        let top = memscape_trace::info::top_call_sites(trace, 8);
+        // One resolution of sites past wrappers (detection sweeps every block and node) for the
+        // legend, the free sites and the colours.
+        let sites = memscape_trace::sites::Sites::new(
+            trace,
+            &memscape_trace::sites::SiteOptions::default(),
+        );
+        let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
         let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
         let top_sites = site_labels(trace, &nodes)
             .into_iter()
             .zip(&top)
             .map(|((_, label), s)| (s.key, label))
             .collect();
+        phase("top sites");
         let max_size = b.size.iter().copied().max().unwrap_or(1).max(2);
         let max_lifetime = (0..n)
             .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
@@ -144,7 +159,7 @@ impl AllocScene {
             max_size,
             max_lifetime,
             top_sites,
-            top_free_sites: Self::top_free_sites(trace, 8),
+            top_free_sites: Self::top_free_sites(trace, &sites, 8),
             region_metrics,
             region_capacity,
             blocks: Arc::new(blocks),
@@ -157,7 +172,11 @@ impl AllocScene {
             wall_extent,
             color_by,
         };
-        scene.recolor(trace, color_by);
+        phase("top free sites");
+        scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
+        phase("colours");
+        // Each phase's end, in ms from the start (what a live snapshot's scene costs).
+        tracing::debug!(target: "memscape::scene", blocks = n, ?phases, "allocation-map scene");
         scene
     }
 
@@ -176,7 +195,24 @@ impl AllocScene {
 
     /// A copy of the blocks coloured by `color_by` (age at the trace's end, bins = regions).
     pub fn colored_blocks(&self, trace: &Trace, color_by: ColorBy) -> Vec<AllocBlockGpu> {
-        let colors = self.block_colors(trace, color_by, &self.block_region, self.events_extent);
+        self.colored_blocks_with(trace, color_by, None)
+    }
+
+    /// [`Self::colored_blocks`] with the sites past wrappers resolved already (of `trace`).
+    fn colored_blocks_with(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        sites: Option<&memscape_trace::sites::Sites>,
+    ) -> Vec<AllocBlockGpu> {
+        let colors = self.block_colors_with(
+            trace,
+            color_by,
+            &self.block_region,
+            self.events_extent,
+            Classes::identity(),
+            sites,
+        );
         let mut blocks = self.blocks.as_ref().clone();
         for (block, (color, attr)) in blocks.iter_mut().zip(colors) {
             block.color = color;
@@ -208,6 +244,19 @@ impl AllocScene {
         age_at: u64,
         classes: &Classes,
     ) -> Vec<(u32, f32)> {
+        self.block_colors_with(trace, color_by, block_bin, age_at, classes, None)
+    }
+
+    /// [`Self::block_colors_in`] with the sites past wrappers resolved already (of `trace`).
+    fn block_colors_with(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        block_bin: &[u32],
+        age_at: u64,
+        classes: &Classes,
+        sites: Option<&memscape_trace::sites::Sites>,
+    ) -> Vec<(u32, f32)> {
         let b = &trace.blocks;
         // The same scales as the legend's ramps (`color_ramp`).
         let size_ramp = self.color_ramp(ColorBy::Size, age_at);
@@ -218,8 +267,8 @@ impl AllocScene {
         let pack = memscape_render::color::pack_rgba8;
         // Sites at line granularity past allocation wrappers, one digest per stack.
         let site_key = match color_by {
-            ColorBy::Site => site_keys(trace, &b.site),
-            ColorBy::FreeSite => site_keys(trace, &b.free_site),
+            ColorBy::Site => site_keys(trace, sites, &b.site),
+            ColorBy::FreeSite => site_keys(trace, sites, &b.free_site),
             _ => Vec::new(),
         };
         (0..b.len())
@@ -302,7 +351,11 @@ impl AllocScene {
 
     /// The freeing call sites of the most bytes (colour key, label), for the legend; empty
     /// when the trace has no free stacks.
-    fn top_free_sites(trace: &Trace, n: usize) -> Vec<(u32, String)> {
+    fn top_free_sites(
+        trace: &Trace,
+        sites: &memscape_trace::sites::Sites,
+        n: usize,
+    ) -> Vec<(u32, String)> {
         let b = &trace.blocks;
         let mut bytes: HashMap<u32, u64> = HashMap::new();
         for i in 0..b.len() {
@@ -314,7 +367,7 @@ impl AllocScene {
         top.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(n);
         let nodes: Vec<u32> = top.iter().map(|t| t.0).collect();
-        let keys = site_keys(trace, &nodes);
+        let keys = site_keys(trace, Some(sites), &nodes);
         site_labels(trace, &nodes)
             .into_iter()
             .zip(keys)
@@ -345,10 +398,24 @@ impl AllocScene {
 }
 
 /// Colour keys of the call-site nodes in `column`: each site at line granularity past allocation
-/// wrappers (memscape_trace::sites), as a digest, computed once per distinct node.
-fn site_keys(trace: &Trace, column: &[u32]) -> Vec<u32> {
-    let sites =
-        memscape_trace::sites::Sites::new(trace, &memscape_trace::sites::SiteOptions::default());
+/// wrappers (memscape_trace::sites, resolved here unless `sites` are given), as a digest,
+/// computed once per distinct node.
+fn site_keys(
+    trace: &Trace,
+    sites: Option<&memscape_trace::sites::Sites>,
+    column: &[u32],
+) -> Vec<u32> {
+    let resolved;
+    let sites = match sites {
+        Some(s) => s,
+        None => {
+            resolved = memscape_trace::sites::Sites::new(
+                trace,
+                &memscape_trace::sites::SiteOptions::default(),
+            );
+            &resolved
+        }
+    };
     let mut keys: HashMap<u32, u32> = HashMap::new();
     column
         .iter()

@@ -175,3 +175,39 @@ pub fn through_bridge(
     memscape_views::headless::paint_labels(ctx, &target, &picture.labels);
     target.read(ctx).unwrap()
 }
+
+/// A generated trace of 400,000 events (seed 11) written as a mappable `.msc` in `dir`, and its
+/// level-of-detail index coloured by thread, built beside it (`big.msc.thread.lod`).
+pub fn indexed_synth_trace(dir: &Path) -> (PathBuf, memscape_lod::LodTrace) {
+    let trace = dir.join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(400_000, 11),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let (lod, _) = memscape_lod::LodTrace::open(
+        &trace,
+        "thread",
+        false,
+        &mut |_, _| {},
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+    .unwrap();
+    (trace, lod)
+}
+
+/// `data`'s blocks and times with the index and the refiner given, and no selection.
+pub fn map_data_with(
+    data: &memscape_views::picture::MapData,
+    lod: Option<std::sync::Arc<memscape_lod::LodTrace>>,
+    refiner: Option<std::sync::Arc<memscape_views::lod_refine::LodRefiner>>,
+) -> std::sync::Arc<memscape_views::picture::MapData> {
+    std::sync::Arc::new(memscape_views::picture::MapData {
+        blocks: data.blocks.clone(),
+        times: data.times.clone(),
+        selection: None,
+        lod,
+        refiner,
+    })
+}

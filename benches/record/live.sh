@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The live view's rate in the real window: `memscape record --live` on gcc's cc1plus compiling
+# benches/record/heavy.cpp (e2e.sh's C++ case, ~6 M events, ~3 M blocks), the GUI under
+# xvfb-run on lavapipe (MEMSCAPE_ADAPTER=cpu), ended by `--screenshot` once the finished file
+# is drawn. Prints the snapshots the views showed while the program ran and their rate
+# (`live snapshot shown` log lines: each is a snapshot every pane of the recording swapped
+# in), the median time from a snapshot handed to the panes to all of them showing it, the
+# snapshot side (copy-out with symbolization of the new call-tree nodes, allocation-map
+# scene), and the peak RSS of the whole run (`/usr/bin/time -v`: memscape, window and
+# recorder; the recorded program is a child and not counted).
+#
+#   benches/record/live.sh            (MEMSCAPE: the binary, default target/release/memscape,
+#                                      built when missing; PROFILE=dev uses target/debug)
+#
+# Needs g++, xvfb-run, Mesa's lavapipe, /usr/bin/time; cargo.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
+profile=${PROFILE:-release}
+dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
+memscape=${MEMSCAPE:-$CARGO_TARGET_DIR/$dir/memscape}
+if [ -z "${MEMSCAPE:-}" ]; then
+    (cd "$root" && CARGO_INCREMENTAL=0 cargo build -q --profile "$profile" -p memscape -p memscape-recorder)
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$root/benches/record/heavy.cpp" "$work/heavy.cpp"
+cd "$work"
+cc1plus=$(g++ -print-prog-name=cc1plus)
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+RUST_LOG=warn,memscape::live=debug MEMSCAPE_ADAPTER=cpu /usr/bin/time -v -o time.txt \
+    xvfb-run -a -s "-screen 0 1600x1000x24" "$memscape" record --live --screenshot "$work/shot.png" \
+    -o cc.msc -- "$cc1plus" -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE heavy.cpp -quiet \
+    -dumpbase heavy.cpp -dumpbase-ext .cpp -mtune=generic -march=x86-64 -O2 -o heavy.s > log.txt 2>&1
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -o 'recorded [0-9]* events.*' log.txt || { tail -20 log.txt; exit 1; }
+# ISO time of a log line → seconds.
+secs() { sed -E 's/^([0-9-]+)T([0-9:.]+)Z.*/\2/' | awk -F: '{ print $1 * 3600 + $2 * 60 + $3 }'; }
+shown=$(grep 'live snapshot shown' log.txt | grep -v 'events=0 ' || true)
+count=$(printf '%s' "$shown" | grep -c . || true)
+first=$(grep -m1 'live snapshot handed' log.txt | secs)
+last=$(grep -m1 'the finished recording handed' log.txt | secs)
+span=$(echo "$last - $first" | bc -l)
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
+apply=$(printf '%s\n' "$shown" | grep -o 'apply_ms=[0-9.]*' | cut -d= -f2 | median)
+snap=$(grep 'snapshot made' log.txt | grep -o 'snapshot_and_symbolize_ms=[0-9.]*' | cut -d= -f2 | median)
+scene=$(grep 'snapshot made' log.txt | grep -o 'scene_ms=[0-9.]*' | cut -d= -f2 | median)
+rss=$(grep 'Maximum resident' time.txt | grep -o '[0-9]*$')
+printf 'snapshots shown while recording: %s in %.1f s = %.2f updates/s\n' "$count" "$span" \
+    "$(echo "if ($span > 0) $count / $span else 0" | bc -l)"
+printf 'median: handed → shown %.0f ms; snapshot + symbolization %.0f ms; scene %.0f ms\n' \
+    "$apply" "$snap" "$scene"
+echo "peak RSS: $((rss / 1024)) MiB"
+grep 'the finished recording handed' log.txt | grep -o 'shown=.*'
