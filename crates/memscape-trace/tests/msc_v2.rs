@@ -502,6 +502,21 @@ fn mutated_msc_is_a_clear_error_or_a_consistent_trace() {
     run(2_000);
 }
 
+/// A case the mutation run found in CI (2026-11-26): a segment whose non-time column was empty
+/// passed the per-segment count check (the exemption meant for the time columns of a segment
+/// with event times), and the loader asserted on unequal columns.
+#[test]
+fn segment_with_an_empty_block_column_is_a_clear_error() {
+    let mut b = mutation_samples()[2].clone();
+    for m in [
+        Mutation::Directory(14727459120625655532, 5),
+        Mutation::DirectoryWord(13500048514276371653, 0),
+    ] {
+        apply(&mut b, &m);
+    }
+    check(&b);
+}
+
 #[test]
 #[ignore = "long run: 100,000 cases (cargo test --release -p memscape-trace --test msc_v2 -- --ignored)"]
 fn mutated_msc_long_run() {

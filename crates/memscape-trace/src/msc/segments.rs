@@ -625,7 +625,10 @@ fn decode_segment_blocks(
         decoded.push(values);
     }
     for (section, values) in U64_IDS.iter().zip(&decoded) {
-        if !(values.len() as u64 == n || values.is_empty() && event_times) {
+        // Only the time columns are absent when the segment carries event times (they are
+        // filled from those times later); every other column has one value per block.
+        let times_from_events = event_times && matches!(*section, id::ALLOC_TIME | id::FREE_TIME);
+        if !(values.len() as u64 == n || times_from_events && values.is_empty()) {
             let s = seg.need(*section)?;
             return Err(seg.corrupt(s, format!("section {section} with {n} elements")));
         }
