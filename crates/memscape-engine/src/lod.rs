@@ -22,6 +22,7 @@ use datafusion::functions::expr_fn::{floor, greatest, log2};
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
 use datafusion::prelude::{DataFrame, Expr, JoinType, cast, col, lit, when};
 use memscape_lod::BuildParams;
+use memscape_lod::build::{ceil_log2, floor_log2};
 use memscape_lod::encode::{BucketSums, CellSums};
 use memscape_lod::eq1::unpack_linear;
 use memscape_lod::format::{
@@ -88,18 +89,6 @@ struct CellAcc {
     few: Vec<[f32; 2]>,
     /// (bucket, n, Σa, Σa², Σrgb)
     buckets: Vec<(i64, u64, f64, f64, [f64; 3])>,
-}
-
-fn floor_log2(v: u64) -> u32 {
-    63 - v.max(1).leading_zeros()
-}
-
-fn ceil_log2(v: u64) -> u32 {
-    if v <= 1 {
-        0
-    } else {
-        64 - (v - 1).leading_zeros()
-    }
 }
 
 fn pow2(e: u32) -> Result<u64> {

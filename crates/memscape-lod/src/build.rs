@@ -248,11 +248,14 @@ pub struct LodBuilder {
     curve: crate::curve::CurveBuilder,
 }
 
-fn floor_log2(v: u64) -> u32 {
+/// ⌊log₂ v⌋ (0 for 0): the index's level grid is in powers of two. The query engine builds the
+/// same grid with these.
+pub fn floor_log2(v: u64) -> u32 {
     63 - v.max(1).leading_zeros()
 }
 
-fn ceil_log2(v: u64) -> u32 {
+/// ⌈log₂ v⌉ (0 for 0 and 1).
+pub fn ceil_log2(v: u64) -> u32 {
     if v <= 1 {
         0
     } else {
