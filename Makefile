@@ -9,6 +9,8 @@ export PATH := $(CURDIR)/target/oracles/bin:$(PATH)
 # The Vulkan loader complains without a runtime dir; give it a private one.
 export XDG_RUNTIME_DIR ?= $(shell d=/tmp/memscape-runtime-$$(id -u); mkdir -p $$d; chmod 700 $$d; echo $$d)
 export CARGO_TERM_COLOR ?= never
+# One clean build, not an edit loop: incremental caches only cost disk (GBs on CI's machine).
+export CARGO_INCREMENTAL ?= 0
 
 .PHONY: demo test deps deps-test fmt-check clippy cargo-test build
 
