@@ -151,6 +151,27 @@ impl AllocTraceData {
             path: None,
         }
     }
+
+    /// [`AllocTraceData::new`] of a live recording's snapshot: the scene's occupancy sweep
+    /// continues `from`, the previous snapshot's (see [`AllocScene::continued`]); returns the
+    /// sweep for the next snapshot (None without addresses).
+    pub fn continued(
+        trace: memscape_trace::Trace,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+    ) -> (Self, Option<memscape_trace::metrics::MetricsSweep>) {
+        let (scene, sweep) = if trace.has_addresses() {
+            let (scene, sweep) = AllocScene::continued(&trace, ColorBy::default_for(&trace), from);
+            (Some(scene), Some(sweep))
+        } else {
+            (None, None)
+        };
+        let data = Self {
+            trace,
+            scene,
+            path: None,
+        };
+        (data, sweep)
+    }
 }
 
 impl Dataset {

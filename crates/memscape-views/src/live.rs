@@ -65,6 +65,8 @@ pub struct LiveSender {
     sent: u64,
     /// Each module's symbols, read once for all snapshots.
     symbolizer: memscape_trace::symbolize::Symbolizer,
+    /// The last snapshot's occupancy sweep, continued by the next (only new events swept).
+    sweep: Option<memscape_trace::metrics::MetricsSweep>,
     /// Gone when the GUI dropped its [`LiveReceiver`].
     alive: std::sync::Weak<()>,
 }
@@ -90,6 +92,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             last_events: 0,
             sent: 0,
             symbolizer: memscape_trace::symbolize::Symbolizer::new(),
+            sweep: None,
             alive: Arc::downgrade(&alive),
         },
         LiveReceiver {
@@ -118,7 +121,7 @@ impl LiveSender {
         if trace.meta.events == self.last_events && self.sent > 0 {
             return false;
         }
-        let (dataset, stats) = dataset_of(trace, &report, &self.name, started);
+        let (dataset, stats) = dataset_of(trace, &report, &self.name, started, &mut self.sweep);
         let events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
         let update = LiveUpdate::Snapshot {
             dataset: Arc::new(dataset),
@@ -182,19 +185,23 @@ pub fn snapshot_dataset(
 ) -> (Dataset, SnapshotStats) {
     let started = Instant::now();
     let (trace, report) = follower.snapshot_symbolized(name, symbolizer);
-    dataset_of(trace, &report, name, started)
+    dataset_of(trace, &report, name, started, &mut None)
 }
 
-/// The dataset of a snapshot made (and symbolized, `report`) since `started`.
+/// The dataset of a snapshot made (and symbolized, `report`) since `started`; its scene's
+/// occupancy sweep continues `sweep` (the previous snapshot's), replaced by its own.
 fn dataset_of(
     trace: memscape_trace::Trace,
     report: &memscape_trace::symbolize::SymbolizeReport,
     name: &str,
     started: Instant,
+    sweep: &mut Option<memscape_trace::metrics::MetricsSweep>,
 ) -> (Dataset, SnapshotStats) {
     let made = started.elapsed();
     let nodes = trace.call_tree.len() as u64;
-    let content = DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)));
+    let (data, next) = AllocTraceData::continued(trace, sweep.take());
+    *sweep = next;
+    let content = DatasetContent::AllocTrace(Box::new(data));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let stats = SnapshotStats {
         nodes_symbolized: report.nodes,

@@ -128,6 +128,24 @@ fn highlighted(dataset: &memscape_views::Dataset) -> Vec<(u32, u64, u64, u64)> {
         .collect()
 }
 
+/// The snapshot's occupancy step functions (its sweep continued from the previous
+/// snapshot's) equal a sweep of the snapshot from its first event.
+fn assert_region_metrics_are_a_full_sweep(dataset: &memscape_views::Dataset) {
+    use memscape_trace::bins::{BinBy, Bins};
+    let data = dataset.alloc_trace().unwrap();
+    let scene = data.scene.as_ref().unwrap();
+    let bins = Bins::new(
+        &data.trace,
+        BinBy::Region {
+            gap_threshold: memscape_views::alloc_map::scene::REGION_GAP,
+        },
+    );
+    let full = memscape_trace::metrics::BinMetrics::compute(&data.trace, &bins);
+    let live = &scene.region_metrics;
+    assert_eq!(live.extents, full.extents);
+    assert_eq!(live.series, full.series, "a continued sweep differs");
+}
+
 #[test]
 fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -152,6 +170,7 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                 }) => {
                     let t = &dataset.alloc_trace().unwrap().trace;
                     assert_eq!(t.meta.events, e);
+                    assert_region_metrics_are_a_full_sweep(&dataset);
                     assert_eq!(stats.nodes, t.call_tree.len() as u64);
                     events.push(e);
                     symbolized.push((stats, named_nodes(t)));

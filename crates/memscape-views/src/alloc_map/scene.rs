@@ -70,6 +70,17 @@ pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
 
 impl AllocScene {
     pub fn build(trace: &Trace, color_by: ColorBy) -> Self {
+        Self::continued(trace, color_by, None).0
+    }
+
+    /// [`AllocScene::build`] of a live recording's snapshot, continuing the regions' occupancy
+    /// sweep of the previous snapshot (`from`: only the events since are swept; see
+    /// [`memscape_trace::metrics::BinMetrics::continued`]). Returns the sweep for the next one.
+    pub fn continued(
+        trace: &Trace,
+        color_by: ColorBy,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+    ) -> (Self, memscape_trace::metrics::MetricsSweep) {
         let started = std::time::Instant::now();
         let mut phases: Vec<(&str, f64)> = Vec::new();
         let mut phase = |name: &'static str| {
@@ -128,10 +139,9 @@ impl AllocScene {
             .map(|b| b.extent_end.saturating_sub(b.extent_start))
             .sum::<u64>()
             .max(1);
-        let region_metrics = Arc::new(memscape_trace::metrics::BinMetrics::compute(
-            trace,
-            &region_bins,
-        ));
+        let (region_metrics, sweep) =
+            memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, from);
+        let region_metrics = Arc::new(region_metrics);
         phase("region metrics");
         // Legend entries keyed like the blocks' colours: by site at line granularity, past
         // allocation wrappers (memscape_trace::sites).
@@ -176,8 +186,14 @@ impl AllocScene {
         scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
         phase("colours");
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
-        tracing::debug!(target: "memscape::scene", blocks = n, ?phases, "allocation-map scene");
-        scene
+        tracing::debug!(
+            target: "memscape::scene",
+            blocks = n,
+            swept_from = sweep.started_at(),
+            ?phases,
+            "allocation-map scene"
+        );
+        (scene, sweep)
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
