@@ -309,6 +309,12 @@ fn metrics_continued_over_snapshots_equal_a_full_sweep() {
             let snapshot = builder.snapshot(TraceFormat::Msc, true);
             assert_eq!(snapshot.meta.events, cut as u64);
             let bins = Bins::new(&snapshot, by.clone());
+            if let BinBy::Region { gap_threshold } = by {
+                // What the scene makes from the regions it found already.
+                let regions = find_regions(&snapshot, gap_threshold);
+                let of = Bins::of_regions(&snapshot, &regions, gap_threshold);
+                assert_eq!((&of.bins, &of.block_bin), (&bins.bins, &bins.block_bin));
+            }
             let started_at = sweep.as_ref().map_or(0, MetricsSweep::events);
             let (metrics, next) = BinMetrics::continued(&snapshot, &bins, sweep.take());
             if next.started_at() > 0 {

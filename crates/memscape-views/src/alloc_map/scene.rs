@@ -127,12 +127,7 @@ impl AllocScene {
             times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
         }
         phase("blocks");
-        let region_bins = memscape_trace::bins::Bins::new(
-            trace,
-            memscape_trace::bins::BinBy::Region {
-                gap_threshold: REGION_GAP,
-            },
-        );
+        let region_bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
         let region_capacity = region_bins
             .bins
             .iter()
