@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -69,7 +70,13 @@ pub struct LiveSender {
     sweep: Option<memscape_trace::metrics::MetricsSweep>,
     /// Gone when the GUI dropped its [`LiveReceiver`].
     alive: std::sync::Weak<()>,
+    /// Snapshots the GUI has shown, when it paces the recording by them
+    /// ([`LiveReceiver::pace_by_shown`]; [`NOT_PACED`] when not).
+    shown: Arc<AtomicU64>,
 }
+
+/// [`LiveSender`]'s `shown` while the receiver does not pace the snapshots by what it shows.
+const NOT_PACED: u64 = u64::MAX;
 
 /// The receiving half, owned by the GUI.
 #[derive(Debug)]
@@ -78,6 +85,22 @@ pub struct LiveReceiver {
     /// What the recording is called (its output file).
     pub name: String,
     _alive: Arc<()>,
+    shown: Arc<AtomicU64>,
+}
+
+impl LiveReceiver {
+    /// From now on the next snapshot is made only once the GUI says it shows the last one
+    /// ([`LiveReceiver::shown`]), not as soon as it took it: at most two snapshots are alive
+    /// at once (the one shown and the next, being made or swapped in), instead of three (the
+    /// one shown, the one the panes prepare, the one the reading thread makes meanwhile).
+    pub fn pace_by_shown(&self) {
+        self.shown.store(0, Ordering::Release);
+    }
+
+    /// Every view shows snapshot `number` (see [`LiveReceiver::pace_by_shown`]).
+    pub fn shown(&self, number: u64) {
+        self.shown.fetch_max(number + 1, Ordering::AcqRel);
+    }
 }
 
 /// A live channel for the recording that will be named `name` (its output file).
@@ -85,6 +108,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
     // One: a snapshot waiting to be taken is the newest there is.
     let (tx, rx) = crossbeam_channel::bounded(1);
     let alive = Arc::new(());
+    let shown = Arc::new(AtomicU64::new(NOT_PACED));
     (
         LiveSender {
             tx,
@@ -94,11 +118,13 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             symbolizer: memscape_trace::symbolize::Symbolizer::new(),
             sweep: None,
             alive: Arc::downgrade(&alive),
+            shown: shown.clone(),
         },
         LiveReceiver {
             rx,
             name: name.to_owned(),
             _alive: alive,
+            shown,
         },
     )
 }
@@ -108,6 +134,11 @@ impl LiveSender {
     /// there is something new. Returns whether a snapshot was sent.
     pub fn offer(&mut self, follower: &Follower) -> bool {
         if self.tx.is_full() || !self.connected() {
+            return false;
+        }
+        let shown = self.shown.load(Ordering::Acquire);
+        if shown != NOT_PACED && shown < self.sent {
+            // The GUI still swaps in the last one: the next waits (bounded memory).
             return false;
         }
         let events = follower.summary().events;
