@@ -70,12 +70,20 @@ pub struct LiveSender {
     sweep: Option<memscape_trace::metrics::MetricsSweep>,
     /// Gone when the GUI dropped its [`LiveReceiver`].
     alive: std::sync::Weak<()>,
-    /// Snapshots the GUI has shown, when it paces the recording by them
-    /// ([`LiveReceiver::pace_by_shown`]; [`NOT_PACED`] when not).
-    shown: Arc<AtomicU64>,
+    pace: Arc<Pace>,
 }
 
-/// [`LiveSender`]'s `shown` while the receiver does not pace the snapshots by what it shows.
+/// How the GUI paces the snapshots ([`LiveReceiver::pace_by_shown`]).
+#[derive(Debug)]
+struct Pace {
+    /// Snapshots the GUI has shown ([`NOT_PACED`] while it does not pace them).
+    shown: AtomicU64,
+    /// The reading thread, when it waits for the GUI to show the last snapshot: woken then,
+    /// so that the next is made at once rather than at its next poll.
+    waiting: std::sync::Mutex<Option<std::thread::Thread>>,
+}
+
+/// [`Pace::shown`] while the receiver does not pace the snapshots by what it shows.
 const NOT_PACED: u64 = u64::MAX;
 
 /// The receiving half, owned by the GUI.
@@ -85,7 +93,7 @@ pub struct LiveReceiver {
     /// What the recording is called (its output file).
     pub name: String,
     _alive: Arc<()>,
-    shown: Arc<AtomicU64>,
+    pace: Arc<Pace>,
 }
 
 impl LiveReceiver {
@@ -94,12 +102,22 @@ impl LiveReceiver {
     /// at once (the one shown and the next, being made or swapped in), instead of three (the
     /// one shown, the one the panes prepare, the one the reading thread makes meanwhile).
     pub fn pace_by_shown(&self) {
-        self.shown.store(0, Ordering::Release);
+        self.pace.shown.store(0, Ordering::Release);
     }
 
-    /// Every view shows snapshot `number` (see [`LiveReceiver::pace_by_shown`]).
+    /// Every view shows snapshot `number` (see [`LiveReceiver::pace_by_shown`]): wakes the
+    /// reading thread if it waits for that.
     pub fn shown(&self, number: u64) {
-        self.shown.fetch_max(number + 1, Ordering::AcqRel);
+        self.pace.shown.fetch_max(number + 1, Ordering::AcqRel);
+        let waiting = self
+            .pace
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(thread) = waiting {
+            thread.unpark();
+        }
     }
 }
 
@@ -108,7 +126,10 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
     // One: a snapshot waiting to be taken is the newest there is.
     let (tx, rx) = crossbeam_channel::bounded(1);
     let alive = Arc::new(());
-    let shown = Arc::new(AtomicU64::new(NOT_PACED));
+    let pace = Arc::new(Pace {
+        shown: AtomicU64::new(NOT_PACED),
+        waiting: std::sync::Mutex::new(None),
+    });
     (
         LiveSender {
             tx,
@@ -118,13 +139,13 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             symbolizer: memscape_trace::symbolize::Symbolizer::new(),
             sweep: None,
             alive: Arc::downgrade(&alive),
-            shown: shown.clone(),
+            pace: pace.clone(),
         },
         LiveReceiver {
             rx,
             name: name.to_owned(),
             _alive: alive,
-            shown,
+            pace,
         },
     )
 }
@@ -136,8 +157,7 @@ impl LiveSender {
         if self.tx.is_full() || !self.connected() {
             return false;
         }
-        let shown = self.shown.load(Ordering::Acquire);
-        if shown != NOT_PACED && shown < self.sent {
+        if self.waits_for_the_gui() {
             // The GUI still swaps in the last one: the next waits (bounded memory).
             return false;
         }
@@ -168,6 +188,16 @@ impl LiveSender {
             }
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => false,
         }
+    }
+
+    /// Whether the GUI paces the snapshots and has not shown the last one yet; if so, this
+    /// thread is woken when it has ([`LiveReceiver::shown`]).
+    fn waits_for_the_gui(&self) -> bool {
+        let mut waiting = self.pace.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let shown = self.pace.shown.load(Ordering::Acquire);
+        let waits = shown != NOT_PACED && shown < self.sent;
+        *waiting = waits.then(std::thread::current);
+        waits
     }
 
     /// Whether the GUI still listens.
@@ -437,7 +467,8 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                     continue;
                 }
                 next += POLL_EVERY;
-                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                // Parked: the GUI wakes it once it shows the last snapshot.
+                std::thread::park_timeout(next.saturating_duration_since(Instant::now()));
                 next = next.max(Instant::now());
             }
         })?;
