@@ -85,6 +85,8 @@ blocksms=$(grep 'allocation-map scene' log.txt | grep -o '("blocks", [0-9.]*' | 
 if [ -n "$metrics" ]; then
     echo "scene phases' ends (ms from the scene's start), per snapshot: blocks $(echo $blocksms), region metrics $(echo $metrics)"
 fi
-grep 'allocation-map scene' log.txt | grep -o 'swept_from=[0-9]*' | tr '\n' ' '; echo
+swept=$(grep 'allocation-map scene' log.txt | grep -o 'swept_from=[0-9]*' | tr '\n' ' ' || true)
+[ -n "$swept" ] && echo "occupancy sweep of each scene started at event: $swept"
+
 [ -n "${KEEP_LOG:-}" ] && cp log.txt "$KEEP_LOG"
 true
