@@ -142,14 +142,7 @@ pub struct AllocTraceData {
 impl AllocTraceData {
     /// `trace` with its allocation-map scene (when it has addresses).
     pub fn new(trace: memscape_trace::Trace) -> Self {
-        let scene = trace
-            .has_addresses()
-            .then(|| AllocScene::build(&trace, ColorBy::default_for(&trace)));
-        Self {
-            trace,
-            scene,
-            path: None,
-        }
+        Self::continued(trace, None).0
     }
 
     /// [`AllocTraceData::new`] of a live recording's snapshot: the scene's occupancy sweep

@@ -83,6 +83,10 @@ struct Pace {
     waiting: std::sync::Mutex<Option<std::thread::Thread>>,
 }
 
+/// New events after which a sender waiting for the GUI sweeps them ahead
+/// ([`LiveSender::offer`]).
+const SWEEP_AHEAD_EVENTS: u64 = 250_000;
+
 /// [`Pace::shown`] while the receiver does not pace the snapshots by what it shows.
 const NOT_PACED: u64 = u64::MAX;
 
@@ -158,7 +162,9 @@ impl LiveSender {
             return false;
         }
         if self.waits_for_the_gui() {
-            // The GUI still swaps in the last one: the next waits (bounded memory).
+            // The GUI still swaps in the last one: the next waits (bounded memory), and the
+            // occupancy sweep goes on meanwhile.
+            self.sweep_ahead(follower);
             return false;
         }
         let events = follower.summary().events;
@@ -188,6 +194,32 @@ impl LiveSender {
             }
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => false,
         }
+    }
+
+    /// While the GUI swaps in the last snapshot: sweeps the occupancy of what was read since
+    /// (once [`SWEEP_AHEAD_EVENTS`] have piled up), so that the next snapshot's scene, made
+    /// when the GUI shows the last, has little left to sweep. The trace used is dropped.
+    fn sweep_ahead(&mut self, follower: &Follower) {
+        let done = self.sweep.as_ref().map_or(0, |s| s.events());
+        if self.sent == 0 || follower.summary().events < done + SWEEP_AHEAD_EVENTS {
+            return;
+        }
+        let started = Instant::now();
+        let trace = follower.snapshot(&self.name);
+        if !trace.has_addresses() || trace.meta.events < done + SWEEP_AHEAD_EVENTS {
+            return;
+        }
+        self.sweep = Some(crate::alloc_map::scene::AllocScene::sweep_ahead(
+            &trace,
+            self.sweep.take(),
+        ));
+        tracing::debug!(
+            target: "memscape::live",
+            from = done,
+            to = trace.meta.events,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "occupancy swept ahead while the GUI swaps in the last snapshot"
+        );
     }
 
     /// Whether the GUI paces the snapshots and has not shown the last one yet; if so, this

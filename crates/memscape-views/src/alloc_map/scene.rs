@@ -191,6 +191,18 @@ impl AllocScene {
         (scene, sweep)
     }
 
+    /// The occupancy sweep of [`AllocScene::continued`] alone, continuing `from` on `trace`
+    /// (a live recording's trace between two snapshots shown: the next scene then sweeps only
+    /// what came after).
+    pub fn sweep_ahead(
+        trace: &Trace,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+    ) -> memscape_trace::metrics::MetricsSweep {
+        let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
+        let bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
+        memscape_trace::metrics::BinMetrics::continued(trace, &bins, from).1
+    }
+
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
         match axis {
             TimeAxis::Events => self.events_extent,
