@@ -71,6 +71,8 @@ pub struct LiveSender {
     /// Gone when the GUI dropped its [`LiveReceiver`].
     alive: std::sync::Weak<()>,
     pace: Arc<Pace>,
+    /// New events after which, while waiting for the GUI, the occupancy is swept ahead.
+    sweep_ahead_every: u64,
 }
 
 /// How the GUI paces the snapshots ([`LiveReceiver::pace_by_shown`]).
@@ -144,6 +146,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             sweep: None,
             alive: Arc::downgrade(&alive),
             pace: pace.clone(),
+            sweep_ahead_every: SWEEP_AHEAD_EVENTS,
         },
         LiveReceiver {
             rx,
@@ -197,16 +200,18 @@ impl LiveSender {
     }
 
     /// While the GUI swaps in the last snapshot: sweeps the occupancy of what was read since
-    /// (once [`SWEEP_AHEAD_EVENTS`] have piled up), so that the next snapshot's scene, made
+    /// (once [`SWEEP_AHEAD_EVENTS`] have piled up, or as set by
+    /// [`LiveSender::sweep_ahead_every`]), so that the next snapshot's scene, made
     /// when the GUI shows the last, has little left to sweep. The trace used is dropped.
     fn sweep_ahead(&mut self, follower: &Follower) {
         let done = self.sweep.as_ref().map_or(0, |s| s.events());
-        if self.sent == 0 || follower.summary().events < done + SWEEP_AHEAD_EVENTS {
+        let every = self.sweep_ahead_every;
+        if self.sent == 0 || follower.summary().events < done + every {
             return;
         }
         let started = Instant::now();
         let trace = follower.snapshot(&self.name);
-        if !trace.has_addresses() || trace.meta.events < done + SWEEP_AHEAD_EVENTS {
+        if !trace.has_addresses() || trace.meta.events < done + every {
             return;
         }
         self.sweep = Some(crate::alloc_map::scene::AllocScene::sweep_ahead(
@@ -230,6 +235,12 @@ impl LiveSender {
         let waits = shown != NOT_PACED && shown < self.sent;
         *waiting = waits.then(std::thread::current);
         waits
+    }
+
+    /// Sweeps ahead (see [`LiveSender::offer`]) once `events` new events have piled up instead
+    /// of [`SWEEP_AHEAD_EVENTS`].
+    pub fn sweep_ahead_every(&mut self, events: u64) {
+        self.sweep_ahead_every = events.max(1);
     }
 
     /// Whether the GUI still listens.

@@ -152,6 +152,10 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     let exe = grow_program(dir.path());
     let output = dir.path().join("grow.msc");
     let (mut sender, receiver) = live::channel(&output.display().to_string());
+    // Paced as the window paces it (the next snapshot once this one is shown), with the
+    // occupancy swept ahead meanwhile every few events (every snapshot's sweep is checked).
+    receiver.pace_by_shown();
+    sender.sweep_ahead_every(300);
     // The GUI's side: takes every update as it comes (as a window would, once a frame), and
     // keeps what the user chose on the shown dataset on the next (as the window does): a
     // highlight and a time cursor set on the first snapshot with blocks.
@@ -166,11 +170,14 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                     dataset,
                     events: e,
                     stats,
-                    ..
+                    number,
                 }) => {
                     let t = &dataset.alloc_trace().unwrap().trace;
                     assert_eq!(t.meta.events, e);
                     assert_region_metrics_are_a_full_sweep(&dataset);
+                    // Shown later, as a window's panes show it (the reading thread polls meanwhile).
+                    std::thread::sleep(Duration::from_millis(450));
+                    receiver.shown(number);
                     assert_eq!(stats.nodes, t.call_tree.len() as u64);
                     events.push(e);
                     symbolized.push((stats, named_nodes(t)));
