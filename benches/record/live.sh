@@ -11,6 +11,8 @@
 #
 #   benches/record/live.sh            (MEMSCAPE: the binary, default target/release/memscape,
 #                                      built when missing; PROFILE=dev uses target/debug)
+#   WORKLOAD=small benches/record/live.sh   (instead of cc1plus: a small C program, 60 bursts
+#                                      of 2,000 allocations 150 ms apart, ~160 k events)
 #
 # Needs g++, xvfb-run, Mesa's lavapipe, /usr/bin/time; cargo.
 set -euo pipefail
@@ -26,12 +28,37 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$root/benches/record/heavy.cpp" "$work/heavy.cpp"
 cd "$work"
-cc1plus=$(g++ -print-prog-name=cc1plus)
+if [ "${WORKLOAD:-cc1plus}" = small ]; then
+    cat > grow.c <<'C'
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static void *keep[65536];
+static void *make_node(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
+int main(void) {
+    for (int round = 0; round < 60; round++) {
+        for (int i = 0; i < 2000; i++) {
+            int k = round * 2000 + i;
+            keep[k % 65536] = make_node(32 + (k % 13) * 40);
+            if (k % 3 == 0) { free(keep[(k * 7) % 65536]); keep[(k * 7) % 65536] = 0; }
+        }
+        usleep(150000);
+    }
+    return 0;
+}
+C
+    gcc -O1 -g -o grow grow.c
+    program=(./grow)
+else
+    cc1plus=$(g++ -print-prog-name=cc1plus)
+    program=("$cc1plus" -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE heavy.cpp -quiet
+        -dumpbase heavy.cpp -dumpbase-ext .cpp -mtune=generic -march=x86-64 -O2 -o heavy.s)
+fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-RUST_LOG=warn,memscape::live=debug MEMSCAPE_ADAPTER=cpu /usr/bin/time -v -o time.txt \
+RUST_LOG=warn,memscape::live=debug,memscape::scene=debug MEMSCAPE_ADAPTER=cpu \
+    /usr/bin/time -v -o time.txt \
     xvfb-run -a -s "-screen 0 1600x1000x24" "$memscape" record --live --screenshot "$work/shot.png" \
-    -o cc.msc -- "$cc1plus" -quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE heavy.cpp -quiet \
-    -dumpbase heavy.cpp -dumpbase-ext .cpp -mtune=generic -march=x86-64 -O2 -o heavy.s > log.txt 2>&1
+    -o cc.msc -- "${program[@]}" > log.txt 2>&1
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 grep -o 'recorded [0-9]* events.*' log.txt || { tail -20 log.txt; exit 1; }
 # ISO time of a log line → seconds.
@@ -52,3 +79,14 @@ printf 'median: handed → shown %.0f ms; snapshot + symbolization %.0f ms; scen
     "$apply" "$snap" "$scene"
 echo "peak RSS: $((rss / 1024)) MiB"
 grep 'the finished recording handed' log.txt | grep -o 'shown=.*'
+# The scene's occupancy sweep per snapshot (ms; where it started: 0 = from the first event).
+metrics=$(grep 'allocation-map scene' log.txt | grep -o '"region metrics", [0-9.]*' | grep -o '[0-9.]*$' || true)
+blocksms=$(grep 'allocation-map scene' log.txt | grep -o '("blocks", [0-9.]*' | grep -o '[0-9.]*$' || true)
+if [ -n "$metrics" ]; then
+    echo "scene phases' ends (ms from the scene's start), per snapshot: blocks $(echo $blocksms), region metrics $(echo $metrics)"
+fi
+swept=$(grep 'allocation-map scene' log.txt | grep -o 'swept_from=[0-9]*' | tr '\n' ' ' || true)
+[ -n "$swept" ] && echo "occupancy sweep of each scene started at event: $swept"
+
+[ -n "${KEEP_LOG:-}" ] && cp log.txt "$KEEP_LOG"
+true

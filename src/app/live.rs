@@ -63,6 +63,7 @@ impl LiveFeed {
     fn shown_now(&mut self) {
         let now = Instant::now();
         if let Some((number, events, handed)) = self.handed.take() {
+            self.rx.shown(number);
             tracing::info!(
                 target: "memscape::live",
                 number,
@@ -87,6 +88,8 @@ impl MemscapeApp {
     /// Follows the recording `rx` sends, as an open file.
     pub(super) fn add_live(&mut self, rx: LiveReceiver) {
         let file = self.files.open_live(PathBuf::from(&rx.name));
+        // The next snapshot once the panes show the last: two alive at most (bounded memory).
+        rx.pace_by_shown();
         self.live.push(LiveFeed {
             rx,
             file,

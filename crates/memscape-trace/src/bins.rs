@@ -74,7 +74,42 @@ fn pow2_label(class: u32) -> String {
     }
 }
 
+/// The labels and block bins of region bins.
+fn region_bins(
+    trace: &Trace,
+    regions: &[crate::regions::Region],
+    block_region: Vec<u32>,
+) -> (Vec<String>, Vec<u32>) {
+    if regions.is_empty() {
+        (
+            vec![String::from("all blocks")],
+            vec![0; trace.blocks.len()],
+        )
+    } else {
+        let labels = regions
+            .iter()
+            .map(|r| format!("{:#x}–{:#x}", r.start, r.end))
+            .collect();
+        (labels, block_region)
+    }
+}
+
 impl Bins {
+    /// [`Bins::new`] by region of `regions`, found already on `trace` with `gap_threshold`
+    /// (no second search, no second sweep for the peaks).
+    pub fn of_regions(trace: &Trace, regions: &Regions, gap_threshold: u64) -> Self {
+        let (labels, block_bin) =
+            region_bins(trace, &regions.regions, regions.block_region.clone());
+        let peaks = regions.regions.iter().map(|r| r.peak_bytes).collect();
+        Self::with_partition(
+            trace,
+            BinBy::Region { gap_threshold },
+            labels,
+            block_bin,
+            Some(peaks),
+        )
+    }
+
     pub fn new(trace: &Trace, by: BinBy) -> Self {
         let b = &trace.blocks;
         let (labels, block_bin): (Vec<String>, Vec<u32>) = match &by {
@@ -83,15 +118,7 @@ impl Bins {
                     regions,
                     block_region,
                 } = find_regions(trace, *gap_threshold);
-                if regions.is_empty() {
-                    (vec![String::from("all blocks")], vec![0; b.len()])
-                } else {
-                    let labels = regions
-                        .iter()
-                        .map(|r| format!("{:#x}–{:#x}", r.start, r.end))
-                        .collect();
-                    (labels, block_region)
-                }
+                region_bins(trace, &regions, block_region)
             }
             BinBy::SizeClass(SizeClasses::PowerOfTwo) => {
                 // Classes 0..=64; only the ones in use become bins.
@@ -180,6 +207,19 @@ impl Bins {
                 (labels, block_bin)
             }
         };
+        Self::with_partition(trace, by, labels, block_bin, None)
+    }
+
+    /// The bins of a partition: counts, bytes and extents from the blocks; peaks given (the
+    /// regions') or by a sweep.
+    fn with_partition(
+        trace: &Trace,
+        by: BinBy,
+        labels: Vec<String>,
+        block_bin: Vec<u32>,
+        peaks: Option<Vec<u64>>,
+    ) -> Self {
+        let b = &trace.blocks;
         let mut bins: Vec<Bin> = labels
             .into_iter()
             .map(|label| Bin {
@@ -209,7 +249,9 @@ impl Bins {
                 bin.extent_start = 0;
             }
         }
-        let peaks = peak_per_group(trace, &block_bin, bins.len());
+        let peaks = peaks
+            .filter(|p| p.len() == bins.len())
+            .unwrap_or_else(|| peak_per_group(trace, &block_bin, bins.len()));
         for (bin, p) in bins.iter_mut().zip(peaks) {
             bin.peak_bytes = p;
         }

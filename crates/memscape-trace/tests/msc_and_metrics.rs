@@ -114,19 +114,21 @@ fn metrics_follow_gaps_exactly() {
     );
     let m = BinMetrics::compute(&t, &bins);
     let s = &m.series[0];
-    assert_eq!(s.occupancy, vec![10, 20, 60, 50, 40]);
-    assert_eq!(s.live_blocks, vec![1, 2, 3, 2, 1]);
+    assert_eq!(s.occupancy[..], [10, 20, 60, 50, 40]);
+    assert_eq!(s.live_blocks[..], [1, 2, 3, 2, 1]);
     // After each event: free gaps and the largest of them.
     // 1: [10,100)=90. 2: [10,20),[30,100)=70. 3: [10,20),[30,60)=30.
     // 4: [10,60)=50. 5: [0,60)=60.
-    assert_eq!(s.largest_free_gap, vec![90, 70, 30, 50, 60]);
-    assert_eq!(s.total_free, vec![90, 80, 40, 50, 60]);
+    let gaps: Vec<u64> = (0..s.len()).map(|r| m.largest_free_gap(0, r)).collect();
+    let free: Vec<u64> = (0..s.len()).map(|r| m.total_free(0, r)).collect();
+    assert_eq!(gaps, [90, 70, 30, 50, 60]);
+    assert_eq!(free, [90, 80, 40, 50, 60]);
     assert!((fragmentation(30, 40) - 0.25).abs() < 1e-12);
     assert_eq!(fragmentation(0, 0), 0.0);
 
     // Sampling over events 0..5 in 5 columns: one event per column.
     let by_event = m.sample(0, TimeAxis::EventIndex, 0, 5, 5);
-    assert_eq!(by_event.occupancy, s.occupancy);
+    assert_eq!(by_event.occupancy[..], s.occupancy[..]);
     assert_eq!(by_event.events, vec![1; 5]);
     assert!((by_event.fragmentation[2] - 0.25).abs() < 1e-12);
     // Over wall time 0..60 in 2 columns: [0,30) holds events at 10 and 20, [30,60) the rest.
@@ -149,7 +151,7 @@ fn waste_uses_usable_sizes() {
     assert_eq!(t.blocks.size, vec![16, 20]);
     let bins = Bins::new(&t, BinBy::Thread);
     let m = BinMetrics::compute(&t, &bins);
-    assert_eq!(m.series[0].waste, vec![6, 6, 0]);
+    assert_eq!(m.series[0].waste[..], [6, 6, 0]);
 }
 
 #[test]
@@ -251,5 +253,93 @@ fn regions_equal_the_sort_and_merge_reference() {
             r.regions.iter().map(|r| r.blocks).sum::<u64>(),
             t.blocks.len() as u64
         );
+    }
+}
+
+/// The occupancy step functions of a growing trace continued from an earlier snapshot's sweep
+/// (what the live view does at each snapshot) equal a sweep from the first event: sqlite3's
+/// heaptrack recording replayed into a trace builder and snapshotted at several points, as a
+/// live recording is, binned by address region (wide gaps: regions grow; narrow gaps: regions
+/// appear and merge, so the sweep also restarts and maps bins that moved) and by thread.
+#[test]
+fn metrics_continued_over_snapshots_equal_a_full_sweep() {
+    use memscape_trace::TraceBuilder;
+    use memscape_trace::metrics::MetricsSweep;
+    let real = load(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    let b = &real.blocks;
+    // The first 400,000 events (test time), cut at uneven points.
+    let events = 400_000usize.min(real.event_order().len());
+    let cuts = [1, 900, 37_000, 37_001, 150_000, 151_234, 290_000, events];
+    for by in [
+        BinBy::Region {
+            gap_threshold: 1 << 20,
+        },
+        BinBy::Region {
+            gap_threshold: 1 << 12,
+        },
+        BinBy::Thread,
+    ] {
+        let mut builder = TraceBuilder::with_event_times("sqlite replay");
+        let mut sweep: Option<MetricsSweep> = None;
+        let mut continued = 0;
+        let mut replayed = 0;
+        for &cut in &cuts {
+            for (e, &id) in real.event_order()[replayed..cut].iter().enumerate() {
+                let line = (replayed + e) as u64;
+                let i = (id >> 1) as usize;
+                match id {
+                    u32::MAX => builder.unmatched_free(line),
+                    id if id & 1 == 0 => {
+                        builder.alloc(
+                            line,
+                            b.alloc_time_ns[i],
+                            b.address[i],
+                            b.requested_size[i],
+                            b.usable_size[i],
+                            b.thread[i],
+                            b.site[i],
+                        );
+                    }
+                    _ => {
+                        builder.free_from(line, b.free_time_ns[i], b.address[i], b.thread[i], 0);
+                    }
+                }
+            }
+            replayed = cut;
+            let snapshot = builder.snapshot(TraceFormat::Msc, true);
+            assert_eq!(snapshot.meta.events, cut as u64);
+            let bins = Bins::new(&snapshot, by.clone());
+            if let BinBy::Region { gap_threshold } = by {
+                // What the scene makes from the regions it found already.
+                let regions = find_regions(&snapshot, gap_threshold);
+                let of = Bins::of_regions(&snapshot, &regions, gap_threshold);
+                assert_eq!((&of.bins, &of.block_bin), (&bins.bins, &bins.block_bin));
+            }
+            let started_at = sweep.as_ref().map_or(0, MetricsSweep::events);
+            let (metrics, next) = BinMetrics::continued(&snapshot, &bins, sweep.take());
+            if next.started_at() > 0 {
+                continued += 1;
+                assert_eq!(next.started_at(), started_at);
+            }
+            sweep = Some(next);
+            let full = BinMetrics::compute(&snapshot, &bins);
+            let at = format!("{by:?}, cut at {cut} events");
+            assert_eq!(metrics.extents, full.extents, "{at}");
+            assert_eq!(metrics.series.len(), full.series.len(), "{at}");
+            for (k, (a, f)) in metrics.series.iter().zip(&full.series).enumerate() {
+                assert_eq!(a, f, "{at}, bin {k}");
+                for r in 0..f.len() {
+                    assert_eq!(
+                        (metrics.largest_free_gap(k, r), metrics.total_free(k, r)),
+                        (full.largest_free_gap(k, r), full.total_free(k, r)),
+                        "{at}, bin {k}, row {r}"
+                    );
+                }
+                let sampled = |m: &BinMetrics| m.sample(k, TimeAxis::EventIndex, 0, cut as u64, 97);
+                assert_eq!(sampled(&metrics), sampled(&full), "{at}, bin {k}");
+            }
+        }
+        // Most snapshots continue the last one's sweep (not started again from the first event).
+        assert!(continued >= cuts.len() / 2, "{by:?}: {continued} continued");
     }
 }

@@ -142,14 +142,28 @@ pub struct AllocTraceData {
 impl AllocTraceData {
     /// `trace` with its allocation-map scene (when it has addresses).
     pub fn new(trace: memscape_trace::Trace) -> Self {
-        let scene = trace
-            .has_addresses()
-            .then(|| AllocScene::build(&trace, ColorBy::default_for(&trace)));
-        Self {
+        Self::continued(trace, None).0
+    }
+
+    /// [`AllocTraceData::new`] of a live recording's snapshot: the scene's occupancy sweep
+    /// continues `from`, the previous snapshot's (see [`AllocScene::continued`]); returns the
+    /// sweep for the next snapshot (None without addresses).
+    pub fn continued(
+        trace: memscape_trace::Trace,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+    ) -> (Self, Option<memscape_trace::metrics::MetricsSweep>) {
+        let (scene, sweep) = if trace.has_addresses() {
+            let (scene, sweep) = AllocScene::continued(&trace, ColorBy::default_for(&trace), from);
+            (Some(scene), Some(sweep))
+        } else {
+            (None, None)
+        };
+        let data = Self {
             trace,
             scene,
             path: None,
-        }
+        };
+        (data, sweep)
     }
 }
 

@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
@@ -65,9 +66,31 @@ pub struct LiveSender {
     sent: u64,
     /// Each module's symbols, read once for all snapshots.
     symbolizer: memscape_trace::symbolize::Symbolizer,
+    /// The last snapshot's occupancy sweep, continued by the next (only new events swept).
+    sweep: Option<memscape_trace::metrics::MetricsSweep>,
     /// Gone when the GUI dropped its [`LiveReceiver`].
     alive: std::sync::Weak<()>,
+    pace: Arc<Pace>,
+    /// New events after which, while waiting for the GUI, the occupancy is swept ahead.
+    sweep_ahead_every: u64,
 }
+
+/// How the GUI paces the snapshots ([`LiveReceiver::pace_by_shown`]).
+#[derive(Debug)]
+struct Pace {
+    /// Snapshots the GUI has shown ([`NOT_PACED`] while it does not pace them).
+    shown: AtomicU64,
+    /// The reading thread, when it waits for the GUI to show the last snapshot: woken then,
+    /// so that the next is made at once rather than at its next poll.
+    waiting: std::sync::Mutex<Option<std::thread::Thread>>,
+}
+
+/// New events after which a sender waiting for the GUI sweeps them ahead
+/// ([`LiveSender::offer`]).
+const SWEEP_AHEAD_EVENTS: u64 = 250_000;
+
+/// [`Pace::shown`] while the receiver does not pace the snapshots by what it shows.
+const NOT_PACED: u64 = u64::MAX;
 
 /// The receiving half, owned by the GUI.
 #[derive(Debug)]
@@ -76,6 +99,32 @@ pub struct LiveReceiver {
     /// What the recording is called (its output file).
     pub name: String,
     _alive: Arc<()>,
+    pace: Arc<Pace>,
+}
+
+impl LiveReceiver {
+    /// From now on the next snapshot is made only once the GUI says it shows the last one
+    /// ([`LiveReceiver::shown`]), not as soon as it took it: at most two snapshots are alive
+    /// at once (the one shown and the next, being made or swapped in), instead of three (the
+    /// one shown, the one the panes prepare, the one the reading thread makes meanwhile).
+    pub fn pace_by_shown(&self) {
+        self.pace.shown.store(0, Ordering::Release);
+    }
+
+    /// Every view shows snapshot `number` (see [`LiveReceiver::pace_by_shown`]): wakes the
+    /// reading thread if it waits for that.
+    pub fn shown(&self, number: u64) {
+        self.pace.shown.fetch_max(number + 1, Ordering::AcqRel);
+        let waiting = self
+            .pace
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(thread) = waiting {
+            thread.unpark();
+        }
+    }
 }
 
 /// A live channel for the recording that will be named `name` (its output file).
@@ -83,6 +132,10 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
     // One: a snapshot waiting to be taken is the newest there is.
     let (tx, rx) = crossbeam_channel::bounded(1);
     let alive = Arc::new(());
+    let pace = Arc::new(Pace {
+        shown: AtomicU64::new(NOT_PACED),
+        waiting: std::sync::Mutex::new(None),
+    });
     (
         LiveSender {
             tx,
@@ -90,12 +143,16 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             last_events: 0,
             sent: 0,
             symbolizer: memscape_trace::symbolize::Symbolizer::new(),
+            sweep: None,
             alive: Arc::downgrade(&alive),
+            pace: pace.clone(),
+            sweep_ahead_every: SWEEP_AHEAD_EVENTS,
         },
         LiveReceiver {
             rx,
             name: name.to_owned(),
             _alive: alive,
+            pace,
         },
     )
 }
@@ -105,6 +162,12 @@ impl LiveSender {
     /// there is something new. Returns whether a snapshot was sent.
     pub fn offer(&mut self, follower: &Follower) -> bool {
         if self.tx.is_full() || !self.connected() {
+            return false;
+        }
+        if self.waits_for_the_gui() {
+            // The GUI still swaps in the last one: the next waits (bounded memory), and the
+            // occupancy sweep goes on meanwhile.
+            self.sweep_ahead(follower);
             return false;
         }
         let events = follower.summary().events;
@@ -118,7 +181,7 @@ impl LiveSender {
         if trace.meta.events == self.last_events && self.sent > 0 {
             return false;
         }
-        let (dataset, stats) = dataset_of(trace, &report, &self.name, started);
+        let (dataset, stats) = dataset_of(trace, &report, &self.name, started, &mut self.sweep);
         let events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
         let update = LiveUpdate::Snapshot {
             dataset: Arc::new(dataset),
@@ -134,6 +197,50 @@ impl LiveSender {
             }
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => false,
         }
+    }
+
+    /// While the GUI swaps in the last snapshot: sweeps the occupancy of what was read since
+    /// (once [`SWEEP_AHEAD_EVENTS`] have piled up, or as set by
+    /// [`LiveSender::sweep_ahead_every`]), so that the next snapshot's scene, made
+    /// when the GUI shows the last, has little left to sweep. The trace used is dropped.
+    fn sweep_ahead(&mut self, follower: &Follower) {
+        let done = self.sweep.as_ref().map_or(0, |s| s.events());
+        let every = self.sweep_ahead_every;
+        if self.sent == 0 || follower.summary().events < done + every {
+            return;
+        }
+        let started = Instant::now();
+        let trace = follower.snapshot(&self.name);
+        if !trace.has_addresses() || trace.meta.events < done + every {
+            return;
+        }
+        self.sweep = Some(crate::alloc_map::scene::AllocScene::sweep_ahead(
+            &trace,
+            self.sweep.take(),
+        ));
+        tracing::debug!(
+            target: "memscape::live",
+            from = done,
+            to = trace.meta.events,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "occupancy swept ahead while the GUI swaps in the last snapshot"
+        );
+    }
+
+    /// Whether the GUI paces the snapshots and has not shown the last one yet; if so, this
+    /// thread is woken when it has ([`LiveReceiver::shown`]).
+    fn waits_for_the_gui(&self) -> bool {
+        let mut waiting = self.pace.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let shown = self.pace.shown.load(Ordering::Acquire);
+        let waits = shown != NOT_PACED && shown < self.sent;
+        *waiting = waits.then(std::thread::current);
+        waits
+    }
+
+    /// Sweeps ahead (see [`LiveSender::offer`]) once `events` new events have piled up instead
+    /// of [`SWEEP_AHEAD_EVENTS`].
+    pub fn sweep_ahead_every(&mut self, events: u64) {
+        self.sweep_ahead_every = events.max(1);
     }
 
     /// Whether the GUI still listens.
@@ -182,19 +289,23 @@ pub fn snapshot_dataset(
 ) -> (Dataset, SnapshotStats) {
     let started = Instant::now();
     let (trace, report) = follower.snapshot_symbolized(name, symbolizer);
-    dataset_of(trace, &report, name, started)
+    dataset_of(trace, &report, name, started, &mut None)
 }
 
-/// The dataset of a snapshot made (and symbolized, `report`) since `started`.
+/// The dataset of a snapshot made (and symbolized, `report`) since `started`; its scene's
+/// occupancy sweep continues `sweep` (the previous snapshot's), replaced by its own.
 fn dataset_of(
     trace: memscape_trace::Trace,
     report: &memscape_trace::symbolize::SymbolizeReport,
     name: &str,
     started: Instant,
+    sweep: &mut Option<memscape_trace::metrics::MetricsSweep>,
 ) -> (Dataset, SnapshotStats) {
     let made = started.elapsed();
     let nodes = trace.call_tree.len() as u64;
-    let content = DatasetContent::AllocTrace(Box::new(AllocTraceData::new(trace)));
+    let (data, next) = AllocTraceData::continued(trace, sweep.take());
+    *sweep = next;
+    let content = DatasetContent::AllocTrace(Box::new(data));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let stats = SnapshotStats {
         nodes_symbolized: report.nodes,
@@ -399,7 +510,8 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
                     continue;
                 }
                 next += POLL_EVERY;
-                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                // Parked: the GUI wakes it once it shows the last snapshot.
+                std::thread::park_timeout(next.saturating_duration_since(Instant::now()));
                 next = next.max(Instant::now());
             }
         })?;

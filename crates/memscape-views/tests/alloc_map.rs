@@ -577,3 +577,31 @@ fn time_layout_aligns_the_stacked_bar_with_the_maps() {
         }
     }
 }
+
+/// The unbinned map in the scene's own colouring shares the scene's blocks (a live snapshot's
+/// pane does not colour every block again), and they are what colouring them again gives.
+#[test]
+fn unbinned_map_in_the_scenes_colouring_shares_its_blocks() {
+    use memscape_views::alloc_map::bins::BinBy;
+    use memscape_views::alloc_map::compose::{MapBuilder, Wanted};
+    use memscape_views::alloc_map::scene::TimeAxis;
+    let sqlite = load(Path::new("demo:sqlite"));
+    let data = sqlite.alloc_trace().unwrap();
+    let scene = data.scene.as_ref().unwrap();
+    let wanted = Wanted {
+        by: BinBy::None,
+        axis: TimeAxis::Events,
+        color_by: scene.color_by,
+        age_at: 0,
+        curves: false,
+    };
+    let built = MapBuilder::default().build(&data.trace, scene, wanted, false);
+    assert!(std::sync::Arc::ptr_eq(&built.blocks, &scene.blocks));
+    let colors = scene.block_colors(
+        &data.trace,
+        scene.color_by,
+        &scene.block_region,
+        scene.events_extent,
+    );
+    assert_eq!(*built.blocks, built.binned.colored(&colors));
+}

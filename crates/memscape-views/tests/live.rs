@@ -128,12 +128,34 @@ fn highlighted(dataset: &memscape_views::Dataset) -> Vec<(u32, u64, u64, u64)> {
         .collect()
 }
 
+/// The snapshot's occupancy step functions (its sweep continued from the previous
+/// snapshot's) equal a sweep of the snapshot from its first event.
+fn assert_region_metrics_are_a_full_sweep(dataset: &memscape_views::Dataset) {
+    use memscape_trace::bins::{BinBy, Bins};
+    let data = dataset.alloc_trace().unwrap();
+    let scene = data.scene.as_ref().unwrap();
+    let bins = Bins::new(
+        &data.trace,
+        BinBy::Region {
+            gap_threshold: memscape_views::alloc_map::scene::REGION_GAP,
+        },
+    );
+    let full = memscape_trace::metrics::BinMetrics::compute(&data.trace, &bins);
+    let live = &scene.region_metrics;
+    assert_eq!(live.extents, full.extents);
+    assert_eq!(live.series, full.series, "a continued sweep differs");
+}
+
 #[test]
 fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     let dir = tempfile::tempdir().unwrap();
     let exe = grow_program(dir.path());
     let output = dir.path().join("grow.msc");
     let (mut sender, receiver) = live::channel(&output.display().to_string());
+    // Paced as the window paces it (the next snapshot once this one is shown), with the
+    // occupancy swept ahead meanwhile every few events (every snapshot's sweep is checked).
+    receiver.pace_by_shown();
+    sender.sweep_ahead_every(300);
     // The GUI's side: takes every update as it comes (as a window would, once a frame), and
     // keeps what the user chose on the shown dataset on the next (as the window does): a
     // highlight and a time cursor set on the first snapshot with blocks.
@@ -148,10 +170,14 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                     dataset,
                     events: e,
                     stats,
-                    ..
+                    number,
                 }) => {
                     let t = &dataset.alloc_trace().unwrap().trace;
                     assert_eq!(t.meta.events, e);
+                    assert_region_metrics_are_a_full_sweep(&dataset);
+                    // Shown later, as a window's panes show it (the reading thread polls meanwhile).
+                    std::thread::sleep(Duration::from_millis(450));
+                    receiver.shown(number);
                     assert_eq!(stats.nodes, t.call_tree.len() as u64);
                     events.push(e);
                     symbolized.push((stats, named_nodes(t)));

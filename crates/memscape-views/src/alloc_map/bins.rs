@@ -383,7 +383,7 @@ impl BinnedScene {
         };
         if let [s] = series.as_slice() {
             out.times = (0..s.len()).map(|i| key(s, i)).collect();
-            out.bytes = s.occupancy.clone();
+            out.bytes = s.occupancy.to_vec();
             return out;
         }
         // (event, series, row) of every row, in event order; a running sum of each series' state.

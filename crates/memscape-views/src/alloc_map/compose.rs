@@ -103,8 +103,20 @@ impl MapBuilder {
                 .or_insert_with(|| Arc::new(super::curves::bin_curves(trace, &binned)))
                 .clone()
         });
-        let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
-        let blocks = Arc::new(binned.colored(&colors));
+        // The unbinned map in the scene's own colouring is the scene's blocks (coloured when
+        // it was made): shared, not coloured again (a live snapshot's pane would otherwise
+        // resolve every block's site a second time).
+        let blocks = if wanted.by == BinBy::None
+            && binned.position.is_none()
+            && Arc::ptr_eq(&binned.blocks, &scene.blocks)
+            && wanted.color_by == scene.color_by
+            && age_at == scene.events_extent
+        {
+            scene.blocks.clone()
+        } else {
+            let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
+            Arc::new(binned.colored(&colors))
+        };
         Built {
             wanted,
             binned,

@@ -70,6 +70,17 @@ pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
 
 impl AllocScene {
     pub fn build(trace: &Trace, color_by: ColorBy) -> Self {
+        Self::continued(trace, color_by, None).0
+    }
+
+    /// [`AllocScene::build`] of a live recording's snapshot, continuing the regions' occupancy
+    /// sweep of the previous snapshot (`from`: only the events since are swept; see
+    /// [`memscape_trace::metrics::BinMetrics::continued`]). Returns the sweep for the next one.
+    pub fn continued(
+        trace: &Trace,
+        color_by: ColorBy,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+    ) -> (Self, memscape_trace::metrics::MetricsSweep) {
         let started = std::time::Instant::now();
         let mut phases: Vec<(&str, f64)> = Vec::new();
         let mut phase = |name: &'static str| {
@@ -116,22 +127,16 @@ impl AllocScene {
             times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
         }
         phase("blocks");
-        let region_bins = memscape_trace::bins::Bins::new(
-            trace,
-            memscape_trace::bins::BinBy::Region {
-                gap_threshold: REGION_GAP,
-            },
-        );
+        let region_bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
         let region_capacity = region_bins
             .bins
             .iter()
             .map(|b| b.extent_end.saturating_sub(b.extent_start))
             .sum::<u64>()
             .max(1);
-        let region_metrics = Arc::new(memscape_trace::metrics::BinMetrics::compute(
-            trace,
-            &region_bins,
-        ));
+        let (region_metrics, sweep) =
+            memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, from);
+        let region_metrics = Arc::new(region_metrics);
         phase("region metrics");
         // Legend entries keyed like the blocks' colours: by site at line granularity, past
         // allocation wrappers (memscape_trace::sites).
@@ -176,8 +181,26 @@ impl AllocScene {
         scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
         phase("colours");
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
-        tracing::debug!(target: "memscape::scene", blocks = n, ?phases, "allocation-map scene");
-        scene
+        tracing::debug!(
+            target: "memscape::scene",
+            blocks = n,
+            swept_from = sweep.started_at(),
+            ?phases,
+            "allocation-map scene"
+        );
+        (scene, sweep)
+    }
+
+    /// The occupancy sweep of [`AllocScene::continued`] alone, continuing `from` on `trace`
+    /// (a live recording's trace between two snapshots shown: the next scene then sweeps only
+    /// what came after).
+    pub fn sweep_ahead(
+        trace: &Trace,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+    ) -> memscape_trace::metrics::MetricsSweep {
+        let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
+        let bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
+        memscape_trace::metrics::BinMetrics::continued(trace, &bins, from).1
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
