@@ -104,7 +104,19 @@ impl MapBuilder {
                 .clone()
         });
         let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
-        let blocks = Arc::new(binned.colored(&colors));
+        // Blocks already coloured so (the scene's own colouring, unbinned) stay the same `Arc`:
+        // no second copy, and nothing drawn from them is computed again.
+        let unchanged = binned.blocks.iter().enumerate().all(|(p, b)| {
+            binned
+                .block_at(p)
+                .and_then(|i| colors.get(i))
+                .is_none_or(|&(color, attr)| b.color == color && b.attr.to_bits() == attr.to_bits())
+        });
+        let blocks = if unchanged {
+            binned.blocks.clone()
+        } else {
+            Arc::new(binned.colored(&colors))
+        };
         Built {
             wanted,
             binned,
