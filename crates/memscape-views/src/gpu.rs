@@ -112,6 +112,10 @@ pub struct PaintOptions {
     pub answers: Option<PickAnswers>,
     /// Set once the picture has been prepared on the GPU (the screenshot waits for it).
     pub drawn: Option<Arc<AtomicBool>>,
+    /// The pane's worker for map and bar layers summed on the CPU (`sums_worker`): their sums
+    /// are asked of it and its newest are drawn, stretched to the view. `None`: summed on the
+    /// spot (headless pictures).
+    pub sums: Option<Arc<crate::sums_worker::SumsWorker>>,
 }
 
 /// Paints `picture` into `rect` of `ui`: its background and GPU layers and shapes through one
@@ -460,6 +464,20 @@ fn frame_key(view: &AllocMapView, parts: &[u64]) -> u64 {
     h.finish()
 }
 
+/// The sums a worker finished, for `view`: as they are when of `view`, else stretched and
+/// offset to it; none yet: no blocks (the background).
+fn summed_for<'a>(
+    done: Option<&'a crate::sums_worker::Summed>,
+    view: &memscape_eq1::MapView,
+) -> std::borrow::Cow<'a, memscape_eq1::PixelSums> {
+    use std::borrow::Cow;
+    match done {
+        Some(d) if d.view == *view => Cow::Borrowed(&d.sums),
+        Some(d) => Cow::Owned(d.sums.stretched(&d.view, view)),
+        None => Cow::Owned(memscape_eq1::PixelSums::new(view.width, view.height)),
+    }
+}
+
 fn upload_shapes(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -564,7 +582,39 @@ impl PanePicture<'_> {
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
         let cpu_sums =
             !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
-        if *prepared != key && cpu_sums {
+        if cpu_sums && let Some(worker) = &self.options.sums {
+            // Many blocks on a software rasterizer, in the GUI: the worker sums them; the
+            // newest sums it finished are drawn meanwhile.
+            let done = worker.want(
+                crate::sums_worker::map_slot(m.slot),
+                crate::sums_worker::SumsJob {
+                    source: crate::sums_worker::SumsSource::Map {
+                        blocks: m.data.blocks.clone(),
+                        times: m.data.times.clone(),
+                    },
+                    range: m.range.clone(),
+                    view,
+                    size,
+                    row: None,
+                },
+            );
+            let key = frame_key(&view, &[key, done.as_ref().map_or(0, |d| d.generation)]);
+            if *prepared != key {
+                let sums = summed_for(done.as_deref(), &view.eq1(size));
+                frame.prepare_sums(
+                    device,
+                    queue,
+                    &mut reg.maps,
+                    &view,
+                    size,
+                    origin,
+                    reg.target_format,
+                    &sums.acc,
+                    &sums.cov,
+                );
+                *prepared = key;
+            }
+        } else if *prepared != key && cpu_sums {
             // Many blocks on a software rasterizer: Eq. 1's sums from the CPU, resolved on
             // the GPU like any frame (the upload stays for picking).
             let started = std::time::Instant::now();
@@ -710,13 +760,45 @@ impl PanePicture<'_> {
             .bar_frames
             .entry(b.slot)
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
+        // A bar of millions of intervals on a software rasterizer: its sums from the CPU (the
+        // pane's worker's, when it has one), and no upload.
+        let intervals = b.bars.blocks.len();
+        let cpu = memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+            .then(|| OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size))
+            .flatten();
+        if let (Some(job), Some(worker)) = (&cpu, &self.options.sums) {
+            let map_view = &job.view;
+            let done = worker.want(
+                crate::sums_worker::bar_slot(b.slot),
+                crate::sums_worker::SumsJob {
+                    source: crate::sums_worker::SumsSource::Bar(b.bars.clone()),
+                    range: job.range.clone(),
+                    view: job.view,
+                    size,
+                    row: job.row,
+                },
+            );
+            let key = frame_key(map_view, &[key, done.as_ref().map_or(0, |d| d.generation)]);
+            if *prepared != key {
+                let sums = summed_for(done.as_deref(), &map_view.eq1(size));
+                frame.prepare_sums(
+                    device,
+                    queue,
+                    &mut reg.maps,
+                    map_view,
+                    size,
+                    origin,
+                    reg.target_format,
+                    &sums,
+                );
+                *prepared = key;
+            }
+            return;
+        }
         if *prepared == key {
             return;
         }
-        // A bar of millions of intervals on a software rasterizer: its sums from the CPU, and
-        // no upload.
-        let intervals = b.bars.blocks.len();
-        if memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+        if cpu.is_some()
             && frame.prepare_cpu(
                 device,
                 queue,
