@@ -31,6 +31,10 @@ use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, 
 
 /// Map layers drawn from a level-of-detail index (on the spot, or by the GUI's worker).
 mod lod;
+/// Map and bar layers whose CPU sums the pane's worker computes (`sums_worker`).
+mod sums;
+
+use crate::sums_worker::{bar_slot, map_slot};
 
 /// Keys of panes dropped since the app last asked.
 static RELEASED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
@@ -464,20 +468,6 @@ fn frame_key(view: &AllocMapView, parts: &[u64]) -> u64 {
     h.finish()
 }
 
-/// The sums a worker finished, for `view`: as they are when of `view`, else stretched and
-/// offset to it; none yet: no blocks (the background).
-fn summed_for<'a>(
-    done: Option<&'a crate::sums_worker::Summed>,
-    view: &memscape_eq1::MapView,
-) -> std::borrow::Cow<'a, memscape_eq1::PixelSums> {
-    use std::borrow::Cow;
-    match done {
-        Some(d) if d.view == *view => Cow::Borrowed(&d.sums),
-        Some(d) => Cow::Owned(d.sums.stretched(&d.view, view)),
-        None => Cow::Owned(memscape_eq1::PixelSums::new(view.width, view.height)),
-    }
-}
-
 fn upload_shapes(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -582,25 +572,22 @@ impl PanePicture<'_> {
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
         let cpu_sums =
             !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
-        if cpu_sums && let Some(worker) = &self.options.sums {
-            // Many blocks on a software rasterizer, in the GUI: the worker sums them; the
-            // newest sums it finished are drawn meanwhile.
-            let done = worker.want(
-                crate::sums_worker::map_slot(m.slot),
-                crate::sums_worker::SumsJob {
-                    source: crate::sums_worker::SumsSource::Map {
-                        blocks: m.data.blocks.clone(),
-                        times: m.data.times.clone(),
-                    },
-                    range: m.range.clone(),
-                    view,
-                    size,
-                    row: None,
+        if cpu_sums {
+            // Many blocks on a software rasterizer: Eq. 1's sums from the CPU (in the GUI the
+            // pane's worker's), resolved on the GPU like any frame (the upload stays for
+            // picking).
+            let job = crate::sums_worker::SumsJob {
+                source: crate::sums_worker::SumsSource::Map {
+                    blocks: m.data.blocks.clone(),
+                    times: m.data.times.clone(),
                 },
-            );
-            let key = frame_key(&view, &[key, done.as_ref().map_or(0, |d| d.generation)]);
-            if *prepared != key {
-                let sums = summed_for(done.as_deref(), &view.eq1(size));
+                range: m.range.clone(),
+                view,
+                size,
+                row: None,
+            };
+            let worker = self.options.sums.as_deref();
+            sums::prepare_cpu(worker, map_slot(m.slot), job, key, prepared, |s| {
                 frame.prepare_sums(
                     device,
                     queue,
@@ -609,43 +596,10 @@ impl PanePicture<'_> {
                     size,
                     origin,
                     reg.target_format,
-                    &sums.acc,
-                    &sums.cov,
+                    &s.acc,
+                    &s.cov,
                 );
-                *prepared = key;
-            }
-        } else if *prepared != key && cpu_sums {
-            // Many blocks on a software rasterizer: Eq. 1's sums from the CPU, resolved on
-            // the GPU like any frame (the upload stays for picking).
-            let started = std::time::Instant::now();
-            let sums = memscape_render::alloc_map::cpu_reference::exact_sums(
-                &view,
-                size,
-                &m.data.blocks,
-                &m.data.times,
-                Some(m.range.clone()),
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            );
-            frame.prepare_sums(
-                device,
-                queue,
-                &mut reg.maps,
-                &view,
-                size,
-                origin,
-                reg.target_format,
-                &sums.acc,
-                &sums.cov,
-            );
-            tracing::debug!(
-                "map slot {}: {} blocks summed on the CPU at {}x{} in {:?}",
-                m.slot,
-                m.range.len(),
-                size[0],
-                size[1],
-                started.elapsed()
-            );
-            *prepared = key;
+            });
         } else if *prepared != key {
             if let Some(stats) = &reg.stats {
                 stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
@@ -766,57 +720,31 @@ impl PanePicture<'_> {
         let cpu = memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
             .then(|| OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size))
             .flatten();
-        if let (Some(job), Some(worker)) = (&cpu, &self.options.sums) {
-            let map_view = &job.view;
-            let done = worker.want(
-                crate::sums_worker::bar_slot(b.slot),
-                crate::sums_worker::SumsJob {
-                    source: crate::sums_worker::SumsSource::Bar(b.bars.clone()),
-                    range: job.range.clone(),
-                    view: job.view,
-                    size,
-                    row: job.row,
-                },
-            );
-            let key = frame_key(map_view, &[key, done.as_ref().map_or(0, |d| d.generation)]);
-            if *prepared != key {
-                let sums = summed_for(done.as_deref(), &map_view.eq1(size));
+        if let Some(job) = cpu {
+            let map_view = job.view;
+            let job = crate::sums_worker::SumsJob {
+                source: crate::sums_worker::SumsSource::Bar(b.bars.clone()),
+                range: job.range,
+                view: job.view,
+                size,
+                row: job.row,
+            };
+            let worker = self.options.sums.as_deref();
+            sums::prepare_cpu(worker, bar_slot(b.slot), job, key, prepared, |s| {
                 frame.prepare_sums(
                     device,
                     queue,
                     &mut reg.maps,
-                    map_view,
+                    &map_view,
                     size,
                     origin,
                     reg.target_format,
-                    &sums,
+                    s,
                 );
-                *prepared = key;
-            }
+            });
             return;
         }
         if *prepared == key {
-            return;
-        }
-        if cpu.is_some()
-            && frame.prepare_cpu(
-                device,
-                queue,
-                &mut reg.maps,
-                &b.bars,
-                &view,
-                b.part(),
-                size,
-                origin,
-                reg.target_format,
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            )
-        {
-            tracing::debug!(
-                "bar slot {}: {intervals} intervals summed on the CPU",
-                b.slot
-            );
-            *prepared = key;
             return;
         }
         if let Some(stats) = &reg.stats {

@@ -109,6 +109,23 @@ impl SumsJob {
             .saturating_sub(self.range.start)
     }
 
+    /// The sums, computed on this thread on up to `threads` threads.
+    pub fn sums_now(&self, threads: usize) -> PixelSums {
+        self.compute(threads, &SumsControl::default())
+            .unwrap_or_else(|| PixelSums::new(self.size[0].max(1), self.size[1].max(1)))
+    }
+
+    /// The sums, `None` once cancelled through `control`.
+    fn compute(&self, threads: usize, control: &SumsControl) -> Option<PixelSums> {
+        let (blocks, times) = self.source.slices();
+        BarSumsJob {
+            view: self.view,
+            range: self.range.clone(),
+            row: self.row,
+        }
+        .sums(blocks, times, self.size, threads, control)
+    }
+
     fn eq1_view(&self) -> MapView {
         self.view.eq1([self.size[0].max(1), self.size[1].max(1)])
     }
@@ -342,13 +359,7 @@ fn serve(shared: &Shared) {
         };
         drop(s);
         let started = Instant::now();
-        let (blocks, times) = job.source.slices();
-        let sums = BarSumsJob {
-            view: job.view,
-            range: job.range.clone(),
-            row: job.row,
-        }
-        .sums(blocks, times, job.size, shared.threads, &control);
+        let sums = job.compute(shared.threads, &control);
         let Some(mut s) = shared.lock() else {
             return;
         };
