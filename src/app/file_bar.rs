@@ -79,7 +79,7 @@ pub fn show(
         .show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
                 if reloading {
-                    ui.spinner();
+                    crate::panes::spinner(ui);
                     ui.label(named("reloading…".into()));
                 }
                 if let Some(change) = &file.change {

@@ -161,6 +161,7 @@ impl MemscapeApp {
                 Err(e) => errors.push(format!("GPU pipelines: {e}")),
             }
             let info = rs.adapter.get_info();
+            crate::panes::set_software_rasterizer(info.device_type == wgpu::DeviceType::Cpu);
             tracing::info!(
                 "GUI renders on {} [{:?}, {:?}]",
                 info.name,
@@ -627,7 +628,7 @@ impl MemscapeApp {
     fn status_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal(|ui| {
             for p in &self.files.loader.pending {
-                ui.spinner();
+                crate::panes::spinner(ui);
                 if p.fraction >= 0.0 {
                     ui.add(
                         egui::ProgressBar::new(p.fraction)
@@ -741,7 +742,7 @@ impl eframe::App for MemscapeApp {
                             "Drop a file here, or File ▸ Open… (heaptrack, CSV, memscape .msc)",
                         );
                     } else {
-                        ui.spinner();
+                        crate::panes::spinner(ui);
                     }
                 });
             } else {
@@ -779,7 +780,13 @@ impl eframe::App for MemscapeApp {
 
         let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
-            job.poll = std::time::Duration::from_millis(if live_done { 50 } else { 500 });
+            // Views wake the window when what they wait for lands: the poll is a fallback,
+            // paced on a software rasterizer.
+            job.poll = crate::panes::paced(std::time::Duration::from_millis(if live_done {
+                50
+            } else {
+                500
+            }));
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
                 self.tree

@@ -75,11 +75,19 @@ impl ScreenshotJob {
             return;
         }
         ctx.request_repaint_after(self.poll);
-        if !ready || self.requested {
+        if self.requested {
+            return;
+        }
+        if !ready {
+            // Settled means ready in consecutive frames (a view may start over, e.g. on a
+            // layout change).
+            self.ready_frames = 0;
             return;
         }
         self.ready_frames += 1;
         if self.ready_frames < SETTLE_FRAMES {
+            // The settling frames follow at once (the poll may be paced).
+            ctx.request_repaint();
             return;
         }
         self.requested = true;

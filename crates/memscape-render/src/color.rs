@@ -15,6 +15,37 @@ pub fn blue_red_srgb8(t: f32) -> [u8; 4] {
     [byte(c[0]), byte(c[1]), byte(c[2]), 255]
 }
 
+/// [`blue_red_srgb8`] for many values (the bars' millions of intervals): the same bytes, with
+/// the ramp's stops turned linear once instead of at every call.
+pub struct BlueRedSrgb8 {
+    stops: [[f32; 3]; 5],
+}
+
+impl BlueRedSrgb8 {
+    pub fn new() -> Self {
+        Self {
+            stops: BLUE_RED_STOPS.map(|s| s.map(srgb_to_linear)),
+        }
+    }
+
+    /// [`blue_red_srgb8`]`(t)`.
+    pub fn at(&self, t: f32) -> [u8; 4] {
+        // `blue_red`'s interpolation, on the stops made linear in `new`.
+        let t = t.clamp(0.0, 1.0) * 4.0;
+        let i = (t.floor() as usize).min(3);
+        let f = t - i as f32;
+        let (a, b) = (self.stops[i], self.stops[i + 1]);
+        let byte = |k: usize| (linear_to_srgb(a[k] + (b[k] - a[k]) * f) * 255.0).round() as u8;
+        [byte(0), byte(1), byte(2), 255]
+    }
+}
+
+impl Default for BlueRedSrgb8 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Packs sRGB 8-bit channels the way WGSL's `unpack4x8unorm` reads them.
 pub fn pack_rgba8(rgba: [u8; 4]) -> u32 {
     u32::from_le_bytes(rgba)
@@ -54,6 +85,18 @@ pub fn categorical(index: u32) -> [u8; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ramp_for_many_values_gives_the_same_bytes() {
+        let ramp = BlueRedSrgb8::new();
+        for i in -10..=100_010 {
+            let t = i as f32 / 100_000.0;
+            assert_eq!(ramp.at(t), blue_red_srgb8(t), "t = {t}");
+        }
+        for t in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.25, 0.5, 0.75] {
+            assert_eq!(ramp.at(t), blue_red_srgb8(t), "t = {t}");
+        }
+    }
 
     #[test]
     fn srgb_round_trip() {

@@ -31,6 +31,10 @@ use crate::picture::{BarLayer, Layer, MapData, MapLayer, MorphData, MorphLayer, 
 
 /// Map layers drawn from a level-of-detail index (on the spot, or by the GUI's worker).
 mod lod;
+/// Map and bar layers whose CPU sums the pane's worker computes (`sums_worker`).
+mod sums;
+
+use crate::sums_worker::{bar_slot, map_slot};
 
 /// Keys of panes dropped since the app last asked.
 static RELEASED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
@@ -112,6 +116,10 @@ pub struct PaintOptions {
     pub answers: Option<PickAnswers>,
     /// Set once the picture has been prepared on the GPU (the screenshot waits for it).
     pub drawn: Option<Arc<AtomicBool>>,
+    /// The pane's worker for map and bar layers summed on the CPU (`sums_worker`): their sums
+    /// are asked of it and its newest are drawn, stretched to the view. `None`: summed on the
+    /// spot (headless pictures).
+    pub sums: Option<Arc<crate::sums_worker::SumsWorker>>,
 }
 
 /// Paints `picture` into `rect` of `ui`: its background and GPU layers and shapes through one
@@ -564,38 +572,34 @@ impl PanePicture<'_> {
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
         let cpu_sums =
             !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
-        if *prepared != key && cpu_sums {
-            // Many blocks on a software rasterizer: Eq. 1's sums from the CPU, resolved on
-            // the GPU like any frame (the upload stays for picking).
-            let started = std::time::Instant::now();
-            let sums = memscape_render::alloc_map::cpu_reference::exact_sums(
-                &view,
+        if cpu_sums {
+            // Many blocks on a software rasterizer: Eq. 1's sums from the CPU (in the GUI the
+            // pane's worker's), resolved on the GPU like any frame (the upload stays for
+            // picking).
+            let job = crate::sums_worker::SumsJob {
+                source: crate::sums_worker::SumsSource::Map {
+                    blocks: m.data.blocks.clone(),
+                    times: m.data.times.clone(),
+                },
+                range: m.range.clone(),
+                view,
                 size,
-                &m.data.blocks,
-                &m.data.times,
-                Some(m.range.clone()),
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            );
-            frame.prepare_sums(
-                device,
-                queue,
-                &mut reg.maps,
-                &view,
-                size,
-                origin,
-                reg.target_format,
-                &sums.acc,
-                &sums.cov,
-            );
-            tracing::debug!(
-                "map slot {}: {} blocks summed on the CPU at {}x{} in {:?}",
-                m.slot,
-                m.range.len(),
-                size[0],
-                size[1],
-                started.elapsed()
-            );
-            *prepared = key;
+                row: None,
+            };
+            let worker = self.options.sums.as_deref();
+            sums::prepare_cpu(worker, map_slot(m.slot), job, key, prepared, |s| {
+                frame.prepare_sums(
+                    device,
+                    queue,
+                    &mut reg.maps,
+                    &view,
+                    size,
+                    origin,
+                    reg.target_format,
+                    &s.acc,
+                    &s.cov,
+                );
+            });
         } else if *prepared != key {
             if let Some(stats) = &reg.stats {
                 stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
@@ -710,31 +714,37 @@ impl PanePicture<'_> {
             .bar_frames
             .entry(b.slot)
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
-        if *prepared == key {
+        // A bar of millions of intervals on a software rasterizer: its sums from the CPU (the
+        // pane's worker's, when it has one), and no upload.
+        let intervals = b.bars.blocks.len();
+        let cpu = memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+            .then(|| OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size))
+            .flatten();
+        if let Some(job) = cpu {
+            let map_view = job.view;
+            let job = crate::sums_worker::SumsJob {
+                source: crate::sums_worker::SumsSource::Bar(b.bars.clone()),
+                range: job.range,
+                view: job.view,
+                size,
+                row: job.row,
+            };
+            let worker = self.options.sums.as_deref();
+            sums::prepare_cpu(worker, bar_slot(b.slot), job, key, prepared, |s| {
+                frame.prepare_sums(
+                    device,
+                    queue,
+                    &mut reg.maps,
+                    &map_view,
+                    size,
+                    origin,
+                    reg.target_format,
+                    s,
+                );
+            });
             return;
         }
-        // A bar of millions of intervals on a software rasterizer: its sums from the CPU, and
-        // no upload.
-        let intervals = b.bars.blocks.len();
-        if memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
-            && frame.prepare_cpu(
-                device,
-                queue,
-                &mut reg.maps,
-                &b.bars,
-                &view,
-                b.part(),
-                size,
-                origin,
-                reg.target_format,
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            )
-        {
-            tracing::debug!(
-                "bar slot {}: {intervals} intervals summed on the CPU",
-                b.slot
-            );
-            *prepared = key;
+        if *prepared == key {
             return;
         }
         if let Some(stats) = &reg.stats {

@@ -46,6 +46,7 @@ pub mod render;
 pub mod samples;
 pub mod source_file;
 pub mod stats;
+pub mod sums_worker;
 pub mod svg;
 pub mod tour;
 pub mod values;

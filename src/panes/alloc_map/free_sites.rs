@@ -94,7 +94,7 @@ impl AllocMapPane {
         }
         if panel.pending.is_some() || panel.highlight.is_some() {
             ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(50));
+                .request_repaint_after(crate::panes::paced(std::time::Duration::from_millis(50)));
         }
         egui::Panel::right(("free-sites", self.key.get()))
             .default_size(420.0)
@@ -103,7 +103,7 @@ impl AllocMapPane {
                 ui.strong("Who frees what");
                 let Some(table) = &mut panel.table else {
                     ui.horizontal(|ui| {
-                        ui.spinner();
+                        crate::panes::spinner(ui);
                         ui.weak("pairing allocation and free sites…");
                     });
                     return;

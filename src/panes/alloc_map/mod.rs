@@ -104,6 +104,11 @@ pub struct AllocMapPane {
     lod: Option<lod::LodOpener>,
     /// Its frames, computed off the UI thread once it is open (the paint bridge asks).
     refiner: Option<Arc<memscape_views::lod_refine::LodRefiner>>,
+    /// Eq. 1's sums of big layers on a software rasterizer, computed off the UI thread (the
+    /// paint bridge asks; started with the first frame).
+    sums: Option<Arc<memscape_views::sums_worker::SumsWorker>>,
+    /// The window the worker wakes when it replies (set by the first frame).
+    waker: Arc<std::sync::OnceLock<egui::Context>>,
 }
 
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
@@ -142,7 +147,8 @@ impl AllocMapPane {
             age_at: 0,
             curves: false,
         };
-        let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone()));
+        let waker = Arc::new(std::sync::OnceLock::new());
+        let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone(), waker.clone()));
         let settings = default_settings(&dataset, color_by);
         let lod = scene.and_then(|_| {
             lod::LodOpener::start(dataset.alloc_trace().and_then(|t| t.path.as_ref()), None)
@@ -182,6 +188,8 @@ impl AllocMapPane {
             free_sites: Default::default(),
             lod,
             refiner: None,
+            sums: None,
+            waker,
         }
     }
 
@@ -306,6 +314,12 @@ impl AllocMapPane {
             && self.data.as_ref().is_some_and(|d| d.refiner.is_some())
     }
 
+    /// Whether a layer shows sums of an earlier view (stretched to this one) while the sums
+    /// worker computes the current one.
+    pub fn summing(&self) -> bool {
+        self.sums.as_ref().is_some_and(|s| s.pending())
+    }
+
     /// The blocks, times and selection the GPU draws from (the same `Arc` while none changed).
     fn map_data(&mut self, ctx: &egui::Context) -> Arc<MapData> {
         let times = self.binned.times(self.shown.axis).clone();
@@ -395,6 +409,7 @@ impl View for AllocMapPane {
             && self.next.is_none()
             && self.queued.is_none()
             && !self.refining()
+            && !self.summing()
     }
 
     fn follow(&mut self, dataset: Arc<Dataset>, _ctx: &egui::Context) {
@@ -438,10 +453,12 @@ impl View for AllocMapPane {
         }
         let links = self.dataset.links.get();
         let wanted = self.wanted(links.time_events, scene.events_extent);
+        let _ = self.waker.set(ui.ctx().clone());
         self.sync_worker(wanted);
         if self.busy() {
+            // The worker wakes the window when it replies; this only animates the spinner.
             ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(50));
+                .request_repaint_after(crate::panes::paced(std::time::Duration::from_millis(50)));
         }
         self.take_answers();
         // The linked highlight becomes selection bits (others dimmed on the GPU).
@@ -453,6 +470,9 @@ impl View for AllocMapPane {
                 .map(|h| Arc::new(selection_bits(&self.binned, h)));
         }
         ui.horizontal(|ui| {
+            // As tall empty as with a spinner: the map below keeps its size (and its sums) when
+            // a status comes or goes.
+            ui.set_min_height(ui.spacing().interact_size.y);
             if let Some(h) = &links.highlight {
                 ui.label(format!(
                     "highlighted: {} ({} blocks)",
@@ -474,24 +494,38 @@ impl View for AllocMapPane {
                 }
             }
             if self.busy() {
-                ui.spinner();
+                crate::panes::spinner(ui);
                 ui.weak("building bins…");
             }
             if self.filtering() {
-                ui.spinner();
+                crate::panes::spinner(ui);
                 ui.weak("selecting processes…");
             }
             if let Some((busy, line)) = self.lod.as_ref().and_then(lod::LodOpener::status) {
                 if busy {
-                    ui.spinner();
-                    ui.ctx()
-                        .request_repaint_after(std::time::Duration::from_millis(100));
+                    crate::panes::spinner(ui);
+                    ui.ctx().request_repaint_after(crate::panes::paced(
+                        std::time::Duration::from_millis(100),
+                    ));
                 }
                 ui.weak(line);
             }
             if self.refining() {
-                ui.spinner();
+                crate::panes::spinner(ui);
                 ui.weak("refining the level of detail…");
+            }
+            if let Some(sums) = &self.sums
+                && sums.pending()
+            {
+                crate::panes::spinner(ui);
+                match sums.progress() {
+                    Some((done, all)) if all > 0 => ui.weak(format!(
+                        "summing {:.1} M blocks… {:.0} %",
+                        all as f64 / 1e6,
+                        done as f64 * 100.0 / all as f64
+                    )),
+                    _ => ui.weak("summing…"),
+                };
             }
         });
 
@@ -565,6 +599,13 @@ impl View for AllocMapPane {
             .time_events
             .unwrap_or_else(|| events_at(&t.trace, axis, (cam.t0 + cam.t_span).max(0.0) as u64));
         let data = self.map_data(ui.ctx());
+        if self.sums.is_none() {
+            self.sums = memscape_views::sums_worker::SumsWorker::new(
+                Some(ui.ctx().clone()),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            );
+        }
+
         let picture = picture(
             &shown_settings,
             &MapInputs {
@@ -619,6 +660,10 @@ impl View for AllocMapPane {
             );
         }
         let has_maps = picture.layers.iter().any(|l| matches!(l, Layer::Map(_)));
+        if has_maps && !self.drawn.load(Ordering::Acquire) {
+            // The frame after the first drawn one finds the pane ready.
+            ui.ctx().request_repaint();
+        }
         paint_picture(
             ui,
             &self.key,
@@ -628,6 +673,7 @@ impl View for AllocMapPane {
                 pick,
                 answers: Some(self.answers.clone()),
                 drawn: has_maps.then(|| self.drawn.clone()),
+                sums: self.sums.clone(),
             },
         );
         self.hover(&response, &t.trace, &binned, &maps, asking, &cam);

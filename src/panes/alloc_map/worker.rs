@@ -12,7 +12,11 @@ use memscape_views::alloc_map::compose::{Built, MapBuilder, Wanted};
 /// Requests to the worker and its results.
 pub type Worker = (Sender<Wanted>, Receiver<Built>);
 
-pub fn spawn_worker(dataset: Arc<Dataset>) -> Option<Worker> {
+/// Starts the worker for `dataset`; it wakes `waker`'s window (once set) with each result.
+pub fn spawn_worker(
+    dataset: Arc<Dataset>,
+    waker: Arc<std::sync::OnceLock<egui::Context>>,
+) -> Option<Worker> {
     let (tx_job, rx_job) = crossbeam_channel::bounded::<Wanted>(4);
     let (tx_done, rx_done) = crossbeam_channel::bounded::<Built>(2);
     let spawned = std::thread::Builder::new()
@@ -33,6 +37,9 @@ pub fn spawn_worker(dataset: Arc<Dataset>) -> Option<Worker> {
                 let built = builder.build(&t.trace, scene, wanted, true);
                 if tx_done.send(built).is_err() {
                     return;
+                }
+                if let Some(ctx) = waker.get() {
+                    ctx.request_repaint();
                 }
             }
         });

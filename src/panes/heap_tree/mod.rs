@@ -352,7 +352,7 @@ impl View for HeapTreePane {
         }
         let Some(timeline) = self.timeline.clone() else {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::panes::spinner(ui);
                 ui.label("grouping the heap…");
             });
             return;

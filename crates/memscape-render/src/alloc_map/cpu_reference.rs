@@ -212,6 +212,35 @@ pub fn exact_sums(
     range: Option<Range<usize>>,
     threads: usize,
 ) -> memscape_eq1::PixelSums {
+    let never = SumsControl::default();
+    exact_sums_controlled(view, size, blocks, times, range, threads, &never)
+        .unwrap_or_else(|| memscape_eq1::PixelSums::new(size[0].max(1), size[1].max(1)))
+}
+
+/// How a long [`exact_sums_controlled`] is followed and stopped from another thread: `done`
+/// counts the blocks summed so far; setting `cancel` stops it (within [`SUMS_CHECK_BLOCKS`]
+/// blocks per thread).
+#[derive(Debug, Default)]
+pub struct SumsControl {
+    pub cancel: std::sync::atomic::AtomicBool,
+    pub done: std::sync::atomic::AtomicUsize,
+}
+
+/// Blocks each thread of [`exact_sums_controlled`] sums between two looks at its control.
+pub const SUMS_CHECK_BLOCKS: usize = 1 << 16;
+
+/// [`exact_sums`], reporting progress into `control` and returning `None` once cancelled
+/// through it: what the GUI's sums worker runs.
+pub fn exact_sums_controlled(
+    view: &AllocMapView,
+    size: [u32; 2],
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    range: Option<Range<usize>>,
+    threads: usize,
+    control: &SumsControl,
+) -> Option<memscape_eq1::PixelSums> {
+    use std::sync::atomic::Ordering;
     let size = [size[0].max(1), size[1].max(1)];
     let ev = view.eq1(size);
     let n = blocks.len().min(times.len());
@@ -221,12 +250,21 @@ pub fn exact_sums(
     let chunk = range.len().div_ceil(threads);
     let part = |lo: usize, hi: usize| {
         let mut acc = memscape_eq1::accumulate::Accumulator::new(&ev);
-        for i in lo..hi {
-            acc.add(&eq1_block(&blocks[i], &times[i]));
+        let mut at = lo;
+        while at < hi {
+            if control.cancel.load(Ordering::Relaxed) {
+                return None;
+            }
+            let end = (at + SUMS_CHECK_BLOCKS).min(hi);
+            for i in at..end {
+                acc.add(&eq1_block(&blocks[i], &times[i]));
+            }
+            control.done.fetch_add(end - at, Ordering::Relaxed);
+            at = end;
         }
-        acc.finish()
+        Some(acc.finish())
     };
-    let mut parts: Vec<ColumnSums> = if threads <= 1 {
+    let parts: Vec<Option<ColumnSums>> = if threads <= 1 {
         vec![part(range.start, range.end)]
     } else {
         std::thread::scope(|scope| {
@@ -243,6 +281,10 @@ pub fn exact_sums(
                 .collect()
         })
     };
+    let mut parts = parts.into_iter().collect::<Option<Vec<ColumnSums>>>()?;
+    if control.cancel.load(Ordering::Relaxed) {
+        return None;
+    }
     let mut total = parts
         .pop()
         .unwrap_or_else(|| ColumnSums::new(size[0], size[1]));
@@ -251,7 +293,7 @@ pub fn exact_sums(
     }
     let mut out = memscape_eq1::PixelSums::new(size[0], size[1]);
     total.add_to(&mut out);
-    out
+    Some(out)
 }
 
 /// Which block covers each pixel of the pick window around `cursor_px` most (ties: the higher

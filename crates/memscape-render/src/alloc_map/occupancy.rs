@@ -54,24 +54,41 @@ impl OccupancySteps {
     /// the first event (empty), between consecutive events, and from the last event to `end`.
     /// Events at the same time collapse into their last state.
     pub fn intervals(&self) -> Vec<(u64, u64, f32)> {
+        self.intervals_iter().collect()
+    }
+
+    /// [`Self::intervals`] one at a time, without a list of them; at most
+    /// [`Self::intervals_bound`].
+    pub fn intervals_iter(&self) -> impl Iterator<Item = (u64, u64, f32)> + '_ {
         let n = self.times.len().min(self.bytes.len());
-        let mut out = Vec::with_capacity(n + 1);
-        let mut t = self.start;
         // Events after the end (bad input) collapse onto it.
         let end = self.end.max(self.start);
+        let mut t = self.start;
         let mut value = 0.0f32;
-        for i in 0..n {
-            let ti = self.times[i].max(t).min(end);
-            if ti > t {
-                out.push((t, ti, value));
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            while i < n {
+                let ti = self.times[i].max(t).min(end);
+                let interval = (ti > t).then_some((t, ti, value));
                 t = ti;
+                value = self.fraction(self.bytes[i]);
+                i += 1;
+                if interval.is_some() {
+                    return interval;
+                }
             }
-            value = self.fraction(self.bytes[i]);
-        }
-        if end > t {
-            out.push((t, end, value));
-        }
-        out
+            if end > t {
+                let last = (t, end, value);
+                t = end;
+                return Some(last);
+            }
+            None
+        })
+    }
+
+    /// The most intervals [`Self::intervals_iter`] yields.
+    pub fn intervals_bound(&self) -> usize {
+        self.times.len().min(self.bytes.len()) + 1
     }
 }
 
@@ -238,6 +255,10 @@ impl BarBlocks {
             }
         };
         let mut out = BarBlocks::default();
+        let bound: usize = bins.iter().map(OccupancySteps::intervals_bound).sum();
+        out.blocks.reserve_exact(bound);
+        out.times.reserve_exact(bound);
+        let ramp = crate::color::BlueRedSrgb8::new();
         let mut cumulative = 0.0f64;
         let mut top = BAR_UNITS;
         for (k, bin) in bins.iter().enumerate() {
@@ -250,13 +271,9 @@ impl BarBlocks {
             let (lo, hi) = (bottom.min(top), top);
             let start = out.blocks.len();
             if hi > lo {
-                for (t0, t1, f) in bin.intervals() {
-                    out.blocks.push(AllocBlockGpu::new(
-                        lo,
-                        hi - lo,
-                        crate::color::blue_red_srgb8(f),
-                        f,
-                    ));
+                for (t0, t1, f) in bin.intervals_iter() {
+                    out.blocks
+                        .push(AllocBlockGpu::new(lo, hi - lo, ramp.at(f), f));
                     out.times.push(BlockTimeGpu::new(t0, t1));
                 }
             }
@@ -279,6 +296,46 @@ impl BarBlocks {
     /// The band and block range that `part` draws.
     pub fn shown(&self, part: impl Into<BarPart>) -> ((u64, u64), Range<usize>) {
         shown(&self.bands, self.blocks.len(), part.into())
+    }
+}
+
+/// Eq. 1's sums that draw a bar on the CPU ([`OccupancyBarFrame::cpu_sums_view`]): the
+/// blocks `range` of the bar in `view`, or, when every row is alike, `row` (the same bar one
+/// pixel tall) summed once and repeated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarSumsJob {
+    pub view: AllocMapView,
+    pub range: Range<usize>,
+    pub row: Option<AllocMapView>,
+}
+
+impl BarSumsJob {
+    /// The sums at `size` (`None` once cancelled through `control`).
+    pub fn sums(
+        &self,
+        blocks: &[AllocBlockGpu],
+        times: &[BlockTimeGpu],
+        size: [u32; 2],
+        threads: usize,
+        control: &super::cpu_reference::SumsControl,
+    ) -> Option<memscape_eq1::PixelSums> {
+        use super::cpu_reference::exact_sums_controlled;
+        let range = Some(self.range.clone());
+        let Some(row_view) = &self.row else {
+            return exact_sums_controlled(&self.view, size, blocks, times, range, threads, control);
+        };
+        let [w, h] = [size[0].max(1), size[1].max(1)];
+        let row = exact_sums_controlled(row_view, [w, 1], blocks, times, range, threads, control)?;
+        let mut out = memscape_eq1::PixelSums::new(w, h);
+        for (acc, cov) in out
+            .acc
+            .chunks_exact_mut(w as usize)
+            .zip(out.cov.chunks_exact_mut(w as usize))
+        {
+            acc.copy_from_slice(&row.acc);
+            cov.copy_from_slice(&row.cov);
+        }
+        Some(out)
     }
 }
 
@@ -421,31 +478,78 @@ impl OccupancyBarFrame {
         target_format: wgpu::TextureFormat,
         threads: usize,
     ) -> bool {
-        if view.gap_rule() != GapRule::None {
+        let Some(job) = Self::cpu_sums_view(bar, view, part, size) else {
             return false;
+        };
+        let never = super::cpu_reference::SumsControl::default();
+        let Some(sums) = job.sums(&bar.blocks, &bar.times, size, threads, &never) else {
+            return false;
+        };
+        self.prepare_sums(
+            device,
+            queue,
+            pipelines,
+            &job.view,
+            size,
+            resolve_origin_px,
+            target_format,
+            &sums,
+        );
+        true
+    }
+
+    /// What to sum on the CPU (over `bar`'s blocks) to draw `part` of the bar at `size`: what
+    /// [`Self::prepare_cpu`] sums, and a worker may sum for [`Self::prepare_sums`]. `None` for
+    /// the variants whose idle gaps change blocks per frame ([`OccupancyVariant::BlackGaps`],
+    /// [`OccupancyVariant::GapCushions`]).
+    pub fn cpu_sums_view(
+        bar: &BarBlocks,
+        view: &OccupancyBarView,
+        part: impl Into<BarPart>,
+        size: [u32; 2],
+    ) -> Option<BarSumsJob> {
+        if view.gap_rule() != GapRule::None {
+            return None;
         }
+        let part = part.into();
         let (band, range) = bar.shown(part);
         let map_view = view.map_view(band, size[1]);
-        let sums = super::cpu_reference::exact_sums(
-            &map_view,
-            size,
-            &bar.blocks,
-            &bar.times,
-            Some(range),
-            threads,
-        );
+        // One bin's band without cushions: every interval spans the band, so every row of the
+        // bar has the same sums: one row is summed and repeated.
+        let row = (matches!(part, BarPart::Bin(_)) && map_view.cushion == CushionKind::None)
+            .then(|| view.map_view(band, 1));
+        Some(BarSumsJob {
+            view: map_view,
+            range,
+            row,
+        })
+    }
+
+    /// Writes Eq. 1's sums of `map_view` (a [`BarSumsJob`]'s `view`) into the frame's
+    /// targets, resolved like any bar.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_sums(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pipelines: &mut AllocMapPipelines,
+        map_view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        sums: &memscape_eq1::PixelSums,
+    ) {
         self.frame.prepare_sums(
             device,
             queue,
             pipelines,
-            &map_view,
+            map_view,
             size,
             resolve_origin_px,
             target_format,
             &sums.acc,
             &sums.cov,
         );
-        true
     }
 
     /// Draws the bar into the whole of `target` (headless pictures, tests).

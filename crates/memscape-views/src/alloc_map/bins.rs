@@ -387,12 +387,7 @@ impl BinnedScene {
             return out;
         }
         // (event, series, row) of every row, in event order; a running sum of each series' state.
-        let mut rows: Vec<(u64, u32, u32)> = series
-            .iter()
-            .enumerate()
-            .flat_map(|(j, s)| (0..s.len()).map(move |i| (s.event[i], j as u32, i as u32)))
-            .collect();
-        rows.sort_unstable();
+        let rows = merged_rows(&series);
         let mut state = vec![0u64; series.len()];
         let mut total = 0u64;
         out.times.reserve(rows.len());
@@ -495,6 +490,41 @@ pub fn collapse_ranges(
         })
         .collect();
     (layout, axis.max(1))
+}
+
+/// `(event, series, row)` of every row of `series`, sorted: the series' own event orders merged
+/// (each is in event order), else sorted whole.
+fn merged_rows(series: &[&memscape_trace::metrics::BinSeries]) -> Vec<(u64, u32, u32)> {
+    use std::cmp::Reverse;
+    let total: usize = series.iter().map(|s| s.len()).sum();
+    let mut rows = Vec::with_capacity(total);
+    let ordered = series
+        .iter()
+        .all(|s| s.event.windows(2).all(|w| w[0] <= w[1]));
+    if !ordered {
+        rows.extend(
+            series
+                .iter()
+                .enumerate()
+                .flat_map(|(j, s)| (0..s.len()).map(move |i| (s.event[i], j as u32, i as u32))),
+        );
+        rows.sort_unstable();
+        return rows;
+    }
+    let mut heads: std::collections::BinaryHeap<Reverse<(u64, u32, u32)>> = series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(j, s)| Reverse((s.event[0], j as u32, 0)))
+        .collect();
+    while let Some(Reverse(row)) = heads.pop() {
+        rows.push(row);
+        let (j, i) = (row.1 as usize, row.2 as usize + 1);
+        if i < series[j].len() {
+            heads.push(Reverse((series[j].event[i], row.1, i as u32)));
+        }
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -115,7 +115,21 @@ impl MapBuilder {
             scene.blocks.clone()
         } else {
             let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
-            Arc::new(binned.colored(&colors))
+            // Blocks already coloured so stay the same `Arc`: no second copy, and nothing
+            // drawn from them is computed again.
+            let unchanged = binned.blocks.iter().enumerate().all(|(p, b)| {
+                binned
+                    .block_at(p)
+                    .and_then(|i| colors.get(i))
+                    .is_none_or(|&(color, attr)| {
+                        b.color == color && b.attr.to_bits() == attr.to_bits()
+                    })
+            });
+            if unchanged {
+                binned.blocks.clone()
+            } else {
+                Arc::new(binned.colored(&colors))
+            }
         };
         Built {
             wanted,

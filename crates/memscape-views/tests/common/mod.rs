@@ -146,6 +146,21 @@ pub fn through_bridge(
     key: &memscape_views::gpu::PaneKey,
     picture: &memscape_views::Picture,
 ) -> RgbaImage {
+    through_bridge_with(
+        registry,
+        key,
+        picture,
+        &memscape_views::gpu::PaintOptions::default(),
+    )
+}
+
+/// [`through_bridge`] with what the pane asks besides its picture (a sums worker).
+pub fn through_bridge_with(
+    registry: &mut memscape_views::gpu::GpuRegistry,
+    key: &memscape_views::gpu::PaneKey,
+    picture: &memscape_views::Picture,
+    options: &memscape_views::gpu::PaintOptions,
+) -> RgbaImage {
     let ctx = ctx();
     let (w, h) = memscape_views::headless::picture_pixels(picture);
     let target = memscape_render::OffscreenTarget::new(ctx, w, h).unwrap();
@@ -156,12 +171,11 @@ pub fn through_bridge(
         size_in_pixels: [w, h],
         pixels_per_point: 1.0,
     };
-    let options = memscape_views::gpu::PaintOptions::default();
     let pane = memscape_views::gpu::PanePicture {
         key: key.get(),
         rect: egui::Rect::from_min_size(egui::Pos2::ZERO, picture.size),
         picture,
-        options: &options,
+        options,
     };
     let mut encoder = ctx
         .device
