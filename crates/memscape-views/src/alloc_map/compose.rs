@@ -106,31 +106,30 @@ impl MapBuilder {
         // The unbinned map in the scene's own colouring is the scene's blocks (coloured when
         // it was made): shared, not coloured again (a live snapshot's pane would otherwise
         // resolve every block's site a second time).
-        let blocks = if wanted.by == BinBy::None
-            && binned.position.is_none()
-            && Arc::ptr_eq(&binned.blocks, &scene.blocks)
-            && wanted.color_by == scene.color_by
-            && age_at == scene.events_extent
-        {
-            scene.blocks.clone()
-        } else {
-            let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
-            // Blocks already coloured so stay the same `Arc`: no second copy, and nothing
-            // drawn from them is computed again.
-            let unchanged = binned.blocks.iter().enumerate().all(|(p, b)| {
-                binned
-                    .block_at(p)
-                    .and_then(|i| colors.get(i))
-                    .is_none_or(|&(color, attr)| {
-                        b.color == color && b.attr.to_bits() == attr.to_bits()
-                    })
-            });
-            if unchanged {
-                binned.blocks.clone()
+        let blocks =
+            if wanted.by == BinBy::None
+                && binned.position.is_none()
+                && Arc::ptr_eq(&binned.blocks, &scene.blocks)
+                && wanted.color_by == scene.color_by
+                && age_at == scene.events_extent
+            {
+                scene.blocks.clone()
             } else {
-                Arc::new(binned.colored(&colors))
-            }
-        };
+                let colors = scene.block_colors(trace, wanted.color_by, &binned.block_bin, age_at);
+                // Blocks already coloured so stay the same `Arc`: no second copy, and nothing
+                // drawn from them is computed again.
+                let unchanged =
+                    binned.blocks.iter().enumerate().all(|(p, b)| {
+                        binned.block_at(p).and_then(|i| colors.get(i)).is_none_or(
+                            |&(color, attr)| b.color == color && b.attr.to_bits() == attr.to_bits(),
+                        )
+                    });
+                if unchanged {
+                    binned.blocks.clone()
+                } else {
+                    Arc::new(binned.colored(&colors))
+                }
+            };
         Built {
             wanted,
             binned,
