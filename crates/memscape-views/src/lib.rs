@@ -44,6 +44,7 @@ pub mod processes;
 pub mod ramp;
 pub mod render;
 pub mod samples;
+pub mod slot_worker;
 pub mod source_file;
 pub mod stats;
 pub mod sums_worker;
