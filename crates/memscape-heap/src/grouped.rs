@@ -48,6 +48,8 @@ pub struct GroupedInput {
     pub peak_events: u64,
     /// Blocks never freed and their bytes, per group (for the suppressions' summary).
     pub never_freed: Vec<GroupTotal>,
+    /// Heap bytes ever allocated per raw call site (the call-site wrapper detection reads them).
+    pub site_bytes: Vec<(u32, u64)>,
     pub wall_time: bool,
 }
 
@@ -94,7 +96,13 @@ pub fn grouped_timeline(
     if GroupKey::uses_columns(keys).is_none() {
         return Err(GroupedError::Unsupported(GroupKey::Size.name()));
     }
-    let (trie, _, leaves) = group_trie(trace, keys, options, &input.groups);
+    let mut node_bytes = vec![0u64; trace.call_tree.len()];
+    for &(site, bytes) in &input.site_bytes {
+        if let Some(slot) = node_bytes.get_mut(site as usize) {
+            *slot = slot.saturating_add(bytes);
+        }
+    }
+    let (trie, _, leaves) = group_trie(trace, keys, options, &input.groups, node_bytes);
     let leaf_of: HashMap<BlockGroup, u32> = input.groups.iter().copied().zip(leaves).collect();
     let leaf = |g: &BlockGroup| {
         leaf_of
@@ -229,6 +237,7 @@ pub fn native_input(trace: &Trace, keys: &[GroupKey], point_count: usize) -> Gro
     // alloc_event < p ≤ free_event).
     let mut delta: Vec<Vec<(i128, i64)>> = Vec::new();
     let mut never: Vec<(u64, u64)> = Vec::new();
+    let mut site_bytes: std::collections::BTreeMap<u32, u64> = Default::default();
     for i in 0..n {
         let group = BlockGroup {
             process: if by_process { b.process[i] } else { 0 },
@@ -244,6 +253,7 @@ pub fn native_input(trace: &Trace, keys: &[GroupKey], point_count: usize) -> Gro
         if b.flags[i] & FLAG_MMAP != 0 {
             continue;
         }
+        *site_bytes.entry(b.site[i]).or_default() += b.requested_size[i];
         let lo = events.partition_point(|&p| p <= b.alloc_event[i]);
         let hi = events.partition_point(|&p| p <= b.free_event[i]);
         let bytes = i128::from(b.requested_size[i]);
@@ -294,6 +304,7 @@ pub fn native_input(trace: &Trace, keys: &[GroupKey], point_count: usize) -> Gro
         series,
         peak_events: heap.peak_point(),
         never_freed,
+        site_bytes: site_bytes.into_iter().collect(),
         wall_time: wall,
     }
 }

@@ -569,15 +569,17 @@ impl GroupKey {
 
 /// The trie [`TraceHeap`] builds for `keys`, built from the call tree alone: `groups` in the
 /// order of their first block (the order in which [`TraceHeap`] meets them), with the leaf of
-/// each. `trace` needs its call tree, threads and processes, not its blocks.
+/// each. `trace` needs its call tree, threads and processes, not its blocks; `node_bytes`: the
+/// heap bytes ever allocated per call-tree node (wrapper detection, `memscape_trace::sites`).
 pub fn group_trie(
     trace: &Trace,
     keys: &[GroupKey],
     options: &HeapOptions,
     groups: &[BlockGroup],
+    node_bytes: Vec<u64>,
 ) -> (GroupTrie, Sites, Vec<u32>) {
     let sites = if keys.iter().any(|k| k.uses_stacks()) {
-        Sites::new(trace, &options.sites)
+        Sites::with_node_bytes(trace, &options.sites, node_bytes)
     } else {
         Sites::default()
     };
