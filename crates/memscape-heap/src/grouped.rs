@@ -66,9 +66,11 @@ pub enum GroupedError {
     NoPeakPoint(u64),
 }
 
-/// The sizes at each point, precomputed.
+/// The sizes at each point, precomputed: exact states exist at the points only (the end and
+/// the peak among them), so a time between two points has none (`--at` there is refused).
 #[derive(Debug, Clone)]
 pub struct GroupedSizes {
+    points: Vec<TimePoint>,
     sizes: Vec<Sizes>,
     peak_events: u64,
 }
@@ -80,6 +82,20 @@ impl SizesSource for GroupedSizes {
 
     fn peak_events(&self) -> Option<u64> {
         Some(self.peak_events)
+    }
+
+    /// The point at `time`, or the end for any time past it.
+    fn events_at_time(&self, time: u64) -> Option<u64> {
+        let last = self.points.last()?;
+        if time >= last.time {
+            return Some(last.index);
+        }
+        self.points.iter().find(|p| p.time == time).map(|p| p.index)
+    }
+
+    fn sizes_at_events(&mut self, events: u64) -> Option<(TimePoint, Sizes)> {
+        let i = self.points.iter().position(|p| p.index == events)?;
+        Some((self.points[i].clone(), self.sizes.get(i)?.clone()))
     }
 }
 
@@ -175,6 +191,7 @@ pub fn grouped_timeline(
         &leaks,
     );
     let sizes = GroupedSizes {
+        points: timeline.points.clone(),
         sizes: all,
         peak_events: input.peak_events,
     };
@@ -365,6 +382,17 @@ mod tests {
             }
             assert!(native.points.iter().any(|p| p.total_bytes > 0));
             assert_eq!(sizes.peak_events(), native_sizes.peak_events());
+            for events in [native_sizes.peak_events().unwrap(), native.points[3].index] {
+                assert_eq!(
+                    sizes.sizes_at_events(events),
+                    native_sizes.sizes_at_events(events),
+                    "{what}: after {events} events"
+                );
+            }
+            assert_eq!(
+                sizes.events_at_time(u64::MAX),
+                native_sizes.events_at_time(u64::MAX)
+            );
         }
         let err = grouped_timeline(
             &trace,

@@ -137,6 +137,10 @@ pub struct AllocTraceData {
     /// The file it was read from (a big trace's map draws from its level-of-detail index
     /// beside it, `alloc_map::lod`).
     pub path: Option<std::path::PathBuf>,
+    /// Where the heap views' model comes from when not from the blocks here: the query engine
+    /// over the Parquet dataset this trace was read from (set by a `memscape` built with the
+    /// engine; see [`crate::heap_tree::model::HeapQuery`]).
+    pub heap_query: Option<std::sync::Arc<dyn crate::heap_tree::model::HeapQuery>>,
 }
 
 impl AllocTraceData {
@@ -162,12 +166,21 @@ impl AllocTraceData {
             trace,
             scene,
             path: None,
+            heap_query: None,
         };
         (data, sweep)
     }
 }
 
 impl Dataset {
+    /// The allocation trace, mutable (to attach a [`AllocTraceData::heap_query`]).
+    pub fn alloc_trace_mut(&mut self) -> Option<&mut AllocTraceData> {
+        match &mut self.content {
+            DatasetContent::AllocTrace(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The allocation trace, when this dataset is one.
     pub fn alloc_trace(&self) -> Option<&AllocTraceData> {
         match &self.content {
