@@ -7,7 +7,7 @@ use std::path::Path;
 
 use memscape_views::Dataset;
 #[cfg(feature = "engine")]
-use memscape_views::heap_tree::model::{Grouping, HeapQuery};
+use memscape_views::dataset::HeapQuery;
 
 /// Whether `path` is a Parquet allocation-trace dataset (what the engine can aggregate).
 pub fn is_trace_dataset(path: &Path) -> bool {
@@ -55,7 +55,9 @@ struct EngineHeap {
 impl HeapQuery for EngineHeap {
     fn timeline(
         &self,
-        grouping: &Grouping,
+        keys: &[memscape_heap::GroupKey],
+        metric: memscape_heap::Metric,
+        points: usize,
         options: &memscape_heap::HeapOptions,
     ) -> Result<
         (
@@ -66,14 +68,7 @@ impl HeapQuery for EngineHeap {
     > {
         let (timeline, sizes) = self
             .engine
-            .heap_timeline(
-                &self.dataset,
-                None,
-                &grouping.keys,
-                grouping.metric,
-                grouping.points,
-                options,
-            )
+            .heap_timeline(&self.dataset, None, keys, metric, points, options)
             .map_err(|e| e.to_string())?;
         Ok((timeline, Box::new(sizes)))
     }

@@ -130,6 +130,31 @@ pub fn is_samples(bytes: &[u8]) -> bool {
     sniff(bytes) == Sniffed::Samples
 }
 
+/// The heap views' model computed elsewhere than from a trace's blocks in memory: the query
+/// engine over a Parquet trace dataset (`memscape_engine::Engine::heap_timeline`, attached by
+/// a `memscape` built with the engine). It returns the same model the blocks give
+/// (`memscape_heap::grouped`), so the views draw one picture whatever computed it.
+pub trait HeapQuery: Send + Sync {
+    /// The timeline grouped by `keys` with `points` time points (suppressions as `options`
+    /// say) and its sizes.
+    fn timeline(
+        &self,
+        keys: &[memscape_heap::GroupKey],
+        metric: memscape_heap::Metric,
+        points: usize,
+        options: &memscape_heap::HeapOptions,
+    ) -> Result<
+        (
+            memscape_heap::HeapTimeline,
+            Box<dyn memscape_heap::SizesSource>,
+        ),
+        String,
+    >;
+
+    /// What computes it ("embedded DataFusion", a Ballista scheduler), for messages.
+    fn engine(&self) -> String;
+}
+
 pub struct AllocTraceData {
     pub trace: memscape_trace::Trace,
     /// Blocks laid out for the allocation map (collapsed address axis, default colours).
@@ -139,8 +164,8 @@ pub struct AllocTraceData {
     pub path: Option<std::path::PathBuf>,
     /// Where the heap views' model comes from when not from the blocks here: the query engine
     /// over the Parquet dataset this trace was read from (set by a `memscape` built with the
-    /// engine; see [`crate::heap_tree::model::HeapQuery`]).
-    pub heap_query: Option<std::sync::Arc<dyn crate::heap_tree::model::HeapQuery>>,
+    /// engine; see [`HeapQuery`]).
+    pub heap_query: Option<std::sync::Arc<dyn HeapQuery>>,
 }
 
 impl AllocTraceData {

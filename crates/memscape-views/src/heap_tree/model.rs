@@ -46,22 +46,6 @@ impl Grouping {
     }
 }
 
-/// The heap views' model computed elsewhere than from a trace's blocks in memory: the query
-/// engine over a Parquet trace dataset (`memscape_engine::Engine::heap_timeline`, attached by
-/// a `memscape` built with the engine). It returns the same model the blocks give
-/// (`memscape_heap::grouped`), so the views draw one picture whatever computed it.
-pub trait HeapQuery: Send + Sync {
-    /// The timeline grouped as `grouping` says (suppressions as `options` say) and its sizes.
-    fn timeline(
-        &self,
-        grouping: &Grouping,
-        options: &memscape_heap::HeapOptions,
-    ) -> Result<(HeapTimeline, Box<dyn SizesSource>), String>;
-
-    /// What computes it ("embedded DataFusion", a Ballista scheduler), for messages.
-    fn engine(&self) -> String;
-}
-
 /// Whether `dataset` has a heap to show, and if not why.
 pub fn accepts(dataset: &Dataset) -> Result<(), &'static str> {
     match &dataset.content {
@@ -88,7 +72,12 @@ pub fn timeline<'a>(
                 ..Default::default()
             };
             if let Some(query) = &t.heap_query {
-                return match query.timeline(settings, &options) {
+                return match query.timeline(
+                    &settings.keys,
+                    settings.metric,
+                    settings.points,
+                    &options,
+                ) {
                     Ok(got) => Ok(got),
                     Err(e) => crate::bail!("{}: {} ({})", dataset.name, e, query.engine()),
                 };
