@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use memscape_trace::Trace;
 
 use crate::evolution::{HeapTimeline, SizesSource, TimePoint, finish};
-use crate::suppress::{Suppressed, SuppressedRule};
+use crate::suppress::{Suppressed, rules_that_matched};
 use crate::suspects::GrowthAccumulator;
 use crate::trace_tree::{BlockGroup, GroupKey, HeapOptions, group_trie};
 use crate::trie::Sizes;
@@ -224,16 +224,7 @@ fn suppressed_summary(
             slot.1 = slot.1.saturating_add(t.bytes);
         }
     }
-    summary.by_rule = names
-        .into_iter()
-        .zip(per_rule)
-        .filter(|(_, (n, _))| *n > 0)
-        .map(|(rule, (blocks, bytes))| SuppressedRule {
-            rule,
-            blocks,
-            bytes,
-        })
-        .collect();
+    summary.by_rule = rules_that_matched(names, per_rule);
     summary
 }
 
