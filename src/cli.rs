@@ -505,6 +505,11 @@ pub struct RenderArgs {
     /// its blocks and size, and the adapter (name, backend, driver).
     #[arg(long)]
     pub stats: bool,
+    /// A Parquet trace dataset's heap views (sunburst, icicle, timeline) are computed by the
+    /// query engine: embedded (DataFusion in this process), ballista://HOST:PORT, or
+    /// standalone[:N] (needs a memscape built with `--features engine`).
+    #[arg(long, default_value = "embedded")]
+    pub engine: String,
     // Each view's settings are its options (the settings' doc comments are their help).
     #[command(flatten)]
     pub alloc: AllocMapSettings,

@@ -187,3 +187,54 @@ fn index_on_ballista_standalone_equals_embedded() {
     assert!(b.starts_with("Standalone"), "{b}");
     assert_eq!(standalone, embedded);
 }
+
+/// `memscape render DATASET/ --view sunburst|icicle` draws the heap from the query engine, and
+/// the picture is the one drawn from the trace file, pixel for pixel (same PNG bytes), for the
+/// demo's recorded kvstore and a heaptrack trace of sqlite, each in 6 time partitions; the
+/// same through Ballista's standalone mode; and the engine is really asked: a Ballista address
+/// where no scheduler listens fails the render.
+#[test]
+fn heap_views_of_a_dataset_are_the_trace_files_pictures() {
+    for (name, trace) in [("kv", PathBuf::from("demo")), ("sqlite", sqlite())] {
+        let dir = scratch(&format!("render-{name}"));
+        ok(memscape()
+            .arg("export")
+            .arg(&trace)
+            .args(["--to", "parquet", "--windows", "6", "-o"])
+            .arg(&dir));
+        for view in ["sunburst", "icicle"] {
+            let png = |from: &Path, engine: &str| {
+                let out = scratch(&format!("{name}-{view}-{engine}.png"));
+                ok(memscape()
+                    .arg("render")
+                    .arg(from)
+                    .args(["--view", view, "--adapter", "cpu", "--engine", engine])
+                    .args(["--width", "640", "--height", "480", "-o"])
+                    .arg(&out));
+                std::fs::read(&out).unwrap()
+            };
+            let native = png(&trace, "embedded");
+            let engine = png(&dir, "embedded");
+            assert!(native.len() > 1000, "{name} {view}");
+            assert!(
+                native == engine,
+                "{name} {view}: the dataset's picture differs from the trace file's"
+            );
+            if name == "kv" && view == "sunburst" {
+                assert!(
+                    png(&dir, "standalone:2") == native,
+                    "{name} {view} on Ballista"
+                );
+                let out = memscape()
+                    .arg("render")
+                    .arg(&dir)
+                    .args(["--view", view, "--adapter", "cpu"])
+                    .args(["--engine", "ballista://127.0.0.1:1", "-o"])
+                    .arg(scratch("never.png"))
+                    .output()
+                    .unwrap();
+                assert!(!out.status.success(), "no scheduler, yet a picture");
+            }
+        }
+    }
+}

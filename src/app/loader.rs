@@ -103,8 +103,10 @@ impl Loader {
                 };
                 // The whole chain of causes, as the command line prints it.
                 let result = memscape_views::dataset::load(&source, &progress)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|dataset| with_engine_heap(dataset, &source))
                     .map(Arc::new)
-                    .map_err(|e| format!("{:#}", anyhow::Error::from(e)));
+                    .map_err(|e| format!("{e:#}"));
                 // Blocking send: the result must arrive even when progress filled the channel.
                 let _ = tx.send(LoadEvent::Done(Finished { id, result, stamp }));
                 repaint();
@@ -190,4 +192,20 @@ pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
             tracing::warn!("cannot save recent files to {}: {e}", path.display());
         }
     }
+}
+
+/// A Parquet trace dataset's heap views draw from the embedded query engine when memscape has
+/// it (`--features engine`); without it they draw from the blocks read back.
+fn with_engine_heap(
+    #[allow(unused_mut)] mut dataset: memscape_views::Dataset,
+    source: &LoadSource,
+) -> anyhow::Result<memscape_views::Dataset> {
+    #[cfg(feature = "engine")]
+    if let LoadSource::File(path) = source
+        && super::engine_heap::is_trace_dataset(path)
+    {
+        super::engine_heap::attach(&mut dataset, path, "embedded")?;
+    }
+    let _ = source;
+    Ok(dataset)
 }

@@ -2,6 +2,7 @@
 //! drag-and-drop, the open dialog and recent files. Panes live in `crate::panes`, the views they draw in `memscape_views`.
 
 mod compare;
+pub mod engine_heap;
 mod export;
 mod file_bar;
 pub mod files;

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 
 use memscape_render::{AdapterChoice, GpuContext};
 
-use memscape_views::view::ViewSettings;
+use memscape_views::view::{ViewKind, ViewSettings};
 
 use crate::cli::{AdapterArg, ImageFormat, RenderArgs};
 
@@ -27,11 +27,19 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let mut settings = args.settings();
-    let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
+    let mut dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
         load_from_dir(file, &mut settings)?
     } else {
         memscape_views::render::load(file)?
     };
+    // A Parquet trace dataset's heap views draw from the query engine.
+    if matches!(
+        args.view,
+        ViewKind::Sunburst | ViewKind::Icicle | ViewKind::Timeline
+    ) && crate::app::engine_heap::is_trace_dataset(file)
+    {
+        crate::app::engine_heap::attach(&mut dataset, file, &args.engine)?;
+    }
     let ctx = gpu_context(args.adapter)?;
     let picture = settings.compose(&dataset, egui::vec2(args.width as f32, args.height as f32))?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).

@@ -461,3 +461,77 @@ fn engine_specs_parse() {
     );
     assert!(EngineSpec::parse("spark://x").is_err());
 }
+
+/// The heap views' model from the engine equals the native one on recorded traces in several
+/// partitions: the engine's sums equal `native_input`'s, and the timeline built from them
+/// equals `trace_timeline_with`'s (trie, order, points, curve, suspects, suppressions, sizes at
+/// every point), for the default grouping and a thread → path one.
+fn check_timeline(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace) {
+    use memscape_heap::grouped::native_input;
+    use memscape_heap::{HeapOptions, Metric, SizesSource, Suppressions};
+    let options = HeapOptions {
+        suppressions: Suppressions::builtin(),
+        ..Default::default()
+    };
+    let skeleton = memscape_parquet::trace::read_trace_skeleton(&ds.dir, Some(host)).unwrap();
+    for keys in [vec![GroupKey::Site], vec![GroupKey::Thread, GroupKey::Path]] {
+        let what = format!("{host} {keys:?}");
+        let got = engine
+            .grouped_input(ds, host, &skeleton, &keys, 40)
+            .unwrap();
+        let mut native = native_input(trace, &keys, 40);
+        native.never_freed.sort_by_key(|t| t.group);
+        assert_eq!(got.groups, native.groups, "{what}: groups");
+        assert_eq!(got.series, native.series, "{what}: curve");
+        assert_eq!(got.points, native.points, "{what}: points");
+        assert_eq!(got.never_freed, native.never_freed, "{what}");
+        assert_eq!(got.site_bytes, native.site_bytes, "{what}");
+        assert_eq!(got.peak_events, native.peak_events, "{what}");
+
+        let (timeline, mut sizes) = engine
+            .heap_timeline(ds, Some(host), &keys, Metric::Bytes, 40, &options)
+            .unwrap();
+        let (want, mut want_sizes) =
+            memscape_heap::trace_timeline_with(trace, &keys, Metric::Bytes, 40, &options);
+        assert_eq!(timeline.trie.len(), want.trie.len(), "{what}");
+        for n in 0..want.trie.len() as u32 {
+            assert_eq!(timeline.trie.name(n), want.trie.name(n), "{what}: node {n}");
+            assert_eq!(timeline.trie.parent(n), want.trie.parent(n), "{what}: {n}");
+        }
+        assert_eq!(timeline.order, want.order, "{what}: order");
+        assert_eq!(timeline.points, want.points, "{what}: points");
+        assert_eq!(timeline.series, want.series, "{what}: curve");
+        assert_eq!(timeline.suppressed, want.suppressed, "{what}: suppressed");
+        assert_eq!(timeline.peak_point, want.peak_point, "{what}");
+        let suspects = |t: &memscape_heap::HeapTimeline| -> Vec<(String, u64)> {
+            t.suspects
+                .iter()
+                .map(|s| (s.name.clone(), s.end_bytes))
+                .collect()
+        };
+        assert_eq!(suspects(&timeline), suspects(&want), "{what}: suspects");
+        for p in 0..want.points.len() {
+            assert_eq!(
+                sizes.sizes_at_point(p),
+                want_sizes.sizes_at_point(p),
+                "{what}: sizes at point {p}"
+            );
+        }
+        assert!(want.points.iter().any(|p| p.total_bytes > 0), "{what}");
+        assert!(want.trie.len() > 3, "{what}");
+    }
+}
+
+#[test]
+fn heap_timeline_from_the_engine_equals_the_native_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = traces();
+    for (trace, host) in &traces {
+        trace_dataset(trace, dir.path(), host);
+    }
+    let engine = Engine::embedded(2).unwrap();
+    let ds = engine.open(dir.path()).unwrap();
+    for (trace, host) in &traces {
+        check_timeline(&engine, &ds, host, trace);
+    }
+}

@@ -214,6 +214,36 @@ pub fn massif_timeline(file: &MassifFile, metric: Metric) -> (HeapTimeline, Mass
     (timeline, MassifSizes { heap })
 }
 
+/// The slider's points of a trace (event counts: `point_count` evenly spaced in wall time, in
+/// events without it, plus the trace end and the event right after the peak) and the heap-size
+/// curve at 4× that resolution, against the points' time.
+pub fn slider_points(heap: &mut TraceHeap<'_>, point_count: usize) -> (Vec<u64>, Vec<(u64, u64)>) {
+    let wall = heap.trace().meta.has_wall_time;
+    let even = |heap: &TraceHeap<'_>, n: usize| {
+        let mut p = if wall {
+            heap.even_points_in_time(n)
+        } else {
+            heap.even_points(n)
+        };
+        // The end of the run and the exact peak are points too: a short spike between two
+        // evenly spaced points would otherwise be missed by the curve and the "peak" button.
+        p.push(heap.events());
+        p.push(heap.peak_point());
+        p.sort_unstable();
+        p.dedup();
+        p
+    };
+    let applied = even(heap, point_count.max(2));
+    let curve_points = even(heap, point_count.max(2) * 4);
+    // heap_series is indexed by events; the curve is drawn against the points' time.
+    let series: Vec<(u64, u64)> = heap
+        .heap_series(&curve_points)
+        .into_iter()
+        .map(|(applied, bytes)| (if wall { heap.time_of(applied) } else { applied }, bytes))
+        .collect();
+    (applied, series)
+}
+
 /// The timeline of a trace grouped by `keys`: `point_count` points evenly spaced in wall time
 /// (in events when the trace has no wall time), plus the trace end and the peak; the curve at
 /// 4× that resolution.
@@ -236,28 +266,7 @@ pub fn trace_timeline_with<'a>(
 ) -> (HeapTimeline, TraceSizes<'a>) {
     let mut heap = TraceHeap::with_options(trace, keys, options);
     let wall = trace.meta.has_wall_time;
-    let even = |heap: &TraceHeap<'_>, n: usize| {
-        let mut p = if wall {
-            heap.even_points_in_time(n)
-        } else {
-            heap.even_points(n)
-        };
-        // The end of the run and the exact peak are points too: a short spike between two
-        // evenly spaced points would otherwise be missed by the curve and the "peak" button.
-        p.push(heap.events());
-        p.push(heap.peak_point());
-        p.sort_unstable();
-        p.dedup();
-        p
-    };
-    let applied = even(&heap, point_count.max(2));
-    let curve_points = even(&heap, point_count.max(2) * 4);
-    // heap_series is indexed by events; the curve is drawn against the points' time.
-    let series: Vec<(u64, u64)> = heap
-        .heap_series(&curve_points)
-        .into_iter()
-        .map(|(applied, bytes)| (if wall { heap.time_of(applied) } else { applied }, bytes))
-        .collect();
+    let (applied, series) = slider_points(&mut heap, point_count);
     let mut acc = GrowthAccumulator::default();
     let mut leaks = GrowthAccumulator::default();
     let mut points = Vec::with_capacity(applied.len());

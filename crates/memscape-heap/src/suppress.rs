@@ -216,7 +216,16 @@ pub fn suppressed_blocks(trace: &Trace, suppressions: &Suppressions) -> (Vec<u32
             per_rule[rule].1 = per_rule[rule].1.saturating_add(bytes);
         }
     }
-    summary.by_rule = names
+    summary.by_rule = rules_that_matched(names, per_rule);
+    (blocks, summary)
+}
+
+/// Each rule's (blocks, bytes), those that matched any.
+pub(crate) fn rules_that_matched(
+    names: Vec<String>,
+    per_rule: Vec<(u64, u64)>,
+) -> Vec<SuppressedRule> {
+    names
         .into_iter()
         .zip(per_rule)
         .filter(|(_, (n, _))| *n > 0)
@@ -225,6 +234,5 @@ pub fn suppressed_blocks(trace: &Trace, suppressions: &Suppressions) -> (Vec<u32
             blocks,
             bytes,
         })
-        .collect();
-    (blocks, summary)
+        .collect()
 }

@@ -543,6 +543,59 @@ impl<'a> TraceHeap<'a> {
     }
 }
 
+/// One group of blocks as a query engine returns them: the columns a grouping reads (0 for
+/// those it does not: see [`GroupKey::uses_columns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct BlockGroup {
+    pub process: u32,
+    pub thread: u32,
+    /// The raw call site (the allocating stack's leaf node).
+    pub site: u32,
+}
+
+impl GroupKey {
+    /// Which block columns a grouping by `keys` reads besides the site: (process, thread).
+    /// None when it needs the block sizes ([`GroupKey::Size`]), which per-group sums cannot give.
+    pub fn uses_columns(keys: &[GroupKey]) -> Option<(bool, bool)> {
+        if keys.contains(&GroupKey::Size) {
+            return None;
+        }
+        Some((
+            keys.contains(&GroupKey::Process),
+            keys.contains(&GroupKey::Thread),
+        ))
+    }
+}
+
+/// The trie [`TraceHeap`] builds for `keys`, built from the call tree alone: `groups` in the
+/// order of their first block (the order in which [`TraceHeap`] meets them), with the leaf of
+/// each. `trace` needs its call tree, threads and processes, not its blocks; `node_bytes`: the
+/// heap bytes ever allocated per call-tree node (wrapper detection, `memscape_trace::sites`).
+pub fn group_trie(
+    trace: &Trace,
+    keys: &[GroupKey],
+    options: &HeapOptions,
+    groups: &[BlockGroup],
+    node_bytes: Vec<u64>,
+) -> (GroupTrie, Sites, Vec<u32>) {
+    let sites = if keys.iter().any(|k| k.uses_stacks()) {
+        Sites::with_node_bytes(trace, &options.sites, node_bytes)
+    } else {
+        Sites::default()
+    };
+    let mut trie = GroupTrie::new(&trace_root_name(trace));
+    let mut grouper = Grouper {
+        trace,
+        sites: &sites,
+        lines: HashMap::default(),
+    };
+    let leaves = groups
+        .iter()
+        .map(|g| grouper.leaf(&mut trie, keys, (g.process, g.thread), g.site, 0))
+        .collect();
+    (trie, sites, leaves)
+}
+
 fn trace_root_name(trace: &Trace) -> String {
     if trace.meta.command_line.is_empty() {
         String::from("heap")

@@ -367,6 +367,16 @@ impl Interner {
 /// Reads host `host` (the only one when `None`) of the trace dataset at `dir` back into a
 /// [`Trace`], checked like any loaded trace.
 pub fn read_trace(dir: &Path, host: Option<&str>) -> Result<Trace> {
+    read_trace_with(dir, host, true)
+}
+
+/// [`read_trace`] without the blocks: the call tree, threads, processes, pools and meta of
+/// host `host` (what the query engine's results are named and grouped by).
+pub fn read_trace_skeleton(dir: &Path, host: Option<&str>) -> Result<Trace> {
+    read_trace_with(dir, host, false)
+}
+
+fn read_trace_with(dir: &Path, host: Option<&str>, with_blocks: bool) -> Result<Trace> {
     let manifest = Manifest::read(dir)?;
     if manifest.kind != DatasetKind::Trace {
         return Err(invalid(
@@ -433,7 +443,11 @@ pub fn read_trace(dir: &Path, host: Option<&str>) -> Result<Trace> {
 
     let processes = read_processes(dir, &host)?;
     let pools = read_pools(dir, &host)?;
-    let blocks = read_blocks(dir, &host, entry.rows)?;
+    let blocks = if with_blocks {
+        read_blocks(dir, &host, entry.rows)?
+    } else {
+        Default::default()
+    };
     let parts = TraceParts {
         meta: Some(meta),
         blocks,

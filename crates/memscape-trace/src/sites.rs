@@ -313,6 +313,23 @@ impl Sites {
         sites
     }
 
+    /// [`Sites::new`] with wrapper detection from `own`, the heap bytes ever allocated at each
+    /// call-tree node, in place of the trace's blocks ([`detect_from_bytes`]).
+    pub fn with_node_bytes(trace: &Trace, options: &SiteOptions, own: Vec<u64>) -> Self {
+        let detect = options.detect;
+        let mut sites = Self::new(
+            trace,
+            &SiteOptions {
+                detect: false,
+                ..options.clone()
+            },
+        );
+        if detect {
+            detect_from_bytes(trace, &mut sites, own);
+        }
+        sites
+    }
+
     /// Recomputes `site` from `kind` (parents before children: ids grow downwards).
     fn resolve(&mut self, trace: &Trace) {
         let n = self.kind.len();
@@ -453,6 +470,14 @@ pub fn detect(trace: &Trace, sites: &mut Sites) {
             *slot = slot.saturating_add(size[i]);
         }
     }
+    detect_from_bytes(trace, sites, own);
+}
+
+/// [`detect`] from the heap bytes ever allocated at each call-tree node (`own[node]`, as
+/// [`detect`] sums them from the blocks): for callers that have sums but no blocks (a query
+/// engine over a Parquet dataset).
+pub fn detect_from_bytes(trace: &Trace, sites: &mut Sites, mut own: Vec<u64>) {
+    own.resize(trace.call_tree.len(), 0);
     let total: u64 = own.iter().fold(0u64, |a, &x| a.saturating_add(x));
     if total == 0 {
         return;

@@ -130,6 +130,31 @@ pub fn is_samples(bytes: &[u8]) -> bool {
     sniff(bytes) == Sniffed::Samples
 }
 
+/// The heap views' model computed elsewhere than from a trace's blocks in memory: the query
+/// engine over a Parquet trace dataset (`memscape_engine::Engine::heap_timeline`, attached by
+/// a `memscape` built with the engine). It returns the same model the blocks give
+/// (`memscape_heap::grouped`), so the views draw one picture whatever computed it.
+pub trait HeapQuery: Send + Sync {
+    /// The timeline grouped by `keys` with `points` time points (suppressions as `options`
+    /// say) and its sizes.
+    fn timeline(
+        &self,
+        keys: &[memscape_heap::GroupKey],
+        metric: memscape_heap::Metric,
+        points: usize,
+        options: &memscape_heap::HeapOptions,
+    ) -> Result<
+        (
+            memscape_heap::HeapTimeline,
+            Box<dyn memscape_heap::SizesSource>,
+        ),
+        String,
+    >;
+
+    /// What computes it ("embedded DataFusion", a Ballista scheduler), for messages.
+    fn engine(&self) -> String;
+}
+
 pub struct AllocTraceData {
     pub trace: memscape_trace::Trace,
     /// Blocks laid out for the allocation map (collapsed address axis, default colours).
@@ -137,6 +162,10 @@ pub struct AllocTraceData {
     /// The file it was read from (a big trace's map draws from its level-of-detail index
     /// beside it, `alloc_map::lod`).
     pub path: Option<std::path::PathBuf>,
+    /// Where the heap views' model comes from when not from the blocks here: the query engine
+    /// over the Parquet dataset this trace was read from (set by a `memscape` built with the
+    /// engine; see [`HeapQuery`]).
+    pub heap_query: Option<std::sync::Arc<dyn HeapQuery>>,
 }
 
 impl AllocTraceData {
@@ -162,12 +191,21 @@ impl AllocTraceData {
             trace,
             scene,
             path: None,
+            heap_query: None,
         };
         (data, sweep)
     }
 }
 
 impl Dataset {
+    /// The allocation trace, mutable (to attach a [`AllocTraceData::heap_query`]).
+    pub fn alloc_trace_mut(&mut self) -> Option<&mut AllocTraceData> {
+        match &mut self.content {
+            DatasetContent::AllocTrace(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// The allocation trace, when this dataset is one.
     pub fn alloc_trace(&self) -> Option<&AllocTraceData> {
         match &self.content {

@@ -71,6 +71,17 @@ pub fn timeline<'a>(
                 },
                 ..Default::default()
             };
+            if let Some(query) = &t.heap_query {
+                return match query.timeline(
+                    &settings.keys,
+                    settings.metric,
+                    settings.points,
+                    &options,
+                ) {
+                    Ok(got) => Ok(got),
+                    Err(e) => crate::bail!("{}: {} ({})", dataset.name, e, query.engine()),
+                };
+            }
             let (timeline, sizes) = memscape_heap::trace_timeline_with(
                 &t.trace,
                 &settings.keys,
