@@ -78,7 +78,10 @@ pub fn timeline<'a>(
                     settings.points,
                     &options,
                 ) {
-                    Ok(got) => Ok(got),
+                    Ok(got) => {
+                        tracing::info!("{}: heap timeline from {}", dataset.name, query.engine());
+                        Ok(got)
+                    }
                     Err(e) => crate::bail!("{}: {} ({})", dataset.name, e, query.engine()),
                 };
             }
