@@ -550,8 +550,19 @@ impl View for HeapTreePane {
                 };
                 let growth = growth * span;
                 let unit = "over the run";
+                // Blocks to highlight exist only for a trace whose blocks give the heap (not
+                // massif, profiles, or a dataset's heap from the query engine).
+                let picks = if self
+                    .dataset
+                    .alloc_trace()
+                    .is_some_and(|t| t.heap_query.is_none())
+                {
+                    " · right click: highlight its blocks in the map"
+                } else {
+                    ""
+                };
                 hovered_text = Some(format!(
-                    "{}\n{}  ·  {} objects\n{:.1} % of parent  ·  {:.1} % of heap\ngrowth {}{} {unit}\nclick: drill down · right click: highlight its blocks in the map",
+                    "{}\n{}  ·  {} objects\n{:.1} % of parent  ·  {:.1} % of heap\ngrowth {}{} {unit}\nclick: drill down{picks}",
                     info.name,
                     draw::human_bytes(info.bytes),
                     info.objects,
