@@ -599,7 +599,10 @@ impl View for AllocMapPane {
             .time_events
             .unwrap_or_else(|| events_at(&t.trace, axis, (cam.t0 + cam.t_span).max(0.0) as u64));
         let data = self.map_data(ui.ctx());
-        if self.sums.is_none() {
+        // Big layers are summed on the CPU only on a software rasterizer
+        // (`prefers_cpu_sums`); elsewhere the worker would idle (with
+        // `MEMSCAPE_ALLOC_MAP_PATH=cpu` on a GPU the bridge sums on the spot instead).
+        if self.sums.is_none() && crate::panes::software_rasterizer() {
             self.sums = memscape_views::sums_worker::SumsWorker::new(
                 Some(ui.ctx().clone()),
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
