@@ -59,13 +59,7 @@ impl HeapQuery for EngineHeap {
         metric: memscape_heap::Metric,
         points: usize,
         options: &memscape_heap::HeapOptions,
-    ) -> Result<
-        (
-            memscape_heap::HeapTimeline,
-            Box<dyn memscape_heap::SizesSource>,
-        ),
-        String,
-    > {
+    ) -> Result<memscape_views::dataset::HeapModel, String> {
         let (timeline, sizes) = self
             .engine
             .heap_timeline(&self.dataset, None, keys, metric, points, options)

@@ -332,16 +332,27 @@ fn traces() -> Vec<(Trace, &'static str)> {
     ]
 }
 
-#[test]
-fn recorded_traces_on_embedded_datafusion_equal_memscape_heap() {
+/// The recorded traces as two hosts of one dataset (each query reads its own host's
+/// partitions), opened on embedded DataFusion; the directory lives as long as the result.
+fn two_host_dataset() -> (
+    tempfile::TempDir,
+    Vec<(Trace, &'static str)>,
+    Engine,
+    Dataset,
+) {
     let dir = tempfile::tempdir().unwrap();
     let traces = traces();
-    // Two hosts in one dataset: each query reads its own host's partitions.
     for (trace, host) in &traces {
         trace_dataset(trace, dir.path(), host);
     }
     let engine = Engine::embedded(2).unwrap();
     let ds = engine.open(dir.path()).unwrap();
+    (dir, traces, engine, ds)
+}
+
+#[test]
+fn recorded_traces_on_embedded_datafusion_equal_memscape_heap() {
+    let (_dir, traces, engine, ds) = two_host_dataset();
     for (trace, host) in &traces {
         check_trace(&engine, &ds, host, trace, host);
         check_bins(&engine, &ds, host, trace, host);
@@ -524,13 +535,7 @@ fn check_timeline(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace) {
 
 #[test]
 fn heap_timeline_from_the_engine_equals_the_native_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let traces = traces();
-    for (trace, host) in &traces {
-        trace_dataset(trace, dir.path(), host);
-    }
-    let engine = Engine::embedded(2).unwrap();
-    let ds = engine.open(dir.path()).unwrap();
+    let (_dir, traces, engine, ds) = two_host_dataset();
     for (trace, host) in &traces {
         check_timeline(&engine, &ds, host, trace);
     }

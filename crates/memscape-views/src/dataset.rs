@@ -130,6 +130,12 @@ pub fn is_samples(bytes: &[u8]) -> bool {
     sniff(bytes) == Sniffed::Samples
 }
 
+/// The heap views' model: the timeline and its sizes at each time point.
+pub type HeapModel = (
+    memscape_heap::HeapTimeline,
+    Box<dyn memscape_heap::SizesSource>,
+);
+
 /// The heap views' model computed elsewhere than from a trace's blocks in memory: the query
 /// engine over a Parquet trace dataset (`memscape_engine::Engine::heap_timeline`, attached by
 /// a `memscape` built with the engine). It returns the same model the blocks give
@@ -143,13 +149,7 @@ pub trait HeapQuery: Send + Sync {
         metric: memscape_heap::Metric,
         points: usize,
         options: &memscape_heap::HeapOptions,
-    ) -> Result<
-        (
-            memscape_heap::HeapTimeline,
-            Box<dyn memscape_heap::SizesSource>,
-        ),
-        String,
-    >;
+    ) -> Result<HeapModel, String>;
 
     /// What computes it ("embedded DataFusion", a Ballista scheduler), for messages.
     fn engine(&self) -> String;

@@ -347,16 +347,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_result_of_a_key_passed_over_never_replaces_the_one_asked_again() {
+    /// A worker, the sender that lets gated jobs go, and a maker of jobs (`key`, `gated`).
+    fn gated_worker() -> (
+        SlotWorker<u8, Gated>,
+        mpsc::Sender<()>,
+        impl Fn(u32, bool) -> Gated,
+    ) {
         let (tx, rx) = mpsc::channel();
         let gate = Arc::new(Mutex::new(rx));
-        let job = |key, gated| Gated {
+        let job = move |key, gated| Gated {
             key,
             gate: gate.clone(),
             gated,
         };
-        let worker: SlotWorker<u8, Gated> = SlotWorker::new("test-slot-worker", None).unwrap();
+        let worker = SlotWorker::new("test-slot-worker", None).unwrap();
+        (worker, tx, job)
+    }
+
+    #[test]
+    fn a_result_of_a_key_passed_over_never_replaces_the_one_asked_again() {
+        let (worker, tx, job) = gated_worker();
         assert!(worker.want(0, job(1, false)).is_none());
         wait_until("key 1", || worker.latest(0).is_some_and(|d| d.key == 1));
         // Key 2 starts and cannot stop; key 1 is asked again meanwhile: it is finished, so
@@ -375,14 +385,7 @@ mod tests {
 
     #[test]
     fn the_newest_request_wins_and_each_key_is_computed_once() {
-        let (tx, rx) = mpsc::channel();
-        let gate = Arc::new(Mutex::new(rx));
-        let job = |key, gated| Gated {
-            key,
-            gate: gate.clone(),
-            gated,
-        };
-        let worker: SlotWorker<u8, Gated> = SlotWorker::new("test-slot-worker", None).unwrap();
+        let (worker, tx, job) = gated_worker();
         worker.want(0, job(1, true));
         wait_until("key 1 to start", || worker.progress().is_some());
         // Asked while 1 runs: 2 is passed over by 3 before it starts.

@@ -91,7 +91,8 @@ impl SumsJob {
         )
             .hash(&mut h);
         (
-            format!("{:?}{:?}", v.cushion, v.color_mode),
+            v.cushion,
+            v.color_mode,
             v.background_linear.map(f32::to_bits),
         )
             .hash(&mut h);

@@ -40,7 +40,7 @@ pub use pipelines::AllocMapPipelines;
 pub use selection::SelectionBits;
 
 /// How blocks are shaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum CushionKind {
     None,
     /// Parabolic profile: strong structure, dark borders, bright centre.
@@ -70,7 +70,7 @@ impl CushionKind {
 }
 
 /// Whether colours (categorical attributes) or attribute values (quantitative) are averaged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ColorMode {
     /// Each block carries a colour; Eq. 1 averages colours weighted by f^α.
     #[default]
