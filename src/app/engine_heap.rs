@@ -34,6 +34,21 @@ pub fn attach(dataset: &mut Dataset, dir: &Path, spec: &str) -> anyhow::Result<(
     Ok(())
 }
 
+/// A Parquet trace dataset `dir` for its heap views alone: the call tree, processes and
+/// threads without the blocks or events (`read_trace_skeleton`), the heap from the engine
+/// `spec` names.
+pub fn heap_dataset(dir: &Path, spec: &str) -> anyhow::Result<Dataset> {
+    use memscape_views::dataset::{AllocTraceData, DatasetContent};
+    let skeleton = memscape_parquet::trace::read_trace_skeleton(dir, None)?;
+    let mut dataset = Dataset {
+        name: dir.display().to_string(),
+        content: DatasetContent::AllocTrace(Box::new(AllocTraceData::new(skeleton))),
+        links: Default::default(),
+    };
+    attach(&mut dataset, dir, spec)?;
+    Ok(dataset)
+}
+
 /// Without the engine, the heap views of a Parquet trace dataset are refused with the feature
 /// to build (as `memscape index` does).
 #[cfg(not(feature = "engine"))]

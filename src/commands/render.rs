@@ -27,19 +27,19 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let mut settings = args.settings();
-    let mut dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
+    // A Parquet trace dataset's heap views draw from the query engine: its blocks and events
+    // are not read here (the engine aggregates them where they lie).
+    let engine_heap = matches!(
+        args.view,
+        ViewKind::Sunburst | ViewKind::Icicle | ViewKind::Timeline
+    ) && crate::app::engine_heap::is_trace_dataset(file);
+    let dataset = if engine_heap {
+        crate::app::engine_heap::heap_dataset(file, &args.engine)?
+    } else if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
         load_from_dir(file, &mut settings)?
     } else {
         memscape_views::render::load(file)?
     };
-    // A Parquet trace dataset's heap views draw from the query engine.
-    if matches!(
-        args.view,
-        ViewKind::Sunburst | ViewKind::Icicle | ViewKind::Timeline
-    ) && crate::app::engine_heap::is_trace_dataset(file)
-    {
-        crate::app::engine_heap::attach(&mut dataset, file, &args.engine)?;
-    }
     let ctx = gpu_context(args.adapter)?;
     let picture = settings.compose(&dataset, egui::vec2(args.width as f32, args.height as f32))?;
     // A cycle view drawn from landmarks says so (the analysis is the one just drawn, cached).
