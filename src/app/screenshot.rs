@@ -85,6 +85,7 @@ impl ScreenshotJob {
             return;
         }
         self.ready_frames += 1;
+        tracing::debug!("ready frame {}", self.ready_frames);
         if self.ready_frames < SETTLE_FRAMES {
             // The settling frames follow at once (the poll may be paced).
             ctx.request_repaint();

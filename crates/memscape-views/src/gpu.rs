@@ -513,8 +513,25 @@ impl PanePicture<'_> {
             self.prepare_lod_map(gpu, reg, pane, m, lod);
             return;
         }
+        let dim = m.data.selection.is_some();
+        let cpu_sums =
+            !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
+        let picking = self.options.pick.is_some_and(|p| p.slot == m.slot);
+        // Sums from the CPU draw without the upload: it is made for the first pick only (on a
+        // software rasterizer its copy of every block is host memory, 40 B a block).
+        let needs_upload = !cpu_sums
+            || picking
+            || pane
+                .map
+                .as_ref()
+                .is_some_and(|u| Arc::ptr_eq(&u.source, &m.data));
+        if !needs_upload {
+            // An upload of older data is not kept up to date; the next pick makes a new one.
+            pane.map = None;
+        }
         // The upload: replaced only in the parts that changed.
         match &mut pane.map {
+            _ if !needs_upload => {}
             Some(u) if Arc::ptr_eq(&u.source, &m.data) => {}
             Some(u) if u.data.block_count == m.data.blocks.len() => {
                 if !Arc::ptr_eq(&u.source.times, &m.data.times) {
@@ -548,17 +565,17 @@ impl PanePicture<'_> {
                 pane.asked.clear();
             }
         }
-        let Some(upload) = &pane.map else {
+        let upload = pane.map.as_ref();
+        if upload.is_none() && !cpu_sums {
             return;
-        };
+        }
         let (size, origin) = viewport(self.abs(m.rect), gpu.screen);
         let mut view = m.window.view(m.extent, [size[0] as f32, size[1] as f32]);
         m.style.apply(&mut view);
-        let dim = m.data.selection.is_some();
         let key = frame_key(
             &view,
             &[
-                upload.version,
+                upload.map_or(Arc::as_ptr(&m.data) as u64, |u| u.version),
                 u64::from(dim),
                 m.range.start as u64,
                 m.range.end as u64,
@@ -570,12 +587,10 @@ impl PanePicture<'_> {
             .frames
             .entry(m.slot)
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
-        let cpu_sums =
-            !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
         if cpu_sums {
             // Many blocks on a software rasterizer: Eq. 1's sums from the CPU (in the GUI the
-            // pane's worker's), resolved on the GPU like any frame (the upload stays for
-            // picking).
+            // pane's worker's), resolved on the GPU like any frame (the blocks are uploaded
+            // for picking only).
             let job = crate::sums_worker::SumsJob {
                 source: crate::sums_worker::SumsSource::Map {
                     blocks: m.data.blocks.clone(),
@@ -600,7 +615,9 @@ impl PanePicture<'_> {
                     &s.cov,
                 );
             });
-        } else if *prepared != key {
+        } else if let Some(upload) = upload
+            && *prepared != key
+        {
             if let Some(stats) = &reg.stats {
                 stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
             }
@@ -644,7 +661,9 @@ impl PanePicture<'_> {
         } else {
             pane.cursors.remove(&m.slot);
         }
-        if let Some(pick) = self.options.pick.filter(|p| p.slot == m.slot) {
+        if let Some(pick) = self.options.pick.filter(|p| p.slot == m.slot)
+            && let Some(upload) = upload
+        {
             let ppp = gpu.screen.pixels_per_point;
             let local = (pick.point - m.rect.min) * ppp;
             let cursor = [local.x.max(0.0) as u32, local.y.max(0.0) as u32];

@@ -446,6 +446,12 @@ impl View for AllocMapPane {
         };
         // Controls that overflow their row must not widen the map past the pane.
         let width = ui.available_width();
+        tracing::trace!(
+            target: "memscape::frames",
+            pass = ui.ctx().cumulative_pass_nr(),
+            "allocation map pane {:?}",
+            ui.available_size()
+        );
         let axis_before = self.settings.time;
         self.controls(ui);
         if axis_before != self.settings.time {

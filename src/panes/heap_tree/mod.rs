@@ -493,6 +493,14 @@ impl View for HeapTreePane {
                 self.current = Some(next);
                 self.current_key = Some(key);
                 self.transition_start = Instant::now();
+                if self.previous.is_none() && crate::panes::software_rasterizer() {
+                    // Nothing to morph from: the chart grows in on a GPU; on a software
+                    // rasterizer, where each frame is a whole-window redraw of ≈ 0.1–0.2 s
+                    // of CPU, it is drawn at once.
+                    if let Some(t) = self.transition_start.checked_sub(TRANSITION) {
+                        self.transition_start = t;
+                    }
+                }
             }
             // Prefetch the neighbours so that stepping and playing are instant.
             let _ = self.sizes_at((self.point + 1).min(last));
