@@ -696,7 +696,8 @@ impl eframe::App for MemscapeApp {
             target: "memscape::frames",
             pass = ctx.cumulative_pass_nr(),
             cpu_ms = frame.info().cpu_usage.map(|s| s * 1e3),
-            "frame"
+            "frame ({:?})",
+            ctx.repaint_causes()
         );
         if ctx.input(|i| i.key_pressed(stats_overlay::KEY)) {
             self.stats_overlay.shown = !self.stats_overlay.shown;

@@ -243,6 +243,9 @@ impl AllocMapPane {
             self.curves = built.curves;
             self.shown = built.wanted;
             self.data = None;
+            // Not ready before the new bins and bars are drawn: their sums are asked for when
+            // they are drawn, and the pane counts as ready again once those land.
+            self.drawn.store(false, Ordering::Release);
         }
     }
 
