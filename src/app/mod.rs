@@ -822,9 +822,7 @@ impl eframe::App for MemscapeApp {
             let fatal = failure.clone().filter(|_| idle && !any_data);
             let ready = idle && live_done && any_data && views_ready;
             job.update(&ctx, ready, fatal, failure);
-            if job.is_requested()
-                && let Some(dir) = job.export_dir.take()
-            {
+            if let Some(dir) = job.take_export() {
                 let pictures = self
                     .tree
                     .active_tiles()

@@ -24,7 +24,9 @@ pub struct ScreenshotJob {
     request: Arc<AtomicU64>,
     pub outcome: Outcome,
     /// Where to export every pane's picture once ready (`MEMSCAPE_EXPORT_VIEWS`), until done.
-    pub export_dir: Option<PathBuf>,
+    export_dir: Option<PathBuf>,
+    /// Where the pictures went for the request awaited (exported again if it is dropped).
+    exported: Option<PathBuf>,
 }
 
 /// Ready frames in a row before the screenshot is asked for. The image is of the frame after
@@ -45,6 +47,7 @@ impl ScreenshotJob {
             request: Arc::new(AtomicU64::new(0)),
             outcome,
             export_dir: std::env::var_os("MEMSCAPE_EXPORT_VIEWS").map(PathBuf::from),
+            exported: None,
         }
     }
 
@@ -55,9 +58,15 @@ impl ScreenshotJob {
         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 
-    /// Whether the screenshot has been asked for (everything is drawn).
-    pub fn is_requested(&self) -> bool {
-        self.requested
+    /// Where to export every pane's picture now (`MEMSCAPE_EXPORT_VIEWS`), once per request
+    /// of the screenshot.
+    pub fn take_export(&mut self) -> Option<PathBuf> {
+        if !self.requested {
+            return None;
+        }
+        let dir = self.export_dir.take()?;
+        self.exported = Some(dir.clone());
+        Some(dir)
     }
 
     /// Called once per frame. `ready` is true when loads are done and views are drawn;
@@ -89,6 +98,9 @@ impl ScreenshotJob {
                 self.request.fetch_add(1, Ordering::AcqRel);
                 self.requested = false;
                 self.ready_frames = 0;
+                if let Some(dir) = self.exported.take() {
+                    self.export_dir = Some(dir);
+                }
             }
             return;
         }
