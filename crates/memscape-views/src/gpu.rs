@@ -120,6 +120,25 @@ pub struct PaintOptions {
     /// are asked of it and its newest are drawn, stretched to the view. `None`: summed on the
     /// spot (headless pictures).
     pub sums: Option<Arc<crate::sums_worker::SumsWorker>>,
+    /// On a software rasterizer, every map and bar layer summed on the CPU (by `sums`), not
+    /// only big ones: a live recording's pane, where each new snapshot lengthens the time
+    /// axis, so that lavapipe would accumulate every block again for each one (0.7–2.5 s a
+    /// frame at 12–130 k blocks; BENCHMARKS.md, "Live view cadence").
+    pub cpu_sums_always: bool,
+}
+
+/// Whether a layer of `blocks` blocks (or intervals) takes its sums from the CPU:
+/// [`memscape_render::alloc_map::dense::prefers_cpu_sums`], or any layer on a software
+/// rasterizer when `always` (see [`PaintOptions::cpu_sums_always`]), unless
+/// `MEMSCAPE_ALLOC_MAP_PATH` names a GPU path.
+fn takes_cpu_sums(device: &wgpu::Device, blocks: usize, always: bool) -> bool {
+    memscape_render::alloc_map::dense::prefers_cpu_sums(device, blocks)
+        || (always
+            && device.adapter_info().device_type == wgpu::DeviceType::Cpu
+            && !matches!(
+                std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref(),
+                Ok("dense" | "raster")
+            ))
 }
 
 /// Paints `picture` into `rect` of `ui`: its background and GPU layers and shapes through one
@@ -570,8 +589,7 @@ impl PanePicture<'_> {
             .frames
             .entry(m.slot)
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
-        let cpu_sums =
-            !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
+        let cpu_sums = !dim && takes_cpu_sums(device, m.range.len(), self.options.cpu_sums_always);
         if cpu_sums {
             // Many blocks on a software rasterizer: Eq. 1's sums from the CPU (in the GUI the
             // pane's worker's), resolved on the GPU like any frame (the upload stays for
@@ -717,7 +735,7 @@ impl PanePicture<'_> {
         // A bar of millions of intervals on a software rasterizer: its sums from the CPU (the
         // pane's worker's, when it has one), and no upload.
         let intervals = b.bars.blocks.len();
-        let cpu = memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+        let cpu = takes_cpu_sums(device, intervals, self.options.cpu_sums_always)
             .then(|| OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size))
             .flatten();
         if let Some(job) = cpu {
