@@ -547,3 +547,48 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
         })?;
     Ok(rx)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_snapshots_are_made_one_ahead_big_ones_once_the_last_is_shown() {
+        let (mut sender, receiver) = channel("t.msc");
+        // Not paced: never waits.
+        sender.sent = 5;
+        assert!(!sender.waits_for_the_gui());
+        receiver.pace_by_shown();
+        // Snapshot 0 sent, not shown: the next (small) is made meanwhile; a third is not.
+        sender.sent = 1;
+        sender.last_events = 1_000;
+        assert!(!sender.waits_for_the_gui());
+        sender.sent = 2;
+        assert!(sender.waits_for_the_gui());
+        receiver.shown(0);
+        assert!(!sender.waits_for_the_gui());
+        // Big snapshots: the next only once the last is shown (two alive at most).
+        sender.last_events = AHEAD_BELOW_EVENTS;
+        assert!(sender.waits_for_the_gui());
+        receiver.shown(1);
+        assert!(!sender.waits_for_the_gui());
+    }
+
+    #[test]
+    fn an_update_sent_wakes_the_window() {
+        let (sender, receiver) = channel("t.msc");
+        let ctx = egui::Context::default();
+        let woken = Arc::new(AtomicU64::new(0));
+        let counter = woken.clone();
+        ctx.set_request_repaint_callback(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        receiver.wake(&ctx);
+        sender.fail(None, "the recording ended".into());
+        assert!(woken.load(Ordering::Relaxed) >= 1, "not woken");
+        assert!(matches!(
+            receiver.rx.try_recv(),
+            Ok(LiveUpdate::Finished(Err(_)))
+        ));
+    }
+}

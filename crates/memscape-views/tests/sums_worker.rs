@@ -239,3 +239,102 @@ fn frames_never_wait_for_the_sums_and_settle_on_the_picture_summed_on_the_spot()
     assert!(!worker.pending());
     assert_eq!(worker.finished(), 2, "an unchanged view summed again");
 }
+
+/// A live recording's pane (`PaintOptions::cpu_sums_always`) on lavapipe: layers far below
+/// [`CPU_SUMS_MIN_BLOCKS`] are summed by the worker too, so that a new snapshot's first frame
+/// never has lavapipe accumulate every block again; the picture it settles on is the GPU
+/// pipelines' (the CPU twin, within the map's GPU-vs-CPU tolerance); and the next snapshot's
+/// first frame shows the last one's sums stretched to its longer time axis, not an empty map.
+#[test]
+fn a_live_panes_small_layers_are_summed_on_the_cpu_as_the_gpu_draws_them() {
+    let tolerance = memscape_render::golden::Tolerance {
+        per_channel: 2,
+        max_differing_pixels: 0,
+    };
+    let snapshot = |n: usize| {
+        let (blocks, times, te, ye) = heap_like(n);
+        let data = Arc::new(MapData {
+            blocks: Arc::new(blocks),
+            times: Arc::new(times),
+            selection: None,
+            lod: None,
+            refiner: None,
+        });
+        let steps = OccupancySteps {
+            start: 0,
+            end: te,
+            times: (0..n as u64 / 4).map(|i| i * 8).collect(),
+            bytes: (0..n as u64 / 4).map(|i| (i * 7919) % 1000).collect(),
+            capacity: 1000,
+        };
+        let bars = Arc::new(BarBlocks::build(&[steps], &[1.0]));
+        picture_of(&data, &bars, te, ye, 0.0)
+    };
+    let (first, second) = (snapshot(20_000), snapshot(40_000));
+    let ctx = ctx();
+    let gpu = |p: &Picture| {
+        through_bridge(
+            &mut GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap(),
+            &PaneKey::new(),
+            p,
+        )
+    };
+    let (gpu_first, gpu_second) = (gpu(&first), gpu(&second));
+
+    let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+    let key = PaneKey::new();
+    let worker = SumsWorker::new(None, THREADS).unwrap();
+    // Without the option, small layers are the GPU's: nothing asked of the worker.
+    let plain = PaintOptions {
+        sums: Some(worker.clone()),
+        ..Default::default()
+    };
+    through_bridge_with(&mut registry, &key, &first, &plain);
+    assert!(!worker.pending());
+    assert_eq!(worker.finished(), 0);
+    let live = PaintOptions {
+        cpu_sums_always: true,
+        ..plain
+    };
+    let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+    through_bridge_with(&mut registry, &key, &first, &live);
+    settle(&worker);
+    assert_eq!(
+        worker.finished(),
+        2,
+        "one map and one bar summed on the CPU"
+    );
+    let img = through_bridge_with(&mut registry, &key, &first, &live);
+    let c = memscape_render::golden::compare(&img, &gpu_first, tolerance);
+    assert_eq!(c.differing_pixels, 0, "the CPU sums' picture is the GPU's");
+    // The next snapshot: its first frame, before its sums, shows the last ones stretched.
+    worker.hold(Duration::from_secs(60));
+    let early = through_bridge_with(&mut registry, &key, &second, &live);
+    assert!(worker.pending());
+    // What a frame with no sums yet draws (a pane of its own): the map and bar empty.
+    let empty = {
+        let fresh = SumsWorker::new(None, THREADS).unwrap();
+        fresh.hold(Duration::from_secs(60));
+        let options = PaintOptions {
+            sums: Some(fresh.clone()),
+            cpu_sums_always: true,
+            ..Default::default()
+        };
+        let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+        through_bridge_with(&mut registry, &PaneKey::new(), &second, &options)
+    };
+    let drawn = memscape_render::golden::compare(&early, &empty, tolerance).differing_pixels;
+    assert!(
+        drawn > 2000,
+        "the next snapshot's first frame is an empty map ({drawn} pixels differ)"
+    );
+    worker.release();
+    settle(&worker);
+    assert_eq!(worker.finished(), 4);
+    let img = through_bridge_with(&mut registry, &key, &second, &live);
+    let c = memscape_render::golden::compare(&img, &gpu_second, tolerance);
+    assert_eq!(
+        c.differing_pixels, 0,
+        "the next snapshot's picture is the GPU's"
+    );
+}
