@@ -432,7 +432,7 @@ impl View for AllocMapPane {
             // frame is a whole-window redraw, which on a software rasterizer takes the CPU
             // the preparation needs).
             ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(300));
+                .request_repaint_after(crate::panes::paced(std::time::Duration::from_millis(100)));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();
