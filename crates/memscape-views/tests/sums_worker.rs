@@ -132,6 +132,28 @@ fn a_newer_view_replaces_the_one_waiting_and_cancels_the_one_running() {
     assert_eq!(latest.key, job(&source, n, view(4), size).key());
 }
 
+/// `n` heap-like blocks and a bar of one bin with `steps` occupancy steps `every` events apart;
+/// the time and address extents.
+fn map_and_bar(n: usize, steps: usize, every: u64) -> (Arc<MapData>, Arc<BarBlocks>, u64, u64) {
+    let (blocks, times, te, ye) = heap_like(n);
+    let data = Arc::new(MapData {
+        blocks: Arc::new(blocks),
+        times: Arc::new(times),
+        selection: None,
+        lod: None,
+        refiner: None,
+    });
+    let steps = OccupancySteps {
+        start: 0,
+        end: te,
+        times: (0..steps as u64).map(|i| i * every).collect(),
+        bytes: (0..steps as u64).map(|i| (i * 7919) % 1000).collect(),
+        capacity: 1000,
+    };
+    let bars = Arc::new(BarBlocks::build(&[steps], &[1.0]));
+    (data, bars, te, ye)
+}
+
 /// A map of `blocks` and, under it, a bar of one bin with an event per block.
 fn picture_of(data: &Arc<MapData>, bars: &Arc<BarBlocks>, te: u64, ye: u64, dy: f32) -> Picture {
     let (w, h) = (240.0, 160.0);
@@ -174,23 +196,8 @@ fn picture_of(data: &Arc<MapData>, bars: &Arc<BarBlocks>, te: u64, ye: u64, dy: 
 #[test]
 fn frames_never_wait_for_the_sums_and_settle_on_the_picture_summed_on_the_spot() {
     let n = CPU_SUMS_MIN_BLOCKS;
-    let (blocks, times, te, ye) = heap_like(n);
-    let data = Arc::new(MapData {
-        blocks: Arc::new(blocks),
-        times: Arc::new(times),
-        selection: None,
-        lod: None,
-        refiner: None,
-    });
     // One bin whose occupancy steps at every block's start: a bar of a million intervals.
-    let steps = OccupancySteps {
-        start: 0,
-        end: te,
-        times: (0..n as u64).map(|i| i * 2).collect(),
-        bytes: (0..n as u64).map(|i| (i * 7919) % 1000).collect(),
-        capacity: 1000,
-    };
-    let bars = Arc::new(BarBlocks::build(&[steps], &[1.0]));
+    let (data, bars, te, ye) = map_and_bar(n, n, 2);
     assert!(bars.blocks.len() >= CPU_SUMS_MIN_BLOCKS);
     let picture = picture_of(&data, &bars, te, ye, 0.0);
     let ctx = ctx();
@@ -252,22 +259,7 @@ fn a_live_panes_small_layers_are_summed_on_the_cpu_as_the_gpu_draws_them() {
         max_differing_pixels: 0,
     };
     let snapshot = |n: usize| {
-        let (blocks, times, te, ye) = heap_like(n);
-        let data = Arc::new(MapData {
-            blocks: Arc::new(blocks),
-            times: Arc::new(times),
-            selection: None,
-            lod: None,
-            refiner: None,
-        });
-        let steps = OccupancySteps {
-            start: 0,
-            end: te,
-            times: (0..n as u64 / 4).map(|i| i * 8).collect(),
-            bytes: (0..n as u64 / 4).map(|i| (i * 7919) % 1000).collect(),
-            capacity: 1000,
-        };
-        let bars = Arc::new(BarBlocks::build(&[steps], &[1.0]));
+        let (data, bars, te, ye) = map_and_bar(n, n / 4, 8);
         picture_of(&data, &bars, te, ye, 0.0)
     };
     let (first, second) = (snapshot(20_000), snapshot(40_000));
