@@ -6,7 +6,7 @@
 use crate::massif::MassifFile;
 use crate::massif_tree::MassifHeap;
 use crate::suspects::{GrowthAccumulator, LeakSuspect};
-use crate::trace_tree::{GroupKey, HeapOptions, TraceHeap};
+use crate::trace_tree::{GroupKey, HeapCarry, HeapOptions, TraceHeap};
 use crate::trie::{GroupTrie, Sizes};
 use crate::view::{Metric, StableOrder};
 use memscape_trace::Trace;
@@ -95,6 +95,12 @@ pub struct TraceSizes<'a> {
 }
 
 impl<'a> TraceSizes<'a> {
+    /// What the next snapshot's [`trace_timeline_continued`] starts from (a heap built by
+    /// it only).
+    pub fn carry(&self) -> Option<HeapCarry> {
+        self.heap.carry()
+    }
+
     /// The underlying index, for time points that are not on the slider (`--at`, `--peak`).
     pub fn heap_mut(&mut self) -> &mut TraceHeap<'a> {
         &mut self.heap
@@ -264,7 +270,34 @@ pub fn trace_timeline_with<'a>(
     point_count: usize,
     options: &HeapOptions,
 ) -> (HeapTimeline, TraceSizes<'a>) {
-    let mut heap = TraceHeap::with_options(trace, keys, options);
+    timeline_of(
+        TraceHeap::with_options(trace, keys, options),
+        metric,
+        point_count,
+    )
+}
+
+/// [`trace_timeline_with`] on a snapshot of a recording that goes on, its grouping continued
+/// from an earlier snapshot's ([`TraceSizes::carry`]; see [`TraceHeap::continued`]): equal to
+/// the full build.
+pub fn trace_timeline_continued<'a>(
+    trace: &'a Trace,
+    keys: &[GroupKey],
+    metric: Metric,
+    point_count: usize,
+    options: &HeapOptions,
+    carry: Option<HeapCarry>,
+) -> (HeapTimeline, TraceSizes<'a>) {
+    let heap = TraceHeap::continued(trace, keys, options, carry);
+    timeline_of(heap, metric, point_count)
+}
+
+fn timeline_of<'a>(
+    mut heap: TraceHeap<'a>,
+    metric: Metric,
+    point_count: usize,
+) -> (HeapTimeline, TraceSizes<'a>) {
+    let trace = heap.trace();
     let wall = trace.meta.has_wall_time;
     let (applied, series) = slider_points(&mut heap, point_count);
     let mut acc = GrowthAccumulator::default();

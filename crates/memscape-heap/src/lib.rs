@@ -38,7 +38,7 @@ pub mod view;
 
 pub use evolution::{
     HeapTimeline, MassifSizes, SizesSource, TimePoint, TraceSizes, massif_timeline, trace_timeline,
-    trace_timeline_with,
+    trace_timeline_continued, trace_timeline_with,
 };
 pub use grouped::{GroupTotal, GroupedInput, GroupedPoint, GroupedSizes, grouped_timeline};
 pub use layout::{HoverInfo, IcicleRect, Layout, SunburstSegment, hover, icicle, sunburst};
@@ -58,6 +58,6 @@ pub use report::{
 };
 pub use suppress::{Suppressed, Suppressions};
 pub use suspects::{LeakSuspect, leak_suspects, massif_leak_suspects, trace_leak_suspects};
-pub use trace_tree::{BlockGroup, GroupKey, HeapOptions, TraceHeap};
+pub use trace_tree::{BlockGroup, GroupKey, HeapCarry, HeapOptions, TraceHeap};
 pub use trie::{GroupTrie, Sizes};
 pub use view::{HeapNode, Metric, PruneOptions, StableOrder, build_view, build_view_keeping};

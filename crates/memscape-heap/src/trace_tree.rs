@@ -17,6 +17,9 @@ use memscape_trace::sites::{LineKey, SiteOptions, Sites, frame_identity, functio
 use crate::suppress::{Suppressed, Suppressions, suppressed_blocks};
 use crate::trie::{FastHash, GroupTrie, Label, Sizes};
 
+mod continued;
+pub use continued::HeapCarry;
+
 /// How a [`TraceHeap`] sees call sites and which blocks leak suspects leave out.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HeapOptions {
@@ -194,6 +197,46 @@ pub struct TraceHeap<'a> {
     /// Number of blocks indexed.
     blocks: usize,
     applied: u64,
+    /// What a heap built by [`TraceHeap::continued`] hands to the next snapshot's.
+    carried: Option<Box<continued::Growing>>,
+}
+
+/// A block's grouping columns: (process, thread, raw site, size class), 0 where not grouped by.
+type Tuple = (u32, u32, u32, u32);
+
+/// Which block columns a grouping reads.
+#[derive(Debug, Clone, Copy)]
+struct Uses {
+    process: bool,
+    thread: bool,
+    site: bool,
+    class: bool,
+}
+
+impl Uses {
+    fn of(keys: &[GroupKey]) -> Self {
+        Self {
+            process: keys.contains(&GroupKey::Process),
+            thread: keys.contains(&GroupKey::Thread),
+            site: keys.iter().any(|k| k.uses_stacks()),
+            class: keys.contains(&GroupKey::Size),
+        }
+    }
+
+    /// Block `i`'s tuple (`i` below the trace's consistent length).
+    fn tuple(self, trace: &Trace, i: usize) -> Tuple {
+        let b = &trace.blocks;
+        (
+            if self.process { b.process[i] } else { 0 },
+            if self.thread { b.thread[i] } else { 0 },
+            if self.site { b.site[i] } else { 0 },
+            if self.class {
+                size_class(b.requested_size[i])
+            } else {
+                0
+            },
+        )
+    }
 }
 
 impl<'a> TraceHeap<'a> {
@@ -206,7 +249,6 @@ impl<'a> TraceHeap<'a> {
 
     /// [`TraceHeap::new`] with explicit call-site rules and suppressions.
     pub fn with_options(trace: &'a Trace, keys: &[GroupKey], options: &HeapOptions) -> Self {
-        let uses = |k: GroupKey| keys.contains(&k);
         let by_site = keys.iter().any(|k| k.uses_stacks());
         let sites = if by_site {
             Sites::new(trace, &options.sites)
@@ -229,27 +271,15 @@ impl<'a> TraceHeap<'a> {
         };
         let mut block_leaf = Vec::with_capacity(n);
         // Blocks sharing (thread, site, size class) share a leaf: cache the trie walk per tuple.
-        let (by_thread, by_class) = (uses(GroupKey::Thread), uses(GroupKey::Size));
-        let by_process = uses(GroupKey::Process);
-        let mut cache: HashMap<(u32, u32, u32, u32), u32, FastHash> = HashMap::default();
+        let uses = Uses::of(keys);
+        let mut cache: HashMap<Tuple, u32, FastHash> = HashMap::default();
         let mut grouper = Grouper {
             trace,
             sites: &sites,
             lines: HashMap::default(),
         };
         for i in 0..n {
-            let thread = if by_thread { trace.blocks.thread[i] } else { 0 };
-            let site = if by_site { trace.blocks.site[i] } else { 0 };
-            let class = if by_class {
-                size_class(trace.blocks.requested_size[i])
-            } else {
-                0
-            };
-            let process = if by_process {
-                trace.blocks.process[i]
-            } else {
-                0
-            };
+            let (process, thread, site, class) = uses.tuple(trace, i);
             let leaf = *cache
                 .entry((process, thread, site, class))
                 .or_insert_with(|| grouper.leaf(&mut trie, keys, (process, thread), site, class));
@@ -277,10 +307,11 @@ impl<'a> TraceHeap<'a> {
             own,
             blocks: n,
             applied: 0,
+            carried: None,
         }
     }
 
-    pub fn trace(&self) -> &Trace {
+    pub fn trace(&self) -> &'a Trace {
         self.trace
     }
 

@@ -1,0 +1,216 @@
+//! A live recording's heap trees, snapshot after snapshot: [`TraceHeap::continued`] groups
+//! only the blocks a snapshot added, and the frees since the previous one, starting from what
+//! the previous snapshot's heap handed over ([`HeapCarry`]); the result equals
+//! [`TraceHeap::with_options`] on the new snapshot.
+//!
+//! Why that holds: a snapshot's blocks extend the previous snapshot's (blocks are appended in
+//! allocation order and never change their allocation side); a block freed before the previous
+//! snapshot keeps its free event, and every free since has a later event, so the blocks sorted
+//! by free event only grow at the end; the blocks live at the previous snapshot's end (its
+//! never-freed ones) are the only old ones whose free side can change. The trie is rebuilt
+//! from the distinct grouping tuples in the order of their first block (what a full pass meets
+//! first), since call sites may be resolved differently once more bytes are known (wrapper
+//! detection): where a tuple's leaf moved, the old blocks are grouped again.
+
+use std::collections::HashMap;
+
+use memscape_trace::Trace;
+use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
+use memscape_trace::sites::Sites;
+
+use super::{GroupKey, Grouper, HeapOptions, TraceHeap, Tuple, Uses, trace_root_name};
+use crate::suppress::suppressed_blocks;
+use crate::trie::{FastHash, GroupTrie, Sizes};
+
+/// What [`TraceHeap::continued`] keeps beside the heap for the next snapshot.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Growing {
+    options: HeapOptions,
+    /// Distinct tuples in the order of their first block, with their leaves.
+    tuples: Vec<Tuple>,
+    leaves: HashMap<Tuple, u32, FastHash>,
+    /// Heap bytes ever allocated per call-tree node (wrapper detection's input).
+    node_bytes: Vec<u64>,
+    /// Blocks live at the snapshot's end (never freed in it): the old blocks whose free side a
+    /// later snapshot may change.
+    live: Vec<u32>,
+    events: u64,
+    /// The last block's allocation event: a cheap check that a later trace extends this one.
+    last_alloc_event: Option<u64>,
+}
+
+/// A snapshot's grouping handed to the next snapshot's [`TraceHeap::continued`] (owned: the
+/// heap it comes from borrows its trace).
+#[derive(Debug, Clone)]
+pub struct HeapCarry {
+    keys: Vec<GroupKey>,
+    block_leaf: Vec<u32>,
+    by_free: Vec<u32>,
+    free_events: Vec<u64>,
+    growing: Growing,
+}
+
+impl HeapCarry {
+    /// Number of blocks grouped already.
+    pub fn blocks(&self) -> usize {
+        self.block_leaf.len()
+    }
+
+    /// Whether `trace` can extend this carry: same grouping, at least as many blocks and
+    /// events, and the same last old block.
+    fn fits(&self, trace: &Trace, keys: &[GroupKey], options: &HeapOptions) -> bool {
+        let n = self.block_leaf.len();
+        self.keys == keys
+            && self.growing.options == *options
+            && n <= trace.blocks.len()
+            && self.growing.events <= trace.event_count()
+            && self.growing.node_bytes.len() <= trace.call_tree.len()
+            && n.checked_sub(1).map(|i| trace.blocks.alloc_event[i])
+                == self.growing.last_alloc_event
+    }
+}
+
+impl<'a> TraceHeap<'a> {
+    /// [`TraceHeap::with_options`] on a snapshot of a recording that goes on, continuing from
+    /// `carry` (an earlier snapshot's [`TraceHeap::carry`]) when it fits: the work is then the
+    /// new blocks, the blocks live at the earlier snapshot's end, and the call tree. The result
+    /// is equal to the full build's (tested against it at every snapshot of a replayed trace).
+    pub fn continued(
+        trace: &'a Trace,
+        keys: &[GroupKey],
+        options: &HeapOptions,
+        carry: Option<HeapCarry>,
+    ) -> Self {
+        if !trace.blocks.is_consistent() {
+            return Self::with_options(trace, keys, options);
+        }
+        let carry = carry.filter(|c| c.fits(trace, keys, options));
+        let (mut block_leaf, mut by_free, mut free_events, old) = match carry {
+            Some(c) => (c.block_leaf, c.by_free, c.free_events, c.growing),
+            None => Default::default(),
+        };
+        let b = &trace.blocks;
+        let n = b.len();
+        let from = block_leaf.len();
+        let uses = Uses::of(keys);
+        // Wrapper detection's input, from the new blocks.
+        let mut node_bytes = old.node_bytes;
+        let sites = if uses.site {
+            node_bytes.resize(trace.call_tree.len(), 0);
+            for i in from..n {
+                if b.flags[i] & FLAG_MMAP == 0
+                    && let Some(slot) = node_bytes.get_mut(b.site[i] as usize)
+                {
+                    *slot = slot.saturating_add(b.requested_size[i]);
+                }
+            }
+            Sites::with_node_bytes(trace, &options.sites, node_bytes.clone())
+        } else {
+            Sites::default()
+        };
+        // The trie of the old tuples, in the order a full pass meets them.
+        let mut trie = GroupTrie::new(&trace_root_name(trace));
+        let mut grouper = Grouper {
+            trace,
+            sites: &sites,
+            lines: HashMap::default(),
+        };
+        let mut leaves: HashMap<Tuple, u32, FastHash> = HashMap::default();
+        let mut moved = false;
+        for &t @ (process, thread, site, class) in &old.tuples {
+            let leaf = grouper.leaf(&mut trie, keys, (process, thread), site, class);
+            moved |= old.leaves.get(&t) != Some(&leaf);
+            leaves.insert(t, leaf);
+        }
+        if moved {
+            for (i, slot) in block_leaf.iter_mut().enumerate() {
+                if let Some(&leaf) = leaves.get(&uses.tuple(trace, i)) {
+                    *slot = leaf;
+                }
+            }
+        }
+        let mut tuples = old.tuples;
+        block_leaf.reserve(n - from);
+        for i in from..n {
+            let t @ (process, thread, site, class) = uses.tuple(trace, i);
+            let leaf = *leaves.entry(t).or_insert_with(|| {
+                tuples.push(t);
+                grouper.leaf(&mut trie, keys, (process, thread), site, class)
+            });
+            block_leaf.push(leaf);
+        }
+        // Frees since: old blocks live then and freed now, and new blocks freed.
+        let mut live = Vec::new();
+        let mut pairs = Vec::new();
+        let candidates = old
+            .live
+            .iter()
+            .map(|&i| i as usize)
+            .chain(from..n)
+            .filter(|&i| i < n);
+        for i in candidates {
+            let Ok(id) = u32::try_from(i) else { continue };
+            if b.flags[i] & FLAG_NEVER_FREED != 0 {
+                live.push(id);
+            } else {
+                pairs.push((b.free_event[i], id));
+            }
+        }
+        pairs.sort_unstable();
+        let in_order = match (pairs.first(), by_free.last(), free_events.last()) {
+            (Some(&first), Some(&block), Some(&event)) => first > (event, block),
+            _ => true,
+        };
+        if in_order {
+            for (event, block) in pairs {
+                free_events.push(event);
+                by_free.push(block);
+            }
+        } else {
+            // Not expected of snapshots; still exact.
+            let mut all: Vec<(u64, u32)> = free_events.into_iter().zip(by_free).collect();
+            all.extend(pairs);
+            all.sort_unstable();
+            (free_events, by_free) = all.into_iter().unzip();
+        }
+        let (suppressed, suppressed_summary) = suppressed_blocks(trace, &options.suppressions);
+        let own = Sizes::zeros(trie.len());
+        let growing = Growing {
+            options: options.clone(),
+            tuples,
+            leaves,
+            node_bytes,
+            live,
+            events: trace.event_count(),
+            last_alloc_event: n.checked_sub(1).map(|i| b.alloc_event[i]),
+        };
+        Self {
+            trace,
+            keys: keys.to_vec(),
+            sites,
+            suppressed,
+            suppressed_summary,
+            trie,
+            block_leaf,
+            by_free,
+            free_events,
+            own,
+            blocks: n,
+            applied: 0,
+            carried: Some(Box::new(growing)),
+        }
+    }
+
+    /// What the next snapshot's [`TraceHeap::continued`] starts from (a copy of the grouping:
+    /// this heap stays usable); None for a heap not built by [`TraceHeap::continued`].
+    pub fn carry(&self) -> Option<HeapCarry> {
+        let growing = self.carried.as_deref()?;
+        Some(HeapCarry {
+            keys: self.keys.clone(),
+            block_leaf: self.block_leaf.clone(),
+            by_free: self.by_free.clone(),
+            free_events: self.free_events.clone(),
+            growing: growing.clone(),
+        })
+    }
+}
