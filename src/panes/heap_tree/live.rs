@@ -16,8 +16,22 @@ impl HeapTreePane {
             self.queued = Some(dataset);
             return;
         }
-        let mut next =
-            HeapTreePane::with_settings(dataset, ctx, self.settings.clone(), self.show_suppressed);
+        // The grouping continues from this snapshot's (the first snapshot's pane starts one).
+        let from = self
+            .live_carry
+            .as_ref()
+            .and_then(|slot| slot.lock().ok().and_then(|mut s| s.take()));
+        let live = super::worker::LiveCarry {
+            from,
+            to: Arc::new(std::sync::Mutex::new(None)),
+        };
+        let mut next = HeapTreePane::with_carry(
+            dataset,
+            ctx,
+            self.settings.clone(),
+            self.show_suppressed,
+            Some(live),
+        );
         next.grouping = self.grouping;
         self.next = Some(Box::new(next));
     }

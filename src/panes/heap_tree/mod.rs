@@ -25,7 +25,7 @@ use memscape_views::tour::{Step, tour_file_of};
 use memscape_views::{Dataset, ViewSettings};
 
 use crate::panes::{View, ViewContext};
-use worker::{Reply, Request, Worker, spawn_worker};
+use worker::{LiveCarry, Reply, Request, Worker, spawn_worker};
 
 const TRANSITION: Duration = Duration::from_millis(450);
 const PLAY_STEP: Duration = Duration::from_millis(600);
@@ -107,6 +107,9 @@ pub struct HeapTreePane {
     /// highlight's label): on a live recording, highlighted again in each newer snapshot,
     /// with its new blocks, while the highlight is still this one (`live.rs`).
     highlighted: Option<(Vec<String>, String)>,
+    /// A live recording's snapshot pane: where its worker leaves its grouping for the next
+    /// snapshot's pane (`live.rs`); None for a file.
+    live_carry: Option<Arc<std::sync::Mutex<Option<memscape_heap::HeapCarry>>>>,
 }
 
 impl HeapTreePane {
@@ -121,6 +124,19 @@ impl HeapTreePane {
         settings: HeapTreeSettings,
         show_suppressed: bool,
     ) -> Self {
+        Self::with_carry(dataset, ctx, settings, show_suppressed, None)
+    }
+
+    /// [`HeapTreePane::with_settings`]; with `live` (a live recording's snapshot after the
+    /// first), the grouping continued from the previous snapshot's.
+    fn with_carry(
+        dataset: Arc<Dataset>,
+        ctx: &egui::Context,
+        settings: HeapTreeSettings,
+        show_suppressed: bool,
+        live: Option<LiveCarry>,
+    ) -> Self {
+        let live_carry = live.as_ref().map(|l| l.to.clone());
         let worker = spawn_worker(
             dataset.clone(),
             Grouping {
@@ -129,6 +145,7 @@ impl HeapTreePane {
             },
             settings.process.clone(),
             ctx.clone(),
+            live,
         );
         Self {
             key: PaneKey::new(),
@@ -160,6 +177,7 @@ impl HeapTreePane {
             queued: None,
             last_ui: 0,
             highlighted: None,
+            live_carry,
         }
     }
 
@@ -172,11 +190,22 @@ impl HeapTreePane {
     }
 
     fn restart(&mut self, ctx: &egui::Context) {
+        // A live pane regrouped (other settings) carries its new grouping on.
+        let live = self.live_carry.as_ref().map(|to| {
+            if let Ok(mut slot) = to.lock() {
+                *slot = None;
+            }
+            LiveCarry {
+                from: None,
+                to: to.clone(),
+            }
+        });
         self.worker = spawn_worker(
             self.dataset.clone(),
             self.grouping(),
             self.settings.process.clone(),
             ctx.clone(),
+            live,
         );
         self.timeline = None;
         self.error = None;

@@ -2,10 +2,10 @@
 //! answers requests for the sizes at a time point, a group's blocks and a block's group through
 //! bounded channels; the UI thread never walks blocks.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::{Receiver, Sender};
-use memscape_heap::{HeapTimeline, Sizes, TimePoint};
+use memscape_heap::{HeapCarry, HeapTimeline, Sizes, SizesSource, TimePoint};
 use memscape_views::Dataset;
 use memscape_views::heap_tree::model::{self, Grouping};
 
@@ -35,13 +35,23 @@ pub struct Worker {
     pub replies: Receiver<Reply>,
 }
 
+/// Where a live recording's snapshot pane takes the previous snapshot's grouping from, and
+/// where it leaves its own for the next (`memscape_heap::TraceHeap::continued`: the work per
+/// snapshot is then its new blocks, not every block from the first).
+pub struct LiveCarry {
+    pub from: Option<HeapCarry>,
+    pub to: Arc<Mutex<Option<HeapCarry>>>,
+}
+
 /// The worker of `dataset` grouped as `settings` say, on the processes `process` selects (or
-/// the heap tree's default: the largest-peak process of a multi-process recording).
+/// the heap tree's default: the largest-peak process of a multi-process recording); a live
+/// recording's grouping continued as `live` says.
 pub fn spawn_worker(
     dataset: Arc<Dataset>,
     settings: Grouping,
     process: Option<String>,
     ctx: egui::Context,
+    live: Option<LiveCarry>,
 ) -> Worker {
     let (req_tx, req_rx) = crossbeam_channel::bounded::<Request>(64);
     let (rep_tx, rep_rx) = crossbeam_channel::bounded::<Reply>(64);
@@ -74,10 +84,28 @@ pub fn spawn_worker(
         };
         let shown: &Dataset = only.as_ref().unwrap_or(&dataset);
         let started = std::time::Instant::now();
-        let grouped = model::timeline(shown, &settings);
+        let mut carried = None;
+        let grouped = match live {
+            Some(live) if only.is_none() => {
+                carried = Some(live.from.as_ref().map_or(0, HeapCarry::blocks));
+                match model::timeline_continued(shown, &settings, live.from) {
+                    Some((timeline, sizes)) => {
+                        // Left before the replies: the next snapshot's pane is made once
+                        // this one is shown.
+                        if let Ok(mut slot) = live.to.lock() {
+                            *slot = sizes.carry();
+                        }
+                        Ok((timeline, Box::new(sizes) as Box<dyn SizesSource>))
+                    }
+                    None => model::timeline(shown, &settings),
+                }
+            }
+            _ => model::timeline(shown, &settings),
+        };
         tracing::debug!(
             target: "memscape::live",
             blocks = shown.alloc_trace().map_or(0, |t| t.trace.blocks.len()),
+            continued_from = carried,
             ms = started.elapsed().as_secs_f64() * 1e3,
             "heap tree worker: timeline grouped"
         );

@@ -56,6 +56,41 @@ pub fn accepts(dataset: &Dataset) -> Result<(), &'static str> {
     }
 }
 
+fn heap_options(settings: &Grouping) -> memscape_heap::HeapOptions {
+    memscape_heap::HeapOptions {
+        suppressions: if settings.suppressions {
+            memscape_heap::Suppressions::builtin()
+        } else {
+            memscape_heap::Suppressions::none()
+        },
+        ..Default::default()
+    }
+}
+
+/// [`timeline`] of a live recording's snapshot, its grouping continued from an earlier
+/// snapshot's `carry` ([`memscape_heap::TraceHeap::continued`]: equal to the full build, the
+/// work the new blocks); the sizes source hands over the next carry. None where `dataset` is
+/// not an allocation trace grouped in memory (then [`timeline`]).
+pub fn timeline_continued<'a>(
+    dataset: &'a Dataset,
+    settings: &Grouping,
+    carry: Option<memscape_heap::HeapCarry>,
+) -> Option<(HeapTimeline, memscape_heap::TraceSizes<'a>)> {
+    match &dataset.content {
+        DatasetContent::AllocTrace(t) if t.heap_query.is_none() => {
+            Some(memscape_heap::trace_timeline_continued(
+                &t.trace,
+                &settings.keys,
+                settings.metric,
+                settings.points,
+                &heap_options(settings),
+                carry,
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// Builds the timeline of `dataset` and its sizes source (which borrows the dataset).
 pub fn timeline<'a>(
     dataset: &'a Dataset,
@@ -63,14 +98,7 @@ pub fn timeline<'a>(
 ) -> crate::error::Result<(HeapTimeline, Box<dyn SizesSource + 'a>)> {
     match &dataset.content {
         DatasetContent::AllocTrace(t) => {
-            let options = memscape_heap::HeapOptions {
-                suppressions: if settings.suppressions {
-                    memscape_heap::Suppressions::builtin()
-                } else {
-                    memscape_heap::Suppressions::none()
-                },
-                ..Default::default()
-            };
+            let options = heap_options(settings);
             if let Some(query) = &t.heap_query {
                 return match query.timeline(
                     &settings.keys,
