@@ -289,7 +289,14 @@ pub fn trace_timeline_continued<'a>(
     carry: Option<HeapCarry>,
 ) -> (HeapTimeline, TraceSizes<'a>) {
     let heap = TraceHeap::continued(trace, keys, options, carry);
-    timeline_of(heap, metric, point_count)
+    let started = std::time::Instant::now();
+    let got = timeline_of(heap, metric, point_count);
+    tracing::debug!(
+        target: "memscape::live",
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "heap timeline's points"
+    );
+    got
 }
 
 fn timeline_of<'a>(

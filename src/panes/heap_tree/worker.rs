@@ -92,9 +92,15 @@ pub fn spawn_worker(
                     Some((timeline, sizes)) => {
                         // Left before the replies: the next snapshot's pane is made once
                         // this one is shown.
+                        let copy = std::time::Instant::now();
                         if let Ok(mut slot) = live.to.lock() {
                             *slot = sizes.carry();
                         }
+                        tracing::debug!(
+                            target: "memscape::live",
+                            ms = copy.elapsed().as_secs_f64() * 1e3,
+                            "heap tree worker: carry copied"
+                        );
                         Ok((timeline, Box::new(sizes) as Box<dyn SizesSource>))
                     }
                     None => model::timeline(shown, &settings),

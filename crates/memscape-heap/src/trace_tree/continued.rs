@@ -16,10 +16,10 @@ use std::collections::HashMap;
 
 use memscape_trace::Trace;
 use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
-use memscape_trace::sites::Sites;
+use memscape_trace::sites::{LineKey, Sites};
 
 use super::{GroupKey, Grouper, HeapOptions, TraceHeap, Tuple, Uses, trace_root_name};
-use crate::suppress::suppressed_blocks;
+use crate::suppress::{Suppressed, rules_that_matched};
 use crate::trie::{FastHash, GroupTrie, Sizes};
 
 /// What [`TraceHeap::continued`] keeps beside the heap for the next snapshot.
@@ -37,6 +37,14 @@ pub(super) struct Growing {
     events: u64,
     /// The last block's allocation event: a cheap check that a later trace extends this one.
     last_alloc_event: Option<u64>,
+    /// The grouper's `line` label values, the trie's root name and the call-tree length.
+    lines: HashMap<LineKey, u64, FastHash>,
+    root: String,
+    nodes: usize,
+    /// Suppression rule per raw site seen, and the suppressed blocks live at the end with
+    /// their rule.
+    rule_of_site: HashMap<u32, Option<usize>>,
+    suppressed_live: Vec<(u32, usize)>,
 }
 
 /// A snapshot's grouping handed to the next snapshot's [`TraceHeap::continued`] (owned: the
@@ -44,6 +52,9 @@ pub(super) struct Growing {
 #[derive(Debug, Clone)]
 pub struct HeapCarry {
     keys: Vec<GroupKey>,
+    trie: GroupTrie,
+    sites: Sites,
+    suppressed: Vec<u32>,
     block_leaf: Vec<u32>,
     by_free: Vec<u32>,
     free_events: Vec<u64>,
@@ -85,13 +96,25 @@ impl<'a> TraceHeap<'a> {
             return Self::with_options(trace, keys, options);
         }
         let carry = carry.filter(|c| c.fits(trace, keys, options));
-        let (mut block_leaf, mut by_free, mut free_events, old) = match carry {
-            Some(c) => (c.block_leaf, c.by_free, c.free_events, c.growing),
+        let (mut block_leaf, mut by_free, mut free_events, old, kept) = match carry {
+            Some(c) => (
+                c.block_leaf,
+                c.by_free,
+                c.free_events,
+                c.growing,
+                Some((c.trie, c.sites, c.suppressed)),
+            ),
             None => Default::default(),
+        };
+        let (old_trie, old_sites, mut suppressed) = match kept {
+            Some((trie, sites, suppressed)) => (Some(trie), Some(sites), suppressed),
+            None => (None, None, Vec::new()),
         };
         let b = &trace.blocks;
         let n = b.len();
         let from = block_leaf.len();
+        let started = std::time::Instant::now();
+        let ms = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e3;
         let uses = Uses::of(keys);
         // Wrapper detection's input, from the new blocks.
         let mut node_bytes = old.node_bytes;
@@ -108,20 +131,51 @@ impl<'a> TraceHeap<'a> {
         } else {
             Sites::default()
         };
-        // The trie of the old tuples, in the order a full pass meets them.
-        let mut trie = GroupTrie::new(&trace_root_name(trace));
-        let mut grouper = Grouper {
-            trace,
-            sites: &sites,
-            lines: HashMap::default(),
-        };
-        let mut leaves: HashMap<Tuple, u32, FastHash> = HashMap::default();
+        let sites_ms = ms(started);
+        let replay = std::time::Instant::now();
+        // The old trie stands when what it was made of has not changed: the call sites and
+        // wrappers of the old call-tree nodes (their frames and parents never change) and the
+        // root's name; thread and process names may (renamed threads), so those groupings
+        // rebuild it.
+        let root = trace_root_name(trace);
+        let same = !uses.thread
+            && !uses.process
+            && old.root == root
+            && old.nodes <= trace.call_tree.len()
+            && old_sites.as_ref().is_some_and(|was| {
+                (0..old.nodes as u32).all(|node| {
+                    was.site(node) == sites.site(node) && was.kind(node) == sites.kind(node)
+                })
+            });
         let mut moved = false;
-        for &t @ (process, thread, site, class) in &old.tuples {
-            let leaf = grouper.leaf(&mut trie, keys, (process, thread), site, class);
-            moved |= old.leaves.get(&t) != Some(&leaf);
-            leaves.insert(t, leaf);
-        }
+        let (mut trie, mut grouper, leaves) = match old_trie {
+            Some(trie) if same => (
+                trie,
+                Grouper {
+                    trace,
+                    sites: &sites,
+                    lines: old.lines,
+                },
+                old.leaves,
+            ),
+            _ => {
+                // The trie of the old tuples, in the order a full pass meets them.
+                let mut trie = GroupTrie::new(&root);
+                let mut grouper = Grouper {
+                    trace,
+                    sites: &sites,
+                    lines: HashMap::default(),
+                };
+                let mut leaves: HashMap<Tuple, u32, FastHash> = HashMap::default();
+                for &t @ (process, thread, site, class) in &old.tuples {
+                    let leaf = grouper.leaf(&mut trie, keys, (process, thread), site, class);
+                    moved |= old.leaves.get(&t) != Some(&leaf);
+                    leaves.insert(t, leaf);
+                }
+                (trie, grouper, leaves)
+            }
+        };
+        let mut leaves = leaves;
         if moved {
             for (i, slot) in block_leaf.iter_mut().enumerate() {
                 if let Some(&leaf) = leaves.get(&uses.tuple(trace, i)) {
@@ -129,6 +183,7 @@ impl<'a> TraceHeap<'a> {
                 }
             }
         }
+        let replay_ms = ms(replay);
         let mut tuples = old.tuples;
         block_leaf.reserve(n - from);
         for i in from..n {
@@ -173,7 +228,68 @@ impl<'a> TraceHeap<'a> {
             all.sort_unstable();
             (free_events, by_free) = all.into_iter().unzip();
         }
-        let (suppressed, suppressed_summary) = suppressed_blocks(trace, &options.suppressions);
+        let suppress = std::time::Instant::now();
+        let mut rule_of_site = old.rule_of_site;
+        let mut suppressed_live = Vec::new();
+        let summary = options.suppressions.is_empty().then(|| Suppressed {
+            applied: false,
+            ..Suppressed::default()
+        });
+        let suppressed_summary = summary.unwrap_or_else(|| {
+            // As `suppressed_blocks`: heap blocks a rule matches, in block order; the summary
+            // of those never freed.
+            for &(block, rule) in &old.suppressed_live {
+                if b.flags[block as usize] & FLAG_NEVER_FREED != 0 {
+                    suppressed_live.push((block, rule));
+                }
+            }
+            for i in from..n {
+                if b.flags[i] & FLAG_MMAP != 0 {
+                    continue;
+                }
+                let site = b.site[i];
+                let rule = *rule_of_site
+                    .entry(site)
+                    .or_insert_with(|| options.suppressions.rule_of(trace, site));
+                let (Some(rule), Ok(id)) = (rule, u32::try_from(i)) else {
+                    continue;
+                };
+                suppressed.push(id);
+                if b.flags[i] & FLAG_NEVER_FREED != 0 {
+                    suppressed_live.push((id, rule));
+                }
+            }
+            let names = options.suppressions.rule_names();
+            let mut per_rule = vec![(0u64, 0u64); names.len()];
+            let mut summary = Suppressed {
+                applied: true,
+                ..Suppressed::default()
+            };
+            for &(block, rule) in &suppressed_live {
+                let bytes = b.requested_size[block as usize];
+                summary.blocks += 1;
+                summary.bytes = summary.bytes.saturating_add(bytes);
+                if let Some(r) = per_rule.get_mut(rule) {
+                    r.0 += 1;
+                    r.1 = r.1.saturating_add(bytes);
+                }
+            }
+            summary.by_rule = rules_that_matched(names, per_rule);
+            summary
+        });
+        tracing::debug!(
+            target: "memscape::live",
+            blocks = n,
+            from,
+            nodes = trace.call_tree.len(),
+            tuples = tuples.len(),
+            moved,
+            sites_ms,
+            replay_ms,
+            suppressed_ms = ms(suppress),
+            ms = ms(started),
+            "heap grouping continued"
+        );
         let own = Sizes::zeros(trie.len());
         let growing = Growing {
             options: options.clone(),
@@ -183,6 +299,11 @@ impl<'a> TraceHeap<'a> {
             live,
             events: trace.event_count(),
             last_alloc_event: n.checked_sub(1).map(|i| b.alloc_event[i]),
+            lines: grouper.lines,
+            root,
+            nodes: trace.call_tree.len(),
+            rule_of_site,
+            suppressed_live,
         };
         Self {
             trace,
@@ -207,6 +328,9 @@ impl<'a> TraceHeap<'a> {
         let growing = self.carried.as_deref()?;
         Some(HeapCarry {
             keys: self.keys.clone(),
+            trie: self.trie.clone(),
+            sites: self.sites.clone(),
+            suppressed: self.suppressed.clone(),
             block_leaf: self.block_leaf.clone(),
             by_free: self.by_free.clone(),
             free_events: self.free_events.clone(),
