@@ -194,6 +194,8 @@ pub struct TraceHeap<'a> {
     free_events: Vec<u64>,
     /// Own (not yet accumulated) bytes and objects per trie node at `applied` events.
     own: Sizes,
+    /// The sum of `own.bytes` (wrapping, as they are): the heap-size curve's value.
+    own_total: u64,
     /// Number of blocks indexed.
     blocks: usize,
     applied: u64,
@@ -305,6 +307,7 @@ impl<'a> TraceHeap<'a> {
             by_free,
             free_events,
             own,
+            own_total: 0,
             blocks: n,
             applied: 0,
             carried: None,
@@ -418,9 +421,11 @@ impl<'a> TraceHeap<'a> {
         let bytes = self.trace.blocks.requested_size[block];
         if sign_add {
             self.own.bytes[leaf] = self.own.bytes[leaf].wrapping_add(bytes);
+            self.own_total = self.own_total.wrapping_add(bytes);
             self.own.objects[leaf] = self.own.objects[leaf].wrapping_add(1);
         } else {
             self.own.bytes[leaf] = self.own.bytes[leaf].wrapping_sub(bytes);
+            self.own_total = self.own_total.wrapping_sub(bytes);
             self.own.objects[leaf] = self.own.objects[leaf].wrapping_sub(1);
         }
     }
@@ -457,6 +462,7 @@ impl<'a> TraceHeap<'a> {
             }
         } else {
             self.own.bytes.fill(0);
+            self.own_total = 0;
             self.own.objects.fill(0);
             for b in 0..a1 {
                 if self.trace.blocks.free_event[b] >= target {
@@ -551,12 +557,7 @@ impl<'a> TraceHeap<'a> {
             .iter()
             .map(|&p| {
                 self.seek(p);
-                let total = self
-                    .own
-                    .bytes
-                    .iter()
-                    .fold(0u64, |acc, &b| acc.wrapping_add(b));
-                (p, total)
+                (p, self.own_total)
             })
             .collect()
     }

@@ -316,6 +316,7 @@ impl<'a> TraceHeap<'a> {
             by_free,
             free_events,
             own,
+            own_total: 0,
             blocks: n,
             applied: 0,
             carried: Some(Box::new(growing)),
