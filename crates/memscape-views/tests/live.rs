@@ -164,6 +164,9 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
         let mut symbolized = Vec::new();
         let mut shown: Option<std::sync::Arc<memscape_views::Dataset>> = None;
         let mut kept = 0;
+        // The heap tree's grouping continued from snapshot to snapshot, as the live pane does.
+        let mut carry: Option<memscape_heap::HeapCarry> = None;
+        let mut continued = 0;
         loop {
             let (next, finished) = match receiver.rx.recv_timeout(Duration::from_secs(60)) {
                 Ok(LiveUpdate::Snapshot {
@@ -175,6 +178,22 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                     let t = &dataset.alloc_trace().unwrap().trace;
                     assert_eq!(t.meta.events, e);
                     assert_region_metrics_are_a_full_sweep(&dataset);
+                    let grouping = memscape_views::heap_tree::model::Grouping::default();
+                    let (full, _) =
+                        memscape_views::heap_tree::model::timeline(&dataset, &grouping).unwrap();
+                    continued += usize::from(carry.as_ref().is_some_and(|c| c.blocks() > 0));
+                    let (grown, sizes) = memscape_views::heap_tree::model::timeline_continued(
+                        &dataset,
+                        &grouping,
+                        carry.take(),
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        format!("{grown:?}"),
+                        format!("{full:?}"),
+                        "the continued heap tree differs at {e} events"
+                    );
+                    carry = sizes.carry();
                     // Shown later, as a window's panes show it (the reading thread polls meanwhile).
                     std::thread::sleep(Duration::from_millis(450));
                     receiver.shown(number);
@@ -205,6 +224,7 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                 }
             }
             if finished {
+                assert!(continued >= 1, "{continued} heap trees continued");
                 return (events, next, kept, symbolized);
             }
             shown = Some(next);
