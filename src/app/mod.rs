@@ -173,7 +173,7 @@ impl MemscapeApp {
         let wake = cc.egui_ctx.clone();
         let mut app = Self {
             files: OpenFiles::new(files::WATCH_INTERVAL, files::FOLLOW_INTERVAL, move || {
-                wake.request_repaint()
+                memscape_views::wake(&wake)
             }),
             tree: egui_tiles::Tree::empty(egui::Id::unique("memscape-tiles")),
             errors,
@@ -214,7 +214,7 @@ impl MemscapeApp {
             loader::remember_recent(&mut self.recent, p);
         }
         let ctx = ctx.clone();
-        self.files.open(source, move || ctx.request_repaint())
+        self.files.open(source, move || memscape_views::wake(&ctx))
     }
 
     /// Applies finished loads and changes on disk to the panes: a new file's views, a failed
@@ -222,7 +222,7 @@ impl MemscapeApp {
     fn apply_file_events(&mut self, ctx: &egui::Context) {
         let repaint = {
             let ctx = ctx.clone();
-            move || ctx.request_repaint()
+            move || memscape_views::wake(&ctx)
         };
         let (mut events, due) = self.files.poll(repaint);
         events.extend(self.poll_live(ctx));
@@ -403,7 +403,7 @@ impl MemscapeApp {
             match r {
                 FileRequest::Reload(id) => {
                     let ctx = ctx.clone();
-                    self.files.reload(id, move || ctx.request_repaint());
+                    self.files.reload(id, move || memscape_views::wake(&ctx));
                 }
                 FileRequest::Follow(id, on) => self.files.set_follow(id, on),
             }
