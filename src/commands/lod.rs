@@ -246,20 +246,33 @@ pub fn render_alloc_map(
     Ok(Some(ExitCode::SUCCESS))
 }
 
-/// `memscape render DATASET/ --view alloc` of a Parquet trace dataset: the map drawn from the
-/// query engine's level-of-detail tiles (`app::engine_map`), the dataset's blocks never read
-/// here. `Ok(None)` (the blocks are read and drawn exactly, as before) without the engine, with
+/// `memscape render DATASET/ --view alloc` of a big Parquet trace dataset (more blocks than a
+/// trace file is drawn exactly with, `lod_block_threshold`, or `MEMSCAPE_ALLOC_MAP_PATH=lod`):
+/// the map drawn from the query engine's level-of-detail tiles (`app::engine_map`), the
+/// dataset's blocks never read here. `Ok(None)` (the blocks are read and drawn exactly, as a
+/// small trace file's) for a small dataset, without the engine, with
 /// `MEMSCAPE_ALLOC_MAP_PATH=raster|dense|exact`, or for settings the index does not carry.
 fn render_dataset_map(
     args: &crate::cli::RenderArgs,
     dir: &Path,
 ) -> anyhow::Result<Option<ExitCode>> {
     use memscape_views::alloc_map::lod::{self as map_lod, PathChoice};
+    let forced = PathChoice::from_env() == PathChoice::Lod;
     if !cfg!(feature = "engine") || PathChoice::from_env() == PathChoice::Exact {
+        return Ok(None);
+    }
+    let manifest = memscape_parquet::Manifest::read(dir)?;
+    let host = manifest.pick_host(dir, None)?;
+    let blocks = manifest.hosts.get(&host).map_or(0, |h| h.rows);
+    if !forced && blocks <= map_lod::lod_block_threshold() {
         return Ok(None);
     }
     let skeleton = memscape_parquet::trace::read_trace_skeleton(dir, None)?;
     if let Some(why) = map_lod::unsupported(&args.alloc, &skeleton) {
+        anyhow::ensure!(
+            !forced,
+            "MEMSCAPE_ALLOC_MAP_PATH=lod: the level-of-detail index cannot draw {why}"
+        );
         eprintln!(
             "{}: {why} is drawn exactly (every block read), not from the query engine's level of detail",
             dir.display()

@@ -9,8 +9,10 @@
 //! Differences from the native index, none of which changes a picture: every class is copied
 //! (the native builder lists the short, small members of a class by block number and reads
 //! them from the trace, which the engine does not hold); a level's `blocks` counts the blocks
-//! whose finest level it is, as natively; the heap-size curve is left out (the map does not
-//! read it; the engine's heap series is `heap_series`).
+//! whose finest level it is, as natively, when the next finer level of its line is written
+//! too (else every block small at it: the count is informative, nothing draws from it); the
+//! heap-size curve is left out (the map does not read it; the engine's heap series is
+//! `heap_series`).
 
 use std::io::Write;
 use std::path::Path;
