@@ -104,35 +104,54 @@ fn write_samples(copies: u64, dir: &str) {
         .iter()
         .flat_map(|f| memscape_parquet::schema::read_file(&f.path).unwrap())
         .collect();
-    for c in 1..copies {
+    // Copies 1.. in files of 64 copies each (one time window per file).
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::basic::{Compression, ZstdLevel};
+    use datafusion::parquet::file::properties::WriterProperties;
+    const PER_FILE: u64 = 64;
+    let mut c = 1;
+    while c < copies {
         let path = memscape_parquet::partition_dir(dir, "samples", "bench", None, Some(c))
             .join("part-0.parquet");
-        for (k, batch) in batches.iter().enumerate() {
-            let shift = |name: &str, by: u64| -> ArrayRef {
-                let a = batch
-                    .column_by_name(name)
-                    .unwrap()
-                    .as_primitive::<UInt64Type>();
-                std::sync::Arc::new(a.iter().map(|v| v.map(|x| x + by)).collect::<UInt64Array>())
-            };
-            let schema = batch.schema();
-            let columns: Vec<ArrayRef> = schema
-                .fields()
-                .iter()
-                .zip(batch.columns())
-                .map(|(f, col)| match f.name().as_str() {
-                    "ms_row" => shift("ms_row", c * n),
-                    "time" => shift("time", c * span),
-                    _ => col.clone(),
-                })
-                .collect();
-            let out = RecordBatch::try_new(schema.clone(), columns).unwrap();
-            memscape_parquet::schema::write_batch(
-                &path.with_file_name(format!("part-{k}.parquet")),
-                &out,
-            )
-            .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let mut writer = ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            batches[0].schema(),
+            Some(props),
+        )
+        .unwrap();
+        for copy in c..(c + PER_FILE).min(copies) {
+            for batch in &batches {
+                let shift = |name: &str, by: u64| -> ArrayRef {
+                    let a = batch
+                        .column_by_name(name)
+                        .unwrap()
+                        .as_primitive::<UInt64Type>();
+                    std::sync::Arc::new(
+                        a.iter().map(|v| v.map(|x| x + by)).collect::<UInt64Array>(),
+                    )
+                };
+                let schema = batch.schema();
+                let columns: Vec<ArrayRef> = schema
+                    .fields()
+                    .iter()
+                    .zip(batch.columns())
+                    .map(|(f, col)| match f.name().as_str() {
+                        "ms_row" => shift("ms_row", copy * n),
+                        "time" => shift("time", copy * span),
+                        _ => col.clone(),
+                    })
+                    .collect();
+                writer
+                    .write(&RecordBatch::try_new(schema.clone(), columns).unwrap())
+                    .unwrap();
+            }
         }
+        writer.close().unwrap();
+        c += PER_FILE;
     }
     // The manifest counts every copy's rows (memscape-parquet writes it for the first).
     let path = dir.join(memscape_parquet::MANIFEST);
