@@ -18,7 +18,9 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging(cli.verbose);
-    match commands::run(cli) {
+    let outcome = commands::run(cli);
+    tracing::debug!("done");
+    match outcome {
         Ok(code) => code,
         // `memscape … | head` closing the pipe early is not an error.
         Err(err)

@@ -16,6 +16,8 @@ for tool in heaptrack sqlite3 zstd; do
     command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install -y $tool)" >&2; exit 1; }
 done
 
+# The embedded demo's own workload (no VACUUM, two queries at the end), kept as it was recorded:
+# the benchmarks' script is benches/trace/sqlite_workload.sh.
 {
     echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
     echo "BEGIN;"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end peer benchmark of `memscape record` against `heaptrack --raw`, in one run: what
 # the user waits for (launch of the recorder to the file written) and the recorder's own peak
-# RSS, on two workloads: sqlite3 (the insert/index/update/delete/vacuum script of bench.sh)
+# RSS, on two workloads: sqlite3 (benches/trace/sqlite_workload.sh: insert, index, update, delete, vacuum)
 # and gcc's cc1plus compiling one header-heavy C++ file (`g++ -O2 -c`, 30 standard headers;
 # cc1plus run directly, as both tools record the launched process).
 #
@@ -30,20 +30,8 @@ export MEMSCAPE_SHIM="$CARGO_TARGET_DIR/release/libmemscape_recorder.so"
 record="$CARGO_TARGET_DIR/release/examples/record"
 [ -n "${FREE_DEPTH:-}" ] && export MEMSCAPE_FREE_STACK_DEPTH=$FREE_DEPTH
 
-# Workloads.
-{
-    echo "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT, score REAL, payload BLOB);"
-    echo "BEGIN;"
-    for ((i = 1; i <= rows; i++)); do
-        echo "INSERT INTO t(name, score, payload) VALUES('name-$i-$((i * 7919 % 1000))', $((i % 97)).5, randomblob($((16 + i % 300))));"
-    done
-    echo "COMMIT;"
-    echo "CREATE INDEX t_name ON t(name);"
-    echo "CREATE INDEX t_score ON t(score);"
-    echo "UPDATE t SET score = score * 2, payload = randomblob(64) WHERE id % 3 = 0;"
-    echo "DELETE FROM t WHERE id % 5 = 0;"
-    echo "VACUUM;"
-} > "$work/workload.sql"
+# Workloads: the trace benchmarks' sqlite3 script (one definition for every benchmark).
+"$root/benches/trace/sqlite_workload.sh" "$rows" > "$work/workload.sql"
 cp "$root/benches/record/heavy.cpp" "$work/heavy.cpp"
 cc1plus=$(g++ -print-prog-name=cc1plus)
 cc1args=(-quiet -imultiarch x86_64-linux-gnu -D_GNU_SOURCE "$work/heavy.cpp" -quiet -dumpbase heavy.cpp -dumpbase-ext .cpp -mtune=generic -march=x86-64 -O2 -o "$work/heavy.s")

@@ -512,10 +512,17 @@ impl MemscapeApp {
             children.push(tabs);
             // Stable: views of one file stay in the order PaneKind gives them.
             children.sort_by_key(|t| self.tile_order.get(t).copied().unwrap_or(u64::MAX));
-            c.retain(|_| false);
-            for child in children {
-                c.add_child(child);
+            // A new grid of these children (the shares and layout kept): emptying the old one
+            // left a hole per child, laid out as cells until egui_tiles collapses them, so the
+            // first frame drew every pane at the wrong width (and a big map's sums of that
+            // width were started, then cancelled).
+            let mut grid = egui_tiles::Grid::new(children);
+            if let egui_tiles::Container::Grid(old) = c {
+                grid.layout = old.layout;
+                grid.col_shares = std::mem::take(&mut old.col_shares);
+                grid.row_shares = std::mem::take(&mut old.row_shares);
             }
+            *c = egui_tiles::Container::Grid(grid);
         }
         self.tree.root = Some(row);
         pane_id
@@ -687,6 +694,13 @@ impl eframe::App for MemscapeApp {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.stats_overlay.frame_started(frame.info().cpu_usage);
+        tracing::trace!(
+            target: "memscape::frames",
+            pass = ctx.cumulative_pass_nr(),
+            cpu_ms = frame.info().cpu_usage.map(|s| s * 1e3),
+            "frame ({:?})",
+            ctx.repaint_causes()
+        );
         if ctx.input(|i| i.key_pressed(stats_overlay::KEY)) {
             self.stats_overlay.shown = !self.stats_overlay.shown;
         }
@@ -810,9 +824,7 @@ impl eframe::App for MemscapeApp {
             let fatal = failure.clone().filter(|_| idle && !any_data);
             let ready = idle && live_done && any_data && views_ready;
             job.update(&ctx, ready, fatal, failure);
-            if job.is_requested()
-                && let Some(dir) = job.export_dir.take()
-            {
+            if let Some(dir) = job.take_export() {
                 let pictures = self
                     .tree
                     .active_tiles()
@@ -876,6 +888,7 @@ pub fn run(
             Box::new(move |cc| Ok(Box::new(MemscapeApp::new(cc, sources, job, startup)))),
         )
     }));
+    tracing::debug!("window closed");
     match run {
         Ok(run) => run.map_err(|e| anyhow::anyhow!("cannot open the window: {e}"))?,
         Err(panic) => match device_lost() {

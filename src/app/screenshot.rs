@@ -4,6 +4,7 @@
 //! "Export view as SVG…" writes it (`tests/gui_smoke.rs` checks them).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,14 +19,22 @@ pub struct ScreenshotJob {
     pub poll: Duration,
     ready_frames: u32,
     requested: bool,
+    /// The request whose image is awaited: bumped by a frame that is not ready after the
+    /// request, so that the image of a frame that started over is dropped.
+    request: Arc<AtomicU64>,
     pub outcome: Outcome,
     /// Where to export every pane's picture once ready (`MEMSCAPE_EXPORT_VIEWS`), until done.
-    pub export_dir: Option<PathBuf>,
+    export_dir: Option<PathBuf>,
+    /// Where the pictures went for the request awaited (exported again if it is dropped).
+    exported: Option<PathBuf>,
 }
 
-/// Frames to draw after everything is ready, so that GPU views have uploaded and drawn and
-/// egui's layout has settled.
-const SETTLE_FRAMES: u32 = 3;
+/// Ready frames in a row before the screenshot is asked for. The image is of the frame after
+/// the request, which must be ready too (else the image is dropped and the count starts over):
+/// two ready frames in a row, the second captured, so that GPU views have uploaded and drawn
+/// and egui's layout has settled. (Each frame of the window costs ≈ 0.1 s of CPU on a software
+/// rasterizer.)
+const SETTLE_FRAMES: u32 = 1;
 
 impl ScreenshotJob {
     pub fn new(path: PathBuf, timeout: Duration, outcome: Outcome) -> Self {
@@ -35,8 +44,10 @@ impl ScreenshotJob {
             poll: Duration::from_millis(50),
             ready_frames: 0,
             requested: false,
+            request: Arc::new(AtomicU64::new(0)),
             outcome,
             export_dir: std::env::var_os("MEMSCAPE_EXPORT_VIEWS").map(PathBuf::from),
+            exported: None,
         }
     }
 
@@ -47,9 +58,15 @@ impl ScreenshotJob {
         ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 
-    /// Whether the screenshot has been asked for (everything is drawn).
-    pub fn is_requested(&self) -> bool {
-        self.requested
+    /// Where to export every pane's picture now (`MEMSCAPE_EXPORT_VIEWS`), once per request
+    /// of the screenshot.
+    pub fn take_export(&mut self) -> Option<PathBuf> {
+        if !self.requested {
+            return None;
+        }
+        let dir = self.export_dir.take()?;
+        self.exported = Some(dir.clone());
+        Some(dir)
     }
 
     /// Called once per frame. `ready` is true when loads are done and views are drawn;
@@ -76,6 +93,15 @@ impl ScreenshotJob {
         }
         ctx.request_repaint_after(self.poll);
         if self.requested {
+            if !ready {
+                // The frame to be captured started over: its image is not the window's.
+                self.request.fetch_add(1, Ordering::AcqRel);
+                self.requested = false;
+                self.ready_frames = 0;
+                if let Some(dir) = self.exported.take() {
+                    self.export_dir = Some(dir);
+                }
+            }
             return;
         }
         if !ready {
@@ -85,6 +111,7 @@ impl ScreenshotJob {
             return;
         }
         self.ready_frames += 1;
+        tracing::debug!("ready frame {}", self.ready_frames);
         if self.ready_frames < SETTLE_FRAMES {
             // The settling frames follow at once (the poll may be paced).
             ctx.request_repaint();
@@ -94,7 +121,14 @@ impl ScreenshotJob {
         let path = self.path.clone();
         let outcome = self.outcome.clone();
         let ctx2 = ctx.clone();
+        let request = self.request.clone();
+        let asked = request.load(Ordering::Acquire);
         ctx.request_screenshot(move |image| {
+            if request.load(Ordering::Acquire) != asked {
+                // A frame in between was not ready: the next request takes the image.
+                ctx2.request_repaint();
+                return;
+            }
             let result = save(&path, &image).and_then(|()| match &failure {
                 None => Ok(path.clone()),
                 Some(f) => Err(format!(

@@ -290,7 +290,8 @@ impl<'v> Accumulator<'v> {
         let g = view.block_geometry_px(b);
         let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
         if c[2] < WIDE_BLOCK_COLUMNS {
-            accumulate_block(view, b, &mut self.sums);
+            // `accumulate_block` with the geometry computed above.
+            add_block_px(view, g, &BlockPaint::of(view, b), &mut self.sums);
             return;
         }
         if !self.any_wide {

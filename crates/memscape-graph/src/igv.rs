@@ -216,7 +216,11 @@ fn attribute(start: &BytesStart<'_>, name: &str) -> Option<String> {
         .with_checks(false)
         .flatten()
         .find(|a| a.key.as_ref() == name.as_bytes())
-        .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+        .and_then(|a| {
+            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .ok()
+                .map(|v| v.into_owned())
+        })
 }
 
 impl Parser<'_> {

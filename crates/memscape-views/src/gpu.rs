@@ -120,6 +120,25 @@ pub struct PaintOptions {
     /// are asked of it and its newest are drawn, stretched to the view. `None`: summed on the
     /// spot (headless pictures).
     pub sums: Option<Arc<crate::sums_worker::SumsWorker>>,
+    /// On a software rasterizer, every map and bar layer summed on the CPU (by `sums`), not
+    /// only big ones: a live recording's pane, where each new snapshot lengthens the time
+    /// axis, so that lavapipe would accumulate every block again for each one (0.7–2.5 s a
+    /// frame at 12–130 k blocks; BENCHMARKS.md, "Live view cadence").
+    pub cpu_sums_always: bool,
+}
+
+/// Whether a layer of `blocks` blocks (or intervals) takes its sums from the CPU:
+/// [`memscape_render::alloc_map::dense::prefers_cpu_sums`], or any layer on a software
+/// rasterizer when `always` (see [`PaintOptions::cpu_sums_always`]), unless
+/// `MEMSCAPE_ALLOC_MAP_PATH` names a GPU path.
+fn takes_cpu_sums(device: &wgpu::Device, blocks: usize, always: bool) -> bool {
+    memscape_render::alloc_map::dense::prefers_cpu_sums(device, blocks)
+        || (always
+            && device.adapter_info().device_type == wgpu::DeviceType::Cpu
+            && !matches!(
+                std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref(),
+                Ok("dense" | "raster")
+            ))
 }
 
 /// Paints `picture` into `rect` of `ui`: its background and GPU layers and shapes through one
@@ -513,8 +532,24 @@ impl PanePicture<'_> {
             self.prepare_lod_map(gpu, reg, pane, m, lod);
             return;
         }
+        let dim = m.data.selection.is_some();
+        let cpu_sums = !dim && takes_cpu_sums(device, m.range.len(), self.options.cpu_sums_always);
+        let picking = self.options.pick.is_some_and(|p| p.slot == m.slot);
+        // Sums from the CPU draw without the upload: it is made for the first pick only (on a
+        // software rasterizer its copy of every block is host memory, 40 B a block).
+        let needs_upload = !cpu_sums
+            || picking
+            || pane
+                .map
+                .as_ref()
+                .is_some_and(|u| Arc::ptr_eq(&u.source, &m.data));
+        if !needs_upload {
+            // An upload of older data is not kept up to date; the next pick makes a new one.
+            pane.map = None;
+        }
         // The upload: replaced only in the parts that changed.
         match &mut pane.map {
+            _ if !needs_upload => {}
             Some(u) if Arc::ptr_eq(&u.source, &m.data) => {}
             Some(u) if u.data.block_count == m.data.blocks.len() => {
                 if !Arc::ptr_eq(&u.source.times, &m.data.times) {
@@ -548,17 +583,17 @@ impl PanePicture<'_> {
                 pane.asked.clear();
             }
         }
-        let Some(upload) = &pane.map else {
+        let upload = pane.map.as_ref();
+        if upload.is_none() && !cpu_sums {
             return;
-        };
+        }
         let (size, origin) = viewport(self.abs(m.rect), gpu.screen);
         let mut view = m.window.view(m.extent, [size[0] as f32, size[1] as f32]);
         m.style.apply(&mut view);
-        let dim = m.data.selection.is_some();
         let key = frame_key(
             &view,
             &[
-                upload.version,
+                upload.map_or(Arc::as_ptr(&m.data) as u64, |u| u.version),
                 u64::from(dim),
                 m.range.start as u64,
                 m.range.end as u64,
@@ -570,12 +605,10 @@ impl PanePicture<'_> {
             .frames
             .entry(m.slot)
             .or_insert_with(|| (AllocMapFrame::new(device, &reg.maps), 0));
-        let cpu_sums =
-            !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
         if cpu_sums {
             // Many blocks on a software rasterizer: Eq. 1's sums from the CPU (in the GUI the
-            // pane's worker's), resolved on the GPU like any frame (the upload stays for
-            // picking).
+            // pane's worker's), resolved on the GPU like any frame (the blocks are uploaded
+            // for picking only).
             let job = crate::sums_worker::SumsJob {
                 source: crate::sums_worker::SumsSource::Map {
                     blocks: m.data.blocks.clone(),
@@ -600,7 +633,9 @@ impl PanePicture<'_> {
                     &s.cov,
                 );
             });
-        } else if *prepared != key {
+        } else if let Some(upload) = upload
+            && *prepared != key
+        {
             if let Some(stats) = &reg.stats {
                 stats.set_scope(format!("pane {} · {}", self.key, slot_name("map", m.slot)));
             }
@@ -644,7 +679,9 @@ impl PanePicture<'_> {
         } else {
             pane.cursors.remove(&m.slot);
         }
-        if let Some(pick) = self.options.pick.filter(|p| p.slot == m.slot) {
+        if let Some(pick) = self.options.pick.filter(|p| p.slot == m.slot)
+            && let Some(upload) = upload
+        {
             let ppp = gpu.screen.pixels_per_point;
             let local = (pick.point - m.rect.min) * ppp;
             let cursor = [local.x.max(0.0) as u32, local.y.max(0.0) as u32];
@@ -717,7 +754,7 @@ impl PanePicture<'_> {
         // A bar of millions of intervals on a software rasterizer: its sums from the CPU (the
         // pane's worker's, when it has one), and no upload.
         let intervals = b.bars.blocks.len();
-        let cpu = memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+        let cpu = takes_cpu_sums(device, intervals, self.options.cpu_sums_always)
             .then(|| OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size))
             .flatten();
         if let Some(job) = cpu {

@@ -181,6 +181,8 @@ pub fn bar_slot(slot: u32) -> u64 {
 pub struct SumsWorker {
     worker: SlotWorker<u64, Threaded>,
     threads: usize,
+    /// The key asked last per slot (for the log of each new request).
+    asked: std::sync::Mutex<std::collections::HashMap<u64, u64>>,
 }
 
 impl std::fmt::Debug for SumsWorker {
@@ -199,6 +201,7 @@ impl SumsWorker {
         Some(Arc::new(Self {
             worker,
             threads: threads.max(1),
+            asked: Default::default(),
         }))
     }
 
@@ -206,6 +209,17 @@ impl SumsWorker {
     /// finished) and returns the slot's newest finished sums, of whatever view. Never waits.
     pub fn want(&self, slot: u64, job: SumsJob) -> Option<Arc<Summed>> {
         let threads = self.threads;
+        if let Ok(mut asked) = self.asked.lock() {
+            let key = job.key();
+            if asked.insert(slot, key) != Some(key) {
+                tracing::debug!(
+                    "slot {slot:#x}: sums of {} blocks at {}x{} asked",
+                    job.blocks(),
+                    job.size[0],
+                    job.size[1]
+                );
+            }
+        }
         self.worker.want(slot, Threaded { job, threads })
     }
 

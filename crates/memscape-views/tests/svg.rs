@@ -92,7 +92,7 @@ fn parse(svg: &str) -> (HashMap<String, usize>, Vec<String>) {
             }
             Ok(Event::Text(t)) => {
                 if let Some(s) = &mut in_text {
-                    s.push_str(&t.xml_content().unwrap());
+                    s.push_str(&t.xml10_content().unwrap());
                 }
             }
             Ok(Event::GeneralRef(r)) => {

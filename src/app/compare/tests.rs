@@ -338,3 +338,33 @@ fn both_files_of_a_pair_failing_show_two_error_panes() {
         )
     });
 }
+
+/// The first frame that shows a file's views lays them out at their final widths: two panes
+/// side by side, each half of the window. (Emptying the grid to re-add its children in order
+/// left holes that egui_tiles laid out as cells for one frame: three columns, the map a third
+/// of the window wide, so that a big trace's map was first summed at the wrong width.)
+#[test]
+fn a_files_first_frame_lays_its_views_out_at_their_final_widths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.csv");
+    write(&path, &format!("{HEADER}{}", allocations(0, 50, 32)));
+    let mut shell = Shell::new(vec![LoadSource::File(path)], false);
+    let texts = shell.until("the file's views", |_, texts| {
+        drew(texts, "Allocation map") && drew(texts, "Heap tree")
+    });
+    let left = |part: &str| {
+        texts
+            .iter()
+            .find(|(t, _)| t.contains(part))
+            .map(|(_, r)| r.left())
+            .unwrap_or_else(|| panic!("no {part} in {texts:?}"))
+    };
+    let (map, heap) = (left("Allocation map"), left("Heap tree"));
+    // The window is 1200 points wide: the map's tab at the left edge, the heap tree's at the
+    // middle (with holes they stood at a third and two thirds).
+    assert!(map < 100.0, "the map's tab starts at {map}");
+    assert!(
+        (560.0..700.0).contains(&heap),
+        "the heap tree's tab starts at {heap}, not at the middle of 1200 points"
+    );
+}

@@ -339,7 +339,8 @@ impl View for HeapTreePane {
         if self.advance_live(ui.ctx()) {
             // The worker wakes the window when it replies; this is only a fallback (each
             // frame is a whole-window redraw).
-            ui.ctx().request_repaint_after(Duration::from_millis(250));
+            ui.ctx()
+                .request_repaint_after(crate::panes::paced(Duration::from_millis(250)));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();
@@ -493,6 +494,14 @@ impl View for HeapTreePane {
                 self.current = Some(next);
                 self.current_key = Some(key);
                 self.transition_start = Instant::now();
+                if self.previous.is_none() && crate::panes::software_rasterizer() {
+                    // Nothing to morph from: the chart grows in on a GPU; on a software
+                    // rasterizer, where each frame is a whole-window redraw of ≈ 0.1–0.2 s
+                    // of CPU, it is drawn at once.
+                    if let Some(t) = self.transition_start.checked_sub(TRANSITION) {
+                        self.transition_start = t;
+                    }
+                }
             }
             // Prefetch the neighbours so that stepping and playing are instant.
             let _ = self.sizes_at((self.point + 1).min(last));

@@ -107,26 +107,9 @@ impl AllocScene {
             .last()
             .map_or(1, |r| r.collapsed_start.saturating_add(r.end - r.start))
             .max(1);
-        let b = &trace.blocks;
-        let n = b.len();
-        let events_extent = trace.meta.events.max(1);
-        let wall_extent = trace.meta.end_time_ns.max(1);
-        let mut blocks = Vec::with_capacity(n);
-        let mut times_events = Vec::with_capacity(n);
-        let mut times_wall = Vec::with_capacity(n);
-        for i in 0..n {
-            let y = regions
-                .block_region
-                .get(i)
-                .and_then(|&k| layout.get(k as usize))
-                .map_or(0, |r| {
-                    r.collapsed_start + b.address[i].saturating_sub(r.start)
-                });
-            blocks.push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
-            times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
-            times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
-        }
-        phase("blocks");
+        // The regions' occupancy sweep (the longest phase: ordered maps of live blocks and
+        // gaps, O(log n) per event) runs on its own thread beside the blocks, sites and
+        // colours, which do not need it: the scene is ready when the slower of the two is.
         let region_bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
         let region_capacity = region_bins
             .bins
@@ -134,56 +117,84 @@ impl AllocScene {
             .map(|b| b.extent_end.saturating_sub(b.extent_start))
             .sum::<u64>()
             .max(1);
-        let (region_metrics, sweep) =
-            memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, from);
-        let region_metrics = Arc::new(region_metrics);
-        phase("region metrics");
-        // Legend entries keyed like the blocks' colours: by site at line granularity, past
-        // allocation wrappers (memscape_trace::sites).
-        // One resolution of sites past wrappers (detection sweeps every block and node) for the
-        // legend, the free sites and the colours.
-        let sites = memscape_trace::sites::Sites::new(
-            trace,
-            &memscape_trace::sites::SiteOptions::default(),
-        );
-        let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
-        let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
-        let top_sites = site_labels(trace, &nodes)
-            .into_iter()
-            .zip(&top)
-            .map(|((_, label), s)| (s.key, label))
-            .collect();
-        phase("top sites");
-        let max_size = b.size.iter().copied().max().unwrap_or(1).max(2);
-        let max_lifetime = (0..n)
-            .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
-            .max()
-            .unwrap_or(1)
-            .max(2);
-        let mut scene = Self {
-            max_size,
-            max_lifetime,
-            top_sites,
-            top_free_sites: Self::top_free_sites(trace, &sites, 8),
-            region_metrics,
-            region_capacity,
-            blocks: Arc::new(blocks),
-            times_events: Arc::new(times_events),
-            times_wall: Arc::new(times_wall),
-            regions: layout,
-            block_region: regions.block_region,
-            collapsed_extent,
-            events_extent,
-            wall_extent,
-            color_by,
-        };
-        phase("top free sites");
-        scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
-        phase("colours");
+        // Taken by the sweep's thread, or by this one when no thread can be started.
+        let from = std::sync::Mutex::new(Some(from));
+        let take_from = || from.lock().ok().and_then(|mut f| f.take()).flatten();
+        let (scene, sweep) = std::thread::scope(|scope| {
+            let sweep_thread = std::thread::Builder::new()
+                .name("memscape-sweep".into())
+                .spawn_scoped(scope, || {
+                    memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, take_from())
+                });
+            let (blocks, times_events, times_wall) = scene_blocks(trace, &regions, &layout);
+            phase("blocks");
+            // Legend entries keyed like the blocks' colours: by site at line granularity, past
+            // allocation wrappers (memscape_trace::sites).
+            // One resolution of sites past wrappers (detection sweeps every block and node) for the
+            // legend, the free sites and the colours.
+            let sites = memscape_trace::sites::Sites::new(
+                trace,
+                &memscape_trace::sites::SiteOptions::default(),
+            );
+            let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
+            let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
+            let top_sites = site_labels(trace, &nodes)
+                .into_iter()
+                .zip(&top)
+                .map(|((_, label), s)| (s.key, label))
+                .collect();
+            phase("top sites");
+            let b = &trace.blocks;
+            let n = b.len();
+            let max_size = b.size.iter().copied().max().unwrap_or(1).max(2);
+            let max_lifetime = (0..n)
+                .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
+                .max()
+                .unwrap_or(1)
+                .max(2);
+            // The sweep's metrics come in below; nothing before reads them.
+            let placeholder = memscape_trace::metrics::BinMetrics {
+                series: Vec::new(),
+                extents: Vec::new(),
+                has_gaps: false,
+            };
+            let mut scene = Self {
+                max_size,
+                max_lifetime,
+                top_sites,
+                top_free_sites: Self::top_free_sites(trace, &sites, 8),
+                region_metrics: Arc::new(placeholder),
+                region_capacity,
+                blocks: Arc::new(blocks),
+                times_events: Arc::new(times_events),
+                times_wall: Arc::new(times_wall),
+                regions: layout,
+                block_region: regions.block_region,
+                collapsed_extent,
+                events_extent: trace.meta.events.max(1),
+                wall_extent: trace.meta.end_time_ns.max(1),
+                color_by,
+            };
+            phase("top free sites");
+            scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
+            phase("colours");
+            let (region_metrics, sweep) = match sweep_thread {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                // No thread to be had: the sweep here.
+                Err(_) => {
+                    memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, take_from())
+                }
+            };
+            scene.region_metrics = Arc::new(region_metrics);
+            phase("region metrics");
+            (scene, sweep)
+        });
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
         tracing::debug!(
             target: "memscape::scene",
-            blocks = n,
+            blocks = trace.blocks.len(),
             swept_from = sweep.started_at(),
             ?phases,
             "allocation-map scene"
@@ -423,6 +434,33 @@ impl AllocScene {
 /// Colour keys of the call-site nodes in `column`: each site at line granularity past allocation
 /// wrappers (memscape_trace::sites, resolved here unless `sites` are given), as a digest,
 /// computed once per distinct node.
+/// Each block of `trace` on the collapsed address axis of `layout` (colourless), and its
+/// times in events and in wall-clock nanoseconds.
+fn scene_blocks(
+    trace: &Trace,
+    regions: &memscape_trace::regions::Regions,
+    layout: &[RegionLayout],
+) -> (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>, Vec<BlockTimeGpu>) {
+    let b = &trace.blocks;
+    let n = b.len();
+    let mut blocks = Vec::with_capacity(n);
+    let mut times_events = Vec::with_capacity(n);
+    let mut times_wall = Vec::with_capacity(n);
+    for i in 0..n {
+        let y = regions
+            .block_region
+            .get(i)
+            .and_then(|&k| layout.get(k as usize))
+            .map_or(0, |r| {
+                r.collapsed_start + b.address[i].saturating_sub(r.start)
+            });
+        blocks.push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
+        times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
+        times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
+    }
+    (blocks, times_events, times_wall)
+}
+
 fn site_keys(
     trace: &Trace,
     sites: Option<&memscape_trace::sites::Sites>,
