@@ -269,16 +269,23 @@ pub fn radial_picture_of(
 
 /// The offender charts of the selection, side by side: per source line, per data symbol.
 pub fn offenders_picture(base: &Base, result: &LinkedResult, size: egui::Vec2) -> Picture {
-    let selected = |key| (!result.everything).then(|| base.selected_rows(result, key));
-    offenders_picture_of(
-        OffenderRows {
-            lines: &base.lines,
-            lines_selected: selected(OffenderKey::SourceLine).as_deref(),
-            symbols: &base.symbols,
-            symbols_selected: selected(OffenderKey::Symbol).as_deref(),
-        },
-        size,
-    )
+    let mut pic = Picture::new(size, BACKGROUND);
+    pic.extend(offender_charts(base, result, offender_rects(size), ""));
+    pic
+}
+
+/// Where [`offenders_picture`]'s two charts lie: the left and right halves.
+fn offender_rects(size: egui::Vec2) -> [egui::Rect; 2] {
+    let full = full_rect(size);
+    let half = full.width() * 0.5;
+    [
+        egui::Rect::from_min_size(full.min, egui::vec2(half, full.height())).shrink(8.0),
+        egui::Rect::from_min_size(
+            full.min + egui::vec2(half, 0.0),
+            egui::vec2(half, full.height()),
+        )
+        .shrink(8.0),
+    ]
 }
 
 /// The rows of the two offender charts (the whole data's top lines and symbols) and, under a
@@ -293,21 +300,8 @@ pub struct OffenderRows<'a> {
 
 /// [`offenders_picture`] of rows computed elsewhere (the query engine).
 pub fn offenders_picture_of(rows: OffenderRows<'_>, size: egui::Vec2) -> Picture {
-    let full = full_rect(size);
-    let half = full.width() * 0.5;
     let mut pic = Picture::new(size, BACKGROUND);
-    pic.extend(offender_charts_of(
-        rows,
-        [
-            egui::Rect::from_min_size(full.min, egui::vec2(half, full.height())).shrink(8.0),
-            egui::Rect::from_min_size(
-                full.min + egui::vec2(half, 0.0),
-                egui::vec2(half, full.height()),
-            )
-            .shrink(8.0),
-        ],
-        "",
-    ));
+    pic.extend(offender_charts_of(rows, offender_rects(size), ""));
     pic
 }
 
