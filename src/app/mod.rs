@@ -3,6 +3,8 @@
 
 mod compare;
 pub mod engine_heap;
+pub mod engine_map;
+pub mod engine_samples;
 mod export;
 mod file_bar;
 pub mod files;

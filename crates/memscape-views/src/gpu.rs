@@ -120,6 +120,25 @@ pub struct PaintOptions {
     /// are asked of it and its newest are drawn, stretched to the view. `None`: summed on the
     /// spot (headless pictures).
     pub sums: Option<Arc<crate::sums_worker::SumsWorker>>,
+    /// On a software rasterizer, every map and bar layer summed on the CPU (by `sums`), not
+    /// only big ones: a live recording's pane, where each new snapshot lengthens the time
+    /// axis, so that lavapipe would accumulate every block again for each one (0.7–2.5 s a
+    /// frame at 12–130 k blocks; BENCHMARKS.md, "Live view cadence").
+    pub cpu_sums_always: bool,
+}
+
+/// Whether a layer of `blocks` blocks (or intervals) takes its sums from the CPU:
+/// [`memscape_render::alloc_map::dense::prefers_cpu_sums`], or any layer on a software
+/// rasterizer when `always` (see [`PaintOptions::cpu_sums_always`]), unless
+/// `MEMSCAPE_ALLOC_MAP_PATH` names a GPU path.
+fn takes_cpu_sums(device: &wgpu::Device, blocks: usize, always: bool) -> bool {
+    memscape_render::alloc_map::dense::prefers_cpu_sums(device, blocks)
+        || (always
+            && device.adapter_info().device_type == wgpu::DeviceType::Cpu
+            && !matches!(
+                std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref(),
+                Ok("dense" | "raster")
+            ))
 }
 
 /// Paints `picture` into `rect` of `ui`: its background and GPU layers and shapes through one
@@ -514,8 +533,7 @@ impl PanePicture<'_> {
             return;
         }
         let dim = m.data.selection.is_some();
-        let cpu_sums =
-            !dim && memscape_render::alloc_map::dense::prefers_cpu_sums(device, m.range.len());
+        let cpu_sums = !dim && takes_cpu_sums(device, m.range.len(), self.options.cpu_sums_always);
         let picking = self.options.pick.is_some_and(|p| p.slot == m.slot);
         // Sums from the CPU draw without the upload: it is made for the first pick only (on a
         // software rasterizer its copy of every block is host memory, 40 B a block).
@@ -736,7 +754,7 @@ impl PanePicture<'_> {
         // A bar of millions of intervals on a software rasterizer: its sums from the CPU (the
         // pane's worker's, when it has one), and no upload.
         let intervals = b.bars.blocks.len();
-        let cpu = memscape_render::alloc_map::dense::prefers_cpu_sums(device, intervals)
+        let cpu = takes_cpu_sums(device, intervals, self.options.cpu_sums_always)
             .then(|| OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size))
             .flatten();
         if let Some(job) = cpu {

@@ -83,11 +83,28 @@ struct Pace {
     /// The reading thread, when it waits for the GUI to show the last snapshot: woken then,
     /// so that the next is made at once rather than at its next poll.
     waiting: std::sync::Mutex<Option<std::thread::Thread>>,
+    /// The window to wake when an update is sent ([`LiveReceiver::wake`]): it then need not
+    /// poll the channel with frames, which on a software rasterizer cost the CPU that the
+    /// recording and the views' preparation need.
+    window: std::sync::OnceLock<egui::Context>,
+}
+
+impl Pace {
+    fn wake_window(&self) {
+        if let Some(ctx) = self.window.get() {
+            ctx.request_repaint();
+        }
+    }
 }
 
 /// New events after which a sender waiting for the GUI sweeps them ahead
 /// ([`LiveSender::offer`]).
 const SWEEP_AHEAD_EVENTS: u64 = 250_000;
+
+/// Snapshots of fewer events than this are made while the GUI still swaps in the last one
+/// ([`LiveReceiver::pace_by_shown`]): the next is then ready as soon as the panes show the last,
+/// instead of a scene and a frame later, for a third snapshot's memory (tens of MB here).
+const AHEAD_BELOW_EVENTS: u64 = 1_000_000;
 
 /// [`Pace::shown`] while the receiver does not pace the snapshots by what it shows.
 const NOT_PACED: u64 = u64::MAX;
@@ -109,6 +126,12 @@ impl LiveReceiver {
     /// one shown, the one the panes prepare, the one the reading thread makes meanwhile).
     pub fn pace_by_shown(&self) {
         self.pace.shown.store(0, Ordering::Release);
+    }
+
+    /// Wakes `ctx`'s window (a repaint) whenever an update is sent, so that the window need
+    /// not repaint to poll for them.
+    pub fn wake(&self, ctx: &egui::Context) {
+        let _ = self.pace.window.set(ctx.clone());
     }
 
     /// Every view shows snapshot `number` (see [`LiveReceiver::pace_by_shown`]): wakes the
@@ -135,6 +158,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
     let pace = Arc::new(Pace {
         shown: AtomicU64::new(NOT_PACED),
         waiting: std::sync::Mutex::new(None),
+        window: std::sync::OnceLock::new(),
     });
     (
         LiveSender {
@@ -193,6 +217,7 @@ impl LiveSender {
             Ok(()) => {
                 self.last_events = events;
                 self.sent += 1;
+                self.pace.wake_window();
                 true
             }
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => false,
@@ -232,7 +257,10 @@ impl LiveSender {
     fn waits_for_the_gui(&self) -> bool {
         let mut waiting = self.pace.waiting.lock().unwrap_or_else(|e| e.into_inner());
         let shown = self.pace.shown.load(Ordering::Acquire);
-        let waits = shown != NOT_PACED && shown < self.sent;
+        // Small snapshots are made one ahead: the next is ready when the panes show the last
+        // (three alive at most); big ones only once the last is shown (two).
+        let ahead = u64::from(self.last_events < AHEAD_BELOW_EVENTS);
+        let waits = shown != NOT_PACED && shown + ahead < self.sent;
         *waiting = waits.then(std::thread::current);
         waits
     }
@@ -263,6 +291,7 @@ impl LiveSender {
             })
             .map_err(|e| format!("{e}"));
         let _ = self.tx.send(LiveUpdate::Finished(loaded));
+        self.pace.wake_window();
     }
 
     /// The recording failed or ended without a file: `last` is the final state (all gaps
@@ -276,6 +305,7 @@ impl LiveSender {
             _ => Err(why),
         };
         let _ = self.tx.send(LiveUpdate::Finished(result));
+        self.pace.wake_window();
     }
 }
 
@@ -516,4 +546,49 @@ pub fn follow(target: PathBuf) -> std::io::Result<LiveReceiver> {
             }
         })?;
     Ok(rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_snapshots_are_made_one_ahead_big_ones_once_the_last_is_shown() {
+        let (mut sender, receiver) = channel("t.msc");
+        // Not paced: never waits.
+        sender.sent = 5;
+        assert!(!sender.waits_for_the_gui());
+        receiver.pace_by_shown();
+        // Snapshot 0 sent, not shown: the next (small) is made meanwhile; a third is not.
+        sender.sent = 1;
+        sender.last_events = 1_000;
+        assert!(!sender.waits_for_the_gui());
+        sender.sent = 2;
+        assert!(sender.waits_for_the_gui());
+        receiver.shown(0);
+        assert!(!sender.waits_for_the_gui());
+        // Big snapshots: the next only once the last is shown (two alive at most).
+        sender.last_events = AHEAD_BELOW_EVENTS;
+        assert!(sender.waits_for_the_gui());
+        receiver.shown(1);
+        assert!(!sender.waits_for_the_gui());
+    }
+
+    #[test]
+    fn an_update_sent_wakes_the_window() {
+        let (sender, receiver) = channel("t.msc");
+        let ctx = egui::Context::default();
+        let woken = Arc::new(AtomicU64::new(0));
+        let counter = woken.clone();
+        ctx.set_request_repaint_callback(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        receiver.wake(&ctx);
+        sender.fail(None, "the recording ended".into());
+        assert!(woken.load(Ordering::Relaxed) >= 1, "not woken");
+        assert!(matches!(
+            receiver.rx.try_recv(),
+            Ok(LiveUpdate::Finished(Err(_)))
+        ));
+    }
 }

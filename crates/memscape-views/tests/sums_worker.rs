@@ -132,6 +132,28 @@ fn a_newer_view_replaces_the_one_waiting_and_cancels_the_one_running() {
     assert_eq!(latest.key, job(&source, n, view(4), size).key());
 }
 
+/// `n` heap-like blocks and a bar of one bin with `steps` occupancy steps `every` events apart;
+/// the time and address extents.
+fn map_and_bar(n: usize, steps: usize, every: u64) -> (Arc<MapData>, Arc<BarBlocks>, u64, u64) {
+    let (blocks, times, te, ye) = heap_like(n);
+    let data = Arc::new(MapData {
+        blocks: Arc::new(blocks),
+        times: Arc::new(times),
+        selection: None,
+        lod: None,
+        refiner: None,
+    });
+    let steps = OccupancySteps {
+        start: 0,
+        end: te,
+        times: (0..steps as u64).map(|i| i * every).collect(),
+        bytes: (0..steps as u64).map(|i| (i * 7919) % 1000).collect(),
+        capacity: 1000,
+    };
+    let bars = Arc::new(BarBlocks::build(&[steps], &[1.0]));
+    (data, bars, te, ye)
+}
+
 /// A map of `blocks` and, under it, a bar of one bin with an event per block.
 fn picture_of(data: &Arc<MapData>, bars: &Arc<BarBlocks>, te: u64, ye: u64, dy: f32) -> Picture {
     let (w, h) = (240.0, 160.0);
@@ -174,23 +196,8 @@ fn picture_of(data: &Arc<MapData>, bars: &Arc<BarBlocks>, te: u64, ye: u64, dy: 
 #[test]
 fn frames_never_wait_for_the_sums_and_settle_on_the_picture_summed_on_the_spot() {
     let n = CPU_SUMS_MIN_BLOCKS;
-    let (blocks, times, te, ye) = heap_like(n);
-    let data = Arc::new(MapData {
-        blocks: Arc::new(blocks),
-        times: Arc::new(times),
-        selection: None,
-        lod: None,
-        refiner: None,
-    });
     // One bin whose occupancy steps at every block's start: a bar of a million intervals.
-    let steps = OccupancySteps {
-        start: 0,
-        end: te,
-        times: (0..n as u64).map(|i| i * 2).collect(),
-        bytes: (0..n as u64).map(|i| (i * 7919) % 1000).collect(),
-        capacity: 1000,
-    };
-    let bars = Arc::new(BarBlocks::build(&[steps], &[1.0]));
+    let (data, bars, te, ye) = map_and_bar(n, n, 2);
     assert!(bars.blocks.len() >= CPU_SUMS_MIN_BLOCKS);
     let picture = picture_of(&data, &bars, te, ye, 0.0);
     let ctx = ctx();
@@ -238,4 +245,88 @@ fn frames_never_wait_for_the_sums_and_settle_on_the_picture_summed_on_the_spot()
     through_bridge_with(&mut registry, &key, &moved, &options);
     assert!(!worker.pending());
     assert_eq!(worker.finished(), 2, "an unchanged view summed again");
+}
+
+/// A live recording's pane (`PaintOptions::cpu_sums_always`) on lavapipe: layers far below
+/// [`CPU_SUMS_MIN_BLOCKS`] are summed by the worker too, so that a new snapshot's first frame
+/// never has lavapipe accumulate every block again; the picture it settles on is the GPU
+/// pipelines' (the CPU twin, within the map's GPU-vs-CPU tolerance); and the next snapshot's
+/// first frame shows the last one's sums stretched to its longer time axis, not an empty map.
+#[test]
+fn a_live_panes_small_layers_are_summed_on_the_cpu_as_the_gpu_draws_them() {
+    let tolerance = memscape_render::golden::Tolerance {
+        per_channel: 2,
+        max_differing_pixels: 0,
+    };
+    let snapshot = |n: usize| {
+        let (data, bars, te, ye) = map_and_bar(n, n / 4, 8);
+        picture_of(&data, &bars, te, ye, 0.0)
+    };
+    let (first, second) = (snapshot(20_000), snapshot(40_000));
+    let ctx = ctx();
+    let gpu = |p: &Picture| {
+        through_bridge(
+            &mut GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap(),
+            &PaneKey::new(),
+            p,
+        )
+    };
+    let (gpu_first, gpu_second) = (gpu(&first), gpu(&second));
+
+    let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+    let key = PaneKey::new();
+    let worker = SumsWorker::new(None, THREADS).unwrap();
+    // Without the option, small layers are the GPU's: nothing asked of the worker.
+    let plain = PaintOptions {
+        sums: Some(worker.clone()),
+        ..Default::default()
+    };
+    through_bridge_with(&mut registry, &key, &first, &plain);
+    assert!(!worker.pending());
+    assert_eq!(worker.finished(), 0);
+    let live = PaintOptions {
+        cpu_sums_always: true,
+        ..plain
+    };
+    let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+    through_bridge_with(&mut registry, &key, &first, &live);
+    settle(&worker);
+    assert_eq!(
+        worker.finished(),
+        2,
+        "one map and one bar summed on the CPU"
+    );
+    let img = through_bridge_with(&mut registry, &key, &first, &live);
+    let c = memscape_render::golden::compare(&img, &gpu_first, tolerance);
+    assert_eq!(c.differing_pixels, 0, "the CPU sums' picture is the GPU's");
+    // The next snapshot: its first frame, before its sums, shows the last ones stretched.
+    worker.hold(Duration::from_secs(60));
+    let early = through_bridge_with(&mut registry, &key, &second, &live);
+    assert!(worker.pending());
+    // What a frame with no sums yet draws (a pane of its own): the map and bar empty.
+    let empty = {
+        let fresh = SumsWorker::new(None, THREADS).unwrap();
+        fresh.hold(Duration::from_secs(60));
+        let options = PaintOptions {
+            sums: Some(fresh.clone()),
+            cpu_sums_always: true,
+            ..Default::default()
+        };
+        let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+        through_bridge_with(&mut registry, &PaneKey::new(), &second, &options)
+    };
+    let drawn = memscape_render::golden::compare(&early, &empty, tolerance).differing_pixels;
+    assert!(
+        drawn > 2000,
+        "the next snapshot's first frame is an empty map ({drawn} pixels differ)"
+    );
+    worker.release();
+    settle(&worker);
+    assert_eq!(worker.finished(), 4);
+    let img = through_bridge_with(&mut registry, &key, &second, &live);
+    let c = memscape_render::golden::compare(&img, &gpu_second, tolerance);
+    assert_eq!(
+        c.differing_pixels, 0,
+        "the next snapshot's picture is the GPU's"
+    );
 }

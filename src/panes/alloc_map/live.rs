@@ -44,13 +44,22 @@ impl AllocMapPane {
         next.settings = settings;
         next.cursor_mode = self.cursor_mode;
         next.free_sites.open = self.free_sites.open;
+        next.live = true;
+        // Its worker wakes the window when the bins are ready (the pane is not drawn before).
+        if let Some(ctx) = self.waker.get() {
+            let _ = next.waker.set(ctx.clone());
+        }
         self.next = Some(Box::new(next));
     }
 
     /// Whether a newer snapshot is being prepared while this pane is shown (see
     /// `View::preparing_live`).
+    /// A snapshot swapped in counts as prepared once its sums are drawn: on a software
+    /// rasterizer they come from the CPU worker (the first frames show the last snapshot's,
+    /// stretched to the new time axis), and the next snapshot waits for them.
     pub(super) fn preparing(&self, ctx: &egui::Context) -> bool {
-        (self.next.is_some() || self.queued.is_some())
+        let sums_pending = self.live && self.sums.as_ref().is_some_and(|s| s.pending());
+        (self.next.is_some() || self.queued.is_some() || sums_pending)
             && ctx.cumulative_pass_nr() <= self.last_ui + 1
     }
 
@@ -101,6 +110,13 @@ impl AllocMapPane {
             events = events_extent,
             "allocation map shows a newer snapshot"
         );
+        // The GPU resources and the CPU sums carry over: the new snapshot's first frame
+        // replaces only what changed in the upload, and shows the last sums (stretched) until
+        // its own are summed, rather than an empty map.
+        std::mem::swap(&mut next.key, &mut self.key);
+        if next.sums.is_none() {
+            next.sums = self.sums.take();
+        }
         let queued = self.queued.take();
         *self = *next;
         if let Some(d) = queued {

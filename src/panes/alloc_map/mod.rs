@@ -109,6 +109,9 @@ pub struct AllocMapPane {
     sums: Option<Arc<memscape_views::sums_worker::SumsWorker>>,
     /// The window the worker wakes when it replies (set by the first frame).
     waker: Arc<std::sync::OnceLock<egui::Context>>,
+    /// Follows a live recording (a snapshot after the first): on a software rasterizer every
+    /// layer is summed on the CPU (`PaintOptions::cpu_sums_always`), see `live.rs`.
+    live: bool,
 }
 
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
@@ -190,6 +193,7 @@ impl AllocMapPane {
             refiner: None,
             sums: None,
             waker,
+            live: false,
         }
     }
 
@@ -427,10 +431,11 @@ impl View for AllocMapPane {
         self.last_ui = ui.ctx().cumulative_pass_nr();
         let was_preparing = self.next.is_some();
         if self.advance_live() {
-            // (Not faster: each frame is a whole-window redraw, which on a software
-            // rasterizer takes the CPU the preparation needs.)
+            // Its worker wakes the window when done; this is a fallback (not more often: each
+            // frame is a whole-window redraw, which on a software rasterizer takes the CPU
+            // the preparation needs).
             ui.ctx()
-                .request_repaint_after(std::time::Duration::from_millis(100));
+                .request_repaint_after(crate::panes::paced(std::time::Duration::from_millis(100)));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();
@@ -686,6 +691,7 @@ impl View for AllocMapPane {
                 answers: Some(self.answers.clone()),
                 drawn: has_maps.then(|| self.drawn.clone()),
                 sums: self.sums.clone(),
+                cpu_sums_always: self.live,
             },
         );
         self.hover(&response, &t.trace, &binned, &maps, asking, &cam);

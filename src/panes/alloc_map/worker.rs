@@ -34,7 +34,15 @@ pub fn spawn_worker(
                 while let Ok(w) = rx_job.try_recv() {
                     wanted = w;
                 }
+                let started = std::time::Instant::now();
                 let built = builder.build(&t.trace, scene, wanted, true);
+                tracing::debug!(
+                    target: "memscape::live",
+                    blocks = t.trace.blocks.len(),
+                    by = ?wanted.by,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "allocation map worker: bins, colours and bars built"
+                );
                 if tx_done.send(built).is_err() {
                     return;
                 }

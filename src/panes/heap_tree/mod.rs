@@ -339,7 +339,8 @@ impl View for HeapTreePane {
         if self.advance_live(ui.ctx()) {
             // The worker wakes the window when it replies; this is only a fallback (each
             // frame is a whole-window redraw).
-            ui.ctx().request_repaint_after(Duration::from_millis(250));
+            ui.ctx()
+                .request_repaint_after(crate::panes::paced(Duration::from_millis(250)));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();

@@ -73,7 +73,15 @@ pub fn spawn_worker(
             }
         };
         let shown: &Dataset = only.as_ref().unwrap_or(&dataset);
-        let (timeline, mut sizes) = match model::timeline(shown, &settings) {
+        let started = std::time::Instant::now();
+        let grouped = model::timeline(shown, &settings);
+        tracing::debug!(
+            target: "memscape::live",
+            blocks = shown.alloc_trace().map_or(0, |t| t.trace.blocks.len()),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "heap tree worker: timeline grouped"
+        );
+        let (timeline, mut sizes) = match grouped {
             Ok(x) => x,
             Err(e) => {
                 let _ = rep_tx.send(Reply::Failed(format!("{e:#}")));
