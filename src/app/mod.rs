@@ -153,6 +153,7 @@ impl MemscapeApp {
         screenshot: Option<ScreenshotJob>,
         startup: Startup,
     ) -> Self {
+        memscape_views::fonts::install(&cc.egui_ctx);
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
         if let Some(rs) = &render_state {

@@ -30,6 +30,7 @@ pub mod demo;
 pub mod diff;
 pub mod discover;
 pub mod error;
+pub mod fonts;
 pub mod gpu;
 pub mod gpu_health;
 pub mod graph;
