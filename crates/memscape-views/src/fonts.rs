@@ -38,8 +38,9 @@ mod tests {
     const LABEL_CHARS: &str = "←→↑↓⇐⇒";
 
     fn has_glyphs(ctx: &egui::Context, text: &str) -> bool {
-        // Fonts are loaded on the first frame.
-        let _ = ctx.run_ui(egui::RawInput::default(), |_| {});
+        // Fonts are loaded on the first frame; its font atlas is not needed.
+        let mut first = ctx.run_ui(egui::RawInput::default(), |_| {});
+        first.textures_delta.clear();
         ctx.fonts_mut(|f| f.has_glyphs(&FontId::proportional(14.0), text))
     }
 
