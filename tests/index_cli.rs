@@ -238,3 +238,183 @@ fn heap_views_of_a_dataset_are_the_trace_files_pictures() {
         }
     }
 }
+
+/// How far picture `got` is from `want`: (mean absolute channel difference in 1/255,
+/// share of pixels with every channel within 8/255).
+fn map_error(got: &memscape_render::RgbaImage, want: &memscape_render::RgbaImage) -> (f64, f64) {
+    assert_eq!((got.width, got.height), (want.width, want.height));
+    let (mut sum, mut near) = (0u64, 0usize);
+    for (a, b) in got.pixels.chunks(4).zip(want.pixels.chunks(4)) {
+        let d: Vec<u64> = (0..3).map(|k| u64::from(a[k].abs_diff(b[k]))).collect();
+        sum += d.iter().sum::<u64>();
+        near += usize::from(d.iter().all(|&d| d <= 8));
+    }
+    let n = got.pixels.len() / 4;
+    (sum as f64 / (3 * n) as f64, near as f64 / n as f64)
+}
+
+/// `memscape render DATASET/ --view alloc` of a big dataset (here: forced by
+/// `MEMSCAPE_ALLOC_MAP_PATH=lod`, as for a trace file) draws the allocation map from the query
+/// engine's level-of-detail tiles (the one level the view is drawn from, and the size classes) or, zoomed
+/// in past every level, from the few small blocks the engine fetches near the view: the picture
+/// is the one the trace file draws from its own index (`MEMSCAPE_ALLOC_MAP_PATH=lod`), and
+/// within the index's stated error (mean ≤ 1/255, ≥ 99.9 % of pixels within 8/255) of every
+/// block drawn exactly, for the demo's kvstore and sqlite (1 M events) each exported in 6 time
+/// partitions; the same on Ballista's standalone mode (two executors).
+#[test]
+fn alloc_map_of_a_dataset_is_drawn_from_the_engines_level_of_detail() {
+    use memscape_render::RgbaImage;
+    let demo = memscape_views::demo::resolve_path(Path::new("demo")).unwrap();
+    let cache = scratch("alloc-map-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    for (name, source) in [("kv", demo), ("sqlite", sqlite())] {
+        // A copy of the trace, so that its own index is built in the scratch folder.
+        let trace = scratch(&format!(
+            "alloc-map-{name}-{}",
+            source.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::copy(&source, &trace).unwrap();
+        let dir = scratch(&format!("alloc-map-{name}"));
+        ok(memscape()
+            .arg("export")
+            .arg(&trace)
+            .args(["--to", "parquet", "--windows", "6", "-o"])
+            .arg(&dir));
+        // The whole trace small (a level draws it) and a window of it (finer than every level).
+        let views: [(&str, Vec<&str>); 2] = [
+            ("whole", vec!["--width", "160", "--height", "90"]),
+            (
+                "zoom",
+                vec![
+                    "--width",
+                    "320",
+                    "--height",
+                    "180",
+                    "--range-time",
+                    "100000..104000",
+                ],
+            ),
+        ];
+        for (view, size) in &views {
+            let png = |from: &Path, path: &str, engine: &str| {
+                let out = scratch(&format!("alloc-map-{name}-{view}-{path}-{engine}.png"));
+                let mut cmd = memscape();
+                cmd.env("XDG_CACHE_HOME", &cache)
+                    .env("MEMSCAPE_ALLOC_MAP_PATH", path)
+                    .arg("render")
+                    .arg(from)
+                    .args(["--view", "alloc", "--color", "thread", "--engine", engine])
+                    .args(size)
+                    .arg("-o")
+                    .arg(&out);
+                let output = cmd.output().unwrap();
+                let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+                assert!(output.status.success(), "{cmd:?}: {stderr}");
+                (RgbaImage::load_png(&out).unwrap(), stderr)
+            };
+            let (native, _) = png(&trace, "lod", "embedded");
+            let (exact, _) = png(&trace, "exact", "embedded");
+            // A dataset this small is drawn exactly from its blocks unless the level of detail
+            // is asked for, as a trace file is.
+            let (engine, how) = png(&dir, "lod", "embedded");
+            assert!(
+                how.contains("computed by Embedded"),
+                "{name} {view}: the engine did not draw it: {how}"
+            );
+            let want = if *view == "whole" {
+                "tiles of level"
+            } else {
+                "small blocks in view"
+            };
+            assert!(how.contains(want), "{name} {view}: {how}");
+            let lit = engine
+                .pixels
+                .chunks(4)
+                .filter(|p| p[..3] != [3, 4, 5])
+                .count();
+            assert!(
+                lit > engine.pixels.len() / 40,
+                "{name} {view}: {lit} pixels drawn"
+            );
+            let (mean, near) = map_error(&engine, &native);
+            assert!(
+                mean <= 0.05 && near >= 0.999,
+                "{name} {view}: engine vs the trace's index: mean {mean}/255, {near} within 8/255"
+            );
+            let (mean, near) = map_error(&engine, &exact);
+            assert!(
+                mean <= 1.0 && near >= 0.999,
+                "{name} {view}: engine vs exact: mean {mean}/255, {near} within 8/255"
+            );
+            eprintln!(
+                "{name} {view}: {} of {} pixels equal to the trace's index's picture; vs exact: mean {mean:.3}/255, {:.4} within 8/255",
+                engine
+                    .pixels
+                    .chunks(4)
+                    .zip(native.pixels.chunks(4))
+                    .filter(|(a, b)| a == b)
+                    .count(),
+                engine.pixels.len() / 4,
+                near
+            );
+            if name == "kv" && *view == "whole" {
+                let (ballista, how) = png(&dir, "lod", "standalone:2");
+                assert!(how.contains("computed by Standalone"), "{how}");
+                assert!(ballista.pixels == engine.pixels, "kv on Ballista");
+            }
+        }
+    }
+}
+
+/// `memscape render DATASET/ --view topology|offenders` of the LULESH samples exported to
+/// Parquet draws the per-resource totals, the selection's count and the offender rows from the
+/// query engine: the picture is the samples file's, pixel for pixel (same PNG bytes), with no
+/// selection and with ranges of two attributes; the same on Ballista standalone.
+#[test]
+fn samples_views_of_a_dataset_are_the_samples_files_pictures() {
+    let lulesh = shared("memaxes/lulesh");
+    let dir = scratch("samples-views");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "4", "-o"])
+        .arg(&dir));
+    let hardware = lulesh.join("hardware.xml");
+    let selections: [&[&str]; 2] = [&[], &["--select", "latency=50..", "--select", "zidx=..15"]];
+    for view in ["topology", "offenders"] {
+        for (k, select) in selections.iter().enumerate() {
+            let png = |from: &Path, engine: &str| {
+                let out = scratch(&format!(
+                    "samples-{view}-{k}-{engine}-{}.png",
+                    from.is_dir()
+                ));
+                let output = memscape()
+                    .arg("render")
+                    .arg(from)
+                    .args(["--view", view, "--engine", engine, "--hardware"])
+                    .arg(&hardware)
+                    .args(*select)
+                    .args(["--width", "900", "--height", "600", "-o"])
+                    .arg(&out)
+                    .output()
+                    .unwrap();
+                let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+                assert!(output.status.success(), "{view} {select:?}: {stderr}");
+                (std::fs::read(&out).unwrap(), stderr)
+            };
+            let (native, _) = png(&lulesh.join("samples.out"), "embedded");
+            let (engine, how) = png(&dir, "embedded");
+            assert!(how.contains("computed by Embedded"), "{view}: {how}");
+            assert!(native.len() > 1000);
+            assert!(
+                native == engine,
+                "{view} {select:?}: the dataset's picture differs from the samples file's"
+            );
+            if view == "topology" && k == 1 {
+                let (ballista, how) = png(&dir, "standalone:2");
+                assert!(how.contains("computed by Standalone"), "{how}");
+                assert!(ballista == native, "{view} {select:?} on Ballista");
+            }
+        }
+    }
+}

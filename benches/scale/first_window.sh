@@ -11,6 +11,9 @@
 # The trace is recorded with `heaptrack -r` as ../shared/data/README.md says of sqlite_1M, with a
 # bigger workload; kept in DIR for the next run (KEEP=0 removes DIR at the end). SKIP_BUILD=1
 # uses the binary already built; REPEAT=N runs both sides N times (the best of each is printed).
+# BASELINE=/path/to/memscape runs that binary too in each repetition, right after this one (a
+# comparison on a shared machine: the same minutes, the same load). Each window's CPU time
+# (user + system) is printed beside its wall time: on a loaded machine it varies less.
 # Needs heaptrack, libheaptrack, sqlite3, zstd, xvfb-run and GNU time.
 set -euo pipefail
 rows=${1:-105000}
@@ -48,19 +51,33 @@ measure() {
     }
     cat "$dir/time.txt"
 }
-best_ht=; best_ms=; best_kb=
+best_ht=; best_ms=; best_kb=; best_base=
+# `memscape view TRACE --screenshot DIR/$2` with binary $1: sets ms (wall s), kb (peak RSS KiB),
+# cpu (s).
+window() {
+    rm -f "$dir/$2"
+    # The window's own time from start to the screenshot: Xvfb's start is left out (xvfb-run
+    # starts the server, then the program under GNU time).
+    xvfb-run -a -s "-screen 0 1920x1080x24" env MEMSCAPE_ADAPTER=cpu \
+        /usr/bin/time -f "%e %M %U %S" -o "$dir/inner.txt" "$1" view "$raw" --screenshot "$dir/$2" \
+        > "$dir/out.txt" 2> "$dir/err.txt" || { cat "$dir/err.txt" >&2; exit 1; }
+    read -r ms kb user sys < "$dir/inner.txt"
+    cpu=$(echo "$user + $sys" | bc -l)
+}
 for ((r = 1; r <= repeat; r++)); do
     read -r ht1 _ < <(measure sh -c "zstd -dc '$raw' | '$interpret' > '$dir/processed.txt'")
     read -r ht2 _ < <(measure heaptrack_print -f "$dir/processed.txt")
     ht=$(echo "$ht1 + $ht2" | bc -l)
-    rm -f "$dir/processed.txt" "$dir/shot.png"
-    # The window's own time from start to the screenshot: Xvfb's start is left out (xvfb-run
-    # starts the server, then the program under GNU time).
-    xvfb-run -a -s "-screen 0 1920x1080x24" env MEMSCAPE_ADAPTER=cpu \
-        /usr/bin/time -f "%e %M" -o "$dir/inner.txt" "$bin" view "$raw" --screenshot "$dir/shot.png" \
-        > "$dir/out.txt" 2> "$dir/err.txt" || { cat "$dir/err.txt" >&2; exit 1; }
-    read -r ms kb < "$dir/inner.txt"
-    echo "run $r: heaptrack_interpret + heaptrack_print ${ht} s; memscape view first full window ${ms} s, peak RSS ${kb} KiB"
+    rm -f "$dir/processed.txt"
+    window "$bin" shot.png
+    echo "run $r: heaptrack_interpret + heaptrack_print ${ht} s; memscape view first full window ${ms} s (CPU ${cpu} s), peak RSS ${kb} KiB"
+    if [ -n "${BASELINE:-}" ]; then
+        read -r own_ms own_kb own_cpu <<< "$ms $kb $cpu"
+        window "$BASELINE" shot-baseline.png
+        echo "run $r: baseline $BASELINE first full window ${ms} s (CPU ${cpu} s), peak RSS ${kb} KiB"
+        if [ -z "$best_base" ] || [ "$(echo "$ms < $best_base" | bc -l)" = 1 ]; then best_base=$ms; fi
+        read -r ms kb cpu <<< "$own_ms $own_kb $own_cpu"
+    fi
     if [ -z "$best_ht" ] || [ "$(echo "$ht < $best_ht" | bc -l)" = 1 ]; then best_ht=$ht; fi
     if [ -z "$best_ms" ] || [ "$(echo "$ms < $best_ms" | bc -l)" = 1 ]; then best_ms=$ms; best_kb=$kb; fi
 done
@@ -69,4 +86,8 @@ printf '  heaptrack_interpret | heaptrack_print: %7.2f s wall\n' "$best_ht"
 printf '  memscape view, first full window:      %7.2f s wall   peak RSS %d KiB (%.2f GB; target <= 1.5)\n' \
     "$best_ms" "$best_kb" "$(echo "$best_kb * 1024 / 1000000000" | bc -l)"
 printf '  ratio memscape / heaptrack:            %7.2f        (target <= 3)\n' "$(echo "$best_ms / $best_ht" | bc -l)"
+if [ -n "$best_base" ]; then
+    printf '  baseline, first full window:           %7.2f s wall   ratio %.2f\n' \
+        "$best_base" "$(echo "$best_base / $best_ht" | bc -l)"
+fi
 echo "screenshot: $dir/shot.png"

@@ -3,6 +3,8 @@
 
 mod compare;
 pub mod engine_heap;
+pub mod engine_map;
+pub mod engine_samples;
 mod export;
 mod file_bar;
 pub mod files;
@@ -151,6 +153,7 @@ impl MemscapeApp {
         screenshot: Option<ScreenshotJob>,
         startup: Startup,
     ) -> Self {
+        memscape_views::fonts::install(&cc.egui_ctx);
         let render_state = cc.wgpu_render_state.clone();
         let mut errors = Vec::new();
         if let Some(rs) = &render_state {
@@ -173,7 +176,7 @@ impl MemscapeApp {
         let wake = cc.egui_ctx.clone();
         let mut app = Self {
             files: OpenFiles::new(files::WATCH_INTERVAL, files::FOLLOW_INTERVAL, move || {
-                wake.request_repaint()
+                memscape_views::wake(&wake)
             }),
             tree: egui_tiles::Tree::empty(egui::Id::unique("memscape-tiles")),
             errors,
@@ -214,7 +217,7 @@ impl MemscapeApp {
             loader::remember_recent(&mut self.recent, p);
         }
         let ctx = ctx.clone();
-        self.files.open(source, move || ctx.request_repaint())
+        self.files.open(source, move || memscape_views::wake(&ctx))
     }
 
     /// Applies finished loads and changes on disk to the panes: a new file's views, a failed
@@ -222,7 +225,7 @@ impl MemscapeApp {
     fn apply_file_events(&mut self, ctx: &egui::Context) {
         let repaint = {
             let ctx = ctx.clone();
-            move || ctx.request_repaint()
+            move || memscape_views::wake(&ctx)
         };
         let (mut events, due) = self.files.poll(repaint);
         events.extend(self.poll_live(ctx));
@@ -403,7 +406,7 @@ impl MemscapeApp {
             match r {
                 FileRequest::Reload(id) => {
                     let ctx = ctx.clone();
-                    self.files.reload(id, move || ctx.request_repaint());
+                    self.files.reload(id, move || memscape_views::wake(&ctx));
                 }
                 FileRequest::Follow(id, on) => self.files.set_follow(id, on),
             }

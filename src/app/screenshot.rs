@@ -114,7 +114,7 @@ impl ScreenshotJob {
         tracing::debug!("ready frame {}", self.ready_frames);
         if self.ready_frames < SETTLE_FRAMES {
             // The settling frames follow at once (the poll may be paced).
-            ctx.request_repaint();
+            memscape_views::wake(ctx);
             return;
         }
         self.requested = true;
@@ -126,7 +126,7 @@ impl ScreenshotJob {
         ctx.request_screenshot(move |image| {
             if request.load(Ordering::Acquire) != asked {
                 // A frame in between was not ready: the next request takes the image.
-                ctx2.request_repaint();
+                memscape_views::wake(&ctx2);
                 return;
             }
             let result = save(&path, &image).and_then(|()| match &failure {
@@ -140,7 +140,7 @@ impl ScreenshotJob {
                 slot.get_or_insert(result);
             }
             ctx2.send_viewport_cmd(egui::ViewportCommand::Close);
-            ctx2.request_repaint();
+            memscape_views::wake(&ctx2);
         });
     }
 }

@@ -211,6 +211,9 @@ pub fn render_alloc_map(
     if args.view != ViewKind::AllocMap {
         return Ok(None);
     }
+    if crate::app::engine_heap::is_trace_dataset(file) {
+        return render_dataset_map(args, file);
+    }
     let path = memscape_views::demo::resolve_path(file)?;
     if !map_lod::wants_lod(&path) {
         return Ok(None);
@@ -232,15 +235,76 @@ pub fn render_alloc_map(
         return Ok(None);
     }
     drop(header);
+    let (t, report) = open(&path, map_lod::LOD_COLORINGS, false)?;
+    let window = map_window(args, &t.meta().axis, t.extent())?;
+    let opened = format!(
+        "index {} {}",
+        t.index_path.display(),
+        report.built.map_or("opened", |_| "built")
+    );
+    draw_map(args, &path, std::sync::Arc::new(t), window, &opened)?;
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+/// `memscape render DATASET/ --view alloc` of a big Parquet trace dataset (more blocks than a
+/// trace file is drawn exactly with, `lod_block_threshold`, or `MEMSCAPE_ALLOC_MAP_PATH=lod`):
+/// the map drawn from the query engine's level-of-detail tiles (`app::engine_map`), the
+/// dataset's blocks never read here. `Ok(None)` (the blocks are read and drawn exactly, as a
+/// small trace file's) for a small dataset, without the engine, with
+/// `MEMSCAPE_ALLOC_MAP_PATH=raster|dense|exact`, or for settings the index does not carry.
+fn render_dataset_map(
+    args: &crate::cli::RenderArgs,
+    dir: &Path,
+) -> anyhow::Result<Option<ExitCode>> {
+    use memscape_views::alloc_map::lod::{self as map_lod, PathChoice};
+    let forced = PathChoice::from_env() == PathChoice::Lod;
+    if !cfg!(feature = "engine") || PathChoice::from_env() == PathChoice::Exact {
+        return Ok(None);
+    }
+    let manifest = memscape_parquet::Manifest::read(dir)?;
+    let host = manifest.pick_host(dir, None)?;
+    let blocks = manifest.hosts.get(&host).map_or(0, |h| h.rows);
+    if !forced && blocks <= map_lod::lod_block_threshold() {
+        return Ok(None);
+    }
+    let skeleton = memscape_parquet::trace::read_trace_skeleton(dir, None)?;
+    if let Some(why) = map_lod::unsupported(&args.alloc, &skeleton) {
+        anyhow::ensure!(
+            !forced,
+            "MEMSCAPE_ALLOC_MAP_PATH=lod: the level-of-detail index cannot draw {why}"
+        );
+        eprintln!(
+            "{}: {why} is drawn exactly (every block read), not from the query engine's level of detail",
+            dir.display()
+        );
+        return Ok(None);
+    }
+    let (t, window, report) = crate::app::engine_map::open_view(
+        dir,
+        skeleton,
+        &args.engine,
+        |axis, extent| map_window(args, axis, extent),
+        [args.width, args.height],
+    )?;
+    draw_map(args, dir, std::sync::Arc::new(t), window, &report.line())?;
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+/// The window of `--range-time`/`--range-addr` on a map of `extent` (events × collapsed bytes)
+/// laid out on `axis`, checked; `--width`/`--height` checked too.
+pub fn map_window(
+    args: &crate::cli::RenderArgs,
+    axis: &memscape_lod::source::AddressAxis,
+    extent: [u64; 2],
+) -> anyhow::Result<([u64; 2], [u64; 2])> {
     let (w, h) = (args.width, args.height);
     anyhow::ensure!(
         (1..=16384).contains(&w) && (1..=16384).contains(&h),
         "--width/--height {w}x{h}: expected 1 to 16384 each"
     );
-    let (t, report) = open(&path, map_lod::LOD_COLORINGS, false)?;
-    let [te, ye] = t.extent();
+    let s = &args.alloc;
+    let [te, ye] = extent;
     let (t0, t1) = s.range_time.map_or((0, te), |r| (r.start, r.end));
-    let axis = &t.meta().axis;
     let (a0, a1) = match s.range_addr {
         None => (0, ye),
         Some(r) => {
@@ -260,6 +324,22 @@ pub fn render_alloc_map(
         t0 < t1 && a0 < a1,
         "--range-time/--range-addr: an empty window"
     );
+    Ok(([t0, t1], [a0, a1]))
+}
+
+/// Draws the map of `t` in `window` as `args` ask (PNG or SVG, `--out`), saying on stderr which
+/// path drew it and how the index was `opened`.
+pub fn draw_map(
+    args: &crate::cli::RenderArgs,
+    path: &Path,
+    t: std::sync::Arc<LodTrace>,
+    window: ([u64; 2], [u64; 2]),
+    opened: &str,
+) -> anyhow::Result<()> {
+    use memscape_views::alloc_map::lod as map_lod;
+    let s = &args.alloc;
+    let (w, h) = (args.width, args.height);
+    let ([t0, t1], [a0, a1]) = window;
     let view = memscape_lod::LodView::fit(t0, t1, a0, a1, w, h);
     let how = match t.index.level_for(view.pixel_size()) {
         Some(l) => {
@@ -274,19 +354,13 @@ pub fn render_alloc_map(
             map_lod::EXACT_GPU_MAX_BLOCKS
         ),
     };
-    let index_path = t.index_path.clone();
     let style = memscape_views::picture::MapStyle {
         alpha: s.alpha,
         cushion: s.cushion.kind(),
         cushion_strength: s.relief,
         color_mode: memscape_render::alloc_map::ColorMode::Categorical,
     };
-    let picture = map_lod::picture(
-        std::sync::Arc::new(t),
-        ([t0, t1], [a0, a1]),
-        style,
-        egui::vec2(w as f32, h as f32),
-    );
+    let picture = map_lod::picture(t, window, style, egui::vec2(w as f32, h as f32));
     let ctx = super::render::gpu_context(args.adapter)?;
     let frame_start = Instant::now();
     match crate::cli::ImageFormat::of(args.format, &args.out) {
@@ -300,12 +374,10 @@ pub fn render_alloc_map(
         }
     }
     eprintln!(
-        "{}: allocation map from {how}; index {} {}, frame {:.3} s",
+        "{}: allocation map from {how}; {opened}, frame {:.3} s",
         path.display(),
-        index_path.display(),
-        report.built.map_or("opened", |_| "built"),
         frame_start.elapsed().as_secs_f64()
     );
     println!("{}", args.out.display());
-    Ok(Some(ExitCode::SUCCESS))
+    Ok(())
 }

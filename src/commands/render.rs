@@ -27,6 +27,20 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let mut settings = args.settings();
+    // A Parquet samples dataset's topology and offenders draw from the query engine.
+    if let ViewSettings::Samples(samples) = &settings
+        && crate::app::engine_samples::is_samples_dataset(file)
+        && let Some((picture, how)) = crate::app::engine_samples::picture(
+            file,
+            &args.engine,
+            samples,
+            egui::vec2(args.width as f32, args.height as f32),
+        )?
+    {
+        eprintln!("{}: {how}", file.display());
+        let ctx = gpu_context(args.adapter)?;
+        return write_picture(args, &ctx, &picture);
+    }
     // A Parquet trace dataset's heap views draw from the query engine: its blocks and events
     // are not read here (the engine aggregates them where they lie).
     let engine_heap = matches!(

@@ -119,5 +119,5 @@ pub fn spinner(ui: &mut egui::Ui) -> egui::Response {
 /// A repaint request of `ctx` for workers of the views crate.
 pub fn repaint_of(ctx: &egui::Context) -> memscape_views::samples::shared::Repaint {
     let ctx = ctx.clone();
-    std::sync::Arc::new(move || ctx.request_repaint())
+    std::sync::Arc::new(move || memscape_views::wake(&ctx))
 }

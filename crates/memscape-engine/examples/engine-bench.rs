@@ -71,46 +71,95 @@ fn main() {
     println!("total {:.2}", start.elapsed().as_secs_f64());
 }
 
-/// The LULESH MemAxes CSV repeated `copies` times, each copy's `time` shifted past the last.
+/// The LULESH MemAxes samples repeated `copies` times, each copy's `time` shifted past the
+/// last and its rows numbered after the last's: the first copy written by memscape-parquet (one
+/// time window), each further one as its own window, streaming (one copy in memory at a time,
+/// so that 100 M samples fit on disk without holding them).
 fn write_samples(copies: u64, dir: &str) {
-    let text = std::fs::read_to_string(lulesh_dir().join("samples.out")).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap();
-    let time_col = header.split(',').position(|c| c == "time").unwrap();
-    let rows: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
-    let span = rows
-        .iter()
-        .filter_map(|r| r.split(',').nth(time_col)?.parse::<u64>().ok())
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let mut csv = String::with_capacity(text.len() * copies as usize);
-    csv.push_str(header);
-    csv.push('\n');
-    for c in 0..copies {
-        for r in &rows {
-            for (k, field) in r.split(',').enumerate() {
-                if k > 0 {
-                    csv.push(',');
-                }
-                match (k == time_col, field.parse::<u64>()) {
-                    (true, Ok(t)) => csv.push_str(&(t + c * span).to_string()),
-                    _ => csv.push_str(field),
-                }
-            }
-            csv.push('\n');
-        }
-    }
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+    use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
     let samples =
-        memscape_samples::parse_samples(csv.as_bytes(), "lulesh-copies.csv", Default::default())
+        memscape_samples::load_samples(&lulesh_dir().join("samples.out"), Default::default())
             .unwrap();
-    drop(csv);
+    let n = samples.len() as u64;
+    let span = samples
+        .column("time")
+        .and_then(|c| {
+            (0..samples.len())
+                .filter_map(|i| c.value(i))
+                .reduce(f64::max)
+        })
+        .unwrap_or(0.0) as u64
+        + 1;
+    let dir = Path::new(dir);
     let options = memscape_parquet::samples::SamplesWriteOptions {
         host: String::from("bench"),
-        windows: 16,
+        windows: 1,
     };
-    memscape_parquet::write_samples(&samples, Path::new(dir), &options).unwrap();
-    println!("samples {}", samples.len());
+    memscape_parquet::write_samples(&samples, dir, &options).unwrap();
+    drop(samples);
+    let first = memscape_parquet::partition_files(dir, "samples", Some("bench")).unwrap();
+    let batches: Vec<RecordBatch> = first
+        .iter()
+        .flat_map(|f| memscape_parquet::schema::read_file(&f.path).unwrap())
+        .collect();
+    // Copies 1.. in files of 64 copies each (one time window per file).
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::basic::{Compression, ZstdLevel};
+    use datafusion::parquet::file::properties::WriterProperties;
+    const PER_FILE: u64 = 64;
+    let mut c = 1;
+    while c < copies {
+        let path = memscape_parquet::partition_dir(dir, "samples", "bench", None, Some(c))
+            .join("part-0.parquet");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let mut writer = ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            batches[0].schema(),
+            Some(props),
+        )
+        .unwrap();
+        for copy in c..(c + PER_FILE).min(copies) {
+            for batch in &batches {
+                let shift = |name: &str, by: u64| -> ArrayRef {
+                    let a = batch
+                        .column_by_name(name)
+                        .unwrap()
+                        .as_primitive::<UInt64Type>();
+                    std::sync::Arc::new(
+                        a.iter().map(|v| v.map(|x| x + by)).collect::<UInt64Array>(),
+                    )
+                };
+                let schema = batch.schema();
+                let columns: Vec<ArrayRef> = schema
+                    .fields()
+                    .iter()
+                    .zip(batch.columns())
+                    .map(|(f, col)| match f.name().as_str() {
+                        "ms_row" => shift("ms_row", copy * n),
+                        "time" => shift("time", copy * span),
+                        _ => col.clone(),
+                    })
+                    .collect();
+                writer
+                    .write(&RecordBatch::try_new(schema.clone(), columns).unwrap())
+                    .unwrap();
+            }
+        }
+        writer.close().unwrap();
+        c += PER_FILE;
+    }
+    // The manifest counts every copy's rows (memscape-parquet writes it for the first).
+    let path = dir.join(memscape_parquet::MANIFEST);
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    manifest["hosts"]["bench"]["rows"] = serde_json::json!(n * copies);
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    println!("samples {}", n * copies);
 }
 
 /// One line of levels (anisotropy 0), the default cell budget.
@@ -264,11 +313,33 @@ fn engine(dir: &Path, spec: &EngineSpec) {
                     .len();
             }
             phase("lod", &mut t);
+            // What `memscape render DATASET/ --view alloc` computes for a whole 1280×720 view:
+            // the default layout, the one level the view is drawn from, the size classes.
+            let plan = engine
+                .lod_plan(&ds, None, &memscape_lod::BuildParams::default())
+                .unwrap();
+            let view = memscape_lod::LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 1280, 720);
+            let level = memscape_engine::lod_index::lod_level_for(&plan, view.pixel_size());
+            let which: Vec<usize> = level.into_iter().collect();
+            let scratch = tempfile::tempdir().unwrap();
+            let meta = engine
+                .lod_index(
+                    &ds,
+                    None,
+                    &plan,
+                    Some(which.as_slice()),
+                    memscape_lod::SourceId::default(),
+                    &scratch.path().join("map.lod"),
+                )
+                .unwrap();
+            phase("map", &mut t);
             println!(
-                "check {} {} {} {cells}",
+                "check {} {} {} {cells} map-level {:?} classes {}",
                 series.iter().map(|p| p.1).max().unwrap_or(0),
                 sites.iter().map(|s| s.bytes).sum::<u64>(),
-                windows.len()
+                windows.len(),
+                level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig)),
+                meta.classes.len()
             );
         }
         DatasetKind::Samples => {

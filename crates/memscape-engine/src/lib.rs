@@ -14,6 +14,7 @@
 pub mod bins;
 pub mod heap;
 pub mod lod;
+pub mod lod_index;
 pub mod samples;
 pub mod trace;
 

@@ -51,6 +51,8 @@ pub struct LodPlan {
     pub blocks: u64,
     /// In the builder's order: line by line (its anisotropy `a`), coarsest level first.
     pub levels: Vec<LevelSpec>,
+    /// What the levels were laid out with.
+    pub params: BuildParams,
 }
 
 /// One level: its line and depth, and its cells' size (2^log_tau events × 2^log_sig bytes).
@@ -217,6 +219,7 @@ impl Engine {
             log_y,
             blocks,
             levels,
+            params: params.clone(),
         })
     }
 

@@ -180,6 +180,38 @@ impl Engine {
         Ok(Mapping::for_keys(&kt.keys, topology).aggregate_totals(&kt.totals))
     }
 
+    /// Samples of host `host` in the selection (all of them with none).
+    pub fn sample_count(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        selection: &[RangeSpec],
+    ) -> Result<u64> {
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let df = df
+            .filter(selection_expr(&meta, selection)?)?
+            .aggregate(vec![], vec![count(lit(1u8)).alias("n")])?;
+        let mut n = 0;
+        for batch in self.collect(df)? {
+            n += u64s(&batch, "n")?.into_iter().flatten().sum::<u64>();
+        }
+        Ok(n)
+    }
+
+    /// The stored name and whether it is a quantitative numeric attribute, of the attribute
+    /// `name` of host `host` (found as the views find it: exactly, then ignoring case).
+    pub fn quantitative_attribute(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        name: &str,
+    ) -> Result<(String, bool)> {
+        let host = dataset.host(host)?;
+        let meta = samples_meta(&dataset.dir, &dataset.manifest, &host)?;
+        let (stored, kind, ty) = attribute(&meta, name)?;
+        Ok((stored, kind == AttrKind::Quantitative && ty != "string"))
+    }
+
     /// Known-value count, total count and range of an attribute over every sample of a host.
     fn value_range(&self, df: DataFrame, name: &str, numeric: bool) -> Result<ValueRange> {
         let mut aggregates = vec![

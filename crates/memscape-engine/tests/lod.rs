@@ -284,3 +284,107 @@ fn lod_tiles_on_ballista_standalone_equal_the_native_builder() {
         (l.line == 0 && l.k <= 1) || (l.line == 4 && l.k == 0)
     });
 }
+
+/// The index file the engine writes (`lod_index`: chosen levels and the size classes, in
+/// memscape-lod's format) opens with memscape-lod's own reader; its levels are the native
+/// index's, its size classes hold the native classes' blocks in the same order (the native
+/// builder lists some by block number: those are read from the trace), and a view drawn from it
+/// through `LodTrace::with_index` is the native index's view, pixel for pixel.
+#[test]
+fn the_engines_index_file_is_the_native_index_for_the_levels_it_holds() {
+    use memscape_lod::trace_source::lod_block;
+    use memscape_lod::{FramePath, LodTrace, LodView};
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, host) = traces().swap_remove(0);
+    dataset(&[(trace.clone(), host)], &dir.path().join("ds"));
+    let engine = Engine::embedded(2).unwrap();
+    let ds = engine.open(&dir.path().join("ds")).unwrap();
+    let native = native_index(trace.clone(), dir.path());
+    let plan = engine
+        .lod_plan(&ds, Some(host), &BuildParams::default())
+        .unwrap();
+    let view = LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 96, 54);
+    let level = memscape_engine::lod_index::lod_level_for(&plan, view.pixel_size()).unwrap();
+    assert_eq!(native.level_for(view.pixel_size()), Some(level));
+    let which = [level, plan.levels.len() - 1];
+    let out = dir.path().join("engine.lod");
+    let meta = engine
+        .lod_index(
+            &ds,
+            Some(host),
+            &plan,
+            Some(&which),
+            SourceId::default(),
+            &out,
+        )
+        .unwrap();
+    let index = LodIndex::open(&out).unwrap();
+    assert_eq!(index.meta, meta);
+    assert_eq!(
+        (
+            meta.copy_min_c,
+            meta.copy_min_d,
+            meta.extent_t,
+            meta.extent_y
+        ),
+        (
+            native.meta.copy_min_c,
+            native.meta.copy_min_d,
+            native.meta.extent_t,
+            native.meta.extent_y
+        )
+    );
+    for (k, &at) in which.iter().enumerate() {
+        let (got, want) = (&index.levels[k], &native.levels[at]);
+        // A level's `blocks` counts those whose finest level it is: known when the next finer
+        // level of its line is in the file too, or when it is the finest.
+        if at + 1 == plan.levels.len() {
+            assert_eq!(got.desc.blocks, want.desc.blocks, "level {at}: blocks");
+        }
+        assert_eq!(&got.columns[..], &want.columns[..], "level {at}");
+        assert_eq!(got.cells.len(), want.cells.len(), "level {at}");
+        for (i, (g, w)) in got.cells.iter().zip(want.cells.iter()).enumerate() {
+            check_cell(g, w, &format!("level {at} cell {i}"));
+        }
+    }
+    let file = TraceFile::from_trace(trace);
+    let cols = file.columns();
+    let fetch = |id: u64| {
+        Some(lod_block(
+            &cols,
+            &native.meta.axis,
+            &thread_color,
+            id as usize,
+        ))
+    };
+    let keys = |i: &LodIndex| i.classes.iter().map(|c| (c.c, c.d)).collect::<Vec<_>>();
+    assert_eq!(keys(&index), keys(&native));
+    let members = |class: &memscape_lod::index::Class| {
+        let mut out = Vec::new();
+        class.for_each_starting_in([0.0, f64::INFINITY], 0, 1, &fetch, &mut |b| out.push(*b));
+        out
+    };
+    let mut copied = 0;
+    for (g, w) in index.classes.iter().zip(&native.classes) {
+        let got = members(g);
+        assert_eq!(got, members(w), "class ({}, {})", g.c, g.d);
+        copied += got.len();
+    }
+    assert!(copied > 100, "{copied} blocks in classes");
+    // The view drawn from the engine's index (no small blocks needed: a level draws it).
+    let lod = LodTrace::with_index(
+        &dir.path().join("ds"),
+        &out,
+        TraceFile::from_trace(
+            memscape_parquet::trace::read_trace_skeleton(&dir.path().join("ds"), Some(host))
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    let (got, stats) = lod.frame(&view, FramePath::Lod);
+    assert!(stats.level.is_some());
+    let native_path = dir.path().join("native.lod");
+    let reference = LodTrace::with_index(&dir.path().join("ds"), &native_path, file).unwrap();
+    let (want, _) = reference.frame(&view, FramePath::Lod);
+    assert_eq!(got, want, "the view drawn from the engine's index");
+}

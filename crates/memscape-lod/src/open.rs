@@ -143,6 +143,22 @@ impl LodTrace {
         ))
     }
 
+    /// `file` with an index built elsewhere, opened from `index_path`: the query engine's, of a
+    /// Parquet trace dataset (`memscape_engine::lod_index`), whose classes hold every large
+    /// block (copied), so `file` needs only the small blocks of the views finer than every
+    /// level that it is asked to draw (none for views a level draws). `path` names the source.
+    pub fn with_index(path: &Path, index_path: &Path, file: TraceFile) -> Result<Self, LodError> {
+        let index = LodIndex::open(index_path)?;
+        let color = color_fn(&index.meta.coloring)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            index_path: index_path.to_path_buf(),
+            file,
+            index,
+            color,
+        })
+    }
+
     pub fn meta(&self) -> &IndexMeta {
         &self.index.meta
     }

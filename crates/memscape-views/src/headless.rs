@@ -469,6 +469,7 @@ pub fn paint_caption(painter: &egui::Painter, screen: egui::Rect, caption: &str)
 /// Runs one headless egui frame whose background layer `paint` draws on, into `target`.
 pub fn paint_egui(ctx: &GpuContext, target: &OffscreenTarget, paint: &dyn Fn(&egui::Painter)) {
     let egui_ctx = egui::Context::default();
+    crate::fonts::install(&egui_ctx);
     let screen = egui::Rect::from_min_size(
         egui::Pos2::ZERO,
         egui::vec2(target.width as f32, target.height as f32),

@@ -30,6 +30,7 @@ pub mod demo;
 pub mod diff;
 pub mod discover;
 pub mod error;
+pub mod fonts;
 pub mod gpu;
 pub mod gpu_health;
 pub mod graph;
@@ -57,6 +58,18 @@ pub use dataset::{Dataset, DatasetContent, LoadSource};
 pub use error::{Result, ViewError};
 pub use picture::Picture;
 pub use view::{ViewKind, ViewSettings};
+
+/// How soon a [`wake`] repaints: not zero, so that egui does not double the frame.
+pub const WAKE_DELAY: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Wakes the window for one frame, for news it has not drawn yet (a worker's result, a load's
+/// progress). egui turns an immediate request (`request_repaint`) into two frames, to settle
+/// frame-delayed responses; for news one frame is enough (a view that needs one more after it
+/// asks for it), and on a software rasterizer each frame of the window costs 50–100 ms of CPU.
+/// A request with a delay, however short, is one frame.
+pub fn wake(ctx: &egui::Context) {
+    ctx.request_repaint_after(WAKE_DELAY);
+}
 
 #[cfg(test)]
 mod test_data {

@@ -299,7 +299,7 @@ where
         }
         drop(s);
         if let Some(ctx) = &shared.ctx {
-            ctx.request_repaint();
+            crate::wake(ctx);
         }
     }
 }

@@ -53,7 +53,7 @@ impl LodOpener {
                 *g = s;
             }
             if let Some(ctx) = &ctx {
-                ctx.request_repaint();
+                memscape_views::wake(ctx);
             }
         };
         let spawned = std::thread::Builder::new()

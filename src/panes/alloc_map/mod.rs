@@ -679,7 +679,7 @@ impl View for AllocMapPane {
         let has_maps = picture.layers.iter().any(|l| matches!(l, Layer::Map(_)));
         if has_maps && !self.drawn.load(Ordering::Acquire) {
             // The frame after the first drawn one finds the pane ready.
-            ui.ctx().request_repaint();
+            memscape_views::wake(ui.ctx());
         }
         paint_picture(
             ui,

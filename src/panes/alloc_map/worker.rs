@@ -47,7 +47,7 @@ pub fn spawn_worker(
                     return;
                 }
                 if let Some(ctx) = waker.get() {
-                    ctx.request_repaint();
+                    memscape_views::wake(ctx);
                 }
             }
         });

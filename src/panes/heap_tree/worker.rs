@@ -78,7 +78,7 @@ pub fn spawn_worker(
             Ok(None) => (None, None),
             Err(e) => {
                 let _ = rep_tx.send(Reply::Failed(format!("{e:#}")));
-                ctx.request_repaint();
+                memscape_views::wake(&ctx);
                 return;
             }
         };
@@ -119,7 +119,7 @@ pub fn spawn_worker(
             Ok(x) => x,
             Err(e) => {
                 let _ = rep_tx.send(Reply::Failed(format!("{e:#}")));
-                ctx.request_repaint();
+                memscape_views::wake(&ctx);
                 return;
             }
         };
@@ -136,7 +136,7 @@ pub fn spawn_worker(
         {
             return;
         }
-        ctx.request_repaint();
+        memscape_views::wake(&ctx);
         // Requests arrive in bursts (scrubbing): answer the newest first.
         while let Ok(first) = req_rx.recv() {
             let mut wanted = vec![first];
@@ -179,7 +179,7 @@ pub fn spawn_worker(
                     return;
                 }
             }
-            ctx.request_repaint();
+            memscape_views::wake(&ctx);
         }
     });
     if let Err(e) = spawned {

@@ -183,9 +183,44 @@ pub fn radial_picture(
     measure: Measure,
     size: egui::Vec2,
 ) -> Picture {
+    let selection = (!result.everything).then(|| SelectionLine {
+        what: spec.describe(&base.index),
+        samples: result.summary.samples,
+        share: result.summary.share,
+    });
+    radial_picture_of(
+        &base.topology,
+        &result.aggregate,
+        samples.len() as u64,
+        selection.as_ref(),
+        measure,
+        size,
+    )
+}
+
+/// A selection as the samples views' headers state it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectionLine {
+    /// `SelectionSpec::describe`'s words.
+    pub what: String,
+    /// Selected samples and their share of all.
+    pub samples: u64,
+    pub share: f64,
+}
+
+/// [`radial_picture`] of totals computed elsewhere (the query engine over a Parquet samples
+/// dataset): `aggregate` of the selection on `topology`, out of `total` samples.
+pub fn radial_picture_of(
+    topology: &Topology,
+    aggregate: &Aggregate,
+    total: u64,
+    selection: Option<&SelectionLine>,
+    measure: Measure,
+    size: egui::Vec2,
+) -> Picture {
     let full = full_rect(size);
     // Room for the header's line, and a second one when there is a selection.
-    let area = if result.everything {
+    let area = if selection.is_none() {
         egui::Rect::from_min_max(
             full.min + egui::vec2(8.0, 26.0),
             full.max - egui::vec2(8.0, 8.0),
@@ -196,32 +231,22 @@ pub fn radial_picture(
             full.max - egui::vec2(8.0, 8.0),
         )
     };
-    let mut pic = draw::radial(
-        &base.topology,
-        Some(&values(&result.aggregate)),
-        measure,
-        area,
-        None,
-    );
+    let mut pic = draw::radial(topology, Some(&values(aggregate)), measure, area, None);
     pic.size = size;
     pic.background = Some(BACKGROUND);
-    let topology = &base.topology;
     // With a selection, what it is on a line of its own.
-    let what = if result.everything {
-        format!("{} samples", samples.len())
-    } else {
-        pic.labels.push(Label::new(
-            egui::pos2(8.0, 24.0),
-            format!(
-                "selection: {} ({:.1} %)",
-                spec.describe(&base.index),
-                result.summary.share * 100.0
-            ),
-            12.0,
-            egui::Color32::from_rgb(243, 168, 58),
-            egui::Align2::LEFT_TOP,
-        ));
-        format!("{} of {} samples", result.summary.samples, samples.len())
+    let what = match selection {
+        None => format!("{total} samples"),
+        Some(sel) => {
+            pic.labels.push(Label::new(
+                egui::pos2(8.0, 24.0),
+                format!("selection: {} ({:.1} %)", sel.what, sel.share * 100.0),
+                12.0,
+                egui::Color32::from_rgb(243, 168, 58),
+                egui::Align2::LEFT_TOP,
+            ));
+            format!("{} of {total} samples", sel.samples)
+        }
     };
     pic.labels.push(Label::new(
         egui::pos2(8.0, 8.0),
@@ -244,22 +269,39 @@ pub fn radial_picture(
 
 /// The offender charts of the selection, side by side: per source line, per data symbol.
 pub fn offenders_picture(base: &Base, result: &LinkedResult, size: egui::Vec2) -> Picture {
+    let mut pic = Picture::new(size, BACKGROUND);
+    pic.extend(offender_charts(base, result, offender_rects(size), ""));
+    pic
+}
+
+/// Where [`offenders_picture`]'s two charts lie: the left and right halves.
+fn offender_rects(size: egui::Vec2) -> [egui::Rect; 2] {
     let full = full_rect(size);
     let half = full.width() * 0.5;
+    [
+        egui::Rect::from_min_size(full.min, egui::vec2(half, full.height())).shrink(8.0),
+        egui::Rect::from_min_size(
+            full.min + egui::vec2(half, 0.0),
+            egui::vec2(half, full.height()),
+        )
+        .shrink(8.0),
+    ]
+}
+
+/// The rows of the two offender charts (the whole data's top lines and symbols) and, under a
+/// selection, the selected (samples, cycles) of each row.
+#[derive(Debug, Clone, Copy)]
+pub struct OffenderRows<'a> {
+    pub lines: &'a [memscape_samples::Offender],
+    pub lines_selected: Option<&'a [(u64, u64)]>,
+    pub symbols: &'a [memscape_samples::Offender],
+    pub symbols_selected: Option<&'a [(u64, u64)]>,
+}
+
+/// [`offenders_picture`] of rows computed elsewhere (the query engine).
+pub fn offenders_picture_of(rows: OffenderRows<'_>, size: egui::Vec2) -> Picture {
     let mut pic = Picture::new(size, BACKGROUND);
-    pic.extend(offender_charts(
-        base,
-        result,
-        [
-            egui::Rect::from_min_size(full.min, egui::vec2(half, full.height())).shrink(8.0),
-            egui::Rect::from_min_size(
-                full.min + egui::vec2(half, 0.0),
-                egui::vec2(half, full.height()),
-            )
-            .shrink(8.0),
-        ],
-        "",
-    ));
+    pic.extend(offender_charts_of(rows, offender_rects(size), ""));
     pic
 }
 
@@ -272,18 +314,29 @@ pub fn offender_charts(
     hint: &str,
 ) -> Picture {
     let selected = |key| (!result.everything).then(|| base.selected_rows(result, key));
-    let lines = selected(OffenderKey::SourceLine);
-    let symbols = selected(OffenderKey::Symbol);
+    offender_charts_of(
+        OffenderRows {
+            lines: &base.lines,
+            lines_selected: selected(OffenderKey::SourceLine).as_deref(),
+            symbols: &base.symbols,
+            symbols_selected: selected(OffenderKey::Symbol).as_deref(),
+        },
+        rects,
+        hint,
+    )
+}
+
+fn offender_charts_of(rows: OffenderRows<'_>, rects: [egui::Rect; 2], hint: &str) -> Picture {
     let mut pic = draw::offenders(
         &format!("total latency per source line{hint}"),
-        &base.lines,
-        lines.as_deref(),
+        rows.lines,
+        rows.lines_selected,
         rects[0],
     );
     pic.extend(draw::offenders(
         &format!("total latency per data symbol{hint}"),
-        &base.symbols,
-        symbols.as_deref(),
+        rows.symbols,
+        rows.symbols_selected,
         rects[1],
     ));
     pic

@@ -30,6 +30,7 @@ impl Default for TextLayout {
 impl TextLayout {
     pub fn new() -> Self {
         let ctx = egui::Context::default();
+        crate::fonts::install(&ctx);
         // Fonts are loaded on the first frame; its font atlas is not needed (nothing is drawn).
         let mut first = ctx.run_ui(egui::RawInput::default(), |_| {});
         first.textures_delta.clear();

@@ -1,0 +1,344 @@
+//! A whole level-of-detail index file of a trace dataset, written from the engine's results:
+//! every level's tiles ([`Engine::lod_level`]), the size classes (the blocks large at some
+//! level, each a copy, as memscape-lod's builder copies the long-lived and ≥ 4 KiB ones) and the
+//! header, in memscape-lod's file format (`memscape_lod::LodIndex::open` reads and checks it).
+//! The allocation map of a dataset draws from it as from a trace's own index
+//! (`memscape_lod::LodTrace::with_index`); a view finer than every level draws the small blocks
+//! near it exactly, which [`Engine::lod_small_blocks`] fetches (the classes hold the rest).
+//!
+//! Differences from the native index, none of which changes a picture: every class is copied
+//! (the native builder lists the short, small members of a class by block number and reads
+//! them from the trace, which the engine does not hold); a level's `blocks` counts the blocks
+//! whose finest level it is, as natively, when the next finer level of its line is written
+//! too (else every block small at it: the count is informative, nothing draws from it); the
+//! heap-size curve is left out (the map does not read it; the engine's heap series is
+//! `heap_series`).
+
+use std::io::Write;
+use std::path::Path;
+
+use datafusion::functions::expr_fn::greatest;
+use datafusion::prelude::{col, lit};
+use memscape_lod::build::floor_log2;
+use memscape_lod::format::{ClassDesc, LevelDesc, Section};
+use memscape_lod::source::palette_color;
+use memscape_lod::{IndexMeta, LodBlock, SourceId};
+use memscape_trace::Trace;
+
+use crate::lod::{LevelSpec, LevelTiles, LodPlan};
+use crate::rows::u64s;
+use crate::trace::u64_lit;
+use crate::{Dataset, Engine, EngineError, Result};
+
+/// One size class: lifetimes in `[2^c, 2^(c+1))` events, sizes in `[2^d, 2^(d+1))` bytes, its
+/// blocks by start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeClass {
+    pub c: u8,
+    pub d: u8,
+    pub blocks: Vec<LodBlock>,
+}
+
+/// The smallest cell of `plan`'s levels in each direction (log₂): a block at least that long
+/// or tall is large at some level (memscape-lod's `copy_min_c`, `copy_min_d`).
+pub fn copy_min(plan: &LodPlan) -> (u8, u8) {
+    let c = plan
+        .levels
+        .iter()
+        .map(|l| l.log_tau)
+        .min()
+        .unwrap_or(u8::MAX);
+    let d = plan
+        .levels
+        .iter()
+        .map(|l| l.log_sig)
+        .min()
+        .unwrap_or(u8::MAX);
+    (c, d)
+}
+
+/// `2^e` as a bound on u64 values (`None`: no u64 value reaches it).
+fn bound(e: u8) -> Option<u64> {
+    1u64.checked_shl(u32::from(e))
+}
+
+impl Engine {
+    /// The blocks (lifetime `w`, size `s`, both at least 1) with `large(w, s)` true, as
+    /// memscape-lod's [`LodBlock`]s on `plan`'s axis coloured by thread, by start.
+    fn lod_blocks_where(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        filter: datafusion::prelude::Expr,
+    ) -> Result<Vec<(u64, u32, LodBlock)>> {
+        let host = dataset.host(host)?;
+        let t0 = col("alloc_event");
+        let df = self
+            .table("blocks")?
+            .filter(col("host").eq(lit(host.as_str())))?
+            .select(vec![
+                t0.clone().alias("t0"),
+                col("free_event").alias("t1"),
+                (greatest(vec![col("free_event"), t0.clone() + u64_lit(1)]) - t0).alias("w"),
+                greatest(vec![col("size"), u64_lit(1)]).alias("s"),
+                col("size"),
+                col("address"),
+                col("thread"),
+            ])?
+            .filter(filter)?;
+        let mut out = Vec::new();
+        for b in self.collect(df)? {
+            let (t0, t1, size) = (u64s(&b, "t0")?, u64s(&b, "t1")?, u64s(&b, "size")?);
+            let (address, thread) = (u64s(&b, "address")?, u64s(&b, "thread")?);
+            for i in 0..b.num_rows() {
+                let y = plan
+                    .axis
+                    .collapse(address[i].unwrap_or(0))
+                    .unwrap_or_default();
+                let thread = u32::try_from(thread[i].unwrap_or(0)).unwrap_or(u32::MAX);
+                let t = t0[i].unwrap_or(0);
+                out.push((
+                    address[i].unwrap_or(0),
+                    thread,
+                    LodBlock::new(
+                        t,
+                        t1[i].unwrap_or(t),
+                        y,
+                        size[i].unwrap_or(0),
+                        palette_color(thread),
+                        0.0,
+                    ),
+                ));
+            }
+        }
+        // Allocation order: every allocation is its own event.
+        out.sort_unstable_by_key(|(_, _, b)| b.t0);
+        Ok(out)
+    }
+
+    /// The size classes of `plan`: every block large at some level (lifetime ≥ 2^copy_min_c
+    /// events or size ≥ 2^copy_min_d bytes), by (⌊log₂ lifetime⌋, ⌊log₂ size⌋), each sorted
+    /// by start.
+    pub fn lod_classes(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+    ) -> Result<Vec<SizeClass>> {
+        let (min_c, min_d) = copy_min(plan);
+        let large = match (bound(min_c), bound(min_d)) {
+            (None, None) => return Ok(Vec::new()),
+            (Some(c), None) => col("w").gt_eq(u64_lit(c)),
+            (None, Some(d)) => col("s").gt_eq(u64_lit(d)),
+            (Some(c), Some(d)) => col("w").gt_eq(u64_lit(c)).or(col("s").gt_eq(u64_lit(d))),
+        };
+        let blocks = self.lod_blocks_where(dataset, host, plan, large)?;
+        let mut classes: std::collections::BTreeMap<(u8, u8), Vec<LodBlock>> = Default::default();
+        for (_, _, b) in blocks {
+            let key = (floor_log2(b.width()) as u8, floor_log2(b.size) as u8);
+            classes.entry(key).or_default().push(b);
+        }
+        Ok(classes
+            .into_iter()
+            .map(|((c, d), blocks)| SizeClass { c, d, blocks })
+            .collect())
+    }
+
+    /// The blocks small at every level of `meta` (in no class) allocated in `[t0, t1)` events,
+    /// as the block columns a view finer than every level reads (`TraceBlocks`): `skeleton`
+    /// (the dataset's call tree and threads, `read_trace_skeleton`) with these blocks, by start.
+    pub fn lod_small_blocks(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        meta: &IndexMeta,
+        t: [u64; 2],
+        mut skeleton: Trace,
+    ) -> Result<Trace> {
+        let plan = LodPlan {
+            extent_t: meta.extent_t,
+            axis: meta.axis.clone(),
+            log_t: meta.log_t,
+            log_y: meta.log_y,
+            blocks: meta.blocks,
+            levels: Vec::new(),
+            params: meta.params.clone(),
+        };
+        let mut small = col("t0")
+            .gt_eq(u64_lit(t[0]))
+            .and(col("t0").lt(u64_lit(t[1])));
+        if let Some(c) = bound(meta.copy_min_c) {
+            small = small.and(col("w").lt(u64_lit(c)));
+        }
+        if let Some(d) = bound(meta.copy_min_d) {
+            small = small.and(col("s").lt(u64_lit(d)));
+        }
+        let blocks = self.lod_blocks_where(dataset, host, &plan, small)?;
+        let n = blocks.len();
+        let (mut t0, mut t1, mut address, mut size, mut thread) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        // `TraceBlocks` makes the block again from these columns (and colours it by thread).
+        for (a, th, b) in &blocks {
+            t0.push(b.t0);
+            t1.push(b.t1);
+            address.push(*a);
+            size.push(b.size);
+            thread.push(*th);
+        }
+        let b = &mut skeleton.blocks;
+        b.alloc_event = t0.into();
+        b.free_event = t1.into();
+        b.address = address.into();
+        b.size = size.into();
+        b.thread = thread.into();
+        b.site = vec![0u32; n].into();
+        b.flags = vec![0u8; n].into();
+        Ok(skeleton)
+    }
+
+    /// Computes the index of host `host` as `plan` lays it out — the levels numbered `which`
+    /// (all of them: `None`; a view needs one, `lod_level_for`) and the size classes of every
+    /// level — and writes it to `out` in memscape-lod's format; `source` says what it was built
+    /// from (checked by whoever reuses the file). Returns its header.
+    pub fn lod_index(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        which: Option<&[usize]>,
+        source: SourceId,
+        out: &Path,
+    ) -> Result<IndexMeta> {
+        let all: Vec<usize> = (0..plan.levels.len()).collect();
+        let mut levels = Vec::new();
+        for &k in which.unwrap_or(&all) {
+            let spec = plan.levels.get(k).ok_or_else(|| {
+                EngineError::Invalid(format!("level {k} of a plan of {}", plan.levels.len()))
+            })?;
+            levels.push((*spec, self.lod_level(dataset, host, plan, spec)?));
+        }
+        let classes = self.lod_classes(dataset, host, plan)?;
+        write_index(plan, &levels, &classes, source, out)
+    }
+}
+
+/// The level of `plan` a view with pixels of `pixel` (events × bytes) is drawn from, by
+/// memscape-lod's rule (`LodIndex::level_for`: the largest cells at most
+/// `max_cell_pixels` pixels in both directions); `None`: the view is finer than every level.
+pub fn lod_level_for(plan: &LodPlan, pixel: [f64; 2]) -> Option<usize> {
+    let slack = memscape_lod::index::max_cell_pixels();
+    let mut best: Option<(usize, i32)> = None;
+    for (i, l) in plan.levels.iter().enumerate() {
+        let tau = 2f64.powi(i32::from(l.log_tau));
+        let sig = 2f64.powi(i32::from(l.log_sig));
+        if tau <= pixel[0] * slack && sig <= pixel[1] * slack {
+            let size = i32::from(l.log_tau) + i32::from(l.log_sig);
+            if best.is_none_or(|(_, s)| size > s) {
+                best = Some((i, size));
+            }
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Writes an index file of `plan` with these levels (each with its tiles, in the plan's
+/// order) and classes: memscape-lod's layout (magic, version, JSON header length and header,
+/// then 8-byte-aligned sections), through a temporary file renamed into place.
+pub fn write_index(
+    plan: &LodPlan,
+    tiles: &[(LevelSpec, LevelTiles)],
+    classes: &[SizeClass],
+    source: SourceId,
+    out: &Path,
+) -> Result<IndexMeta> {
+    let mut offset = 0u64;
+    let mut section = |bytes: usize| {
+        let s = Section {
+            offset,
+            len: bytes as u64,
+        };
+        offset += (bytes as u64).next_multiple_of(8);
+        s
+    };
+    let mut levels = Vec::with_capacity(tiles.len());
+    for (k, (spec, t)) in tiles.iter().enumerate() {
+        // The builder counts a block in its finest level of each line: this level's blocks
+        // less the next finer one's on the same line.
+        let finer = tiles
+            .get(k + 1)
+            .filter(|(next, _)| next.line == spec.line && next.k == spec.k + 1)
+            .map_or(0, |(_, next)| next.blocks);
+        levels.push(LevelDesc {
+            log_tau: spec.log_tau,
+            log_sig: spec.log_sig,
+            blocks: t.blocks.saturating_sub(finer),
+            columns: section(std::mem::size_of_val(&t.columns[..])),
+            cells: section(std::mem::size_of_val(&t.cells[..])),
+            buckets: section(std::mem::size_of_val(&t.buckets[..])),
+        });
+    }
+    let class_descs: Vec<ClassDesc> = classes
+        .iter()
+        .map(|c| ClassDesc {
+            c: c.c,
+            d: c.d,
+            copied: true,
+            blocks: section(std::mem::size_of_val(&c.blocks[..])),
+        })
+        .collect();
+    let (copy_min_c, copy_min_d) = copy_min(plan);
+    let meta = IndexMeta {
+        extent_t: plan.extent_t,
+        extent_y: plan.axis.extent,
+        log_t: plan.log_t,
+        log_y: plan.log_y,
+        blocks: plan.blocks,
+        params: plan.params.clone(),
+        levels,
+        classes: class_descs,
+        source,
+        axis: plan.axis.clone(),
+        coloring: String::from("thread"),
+        copy_min_c,
+        copy_min_d,
+        curve: Vec::new(),
+    };
+    let json = serde_json::to_vec(&meta).map_err(|e| EngineError::Invalid(e.to_string()))?;
+    let tmp = out.with_extension("lod.partial");
+    let io = |e: std::io::Error| EngineError::Invalid(format!("{}: {e}", tmp.display()));
+    let file = std::fs::File::create(&tmp).map_err(io)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let pad = |w: &mut std::io::BufWriter<std::fs::File>, len: usize| {
+        w.write_all(&[0u8; 8][..(len.next_multiple_of(8) - len)])
+    };
+    w.write_all(memscape_lod::MAGIC).map_err(io)?;
+    w.write_all(&memscape_lod::VERSION.to_le_bytes())
+        .map_err(io)?;
+    w.write_all(&(json.len() as u64).to_le_bytes())
+        .map_err(io)?;
+    w.write_all(&json).map_err(io)?;
+    pad(&mut w, 20 + json.len()).map_err(io)?;
+    let mut put = |bytes: &[u8]| -> std::io::Result<()> {
+        w.write_all(bytes)?;
+        pad(&mut w, bytes.len())
+    };
+    for (_, t) in tiles {
+        put(bytemuck::cast_slice(&t.columns)).map_err(io)?;
+        put(bytemuck::cast_slice(&t.cells)).map_err(io)?;
+        put(bytemuck::cast_slice(&t.buckets)).map_err(io)?;
+    }
+    for c in classes {
+        put(bytemuck::cast_slice(&c.blocks)).map_err(io)?;
+    }
+    w.flush().map_err(io)?;
+    drop(w);
+    std::fs::rename(&tmp, out)
+        .map_err(|e| EngineError::Invalid(format!("{}: {e}", out.display())))?;
+    Ok(meta)
+}

@@ -1,0 +1,131 @@
+//! The allocation map of a Parquet trace dataset drawn from the query engine (`--features
+//! engine`): the engine lays out the level-of-detail index as memscape-lod's builder would
+//! (`Engine::lod_plan`), computes the one level a view is drawn from (its tiles, bit for bit
+//! the native builder's) and the size classes (`Engine::lod_index`), or, for a view finer than
+//! every level, fetches the few small blocks near it (`Engine::lod_small_blocks`); the map then
+//! draws from them as from a trace's own index (`memscape_lod::LodTrace::with_index`). Only
+//! the call tree, processes and threads are read from the dataset here, never every block.
+
+use std::path::Path;
+
+use memscape_lod::source::AddressAxis;
+
+/// A view's window: `[t0, t1)` events × `[a0, a1)` collapsed bytes.
+pub type MapWindow = ([u64; 2], [u64; 2]);
+
+/// What [`open_view`] computed, for the caller's message.
+pub struct EngineMapReport {
+    pub engine: String,
+    /// The level drawn (2^log_tau events × 2^log_sig bytes), or the small blocks fetched for an
+    /// exact view.
+    pub level: Option<(u8, u8)>,
+    pub small_blocks: usize,
+    pub seconds: f64,
+}
+
+impl EngineMapReport {
+    pub fn line(&self) -> String {
+        let what = match self.level {
+            Some((t, s)) => format!("tiles of level 2^{t} events × 2^{s} bytes"),
+            None => format!("{} small blocks in view", self.small_blocks),
+        };
+        format!(
+            "{what} and the size classes computed by {} in {:.2} s",
+            self.engine, self.seconds
+        )
+    }
+}
+
+/// Opens the trace dataset `dir` (whose call tree, processes and threads are `skeleton`,
+/// `read_trace_skeleton`) on the engine `spec` names and computes what the map of the window
+/// `window_of(axis, extent)` picks, at `size` pixels, is drawn from.
+#[cfg(feature = "engine")]
+pub fn open_view(
+    dir: &Path,
+    skeleton: memscape_trace::Trace,
+    spec: &str,
+    window_of: impl FnOnce(&AddressAxis, [u64; 2]) -> anyhow::Result<MapWindow>,
+    size: [u32; 2],
+) -> anyhow::Result<(memscape_lod::LodTrace, MapWindow, EngineMapReport)> {
+    use anyhow::Context as _;
+    use memscape_engine::lod_index::lod_level_for;
+    use memscape_engine::{Engine, EngineSpec};
+    use memscape_lod::{BuildParams, LodTrace, LodView, SourceId};
+    let start = std::time::Instant::now();
+    let spec = EngineSpec::parse(spec)?;
+    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let dataset = engine.open(dir)?;
+    let plan = engine.lod_plan(&dataset, None, &BuildParams::default())?;
+    let window = window_of(&plan.axis, [plan.extent_t, plan.axis.extent])?;
+    let ([t0, t1], [a0, a1]) = window;
+    let view = LodView::fit(t0, t1, a0, a1, size[0], size[1]);
+    let level = lod_level_for(&plan, view.pixel_size());
+    let which: Vec<usize> = level.into_iter().collect();
+    // The file is mapped once opened, then removed: it belongs to this one picture.
+    let index_path = std::env::temp_dir().join(format!(
+        "memscape-engine-map-{}-{}.lod",
+        std::process::id(),
+        start.elapsed().as_nanos()
+    ));
+    let source = SourceId::of_file(
+        &dir.join(memscape_parquet::MANIFEST),
+        plan.extent_t.saturating_sub(1),
+        plan.blocks,
+    );
+    let meta = engine.lod_index(
+        &dataset,
+        None,
+        &plan,
+        Some(which.as_slice()),
+        source,
+        &index_path,
+    )?;
+    let trace = if level.is_none() {
+        // `TraceBlocks` reads the small blocks allocated from 2^copy_min_c events before the
+        // view's left edge to its right edge.
+        let (wt, _) = view.window();
+        let reach = 1u64
+            .checked_shl(u32::from(meta.copy_min_c))
+            .unwrap_or(u64::MAX);
+        let lo = (wt[0].max(0.0) as u64).saturating_sub(reach);
+        let hi = (wt[1].max(0.0).ceil() as u64).saturating_add(1);
+        engine.lod_small_blocks(&dataset, None, &meta, [lo, hi], skeleton)?
+    } else {
+        skeleton
+    };
+    let small_blocks = if level.is_none() {
+        trace.blocks.len()
+    } else {
+        0
+    };
+    let opened = LodTrace::with_index(
+        dir,
+        &index_path,
+        memscape_lod::trace_source::TraceFile::from_trace(trace),
+    );
+    let _ = std::fs::remove_file(&index_path);
+    let lod = opened?;
+    let report = EngineMapReport {
+        engine: format!("{:?}", engine.spec()),
+        level: level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig)),
+        small_blocks,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    Ok((lod, window, report))
+}
+
+/// Without the engine, a Parquet trace dataset's map is drawn from its blocks, read in full.
+#[cfg(not(feature = "engine"))]
+pub fn open_view(
+    dir: &Path,
+    _skeleton: memscape_trace::Trace,
+    _spec: &str,
+    _window_of: impl FnOnce(&AddressAxis, [u64; 2]) -> anyhow::Result<MapWindow>,
+    _size: [u32; 2],
+) -> anyhow::Result<(memscape_lod::LodTrace, MapWindow, EngineMapReport)> {
+    anyhow::bail!(
+        "{}: the map of a Parquet dataset from the query engine needs a memscape built with \
+         `--features engine`",
+        dir.display()
+    )
+}

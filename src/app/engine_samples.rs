@@ -1,0 +1,158 @@
+//! The samples views of a Parquet samples dataset drawn from the query engine (`--features
+//! engine`): the radial topology's per-resource totals (`Engine::resource_totals`), the
+//! selection's count (`Engine::sample_count`) and the offender charts' rows
+//! (`Engine::top_offenders`, the whole data's and the selection's) are the engine's, drawn by
+//! memscape-views' `radial_picture_of` and `offenders_picture_of`: the pictures the samples in
+//! memory give, without reading the samples here. Selections of ranges of quantitative
+//! attributes (`--select ATTR=LO..HI`, one per attribute); the histograms, picked offenders and
+//! qualitative ranges are drawn from the samples read in full (the views' linked index).
+
+use std::path::Path;
+
+use memscape_views::picture::Picture;
+use memscape_views::samples::SamplesSettings;
+
+/// Whether `path` is a Parquet samples dataset.
+pub fn is_samples_dataset(path: &Path) -> bool {
+    path.is_dir()
+        && memscape_parquet::dataset_kind(path) == Some(memscape_parquet::DatasetKind::Samples)
+}
+
+/// The picture `settings` ask of the samples dataset `dir`, from the engine `spec` names, and
+/// a line saying what computed it; `None` for what the engine does not draw (see the module).
+#[cfg(feature = "engine")]
+pub fn picture(
+    dir: &Path,
+    spec: &str,
+    settings: &SamplesSettings,
+    size: egui::Vec2,
+) -> anyhow::Result<Option<(Picture, String)>> {
+    use anyhow::Context as _;
+    use memscape_engine::{Engine, EngineSpec};
+    use memscape_samples::linked::short;
+    use memscape_samples::{OffenderKey, RangeSpec};
+    use memscape_views::samples::compose::{
+        OffenderRows, SelectionLine, offenders_picture_of, radial_picture_of,
+    };
+    use memscape_views::samples::settings::SamplesChart;
+    use memscape_views::samples::shared::TOP_OFFENDERS;
+    if !matches!(
+        settings.chart,
+        SamplesChart::Topology | SamplesChart::Offenders
+    ) || settings.select_line.is_some()
+        || settings.select_symbol.is_some()
+    {
+        return Ok(None);
+    }
+    let start = std::time::Instant::now();
+    let spec = EngineSpec::parse(spec)?;
+    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let dataset = engine.open(dir)?;
+    // The selection, as the views state it (`SelectionSpec::describe`: brushes in order).
+    let mut ranges: Vec<RangeSpec> = Vec::new();
+    let mut words = Vec::new();
+    for text in &settings.select {
+        let range = RangeSpec::parse(text).context("--select")?;
+        let (name, quantitative) =
+            engine.quantitative_attribute(&dataset, None, &range.attribute)?;
+        // A second range on one attribute replaces the first in the views' selection.
+        if !quantitative || ranges.iter().any(|r| r.attribute == name) {
+            return Ok(None);
+        }
+        words.push(format!(
+            "{name} in [{}, {}]",
+            short(range.lo.unwrap_or(f64::NEG_INFINITY)),
+            short(range.hi.unwrap_or(f64::INFINITY))
+        ));
+        ranges.push(RangeSpec {
+            attribute: name,
+            ..range
+        });
+    }
+    let total = engine.sample_count(&dataset, None, &[])?;
+    let selection = if ranges.is_empty() {
+        None
+    } else {
+        let n = engine.sample_count(&dataset, None, &ranges)?;
+        Some(SelectionLine {
+            what: words.join(" and "),
+            samples: n,
+            share: if total == 0 {
+                0.0
+            } else {
+                n as f64 / total as f64
+            },
+        })
+    };
+    let picture = match settings.chart {
+        SamplesChart::Topology => {
+            let hardware = settings
+                .hardware
+                .clone()
+                .or_else(|| memscape_samples::report::default_hardware(dir));
+            let topology = memscape_topology::Topology::load(hardware.as_deref())?;
+            let aggregate = engine.resource_totals(&dataset, None, &topology, &ranges)?;
+            radial_picture_of(
+                &topology,
+                &aggregate,
+                total,
+                selection.as_ref(),
+                settings.measure,
+                size,
+            )
+        }
+        _ => {
+            let rows = |key| engine.top_offenders(&dataset, None, key, &[], TOP_OFFENDERS);
+            let (lines, symbols) = (rows(OffenderKey::SourceLine)?, rows(OffenderKey::Symbol)?);
+            // Under a selection, each row's selected part (rows the selection misses: none).
+            let selected = |key, rows: &[memscape_samples::Offender]| -> anyhow::Result<_> {
+                if ranges.is_empty() {
+                    return Ok(None);
+                }
+                let all = engine.top_offenders(&dataset, None, key, &ranges, usize::MAX)?;
+                let by_name: std::collections::HashMap<&str, (u64, u64)> = all
+                    .iter()
+                    .map(|o| (o.name.as_str(), (o.samples, o.cycles)))
+                    .collect();
+                Ok(Some(
+                    rows.iter()
+                        .map(|r| by_name.get(r.name.as_str()).copied().unwrap_or((0, 0)))
+                        .collect::<Vec<_>>(),
+                ))
+            };
+            let lines_selected = selected(OffenderKey::SourceLine, &lines)?;
+            let symbols_selected = selected(OffenderKey::Symbol, &symbols)?;
+            offenders_picture_of(
+                OffenderRows {
+                    lines: &lines,
+                    lines_selected: lines_selected.as_deref(),
+                    symbols: &symbols,
+                    symbols_selected: symbols_selected.as_deref(),
+                },
+                size,
+            )
+        }
+    };
+    let how = format!(
+        "samples {} computed by {:?} in {:.2} s",
+        if settings.chart == SamplesChart::Topology {
+            "per resource"
+        } else {
+            "per source line and data symbol"
+        },
+        engine.spec(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(Some((picture, how)))
+}
+
+/// Without the engine, a samples dataset's views are drawn from its samples, read in full.
+#[cfg(not(feature = "engine"))]
+pub fn picture(
+    _dir: &Path,
+    _spec: &str,
+    _settings: &SamplesSettings,
+    _size: egui::Vec2,
+) -> anyhow::Result<Option<(Picture, String)>> {
+    Ok(None)
+}
