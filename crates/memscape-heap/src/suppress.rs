@@ -184,18 +184,17 @@ pub struct SuppressedRule {
 /// The blocks of `trace` that `suppressions` match (heap blocks only, in block order) and the
 /// summary of those never freed.
 pub fn suppressed_blocks(trace: &Trace, suppressions: &Suppressions) -> (Vec<u32>, Suppressed) {
-    let mut summary = Suppressed {
+    let summary = Suppressed {
         applied: !suppressions.is_empty(),
         ..Suppressed::default()
     };
     if suppressions.is_empty() || !trace.blocks.is_consistent() {
         return (Vec::new(), summary);
     }
-    let names = suppressions.rule_names();
-    let mut per_rule = vec![(0u64, 0u64); names.len()];
     let mut cache: HashMap<u32, Option<usize>> = HashMap::new();
     let b = &trace.blocks;
     let mut blocks = Vec::new();
+    let mut never_freed = Vec::new();
     for i in 0..b.len() {
         if b.flags[i] & FLAG_MMAP != 0 {
             continue;
@@ -207,17 +206,37 @@ pub fn suppressed_blocks(trace: &Trace, suppressions: &Suppressions) -> (Vec<u32
         let Some(rule) = rule else { continue };
         if let Ok(i32) = u32::try_from(i) {
             blocks.push(i32);
+            if b.flags[i] & FLAG_NEVER_FREED != 0 {
+                never_freed.push((i32, rule));
+            }
         }
-        if b.flags[i] & FLAG_NEVER_FREED != 0 {
-            let bytes = b.requested_size[i];
-            summary.blocks += 1;
-            summary.bytes = summary.bytes.saturating_add(bytes);
-            per_rule[rule].0 += 1;
-            per_rule[rule].1 = per_rule[rule].1.saturating_add(bytes);
+    }
+    (blocks, summarize(trace, suppressions, &never_freed))
+}
+
+/// The summary of the suppressed blocks never freed, `(block, rule)` (suppressions applied).
+pub(crate) fn summarize(
+    trace: &Trace,
+    suppressions: &Suppressions,
+    never_freed: &[(u32, usize)],
+) -> Suppressed {
+    let names = suppressions.rule_names();
+    let mut per_rule = vec![(0u64, 0u64); names.len()];
+    let mut summary = Suppressed {
+        applied: true,
+        ..Suppressed::default()
+    };
+    for &(block, rule) in never_freed {
+        let bytes = trace.blocks.requested_size[block as usize];
+        summary.blocks += 1;
+        summary.bytes = summary.bytes.saturating_add(bytes);
+        if let Some(r) = per_rule.get_mut(rule) {
+            r.0 += 1;
+            r.1 = r.1.saturating_add(bytes);
         }
     }
     summary.by_rule = rules_that_matched(names, per_rule);
-    (blocks, summary)
+    summary
 }
 
 /// Each rule's (blocks, bytes), those that matched any.

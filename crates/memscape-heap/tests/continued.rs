@@ -41,6 +41,7 @@ fn continued_heap_trees_equal_the_full_build_at_every_snapshot() {
         let mut carry = None;
         let mut replayed = 0;
         let mut continued = 0;
+        let mut suppressed_seen = 0;
         for &cut in &cuts {
             for (e, &id) in real.event_order()[replayed..cut].iter().enumerate() {
                 let line = (replayed + e) as u64;
@@ -111,9 +112,12 @@ fn continued_heap_trees_equal_the_full_build_at_every_snapshot() {
                     "{at}, block {block}"
                 );
             }
+            suppressed_seen = suppressed_seen.max(full.suppressed.blocks);
             carry = grown_sizes.carry();
             assert_eq!(carry.as_ref().map(|c| c.blocks()), Some(blocks as usize));
         }
         assert_eq!(continued, cuts.len() - 1, "{keys:?}");
+        // The suppressions' summary was compared with blocks in it.
+        assert!(suppressed_seen > 0, "{keys:?}");
     }
 }

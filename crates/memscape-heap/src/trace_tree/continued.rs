@@ -19,7 +19,7 @@ use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
 use memscape_trace::sites::{LineKey, Sites};
 
 use super::{GroupKey, Grouper, HeapOptions, TraceHeap, Tuple, Uses, trace_root_name};
-use crate::suppress::{Suppressed, rules_that_matched};
+use crate::suppress::Suppressed;
 use crate::trie::{FastHash, GroupTrie, Sizes};
 
 /// What [`TraceHeap::continued`] keeps beside the heap for the next snapshot.
@@ -259,23 +259,7 @@ impl<'a> TraceHeap<'a> {
                     suppressed_live.push((id, rule));
                 }
             }
-            let names = options.suppressions.rule_names();
-            let mut per_rule = vec![(0u64, 0u64); names.len()];
-            let mut summary = Suppressed {
-                applied: true,
-                ..Suppressed::default()
-            };
-            for &(block, rule) in &suppressed_live {
-                let bytes = b.requested_size[block as usize];
-                summary.blocks += 1;
-                summary.bytes = summary.bytes.saturating_add(bytes);
-                if let Some(r) = per_rule.get_mut(rule) {
-                    r.0 += 1;
-                    r.1 = r.1.saturating_add(bytes);
-                }
-            }
-            summary.by_rule = rules_that_matched(names, per_rule);
-            summary
+            crate::suppress::summarize(trace, &options.suppressions, &suppressed_live)
         });
         tracing::debug!(
             target: "memscape::live",
