@@ -206,18 +206,7 @@ impl Engine {
             .collect();
         for (_, g) in &groups {
             let Some(d) = delta.get(g) else { continue };
-            let (mut bytes, mut blocks) = (0i128, 0i64);
-            for (j, point) in point_rows.iter_mut().enumerate() {
-                bytes += d[j].0;
-                blocks += d[j].1;
-                if blocks > 0 {
-                    point.live.push(GroupTotal {
-                        group: *g,
-                        bytes: bytes as u64,
-                        blocks: blocks as u64,
-                    });
-                }
-            }
+            memscape_heap::grouped::push_live_totals(&mut point_rows, *g, d);
         }
 
         // Never-freed heap blocks per group (the suppressions' summary).

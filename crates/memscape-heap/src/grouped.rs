@@ -283,18 +283,7 @@ pub fn native_input(trace: &Trace, keys: &[GroupKey], point_count: usize) -> Gro
         })
         .collect();
     for (g, d) in delta.iter().enumerate() {
-        let (mut bytes, mut blocks) = (0i128, 0i64);
-        for (j, point) in points.iter_mut().enumerate() {
-            bytes += d[j].0;
-            blocks += d[j].1;
-            if blocks > 0 {
-                point.live.push(GroupTotal {
-                    group: groups[g],
-                    bytes: bytes as u64,
-                    blocks: blocks as u64,
-                });
-            }
-        }
+        push_live_totals(&mut points, groups[g], d);
     }
     let never_freed = groups
         .iter()
@@ -314,6 +303,25 @@ pub fn native_input(trace: &Trace, keys: &[GroupKey], point_count: usize) -> Gro
         never_freed,
         site_bytes: site_bytes.into_iter().collect(),
         wall_time: wall,
+    }
+}
+
+/// Adds `group`'s live bytes and blocks at each point to `points`, from its changes per point
+/// (`deltas[j]`: what was allocated minus what was freed between points j − 1 and j; a running
+/// sum gives what is live at j). Points where nothing of the group is live get no entry. The
+/// one place both the native grouping and the query engine's turn changes into totals.
+pub fn push_live_totals(points: &mut [GroupedPoint], group: BlockGroup, deltas: &[(i128, i64)]) {
+    let (mut bytes, mut blocks) = (0i128, 0i64);
+    for (point, d) in points.iter_mut().zip(deltas) {
+        bytes += d.0;
+        blocks += d.1;
+        if blocks > 0 {
+            point.live.push(GroupTotal {
+                group,
+                bytes: bytes as u64,
+                blocks: blocks as u64,
+            });
+        }
     }
 }
 

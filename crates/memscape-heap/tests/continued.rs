@@ -16,7 +16,6 @@ fn continued_heap_trees_equal_the_full_build_at_every_snapshot() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
     let real = memscape_trace::load(&path).unwrap();
-    let b = &real.blocks;
     // The first 400,000 events (test time), cut at uneven points; two cuts without new events.
     let events = 400_000usize.min(real.event_order().len());
     let cuts = [
@@ -43,27 +42,7 @@ fn continued_heap_trees_equal_the_full_build_at_every_snapshot() {
         let mut continued = 0;
         let mut suppressed_seen = 0;
         for &cut in &cuts {
-            for (e, &id) in real.event_order()[replayed..cut].iter().enumerate() {
-                let line = (replayed + e) as u64;
-                let i = (id >> 1) as usize;
-                match id {
-                    u32::MAX => builder.unmatched_free(line),
-                    id if id & 1 == 0 => {
-                        builder.alloc(
-                            line,
-                            b.alloc_time_ns[i],
-                            b.address[i],
-                            b.requested_size[i],
-                            b.usable_size[i],
-                            b.thread[i],
-                            b.site[i],
-                        );
-                    }
-                    _ => {
-                        builder.free_from(line, b.free_time_ns[i], b.address[i], b.thread[i], 0);
-                    }
-                }
-            }
+            builder.replay(&real, replayed..cut);
             replayed = cut;
             let snapshot = builder.snapshot(TraceFormat::HeaptrackRaw, true);
             let carried = carry.as_ref().map_or(0, memscape_heap::HeapCarry::blocks);

@@ -22,6 +22,8 @@ use crate::warn;
 mod drain;
 /// `TraceBuilder::finish`: the builder's state into a [`Trace`].
 mod finish;
+/// `TraceBuilder::replay`: a finished trace's events fed back in.
+mod replay;
 /// `TraceBuilder::snapshot`: the trace so far, sharing the append-only columns.
 mod snapshot;
 pub use drain::Drained;

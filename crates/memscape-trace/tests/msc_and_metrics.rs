@@ -266,7 +266,6 @@ fn metrics_continued_over_snapshots_equal_a_full_sweep() {
     use memscape_trace::TraceBuilder;
     use memscape_trace::metrics::MetricsSweep;
     let real = load(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
-    let b = &real.blocks;
     // The first 400,000 events (test time), cut at uneven points.
     let events = 400_000usize.min(real.event_order().len());
     let cuts = [1, 900, 37_000, 37_001, 150_000, 151_234, 290_000, events];
@@ -284,27 +283,7 @@ fn metrics_continued_over_snapshots_equal_a_full_sweep() {
         let mut continued = 0;
         let mut replayed = 0;
         for &cut in &cuts {
-            for (e, &id) in real.event_order()[replayed..cut].iter().enumerate() {
-                let line = (replayed + e) as u64;
-                let i = (id >> 1) as usize;
-                match id {
-                    u32::MAX => builder.unmatched_free(line),
-                    id if id & 1 == 0 => {
-                        builder.alloc(
-                            line,
-                            b.alloc_time_ns[i],
-                            b.address[i],
-                            b.requested_size[i],
-                            b.usable_size[i],
-                            b.thread[i],
-                            b.site[i],
-                        );
-                    }
-                    _ => {
-                        builder.free_from(line, b.free_time_ns[i], b.address[i], b.thread[i], 0);
-                    }
-                }
-            }
+            builder.replay(&real, replayed..cut);
             replayed = cut;
             let snapshot = builder.snapshot(TraceFormat::Msc, true);
             assert_eq!(snapshot.meta.events, cut as u64);
