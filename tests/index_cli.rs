@@ -418,3 +418,78 @@ fn samples_views_of_a_dataset_are_the_samples_files_pictures() {
         }
     }
 }
+
+/// `memscape render DATASET/ --view histograms|histogram` of the LULESH samples exported to
+/// Parquet draws every axis' bins, the selection's marked bins and panel and the window-score
+/// strips (quantitative and qualitative axes) from the query engine: the picture is the
+/// samples file's, pixel for pixel (same PNG bytes), with no selection and with ranges of two
+/// attributes, in 32 and 12 bins; the same on Ballista standalone.
+#[test]
+fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
+    let lulesh = shared("memaxes/lulesh");
+    let dir = scratch("samples-histograms");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "3", "-o"])
+        .arg(&dir));
+    let hardware = lulesh.join("hardware.xml");
+    let cases: [(&str, &[&str]); 4] = [
+        ("histograms", &["--strips", "16"]),
+        (
+            "histograms",
+            &[
+                "--select",
+                "latency=50..",
+                "--select",
+                "zidx=..15",
+                "--histogram-bins",
+                "12",
+                "--strips",
+                "9",
+                "--cluster-metric",
+                "imbalance",
+            ],
+        ),
+        (
+            "histogram",
+            &["--histogram-attribute", "time", "--strips", "24"],
+        ),
+        (
+            "histogram",
+            &["--histogram-attribute", "cpu", "--select", "latency=..40", "--strips", "4"],
+        ),
+    ];
+    for (k, (view, args)) in cases.iter().enumerate() {
+        let png = |from: &Path, engine: &str| {
+            let out = scratch(&format!("hist-{k}-{engine}-{}.png", from.is_dir()));
+            let output = memscape()
+                .arg("render")
+                .arg(from)
+                .args(["--view", view, "--engine", engine, "--hardware"])
+                .arg(&hardware)
+                .args(*args)
+                .args(["--width", "1100", "--height", "640", "-o"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(output.status.success(), "{view} {args:?}: {stderr}");
+            (std::fs::read(&out).unwrap(), stderr)
+        };
+        let (native, _) = png(&lulesh.join("samples.out"), "embedded");
+        let (engine, how) = png(&dir, "embedded");
+        assert!(how.contains("computed by Embedded"), "{view}: {how}");
+        assert!(how.contains("per histogram bin and window"), "{view}: {how}");
+        assert!(native.len() > 1000);
+        assert!(
+            native == engine,
+            "{view} {args:?}: the dataset's picture differs from the samples file's"
+        );
+        if k == 1 {
+            let (ballista, how) = png(&dir, "standalone:2");
+            assert!(how.contains("computed by Standalone"), "{how}");
+            assert!(ballista == native, "{view} {args:?} on Ballista");
+        }
+    }
+}

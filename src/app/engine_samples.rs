@@ -2,10 +2,14 @@
 //! engine`): the radial topology's per-resource totals (`Engine::resource_totals`), the
 //! selection's count (`Engine::sample_count`) and the offender charts' rows
 //! (`Engine::top_offenders`, the whole data's and the selection's) are the engine's, drawn by
-//! memscape-views' `radial_picture_of` and `offenders_picture_of`: the pictures the samples in
+//! memscape-views' `radial_picture_of` and `offenders_picture_of`; the parallel and single
+//! histograms' bins of every attribute with the selection marked (`Engine::histogram`), the
+//! selection panel (`Engine::selection_summary`) and the window-score strips
+//! (`Engine::axis_scores`) are drawn by `histogram_picture_of`: the pictures the samples in
 //! memory give, without reading the samples here. Selections of ranges of quantitative
-//! attributes (`--select ATTR=LO..HI`, one per attribute); the histograms, picked offenders and
-//! qualitative ranges are drawn from the samples read in full (the views' linked index).
+//! attributes (`--select ATTR=LO..HI`, one per attribute); cluster markers and glyphs, picked
+//! offenders and qualitative ranges are drawn from the samples read in full (the views' linked
+//! index).
 
 use std::path::Path;
 
@@ -36,11 +40,14 @@ pub fn picture(
     };
     use memscape_views::samples::settings::SamplesChart;
     use memscape_views::samples::shared::TOP_OFFENDERS;
-    if !matches!(
+    let histograms = matches!(
         settings.chart,
-        SamplesChart::Topology | SamplesChart::Offenders
-    ) || settings.select_line.is_some()
+        SamplesChart::Histograms | SamplesChart::Histogram
+    );
+    // Cluster markers and glyphs order every sample by value: drawn from the samples.
+    if settings.select_line.is_some()
         || settings.select_symbol.is_some()
+        || (histograms && (settings.cluster_attribute.is_some() || settings.glyph.is_some()))
     {
         return Ok(None);
     }
@@ -85,6 +92,16 @@ pub fn picture(
         })
     };
     let picture = match settings.chart {
+        SamplesChart::Histograms | SamplesChart::Histogram => {
+            let bins = settings
+                .histogram_bins
+                .unwrap_or(memscape_views::samples::shared::QUANTITATIVE_BINS);
+            // Out of range: the native path says so.
+            if !memscape_views::samples::shared::BIN_RANGE.contains(&bins) {
+                return Ok(None);
+            }
+            histograms_picture(&engine, &dataset, dir, settings, &ranges, bins, size)?
+        }
         SamplesChart::Topology => {
             let hardware = settings
                 .hardware
@@ -135,15 +152,120 @@ pub fn picture(
     };
     let how = format!(
         "samples {} computed by {:?} in {:.2} s",
-        if settings.chart == SamplesChart::Topology {
-            "per resource"
-        } else {
-            "per source line and data symbol"
+        match settings.chart {
+            SamplesChart::Topology => "per resource",
+            SamplesChart::Offenders => "per source line and data symbol",
+            _ if settings.strips > 0 => "per histogram bin and window",
+            _ => "per histogram bin",
         },
         engine.spec(),
         start.elapsed().as_secs_f64()
     );
     Ok(Some((picture, how)))
+}
+
+/// The histograms (parallel or single) of the dataset from the engine's bins of every
+/// attribute (`Engine::histogram`, `bins` bins, the selection `ranges` marked), its selection
+/// panel (`Engine::selection_summary`) and its strips (`Engine::axis_scores`), drawn by
+/// memscape-views' `histogram_picture_of` as the samples in memory draw them.
+#[cfg(feature = "engine")]
+fn histograms_picture(
+    engine: &memscape_engine::Engine,
+    dataset: &memscape_engine::Dataset,
+    dir: &Path,
+    settings: &SamplesSettings,
+    ranges: &[memscape_samples::RangeSpec],
+    bins: usize,
+    size: egui::Vec2,
+) -> anyhow::Result<Picture> {
+    use std::sync::Arc;
+
+    use anyhow::Context as _;
+    use memscape_samples::{AxisBrush, AxisIndex, Bitset, LinkedIndex, LinkedResult, SelectionSpec};
+    use memscape_views::samples::compose::{
+        HistogramInputs, histogram_layout, histogram_picture_of, strips_legend,
+    };
+    use memscape_views::samples::histograms::Layout;
+    let mut axes = Vec::new();
+    let mut histograms = Vec::new();
+    for (column, name) in engine.attributes(dataset, None)?.iter().enumerate() {
+        let h = engine.histogram(dataset, None, name, bins, ranges)?;
+        axes.push(AxisIndex::of_histogram(h.clone(), column));
+        histograms.push(h);
+    }
+    let summary =
+        engine.selection_summary(dataset, None, &memscape_engine::samples::Selection::of_ranges(ranges))?;
+    let total = engine.sample_count(dataset, None, &[])? as usize;
+    let index = LinkedIndex::of_axes(axes, bins, total);
+    let mut spec = SelectionSpec::default();
+    for range in ranges {
+        spec.set_brush(AxisBrush::from_range(&index, range).context("--select")?);
+    }
+    let empty = memscape_samples::Aggregate {
+        samples: Vec::new(),
+        cycles: Vec::new(),
+        transfers: Vec::new(),
+        level_unknown: Vec::new(),
+    };
+    let result = LinkedResult {
+        selection: Bitset::new(0),
+        everything: spec.is_everything(),
+        aggregate: empty,
+        selected_bins: histograms
+            .iter()
+            .map(|h| h.bins.iter().map(|b| b.selected).collect())
+            .collect(),
+        top_lines: Vec::new(),
+        top_symbols: Vec::new(),
+        line_totals: Vec::new(),
+        symbol_totals: Vec::new(),
+        summary,
+    };
+    let layout = histogram_layout(&index, settings)?;
+    let shown: Vec<usize> = match &layout {
+        Layout::Parallel(a) => a.clone(),
+        Layout::Single(a) => vec![*a],
+    };
+    let hardware = settings
+        .hardware
+        .clone()
+        .or_else(|| memscape_samples::report::default_hardware(dir));
+    let topology = memscape_topology::Topology::load(hardware.as_deref())?;
+    let mut strips = Vec::new();
+    let mut legend = Vec::new();
+    if settings.strips > 0 {
+        for &a in &shown {
+            let scores = engine.axis_scores(
+                dataset,
+                None,
+                &topology,
+                &histograms[a],
+                settings.strips,
+                settings.cluster_metric.0,
+                settings.cluster_depth.0,
+            )?;
+            strips.push((a, Arc::new(scores)));
+        }
+        legend.push(strips_legend(settings));
+    }
+    let (picture, _) = histogram_picture_of(
+        &index,
+        &topology,
+        &spec,
+        &result,
+        &HistogramInputs {
+            layout: &layout,
+            scale: settings.bars,
+            strips: &strips,
+            tree: None,
+            clusters: settings.clusters,
+            glyph: None,
+            legend: &legend,
+        },
+        size,
+        true,
+    );
+    Ok(picture)
 }
 
 /// Without the engine, a samples dataset's views are drawn from its samples, read in full.

@@ -194,8 +194,9 @@ pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
     }
 }
 
-/// A Parquet trace dataset's heap views draw from the embedded query engine when memscape has
-/// it (`--features engine`); without it they draw from the blocks read back.
+/// A Parquet trace dataset's heap views, and a Parquet samples dataset's samples panes, draw
+/// from the embedded query engine when memscape has it (`--features engine`); without it they
+/// draw from the blocks or samples read back.
 fn with_engine_heap(
     #[allow(unused_mut)] mut dataset: memscape_views::Dataset,
     source: &LoadSource,
@@ -205,6 +206,12 @@ fn with_engine_heap(
         && super::engine_heap::is_trace_dataset(path)
     {
         super::engine_heap::attach(&mut dataset, path, "embedded")?;
+    }
+    #[cfg(feature = "engine")]
+    if let LoadSource::File(path) = source
+        && super::engine_samples::is_samples_dataset(path)
+    {
+        super::engine_samples_query::attach(&dataset, path, "embedded")?;
     }
     let _ = source;
     Ok(dataset)

@@ -160,7 +160,10 @@ impl View for TopologyPane {
         let Some(base) = crate::panes::samples::base_or_status(
             &shared,
             ui,
-            "mapping samples onto the topology…",
+            match shared.engine() {
+                Some(_) => "querying the engine for the samples per resource…",
+                None => "mapping samples onto the topology…",
+            },
             &mut self.ready,
         ) else {
             return;
@@ -235,8 +238,11 @@ impl View for TopologyPane {
             memscape_views::samples::topology_draw::radial_areas(&base.topology, true, radial_area)
                 .0;
         let hovered = pointer.and_then(|p| hovered_resource(&base.topology, disc, p));
-        let (picture, _, _) =
+        let (mut picture, _, _) =
             topology_pane_picture(&base, &result, self.measure, hovered, rect.size());
+        if let Some(engine) = shared.computed_by() {
+            memscape_views::samples::query::engine_note(&mut picture, &engine);
+        }
         self.paint(ui, rect, picture);
         // Clicks on offender bars.
         let offender_at = |p: Pos2| -> Option<(OffenderKey, usize)> {
@@ -259,31 +265,21 @@ impl View for TopologyPane {
                 .map(|p| p - rect.min.to_vec2())
             && let Some((key, i)) = offender_at(p)
         {
-            let (name, code, kind) = match key {
-                OffenderKey::SourceLine => (&base.lines[i].name, base.line_codes[i], "line"),
-                OffenderKey::Symbol => (&base.symbols[i].name, base.symbol_codes[i], "symbol"),
+            let (name, kind) = match key {
+                OffenderKey::SourceLine => (&base.lines[i].name, "line"),
+                OffenderKey::Symbol => (&base.symbols[i].name, "symbol"),
             };
-            let codes = match key {
-                OffenderKey::SourceLine => &samples.source_line,
-                OffenderKey::Symbol => &samples.symbol,
-            };
-            let these = Bitset::from_fn(samples.len(), |j| codes[j] == code);
             let label = format!("{kind} {name}");
+            // By name: a query engine selects the bar's samples by it too.
+            let these = Picked::offender(samples, key, name, label.clone());
             let modifiers = ui.input(|i| i.modifiers);
             shared.update(|s| {
                 s.picked = Some(match (&s.picked, modifiers.shift, modifiers.command) {
-                    (Some(old), true, _) => Picked {
-                        label: format!("({} or {label})", old.label),
-                        samples: Arc::new(old.samples.union(&these)),
-                    },
-                    (Some(old), _, true) => Picked {
-                        label: format!("({} and {label})", old.label),
-                        samples: Arc::new(old.samples.intersection(&these)),
-                    },
-                    _ => Picked {
-                        label,
-                        samples: Arc::new(these),
-                    },
+                    (Some(old), true, _) => old.or(&these, format!("({} or {label})", old.label)),
+                    (Some(old), _, true) => {
+                        old.and(&these, format!("({} and {label})", old.label))
+                    }
+                    _ => these,
                 });
             });
             if key == OffenderKey::SourceLine {

@@ -15,7 +15,7 @@ use memscape_parquet::samples::{SamplesMeta, level_of, samples_meta};
 use memscape_samples::metrics::LevelIndex;
 use memscape_samples::{
     Aggregate, AttrKind, Bin, EqualWidth, Histogram, Mapping, Metric, NONE, Offender, OffenderKey,
-    RangeSpec, RouteKey, WindowScore, WindowTotals, rank_offenders,
+    RangeSpec, RouteKey, SelectionSummary, WindowScore, WindowTotals, rank_offenders,
 };
 use memscape_topology::{ResourceKind, Topology};
 
@@ -60,6 +60,85 @@ fn f64_lit(v: f64) -> Expr {
 /// The attribute as a number (`Column::value`): integers and reals as f64.
 fn number(name: &str) -> Expr {
     cast(ident(name), DataType::Float64)
+}
+
+/// A selection of samples as the samples views build it: every range of `ranges` holds, every
+/// attribute of `values` has one of its values, and, when there are `offenders`, the sample
+/// is in one of their groups.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    /// Ranges of numeric attributes (inclusive).
+    pub ranges: Vec<RangeSpec>,
+    /// A qualitative attribute and its values kept, as [`Engine::histogram`] labels its bins.
+    pub values: Vec<(String, Vec<String>)>,
+    /// Picked offender bars: any group, each of whose (key, name) the sample has.
+    pub offenders: Option<Vec<Vec<(OffenderKey, String)>>>,
+}
+
+impl Selection {
+    /// The selection of these ranges alone.
+    pub fn of_ranges(ranges: &[RangeSpec]) -> Self {
+        Selection {
+            ranges: ranges.to_vec(),
+            ..Selection::default()
+        }
+    }
+
+    /// Whether it selects every sample.
+    pub fn is_everything(&self) -> bool {
+        self.ranges.is_empty() && self.values.is_empty() && self.offenders.is_none()
+    }
+}
+
+/// The column of an offender key.
+fn offender_column(key: OffenderKey) -> &'static str {
+    match key {
+        OffenderKey::SourceLine => "ms_source_line",
+        OffenderKey::Symbol => "ms_symbol",
+    }
+}
+
+/// One sample selected by `selection` (unknown values are not selected).
+fn selection_where(meta: &SamplesMeta, selection: &Selection) -> Result<Expr> {
+    let mut expr = selection_expr(meta, &selection.ranges)?;
+    for (attribute_name, labels) in &selection.values {
+        let (name, _, ty) = attribute(meta, attribute_name)?;
+        let list: Vec<Expr> = match ty.as_str() {
+            "u64" => labels
+                .iter()
+                .filter_map(|l| l.parse::<u64>().ok())
+                .map(|v| lit(ScalarValue::UInt64(Some(v))))
+                .collect(),
+            "f64" => labels
+                .iter()
+                .filter_map(|l| l.parse::<f64>().ok())
+                .map(f64_lit)
+                .collect(),
+            _ => labels.iter().map(|l| lit(l.as_str())).collect(),
+        };
+        let column = if ty == "u64" {
+            cast(ident(&name), DataType::UInt64)
+        } else {
+            ident(&name)
+        };
+        expr = expr.and(if list.is_empty() {
+            lit(false)
+        } else {
+            column.in_list(list, false)
+        });
+    }
+    if let Some(groups) = &selection.offenders {
+        let mut any = lit(false);
+        for group in groups {
+            let mut all = lit(true);
+            for (key, name) in group {
+                all = all.and(ident(offender_column(*key)).eq(lit(name.as_str())));
+            }
+            any = any.or(all);
+        }
+        expr = expr.and(any);
+    }
+    Ok(expr)
 }
 
 /// One sample selected: every range holds (inclusive; unknown values are not selected).
@@ -148,12 +227,7 @@ impl Engine {
                 vec![Some(0); batch.num_rows()]
             };
             for r in 0..batch.num_rows() {
-                let to_u32 = |v: Option<u64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NONE);
-                let label = level[r].as_deref().unwrap_or("Unknown");
-                let level = level_of(label).ok_or_else(|| {
-                    EngineError::Invalid(format!("ms_level {label:?} is no memory level"))
-                })?;
-                keys.push((to_u32(cpu[r]), level, to_u32(node[r])));
+                keys.push(route_key(cpu[r], level[r].as_deref(), node[r])?);
                 totals.push((n[r].unwrap_or(0), cycles[r].unwrap_or(0)));
                 extras.push(extra[r].unwrap_or(0));
             }
@@ -174,8 +248,19 @@ impl Engine {
         topology: &Topology,
         selection: &[RangeSpec],
     ) -> Result<Aggregate> {
+        self.resource_totals_where(dataset, host, topology, &Selection::of_ranges(selection))
+    }
+
+    /// [`Engine::resource_totals`] of any [`Selection`].
+    pub fn resource_totals_where(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        topology: &Topology,
+        selection: &Selection,
+    ) -> Result<Aggregate> {
         let (df, meta) = self.samples_frame(dataset, host)?;
-        let df = df.filter(selection_expr(&meta, selection)?)?;
+        let df = df.filter(selection_where(&meta, selection)?)?;
         let kt = self.key_totals(df, None)?;
         Ok(Mapping::for_keys(&kt.keys, topology).aggregate_totals(&kt.totals))
     }
@@ -249,9 +334,22 @@ impl Engine {
         bins: usize,
         selection: &[RangeSpec],
     ) -> Result<Histogram> {
+        let selection = Selection::of_ranges(selection);
+        self.histogram_where(dataset, host, attribute_name, bins, &selection)
+    }
+
+    /// [`Engine::histogram`] with any [`Selection`] marked.
+    pub fn histogram_where(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        attribute_name: &str,
+        bins: usize,
+        selection: &Selection,
+    ) -> Result<Histogram> {
         let (df, meta) = self.samples_frame(dataset, host)?;
         let (name, kind, ty) = attribute(&meta, attribute_name)?;
-        let sel = selected_flag(selection_expr(&meta, selection)?)?;
+        let sel = selected_flag(selection_where(&meta, selection)?)?;
         let ValueRange { n, known, range } = self.value_range(df.clone(), &name, ty != "string")?;
         let unknown = n - known.min(n);
         let mut out = Vec::new();
@@ -355,13 +453,23 @@ impl Engine {
         selection: &[RangeSpec],
         limit: usize,
     ) -> Result<Vec<Offender>> {
+        let selection = Selection::of_ranges(selection);
+        self.top_offenders_where(dataset, host, key, &selection, limit)
+    }
+
+    /// [`Engine::top_offenders`] over any [`Selection`].
+    pub fn top_offenders_where(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        key: OffenderKey,
+        selection: &Selection,
+        limit: usize,
+    ) -> Result<Vec<Offender>> {
         let (df, meta) = self.samples_frame(dataset, host)?;
-        let column = match key {
-            OffenderKey::SourceLine => "ms_source_line",
-            OffenderKey::Symbol => "ms_symbol",
-        };
+        let column = offender_column(key);
         let df = df
-            .filter(selection_expr(&meta, selection)?.and(ident(column).is_not_null()))?
+            .filter(selection_where(&meta, selection)?.and(ident(column).is_not_null()))?
             .aggregate(
                 vec![ident(column)],
                 vec![
@@ -385,6 +493,139 @@ impl Engine {
             }
         }
         Ok(rank_offenders(out, limit))
+    }
+
+    /// The names of the attributes of host `host`, in the dataset's order (the samples'
+    /// columns: the histograms' axes).
+    pub fn attributes(&self, dataset: &Dataset, host: Option<&str>) -> Result<Vec<String>> {
+        let host = dataset.host(host)?;
+        let meta = samples_meta(&dataset.dir, &dataset.manifest, &host)?;
+        Ok(meta.attributes.into_iter().map(|a| a.name).collect())
+    }
+
+    /// The selection panel's numbers: selected samples, their cycles and mean latency, and
+    /// their share of every sample of host `host` (`memscape_samples::summarize`).
+    pub fn selection_summary(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        selection: &Selection,
+    ) -> Result<SelectionSummary> {
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let flag = selected_flag(selection_where(&meta, selection)?)?;
+        let cycles = when(
+            selection_where(&meta, selection)?,
+            cast(ident("ms_latency"), DataType::UInt64),
+        )
+        .otherwise(lit(ScalarValue::UInt64(Some(0))))?;
+        let df = df.aggregate(
+            vec![],
+            vec![
+                count(lit(1u8)).alias("n"),
+                sum(flag).alias("selected"),
+                sum(cycles).alias("cycles"),
+            ],
+        )?;
+        let (mut total, mut samples, mut cycles) = (0u64, 0u64, 0u64);
+        for batch in self.collect(df)? {
+            total += u64s(&batch, "n")?.into_iter().flatten().sum::<u64>();
+            samples += i64s(&batch, "selected")?
+                .into_iter()
+                .flatten()
+                .map(|v| v.max(0) as u64)
+                .sum::<u64>();
+            cycles = u64s(&batch, "cycles")?
+                .into_iter()
+                .flatten()
+                .fold(cycles, u64::saturating_add);
+        }
+        Ok(SelectionSummary {
+            samples,
+            cycles,
+            mean_latency: (samples > 0).then(|| cycles as f64 / samples as f64),
+            share: if total == 0 {
+                0.0
+            } else {
+                samples as f64 / total as f64
+            },
+        })
+    }
+
+    /// The window-score strip of one histogram axis over every sample, equal to
+    /// `memscape_samples::linked::axis_scores`: a quantitative attribute in `windows`
+    /// equal-width windows ([`Engine::window_scores`]), a qualitative one a window per value,
+    /// in the order of its histogram's bins (`bins`, [`Engine::histogram`]'s).
+    #[allow(clippy::too_many_arguments)]
+    pub fn axis_scores(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        topology: &Topology,
+        bins: &Histogram,
+        windows: usize,
+        metric: Metric,
+        kind: ResourceKind,
+    ) -> Result<Vec<WindowScore>> {
+        if bins.kind == AttrKind::Quantitative {
+            return self.window_scores(
+                dataset,
+                host,
+                topology,
+                &bins.attribute,
+                windows,
+                metric,
+                kind,
+                &[],
+            );
+        }
+        if bins.bins.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (df, meta) = self.samples_frame(dataset, host)?;
+        let (name, _, ty) = attribute(&meta, &bins.attribute)?;
+        let slot: std::collections::HashMap<&str, usize> = bins
+            .bins
+            .iter()
+            .enumerate()
+            .map(|(b, bin)| (bin.label.as_deref().unwrap_or(""), b))
+            .collect();
+        let df = df.filter(ident(&name).is_not_null())?.aggregate(
+            vec![
+                ident("ms_cpu"),
+                ident("ms_level"),
+                ident("ms_data_node"),
+                ident(&name),
+            ],
+            vec![
+                count(lit(1u8)).alias("n"),
+                sum(ident("ms_latency")).alias("cycles"),
+            ],
+        )?;
+        let (mut keys, mut totals, mut windows_of) = (Vec::new(), Vec::new(), Vec::new());
+        for batch in self.collect(df)? {
+            let cpu = u64s(&batch, "ms_cpu")?;
+            let level = strs(&batch, "ms_level")?;
+            let node = u64s(&batch, "ms_data_node")?;
+            let n = u64s(&batch, "n")?;
+            let cycles = u64s(&batch, "cycles")?;
+            let labels = value_labels(&batch, &name, &ty)?;
+            for r in 0..batch.num_rows() {
+                // A value the histogram did not bin (none: both group the same rows) is left out.
+                let Some(&w) = slot.get(labels[r].as_str()) else {
+                    continue;
+                };
+                keys.push(route_key(cpu[r], level[r].as_deref(), node[r])?);
+                totals.push((n[r].unwrap_or(0), cycles[r].unwrap_or(0)));
+                windows_of.push(w);
+            }
+        }
+        let mapping = Mapping::for_keys(&keys, topology);
+        let level = LevelIndex::new(topology, &mapping, kind)?;
+        let mut acc = WindowTotals::new(&level, bins.bins.len());
+        for (k, &(n, c)) in totals.iter().enumerate() {
+            acc.add(windows_of[k], mapping.route_of[k], n, c);
+        }
+        Ok(acc.scores(metric, |b| [bins.bins[b].lo, bins.bins[b].hi]))
     }
 
     /// `L_d` or `I_d` of the selected samples in each of `windows` equal-width windows along
@@ -425,6 +666,33 @@ impl Engine {
         }
         Ok(totals.scores(metric, |w| edges.window(w)))
     }
+}
+
+/// The route key of a grouped row: its cpu, memory level and data node.
+fn route_key(cpu: Option<u64>, level: Option<&str>, node: Option<u64>) -> Result<RouteKey> {
+    let to_u32 = |v: Option<u64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NONE);
+    let label = level.unwrap_or("Unknown");
+    let level = level_of(label)
+        .ok_or_else(|| EngineError::Invalid(format!("ms_level {label:?} is no memory level")))?;
+    Ok((to_u32(cpu), level, to_u32(node)))
+}
+
+/// A qualitative value as [`Engine::histogram`] labels its bin.
+fn value_labels(batch: &arrow_array::RecordBatch, name: &str, ty: &str) -> Result<Vec<String>> {
+    Ok(match ty {
+        "u64" => u64s(batch, name)?
+            .into_iter()
+            .map(|v| v.map_or_else(String::new, |v| v.to_string()))
+            .collect(),
+        "f64" => f64s(batch, name)?
+            .into_iter()
+            .map(|v| v.map_or_else(String::new, |v| v.to_string()))
+            .collect(),
+        _ => strs(batch, name)?
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect(),
+    })
 }
 
 /// `⌊(v − lo) / width⌋` of an attribute as Int64, with `edges`' exact f64 literals (the

@@ -28,7 +28,8 @@ pub use datasource::{DataSourceRadix, MemLevel};
 pub use discover::{SamplesDataset, find_datasets, pair_files};
 pub use import::{ImportOptions, load_samples, parse_samples};
 pub use linked::{
-    AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, Picked, SelectionSpec, recompute,
+    AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, OffenderGroups, Picked, SelectionSpec,
+    recompute,
 };
 pub use mapping::{Aggregate, Mapping, Route, RouteKey};
 pub use metrics::{ClusterParams, ClusterReport, ClusterTree, Metric, WindowScore, WindowTotals};

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use memscape_topology::{ResourceKind, Topology};
 
-use crate::analysis::{Bin, EqualWidth, Offender, SelectionSummary, histogram};
+use crate::analysis::{Bin, EqualWidth, Histogram, Offender, SelectionSummary, histogram};
 use crate::mapping::{Aggregate, Mapping};
 use crate::metrics::{LevelIndex, Metric, WindowScore, WindowTotals, window_scores};
 use crate::table::{AttrKind, ColumnData, NONE};
@@ -139,6 +139,27 @@ impl AxisIndex {
     pub fn value_range(&self) -> Option<(f64, f64)> {
         Some((self.bins.first()?.lo, self.bins.last()?.hi))
     }
+
+    /// An axis of bins counted elsewhere (the query engine's histogram of the whole data) for
+    /// drawing only: it knows no sample's bin, so brushes on it select nothing here.
+    pub fn of_histogram(histogram: Histogram, column: usize) -> AxisIndex {
+        let bins = histogram
+            .bins
+            .into_iter()
+            .map(|bin| Bin {
+                selected: bin.count,
+                ..bin
+            })
+            .collect();
+        AxisIndex {
+            attribute: histogram.attribute,
+            column,
+            kind: histogram.kind,
+            bins,
+            unknown: histogram.unknown,
+            bin_of: BinColumn::U8(Vec::new()),
+        }
+    }
 }
 
 /// Per-dataset index of every attribute for the histograms and the brushes.
@@ -205,6 +226,15 @@ impl LinkedIndex {
             axes,
             quantitative_bins,
             len: samples.len(),
+        }
+    }
+
+    /// The index of `len` samples whose axes were binned elsewhere ([`AxisIndex::of_histogram`]).
+    pub fn of_axes(axes: Vec<AxisIndex>, quantitative_bins: usize, len: usize) -> Self {
+        LinkedIndex {
+            axes,
+            quantitative_bins: quantitative_bins.max(1),
+            len,
         }
     }
 
@@ -295,6 +325,59 @@ impl AxisBrush {
 pub struct Picked {
     pub label: String,
     pub samples: Arc<Bitset>,
+    /// The offender bars picked, by name, when only offender bars were: any group, each of
+    /// whose bars the sample is in (what a query engine selects without the samples); None
+    /// for other picks (a cluster).
+    pub offenders: Option<OffenderGroups>,
+}
+
+/// Offender bars picked: any group, each of whose (key, name) a sample has.
+pub type OffenderGroups = Vec<Vec<(crate::OffenderKey, String)>>;
+
+impl Picked {
+    /// The samples of the offender bar `name` of `key`.
+    pub fn offender(
+        samples: &Samples,
+        key: crate::OffenderKey,
+        name: &str,
+        label: String,
+    ) -> Picked {
+        Picked {
+            label,
+            samples: Arc::new(crate::select_offender(samples, key, name)),
+            offenders: Some(vec![vec![(key, name.to_owned())]]),
+        }
+    }
+
+    /// Samples of either pick, labelled `label`.
+    pub fn or(&self, other: &Picked, label: String) -> Picked {
+        let offenders = match (&self.offenders, &other.offenders) {
+            (Some(a), Some(b)) => Some(a.iter().chain(b).cloned().collect()),
+            _ => None,
+        };
+        Picked {
+            label,
+            samples: Arc::new(self.samples.union(&other.samples)),
+            offenders,
+        }
+    }
+
+    /// Samples of both picks, labelled `label`.
+    pub fn and(&self, other: &Picked, label: String) -> Picked {
+        let offenders = match (&self.offenders, &other.offenders) {
+            (Some(a), Some(b)) => Some(
+                a.iter()
+                    .flat_map(|x| b.iter().map(move |y| x.iter().chain(y).cloned().collect()))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Picked {
+            label,
+            samples: Arc::new(self.samples.intersection(&other.samples)),
+            offenders,
+        }
+    }
 }
 
 /// The linked selection as the user built it.

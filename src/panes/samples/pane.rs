@@ -325,7 +325,10 @@ impl View for HistogramsPane {
         let Some(base) = super::base_or_status(
             &self.shared,
             ui,
-            "mapping samples and binning every attribute…",
+            match self.shared.engine() {
+                Some(_) => "querying the engine for the bins of every attribute…",
+                None => "mapping samples and binning every attribute…",
+            },
             &mut self.ready,
         ) else {
             return;
@@ -461,7 +464,7 @@ impl View for HistogramsPane {
         let glyph = hovered_marker
             .and_then(|m| self.glyph.as_ref().filter(|(c, _)| *c == m.cluster))
             .map(|(c, agg)| (*c, agg.as_ref()));
-        let (picture, drawn) = histogram_picture(
+        let (mut picture, drawn) = histogram_picture(
             &base,
             &spec,
             &result,
@@ -479,6 +482,9 @@ impl View for HistogramsPane {
             rect.size(),
             false,
         );
+        if let Some(engine) = self.shared.computed_by() {
+            memscape_views::samples::query::engine_note(&mut picture, &engine);
+        }
         memscape_views::gpu::paint(ui, &self.key, rect, picture);
         let _ = cx;
         // Interaction, against this frame's geometry.
@@ -569,10 +575,12 @@ impl View for HistogramsPane {
                             (Some(old), true) => Picked {
                                 label: format!("({} or {label})", old.label),
                                 samples: Arc::new(old.samples.union(&these)),
+                                offenders: None,
                             },
                             _ => Picked {
                                 label,
                                 samples: Arc::new(these),
+                                offenders: None,
                             },
                         });
                     });

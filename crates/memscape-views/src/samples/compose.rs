@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use memscape_samples::metrics::{ClusterParams, ClusterTree, WindowScore, cluster_tree};
 use memscape_samples::{
-    Aggregate, AxisBrush, LinkedResult, OffenderKey, Picked, RangeSpec, Samples, SelectionSpec,
-    select_offender,
+    Aggregate, AxisBrush, LinkedIndex, LinkedResult, OffenderKey, Picked, RangeSpec, Samples,
+    SelectionSpec,
 };
 use memscape_topology::Topology;
 
@@ -48,17 +48,11 @@ pub fn selection_spec(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let these = select_offender(samples, key, name);
         let label = format!("{what} {name}");
+        let these = Picked::offender(samples, key, name, label.clone());
         spec.picked = Some(match spec.picked.take() {
-            Some(old) => Picked {
-                label: format!("{} and {label}", old.label),
-                samples: Arc::new(old.samples.intersection(&these)),
-            },
-            None => Picked {
-                label,
-                samples: Arc::new(these),
-            },
+            Some(old) => old.and(&these, format!("{} and {label}", old.label)),
+            None => these,
         });
         Ok(())
     };
@@ -452,7 +446,28 @@ pub fn histogram_picture(
     size: egui::Vec2,
     header: bool,
 ) -> (Picture, Drawn) {
-    let index = &base.index;
+    histogram_picture_of(
+        &base.index,
+        &base.topology,
+        spec,
+        result,
+        inputs,
+        size,
+        header,
+    )
+}
+
+/// [`histogram_picture`] of bins counted elsewhere (the query engine over a Parquet samples
+/// dataset): `index`'s axes and `result`'s selected bins and summary, glyphs on `topology`.
+pub fn histogram_picture_of(
+    index: &LinkedIndex,
+    topology: &Topology,
+    spec: &SelectionSpec,
+    result: &LinkedResult,
+    inputs: &HistogramInputs<'_>,
+    size: egui::Vec2,
+    header: bool,
+) -> (Picture, Drawn) {
     let (area, glyph_column) = glyph_column(histogram_area(size, header), inputs.tree.is_some());
     let marker_set = inputs.tree.map(|(axis, t)| MarkerSet {
         axis,
@@ -499,7 +514,7 @@ pub fn histogram_picture(
             None => (m.center, area),
         };
         let glyph = hdraw::glyph(
-            &base.topology,
+            topology,
             &values(agg),
             &glyph_title(t, mark),
             anchor,
@@ -546,37 +561,7 @@ fn histograms_view(
     size: egui::Vec2,
 ) -> Result<Picture> {
     let index = &base.index;
-    let axis_of = |name: &str, flag: &str| {
-        index.axis(name).with_context(|| {
-            format!(
-                "{flag}: no attribute {name:?}; available: {}",
-                index
-                    .axes
-                    .iter()
-                    .map(|a| a.attribute.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-    };
-    let layout = if settings.chart == SamplesChart::Histogram {
-        let name = settings
-            .histogram_attribute
-            .as_deref()
-            .or(settings.cluster_attribute.as_deref())
-            .unwrap_or("latency");
-        Layout::Single(axis_of(name, "--histogram-attribute")?)
-    } else if settings.axes.is_empty() {
-        Layout::Parallel(default_axes(index))
-    } else {
-        Layout::Parallel(
-            settings
-                .axes
-                .iter()
-                .map(|a| axis_of(a, "--axes"))
-                .collect::<Result<_>>()?,
-        )
-    };
+    let layout = histogram_layout(index, settings)?;
     let shown: Vec<usize> = match &layout {
         Layout::Parallel(a) => a.clone(),
         Layout::Single(a) => vec![*a],
@@ -598,14 +583,23 @@ fn histograms_view(
             )?;
             strips.push((a, Arc::new(s)));
         }
-        legend.push(format!(
-            "strips: {kind} {metric} per window ({} windows; blue low, red high per axis)",
-            settings.strips
-        ));
+        legend.push(strips_legend(settings));
     }
     let mut tree = None;
     if let Some(attr) = &settings.cluster_attribute {
-        let a = axis_of(attr, "--cluster-attribute")?;
+        let a = axis_named(index, attr, "--cluster-attribute")?;
+        index.axis(name).with_context(|| {
+            format!(
+                "{flag}: no attribute {name:?}; available: {}",
+                index
+                    .axes
+                    .iter()
+                    .map(|a| a.attribute.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    };
         crate::ensure!(
             shown.contains(&a),
             "--cluster-attribute {attr}: the axis is not shown (see --axes / --histogram-attribute)"
@@ -666,4 +660,50 @@ fn histograms_view(
         );
     }
     Ok(picture)
+}
+
+/// The axis of attribute `name`, or an error naming `flag` and the attributes there are.
+fn axis_named(index: &LinkedIndex, name: &str, flag: &str) -> Result<usize> {
+    index.axis(name).with_context(|| {
+        format!(
+            "{flag}: no attribute {name:?}; available: {}",
+            index
+                .axes
+                .iter()
+                .map(|a| a.attribute.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// The axes `settings` ask the histograms view to show: one attribute (`--view histogram`),
+/// `--axes`, or every axis with more than one non-empty bin.
+pub fn histogram_layout(index: &LinkedIndex, settings: &SamplesSettings) -> Result<Layout> {
+    Ok(if settings.chart == SamplesChart::Histogram {
+        let name = settings
+            .histogram_attribute
+            .as_deref()
+            .or(settings.cluster_attribute.as_deref())
+            .unwrap_or("latency");
+        Layout::Single(axis_named(index, name, "--histogram-attribute")?)
+    } else if settings.axes.is_empty() {
+        Layout::Parallel(default_axes(index))
+    } else {
+        Layout::Parallel(
+            settings
+                .axes
+                .iter()
+                .map(|a| axis_named(index, a, "--axes"))
+                .collect::<Result<_>>()?,
+        )
+    })
+}
+
+/// The legend line of the strips `settings` ask for.
+pub fn strips_legend(settings: &SamplesSettings) -> String {
+    format!(
+        "strips: {} {} per window ({} windows; blue low, red high per axis)",
+        settings.cluster_depth.0, settings.cluster_metric, settings.strips
+    )
 }

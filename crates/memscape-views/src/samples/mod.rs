@@ -12,6 +12,7 @@ pub mod compose;
 pub mod histograms;
 pub mod histograms_draw;
 pub mod mapping;
+pub mod query;
 pub mod settings;
 pub mod shared;
 pub mod source;

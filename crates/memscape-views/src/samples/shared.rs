@@ -12,6 +12,10 @@
 //! * `samples-analysis N` computes window-score strips and cluster trees on request (bounded
 //!   job channel); results are cached per parameters, and trees per (metric, depth,
 //!   attribute, window, step).
+//!
+//! A dataset with a query engine attached (`query.rs`: a Parquet samples dataset) has the
+//! index, offender rows, every selection's numbers and the strips computed by the engine in
+//! those same workers; cluster trees, and selections of clusters picked, from the samples.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -24,6 +28,7 @@ use memscape_samples::{
 };
 use memscape_topology::{ResourceKind, Topology};
 
+use super::query::query_of;
 use crate::dataset::{Dataset, DatasetContent};
 use crate::error::Result;
 
@@ -137,6 +142,8 @@ struct State {
     version: u64,
     /// The latest result and the spec version it was computed for.
     result: Option<(Arc<LinkedResult>, u64)>,
+    /// The query engine that computed `result` (None: the samples in memory).
+    computed_by: Option<String>,
     strips: Vec<(StripKey, Outcome<Vec<WindowScore>>)>,
     trees: Vec<(ClusterParams, Outcome<ClusterTree>)>,
     pending: Vec<Job>,
@@ -150,6 +157,8 @@ pub struct SamplesShared {
     state: Mutex<State>,
     wake: Sender<()>,
     jobs: Sender<Job>,
+    /// The query engine the numbers come from (`query.rs`), when the dataset has one.
+    engine: Option<String>,
 }
 
 impl std::fmt::Debug for SamplesShared {
@@ -184,6 +193,7 @@ impl SamplesShared {
             state: Mutex::new(State::default()),
             wake,
             jobs,
+            engine: query_of(dataset).map(|q| q.engine()),
         });
         let weak_data = Arc::downgrade(dataset);
         let weak_shared = Arc::downgrade(&shared);
@@ -271,6 +281,17 @@ impl SamplesShared {
         let _ = self.wake.try_send(());
     }
 
+    /// The query engine the views' numbers come from (`query.rs`), None for samples in memory.
+    pub fn engine(&self) -> Option<&str> {
+        self.engine.as_deref()
+    }
+
+    /// The query engine that computed the latest linked result (None: the samples in memory,
+    /// as for a cluster picked).
+    pub fn computed_by(&self) -> Option<String> {
+        self.state.lock().ok().and_then(|s| s.computed_by.clone())
+    }
+
     /// The latest linked result and the selection version it reflects (it may lag the current
     /// version by the recomputation under way).
     pub fn result(&self) -> Option<(Arc<LinkedResult>, u64)> {
@@ -328,8 +349,9 @@ fn link_worker(
     jobs: Receiver<Job>,
     ctx: Repaint,
 ) {
+    let query = dataset.upgrade().and_then(|d| query_of(&d));
     // The topology the samples map onto: the one they are paired with, else their default.
-    let build = |dataset: &Weak<Dataset>| -> (Result<Arc<Base>, String>, u64) {
+    let build = |dataset: &Weak<Dataset>, bins: usize| -> (Result<Arc<Base>, String>, u64) {
         let Some(dataset) = dataset.upgrade() else {
             return (Err("the dataset was closed".into()), 0);
         };
@@ -337,16 +359,23 @@ fn link_worker(
         let Some(samples) = samples_of(&dataset) else {
             return (Err("the dataset holds no samples".into()), version);
         };
-        let base = Base::build(
-            samples,
-            std::path::Path::new(&dataset.name),
-            hardware.as_deref(),
-        )
-        .map(Arc::new)
-        .map_err(|e| format!("{e:#}"));
-        (base, version)
+        let base = match &query {
+            Some(q) => q.base(&dataset, hardware.as_deref(), bins),
+            None => Base::build(
+                samples,
+                std::path::Path::new(&dataset.name),
+                hardware.as_deref(),
+            )
+            .map_err(|e| format!("{e:#}")),
+        };
+        (base.map(Arc::new), version)
     };
-    let (mut built, mut paired_version) = build(&dataset);
+    let bins_now = |shared: &Weak<SamplesShared>| {
+        shared
+            .upgrade()
+            .map_or(QUANTITATIVE_BINS, |s| s.bins())
+    };
+    let (mut built, mut paired_version) = build(&dataset, bins_now(&shared));
     let base = loop {
         let Some(me) = shared.upgrade() else {
             return;
@@ -368,7 +397,7 @@ fn link_worker(
                 Some(_) => {}
             }
         }
-        (built, paired_version) = build(&dataset);
+        (built, paired_version) = build(&dataset, bins_now(&shared));
     };
     // The analysis worker: strips and cluster trees.
     let analysis_base = base.clone();
@@ -390,6 +419,8 @@ fn link_worker(
     }
     let mut done_version = None;
     let mut base = base;
+    // With a query: the samples' index, built when a selection is computed from the samples.
+    let mut native_index: Option<LinkedIndex> = None;
     loop {
         let (Some(data), Some(me)) = (dataset.upgrade(), shared.upgrade()) else {
             return;
@@ -399,7 +430,7 @@ fn link_worker(
         };
         if data.links.topology().1 != paired_version {
             // Paired with another topology: everything placed on it is redone.
-            let (rebuilt, version) = build(&dataset);
+            let (rebuilt, version) = build(&dataset, me.bins());
             paired_version = version;
             if let Ok(mut s) = me.state.lock() {
                 s.strips.clear();
@@ -425,7 +456,23 @@ fn link_worker(
             // Strips and cluster trees do not depend on the quantitative bins: only the index
             // and the selection's per-bin counts are redone.
             let started = std::time::Instant::now();
-            base = Arc::new(base.rebinned(samples, bins));
+            let rebinned = match &query {
+                Some(q) => q.base(&data, data.links.topology().0.as_deref(), bins),
+                None => Ok(base.rebinned(samples, bins)),
+            };
+            match rebinned {
+                Ok(b) => base = Arc::new(b),
+                Err(e) => {
+                    me.set_base(Err(e));
+                    ctx();
+                    drop((data, me));
+                    if wake.recv().is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            }
+            native_index = None;
             me.set_base(Ok(base.clone()));
             tracing::debug!(
                 "samples re-binned into {bins} bins in {:.1} ms",
@@ -435,15 +482,34 @@ fn link_worker(
         }
         let (spec, version) = me.spec();
         if done_version != Some(version) {
-            let result = memscape_samples::recompute(
-                samples,
-                &base.mapping,
-                &base.index,
-                &spec,
-                TOP_OFFENDERS,
-            );
+            let from_query = match query.as_ref().map(|q| (q, q.recompute(&base, &spec))) {
+                Some((q, Some(Ok(result)))) => Some((result, q.engine())),
+                Some((q, Some(Err(e)))) => {
+                    tracing::error!("the selection on {}: {e}; computed from the samples", q.engine());
+                    None
+                }
+                _ => None,
+            };
+            let computed_by = from_query.as_ref().map(|(_, e)| e.clone());
+            let result = match from_query {
+                Some((result, _)) => result,
+                // The samples' own index: a query's axes know no sample's bin.
+                None if query.is_some() => {
+                    let index = native_index
+                        .get_or_insert_with(|| LinkedIndex::new(samples, base.index.quantitative_bins));
+                    memscape_samples::recompute(samples, &base.mapping, index, &spec, TOP_OFFENDERS)
+                }
+                None => memscape_samples::recompute(
+                    samples,
+                    &base.mapping,
+                    &base.index,
+                    &spec,
+                    TOP_OFFENDERS,
+                ),
+            };
             if let Ok(mut s) = me.state.lock() {
                 s.result = Some((Arc::new(result), version));
+                s.computed_by = computed_by;
             }
             done_version = Some(version);
             ctx();
@@ -477,18 +543,21 @@ fn analysis_worker(
         let started = std::time::Instant::now();
         match &job {
             Job::Strip(key) => {
-                let out = memscape_samples::linked::axis_scores(
-                    samples,
-                    &base.topology,
-                    &base.mapping,
-                    &base.index,
-                    key.axis,
-                    key.windows,
-                    key.metric,
-                    key.kind,
-                )
-                .map(Arc::new)
-                .map_err(|e| e.to_string());
+                let out = match query_of(&data) {
+                    Some(q) => q.strip(&base, key),
+                    None => memscape_samples::linked::axis_scores(
+                        samples,
+                        &base.topology,
+                        &base.mapping,
+                        &base.index,
+                        key.axis,
+                        key.windows,
+                        key.metric,
+                        key.kind,
+                    )
+                    .map_err(|e| e.to_string()),
+                }
+                .map(Arc::new);
                 if let Ok(mut s) = me.state.lock() {
                     s.strips.push((key.clone(), out));
                     s.pending.retain(|j| j != &job);

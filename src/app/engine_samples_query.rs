@@ -1,0 +1,284 @@
+//! The GUI's samples panes on a Parquet samples dataset drawn from the query engine
+//! (`--features engine`): the histograms' bins of every attribute, the offender rows, each
+//! selection's per-resource totals, marked bins, offender parts and panel, and the strips are
+//! the engine's (`memscape_views::samples::query::SamplesQuery`, asked by the samples workers
+//! off the UI thread). Selections of quantitative ranges, qualitative values and offender bars
+//! are stated to the engine (`memscape_engine::samples::Selection`); a cluster picked, the
+//! cluster trees and their glyphs come from the samples read in memory, as does the mapping
+//! those need.
+
+use std::path::Path;
+
+use memscape_views::Dataset;
+
+/// Makes the samples panes of `dataset`, loaded from the Parquet samples dataset `dir`, draw
+/// from the engine `spec` names.
+#[cfg(feature = "engine")]
+pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use memscape_engine::{Engine, EngineSpec};
+    let spec = EngineSpec::parse(spec)?;
+    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let opened = engine.open(dir)?;
+    memscape_views::samples::query::attach(
+        dataset,
+        std::sync::Arc::new(engine_query::EngineSamples {
+            engine,
+            dataset: opened,
+        }),
+    );
+    Ok(())
+}
+
+/// Without the engine, the samples panes draw from the samples read in full.
+#[cfg(not(feature = "engine"))]
+pub fn attach(_dataset: &Dataset, _dir: &Path, _spec: &str) -> anyhow::Result<()> {
+    Ok(())
+}
+
+#[cfg(feature = "engine")]
+mod engine_query {
+    use anyhow::Context as _;
+    use memscape_engine::samples::Selection;
+    use memscape_samples::metrics::WindowScore;
+    use memscape_samples::{
+        AxisIndex, Bitset, Brush, Histogram, LinkedIndex, LinkedResult, Mapping, NONE, Offender,
+        OffenderKey, RangeSpec, SelectionSpec,
+    };
+    use memscape_views::Dataset;
+    use memscape_views::samples::query::SamplesQuery;
+    use memscape_views::samples::shared::{Base, StripKey, TOP_OFFENDERS, samples_of};
+
+    pub struct EngineSamples {
+        pub engine: memscape_engine::Engine,
+        pub dataset: memscape_engine::Dataset,
+    }
+
+    impl EngineSamples {
+        /// `spec` as the engine states it; None for a cluster picked (samples, not names) or a
+        /// range on a text attribute.
+        fn selection(&self, base: &Base, spec: &SelectionSpec) -> Option<Selection> {
+            let mut selection = Selection::default();
+            for brush in &spec.brushes {
+                let axis = base.index.axes.get(brush.axis)?;
+                match &brush.brush {
+                    // On a text attribute the engine refuses it: computed from the samples.
+                    Brush::Range { lo, hi } => {
+                        selection.ranges.push(RangeSpec {
+                            attribute: axis.attribute.clone(),
+                            lo: lo.is_finite().then_some(*lo),
+                            hi: hi.is_finite().then_some(*hi),
+                        });
+                    }
+                    Brush::Bins(bins) => {
+                        let labels = bins
+                            .iter()
+                            .filter_map(|&b| axis.bins.get(b as usize)?.label.clone())
+                            .collect();
+                        selection.values.push((axis.attribute.clone(), labels));
+                    }
+                }
+            }
+            if let Some(picked) = &spec.picked {
+                selection.offenders = Some(picked.offenders.clone()?);
+            }
+            Some(selection)
+        }
+
+        /// Every row of `key` over `selection`, ranked, and each of `rows`' part of it by code
+        /// (`codes`: the rows' codes in the samples' labels, as `Base::selected_rows` reads).
+        fn offender_parts(
+            &self,
+            key: OffenderKey,
+            selection: &Selection,
+            rows: &[Offender],
+            codes: &[u32],
+        ) -> anyhow::Result<(Vec<Offender>, Vec<(u64, u64)>)> {
+            let all =
+                self.engine
+                    .top_offenders_where(&self.dataset, None, key, selection, usize::MAX)?;
+            let by_name: std::collections::HashMap<&str, (u64, u64)> = all
+                .iter()
+                .map(|o| (o.name.as_str(), (o.samples, o.cycles)))
+                .collect();
+            let slots = codes
+                .iter()
+                .filter(|&&c| c != NONE)
+                .map(|&c| c as usize + 1)
+                .max()
+                .unwrap_or(0);
+            let mut totals = vec![(0, 0); slots];
+            for (row, &code) in rows.iter().zip(codes) {
+                if let Some(t) = totals.get_mut(code as usize) {
+                    *t = by_name.get(row.name.as_str()).copied().unwrap_or((0, 0));
+                }
+            }
+            let mut top = all;
+            top.truncate(TOP_OFFENDERS);
+            Ok((top, totals))
+        }
+
+        fn linked(
+            &self,
+            base: &Base,
+            spec: &SelectionSpec,
+            selection: &Selection,
+        ) -> anyhow::Result<LinkedResult> {
+            let everything = spec.is_everything();
+            let (engine, dataset) = (&self.engine, &self.dataset);
+            let aggregate =
+                engine.resource_totals_where(dataset, None, &base.topology, selection)?;
+            let selected_bins = if everything {
+                base.index
+                    .axes
+                    .iter()
+                    .map(|a| a.bins.iter().map(|b| b.count).collect())
+                    .collect()
+            } else {
+                let mut bins = Vec::new();
+                for axis in &base.index.axes {
+                    let h = engine.histogram_where(
+                        dataset,
+                        None,
+                        &axis.attribute,
+                        base.index.quantitative_bins,
+                        selection,
+                    )?;
+                    bins.push(h.bins.iter().map(|b| b.selected).collect());
+                }
+                bins
+            };
+            let (top_lines, line_totals) = self.offender_parts(
+                OffenderKey::SourceLine,
+                selection,
+                &base.lines,
+                &base.line_codes,
+            )?;
+            let (top_symbols, symbol_totals) = self.offender_parts(
+                OffenderKey::Symbol,
+                selection,
+                &base.symbols,
+                &base.symbol_codes,
+            )?;
+            let summary = engine.selection_summary(dataset, None, selection)?;
+            Ok(LinkedResult {
+                // The views read the selection's numbers, never its members, from a query.
+                selection: Bitset::new(0),
+                everything,
+                aggregate,
+                selected_bins,
+                top_lines,
+                top_symbols,
+                line_totals,
+                symbol_totals,
+                summary,
+            })
+        }
+    }
+
+    impl SamplesQuery for EngineSamples {
+        fn base(
+            &self,
+            dataset: &Dataset,
+            hardware: Option<&std::path::Path>,
+            bins: usize,
+        ) -> Result<Base, String> {
+            let build = || -> anyhow::Result<Base> {
+                let samples = samples_of(dataset).context("the dataset holds no samples")?;
+                let hardware = hardware.map(std::path::Path::to_path_buf).or_else(|| {
+                    memscape_samples::report::default_hardware(std::path::Path::new(
+                        &dataset.name,
+                    ))
+                });
+                let topology = memscape_topology::Topology::load(hardware.as_deref())?;
+                let mapping = Mapping::new(samples, &topology);
+                let everything = Selection::default();
+                let mut axes = Vec::new();
+                for (column, name) in self
+                    .engine
+                    .attributes(&self.dataset, None)?
+                    .iter()
+                    .enumerate()
+                {
+                    let h =
+                        self.engine
+                            .histogram_where(&self.dataset, None, name, bins, &everything)?;
+                    axes.push(AxisIndex::of_histogram(h, column));
+                }
+                let index = LinkedIndex::of_axes(axes, bins, samples.len());
+                let rows = |key, labels: &[String]| -> anyhow::Result<(Vec<Offender>, Vec<u32>)> {
+                    let rows = self.engine.top_offenders_where(
+                        &self.dataset,
+                        None,
+                        key,
+                        &everything,
+                        TOP_OFFENDERS,
+                    )?;
+                    let codes = rows
+                        .iter()
+                        .map(|r| {
+                            labels
+                                .iter()
+                                .position(|l| *l == r.name)
+                                .map_or(NONE, |c| c as u32)
+                        })
+                        .collect();
+                    Ok((rows, codes))
+                };
+                let (lines, line_codes) = rows(OffenderKey::SourceLine, &samples.source_lines)?;
+                let (symbols, symbol_codes) = rows(OffenderKey::Symbol, &samples.symbols)?;
+                Ok(Base {
+                    topology,
+                    mapping,
+                    index,
+                    lines,
+                    line_codes,
+                    symbols,
+                    symbol_codes,
+                })
+            };
+            build().map_err(|e| format!("{e:#}"))
+        }
+
+        fn recompute(
+            &self,
+            base: &Base,
+            spec: &SelectionSpec,
+        ) -> Option<Result<LinkedResult, String>> {
+            let selection = self.selection(base, spec)?;
+            Some(
+                self.linked(base, spec, &selection)
+                    .map_err(|e| format!("{e:#}")),
+            )
+        }
+
+        fn strip(&self, base: &Base, key: &StripKey) -> Result<Vec<WindowScore>, String> {
+            let axis = base
+                .index
+                .axes
+                .get(key.axis)
+                .ok_or_else(|| format!("no axis {}", key.axis))?;
+            let bins = Histogram {
+                attribute: axis.attribute.clone(),
+                kind: axis.kind,
+                bins: axis.bins.clone(),
+                unknown: axis.unknown,
+            };
+            self.engine
+                .axis_scores(
+                    &self.dataset,
+                    None,
+                    &base.topology,
+                    &bins,
+                    key.windows,
+                    key.metric,
+                    key.kind,
+                )
+                .map_err(|e| e.to_string())
+        }
+
+        fn engine(&self) -> String {
+            format!("{:?}", self.engine.spec())
+        }
+    }
+}

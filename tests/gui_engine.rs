@@ -1,0 +1,68 @@
+//! The GUI on a Parquet samples dataset directory (`memscape view DIR`): the topology and
+//! histograms panes draw from the query engine (embedded DataFusion), each saying so in its
+//! picture, with the same content as the samples file's window.
+#![cfg(feature = "engine")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{count_near, memscape, ok, shared, view_screenshot};
+
+/// `memscape view LULESH-DATASET/ --screenshot`: both samples panes are there, drawn (the
+/// topology's ramp ends, the histograms' bars), and every pane exported as the GUI's "Export
+/// view as SVG…" writes it carries the engine's line: a pane missing, or drawn from the samples
+/// in memory, fails.
+#[test]
+fn gui_draws_the_samples_panes_of_a_parquet_dataset_from_the_engine() {
+    let lulesh = shared("memaxes/lulesh");
+    let dir = common::fresh("gui_engine", "samples");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The dataset's default topology: hardware.xml beside it (MemAxes' layout).
+    std::fs::copy(lulesh.join("hardware.xml"), dir.join("hardware.xml")).unwrap();
+    let dataset = dir.join("lulesh");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "4", "-o"])
+        .arg(&dataset));
+    let exported = dir.join("exported-views");
+    let png = dir.join("window.png");
+    let image = view_screenshot(
+        &png,
+        &[dataset.as_os_str()],
+        (1600, 1000),
+        &[("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str())],
+    );
+    assert!(count_near(&image, [165, 0, 38], 10) > 0, "a hottest resource");
+    assert!(count_near(&image, [49, 54, 149], 10) > 0, "a coolest resource");
+    assert!(
+        count_near(&image, [86, 92, 108], 10) > 5000,
+        "histogram bars"
+    );
+    let svgs: Vec<_> = std::fs::read_dir(&exported)
+        .unwrap_or_else(|e| panic!("{}: {e} (no views exported)", exported.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    let names = |svgs: &[std::path::PathBuf]| -> Vec<String> {
+        svgs.iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert!(
+        svgs.len() >= 2,
+        "panes exported: {:?} (topology and histograms expected)",
+        names(&svgs)
+    );
+    for svg in &svgs {
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            text.contains("computed by the query engine (Embedded)"),
+            "{}: not drawn from the query engine",
+            svg.display()
+        );
+    }
+    let _ = Path::new(&png);
+}
