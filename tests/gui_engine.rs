@@ -1,6 +1,7 @@
-//! The GUI on a Parquet samples dataset directory (`memscape view DIR`): the topology and
-//! histograms panes draw from the query engine (embedded DataFusion), each saying so in its
-//! picture, with the same content as the samples file's window.
+//! The GUI on Parquet dataset directories (`memscape view DIR`): the topology and histograms
+//! panes of a samples dataset, and the allocation map (its level-of-detail index) and heap
+//! tree of a trace dataset, draw from the query engine (embedded DataFusion), each saying so
+//! in its picture.
 #![cfg(feature = "engine")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -41,21 +42,21 @@ fn gui_draws_the_samples_panes_of_a_parquet_dataset_from_the_engine() {
         count_near(&image, [86, 92, 108], 10) > 5000,
         "histogram bars"
     );
-    let svgs: Vec<_> = std::fs::read_dir(&exported)
+    check_all_from_the_engine(&exported, 2);
+}
+
+/// The SVGs of every pane exported into `exported`, each of which must carry the engine's line.
+fn check_all_from_the_engine(exported: &Path, at_least: usize) -> Vec<String> {
+    let svgs: Vec<_> = std::fs::read_dir(exported)
         .unwrap_or_else(|e| panic!("{}: {e} (no views exported)", exported.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "svg"))
         .collect();
-    let names = |svgs: &[std::path::PathBuf]| -> Vec<String> {
-        svgs.iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect()
-    };
-    assert!(
-        svgs.len() >= 2,
-        "panes exported: {:?} (topology and histograms expected)",
-        names(&svgs)
-    );
+    let names: Vec<String> = svgs
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(svgs.len() >= at_least, "panes exported: {names:?}");
     for svg in &svgs {
         let text = std::fs::read_to_string(svg).unwrap();
         assert!(
@@ -64,5 +65,37 @@ fn gui_draws_the_samples_panes_of_a_parquet_dataset_from_the_engine() {
             svg.display()
         );
     }
-    let _ = Path::new(&png);
+    names
+}
+
+/// `memscape view KVSTORE-DATASET/ --screenshot`: the allocation map pane draws from the
+/// level-of-detail index the engine built (its map embedded in the exported SVG) and the heap
+/// tree from the engine's timeline; each says so.
+#[test]
+fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
+    let dir = common::fresh("gui_engine", "trace");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dataset = dir.join("kvstore");
+    ok(memscape()
+        .args(["export", "demo", "--to", "parquet", "--windows", "5", "-o"])
+        .arg(&dataset));
+    let exported = dir.join("exported-views");
+    let image = view_screenshot(
+        &dir.join("window.png"),
+        &[dataset.as_os_str()],
+        (1400, 900),
+        &[("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str())],
+    );
+    assert!(image.distinct_colors() > 200, "the window looks blank");
+    let names = check_all_from_the_engine(&exported, 2);
+    let map = names
+        .iter()
+        .find(|n| n.to_lowercase().contains("alloc"))
+        .unwrap_or_else(|| panic!("no allocation map pane among {names:?}"));
+    let text = std::fs::read_to_string(exported.join(map)).unwrap();
+    assert!(text.contains("<image"), "{map}: no map drawn");
+    assert!(
+        names.iter().any(|n| n.to_lowercase().contains("heap")),
+        "no heap tree pane among {names:?}"
+    );
 }

@@ -129,3 +129,79 @@ pub fn open_view(
         dir.display()
     )
 }
+
+/// Makes the GUI's map pane of `dataset`, loaded from the Parquet trace dataset `dir`, draw
+/// from the level-of-detail index the engine `spec` names builds (every level and the size
+/// classes, `Engine::lod_index`), opened over the blocks read back for the exact views.
+#[cfg(feature = "engine")]
+pub fn attach(
+    dataset: &mut memscape_views::Dataset,
+    dir: &Path,
+    spec: &str,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use memscape_engine::{Engine, EngineSpec};
+    let Some(trace) = dataset.alloc_trace_mut() else {
+        return Ok(());
+    };
+    let spec = EngineSpec::parse(spec)?;
+    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let opened = engine.open(dir)?;
+    trace.lod_query = Some(std::sync::Arc::new(EngineLod {
+        engine,
+        dataset: opened,
+        dir: dir.to_path_buf(),
+    }));
+    Ok(())
+}
+
+#[cfg(feature = "engine")]
+struct EngineLod {
+    engine: memscape_engine::Engine,
+    dataset: memscape_engine::Dataset,
+    dir: std::path::PathBuf,
+}
+
+#[cfg(feature = "engine")]
+impl memscape_views::dataset::LodQuery for EngineLod {
+    fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String> {
+        use memscape_lod::{BuildParams, LodTrace, SourceId};
+        let started = std::time::Instant::now();
+        let plan = self
+            .engine
+            .lod_plan(&self.dataset, None, &BuildParams::default())
+            .map_err(|e| e.to_string())?;
+        // The file is mapped once opened, then removed: it belongs to this pane's index.
+        let index_path = std::env::temp_dir().join(format!(
+            "memscape-engine-gui-map-{}-{:p}.lod",
+            std::process::id(),
+            self
+        ));
+        let source = SourceId::of_file(
+            &self.dir.join(memscape_parquet::MANIFEST),
+            plan.extent_t.saturating_sub(1),
+            plan.blocks,
+        );
+        self.engine
+            .lod_index(&self.dataset, None, &plan, None, source, &index_path)
+            .map_err(|e| e.to_string())?;
+        let opened = LodTrace::with_index(
+            &self.dir,
+            &index_path,
+            memscape_lod::trace_source::TraceFile::from_trace(trace.clone()),
+        );
+        let _ = std::fs::remove_file(&index_path);
+        tracing::debug!(
+            "{}: {} levels built by {:?} in {:.2} s",
+            self.dir.display(),
+            plan.levels.len(),
+            self.engine.spec(),
+            started.elapsed().as_secs_f64()
+        );
+        opened.map_err(|e| e.to_string())
+    }
+
+    fn engine(&self) -> String {
+        format!("{:?}", self.engine.spec())
+    }
+}

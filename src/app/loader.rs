@@ -206,6 +206,7 @@ fn with_engine_heap(
         && super::engine_heap::is_trace_dataset(path)
     {
         super::engine_heap::attach(&mut dataset, path, "embedded")?;
+        super::engine_map::attach(&mut dataset, path, "embedded")?;
     }
     #[cfg(feature = "engine")]
     if let LoadSource::File(path) = source

@@ -241,7 +241,7 @@ impl View for TopologyPane {
         let (mut picture, _, _) =
             topology_pane_picture(&base, &result, self.measure, hovered, rect.size());
         if let Some(engine) = shared.computed_by() {
-            memscape_views::samples::query::engine_note(&mut picture, &engine);
+            memscape_views::picture::engine_note(&mut picture, &engine);
         }
         self.paint(ui, rect, picture);
         // Clicks on offender bars.

@@ -155,6 +155,20 @@ pub trait HeapQuery: Send + Sync {
     fn engine(&self) -> String;
 }
 
+/// The allocation map's level-of-detail index built elsewhere than from a trace file's blocks:
+/// the query engine over a Parquet trace dataset (`memscape_engine::Engine::lod_index`, every
+/// level bit for bit memscape-lod's builder's, attached by a `memscape` built with the engine).
+/// The GUI's map pane opens it on its level-of-detail thread and draws from it as from the
+/// index beside a big trace.
+pub trait LodQuery: Send + Sync {
+    /// Builds the index of the dataset `trace` was read from and opens it over `trace`'s blocks
+    /// (the views finer than every level draw those exactly).
+    fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String>;
+
+    /// What builds it ("Embedded", a Ballista scheduler), for messages.
+    fn engine(&self) -> String;
+}
+
 pub struct AllocTraceData {
     pub trace: memscape_trace::Trace,
     /// Blocks laid out for the allocation map (collapsed address axis, default colours).
@@ -166,6 +180,9 @@ pub struct AllocTraceData {
     /// over the Parquet dataset this trace was read from (set by a `memscape` built with the
     /// engine; see [`HeapQuery`]).
     pub heap_query: Option<std::sync::Arc<dyn HeapQuery>>,
+    /// Where the map pane's level-of-detail index comes from when not from a trace file: the
+    /// query engine (see [`LodQuery`]).
+    pub lod_query: Option<std::sync::Arc<dyn LodQuery>>,
 }
 
 impl AllocTraceData {
@@ -192,6 +209,7 @@ impl AllocTraceData {
             scene,
             path: None,
             heap_query: None,
+            lod_query: None,
         };
         (data, sweep)
     }

@@ -19,6 +19,8 @@ pub enum LodState {
         pass: u8,
         fraction: f64,
     },
+    /// Built by the query engine named (a Parquet trace dataset: `LodQuery`).
+    Querying(String),
     Ready(Arc<LodTrace>),
     Failed(String),
 }
@@ -85,6 +87,51 @@ impl LodOpener {
         Some(Self { state, cancel })
     }
 
+    /// Builds the index of the Parquet trace dataset `dataset` was read from on the query
+    /// engine (`LodQuery`), on the same thread, when the dataset has one (else `None`).
+    pub fn start_query(
+        dataset: &Arc<memscape_views::Dataset>,
+        ctx: Option<egui::Context>,
+    ) -> Option<Self> {
+        let query = dataset.alloc_trace()?.lod_query.clone()?;
+        let state = Arc::new(Mutex::new(LodState::Querying(query.engine())));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (st, data) = (state.clone(), Arc::downgrade(dataset));
+        let spawned = std::thread::Builder::new()
+            .name("memscape-lod".into())
+            .spawn(move || {
+                let Some(trace) = data.upgrade() else {
+                    return;
+                };
+                let result = match trace.alloc_trace() {
+                    Some(t) => query.open(&t.trace),
+                    None => Err(String::from("the dataset holds no allocation trace")),
+                };
+                drop(trace);
+                let state = match result {
+                    Ok(index) => {
+                        tracing::info!(
+                            "allocation map from the level-of-detail index built by {}",
+                            query.engine()
+                        );
+                        LodState::Ready(Arc::new(index))
+                    }
+                    Err(e) => LodState::Failed(format!("{}: {e}", query.engine())),
+                };
+                if let Ok(mut g) = st.lock() {
+                    *g = state;
+                }
+                if let Some(ctx) = &ctx {
+                    memscape_views::wake(ctx);
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::error!("level-of-detail thread: {e}");
+            return None;
+        }
+        Some(Self { state, cancel })
+    }
+
     pub fn state(&self) -> Option<LodState> {
         self.state.lock().ok().map(|g| g.clone())
     }
@@ -111,6 +158,10 @@ impl LodOpener {
                     },
                     fraction * 100.0
                 ),
+            )),
+            LodState::Querying(engine) => Some((
+                true,
+                format!("level-of-detail tiles computed by the query engine ({engine})…"),
             )),
             LodState::Ready(_) => Some((false, String::from("level-of-detail index open"))),
             LodState::Failed(e) => Some((false, format!("level of detail off: {e}"))),

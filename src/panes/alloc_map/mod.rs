@@ -153,8 +153,11 @@ impl AllocMapPane {
         let waker = Arc::new(std::sync::OnceLock::new());
         let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone(), waker.clone()));
         let settings = default_settings(&dataset, color_by);
+        // A Parquet trace dataset's index is the query engine's; a big trace's, beside it.
         let lod = scene.and_then(|_| {
-            lod::LodOpener::start(dataset.alloc_trace().and_then(|t| t.path.as_ref()), None)
+            lod::LodOpener::start_query(&dataset, None).or_else(|| {
+                lod::LodOpener::start(dataset.alloc_trace().and_then(|t| t.path.as_ref()), None)
+            })
         });
         Self {
             filter: processes::ProcessFilterState::new(dataset.clone()),
@@ -412,7 +415,12 @@ impl View for AllocMapPane {
             && !self
                 .lod
                 .as_ref()
-                .is_some_and(|l| matches!(l.state(), Some(lod::LodState::Opening { .. })))
+                .is_some_and(|l| {
+                    matches!(
+                        l.state(),
+                        Some(lod::LodState::Opening { .. } | lod::LodState::Querying(_))
+                    )
+                })
             && self.next.is_none()
             && self.queued.is_none()
             && !self.refining()
@@ -623,7 +631,13 @@ impl View for AllocMapPane {
             );
         }
 
-        let picture = picture(
+        // Drawn from the query engine's index: said in the picture.
+        let engine = t
+            .lod_query
+            .as_ref()
+            .filter(|_| data.lod.is_some())
+            .map(|q| q.engine());
+        let mut picture = picture(
             &shown_settings,
             &MapInputs {
                 trace: &t.trace,
@@ -645,6 +659,9 @@ impl View for AllocMapPane {
             },
             full.size(),
         );
+        if let Some(engine) = engine {
+            memscape_views::picture::engine_note(&mut picture, &engine);
+        }
         let asking = pointer.zip(hovered_cell).map(|(pos, k)| PickTag {
             bin: k,
             pos,

@@ -636,7 +636,15 @@ impl View for HeapTreePane {
             }
         }
 
-        if let Some(picture) = picture {
+        if let Some(mut picture) = picture {
+            // A dataset's heap from the query engine: said in the picture.
+            if let Some(query) = self
+                .dataset
+                .alloc_trace()
+                .and_then(|t| t.heap_query.as_ref())
+            {
+                memscape_views::picture::engine_note(&mut picture, &query.engine());
+            }
             let drawn = !picture.shapes.is_empty();
             if cx.render_state.is_some() {
                 self.drawn_once |= drawn;

@@ -483,7 +483,7 @@ impl View for HistogramsPane {
             false,
         );
         if let Some(engine) = self.shared.computed_by() {
-            memscape_views::samples::query::engine_note(&mut picture, &engine);
+            memscape_views::picture::engine_note(&mut picture, &engine);
         }
         memscape_views::gpu::paint(ui, &self.key, rect, picture);
         let _ = cx;

@@ -60,16 +60,3 @@ pub fn query_of(dataset: &Dataset) -> Option<Arc<dyn SamplesQuery>> {
         .0
         .clone()
 }
-
-/// Marks `picture` as drawn from the query engine `engine` (a line at its bottom right): the
-/// user sees what computed the numbers, and the GUI's self-test which panes did.
-pub fn engine_note(picture: &mut crate::picture::Picture, engine: &str) {
-    let size = picture.size;
-    picture.labels.push(crate::label::Label::new(
-        egui::pos2(size.x - 6.0, size.y - 4.0),
-        format!("computed by the query engine ({engine})"),
-        10.0,
-        egui::Color32::from_gray(150),
-        egui::Align2::RIGHT_BOTTOM,
-    ));
-}
