@@ -142,7 +142,7 @@ fn samples_views_draw_from_an_attached_query_and_fall_back_for_clusters() {
     });
     assert_eq!(shared.computed_by().as_deref(), Some("Counting"));
     assert!(query.selections.load(Ordering::Relaxed) >= 1);
-    X
+    assert_eq!(result.selection.universe(), 0, "the query's result");
     // A cluster picked: the samples' own numbers, equal to a direct recomputation.
     let s = samples_of(&dataset).unwrap();
     let every_third = Bitset::from_fn(s.len(), |i| i % 3 == 0);
