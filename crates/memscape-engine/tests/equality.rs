@@ -540,3 +540,116 @@ fn heap_timeline_from_the_engine_equals_the_native_one() {
         check_timeline(&engine, &ds, host, trace);
     }
 }
+
+/// The selections the GUI's samples panes build — a brush on a qualitative axis (values of
+/// `cpu`), ranges, offender bars picked alone, or'd (shift) and and'ed (ctrl) — stated to the
+/// engine as a `Selection` give every linked view's numbers of `memscape_samples::recompute`:
+/// per-resource totals, each axis' marked bins, the top offenders and the selection panel.
+#[test]
+fn gui_selections_on_the_engine_equal_the_linked_recompute() {
+    use memscape_engine::samples::Selection;
+    use memscape_samples::{AxisBrush, Brush, LinkedIndex, Picked, SelectionSpec, recompute};
+    let (samples, topology) = lulesh();
+    let dir = tempfile::tempdir().unwrap();
+    samples_dataset(&samples, dir.path());
+    let engine = Engine::embedded(2).unwrap();
+    let ds = engine.open(dir.path()).unwrap();
+    let mapping = Mapping::new(&samples, &topology);
+    let index = LinkedIndex::new(&samples, 32);
+    let cpu = index.axis("cpu").unwrap();
+    let lat = index.axis("latency").unwrap();
+    let line = |k: usize| samples.source_lines[k].clone();
+    let symbol = |k: usize| samples.symbols[k].clone();
+    let pick = |key, name: String| Picked::offender(&samples, key, &name, name.clone());
+    let mut specs: Vec<SelectionSpec> = Vec::new();
+    let mut spec = SelectionSpec::default();
+    spec.set_brush(AxisBrush {
+        axis: cpu,
+        brush: Brush::Bins(vec![0, 2, 3]),
+    });
+    spec.set_brush(AxisBrush {
+        axis: lat,
+        brush: Brush::Range { lo: 20.0, hi: 400.0 },
+    });
+    specs.push(spec);
+    let alone = pick(OffenderKey::SourceLine, line(1));
+    specs.push(SelectionSpec {
+        brushes: Vec::new(),
+        picked: Some(alone.clone()),
+    });
+    let or = alone.or(&pick(OffenderKey::Symbol, symbol(0)), String::from("or"));
+    let mut spec = SelectionSpec {
+        brushes: Vec::new(),
+        picked: Some(or.clone()),
+    };
+    spec.set_brush(AxisBrush {
+        axis: lat,
+        brush: Brush::Range { lo: 0.0, hi: 90.0 },
+    });
+    specs.push(spec);
+    let and = or.and(&pick(OffenderKey::Symbol, symbol(1)), String::from("and"));
+    specs.push(SelectionSpec {
+        brushes: Vec::new(),
+        picked: Some(and),
+    });
+    for spec in &specs {
+        let native = recompute(&samples, &mapping, &index, spec, 20);
+        assert!(
+            native.summary.samples > 0 && !native.everything,
+            "{spec:?} selects something"
+        );
+        // The spec as the GUI states it to the engine (`app/engine_samples_query.rs`).
+        let mut selection = Selection::default();
+        for brush in &spec.brushes {
+            let axis = &index.axes[brush.axis];
+            match &brush.brush {
+                Brush::Range { lo, hi } => selection.ranges.push(RangeSpec {
+                    attribute: axis.attribute.clone(),
+                    lo: Some(*lo),
+                    hi: Some(*hi),
+                }),
+                Brush::Bins(bins) => selection.values.push((
+                    axis.attribute.clone(),
+                    bins.iter()
+                        .map(|&b| axis.bins[b as usize].label.clone().unwrap())
+                        .collect(),
+                )),
+            }
+        }
+        selection.offenders = spec.picked.as_ref().map(|p| p.offenders.clone().unwrap());
+        let label = format!("{spec:?}");
+        assert_eq!(
+            engine
+                .resource_totals_where(&ds, None, &topology, &selection)
+                .unwrap(),
+            native.aggregate,
+            "{label}"
+        );
+        assert_eq!(
+            engine.selection_summary(&ds, None, &selection).unwrap(),
+            native.summary,
+            "{label}"
+        );
+        for (a, axis) in index.axes.iter().enumerate() {
+            let h = engine
+                .histogram_where(&ds, None, &axis.attribute, 32, &selection)
+                .unwrap();
+            let marked: Vec<u64> = h.bins.iter().map(|b| b.selected).collect();
+            assert_eq!(marked, native.selected_bins[a], "{label}: {}", axis.attribute);
+        }
+        assert_eq!(
+            engine
+                .top_offenders_where(&ds, None, OffenderKey::SourceLine, &selection, 20)
+                .unwrap(),
+            native.top_lines,
+            "{label}"
+        );
+        assert_eq!(
+            engine
+                .top_offenders_where(&ds, None, OffenderKey::Symbol, &selection, 20)
+                .unwrap(),
+            native.top_symbols,
+            "{label}"
+        );
+    }
+}
