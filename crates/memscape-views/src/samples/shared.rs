@@ -181,10 +181,18 @@ impl SamplesShared {
     /// The shared state of `dataset`'s samples views (created, with its workers, on first use;
     /// `repaint` wakes the GUI when they have finished something).
     pub fn of(dataset: &Arc<Dataset>, repaint: &Repaint) -> Arc<SamplesShared> {
-        dataset.links.shared(|| Self::start(dataset, repaint))
+        // Asked before: `Links::shared` makes the state under its lock.
+        let engine = query_of(dataset).map(|q| q.engine());
+        dataset
+            .links
+            .shared(|| Self::start(dataset, repaint, engine))
     }
 
-    fn start(dataset: &Arc<Dataset>, repaint: &Repaint) -> Arc<SamplesShared> {
+    fn start(
+        dataset: &Arc<Dataset>,
+        repaint: &Repaint,
+        engine: Option<String>,
+    ) -> Arc<SamplesShared> {
         let (wake, wake_rx) = crossbeam_channel::bounded(1);
         let (jobs, jobs_rx) = crossbeam_channel::bounded(16);
         let shared = Arc::new(SamplesShared {
@@ -193,7 +201,7 @@ impl SamplesShared {
             state: Mutex::new(State::default()),
             wake,
             jobs,
-            engine: query_of(dataset).map(|q| q.engine()),
+            engine,
         });
         let weak_data = Arc::downgrade(dataset);
         let weak_shared = Arc::downgrade(&shared);
