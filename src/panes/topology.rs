@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use egui::{Color32, Pos2, Rect, Sense};
-use memscape_samples::{Bitset, OffenderKey, Picked, SelectionSpec};
+use memscape_samples::{OffenderKey, Picked, SelectionSpec};
 use memscape_topology::Topology;
 use memscape_views::gpu::PaneKey;
 use memscape_views::samples::compose::{

@@ -588,18 +588,6 @@ fn histograms_view(
     let mut tree = None;
     if let Some(attr) = &settings.cluster_attribute {
         let a = axis_named(index, attr, "--cluster-attribute")?;
-        index.axis(name).with_context(|| {
-            format!(
-                "{flag}: no attribute {name:?}; available: {}",
-                index
-                    .axes
-                    .iter()
-                    .map(|a| a.attribute.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-    };
         crate::ensure!(
             shown.contains(&a),
             "--cluster-attribute {attr}: the axis is not shown (see --axes / --histogram-attribute)"
