@@ -587,7 +587,14 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
         brush: Brush::Range { lo: 0.0, hi: 90.0 },
     });
     specs.push(spec);
-    let and = or.and(&pick(OffenderKey::Symbol, symbol(1)), String::from("and"));
+    // And'ed with the symbol of a sample on that line: not empty.
+    let on_line = (0..samples.len())
+        .find(|&i| samples.source_line[i] == 1 && (samples.symbol[i] as usize) < samples.symbols.len())
+        .unwrap();
+    let and = or.and(
+        &pick(OffenderKey::Symbol, symbol(samples.symbol[on_line] as usize)),
+        String::from("and"),
+    );
     specs.push(SelectionSpec {
         brushes: Vec::new(),
         picked: Some(and),
