@@ -36,8 +36,14 @@ fn gui_draws_the_samples_panes_of_a_parquet_dataset_from_the_engine() {
         (1600, 1000),
         &[("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str())],
     );
-    assert!(count_near(&image, [165, 0, 38], 10) > 0, "a hottest resource");
-    assert!(count_near(&image, [49, 54, 149], 10) > 0, "a coolest resource");
+    assert!(
+        count_near(&image, [165, 0, 38], 10) > 0,
+        "a hottest resource"
+    );
+    assert!(
+        count_near(&image, [49, 54, 149], 10) > 0,
+        "a coolest resource"
+    );
     assert!(
         count_near(&image, [86, 92, 108], 10) > 5000,
         "histogram bars"

@@ -457,7 +457,14 @@ fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
         ),
         (
             "histogram",
-            &["--histogram-attribute", "cpu", "--select", "latency=..40", "--strips", "4"],
+            &[
+                "--histogram-attribute",
+                "cpu",
+                "--select",
+                "latency=..40",
+                "--strips",
+                "4",
+            ],
         ),
     ];
     for (k, (view, args)) in cases.iter().enumerate() {
@@ -480,7 +487,10 @@ fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
         let (native, _) = png(&lulesh.join("samples.out"), "embedded");
         let (engine, how) = png(&dir, "embedded");
         assert!(how.contains("computed by Embedded"), "{view}: {how}");
-        assert!(how.contains("per histogram bin and window"), "{view}: {how}");
+        assert!(
+            how.contains("per histogram bin and window"),
+            "{view}: {how}"
+        );
         assert!(native.len() > 1000);
         assert!(
             native == engine,

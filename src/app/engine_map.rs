@@ -134,11 +134,7 @@ pub fn open_view(
 /// from the level-of-detail index the engine `spec` names builds (every level and the size
 /// classes, `Engine::lod_index`), opened over the blocks read back for the exact views.
 #[cfg(feature = "engine")]
-pub fn attach(
-    dataset: &mut memscape_views::Dataset,
-    dir: &Path,
-    spec: &str,
-) -> anyhow::Result<()> {
+pub fn attach(dataset: &mut memscape_views::Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use memscape_engine::{Engine, EngineSpec};
     let Some(trace) = dataset.alloc_trace_mut() else {

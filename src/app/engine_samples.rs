@@ -181,7 +181,9 @@ fn histograms_picture(
     use std::sync::Arc;
 
     use anyhow::Context as _;
-    use memscape_samples::{AxisBrush, AxisIndex, Bitset, LinkedIndex, LinkedResult, SelectionSpec};
+    use memscape_samples::{
+        AxisBrush, AxisIndex, Bitset, LinkedIndex, LinkedResult, SelectionSpec,
+    };
     use memscape_views::samples::compose::{
         HistogramInputs, histogram_layout, histogram_picture_of, strips_legend,
     };
@@ -193,8 +195,11 @@ fn histograms_picture(
         axes.push(AxisIndex::of_histogram(h.clone(), column));
         histograms.push(h);
     }
-    let summary =
-        engine.selection_summary(dataset, None, &memscape_engine::samples::Selection::of_ranges(ranges))?;
+    let summary = engine.selection_summary(
+        dataset,
+        None,
+        &memscape_engine::samples::Selection::of_ranges(ranges),
+    )?;
     let total = engine.sample_count(dataset, None, &[])? as usize;
     let index = LinkedIndex::of_axes(axes, bins, total);
     let mut spec = SelectionSpec::default();

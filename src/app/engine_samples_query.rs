@@ -186,9 +186,7 @@ mod engine_query {
             let build = || -> anyhow::Result<Base> {
                 let samples = samples_of(dataset).context("the dataset holds no samples")?;
                 let hardware = hardware.map(std::path::Path::to_path_buf).or_else(|| {
-                    memscape_samples::report::default_hardware(std::path::Path::new(
-                        &dataset.name,
-                    ))
+                    memscape_samples::report::default_hardware(std::path::Path::new(&dataset.name))
                 });
                 let topology = memscape_topology::Topology::load(hardware.as_deref())?;
                 let mapping = Mapping::new(samples, &topology);
@@ -200,9 +198,13 @@ mod engine_query {
                     .iter()
                     .enumerate()
                 {
-                    let h =
-                        self.engine
-                            .histogram_where(&self.dataset, None, name, bins, &everything)?;
+                    let h = self.engine.histogram_where(
+                        &self.dataset,
+                        None,
+                        name,
+                        bins,
+                        &everything,
+                    )?;
                     axes.push(AxisIndex::of_histogram(h, column));
                 }
                 let index = LinkedIndex::of_axes(axes, bins, samples.len());

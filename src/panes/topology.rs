@@ -276,9 +276,7 @@ impl View for TopologyPane {
             shared.update(|s| {
                 s.picked = Some(match (&s.picked, modifiers.shift, modifiers.command) {
                     (Some(old), true, _) => old.or(&these, format!("({} or {label})", old.label)),
-                    (Some(old), _, true) => {
-                        old.and(&these, format!("({} and {label})", old.label))
-                    }
+                    (Some(old), _, true) => old.and(&these, format!("({} and {label})", old.label)),
                     _ => these,
                 });
             });

@@ -569,7 +569,10 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
     });
     spec.set_brush(AxisBrush {
         axis: lat,
-        brush: Brush::Range { lo: 20.0, hi: 400.0 },
+        brush: Brush::Range {
+            lo: 20.0,
+            hi: 400.0,
+        },
     });
     specs.push(spec);
     let alone = pick(OffenderKey::SourceLine, line(1));
@@ -589,10 +592,15 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
     specs.push(spec);
     // And'ed with the symbol of a sample on that line: not empty.
     let on_line = (0..samples.len())
-        .find(|&i| samples.source_line[i] == 1 && (samples.symbol[i] as usize) < samples.symbols.len())
+        .find(|&i| {
+            samples.source_line[i] == 1 && (samples.symbol[i] as usize) < samples.symbols.len()
+        })
         .unwrap();
     let and = or.and(
-        &pick(OffenderKey::Symbol, symbol(samples.symbol[on_line] as usize)),
+        &pick(
+            OffenderKey::Symbol,
+            symbol(samples.symbol[on_line] as usize),
+        ),
         String::from("and"),
     );
     specs.push(SelectionSpec {
@@ -642,7 +650,11 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
                 .histogram_where(&ds, None, &axis.attribute, 32, &selection)
                 .unwrap();
             let marked: Vec<u64> = h.bins.iter().map(|b| b.selected).collect();
-            assert_eq!(marked, native.selected_bins[a], "{label}: {}", axis.attribute);
+            assert_eq!(
+                marked, native.selected_bins[a],
+                "{label}: {}",
+                axis.attribute
+            );
         }
         assert_eq!(
             engine

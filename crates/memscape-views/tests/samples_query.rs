@@ -41,23 +41,14 @@ impl SamplesQuery for Counting {
         Ok(self.native.rebinned(samples, bins))
     }
 
-    fn recompute(
-        &self,
-        base: &Base,
-        spec: &SelectionSpec,
-    ) -> Option<Result<LinkedResult, String>> {
+    fn recompute(&self, base: &Base, spec: &SelectionSpec) -> Option<Result<LinkedResult, String>> {
         if spec.picked.as_ref().is_some_and(|p| p.offenders.is_none()) {
             return None;
         }
         self.selections.fetch_add(1, Ordering::Relaxed);
         let samples = samples_of(&self.samples).unwrap();
-        let mut result = memscape_samples::recompute(
-            samples,
-            &base.mapping,
-            &base.index,
-            spec,
-            TOP_OFFENDERS,
-        );
+        let mut result =
+            memscape_samples::recompute(samples, &base.mapping, &base.index, spec, TOP_OFFENDERS);
         // The engine states numbers, not members.
         result.selection = Bitset::new(0);
         Some(Ok(result))
@@ -124,7 +115,11 @@ fn samples_views_draw_from_an_attached_query_and_fall_back_for_clusters() {
     let shared = SamplesShared::of(&dataset, &ctx);
     assert_eq!(shared.engine(), Some("Counting"));
     let base = wait("the base", || shared.base()).expect("base");
-    assert_eq!(query.bases.load(Ordering::Relaxed), 1, "the base is the query's");
+    assert_eq!(
+        query.bases.load(Ordering::Relaxed),
+        1,
+        "the base is the query's"
+    );
     // A brush: the query's numbers.
     let lat = base.index.axis("latency").expect("latency");
     shared.update(|s| {

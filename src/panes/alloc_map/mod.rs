@@ -412,15 +412,12 @@ impl View for AllocMapPane {
     fn is_ready(&self) -> bool {
         self.drawn.load(Ordering::Acquire)
             && !self.busy()
-            && !self
-                .lod
-                .as_ref()
-                .is_some_and(|l| {
-                    matches!(
-                        l.state(),
-                        Some(lod::LodState::Opening { .. } | lod::LodState::Querying(_))
-                    )
-                })
+            && !self.lod.as_ref().is_some_and(|l| {
+                matches!(
+                    l.state(),
+                    Some(lod::LodState::Opening { .. } | lod::LodState::Querying(_))
+                )
+            })
             && self.next.is_none()
             && self.queued.is_none()
             && !self.refining()

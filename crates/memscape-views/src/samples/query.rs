@@ -29,11 +29,7 @@ pub trait SamplesQuery: Send + Sync {
 
     /// Every view's numbers for `spec` on `base`; None when `spec` holds what the query cannot
     /// state (samples picked by a cluster marker): those are computed from the samples.
-    fn recompute(
-        &self,
-        base: &Base,
-        spec: &SelectionSpec,
-    ) -> Option<Result<LinkedResult, String>>;
+    fn recompute(&self, base: &Base, spec: &SelectionSpec) -> Option<Result<LinkedResult, String>>;
 
     /// The window-score strip `key` asks for, over every sample.
     fn strip(&self, base: &Base, key: &StripKey) -> Result<Vec<WindowScore>, String>;

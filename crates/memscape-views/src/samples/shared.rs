@@ -378,11 +378,8 @@ fn link_worker(
         };
         (base.map(Arc::new), version)
     };
-    let bins_now = |shared: &Weak<SamplesShared>| {
-        shared
-            .upgrade()
-            .map_or(QUANTITATIVE_BINS, |s| s.bins())
-    };
+    let bins_now =
+        |shared: &Weak<SamplesShared>| shared.upgrade().map_or(QUANTITATIVE_BINS, |s| s.bins());
     let (mut built, mut paired_version) = build(&dataset, bins_now(&shared));
     let base = loop {
         let Some(me) = shared.upgrade() else {
@@ -493,7 +490,10 @@ fn link_worker(
             let from_query = match query.as_ref().map(|q| (q, q.recompute(&base, &spec))) {
                 Some((q, Some(Ok(result)))) => Some((result, q.engine())),
                 Some((q, Some(Err(e)))) => {
-                    tracing::error!("the selection on {}: {e}; computed from the samples", q.engine());
+                    tracing::error!(
+                        "the selection on {}: {e}; computed from the samples",
+                        q.engine()
+                    );
                     None
                 }
                 _ => None,
@@ -503,8 +503,9 @@ fn link_worker(
                 Some((result, _)) => result,
                 // The samples' own index: a query's axes know no sample's bin.
                 None if query.is_some() => {
-                    let index = native_index
-                        .get_or_insert_with(|| LinkedIndex::new(samples, base.index.quantitative_bins));
+                    let index = native_index.get_or_insert_with(|| {
+                        LinkedIndex::new(samples, base.index.quantitative_bins)
+                    });
                     memscape_samples::recompute(samples, &base.mapping, index, &spec, TOP_OFFENDERS)
                 }
                 None => memscape_samples::recompute(
