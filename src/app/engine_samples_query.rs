@@ -12,8 +12,7 @@ use std::path::Path;
 use memscape_views::Dataset;
 
 /// Makes the samples panes of `dataset`, loaded from the Parquet samples dataset `dir`, draw
-/// from the engine `spec` names.
-#[cfg(feature = "engine")]
+/// from the engine `spec` names (without the engine they draw from the samples read in full).
 pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use memscape_engine::{Engine, EngineSpec};
@@ -30,13 +29,6 @@ pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Without the engine, the samples panes draw from the samples read in full.
-#[cfg(not(feature = "engine"))]
-pub fn attach(_dataset: &Dataset, _dir: &Path, _spec: &str) -> anyhow::Result<()> {
-    Ok(())
-}
-
-#[cfg(feature = "engine")]
 mod engine_query {
     use anyhow::Context as _;
     use memscape_engine::samples::Selection;
@@ -48,6 +40,9 @@ mod engine_query {
     use memscape_views::Dataset;
     use memscape_views::samples::query::SamplesQuery;
     use memscape_views::samples::shared::{Base, StripKey, TOP_OFFENDERS, samples_of};
+
+    /// The ranked offender rows of a selection and the selected (samples, cycles) by code.
+    type OffenderParts = (Vec<Offender>, Vec<(u64, u64)>);
 
     pub struct EngineSamples {
         pub engine: memscape_engine::Engine,
@@ -93,7 +88,7 @@ mod engine_query {
             selection: &Selection,
             rows: &[Offender],
             codes: &[u32],
-        ) -> anyhow::Result<(Vec<Offender>, Vec<(u64, u64)>)> {
+        ) -> anyhow::Result<OffenderParts> {
             let all =
                 self.engine
                     .top_offenders_where(&self.dataset, None, key, selection, usize::MAX)?;

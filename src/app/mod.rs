@@ -5,6 +5,7 @@ mod compare;
 pub mod engine_heap;
 pub mod engine_map;
 pub mod engine_samples;
+#[cfg(feature = "engine")]
 pub mod engine_samples_query;
 mod export;
 mod file_bar;
