@@ -202,6 +202,9 @@ impl View for TopologyPane {
                 ui.spinner();
             }
             ui.weak(format!("topology: {}", base.topology.source()));
+            if let Some(engine) = shared.computed_by() {
+                ui.weak(format!("· computed by the query engine ({engine})"));
+            }
         });
         // The source pane: the clicked line, else the selection's top line.
         let target = self
@@ -240,8 +243,9 @@ impl View for TopologyPane {
         let hovered = pointer.and_then(|p| hovered_resource(&base.topology, disc, p));
         let (mut picture, _, _) =
             topology_pane_picture(&base, &result, self.measure, hovered, rect.size());
+        // Said in the header line above (the picture's corners hold the charts).
         if let Some(engine) = shared.computed_by() {
-            memscape_views::picture::engine_note(&mut picture, &engine);
+            memscape_views::picture::engine_provenance(&mut picture, &engine);
         }
         self.paint(ui, rect, picture);
         // Clicks on offender bars.

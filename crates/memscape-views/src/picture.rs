@@ -31,6 +31,9 @@ pub struct Picture {
     pub shapes: Vec<Shape>,
     /// Text over everything.
     pub labels: Vec<Label>,
+    /// What computed the numbers drawn, when not memscape's own in-memory analyses (the query
+    /// engine): the SVG's `<desc>`, so that an exported picture keeps it.
+    pub provenance: Option<String>,
 }
 
 impl Picture {
@@ -285,15 +288,25 @@ pub fn si(v: u64) -> String {
     }
 }
 
-/// Marks `picture` as drawn from the query engine `engine` (a line at its bottom right): the
-/// user sees what computed the numbers, and the GUI's self-test which panes did.
+/// Marks `picture` as drawn from the query engine `engine` (a line at its bottom right, and
+/// its provenance): the user sees what computed the numbers, and the GUI's self-test which
+/// panes did.
 pub fn engine_note(picture: &mut Picture, engine: &str) {
     let size = picture.size;
+    let line = engine_provenance(picture, engine);
     picture.labels.push(Label::new(
         egui::pos2(size.x - 6.0, size.y - 4.0),
-        format!("computed by the query engine ({engine})"),
+        line,
         10.0,
         egui::Color32::from_gray(150),
         egui::Align2::RIGHT_BOTTOM,
     ));
+}
+
+/// Sets `picture`'s provenance to the query engine `engine` without a line in the picture
+/// (views whose every corner holds data say it in their pane's status line), and returns it.
+pub fn engine_provenance(picture: &mut Picture, engine: &str) -> String {
+    let line = format!("computed by the query engine ({engine})");
+    picture.provenance = Some(line.clone());
+    line
 }

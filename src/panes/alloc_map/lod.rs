@@ -29,6 +29,8 @@ pub enum LodState {
 pub struct LodOpener {
     state: Arc<Mutex<LodState>>,
     cancel: Arc<AtomicBool>,
+    /// The query engine building the index (a Parquet dataset's), named once it is open.
+    engine: Option<String>,
 }
 
 impl Drop for LodOpener {
@@ -84,7 +86,11 @@ impl LodOpener {
             tracing::error!("level-of-detail thread: {e}");
             return None;
         }
-        Some(Self { state, cancel })
+        Some(Self {
+            state,
+            cancel,
+            engine: None,
+        })
     }
 
     /// Builds the index of the Parquet trace dataset `dataset` was read from on the query
@@ -94,7 +100,8 @@ impl LodOpener {
         ctx: Option<egui::Context>,
     ) -> Option<Self> {
         let query = dataset.alloc_trace()?.lod_query.clone()?;
-        let state = Arc::new(Mutex::new(LodState::Querying(query.engine())));
+        let engine = query.engine();
+        let state = Arc::new(Mutex::new(LodState::Querying(engine.clone())));
         let cancel = Arc::new(AtomicBool::new(false));
         let (st, data) = (state.clone(), Arc::downgrade(dataset));
         let spawned = std::thread::Builder::new()
@@ -129,7 +136,11 @@ impl LodOpener {
             tracing::error!("level-of-detail thread: {e}");
             return None;
         }
-        Some(Self { state, cancel })
+        Some(Self {
+            state,
+            cancel,
+            engine: Some(engine),
+        })
     }
 
     pub fn state(&self) -> Option<LodState> {
@@ -163,7 +174,15 @@ impl LodOpener {
                 true,
                 format!("level-of-detail tiles computed by the query engine ({engine})…"),
             )),
-            LodState::Ready(_) => Some((false, String::from("level-of-detail index open"))),
+            LodState::Ready(_) => Some((
+                false,
+                match &self.engine {
+                    Some(engine) => {
+                        format!("level-of-detail index computed by the query engine ({engine})")
+                    }
+                    None => String::from("level-of-detail index open"),
+                },
+            )),
             LodState::Failed(e) => Some((false, format!("level of detail off: {e}"))),
         }
     }

@@ -628,7 +628,7 @@ impl View for AllocMapPane {
             );
         }
 
-        // Drawn from the query engine's index: said in the picture.
+        // Drawn from the query engine's index: said in the picture's provenance.
         let engine = t
             .lod_query
             .as_ref()
@@ -657,7 +657,8 @@ impl View for AllocMapPane {
             full.size(),
         );
         if let Some(engine) = engine {
-            memscape_views::picture::engine_note(&mut picture, &engine);
+            // Every corner of the map holds data: the line is the pane's status (`lod.rs`).
+            memscape_views::picture::engine_provenance(&mut picture, &engine);
         }
         let asking = pointer.zip(hovered_cell).map(|(pos, k)| PickTag {
             bin: k,

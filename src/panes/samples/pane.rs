@@ -433,11 +433,17 @@ impl View for HistogramsPane {
                 None => waiting = true,
             }
         }
-        if waiting || result_version != version || !problems.is_empty() {
+        // A dataset's numbers come from the query engine: said above the picture (its
+        // corners hold axes and bars) and in its provenance.
+        let engine = self.shared.computed_by();
+        if engine.is_some() || waiting || result_version != version || !problems.is_empty() {
             ui.horizontal(|ui| {
                 if waiting || result_version != version {
                     ui.spinner();
                     ui.label("computing in the background…");
+                }
+                if let Some(engine) = &engine {
+                    ui.weak(format!("computed by the query engine ({engine})"));
                 }
                 for p in problems.iter().take(1) {
                     ui.colored_label(Color32::LIGHT_RED, p);
@@ -482,8 +488,8 @@ impl View for HistogramsPane {
             rect.size(),
             false,
         );
-        if let Some(engine) = self.shared.computed_by() {
-            memscape_views::picture::engine_note(&mut picture, &engine);
+        if let Some(engine) = &engine {
+            memscape_views::picture::engine_provenance(&mut picture, engine);
         }
         memscape_views::gpu::paint(ui, &self.key, rect, picture);
         let _ = cx;

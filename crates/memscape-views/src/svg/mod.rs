@@ -70,6 +70,9 @@ pub fn write_svg(
         r#"<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" width="{w}" height="{h}" viewBox="0 0 {w} {h}">"#
     );
     let _ = writeln!(out, "<title>memscape</title>");
+    if let Some(provenance) = &picture.provenance {
+        let _ = writeln!(out, "<desc>{}</desc>", escape(provenance));
+    }
     if let Some(bg) = picture.background {
         let _ = writeln!(
             out,
@@ -293,6 +296,17 @@ mod tests {
         assert_eq!(num(-0.001), "0");
         assert_eq!(num(2.345_67), "2.35");
         assert_eq!(num(f32::NAN), "0");
+    }
+
+    #[test]
+    fn a_pictures_provenance_is_its_desc() {
+        let mut picture = crate::picture::Picture::new(egui::vec2(20.0, 10.0), [0, 0, 0, 255]);
+        let layout = text::TextLayout::new();
+        let none = write_svg(&picture, &layout, &mut |_| Ok(None)).unwrap();
+        assert!(!none.contains("<desc>"));
+        crate::picture::engine_provenance(&mut picture, "a<b");
+        let svg = write_svg(&picture, &layout, &mut |_| Ok(None)).unwrap();
+        assert!(svg.contains("<desc>computed by the query engine (a&lt;b)</desc>"));
     }
 
     #[test]
