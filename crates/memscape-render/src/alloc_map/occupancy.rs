@@ -299,6 +299,108 @@ impl BarBlocks {
     }
 }
 
+/// One bin's bar (the whole stack one band, as [`BarBlocks::build`] makes it for one bin) with
+/// where its intervals stood after the last row, so that a longer step function of the same bin
+/// (a live recording's next snapshot: the same rows and more) continues it: the intervals the
+/// earlier rows closed are copied, not made again. Only while the capacity is the same (the
+/// colours are fractions of it) and no row lay past the earlier end (an interval cut there
+/// would end later now); else the bar is made from the first row.
+#[derive(Debug, Clone, Default)]
+pub struct ContinuedBar {
+    pub bar: std::sync::Arc<BarBlocks>,
+    /// Rows made into intervals; of the bar's blocks, `closed` were closed by those rows (the
+    /// last one, if more, is the last state up to `end`).
+    rows: usize,
+    closed: usize,
+    /// The interval iteration's state after `rows` rows: the open interval's start and value.
+    t: u64,
+    value: f32,
+    /// The last row made, to check that a continuing step function extends these rows.
+    last_row: Option<(u64, u64)>,
+    start: u64,
+    end: u64,
+    capacity: u64,
+    within_end: bool,
+}
+
+impl ContinuedBar {
+    /// The bar of `steps`, continuing `from` (the bar of a prefix of its rows) where it can.
+    /// Equal to `BarBlocks::build(&[steps.clone()], &[1.0])`. Returns it and whether `from`
+    /// was continued.
+    pub fn continued(steps: &OccupancySteps, from: Option<&ContinuedBar>) -> (Self, bool) {
+        let n = steps.times.len().min(steps.bytes.len());
+        let row = |i: usize| (steps.times[i], steps.bytes[i]);
+        let reuse = from.filter(|f| {
+            f.within_end
+                && f.capacity == steps.capacity
+                && f.start == steps.start
+                && f.end <= steps.end
+                && f.rows <= n
+                && f.last_row == f.rows.checked_sub(1).map(row)
+        });
+        let ramp = crate::color::BlueRedSrgb8::new();
+        let end = steps.end.max(steps.start);
+        let (mut blocks, mut times, first, mut t, mut value) = match reuse {
+            Some(f) => (
+                f.bar.blocks[..f.closed].to_vec(),
+                f.bar.times[..f.closed].to_vec(),
+                f.rows,
+                f.t,
+                f.value,
+            ),
+            None => (Vec::new(), Vec::new(), 0, steps.start, 0.0),
+        };
+        let extra = n - first + 1;
+        blocks.reserve_exact(extra);
+        times.reserve_exact(extra);
+        let mut push = |t0: u64, t1: u64, f: f32| {
+            blocks.push(AllocBlockGpu::new(0, BAR_UNITS, ramp.at(f), f));
+            times.push(BlockTimeGpu::new(t0, t1));
+        };
+        // `OccupancySteps::intervals_iter`, resumed at row `first`.
+        let mut within_end = true;
+        for i in first..n {
+            let raw = steps.times[i].max(t);
+            within_end &= raw <= end;
+            let ti = raw.min(end);
+            if ti > t {
+                push(t, ti, value);
+            }
+            t = ti;
+            value = steps.fraction(steps.bytes[i]);
+        }
+        let closed = blocks.len();
+        if end > t {
+            push(t, end, value);
+        }
+        let bar = BarBlocks {
+            bands: vec![BarBand {
+                range: 0..blocks.len(),
+                lo: 0,
+                hi: BAR_UNITS,
+            }],
+            blocks,
+            times,
+        };
+        let continued = reuse.is_some();
+        (
+            Self {
+                bar: std::sync::Arc::new(bar),
+                rows: n,
+                closed,
+                t,
+                value,
+                last_row: n.checked_sub(1).map(row),
+                start: steps.start,
+                end,
+                capacity: steps.capacity,
+                within_end,
+            },
+            continued,
+        )
+    }
+}
+
 /// Eq. 1's sums that draw a bar on the CPU ([`OccupancyBarFrame::cpu_sums_view`]): the
 /// blocks `range` of the bar in `view`, or, when every row is alike, `row` (the same bar one
 /// pixel tall) summed once and repeated.
@@ -680,6 +782,72 @@ mod tests {
             capacity: 2,
         };
         assert!(backwards.intervals().is_empty());
+    }
+
+    #[test]
+    fn a_continued_bar_equals_the_bar_made_from_the_first_row() {
+        // A growing step function cut at several lengths (times with repeats, one going
+        // backwards, as the wall-clock axis may), its end growing with it.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut times, mut bytes, mut t) = (Vec::new(), Vec::new(), 3u64);
+        for _ in 0..2000 {
+            t = match next() % 10 {
+                0 => t,
+                1 => t.saturating_sub(2),
+                k => t + k,
+            };
+            times.push(t);
+            bytes.push(next() % 1000);
+        }
+        let steps = |rows: usize, end: u64, capacity: u64| OccupancySteps {
+            start: 1,
+            end,
+            times: times[..rows].to_vec(),
+            bytes: bytes[..rows].to_vec(),
+            capacity,
+        };
+        let full = |s: &OccupancySteps| BarBlocks::build(std::slice::from_ref(s), &[1.0]);
+        let mut carried: Option<ContinuedBar> = None;
+        let mut continued_count = 0;
+        for (rows, capacity) in [
+            (0, 900),
+            (1, 900),
+            (7, 900),
+            (300, 900),
+            (301, 950),
+            (900, 950),
+            (2000, 950),
+        ] {
+            let end = times[..rows].iter().copied().max().unwrap_or(0) + 5;
+            let s = steps(rows, end, capacity);
+            let (bar, continued) = ContinuedBar::continued(&s, carried.as_ref());
+            assert_eq!(*bar.bar, full(&s), "{rows} rows");
+            continued_count += usize::from(continued);
+            carried = Some(bar);
+        }
+        // Every growth but the capacity's change continued the last bar.
+        assert_eq!(continued_count, 5);
+        // A row past the earlier end: that bar is not continued, and still equal.
+        let s = steps(100, 50, 950);
+        let (cut, _) = ContinuedBar::continued(&s, None);
+        assert_eq!(*cut.bar, full(&s));
+        let longer = steps(200, 10_000, 950);
+        let (bar, continued) = ContinuedBar::continued(&longer, Some(&cut));
+        assert!(!continued);
+        assert_eq!(*bar.bar, full(&longer));
+        // Rows that do not extend the earlier ones are not continued either.
+        let mut other = steps(300, 10_000, 950);
+        other.bytes[99] += 1;
+        let (from, _) = ContinuedBar::continued(&steps(100, 10_000, 950), None);
+        let (bar, continued) = ContinuedBar::continued(&other, Some(&from));
+        assert!(!continued);
+        assert_eq!(*bar.bar, full(&other));
     }
 
     #[test]
