@@ -353,7 +353,9 @@ impl ContinuedBar {
         let extra = n - first + 1;
         blocks.reserve_exact(extra);
         times.reserve_exact(extra);
-        let mut push = |t0: u64, t1: u64, f: f32| {
+        let push = |blocks: &mut Vec<AllocBlockGpu>,
+                    times: &mut Vec<BlockTimeGpu>,
+                    (t0, t1, f): (u64, u64, f32)| {
             blocks.push(AllocBlockGpu::new(0, BAR_UNITS, ramp.at(f), f));
             times.push(BlockTimeGpu::new(t0, t1));
         };
@@ -364,14 +366,14 @@ impl ContinuedBar {
             within_end &= raw <= end;
             let ti = raw.min(end);
             if ti > t {
-                push(t, ti, value);
+                push(&mut blocks, &mut times, (t, ti, value));
             }
             t = ti;
             value = steps.fraction(steps.bytes[i]);
         }
         let closed = blocks.len();
         if end > t {
-            push(t, end, value);
+            push(&mut blocks, &mut times, (t, end, value));
         }
         let bar = BarBlocks {
             bands: vec![BarBand {
