@@ -113,7 +113,7 @@ impl MapBuilder {
         tracing::debug!(
             target: "memscape::live",
             rows_continued = continued.steps,
-            intervals_continued = continued.intervals,
+            intervals_continued = ?continued.intervals,
             intervals = bar.bar().blocks.len(),
             ms = started.elapsed().as_secs_f64() * 1e3,
             "allocation map worker: live bar"

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use memscape_render::alloc_map::ContinuedBar;
 use memscape_render::alloc_map::occupancy::{BarBlocks, OccupancySteps};
+use memscape_render::alloc_map::{BarContinued, ContinuedBar};
 
 use super::bins::{BinBy, BinnedScene};
 use super::scene::TimeAxis;
@@ -30,8 +30,8 @@ pub struct LiveBar {
 pub struct Continued {
     /// The merged rows of the previous snapshot were kept and only the new rows merged.
     pub steps: bool,
-    /// The previous bar's intervals were copied (same capacity).
-    pub intervals: bool,
+    /// How the previous bar's intervals were kept.
+    pub intervals: BarContinued,
 }
 
 impl LiveBar {
