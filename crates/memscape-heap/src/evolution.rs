@@ -75,6 +75,12 @@ pub trait SizesSource: Send {
     fn sizes_at_events(&mut self, _events: u64) -> Option<(TimePoint, Sizes)> {
         None
     }
+
+    /// What a live recording's next snapshot continues from (a copy of the grouping); None
+    /// for a heap not built to be continued (see [`TraceSizes::carry`]).
+    fn carry(&self) -> Option<HeapCarry> {
+        None
+    }
 }
 
 /// Massif: the detailed snapshots.
@@ -131,6 +137,10 @@ impl SizesSource for TraceSizes<'_> {
 
     fn peak_events(&self) -> Option<u64> {
         Some(self.heap.peak_point())
+    }
+
+    fn carry(&self) -> Option<HeapCarry> {
+        self.heap.carry()
     }
 
     fn sizes_at_events(&mut self, events: u64) -> Option<(TimePoint, Sizes)> {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use memscape_views::Dataset;
 use memscape_views::alloc_map::camera::Camera;
 
-use super::AllocMapPane;
+use super::{AllocMapPane, MapBuilder};
 
 impl AllocMapPane {
     /// Starts preparing `dataset` (a newer snapshot of this pane's recording); an older one
@@ -21,7 +21,13 @@ impl AllocMapPane {
             self.queued = Some(dataset);
             return;
         }
-        let mut next = AllocMapPane::new(dataset);
+        // A snapshot's bar continues this one's; the finished file's is made whole, as
+        // opening it makes it.
+        let mut next = if dataset.alloc_trace().is_some_and(|t| t.path.is_none()) {
+            AllocMapPane::with_builder(dataset, MapBuilder::following(self.live_bar.clone()))
+        } else {
+            AllocMapPane::new(dataset)
+        };
         // What the user chose carries over; what was only the old snapshot's default becomes
         // the new one's (bins by process once a second process appears, pools' curves once
         // pools are declared), so that the last snapshot shows what opening the file shows.

@@ -22,7 +22,7 @@ use memscape_views::alloc_map::AllocMapSettings;
 use memscape_views::alloc_map::bins::{BinBy, BinnedScene};
 use memscape_views::alloc_map::camera::{Camera, axis_time_of_events, events_at, selection_bits};
 use memscape_views::alloc_map::colors::ColorBy;
-use memscape_views::alloc_map::compose::{MapInputs, Wanted, picture};
+use memscape_views::alloc_map::compose::{MapBuilder, MapInputs, Wanted, picture};
 use memscape_views::alloc_map::layout::pane_layout;
 use memscape_views::alloc_map::scene::TimeAxis;
 use memscape_views::gpu::{PaintOptions, PaneKey, PickAnswers, PickRequest, paint_picture};
@@ -61,6 +61,8 @@ pub struct AllocMapPane {
     blocks: Arc<Vec<AllocBlockGpu>>,
     bar: Option<Arc<BarBlocks>>,
     curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
+    /// A live recording's unbinned bar, which the next snapshot's pane continues.
+    live_bar: Option<Arc<memscape_views::alloc_map::live_bar::LiveBar>>,
     shown: Wanted,
     /// What the GPU draws from (rebuilt when the blocks, times or selection change).
     data: Option<Arc<MapData>>,
@@ -137,6 +139,11 @@ fn default_settings(dataset: &Dataset, color_by: ColorBy) -> AllocMapSettings {
 
 impl AllocMapPane {
     pub fn new(dataset: Arc<Dataset>) -> Self {
+        Self::with_builder(dataset, MapBuilder::default())
+    }
+
+    /// A pane on `dataset` whose worker builds with `builder`.
+    fn with_builder(dataset: Arc<Dataset>, builder: MapBuilder) -> Self {
         let scene = dataset.alloc_trace().and_then(|t| t.scene.as_ref());
         let color_by = scene.map_or(ColorBy::Thread, |s| s.color_by);
         let (binned, blocks) = match scene {
@@ -151,7 +158,8 @@ impl AllocMapPane {
             curves: false,
         };
         let waker = Arc::new(std::sync::OnceLock::new());
-        let worker = scene.and_then(|_| worker::spawn_worker(dataset.clone(), waker.clone()));
+        let worker =
+            scene.and_then(|_| worker::spawn_worker(dataset.clone(), waker.clone(), builder));
         let settings = default_settings(&dataset, color_by);
         // A Parquet trace dataset's index is the query engine's; a big trace's, beside it.
         let lod = scene.and_then(|_| {
@@ -168,6 +176,7 @@ impl AllocMapPane {
             blocks,
             bar: None,
             curves: None,
+            live_bar: None,
             shown,
             data: None,
             data_gen: 1,
@@ -248,6 +257,9 @@ impl AllocMapPane {
             self.blocks = built.blocks;
             self.bar = built.bar;
             self.curves = built.curves;
+            if built.live_bar.is_some() {
+                self.live_bar = built.live_bar;
+            }
             self.shown = built.wanted;
             self.data = None;
             // Not ready before the new bins and bars are drawn: their sums are asked for when

@@ -12,10 +12,12 @@ use memscape_views::alloc_map::compose::{Built, MapBuilder, Wanted};
 /// Requests to the worker and its results.
 pub type Worker = (Sender<Wanted>, Receiver<Built>);
 
-/// Starts the worker for `dataset`; it wakes `waker`'s window (once set) with each result.
+/// Starts the worker for `dataset` with `builder` (a live snapshot's continues the previous
+/// snapshot's bar); it wakes `waker`'s window (once set) with each result.
 pub fn spawn_worker(
     dataset: Arc<Dataset>,
     waker: Arc<std::sync::OnceLock<egui::Context>>,
+    mut builder: MapBuilder,
 ) -> Option<Worker> {
     let (tx_job, rx_job) = crossbeam_channel::bounded::<Wanted>(4);
     let (tx_done, rx_done) = crossbeam_channel::bounded::<Built>(2);
@@ -28,7 +30,6 @@ pub fn spawn_worker(
             let Some(scene) = t.scene.as_ref() else {
                 return;
             };
-            let mut builder = MapBuilder::default();
             while let Ok(mut wanted) = rx_job.recv() {
                 // Only the latest wish matters.
                 while let Ok(w) = rx_job.try_recv() {

@@ -16,13 +16,10 @@ impl HeapTreePane {
             self.queued = Some(dataset);
             return;
         }
-        // The grouping continues from this snapshot's (the first snapshot's pane starts one).
-        let from = self
-            .live_carry
-            .as_ref()
-            .and_then(|slot| slot.lock().ok().and_then(|mut s| s.take()));
+        // The grouping continues from this snapshot's (the first snapshot's pane starts one),
+        // taken by the new pane's worker (this one's may still be copying it there).
         let live = super::worker::LiveCarry {
-            from,
+            from: self.live_carry.clone(),
             to: Arc::new(std::sync::Mutex::new(None)),
         };
         let mut next = HeapTreePane::with_carry(

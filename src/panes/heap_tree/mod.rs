@@ -191,10 +191,9 @@ impl HeapTreePane {
 
     fn restart(&mut self, ctx: &egui::Context) {
         // A live pane regrouped (other settings) carries its new grouping on.
-        let live = self.live_carry.as_ref().map(|to| {
-            if let Ok(mut slot) = to.lock() {
-                *slot = None;
-            }
+        // A new slot: the old worker may still hold (and fill) the old one.
+        let live = self.live_carry.as_mut().map(|to| {
+            *to = Arc::new(std::sync::Mutex::new(None));
             LiveCarry {
                 from: None,
                 to: to.clone(),

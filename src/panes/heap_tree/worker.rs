@@ -37,9 +37,12 @@ pub struct Worker {
 
 /// Where a live recording's snapshot pane takes the previous snapshot's grouping from, and
 /// where it leaves its own for the next (`memscape_heap::TraceHeap::continued`: the work per
-/// snapshot is then its new blocks, not every block from the first).
+/// snapshot is then its new blocks, not every block from the first). The worker locks its `to`
+/// from before its grouping until its copy of the grouping is left there, after its first
+/// replies (the copy, 25–75 ms on cc1plus, no longer delays the tree); the next pane's worker
+/// takes `from` on its own thread, waiting for that copy if need be.
 pub struct LiveCarry {
-    pub from: Option<HeapCarry>,
+    pub from: Option<Arc<Mutex<Option<HeapCarry>>>>,
     pub to: Arc<Mutex<Option<HeapCarry>>>,
 }
 
@@ -85,22 +88,20 @@ pub fn spawn_worker(
         let shown: &Dataset = only.as_ref().unwrap_or(&dataset);
         let started = std::time::Instant::now();
         let mut carried = None;
+        // Held until the grouping is copied there (below, after the first replies).
+        let to = live
+            .as_ref()
+            .filter(|_| only.is_none())
+            .map(|l| l.to.clone());
+        let mut carry_slot = to.as_ref().and_then(|to| to.lock().ok());
         let grouped = match live {
             Some(live) if only.is_none() => {
-                carried = Some(live.from.as_ref().map_or(0, HeapCarry::blocks));
-                match model::timeline_continued(shown, &settings, live.from) {
+                let from = live
+                    .from
+                    .and_then(|slot| slot.lock().ok().and_then(|mut s| s.take()));
+                carried = Some(from.as_ref().map_or(0, HeapCarry::blocks));
+                match model::timeline_continued(shown, &settings, from) {
                     Some((timeline, sizes)) => {
-                        // Left before the replies: the next snapshot's pane is made once
-                        // this one is shown.
-                        let copy = std::time::Instant::now();
-                        if let Ok(mut slot) = live.to.lock() {
-                            *slot = sizes.carry();
-                        }
-                        tracing::debug!(
-                            target: "memscape::live",
-                            ms = copy.elapsed().as_secs_f64() * 1e3,
-                            "heap tree worker: carry copied"
-                        );
                         Ok((timeline, Box::new(sizes) as Box<dyn SizesSource>))
                     }
                     None => model::timeline(shown, &settings),
@@ -137,6 +138,17 @@ pub fn spawn_worker(
             return;
         }
         memscape_views::wake(&ctx);
+        // The grouping for the next snapshot's pane, once this one's tree can be drawn.
+        if let Some(mut slot) = carry_slot.take() {
+            let copy = std::time::Instant::now();
+            *slot = sizes.carry();
+            drop(slot);
+            tracing::debug!(
+                target: "memscape::live",
+                ms = copy.elapsed().as_secs_f64() * 1e3,
+                "heap tree worker: carry copied"
+            );
+        }
         // Requests arrive in bursts (scrubbing): answer the newest first.
         while let Ok(first) = req_rx.recv() {
             let mut wanted = vec![first];

@@ -31,8 +31,8 @@ pub use dense::AccumPath;
 pub use frame::AllocMapFrame;
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
 pub use occupancy::{
-    BarBlocks, BarPart, BarSumsJob, OccupancyBarData, OccupancyBarFrame, OccupancyBarView,
-    OccupancySteps, OccupancyVariant,
+    BarBlocks, BarContinued, BarPart, BarSumsJob, ContinuedBar, OccupancyBarData,
+    OccupancyBarFrame, OccupancyBarView, OccupancySteps, OccupancyVariant,
 };
 pub use offscreen::{GridCell, render_grid_offscreen, render_offscreen, render_offscreen_with};
 pub use pick::{AllocMapPicker, PickHit, PickResult};

@@ -299,6 +299,172 @@ impl BarBlocks {
     }
 }
 
+/// One bin's bar (the whole stack one band, as [`BarBlocks::build`] makes it for one bin) with
+/// where its intervals stood after the last row, so that a longer step function of the same bin
+/// (a live recording's next snapshot: the same rows and more) continues it: the intervals the
+/// earlier rows closed are copied, not made again, and only recoloured (from each interval's
+/// bytes, kept) when the capacity changed (the colours are fractions of it). Made from the
+/// first row when a row lay past the earlier end (an interval cut there would end later now)
+/// or the rows do not extend the earlier ones.
+#[derive(Debug, Clone, Default)]
+pub struct ContinuedBar {
+    pub bar: std::sync::Arc<BarBlocks>,
+    /// Bytes in use in each interval of `bar`.
+    bytes: Vec<u64>,
+    /// Rows made into intervals; of the bar's blocks, `closed` were closed by those rows (the
+    /// last one, if more, is the last state up to `end`).
+    rows: usize,
+    closed: usize,
+    /// The interval iteration's state after `rows` rows: the open interval's start and bytes.
+    t: u64,
+    value: u64,
+    /// The last row made, to check that a continuing step function extends these rows.
+    last_row: Option<(u64, u64)>,
+    start: u64,
+    end: u64,
+    capacity: u64,
+    within_end: bool,
+}
+
+/// A bar's blocks by the bytes in use, with the last blocks made kept by bytes: a heap's
+/// totals recur (an allocation and its free), and the ramp costs three `powf`s a block.
+struct BarColors<'a> {
+    steps: &'a OccupancySteps,
+    ramp: crate::color::BlueRedSrgb8,
+    made: Vec<Option<(u64, AllocBlockGpu)>>,
+}
+
+impl<'a> BarColors<'a> {
+    const SLOTS: usize = 4096;
+
+    fn new(steps: &'a OccupancySteps) -> Self {
+        Self {
+            steps,
+            ramp: crate::color::BlueRedSrgb8::new(),
+            made: vec![None; Self::SLOTS],
+        }
+    }
+
+    fn block(&mut self, bytes: u64) -> AllocBlockGpu {
+        let slot = &mut self.made[(bytes as usize) % Self::SLOTS];
+        match *slot {
+            Some((b, block)) if b == bytes => block,
+            _ => {
+                let f = self.steps.fraction(bytes);
+                let block = AllocBlockGpu::new(0, BAR_UNITS, self.ramp.at(f), f);
+                *slot = Some((bytes, block));
+                block
+            }
+        }
+    }
+}
+
+/// How far [`ContinuedBar::continued`] went on from the earlier bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarContinued {
+    /// Made from the first row.
+    No,
+    /// The earlier intervals copied, recoloured for a new capacity.
+    Recoloured,
+    /// The earlier intervals copied as they were.
+    Copied,
+}
+
+impl ContinuedBar {
+    /// The bar of `steps`, continuing `from` (the bar of a prefix of its rows) where it can.
+    /// Equal to `BarBlocks::build(&[steps.clone()], &[1.0])`.
+    pub fn continued(steps: &OccupancySteps, from: Option<&ContinuedBar>) -> (Self, BarContinued) {
+        let n = steps.times.len().min(steps.bytes.len());
+        let row = |i: usize| (steps.times[i], steps.bytes[i]);
+        let reuse = from.filter(|f| {
+            f.within_end
+                && f.start == steps.start
+                && f.end <= steps.end
+                && f.rows <= n
+                && f.last_row == f.rows.checked_sub(1).map(row)
+        });
+        let mut colors = BarColors::new(steps);
+        let end = steps.end.max(steps.start);
+        let mut how = BarContinued::No;
+        let (mut blocks, mut times, mut bytes, first, mut t, mut value) = match reuse {
+            Some(f) => {
+                let blocks = if f.capacity == steps.capacity {
+                    how = BarContinued::Copied;
+                    f.bar.blocks[..f.closed].to_vec()
+                } else {
+                    how = BarContinued::Recoloured;
+                    f.bytes[..f.closed]
+                        .iter()
+                        .map(|&b| colors.block(b))
+                        .collect()
+                };
+                (
+                    blocks,
+                    f.bar.times[..f.closed].to_vec(),
+                    f.bytes[..f.closed].to_vec(),
+                    f.rows,
+                    f.t,
+                    f.value,
+                )
+            }
+            None => (Vec::new(), Vec::new(), Vec::new(), 0, steps.start, 0),
+        };
+        let extra = n - first + 1;
+        blocks.reserve_exact(extra);
+        times.reserve_exact(extra);
+        bytes.reserve_exact(extra);
+        let mut push = |blocks: &mut Vec<AllocBlockGpu>,
+                        times: &mut Vec<BlockTimeGpu>,
+                        bytes: &mut Vec<u64>,
+                        (t0, t1, b): (u64, u64, u64)| {
+            blocks.push(colors.block(b));
+            times.push(BlockTimeGpu::new(t0, t1));
+            bytes.push(b);
+        };
+        // `OccupancySteps::intervals_iter`, resumed at row `first`.
+        let mut within_end = true;
+        for i in first..n {
+            let raw = steps.times[i].max(t);
+            within_end &= raw <= end;
+            let ti = raw.min(end);
+            if ti > t {
+                push(&mut blocks, &mut times, &mut bytes, (t, ti, value));
+            }
+            t = ti;
+            value = steps.bytes[i];
+        }
+        let closed = blocks.len();
+        if end > t {
+            push(&mut blocks, &mut times, &mut bytes, (t, end, value));
+        }
+        let bar = BarBlocks {
+            bands: vec![BarBand {
+                range: 0..blocks.len(),
+                lo: 0,
+                hi: BAR_UNITS,
+            }],
+            blocks,
+            times,
+        };
+        (
+            Self {
+                bar: std::sync::Arc::new(bar),
+                bytes,
+                rows: n,
+                closed,
+                t,
+                value,
+                last_row: n.checked_sub(1).map(row),
+                start: steps.start,
+                end,
+                capacity: steps.capacity,
+                within_end,
+            },
+            how,
+        )
+    }
+}
+
 /// Eq. 1's sums that draw a bar on the CPU ([`OccupancyBarFrame::cpu_sums_view`]): the
 /// blocks `range` of the bar in `view`, or, when every row is alike, `row` (the same bar one
 /// pixel tall) summed once and repeated.
@@ -680,6 +846,76 @@ mod tests {
             capacity: 2,
         };
         assert!(backwards.intervals().is_empty());
+    }
+
+    #[test]
+    fn a_continued_bar_equals_the_bar_made_from_the_first_row() {
+        // A growing step function cut at several lengths (times with repeats, one going
+        // backwards, as the wall-clock axis may), its end growing with it.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut times, mut bytes, mut t) = (Vec::new(), Vec::new(), 3u64);
+        for _ in 0..2000 {
+            t = match next() % 10 {
+                0 => t,
+                1 => t.saturating_sub(2),
+                k => t + k,
+            };
+            times.push(t);
+            bytes.push(next() % 1000);
+        }
+        let steps = |rows: usize, end: u64, capacity: u64| OccupancySteps {
+            start: 1,
+            end,
+            times: times[..rows].to_vec(),
+            bytes: bytes[..rows].to_vec(),
+            capacity,
+        };
+        let full = |s: &OccupancySteps| BarBlocks::build(std::slice::from_ref(s), &[1.0]);
+        let mut carried: Option<ContinuedBar> = None;
+        let mut how = Vec::new();
+        for (rows, capacity) in [
+            (0, 900),
+            (1, 900),
+            (7, 900),
+            (300, 900),
+            (301, 950),
+            (900, 950),
+            (2000, 950),
+        ] {
+            let end = times[..rows].iter().copied().max().unwrap_or(0) + 5;
+            let s = steps(rows, end, capacity);
+            let (bar, continued) = ContinuedBar::continued(&s, carried.as_ref());
+            assert_eq!(*bar.bar, full(&s), "{rows} rows");
+            how.push(continued);
+            carried = Some(bar);
+        }
+        // Every growth continued the last bar, recoloured where the capacity changed.
+        use BarContinued::{Copied, No, Recoloured};
+        assert_eq!(
+            how,
+            [No, Copied, Copied, Copied, Recoloured, Copied, Copied]
+        );
+        // A row past the earlier end: that bar is not continued, and still equal.
+        let s = steps(100, 50, 950);
+        let (cut, _) = ContinuedBar::continued(&s, None);
+        assert_eq!(*cut.bar, full(&s));
+        let longer = steps(200, 10_000, 950);
+        let (bar, continued) = ContinuedBar::continued(&longer, Some(&cut));
+        assert_eq!(continued, BarContinued::No);
+        assert_eq!(*bar.bar, full(&longer));
+        // Rows that do not extend the earlier ones are not continued either.
+        let mut other = steps(300, 10_000, 950);
+        other.bytes[99] += 1;
+        let (from, _) = ContinuedBar::continued(&steps(100, 10_000, 950), None);
+        let (bar, continued) = ContinuedBar::continued(&other, Some(&from));
+        assert_eq!(continued, BarContinued::No);
+        assert_eq!(*bar.bar, full(&other));
     }
 
     #[test]

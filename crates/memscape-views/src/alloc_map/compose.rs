@@ -14,6 +14,7 @@ use super::camera::{Camera, events_at};
 use super::colors::{Classes, ColorBy, SharedClasses};
 use super::decorate::{DecorateInputs, decorate};
 use super::layout::{Panels, pane_layout};
+use super::live_bar::LiveBar;
 use super::scene::{AllocScene, TimeAxis};
 use super::settings::{AllocMapSettings, Panel};
 use super::stacked::stacked_window;
@@ -59,6 +60,9 @@ pub struct Built {
     pub bar: Option<Arc<BarBlocks>>,
     /// Each bin's waste and fragmentation curves (when asked for).
     pub curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
+    /// A live recording's unbinned bar, for the next snapshot's builder to continue
+    /// ([`MapBuilder::following`]).
+    pub live_bar: Option<Arc<LiveBar>>,
 }
 
 /// Builds binnings, colours and bars, keeping each binning and its bars for the next request
@@ -68,9 +72,57 @@ pub struct MapBuilder {
     binned: HashMap<BinBy, Arc<BinnedScene>>,
     bars: HashMap<(BinBy, TimeAxis), Arc<BarBlocks>>,
     curves: HashMap<BinBy, Arc<Vec<memscape_trace::pools::GroupCurves>>>,
+    /// On a live recording's snapshot: the unbinned bar continued from the previous
+    /// snapshot's (its merged rows and intervals kept), the last one made.
+    live: Option<LiveBars>,
+}
+
+/// A live snapshot's builder's unbinned bar: the previous snapshot's until one is made.
+struct LiveBars {
+    last: Option<Arc<LiveBar>>,
 }
 
 impl MapBuilder {
+    /// The builder of a live recording's snapshot following the one `previous` was made on
+    /// (None: the first, or one not continued): its unbinned bar continues `previous`.
+    pub fn following(previous: Option<Arc<LiveBar>>) -> Self {
+        Self {
+            live: Some(LiveBars { last: previous }),
+            ..Self::default()
+        }
+    }
+
+    /// The unbinned bar on `axis`, continued from the last live bar (None unless following a
+    /// live recording and unbinned).
+    fn live_bar(
+        &mut self,
+        binned: &BinnedScene,
+        scene: &AllocScene,
+        axis: TimeAxis,
+    ) -> Option<Arc<BarBlocks>> {
+        let live = self.live.as_mut()?;
+        let started = std::time::Instant::now();
+        let from = live.last.as_deref();
+        let (bar, continued) = LiveBar::build(
+            binned,
+            axis,
+            scene.time_extent(axis),
+            scene.events_extent,
+            from.filter(|f| f.axis() == axis),
+        )?;
+        tracing::debug!(
+            target: "memscape::live",
+            rows_continued = continued.steps,
+            intervals_continued = ?continued.intervals,
+            intervals = bar.bar().blocks.len(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "allocation map worker: live bar"
+        );
+        let blocks = bar.bar().clone();
+        live.last = Some(Arc::new(bar));
+        Some(blocks)
+    }
+
     /// The blocks of `wanted`, and its bars `with_bars`.
     pub fn build(
         &mut self,
@@ -85,12 +137,16 @@ impl MapBuilder {
             .or_insert_with(|| Arc::new(BinnedScene::build(trace, scene, wanted.by)))
             .clone();
         let bar = with_bars.then(|| {
-            self.bars
-                .entry((wanted.by, wanted.axis))
-                .or_insert_with(|| {
+            if let Some(bar) = self.bars.get(&(wanted.by, wanted.axis)) {
+                return bar.clone();
+            }
+            let bar = self
+                .live_bar(&binned, scene, wanted.axis)
+                .unwrap_or_else(|| {
                     Arc::new(binned.bar_blocks(wanted.axis, scene.time_extent(wanted.axis)))
-                })
-                .clone()
+                });
+            self.bars.insert((wanted.by, wanted.axis), bar.clone());
+            bar
         });
         let age_at = if wanted.color_by == ColorBy::Age {
             wanted.age_at
@@ -136,6 +192,7 @@ impl MapBuilder {
             blocks,
             bar,
             curves,
+            live_bar: self.live.as_ref().and_then(|l| l.last.clone()),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! * `layout`, `decorate`: where the cells, bars and context view go, and the shapes and labels
 //!   around the maps;
 //! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless;
+//! * `live_bar`: the unbinned bar of a live recording, continued from snapshot to snapshot;
 //! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen);
 //!   (`crate::lod_refine` is the GUI's worker that computes those frames off the UI thread.)
 
@@ -17,6 +18,7 @@ pub mod curves;
 pub mod decorate;
 pub mod free_sites;
 pub mod layout;
+pub mod live_bar;
 pub mod lod;
 pub mod scene;
 pub mod settings;
