@@ -211,15 +211,7 @@ mod engine_query {
                         &everything,
                         TOP_OFFENDERS,
                     )?;
-                    let codes = rows
-                        .iter()
-                        .map(|r| {
-                            labels
-                                .iter()
-                                .position(|l| *l == r.name)
-                                .map_or(NONE, |c| c as u32)
-                        })
-                        .collect();
+                    let codes = Base::offender_codes(&rows, labels);
                     Ok((rows, codes))
                 };
                 let (lines, line_codes) = rows(OffenderKey::SourceLine, &samples.source_lines)?;

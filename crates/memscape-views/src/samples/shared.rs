@@ -69,6 +69,19 @@ impl Base {
         }
     }
 
+    /// Each offender row's code among the samples' `labels` (`NONE` where it is not one): what
+    /// a click on the row selects.
+    pub fn offender_codes(rows: &[memscape_samples::Offender], labels: &[String]) -> Vec<u32> {
+        rows.iter()
+            .map(|r| {
+                labels
+                    .iter()
+                    .position(|l| *l == r.name)
+                    .map_or(memscape_samples::NONE, |c| c as u32)
+            })
+            .collect()
+    }
+
     /// Builds the mapping, index and offender rows of `samples` (the worker's first job; also
     /// what `memscape render` uses).
     pub fn build(
@@ -80,15 +93,7 @@ impl Base {
         let index = LinkedIndex::new(samples, QUANTITATIVE_BINS);
         let rows = |key: OffenderKey, labels: &[String]| {
             let rows = top_offenders(samples, key, None, TOP_OFFENDERS);
-            let codes = rows
-                .iter()
-                .map(|r| {
-                    labels
-                        .iter()
-                        .position(|l| *l == r.name)
-                        .map_or(memscape_samples::NONE, |c| c as u32)
-                })
-                .collect();
+            let codes = Self::offender_codes(&rows, labels);
             (rows, codes)
         };
         let (lines, line_codes) = rows(OffenderKey::SourceLine, &samples.source_lines);
