@@ -438,6 +438,24 @@ impl<'v> Accumulator<'v> {
     }
 }
 
+/// An exact accumulator of blocks into a view's sums: [`Accumulator`] (any view) or
+/// [`crate::row::RowAccumulator`] (one row without cushions: the same floats, faster).
+pub trait BlockSums {
+    /// Adds one block.
+    fn add(&mut self, b: &MapBlock);
+    /// The sums of every block added.
+    fn finish(self) -> ColumnSums;
+}
+
+impl BlockSums for Accumulator<'_> {
+    fn add(&mut self, b: &MapBlock) {
+        Accumulator::add(self, b);
+    }
+    fn finish(self) -> ColumnSums {
+        Accumulator::finish(self)
+    }
+}
+
 /// The last column from `start` (at most `last`) on which the block's luminance along the row
 /// is linear in the column: the same knot interval (parabolic) or the same bevel (plateau), as
 /// the reference decides them for each pixel centre.

@@ -5,15 +5,18 @@
 //! `crates/memscape-render/tests/alloc_map_lod.rs` checks that both give the same image.
 //!
 //! Modules: [`view`] (what part of the plane a picture shows, a block's pixel geometry),
-//! [`accumulate`] (a block's exact Eq. 1 sums per pixel), [`sums`] (the per-pixel sums and their
+//! [`accumulate`] (a block's exact Eq. 1 sums per pixel), [`row`] (the same sums of a view one
+//! pixel tall without cushions, along x only: an occupancy bar's row), [`sums`] (the per-pixel sums and their
 //! resolve into colours), [`palette`] (the categorical colours).
 
 pub mod accumulate;
 pub mod palette;
+pub mod row;
 pub mod sums;
 pub mod view;
 
-pub use accumulate::{BlockPaint, ColumnSums, add_block_px};
+pub use accumulate::{BlockPaint, BlockSums, ColumnSums, add_block_px};
+pub use row::RowAccumulator;
 pub use sums::PixelSums;
 pub use view::{MapBlock, MapView, offset_to_f32};
 

@@ -12,7 +12,11 @@ use crate::color::{blue_red, linear_to_srgb, srgb_to_linear};
 
 // Eq. 1's pieces and the cushion shading are memscape-eq1's (the one CPU copy, shared with
 // memscape-lod); keep the shaders in sync with it.
-use memscape_eq1::{BlockPaint, ColumnSums, Cushion, MapBlock, add_block_px, touched_pixels};
+use memscape_eq1::accumulate::Accumulator;
+use memscape_eq1::{
+    BlockPaint, BlockSums, ColumnSums, Cushion, MapBlock, RowAccumulator, add_block_px,
+    touched_pixels,
+};
 pub use memscape_eq1::{
     CUSHION_KNOTS, FULL_COVERAGE_EPSILON, box_coverage, clamp_geometry, clamp_geometry_rect,
     cushion_knot_interval, interval_overlap,
@@ -248,21 +252,11 @@ pub fn exact_sums_controlled(
     let range = range.start.min(n)..range.end.min(n);
     let threads = threads.clamp(1, 8).min(range.len().max(1));
     let chunk = range.len().div_ceil(threads);
-    let part = |lo: usize, hi: usize| {
-        let mut acc = memscape_eq1::accumulate::Accumulator::new(&ev);
-        let mut at = lo;
-        while at < hi {
-            if control.cancel.load(Ordering::Relaxed) {
-                return None;
-            }
-            let end = (at + SUMS_CHECK_BLOCKS).min(hi);
-            for i in at..end {
-                acc.add(&eq1_block(&blocks[i], &times[i]));
-            }
-            control.done.fetch_add(end - at, Ordering::Relaxed);
-            at = end;
-        }
-        Some(acc.finish())
+    // A view one pixel tall without cushions (a one-bin occupancy bar's row) is summed along x
+    // only: the same floats, without the 2-D loop per block.
+    let part = |lo: usize, hi: usize| match RowAccumulator::new(&ev) {
+        Some(row) => sum_blocks(row, blocks, times, lo..hi, control),
+        None => sum_blocks(Accumulator::new(&ev), blocks, times, lo..hi, control),
     };
     let parts: Vec<Option<ColumnSums>> = if threads <= 1 {
         vec![part(range.start, range.end)]
@@ -294,6 +288,31 @@ pub fn exact_sums_controlled(
     let mut out = memscape_eq1::PixelSums::new(size[0], size[1]);
     total.add_to(&mut out);
     Some(out)
+}
+
+/// Adds the blocks `range` to `acc`, reporting into `control` every [`SUMS_CHECK_BLOCKS`]
+/// blocks; `None` once cancelled.
+fn sum_blocks(
+    mut acc: impl BlockSums,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    range: Range<usize>,
+    control: &SumsControl,
+) -> Option<ColumnSums> {
+    use std::sync::atomic::Ordering;
+    let mut at = range.start;
+    while at < range.end {
+        if control.cancel.load(Ordering::Relaxed) {
+            return None;
+        }
+        let end = (at + SUMS_CHECK_BLOCKS).min(range.end);
+        for i in at..end {
+            acc.add(&eq1_block(&blocks[i], &times[i]));
+        }
+        control.done.fetch_add(end - at, Ordering::Relaxed);
+        at = end;
+    }
+    Some(acc.finish())
 }
 
 /// Which block covers each pixel of the pick window around `cursor_px` most (ties: the higher
