@@ -159,19 +159,38 @@ struct EngineLod {
 }
 
 #[cfg(feature = "engine")]
-impl memscape_views::dataset::LodQuery for EngineLod {
-    fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String> {
-        use memscape_lod::{BuildParams, LodTrace, SourceId};
+impl EngineLod {
+    /// The index of the levels `which` of the engine's plan (every level when `None`, else
+    /// the view at `first`'s) with the size classes, opened over `trace`'s blocks. `None`: the
+    /// whole plane at `first` is finer than every level.
+    fn build(
+        &self,
+        trace: &memscape_trace::Trace,
+        first: Option<[u32; 2]>,
+    ) -> Result<Option<memscape_lod::LodTrace>, String> {
+        use memscape_engine::lod_index::lod_level_for;
+        use memscape_lod::{BuildParams, LodTrace, LodView, SourceId};
         let started = std::time::Instant::now();
         let plan = self
             .engine
             .lod_plan(&self.dataset, None, &BuildParams::default())
             .map_err(|e| e.to_string())?;
+        let which = match first {
+            Some([w, h]) => {
+                let whole = LodView::fit(0, plan.extent_t, 0, plan.axis.extent, w, h);
+                match lod_level_for(&plan, whole.pixel_size()) {
+                    Some(level) => Some(vec![level]),
+                    None => return Ok(None),
+                }
+            }
+            None => None,
+        };
         // The file is mapped once opened, then removed: it belongs to this pane's index.
         let index_path = std::env::temp_dir().join(format!(
-            "memscape-engine-gui-map-{}-{:p}.lod",
+            "memscape-engine-gui-map-{}-{:p}-{}.lod",
             std::process::id(),
-            self
+            self,
+            if first.is_some() { "first" } else { "all" }
         ));
         let source = SourceId::of_file(
             &self.dir.join(memscape_parquet::MANIFEST),
@@ -179,7 +198,14 @@ impl memscape_views::dataset::LodQuery for EngineLod {
             plan.blocks,
         );
         self.engine
-            .lod_index(&self.dataset, None, &plan, None, source, &index_path)
+            .lod_index(
+                &self.dataset,
+                None,
+                &plan,
+                which.as_deref(),
+                source,
+                &index_path,
+            )
             .map_err(|e| e.to_string())?;
         let opened = LodTrace::with_index(
             &self.dir,
@@ -188,16 +214,83 @@ impl memscape_views::dataset::LodQuery for EngineLod {
         );
         let _ = std::fs::remove_file(&index_path);
         tracing::debug!(
-            "{}: {} levels built by {:?} in {:.2} s",
+            "{}: {} of {} levels built by {:?} in {:.2} s",
             self.dir.display(),
+            which.as_ref().map_or(plan.levels.len(), Vec::len),
             plan.levels.len(),
             self.engine.spec(),
             started.elapsed().as_secs_f64()
         );
-        opened.map_err(|e| e.to_string())
+        opened.map(Some).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(feature = "engine")]
+impl memscape_views::dataset::LodQuery for EngineLod {
+    fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String> {
+        self.build(trace, None)?
+            .ok_or_else(|| String::from("the engine's plan has no level"))
+    }
+
+    fn open_first(
+        &self,
+        trace: &memscape_trace::Trace,
+        size: [u32; 2],
+    ) -> Option<Result<memscape_lod::LodTrace, String>> {
+        self.build(trace, Some(size)).transpose()
     }
 
     fn engine(&self) -> String {
         format!("{:?}", self.engine.spec())
+    }
+}
+
+#[cfg(all(test, feature = "engine"))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use memscape_lod::open::FramePath;
+    use memscape_views::dataset::{LoadSource, load};
+
+    /// The GUI's first index from the engine (the whole plane's level alone) draws the whole
+    /// plane from that level, pixel for pixel as the whole index does; then the whole index.
+    #[test]
+    fn the_engines_first_level_draws_the_whole_plane_as_the_whole_index_does() {
+        let demo = memscape_views::demo::sources().remove(0);
+        let trace = load(&demo, &|_, _| {}).unwrap();
+        let trace = &trace.alloc_trace().unwrap().trace;
+        let dir = tempfile::tempdir().unwrap();
+        let options = memscape_parquet::trace::TraceWriteOptions {
+            windows: 5,
+            ..Default::default()
+        };
+        memscape_parquet::write_trace(trace, dir.path(), &options).unwrap();
+        let mut dataset = load(&LoadSource::File(dir.path().to_path_buf()), &|_, _| {}).unwrap();
+        super::attach(&mut dataset, dir.path(), "embedded").unwrap();
+        let t = dataset.alloc_trace().unwrap();
+        let query = t.lod_query.clone().unwrap();
+        // The demo is small: at 1920×1080 its whole plane is finer than every level (drawn
+        // exactly, no first index); a small picture of it is drawn from a level.
+        assert!(query.open_first(&t.trace, [1920, 1080]).is_none());
+        let [w, h] = [96, 48];
+        let first = query.open_first(&t.trace, [w, h]).unwrap().unwrap();
+        let whole = query.open(&t.trace).unwrap();
+        assert_eq!(first.meta().levels.len(), 1);
+        assert!(whole.meta().levels.len() > 1);
+        let view = whole.whole_view(w, h);
+        let (a, first_stats) = first.frame(&view, FramePath::Lod);
+        let (b, whole_stats) = whole.frame(&view, FramePath::Lod);
+        let level = |l: &memscape_lod::LevelDesc| (l.log_tau, l.log_sig);
+        assert_eq!(
+            first_stats.level.map(|k| level(&first.meta().levels[k])),
+            whole_stats.level.map(|k| level(&whole.meta().levels[k])),
+        );
+        assert!(first_stats.level.is_some(), "drawn from the level");
+        assert!(
+            a == b,
+            "the first index's picture differs from the whole index's"
+        );
+        // A smaller picture draws from the same level (finer than its pixels), not exactly.
+        let small = whole.whole_view(w / 2, h / 2);
+        assert!(first.frame(&small, FramePath::Lod).1.level.is_some());
     }
 }

@@ -165,6 +165,18 @@ pub trait LodQuery: Send + Sync {
     /// (the views finer than every level draw those exactly).
     fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String>;
 
+    /// An index with only the level the whole plane at `size` pixels is drawn from (and the
+    /// size classes): a first picture from the engine in a fraction of [`Self::open`]'s time,
+    /// views finer than that level drawn from the blocks until the whole index replaces it.
+    /// `None`: not offered, or the whole plane is finer than every level.
+    fn open_first(
+        &self,
+        _trace: &memscape_trace::Trace,
+        _size: [u32; 2],
+    ) -> Option<Result<memscape_lod::LodTrace, String>> {
+        None
+    }
+
     /// What builds it ("Embedded", a Ballista scheduler), for messages.
     fn engine(&self) -> String;
 }

@@ -31,7 +31,16 @@ pub struct LodOpener {
     cancel: Arc<AtomicBool>,
     /// The query engine building the index (a Parquet dataset's), named once it is open.
     engine: Option<String>,
+    /// The engine's first index (the whole plane's level) is drawn while the finer levels
+    /// are built.
+    finer: Arc<AtomicBool>,
 }
+
+/// The view the engine's first index is made for: the whole plane in a map pane of the
+/// default window (1280×800, the map beside the heap tree). Smaller panes draw from the same
+/// level (its cells only get smaller than their pixels); bigger ones from the blocks until
+/// the whole index is there.
+const FIRST_VIEW: [u32; 2] = [640, 480];
 
 impl Drop for LodOpener {
     fn drop(&mut self) {
@@ -90,6 +99,7 @@ impl LodOpener {
             state,
             cancel,
             engine: None,
+            finer: Arc::default(),
         })
     }
 
@@ -103,33 +113,65 @@ impl LodOpener {
         let engine = query.engine();
         let state = Arc::new(Mutex::new(LodState::Querying(engine.clone())));
         let cancel = Arc::new(AtomicBool::new(false));
+        let finer = Arc::new(AtomicBool::new(false));
         let (st, data) = (state.clone(), Arc::downgrade(dataset));
+        let (cn, finer_flag) = (cancel.clone(), finer.clone());
         let spawned = std::thread::Builder::new()
             .name("memscape-lod".into())
             .spawn(move || {
+                let set = |state: LodState| {
+                    if let Ok(mut g) = st.lock() {
+                        *g = state;
+                    }
+                    if let Some(ctx) = &ctx {
+                        memscape_views::wake(ctx);
+                    }
+                };
                 let Some(trace) = data.upgrade() else {
                     return;
                 };
-                let result = match trace.alloc_trace() {
-                    Some(t) => query.open(&t.trace),
-                    None => Err(String::from("the dataset holds no allocation trace")),
+                let Some(t) = trace.alloc_trace() else {
+                    set(LodState::Failed(String::from(
+                        "the dataset holds no allocation trace",
+                    )));
+                    return;
                 };
+                // First the whole plane's level (one level of the plan: the picture from the
+                // engine in a fraction of the time), then every level.
+                let first = match query.open_first(&t.trace, FIRST_VIEW) {
+                    Some(Ok(index)) => {
+                        finer_flag.store(true, Ordering::Relaxed);
+                        set(LodState::Ready(Arc::new(index)));
+                        true
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!("{}: first level: {e}", query.engine());
+                        false
+                    }
+                    None => false,
+                };
+                if cn.load(Ordering::Relaxed) {
+                    return;
+                }
+                let result = query.open(&t.trace);
                 drop(trace);
-                let state = match result {
+                finer_flag.store(false, Ordering::Relaxed);
+                match result {
                     Ok(index) => {
                         tracing::info!(
                             "allocation map from the level-of-detail index built by {}",
                             query.engine()
                         );
-                        LodState::Ready(Arc::new(index))
+                        set(LodState::Ready(Arc::new(index)));
                     }
-                    Err(e) => LodState::Failed(format!("{}: {e}", query.engine())),
-                };
-                if let Ok(mut g) = st.lock() {
-                    *g = state;
-                }
-                if let Some(ctx) = &ctx {
-                    memscape_views::wake(ctx);
+                    // The first index stays: only the finer views lack levels.
+                    Err(e) if first => {
+                        tracing::warn!("{}: finer levels: {e}", query.engine());
+                        if let Some(ctx) = &ctx {
+                            memscape_views::wake(ctx);
+                        }
+                    }
+                    Err(e) => set(LodState::Failed(format!("{}: {e}", query.engine()))),
                 }
             });
         if let Err(e) = spawned {
@@ -140,6 +182,7 @@ impl LodOpener {
             state,
             cancel,
             engine: Some(engine),
+            finer,
         })
     }
 
@@ -174,15 +217,22 @@ impl LodOpener {
                 true,
                 format!("level-of-detail tiles computed by the query engine ({engine})…"),
             )),
-            LodState::Ready(_) => Some((
-                false,
-                match &self.engine {
-                    Some(engine) => {
-                        format!("level-of-detail index computed by the query engine ({engine})")
-                    }
-                    None => String::from("level-of-detail index open"),
-                },
-            )),
+            LodState::Ready(_) => {
+                let finer = self.finer.load(Ordering::Relaxed);
+                Some((
+                    finer,
+                    match &self.engine {
+                        Some(engine) if finer => format!(
+                            "level-of-detail index computed by the query engine ({engine}); \
+                             finer levels…"
+                        ),
+                        Some(engine) => {
+                            format!("level-of-detail index computed by the query engine ({engine})")
+                        }
+                        None => String::from("level-of-detail index open"),
+                    },
+                ))
+            }
             LodState::Failed(e) => Some((false, format!("level of detail off: {e}"))),
         }
     }
