@@ -540,6 +540,30 @@ impl View for AllocMapPane {
                     ));
                 }
                 ui.weak(line);
+                // An index is there but these settings are not what it holds: say so, or the
+                // line above reads as if the map were drawn from it.
+                if self.lod.as_ref().and_then(lod::LodOpener::ready).is_some()
+                    && self.lod_map().is_none()
+                {
+                    let why = self
+                        .dataset
+                        .alloc_trace()
+                        .and_then(|t| {
+                            memscape_views::alloc_map::lod::unsupported_map(
+                                &self.settings,
+                                &t.trace,
+                            )
+                        })
+                        .or_else(|| {
+                            self.selection
+                                .is_some()
+                                .then(|| String::from("a selection"))
+                        });
+                    if let Some(why) = why {
+                        ui.weak("· map from the blocks")
+                            .on_hover_text(format!("not drawn from the index: {why}"));
+                    }
+                }
             }
             if self.refining() {
                 crate::panes::spinner(ui);
