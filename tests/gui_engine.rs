@@ -74,9 +74,10 @@ fn check_all_from_the_engine(exported: &Path, at_least: usize) -> Vec<String> {
     names
 }
 
-/// `memscape view KVSTORE-DATASET/ --screenshot`: the allocation map pane draws from the
-/// level-of-detail index the engine built (its map embedded in the exported SVG) and the heap
-/// tree from the engine's timeline; each says so.
+/// `memscape view KVSTORE-DATASET/ --screenshot`: the heap tree draws from the engine's
+/// timeline; the allocation map pane of this small trace from its blocks, and from the
+/// level-of-detail index the engine built (its map embedded in the exported SVG) when the
+/// index is forced as a big trace's is; each engine-drawn pane says so.
 #[test]
 fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
     let dir = common::fresh("gui_engine", "trace");
@@ -85,12 +86,49 @@ fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
     ok(memscape()
         .args(["export", "demo", "--to", "parquet", "--windows", "5", "-o"])
         .arg(&dataset));
+    // The demo is small: by default its map is drawn exactly from its blocks, as a small
+    // file's (no level applies to the whole pane), the heap tree still from the engine.
+    let exported = dir.join("exported-default");
+    view_screenshot(
+        &dir.join("window-default.png"),
+        &[dataset.as_os_str()],
+        (1400, 900),
+        &[("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str())],
+    );
+    let svgs: Vec<(String, String)> = std::fs::read_dir(&exported)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_lowercase();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    let engine_line = "computed by the query engine (Embedded)";
+    let of = |what: &str| {
+        svgs.iter()
+            .find(|(n, _)| n.contains(what))
+            .unwrap_or_else(|| panic!("no {what} pane exported"))
+    };
+    assert!(
+        !of("alloc").1.contains(engine_line),
+        "small map from the engine"
+    );
+    assert!(of("alloc").1.contains("<image"), "no map drawn");
+    assert!(
+        of("heap").1.contains(engine_line),
+        "heap tree not from the engine"
+    );
+    // Forced (`MEMSCAPE_ALLOC_MAP_PATH=lod`, as a big trace is), the map draws from the index
+    // the engine builds.
     let exported = dir.join("exported-views");
     let image = view_screenshot(
         &dir.join("window.png"),
         &[dataset.as_os_str()],
         (1400, 900),
-        &[("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str())],
+        &[
+            ("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str()),
+            ("MEMSCAPE_ALLOC_MAP_PATH", std::ffi::OsStr::new("lod")),
+        ],
     );
     assert!(image.distinct_colors() > 200, "the window looks blank");
     let names = check_all_from_the_engine(&exported, 2);

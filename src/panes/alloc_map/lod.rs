@@ -109,7 +109,20 @@ impl LodOpener {
         dataset: &Arc<memscape_views::Dataset>,
         ctx: Option<egui::Context>,
     ) -> Option<Self> {
-        let query = dataset.alloc_trace()?.lod_query.clone()?;
+        let t = dataset.alloc_trace()?;
+        let query = t.lod_query.clone()?;
+        // As for files: a small trace's map is drawn exactly from its blocks (no level applies
+        // to a pane's whole plane, and the engine's index would cost a minute of CPU for
+        // nothing); `MEMSCAPE_ALLOC_MAP_PATH` forces either path.
+        use memscape_views::alloc_map::lod::{PathChoice, lod_block_threshold};
+        let wanted = match PathChoice::from_env() {
+            PathChoice::Lod => true,
+            PathChoice::Exact => false,
+            PathChoice::Auto => t.trace.blocks.len() as u64 > lod_block_threshold(),
+        };
+        if !wanted {
+            return None;
+        }
         let engine = query.engine();
         let state = Arc::new(Mutex::new(LodState::Querying(engine.clone())));
         let cancel = Arc::new(AtomicBool::new(false));
