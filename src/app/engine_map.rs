@@ -147,6 +147,7 @@ pub fn attach(dataset: &mut memscape_views::Dataset, dir: &Path, spec: &str) -> 
         engine,
         dataset: opened,
         dir: dir.to_path_buf(),
+        plan: std::sync::OnceLock::new(),
     }));
     Ok(())
 }
@@ -156,6 +157,7 @@ struct EngineLod {
     engine: memscape_engine::Engine,
     dataset: memscape_engine::Dataset,
     dir: std::path::PathBuf,
+    plan: std::sync::OnceLock<memscape_engine::lod::LodPlan>,
 }
 
 #[cfg(feature = "engine")]
@@ -171,14 +173,21 @@ impl EngineLod {
         use memscape_engine::lod_index::lod_level_for;
         use memscape_lod::{BuildParams, LodTrace, LodView, SourceId};
         let started = std::time::Instant::now();
-        let plan = self
-            .engine
-            .lod_plan(&self.dataset, None, &BuildParams::default())
-            .map_err(|e| e.to_string())?;
+        // Planned once: the first level's build and the whole index's share it.
+        let plan = match self.plan.get() {
+            Some(plan) => plan,
+            None => {
+                let plan = self
+                    .engine
+                    .lod_plan(&self.dataset, None, &BuildParams::default())
+                    .map_err(|e| e.to_string())?;
+                self.plan.get_or_init(|| plan)
+            }
+        };
         let which = match first {
             Some([w, h]) => {
                 let whole = LodView::fit(0, plan.extent_t, 0, plan.axis.extent, w, h);
-                match lod_level_for(&plan, whole.pixel_size()) {
+                match lod_level_for(plan, whole.pixel_size()) {
                     Some(level) => Some(vec![level]),
                     None => return Ok(None),
                 }
@@ -201,7 +210,7 @@ impl EngineLod {
             .lod_index(
                 &self.dataset,
                 None,
-                &plan,
+                plan,
                 which.as_deref(),
                 source,
                 &index_path,

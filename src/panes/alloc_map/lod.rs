@@ -42,6 +42,18 @@ pub struct LodOpener {
 /// the whole index is there.
 const FIRST_VIEW: [u32; 2] = [640, 480];
 
+/// Sets the opener's state from its thread and wakes the window to show it.
+fn publisher(state: Arc<Mutex<LodState>>, ctx: Option<egui::Context>) -> impl Fn(LodState) {
+    move |s| {
+        if let Ok(mut g) = state.lock() {
+            *g = s;
+        }
+        if let Some(ctx) = &ctx {
+            memscape_views::wake(ctx);
+        }
+    }
+}
+
 impl Drop for LodOpener {
     fn drop(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
@@ -60,15 +72,8 @@ impl LodOpener {
             fraction: 0.0,
         }));
         let cancel = Arc::new(AtomicBool::new(false));
-        let (st, cn) = (state.clone(), cancel.clone());
-        let set = move |s: LodState| {
-            if let Ok(mut g) = st.lock() {
-                *g = s;
-            }
-            if let Some(ctx) = &ctx {
-                memscape_views::wake(ctx);
-            }
-        };
+        let cn = cancel.clone();
+        let set = publisher(state.clone(), ctx);
         let spawned = std::thread::Builder::new()
             .name("memscape-lod".into())
             .spawn(move || {
@@ -113,33 +118,20 @@ impl LodOpener {
         let query = t.lod_query.clone()?;
         // As for files: a small trace's map is drawn exactly from its blocks (no level applies
         // to a pane's whole plane, and the engine's index would cost a minute of CPU for
-        // nothing); `MEMSCAPE_ALLOC_MAP_PATH` forces either path.
-        use memscape_views::alloc_map::lod::{PathChoice, lod_block_threshold};
-        let wanted = match PathChoice::from_env() {
-            PathChoice::Lod => true,
-            PathChoice::Exact => false,
-            PathChoice::Auto => t.trace.blocks.len() as u64 > lod_block_threshold(),
-        };
-        if !wanted {
+        // nothing).
+        if !memscape_views::alloc_map::lod::wants_lod_blocks(t.trace.blocks.len() as u64) {
             return None;
         }
         let engine = query.engine();
         let state = Arc::new(Mutex::new(LodState::Querying(engine.clone())));
         let cancel = Arc::new(AtomicBool::new(false));
         let finer = Arc::new(AtomicBool::new(false));
-        let (st, data) = (state.clone(), Arc::downgrade(dataset));
+        let data = Arc::downgrade(dataset);
         let (cn, finer_flag) = (cancel.clone(), finer.clone());
+        let set = publisher(state.clone(), ctx);
         let spawned = std::thread::Builder::new()
             .name("memscape-lod".into())
             .spawn(move || {
-                let set = |state: LodState| {
-                    if let Ok(mut g) = st.lock() {
-                        *g = state;
-                    }
-                    if let Some(ctx) = &ctx {
-                        memscape_views::wake(ctx);
-                    }
-                };
                 let Some(trace) = data.upgrade() else {
                     return;
                 };
@@ -177,13 +169,9 @@ impl LodOpener {
                         );
                         set(LodState::Ready(Arc::new(index)));
                     }
-                    // The first index stays: only the finer views lack levels.
-                    Err(e) if first => {
-                        tracing::warn!("{}: finer levels: {e}", query.engine());
-                        if let Some(ctx) = &ctx {
-                            memscape_views::wake(ctx);
-                        }
-                    }
+                    // The first index stays: only the finer views lack levels (the pane's
+                    // paced repaints while "finer levels…" showed see the flag cleared).
+                    Err(e) if first => tracing::warn!("{}: finer levels: {e}", query.engine()),
                     Err(e) => set(LodState::Failed(format!("{}: {e}", query.engine()))),
                 }
             });

@@ -78,10 +78,21 @@ pub fn wants_lod(trace: &Path) -> bool {
     if LodTrace::index_exists(trace, LOD_COLORINGS) {
         return true;
     }
-    matches!(
-        memscape_lod::trace_source::MappedColumns::open(trace),
-        Ok(Some(m)) if m.columns().len() as u64 > lod_block_threshold()
-    )
+    match memscape_lod::trace_source::MappedColumns::open(trace) {
+        Ok(Some(m)) => wants_lod_blocks(m.columns().len() as u64),
+        _ => false,
+    }
+}
+
+/// Whether a trace of `blocks` blocks is drawn from a level-of-detail index (the same rule
+/// for a file's index and a query engine's): `MEMSCAPE_ALLOC_MAP_PATH`, else more blocks than
+/// [`lod_block_threshold`].
+pub fn wants_lod_blocks(blocks: u64) -> bool {
+    match PathChoice::from_env() {
+        PathChoice::Lod => true,
+        PathChoice::Exact => false,
+        PathChoice::Auto => blocks > lod_block_threshold(),
+    }
 }
 
 /// Why the map layers of `settings` cannot be drawn from the index of `trace` (`None`: they
