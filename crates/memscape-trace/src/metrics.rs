@@ -19,6 +19,10 @@
 //! So a later snapshot of a growing trace continues the sweep of an earlier one
 //! ([`BinMetrics::continued`]: only the events since are swept, the rows so far are shared,
 //! not copied) and equals a sweep from the first event.
+//!
+//! The free gaps are most of a sweep's cost (two ordered maps per event) and the occupancy bars
+//! never read them: [`BinMetrics::continued_occupancy`] sweeps without them (the same occupancy,
+//! live-block and waste rows; no gap columns, gaps and free bytes read as 0).
 
 use std::collections::BTreeMap;
 
@@ -212,6 +216,8 @@ pub struct MetricsSweep {
     /// had stopped.
     started_at: u64,
     has_gaps: bool,
+    /// Whether the free gaps were swept ([`BinMetrics::continued_occupancy`]: not).
+    with_gaps: bool,
     /// Bin of each block of the trace swept (its blocks `0..block_bin.len()`).
     block_bin: Vec<u32>,
     bins: Vec<BinState>,
@@ -232,9 +238,10 @@ impl MetricsSweep {
     /// Where each earlier bin is among `bins` (a later partition of a trace that extends the
     /// swept one), or None when the old bins are not each inside one new bin of their own
     /// (two merged, or one split): then the sweep starts again.
-    fn bin_map(&self, trace: &Trace, bins: &Bins) -> Option<Vec<Option<usize>>> {
+    fn bin_map(&self, trace: &Trace, bins: &Bins, with_gaps: bool) -> Option<Vec<Option<usize>>> {
         let old_n = self.block_bin.len();
         if trace.meta.has_addresses != self.has_gaps
+            || with_gaps != self.with_gaps
             || trace.meta.events < self.events
             || trace.blocks.len() < old_n
             || bins.block_bin.len() < old_n
@@ -266,7 +273,9 @@ pub struct BinMetrics {
     pub series: Vec<BinSeries>,
     /// (extent start, extent end) of each bin.
     pub extents: Vec<(u64, u64)>,
-    /// False for traces without addresses: gaps and free bytes are then always 0.
+    /// False for traces without addresses and sweeps without gaps
+    /// ([`BinMetrics::continued_occupancy`]): gaps and free bytes are then always 0, and the
+    /// series' gap columns empty in the latter.
     pub has_gaps: bool,
 }
 
@@ -287,8 +296,28 @@ impl BinMetrics {
         bins: &Bins,
         from: Option<MetricsSweep>,
     ) -> (Self, MetricsSweep) {
+        Self::sweep(trace, bins, from, true)
+    }
+
+    /// [`BinMetrics::continued`] without the free gaps (what the occupancy bars read: the
+    /// occupancy, live-block and waste rows, equal to a sweep with gaps; the gap columns empty,
+    /// `has_gaps` false). Continues only a sweep made this way.
+    pub fn continued_occupancy(
+        trace: &Trace,
+        bins: &Bins,
+        from: Option<MetricsSweep>,
+    ) -> (Self, MetricsSweep) {
+        Self::sweep(trace, bins, from, false)
+    }
+
+    fn sweep(
+        trace: &Trace,
+        bins: &Bins,
+        from: Option<MetricsSweep>,
+        with_gaps: bool,
+    ) -> (Self, MetricsSweep) {
         let n = bins.bins.len();
-        let has_gaps = trace.meta.has_addresses;
+        let has_gaps = with_gaps && trace.meta.has_addresses;
         let extents: Vec<(u64, u64)> = bins
             .bins
             .iter()
@@ -298,23 +327,23 @@ impl BinMetrics {
             tracker: has_gaps.then(GapTracker::default),
             ..BinState::default()
         };
-        let (mut states, first_event) = match from.and_then(|f| Some((f.bin_map(trace, bins)?, f)))
-        {
-            Some((map, from)) => {
-                let mut states: Vec<Option<BinState>> = (0..n).map(|_| None).collect();
-                for (state, m) in from.bins.into_iter().zip(map) {
-                    if let Some(slot) = m.and_then(|m| states.get_mut(m)) {
-                        *slot = Some(state);
+        let (mut states, first_event) =
+            match from.and_then(|f| Some((f.bin_map(trace, bins, with_gaps)?, f))) {
+                Some((map, from)) => {
+                    let mut states: Vec<Option<BinState>> = (0..n).map(|_| None).collect();
+                    for (state, m) in from.bins.into_iter().zip(map) {
+                        if let Some(slot) = m.and_then(|m| states.get_mut(m)) {
+                            *slot = Some(state);
+                        }
                     }
+                    let states = states
+                        .into_iter()
+                        .map(|s| s.unwrap_or_else(new_state))
+                        .collect();
+                    (states, from.events)
                 }
-                let states = states
-                    .into_iter()
-                    .map(|s| s.unwrap_or_else(new_state))
-                    .collect();
-                (states, from.events)
-            }
-            None => ((0..n).map(|_| new_state()).collect::<Vec<_>>(), 0),
-        };
+                None => ((0..n).map(|_| new_state()).collect::<Vec<_>>(), 0),
+            };
         let b = &trace.blocks;
         let order = trace.event_order();
         let first = usize::try_from(first_event).unwrap_or(order.len());
@@ -358,25 +387,30 @@ impl BinMetrics {
                     t.insert(start, end, block as u64);
                 }
             }
-            let (inner, (first_start, last_end)) = state
-                .tracker
-                .as_ref()
-                .map_or((0, (NO_LIVE_BLOCK, 0)), |t| (t.largest(), t.ends()));
             let rows = &mut state.rows;
             rows.event.push(event as u64);
             rows.time_ns.push(time);
             rows.occupancy.push(state.occupancy);
             rows.live_blocks.push(state.live);
-            rows.inner_gap.push(inner);
-            rows.first_start.push(first_start);
-            rows.last_end.push(last_end);
             rows.waste.push(state.waste);
+            if let Some(t) = &state.tracker {
+                rows.inner_gap.push(t.largest());
+                let (first_start, last_end) = t.ends();
+                rows.first_start.push(first_start);
+                rows.last_end.push(last_end);
+            } else if with_gaps {
+                // A trace without addresses keeps the columns (gaps 0, nothing live).
+                rows.inner_gap.push(0);
+                rows.first_start.push(NO_LIVE_BLOCK);
+                rows.last_end.push(0);
+            }
         }
         let series = states.iter_mut().map(|s| s.rows.freeze()).collect();
         let sweep = MetricsSweep {
             events: order.len() as u64,
             started_at: first_event,
-            has_gaps,
+            has_gaps: trace.meta.has_addresses,
+            with_gaps,
             block_bin: bins.block_bin.clone(),
             bins: states,
         };

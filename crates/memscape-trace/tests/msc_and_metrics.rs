@@ -322,3 +322,69 @@ fn metrics_continued_over_snapshots_equal_a_full_sweep() {
         assert!(continued >= cuts.len() / 2, "{by:?}: {continued} continued");
     }
 }
+
+/// A sweep without the free gaps (what the allocation map's occupancy bars are made from)
+/// gives the sweep's occupancy, live-block and waste rows bit for bit, keeps no gap columns,
+/// reads gaps and free bytes as 0, and continues over snapshots of a growing trace as the full
+/// sweep does (never from a sweep with gaps): sqlite3's heaptrack recording, by region and by
+/// thread.
+#[test]
+fn a_sweep_without_gaps_has_the_occupancy_rows_of_the_full_sweep() {
+    use memscape_trace::TraceBuilder;
+    use memscape_trace::metrics::MetricsSweep;
+    let real = load(&data("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    let events = 300_000usize.min(real.event_order().len());
+    let cuts = [1, 37_000, 150_000, events];
+    for by in [
+        BinBy::Region {
+            gap_threshold: 1 << 12,
+        },
+        BinBy::Thread,
+    ] {
+        let mut builder = TraceBuilder::with_event_times("sqlite replay");
+        let mut sweep: Option<MetricsSweep> = None;
+        let mut replayed = 0;
+        let mut continued = 0;
+        for &cut in &cuts {
+            builder.replay(&real, replayed..cut);
+            replayed = cut;
+            let snapshot = builder.snapshot(TraceFormat::Msc, true);
+            let bins = Bins::new(&snapshot, by.clone());
+            let (occupancy, next) = BinMetrics::continued_occupancy(&snapshot, &bins, sweep.take());
+            continued += usize::from(next.started_at() > 0);
+            let full = BinMetrics::compute(&snapshot, &bins);
+            let at = format!("{by:?}, cut at {cut} events");
+            assert!(full.has_gaps && !occupancy.has_gaps, "{at}");
+            assert_eq!(occupancy.extents, full.extents, "{at}");
+            assert_eq!(occupancy.series.len(), full.series.len(), "{at}");
+            for (k, (o, f)) in occupancy.series.iter().zip(&full.series).enumerate() {
+                assert!(!f.is_empty() || cut == 1, "{at}, bin {k}");
+                assert_eq!(o.event, f.event, "{at}, bin {k}");
+                assert_eq!(o.time_ns, f.time_ns, "{at}, bin {k}");
+                assert_eq!(o.occupancy, f.occupancy, "{at}, bin {k}");
+                assert_eq!(o.live_blocks, f.live_blocks, "{at}, bin {k}");
+                assert_eq!(o.waste, f.waste, "{at}, bin {k}");
+                assert!(
+                    o.inner_gap.is_empty() && o.first_start.is_empty() && o.last_end.is_empty(),
+                    "{at}, bin {k}: gap columns kept"
+                );
+                for r in (0..f.len()).step_by(997) {
+                    assert_eq!(occupancy.largest_free_gap(k, r), 0, "{at}, bin {k}");
+                    assert_eq!(occupancy.total_free(k, r), 0, "{at}, bin {k}");
+                }
+            }
+            sweep = Some(next);
+        }
+        assert!(
+            continued >= 1,
+            "{by:?}: no snapshot continued the last sweep"
+        );
+        // A sweep with gaps is not continued without them (its rows would lack the gap
+        // columns' lengths): started again from the first event.
+        let snapshot = builder.snapshot(TraceFormat::Msc, true);
+        let bins = Bins::new(&snapshot, by.clone());
+        let (_, with_gaps) = BinMetrics::continued(&snapshot, &bins, None);
+        let (_, next) = BinMetrics::continued_occupancy(&snapshot, &bins, Some(with_gaps));
+        assert_eq!(next.started_at(), 0, "{by:?}");
+    }
+}

@@ -187,8 +187,11 @@ impl BinnedScene {
                             _ => memscape_trace::bins::BinBy::Process,
                         },
                     );
-                    let metrics =
-                        Arc::new(memscape_trace::metrics::BinMetrics::compute(trace, &bins));
+                    // The bars read the occupancy only: no free gaps (see the scene's sweep).
+                    let (metrics, _) = memscape_trace::metrics::BinMetrics::continued_occupancy(
+                        trace, &bins, None,
+                    );
+                    let metrics = Arc::new(metrics);
                     let labels = bins.bins.iter().map(|b| b.label.clone()).collect();
                     let series = (0..bins.bins.len()).map(|k| vec![k]).collect();
                     (labels, bins.block_bin, metrics, series)

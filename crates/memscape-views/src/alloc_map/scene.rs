@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
 use memscape_trace::Trace;
+use memscape_trace::metrics::BinMetrics;
 
 pub use super::colors::ColorBy;
 use super::colors::{Classes, site_color, site_labels};
@@ -37,8 +38,9 @@ pub struct RegionLayout {
 
 /// The allocation map's input: one GPU block per trace block (same index), both time axes.
 pub struct AllocScene {
-    /// Occupancy, activity and free gaps per address region over time (step functions from
-    /// memscape-trace), for the occupancy bar.
+    /// Occupancy and activity per address region over time (step functions from
+    /// memscape-trace, swept without the free gaps: `BinMetrics::continued_occupancy`), for
+    /// the occupancy bar.
     pub region_metrics: Arc<memscape_trace::metrics::BinMetrics>,
     /// Bytes of address space the regions span: the denominator of "full".
     pub region_capacity: u64,
@@ -107,9 +109,10 @@ impl AllocScene {
             .last()
             .map_or(1, |r| r.collapsed_start.saturating_add(r.end - r.start))
             .max(1);
-        // The regions' occupancy sweep (the longest phase: ordered maps of live blocks and
-        // gaps, O(log n) per event) runs on its own thread beside the blocks, sites and
+        // The regions' occupancy sweep runs on its own thread beside the blocks, sites and
         // colours, which do not need it: the scene is ready when the slower of the two is.
+        // Without the free gaps (ordered maps of live blocks and gaps per event, most of the
+        // sweep's cost): the bars read only the occupancy, and the curves are `pools`'.
         let region_bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
         let region_capacity = region_bins
             .bins
@@ -124,7 +127,7 @@ impl AllocScene {
             let sweep_thread = std::thread::Builder::new()
                 .name("memscape-sweep".into())
                 .spawn_scoped(scope, || {
-                    memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, take_from())
+                    BinMetrics::continued_occupancy(trace, &region_bins, take_from())
                 });
             let (blocks, times_events, times_wall) = scene_blocks(trace, &regions, &layout);
             phase("blocks");
@@ -153,7 +156,7 @@ impl AllocScene {
                 .unwrap_or(1)
                 .max(2);
             // The sweep's metrics come in below; nothing before reads them.
-            let placeholder = memscape_trace::metrics::BinMetrics {
+            let placeholder = BinMetrics {
                 series: Vec::new(),
                 extents: Vec::new(),
                 has_gaps: false,
@@ -183,9 +186,7 @@ impl AllocScene {
                     .join()
                     .unwrap_or_else(|e| std::panic::resume_unwind(e)),
                 // No thread to be had: the sweep here.
-                Err(_) => {
-                    memscape_trace::metrics::BinMetrics::continued(trace, &region_bins, take_from())
-                }
+                Err(_) => BinMetrics::continued_occupancy(trace, &region_bins, take_from()),
             };
             scene.region_metrics = Arc::new(region_metrics);
             phase("region metrics");
@@ -211,7 +212,7 @@ impl AllocScene {
     ) -> memscape_trace::metrics::MetricsSweep {
         let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
         let bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
-        memscape_trace::metrics::BinMetrics::continued(trace, &bins, from).1
+        BinMetrics::continued_occupancy(trace, &bins, from).1
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
