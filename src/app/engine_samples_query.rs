@@ -3,9 +3,11 @@
 //! selection's per-resource totals, marked bins, offender parts and panel, and the strips are
 //! the engine's (`memscape_views::samples::query::SamplesQuery`, asked by the samples workers
 //! off the UI thread). Selections of quantitative ranges, qualitative values and offender bars
-//! are stated to the engine (`memscape_engine::samples::Selection`); a cluster picked, the
-//! cluster trees and their glyphs come from the samples read in memory, as does the mapping
-//! those need.
+//! are stated to the engine (`memscape_engine::samples::Selection`), and so are clusters
+//! picked (each a span of the (value, row) order); the cluster trees are the engine's
+//! (`Engine::cluster_tree`: segment totals by route key, placed and merged by
+//! memscape-samples), their glyphs summed from those totals. What the engine cannot state is
+//! computed from the samples read in memory, with the mapping `Mapping::new` gives them.
 
 use std::path::Path;
 
@@ -34,8 +36,8 @@ mod engine_query {
     use memscape_engine::samples::Selection;
     use memscape_samples::metrics::WindowScore;
     use memscape_samples::{
-        AxisIndex, Bitset, Brush, Histogram, LinkedIndex, LinkedResult, Mapping, NONE, Offender,
-        OffenderKey, RangeSpec, SelectionSpec,
+        AxisIndex, Bitset, Brush, ClusterParams, ClusterTree, Histogram, LinkedIndex, LinkedResult,
+        Mapping, NONE, Offender, OffenderKey, RangeSpec, SelectionSpec,
     };
     use memscape_views::Dataset;
     use memscape_views::samples::query::SamplesQuery;
@@ -50,8 +52,7 @@ mod engine_query {
     }
 
     impl EngineSamples {
-        /// `spec` as the engine states it; None for a cluster picked (samples, not names) or a
-        /// range on a text attribute.
+        /// `spec` as the engine states it; None for a pick without terms.
         fn selection(&self, base: &Base, spec: &SelectionSpec) -> Option<Selection> {
             let mut selection = Selection::default();
             for brush in &spec.brushes {
@@ -75,7 +76,7 @@ mod engine_query {
                 }
             }
             if let Some(picked) = &spec.picked {
-                selection.offenders = Some(picked.offenders.clone()?);
+                selection.picked = Some(picked.terms.clone()?);
             }
             Some(selection)
         }
@@ -238,6 +239,18 @@ mod engine_query {
             Some(
                 self.linked(base, spec, &selection)
                     .map_err(|e| format!("{e:#}")),
+            )
+        }
+
+        fn cluster_tree(
+            &self,
+            base: &Base,
+            params: &ClusterParams,
+        ) -> Option<Result<ClusterTree, String>> {
+            Some(
+                self.engine
+                    .cluster_tree(&self.dataset, None, &base.topology, params.clone())
+                    .map_err(|e| e.to_string()),
             )
         }
 

@@ -145,7 +145,7 @@ fn samples_views_draw_from_an_attached_query_and_fall_back_for_clusters() {
         spec.picked = Some(Picked {
             label: String::from("cluster"),
             samples: Arc::new(every_third),
-            offenders: None,
+            terms: None,
         })
     });
     let (spec, version) = shared.spec();
