@@ -106,7 +106,7 @@ fn gpu_matches_cpu_reference_for_every_cushion_and_colour_mode() {
                 view.cushion = cushion;
                 view.color_mode = color_mode;
                 view.alpha = alpha;
-                let (gpu, cpu) = both(&ctx, &view, 160, 120, &blocks, &times);
+                let (gpu, cpu) = both(ctx, &view, 160, 120, &blocks, &times);
                 assert!(gpu.distinct_colors() > 20, "GPU image looks blank");
                 assert_close(
                     &format!("alloc_map_{cushion:?}_{color_mode:?}_{alpha}"),
@@ -128,7 +128,7 @@ fn sub_pixel_blocks_never_vanish() {
     let mut view = AllocMapView::fit(0, 1000, 0, 10_000, 10, 100);
     view.alpha = 0.2;
     view.background_linear = [0.0; 3];
-    let (gpu, cpu) = both(&ctx, &view, 10, 100, &blocks, &times);
+    let (gpu, cpu) = both(ctx, &view, 10, 100, &blocks, &times);
     // The block lies at x = 0.5 px, y = 100 - 10 = 90 px.
     let lit = gpu.pixel(0, 89);
     assert!(lit[0] > 0, "the sub-pixel block vanished: {lit:?}");
@@ -155,7 +155,7 @@ fn fully_covered_pixels_show_no_background_at_low_alpha() {
     view.alpha = 0.05;
     view.cushion = CushionKind::None;
     view.background_linear = [0.0, 0.0, 1.0];
-    let (gpu, cpu) = both(&ctx, &view, 8, 8, &blocks, &times);
+    let (gpu, cpu) = both(ctx, &view, 8, 8, &blocks, &times);
     for y in 0..8 {
         for x in 0..8 {
             let p = gpu.pixel(x, y);
@@ -184,7 +184,7 @@ fn byte_level_zoom_near_the_top_of_the_address_space_is_exact() {
     view.background_linear = [0.0; 3];
     view.cushion = CushionKind::None;
     view.alpha = 1.0;
-    let (gpu, _) = both(&ctx, &view, 10, 100, &blocks, &times);
+    let (gpu, _) = both(ctx, &view, 10, 100, &blocks, &times);
     // Row r (from the bottom) shows byte r / 10.
     let colour_at_byte = |byte: u32| gpu.pixel(5, 99 - byte * 10 - 5);
     assert!(
@@ -225,7 +225,7 @@ fn golden_synthetic_heap() {
     view.alpha = 0.4;
     let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
     let data = AllocMapData::upload(&ctx.device, &pipelines, &blocks, &times);
-    let image = render_offscreen(&ctx, &mut pipelines, &data, &view, 320, 200).unwrap();
+    let image = render_offscreen(ctx, &mut pipelines, &data, &view, 320, 200).unwrap();
     let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden/alloc_map_synthetic.png");
     golden::check(
@@ -251,8 +251,8 @@ fn block_buffers_split_below_the_binding_limit_render_the_same() {
     let whole = AllocMapData::upload(&ctx.device, &pipelines, &blocks, &times);
     let split = AllocMapData::upload_chunked(&ctx.device, &pipelines, &blocks, &times, 7);
     assert_eq!(split.chunk_count(), blocks.len().div_ceil(7));
-    let a = render_offscreen(&ctx, &mut pipelines, &whole, &view, 96, 64).unwrap();
-    let b = render_offscreen(&ctx, &mut pipelines, &split, &view, 96, 64).unwrap();
+    let a = render_offscreen(ctx, &mut pipelines, &whole, &view, 96, 64).unwrap();
+    let b = render_offscreen(ctx, &mut pipelines, &split, &view, 96, 64).unwrap();
     assert_eq!(compare(&a, &b, Tolerance::SAME_DEVICE).differing_pixels, 0);
 }
 
@@ -276,7 +276,7 @@ fn a_lone_one_byte_block_is_tinted_at_low_alpha_and_fades_as_alpha_grows() {
         view.alpha = alpha;
         view.cushion = CushionKind::None;
         view.background_linear = [0.0; 3];
-        let (gpu, cpu) = both(&ctx, &view, 200, 200, &blocks, &times);
+        let (gpu, cpu) = both(ctx, &view, 200, 200, &blocks, &times);
         assert_close(&format!("lone_byte_{alpha}"), &gpu, &cpu, 0.0);
         let brightest = (0..200)
             .flat_map(|y| (0..200).map(move |x| (x, y)))

@@ -165,7 +165,7 @@ fn pipelines(ctx: &GpuContext) -> AllocMapPipelines {
 #[test]
 fn dense_path_matches_cpu_for_every_cushion_alpha_and_colour_mode() {
     let ctx = ctx();
-    let mut pipelines = pipelines(&ctx);
+    let mut pipelines = pipelines(ctx);
     let (blocks, times) = random_blocks(0x9e37_79b9_7f4a_7c15);
     let data = AllocMapData::upload(&ctx.device, &pipelines, &blocks, &times);
     for cushion in [
@@ -180,7 +180,7 @@ fn dense_path_matches_cpu_for_every_cushion_alpha_and_colour_mode() {
                 view.color_mode = color_mode;
                 view.alpha = alpha;
                 view.cushion_strength = strength;
-                let gpu = render(&ctx, &mut pipelines, &data, &view, [W, H], &dense());
+                let gpu = render(ctx, &mut pipelines, &data, &view, [W, H], &dense());
                 assert!(gpu.distinct_colors() > 50, "GPU image looks blank");
                 let cpu = cpu_reference::render(&view, W, H, &blocks, &times);
                 assert_close(
@@ -196,28 +196,28 @@ fn dense_path_matches_cpu_for_every_cushion_alpha_and_colour_mode() {
 #[test]
 fn dense_and_raster_paths_draw_the_same_picture() {
     let ctx = ctx();
-    let mut pipelines = pipelines(&ctx);
+    let mut pipelines = pipelines(ctx);
     let (blocks, times) = random_blocks(0x2545_f491_4f6c_dd1d);
     let data = AllocMapData::upload(&ctx.device, &pipelines, &blocks, &times);
     let view = view();
-    let dense_image = render(&ctx, &mut pipelines, &data, &view, [W, H], &dense());
+    let dense_image = render(ctx, &mut pipelines, &data, &view, [W, H], &dense());
     let raster = DrawOptions {
         path: AccumPath::Raster,
         ..Default::default()
     };
-    let raster_image = render(&ctx, &mut pipelines, &data, &view, [W, H], &raster);
+    let raster_image = render(ctx, &mut pipelines, &data, &view, [W, H], &raster);
     assert_close("dense_vs_raster", &dense_image, &raster_image);
     // Not trivially: the view has blocks of both kinds, and dropping either changes it.
     let mut thin_only = DrawOptions::range(0..1);
     thin_only.path = AccumPath::Dense;
-    let one = render(&ctx, &mut pipelines, &data, &view, [W, H], &thin_only);
+    let one = render(ctx, &mut pipelines, &data, &view, [W, H], &thin_only);
     assert!(compare(&one, &dense_image, common::ALLOC_MAP_GPU_VS_CPU).differing_pixels > 100);
 }
 
 #[test]
 fn dense_ranges_selection_and_chunks_match_cpu() {
     let ctx = ctx();
-    let mut pipelines = pipelines(&ctx);
+    let mut pipelines = pipelines(ctx);
     let (blocks, times) = random_blocks(0x1234_5678_9abc_def1);
     // Chunks of 97 blocks: ranges start and end inside chunks, the raster list has a region and
     // an indirect draw per chunk.
@@ -239,7 +239,7 @@ fn dense_ranges_selection_and_chunks_match_cpu() {
             selection,
             path: AccumPath::Dense,
         };
-        let gpu = render(&ctx, &mut pipelines, &data, &view, [W, H], &options);
+        let gpu = render(ctx, &mut pipelines, &data, &view, [W, H], &options);
         let cpu = cpu_reference::render_with(&view, W, H, &blocks, &times, &options, bits.words());
         assert_close(&format!("dense_{range:?}_{color_mode:?}"), &gpu, &cpu);
     }
@@ -250,7 +250,7 @@ fn dense_ranges_selection_and_chunks_match_cpu() {
 #[test]
 fn dense_zoomed_out_heap_matches_cpu() {
     let ctx = ctx();
-    let mut pipelines = pipelines(&ctx);
+    let mut pipelines = pipelines(ctx);
     let mut rng = Rng(0x0bad_5eed_1234_5678);
     let n = 20_000u64;
     let mut blocks = Vec::new();
@@ -272,7 +272,7 @@ fn dense_zoomed_out_heap_matches_cpu() {
     for cushion in [CushionKind::Parabolic, CushionKind::Plateau] {
         let mut view = AllocMapView::fit(0, 2 * n, 0, 64 * n, w, h);
         view.cushion = cushion;
-        let gpu = render(&ctx, &mut pipelines, &data, &view, [w, h], &dense());
+        let gpu = render(ctx, &mut pipelines, &data, &view, [w, h], &dense());
         let cpu = cpu_reference::render(&view, w, h, &blocks, &times);
         assert_close(&format!("dense_heap_{cushion:?}"), &gpu, &cpu);
     }
@@ -281,7 +281,7 @@ fn dense_zoomed_out_heap_matches_cpu() {
 #[test]
 fn dense_full_coverage_and_lone_sub_pixel_blocks() {
     let ctx = ctx();
-    let mut pipelines = pipelines(&ctx);
+    let mut pipelines = pipelines(ctx);
     // 64 blocks 1/64 pixel tall tile each row of a 40-pixel-long strip exactly, at α = 0.05:
     // the fixed-point sums must reach exactly 1 (no background through them).
     let mut blocks = Vec::new();
@@ -298,7 +298,7 @@ fn dense_full_coverage_and_lone_sub_pixel_blocks() {
     view.alpha = 0.05;
     view.cushion = CushionKind::None;
     view.background_linear = [0.0, 0.0, 1.0];
-    let gpu = render(&ctx, &mut pipelines, &data, &view, [40, 8], &dense());
+    let gpu = render(ctx, &mut pipelines, &data, &view, [40, 8], &dense());
     for y in 0..8 {
         for x in 0..40 {
             let p = gpu.pixel(x, y);
@@ -317,7 +317,7 @@ fn dense_full_coverage_and_lone_sub_pixel_blocks() {
     let mut view = AllocMapView::fit(0, 40_000, 0, 1 << 20, 40, 40);
     view.alpha = 0.1;
     view.background_linear = [0.0; 3];
-    let gpu = render(&ctx, &mut pipelines, &data, &view, [40, 40], &dense());
+    let gpu = render(ctx, &mut pipelines, &data, &view, [40, 40], &dense());
     let cpu = cpu_reference::render(&view, 40, 40, &blocks, &times);
     let lone = gpu.pixel(0, 40 - 1 - ((100_000 * 40) >> 20));
     assert!(lone[0] > 0, "the sub-pixel block vanished: {lone:?}");
@@ -349,7 +349,7 @@ fn cpu_sums_resolved_on_the_gpu_are_the_cpu_reference() {
         view.alpha = 0.5;
         let sums =
             cpu_reference::exact_sums(&view, [W, H], &blocks, &times, range.clone(), threads);
-        let target = OffscreenTarget::new(&ctx, W, H).unwrap();
+        let target = OffscreenTarget::new(ctx, W, H).unwrap();
         let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
         frame.prepare_sums(
             &ctx.device,
@@ -365,7 +365,7 @@ fn cpu_sums_resolved_on_the_gpu_are_the_cpu_reference() {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         frame.resolve_to(&mut encoder, &target.view, &pipelines);
         ctx.queue.submit([encoder.finish()]);
-        let gpu = target.read(&ctx).unwrap();
+        let gpu = target.read(ctx).unwrap();
         let options = DrawOptions::range(range.clone().unwrap_or(0..blocks.len()));
         let cpu = cpu_reference::render_with(&view, W, H, &blocks, &times, &options, &[]);
         assert!(

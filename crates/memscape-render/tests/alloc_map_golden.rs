@@ -162,7 +162,7 @@ fn golden_main_map_cushions() {
         view.alpha = 0.5;
         view.cushion = cushion;
         view.color_mode = color_mode;
-        let image = render_offscreen(&ctx, &mut pipelines, &data, &view, 320, 200).unwrap();
+        let image = render_offscreen(ctx, &mut pipelines, &data, &view, 320, 200).unwrap();
         check(name, &image);
     }
 }
@@ -177,9 +177,8 @@ fn golden_occupancy_variants_and_stacked_bars() {
     for variant in OccupancyVariant::ALL {
         let mut view = OccupancyBarView::fit(0, T_END, 320, variant);
         view.alpha = 0.3;
-        let image =
-            render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, Some(0), 320, 32)
-                .unwrap();
+        let image = render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, Some(0), 320, 32)
+            .unwrap();
         check(
             &format!("occupancy_{}.png", variant.name().replace(' ', "_")),
             &image,
@@ -195,7 +194,7 @@ fn golden_occupancy_variants_and_stacked_bars() {
         let mut view = OccupancyBarView::fit(0, T_END, 320, variant);
         view.alpha = 0.3;
         let image =
-            render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, None, 320, 64).unwrap();
+            render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, None, 320, 64).unwrap();
         check(name, &image);
     }
 }
@@ -215,7 +214,7 @@ fn golden_cushion_cursors_over_a_map_and_its_bar() {
     view.cushion = CushionKind::Plateau;
     let bar_view =
         OccupancyBarView::from_map(&view, OccupancyVariant::GapCushions(CushionKind::Parabolic));
-    let target = OffscreenTarget::new(&ctx, w, height).unwrap();
+    let target = OffscreenTarget::new(ctx, w, height).unwrap();
     let mut map_frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let mut bar_frame = OccupancyBarFrame::new(&ctx.device, &pipelines);
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -265,7 +264,7 @@ fn golden_cushion_cursors_over_a_map_and_its_bar() {
     let time = TimeMapping::from(&view);
     for rect in [[0, 0, w, map_h], [0, bar_top, w, bar_h]] {
         draw_cursors_offscreen(
-            &ctx,
+            ctx,
             &mut cursor_pipelines,
             &target,
             rect,
@@ -275,7 +274,7 @@ fn golden_cushion_cursors_over_a_map_and_its_bar() {
         )
         .unwrap();
     }
-    check("alloc_map_cursors.png", &target.read(&ctx).unwrap());
+    check("alloc_map_cursors.png", &target.read(ctx).unwrap());
 }
 
 #[test]
@@ -332,7 +331,7 @@ fn golden_bins_grid_with_selection() {
         })
         .collect();
     let image = render_grid_offscreen(
-        &ctx,
+        ctx,
         &mut pipelines,
         &data,
         &cells,

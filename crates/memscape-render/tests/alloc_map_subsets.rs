@@ -71,7 +71,7 @@ fn a_block_range_draws_only_its_blocks_across_chunk_boundaries() {
     let view = AllocMapView::fit(0, 1400, lo, lo + 3 * 150_000, 128, 96);
     let range = 800..2300;
     let gpu = render_offscreen_with(
-        &ctx,
+        ctx,
         &mut pipelines,
         &data,
         &view,
@@ -101,14 +101,14 @@ fn a_block_range_draws_only_its_blocks_across_chunk_boundaries() {
         0
     );
     assert_close("range", &gpu, &cpu_slice);
-    let all = render_offscreen(&ctx, &mut pipelines, &data, &view, 128, 96).unwrap();
+    let all = render_offscreen(ctx, &mut pipelines, &data, &view, 128, 96).unwrap();
     assert!(
         compare(&all, &gpu, Tolerance::SAME_DEVICE).differing_pixels > 500,
         "the range must leave blocks out"
     );
     // A range past the end is clipped; an empty range draws nothing.
     let empty = render_offscreen_with(
-        &ctx,
+        ctx,
         &mut pipelines,
         &data,
         &view,
@@ -149,7 +149,7 @@ fn bins_grid_of_ranges_with_their_own_views_matches_cpu() {
         })
         .collect();
     let gpu =
-        render_grid_offscreen(&ctx, &mut pipelines, &data, &cells, width, height, clear).unwrap();
+        render_grid_offscreen(ctx, &mut pipelines, &data, &cells, width, height, clear).unwrap();
     let mut cpu = RgbaImage::new(width, height, clear);
     for cell in &cells {
         let [x, y, w, h] = cell.rect;
@@ -166,7 +166,7 @@ fn bins_grid_of_ranges_with_their_own_views_matches_cpu() {
     let mut bad = cells[0].clone();
     bad.rect = [width - 10, 0, 20, 20];
     assert!(
-        render_grid_offscreen(&ctx, &mut pipelines, &data, &[bad], width, height, clear).is_err()
+        render_grid_offscreen(ctx, &mut pipelines, &data, &[bad], width, height, clear).is_err()
     );
 }
 
@@ -185,7 +185,7 @@ fn selection_bits_dim_unselected_blocks_without_reupload() {
         view.color_mode = color_mode;
         view.alpha = 0.4;
         view.cushion = CushionKind::Plateau;
-        let plain = render_offscreen(&ctx, &mut pipelines, &data, &view, 120, 90).unwrap();
+        let plain = render_offscreen(ctx, &mut pipelines, &data, &view, 120, 90).unwrap();
         for (round, style) in [
             SelectionStyle::DIM,
             SelectionStyle::DimUnselected {
@@ -205,7 +205,7 @@ fn selection_bits_dim_unselected_blocks_without_reupload() {
                 selection: style,
                 ..Default::default()
             };
-            let gpu = render_offscreen_with(&ctx, &mut pipelines, &data, &view, 120, 90, &options)
+            let gpu = render_offscreen_with(ctx, &mut pipelines, &data, &view, 120, 90, &options)
                 .unwrap();
             let cpu =
                 cpu_reference::render_with(&view, 120, 90, &blocks, &times, &options, bits.words());
@@ -215,7 +215,7 @@ fn selection_bits_dim_unselected_blocks_without_reupload() {
                 "dimming must show"
             );
             // Selection off: the bits are ignored.
-            let off = render_offscreen(&ctx, &mut pipelines, &data, &view, 120, 90).unwrap();
+            let off = render_offscreen(ctx, &mut pipelines, &data, &view, 120, 90).unwrap();
             assert_eq!(
                 compare(&off, &plain, Tolerance::SAME_DEVICE).differing_pixels,
                 0
@@ -230,7 +230,7 @@ fn selection_bits_dim_unselected_blocks_without_reupload() {
             ..Default::default()
         };
         let gpu =
-            render_offscreen_with(&ctx, &mut pipelines, &data, &view, 120, 90, &options).unwrap();
+            render_offscreen_with(ctx, &mut pipelines, &data, &view, 120, 90, &options).unwrap();
         let cpu =
             cpu_reference::render_with(&view, 120, 90, &blocks, &times, &options, all.words());
         assert_close(&format!("selection_all_{color_mode:?}"), &gpu, &cpu);

@@ -94,10 +94,10 @@ fn cursors_match_cpu_for_widths_opacities_and_overlaps() {
     .into_iter()
     .enumerate()
     {
-        let target = map_target(&ctx, &view, w, h);
-        let base = target.read(&ctx).unwrap();
+        let target = map_target(ctx, &view, w, h);
+        let base = target.read(ctx).unwrap();
         draw_cursors_offscreen(
-            &ctx,
+            ctx,
             &mut cursor_pipelines,
             &target,
             [0, 0, w, h],
@@ -106,7 +106,7 @@ fn cursors_match_cpu_for_widths_opacities_and_overlaps() {
             &style,
         )
         .unwrap();
-        let gpu = target.read(&ctx).unwrap();
+        let gpu = target.read(ctx).unwrap();
         let mut cpu = base.clone();
         blend_cursors_cpu(&mut cpu, [0, 0, w, h], &cursors, &time, &style);
         assert_close(&format!("cursors_{k}"), &gpu, &cpu);
@@ -126,8 +126,8 @@ fn opacity_falls_off_from_the_centre_and_zero_opacity_draws_nothing() {
     let ctx = ctx();
     let mut cursor_pipelines = CursorPipelines::new(&ctx.device).unwrap();
     let (w, h) = (120u32, 20u32);
-    let target = OffscreenTarget::new(&ctx, w, h).unwrap();
-    target.clear(&ctx, [0, 0, 0, 255]);
+    let target = OffscreenTarget::new(ctx, w, h).unwrap();
+    target.clear(ctx, [0, 0, 0, 255]);
     let view = AllocMapView::fit(0, 120, 0, 10, w, h);
     let time = TimeMapping::from(&view);
     // A white cursor in the middle of pixel 60, no cushion: brightness is the opacity.
@@ -144,7 +144,7 @@ fn opacity_falls_off_from_the_centre_and_zero_opacity_draws_nothing() {
         cushion_strength: 0.0,
     };
     draw_cursors_offscreen(
-        &ctx,
+        ctx,
         &mut cursor_pipelines,
         &target,
         [0, 0, w, h],
@@ -153,7 +153,7 @@ fn opacity_falls_off_from_the_centre_and_zero_opacity_draws_nothing() {
         &style,
     )
     .unwrap();
-    let img = target.read(&ctx).unwrap();
+    let img = target.read(ctx).unwrap();
     let row: Vec<u8> = (0..w).map(|x| img.pixel(x, 10)[0]).collect();
     assert!(row[60] >= 230, "centre {}", row[60]);
     for d in 0..16 {
@@ -169,9 +169,9 @@ fn opacity_falls_off_from_the_centre_and_zero_opacity_draws_nothing() {
     let expected = 1.0 - (1.0f32 + 9.0 * 4.0 / 15.5).ln() / 10f32.ln();
     assert!((quarter - expected).abs() < 0.03, "{quarter} vs {expected}");
     // Global opacity 0: nothing drawn.
-    target.clear(&ctx, [10, 20, 30, 255]);
+    target.clear(ctx, [10, 20, 30, 255]);
     draw_cursors_offscreen(
-        &ctx,
+        ctx,
         &mut cursor_pipelines,
         &target,
         [0, 0, w, h],
@@ -183,7 +183,7 @@ fn opacity_falls_off_from_the_centre_and_zero_opacity_draws_nothing() {
         },
     )
     .unwrap();
-    let img = target.read(&ctx).unwrap();
+    let img = target.read(ctx).unwrap();
     assert!((0..w).all(|x| img.pixel(x, 5) == [10, 20, 30, 255]));
 }
 
@@ -192,9 +192,9 @@ fn one_overlay_serves_a_column_of_time_aligned_views() {
     let ctx = ctx();
     let mut cursor_pipelines = CursorPipelines::new(&ctx.device).unwrap();
     let (w, h) = (100u32, 90u32);
-    let target = OffscreenTarget::new(&ctx, w, h).unwrap();
-    target.clear(&ctx, [30, 60, 90, 255]);
-    let base = target.read(&ctx).unwrap();
+    let target = OffscreenTarget::new(ctx, w, h).unwrap();
+    target.clear(ctx, [30, 60, 90, 255]);
+    let base = target.read(ctx).unwrap();
     let view = AllocMapView::fit(1 << 40, (1 << 40) + 50, 0, 10, 80, 30);
     let time = TimeMapping::from(&view);
     let cursors = [
@@ -223,7 +223,7 @@ fn one_overlay_serves_a_column_of_time_aligned_views() {
         }
     }
     ctx.queue.submit([encoder.finish()]);
-    let gpu = target.read(&ctx).unwrap();
+    let gpu = target.read(ctx).unwrap();
     let mut cpu = base.clone();
     for r in rects {
         blend_cursors_cpu(&mut cpu, r, &cursors, &time, &style);
@@ -234,7 +234,7 @@ fn one_overlay_serves_a_column_of_time_aligned_views() {
     // A rectangle outside the target is an error.
     assert!(
         draw_cursors_offscreen(
-            &ctx,
+            ctx,
             &mut cursor_pipelines,
             &target,
             [90, 0, 20, 10],

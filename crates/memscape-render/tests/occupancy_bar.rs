@@ -77,7 +77,7 @@ fn every_variant_single_and_stacked_matches_cpu() {
             let view = OccupancyBarView::fit(0, 100_000, 400, variant);
             for bin in [None, Some(0)] {
                 let img =
-                    render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, bin, 400, 40)
+                    render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, bin, 400, 40)
                         .unwrap();
                 let name = format!("{}_{bin:?}.png", variant.name().replace(' ', "_"));
                 img.save_png(&std::path::Path::new(&dir).join(name))
@@ -96,7 +96,7 @@ fn every_variant_single_and_stacked_matches_cpu() {
             let mut view = OccupancyBarView::fit(t0, t1, w, variant);
             view.alpha = 0.3;
             for bin in [None, Some(0), Some(1), Some(2)] {
-                let gpu = render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, bin, w, h)
+                let gpu = render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, bin, w, h)
                     .unwrap();
                 let cpu = render_occupancy_cpu(&bar, &view, bin, w, h);
                 assert_close(
@@ -126,7 +126,7 @@ fn variants_show_what_the_paper_describes() {
     let (w, h) = (200u32, 24u32);
     let render = |pipelines: &mut AllocMapPipelines, variant, bin| {
         let view = OccupancyBarView::fit(0, 100_000, w, variant);
-        render_occupancy_offscreen(&ctx, pipelines, &data, &view, bin, w, h).unwrap()
+        render_occupancy_offscreen(ctx, pipelines, &data, &view, bin, w, h).unwrap()
     };
     // Bin 0, 500 time units per pixel: x = 70 (35 k) is idle (occupancy 1/8 after the first
     // burst), x = 40 (20 k) inside a burst (an event every 7 units).
@@ -186,7 +186,7 @@ fn variants_show_what_the_paper_describes() {
             ..OccupancyBarView::fit(0, 100_000, w, OccupancyVariant::GapCushions(kind))
         };
         let narrow =
-            render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, Some(1), w, h).unwrap();
+            render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, Some(1), w, h).unwrap();
         assert!((0..h).all(|y| narrow.pixel(x, y) == narrow.pixel(x, 0)));
     }
     // Stacked: bin 0 (1 MiB) on top, bin 1 (3000 B) a sliver, bin 2 (16 MiB) the rest.
@@ -231,7 +231,7 @@ fn a_slice_of_the_stack_is_those_rows_of_the_whole_stack() {
         }
     }
     assert!(cpu.distinct_colors() > 2, "a blank slice");
-    let gpu = render_occupancy_offscreen(&ctx, &mut pipelines, &data, &view, slice, w, 32).unwrap();
+    let gpu = render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, slice, w, 32).unwrap();
     assert_close("occupancy_stack_slice", &gpu, &cpu);
 }
 
@@ -273,11 +273,11 @@ fn cpu_sums_of_a_bar_are_the_cpu_reference() {
                 if !drawn {
                     continue;
                 }
-                let target = OffscreenTarget::new(&ctx, w, h).unwrap();
+                let target = OffscreenTarget::new(ctx, w, h).unwrap();
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 frame.resolve_to(&mut encoder, &target.view, &pipelines);
                 ctx.queue.submit([encoder.finish()]);
-                let gpu = target.read(&ctx).unwrap();
+                let gpu = target.read(ctx).unwrap();
                 let cpu = render_occupancy_cpu(&bar, &view, bin, w, h);
                 assert!(gpu.distinct_colors() > 2, "{variant:?} {bin:?}: blank bar");
                 assert_close(

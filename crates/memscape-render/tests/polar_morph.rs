@@ -85,7 +85,7 @@ fn gpu_matches_cpu_reference_along_the_morph() {
     let (r, a, b) = records(300);
     let (points, arcs) = data(&r, &a, &b);
     for t in [0.0f32, 0.3, 0.5, 1.0] {
-        let gpu = gpu_frame(&ctx, &points, &arcs, t);
+        let gpu = gpu_frame(ctx, &points, &arcs, t);
         let shapes = cpu_reference::shapes_at(&view(t), &points, &arcs);
         let cpu = shapes_cpu::render(&shapes, &ShapesView::IDENTITY, W, H, BG);
         let c = compare(&gpu, &cpu, GPU_VS_CPU);
@@ -113,19 +113,19 @@ fn morph_ends_are_the_plain_spirals() {
         per_channel: 2,
         max_differing_pixels: 0,
     };
-    let start = gpu_frame(&ctx, &morph_points, &morph_arcs, 0.0);
-    let spiral_a = gpu_frame(&ctx, &plain_a, &arcs_a, 0.0);
+    let start = gpu_frame(ctx, &morph_points, &morph_arcs, 0.0);
+    let spiral_a = gpu_frame(ctx, &plain_a, &arcs_a, 0.0);
     let c = compare(&start, &spiral_a, exact);
     assert_eq!(c.differing_pixels, 0, "t = 0 is parameterization A ({c:?})");
-    let end = gpu_frame(&ctx, &morph_points, &morph_arcs, 1.0);
-    let spiral_b = gpu_frame(&ctx, &plain_b, &arcs_b, 0.0);
+    let end = gpu_frame(ctx, &morph_points, &morph_arcs, 1.0);
+    let spiral_b = gpu_frame(ctx, &plain_b, &arcs_b, 0.0);
     let c = compare(&end, &spiral_b, exact);
     assert!(
         c.differing_pixels <= 5,
         "t = 1 is parameterization B up to float rounding of a full turn ({c:?})"
     );
     // And the middle is neither.
-    let middle = gpu_frame(&ctx, &morph_points, &morph_arcs, 0.5);
+    let middle = gpu_frame(ctx, &morph_points, &morph_arcs, 0.5);
     assert!(compare(&middle, &spiral_a, exact).differing_pixels > 1000);
     assert!(compare(&middle, &spiral_b, exact).differing_pixels > 1000);
 }

@@ -121,7 +121,7 @@ fn gpu_matches_cpu_reference() {
     let mut pipelines = ShapesPipelines::new(&ctx.device).unwrap();
     let view = ShapesView::IDENTITY;
     let shapes = scene();
-    let gpu = render_offscreen(&ctx, &mut pipelines, &shapes, &view, W, H, BG).unwrap();
+    let gpu = render_offscreen(ctx, &mut pipelines, &shapes, &view, W, H, BG).unwrap();
     let cpu = cpu_reference::render(&shapes, &view, W, H, BG);
     let c = compare(&gpu, &cpu, GPU_VS_CPU);
     assert!(
@@ -154,7 +154,7 @@ fn zoomed_view_matches_cpu_reference() {
         offset: [-120.0, -250.0],
     };
     let shapes = scene();
-    let gpu = render_offscreen(&ctx, &mut pipelines, &shapes, &view, W, H, BG).unwrap();
+    let gpu = render_offscreen(ctx, &mut pipelines, &shapes, &view, W, H, BG).unwrap();
     let cpu = cpu_reference::render(&shapes, &view, W, H, BG);
     let c = compare(&gpu, &cpu, GPU_VS_CPU);
     assert!(
@@ -181,7 +181,7 @@ fn coverage_is_area_for_straight_edges() {
     )
     .gpu()];
     let img = render_offscreen(
-        &ctx,
+        ctx,
         &mut pipelines,
         &shapes,
         &ShapesView::IDENTITY,

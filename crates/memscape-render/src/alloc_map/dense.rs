@@ -10,8 +10,9 @@
 //!    narrower than [`DENSE_MIN_COLUMNS`], go to a raster list; every other block adds its Eq. 1 sums to per-row difference arrays in 64-bit fixed point, in
 //!    O(rows × cushion pieces): its two first and two last columns exactly per pixel, the
 //!    interior (f = f_y) as constant or piecewise-linear pieces of the cushion luminance.
-//! 2. `alloc_map_dense_scan.wgsl`, one invocation per pixel row: prefix sums along the row,
-//!    written into the accumulation targets (this also clears them).
+//! 2. `alloc_map_dense_scan.wgsl`, one workgroup of [`SCAN_WORKGROUP`] invocations per pixel
+//!    row: prefix sums along the row (segment sums, then workgroup prefix sums of them, all in
+//!    exact integers), written into the accumulation targets (this also clears them).
 //! 3. The usual accumulation pass (`alloc_map_accumulate.wgsl`, entry `vs_listed`), loading the
 //!    targets, draws only the raster list, with one indirect draw per chunk.
 //!
@@ -47,8 +48,11 @@ pub const CHAIN_MAX: u32 = 12;
 /// [`AccumPath::Auto`] takes the dense path from this many blocks in the draw range on (where
 /// [`auto_takes_dense`]).
 pub const DENSE_AUTO_MIN_BLOCKS: usize = 4096;
-/// Invocations per workgroup of the dense passes.
+/// Invocations per workgroup of the dense block pass.
 const WORKGROUP: u32 = 64;
+/// Invocations per pixel row of the scan pass, each walking one segment of the row. Keep in sync
+/// with `SCAN_WG` in `shaders/alloc_map_dense_scan.wgsl`.
+pub const SCAN_WORKGROUP: u32 = 128;
 /// Blocks per invocation of the block pass. Keep in sync with `BLOCKS_PER_INVOCATION` in
 /// `shaders/alloc_map_dense.wgsl`.
 const BLOCKS_PER_INVOCATION: usize = 16;
@@ -461,7 +465,7 @@ impl DenseDraw<'_> {
             pass.set_pipeline(&self.pipelines.scan);
             pass.set_bind_group(0, self.view_bind_group, &[]);
             pass.set_bind_group(1, &self.targets.scan_bind_group, &[]);
-            pass.dispatch_workgroups(self.size[1].div_ceil(WORKGROUP), 1, 1);
+            pass.dispatch_workgroups(self.size[1], 1, 1);
         }
         let load = wgpu::Operations {
             load: wgpu::LoadOp::Load,
@@ -615,6 +619,53 @@ pub mod fixed {
             }
             out
         }
+
+        /// The scan as `alloc_map_dense_scan.wgsl` runs it: the row cut into `segments` pieces,
+        /// each piece's sums (ΣDv, ΣDs and its own share of the slopes), exclusive prefix sums
+        /// of those across the pieces, then each piece walked from the value and slope entering
+        /// it. Integer arithmetic throughout, so it equals [`Self::scan`] exactly.
+        pub fn scan_segmented(&self, segments: usize) -> Vec<u64> {
+            let width = self.dv.len();
+            let seg = width.div_ceil(segments.max(1));
+            let bounds: Vec<(usize, usize)> = (0..segments.max(1))
+                .map(|t| {
+                    let x0 = (t * seg).min(width);
+                    (x0, (x0 + seg).min(width))
+                })
+                .collect();
+            // Walk 1: per segment ΣDv, ΣDs and Q = Σ_x Σ_{x0 <= x' <= x} Ds[x'].
+            let own: Vec<(u64, u64, u64)> = bounds
+                .iter()
+                .map(|&(x0, x1)| {
+                    let (mut dv, mut ds, mut q) = (0u64, 0u64, 0u64);
+                    for x in x0..x1 {
+                        dv = dv.wrapping_add(self.dv[x].value());
+                        ds = ds.wrapping_add(self.ds[x].value());
+                        q = q.wrapping_add(ds);
+                    }
+                    (dv, ds, q)
+                })
+                .collect();
+            let mut out = Vec::with_capacity(width);
+            let (mut s_in, mut v_in) = (0u64, 0u64);
+            for (&(x0, x1), &(dv, ds, q)) in bounds.iter().zip(&own) {
+                // Walk 2 from the exclusive prefix sums.
+                let (mut v, mut s) = (v_in, s_in);
+                for x in x0..x1 {
+                    v = v.wrapping_add(self.dv[x].value());
+                    out.push(v);
+                    s = s.wrapping_add(self.ds[x].value());
+                    v = v.wrapping_add(s);
+                }
+                let n = (x1 - x0) as u64;
+                v_in = v_in
+                    .wrapping_add(dv)
+                    .wrapping_add(s_in.wrapping_mul(n))
+                    .wrapping_add(q);
+                s_in = s_in.wrapping_add(ds);
+            }
+            out
+        }
     }
 }
 
@@ -716,5 +767,14 @@ mod tests {
             }
         }
         assert_eq!(channel.scan(), expected);
+        // The GPU's segmented scan, for the segment counts of a workgroup and for more segments
+        // than columns.
+        for segments in [1, 7, super::SCAN_WORKGROUP as usize, 2 * width] {
+            assert_eq!(
+                channel.scan_segmented(segments),
+                expected,
+                "{segments} segments"
+            );
+        }
     }
 }

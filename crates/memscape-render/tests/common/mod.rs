@@ -4,11 +4,18 @@
 
 use memscape_render::golden::{Tolerance, compare};
 use memscape_render::{AdapterChoice, GpuContext, RgbaImage};
+use std::sync::OnceLock;
 
-/// The GPU the tests render on.
-pub fn ctx() -> GpuContext {
-    GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
-        panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
+/// The GPU the tests render on, made once per test binary and never dropped. One context, not
+/// one per test: NVIDIA's driver (580, on an H100) deadlocks in about one run of three when two
+/// test threads tear down their devices and instances at the same time (`vkDestroyDevice`
+/// waiting on a driver thread while `vkDestroyInstance` holds the loader's lock).
+pub fn ctx() -> &'static GpuContext {
+    static CTX: OnceLock<GpuContext> = OnceLock::new();
+    CTX.get_or_init(|| {
+        GpuContext::new(AdapterChoice::from_env_or(AdapterChoice::Cpu)).unwrap_or_else(|e| {
+            panic!("no GPU adapter for the renderer tests: {e}\ninstall libvulkan1 and mesa-vulkan-drivers (make test does)")
+        })
     })
 }
 

@@ -1,0 +1,60 @@
+#!/bin/bash
+# What produced BENCHMARKS.md's "`memscape bench` on a real GPU" (NVIDIA H100, 2026-11-27), run in
+# the repository root of a machine with a GPU but without the Vulkan loader or a Rust toolchain.
+# Prepared beforehand on the build machine (x86-64):
+#   .gl/  : `apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 libhwloc15 libudev1`
+#   .gpu/ : memscape.xz (a stripped release build), t_*.xz (stripped test binaries of
+#           crates/memscape-render/tests, `cargo test -p memscape-render --no-run`),
+#           sqlite-105000.raw.zst (benches/scale/first_window.sh's trace), timed.py (wall + peak RSS)
+# OUT names the folder the tables and images are written to.
+ROOT=$PWD
+G=$ROOT/.gpu
+LOG=$OUT/run.log
+exec > >(tee -a "$LOG") 2>&1
+t0=$(date +%s)
+stamp() { echo "=== [$(( $(date +%s) - t0 )) s] $*"; }
+
+stamp setup
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
+ls /usr/local/nvidia/share/vulkan/icd.d/ /etc/vulkan/icd.d /usr/share/vulkan/icd.d 2>&1 | head
+unxz() { python3 -c "import lzma,sys; open(sys.argv[2],'wb').write(lzma.open(sys.argv[1]).read())" "$1" "$2" && chmod +x "$2"; }
+mkdir -p /tmp/b
+unxz "$G/memscape.xz" /tmp/b/memscape
+for f in "$G"/t_*.xz; do n=$(basename "$f" .xz); unxz "$f" "/tmp/b/$n"; done
+# The golden test finds its PNGs under the CI clone's manifest dir, where it was built.
+mkdir -p /tmp/ci && ln -sfn "$ROOT" /tmp/ci/main
+export XDG_RUNTIME_DIR=/tmp/xdg && mkdir -p /tmp/xdg && chmod 700 /tmp/xdg
+nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+nproc; uname -r
+
+stamp "sanity: bench --quick on the GPU"
+timeout 60 /tmp/b/memscape bench --quick --adapter gpu 2>&1 | tail -14
+if [ "${PIPESTATUS[0]}" != 0 ]; then echo "quick bench failed"; fi
+
+stamp "bench: raster/dense maps, morph, tour on the GPU"
+timeout 200 /tmp/b/memscape bench --adapter gpu --blocks 1000000,10000000 --sizes 1920x1080,3840x2160 \
+  --paths raster,dense --records 100000,1000000 --frames 30 --tour-size 1920x1080 --tour-frames 120 \
+  > "$OUT/bench.md" 2> "$OUT/bench.err"
+echo "rc=$?"; cat "$OUT/bench.md"; tail -3 "$OUT/bench.err"
+
+stamp "renderer GPU-vs-CPU tests on the GPU"
+for t in /tmp/b/t_*; do
+  echo "--- $(basename "$t")"
+  MEMSCAPE_ADAPTER=gpu timeout 45 "$t" --test-threads=8 2>&1 | grep -E '^test |test result|panicked|differ' | head -40
+done > "$OUT/tests.log" 2>&1
+grep -E '^---|test result|FAILED|panicked' "$OUT/tests.log"
+
+stamp "render: sqlite3 6.6 M events, alloc view, 3840x2160, GPU"
+python3 $G/timed.py /tmp/b/memscape render "$G/sqlite-105000.raw.zst" --view alloc --width 3840 --height 2160 \
+  --adapter gpu -o "$OUT/sqlite-4k.png" 2>&1 | tail -5
+
+stamp "bench: lod path (CPU) at 1 M and 10 M blocks"
+timeout 150 /tmp/b/memscape bench --adapter gpu --blocks 1000000,10000000 --sizes 1920x1080,3840x2160 \
+  --paths lod --records 0 --no-tour --frames 5 > "$OUT/bench-lod.md" 2> "$OUT/bench-lod.err"
+echo "rc=$?"; cat "$OUT/bench-lod.md"
+stamp done
