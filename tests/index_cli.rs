@@ -503,3 +503,98 @@ fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
         }
     }
 }
+
+/// `memscape render DATASET/ --view histograms|histogram --cluster-attribute ATTR [--glyph I]`
+/// of the LULESH samples exported to Parquet draws the cluster markers from the engine's
+/// cluster tree and the glyph from its segment totals: the picture is the samples file's,
+/// pixel for pixel, along an attribute with few ties (time) and one with many (latency), with
+/// strips and a selection; the same on Ballista standalone.
+#[test]
+fn samples_clusters_of_a_dataset_are_the_samples_files_pictures() {
+    let lulesh = shared("memaxes/lulesh");
+    let dir = scratch("samples-clusters");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "3", "-o"])
+        .arg(&dir));
+    let hardware = lulesh.join("hardware.xml");
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "histograms",
+            &[
+                "--cluster-attribute",
+                "time",
+                "--glyph",
+                "2",
+                "--strips",
+                "8",
+            ],
+        ),
+        (
+            "histograms",
+            &[
+                "--cluster-attribute",
+                "latency",
+                "--cluster-metric",
+                "imbalance",
+                "--cluster-depth",
+                "l2",
+                "--cluster-window",
+                "300",
+                "--cluster-step",
+                "70",
+                "--clusters",
+                "5",
+                "--glyph",
+                "4",
+                "--select",
+                "latency=50..",
+            ],
+        ),
+        (
+            "histogram",
+            &[
+                "--histogram-attribute",
+                "time",
+                "--cluster-attribute",
+                "time",
+            ],
+        ),
+    ];
+    for (k, (view, args)) in cases.iter().enumerate() {
+        let png = |from: &Path, engine: &str| {
+            let out = scratch(&format!("clusters-{k}-{engine}-{}.png", from.is_dir()));
+            let output = memscape()
+                .arg("render")
+                .arg(from)
+                .args(["--view", view, "--engine", engine, "--hardware"])
+                .arg(&hardware)
+                .args(*args)
+                .args(["--width", "1100", "--height", "640", "-o"])
+                .arg(&out)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            assert!(output.status.success(), "{view} {args:?}: {stderr}");
+            (std::fs::read(&out).unwrap(), stderr)
+        };
+        let (native, _) = png(&lulesh.join("samples.out"), "embedded");
+        let (engine, how) = png(&dir, "embedded");
+        assert!(how.contains("computed by Embedded"), "{view}: {how}");
+        assert!(
+            how.contains("per histogram bin, window and cluster"),
+            "{view}: {how}"
+        );
+        assert!(native.len() > 1000);
+        assert!(
+            native == engine,
+            "{view} {args:?}: the dataset's picture differs from the samples file's"
+        );
+        if k == 0 {
+            let (ballista, how) = png(&dir, "standalone:2");
+            assert!(how.contains("computed by Standalone"), "{how}");
+            assert!(ballista == native, "{view} {args:?} on Ballista");
+        }
+    }
+}

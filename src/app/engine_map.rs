@@ -167,7 +167,7 @@ impl EngineLod {
     /// whole plane at `first` is finer than every level.
     fn build(
         &self,
-        trace: &memscape_trace::Trace,
+        trace: &std::sync::Arc<memscape_trace::Trace>,
         first: Option<[u32; 2]>,
     ) -> Result<Option<memscape_lod::LodTrace>, String> {
         use memscape_engine::lod_index::lod_level_for;
@@ -219,7 +219,8 @@ impl EngineLod {
         let opened = LodTrace::with_index(
             &self.dir,
             &index_path,
-            memscape_lod::trace_source::TraceFile::from_trace(trace.clone()),
+            // The dataset's blocks, shared: not a copy of the whole trace.
+            memscape_lod::trace_source::TraceFile::from_shared(trace.clone()),
         );
         let _ = std::fs::remove_file(&index_path);
         tracing::debug!(
@@ -236,14 +237,17 @@ impl EngineLod {
 
 #[cfg(feature = "engine")]
 impl memscape_views::dataset::LodQuery for EngineLod {
-    fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String> {
+    fn open(
+        &self,
+        trace: &std::sync::Arc<memscape_trace::Trace>,
+    ) -> Result<memscape_lod::LodTrace, String> {
         self.build(trace, None)?
             .ok_or_else(|| String::from("the engine's plan has no level"))
     }
 
     fn open_first(
         &self,
-        trace: &memscape_trace::Trace,
+        trace: &std::sync::Arc<memscape_trace::Trace>,
         size: [u32; 2],
     ) -> Option<Result<memscape_lod::LodTrace, String>> {
         self.build(trace, Some(size)).transpose()

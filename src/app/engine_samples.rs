@@ -5,11 +5,12 @@
 //! memscape-views' `radial_picture_of` and `offenders_picture_of`; the parallel and single
 //! histograms' bins of every attribute with the selection marked (`Engine::histogram`), the
 //! selection panel (`Engine::selection_summary`) and the window-score strips
-//! (`Engine::axis_scores`) are drawn by `histogram_picture_of`: the pictures the samples in
-//! memory give, without reading the samples here. Selections of ranges of quantitative
-//! attributes (`--select ATTR=LO..HI`, one per attribute); cluster markers and glyphs, picked
-//! offenders and qualitative ranges are drawn from the samples read in full (the views' linked
-//! index).
+//! (`Engine::axis_scores`), the cluster markers (`Engine::cluster_tree`) and a cluster's
+//! glyph (summed from the tree's segment totals) are drawn by `histogram_picture_of`: the
+//! pictures the samples in memory give, without reading the samples here. Selections of
+//! ranges of quantitative attributes (`--select ATTR=LO..HI`, one per attribute); picked
+//! offenders and qualitative ranges are drawn from the samples read in full (the views'
+//! linked index).
 
 use std::path::Path;
 
@@ -40,15 +41,7 @@ pub fn picture(
     };
     use memscape_views::samples::settings::SamplesChart;
     use memscape_views::samples::shared::TOP_OFFENDERS;
-    let histograms = matches!(
-        settings.chart,
-        SamplesChart::Histograms | SamplesChart::Histogram
-    );
-    // Cluster markers and glyphs order every sample by value: drawn from the samples.
-    if settings.select_line.is_some()
-        || settings.select_symbol.is_some()
-        || (histograms && (settings.cluster_attribute.is_some() || settings.glyph.is_some()))
-    {
+    if settings.select_line.is_some() || settings.select_symbol.is_some() {
         return Ok(None);
     }
     let start = std::time::Instant::now();
@@ -155,6 +148,7 @@ pub fn picture(
         match settings.chart {
             SamplesChart::Topology => "per resource",
             SamplesChart::Offenders => "per source line and data symbol",
+            _ if settings.cluster_attribute.is_some() => "per histogram bin, window and cluster",
             _ if settings.strips > 0 => "per histogram bin and window",
             _ => "per histogram bin",
         },
@@ -185,7 +179,8 @@ fn histograms_picture(
         AxisBrush, AxisIndex, Bitset, LinkedIndex, LinkedResult, SelectionSpec,
     };
     use memscape_views::samples::compose::{
-        HistogramInputs, histogram_layout, histogram_picture_of, strips_legend,
+        HistogramInputs, cluster_glyph, cluster_markers, histogram_layout, histogram_picture_of,
+        strips_legend,
     };
     use memscape_views::samples::histograms::Layout;
     let mut axes = Vec::new();
@@ -253,7 +248,15 @@ fn histograms_picture(
         }
         legend.push(strips_legend(settings));
     }
-    let (picture, _) = histogram_picture_of(
+    let tree = cluster_markers(&index, &shown, settings, &mut legend, |params| {
+        engine
+            .cluster_tree(dataset, None, &topology, params)
+            .map_err(|e| memscape_views::error::ViewError::from(e.to_string()))
+    })?;
+    let glyph = cluster_glyph(settings, &tree, |t, i| {
+        t.aggregate(t.cut(settings.clusters).get(i)?, &topology)
+    })?;
+    let (picture, drawn) = histogram_picture_of(
         &index,
         &topology,
         &spec,
@@ -262,14 +265,20 @@ fn histograms_picture(
             layout: &layout,
             scale: settings.bars,
             strips: &strips,
-            tree: None,
+            tree: tree.as_ref().map(|(a, t)| (*a, t)),
             clusters: settings.clusters,
-            glyph: None,
+            glyph: glyph.as_ref().map(|(i, agg)| (*i, agg)),
             legend: &legend,
         },
         size,
         true,
     );
+    if let Some((i, _)) = glyph {
+        anyhow::ensure!(
+            drawn.markers.iter().any(|m| m.cluster == i),
+            "--glyph {i}: the cut has no such marker"
+        );
+    }
     Ok(picture)
 }
 

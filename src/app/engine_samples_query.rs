@@ -3,9 +3,11 @@
 //! selection's per-resource totals, marked bins, offender parts and panel, and the strips are
 //! the engine's (`memscape_views::samples::query::SamplesQuery`, asked by the samples workers
 //! off the UI thread). Selections of quantitative ranges, qualitative values and offender bars
-//! are stated to the engine (`memscape_engine::samples::Selection`); a cluster picked, the
-//! cluster trees and their glyphs come from the samples read in memory, as does the mapping
-//! those need.
+//! are stated to the engine (`memscape_engine::samples::Selection`), and so are clusters
+//! picked (each a span of the (value, row) order); the cluster trees are the engine's
+//! (`Engine::cluster_tree`: segment totals by route key, placed and merged by
+//! memscape-samples), their glyphs summed from those totals. What the engine cannot state is
+//! computed from the samples read in memory, with the mapping `Mapping::new` gives them.
 
 use std::path::Path;
 
@@ -34,8 +36,8 @@ mod engine_query {
     use memscape_engine::samples::Selection;
     use memscape_samples::metrics::WindowScore;
     use memscape_samples::{
-        AxisIndex, Bitset, Brush, Histogram, LinkedIndex, LinkedResult, Mapping, NONE, Offender,
-        OffenderKey, RangeSpec, SelectionSpec,
+        AxisIndex, Bitset, Brush, ClusterParams, ClusterTree, Histogram, LinkedIndex, LinkedResult,
+        Mapping, NONE, Offender, OffenderKey, RangeSpec, SelectionSpec,
     };
     use memscape_views::Dataset;
     use memscape_views::samples::query::SamplesQuery;
@@ -50,8 +52,7 @@ mod engine_query {
     }
 
     impl EngineSamples {
-        /// `spec` as the engine states it; None for a cluster picked (samples, not names) or a
-        /// range on a text attribute.
+        /// `spec` as the engine states it; None for a pick without terms.
         fn selection(&self, base: &Base, spec: &SelectionSpec) -> Option<Selection> {
             let mut selection = Selection::default();
             for brush in &spec.brushes {
@@ -75,7 +76,7 @@ mod engine_query {
                 }
             }
             if let Some(picked) = &spec.picked {
-                selection.offenders = Some(picked.offenders.clone()?);
+                selection.picked = Some(picked.terms.clone()?);
             }
             Some(selection)
         }
@@ -241,6 +242,18 @@ mod engine_query {
             )
         }
 
+        fn cluster_tree(
+            &self,
+            base: &Base,
+            params: &ClusterParams,
+        ) -> Option<Result<ClusterTree, String>> {
+            Some(
+                self.engine
+                    .cluster_tree(&self.dataset, None, &base.topology, params.clone())
+                    .map_err(|e| e.to_string()),
+            )
+        }
+
         fn strip(&self, base: &Base, key: &StripKey) -> Result<Vec<WindowScore>, String> {
             let axis = base
                 .index
@@ -269,5 +282,108 @@ mod engine_query {
         fn engine(&self) -> String {
             format!("{:?}", self.engine.spec())
         }
+    }
+}
+
+#[cfg(all(test, feature = "engine"))]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use memscape_samples::metrics::{Metric, cluster_tree};
+    use memscape_samples::{ClusterParams, Mapping, Picked};
+    use memscape_topology::ResourceKind;
+    use memscape_views::dataset::{LoadSource, load};
+    use memscape_views::samples::shared::{Repaint, SamplesShared, samples_of};
+
+    fn wait<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The GUI's samples workers on a Parquet LULESH dataset with the engine attached: the
+    /// cluster tree is the engine's (segment totals, no sample order), equal node for node to
+    /// memscape-samples' tree of the samples; a cluster marker clicked (and shift-clicked with
+    /// a second) is stated to the engine, whose numbers equal the native ones of those samples;
+    /// the hovered cluster's glyph from the engine's totals equals the samples' sum.
+    #[test]
+    fn the_guis_cluster_trees_picks_and_glyphs_come_from_the_engine() {
+        let lulesh =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+        let samples =
+            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(lulesh.join("hardware.xml"), dir.path().join("hardware.xml")).unwrap();
+        let data = dir.path().join("lulesh");
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: String::from("rank0"),
+            windows: 4,
+        };
+        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
+        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
+        super::attach(&dataset, &data, "embedded").unwrap();
+        let dataset = Arc::new(dataset);
+        let ctx: Repaint = Arc::new(|| {});
+        let shared = SamplesShared::of(&dataset, &ctx);
+        let base = wait("the engine's base", || shared.base()).unwrap();
+        let params = ClusterParams {
+            attribute: String::from("time"),
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+            window: 1000,
+            step: 250,
+        };
+        let tree = wait("the cluster tree", || shared.tree(&params)).unwrap();
+        let own = samples_of(&dataset).unwrap();
+        let mapping = Mapping::new(own, &base.topology);
+        let native = cluster_tree(own, &base.topology, &mapping, params, None).unwrap();
+        assert!(
+            tree.keyed.is_some() && tree.order.is_empty(),
+            "not the engine's tree"
+        );
+        assert_eq!(tree.nodes, native.nodes);
+        let cut = tree.cut(6);
+        let glyph = memscape_views::samples::compose::cluster_aggregate(own, &base, &tree, 6, 3);
+        let range = cut[3].positions[0] as usize..cut[3].positions[1] as usize;
+        assert_eq!(
+            glyph,
+            Some(mapping.aggregate_order(own, &native.order, range))
+        );
+        let first = Picked::cluster(own, &tree, cut[1], String::from("one")).unwrap();
+        let second = Picked::cluster(own, &tree, cut[4], String::from("two")).unwrap();
+        let both = first.or(&second, String::from("both"));
+        let want = native.selection(cut[1], own.len());
+        assert_eq!(
+            *both.samples,
+            want.union(&native.selection(cut[4], own.len()))
+        );
+        shared.update(|s| s.picked = Some(both));
+        let version = shared.spec().1;
+        let result = wait("the picked clusters", || {
+            shared
+                .result()
+                .filter(|(_, v)| *v == version)
+                .map(|(r, _)| r)
+        });
+        assert_eq!(shared.computed_by().as_deref(), Some("Embedded"));
+        let (spec, _) = shared.spec();
+        let index = memscape_samples::LinkedIndex::new(own, base.index.quantitative_bins);
+        let direct = memscape_samples::recompute(own, &mapping, &index, &spec, 20);
+        assert!(direct.summary.samples > 1000);
+        assert_eq!(result.aggregate, direct.aggregate);
+        assert_eq!(result.summary, direct.summary);
+        assert_eq!(result.selected_bins, direct.selected_bins);
+        assert_eq!(result.top_lines, direct.top_lines);
     }
 }

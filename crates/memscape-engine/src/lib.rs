@@ -12,6 +12,7 @@
 //! [`trace`]'s and [`samples`]'s queries on the [`Dataset`].
 
 pub mod bins;
+pub mod clusters;
 pub mod heap;
 pub mod lod;
 pub mod lod_index;

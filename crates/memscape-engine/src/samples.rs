@@ -15,7 +15,8 @@ use memscape_parquet::samples::{SamplesMeta, level_of, samples_meta};
 use memscape_samples::metrics::LevelIndex;
 use memscape_samples::{
     Aggregate, AttrKind, Bin, EqualWidth, Histogram, Mapping, Metric, NONE, Offender, OffenderKey,
-    RangeSpec, RouteKey, SelectionSummary, WindowScore, WindowTotals, rank_offenders,
+    PickGroups, PickTerm, RangeSpec, RouteKey, SelectionSummary, WindowScore, WindowTotals,
+    rank_offenders,
 };
 use memscape_topology::{ResourceKind, Topology};
 
@@ -24,7 +25,7 @@ use crate::{Dataset, Engine, EngineError, Result};
 
 /// The attribute `name` of the dataset (exact name first, then case-insensitive, as
 /// `Samples::column` finds it): its stored name and kind.
-fn attribute(meta: &SamplesMeta, name: &str) -> Result<(String, AttrKind, String)> {
+pub(crate) fn attribute(meta: &SamplesMeta, name: &str) -> Result<(String, AttrKind, String)> {
     let found = meta
         .attributes
         .iter()
@@ -53,12 +54,12 @@ fn attribute(meta: &SamplesMeta, name: &str) -> Result<(String, AttrKind, String
     Ok((found.name.clone(), kind, found.ty.clone()))
 }
 
-fn f64_lit(v: f64) -> Expr {
+pub(crate) fn f64_lit(v: f64) -> Expr {
     lit(ScalarValue::Float64(Some(v)))
 }
 
 /// The attribute as a number (`Column::value`): integers and reals as f64.
-fn number(name: &str) -> Expr {
+pub(crate) fn number(name: &str) -> Expr {
     cast(ident(name), DataType::Float64)
 }
 
@@ -71,8 +72,8 @@ pub struct Selection {
     pub ranges: Vec<RangeSpec>,
     /// A qualitative attribute and its values kept, as [`Engine::histogram`] labels its bins.
     pub values: Vec<(String, Vec<String>)>,
-    /// Picked offender bars: any group, each of whose (key, name) the sample has.
-    pub offenders: Option<Vec<Vec<(OffenderKey, String)>>>,
+    /// Picked offender bars and clusters: any group, each of whose terms the sample meets.
+    pub picked: Option<PickGroups>,
 }
 
 impl Selection {
@@ -86,7 +87,7 @@ impl Selection {
 
     /// Whether it selects every sample.
     pub fn is_everything(&self) -> bool {
-        self.ranges.is_empty() && self.values.is_empty() && self.offenders.is_none()
+        self.ranges.is_empty() && self.values.is_empty() && self.picked.is_none()
     }
 }
 
@@ -127,18 +128,46 @@ fn selection_where(meta: &SamplesMeta, selection: &Selection) -> Result<Expr> {
             column.in_list(list, false)
         });
     }
-    if let Some(groups) = &selection.offenders {
+    if let Some(groups) = &selection.picked {
         let mut any = lit(false);
         for group in groups {
             let mut all = lit(true);
-            for (key, name) in group {
-                all = all.and(ident(offender_column(*key)).eq(lit(name.as_str())));
+            for term in group {
+                all = all.and(pick_term(meta, term)?);
             }
             any = any.or(all);
         }
         expr = expr.and(any);
     }
     Ok(expr)
+}
+
+/// One sample meets a picked term: has the offender's line or symbol, or lies in the cluster's
+/// span of the (value, ms_row) order (SQL's float comparison: as `total_cmp` but for −0 = 0).
+fn pick_term(meta: &SamplesMeta, term: &PickTerm) -> Result<Expr> {
+    Ok(match term {
+        PickTerm::Offender(key, name) => ident(offender_column(*key)).eq(lit(name.as_str())),
+        PickTerm::Cluster(span) => {
+            let (name, _, ty) = attribute(meta, &span.attribute)?;
+            if ty == "string" {
+                return Err(EngineError::Invalid(format!(
+                    "a cluster along {name:?}: the engine orders numeric attributes only"
+                )));
+            }
+            let (v, row) = (number(&name), ident("ms_row"));
+            let row_lit = |r: u32| lit(ScalarValue::UInt64(Some(u64::from(r))));
+            let ((a, ra), (b, rb)) = (span.first, span.last);
+            let after_first = v
+                .clone()
+                .gt(f64_lit(a))
+                .or(v.clone().eq(f64_lit(a)).and(row.clone().gt_eq(row_lit(ra))));
+            let before_last = v
+                .clone()
+                .lt(f64_lit(b))
+                .or(v.clone().eq(f64_lit(b)).and(row.lt_eq(row_lit(rb))));
+            v.is_not_null().and(after_first).and(before_last)
+        }
+    })
 }
 
 /// One sample selected: every range holds (inclusive; unknown values are not selected).
@@ -179,14 +208,14 @@ struct KeyTotals {
 }
 
 /// An attribute over every sample of a host: rows, rows with a value, and (min, max) of those.
-struct ValueRange {
-    n: u64,
-    known: u64,
-    range: Option<(f64, f64)>,
+pub(crate) struct ValueRange {
+    pub(crate) n: u64,
+    pub(crate) known: u64,
+    pub(crate) range: Option<(f64, f64)>,
 }
 
 impl Engine {
-    fn samples_frame(
+    pub(crate) fn samples_frame(
         &self,
         dataset: &Dataset,
         host: Option<&str>,
@@ -298,7 +327,12 @@ impl Engine {
     }
 
     /// Known-value count, total count and range of an attribute over every sample of a host.
-    fn value_range(&self, df: DataFrame, name: &str, numeric: bool) -> Result<ValueRange> {
+    pub(crate) fn value_range(
+        &self,
+        df: DataFrame,
+        name: &str,
+        numeric: bool,
+    ) -> Result<ValueRange> {
         let mut aggregates = vec![
             count(lit(1u8)).alias("n"),
             count(ident(name)).alias("known"),
@@ -669,7 +703,11 @@ impl Engine {
 }
 
 /// The route key of a grouped row: its cpu, memory level and data node.
-fn route_key(cpu: Option<u64>, level: Option<&str>, node: Option<u64>) -> Result<RouteKey> {
+pub(crate) fn route_key(
+    cpu: Option<u64>,
+    level: Option<&str>,
+    node: Option<u64>,
+) -> Result<RouteKey> {
     let to_u32 = |v: Option<u64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NONE);
     let label = level.unwrap_or("Unknown");
     let level = level_of(label)

@@ -548,7 +548,10 @@ fn heap_timeline_from_the_engine_equals_the_native_one() {
 #[test]
 fn gui_selections_on_the_engine_equal_the_linked_recompute() {
     use memscape_engine::samples::Selection;
-    use memscape_samples::{AxisBrush, Brush, LinkedIndex, Picked, SelectionSpec, recompute};
+    use memscape_samples::metrics::cluster_tree;
+    use memscape_samples::{
+        AxisBrush, Brush, ClusterParams, LinkedIndex, Picked, SelectionSpec, recompute,
+    };
     let (samples, topology) = lulesh();
     let dir = tempfile::tempdir().unwrap();
     samples_dataset(&samples, dir.path());
@@ -607,6 +610,32 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
         brushes: Vec::new(),
         picked: Some(and),
     });
+    // A cluster marker clicked (its span stated), shift-clicked with an offender bar, and
+    // under a brush.
+    let params = ClusterParams {
+        attribute: String::from("time"),
+        metric: Metric::Imbalance,
+        kind: ResourceKind::L2,
+        window: 1000,
+        step: 250,
+    };
+    let tree = cluster_tree(&samples, &topology, &mapping, params, None).unwrap();
+    let cut = tree.cut(6);
+    let cluster =
+        |k: usize| Picked::cluster(&samples, &tree, cut[k], format!("cluster {k}")).unwrap();
+    specs.push(SelectionSpec {
+        brushes: Vec::new(),
+        picked: Some(cluster(2)),
+    });
+    let mut spec = SelectionSpec {
+        brushes: Vec::new(),
+        picked: Some(cluster(0).or(&pick(OffenderKey::SourceLine, line(1)), String::from("or"))),
+    };
+    spec.set_brush(AxisBrush {
+        axis: lat,
+        brush: Brush::Range { lo: 0.0, hi: 90.0 },
+    });
+    specs.push(spec);
     for spec in &specs {
         let native = recompute(&samples, &mapping, &index, spec, 20);
         assert!(
@@ -631,7 +660,7 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
                 )),
             }
         }
-        selection.offenders = spec.picked.as_ref().map(|p| p.offenders.clone().unwrap());
+        selection.picked = spec.picked.as_ref().map(|p| p.terms.clone().unwrap());
         let label = format!("{spec:?}");
         assert_eq!(
             engine
@@ -670,5 +699,68 @@ fn gui_selections_on_the_engine_equal_the_linked_recompute() {
             native.top_symbols,
             "{label}"
         );
+    }
+}
+
+/// The cluster trees the GUI and `render DATASET/` draw from the engine equal memscape-samples'
+/// own on the LULESH samples and on them as a Mitos CSV: every node (windows, positions, value
+/// ranges, first and last rows, scores, merge distances) along attributes with few and many
+/// ties, windows on and off each other's grid, an aligned last window; each cluster's glyph
+/// (per-resource totals from the engine's segment totals) and the samples its span picks.
+#[test]
+fn cluster_trees_from_the_engine_equal_memscape_samples() {
+    use memscape_samples::ClusterParams;
+    use memscape_samples::clustering::select_span;
+    use memscape_samples::metrics::cluster_tree;
+    let (lulesh, topology) = lulesh();
+    let mitos = mitos_from(&lulesh);
+    for (samples, what) in [(&lulesh, "LULESH"), (&mitos, "Mitos")] {
+        let dir = tempfile::tempdir().unwrap();
+        samples_dataset(samples, dir.path());
+        let engine = Engine::embedded(2).unwrap();
+        let ds = engine.open(dir.path()).unwrap();
+        let mapping = Mapping::new(samples, &topology);
+        for (attribute, metric, kind, window, step) in [
+            ("time", Metric::Imbalance, ResourceKind::L2, 1000, 250),
+            ("latency", Metric::Latency, ResourceKind::L1, 500, 500),
+            ("xidx", Metric::Imbalance, ResourceKind::Pu, 300, 70),
+            ("time", Metric::Latency, ResourceKind::L3, 64, 48),
+        ] {
+            let params = ClusterParams {
+                attribute: attribute.to_owned(),
+                metric,
+                kind,
+                window,
+                step,
+            };
+            let label = format!("{what} {params:?}");
+            let native = cluster_tree(samples, &topology, &mapping, params.clone(), None).unwrap();
+            let got = engine.cluster_tree(&ds, None, &topology, params).unwrap();
+            assert!(native.leaves > 10, "{label}: {} windows", native.leaves);
+            assert_eq!(got.leaves, native.leaves, "{label}");
+            assert_eq!(got.nodes, native.nodes, "{label}");
+            for clusters in [1, 7] {
+                for node in native.cut(clusters) {
+                    let range = node.positions[0] as usize..node.positions[1] as usize;
+                    let want = mapping.aggregate_order(samples, &native.order, range);
+                    assert_eq!(got.aggregate(node, &topology), Some(want), "{label}: glyph");
+                    let picked = select_span(samples, &got.span(node)).unwrap();
+                    assert_eq!(
+                        picked,
+                        native.selection(node, samples.len()),
+                        "{label}: pick"
+                    );
+                }
+            }
+        }
+        // Bad parameters and text attributes are errors, not trees.
+        let bad = ClusterParams {
+            attribute: String::from("time"),
+            metric: Metric::Latency,
+            kind: ResourceKind::L2,
+            window: 10,
+            step: 20,
+        };
+        assert!(engine.cluster_tree(&ds, None, &topology, bad).is_err());
     }
 }

@@ -159,7 +159,8 @@ impl MappedColumns {
 /// A trace opened for the level of detail: its metadata, strings and call tree (always in
 /// memory, they are small), and its block columns mapped when the file allows it.
 pub struct TraceFile {
-    pub trace: Trace,
+    /// Shared: a trace already in memory is opened without copying its blocks.
+    pub trace: std::sync::Arc<Trace>,
     mapped: Option<MappedColumns>,
 }
 
@@ -168,11 +169,19 @@ impl TraceFile {
     pub fn open(path: &Path) -> Result<Self, LodError> {
         let mapped = MappedColumns::open(path)?;
         let trace = memscape_trace::load(path).map_err(|e| LodError::Format(e.to_string()))?;
-        Ok(Self { trace, mapped })
+        Ok(Self {
+            trace: std::sync::Arc::new(trace),
+            mapped,
+        })
     }
 
     /// A trace already in memory.
     pub fn from_trace(trace: Trace) -> Self {
+        Self::from_shared(std::sync::Arc::new(trace))
+    }
+
+    /// A trace in memory that others hold too (a GUI dataset's), its blocks not copied.
+    pub fn from_shared(trace: std::sync::Arc<Trace>) -> Self {
         Self {
             trace,
             mapped: None,

@@ -259,7 +259,7 @@ fn bench(c: &mut Criterion) {
         picked: Some(Picked {
             label: "m_x".into(),
             samples: std::sync::Arc::new(select_offender(&samples, OffenderKey::Symbol, "m_x")),
-            offenders: None,
+            terms: None,
         }),
     };
     g.bench_function("linked_recompute_offender_click", |b| {

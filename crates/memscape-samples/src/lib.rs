@@ -10,6 +10,7 @@
 //! selection of the views: [`linked::LinkedIndex`], [`linked::recompute`].
 
 pub mod analysis;
+pub mod clustering;
 pub mod datasource;
 pub mod discover;
 pub mod import;
@@ -24,15 +25,16 @@ pub use analysis::{
     Bin, EqualWidth, Histogram, Offender, OffenderKey, SelectionSummary, histogram, rank_offenders,
     select_offender, summarize, top_offenders,
 };
+pub use clustering::{ClusterParams, ClusterReport, ClusterSpan, ClusterTree, WindowPlan};
 pub use datasource::{DataSourceRadix, MemLevel};
 pub use discover::{SamplesDataset, find_datasets, pair_files};
 pub use import::{ImportOptions, load_samples, parse_samples};
 pub use linked::{
-    AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, OffenderGroups, Picked, SelectionSpec,
-    recompute,
+    AxisBrush, AxisIndex, Brush, LinkedIndex, LinkedResult, PickGroups, PickTerm, Picked,
+    SelectionSpec, recompute,
 };
 pub use mapping::{Aggregate, Mapping, Route, RouteKey};
-pub use metrics::{ClusterParams, ClusterReport, ClusterTree, Metric, WindowScore, WindowTotals};
+pub use metrics::{Metric, WindowScore, WindowTotals};
 pub use report::{SamplesReport, Session, samples_report};
 pub use selection::{Bitset, RangeSpec, select_all_ranges, select_range};
 pub use table::{AttrKind, Column, ColumnData, NONE, SampleFormat, Samples};

@@ -325,14 +325,22 @@ impl AxisBrush {
 pub struct Picked {
     pub label: String,
     pub samples: Arc<Bitset>,
-    /// The offender bars picked, by name, when only offender bars were: any group, each of
-    /// whose bars the sample is in (what a query engine selects without the samples); None
-    /// for other picks (a cluster).
-    pub offenders: Option<OffenderGroups>,
+    /// What was picked, stated without the samples (what a query engine selects): any group,
+    /// each of whose terms the sample meets; None when a pick had no such form.
+    pub terms: Option<PickGroups>,
 }
 
-/// Offender bars picked: any group, each of whose (key, name) a sample has.
-pub type OffenderGroups = Vec<Vec<(crate::OffenderKey, String)>>;
+/// One thing picked, as a condition on a sample.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickTerm {
+    /// The sample's source line or data symbol is this one (an offender bar).
+    Offender(crate::OffenderKey, String),
+    /// The sample lies in this cluster (a cluster marker).
+    Cluster(crate::clustering::ClusterSpan),
+}
+
+/// Things picked: any group, each of whose terms a sample meets.
+pub type PickGroups = Vec<Vec<PickTerm>>;
 
 impl Picked {
     /// The samples of the offender bar `name` of `key`.
@@ -345,26 +353,46 @@ impl Picked {
         Picked {
             label,
             samples: Arc::new(crate::select_offender(samples, key, name)),
-            offenders: Some(vec![vec![(key, name.to_owned())]]),
+            terms: Some(vec![vec![PickTerm::Offender(key, name.to_owned())]]),
         }
+    }
+
+    /// The samples of the cluster `node` of `tree` (from its order, else from its span).
+    pub fn cluster(
+        samples: &Samples,
+        tree: &crate::ClusterTree,
+        node: &crate::clustering::ClusterNode,
+        label: String,
+    ) -> Result<Picked, crate::SamplesError> {
+        let span = tree.span(node);
+        let bits = if tree.order.is_empty() {
+            crate::clustering::select_span(samples, &span)?
+        } else {
+            tree.selection(node, samples.len())
+        };
+        Ok(Picked {
+            label,
+            samples: Arc::new(bits),
+            terms: Some(vec![vec![PickTerm::Cluster(span)]]),
+        })
     }
 
     /// Samples of either pick, labelled `label`.
     pub fn or(&self, other: &Picked, label: String) -> Picked {
-        let offenders = match (&self.offenders, &other.offenders) {
+        let terms = match (&self.terms, &other.terms) {
             (Some(a), Some(b)) => Some(a.iter().chain(b).cloned().collect()),
             _ => None,
         };
         Picked {
             label,
             samples: Arc::new(self.samples.union(&other.samples)),
-            offenders,
+            terms,
         }
     }
 
     /// Samples of both picks, labelled `label`.
     pub fn and(&self, other: &Picked, label: String) -> Picked {
-        let offenders = match (&self.offenders, &other.offenders) {
+        let terms = match (&self.terms, &other.terms) {
             (Some(a), Some(b)) => Some(
                 a.iter()
                     .flat_map(|x| b.iter().map(move |y| x.iter().chain(y).cloned().collect()))
@@ -375,7 +403,7 @@ impl Picked {
         Picked {
             label,
             samples: Arc::new(self.samples.intersection(&other.samples)),
-            offenders,
+            terms,
         }
     }
 }

@@ -132,7 +132,7 @@ fn every_view_equals_a_direct_computation_of_the_selection() {
     spec.picked = Some(Picked {
         label: "m_delv_zeta or m_vdov".into(),
         samples: Arc::new(zeta.union(&vdov)),
-        offenders: None,
+        terms: None,
     });
     let direct = Bitset::from_fn(samples.len(), |i| {
         let l = value(&samples, "latency", i).is_some_and(|v| v <= 60.0);
@@ -293,7 +293,7 @@ mod random {
                 spec.picked = Some(Picked {
                     label: format!("every {k}"),
                     samples: Arc::new(Bitset::from_fn(samples.len(), |i| i % k == 0)),
-                    offenders: None,
+                    terms: None,
                 });
             }
             let direct = Bitset::from_fn(samples.len(), |i| {

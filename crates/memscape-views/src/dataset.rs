@@ -163,7 +163,10 @@ pub trait HeapQuery: Send + Sync {
 pub trait LodQuery: Send + Sync {
     /// Builds the index of the dataset `trace` was read from and opens it over `trace`'s blocks
     /// (the views finer than every level draw those exactly).
-    fn open(&self, trace: &memscape_trace::Trace) -> Result<memscape_lod::LodTrace, String>;
+    fn open(
+        &self,
+        trace: &std::sync::Arc<memscape_trace::Trace>,
+    ) -> Result<memscape_lod::LodTrace, String>;
 
     /// An index with only the level the whole plane at `size` pixels is drawn from (and the
     /// size classes): a first picture from the engine in a fraction of [`Self::open`]'s time,
@@ -171,7 +174,7 @@ pub trait LodQuery: Send + Sync {
     /// `None`: not offered, or the whole plane is finer than every level.
     fn open_first(
         &self,
-        _trace: &memscape_trace::Trace,
+        _trace: &std::sync::Arc<memscape_trace::Trace>,
         _size: [u32; 2],
     ) -> Option<Result<memscape_lod::LodTrace, String>> {
         None
@@ -182,7 +185,9 @@ pub trait LodQuery: Send + Sync {
 }
 
 pub struct AllocTraceData {
-    pub trace: memscape_trace::Trace,
+    /// Shared with what draws from its blocks off the dataset (a query engine's level-of-detail
+    /// index opened over them), so that none copies them.
+    pub trace: std::sync::Arc<memscape_trace::Trace>,
     /// Blocks laid out for the allocation map (collapsed address axis, default colours).
     pub scene: Option<AllocScene>,
     /// The file it was read from (a big trace's map draws from its level-of-detail index
@@ -217,7 +222,7 @@ impl AllocTraceData {
             (None, None)
         };
         let data = Self {
-            trace,
+            trace: std::sync::Arc::new(trace),
             scene,
             path: None,
             heap_query: None,

@@ -17,7 +17,7 @@ use common::load;
 /// the same names with other thread ids (`worker-1 (21926)` becomes `worker-1 (31926)`),
 /// listed by name from the last (threads of one name keep their order of creation).
 fn threads_reordered(dataset: &Dataset) -> Dataset {
-    let mut trace = dataset.alloc_trace().unwrap().trace.clone();
+    let mut trace = (*dataset.alloc_trace().unwrap().trace).clone();
     let stems: Vec<String> = (0..trace.threads.len() as u32)
         .map(|k| {
             let name = trace.thread_name(k);

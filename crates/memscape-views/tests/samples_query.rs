@@ -1,7 +1,7 @@
 //! The samples workers with a query attached (`samples::query`, what the query engine is to a
 //! Parquet samples dataset): the base, each selection's numbers and the strips come from the
-//! query, off the UI thread; a selection it cannot state (a cluster picked) is computed from
-//! the samples with their own index, and says so (`computed_by` None).
+//! query, off the UI thread; a selection it cannot state (samples picked with no terms) is
+//! computed from the samples with their own index, and says so (`computed_by` None).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -19,8 +19,8 @@ use memscape_views::samples::shared::{
     Base, Repaint, SamplesShared, StripKey, TOP_OFFENDERS, samples_of,
 };
 
-/// Answers as the samples do, counting its calls; a picked set without offender names is
-/// refused, as the engine refuses it.
+/// Answers as the samples do, counting its calls; a picked set without terms is refused, as
+/// the engine refuses it.
 struct Counting {
     bases: AtomicUsize,
     selections: AtomicUsize,
@@ -42,7 +42,7 @@ impl SamplesQuery for Counting {
     }
 
     fn recompute(&self, base: &Base, spec: &SelectionSpec) -> Option<Result<LinkedResult, String>> {
-        if spec.picked.as_ref().is_some_and(|p| p.offenders.is_none()) {
+        if spec.picked.as_ref().is_some_and(|p| p.terms.is_none()) {
             return None;
         }
         self.selections.fetch_add(1, Ordering::Relaxed);
@@ -138,14 +138,14 @@ fn samples_views_draw_from_an_attached_query_and_fall_back_for_clusters() {
     assert_eq!(shared.computed_by().as_deref(), Some("Counting"));
     assert!(query.selections.load(Ordering::Relaxed) >= 1);
     assert_eq!(result.selection.universe(), 0, "the query's result");
-    // A cluster picked: the samples' own numbers, equal to a direct recomputation.
+    // Samples picked with no terms: the samples' own numbers, equal to a direct recomputation.
     let s = samples_of(&dataset).unwrap();
     let every_third = Bitset::from_fn(s.len(), |i| i % 3 == 0);
     shared.update(|spec| {
         spec.picked = Some(Picked {
-            label: String::from("cluster"),
+            label: String::from("every third"),
             samples: Arc::new(every_third),
-            offenders: None,
+            terms: None,
         })
     });
     let (spec, version) = shared.spec();

@@ -238,3 +238,58 @@ impl LodOpener {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use memscape_views::dataset::{LoadSource, LodQuery, load};
+
+    /// Counts every index asked of it (and builds none).
+    #[derive(Default)]
+    struct Counting(AtomicUsize);
+
+    impl LodQuery for Counting {
+        fn open(
+            &self,
+            _trace: &Arc<memscape_trace::Trace>,
+        ) -> Result<memscape_lod::LodTrace, String> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Err(String::from("not built here"))
+        }
+
+        fn open_first(
+            &self,
+            _trace: &Arc<memscape_trace::Trace>,
+            _size: [u32; 2],
+        ) -> Option<Result<memscape_lod::LodTrace, String>> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+
+        fn engine(&self) -> String {
+            String::from("Counting")
+        }
+    }
+
+    /// The map pane of a small dataset with a query engine attached (below the block
+    /// threshold, as the demo's 32 k blocks are) starts no index build: the pane draws it
+    /// exactly from its blocks, so the engine is never asked for an index it would not use.
+    #[test]
+    fn a_small_datasets_map_pane_asks_the_engine_for_no_index() {
+        let demo: &LoadSource = &memscape_views::demo::sources()[0];
+        let mut dataset = load(demo, &|_, _| {}).unwrap();
+        let blocks = dataset.alloc_trace().unwrap().trace.blocks.len() as u64;
+        if memscape_views::alloc_map::lod::wants_lod_blocks(blocks) {
+            // MEMSCAPE_ALLOC_MAP_PATH=lod (or a lowered MEMSCAPE_LOD_BLOCKS) forces the index.
+            return;
+        }
+        let counting = Arc::new(Counting::default());
+        dataset.alloc_trace_mut().unwrap().lod_query = Some(counting.clone());
+        let dataset = Arc::new(dataset);
+        assert!(super::LodOpener::start_query(&dataset, None).is_none());
+        assert_eq!(counting.0.load(Ordering::Relaxed), 0);
+    }
+}

@@ -570,26 +570,23 @@ impl View for HistogramsPane {
         {
             if let (Some(m), Some(t)) = (drawn.marker_at(p), &tree) {
                 if let Some(node) = t.cut(self.settings.clusters).get(m.cluster).copied() {
-                    let these = t.selection(node, samples.len());
                     let label = format!(
                         "cluster {}",
                         span_text(&t.params.attribute, node.range[0], node.range[1])
                     );
                     let add = ui.input(|i| i.modifiers.shift);
-                    self.shared.update(|s| {
-                        s.picked = Some(match (&s.picked, add) {
-                            (Some(old), true) => Picked {
-                                label: format!("({} or {label})", old.label),
-                                samples: Arc::new(old.samples.union(&these)),
-                                offenders: None,
-                            },
-                            _ => Picked {
-                                label,
-                                samples: Arc::new(these),
-                                offenders: None,
-                            },
-                        });
-                    });
+                    match Picked::cluster(samples, t, node, label) {
+                        Ok(these) => self.shared.update(|s| {
+                            s.picked = Some(match (&s.picked, add) {
+                                (Some(old), true) => {
+                                    let label = format!("({} or {})", old.label, these.label);
+                                    old.or(&these, label)
+                                }
+                                _ => these,
+                            });
+                        }),
+                        Err(e) => tracing::error!("picking a cluster: {e}"),
+                    }
                 }
             } else if let Some(g) = drawn.axis_at(p) {
                 let axis = g.axis;

@@ -543,6 +543,9 @@ pub fn cluster_aggregate(
     i: usize,
 ) -> Option<Aggregate> {
     let node = tree.cut(clusters).get(i).copied()?;
+    if tree.keyed.is_some() {
+        return tree.aggregate(node, &base.topology);
+    }
     Some(base.mapping.aggregate_order(
         samples,
         &tree.order,
@@ -585,46 +588,18 @@ fn histograms_view(
         }
         legend.push(strips_legend(settings));
     }
-    let mut tree = None;
-    if let Some(attr) = &settings.cluster_attribute {
-        let a = axis_named(index, attr, "--cluster-attribute")?;
-        crate::ensure!(
-            shown.contains(&a),
-            "--cluster-attribute {attr}: the axis is not shown (see --axes / --histogram-attribute)"
-        );
-        let t = cluster_tree(
+    let tree = cluster_markers(index, &shown, settings, &mut legend, |params| {
+        Ok(cluster_tree(
             samples,
             &base.topology,
             &base.mapping,
-            ClusterParams {
-                attribute: index.axes[a].attribute.clone(),
-                metric: metric.0,
-                kind,
-                window: settings.cluster_window,
-                step: settings.cluster_step,
-            },
+            params,
             None,
-        )?;
-        legend.push(format!(
-            "markers: {} clusters along {attr} by {kind} {metric} (w {}, Δ {}; {} windows)",
-            t.cut(settings.clusters).len(),
-            settings.cluster_window,
-            settings.cluster_step,
-            t.leaves
-        ));
-        tree = Some((a, t));
-    } else if settings.glyph.is_some() {
-        crate::bail!("--glyph needs --cluster-attribute");
-    }
-    let glyph = match (settings.glyph, &tree) {
-        (Some(i), Some((_, t))) => {
-            let cut = t.cut(settings.clusters).len();
-            let agg = cluster_aggregate(samples, base, t, settings.clusters, i)
-                .with_context(|| format!("--glyph {i}: the cut has {cut} clusters (0-based)"))?;
-            Some((i, agg))
-        }
-        _ => None,
-    };
+        )?)
+    })?;
+    let glyph = cluster_glyph(settings, &tree, |t, i| {
+        cluster_aggregate(samples, base, t, settings.clusters, i)
+    })?;
     let (picture, drawn) = histogram_picture(
         base,
         spec,
@@ -648,6 +623,61 @@ fn histograms_view(
         );
     }
     Ok(picture)
+}
+
+/// The cluster tree the settings ask for along one of the `shown` axes (`--cluster-attribute`),
+/// built by `build` (from the samples, or by a query engine), its legend line pushed on
+/// `legend`: what the markers are drawn from.
+pub fn cluster_markers(
+    index: &LinkedIndex,
+    shown: &[usize],
+    settings: &SamplesSettings,
+    legend: &mut Vec<String>,
+    build: impl FnOnce(ClusterParams) -> Result<ClusterTree>,
+) -> Result<Option<(usize, ClusterTree)>> {
+    let Some(attr) = &settings.cluster_attribute else {
+        crate::ensure!(
+            settings.glyph.is_none(),
+            "--glyph needs --cluster-attribute"
+        );
+        return Ok(None);
+    };
+    let a = axis_named(index, attr, "--cluster-attribute")?;
+    crate::ensure!(
+        shown.contains(&a),
+        "--cluster-attribute {attr}: the axis is not shown (see --axes / --histogram-attribute)"
+    );
+    let (metric, kind) = (settings.cluster_metric, settings.cluster_depth.0);
+    let t = build(ClusterParams {
+        attribute: index.axes[a].attribute.clone(),
+        metric: metric.0,
+        kind,
+        window: settings.cluster_window,
+        step: settings.cluster_step,
+    })?;
+    legend.push(format!(
+        "markers: {} clusters along {attr} by {kind} {metric} (w {}, Δ {}; {} windows)",
+        t.cut(settings.clusters).len(),
+        settings.cluster_window,
+        settings.cluster_step,
+        t.leaves
+    ));
+    Ok(Some((a, t)))
+}
+
+/// The glyph `--glyph` asks for: cluster i's per-resource totals (`aggregate(tree, i)`).
+pub fn cluster_glyph(
+    settings: &SamplesSettings,
+    tree: &Option<(usize, ClusterTree)>,
+    aggregate: impl FnOnce(&ClusterTree, usize) -> Option<Aggregate>,
+) -> Result<Option<(usize, Aggregate)>> {
+    let (Some(i), Some((_, t))) = (settings.glyph, tree) else {
+        return Ok(None);
+    };
+    let cut = t.cut(settings.clusters).len();
+    let agg = aggregate(t, i)
+        .with_context(|| format!("--glyph {i}: the cut has {cut} clusters (0-based)"))?;
+    Ok(Some((i, agg)))
 }
 
 /// The axis of attribute `name`, or an error naming `flag` and the attributes there are.

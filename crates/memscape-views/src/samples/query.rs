@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use memscape_samples::metrics::WindowScore;
+use memscape_samples::{ClusterParams, ClusterTree};
 use memscape_samples::{LinkedResult, SelectionSpec};
 
 use super::shared::{Base, StripKey};
@@ -19,7 +20,7 @@ use crate::dataset::Dataset;
 pub trait SamplesQuery: Send + Sync {
     /// The topology (`hardware`, else the dataset's default), the axes with quantitative ones
     /// in `bins` bins and the offender rows of the whole data. Its mapping is the samples' own
-    /// (`Mapping::new`): cluster trees and their glyphs order every sample.
+    /// (`Mapping::new`): what a selection the query cannot state is computed with.
     fn base(
         &self,
         dataset: &Dataset,
@@ -30,6 +31,16 @@ pub trait SamplesQuery: Send + Sync {
     /// Every view's numbers for `spec` on `base`; None when `spec` holds what the query cannot
     /// state (samples picked by a cluster marker): those are computed from the samples.
     fn recompute(&self, base: &Base, spec: &SelectionSpec) -> Option<Result<LinkedResult, String>>;
+
+    /// The cluster tree `params` asks for over every sample (None: not offered, the tree is
+    /// built from the samples).
+    fn cluster_tree(
+        &self,
+        _base: &Base,
+        _params: &ClusterParams,
+    ) -> Option<Result<ClusterTree, String>> {
+        None
+    }
 
     /// The window-score strip `key` asks for, over every sample.
     fn strip(&self, base: &Base, key: &StripKey) -> Result<Vec<WindowScore>, String>;

@@ -15,7 +15,7 @@
 //!
 //! A dataset with a query engine attached (`query.rs`: a Parquet samples dataset) has the
 //! index, offender rows, every selection's numbers and the strips computed by the engine in
-//! those same workers; cluster trees, and selections of clusters picked, from the samples.
+//! those same workers, the cluster trees too (a cluster picked is a span the engine states).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -578,10 +578,15 @@ fn analysis_worker(
                 }
             }
             Job::Cluster(params) => {
-                let out =
-                    cluster_tree(samples, &base.topology, &base.mapping, params.clone(), None)
-                        .map(Arc::new)
-                        .map_err(|e| e.to_string());
+                let from_query = query_of(&data).and_then(|q| q.cluster_tree(&base, params));
+                let out = match from_query {
+                    Some(tree) => tree,
+                    None => {
+                        cluster_tree(samples, &base.topology, &base.mapping, params.clone(), None)
+                            .map_err(|e| e.to_string())
+                    }
+                }
+                .map(Arc::new);
                 tracing::debug!(
                     "cluster tree {params:?}: {:.0} ms",
                     started.elapsed().as_secs_f64() * 1e3
