@@ -25,6 +25,12 @@ use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage};
 /// Height of the whole bar in "address" units of its allocation map: bands are cut from it.
 pub const BAR_UNITS: u64 = 1 << 20;
 
+/// The colour field of every bar interval. A bar is drawn in quantitative mode (each interval's
+/// `attr`, the occupancy fraction, is summed and the ramp applied to the resolved value), which
+/// never reads a block's own colour: making it from the ramp cost three `powf`s an interval, at
+/// every capacity change of a live recording's bar for all of its millions of intervals.
+pub const BAR_BLOCK_COLOR: [u8; 4] = [0, 0, 0, 255];
+
 /// One bin's occupancy over time as a step function (what `memscape_trace::metrics::BinSeries`
 /// holds): after the event at `times[i]` the bin has `bytes[i]` bytes in use.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -258,7 +264,6 @@ impl BarBlocks {
         let bound: usize = bins.iter().map(OccupancySteps::intervals_bound).sum();
         out.blocks.reserve_exact(bound);
         out.times.reserve_exact(bound);
-        let ramp = crate::color::BlueRedSrgb8::new();
         let mut cumulative = 0.0f64;
         let mut top = BAR_UNITS;
         for (k, bin) in bins.iter().enumerate() {
@@ -273,7 +278,7 @@ impl BarBlocks {
             if hi > lo {
                 for (t0, t1, f) in bin.intervals_iter() {
                     out.blocks
-                        .push(AllocBlockGpu::new(lo, hi - lo, ramp.at(f), f));
+                        .push(AllocBlockGpu::new(lo, hi - lo, BAR_BLOCK_COLOR, f));
                     out.times.push(BlockTimeGpu::new(t0, t1));
                 }
             }
@@ -302,8 +307,8 @@ impl BarBlocks {
 /// One bin's bar (the whole stack one band, as [`BarBlocks::build`] makes it for one bin) with
 /// where its intervals stood after the last row, so that a longer step function of the same bin
 /// (a live recording's next snapshot: the same rows and more) continues it: the intervals the
-/// earlier rows closed are copied, not made again, and only recoloured (from each interval's
-/// bytes, kept) when the capacity changed (the colours are fractions of it). Made from the
+/// earlier rows closed are copied, not made again, and only their fractions (`attr`) made again
+/// from each interval's bytes, kept, when the capacity changed. Made from the
 /// first row when a row lay past the earlier end (an interval cut there would end later now)
 /// or the rows do not extend the earlier ones.
 #[derive(Debug, Clone, Default)]
@@ -326,45 +331,12 @@ pub struct ContinuedBar {
     within_end: bool,
 }
 
-/// A bar's blocks by the bytes in use, with the last blocks made kept by bytes: a heap's
-/// totals recur (an allocation and its free), and the ramp costs three `powf`s a block.
-struct BarColors<'a> {
-    steps: &'a OccupancySteps,
-    ramp: crate::color::BlueRedSrgb8,
-    made: Vec<Option<(u64, AllocBlockGpu)>>,
-}
-
-impl<'a> BarColors<'a> {
-    const SLOTS: usize = 4096;
-
-    fn new(steps: &'a OccupancySteps) -> Self {
-        Self {
-            steps,
-            ramp: crate::color::BlueRedSrgb8::new(),
-            made: vec![None; Self::SLOTS],
-        }
-    }
-
-    fn block(&mut self, bytes: u64) -> AllocBlockGpu {
-        let slot = &mut self.made[(bytes as usize) % Self::SLOTS];
-        match *slot {
-            Some((b, block)) if b == bytes => block,
-            _ => {
-                let f = self.steps.fraction(bytes);
-                let block = AllocBlockGpu::new(0, BAR_UNITS, self.ramp.at(f), f);
-                *slot = Some((bytes, block));
-                block
-            }
-        }
-    }
-}
-
 /// How far [`ContinuedBar::continued`] went on from the earlier bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BarContinued {
     /// Made from the first row.
     No,
-    /// The earlier intervals copied, recoloured for a new capacity.
+    /// The earlier intervals copied, their fractions made again for a new capacity.
     Recoloured,
     /// The earlier intervals copied as they were.
     Copied,
@@ -383,21 +355,22 @@ impl ContinuedBar {
                 && f.rows <= n
                 && f.last_row == f.rows.checked_sub(1).map(row)
         });
-        let mut colors = BarColors::new(steps);
+        let block =
+            |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, steps.fraction(bytes));
         let end = steps.end.max(steps.start);
         let mut how = BarContinued::No;
         let (mut blocks, mut times, mut bytes, first, mut t, mut value) = match reuse {
             Some(f) => {
-                let blocks = if f.capacity == steps.capacity {
+                let mut blocks = f.bar.blocks[..f.closed].to_vec();
+                if f.capacity == steps.capacity {
                     how = BarContinued::Copied;
-                    f.bar.blocks[..f.closed].to_vec()
                 } else {
+                    // Only the fractions change (the colour field is the same for all).
                     how = BarContinued::Recoloured;
-                    f.bytes[..f.closed]
-                        .iter()
-                        .map(|&b| colors.block(b))
-                        .collect()
-                };
+                    for (b, &bytes) in blocks.iter_mut().zip(&f.bytes[..f.closed]) {
+                        b.attr = steps.fraction(bytes);
+                    }
+                }
                 (
                     blocks,
                     f.bar.times[..f.closed].to_vec(),
@@ -413,11 +386,11 @@ impl ContinuedBar {
         blocks.reserve_exact(extra);
         times.reserve_exact(extra);
         bytes.reserve_exact(extra);
-        let mut push = |blocks: &mut Vec<AllocBlockGpu>,
+        let push = |blocks: &mut Vec<AllocBlockGpu>,
                         times: &mut Vec<BlockTimeGpu>,
                         bytes: &mut Vec<u64>,
                         (t0, t1, b): (u64, u64, u64)| {
-            blocks.push(colors.block(b));
+            blocks.push(block(b));
             times.push(BlockTimeGpu::new(t0, t1));
             bytes.push(b);
         };
