@@ -171,10 +171,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             scene: Default::default(),
             alive: Arc::downgrade(&alive),
             pace: pace.clone(),
-            sweep_ahead_every: std::env::var("MEMSCAPE_LIVE_SWEEP_AHEAD")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(SWEEP_AHEAD_EVENTS),
+            sweep_ahead_every: SWEEP_AHEAD_EVENTS,
         },
         LiveReceiver {
             rx,
@@ -263,11 +260,7 @@ impl LiveSender {
         let shown = self.pace.shown.load(Ordering::Acquire);
         // Small snapshots are made one ahead: the next is ready when the panes show the last
         // (three alive at most); big ones only once the last is shown (two).
-        let below = std::env::var("MEMSCAPE_LIVE_AHEAD_BELOW")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(AHEAD_BELOW_EVENTS);
-        let ahead = u64::from(self.last_events < below);
+        let ahead = u64::from(self.last_events < AHEAD_BELOW_EVENTS);
         let waits = shown != NOT_PACED && shown + ahead < self.sent;
         *waiting = waits.then(std::thread::current);
         waits
