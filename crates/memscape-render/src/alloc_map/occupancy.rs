@@ -387,9 +387,9 @@ impl ContinuedBar {
         times.reserve_exact(extra);
         bytes.reserve_exact(extra);
         let push = |blocks: &mut Vec<AllocBlockGpu>,
-                        times: &mut Vec<BlockTimeGpu>,
-                        bytes: &mut Vec<u64>,
-                        (t0, t1, b): (u64, u64, u64)| {
+                    times: &mut Vec<BlockTimeGpu>,
+                    bytes: &mut Vec<u64>,
+                    (t0, t1, b): (u64, u64, u64)| {
             blocks.push(block(b));
             times.push(BlockTimeGpu::new(t0, t1));
             bytes.push(b);
