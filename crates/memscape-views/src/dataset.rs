@@ -210,8 +210,12 @@ impl AllocTraceData {
     pub fn continued(trace: memscape_trace::Trace, carry: &mut SceneCarry) -> Self {
         let scene = if trace.has_addresses() {
             let color_by = ColorBy::default_for(&trace);
-            let (scene, sweep, site_rules) =
-                AllocScene::live(&trace, color_by, carry.sweep.take(), carry.site_rules.take());
+            let (scene, sweep, site_rules) = AllocScene::live(
+                &trace,
+                color_by,
+                carry.sweep.take(),
+                carry.site_rules.take(),
+            );
             *carry = SceneCarry {
                 sweep: Some(sweep),
                 site_rules: Some(site_rules),
