@@ -82,10 +82,10 @@ impl LiveFeed {
 }
 
 /// How often the window wakes up while a recording is live, besides when an update arrives
-/// (the reading thread wakes it, `LiveReceiver::wake`): for the status line's rate. Each frame
-/// redraws the whole window, which on a software rasterizer takes the CPU that the recording
-/// and the views' preparation need (at 100 ms, 64 % of a small recording's CPU samples were
-/// lavapipe's): there every second (`panes::paced`).
+/// (the reading thread wakes it, `LiveReceiver::wake`) and when a pane's worker is done: for the
+/// status line's rate. Each frame redraws the whole window, which on a software rasterizer
+/// takes the CPU that the recording and the views' preparation need (at 100 ms, 64 % of a
+/// small recording's CPU samples were lavapipe's): there every 5 s (`panes::fallback`).
 const WAKE_EVERY: Duration = Duration::from_millis(250);
 
 impl MemscapeApp {
@@ -116,7 +116,7 @@ impl MemscapeApp {
             if self.live[i].finished {
                 continue;
             }
-            ctx.request_repaint_after(crate::panes::paced(WAKE_EVERY));
+            ctx.request_repaint_after(crate::panes::fallback(WAKE_EVERY));
             self.live[i].rx.wake(ctx);
             // The next snapshot only once the panes show the last one (the reading thread makes
             // none while one waits in the channel: no work for snapshots that would be dropped).

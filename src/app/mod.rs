@@ -801,12 +801,12 @@ impl eframe::App for MemscapeApp {
         let live_done = self.live_done();
         if let Some(job) = &mut self.screenshot {
             // Views wake the window when what they wait for lands: the poll is a fallback,
-            // paced on a software rasterizer.
-            job.poll = crate::panes::paced(std::time::Duration::from_millis(if live_done {
-                50
+            // paced on a software rasterizer (while a recording is live, as the live status).
+            job.poll = if live_done {
+                crate::panes::paced(std::time::Duration::from_millis(50))
             } else {
-                500
-            }));
+                crate::panes::fallback(std::time::Duration::from_millis(500))
+            };
             // Only visible panes draw; hidden tabs would never become ready.
             let views_ready =
                 self.tree

@@ -66,6 +66,13 @@ static SOFTWARE_RASTERIZER: std::sync::atomic::AtomicBool =
 /// wake the window the moment their results land.
 pub const SOFTWARE_ANIMATION_PACE: std::time::Duration = std::time::Duration::from_millis(1000);
 
+/// The least time between frames that only check on work whose worker wakes the window when it
+/// is done (a live snapshot being prepared, the status line's rate), on a software rasterizer:
+/// such frames redraw the same picture. On cc1plus's live view they were about half of the
+/// window's frames (one a second while each snapshot was prepared), and the rasterizer a third
+/// of the whole run's CPU.
+pub const SOFTWARE_FALLBACK_PACE: std::time::Duration = std::time::Duration::from_millis(5000);
+
 /// Records what the GUI draws with (the shell, once its renderer is known).
 pub fn set_software_rasterizer(on: bool) {
     SOFTWARE_RASTERIZER.store(on, std::sync::atomic::Ordering::Relaxed);
@@ -81,6 +88,16 @@ pub fn software_rasterizer() -> bool {
 pub fn paced(d: std::time::Duration) -> std::time::Duration {
     if software_rasterizer() {
         d.max(SOFTWARE_ANIMATION_PACE)
+    } else {
+        d
+    }
+}
+
+/// The delay before a frame that is only a fallback for a worker's wake: `d`, at least
+/// [`SOFTWARE_FALLBACK_PACE`] on a software rasterizer.
+pub fn fallback(d: std::time::Duration) -> std::time::Duration {
+    if software_rasterizer() {
+        d.max(SOFTWARE_FALLBACK_PACE)
     } else {
         d
     }

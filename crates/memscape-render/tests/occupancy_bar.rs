@@ -292,3 +292,46 @@ fn cpu_sums_of_a_bar_are_the_cpu_reference() {
         }
     }
 }
+
+/// A bar's intervals carry one colour (`BAR_BLOCK_COLOR`) instead of the ramp at their fraction:
+/// the bar is drawn in quantitative mode, which sums the fractions and applies the ramp to the
+/// resolved value, so the colour field must not change a pixel (a live recording's bar then
+/// rewrites only fractions when its capacity grows). Drawn by every variant, whole and per bin,
+/// on the GPU and the CPU, against the same bar with each interval coloured by the ramp.
+#[test]
+fn a_bars_pixels_do_not_depend_on_its_intervals_colour_field() {
+    let ctx = ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let bar = BarBlocks::by_capacity(&bins());
+    let one =
+        memscape_render::color::pack_rgba8(memscape_render::alloc_map::occupancy::BAR_BLOCK_COLOR);
+    assert!(bar.blocks.iter().all(|b| b.color == one));
+    let mut ramped = bar.clone();
+    for b in &mut ramped.blocks {
+        b.color =
+            memscape_render::color::pack_rgba8(memscape_render::color::blue_red_srgb8(b.attr));
+    }
+    assert!(ramped.blocks.iter().any(|b| b.color != one));
+    let data = OccupancyBarData::upload(&ctx.device, &pipelines, &bar);
+    let ramped_data = OccupancyBarData::upload(&ctx.device, &pipelines, &ramped);
+    let (w, h) = (240u32, 30u32);
+    for variant in OccupancyVariant::ALL {
+        for (t0, t1) in [(0u64, 100_000u64), (49_900, 50_300)] {
+            let mut view = OccupancyBarView::fit(t0, t1, w, variant);
+            view.alpha = 0.3;
+            for bin in [None, Some(0), Some(2)] {
+                let at = format!("{variant:?} {bin:?} {t0}..{t1}");
+                assert!(
+                    render_occupancy_cpu(&bar, &view, bin, w, h)
+                        == render_occupancy_cpu(&ramped, &view, bin, w, h),
+                    "CPU, {at}"
+                );
+                let mut gpu = |d: &OccupancyBarData| {
+                    render_occupancy_offscreen(ctx, &mut pipelines, d, &view, bin, w, h).unwrap()
+                };
+                let (plain, colored) = (gpu(&data), gpu(&ramped_data));
+                assert!(plain == colored, "GPU, {at}");
+            }
+        }
+    }
+}

@@ -219,6 +219,102 @@ pub struct Sites {
     /// Per node: why its frame is a wrapper.
     kind: Vec<WrapperKind>,
     detected: Vec<DetectedWrapper>,
+    /// The rules' classification before detection, for a longer call tree's [`Sites::continued`].
+    rules: SiteRules,
+}
+
+/// The patterns' and modules' classification of a call tree's frames (what [`Sites::new`] does
+/// before detection), with the verdict per function and module met so far. A live recording's
+/// next snapshot has the same call tree and more nodes, whose frames and parents never change:
+/// [`Sites::continued`] classifies only the nodes added since (detection, which depends on every
+/// node's bytes, is done again).
+#[derive(Debug, Clone, Default)]
+pub struct SiteRules {
+    options: SiteOptions,
+    kind: Vec<WrapperKind>,
+    /// The last node classified (frame's function and module, parent): a cheap check that a
+    /// later call tree extends this one.
+    last: Option<(u32, u32, u32)>,
+    by_function: HashMap<u32, WrapperKind>,
+    by_module: HashMap<(u32, bool), WrapperKind>,
+}
+
+impl SiteRules {
+    fn new(options: &SiteOptions) -> Self {
+        Self {
+            options: options.clone(),
+            kind: vec![WrapperKind::None],
+            ..Self::default()
+        }
+    }
+
+    /// Call-tree nodes classified.
+    pub fn nodes(&self) -> usize {
+        self.kind.len()
+    }
+
+    /// The node whose frame and parent `last` checks.
+    fn last_of(trace: &Trace, node: usize) -> Option<(u32, u32, u32)> {
+        let f = trace.call_tree.frames.get(node)?;
+        Some((f.function, f.module, *trace.call_tree.parent.get(node)?))
+    }
+
+    /// Whether `trace`'s call tree extends the one classified, under the same options.
+    fn fits(&self, trace: &Trace, options: &SiteOptions) -> bool {
+        let n = self.kind.len();
+        self.options == *options
+            && n >= 1
+            && n <= trace.call_tree.len()
+            && self.last == n.checked_sub(1).and_then(|i| Self::last_of(trace, i))
+    }
+
+    /// Classifies the nodes of `trace` not classified yet.
+    fn extend(&mut self, trace: &Trace) {
+        let n = trace.call_tree.len();
+        let from = self.kind.len().clamp(1, n.max(1));
+        self.kind.resize(n, WrapperKind::None);
+        let options = &self.options;
+        for node in from..n {
+            let f = trace.call_tree.frames[node];
+            let mut kind = if f.function != 0 {
+                *self.by_function.entry(f.function).or_insert_with(|| {
+                    let name = trace.strings.get(f.function);
+                    if options.builtin && is_builtin_wrapper(name) {
+                        WrapperKind::Builtin
+                    } else if options
+                        .user
+                        .iter()
+                        .any(|r| r.is_match(name) || r.is_match(qualified_name(name)))
+                    {
+                        WrapperKind::User
+                    } else {
+                        WrapperKind::None
+                    }
+                })
+            } else {
+                WrapperKind::None
+            };
+            if kind == WrapperKind::None && options.builtin {
+                let named = f.function != 0;
+                kind = *self
+                    .by_module
+                    .entry((f.module, named))
+                    .or_insert_with(|| module_kind(trace.strings.get(f.module), named));
+            }
+            if kind == WrapperKind::None
+                && f.function == 0
+                && !options.user.is_empty()
+                && options
+                    .user
+                    .iter()
+                    .any(|r| r.is_match(&unnamed_text(trace, node as u32)))
+            {
+                kind = WrapperKind::User;
+            }
+            self.kind[node] = kind;
+        }
+        self.last = n.checked_sub(1).and_then(|i| Self::last_of(trace, i));
+    }
 }
 
 /// Identity of a frame for merging: its function (string id), else its instruction address.
@@ -260,71 +356,60 @@ pub fn is_builtin_wrapper(function: &str) -> bool {
 impl Sites {
     /// Classifies every frame of `trace` and resolves every node's effective site.
     pub fn new(trace: &Trace, options: &SiteOptions) -> Self {
-        let n = trace.call_tree.len();
-        let mut kind = vec![WrapperKind::None; n];
-        let mut by_function: HashMap<u32, WrapperKind> = HashMap::new();
-        let mut by_module: HashMap<(u32, bool), WrapperKind> = HashMap::new();
-        for (node, slot) in kind.iter_mut().enumerate().skip(1) {
-            let f = trace.call_tree.frames[node];
-            *slot = if f.function != 0 {
-                *by_function.entry(f.function).or_insert_with(|| {
-                    let name = trace.strings.get(f.function);
-                    if options.builtin && is_builtin_wrapper(name) {
-                        WrapperKind::Builtin
-                    } else if options
-                        .user
-                        .iter()
-                        .any(|r| r.is_match(name) || r.is_match(qualified_name(name)))
-                    {
-                        WrapperKind::User
-                    } else {
-                        WrapperKind::None
-                    }
-                })
-            } else {
-                WrapperKind::None
-            };
-            if *slot == WrapperKind::None && options.builtin {
-                let named = f.function != 0;
-                *slot = *by_module
-                    .entry((f.module, named))
-                    .or_insert_with(|| module_kind(trace.strings.get(f.module), named));
-            }
-            if *slot == WrapperKind::None
-                && f.function == 0
-                && !options.user.is_empty()
-                && options
-                    .user
-                    .iter()
-                    .any(|r| r.is_match(&unnamed_text(trace, node as u32)))
-            {
-                *slot = WrapperKind::User;
-            }
-        }
-        let mut sites = Self {
-            site: Vec::new(),
-            kind,
-            detected: Vec::new(),
-        };
-        sites.resolve(trace);
+        Self::continued(trace, options, None)
+    }
+
+    /// [`Sites::new`] on a call tree that extends the one `rules` classified (a live
+    /// recording's next snapshot, [`Sites::take_rules`] of the last one's sites): only the nodes
+    /// added since are classified. Equal to [`Sites::new`]; `rules` of other options or of a
+    /// call tree this one does not extend are not used.
+    pub fn continued(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
+        let mut sites = Self::classified(trace, options, rules);
         if options.detect {
             detect(trace, &mut sites);
         }
         sites
     }
 
+    /// The rules' classification and the sites it gives, without detection.
+    fn classified(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
+        let mut rules = rules
+            .filter(|r| r.fits(trace, options))
+            .unwrap_or_else(|| SiteRules::new(options));
+        rules.extend(trace);
+        let mut kind = rules.kind.clone();
+        kind.truncate(trace.call_tree.len());
+        let mut sites = Self {
+            site: Vec::new(),
+            kind,
+            detected: Vec::new(),
+            rules,
+        };
+        sites.resolve(trace);
+        sites
+    }
+
+    /// The classification these sites were resolved from, for the next snapshot's
+    /// [`Sites::continued`] (these sites keep their sites and kinds).
+    pub fn take_rules(&mut self) -> SiteRules {
+        std::mem::take(&mut self.rules)
+    }
+
     /// [`Sites::new`] with wrapper detection from `own`, the heap bytes ever allocated at each
     /// call-tree node, in place of the trace's blocks ([`detect_from_bytes`]).
     pub fn with_node_bytes(trace: &Trace, options: &SiteOptions, own: Vec<u64>) -> Self {
-        let detect = options.detect;
-        let mut sites = Self::new(
-            trace,
-            &SiteOptions {
-                detect: false,
-                ..options.clone()
-            },
-        );
-        if detect {
+        Self::with_node_bytes_continued(trace, options, own, None)
+    }
+
+    /// [`Sites::with_node_bytes`] continuing `rules` as [`Sites::continued`] does.
+    pub fn with_node_bytes_continued(
+        trace: &Trace,
+        options: &SiteOptions,
+        own: Vec<u64>,
+        rules: Option<SiteRules>,
+    ) -> Self {
+        let mut sites = Self::classified(trace, options, rules);
+        if options.detect {
             detect_from_bytes(trace, &mut sites, own);
         }
         sites

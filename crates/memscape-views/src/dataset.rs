@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::alloc_map::scene::{AllocScene, ColorBy};
+use crate::alloc_map::scene::{AllocScene, ColorBy, SceneCarry};
 use crate::error::Result;
 
 /// Where a dataset comes from.
@@ -205,30 +205,38 @@ pub struct AllocTraceData {
 impl AllocTraceData {
     /// `trace` with its allocation-map scene (when it has addresses).
     pub fn new(trace: memscape_trace::Trace) -> Self {
-        Self::continued(trace, None).0
+        Self::continued(trace, &mut SceneCarry::default())
     }
 
-    /// [`AllocTraceData::new`] of a live recording's snapshot: the scene's occupancy sweep
-    /// continues `from`, the previous snapshot's (see [`AllocScene::continued`]); returns the
-    /// sweep for the next snapshot (None without addresses).
-    pub fn continued(
-        trace: memscape_trace::Trace,
-        from: Option<memscape_trace::metrics::MetricsSweep>,
-    ) -> (Self, Option<memscape_trace::metrics::MetricsSweep>) {
-        let (scene, sweep) = if trace.has_addresses() {
-            let (scene, sweep) = AllocScene::continued(&trace, ColorBy::default_for(&trace), from);
-            (Some(scene), Some(sweep))
+    /// [`AllocTraceData::new`] of a live recording's snapshot: the scene continues `carry`, the
+    /// previous snapshot's occupancy sweep and call-site classification (see
+    /// [`AllocScene::live`]), and leaves this snapshot's there for the next (left empty without
+    /// addresses).
+    pub fn continued(trace: memscape_trace::Trace, carry: &mut SceneCarry) -> Self {
+        let scene = if trace.has_addresses() {
+            let color_by = ColorBy::default_for(&trace);
+            let (scene, sweep, site_rules) = AllocScene::live(
+                &trace,
+                color_by,
+                carry.sweep.take(),
+                carry.site_rules.take(),
+            );
+            *carry = SceneCarry {
+                sweep: Some(sweep),
+                site_rules: Some(site_rules),
+            };
+            Some(scene)
         } else {
-            (None, None)
+            *carry = SceneCarry::default();
+            None
         };
-        let data = Self {
+        Self {
             trace: std::sync::Arc::new(trace),
             scene,
             path: None,
             heap_query: None,
             lod_query: None,
-        };
-        (data, sweep)
+        }
     }
 }
 

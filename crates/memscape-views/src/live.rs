@@ -66,8 +66,9 @@ pub struct LiveSender {
     sent: u64,
     /// Each module's symbols, read once for all snapshots.
     symbolizer: memscape_trace::symbolize::Symbolizer,
-    /// The last snapshot's occupancy sweep, continued by the next (only new events swept).
-    sweep: Option<memscape_trace::metrics::MetricsSweep>,
+    /// The last snapshot's occupancy sweep and call-site classification, continued by the
+    /// next (only new events swept, only new call-tree nodes classified).
+    scene: crate::alloc_map::scene::SceneCarry,
     /// Gone when the GUI dropped its [`LiveReceiver`].
     alive: std::sync::Weak<()>,
     pace: Arc<Pace>,
@@ -167,7 +168,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             last_events: 0,
             sent: 0,
             symbolizer: memscape_trace::symbolize::Symbolizer::new(),
-            sweep: None,
+            scene: Default::default(),
             alive: Arc::downgrade(&alive),
             pace: pace.clone(),
             sweep_ahead_every: SWEEP_AHEAD_EVENTS,
@@ -205,7 +206,7 @@ impl LiveSender {
         if trace.meta.events == self.last_events && self.sent > 0 {
             return false;
         }
-        let (dataset, stats) = dataset_of(trace, &report, &self.name, started, &mut self.sweep);
+        let (dataset, stats) = dataset_of(trace, &report, &self.name, started, &mut self.scene);
         let events = dataset.alloc_trace().map_or(0, |t| t.trace.meta.events);
         let update = LiveUpdate::Snapshot {
             dataset: Arc::new(dataset),
@@ -229,7 +230,7 @@ impl LiveSender {
     /// [`LiveSender::sweep_ahead_every`]), so that the next snapshot's scene, made
     /// when the GUI shows the last, has little left to sweep. The trace used is dropped.
     fn sweep_ahead(&mut self, follower: &Follower) {
-        let done = self.sweep.as_ref().map_or(0, |s| s.events());
+        let done = self.scene.sweep.as_ref().map_or(0, |s| s.events());
         let every = self.sweep_ahead_every;
         if self.sent == 0 || follower.summary().events < done + every {
             return;
@@ -239,9 +240,9 @@ impl LiveSender {
         if !trace.has_addresses() || trace.meta.events < done + every {
             return;
         }
-        self.sweep = Some(crate::alloc_map::scene::AllocScene::sweep_ahead(
+        self.scene.sweep = Some(crate::alloc_map::scene::AllocScene::sweep_ahead(
             &trace,
-            self.sweep.take(),
+            self.scene.sweep.take(),
         ));
         tracing::debug!(
             target: "memscape::live",
@@ -319,22 +320,21 @@ pub fn snapshot_dataset(
 ) -> (Dataset, SnapshotStats) {
     let started = Instant::now();
     let (trace, report) = follower.snapshot_symbolized(name, symbolizer);
-    dataset_of(trace, &report, name, started, &mut None)
+    dataset_of(trace, &report, name, started, &mut Default::default())
 }
 
-/// The dataset of a snapshot made (and symbolized, `report`) since `started`; its scene's
-/// occupancy sweep continues `sweep` (the previous snapshot's), replaced by its own.
+/// The dataset of a snapshot made (and symbolized, `report`) since `started`; its scene
+/// continues `carry` (the previous snapshot's), replaced by its own.
 fn dataset_of(
     trace: memscape_trace::Trace,
     report: &memscape_trace::symbolize::SymbolizeReport,
     name: &str,
     started: Instant,
-    sweep: &mut Option<memscape_trace::metrics::MetricsSweep>,
+    carry: &mut crate::alloc_map::scene::SceneCarry,
 ) -> (Dataset, SnapshotStats) {
     let made = started.elapsed();
     let nodes = trace.call_tree.len() as u64;
-    let (data, next) = AllocTraceData::continued(trace, sweep.take());
-    *sweep = next;
+    let data = AllocTraceData::continued(trace, carry);
     let content = DatasetContent::AllocTrace(Box::new(data));
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let stats = SnapshotStats {

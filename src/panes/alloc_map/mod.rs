@@ -451,8 +451,9 @@ impl View for AllocMapPane {
             // Its worker wakes the window when done; this is a fallback (not more often: each
             // frame is a whole-window redraw, which on a software rasterizer takes the CPU
             // the preparation needs).
-            ui.ctx()
-                .request_repaint_after(crate::panes::paced(std::time::Duration::from_millis(100)));
+            ui.ctx().request_repaint_after(crate::panes::fallback(
+                std::time::Duration::from_millis(100),
+            ));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();

@@ -368,7 +368,7 @@ impl View for HeapTreePane {
             // The worker wakes the window when it replies; this is only a fallback (each
             // frame is a whole-window redraw).
             ui.ctx()
-                .request_repaint_after(crate::panes::paced(Duration::from_millis(250)));
+                .request_repaint_after(crate::panes::fallback(Duration::from_millis(250)));
         } else if was_preparing {
             // Swapped in: the shell hands the next snapshot on the next frame.
             ui.ctx().request_repaint();

@@ -106,7 +106,7 @@ impl<'a> TraceHeap<'a> {
             ),
             None => Default::default(),
         };
-        let (old_trie, old_sites, mut suppressed) = match kept {
+        let (old_trie, mut old_sites, mut suppressed) = match kept {
             Some((trie, sites, suppressed)) => (Some(trie), Some(sites), suppressed),
             None => (None, None, Vec::new()),
         };
@@ -127,7 +127,9 @@ impl<'a> TraceHeap<'a> {
                     *slot = slot.saturating_add(b.requested_size[i]);
                 }
             }
-            Sites::with_node_bytes(trace, &options.sites, node_bytes.clone())
+            // The old nodes' classification by the rules is kept (only new nodes classified).
+            let rules = old_sites.as_mut().map(Sites::take_rules);
+            Sites::with_node_bytes_continued(trace, &options.sites, node_bytes.clone(), rules)
         } else {
             Sites::default()
         };

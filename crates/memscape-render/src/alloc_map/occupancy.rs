@@ -25,6 +25,12 @@ use crate::{GpuContext, OffscreenTarget, RenderError, RgbaImage};
 /// Height of the whole bar in "address" units of its allocation map: bands are cut from it.
 pub const BAR_UNITS: u64 = 1 << 20;
 
+/// The colour field of every bar interval. A bar is drawn in quantitative mode (each interval's
+/// `attr`, the occupancy fraction, is summed and the ramp applied to the resolved value), which
+/// never reads a block's own colour: making it from the ramp cost three `powf`s an interval, at
+/// every capacity change of a live recording's bar for all of its millions of intervals.
+pub const BAR_BLOCK_COLOR: [u8; 4] = [0, 0, 0, 255];
+
 /// One bin's occupancy over time as a step function (what `memscape_trace::metrics::BinSeries`
 /// holds): after the event at `times[i]` the bin has `bytes[i]` bytes in use.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -258,7 +264,6 @@ impl BarBlocks {
         let bound: usize = bins.iter().map(OccupancySteps::intervals_bound).sum();
         out.blocks.reserve_exact(bound);
         out.times.reserve_exact(bound);
-        let mut ramp = RampByFraction::new();
         let mut cumulative = 0.0f64;
         let mut top = BAR_UNITS;
         for (k, bin) in bins.iter().enumerate() {
@@ -273,7 +278,7 @@ impl BarBlocks {
             if hi > lo {
                 for (t0, t1, f) in bin.intervals_iter() {
                     out.blocks
-                        .push(AllocBlockGpu::new(lo, hi - lo, ramp.at(f), f));
+                        .push(AllocBlockGpu::new(lo, hi - lo, BAR_BLOCK_COLOR, f));
                     out.times.push(BlockTimeGpu::new(t0, t1));
                 }
             }
@@ -299,45 +304,11 @@ impl BarBlocks {
     }
 }
 
-/// The blue → red ramp's colour of a fraction, the last ones made kept by the fraction's bits:
-/// a bar's fractions recur (a heap's totals go up and down by the same blocks), and the ramp
-/// costs three `powf`s an interval (≈ 3 % of the CPU of the GUI's first window on a 6.6 M-event
-/// trace, in a profile).
-struct RampByFraction {
-    ramp: crate::color::BlueRedSrgb8,
-    made: Vec<Option<(u32, [u8; 4])>>,
-}
-
-impl RampByFraction {
-    const SLOTS: usize = 4096;
-
-    fn new() -> Self {
-        Self {
-            ramp: crate::color::BlueRedSrgb8::new(),
-            made: vec![None; Self::SLOTS],
-        }
-    }
-
-    fn at(&mut self, f: f32) -> [u8; 4] {
-        let bits = f.to_bits();
-        // The low mantissa bits vary most between nearby fractions.
-        let slot = &mut self.made[(bits ^ bits >> 12) as usize % Self::SLOTS];
-        match *slot {
-            Some((b, rgba)) if b == bits => rgba,
-            _ => {
-                let rgba = self.ramp.at(f);
-                *slot = Some((bits, rgba));
-                rgba
-            }
-        }
-    }
-}
-
 /// One bin's bar (the whole stack one band, as [`BarBlocks::build`] makes it for one bin) with
 /// where its intervals stood after the last row, so that a longer step function of the same bin
 /// (a live recording's next snapshot: the same rows and more) continues it: the intervals the
-/// earlier rows closed are copied, not made again, and only recoloured (from each interval's
-/// bytes, kept) when the capacity changed (the colours are fractions of it). Made from the
+/// earlier rows closed are copied, not made again, and only their fractions (`attr`) made again
+/// from each interval's bytes, kept, when the capacity changed. Made from the
 /// first row when a row lay past the earlier end (an interval cut there would end later now)
 /// or the rows do not extend the earlier ones.
 #[derive(Debug, Clone, Default)]
@@ -360,45 +331,12 @@ pub struct ContinuedBar {
     within_end: bool,
 }
 
-/// A bar's blocks by the bytes in use, with the last blocks made kept by bytes: a heap's
-/// totals recur (an allocation and its free), and the ramp costs three `powf`s a block.
-struct BarColors<'a> {
-    steps: &'a OccupancySteps,
-    ramp: crate::color::BlueRedSrgb8,
-    made: Vec<Option<(u64, AllocBlockGpu)>>,
-}
-
-impl<'a> BarColors<'a> {
-    const SLOTS: usize = 4096;
-
-    fn new(steps: &'a OccupancySteps) -> Self {
-        Self {
-            steps,
-            ramp: crate::color::BlueRedSrgb8::new(),
-            made: vec![None; Self::SLOTS],
-        }
-    }
-
-    fn block(&mut self, bytes: u64) -> AllocBlockGpu {
-        let slot = &mut self.made[(bytes as usize) % Self::SLOTS];
-        match *slot {
-            Some((b, block)) if b == bytes => block,
-            _ => {
-                let f = self.steps.fraction(bytes);
-                let block = AllocBlockGpu::new(0, BAR_UNITS, self.ramp.at(f), f);
-                *slot = Some((bytes, block));
-                block
-            }
-        }
-    }
-}
-
 /// How far [`ContinuedBar::continued`] went on from the earlier bar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BarContinued {
     /// Made from the first row.
     No,
-    /// The earlier intervals copied, recoloured for a new capacity.
+    /// The earlier intervals copied, their fractions made again for a new capacity.
     Recoloured,
     /// The earlier intervals copied as they were.
     Copied,
@@ -417,21 +355,22 @@ impl ContinuedBar {
                 && f.rows <= n
                 && f.last_row == f.rows.checked_sub(1).map(row)
         });
-        let mut colors = BarColors::new(steps);
+        let block =
+            |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, steps.fraction(bytes));
         let end = steps.end.max(steps.start);
         let mut how = BarContinued::No;
         let (mut blocks, mut times, mut bytes, first, mut t, mut value) = match reuse {
             Some(f) => {
-                let blocks = if f.capacity == steps.capacity {
+                let mut blocks = f.bar.blocks[..f.closed].to_vec();
+                if f.capacity == steps.capacity {
                     how = BarContinued::Copied;
-                    f.bar.blocks[..f.closed].to_vec()
                 } else {
+                    // Only the fractions change (the colour field is the same for all).
                     how = BarContinued::Recoloured;
-                    f.bytes[..f.closed]
-                        .iter()
-                        .map(|&b| colors.block(b))
-                        .collect()
-                };
+                    for (b, &bytes) in blocks.iter_mut().zip(&f.bytes[..f.closed]) {
+                        b.attr = steps.fraction(bytes);
+                    }
+                }
                 (
                     blocks,
                     f.bar.times[..f.closed].to_vec(),
@@ -447,11 +386,11 @@ impl ContinuedBar {
         blocks.reserve_exact(extra);
         times.reserve_exact(extra);
         bytes.reserve_exact(extra);
-        let mut push = |blocks: &mut Vec<AllocBlockGpu>,
-                        times: &mut Vec<BlockTimeGpu>,
-                        bytes: &mut Vec<u64>,
-                        (t0, t1, b): (u64, u64, u64)| {
-            blocks.push(colors.block(b));
+        let push = |blocks: &mut Vec<AllocBlockGpu>,
+                    times: &mut Vec<BlockTimeGpu>,
+                    bytes: &mut Vec<u64>,
+                    (t0, t1, b): (u64, u64, u64)| {
+            blocks.push(block(b));
             times.push(BlockTimeGpu::new(t0, t1));
             bytes.push(b);
         };
@@ -979,37 +918,5 @@ mod tests {
         assert_eq!(eq.bands[0].lo, BAR_UNITS / 2);
         // A bin that does not exist shows nothing.
         assert_eq!(bar.shown(Some(7)).1, 0..0);
-    }
-
-    /// Each interval's colour is the ramp's at its fraction, with the colours kept by fraction
-    /// (slots shared by many fractions: 20,000 intervals of 5,000 byte counts, two bins).
-    #[test]
-    fn bar_colours_are_the_ramps_at_each_fraction() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let bin = |capacity: u64, next: &mut dyn FnMut() -> u64| OccupancySteps {
-            start: 0,
-            end: 30_000,
-            times: (1..=10_000).collect(),
-            bytes: (0..10_000).map(|_| next() % 5_000).collect(),
-            capacity,
-        };
-        let bins = [bin(4_999, &mut next), bin(3_000, &mut next)];
-        let bar = BarBlocks::by_capacity(&bins);
-        assert_eq!(bar.blocks.len(), 2 * 10_001);
-        let ramp = crate::color::BlueRedSrgb8::new();
-        for b in &bar.blocks {
-            assert_eq!(
-                b.color,
-                crate::color::pack_rgba8(ramp.at(b.attr)),
-                "{}",
-                b.attr
-            );
-        }
     }
 }

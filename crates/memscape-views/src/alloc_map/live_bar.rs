@@ -1,7 +1,7 @@
 //! The unbinned map's occupancy bar on a live recording, continued from one snapshot to the
 //! next: the regions' step functions merged in event order once (the previous snapshot's merge
 //! extended by the rows of the events since), and the bar's intervals of those rows copied
-//! rather than made again while the regions' capacity stays the same
+//! rather than made again, only their fractions rewritten when the regions' capacity grew
 //! (`memscape_render::alloc_map::ContinuedBar`). Without it each snapshot merged every row of
 //! every region and made one interval per row: 1.5–2.7 s a snapshot on cc1plus's 3 M blocks.
 //! Equal to [`BinnedScene::bar_blocks`] of the snapshot (tests below and `tests/live.rs`).

@@ -67,6 +67,15 @@ pub struct AllocScene {
     pub top_free_sites: Vec<(u32, String)>,
 }
 
+/// What a live recording's scene hands the next snapshot's ([`AllocScene::live`]).
+#[derive(Debug, Default)]
+pub struct SceneCarry {
+    /// The regions' occupancy sweep (only the events since are swept next).
+    pub sweep: Option<memscape_trace::metrics::MetricsSweep>,
+    /// The call-site rules' classification of the call tree (only new nodes classified next).
+    pub site_rules: Option<memscape_trace::sites::SiteRules>,
+}
+
 /// Gap that splits the address space into regions.
 pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
 
@@ -83,6 +92,23 @@ impl AllocScene {
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
     ) -> (Self, memscape_trace::metrics::MetricsSweep) {
+        let (scene, sweep, _) = Self::live(trace, color_by, from, None);
+        (scene, sweep)
+    }
+
+    /// [`AllocScene::continued`] also continuing the call-site rules' classification of the
+    /// previous snapshot's call tree (`site_rules`: only the nodes added since are classified,
+    /// [`memscape_trace::sites::Sites::continued`]). Returns both for the next snapshot.
+    pub fn live(
+        trace: &Trace,
+        color_by: ColorBy,
+        from: Option<memscape_trace::metrics::MetricsSweep>,
+        site_rules: Option<memscape_trace::sites::SiteRules>,
+    ) -> (
+        Self,
+        memscape_trace::metrics::MetricsSweep,
+        memscape_trace::sites::SiteRules,
+    ) {
         let started = std::time::Instant::now();
         let mut phases: Vec<(&str, f64)> = Vec::new();
         let mut phase = |name: &'static str| {
@@ -123,7 +149,7 @@ impl AllocScene {
         // Taken by the sweep's thread, or by this one when no thread can be started.
         let from = std::sync::Mutex::new(Some(from));
         let take_from = || from.lock().ok().and_then(|mut f| f.take()).flatten();
-        let (scene, sweep) = std::thread::scope(|scope| {
+        let (scene, sweep, site_rules) = std::thread::scope(|scope| {
             let sweep_thread = std::thread::Builder::new()
                 .name("memscape-sweep".into())
                 .spawn_scoped(scope, || {
@@ -135,9 +161,10 @@ impl AllocScene {
             // allocation wrappers (memscape_trace::sites).
             // One resolution of sites past wrappers (detection sweeps every block and node) for the
             // legend, the free sites and the colours.
-            let sites = memscape_trace::sites::Sites::new(
+            let mut sites = memscape_trace::sites::Sites::continued(
                 trace,
                 &memscape_trace::sites::SiteOptions::default(),
+                site_rules,
             );
             let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
             let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
@@ -190,7 +217,7 @@ impl AllocScene {
             };
             scene.region_metrics = Arc::new(region_metrics);
             phase("region metrics");
-            (scene, sweep)
+            (scene, sweep, sites.take_rules())
         });
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
         tracing::debug!(
@@ -200,7 +227,7 @@ impl AllocScene {
             ?phases,
             "allocation-map scene"
         );
-        (scene, sweep)
+        (scene, sweep, site_rules)
     }
 
     /// The occupancy sweep of [`AllocScene::continued`] alone, continuing `from` on `trace`
