@@ -470,19 +470,7 @@ fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
     for (k, (view, args)) in cases.iter().enumerate() {
         let png = |from: &Path, engine: &str| {
             let out = scratch(&format!("hist-{k}-{engine}-{}.png", from.is_dir()));
-            let output = memscape()
-                .arg("render")
-                .arg(from)
-                .args(["--view", view, "--engine", engine, "--hardware"])
-                .arg(&hardware)
-                .args(*args)
-                .args(["--width", "1100", "--height", "640", "-o"])
-                .arg(&out)
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-            assert!(output.status.success(), "{view} {args:?}: {stderr}");
-            (std::fs::read(&out).unwrap(), stderr)
+            render_samples_view(from, view, engine, &hardware, args, &out)
         };
         let (native, _) = png(&lulesh.join("samples.out"), "embedded");
         let (engine, how) = png(&dir, "embedded");
@@ -565,19 +553,7 @@ fn samples_clusters_of_a_dataset_are_the_samples_files_pictures() {
     for (k, (view, args)) in cases.iter().enumerate() {
         let png = |from: &Path, engine: &str| {
             let out = scratch(&format!("clusters-{k}-{engine}-{}.png", from.is_dir()));
-            let output = memscape()
-                .arg("render")
-                .arg(from)
-                .args(["--view", view, "--engine", engine, "--hardware"])
-                .arg(&hardware)
-                .args(*args)
-                .args(["--width", "1100", "--height", "640", "-o"])
-                .arg(&out)
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-            assert!(output.status.success(), "{view} {args:?}: {stderr}");
-            (std::fs::read(&out).unwrap(), stderr)
+            render_samples_view(from, view, engine, &hardware, args, &out)
         };
         let (native, _) = png(&lulesh.join("samples.out"), "embedded");
         let (engine, how) = png(&dir, "embedded");
@@ -597,4 +573,30 @@ fn samples_clusters_of_a_dataset_are_the_samples_files_pictures() {
             assert!(ballista == native, "{view} {args:?} on Ballista");
         }
     }
+}
+
+/// `memscape render FROM --view VIEW --engine ENGINE --hardware HARDWARE ARGS…` at 1100×640
+/// into `out`: the PNG's bytes and what the command printed on stderr (where it says which
+/// engine computed the numbers).
+fn render_samples_view(
+    from: &Path,
+    view: &str,
+    engine: &str,
+    hardware: &Path,
+    args: &[&str],
+    out: &Path,
+) -> (Vec<u8>, String) {
+    let output = memscape()
+        .arg("render")
+        .arg(from)
+        .args(["--view", view, "--engine", engine, "--hardware"])
+        .arg(hardware)
+        .args(args)
+        .args(["--width", "1100", "--height", "640", "-o"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{view} {args:?}: {stderr}");
+    (std::fs::read(out).unwrap(), stderr)
 }
