@@ -426,14 +426,6 @@ fn samples_views_of_a_dataset_are_the_samples_files_pictures() {
 /// attributes, in 32 and 12 bins; the same on Ballista standalone.
 #[test]
 fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
-    let lulesh = shared("memaxes/lulesh");
-    let dir = scratch("samples-histograms");
-    ok(memscape()
-        .arg("export")
-        .arg(lulesh.join("samples.out"))
-        .args(["--to", "parquet", "--windows", "3", "-o"])
-        .arg(&dir));
-    let hardware = lulesh.join("hardware.xml");
     let cases: [(&str, &[&str]); 4] = [
         ("histograms", &["--strips", "16"]),
         (
@@ -467,29 +459,12 @@ fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
             ],
         ),
     ];
-    for (k, (view, args)) in cases.iter().enumerate() {
-        let png = |from: &Path, engine: &str| {
-            let out = scratch(&format!("hist-{k}-{engine}-{}.png", from.is_dir()));
-            render_samples_view(from, view, engine, &hardware, args, &out)
-        };
-        let (native, _) = png(&lulesh.join("samples.out"), "embedded");
-        let (engine, how) = png(&dir, "embedded");
-        assert!(how.contains("computed by Embedded"), "{view}: {how}");
-        assert!(
-            how.contains("per histogram bin and window"),
-            "{view}: {how}"
-        );
-        assert!(native.len() > 1000);
-        assert!(
-            native == engine,
-            "{view} {args:?}: the dataset's picture differs from the samples file's"
-        );
-        if k == 1 {
-            let (ballista, how) = png(&dir, "standalone:2");
-            assert!(how.contains("computed by Standalone"), "{how}");
-            assert!(ballista == native, "{view} {args:?} on Ballista");
-        }
-    }
+    dataset_pictures_are_the_samples_files(
+        "samples-histograms",
+        &cases,
+        "per histogram bin and window",
+        1,
+    );
 }
 
 /// `memscape render DATASET/ --view histograms|histogram --cluster-attribute ATTR [--glyph I]`
@@ -499,14 +474,6 @@ fn samples_histograms_of_a_dataset_are_the_samples_files_pictures() {
 /// strips and a selection; the same on Ballista standalone.
 #[test]
 fn samples_clusters_of_a_dataset_are_the_samples_files_pictures() {
-    let lulesh = shared("memaxes/lulesh");
-    let dir = scratch("samples-clusters");
-    ok(memscape()
-        .arg("export")
-        .arg(lulesh.join("samples.out"))
-        .args(["--to", "parquet", "--windows", "3", "-o"])
-        .arg(&dir));
-    let hardware = lulesh.join("hardware.xml");
     let cases: [(&str, &[&str]); 3] = [
         (
             "histograms",
@@ -550,31 +517,53 @@ fn samples_clusters_of_a_dataset_are_the_samples_files_pictures() {
             ],
         ),
     ];
-    for (k, (view, args)) in cases.iter().enumerate() {
+    dataset_pictures_are_the_samples_files(
+        "samples-clusters",
+        &cases,
+        "per histogram bin, window and cluster",
+        0,
+    );
+}
+
+/// Exports the LULESH samples to a Parquet dataset (scratch `name`) and renders each `(view,
+/// args)` case from the samples file and from the dataset: the PNGs are the same bytes, the
+/// dataset's numbers say they were computed by the embedded engine `provenance`, and case
+/// `on_ballista` is drawn the same on Ballista standalone.
+fn dataset_pictures_are_the_samples_files(
+    name: &str,
+    cases: &[(&str, &[&str])],
+    provenance: &str,
+    on_ballista: usize,
+) {
+    let lulesh = shared("memaxes/lulesh");
+    let dir = scratch(name);
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "3", "-o"])
+        .arg(&dir));
+    let hardware = lulesh.join("hardware.xml");
+    for (k, &(view, args)) in cases.iter().enumerate() {
         let png = |from: &Path, engine: &str| {
-            let out = scratch(&format!("clusters-{k}-{engine}-{}.png", from.is_dir()));
+            let out = scratch(&format!("{name}-{k}-{engine}-{}.png", from.is_dir()));
             render_samples_view(from, view, engine, &hardware, args, &out)
         };
         let (native, _) = png(&lulesh.join("samples.out"), "embedded");
         let (engine, how) = png(&dir, "embedded");
         assert!(how.contains("computed by Embedded"), "{view}: {how}");
-        assert!(
-            how.contains("per histogram bin, window and cluster"),
-            "{view}: {how}"
-        );
+        assert!(how.contains(provenance), "{view}: {how}");
         assert!(native.len() > 1000);
         assert!(
             native == engine,
             "{view} {args:?}: the dataset's picture differs from the samples file's"
         );
-        if k == 0 {
+        if k == on_ballista {
             let (ballista, how) = png(&dir, "standalone:2");
             assert!(how.contains("computed by Standalone"), "{how}");
             assert!(ballista == native, "{view} {args:?} on Ballista");
         }
     }
 }
-
 /// `memscape render FROM --view VIEW --engine ENGINE --hardware HARDWARE ARGS…` at 1100×640
 /// into `out`: the PNG's bytes and what the command printed on stderr (where it says which
 /// engine computed the numbers).

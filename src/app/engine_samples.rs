@@ -6,7 +6,7 @@
 //! histograms' bins of every attribute with the selection marked (`Engine::histogram`), the
 //! selection panel (`Engine::selection_summary`) and the window-score strips
 //! (`Engine::axis_scores`), the cluster markers (`Engine::cluster_tree`) and a cluster's
-//! glyph (summed from the tree's segment totals) are drawn by `histogram_picture_of`: the
+//! glyph (summed from the tree's segment totals) are drawn by `headless_histograms`: the
 //! pictures the samples in memory give, without reading the samples here. Selections of
 //! ranges of quantitative attributes (`--select ATTR=LO..HI`, one per attribute); picked
 //! offenders and qualitative ranges are drawn from the samples read in full (the views'
@@ -161,7 +161,7 @@ pub fn picture(
 /// The histograms (parallel or single) of the dataset from the engine's bins of every
 /// attribute (`Engine::histogram`, `bins` bins, the selection `ranges` marked), its selection
 /// panel (`Engine::selection_summary`) and its strips (`Engine::axis_scores`), drawn by
-/// memscape-views' `histogram_picture_of` as the samples in memory draw them.
+/// memscape-views' `headless_histograms` as the samples in memory draw them.
 #[cfg(feature = "engine")]
 fn histograms_picture(
     engine: &memscape_engine::Engine,
@@ -179,10 +179,9 @@ fn histograms_picture(
         AxisBrush, AxisIndex, Bitset, LinkedIndex, LinkedResult, SelectionSpec,
     };
     use memscape_views::samples::compose::{
-        HistogramInputs, cluster_glyph, cluster_markers, histogram_layout, histogram_picture_of,
+        HistogramInputs, cluster_glyph, cluster_markers, headless_histograms, histogram_layout,
         strips_legend,
     };
-    use memscape_views::samples::histograms::Layout;
     let mut axes = Vec::new();
     let mut histograms = Vec::new();
     for (column, name) in engine.attributes(dataset, None)?.iter().enumerate() {
@@ -222,10 +221,7 @@ fn histograms_picture(
         summary,
     };
     let layout = histogram_layout(&index, settings)?;
-    let shown: Vec<usize> = match &layout {
-        Layout::Parallel(a) => a.clone(),
-        Layout::Single(a) => vec![*a],
-    };
+    let shown = layout.axes();
     let hardware = settings
         .hardware
         .clone()
@@ -256,30 +252,10 @@ fn histograms_picture(
     let glyph = cluster_glyph(settings, &tree, |t, i| {
         t.aggregate(t.cut(settings.clusters).get(i)?, &topology)
     })?;
-    let (picture, drawn) = histogram_picture_of(
-        &index,
-        &topology,
-        &spec,
-        &result,
-        &HistogramInputs {
-            layout: &layout,
-            scale: settings.bars,
-            strips: &strips,
-            tree: tree.as_ref().map(|(a, t)| (*a, t)),
-            clusters: settings.clusters,
-            glyph: glyph.as_ref().map(|(i, agg)| (*i, agg)),
-            legend: &legend,
-        },
-        size,
-        true,
-    );
-    if let Some((i, _)) = glyph {
-        anyhow::ensure!(
-            drawn.markers.iter().any(|m| m.cluster == i),
-            "--glyph {i}: the cut has no such marker"
-        );
-    }
-    Ok(picture)
+    let inputs = HistogramInputs::headless(settings, &layout, &strips, &tree, &glyph, &legend);
+    Ok(headless_histograms(
+        &index, &topology, &spec, &result, &inputs, size,
+    )?)
 }
 
 /// Without the engine, a samples dataset's views are drawn from its samples, read in full.

@@ -499,27 +499,7 @@ fn piece_end(view: &MapView, start: i64, last: i64, u_of: &dyn Fn(i64) -> f32) -
 mod tests {
     use super::*;
 
-    /// xorshift64*, enough for test blocks.
-    struct Rng(u64);
-    impl Rng {
-        fn new(seed: u64) -> Self {
-            Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-        }
-        fn next_u64(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.0 = x;
-            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn unit(&mut self) -> f64 {
-            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next_u64() % n.max(1)
-        }
-    }
+    use crate::test_rng::Rng;
 
     fn random_blocks(n: usize, seed: u64) -> Vec<MapBlock> {
         let mut r = Rng::new(seed);

@@ -15,6 +15,32 @@ pub mod row;
 pub mod sums;
 pub mod view;
 
+/// xorshift64*, enough for the tests' random blocks (one generator for every module's tests).
+#[cfg(test)]
+pub(crate) mod test_rng {
+    pub(crate) struct Rng(u64);
+
+    impl Rng {
+        pub(crate) fn new(seed: u64) -> Self {
+            Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+        }
+        pub(crate) fn next_u64(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        pub(crate) fn unit(&mut self) -> f64 {
+            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
+            self.next_u64() % n.max(1)
+        }
+    }
+}
+
 pub use accumulate::{BlockPaint, BlockSums, ColumnSums, add_block_px};
 pub use row::RowAccumulator;
 pub use sums::PixelSums;

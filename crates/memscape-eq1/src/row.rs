@@ -251,26 +251,12 @@ mod tests {
     use super::*;
     use crate::accumulate::Accumulator;
 
-    /// xorshift64*, enough for test blocks.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.0 = x;
-            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n.max(1)
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// An occupancy bar's intervals: consecutive lifetimes tiling `[0, end)` in one band, most
     /// far below a pixel, some pixels wide (idle gaps), a few before or after the view.
     fn bar_intervals(n: usize, band: (u64, u64), seed: u64) -> Vec<MapBlock> {
-        let mut r = Rng(seed | 1);
+        let mut r = Rng::new(seed);
         let mut t = 0u64;
         (0..n)
             .map(|i| {
@@ -286,7 +272,7 @@ mod tests {
                     t + len,
                     band.0,
                     band.1 - band.0,
-                    (r.next() as u32) | 0xff00_0000,
+                    (r.next_u64() as u32) | 0xff00_0000,
                     r.below(1001) as f32 / 1000.0,
                 );
                 t += len;
@@ -297,7 +283,7 @@ mod tests {
 
     /// Blocks anywhere in the plane: other bands, sizes and heights around the row's.
     fn scattered(n: usize, seed: u64) -> Vec<MapBlock> {
-        let mut r = Rng(seed | 1);
+        let mut r = Rng::new(seed);
         (0..n)
             .map(|i| {
                 let t0 = r.below(400_000);
@@ -313,7 +299,7 @@ mod tests {
                     t0 + len,
                     y,
                     size,
-                    r.next() as u32,
+                    r.next_u64() as u32,
                     r.below(1001) as f32 / 1000.0,
                 )
             })

@@ -393,10 +393,7 @@ impl View for HistogramsPane {
             .clone()
             .unwrap_or_else(|| Layout::Parallel(self.parallel_axes()));
         // Strips of the shown axes and the cluster tree, from the background worker.
-        let shown: Vec<usize> = match &layout {
-            Layout::Parallel(a) => a.clone(),
-            Layout::Single(a) => vec![*a],
-        };
+        let shown = layout.axes();
         let mut waiting = false;
         let mut strips: Vec<(usize, Arc<Vec<WindowScore>>)> = Vec::new();
         let mut problems: Vec<String> = Vec::new();

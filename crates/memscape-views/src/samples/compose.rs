@@ -404,6 +404,29 @@ pub struct HistogramInputs<'a> {
     pub legend: &'a [String],
 }
 
+impl<'a> HistogramInputs<'a> {
+    /// What `render` shows: the settings' bar scale and cluster count, the markers of `tree`
+    /// and the expanded `glyph` as [`cluster_markers`] and [`cluster_glyph`] made them.
+    pub fn headless(
+        settings: &SamplesSettings,
+        layout: &'a Layout,
+        strips: &'a [(usize, Arc<Vec<WindowScore>>)],
+        tree: &'a Option<(usize, ClusterTree)>,
+        glyph: &'a Option<(usize, Aggregate)>,
+        legend: &'a [String],
+    ) -> Self {
+        Self {
+            layout,
+            scale: settings.bars,
+            strips,
+            tree: tree.as_ref().map(|(a, t)| (*a, t)),
+            clusters: settings.clusters,
+            glyph: glyph.as_ref().map(|(i, agg)| (*i, agg)),
+            legend,
+        }
+    }
+}
+
 /// Where the histograms lie: under the selection panel and legend (`header`), else the whole
 /// picture.
 pub fn histogram_area(size: egui::Vec2, header: bool) -> egui::Rect {
@@ -565,10 +588,7 @@ fn histograms_view(
 ) -> Result<Picture> {
     let index = &base.index;
     let layout = histogram_layout(index, settings)?;
-    let shown: Vec<usize> = match &layout {
-        Layout::Parallel(a) => a.clone(),
-        Layout::Single(a) => vec![*a],
-    };
+    let shown = layout.axes();
     let (metric, kind) = (settings.cluster_metric, settings.cluster_depth.0);
     let mut legend: Vec<String> = Vec::new();
     let mut strips = Vec::new();
@@ -600,23 +620,22 @@ fn histograms_view(
     let glyph = cluster_glyph(settings, &tree, |t, i| {
         cluster_aggregate(samples, base, t, settings.clusters, i)
     })?;
-    let (picture, drawn) = histogram_picture(
-        base,
-        spec,
-        result,
-        &HistogramInputs {
-            layout: &layout,
-            scale: settings.bars,
-            strips: &strips,
-            tree: tree.as_ref().map(|(a, t)| (*a, t)),
-            clusters: settings.clusters,
-            glyph: glyph.as_ref().map(|(i, agg)| (*i, agg)),
-            legend: &legend,
-        },
-        size,
-        true,
-    );
-    if let Some((i, _)) = glyph {
+    let inputs = HistogramInputs::headless(settings, &layout, &strips, &tree, &glyph, &legend);
+    headless_histograms(&base.index, &base.topology, spec, result, &inputs, size)
+}
+
+/// The histograms picture `render` draws, from the samples or from a query engine alike: with
+/// its header, and an error when `--glyph` names a cluster that has no marker in the cut.
+pub fn headless_histograms(
+    index: &LinkedIndex,
+    topology: &Topology,
+    spec: &SelectionSpec,
+    result: &LinkedResult,
+    inputs: &HistogramInputs<'_>,
+    size: egui::Vec2,
+) -> Result<Picture> {
+    let (picture, drawn) = histogram_picture_of(index, topology, spec, result, inputs, size, true);
+    if let Some((i, _)) = inputs.glyph {
         crate::ensure!(
             drawn.markers.iter().any(|m| m.cluster == i),
             "--glyph {i}: the cut has no such marker"

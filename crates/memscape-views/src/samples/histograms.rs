@@ -18,6 +18,16 @@ pub enum Layout {
     Single(usize),
 }
 
+impl Layout {
+    /// The axes shown, in order.
+    pub fn axes(&self) -> Vec<usize> {
+        match self {
+            Layout::Parallel(a) => a.clone(),
+            Layout::Single(a) => vec![*a],
+        }
+    }
+}
+
 /// Cluster markers along one axis.
 pub struct MarkerSet {
     pub axis: usize,
