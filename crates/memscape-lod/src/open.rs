@@ -249,6 +249,30 @@ impl LodTrace {
         (sums, stats)
     }
 
+    /// The blocks large at level `li` that meet `view` (what a level's resolve draws exactly
+    /// beside its cells; `resolve::accumulate` adds the same ones).
+    pub fn large_blocks(&self, view: &LodView, li: usize) -> Vec<LodBlock> {
+        let Some(level) = self.index.levels.get(li) else {
+            return Vec::new();
+        };
+        let source = TraceBlocks {
+            columns: self.file.columns(),
+            axis: &self.index.meta.axis,
+            color: self.color,
+            index: &self.index,
+        };
+        let mut out = Vec::new();
+        self.index.large_blocks(
+            &level.desc,
+            view.window(),
+            0,
+            1,
+            &|id| crate::resolve::BlockSource::block(&source, id),
+            |b| out.push(*b),
+        );
+        out
+    }
+
     /// The view's pixels, sRGB RGBA, row 0 at the top.
     pub fn frame(&self, view: &LodView, path: FramePath) -> (Vec<[u8; 4]>, ResolveStats) {
         let (sums, stats) = self.sums(view, path);
