@@ -153,7 +153,8 @@ fn gpu_cells_match_the_cpu_resolve_on_a_real_trace() {
     let trace = dir.path().join("sqlite_1M.raw.zst");
     std::os::unix::fs::symlink(common::shared("heaptrack/sqlite_1M.raw.zst"), &trace).unwrap();
     let lod = open(&trace);
-    assert!(check("sqlite_1M", &lod, [320, 180]) >= 4);
+    // 1 M events: the levels draw views of fewer pixels than events.
+    assert!(check("sqlite_1M", &lod, [320, 180]) + check("sqlite_1M", &lod, [64, 36]) >= 4);
 }
 
 #[test]
@@ -168,7 +169,7 @@ fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes(
     .unwrap();
     let lod = open(&trace);
     let size = [320u32, 180];
-    assert!(check("generated", &lod, size) >= 4);
+    assert!(check("generated", &lod, size) + check("generated", &lod, [96, 54]) >= 4);
     // Isolated 1-byte blocks, visible at α = 0.1 on the GPU path from the whole plane down.
     let cols = lod.file.columns();
     let axis = &lod.index.meta.axis;
