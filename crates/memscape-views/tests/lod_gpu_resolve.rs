@@ -25,7 +25,7 @@ use memscape_render::alloc_map::{
     AllocMapFrame, AllocMapPipelines, AllocMapView, CushionKind, LodCellsCache,
 };
 use memscape_render::offscreen::{OFFSCREEN_FORMAT, OffscreenTarget};
-use memscape_views::alloc_map::lod::{LodDrawn, prepare_gpu_cells};
+use memscape_views::alloc_map::lod::{LargeBlocksOn, LodDrawn, prepare_gpu_cells};
 
 const MEAN_LEVELS: f64 = 0.05;
 const WITHIN_LEVELS: u8 = 2;
@@ -43,12 +43,13 @@ fn open(path: &Path) -> LodTrace {
     .0
 }
 
-/// `view` of `lod` drawn through `prepare`, cells on the GPU or not; the pixels and the path.
+/// `view` of `lod` drawn from its level, cells on the GPU (`Some`: the large blocks where it
+/// says) or on the CPU; the pixels and the path.
 fn draw(
     lod: &LodTrace,
     view: &AllocMapView,
     size: [u32; 2],
-    gpu_cells: bool,
+    gpu_cells: Option<LargeBlocksOn>,
 ) -> (Vec<u8>, LodDrawn) {
     let ctx = common::ctx();
     let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
@@ -60,8 +61,9 @@ fn draw(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
     // The level's resolve only (`prepare` draws views of few blocks exactly instead).
     let mut upload = None;
-    let drawn = if gpu_cells {
+    let drawn = if let Some(large_on) = gpu_cells {
         let (data, drawn) = prepare_gpu_cells(
+            large_on,
             &ctx.device,
             &ctx.queue,
             &mut encoder,
@@ -131,17 +133,21 @@ fn check(name: &str, lod: &LodTrace, size: [u32; 2]) -> usize {
             if lod.index.level_for(view.eq1(size).pixel_size()).is_none() {
                 continue;
             }
-            let (cpu, cpu_drawn) = draw(lod, &view, size, false);
-            let (gpu, gpu_drawn) = draw(lod, &view, size, true);
-            let (mean, within, worst) = compare(&cpu, &gpu);
-            eprintln!(
-                "{name} [{t0},{t1})×[{a0},{a1}) α {alpha}: {gpu_drawn:?} vs {cpu_drawn:?}: \
-                 mean {mean:.4}, within {WITHIN_LEVELS}: {:.4} %, worst {worst}",
-                within * 100.0
-            );
-            on_gpu += usize::from(matches!(gpu_drawn, LodDrawn::GpuCells { .. }));
-            assert!(mean <= MEAN_LEVELS, "{name}: mean {mean}");
-            assert!(within >= WITHIN_SHARE, "{name}: within {within}");
+            let (cpu, cpu_drawn) = draw(lod, &view, size, None);
+            // The large blocks rasterized (hardware GPUs) and summed on the CPU (lavapipe).
+            for large_on in [LargeBlocksOn::Gpu, LargeBlocksOn::Cpu] {
+                let (gpu, gpu_drawn) = draw(lod, &view, size, Some(large_on));
+                let (mean, within, worst) = compare(&cpu, &gpu);
+                eprintln!(
+                    "{name} [{t0},{t1})×[{a0},{a1}) α {alpha} large on {large_on:?}: \
+                     {gpu_drawn:?} vs {cpu_drawn:?}: mean {mean:.4}, within {WITHIN_LEVELS}: \
+                     {:.4} %, worst {worst}",
+                    within * 100.0
+                );
+                on_gpu += usize::from(matches!(gpu_drawn, LodDrawn::GpuCells { .. }));
+                assert!(mean <= MEAN_LEVELS, "{name}: mean {mean}");
+                assert!(within >= WITHIN_SHARE, "{name}: within {within}");
+            }
         }
     }
     on_gpu
@@ -194,7 +200,12 @@ fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes(
             if lod.index.level_for(view.eq1(size).pixel_size()).is_none() {
                 continue;
             }
-            let (img, drawn) = draw(&lod, &view, size, true);
+            let (img, drawn) = draw(
+                &lod,
+                &view,
+                size,
+                Some(LargeBlocksOn::of(&common::ctx().device)),
+            );
             by_gpu += usize::from(matches!(drawn, LodDrawn::GpuCells { .. }));
             let lv = view.eq1(size);
             let bg = memscape_lod::PixelSums::new(1, 1).resolve(&lv)[0];

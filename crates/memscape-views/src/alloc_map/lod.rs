@@ -271,6 +271,7 @@ pub fn prepare(
     }
     if let Some(cache) = cells
         && let Some(drawn) = prepare_gpu_cells(
+            LargeBlocksOn::of(device),
             device,
             queue,
             encoder,
@@ -308,10 +309,34 @@ pub fn prepare(
     )
 }
 
-/// The level's cells resolved on the GPU (see [`prepare`]); `None` (nothing recorded) when no
-/// level applies or the view's cells do not fit the GPU budget.
+/// Where the blocks large at a level are summed when its cells are resolved on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LargeBlocksOn {
+    /// By the exact GPU pipeline (raster or dense).
+    Gpu,
+    /// On the CPU (`LodTrace::block_sums`), written into the targets before the commands run.
+    Cpu,
+}
+
+impl LargeBlocksOn {
+    /// Rasterized where the GPU is hardware; on a software rasterizer summed on the CPU
+    /// (lavapipe took 2.5 s to rasterize 0.5 M long-lived blocks at 1920×1080: BENCHMARKS.md,
+    /// "Level of detail: the resolve on the GPU").
+    pub fn of(device: &wgpu::Device) -> Self {
+        if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+            Self::Cpu
+        } else {
+            Self::Gpu
+        }
+    }
+}
+
+/// The level's cells resolved on the GPU (see [`prepare`]), the large blocks where `large_on`
+/// says; `None` (nothing recorded) when no level applies or the view's cells do not fit the
+/// GPU budget.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare_gpu_cells(
+    large_on: LargeBlocksOn,
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     encoder: &mut wgpu::CommandEncoder,
@@ -353,10 +378,7 @@ pub fn prepare_gpu_cells(
         return None;
     }
     let large = lod.large_blocks(&lv, li);
-    // The large blocks: rasterized where the GPU is hardware; on a software rasterizer summed
-    // on the CPU (lavapipe took 2.5 s to rasterize 0.5 M long-lived blocks at 1920x1080,
-    // BENCHMARKS.md) and written into the targets before the commands run.
-    let data = if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+    let data = if large_on == LargeBlocksOn::Cpu {
         let sums = LodTrace::block_sums(&lv, &large);
         frame.prepare_sums(
             device,
