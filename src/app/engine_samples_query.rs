@@ -289,7 +289,7 @@ mod engine_query {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use memscape_samples::metrics::{Metric, cluster_tree};
     use memscape_samples::{ClusterParams, Mapping, Picked};
@@ -297,18 +297,8 @@ mod tests {
     use memscape_views::dataset::{LoadSource, load};
     use memscape_views::samples::shared::{Repaint, SamplesShared, samples_of};
 
-    fn wait<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-        let start = Instant::now();
-        loop {
-            if let Some(v) = f() {
-                return v;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "waiting for {what}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    fn wait<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+        memscape_views::testing::wait_for(what, Duration::from_secs(120), f)
     }
 
     /// The GUI's samples workers on a Parquet LULESH dataset with the engine attached: the

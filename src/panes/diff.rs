@@ -189,6 +189,7 @@ impl DiffPane {
                 for (metric, name) in [(Metric::Bytes, "bytes"), (Metric::Objects, "blocks")] {
                     ui.selectable_value(&mut heap.metric, HeapMetric(metric), name);
                 }
+                crate::panes::wrap_before_slider(ui, 50.0);
                 ui.add(egui::Slider::new(&mut heap.depth, 1..=8).text("levels"));
             }
             ui.separator();

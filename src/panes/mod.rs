@@ -103,6 +103,18 @@ pub fn fallback(d: std::time::Duration) -> std::time::Duration {
     }
 }
 
+/// In a `horizontal_wrapped` toolbar, starts a new row when a slider with its value and a
+/// label of about `label_width` points would cross the pane's edge. A slider lays out its parts
+/// in a row of its own that does not wrap, so without this it overflows: the row widens the
+/// pane's whole layout and side panels and curves are drawn past the pane's edge, clipped.
+pub fn wrap_before_slider(ui: &mut egui::Ui, label_width: f32) {
+    // `available_width` in a wrapped row is the whole row's width, not what is left of it.
+    let left = ui.max_rect().right() - ui.cursor().left();
+    if left < ui.spacing().slider_width + ui.spacing().interact_size.x + label_width {
+        ui.end_row();
+    }
+}
+
 /// A busy spinner: egui's, which asks for the next frame at once, on a GPU; on a software
 /// rasterizer the same drawing with its next frame [`paced`].
 pub fn spinner(ui: &mut egui::Ui) -> egui::Response {

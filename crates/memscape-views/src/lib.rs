@@ -50,6 +50,8 @@ pub mod source_file;
 pub mod stats;
 pub mod sums_worker;
 pub mod svg;
+#[doc(hidden)]
+pub mod testing;
 pub mod tour;
 pub mod values;
 pub mod view;

@@ -337,14 +337,7 @@ mod tests {
     }
 
     fn wait_until(what: &str, f: impl Fn() -> bool) {
-        let start = Instant::now();
-        while !f() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "waited for {what}"
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        crate::testing::wait_for(what, Duration::from_secs(20), || f().then_some(()))
     }
 
     /// A worker, the sender that lets gated jobs go, and a maker of jobs (`key`, `gated`).

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use memscape_samples::metrics::{Metric, WindowScore};
 use memscape_samples::{
@@ -70,18 +70,8 @@ impl SamplesQuery for Counting {
     }
 }
 
-fn wait<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn wait<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    memscape_views::testing::wait_for(what, Duration::from_secs(60), f)
 }
 
 fn lulesh() -> Arc<Dataset> {

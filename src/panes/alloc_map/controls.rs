@@ -25,6 +25,7 @@ impl AllocMapPane {
                         ui.selectable_value(&mut s.cushion, k, format!("{k:?}"));
                     }
                 });
+            crate::panes::wrap_before_slider(ui, 50.0);
             ui.add(egui::Slider::new(&mut s.relief, 0.0..=3.0).text("relief"));
             ui.separator();
             ui.selectable_value(&mut s.time, TimeAxis::Events, "event index");
@@ -118,6 +119,7 @@ impl AllocMapPane {
                 );
             if !s.cursors.is_empty() {
                 ui.spacing_mut().slider_width = 60.0;
+                crate::panes::wrap_before_slider(ui, 60.0);
                 ui.add(egui::Slider::new(&mut s.cursor_opacity, 0.0..=1.0).text("cursors"))
                     .on_hover_text("opacity of the cushion cursors");
                 if ui.small_button("clear cursors").clicked() {

@@ -245,6 +245,7 @@ impl CyclesPane {
                 self.playing = 1.0;
             }
             let mut t = s.t;
+            crate::panes::wrap_before_slider(ui, 20.0);
             ui.add(egui::Slider::new(&mut t, 0.0..=1.0).text("t"));
             if t != s.t {
                 s.t = t;

@@ -45,6 +45,7 @@ impl HeapTreePane {
                 self.restart(ui.ctx());
             }
             ui.separator();
+            crate::panes::wrap_before_slider(ui, 50.0);
             ui.add(egui::Slider::new(&mut self.settings.depth, 1..=6).text("levels"));
         });
         // Breadcrumb of the drill-down path.

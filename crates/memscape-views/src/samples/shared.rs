@@ -676,24 +676,14 @@ pub fn selection_step_fields(
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use memscape_samples::{AxisBrush, Brush};
 
     use super::*;
 
-    fn wait<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-        let start = Instant::now();
-        loop {
-            if let Some(v) = f() {
-                return v;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "timed out waiting for {what}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+    fn wait<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+        crate::testing::wait_for(what, Duration::from_secs(60), f)
     }
 
     #[test]
