@@ -10,6 +10,7 @@ pub mod curve;
 pub mod encode;
 pub mod eq1;
 pub mod format;
+pub mod gpu_plan;
 pub mod index;
 pub mod msc_stream;
 pub mod open;

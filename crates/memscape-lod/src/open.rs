@@ -249,6 +249,62 @@ impl LodTrace {
         (sums, stats)
     }
 
+    /// The blocks large at level `li` that meet `view` (what a level's resolve draws exactly
+    /// beside its cells; `resolve::accumulate` adds the same ones).
+    pub fn large_blocks(&self, view: &LodView, li: usize) -> Vec<LodBlock> {
+        let Some(level) = self.index.levels.get(li) else {
+            return Vec::new();
+        };
+        let source = TraceBlocks {
+            columns: self.file.columns(),
+            axis: &self.index.meta.axis,
+            color: self.color,
+            index: &self.index,
+        };
+        let mut out = Vec::new();
+        self.index.large_blocks(
+            &level.desc,
+            view.window(),
+            0,
+            1,
+            &|id| crate::resolve::BlockSource::block(&source, id),
+            |b| out.push(*b),
+        );
+        out
+    }
+
+    /// The exact Eq. 1 sums of `blocks` in `view` (the large blocks of a level), the work split
+    /// over `resolve::threads` threads as `resolve::accumulate` splits it.
+    pub fn block_sums(view: &LodView, blocks: &[LodBlock]) -> PixelSums {
+        let parts = crate::resolve::threads();
+        let results: Vec<exact::ColumnSums> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..parts)
+                .map(|part| {
+                    scope.spawn(move || {
+                        let mut acc = exact::Accumulator::new(view);
+                        for b in &blocks[crate::resolve::part_range(blocks.len(), part, parts)] {
+                            acc.add(b);
+                        }
+                        acc.finish()
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        });
+        let mut sums = PixelSums::new(view.width, view.height);
+        let mut total: Option<exact::ColumnSums> = None;
+        for s in results {
+            match &mut total {
+                Some(t) => t.add(&s),
+                None => total = Some(s),
+            }
+        }
+        if let Some(t) = total {
+            t.add_to(&mut sums);
+        }
+        sums
+    }
+
     /// The view's pixels, sRGB RGBA, row 0 at the top.
     pub fn frame(&self, view: &LodView, path: FramePath) -> (Vec<[u8; 4]>, ResolveStats) {
         let (sums, stats) = self.sums(view, path);

@@ -35,6 +35,14 @@ pub const SHADER_FILES: &[(&str, &str)] = &[
         include_str!("../../../shaders/alloc_map_resolve.wgsl"),
     ),
     (
+        "lod_cells.wgsl",
+        include_str!("../../../shaders/lod_cells.wgsl"),
+    ),
+    (
+        "lod_cells_add.wgsl",
+        include_str!("../../../shaders/lod_cells_add.wgsl"),
+    ),
+    (
         "polar_morph.wgsl",
         include_str!("../../../shaders/polar_morph.wgsl"),
     ),
@@ -69,6 +77,8 @@ pub const PIPELINE_SHADERS: &[&str] = &[
     "alloc_map_dense_scan.wgsl",
     "alloc_map_pick.wgsl",
     "alloc_map_resolve.wgsl",
+    "lod_cells.wgsl",
+    "lod_cells_add.wgsl",
     "polar_morph.wgsl",
     "shapes.wgsl",
 ];

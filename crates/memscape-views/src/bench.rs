@@ -218,7 +218,7 @@ pub fn run(
             alloc_map_rows(&ctx, options, n, &gpu_paths, &mut rows, progress)?;
         }
         if options.paths.contains(&BenchPath::Lod) {
-            lod_rows(options, n, &mut rows, progress)?;
+            lod_rows(&ctx, options, n, &mut rows, progress)?;
         }
     }
     for &n in &options.morph_records {
@@ -358,7 +358,63 @@ fn alloc_map_rows(
     Ok(())
 }
 
+/// `frames` timed frames (after one untimed: uploads) of `view` drawn by
+/// `alloc_map::lod::prepare` with the level's cells on the GPU and resolved into a target,
+/// submitted and waited for; the wall times (ms) and what was drawn.
+fn lod_gpu_frames(
+    ctx: &GpuContext,
+    lod: &memscape_lod::LodTrace,
+    view: &memscape_lod::LodView,
+    frames: usize,
+) -> Result<(Vec<f64>, String)> {
+    use memscape_render::alloc_map::{AllocMapView, CushionKind, LodCellsCache};
+    let size = [view.width, view.height];
+    let (wt, wa) = view.window();
+    let mut map_view = AllocMapView::fit(
+        wt[0] as u64,
+        wt[1] as u64,
+        wa[0] as u64,
+        wa[1] as u64,
+        size[0],
+        size[1],
+    );
+    map_view.alpha = view.alpha;
+    map_view.cushion = CushionKind::Parabolic;
+    let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
+    let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
+    let mut cache = LodCellsCache::default();
+    let target = OffscreenTarget::new(ctx, size[0], size[1])?;
+    let (mut wall, mut taken) = (Vec::new(), String::new());
+    for k in 0..=frames {
+        let start = Instant::now();
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let (upload, drawn) = crate::alloc_map::lod::prepare(
+            &ctx.device,
+            &ctx.queue,
+            &mut encoder,
+            &mut pipelines,
+            &mut frame,
+            Some(&mut cache),
+            lod,
+            &map_view,
+            size,
+            [0.0, 0.0],
+            target.texture.format(),
+        );
+        frame.resolve_to(&mut encoder, &target.view, &pipelines);
+        ctx.queue.submit([encoder.finish()]);
+        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        drop(upload);
+        if k > 0 {
+            wall.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        taken = format!("{drawn:?}");
+    }
+    Ok((wall, taken))
+}
+
 fn lod_rows(
+    ctx: &GpuContext,
     options: &BenchOptions,
     n: usize,
     rows: &mut Vec<BenchRow>,
@@ -441,6 +497,33 @@ fn lod_rows(
                         "wall p50",
                     ),
                     note: Some("CPU (memscape-lod), its own synthetic trace".into()),
+                });
+                progress(&format!(
+                    "alloc_map {blocks} blocks {w}x{h} {label} lod-gpu"
+                ));
+                let (wall, taken) = lod_gpu_frames(ctx, &trace, &view, options.frames)?;
+                let (p50, p99, mean, _) = summary(&wall, &[]);
+                rows.push(BenchRow {
+                    case: "alloc_map".into(),
+                    path: Some("lod-gpu".into()),
+                    taken: Some(taken),
+                    count: blocks,
+                    width: w,
+                    height: h,
+                    view: Some(label.into()),
+                    frames: wall.len(),
+                    wall_ms_p50: p50,
+                    wall_ms_p99: p99,
+                    wall_ms_mean: mean,
+                    gpu_ms_p50: None,
+                    target: held_to(
+                        alloc_map_target(blocks, [w, h], label == "zoomed in"),
+                        p50,
+                        "wall p50",
+                    ),
+                    note: Some(
+                        "level's cells resolved on the GPU (lod_cells.wgsl), frame submitted and waited for".into(),
+                    ),
                 });
             }
         }

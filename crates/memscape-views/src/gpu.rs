@@ -401,6 +401,8 @@ struct PaneGpu {
     lod_uploads: HashMap<u32, Option<AllocMapData>>,
     /// The same, of the worker's newest picture (`lod_refine`), with its generation.
     refined_uploads: HashMap<u32, (u64, Option<AllocMapData>)>,
+    /// The level-of-detail cells uploaded for the GPU resolve of each map layer.
+    lod_cells: HashMap<u32, memscape_render::alloc_map::LodCellsCache>,
 }
 
 struct PictureCallback {

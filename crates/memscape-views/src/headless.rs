@@ -178,6 +178,8 @@ struct MapDrawer {
     cursors: Option<CursorPipelines>,
     /// The upload and the data it was made from (compared by pointer).
     data: Option<(*const crate::picture::MapData, AllocMapData)>,
+    /// The level-of-detail cells uploaded for the GPU resolve (`alloc_map::lod`).
+    lod_cells: memscape_render::alloc_map::LodCellsCache,
     bars: Option<(
         *const memscape_render::alloc_map::BarBlocks,
         OccupancyBarData,
@@ -222,6 +224,7 @@ impl MapDrawer {
                 &mut encoder,
                 pipelines,
                 &mut frame,
+                crate::alloc_map::lod::cells_on_gpu(&ctx.device).then_some(&mut self.lod_cells),
                 lod,
                 &view,
                 [r[2], r[3]],

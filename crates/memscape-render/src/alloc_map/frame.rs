@@ -123,6 +123,11 @@ impl AllocMapFrame {
         });
     }
 
+    /// The accumulation targets (weighted sums, coverage), once a `prepare` made them.
+    pub(crate) fn accumulation_views(&self) -> Option<(&wgpu::TextureView, &wgpu::TextureView)> {
+        self.targets.as_ref().map(|t| (&t.weighted, &t.coverage))
+    }
+
     /// Which path the last `prepare` took (never `Auto`).
     pub fn last_path(&self) -> AccumPath {
         self.last_path

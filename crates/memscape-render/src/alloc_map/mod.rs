@@ -14,6 +14,7 @@ mod data;
 pub mod dense;
 mod frame;
 pub mod gpu;
+pub mod lod_cells;
 pub mod occupancy;
 mod offscreen;
 pub mod pick;
@@ -30,6 +31,7 @@ pub use data::AllocMapData;
 pub use dense::AccumPath;
 pub use frame::AllocMapFrame;
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
+pub use lod_cells::{LodCellsCache, LodCellsError, LodCellsInput, LodCellsStats};
 pub use occupancy::{
     BarBlocks, BarContinued, BarPart, BarSumsJob, ContinuedBar, OccupancyBarData,
     OccupancyBarFrame, OccupancyBarView, OccupancySteps, OccupancyVariant,

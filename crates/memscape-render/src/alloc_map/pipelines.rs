@@ -26,6 +26,8 @@ pub struct AllocMapPipelines {
     /// Where the passes report their GPU times and each map draw its path (see
     /// [`Self::set_stats`]).
     pub(crate) stats: Option<StatsRecorder>,
+    /// The level-of-detail cells' passes (`lod_cells.rs`), made on first use.
+    pub(crate) lod_cells: Option<super::lod_cells::LodCellsPipelines>,
 }
 
 const ADDITIVE: wgpu::BlendState = wgpu::BlendState {
@@ -192,7 +194,32 @@ impl AllocMapPipelines {
             resolve_pipeline_layout,
             resolve: FormatCache::default(),
             stats: None,
+            lod_cells: None,
         })
+    }
+
+    /// Makes the level-of-detail cells' pipelines unless made (a failure is logged and leaves
+    /// `lod_cells` empty: the cells are then resolved on the CPU).
+    pub(crate) fn ensure_lod_cells(&mut self, device: &wgpu::Device) {
+        if self.lod_cells.is_some() {
+            return;
+        }
+        let targets = [
+            Some(wgpu::ColorTargetState {
+                format: self.features.accumulation_format(),
+                blend: Some(ADDITIVE),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+            Some(wgpu::ColorTargetState {
+                format: self.features.coverage_format(),
+                blend: Some(ADDITIVE),
+                write_mask: wgpu::ColorWrites::ALL,
+            }),
+        ];
+        match super::lod_cells::LodCellsPipelines::new(device, &targets) {
+            Ok(p) => self.lod_cells = Some(p),
+            Err(e) => tracing::warn!("level-of-detail cells on the GPU unavailable: {e}"),
+        }
     }
 
     /// Makes every pass recorded with these pipelines (accumulations, dense passes, occupancy

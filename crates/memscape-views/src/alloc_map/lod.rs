@@ -18,7 +18,7 @@ use std::sync::Arc;
 use memscape_lod::{FramePath, LodTrace};
 use memscape_render::alloc_map::{
     AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView, BlockTimeGpu,
-    DrawOptions,
+    DrawOptions, LodCellsCache, LodCellsInput,
 };
 
 use super::settings::AllocMapSettings;
@@ -185,6 +185,12 @@ pub enum LodDrawn {
         cells: u64,
         exact_blocks: u64,
     },
+    /// Level `level`'s cells summed on the GPU, its large blocks by the exact pipeline.
+    GpuCells {
+        level: usize,
+        cells: u64,
+        exact_blocks: u64,
+    },
 }
 
 /// `blocks` (found through an index) uploaded for the exact GPU pipeline.
@@ -210,9 +216,26 @@ pub fn upload_blocks(
     AllocMapData::upload(device, pipelines, &gpu, &times)
 }
 
+/// Whether a level's cells are resolved on the GPU (`memscape_render::alloc_map::lod_cells`)
+/// on `device`: on hardware GPUs always; on a software rasterizer (lavapipe runs compute
+/// shaders on the CPU) as measured cheaper (BENCHMARKS.md, "Level of detail: the resolve on
+/// the GPU"). `MEMSCAPE_LOD_RESOLVE=gpu|cpu` overrides the choice.
+pub fn cells_on_gpu(device: &wgpu::Device) -> bool {
+    match std::env::var("MEMSCAPE_LOD_RESOLVE").as_deref() {
+        Ok("gpu") => true,
+        Ok("cpu") => false,
+        _ => device.adapter_info().device_type != wgpu::DeviceType::Cpu || LAVAPIPE_CELLS_ON_GPU,
+    }
+}
+
+/// The default on a software rasterizer (see [`cells_on_gpu`]).
+const LAVAPIPE_CELLS_ON_GPU: bool = false;
+
 /// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
 /// target) from `lod`: the exact GPU pipeline when few blocks are in view, else the index's
-/// sums. Returns the upload the exact path drew from (keep it until the commands are
+/// level — its cells resolved on the GPU when `cells` is given (callers give it where
+/// [`cells_on_gpu`]; the blocks large at the level drawn by the exact pipeline first), else its
+/// sums computed on the CPU. Returns the upload the exact pipeline drew from (keep it until the commands are
 /// submitted) and what was drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
@@ -221,6 +244,7 @@ pub fn prepare(
     encoder: &mut wgpu::CommandEncoder,
     pipelines: &mut AllocMapPipelines,
     frame: &mut AllocMapFrame,
+    cells: Option<&mut LodCellsCache>,
     lod: &LodTrace,
     view: &AllocMapView,
     size: [u32; 2],
@@ -245,6 +269,24 @@ pub fn prepare(
         );
         return (Some(data), LodDrawn::ExactBlocks(blocks.len()));
     }
+    if let Some(cache) = cells
+        && let Some(drawn) = prepare_gpu_cells(
+            LargeBlocksOn::of(device),
+            device,
+            queue,
+            encoder,
+            pipelines,
+            frame,
+            cache,
+            lod,
+            view,
+            size,
+            origin,
+            target_format,
+        )
+    {
+        return drawn;
+    }
     let (sums, stats) = lod.sums(&lv, FramePath::Lod);
     frame.prepare_sums(
         device,
@@ -265,6 +307,126 @@ pub fn prepare(
             exact_blocks: stats.exact_blocks,
         },
     )
+}
+
+/// Where the blocks large at a level are summed when its cells are resolved on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LargeBlocksOn {
+    /// By the exact GPU pipeline (raster or dense).
+    Gpu,
+    /// On the CPU (`LodTrace::block_sums`), written into the targets before the commands run.
+    Cpu,
+}
+
+impl LargeBlocksOn {
+    /// Rasterized where the GPU is hardware; on a software rasterizer summed on the CPU
+    /// (lavapipe took 2.5 s to rasterize 0.5 M long-lived blocks at 1920×1080: BENCHMARKS.md,
+    /// "Level of detail: the resolve on the GPU").
+    pub fn of(device: &wgpu::Device) -> Self {
+        if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+            Self::Cpu
+        } else {
+            Self::Gpu
+        }
+    }
+}
+
+/// The level's cells resolved on the GPU (see [`prepare`]), the large blocks where `large_on`
+/// says; `None` (nothing recorded) when no level applies or the view's cells do not fit the
+/// GPU budget.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_gpu_cells(
+    large_on: LargeBlocksOn,
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    pipelines: &mut AllocMapPipelines,
+    frame: &mut AllocMapFrame,
+    cache: &mut LodCellsCache,
+    lod: &LodTrace,
+    view: &AllocMapView,
+    size: [u32; 2],
+    origin: [f32; 2],
+    target_format: wgpu::TextureFormat,
+) -> Option<(Option<AllocMapData>, LodDrawn)> {
+    use memscape_lod::gpu_plan;
+    let lv = view.eq1(size);
+    let li = lod.index.level_for(lv.pixel_size())?;
+    let plan = gpu_plan::cells_plan(&lod.index, li, &lv)?;
+    let chunks: Vec<(u64, std::ops::Range<u32>)> = plan
+        .chunks
+        .iter()
+        .map(|c| (c.chunk, c.dispatch.clone()))
+        .collect();
+    let input = LodCellsInput {
+        level_key: level_key(lod, li),
+        chunk_cells: gpu_plan::CHUNK_CELLS,
+        first_cell: plan.first_cell,
+        cells: plan.cells,
+        columns: &plan.columns,
+        rows: &plan.rows,
+        ky0: plan.ky0,
+        rx: plan.rx,
+        ry: plan.ry,
+        width: size[0],
+        height: size[1],
+        chunks: &chunks,
+    };
+    let chunk_bytes = |j: u64| gpu_plan::chunk_bytes(&lod.index, li, j);
+    if let Err(e) = cache.upload(device, pipelines, &input, &chunk_bytes) {
+        tracing::debug!("level-of-detail cells resolved on the CPU: {e}");
+        return None;
+    }
+    let large = lod.large_blocks(&lv, li);
+    let data = if large_on == LargeBlocksOn::Cpu {
+        let sums = LodTrace::block_sums(&lv, &large);
+        frame.prepare_sums(
+            device,
+            queue,
+            pipelines,
+            view,
+            size,
+            origin,
+            target_format,
+            &sums.acc,
+            &sums.cov,
+        );
+        None
+    } else {
+        let data = upload_blocks(device, pipelines, &large);
+        frame.prepare_with(
+            device,
+            queue,
+            encoder,
+            pipelines,
+            &data,
+            view,
+            size,
+            origin,
+            target_format,
+            &DrawOptions::default(),
+        );
+        Some(data)
+    };
+    frame.add_lod_cells(device, encoder, pipelines, cache, &lv, &input);
+    Some((
+        data,
+        LodDrawn::GpuCells {
+            level: li,
+            cells: u64::from(plan.cells),
+            exact_blocks: large.len() as u64,
+        },
+    ))
+}
+
+/// The cache key of level `li` of `lod`'s index: its file and the level.
+fn level_key(lod: &LodTrace, li: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    lod.index_path.hash(&mut h);
+    lod.index.file_len().hash(&mut h);
+    li.hash(&mut h);
+    h.finish()
 }
 
 /// The picture of `lod`'s map alone, `[t0, t1) × [a0, a1)` (events × collapsed bytes) filling

@@ -31,7 +31,16 @@ impl PanePicture<'_> {
                 u64::from(origin[0].to_bits()) << 32 | u64::from(origin[1].to_bits()),
             ],
         );
-        if let Some(refiner) = &m.data.refiner {
+        // On a GPU that resolves a level's cells itself, views a level draws are drawn here at
+        // once; the worker finds the exact blocks of finer views (and sums on the CPU else).
+        let cells_here = crate::alloc_map::lod::cells_on_gpu(gpu.device)
+            && lod
+                .index
+                .level_for(view.eq1([size[0].max(1), size[1].max(1)]).pixel_size())
+                .is_some();
+        if let Some(refiner) = &m.data.refiner
+            && !cells_here
+        {
             self.prepare_refined_map(gpu, reg, pane, m, refiner, &view, size, origin, key);
             return;
         }
@@ -46,6 +55,7 @@ impl PanePicture<'_> {
                 gpu.encoder,
                 &mut reg.maps,
                 frame,
+                cells_here.then(|| pane.lod_cells.entry(m.slot).or_default()),
                 lod,
                 &view,
                 size,
