@@ -39,6 +39,45 @@ pub fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::Bind
     }
 }
 
+/// A compute pipeline of `module`'s `entry_point` over a layout of `groups` (the layout's label
+/// is the pipeline's with `_layout`).
+pub fn compute_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    groups: &[Option<&wgpu::BindGroupLayout>],
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+) -> wgpu::ComputePipeline {
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(&format!("{label}_layout")),
+        bind_group_layouts: groups,
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&layout),
+        module,
+        entry_point: Some(entry_point),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// A storage buffer holding `contents` (16 zero bytes when empty: bindings must not be empty).
+pub fn storage_buffer_init(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::Buffer {
+    use wgpu::util::DeviceExt as _;
+    let contents = if contents.is_empty() {
+        &[0u8; 16][..]
+    } else {
+        contents
+    };
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents,
+        usage: wgpu::BufferUsages::STORAGE,
+    })
+}
+
 /// A non-filterable float texture read by the fragment stage.
 pub fn float_texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {

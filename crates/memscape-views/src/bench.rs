@@ -477,54 +477,28 @@ fn lod_rows(
                         None => format!("lod (exact: {} blocks)", stats.exact_blocks),
                     };
                 }
-                let (p50, p99, mean, _) = summary(&wall, &[]);
-                rows.push(BenchRow {
-                    case: "alloc_map".into(),
-                    path: Some("lod".into()),
-                    taken: Some(taken),
-                    count: blocks,
-                    width: w,
-                    height: h,
-                    view: Some(label.into()),
-                    frames: wall.len(),
-                    wall_ms_p50: p50,
-                    wall_ms_p99: p99,
-                    wall_ms_mean: mean,
-                    gpu_ms_p50: None,
-                    target: held_to(
-                        alloc_map_target(blocks, [w, h], label == "zoomed in"),
-                        p50,
-                        "wall p50",
-                    ),
-                    note: Some("CPU (memscape-lod), its own synthetic trace".into()),
-                });
+                rows.push(lod_row(
+                    "lod",
+                    taken,
+                    blocks,
+                    [w, h],
+                    label,
+                    &wall,
+                    "CPU (memscape-lod), its own synthetic trace",
+                ));
                 progress(&format!(
                     "alloc_map {blocks} blocks {w}x{h} {label} lod-gpu"
                 ));
                 let (wall, taken) = lod_gpu_frames(ctx, &trace, &view, options.frames)?;
-                let (p50, p99, mean, _) = summary(&wall, &[]);
-                rows.push(BenchRow {
-                    case: "alloc_map".into(),
-                    path: Some("lod-gpu".into()),
-                    taken: Some(taken),
-                    count: blocks,
-                    width: w,
-                    height: h,
-                    view: Some(label.into()),
-                    frames: wall.len(),
-                    wall_ms_p50: p50,
-                    wall_ms_p99: p99,
-                    wall_ms_mean: mean,
-                    gpu_ms_p50: None,
-                    target: held_to(
-                        alloc_map_target(blocks, [w, h], label == "zoomed in"),
-                        p50,
-                        "wall p50",
-                    ),
-                    note: Some(
-                        "level's cells resolved on the GPU (lod_cells.wgsl), frame submitted and waited for".into(),
-                    ),
-                });
+                rows.push(lod_row(
+                    "lod-gpu",
+                    taken,
+                    blocks,
+                    [w, h],
+                    label,
+                    &wall,
+                    "level's cells resolved on the GPU (lod_cells.wgsl), frame submitted and waited for",
+                ));
             }
         }
         Ok(())
@@ -724,4 +698,37 @@ pub fn table(report: &BenchReport) -> String {
         ));
     }
     out
+}
+
+/// A row of the level-of-detail frames: `path` drew `wall` (ms per frame) of `label`'s view.
+fn lod_row(
+    path: &str,
+    taken: String,
+    blocks: usize,
+    [w, h]: [u32; 2],
+    label: &str,
+    wall: &[f64],
+    note: &str,
+) -> BenchRow {
+    let (p50, p99, mean, _) = summary(wall, &[]);
+    BenchRow {
+        case: "alloc_map".into(),
+        path: Some(path.into()),
+        taken: Some(taken),
+        count: blocks,
+        width: w,
+        height: h,
+        view: Some(label.into()),
+        frames: wall.len(),
+        wall_ms_p50: p50,
+        wall_ms_p99: p99,
+        wall_ms_mean: mean,
+        gpu_ms_p50: None,
+        target: held_to(
+            alloc_map_target(blocks, [w, h], label == "zoomed in"),
+            p50,
+            "wall p50",
+        ),
+        note: Some(note.into()),
+    }
 }

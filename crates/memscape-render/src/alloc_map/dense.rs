@@ -191,38 +191,25 @@ impl DensePipelines {
         });
         let blocks_module = crate::shader::create_module(device, "alloc_map_dense.wgsl")?;
         let scan_module = crate::shader::create_module(device, "alloc_map_dense_scan.wgsl")?;
-        let blocks_pipeline_layout =
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("AllocMap::dense_blocks_layout"),
-                bind_group_layouts: &[
-                    Some(view_layout),
-                    Some(blocks_layout),
-                    Some(&accum_layout),
-                    Some(&list_rw_layout),
-                ],
-                immediate_size: 0,
-            });
-        let blocks = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("AllocMap::dense_blocks"),
-            layout: Some(&blocks_pipeline_layout),
-            module: &blocks_module,
-            entry_point: Some("cs_blocks"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let scan_pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("AllocMap::dense_scan_layout"),
-            bind_group_layouts: &[Some(view_layout), Some(&scan_layout)],
-            immediate_size: 0,
-        });
-        let scan = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("AllocMap::dense_scan"),
-            layout: Some(&scan_pipeline_layout),
-            module: &scan_module,
-            entry_point: Some("cs_scan"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let blocks = crate::binding::compute_pipeline(
+            device,
+            "AllocMap::dense_blocks",
+            &[
+                Some(view_layout),
+                Some(blocks_layout),
+                Some(&accum_layout),
+                Some(&list_rw_layout),
+            ],
+            &blocks_module,
+            "cs_blocks",
+        );
+        let scan = crate::binding::compute_pipeline(
+            device,
+            "AllocMap::dense_scan",
+            &[Some(view_layout), Some(&scan_layout)],
+            &scan_module,
+            "cs_scan",
+        );
         let listed_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("AllocMap::accumulate_listed_layout"),
             bind_group_layouts: &[

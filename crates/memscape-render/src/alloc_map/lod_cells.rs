@@ -170,19 +170,13 @@ impl LodCellsPipelines {
             ],
         });
         let module = shader::create_module(device, "lod_cells.wgsl")?;
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("LodCells::cells_pipeline_layout"),
-            bind_group_layouts: &[Some(&cells_layout)],
-            immediate_size: 0,
-        });
-        let cells = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("LodCells::cells"),
-            layout: Some(&layout),
-            module: &module,
-            entry_point: Some("cells_main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let cells = crate::binding::compute_pipeline(
+            device,
+            "LodCells::cells",
+            &[Some(&cells_layout)],
+            &module,
+            "cells_main",
+        );
         let fs = wgpu::ShaderStages::FRAGMENT;
         let add_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("LodCells::add_layout"),
@@ -286,17 +280,7 @@ impl LodCellsCache {
                 cache.chunks.remove(&old);
             }
             let make = |label: &str, contents: &[u8]| {
-                // Storage bindings must not be empty.
-                let contents = if contents.is_empty() {
-                    &[0u8; 16][..]
-                } else {
-                    contents
-                };
-                device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents,
-                    usage: wgpu::BufferUsages::STORAGE,
-                })
+                crate::binding::storage_buffer_init(device, label, contents)
             };
             cache.chunks.insert(
                 key,
@@ -362,16 +346,7 @@ impl AllocMapFrame {
         };
         encoder.clear_buffer(sums, 0, None);
         let storage = |label: &str, contents: &[u8]| {
-            let contents = if contents.is_empty() {
-                &[0u8; 16][..]
-            } else {
-                contents
-            };
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE,
-            })
+            crate::binding::storage_buffer_init(device, label, contents)
         };
         let columns = storage("LodCells::columns", bytemuck::cast_slice(input.columns));
         let rows = storage("LodCells::rows", bytemuck::cast_slice(input.rows));

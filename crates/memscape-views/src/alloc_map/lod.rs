@@ -228,6 +228,37 @@ pub fn cells_on_gpu(device: &wgpu::Device) -> bool {
     }
 }
 
+/// Uploads `blocks` and records the exact pipeline's accumulation of them in `frame`; the
+/// upload must live until the commands are submitted.
+#[allow(clippy::too_many_arguments)]
+fn prepare_exact(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    pipelines: &mut AllocMapPipelines,
+    frame: &mut AllocMapFrame,
+    blocks: &[memscape_lod::LodBlock],
+    view: &AllocMapView,
+    size: [u32; 2],
+    origin: [f32; 2],
+    target_format: wgpu::TextureFormat,
+) -> AllocMapData {
+    let data = upload_blocks(device, pipelines, blocks);
+    frame.prepare_with(
+        device,
+        queue,
+        encoder,
+        pipelines,
+        &data,
+        view,
+        size,
+        origin,
+        target_format,
+        &DrawOptions::default(),
+    );
+    data
+}
+
 /// The default on a software rasterizer (see [`cells_on_gpu`]).
 const LAVAPIPE_CELLS_ON_GPU: bool = false;
 
@@ -254,18 +285,17 @@ pub fn prepare(
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
     if let Some(blocks) = lod.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
-        let data = upload_blocks(device, pipelines, &blocks);
-        frame.prepare_with(
+        let data = prepare_exact(
             device,
             queue,
             encoder,
             pipelines,
-            &data,
+            frame,
+            &blocks,
             view,
             size,
             origin,
             target_format,
-            &DrawOptions::default(),
         );
         return (Some(data), LodDrawn::ExactBlocks(blocks.len()));
     }
@@ -393,20 +423,18 @@ pub fn prepare_gpu_cells(
         );
         None
     } else {
-        let data = upload_blocks(device, pipelines, &large);
-        frame.prepare_with(
+        Some(prepare_exact(
             device,
             queue,
             encoder,
             pipelines,
-            &data,
+            frame,
+            &large,
             view,
             size,
             origin,
             target_format,
-            &DrawOptions::default(),
-        );
-        Some(data)
+        ))
     };
     frame.add_lod_cells(device, encoder, pipelines, cache, &lv, &input);
     Some((
