@@ -191,6 +191,10 @@ pub struct MapData {
     /// the newest picture it finished, stretched to the view, instead of computing the sums on
     /// the UI thread. `None` (headless pictures): the sums are computed on the spot.
     pub refiner: Option<Arc<crate::lod_refine::LodRefiner>>,
+    /// A live recording's snapshot in its frame: the key under which the sums worker keeps
+    /// the sums of the blocks that ended and adds only what changed
+    /// (`AllocScene::accumulation_key`); `None`: every block summed for each view.
+    pub accumulate: Option<u64>,
 }
 
 /// One allocation-map view.
