@@ -65,7 +65,7 @@ pub struct SumsJob {
     pub row: Option<AllocMapView>,
     /// A live snapshot's map in its frame (`MapData::accumulate`): the slot's sums of the
     /// blocks that ended are kept under this key and only what changed is summed.
-    pub accumulate: Option<u64>,
+    pub accumulate: Option<crate::picture::Accumulate>,
 }
 
 impl SumsJob {
@@ -87,7 +87,7 @@ impl SumsJob {
             self.range.start,
             self.size,
             self.row.map(|r| r.pixels_per_byte.to_bits()),
-            self.accumulate,
+            self.accumulate.map(|a| a.key),
         )
             .hash(&mut h);
         (
@@ -182,6 +182,7 @@ impl SlotJob for Threaded {
                     blocks,
                     times,
                     self.job.range.clone(),
+                    self.job.accumulate.map_or(u64::MAX, |a| a.open_from),
                     self.threads,
                     control,
                 )?;

@@ -78,6 +78,7 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
                 &scene.blocks,
                 &scene.times_events,
                 0..n,
+                scene.events_extent,
                 2,
                 &SumsControl::default(),
             )

@@ -372,7 +372,12 @@ impl AllocMapPane {
                 .alloc_trace()
                 .and_then(|t| t.scene.as_ref())
                 .filter(|_| self.live && self.shown.by == BinBy::None)
-                .and_then(|s| s.accumulation_key(self.shown.color_by));
+                .and_then(|s| {
+                    Some(memscape_views::picture::Accumulate {
+                        key: s.accumulation_key(self.shown.color_by)?,
+                        open_from: s.time_extent(self.shown.axis),
+                    })
+                });
             self.data = Some(Arc::new(MapData {
                 blocks: self.blocks.clone(),
                 times,

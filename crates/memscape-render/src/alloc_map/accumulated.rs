@@ -52,9 +52,9 @@ impl AccumulatedSums {
     /// The sums of the blocks `range` of `blocks`/`times` in `view` at `size` pixels, keeping
     /// the closed blocks' sums for the next update. `frame` must change whenever a block that
     /// ended may be drawn differently (view, pixel size, address layout, colours): then the sums
-    /// start again. A block is open when its end is the latest end of the blocks looked at
-    /// (a snapshot ends its live blocks at its end); a closed block must keep its index, time,
-    /// position and colour in later snapshots. `None` once cancelled through `control` (the
+    /// start again. A block is open when it ends at or after `open_from` (a snapshot ends its
+    /// live blocks at its end); a closed block must keep its index, time, position and colour
+    /// in later snapshots. `None` once cancelled through `control` (the
     /// state is then as before the call).
     #[allow(clippy::too_many_arguments)]
     pub fn update(
@@ -65,6 +65,7 @@ impl AccumulatedSums {
         blocks: &[AllocBlockGpu],
         times: &[BlockTimeGpu],
         range: Range<usize>,
+        open_from: u64,
         threads: usize,
         control: &SumsControl,
     ) -> Option<(PixelSums, AccumulatedUpdate)> {
@@ -87,10 +88,9 @@ impl AccumulatedSums {
                 .map(|&i| i as usize)
                 .chain(first_new..range.end)
         };
-        let end = candidates().map(|i| join(times[i].end)).max().unwrap_or(0);
         let (mut now_closed, mut now_open) = (Vec::new(), Vec::new());
         for i in candidates() {
-            if join(times[i].end) < end {
+            if join(times[i].end) < open_from {
                 now_closed.push(i as u32);
             } else {
                 now_open.push(i as u32);
@@ -245,7 +245,7 @@ mod tests {
                 let (b, t) = snapshot(&blocks, &times, cut);
                 let control = SumsControl::default();
                 let (sums, update) = acc
-                    .update(7, &view, [320, 180], &b, &t, 0..b.len(), 2, &control)
+                    .update(7, &view, [320, 180], &b, &t, 0..b.len(), cut, 2, &control)
                     .unwrap();
                 let whole = exact_sums(&view, [320, 180], &b, &t, None, 1);
                 let d = largest_difference(&sums, &whole);
@@ -266,28 +266,28 @@ mod tests {
         let (b, t) = snapshot(&blocks, &times, t_end / 2);
         let n = b.len();
         let first = acc
-            .update(1, &view, [64, 48], &b, &t, 0..n, 1, &control)
+            .update(1, &view, [64, 48], &b, &t, 0..n, t_end / 2, 1, &control)
             .unwrap();
         assert!(first.1.restarted);
         let same = acc
-            .update(1, &view, [64, 48], &b, &t, 0..n, 1, &control)
+            .update(1, &view, [64, 48], &b, &t, 0..n, t_end / 2, 1, &control)
             .unwrap();
         assert!(!same.1.restarted);
         assert_eq!(same.0, first.0);
         assert!(
-            acc.update(2, &view, [64, 48], &b, &t, 0..n, 1, &control)
+            acc.update(2, &view, [64, 48], &b, &t, 0..n, t_end / 2, 1, &control)
                 .unwrap()
                 .1
                 .restarted
         );
         assert!(
-            acc.update(2, &view, [64, 40], &b, &t, 0..n, 1, &control)
+            acc.update(2, &view, [64, 40], &b, &t, 0..n, t_end / 2, 1, &control)
                 .unwrap()
                 .1
                 .restarted
         );
         assert!(
-            acc.update(2, &view, [64, 40], &b, &t, 0..n - 1, 1, &control)
+            acc.update(2, &view, [64, 40], &b, &t, 0..n - 1, t_end / 2, 1, &control)
                 .unwrap()
                 .1
                 .restarted
@@ -298,11 +298,11 @@ mod tests {
             .cancel
             .store(true, std::sync::atomic::Ordering::Relaxed);
         assert!(
-            acc.update(3, &view, [64, 40], &b, &t, 0..n, 1, &cancelled)
+            acc.update(3, &view, [64, 40], &b, &t, 0..n, t_end / 2, 1, &cancelled)
                 .is_none()
         );
         let after = acc
-            .update(2, &view, [64, 40], &b, &t, 0..n - 1, 1, &control)
+            .update(2, &view, [64, 40], &b, &t, 0..n - 1, t_end / 2, 1, &control)
             .unwrap();
         assert!(!after.1.restarted);
     }
