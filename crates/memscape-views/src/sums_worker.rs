@@ -223,9 +223,8 @@ pub struct SumsWorker {
     /// The key asked last per slot (for the log of each new request).
     asked: std::sync::Mutex<std::collections::HashMap<u64, u64>>,
     /// Per slot, the sums kept by accumulating jobs (`SumsJob::accumulate`).
-    accumulated: std::sync::Mutex<
-        std::collections::HashMap<u64, Arc<std::sync::Mutex<AccumulatedSums>>>,
-    >,
+    accumulated:
+        std::sync::Mutex<std::collections::HashMap<u64, Arc<std::sync::Mutex<AccumulatedSums>>>>,
 }
 
 impl std::fmt::Debug for SumsWorker {

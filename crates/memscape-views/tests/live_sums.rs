@@ -54,7 +54,10 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
         let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
         let (scene, next) = AllocScene::live(&trace, ColorBy::Site, carry, true);
         carry = next;
-        let frame = scene.live_frame.as_ref().expect("a live snapshot has a frame");
+        let frame = scene
+            .live_frame
+            .as_ref()
+            .expect("a live snapshot has a frame");
         layouts.push(frame.layout);
         assert!(scene.frame_time_end(TimeAxis::Events) >= scene.events_extent);
         let view = AllocMapView::fit(
@@ -65,9 +68,12 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
             size[0],
             size[1],
         );
-        let key = scene.accumulation_key(ColorBy::Site).expect("site colours accumulate");
+        let key = scene
+            .accumulation_key(ColorBy::Site)
+            .expect("site colours accumulate");
         // The view is part of the key, as the sums worker keys it.
-        let key = key ^ u64::from(view.pixels_per_time.to_bits()) << 20
+        let key = key
+            ^ u64::from(view.pixels_per_time.to_bits()) << 20
             ^ u64::from(view.pixels_per_byte.to_bits());
         let n = scene.blocks.len();
         let (sums, update) = kept
@@ -91,11 +97,61 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
         );
         continued += usize::from(!update.restarted);
     }
-    eprintln!("{continued} of {} snapshots continued; layouts {layouts:?}", cuts.len());
+    eprintln!(
+        "{continued} of {} snapshots continued; layouts {layouts:?}",
+        cuts.len()
+    );
     // The frame held most snapshots: their sums were continued, not made again.
     assert!(
         continued >= cuts.len() / 2,
         "{continued} of {} snapshots continued; layouts {layouts:?}",
         cuts.len()
     );
+}
+
+/// How often a recording's live frame is laid out again: `MEMSCAPE_LIVE_TRACE=cc.msc cargo test
+/// -p memscape-views --test live_sums -- --ignored --nocapture` (cuts 1.4× apart).
+#[test]
+#[ignore]
+fn live_frame_layouts_of_a_recording() {
+    let Ok(path) = std::env::var("MEMSCAPE_LIVE_TRACE") else {
+        return;
+    };
+    let real = memscape_trace::load(Path::new(&path)).unwrap();
+    let events = real.event_order().len();
+    let mut builder = TraceBuilder::with_event_times("replay");
+    builder.strings = real.strings.clone();
+    builder.call_tree = real.call_tree.clone();
+    for &t in &real.threads {
+        builder.thread(real.strings.get(t));
+    }
+    let (mut carry, mut replayed, mut cut) = (SceneCarry::default(), 0, 100_000usize);
+    loop {
+        cut = cut.min(events);
+        builder.replay(&real, replayed..cut);
+        replayed = cut;
+        let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
+        let regions = memscape_trace::regions::find_regions(&trace, 1 << 20);
+        let (scene, next) = AllocScene::live(&trace, ColorBy::Site, carry, true);
+        carry = next;
+        let f = scene.live_frame.as_ref().unwrap();
+        eprintln!(
+            "{cut} events: layout {} ({} slots, {} regions, extent {}), events end {}; regions {:x?}",
+            f.layout,
+            f.slots.len(),
+            regions.regions.len(),
+            f.collapsed_extent,
+            f.events_end,
+            regions
+                .regions
+                .iter()
+                .map(|r| (r.start, r.end))
+                .take(6)
+                .collect::<Vec<_>>()
+        );
+        if cut == events {
+            break;
+        }
+        cut = cut * 7 / 5;
+    }
 }

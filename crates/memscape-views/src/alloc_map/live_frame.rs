@@ -13,6 +13,11 @@ use super::scene::{RegionLayout, TimeAxis};
 /// When laid out again, the frame's time axis is this many times the recording's so far.
 pub const TIME_HEADROOM: u64 = 2;
 
+/// Regions closer than this share a slot, the gaps between them shown: an allocator maps new
+/// chunks beside its last ones (glibc's mmap'd blocks and arenas, each its own region past
+/// `REGION_GAP`), which would otherwise make a new slot, and so a new layout, at every snapshot.
+pub const SLOT_GAP: u64 = 64 << 20;
+
 /// The live map's frame: the address slots and the time axes' ends (see the module's
 /// documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,47 +35,47 @@ pub struct LiveFrame {
 
 impl LiveFrame {
     /// The frame of a snapshot with `regions` whose time axes end at `events` and `wall`:
-    /// `previous` kept where it still holds them, else laid out again with room.
+    /// `previous` kept while it holds them all, else laid out again with room on both axes
+    /// (every block is summed again then, whichever axis was passed).
     pub fn next(previous: Option<&LiveFrame>, regions: &Regions, events: u64, wall: u64) -> Self {
-        let time_end = |end: u64, kept: Option<u64>| match kept {
-            Some(k) if end <= k => k,
-            _ => end.max(1).saturating_mul(TIME_HEADROOM),
-        };
-        let events_end = time_end(events, previous.map(|p| p.events_end));
-        let wall_end = time_end(wall, previous.map(|p| p.wall_end));
         if let Some(p) = previous
-            && regions.regions.iter().all(|r| p.slot_of(r.start, r.end).is_some())
+            && events <= p.events_end
+            && wall <= p.wall_end
+            && regions
+                .regions
+                .iter()
+                .all(|r| p.slot_of(r.start, r.end).is_some())
         {
-            return Self {
-                events_end,
-                wall_end,
-                ..p.clone()
-            };
+            return p.clone();
         }
-        let spans: Vec<(u64, u64)> = regions.regions.iter().map(|r| (r.start, r.end)).collect();
+        let events_end = events.max(1).saturating_mul(TIME_HEADROOM);
+        let wall_end = wall.max(1).saturating_mul(TIME_HEADROOM);
+        let mut spans: Vec<(u64, u64)> = Vec::with_capacity(regions.regions.len());
+        for r in &regions.regions {
+            match spans.last_mut() {
+                Some(last) if r.start.saturating_sub(last.1) < SLOT_GAP => {
+                    last.1 = last.1.max(r.end)
+                }
+                _ => spans.push((r.start, r.end)),
+            }
+        }
         let mut slots: Vec<RegionLayout> = Vec::with_capacity(spans.len());
         let mut collapsed = 0u64;
         let used: u64 = spans.iter().map(|(s, e)| e - s).sum();
-        // Room on each side: as much again as the region (at least 64 KiB), at most half the
+        // Room on each side: as much again as the regions (at least 64 KiB), at most half the
         // gap to a neighbour, so that slots never overlap.
         let separator = (used / 100).max(64);
         for (k, &(start, end)) in spans.iter().enumerate() {
             let room = (end - start).max(64 << 10);
-            let below = k
-                .checked_sub(1)
-                .map_or(start, |j| (start - spans[j].1) / 2);
-            let above = spans
-                .get(k + 1)
-                .map_or(u64::MAX - end, |n| (n.0 - end) / 2);
+            let below = k.checked_sub(1).map_or(start, |j| (start - spans[j].1) / 2);
+            let above = spans.get(k + 1).map_or(u64::MAX - end, |n| (n.0 - end) / 2);
             let (lo, hi) = (start - room.min(below), end + room.min(above));
             slots.push(RegionLayout {
                 start: lo,
                 end: hi,
                 collapsed_start: collapsed,
             });
-            collapsed = collapsed
-                .saturating_add(hi - lo)
-                .saturating_add(separator);
+            collapsed = collapsed.saturating_add(hi - lo).saturating_add(separator);
         }
         Self {
             collapsed_extent: collapsed.saturating_sub(separator).max(1),
@@ -135,24 +140,51 @@ mod tests {
 
     #[test]
     fn a_growing_heap_keeps_its_layout_until_it_outgrows_its_room() {
-        let a = LiveFrame::next(None, &regions(&[(1 << 20, 2 << 20), (1 << 40, (1 << 40) + 4096)]), 100, 1000);
+        let a = LiveFrame::next(
+            None,
+            &regions(&[(1 << 20, 2 << 20), (1 << 40, (1 << 40) + 4096)]),
+            100,
+            1000,
+        );
         assert_eq!((a.events_end, a.wall_end, a.layout), (200, 2000, 0));
         let top = a.collapsed_start(1 << 40).unwrap();
         // Grown upwards and downwards within the room, later in time: the same layout.
-        let b = LiveFrame::next(Some(&a), &regions(&[((1 << 20) - 4096, 3 << 20), (1 << 40, (1 << 40) + 60_000)]), 200, 1500);
+        let b = LiveFrame::next(
+            Some(&a),
+            &regions(&[((1 << 20) - 4096, 3 << 20), (1 << 40, (1 << 40) + 60_000)]),
+            200,
+            1500,
+        );
         assert_eq!((b.events_end, b.wall_end, b.layout), (200, 2000, 0));
         assert_eq!(b.collapsed_start(1 << 40), Some(top));
         assert_eq!(
             b.collapsed_start((1 << 20) - 4096).unwrap() + 4096,
             a.collapsed_start(1 << 20).unwrap()
         );
-        // Past the time axis: only the time end moves.
+        // Past the time axis: laid out again, the time ends from the recording's.
         let c = LiveFrame::next(Some(&b), &regions(&[(1 << 20, 3 << 20)]), 201, 1500);
-        assert_eq!((c.events_end, c.layout), (402, 0));
+        assert_eq!((c.events_end, c.wall_end, c.layout), (402, 3000, 1));
         // Outgrown (and a new region): laid out again.
-        let d = LiveFrame::next(Some(&c), &regions(&[(1 << 20, 9 << 20), (5 << 30, (5 << 30) + 10)]), 300, 1500);
-        assert_eq!(d.layout, 1);
+        let d = LiveFrame::next(
+            Some(&c),
+            &regions(&[(1 << 20, 9 << 20), (5 << 30, (5 << 30) + 10)]),
+            300,
+            1500,
+        );
+        assert_eq!(d.layout, 2);
         assert!(d.collapsed_start(5 << 30).is_some());
+        // A region beside another (an allocator's next chunk) shares its slot.
+        let e = LiveFrame::next(
+            Some(&d),
+            &regions(&[
+                (1 << 20, 9 << 20),
+                ((5 << 30) - (8 << 20), (5 << 30) - (6 << 20)),
+                (5 << 30, (5 << 30) + 10),
+            ]),
+            300,
+            1500,
+        );
+        assert_eq!((e.layout, e.slots.len()), (3, 2));
         // Slots never overlap, on either axis.
         for w in d.slots.windows(2) {
             assert!(w[0].end <= w[1].start);
