@@ -309,7 +309,7 @@ impl AllocScene {
                 | ColorBy::FreeSite
                 | ColorBy::CrossThread
         );
-        stable.then(|| frame.layout << 8 | color_by as u64)
+        stable.then_some(frame.layout << 8 | color_by as u64)
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
