@@ -20,7 +20,9 @@ use memscape_views::alloc_map::scene::{AllocScene, SceneCarry, TimeAxis};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).ok_or("usage: live_map_sums TRACE [WIDTH HEIGHT]")?;
+    let path = args
+        .get(1)
+        .ok_or("usage: live_map_sums TRACE [WIDTH HEIGHT]")?;
     let width: u32 = args.get(2).map_or(Ok(1400), |s| s.parse())?;
     let height: u32 = args.get(3).map_or(Ok(600), |s| s.parse())?;
     let real = memscape_trace::load(std::path::Path::new(path))?;
@@ -34,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut carry, mut replayed, mut cut) = (SceneCarry::default(), 0, 100_000usize);
     let mut kept = AccumulatedSums::new();
     let (mut total_acc, mut total_exact) = (0.0, 0.0);
-    println!("events\tblocks\tframe\tcontinued\tclosed_added\topen\taccumulated_ms\tevery_block_ms\tlargest_rel_diff");
+    println!(
+        "events\tblocks\tframe\tcontinued\tclosed_added\topen\taccumulated_ms\tevery_block_ms\tlargest_rel_diff"
+    );
     loop {
         cut = cut.min(events);
         builder.replay(&real, replayed..cut);
@@ -51,7 +55,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             width,
             height,
         );
-        let key = frame.layout;
+        let key = scene
+            .accumulation_key(ColorBy::Site)
+            .ok_or("site colours accumulate")?;
         let n = scene.blocks.len();
         let started = Instant::now();
         let (sums, update) = kept

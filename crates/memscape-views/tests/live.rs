@@ -303,7 +303,12 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
             .iter()
             .map(|g| {
                 let y = u64::from(g.addr[0]) | u64::from(g.addr[1]) << 32;
-                (s.uncollapse(y).map(|(_, a)| a), g.size, g.color, g.attr.to_bits())
+                (
+                    s.uncollapse(y).map(|(_, a)| a),
+                    g.size,
+                    g.color,
+                    g.attr.to_bits(),
+                )
             })
             .collect()
     };

@@ -108,4 +108,3 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
         cuts.len()
     );
 }
-

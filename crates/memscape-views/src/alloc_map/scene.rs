@@ -69,6 +69,9 @@ pub struct AllocScene {
     /// A live recording's snapshot: the map's frame, with room to grow (`live_frame`); the
     /// regions above lie in its slots.
     pub live_frame: Option<LiveFrame>,
+    /// A digest of the allocation wrappers detected: a block's call site past them, and so its
+    /// colour by site, changes with them.
+    pub wrappers_digest: u64,
 }
 
 /// What a live recording's scene hands the next snapshot's ([`AllocScene::live`]).
@@ -208,6 +211,14 @@ impl AllocScene {
                 &memscape_trace::sites::SiteOptions::default(),
                 site_rules,
             );
+            let wrappers_digest = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                for d in sites.detected() {
+                    d.frames.hash(&mut h);
+                }
+                h.finish()
+            };
             let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
             let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
             let top_sites = site_labels(trace, &nodes)
@@ -247,6 +258,7 @@ impl AllocScene {
                 wall_extent: trace.meta.end_time_ns.max(1),
                 color_by,
                 live_frame,
+                wrappers_digest,
             };
             phase("top free sites");
             scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
@@ -309,7 +321,7 @@ impl AllocScene {
                 | ColorBy::FreeSite
                 | ColorBy::CrossThread
         );
-        stable.then_some(frame.layout << 8 | color_by as u64)
+        stable.then_some((frame.layout << 8 | color_by as u64) ^ self.wrappers_digest)
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
