@@ -205,26 +205,24 @@ pub struct AllocTraceData {
 impl AllocTraceData {
     /// `trace` with its allocation-map scene (when it has addresses).
     pub fn new(trace: memscape_trace::Trace) -> Self {
-        Self::continued(trace, &mut SceneCarry::default())
+        Self::with_scene(trace, &mut SceneCarry::default(), false)
     }
 
     /// [`AllocTraceData::new`] of a live recording's snapshot: the scene continues `carry`, the
     /// previous snapshot's occupancy sweep and call-site classification (see
     /// [`AllocScene::live`]), and leaves this snapshot's there for the next (left empty without
     /// addresses).
+    /// Its map is laid out in a live frame with room to grow (`alloc_map::live_frame`).
     pub fn continued(trace: memscape_trace::Trace, carry: &mut SceneCarry) -> Self {
+        Self::with_scene(trace, carry, true)
+    }
+
+    fn with_scene(trace: memscape_trace::Trace, carry: &mut SceneCarry, following: bool) -> Self {
         let scene = if trace.has_addresses() {
             let color_by = ColorBy::default_for(&trace);
-            let (scene, sweep, site_rules) = AllocScene::live(
-                &trace,
-                color_by,
-                carry.sweep.take(),
-                carry.site_rules.take(),
-            );
-            *carry = SceneCarry {
-                sweep: Some(sweep),
-                site_rules: Some(site_rules),
-            };
+            let (scene, next) =
+                AllocScene::live(&trace, color_by, std::mem::take(carry), following);
+            *carry = next;
             Some(scene)
         } else {
             *carry = SceneCarry::default();

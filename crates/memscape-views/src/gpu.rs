@@ -620,6 +620,7 @@ impl PanePicture<'_> {
                 view,
                 size,
                 row: None,
+                accumulate: m.data.accumulate,
             };
             let worker = self.options.sums.as_deref();
             sums::prepare_cpu(worker, map_slot(m.slot), job, key, prepared, |s| {
@@ -767,6 +768,7 @@ impl PanePicture<'_> {
                 view: job.view,
                 size,
                 row: job.row,
+                accumulate: None,
             };
             let worker = self.options.sums.as_deref();
             sums::prepare_cpu(worker, bar_slot(b.slot), job, key, prepared, |s| {

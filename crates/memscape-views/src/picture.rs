@@ -191,6 +191,19 @@ pub struct MapData {
     /// the newest picture it finished, stretched to the view, instead of computing the sums on
     /// the UI thread. `None` (headless pictures): the sums are computed on the spot.
     pub refiner: Option<Arc<crate::lod_refine::LodRefiner>>,
+    /// A live recording's snapshot in its frame: the sums worker keeps the sums of the blocks
+    /// that ended and adds only what changed; `None`: every block summed for each view.
+    pub accumulate: Option<Accumulate>,
+}
+
+/// How a live snapshot's map layers accumulate their sums ([`MapData::accumulate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Accumulate {
+    /// What the ended blocks' positions and colours depend on
+    /// (`AllocScene::accumulation_key`): the kept sums start again when it changes.
+    pub key: u64,
+    /// The snapshot's end on the time axis shown: blocks ending there are live.
+    pub open_from: u64,
 }
 
 /// One allocation-map view.

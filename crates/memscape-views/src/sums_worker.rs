@@ -21,7 +21,7 @@ use std::time::Duration;
 use crate::slot_worker::{Finished, JobControl, SlotJob, SlotWorker};
 use memscape_eq1::{MapView, PixelSums};
 use memscape_render::alloc_map::{
-    AllocBlockGpu, AllocMapView, BarBlocks, BarSumsJob, BlockTimeGpu,
+    AccumulatedSums, AllocBlockGpu, AllocMapView, BarBlocks, BarSumsJob, BlockTimeGpu,
 };
 
 /// The blocks a job sums: a map layer's upload or a bar's intervals (shared, never copied).
@@ -63,20 +63,31 @@ pub struct SumsJob {
     pub view: AllocMapView,
     pub size: [u32; 2],
     pub row: Option<AllocMapView>,
+    /// A live snapshot's map in its frame (`MapData::accumulate`): the slot's sums of the
+    /// blocks that ended are kept under this key and only what changed is summed.
+    pub accumulate: Option<crate::picture::Accumulate>,
 }
 
 impl SumsJob {
     /// What the sums depend on, hashed: equal keys, equal sums.
     pub fn key(&self) -> u64 {
         use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.source.identity(), self.range.end, self.view_key()).hash(&mut h);
+        h.finish()
+    }
+
+    /// What the pixels of a block depend on besides the block: the view, the pixel size, the
+    /// range's start and the accumulation key (the frame of [`AccumulatedSums`]).
+    fn view_key(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
         let v = &self.view;
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (
-            self.source.identity(),
             self.range.start,
-            self.range.end,
             self.size,
             self.row.map(|r| r.pixels_per_byte.to_bits()),
+            self.accumulate.map(|a| a.key),
         )
             .hash(&mut h);
         (
@@ -142,10 +153,12 @@ pub struct SumsOf {
     pub sums: PixelSums,
 }
 
-/// A job as the worker runs it: on up to `threads` threads.
+/// A job as the worker runs it: on up to `threads` threads; with its slot's kept sums when it
+/// accumulates.
 struct Threaded {
     job: SumsJob,
     threads: usize,
+    accumulated: Option<Arc<std::sync::Mutex<AccumulatedSums>>>,
 }
 
 impl SlotJob for Threaded {
@@ -158,7 +171,33 @@ impl SlotJob for Threaded {
         self.job.blocks()
     }
     fn run(&self, control: &JobControl) -> Option<SumsOf> {
-        let sums = self.job.compute(self.threads, control)?;
+        let sums = match (&self.accumulated, &self.job.source) {
+            (Some(kept), SumsSource::Map { blocks, times }) => {
+                let started = std::time::Instant::now();
+                let mut kept = kept.lock().ok()?;
+                let (sums, update) = kept.update(
+                    self.job.view_key(),
+                    &self.job.view,
+                    self.job.size,
+                    blocks,
+                    times,
+                    self.job.range.clone(),
+                    self.job.accumulate.map_or(u64::MAX, |a| a.open_from),
+                    self.threads,
+                    control,
+                )?;
+                tracing::debug!(
+                    target: "memscape::live",
+                    restarted = update.restarted,
+                    closed = update.closed,
+                    open = update.open,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "map sums accumulated"
+                );
+                sums
+            }
+            _ => self.job.compute(self.threads, control)?,
+        };
         Some(SumsOf {
             view: self.job.eq1_view(),
             sums,
@@ -183,6 +222,9 @@ pub struct SumsWorker {
     threads: usize,
     /// The key asked last per slot (for the log of each new request).
     asked: std::sync::Mutex<std::collections::HashMap<u64, u64>>,
+    /// Per slot, the sums kept by accumulating jobs (`SumsJob::accumulate`).
+    accumulated:
+        std::sync::Mutex<std::collections::HashMap<u64, Arc<std::sync::Mutex<AccumulatedSums>>>>,
 }
 
 impl std::fmt::Debug for SumsWorker {
@@ -202,6 +244,7 @@ impl SumsWorker {
             worker,
             threads: threads.max(1),
             asked: Default::default(),
+            accumulated: Default::default(),
         }))
     }
 
@@ -220,7 +263,18 @@ impl SumsWorker {
                 );
             }
         }
-        self.worker.want(slot, Threaded { job, threads })
+        let accumulated = job
+            .accumulate
+            .and_then(|_| self.accumulated.lock().ok())
+            .map(|mut kept| kept.entry(slot).or_default().clone());
+        self.worker.want(
+            slot,
+            Threaded {
+                job,
+                threads,
+                accumulated,
+            },
+        )
     }
 
     /// Whether some slot's newest sums are not yet of the key asked last.

@@ -42,6 +42,7 @@ fn job(source: &SumsSource, n: usize, view: AllocMapView, size: [u32; 2]) -> Sum
         view,
         size,
         row: None,
+        accumulate: None,
     }
 }
 
@@ -142,6 +143,7 @@ fn map_and_bar(n: usize, steps: usize, every: u64) -> (Arc<MapData>, Arc<BarBloc
         selection: None,
         lod: None,
         refiner: None,
+        accumulate: None,
     });
     let steps = OccupancySteps {
         start: 0,

@@ -102,7 +102,7 @@ impl AllocMapPane {
             .dataset
             .alloc_trace()
             .and_then(|t| t.scene.as_ref())
-            .map(|s| s.time_extent(axis));
+            .map(|s| s.frame_time_end(axis));
         let showing_all = match (self.target, old_extent) {
             (None, _) | (_, None) => true,
             (Some(target), Some(extent)) => target == Camera::fit(extent),

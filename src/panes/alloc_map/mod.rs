@@ -274,7 +274,7 @@ impl AllocMapPane {
 
     fn fit(&mut self) {
         if let Some(scene) = self.dataset.alloc_trace().and_then(|t| t.scene.as_ref()) {
-            self.target = Some(Camera::fit(scene.time_extent(self.settings.time)));
+            self.target = Some(Camera::fit(scene.frame_time_end(self.settings.time)));
         }
     }
 
@@ -365,12 +365,26 @@ impl AllocMapPane {
                 || d.refiner.as_ref().map(Arc::as_ptr) != refiner.as_ref().map(Arc::as_ptr)
         });
         if stale {
+            // A live snapshot's unbinned map keeps the sums of its ended blocks (the bins
+            // reorder the blocks at each snapshot).
+            let accumulate = self
+                .dataset
+                .alloc_trace()
+                .and_then(|t| t.scene.as_ref())
+                .filter(|_| self.live && self.shown.by == BinBy::None)
+                .and_then(|s| {
+                    Some(memscape_views::picture::Accumulate {
+                        key: s.accumulation_key(self.shown.color_by)?,
+                        open_from: s.time_extent(self.shown.axis),
+                    })
+                });
             self.data = Some(Arc::new(MapData {
                 blocks: self.blocks.clone(),
                 times,
                 selection: self.selection.clone(),
                 lod,
                 refiner,
+                accumulate,
             }));
         }
         self.data.clone().unwrap_or_else(|| {
@@ -380,6 +394,7 @@ impl AllocMapPane {
                 selection: None,
                 lod: None,
                 refiner: None,
+                accumulate: None,
             })
         })
     }
@@ -611,7 +626,7 @@ impl View for AllocMapPane {
             .iter()
             .map(|c| c.map.translate(origin))
             .collect();
-        let t_extent = scene.time_extent(self.shown.axis);
+        let t_extent = scene.frame_time_end(self.shown.axis);
         let mut cam = self.camera.unwrap_or_else(|| Camera::fit(t_extent));
         let mut target = self.target.unwrap_or(cam);
         let pointer = response.hover_pos();

@@ -27,7 +27,7 @@ fn join(v: [u32; 2]) -> u64 {
 }
 
 /// The block as memscape-eq1 sees it (the upload's integers as they are).
-fn eq1_block(b: &AllocBlockGpu, t: &BlockTimeGpu) -> MapBlock {
+pub(crate) fn eq1_block(b: &AllocBlockGpu, t: &BlockTimeGpu) -> MapBlock {
     MapBlock {
         t0: join(t.start),
         t1: join(t.end),

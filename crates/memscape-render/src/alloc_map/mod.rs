@@ -8,6 +8,7 @@
 //! * [`AllocMapFrame`]: one view's uniform and accumulation targets. Zoom and pan change only the
 //!   uniform.
 
+pub mod accumulated;
 pub mod cpu_reference;
 pub mod cursors;
 mod data;
@@ -26,6 +27,7 @@ use std::ops::Range;
 
 use crate::color::needs_shader_srgb_encode;
 use crate::offscreen::OFFSCREEN_FORMAT;
+pub use accumulated::{AccumulatedSums, AccumulatedUpdate};
 pub use cursors::{CursorOverlay, CursorPipelines, CursorStyle, CushionCursor, TimeMapping};
 pub use data::AllocMapData;
 pub use dense::AccumPath;

@@ -270,7 +270,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
         });
         picture.layers.push(Layer::Map(layer));
     }
-    let t_extent = inputs.scene.time_extent(settings.time);
+    let t_extent = inputs.scene.frame_time_end(settings.time);
     if let Some(rect) = layout.context {
         // The whole trace, flat and lighter: the overview, not the detail.
         let context_style = MapStyle {
@@ -529,6 +529,7 @@ pub fn compose_with(
                     .filter(|_| super::lod::unsupported_map(settings, &t.trace).is_none())
                     .and_then(super::lod::shared),
                 refiner: None,
+                accumulate: None,
             }),
             bars: built.bar.clone(),
             curves: built.curves.clone(),

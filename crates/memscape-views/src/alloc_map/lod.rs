@@ -477,6 +477,7 @@ pub fn picture(
             selection: None,
             lod: Some(lod),
             refiner: None,
+            accumulate: None,
         }),
         window: MapWindow {
             t0: t0 as f64,

@@ -7,6 +7,7 @@
 //!   around the maps;
 //! * `settings`: what the user chooses; `compose`: the picture, for the pane and headless;
 //! * `live_bar`: the unbinned bar of a live recording, continued from snapshot to snapshot;
+//!   `live_frame`: a live recording's map frame, with room to grow;
 //! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen);
 //!   (`crate::lod_refine` is the GUI's worker that computes those frames off the UI thread.)
 
@@ -19,6 +20,7 @@ pub mod decorate;
 pub mod free_sites;
 pub mod layout;
 pub mod live_bar;
+pub mod live_frame;
 pub mod lod;
 pub mod scene;
 pub mod settings;

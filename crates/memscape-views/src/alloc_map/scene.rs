@@ -12,6 +12,7 @@ use memscape_trace::metrics::BinMetrics;
 
 pub use super::colors::ColorBy;
 use super::colors::{Classes, site_color, site_labels};
+use super::live_frame::LiveFrame;
 use crate::ramp::ColorRamp;
 
 /// The time axis of the map.
@@ -65,6 +66,12 @@ pub struct AllocScene {
     pub top_sites: Vec<(u32, String)>,
     /// The same for freeing call sites (empty without free stacks).
     pub top_free_sites: Vec<(u32, String)>,
+    /// A live recording's snapshot: the map's frame, with room to grow (`live_frame`); the
+    /// regions above lie in its slots.
+    pub live_frame: Option<LiveFrame>,
+    /// A digest of the allocation wrappers detected: a block's call site past them, and so its
+    /// colour by site, changes with them.
+    pub wrappers_digest: u64,
 }
 
 /// What a live recording's scene hands the next snapshot's ([`AllocScene::live`]).
@@ -74,6 +81,8 @@ pub struct SceneCarry {
     pub sweep: Option<memscape_trace::metrics::MetricsSweep>,
     /// The call-site rules' classification of the call tree (only new nodes classified next).
     pub site_rules: Option<memscape_trace::sites::SiteRules>,
+    /// The live map's frame (kept while it holds the recording).
+    pub frame: Option<LiveFrame>,
 }
 
 /// Gap that splits the address space into regions.
@@ -92,18 +101,40 @@ impl AllocScene {
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
     ) -> (Self, memscape_trace::metrics::MetricsSweep) {
-        let (scene, sweep, _) = Self::live(trace, color_by, from, None);
+        let (scene, sweep, _) = Self::laid_out(trace, color_by, from, None, None);
         (scene, sweep)
     }
 
     /// [`AllocScene::continued`] also continuing the call-site rules' classification of the
-    /// previous snapshot's call tree (`site_rules`: only the nodes added since are classified,
-    /// [`memscape_trace::sites::Sites::continued`]). Returns both for the next snapshot.
+    /// previous snapshot's call tree (`carry.site_rules`: only the nodes added since are
+    /// classified, [`memscape_trace::sites::Sites::continued`]) and, when `following` a live
+    /// recording, its map frame (`carry.frame`, [`LiveFrame::next`]: the regions placed in its
+    /// slots). Returns what the next snapshot continues.
     pub fn live(
+        trace: &Trace,
+        color_by: ColorBy,
+        carry: SceneCarry,
+        following: bool,
+    ) -> (Self, SceneCarry) {
+        let frame = following.then_some(carry.frame);
+        let (scene, sweep, site_rules) =
+            Self::laid_out(trace, color_by, carry.sweep, carry.site_rules, frame);
+        let carry = SceneCarry {
+            sweep: Some(sweep),
+            site_rules: Some(site_rules),
+            frame: scene.live_frame.clone(),
+        };
+        (scene, carry)
+    }
+
+    /// The scene, continuing `from` and `site_rules`; in a live frame continuing `frame`'s
+    /// when given (`Some(None)`: the first).
+    fn laid_out(
         trace: &Trace,
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
         site_rules: Option<memscape_trace::sites::SiteRules>,
+        frame: Option<Option<LiveFrame>>,
     ) -> (
         Self,
         memscape_trace::metrics::MetricsSweep,
@@ -119,7 +150,7 @@ impl AllocScene {
         let used = regions.axis_len();
         // Collapsed gaps stay visible as thin separators: 1 % of the used bytes, at least 64 B.
         let separator = (used / 100).max(64);
-        let layout: Vec<RegionLayout> = regions
+        let mut layout: Vec<RegionLayout> = regions
             .regions
             .iter()
             .enumerate()
@@ -131,10 +162,24 @@ impl AllocScene {
                     .saturating_add(separator.saturating_mul(k as u64)),
             })
             .collect();
-        let collapsed_extent = layout
+        let mut collapsed_extent = layout
             .last()
             .map_or(1, |r| r.collapsed_start.saturating_add(r.end - r.start))
             .max(1);
+        let live_frame = frame.map(|previous| {
+            LiveFrame::next(
+                previous.as_ref(),
+                &regions,
+                trace.meta.events.max(1),
+                trace.meta.end_time_ns.max(1),
+            )
+        });
+        if let Some(f) = &live_frame {
+            for r in &mut layout {
+                r.collapsed_start = f.collapsed_start(r.start).unwrap_or(r.collapsed_start);
+            }
+            collapsed_extent = f.collapsed_extent;
+        }
         // The regions' occupancy sweep runs on its own thread beside the blocks, sites and
         // colours, which do not need it: the scene is ready when the slower of the two is.
         // Without the free gaps (ordered maps of live blocks and gaps per event, most of the
@@ -166,6 +211,14 @@ impl AllocScene {
                 &memscape_trace::sites::SiteOptions::default(),
                 site_rules,
             );
+            let wrappers_digest = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                for d in sites.detected() {
+                    d.frames.hash(&mut h);
+                }
+                h.finish()
+            };
             let top = memscape_trace::info::top_call_sites_with(trace, &sites, 8);
             let nodes: Vec<u32> = top.iter().map(|s| s.site).collect();
             let top_sites = site_labels(trace, &nodes)
@@ -204,6 +257,8 @@ impl AllocScene {
                 events_extent: trace.meta.events.max(1),
                 wall_extent: trace.meta.end_time_ns.max(1),
                 color_by,
+                live_frame,
+                wrappers_digest,
             };
             phase("top free sites");
             scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
@@ -240,6 +295,33 @@ impl AllocScene {
         let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
         let bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
         BinMetrics::continued_occupancy(trace, &bins, from).1
+    }
+
+    /// The end of the map's time axis when it shows everything: the recording's frame, with
+    /// room to grow, on a live snapshot (`live_frame`); else the trace's end.
+    pub fn frame_time_end(&self, axis: TimeAxis) -> u64 {
+        self.live_frame
+            .as_ref()
+            .map_or_else(|| self.time_extent(axis), |f| f.time_end(axis))
+    }
+
+    /// On a live snapshot coloured so that a block keeps its colour once freed: what the
+    /// positions and colours of its ended blocks depend on, equal from one snapshot to the next
+    /// while they stay (the key of the map's accumulated sums,
+    /// `memscape_render::alloc_map::AccumulatedSums`). `None`: sum every block each time.
+    pub fn accumulation_key(&self, color_by: ColorBy) -> Option<u64> {
+        let frame = self.live_frame.as_ref()?;
+        // Ramps that grow with the trace (size, lifetime, age) and region indices recolour
+        // old blocks.
+        let stable = matches!(
+            color_by,
+            ColorBy::Thread
+                | ColorBy::Site
+                | ColorBy::Process
+                | ColorBy::FreeSite
+                | ColorBy::CrossThread
+        );
+        stable.then_some((frame.layout << 8 | color_by as u64) ^ self.wrappers_digest)
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {

@@ -223,5 +223,6 @@ pub fn map_data_with(
         selection: None,
         lod,
         refiner,
+        accumulate: None,
     })
 }

@@ -1,0 +1,309 @@
+//! Eq. 1's sums of a growing trace (a live recording's snapshots) kept from one snapshot to the
+//! next while the view stays the same (issue 18 part 4): the CPU work of an update is
+//! proportional to the blocks that ended since the last one plus the blocks still live, not to
+//! the trace.
+//!
+//! A snapshot ends its live blocks at its own end; a block freed before that end has its final
+//! lifetime, position and colour, so its contribution to a fixed view's pixels never changes
+//! again. [`AccumulatedSums`] keeps the sums of those *closed* blocks (each added once) and sums
+//! the live ones (*open*, which grow with every snapshot) again at each update; the picture is
+//! the two added. Anything that moves blocks or changes the view — another view, pixel size,
+//! address layout or colouring (the caller's `frame` key) — starts again from the first block.
+
+use std::ops::Range;
+
+use super::AllocMapView;
+use super::cpu_reference::SumsControl;
+use super::gpu::{AllocBlockGpu, BlockTimeGpu};
+use memscape_eq1::accumulate::Accumulator;
+use memscape_eq1::{BlockSums, ColumnSums, PixelSums, RowAccumulator};
+
+/// The sums of a trace's closed blocks in one view, and which blocks were open (see the
+/// module's documentation).
+#[derive(Debug, Default)]
+pub struct AccumulatedSums {
+    /// The caller's key of what the blocks' pixels depend on; `None` before the first update.
+    frame: Option<u64>,
+    size: [u32; 2],
+    range_start: usize,
+    /// Sums of the closed blocks among `range_start..seen`.
+    closed: Option<ColumnSums>,
+    /// Blocks of `range_start..seen` that were open at the last update.
+    open: Vec<u32>,
+    seen: usize,
+}
+
+/// What one [`AccumulatedSums::update`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccumulatedUpdate {
+    /// It started again from the first block (new frame, fewer blocks, another range start).
+    pub restarted: bool,
+    /// Blocks added to the closed sums by this update.
+    pub closed: usize,
+    /// Open blocks summed by this update.
+    pub open: usize,
+}
+
+impl AccumulatedSums {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The sums of the blocks `range` of `blocks`/`times` in `view` at `size` pixels, keeping
+    /// the closed blocks' sums for the next update. `frame` must change whenever a block that
+    /// ended may be drawn differently (view, pixel size, address layout, colours): then the sums
+    /// start again. A block is open when it ends at or after `open_from` (a snapshot ends its
+    /// live blocks at its end); a closed block must keep its index, time, position and colour
+    /// in later snapshots. `None` once cancelled through `control` (the
+    /// state is then as before the call).
+    #[allow(clippy::too_many_arguments)]
+    pub fn update(
+        &mut self,
+        frame: u64,
+        view: &AllocMapView,
+        size: [u32; 2],
+        blocks: &[AllocBlockGpu],
+        times: &[BlockTimeGpu],
+        range: Range<usize>,
+        open_from: u64,
+        threads: usize,
+        control: &SumsControl,
+    ) -> Option<(PixelSums, AccumulatedUpdate)> {
+        let size = [size[0].max(1), size[1].max(1)];
+        let n = blocks.len().min(times.len());
+        let range = range.start.min(n)..range.end.min(n);
+        let restart = self.frame != Some(frame)
+            || self.size != size
+            || self.range_start != range.start
+            || range.end < self.seen;
+        let (old_open, first_new): (&[u32], usize) = if restart {
+            (&[], range.start)
+        } else {
+            (&self.open, self.seen)
+        };
+        // Candidates: the blocks open last time and the new ones.
+        let candidates = || {
+            old_open
+                .iter()
+                .map(|&i| i as usize)
+                .chain(first_new..range.end)
+        };
+        let (mut now_closed, mut now_open) = (Vec::new(), Vec::new());
+        for i in candidates() {
+            if join(times[i].end) < open_from {
+                now_closed.push(i as u32);
+            } else {
+                now_open.push(i as u32);
+            }
+        }
+        let ev = view.eq1(size);
+        // The closed blocks on one thread, the open ones on the others (each its own sums).
+        let (closed, open) = if threads <= 1 {
+            (
+                sum_listed(&ev, blocks, times, &now_closed, control),
+                sum_listed(&ev, blocks, times, &now_open, control),
+            )
+        } else {
+            std::thread::scope(|scope| {
+                let open = scope.spawn(|| sum_listed(&ev, blocks, times, &now_open, control));
+                let closed = sum_listed(&ev, blocks, times, &now_closed, control);
+                let open = open.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (closed, open)
+            })
+        };
+        let (closed, open) = (closed?, open?);
+        if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        // Commit: the new closed blocks join the kept sums.
+        let kept = match self.closed.take() {
+            Some(mut kept) if !restart => {
+                kept.add(&closed);
+                kept
+            }
+            _ => closed,
+        };
+        let mut out = PixelSums::new(size[0], size[1]);
+        kept.add_to(&mut out);
+        open.add_to(&mut out);
+        let update = AccumulatedUpdate {
+            restarted: restart,
+            closed: now_closed.len(),
+            open: now_open.len(),
+        };
+        *self = Self {
+            frame: Some(frame),
+            size,
+            range_start: range.start,
+            closed: Some(kept),
+            open: now_open,
+            seen: range.end,
+        };
+        Some((out, update))
+    }
+}
+
+fn join(v: [u32; 2]) -> u64 {
+    u64::from(v[0]) | (u64::from(v[1]) << 32)
+}
+
+/// The sums of the blocks `listed` (indices), as `exact_sums` sums a range; `None` once
+/// cancelled.
+fn sum_listed(
+    ev: &memscape_eq1::MapView,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    listed: &[u32],
+    control: &SumsControl,
+) -> Option<ColumnSums> {
+    match RowAccumulator::new(ev) {
+        Some(row) => sum_into(row, blocks, times, listed, control),
+        None => sum_into(Accumulator::new(ev), blocks, times, listed, control),
+    }
+}
+
+fn sum_into(
+    mut acc: impl BlockSums,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    listed: &[u32],
+    control: &SumsControl,
+) -> Option<ColumnSums> {
+    use std::sync::atomic::Ordering;
+    for part in listed.chunks(super::cpu_reference::SUMS_CHECK_BLOCKS) {
+        if control.cancel.load(Ordering::Relaxed) {
+            return None;
+        }
+        for &i in part {
+            let i = i as usize;
+            acc.add(&super::cpu_reference::eq1_block(&blocks[i], &times[i]));
+        }
+        control.done.fetch_add(part.len(), Ordering::Relaxed);
+    }
+    Some(acc.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::alloc_map::cpu_reference::exact_sums;
+    use crate::alloc_map::synthetic::heap_like;
+
+    /// The blocks allocated before `cut`, the live ones ended there: a snapshot at `cut`.
+    fn snapshot(
+        blocks: &[AllocBlockGpu],
+        times: &[BlockTimeGpu],
+        cut: u64,
+    ) -> (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>) {
+        let n = times.iter().take_while(|t| join(t.start) < cut).count();
+        let cut_times = times[..n]
+            .iter()
+            .map(|t| BlockTimeGpu::new(join(t.start), join(t.end).min(cut)))
+            .collect();
+        (blocks[..n].to_vec(), cut_times)
+    }
+
+    fn largest_difference(a: &PixelSums, b: &PixelSums) -> f32 {
+        let acc = a
+            .acc
+            .iter()
+            .zip(&b.acc)
+            .flat_map(|(x, y)| (0..4).map(move |k| (x[k] - y[k]).abs() / y[k].abs().max(1.0)));
+        let cov = a
+            .cov
+            .iter()
+            .zip(&b.cov)
+            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0));
+        acc.chain(cov).fold(0.0, f32::max)
+    }
+
+    #[test]
+    fn accumulated_sums_equal_the_sums_of_every_block_at_every_snapshot() {
+        let (blocks, times, t_end, span) = heap_like(20_000);
+        // The frame has headroom: a fixed view over the whole run, as the live map's.
+        for cushion in [
+            super::super::CushionKind::Parabolic,
+            super::super::CushionKind::None,
+        ] {
+            let mut view = AllocMapView::fit(0, t_end + t_end / 2, 0, span, 320, 180);
+            view.cushion = cushion;
+            let mut acc = AccumulatedSums::new();
+            let cuts = [
+                1,
+                500,
+                500,
+                7_000,
+                7_001,
+                19_000,
+                33_333,
+                t_end,
+                t_end + 600_000,
+            ];
+            let mut kept = 0;
+            for (k, &cut) in cuts.iter().enumerate() {
+                let (b, t) = snapshot(&blocks, &times, cut);
+                let control = SumsControl::default();
+                let (sums, update) = acc
+                    .update(7, &view, [320, 180], &b, &t, 0..b.len(), cut, 2, &control)
+                    .unwrap();
+                let whole = exact_sums(&view, [320, 180], &b, &t, None, 1);
+                let d = largest_difference(&sums, &whole);
+                assert!(d < 1e-4, "{cushion:?} cut {cut}: relative difference {d}");
+                assert_eq!(update.restarted, k == 0, "cut {cut}");
+                kept += update.closed;
+            }
+            assert!(kept > 10_000, "closed blocks were added once each: {kept}");
+        }
+    }
+
+    #[test]
+    fn another_frame_or_fewer_blocks_start_again() {
+        let (blocks, times, t_end, span) = heap_like(3_000);
+        let view = AllocMapView::fit(0, t_end, 0, span, 64, 48);
+        let control = SumsControl::default();
+        let mut acc = AccumulatedSums::new();
+        let (b, t) = snapshot(&blocks, &times, t_end / 2);
+        let n = b.len();
+        let first = acc
+            .update(1, &view, [64, 48], &b, &t, 0..n, t_end / 2, 1, &control)
+            .unwrap();
+        assert!(first.1.restarted);
+        let same = acc
+            .update(1, &view, [64, 48], &b, &t, 0..n, t_end / 2, 1, &control)
+            .unwrap();
+        assert!(!same.1.restarted);
+        assert_eq!(same.0, first.0);
+        assert!(
+            acc.update(2, &view, [64, 48], &b, &t, 0..n, t_end / 2, 1, &control)
+                .unwrap()
+                .1
+                .restarted
+        );
+        assert!(
+            acc.update(2, &view, [64, 40], &b, &t, 0..n, t_end / 2, 1, &control)
+                .unwrap()
+                .1
+                .restarted
+        );
+        assert!(
+            acc.update(2, &view, [64, 40], &b, &t, 0..n - 1, t_end / 2, 1, &control)
+                .unwrap()
+                .1
+                .restarted
+        );
+        // A cancelled update leaves the state as it was.
+        let cancelled = SumsControl::default();
+        cancelled
+            .cancel
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            acc.update(3, &view, [64, 40], &b, &t, 0..n, t_end / 2, 1, &cancelled)
+                .is_none()
+        );
+        let after = acc
+            .update(2, &view, [64, 40], &b, &t, 0..n - 1, t_end / 2, 1, &control)
+            .unwrap();
+        assert!(!after.1.restarted);
+    }
+}

@@ -1,0 +1,110 @@
+//! The live map's accumulated sums (`memscape_render::alloc_map::AccumulatedSums` in the frame
+//! of `alloc_map::live_frame`) against the sums of every block of the same snapshot in the
+//! same view (`cpu_reference::exact_sums`, what the map showed before): sqlite3's heaptrack
+//! recording replayed into a trace builder and snapshotted at uneven points, as a live
+//! recording is, each snapshot's scene continuing the last's frame.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use memscape_render::alloc_map::cpu_reference::{SumsControl, exact_sums};
+use memscape_render::alloc_map::{AccumulatedSums, AllocMapView};
+use memscape_trace::{TraceBuilder, TraceFormat};
+use memscape_views::alloc_map::colors::ColorBy;
+use memscape_views::alloc_map::scene::{AllocScene, SceneCarry, TimeAxis};
+
+/// The largest difference of two sums, relative to the larger of 1 and the reference's value.
+fn largest_difference(a: &memscape_eq1::PixelSums, b: &memscape_eq1::PixelSums) -> f32 {
+    let acc = a
+        .acc
+        .iter()
+        .zip(&b.acc)
+        .flat_map(|(x, y)| (0..4).map(move |k| (x[k] - y[k]).abs() / y[k].abs().max(1.0)));
+    let cov = a
+        .cov
+        .iter()
+        .zip(&b.cov)
+        .map(|(x, y)| (x - y).abs() / y.abs().max(1.0));
+    acc.chain(cov).fold(0.0, f32::max)
+}
+
+#[test]
+fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
+    let real = memscape_trace::load(&path).unwrap();
+    let events = 400_000usize.min(real.event_order().len());
+    // Uneven cuts, one without new events.
+    let cuts = [
+        2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
+    ];
+    let mut builder = TraceBuilder::with_event_times("sqlite replay");
+    builder.strings = real.strings.clone();
+    builder.call_tree = real.call_tree.clone();
+    for &t in &real.threads {
+        builder.thread(real.strings.get(t));
+    }
+    let size = [480u32, 270u32];
+    let mut carry = SceneCarry::default();
+    let mut kept = AccumulatedSums::new();
+    let (mut replayed, mut continued, mut layouts) = (0, 0, Vec::new());
+    for &cut in &cuts {
+        builder.replay(&real, replayed..cut);
+        replayed = cut;
+        let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
+        let (scene, next) = AllocScene::live(&trace, ColorBy::Site, carry, true);
+        carry = next;
+        let frame = scene
+            .live_frame
+            .as_ref()
+            .expect("a live snapshot has a frame");
+        layouts.push(frame.layout);
+        assert!(scene.frame_time_end(TimeAxis::Events) >= scene.events_extent);
+        let view = AllocMapView::fit(
+            0,
+            scene.frame_time_end(TimeAxis::Events),
+            0,
+            scene.collapsed_extent,
+            size[0],
+            size[1],
+        );
+        let key = scene
+            .accumulation_key(ColorBy::Site)
+            .expect("site colours accumulate");
+        // The view is part of the key, as the sums worker keys it.
+        let key = key
+            ^ u64::from(view.pixels_per_time.to_bits()) << 20
+            ^ u64::from(view.pixels_per_byte.to_bits());
+        let n = scene.blocks.len();
+        let (sums, update) = kept
+            .update(
+                key,
+                &view,
+                size,
+                &scene.blocks,
+                &scene.times_events,
+                0..n,
+                scene.events_extent,
+                2,
+                &SumsControl::default(),
+            )
+            .unwrap();
+        let whole = exact_sums(&view, size, &scene.blocks, &scene.times_events, None, 1);
+        let d = largest_difference(&sums, &whole);
+        assert!(
+            d < 1e-4,
+            "at {cut} events ({update:?}): relative difference {d}"
+        );
+        continued += usize::from(!update.restarted);
+    }
+    eprintln!(
+        "{continued} of {} snapshots continued; layouts {layouts:?}",
+        cuts.len()
+    );
+    // The frame held most snapshots: their sums were continued, not made again.
+    assert!(
+        continued >= cuts.len() / 2,
+        "{continued} of {} snapshots continued; layouts {layouts:?}",
+        cuts.len()
+    );
+}
