@@ -7,7 +7,9 @@
 //! picked (each a span of the (value, row) order); the cluster trees are the engine's
 //! (`Engine::cluster_tree`: segment totals by route key, placed and merged by
 //! memscape-samples), their glyphs summed from those totals. What the engine cannot state is
-//! computed from the samples read in memory, with the mapping `Mapping::new` gives them.
+//! computed from the samples read in memory, with the mapping `Mapping::new` gives them: on a
+//! dataset opened by the GUI, its first samples only (`dataset::load_samples_head`), which the
+//! panes then say.
 
 use std::path::Path;
 
@@ -172,6 +174,23 @@ mod engine_query {
         }
     }
 
+    /// Each offender row's code: its label's among the samples read, else one past them (a
+    /// bounded read need not hold every line or symbol), distinct per row, so that each row's
+    /// selected part (`offender_parts`) has a slot.
+    fn row_codes(rows: &[Offender], labels: &[String]) -> Vec<u32> {
+        let mut next = labels.len() as u32;
+        Base::offender_codes(rows, labels)
+            .into_iter()
+            .map(|code| {
+                if code != NONE {
+                    return code;
+                }
+                next += 1;
+                next - 1
+            })
+            .collect()
+    }
+
     impl SamplesQuery for EngineSamples {
         fn base(
             &self,
@@ -203,7 +222,12 @@ mod engine_query {
                     )?;
                     axes.push(AxisIndex::of_histogram(h, column));
                 }
-                let index = LinkedIndex::of_axes(axes, bins, samples.len());
+                // A bounded read holds the first samples only: the index counts them all.
+                let count = memscape_views::dataset::samples_extent(dataset)
+                    .map_or(samples.len(), |e| {
+                        usize::try_from(e.total).unwrap_or(usize::MAX)
+                    });
+                let index = LinkedIndex::of_axes(axes, bins, count);
                 let rows = |key, labels: &[String]| -> anyhow::Result<(Vec<Offender>, Vec<u32>)> {
                     let rows = self.engine.top_offenders_where(
                         &self.dataset,
@@ -212,7 +236,7 @@ mod engine_query {
                         &everything,
                         TOP_OFFENDERS,
                     )?;
-                    let codes = Base::offender_codes(&rows, labels);
+                    let codes = row_codes(&rows, labels);
                     Ok((rows, codes))
                 };
                 let (lines, line_codes) = rows(OffenderKey::SourceLine, &samples.source_lines)?;

@@ -321,12 +321,21 @@ impl Dataset {
                     p.frames.list.len()
                 )
             }
-            DatasetContent::Samples(s) => format!(
-                "samples         {}\nsource lines    {}\ndata symbols    {}\n",
-                s.len(),
-                s.source_lines.len(),
-                s.symbols.len()
-            ),
+            DatasetContent::Samples(s) => match samples_extent(self) {
+                Some(e) if !e.is_whole() => format!(
+                    "samples         {} (the first {} read; every view draws from the query engine)\nsource lines    {} among those read\ndata symbols    {} among those read\n",
+                    e.total,
+                    e.read,
+                    s.source_lines.len(),
+                    s.symbols.len()
+                ),
+                _ => format!(
+                    "samples         {}\nsource lines    {}\ndata symbols    {}\n",
+                    s.len(),
+                    s.source_lines.len(),
+                    s.symbols.len()
+                ),
+            },
             DatasetContent::Topology(t) => memscape_topology::render_tree(t),
             DatasetContent::RefTrace(t) => format!(
                 "memory accesses   {}\ninstructions      {}\n",
@@ -360,6 +369,70 @@ impl Dataset {
             DatasetContent::Graphs(g) => g.warnings.to_string(),
         }
     }
+}
+
+/// The samples a dataset whose views draw from a query engine keeps in memory (a bounded
+/// read, [`load_samples_head`]): what a view that needs samples themselves (a cluster or
+/// offender picked, the selection's members) marks among them.
+pub const SAMPLES_HEAD: usize = 100_000;
+
+/// How much of a samples dataset is in memory: `read` of its `total` samples (its first rows),
+/// the rest left to the query engine its views draw from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SamplesExtent {
+    pub read: usize,
+    pub total: u64,
+}
+
+impl SamplesExtent {
+    /// Whether every sample is in memory.
+    pub fn is_whole(&self) -> bool {
+        self.read as u64 >= self.total
+    }
+}
+
+/// Hung on the links of a dataset read by [`load_samples_head`].
+struct SamplesExtentSlot(Option<SamplesExtent>);
+
+/// How much of `dataset`'s samples is in memory: None when every sample is (a file, a
+/// dataset read whole).
+pub fn samples_extent(dataset: &Dataset) -> Option<SamplesExtent> {
+    dataset
+        .links
+        .shared(|| std::sync::Arc::new(SamplesExtentSlot(None)))
+        .0
+}
+
+/// The Parquet samples dataset `dir` with at most `limit` of its samples read (its first rows,
+/// `memscape_parquet::read_samples_head`) and its count: for views that draw from a query
+/// engine over the dataset, which a dataset of any size opens with. Every sample is read when
+/// it holds at most `limit`.
+pub fn load_samples_head(
+    dir: &std::path::Path,
+    limit: usize,
+    progress: &dyn Fn(f32, &str),
+) -> Result<Dataset> {
+    progress(-1.0, "reading the first samples of the Parquet dataset");
+    let head = memscape_parquet::read_samples_head(dir, None, limit)?;
+    tracing::info!(
+        "{}: {} of {} samples read; the views draw from the query engine",
+        dir.display(),
+        head.samples.len(),
+        head.total
+    );
+    let extent = SamplesExtent {
+        read: head.samples.len(),
+        total: head.total,
+    };
+    let dataset = Dataset {
+        name: dir.display().to_string(),
+        content: DatasetContent::Samples(Box::new(head.samples)),
+        links: Default::default(),
+    };
+    let slot = std::sync::Arc::new(SamplesExtentSlot(Some(extent)));
+    let _ = dataset.links.shared(|| slot);
+    progress(1.0, "done");
+    Ok(dataset)
 }
 
 /// Reads, detects and parses `source`. Runs on a loader thread; `progress(fraction, message)`

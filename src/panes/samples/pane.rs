@@ -433,7 +433,13 @@ impl View for HistogramsPane {
         // A dataset's numbers come from the query engine: said above the picture (its
         // corners hold axes and bars) and in its provenance.
         let engine = self.shared.computed_by();
-        if engine.is_some() || waiting || result_version != version || !problems.is_empty() {
+        let from_head = self.shared.computed_from_head();
+        if engine.is_some()
+            || from_head.is_some()
+            || waiting
+            || result_version != version
+            || !problems.is_empty()
+        {
             ui.horizontal(|ui| {
                 if waiting || result_version != version {
                     ui.spinner();
@@ -441,6 +447,9 @@ impl View for HistogramsPane {
                 }
                 if let Some(engine) = &engine {
                     ui.weak(format!("computed by the query engine ({engine})"));
+                }
+                if let Some(e) = from_head {
+                    ui.colored_label(Color32::YELLOW, super::head_note(e));
                 }
                 for p in problems.iter().take(1) {
                     ui.colored_label(Color32::LIGHT_RED, p);
