@@ -153,7 +153,10 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
     let lulesh = shared("memaxes/lulesh");
     let dir = common::fresh("gui_engine", "samples-head");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(lulesh.join("hardware.xml"), dir.join("hardware.xml")).unwrap();
+    // The topology and the source pane beside the dataset, as beside the samples file.
+    for file in ["hardware.xml", "LULESH_OMP.cc"] {
+        std::fs::copy(lulesh.join(file), dir.join(file)).unwrap();
+    }
     let dataset = dir.join("lulesh");
     ok(memscape()
         .arg("export")
