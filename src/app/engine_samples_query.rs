@@ -21,7 +21,13 @@ pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use memscape_engine::{Engine, EngineSpec};
     let spec = EngineSpec::parse(spec)?;
-    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let engine = match spec {
+        // Beside the window: plans bounded, spilling past it (a cluster tree sorts every
+        // sample by value).
+        EngineSpec::Embedded => Engine::embedded_bounded(0, memory_limit()?),
+        _ => Engine::connect(&spec),
+    }
+    .with_context(|| format!("--engine {spec:?}"))?;
     let opened = engine.open(dir)?;
     memscape_views::samples::query::attach(
         dataset,
@@ -31,6 +37,21 @@ pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
         }),
     );
     Ok(())
+}
+
+/// What the GUI's embedded engine may hold before its plans spill to temporary files:
+/// `MEMSCAPE_ENGINE_MEMORY` (MiB), else 4 GiB (a cluster tree's sort of 25 M samples fits;
+/// at 1 GiB its spilled merge runs out, BENCHMARKS.md "The GUI on a samples dataset without
+/// reading it").
+fn memory_limit() -> anyhow::Result<usize> {
+    const DEFAULT_MIB: usize = 4096;
+    let mib = match std::env::var("MEMSCAPE_ENGINE_MEMORY") {
+        Ok(v) => v.parse().map_err(|e| {
+            anyhow::anyhow!("MEMSCAPE_ENGINE_MEMORY={v:?}: not a number of MiB: {e}")
+        })?,
+        Err(_) => DEFAULT_MIB,
+    };
+    Ok(mib << 20)
 }
 
 mod engine_query {
