@@ -544,6 +544,51 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
 mod tests {
     use super::*;
 
+    /// A samples dataset read in part holds the bound's samples and says how many of how many
+    /// (the summary), a file or a dataset read whole says nothing.
+    #[test]
+    fn a_samples_dataset_read_in_part_says_how_much() {
+        #![allow(clippy::unwrap_used)]
+        let lulesh = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/memaxes/lulesh/samples.out");
+        let samples = memscape_samples::load_samples(&lulesh, Default::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: String::from("rank0"),
+            windows: 4,
+        };
+        memscape_parquet::write_samples(&samples, dir.path(), &options).unwrap();
+        let part = load_samples_head(dir.path(), 100, &|_, _| {}).unwrap();
+        assert_eq!(
+            samples_extent(&part),
+            Some(SamplesExtent {
+                read: 100,
+                total: samples.len() as u64
+            })
+        );
+        assert_eq!(
+            crate::samples::shared::samples_of(&part).unwrap().len(),
+            100
+        );
+        assert!(
+            part.summary_text().starts_with(&format!(
+                "samples         {} (the first 100 read",
+                samples.len()
+            )),
+            "{}",
+            part.summary_text()
+        );
+        let whole = load_samples_head(dir.path(), samples.len(), &|_, _| {}).unwrap();
+        assert!(samples_extent(&whole).unwrap().is_whole());
+        assert!(
+            whole
+                .summary_text()
+                .starts_with(&format!("samples         {}\n", samples.len()))
+        );
+        let file = load(&LoadSource::File(lulesh), &|_, _| {}).unwrap();
+        assert_eq!(samples_extent(&file), None);
+    }
+
     #[test]
     fn formats_are_recognised_by_content() {
         assert_eq!(sniff(b"desc: --time-unit=B\ncmd: ./a\n"), Sniffed::Massif);
