@@ -143,3 +143,75 @@ fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
         "no heap tree pane among {names:?}"
     );
 }
+
+/// `memscape view LULESH-DATASET/` reading at most 1,000 of its 15,676 samples
+/// (`MEMSCAPE_SAMPLES_HEAD`, as a dataset above the default bound is read): its log says so,
+/// and every pane it exports is the samples file's picture, element for element, but for the
+/// engine's `<desc>`: the panes draw from the query engine, not from the samples read.
+#[test]
+fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
+    let lulesh = shared("memaxes/lulesh");
+    let dir = common::fresh("gui_engine", "samples-head");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The topology and the source pane beside the dataset, as beside the samples file.
+    for file in ["hardware.xml", "LULESH_OMP.cc"] {
+        std::fs::copy(lulesh.join(file), dir.join(file)).unwrap();
+    }
+    let dataset = dir.join("lulesh");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "4", "-o"])
+        .arg(&dataset));
+    let from_dataset = dir.join("exported-dataset");
+    let mut c = common::windowed(&dir, (1600, 1000));
+    c.arg("view").arg(&dataset).args([
+        "--window-size",
+        "1600x1000",
+        "--screenshot-timeout",
+        "240",
+        "--screenshot",
+    ]);
+    c.arg(dir.join("dataset.png"))
+        .env("MEMSCAPE_EXPORT_VIEWS", &from_dataset)
+        .env("MEMSCAPE_SAMPLES_HEAD", "1000")
+        .env("RUST_LOG", "warn,memscape_views::dataset=info");
+    let out = common::run_windowed(c);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("1000 of 15676 samples read"), "{log}");
+    let from_file = dir.join("exported-file");
+    view_screenshot(
+        &dir.join("file.png"),
+        &[lulesh.join("samples.out").as_os_str()],
+        (1600, 1000),
+        &[("MEMSCAPE_EXPORT_VIEWS", from_file.as_os_str())],
+    );
+    let svgs = |at: &Path| -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = std::fs::read_dir(at)
+            .unwrap_or_else(|e| panic!("{}: {e}", at.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).unwrap();
+                // The engine's provenance is the one line the file's picture has not.
+                let picture: Vec<&str> =
+                    text.lines().filter(|l| !l.starts_with("<desc>")).collect();
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, picture.join("\n"))
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let (engine, native) = (svgs(&from_dataset), svgs(&from_file));
+    assert_eq!(engine.len(), 2, "panes exported: {engine:?}");
+    assert_eq!(native.len(), engine.len());
+    check_all_from_the_engine(&from_dataset, 2);
+    for ((name, a), (_, b)) in engine.iter().zip(&native) {
+        assert!(a.len() > 1000, "{name}: empty");
+        assert!(
+            a == b,
+            "{name}: the dataset's pane differs from the samples file's"
+        );
+    }
+}

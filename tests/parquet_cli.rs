@@ -231,3 +231,33 @@ fn samples_exported_to_parquet_index_like_the_samples_command() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("ballista://HOST:PORT"));
 }
+
+/// `memscape info DATASET/` of a samples dataset answers from its manifest: the count, the
+/// hosts and the attributes, reading no sample (its summary says so).
+#[test]
+fn info_of_a_samples_dataset_reads_its_manifest_only() {
+    let lulesh = common::shared("memaxes/lulesh");
+    let dir = common::fresh("parquet_cli", "info-samples");
+    common::ok(
+        common::memscape()
+            .arg("export")
+            .arg(lulesh.join("samples.out"))
+            .args(["--to", "parquet", "--windows", "4", "--host", "rank0", "-o"])
+            .arg(&dir),
+    );
+    let out = common::ok(common::memscape().arg("info").arg(&dir));
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.contains("(memaxes_csv samples, Parquet dataset)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("samples         15676 (from the manifest; none read)"),
+        "{text}"
+    );
+    assert!(text.contains("rank0         15676 samples"), "{text}");
+    assert!(
+        text.contains("attributes      variable, source, line, time"),
+        "{text}"
+    );
+}

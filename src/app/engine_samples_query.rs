@@ -7,7 +7,9 @@
 //! picked (each a span of the (value, row) order); the cluster trees are the engine's
 //! (`Engine::cluster_tree`: segment totals by route key, placed and merged by
 //! memscape-samples), their glyphs summed from those totals. What the engine cannot state is
-//! computed from the samples read in memory, with the mapping `Mapping::new` gives them.
+//! computed from the samples read in memory, with the mapping `Mapping::new` gives them: on a
+//! dataset opened by the GUI, its first samples only (`dataset::load_samples_head`), which the
+//! panes then say.
 
 use std::path::Path;
 
@@ -19,7 +21,13 @@ pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use memscape_engine::{Engine, EngineSpec};
     let spec = EngineSpec::parse(spec)?;
-    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let engine = match spec {
+        // Beside the window: plans bounded, spilling past it (a cluster tree sorts every
+        // sample by value).
+        EngineSpec::Embedded => Engine::embedded_bounded(0, memory_limit()?),
+        _ => Engine::connect(&spec),
+    }
+    .with_context(|| format!("--engine {spec:?}"))?;
     let opened = engine.open(dir)?;
     memscape_views::samples::query::attach(
         dataset,
@@ -29,6 +37,21 @@ pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
         }),
     );
     Ok(())
+}
+
+/// What the GUI's embedded engine may hold before its plans spill to temporary files:
+/// `MEMSCAPE_ENGINE_MEMORY` (MiB), else 4 GiB (a cluster tree's sort of 25 M samples fits;
+/// at 1 GiB its spilled merge runs out, BENCHMARKS.md "The GUI on a samples dataset without
+/// reading it").
+fn memory_limit() -> anyhow::Result<usize> {
+    const DEFAULT_MIB: usize = 4096;
+    let mib = match std::env::var("MEMSCAPE_ENGINE_MEMORY") {
+        Ok(v) => v.parse().map_err(|e| {
+            anyhow::anyhow!("MEMSCAPE_ENGINE_MEMORY={v:?}: not a number of MiB: {e}")
+        })?,
+        Err(_) => DEFAULT_MIB,
+    };
+    Ok(mib << 20)
 }
 
 mod engine_query {
@@ -172,6 +195,23 @@ mod engine_query {
         }
     }
 
+    /// Each offender row's code: its label's among the samples read, else one past them (a
+    /// bounded read need not hold every line or symbol), distinct per row, so that each row's
+    /// selected part (`offender_parts`) has a slot.
+    fn row_codes(rows: &[Offender], labels: &[String]) -> Vec<u32> {
+        let mut next = labels.len() as u32;
+        Base::offender_codes(rows, labels)
+            .into_iter()
+            .map(|code| {
+                if code != NONE {
+                    return code;
+                }
+                next += 1;
+                next - 1
+            })
+            .collect()
+    }
+
     impl SamplesQuery for EngineSamples {
         fn base(
             &self,
@@ -203,7 +243,12 @@ mod engine_query {
                     )?;
                     axes.push(AxisIndex::of_histogram(h, column));
                 }
-                let index = LinkedIndex::of_axes(axes, bins, samples.len());
+                // A bounded read holds the first samples only: the index counts them all.
+                let count = memscape_views::dataset::samples_extent(dataset)
+                    .map_or(samples.len(), |e| {
+                        usize::try_from(e.total).unwrap_or(usize::MAX)
+                    });
+                let index = LinkedIndex::of_axes(axes, bins, count);
                 let rows = |key, labels: &[String]| -> anyhow::Result<(Vec<Offender>, Vec<u32>)> {
                     let rows = self.engine.top_offenders_where(
                         &self.dataset,
@@ -212,7 +257,7 @@ mod engine_query {
                         &everything,
                         TOP_OFFENDERS,
                     )?;
-                    let codes = Base::offender_codes(&rows, labels);
+                    let codes = row_codes(&rows, labels);
                     Ok((rows, codes))
                 };
                 let (lines, line_codes) = rows(OffenderKey::SourceLine, &samples.source_lines)?;

@@ -109,8 +109,7 @@ impl Loader {
                     LoadSource::Embedded { .. } => None,
                 };
                 // The whole chain of causes, as the command line prints it.
-                let result = memscape_views::dataset::load(&source, &progress)
-                    .map_err(anyhow::Error::from)
+                let result = load_dataset(&source, &progress)
                     .and_then(|dataset| with_engine_heap(dataset, &source))
                     .map(Arc::new)
                     .map_err(|e| format!("{e:#}"));
@@ -199,6 +198,31 @@ pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
             tracing::warn!("cannot save recent files to {}: {e}", path.display());
         }
     }
+}
+
+/// Reads `source`: a Parquet samples dataset whose panes draw from the embedded query engine
+/// (`--features engine`) in part, its first samples only (`MEMSCAPE_SAMPLES_HEAD`, default
+/// `memscape_views::dataset::SAMPLES_HEAD`), so that a dataset of any size opens; anything else
+/// whole.
+fn load_dataset(
+    source: &LoadSource,
+    progress: &dyn Fn(f32, &str),
+) -> anyhow::Result<memscape_views::Dataset> {
+    #[cfg(feature = "engine")]
+    if let LoadSource::File(path) = source
+        && super::engine_samples::is_samples_dataset(path)
+    {
+        let limit = match std::env::var("MEMSCAPE_SAMPLES_HEAD") {
+            Ok(v) => v.parse().map_err(|e| {
+                anyhow::anyhow!("MEMSCAPE_SAMPLES_HEAD={v:?}: not a number of samples: {e}")
+            })?,
+            Err(_) => memscape_views::dataset::SAMPLES_HEAD,
+        };
+        return Ok(memscape_views::dataset::load_samples_head(
+            path, limit, progress,
+        )?);
+    }
+    Ok(memscape_views::dataset::load(source, progress)?)
 }
 
 /// A Parquet trace dataset's heap views, and a Parquet samples dataset's samples panes, draw

@@ -142,10 +142,16 @@ fn info_dir(args: &InfoArgs, dir: &std::path::Path) -> anyhow::Result<ExitCode> 
     let found = memscape_views::discover::datasets_in(dir)?;
     let mut entries = Vec::new();
     for path in found.all() {
-        let dataset = memscape_views::dataset::load(
-            &memscape_views::LoadSource::File(path.clone()),
-            &|_, _| {},
-        )?;
+        let (format, summary) = match samples_dataset_summary(&path)? {
+            Some(described) => described,
+            None => {
+                let dataset = memscape_views::dataset::load(
+                    &memscape_views::LoadSource::File(path.clone()),
+                    &|_, _| {},
+                )?;
+                (dataset.format_name(), dataset.summary_text())
+            }
+        };
         let topology = found
             .pairs
             .iter()
@@ -153,8 +159,8 @@ fn info_dir(args: &InfoArgs, dir: &std::path::Path) -> anyhow::Result<ExitCode> 
             .map(|(_, h)| h.display().to_string());
         entries.push(Entry {
             path: path.display().to_string(),
-            format: dataset.format_name(),
-            summary: dataset.summary_text(),
+            format,
+            summary,
             topology,
         });
     }
@@ -299,4 +305,34 @@ pub fn convert(args: &crate::cli::ConvertArgs) -> anyhow::Result<ExitCode> {
         report.output_bytes
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A Parquet samples dataset's format and summary from its manifest alone (counts per host,
+/// attributes): `info` reads no sample of it, whatever its size. None for anything else.
+fn samples_dataset_summary(dir: &std::path::Path) -> anyhow::Result<Option<(String, String)>> {
+    if memscape_parquet::dataset_kind(dir) != Some(memscape_parquet::DatasetKind::Samples) {
+        return Ok(None);
+    }
+    let manifest = memscape_parquet::Manifest::read(dir)?;
+    let total: u64 = manifest.hosts.values().map(|h| h.rows).sum();
+    let mut summary = format!(
+        "samples         {total} (from the manifest; none read)\nhosts           {}\n",
+        manifest.hosts.len()
+    );
+    let mut format = String::from("Parquet samples dataset");
+    for (i, (host, entry)) in manifest.hosts.iter().enumerate() {
+        let meta = memscape_parquet::samples::samples_meta(dir, &manifest, host)?;
+        if i == 0 {
+            format = format!("{} samples, Parquet dataset", meta.format);
+            let names: Vec<&str> = meta.attributes.iter().map(|a| a.name.as_str()).collect();
+            summary.push_str(&format!("attributes      {}\n", names.join(", ")));
+        }
+        if i < 8 {
+            summary.push_str(&format!("  {host:<14}{} samples\n", entry.rows));
+        }
+    }
+    if manifest.hosts.len() > 8 {
+        summary.push_str(&format!("  … {} hosts more\n", manifest.hosts.len() - 8));
+    }
+    Ok(Some((format, summary)))
 }

@@ -205,6 +205,9 @@ impl View for TopologyPane {
             if let Some(engine) = shared.computed_by() {
                 ui.weak(format!("· computed by the query engine ({engine})"));
             }
+            if let Some(e) = shared.computed_from_head() {
+                ui.colored_label(egui::Color32::YELLOW, crate::panes::samples::head_note(e));
+            }
         });
         // The source pane: the clicked line, else the selection's top line.
         let target = self

@@ -27,7 +27,7 @@ pub mod trace;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use samples::{read_samples, write_samples};
+pub use samples::{SamplesHead, read_samples, read_samples_head, write_samples};
 pub use trace::{read_trace, write_trace};
 
 /// File name of the manifest at the dataset's root.

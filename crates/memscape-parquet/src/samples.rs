@@ -307,22 +307,59 @@ enum Cells {
 
 /// Reads host `host` (the only one when `None`) of the samples dataset at `dir`.
 pub fn read_samples(dir: &Path, host: Option<&str>) -> Result<Samples> {
+    read_samples_rows(dir, host, None).map(|head| head.samples)
+}
+
+/// A bounded read of a samples dataset: its first rows and how many it holds.
+#[derive(Debug)]
+pub struct SamplesHead {
+    /// The first rows of the files in partition order (numbered 0.. in that order; every
+    /// row when `total` is at most the limit, then in `ms_row` order).
+    pub samples: Samples,
+    /// Rows of the host in the dataset (its manifest's count).
+    pub total: u64,
+}
+
+/// At most `limit` samples of host `host` (the only one when `None`) of the dataset at `dir`,
+/// read file by file and stopped there: what a view drawing from a query engine keeps in
+/// memory (the labels, attributes and the first samples), without reading every sample.
+/// At most `limit` rows: the whole host, read as [`read_samples`] reads it.
+pub fn read_samples_head(dir: &Path, host: Option<&str>, limit: usize) -> Result<SamplesHead> {
+    read_samples_rows(dir, host, Some(limit))
+}
+
+/// The rows of one host: every one placed by `ms_row`, or (`limit` below the count) the first
+/// `limit` in file order.
+fn read_samples_rows(dir: &Path, host: Option<&str>, limit: Option<usize>) -> Result<SamplesHead> {
     let manifest = Manifest::read(dir)?;
     if manifest.kind != DatasetKind::Samples {
         return Err(invalid(dir, "is an allocation-trace dataset, not samples"));
     }
     let host = manifest.pick_host(dir, host)?;
     let meta = samples_meta(dir, &manifest, &host)?;
-    let n =
-        usize::try_from(manifest.hosts[&host].rows).map_err(|_| invalid(dir, "too many rows"))?;
+    let total_rows = manifest.hosts[&host].rows;
+    let all = usize::try_from(total_rows).map_err(|_| invalid(dir, "too many rows"))?;
+    // A head: rows numbered as read, the files not read past it.
+    let head = limit.filter(|&l| l < all);
+    let n = head.unwrap_or(all);
     let format = parse_format(&meta.format)
         .ok_or_else(|| invalid(dir, format!("unknown samples format {:?}", meta.format)))?;
     let files = partition_files(dir, "samples", Some(&host))?;
     // Rows are placed by ms_row; the manifest's count is checked against the files first.
     let mut batches = Vec::new();
     let mut total = 0usize;
-    for f in &files {
-        for b in schema::read_file(&f.path)? {
+    'files: for f in &files {
+        for b in schema::file_batches(&f.path)? {
+            let b = b?;
+            if let Some(limit) = head {
+                let take = b.num_rows().min(limit - total);
+                total += take;
+                batches.push((f.path.clone(), b.slice(0, take)));
+                if total == limit {
+                    break 'files;
+                }
+                continue;
+            }
             total += b.num_rows();
             batches.push((f.path.clone(), b));
         }
@@ -330,7 +367,7 @@ pub fn read_samples(dir: &Path, host: Option<&str>) -> Result<Samples> {
     if total != n {
         return Err(invalid(
             dir,
-            format!("samples: the manifest says {n} rows, the files hold {total}"),
+            format!("samples: the manifest says {all} rows, the files hold {total}"),
         ));
     }
     let mut seen = vec![false; n];
@@ -354,6 +391,7 @@ pub fn read_samples(dir: &Path, host: Option<&str>) -> Result<Samples> {
             )),
         })
         .collect::<Result<_>>()?;
+    let mut placed = 0usize;
     for (path, batch) in &batches {
         let c = Columns::new(path, batch);
         let rows = c.u64("ms_row")?;
@@ -375,7 +413,11 @@ pub fn read_samples(dir: &Path, host: Option<&str>) -> Result<Samples> {
             });
         }
         for r in 0..batch.num_rows() {
-            let i = usize::try_from(rows[r]).unwrap_or(usize::MAX);
+            let i = match head {
+                Some(_) => placed,
+                None => usize::try_from(rows[r]).unwrap_or(usize::MAX),
+            };
+            placed += 1;
             if i >= n || std::mem::replace(&mut seen[i], true) {
                 return Err(invalid(
                     path,
@@ -470,7 +512,7 @@ pub fn read_samples(dir: &Path, host: Option<&str>) -> Result<Samples> {
             }
         })
         .collect();
-    Ok(Samples {
+    let samples = Samples {
         format,
         latency,
         cpu,
@@ -484,5 +526,9 @@ pub fn read_samples(dir: &Path, host: Option<&str>) -> Result<Samples> {
         warnings: Default::default(),
         file: dir.display().to_string(),
         row_line,
+    };
+    Ok(SamplesHead {
+        samples,
+        total: total_rows,
     })
 }

@@ -154,6 +154,12 @@ pub fn batch(path: &Path, schema: SchemaRef, columns: Vec<ArrayRef>) -> Result<R
 
 /// Every batch of one Parquet file.
 pub fn read_file(path: &Path) -> Result<Vec<RecordBatch>> {
+    file_batches(path)?.collect()
+}
+
+/// The record batches of one Parquet file, read as they are asked for (a bounded read stops
+/// there).
+pub fn file_batches(path: &Path) -> Result<impl Iterator<Item = Result<RecordBatch>> + use<>> {
     let file = File::open(path).map_err(io_err(path))?;
     let pq = |source| ParquetError::Parquet {
         path: path.display().to_string(),
@@ -164,14 +170,13 @@ pub fn read_file(path: &Path) -> Result<Vec<RecordBatch>> {
         .with_batch_size(64 * 1024)
         .build()
         .map_err(pq)?;
-    reader
-        .map(|b| {
-            b.map_err(|source| ParquetError::Arrow {
-                path: path.display().to_string(),
-                source,
-            })
+    let shown = path.display().to_string();
+    Ok(reader.map(move |b| {
+        b.map_err(|source| ParquetError::Arrow {
+            path: shown.clone(),
+            source,
         })
-        .collect()
+    }))
 }
 
 /// Rows of a Parquet file, from its footer.

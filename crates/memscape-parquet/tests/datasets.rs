@@ -4,7 +4,7 @@
 
 use memscape_parquet::samples::SamplesWriteOptions;
 use memscape_parquet::trace::TraceWriteOptions;
-use memscape_parquet::{read_samples, read_trace, write_samples, write_trace};
+use memscape_parquet::{read_samples, read_samples_head, read_trace, write_samples, write_trace};
 use memscape_trace::Trace;
 
 mod common;
@@ -336,4 +336,48 @@ fn hosts_add_up_and_bad_datasets_are_errors() {
     std::fs::write(dir.path().join(memscape_parquet::MANIFEST), "{").unwrap();
     let err = read_trace(dir.path(), Some("b")).unwrap_err().to_string();
     assert!(err.contains("bad manifest"), "{err}");
+}
+
+/// A bounded read (what the GUI keeps of a dataset whose views the query engine draws) holds
+/// the count of the whole host and its first rows, each equal to the sample of the input at
+/// its line; a limit above the count reads every sample, as `read_samples` does.
+#[test]
+fn a_bounded_read_holds_the_first_rows_and_the_whole_count() {
+    let path = shared_data().join("memaxes/lulesh/samples.out");
+    let samples = memscape_samples::load_samples(&path, Default::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let options = SamplesWriteOptions {
+        host: String::from("rank0"),
+        windows: 4,
+    };
+    write_samples(&samples, dir.path(), &options).unwrap();
+    let head = read_samples_head(dir.path(), None, 1000).unwrap();
+    assert_eq!(head.total, samples.len() as u64);
+    assert_eq!(head.samples.len(), 1000);
+    let by_line: std::collections::HashMap<u64, usize> = samples
+        .row_line
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (l, i))
+        .collect();
+    let name = |labels: &[String], code: u32| labels.get(code as usize).cloned();
+    for i in 0..head.samples.len() {
+        let j = by_line[&head.samples.row_line[i]];
+        assert_eq!(head.samples.latency[i], samples.latency[j]);
+        assert_eq!(head.samples.cpu[i], samples.cpu[j]);
+        assert_eq!(head.samples.level[i], samples.level[j]);
+        assert_eq!(
+            name(&head.samples.source_lines, head.samples.source_line[i]),
+            name(&samples.source_lines, samples.source_line[j])
+        );
+        assert_eq!(
+            name(&head.samples.symbols, head.samples.symbol[i]),
+            name(&samples.symbols, samples.symbol[j])
+        );
+    }
+    let whole = read_samples_head(dir.path(), None, samples.len()).unwrap();
+    let read = read_samples(dir.path(), None).unwrap();
+    assert_eq!(whole.total, samples.len() as u64);
+    assert_eq!(whole.samples.latency, read.latency);
+    assert_eq!(whole.samples.row_line, read.row_line);
 }

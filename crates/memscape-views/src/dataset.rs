@@ -319,12 +319,21 @@ impl Dataset {
                     p.frames.list.len()
                 )
             }
-            DatasetContent::Samples(s) => format!(
-                "samples         {}\nsource lines    {}\ndata symbols    {}\n",
-                s.len(),
-                s.source_lines.len(),
-                s.symbols.len()
-            ),
+            DatasetContent::Samples(s) => match samples_extent(self) {
+                Some(e) if !e.is_whole() => format!(
+                    "samples         {} (the first {} read; every view draws from the query engine)\nsource lines    {} among those read\ndata symbols    {} among those read\n",
+                    e.total,
+                    e.read,
+                    s.source_lines.len(),
+                    s.symbols.len()
+                ),
+                _ => format!(
+                    "samples         {}\nsource lines    {}\ndata symbols    {}\n",
+                    s.len(),
+                    s.source_lines.len(),
+                    s.symbols.len()
+                ),
+            },
             DatasetContent::Topology(t) => memscape_topology::render_tree(t),
             DatasetContent::RefTrace(t) => format!(
                 "memory accesses   {}\ninstructions      {}\n",
@@ -358,6 +367,70 @@ impl Dataset {
             DatasetContent::Graphs(g) => g.warnings.to_string(),
         }
     }
+}
+
+/// The samples a dataset whose views draw from a query engine keeps in memory (a bounded
+/// read, [`load_samples_head`]): what a view that needs samples themselves (a cluster or
+/// offender picked, the selection's members) marks among them.
+pub const SAMPLES_HEAD: usize = 100_000;
+
+/// How much of a samples dataset is in memory: `read` of its `total` samples (its first rows),
+/// the rest left to the query engine its views draw from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SamplesExtent {
+    pub read: usize,
+    pub total: u64,
+}
+
+impl SamplesExtent {
+    /// Whether every sample is in memory.
+    pub fn is_whole(&self) -> bool {
+        self.read as u64 >= self.total
+    }
+}
+
+/// Hung on the links of a dataset read by [`load_samples_head`].
+struct SamplesExtentSlot(Option<SamplesExtent>);
+
+/// How much of `dataset`'s samples is in memory: None when every sample is (a file, a
+/// dataset read whole).
+pub fn samples_extent(dataset: &Dataset) -> Option<SamplesExtent> {
+    dataset
+        .links
+        .shared(|| std::sync::Arc::new(SamplesExtentSlot(None)))
+        .0
+}
+
+/// The Parquet samples dataset `dir` with at most `limit` of its samples read (its first rows,
+/// `memscape_parquet::read_samples_head`) and its count: for views that draw from a query
+/// engine over the dataset, which a dataset of any size opens with. Every sample is read when
+/// it holds at most `limit`.
+pub fn load_samples_head(
+    dir: &std::path::Path,
+    limit: usize,
+    progress: &dyn Fn(f32, &str),
+) -> Result<Dataset> {
+    progress(-1.0, "reading the first samples of the Parquet dataset");
+    let head = memscape_parquet::read_samples_head(dir, None, limit)?;
+    tracing::info!(
+        "{}: {} of {} samples read; the views draw from the query engine",
+        dir.display(),
+        head.samples.len(),
+        head.total
+    );
+    let extent = SamplesExtent {
+        read: head.samples.len(),
+        total: head.total,
+    };
+    let dataset = Dataset {
+        name: dir.display().to_string(),
+        content: DatasetContent::Samples(Box::new(head.samples)),
+        links: Default::default(),
+    };
+    let slot = std::sync::Arc::new(SamplesExtentSlot(Some(extent)));
+    let _ = dataset.links.shared(|| slot);
+    progress(1.0, "done");
+    Ok(dataset)
 }
 
 /// Reads, detects and parses `source`. Runs on a loader thread; `progress(fraction, message)`
@@ -468,6 +541,52 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A samples dataset read in part holds the bound's samples and says how many of how many
+    /// (the summary), a file or a dataset read whole says nothing.
+    #[test]
+    fn a_samples_dataset_read_in_part_says_how_much() {
+        #![allow(clippy::unwrap_used)]
+        let lulesh = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/memaxes/lulesh/samples.out");
+        let samples = memscape_samples::load_samples(&lulesh, Default::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: String::from("rank0"),
+            windows: 4,
+        };
+        memscape_parquet::write_samples(&samples, dir.path(), &options).unwrap();
+        let part = load_samples_head(dir.path(), 100, &|_, _| {}).unwrap();
+        assert_eq!(
+            samples_extent(&part),
+            Some(SamplesExtent {
+                read: 100,
+                total: samples.len() as u64
+            })
+        );
+        let read = match &part.content {
+            DatasetContent::Samples(s) => s.len(),
+            _ => 0,
+        };
+        assert_eq!(read, 100);
+        assert!(
+            part.summary_text().starts_with(&format!(
+                "samples         {} (the first 100 read",
+                samples.len()
+            )),
+            "{}",
+            part.summary_text()
+        );
+        let whole = load_samples_head(dir.path(), samples.len(), &|_, _| {}).unwrap();
+        assert!(samples_extent(&whole).unwrap().is_whole());
+        assert!(
+            whole
+                .summary_text()
+                .starts_with(&format!("samples         {}\n", samples.len()))
+        );
+        let file = load(&LoadSource::File(lulesh), &|_, _| {}).unwrap();
+        assert_eq!(samples_extent(&file), None);
+    }
 
     #[test]
     fn formats_are_recognised_by_content() {

@@ -13,6 +13,15 @@ use memscape_views::samples::shared::{Base, SamplesShared};
 
 pub use pane::HistogramsPane;
 
+/// What a selection computed from a bounded read says: the engine could not state it, so its
+/// numbers count the first samples read only.
+pub fn head_note(extent: memscape_views::dataset::SamplesExtent) -> String {
+    format!(
+        "selection computed from the first {} of {} samples (the query engine cannot state it)",
+        extent.read, extent.total
+    )
+}
+
 /// The base for a pane's frame; while it is built a spinner with `waiting`, on failure the
 /// error (and `*ready` set: there is nothing more to wait for) and None.
 pub fn base_or_status(

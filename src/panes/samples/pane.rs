@@ -433,20 +433,25 @@ impl View for HistogramsPane {
         // A dataset's numbers come from the query engine: said above the picture (its
         // corners hold axes and bars) and in its provenance.
         let engine = self.shared.computed_by();
-        if engine.is_some() || waiting || result_version != version || !problems.is_empty() {
-            ui.horizontal(|ui| {
-                if waiting || result_version != version {
-                    ui.spinner();
-                    ui.label("computing in the background…");
-                }
-                if let Some(engine) = &engine {
-                    ui.weak(format!("computed by the query engine ({engine})"));
-                }
-                for p in problems.iter().take(1) {
-                    ui.colored_label(Color32::LIGHT_RED, p);
-                }
-            });
-        }
+        let from_head = self.shared.computed_from_head();
+        // The status row is always there, one line high, so that the picture neither moves
+        // when a recomputation starts nor differs in size between a file and a dataset.
+        ui.horizontal(|ui| {
+            ui.allocate_space(egui::vec2(0.0, ui.spacing().interact_size.y));
+            if waiting || result_version != version {
+                ui.spinner();
+                ui.label("computing in the background…");
+            }
+            if let Some(engine) = &engine {
+                ui.weak(format!("computed by the query engine ({engine})"));
+            }
+            if let Some(e) = from_head {
+                ui.colored_label(Color32::YELLOW, super::head_note(e));
+            }
+            for p in problems.iter().take(1) {
+                ui.colored_label(Color32::LIGHT_RED, p);
+            }
+        });
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
         let pointer = response.hover_pos().map(|p| p - rect.min.to_vec2());
         let hovered_marker = pointer

@@ -149,6 +149,9 @@ struct State {
     result: Option<(Arc<LinkedResult>, u64)>,
     /// The query engine that computed `result` (None: the samples in memory).
     computed_by: Option<String>,
+    /// Set when `result` was computed from a bounded read of the samples (a selection the
+    /// engine cannot state on a dataset opened without every sample): how much was read.
+    from_head: Option<crate::dataset::SamplesExtent>,
     strips: Vec<(StripKey, Outcome<Vec<WindowScore>>)>,
     trees: Vec<(ClusterParams, Outcome<ClusterTree>)>,
     pending: Vec<Job>,
@@ -303,6 +306,12 @@ impl SamplesShared {
     /// as for a cluster picked).
     pub fn computed_by(&self) -> Option<String> {
         self.state.lock().ok().and_then(|s| s.computed_by.clone())
+    }
+
+    /// Set when the latest linked result was computed from the first samples of a dataset
+    /// read in part (the engine could not state the selection): how many of how many.
+    pub fn computed_from_head(&self) -> Option<crate::dataset::SamplesExtent> {
+        self.state.lock().ok().and_then(|s| s.from_head)
     }
 
     /// The latest linked result and the selection version it reflects (it may lag the current
@@ -504,6 +513,8 @@ fn link_worker(
                 _ => None,
             };
             let computed_by = from_query.as_ref().map(|(_, e)| e.clone());
+            let from_head = crate::dataset::samples_extent(&data)
+                .filter(|e| from_query.is_none() && !e.is_whole());
             let result = match from_query {
                 Some((result, _)) => result,
                 // The samples' own index: a query's axes know no sample's bin.
@@ -524,6 +535,7 @@ fn link_worker(
             if let Ok(mut s) = me.state.lock() {
                 s.result = Some((Arc::new(result), version));
                 s.computed_by = computed_by;
+                s.from_head = from_head;
             }
             done_version = Some(version);
             ctx();
