@@ -22,12 +22,7 @@ fn gui_draws_the_samples_panes_of_a_parquet_dataset_from_the_engine() {
     std::fs::create_dir_all(&dir).unwrap();
     // The dataset's default topology: hardware.xml beside it (MemAxes' layout).
     std::fs::copy(lulesh.join("hardware.xml"), dir.join("hardware.xml")).unwrap();
-    let dataset = dir.join("lulesh");
-    ok(memscape()
-        .arg("export")
-        .arg(lulesh.join("samples.out"))
-        .args(["--to", "parquet", "--windows", "4", "-o"])
-        .arg(&dataset));
+    let dataset = export_lulesh(&lulesh, &dir);
     let exported = dir.join("exported-views");
     let png = dir.join("window.png");
     let image = view_screenshot(
@@ -157,12 +152,7 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
     for file in ["hardware.xml", "LULESH_OMP.cc"] {
         std::fs::copy(lulesh.join(file), dir.join(file)).unwrap();
     }
-    let dataset = dir.join("lulesh");
-    ok(memscape()
-        .arg("export")
-        .arg(lulesh.join("samples.out"))
-        .args(["--to", "parquet", "--windows", "4", "-o"])
-        .arg(&dataset));
+    let dataset = export_lulesh(&lulesh, &dir);
     let from_dataset = dir.join("exported-dataset");
     let mut c = common::windowed(&dir, (1600, 1000));
     c.arg("view").arg(&dataset).args([
@@ -214,4 +204,15 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
             "{name}: the dataset's pane differs from the samples file's"
         );
     }
+}
+
+/// The shared LULESH samples exported as a Parquet dataset `dir/lulesh` (four windows).
+fn export_lulesh(lulesh: &std::path::Path, dir: &std::path::Path) -> std::path::PathBuf {
+    let dataset = dir.join("lulesh");
+    ok(memscape()
+        .arg("export")
+        .arg(lulesh.join("samples.out"))
+        .args(["--to", "parquet", "--windows", "4", "-o"])
+        .arg(&dataset));
+    dataset
 }
