@@ -115,9 +115,10 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
     let json: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["adapter"]["device_type"], "Cpu");
     let rows = json["rows"].as_array().unwrap();
-    // 3 paths × 2 views + 1 morph + the tour.
-    assert_eq!(rows.len(), 8, "{json:#}");
-    for path in ["raster", "dense", "lod"] {
+    // 4 paths (the level of detail resolved on the CPU and on the GPU) × 2 views + 1 morph +
+    // the tour.
+    assert_eq!(rows.len(), 10, "{json:#}");
+    for path in ["raster", "dense", "lod", "lod-gpu"] {
         for view in ["zoomed out", "zoomed in"] {
             let row = rows
                 .iter()
@@ -150,7 +151,7 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
             .lines()
             .filter(|l| l.starts_with("| alloc_map |"))
             .count(),
-        6,
+        8,
         "{table}"
     );
     assert_eq!(

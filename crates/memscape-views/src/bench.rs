@@ -408,7 +408,7 @@ fn lod_gpu_frames(
         if k > 0 {
             wall.push(start.elapsed().as_secs_f64() * 1e3);
         }
-        taken = format!("{drawn:?}");
+        taken = format!("lod-gpu ({drawn})");
     }
     Ok((wall, taken))
 }

@@ -193,6 +193,36 @@ pub enum LodDrawn {
     },
 }
 
+impl std::fmt::Display for LodDrawn {
+    /// What drew the frame, as `memscape bench` and logs show it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::ExactBlocks(n) => write!(f, "exact: {n} blocks on the GPU"),
+            Self::Sums {
+                level: Some(level),
+                cells,
+                exact_blocks,
+            } => write!(
+                f,
+                "level {level}: {cells} cells and {exact_blocks} large blocks summed on the CPU"
+            ),
+            Self::Sums {
+                level: None,
+                exact_blocks,
+                ..
+            } => write!(f, "exact: {exact_blocks} blocks summed on the CPU"),
+            Self::GpuCells {
+                level,
+                cells,
+                exact_blocks,
+            } => write!(
+                f,
+                "level {level}: {cells} cells on the GPU, {exact_blocks} large blocks"
+            ),
+        }
+    }
+}
+
 /// `blocks` (found through an index) uploaded for the exact GPU pipeline.
 pub fn upload_blocks(
     device: &wgpu::Device,
