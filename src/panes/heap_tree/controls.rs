@@ -51,16 +51,19 @@ impl HeapTreePane {
         // Breadcrumb of the drill-down path.
         if let Some(timeline) = &self.timeline {
             let mut pop_to = None;
+            // A recording's root is its whole command line: each step shortened, in full on hover.
+            let crumb = |ui: &mut egui::Ui, name: &str| {
+                ui.link(crumb_text(draw::short_name(name)))
+                    .on_hover_text(name)
+                    .clicked()
+            };
             ui.horizontal_wrapped(|ui| {
-                if ui.link(draw::short_name(timeline.trie.name(0))).clicked() {
+                if crumb(ui, timeline.trie.name(0)) {
                     pop_to = Some(0);
                 }
                 for (i, &node) in self.roots.iter().enumerate() {
                     ui.label(">");
-                    if ui
-                        .link(draw::short_name(timeline.trie.name(node)))
-                        .clicked()
-                    {
+                    if crumb(ui, timeline.trie.name(node)) {
                         pop_to = Some(i + 1);
                     }
                 }
@@ -361,3 +364,14 @@ impl HeapTreePane {
         });
     }
 }
+
+/// A breadcrumb step of at most [`CRUMB_CHARS`] characters, cut with an ellipsis.
+fn crumb_text(name: &str) -> String {
+    match name.char_indices().nth(CRUMB_CHARS) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_owned(),
+    }
+}
+
+/// Long enough for a qualified C++ function, short enough for a pane's width.
+const CRUMB_CHARS: usize = 48;
