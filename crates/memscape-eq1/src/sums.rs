@@ -52,6 +52,24 @@ impl PixelSums {
         }
     }
 
+    /// The largest difference from `reference` (same size) over every sum of every pixel,
+    /// relative to the larger of 1 and the reference's value: how tests and examples compare
+    /// sums computed two ways.
+    pub fn largest_relative_difference(&self, reference: &PixelSums) -> f32 {
+        let rel = |x: f32, y: f32| (x - y).abs() / y.abs().max(1.0);
+        let acc = self
+            .acc
+            .iter()
+            .zip(&reference.acc)
+            .flat_map(|(x, y)| (0..4).map(move |k| rel(x[k], y[k])));
+        let cov = self
+            .cov
+            .iter()
+            .zip(&reference.cov)
+            .map(|(&x, &y)| rel(x, y));
+        acc.chain(cov).fold(0.0, f32::max)
+    }
+
     /// Adds `other` (same size) pixel by pixel.
     pub fn add(&mut self, other: &PixelSums) {
         add_sums((&mut self.acc, &mut self.cov), (&other.acc, &other.cov));

@@ -84,12 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             2,
         );
         let exact_ms = started.elapsed().as_secs_f64() * 1e3;
-        let diff = sums
-            .acc
-            .iter()
-            .zip(&whole.acc)
-            .flat_map(|(x, y)| (0..4).map(move |k| (x[k] - y[k]).abs() / y[k].abs().max(1.0)))
-            .fold(0.0f32, f32::max);
+        let diff = sums.largest_relative_difference(&whole);
         total_acc += acc_ms;
         total_exact += exact_ms;
         println!(

@@ -13,21 +13,6 @@ use memscape_trace::{TraceBuilder, TraceFormat};
 use memscape_views::alloc_map::colors::ColorBy;
 use memscape_views::alloc_map::scene::{AllocScene, SceneCarry, TimeAxis};
 
-/// The largest difference of two sums, relative to the larger of 1 and the reference's value.
-fn largest_difference(a: &memscape_eq1::PixelSums, b: &memscape_eq1::PixelSums) -> f32 {
-    let acc = a
-        .acc
-        .iter()
-        .zip(&b.acc)
-        .flat_map(|(x, y)| (0..4).map(move |k| (x[k] - y[k]).abs() / y[k].abs().max(1.0)));
-    let cov = a
-        .cov
-        .iter()
-        .zip(&b.cov)
-        .map(|(x, y)| (x - y).abs() / y.abs().max(1.0));
-    acc.chain(cov).fold(0.0, f32::max)
-}
-
 #[test]
 fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -90,7 +75,7 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
             )
             .unwrap();
         let whole = exact_sums(&view, size, &scene.blocks, &scene.times_events, None, 1);
-        let d = largest_difference(&sums, &whole);
+        let d = sums.largest_relative_difference(&whole);
         assert!(
             d < 1e-4,
             "at {cut} events ({update:?}): relative difference {d}"

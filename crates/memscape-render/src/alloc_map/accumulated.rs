@@ -204,20 +204,6 @@ mod tests {
         (blocks[..n].to_vec(), cut_times)
     }
 
-    fn largest_difference(a: &PixelSums, b: &PixelSums) -> f32 {
-        let acc = a
-            .acc
-            .iter()
-            .zip(&b.acc)
-            .flat_map(|(x, y)| (0..4).map(move |k| (x[k] - y[k]).abs() / y[k].abs().max(1.0)));
-        let cov = a
-            .cov
-            .iter()
-            .zip(&b.cov)
-            .map(|(x, y)| (x - y).abs() / y.abs().max(1.0));
-        acc.chain(cov).fold(0.0, f32::max)
-    }
-
     #[test]
     fn accumulated_sums_equal_the_sums_of_every_block_at_every_snapshot() {
         let (blocks, times, t_end, span) = heap_like(20_000);
@@ -248,7 +234,7 @@ mod tests {
                     .update(7, &view, [320, 180], &b, &t, 0..b.len(), cut, 2, &control)
                     .unwrap();
                 let whole = exact_sums(&view, [320, 180], &b, &t, None, 1);
-                let d = largest_difference(&sums, &whole);
+                let d = sums.largest_relative_difference(&whole);
                 assert!(d < 1e-4, "{cushion:?} cut {cut}: relative difference {d}");
                 assert_eq!(update.restarted, k == 0, "cut {cut}");
                 kept += update.closed;
