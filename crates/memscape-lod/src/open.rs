@@ -199,12 +199,7 @@ impl LodTrace {
         if self.index.level_for(view.pixel_size()).is_some() {
             return None;
         }
-        let source = TraceBlocks {
-            columns: self.file.columns(),
-            axis: &self.index.meta.axis,
-            color: self.color,
-            index: &self.index,
-        };
+        let source = self.blocks();
         let mut out = Vec::new();
         let mut over = false;
         source.blocks_in(view.window(), 0, 1, &mut |b| {
@@ -217,17 +212,22 @@ impl LodTrace {
         (!over).then_some(out)
     }
 
+    /// The trace's blocks as the resolve reads them (by number, or those meeting a window).
+    fn blocks(&self) -> TraceBlocks<'_> {
+        TraceBlocks {
+            columns: self.file.columns(),
+            axis: &self.index.meta.axis,
+            color: self.color,
+            index: &self.index,
+        }
+    }
+
     /// The view's Eq. 1 sums (add a pane's own passes to them before resolving).
     pub fn sums(&self, view: &LodView, path: FramePath) -> (PixelSums, ResolveStats) {
         let mut sums = PixelSums::new(view.width, view.height);
         let stats = match path {
             FramePath::Lod => {
-                let source = TraceBlocks {
-                    columns: self.file.columns(),
-                    axis: &self.index.meta.axis,
-                    color: self.color,
-                    index: &self.index,
-                };
+                let source = self.blocks();
                 accumulate(&self.index, &source, view, &mut sums)
             }
             FramePath::Exact => {
@@ -255,12 +255,7 @@ impl LodTrace {
         let Some(level) = self.index.levels.get(li) else {
             return Vec::new();
         };
-        let source = TraceBlocks {
-            columns: self.file.columns(),
-            axis: &self.index.meta.axis,
-            color: self.color,
-            index: &self.index,
-        };
+        let source = self.blocks();
         let mut out = Vec::new();
         self.index.large_blocks(
             &level.desc,
