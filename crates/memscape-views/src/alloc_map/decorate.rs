@@ -175,7 +175,8 @@ pub fn region_separators(
         }
         // The lowest region's label sits above the time ticks' labels, not on them.
         let label_y = (y - 2.0).min(map.bottom() - 20.0);
-        if labelled && last_label - label_y > 14.0 {
+        // 10.5-point labels with their shadow need about 13 points: keep a gap between them.
+        if labelled && last_label - label_y > 18.0 {
             shadowed(
                 p,
                 Label::new(
