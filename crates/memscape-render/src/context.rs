@@ -2,6 +2,12 @@
 
 use crate::RenderError;
 
+/// Whether `device` is a software rasterizer (lavapipe/llvmpipe): what picks the cheaper path
+/// wherever a draw has a CPU alternative.
+pub fn is_software(device: &wgpu::Device) -> bool {
+    device.adapter_info().device_type == wgpu::DeviceType::Cpu
+}
+
 /// Which adapter to use. `MEMSCAPE_ADAPTER=cpu|gpu|auto` overrides the caller's default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdapterChoice {

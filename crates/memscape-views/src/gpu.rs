@@ -137,7 +137,7 @@ pub struct PaintOptions {
 fn takes_cpu_sums(device: &wgpu::Device, blocks: usize, always: bool) -> bool {
     memscape_render::alloc_map::dense::prefers_cpu_sums(device, blocks)
         || (always
-            && device.adapter_info().device_type == wgpu::DeviceType::Cpu
+            && memscape_render::context::is_software(device)
             && !matches!(
                 std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref(),
                 Ok("dense" | "raster")

@@ -68,7 +68,7 @@ pub fn auto_takes_dense(device: &wgpu::Device) -> bool {
     match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref() {
         Ok("dense") => true,
         Ok("raster") => false,
-        _ => device.adapter_info().device_type != wgpu::DeviceType::Cpu,
+        _ => !crate::context::is_software(device),
     }
 }
 
@@ -85,10 +85,7 @@ pub fn prefers_cpu_sums(device: &wgpu::Device, blocks: usize) -> bool {
     match std::env::var("MEMSCAPE_ALLOC_MAP_PATH").as_deref() {
         Ok("cpu") => true,
         Ok("dense" | "raster") => false,
-        _ => {
-            blocks >= CPU_SUMS_MIN_BLOCKS
-                && device.adapter_info().device_type == wgpu::DeviceType::Cpu
-        }
+        _ => blocks >= CPU_SUMS_MIN_BLOCKS && crate::context::is_software(device),
     }
 }
 

@@ -247,14 +247,14 @@ pub fn upload_blocks(
 }
 
 /// Whether a level's cells are resolved on the GPU (`memscape_render::alloc_map::lod_cells`)
-/// on `device`: on hardware GPUs always; on a software rasterizer (lavapipe runs compute
-/// shaders on the CPU) as measured cheaper (BENCHMARKS.md, "Level of detail: the resolve on
-/// the GPU"). `MEMSCAPE_LOD_RESOLVE=gpu|cpu` overrides the choice.
+/// on `device`: on hardware GPUs; not on a software rasterizer, where the CPU resolve measured
+/// 3–4× cheaper (lavapipe runs compute shaders on the CPU: BENCHMARKS.md, "Level of detail: the
+/// resolve on the GPU"). `MEMSCAPE_LOD_RESOLVE=gpu|cpu` overrides the choice.
 pub fn cells_on_gpu(device: &wgpu::Device) -> bool {
     match std::env::var("MEMSCAPE_LOD_RESOLVE").as_deref() {
         Ok("gpu") => true,
         Ok("cpu") => false,
-        _ => device.adapter_info().device_type != wgpu::DeviceType::Cpu || LAVAPIPE_CELLS_ON_GPU,
+        _ => !memscape_render::context::is_software(device),
     }
 }
 
@@ -288,9 +288,6 @@ fn prepare_exact(
     );
     data
 }
-
-/// The default on a software rasterizer (see [`cells_on_gpu`]).
-const LAVAPIPE_CELLS_ON_GPU: bool = false;
 
 /// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
 /// target) from `lod`: the exact GPU pipeline when few blocks are in view, else the index's
@@ -383,7 +380,7 @@ impl LargeBlocksOn {
     /// (lavapipe took 2.5 s to rasterize 0.5 M long-lived blocks at 1920×1080: BENCHMARKS.md,
     /// "Level of detail: the resolve on the GPU").
     pub fn of(device: &wgpu::Device) -> Self {
-        if device.adapter_info().device_type == wgpu::DeviceType::Cpu {
+        if memscape_render::context::is_software(device) {
             Self::Cpu
         } else {
             Self::Gpu
