@@ -41,7 +41,11 @@ fn replay_with_free_sides(
                 );
             }
             _ => {
-                let thread = if i % 3 == 0 { other } else { b.thread[i] };
+                let thread = if i.is_multiple_of(3) {
+                    other
+                } else {
+                    b.thread[i]
+                };
                 let site = b.site[(i * 7 + 3) % b.len()];
                 builder.free_from(line, b.free_time_ns[i], b.address[i], thread, site);
             }
@@ -52,7 +56,10 @@ fn replay_with_free_sides(
 fn assert_same_scene(continued: &AllocScene, whole: &AllocScene, what: &str) {
     assert_eq!(continued.live_frame, whole.live_frame, "{what}: frame");
     assert_eq!(continued.regions, whole.regions, "{what}: regions");
-    assert_eq!(continued.block_region, whole.block_region, "{what}: block regions");
+    assert_eq!(
+        continued.block_region, whole.block_region,
+        "{what}: block regions"
+    );
     assert!(continued.blocks == whole.blocks, "{what}: blocks differ");
     assert!(
         continued.times_events == whole.times_events,
@@ -68,7 +75,11 @@ fn assert_same_scene(continued: &AllocScene, whole: &AllocScene, what: &str) {
         "{what}: top free sites"
     );
     assert_eq!(
-        (continued.max_size, continued.max_lifetime, continued.wrappers_digest),
+        (
+            continued.max_size,
+            continued.max_lifetime,
+            continued.wrappers_digest
+        ),
         (whole.max_size, whole.max_lifetime, whole.wrappers_digest),
         "{what}: ramps and wrappers"
     );
@@ -116,7 +127,10 @@ fn a_continued_live_scene_equals_the_scene_made_from_scratch_at_every_snapshot()
                 ..Default::default()
             };
             let (whole, _) = AllocScene::live(&trace, color_by, fresh, true);
-            let f = scene.live_frame.as_ref().expect("a live snapshot has a frame");
+            let f = scene
+                .live_frame
+                .as_ref()
+                .expect("a live snapshot has a frame");
             assert_same_scene(&scene, &whole, &format!("{color_by:?} at {cut} events"));
             continued += usize::from(had_blocks && layouts.last() == Some(&f.layout));
             layouts.push(f.layout);

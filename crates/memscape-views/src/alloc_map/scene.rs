@@ -13,8 +13,8 @@ use memscape_trace::metrics::BinMetrics;
 pub use super::colors::ColorBy;
 use super::colors::{Classes, site_color, site_labels};
 use super::live_frame::LiveFrame;
-pub use super::scene_blocks::colors_stay;
 use super::scene_blocks::BlockArrays;
+pub use super::scene_blocks::colors_stay;
 use crate::ramp::ColorRamp;
 
 /// The time axis of the map.
@@ -288,23 +288,36 @@ impl AllocScene {
             let mut blocks = laid.blocks;
             // Only the new and the then live blocks when the rest kept their colours.
             let colors = colors_stay(color_by).then_some((color_by, wrappers_digest));
-            let recolor = laid.recolor.filter(|_| colors.is_some() && laid.kept_colors == colors);
-            let indices: Box<dyn Iterator<Item = usize> + '_> = match &recolor {
-                Some(r) => Box::new(r.iter().map(|&i| i as usize)),
-                None => Box::new(0..blocks.len()),
-            };
-            let colored = scene.block_colors_of(
-                trace,
-                color_by,
-                &scene.block_region,
-                scene.events_extent,
-                Classes::identity(),
-                Some(&sites),
-                indices.collect(),
-            );
-            for (i, (color, attr)) in colored {
-                blocks[i].color = color;
-                blocks[i].attr = attr;
+            let recolor = laid
+                .recolor
+                .filter(|_| colors.is_some() && laid.kept_colors == colors);
+            match &recolor {
+                Some(listed) => {
+                    let colored = scene.block_colors_of(
+                        trace,
+                        color_by,
+                        Some(&sites),
+                        listed.iter().map(|&i| i as usize),
+                    );
+                    for (i, (color, attr)) in colored {
+                        blocks[i].color = color;
+                        blocks[i].attr = attr;
+                    }
+                }
+                None => {
+                    let colored = scene.block_colors_with(
+                        trace,
+                        color_by,
+                        &scene.block_region,
+                        scene.events_extent,
+                        Classes::identity(),
+                        Some(&sites),
+                    );
+                    for (block, (color, attr)) in blocks.iter_mut().zip(colored) {
+                        block.color = color;
+                        block.attr = attr;
+                    }
+                }
             }
             scene.blocks = Arc::new(blocks);
             let kept = BlockArrays {
@@ -369,7 +382,8 @@ impl AllocScene {
     /// `memscape_render::alloc_map::AccumulatedSums`). `None`: sum every block each time.
     pub fn accumulation_key(&self, color_by: ColorBy) -> Option<u64> {
         let frame = self.live_frame.as_ref()?;
-        colors_stay(color_by).then_some((frame.layout << 8 | color_by as u64) ^ self.wrappers_digest)
+        colors_stay(color_by)
+            .then_some((frame.layout << 8 | color_by as u64) ^ self.wrappers_digest)
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
@@ -461,26 +475,23 @@ impl AllocScene {
     }
 
     /// The colours of the blocks `indices` only (a live snapshot's new and then live blocks,
-    /// the others' kept), as (block, (colour, attribute)).
-    #[allow(clippy::too_many_arguments)]
+    /// the others' kept), as (block, (colour, attribute)), with regions as bins and age at the
+    /// trace's end as [`Self::colored_blocks`] colours them.
     fn block_colors_of(
         &self,
         trace: &Trace,
         color_by: ColorBy,
-        block_bin: &[u32],
-        age_at: u64,
-        classes: &Classes,
         sites: Option<&memscape_trace::sites::Sites>,
-        indices: Vec<usize>,
+        indices: impl Iterator<Item = usize>,
     ) -> Vec<(usize, (u32, f32))> {
-        let mut colors = Vec::with_capacity(indices.len());
-        self.each_block_color(
-            trace,
-            color_by,
-            (block_bin, age_at, classes, sites),
-            indices,
-            |i, c| colors.push((i, c)),
+        let mut colors = Vec::with_capacity(indices.size_hint().0);
+        let by = (
+            self.block_region.as_slice(),
+            self.events_extent,
+            Classes::identity(),
+            sites,
         );
+        self.each_block_color(trace, color_by, by, indices, |i, c| colors.push((i, c)));
         colors
     }
 
@@ -490,12 +501,7 @@ impl AllocScene {
         &self,
         trace: &Trace,
         color_by: ColorBy,
-        by: (
-            &[u32],
-            u64,
-            &Classes,
-            Option<&memscape_trace::sites::Sites>,
-        ),
+        by: (&[u32], u64, &Classes, Option<&memscape_trace::sites::Sites>),
         indices: impl IntoIterator<Item = usize>,
         mut sink: impl FnMut(usize, (u32, f32)),
     ) {
@@ -522,9 +528,9 @@ impl AllocScene {
         };
         let mut keys: HashMap<u32, u32> = HashMap::new();
         let mut site_key = |node: u32| -> u32 {
-            *keys.entry(node).or_insert_with(|| {
-                sites.map_or(0, |s| s.line_key(trace, node).digest())
-            })
+            *keys
+                .entry(node)
+                .or_insert_with(|| sites.map_or(0, |s| s.line_key(trace, node).digest()))
         };
         for i in indices {
             let color = match color_by {

@@ -58,7 +58,11 @@ pub(super) struct LaidOut {
 pub fn colors_stay(color_by: ColorBy) -> bool {
     matches!(
         color_by,
-        ColorBy::Thread | ColorBy::Site | ColorBy::Process | ColorBy::FreeSite | ColorBy::CrossThread
+        ColorBy::Thread
+            | ColorBy::Site
+            | ColorBy::Process
+            | ColorBy::FreeSite
+            | ColorBy::CrossThread
     )
 }
 
