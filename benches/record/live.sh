@@ -11,6 +11,8 @@
 #
 #   benches/record/live.sh            (MEMSCAPE: the binary, default target/release/memscape,
 #                                      built when missing; PROFILE=dev uses target/debug)
+#   LIVE_LOG=…,memscape::frames=trace      (the log's filter: default warn,memscape::live=debug,
+#                                      memscape::scene=debug; frames= adds each frame's causes)
 #   WORKLOAD=small benches/record/live.sh   (instead of cc1plus: a small C program, 60 bursts
 #                                      of 2,000 allocations 150 ms apart, ~160 k events)
 #
@@ -55,7 +57,7 @@ else
         -dumpbase heavy.cpp -dumpbase-ext .cpp -mtune=generic -march=x86-64 -O2 -o heavy.s)
 fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-RUST_LOG=warn,memscape::live=debug,memscape::scene=debug MEMSCAPE_ADAPTER=cpu \
+RUST_LOG=${LIVE_LOG:-warn,memscape::live=debug,memscape::scene=debug} MEMSCAPE_ADAPTER=cpu \
     /usr/bin/time -v -o time.txt \
     xvfb-run -a -s "-screen 0 1600x1000x24" "$memscape" record --live --screenshot "$work/shot.png" \
     -o cc.msc -- "${program[@]}" > log.txt 2>&1

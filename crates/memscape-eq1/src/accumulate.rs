@@ -272,14 +272,62 @@ pub struct Accumulator<'v> {
     any_wide: bool,
 }
 
+/// The arrays an [`Accumulator`] leaves for the next one (a live view sums every snapshot in
+/// the same view): reused, they are neither allocated nor zeroed by the kernel page by page
+/// again. The difference arrays come back zeroed by [`Accumulator::finish_reusing`]'s resolve;
+/// the sums are given back by whoever held them ([`AccumulatorScratch::give_back`]) and zeroed
+/// when reused.
+#[derive(Default)]
+pub struct AccumulatorScratch {
+    sums: Option<ColumnSums>,
+    d0: Vec<[f64; 5]>,
+    d1: Vec<[f64; 3]>,
+}
+
+impl std::fmt::Debug for AccumulatorScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccumulatorScratch")
+            .field("sums", &self.sums.as_ref().map(|s| [s.width, s.height]))
+            .field("difference_slots", &self.d0.len())
+            .finish()
+    }
+}
+
+impl AccumulatorScratch {
+    /// Keeps `sums`' arrays for the next accumulator (their values are not used).
+    pub fn give_back(&mut self, sums: ColumnSums) {
+        self.sums = Some(sums);
+    }
+}
+
 impl<'v> Accumulator<'v> {
     pub fn new(view: &'v MapView) -> Self {
+        Self::reusing(view, AccumulatorScratch::default())
+    }
+
+    /// An accumulator of `view` on `scratch`'s arrays where they have its size (else new ones).
+    pub fn reusing(view: &'v MapView, scratch: AccumulatorScratch) -> Self {
+        let sums = match scratch.sums {
+            Some(mut s) if s.width == view.width && s.height == view.height => {
+                s.acc.fill([0.0; 4]);
+                s.cov.fill(0.0);
+                s
+            }
+            _ => ColumnSums::new(view.width, view.height),
+        };
+        // Zeroed by the resolve that gave them back; allocated at the first wide block if not.
+        let slots = (view.width as usize + 1) * view.height as usize;
+        let (d0, d1) = if scratch.d0.len() == slots && scratch.d1.len() == slots {
+            (scratch.d0, scratch.d1)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Self {
             view,
-            sums: ColumnSums::new(view.width, view.height),
-            d0: Vec::new(),
-            d1: Vec::new(),
+            sums,
             any_wide: false,
+            d0,
+            d1,
         }
     }
 
@@ -297,8 +345,10 @@ impl<'v> Accumulator<'v> {
         if !self.any_wide {
             self.any_wide = true;
             // One extra slot per row: a run ending at the last column subtracts there.
-            self.d0 = vec![[0.0; 5]; (w + 1) * h];
-            self.d1 = vec![[0.0; 3]; (w + 1) * h];
+            if self.d0.is_empty() {
+                self.d0 = vec![[0.0; 5]; (w + 1) * h];
+                self.d1 = vec![[0.0; 3]; (w + 1) * h];
+            }
         }
         let light = default_light();
         let size_px = [g[2], g[3]];
@@ -401,7 +451,12 @@ impl<'v> Accumulator<'v> {
     }
 
     /// Resolves the difference arrays into the sums and returns them.
-    pub fn finish(mut self) -> ColumnSums {
+    pub fn finish(self) -> ColumnSums {
+        self.finish_reusing().0
+    }
+
+    /// [`Self::finish`], and the difference arrays, zeroed, for the next accumulator.
+    pub fn finish_reusing(mut self) -> (ColumnSums, AccumulatorScratch) {
         if self.any_wide {
             let (w, h) = (self.sums.width as usize, self.sums.height as usize);
             for py in 0..h {
@@ -416,6 +471,9 @@ impl<'v> Accumulator<'v> {
                     for (c, v) in c1.iter_mut().zip(&self.d1[d]) {
                         *c += v;
                     }
+                    // Read once, so zeroed here for the next accumulator at no extra pass.
+                    self.d0[d] = [0.0; 5];
+                    self.d1[d] = [0.0; 3];
                     let x = px as f64;
                     let a = &mut self.sums.acc[i];
                     match self.view.color_mode {
@@ -432,9 +490,18 @@ impl<'v> Accumulator<'v> {
                     a[3] += c0[3] as f32;
                     self.sums.cov[i] += c0[4] as f32;
                 }
+                // The extra slot per row (a run ending at the last column) is never read.
+                let end = py * (w + 1) + w;
+                self.d0[end] = [0.0; 5];
+                self.d1[end] = [0.0; 3];
             }
         }
-        self.sums
+        let scratch = AccumulatorScratch {
+            sums: None,
+            d0: self.d0,
+            d1: self.d1,
+        };
+        (self.sums, scratch)
     }
 }
 
@@ -549,6 +616,42 @@ mod tests {
                         .unwrap_or(0);
                     assert!(worst <= 1, "{cushion:?} {mode:?} α={alpha}: {worst}");
                 }
+            }
+        }
+    }
+
+    /// Accumulators on the arrays an earlier one left (`finish_reusing`, `give_back`) sum
+    /// exactly what fresh ones do, bit for bit: the difference arrays come back zeroed, the
+    /// sums are zeroed on reuse; a scratch of another size is not used.
+    #[test]
+    fn a_reused_scratch_sums_what_a_fresh_accumulator_sums() {
+        let sets = [
+            random_blocks(2500, 11),
+            random_blocks(40, 12),
+            random_blocks(1800, 13),
+        ];
+        for cushion in [Cushion::None, Cushion::Parabolic] {
+            let mut scratch = AccumulatorScratch::default();
+            for (round, blocks) in sets.iter().chain(&sets).enumerate() {
+                // Round 3 is another size: its scratch is new, then reused at round 4.
+                let (w, h) = if round == 3 { (180, 90) } else { (300, 200) };
+                let mut v = MapView::fit(1000, 9000, 1 << 17, 1 << 19, w, h);
+                v.cushion = cushion;
+                let mut fresh = Accumulator::new(&v);
+                let mut reused = Accumulator::reusing(&v, std::mem::take(&mut scratch));
+                for b in blocks {
+                    fresh.add(b);
+                    reused.add(b);
+                }
+                let expected = fresh.finish();
+                let (got, left) = reused.finish_reusing();
+                let bits = |c: &ColumnSums| -> Vec<u32> {
+                    c.acc.iter().flatten().chain(&c.cov).map(|f| f.to_bits()).collect()
+                };
+                assert_eq!(bits(&got), bits(&expected), "{cushion:?}, round {round}");
+                assert!(left.d0.iter().flatten().chain(left.d1.iter().flatten()).all(|&d| d == 0.0));
+                scratch = left;
+                scratch.give_back(got);
             }
         }
     }

@@ -16,7 +16,7 @@ use super::AllocMapView;
 use super::cpu_reference::SumsControl;
 use super::gpu::{AllocBlockGpu, BlockTimeGpu};
 use memscape_eq1::accumulate::Accumulator;
-use memscape_eq1::{BlockSums, ColumnSums, PixelSums, RowAccumulator};
+use memscape_eq1::{AccumulatorScratch, BlockSums, ColumnSums, PixelSums, RowAccumulator};
 
 /// The sums of a trace's closed blocks in one view, and which blocks were open (see the
 /// module's documentation).
@@ -31,6 +31,10 @@ pub struct AccumulatedSums {
     /// Blocks of `range_start..seen` that were open at the last update.
     open: Vec<u32>,
     seen: usize,
+    /// The two accumulators' arrays (closed, open) kept for the next update: each update
+    /// otherwise allocates ≈ 70 MB per accumulator at 1400×600 that the kernel zeroes page by
+    /// page. Lost, and made again, when an update is cancelled.
+    scratch: [AccumulatorScratch; 2],
 }
 
 /// What one [`AccumulatedSums::update`] did.
@@ -97,35 +101,45 @@ impl AccumulatedSums {
             }
         }
         let ev = view.eq1(size);
+        let [closed_scratch, open_scratch] = std::mem::take(&mut self.scratch);
         // The closed blocks on one thread, the open ones on the others (each its own sums).
         let (closed, open) = if threads <= 1 {
             (
-                sum_listed(&ev, blocks, times, &now_closed, control),
-                sum_listed(&ev, blocks, times, &now_open, control),
+                sum_listed(&ev, blocks, times, &now_closed, control, closed_scratch),
+                sum_listed(&ev, blocks, times, &now_open, control, open_scratch),
             )
         } else {
             std::thread::scope(|scope| {
-                let open = scope.spawn(|| sum_listed(&ev, blocks, times, &now_open, control));
-                let closed = sum_listed(&ev, blocks, times, &now_closed, control);
+                let open = scope.spawn(|| {
+                    sum_listed(&ev, blocks, times, &now_open, control, open_scratch)
+                });
+                let closed = sum_listed(&ev, blocks, times, &now_closed, control, closed_scratch);
                 let open = open.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
                 (closed, open)
             })
         };
-        let (closed, open) = (closed?, open?);
+        let ((closed, mut closed_scratch), (open, mut open_scratch)) = (closed?, open?);
         if control.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         // Commit: the new closed blocks join the kept sums.
-        let kept = match self.closed.take() {
-            Some(mut kept) if !restart => {
+        let kept = match (self.closed.take(), restart) {
+            (Some(mut kept), false) => {
                 kept.add(&closed);
+                closed_scratch.give_back(closed);
                 kept
             }
-            _ => closed,
+            (old, _) => {
+                if let Some(old) = old {
+                    closed_scratch.give_back(old);
+                }
+                closed
+            }
         };
         let mut out = PixelSums::new(size[0], size[1]);
         kept.add_to(&mut out);
         open.add_to(&mut out);
+        open_scratch.give_back(open);
         let update = AccumulatedUpdate {
             restarted: restart,
             closed: now_closed.len(),
@@ -138,6 +152,7 @@ impl AccumulatedSums {
             closed: Some(kept),
             open: now_open,
             seen: range.end,
+            scratch: [closed_scratch, open_scratch],
         };
         Some((out, update))
     }
@@ -147,18 +162,24 @@ fn join(v: [u32; 2]) -> u64 {
     u64::from(v[0]) | (u64::from(v[1]) << 32)
 }
 
-/// The sums of the blocks `listed` (indices), as `exact_sums` sums a range; `None` once
-/// cancelled.
+/// The sums of the blocks `listed` (indices), as `exact_sums` sums a range, on `scratch`'s
+/// arrays, and what the accumulator leaves for the next; `None` once cancelled.
 fn sum_listed(
     ev: &memscape_eq1::MapView,
     blocks: &[AllocBlockGpu],
     times: &[BlockTimeGpu],
     listed: &[u32],
     control: &SumsControl,
-) -> Option<ColumnSums> {
+    scratch: AccumulatorScratch,
+) -> Option<(ColumnSums, AccumulatorScratch)> {
     match RowAccumulator::new(ev) {
-        Some(row) => sum_into(row, blocks, times, listed, control),
-        None => sum_into(Accumulator::new(ev), blocks, times, listed, control),
+        // One row: small arrays, not worth keeping.
+        Some(row) => Some((sum_into(row, blocks, times, listed, control)?, scratch)),
+        None => {
+            let mut acc = Accumulator::reusing(ev, scratch);
+            add_listed(&mut acc, blocks, times, listed, control)?;
+            Some(acc.finish_reusing())
+        }
     }
 }
 
@@ -169,6 +190,18 @@ fn sum_into(
     listed: &[u32],
     control: &SumsControl,
 ) -> Option<ColumnSums> {
+    add_listed(&mut acc, blocks, times, listed, control)?;
+    Some(acc.finish())
+}
+
+/// Adds the blocks `listed` to `acc`; `None` once cancelled.
+fn add_listed(
+    acc: &mut impl BlockSums,
+    blocks: &[AllocBlockGpu],
+    times: &[BlockTimeGpu],
+    listed: &[u32],
+    control: &SumsControl,
+) -> Option<()> {
     use std::sync::atomic::Ordering;
     for part in listed.chunks(super::cpu_reference::SUMS_CHECK_BLOCKS) {
         if control.cancel.load(Ordering::Relaxed) {
@@ -180,7 +213,7 @@ fn sum_into(
         }
         control.done.fetch_add(part.len(), Ordering::Relaxed);
     }
-    Some(acc.finish())
+    Some(())
 }
 
 #[cfg(test)]
