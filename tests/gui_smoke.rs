@@ -343,6 +343,21 @@ int main(void) {
                 .ok()
         });
     assert_eq!(total, Some(shown.len()), "{stderr}");
+    // Each update costs few frames (each a whole-window redraw on lavapipe): the snapshot
+    // handed, the panes swapped in, the sums drawn — no frames of spinners or of egui's
+    // doubled immediate requests between (on cc1plus those made 2–10 a snapshot).
+    let mut frames: Vec<u64> = stderr
+        .lines()
+        .filter(|l| l.contains("live snapshot shown"))
+        .filter_map(|l| l.split("frames=").nth(1)?.split(' ').next()?.parse().ok())
+        .collect();
+    assert_eq!(frames.len(), shown.len(), "{stderr}");
+    frames.sort_unstable();
+    let median = frames[frames.len() / 2];
+    assert!(
+        median <= 3,
+        "frames per snapshot shown: {frames:?}\n{stderr}"
+    );
     // The window at the end is the finished file's, as `memscape view grow.msc` shows it.
     let view_png = dir.join("view.png");
     let mut view = windowed(&dir, (1200, 760));

@@ -26,14 +26,16 @@ pub struct LiveFeed {
     pub events: u64,
     pub updates: u64,
     pub finished: bool,
-    /// The snapshot handed to the panes and not yet shown by all of them: its number, events
-    /// and when it was handed.
-    handed: Option<(u64, u64, Instant)>,
+    /// The snapshot handed to the panes and not yet shown by all of them: its number, events,
+    /// and when it was handed (time and the window's pass).
+    handed: Option<(u64, u64, Instant, u64)>,
     /// When the panes showed each of the last snapshots (for the rate in the status line).
     shown: VecDeque<Instant>,
     /// Snapshots shown in all, and when the first was.
     shown_total: u64,
     first_shown: Option<Instant>,
+    /// The window's pass when the last snapshot was shown (frames per update, logged).
+    shown_pass: Option<u64>,
 }
 
 /// Snapshots over which the status line's rate is taken.
@@ -60,15 +62,21 @@ impl LiveFeed {
     }
 
     /// A snapshot was shown by every pane of the recording.
-    fn shown_now(&mut self) {
+    /// `pass`: the window's frame now.
+    fn shown_now(&mut self, pass: u64) {
         let now = Instant::now();
-        if let Some((number, events, handed)) = self.handed.take() {
+        if let Some((number, events, handed, handed_pass)) = self.handed.take() {
             self.rx.shown(number);
+            // The window's frames since the last snapshot shown (the first: since handed), this
+            // one included: what each update costs on a software rasterizer.
+            let frames = pass - self.shown_pass.unwrap_or(handed_pass).min(pass);
+            self.shown_pass = Some(pass);
             tracing::info!(
                 target: "memscape::live",
                 number,
                 events,
                 apply_ms = handed.elapsed().as_secs_f64() * 1e3,
+                frames,
                 "live snapshot shown"
             );
         }
@@ -104,6 +112,7 @@ impl MemscapeApp {
             shown: VecDeque::new(),
             shown_total: 0,
             first_shown: None,
+            shown_pass: None,
         });
     }
 
@@ -112,6 +121,7 @@ impl MemscapeApp {
     pub(super) fn poll_live(&mut self, ctx: &egui::Context) -> Vec<FileEvent> {
         let mut events = Vec::new();
         tracing::trace!(target: "memscape::live", pass = ctx.cumulative_pass_nr(), "frame");
+        crate::panes::set_live_recording(self.live.iter().any(|f| !f.finished));
         for i in 0..self.live.len() {
             if self.live[i].finished {
                 continue;
@@ -125,7 +135,7 @@ impl MemscapeApp {
                 continue;
             }
             if self.live[i].handed.is_some() {
-                self.live[i].shown_now();
+                self.live[i].shown_now(ctx.cumulative_pass_nr());
             }
             let update = match self.live[i].rx.rx.try_recv() {
                 Ok(u) => u,
@@ -153,7 +163,8 @@ impl MemscapeApp {
                         "live snapshot handed to the views"
                     );
                     self.live[i].events = events;
-                    self.live[i].handed = Some((number, events, Instant::now()));
+                    self.live[i].handed =
+                        Some((number, events, Instant::now(), ctx.cumulative_pass_nr()));
                     self.carry_links(file, &dataset);
                     self.files.live_data(file, dataset, false)
                 }

@@ -83,6 +83,19 @@ pub fn software_rasterizer() -> bool {
     SOFTWARE_RASTERIZER.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Whether a live recording is being followed (its spinners do not animate on a software
+/// rasterizer: see [`spinner`]).
+static LIVE_RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records whether a live recording is being followed (the shell, each frame).
+pub fn set_live_recording(on: bool) {
+    LIVE_RECORDING.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn live_recording() -> bool {
+    LIVE_RECORDING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The delay before a frame that only polls or animates: `d`, at least
 /// [`SOFTWARE_ANIMATION_PACE`] on a software rasterizer.
 pub fn paced(d: std::time::Duration) -> std::time::Duration {
@@ -159,7 +172,11 @@ pub fn spinner(ui: &mut egui::Ui) -> egui::Response {
             .collect();
         ui.painter()
             .add(egui::Shape::line(points, egui::Stroke::new(3.0, color)));
-        ui.ctx().request_repaint_after(SOFTWARE_ANIMATION_PACE);
+        // While a recording is live its snapshots and the workers wake the window anyway: a
+        // spinner's own frames there were 1–3 of each cc1plus update's frames.
+        if !live_recording() {
+            ui.ctx().request_repaint_after(SOFTWARE_ANIMATION_PACE);
+        }
     }
     response
 }

@@ -646,10 +646,21 @@ mod tests {
                 let expected = fresh.finish();
                 let (got, left) = reused.finish_reusing();
                 let bits = |c: &ColumnSums| -> Vec<u32> {
-                    c.acc.iter().flatten().chain(&c.cov).map(|f| f.to_bits()).collect()
+                    c.acc
+                        .iter()
+                        .flatten()
+                        .chain(&c.cov)
+                        .map(|f| f.to_bits())
+                        .collect()
                 };
                 assert_eq!(bits(&got), bits(&expected), "{cushion:?}, round {round}");
-                assert!(left.d0.iter().flatten().chain(left.d1.iter().flatten()).all(|&d| d == 0.0));
+                assert!(
+                    left.d0
+                        .iter()
+                        .flatten()
+                        .chain(left.d1.iter().flatten())
+                        .all(|&d| d == 0.0)
+                );
                 scratch = left;
                 scratch.give_back(got);
             }

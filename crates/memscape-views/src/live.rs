@@ -93,7 +93,8 @@ struct Pace {
 impl Pace {
     fn wake_window(&self) {
         if let Some(ctx) = self.window.get() {
-            ctx.request_repaint();
+            // One frame (an immediate request is two on egui): it hands the snapshot over.
+            crate::wake(ctx);
         }
     }
 }

@@ -474,8 +474,9 @@ impl View for AllocMapPane {
                 std::time::Duration::from_millis(100),
             ));
         } else if was_preparing {
-            // Swapped in: the shell hands the next snapshot on the next frame.
-            ui.ctx().request_repaint();
+            // Swapped in: the shell hands the next snapshot on the next frame (one: an
+            // immediate request is two, each a whole-window redraw).
+            memscape_views::wake(ui.ctx());
         }
         if self.apply_process_filter() || self.filtering() {
             ui.ctx()

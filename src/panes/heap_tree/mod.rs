@@ -370,8 +370,9 @@ impl View for HeapTreePane {
             ui.ctx()
                 .request_repaint_after(crate::panes::fallback(Duration::from_millis(250)));
         } else if was_preparing {
-            // Swapped in: the shell hands the next snapshot on the next frame.
-            ui.ctx().request_repaint();
+            // Swapped in: the shell hands the next snapshot on the next frame (one: an
+            // immediate request is two, each a whole-window redraw).
+            memscape_views::wake(ui.ctx());
         }
         self.drain();
         self.controls(ui);

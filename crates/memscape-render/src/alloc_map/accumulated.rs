@@ -110,9 +110,8 @@ impl AccumulatedSums {
             )
         } else {
             std::thread::scope(|scope| {
-                let open = scope.spawn(|| {
-                    sum_listed(&ev, blocks, times, &now_open, control, open_scratch)
-                });
+                let open = scope
+                    .spawn(|| sum_listed(&ev, blocks, times, &now_open, control, open_scratch));
                 let closed = sum_listed(&ev, blocks, times, &now_closed, control, closed_scratch);
                 let open = open.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
                 (closed, open)
