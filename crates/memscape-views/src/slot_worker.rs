@@ -84,6 +84,8 @@ struct State<S, J: SlotJob> {
     finished: u64,
     /// The worker starts nothing before this instant (tests: [`SlotWorker::hold`]).
     held_until: Option<Instant>,
+    /// Wake the window only when no job waits (see [`SlotWorker::waking_once_drained`]).
+    wake_once_drained: bool,
     quit: bool,
 }
 
@@ -131,6 +133,7 @@ where
                 running: None,
                 finished: 0,
                 held_until: None,
+                wake_once_drained: false,
                 quit: false,
             }),
             wake: Condvar::new(),
@@ -201,6 +204,16 @@ where
     /// Jobs finished since the worker started (cancelled ones are not counted).
     pub fn finished(&self) -> u64 {
         self.shared.lock().map_or(0, |s| s.finished)
+    }
+
+    /// The window woken only when a job lands and none waits to start: the layers asked for in
+    /// one frame land in one frame (on a software rasterizer each is a whole-window redraw; a
+    /// live map's two layers were two frames per snapshot). A waiting job wakes it when it lands.
+    pub fn waking_once_drained(self) -> Self {
+        if let Some(mut s) = self.shared.lock() {
+            s.wake_once_drained = true;
+        }
+        self
     }
 
     /// Keeps the worker from starting a job for at most `d` (or until [`Self::release`]): what
@@ -297,8 +310,10 @@ where
                 output,
             }));
         }
+        let waiting = s.slots.values().any(|sl| sl.job.is_some());
+        let wake = !(s.wake_once_drained && waiting);
         drop(s);
-        if let Some(ctx) = &shared.ctx {
+        if wake && let Some(ctx) = &shared.ctx {
             crate::wake(ctx);
         }
     }
@@ -390,5 +405,39 @@ mod tests {
         wait_until("key 3", || worker.latest(0).is_some_and(|d| d.key == 3));
         assert_eq!(worker.finished(), 2, "1 (not cancellable) and 3, never 2");
         assert!(!worker.pending());
+    }
+
+    /// Two layers asked for in one frame wake the window once, when the second lands.
+    #[test]
+    fn a_worker_waking_once_drained_wakes_once_for_jobs_asked_together() {
+        let ctx = egui::Context::default();
+        let woken = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = woken.clone();
+        ctx.set_request_repaint_callback(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        let (tx, rx) = mpsc::channel::<()>();
+        let gate = Arc::new(Mutex::new(rx));
+        let job = |key| Gated {
+            key,
+            gate: gate.clone(),
+            gated: false,
+        };
+        for (drained, wakes) in [(true, 1), (false, 2)] {
+            let mut worker = SlotWorker::new("test-slot-worker", Some(ctx.clone())).unwrap();
+            if drained {
+                worker = worker.waking_once_drained();
+            }
+            woken.store(0, Ordering::Relaxed);
+            worker.hold(Duration::from_secs(20));
+            worker.want(0, job(1));
+            worker.want(1, job(2));
+            worker.release();
+            wait_until("both jobs", || worker.finished() == 2);
+            // The wake follows the count under the worker's lock: give it a moment.
+            std::thread::sleep(Duration::from_millis(100));
+            assert_eq!(woken.load(Ordering::Relaxed), wakes, "drained: {drained}");
+        }
+        drop(tx);
     }
 }

@@ -239,7 +239,7 @@ impl SumsWorker {
     /// Starts the worker, summing on up to `threads` threads; `ctx` is asked to repaint when
     /// sums land.
     pub fn new(ctx: Option<egui::Context>, threads: usize) -> Option<Arc<Self>> {
-        let worker = SlotWorker::new("memscape-sums", ctx)?;
+        let worker = SlotWorker::new("memscape-sums", ctx)?.waking_once_drained();
         Some(Arc::new(Self {
             worker,
             threads: threads.max(1),
