@@ -9,6 +9,8 @@
 //!
 //! The recording is replayed into a trace builder and snapshotted at cuts 1.4× apart from
 //! 100,000 events, as a live recording is.
+//! `MEMSCAPE_SUMS_FRESH_ARRAYS=1`: each update on new arrays, as before the accumulators' arrays
+//! were kept (wave 13).
 
 use std::time::Instant;
 
@@ -35,6 +37,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let (mut carry, mut replayed, mut cut) = (SceneCarry::default(), 0, 100_000usize);
     let mut kept = AccumulatedSums::new();
+    // Each update on new arrays, as before they were kept (the comparison's baseline).
+    let fresh_arrays = std::env::var_os("MEMSCAPE_SUMS_FRESH_ARRAYS").is_some();
     let (mut total_acc, mut total_exact) = (0.0, 0.0);
     println!(
         "events\tblocks\tframe\tcontinued\tclosed_added\topen\taccumulated_ms\tevery_block_ms\tlargest_rel_diff"
@@ -59,6 +63,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .accumulation_key(ColorBy::Site)
             .ok_or("site colours accumulate")?;
         let n = scene.blocks.len();
+        if fresh_arrays {
+            kept.forget_scratch();
+        }
         let started = Instant::now();
         let (sums, update) = kept
             .update(

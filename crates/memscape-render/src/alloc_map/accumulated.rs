@@ -53,6 +53,12 @@ impl AccumulatedSums {
         Self::default()
     }
 
+    /// Drops the arrays kept for the next update (what an update costs without them: the
+    /// `live_map_sums` example's comparison).
+    pub fn forget_scratch(&mut self) {
+        self.scratch = Default::default();
+    }
+
     /// The sums of the blocks `range` of `blocks`/`times` in `view` at `size` pixels, keeping
     /// the closed blocks' sums for the next update. `frame` must change whenever a block that
     /// ended may be drawn differently (view, pixel size, address layout, colours): then the sums
