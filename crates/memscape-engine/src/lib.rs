@@ -16,6 +16,7 @@ pub mod clusters;
 pub mod heap;
 pub mod lod;
 pub mod lod_index;
+mod ranks;
 pub mod samples;
 pub mod trace;
 
@@ -189,6 +190,23 @@ impl Engine {
     /// Runs `df` and returns its batches.
     pub(crate) fn collect(&self, df: DataFrame) -> Result<Vec<RecordBatch>> {
         Ok(self.runtime.block_on(df.collect())?)
+    }
+
+    /// Runs `df` and hands its batches to `each` as they come, none kept: a result as big as
+    /// the samples walked in bounded memory.
+    pub(crate) fn for_each_batch(
+        &self,
+        df: DataFrame,
+        mut each: impl FnMut(&RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        use futures::StreamExt as _;
+        self.runtime.block_on(async {
+            let mut stream = df.execute_stream().await?;
+            while let Some(batch) = stream.next().await {
+                each(&batch?)?;
+            }
+            Ok(())
+        })
     }
 
     /// A table of the opened dataset.
