@@ -19,8 +19,8 @@ use memscape_samples::{ClusterParams, ClusterTree, Mapping, NONE, RouteKey};
 use memscape_topology::Topology;
 
 use crate::ranks::{OrderKey, keys_at};
-use crate::rows::{f64s, strs, u64s};
-use crate::samples::{attribute, number, route_key};
+use crate::rows::{f64s, u64s};
+use crate::samples::{attribute, number, route_key, route_keys};
 use crate::{Dataset, Engine, EngineError, Result};
 
 /// Segment totals by route key kept for glyphs up to this many (segment, key) entries (≈ 40 B
@@ -59,7 +59,14 @@ impl Engine {
         let m = level.resources.len();
         let segments = plan.segments();
         let Some((lo, hi)) = range.range.filter(|_| segments > 0) else {
-            return Ok(tree_from_segments(params, &plan, m, &[], |_| (0.0, 0), None));
+            return Ok(tree_from_segments(
+                params,
+                &plan,
+                m,
+                &[],
+                |_| (0.0, 0),
+                None,
+            ));
         };
         let pairs = known
             .clone()
@@ -105,14 +112,7 @@ impl Engine {
         )?;
         let mut keys = Vec::new();
         self.for_each_batch(df, |batch| {
-            let (cpu, level, node) = (
-                u64s(batch, "ms_cpu")?,
-                strs(batch, "ms_level")?,
-                u64s(batch, "ms_data_node")?,
-            );
-            for r in 0..batch.num_rows() {
-                keys.push(route_key(cpu[r], level[r].as_deref(), node[r])?);
-            }
+            keys.extend(route_keys(batch)?);
             Ok(())
         })?;
         keys.sort_unstable();
@@ -131,8 +131,11 @@ impl Engine {
         level: &LevelIndex,
     ) -> Result<SegmentSums> {
         let (segments, m) = (firsts.len(), level.resources.len());
-        let key_of: HashMap<RouteKey, u32> =
-            keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        let key_of: HashMap<RouteKey, u32> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u32))
+            .collect();
         let mut per_slot = vec![(0u64, 0u64); segments * m];
         let mut last = firsts.to_vec();
         let mut keyed: Option<HashMap<(u32, u32), (u64, u64)>> = Some(HashMap::new());
@@ -158,7 +161,9 @@ impl Engine {
                 let label = (!level_col.is_null(r)).then(|| level_col.value(r));
                 let key = route_key(cpu[r], label, node[r])?;
                 let Some(&key) = key_of.get(&key) else {
-                    return Err(EngineError::Invalid(format!("route key {key:?} not grouped")));
+                    return Err(EngineError::Invalid(format!(
+                        "route key {key:?} not grouped"
+                    )));
                 };
                 let cycles = latency[r].unwrap_or(0);
                 let route = mapping.route_of[key as usize];

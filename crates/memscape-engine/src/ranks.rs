@@ -215,3 +215,63 @@ pub(crate) fn keys_at(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Float64Array, RecordBatch, UInt64Array};
+
+    use super::*;
+
+    /// `keys_at` against a sort of the pairs, at every position, on values with no ties, with
+    /// a few values shared by thousands (split by row), all one value, and two values
+    /// f64's range apart (a span no bucket width covers).
+    #[test]
+    fn keys_at_every_position_are_the_sorted_pairs() {
+        let engine = Engine::embedded(2).unwrap();
+        let n = 5000u64;
+        let cases: Vec<(&str, Vec<f64>)> = vec![
+            (
+                "distinct",
+                (0..n).map(|i| ((i * 7919) % n) as f64 * 0.5).collect(),
+            ),
+            ("ties", (0..n).map(|i| (i % 3) as f64 - 1.0).collect()),
+            ("one value", vec![42.0; n as usize]),
+            (
+                "extremes",
+                (0..n)
+                    .map(|i| if i % 2 == 0 { -f64::MAX } else { f64::MAX })
+                    .collect(),
+            ),
+        ];
+        for (what, values) in cases {
+            // Rows out of order, as the dataset's files hold them.
+            let rows: Vec<u64> = (0..n).map(|i| (i * 4001) % n + 10).collect();
+            let batch = RecordBatch::try_from_iter(vec![
+                (
+                    "ms_value",
+                    Arc::new(Float64Array::from(values.clone())) as _,
+                ),
+                ("ms_row", Arc::new(UInt64Array::from(rows.clone())) as _),
+            ])
+            .unwrap();
+            let pairs = engine.ctx.read_batch(batch).unwrap();
+            let mut want: Vec<OrderKey> = values
+                .iter()
+                .zip(&rows)
+                .map(|(&value, &row)| OrderKey { value, row })
+                .collect();
+            want.sort_unstable_by(OrderKey::order);
+            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let positions: Vec<u64> = (0..n).collect();
+            let got = keys_at(&engine, &pairs, n, (lo, hi), &positions).unwrap();
+            assert_eq!(got, want, "{what}");
+            let some = [0, 1, 249, 250, n - 1];
+            let got = keys_at(&engine, &pairs, n, (lo, hi), &some).unwrap();
+            let picked: Vec<OrderKey> = some.iter().map(|&p| want[p as usize]).collect();
+            assert_eq!(got, picked, "{what}: some positions");
+        }
+    }
+}
