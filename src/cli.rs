@@ -159,7 +159,7 @@ pub struct RecordArgs {
     /// save the window as PNG to this path and close it.
     #[arg(long, value_name = "PNG", requires = "live")]
     pub screenshot: Option<PathBuf>,
-    /// With `--live`: initial window size in logical pixels.
+    /// With `--live`: initial window size in logical pixels (at least 800x560).
     #[arg(long, value_parser = parse_size, default_value = "1280x800")]
     pub window_size: (u32, u32),
     /// The program and its arguments, after `--`.
@@ -455,7 +455,7 @@ pub struct ViewArgs {
     #[arg(long, default_value_t = 120, requires = "screenshot")]
     pub screenshot_timeout: u64,
 
-    /// Initial window size in logical pixels, e.g. 1280x800.
+    /// Initial window size in logical pixels, e.g. 1280x800 (at least 800x560).
     #[arg(long, value_parser = parse_size, default_value = "1280x800")]
     pub window_size: (u32, u32),
 

@@ -37,6 +37,35 @@ fn gui_opens_the_demo_and_screenshots_it_under_xvfb() {
     check_exported_views(&exported);
 }
 
+/// The smallest window: a size below the minimum is raised to it, and there every pane of the
+/// demo's first layout holds its controls and picture within its edges (the self-test fails
+/// naming a pane whose content reaches past its edge, e.g. a toolbar row that does not wrap).
+#[test]
+fn gui_at_its_smallest_size_draws_every_pane_within_its_edges() {
+    let dir = scratch("gui_small");
+    let png = dir.join("small-window.png");
+    let _ = std::fs::remove_file(&png);
+    // The screen holds the smallest window; 640×480 is asked for.
+    let mut view = windowed(&dir, (800, 560));
+    view.args([
+        "view",
+        "--window-size",
+        "640x480",
+        "--screenshot-timeout",
+        "240",
+        "--screenshot",
+    ])
+    .arg(&png);
+    run_windowed(view);
+    let image = RgbaImage::load_png(&png).unwrap();
+    assert_eq!((image.width, image.height), (800, 560));
+    assert!(
+        image.distinct_colors() > 200,
+        "the window looks blank ({} colours)",
+        image.distinct_colors()
+    );
+}
+
 /// The panes' pictures exported as the GUI's "Export view as SVG…" writes them: one SVG per
 /// visible pane, each rendered by librsvg to something that is not blank, the allocation map's
 /// with its map as an embedded image and every one with its text as `<text>`.

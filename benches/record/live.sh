@@ -6,8 +6,8 @@
 # (`live snapshot shown` log lines: each is a snapshot every pane of the recording swapped
 # in), the median time from a snapshot handed to the panes to all of them showing it, the
 # snapshot side (copy-out with symbolization of the new call-tree nodes, allocation-map
-# scene), and the peak RSS of the whole run (`/usr/bin/time -v`: memscape, window and
-# recorder; the recorded program is a child and not counted).
+# scene), the peak RSS of the whole run (`/usr/bin/time -v`: memscape, window and
+# recorder; the recorded program is a child and not counted) and its CPU time.
 #
 #   benches/record/live.sh            (MEMSCAPE: the binary, default target/release/memscape,
 #                                      built when missing; PROFILE=dev uses target/debug)
@@ -78,10 +78,17 @@ printf 'snapshots shown while recording: %s in %.1f s = %.2f updates/s\n' "$coun
 printf 'median: handed → shown %.0f ms; snapshot + symbolization %.0f ms; scene %.0f ms\n' \
     "$apply" "$snap" "$scene"
 echo "peak RSS: $((rss / 1024)) MiB"
+# CPU of the whole run (memscape, its window, the recorder, Xvfb and the recorded program): on
+# a shared machine the wall-clock rate measures the other work too, the CPU much less.
+user=$(grep 'User time' time.txt | grep -o '[0-9.]*$')
+sys=$(grep 'System time' time.txt | grep -o '[0-9.]*$')
+printf 'CPU: %.1f s user + %.1f s system = %.2f CPU-s per snapshot shown\n' "$user" "$sys" \
+    "$(echo "if ($count > 0) ($user + $sys) / $count else 0" | bc -l)"
 grep 'the finished recording handed' log.txt | grep -o 'shown=.*'
 # The scene's occupancy sweep per snapshot (ms; where it started: 0 = from the first event).
 metrics=$(grep 'allocation-map scene' log.txt | grep -o '"region metrics", [0-9.]*' | grep -o '[0-9.]*$' || true)
-blocksms=$(grep 'allocation-map scene' log.txt | grep -o '("blocks", [0-9.]*' | grep -o '[0-9.]*$' || true)
+# ("blocks continued": the last snapshot's arrays continued, only the new blocks laid out.)
+blocksms=$(grep 'allocation-map scene' log.txt | grep -o '("blocks[a-z ]*", [0-9.]*' | grep -o '[0-9.]*$' || true)
 if [ -n "$metrics" ]; then
     echo "scene phases' ends (ms from the scene's start), per snapshot: blocks $(echo $blocksms), region metrics $(echo $metrics)"
 fi

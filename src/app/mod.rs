@@ -17,6 +17,7 @@ pub mod present;
 pub mod registry;
 pub mod screenshot;
 mod stats_overlay;
+mod tree_behavior;
 
 pub use compare::Startup;
 
@@ -33,6 +34,11 @@ use file_bar::FileRequest;
 use files::{FileEvent, FileId, OpenFiles, Status};
 use registry::PaneKind;
 use screenshot::ScreenshotJob;
+use tree_behavior::TreeBehavior;
+
+/// The window's smallest size in logical pixels: where the demo's four panes still hold their
+/// controls (at 640×480 the cycles pane's controls alone were taller than the pane).
+const MIN_WINDOW_SIZE: [f32; 2] = [800.0, 560.0];
 
 /// Where "Record tour step" appends (in the current directory).
 const TOUR_FILE: &str = "memscape-tour.toml";
@@ -48,75 +54,6 @@ pub struct Pane {
     compare: Option<[FileId; 2]>,
 }
 
-struct TreeBehavior<'a> {
-    cx: ViewContext<'a>,
-    files: &'a OpenFiles,
-    /// The pane the user clicked in this frame, if any.
-    clicked: Option<egui_tiles::TileId>,
-    /// Clicks in the panes' file bars.
-    requests: Vec<FileRequest>,
-    /// "Export view as SVG/PNG…" chosen in a tab's context menu this frame.
-    export: Option<(egui_tiles::TileId, export::ExportFormat)>,
-}
-
-impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
-    fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
-        pane.view.title().into()
-    }
-
-    fn on_tab_button(
-        &mut self,
-        tiles: &mut egui_tiles::Tiles<Pane>,
-        tile_id: egui_tiles::TileId,
-        button_response: egui::Response,
-    ) -> egui::Response {
-        let exportable = matches!(tiles.get(tile_id), Some(egui_tiles::Tile::Pane(p)) if p.view.picture().is_some());
-        if exportable {
-            button_response.context_menu(|ui| {
-                for (label, format) in [
-                    ("Export view as SVG…", export::ExportFormat::Svg),
-                    ("Export view as PNG…", export::ExportFormat::Png),
-                ] {
-                    if ui.button(label).clicked() {
-                        self.export = Some((tile_id, format));
-                        ui.close();
-                    }
-                }
-            });
-        }
-        button_response
-    }
-
-    fn pane_ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        tile_id: egui_tiles::TileId,
-        pane: &mut Pane,
-    ) -> egui_tiles::UiResponse {
-        file_bar::show_for(ui, pane, self.files, &mut self.requests);
-        pane.view.ui(ui, &self.cx);
-        if ui.ui_contains_pointer() && ui.input(|i| i.pointer.any_pressed()) {
-            self.clicked = Some(tile_id);
-        }
-        egui_tiles::UiResponse::None
-    }
-
-    fn is_tab_closable(
-        &self,
-        _tiles: &egui_tiles::Tiles<Pane>,
-        _tile_id: egui_tiles::TileId,
-    ) -> bool {
-        true
-    }
-
-    fn simplification_options(&self) -> egui_tiles::SimplificationOptions {
-        egui_tiles::SimplificationOptions {
-            all_panes_must_have_tabs: true,
-            ..Default::default()
-        }
-    }
-}
-
 pub struct MemscapeApp {
     /// The open files: loading, loaded (their datasets) or failed, and their changes on disk.
     files: OpenFiles,
@@ -125,6 +62,9 @@ pub struct MemscapeApp {
     recent: Vec<PathBuf>,
     open_dialog: open_dialog::OpenDialog,
     screenshot: Option<ScreenshotJob>,
+    /// The first pane whose content reached past its edge in the last frame: a failure of the
+    /// screenshot self-test.
+    pane_overflow: Option<String>,
     render_state: Option<egui_wgpu::RenderState>,
     presenting: bool,
     /// The pane last clicked: what "Record tour step" records.
@@ -185,6 +125,7 @@ impl MemscapeApp {
             recent: loader::load_recent(),
             open_dialog: open_dialog::OpenDialog::new(),
             screenshot,
+            pane_overflow: None,
             render_state,
             presenting: false,
             active_pane: None,
@@ -782,6 +723,7 @@ impl eframe::App for MemscapeApp {
                     clicked: None,
                     requests: Vec::new(),
                     export: None,
+                    overflows: Vec::new(),
                 };
                 self.tree.ui(&mut behavior, ui);
                 if behavior.clicked.is_some() {
@@ -789,6 +731,10 @@ impl eframe::App for MemscapeApp {
                 }
                 let requests = std::mem::take(&mut behavior.requests);
                 let export = behavior.export;
+                for overflow in &behavior.overflows {
+                    tracing::debug!("{overflow}");
+                }
+                self.pane_overflow = behavior.overflows.into_iter().next();
                 self.handle_requests(&ctx, requests);
                 if let Some((id, format)) = export {
                     self.export_view(Some(id), format);
@@ -808,23 +754,29 @@ impl eframe::App for MemscapeApp {
                 crate::panes::fallback(std::time::Duration::from_millis(500))
             };
             // Only visible panes draw; hidden tabs would never become ready.
-            let views_ready =
-                self.tree
-                    .active_tiles()
-                    .into_iter()
-                    .all(|id| match self.tree.tiles.get(id) {
-                        Some(egui_tiles::Tile::Pane(p)) => p.view.is_ready(),
-                        _ => true,
-                    });
+            let unready: Vec<String> = self
+                .tree
+                .active_tiles()
+                .into_iter()
+                .filter_map(|id| match self.tree.tiles.get(id) {
+                    Some(egui_tiles::Tile::Pane(p)) if !p.view.is_ready() => Some(p.view.title()),
+                    _ => None,
+                })
+                .collect();
+            let views_ready = unready.is_empty();
+            job.waiting_for = unready;
             // A file that failed beside others that loaded is in the screenshot (its error
             // pane) and in the exit status; when nothing loaded there is nothing to show.
             let idle = self.files.loader.is_idle();
-            let failure = self.files.files.iter().find_map(|f| match &f.status {
+            let file_failure = self.files.files.iter().find_map(|f| match &f.status {
                 Status::Failed(e) => Some(e.clone()),
                 _ => None,
             });
             let any_data = self.files.files.iter().any(|f| f.dataset.is_some());
-            let fatal = failure.clone().filter(|_| idle && !any_data);
+            let fatal = file_failure.clone().filter(|_| idle && !any_data);
+            let failure = file_failure
+                .map(|e| (e, " in its pane beside the other files"))
+                .or_else(|| self.pane_overflow.clone().map(|o| (o, "")));
             let ready = idle && live_done && any_data && views_ready;
             job.update(&ctx, ready, fatal, failure);
             if let Some(dir) = job.take_export() {
@@ -869,7 +821,14 @@ pub fn run(
         renderer: eframe::Renderer::Wgpu,
         viewport: egui::ViewportBuilder::default()
             .with_title("memscape")
-            .with_inner_size([window_size.0 as f32, window_size.1 as f32])
+            // Smaller, the four panes of a first layout have less room than their controls
+            // take (the self-test then fails on a pane drawn past its edge). The minimum is a
+            // hint to the window manager: the size asked for is raised to it here too.
+            .with_inner_size([
+                (window_size.0 as f32).max(MIN_WINDOW_SIZE[0]),
+                (window_size.1 as f32).max(MIN_WINDOW_SIZE[1]),
+            ])
+            .with_min_inner_size(MIN_WINDOW_SIZE)
             .with_drag_and_drop(true),
         wgpu_options: wgpu_configuration(),
         ..Default::default()

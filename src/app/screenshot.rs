@@ -27,6 +27,8 @@ pub struct ScreenshotJob {
     export_dir: Option<PathBuf>,
     /// Where the pictures went for the request awaited (exported again if it is dropped).
     exported: Option<PathBuf>,
+    /// The visible panes not drawn yet, named if the wait times out.
+    pub waiting_for: Vec<String>,
 }
 
 /// Ready frames in a row before the screenshot is asked for. The image is of the frame after
@@ -48,6 +50,7 @@ impl ScreenshotJob {
             outcome,
             export_dir: std::env::var_os("MEMSCAPE_EXPORT_VIEWS").map(PathBuf::from),
             exported: None,
+            waiting_for: Vec::new(),
         }
     }
 
@@ -71,24 +74,26 @@ impl ScreenshotJob {
 
     /// Called once per frame. `ready` is true when loads are done and views are drawn;
     /// `fatal` carries a load error that makes the screenshot pointless (nothing loaded);
-    /// `failure` one shown in its pane beside files that loaded: the screenshot is taken, and
-    /// the self-test still fails with that error.
+    /// `failure` one shown in its pane beside files that loaded, or a pane drawn past its edge,
+    /// with where the screenshot shows it: the screenshot is taken, and the self-test still
+    /// fails with that error.
     pub fn update(
         &mut self,
         ctx: &egui::Context,
         ready: bool,
         fatal: Option<String>,
-        failure: Option<String>,
+        failure: Option<(String, &'static str)>,
     ) {
         if let Some(f) = fatal {
             self.finish(ctx, Err(f));
             return;
         }
         if Instant::now() > self.deadline {
-            self.finish(
-                ctx,
-                Err("timed out waiting for the data to load and draw".into()),
-            );
+            let mut message = String::from("timed out waiting for the data to load and draw");
+            if !self.waiting_for.is_empty() {
+                message += &format!(" (not drawn yet: {})", self.waiting_for.join(", "));
+            }
+            self.finish(ctx, Err(message));
             return;
         }
         ctx.request_repaint_after(self.poll);
@@ -131,8 +136,8 @@ impl ScreenshotJob {
             }
             let result = save(&path, &image).and_then(|()| match &failure {
                 None => Ok(path.clone()),
-                Some(f) => Err(format!(
-                    "{f} (the screenshot {} shows it in its pane beside the other files)",
+                Some((f, shown)) => Err(format!(
+                    "{f} (the screenshot {} shows it{shown})",
                     path.display()
                 )),
             });

@@ -103,6 +103,25 @@ pub fn fallback(d: std::time::Duration) -> std::time::Duration {
     }
 }
 
+/// Says how far a pane's content (`used`) reaches past the pane (`allotted`), if it does by more
+/// than a point. A row that does not wrap (a slider, a long label) widens the pane's layout: side
+/// panels and curves are then drawn past the edge and clipped, which no view notices itself.
+pub fn overflow(title: &str, allotted: egui::Rect, used: egui::Rect) -> Option<String> {
+    const SLACK: f32 = 1.0;
+    let right = used.right() - allotted.right();
+    let bottom = used.bottom() - allotted.bottom();
+    (right > SLACK || bottom > SLACK).then(|| {
+        format!(
+            "the {title} pane's content is {:.0}×{:.0} points in a pane of {:.0}×{:.0}: \
+             it is clipped at the pane's edge",
+            used.width(),
+            used.height(),
+            allotted.width(),
+            allotted.height()
+        )
+    })
+}
+
 /// In a `horizontal_wrapped` toolbar, starts a new row when a slider with its value and a
 /// label of about `label_width` points would cross the pane's edge. A slider lays out its parts
 /// in a row of its own that does not wrap, so without this it overflows: the row widens the
@@ -149,4 +168,24 @@ pub fn spinner(ui: &mut egui::Ui) -> egui::Response {
 pub fn repaint_of(ctx: &egui::Context) -> memscape_views::samples::shared::Repaint {
     let ctx = ctx.clone();
     std::sync::Arc::new(move || memscape_views::wake(&ctx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_names_a_pane_drawn_past_its_edge() {
+        let pane = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.0, 300.0));
+        let inside = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.5, 300.0));
+        assert_eq!(overflow("Heap tree", pane, inside), None);
+        let wide = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(520.0, 120.0));
+        let said = overflow("Heap tree", pane, wide).unwrap();
+        assert!(
+            said.contains("Heap tree") && said.contains("520×120") && said.contains("400×300"),
+            "{said}"
+        );
+        let tall = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.0, 310.0));
+        assert!(overflow("Map", pane, tall).is_some());
+    }
 }

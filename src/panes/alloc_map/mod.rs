@@ -74,6 +74,9 @@ pub struct AllocMapPane {
     camera: Option<Camera>,
     target: Option<Camera>,
     drawn: Arc<AtomicBool>,
+    /// The pane left the map no room in the last frame: nothing to draw, so nothing to wait
+    /// for (a screenshot of a small window would otherwise wait forever).
+    no_room: bool,
     /// The dataset's highlight version the selection bits were made for.
     seen_highlight: u64,
     selection: Option<Arc<memscape_render::alloc_map::SelectionBits>>,
@@ -185,6 +188,7 @@ impl AllocMapPane {
             camera: None,
             target: None,
             drawn: Arc::new(AtomicBool::new(false)),
+            no_room: false,
             seen_highlight: 0,
             selection: None,
             cursor_mode: false,
@@ -437,7 +441,7 @@ impl View for AllocMapPane {
     }
 
     fn is_ready(&self) -> bool {
-        self.drawn.load(Ordering::Acquire)
+        (self.drawn.load(Ordering::Acquire) || self.no_room)
             && !self.busy()
             && !self.lod.as_ref().is_some_and(|l| {
                 matches!(
@@ -606,7 +610,9 @@ impl View for AllocMapPane {
             egui::vec2(width, ui.available_height()),
             egui::Sense::click_and_drag(),
         );
-        if full.width() < 40.0 || full.height() < 40.0 {
+        self.no_room = full.width() < 40.0 || full.height() < 40.0;
+        if self.no_room {
+            response.on_hover_text("no room for the map: enlarge the pane");
             return;
         }
         let binned = self.binned.clone();

@@ -1,6 +1,7 @@
 //! The allocation map (Moreta & Telea): every malloc/free block a rectangle in time × address.
 //!
 //! * `scene`: a trace laid out once per dataset (collapsed address axis, both time axes);
+//!   `scene_blocks`: its per-block arrays, continued from snapshot to snapshot when live;
 //! * `bins`: the map split into bins, each on its own axis; `colors`: what colours the blocks;
 //! * `camera`: the window over the plane, its zoom, pan and animation, the grid of cells;
 //! * `layout`, `decorate`: where the cells, bars and context view go, and the shapes and labels
@@ -23,6 +24,7 @@ pub mod live_bar;
 pub mod live_frame;
 pub mod lod;
 pub mod scene;
+pub mod scene_blocks;
 pub mod settings;
 pub mod stacked;
 

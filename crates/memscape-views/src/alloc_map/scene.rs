@@ -13,6 +13,8 @@ use memscape_trace::metrics::BinMetrics;
 pub use super::colors::ColorBy;
 use super::colors::{Classes, site_color, site_labels};
 use super::live_frame::LiveFrame;
+use super::scene_blocks::BlockArrays;
+pub use super::scene_blocks::colors_stay;
 use crate::ramp::ColorRamp;
 
 /// The time axis of the map.
@@ -83,6 +85,8 @@ pub struct SceneCarry {
     pub site_rules: Option<memscape_trace::sites::SiteRules>,
     /// The live map's frame (kept while it holds the recording).
     pub frame: Option<LiveFrame>,
+    /// The block arrays (continued while the frame stays: only new blocks laid out).
+    pub blocks: Option<super::scene_blocks::BlockArrays>,
 }
 
 /// Gap that splits the address space into regions.
@@ -101,7 +105,7 @@ impl AllocScene {
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
     ) -> (Self, memscape_trace::metrics::MetricsSweep) {
-        let (scene, sweep, _) = Self::laid_out(trace, color_by, from, None, None);
+        let (scene, sweep, _, _) = Self::laid_out(trace, color_by, from, None, None, None);
         (scene, sweep)
     }
 
@@ -117,28 +121,37 @@ impl AllocScene {
         following: bool,
     ) -> (Self, SceneCarry) {
         let frame = following.then_some(carry.frame);
-        let (scene, sweep, site_rules) =
-            Self::laid_out(trace, color_by, carry.sweep, carry.site_rules, frame);
+        let (scene, sweep, site_rules, blocks) = Self::laid_out(
+            trace,
+            color_by,
+            carry.sweep,
+            carry.site_rules,
+            frame,
+            carry.blocks,
+        );
         let carry = SceneCarry {
             sweep: Some(sweep),
             site_rules: Some(site_rules),
             frame: scene.live_frame.clone(),
+            blocks: following.then_some(blocks),
         };
         (scene, carry)
     }
 
     /// The scene, continuing `from` and `site_rules`; in a live frame continuing `frame`'s
-    /// when given (`Some(None)`: the first).
+    /// when given (`Some(None)`: the first), and `blocks` when laid out in the same frame.
     fn laid_out(
         trace: &Trace,
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
         site_rules: Option<memscape_trace::sites::SiteRules>,
         frame: Option<Option<LiveFrame>>,
+        blocks: Option<BlockArrays>,
     ) -> (
         Self,
         memscape_trace::metrics::MetricsSweep,
         memscape_trace::sites::SiteRules,
+        BlockArrays,
     ) {
         let started = std::time::Instant::now();
         let mut phases: Vec<(&str, f64)> = Vec::new();
@@ -194,14 +207,24 @@ impl AllocScene {
         // Taken by the sweep's thread, or by this one when no thread can be started.
         let from = std::sync::Mutex::new(Some(from));
         let take_from = || from.lock().ok().and_then(|mut f| f.take()).flatten();
-        let (scene, sweep, site_rules) = std::thread::scope(|scope| {
+        let (scene, sweep, site_rules, kept) = std::thread::scope(|scope| {
             let sweep_thread = std::thread::Builder::new()
                 .name("memscape-sweep".into())
                 .spawn_scoped(scope, || {
                     BinMetrics::continued_occupancy(trace, &region_bins, take_from())
                 });
-            let (blocks, times_events, times_wall) = scene_blocks(trace, &regions, &layout);
-            phase("blocks");
+            let laid = super::scene_blocks::continue_or_lay_out(
+                trace,
+                &regions,
+                &layout,
+                live_frame.as_ref().map(|f| f.layout),
+                blocks,
+            );
+            phase(if laid.continued {
+                "blocks continued"
+            } else {
+                "blocks"
+            });
             // Legend entries keyed like the blocks' colours: by site at line granularity, past
             // allocation wrappers (memscape_trace::sites).
             // One resolution of sites past wrappers (detection sweeps every block and node) for the
@@ -245,12 +268,13 @@ impl AllocScene {
                 max_size,
                 max_lifetime,
                 top_sites,
-                top_free_sites: Self::top_free_sites(trace, &sites, 8),
+                top_free_sites: Self::top_free_sites(trace, &sites, &laid.free_site_bytes, 8),
                 region_metrics: Arc::new(placeholder),
                 region_capacity,
-                blocks: Arc::new(blocks),
-                times_events: Arc::new(times_events),
-                times_wall: Arc::new(times_wall),
+                // Coloured below.
+                blocks: Arc::new(Vec::new()),
+                times_events: Arc::new(laid.times_events),
+                times_wall: Arc::new(laid.times_wall),
                 regions: layout,
                 block_region: regions.block_region,
                 collapsed_extent,
@@ -261,8 +285,55 @@ impl AllocScene {
                 wrappers_digest,
             };
             phase("top free sites");
-            scene.blocks = Arc::new(scene.colored_blocks_with(trace, color_by, Some(&sites)));
-            phase("colours");
+            let mut blocks = laid.blocks;
+            // Only the new and the then live blocks when the rest kept their colours.
+            let colors = colors_stay(color_by).then_some((color_by, wrappers_digest));
+            let recolor = laid
+                .recolor
+                .filter(|_| colors.is_some() && laid.kept_colors == colors);
+            match &recolor {
+                Some(listed) => {
+                    let colored = scene.block_colors_of(
+                        trace,
+                        color_by,
+                        Some(&sites),
+                        listed.iter().map(|&i| i as usize),
+                    );
+                    for (i, (color, attr)) in colored {
+                        blocks[i].color = color;
+                        blocks[i].attr = attr;
+                    }
+                }
+                None => {
+                    let colored = scene.block_colors_with(
+                        trace,
+                        color_by,
+                        &scene.block_region,
+                        scene.events_extent,
+                        Classes::identity(),
+                        Some(&sites),
+                    );
+                    for (block, (color, attr)) in blocks.iter_mut().zip(colored) {
+                        block.color = color;
+                        block.attr = attr;
+                    }
+                }
+            }
+            scene.blocks = Arc::new(blocks);
+            let kept = BlockArrays {
+                blocks: scene.blocks.clone(),
+                times_events: scene.times_events.clone(),
+                times_wall: scene.times_wall.clone(),
+                layout: scene.live_frame.as_ref().map_or(u64::MAX, |f| f.layout),
+                colors,
+                open: laid.open,
+                free_site_bytes: laid.free_site_bytes,
+            };
+            phase(if recolor.is_some() {
+                "colours continued"
+            } else {
+                "colours"
+            });
             let (region_metrics, sweep) = match sweep_thread {
                 Ok(handle) => handle
                     .join()
@@ -272,7 +343,7 @@ impl AllocScene {
             };
             scene.region_metrics = Arc::new(region_metrics);
             phase("region metrics");
-            (scene, sweep, sites.take_rules())
+            (scene, sweep, sites.take_rules(), kept)
         });
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
         tracing::debug!(
@@ -282,7 +353,7 @@ impl AllocScene {
             ?phases,
             "allocation-map scene"
         );
-        (scene, sweep, site_rules)
+        (scene, sweep, site_rules, kept)
     }
 
     /// The occupancy sweep of [`AllocScene::continued`] alone, continuing `from` on `trace`
@@ -311,17 +382,8 @@ impl AllocScene {
     /// `memscape_render::alloc_map::AccumulatedSums`). `None`: sum every block each time.
     pub fn accumulation_key(&self, color_by: ColorBy) -> Option<u64> {
         let frame = self.live_frame.as_ref()?;
-        // Ramps that grow with the trace (size, lifetime, age) and region indices recolour
-        // old blocks.
-        let stable = matches!(
-            color_by,
-            ColorBy::Thread
-                | ColorBy::Site
-                | ColorBy::Process
-                | ColorBy::FreeSite
-                | ColorBy::CrossThread
-        );
-        stable.then_some((frame.layout << 8 | color_by as u64) ^ self.wrappers_digest)
+        colors_stay(color_by)
+            .then_some((frame.layout << 8 | color_by as u64) ^ self.wrappers_digest)
     }
 
     pub fn time_extent(&self, axis: TimeAxis) -> u64 {
@@ -401,6 +463,49 @@ impl AllocScene {
         classes: &Classes,
         sites: Option<&memscape_trace::sites::Sites>,
     ) -> Vec<(u32, f32)> {
+        let mut colors = Vec::with_capacity(trace.blocks.len());
+        self.each_block_color(
+            trace,
+            color_by,
+            (block_bin, age_at, classes, sites),
+            0..trace.blocks.len(),
+            |_, c| colors.push(c),
+        );
+        colors
+    }
+
+    /// The colours of the blocks `indices` only (a live snapshot's new and then live blocks,
+    /// the others' kept), as (block, (colour, attribute)), with regions as bins and age at the
+    /// trace's end as [`Self::colored_blocks`] colours them.
+    fn block_colors_of(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        sites: Option<&memscape_trace::sites::Sites>,
+        indices: impl Iterator<Item = usize>,
+    ) -> Vec<(usize, (u32, f32))> {
+        let mut colors = Vec::with_capacity(indices.size_hint().0);
+        let by = (
+            self.block_region.as_slice(),
+            self.events_extent,
+            Classes::identity(),
+            sites,
+        );
+        self.each_block_color(trace, color_by, by, indices, |i, c| colors.push((i, c)));
+        colors
+    }
+
+    /// Hands `sink` each block of `indices` with its packed colour and attribute; `by` is what
+    /// [`Self::block_colors_with`] takes besides the colouring.
+    fn each_block_color(
+        &self,
+        trace: &Trace,
+        color_by: ColorBy,
+        by: (&[u32], u64, &Classes, Option<&memscape_trace::sites::Sites>),
+        indices: impl IntoIterator<Item = usize>,
+        mut sink: impl FnMut(usize, (u32, f32)),
+    ) {
+        let (block_bin, age_at, classes, sites) = by;
         let b = &trace.blocks;
         // The same scales as the legend's ramps (`color_ramp`).
         let size_ramp = self.color_ramp(ColorBy::Size, age_at);
@@ -409,19 +514,31 @@ impl AllocScene {
             |v: u64, r: &Option<ColorRamp>| r.as_ref().map_or(0.0, |r| r.position(v as f64));
         let age_at = age_at.max(1);
         let pack = memscape_render::color::pack_rgba8;
-        // Sites at line granularity past allocation wrappers, one digest per stack.
-        let site_key = match color_by {
-            ColorBy::Site => site_keys(trace, sites, &b.site),
-            ColorBy::FreeSite => site_keys(trace, sites, &b.free_site),
-            _ => Vec::new(),
+        // Sites at line granularity past allocation wrappers, one digest per distinct node.
+        let resolved;
+        let sites = match (color_by, sites) {
+            (ColorBy::Site | ColorBy::FreeSite, None) => {
+                resolved = memscape_trace::sites::Sites::new(
+                    trace,
+                    &memscape_trace::sites::SiteOptions::default(),
+                );
+                Some(&resolved)
+            }
+            (_, sites) => sites,
         };
-        (0..b.len())
-            .map(|i| match color_by {
+        let mut keys: HashMap<u32, u32> = HashMap::new();
+        let mut site_key = |node: u32| -> u32 {
+            *keys
+                .entry(node)
+                .or_insert_with(|| sites.map_or(0, |s| s.line_key(trace, node).digest()))
+        };
+        for i in indices {
+            let color = match color_by {
                 ColorBy::Thread => (pack(classes.color(b.thread[i])), 0.0),
                 ColorBy::Process => (pack(classes.color(b.process[i])), 0.0),
                 ColorBy::FreeSite => match b.free_site[i] {
                     0 => (pack(super::colors::UNKNOWN_COLOR), 0.0),
-                    _ => (pack(site_color(site_key[i])), 0.0),
+                    s => (pack(site_color(site_key(s))), 0.0),
                 },
                 ColorBy::CrossThread => (
                     pack(match b.free_thread[i] {
@@ -431,7 +548,7 @@ impl AllocScene {
                     }),
                     0.0,
                 ),
-                ColorBy::Site => (pack(site_color(site_key[i])), 0.0),
+                ColorBy::Site => (pack(site_color(site_key(b.site[i]))), 0.0),
                 ColorBy::Bin => (
                     pack(classes.color(block_bin.get(i).copied().unwrap_or(0))),
                     0.0,
@@ -455,8 +572,9 @@ impl AllocScene {
                     0,
                     (age_at.saturating_sub(b.alloc_event[i]) as f64 / age_at as f64) as f32,
                 ),
-            })
-            .collect()
+            };
+            sink(i, color);
+        }
     }
 
     /// The scale of a quantitative colouring, for its legend and its colours: size and lifetime
@@ -493,21 +611,16 @@ impl AllocScene {
         }
     }
 
-    /// The freeing call sites of the most bytes (colour key, label), for the legend; empty
-    /// when the trace has no free stacks.
+    /// The freeing call sites of the most bytes (colour key, label), for the legend, from the
+    /// requested bytes of the ended blocks per freeing site (`bytes`); empty when the trace
+    /// has no free stacks.
     fn top_free_sites(
         trace: &Trace,
         sites: &memscape_trace::sites::Sites,
+        bytes: &HashMap<u32, u64>,
         n: usize,
     ) -> Vec<(u32, String)> {
-        let b = &trace.blocks;
-        let mut bytes: HashMap<u32, u64> = HashMap::new();
-        for i in 0..b.len() {
-            if b.free_site[i] != 0 {
-                *bytes.entry(b.free_site[i]).or_default() += b.requested_size[i];
-            }
-        }
-        let mut top: Vec<(u32, u64)> = bytes.into_iter().collect();
+        let mut top: Vec<(u32, u64)> = bytes.iter().map(|(&s, &b)| (s, b)).collect();
         top.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(n);
         let nodes: Vec<u32> = top.iter().map(|t| t.0).collect();
@@ -544,33 +657,6 @@ impl AllocScene {
 /// Colour keys of the call-site nodes in `column`: each site at line granularity past allocation
 /// wrappers (memscape_trace::sites, resolved here unless `sites` are given), as a digest,
 /// computed once per distinct node.
-/// Each block of `trace` on the collapsed address axis of `layout` (colourless), and its
-/// times in events and in wall-clock nanoseconds.
-fn scene_blocks(
-    trace: &Trace,
-    regions: &memscape_trace::regions::Regions,
-    layout: &[RegionLayout],
-) -> (Vec<AllocBlockGpu>, Vec<BlockTimeGpu>, Vec<BlockTimeGpu>) {
-    let b = &trace.blocks;
-    let n = b.len();
-    let mut blocks = Vec::with_capacity(n);
-    let mut times_events = Vec::with_capacity(n);
-    let mut times_wall = Vec::with_capacity(n);
-    for i in 0..n {
-        let y = regions
-            .block_region
-            .get(i)
-            .and_then(|&k| layout.get(k as usize))
-            .map_or(0, |r| {
-                r.collapsed_start + b.address[i].saturating_sub(r.start)
-            });
-        blocks.push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
-        times_events.push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
-        times_wall.push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
-    }
-    (blocks, times_events, times_wall)
-}
-
 fn site_keys(
     trace: &Trace,
     sites: Option<&memscape_trace::sites::Sites>,

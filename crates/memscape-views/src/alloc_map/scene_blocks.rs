@@ -1,0 +1,192 @@
+//! The allocation-map scene's per-block arrays (collapsed positions, both time axes' lifetimes,
+//! colours), made whole or, for a live recording's snapshot in the same live frame as the last,
+//! continued from the last snapshot's (issue 18 part 4): a consuming follower keeps every block
+//! at its index and a block's position depends only on its address and the frame, so only the
+//! blocks added since are laid out and coloured, and those still live at the last snapshot
+//! (their free side is what a snapshot changes) patched. The ended blocks' freeing sites' bytes
+//! (the legend's top free sites) are kept the same way.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
+use memscape_trace::Trace;
+use memscape_trace::model::FLAG_NEVER_FREED;
+use memscape_trace::regions::Regions;
+
+use super::colors::ColorBy;
+use super::scene::RegionLayout;
+
+/// A snapshot's block arrays, kept for the next snapshot to continue
+/// ([`super::scene::SceneCarry::blocks`]).
+#[derive(Debug)]
+pub struct BlockArrays {
+    /// Shared with the snapshot's scene (copied when continued while the views still hold it).
+    pub(super) blocks: Arc<Vec<AllocBlockGpu>>,
+    pub(super) times_events: Arc<Vec<BlockTimeGpu>>,
+    pub(super) times_wall: Arc<Vec<BlockTimeGpu>>,
+    /// The live frame's layout ([`super::live_frame::LiveFrame::layout`]) of the positions.
+    pub(super) layout: u64,
+    /// The colouring and detected wrappers' digest of the colours, when they stay once a block
+    /// has ended ([`colors_stay`]); else `None` (every block coloured again).
+    pub(super) colors: Option<(ColorBy, u64)>,
+    /// The blocks not ended at that snapshot (ascending): their lifetimes and free side may
+    /// have changed since.
+    pub(super) open: Vec<u32>,
+    /// Requested bytes per freeing call site (raw node) of the blocks ended by that snapshot.
+    pub(super) free_site_bytes: HashMap<u32, u64>,
+}
+
+/// The arrays of one snapshot, before colouring ([`continue_or_lay_out`]).
+pub(super) struct LaidOut {
+    pub blocks: Vec<AllocBlockGpu>,
+    pub times_events: Vec<BlockTimeGpu>,
+    pub times_wall: Vec<BlockTimeGpu>,
+    /// Blocks whose colour must be computed: `None` every block; else these (ascending), the
+    /// others' colours kept from the last snapshot when it was coloured by `kept_colors`.
+    pub recolor: Option<Vec<u32>>,
+    pub kept_colors: Option<(ColorBy, u64)>,
+    pub open: Vec<u32>,
+    pub free_site_bytes: HashMap<u32, u64>,
+    /// Whether the last snapshot's arrays were continued.
+    pub continued: bool,
+}
+
+/// Whether a block's colour by `color_by` stays once it has ended (with the same detected
+/// allocation wrappers): the colourings whose sums a live map accumulates too. Ramps that
+/// grow with the trace (size, lifetime, age) and region indices (bin) recolour old blocks.
+pub fn colors_stay(color_by: ColorBy) -> bool {
+    matches!(
+        color_by,
+        ColorBy::Thread
+            | ColorBy::Site
+            | ColorBy::Process
+            | ColorBy::FreeSite
+            | ColorBy::CrossThread
+    )
+}
+
+/// The block arrays of `trace` on the collapsed axis of `layout` (colourless where computed),
+/// continuing `previous` when it was laid out in the same live frame `layout_number` and
+/// `trace` holds its blocks at the same indices; else made whole.
+pub(super) fn continue_or_lay_out(
+    trace: &Trace,
+    regions: &Regions,
+    layout: &[RegionLayout],
+    layout_number: Option<u64>,
+    previous: Option<BlockArrays>,
+) -> LaidOut {
+    let b = &trace.blocks;
+    let n = b.len();
+    let previous = previous.filter(|p| Some(p.layout) == layout_number && holds(trace, p));
+    let Some(p) = previous else {
+        let mut out = LaidOut {
+            blocks: Vec::with_capacity(n),
+            times_events: Vec::with_capacity(n),
+            times_wall: Vec::with_capacity(n),
+            recolor: None,
+            kept_colors: None,
+            open: Vec::new(),
+            free_site_bytes: HashMap::new(),
+            continued: false,
+        };
+        append(trace, regions, layout, 0..n, &mut out);
+        return out;
+    };
+    let from = p.blocks.len();
+    let mut out = LaidOut {
+        blocks: continued_vec(p.blocks, n),
+        times_events: continued_vec(p.times_events, n),
+        times_wall: continued_vec(p.times_wall, n),
+        recolor: None,
+        kept_colors: p.colors,
+        open: Vec::with_capacity(p.open.len() + (n - from)),
+        free_site_bytes: p.free_site_bytes,
+        continued: true,
+    };
+    // The blocks live at the last snapshot: their free side again (the position stays).
+    let flags = b.flags.as_slice();
+    for &i in &p.open {
+        let k = i as usize;
+        out.times_events[k] = BlockTimeGpu::new(b.alloc_event[k], b.free_event[k]);
+        out.times_wall[k] = BlockTimeGpu::new(b.alloc_time_ns[k], b.free_time_ns[k]);
+        if flags[k] & FLAG_NEVER_FREED != 0 {
+            out.open.push(i);
+        } else {
+            add_free_site(&mut out.free_site_bytes, trace, k);
+        }
+    }
+    let mut recolor = p.open;
+    append(trace, regions, layout, from..n, &mut out);
+    recolor.extend(from as u32..n as u32);
+    out.recolor = Some(recolor);
+    out
+}
+
+/// Whether `trace` holds `previous`'s blocks at their indices: each block is its allocation
+/// event, which a merge numbers once (a follower that renumbered blocks fails this).
+fn holds(trace: &Trace, previous: &BlockArrays) -> bool {
+    let alloc = trace.blocks.alloc_event.as_slice();
+    let times = previous.times_events.as_slice();
+    times.len() <= alloc.len()
+        && times
+            .iter()
+            .zip(alloc)
+            .all(|(t, &a)| t.start == memscape_render::u64_split::split(a))
+}
+
+/// The values of a shared array with room for `n`: taken when nothing else holds it, else
+/// copied (the views show the last snapshot's meanwhile).
+fn continued_vec<T: Clone>(shared: Arc<Vec<T>>, n: usize) -> Vec<T> {
+    match Arc::try_unwrap(shared) {
+        Ok(mut v) => {
+            v.reserve(n.saturating_sub(v.len()));
+            v
+        }
+        Err(shared) => {
+            let mut v = Vec::with_capacity(n.max(shared.len()));
+            v.extend_from_slice(&shared);
+            v
+        }
+    }
+}
+
+/// Lays out blocks `range` (colourless) after those in `out`, noting the live ones and the
+/// ended ones' freeing sites.
+fn append(
+    trace: &Trace,
+    regions: &Regions,
+    layout: &[RegionLayout],
+    range: std::ops::Range<usize>,
+    out: &mut LaidOut,
+) {
+    let b = &trace.blocks;
+    let flags = b.flags.as_slice();
+    for i in range {
+        let y = regions
+            .block_region
+            .get(i)
+            .and_then(|&k| layout.get(k as usize))
+            .map_or(0, |r| {
+                r.collapsed_start + b.address[i].saturating_sub(r.start)
+            });
+        out.blocks
+            .push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
+        out.times_events
+            .push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
+        out.times_wall
+            .push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
+        if flags[i] & FLAG_NEVER_FREED != 0 {
+            out.open.push(i as u32);
+        } else {
+            add_free_site(&mut out.free_site_bytes, trace, i);
+        }
+    }
+}
+
+fn add_free_site(bytes: &mut HashMap<u32, u64>, trace: &Trace, i: usize) {
+    let b = &trace.blocks;
+    if b.free_site[i] != 0 {
+        *bytes.entry(b.free_site[i]).or_default() += b.requested_size[i];
+    }
+}
