@@ -768,17 +768,15 @@ impl eframe::App for MemscapeApp {
             // A file that failed beside others that loaded is in the screenshot (its error
             // pane) and in the exit status; when nothing loaded there is nothing to show.
             let idle = self.files.loader.is_idle();
-            let failure = self
-                .files
-                .files
-                .iter()
-                .find_map(|f| match &f.status {
-                    Status::Failed(e) => Some(e.clone()),
-                    _ => None,
-                })
-                .or_else(|| self.pane_overflow.clone());
+            let file_failure = self.files.files.iter().find_map(|f| match &f.status {
+                Status::Failed(e) => Some(e.clone()),
+                _ => None,
+            });
             let any_data = self.files.files.iter().any(|f| f.dataset.is_some());
-            let fatal = failure.clone().filter(|_| idle && !any_data);
+            let fatal = file_failure.clone().filter(|_| idle && !any_data);
+            let failure = file_failure
+                .map(|e| (e, " in its pane beside the other files"))
+                .or_else(|| self.pane_overflow.clone().map(|o| (o, "")));
             let ready = idle && live_done && any_data && views_ready;
             job.update(&ctx, ready, fatal, failure);
             if let Some(dir) = job.take_export() {

@@ -74,14 +74,15 @@ impl ScreenshotJob {
 
     /// Called once per frame. `ready` is true when loads are done and views are drawn;
     /// `fatal` carries a load error that makes the screenshot pointless (nothing loaded);
-    /// `failure` one shown in its pane beside files that loaded, or a pane drawn past its edge:
-    /// the screenshot is taken, and the self-test still fails with that error.
+    /// `failure` one shown in its pane beside files that loaded, or a pane drawn past its edge,
+    /// with where the screenshot shows it: the screenshot is taken, and the self-test still
+    /// fails with that error.
     pub fn update(
         &mut self,
         ctx: &egui::Context,
         ready: bool,
         fatal: Option<String>,
-        failure: Option<String>,
+        failure: Option<(String, &'static str)>,
     ) {
         if let Some(f) = fatal {
             self.finish(ctx, Err(f));
@@ -135,7 +136,10 @@ impl ScreenshotJob {
             }
             let result = save(&path, &image).and_then(|()| match &failure {
                 None => Ok(path.clone()),
-                Some(f) => Err(format!("{f} (the screenshot {} shows it)", path.display())),
+                Some((f, shown)) => Err(format!(
+                    "{f} (the screenshot {} shows it{shown})",
+                    path.display()
+                )),
             });
             if let Ok(mut slot) = outcome.lock() {
                 slot.get_or_insert(result);

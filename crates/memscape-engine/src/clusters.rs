@@ -1,29 +1,32 @@
-//! The samples' cluster tree (MemAxes' guided clustering of sliding windows) from the engine:
-//! the samples are numbered in (value, ms_row) order by a window function, grouped into pieces
-//! of positions that each lie in one segment between window boundaries and by route key, and
-//! the window ends' values and rows are read back; `memscape-samples` places the keys on the
-//! topology and builds the tree from those segment totals with the native code
+//! The samples' cluster tree (MemAxes' guided clustering of sliding windows) from the engine,
+//! without ordering the samples: the samples at the segment bounds of the (value, ms_row) order
+//! are found by bucket counts (`ranks`), then one streamed pass places every sample in its
+//! segment by those bounds and sums it by resource slot (and by route key, for a cluster's
+//! glyph, within a budget), keeping each segment's last sample (the windows' last ends);
+//! `memscape-samples` builds the tree from those segment totals with the native code
 //! (`clustering::tree_from_segments`), so the tree equals `cluster_tree`'s on the same samples.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use datafusion::functions_aggregate::expr_fn::{count, min, sum};
-use datafusion::functions_window::expr_fn::row_number;
-use datafusion::logical_expr::ExprFunctionExt as _;
-use datafusion::prelude::{DataFrame, Expr, col, ident, lit};
-use datafusion::scalar::ScalarValue;
+use arrow_array::Array as _;
+use arrow_array::cast::AsArray as _;
+use arrow_schema::DataType;
+use datafusion::prelude::{cast, ident};
 use memscape_samples::clustering::{KeyedSegments, WindowPlan, tree_from_segments};
 use memscape_samples::metrics::LevelIndex;
 use memscape_samples::{ClusterParams, ClusterTree, Mapping, NONE, RouteKey};
 use memscape_topology::Topology;
 
-use crate::rows::{f64s, strs, u64s};
-use crate::samples::{attribute, number, route_key};
+use crate::ranks::{OrderKey, keys_at};
+use crate::rows::{f64s, u64s};
+use crate::samples::{attribute, number, route_key, route_keys};
 use crate::{Dataset, Engine, EngineError, Result};
 
-fn u64_lit(v: usize) -> Expr {
-    lit(ScalarValue::UInt64(Some(v as u64)))
-}
+/// Segment totals by route key kept for glyphs up to this many (segment, key) entries (≈ 40 B
+/// each while summed): 100 M LULESH samples in windows of 1000 every 250 have ≈ 65 M (400,000
+/// segments × 162 keys), whose glyphs would cost more than the tree.
+pub const KEYED_ENTRIES_MAX: usize = 4 << 20;
 
 impl Engine {
     /// The cluster tree of host `host`'s samples along `params.attribute` (a numeric one),
@@ -45,162 +48,171 @@ impl Engine {
                 "a cluster tree along {name:?}: the engine orders numeric attributes only"
             )));
         }
-        let known = self.value_range(df.clone(), &name, true)?.known;
-        let n =
-            usize::try_from(known).map_err(|_| EngineError::Invalid(format!("{known} samples")))?;
+        let range = self.value_range(df.clone(), &name, true)?;
+        let n = usize::try_from(range.known)
+            .map_err(|_| EngineError::Invalid(format!("{} samples", range.known)))?;
         let plan = WindowPlan::new(n, params.window, params.step);
-        let positioned = positioned(df, &name)?;
-        let keyed = self.segment_totals(positioned.clone(), &plan)?;
-        let ends = self.window_ends(positioned, &plan)?;
-        let mapping = Mapping::for_keys(&keyed.keys, topology);
+        let known = df.filter(ident(&name).is_not_null())?;
+        let keys = self.route_keys(&known)?;
+        let mapping = Mapping::for_keys(&keys, topology);
         let level = LevelIndex::new(topology, &mapping, params.kind)?;
         let m = level.resources.len();
-        let mut per_segment = vec![(0u64, 0u64); plan.segments() * m];
-        for (s, totals) in keyed.totals.iter().enumerate() {
-            for &(key, samples, cycles) in totals {
-                let route = mapping.route_of[key as usize];
-                if route == NONE {
-                    continue;
-                }
-                for &slot in &level.route_slots[route as usize] {
-                    let cell = &mut per_segment[s * m + slot as usize];
-                    cell.0 += samples;
-                    cell.1 = cell.1.saturating_add(cycles);
-                }
-            }
-        }
-        // Every end position was read back (`window_ends` checks).
-        let end_at = |p: usize| ends.get(&p).copied().unwrap_or((f64::NAN, NONE));
+        let segments = plan.segments();
+        let Some((lo, hi)) = range.range.filter(|_| segments > 0) else {
+            return Ok(tree_from_segments(
+                params,
+                &plan,
+                m,
+                &[],
+                |_| (0.0, 0),
+                None,
+            ));
+        };
+        let pairs = known
+            .clone()
+            .select(vec![number(&name).alias("ms_value"), ident("ms_row")])?;
+        let starts: Vec<u64> = plan.bounds[..segments].iter().map(|&b| b as u64).collect();
+        let firsts = keys_at(self, &pairs, n as u64, (lo, hi), &starts)?;
+        let rows = known.select(vec![
+            number(&name).alias("ms_value"),
+            ident("ms_row"),
+            ident("ms_cpu"),
+            cast(ident("ms_level"), DataType::Utf8).alias("ms_level"),
+            ident("ms_data_node"),
+            ident("ms_latency"),
+        ])?;
+        let sums = self.segment_sums(rows, &firsts, &keys, &mapping, &level)?;
+        let end_at = |p: usize| {
+            let k = match plan.bounds.binary_search(&p) {
+                Ok(b) if b < segments => firsts[b],
+                _ => sums.last[plan.segment_of(p)],
+            };
+            (k.value, u32::try_from(k.row).unwrap_or(NONE))
+        };
+        let keyed = sums.keyed.map(|totals| KeyedSegments {
+            keys,
+            bounds: plan.bounds.clone(),
+            totals,
+        });
         Ok(tree_from_segments(
             params,
             &plan,
             m,
-            &per_segment,
+            &sums.per_slot,
             end_at,
-            Some(keyed),
+            keyed,
         ))
     }
 
-    /// Each segment's (samples, cycles) by route key: rows grouped by route key and by piece
-    /// (`WindowPlan::piece` positions, split at the aligned last window), each piece's first
-    /// position naming its segment.
-    fn segment_totals(&self, positioned: DataFrame, plan: &WindowPlan) -> Result<KeyedSegments> {
-        let piece = col("ms_pos") / u64_lit(plan.piece());
-        let tail = match plan.aligned_start() {
-            Some(s) => col("ms_pos").gt_eq(u64_lit(s)),
-            None => lit(false),
-        };
-        let df = positioned.aggregate(
-            vec![
-                ident("ms_cpu"),
-                ident("ms_level"),
-                ident("ms_data_node"),
-                piece.alias("piece"),
-                tail.alias("tail"),
-            ],
-            vec![
-                count(lit(1u8)).alias("n"),
-                sum(ident("ms_latency")).alias("cycles"),
-                min(col("ms_pos")).alias("first"),
-            ],
+    /// The distinct route keys of `samples`.
+    fn route_keys(&self, samples: &datafusion::prelude::DataFrame) -> Result<Vec<RouteKey>> {
+        let df = samples.clone().aggregate(
+            vec![ident("ms_cpu"), ident("ms_level"), ident("ms_data_node")],
+            vec![],
         )?;
-        let mut keys: Vec<RouteKey> = Vec::new();
-        let mut key_of: HashMap<RouteKey, u32> = HashMap::new();
-        let mut per_segment: Vec<HashMap<u32, (u64, u64)>> = vec![HashMap::new(); plan.segments()];
-        for batch in self.collect(df)? {
-            let cpu = u64s(&batch, "ms_cpu")?;
-            let level = strs(&batch, "ms_level")?;
-            let node = u64s(&batch, "ms_data_node")?;
-            let n = u64s(&batch, "n")?;
-            let cycles = u64s(&batch, "cycles")?;
-            let first = u64s(&batch, "first")?;
-            for r in 0..batch.num_rows() {
-                let key = route_key(cpu[r], level[r].as_deref(), node[r])?;
-                let k = *key_of.entry(key).or_insert_with(|| {
-                    keys.push(key);
-                    (keys.len() - 1) as u32
-                });
-                let p = first[r].unwrap_or(0) as usize;
-                let Some(segment) = per_segment.get_mut(plan.segment_of(p)) else {
-                    continue;
-                };
-                let cell = segment.entry(k).or_insert((0, 0));
-                cell.0 += n[r].unwrap_or(0);
-                cell.1 = cell.1.saturating_add(cycles[r].unwrap_or(0));
-            }
-        }
-        let totals = per_segment
-            .into_iter()
-            .map(|segment| {
-                let mut rows: Vec<(u32, u64, u64)> =
-                    segment.into_iter().map(|(k, (n, c))| (k, n, c)).collect();
-                rows.sort_unstable();
-                rows
-            })
-            .collect();
-        Ok(KeyedSegments {
-            keys,
-            bounds: plan.bounds.clone(),
-            totals,
-        })
+        let mut keys = Vec::new();
+        self.for_each_batch(df, |batch| {
+            keys.extend(route_keys(batch)?);
+            Ok(())
+        })?;
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys)
     }
 
-    /// The (value, ms_row) at each window's first and last position.
-    fn window_ends(
+    /// One pass over `rows` (value, row, route key, latency): each sample's segment is the
+    /// last of `firsts` (each segment's first sample) at or before it in the order.
+    fn segment_sums(
         &self,
-        positioned: DataFrame,
-        plan: &WindowPlan,
-    ) -> Result<HashMap<usize, (f64, u32)>> {
-        let ends = plan.ends();
-        let mut out = HashMap::with_capacity(ends.len());
-        if ends.is_empty() {
-            return Ok(out);
-        }
-        let list = ends.iter().map(|&p| u64_lit(p)).collect();
-        let df = positioned
-            .filter(col("ms_pos").in_list(list, false))?
-            .select(vec![col("ms_pos"), col("ms_value"), ident("ms_row")])?;
-        for batch in self.collect(df)? {
-            let (pos, value, row) = (
-                u64s(&batch, "ms_pos")?,
-                f64s(&batch, "ms_value")?,
-                u64s(&batch, "ms_row")?,
-            );
+        rows: datafusion::prelude::DataFrame,
+        firsts: &[OrderKey],
+        keys: &[RouteKey],
+        mapping: &Mapping,
+        level: &LevelIndex,
+    ) -> Result<SegmentSums> {
+        let (segments, m) = (firsts.len(), level.resources.len());
+        let key_of: HashMap<RouteKey, u32> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u32))
+            .collect();
+        let mut per_slot = vec![(0u64, 0u64); segments * m];
+        let mut last = firsts.to_vec();
+        let mut keyed: Option<HashMap<(u32, u32), (u64, u64)>> = Some(HashMap::new());
+        self.for_each_batch(rows, |batch| {
+            let (value, row) = (f64s(batch, "ms_value")?, u64s(batch, "ms_row")?);
+            let (cpu, node) = (u64s(batch, "ms_cpu")?, u64s(batch, "ms_data_node")?);
+            let latency = u64s(batch, "ms_latency")?;
+            let level_col = batch
+                .column_by_name("ms_level")
+                .and_then(|c| c.as_string_opt::<i32>())
+                .ok_or_else(|| EngineError::Invalid(String::from("ms_level is no text")))?;
             for r in 0..batch.num_rows() {
-                let (Some(p), Some(v), Some(i)) = (pos[r], value[r], row[r]) else {
+                let (Some(value), Some(row)) = (value[r], row[r]) else {
                     continue;
                 };
-                let i = u32::try_from(i)
-                    .map_err(|_| EngineError::Invalid(format!("ms_row {i} past u32")))?;
-                out.insert(p as usize, (v, i));
+                let k = OrderKey { value, row };
+                let s = firsts
+                    .partition_point(|f| f.order(&k) != Ordering::Greater)
+                    .saturating_sub(1);
+                if k.order(&last[s]) == Ordering::Greater {
+                    last[s] = k;
+                }
+                let label = (!level_col.is_null(r)).then(|| level_col.value(r));
+                let key = route_key(cpu[r], label, node[r])?;
+                let Some(&key) = key_of.get(&key) else {
+                    return Err(EngineError::Invalid(format!(
+                        "route key {key:?} not grouped"
+                    )));
+                };
+                let cycles = latency[r].unwrap_or(0);
+                let route = mapping.route_of[key as usize];
+                if route != NONE {
+                    for &slot in &level.route_slots[route as usize] {
+                        let cell = &mut per_slot[s * m + slot as usize];
+                        cell.0 += 1;
+                        cell.1 = cell.1.saturating_add(cycles);
+                    }
+                }
+                if let Some(map) = keyed.as_mut() {
+                    let cell = map.entry((s as u32, key)).or_insert((0, 0));
+                    cell.0 += 1;
+                    cell.1 = cell.1.saturating_add(cycles);
+                    if map.len() > KEYED_ENTRIES_MAX {
+                        tracing::info!(
+                            "cluster tree: more than {KEYED_ENTRIES_MAX} (segment, route key) \
+                             totals; its clusters get no glyph"
+                        );
+                        keyed = None;
+                    }
+                }
             }
-        }
-        if out.len() != ends.len() {
-            return Err(EngineError::Invalid(format!(
-                "{} of {} window ends read back",
-                out.len(),
-                ends.len()
-            )));
-        }
-        Ok(out)
+            Ok(())
+        })?;
+        let keyed = keyed.map(|map| {
+            let mut totals: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); segments];
+            for ((s, key), (n, cycles)) in map {
+                totals[s as usize].push((key, n, cycles));
+            }
+            for t in &mut totals {
+                t.sort_unstable();
+            }
+            totals
+        });
+        Ok(SegmentSums {
+            per_slot,
+            last,
+            keyed,
+        })
     }
 }
 
-/// The samples with a value of `name`, numbered from 0 in (value, ms_row) order (`ms_pos`),
-/// the value as f64 (`ms_value`) beside the route key and latency.
-fn positioned(df: DataFrame, name: &str) -> Result<DataFrame> {
-    let order = vec![
-        number(name).sort(true, false),
-        ident("ms_row").sort(true, false),
-    ];
-    let pos = row_number().order_by(order).build()? - u64_lit(1);
-    Ok(df.filter(ident(name).is_not_null())?.select(vec![
-        ident("ms_cpu"),
-        ident("ms_level"),
-        ident("ms_data_node"),
-        ident("ms_latency"),
-        ident("ms_row"),
-        number(name).alias("ms_value"),
-        pos.alias("ms_pos"),
-    ])?)
+/// What one pass over the samples sums.
+struct SegmentSums {
+    /// `per_slot[s * m + r]`: segment s's (samples, cycles) at resource slot r.
+    per_slot: Vec<(u64, u64)>,
+    /// Each segment's last sample.
+    last: Vec<OrderKey>,
+    /// Each segment's (key, samples, cycles), unless past [`KEYED_ENTRIES_MAX`].
+    keyed: Option<Vec<Vec<(u32, u64, u64)>>>,
 }

@@ -16,6 +16,7 @@ pub mod clusters;
 pub mod heap;
 pub mod lod;
 pub mod lod_index;
+mod ranks;
 pub mod samples;
 pub mod trace;
 
@@ -108,9 +109,9 @@ impl Engine {
     }
 
     /// [`Engine::embedded`] whose plans hold at most `memory_limit` bytes, sorts and
-    /// aggregations spilling to temporary files past it: the GUI's engine, beside the window,
-    /// whose cluster trees sort every sample by value (3.6 GB of RSS at 25 M samples unbounded,
-    /// more than 12 GB at 100 M).
+    /// aggregations spilling to temporary files past it: the GUI's engine, beside the window
+    /// (its cluster trees sorted every sample by value until wave 12: 3.6 GB of RSS at 25 M
+    /// samples unbounded, more than 12 GB at 100 M).
     pub fn embedded_bounded(partitions: usize, memory_limit: usize) -> Result<Self> {
         let runtime = runtime()?;
         let mut config = SessionConfig::new();
@@ -189,6 +190,23 @@ impl Engine {
     /// Runs `df` and returns its batches.
     pub(crate) fn collect(&self, df: DataFrame) -> Result<Vec<RecordBatch>> {
         Ok(self.runtime.block_on(df.collect())?)
+    }
+
+    /// Runs `df` and hands its batches to `each` as they come, none kept: a result as big as
+    /// the samples walked in bounded memory.
+    pub(crate) fn for_each_batch(
+        &self,
+        df: DataFrame,
+        mut each: impl FnMut(&RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        use futures::StreamExt as _;
+        self.runtime.block_on(async {
+            let mut stream = df.execute_stream().await?;
+            while let Some(batch) = stream.next().await {
+                each(&batch?)?;
+            }
+            Ok(())
+        })
     }
 
     /// A table of the opened dataset.

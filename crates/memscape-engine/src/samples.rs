@@ -244,23 +244,16 @@ impl Engine {
         let mut keys = Vec::new();
         let mut totals = Vec::new();
         let mut extras = Vec::new();
-        for batch in self.collect(df)? {
-            let cpu = u64s(&batch, "ms_cpu")?;
-            let level = strs(&batch, "ms_level")?;
-            let node = u64s(&batch, "ms_data_node")?;
-            let n = u64s(&batch, "n")?;
-            let cycles = u64s(&batch, "cycles")?;
-            let extra = if batch.column_by_name("extra").is_some() {
-                i64s(&batch, "extra")?
+        self.for_each_batch(df, |batch| {
+            keys.extend(route_keys(batch)?);
+            totals.extend(key_sums(batch)?);
+            if batch.column_by_name("extra").is_some() {
+                extras.extend(i64s(batch, "extra")?.into_iter().map(|e| e.unwrap_or(0)));
             } else {
-                vec![Some(0); batch.num_rows()]
-            };
-            for r in 0..batch.num_rows() {
-                keys.push(route_key(cpu[r], level[r].as_deref(), node[r])?);
-                totals.push((n[r].unwrap_or(0), cycles[r].unwrap_or(0)));
-                extras.push(extra[r].unwrap_or(0));
+                extras.resize(extras.len() + batch.num_rows(), 0);
             }
-        }
+            Ok(())
+        })?;
         Ok(KeyTotals {
             keys,
             totals,
@@ -636,23 +629,20 @@ impl Engine {
             ],
         )?;
         let (mut keys, mut totals, mut windows_of) = (Vec::new(), Vec::new(), Vec::new());
-        for batch in self.collect(df)? {
-            let cpu = u64s(&batch, "ms_cpu")?;
-            let level = strs(&batch, "ms_level")?;
-            let node = u64s(&batch, "ms_data_node")?;
-            let n = u64s(&batch, "n")?;
-            let cycles = u64s(&batch, "cycles")?;
-            let labels = value_labels(&batch, &name, &ty)?;
+        self.for_each_batch(df, |batch| {
+            let (row_keys, sums) = (route_keys(batch)?, key_sums(batch)?);
+            let labels = value_labels(batch, &name, &ty)?;
             for r in 0..batch.num_rows() {
                 // A value the histogram did not bin (none: both group the same rows) is left out.
                 let Some(&w) = slot.get(labels[r].as_str()) else {
                     continue;
                 };
-                keys.push(route_key(cpu[r], level[r].as_deref(), node[r])?);
-                totals.push((n[r].unwrap_or(0), cycles[r].unwrap_or(0)));
+                keys.push(row_keys[r]);
+                totals.push(sums[r]);
                 windows_of.push(w);
             }
-        }
+            Ok(())
+        })?;
         let mapping = Mapping::for_keys(&keys, topology);
         let level = LevelIndex::new(topology, &mapping, kind)?;
         let mut acc = WindowTotals::new(&level, bins.bins.len());
@@ -713,6 +703,28 @@ pub(crate) fn route_key(
     let level = level_of(label)
         .ok_or_else(|| EngineError::Invalid(format!("ms_level {label:?} is no memory level")))?;
     Ok((to_u32(cpu), level, to_u32(node)))
+}
+
+/// The route key of each row of a batch grouped by (or holding) `ms_cpu`, `ms_level` and
+/// `ms_data_node`.
+pub(crate) fn route_keys(batch: &arrow_array::RecordBatch) -> Result<Vec<RouteKey>> {
+    let (cpu, level, node) = (
+        u64s(batch, "ms_cpu")?,
+        strs(batch, "ms_level")?,
+        u64s(batch, "ms_data_node")?,
+    );
+    (0..batch.num_rows())
+        .map(|r| route_key(cpu[r], level[r].as_deref(), node[r]))
+        .collect()
+}
+
+/// Each row's (samples, cycles) of a batch grouped with `n` and `cycles`.
+fn key_sums(batch: &arrow_array::RecordBatch) -> Result<Vec<(u64, u64)>> {
+    let (n, cycles) = (u64s(batch, "n")?, u64s(batch, "cycles")?);
+    Ok(n.into_iter()
+        .zip(cycles)
+        .map(|(n, c)| (n.unwrap_or(0), c.unwrap_or(0)))
+        .collect())
 }
 
 /// A qualitative value as [`Engine::histogram`] labels its bin.

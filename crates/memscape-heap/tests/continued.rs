@@ -31,12 +31,7 @@ fn continued_heap_trees_equal_the_full_build_at_every_snapshot() {
         vec![GroupKey::Path],
     ];
     for keys in &groupings {
-        let mut builder = TraceBuilder::with_event_times("sqlite replay");
-        builder.strings = real.strings.clone();
-        builder.call_tree = real.call_tree.clone();
-        for &t in &real.threads {
-            builder.thread(real.strings.get(t));
-        }
+        let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
         let mut carry = None;
         let mut replayed = 0;
         let mut continued = 0;

@@ -48,12 +48,7 @@ fn sites_continued_over_a_growing_call_tree_equal_sites_made_whole() {
     let user = SiteOptions::with_patterns(&["^sqlite3VdbeMemGrow$", r"\+0x1"]).unwrap();
     let mut detected = 0;
     for options in [SiteOptions::default(), user] {
-        let mut builder = TraceBuilder::with_event_times("sqlite replay");
-        builder.strings = real.strings.clone();
-        builder.call_tree = real.call_tree.clone();
-        for &t in &real.threads {
-            builder.thread(real.strings.get(t));
-        }
+        let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
         let (mut rules, mut rules_by_bytes): (Option<SiteRules>, Option<SiteRules>) = (None, None);
         let mut nodes = 1;
         let mut replayed = 0;

@@ -29,12 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let height: u32 = args.get(3).map_or(Ok(600), |s| s.parse())?;
     let real = memscape_trace::load(std::path::Path::new(path))?;
     let events = real.event_order().len();
-    let mut builder = TraceBuilder::with_event_times("replay");
-    builder.strings = real.strings.clone();
-    builder.call_tree = real.call_tree.clone();
-    for &t in &real.threads {
-        builder.thread(real.strings.get(t));
-    }
+    let mut builder = TraceBuilder::replaying(&real, "replay");
     let (mut carry, mut replayed, mut cut) = (SceneCarry::default(), 0, 100_000usize);
     let mut kept = AccumulatedSums::new();
     // Each update on new arrays, as before they were kept (the comparison's baseline).

@@ -36,12 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = args.get(1).ok_or("usage: live_scene_cost TRACE")?;
     let real = memscape_trace::load(std::path::Path::new(path))?;
     let events = real.event_order().len();
-    let mut builder = TraceBuilder::with_event_times("replay");
-    builder.strings = real.strings.clone();
-    builder.call_tree = real.call_tree.clone();
-    for &t in &real.threads {
-        builder.thread(real.strings.get(t));
-    }
+    let mut builder = TraceBuilder::replaying(&real, "replay");
     let (mut carry, mut replayed, mut cut) = (SceneCarry::default(), 0, 100_000usize);
     let (mut total_continued, mut total_whole) = (0.0, 0.0);
     println!("events\tblocks\tframe\tcontinued_cpu_ms\tarrays_whole_cpu_ms\tequal");

@@ -22,12 +22,7 @@ fn continued_live_bars_equal_the_bar_of_every_row_at_every_snapshot() {
     let cuts = [
         1, 700, 700, 25_000, 25_001, 120_000, 121_500, 260_000, events, events,
     ];
-    let mut builder = TraceBuilder::with_event_times("sqlite replay");
-    builder.strings = real.strings.clone();
-    builder.call_tree = real.call_tree.clone();
-    for &t in &real.threads {
-        builder.thread(real.strings.get(t));
-    }
+    let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
     let mut sweep = None;
     let mut bars: [Option<LiveBar>; 2] = [None, None];
     let (mut steps_continued, mut intervals_continued) = (0, 0);

@@ -22,35 +22,14 @@ fn replay_with_free_sides(
     other: u32,
 ) {
     let b = &real.blocks;
-    let order = real.event_order();
-    let start = events.start;
-    for (e, &id) in order[events].iter().enumerate() {
-        let line = (start + e) as u64;
-        let i = (id >> 1) as usize;
-        match id {
-            u32::MAX => builder.unmatched_free(line),
-            id if id & 1 == 0 => {
-                builder.alloc(
-                    line,
-                    b.alloc_time_ns[i],
-                    b.address[i],
-                    b.requested_size[i],
-                    b.usable_size[i],
-                    b.thread[i],
-                    b.site[i],
-                );
-            }
-            _ => {
-                let thread = if i.is_multiple_of(3) {
-                    other
-                } else {
-                    b.thread[i]
-                };
-                let site = b.site[(i * 7 + 3) % b.len()];
-                builder.free_from(line, b.free_time_ns[i], b.address[i], thread, site);
-            }
-        }
-    }
+    builder.replay_with(real, events, |i| {
+        let thread = if i.is_multiple_of(3) {
+            other
+        } else {
+            b.thread[i]
+        };
+        (thread, b.site[(i * 7 + 3) % b.len()])
+    });
 }
 
 fn assert_same_scene(continued: &AllocScene, whole: &AllocScene, what: &str) {
@@ -104,12 +83,7 @@ fn a_continued_live_scene_equals_the_scene_made_from_scratch_at_every_snapshot()
         ColorBy::Thread,
         ColorBy::Size,
     ] {
-        let mut builder = TraceBuilder::with_event_times("sqlite replay");
-        builder.strings = real.strings.clone();
-        builder.call_tree = real.call_tree.clone();
-        for &t in &real.threads {
-            builder.thread(real.strings.get(t));
-        }
+        let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
         let other = builder.thread("freeing thread");
         let mut carry = SceneCarry::default();
         let (mut replayed, mut continued, mut layouts) = (0, 0, Vec::new());
@@ -158,12 +132,7 @@ fn a_renumbered_trace_is_laid_out_again() {
         .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
     let real = memscape_trace::load(&path).unwrap();
     let make = |skip: usize, to: usize| {
-        let mut builder = TraceBuilder::with_event_times("sqlite replay");
-        builder.strings = real.strings.clone();
-        builder.call_tree = real.call_tree.clone();
-        for &t in &real.threads {
-            builder.thread(real.strings.get(t));
-        }
+        let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
         let other = builder.thread("freeing thread");
         replay_with_free_sides(&mut builder, &real, skip..to, other);
         builder.snapshot(TraceFormat::HeaptrackRaw, true)

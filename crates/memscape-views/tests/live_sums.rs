@@ -23,12 +23,7 @@ fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
     let cuts = [
         2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
     ];
-    let mut builder = TraceBuilder::with_event_times("sqlite replay");
-    builder.strings = real.strings.clone();
-    builder.call_tree = real.call_tree.clone();
-    for &t in &real.threads {
-        builder.thread(real.strings.get(t));
-    }
+    let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
     let size = [480u32, 270u32];
     let mut carry = SceneCarry::default();
     let mut kept = AccumulatedSums::new();

@@ -569,6 +569,10 @@ pub fn cluster_aggregate(
     if tree.keyed.is_some() {
         return tree.aggregate(node, &base.topology);
     }
+    // An engine's tree past its budget of keyed totals has neither: no glyph.
+    if tree.order.is_empty() {
+        return None;
+    }
     Some(base.mapping.aggregate_order(
         samples,
         &tree.order,
