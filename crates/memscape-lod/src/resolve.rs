@@ -300,6 +300,8 @@ pub struct Scratch {
     ys: Vec<(i64, f64, f64)>,
     /// Whether the cell's blocks reach pixel pair (xs[i], ys[j]), at `i · ys.len() + j`.
     reach: Vec<bool>,
+    /// A cell of few blocks' pixels: (x, y, Σo, Σo^α).
+    pixels: Vec<(i64, i64, f64, f64)>,
 }
 
 fn add_cell(
@@ -316,6 +318,20 @@ fn add_cell(
     // The cell's corner in pixels: left edge, and the bottom edge (low address; y grows down).
     let cx0 = (kx as f64 * ctx.tau - ctx.t_origin) / ctx.pw;
     let cy_bottom = ctx.height - (cell.ky as f64 * ctx.sig - ctx.a_origin) / ctx.ph;
+    // A cell whose blocks cannot reach the columns held adds nothing to them: its blocks lie
+    // in its bounding box (a cell of few blocks: also at its centres, `add_few`), widened by
+    // less than a pixel where the box is narrower than a block.
+    let (xb0, xb1) = (
+        cx0 + cell.bbox_at(0) * ctx.rx,
+        cx0 + cell.bbox_at(1) * ctx.rx,
+    );
+    let is_few = cell.few().is_some();
+    if !is_few
+        && (ffloor(xb0.max(xb1)) + 1.0 < ctx.held[0] as f64
+            || ffloor(xb0.min(xb1)) - 1.0 >= ctx.held[1] as f64)
+    {
+        return;
+    }
     // The cell's blocks, α applied: f̄^α per bucket with a second-order (Jensen) correction for
     // the spread of areas inside the bucket.
     let alpha = ctx.alpha;
@@ -470,7 +486,6 @@ fn add_few(
             p += 1.0;
         }
     }
-    let mut pixels: Vec<(i64, i64, f64, f64)> = Vec::new();
     let mut centres = [[0.0f64; 2]; FEW_BLOCKS];
     let mut k = 0usize;
     for (slot, c) in centres.iter_mut().zip(few) {
@@ -478,6 +493,33 @@ fn add_few(
         k += 1;
     }
     let centres = &centres[..k];
+    if k == 0 {
+        return;
+    }
+    // The pixels the blocks may cover: inside the bounding box, or at a centre outside it.
+    let (mut lo, mut hi) = ([xb0, yb0], [xb1, yb1]);
+    for &[u, v] in centres {
+        let (x, y) = (cx0 + u * ctx.rx, cy_bottom - v * ctx.ry);
+        lo = [lo[0].min(x), lo[1].min(y)];
+        hi = [hi[0].max(x), hi[1].max(y)];
+    }
+    let (p_lo, p_hi) = (
+        [ffloor(lo[0]), ffloor(lo[1])],
+        [ffloor(hi[0]), ffloor(hi[1])],
+    );
+    if p_hi[0] < ctx.held[0] as f64 || p_lo[0] >= ctx.held[1] as f64 {
+        return;
+    }
+    if p_lo == p_hi {
+        // One pixel holds every block whole (o = 1 each): what the loop below adds there, k
+        // times E[o] = 1 and o^α = fast_pow(1, α), exactly (k ≤ 16 copies of an f32 sum
+        // exactly in f64).
+        let g = f64::from(crate::eq1::fast_pow(1.0, ctx.alpha as f32));
+        add_few_pixel(ctx, [p_lo[0] as i64, p_lo[1] as i64], 1.0, g, &cs, sums);
+        return;
+    }
+    let mut pixels = std::mem::take(&mut s.pixels);
+    pixels.clear();
     // The blocks of the outermost centres reach the bounding box (what the box says: some
     // block does; a sliver over a pixel edge weighs much at low α).
     let extreme = |axis: usize, high: bool| -> usize {
@@ -530,32 +572,42 @@ fn add_few(
             }
         }
     }
-    if k == 0 {
+    let k = k as f64;
+    for &(px, py, e1, ea) in &pixels {
+        add_few_pixel(ctx, [px, py], e1 / k, ea / k, &cs, sums);
+    }
+    s.pixels = pixels;
+}
+
+/// Adds a cell of few blocks to pixel `[px, py]` (skipped outside the columns held and the
+/// view): E[o] `e1` and E[o^α] `g` of its blocks there.
+#[inline]
+fn add_few_pixel(
+    ctx: &CellContext,
+    [px, py]: [i64; 2],
+    e1: f64,
+    g: f64,
+    cs: &CellSums,
+    sums: &mut ColumnSums,
+) {
+    if px < ctx.held[0] || py < 0 || px >= ctx.held[1].min(ctx.w) || py >= ctx.h {
         return;
     }
-    let k = k as f64;
-    let h = ctx.h as usize;
-    for (px, py, e1, ea) in pixels {
-        if px < ctx.held[0] || py < 0 || px >= ctx.held[1].min(ctx.w) || py >= ctx.h {
-            continue;
-        }
-        let (e1, g) = (e1 / k, ea / k);
-        let i = (px - ctx.held[0]) as usize * h + py as usize;
-        let a = &mut sums.acc[i];
-        match ctx.mode {
-            ColorMode::Categorical => {
-                for (v, c) in a.iter_mut().zip(cs.c) {
-                    *v += (c * g) as f32;
-                }
-            }
-            ColorMode::Quantitative => {
-                a[0] += (cs.t * g) as f32;
-                a[1] += (cs.f * g) as f32;
+    let i = (px - ctx.held[0]) as usize * ctx.h as usize + py as usize;
+    let a = &mut sums.acc[i];
+    match ctx.mode {
+        ColorMode::Categorical => {
+            for (v, c) in a.iter_mut().zip(cs.c) {
+                *v += (c * g) as f32;
             }
         }
-        a[3] += (cs.f * g) as f32;
-        sums.cov[i] += (cs.s * e1) as f32;
+        ColorMode::Quantitative => {
+            a[0] += (cs.t * g) as f32;
+            a[1] += (cs.f * g) as f32;
+        }
     }
+    a[3] += (cs.f * g) as f32;
+    sums.cov[i] += (cs.s * e1) as f32;
 }
 
 /// Which pixel pairs of `s.xs × s.ys` the cell's blocks reach together (`s.reach`), from its

@@ -282,8 +282,8 @@ impl ExactOnGpu {
     };
 
     /// `device`'s ([`Self::HARDWARE`] unless it is a software rasterizer);
-    /// `MEMSCAPE_LOD_EXACT_GPU=software|hardware` overrides it (the hardware choice can be
-    /// measured and tested on lavapipe).
+    /// `MEMSCAPE_LOD_EXACT_GPU=software|hardware|N` overrides it (the hardware choice can be
+    /// measured and tested on lavapipe; N: the device's path with a limit of N blocks).
     pub fn of(device: &wgpu::Device) -> Self {
         Self::chosen(
             std::env::var("MEMSCAPE_LOD_EXACT_GPU").ok().as_deref(),
@@ -293,11 +293,22 @@ impl ExactOnGpu {
 
     /// The choice for the setting `setting` on a device that is `software` or not.
     pub fn chosen(setting: Option<&str>, software: bool) -> Self {
+        let device = if software {
+            Self::SOFTWARE
+        } else {
+            Self::HARDWARE
+        };
         match setting {
             Some("hardware") => Self::HARDWARE,
             Some("software") => Self::SOFTWARE,
-            _ if software => Self::SOFTWARE,
-            _ => Self::HARDWARE,
+            Some(n) => match n.replace('_', "").parse() {
+                Ok(max_blocks) => Self {
+                    max_blocks,
+                    ..device
+                },
+                Err(_) => device,
+            },
+            None => device,
         }
     }
 }
