@@ -26,12 +26,11 @@ use memscape_render::{AdapterChoice, GpuContext};
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let rest = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the name.
-    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+    // Fields 14 and 15 of stat (utime, stime, clock ticks) are the 12th and 13th after the
+    // name (the first is the state).
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

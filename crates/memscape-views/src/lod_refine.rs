@@ -16,10 +16,11 @@ use memscape_lod::{FramePath, LodBlock, LodTrace, LodView, PixelSums};
 
 use crate::slot_worker::{Finished, JobControl, SlotJob, SlotWorker};
 
-/// The most blocks in view that are drawn by the exact GPU pipeline rather than from the index's
-/// sums on a software rasterizer (40 bytes each on the GPU: 80 MB; lavapipe rasterizes them on
-/// the CPU, slower than the sums beyond this).
-pub const EXACT_GPU_MAX_BLOCKS: usize = 2_000_000;
+/// The most blocks in view that are drawn by the exact GPU pipeline rather than summed on the
+/// CPU on a software rasterizer: lavapipe rasterizes them on the CPU at ≈ 3 µs a block (a
+/// 1920×1080 view of 0.4 M blocks: 1.2 s of CPU), the CPU sums them at ≈ 0.16 µs plus
+/// ≈ 0.1 s a frame (BENCHMARKS.md, "Level of detail: frames at 1920×1080 on lavapipe").
+pub const EXACT_GPU_MAX_BLOCKS: usize = 50_000;
 
 /// The same on a hardware GPU: its dense path draws them within the 1 GB GPU budget of issue
 /// 25 (40–44 bytes a block: 0.8–0.9 GB), far faster than the CPU sums them.
