@@ -215,9 +215,8 @@ fn put_columns(strip: &ColumnSums, x0: usize, out: &mut PixelSums) {
             let j = y * w + x0;
             for x in first..last {
                 let i = x * h + y;
-                let a = &mut out.acc[j + x];
-                for k in 0..4 {
-                    a[k] += strip.acc[i][k];
+                for (a, s) in out.acc[j + x].iter_mut().zip(&strip.acc[i]) {
+                    *a += s;
                 }
                 out.cov[j + x] += strip.cov[i];
             }
