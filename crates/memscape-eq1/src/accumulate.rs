@@ -655,4 +655,59 @@ mod tests {
             }
         }
     }
+
+    /// A view accumulated strip by strip in reused memory (what memscape-lod's resolve does)
+    /// gives every pixel the sums of an accumulator of the whole view, to rounding.
+    #[test]
+    fn strips_in_reused_memory_give_the_whole_views_sums() {
+        let blocks = random_blocks(3000, 7);
+        for cushion in [Cushion::None, Cushion::Parabolic] {
+            for mode in [ColorMode::Categorical, ColorMode::Quantitative] {
+                let mut v = MapView::fit(1000, 9000, 1 << 17, 1 << 19, 301, 200);
+                v.cushion = cushion;
+                v.color_mode = mode;
+                v.alpha = 0.3;
+                let mut whole = Accumulator::new(&v);
+                for b in &blocks {
+                    whole.add(b);
+                }
+                let whole = whole.finish();
+                let mut buffers = AccumulatorBuffers::default();
+                // Strips of uneven widths, the last one short; the memory of each reused.
+                let (mut x0, mut checked) = (0u32, 0usize);
+                for width in [1u32, 37, 64, 128, 200].iter().cycle() {
+                    if x0 >= v.width {
+                        break;
+                    }
+                    let x1 = (x0 + width).min(v.width);
+                    let mut strip = Accumulator::with_buffers(&v, x0..x1, &mut buffers);
+                    for b in &blocks {
+                        strip.add(b);
+                    }
+                    let sums = strip.finish_into(&mut buffers);
+                    assert_eq!(sums.width, x1 - x0);
+                    for x in x0..x1 {
+                        for y in 0..v.height as usize {
+                            let i = (x - x0) as usize * v.height as usize + y;
+                            let j = whole.at(x as usize, y);
+                            let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * b.abs().max(1.0);
+                            assert!(close(sums.cov[i], whole.cov[j]), "cov at ({x}, {y})");
+                            for k in 0..4 {
+                                assert!(
+                                    close(sums.acc[i][k], whole.acc[j][k]),
+                                    "{cushion:?} {mode:?} acc[{k}] at ({x}, {y}): {} vs {}",
+                                    sums.acc[i][k],
+                                    whole.acc[j][k]
+                                );
+                            }
+                            checked += 1;
+                        }
+                    }
+                    buffers.keep(sums);
+                    x0 = x1;
+                }
+                assert_eq!(checked, (v.width * v.height) as usize);
+            }
+        }
+    }
 }
