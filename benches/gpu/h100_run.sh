@@ -76,6 +76,20 @@ if [ -f "$G/synth-trace.xz" ]; then
         "$OUT/lod-$zoom-$mode.json" 2>&1 | tail -1
     done
   done
+  # Views finer than every level (the whole trace at 4K and 1920x1080: ≈ 15 M blocks in view):
+  # the exact blocks by the dense GPU path up to 20 M on hardware (MEMSCAPE_LOD_EXACT_GPU=hardware,
+  # the default there) against the CPU sums beyond 2 M (=software, lavapipe's limit).
+  for size in 3840x2160 1920x1080; do
+    for mode in hardware software hardware software; do
+      echo "--- whole trace at $size, MEMSCAPE_LOD_EXACT_GPU=$mode"
+      MEMSCAPE_LOD_EXACT_GPU=$mode timeout 120 /tmp/b/memscape render "$T" --adapter gpu \
+        --width "${size%x*}" --height "${size#*x}" -o "$OUT/lod-whole-$size-$mode.png" --stats \
+        > "$OUT/lod-whole-$size-$mode.json" 2> "$OUT/lod-whole-$size-$mode.err"
+      grep -h 'allocation map from' "$OUT/lod-whole-$size-$mode.err"
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['wall_ms'], [(p['pass'], round(p['gpu_ns']/1e6, 3)) for p in d['passes']])" \
+        "$OUT/lod-whole-$size-$mode.json" 2>&1 | tail -1
+    done
+  done
   rm -f "$T" "$T".*
 fi
 

@@ -350,8 +350,10 @@ pub fn draw_map(
             )
         }
         None => format!(
-            "exact blocks found through the index (the GPU pipeline for up to {} in view, CPU sums beyond)",
-            map_lod::EXACT_GPU_MAX_BLOCKS
+            "exact blocks found through the index (the GPU pipeline for up to {} in view on a \
+             software rasterizer, {} on a hardware GPU; CPU sums beyond)",
+            map_lod::EXACT_GPU_MAX_BLOCKS,
+            map_lod::EXACT_GPU_MAX_BLOCKS_HARDWARE
         ),
     };
     let style = memscape_views::picture::MapStyle {

@@ -102,7 +102,23 @@ pub fn accumulate_block(view: &MapView, b: &MapBlock, sums: &mut ColumnSums) {
 /// loop of the renderer's CPU reference (the judge of its GPU paths) and of memscape-lod's
 /// exact path.
 pub fn add_block_px(view: &MapView, g: [f32; 4], paint: &BlockPaint, sums: &mut ColumnSums) {
-    let (w, h) = (sums.width as usize, sums.height as usize);
+    let w = sums.width as usize;
+    add_block_px_in(view, g, paint, sums, 0, w);
+}
+
+/// [`add_block_px`] into sums that hold the columns `[x0, x0 + sums.width)` of a view `width`
+/// pixels wide (the pixels outside them skipped; those inside get the values of the whole
+/// view's).
+pub fn add_block_px_in(
+    view: &MapView,
+    g: [f32; 4],
+    paint: &BlockPaint,
+    sums: &mut ColumnSums,
+    x0: usize,
+    width: usize,
+) {
+    let (w, h) = (width, sums.height as usize);
+    let x_held = x0..x0 + sums.width as usize;
     let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
     let size_px = [g[2], g[3]];
     // Blocks at most a pixel in both directions have no cushion (its slopes fade to 0 below
@@ -112,21 +128,24 @@ pub fn add_block_px(view: &MapView, g: [f32; 4], paint: &BlockPaint, sums: &mut 
     let [q0, q1] = touched_pixels(c);
     if flat && q1[0] == q0[0] + 1.0 && q1[1] == q0[1] + 1.0 {
         // One pixel (or outside the view): its coverage there is its area.
-        let [x0, y0] = q0;
-        if x0 < 0.0 || y0 < 0.0 || x0 >= w as f32 || y0 >= h as f32 {
+        let [px, py] = q0;
+        if px < 0.0 || py < 0.0 || px >= w as f32 || py >= h as f32 {
             return;
         }
-        let f = box_coverage(c, [x0, y0]);
+        if !x_held.contains(&(px as usize)) {
+            return;
+        }
+        let f = box_coverage(c, [px, py]);
         if f > 0.0 {
-            add_pixel(view, paint, sums, x0 as usize, y0 as usize, f, 1.0);
+            add_pixel(view, paint, sums, px as usize - x0, py as usize, f, 1.0);
         }
         return;
     }
     let light = default_light();
     let origin_px = [g[0], g[1] - g[3]];
-    let x_start = q0[0].max(0.0) as usize;
+    let x_start = (q0[0].max(0.0) as usize).max(x_held.start);
     let y_start = q0[1].max(0.0) as usize;
-    let x_end = (q1[0].max(0.0) as usize).min(w);
+    let x_end = (q1[0].max(0.0) as usize).min(w).min(x_held.end);
     let y_end = (q1[1].max(0.0) as usize).min(h);
     for px in x_start..x_end {
         for py in y_start..y_end {
@@ -145,7 +164,7 @@ pub fn add_block_px(view: &MapView, g: [f32; 4], paint: &BlockPaint, sums: &mut 
                 ];
                 block_cushion_luminance(paint.cushion, view.cushion_strength, uv, size_px, light)
             };
-            add_pixel(view, paint, sums, px, py, f, lum);
+            add_pixel(view, paint, sums, px - x0, py, f, lum);
         }
     }
 }
@@ -263,91 +282,109 @@ pub const WIDE_BLOCK_COLUMNS: f32 = 6.0;
 /// their piecewise-linear cushion luminance through per-row difference arrays, resolved once
 /// in [`Accumulator::finish`]; narrow blocks and the end columns go pixel by pixel. The result
 /// is the one [`accumulate_block`] gives, to floating-point rounding.
+///
+/// An accumulator may hold only some columns of its view ([`Accumulator::with_buffers`]: a
+/// vertical strip, the blocks' geometry still that of the whole view, so that each pixel gets
+/// the same values as from an accumulator of the whole view), and reuse the memory of an
+/// earlier one ([`AccumulatorBuffers`]).
 pub struct Accumulator<'v> {
     view: &'v MapView,
+    /// The first column of the view the sums hold (`sums.width` columns from it).
+    x0: usize,
     pub sums: ColumnSums,
-    /// Per pixel: constant parts of (c0, c1, c2, F, S) and slopes (per column) of (c0, c1, c2).
-    d0: Vec<[f64; 5]>,
-    d1: Vec<[f64; 3]>,
+    /// Per pixel of the columns held and one column past them (a run ending at the last column
+    /// subtracts there), column-major like the sums: constant parts of (c0, c1, c2, F, S), then
+    /// slopes (per column) of (c0, c1, c2). All zero outside `add`/`finish` (finish clears
+    /// what it reads), so that the memory can be reused without clearing it again.
+    d: Vec<[f64; 8]>,
     any_wide: bool,
 }
 
-/// The arrays an [`Accumulator`] leaves for the next one (a live view sums every snapshot in
-/// the same view): reused, they are neither allocated nor zeroed by the kernel page by page
-/// again. The difference arrays come back zeroed by [`Accumulator::finish_reusing`]'s resolve;
-/// the sums are given back by whoever held them ([`AccumulatorScratch::give_back`]) and zeroed
-/// when reused.
-#[derive(Default)]
-pub struct AccumulatorScratch {
-    sums: Option<ColumnSums>,
-    d0: Vec<[f64; 5]>,
-    d1: Vec<[f64; 3]>,
+/// The memory of an [`Accumulator`], kept between accumulators (a strip after another, a frame
+/// after another): its sums' arrays and its difference arrays (all zero while kept).
+#[derive(Debug, Default)]
+pub struct AccumulatorBuffers {
+    acc: Vec<[f32; 4]>,
+    cov: Vec<f32>,
+    d: Vec<[f64; 8]>,
 }
 
-impl std::fmt::Debug for AccumulatorScratch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccumulatorScratch")
-            .field("sums", &self.sums.as_ref().map(|s| [s.width, s.height]))
-            .field("difference_slots", &self.d0.len())
-            .finish()
-    }
-}
-
-impl AccumulatorScratch {
-    /// Keeps `sums`' arrays for the next accumulator (their values are not used).
-    pub fn give_back(&mut self, sums: ColumnSums) {
-        self.sums = Some(sums);
+impl AccumulatorBuffers {
+    /// Takes back the arrays of sums an accumulator returned (their values are dropped).
+    pub fn keep(&mut self, sums: ColumnSums) {
+        self.acc = sums.acc;
+        self.cov = sums.cov;
     }
 }
 
 impl<'v> Accumulator<'v> {
     pub fn new(view: &'v MapView) -> Self {
-        Self::reusing(view, AccumulatorScratch::default())
-    }
-
-    /// An accumulator of `view` on `scratch`'s arrays where they have its size (else new ones).
-    pub fn reusing(view: &'v MapView, scratch: AccumulatorScratch) -> Self {
-        let sums = match scratch.sums {
-            Some(mut s) if s.width == view.width && s.height == view.height => {
-                s.acc.fill([0.0; 4]);
-                s.cov.fill(0.0);
-                s
-            }
-            _ => ColumnSums::new(view.width, view.height),
-        };
-        // Zeroed by the resolve that gave them back; allocated at the first wide block if not.
-        let slots = (view.width as usize + 1) * view.height as usize;
-        let (d0, d1) = if scratch.d0.len() == slots && scratch.d1.len() == slots {
-            (scratch.d0, scratch.d1)
-        } else {
-            (Vec::new(), Vec::new())
-        };
         Self {
             view,
-            sums,
+            x0: 0,
+            sums: ColumnSums::new(view.width, view.height),
+            d: Vec::new(),
             any_wide: false,
-            d0,
-            d1,
+        }
+    }
+
+    /// An accumulator of the columns `columns` of `view` (clamped to the view), in the memory
+    /// of `buffers` (taken; [`Accumulator::finish_into`] gives it back).
+    pub fn with_buffers(
+        view: &'v MapView,
+        columns: std::ops::Range<u32>,
+        buffers: &mut AccumulatorBuffers,
+    ) -> Self {
+        let x1 = columns.end.min(view.width);
+        let x0 = columns.start.min(x1);
+        let n = (x1 - x0) as usize * view.height as usize;
+        let (mut acc, mut cov) = (
+            std::mem::take(&mut buffers.acc),
+            std::mem::take(&mut buffers.cov),
+        );
+        acc.clear();
+        acc.resize(n, [0.0; 4]);
+        cov.clear();
+        cov.resize(n, 0.0);
+        Self {
+            view,
+            x0: x0 as usize,
+            sums: ColumnSums {
+                width: x1 - x0,
+                height: view.height,
+                acc,
+                cov,
+            },
+            d: std::mem::take(&mut buffers.d),
+            any_wide: false,
         }
     }
 
     /// Adds one block.
     pub fn add(&mut self, b: &MapBlock) {
         let view = self.view;
-        let (w, h) = (self.sums.width as usize, self.sums.height as usize);
+        let (w, h) = (view.width as usize, self.sums.height as usize);
+        let (x0, cols) = (self.x0 as i64, self.sums.width as usize);
         let g = view.block_geometry_px(b);
         let c = clamp_geometry(g, [w as f32, h as f32], CLAMP_MARGIN);
         if c[2] < WIDE_BLOCK_COLUMNS {
             // `accumulate_block` with the geometry computed above.
-            add_block_px(view, g, &BlockPaint::of(view, b), &mut self.sums);
+            add_block_px_in(
+                view,
+                g,
+                &BlockPaint::of(view, b),
+                &mut self.sums,
+                self.x0,
+                w,
+            );
             return;
         }
         if !self.any_wide {
             self.any_wide = true;
-            // One extra slot per row: a run ending at the last column subtracts there.
-            if self.d0.is_empty() {
-                self.d0 = vec![[0.0; 5]; (w + 1) * h];
-                self.d1 = vec![[0.0; 3]; (w + 1) * h];
+            let n = (cols + 1) * h;
+            if self.d.len() < n {
+                self.d.clear();
+                self.d.resize(n, [0.0; 8]);
             }
         }
         let light = default_light();
@@ -357,8 +394,14 @@ impl<'v> Accumulator<'v> {
         let color = paint.color;
         let y_start = ((c[1] - c[3] - EDGE_SLACK).floor().max(0.0) as usize).min(h);
         let y_end = (((c[1] + EDGE_SLACK).ceil().max(y_start as f32 + 1.0)) as usize).min(h);
-        let x_start = (c[0] - EDGE_SLACK).floor().max(0.0) as i64;
-        let x_end = ((c[0] + c[2] + EDGE_SLACK).ceil() as i64).min(w as i64);
+        // The columns held only: the same pixels an accumulator of the whole view computes.
+        let x_start = ((c[0] - EDGE_SLACK).floor().max(0.0) as i64).max(x0);
+        let x_end = ((c[0] + c[2] + EDGE_SLACK).ceil() as i64)
+            .min(w as i64)
+            .min(x0 + cols as i64);
+        if x_end <= x_start {
+            return;
+        }
         // Interior columns: the pixel lies inside [x0, x0 + w] entirely (fx = 1).
         let in_lo = (c[0].ceil() as i64).max(x_start).max(0);
         let in_hi = (((c[0] + c[2]).floor() as i64) - 1).min(x_end - 1);
@@ -370,6 +413,8 @@ impl<'v> Accumulator<'v> {
             |py: usize| ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
         let thin_lum =
             (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
+        // Where column `px`'s entry of row `py` lies in `d`.
+        let at = |px: i64, py: usize| (px - x0) as usize * h + py;
         for py in y_start..y_end {
             let fy = crate::vertical_overlap(c, py as f32);
             if fy <= 0.0 {
@@ -384,7 +429,7 @@ impl<'v> Accumulator<'v> {
                 }
             };
             // End columns (and everything when there is no interior), pixel by pixel.
-            for px in x_start.max(0)..x_end {
+            for px in x_start..x_end {
                 if px >= in_lo && px <= in_hi {
                     continue;
                 }
@@ -392,7 +437,7 @@ impl<'v> Accumulator<'v> {
                 let f = box_coverage(c, p);
                 if f > 0.0 {
                     let l = lum.at(u_of(px));
-                    add_pixel(view, &paint, &mut self.sums, px as usize, py, f, l);
+                    add_pixel(view, &paint, &mut self.sums, (px - x0) as usize, py, f, l);
                 }
             }
             if in_hi < in_lo {
@@ -400,7 +445,6 @@ impl<'v> Accumulator<'v> {
             }
             let wgt = f64::from(fast_pow(fy, view.alpha));
             let lum_at = |px: i64| -> f64 { f64::from(lum.at(u_of(px))) };
-            let row = py * (w + 1);
             let (k0, k1, k2) = match view.color_mode {
                 ColorMode::Categorical => (
                     f64::from(color[0]) * wgt,
@@ -414,14 +458,14 @@ impl<'v> Accumulator<'v> {
                 ColorMode::Quantitative => f64::from(b.attr) * wgt,
             };
             // Constant channels over the whole interior.
-            let (a, z) = (row + in_lo as usize, row + in_hi as usize + 1);
-            self.d0[a][3] += wgt;
-            self.d0[z][3] -= wgt;
-            self.d0[a][4] += f64::from(fy);
-            self.d0[z][4] -= f64::from(fy);
+            let (a, z) = (at(in_lo, py), at(in_hi + 1, py));
+            self.d[a][3] += wgt;
+            self.d[z][3] -= wgt;
+            self.d[a][4] += f64::from(fy);
+            self.d[z][4] -= f64::from(fy);
             if attr != 0.0 {
-                self.d0[a][0] += attr;
-                self.d0[z][0] -= attr;
+                self.d[a][0] += attr;
+                self.d[z][0] -= attr;
             }
             // Luminance pieces: runs of columns on which it is linear in the column.
             let mut start = in_lo;
@@ -434,16 +478,16 @@ impl<'v> Accumulator<'v> {
                     0.0
                 };
                 let base = l0 - slope * start as f64;
-                let (a, z) = (row + start as usize, row + end as usize + 1);
+                let (a, z) = (at(start, py), at(end + 1, py));
                 let ks = [k0, k1, k2];
                 for (q, &k) in ks.iter().enumerate() {
                     if k == 0.0 {
                         continue;
                     }
-                    self.d0[a][q] += k * base;
-                    self.d0[z][q] -= k * base;
-                    self.d1[a][q] += k * slope;
-                    self.d1[z][q] -= k * slope;
+                    self.d[a][q] += k * base;
+                    self.d[z][q] -= k * base;
+                    self.d[a][5 + q] += k * slope;
+                    self.d[z][5 + q] -= k * slope;
                 }
                 start = end + 1;
             }
@@ -452,56 +496,48 @@ impl<'v> Accumulator<'v> {
 
     /// Resolves the difference arrays into the sums and returns them.
     pub fn finish(self) -> ColumnSums {
-        self.finish_reusing().0
+        self.finish_into(&mut AccumulatorBuffers::default())
     }
 
-    /// [`Self::finish`], and the difference arrays, zeroed, for the next accumulator.
-    pub fn finish_reusing(mut self) -> (ColumnSums, AccumulatorScratch) {
+    /// [`Accumulator::finish`], the difference arrays' memory given back to `buffers`
+    /// (cleared; take the sums' back with [`AccumulatorBuffers::keep`]).
+    pub fn finish_into(mut self, buffers: &mut AccumulatorBuffers) -> ColumnSums {
         if self.any_wide {
-            let (w, h) = (self.sums.width as usize, self.sums.height as usize);
-            for py in 0..h {
-                let mut c0 = [0.0f64; 5];
-                let mut c1 = [0.0f64; 3];
-                for px in 0..w {
-                    let i = px * h + py;
-                    let d = py * (w + 1) + px;
-                    for (c, v) in c0.iter_mut().zip(&self.d0[d]) {
+            let (cols, h) = (self.sums.width as usize, self.sums.height as usize);
+            // Column by column, each row's running sums (the same additions in the same order
+            // as row by row, reading and writing memory in order).
+            let mut run = vec![[0.0f64; 8]; h];
+            for lx in 0..=cols {
+                let x = (self.x0 + lx) as f64;
+                for (py, r) in run.iter_mut().enumerate() {
+                    let i = lx * h + py;
+                    let d = std::mem::take(&mut self.d[i]);
+                    if lx == cols {
+                        // The column past the last: only cleared.
+                        continue;
+                    }
+                    for (c, v) in r.iter_mut().zip(&d) {
                         *c += v;
                     }
-                    for (c, v) in c1.iter_mut().zip(&self.d1[d]) {
-                        *c += v;
-                    }
-                    // Read once, so zeroed here for the next accumulator at no extra pass.
-                    self.d0[d] = [0.0; 5];
-                    self.d1[d] = [0.0; 3];
-                    let x = px as f64;
                     let a = &mut self.sums.acc[i];
                     match self.view.color_mode {
                         ColorMode::Categorical => {
                             for q in 0..3 {
-                                a[q] += (c0[q] + c1[q] * x) as f32;
+                                a[q] += (r[q] + r[5 + q] * x) as f32;
                             }
                         }
                         ColorMode::Quantitative => {
-                            a[0] += c0[0] as f32;
-                            a[1] += (c0[1] + c1[1] * x) as f32;
+                            a[0] += r[0] as f32;
+                            a[1] += (r[1] + r[6] * x) as f32;
                         }
                     }
-                    a[3] += c0[3] as f32;
-                    self.sums.cov[i] += c0[4] as f32;
+                    a[3] += r[3] as f32;
+                    self.sums.cov[i] += r[4] as f32;
                 }
-                // The extra slot per row (a run ending at the last column) is never read.
-                let end = py * (w + 1) + w;
-                self.d0[end] = [0.0; 5];
-                self.d1[end] = [0.0; 3];
             }
         }
-        let scratch = AccumulatorScratch {
-            sums: None,
-            d0: self.d0,
-            d1: self.d1,
-        };
-        (self.sums, scratch)
+        buffers.d = std::mem::take(&mut self.d);
+        self.sums
     }
 }
 
@@ -620,31 +656,32 @@ mod tests {
         }
     }
 
-    /// Accumulators on the arrays an earlier one left (`finish_reusing`, `give_back`) sum
-    /// exactly what fresh ones do, bit for bit: the difference arrays come back zeroed, the
-    /// sums are zeroed on reuse; a scratch of another size is not used.
+    /// Accumulators of whole views on the memory an earlier one left (`finish_into`, `keep`:
+    /// the live view's accumulated sums) sum exactly what fresh ones do, bit for bit: the
+    /// difference arrays come back zeroed, the sums are zeroed on reuse, and a view of another
+    /// size resizes them.
     #[test]
-    fn a_reused_scratch_sums_what_a_fresh_accumulator_sums() {
+    fn reused_buffers_sum_what_a_fresh_accumulator_sums() {
         let sets = [
             random_blocks(2500, 11),
             random_blocks(40, 12),
             random_blocks(1800, 13),
         ];
         for cushion in [Cushion::None, Cushion::Parabolic] {
-            let mut scratch = AccumulatorScratch::default();
+            let mut buffers = AccumulatorBuffers::default();
             for (round, blocks) in sets.iter().chain(&sets).enumerate() {
-                // Round 3 is another size: its scratch is new, then reused at round 4.
+                // Round 3 is another size, smaller; round 4 grows again.
                 let (w, h) = if round == 3 { (180, 90) } else { (300, 200) };
                 let mut v = MapView::fit(1000, 9000, 1 << 17, 1 << 19, w, h);
                 v.cushion = cushion;
                 let mut fresh = Accumulator::new(&v);
-                let mut reused = Accumulator::reusing(&v, std::mem::take(&mut scratch));
+                let mut reused = Accumulator::with_buffers(&v, 0..v.width, &mut buffers);
                 for b in blocks {
                     fresh.add(b);
                     reused.add(b);
                 }
                 let expected = fresh.finish();
-                let (got, left) = reused.finish_reusing();
+                let got = reused.finish_into(&mut buffers);
                 let bits = |c: &ColumnSums| -> Vec<u32> {
                     c.acc
                         .iter()
@@ -654,15 +691,63 @@ mod tests {
                         .collect()
                 };
                 assert_eq!(bits(&got), bits(&expected), "{cushion:?}, round {round}");
-                assert!(
-                    left.d0
-                        .iter()
-                        .flatten()
-                        .chain(left.d1.iter().flatten())
-                        .all(|&d| d == 0.0)
-                );
-                scratch = left;
-                scratch.give_back(got);
+                assert!(buffers.d.iter().flatten().all(|&d| d == 0.0));
+                buffers.keep(got);
+            }
+        }
+    }
+
+    /// A view accumulated strip by strip in reused memory (what memscape-lod's resolve does)
+    /// gives every pixel the sums of an accumulator of the whole view, to rounding.
+    #[test]
+    fn strips_in_reused_memory_give_the_whole_views_sums() {
+        let blocks = random_blocks(3000, 7);
+        for cushion in [Cushion::None, Cushion::Parabolic] {
+            for mode in [ColorMode::Categorical, ColorMode::Quantitative] {
+                let mut v = MapView::fit(1000, 9000, 1 << 17, 1 << 19, 301, 200);
+                v.cushion = cushion;
+                v.color_mode = mode;
+                v.alpha = 0.3;
+                let mut whole = Accumulator::new(&v);
+                for b in &blocks {
+                    whole.add(b);
+                }
+                let whole = whole.finish();
+                let mut buffers = AccumulatorBuffers::default();
+                // Strips of uneven widths, the last one short; the memory of each reused.
+                let (mut x0, mut checked) = (0u32, 0usize);
+                for width in [1u32, 37, 64, 128, 200].iter().cycle() {
+                    if x0 >= v.width {
+                        break;
+                    }
+                    let x1 = (x0 + width).min(v.width);
+                    let mut strip = Accumulator::with_buffers(&v, x0..x1, &mut buffers);
+                    for b in &blocks {
+                        strip.add(b);
+                    }
+                    let sums = strip.finish_into(&mut buffers);
+                    assert_eq!(sums.width, x1 - x0);
+                    for x in x0..x1 {
+                        for y in 0..v.height as usize {
+                            let i = (x - x0) as usize * v.height as usize + y;
+                            let j = whole.at(x as usize, y);
+                            let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * b.abs().max(1.0);
+                            assert!(close(sums.cov[i], whole.cov[j]), "cov at ({x}, {y})");
+                            for k in 0..4 {
+                                assert!(
+                                    close(sums.acc[i][k], whole.acc[j][k]),
+                                    "{cushion:?} {mode:?} acc[{k}] at ({x}, {y}): {} vs {}",
+                                    sums.acc[i][k],
+                                    whole.acc[j][k]
+                                );
+                            }
+                            checked += 1;
+                        }
+                    }
+                    buffers.keep(sums);
+                    x0 = x1;
+                }
+                assert_eq!(checked, (v.width * v.height) as usize);
             }
         }
     }

@@ -33,7 +33,8 @@ impl MapBlock {
     }
 
     pub fn width(&self) -> u64 {
-        self.t1 - self.t0
+        // Saturating: blocks read from a damaged index may end before they start.
+        self.t1.saturating_sub(self.t0)
     }
 }
 

@@ -32,11 +32,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cpu = || {
         let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         let rest = stat.rsplit(')').next().unwrap_or("").to_owned();
-        let f: Vec<f64> = rest
-            .split_whitespace()
-            .filter_map(|v| v.parse().ok())
-            .collect();
-        (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+        // utime and stime (fields 14 and 15) are the 12th and 13th after the name, whose first
+        // (the state) is not a number: keep every field, or they shift.
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        (ticks(11) + ticks(12)) / 100.0
     };
     for _ in 0..reps {
         let c0 = cpu();

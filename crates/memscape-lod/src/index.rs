@@ -283,7 +283,9 @@ impl LodIndex {
             let reach = 2f64.powi(i32::from(class.c) + 1);
             let lo = (wt[0] - reach).max(0.0);
             class.for_each_starting_in([lo, wt[1]], part, parts, fetch, &mut |b| {
-                if (b.t1 as f64) <= wt[0] || ((b.y + b.size) as f64) <= wa[0] || b.y as f64 >= wa[1]
+                if (b.t1 as f64) <= wt[0]
+                    || (b.y.saturating_add(b.size) as f64) <= wa[0]
+                    || b.y as f64 >= wa[1]
                 {
                     return;
                 }

@@ -49,7 +49,7 @@ impl BlockSource for [LodBlock] {
         for b in &self[part_range(self.len(), part, parts)] {
             if (b.t1 as f64) > wt[0]
                 && (b.t0 as f64) < wt[1]
-                && ((b.y + b.size) as f64) > wa[0]
+                && (b.y.saturating_add(b.size) as f64) > wa[0]
                 && (b.y as f64) < wa[1]
             {
                 f(b);
@@ -81,96 +81,172 @@ pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8))
 }
 
+/// Columns of a strip: the view is resolved strip by strip, each strip's sums alone in memory
+/// reused for the next (a thread's arrays stay small and are not faulted in again for every
+/// frame), and the strips share no pixel, so that no thread's sums are added to another's.
+pub const STRIP_COLUMNS: u32 = 128;
+
+/// Pixels of slack around a strip when finding its blocks and cells: more than a cell (at most
+/// a pixel wide) and the clamping margin, so that every one reaching the strip is found.
+const STRIP_SLACK_PX: f64 = 4.0;
+
 /// The view's sums: from the index where a level applies, else exactly from `source`; the
-/// work split over [`threads`] threads.
+/// view's strips of [`STRIP_COLUMNS`] shared by [`threads`] threads.
 pub fn accumulate<S: BlockSource + ?Sized>(
     index: &LodIndex,
     source: &S,
     view: &LodView,
     sums: &mut PixelSums,
 ) -> ResolveStats {
-    let window = view.window();
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let level = index.level_for(view.pixel_size());
-    let parts = threads();
-    let results: Vec<(ColumnSums, ResolveStats)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..parts)
-            .map(|part| {
-                scope.spawn(move || {
-                    let mut stats = ResolveStats {
+    let strips: Vec<std::ops::Range<u32>> = (0..view.width.div_ceil(STRIP_COLUMNS))
+        .map(|k| k * STRIP_COLUMNS..((k + 1) * STRIP_COLUMNS).min(view.width))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let out = std::sync::Mutex::new((
+        sums,
+        ResolveStats {
+            level,
+            ..ResolveStats::default()
+        },
+    ));
+    std::thread::scope(|scope| {
+        for _ in 0..threads().min(strips.len()) {
+            scope.spawn(|| {
+                let mut buffers = exact::AccumulatorBuffers::default();
+                let mut scratch = Scratch::default();
+                while let Some(columns) = strips.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let (strip, stats) = accumulate_strip(
+                        index,
+                        source,
+                        view,
                         level,
-                        ..ResolveStats::default()
-                    };
-                    let mut acc = exact::Accumulator::new(view);
-                    match level {
-                        None => source.blocks_in(window, part, parts, &mut |b| {
-                            acc.add(b);
-                            stats.exact_blocks += 1;
-                        }),
-                        Some(li) => index.large_blocks(
-                            &index.levels[li].desc,
-                            window,
-                            part,
-                            parts,
-                            &|id| source.block(id),
-                            |b| {
-                                acc.add(b);
-                                stats.exact_blocks += 1;
-                            },
-                        ),
+                        columns.clone(),
+                        &mut buffers,
+                        &mut scratch,
+                    );
+                    if let Ok(mut out) = out.lock() {
+                        put_columns(&strip, columns.start as usize, out.0);
+                        out.1.cells += stats.cells;
+                        out.1.exact_blocks += stats.exact_blocks;
                     }
-                    let mut part_sums = acc.finish();
-                    if let Some(li) = level {
-                        stats.cells =
-                            accumulate_cells(index, li, view, &mut part_sums, part, parts);
-                    }
-                    (part_sums, stats)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+                    buffers.keep(strip);
+                }
+            });
+        }
     });
+    match out.into_inner() {
+        Ok((_, stats)) => stats,
+        Err(poisoned) => poisoned.into_inner().1,
+    }
+}
+
+/// The sums of the columns `columns` of `view` (at `level`, `None`: exactly from `source`). A
+/// block or cell is counted in the strip where its left edge lies (the first strip for those
+/// starting before the view).
+fn accumulate_strip<S: BlockSource + ?Sized>(
+    index: &LodIndex,
+    source: &S,
+    view: &LodView,
+    level: Option<usize>,
+    columns: std::ops::Range<u32>,
+    buffers: &mut exact::AccumulatorBuffers,
+    scratch: &mut Scratch,
+) -> (ColumnSums, ResolveStats) {
+    let (wt, wa) = view.window();
+    let at = |x: f64| view.plane_at(x, 0.0)[0];
+    let (x0, x1) = (f64::from(columns.start), f64::from(columns.end));
+    // Inside the view's window: what lies outside it adds nothing.
+    let window = (
+        [
+            at(x0 - STRIP_SLACK_PX).max(wt[0]),
+            at(x1 + STRIP_SLACK_PX).min(wt[1]),
+        ],
+        wa,
+    );
+    // Where a block's or cell's left edge counts it: this strip's columns, the first strip's
+    // from the left of the plane, the last's to its right.
+    let counted = [
+        if columns.start == 0 { f64::MIN } else { at(x0) },
+        if columns.end >= view.width {
+            f64::MAX
+        } else {
+            at(x1)
+        },
+    ];
+    let counts = |t: f64| t >= counted[0] && t < counted[1];
     let mut stats = ResolveStats {
         level,
         ..ResolveStats::default()
     };
-    let mut total: Option<ColumnSums> = None;
-    for (s, st) in results {
-        match &mut total {
-            Some(t) => t.add(&s),
-            None => total = Some(s),
-        }
-        stats.cells += st.cells;
-        stats.exact_blocks += st.exact_blocks;
+    let mut acc = exact::Accumulator::with_buffers(view, columns.clone(), buffers);
+    let mut add = |b: &LodBlock| {
+        acc.add(b);
+        stats.exact_blocks += u64::from(counts(b.t0 as f64));
+    };
+    match level {
+        None => source.blocks_in(window, 0, 1, &mut add),
+        Some(li) => index.large_blocks(
+            &index.levels[li].desc,
+            window,
+            0,
+            1,
+            &|id| source.block(id),
+            add,
+        ),
     }
-    if let Some(t) = total {
-        t.add_to(sums);
+    let mut strip = acc.finish_into(buffers);
+    if let Some(li) = level {
+        stats.cells = accumulate_cells(index, li, view, &mut strip, columns, scratch, &counts);
     }
-    stats
+    (strip, stats)
 }
 
-/// Adds the cells of level `li` (part `part` of `parts` of its columns in view) to the view's
-/// sums; returns how many were visited.
+/// Adds the sums of the columns `strip` holds, which start at column `x0` of `out`.
+fn put_columns(strip: &ColumnSums, x0: usize, out: &mut PixelSums) {
+    let (w, h) = (out.width as usize, strip.height as usize);
+    let cols = strip.width as usize;
+    // Rows of a few columns at a time: the strip read in order, the output a few runs.
+    const RUN: usize = 8;
+    for first in (0..cols).step_by(RUN) {
+        let last = (first + RUN).min(cols);
+        for y in 0..h {
+            let j = y * w + x0;
+            for x in first..last {
+                let i = x * h + y;
+                for (a, s) in out.acc[j + x].iter_mut().zip(&strip.acc[i]) {
+                    *a += s;
+                }
+                out.cov[j + x] += strip.cov[i];
+            }
+        }
+    }
+}
+
+/// Adds the cells of level `li` reaching the columns `strip` holds (`columns` of the view) to
+/// them; returns how many of them `counts` by their left edge (plane time).
 pub fn accumulate_cells(
     index: &LodIndex,
     li: usize,
     view: &LodView,
-    sums: &mut ColumnSums,
-    part: usize,
-    parts: usize,
+    strip: &mut ColumnSums,
+    columns: std::ops::Range<u32>,
+    scratch: &mut Scratch,
+    counts: &dyn Fn(f64) -> bool,
 ) -> u64 {
     let level = &index.levels[li];
     let [tau, sig] = level.cell_size();
     let [pw, ph] = view.pixel_size();
-    let (wt, wa) = view.window();
+    let (view_t, wa) = view.window();
+    let at = |x: f64| view.plane_at(x, 0.0)[0];
+    let wt = [
+        at(f64::from(columns.start) - STRIP_SLACK_PX).max(view_t[0]),
+        at(f64::from(columns.end) + STRIP_SLACK_PX).min(view_t[1]),
+    ];
     // Cells whose blocks may reach the window: centres within half a cell of it.
-    let kx_lo = ((wt[0] - tau) / tau).floor().max(0.0) as u64;
-    let kx_hi = ((wt[1] + tau) / tau).floor().max(0.0) as u64;
-    let span = part_range((kx_hi - kx_lo + 1) as usize, part, parts);
-    if span.is_empty() {
-        return 0;
-    }
-    let kx0 = kx_lo + span.start as u64;
-    let kx1 = kx_lo + span.end as u64 - 1;
+    let kx0 = ((wt[0] - tau) / tau).floor().max(0.0) as u64;
+    let kx1 = ((wt[1] + tau) / tau).floor().max(0.0) as u64;
     let ky0 = ((wa[0] - sig) / sig).floor().max(0.0) as u64;
     let ky1 = ((wa[1] + sig) / sig).floor().max(0.0) as u64;
     let ctx = CellContext {
@@ -186,13 +262,13 @@ pub fn accumulate_cells(
         height: f64::from(view.height),
         w: i64::from(view.width),
         h: i64::from(view.height),
+        held: [i64::from(columns.start), i64::from(columns.end)],
         mode: view.color_mode,
     };
-    let mut scratch = Scratch::default();
     let mut visited = 0;
     level.cells_in([kx0, kx1], [ky0, ky1], |kx, cell| {
-        visited += 1;
-        add_cell(&ctx, kx, cell, level.buckets_of(cell), sums, &mut scratch);
+        visited += u64::from(counts(kx as f64 * tau));
+        add_cell(&ctx, kx, cell, level.buckets_of(cell), strip, scratch);
     });
     visited
 }
@@ -211,15 +287,20 @@ struct CellContext {
     height: f64,
     w: i64,
     h: i64,
+    /// The columns the sums hold, `[first, end)` (they start at the first).
+    held: [i64; 2],
     mode: ColorMode,
 }
 
+/// A resolve thread's working memory, kept from cell to cell.
 #[derive(Default)]
-struct Scratch {
+pub struct Scratch {
     xs: Vec<(i64, f64, f64)>,
     ys: Vec<(i64, f64, f64)>,
     /// Whether the cell's blocks reach pixel pair (xs[i], ys[j]), at `i · ys.len() + j`.
     reach: Vec<bool>,
+    /// A cell of few blocks' pixels: (x, y, Σo, Σo^α).
+    pixels: Vec<(i64, i64, f64, f64)>,
 }
 
 fn add_cell(
@@ -236,6 +317,20 @@ fn add_cell(
     // The cell's corner in pixels: left edge, and the bottom edge (low address; y grows down).
     let cx0 = (kx as f64 * ctx.tau - ctx.t_origin) / ctx.pw;
     let cy_bottom = ctx.height - (cell.ky as f64 * ctx.sig - ctx.a_origin) / ctx.ph;
+    // A cell whose blocks cannot reach the columns held adds nothing to them: its blocks lie
+    // in its bounding box (a cell of few blocks: also at its centres, `add_few`), widened by
+    // less than a pixel where the box is narrower than a block.
+    let (xb0, xb1) = (
+        cx0 + cell.bbox_at(0) * ctx.rx,
+        cx0 + cell.bbox_at(1) * ctx.rx,
+    );
+    let is_few = cell.few().is_some();
+    if !is_few
+        && (ffloor(xb0.max(xb1)) + 1.0 < ctx.held[0] as f64
+            || ffloor(xb0.min(xb1)) - 1.0 >= ctx.held[1] as f64)
+    {
+        return;
+    }
     // The cell's blocks, α applied: f̄^α per bucket with a second-order (Jensen) correction for
     // the spread of areas inside the bucket.
     let alpha = ctx.alpha;
@@ -313,7 +408,10 @@ fn add_cell(
     let h = ctx.h as usize;
     let ny = s.ys.len();
     for (xi, &(px, ex, gx)) in s.xs.iter().enumerate() {
-        let col = px as usize * h;
+        if px < ctx.held[0] || px >= ctx.held[1] {
+            continue;
+        }
+        let col = (px - ctx.held[0]) as usize * h;
         for (yi, &(py, ey, gy)) in s.ys.iter().enumerate() {
             if !s.reach[xi * ny + yi] {
                 continue;
@@ -387,7 +485,6 @@ fn add_few(
             p += 1.0;
         }
     }
-    let mut pixels: Vec<(i64, i64, f64, f64)> = Vec::new();
     let mut centres = [[0.0f64; 2]; FEW_BLOCKS];
     let mut k = 0usize;
     for (slot, c) in centres.iter_mut().zip(few) {
@@ -395,6 +492,33 @@ fn add_few(
         k += 1;
     }
     let centres = &centres[..k];
+    if k == 0 {
+        return;
+    }
+    // The pixels the blocks may cover: inside the bounding box, or at a centre outside it.
+    let (mut lo, mut hi) = ([xb0, yb0], [xb1, yb1]);
+    for &[u, v] in centres {
+        let (x, y) = (cx0 + u * ctx.rx, cy_bottom - v * ctx.ry);
+        lo = [lo[0].min(x), lo[1].min(y)];
+        hi = [hi[0].max(x), hi[1].max(y)];
+    }
+    let (p_lo, p_hi) = (
+        [ffloor(lo[0]), ffloor(lo[1])],
+        [ffloor(hi[0]), ffloor(hi[1])],
+    );
+    if p_hi[0] < ctx.held[0] as f64 || p_lo[0] >= ctx.held[1] as f64 {
+        return;
+    }
+    if p_lo == p_hi {
+        // One pixel holds every block whole (o = 1 each): what the loop below adds there, k
+        // times E[o] = 1 and o^α = fast_pow(1, α), exactly (k ≤ 16 copies of an f32 sum
+        // exactly in f64).
+        let g = f64::from(crate::eq1::fast_pow(1.0, ctx.alpha as f32));
+        add_few_pixel(ctx, [p_lo[0] as i64, p_lo[1] as i64], 1.0, g, &cs, sums);
+        return;
+    }
+    let mut pixels = std::mem::take(&mut s.pixels);
+    pixels.clear();
     // The blocks of the outermost centres reach the bounding box (what the box says: some
     // block does; a sliver over a pixel edge weighs much at low α).
     let extreme = |axis: usize, high: bool| -> usize {
@@ -411,26 +535,23 @@ fn add_few(
         extreme(1, false),
         extreme(1, true),
     );
-    let reach_box = std::env::var("BOXR").map_or(true, |v| v == "1");
     for (i, &[u, v]) in centres.iter().enumerate() {
         let x = cx0 + u * ctx.rx;
         let y = cy_bottom - v * ctx.ry;
         let (mut x0, mut x1) = ((x - bw / 2.0).max(xb0), (x + bw / 2.0).min(xb1));
         let (mut y0, mut y1) = ((y - bh / 2.0).max(yb0), (y + bh / 2.0).min(yb1));
-        if reach_box {
-            if i == left {
-                x0 = xb0;
-            }
-            if i == right {
-                x1 = xb1;
-            }
-            // Rows grow downwards: the top is the low pixel coordinate.
-            if i == top {
-                y0 = yb0;
-            }
-            if i == bottom {
-                y1 = yb1;
-            }
+        if i == left {
+            x0 = xb0;
+        }
+        if i == right {
+            x1 = xb1;
+        }
+        // Rows grow downwards: the top is the low pixel coordinate.
+        if i == top {
+            y0 = yb0;
+        }
+        if i == bottom {
+            y1 = yb1;
         }
         let (x0, x1) = if x0 <= x1 { (x0, x1) } else { (x, x) };
         let (y0, y1) = if y0 <= y1 { (y0, y1) } else { (y, y) };
@@ -450,32 +571,42 @@ fn add_few(
             }
         }
     }
-    if k == 0 {
+    let k = k as f64;
+    for &(px, py, e1, ea) in &pixels {
+        add_few_pixel(ctx, [px, py], e1 / k, ea / k, &cs, sums);
+    }
+    s.pixels = pixels;
+}
+
+/// Adds a cell of few blocks to pixel `[px, py]` (skipped outside the columns held and the
+/// view): E[o] `e1` and E[o^α] `g` of its blocks there.
+#[inline]
+fn add_few_pixel(
+    ctx: &CellContext,
+    [px, py]: [i64; 2],
+    e1: f64,
+    g: f64,
+    cs: &CellSums,
+    sums: &mut ColumnSums,
+) {
+    if px < ctx.held[0] || py < 0 || px >= ctx.held[1].min(ctx.w) || py >= ctx.h {
         return;
     }
-    let k = k as f64;
-    let h = ctx.h as usize;
-    for (px, py, e1, ea) in pixels {
-        if px < 0 || py < 0 || px >= ctx.w || py >= ctx.h {
-            continue;
-        }
-        let (e1, g) = (e1 / k, ea / k);
-        let i = px as usize * h + py as usize;
-        let a = &mut sums.acc[i];
-        match ctx.mode {
-            ColorMode::Categorical => {
-                for (v, c) in a.iter_mut().zip(cs.c) {
-                    *v += (c * g) as f32;
-                }
-            }
-            ColorMode::Quantitative => {
-                a[0] += (cs.t * g) as f32;
-                a[1] += (cs.f * g) as f32;
+    let i = (px - ctx.held[0]) as usize * ctx.h as usize + py as usize;
+    let a = &mut sums.acc[i];
+    match ctx.mode {
+        ColorMode::Categorical => {
+            for (v, c) in a.iter_mut().zip(cs.c) {
+                *v += (c * g) as f32;
             }
         }
-        a[3] += (cs.f * g) as f32;
-        sums.cov[i] += (cs.s * e1) as f32;
+        ColorMode::Quantitative => {
+            a[0] += (cs.t * g) as f32;
+            a[1] += (cs.f * g) as f32;
+        }
     }
+    a[3] += (cs.f * g) as f32;
+    sums.cov[i] += (cs.s * e1) as f32;
 }
 
 /// Which pixel pairs of `s.xs × s.ys` the cell's blocks reach together (`s.reach`), from its
@@ -628,7 +759,7 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
         }
     }
     for (k, &(e1, ea)) in acc.iter().enumerate() {
-        let p = p0 as i64 + k as i64;
+        let p = (p0 as i64).saturating_add(k as i64);
         if e1 > 0.0 && p >= 0 && p < n {
             out.push((p, e1, ea));
         }

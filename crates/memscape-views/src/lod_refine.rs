@@ -16,9 +16,15 @@ use memscape_lod::{FramePath, LodBlock, LodTrace, LodView, PixelSums};
 
 use crate::slot_worker::{Finished, JobControl, SlotJob, SlotWorker};
 
-/// The most blocks in view that are drawn by the exact GPU pipeline (40 bytes each on the GPU:
-/// 80 MB) rather than from the index's sums.
-pub const EXACT_GPU_MAX_BLOCKS: usize = 2_000_000;
+/// The most blocks in view that are drawn by the exact GPU pipeline rather than summed on the
+/// CPU on a software rasterizer: lavapipe rasterizes them on the CPU at ≈ 3 µs a block (a
+/// 1920×1080 view of 0.4 M blocks: 1.2 s of CPU), the CPU sums them at ≈ 0.16 µs plus
+/// ≈ 0.1 s a frame (BENCHMARKS.md, "Level of detail: frames at 1920×1080 on lavapipe").
+pub const EXACT_GPU_MAX_BLOCKS: usize = 50_000;
+
+/// The same on a hardware GPU: its dense path draws them within the 1 GB GPU budget of issue
+/// 25 (40–44 bytes a block: 0.8–0.9 GB), far faster than the CPU sums them.
+pub const EXACT_GPU_MAX_BLOCKS_HARDWARE: usize = 20_000_000;
 
 /// What the worker computed for a view.
 pub enum Drawn {
@@ -42,6 +48,8 @@ pub struct LodPicture {
 struct LodJob {
     lod: Arc<LodTrace>,
     view: LodView,
+    /// The most exact blocks handed to the GPU (`alloc_map::lod::ExactOnGpu`).
+    exact_max_blocks: usize,
 }
 
 impl SlotJob for LodJob {
@@ -58,7 +66,7 @@ impl SlotJob for LodJob {
     fn run(&self, _control: &JobControl) -> Option<LodPicture> {
         Some(LodPicture {
             view: self.view,
-            drawn: draw(&self.lod, &self.view),
+            drawn: draw(&self.lod, &self.view, self.exact_max_blocks),
         })
     }
 }
@@ -91,12 +99,14 @@ impl LodRefiner {
     }
 
     /// Asks for `view` in `slot` (nothing when it is the view asked last or the one finished)
-    /// and returns the slot's newest finished picture, of whatever view. Never waits for the
-    /// worker.
-    pub fn want(&self, slot: u32, view: &LodView) -> Option<Arc<Refined>> {
+    /// and returns the slot's newest finished picture, of whatever view; views finer than every
+    /// level with at most `exact_max_blocks` blocks come as blocks for the GPU
+    /// (`alloc_map::lod::ExactOnGpu` of the device). Never waits for the worker.
+    pub fn want(&self, slot: u32, view: &LodView, exact_max_blocks: usize) -> Option<Arc<Refined>> {
         let job = LodJob {
             lod: self.lod.clone(),
             view: *view,
+            exact_max_blocks,
         };
         self.worker.want(slot, job)
     }
@@ -123,10 +133,11 @@ impl LodRefiner {
     }
 }
 
-/// The picture of `view`: its blocks when few are in view and it is finer than every level,
-/// else the index's sums (the choice `lod::prepare` makes on the spot).
-pub fn draw(lod: &LodTrace, view: &LodView) -> Drawn {
-    match lod.exact_blocks(view, EXACT_GPU_MAX_BLOCKS) {
+/// The picture of `view`: its blocks when it is finer than every level and at most
+/// `exact_max_blocks` are in view, else the index's sums (the choice `lod::prepare` makes on
+/// the spot).
+pub fn draw(lod: &LodTrace, view: &LodView, exact_max_blocks: usize) -> Drawn {
+    match lod.exact_blocks(view, exact_max_blocks) {
         Some(blocks) => Drawn::Blocks(blocks),
         None => Drawn::Sums(lod.sums(view, FramePath::Lod).0),
     }

@@ -22,10 +22,12 @@ use std::sync::atomic::AtomicBool;
 
 use memscape_lod::{FramePath, LodBlock, LodTrace};
 use memscape_render::alloc_map::{
-    AllocMapFrame, AllocMapPipelines, AllocMapView, CushionKind, LodCellsCache,
+    AccumPath, AllocMapFrame, AllocMapPipelines, AllocMapView, CushionKind, LodCellsCache,
 };
 use memscape_render::offscreen::{OFFSCREEN_FORMAT, OffscreenTarget};
-use memscape_views::alloc_map::lod::{LargeBlocksOn, LodDrawn, prepare_gpu_cells};
+use memscape_views::alloc_map::lod::{
+    ExactOnGpu, LargeBlocksOn, LodDrawn, prepare_gpu_cells, prepare_with,
+};
 
 const MEAN_LEVELS: f64 = 0.05;
 const WITHIN_LEVELS: u8 = 2;
@@ -235,4 +237,105 @@ fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes(
         by_gpu > 0,
         "no zoom of the isolated blocks was drawn by the GPU cells"
     );
+}
+
+/// `view` of `lod` (finer than every level) drawn through `prepare_with` with `exact`: the
+/// exact blocks on the GPU when they fit its limit, else their sums on the CPU.
+fn draw_exact(
+    lod: &LodTrace,
+    view: &AllocMapView,
+    size: [u32; 2],
+    exact: ExactOnGpu,
+) -> (Vec<u8>, LodDrawn) {
+    let ctx = common::ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
+    let target = OffscreenTarget::new(ctx, size[0], size[1]).unwrap();
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    let (upload, drawn) = prepare_with(
+        exact,
+        &ctx.device,
+        &ctx.queue,
+        &mut encoder,
+        &mut pipelines,
+        &mut frame,
+        None,
+        lod,
+        view,
+        size,
+        [0.0, 0.0],
+        OFFSCREEN_FORMAT,
+    );
+    frame.resolve_to(&mut encoder, &target.view, &pipelines);
+    ctx.queue.submit([encoder.finish()]);
+    let pixels = target.read(ctx).unwrap().pixels;
+    drop(upload);
+    (pixels, drawn)
+}
+
+/// Views finer than every level: a hardware GPU draws up to `EXACT_GPU_MAX_BLOCKS_HARDWARE`
+/// exact blocks by the dense path (lavapipe 50,000, summed on the CPU beyond). The hardware choice,
+/// forced on lavapipe, draws the same pictures as the CPU sums (a limit below the view's
+/// blocks), within the tolerance of the cells above.
+#[test]
+fn exact_blocks_by_the_dense_gpu_path_match_the_cpu_sums() {
+    let software = ExactOnGpu::of(&common::ctx().device);
+    if std::env::var_os("MEMSCAPE_LOD_EXACT_GPU").is_none() {
+        assert_eq!(software, ExactOnGpu::SOFTWARE, "lavapipe keeps its limit");
+    }
+    assert_eq!(
+        ExactOnGpu::chosen(Some("hardware"), true),
+        ExactOnGpu::HARDWARE
+    );
+    assert_eq!(ExactOnGpu::chosen(None, false), ExactOnGpu::HARDWARE);
+    assert_eq!(ExactOnGpu::HARDWARE.path, AccumPath::Dense);
+    assert_eq!(ExactOnGpu::HARDWARE.max_blocks, 20_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("synth.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(1_500_000, 11),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let lod = open(&trace);
+    let [te, ye] = lod.extent();
+    let size = [640u32, 360];
+    let mut checked = 0;
+    for (t0, t1, a0, a1) in [(0, te, 0, ye), (te / 3, te / 3 + te / 4, ye / 4, ye)] {
+        for (alpha, cushion) in [(0.1f32, CushionKind::Parabolic), (1.0, CushionKind::None)] {
+            let mut view = AllocMapView::fit(t0, t1, a0, a1, size[0], size[1]);
+            view.alpha = alpha;
+            view.cushion = cushion;
+            if lod.index.level_for(view.eq1(size).pixel_size()).is_some() {
+                continue;
+            }
+            let (gpu, gpu_drawn) = draw_exact(&lod, &view, size, ExactOnGpu::HARDWARE);
+            let LodDrawn::ExactBlocks(n) = gpu_drawn else {
+                panic!("the hardware limit draws the exact blocks on the GPU: {gpu_drawn:?}");
+            };
+            // A limit below the view's blocks: their sums on the CPU.
+            let below = ExactOnGpu {
+                max_blocks: n.saturating_sub(1),
+                ..ExactOnGpu::SOFTWARE
+            };
+            let (cpu, cpu_drawn) = draw_exact(&lod, &view, size, below);
+            assert!(
+                matches!(cpu_drawn, LodDrawn::Sums { level: None, .. }),
+                "{cpu_drawn:?}"
+            );
+            let (mean, within, worst) = compare(&cpu, &gpu);
+            eprintln!(
+                "[{t0},{t1})×[{a0},{a1}) α {alpha}: {n} blocks dense on the GPU vs CPU sums: \
+                 mean {mean:.4}, within {WITHIN_LEVELS}: {:.4} %, worst {worst}",
+                within * 100.0
+            );
+            assert!(mean <= MEAN_LEVELS, "mean {mean}");
+            assert!(within >= WITHIN_SHARE, "within {within}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "views finer than every level: {checked}");
 }

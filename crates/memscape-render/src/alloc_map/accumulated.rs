@@ -16,7 +16,7 @@ use super::AllocMapView;
 use super::cpu_reference::SumsControl;
 use super::gpu::{AllocBlockGpu, BlockTimeGpu};
 use memscape_eq1::accumulate::Accumulator;
-use memscape_eq1::{AccumulatorScratch, BlockSums, ColumnSums, PixelSums, RowAccumulator};
+use memscape_eq1::{AccumulatorBuffers, BlockSums, ColumnSums, PixelSums, RowAccumulator};
 
 /// The sums of a trace's closed blocks in one view, and which blocks were open (see the
 /// module's documentation).
@@ -34,7 +34,7 @@ pub struct AccumulatedSums {
     /// The two accumulators' arrays (closed, open) kept for the next update: each update
     /// otherwise allocates ≈ 70 MB per accumulator at 1400×600 that the kernel zeroes page by
     /// page. Lost, and made again, when an update is cancelled.
-    scratch: [AccumulatorScratch; 2],
+    scratch: [AccumulatorBuffers; 2],
 }
 
 /// What one [`AccumulatedSums::update`] did.
@@ -131,12 +131,12 @@ impl AccumulatedSums {
         let kept = match (self.closed.take(), restart) {
             (Some(mut kept), false) => {
                 kept.add(&closed);
-                closed_scratch.give_back(closed);
+                closed_scratch.keep(closed);
                 kept
             }
             (old, _) => {
                 if let Some(old) = old {
-                    closed_scratch.give_back(old);
+                    closed_scratch.keep(old);
                 }
                 closed
             }
@@ -144,7 +144,7 @@ impl AccumulatedSums {
         let mut out = PixelSums::new(size[0], size[1]);
         kept.add_to(&mut out);
         open.add_to(&mut out);
-        open_scratch.give_back(open);
+        open_scratch.keep(open);
         let update = AccumulatedUpdate {
             restarted: restart,
             closed: now_closed.len(),
@@ -175,15 +175,16 @@ fn sum_listed(
     times: &[BlockTimeGpu],
     listed: &[u32],
     control: &SumsControl,
-    scratch: AccumulatorScratch,
-) -> Option<(ColumnSums, AccumulatorScratch)> {
+    mut scratch: AccumulatorBuffers,
+) -> Option<(ColumnSums, AccumulatorBuffers)> {
     match RowAccumulator::new(ev) {
         // One row: small arrays, not worth keeping.
         Some(row) => Some((sum_into(row, blocks, times, listed, control)?, scratch)),
         None => {
-            let mut acc = Accumulator::reusing(ev, scratch);
+            let mut acc = Accumulator::with_buffers(ev, 0..ev.width, &mut scratch);
             add_listed(&mut acc, blocks, times, listed, control)?;
-            Some(acc.finish_reusing())
+            let sums = acc.finish_into(&mut scratch);
+            Some((sums, scratch))
         }
     }
 }

@@ -1,6 +1,8 @@
 //! One view of the allocation map: its uniform and accumulation targets, the accumulation pass
 //! (raster or dense) and the resolve of Eq. 1.
 
+use std::borrow::Cow;
+
 use super::dense::{self, DenseChunk, DenseDraw, DenseTargets};
 use super::{
     AccumPath, AllocMapData, AllocMapPipelines, AllocMapView, AllocMapViewGpu, DrawOptions, GapRule,
@@ -353,7 +355,14 @@ impl AllocMapFrame {
         let n = size[0] as usize * size[1] as usize;
         let f32_targets =
             pipelines.features.accumulation_format() == wgpu::TextureFormat::Rgba32Float;
-        let (acc_bytes, cov_bytes): (Vec<u8>, Vec<u8>) = if f32_targets {
+        let whole = acc.len() >= n && cov.len() >= n && cfg!(target_endian = "little");
+        let (acc_bytes, cov_bytes): (Cow<[u8]>, Cow<[u8]>) = if f32_targets && whole {
+            // The sums' own bytes (little-endian f32, as the textures hold them): no copy.
+            (
+                Cow::Borrowed(bytemuck::cast_slice(&acc[..n])),
+                Cow::Borrowed(bytemuck::cast_slice(&cov[..n])),
+            )
+        } else if f32_targets {
             (
                 (0..n)
                     .flat_map(|i| acc.get(i).copied().unwrap_or_default())

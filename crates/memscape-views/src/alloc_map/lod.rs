@@ -6,19 +6,21 @@
 //! one exists or when it is a mappable `.msc` of more than [`lod_block_threshold`] blocks.
 //!
 //! A map layer whose [`MapData`] carries a [`LodTrace`] is drawn per frame by [`prepare`]: when the
-//! view is finer than every level of the index and holds at most [`EXACT_GPU_MAX_BLOCKS`] blocks,
-//! those blocks (found through the index) go through the exact GPU pipeline, the same draw as a
-//! small trace's; otherwise the index's Eq. 1 sums are computed on the CPU, in work bounded by
-//! the view, written into the frame's accumulation targets and resolved on the GPU like any
-//! frame. `memscape render`, tours and the GUI's paint bridge all draw map layers this way.
+//! view is finer than every level of the index and holds at most [`ExactOnGpu::of`] the device
+//! blocks ([`EXACT_GPU_MAX_BLOCKS`] on a software rasterizer, [`EXACT_GPU_MAX_BLOCKS_HARDWARE`]
+//! by the dense path on a hardware GPU), those blocks (found through the index) go through the
+//! exact GPU pipeline, the same draw as a small trace's; otherwise the index's Eq. 1 sums are
+//! computed on the CPU, in work bounded by the view, written into the frame's accumulation
+//! targets and resolved on the GPU like any frame. `memscape render`, tours and the GUI's paint
+//! bridge all draw map layers this way.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use memscape_lod::{FramePath, LodTrace};
 use memscape_render::alloc_map::{
-    AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView, BlockTimeGpu,
-    DrawOptions, LodCellsCache, LodCellsInput,
+    AccumPath, AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView,
+    BlockTimeGpu, DrawOptions, LodCellsCache, LodCellsInput,
 };
 
 use super::settings::AllocMapSettings;
@@ -28,7 +30,7 @@ use crate::picture::{Layer, MapData, MapLayer, MapStyle, MapWindow, Picture};
 /// overrides it).
 pub const DEFAULT_LOD_BLOCKS: u64 = 2_000_000;
 
-pub use crate::lod_refine::EXACT_GPU_MAX_BLOCKS;
+pub use crate::lod_refine::{EXACT_GPU_MAX_BLOCKS, EXACT_GPU_MAX_BLOCKS_HARDWARE};
 
 /// The colourings the index draws (others are drawn exactly).
 pub const LOD_COLORINGS: &str = "thread";
@@ -258,8 +260,61 @@ pub fn cells_on_gpu(device: &wgpu::Device) -> bool {
     }
 }
 
-/// Uploads `blocks` and records the exact pipeline's accumulation of them in `frame`; the
-/// upload must live until the commands are submitted.
+/// How many of the blocks in a view finer than every level the exact GPU pipeline draws, and by
+/// which of its paths; more are summed on the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExactOnGpu {
+    pub max_blocks: usize,
+    pub path: AccumPath,
+}
+
+impl ExactOnGpu {
+    /// A software rasterizer's: [`EXACT_GPU_MAX_BLOCKS`], the path it prefers.
+    pub const SOFTWARE: Self = Self {
+        max_blocks: EXACT_GPU_MAX_BLOCKS,
+        path: AccumPath::Auto,
+    };
+
+    /// A hardware GPU's: [`EXACT_GPU_MAX_BLOCKS_HARDWARE`] by the dense path.
+    pub const HARDWARE: Self = Self {
+        max_blocks: EXACT_GPU_MAX_BLOCKS_HARDWARE,
+        path: AccumPath::Dense,
+    };
+
+    /// `device`'s ([`Self::HARDWARE`] unless it is a software rasterizer);
+    /// `MEMSCAPE_LOD_EXACT_GPU=software|hardware|N` overrides it (the hardware choice can be
+    /// measured and tested on lavapipe; N: the device's path with a limit of N blocks).
+    pub fn of(device: &wgpu::Device) -> Self {
+        Self::chosen(
+            std::env::var("MEMSCAPE_LOD_EXACT_GPU").ok().as_deref(),
+            memscape_render::context::is_software(device),
+        )
+    }
+
+    /// The choice for the setting `setting` on a device that is `software` or not.
+    pub fn chosen(setting: Option<&str>, software: bool) -> Self {
+        let device = if software {
+            Self::SOFTWARE
+        } else {
+            Self::HARDWARE
+        };
+        match setting {
+            Some("hardware") => Self::HARDWARE,
+            Some("software") => Self::SOFTWARE,
+            Some(n) => match n.replace('_', "").parse() {
+                Ok(max_blocks) => Self {
+                    max_blocks,
+                    ..device
+                },
+                Err(_) => device,
+            },
+            None => device,
+        }
+    }
+}
+
+/// Uploads `blocks` and records the exact pipeline's accumulation of them in `frame` by `path`;
+/// the upload must live until the commands are submitted.
 #[allow(clippy::too_many_arguments)]
 fn prepare_exact(
     device: &wgpu::Device,
@@ -272,6 +327,7 @@ fn prepare_exact(
     size: [u32; 2],
     origin: [f32; 2],
     target_format: wgpu::TextureFormat,
+    path: AccumPath,
 ) -> AllocMapData {
     let data = upload_blocks(device, pipelines, blocks);
     frame.prepare_with(
@@ -284,17 +340,21 @@ fn prepare_exact(
         size,
         origin,
         target_format,
-        &DrawOptions::default(),
+        &DrawOptions {
+            path,
+            ..DrawOptions::default()
+        },
     );
     data
 }
 
 /// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
-/// target) from `lod`: the exact GPU pipeline when few blocks are in view, else the index's
-/// level — its cells resolved on the GPU when `cells` is given (callers give it where
-/// [`cells_on_gpu`]; the blocks large at the level drawn by the exact pipeline first), else its
-/// sums computed on the CPU. Returns the upload the exact pipeline drew from (keep it until the commands are
-/// submitted) and what was drawn.
+/// target) from `lod`: the exact GPU pipeline when the view is finer than every level and holds
+/// at most [`ExactOnGpu::of`] the device blocks, else the index's level — its cells resolved on
+/// the GPU when `cells` is given (callers give it where [`cells_on_gpu`]; the blocks large at
+/// the level drawn by the exact pipeline first), else its sums computed on the CPU. Returns the
+/// upload the exact pipeline drew from (keep it until the commands are submitted) and what was
+/// drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
     device: &wgpu::Device,
@@ -309,9 +369,41 @@ pub fn prepare(
     origin: [f32; 2],
     target_format: wgpu::TextureFormat,
 ) -> (Option<AllocMapData>, LodDrawn) {
+    prepare_with(
+        ExactOnGpu::of(device),
+        device,
+        queue,
+        encoder,
+        pipelines,
+        frame,
+        cells,
+        lod,
+        view,
+        size,
+        origin,
+        target_format,
+    )
+}
+
+/// [`prepare`] with the exact blocks handed to the GPU as `exact` says.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_with(
+    exact: ExactOnGpu,
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    pipelines: &mut AllocMapPipelines,
+    frame: &mut AllocMapFrame,
+    cells: Option<&mut LodCellsCache>,
+    lod: &LodTrace,
+    view: &AllocMapView,
+    size: [u32; 2],
+    origin: [f32; 2],
+    target_format: wgpu::TextureFormat,
+) -> (Option<AllocMapData>, LodDrawn) {
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
-    if let Some(blocks) = lod.exact_blocks(&lv, EXACT_GPU_MAX_BLOCKS) {
+    if let Some(blocks) = lod.exact_blocks(&lv, exact.max_blocks) {
         let data = prepare_exact(
             device,
             queue,
@@ -323,6 +415,7 @@ pub fn prepare(
             size,
             origin,
             target_format,
+            exact.path,
         );
         return (Some(data), LodDrawn::ExactBlocks(blocks.len()));
     }
@@ -461,6 +554,7 @@ pub fn prepare_gpu_cells(
             size,
             origin,
             target_format,
+            AccumPath::Auto,
         ))
     };
     frame.add_lod_cells(device, encoder, pipelines, cache, &lv, &input);

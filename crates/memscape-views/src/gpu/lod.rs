@@ -87,7 +87,8 @@ impl PanePicture<'_> {
         use crate::lod_refine::Drawn;
         let size = [size[0].max(1), size[1].max(1)];
         let lv = view.eq1(size);
-        let done = refiner.want(m.slot, &lv);
+        let exact = crate::alloc_map::lod::ExactOnGpu::of(gpu.device);
+        let done = refiner.want(m.slot, &lv, exact.max_blocks);
         let generation = done.as_ref().map_or(0, |d| d.generation);
         let key = frame_key(view, &[key, generation]);
         let (frame, prepared) = pane
@@ -123,7 +124,10 @@ impl PanePicture<'_> {
                         size,
                         origin,
                         reg.target_format,
-                        &DrawOptions::default(),
+                        &DrawOptions {
+                            path: exact.path,
+                            ..DrawOptions::default()
+                        },
                     );
                 }
             }
