@@ -165,17 +165,22 @@ fn gpu_cells_match_the_cpu_resolve_on_a_real_trace() {
     assert!(check("sqlite_1M", &lod, [320, 180]) + check("sqlite_1M", &lod, [64, 36]) >= 4);
 }
 
-#[test]
-fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("synth.msc");
+/// The generated trace of the tests, 1.5 M events (isolated thin blocks among them), in `dir`.
+fn generated(dir: &std::path::Path) -> std::path::PathBuf {
+    let trace = dir.join("synth.msc");
     memscape_lod::synth::write_mappable(
         memscape_lod::synth::SynthParams::new(1_500_000, 11),
         &trace,
         &mut |_| {},
     )
     .unwrap();
-    let lod = open(&trace);
+    trace
+}
+
+#[test]
+fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let lod = open(&generated(dir.path()));
     let size = [320u32, 180];
     assert!(check("generated", &lod, size) + check("generated", &lod, [96, 54]) >= 4);
     // Isolated 1-byte blocks, visible at α = 0.1 on the GPU path from the whole plane down.
@@ -293,14 +298,7 @@ fn exact_blocks_by_the_dense_gpu_path_match_the_cpu_sums() {
     assert_eq!(ExactOnGpu::HARDWARE.path, AccumPath::Dense);
     assert_eq!(ExactOnGpu::HARDWARE.max_blocks, 20_000_000);
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("synth.msc");
-    memscape_lod::synth::write_mappable(
-        memscape_lod::synth::SynthParams::new(1_500_000, 11),
-        &trace,
-        &mut |_| {},
-    )
-    .unwrap();
-    let lod = open(&trace);
+    let lod = open(&generated(dir.path()));
     let [te, ye] = lod.extent();
     let size = [640u32, 360];
     let mut checked = 0;
