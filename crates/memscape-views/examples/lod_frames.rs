@@ -63,7 +63,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let target = OffscreenTarget::new(&ctx, width, height)?;
     println!("view\talpha\tdrawn\twall_ms_per_frame\tcpu_ms_per_frame");
-    for (name, t0, t1) in windows {
+    // `LOD_FRAMES_VIEWS=2x,4x`: only the views whose names contain one of these (to profile them).
+    let only = std::env::var("LOD_FRAMES_VIEWS").ok();
+    let wanted = |name: &str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|part| name.contains(part)))
+    };
+    for (name, t0, t1) in windows.into_iter().filter(|w| wanted(w.0)) {
         for (alpha, cushion) in [(0.1f32, CushionKind::Parabolic), (1.0, CushionKind::None)] {
             let mut view = AllocMapView::fit(t0, t1, 0, ye, width, height);
             view.alpha = alpha;
