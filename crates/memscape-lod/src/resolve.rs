@@ -265,6 +265,7 @@ pub fn accumulate_cells(
         held: [i64::from(columns.start), i64::from(columns.end)],
         mode: view.color_mode,
         bucket_pow: BucketPow::new(tau / pw * sig / ph, f64::from(view.alpha)),
+        pow_one: f64::from(crate::eq1::fast_pow(1.0, view.alpha)),
     };
     let mut visited = 0;
     level.cells_in([kx0, kx1], [ky0, ky1], |kx, cell| {
@@ -292,6 +293,8 @@ struct CellContext {
     held: [i64; 2],
     mode: ColorMode,
     bucket_pow: BucketPow,
+    /// `fast_pow(1, α)`: a block's o^α where it lies whole in a pixel.
+    pow_one: f64,
 }
 
 /// A bucket's mean area in pixels and its α-th power, from tables made once per strip rather
@@ -562,8 +565,14 @@ fn add_few(
         // One pixel holds every block whole (o = 1 each): what the loop below adds there, k
         // times E[o] = 1 and o^α = fast_pow(1, α), exactly (k ≤ 16 copies of an f32 sum
         // exactly in f64).
-        let g = f64::from(crate::eq1::fast_pow(1.0, ctx.alpha as f32));
-        add_few_pixel(ctx, [p_lo[0] as i64, p_lo[1] as i64], 1.0, g, &cs, sums);
+        add_few_pixel(
+            ctx,
+            [p_lo[0] as i64, p_lo[1] as i64],
+            1.0,
+            ctx.pow_one,
+            &cs,
+            sums,
+        );
         return;
     }
     let mut pixels = std::mem::take(&mut s.pixels);
@@ -607,9 +616,18 @@ fn add_few(
         spans(x0, x1, x1 - x0, &mut s.xs);
         spans(y0, y1, y1 - y0, &mut s.ys);
         for &(px, ox, _) in &s.xs {
+            // Pixels outside the columns held add nothing here (`add_few_pixel`).
+            if px < ctx.held[0] || px >= ctx.held[1] {
+                continue;
+            }
             for &(py, oy, _) in &s.ys {
                 let o = ox * oy;
-                let oa = f64::from(crate::eq1::fast_pow(o as f32, ctx.alpha as f32));
+                // A block whole in the pixel (the usual case zoomed out): 1^α once per strip.
+                let oa = if o == 1.0 {
+                    ctx.pow_one
+                } else {
+                    f64::from(crate::eq1::fast_pow(o as f32, ctx.alpha as f32))
+                };
                 match pixels.iter_mut().find(|p| p.0 == px && p.1 == py) {
                     Some(p) => {
                         p.2 += o;
