@@ -163,7 +163,7 @@ impl HeapTreePane {
 
     pub(super) fn time_bar(&mut self, ui: &mut egui::Ui, timeline: &HeapTimeline) {
         let last = timeline.points.len().saturating_sub(1);
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui.button("|<").on_hover_text("first time point").clicked() {
                 self.point = 0;
             }
