@@ -56,7 +56,8 @@ impl egui_tiles::Behavior<Pane> for TreeBehavior<'_> {
         let allotted = ui.max_rect();
         file_bar::show_for(ui, pane, self.files, &mut self.requests);
         pane.view.ui(ui, &self.cx);
-        if let Some(overflow) = crate::panes::overflow(&pane.view.title(), allotted, ui.min_rect())
+        if let Some(overflow) =
+            crate::panes::overflow(|| pane.view.title(), allotted, ui.min_rect())
         {
             self.overflows.push(overflow);
         }

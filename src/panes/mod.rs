@@ -119,11 +119,16 @@ pub fn fallback(d: std::time::Duration) -> std::time::Duration {
 /// Says how far a pane's content (`used`) reaches past the pane (`allotted`), if it does by more
 /// than a point. A row that does not wrap (a slider, a long label) widens the pane's layout: side
 /// panels and curves are then drawn past the edge and clipped, which no view notices itself.
-pub fn overflow(title: &str, allotted: egui::Rect, used: egui::Rect) -> Option<String> {
+pub fn overflow(
+    title: impl FnOnce() -> String,
+    allotted: egui::Rect,
+    used: egui::Rect,
+) -> Option<String> {
     const SLACK: f32 = 1.0;
     let right = used.right() - allotted.right();
     let bottom = used.bottom() - allotted.bottom();
     (right > SLACK || bottom > SLACK).then(|| {
+        let title = title();
         format!(
             "the {title} pane's content is {:.0}×{:.0} points in a pane of {:.0}×{:.0}: \
              it is clipped at the pane's edge",
@@ -195,14 +200,14 @@ mod tests {
     fn overflow_names_a_pane_drawn_past_its_edge() {
         let pane = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.0, 300.0));
         let inside = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.5, 300.0));
-        assert_eq!(overflow("Heap tree", pane, inside), None);
+        assert_eq!(overflow(|| "Heap tree".into(), pane, inside), None);
         let wide = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(520.0, 120.0));
-        let said = overflow("Heap tree", pane, wide).unwrap();
+        let said = overflow(|| "Heap tree".into(), pane, wide).unwrap();
         assert!(
             said.contains("Heap tree") && said.contains("520×120") && said.contains("400×300"),
             "{said}"
         );
         let tall = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(400.0, 310.0));
-        assert!(overflow("Map", pane, tall).is_some());
+        assert!(overflow(|| "Map".into(), pane, tall).is_some());
     }
 }
