@@ -79,6 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let (c0, w0) = (cpu_seconds(), Instant::now());
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 let (upload, how) = memscape_views::alloc_map::lod::prepare(
+                    memscape_views::alloc_map::lod::ExactOnGpu::of(&ctx.device),
                     &ctx.device,
                     &ctx.queue,
                     &mut encoder,

@@ -389,6 +389,7 @@ fn lod_gpu_frames(
         let start = Instant::now();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let (upload, drawn) = crate::alloc_map::lod::prepare(
+            crate::alloc_map::lod::ExactOnGpu::of(&ctx.device),
             &ctx.device,
             &ctx.queue,
             &mut encoder,

@@ -219,6 +219,7 @@ impl MapDrawer {
         // may make lives until the commands are submitted.
         let _lod_upload = if let Some(lod) = &m.data.lod {
             crate::alloc_map::lod::prepare(
+                crate::alloc_map::lod::ExactOnGpu::of(&ctx.device),
                 &ctx.device,
                 &ctx.queue,
                 &mut encoder,

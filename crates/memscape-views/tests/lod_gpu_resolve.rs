@@ -26,7 +26,7 @@ use memscape_render::alloc_map::{
 };
 use memscape_render::offscreen::{OFFSCREEN_FORMAT, OffscreenTarget};
 use memscape_views::alloc_map::lod::{
-    ExactOnGpu, LargeBlocksOn, LodDrawn, prepare_gpu_cells, prepare_with,
+    ExactOnGpu, LargeBlocksOn, LodDrawn, prepare, prepare_gpu_cells,
 };
 
 const MEAN_LEVELS: f64 = 0.05;
@@ -244,7 +244,7 @@ fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes(
     );
 }
 
-/// `view` of `lod` (finer than every level) drawn through `prepare_with` with `exact`: the
+/// `view` of `lod` (finer than every level) drawn through `prepare` with `exact`: the
 /// exact blocks on the GPU when they fit its limit, else their sums on the CPU.
 fn draw_exact(
     lod: &LodTrace,
@@ -259,7 +259,7 @@ fn draw_exact(
     let mut encoder = ctx
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    let (upload, drawn) = prepare_with(
+    let (upload, drawn) = prepare(
         exact,
         &ctx.device,
         &ctx.queue,

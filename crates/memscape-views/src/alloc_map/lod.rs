@@ -285,8 +285,21 @@ impl ExactOnGpu {
     /// `MEMSCAPE_LOD_EXACT_GPU=software|hardware|N` overrides it (the hardware choice can be
     /// measured and tested on lavapipe; N: the device's path with a limit of N blocks).
     pub fn of(device: &wgpu::Device) -> Self {
+        // Read once: `of` is asked every frame.
+        static SETTING: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        let setting = SETTING.get_or_init(|| {
+            let v = std::env::var("MEMSCAPE_LOD_EXACT_GPU").ok()?;
+            let known = matches!(v.as_str(), "hardware" | "software")
+                || v.replace('_', "").parse::<usize>().is_ok();
+            if !known {
+                tracing::warn!(
+                    "MEMSCAPE_LOD_EXACT_GPU={v:?} is not software|hardware|N; using the device's"
+                );
+            }
+            Some(v)
+        });
         Self::chosen(
-            std::env::var("MEMSCAPE_LOD_EXACT_GPU").ok().as_deref(),
+            setting.as_deref(),
             memscape_render::context::is_software(device),
         )
     }
@@ -350,44 +363,13 @@ fn prepare_exact(
 
 /// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
 /// target) from `lod`: the exact GPU pipeline when the view is finer than every level and holds
-/// at most [`ExactOnGpu::of`] the device blocks, else the index's level — its cells resolved on
+/// at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device), else the index's level — its cells resolved on
 /// the GPU when `cells` is given (callers give it where [`cells_on_gpu`]; the blocks large at
 /// the level drawn by the exact pipeline first), else its sums computed on the CPU. Returns the
 /// upload the exact pipeline drew from (keep it until the commands are submitted) and what was
 /// drawn.
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    encoder: &mut wgpu::CommandEncoder,
-    pipelines: &mut AllocMapPipelines,
-    frame: &mut AllocMapFrame,
-    cells: Option<&mut LodCellsCache>,
-    lod: &LodTrace,
-    view: &AllocMapView,
-    size: [u32; 2],
-    origin: [f32; 2],
-    target_format: wgpu::TextureFormat,
-) -> (Option<AllocMapData>, LodDrawn) {
-    prepare_with(
-        ExactOnGpu::of(device),
-        device,
-        queue,
-        encoder,
-        pipelines,
-        frame,
-        cells,
-        lod,
-        view,
-        size,
-        origin,
-        target_format,
-    )
-}
-
-/// [`prepare`] with the exact blocks handed to the GPU as `exact` says.
-#[allow(clippy::too_many_arguments)]
-pub fn prepare_with(
     exact: ExactOnGpu,
     device: &wgpu::Device,
     queue: &wgpu::Queue,

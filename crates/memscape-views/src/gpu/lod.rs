@@ -50,6 +50,7 @@ impl PanePicture<'_> {
             .or_insert_with(|| (AllocMapFrame::new(gpu.device, &reg.maps), 0));
         if *prepared != key {
             let (upload, _) = crate::alloc_map::lod::prepare(
+                crate::alloc_map::lod::ExactOnGpu::of(gpu.device),
                 gpu.device,
                 gpu.queue,
                 gpu.encoder,
