@@ -15,17 +15,21 @@ use arrow_schema::DataType;
 use datafusion::prelude::{cast, ident};
 use memscape_samples::clustering::{KeyedSegments, WindowPlan, tree_from_segments};
 use memscape_samples::metrics::LevelIndex;
-use memscape_samples::{ClusterParams, ClusterTree, Mapping, NONE, RouteKey};
+use memscape_samples::{
+    Aggregate, ClusterParams, ClusterSpan, ClusterTree, Mapping, NONE, PickTerm, RouteKey,
+};
 use memscape_topology::Topology;
 
 use crate::ranks::{OrderKey, keys_at};
 use crate::rows::{f64s, u64s};
-use crate::samples::{attribute, number, route_key, route_keys};
+use crate::samples::{Selection, attribute, number, route_key, route_keys};
 use crate::{Dataset, Engine, EngineError, Result};
 
 /// Segment totals by route key kept for glyphs up to this many (segment, key) entries (≈ 40 B
-/// each while summed): 100 M LULESH samples in windows of 1000 every 250 have ≈ 65 M (400,000
-/// segments × 162 keys), whose glyphs would cost more than the tree.
+/// each while summed), unless the engine says otherwise (`Engine::with_keyed_entries_max`):
+/// 100 M LULESH samples in windows of 1000 every 250 have ≈ 65 M (400,000 segments × 162
+/// keys), whose glyphs would cost more than the tree; their glyphs are then each a query when
+/// hovered ([`Engine::cluster_aggregate`]).
 pub const KEYED_ENTRIES_MAX: usize = 4 << 20;
 
 impl Engine {
@@ -104,6 +108,23 @@ impl Engine {
         ))
     }
 
+    /// The per-resource totals of the samples of host `host` in `span` of the (value, row)
+    /// order: a cluster's glyph asked of the engine, for a tree without `keyed` totals (past
+    /// [`Engine::keyed_entries_max`]); equal to `ClusterTree::aggregate` of a tree with them.
+    pub fn cluster_aggregate(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        topology: &Topology,
+        span: &ClusterSpan,
+    ) -> Result<Aggregate> {
+        let selection = Selection {
+            picked: Some(vec![vec![PickTerm::Cluster(span.clone())]]),
+            ..Selection::default()
+        };
+        self.resource_totals_where(dataset, host, topology, &selection)
+    }
+
     /// The distinct route keys of `samples`.
     fn route_keys(&self, samples: &datafusion::prelude::DataFrame) -> Result<Vec<RouteKey>> {
         let df = samples.clone().aggregate(
@@ -178,10 +199,11 @@ impl Engine {
                     let cell = map.entry((s as u32, key)).or_insert((0, 0));
                     cell.0 += 1;
                     cell.1 = cell.1.saturating_add(cycles);
-                    if map.len() > KEYED_ENTRIES_MAX {
+                    if map.len() > self.keyed_entries_max {
                         tracing::info!(
-                            "cluster tree: more than {KEYED_ENTRIES_MAX} (segment, route key) \
-                             totals; its clusters get no glyph"
+                            "cluster tree: more than {} (segment, route key) totals; each \
+                             cluster's glyph is a query when asked",
+                            self.keyed_entries_max
                         );
                         keyed = None;
                     }
@@ -213,6 +235,6 @@ struct SegmentSums {
     per_slot: Vec<(u64, u64)>,
     /// Each segment's last sample.
     last: Vec<OrderKey>,
-    /// Each segment's (key, samples, cycles), unless past [`KEYED_ENTRIES_MAX`].
+    /// Each segment's (key, samples, cycles), unless past [`Engine::keyed_entries_max`].
     keyed: Option<Vec<Vec<(u32, u64, u64)>>>,
 }

@@ -91,6 +91,10 @@ pub struct Engine {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
     spec: EngineSpec,
+    /// How many (segment, route key) totals a cluster tree keeps for its glyphs
+    /// ([`clusters::KEYED_ENTRIES_MAX`] unless set): past it, a glyph is a query of its own
+    /// (`Engine::cluster_aggregate`).
+    keyed_entries_max: usize,
 }
 
 impl Engine {
@@ -105,6 +109,7 @@ impl Engine {
             ctx: SessionContext::new_with_config(config),
             runtime,
             spec: EngineSpec::Embedded,
+            keyed_entries_max: clusters::KEYED_ENTRIES_MAX,
         })
     }
 
@@ -125,6 +130,7 @@ impl Engine {
             ctx: SessionContext::new_with_config_rt(config, env),
             runtime,
             spec: EngineSpec::Embedded,
+            keyed_entries_max: clusters::KEYED_ENTRIES_MAX,
         })
     }
 
@@ -147,6 +153,19 @@ impl Engine {
 
     pub fn spec(&self) -> &EngineSpec {
         &self.spec
+    }
+
+    /// Keeps at most `entries` (segment, route key) totals for a cluster tree's glyphs (a
+    /// tree past it has none, `ClusterTree::keyed` None, and each glyph is asked of
+    /// [`Engine::cluster_aggregate`] when hovered). Tests lower it to cross it on small data.
+    pub fn with_keyed_entries_max(mut self, entries: usize) -> Self {
+        self.keyed_entries_max = entries;
+        self
+    }
+
+    /// See [`Engine::with_keyed_entries_max`].
+    pub fn keyed_entries_max(&self) -> usize {
+        self.keyed_entries_max
     }
 
     /// Registers the dataset at `dir` (its tables become `blocks`, `events`, … or `samples`).
@@ -341,6 +360,7 @@ mod distributed {
             ctx,
             runtime,
             spec: EngineSpec::Ballista(url.to_owned()),
+            keyed_entries_max: crate::clusters::KEYED_ENTRIES_MAX,
         })
     }
 
@@ -387,6 +407,7 @@ mod distributed {
             ctx,
             runtime,
             spec: EngineSpec::Standalone { executors, slots },
+            keyed_entries_max: crate::clusters::KEYED_ENTRIES_MAX,
         })
     }
 }

@@ -764,3 +764,59 @@ fn cluster_trees_from_the_engine_equal_memscape_samples() {
         assert!(engine.cluster_tree(&ds, None, &topology, bad).is_err());
     }
 }
+
+/// Past the engine's budget of (segment, route key) totals (lowered to 100 here; 4 Mi by
+/// default, crossed at 25 M samples in windows of 1000) the cluster tree is the same, node for
+/// node, but keeps no totals (`keyed` None); each cluster's glyph is then a query of its span
+/// (`Engine::cluster_aggregate`), equal to the samples' sum — and, under the budget, to the
+/// tree's own totals — on the LULESH samples and on them as a Mitos CSV.
+#[test]
+fn cluster_glyphs_past_the_keyed_budget_are_queries_equal_to_the_samples() {
+    use memscape_samples::ClusterParams;
+    use memscape_samples::metrics::cluster_tree;
+    let (lulesh, topology) = lulesh();
+    let mitos = mitos_from(&lulesh);
+    for (samples, what) in [(&lulesh, "LULESH"), (&mitos, "Mitos")] {
+        let dir = tempfile::tempdir().unwrap();
+        samples_dataset(samples, dir.path());
+        let within = Engine::embedded(2).unwrap();
+        let past = Engine::embedded(2).unwrap().with_keyed_entries_max(100);
+        assert_eq!(past.keyed_entries_max(), 100);
+        let (ds_within, ds_past) = (
+            within.open(dir.path()).unwrap(),
+            past.open(dir.path()).unwrap(),
+        );
+        let mapping = Mapping::new(samples, &topology);
+        let params = ClusterParams {
+            attribute: String::from("time"),
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+            window: 1000,
+            step: 250,
+        };
+        let label = format!("{what} {params:?}");
+        let native = cluster_tree(samples, &topology, &mapping, params.clone(), None).unwrap();
+        let kept = within
+            .cluster_tree(&ds_within, None, &topology, params.clone())
+            .unwrap();
+        let got = past
+            .cluster_tree(&ds_past, None, &topology, params)
+            .unwrap();
+        assert!(kept.keyed.is_some(), "{label}: under the budget");
+        assert!(got.keyed.is_none(), "{label}: past a budget of 100");
+        assert_eq!(got.nodes, native.nodes, "{label}");
+        for clusters in [1, 6] {
+            for node in native.cut(clusters) {
+                let range = node.positions[0] as usize..node.positions[1] as usize;
+                let want = mapping.aggregate_order(samples, &native.order, range);
+                assert!(want.samples.iter().any(|&n| n > 0), "{label}: empty");
+                assert_eq!(got.aggregate(node, &topology), None, "{label}");
+                let queried = past
+                    .cluster_aggregate(&ds_past, None, &topology, &got.span(node))
+                    .unwrap();
+                assert_eq!(queried, want, "{label}: queried glyph");
+                assert_eq!(kept.aggregate(node, &topology), Some(queried), "{label}");
+            }
+        }
+    }
+}
