@@ -46,7 +46,10 @@ pub fn picture(
     }
     let start = std::time::Instant::now();
     let spec = EngineSpec::parse(spec)?;
-    let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    let mut engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
+    if let Some(entries) = super::engine_samples_query::keyed_entries_max()? {
+        engine = engine.with_keyed_entries_max(entries);
+    }
     let dataset = engine.open(dir)?;
     // The selection, as the views state it (`SelectionSpec::describe`: brushes in order).
     let mut ranges: Vec<RangeSpec> = Vec::new();
@@ -249,8 +252,15 @@ fn histograms_picture(
             .cluster_tree(dataset, None, &topology, params)
             .map_err(|e| memscape_views::error::ViewError::from(e.to_string()))
     })?;
+    // Past the engine's budget of per-segment totals the tree has none: the glyph is a query.
     let glyph = cluster_glyph(settings, &tree, |t, i| {
-        t.aggregate(t.cut(settings.clusters).get(i)?, &topology)
+        let node = t.cut(settings.clusters).get(i).copied()?;
+        t.aggregate(node, &topology).or_else(|| {
+            engine
+                .cluster_aggregate(dataset, None, &topology, &t.span(node))
+                .map_err(|e| tracing::error!("--glyph {i}: {e}"))
+                .ok()
+        })
     })?;
     let inputs = HistogramInputs::headless(settings, &layout, &strips, &tree, &glyph, &legend);
     Ok(headless_histograms(

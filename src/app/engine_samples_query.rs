@@ -6,7 +6,9 @@
 //! are stated to the engine (`memscape_engine::samples::Selection`), and so are clusters
 //! picked (each a span of the (value, row) order); the cluster trees are the engine's
 //! (`Engine::cluster_tree`: segment totals by route key, placed and merged by
-//! memscape-samples), their glyphs summed from those totals. What the engine cannot state is
+//! memscape-samples), their glyphs summed from those totals — or, for a tree past the
+//! engine's budget of them (`keyed_entries_max`), each asked of the engine as the pointer
+//! hovers it (`Engine::cluster_aggregate`, on the `samples-glyph` thread). What the engine cannot state is
 //! computed from the samples read in memory, with the mapping `Mapping::new` gives them: on a
 //! dataset opened by the GUI, its first samples only (`dataset::load_samples_head`), which the
 //! panes then say.
@@ -18,16 +20,31 @@ use memscape_views::Dataset;
 /// Makes the samples panes of `dataset`, loaded from the Parquet samples dataset `dir`, draw
 /// from the engine `spec` names (without the engine they draw from the samples read in full).
 pub fn attach(dataset: &Dataset, dir: &Path, spec: &str) -> anyhow::Result<()> {
+    attach_with(dataset, dir, spec, keyed_entries_max()?)
+}
+
+/// [`attach`] with the cluster trees' budget of per-segment totals (`keyed_entries`; None:
+/// the engine's default, `memscape_engine::clusters::KEYED_ENTRIES_MAX`), past which each
+/// hovered cluster's glyph is a query of its own.
+pub fn attach_with(
+    dataset: &Dataset,
+    dir: &Path,
+    spec: &str,
+    keyed_entries: Option<usize>,
+) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use memscape_engine::{Engine, EngineSpec};
     let spec = EngineSpec::parse(spec)?;
-    let engine = match spec {
+    let mut engine = match spec {
         // Beside the window: plans bounded, spilling past it (a cluster tree sorts every
         // sample by value).
         EngineSpec::Embedded => Engine::embedded_bounded(0, memory_limit()?),
         _ => Engine::connect(&spec),
     }
     .with_context(|| format!("--engine {spec:?}"))?;
+    if let Some(entries) = keyed_entries {
+        engine = engine.with_keyed_entries_max(entries);
+    }
     let opened = engine.open(dir)?;
     memscape_views::samples::query::attach(
         dataset,
@@ -54,13 +71,25 @@ fn memory_limit() -> anyhow::Result<usize> {
     Ok(mib << 20)
 }
 
+/// The cluster trees' budget of per-segment glyph totals, `MEMSCAPE_ENGINE_GLYPH_ENTRIES`
+/// (read once, when a dataset is opened or drawn; None: the engine's default): lowered, it
+/// shows on a small dataset what 25 M samples and more do, each glyph a query when hovered.
+pub fn keyed_entries_max() -> anyhow::Result<Option<usize>> {
+    match std::env::var("MEMSCAPE_ENGINE_GLYPH_ENTRIES") {
+        Ok(v) => v.parse().map(Some).map_err(|e| {
+            anyhow::anyhow!("MEMSCAPE_ENGINE_GLYPH_ENTRIES={v:?}: not a number of entries: {e}")
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
 mod engine_query {
     use anyhow::Context as _;
     use memscape_engine::samples::Selection;
     use memscape_samples::metrics::WindowScore;
     use memscape_samples::{
-        AxisIndex, Bitset, Brush, ClusterParams, ClusterTree, Histogram, LinkedIndex, LinkedResult,
-        Mapping, NONE, Offender, OffenderKey, RangeSpec, SelectionSpec,
+        Aggregate, AxisIndex, Bitset, Brush, ClusterParams, ClusterSpan, ClusterTree, Histogram,
+        LinkedIndex, LinkedResult, Mapping, NONE, Offender, OffenderKey, RangeSpec, SelectionSpec,
     };
     use memscape_views::Dataset;
     use memscape_views::samples::query::SamplesQuery;
@@ -299,6 +328,18 @@ mod engine_query {
             )
         }
 
+        fn cluster_glyph(
+            &self,
+            base: &Base,
+            span: &ClusterSpan,
+        ) -> Option<Result<Aggregate, String>> {
+            Some(
+                self.engine
+                    .cluster_aggregate(&self.dataset, None, &base.topology, span)
+                    .map_err(|e| e.to_string()),
+            )
+        }
+
         fn strip(&self, base: &Base, key: &StripKey) -> Result<Vec<WindowScore>, String> {
             let axis = base
                 .index
@@ -420,5 +461,68 @@ mod tests {
         assert_eq!(result.summary, direct.summary);
         assert_eq!(result.selected_bins, direct.selected_bins);
         assert_eq!(result.top_lines, direct.top_lines);
+    }
+
+    /// Past the engine's budget of per-segment totals (lowered to 100 through
+    /// `attach_with`'s typed setting; 4 Mi by default, crossed at 25 M samples) the GUI's
+    /// cluster tree keeps none, so a hovered cluster's glyph is asked of the engine on the
+    /// `samples-glyph` thread: pending first, then equal to the samples' sum for every cluster
+    /// of a cut, the last span asked replacing ones not yet started.
+    #[test]
+    fn hovered_glyphs_past_the_keyed_budget_are_answered_by_the_engine() {
+        let lulesh =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+        let samples =
+            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(lulesh.join("hardware.xml"), dir.path().join("hardware.xml")).unwrap();
+        let data = dir.path().join("lulesh");
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: String::from("rank0"),
+            windows: 4,
+        };
+        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
+        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
+        super::attach_with(&dataset, &data, "embedded", Some(100)).unwrap();
+        let dataset = Arc::new(dataset);
+        let ctx: Repaint = Arc::new(|| {});
+        let shared = SamplesShared::of(&dataset, &ctx);
+        let base = wait("the engine's base", || shared.base()).unwrap();
+        let params = ClusterParams {
+            attribute: String::from("time"),
+            metric: Metric::Imbalance,
+            kind: ResourceKind::L2,
+            window: 1000,
+            step: 250,
+        };
+        let tree = wait("the cluster tree", || shared.tree(&params)).unwrap();
+        assert!(
+            tree.keyed.is_none() && tree.order.is_empty(),
+            "an engine's tree within its budget"
+        );
+        let own = samples_of(&dataset).unwrap();
+        assert_eq!(
+            memscape_views::samples::compose::cluster_aggregate(own, &base, &tree, 6, 3),
+            None,
+            "a glyph without asking the engine"
+        );
+        let mapping = Mapping::new(own, &base.topology);
+        let native = cluster_tree(own, &base.topology, &mapping, params, None).unwrap();
+        assert_eq!(tree.nodes, native.nodes);
+        let cut = tree.cut(6);
+        // Every cluster hovered in turn, faster than the engine answers: the newest wins.
+        for node in &cut {
+            let _ = shared.glyph(&tree.span(node));
+        }
+        for node in &cut {
+            let span = tree.span(node);
+            let glyph = wait("a hovered cluster's glyph", || shared.glyph(&span)).unwrap();
+            let range = node.positions[0] as usize..node.positions[1] as usize;
+            let want = mapping.aggregate_order(own, &native.order, range);
+            assert!(want.samples.iter().sum::<u64>() > 0);
+            assert_eq!(*glyph, want);
+        }
+        assert!(!shared.glyph_pending());
     }
 }

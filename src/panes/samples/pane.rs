@@ -60,6 +60,9 @@ pub struct HistogramsPane {
     /// The hovered marker's glyph values (cluster index, aggregate) for the current tree.
     glyph: Option<(usize, Arc<memscape_samples::Aggregate>)>,
     glyph_tree: Option<usize>,
+    /// The last frame's hovered glyph was being asked of the query engine (its tree keeps no
+    /// per-segment totals), or the error it gave: said in the next frame's status line.
+    glyph_query: Option<Result<(), String>>,
     ready: bool,
 }
 
@@ -90,6 +93,7 @@ impl HistogramsPane {
             last: None,
             glyph: None,
             glyph_tree: None,
+            glyph_query: None,
             ready: false,
         }
     }
@@ -442,6 +446,16 @@ impl View for HistogramsPane {
                 ui.spinner();
                 ui.label("computing in the background…");
             }
+            match &self.glyph_query {
+                Some(Ok(())) => {
+                    ui.spinner();
+                    ui.label("querying the hovered cluster's glyph…");
+                }
+                Some(Err(e)) => {
+                    ui.colored_label(Color32::LIGHT_RED, format!("cluster glyph: {e}"));
+                }
+                None => {}
+            }
             if let Some(engine) = &engine {
                 ui.weak(format!("computed by the query engine ({engine})"));
             }
@@ -463,11 +477,29 @@ impl View for HistogramsPane {
             self.glyph = None;
             self.glyph_tree = tree_id;
         }
+        let asked_before = self.glyph_query.take();
         if let (Some(m), Some(t)) = (hovered_marker, &tree)
             && self.glyph.as_ref().is_none_or(|(c, _)| *c != m.cluster)
         {
             self.glyph = cluster_aggregate(samples, &base, t, self.settings.clusters, m.cluster)
                 .map(|agg| (m.cluster, Arc::new(agg)));
+            // An engine's tree past its budget of per-segment totals: the glyph is a query of
+            // the cluster's span, answered off the UI thread and shown when it lands.
+            if self.glyph.is_none()
+                && t.keyed.is_none()
+                && t.order.is_empty()
+                && let Some(node) = t.cut(self.settings.clusters).get(m.cluster).copied()
+            {
+                match self.shared.glyph(&t.span(node)) {
+                    Some(Ok(agg)) => self.glyph = Some((m.cluster, agg)),
+                    Some(Err(e)) => self.glyph_query = Some(Err(e)),
+                    None => self.glyph_query = Some(Ok(())),
+                }
+            }
+        }
+        if asked_before.is_some() != self.glyph_query.is_some() {
+            // The status line above shows it from the next frame on.
+            ui.ctx().request_repaint();
         }
         let glyph = hovered_marker
             .and_then(|m| self.glyph.as_ref().filter(|(c, _)| *c == m.cluster))

@@ -3,12 +3,14 @@
 //! cluster markers and their topology glyphs.
 //!
 //! * `mapping`: samples mapped onto a topology; `shared`: what every samples view of a dataset
-//!   shares (the mapping and index, the one selection, background analyses);
+//!   shares (the mapping and index, the one selection, background analyses); `query`: those
+//!   numbers from a query engine, `glyph_query`: a hovered cluster's glyph asked of it;
 //! * `topology_draw`, `histograms_draw`, `histograms`: the drawings as shapes and labels;
 //!   `source`: where an offender's source file is;
 //! * `settings`, `compose`: what the user chooses and the pictures, for the panes and headless.
 
 pub mod compose;
+pub mod glyph_query;
 pub mod histograms;
 pub mod histograms_draw;
 pub mod mapping;

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use memscape_samples::metrics::WindowScore;
-use memscape_samples::{ClusterParams, ClusterTree};
+use memscape_samples::{Aggregate, ClusterParams, ClusterSpan, ClusterTree};
 use memscape_samples::{LinkedResult, SelectionSpec};
 
 use super::shared::{Base, StripKey};
@@ -39,6 +39,16 @@ pub trait SamplesQuery: Send + Sync {
         _base: &Base,
         _params: &ClusterParams,
     ) -> Option<Result<ClusterTree, String>> {
+        None
+    }
+
+    /// The per-resource totals of the samples in a cluster's `span` (its glyph), for a tree
+    /// that keeps no per-segment totals (None: not offered).
+    fn cluster_glyph(
+        &self,
+        _base: &Base,
+        _span: &ClusterSpan,
+    ) -> Option<Result<Aggregate, String>> {
         None
     }
 

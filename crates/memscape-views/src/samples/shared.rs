@@ -15,7 +15,9 @@
 //!
 //! A dataset with a query engine attached (`query.rs`: a Parquet samples dataset) has the
 //! index, offender rows, every selection's numbers and the strips computed by the engine in
-//! those same workers, the cluster trees too (a cluster picked is a span the engine states).
+//! those same workers, the cluster trees too (a cluster picked is a span the engine states);
+//! a third, `samples-glyph N` (`glyph_query.rs`), asks it for a hovered cluster's glyph when
+//! the tree keeps no per-segment totals.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -23,11 +25,12 @@ use std::sync::{Arc, Mutex, Weak};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use memscape_samples::metrics::{ClusterParams, ClusterTree, Metric, WindowScore, cluster_tree};
 use memscape_samples::{
-    LinkedIndex, LinkedResult, Mapping, Offender, OffenderKey, Samples, SelectionSpec,
-    top_offenders,
+    Aggregate, ClusterSpan, LinkedIndex, LinkedResult, Mapping, Offender, OffenderKey, Samples,
+    SelectionSpec, top_offenders,
 };
 use memscape_topology::{ResourceKind, Topology};
 
+use super::glyph_query::GlyphQueries;
 use super::query::query_of;
 use crate::dataset::{Dataset, DatasetContent};
 use crate::error::Result;
@@ -167,6 +170,9 @@ pub struct SamplesShared {
     jobs: Sender<Job>,
     /// The query engine the numbers come from (`query.rs`), when the dataset has one.
     engine: Option<String>,
+    /// With an engine: hovered clusters' glyphs asked of it (`glyph_query.rs`), for trees
+    /// that keep no per-segment totals.
+    glyphs: Option<GlyphQueries>,
 }
 
 impl std::fmt::Debug for SamplesShared {
@@ -203,6 +209,13 @@ impl SamplesShared {
     ) -> Arc<SamplesShared> {
         let (wake, wake_rx) = crossbeam_channel::bounded(1);
         let (jobs, jobs_rx) = crossbeam_channel::bounded(16);
+        let (glyphs, glyphs_rx) = match engine {
+            Some(_) => {
+                let (queries, rx) = GlyphQueries::new();
+                (Some(queries), Some(rx))
+            }
+            None => (None, None),
+        };
         let shared = Arc::new(SamplesShared {
             base: Mutex::new(None),
             bins: AtomicUsize::new(QUANTITATIVE_BINS),
@@ -210,12 +223,23 @@ impl SamplesShared {
             wake,
             jobs,
             engine,
+            glyphs,
         });
         let weak_data = Arc::downgrade(dataset);
         let weak_shared = Arc::downgrade(&shared);
         let ctx = repaint.clone();
         static WORKERS: AtomicUsize = AtomicUsize::new(1);
-        let name = format!("samples-link {}", WORKERS.fetch_add(1, Ordering::Relaxed));
+        let number = WORKERS.fetch_add(1, Ordering::Relaxed);
+        if let Some(rx) = glyphs_rx {
+            let (data, me, ctx) = (weak_data.clone(), weak_shared.clone(), ctx.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("samples-glyph {number}"))
+                .spawn(move || super::glyph_query::worker(data, me, rx, ctx));
+            if let Err(e) = spawned {
+                tracing::error!("could not start the samples glyph worker: {e}");
+            }
+        }
+        let name = format!("samples-link {number}");
         let spawned = std::thread::Builder::new()
             .name(name)
             .spawn(move || link_worker(weak_data, weak_shared, wake_rx, jobs_rx, ctx));
@@ -328,6 +352,24 @@ impl SamplesShared {
     /// A cluster tree: Some when built (or failed), None while pending (requested).
     pub fn tree(&self, params: &ClusterParams) -> Option<Outcome<ClusterTree>> {
         self.cached_or_request(|s| &s.trees, params, || Job::Cluster(params.clone()))
+    }
+
+    /// The glyph of a cluster's `span` asked of the query engine (for a tree without
+    /// per-segment totals): Some when answered (or failed), None while asked.
+    pub fn glyph(&self, span: &ClusterSpan) -> Option<Outcome<Aggregate>> {
+        match &self.glyphs {
+            Some(g) => g.get(span),
+            None => Some(Err(String::from("no query engine to ask a glyph of"))),
+        }
+    }
+
+    /// Whether a glyph query is running or waiting.
+    pub fn glyph_pending(&self) -> bool {
+        self.glyphs.as_ref().is_some_and(GlyphQueries::pending)
+    }
+
+    pub(super) fn glyph_queries(&self) -> Option<&GlyphQueries> {
+        self.glyphs.as_ref()
     }
 
     /// The cached outcome for `key` in the cache `cache` picks, else the job asked for.
@@ -455,6 +497,9 @@ fn link_worker(
                 s.strips.clear();
                 s.trees.clear();
                 s.result = None;
+            }
+            if let Some(g) = me.glyph_queries() {
+                g.clear();
             }
             me.set_base(rebuilt.clone());
             match rebuilt {
