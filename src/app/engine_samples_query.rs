@@ -525,4 +525,91 @@ mod tests {
         }
         assert!(!shared.glyph_pending());
     }
+
+    /// The histograms pane itself, driven frame by frame without a window: on a dataset whose
+    /// engine tree keeps no per-segment totals (budget lowered to 100), the pointer resting on
+    /// a cluster marker gets that cluster's glyph (its title: the cluster's samples and
+    /// score) once the engine answers, off the UI thread, each marker in turn; before, such a
+    /// tree's markers had no glyph.
+    #[test]
+    fn the_histograms_pane_shows_a_hovered_glyph_past_the_keyed_budget() {
+        use crate::panes::{View as _, ViewContext};
+        let lulesh =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+        let samples =
+            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(lulesh.join("hardware.xml"), dir.path().join("hardware.xml")).unwrap();
+        let data = dir.path().join("lulesh");
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: String::from("rank0"),
+            windows: 4,
+        };
+        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
+        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
+        super::attach_with(&dataset, &data, "embedded", Some(100)).unwrap();
+        let dataset = Arc::new(dataset);
+        let ctx = egui::Context::default();
+        let mut pane = HistogramsPane::new(dataset, &ctx);
+        let cx = ViewContext {
+            render_state: None,
+            topologies: &[],
+        };
+        use crate::panes::samples::pane::HistogramsPane;
+        let frame = |pane: &mut HistogramsPane, events: Vec<egui::Event>| -> Vec<String> {
+            let input = egui::RawInput {
+                screen_rect: Some(egui::Rect::from_min_size(
+                    egui::Pos2::ZERO,
+                    egui::vec2(1400.0, 900.0),
+                )),
+                events,
+                ..Default::default()
+            };
+            let mut out = ctx.run_ui(input, |ui| pane.ui(ui, &cx));
+            out.textures_delta.clear();
+            fn texts(shape: &egui::Shape, out: &mut Vec<String>) {
+                match shape {
+                    egui::Shape::Text(t) => out.push(t.galley.text().to_owned()),
+                    egui::Shape::Vec(v) => v.iter().for_each(|s| texts(s, out)),
+                    _ => {}
+                }
+            }
+            let mut found = Vec::new();
+            for c in &out.shapes {
+                texts(&c.shape, &mut found);
+            }
+            found
+        };
+        let is_glyph_title = |t: &String| t.contains(" samples · ") && t.contains("imbalance");
+        let start = std::time::Instant::now();
+        let mut markers = Vec::new();
+        while markers.is_empty() {
+            assert!(start.elapsed() < Duration::from_secs(120), "no markers");
+            let drawn = frame(&mut pane, Vec::new());
+            assert!(!drawn.iter().any(is_glyph_title), "a glyph without a hover");
+            markers = pane.marker_centres();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(markers.len() >= 3, "{markers:?}");
+        let mut titles = Vec::new();
+        for &at in &markers[..3] {
+            let start = std::time::Instant::now();
+            let mut events = vec![egui::Event::PointerMoved(at)];
+            let title = loop {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "no glyph for the marker at {at:?}"
+                );
+                let drawn = frame(&mut pane, std::mem::take(&mut events));
+                if let Some(t) = drawn.into_iter().find(is_glyph_title) {
+                    break t;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            titles.push(title);
+        }
+        titles.dedup();
+        assert_eq!(titles.len(), 3, "one glyph per marker: {titles:?}");
+    }
 }

@@ -55,8 +55,9 @@ pub struct HistogramsPane {
     drag: Option<(usize, f32)>,
     /// An axis being moved by its title (parallel layout).
     moving: Option<usize>,
-    /// Geometry of the last frame (hit testing).
+    /// Geometry of the last frame (hit testing), and where its picture's origin was.
     last: Option<Drawn>,
+    last_origin: Pos2,
     /// The hovered marker's glyph values (cluster index, aggregate) for the current tree.
     glyph: Option<(usize, Arc<memscape_samples::Aggregate>)>,
     glyph_tree: Option<usize>,
@@ -91,6 +92,7 @@ impl HistogramsPane {
             drag: None,
             moving: None,
             last: None,
+            last_origin: Pos2::ZERO,
             glyph: None,
             glyph_tree: None,
             glyph_query: None,
@@ -643,6 +645,19 @@ impl View for HistogramsPane {
             ));
         }
         self.last = Some(drawn);
+        self.last_origin = rect.min;
         self.ready = result_version == version && !waiting;
+    }
+}
+
+impl HistogramsPane {
+    /// Where the last frame drew each cluster marker, in the window (tests hover them).
+    pub fn marker_centres(&self) -> Vec<Pos2> {
+        self.last.as_ref().map_or_else(Vec::new, |d| {
+            d.markers
+                .iter()
+                .map(|m| m.center + self.last_origin.to_vec2())
+                .collect()
+        })
     }
 }
