@@ -1,6 +1,9 @@
 //! The GUI's default cluster tree (along `time`, imbalance at the PUs, windows of 1000 every
 //! 250) of a samples dataset from the embedded engine with the GUI's memory bound: how long it
-//! takes and what it holds, alone (BENCHMARKS.md, "Cluster trees without a sort").
+//! takes and what it holds, alone (BENCHMARKS.md, "Cluster trees without a sort"); then, for a
+//! tree past the budget of per-segment totals, how long each hovered glyph's query takes
+//! (`Engine::cluster_aggregate`) for the 8 clusters of the GUI's default cut (BENCHMARKS.md,
+//! "Hover glyphs at any sample count").
 //! Usage: cluster-bench DATASET HARDWARE.xml MEMORY_MIB
 
 use std::path::Path;
@@ -36,5 +39,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tree.keyed.is_some(),
         start.elapsed().as_secs_f64()
     );
+    if tree.keyed.is_none() {
+        for (i, node) in tree.cut(8).into_iter().enumerate() {
+            let start = Instant::now();
+            let glyph = engine.cluster_aggregate(&ds, None, &topology, &tree.span(node))?;
+            let summed: u64 = glyph.samples.iter().sum();
+            println!(
+                "glyph {i}: {} samples, {summed} over the PUs' routes, {:.2} s",
+                node.samples,
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
     Ok(())
 }

@@ -650,6 +650,7 @@ impl View for HistogramsPane {
     }
 }
 
+#[cfg(all(test, feature = "engine"))]
 impl HistogramsPane {
     /// Where the last frame drew each cluster marker, in the window (tests hover them).
     pub fn marker_centres(&self) -> Vec<Pos2> {
