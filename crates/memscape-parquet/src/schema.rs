@@ -83,6 +83,7 @@ pub fn processes() -> SchemaRef {
         u64f("allocs"),
         u64f("frees"),
         u64f("unknown_frees"),
+        u64f("inherited_frees"),
         u64f("peak_live_bytes"),
         u64f("peak_time_ns"),
     ]))
@@ -218,6 +219,14 @@ impl<'a> Columns<'a> {
             ));
         }
         Ok(col)
+    }
+
+    /// Like [`Columns::u64`], for a column that datasets written by older versions lack.
+    pub fn u64_or_none(&self, name: &str) -> Result<Option<&'a [u64]>> {
+        match self.batch.column_by_name(name) {
+            None => Ok(None),
+            Some(_) => self.u64(name).map(Some),
+        }
     }
 
     fn no_nulls(&self, name: &str, col: &dyn Array) -> Result<()> {

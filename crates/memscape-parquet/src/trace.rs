@@ -280,6 +280,7 @@ fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
         p64(&|p| p.allocs),
         p64(&|p| p.frees),
         p64(&|p| p.unknown_frees),
+        p64(&|p| p.inherited_frees),
         p64(&|p| p.peak_live_bytes),
         p64(&|p| p.peak_time_ns),
     ];
@@ -474,6 +475,7 @@ fn read_processes(dir: &Path, host: &str) -> Result<Vec<Process>> {
             let (start, stop, events) = (u("start_ns")?, u("end_ns")?, u("events")?);
             let (allocs, frees, unknown) = (u("allocs")?, u("frees")?, u("unknown_frees")?);
             let (peak, peak_time) = (u("peak_live_bytes")?, u("peak_time_ns")?);
+            let inherited = c.u64_or_none("inherited_frees")?;
             for r in 0..batch.num_rows() {
                 let end = parse_end(end[r])
                     .ok_or_else(|| invalid(&file.path, format!("process end {:?}", end[r])))?;
@@ -491,6 +493,7 @@ fn read_processes(dir: &Path, host: &str) -> Result<Vec<Process>> {
                         allocs: allocs[r],
                         frees: frees[r],
                         unknown_frees: unknown[r],
+                        inherited_frees: inherited.map_or(0, |v| v[r]),
                         peak_live_bytes: peak[r],
                         peak_time_ns: peak_time[r],
                     },

@@ -136,6 +136,8 @@ pub struct ProcessReport {
     pub reallocs: u64,
     /// Frees of blocks this process image never allocated (inherited over fork, or bugs).
     pub unknown_frees: u64,
+    /// Frees of blocks inherited from the parent at the fork (see `Process::inherited_frees`).
+    pub inherited_frees: u64,
     pub mmaps: u64,
     pub munmaps: u64,
     pub threads: u64,

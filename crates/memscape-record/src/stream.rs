@@ -182,6 +182,12 @@ struct Image {
     /// For an image made by `exec` (n > 0): the image it replaced had its address space
     /// ended (`end_exec_predecessor`).
     replaced_ended: bool,
+    /// For a forked child: its parent's image, until the child's copy of the parent's heap
+    /// is taken (`inherit`).
+    fork_parent: Option<usize>,
+    /// Children forked by this image, by the parent's event count at their fork: each takes
+    /// its copy before this image applies its event of that number.
+    forks: VecDeque<(u64, usize)>,
 }
 
 impl Image {
@@ -359,13 +365,60 @@ impl Converter {
                 munmaps: 0,
                 tids: HashSet::default(),
                 replaced_ended: false,
+                fork_parent: None,
+                forks: VecDeque::new(),
                 exit: None,
                 end_record: None,
                 unrecorded: Vec::new(),
                 header,
             });
+            self.note_fork(self.images.len() - 1);
         }
         index
+    }
+
+    /// Image `child` was made by `fork` (its header says at which of its parent's events):
+    /// its parent image (the parent pid's image that was running when the child started) is
+    /// told to hand over its heap at that event.
+    fn note_fork(&mut self, child: usize) {
+        let header = &self.images[child].header;
+        let (Some(seq), ppid, start) = (header.fork_seq, header.ppid, header.start_ns) else {
+            return;
+        };
+        let Some(parent) = (0..child)
+            .filter(|&k| {
+                self.images[k].header.pid == ppid && self.images[k].header.start_ns <= start
+            })
+            .max_by_key(|&k| self.images[k].n)
+        else {
+            return;
+        };
+        self.images[child].fork_parent = Some(parent);
+        let forks = &mut self.images[parent].forks;
+        let at = forks.partition_point(|&(s, _)| s <= seq);
+        forks.insert(at, (seq, child));
+    }
+
+    /// Before image `i` applies its event `seq`: the children it forked before that event,
+    /// and `i` itself if it is a forked child whose copy is not taken yet, take their copy of
+    /// the parent's heap.
+    fn inherit_before(&mut self, i: usize, seq: u64) {
+        while let Some(&(fork_seq, child)) = self.images[i].forks.front()
+            && fork_seq <= seq
+        {
+            self.images[i].forks.pop_front();
+            self.inherit(child);
+        }
+        if self.images[i].fork_parent.is_some() {
+            self.inherit(i);
+        }
+    }
+
+    fn inherit(&mut self, child: usize) {
+        if let Some(parent) = self.images[child].fork_parent.take() {
+            let (c, p) = (self.images[child].process, self.images[parent].process);
+            self.builder.inherit_address_space(c, p);
+        }
     }
 
     /// Takes new data of image `i`; `complete`: the image will get no more (every gap closes);
@@ -477,6 +530,7 @@ impl Converter {
                     self.end_exec_predecessor(i, time);
                 }
                 self.applied_time = time;
+                self.inherit_before(i, e.seq);
                 self.apply(i, &e, time);
             }
         }
@@ -625,6 +679,8 @@ impl Converter {
                 if image.end_record.is_none_or(|(seq, _)| e.seq >= seq) {
                     image.end_record = Some((e.seq, e.usable));
                 }
+                // The image is ending: no more frees of what it inherited.
+                builder.release_inherited(image.process);
             }
             (raw::KIND_PROCESS, _) => {}
             _ => builder.warn("malformed_line", line),
@@ -733,6 +789,7 @@ impl Converter {
                 frees: p.frees,
                 reallocs: image.reallocs,
                 unknown_frees: p.unknown_frees,
+                inherited_frees: p.inherited_frees,
                 mmaps: image.mmaps,
                 munmaps: image.munmaps,
                 threads: image.tids.len() as u64,

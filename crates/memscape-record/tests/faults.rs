@@ -125,7 +125,10 @@ fn fork_in_a_threaded_process_records_the_child_and_its_status() {
     // The parent's counts are fixed (every thread makes 50,000 allocations): valgrind's.
     let expected = valgrind_counts(&program, &[], dir.path());
     assert_eq!(expected.len(), 2, "{expected:?}");
-    let parent_counts = (parent.allocs, parent.frees + parent.unknown_frees);
+    let parent_counts = (
+        parent.allocs,
+        parent.frees + parent.unknown_frees + parent.inherited_frees,
+    );
     assert!(
         expected.contains(&parent_counts),
         "parent {parent_counts:?} not in valgrind's {expected:?}"
@@ -225,7 +228,7 @@ fn vfork_exec_posix_spawn_and_exec_failure_through_an_exec_script() {
         .filter(|p| p.command_line.ends_with("ed"))
     {
         assert!(
-            expected.contains(&(p.allocs, p.frees + p.unknown_frees)),
+            expected.contains(&(p.allocs, p.frees + p.unknown_frees + p.inherited_frees)),
             "{p:#?} not in valgrind's {expected:?}"
         );
     }
@@ -615,4 +618,35 @@ fn an_output_that_cannot_be_written_keeps_the_raw_recording() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(kept).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
+}
+
+/// A forked child that frees what it inherited frees its copy of the parent's blocks: counted
+/// as inherited frees, not as frees of unknown pointers, and no warning — through `sh -c`, a
+/// child and a grandchild (which inherits the grandparent's blocks through the child and the
+/// child's own), the parent freeing its blocks before the child does.
+#[test]
+fn forked_children_free_their_inherited_blocks_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile("forkinherit.c", dir.path());
+    let report = via_sh(&program, &[], dir.path());
+    check_consistency(&report);
+    let ours: Vec<&memscape_record::ProcessReport> = report
+        .processes
+        .iter()
+        .filter(|p| p.command_line.starts_with(&program.display().to_string()))
+        .collect();
+    assert_eq!(ours.len(), 3, "{:#?}", report.processes);
+    let parent = ours.iter().find(|p| p.fork_seq.is_none()).unwrap();
+    let child = ours.iter().find(|p| p.ppid == parent.pid).unwrap();
+    let grandchild = ours.iter().find(|p| p.ppid == child.pid).unwrap();
+    let counts = |p: &memscape_record::ProcessReport| {
+        (p.allocs, p.frees, p.inherited_frees, p.unknown_frees)
+    };
+    assert_eq!(counts(parent), (1000, 1000, 0, 0), "{parent:#?}");
+    assert_eq!(counts(child), (100, 100, 600, 0), "{child:#?}");
+    assert_eq!(counts(grandchild), (0, 0, 350, 0), "{grandchild:#?}");
+    let trace = memscape_trace::read_msc(&report.output).unwrap();
+    let info = memscape_trace::info::info(&trace, &Default::default());
+    assert_eq!(info.inherited_frees, 950);
+    assert_eq!(info.unknown_frees, trace.meta.unknown_frees);
 }

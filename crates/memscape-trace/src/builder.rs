@@ -22,6 +22,7 @@ use crate::warn;
 mod drain;
 /// `TraceBuilder::finish`: the builder's state into a [`Trace`].
 mod finish;
+mod inherited;
 /// `TraceBuilder::replay`: a finished trace's events fed back in.
 mod replay;
 /// `TraceBuilder::snapshot`: the trace so far, sharing the append-only columns.
@@ -94,6 +95,8 @@ pub struct TraceBuilder {
     /// Each process's own address space: its `live` and `mappings` while another process is
     /// current (the current one's are empty here).
     other_spaces: Vec<(PointerMap<u32>, PointerMap<u32>)>,
+    /// Each process's copy of its parent's heap at its fork (empty unless forked).
+    inherited: Vec<inherited::InheritedHeap>,
     /// The process whose events arrive now (index into `processes`).
     current: u32,
     processes: Vec<Process>,
@@ -124,6 +127,7 @@ pub struct TraceBuilder {
     frees: u64,
     reallocs: u64,
     unknown_frees: u64,
+    inherited_frees: u64,
     double_frees: u64,
     live_bytes: u64,
     peak_live_bytes: u64,
@@ -172,6 +176,7 @@ impl TraceBuilder {
             live: PointerMap::default(),
             mappings: PointerMap::default(),
             other_spaces: Vec::new(),
+            inherited: Vec::new(),
             current: 0,
             processes: Vec::new(),
             process_live: Vec::new(),
@@ -194,6 +199,7 @@ impl TraceBuilder {
             frees: 0,
             reallocs: 0,
             unknown_frees: 0,
+            inherited_frees: 0,
             double_frees: 0,
             live_bytes: 0,
             peak_live_bytes: 0,
@@ -270,12 +276,14 @@ impl TraceBuilder {
             allocs: 0,
             frees: 0,
             unknown_frees: 0,
+            inherited_frees: 0,
             peak_live_bytes: 0,
             peak_time_ns: 0,
             ..process
         });
         self.process_live.push(0);
         self.other_spaces.push(Default::default());
+        self.inherited.push(Default::default());
         p
     }
 
@@ -630,6 +638,7 @@ impl TraceBuilder {
         self.live.clear();
         self.mappings.clear();
         self.pool_live.retain(|(p, _), _| *p != process);
+        self.release_inherited(process);
         self.set_process(current);
         ended.len() as u64
     }
@@ -682,6 +691,7 @@ impl TraceBuilder {
                 self.warn(warn::DOUBLE_FREE, line);
                 false
             }
+            None if self.free_inherited(address) => false,
             None => {
                 self.unknown_frees += 1;
                 if let Some(p) = self.processes.get_mut(self.current as usize) {

@@ -82,6 +82,8 @@ pub struct InfoReport {
     pub reallocs: u64,
     pub blocks: u64,
     pub unknown_frees: u64,
+    /// Frees in forked children of blocks inherited from the parent (every process's sum).
+    pub inherited_frees: u64,
     pub double_frees: u64,
     /// Total number of warnings of all kinds.
     pub warnings: u64,
@@ -157,6 +159,7 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         reallocs: m.reallocs,
         blocks: trace.blocks.len() as u64,
         unknown_frees: m.unknown_frees,
+        inherited_frees: m.inherited_frees,
         double_frees: m.double_frees,
         warnings: trace.warnings.total(),
         warning_kinds: trace.warnings.kinds().to_vec(),
@@ -287,6 +290,13 @@ impl fmt::Display for InfoReport {
         writeln!(f, "reallocs:        {}", self.reallocs)?;
         writeln!(f, "blocks:          {}", self.blocks)?;
         writeln!(f, "unknown frees:   {}", self.unknown_frees)?;
+        if self.inherited_frees > 0 {
+            writeln!(
+                f,
+                "inherited frees: {} (forked children freeing their copy of the parent's blocks)",
+                self.inherited_frees
+            )?;
+        }
         writeln!(f, "double frees:    {}", self.double_frees)?;
         writeln!(f, "warnings:        {}", self.warnings)?;
         for k in &self.warning_kinds {

@@ -738,14 +738,19 @@ pub struct TraceMeta {
     pub has_addresses: bool,
     /// Whether wall times come from the input (false: they are synthesized from event order).
     pub has_wall_time: bool,
-    /// Events: allocations plus successful frees plus frees that matched nothing, plus mappings
-    /// and unmappings, pool events and blocks ended by `exec`.
+    /// Events: allocations plus successful frees plus frees that matched nothing or a block
+    /// inherited at a fork, plus mappings and unmappings, pool events and blocks ended by
+    /// `exec`.
     pub events: u64,
     pub allocs: u64,
     pub frees: u64,
     /// Reallocs of a live block (each is also counted as one alloc and one free).
     pub reallocs: u64,
     pub unknown_frees: u64,
+    /// Frees, in forked children, of their copy of a parent's block
+    /// (`Process::inherited_frees`, summed).
+    #[serde(default)]
+    pub inherited_frees: u64,
     pub double_frees: u64,
     /// Anonymous mappings (blocks flagged [`FLAG_MMAP`]); each is one event.
     #[serde(default)]

@@ -59,6 +59,10 @@ pub struct Process {
     pub frees: u64,
     #[serde(default)]
     pub unknown_frees: u64,
+    /// Frees, in a forked child, of blocks it inherited from its parent at the fork (the
+    /// parent's blocks: they end nothing in this process and are not unknown frees).
+    #[serde(default)]
+    pub inherited_frees: u64,
     /// The most heap bytes (requested) this process had live at once.
     pub peak_live_bytes: u64,
     #[serde(default)]
@@ -287,6 +291,7 @@ pub fn select_processes(trace: &Trace, keep: &[bool]) -> Trace {
     meta.pool_frees = count(&|i| b.flags[i] & FLAG_POOL != 0 && !never(i) && !exec(i));
     meta.exec_ends = count(&exec);
     meta.unknown_frees = 0;
+    meta.inherited_frees = 0;
     meta.double_frees = 0;
     meta.peak_live_bytes = peak;
     meta.peak_event = peak_event;

@@ -22,6 +22,8 @@ pub struct ProcessInfo {
     pub allocs: u64,
     pub frees: u64,
     pub unknown_frees: u64,
+    /// Frees of blocks inherited from the parent at the fork (not unknown frees).
+    pub inherited_frees: u64,
     pub peak_live_bytes: u64,
     pub peak_time_ns: u64,
 }
@@ -43,6 +45,7 @@ pub fn processes(trace: &Trace) -> Vec<ProcessInfo> {
             allocs: p.allocs,
             frees: p.frees,
             unknown_frees: p.unknown_frees,
+            inherited_frees: p.inherited_frees,
             peak_live_bytes: p.peak_live_bytes,
             peak_time_ns: p.peak_time_ns,
         })

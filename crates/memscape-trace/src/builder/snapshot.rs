@@ -151,6 +151,7 @@ impl TraceBuilder {
             frees: self.frees,
             reallocs: self.reallocs,
             unknown_frees: self.unknown_frees,
+            inherited_frees: self.inherited_frees,
             double_frees: self.double_frees,
             mmaps: self.mmaps,
             munmaps: self.munmaps,

@@ -688,6 +688,7 @@ impl<'a> Decoder<'a> {
             m.allocs,
             m.frees,
             m.unknown_frees,
+            m.inherited_frees,
             m.double_frees,
             m.mmaps,
             m.munmaps,
@@ -709,7 +710,7 @@ impl<'a> Decoder<'a> {
             return Err(corrupt(
                 source,
                 HEADER,
-                "metadata counts that agree with the blocks (allocs + mmaps + pool allocs = blocks, events = allocs + frees + unknown + double frees + mmaps + munmaps + pool allocs and frees + blocks ended by exec)",
+                "metadata counts that agree with the blocks (allocs + mmaps + pool allocs = blocks, events = allocs + frees + unknown + inherited + double frees + mmaps + munmaps + pool allocs and frees + blocks ended by exec)",
             ));
         }
         for section in [
