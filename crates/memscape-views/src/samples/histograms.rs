@@ -95,15 +95,24 @@ pub fn marks_of(tree: &ClusterTree, k: usize) -> Vec<ClusterMark> {
         .collect()
 }
 
-/// `attribute lo … hi`, the end as an offset from the start for long values (time stamps).
+/// `attribute lo … hi`, the end as an offset from the start for long values (time stamps);
+/// both ends in one notation (`short` writes integers below 10^16 in full and larger ones
+/// with an exponent, which would give `3617250629717268 … 4.283e18`).
 pub fn span_text(attribute: &str, lo: f64, hi: f64) -> String {
     let short = memscape_samples::linked::short;
-    let end = if lo != 0.0 && (hi - lo).abs() < 1e-3 * lo.abs() {
-        format!("+{}", short(hi - lo))
-    } else {
-        short(hi)
+    let huge = lo.abs().max(hi.abs()) >= 1e16;
+    let value = |v: f64| {
+        if huge && v.is_finite() && v != 0.0 {
+            format!("{v:.3e}")
+        } else {
+            short(v)
+        }
     };
-    format!("{attribute} {} … {end}", short(lo))
+    if lo != 0.0 && (hi - lo).abs() < 1e-3 * lo.abs() {
+        format!("{attribute} {} … +{}", value(lo), short(hi - lo))
+    } else {
+        format!("{attribute} {} … {}", value(lo), value(hi))
+    }
 }
 
 /// A glyph's title (two lines): the cluster's range, then its size and score.
@@ -119,4 +128,20 @@ pub fn glyph_title(tree: &ClusterTree, mark: &ClusterMark) -> String {
         },
         mark.metric
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_spans_ends_share_one_notation() {
+        assert_eq!(
+            super::span_text("time", 3_617_250_629_717_268.0, 4.283e18),
+            "time 3.617e15 … 4.283e18"
+        );
+        assert_eq!(super::span_text("line", 12.0, 181.0), "line 12 … 181");
+        assert_eq!(
+            super::span_text("time", 1.0e15, 1.0e15 + 5000.0),
+            "time 1000000000000000 … +5000"
+        );
+    }
 }
