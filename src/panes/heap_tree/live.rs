@@ -77,6 +77,10 @@ impl HeapTreePane {
         );
         let queued = self.queued.take();
         let highlighted = self.highlighted.take();
+        // The key carries over: the egui ids salted with it (panels, menus) stay the same, so
+        // egui neither lays the pane out again nor repaints for widgets it has not seen, and
+        // the GPU upload replaces only what changed.
+        std::mem::swap(&mut next.key, &mut self.key);
         *self = *next;
         self.highlight_again(highlighted);
         if let Some(d) = queued {

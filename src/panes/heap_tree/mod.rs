@@ -454,10 +454,15 @@ impl View for HeapTreePane {
                 self.published_point = Some(self.point);
             }
         }
+        // Unfilled: what is behind them is the window's clear colour, the panels' own (a fill
+        // costs a software rasterizer CPU every frame).
+        let panel = egui::Frame::side_top_panel(ui.style()).fill(Color32::TRANSPARENT);
         egui::Panel::bottom(("heap-time", self.key.get()))
+            .frame(panel)
             .resizable(false)
             .show(ui, |ui| self.time_bar(ui, &timeline));
         egui::Panel::right(("heap-suspects", self.key.get()))
+            .frame(panel)
             .default_size(230.0)
             .show(ui, |ui| self.suspects(ui, &timeline));
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
