@@ -203,6 +203,19 @@ impl MemscapeApp {
         }
     }
 
+    /// After the panes drew: a snapshot that all of them show now is shown in this frame, so
+    /// that no frame is drawn only to notice it (the panes ask none after a swap; the reading
+    /// thread, told, makes the next snapshot and wakes the window with it).
+    pub(super) fn live_shown_by_panes(&mut self, ctx: &egui::Context) {
+        for i in 0..self.live.len() {
+            let feed = &self.live[i];
+            if feed.finished || feed.handed.is_none() || self.file_preparing(feed.file, ctx) {
+                continue;
+            }
+            self.live[i].shown_now(ctx.cumulative_pass_nr());
+        }
+    }
+
     /// Whether a pane of file `id` is preparing a snapshot (see `View::preparing_live`).
     fn file_preparing(&self, id: FileId, ctx: &egui::Context) -> bool {
         self.file_panes(Some(id)).iter().any(|(tile, _)| {

@@ -750,6 +750,7 @@ impl eframe::App for MemscapeApp {
                 }
             }
         });
+        self.live_shown_by_panes(&ctx);
 
         self.stats_overlay.show(&ctx, self.render_state.as_ref());
 

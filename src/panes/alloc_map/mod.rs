@@ -465,7 +465,8 @@ impl View for AllocMapPane {
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.last_ui = ui.ctx().cumulative_pass_nr();
-        let was_preparing = self.next.is_some();
+        // Swapped in, no frame is asked: the shell notices it after the panes drew (its next
+        // snapshot wakes the window).
         if self.advance_live() {
             // Its worker wakes the window when done; this is a fallback (not more often: each
             // frame is a whole-window redraw, which on a software rasterizer takes the CPU
@@ -473,10 +474,6 @@ impl View for AllocMapPane {
             ui.ctx().request_repaint_after(crate::panes::fallback(
                 std::time::Duration::from_millis(100),
             ));
-        } else if was_preparing {
-            // Swapped in: the shell hands the next snapshot on the next frame (one: an
-            // immediate request is two, each a whole-window redraw).
-            memscape_views::wake(ui.ctx());
         }
         if self.apply_process_filter() || self.filtering() {
             ui.ctx()

@@ -363,16 +363,13 @@ impl View for HeapTreePane {
 
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.last_ui = ui.ctx().cumulative_pass_nr();
-        let was_preparing = self.next.is_some();
+        // Swapped in, no frame is asked: the shell notices it after the panes drew (its next
+        // snapshot wakes the window).
         if self.advance_live(ui.ctx()) {
             // The worker wakes the window when it replies; this is only a fallback (each
             // frame is a whole-window redraw).
             ui.ctx()
                 .request_repaint_after(crate::panes::fallback(Duration::from_millis(250)));
-        } else if was_preparing {
-            // Swapped in: the shell hands the next snapshot on the next frame (one: an
-            // immediate request is two, each a whole-window redraw).
-            memscape_views::wake(ui.ctx());
         }
         self.drain();
         self.controls(ui);
@@ -537,9 +534,13 @@ impl View for HeapTreePane {
                     }
                 }
             }
-            // Prefetch the neighbours so that stepping and playing are instant.
-            let _ = self.sizes_at((self.point + 1).min(last));
-            let _ = self.sizes_at(self.point.saturating_sub(1));
+            // Prefetch the neighbours so that stepping and playing are instant; not on a live
+            // snapshot on a software rasterizer, where their replies would wake a whole-window
+            // frame per snapshot that shows nothing new.
+            if self.live_carry.is_none() || !crate::panes::software_rasterizer() {
+                let _ = self.sizes_at((self.point + 1).min(last));
+                let _ = self.sizes_at(self.point.saturating_sub(1));
+            }
             let t = self.transition_t();
             if t < 1.0 {
                 ui.ctx().request_repaint();
