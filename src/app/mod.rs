@@ -700,6 +700,7 @@ impl eframe::App for MemscapeApp {
             egui::Panel::top("menu").show(ui, |ui| self.menu(&ctx, ui));
             egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         }
+        self.step_live_panes(&ctx);
         // No fill: the frame is cleared to the panel's colour (`clear_color`), and on a software
         // rasterizer a fill of the whole window is a large share of each frame's CPU.
         let central =

@@ -463,11 +463,14 @@ impl View for AllocMapPane {
         self.preparing(ctx)
     }
 
+    fn live_step(&mut self, _ctx: &egui::Context, swap: bool) -> crate::panes::LiveStep {
+        self.advance_live(swap)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.last_ui = ui.ctx().cumulative_pass_nr();
-        // Swapped in, no frame is asked: the shell notices it after the panes drew (its next
-        // snapshot wakes the window).
-        if self.advance_live() {
+        // A snapshot being prepared moves on and is swapped in by the shell (`live_step`).
+        if self.next.is_some() {
             // Its worker wakes the window when done; this is a fallback (not more often: each
             // frame is a whole-window redraw, which on a software rasterizer takes the CPU
             // the preparation needs).

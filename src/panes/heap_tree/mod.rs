@@ -361,11 +361,14 @@ impl View for HeapTreePane {
         self.preparing(ctx)
     }
 
+    fn live_step(&mut self, ctx: &egui::Context, swap: bool) -> crate::panes::LiveStep {
+        self.advance_live(ctx, swap)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.last_ui = ui.ctx().cumulative_pass_nr();
-        // Swapped in, no frame is asked: the shell notices it after the panes drew (its next
-        // snapshot wakes the window).
-        if self.advance_live(ui.ctx()) {
+        // A snapshot being prepared moves on and is swapped in by the shell (`live_step`).
+        if self.next.is_some() {
             // The worker wakes the window when it replies; this is only a fallback (each
             // frame is a whole-window redraw).
             ui.ctx()
