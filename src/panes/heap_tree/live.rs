@@ -86,6 +86,7 @@ impl HeapTreePane {
         // the GPU upload replaces only what changed.
         std::mem::swap(&mut next.key, &mut self.key);
         *self = *next;
+        self.fresh_layout = true;
         self.highlight_again(highlighted);
         if let Some(d) = queued {
             self.prepare_next(d, ctx);

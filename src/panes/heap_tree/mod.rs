@@ -110,6 +110,9 @@ pub struct HeapTreePane {
     /// A live recording's snapshot pane: where its worker leaves its grouping for the next
     /// snapshot's pane (`live.rs`); None for a file.
     live_carry: Option<Arc<std::sync::Mutex<Option<memscape_heap::HeapCarry>>>>,
+    /// Swapped in from a live recording's newer snapshot: its side panel's stored width is
+    /// dropped at the next frame.
+    fresh_layout: bool,
 }
 
 impl HeapTreePane {
@@ -178,6 +181,7 @@ impl HeapTreePane {
             last_ui: 0,
             highlighted: None,
             live_carry,
+            fresh_layout: false,
         }
     }
 
@@ -461,7 +465,14 @@ impl View for HeapTreePane {
             .frame(panel)
             .resizable(false)
             .show(ui, |ui| self.time_bar(ui, &timeline));
-        egui::Panel::right(("heap-suspects", self.key.get()))
+        let suspects = ("heap-suspects", self.key.get());
+        if std::mem::take(&mut self.fresh_layout) {
+            // A panel keeps the width its content once needed: a swapped-in snapshot lays it
+            // out afresh (same id, so no new widgets for egui), as the file opened does.
+            let id = ui.scope_id().with_salt(egui::IdSalt::new(suspects));
+            ui.ctx().data_mut(|d| d.remove::<egui::PanelState>(id));
+        }
+        egui::Panel::right(suspects)
             .frame(panel)
             .default_size(230.0)
             .show(ui, |ui| self.suspects(ui, &timeline));
