@@ -17,6 +17,7 @@ use memscape_views::live::{LiveReceiver, LiveUpdate};
 
 use super::MemscapeApp;
 use super::files::{FileEvent, FileId};
+use crate::panes::LiveStep;
 
 /// One live recording as the shell follows it.
 pub struct LiveFeed {
@@ -200,6 +201,46 @@ impl MemscapeApp {
     fn carry_links(&self, id: FileId, next: &Dataset) {
         if let Some(shown) = self.files.get(id).and_then(|f| f.dataset.as_ref()) {
             memscape_views::live::carry_links(shown, next);
+        }
+    }
+
+    /// Moves the snapshots the panes prepare on and swaps those of one file in together, in
+    /// this frame, once none of that file's panes is still preparing (before the panes draw:
+    /// they draw what they swapped in).
+    pub(super) fn step_live_panes(&mut self, ctx: &egui::Context) {
+        let panes = self.file_panes(None);
+        let mut preparing = Vec::new();
+        let mut ready = Vec::new();
+        for (tile, file) in panes {
+            let Some(egui_tiles::Tile::Pane(p)) = self.tree.tiles.get_mut(tile) else {
+                continue;
+            };
+            match p.view.live_step(ctx, false) {
+                LiveStep::Preparing => preparing.push(file),
+                LiveStep::Ready => ready.push((tile, file)),
+                LiveStep::Idle | LiveStep::Swapped => {}
+            }
+        }
+        for (tile, file) in ready {
+            if preparing.contains(&file) {
+                continue;
+            }
+            if let Some(egui_tiles::Tile::Pane(p)) = self.tree.tiles.get_mut(tile) {
+                p.view.live_step(ctx, true);
+            }
+        }
+    }
+
+    /// After the panes drew: a snapshot that all of them show now is shown in this frame, so
+    /// that no frame is drawn only to notice it (the panes ask none after a swap; the reading
+    /// thread, told, makes the next snapshot and wakes the window with it).
+    pub(super) fn live_shown_by_panes(&mut self, ctx: &egui::Context) {
+        for i in 0..self.live.len() {
+            let feed = &self.live[i];
+            if feed.finished || feed.handed.is_none() || self.file_preparing(feed.file, ctx) {
+                continue;
+            }
+            self.live[i].shown_now(ctx.cumulative_pass_nr());
         }
     }
 

@@ -635,6 +635,11 @@ impl MemscapeApp {
 }
 
 impl eframe::App for MemscapeApp {
+    /// The panels' colour: the central panel is not filled (see `ui`).
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        visuals.panel_fill.to_normalized_gamma_f32()
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.stats_overlay.frame_started(frame.info().cpu_usage);
@@ -695,7 +700,12 @@ impl eframe::App for MemscapeApp {
             egui::Panel::top("menu").show(ui, |ui| self.menu(&ctx, ui));
             egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui));
         }
-        egui::CentralPanel::default().show(ui, |ui| {
+        self.step_live_panes(&ctx);
+        // No fill: the frame is cleared to the panel's colour (`clear_color`), and on a software
+        // rasterizer a fill of the whole window is a large share of each frame's CPU.
+        let central =
+            egui::Frame::central_panel(&ctx.global_style()).fill(egui::Color32::TRANSPARENT);
+        egui::CentralPanel::default().frame(central).show(ui, |ui| {
             if self.tree.root.is_none() {
                 ui.centered_and_justified(|ui| {
                     if self.files.loader.is_idle() && self.live_done() {
@@ -741,6 +751,7 @@ impl eframe::App for MemscapeApp {
                 }
             }
         });
+        self.live_shown_by_panes(&ctx);
 
         self.stats_overlay.show(&ctx, self.render_state.as_ref());
 

@@ -23,6 +23,19 @@ pub struct ViewContext<'a> {
     pub topologies: &'a [std::sync::Arc<memscape_views::Dataset>],
 }
 
+/// Where a pane is with a snapshot handed by `View::follow` (see `View::live_step`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveStep {
+    /// None handed, or the one handed was dropped.
+    Idle,
+    /// Its workers are still at it.
+    Preparing,
+    /// It can be swapped in.
+    Ready,
+    /// Swapped in now.
+    Swapped,
+}
+
 pub trait View {
     /// Tab title.
     fn title(&self) -> String;
@@ -48,6 +61,14 @@ pub trait View {
     /// is, so that no snapshot is made only to be dropped.
     fn preparing_live(&self, _ctx: &egui::Context) -> bool {
         false
+    }
+    /// Moves a snapshot handed by `follow` on (its workers' results taken) and, with `swap`,
+    /// shows it once it can be drawn. The shell asks every pane without `swap` first and then,
+    /// when none of a recording's panes is still preparing, those that are ready with it: the
+    /// panes of one snapshot swap in together, in one frame (each a whole-window redraw on a
+    /// software rasterizer).
+    fn live_step(&mut self, _ctx: &egui::Context, _swap: bool) -> LiveStep {
+        LiveStep::Idle
     }
     /// The picture the pane last painted ("Export view as SVG/PNG…"); None for panes that draw
     /// with egui widgets only.

@@ -168,10 +168,6 @@ pub fn paint_picture(
             return;
         }
     }
-    if let Some([r, g, b, _]) = picture.background {
-        ui.painter()
-            .rect_filled(rect, 0.0, egui::Color32::from_rgb(r, g, b));
-    }
     let labels_painter = ui.painter_at(rect);
     let origin = rect.min;
     let labels = (!picture.labels.is_empty()).then(|| picture.clone());
@@ -389,6 +385,9 @@ struct MapUpload {
 /// One pane's uploads and per-view targets.
 #[derive(Default)]
 struct PaneGpu {
+    /// The picture's background, drawn by the shapes pipeline rather than as an egui rectangle
+    /// (on a software rasterizer egui's textured fill costs several times as much per pixel).
+    background: Option<ShapeUpload>,
     shape_layers: HashMap<u32, ShapeUpload>,
     overlay: Option<ShapeUpload>,
     morphs: HashMap<u32, (Arc<MorphData>, PolarMorphData)>,

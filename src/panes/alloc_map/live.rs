@@ -10,6 +10,7 @@ use memscape_views::Dataset;
 use memscape_views::alloc_map::camera::Camera;
 
 use super::{AllocMapPane, MapBuilder};
+use crate::panes::LiveStep;
 
 impl AllocMapPane {
     /// Starts preparing `dataset` (a newer snapshot of this pane's recording); an older one
@@ -69,15 +70,15 @@ impl AllocMapPane {
             && ctx.cumulative_pass_nr() <= self.last_ui + 1
     }
 
-    /// Moves the prepared snapshot on when its process filter and bins are ready; swaps it in
-    /// then. Returns whether one is still being prepared.
-    pub(super) fn advance_live(&mut self) -> bool {
+    /// Moves the prepared snapshot on until its process filter and bins are ready; swaps it in
+    /// then when `swap` (see `View::live_step`).
+    pub(super) fn advance_live(&mut self, swap: bool) -> LiveStep {
         let Some(next) = self.next.as_mut() else {
-            return false;
+            return LiveStep::Idle;
         };
         next.apply_process_filter();
         if next.filtering() {
-            return true;
+            return LiveStep::Preparing;
         }
         let Some(events_extent) = next
             .dataset
@@ -87,15 +88,18 @@ impl AllocMapPane {
         else {
             // Nothing to draw yet: keep the pane as it is.
             self.next = None;
-            return false;
+            return LiveStep::Idle;
         };
         let wanted = next.wanted(None, events_extent);
         next.sync_worker(wanted);
         if next.busy() {
-            return true;
+            return LiveStep::Preparing;
+        }
+        if !swap {
+            return LiveStep::Ready;
         }
         let Some(mut next) = self.next.take() else {
-            return false;
+            return LiveStep::Idle;
         };
         let axis = self.settings.time;
         let old_extent = self
@@ -128,6 +132,6 @@ impl AllocMapPane {
         if let Some(d) = queued {
             self.prepare_next(d);
         }
-        false
+        LiveStep::Swapped
     }
 }

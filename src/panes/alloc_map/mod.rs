@@ -463,20 +463,20 @@ impl View for AllocMapPane {
         self.preparing(ctx)
     }
 
+    fn live_step(&mut self, _ctx: &egui::Context, swap: bool) -> crate::panes::LiveStep {
+        self.advance_live(swap)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.last_ui = ui.ctx().cumulative_pass_nr();
-        let was_preparing = self.next.is_some();
-        if self.advance_live() {
+        // A snapshot being prepared moves on and is swapped in by the shell (`live_step`).
+        if self.next.is_some() {
             // Its worker wakes the window when done; this is a fallback (not more often: each
             // frame is a whole-window redraw, which on a software rasterizer takes the CPU
             // the preparation needs).
             ui.ctx().request_repaint_after(crate::panes::fallback(
                 std::time::Duration::from_millis(100),
             ));
-        } else if was_preparing {
-            // Swapped in: the shell hands the next snapshot on the next frame (one: an
-            // immediate request is two, each a whole-window redraw).
-            memscape_views::wake(ui.ctx());
         }
         if self.apply_process_filter() || self.filtering() {
             ui.ctx()

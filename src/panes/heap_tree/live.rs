@@ -8,6 +8,7 @@ use std::sync::Arc;
 use memscape_views::Dataset;
 
 use super::{HeapTreePane, Request};
+use crate::panes::LiveStep;
 
 impl HeapTreePane {
     pub(super) fn prepare_next(&mut self, dataset: Arc<Dataset>, ctx: &egui::Context) {
@@ -40,18 +41,18 @@ impl HeapTreePane {
             && ctx.cumulative_pass_nr() <= self.last_ui + 1
     }
 
-    /// Moves the prepared snapshot on; swaps it in when its tree is ready. Returns whether one
-    /// is still being prepared.
-    pub(super) fn advance_live(&mut self, ctx: &egui::Context) -> bool {
+    /// Moves the prepared snapshot on until its tree can be drawn; swaps it in then when `swap`
+    /// (see `View::live_step`).
+    pub(super) fn advance_live(&mut self, ctx: &egui::Context, swap: bool) -> LiveStep {
         let Some(mut next) = self.next.take() else {
-            return false;
+            return LiveStep::Idle;
         };
         let had_timeline = next.timeline.is_some();
         next.drain();
         let next = self.next.insert(next);
         if next.error.is_none() {
             let Some(timeline) = next.timeline.clone() else {
-                return true;
+                return LiveStep::Preparing;
             };
             if !had_timeline {
                 let point = self.live_point(&timeline);
@@ -60,14 +61,17 @@ impl HeapTreePane {
                 }
             }
             let Some(next) = self.next.as_mut() else {
-                return false;
+                return LiveStep::Idle;
             };
             if next.sizes_at(next.point).is_none() {
-                return true;
+                return LiveStep::Preparing;
             }
         }
+        if !swap {
+            return LiveStep::Ready;
+        }
         let Some(mut next) = self.next.take() else {
-            return false;
+            return LiveStep::Idle;
         };
         next.playing = self.playing;
         tracing::info!(
@@ -77,12 +81,17 @@ impl HeapTreePane {
         );
         let queued = self.queued.take();
         let highlighted = self.highlighted.take();
+        // The key carries over: the egui ids salted with it (panels, menus) stay the same, so
+        // egui neither lays the pane out again nor repaints for widgets it has not seen, and
+        // the GPU upload replaces only what changed.
+        std::mem::swap(&mut next.key, &mut self.key);
         *self = *next;
+        self.fresh_layout = true;
         self.highlight_again(highlighted);
         if let Some(d) = queued {
             self.prepare_next(d, ctx);
         }
-        false
+        LiveStep::Swapped
     }
 
     /// A group this pane highlighted in the previous snapshot is highlighted again in this one

@@ -110,6 +110,9 @@ pub struct HeapTreePane {
     /// A live recording's snapshot pane: where its worker leaves its grouping for the next
     /// snapshot's pane (`live.rs`); None for a file.
     live_carry: Option<Arc<std::sync::Mutex<Option<memscape_heap::HeapCarry>>>>,
+    /// Swapped in from a live recording's newer snapshot: its side panel's stored width is
+    /// dropped at the next frame.
+    fresh_layout: bool,
 }
 
 impl HeapTreePane {
@@ -178,6 +181,7 @@ impl HeapTreePane {
             last_ui: 0,
             highlighted: None,
             live_carry,
+            fresh_layout: false,
         }
     }
 
@@ -361,18 +365,18 @@ impl View for HeapTreePane {
         self.preparing(ctx)
     }
 
+    fn live_step(&mut self, ctx: &egui::Context, swap: bool) -> crate::panes::LiveStep {
+        self.advance_live(ctx, swap)
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, cx: &ViewContext<'_>) {
         self.last_ui = ui.ctx().cumulative_pass_nr();
-        let was_preparing = self.next.is_some();
-        if self.advance_live(ui.ctx()) {
+        // A snapshot being prepared moves on and is swapped in by the shell (`live_step`).
+        if self.next.is_some() {
             // The worker wakes the window when it replies; this is only a fallback (each
             // frame is a whole-window redraw).
             ui.ctx()
                 .request_repaint_after(crate::panes::fallback(Duration::from_millis(250)));
-        } else if was_preparing {
-            // Swapped in: the shell hands the next snapshot on the next frame (one: an
-            // immediate request is two, each a whole-window redraw).
-            memscape_views::wake(ui.ctx());
         }
         self.drain();
         self.controls(ui);
@@ -454,10 +458,22 @@ impl View for HeapTreePane {
                 self.published_point = Some(self.point);
             }
         }
+        // Unfilled: what is behind them is the window's clear colour, the panels' own (a fill
+        // costs a software rasterizer CPU every frame).
+        let panel = egui::Frame::side_top_panel(ui.style()).fill(Color32::TRANSPARENT);
         egui::Panel::bottom(("heap-time", self.key.get()))
+            .frame(panel)
             .resizable(false)
             .show(ui, |ui| self.time_bar(ui, &timeline));
-        egui::Panel::right(("heap-suspects", self.key.get()))
+        let suspects = ("heap-suspects", self.key.get());
+        if std::mem::take(&mut self.fresh_layout) {
+            // A panel keeps the width its content once needed: a swapped-in snapshot lays it
+            // out afresh (same id, so no new widgets for egui), as the file opened does.
+            let id = ui.scope_id().with_salt(egui::IdSalt::new(suspects));
+            ui.ctx().data_mut(|d| d.remove::<egui::PanelState>(id));
+        }
+        egui::Panel::right(suspects)
+            .frame(panel)
             .default_size(230.0)
             .show(ui, |ui| self.suspects(ui, &timeline));
         let (rect, response) = ui.allocate_exact_size(ui.available_size(), Sense::click());
@@ -532,9 +548,13 @@ impl View for HeapTreePane {
                     }
                 }
             }
-            // Prefetch the neighbours so that stepping and playing are instant.
-            let _ = self.sizes_at((self.point + 1).min(last));
-            let _ = self.sizes_at(self.point.saturating_sub(1));
+            // Prefetch the neighbours so that stepping and playing are instant; not on a live
+            // snapshot on a software rasterizer, where their replies would wake a whole-window
+            // frame per snapshot that shows nothing new.
+            if self.live_carry.is_none() || !crate::panes::software_rasterizer() {
+                let _ = self.sizes_at((self.point + 1).min(last));
+                let _ = self.sizes_at(self.point.saturating_sub(1));
+            }
             let t = self.transition_t();
             if t < 1.0 {
                 ui.ctx().request_repaint();

@@ -2,6 +2,8 @@
 //! records the accumulations the picture needs before egui's render pass; `paint` draws the
 //! resolved layers in it.
 
+use memscape_render::shapes::{Geometry, Shape};
+
 use super::*;
 
 impl GpuRegistry {
@@ -42,6 +44,26 @@ impl GpuRegistry {
             screen,
             encoder,
         };
+        let background = this
+            .picture
+            .background
+            .map_or_else(Vec::new, |[r, g, b, _]| {
+                let size = this.rect.size();
+                let rect = Geometry::Rect {
+                    min: [0.0, 0.0],
+                    max: [size.x, size.y],
+                    corner_px: 0.0,
+                };
+                vec![Shape::new(rect, [r, g, b, 255]).gpu()]
+            });
+        let mut slot = pane.background.take();
+        if upload_shapes(device, queue, &reg.shapes, &mut slot, background).is_some()
+            && let Some(upload) = &mut slot
+        {
+            let (size, view) = pixel_view(&ShapesView::IDENTITY, this.rect, screen);
+            upload.batch.set_view(queue, &view, size, reg.target_format);
+        }
+        pane.background = slot;
         for layer in &this.picture.layers {
             match layer {
                 Layer::Shapes(s) => {
@@ -100,6 +122,10 @@ impl GpuRegistry {
                 1.0,
             );
         };
+        if let Some(upload) = &pane.background {
+            set_rect(pass, this.rect);
+            upload.batch.paint(&self.shapes, pass);
+        }
         for layer in &this.picture.layers {
             match layer {
                 Layer::Shapes(s) => {

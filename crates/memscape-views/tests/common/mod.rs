@@ -164,8 +164,10 @@ pub fn through_bridge_with(
     let ctx = ctx();
     let (w, h) = memscape_views::headless::picture_pixels(picture);
     let target = memscape_render::OffscreenTarget::new(ctx, w, h).unwrap();
-    if let Some(background) = picture.background {
-        target.clear(ctx, background);
+    // Under a picture with a background: a colour no picture has, which the bridge must paint
+    // over (it draws the background itself, as the GUI has egui draw none).
+    if picture.background.is_some() {
+        target.clear(ctx, [255, 0, 255, 255]);
     }
     let screen = egui_wgpu::ScreenDescriptor {
         size_in_pixels: [w, h],
