@@ -340,21 +340,9 @@ impl crate::resolve::BlockSource for TraceBlocks<'_> {
     ) {
         let (wt, wa) = window;
         let (min_c, min_d) = (self.index.meta.copy_min_c, self.index.meta.copy_min_d);
-        // Classes of lifetimes below 2^scan_c (and small sizes) are found by the scan of the
-        // allocation order below instead: their blocks start at most 2^scan_c before the
-        // window, a 16th of its width, and are read in order rather than one random read per
-        // block listed by number (with the finer levels of wave 14, 2.5 M of 25 M blocks were
-        // listed, and the 1/4 view's exact frame took 25 % longer).
-        let scan_c = ((wt[1] - wt[0]) / 16.0)
-            .max(1.0)
-            .log2()
-            .floor()
-            .clamp(f64::from(min_c), 63.0) as u8;
+        // Blocks of the index's classes: every class.
         let fetch = |id: u64| crate::resolve::BlockSource::block(self, id);
         for class in &self.index.classes {
-            if class.c < scan_c && class.d < min_d {
-                continue;
-            }
             let reach = 2f64.powi(i32::from(class.c) + 1);
             let lo = (wt[0] - reach).max(0.0);
             class.for_each_starting_in([lo, wt[1]], part, parts, &fetch, &mut |b| {
@@ -366,9 +354,9 @@ impl crate::resolve::BlockSource for TraceBlocks<'_> {
                 }
             });
         }
-        // The rest lives less than 2^scan_c: allocated after t0 − 2^scan_c.
+        // The rest lives less than 2^min_c: allocated after t0 − 2^min_c.
         let c = &self.columns;
-        let lo = (wt[0] - 2f64.powi(i32::from(scan_c))).max(0.0);
+        let lo = (wt[0] - 2f64.powi(i32::from(min_c))).max(0.0);
         let n = c.len();
         let first = c.alloc_event[..n].partition_point(|&t| (t as f64) < lo);
         let last = c.alloc_event[..n].partition_point(|&t| (t as f64) < wt[1]);
@@ -376,7 +364,7 @@ impl crate::resolve::BlockSource for TraceBlocks<'_> {
         for i in first + range.start..first + range.end {
             let w = c.free_event[i].saturating_sub(c.alloc_event[i]).max(1);
             let s = c.size[i].max(1);
-            if (63 - w.leading_zeros()) as u8 >= scan_c || (63 - s.leading_zeros()) as u8 >= min_d {
+            if (63 - w.leading_zeros()) as u8 >= min_c || (63 - s.leading_zeros()) as u8 >= min_d {
                 continue;
             }
             let b = lod_block(c, self.axis, self.color, i);
