@@ -22,7 +22,7 @@ use datafusion::functions::expr_fn::{floor, greatest, log2};
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
 use datafusion::prelude::{DataFrame, Expr, JoinType, cast, col, lit, when};
 use memscape_lod::BuildParams;
-use memscape_lod::build::{ceil_log2, floor_log2};
+use memscape_lod::build::{ceil_log2, floor_log2, level_specs};
 use memscape_lod::encode::{BucketSums, CellSums};
 use memscape_lod::eq1::unpack_linear;
 use memscape_lod::format::{
@@ -56,13 +56,7 @@ pub struct LodPlan {
 }
 
 /// One level: its line and depth, and its cells' size (2^log_tau events × 2^log_sig bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LevelSpec {
-    pub line: i32,
-    pub k: u32,
-    pub log_tau: u8,
-    pub log_sig: u8,
-}
+pub use memscape_lod::build::LevelSpec;
 
 /// A level's records, laid out as in the index file: columns by `kx`, their cells by `ky`,
 /// each cell's buckets by area bucket.
@@ -188,30 +182,8 @@ impl Engine {
         let extent_t = events.max(1) + 1;
         let log_t = ceil_log2(extent_t.max(2)) as u8;
         let log_y = ceil_log2(axis.extent.max(2)) as u8;
-        let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
-            .max(1.0)
-            .log2()
-            .floor() as i64;
-        let mut levels = Vec::new();
-        for &a in &params.lines {
-            let a_t = a.max(0) as u32;
-            let a_y = (-a).max(0) as u32;
-            for k in 0u32.. {
-                let (kt, ky) = (k + a_t, k + a_y);
-                if kt > u32::from(log_t)
-                    || ky > u32::from(log_y)
-                    || i64::from(kt + ky) > max_cells_log2
-                {
-                    break;
-                }
-                levels.push(LevelSpec {
-                    line: a,
-                    k,
-                    log_tau: log_t - kt as u8,
-                    log_sig: log_y - ky as u8,
-                });
-            }
-        }
+        // The native builder's levels, by its rule.
+        let levels = level_specs(extent_t, axis.extent, blocks, params);
         Ok(LodPlan {
             extent_t,
             axis,

@@ -1,11 +1,30 @@
 //! Builds (or reuses) the index beside a trace and reports its size and time.
 //!
-//! `lod-build TRACE [--force]`
+//! `lod-build TRACE [--force] [--cells-per-block X] [--lines A,B,…]` (`BuildParams`'
+//! `max_cells_per_block` and `lines`, to try other levels; the index is then rebuilt).
 use std::sync::atomic::AtomicBool;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::path::PathBuf::from(std::env::args().nth(1).ok_or("usage: lod-build TRACE")?);
-    let force = std::env::args().any(|a| a == "--force");
+    let args: Vec<String> = std::env::args().collect();
+    let mut params = memscape_lod::BuildParams::default();
+    if let Some(i) = args.iter().position(|a| a == "--cells-per-block") {
+        params.max_cells_per_block = args
+            .get(i + 1)
+            .ok_or("--cells-per-block needs a number")?
+            .parse()?;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--lines") {
+        params.lines = args
+            .get(i + 1)
+            .ok_or("--lines needs a list such as -8,-6,0,2")?
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<_, _>>()?;
+    }
+    let force = args
+        .iter()
+        .any(|a| a == "--force" || a == "--cells-per-block" || a == "--lines");
     let start = std::time::Instant::now();
     let file = memscape_lod::trace_source::TraceFile::open(&path)?;
     eprintln!(
@@ -33,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             name: "thread",
             color: &color,
         },
-        &memscape_lod::BuildParams::default(),
+        &params,
         &mut |pass, f| {
             let pct = (f * 100.0) as i64;
             if (pass, pct / 10) != (last.0, last.1 / 10) {

@@ -18,10 +18,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.log_tau,
             l.log_sig,
             l.blocks,
-            l.cells.len / 72,
+            l.cells.len / 80,
             l.buckets.len / 16,
-            (l.buckets.len / 16) as f64 / (l.cells.len / 72).max(1) as f64,
-            (l.cells.len / 72) as f64 / l.blocks.max(1) as f64,
+            (l.buckets.len / 16) as f64 / (l.cells.len / 80).max(1) as f64,
+            (l.cells.len / 80) as f64 / l.blocks.max(1) as f64,
             bytes as f64 / 1e6
         );
     }

@@ -25,8 +25,9 @@ pub struct BuildParams {
     /// Lines of levels by anisotropy `a` = time level − address level (0: cells shaped like the
     /// whole plane; > 0: finer in time, for views zoomed in time; < 0: finer in addresses).
     pub lines: Vec<i32>,
-    /// A level's grid has at most `blocks × max_cells_per_block` cells, so that every level
-    /// summarises at least `1 / max_cells_per_block` blocks per cell on average.
+    /// A level's grid has at most `blocks × max_cells_per_block` cells over the trace's
+    /// extent, so that every level summarises at least `1 / max_cells_per_block` blocks per
+    /// cell on average ([`level_specs`]).
     pub max_cells_per_block: f64,
 }
 
@@ -226,6 +227,7 @@ struct LevelBuild {
 }
 
 struct LineBuild {
+    a: i32,
     a_t: u32,
     a_y: u32,
     /// Coarsest first.
@@ -263,6 +265,61 @@ pub fn ceil_log2(v: u64) -> u32 {
     }
 }
 
+/// One level of an index: its line (anisotropy `a`), its depth `k` on the line, and its cells'
+/// size, 2^log_tau time units × 2^log_sig bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LevelSpec {
+    pub line: i32,
+    pub k: u32,
+    pub log_tau: u8,
+    pub log_sig: u8,
+}
+
+/// The levels of an index of `blocks` blocks in `[0, extent_t) × [0, extent_y)`, line by line
+/// (as `params.lines`), coarsest first: level `k` of line `a` cuts the plane rounded up to
+/// powers of two, 2^log_t × 2^log_y, into 2^(k + max(a, 0)) columns and 2^(k + max(−a, 0))
+/// rows, down to the finest whose grid has at most `blocks × max_cells_per_block` cells over
+/// the trace's extent. (Counted over the rounded plane, as before wave 14, up to 4× as many
+/// cells lay outside the trace: at 50 M events the plane is 1.8× the extent, and the level the
+/// whole view at 1920×1080 needs, 2^24 cells of which 2^23.2 over the extent, was cut.) The
+/// query engine lays out its levels with this too.
+pub fn level_specs(
+    extent_t: u64,
+    extent_y: u64,
+    blocks: u64,
+    params: &BuildParams,
+) -> Vec<LevelSpec> {
+    let log_t = ceil_log2(extent_t.max(2));
+    let log_y = ceil_log2(extent_y.max(2));
+    // log2 of the fraction of the rounded plane the extent covers (≤ 0).
+    let covered_log2 = (extent_t.max(2) as f64).log2() - f64::from(log_t)
+        + (extent_y.max(2) as f64).log2()
+        - f64::from(log_y);
+    let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
+        .max(1.0)
+        .log2();
+    let mut out = Vec::new();
+    for &a in &params.lines {
+        let a_t = a.max(0).unsigned_abs();
+        let a_y = (-a).max(0).unsigned_abs();
+        for k in 0u32.. {
+            let (kt, ky) = (k + a_t, k + a_y);
+            // A small slack: a grid exactly at the budget is in it despite rounding.
+            if kt > log_t || ky > log_y || f64::from(kt + ky) + covered_log2 > max_cells_log2 + 1e-9
+            {
+                break;
+            }
+            out.push(LevelSpec {
+                line: a,
+                k,
+                log_tau: (log_t - kt) as u8,
+                log_sig: (log_y - ky) as u8,
+            });
+        }
+    }
+    out
+}
+
 impl LodBuilder {
     /// A builder for blocks in `[0, extent_t) × [0, extent_y)`, about `blocks` of them, with
     /// its scratch files in `dir` (created).
@@ -276,39 +333,29 @@ impl LodBuilder {
         std::fs::create_dir_all(dir).map_err(|e| LodError::io(dir, e))?;
         let log_t = ceil_log2(extent_t.max(2)) as u8;
         let log_y = ceil_log2(extent_y.max(2)) as u8;
-        let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
-            .max(1.0)
-            .log2()
-            .floor() as i64;
-        let mut lines = Vec::new();
+        let mut lines: Vec<LineBuild> = Vec::new();
         let (mut min_c, mut min_d) = (u8::MAX, u8::MAX);
-        for &a in &params.lines {
-            let a_t = a.max(0) as u32;
-            let a_y = (-a).max(0) as u32;
-            let mut levels = Vec::new();
-            for k in 0u32.. {
-                let kt = k + a_t;
-                let ky = k + a_y;
-                if kt > u32::from(log_t)
-                    || ky > u32::from(log_y)
-                    || i64::from(kt + ky) > max_cells_log2
-                {
-                    break;
-                }
-                let log_tau = log_t - kt as u8;
-                let log_sig = log_y - ky as u8;
-                min_c = min_c.min(log_tau);
-                min_d = min_d.min(log_sig);
-                levels.push(LevelBuild {
-                    log_tau,
-                    log_sig,
-                    open: BTreeMap::new(),
-                    out: LevelOut::new(dir, &format!("l{a}_{k}"))?,
-                    blocks: 0,
+        for spec in level_specs(extent_t, extent_y, blocks, params) {
+            let a = spec.line;
+            if lines.last().is_none_or(|l| l.a != a) {
+                lines.push(LineBuild {
+                    a,
+                    a_t: a.max(0) as u32,
+                    a_y: (-a).max(0) as u32,
+                    levels: Vec::new(),
                 });
             }
-            if !levels.is_empty() {
-                lines.push(LineBuild { a_t, a_y, levels });
+            min_c = min_c.min(spec.log_tau);
+            min_d = min_d.min(spec.log_sig);
+            let level = LevelBuild {
+                log_tau: spec.log_tau,
+                log_sig: spec.log_sig,
+                open: BTreeMap::new(),
+                out: LevelOut::new(dir, &format!("l{a}_{}", spec.k))?,
+                blocks: 0,
+            };
+            if let Some(line) = lines.last_mut() {
+                line.levels.push(level);
             }
         }
         Ok(Self {
@@ -590,5 +637,30 @@ impl LodBuilder {
         std::fs::rename(&tmp, path).map_err(|e| LodError::io(path, e))?;
         let _ = std::fs::remove_dir_all(&self.dir);
         Ok(meta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// wave 12's 50 M-event generated trace (`synth-trace synth-50M.msc 50000000`): its whole
+    /// view at 1920×1080 has a level with cells at most a pixel (2^14.7 × 2^14.5 there).
+    #[test]
+    fn the_whole_view_of_50m_events_at_1920x1080_has_a_level() {
+        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
+        let pixel = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
+        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
+        let fits = |s: &LevelSpec| {
+            2f64.powi(i32::from(s.log_tau)) <= pixel[0]
+                && 2f64.powi(i32::from(s.log_sig)) <= pixel[1]
+        };
+        assert!(specs.iter().any(fits), "{specs:?}");
+        // Every level keeps the budget over the extent: at most blocks × 0.5 cells.
+        for s in &specs {
+            let cells = extent_t as f64 / 2f64.powi(i32::from(s.log_tau))
+                * (extent_y as f64 / 2f64.powi(i32::from(s.log_sig)));
+            assert!(cells <= blocks as f64 * 0.5, "{s:?}: {cells} cells");
+        }
     }
 }

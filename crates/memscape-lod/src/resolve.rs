@@ -613,6 +613,22 @@ fn add_few(
         }
         let (x0, x1) = if x0 <= x1 { (x0, x1) } else { (x, x) };
         let (y0, y1) = if y0 <= y1 { (y0, y1) } else { (y, y) };
+        let (px, py) = (ffloor(x0), ffloor(y0));
+        if px == ffloor(x1) && py == ffloor(y1) {
+            // Whole in one pixel (what `spans` gives there, o = 1), without the spans.
+            let (px, py) = (px as i64, py as i64);
+            if px < ctx.held[0] || px >= ctx.held[1] {
+                continue;
+            }
+            match pixels.iter_mut().find(|p| p.0 == px && p.1 == py) {
+                Some(p) => {
+                    p.2 += 1.0;
+                    p.3 += ctx.pow_one;
+                }
+                None => pixels.push((px, py, 1.0, ctx.pow_one)),
+            }
+            continue;
+        }
         spans(x0, x1, x1 - x0, &mut s.xs);
         spans(y0, y1, y1 - y0, &mut s.ys);
         for &(px, ox, _) in &s.xs {

@@ -145,7 +145,8 @@ pub fn build_columns(
 }
 
 /// The index at `path` if it was built from the trace at `trace_path` as it is now (same size,
-/// modification time and counts) with this colouring.
+/// modification time and counts) with this colouring, and has the levels the builder lays out
+/// now ([`has_current_levels`]).
 pub fn open_current(
     path: &Path,
     trace_path: &Path,
@@ -156,10 +157,42 @@ pub fn open_current(
     let index = LodIndex::open(path).ok()?;
     let now = SourceId::of_file(trace_path, events, blocks);
     let s = &index.meta.source;
-    (s.len == now.len
+    let same_source = s.len == now.len
         && s.modified_ns == now.modified_ns
         && s.events == now.events
         && s.blocks == now.blocks
-        && index.meta.coloring == coloring)
-        .then_some(index)
+        && index.meta.coloring == coloring;
+    if same_source && !has_current_levels(&index.meta) {
+        tracing::info!(
+            "{}: built with the levels of an older memscape (finest {}); rebuilding it",
+            path.display(),
+            index
+                .meta
+                .levels
+                .iter()
+                .map(|l| format!("2^{} × 2^{}", l.log_tau, l.log_sig))
+                .next_back()
+                .unwrap_or_default()
+        );
+        return None;
+    }
+    same_source.then_some(index)
+}
+
+/// Whether `meta`'s levels are those [`crate::build::level_specs`] lays out now for its trace
+/// with the default parameters: an index of wave 13 or before, whose grid was counted over the
+/// plane rounded up to powers of two, lacks the finest levels (the whole view of 50 M events at
+/// 1920×1080 was drawn from every block) and is rebuilt.
+pub fn has_current_levels(meta: &IndexMeta) -> bool {
+    let want = crate::build::level_specs(
+        meta.extent_t,
+        meta.extent_y,
+        meta.blocks,
+        &BuildParams::default(),
+    );
+    want.len() == meta.levels.len()
+        && want
+            .iter()
+            .zip(&meta.levels)
+            .all(|(w, l)| w.log_tau == l.log_tau && w.log_sig == l.log_sig)
 }

@@ -166,6 +166,53 @@ fn generated_trace_within_tolerance_and_isolated_bytes_visible() {
     assert!(levels_used > 0);
 }
 
+/// The whole view of a generated trace of 3 M events (1.5 M blocks) at 800×450 and 640×360 is
+/// drawn from a level, within the tolerance at α 0.1 and 1. Before wave 14 the level grid was
+/// counted over the plane rounded up to powers of two (1.8× the trace's extent here), both views
+/// were finer than every level and drawn from every block — as the whole view of 50 M events
+/// at 1920×1080 (`build::tests`).
+#[test]
+fn whole_views_finer_than_the_old_levels_are_level_drawn() {
+    let c = case(TraceFile::from_trace(trace(SynthParams::new(
+        3_000_000, 11,
+    ))));
+    let axis = &c.index.meta.axis;
+    let source = TraceBlocks {
+        columns: c.file.columns(),
+        axis,
+        color: &color,
+        index: &c.index,
+    };
+    for (w, h) in [(800u32, 450u32), (640, 360)] {
+        for (alpha, cushion) in [(0.1f32, Cushion::Parabolic), (1.0, Cushion::None)] {
+            let mut v = LodView::fit(0, c.index.meta.extent_t, 0, axis.extent, w, h);
+            v.alpha = alpha;
+            v.cushion = cushion;
+            let mut sums = PixelSums::new(w, h);
+            let st = accumulate(&c.index, &source, &v, &mut sums);
+            assert!(
+                st.level.is_some(),
+                "whole view at {w}×{h} of {} blocks finer than every level (pixel {:?})",
+                c.all.len(),
+                v.pixel_size()
+            );
+            let (mean, within) = compare(&exact::render_fast(&v, &c.all), &sums.resolve(&v));
+            eprintln!(
+                "{w}×{h} α {alpha}: level {:?}, {} cells, mean {mean:.3}, within {:.4} %",
+                st.level,
+                st.cells,
+                within * 100.0
+            );
+            assert!(mean <= MEAN_LEVELS, "{w}×{h} α {alpha}: mean error {mean}");
+            assert!(
+                within >= WITHIN_SHARE_LOW_ALPHA,
+                "{w}×{h} α {alpha}: {:.3} % of pixels within {WITHIN_LEVELS} levels",
+                within * 100.0
+            );
+        }
+    }
+}
+
 #[test]
 fn heaptrack_sqlite_within_tolerance() {
     let path = data("heaptrack/sqlite_1M.raw.zst");

@@ -89,6 +89,44 @@ fn reopens_and_rejects_bad_files() {
     assert!(matches!(LodIndex::open(&bad), Err(LodError::Format(_))));
 }
 
+/// An index of the same trace whose levels stop short of those laid out now (as wave 13's,
+/// whose grid was counted over the plane rounded up to powers of two) is not current: opening
+/// builds it again; the current one is taken as it is.
+#[test]
+fn an_index_with_older_levels_is_rebuilt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = TraceFile::from_trace(trace(SynthParams::new(200_000, 3)));
+    let trace_path = dir.path().join("t.msc");
+    std::fs::write(&trace_path, b"stand-in").expect("write");
+    let out = sidecar::index_path(&trace_path, "thread");
+    let build = |params: &memscape_lod::BuildParams| {
+        sidecar::build(
+            &file,
+            &trace_path,
+            &out,
+            sidecar::Coloring {
+                name: "thread",
+                color: &color,
+            },
+            params,
+            &mut |_, _| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .expect("build")
+    };
+    let (events, n) = (file.trace.meta.events, file.columns().len() as u64);
+    let older = build(&memscape_lod::BuildParams {
+        max_cells_per_block: 0.25,
+        ..Default::default()
+    });
+    assert!(!sidecar::has_current_levels(&older));
+    assert!(sidecar::open_current(&out, &trace_path, events, n, "thread").is_none());
+    let now = build(&memscape_lod::BuildParams::default());
+    assert!(now.levels.len() > older.levels.len());
+    assert!(sidecar::has_current_levels(&now));
+    assert!(sidecar::open_current(&out, &trace_path, events, n, "thread").is_some());
+}
+
 #[test]
 fn corrupted_records_draw_without_panicking() {
     let dir = tempfile::tempdir().expect("tempdir");
