@@ -48,8 +48,10 @@ pub fn node_color(nodes: &[LayoutNode], index: usize, order: &StableOrder) -> [u
     [mix(base[0]), mix(base[1]), mix(base[2]), 255]
 }
 
-/// A function name without its parameters and file part, or a `module+offset` frame without the
-/// module's directory, for labels.
+/// A function name without its parameters, file part and trailing ABI tags
+/// (`build_index[abi:cxx11](int)` reads `build_index`: the tag is noise in a label and, cut to a
+/// legend's width, was all that was left), or a `module+offset` frame without the module's
+/// directory, for labels.
 pub fn short_name(name: &str) -> &str {
     let cut = name.find(" (").unwrap_or(name.len());
     let mut s = &name[..cut];
@@ -58,10 +60,18 @@ pub fn short_name(name: &str) -> &str {
     {
         s = &s[slash + 1..];
     }
-    match s.find('(') {
-        Some(p) if p > 0 => &s[..p],
-        _ => s,
+    if let Some(p) = s.find('(')
+        && p > 0
+    {
+        s = &s[..p];
     }
+    while s.ends_with(']')
+        && let Some(p) = s.rfind("[abi:")
+        && p > 0
+    {
+        s = &s[..p];
+    }
+    s
 }
 
 pub fn human_bytes(bytes: u64) -> String {
@@ -392,4 +402,22 @@ pub fn icicle(
         }
     }
     pic
+}
+
+#[cfg(test)]
+mod short_name_tests {
+    use super::short_name;
+
+    #[test]
+    fn labels_drop_parameters_files_directories_and_abi_tags() {
+        assert_eq!(short_name("make_node(int) (/tmp/node.cpp:9)"), "make_node");
+        assert_eq!(short_name("build_index[abi:cxx11](int)"), "build_index");
+        assert_eq!(short_name("f[abi:cxx11][abi:v2]()"), "f");
+        assert_eq!(
+            short_name("/usr/lib/libsqlite3.so.0+0xa7503"),
+            "libsqlite3.so.0+0xa7503"
+        );
+        assert_eq!(short_name("operator[](unsigned long)"), "operator[]");
+        assert_eq!(short_name("[abi:cxx11]"), "[abi:cxx11]");
+    }
 }
