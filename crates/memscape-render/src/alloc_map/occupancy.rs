@@ -346,15 +346,55 @@ impl ContinuedBar {
     /// The bar of `steps`, continuing `from` (the bar of a prefix of its rows) where it can.
     /// Equal to `BarBlocks::build(&[steps.clone()], &[1.0])`.
     pub fn continued(steps: &OccupancySteps, from: Option<&ContinuedBar>) -> (Self, BarContinued) {
-        let n = steps.times.len().min(steps.bytes.len());
-        let row = |i: usize| (steps.times[i], steps.bytes[i]);
-        let reuse = from.filter(|f| {
+        Self::resume(steps, 0, Self::reusable(steps, 0, from))
+    }
+
+    /// [`ContinuedBar::continued`] of a step function of which `tail` holds the rows from
+    /// `base` on (its `times[k]` and `bytes[k]` are row `base + k`), the earlier ones those
+    /// `from` was made of: the merged rows of a live snapshot need not be copied whole. None
+    /// unless `from` continues there (made of rows up to `base` or later, `tail` not empty).
+    pub fn continued_tail(
+        tail: &OccupancySteps,
+        base: usize,
+        from: &ContinuedBar,
+    ) -> Option<(Self, BarContinued)> {
+        if tail.times.is_empty() || tail.bytes.is_empty() {
+            return None;
+        }
+        let reuse = Self::reusable(tail, base, Some(from))?;
+        Some(Self::resume(tail, base, Some(reuse)))
+    }
+
+    /// `from` when `steps` (rows from `base` on) extends the rows it was made of and the
+    /// rows from its last one on are in `steps`.
+    fn reusable<'a>(
+        steps: &OccupancySteps,
+        base: usize,
+        from: Option<&'a ContinuedBar>,
+    ) -> Option<&'a ContinuedBar> {
+        let n = base + steps.times.len().min(steps.bytes.len());
+        from.filter(|f| {
             f.within_end
                 && f.start == steps.start
                 && f.end <= steps.end
                 && f.rows <= n
-                && f.last_row == f.rows.checked_sub(1).map(row)
-        });
+                && (base == 0 || f.rows > base)
+                && f.last_row
+                    == f.rows
+                        .checked_sub(1)
+                        .map(|i| (steps.times[i - base], steps.bytes[i - base]))
+        })
+    }
+
+    /// The bar of rows `base..` (in `steps`), after `reuse`'s rows (from the first row when
+    /// `None`: then `base` is 0).
+    fn resume(
+        steps: &OccupancySteps,
+        base: usize,
+        reuse: Option<&ContinuedBar>,
+    ) -> (Self, BarContinued) {
+        let n = base + steps.times.len().min(steps.bytes.len());
+        let row = |i: usize| (steps.times[i - base], steps.bytes[i - base]);
         let block =
             |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, steps.fraction(bytes));
         let end = steps.end.max(steps.start);
@@ -397,14 +437,15 @@ impl ContinuedBar {
         // `OccupancySteps::intervals_iter`, resumed at row `first`.
         let mut within_end = true;
         for i in first..n {
-            let raw = steps.times[i].max(t);
+            let (row_time, row_bytes) = row(i);
+            let raw = row_time.max(t);
             within_end &= raw <= end;
             let ti = raw.min(end);
             if ti > t {
                 push(&mut blocks, &mut times, &mut bytes, (t, ti, value));
             }
             t = ti;
-            value = steps.bytes[i];
+            value = row_bytes;
         }
         let closed = blocks.len();
         if end > t {
@@ -889,6 +930,66 @@ mod tests {
         let (bar, continued) = ContinuedBar::continued(&other, Some(&from));
         assert_eq!(continued, BarContinued::No);
         assert_eq!(*bar.bar, full(&other));
+    }
+
+    #[test]
+    fn a_bar_continued_from_the_new_rows_only_equals_the_bar_continued_from_all() {
+        // A step function growing by uneven rows (time repeats and steps back), continued
+        // from the rows since the earlier bar's last one (`continued_tail`) and from all rows.
+        let (mut times, mut bytes) = (Vec::new(), Vec::new());
+        let mut t = 5u64;
+        for k in 0..1500u64 {
+            t = match k * 7919 % 13 {
+                0 => t,
+                1 => t.saturating_sub(3),
+                d => t + d,
+            };
+            times.push(t);
+            bytes.push(k * 104_729 % 777);
+        }
+        let steps = |from: usize, rows: usize, capacity: u64| OccupancySteps {
+            start: 2,
+            end: times[..rows].iter().copied().max().unwrap_or(0) + 4,
+            times: times[from..rows].to_vec(),
+            bytes: bytes[from..rows].to_vec(),
+            capacity,
+        };
+        let (mut tail_bar, _) = ContinuedBar::continued(&steps(0, 1, 800), None);
+        let mut rows_before = 1;
+        let mut how = Vec::new();
+        for (rows, capacity) in [
+            (1, 800),
+            (2, 800),
+            (40, 800),
+            (41, 900),
+            (700, 900),
+            (1500, 900),
+        ] {
+            let whole = steps(0, rows, capacity);
+            let (from_all, _) = ContinuedBar::continued(&whole, Some(&tail_bar));
+            let base = rows_before - 1;
+            let (bar, continued) =
+                ContinuedBar::continued_tail(&steps(base, rows, capacity), base, &tail_bar)
+                    .expect("the rows extend the earlier bar's");
+            assert_eq!(*bar.bar, *from_all.bar, "{rows} rows");
+            assert_eq!(*bar.bar, BarBlocks::build(&[whole], &[1.0]), "{rows} rows");
+            how.push(continued);
+            (tail_bar, rows_before) = (bar, rows);
+        }
+        use BarContinued::{Copied, Recoloured};
+        assert_eq!(how, [Copied, Copied, Copied, Recoloured, Copied, Copied]);
+        // A tail holding more of the earlier rows than the last one, and no new ones.
+        let (same, _) = ContinuedBar::continued_tail(&steps(1400, 1500, 900), 1400, &tail_bar)
+            .expect("the same rows");
+        assert_eq!(*same.bar, *tail_bar.bar);
+        // Rows that start after the earlier bar's last one, or an empty tail: not continued.
+        let (short, _) = ContinuedBar::continued(&steps(0, 10, 900), None);
+        assert!(ContinuedBar::continued_tail(&steps(10, 20, 900), 10, &short).is_none());
+        assert!(ContinuedBar::continued_tail(&steps(9, 9, 900), 9, &short).is_none());
+        // A tail whose first row is not the earlier last one: not continued.
+        let mut other = steps(9, 20, 900);
+        other.bytes[0] += 1;
+        assert!(ContinuedBar::continued_tail(&other, 9, &short).is_none());
     }
 
     #[test]
