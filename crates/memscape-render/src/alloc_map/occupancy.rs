@@ -329,6 +329,22 @@ pub struct ContinuedBar {
     end: u64,
     capacity: u64,
     within_end: bool,
+    /// The bar this one continued, for the next to take (see [`SpareBar`]).
+    spare: std::sync::Arc<std::sync::Mutex<Option<SpareBar>>>,
+    /// Whether this bar's arrays were an earlier bar's, taken (see [`SpareBar`]).
+    reused: bool,
+}
+
+/// The bar a [`ContinuedBar`] continued (its closed intervals, in `capacity`'s fractions, a
+/// prefix of that bar's): a live snapshot's bar is shown while the next is made, so the next
+/// cannot take its arrays and copied every interval (≈ 40 bytes a row, 6 M rows on cc1plus);
+/// the one before it is no longer shown by then, and its arrays are taken when nothing else
+/// holds them, only the intervals closed since copied into them.
+#[derive(Debug)]
+struct SpareBar {
+    bar: std::sync::Arc<BarBlocks>,
+    closed: usize,
+    capacity: u64,
 }
 
 /// How far [`ContinuedBar::continued`] went on from the earlier bar.
@@ -399,21 +415,52 @@ impl ContinuedBar {
             |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, steps.fraction(bytes));
         let end = steps.end.max(steps.start);
         let mut how = BarContinued::No;
+        let mut reused = false;
         let (mut blocks, mut times, mut bytes, first, mut t, mut value) = match reuse {
             Some(f) => {
-                let mut blocks = f.bar.blocks[..f.closed].to_vec();
-                if f.capacity == steps.capacity {
-                    how = BarContinued::Copied;
-                } else {
-                    // Only the fractions change (the colour field is the same for all).
-                    how = BarContinued::Recoloured;
-                    for (b, &bytes) in blocks.iter_mut().zip(&f.bytes[..f.closed]) {
-                        b.attr = steps.fraction(bytes);
+                let spare = f
+                    .spare
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.take())
+                    .filter(|s| s.closed <= f.closed)
+                    .and_then(|s| {
+                        let bar = std::sync::Arc::try_unwrap(s.bar).ok()?;
+                        (bar.blocks.len() >= s.closed && bar.times.len() >= s.closed)
+                            .then_some((bar, s.closed, s.capacity))
+                    });
+                // The intervals kept: the first `split` in `capacity`'s fractions, the others
+                // in `f`'s.
+                let (mut blocks, times, split, capacity) = match spare {
+                    Some((bar, closed, capacity)) => {
+                        reused = true;
+                        let (mut blocks, mut times) = (bar.blocks, bar.times);
+                        blocks.truncate(closed);
+                        times.truncate(closed);
+                        blocks.extend_from_slice(&f.bar.blocks[closed..f.closed]);
+                        times.extend_from_slice(&f.bar.times[closed..f.closed]);
+                        (blocks, times, closed, capacity)
+                    }
+                    None => (
+                        f.bar.blocks[..f.closed].to_vec(),
+                        f.bar.times[..f.closed].to_vec(),
+                        0,
+                        f.capacity,
+                    ),
+                };
+                how = BarContinued::Copied;
+                for (range, capacity) in [(0..split, capacity), (split..f.closed, f.capacity)] {
+                    if capacity != steps.capacity {
+                        // Only the fractions change (the colour field is the same for all).
+                        how = BarContinued::Recoloured;
+                        for (b, &bytes) in blocks[range.clone()].iter_mut().zip(&f.bytes[range]) {
+                            b.attr = steps.fraction(bytes);
+                        }
                     }
                 }
                 (
                     blocks,
-                    f.bar.times[..f.closed].to_vec(),
+                    times,
                     f.bytes[..f.closed].to_vec(),
                     f.rows,
                     f.t,
@@ -473,9 +520,21 @@ impl ContinuedBar {
                 end,
                 capacity: steps.capacity,
                 within_end,
+                spare: std::sync::Arc::new(std::sync::Mutex::new(reuse.map(|f| SpareBar {
+                    bar: f.bar.clone(),
+                    closed: f.closed,
+                    capacity: f.capacity,
+                }))),
+                reused,
             },
             how,
         )
+    }
+
+    /// Whether this bar's arrays were those of the bar before the one it continued, taken
+    /// rather than copied ([`SpareBar`]).
+    pub fn reused_arrays(&self) -> bool {
+        self.reused
     }
 }
 
@@ -892,7 +951,7 @@ mod tests {
         };
         let full = |s: &OccupancySteps| BarBlocks::build(std::slice::from_ref(s), &[1.0]);
         let mut carried: Option<ContinuedBar> = None;
-        let mut how = Vec::new();
+        let (mut how, mut reused) = (Vec::new(), Vec::new());
         for (rows, capacity) in [
             (0, 900),
             (1, 900),
@@ -907,14 +966,29 @@ mod tests {
             let (bar, continued) = ContinuedBar::continued(&s, carried.as_ref());
             assert_eq!(*bar.bar, full(&s), "{rows} rows");
             how.push(continued);
+            reused.push(bar.reused_arrays());
             carried = Some(bar);
         }
-        // Every growth continued the last bar, recoloured where the capacity changed.
+        // Every growth continued the last bar, recoloured where the capacity changed and once
+        // more after (the arrays taken, two bars back, hold the fractions before the change).
         use BarContinued::{Copied, No, Recoloured};
         assert_eq!(
             how,
-            [No, Copied, Copied, Copied, Recoloured, Copied, Copied]
+            [No, Copied, Copied, Copied, Recoloured, Recoloured, Copied]
         );
+        // From the third bar on, each took the arrays of the bar two before it (nothing else
+        // held them), and was still equal to the bar made from the first row.
+        assert_eq!(reused, [false, false, true, true, true, true, true]);
+        // Held elsewhere (a live snapshot's shown bar), the arrays are copied: still equal.
+        let longer = steps(2000, 20_000, 950);
+        let (held, _) = ContinuedBar::continued(&steps(1500, 20_000, 950), None);
+        let (middle, _) = ContinuedBar::continued(&steps(1700, 20_000, 950), Some(&held));
+        let shown = held.bar.clone();
+        drop(held);
+        let (bar, continued) = ContinuedBar::continued(&longer, Some(&middle));
+        assert_eq!((continued, bar.reused_arrays()), (Copied, false));
+        assert_eq!(*bar.bar, full(&longer));
+        drop(shown);
         // A row past the earlier end: that bar is not continued, and still equal.
         let s = steps(100, 50, 950);
         let (cut, _) = ContinuedBar::continued(&s, None);
