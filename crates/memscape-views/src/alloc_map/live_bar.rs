@@ -36,6 +36,9 @@ pub struct Continued {
     pub steps: bool,
     /// How the previous bar's intervals were kept.
     pub intervals: BarContinued,
+    /// Whether the arrays of the bar before the previous one were taken (not a copy of every
+    /// interval: `ContinuedBar::reused_arrays`).
+    pub arrays_reused: bool,
 }
 
 impl LiveBar {
@@ -64,6 +67,7 @@ impl LiveBar {
             let (bar, intervals) = ContinuedBar::continued(&steps, from.map(|f| &f.bar));
             (bar, intervals, steps.times.len(), last_row(&steps))
         });
+        let arrays_reused = bar.reused_arrays();
         Some((
             Self {
                 axis,
@@ -75,6 +79,7 @@ impl LiveBar {
             Continued {
                 steps: steps_continued,
                 intervals,
+                arrays_reused,
             },
         ))
     }
