@@ -314,8 +314,8 @@ impl BarBlocks {
 #[derive(Debug, Clone, Default)]
 pub struct ContinuedBar {
     pub bar: std::sync::Arc<BarBlocks>,
-    /// Bytes in use in each interval of `bar`.
-    bytes: Vec<u64>,
+    /// Bytes in use in each interval of `bar` (shared, for a later bar to take: [`SpareBar`]).
+    bytes: std::sync::Arc<Vec<u64>>,
     /// Rows made into intervals; of the bar's blocks, `closed` were closed by those rows (the
     /// last one, if more, is the last state up to `end`).
     rows: usize,
@@ -343,6 +343,7 @@ pub struct ContinuedBar {
 #[derive(Debug)]
 struct SpareBar {
     bar: std::sync::Arc<BarBlocks>,
+    bytes: std::sync::Arc<Vec<u64>>,
     closed: usize,
     capacity: u64,
 }
@@ -426,24 +427,30 @@ impl ContinuedBar {
                     .filter(|s| s.closed <= f.closed)
                     .and_then(|s| {
                         let bar = std::sync::Arc::try_unwrap(s.bar).ok()?;
-                        (bar.blocks.len() >= s.closed && bar.times.len() >= s.closed)
-                            .then_some((bar, s.closed, s.capacity))
+                        let bytes = std::sync::Arc::try_unwrap(s.bytes).ok()?;
+                        (bar.blocks.len() >= s.closed
+                            && bar.times.len() >= s.closed
+                            && bytes.len() >= s.closed)
+                            .then_some((bar, bytes, s.closed, s.capacity))
                     });
                 // The intervals kept: the first `split` in `capacity`'s fractions, the others
                 // in `f`'s.
-                let (mut blocks, times, split, capacity) = match spare {
-                    Some((bar, closed, capacity)) => {
+                let (mut blocks, times, bytes, split, capacity) = match spare {
+                    Some((bar, mut bytes, closed, capacity)) => {
                         reused = true;
                         let (mut blocks, mut times) = (bar.blocks, bar.times);
                         blocks.truncate(closed);
                         times.truncate(closed);
+                        bytes.truncate(closed);
                         blocks.extend_from_slice(&f.bar.blocks[closed..f.closed]);
                         times.extend_from_slice(&f.bar.times[closed..f.closed]);
-                        (blocks, times, closed, capacity)
+                        bytes.extend_from_slice(&f.bytes[closed..f.closed]);
+                        (blocks, times, bytes, closed, capacity)
                     }
                     None => (
                         f.bar.blocks[..f.closed].to_vec(),
                         f.bar.times[..f.closed].to_vec(),
+                        f.bytes[..f.closed].to_vec(),
                         0,
                         f.capacity,
                     ),
@@ -458,14 +465,7 @@ impl ContinuedBar {
                         }
                     }
                 }
-                (
-                    blocks,
-                    times,
-                    f.bytes[..f.closed].to_vec(),
-                    f.rows,
-                    f.t,
-                    f.value,
-                )
+                (blocks, times, bytes, f.rows, f.t, f.value)
             }
             None => (Vec::new(), Vec::new(), Vec::new(), 0, steps.start, 0),
         };
@@ -510,7 +510,7 @@ impl ContinuedBar {
         (
             Self {
                 bar: std::sync::Arc::new(bar),
-                bytes,
+                bytes: std::sync::Arc::new(bytes),
                 rows: n,
                 closed,
                 t,
@@ -522,6 +522,7 @@ impl ContinuedBar {
                 within_end,
                 spare: std::sync::Arc::new(std::sync::Mutex::new(reuse.map(|f| SpareBar {
                     bar: f.bar.clone(),
+                    bytes: f.bytes.clone(),
                     closed: f.closed,
                     capacity: f.capacity,
                 }))),
