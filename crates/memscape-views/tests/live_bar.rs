@@ -25,7 +25,7 @@ fn continued_live_bars_equal_the_bar_of_every_row_at_every_snapshot() {
     let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
     let mut sweep = None;
     let mut bars: [Option<LiveBar>; 2] = [None, None];
-    let (mut steps_continued, mut intervals_continued) = (0, 0);
+    let (mut steps_continued, mut intervals_continued, mut arrays_reused) = (0, 0, 0);
     let mut replayed = 0;
     for &cut in &cuts {
         builder.replay(&real, replayed..cut);
@@ -49,12 +49,15 @@ fn continued_live_bars_equal_the_bar_of_every_row_at_every_snapshot() {
             steps_continued += usize::from(continued.steps);
             intervals_continued +=
                 usize::from(continued.intervals != memscape_render::alloc_map::BarContinued::No);
+            arrays_reused += usize::from(continued.arrays_reused);
             bars[k] = Some(bar);
         }
     }
     // Every snapshot after the first continued the merge on both axes.
     assert_eq!(steps_continued, 2 * (cuts.len() - 1));
     assert!(intervals_continued >= 2, "{intervals_continued}");
+    // Bars continued from a continued bar took the arrays of the one before (none held them).
+    assert!(arrays_reused >= 2, "{arrays_reused}");
     // A binned map has none (its bars are made whole).
     let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
     let scene = AllocScene::build(&trace, ColorBy::default_for(&trace));

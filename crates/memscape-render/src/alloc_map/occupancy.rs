@@ -314,8 +314,8 @@ impl BarBlocks {
 #[derive(Debug, Clone, Default)]
 pub struct ContinuedBar {
     pub bar: std::sync::Arc<BarBlocks>,
-    /// Bytes in use in each interval of `bar`.
-    bytes: Vec<u64>,
+    /// Bytes in use in each interval of `bar` (shared, for a later bar to take: [`SpareBar`]).
+    bytes: std::sync::Arc<Vec<u64>>,
     /// Rows made into intervals; of the bar's blocks, `closed` were closed by those rows (the
     /// last one, if more, is the last state up to `end`).
     rows: usize,
@@ -329,6 +329,23 @@ pub struct ContinuedBar {
     end: u64,
     capacity: u64,
     within_end: bool,
+    /// The bar this one continued, for the next to take (see [`SpareBar`]).
+    spare: std::sync::Arc<std::sync::Mutex<Option<SpareBar>>>,
+    /// Whether this bar's arrays were an earlier bar's, taken (see [`SpareBar`]).
+    reused: bool,
+}
+
+/// The bar a [`ContinuedBar`] continued (its closed intervals, in `capacity`'s fractions, a
+/// prefix of that bar's): a live snapshot's bar is shown while the next is made, so the next
+/// cannot take its arrays and copied every interval (≈ 40 bytes a row, 6 M rows on cc1plus);
+/// the one before it is no longer shown by then, and its arrays are taken when nothing else
+/// holds them, only the intervals closed since copied into them.
+#[derive(Debug)]
+struct SpareBar {
+    bar: std::sync::Arc<BarBlocks>,
+    bytes: std::sync::Arc<Vec<u64>>,
+    closed: usize,
+    capacity: u64,
 }
 
 /// How far [`ContinuedBar::continued`] went on from the earlier bar.
@@ -346,39 +363,109 @@ impl ContinuedBar {
     /// The bar of `steps`, continuing `from` (the bar of a prefix of its rows) where it can.
     /// Equal to `BarBlocks::build(&[steps.clone()], &[1.0])`.
     pub fn continued(steps: &OccupancySteps, from: Option<&ContinuedBar>) -> (Self, BarContinued) {
-        let n = steps.times.len().min(steps.bytes.len());
-        let row = |i: usize| (steps.times[i], steps.bytes[i]);
-        let reuse = from.filter(|f| {
+        Self::resume(steps, 0, Self::reusable(steps, 0, from))
+    }
+
+    /// [`ContinuedBar::continued`] of a step function of which `tail` holds the rows from
+    /// `base` on (its `times[k]` and `bytes[k]` are row `base + k`), the earlier ones those
+    /// `from` was made of: the merged rows of a live snapshot need not be copied whole. None
+    /// unless `from` continues there (made of rows up to `base` or later, `tail` not empty).
+    pub fn continued_tail(
+        tail: &OccupancySteps,
+        base: usize,
+        from: &ContinuedBar,
+    ) -> Option<(Self, BarContinued)> {
+        if tail.times.is_empty() || tail.bytes.is_empty() {
+            return None;
+        }
+        let reuse = Self::reusable(tail, base, Some(from))?;
+        Some(Self::resume(tail, base, Some(reuse)))
+    }
+
+    /// `from` when `steps` (rows from `base` on) extends the rows it was made of and the
+    /// rows from its last one on are in `steps`.
+    fn reusable<'a>(
+        steps: &OccupancySteps,
+        base: usize,
+        from: Option<&'a ContinuedBar>,
+    ) -> Option<&'a ContinuedBar> {
+        let n = base + steps.times.len().min(steps.bytes.len());
+        from.filter(|f| {
             f.within_end
                 && f.start == steps.start
                 && f.end <= steps.end
                 && f.rows <= n
-                && f.last_row == f.rows.checked_sub(1).map(row)
-        });
+                && (base == 0 || f.rows > base)
+                && f.last_row
+                    == f.rows
+                        .checked_sub(1)
+                        .map(|i| (steps.times[i - base], steps.bytes[i - base]))
+        })
+    }
+
+    /// The bar of rows `base..` (in `steps`), after `reuse`'s rows (from the first row when
+    /// `None`: then `base` is 0).
+    fn resume(
+        steps: &OccupancySteps,
+        base: usize,
+        reuse: Option<&ContinuedBar>,
+    ) -> (Self, BarContinued) {
+        let n = base + steps.times.len().min(steps.bytes.len());
+        let row = |i: usize| (steps.times[i - base], steps.bytes[i - base]);
         let block =
             |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, steps.fraction(bytes));
         let end = steps.end.max(steps.start);
         let mut how = BarContinued::No;
+        let mut reused = false;
         let (mut blocks, mut times, mut bytes, first, mut t, mut value) = match reuse {
             Some(f) => {
-                let mut blocks = f.bar.blocks[..f.closed].to_vec();
-                if f.capacity == steps.capacity {
-                    how = BarContinued::Copied;
-                } else {
-                    // Only the fractions change (the colour field is the same for all).
-                    how = BarContinued::Recoloured;
-                    for (b, &bytes) in blocks.iter_mut().zip(&f.bytes[..f.closed]) {
-                        b.attr = steps.fraction(bytes);
+                let spare = f
+                    .spare
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.take())
+                    .filter(|s| s.closed <= f.closed)
+                    .and_then(|s| {
+                        let bar = std::sync::Arc::try_unwrap(s.bar).ok()?;
+                        let bytes = std::sync::Arc::try_unwrap(s.bytes).ok()?;
+                        (bar.blocks.len() >= s.closed
+                            && bar.times.len() >= s.closed
+                            && bytes.len() >= s.closed)
+                            .then_some((bar, bytes, s.closed, s.capacity))
+                    });
+                // The intervals kept: the first `split` in `capacity`'s fractions, the others
+                // in `f`'s.
+                let (mut blocks, times, bytes, split, capacity) = match spare {
+                    Some((bar, mut bytes, closed, capacity)) => {
+                        reused = true;
+                        let (mut blocks, mut times) = (bar.blocks, bar.times);
+                        blocks.truncate(closed);
+                        times.truncate(closed);
+                        bytes.truncate(closed);
+                        blocks.extend_from_slice(&f.bar.blocks[closed..f.closed]);
+                        times.extend_from_slice(&f.bar.times[closed..f.closed]);
+                        bytes.extend_from_slice(&f.bytes[closed..f.closed]);
+                        (blocks, times, bytes, closed, capacity)
+                    }
+                    None => (
+                        f.bar.blocks[..f.closed].to_vec(),
+                        f.bar.times[..f.closed].to_vec(),
+                        f.bytes[..f.closed].to_vec(),
+                        0,
+                        f.capacity,
+                    ),
+                };
+                how = BarContinued::Copied;
+                for (range, capacity) in [(0..split, capacity), (split..f.closed, f.capacity)] {
+                    if capacity != steps.capacity {
+                        // Only the fractions change (the colour field is the same for all).
+                        how = BarContinued::Recoloured;
+                        for (b, &bytes) in blocks[range.clone()].iter_mut().zip(&f.bytes[range]) {
+                            b.attr = steps.fraction(bytes);
+                        }
                     }
                 }
-                (
-                    blocks,
-                    f.bar.times[..f.closed].to_vec(),
-                    f.bytes[..f.closed].to_vec(),
-                    f.rows,
-                    f.t,
-                    f.value,
-                )
+                (blocks, times, bytes, f.rows, f.t, f.value)
             }
             None => (Vec::new(), Vec::new(), Vec::new(), 0, steps.start, 0),
         };
@@ -397,14 +484,15 @@ impl ContinuedBar {
         // `OccupancySteps::intervals_iter`, resumed at row `first`.
         let mut within_end = true;
         for i in first..n {
-            let raw = steps.times[i].max(t);
+            let (row_time, row_bytes) = row(i);
+            let raw = row_time.max(t);
             within_end &= raw <= end;
             let ti = raw.min(end);
             if ti > t {
                 push(&mut blocks, &mut times, &mut bytes, (t, ti, value));
             }
             t = ti;
-            value = steps.bytes[i];
+            value = row_bytes;
         }
         let closed = blocks.len();
         if end > t {
@@ -422,7 +510,7 @@ impl ContinuedBar {
         (
             Self {
                 bar: std::sync::Arc::new(bar),
-                bytes,
+                bytes: std::sync::Arc::new(bytes),
                 rows: n,
                 closed,
                 t,
@@ -432,9 +520,22 @@ impl ContinuedBar {
                 end,
                 capacity: steps.capacity,
                 within_end,
+                spare: std::sync::Arc::new(std::sync::Mutex::new(reuse.map(|f| SpareBar {
+                    bar: f.bar.clone(),
+                    bytes: f.bytes.clone(),
+                    closed: f.closed,
+                    capacity: f.capacity,
+                }))),
+                reused,
             },
             how,
         )
+    }
+
+    /// Whether this bar's arrays were those of the bar before the one it continued, taken
+    /// rather than copied ([`SpareBar`]).
+    pub fn reused_arrays(&self) -> bool {
+        self.reused
     }
 }
 
@@ -851,7 +952,7 @@ mod tests {
         };
         let full = |s: &OccupancySteps| BarBlocks::build(std::slice::from_ref(s), &[1.0]);
         let mut carried: Option<ContinuedBar> = None;
-        let mut how = Vec::new();
+        let (mut how, mut reused) = (Vec::new(), Vec::new());
         for (rows, capacity) in [
             (0, 900),
             (1, 900),
@@ -866,14 +967,29 @@ mod tests {
             let (bar, continued) = ContinuedBar::continued(&s, carried.as_ref());
             assert_eq!(*bar.bar, full(&s), "{rows} rows");
             how.push(continued);
+            reused.push(bar.reused_arrays());
             carried = Some(bar);
         }
-        // Every growth continued the last bar, recoloured where the capacity changed.
+        // Every growth continued the last bar, recoloured where the capacity changed and once
+        // more after (the arrays taken, two bars back, hold the fractions before the change).
         use BarContinued::{Copied, No, Recoloured};
         assert_eq!(
             how,
-            [No, Copied, Copied, Copied, Recoloured, Copied, Copied]
+            [No, Copied, Copied, Copied, Recoloured, Recoloured, Copied]
         );
+        // From the third bar on, each took the arrays of the bar two before it (nothing else
+        // held them), and was still equal to the bar made from the first row.
+        assert_eq!(reused, [false, false, true, true, true, true, true]);
+        // Held elsewhere (a live snapshot's shown bar), the arrays are copied: still equal.
+        let longer = steps(2000, 20_000, 950);
+        let (held, _) = ContinuedBar::continued(&steps(1500, 20_000, 950), None);
+        let (middle, _) = ContinuedBar::continued(&steps(1700, 20_000, 950), Some(&held));
+        let shown = held.bar.clone();
+        drop(held);
+        let (bar, continued) = ContinuedBar::continued(&longer, Some(&middle));
+        assert_eq!((continued, bar.reused_arrays()), (Copied, false));
+        assert_eq!(*bar.bar, full(&longer));
+        drop(shown);
         // A row past the earlier end: that bar is not continued, and still equal.
         let s = steps(100, 50, 950);
         let (cut, _) = ContinuedBar::continued(&s, None);
@@ -889,6 +1005,66 @@ mod tests {
         let (bar, continued) = ContinuedBar::continued(&other, Some(&from));
         assert_eq!(continued, BarContinued::No);
         assert_eq!(*bar.bar, full(&other));
+    }
+
+    #[test]
+    fn a_bar_continued_from_the_new_rows_only_equals_the_bar_continued_from_all() {
+        // A step function growing by uneven rows (time repeats and steps back), continued
+        // from the rows since the earlier bar's last one (`continued_tail`) and from all rows.
+        let (mut times, mut bytes) = (Vec::new(), Vec::new());
+        let mut t = 5u64;
+        for k in 0..1500u64 {
+            t = match k * 7919 % 13 {
+                0 => t,
+                1 => t.saturating_sub(3),
+                d => t + d,
+            };
+            times.push(t);
+            bytes.push(k * 104_729 % 777);
+        }
+        let steps = |from: usize, rows: usize, capacity: u64| OccupancySteps {
+            start: 2,
+            end: times[..rows].iter().copied().max().unwrap_or(0) + 4,
+            times: times[from..rows].to_vec(),
+            bytes: bytes[from..rows].to_vec(),
+            capacity,
+        };
+        let (mut tail_bar, _) = ContinuedBar::continued(&steps(0, 1, 800), None);
+        let mut rows_before = 1;
+        let mut how = Vec::new();
+        for (rows, capacity) in [
+            (1, 800),
+            (2, 800),
+            (40, 800),
+            (41, 900),
+            (700, 900),
+            (1500, 900),
+        ] {
+            let whole = steps(0, rows, capacity);
+            let (from_all, _) = ContinuedBar::continued(&whole, Some(&tail_bar));
+            let base = rows_before - 1;
+            let (bar, continued) =
+                ContinuedBar::continued_tail(&steps(base, rows, capacity), base, &tail_bar)
+                    .expect("the rows extend the earlier bar's");
+            assert_eq!(*bar.bar, *from_all.bar, "{rows} rows");
+            assert_eq!(*bar.bar, BarBlocks::build(&[whole], &[1.0]), "{rows} rows");
+            how.push(continued);
+            (tail_bar, rows_before) = (bar, rows);
+        }
+        use BarContinued::{Copied, Recoloured};
+        assert_eq!(how, [Copied, Copied, Copied, Recoloured, Copied, Copied]);
+        // A tail holding more of the earlier rows than the last one, and no new ones.
+        let (same, _) = ContinuedBar::continued_tail(&steps(1400, 1500, 900), 1400, &tail_bar)
+            .expect("the same rows");
+        assert_eq!(*same.bar, *tail_bar.bar);
+        // Rows that start after the earlier bar's last one, or an empty tail: not continued.
+        let (short, _) = ContinuedBar::continued(&steps(0, 10, 900), None);
+        assert!(ContinuedBar::continued_tail(&steps(10, 20, 900), 10, &short).is_none());
+        assert!(ContinuedBar::continued_tail(&steps(9, 9, 900), 9, &short).is_none());
+        // A tail whose first row is not the earlier last one: not continued.
+        let mut other = steps(9, 20, 900);
+        other.bytes[0] += 1;
+        assert!(ContinuedBar::continued_tail(&other, 9, &short).is_none());
     }
 
     #[test]

@@ -114,6 +114,7 @@ impl MapBuilder {
             target: "memscape::live",
             rows_continued = continued.steps,
             intervals_continued = ?continued.intervals,
+            arrays_reused = continued.arrays_reused,
             intervals = bar.bar().blocks.len(),
             ms = started.elapsed().as_secs_f64() * 1e3,
             "allocation map worker: live bar"

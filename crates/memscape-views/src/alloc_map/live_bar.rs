@@ -4,6 +4,8 @@
 //! rather than made again, only their fractions rewritten when the regions' capacity grew
 //! (`memscape_render::alloc_map::ContinuedBar`). Without it each snapshot merged every row of
 //! every region and made one interval per row: 1.5–2.7 s a snapshot on cc1plus's 3 M blocks.
+//! The merged rows are not kept: only the new rows are merged, after the last one kept
+//! (copying 16 bytes a row of every earlier row was ≈ 80 ms a snapshot at 6 M events).
 //! Equal to [`BinnedScene::bar_blocks`] of the snapshot (tests below and `tests/live.rs`).
 
 use std::sync::Arc;
@@ -20,8 +22,10 @@ pub struct LiveBar {
     axis: TimeAxis,
     /// Events of the snapshot (its rows are those of events `0..events`).
     events: u64,
-    /// The bin's merged step function (times on `axis`, bytes of every region together).
-    steps: OccupancySteps,
+    /// Rows of the bin's merged step function (times on `axis`, bytes of every region
+    /// together) and the last one: what the next snapshot's merge goes on from.
+    rows: usize,
+    last_row: Option<(u64, u64)>,
     bar: ContinuedBar,
 }
 
@@ -32,6 +36,9 @@ pub struct Continued {
     pub steps: bool,
     /// How the previous bar's intervals were kept.
     pub intervals: BarContinued,
+    /// Whether the arrays of the bar before the previous one were taken (not a copy of every
+    /// interval: `ContinuedBar::reused_arrays`).
+    pub arrays_reused: bool,
 }
 
 impl LiveBar {
@@ -49,20 +56,30 @@ impl LiveBar {
             return None;
         }
         let from = from.filter(|f| f.axis == axis && f.events <= events);
-        let continued_steps = from.and_then(|f| continue_steps(binned, axis, end, f));
-        let steps_continued = continued_steps.is_some();
-        let steps = continued_steps.unwrap_or_else(|| binned.steps(0, axis, end));
-        let (bar, intervals) = ContinuedBar::continued(&steps, from.map(|f| &f.bar));
+        let continued = from.and_then(|f| {
+            let (tail, base) = new_steps(binned, axis, end, f)?;
+            let (bar, intervals) = ContinuedBar::continued_tail(&tail, base, &f.bar)?;
+            Some((bar, intervals, base + tail.times.len(), last_row(&tail)))
+        });
+        let steps_continued = continued.is_some();
+        let (bar, intervals, rows, last) = continued.unwrap_or_else(|| {
+            let steps = binned.steps(0, axis, end);
+            let (bar, intervals) = ContinuedBar::continued(&steps, from.map(|f| &f.bar));
+            (bar, intervals, steps.times.len(), last_row(&steps))
+        });
+        let arrays_reused = bar.reused_arrays();
         Some((
             Self {
                 axis,
                 events,
-                steps,
+                rows,
+                last_row: last,
                 bar,
             },
             Continued {
                 steps: steps_continued,
                 intervals,
+                arrays_reused,
             },
         ))
     }
@@ -77,16 +94,21 @@ impl LiveBar {
     }
 }
 
-/// `from`'s merged rows and the rows of the events since, merged: `binned.steps(0, axis, end)`
-/// without merging the old rows again. None when the rows before `from`'s events are not the
-/// ones it merged (their count or their total differs) or a series' new rows are not in event
-/// order (`steps` sorts those whole).
-fn continue_steps(
+fn last_row(steps: &OccupancySteps) -> Option<(u64, u64)> {
+    steps.times.last().copied().zip(steps.bytes.last().copied())
+}
+
+/// The merged rows of the events since `from`'s, after `from`'s last merged row, and that
+/// row's index: the rows of `binned.steps(0, axis, end)` from there on, without merging (or
+/// copying) the earlier rows. None when the rows before `from`'s events are not the ones it
+/// merged (their count or their total differs) or a series' new rows are not in event order
+/// (`steps` sorts those whole).
+fn new_steps(
     binned: &BinnedScene,
     axis: TimeAxis,
     end: u64,
     from: &LiveBar,
-) -> Option<OccupancySteps> {
+) -> Option<(OccupancySteps, usize)> {
     let info = binned.bins.first()?;
     let series: Vec<&memscape_trace::metrics::BinSeries> = info
         .series
@@ -110,15 +132,18 @@ fn continue_steps(
         }
     }
     let mut total: u64 = state.iter().sum();
-    if old_rows != from.steps.times.len() || total != from.steps.bytes.last().copied().unwrap_or(0)
-    {
+    if old_rows != from.rows || total != from.last_row.map_or(0, |(_, bytes)| bytes) {
         return None;
     }
     new_rows.sort_unstable();
-    let mut times = Vec::with_capacity(old_rows + new_rows.len());
-    times.extend_from_slice(&from.steps.times);
-    let mut bytes = Vec::with_capacity(old_rows + new_rows.len());
-    bytes.extend_from_slice(&from.steps.bytes);
+    // From the last merged row on (the bar checks that it continues there).
+    let base = old_rows.saturating_sub(1);
+    let mut times = Vec::with_capacity(1 + new_rows.len());
+    let mut bytes = Vec::with_capacity(1 + new_rows.len());
+    if let Some((t, b)) = from.last_row {
+        times.push(t);
+        bytes.push(b);
+    }
     for (_, j, i) in new_rows {
         let (s, i, j) = (series[j as usize], i as usize, j as usize);
         total = total - state[j] + s.occupancy[i];
@@ -129,11 +154,14 @@ fn continue_steps(
         });
         bytes.push(total);
     }
-    Some(OccupancySteps {
-        start: 0,
-        end,
-        times,
-        bytes,
-        capacity: info.capacity,
-    })
+    Some((
+        OccupancySteps {
+            start: 0,
+            end,
+            times,
+            bytes,
+            capacity: info.capacity,
+        },
+        base,
+    ))
 }
