@@ -380,11 +380,32 @@ mod tests {
     use memscape_samples::metrics::{Metric, cluster_tree};
     use memscape_samples::{ClusterParams, Mapping, Picked};
     use memscape_topology::ResourceKind;
-    use memscape_views::dataset::{LoadSource, load};
+    use memscape_views::dataset::{Dataset, LoadSource, load};
     use memscape_views::samples::shared::{Repaint, SamplesShared, samples_of};
 
     fn wait<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
         memscape_views::testing::wait_for(what, Duration::from_secs(120), f)
+    }
+
+    /// The shared LULESH samples written into `dir` as a Parquet dataset of four windows, loaded
+    /// as the GUI loads it and the embedded engine attached (`keyed_entries`: its budget of
+    /// per-segment totals, None for the default).
+    fn lulesh_dataset(dir: &std::path::Path, keyed_entries: Option<usize>) -> Dataset {
+        let lulesh =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
+        let samples =
+            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
+                .unwrap();
+        std::fs::copy(lulesh.join("hardware.xml"), dir.join("hardware.xml")).unwrap();
+        let data = dir.join("lulesh");
+        let options = memscape_parquet::samples::SamplesWriteOptions {
+            host: String::from("rank0"),
+            windows: 4,
+        };
+        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
+        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
+        super::attach_with(&dataset, &data, "embedded", keyed_entries).unwrap();
+        dataset
     }
 
     /// The GUI's samples workers on a Parquet LULESH dataset with the engine attached: the
@@ -394,21 +415,8 @@ mod tests {
     /// the hovered cluster's glyph from the engine's totals equals the samples' sum.
     #[test]
     fn the_guis_cluster_trees_picks_and_glyphs_come_from_the_engine() {
-        let lulesh =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
-        let samples =
-            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
-                .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(lulesh.join("hardware.xml"), dir.path().join("hardware.xml")).unwrap();
-        let data = dir.path().join("lulesh");
-        let options = memscape_parquet::samples::SamplesWriteOptions {
-            host: String::from("rank0"),
-            windows: 4,
-        };
-        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
-        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
-        super::attach(&dataset, &data, "embedded").unwrap();
+        let dataset = lulesh_dataset(dir.path(), None);
         let dataset = Arc::new(dataset);
         let ctx: Repaint = Arc::new(|| {});
         let shared = SamplesShared::of(&dataset, &ctx);
@@ -470,21 +478,8 @@ mod tests {
     /// of a cut, the last span asked replacing ones not yet started.
     #[test]
     fn hovered_glyphs_past_the_keyed_budget_are_answered_by_the_engine() {
-        let lulesh =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
-        let samples =
-            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
-                .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(lulesh.join("hardware.xml"), dir.path().join("hardware.xml")).unwrap();
-        let data = dir.path().join("lulesh");
-        let options = memscape_parquet::samples::SamplesWriteOptions {
-            host: String::from("rank0"),
-            windows: 4,
-        };
-        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
-        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
-        super::attach_with(&dataset, &data, "embedded", Some(100)).unwrap();
+        let dataset = lulesh_dataset(dir.path(), Some(100));
         let dataset = Arc::new(dataset);
         let ctx: Repaint = Arc::new(|| {});
         let shared = SamplesShared::of(&dataset, &ctx);
@@ -534,21 +529,8 @@ mod tests {
     #[test]
     fn the_histograms_pane_shows_a_hovered_glyph_past_the_keyed_budget() {
         use crate::panes::{View as _, ViewContext};
-        let lulesh =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/memaxes/lulesh");
-        let samples =
-            memscape_samples::load_samples(&lulesh.join("samples.out"), Default::default())
-                .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(lulesh.join("hardware.xml"), dir.path().join("hardware.xml")).unwrap();
-        let data = dir.path().join("lulesh");
-        let options = memscape_parquet::samples::SamplesWriteOptions {
-            host: String::from("rank0"),
-            windows: 4,
-        };
-        memscape_parquet::write_samples(&samples, &data, &options).unwrap();
-        let dataset = load(&LoadSource::File(data.clone()), &|_, _| {}).unwrap();
-        super::attach_with(&dataset, &data, "embedded", Some(100)).unwrap();
+        let dataset = lulesh_dataset(dir.path(), Some(100));
         let dataset = Arc::new(dataset);
         let ctx = egui::Context::default();
         let mut pane = HistogramsPane::new(dataset, &ctx);
