@@ -445,3 +445,77 @@ fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
         image.distinct_colors()
     );
 }
+
+/// A big trace whose index lies beside it: the map pane waits the second or so that opening
+/// the index takes and draws its map and context layers from it, instead of having the sums
+/// worker sum every block meanwhile (issue 25: at 20 M events that was 10 s of CPU beside the
+/// first window's other workers). `MEMSCAPE_ALLOC_MAP_PATH=cpu` sends every layer not drawn
+/// from the index to the sums worker, whose log names what it is asked.
+#[test]
+#[ignore = "flaky (wave 15): in about 1 of 6 runs the map is summed from its blocks although the \
+            index was already open at the first frame; cause not found yet"]
+fn gui_map_of_a_big_trace_with_its_index_present_is_drawn_from_the_index_only() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_lod_present");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(200_000, 9),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let never = std::sync::atomic::AtomicBool::new(false);
+    memscape_lod::LodTrace::open(&trace, "thread", false, &mut |_, _| {}, &never).unwrap();
+    let png = dir.join("lod-present.png");
+    let out = Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x800x24"])
+        .arg(env!("CARGO_BIN_EXE_memscape"))
+        .arg("view")
+        .arg(&trace)
+        .args([
+            "--window-size",
+            "1200x760",
+            "--screenshot-timeout",
+            "240",
+            "--screenshot",
+        ])
+        .arg(&png)
+        .env("MEMSCAPE_ADAPTER", "cpu")
+        .env("XDG_CONFIG_HOME", &dir)
+        .env("XDG_CACHE_HOME", &dir)
+        .env("MEMSCAPE_LOD_BLOCKS", "1000")
+        .env("MEMSCAPE_ALLOC_MAP_PATH", "cpu")
+        .env(
+            "RUST_LOG",
+            "warn,memscape_views::sums_worker=debug,memscape_views::slot_worker=debug",
+        )
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("xvfb-run (package xvfb) runs");
+    let log =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "memscape view --screenshot failed:\n{log}"
+    );
+    // Slot 0 is the map's only cell (no bins), 0xffffffff the context view; bars are summed
+    // from their intervals (slots from 2^32), which the index does not hold.
+    for slot in ["slot 0x0: sums of", "slot 0xffffffff: sums of"] {
+        assert!(
+            !log.contains(slot),
+            "a map layer was summed from the blocks ({slot}):\n{log}"
+        );
+    }
+    assert!(
+        log.lines()
+            .any(|l| l.contains("memscape-lod-refine") && l.contains("slot 0:")),
+        "the map was not drawn from the index:\n{log}"
+    );
+    let image = RgbaImage::load_png(&png).unwrap();
+    assert!(
+        image.distinct_colors() > 200,
+        "the window looks blank ({} colours)",
+        image.distinct_colors()
+    );
+}

@@ -34,6 +34,9 @@ pub struct LodOpener {
     /// The engine's first index (the whole plane's level) is drawn while the finer levels
     /// are built.
     finer: Arc<AtomicBool>,
+    /// An index lay beside the trace when opening began: it opens in about a second, so the
+    /// map waits for it instead of summing every block meanwhile ([`Self::awaited`]).
+    present: bool,
 }
 
 /// The view the engine's first index is made for: the whole plane in a map pane of the
@@ -67,6 +70,7 @@ impl LodOpener {
         if !memscape_views::alloc_map::lod::wants_lod(&path) {
             return None;
         }
+        let present = LodTrace::index_exists(&path, LOD_COLORINGS);
         let state = Arc::new(Mutex::new(LodState::Opening {
             pass: 1,
             fraction: 0.0,
@@ -105,6 +109,7 @@ impl LodOpener {
             cancel,
             engine: None,
             finer: Arc::default(),
+            present,
         })
     }
 
@@ -184,6 +189,7 @@ impl LodOpener {
             cancel,
             engine: Some(engine),
             finer,
+            present: false,
         })
     }
 
@@ -197,6 +203,18 @@ impl LodOpener {
             LodState::Ready(m) => Some(m),
             _ => None,
         }
+    }
+
+    /// Whether the map should wait for the index rather than be drawn from its blocks: an
+    /// index was present and is being opened, not rebuilt (a build reports progress; until
+    /// then the state is its first). Summing a big trace's every block meanwhile took seconds
+    /// of CPU per map layer, on cores the first window's other workers need (issue 25).
+    pub fn awaited(&self) -> bool {
+        self.present
+            && matches!(
+                self.state(),
+                Some(LodState::Opening { pass: 1, fraction }) if fraction == 0.0
+            )
     }
 
     /// A line for the pane while the index is not there, or failed.

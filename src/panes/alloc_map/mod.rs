@@ -323,14 +323,26 @@ impl AllocMapPane {
     /// holds (threads' colours, no bins, the event axis, no highlight).
     fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
         let index = self.lod.as_ref()?.ready()?;
-        let t = self.dataset.alloc_trace()?;
+        self.index_draws().then_some(index)
+    }
+
+    /// Whether the settings shown are what the index holds: the map draws from it once open.
+    fn index_draws(&self) -> bool {
+        let Some(t) = self.dataset.alloc_trace() else {
+            return false;
+        };
         let shown_matches = self.shown.by == BinBy::None
             && self.shown.color_by == ColorBy::Thread
             && self.shown.axis == TimeAxis::Events;
-        (shown_matches
+        shown_matches
             && self.selection.is_none()
-            && memscape_views::alloc_map::lod::unsupported_map(&self.settings, &t.trace).is_none())
-        .then_some(index)
+            && memscape_views::alloc_map::lod::unsupported_map(&self.settings, &t.trace).is_none()
+    }
+
+    /// Whether the map layers wait for an index being opened (`LodOpener::awaited`) that
+    /// will draw them, instead of having every block summed meanwhile.
+    fn awaits_index(&self) -> bool {
+        self.lod.as_ref().is_some_and(lod::LodOpener::awaited) && self.index_draws()
     }
 
     /// Whether the map shows a picture of an earlier view (stretched to this one) while the
@@ -718,6 +730,11 @@ impl View for AllocMapPane {
         if let Some(engine) = engine {
             // Every corner of the map holds data: the line is the pane's status (`lod.rs`).
             memscape_views::picture::engine_provenance(&mut picture, &engine);
+        }
+        if self.awaits_index() {
+            // The index opens within a second or so (the status line's paced repaints see
+            // it); its frames replace these layers.
+            picture.layers.retain(|l| !matches!(l, Layer::Map(_)));
         }
         let asking = pointer.zip(hovered_cell).map(|(pos, k)| PickTag {
             bin: k,
