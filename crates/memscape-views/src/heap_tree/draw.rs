@@ -406,7 +406,7 @@ pub fn icicle(
 
 #[cfg(test)]
 mod short_name_tests {
-    use super::short_name;
+    use crate::heap_tree::draw::short_name;
 
     #[test]
     fn labels_drop_parameters_files_directories_and_abi_tags() {
