@@ -392,14 +392,11 @@ int main(void) {
     );
 }
 
-/// A big trace in the GUI: the allocation-map pane opens its level-of-detail index on a thread
-/// of its own (building it beside the trace, as `memscape render` would), waits for it before
-/// the screenshot, and draws its map from it (a trace counts as big above `MEMSCAPE_LOD_BLOCKS`).
-#[test]
-fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_lod");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A generated trace of 200,000 events (100,000 blocks) in a fresh `dir`: big for the GUI
+/// with `MEMSCAPE_LOD_BLOCKS=1000`.
+fn big_trace(dir: &Path) -> std::path::PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
     let trace = dir.join("big.msc");
     memscape_lod::synth::write_mappable(
         memscape_lod::synth::SynthParams::new(200_000, 9),
@@ -407,12 +404,18 @@ fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
         &mut |_| {},
     )
     .unwrap();
-    let png = dir.join("lod-window.png");
-    let out = Command::new("xvfb-run")
+    trace
+}
+
+/// `memscape view TRACE --screenshot PNG` under Xvfb on lavapipe, its settings and cache in
+/// `dir`, traces above 1000 blocks drawn from their level-of-detail index.
+fn view_big_trace(dir: &Path, trace: &Path, png: &Path) -> Command {
+    let mut command = Command::new("xvfb-run");
+    command
         .args(["-a", "-s", "-screen 0 1280x800x24"])
         .arg(env!("CARGO_BIN_EXE_memscape"))
         .arg("view")
-        .arg(&trace)
+        .arg(trace)
         .args([
             "--window-size",
             "1200x760",
@@ -420,11 +423,23 @@ fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
             "240",
             "--screenshot",
         ])
-        .arg(&png)
+        .arg(png)
         .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .env("XDG_CACHE_HOME", &dir)
-        .env("MEMSCAPE_LOD_BLOCKS", "1000")
+        .env("XDG_CONFIG_HOME", dir)
+        .env("XDG_CACHE_HOME", dir)
+        .env("MEMSCAPE_LOD_BLOCKS", "1000");
+    command
+}
+
+/// A big trace in the GUI: the allocation-map pane opens its level-of-detail index on a thread
+/// of its own (building it beside the trace, as `memscape render` would), waits for it before
+/// the screenshot, and draws its map from it (a trace counts as big above `MEMSCAPE_LOD_BLOCKS`).
+#[test]
+fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_lod");
+    let trace = big_trace(&dir);
+    let png = dir.join("lod-window.png");
+    let out = view_big_trace(&dir, &trace, &png)
         .env_remove("MEMSCAPE_ALLOC_MAP_PATH")
         .output()
         .expect("xvfb-run (package xvfb) runs");
@@ -456,35 +471,11 @@ fn gui_builds_and_draws_from_the_level_of_detail_index_of_a_big_trace() {
             index was already open at the first frame; cause not found yet"]
 fn gui_map_of_a_big_trace_with_its_index_present_is_drawn_from_the_index_only() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_lod_present");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("big.msc");
-    memscape_lod::synth::write_mappable(
-        memscape_lod::synth::SynthParams::new(200_000, 9),
-        &trace,
-        &mut |_| {},
-    )
-    .unwrap();
+    let trace = big_trace(&dir);
     let never = std::sync::atomic::AtomicBool::new(false);
     memscape_lod::LodTrace::open(&trace, "thread", false, &mut |_, _| {}, &never).unwrap();
     let png = dir.join("lod-present.png");
-    let out = Command::new("xvfb-run")
-        .args(["-a", "-s", "-screen 0 1280x800x24"])
-        .arg(env!("CARGO_BIN_EXE_memscape"))
-        .arg("view")
-        .arg(&trace)
-        .args([
-            "--window-size",
-            "1200x760",
-            "--screenshot-timeout",
-            "240",
-            "--screenshot",
-        ])
-        .arg(&png)
-        .env("MEMSCAPE_ADAPTER", "cpu")
-        .env("XDG_CONFIG_HOME", &dir)
-        .env("XDG_CACHE_HOME", &dir)
-        .env("MEMSCAPE_LOD_BLOCKS", "1000")
+    let out = view_big_trace(&dir, &trace, &png)
         .env("MEMSCAPE_ALLOC_MAP_PATH", "cpu")
         .env(
             "RUST_LOG",

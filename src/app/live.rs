@@ -208,6 +208,11 @@ impl MemscapeApp {
     /// this frame, once none of that file's panes is still preparing (before the panes draw:
     /// they draw what they swapped in).
     pub(super) fn step_live_panes(&mut self, ctx: &egui::Context) {
+        // Only a live recording hands panes snapshots (`follow`): nothing to step otherwise,
+        // and no list of panes made every frame.
+        if self.live.is_empty() {
+            return;
+        }
         let panes = self.file_panes(None);
         let mut preparing = Vec::new();
         let mut ready = Vec::new();
