@@ -38,7 +38,7 @@ struct AllocMapView {
     gap_min_px: f32,              // width from which an interval counts as an idle gap
     range_start: u32,             // the blocks [range_start, range_end) of the upload are drawn
     range_end: u32,               //   (global indices; the dense path's compute pass reads them)
-    _pad0: u32,
+    value_scale: f32,             // quantitative values: the mean attribute times this
 }
 
 // Keep in sync with `AllocBlockGpu` (size 24 bytes).
@@ -129,7 +129,7 @@ fn shaded_block_color(view: AllocMapView, b: AllocBlock, selected: bool) -> vec4
     if view.selection_mode != SELECTION_OFF {
         // Colours are averaged (view.color_mode is categorical).
         if view.selection_mode == SELECTION_DIM_RAMP {
-            color = vec4<f32>(blue_red(b.attr), 1.0);
+            color = vec4<f32>(blue_red(b.attr * view.value_scale), 1.0);
         }
         if !selected {
             color = vec4<f32>(mix(color.rgb, view.dim_color.rgb, view.dim_amount), 1.0);

@@ -31,7 +31,7 @@ fn resolve(acc: vec4<f32>, coverage: f32) -> vec3<f32> {
     var c = acc.rgb;
     if view.color_mode == COLOR_MODE_QUANTITATIVE {
         if f_sum > 0.0 {
-            c = blue_red(acc.r / f_sum) * (acc.g / f_sum) * f_sum;
+            c = blue_red(acc.r / f_sum * view.value_scale) * (acc.g / f_sum) * f_sum;
         } else {
             c = vec3<f32>(0.0);
         }

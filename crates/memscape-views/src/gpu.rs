@@ -783,6 +783,7 @@ impl PanePicture<'_> {
                     origin,
                     reg.target_format,
                     s,
+                    b.bars.value_scale,
                 );
             });
             return;

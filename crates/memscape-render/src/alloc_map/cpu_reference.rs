@@ -79,7 +79,21 @@ pub fn block_cushion_luminance(
 /// Eq. 1 for one pixel from its sums: `acc` = (Σw·c or (Σw·a, Σw·L, 0), F), `coverage` = Σf
 /// (memscape-eq1's `resolve_sums`).
 pub fn resolve_pixel(view: &AllocMapView, acc: [f32; 4], coverage: f32) -> [f32; 3] {
+    resolve_pixel_scaled(view, acc, coverage, 1.0)
+}
+
+/// [`resolve_pixel`] with quantitative values `value_scale` times the mean attribute (the
+/// uniform's `value_scale`: a one-bin occupancy bar's, `BarBlocks::value_scale`).
+pub fn resolve_pixel_scaled(
+    view: &AllocMapView,
+    mut acc: [f32; 4],
+    coverage: f32,
+    value_scale: f32,
+) -> [f32; 3] {
     let v = view.eq1([1, 1]);
+    if v.color_mode == memscape_eq1::ColorMode::Quantitative {
+        acc[0] *= value_scale;
+    }
     memscape_eq1::sums::resolve_sums(v.alpha, v.color_mode, v.background_linear, acc, coverage)
 }
 
@@ -123,6 +137,7 @@ pub fn render_with(
         options,
         selection,
         GapRule::None,
+        1.0,
     )
 }
 
@@ -136,6 +151,7 @@ pub(crate) fn render_inner(
     options: &DrawOptions,
     selection: &[u32],
     gaps: GapRule,
+    value_scale: f32,
 ) -> RgbaImage {
     let (w, h) = (width as usize, height as usize);
     let mut sums = ColumnSums::new(width, height);
@@ -177,7 +193,7 @@ pub(crate) fn render_inner(
         }
         if let Some((dim_color, amount)) = dim {
             if view.color_mode == ColorMode::Quantitative {
-                paint.color = blue_red(b.attr);
+                paint.color = blue_red(b.attr * value_scale);
             }
             let selected = selection
                 .get(i / 32)
@@ -194,7 +210,7 @@ pub(crate) fn render_inner(
     for y in 0..h {
         for x in 0..w {
             let i = sums.at(x, y);
-            let c = resolve_pixel(&resolve_view, sums.acc[i], sums.cov[i]);
+            let c = resolve_pixel_scaled(&resolve_view, sums.acc[i], sums.cov[i], value_scale);
             let px = c.map(|v| (linear_to_srgb(v) * 255.0).round() as u8);
             image.set_pixel(x as u32, y as u32, [px[0], px[1], px[2], 255]);
         }

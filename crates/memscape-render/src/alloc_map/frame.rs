@@ -194,6 +194,7 @@ impl AllocMapFrame {
             target_format,
             options,
             GapRule::None,
+            1.0,
         );
     }
 
@@ -211,6 +212,7 @@ impl AllocMapFrame {
         target_format: wgpu::TextureFormat,
         options: &DrawOptions,
         gaps: GapRule,
+        value_scale: f32,
     ) {
         let size = [size[0].max(1), size[1].max(1)];
         pipelines.ensure_resolve(device, target_format);
@@ -225,6 +227,7 @@ impl AllocMapFrame {
             options.selection,
             gaps,
             range.clone(),
+            value_scale,
         );
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
         let dense_possible = gaps == GapRule::None
@@ -336,6 +339,36 @@ impl AllocMapFrame {
         acc: &[[f32; 4]],
         cov: &[f32],
     ) {
+        self.prepare_sums_scaled(
+            device,
+            queue,
+            pipelines,
+            view,
+            size,
+            resolve_origin_px,
+            target_format,
+            acc,
+            cov,
+            1.0,
+        );
+    }
+
+    /// [`Self::prepare_sums`] with quantitative values drawn as `value_scale` times the mean
+    /// attribute (a one-bin occupancy bar's, `BarBlocks::value_scale`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prepare_sums_scaled(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pipelines: &mut AllocMapPipelines,
+        view: &AllocMapView,
+        size: [u32; 2],
+        resolve_origin_px: [f32; 2],
+        target_format: wgpu::TextureFormat,
+        acc: &[[f32; 4]],
+        cov: &[f32],
+        value_scale: f32,
+    ) {
         let size = [size[0].max(1), size[1].max(1)];
         pipelines.ensure_resolve(device, target_format);
         self.ensure_targets(device, pipelines, size);
@@ -347,6 +380,7 @@ impl AllocMapFrame {
             super::SelectionStyle::Off,
             GapRule::None,
             0..0,
+            value_scale,
         );
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&gpu));
         let Some(targets) = &self.targets else {

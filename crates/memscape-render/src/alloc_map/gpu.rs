@@ -97,6 +97,9 @@ pub struct AllocMapViewGpu {
     /// compute pass reads it; the raster path draws the range by instances).
     pub range_start: u32,
     pub range_end: u32,
-    pub _pad: u32,
+    /// Quantitative values are drawn as the mean attribute times this (1 but for a one-bin
+    /// occupancy bar whose attributes are bytes over a power of two, `BarBlocks::value_scale`:
+    /// its capacity can grow without rewriting every interval).
+    pub value_scale: f32,
 }
 const _: () = assert!(std::mem::size_of::<AllocMapViewGpu>() == 144);

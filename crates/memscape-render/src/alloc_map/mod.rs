@@ -242,6 +242,7 @@ impl AllocMapView {
             SelectionStyle::Off,
             GapRule::None,
             0..u32::MAX as usize,
+            1.0,
         )
     }
 
@@ -253,6 +254,7 @@ impl AllocMapView {
         selection: SelectionStyle,
         gaps: GapRule,
         range: Range<usize>,
+        value_scale: f32,
     ) -> AllocMapViewGpu {
         let l = self.light();
         let (gap_mode, gap_min_px) = gaps.gpu();
@@ -296,7 +298,7 @@ impl AllocMapView {
             gap_min_px,
             range_start: range.start.min(u32::MAX as usize) as u32,
             range_end: range.end.min(u32::MAX as usize) as u32,
-            _pad: 0,
+            value_scale,
         }
     }
 }

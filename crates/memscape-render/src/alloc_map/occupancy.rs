@@ -66,18 +66,24 @@ impl OccupancySteps {
     /// [`Self::intervals`] one at a time, without a list of them; at most
     /// [`Self::intervals_bound`].
     pub fn intervals_iter(&self) -> impl Iterator<Item = (u64, u64, f32)> + '_ {
+        self.interval_bytes_iter()
+            .map(|(t0, t1, bytes)| (t0, t1, self.fraction(bytes)))
+    }
+
+    /// [`Self::intervals_iter`] with each interval's bytes in use instead of its fraction.
+    pub fn interval_bytes_iter(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
         let n = self.times.len().min(self.bytes.len());
         // Events after the end (bad input) collapse onto it.
         let end = self.end.max(self.start);
         let mut t = self.start;
-        let mut value = 0.0f32;
+        let mut value = 0u64;
         let mut i = 0;
         std::iter::from_fn(move || {
             while i < n {
                 let ti = self.times[i].max(t).min(end);
                 let interval = (ti > t).then_some((t, ti, value));
                 t = ti;
-                value = self.fraction(self.bytes[i]);
+                value = self.bytes[i];
                 i += 1;
                 if interval.is_some() {
                     return interval;
@@ -95,6 +101,57 @@ impl OccupancySteps {
     /// The most intervals [`Self::intervals_iter`] yields.
     pub fn intervals_bound(&self) -> usize {
         self.times.len().min(self.bytes.len()) + 1
+    }
+
+    /// The most bytes of any row (0 without rows).
+    fn max_bytes(&self) -> u64 {
+        let n = self.times.len().min(self.bytes.len());
+        self.bytes[..n].iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// What a bar's intervals carry as their quantitative attribute (`AllocBlockGpu::attr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BarValues {
+    /// The occupancy fraction of this capacity itself (stacked bars; one bin whose capacity is
+    /// 0 or below some row's bytes, where the fraction clamps).
+    Fractions(u64),
+    /// The bytes over this power of two, at least the capacity and every row's bytes: the
+    /// fraction is the attribute times reference / capacity, applied where the bar is drawn
+    /// ([`BarBlocks::value_scale`]), so that a live bar whose capacity grows keeps its
+    /// intervals as they are until the capacity passes the reference.
+    OverReference(u64),
+}
+
+impl BarValues {
+    /// One bin's form, its rows' bytes at most `max_bytes`.
+    fn of(steps: &OccupancySteps, max_bytes: u64) -> Self {
+        match steps.capacity.checked_next_power_of_two() {
+            Some(reference) if steps.capacity > 0 && max_bytes <= steps.capacity => {
+                Self::OverReference(reference)
+            }
+            _ => Self::Fractions(steps.capacity),
+        }
+    }
+
+    fn attr(self, bytes: u64) -> f32 {
+        match self {
+            Self::Fractions(capacity) => OccupancySteps {
+                capacity,
+                ..Default::default()
+            }
+            .fraction(bytes),
+            // Over a power of two: the f64 bytes scaled exactly, then rounded once.
+            Self::OverReference(reference) => (bytes as f64 / reference as f64) as f32,
+        }
+    }
+
+    /// [`BarBlocks::value_scale`] at `capacity`.
+    fn scale(self, capacity: u64) -> f32 {
+        match self {
+            Self::Fractions(_) => 1.0,
+            Self::OverReference(reference) => (reference as f64 / capacity.max(1) as f64) as f32,
+        }
     }
 }
 
@@ -232,11 +289,28 @@ pub struct BarBand {
 }
 
 /// The bar's intervals as allocation-map blocks, and each bin's band.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BarBlocks {
     pub blocks: Vec<AllocBlockGpu>,
     pub times: Vec<BlockTimeGpu>,
     pub bands: Vec<BarBand>,
+    /// An interval's occupancy fraction is its `attr` times this, applied where the bar is
+    /// drawn (the resolve's uniform, the CPU sums' resolve alike). 1 for stacked bars, whose
+    /// attributes are the fractions; a one bin bar's are its bytes over a power of two at
+    /// least its capacity, and this that power over the capacity, so that a live recording's
+    /// bar, whose capacity grows with each snapshot, keeps its earlier intervals unchanged.
+    pub value_scale: f32,
+}
+
+impl Default for BarBlocks {
+    fn default() -> Self {
+        Self {
+            blocks: Vec::new(),
+            times: Vec::new(),
+            bands: Vec::new(),
+            value_scale: 1.0,
+        }
+    }
 }
 
 impl BarBlocks {
@@ -275,10 +349,20 @@ impl BarBlocks {
             };
             let (lo, hi) = (bottom.min(top), top);
             let start = out.blocks.len();
+            let values = if bins.len() == 1 {
+                BarValues::of(bin, bin.max_bytes())
+            } else {
+                BarValues::Fractions(bin.capacity)
+            };
+            out.value_scale = values.scale(bin.capacity);
             if hi > lo {
-                for (t0, t1, f) in bin.intervals_iter() {
-                    out.blocks
-                        .push(AllocBlockGpu::new(lo, hi - lo, BAR_BLOCK_COLOR, f));
+                for (t0, t1, bytes) in bin.interval_bytes_iter() {
+                    out.blocks.push(AllocBlockGpu::new(
+                        lo,
+                        hi - lo,
+                        BAR_BLOCK_COLOR,
+                        values.attr(bytes),
+                    ));
                     out.times.push(BlockTimeGpu::new(t0, t1));
                 }
             }
@@ -307,8 +391,9 @@ impl BarBlocks {
 /// One bin's bar (the whole stack one band, as [`BarBlocks::build`] makes it for one bin) with
 /// where its intervals stood after the last row, so that a longer step function of the same bin
 /// (a live recording's next snapshot: the same rows and more) continues it: the intervals the
-/// earlier rows closed are copied, not made again, and only their fractions (`attr`) made again
-/// from each interval's bytes, kept, when the capacity changed. Made from the
+/// earlier rows closed are copied, not made again, and their attributes kept as they are while the
+/// capacity grows within the bar's power of two ([`BarBlocks::value_scale`]); only past it (or
+/// when a row's bytes pass the capacity) made again from each interval's bytes, kept. Made from the
 /// first row when a row lay past the earlier end (an interval cut there would end later now)
 /// or the rows do not extend the earlier ones.
 #[derive(Debug, Clone, Default)]
@@ -327,7 +412,9 @@ pub struct ContinuedBar {
     last_row: Option<(u64, u64)>,
     start: u64,
     end: u64,
-    capacity: u64,
+    /// The attributes' form, and the most bytes of any row made (what decides it).
+    values: BarValues,
+    max_bytes: u64,
     within_end: bool,
     /// The bar this one continued, for the next to take (see [`SpareBar`]).
     spare: std::sync::Arc<std::sync::Mutex<Option<SpareBar>>>,
@@ -335,8 +422,8 @@ pub struct ContinuedBar {
     reused: bool,
 }
 
-/// The bar a [`ContinuedBar`] continued (its closed intervals, in `capacity`'s fractions, a
-/// prefix of that bar's): a live snapshot's bar is shown while the next is made, so the next
+/// The bar a [`ContinuedBar`] continued (its closed intervals, their attributes in `values`'
+/// form, a prefix of that bar's): a live snapshot's bar is shown while the next is made, so the next
 /// cannot take its arrays and copied every interval (≈ 40 bytes a row, 6 M rows on cc1plus);
 /// the one before it is no longer shown by then, and its arrays are taken when nothing else
 /// holds them, only the intervals closed since copied into them.
@@ -345,7 +432,7 @@ struct SpareBar {
     bar: std::sync::Arc<BarBlocks>,
     bytes: std::sync::Arc<Vec<u64>>,
     closed: usize,
-    capacity: u64,
+    values: BarValues,
 }
 
 /// How far [`ContinuedBar::continued`] went on from the earlier bar.
@@ -353,7 +440,8 @@ struct SpareBar {
 pub enum BarContinued {
     /// Made from the first row.
     No,
-    /// The earlier intervals copied, their fractions made again for a new capacity.
+    /// The earlier intervals copied, their attributes made again: the capacity passed the
+    /// bar's power of two, or a row's bytes passed the capacity ([`BarBlocks::value_scale`]).
     Recoloured,
     /// The earlier intervals copied as they were.
     Copied,
@@ -412,8 +500,13 @@ impl ContinuedBar {
     ) -> (Self, BarContinued) {
         let n = base + steps.times.len().min(steps.bytes.len());
         let row = |i: usize| (steps.times[i - base], steps.bytes[i - base]);
+        let first_new = reuse.map_or(0, |f| f.rows);
+        let max_bytes = (first_new..n)
+            .map(|i| row(i).1)
+            .fold(reuse.map_or(0, |f| f.max_bytes), u64::max);
+        let values = BarValues::of(steps, max_bytes);
         let block =
-            |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, steps.fraction(bytes));
+            |bytes: u64| AllocBlockGpu::new(0, BAR_UNITS, BAR_BLOCK_COLOR, values.attr(bytes));
         let end = steps.end.max(steps.start);
         let mut how = BarContinued::No;
         let mut reused = false;
@@ -431,12 +524,12 @@ impl ContinuedBar {
                         (bar.blocks.len() >= s.closed
                             && bar.times.len() >= s.closed
                             && bytes.len() >= s.closed)
-                            .then_some((bar, bytes, s.closed, s.capacity))
+                            .then_some((bar, bytes, s.closed, s.values))
                     });
-                // The intervals kept: the first `split` in `capacity`'s fractions, the others
+                // The intervals kept: the first `split` in `split_values`' form, the others
                 // in `f`'s.
-                let (mut blocks, times, bytes, split, capacity) = match spare {
-                    Some((bar, mut bytes, closed, capacity)) => {
+                let (mut blocks, times, bytes, split, split_values) = match spare {
+                    Some((bar, mut bytes, closed, spare_values)) => {
                         reused = true;
                         let (mut blocks, mut times) = (bar.blocks, bar.times);
                         blocks.truncate(closed);
@@ -445,23 +538,23 @@ impl ContinuedBar {
                         blocks.extend_from_slice(&f.bar.blocks[closed..f.closed]);
                         times.extend_from_slice(&f.bar.times[closed..f.closed]);
                         bytes.extend_from_slice(&f.bytes[closed..f.closed]);
-                        (blocks, times, bytes, closed, capacity)
+                        (blocks, times, bytes, closed, spare_values)
                     }
                     None => (
                         f.bar.blocks[..f.closed].to_vec(),
                         f.bar.times[..f.closed].to_vec(),
                         f.bytes[..f.closed].to_vec(),
                         0,
-                        f.capacity,
+                        f.values,
                     ),
                 };
                 how = BarContinued::Copied;
-                for (range, capacity) in [(0..split, capacity), (split..f.closed, f.capacity)] {
-                    if capacity != steps.capacity {
-                        // Only the fractions change (the colour field is the same for all).
+                for (range, kept) in [(0..split, split_values), (split..f.closed, f.values)] {
+                    if kept != values {
+                        // Only the attributes change (the colour field is the same for all).
                         how = BarContinued::Recoloured;
                         for (b, &bytes) in blocks[range.clone()].iter_mut().zip(&f.bytes[range]) {
-                            b.attr = steps.fraction(bytes);
+                            b.attr = values.attr(bytes);
                         }
                     }
                 }
@@ -506,6 +599,7 @@ impl ContinuedBar {
             }],
             blocks,
             times,
+            value_scale: values.scale(steps.capacity),
         };
         (
             Self {
@@ -518,13 +612,14 @@ impl ContinuedBar {
                 last_row: n.checked_sub(1).map(row),
                 start: steps.start,
                 end,
-                capacity: steps.capacity,
+                values,
+                max_bytes,
                 within_end,
                 spare: std::sync::Arc::new(std::sync::Mutex::new(reuse.map(|f| SpareBar {
                     bar: f.bar.clone(),
                     bytes: f.bytes.clone(),
                     closed: f.closed,
-                    capacity: f.capacity,
+                    values: f.values,
                 }))),
                 reused,
             },
@@ -622,6 +717,7 @@ pub struct OccupancyBarData {
     map: AllocMapData,
     bands: Vec<BarBand>,
     blocks: usize,
+    value_scale: f32,
 }
 
 impl OccupancyBarData {
@@ -631,6 +727,7 @@ impl OccupancyBarData {
             map: AllocMapData::upload(device, pipelines, &bar.blocks, &bar.times),
             bands: bar.bands.clone(),
             blocks: bar.blocks.len(),
+            value_scale: bar.value_scale,
         }
     }
 
@@ -696,6 +793,7 @@ impl OccupancyBarFrame {
             target_format,
             &DrawOptions::range(range),
             view.gap_rule(),
+            data.value_scale,
         );
     }
 
@@ -734,6 +832,7 @@ impl OccupancyBarFrame {
             resolve_origin_px,
             target_format,
             &sums,
+            bar.value_scale,
         );
         true
     }
@@ -766,7 +865,8 @@ impl OccupancyBarFrame {
     }
 
     /// Writes Eq. 1's sums of `map_view` (a [`BarSumsJob`]'s `view`) into the frame's
-    /// targets, resolved like any bar.
+    /// targets, resolved like any bar: `value_scale` is the summed bar's
+    /// ([`BarBlocks::value_scale`]).
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_sums(
         &mut self,
@@ -778,8 +878,9 @@ impl OccupancyBarFrame {
         resolve_origin_px: [f32; 2],
         target_format: wgpu::TextureFormat,
         sums: &memscape_eq1::PixelSums,
+        value_scale: f32,
     ) {
-        self.frame.prepare_sums(
+        self.frame.prepare_sums_scaled(
             device,
             queue,
             pipelines,
@@ -789,6 +890,7 @@ impl OccupancyBarFrame {
             target_format,
             &sums.acc,
             &sums.cov,
+            value_scale,
         );
     }
 
@@ -862,6 +964,7 @@ pub fn render_occupancy_cpu(
         &DrawOptions::range(range),
         &[],
         view.gap_rule(),
+        bar.value_scale,
     )
 }
 
@@ -970,6 +1073,7 @@ mod tests {
             reused.push(bar.reused_arrays());
             carried = Some(bar);
         }
+        // Rows' bytes (up to 999) pass the capacity: the attributes are the clamped fractions.
         // Every growth continued the last bar, recoloured where the capacity changed and once
         // more after (the arrays taken, two bars back, hold the fractions before the change).
         use BarContinued::{Copied, No, Recoloured};
@@ -1051,8 +1155,10 @@ mod tests {
             how.push(continued);
             (tail_bar, rows_before) = (bar, rows);
         }
-        use BarContinued::{Copied, Recoloured};
-        assert_eq!(how, [Copied, Copied, Copied, Recoloured, Copied, Copied]);
+        // Every row's bytes within the capacity, which grows within one power of two (1024):
+        // the attributes are bytes over it, nothing recoloured.
+        assert_eq!(how, [BarContinued::Copied; 6]);
+        assert_eq!(tail_bar.bar.value_scale, (1024.0 / 900.0) as f32);
         // A tail holding more of the earlier rows than the last one, and no new ones.
         let (same, _) = ContinuedBar::continued_tail(&steps(1400, 1500, 900), 1400, &tail_bar)
             .expect("the same rows");
@@ -1065,6 +1171,53 @@ mod tests {
         let mut other = steps(9, 20, 900);
         other.bytes[0] += 1;
         assert!(ContinuedBar::continued_tail(&other, 9, &short).is_none());
+    }
+
+    #[test]
+    fn a_live_bar_whose_capacity_grows_keeps_its_intervals_until_a_power_of_two() {
+        // A live recording's bar: rows' bytes within a capacity that grows at each snapshot.
+        let rows: Vec<(u64, u64)> = (0..3000u64)
+            .map(|k| (k * 3, k * 37 % 500 + k / 10))
+            .collect();
+        let steps = |n: usize, capacity: u64| OccupancySteps {
+            start: 0,
+            end: 3 * n as u64 + 7,
+            times: rows[..n].iter().map(|r| r.0).collect(),
+            bytes: rows[..n].iter().map(|r| r.1).collect(),
+            capacity,
+        };
+        let mut carried: Option<ContinuedBar> = None;
+        let mut how = Vec::new();
+        // Capacities: 1000 → 1024 (same power of two), 1500 (the next), 2000, then one
+        // below some row's bytes (600: the clamped fractions), then 2048 again.
+        for (n, capacity) in [
+            (100, 1000),
+            (400, 1024),
+            (900, 1500),
+            (1500, 2000),
+            (3000, 600),
+            (3000, 2048),
+        ] {
+            let s = steps(n, capacity);
+            let (bar, continued) = ContinuedBar::continued(&s, carried.as_ref());
+            let scratch = BarBlocks::build(std::slice::from_ref(&s), &[1.0]);
+            assert_eq!(*bar.bar, scratch, "{n} rows at {capacity}");
+            // What is drawn, the attribute times the scale, is the fraction (to f32 rounding).
+            for ((t0, t1, f), b) in s.intervals_iter().zip(&bar.bar.blocks) {
+                let drawn = b.attr * bar.bar.value_scale;
+                assert!(
+                    (drawn - f).abs() <= 2e-7 * f.max(1.0),
+                    "[{t0}, {t1}) {drawn} vs {f}"
+                );
+            }
+            how.push(continued);
+            carried = Some(bar);
+        }
+        use BarContinued::{Copied, No, Recoloured};
+        assert_eq!(
+            how,
+            [No, Copied, Recoloured, Copied, Recoloured, Recoloured]
+        );
     }
 
     #[test]
