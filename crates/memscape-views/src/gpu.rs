@@ -405,6 +405,8 @@ struct PaneGpu {
     refined_uploads: HashMap<u32, (u64, Option<AllocMapData>)>,
     /// The level-of-detail cells uploaded for the GPU resolve of each map layer.
     lod_cells: HashMap<u32, memscape_render::alloc_map::LodCellsCache>,
+    /// The CPU-summed layers' sums, swapped in together (`sums::SumsShown`).
+    sums_shown: sums::SumsShown,
 }
 
 struct PictureCallback {
@@ -625,7 +627,8 @@ impl PanePicture<'_> {
                 accumulate: m.data.accumulate,
             };
             let worker = self.options.sums.as_deref();
-            sums::prepare_cpu(worker, map_slot(m.slot), job, key, prepared, |s| {
+            let shown = &pane.sums_shown;
+            sums::prepare_cpu(worker, shown, map_slot(m.slot), job, key, prepared, |s| {
                 frame.prepare_sums(
                     device,
                     queue,
@@ -773,7 +776,8 @@ impl PanePicture<'_> {
                 accumulate: None,
             };
             let worker = self.options.sums.as_deref();
-            sums::prepare_cpu(worker, bar_slot(b.slot), job, key, prepared, |s| {
+            let shown = &pane.sums_shown;
+            sums::prepare_cpu(worker, shown, bar_slot(b.slot), job, key, prepared, |s| {
                 frame.prepare_sums(
                     device,
                     queue,

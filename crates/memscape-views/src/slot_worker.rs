@@ -69,6 +69,15 @@ impl<J: SlotJob> Default for Slot<J> {
     }
 }
 
+/// Whether the slot's newest result is not yet of the key asked last.
+fn slot_pending<J: SlotJob>(sl: &Slot<J>) -> bool {
+    match (&sl.wanted, &sl.done) {
+        (Some((_, k)), Some(d)) => d.key != *k,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 /// The job being run: its slot, units and control.
 struct Running<S> {
     slot: S,
@@ -188,13 +197,22 @@ where
 
     /// Whether some slot's newest result is not yet of the key asked last.
     pub fn pending(&self) -> bool {
-        self.shared.lock().is_some_and(|s| {
-            s.slots.values().any(|sl| match (&sl.wanted, &sl.done) {
-                (Some((_, k)), Some(d)) => d.key != *k,
-                (Some(_), None) => true,
-                _ => false,
-            })
-        })
+        self.shared.lock().is_some_and(|s| s.slots.values().any(slot_pending))
+    }
+
+    /// Every slot's newest result, and whether none is pending ([`Self::pending`]), read
+    /// together: a pane that swaps in its layers' results only when none is pending shows no
+    /// layer of a newer request beside one of an older.
+    pub fn latest_all(&self) -> (bool, HashMap<S, Done<J>>) {
+        let Some(s) = self.shared.lock() else {
+            return (false, HashMap::new());
+        };
+        let latest = s
+            .slots
+            .iter()
+            .filter_map(|(slot, sl)| Some((*slot, sl.done.clone()?)))
+            .collect();
+        (!s.slots.values().any(slot_pending), latest)
     }
 
     /// The running job's units done and in all, when one runs.

@@ -225,7 +225,15 @@ pub struct SumsWorker {
     /// Per slot, the sums kept by accumulating jobs (`SumsJob::accumulate`).
     accumulated:
         std::sync::Mutex<std::collections::HashMap<u64, Arc<std::sync::Mutex<AccumulatedSums>>>>,
+    /// How long a pane keeps drawing its layers' older sums while some of its layers' newer
+    /// ones are not yet summed (milliseconds; see [`Self::latest_all`]).
+    group_hold_ms: std::sync::atomic::AtomicU64,
 }
+
+/// [`SumsWorker::group_hold`] unless set: longer than a live cc1plus snapshot's map, context
+/// and bar sums take together on lavapipe (0.3–0.7 s), short enough that a continuous pan, whose
+/// layers are asked anew each frame, still refines.
+const GROUP_HOLD: Duration = Duration::from_millis(1500);
 
 impl std::fmt::Debug for SumsWorker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -245,6 +253,7 @@ impl SumsWorker {
             threads: threads.max(1),
             asked: Default::default(),
             accumulated: Default::default(),
+            group_hold_ms: (GROUP_HOLD.as_millis() as u64).into(),
         }))
     }
 
@@ -290,6 +299,27 @@ impl SumsWorker {
     /// Sums finished since the worker started (cancelled ones are not counted).
     pub fn finished(&self) -> u64 {
         self.worker.finished()
+    }
+
+    /// Every slot's newest finished sums, and whether none is pending, read together: the
+    /// paint bridge swaps a pane's layers' sums in together, when none is pending (so that a
+    /// frame shows no layer of a new live snapshot beside one of the last), or once it has
+    /// waited [`Self::group_hold`] for them.
+    pub fn latest_all(&self) -> (bool, std::collections::HashMap<u64, Arc<Summed>>) {
+        self.worker.latest_all()
+    }
+
+    /// How long a pane draws its layers' older sums while some are not yet summed.
+    pub fn group_hold(&self) -> Duration {
+        Duration::from_millis(self.group_hold_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Sets [`Self::group_hold`] (tests: long, so that a slow machine never lets one go).
+    pub fn set_group_hold(&self, d: Duration) {
+        self.group_hold_ms.store(
+            d.as_millis().min(u128::from(u64::MAX)) as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     /// The newest finished sums of `slot` (asking nothing).

@@ -332,3 +332,76 @@ fn a_live_panes_small_layers_are_summed_on_the_cpu_as_the_gpu_draws_them() {
         "the next snapshot's picture is the GPU's"
     );
 }
+
+/// A pane's CPU-summed layers swap in their sums together: a live snapshot's map and bar are
+/// asked in one frame and summed one after the other, and a frame drawn between the two
+/// landings shows both layers of the last snapshot (the sums then drawn), not the new map
+/// beside the last snapshot's bar. The worker is held after its first job so that such a frame
+/// is drawn whatever the machine's speed; without the swap together that frame differs.
+#[test]
+fn a_frame_shows_no_layer_of_a_newer_snapshot_beside_one_of_an_older() {
+    let snapshot = |n: usize| {
+        let (data, bars, te, ye) = map_and_bar(n, n, 2);
+        picture_of(&data, &bars, te, ye, 0.0)
+    };
+    // Big enough that the first job still runs when the worker is held again.
+    let (first, second) = (snapshot(300_000), snapshot(400_000));
+    let ctx = ctx();
+    let mut registry = GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap();
+    let key = PaneKey::new();
+    let worker = SumsWorker::new(None, THREADS).unwrap();
+    worker.set_group_hold(Duration::from_secs(600));
+    let live = PaintOptions {
+        sums: Some(worker.clone()),
+        cpu_sums_always: true,
+        ..Default::default()
+    };
+    through_bridge_with(&mut registry, &key, &first, &live);
+    settle(&worker);
+    assert_eq!(worker.finished(), 2, "one map and one bar");
+    through_bridge_with(&mut registry, &key, &first, &live);
+    // The next snapshot: both layers asked in its first frame, which draws the last sums.
+    worker.hold(Duration::from_secs(600));
+    let early = through_bridge_with(&mut registry, &key, &second, &live);
+    worker.release();
+    let start = Instant::now();
+    while worker.progress().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(60), "never started");
+        std::thread::yield_now();
+    }
+    // The first job runs: hold the second back until a frame is drawn after the first lands.
+    worker.hold(Duration::from_secs(600));
+    while worker.finished() < 3 {
+        assert!(start.elapsed() < Duration::from_secs(120), "never summed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(worker.finished(), 3, "the second job started while held");
+    assert!(worker.pending(), "the second layer's sums are not yet there");
+    let between = through_bridge_with(&mut registry, &key, &second, &live);
+    let exact = memscape_render::golden::Tolerance {
+        per_channel: 0,
+        max_differing_pixels: 0,
+    };
+    let mixed = memscape_render::golden::compare(&between, &early, exact);
+    assert_eq!(
+        mixed.differing_pixels, 0,
+        "a frame between the layers' landings differs from the last snapshot's picture"
+    );
+    worker.release();
+    settle(&worker);
+    assert_eq!(worker.finished(), 4);
+    let settled = through_bridge_with(&mut registry, &key, &second, &live);
+    let spot = through_bridge(
+        &mut GpuRegistry::new(&ctx.device, OFFSCREEN_FORMAT).unwrap(),
+        &PaneKey::new(),
+        &second,
+    );
+    let tolerance = memscape_render::golden::Tolerance {
+        per_channel: 2,
+        max_differing_pixels: 0,
+    };
+    let c = memscape_render::golden::compare(&settled, &spot, tolerance);
+    assert_eq!(c.differing_pixels, 0, "both layers swapped in once summed");
+    let c = memscape_render::golden::compare(&settled, &early, exact);
+    assert!(c.differing_pixels > 1000, "the new snapshot is not drawn");
+}

@@ -24,6 +24,9 @@ impl GpuRegistry {
             stats.poll(device);
         }
         let mut pane = reg.panes.remove(&this.key).unwrap_or_default();
+        if let Some(worker) = &this.options.sums {
+            pane.sums_shown.begin_frame(worker);
+        }
         // Picks asked in earlier frames.
         if let Some(picker) = &mut pane.picker {
             for result in picker.poll(device) {
