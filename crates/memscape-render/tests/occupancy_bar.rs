@@ -116,6 +116,54 @@ fn every_variant_single_and_stacked_matches_cpu() {
     }
 }
 
+/// A one-bin bar carries each interval's bytes over a power of two and draws the fraction with
+/// the bar's `value_scale` (a live bar's capacity grows without rewriting its intervals): the
+/// GPU's picture (the scale in the resolve's uniform) equals the CPU twin's and the same bin's
+/// band of the stacked bar, whose attributes are the fractions themselves.
+#[test]
+fn a_one_bin_bar_scaled_where_drawn_equals_its_fractions() {
+    let ctx = ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let bins = bins();
+    let stacked = BarBlocks::by_capacity(&bins);
+    let stacked_data = OccupancyBarData::upload(&ctx.device, &pipelines, &stacked);
+    assert_eq!(stacked.value_scale, 1.0);
+    let (w, h) = (240u32, 30u32);
+    for (k, bin) in bins.iter().enumerate() {
+        let one = BarBlocks::build(std::slice::from_ref(bin), &[1.0]);
+        // Bin 1's capacity, 3,000, is no power of two: its attributes are bytes over 4,096.
+        let scale = if k == 1 { 4096.0 / 3000.0 } else { 1.0 };
+        assert_eq!(one.value_scale, scale as f32, "bin {k}");
+        let data = OccupancyBarData::upload(&ctx.device, &pipelines, &one);
+        for variant in OccupancyVariant::ALL {
+            for (zoom, (t0, t1)) in [(0u64, 100_000u64), (47_000, 56_000)]
+                .into_iter()
+                .enumerate()
+            {
+                let mut view = OccupancyBarView::fit(t0, t1, w, variant);
+                view.alpha = 0.3;
+                let name = format!("one_bin_{k}_{}_{zoom}", variant.name().replace(' ', "_"));
+                let gpu =
+                    render_occupancy_offscreen(ctx, &mut pipelines, &data, &view, Some(0), w, h)
+                        .unwrap();
+                let cpu = render_occupancy_cpu(&one, &view, Some(0), w, h);
+                assert_close(&name, &gpu, &cpu);
+                let band = render_occupancy_offscreen(
+                    ctx,
+                    &mut pipelines,
+                    &stacked_data,
+                    &view,
+                    Some(k),
+                    w,
+                    h,
+                )
+                .unwrap();
+                assert_close(&format!("{name}_band"), &gpu, &band);
+            }
+        }
+    }
+}
+
 #[test]
 fn variants_show_what_the_paper_describes() {
     let ctx = ctx();

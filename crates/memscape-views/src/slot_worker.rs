@@ -197,7 +197,9 @@ where
 
     /// Whether some slot's newest result is not yet of the key asked last.
     pub fn pending(&self) -> bool {
-        self.shared.lock().is_some_and(|s| s.slots.values().any(slot_pending))
+        self.shared
+            .lock()
+            .is_some_and(|s| s.slots.values().any(slot_pending))
     }
 
     /// Every slot's newest result, and whether none is pending ([`Self::pending`]), read

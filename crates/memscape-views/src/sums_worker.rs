@@ -311,7 +311,10 @@ impl SumsWorker {
 
     /// How long a pane draws its layers' older sums while some are not yet summed.
     pub fn group_hold(&self) -> Duration {
-        Duration::from_millis(self.group_hold_ms.load(std::sync::atomic::Ordering::Relaxed))
+        Duration::from_millis(
+            self.group_hold_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// Sets [`Self::group_hold`] (tests: long, so that a slow machine never lets one go).

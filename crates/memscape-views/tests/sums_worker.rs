@@ -376,7 +376,10 @@ fn a_frame_shows_no_layer_of_a_newer_snapshot_beside_one_of_an_older() {
         std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(worker.finished(), 3, "the second job started while held");
-    assert!(worker.pending(), "the second layer's sums are not yet there");
+    assert!(
+        worker.pending(),
+        "the second layer's sums are not yet there"
+    );
     let between = through_bridge_with(&mut registry, &key, &second, &live);
     let exact = memscape_render::golden::Tolerance {
         per_channel: 0,

@@ -123,6 +123,12 @@ enum BarValues {
     OverReference(u64),
 }
 
+impl Default for BarValues {
+    fn default() -> Self {
+        Self::Fractions(0)
+    }
+}
+
 impl BarValues {
     /// One bin's form, its rows' bytes at most `max_bytes`.
     fn of(steps: &OccupancySteps, max_bytes: u64) -> Self {
@@ -1073,13 +1079,16 @@ mod tests {
             reused.push(bar.reused_arrays());
             carried = Some(bar);
         }
-        // Rows' bytes (up to 999) pass the capacity: the attributes are the clamped fractions.
-        // Every growth continued the last bar, recoloured where the capacity changed and once
-        // more after (the arrays taken, two bars back, hold the fractions before the change).
+        // The first rows' bytes are within the capacity (bytes over 1024), from 300 rows on
+        // some pass it (the clamped fractions). Every growth continued the last bar,
+        // recoloured where the form or the capacity of the fractions changed and once more
+        // after (the arrays taken, two bars back, hold the attributes before the change).
         use BarContinued::{Copied, No, Recoloured};
         assert_eq!(
             how,
-            [No, Copied, Copied, Copied, Recoloured, Recoloured, Copied]
+            [
+                No, Copied, Recoloured, Recoloured, Recoloured, Recoloured, Copied
+            ]
         );
         // From the third bar on, each took the arrays of the bar two before it (nothing else
         // held them), and was still equal to the bar made from the first row.
@@ -1188,13 +1197,14 @@ mod tests {
         };
         let mut carried: Option<ContinuedBar> = None;
         let mut how = Vec::new();
-        // Capacities: 1000 → 1024 (same power of two), 1500 (the next), 2000, then one
+        // Capacities: 1000 → 1024 (same power of two), 1500 (the next), 2000, 2040, then one
         // below some row's bytes (600: the clamped fractions), then 2048 again.
         for (n, capacity) in [
             (100, 1000),
             (400, 1024),
             (900, 1500),
             (1500, 2000),
+            (2000, 2040),
             (3000, 600),
             (3000, 2048),
         ] {
@@ -1213,10 +1223,14 @@ mod tests {
             how.push(continued);
             carried = Some(bar);
         }
+        // Recoloured where the power of two (or the form) changed and once more after (the
+        // arrays taken, two bars back, hold the attributes before the change).
         use BarContinued::{Copied, No, Recoloured};
         assert_eq!(
             how,
-            [No, Copied, Recoloured, Copied, Recoloured, Recoloured]
+            [
+                No, Copied, Recoloured, Recoloured, Copied, Recoloured, Recoloured
+            ]
         );
     }
 

@@ -41,7 +41,10 @@ impl SumsShown {
         let since = *self.held_since.get_or_insert_with(Instant::now);
         if settled || since.elapsed() >= worker.group_hold() {
             if !settled {
-                tracing::debug!("sums swapped in after waiting {:?} for others", since.elapsed());
+                tracing::debug!(
+                    "sums swapped in after waiting {:?} for others",
+                    since.elapsed()
+                );
             }
             self.slots = latest;
             self.held_since = None;
