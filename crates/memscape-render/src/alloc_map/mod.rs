@@ -246,6 +246,7 @@ impl AllocMapView {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn gpu(
         &self,
         size: [u32; 2],

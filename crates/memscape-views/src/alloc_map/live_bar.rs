@@ -1,8 +1,9 @@
 //! The unbinned map's occupancy bar on a live recording, continued from one snapshot to the
 //! next: the regions' step functions merged in event order once (the previous snapshot's merge
 //! extended by the rows of the events since), and the bar's intervals of those rows copied
-//! rather than made again, only their fractions rewritten when the regions' capacity grew
-//! (`memscape_render::alloc_map::ContinuedBar`). Without it each snapshot merged every row of
+//! rather than made again (`memscape_render::alloc_map::ContinuedBar`): their attributes are
+//! bytes over a power of two, so the regions' growing capacity changes only the bar's
+//! `value_scale`, and they are rewritten only when it passes that power of two. Without it each snapshot merged every row of
 //! every region and made one interval per row: 1.5–2.7 s a snapshot on cc1plus's 3 M blocks.
 //! The merged rows are not kept: only the new rows are merged, after the last one kept
 //! (copying 16 bytes a row of every earlier row was ≈ 80 ms a snapshot at 6 M events).
