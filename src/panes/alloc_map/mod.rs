@@ -768,7 +768,11 @@ impl View for AllocMapPane {
             );
         }
         let has_maps = picture.layers.iter().any(|l| matches!(l, Layer::Map(_)));
-        if has_maps && !self.drawn.load(Ordering::Acquire) {
+        // A live pane's map layers are its sums worker's (`cpu_sums_always`): their landing
+        // wakes the frame that finds the pane ready, and a wake here was one more lavapipe
+        // frame of the window per snapshot, before any sums were there.
+        let sums_wake = self.live && self.sums.is_some();
+        if has_maps && !self.drawn.load(Ordering::Acquire) && !sums_wake {
             // The frame after the first drawn one finds the pane ready.
             memscape_views::wake(ui.ctx());
         }
