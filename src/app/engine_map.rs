@@ -475,3 +475,118 @@ mod tests {
         assert!(first.frame(&small, FramePath::Lod).1.level.is_some());
     }
 }
+
+#[cfg(all(test, feature = "engine"))]
+mod head_tests {
+    #![allow(clippy::unwrap_used)]
+    use memscape_lod::open::FramePath;
+    use memscape_lod::{LodTrace, LodView};
+
+    /// Mean error (levels of 255) and the share of pixels within 8 levels, per channel: the
+    /// level of detail's error bound (issue 25, memscape-lod's README "Error bound").
+    fn compare(a: &[[u8; 4]], b: &[[u8; 4]]) -> (f64, f64) {
+        let (mut sum, mut within) = (0u64, 0usize);
+        for (p, q) in a.iter().zip(b) {
+            let d: Vec<u8> = (0..3).map(|k| p[k].abs_diff(q[k])).collect();
+            sum += d.iter().map(|&v| u64::from(v)).sum::<u64>();
+            within += usize::from(d.iter().all(|&v| v <= 8));
+        }
+        (
+            sum as f64 / (a.len() * 3) as f64,
+            within as f64 / a.len() as f64,
+        )
+    }
+
+    /// A Parquet trace dataset opened as the GUI opens it, with a bound of a tenth of its
+    /// blocks (heaptrack's sqlite trace, 16 windows): only those blocks are read (the read's
+    /// count of decoded rows too), the map's scene lies on the whole trace's axis (that of the
+    /// same trace opened as `.msc`), and the map the engine's index draws equals the `.msc`'s
+    /// map — every block, exactly — within the level of detail's error bound on the views
+    /// drawn from a level; the index is kept in the cache directory and the next open takes
+    /// the axis from it.
+    #[test]
+    fn a_trace_dataset_read_in_part_draws_the_msc_map_from_the_engines_index() {
+        let sqlite = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/data/heaptrack/sqlite_1M.raw.zst");
+        let trace = memscape_trace::load(&sqlite).unwrap();
+        let n = trace.blocks.len();
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("sqlite");
+        let options = memscape_parquet::trace::TraceWriteOptions {
+            windows: 16,
+            ..Default::default()
+        };
+        memscape_parquet::write_trace(&trace, &data, &options).unwrap();
+        let msc = dir.path().join("sqlite.msc");
+        memscape_trace::msc::write_msc(&trace, &msc).unwrap();
+        let kept = memscape_lod::sidecar::locations(
+            &data.join(memscape_parquet::MANIFEST),
+            &format!("engine.{}.lod", super::ENGINE_COLORING),
+        )
+        .into_iter()
+        .nth(1)
+        .unwrap();
+        let _ = std::fs::remove_file(&kept);
+
+        let limit = n / 10;
+        let engine = memscape_engine::Engine::embedded_bounded(0, 1 << 30).unwrap();
+        let dataset = super::load_head(&data, limit, engine, &|_, _| {}).unwrap();
+        let extent = memscape_views::dataset::trace_extent(&dataset).unwrap();
+        assert_eq!((extent.read, extent.total), (limit, n as u64));
+        let t = dataset.alloc_trace().unwrap();
+        assert_eq!(t.trace.blocks.len(), limit, "blocks held");
+        let whole = memscape_views::dataset::AllocTraceData::new(trace.clone());
+        let (scene, whole_scene) = (t.scene.as_ref().unwrap(), whole.scene.as_ref().unwrap());
+        assert_eq!(scene.collapsed_extent, whole_scene.collapsed_extent);
+        assert_eq!(scene.regions, whole_scene.regions);
+        assert_eq!(scene.events_extent, whole_scene.events_extent);
+
+        let query = t.lod_query.clone().unwrap();
+        let from_engine = query.open(&t.trace).unwrap();
+        assert!(kept.is_file(), "the index is not kept in the cache directory");
+        let (from_msc, _) = LodTrace::open(
+            &msc,
+            memscape_views::alloc_map::lod::LOD_COLORINGS,
+            false,
+            &mut |_, _| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(from_engine.extent(), from_msc.extent());
+        let [te, ye] = from_msc.extent();
+        let mut from_levels = 0;
+        for (w, h) in [(160u32, 90u32), (320, 180)] {
+            for (t0, t1, a0, a1) in [(0, te, 0, ye), (te / 3, te / 3 + te / 3, 0, ye)] {
+                let view = LodView::fit(t0, t1, a0, a1, w, h);
+                let (got, stats) = from_engine.frame(&view, FramePath::Lod);
+                if stats.level.is_none() {
+                    continue;
+                }
+                from_levels += 1;
+                let (want, _) = from_msc.frame(&view, FramePath::Exact);
+                let (mean, within) = compare(&want, &got);
+                assert!(mean <= 1.0, "{w}×{h} [{t0},{t1}): mean error {mean}");
+                assert!(
+                    within >= 0.999,
+                    "{w}×{h} [{t0},{t1}): {:.3} % of pixels within 8 levels",
+                    within * 100.0
+                );
+            }
+        }
+        assert!(from_levels > 0, "no view drawn from a level");
+
+        // Opened again: the kept index gives the axis (no plan) and opens at once.
+        let engine = memscape_engine::Engine::embedded_bounded(0, 1 << 30).unwrap();
+        let again = super::load_head(&data, limit, engine, &|_, _| {}).unwrap();
+        let t = again.alloc_trace().unwrap();
+        assert_eq!(
+            t.scene.as_ref().unwrap().collapsed_extent,
+            whole_scene.collapsed_extent
+        );
+        let query = t.lod_query.clone().unwrap();
+        assert!(query.open_first(&t.trace, [640, 480]).is_none());
+        let reopened = query.open(&t.trace).unwrap();
+        assert_eq!(reopened.extent(), from_msc.extent());
+        let _ = std::fs::remove_file(&kept);
+    }
+}

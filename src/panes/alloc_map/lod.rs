@@ -37,7 +37,7 @@ pub struct LodOpener {
     /// An index lay beside the trace when opening began: it opens in about a second, so the
     /// map waits for it instead of summing every block meanwhile ([`Self::awaited`]).
     present: bool,
-    /// The blocks read of a dataset read in part, said after the state.
+    /// The blocks read of a dataset read in part, said under the status line.
     bound: Option<String>,
 }
 
@@ -226,17 +226,13 @@ impl LodOpener {
             )
     }
 
-    /// A line for the pane while the index is not there, or failed; with the bound of the
-    /// blocks read when the dataset was read in part.
-    pub fn status(&self) -> Option<(bool, String)> {
-        let (busy, line) = self.state_line()?;
-        Some(match &self.bound {
-            Some(bound) => (busy, format!("{line} · {bound}")),
-            None => (busy, line),
-        })
+    /// The bound of the blocks read when the dataset was read in part.
+    pub fn bound(&self) -> Option<&str> {
+        self.bound.as_deref()
     }
 
-    fn state_line(&self) -> Option<(bool, String)> {
+    /// A line for the pane while the index is not there, or failed.
+    pub fn status(&self) -> Option<(bool, String)> {
         match self.state()? {
             LodState::Opening { pass, fraction } => Some((
                 true,
