@@ -269,7 +269,8 @@ fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(
-        kept.iter().any(|p| p.to_string_lossy().ends_with(".engine.thread.lod")),
+        kept.iter()
+            .any(|p| p.to_string_lossy().ends_with(".engine.thread.lod")),
         "no index kept: {kept:?}"
     );
 }

@@ -233,9 +233,10 @@ impl EngineLod {
     ) -> Self {
         let manifest = dir.join(memscape_parquet::MANIFEST);
         // The cache directory's place only: a dataset's directory holds its tables.
-        let cached = memscape_lod::sidecar::locations(&manifest, &format!("engine.{ENGINE_COLORING}.lod"))
-            .into_iter()
-            .nth(1);
+        let cached =
+            memscape_lod::sidecar::locations(&manifest, &format!("engine.{ENGINE_COLORING}.lod"))
+                .into_iter()
+                .nth(1);
         Self {
             engine,
             dataset,
@@ -250,7 +251,8 @@ impl EngineLod {
     fn cached_index(&self, blocks: u64) -> Option<memscape_lod::LodIndex> {
         let path = self.cached.as_ref()?;
         let index = memscape_lod::LodIndex::open(path).ok()?;
-        let now = memscape_lod::SourceId::of_file(&self.dir.join(memscape_parquet::MANIFEST), 0, blocks);
+        let now =
+            memscape_lod::SourceId::of_file(&self.dir.join(memscape_parquet::MANIFEST), 0, blocks);
         let s = &index.meta.source;
         let current = s.len == now.len
             && s.modified_ns == now.modified_ns
@@ -262,7 +264,8 @@ impl EngineLod {
 
     /// The whole dataset's address axis from the kept index, when current.
     fn cached_axis(&self, blocks: u64) -> Option<memscape_lod::source::AddressAxis> {
-        self.cached_index(blocks).map(|index| index.meta.axis.clone())
+        self.cached_index(blocks)
+            .map(|index| index.meta.axis.clone())
     }
 
     /// The kept index opened over `trace`'s blocks, when current.
@@ -473,6 +476,14 @@ mod tests {
         // A smaller picture draws from the same level (finer than its pixels), not exactly.
         let small = whole.whole_view(w / 2, h / 2);
         assert!(first.frame(&small, FramePath::Lod).1.level.is_some());
+        // The whole index was kept in the cache directory: not left there by a test.
+        let kept = memscape_lod::sidecar::locations(
+            &dir.path().join(memscape_parquet::MANIFEST),
+            &format!("engine.{}.lod", super::ENGINE_COLORING),
+        );
+        if let Some(kept) = kept.get(1) {
+            let _ = std::fs::remove_file(kept);
+        }
     }
 }
 
@@ -543,7 +554,10 @@ mod head_tests {
 
         let query = t.lod_query.clone().unwrap();
         let from_engine = query.open(&t.trace).unwrap();
-        assert!(kept.is_file(), "the index is not kept in the cache directory");
+        assert!(
+            kept.is_file(),
+            "the index is not kept in the cache directory"
+        );
         let (from_msc, _) = LodTrace::open(
             &msc,
             memscape_views::alloc_map::lod::LOD_COLORINGS,

@@ -390,8 +390,7 @@ fn a_bounded_read_holds_the_first_rows_and_the_whole_count() {
 /// a limit at or above the count reads every block, as `read_trace` does.
 #[test]
 fn a_bounded_trace_read_holds_the_first_blocks_and_stops_there() {
-    let trace =
-        memscape_trace::load(&shared_data().join("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    let trace = memscape_trace::load(&shared_data().join("heaptrack/sqlite_1M.raw.zst")).unwrap();
     let n = trace.blocks.len();
     assert!(n > 20_000, "{n} blocks");
     let dir = tempfile::tempdir().unwrap();
@@ -413,7 +412,11 @@ fn a_bounded_trace_read_holds_the_first_blocks_and_stops_there() {
             (b.address[i], b.size[i], b.alloc_event[i], b.free_event[i]),
             "block {i}"
         );
-        assert_eq!((a.thread[i], a.site[i]), (b.thread[i], b.site[i]), "block {i}");
+        assert_eq!(
+            (a.thread[i], a.site[i]),
+            (b.thread[i], b.site[i]),
+            "block {i}"
+        );
     }
     // The read stopped: not every row was decoded (a few windows past the head's end at most).
     assert!(
