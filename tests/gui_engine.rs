@@ -116,6 +116,8 @@ fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
     // Forced (`MEMSCAPE_ALLOC_MAP_PATH=lod`, as a big trace is), the map draws from the index
     // the engine builds.
     let exported = dir.join("exported-views");
+    // The index the engine builds is kept in a cache directory: the test's own.
+    let cache = dir.join("cache");
     let image = view_screenshot(
         &dir.join("window.png"),
         &[dataset.as_os_str()],
@@ -123,6 +125,7 @@ fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
         &[
             ("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str()),
             ("MEMSCAPE_ALLOC_MAP_PATH", std::ffi::OsStr::new("lod")),
+            ("XDG_CACHE_HOME", cache.as_os_str()),
         ],
     );
     assert!(image.distinct_colors() > 200, "the window looks blank");
