@@ -116,6 +116,8 @@ fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
     // Forced (`MEMSCAPE_ALLOC_MAP_PATH=lod`, as a big trace is), the map draws from the index
     // the engine builds.
     let exported = dir.join("exported-views");
+    // The index the engine builds is kept in a cache directory: the test's own.
+    let cache = dir.join("cache");
     let image = view_screenshot(
         &dir.join("window.png"),
         &[dataset.as_os_str()],
@@ -123,6 +125,7 @@ fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
         &[
             ("MEMSCAPE_EXPORT_VIEWS", exported.as_os_str()),
             ("MEMSCAPE_ALLOC_MAP_PATH", std::ffi::OsStr::new("lod")),
+            ("XDG_CACHE_HOME", cache.as_os_str()),
         ],
     );
     assert!(image.distinct_colors() > 200, "the window looks blank");
@@ -206,6 +209,73 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
             "{name}: the dataset's pane differs from the samples file's"
         );
     }
+}
+
+/// `memscape view KVSTORE-DATASET/` reading at most 1,000 of its blocks (`MEMSCAPE_TRACE_HEAD`,
+/// as a dataset above the default bound is read): its log says how many of how many were read
+/// and how many rows were decoded to find them — fewer than the dataset holds, the read's
+/// bound asserted —, and the map (drawn from the engine's index, as any dataset read in part)
+/// and the heap tree both say the query engine computed them.
+#[test]
+fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
+    let dir = common::fresh("gui_engine", "trace-head");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dataset = dir.join("kvstore");
+    ok(memscape()
+        .args(["export", "demo", "--to", "parquet", "--windows", "16", "-o"])
+        .arg(&dataset));
+    let exported = dir.join("exported-views");
+    let mut c = common::windowed(&dir, (1400, 900));
+    c.arg("view").arg(&dataset).args([
+        "--window-size",
+        "1400x900",
+        "--screenshot-timeout",
+        "240",
+        "--screenshot",
+    ]);
+    c.arg(dir.join("window.png"))
+        .env("MEMSCAPE_EXPORT_VIEWS", &exported)
+        .env("MEMSCAPE_TRACE_HEAD", "1000")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("RUST_LOG", "warn,memscape_views::dataset=info");
+    let out = common::run_windowed(c);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let line = log
+        .lines()
+        .find(|l| l.contains("blocks read"))
+        .unwrap_or_else(|| panic!("no read bound in the log: {log}"));
+    // "DIR: 1000 of N blocks read (R rows decoded); …"
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let at = line.find(": 1000 of ").unwrap_or_else(|| panic!("{line}"));
+    let counts: Vec<u64> = line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (total, decoded) = (counts[1], counts[2]);
+    assert!(total > 10_000, "{numbers:?}: {line}");
+    assert!(
+        decoded < total / 2,
+        "{decoded} rows decoded of {total} to read 1000: {line}"
+    );
+    let names = check_all_from_the_engine(&exported, 2);
+    let map = names
+        .iter()
+        .find(|n| n.to_lowercase().contains("alloc"))
+        .unwrap_or_else(|| panic!("no allocation map pane among {names:?}"));
+    let text = std::fs::read_to_string(exported.join(map)).unwrap();
+    assert!(text.contains("<image"), "{map}: no map drawn");
+    // The engine's index is kept in the cache directory for the next open.
+    let kept: Vec<_> = std::fs::read_dir(dir.join("cache/memscape/lod"))
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(
+        kept.iter()
+            .any(|p| p.to_string_lossy().ends_with(".engine.thread.lod")),
+        "no index kept: {kept:?}"
+    );
 }
 
 /// The shared LULESH samples exported as a Parquet dataset `dir/lulesh` (four windows).

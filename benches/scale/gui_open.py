@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Open a dataset in the GUI under Xvfb until its screenshot (every pane drawn), timing it and
 sampling the process tree's RSS every 0.2 s; the memscape process is killed (by its pid) when
-its RSS passes LIMIT_GB. Usage: gui_open.py BIN DATASET LABEL LIMIT_GB (results in $OUT/LABEL, default /tmp)"""
+its RSS passes LIMIT_GB, or its wall time MAX_S when given. Usage: gui_open.py BIN DATASET LABEL LIMIT_GB [MAX_S]
+(results in $OUT/LABEL, default /tmp; $GUI_OPEN_RUST_LOG replaces the log filter)"""
 import os, subprocess, sys, time, shutil
 
 binary, dataset, label, limit_gb = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+max_s = float(sys.argv[5]) if len(sys.argv) > 5 else None
 out = os.path.join(os.environ.get("OUT", "/tmp"), label)
 shutil.rmtree(out, ignore_errors=True)
 os.makedirs(out)
-env = dict(os.environ, MEMSCAPE_ADAPTER="cpu", XDG_CONFIG_HOME=out, RUST_LOG="warn,memscape_views::dataset=info")
+env = dict(os.environ, MEMSCAPE_ADAPTER="cpu", XDG_CONFIG_HOME=out, RUST_LOG=os.environ.get("GUI_OPEN_RUST_LOG", "warn,memscape_views::dataset=info"))
 cmd = ["xvfb-run", "-a", "-s", "-screen 0 1680x1040x24 -noreset", "/usr/bin/time", "-v", binary, "view", dataset,
        "--window-size", "1600x1000", "--screenshot-timeout", "3000", "--screenshot", f"{out}/window.png"]
 start = time.time()
@@ -52,7 +54,8 @@ while p.poll() is None:
                 if line.startswith("VmRSS"):
                     rss = int(line.split()[1]) / 1e6
                     peak = max(peak, rss)
-                    if rss > limit_gb and killed is None:
+                    over_time = max_s is not None and time.time() - start > max_s
+                    if (rss > limit_gb or over_time) and killed is None:
                         os.kill(pid, 9)
                         killed = time.time() - start
         except OSError:
@@ -64,10 +67,10 @@ open(f"{out}/rss.txt", "w").write("\n".join(f"{t} {r}" for t, r in trace[::25]))
 log.close()
 text = open(f"{out}/log.txt").read()
 maxrss = [l for l in text.splitlines() if "Maximum resident" in l or "Elapsed (wall" in l or "User time" in l or "System time" in l]
-print(f"{label}: rc {p.returncode} wall {wall:.1f} s, sampled peak RSS {peak:.2f} GB" + (f", KILLED at {killed:.1f} s past {limit_gb} GB" if killed else ""))
+print(f"{label}: rc {p.returncode} wall {wall:.1f} s, sampled peak RSS {peak:.2f} GB" + (f", KILLED at {killed:.1f} s (past {limit_gb} GB or {max_s} s)" if killed else ""))
 for l in maxrss:
     print("   ", l.strip())
 print("    screenshot:", os.path.exists(f"{out}/window.png"))
 for l in text.splitlines():
-    if "samples read" in l:
+    if "samples read" in l or "blocks read" in l:
         print("   ", l.strip()[-160:])

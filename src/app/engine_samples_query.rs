@@ -60,7 +60,7 @@ pub fn attach_with(
 /// `MEMSCAPE_ENGINE_MEMORY` (MiB), else 4 GiB (a cluster tree's sort of 25 M samples fits;
 /// at 1 GiB its spilled merge runs out, BENCHMARKS.md "The GUI on a samples dataset without
 /// reading it").
-fn memory_limit() -> anyhow::Result<usize> {
+pub(super) fn memory_limit() -> anyhow::Result<usize> {
     const DEFAULT_MIB: usize = 4096;
     let mib = match std::env::var("MEMSCAPE_ENGINE_MEMORY") {
         Ok(v) => v.parse().map_err(|e| {

@@ -202,8 +202,9 @@ pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
 
 /// Reads `source`: a Parquet samples dataset whose panes draw from the embedded query engine
 /// (`--features engine`) in part, its first samples only (`MEMSCAPE_SAMPLES_HEAD`, default
-/// `memscape_views::dataset::SAMPLES_HEAD`), so that a dataset of any size opens; anything else
-/// whole.
+/// `memscape_views::dataset::SAMPLES_HEAD`), and a Parquet trace dataset its first blocks only
+/// (`MEMSCAPE_TRACE_HEAD`, default `memscape_views::dataset::TRACE_HEAD`; its map, heap tree
+/// and heap curve from the engine), so that a dataset of any size opens; anything else whole.
 fn load_dataset(
     source: &LoadSource,
     progress: &dyn Fn(f32, &str),
@@ -221,6 +222,22 @@ fn load_dataset(
         return Ok(memscape_views::dataset::load_samples_head(
             path, limit, progress,
         )?);
+    }
+    #[cfg(feature = "engine")]
+    if let LoadSource::File(path) = source
+        && super::engine_heap::is_trace_dataset(path)
+    {
+        let limit = match std::env::var("MEMSCAPE_TRACE_HEAD") {
+            Ok(v) => v.parse().map_err(|e| {
+                anyhow::anyhow!("MEMSCAPE_TRACE_HEAD={v:?}: not a number of blocks: {e}")
+            })?,
+            Err(_) => memscape_views::dataset::TRACE_HEAD,
+        };
+        let engine = memscape_engine::Engine::embedded_bounded(
+            0,
+            super::engine_samples_query::memory_limit()?,
+        )?;
+        return super::engine_map::load_head(path, limit, engine, progress);
     }
     Ok(memscape_views::dataset::load(source, progress)?)
 }

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use samples::{SamplesHead, read_samples, read_samples_head, write_samples};
-pub use trace::{read_trace, write_trace};
+pub use trace::{TraceHead, read_trace, read_trace_head, write_trace};
 
 /// File name of the manifest at the dataset's root.
 pub const MANIFEST: &str = "memscape-dataset.json";

@@ -377,7 +377,59 @@ pub fn read_trace_skeleton(dir: &Path, host: Option<&str>) -> Result<Trace> {
     read_trace_with(dir, host, false)
 }
 
+/// The first blocks of a trace dataset's host: what [`read_trace_head`] returns.
+pub struct TraceHead {
+    /// The skeleton (call tree, threads, processes, pools, the whole trace's meta) with the
+    /// blocks `0..limit` (the first allocated; every block when the host holds at most `limit`).
+    pub trace: Trace,
+    /// Blocks of the host in the dataset (its manifest's count).
+    pub total: u64,
+    /// Block rows decoded from the files to find them (at most the head and the rest of the
+    /// batches read last per file: the read's bound, which tests assert).
+    pub rows_read: u64,
+}
+
+/// At most `limit` blocks of host `host` (the only one when `None`) of the trace dataset at
+/// `dir`, the first allocated (ids `0..limit`), read window by window in time order and stopped
+/// once every one is found: what a view drawing from a query engine keeps in memory, without
+/// reading every block. Every block when the host holds at most `limit`.
+pub fn read_trace_head(dir: &Path, host: Option<&str>, limit: usize) -> Result<TraceHead> {
+    let manifest = Manifest::read(dir)?;
+    let picked = manifest.pick_host(dir, host)?;
+    let total = manifest.hosts.get(&picked).map_or(0, |e| e.rows);
+    let (trace, rows_read) = read_trace_bounded(dir, Some(&picked), Some(limit))?;
+    Ok(TraceHead {
+        trace,
+        total,
+        rows_read,
+    })
+}
+
 fn read_trace_with(dir: &Path, host: Option<&str>, with_blocks: bool) -> Result<Trace> {
+    if with_blocks {
+        return read_trace_bounded(dir, host, None).map(|(trace, _)| trace);
+    }
+    read_trace_parts(dir, host, None)
+}
+
+/// Every block (`limit` None) or the first `limit`, with the rows decoded to find them.
+fn read_trace_bounded(
+    dir: &Path,
+    host: Option<&str>,
+    limit: Option<usize>,
+) -> Result<(Trace, u64)> {
+    let mut rows_read = 0u64;
+    let trace = read_trace_parts(dir, host, Some((limit, &mut rows_read)))?;
+    Ok((trace, rows_read))
+}
+
+/// The trace of host `host`; its blocks when `blocks` asks (all of them, or the first `limit`,
+/// counting the rows decoded).
+fn read_trace_parts(
+    dir: &Path,
+    host: Option<&str>,
+    blocks: Option<(Option<usize>, &mut u64)>,
+) -> Result<Trace> {
     let manifest = Manifest::read(dir)?;
     if manifest.kind != DatasetKind::Trace {
         return Err(invalid(
@@ -444,10 +496,19 @@ fn read_trace_with(dir: &Path, host: Option<&str>, with_blocks: bool) -> Result<
 
     let processes = read_processes(dir, &host)?;
     let pools = read_pools(dir, &host)?;
-    let blocks = if with_blocks {
-        read_blocks(dir, &host, entry.rows)?
-    } else {
-        Default::default()
+    let blocks = match blocks {
+        Some((None, rows_read)) => {
+            *rows_read = entry.rows;
+            read_blocks(dir, &host, entry.rows)?
+        }
+        Some((Some(limit), rows_read)) if (limit as u64) < entry.rows => {
+            read_blocks_head(dir, &host, limit, rows_read)?
+        }
+        Some((Some(_), rows_read)) => {
+            *rows_read = entry.rows;
+            read_blocks(dir, &host, entry.rows)?
+        }
+        None => Default::default(),
     };
     let parts = TraceParts {
         meta: Some(meta),
@@ -542,8 +603,9 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
     let n = usize::try_from(expected).map_err(|_| invalid(dir, "too many blocks"))?;
     // Allocation sized by the manifest, checked against the files below; a manifest claiming
     // more rows than the files hold is an error before anything that large is used.
+    let files = partition_files(dir, "blocks", Some(host))?;
     let mut total = 0u64;
-    for f in partition_files(dir, "blocks", Some(host))? {
+    for f in &files {
         total += schema::file_rows(&f.path)?;
     }
     if total != expected {
@@ -554,10 +616,37 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
             ),
         ));
     }
+    let mut rows_read = 0;
+    fill_blocks(&files, n, false, &mut rows_read)
+}
+
+/// The blocks `0..limit` of host `host`: the files in time-window order, each read batch by
+/// batch, and no file after the one where the last of them is found (block ids are in
+/// allocation order, windows are of the allocation time).
+fn read_blocks_head(
+    dir: &Path,
+    host: &str,
+    limit: usize,
+    rows_read: &mut u64,
+) -> Result<BlockColumns> {
+    let mut files = partition_files(dir, "blocks", Some(host))?;
+    files.sort_by_key(|f| (f.window, f.process));
+    fill_blocks(&files, limit, true, rows_read)
+}
+
+/// Blocks `0..n` from `files`: every row placed by its id (`head`: rows past `n` skipped and
+/// the read stopped once all `n` are found; else such a row is an error, as is a block missing).
+fn fill_blocks(
+    files: &[crate::PartitionFile],
+    n: usize,
+    head: bool,
+    rows_read: &mut u64,
+) -> Result<BlockColumns> {
     let mut c64 = vec![vec![0u64; n]; 8];
     let mut c32 = vec![vec![0u32; n]; 6];
     let mut flags = vec![0u8; n];
     let mut seen = vec![false; n];
+    let mut found = 0usize;
     const U64S: [&str; 8] = [
         "address",
         "size",
@@ -568,8 +657,16 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
         "alloc_event",
         "free_event",
     ];
-    for file in partition_files(dir, "blocks", Some(host))? {
-        for batch in schema::read_file(&file.path)? {
+    'files: for file in files {
+        if head && found == n {
+            break;
+        }
+        for batch in schema::file_batches(&file.path)? {
+            if head && found == n {
+                break 'files;
+            }
+            let batch = batch?;
+            *rows_read += batch.num_rows() as u64;
             let c = Columns::new(&file.path, &batch);
             let ids = c.u64("block")?;
             let cols64 = U64S
@@ -584,12 +681,16 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
                 .ok_or_else(|| invalid(&file.path, "not under a process=P directory"))?;
             for r in 0..batch.num_rows() {
                 let i = usize::try_from(ids[r]).unwrap_or(usize::MAX);
+                if head && i >= n {
+                    continue;
+                }
                 if i >= n || std::mem::replace(&mut seen[i], true) {
                     return Err(invalid(
                         &file.path,
                         format!("block id {} repeated or out of range 0..{n}", ids[r]),
                     ));
                 }
+                found += 1;
                 for (k, col) in cols64.iter().enumerate() {
                     c64[k][i] = col[r];
                 }
@@ -602,6 +703,13 @@ fn read_blocks(dir: &Path, host: &str, expected: u64) -> Result<BlockColumns> {
                 flags[i] = fl[r];
             }
         }
+    }
+    if found != n {
+        let missing = seen.iter().position(|s| !s).unwrap_or(n);
+        return Err(invalid(
+            files.first().map_or(Path::new("."), |f| f.path.as_path()),
+            format!("blocks: block {missing} of 0..{n} is in no file"),
+        ));
     }
     let mut it = c64.into_iter();
     let mut next = || it.next().unwrap_or_default().into();

@@ -4,7 +4,9 @@
 
 use memscape_parquet::samples::SamplesWriteOptions;
 use memscape_parquet::trace::TraceWriteOptions;
-use memscape_parquet::{read_samples, read_samples_head, read_trace, write_samples, write_trace};
+use memscape_parquet::{
+    read_samples, read_samples_head, read_trace, read_trace_head, write_samples, write_trace,
+};
 use memscape_trace::Trace;
 
 mod common;
@@ -380,4 +382,51 @@ fn a_bounded_read_holds_the_first_rows_and_the_whole_count() {
     assert_eq!(whole.total, samples.len() as u64);
     assert_eq!(whole.samples.latency, read.latency);
     assert_eq!(whole.samples.row_line, read.row_line);
+}
+
+/// A bounded read of a trace dataset (what the GUI keeps when its map and heap views draw from
+/// the query engine) holds the first allocated blocks, each equal to the input's block of the
+/// same id, the whole trace's meta and count, and decodes far fewer rows than the dataset holds;
+/// a limit at or above the count reads every block, as `read_trace` does.
+#[test]
+fn a_bounded_trace_read_holds_the_first_blocks_and_stops_there() {
+    let trace = memscape_trace::load(&shared_data().join("heaptrack/sqlite_1M.raw.zst")).unwrap();
+    let n = trace.blocks.len();
+    assert!(n > 20_000, "{n} blocks");
+    let dir = tempfile::tempdir().unwrap();
+    let options = TraceWriteOptions {
+        windows: 32,
+        ..Default::default()
+    };
+    write_trace(&trace, dir.path(), &options).unwrap();
+    let limit = n / 10;
+    let head = read_trace_head(dir.path(), None, limit).unwrap();
+    assert_eq!(head.total, n as u64);
+    assert_eq!(head.trace.blocks.len(), limit);
+    assert_eq!(head.trace.meta.events, trace.meta.events);
+    assert_eq!(head.trace.meta.peak_live_bytes, trace.meta.peak_live_bytes);
+    let (a, b) = (&head.trace.blocks, &trace.blocks);
+    for i in 0..limit {
+        assert_eq!(
+            (a.address[i], a.size[i], a.alloc_event[i], a.free_event[i]),
+            (b.address[i], b.size[i], b.alloc_event[i], b.free_event[i]),
+            "block {i}"
+        );
+        assert_eq!(
+            (a.thread[i], a.site[i]),
+            (b.thread[i], b.site[i]),
+            "block {i}"
+        );
+    }
+    // The read stopped: not every row was decoded (a few windows past the head's end at most).
+    assert!(
+        head.rows_read < (n as u64) / 2,
+        "{} of {n} rows decoded for a head of {limit}",
+        head.rows_read
+    );
+    let whole = read_trace_head(dir.path(), None, n).unwrap();
+    let read = read_trace(dir.path(), None).unwrap();
+    assert_eq!(whole.rows_read, n as u64);
+    assert_eq!(whole.trace.blocks.address, read.blocks.address);
+    assert_eq!(whole.trace.blocks.free_event, read.blocks.free_event);
 }

@@ -113,6 +113,38 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
     }
     push(current, &mut regions);
     drop(ranges);
+    assign_blocks(trace, regions)
+}
+
+/// The regions `ranges` (`[start, end)`, sorted, disjoint: found elsewhere, as a query engine
+/// finds them over a whole dataset of which `trace` holds some blocks) with `trace`'s blocks
+/// placed in them, so that a part of a trace is laid out on the whole one's axis. A block in
+/// no range counts in the first region, as [`find_regions`] places one.
+pub fn regions_on(trace: &Trace, ranges: &[(u64, u64)]) -> Regions {
+    if !trace.meta.has_addresses || ranges.is_empty() {
+        return Regions::default();
+    }
+    let mut axis = 0u64;
+    let regions = ranges
+        .iter()
+        .map(|&(start, end)| {
+            let r = Region {
+                start,
+                end,
+                peak_bytes: 0,
+                blocks: 0,
+                axis_start: axis,
+            };
+            axis = axis.saturating_add(end.saturating_sub(start));
+            r
+        })
+        .collect();
+    assign_blocks(trace, regions)
+}
+
+/// `regions` with the region of every block of `trace`, the regions' block counts and peaks.
+fn assign_blocks(trace: &Trace, regions: Vec<Region>) -> Regions {
+    let b = &trace.blocks;
     let mut out = Regions {
         regions,
         block_region: Vec::with_capacity(b.len()),
@@ -165,4 +197,34 @@ pub fn peak_per_group(trace: &Trace, block_group: &[u32], groups: usize) -> Vec<
         }
     }
     peak
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A trace's own regions handed back as ranges place every block where `find_regions`
+    /// does; on wider ranges (a whole dataset's) the axis is theirs.
+    #[test]
+    fn blocks_on_given_ranges_are_placed_as_on_their_own() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
+        let trace = crate::load(&path).unwrap();
+        let own = find_regions(&trace, DEFAULT_GAP_THRESHOLD);
+        assert!(own.regions.len() > 1, "{} regions", own.regions.len());
+        let ranges: Vec<(u64, u64)> = own.regions.iter().map(|r| (r.start, r.end)).collect();
+        let given = regions_on(&trace, &ranges);
+        assert_eq!(given.regions, own.regions);
+        assert_eq!(given.block_region, own.block_region);
+        // Ranges wider than the blocks' (a whole dataset's, of which the trace is a part) keep
+        // their extent on the axis.
+        let wider: Vec<(u64, u64)> = ranges.iter().map(|&(s, e)| (s, e + 4096)).collect();
+        let on_wider = regions_on(&trace, &wider);
+        assert_eq!(on_wider.block_region, own.block_region);
+        assert_eq!(
+            on_wider.axis_len(),
+            own.axis_len() + 4096 * ranges.len() as u64
+        );
+    }
 }

@@ -217,6 +217,22 @@ impl AllocTraceData {
         Self::with_scene(trace, carry, true)
     }
 
+    /// `trace`, a part of a bigger one (a dataset's first blocks), with its scene laid out on
+    /// the whole trace's address regions `ranges` (sorted `[start, end)`: the query engine's
+    /// axis, which its level-of-detail index draws on).
+    pub fn on_ranges(trace: memscape_trace::Trace, ranges: &[(u64, u64)]) -> Self {
+        let scene = trace
+            .has_addresses()
+            .then(|| AllocScene::on_ranges(&trace, ColorBy::default_for(&trace), ranges));
+        Self {
+            trace: std::sync::Arc::new(trace),
+            scene,
+            path: None,
+            heap_query: None,
+            lod_query: None,
+        }
+    }
+
     fn with_scene(trace: memscape_trace::Trace, carry: &mut SceneCarry, following: bool) -> Self {
         let scene = if trace.has_addresses() {
             let color_by = ColorBy::default_for(&trace);
@@ -292,6 +308,20 @@ impl Dataset {
                 );
                 if let Some(scene) = &t.scene {
                     s.push_str(&format!("regions         {}\n", scene.regions.len()));
+                }
+                if let Some(e) = trace_extent(self).filter(|e| !e.is_whole()) {
+                    // The counts above are the whole trace's (its manifest), but for the
+                    // blocks and never-freed ones, which are of the blocks read.
+                    s = s.replacen(
+                        &format!("blocks          {}\n", t.trace.blocks.len()),
+                        &format!(
+                            "blocks          {} (the first {} read; the map and heap views draw \
+                             from the query engine)\n",
+                            e.total, e.read
+                        ),
+                        1,
+                    );
+                    s = s.replacen("never freed     ", "never freed     (of those read) ", 1);
                 }
                 s
             }
@@ -399,6 +429,87 @@ pub fn samples_extent(dataset: &Dataset) -> Option<SamplesExtent> {
         .links
         .shared(|| std::sync::Arc::new(SamplesExtentSlot(None)))
         .0
+}
+
+/// The blocks a trace dataset whose map and heap views draw from a query engine keeps in
+/// memory by default (a bounded read, [`load_trace_head`]): what the views that need blocks
+/// themselves (hover, the occupancy bar, views finer than every level of the index) show.
+pub const TRACE_HEAD: usize = 1_000_000;
+
+/// How much of a trace dataset is in memory: its first `read` blocks of `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceExtent {
+    pub read: usize,
+    pub total: u64,
+}
+
+impl TraceExtent {
+    /// Whether every block is in memory.
+    pub fn is_whole(&self) -> bool {
+        self.read as u64 >= self.total
+    }
+
+    /// The line a pane shows about what it drew from the blocks read.
+    pub fn bound_line(&self) -> String {
+        format!(
+            "blocks read: the first {} of {} (hover, bars and views finer than the index draw \
+             from those)",
+            self.read, self.total
+        )
+    }
+}
+
+/// Hung on the links of a dataset read by [`load_trace_head`].
+struct TraceExtentSlot(Option<TraceExtent>);
+
+/// How much of `dataset`'s blocks is in memory: None when every block is (a file, a dataset
+/// read whole).
+pub fn trace_extent(dataset: &Dataset) -> Option<TraceExtent> {
+    dataset
+        .links
+        .shared(|| std::sync::Arc::new(TraceExtentSlot(None)))
+        .0
+}
+
+/// The Parquet trace dataset `dir` with at most `limit` of its blocks read (the first
+/// allocated, `memscape_parquet::read_trace_head`) and its count, the map's scene laid out on
+/// the whole dataset's address regions `ranges` (the query engine's axis) when given: for views
+/// that draw from a query engine over the dataset, which a dataset of any size opens with.
+/// Every block is read when it holds at most `limit`.
+pub fn load_trace_head(
+    dir: &std::path::Path,
+    limit: usize,
+    ranges: Option<&[(u64, u64)]>,
+    progress: &dyn Fn(f32, &str),
+) -> Result<Dataset> {
+    progress(-1.0, "reading the first blocks of the Parquet dataset");
+    let head = memscape_parquet::read_trace_head(dir, None, limit)?;
+    let extent = TraceExtent {
+        read: head.trace.blocks.len(),
+        total: head.total,
+    };
+    tracing::info!(
+        "{}: {} of {} blocks read ({} rows decoded); the map and heap views draw from the \
+         query engine",
+        dir.display(),
+        extent.read,
+        extent.total,
+        head.rows_read
+    );
+    progress(0.7, "laying out the allocation map");
+    let data = match ranges {
+        Some(ranges) => AllocTraceData::on_ranges(head.trace, ranges),
+        None => AllocTraceData::new(head.trace),
+    };
+    let dataset = Dataset {
+        name: dir.display().to_string(),
+        content: DatasetContent::AllocTrace(Box::new(data)),
+        links: Default::default(),
+    };
+    let slot = std::sync::Arc::new(TraceExtentSlot(Some(extent)));
+    let _ = dataset.links.shared(|| slot);
+    progress(1.0, "done");
+    Ok(dataset)
 }
 
 /// The Parquet samples dataset `dir` with at most `limit` of its samples read (its first rows,

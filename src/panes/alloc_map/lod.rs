@@ -37,6 +37,8 @@ pub struct LodOpener {
     /// An index lay beside the trace when opening began: it opens in about a second, so the
     /// map waits for it instead of summing every block meanwhile ([`Self::awaited`]).
     present: bool,
+    /// The blocks read of a dataset read in part, said under the status line.
+    bound: Option<String>,
 }
 
 /// The view the engine's first index is made for: the whole plane in a map pane of the
@@ -110,6 +112,7 @@ impl LodOpener {
             engine: None,
             finer: Arc::default(),
             present,
+            bound: None,
         })
     }
 
@@ -124,7 +127,12 @@ impl LodOpener {
         // As for files: a small trace's map is drawn exactly from its blocks (no level applies
         // to a pane's whole plane, and the engine's index would cost a minute of CPU for
         // nothing).
-        if !memscape_views::alloc_map::lod::wants_lod_blocks(t.trace.blocks.len() as u64) {
+        // A dataset read in part (its first blocks) is always drawn from the index, which
+        // holds every block; the bound is said in the status line.
+        let bound = memscape_views::dataset::trace_extent(dataset).filter(|e| !e.is_whole());
+        if bound.is_none()
+            && !memscape_views::alloc_map::lod::wants_lod_blocks(t.trace.blocks.len() as u64)
+        {
             return None;
         }
         let engine = query.engine();
@@ -190,6 +198,7 @@ impl LodOpener {
             engine: Some(engine),
             finer,
             present: false,
+            bound: bound.map(|e| e.bound_line()),
         })
     }
 
@@ -215,6 +224,11 @@ impl LodOpener {
                 self.state(),
                 Some(LodState::Opening { pass: 1, fraction }) if fraction == 0.0
             )
+    }
+
+    /// The bound of the blocks read when the dataset was read in part.
+    pub fn bound(&self) -> Option<&str> {
+        self.bound.as_deref()
     }
 
     /// A line for the pane while the index is not there, or failed.

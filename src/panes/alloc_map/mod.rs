@@ -616,6 +616,11 @@ impl View for AllocMapPane {
                 };
             }
         });
+        // A dataset read in part: what draws from the blocks read, on a line of its own
+        // (wrapped: the status row above does not wrap).
+        if let Some(bound) = self.lod.as_ref().and_then(lod::LodOpener::bound) {
+            ui.add(egui::Label::new(egui::RichText::new(bound).weak()).wrap());
+        }
 
         self.free_sites_panel(ui);
         let width = width.min(ui.available_width());

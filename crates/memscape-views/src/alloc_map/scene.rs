@@ -105,8 +105,15 @@ impl AllocScene {
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
     ) -> (Self, memscape_trace::metrics::MetricsSweep) {
-        let (scene, sweep, _, _) = Self::laid_out(trace, color_by, from, None, None, None);
+        let (scene, sweep, _, _) = Self::laid_out(trace, color_by, from, None, None, None, None);
         (scene, sweep)
+    }
+
+    /// [`AllocScene::build`] on the address regions `ranges` (sorted `[start, end)`) found
+    /// elsewhere: a part of a trace (a dataset's first blocks) laid out on the whole trace's
+    /// axis, as a query engine's level-of-detail index of the whole lays its cells out.
+    pub fn on_ranges(trace: &Trace, color_by: ColorBy, ranges: &[(u64, u64)]) -> Self {
+        Self::laid_out(trace, color_by, None, None, None, None, Some(ranges)).0
     }
 
     /// [`AllocScene::continued`] also continuing the call-site rules' classification of the
@@ -128,6 +135,7 @@ impl AllocScene {
             carry.site_rules,
             frame,
             carry.blocks,
+            None,
         );
         let carry = SceneCarry {
             sweep: Some(sweep),
@@ -139,7 +147,9 @@ impl AllocScene {
     }
 
     /// The scene, continuing `from` and `site_rules`; in a live frame continuing `frame`'s
-    /// when given (`Some(None)`: the first), and `blocks` when laid out in the same frame.
+    /// when given (`Some(None)`: the first), and `blocks` when laid out in the same frame; on
+    /// the regions `ranges` when given, else the trace's own.
+    #[allow(clippy::too_many_arguments)]
     fn laid_out(
         trace: &Trace,
         color_by: ColorBy,
@@ -147,6 +157,7 @@ impl AllocScene {
         site_rules: Option<memscape_trace::sites::SiteRules>,
         frame: Option<Option<LiveFrame>>,
         blocks: Option<BlockArrays>,
+        ranges: Option<&[(u64, u64)]>,
     ) -> (
         Self,
         memscape_trace::metrics::MetricsSweep,
@@ -158,7 +169,10 @@ impl AllocScene {
         let mut phase = |name: &'static str| {
             phases.push((name, started.elapsed().as_secs_f64() * 1e3));
         };
-        let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
+        let regions = match ranges {
+            Some(ranges) => memscape_trace::regions::regions_on(trace, ranges),
+            None => memscape_trace::regions::find_regions(trace, REGION_GAP),
+        };
         phase("regions");
         let used = regions.axis_len();
         // Collapsed gaps stay visible as thin separators: 1 % of the used bytes, at least 64 B.
