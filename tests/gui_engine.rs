@@ -159,16 +159,12 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
     }
     let dataset = export_lulesh(&lulesh, &dir);
     let from_dataset = dir.join("exported-dataset");
-    let mut c = common::windowed(&dir, (1600, 1000));
-    c.arg("view").arg(&dataset).args([
-        "--window-size",
-        "1600x1000",
-        "--screenshot-timeout",
-        "240",
-        "--screenshot",
-    ]);
-    c.arg(dir.join("dataset.png"))
-        .env("MEMSCAPE_EXPORT_VIEWS", &from_dataset)
+    let mut c = common::view_screenshot_command(
+        &dir.join("dataset.png"),
+        &[dataset.as_os_str()],
+        (1600, 1000),
+    );
+    c.env("MEMSCAPE_EXPORT_VIEWS", &from_dataset)
         .env("MEMSCAPE_SAMPLES_HEAD", "1000")
         .env("RUST_LOG", "warn,memscape_views::dataset=info");
     let out = common::run_windowed(c);
@@ -225,16 +221,12 @@ fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
         .args(["export", "demo", "--to", "parquet", "--windows", "16", "-o"])
         .arg(&dataset));
     let exported = dir.join("exported-views");
-    let mut c = common::windowed(&dir, (1400, 900));
-    c.arg("view").arg(&dataset).args([
-        "--window-size",
-        "1400x900",
-        "--screenshot-timeout",
-        "240",
-        "--screenshot",
-    ]);
-    c.arg(dir.join("window.png"))
-        .env("MEMSCAPE_EXPORT_VIEWS", &exported)
+    let mut c = common::view_screenshot_command(
+        &dir.join("window.png"),
+        &[dataset.as_os_str()],
+        (1400, 900),
+    );
+    c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
         .env("MEMSCAPE_TRACE_HEAD", "1000")
         .env("XDG_CACHE_HOME", dir.join("cache"))
         .env("RUST_LOG", "warn,memscape_views::dataset=info");

@@ -182,6 +182,17 @@ pub fn view_screenshot(
     window: (u32, u32),
     env: &[(&str, &OsStr)],
 ) -> RgbaImage {
+    let mut c = view_screenshot_command(png, args, window);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_windowed(c);
+    RgbaImage::load_png(png).unwrap()
+}
+
+/// The command `view_screenshot` runs (an earlier `PNG` removed), for tests that read its log
+/// too: `run_windowed` it.
+pub fn view_screenshot_command(png: &Path, args: &[&OsStr], window: (u32, u32)) -> Command {
     let _ = std::fs::remove_file(png);
     let mut c = windowed(png.parent().unwrap(), window);
     c.arg("view").args(args).args([
@@ -192,11 +203,7 @@ pub fn view_screenshot(
         "--screenshot",
     ]);
     c.arg(png);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    run_windowed(c);
-    RgbaImage::load_png(png).unwrap()
+    c
 }
 
 /// Pixels of `img` within `tolerance` (exclusive) of `want` in every channel.
