@@ -119,6 +119,27 @@ pub struct AllocMapPane {
     live: bool,
 }
 
+/// Where a frame's map layers come from (`AllocMapPane::map_source`).
+enum MapSource {
+    /// The level-of-detail index, open.
+    Index(Arc<memscape_lod::LodTrace>),
+    /// Left out of the picture until the index being opened draws them
+    /// (`LodOpener::awaited`), instead of having every block summed meanwhile.
+    AwaitIndex,
+    /// The blocks (exact, or summed on the CPU).
+    Blocks,
+}
+
+impl MapSource {
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Index(_) => "index",
+            Self::AwaitIndex => "awaiting the index",
+            Self::Blocks => "blocks",
+        }
+    }
+}
+
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
 /// dataset's default bins and colours, the pools' curves when it declares pools.
 fn default_settings(dataset: &Dataset, color_by: ColorBy) -> AllocMapSettings {
@@ -322,8 +343,28 @@ impl AllocMapPane {
     /// The level-of-detail index the map draws from: open, and the settings shown are what it
     /// holds (threads' colours, no bins, the event axis, no highlight).
     fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
-        let index = self.lod.as_ref()?.ready()?;
-        self.index_draws().then_some(index)
+        match self.map_source() {
+            MapSource::Index(index) => Some(index),
+            MapSource::AwaitIndex | MapSource::Blocks => None,
+        }
+    }
+
+    /// Where this frame's map layers come from, from one reading of the index's state: the
+    /// opening thread may finish at any moment, and two readings in one frame (blocks not yet
+    /// drawn from the index, then no longer waiting for it) had the sums worker sum every block
+    /// for that frame (the flaky `gui_map_of_a_big_trace_with_its_index_present_…` of wave 15).
+    fn map_source(&self) -> MapSource {
+        let Some(opener) = &self.lod else {
+            return MapSource::Blocks;
+        };
+        if !self.index_draws() {
+            return MapSource::Blocks;
+        }
+        match opener.state() {
+            Some(lod::LodState::Ready(index)) => MapSource::Index(index),
+            state if opener.awaited_in(state.as_ref()) => MapSource::AwaitIndex,
+            _ => MapSource::Blocks,
+        }
     }
 
     /// Whether the settings shown are what the index holds: the map draws from it once open.
@@ -337,12 +378,6 @@ impl AllocMapPane {
         shown_matches
             && self.selection.is_none()
             && memscape_views::alloc_map::lod::unsupported_map(&self.settings, &t.trace).is_none()
-    }
-
-    /// Whether the map layers wait for an index being opened (`LodOpener::awaited`) that
-    /// will draw them, instead of having every block summed meanwhile.
-    fn awaits_index(&self) -> bool {
-        self.lod.as_ref().is_some_and(lod::LodOpener::awaited) && self.index_draws()
     }
 
     /// Whether the map shows a picture of an earlier view (stretched to this one) while the
@@ -359,9 +394,12 @@ impl AllocMapPane {
     }
 
     /// The blocks, times and selection the GPU draws from (the same `Arc` while none changed).
-    fn map_data(&mut self, ctx: &egui::Context) -> Arc<MapData> {
+    fn map_data(
+        &mut self,
+        ctx: &egui::Context,
+        lod: Option<Arc<memscape_lod::LodTrace>>,
+    ) -> Arc<MapData> {
         let times = self.binned.times(self.shown.axis).clone();
-        let lod = self.lod_map();
         // One worker per open index, kept while the index is shown.
         if let Some(l) = &lod
             && self
@@ -688,7 +726,20 @@ impl View for AllocMapPane {
         let free_at = links
             .time_events
             .unwrap_or_else(|| events_at(&t.trace, axis, (cam.t0 + cam.t_span).max(0.0) as u64));
-        let data = self.map_data(ui.ctx());
+        let source = self.map_source();
+        tracing::debug!(
+            target: "memscape::map_path",
+            pass = ui.ctx().cumulative_pass_nr(),
+            source = source.name(),
+            "allocation map layers"
+        );
+        let data = self.map_data(
+            ui.ctx(),
+            match &source {
+                MapSource::Index(index) => Some(index.clone()),
+                MapSource::AwaitIndex | MapSource::Blocks => None,
+            },
+        );
         // Big layers are summed on the CPU only on a software rasterizer
         // (`prefers_cpu_sums`); elsewhere the worker would idle (with
         // `MEMSCAPE_ALLOC_MAP_PATH=cpu` on a GPU the bridge sums on the spot instead).
@@ -731,7 +782,7 @@ impl View for AllocMapPane {
             // Every corner of the map holds data: the line is the pane's status (`lod.rs`).
             memscape_views::picture::engine_provenance(&mut picture, &engine);
         }
-        if self.awaits_index() {
+        if matches!(source, MapSource::AwaitIndex) {
             // The index opens within a second or so (the status line's paced repaints see
             // it); its frames replace these layers.
             picture.layers.retain(|l| !matches!(l, Layer::Map(_)));
