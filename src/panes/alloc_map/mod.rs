@@ -61,6 +61,8 @@ pub struct AllocMapPane {
     blocks: Arc<Vec<AllocBlockGpu>>,
     bar: Option<Arc<BarBlocks>>,
     curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
+    /// A big trace's unbinned bar as its running integral (`Wanted::bar_integral`).
+    bar_integral: Option<Arc<memscape_views::alloc_map::bar_integral::BarIntegral>>,
     /// A live recording's unbinned bar, which the next snapshot's pane continues.
     live_bar: Option<Arc<memscape_views::alloc_map::live_bar::LiveBar>>,
     shown: Wanted,
@@ -180,6 +182,7 @@ impl AllocMapPane {
             color_by,
             age_at: 0,
             curves: false,
+            bar_integral: false,
         };
         let waker = Arc::new(std::sync::OnceLock::new());
         let worker =
@@ -200,6 +203,7 @@ impl AllocMapPane {
             blocks,
             bar: None,
             curves: None,
+            bar_integral: None,
             live_bar: None,
             shown,
             data: None,
@@ -252,6 +256,9 @@ impl AllocMapPane {
             curves: self
                 .settings
                 .has(memscape_views::alloc_map::settings::Panel::Curves),
+            // A big trace's (one drawn from an index) flat bar: from its running integral.
+            bar_integral: self.lod.is_some()
+                && self.settings.occupancy == memscape_views::alloc_map::settings::Occupancy::Flat,
         }
     }
 
@@ -282,6 +289,7 @@ impl AllocMapPane {
             self.blocks = built.blocks;
             self.bar = built.bar;
             self.curves = built.curves;
+            self.bar_integral = built.bar_integral;
             if built.live_bar.is_some() {
                 self.live_bar = built.live_bar;
             }
@@ -764,6 +772,7 @@ impl View for AllocMapPane {
                 binned: &binned,
                 data,
                 bars: self.bar.clone(),
+                bar_integral: self.bar_integral.clone(),
                 curves: self.curves.clone(),
                 camera: cam,
                 color_by: self.shown.color_by,
