@@ -168,12 +168,6 @@ mod tests {
         // A bar of many shades, not a flat one that any two methods agree on.
         let shades: std::collections::HashSet<[u8; 4]> = exact.iter().copied().collect();
         assert!(shades.len() > 10, "{} shades", shades.len());
-        eprintln!(
-            "{}: {} shades, {} levels apart at most",
-            source.display_name(),
-            shades.len(),
-            worst(&exact, &integral)
-        );
         (exact, integral)
     }
 
