@@ -25,6 +25,27 @@ pub enum LodState {
     Failed(String),
 }
 
+/// Where a frame's map layers come from (`AllocMapPane::map_source`).
+pub enum MapSource {
+    /// The level-of-detail index, open.
+    Index(Arc<LodTrace>),
+    /// Left out of the picture until the index being opened draws them
+    /// (`LodOpener::awaited`), instead of having every block summed meanwhile.
+    AwaitIndex,
+    /// The blocks (exact, or summed on the CPU).
+    Blocks,
+}
+
+impl MapSource {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Index(_) => "index",
+            Self::AwaitIndex => "awaiting the index",
+            Self::Blocks => "blocks",
+        }
+    }
+}
+
 /// The index being opened on its thread; dropping it cancels a build.
 pub struct LodOpener {
     state: Arc<Mutex<LodState>>,

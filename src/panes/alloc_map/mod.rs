@@ -121,27 +121,6 @@ pub struct AllocMapPane {
     live: bool,
 }
 
-/// Where a frame's map layers come from (`AllocMapPane::map_source`).
-enum MapSource {
-    /// The level-of-detail index, open.
-    Index(Arc<memscape_lod::LodTrace>),
-    /// Left out of the picture until the index being opened draws them
-    /// (`LodOpener::awaited`), instead of having every block summed meanwhile.
-    AwaitIndex,
-    /// The blocks (exact, or summed on the CPU).
-    Blocks,
-}
-
-impl MapSource {
-    fn name(&self) -> &'static str {
-        match self {
-            Self::Index(_) => "index",
-            Self::AwaitIndex => "awaiting the index",
-            Self::Blocks => "blocks",
-        }
-    }
-}
-
 /// What a pane on `dataset` shows before the user changes anything: the GUI's panels, the
 /// dataset's default bins and colours, the pools' curves when it declares pools.
 fn default_settings(dataset: &Dataset, color_by: ColorBy) -> AllocMapSettings {
@@ -352,8 +331,8 @@ impl AllocMapPane {
     /// holds (threads' colours, no bins, the event axis, no highlight).
     fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
         match self.map_source() {
-            MapSource::Index(index) => Some(index),
-            MapSource::AwaitIndex | MapSource::Blocks => None,
+            lod::MapSource::Index(index) => Some(index),
+            lod::MapSource::AwaitIndex | lod::MapSource::Blocks => None,
         }
     }
 
@@ -361,17 +340,17 @@ impl AllocMapPane {
     /// opening thread may finish at any moment, and two readings in one frame (blocks not yet
     /// drawn from the index, then no longer waiting for it) had the sums worker sum every block
     /// for that frame (the flaky `gui_map_of_a_big_trace_with_its_index_present_…` of wave 15).
-    fn map_source(&self) -> MapSource {
+    fn map_source(&self) -> lod::MapSource {
         let Some(opener) = &self.lod else {
-            return MapSource::Blocks;
+            return lod::MapSource::Blocks;
         };
         if !self.index_draws() {
-            return MapSource::Blocks;
+            return lod::MapSource::Blocks;
         }
         match opener.state() {
-            Some(lod::LodState::Ready(index)) => MapSource::Index(index),
-            state if opener.awaited_in(state.as_ref()) => MapSource::AwaitIndex,
-            _ => MapSource::Blocks,
+            Some(lod::LodState::Ready(index)) => lod::MapSource::Index(index),
+            state if opener.awaited_in(state.as_ref()) => lod::MapSource::AwaitIndex,
+            _ => lod::MapSource::Blocks,
         }
     }
 
@@ -744,8 +723,8 @@ impl View for AllocMapPane {
         let data = self.map_data(
             ui.ctx(),
             match &source {
-                MapSource::Index(index) => Some(index.clone()),
-                MapSource::AwaitIndex | MapSource::Blocks => None,
+                lod::MapSource::Index(index) => Some(index.clone()),
+                lod::MapSource::AwaitIndex | lod::MapSource::Blocks => None,
             },
         );
         // Big layers are summed on the CPU only on a software rasterizer
@@ -791,7 +770,7 @@ impl View for AllocMapPane {
             // Every corner of the map holds data: the line is the pane's status (`lod.rs`).
             memscape_views::picture::engine_provenance(&mut picture, &engine);
         }
-        if matches!(source, MapSource::AwaitIndex) {
+        if matches!(source, lod::MapSource::AwaitIndex) {
             // The index opens within a second or so (the status line's paced repaints see
             // it); its frames replace these layers.
             picture.layers.retain(|l| !matches!(l, Layer::Map(_)));
