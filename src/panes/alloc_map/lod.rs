@@ -30,7 +30,7 @@ pub enum MapSource {
     /// The level-of-detail index, open.
     Index(Arc<LodTrace>),
     /// Left out of the picture until the index being opened draws them
-    /// (`LodOpener::awaited`), instead of having every block summed meanwhile.
+    /// (`LodOpener::awaited_in`), instead of having every block summed meanwhile.
     AwaitIndex,
     /// The blocks (exact, or summed on the CPU).
     Blocks,
