@@ -65,6 +65,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 color_by: scene.color_by,
                 age_at: 0,
                 curves: false,
+                bar_integral: false,
             },
             true,
         );

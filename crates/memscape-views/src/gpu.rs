@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use memscape_render::alloc_map::{
     AllocMapData, AllocMapFrame, AllocMapPicker, AllocMapPipelines, AllocMapView, BarBlocks,
     CursorOverlay, CursorPipelines, DrawOptions, OccupancyBarData, OccupancyBarFrame,
-    OccupancyBarView, SelectionStyle, TimeMapping,
+    OccupancyBarView, OccupancyVariant, SelectionStyle, TimeMapping,
 };
 use memscape_render::polar_morph::{PolarMorphData, PolarMorphPipelines};
 use memscape_render::shapes::{ShapeBatch, ShapeGpu, ShapesPipelines, ShapesView};
@@ -759,6 +759,28 @@ impl PanePicture<'_> {
             .bar_frames
             .entry(b.slot)
             .or_insert_with(|| (OccupancyBarFrame::new(device, &reg.maps), 0));
+        // A big trace's flat bar from its running integral: a few searches per column.
+        if let Some(integral) = &b.integral
+            && b.variant == OccupancyVariant::Flat
+            && let Some(job) = OccupancyBarFrame::cpu_sums_view(&b.bars, &view, b.part(), size)
+        {
+            if *prepared != key {
+                let sums = integral.sums(&job.view.eq1([size[0].max(1), size[1].max(1)]));
+                let format = reg.target_format;
+                frame.prepare_sums(
+                    device,
+                    queue,
+                    &mut reg.maps,
+                    &job.view,
+                    size,
+                    origin,
+                    format,
+                    &sums,
+                );
+                *prepared = key;
+            }
+            return;
+        }
         // A bar of millions of intervals on a software rasterizer: its sums from the CPU (the
         // pane's worker's, when it has one), and no upload.
         let intervals = b.bars.blocks.len();

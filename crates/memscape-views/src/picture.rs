@@ -234,6 +234,9 @@ pub struct BarLayer {
     pub slot: u32,
     pub rect: egui::Rect,
     pub bars: Arc<BarBlocks>,
+    /// A big trace's unbinned bar as its running integral: drawn from it in the flat variant
+    /// (`alloc_map::bar_integral`), from `bars` else.
+    pub integral: Option<Arc<crate::alloc_map::bar_integral::BarIntegral>>,
     pub window: MapWindow,
     pub style: MapStyle,
     pub variant: OccupancyVariant,

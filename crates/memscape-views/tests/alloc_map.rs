@@ -594,6 +594,7 @@ fn unbinned_map_in_the_scenes_colouring_shares_its_blocks() {
         color_by: scene.color_by,
         age_at: 0,
         curves: false,
+        bar_integral: false,
     };
     let built = MapBuilder::default().build(&data.trace, scene, wanted, false);
     assert!(std::sync::Arc::ptr_eq(&built.blocks, &scene.blocks));

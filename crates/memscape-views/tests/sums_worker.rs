@@ -186,6 +186,7 @@ fn picture_of(data: &Arc<MapData>, bars: &Arc<BarBlocks>, te: u64, ye: u64, dy: 
         slot: 0,
         rect: egui::Rect::from_min_size(egui::pos2(0.0, 130.0), egui::vec2(w, 24.0)),
         bars: bars.clone(),
+        integral: None,
         window,
         style,
         variant: OccupancyVariant::EventCushions(CushionKind::Plateau),

@@ -25,6 +25,27 @@ pub enum LodState {
     Failed(String),
 }
 
+/// Where a frame's map layers come from (`AllocMapPane::map_source`).
+pub enum MapSource {
+    /// The level-of-detail index, open.
+    Index(Arc<LodTrace>),
+    /// Left out of the picture until the index being opened draws them
+    /// (`LodOpener::awaited_in`), instead of having every block summed meanwhile.
+    AwaitIndex,
+    /// The blocks (exact, or summed on the CPU).
+    Blocks,
+}
+
+impl MapSource {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Index(_) => "index",
+            Self::AwaitIndex => "awaiting the index",
+            Self::Blocks => "blocks",
+        }
+    }
+}
+
 /// The index being opened on its thread; dropping it cancels a build.
 pub struct LodOpener {
     state: Arc<Mutex<LodState>>,
@@ -214,15 +235,16 @@ impl LodOpener {
         }
     }
 
-    /// Whether the map should wait for the index rather than be drawn from its blocks: an
+    /// Whether, in `state` (one reading of [`Self::state`]: the pane decides each frame from
+    /// one), the map should wait for the index rather than be drawn from its blocks: an
     /// index was present and is being opened, not rebuilt (a build reports progress; until
     /// then the state is its first). Summing a big trace's every block meanwhile took seconds
     /// of CPU per map layer, on cores the first window's other workers need (issue 25).
-    pub fn awaited(&self) -> bool {
+    pub fn awaited_in(&self, state: Option<&LodState>) -> bool {
         self.present
             && matches!(
-                self.state(),
-                Some(LodState::Opening { pass: 1, fraction }) if fraction == 0.0
+                state,
+                Some(LodState::Opening { pass: 1, fraction }) if *fraction == 0.0
             )
     }
 

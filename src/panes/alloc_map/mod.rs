@@ -61,6 +61,8 @@ pub struct AllocMapPane {
     blocks: Arc<Vec<AllocBlockGpu>>,
     bar: Option<Arc<BarBlocks>>,
     curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
+    /// A big trace's unbinned bar as its running integral (`Wanted::bar_integral`).
+    bar_integral: Option<Arc<memscape_views::alloc_map::bar_integral::BarIntegral>>,
     /// A live recording's unbinned bar, which the next snapshot's pane continues.
     live_bar: Option<Arc<memscape_views::alloc_map::live_bar::LiveBar>>,
     shown: Wanted,
@@ -159,6 +161,7 @@ impl AllocMapPane {
             color_by,
             age_at: 0,
             curves: false,
+            bar_integral: false,
         };
         let waker = Arc::new(std::sync::OnceLock::new());
         let worker =
@@ -179,6 +182,7 @@ impl AllocMapPane {
             blocks,
             bar: None,
             curves: None,
+            bar_integral: None,
             live_bar: None,
             shown,
             data: None,
@@ -231,6 +235,9 @@ impl AllocMapPane {
             curves: self
                 .settings
                 .has(memscape_views::alloc_map::settings::Panel::Curves),
+            // A big trace's (one drawn from an index) flat bar: from its running integral.
+            bar_integral: self.lod.is_some()
+                && self.settings.occupancy == memscape_views::alloc_map::settings::Occupancy::Flat,
         }
     }
 
@@ -261,6 +268,7 @@ impl AllocMapPane {
             self.blocks = built.blocks;
             self.bar = built.bar;
             self.curves = built.curves;
+            self.bar_integral = built.bar_integral;
             if built.live_bar.is_some() {
                 self.live_bar = built.live_bar;
             }
@@ -322,8 +330,28 @@ impl AllocMapPane {
     /// The level-of-detail index the map draws from: open, and the settings shown are what it
     /// holds (threads' colours, no bins, the event axis, no highlight).
     fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
-        let index = self.lod.as_ref()?.ready()?;
-        self.index_draws().then_some(index)
+        match self.map_source() {
+            lod::MapSource::Index(index) => Some(index),
+            lod::MapSource::AwaitIndex | lod::MapSource::Blocks => None,
+        }
+    }
+
+    /// Where this frame's map layers come from, from one reading of the index's state: the
+    /// opening thread may finish at any moment, and two readings in one frame (blocks not yet
+    /// drawn from the index, then no longer waiting for it) had the sums worker sum every block
+    /// for that frame (the flaky `gui_map_of_a_big_trace_with_its_index_present_…` of wave 15).
+    fn map_source(&self) -> lod::MapSource {
+        let Some(opener) = &self.lod else {
+            return lod::MapSource::Blocks;
+        };
+        if !self.index_draws() {
+            return lod::MapSource::Blocks;
+        }
+        match opener.state() {
+            Some(lod::LodState::Ready(index)) => lod::MapSource::Index(index),
+            state if opener.awaited_in(state.as_ref()) => lod::MapSource::AwaitIndex,
+            _ => lod::MapSource::Blocks,
+        }
     }
 
     /// Whether the settings shown are what the index holds: the map draws from it once open.
@@ -337,12 +365,6 @@ impl AllocMapPane {
         shown_matches
             && self.selection.is_none()
             && memscape_views::alloc_map::lod::unsupported_map(&self.settings, &t.trace).is_none()
-    }
-
-    /// Whether the map layers wait for an index being opened (`LodOpener::awaited`) that
-    /// will draw them, instead of having every block summed meanwhile.
-    fn awaits_index(&self) -> bool {
-        self.lod.as_ref().is_some_and(lod::LodOpener::awaited) && self.index_draws()
     }
 
     /// Whether the map shows a picture of an earlier view (stretched to this one) while the
@@ -359,9 +381,12 @@ impl AllocMapPane {
     }
 
     /// The blocks, times and selection the GPU draws from (the same `Arc` while none changed).
-    fn map_data(&mut self, ctx: &egui::Context) -> Arc<MapData> {
+    fn map_data(
+        &mut self,
+        ctx: &egui::Context,
+        lod: Option<Arc<memscape_lod::LodTrace>>,
+    ) -> Arc<MapData> {
         let times = self.binned.times(self.shown.axis).clone();
-        let lod = self.lod_map();
         // One worker per open index, kept while the index is shown.
         if let Some(l) = &lod
             && self
@@ -693,7 +718,20 @@ impl View for AllocMapPane {
         let free_at = links
             .time_events
             .unwrap_or_else(|| events_at(&t.trace, axis, (cam.t0 + cam.t_span).max(0.0) as u64));
-        let data = self.map_data(ui.ctx());
+        let source = self.map_source();
+        tracing::debug!(
+            target: "memscape::map_path",
+            pass = ui.ctx().cumulative_pass_nr(),
+            source = source.name(),
+            "allocation map layers"
+        );
+        let data = self.map_data(
+            ui.ctx(),
+            match &source {
+                lod::MapSource::Index(index) => Some(index.clone()),
+                lod::MapSource::AwaitIndex | lod::MapSource::Blocks => None,
+            },
+        );
         // Big layers are summed on the CPU only on a software rasterizer
         // (`prefers_cpu_sums`); elsewhere the worker would idle (with
         // `MEMSCAPE_ALLOC_MAP_PATH=cpu` on a GPU the bridge sums on the spot instead).
@@ -718,6 +756,7 @@ impl View for AllocMapPane {
                 binned: &binned,
                 data,
                 bars: self.bar.clone(),
+                bar_integral: self.bar_integral.clone(),
                 curves: self.curves.clone(),
                 camera: cam,
                 color_by: self.shown.color_by,
@@ -736,7 +775,7 @@ impl View for AllocMapPane {
             // Every corner of the map holds data: the line is the pane's status (`lod.rs`).
             memscape_views::picture::engine_provenance(&mut picture, &engine);
         }
-        if self.awaits_index() {
+        if matches!(source, lod::MapSource::AwaitIndex) {
             // The index opens within a second or so (the status line's paced repaints see
             // it); its frames replace these layers.
             picture.layers.retain(|l| !matches!(l, Layer::Map(_)));

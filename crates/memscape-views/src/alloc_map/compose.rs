@@ -9,6 +9,7 @@ use memscape_render::alloc_map::occupancy::BarBlocks;
 use memscape_render::alloc_map::{AllocBlockGpu, BarPart, CursorStyle, CushionCursor, CushionKind};
 use memscape_trace::Trace;
 
+use super::bar_integral::BarIntegral;
 use super::bins::{BinBy, BinnedScene};
 use super::camera::{Camera, events_at};
 use super::colors::{Classes, ColorBy, SharedClasses};
@@ -49,6 +50,9 @@ pub struct Wanted {
     pub age_at: u64,
     /// The bins' waste and fragmentation curves (the `curves` panel).
     pub curves: bool,
+    /// The unbinned bar on the event axis from its running integral ([`BarIntegral`]: a big
+    /// trace's flat bar) instead of its intervals; other bars are built as without it.
+    pub bar_integral: bool,
 }
 
 /// The blocks and bars of a [`Wanted`].
@@ -56,8 +60,11 @@ pub struct Built {
     pub wanted: Wanted,
     pub binned: Arc<BinnedScene>,
     pub blocks: Arc<Vec<AllocBlockGpu>>,
-    /// The occupancy bars (when asked for).
+    /// The occupancy bars (when asked for); with `bar_integral`, one interval per bin (what
+    /// the bands and a variant other than flat need while the intervals are not built).
     pub bar: Option<Arc<BarBlocks>>,
+    /// The unbinned bar's running integral ([`Wanted::bar_integral`]), which draws the flat bar.
+    pub bar_integral: Option<Arc<BarIntegral>>,
     /// Each bin's waste and fragmentation curves (when asked for).
     pub curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
     /// A live recording's unbinned bar, for the next snapshot's builder to continue
@@ -72,6 +79,8 @@ pub struct MapBuilder {
     binned: HashMap<BinBy, Arc<BinnedScene>>,
     bars: HashMap<(BinBy, TimeAxis), Arc<BarBlocks>>,
     curves: HashMap<BinBy, Arc<Vec<memscape_trace::pools::GroupCurves>>>,
+    /// The unbinned bar on the event axis as its integral, with its one-interval stand-in.
+    integral: Option<(Arc<BarBlocks>, Arc<BarIntegral>)>,
     /// On a live recording's snapshot: the unbinned bar continued from the previous
     /// snapshot's (its merged rows and intervals kept), the last one made.
     live: Option<LiveBars>,
@@ -124,6 +133,38 @@ impl MapBuilder {
         Some(blocks)
     }
 
+    /// The unbinned bar on the event axis as its integral, and a stand-in of one interval
+    /// per bin (its bands: what the layout and the stacked bar's scroll read).
+    fn integral(
+        &mut self,
+        binned: &BinnedScene,
+        scene: &AllocScene,
+    ) -> (Arc<BarBlocks>, Arc<BarIntegral>) {
+        self.integral
+            .get_or_insert_with(|| {
+                let end = scene.time_extent(TimeAxis::Events);
+                let steps: Vec<_> = (0..binned.bins.len())
+                    .map(|k| memscape_render::alloc_map::occupancy::OccupancySteps {
+                        start: 0,
+                        end,
+                        capacity: binned.bins[k].capacity,
+                        ..Default::default()
+                    })
+                    .collect();
+                let info = &binned.bins[0];
+                (
+                    Arc::new(BarBlocks::build(&steps, &[1.0])),
+                    Arc::new(BarIntegral::build(
+                        binned.metrics.clone(),
+                        &info.series,
+                        end,
+                        info.capacity,
+                    )),
+                )
+            })
+            .clone()
+    }
+
     /// The blocks of `wanted`, and its bars `with_bars`.
     pub fn build(
         &mut self,
@@ -137,7 +178,17 @@ impl MapBuilder {
             .entry(wanted.by)
             .or_insert_with(|| Arc::new(BinnedScene::build(trace, scene, wanted.by)))
             .clone();
+        let bar_integral = (with_bars
+            && wanted.bar_integral
+            && wanted.by == BinBy::None
+            && wanted.axis == TimeAxis::Events
+            && binned.bins.len() == 1
+            && self.live.is_none())
+        .then(|| self.integral(&binned, scene));
         let bar = with_bars.then(|| {
+            if let Some((bar, _)) = &bar_integral {
+                return bar.clone();
+            }
             if let Some(bar) = self.bars.get(&(wanted.by, wanted.axis)) {
                 return bar.clone();
             }
@@ -192,6 +243,7 @@ impl MapBuilder {
             binned,
             blocks,
             bar,
+            bar_integral: bar_integral.map(|(_, integral)| integral),
             curves,
             live_bar: self.live.as_ref().and_then(|l| l.last.clone()),
         }
@@ -207,6 +259,9 @@ pub struct MapInputs<'a> {
     /// The blocks of `binned`, coloured, on the settings' time axis, with the selection.
     pub data: Arc<MapData>,
     pub bars: Option<Arc<BarBlocks>>,
+    /// The unbinned bar's running integral, which draws it in the flat variant
+    /// ([`Built::bar_integral`]).
+    pub bar_integral: Option<Arc<BarIntegral>>,
     /// Each bin's waste and fragmentation curves (the `curves` panel).
     pub curves: Option<Arc<Vec<memscape_trace::pools::GroupCurves>>>,
     pub camera: Camera,
@@ -321,6 +376,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 slot,
                 rect,
                 bars: bars.clone(),
+                integral: bin.and(inputs.bar_integral.clone()),
                 window: inputs.camera,
                 style,
                 variant,
@@ -488,6 +544,8 @@ pub fn compose_with(
             color_by,
             age_at: scene.events_extent,
             curves: settings.has(Panel::Curves),
+            // Headless pictures keep the exact bar (their goldens).
+            bar_integral: false,
         },
         settings.has(Panel::Occupancy),
     );
@@ -533,6 +591,7 @@ pub fn compose_with(
                 accumulate: None,
             }),
             bars: built.bar.clone(),
+            bar_integral: built.bar_integral.clone(),
             curves: built.curves.clone(),
             camera,
             color_by,

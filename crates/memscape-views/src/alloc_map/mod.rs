@@ -12,6 +12,7 @@
 //! * `lod`: big traces drawn from their level-of-detail index (where the draw path is chosen);
 //!   (`crate::lod_refine` is the GUI's worker that computes those frames off the UI thread.)
 
+pub mod bar_integral;
 pub mod bins;
 pub mod camera;
 pub mod colors;
