@@ -61,6 +61,27 @@ fn synth(events: u64, dir: &tempfile::TempDir) -> LoadSource {
     LoadSource::File(path)
 }
 
+/// The demo and a generated trace (written into `dir`), each with its events' extent.
+fn sources_and_extents(dir: &tempfile::TempDir) -> Vec<(LoadSource, u64)> {
+    [
+        memscape_views::demo::sources().remove(0),
+        synth(60_000, dir),
+    ]
+    .into_iter()
+    .map(|source| {
+        let dataset = load(&source, &|_, _| {}).unwrap();
+        let end = dataset
+            .alloc_trace()
+            .unwrap()
+            .scene
+            .as_ref()
+            .unwrap()
+            .events_extent;
+        (source, end)
+    })
+    .collect()
+}
+
 fn worst(a: &[[u8; 4]], b: &[[u8; 4]]) -> u8 {
     a.iter()
         .zip(b)
@@ -75,18 +96,7 @@ fn worst(a: &[[u8; 4]], b: &[[u8; 4]]) -> u8 {
 #[test]
 fn the_integrals_flat_bar_is_the_exact_bars_at_alpha_one() {
     let dir = tempfile::tempdir().unwrap();
-    for source in [
-        memscape_views::demo::sources().remove(0),
-        synth(60_000, &dir),
-    ] {
-        let dataset = load(&source, &|_, _| {}).unwrap();
-        let end = dataset
-            .alloc_trace()
-            .unwrap()
-            .scene
-            .as_ref()
-            .unwrap()
-            .events_extent;
+    for (source, end) in sources_and_extents(&dir) {
         for window in [
             MapWindow {
                 t0: 0.0,
@@ -115,18 +125,7 @@ fn the_integrals_flat_bar_is_the_exact_bars_at_alpha_one() {
 #[test]
 fn the_integrals_flat_bar_is_close_to_the_exact_bars_at_the_guis_alpha() {
     let dir = tempfile::tempdir().unwrap();
-    for source in [
-        memscape_views::demo::sources().remove(0),
-        synth(60_000, &dir),
-    ] {
-        let dataset = load(&source, &|_, _| {}).unwrap();
-        let end = dataset
-            .alloc_trace()
-            .unwrap()
-            .scene
-            .as_ref()
-            .unwrap()
-            .events_extent;
+    for (source, end) in sources_and_extents(&dir) {
         let w = 512;
         let window = MapWindow {
             t0: 0.0,
