@@ -219,6 +219,7 @@ pub fn render_alloc_map(
         return Ok(None);
     }
     let forced = PathChoice::from_env() == PathChoice::Lod;
+    let open_start = Instant::now();
     let s = &args.alloc;
     // The trace's header first (mapped: cheap), so that settings the index cannot draw do not
     // build it.
@@ -242,6 +243,10 @@ pub fn render_alloc_map(
         t.index_path.display(),
         report.built.map_or("opened", |_| "built")
     );
+    let opened = Opened {
+        line: opened,
+        took: open_start.elapsed(),
+    };
     draw_map(args, &path, std::sync::Arc::new(t), window, &opened)?;
     Ok(Some(ExitCode::SUCCESS))
 }
@@ -267,6 +272,7 @@ fn render_dataset_map(
     if !forced && blocks <= map_lod::lod_block_threshold() {
         return Ok(None);
     }
+    let open_start = Instant::now();
     let skeleton = memscape_parquet::trace::read_trace_skeleton(dir, None)?;
     if let Some(why) = map_lod::unsupported(&args.alloc, &skeleton) {
         anyhow::ensure!(
@@ -286,7 +292,11 @@ fn render_dataset_map(
         |axis, extent| map_window(args, axis, extent),
         [args.width, args.height],
     )?;
-    draw_map(args, dir, std::sync::Arc::new(t), window, &report.line())?;
+    let opened = Opened {
+        line: report.line(),
+        took: open_start.elapsed(),
+    };
+    draw_map(args, dir, std::sync::Arc::new(t), window, &opened)?;
     Ok(Some(ExitCode::SUCCESS))
 }
 
@@ -327,14 +337,21 @@ pub fn map_window(
     Ok(([t0, t1], [a0, a1]))
 }
 
-/// Draws the map of `t` in `window` as `args` ask (PNG or SVG, `--out`), saying on stderr which
-/// path drew it and how the index was `opened`.
+/// How a map's level-of-detail index was opened: the line said on stderr, and how long it took.
+pub struct Opened {
+    pub line: String,
+    pub took: std::time::Duration,
+}
+
+/// Draws the map of `t` in `window` as `args` ask (PNG or SVG, `--out`; with `--stats`, the
+/// PNG measured and its statistics as JSON on stdout), saying on stderr which path drew it and
+/// how the index was `opened`.
 pub fn draw_map(
     args: &crate::cli::RenderArgs,
     path: &Path,
     t: std::sync::Arc<LodTrace>,
     window: ([u64; 2], [u64; 2]),
-    opened: &str,
+    opened: &Opened,
 ) -> anyhow::Result<()> {
     use memscape_views::alloc_map::lod as map_lod;
     let s = &args.alloc;
@@ -362,7 +379,24 @@ pub fn draw_map(
         cushion_strength: s.relief,
         color_mode: memscape_render::alloc_map::ColorMode::Categorical,
     };
+    let compose_start = Instant::now();
     let picture = map_lod::picture(t, window, style, egui::vec2(w as f32, h as f32));
+    let compose = compose_start.elapsed();
+    if args.stats {
+        // The frame plain `render` draws, drawn and timed the same way (issue 25).
+        let ctx = memscape_views::render::gpu_context_timed(super::render::adapter_choice(
+            args.adapter,
+        ))?;
+        let (image, stats) = memscape_views::render::picture_with_stats(&ctx, &picture, compose)?;
+        image.save_png(&args.out)?;
+        eprintln!(
+            "{}: allocation map from {how}; {}, frame {:.3} s",
+            path.display(),
+            opened.line,
+            (stats.compose + stats.draw).as_secs_f64()
+        );
+        return super::render::print_stats(args, path, &ctx, opened.took, &stats);
+    }
     let ctx = super::render::gpu_context(args.adapter)?;
     let frame_start = Instant::now();
     match crate::cli::ImageFormat::of(args.format, &args.out) {
@@ -376,8 +410,9 @@ pub fn draw_map(
         }
     }
     eprintln!(
-        "{}: allocation map from {how}; {opened}, frame {:.3} s",
+        "{}: allocation map from {how}; {}, frame {:.3} s",
         path.display(),
+        opened.line,
         frame_start.elapsed().as_secs_f64()
     );
     println!("{}", args.out.display());

@@ -90,9 +90,10 @@ fn write_picture(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `render --stats`: the image written, its statistics as JSON on stdout.
+/// `render --stats`: the image written, its statistics as JSON on stdout. A big trace's map is
+/// drawn from its level-of-detail index as plain `render` draws it (`lod::render_alloc_map`),
+/// the report naming the level or path taken; other views read the file whole.
 fn run_with_stats(args: &RenderArgs) -> anyhow::Result<ExitCode> {
-    use memscape_views::stats::{AdapterReport, GpuReport, RenderStatsReport, WallMs};
     anyhow::ensure!(
         matches!(ImageFormat::of(args.format, &args.out), ImageFormat::Png),
         "--stats measures the frame drawn for a PNG: give --out a .png name (or --format png)"
@@ -101,12 +102,17 @@ fn run_with_stats(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         .file
         .as_deref()
         .context("memscape render --stats: name a FILE")?;
+    if let Some(code) = super::lod::render_alloc_map(args, file)? {
+        return Ok(code);
+    }
     let mut settings = args.settings();
+    let open_start = std::time::Instant::now();
     let dataset = if file.is_dir() && memscape_parquet::dataset_kind(file).is_none() {
         load_from_dir(file, &mut settings)?
     } else {
         memscape_views::render::load(file)?
     };
+    let opened = open_start.elapsed();
     let ctx = memscape_views::render::gpu_context_timed(adapter_choice(args.adapter))?;
     let (image, stats) = memscape_views::render::image_with_stats(
         &ctx,
@@ -116,23 +122,39 @@ fn run_with_stats(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         args.height,
     )?;
     image.save_png(&args.out)?;
+    print_stats(args, file, &ctx, opened, &stats)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints `render --stats`' JSON report of the frame drawn of `file`: `opened` is how long
+/// reading the trace (or opening its index) took, `stats` what drawing it cost.
+pub fn print_stats(
+    args: &RenderArgs,
+    file: &Path,
+    ctx: &GpuContext,
+    opened: std::time::Duration,
+    stats: &memscape_views::render::RenderStats,
+) -> anyhow::Result<()> {
+    use memscape_views::stats::{AdapterReport, GpuReport, RenderStatsReport, WallMs};
     let ms = |d: std::time::Duration| memscape_views::bench::round_us(d.as_secs_f64() * 1e3);
     let report = RenderStatsReport {
         file: file.display().to_string(),
-        view: settings.kind().name(),
+        view: args.view.name(),
         out: args.out.display().to_string(),
         width: args.width,
         height: args.height,
-        adapter: AdapterReport::of(&ctx),
+        adapter: AdapterReport::of(ctx),
         wall_ms: WallMs {
+            open: ms(opened),
             compose: ms(stats.compose),
             draw: ms(stats.draw),
             total: ms(stats.compose + stats.draw),
         },
         gpu: GpuReport::of(&stats.frame),
+        lod: stats.lod.clone(),
     };
     println!("{}", serde_json::to_string_pretty(&report)?);
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 pub fn adapter_choice(adapter: Option<AdapterArg>) -> AdapterChoice {

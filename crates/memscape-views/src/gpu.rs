@@ -776,6 +776,8 @@ impl PanePicture<'_> {
                     origin,
                     format,
                     &sums,
+                    // The running integral's sums are fractions already.
+                    1.0,
                 );
                 *prepared = key;
             }

@@ -33,17 +33,25 @@ pub fn render_picture(ctx: &GpuContext, picture: &Picture) -> Result<RgbaImage> 
     Ok(target.read(ctx)?)
 }
 
+/// What drawing one picture cost on the GPU and how its map layers were drawn.
+#[derive(Debug, Clone)]
+pub struct PictureStats {
+    pub frame: FrameStats,
+    /// The map layers drawn from a level-of-detail index, by scope (`layer 0 map`, …).
+    pub lod: Vec<crate::stats::LodReport>,
+}
+
 /// [`render_picture`], also measuring it: each GPU pass's time (timestamp queries, where the
-/// device has them: see [`memscape_render::stats`]) and each allocation map's path and blocks,
-/// scoped by layer (`layer 0 map`, …).
+/// device has them: see [`memscape_render::stats`]), each allocation map's path and blocks and
+/// each level-of-detail draw, scoped by layer (`layer 0 map`, …).
 pub fn render_picture_with_stats(
     ctx: &GpuContext,
     picture: &Picture,
-) -> Result<(RgbaImage, FrameStats)> {
+) -> Result<(RgbaImage, PictureStats)> {
     let (width, height) = picture_pixels(picture);
     let target = OffscreenTarget::new(ctx, width, height)?;
     let stats = StatsRecorder::new(&ctx.device, &ctx.queue);
-    draw_picture_with(ctx, picture, &target, Some(&stats))?;
+    let lod = draw_layers(ctx, picture, &target, Some(&stats))?;
     let mut encoder = ctx
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -52,21 +60,22 @@ pub fn render_picture_with_stats(
     stats.resolve(&mut encoder);
     ctx.queue.submit([encoder.finish()]);
     let frame = stats.finish_blocking(&ctx.device);
-    Ok((target.read(ctx)?, frame))
+    Ok((target.read(ctx)?, PictureStats { frame, lod }))
 }
 
 /// Draws `picture` into `target` (cleared to its background first, when it has one).
 pub fn draw_picture(ctx: &GpuContext, picture: &Picture, target: &OffscreenTarget) -> Result<()> {
-    draw_picture_with(ctx, picture, target, None)
+    draw_layers(ctx, picture, target, None).map(|_| ())
 }
 
-/// [`draw_picture`], the passes reporting to `stats` when given.
-pub fn draw_picture_with(
+/// [`draw_picture`], the passes reporting to `stats` when given; returns what each layer drawn
+/// from a level-of-detail index drew.
+fn draw_layers(
     ctx: &GpuContext,
     picture: &Picture,
     target: &OffscreenTarget,
     stats: Option<&StatsRecorder>,
-) -> Result<()> {
+) -> Result<Vec<crate::stats::LodReport>> {
     if let Some(background) = picture.background {
         target.clear(ctx, background);
     }
@@ -76,11 +85,18 @@ pub fn draw_picture_with(
             ..MapDrawer::default()
         },
     };
+    let mut lod = Vec::new();
     for (i, layer) in picture.layers.iter().enumerate() {
+        let scope = format!("layer {i} {}", layer_kind(layer));
         if let Some(stats) = stats {
-            stats.set_scope(format!("layer {i} {}", layer_kind(layer)));
+            stats.set_scope(scope.clone());
         }
         layers.draw(ctx, target, layer)?;
+        if let (Some(drawn), Layer::Map(m)) = (layers.maps.lod_drawn.take(), layer)
+            && let Some(trace) = &m.data.lod
+        {
+            lod.push(crate::stats::LodReport::of(scope, drawn, trace));
+        }
     }
     if !picture.shapes.is_empty() {
         draw_shapes(ctx, target, &picture.shapes, &ShapesView::IDENTITY)?;
@@ -88,7 +104,7 @@ pub fn draw_picture_with(
     if !picture.labels.is_empty() {
         paint_labels(ctx, target, &picture.labels);
     }
-    Ok(())
+    Ok(lod)
 }
 
 /// Draws a picture's GPU layers one at a time into offscreen targets, the pipelines made once
@@ -185,6 +201,8 @@ struct MapDrawer {
         OccupancyBarData,
     )>,
     stats: Option<StatsRecorder>,
+    /// What the last map layer drawn from a level-of-detail index drew.
+    lod_drawn: Option<crate::alloc_map::lod::LodDrawn>,
 }
 
 impl MapDrawer {
@@ -218,7 +236,7 @@ impl MapDrawer {
         // exact GPU pipeline for few blocks in view, else the index's sums); the upload it
         // may make lives until the commands are submitted.
         let _lod_upload = if let Some(lod) = &m.data.lod {
-            crate::alloc_map::lod::prepare(
+            let (upload, drawn) = crate::alloc_map::lod::prepare(
                 crate::alloc_map::lod::ExactOnGpu::of(&ctx.device),
                 &ctx.device,
                 &ctx.queue,
@@ -231,8 +249,9 @@ impl MapDrawer {
                 [r[2], r[3]],
                 [r[0] as f32, r[1] as f32],
                 OFFSCREEN_FORMAT,
-            )
-            .0
+            );
+            self.lod_drawn = Some(drawn);
+            upload
         } else {
             if self.data.as_ref().is_none_or(|(p, _)| *p != data_ptr) {
                 let data =

@@ -25,7 +25,10 @@ pub fn load(file: &Path) -> Result<Dataset> {
     } else {
         LoadSource::File(file.to_path_buf())
     };
-    crate::dataset::load(&source, &|_, _| {})
+    let dataset = crate::dataset::load(&source, &|_, _| {})?;
+    // What tests of the level-of-detail paths assert is never said (the whole file read).
+    tracing::debug!("{}: read whole", dataset.name);
+    Ok(dataset)
 }
 
 /// The view `settings` describe of `dataset`, `width`×`height` pixels.
@@ -41,12 +44,14 @@ pub fn image(
 }
 
 /// What drawing one view cost: wall times of its composition and its drawing (GPU work waited
-/// for, readback included) and the GPU's own statistics.
+/// for, readback included), the GPU's own statistics and the map layers drawn from a
+/// level-of-detail index.
 #[derive(Debug, Clone)]
 pub struct RenderStats {
     pub compose: std::time::Duration,
     pub draw: std::time::Duration,
     pub frame: memscape_render::FrameStats,
+    pub lod: Vec<crate::stats::LodReport>,
 }
 
 /// [`image`], measured (see [`crate::headless::render_picture_with_stats`]). GPU times need a
@@ -60,16 +65,26 @@ pub fn image_with_stats(
 ) -> Result<(RgbaImage, RenderStats)> {
     let start = std::time::Instant::now();
     let picture = settings.compose(dataset, egui::vec2(width as f32, height as f32))?;
-    let compose = start.elapsed();
+    picture_with_stats(ctx, &picture, start.elapsed())
+}
+
+/// `picture` (composed in `compose`) drawn and measured, as [`image_with_stats`] does: what
+/// `memscape render --stats` times whichever way the picture was composed.
+pub fn picture_with_stats(
+    ctx: &GpuContext,
+    picture: &crate::picture::Picture,
+    compose: std::time::Duration,
+) -> Result<(RgbaImage, RenderStats)> {
     let start = std::time::Instant::now();
-    let (image, frame) = crate::headless::render_picture_with_stats(ctx, &picture)?;
+    let (image, stats) = crate::headless::render_picture_with_stats(ctx, picture)?;
     let draw = start.elapsed();
     Ok((
         image,
         RenderStats {
             compose,
             draw,
-            frame,
+            frame: stats.frame,
+            lod: stats.lod,
         },
     ))
 }

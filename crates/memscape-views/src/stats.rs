@@ -77,11 +77,12 @@ pub struct PassReport {
     pub gpu_ns: Option<u64>,
 }
 
-/// One allocation-map draw.
+/// One allocation-map draw by the exact GPU pipeline (a map drawn from a level-of-detail index
+/// is in [`LodReport`]s; its exact blocks, when the pipeline draws them, here too).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MapReport {
     pub scope: String,
-    /// `raster`, `dense` or `lod`.
+    /// `raster` or `dense`.
     pub path: String,
     pub blocks: usize,
     pub width: u32,
@@ -128,6 +129,63 @@ impl GpuReport {
     }
 }
 
+/// One allocation-map layer drawn from a big trace's level-of-detail index
+/// (`alloc_map::lod::prepare`'s choice, the one every headless and GUI draw makes).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LodReport {
+    pub scope: String,
+    /// `level`: the index's cells of `level`; `exact`: the blocks in view, found through the
+    /// index.
+    pub path: String,
+    /// Where the sums were made: `gpu` (the exact pipeline, or the level's cells resolved on
+    /// the GPU) or `cpu` (memscape-lod's sums, resolved on the GPU).
+    pub summed_on: String,
+    /// The level drawn (its index in the file), `null` for exact blocks.
+    pub level: Option<usize>,
+    /// The level's cell: 2^`level_log2_events` events × 2^`level_log2_bytes` bytes.
+    pub level_log2_events: Option<u8>,
+    pub level_log2_bytes: Option<u8>,
+    pub cells: u64,
+    pub exact_blocks: u64,
+    /// [`crate::alloc_map::lod::LodDrawn`]'s line, as `memscape bench` shows it.
+    pub drawn: String,
+}
+
+impl LodReport {
+    pub fn of(
+        scope: impl Into<String>,
+        drawn: crate::alloc_map::lod::LodDrawn,
+        lod: &memscape_lod::LodTrace,
+    ) -> Self {
+        use crate::alloc_map::lod::LodDrawn;
+        let (level, cells, exact_blocks, summed_on) = match drawn {
+            LodDrawn::ExactBlocks(n) => (None, 0, n as u64, "gpu"),
+            LodDrawn::Sums {
+                level,
+                cells,
+                exact_blocks,
+            } => (level, cells, exact_blocks, "cpu"),
+            LodDrawn::GpuCells {
+                level,
+                cells,
+                exact_blocks,
+            } => (Some(level), cells, exact_blocks, "gpu"),
+        };
+        let desc = level.and_then(|l| lod.index.levels.get(l)).map(|l| l.desc);
+        Self {
+            scope: scope.into(),
+            path: String::from(if level.is_some() { "level" } else { "exact" }),
+            summed_on: summed_on.to_owned(),
+            level,
+            level_log2_events: desc.map(|d| d.log_tau),
+            level_log2_bytes: desc.map(|d| d.log_sig),
+            cells,
+            exact_blocks,
+            drawn: drawn.to_string(),
+        }
+    }
+}
+
 pub fn timing_note(timing: GpuTimingSupport) -> &'static str {
     match timing {
         GpuTimingSupport::Passes => "timestamp queries per pass",
@@ -150,10 +208,14 @@ pub struct RenderStatsReport {
     pub wall_ms: WallMs,
     #[serde(flatten)]
     pub gpu: GpuReport,
+    /// The map layers drawn from a level-of-detail index (empty when the trace was read whole).
+    pub lod: Vec<LodReport>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WallMs {
+    /// Reading the trace, or opening its level-of-detail index (not in `total`).
+    pub open: f64,
     pub compose: f64,
     pub draw: f64,
     pub total: f64,
