@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use memscape_render::RgbaImage;
 use serde_json::Value;
 
 fn memscape() -> Command {
@@ -87,6 +88,132 @@ fn render_stats_report_the_forced_path_and_timed_passes() {
             assert!(passes.iter().all(|p| p["gpu_ns"].is_null()));
         }
     }
+}
+
+/// `memscape render` of `trace`'s allocation map at `size` (WIDTHxHEIGHT) into `png` (with `--stats` when
+/// `stats`), its index in `dir`, traces above 1000 blocks counted big; returns (stdout, stderr)
+/// of a successful run. `memscape_views::render`'s debug log says when a file is read whole.
+fn render_big(
+    dir: &Path,
+    trace: &Path,
+    size: [u32; 2],
+    png: &Path,
+    stats: bool,
+    path: Option<&str>,
+) -> (String, String) {
+    let _ = std::fs::remove_file(png);
+    let mut c = memscape();
+    c.arg("render")
+        .arg(trace)
+        .args(["--view", "alloc", "--color", "thread", "--width"])
+        .arg(size[0].to_string())
+        .arg("--height")
+        .arg(size[1].to_string())
+        .args(stats.then_some("--stats"))
+        .arg("--out")
+        .arg(png)
+        .env("MEMSCAPE_LOD_BLOCKS", "1000")
+        .env("XDG_CACHE_HOME", dir)
+        .env("RUST_LOG", "warn,memscape_views::render=debug")
+        .env("NO_COLOR", "1")
+        .env_remove("MEMSCAPE_ALLOC_MAP_PATH");
+    if let Some(path) = path {
+        c.env("MEMSCAPE_ALLOC_MAP_PATH", path);
+    }
+    let out = c.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{c:?} failed:\n{stdout}\n{stderr}");
+    assert!(png.exists(), "{c:?} wrote no image");
+    (stdout, stderr)
+}
+
+/// Issue 25: `render --stats` of a big trace (100,000 blocks; big with
+/// `MEMSCAPE_LOD_BLOCKS=1000`) draws its map from the level-of-detail index as plain `render`
+/// does — the same PNG, byte for byte, the report naming the level — without reading the
+/// trace whole (it did: 12.7 GB and 23–34 s at 25 M blocks). The control, the exact path
+/// forced, reads it whole and says so, so that the log assertion can fail.
+#[test]
+fn render_stats_of_a_big_trace_draws_from_its_level_of_detail_index() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render-stats-lod");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("big.msc");
+    memscape_lod::synth::write_mappable(
+        memscape_lod::synth::SynthParams::new(200_000, 9),
+        &trace,
+        &mut |_| {},
+    )
+    .unwrap();
+    let read_whole = |log: &str| log.lines().any(|l| l.contains("read whole"));
+
+    // The whole view at 160×90 is drawn from a level; at 640×360 it is finer than every level,
+    // its 100,000 blocks found through the index (more than lavapipe's exact pipeline takes:
+    // summed on the CPU).
+    for (size, path, said) in [
+        ([160, 90], "level", "allocation map from level of detail"),
+        (
+            [640, 360],
+            "exact",
+            "allocation map from exact blocks found through the index",
+        ),
+    ] {
+        let plain_png = dir.join(format!("plain-{path}.png"));
+        let (_, plain_log) = render_big(&dir, &trace, size, &plain_png, false, None);
+        assert!(plain_log.contains(said), "{plain_log}");
+        let stats_png = dir.join(format!("stats-{path}.png"));
+        let (text, stats_log) = render_big(&dir, &trace, size, &stats_png, true, None);
+        assert!(
+            !read_whole(&stats_log),
+            "--stats read the trace whole:\n{stats_log}"
+        );
+        assert!(stats_log.contains(said), "{stats_log}");
+        let json: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("stdout is not the statistics JSON ({e}):\n{text}"));
+        let lod = json["lod"].as_array().unwrap();
+        assert_eq!(
+            lod.len(),
+            1,
+            "one map layer, drawn from the index: {json:#}"
+        );
+        let lod = &lod[0];
+        assert_eq!(lod["path"], path, "{json:#}");
+        assert_eq!(lod["scope"], "layer 0 map", "{json:#}");
+        if path == "level" {
+            assert!(lod["level"].as_u64().is_some(), "{json:#}");
+            assert!(lod["level_log2_events"].as_u64().is_some(), "{json:#}");
+            assert!(lod["cells"].as_u64().unwrap() > 0, "{json:#}");
+            assert!(
+                lod["drawn"].as_str().unwrap().starts_with("level "),
+                "{json:#}"
+            );
+        } else {
+            assert!(lod["level"].is_null(), "{json:#}");
+            assert_eq!(lod["exact_blocks"], 100_509, "{json:#}");
+            assert_eq!(lod["summed_on"], "cpu", "{json:#}");
+        }
+        assert!(json["wall_ms"]["open"].as_f64().unwrap() > 0.0, "{json:#}");
+        let (plain, stats) = (
+            RgbaImage::load_png(&plain_png).unwrap(),
+            RgbaImage::load_png(&stats_png).unwrap(),
+        );
+        assert_eq!([stats.width, stats.height], size);
+        assert!(stats.distinct_colors() > 20, "the map looks blank");
+        assert!(
+            plain.pixels == stats.pixels,
+            "render --stats drew another picture than render ({path})"
+        );
+    }
+
+    // The control: every block read and drawn by the exact pipeline, and said.
+    let exact_png = dir.join("exact.png");
+    let (text, exact_log) = render_big(&dir, &trace, [160, 90], &exact_png, true, Some("exact"));
+    assert!(read_whole(&exact_log), "{exact_log}");
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert!(json["lod"].as_array().unwrap().is_empty(), "{json:#}");
+    assert!(!json["maps"].as_array().unwrap().is_empty(), "{json:#}");
 }
 
 #[test]

@@ -384,9 +384,8 @@ pub fn draw_map(
     let compose = compose_start.elapsed();
     if args.stats {
         // The frame plain `render` draws, drawn and timed the same way (issue 25).
-        let ctx = memscape_views::render::gpu_context_timed(super::render::adapter_choice(
-            args.adapter,
-        ))?;
+        let ctx =
+            memscape_views::render::gpu_context_timed(super::render::adapter_choice(args.adapter))?;
         let (image, stats) = memscape_views::render::picture_with_stats(&ctx, &picture, compose)?;
         image.save_png(&args.out)?;
         eprintln!(
