@@ -388,8 +388,13 @@ pub fn draw_map(
             memscape_views::render::gpu_context_timed(super::render::adapter_choice(args.adapter))?;
         let (image, stats) = memscape_views::render::picture_with_stats(&ctx, &picture, compose)?;
         image.save_png(&args.out)?;
+        // What was drawn, measured: where the sums were made, which `how` cannot know.
+        let drawn = stats
+            .lod
+            .first()
+            .map_or(String::new(), |l| format!(" ({})", l.drawn));
         eprintln!(
-            "{}: allocation map from {how}; {}, frame {:.3} s",
+            "{}: allocation map from {how}{drawn}; {}, frame {:.3} s",
             path.display(),
             opened.line,
             (stats.compose + stats.draw).as_secs_f64()
