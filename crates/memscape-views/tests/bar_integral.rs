@@ -37,9 +37,14 @@ fn both(
     let view = OccupancyBarView::from_map(&map_view, OccupancyVariant::Flat);
     let job = OccupancyBarFrame::cpu_sums_view(&bars, &view, BarPart::Bin(0), size).unwrap();
     let eq1 = job.view.eq1(size);
-    let exact = job
+    let mut exact = job
         .sums(&bars.blocks, &bars.times, size, 2, &SumsControl::default())
         .unwrap();
+    // A one-bin bar's intervals carry bytes over a power of two: the scale to the fraction is
+    // applied where the bar is resolved (`BarBlocks::value_scale`); the integral's are fractions.
+    for acc in &mut exact.acc {
+        acc[0] *= bars.value_scale;
+    }
     let info = &binned.bins[0];
     let integral = BarIntegral::build(binned.metrics.clone(), &info.series, end, info.capacity);
     let (exact, integral) = (exact.resolve(&eq1), integral.sums(&eq1).resolve(&eq1));
