@@ -497,10 +497,15 @@ pub fn load_trace_head(
         head.rows_read
     );
     progress(0.7, "laying out the allocation map");
-    let data = match ranges {
+    let mut data = match ranges {
         Some(ranges) => AllocTraceData::on_ranges(head.trace, ranges),
         None => AllocTraceData::new(head.trace),
     };
+    if !extent.is_whole()
+        && let Some(scene) = data.scene.as_mut()
+    {
+        scene.known_until_last_allocation(&data.trace);
+    }
     let dataset = Dataset {
         name: dir.display().to_string(),
         content: DatasetContent::AllocTrace(Box::new(data)),

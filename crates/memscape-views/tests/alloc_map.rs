@@ -606,3 +606,74 @@ fn unbinned_map_in_the_scenes_colouring_shares_its_blocks() {
     );
     assert_eq!(*built.blocks, built.binned.colored(&colors));
 }
+
+/// A Parquet trace dataset read in part (its first tenth of blocks, on the whole dataset's
+/// address regions, as the GUI reads one above its bound): until its last allocation read the
+/// occupancy bar is the whole trace's — same capacity, same bytes at every event —, and the bar
+/// ends there, where the blocks allocated later are not known (it ran to the trace's end,
+/// drawing the blocks read as if nothing else were allocated).
+#[test]
+fn a_dataset_read_in_part_has_the_whole_traces_bar_until_its_last_allocation_read() {
+    use memscape_views::alloc_map::bins::{BinBy, BinnedScene};
+    use memscape_views::alloc_map::scene::TimeAxis;
+    let trace = memscape_trace::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst"),
+    )
+    .unwrap();
+    let n = trace.blocks.len();
+    let dir = tempfile::tempdir().unwrap();
+    let options = memscape_parquet::trace::TraceWriteOptions {
+        windows: 32,
+        ..Default::default()
+    };
+    memscape_parquet::write_trace(&trace, dir.path(), &options).unwrap();
+    let progress = |_: f32, _: &str| {};
+    let whole = memscape_views::dataset::load_trace_head(dir.path(), n, None, &progress).unwrap();
+    let whole = whole.alloc_trace().unwrap();
+    let whole_scene = whole.scene.as_ref().unwrap();
+    assert_eq!(whole_scene.known_until, None, "read whole");
+    let ranges: Vec<(u64, u64)> = whole_scene
+        .regions
+        .iter()
+        .map(|r| (r.start, r.end))
+        .collect();
+    let head =
+        memscape_views::dataset::load_trace_head(dir.path(), n / 10, Some(&ranges), &progress)
+            .unwrap();
+    let head = head.alloc_trace().unwrap();
+    let head_scene = head.scene.as_ref().unwrap();
+    let cut = head_scene.bar_time_extent(TimeAxis::Events);
+    assert!(
+        cut > 1 && cut < head_scene.events_extent / 2,
+        "the bar ends at {cut} of {}",
+        head_scene.events_extent
+    );
+    assert_eq!(head_scene.region_capacity, whole_scene.region_capacity);
+    let steps = |data: &memscape_views::dataset::AllocTraceData| {
+        let scene = data.scene.as_ref().unwrap();
+        BinnedScene::build(&data.trace, scene, BinBy::None).steps(
+            0,
+            TimeAxis::Events,
+            scene.bar_time_extent(TimeAxis::Events),
+        )
+    };
+    let (w, h) = (steps(whole), steps(head));
+    assert_eq!(h.end, cut);
+    assert_eq!(w.capacity, h.capacity);
+    let at = |s: &memscape_render::alloc_map::occupancy::OccupancySteps, t: u64| {
+        s.times
+            .partition_point(|&x| x <= t)
+            .checked_sub(1)
+            .map_or(0, |i| s.bytes[i])
+    };
+    let before: Vec<u64> = w.times.iter().copied().filter(|&t| t < cut).collect();
+    assert!(
+        before.len() > 1000,
+        "{} events before the cut",
+        before.len()
+    );
+    for t in before {
+        assert_eq!(at(&w, t), at(&h, t), "bytes in use at event {t}");
+    }
+}

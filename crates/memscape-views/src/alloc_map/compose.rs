@@ -142,7 +142,7 @@ impl MapBuilder {
     ) -> (Arc<BarBlocks>, Arc<BarIntegral>) {
         self.integral
             .get_or_insert_with(|| {
-                let end = scene.time_extent(TimeAxis::Events);
+                let end = scene.bar_time_extent(TimeAxis::Events);
                 let steps: Vec<_> = (0..binned.bins.len())
                     .map(|k| memscape_render::alloc_map::occupancy::OccupancySteps {
                         start: 0,
@@ -195,7 +195,7 @@ impl MapBuilder {
             let bar = self
                 .live_bar(&binned, scene, wanted.axis)
                 .unwrap_or_else(|| {
-                    Arc::new(binned.bar_blocks(wanted.axis, scene.time_extent(wanted.axis)))
+                    Arc::new(binned.bar_blocks(wanted.axis, scene.bar_time_extent(wanted.axis)))
                 });
             self.bars.insert((wanted.by, wanted.axis), bar.clone());
             bar

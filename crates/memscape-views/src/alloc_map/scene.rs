@@ -74,6 +74,11 @@ pub struct AllocScene {
     /// A digest of the allocation wrappers detected: a block's call site past them, and so its
     /// colour by site, changes with them.
     pub wrappers_digest: u64,
+    /// A scene of a trace's first blocks only (a dataset read in part): the event index and
+    /// wall time just after its last allocation read. Before them every block allocated is in
+    /// the scene, so its occupancy is the whole trace's; after them it is not known, and the
+    /// occupancy bars end there ([`Self::bar_time_extent`]).
+    pub known_until: Option<[u64; 2]>,
 }
 
 /// What a live recording's scene hands the next snapshot's ([`AllocScene::live`]).
@@ -212,12 +217,21 @@ impl AllocScene {
         // Without the free gaps (ordered maps of live blocks and gaps per event, most of the
         // sweep's cost): the bars read only the occupancy, and the curves are `pools`'.
         let region_bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
-        let region_capacity = region_bins
-            .bins
-            .iter()
-            .map(|b| b.extent_end.saturating_sub(b.extent_start))
-            .sum::<u64>()
-            .max(1);
+        // On given ranges (a dataset read in part: the whole dataset's regions) the capacity is
+        // theirs, not the span of the blocks read, so that the bar's fractions are the whole
+        // trace's while every block allocated is in the scene.
+        let region_capacity = match ranges {
+            Some(ranges) => ranges
+                .iter()
+                .map(|&(start, end)| end.saturating_sub(start))
+                .sum::<u64>(),
+            None => region_bins
+                .bins
+                .iter()
+                .map(|b| b.extent_end.saturating_sub(b.extent_start))
+                .sum::<u64>(),
+        }
+        .max(1);
         // Taken by the sweep's thread, or by this one when no thread can be started.
         let from = std::sync::Mutex::new(Some(from));
         let take_from = || from.lock().ok().and_then(|mut f| f.take()).flatten();
@@ -297,6 +311,7 @@ impl AllocScene {
                 color_by,
                 live_frame,
                 wrappers_digest,
+                known_until: None,
             };
             phase("top free sites");
             let mut blocks = laid.blocks;
@@ -405,6 +420,27 @@ impl AllocScene {
             TimeAxis::Events => self.events_extent,
             TimeAxis::Wall => self.wall_extent,
         }
+    }
+
+    /// Where the occupancy bars on `axis` end: the time extent, or before it where the scene
+    /// holds a trace's first blocks only ([`Self::known_until`]).
+    pub fn bar_time_extent(&self, axis: TimeAxis) -> u64 {
+        let extent = self.time_extent(axis);
+        match (self.known_until, axis) {
+            (Some([events, _]), TimeAxis::Events) => extent.min(events.max(1)),
+            (Some([_, wall]), TimeAxis::Wall) => extent.min(wall.max(1)),
+            (None, _) => extent,
+        }
+    }
+
+    /// Marks the scene as one of `trace`'s first blocks only (a dataset read in part, of
+    /// which `trace` holds the first allocated blocks): its occupancy bars end after the last
+    /// allocation read ([`Self::known_until`]).
+    pub fn known_until_last_allocation(&mut self, trace: &Trace) {
+        let b = &trace.blocks;
+        let events = b.alloc_event.iter().copied().max().map_or(0, |e| e + 1);
+        let wall = b.alloc_time_ns.iter().copied().max().map_or(0, |t| t + 1);
+        self.known_until = Some([events, wall]);
     }
 
     /// Recomputes colours and attributes for a new colouring.
