@@ -90,30 +90,19 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
     }
     let mut ranges: Vec<(u64, u64)> = pages.into_values().collect();
     ranges.sort_unstable();
-    let mut regions: Vec<Region> = Vec::new();
-    let mut axis = 0u64;
+    let mut spans: Vec<(u64, u64)> = Vec::new();
     let mut current = ranges[0];
-    let mut push = |(start, end): (u64, u64), regions: &mut Vec<Region>| {
-        regions.push(Region {
-            start,
-            end,
-            peak_bytes: 0,
-            blocks: 0,
-            axis_start: axis,
-        });
-        axis = axis.saturating_add(end - start);
-    };
     for &(start, end) in &ranges[1..] {
         if start <= current.1.saturating_add(gap_threshold) {
             current.1 = current.1.max(end);
         } else {
-            push(current, &mut regions);
+            spans.push(current);
             current = (start, end);
         }
     }
-    push(current, &mut regions);
+    spans.push(current);
     drop(ranges);
-    assign_blocks(trace, regions)
+    assign_blocks(trace, end_to_end(&spans))
 }
 
 /// The regions `ranges` (`[start, end)`, sorted, disjoint: found elsewhere, as a query engine
@@ -124,8 +113,14 @@ pub fn regions_on(trace: &Trace, ranges: &[(u64, u64)]) -> Regions {
     if !trace.meta.has_addresses || ranges.is_empty() {
         return Regions::default();
     }
+    assign_blocks(trace, end_to_end(ranges))
+}
+
+/// Regions over `spans` (sorted `[start, end)`) laid end to end on the collapsed axis, their
+/// blocks not yet counted.
+fn end_to_end(spans: &[(u64, u64)]) -> Vec<Region> {
     let mut axis = 0u64;
-    let regions = ranges
+    spans
         .iter()
         .map(|&(start, end)| {
             let r = Region {
@@ -138,8 +133,7 @@ pub fn regions_on(trace: &Trace, ranges: &[(u64, u64)]) -> Regions {
             axis = axis.saturating_add(end.saturating_sub(start));
             r
         })
-        .collect();
-    assign_blocks(trace, regions)
+        .collect()
 }
 
 /// `regions` with the region of every block of `trace`, the regions' block counts and peaks.
