@@ -20,20 +20,8 @@ use memscape_views::alloc_map::colors::ColorBy;
 use memscape_views::alloc_map::compose::{MapBuilder, Wanted};
 use memscape_views::alloc_map::scene::{AllocScene, SceneCarry, TimeAxis};
 
-/// CPU milliseconds this thread has used (user and system; 10 ms ticks): the machine is
-/// shared, so wall time measures the other work too.
-fn thread_cpu_ms() -> f64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<f64> = after
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    f.iter().sum::<f64>() * 10.0
-}
+#[path = "support/cpu.rs"]
+mod cpu;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -55,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let scene_ms = started.elapsed().as_secs_f64() * 1e3;
         carry = next;
         let started = Instant::now();
-        let cpu = thread_cpu_ms();
+        let cpu = cpu::cpu_ms("/proc/thread-self/stat");
         let built = MapBuilder::following(live_bar.take()).build(
             &trace,
             &scene,
@@ -70,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             true,
         );
         let ms = started.elapsed().as_secs_f64() * 1e3;
-        let cpu = thread_cpu_ms() - cpu;
+        let cpu = cpu::cpu_ms("/proc/thread-self/stat") - cpu;
         total_cpu += cpu;
         live_bar = built.live_bar.clone();
         let shared = Arc::ptr_eq(&built.blocks, &scene.blocks);

@@ -16,20 +16,8 @@ use memscape_trace::{TraceBuilder, TraceFormat};
 use memscape_views::alloc_map::colors::ColorBy;
 use memscape_views::alloc_map::scene::{AllocScene, SceneCarry};
 
-/// CPU seconds this process has used (user and system, all threads; 10 ms ticks): the
-/// machine is shared, so wall time would measure the other work too.
-fn cpu_ms() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<f64> = after
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    f.iter().sum::<f64>() * 10.0
-}
+#[path = "support/cpu.rs"]
+mod cpu;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -53,13 +41,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             site_rules: carry.site_rules.clone(),
             blocks: None,
         };
-        let started = cpu_ms();
+        let started = cpu::cpu_ms("/proc/self/stat");
         let (scene, next) = AllocScene::live(&trace, ColorBy::Site, carry, true);
-        let continued_ms = cpu_ms() - started;
+        let continued_ms = cpu::cpu_ms("/proc/self/stat") - started;
         carry = next;
-        let started = cpu_ms();
+        let started = cpu::cpu_ms("/proc/self/stat");
         let (whole, _) = AllocScene::live(&trace, ColorBy::Site, fresh, true);
-        let whole_ms = cpu_ms() - started;
+        let whole_ms = cpu::cpu_ms("/proc/self/stat") - started;
         let equal = scene.blocks == whole.blocks
             && scene.times_events == whole.times_events
             && scene.times_wall == whole.times_wall

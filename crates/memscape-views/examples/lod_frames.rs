@@ -22,16 +22,8 @@ use memscape_render::alloc_map::{AllocMapFrame, AllocMapPipelines, AllocMapView,
 use memscape_render::offscreen::{OFFSCREEN_FORMAT, OffscreenTarget};
 use memscape_render::{AdapterChoice, GpuContext};
 
-/// This process's CPU time (user + system, all threads), seconds.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    // Fields 14 and 15 of stat (utime, stime, clock ticks) are the 12th and 13th after the
-    // name (the first is the state).
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
-}
+#[path = "support/cpu.rs"]
+mod cpu;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -76,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             view.cushion = cushion;
             let (mut wall, mut cpu, mut drawn) = (Vec::new(), Vec::new(), String::new());
             for k in 0..=frames {
-                let (c0, w0) = (cpu_seconds(), Instant::now());
+                let (c0, w0) = (cpu::cpu_ms("/proc/self/stat"), Instant::now());
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 let (upload, how) = memscape_views::alloc_map::lod::prepare(
                     memscape_views::alloc_map::lod::ExactOnGpu::of(&ctx.device),
@@ -99,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 std::hint::black_box(image);
                 if k > 0 {
                     wall.push(w0.elapsed().as_secs_f64() * 1e3);
-                    cpu.push((cpu_seconds() - c0) * 1e3);
+                    cpu.push(cpu::cpu_ms("/proc/self/stat") - c0);
                 }
                 drawn = how.to_string();
             }
