@@ -37,6 +37,14 @@ pub enum MapSource {
 }
 
 impl MapSource {
+    /// The index, when the layers draw from it.
+    pub fn index(&self) -> Option<Arc<LodTrace>> {
+        match self {
+            Self::Index(index) => Some(index.clone()),
+            Self::AwaitIndex | Self::Blocks => None,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::Index(_) => "index",

@@ -327,15 +327,6 @@ impl AllocMapPane {
         }
     }
 
-    /// The level-of-detail index the map draws from: open, and the settings shown are what it
-    /// holds (threads' colours, no bins, the event axis, no highlight).
-    fn lod_map(&self) -> Option<Arc<memscape_lod::LodTrace>> {
-        match self.map_source() {
-            lod::MapSource::Index(index) => Some(index),
-            lod::MapSource::AwaitIndex | lod::MapSource::Blocks => None,
-        }
-    }
-
     /// Where this frame's map layers come from, from one reading of the index's state: the
     /// opening thread may finish at any moment, and two readings in one frame (blocks not yet
     /// drawn from the index, then no longer waiting for it) had the sums worker sum every block
@@ -601,7 +592,7 @@ impl View for AllocMapPane {
                 // An index is there but these settings are not what it holds: say so, or the
                 // line above reads as if the map were drawn from it.
                 if self.lod.as_ref().and_then(lod::LodOpener::ready).is_some()
-                    && self.lod_map().is_none()
+                    && !self.index_draws()
                 {
                     let why = self
                         .dataset
@@ -725,13 +716,7 @@ impl View for AllocMapPane {
             source = source.name(),
             "allocation map layers"
         );
-        let data = self.map_data(
-            ui.ctx(),
-            match &source {
-                lod::MapSource::Index(index) => Some(index.clone()),
-                lod::MapSource::AwaitIndex | lod::MapSource::Blocks => None,
-            },
-        );
+        let data = self.map_data(ui.ctx(), source.index());
         // Big layers are summed on the CPU only on a software rasterizer
         // (`prefers_cpu_sums`); elsewhere the worker would idle (with
         // `MEMSCAPE_ALLOC_MAP_PATH=cpu` on a GPU the bridge sums on the spot instead).
