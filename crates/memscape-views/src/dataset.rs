@@ -452,8 +452,8 @@ impl TraceExtent {
     /// The line a pane shows about what it drew from the blocks read.
     pub fn bound_line(&self) -> String {
         format!(
-            "blocks read: the first {} of {} (hover, bars and views finer than the index draw \
-             from those)",
+            "blocks read: the first {} of {} (hover, views finer than the index and the \
+             occupancy bar, which ends at the last of them, draw from those)",
             self.read, self.total
         )
     }
