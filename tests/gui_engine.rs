@@ -75,12 +75,7 @@ fn check_all_from_the_engine(exported: &Path, at_least: usize) -> Vec<String> {
 /// index is forced as a big trace's is; each engine-drawn pane says so.
 #[test]
 fn gui_draws_the_map_and_heap_panes_of_a_parquet_dataset_from_the_engine() {
-    let dir = common::fresh("gui_engine", "trace");
-    std::fs::create_dir_all(&dir).unwrap();
-    let dataset = dir.join("kvstore");
-    ok(memscape()
-        .args(["export", "demo", "--to", "parquet", "--windows", "5", "-o"])
-        .arg(&dataset));
+    let (dir, dataset) = kvstore_dataset("trace", 5);
     // The demo is small: by default its map is drawn exactly from its blocks, as a small
     // file's (no level applies to the whole pane), the heap tree still from the engine.
     let exported = dir.join("exported-default");
@@ -214,12 +209,7 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
 /// and the heap tree both say the query engine computed them.
 #[test]
 fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
-    let dir = common::fresh("gui_engine", "trace-head");
-    std::fs::create_dir_all(&dir).unwrap();
-    let dataset = dir.join("kvstore");
-    ok(memscape()
-        .args(["export", "demo", "--to", "parquet", "--windows", "16", "-o"])
-        .arg(&dataset));
+    let (dir, dataset) = kvstore_dataset("trace-head", 16);
     let exported = dir.join("exported-views");
     let mut c = common::view_screenshot_command(
         &dir.join("window.png"),
@@ -271,6 +261,20 @@ fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
 }
 
 /// The shared LULESH samples exported as a Parquet dataset `dir/lulesh` (four windows).
+/// A fresh test directory `name` holding the embedded kvstore demo exported as a Parquet
+/// dataset in `windows` time windows (`DIR/kvstore`): the directory and the dataset.
+fn kvstore_dataset(name: &str, windows: u32) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = common::fresh("gui_engine", name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dataset = dir.join("kvstore");
+    ok(memscape()
+        .args(["export", "demo", "--to", "parquet", "--windows"])
+        .arg(windows.to_string())
+        .arg("-o")
+        .arg(&dataset));
+    (dir, dataset)
+}
+
 fn export_lulesh(lulesh: &std::path::Path, dir: &std::path::Path) -> std::path::PathBuf {
     let dataset = dir.join("lulesh");
     ok(memscape()
