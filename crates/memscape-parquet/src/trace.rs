@@ -497,14 +497,11 @@ fn read_trace_parts(
     let processes = read_processes(dir, &host)?;
     let pools = read_pools(dir, &host)?;
     let blocks = match blocks {
-        Some((None, rows_read)) => {
-            *rows_read = entry.rows;
-            read_blocks(dir, &host, entry.rows)?
-        }
         Some((Some(limit), rows_read)) if (limit as u64) < entry.rows => {
             read_blocks_head(dir, &host, limit, rows_read)?
         }
-        Some((Some(_), rows_read)) => {
+        // Every block: no limit, or one the host does not pass.
+        Some((_, rows_read)) => {
             *rows_read = entry.rows;
             read_blocks(dir, &host, entry.rows)?
         }
