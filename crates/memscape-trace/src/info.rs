@@ -172,7 +172,7 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         regions,
         bins,
         processes: crate::summary::processes(trace),
-        free_sites: crate::summary::site_pairs(trace, options.site_pairs),
+        free_sites: crate::summary::site_pairs_with(trace, &sites, options.site_pairs),
         cross_thread_frees: crate::summary::cross_thread_frees(trace),
         pools: crate::pools::pool_reports(trace, options.curve_samples),
         bin_curves,

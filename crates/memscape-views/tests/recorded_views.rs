@@ -131,9 +131,11 @@ fn who_frees_what_pairs_the_known_sites_and_threads() {
     // The row's blocks: exactly its pair's.
     let blocks = memscape_trace::summary::site_pair_blocks(&trace, aa.alloc_site, aa.free_site);
     assert_eq!(blocks.len(), 300);
+    let sites = memscape_trace::sites::Sites::new(&trace, &Default::default());
     assert!(blocks.iter().all(|&i| {
         let i = i as usize;
-        trace.blocks.site[i] == aa.alloc_site && trace.blocks.free_site[i] == aa.free_site
+        sites.site(trace.blocks.site[i]) == aa.alloc_site
+            && sites.site(trace.blocks.free_site[i]) == aa.free_site
     }));
     // The worker freed the main thread's 64 blocks: one thread pair, 64 frees.
     assert_eq!(table.threads.len(), 1, "{:#?}", table.threads);
