@@ -459,6 +459,13 @@ impl TraceExtent {
     }
 }
 
+/// Hangs `extent` on `dataset`'s links: a dataset read in part (a `.msc`'s first blocks,
+/// `crate::msc_head`).
+pub(crate) fn set_trace_extent(dataset: &Dataset, extent: TraceExtent) {
+    let slot = std::sync::Arc::new(TraceExtentSlot(Some(extent)));
+    let _ = dataset.links.shared(|| slot);
+}
+
 /// Hung on the links of a dataset read by [`load_trace_head`].
 struct TraceExtentSlot(Option<TraceExtent>);
 
@@ -550,7 +557,7 @@ pub fn load_samples_head(
 }
 
 /// Whether `path`'s first bytes are an uncompressed `.msc`'s magic.
-fn starts_as_msc(path: &std::path::Path) -> bool {
+pub(crate) fn starts_as_msc(path: &std::path::Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 8];
     std::fs::File::open(path)
