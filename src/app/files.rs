@@ -246,8 +246,10 @@ pub struct OpenFile {
     /// A big trace's first blocks, shown while its first load reads the whole
     /// (`loader::Partial`); dropped when the whole is in.
     pub first_part: Option<Arc<Dataset>>,
-    /// Dropped once the panes are open on `first_part`: the loader then reads the whole.
+    /// Dropped once the panes have drawn a frame on `first_part` (at the next poll after
+    /// [`OpenFiles::first_part_shown`]): the loader then reads the whole.
     first_part_shown: Option<Sender<()>>,
+    first_part_open: bool,
     loading: Option<LoadId>,
     load_started: Option<Instant>,
 }
@@ -337,6 +339,7 @@ impl OpenFiles {
             live,
             first_part: None,
             first_part_shown: None,
+            first_part_open: false,
             load_started: loading.map(|_| Instant::now()),
             loading,
         });
@@ -422,10 +425,11 @@ impl OpenFiles {
         }
     }
 
-    /// The panes of `id` are open on its first part: the loader reads the whole now.
+    /// The panes of `id` are open on its first part: the loader reads the whole once they
+    /// have drawn it (the next poll).
     pub fn first_part_shown(&mut self, id: FileId) {
         if let Some(f) = self.get_mut(id) {
-            f.first_part_shown = None;
+            f.first_part_open = true;
         }
     }
 
@@ -443,6 +447,10 @@ impl OpenFiles {
         repaint: impl Fn() + Send + Sync + Clone + 'static,
     ) -> (Vec<FileEvent>, Option<Duration>) {
         let mut events = Vec::new();
+        // Polled at the start of a frame: the last one drew the panes opened on a first part.
+        for file in self.files.iter_mut().filter(|f| f.first_part_open) {
+            file.first_part_shown = None;
+        }
         for done in self.loader.poll() {
             let Some(file) = self.files.iter_mut().find(|f| f.loading == Some(done.id)) else {
                 continue; // closed while loading
@@ -450,6 +458,7 @@ impl OpenFiles {
             file.loading = None;
             file.first_part = None;
             file.first_part_shown = None;
+            file.first_part_open = false;
             let first = file.status == Status::Loading;
             let was_failed = matches!(file.status, Status::Failed(_));
             if let (LoadSource::File(path), Some(stamp)) = (&file.source, done.stamp) {

@@ -30,7 +30,7 @@ pub enum LoadEvent {
 pub struct Partial {
     pub id: LoadId,
     pub dataset: Arc<Dataset>,
-    /// Dropped once the panes are open on it: the loader reads the whole trace after that,
+    /// Dropped once the panes have drawn it: the loader reads the whole trace after that,
     /// so that the first picture is not held behind the whole read on a busy machine (and the
     /// order is a fact the GUI test asserts, not a race).
     pub shown: Sender<()>,
@@ -234,7 +234,7 @@ pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
 
 /// How long the loader waits for the window to open its panes on a first part before it
 /// reads the whole trace anyway.
-const FIRST_PART_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const FIRST_PART_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A big `.msc`'s first blocks, when its map draws from a current index beside it
 /// (`memscape_views::msc_head`; `MEMSCAPE_TRACE_HEAD` blocks, default

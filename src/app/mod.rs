@@ -252,6 +252,8 @@ impl MemscapeApp {
             );
         }
         self.files.first_part_shown(id);
+        // The frame after this one tells the loader to read the whole.
+        ctx.request_repaint();
     }
 
     fn show_dataset(
