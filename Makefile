@@ -51,11 +51,18 @@ fmt-check:
 # make test").
 ENGINE := --features memscape/ballista
 
+# Each cargo step keeps its whole output in target/ and, when it fails, ends with its error
+# lines and the disk (scripts/report-cargo-failure.sh): a linker's failure is otherwise one
+# line of many KB whose cause a log's tail does not show.
 clippy:
-	cargo clippy --workspace --all-targets $(ENGINE) -- -D warnings
+	mkdir -p target; set -o pipefail; \
+	cargo clippy --workspace --all-targets $(ENGINE) -- -D warnings 2>&1 | tee target/clippy.log \
+		|| { scripts/report-cargo-failure.sh "cargo clippy" target/clippy.log; exit 1; }
 
 cargo-test:
-	cargo test --workspace $(ENGINE) --no-fail-fast
+	mkdir -p target; set -o pipefail; \
+	cargo test --workspace $(ENGINE) --no-fail-fast 2>&1 | tee target/cargo-test.log \
+		|| { scripts/report-cargo-failure.sh "cargo test" target/cargo-test.log; exit 1; }
 
 test: deps-test fmt-check clippy cargo-test
 	@echo "make test: all checks passed"

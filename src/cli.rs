@@ -174,7 +174,7 @@ pub struct ConvertArgs {
     pub input: PathBuf,
     pub output: PathBuf,
     /// Only these processes of a multi-process recording: a pid, or a regular expression
-    /// matched against the program name and the command line.
+    /// matched against the program names (the command lines when it matches no name).
     #[arg(long, value_name = "PID|NAME-REGEX")]
     pub process: Option<String>,
 
@@ -236,7 +236,7 @@ pub struct HeapTimeArgs {
 #[derive(Debug, Args)]
 pub struct HeapGroupArgs {
     /// Only these processes of a multi-process recording: a pid, or a regular expression
-    /// matched against the program name and the command line.
+    /// matched against the program names (the command lines when it matches no name).
     #[arg(long, value_name = "PID|NAME-REGEX")]
     pub process: Option<String>,
     /// Grouping keys for traces, outermost first: process, thread, line (= site: function and
@@ -581,7 +581,7 @@ pub struct InfoArgs {
     /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
     pub file: PathBuf,
     /// Only these processes of a multi-process recording: a pid, or a regular expression
-    /// matched against the program name and the command line.
+    /// matched against the program names (the command lines when it matches no name).
     #[arg(long, value_name = "PID|NAME-REGEX")]
     pub process: Option<String>,
     #[command(flatten)]

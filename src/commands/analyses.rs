@@ -189,7 +189,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
             report.time_unit,
             report.total_bytes
         )?;
-        print_node(&mut out, &report.tree, 0)?;
+        print_node(&mut out, &report.tree, 0, options.prune.metric)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -269,6 +269,7 @@ fn print_node(
     out: &mut impl std::io::Write,
     node: &memscape_heap::HeapNode,
     depth: usize,
+    metric: memscape_heap::Metric,
 ) -> std::io::Result<()> {
     writeln!(
         out,
@@ -279,8 +280,12 @@ fn print_node(
         node.name,
         indent = depth * 2
     )?;
-    for c in &node.children {
-        print_node(out, c, depth + 1)?;
+    // Largest first, "Other" last. The views keep one order over time (a wedge does not jump
+    // when the time cursor moves); a printed tree is read at one time point.
+    let mut children: Vec<&memscape_heap::HeapNode> = node.children.iter().collect();
+    children.sort_by_key(|c| (c.is_other(), std::cmp::Reverse(c.value(metric))));
+    for c in children {
+        print_node(out, c, depth + 1, metric)?;
     }
     Ok(())
 }
@@ -608,4 +613,45 @@ pub fn layout(args: &LayoutArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use memscape_heap::{HeapNode, Metric};
+
+    fn node(name: &str, bytes: u64, objects: u64, other: bool) -> HeapNode {
+        HeapNode {
+            name: name.into(),
+            bytes,
+            objects,
+            children: Vec::new(),
+            group: (!other).then_some(1),
+            merged_from: None,
+        }
+    }
+
+    /// The printed tree lists each node's children largest first by the chosen metric, "Other"
+    /// last, whatever order the views' stable ordering gave them.
+    #[test]
+    fn a_printed_heap_tree_lists_children_largest_first_and_other_last() {
+        let mut root = node("root", 100, 10, false);
+        root.children = vec![
+            node("Other", 90, 1, true),
+            node("small", 10, 8, false),
+            node("large", 60, 1, false),
+        ];
+        let printed = |metric| {
+            let mut out = Vec::new();
+            super::print_node(&mut out, &root, 0, metric).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            let names: Vec<String> = text
+                .lines()
+                .skip(1)
+                .map(|l| l.rsplit(' ').next().unwrap_or("").to_string())
+                .collect();
+            names
+        };
+        assert_eq!(printed(Metric::Bytes), ["large", "small", "Other"]);
+        assert_eq!(printed(Metric::Objects), ["small", "large", "Other"]);
+    }
 }

@@ -213,16 +213,11 @@ pub(crate) fn selected(
     })?;
     let keep = filter.select(trace);
     if !keep.contains(&true) {
-        let known: Vec<String> = trace
-            .processes
-            .iter()
-            .map(|p| format!("{} {}", p.pid, p.name()))
-            .collect();
         anyhow::bail!(
             "--process {text:?} matches none of the {} processes of {}: {}",
-            known.len(),
+            trace.processes.len(),
             trace.meta.source,
-            known.join(", ")
+            memscape_trace::process::process_list(trace)
         );
     }
     Ok(memscape_trace::process::select_processes(trace, &keep))

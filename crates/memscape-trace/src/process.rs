@@ -112,7 +112,7 @@ pub struct Pool {
 }
 
 /// Which processes to keep: a pid, or a regular expression matched against the program name
-/// and the command line.
+/// (or, when it matches no program name, against the command line).
 #[derive(Debug, Clone)]
 pub enum ProcessFilter {
     Pid(u32),
@@ -134,18 +134,37 @@ impl ProcessFilter {
         regex::Regex::new(text).map(Self::Name)
     }
 
-    pub fn matches(&self, p: &Process) -> bool {
+    /// Which processes of `trace` match. A name regex keeps the processes whose program name it
+    /// matches, and only when it matches none of them those whose command line it matches:
+    /// through a version-manager shim `python` names the interpreter, not each of the shim's
+    /// shell scripts whose command line mentions it, while `work.py` still finds the
+    /// interpreter that runs that script.
+    pub fn select(&self, trace: &Trace) -> Vec<bool> {
+        let each = |keep: &dyn Fn(&Process) -> bool| trace.processes.iter().map(keep).collect();
         match self {
-            Self::Pid(pid) => p.pid == *pid,
-            Self::Pids(pids) => pids.contains(&p.pid),
-            Self::Name(re) => re.is_match(p.name()) || re.is_match(&p.command_line),
+            Self::Pid(pid) => each(&|p| p.pid == *pid),
+            Self::Pids(pids) => each(&|p| pids.contains(&p.pid)),
+            Self::Name(re) => {
+                let by_name: Vec<bool> = each(&|p| re.is_match(p.name()));
+                if by_name.contains(&true) {
+                    by_name
+                } else {
+                    each(&|p| re.is_match(&p.command_line))
+                }
+            }
         }
     }
+}
 
-    /// Which processes of `trace` match.
-    pub fn select(&self, trace: &Trace) -> Vec<bool> {
-        trace.processes.iter().map(|p| self.matches(p)).collect()
-    }
+/// `pid name` of every process of `trace`, comma-separated: what an error lists when a filter
+/// names none of them.
+pub fn process_list(trace: &Trace) -> String {
+    let names: Vec<String> = trace
+        .processes
+        .iter()
+        .map(|p| format!("{} {}", p.pid, p.name()))
+        .collect();
+    names.join(", ")
 }
 
 /// Processes of `trace` with at least one event.

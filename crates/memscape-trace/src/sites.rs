@@ -11,7 +11,8 @@
 //! * its function matches the built-in list ([`BUILTIN_WRAPPERS`]: the C allocator and string
 //!   duplication, `operator new`, the C++ standard library's own frames whether in libstdc++ or
 //!   instantiated in the program, the xmalloc family, GLib, CPython, Rust's `alloc`, jemalloc,
-//!   mimalloc, tcmalloc), or it lies in the C++ runtime's libraries;
+//!   mimalloc, tcmalloc, and libraries' own allocators such as OpenSSL's `CRYPTO_malloc` or
+//!   SQLite's `sqlite3Malloc`), or it lies in the C++ runtime's libraries;
 //! * it is an unnamed frame of the C runtime or the recorder (allocator plumbing);
 //! * the user named it (`--wrapper REGEX`, matched against the demangled function name, or
 //!   `module+0xoffset` for an unnamed frame);
@@ -60,6 +61,10 @@ pub const BUILTIN_WRAPPERS: &[(&str, &str)] = &[
     (
         "Rust allocation",
         r"^(__rust_(alloc|alloc_zeroed|realloc)$|__rdl_(alloc|alloc_zeroed|realloc)$|__rg_(alloc|alloc_zeroed|realloc)$|alloc::|<alloc::|hashbrown::|<hashbrown::)",
+    ),
+    (
+        "libraries' own allocators: OpenSSL, SQLite, Redis, Lua, APR, nginx, Ruby, Tcl, FFmpeg, PHP",
+        r"^(CRYPTO_(malloc|zalloc|realloc|clear_realloc|aligned_alloc|strdup|strndup|memdup|secure_malloc|secure_zalloc)|sqlite3(_malloc|_malloc64|_realloc|_realloc64|Malloc|MallocZero|Realloc|MemMalloc|MemRealloc|DbMallocRaw|DbMallocRawNN|DbMallocZero|DbRealloc|DbReallocOrFree|DbStrDup|DbStrNDup|DbSpanDup)|z(malloc|calloc|realloc|strdup|trymalloc|trycalloc|tryrealloc)(_usable)?|luaM_(malloc_|realloc_|growaux_|shrinkvector_)|l_alloc|apr_(palloc|pcalloc|pstrdup|pstrndup|pmemdup)|ngx_(alloc|calloc|palloc|pnalloc|pcalloc|pmemalign)|ruby_x(malloc|malloc2|calloc|realloc|realloc2)|objspace_x(malloc|calloc|realloc)0?|Tcl_(Alloc|AttemptAlloc|Realloc|AttemptRealloc)|TclpAlloc|TclpRealloc|av_(malloc|mallocz|calloc|realloc|realloc_f|fast_realloc|strdup|memdup)|_e(malloc|calloc|realloc|strdup|strndup)|_safe_emalloc|__zend_malloc)$",
     ),
     (
         "memscape.h pool reports",

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use memscape_trace::model::{BlockColumn, FLAG_POOL, NO_FREE_THREAD};
 use memscape_trace::msc::{MscOptions, VERSION, to_msc_bytes_with};
-use memscape_trace::process::{Pool, Process, ProcessEnd, ProcessFilter, select_processes};
+use memscape_trace::process::{
+    Pool, Process, ProcessEnd, ProcessFilter, process_list, select_processes,
+};
 use memscape_trace::{Frame, Trace, TraceBuilder, TraceFormat, from_msc_bytes, load, to_msc_bytes};
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -182,6 +184,23 @@ fn version_4_files_load_as_one_process() {
         let again = from_msc_bytes("again.msc", &to_msc_bytes(&old, &mut |_| {}).unwrap()).unwrap();
         assert_same(&again, &old);
     }
+}
+
+/// A name regex picks program names first: the shell whose command line runs `./child` is not
+/// `child`; a regex that names no program falls back to command lines.
+#[test]
+fn a_name_regex_matches_program_names_before_command_lines() {
+    let t = two_processes();
+    let select = |text: &str| ProcessFilter::parse(text).unwrap().select(&t);
+    assert_eq!(select("child"), vec![false, true]);
+    assert_eq!(select("sh"), vec![true, false]);
+    assert_eq!(
+        select("-c"),
+        vec![true, false],
+        "by command line: no program is named -c"
+    );
+    assert_eq!(select("nothing"), vec![false, false]);
+    assert_eq!(process_list(&t), "100 sh, 101 child");
 }
 
 #[test]

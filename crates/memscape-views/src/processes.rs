@@ -32,16 +32,11 @@ pub fn selection(dataset: &Dataset, select: &str) -> Result<Vec<bool>> {
     })?;
     let keep = filter.select(trace);
     if !keep.contains(&true) {
-        let known: Vec<String> = trace
-            .processes
-            .iter()
-            .map(|p| format!("{} {}", p.pid, p.name()))
-            .collect();
         crate::bail!(
             "--process {select:?} matches none of the {} processes of {}: {}",
-            known.len(),
+            trace.processes.len(),
             dataset.name,
-            known.join(", ")
+            memscape_trace::process::process_list(trace)
         );
     }
     Ok(keep)

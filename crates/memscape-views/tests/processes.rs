@@ -202,6 +202,72 @@ fn a_multi_process_heap_tree_starts_at_the_largest_peak_and_groups_by_process() 
     );
 }
 
+/// The map's context view starts on the process the heap tree opens on (the largest peak), not
+/// on the one with the most blocks: a shell of 50 small blocks beside a child with two large.
+#[test]
+fn a_multi_process_maps_context_starts_at_the_largest_peak() {
+    use memscape_views::alloc_map::bins::{BinBy, BinnedScene};
+    let mut b = TraceBuilder::with_event_times("peak.msc");
+    let site = b.call_tree.child(
+        0,
+        Frame {
+            ip: 0x10,
+            ..Frame::default()
+        },
+    );
+    let process = |b: &mut TraceBuilder, pid, exe: &str| {
+        b.process(Process {
+            pid,
+            parent_pid: 1,
+            command_line: exe.into(),
+            executable: exe.into(),
+            ..Process::default()
+        })
+    };
+    let (many, large) = (
+        process(&mut b, 200, "/bin/many"),
+        process(&mut b, 201, "/bin/large"),
+    );
+    let mut line = 0u64;
+    b.set_process(many);
+    let t = b.thread("many");
+    for k in 0..50u64 {
+        line += 1;
+        b.alloc(line, line * 10, 0x1000 + k * 16, 16, 16, t, site);
+    }
+    b.set_process(large);
+    let t = b.thread("large");
+    for k in 0..2u64 {
+        line += 1;
+        b.alloc(
+            line,
+            line * 10,
+            0x10_0000 + (k << 20),
+            1 << 20,
+            1 << 20,
+            t,
+            site,
+        );
+    }
+    let trace = b.finish(TraceFormat::Msc, true);
+    let keep = vec![true; trace.processes.len()];
+    let peak = memscape_trace::process::largest_peak(&trace, &keep).unwrap();
+    assert_eq!(trace.processes[peak].pid, 201);
+    let d = dataset(trace);
+    let t = d.alloc_trace().unwrap();
+    let binned = BinnedScene::build(&t.trace, t.scene.as_ref().unwrap(), BinBy::Process);
+    let most_blocks = (0..binned.bins.len())
+        .max_by_key(|&k| binned.bins[k].range.len())
+        .unwrap();
+    assert!(
+        binned.bins[most_blocks].label.contains("200"),
+        "{}",
+        binned.bins[most_blocks].label
+    );
+    let focus = &binned.bins[binned.largest_bin()].label;
+    assert!(focus.contains("201"), "the context starts on {focus}");
+}
+
 /// One thread allocates 12 blocks; `free_here` frees 4 of them on that thread, `free_there`
 /// 4 on another thread; 4 stay live.
 fn freed_at_two_sites() -> Trace {

@@ -78,6 +78,19 @@ fn builtin_list() {
         "__GI___strdup",
         "__libc_malloc",
         "malloc",
+        "CRYPTO_malloc",
+        "CRYPTO_zalloc",
+        "sqlite3Malloc",
+        "sqlite3DbMallocRawNN",
+        "zmalloc",
+        "ztrymalloc_usable",
+        "luaM_malloc_",
+        "apr_palloc",
+        "ngx_pnalloc",
+        "ruby_xmalloc2",
+        "Tcl_Alloc",
+        "av_mallocz",
+        "_emalloc",
     ] {
         assert!(is_builtin_wrapper(wrapper), "{wrapper}");
     }
@@ -91,6 +104,10 @@ fn builtin_list() {
         "Foo::operator<<(int)",
         "xmalloc_user_function",
         "sqlite3VdbeExec",
+        "CRYPTO_malloc_init_user",
+        "sqlite3MallocSize",
+        "zmalloc_used_memory",
+        "av_malloc_array_user",
     ] {
         assert!(!is_builtin_wrapper(site), "{site}");
     }

@@ -306,10 +306,17 @@ impl BinnedScene {
         }
     }
 
-    /// The bin with the most blocks (what the context view shows first).
+    /// The bin the context view shows first: the one with the most blocks, or by process the
+    /// one with the largest peak — the process the heap tree opens on, so that the linked
+    /// views start on the same process.
     pub fn largest_bin(&self) -> usize {
+        let by_peak = self.by == BinBy::Process;
         (0..self.bins.len())
-            .max_by_key(|&k| (self.bins[k].range.len(), usize::MAX - k))
+            .max_by_key(|&k| {
+                let bin = &self.bins[k];
+                let peak = if by_peak { bin.peak_bytes } else { 0 };
+                (peak, bin.range.len(), usize::MAX - k)
+            })
             .unwrap_or(0)
     }
 

@@ -55,7 +55,7 @@ pub struct AllocMapSettings {
     #[cfg_attr(feature = "clap", arg(long, value_enum))]
     pub bins: Option<BinBy>,
     /// Only these processes of a multi-process recording: a pid, pids (`PID,PID`), or a
-    /// regular expression matched against the program name and the command line.
+    /// regular expression matched against the program names (the command lines when it matches no name).
     #[cfg_attr(feature = "clap", arg(long, value_name = "PID|NAME-REGEX"))]
     pub process: Option<String>,
     /// Allocation map with --bins: `address` (bins side by side, each scaled to the same
