@@ -431,6 +431,84 @@ fn view_big_trace(dir: &Path, trace: &Path, png: &Path) -> Command {
     command
 }
 
+/// A big `.msc` with its index present opens its panes on its first blocks
+/// (`MEMSCAPE_TRACE_HEAD`; `memscape_views::msc_head`) and draws a frame of them before the
+/// loader has laid out the whole trace's scene, which then replaces them: the screenshot (taken
+/// once every load is done) is the same image as without a first part. Asserted on the order of
+/// the log's lines, no timing: the loader reads the whole only after the window's next frame.
+#[test]
+fn gui_window_of_a_big_indexed_trace_draws_its_first_blocks_before_the_whole_is_read() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_first_part");
+    let trace = big_trace(&dir);
+    let never = std::sync::atomic::AtomicBool::new(false);
+    memscape_lod::LodTrace::open(&trace, "thread", false, &mut |_, _| {}, &never).unwrap();
+    let blocks = memscape_trace::load(&trace).unwrap().blocks.len();
+    let run = |png: &Path, head: usize| {
+        let out = view_big_trace(&dir, &trace, png)
+            .env("MEMSCAPE_TRACE_HEAD", head.to_string())
+            .env(
+                "RUST_LOG",
+                "warn,memscape::load=debug,memscape::scene=debug,memscape::map_path=debug",
+            )
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("xvfb-run (package xvfb) runs");
+        let log = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "memscape view --screenshot failed:\n{log}"
+        );
+        log
+    };
+    let first_png = dir.join("first-part.png");
+    let log = run(&first_png, 5_000);
+    let lines: Vec<&str> = log.lines().collect();
+    let at = |what: &dyn Fn(&str) -> bool, name: &str| {
+        lines
+            .iter()
+            .position(|l| what(l))
+            .unwrap_or_else(|| panic!("no {name} in the log:\n{log}"))
+    };
+    at(
+        &|l| l.contains("first blocks laid out") && l.contains(&format!("total={blocks}")),
+        "first part",
+    );
+    let opened = at(
+        &|l| l.contains("panes open on the first blocks read"),
+        "panes",
+    );
+    let whole_scene = at(
+        &|l| l.contains("allocation-map scene") && l.contains(&format!("blocks={blocks}")),
+        "whole scene",
+    );
+    let first_frame = at(&|l| l.contains("allocation map layers"), "map frame");
+    assert!(
+        opened < first_frame && first_frame < whole_scene,
+        "the first part's frame (line {first_frame}) is not between its panes' opening (line \
+         {opened}) and the whole scene (line {whole_scene}):\n{log}"
+    );
+    // Every block read as 1 M at most: no first part, the whole read at once.
+    let whole_png = dir.join("whole.png");
+    let whole_log = run(&whole_png, 1_000_000);
+    assert!(
+        !whole_log.contains("panes open on the first blocks read"),
+        "{whole_log}"
+    );
+    let (a, b) = (
+        RgbaImage::load_png(&first_png).unwrap(),
+        RgbaImage::load_png(&whole_png).unwrap(),
+    );
+    assert_eq!((a.width, a.height), (b.width, b.height));
+    let differing = a
+        .pixels
+        .chunks(4)
+        .zip(b.pixels.chunks(4))
+        .filter(|(p, q)| p != q)
+        .count();
+    assert_eq!(differing, 0, "the final window differs from a whole read's");
+}
+
 /// A big trace in the GUI: the allocation-map pane opens its level-of-detail index on a thread
 /// of its own (building it beside the trace, as `memscape render` would), waits for it before
 /// the screenshot, and draws its map from it (a trace counts as big above `MEMSCAPE_LOD_BLOCKS`).

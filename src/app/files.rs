@@ -243,6 +243,13 @@ pub struct OpenFile {
     /// A recording in progress (`--live`): its data comes from the recording's snapshots, not
     /// from the loader, and it is neither reloaded nor watched until it has finished.
     pub live: bool,
+    /// A big trace's first blocks, shown while its first load reads the whole
+    /// (`loader::Partial`); dropped when the whole is in.
+    pub first_part: Option<Arc<Dataset>>,
+    /// Dropped once the panes have drawn a frame on `first_part` (at the next poll after
+    /// [`OpenFiles::first_part_shown`]): the loader then reads the whole.
+    first_part_shown: Option<Sender<()>>,
+    first_part_open: bool,
     loading: Option<LoadId>,
     load_started: Option<Instant>,
 }
@@ -258,6 +265,9 @@ impl OpenFile {
 pub enum FileEvent {
     /// First loaded: open its views.
     Opened(FileId),
+    /// A big trace's first blocks are in (`OpenFile::first_part`) while the whole is read:
+    /// open its views on them.
+    OpenedInPart(FileId),
     /// Loading failed (first load, or a retry of a failed file): show the error in its pane.
     Failed(FileId),
     /// New data after a reload (or a retry that now succeeds): replace its views' data.
@@ -327,6 +337,9 @@ impl OpenFiles {
             follow: true,
             follows: 0,
             live,
+            first_part: None,
+            first_part_shown: None,
+            first_part_open: false,
             load_started: loading.map(|_| Instant::now()),
             loading,
         });
@@ -412,6 +425,14 @@ impl OpenFiles {
         }
     }
 
+    /// The panes of `id` are open on its first part: the loader reads the whole once they
+    /// have drawn it (the next poll).
+    pub fn first_part_shown(&mut self, id: FileId) {
+        if let Some(f) = self.get_mut(id) {
+            f.first_part_open = true;
+        }
+    }
+
     /// Forgets `id` (its last pane was closed).
     pub fn close(&mut self, id: FileId) {
         self.watcher.unwatch(id);
@@ -426,11 +447,18 @@ impl OpenFiles {
         repaint: impl Fn() + Send + Sync + Clone + 'static,
     ) -> (Vec<FileEvent>, Option<Duration>) {
         let mut events = Vec::new();
+        // Polled at the start of a frame: the last one drew the panes opened on a first part.
+        for file in self.files.iter_mut().filter(|f| f.first_part_open) {
+            file.first_part_shown = None;
+        }
         for done in self.loader.poll() {
             let Some(file) = self.files.iter_mut().find(|f| f.loading == Some(done.id)) else {
                 continue; // closed while loading
             };
             file.loading = None;
+            file.first_part = None;
+            file.first_part_shown = None;
+            file.first_part_open = false;
             let first = file.status == Status::Loading;
             let was_failed = matches!(file.status, Status::Failed(_));
             if let (LoadSource::File(path), Some(stamp)) = (&file.source, done.stamp) {
@@ -462,6 +490,18 @@ impl OpenFiles {
                     file.reload_error = Some(e);
                     events.push(FileEvent::ReloadFailed(file.id));
                 }
+            }
+        }
+        // A first part of a first load (a reload keeps the data shown until the whole is in).
+        for part in std::mem::take(&mut self.loader.partial) {
+            if let Some(file) = self
+                .files
+                .iter_mut()
+                .find(|f| f.loading == Some(part.id) && f.status == Status::Loading)
+            {
+                file.first_part = Some(part.dataset);
+                file.first_part_shown = Some(part.shown);
+                events.push(FileEvent::OpenedInPart(file.id));
             }
         }
         for (id, now) in self.watcher.poll() {

@@ -20,7 +20,20 @@ pub enum LoadEvent {
         fraction: f32,
         message: String,
     },
+    /// The first part of a big trace, shown while the whole is read (`memscape_views::msc_head`).
+    Partial(Partial),
     Done(Finished),
+}
+
+/// A big `.msc`'s first blocks (`memscape_views::msc_head`): the window's panes open on them
+/// while the loader reads the whole trace, which then replaces them.
+pub struct Partial {
+    pub id: LoadId,
+    pub dataset: Arc<Dataset>,
+    /// Dropped once the panes have drawn it: the loader reads the whole trace after that,
+    /// so that the first picture is not held behind the whole read on a busy machine (and the
+    /// order is a fact the GUI test asserts, not a race).
+    pub shown: Sender<()>,
 }
 
 /// A finished load.
@@ -45,6 +58,8 @@ pub struct Loader {
     rx: Receiver<LoadEvent>,
     next_id: AtomicU64,
     pub pending: Vec<PendingLoad>,
+    /// First parts received by [`Loader::poll`] (of loads not finished in the same poll).
+    pub partial: Vec<Partial>,
     /// Whether a progress report wakes the window. Not on a software rasterizer, where each
     /// frame redraws the whole window on the CPU the load needs (≈ 0.1 s of lavapipe at
     /// 1280×800; issue 25): the spinner's paced frames show the progress, and the result
@@ -64,6 +79,7 @@ impl Loader {
             rx,
             next_id: AtomicU64::new(1),
             pending: Vec::new(),
+            partial: Vec::new(),
             progress_wakes: !crate::panes::software_rasterizer(),
         }
     }
@@ -108,6 +124,19 @@ impl Loader {
                         .filter(super::files::Stamp::is_file),
                     LoadSource::Embedded { .. } => None,
                 };
+                if let Some(first) = first_part(&source, &progress) {
+                    let (shown, opened) = crossbeam_channel::bounded::<()>(1);
+                    let partial = LoadEvent::Partial(Partial {
+                        id,
+                        dataset: Arc::new(first),
+                        shown,
+                    });
+                    if tx.send(partial).is_ok() {
+                        repaint();
+                        // Bounded: a window that draws no frame (hidden) does not hold the load.
+                        let _ = opened.recv_timeout(FIRST_PART_WAIT);
+                    }
+                }
                 // The whole chain of causes, as the command line prints it.
                 let result = load_dataset(&source, &progress)
                     .and_then(|dataset| with_engine_heap(dataset, &source))
@@ -127,11 +156,13 @@ impl Loader {
         id
     }
 
-    /// Drains the channel; returns the finished loads.
+    /// Drains the channel; returns the finished loads (first parts go to [`Loader::partial`],
+    /// unless their load finished in the same poll).
     pub fn poll(&mut self) -> Vec<Finished> {
         let mut finished = Vec::new();
         while let Ok(event) = self.rx.try_recv() {
             match event {
+                LoadEvent::Partial(partial) => self.partial.push(partial),
                 LoadEvent::Progress {
                     id,
                     fraction,
@@ -144,6 +175,7 @@ impl Loader {
                 }
                 LoadEvent::Done(done) => {
                     self.pending.retain(|p| p.id != done.id);
+                    self.partial.retain(|p| p.id != done.id);
                     finished.push(done);
                 }
             }
@@ -196,6 +228,34 @@ pub fn remember_recent(recent: &mut Vec<PathBuf>, file: PathBuf) {
         }
         if let Err(e) = std::fs::write(&path, text) {
             tracing::warn!("cannot save recent files to {}: {e}", path.display());
+        }
+    }
+}
+
+/// How long the loader waits for the window to open its panes on a first part before it
+/// reads the whole trace anyway.
+const FIRST_PART_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A big `.msc`'s first blocks, when its map draws from a current index beside it
+/// (`memscape_views::msc_head`; `MEMSCAPE_TRACE_HEAD` blocks, default
+/// `memscape_views::msc_head::MSC_HEAD`); `None` for anything else, and when that fails (the
+/// whole read then says why).
+fn first_part(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Option<Dataset> {
+    let LoadSource::File(path) = source else {
+        return None;
+    };
+    if !path.is_file() {
+        return None;
+    }
+    let limit = match std::env::var("MEMSCAPE_TRACE_HEAD") {
+        Ok(v) => v.parse().ok()?,
+        Err(_) => memscape_views::msc_head::MSC_HEAD,
+    };
+    match memscape_views::msc_head::load_msc_head(path, limit, progress) {
+        Ok(first) => first,
+        Err(e) => {
+            tracing::debug!("{}: no first part: {e}", path.display());
+            None
         }
     }
 }

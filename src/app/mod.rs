@@ -178,6 +178,7 @@ impl MemscapeApp {
         for event in events {
             match event {
                 FileEvent::Opened(id) => self.show_data(ctx, id, true),
+                FileEvent::OpenedInPart(id) => self.show_first_part(ctx, id),
                 FileEvent::Reloaded(id) if self.is_live(id) => {
                     self.follow_data(ctx, id);
                     self.refresh_compares(ctx, id);
@@ -233,6 +234,35 @@ impl MemscapeApp {
         let Some(dataset) = self.files.get(id).and_then(|f| f.dataset.clone()) else {
             return;
         };
+        self.show_dataset(ctx, id, dataset, opened);
+    }
+
+    /// A big trace's first blocks (`OpenFile::first_part`): its default views open on them
+    /// while the whole is read, which [`Self::show_data`] then shows in the same views. Not
+    /// for a file `--diff` waits for (it compares whole files).
+    fn show_first_part(&mut self, ctx: &egui::Context, id: FileId) {
+        let compared = self.compare.is_some_and(|ids| ids.contains(&id));
+        if let Some(first) = self.files.get(id).and_then(|f| f.first_part.clone())
+            && !compared
+        {
+            self.show_dataset(ctx, id, first, false);
+            tracing::debug!(
+                target: "memscape::load",
+                "panes open on the first blocks read"
+            );
+        }
+        self.files.first_part_shown(id);
+        // The frame after this one tells the loader to read the whole.
+        ctx.request_repaint();
+    }
+
+    fn show_dataset(
+        &mut self,
+        ctx: &egui::Context,
+        id: FileId,
+        dataset: Arc<Dataset>,
+        opened: bool,
+    ) {
         let paired_topology = self.pair(&dataset);
         if opened && self.take_for_compare(ctx, id) {
             return;

@@ -38,10 +38,10 @@ pub enum FileKind {
 
 /// Recognises samples and topology files from their first 4 KiB (decompressed).
 pub fn file_kind(path: &Path) -> FileKind {
-    let Ok(bytes) = memscape_io::read_input(path) else {
+    let Some(bytes) = first_bytes(path, 4096) else {
         return FileKind::Other;
     };
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let head = String::from_utf8_lossy(&bytes);
     let first = head.lines().next().unwrap_or("");
     if head.contains("<topology") || head.contains("<Hardware") {
         FileKind::Topology
@@ -53,6 +53,21 @@ pub fn file_kind(path: &Path) -> FileKind {
     } else {
         FileKind::Other
     }
+}
+
+/// The first `n` decompressed bytes of `path` (those before a broken stream; `None` when none),
+/// read without reading the rest: `memscape view` asks this of every file it opens, and reading
+/// a 1.5 GB trace whole for it held the window back (issue 25).
+fn first_bytes(path: &Path, n: u64) -> Option<Vec<u8>> {
+    use std::io::{BufRead, Read};
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let compression = memscape_io::Compression::sniff(file.fill_buf().ok()?);
+    let mut head = Vec::new();
+    let _ = memscape_io::decoder(compression, file)
+        .ok()?
+        .take(n)
+        .read_to_end(&mut head);
+    (!head.is_empty()).then_some(head)
 }
 
 fn files_in(dir: &Path) -> Vec<PathBuf> {

@@ -84,6 +84,21 @@ fn flat_directories_and_files_opened_together() {
     assert_eq!(datasets[0].hardware.as_deref(), Some(topo.as_path()));
     assert_eq!(others, [other]);
 
+    // Compressed files are recognised from their first decompressed bytes.
+    let topo_zst = tmp.path().join("hw.xml.zst");
+    let xml = std::fs::read(lulesh().join("hardware.xml")).unwrap();
+    std::fs::write(&topo_zst, zstd::encode_all(xml.as_slice(), 3).unwrap()).unwrap();
+    assert_eq!(file_kind(&topo_zst), FileKind::Topology);
+    let samples_zst = tmp.path().join("run.csv.zst");
+    let csv = std::fs::read(&samples).unwrap();
+    std::fs::write(&samples_zst, zstd::encode_all(csv.as_slice(), 3).unwrap()).unwrap();
+    assert_eq!(file_kind(&samples_zst), FileKind::Samples);
+    // Empty and missing files are neither.
+    let empty = tmp.path().join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    assert_eq!(file_kind(&empty), FileKind::Other);
+    assert_eq!(file_kind(&tmp.path().join("missing")), FileKind::Other);
+
     // Not a directory: a clear error naming it.
     let e = find_datasets(&samples).unwrap_err().to_string();
     assert!(e.contains("run.csv"), "{e}");

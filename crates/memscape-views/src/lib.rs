@@ -40,6 +40,7 @@ pub mod label;
 pub mod links;
 pub mod live;
 pub mod lod_refine;
+pub mod msc_head;
 pub mod picture;
 pub mod processes;
 pub mod ramp;

@@ -101,6 +101,15 @@ impl AllocMapPane {
             .resizable(true)
             .show(ui, |ui| {
                 ui.strong("Who frees what");
+                if let Some(extent) =
+                    memscape_views::dataset::trace_extent(&dataset).filter(|e| !e.is_whole())
+                {
+                    // A big trace's first blocks, shown while the whole is read.
+                    ui.weak(format!(
+                        "the first {} of {} blocks: the whole trace is being read…",
+                        extent.read, extent.total
+                    ));
+                }
                 let Some(table) = &mut panel.table else {
                     ui.horizontal(|ui| {
                         crate::panes::spinner(ui);

@@ -4,7 +4,6 @@
 //! the pane; once there, the pane's map layers draw from it (exact GPU pipeline when few blocks
 //! are in view, else the index's sums) whenever the settings allow.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -95,9 +94,18 @@ impl Drop for LodOpener {
 }
 
 impl LodOpener {
-    /// Starts opening the index of `path` when its map is drawn from one (else `None`).
-    pub fn start(path: Option<&PathBuf>, ctx: Option<egui::Context>) -> Option<Self> {
-        let path = path?.clone();
+    /// Starts opening the index of `dataset`'s trace file when its map is drawn from one
+    /// (else `None`). A dataset read in part (a big `.msc`'s first blocks,
+    /// `memscape_views::msc_head`) has the index opened over the blocks read, as a Parquet
+    /// dataset's is, so that what is hovered or drawn exactly is a block it holds.
+    pub fn start(
+        dataset: &Arc<memscape_views::Dataset>,
+        ctx: Option<egui::Context>,
+    ) -> Option<Self> {
+        let t = dataset.alloc_trace()?;
+        let path = t.path.clone()?;
+        let bound = memscape_views::dataset::trace_extent(dataset).filter(|e| !e.is_whole());
+        let over = bound.map(|_| t.trace.clone());
         if !memscape_views::alloc_map::lod::wants_lod(&path) {
             return None;
         }
@@ -126,8 +134,16 @@ impl LodOpener {
                     },
                     &cn,
                 );
+                let result = match (result, over) {
+                    (Ok((whole, _)), Some(head)) => LodTrace::with_index(
+                        &path,
+                        &whole.index_path,
+                        memscape_lod::trace_source::TraceFile::from_shared(head),
+                    ),
+                    (result, _) => result.map(|(whole, _)| whole),
+                };
                 set(match result {
-                    Ok((trace, _)) => LodState::Ready(Arc::new(trace)),
+                    Ok(trace) => LodState::Ready(Arc::new(trace)),
                     Err(e) => LodState::Failed(format!("{}: {e}", path.display())),
                 });
             });
@@ -141,7 +157,7 @@ impl LodOpener {
             engine: None,
             finer: Arc::default(),
             present,
-            bound: None,
+            bound: bound.map(|e| e.bound_line()),
         })
     }
 

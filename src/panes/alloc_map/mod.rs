@@ -169,9 +169,8 @@ impl AllocMapPane {
         let settings = default_settings(&dataset, color_by);
         // A Parquet trace dataset's index is the query engine's; a big trace's, beside it.
         let lod = scene.and_then(|_| {
-            lod::LodOpener::start_query(&dataset, None).or_else(|| {
-                lod::LodOpener::start(dataset.alloc_trace().and_then(|t| t.path.as_ref()), None)
-            })
+            lod::LodOpener::start_query(&dataset, None)
+                .or_else(|| lod::LodOpener::start(&dataset, None))
         });
         Self {
             filter: processes::ProcessFilterState::new(dataset.clone()),

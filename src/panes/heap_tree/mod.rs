@@ -384,6 +384,25 @@ impl View for HeapTreePane {
             ui.colored_label(Color32::LIGHT_RED, e);
             return;
         }
+        // A big trace's first blocks, shown while the whole is read: the tree groups every
+        // block, so it says how far the read is rather than drawing a part as if whole.
+        if let Some(extent) =
+            memscape_views::dataset::trace_extent(&self.dataset).filter(|e| !e.is_whole())
+            && self
+                .dataset
+                .alloc_trace()
+                .is_some_and(|t| t.heap_query.is_none())
+        {
+            ui.horizontal(|ui| {
+                crate::panes::spinner(ui);
+                ui.label(format!(
+                    "reading the whole trace for the heap tree ({} of {} blocks shown \
+                     beside it so far)…",
+                    extent.read, extent.total
+                ));
+            });
+            return;
+        }
         let Some(timeline) = self.timeline.clone() else {
             ui.horizontal(|ui| {
                 crate::panes::spinner(ui);
