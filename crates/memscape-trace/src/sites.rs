@@ -364,7 +364,7 @@ pub fn is_builtin_wrapper(function: &str) -> bool {
 impl Sites {
     /// Classifies every frame of `trace` and resolves every node's effective site.
     pub fn new(trace: &Trace, options: &SiteOptions) -> Self {
-        let mut sites = Self::classified(trace, options, None);
+        let mut sites = Self::classified(trace, options, None, true);
         if options.detect {
             detect(trace, &mut sites);
         }
@@ -378,9 +378,11 @@ impl Sites {
     /// [`Sites::new`]; `rules` of other options or of a call tree this one does not extend are
     /// not used.
     pub fn continued(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
-        let mut sites = Self::classified(trace, options, rules);
+        // Detection resolves the sites itself.
+        let detecting = options.detect && trace.blocks.is_consistent();
+        let mut sites = Self::classified(trace, options, rules, !detecting);
         let carry = sites.rules.detection.take();
-        if options.detect && trace.blocks.is_consistent() {
+        if detecting {
             let (own, blocks) = detection::own_from_blocks(trace, carry.as_deref());
             let carry = detection::detect_continued(trace, &mut sites, own, Some(blocks), carry);
             sites.rules.detection = Some(carry);
@@ -388,8 +390,14 @@ impl Sites {
         sites
     }
 
-    /// The rules' classification and the sites it gives, without detection.
-    fn classified(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
+    /// The rules' classification and, when `resolve` (continued detection resolves them
+    /// itself), the sites it gives, without detection.
+    fn classified(
+        trace: &Trace,
+        options: &SiteOptions,
+        rules: Option<SiteRules>,
+        resolve: bool,
+    ) -> Self {
         let mut rules = rules
             .filter(|r| r.fits(trace, options))
             .unwrap_or_else(|| SiteRules::new(options));
@@ -402,7 +410,9 @@ impl Sites {
             detected: Vec::new(),
             rules,
         };
-        sites.resolve(trace);
+        if resolve {
+            sites.resolve(trace);
+        }
         sites
     }
 
@@ -415,7 +425,7 @@ impl Sites {
     /// [`Sites::new`] with wrapper detection from `own`, the heap bytes ever allocated at each
     /// call-tree node, in place of the trace's blocks ([`detect_from_bytes`]).
     pub fn with_node_bytes(trace: &Trace, options: &SiteOptions, own: Vec<u64>) -> Self {
-        let mut sites = Self::classified(trace, options, None);
+        let mut sites = Self::classified(trace, options, None, true);
         if options.detect {
             detect_from_bytes(trace, &mut sites, own);
         }
@@ -430,7 +440,7 @@ impl Sites {
         own: Vec<u64>,
         rules: Option<SiteRules>,
     ) -> Self {
-        let mut sites = Self::classified(trace, options, rules);
+        let mut sites = Self::classified(trace, options, rules, !options.detect);
         let carry = sites.rules.detection.take();
         if options.detect {
             let carry = detection::detect_continued(trace, &mut sites, own, None, carry);
