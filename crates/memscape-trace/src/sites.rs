@@ -416,6 +416,15 @@ impl Sites {
         sites
     }
 
+    /// A copy of these sites for the next snapshot to continue, wrapper detection's state
+    /// moved into it rather than copied (these sites keep their sites and kinds).
+    pub fn handed_on(&mut self) -> Self {
+        let detection = self.rules.detection.take();
+        let mut copy = self.clone();
+        copy.rules.detection = detection;
+        copy
+    }
+
     /// The classification these sites were resolved from, for the next snapshot's
     /// [`Sites::continued`] (these sites keep their sites and kinds).
     pub fn take_rules(&mut self) -> SiteRules {

@@ -77,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let grouping_ms = now() - t;
         drop(grouped);
         let t = now();
-        let (_timeline, sizes) = memscape_heap::trace_timeline_continued(
+        let (_timeline, mut sizes) = memscape_heap::trace_timeline_continued(
             &trace,
             &keys,
             Metric::Bytes,
