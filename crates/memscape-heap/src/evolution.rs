@@ -76,9 +76,10 @@ pub trait SizesSource: Send {
         None
     }
 
-    /// What a live recording's next snapshot continues from (a copy of the grouping); None
-    /// for a heap not built to be continued (see [`TraceSizes::carry`]).
-    fn carry(&self) -> Option<HeapCarry> {
+    /// What a live recording's next snapshot continues from (a copy of the grouping; wrapper
+    /// detection's state moved, not copied); None for a heap not built to be continued (see
+    /// [`TraceSizes::carry`]).
+    fn carry(&mut self) -> Option<HeapCarry> {
         None
     }
 }
@@ -103,7 +104,7 @@ pub struct TraceSizes<'a> {
 impl<'a> TraceSizes<'a> {
     /// What the next snapshot's [`trace_timeline_continued`] starts from (a heap built by
     /// it only).
-    pub fn carry(&self) -> Option<HeapCarry> {
+    pub fn carry(&mut self) -> Option<HeapCarry> {
         self.heap.carry()
     }
 
@@ -139,7 +140,7 @@ impl SizesSource for TraceSizes<'_> {
         Some(self.heap.peak_point())
     }
 
-    fn carry(&self) -> Option<HeapCarry> {
+    fn carry(&mut self) -> Option<HeapCarry> {
         self.heap.carry()
     }
 

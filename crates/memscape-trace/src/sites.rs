@@ -242,6 +242,8 @@ pub struct SiteRules {
     last: Option<(u32, u32, u32)>,
     by_function: HashMap<u32, WrapperKind>,
     by_module: HashMap<(u32, bool), WrapperKind>,
+    /// Wrapper detection's rounds on the call tree classified, continued by the next snapshot.
+    detection: Option<Box<detection::DetectionCarry>>,
 }
 
 impl SiteRules {
@@ -256,6 +258,12 @@ impl SiteRules {
     /// Call-tree nodes classified.
     pub fn nodes(&self) -> usize {
         self.kind.len()
+    }
+
+    /// Wrapper detection's rounds whose sums the snapshot that made these rules continued from
+    /// the one before (None where it did not detect).
+    pub fn detection_rounds_continued(&self) -> Option<usize> {
+        self.detection.as_ref().map(|d| d.continued)
     }
 
     /// The node whose frame and parent `last` checks.
@@ -361,23 +369,40 @@ pub fn is_builtin_wrapper(function: &str) -> bool {
 impl Sites {
     /// Classifies every frame of `trace` and resolves every node's effective site.
     pub fn new(trace: &Trace, options: &SiteOptions) -> Self {
-        Self::continued(trace, options, None)
-    }
-
-    /// [`Sites::new`] on a call tree that extends the one `rules` classified (a live
-    /// recording's next snapshot, [`Sites::take_rules`] of the last one's sites): only the nodes
-    /// added since are classified. Equal to [`Sites::new`]; `rules` of other options or of a
-    /// call tree this one does not extend are not used.
-    pub fn continued(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
-        let mut sites = Self::classified(trace, options, rules);
+        let mut sites = Self::classified(trace, options, None, true);
         if options.detect {
             detect(trace, &mut sites);
         }
         sites
     }
 
-    /// The rules' classification and the sites it gives, without detection.
-    fn classified(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
+    /// [`Sites::new`] on a call tree that extends the one `rules` classified (a live
+    /// recording's next snapshot, [`Sites::take_rules`] of the last one's sites): only the nodes
+    /// added since are classified, and detection continues the last one's rounds while their
+    /// verdicts stand (`sites/detection.rs`: the bytes of the blocks added since). Equal to
+    /// [`Sites::new`]; `rules` of other options or of a call tree this one does not extend are
+    /// not used.
+    pub fn continued(trace: &Trace, options: &SiteOptions, rules: Option<SiteRules>) -> Self {
+        // Detection resolves the sites itself.
+        let detecting = options.detect && trace.blocks.is_consistent();
+        let mut sites = Self::classified(trace, options, rules, !detecting);
+        let carry = sites.rules.detection.take();
+        if detecting {
+            let (own, blocks) = detection::own_from_blocks(trace, carry.as_deref());
+            let carry = detection::detect_continued(trace, &mut sites, own, Some(blocks), carry);
+            sites.rules.detection = Some(carry);
+        }
+        sites
+    }
+
+    /// The rules' classification and, when `resolve` (continued detection resolves them
+    /// itself), the sites it gives, without detection.
+    fn classified(
+        trace: &Trace,
+        options: &SiteOptions,
+        rules: Option<SiteRules>,
+        resolve: bool,
+    ) -> Self {
         let mut rules = rules
             .filter(|r| r.fits(trace, options))
             .unwrap_or_else(|| SiteRules::new(options));
@@ -390,8 +415,19 @@ impl Sites {
             detected: Vec::new(),
             rules,
         };
-        sites.resolve(trace);
+        if resolve {
+            sites.resolve(trace);
+        }
         sites
+    }
+
+    /// A copy of these sites for the next snapshot to continue, wrapper detection's state
+    /// moved into it rather than copied (these sites keep their sites and kinds).
+    pub fn handed_on(&mut self) -> Self {
+        let detection = self.rules.detection.take();
+        let mut copy = self.clone();
+        copy.rules.detection = detection;
+        copy
     }
 
     /// The classification these sites were resolved from, for the next snapshot's
@@ -403,19 +439,26 @@ impl Sites {
     /// [`Sites::new`] with wrapper detection from `own`, the heap bytes ever allocated at each
     /// call-tree node, in place of the trace's blocks ([`detect_from_bytes`]).
     pub fn with_node_bytes(trace: &Trace, options: &SiteOptions, own: Vec<u64>) -> Self {
-        Self::with_node_bytes_continued(trace, options, own, None)
+        let mut sites = Self::classified(trace, options, None, true);
+        if options.detect {
+            detect_from_bytes(trace, &mut sites, own);
+        }
+        sites
     }
 
-    /// [`Sites::with_node_bytes`] continuing `rules` as [`Sites::continued`] does.
+    /// [`Sites::with_node_bytes`] continuing `rules` as [`Sites::continued`] does (detection's
+    /// rounds continued from the bytes that grew).
     pub fn with_node_bytes_continued(
         trace: &Trace,
         options: &SiteOptions,
         own: Vec<u64>,
         rules: Option<SiteRules>,
     ) -> Self {
-        let mut sites = Self::classified(trace, options, rules);
+        let mut sites = Self::classified(trace, options, rules, !options.detect);
+        let carry = sites.rules.detection.take();
         if options.detect {
-            detect_from_bytes(trace, &mut sites, own);
+            let carry = detection::detect_continued(trace, &mut sites, own, None, carry);
+            sites.rules.detection = Some(carry);
         }
         sites
     }
@@ -607,50 +650,7 @@ pub fn detect_from_bytes(trace: &Trace, sites: &mut Sites, mut own: Vec<u64>) {
             .map(|(&s, &b)| (s, b))
             .collect();
         level.sort_unstable();
-        let module = trace.call_tree.frames[level[0].0 as usize].module;
-        let mut chain = vec![level.clone()];
-        let callers = loop {
-            let mut callers: HashMap<u64, u64> = HashMap::new();
-            for &(node, b) in &level {
-                let p = parent_of(trace, node);
-                let slot = callers.entry(frame_identity(trace, p)).or_default();
-                *slot = slot.saturating_add(b);
-            }
-            let (top_id, top_bytes) = callers
-                .iter()
-                .max_by_key(|&(id, b)| (*b, std::cmp::Reverse(*id)))
-                .map_or((0, 0), |(&id, &b)| (id, b));
-            let single = top_bytes as f64 >= CHAIN_SHARE * bytes as f64 && top_id != 0;
-            let next: Vec<(u32, u64)> = level
-                .iter()
-                .map(|&(node, b)| (parent_of(trace, node), b))
-                .filter(|&(p, _)| p != 0 && frame_identity(trace, p) == top_id)
-                .collect();
-            let same_module = next
-                .first()
-                .is_some_and(|&(p, _)| trace.call_tree.frames[p as usize].module == module);
-            if single && same_module && chain.len() < CHAIN_LIMIT {
-                let mut merged: HashMap<u32, u64> = HashMap::new();
-                for (p, b) in next {
-                    let slot = merged.entry(p).or_default();
-                    *slot = slot.saturating_add(b);
-                }
-                level = merged.into_iter().collect();
-                level.sort_unstable();
-                chain.push(level.clone());
-                continue;
-            }
-            break callers
-                .values()
-                .filter(|&&b| b as f64 >= DETECT_CALLER_SHARE * bytes as f64)
-                .count();
-        };
-        tracing::debug!(
-            "wrapper candidate {} ({:.0} % of heap bytes): chain of {}, {callers} callers",
-            short_function(trace, level[0].0),
-            bytes as f64 * 100.0 / total as f64,
-            chain.len()
-        );
+        let (chain, callers) = detection::chain_of(trace, level, bytes, total);
         if callers < DETECT_MIN_CALLERS {
             rejected.push(identity);
             continue;
@@ -882,5 +882,6 @@ fn strip_rust_hash(s: &str) -> &str {
     }
 }
 
+mod detection;
 #[cfg(test)]
 mod tests;

@@ -47,6 +47,8 @@ fn sites_continued_over_a_growing_call_tree_equal_sites_made_whole() {
     let cuts = [1, 900, 37_000, 37_001, 150_000, 151_234, 290_000, events];
     let user = SiteOptions::with_patterns(&["^sqlite3VdbeMemGrow$", r"\+0x1"]).unwrap();
     let mut detected = 0;
+    // Snapshots whose detection continued every round / summed at least one whole again.
+    let (mut rounds_continued, mut rounds_redone) = (0, 0);
     for options in [SiteOptions::default(), user] {
         let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
         let (mut rules, mut rules_by_bytes): (Option<SiteRules>, Option<SiteRules>) = (None, None);
@@ -71,6 +73,16 @@ fn sites_continued_over_a_growing_call_tree_equal_sites_made_whole() {
             assert_same_sites(&whole, &continued, &trace, &at);
             rules = Some(continued.take_rules());
             assert_eq!(rules.as_ref().map(SiteRules::nodes), Some(nodes), "{at}");
+            let continued_rounds = rules
+                .as_ref()
+                .and_then(SiteRules::detection_rounds_continued);
+            if classified_before > 1 {
+                match continued_rounds {
+                    Some(r) if r > 0 && r == whole.detected().len() + 1 => rounds_continued += 1,
+                    Some(_) => rounds_redone += 1,
+                    None => {}
+                }
+            }
             detected += whole.detected().len();
 
             let own = node_bytes(&trace);
@@ -88,6 +100,10 @@ fn sites_continued_over_a_growing_call_tree_equal_sites_made_whole() {
         let other = Sites::continued(&trace, &options, Some(raw.take_rules()));
         assert_same_sites(&Sites::new(&trace, &options), &other, &trace, "other rules");
     }
-    // Detection took part (sqlite's allocator is found once enough bytes pass through it).
+    // Detection took part (sqlite's allocator is found once enough bytes pass through it), its
+    // rounds continued from the bytes that grew at most snapshots and summed whole again where
+    // a verdict changed (the allocator found).
     assert!(detected > 0);
+    assert!(rounds_continued >= 4, "{rounds_continued}");
+    assert!(rounds_redone >= 1, "{rounds_redone}");
 }

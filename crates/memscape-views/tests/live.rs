@@ -184,7 +184,7 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                     let (full, _) =
                         memscape_views::heap_tree::model::timeline(&dataset, &grouping).unwrap();
                     continued += usize::from(carry.as_ref().is_some_and(|c| c.blocks() > 0));
-                    let (grown, sizes) = memscape_views::heap_tree::model::timeline_continued(
+                    let (grown, mut sizes) = memscape_views::heap_tree::model::timeline_continued(
                         &dataset,
                         &grouping,
                         carry.take(),

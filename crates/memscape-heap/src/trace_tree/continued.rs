@@ -310,13 +310,16 @@ impl<'a> TraceHeap<'a> {
     }
 
     /// What the next snapshot's [`TraceHeap::continued`] starts from (a copy of the grouping:
-    /// this heap stays usable); None for a heap not built by [`TraceHeap::continued`].
-    pub fn carry(&self) -> Option<HeapCarry> {
+    /// this heap stays usable; wrapper detection's state, which only the next snapshot reads,
+    /// moved); None for a heap not built by [`TraceHeap::continued`].
+    pub fn carry(&mut self) -> Option<HeapCarry> {
+        self.carried.as_ref()?;
+        let sites = self.sites.handed_on();
         let growing = self.carried.as_deref()?;
         Some(HeapCarry {
             keys: self.keys.clone(),
             trie: self.trie.clone(),
-            sites: self.sites.clone(),
+            sites,
             suppressed: self.suppressed.clone(),
             block_leaf: self.block_leaf.clone(),
             by_free: self.by_free.clone(),
