@@ -465,28 +465,18 @@ impl Sites {
 
     /// Recomputes `site` from `kind` (parents before children: ids grow downwards).
     fn resolve(&mut self, trace: &Trace) {
-        let n = self.kind.len();
         const NONE: u32 = u32::MAX;
         // The innermost named frame (unnamed plumbing skipped): the site when all are wrappers.
-        let mut named = vec![0u32; n];
-        let mut site = vec![NONE; n];
-        for node in 1..n {
-            let id = node as u32;
-            let p = parent_of(trace, id) as usize;
-            let k = self.kind[node];
-            named[node] = if k == WrapperKind::Plumbing && p != 0 {
-                named[p]
-            } else {
-                id
-            };
-            site[node] = if k == WrapperKind::None {
-                id
-            } else if p != 0 {
-                site[p]
-            } else {
-                NONE
-            };
-        }
+        let (mut named, mut site) = (Vec::new(), Vec::new());
+        let kind = &self.kind;
+        detection::resolve_from(
+            trace,
+            |node| kind.get(node).copied().unwrap_or(WrapperKind::None),
+            1,
+            &mut site,
+            Some(&mut named),
+        );
+        let n = site.len();
         for node in 1..n {
             if site[node] == NONE {
                 site[node] = named[node];

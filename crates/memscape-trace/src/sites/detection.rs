@@ -101,7 +101,7 @@ pub(super) fn own_from_blocks(
 /// The effective sites of `kind` before the named frames fill them in (as [`Sites::resolve`])
 /// for the nodes from `from` on, `site` holding the earlier ones; and the named frames into
 /// `named` when given.
-fn resolve_from(
+pub(super) fn resolve_from(
     trace: &Trace,
     kind: impl Fn(usize) -> WrapperKind,
     from: usize,
