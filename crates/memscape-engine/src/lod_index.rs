@@ -223,7 +223,13 @@ impl Engine {
             })?;
             levels.push((*spec, self.lod_level(dataset, host, plan, spec)?));
         }
+        let since = std::time::Instant::now();
         let classes = self.lod_classes(dataset, host, plan)?;
+        tracing::debug!(
+            target: "memscape_engine::lod",
+            "size classes: {:.2} s",
+            since.elapsed().as_secs_f64()
+        );
         write_index(plan, &levels, &classes, source, out)
     }
 }
