@@ -331,6 +331,18 @@ impl Engine {
         plan: &LodPlan,
         level: &LevelSpec,
     ) -> Result<LevelTiles> {
+        self.lod_level_with(dataset, host, plan, level, &|_| {})
+    }
+
+    /// [`Engine::lod_level`] telling `progress` the fraction of its ranges of events done.
+    pub fn lod_level_with(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        level: &LevelSpec,
+        progress: &dyn Fn(f32),
+    ) -> Result<LevelTiles> {
         let host = dataset.host(host)?;
         let mut since = std::time::Instant::now();
         let palette: Vec<[f64; 3]> = (0..PALETTE as u32)
@@ -373,6 +385,7 @@ impl Engine {
             self.for_each_batch(groups, |b| {
                 add_groups(b, &palette, &mut cells, &mut shared_groups)
             })?;
+            progress((j + 1) as f32 / chunks as f32);
         }
         stage("level: cells, profiles, mask and buckets", &mut since);
         // Only a cell of at most FEW_BLOCKS blocks keeps its centres.
