@@ -274,14 +274,11 @@ impl Engine {
             col("pal"),
         ])?;
         let half = |c: &str| cast(col(c) / lit(2.0f64), DataType::Float32);
+        // Sixteenths of the profile's slices: `⌊256u⌋ / 16 = ⌊16u⌋` (both products exact in
+        // f32), and groups this fine seldom hold two blocks (`Engine::lod_level`'s centres).
         let slice = |u: &str| {
-            let b = cast(col(u) * lit(PROFILE_BINS as f32), DataType::Int64);
-            let top = i64_lit(PROFILE_BINS as i64 - 1);
-            when(b.clone().gt(top.clone()), top).otherwise(b)
-        };
-        let eighth = |u: &str| {
-            let b = cast(col(u) * lit(MASK_BINS as f32), DataType::Int64);
-            let top = i64_lit(MASK_BINS as i64 - 1);
+            let b = cast(col(u) * lit(SUB_SLICES as f32), DataType::Int64);
+            let top = i64_lit(SUB_SLICES as i64 - 1);
             when(b.clone().gt(top.clone()), top).otherwise(b)
         };
         let area = col("wc") * col("hc");
@@ -301,7 +298,6 @@ impl Engine {
             (col("uy") + half("hc")).alias("hiy"),
             slice("ux")?.alias("bx"),
             slice("uy")?.alias("by"),
-            (eighth("uy")? * i64_lit(MASK_BINS as i64) + eighth("ux")?).alias("bit"),
             col("ux"),
             col("uy"),
             col("wc"),
@@ -314,11 +310,12 @@ impl Engine {
 
     /// The records of `level` (of `plan`) for host `host`, as the native builder writes them.
     ///
-    /// One scan and one aggregation: the blocks grouped by (cell, x slice, y slice, area
+    /// One scan and one aggregation: the blocks grouped by (cell, x and y [`SUB_SLICES`], area
     /// bucket, palette colour), from which every record kind is summed here — a cell's counts,
-    /// extents and box, its profiles (the slices), its joint mask (an eighth is two slices:
-    /// `⌊8u⌋ = ⌊16u⌋ / 2`, both products exact in f32), its buckets and, for a cell of at most
-    /// `FEW_BLOCKS` blocks whose groups hold one block each, its centres (the group's min).
+    /// extents and box, its profiles (16 sub-slices to a slice: `⌊16u⌋ = ⌊256u⌋ / 16`, both
+    /// products exact in f32), its joint mask (32 to an eighth, likewise), its buckets and, for
+    /// a cell of at most `FEW_BLOCKS` blocks whose groups hold one block each, its centres (the
+    /// group's min).
     /// Until wave 18 this was six plans over the blocks (≈ 3 s each at 5 M blocks in the dev
     /// profile). The groups are many (up to a block each), so the blocks are aggregated in
     /// [`LEVEL_CHUNKS`] ranges of allocation events (the Parquet row groups of the others are
@@ -380,6 +377,10 @@ impl Engine {
                     sum(col("area") * col("area")).alias("a2"),
                     min(col("ux")).alias("ux"),
                     min(col("uy")).alias("uy"),
+                    max(col("ux")).alias("ux1"),
+                    max(col("uy")).alias("uy1"),
+                    sum(cast(col("ux"), DataType::Float64) * cast(col("uy"), DataType::Float64))
+                        .alias("uxy"),
                 ],
             )?;
             self.for_each_batch(groups, |b| {
@@ -399,6 +400,17 @@ impl Engine {
             }
         }
         if !rescan.is_empty() {
+            tracing::debug!(
+                target: "memscape_engine::lod",
+                "{} of {} cells scanned again for their centres, in {} columns",
+                rescan.len(),
+                cells.len(),
+                rescan
+                    .iter()
+                    .map(|k| k.0)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            );
             let blocks = self.lod_blocks(&host, &plan.axis, level, None)?;
             self.few_centres(blocks, &rescan, &mut cells)?;
             stage("level: few centres of shared groups", &mut since);
@@ -439,6 +451,10 @@ impl Engine {
     }
 }
 
+/// The x and y slices of a cell a level's blocks are grouped by ([`Engine::lod_level`]): 16 to
+/// a slice of the profiles (`PROFILE_BINS`), 32 to an eighth of the joint mask (`MASK_BINS`).
+const SUB_SLICES: usize = PROFILE_BINS * 16;
+
 /// How many ranges of allocation events a level's blocks are aggregated in
 /// ([`Engine::lod_level`]): the engine's hash tables hold one range's groups.
 pub const LEVEL_CHUNKS: u64 = 8;
@@ -460,8 +476,10 @@ fn add_groups(
     let (lox, hix) = (f32s(b, "lox")?, f32s(b, "hix")?);
     let (loy, hiy) = (f32s(b, "loy")?, f32s(b, "hiy")?);
     let (ux, uy) = (f32s(b, "ux")?, f32s(b, "uy")?);
-    let top = PROFILE_BINS as i64 - 1;
-    let per_eighth = PROFILE_BINS / MASK_BINS;
+    let (ux1, uy1, uxy) = (f32s(b, "ux1")?, f32s(b, "uy1")?, f64s(b, "uxy")?);
+    let top = SUB_SLICES as i64 - 1;
+    let per_slice = SUB_SLICES / PROFILE_BINS;
+    let per_eighth = SUB_SLICES / MASK_BINS;
     for i in 0..b.num_rows() {
         let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
         let blocks_n = n[i].unwrap_or(0);
@@ -479,13 +497,21 @@ fn add_groups(
             bx[i].unwrap_or(0).clamp(0, top) as usize,
             by[i].unwrap_or(0).clamp(0, top) as usize,
         );
-        c.px[jx] += blocks_n;
-        c.py[jy] += blocks_n;
+        c.px[jx / per_slice] += blocks_n;
+        c.py[jy / per_slice] += blocks_n;
         c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
-        if blocks_n == 1 && c.few.len() < FEW_BLOCKS {
-            c.few.push([ux[i], uy[i]]);
-        } else if blocks_n > 1 {
-            shared.insert(key);
+        if c.few.len() + blocks_n as usize <= FEW_BLOCKS {
+            match blocks_n {
+                1 => c.few.push([ux[i], uy[i]]),
+                2 => c.few.extend(pair(
+                    [ux[i], uy[i]],
+                    [ux1[i], uy1[i]],
+                    uxy[i].unwrap_or(0.0),
+                )),
+                _ => {
+                    shared.insert(key);
+                }
+            }
         }
         let bk = bucket[i].unwrap_or(0);
         let colour = palette[(pal[i].unwrap_or(0) % PALETTE) as usize];
@@ -505,6 +531,25 @@ fn add_groups(
         }
     }
     Ok(())
+}
+
+/// The two centres of a group of two blocks from their least and greatest coordinates and
+/// the sum of their products (exact in f64): (lo, hi) and the other corners are the two
+/// candidates, told apart by that sum when both coordinates differ.
+fn pair(lo: [f32; 2], hi: [f32; 2], sum_xy: f64) -> [[f32; 2]; 2] {
+    let (x0, y0, x1, y1) = (
+        f64::from(lo[0]),
+        f64::from(lo[1]),
+        f64::from(hi[0]),
+        f64::from(hi[1]),
+    );
+    let along = x0 * y0 + x1 * y1;
+    let across = x0 * y1 + x1 * y0;
+    if (sum_xy - along).abs() <= (sum_xy - across).abs() {
+        [lo, hi]
+    } else {
+        [[lo[0], hi[1]], [hi[0], lo[1]]]
+    }
 }
 
 /// A Float32 result column (null → 0).

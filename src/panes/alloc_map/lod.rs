@@ -308,9 +308,7 @@ impl LodOpener {
 
     /// Lets the engine's queries start: the pane drew its first frame (without them).
     pub fn first_frame_drawn(&self) {
-        if self.first_frame.open()
-            && matches!(self.state(), Some(LodState::Querying(_)))
-        {
+        if self.first_frame.open() && matches!(self.state(), Some(LodState::Querying(_))) {
             tracing::info!(
                 "allocation map: first frame drawn from the blocks read, before the query \
                  engine's level"

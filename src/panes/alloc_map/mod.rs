@@ -780,7 +780,8 @@ impl View for AllocMapPane {
             // it); its frames replace these layers.
             picture.layers.retain(|l| !matches!(l, Layer::Map(_)));
         }
-        self.switch.ask(&picture, ui.ctx().pixels_per_point(), ui.ctx());
+        self.switch
+            .ask(&picture, ui.ctx().pixels_per_point(), ui.ctx());
         let asking = pointer.zip(hovered_cell).map(|(pos, k)| PickTag {
             bin: k,
             pos,

@@ -394,8 +394,11 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
         }
     }
     if inputs.data.lod.is_none() {
-        let mut maps: Vec<(egui::Rect, MapWindow)> =
-            layout.cells.iter().map(|c| (c.map, inputs.camera)).collect();
+        let mut maps: Vec<(egui::Rect, MapWindow)> = layout
+            .cells
+            .iter()
+            .map(|c| (c.map, inputs.camera))
+            .collect();
         if let Some(rect) = layout.context {
             maps.push((rect, Camera::fit(t_extent)));
         }
