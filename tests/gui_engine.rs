@@ -296,7 +296,10 @@ fn gui_draws_a_trace_datasets_first_frame_before_the_engines_level_then_the_inde
     .filter_map(|w| at(w))
     .min()
     .unwrap_or_else(|| panic!("the engine built no index: {log}"));
-    assert!(first < engine, "the first frame waited for the engine: {log}");
+    assert!(
+        first < engine,
+        "the first frame waited for the engine: {log}"
+    );
     assert!(
         at("drawn from the newer level-of-detail index").is_some_and(|k| k > engine),
         "the index was not swapped in after its level: {log}"

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! lod-first-level DATASET [PARTITIONS] [W H]
+//! lod-first-level DATASET all     # every level, kept where the GUI keeps the engine's index
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -23,6 +24,9 @@ fn main() {
         .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let dir = std::path::PathBuf::from(args.first().expect("DATASET"));
+    if args.get(1).map(String::as_str) == Some("all") {
+        return every_level(&dir);
+    }
     let partitions: usize = args.get(1).map_or(0, |p| p.parse().expect("PARTITIONS"));
     let w: u32 = args.get(2).map_or(640, |v| v.parse().expect("W"));
     let h: u32 = args.get(3).map_or(480, |v| v.parse().expect("H"));
@@ -66,4 +70,39 @@ fn main() {
         meta.classes.len()
     );
     println!("total {:.2}", start.elapsed().as_secs_f64());
+}
+
+/// Every level and the size classes, written where the GUI keeps the engine's index of `dir`
+/// (`memscape_lod::sidecar::locations` of its manifest, as `src/app/engine_map.rs` names it),
+/// so that the GUI's next open of `dir` draws from it at once.
+fn every_level(dir: &std::path::Path) {
+    let start = Instant::now();
+    let engine = Engine::embedded_bounded(0, 4 << 30).unwrap();
+    let dataset = engine.open(dir).unwrap();
+    let plan = engine
+        .lod_plan(&dataset, None, &BuildParams::default())
+        .unwrap();
+    let manifest = dir.join(memscape_parquet::MANIFEST);
+    let kept = memscape_lod::sidecar::locations(&manifest, "engine.thread.lod")
+        .into_iter()
+        .nth(1)
+        .expect("a cache directory");
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    let source = SourceId::of_file(&manifest, plan.extent_t.saturating_sub(1), plan.blocks);
+    let last = std::cell::Cell::new(-1i64);
+    engine
+        .lod_index_with(&dataset, None, &plan, None, source, &kept, &|f, stage| {
+            let pct = (f * 100.0) as i64;
+            if pct != last.get() {
+                last.set(pct);
+                println!("{:7.1} s {pct:3} % {stage}", start.elapsed().as_secs_f64());
+            }
+        })
+        .unwrap();
+    println!(
+        "every level ({}) in {:.1} s: {}",
+        plan.levels.len(),
+        start.elapsed().as_secs_f64(),
+        kept.display()
+    );
 }

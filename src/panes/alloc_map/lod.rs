@@ -379,9 +379,11 @@ impl LodOpener {
 #[derive(Default)]
 pub struct IndexSwitch {
     shown: Option<Arc<LodTrace>>,
-    /// The index waiting to be shown, its worker and the layers asked of it.
-    next: Option<(Arc<LodTrace>, Option<Arc<LodRefiner>>, Vec<u32>)>,
+    next: Option<NextIndex>,
 }
+
+/// The index waiting to be shown, its worker and the map layers (slots) asked of it.
+type NextIndex = (Arc<LodTrace>, Option<Arc<LodRefiner>>, Vec<u32>);
 
 use memscape_views::lod_refine::LodRefiner;
 

@@ -522,7 +522,8 @@ impl View for AllocMapPane {
         }
         let dataset = self.dataset.clone();
         if let Some(l) = &self.lod
-            && ((self.drawn.load(Ordering::Acquire) && !self.summing()) || self.no_room)
+            && ((self.drawn.load(Ordering::Acquire) && !self.busy() && !self.summing())
+                || self.no_room)
         {
             l.first_frame_drawn();
         }
