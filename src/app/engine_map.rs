@@ -444,6 +444,11 @@ impl memscape_views::dataset::LodQuery for EngineLod {
         format!("{:?}", self.engine.spec())
     }
 
+    fn kept(&self) -> bool {
+        self.total_blocks()
+            .is_some_and(|blocks| self.cached_index(blocks).is_some())
+    }
+
     fn progress(&self) -> Option<(f32, String)> {
         self.progress.lock().ok().and_then(|p| p.clone())
     }

@@ -217,7 +217,10 @@ impl LodOpener {
         let spawned = std::thread::Builder::new()
             .name("memscape-lod".into())
             .spawn(move || {
-                waits.wait();
+                // A kept index opens in a moment: nothing to give the first frame's cores.
+                if !query.kept() {
+                    waits.wait();
+                }
                 let Some(trace) = data.upgrade() else {
                     return;
                 };
