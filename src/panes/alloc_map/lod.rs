@@ -309,6 +309,12 @@ impl LodOpener {
             )
     }
 
+    /// Whether the query engine builds the index (a Parquet dataset's; a trace file's opens
+    /// beside it, the map awaiting it without summing the blocks: `awaited_in`).
+    pub fn queried(&self) -> bool {
+        self.engine.is_some()
+    }
+
     /// Lets the engine's queries start: the pane drew its first frame (without them).
     pub fn first_frame_drawn(&self) {
         if self.first_frame.open() && matches!(self.state(), Some(LodState::Querying(_))) {

@@ -344,7 +344,7 @@ impl AllocMapPane {
         let state = opener.state();
         match state {
             Some(lod::LodState::Ready(index)) => {
-                let waits = crate::panes::software_rasterizer();
+                let waits = opener.queried() && crate::panes::software_rasterizer();
                 let (shown, refiner) = self.switch.pick(&index, waits);
                 self.refiner = refiner.or(self.refiner.take());
                 shown.map_or(lod::MapSource::Blocks, lod::MapSource::Index)
