@@ -260,6 +260,63 @@ fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
     );
 }
 
+/// `memscape view KVSTORE-DATASET/` read in part (`MEMSCAPE_TRACE_HEAD`): the map pane's first
+/// frame is drawn from the blocks read before the query engine has computed anything for it
+/// (the pane's log line comes before the engine's level, which waits for that frame: a pane
+/// that waited for the engine would never draw it, and the screenshot would time out), and the
+/// final picture is the engine's index's — the map's SVG carries the engine's line, not the
+/// veil over the blocks not read — swapped in once its worker had the picture (on lavapipe
+/// the switch is logged).
+#[test]
+fn gui_draws_a_trace_datasets_first_frame_before_the_engines_level_then_the_index() {
+    let (dir, dataset) = kvstore_dataset("trace-first-frame", 16);
+    let exported = dir.join("exported-views");
+    let mut c = common::view_screenshot_command(
+        &dir.join("window.png"),
+        &[dataset.as_os_str()],
+        (1400, 900),
+    );
+    c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
+        .env("MEMSCAPE_TRACE_HEAD", "20000")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env(
+            "RUST_LOG",
+            "warn,memscape_views::dataset=info,memscape::panes::alloc_map=info",
+        );
+    let out = common::run_windowed(c);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let at = |what: &str| log.find(what);
+    let first = at("first frame drawn from the blocks read, before the query engine's level")
+        .unwrap_or_else(|| panic!("no first frame from the blocks read: {log}"));
+    let engine = [
+        "the whole view's level built by",
+        "from the level-of-detail index built by",
+    ]
+    .iter()
+    .filter_map(|w| at(w))
+    .min()
+    .unwrap_or_else(|| panic!("the engine built no index: {log}"));
+    assert!(
+        first < engine,
+        "the first frame waited for the engine: {log}"
+    );
+    assert!(
+        at("drawn from the newer level-of-detail index").is_some_and(|k| k > engine),
+        "the index was not swapped in after its level: {log}"
+    );
+    let names = check_all_from_the_engine(&exported, 2);
+    let map = names
+        .iter()
+        .find(|n| n.to_lowercase().contains("alloc"))
+        .unwrap_or_else(|| panic!("no allocation map pane among {names:?}"));
+    let text = std::fs::read_to_string(exported.join(map)).unwrap();
+    assert!(text.contains("<image"), "{map}: no map drawn");
+    assert!(
+        !text.contains("not read yet"),
+        "{map}: the final picture still veils the blocks not read"
+    );
+}
+
 /// The shared LULESH samples exported as a Parquet dataset `dir/lulesh` (four windows).
 /// A fresh test directory `name` holding the embedded kvstore demo exported as a Parquet
 /// dataset in `windows` time windows (`DIR/kvstore`): the directory and the dataset.

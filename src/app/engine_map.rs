@@ -217,6 +217,8 @@ struct EngineLod {
     plan: std::sync::OnceLock<memscape_engine::lod::LodPlan>,
     /// Where the whole index is kept (None: no cache directory).
     cached: Option<std::path::PathBuf>,
+    /// How far the index being built is (fraction, stage), for the map pane.
+    progress: std::sync::Mutex<Option<(f32, String)>>,
 }
 
 /// The colouring of the engine's index (its palette by thread), named as memscape-lod names it.
@@ -243,6 +245,13 @@ impl EngineLod {
             dir: dir.to_path_buf(),
             plan,
             cached,
+            progress: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn set_progress(&self, now: Option<(f32, String)>) {
+        if let Ok(mut p) = self.progress.lock() {
+            *p = now;
         }
     }
 
@@ -319,6 +328,7 @@ impl EngineLod {
         let plan = match self.plan.get() {
             Some(plan) => plan,
             None => {
+                self.set_progress(Some((0.0, String::from("the address axis"))));
                 let plan = self
                     .engine
                     .lod_plan(&self.dataset, None, &BuildParams::default())
@@ -358,16 +368,22 @@ impl EngineLod {
             plan.extent_t.saturating_sub(1),
             plan.blocks,
         );
-        self.engine
-            .lod_index(
-                &self.dataset,
-                None,
-                plan,
-                which.as_deref(),
-                source,
-                &index_path,
-            )
-            .map_err(|e| e.to_string())?;
+        let what = if first.is_some() {
+            "the whole view's level"
+        } else {
+            "every level"
+        };
+        let built = self.engine.lod_index_with(
+            &self.dataset,
+            None,
+            plan,
+            which.as_deref(),
+            source,
+            &index_path,
+            &|fraction, stage| self.set_progress(Some((fraction, format!("{what}: {stage}")))),
+        );
+        self.set_progress(None);
+        built.map_err(|e| e.to_string())?;
         let opened_at = match keep {
             Some(kept) if std::fs::rename(&index_path, kept).is_ok() => kept.clone(),
             _ => index_path.clone(),
@@ -426,6 +442,15 @@ impl memscape_views::dataset::LodQuery for EngineLod {
 
     fn engine(&self) -> String {
         format!("{:?}", self.engine.spec())
+    }
+
+    fn kept(&self) -> bool {
+        self.total_blocks()
+            .is_some_and(|blocks| self.cached_index(blocks).is_some())
+    }
+
+    fn progress(&self) -> Option<(f32, String)> {
+        self.progress.lock().ok().and_then(|p| p.clone())
     }
 }
 

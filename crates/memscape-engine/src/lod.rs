@@ -20,7 +20,7 @@
 
 use datafusion::functions::expr_fn::{floor, greatest, log2};
 use datafusion::functions_aggregate::expr_fn::{count, max, min, sum};
-use datafusion::prelude::{DataFrame, Expr, JoinType, cast, col, lit, when};
+use datafusion::prelude::{DataFrame, Expr, cast, col, in_list, lit, when};
 use memscape_lod::BuildParams;
 use memscape_lod::build::{ceil_log2, floor_log2, level_specs};
 use memscape_lod::encode::{BucketSums, CellSums};
@@ -85,6 +85,17 @@ struct CellAcc {
     few: Vec<[f32; 2]>,
     /// (bucket, n, Σa, Σa², Σrgb)
     buckets: Vec<(i64, u64, f64, f64, [f64; 3])>,
+}
+
+/// Logs how long a stage of a level's plans took (`memscape_engine::lod` at debug): where the
+/// GUI's first map waits (BENCHMARKS.md, wave 18).
+fn stage(name: &str, since: &mut std::time::Instant) {
+    tracing::debug!(
+        target: "memscape_engine::lod",
+        "{name}: {:.2} s",
+        since.elapsed().as_secs_f64()
+    );
+    *since = std::time::Instant::now();
 }
 
 fn pow2(e: u32) -> Result<u64> {
@@ -167,7 +178,9 @@ impl Engine {
         host: Option<&str>,
         params: &BuildParams,
     ) -> Result<LodPlan> {
+        let mut since = std::time::Instant::now();
         let axis = self.lod_axis(dataset, host)?;
+        stage("plan: address axis", &mut since);
         let events = self.event_count(dataset, host)?;
         let host = dataset.host(host)?;
         let df = self
@@ -179,6 +192,7 @@ impl Engine {
             .iter()
             .map(|b| u64s(b, "n").map(|v| v.into_iter().flatten().sum::<u64>()))
             .sum::<Result<u64>>()?;
+        stage("plan: block count", &mut since);
         let extent_t = events.max(1) + 1;
         let log_t = ceil_log2(extent_t.max(2)) as u8;
         let log_y = ceil_log2(axis.extent.max(2)) as u8;
@@ -196,8 +210,15 @@ impl Engine {
     }
 
     /// The blocks of host `host` small at `level`, with their cell, centre offsets, sizes in
-    /// cell units, profile slices, area bucket and palette colour.
-    fn lod_blocks(&self, host: &str, axis: &AddressAxis, level: &LevelSpec) -> Result<DataFrame> {
+    /// cell units, profile slices, area bucket and palette colour; those allocated in
+    /// `[events.0, events.1)` only when given (`None`: no end).
+    fn lod_blocks(
+        &self,
+        host: &str,
+        axis: &AddressAxis,
+        level: &LevelSpec,
+        events: Option<(u64, Option<u64>)>,
+    ) -> Result<DataFrame> {
         let tau = pow2(u32::from(level.log_tau))?;
         let sig = pow2(u32::from(level.log_sig))?;
         let (pt, py) = (
@@ -213,9 +234,16 @@ impl Engine {
             collapse_expr(&addr, &axis.regions, i64_lit(0))?,
             DataType::UInt64,
         );
+        let mut at_host = col("host").eq(lit(host));
+        if let Some((from, to)) = events {
+            at_host = at_host.and(t0.clone().gt_eq(u64_lit(from)));
+            if let Some(to) = to {
+                at_host = at_host.and(t0.clone().lt(u64_lit(to)));
+            }
+        }
         let df = self
             .table("blocks")?
-            .filter(col("host").eq(lit(host)))?
+            .filter(at_host)?
             .select(vec![
                 t0.alias("t0"),
                 w.alias("w"),
@@ -246,14 +274,11 @@ impl Engine {
             col("pal"),
         ])?;
         let half = |c: &str| cast(col(c) / lit(2.0f64), DataType::Float32);
+        // Sixteenths of the profile's slices: `⌊256u⌋ / 16 = ⌊16u⌋` (both products exact in
+        // f32), and groups this fine seldom hold two blocks (`Engine::lod_level`'s centres).
         let slice = |u: &str| {
-            let b = cast(col(u) * lit(PROFILE_BINS as f32), DataType::Int64);
-            let top = i64_lit(PROFILE_BINS as i64 - 1);
-            when(b.clone().gt(top.clone()), top).otherwise(b)
-        };
-        let eighth = |u: &str| {
-            let b = cast(col(u) * lit(MASK_BINS as f32), DataType::Int64);
-            let top = i64_lit(MASK_BINS as i64 - 1);
+            let b = cast(col(u) * lit(SUB_SLICES as f32), DataType::Int64);
+            let top = i64_lit(SUB_SLICES as i64 - 1);
             when(b.clone().gt(top.clone()), top).otherwise(b)
         };
         let area = col("wc") * col("hc");
@@ -273,7 +298,6 @@ impl Engine {
             (col("uy") + half("hc")).alias("hiy"),
             slice("ux")?.alias("bx"),
             slice("uy")?.alias("by"),
-            (eighth("uy")? * i64_lit(MASK_BINS as i64) + eighth("ux")?).alias("bit"),
             col("ux"),
             col("uy"),
             col("wc"),
@@ -285,6 +309,18 @@ impl Engine {
     }
 
     /// The records of `level` (of `plan`) for host `host`, as the native builder writes them.
+    ///
+    /// One scan and one aggregation: the blocks grouped by (cell, x and y [`SUB_SLICES`], area
+    /// bucket, palette colour), from which every record kind is summed here — a cell's counts,
+    /// extents and box, its profiles (16 sub-slices to a slice: `⌊16u⌋ = ⌊256u⌋ / 16`, both
+    /// products exact in f32), its joint mask (32 to an eighth, likewise), its buckets and, for
+    /// a cell of at most `FEW_BLOCKS` blocks whose groups hold one block each, its centres (the
+    /// group's min).
+    /// Until wave 18 this was six plans over the blocks (≈ 3 s each at 5 M blocks in the dev
+    /// profile). The groups are many (up to a block each), so the blocks are aggregated in
+    /// [`LEVEL_CHUNKS`] ranges of allocation events (the Parquet row groups of the others are
+    /// pruned), each range's groups added here: the engine's hash tables hold one range's. Only
+    /// the few cells whose groups hold more than one block are scanned for again.
     pub fn lod_level(
         &self,
         dataset: &Dataset,
@@ -292,157 +328,246 @@ impl Engine {
         plan: &LodPlan,
         level: &LevelSpec,
     ) -> Result<LevelTiles> {
+        self.lod_level_with(dataset, host, plan, level, &|_| {})
+    }
+
+    /// [`Engine::lod_level`] telling `progress` the fraction of its ranges of events done.
+    pub fn lod_level_with(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        level: &LevelSpec,
+        progress: &dyn Fn(f32),
+    ) -> Result<LevelTiles> {
         let host = dataset.host(host)?;
-        let blocks = self.lod_blocks(&host, &plan.axis, level)?;
-        let key = || vec![col("kx"), col("ky")];
-        let cells_df = blocks.clone().aggregate(
-            key(),
-            vec![
-                count(lit(1u8)).alias("n"),
-                sum(col("wc")).alias("sw"),
-                sum(col("hc")).alias("sh"),
-                min(col("lox")).alias("lox"),
-                max(col("hix")).alias("hix"),
-                min(col("loy")).alias("loy"),
-                max(col("hiy")).alias("hiy"),
-            ],
-        )?;
-        let mut cells: std::collections::BTreeMap<(u64, u64), CellAcc> = Default::default();
-        let f32s = |b: &arrow_array::RecordBatch, c: &str| -> Result<Vec<f32>> {
-            use arrow_array::cast::AsArray;
-            let a = b
-                .column_by_name(c)
-                .ok_or_else(|| EngineError::Invalid(format!("result has no column {c:?}")))?;
-            if a.data_type() != &DataType::Float32 {
-                return Err(EngineError::Invalid(format!(
-                    "result column {c:?}: expected Float32, found {}",
-                    a.data_type()
-                )));
-            }
-            Ok(a.as_primitive::<arrow_array::types::Float32Type>()
-                .iter()
-                .map(|v| v.unwrap_or(0.0))
-                .collect())
-        };
-        for b in self.collect(cells_df)? {
-            let (kx, ky, n) = (u64s(&b, "kx")?, u64s(&b, "ky")?, u64s(&b, "n")?);
-            let (sw, sh) = (f64s(&b, "sw")?, f64s(&b, "sh")?);
-            let (lox, hix, loy, hiy) = (
-                f32s(&b, "lox")?,
-                f32s(&b, "hix")?,
-                f32s(&b, "loy")?,
-                f32s(&b, "hiy")?,
-            );
-            for i in 0..b.num_rows() {
-                let c = cells
-                    .entry((kx[i].unwrap_or(0), ky[i].unwrap_or(0)))
-                    .or_default();
-                c.n = n[i].unwrap_or(0);
-                c.sw = sw[i].unwrap_or(0.0);
-                c.sh = sh[i].unwrap_or(0.0);
-                c.lo = [lox[i], loy[i]];
-                c.hi = [hix[i], hiy[i]];
-            }
-        }
-        for (axis, slice) in [(0, "bx"), (1, "by")] {
-            let df = blocks.clone().aggregate(
-                vec![col("kx"), col("ky"), col(slice)],
-                vec![count(lit(1u8)).alias("n")],
-            )?;
-            for b in self.collect(df)? {
-                let (kx, ky, n) = (u64s(&b, "kx")?, u64s(&b, "ky")?, u64s(&b, "n")?);
-                let j = i64s(&b, slice)?;
-                for i in 0..b.num_rows() {
-                    let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
-                    let j = j[i].unwrap_or(0).clamp(0, PROFILE_BINS as i64 - 1) as usize;
-                    let c = cells.get_mut(&key).ok_or_else(|| {
-                        EngineError::Invalid(format!("profile of an unknown cell {key:?}"))
-                    })?;
-                    let p = if axis == 0 { &mut c.px } else { &mut c.py };
-                    p[j] += n[i].unwrap_or(0);
-                }
-            }
-        }
-        // The joint mask: the (cell, eighth) pairs that hold a centre.
-        let df = blocks
-            .clone()
-            .aggregate(vec![col("kx"), col("ky"), col("bit")], vec![])?;
-        for b in self.collect(df)? {
-            let (kx, ky, bit) = (u64s(&b, "kx")?, u64s(&b, "ky")?, i64s(&b, "bit")?);
-            for i in 0..b.num_rows() {
-                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
-                if let (Some(c), Some(bit)) = (cells.get_mut(&key), bit[i]) {
-                    c.mask |= 1u64 << bit.clamp(0, 63);
-                }
-            }
-        }
-        // The centres of cells of at most FEW_BLOCKS blocks: the blocks joined with those cells.
-        let few_cells = blocks
-            .clone()
-            .aggregate(vec![col("kx"), col("ky")], vec![count(lit(1u8)).alias("n")])?
-            .filter(col("n").lt_eq(lit(FEW_BLOCKS as i64)))?
-            .select(vec![col("kx").alias("fkx"), col("ky").alias("fky")])?;
-        let df = blocks
-            .clone()
-            .join(
-                few_cells,
-                JoinType::Inner,
-                &["kx", "ky"],
-                &["fkx", "fky"],
-                None,
-            )?
-            .select(vec![col("kx"), col("ky"), col("ux"), col("uy")])?;
-        for b in self.collect(df)? {
-            let (kx, ky) = (u64s(&b, "kx")?, u64s(&b, "ky")?);
-            let (ux, uy) = (f32s(&b, "ux")?, f32s(&b, "uy")?);
-            for i in 0..b.num_rows() {
-                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
-                if let Some(c) = cells.get_mut(&key) {
-                    c.few.push([ux[i], uy[i]]);
-                }
-            }
-        }
-        let df = blocks.aggregate(
-            vec![col("kx"), col("ky"), col("bucket"), col("pal")],
-            vec![
-                count(lit(1u8)).alias("n"),
-                sum(col("area")).alias("a"),
-                sum(col("area") * col("area")).alias("a2"),
-            ],
-        )?;
+        let mut since = std::time::Instant::now();
         let palette: Vec<[f64; 3]> = (0..PALETTE as u32)
             .map(|k| unpack_linear(palette_color(k)).map(f64::from))
             .collect();
-        for b in self.collect(df)? {
-            let (kx, ky, n) = (u64s(&b, "kx")?, u64s(&b, "ky")?, u64s(&b, "n")?);
-            let (bucket, pal) = (i64s(&b, "bucket")?, u64s(&b, "pal")?);
-            let (a, a2) = (f64s(&b, "a")?, f64s(&b, "a2")?);
-            for i in 0..b.num_rows() {
-                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
-                let c = cells.get_mut(&key).ok_or_else(|| {
-                    EngineError::Invalid(format!("bucket of an unknown cell {key:?}"))
-                })?;
-                let bk = bucket[i].unwrap_or(0);
-                let blocks_n = n[i].unwrap_or(0);
-                let colour = palette[(pal[i].unwrap_or(0) % PALETTE) as usize];
-                let slot = match c.buckets.iter().position(|e| e.0 == bk) {
-                    Some(p) => p,
-                    None => {
-                        c.buckets.push((bk, 0, 0.0, 0.0, [0.0; 3]));
-                        c.buckets.len() - 1
-                    }
-                };
-                let e = &mut c.buckets[slot];
-                e.1 += blocks_n;
-                e.2 += a[i].unwrap_or(0.0);
-                e.3 += a2[i].unwrap_or(0.0);
-                for (sum, ch) in e.4.iter_mut().zip(colour) {
-                    *sum += blocks_n as f64 * ch;
-                }
+        let mut cells: std::collections::BTreeMap<(u64, u64), CellAcc> = Default::default();
+        // Cells some group of which holds more than one block: their centres are not known
+        // from the groups' minima.
+        let mut shared_groups: std::collections::BTreeSet<(u64, u64)> = Default::default();
+        let chunks = LEVEL_CHUNKS.min(plan.extent_t.max(1));
+        let step = plan.extent_t.div_ceil(chunks);
+        for j in 0..chunks {
+            // The first range from 0 and the last with no end: every block in one range.
+            let from = if j == 0 { 0 } else { j * step };
+            let to = (j + 1 < chunks).then_some((j + 1) * step);
+            let chunk = self.lod_blocks(&host, &plan.axis, level, Some((from, to)))?;
+            let groups = chunk.aggregate(
+                vec![
+                    col("kx"),
+                    col("ky"),
+                    col("bx"),
+                    col("by"),
+                    col("bucket"),
+                    col("pal"),
+                ],
+                vec![
+                    count(lit(1u8)).alias("n"),
+                    sum(col("wc")).alias("sw"),
+                    sum(col("hc")).alias("sh"),
+                    min(col("lox")).alias("lox"),
+                    max(col("hix")).alias("hix"),
+                    min(col("loy")).alias("loy"),
+                    max(col("hiy")).alias("hiy"),
+                    sum(col("area")).alias("a"),
+                    sum(col("area") * col("area")).alias("a2"),
+                    min(col("ux")).alias("ux"),
+                    min(col("uy")).alias("uy"),
+                    max(col("ux")).alias("ux1"),
+                    max(col("uy")).alias("uy1"),
+                    sum(cast(col("ux"), DataType::Float64) * cast(col("uy"), DataType::Float64))
+                        .alias("uxy"),
+                ],
+            )?;
+            self.for_each_batch(groups, |b| {
+                add_groups(b, &palette, &mut cells, &mut shared_groups)
+            })?;
+            progress((j + 1) as f32 / chunks as f32);
+        }
+        stage("level: cells, profiles, mask and buckets", &mut since);
+        // Only a cell of at most FEW_BLOCKS blocks keeps its centres.
+        let mut rescan: Vec<(u64, u64)> = Vec::new();
+        for (key, c) in &mut cells {
+            if c.n as usize > FEW_BLOCKS {
+                c.few.clear();
+            } else if shared_groups.contains(key) {
+                c.few.clear();
+                rescan.push(*key);
             }
+        }
+        if !rescan.is_empty() {
+            tracing::debug!(
+                target: "memscape_engine::lod",
+                "{} of {} cells scanned again for their centres, in {} columns",
+                rescan.len(),
+                cells.len(),
+                rescan
+                    .iter()
+                    .map(|k| k.0)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            );
+            let blocks = self.lod_blocks(&host, &plan.axis, level, None)?;
+            self.few_centres(blocks, &rescan, &mut cells)?;
+            stage("level: few centres of shared groups", &mut since);
         }
         Ok(records(cells))
     }
+
+    /// The centres of the blocks of the cells `keys` (each of at most `FEW_BLOCKS`), added to
+    /// `cells`: the blocks whose column and row are among theirs, kept when their cell is one.
+    fn few_centres(
+        &self,
+        blocks: DataFrame,
+        keys: &[(u64, u64)],
+        cells: &mut std::collections::BTreeMap<(u64, u64), CellAcc>,
+    ) -> Result<()> {
+        let distinct = |of: &dyn Fn(&(u64, u64)) -> u64| -> Vec<Expr> {
+            let set: std::collections::BTreeSet<u64> = keys.iter().map(of).collect();
+            set.into_iter().map(u64_lit).collect()
+        };
+        let (xs, ys) = (distinct(&|k| k.0), distinct(&|k| k.1));
+        let df = blocks
+            .filter(in_list(col("kx"), xs, false).and(in_list(col("ky"), ys, false)))?
+            .select(vec![col("kx"), col("ky"), col("ux"), col("uy")])?;
+        let wanted: std::collections::BTreeSet<(u64, u64)> = keys.iter().copied().collect();
+        self.for_each_batch(df, |b| {
+            let (kx, ky) = (u64s(b, "kx")?, u64s(b, "ky")?);
+            let (ux, uy) = (f32s(b, "ux")?, f32s(b, "uy")?);
+            for i in 0..b.num_rows() {
+                let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+                if wanted.contains(&key)
+                    && let Some(c) = cells.get_mut(&key)
+                {
+                    c.few.push([ux[i], uy[i]]);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The x and y slices of a cell a level's blocks are grouped by ([`Engine::lod_level`]): 16 to
+/// a slice of the profiles (`PROFILE_BINS`), 32 to an eighth of the joint mask (`MASK_BINS`).
+const SUB_SLICES: usize = PROFILE_BINS * 16;
+
+/// How many ranges of allocation events a level's blocks are aggregated in
+/// ([`Engine::lod_level`]): the engine's hash tables hold one range's groups.
+pub const LEVEL_CHUNKS: u64 = 8;
+
+/// Adds one batch of a level's groups (cell, x slice, y slice, area bucket, palette colour:
+/// [`Engine::lod_level`]) to `cells`; cells a group of which holds more than one block go
+/// into `shared`.
+fn add_groups(
+    b: &arrow_array::RecordBatch,
+    palette: &[[f64; 3]],
+    cells: &mut std::collections::BTreeMap<(u64, u64), CellAcc>,
+    shared: &mut std::collections::BTreeSet<(u64, u64)>,
+) -> Result<()> {
+    let (kx, ky, n) = (u64s(b, "kx")?, u64s(b, "ky")?, u64s(b, "n")?);
+    let (bx, by) = (i64s(b, "bx")?, i64s(b, "by")?);
+    let (bucket, pal) = (i64s(b, "bucket")?, u64s(b, "pal")?);
+    let (sw, sh) = (f64s(b, "sw")?, f64s(b, "sh")?);
+    let (a, a2) = (f64s(b, "a")?, f64s(b, "a2")?);
+    let (lox, hix) = (f32s(b, "lox")?, f32s(b, "hix")?);
+    let (loy, hiy) = (f32s(b, "loy")?, f32s(b, "hiy")?);
+    let (ux, uy) = (f32s(b, "ux")?, f32s(b, "uy")?);
+    let (ux1, uy1, uxy) = (f32s(b, "ux1")?, f32s(b, "uy1")?, f64s(b, "uxy")?);
+    let top = SUB_SLICES as i64 - 1;
+    let per_slice = SUB_SLICES / PROFILE_BINS;
+    let per_eighth = SUB_SLICES / MASK_BINS;
+    for i in 0..b.num_rows() {
+        let key = (kx[i].unwrap_or(0), ky[i].unwrap_or(0));
+        let blocks_n = n[i].unwrap_or(0);
+        let c = cells.entry(key).or_insert_with(|| CellAcc {
+            lo: [f32::INFINITY; 2],
+            hi: [f32::NEG_INFINITY; 2],
+            ..CellAcc::default()
+        });
+        c.n += blocks_n;
+        c.sw += sw[i].unwrap_or(0.0);
+        c.sh += sh[i].unwrap_or(0.0);
+        c.lo = [c.lo[0].min(lox[i]), c.lo[1].min(loy[i])];
+        c.hi = [c.hi[0].max(hix[i]), c.hi[1].max(hiy[i])];
+        let (jx, jy) = (
+            bx[i].unwrap_or(0).clamp(0, top) as usize,
+            by[i].unwrap_or(0).clamp(0, top) as usize,
+        );
+        c.px[jx / per_slice] += blocks_n;
+        c.py[jy / per_slice] += blocks_n;
+        c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
+        if c.few.len() + blocks_n as usize <= FEW_BLOCKS {
+            match blocks_n {
+                1 => c.few.push([ux[i], uy[i]]),
+                2 => c.few.extend(pair(
+                    [ux[i], uy[i]],
+                    [ux1[i], uy1[i]],
+                    uxy[i].unwrap_or(0.0),
+                )),
+                _ => {
+                    shared.insert(key);
+                }
+            }
+        }
+        let bk = bucket[i].unwrap_or(0);
+        let colour = palette[(pal[i].unwrap_or(0) % PALETTE) as usize];
+        let slot = match c.buckets.iter().position(|e| e.0 == bk) {
+            Some(p) => p,
+            None => {
+                c.buckets.push((bk, 0, 0.0, 0.0, [0.0; 3]));
+                c.buckets.len() - 1
+            }
+        };
+        let e = &mut c.buckets[slot];
+        e.1 += blocks_n;
+        e.2 += a[i].unwrap_or(0.0);
+        e.3 += a2[i].unwrap_or(0.0);
+        for (sum, ch) in e.4.iter_mut().zip(colour) {
+            *sum += blocks_n as f64 * ch;
+        }
+    }
+    Ok(())
+}
+
+/// The two centres of a group of two blocks from their least and greatest coordinates and
+/// the sum of their products (exact in f64): (lo, hi) and the other corners are the two
+/// candidates, told apart by that sum when both coordinates differ.
+fn pair(lo: [f32; 2], hi: [f32; 2], sum_xy: f64) -> [[f32; 2]; 2] {
+    let (x0, y0, x1, y1) = (
+        f64::from(lo[0]),
+        f64::from(lo[1]),
+        f64::from(hi[0]),
+        f64::from(hi[1]),
+    );
+    let along = x0 * y0 + x1 * y1;
+    let across = x0 * y1 + x1 * y0;
+    if (sum_xy - along).abs() <= (sum_xy - across).abs() {
+        [lo, hi]
+    } else {
+        [[lo[0], hi[1]], [hi[0], lo[1]]]
+    }
+}
+
+/// A Float32 result column (null → 0).
+fn f32s(b: &arrow_array::RecordBatch, c: &str) -> Result<Vec<f32>> {
+    use arrow_array::cast::AsArray;
+    let a = b
+        .column_by_name(c)
+        .ok_or_else(|| EngineError::Invalid(format!("result has no column {c:?}")))?;
+    if a.data_type() != &DataType::Float32 {
+        return Err(EngineError::Invalid(format!(
+            "result column {c:?}: expected Float32, found {}",
+            a.data_type()
+        )));
+    }
+    Ok(a.as_primitive::<arrow_array::types::Float32Type>()
+        .iter()
+        .map(|v| v.unwrap_or(0.0))
+        .collect())
 }
 
 /// The records of accumulated cells, quantised by memscape-lod's own encoder (as its builder's

@@ -215,15 +215,45 @@ impl Engine {
         source: SourceId,
         out: &Path,
     ) -> Result<IndexMeta> {
+        self.lod_index_with(dataset, host, plan, which, source, out, &|_, _| {})
+    }
+
+    /// [`Engine::lod_index`] telling `progress(fraction, stage)` how far it is: after each
+    /// range of events of each level (`lod::LEVEL_CHUNKS` a level) and before the size classes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn lod_index_with(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        which: Option<&[usize]>,
+        source: SourceId,
+        out: &Path,
+        progress: &dyn Fn(f32, &str),
+    ) -> Result<IndexMeta> {
         let all: Vec<usize> = (0..plan.levels.len()).collect();
+        let which = which.unwrap_or(&all);
         let mut levels = Vec::new();
-        for &k in which.unwrap_or(&all) {
+        // The size classes count as one more level's work.
+        let steps = (which.len() + 1) as f32;
+        for (done, &k) in which.iter().enumerate() {
             let spec = plan.levels.get(k).ok_or_else(|| {
                 EngineError::Invalid(format!("level {k} of a plan of {}", plan.levels.len()))
             })?;
-            levels.push((*spec, self.lod_level(dataset, host, plan, spec)?));
+            let stage = format!("level {} of {}", done + 1, which.len());
+            let tiles = self.lod_level_with(dataset, host, plan, spec, &|f| {
+                progress((done as f32 + f) / steps, &stage)
+            })?;
+            levels.push((*spec, tiles));
         }
+        progress(which.len() as f32 / steps, "size classes");
+        let since = std::time::Instant::now();
         let classes = self.lod_classes(dataset, host, plan)?;
+        tracing::debug!(
+            target: "memscape_engine::lod",
+            "size classes: {:.2} s",
+            since.elapsed().as_secs_f64()
+        );
         write_index(plan, &levels, &classes, source, out)
     }
 }

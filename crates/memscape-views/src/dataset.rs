@@ -182,6 +182,16 @@ pub trait LodQuery: Send + Sync {
 
     /// What builds it ("Embedded", a Ballista scheduler), for messages.
     fn engine(&self) -> String;
+
+    /// Whether a whole index is kept from an earlier open ([`Self::open`] opens it at once).
+    fn kept(&self) -> bool {
+        false
+    }
+
+    /// How far the index being built is (fraction, stage), for the map pane's status line.
+    fn progress(&self) -> Option<(f32, String)> {
+        None
+    }
 }
 
 pub struct AllocTraceData {

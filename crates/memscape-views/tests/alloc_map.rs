@@ -677,3 +677,68 @@ fn a_dataset_read_in_part_has_the_whole_traces_bar_until_its_last_allocation_rea
         assert_eq!(at(&w, t), at(&h, t), "bytes in use at event {t}");
     }
 }
+
+/// The map of a dataset read in part, drawn from its blocks (as the GUI's first frame is,
+/// before the query engine's index): the part of the run after its last allocation read is
+/// veiled and says so, from the point where its bar ends; the same dataset read whole has no
+/// veil. (The GUI's switch to the engine's index, which drops it, is
+/// `tests/gui_engine.rs`'s `gui_draws_a_trace_datasets_first_frame_before_the_engines_level_then_the_index`.)
+#[test]
+fn the_map_of_a_dataset_read_in_part_veils_what_was_not_read() {
+    use memscape_render::shapes::Geometry;
+    let dataset = memscape_views::demo::sources().remove(0);
+    let demo = memscape_views::dataset::load(&dataset, &|_, _| {}).unwrap();
+    let trace = &demo.alloc_trace().unwrap().trace;
+    let dir = tempfile::tempdir().unwrap();
+    let options = memscape_parquet::trace::TraceWriteOptions {
+        windows: 8,
+        ..Default::default()
+    };
+    memscape_parquet::write_trace(trace, dir.path(), &options).unwrap();
+    let n = trace.blocks.len();
+    let progress = |_: f32, _: &str| {};
+    let settings = memscape_views::alloc_map::AllocMapSettings::default();
+    let size = egui::vec2(900.0, 500.0);
+    let compose = memscape_views::alloc_map::compose::compose;
+    let veils = |picture: &memscape_views::Picture| -> Vec<[f32; 2]> {
+        picture
+            .shapes
+            .iter()
+            .filter_map(|s| match s.geometry {
+                Geometry::Rect { min, max, .. } if s.fill == [120, 124, 136, 70] => {
+                    Some([min[0], max[0]])
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let says = |picture: &memscape_views::Picture| {
+        picture
+            .labels
+            .iter()
+            .any(|l| l.text.starts_with("not read yet"))
+    };
+    let whole = memscape_views::dataset::load_trace_head(dir.path(), n, None, &progress).unwrap();
+    let picture = compose(&whole, &settings, size).unwrap();
+    assert!(veils(&picture).is_empty() && !says(&picture), "read whole");
+    let head =
+        memscape_views::dataset::load_trace_head(dir.path(), n / 4, None, &progress).unwrap();
+    let picture = compose(&head, &settings, size).unwrap();
+    let found = veils(&picture);
+    assert!(!found.is_empty(), "no veil over the blocks not read");
+    assert!(says(&picture), "the veil does not say what it is");
+    // It starts inside the map (after the blocks read), not at its left edge.
+    let map = picture
+        .layers
+        .iter()
+        .find_map(|l| match l {
+            memscape_views::picture::Layer::Map(m) => Some(m.rect),
+            _ => None,
+        })
+        .unwrap();
+    let [x0, x1] = found[0];
+    assert!(
+        x0 > map.left() + 1.0 && x0 < map.right() - 1.0 && (x1 - map.right()).abs() < 0.5,
+        "veil {x0}..{x1} over the map {map:?}"
+    );
+}

@@ -67,6 +67,44 @@ pub struct LodOpener {
     present: bool,
     /// The blocks read of a dataset read in part, said under the status line.
     bound: Option<String>,
+    /// The query engine's index (its progress in the status line).
+    query: Option<Arc<dyn memscape_views::dataset::LodQuery>>,
+    /// Opened once the pane has drawn its first frame from the blocks read: the engine's
+    /// queries start then ([`Self::first_frame_drawn`]).
+    first_frame: Arc<FirstFrame>,
+}
+
+/// A latch the engine's thread waits on until the map pane's first frame is drawn from the
+/// blocks read (or [`FIRST_FRAME_WAIT`] passed: a pane never shown draws none), so that on a
+/// loaded machine that frame has the cores first; the engine's level replaces it when there.
+#[derive(Default)]
+pub struct FirstFrame {
+    drawn: Mutex<bool>,
+    changed: std::sync::Condvar,
+}
+
+/// The longest the engine waits for the pane's first frame.
+const FIRST_FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl FirstFrame {
+    /// Opens the latch; true the first time.
+    fn open(&self) -> bool {
+        let Ok(mut d) = self.drawn.lock() else {
+            return false;
+        };
+        let first = !*d;
+        *d = true;
+        self.changed.notify_all();
+        first
+    }
+
+    fn wait(&self) {
+        if let Ok(d) = self.drawn.lock() {
+            let _ = self
+                .changed
+                .wait_timeout_while(d, FIRST_FRAME_WAIT, |drawn| !*drawn);
+        }
+    }
 }
 
 /// The view the engine's first index is made for: the whole plane in a map pane of the
@@ -158,6 +196,8 @@ impl LodOpener {
             finer: Arc::default(),
             present,
             bound: bound.map(|e| e.bound_line()),
+            query: None,
+            first_frame: Arc::default(),
         })
     }
 
@@ -181,15 +221,22 @@ impl LodOpener {
             return None;
         }
         let engine = query.engine();
+        let first_frame = Arc::new(FirstFrame::default());
+        let waits = first_frame.clone();
         let state = Arc::new(Mutex::new(LodState::Querying(engine.clone())));
         let cancel = Arc::new(AtomicBool::new(false));
         let finer = Arc::new(AtomicBool::new(false));
         let data = Arc::downgrade(dataset);
         let (cn, finer_flag) = (cancel.clone(), finer.clone());
         let set = publisher(state.clone(), ctx);
+        let asked = query.clone();
         let spawned = std::thread::Builder::new()
             .name("memscape-lod".into())
             .spawn(move || {
+                // A kept index opens in a moment: nothing to give the first frame's cores.
+                if !query.kept() {
+                    waits.wait();
+                }
                 let Some(trace) = data.upgrade() else {
                     return;
                 };
@@ -203,6 +250,10 @@ impl LodOpener {
                 // engine in a fraction of the time), then every level.
                 let first = match query.open_first(&t.trace, FIRST_VIEW) {
                     Some(Ok(index)) => {
+                        tracing::info!(
+                            "allocation map: the whole view's level built by {}",
+                            query.engine()
+                        );
                         finer_flag.store(true, Ordering::Relaxed);
                         set(LodState::Ready(Arc::new(index)));
                         true
@@ -244,6 +295,8 @@ impl LodOpener {
             finer,
             present: false,
             bound: bound.map(|e| e.bound_line()),
+            query: Some(asked),
+            first_frame,
         })
     }
 
@@ -272,6 +325,22 @@ impl LodOpener {
             )
     }
 
+    /// Whether the query engine builds the index (a Parquet dataset's; a trace file's opens
+    /// beside it, the map awaiting it without summing the blocks: `awaited_in`).
+    pub fn queried(&self) -> bool {
+        self.engine.is_some()
+    }
+
+    /// Lets the engine's queries start: the pane drew its first frame (without them).
+    pub fn first_frame_drawn(&self) {
+        if self.first_frame.open() && matches!(self.state(), Some(LodState::Querying(_))) {
+            tracing::info!(
+                "allocation map: first frame drawn from the blocks read, before the query \
+                 engine's level"
+            );
+        }
+    }
+
     /// The bound of the blocks read when the dataset was read in part.
     pub fn bound(&self) -> Option<&str> {
         self.bound.as_deref()
@@ -294,7 +363,16 @@ impl LodOpener {
             )),
             LodState::Querying(engine) => Some((
                 true,
-                format!("level-of-detail tiles computed by the query engine ({engine})…"),
+                match self.query.as_ref().and_then(|q| q.progress()) {
+                    Some((fraction, stage)) => format!(
+                        "level-of-detail tiles computed by the query engine ({engine}): \
+                         {stage}, {:.0} %",
+                        fraction * 100.0
+                    ),
+                    None => {
+                        format!("level-of-detail tiles computed by the query engine ({engine})…")
+                    }
+                },
             )),
             LodState::Ready(_) => {
                 let finer = self.finer.load(Ordering::Relaxed);
@@ -313,6 +391,96 @@ impl LodOpener {
                 ))
             }
             LodState::Failed(e) => Some((false, format!("level of detail off: {e}"))),
+        }
+    }
+}
+
+/// The index a pane's map layers draw from, and the one that replaces it: a newer index (the
+/// engine's first level over the blocks read, the whole index over the first level) is drawn
+/// only once its worker has a picture of every map layer the pane shows, asked for before
+/// (`ask`), so that the switch shows neither an empty map (the worker's first picture not
+/// there yet: the bridge drew the background) nor a frame with some layers from each. On a
+/// GPU that resolves levels itself the bridge draws a level at once: the switch is at once.
+#[derive(Default)]
+pub struct IndexSwitch {
+    shown: Option<Arc<LodTrace>>,
+    next: Option<NextIndex>,
+}
+
+/// The index waiting to be shown, its worker and the map layers (slots) asked of it.
+type NextIndex = (Arc<LodTrace>, Option<Arc<LodRefiner>>, Vec<u32>);
+
+use memscape_views::lod_refine::LodRefiner;
+
+impl IndexSwitch {
+    /// The index to draw from when `ready` is open (`None`: the blocks), and the worker the
+    /// pane takes over with it when it is shown now.
+    pub fn pick(
+        &mut self,
+        ready: &Arc<LodTrace>,
+        waits: bool,
+    ) -> (Option<Arc<LodTrace>>, Option<Arc<LodRefiner>>) {
+        if self.shown.as_ref().is_some_and(|s| Arc::ptr_eq(s, ready)) {
+            return (self.shown.clone(), None);
+        }
+        if !waits {
+            self.next = None;
+            self.shown = Some(ready.clone());
+            return (self.shown.clone(), None);
+        }
+        match &self.next {
+            Some((index, Some(refiner), slots))
+                if Arc::ptr_eq(index, ready)
+                    && !slots.is_empty()
+                    && slots.iter().all(|&k| refiner.latest(k).is_some()) =>
+            {
+                let refiner = refiner.clone();
+                self.next = None;
+                self.shown = Some(ready.clone());
+                tracing::info!("allocation map: drawn from the newer level-of-detail index");
+                (self.shown.clone(), Some(refiner))
+            }
+            Some((index, ..)) if Arc::ptr_eq(index, ready) => (self.shown.clone(), None),
+            _ => {
+                self.next = Some((ready.clone(), None, Vec::new()));
+                (self.shown.clone(), None)
+            }
+        }
+    }
+
+    /// Whether a newer index waits for its first pictures.
+    pub fn switching(&self) -> bool {
+        self.next.is_some()
+    }
+
+    /// Asks the waiting index's worker for the views of `picture`'s map layers (as the bridge
+    /// will ask them, `lod_refine::layer_view`); its landing wakes `ctx`.
+    pub fn ask(
+        &mut self,
+        picture: &memscape_views::Picture,
+        pixels_per_point: f32,
+        ctx: &egui::Context,
+    ) {
+        let Some((index, refiner, slots)) = &mut self.next else {
+            return;
+        };
+        if refiner.is_none() {
+            *refiner = LodRefiner::new(index.clone(), Some(ctx.clone()));
+        }
+        let Some(refiner) = refiner else {
+            return;
+        };
+        slots.clear();
+        for layer in &picture.layers {
+            if let memscape_views::picture::Layer::Map(m) = layer {
+                let view = memscape_views::lod_refine::layer_view(m, pixels_per_point);
+                refiner.want(
+                    m.slot,
+                    &view,
+                    memscape_views::lod_refine::EXACT_GPU_MAX_BLOCKS,
+                );
+                slots.push(m.slot);
+            }
         }
     }
 }

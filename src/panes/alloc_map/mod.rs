@@ -111,6 +111,8 @@ pub struct AllocMapPane {
     lod: Option<lod::LodOpener>,
     /// Its frames, computed off the UI thread once it is open (the paint bridge asks).
     refiner: Option<Arc<memscape_views::lod_refine::LodRefiner>>,
+    /// The index drawn, and a newer one drawn once its first pictures are there.
+    switch: lod::IndexSwitch,
     /// Eq. 1's sums of big layers on a software rasterizer, computed off the UI thread (the
     /// paint bridge asks; started with the first frame).
     sums: Option<Arc<memscape_views::sums_worker::SumsWorker>>,
@@ -210,6 +212,7 @@ impl AllocMapPane {
             free_sites: Default::default(),
             lod,
             refiner: None,
+            switch: lod::IndexSwitch::default(),
             sums: None,
             waker,
             live: false,
@@ -330,15 +333,21 @@ impl AllocMapPane {
     /// opening thread may finish at any moment, and two readings in one frame (blocks not yet
     /// drawn from the index, then no longer waiting for it) had the sums worker sum every block
     /// for that frame (the flaky `gui_map_of_a_big_trace_with_its_index_present_…` of wave 15).
-    fn map_source(&self) -> lod::MapSource {
+    fn map_source(&mut self) -> lod::MapSource {
         let Some(opener) = &self.lod else {
             return lod::MapSource::Blocks;
         };
         if !self.index_draws() {
             return lod::MapSource::Blocks;
         }
-        match opener.state() {
-            Some(lod::LodState::Ready(index)) => lod::MapSource::Index(index),
+        let state = opener.state();
+        match state {
+            Some(lod::LodState::Ready(index)) => {
+                let waits = opener.queried() && crate::panes::software_rasterizer();
+                let (shown, refiner) = self.switch.pick(&index, waits);
+                self.refiner = refiner.or(self.refiner.take());
+                shown.map_or(lod::MapSource::Blocks, lod::MapSource::Index)
+            }
             state if opener.awaited_in(state.as_ref()) => lod::MapSource::AwaitIndex,
             _ => lod::MapSource::Blocks,
         }
@@ -480,6 +489,7 @@ impl View for AllocMapPane {
             && self.queued.is_none()
             && !self.refining()
             && !self.summing()
+            && !self.switch.switching()
     }
 
     fn follow(&mut self, dataset: Arc<Dataset>, _ctx: &egui::Context) {
@@ -510,6 +520,12 @@ impl View for AllocMapPane {
                 .request_repaint_after(std::time::Duration::from_millis(50));
         }
         let dataset = self.dataset.clone();
+        if let Some(l) = &self.lod
+            && ((self.drawn.load(Ordering::Acquire) && !self.busy() && !self.summing())
+                || self.no_room)
+        {
+            l.first_frame_drawn();
+        }
         let Some((t, scene)) = dataset
             .alloc_trace()
             .and_then(|t| Some((t, t.scene.as_ref()?)))
@@ -764,6 +780,8 @@ impl View for AllocMapPane {
             // it); its frames replace these layers.
             picture.layers.retain(|l| !matches!(l, Layer::Map(_)));
         }
+        self.switch
+            .ask(&picture, ui.ctx().pixels_per_point(), ui.ctx());
         let asking = pointer.zip(hovered_cell).map(|(pos, k)| PickTag {
             bin: k,
             pos,

@@ -21,6 +21,7 @@ use super::settings::{AllocMapSettings, Panel};
 use super::stacked::stacked_window;
 use crate::dataset::{AllocTraceData, Dataset};
 use crate::error::{Context as _, Result};
+use crate::label::Label;
 use crate::picture::{
     BarLayer, CursorsOverlay, Layer, MapData, MapLayer, MapStyle, MapWindow, Picture,
 };
@@ -392,6 +393,17 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             }
         }
     }
+    if inputs.data.lod.is_none() {
+        let mut maps: Vec<(egui::Rect, MapWindow)> = layout
+            .cells
+            .iter()
+            .map(|c| (c.map, inputs.camera))
+            .collect();
+        if let Some(rect) = layout.context {
+            maps.push((rect, Camera::fit(t_extent)));
+        }
+        mark_unread(&mut picture, inputs.scene, settings.time, &maps);
+    }
     if panels.decorations {
         decorate(
             &mut picture,
@@ -605,3 +617,67 @@ pub fn compose_with(
         size,
     ))
 }
+
+/// Veils the part of each map (`maps`: its rectangle and window) after the last allocation
+/// read of a scene read in part (`AllocScene::known_until`: a dataset opened with its first
+/// blocks only), with a line at its start and, where there is room, what comes: until the
+/// query engine's index (every block) draws the map, the blocks after it are not known.
+fn mark_unread(
+    picture: &mut Picture,
+    scene: &AllocScene,
+    axis: TimeAxis,
+    maps: &[(egui::Rect, MapWindow)],
+) {
+    use memscape_render::shapes::{Geometry, Shape};
+    let Some(known) = scene.known_until else {
+        return;
+    };
+    let until = match axis {
+        TimeAxis::Events => known[0],
+        TimeAxis::Wall => known[1],
+    } as f64;
+    for (rect, window) in maps {
+        let u = (until - window.t0) / window.t_span.max(f64::MIN_POSITIVE);
+        if u >= 1.0 {
+            continue;
+        }
+        let x = rect.left() + (u.max(0.0) as f32) * rect.width();
+        picture.shapes.push(Shape::new(
+            Geometry::Rect {
+                min: [x, rect.top()],
+                max: [rect.right(), rect.bottom()],
+                corner_px: 0.0,
+            },
+            UNREAD_VEIL,
+        ));
+        if u > 0.0 {
+            picture.shapes.push(Shape::new(
+                Geometry::Segment {
+                    a: [x, rect.top()],
+                    b: [x, rect.bottom()],
+                    width_px: 1.5,
+                },
+                UNREAD_EDGE,
+            ));
+        }
+        let room = rect.right() - x;
+        if room > 160.0 && rect.height() > 40.0 {
+            let text = if room > 330.0 {
+                "not read yet: the query engine's map of every block replaces this"
+            } else {
+                "not read yet"
+            };
+            picture.labels.push(Label::new(
+                egui::pos2((x + rect.right()) / 2.0, rect.center().y),
+                text,
+                12.0,
+                egui::Color32::from_rgb(200, 204, 214),
+                egui::Align2::CENTER_CENTER,
+            ));
+        }
+    }
+}
+
+/// Over the blocks not read: a grey veil and its edge.
+const UNREAD_VEIL: [u8; 4] = [120, 124, 136, 70];
+const UNREAD_EDGE: [u8; 4] = [200, 204, 214, 200];
