@@ -319,7 +319,18 @@ impl fmt::Display for InfoReport {
         )?;
         writeln!(f, "live at end:     {}", bytes(self.end_live_bytes))?;
         writeln!(f, "never freed:     {} blocks", self.never_freed)?;
-        writeln!(f, "regions:         {}", self.regions.len())?;
+        let with_events = self.processes.iter().filter(|p| p.events > 0).count();
+        if with_events > 1 {
+            // Regions are found on one address axis: processes' address spaces overlap there
+            // (a forked child's heap lies where its parent's did).
+            writeln!(
+                f,
+                "regions:         {} (the addresses of {with_events} processes on one axis; --process PID for one process's)",
+                self.regions.len()
+            )?;
+        } else {
+            writeln!(f, "regions:         {}", self.regions.len())?;
+        }
         for r in self.regions.iter().take(20) {
             writeln!(
                 f,

@@ -186,6 +186,24 @@ fn version_4_files_load_as_one_process() {
     }
 }
 
+/// `info`'s regions of several processes say that they share one address axis, and how to see
+/// one process's; a single process's do not.
+#[test]
+fn info_says_when_regions_hold_several_processes_addresses() {
+    let options = memscape_trace::info::InfoOptions::default();
+    let t = two_processes();
+    let text = memscape_trace::info::info(&t, &options).to_string();
+    assert!(
+        text.contains(
+            "(the addresses of 2 processes on one axis; --process PID for one process's)"
+        ),
+        "{text}"
+    );
+    let one = select_processes(&t, &ProcessFilter::parse("101").unwrap().select(&t));
+    let text = memscape_trace::info::info(&one, &options).to_string();
+    assert!(!text.contains("processes on one axis"), "{text}");
+}
+
 /// A name regex picks program names first: the shell whose command line runs `./child` is not
 /// `child`; a regex that names no program falls back to command lines.
 #[test]
