@@ -142,19 +142,3 @@ pub fn draw(lod: &LodTrace, view: &LodView, exact_max_blocks: usize) -> Drawn {
         None => Drawn::Sums(lod.sums(view, FramePath::Lod).0),
     }
 }
-
-/// The view the paint bridge asks the worker for when it draws `layer` at `pixels_per_point`
-/// (`gpu/lod.rs`; its viewport rounds the rectangle's edges, so this may be a pixel off: the
-/// worker's picture is then drawn stretched until that view's lands): what a pane asks of an
-/// index's worker before it draws from the index, so that the switch shows no empty map.
-pub fn layer_view(layer: &crate::picture::MapLayer, pixels_per_point: f32) -> LodView {
-    let size = [
-        (layer.rect.width() * pixels_per_point).round().max(1.0) as u32,
-        (layer.rect.height() * pixels_per_point).round().max(1.0) as u32,
-    ];
-    let mut view = layer
-        .window
-        .view(layer.extent, [size[0] as f32, size[1] as f32]);
-    layer.style.apply(&mut view);
-    view.eq1(size)
-}

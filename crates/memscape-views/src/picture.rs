@@ -223,6 +223,25 @@ pub struct MapLayer {
     pub cursors: Option<CursorsOverlay>,
 }
 
+impl MapLayer {
+    /// The view the paint bridge asks an index's worker (`lod_refine`) for when it draws this
+    /// layer at `pixels_per_point` (`gpu/lod.rs`; its viewport rounds the rectangle's edges, so
+    /// this may be a pixel off: the worker's picture is then drawn stretched until that view's
+    /// lands): what a pane asks of an index's worker before it draws from the index, so that
+    /// the switch shows no empty map.
+    pub fn lod_view(&self, pixels_per_point: f32) -> memscape_lod::LodView {
+        let size = [
+            (self.rect.width() * pixels_per_point).round().max(1.0) as u32,
+            (self.rect.height() * pixels_per_point).round().max(1.0) as u32,
+        ];
+        let mut view = self
+            .window
+            .view(self.extent, [size[0] as f32, size[1] as f32]);
+        self.style.apply(&mut view);
+        view.eq1(size)
+    }
+}
+
 /// Cushion cursors of a map layer.
 pub struct CursorsOverlay {
     pub cursors: Vec<CushionCursor>,

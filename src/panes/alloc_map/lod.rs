@@ -454,7 +454,7 @@ impl IndexSwitch {
     }
 
     /// Asks the waiting index's worker for the views of `picture`'s map layers (as the bridge
-    /// will ask them, `lod_refine::layer_view`); its landing wakes `ctx`.
+    /// will ask them, `MapLayer::lod_view`); its landing wakes `ctx`.
     pub fn ask(
         &mut self,
         picture: &memscape_views::Picture,
@@ -473,7 +473,7 @@ impl IndexSwitch {
         slots.clear();
         for layer in &picture.layers {
             if let memscape_views::picture::Layer::Map(m) = layer {
-                let view = memscape_views::lod_refine::layer_view(m, pixels_per_point);
+                let view = m.lod_view(pixels_per_point);
                 refiner.want(
                     m.slot,
                     &view,
