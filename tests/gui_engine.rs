@@ -317,6 +317,88 @@ fn gui_draws_a_trace_datasets_first_frame_before_the_engines_level_then_the_inde
     );
 }
 
+/// `memscape view KVSTORE-DATASET/` read in part, twice with one cache directory: the second
+/// open's heap tree is drawn from the engine's answers kept by the first
+/// (`memscape_engine::heap_kept`; its log line, and no "heap timeline kept at" write, which
+/// follows every answer the engine computes) and its exported picture shows what the first
+/// open's did: the same labels at the same angles, the same fills in the same order (the
+/// pane's width may differ by a pixel between two windows, so not the coordinates).
+#[test]
+fn gui_reopens_a_trace_dataset_with_the_heap_panes_answers_kept() {
+    let (dir, dataset) = kvstore_dataset("trace-heap-kept", 16);
+    let open = |name: &str| {
+        let exported = dir.join(name);
+        let mut c = common::view_screenshot_command(
+            &dir.join(format!("{name}.png")),
+            &[dataset.as_os_str()],
+            (1400, 900),
+        );
+        c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
+            .env("MEMSCAPE_TRACE_HEAD", "20000")
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .env("RUST_LOG", "warn,memscape_engine::heap_kept=info");
+        let out = common::run_windowed(c);
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        let names = check_all_from_the_engine(&exported, 2);
+        let heap = names
+            .iter()
+            .find(|n| n.to_lowercase().contains("heap"))
+            .unwrap_or_else(|| panic!("no heap tree pane among {names:?}"))
+            .clone();
+        let svg = std::fs::read_to_string(exported.join(heap)).unwrap();
+        (log, heap_picture_data(&svg))
+    };
+    let (first_log, first) = open("first");
+    assert!(
+        first_log.contains("heap timeline kept at"),
+        "the first open kept nothing: {first_log}"
+    );
+    assert!(
+        !first_log.contains("kept from an earlier open"),
+        "{first_log}"
+    );
+    let (second_log, second) = open("second");
+    assert!(
+        second_log.contains("kept from an earlier open"),
+        "the reopened heap tree was not drawn from the kept answers: {second_log}"
+    );
+    assert!(
+        !second_log.contains("heap timeline kept at"),
+        "the reopened heap tree asked the engine again: {second_log}"
+    );
+    assert!(first.len() > 5, "{first:?}");
+    assert_eq!(
+        first, second,
+        "the reopened heap tree differs from the first open's"
+    );
+}
+
+/// What a heap tree's SVG shows independently of its size: each label's text and rotation (a
+/// sector's angle), each path's fill, in document order.
+fn heap_picture_data(svg: &str) -> Vec<String> {
+    let attr = |element: &str, name: &str| -> String {
+        element
+            .split_once(name)
+            .and_then(|(_, rest)| rest.split(['"', ' ', ')']).next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut out = Vec::new();
+    for element in svg.split('<').skip(1) {
+        if element.starts_with("path ") {
+            out.push(format!("fill {}", attr(element, "fill=\"")));
+        } else if element.starts_with("text ") {
+            out.push(format!("rotate {}", attr(element, "rotate(")));
+        } else if let Some(tspan) = element.strip_prefix("tspan ") {
+            out.push(format!(
+                "label {}",
+                tspan.split_once('>').map_or("", |t| t.1)
+            ));
+        }
+    }
+    out
+}
+
 /// The shared LULESH samples exported as a Parquet dataset `dir/lulesh` (four windows).
 /// A fresh test directory `name` holding the embedded kvstore demo exported as a Parquet
 /// dataset in `windows` time windows (`DIR/kvstore`): the directory and the dataset.

@@ -4,12 +4,13 @@
 2, 4, 6, 8, 12, 20 and 30 s (what was drawn before every pane was ready) and printing the log's
 milestones from the start (blocks read, first frame, the engine's level, the switch to the
 index, the screenshot) with /usr/bin/time -v's CPU and peak RSS. Usage: gui_first_frame.py BIN
-DATASET OUT (BENCHMARKS.md, wave 18)."""
+DATASET OUT (BENCHMARKS.md, wave 18). GUI_DISPLAY=:N picks another display (wave 19)."""
 import sys, time, subprocess, os
 from PIL import ImageGrab
 binary, dataset, out = sys.argv[1], sys.argv[2], sys.argv[3]
+display = os.environ.get("GUI_DISPLAY", ":77")
 os.makedirs(out, exist_ok=True)
-env = dict(os.environ, DISPLAY=":77", MEMSCAPE_ADAPTER="cpu", XDG_CONFIG_HOME=out,
+env = dict(os.environ, DISPLAY=display, MEMSCAPE_ADAPTER="cpu", XDG_CONFIG_HOME=out,
            RUST_LOG="warn,memscape_views::dataset=info,memscape::panes=info,memscape::app=debug,memscape_engine=debug")
 start = time.time()
 log = open(f"{out}/log.txt", "w")
@@ -21,7 +22,7 @@ for t in [2, 4, 6, 8, 12, 20, 30]:
         time.sleep(0.2)
     if p.poll() is not None:
         break
-    ImageGrab.grab(xdisplay=":77").save(f"{out}/at{t:03d}s.png")
+    ImageGrab.grab(xdisplay=display).save(f"{out}/at{t:03d}s.png")
 p.wait()
 print(out, "wall", round(time.time() - start, 1))
 import re, datetime
@@ -30,7 +31,7 @@ def ts(line):
     m = re.match(r"(\S+Z)", line)
     return datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")).timestamp() if m else None
 for l in text.splitlines():
-    if any(k in l for k in ["blocks read", "first frame drawn", "levels built by", "level built by", "newer level-of-detail", "ready frame", "kept at"]):
+    if any(k in l for k in ["blocks read", "first frame drawn", "levels built by", "level built by", "newer level-of-detail", "ready frame", "kept at", "heap timeline"]):
         t = ts(l)
         print(f"   +{t - start:6.1f} s" if t else "", l[l.find(" ", 30):][:150])
     if "Maximum resident" in l or "User time" in l or "System time" in l:

@@ -1,6 +1,8 @@
 //! The heap views of a Parquet trace dataset drawn from the query engine (`--features engine`):
 //! the dataset's heap tree, curve and time points are `memscape_engine::Engine::heap_timeline`'s,
-//! handed to the views as a [`HeapQuery`]. Without the feature, a Parquet trace dataset's heap
+//! handed to the views as a [`HeapQuery`], its engine part kept in the cache directory beside the
+//! dataset's level-of-detail index (`memscape_engine::heap_kept`) so that a reopened dataset's
+//! heap panes do not ask the engine again. Without the feature, a Parquet trace dataset's heap
 //! views say how to get it.
 
 use std::path::Path;
@@ -27,9 +29,11 @@ pub fn attach(dataset: &mut Dataset, dir: &Path, spec: &str) -> anyhow::Result<(
     let spec = EngineSpec::parse(spec)?;
     let engine = Engine::connect(&spec).with_context(|| format!("--engine {spec:?}"))?;
     let opened = engine.open(dir)?;
+    let kept = memscape_engine::heap_kept::KeptHeap::in_cache_dir(&opened);
     trace.heap_query = Some(std::sync::Arc::new(EngineHeap {
         engine,
         dataset: opened,
+        kept,
     }));
     Ok(())
 }
@@ -64,6 +68,8 @@ pub fn attach(_dataset: &mut Dataset, dir: &Path, _spec: &str) -> anyhow::Result
 struct EngineHeap {
     engine: memscape_engine::Engine,
     dataset: memscape_engine::Dataset,
+    /// The engine's answers kept from an earlier open of the dataset.
+    kept: memscape_engine::heap_kept::KeptHeap,
 }
 
 #[cfg(feature = "engine")]
@@ -76,8 +82,16 @@ impl HeapQuery for EngineHeap {
         options: &memscape_heap::HeapOptions,
     ) -> Result<memscape_views::dataset::HeapModel, String> {
         let (timeline, sizes) = self
-            .engine
-            .heap_timeline(&self.dataset, None, keys, metric, points, options)
+            .kept
+            .heap_timeline(
+                &self.engine,
+                &self.dataset,
+                None,
+                keys,
+                metric,
+                points,
+                options,
+            )
             .map_err(|e| e.to_string())?;
         Ok((timeline, Box::new(sizes)))
     }

@@ -14,6 +14,7 @@
 pub mod bins;
 pub mod clusters;
 pub mod heap;
+pub mod heap_kept;
 pub mod lod;
 pub mod lod_index;
 mod ranks;

@@ -17,7 +17,7 @@ use crate::trie::Sizes;
 use crate::view::{Metric, StableOrder};
 
 /// Live requested bytes and blocks of one group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GroupTotal {
     pub group: BlockGroup,
     pub bytes: u64,
@@ -26,7 +26,7 @@ pub struct GroupTotal {
 
 /// One time point: the state after `events` events, at `time` (ns, or `events` again when the
 /// trace has no wall time), and the live groups then.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupedPoint {
     pub events: u64,
     pub time: u64,
@@ -35,7 +35,9 @@ pub struct GroupedPoint {
 
 /// What a timeline is made of, as computed elsewhere (see [`crate::trace_timeline_with`] for
 /// which points: evenly spaced, plus the end and the event right after the peak).
-#[derive(Debug, Clone, PartialEq)]
+/// Serialized, it is what the GUI keeps of the engine's answer beside a dataset's index
+/// (`memscape_engine::heap_kept`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GroupedInput {
     /// Every group that has a heap block or an anonymous mapping, in the order of its first
     /// block (the trie's node order follows it).

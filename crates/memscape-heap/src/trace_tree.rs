@@ -577,7 +577,9 @@ impl<'a> TraceHeap<'a> {
 
 /// One group of blocks as a query engine returns them: the columns a grouping reads (0 for
 /// those it does not: see [`GroupKey::uses_columns`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct BlockGroup {
     pub process: u32,
     pub thread: u32,
