@@ -128,9 +128,12 @@ impl IndexHeapCurve {
         self.bins
             .iter()
             .enumerate()
-            .fold((0, 0), |(at, peak), (k, b)| {
-                if b.max > peak { (k, b.max) } else { (at, peak) }
-            })
+            .fold(
+                (0, 0),
+                |(at, peak), (k, b)| {
+                    if b.max > peak { (k, b.max) } else { (at, peak) }
+                },
+            )
     }
 }
 
