@@ -434,21 +434,28 @@ fn view_big_trace(dir: &Path, trace: &Path, png: &Path) -> Command {
 /// A big `.msc` with its index present opens its panes on its first blocks
 /// (`MEMSCAPE_TRACE_HEAD`; `memscape_views::msc_head`) and draws a frame of them before the
 /// loader has laid out the whole trace's scene, which then replaces them: the screenshot (taken
-/// once every load is done) is the same image as without a first part. Asserted on the order of
+/// once every load is done) is the same image as without a first part. The heap tree pane of the
+/// first part draws the whole run's heap-size curve from the index (wave 19: its log line, with
+/// the index's peak, before the whole scene). Asserted on the order of
 /// the log's lines, no timing: the loader reads the whole only after the window's next frame.
 #[test]
 fn gui_window_of_a_big_indexed_trace_draws_its_first_blocks_before_the_whole_is_read() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_first_part");
     let trace = big_trace(&dir);
     let never = std::sync::atomic::AtomicBool::new(false);
-    memscape_lod::LodTrace::open(&trace, "thread", false, &mut |_, _| {}, &never).unwrap();
+    let (lod, _) =
+        memscape_lod::LodTrace::open(&trace, "thread", false, &mut |_, _| {}, &never).unwrap();
+    // The whole run's peak as the index's heap-size curve holds it.
+    let peak = lod.heap_curve([0, lod.extent()[0]], 1)[0].max;
+    drop(lod);
     let blocks = memscape_trace::load(&trace).unwrap().blocks.len();
     let run = |png: &Path, head: usize| {
         let out = view_big_trace(&dir, &trace, png)
             .env("MEMSCAPE_TRACE_HEAD", head.to_string())
             .env(
                 "RUST_LOG",
-                "warn,memscape::load=debug,memscape::scene=debug,memscape::map_path=debug",
+                "warn,memscape::load=debug,memscape::scene=debug,memscape::map_path=debug,\
+                 memscape::heap_tree=debug",
             )
             .env("NO_COLOR", "1")
             .output()
@@ -488,11 +495,27 @@ fn gui_window_of_a_big_indexed_trace_draws_its_first_blocks_before_the_whole_is_
         "the first part's frame (line {first_frame}) is not between its panes' opening (line \
          {opened}) and the whole scene (line {whole_scene}):\n{log}"
     );
+    // The heap tree pane of the first part draws the whole run's curve from the index, its
+    // peak the index's, before the whole trace is laid out.
+    let curve = at(
+        &|l| {
+            l.contains("heap-size curve from the index drawn")
+                && l.contains(&format!("peak={peak} "))
+                && l.contains(&format!("total={blocks}"))
+        },
+        "heap tree's curve from the index",
+    );
+    assert!(
+        opened < curve && curve < whole_scene,
+        "the heap tree's curve (line {curve}) is not between the panes' opening (line \
+         {opened}) and the whole scene (line {whole_scene}):\n{log}"
+    );
     // Every block read as 1 M at most: no first part, the whole read at once.
     let whole_png = dir.join("whole.png");
     let whole_log = run(&whole_png, 1_000_000);
     assert!(
-        !whole_log.contains("panes open on the first blocks read"),
+        !whole_log.contains("panes open on the first blocks read")
+            && !whole_log.contains("heap-size curve from the index"),
         "{whole_log}"
     );
     let (a, b) = (

@@ -50,6 +50,7 @@ pub fn load_msc_head(
         .iter()
         .map(|r| (r.start, r.end))
         .collect();
+    let curve = IndexHeapCurve::of_index(&index);
     drop(index);
     progress(-1.0, "laying out the first blocks");
     let head = head_of(&trace, limit);
@@ -69,6 +70,10 @@ pub fn load_msc_head(
         links: Default::default(),
     };
     crate::dataset::set_trace_extent(&dataset, extent);
+    if let Some(curve) = curve {
+        let slot = std::sync::Arc::new(IndexHeapCurveSlot(Some(std::sync::Arc::new(curve))));
+        let _ = dataset.links.shared(|| slot);
+    }
     tracing::debug!(
         target: "memscape::load",
         read = extent.read,
@@ -76,6 +81,73 @@ pub fn load_msc_head(
         "first blocks laid out on the index's axis"
     );
     Ok(Some(dataset))
+}
+
+/// The most bins of the index's heap-size curve a first part carries: the finest of the index's
+/// levels with at most this many (a pane is narrower; 2048 bins are 48 KB).
+pub const HEAD_CURVE_BINS: usize = 2048;
+
+/// The whole trace's heap-size curve as its level-of-detail index holds it (issue 25): the live
+/// bytes of every block (the map's blocks: their `size`, mappings included) over the trace's
+/// events, bin `k` covering events `[k · 2^log_bin, (k + 1) · 2^log_bin)` with its lowest,
+/// highest and last value — what the heap tree pane of a first part draws while the whole
+/// trace is read, read from the index without passing over the blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexHeapCurve {
+    pub log_bin: u8,
+    /// The index's time extent (the trace's events + 1).
+    pub extent_t: u64,
+    pub bins: Vec<memscape_lod::curve::CurveBin>,
+}
+
+impl IndexHeapCurve {
+    /// The finest level of `index`'s curve with at most [`HEAD_CURVE_BINS`] bins, copied;
+    /// None when the index has no curve.
+    pub fn of_index(index: &memscape_lod::LodIndex) -> Option<Self> {
+        let (log_bin, bins) = index
+            .curve
+            .iter()
+            .find(|(_, bins)| bins.len() <= HEAD_CURVE_BINS)
+            .or(index.curve.last())?;
+        Some(Self {
+            log_bin: *log_bin,
+            extent_t: index.meta.extent_t,
+            bins: bins.to_vec(),
+        })
+    }
+
+    /// The events bin `k` covers.
+    pub fn bin_events(&self, k: usize) -> [u64; 2] {
+        let w = 1u64 << self.log_bin;
+        let a = (k as u64).saturating_mul(w);
+        [a, a.saturating_add(w).min(self.extent_t)]
+    }
+
+    /// The first bin holding the peak and the peak's bytes.
+    pub fn peak(&self) -> (usize, u64) {
+        self.bins
+            .iter()
+            .enumerate()
+            .fold(
+                (0, 0),
+                |(at, peak), (k, b)| {
+                    if b.max > peak { (k, b.max) } else { (at, peak) }
+                },
+            )
+    }
+}
+
+/// Hung on the links of a first part whose index holds a heap-size curve.
+struct IndexHeapCurveSlot(Option<std::sync::Arc<IndexHeapCurve>>);
+
+/// The whole trace's heap-size curve from its index, on a big `.msc`'s first part
+/// ([`load_msc_head`]); None on any other dataset.
+pub fn index_heap_curve(dataset: &Dataset) -> Option<std::sync::Arc<IndexHeapCurve>> {
+    dataset
+        .links
+        .shared(|| std::sync::Arc::new(IndexHeapCurveSlot(None)))
+        .0
+        .clone()
 }
 
 /// `trace` with its first `n` blocks only (everything else shared or cloned: the call tree,
@@ -157,6 +229,63 @@ mod tests {
         assert_eq!(scene.collapsed_extent, full.collapsed_extent);
         assert_eq!(scene.regions.len(), full.regions.len());
         assert!(scene.known_until.is_some());
+    }
+
+    /// The first part's heap-size curve, read from the index, is the whole trace's: each bin's
+    /// lowest, highest and last live bytes, computed here from every block of the whole trace
+    /// event by event, equal bin for bin at the index's resolution.
+    #[test]
+    fn a_first_parts_heap_curve_from_the_index_is_the_whole_traces_at_its_resolution() {
+        let (_dir, path) = indexed_trace(40_000);
+        let whole = memscape_trace::read_msc(&path).expect("read");
+        let d = load_msc_head(&path, 1_000, &|_, _| {})
+            .expect("load")
+            .expect("a first part");
+        let curve = index_heap_curve(&d).expect("the index's curve on the first part");
+        assert!(curve.log_bin >= 1, "bins of several events");
+        assert!(curve.bins.len() <= HEAD_CURVE_BINS && curve.bins.len() > 100);
+        // Live bytes after each event of the whole trace: +size at the allocation, −size at the
+        // free (blocks never freed stay to the end, as the map draws them).
+        let extent = curve.extent_t;
+        assert_eq!(extent, whole.meta.events + 1);
+        let mut delta = vec![0i128; extent as usize];
+        let b = &whole.blocks;
+        for i in 0..b.len() {
+            delta[b.alloc_event[i] as usize] += i128::from(b.size[i]);
+            let freed = b.flags[i] & memscape_trace::model::FLAG_NEVER_FREED == 0;
+            if freed && b.free_event[i] < extent {
+                delta[b.free_event[i] as usize] -= i128::from(b.size[i]);
+            }
+        }
+        let mut live = 0i128;
+        let after: Vec<u64> = delta
+            .iter()
+            .map(|d| {
+                live += d;
+                u64::try_from(live).expect("never below zero")
+            })
+            .collect();
+        assert_eq!(curve.bins.len() as u64, extent.div_ceil(1 << curve.log_bin));
+        for (k, bin) in curve.bins.iter().enumerate() {
+            let [a, e] = curve.bin_events(k);
+            let start = if a == 0 { 0 } else { after[a as usize - 1] };
+            let inside = &after[a as usize..e as usize];
+            let want = memscape_lod::curve::CurveBin {
+                min: inside.iter().copied().fold(start, u64::min),
+                max: inside.iter().copied().fold(start, u64::max),
+                end: inside.last().copied().unwrap_or(start),
+            };
+            assert_eq!(*bin, want, "bin {k} (events {a}..{e})");
+        }
+        let (at, peak) = curve.peak();
+        let brute_peak = after.iter().copied().max().expect("events");
+        assert_eq!(peak, brute_peak);
+        let first_peak_event = after.iter().position(|&v| v == brute_peak).expect("peak");
+        assert_eq!(at, first_peak_event >> curve.log_bin);
+        // A dataset read whole carries none.
+        let whole_d = crate::dataset::load(&crate::dataset::LoadSource::File(path), &|_, _| {})
+            .expect("whole dataset");
+        assert!(index_heap_curve(&whole_d).is_none());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! for the sizes at a time point through bounded channels; the UI thread never walks blocks.
 
 mod controls;
+mod first_part;
 mod live;
 mod worker;
 
@@ -113,6 +114,8 @@ pub struct HeapTreePane {
     /// Swapped in from a live recording's newer snapshot: its side panel's stored width is
     /// dropped at the next frame.
     fresh_layout: bool,
+    /// A first part's curve from the index was drawn (and logged) once.
+    index_curve_logged: bool,
 }
 
 impl HeapTreePane {
@@ -182,6 +185,7 @@ impl HeapTreePane {
             highlighted: None,
             live_carry,
             fresh_layout: false,
+            index_curve_logged: false,
         }
     }
 
@@ -385,7 +389,8 @@ impl View for HeapTreePane {
             return;
         }
         // A big trace's first blocks, shown while the whole is read: the tree groups every
-        // block, so it says how far the read is rather than drawing a part as if whole.
+        // block, so it says how far the read is rather than drawing a part as if whole, beside
+        // the whole run's heap-size curve from the index.
         if let Some(extent) =
             memscape_views::dataset::trace_extent(&self.dataset).filter(|e| !e.is_whole())
             && self
@@ -393,14 +398,8 @@ impl View for HeapTreePane {
                 .alloc_trace()
                 .is_some_and(|t| t.heap_query.is_none())
         {
-            ui.horizontal(|ui| {
-                crate::panes::spinner(ui);
-                ui.label(format!(
-                    "reading the whole trace for the heap tree ({} of {} blocks shown \
-                     beside it so far)…",
-                    extent.read, extent.total
-                ));
-            });
+            let curve = memscape_views::msc_head::index_heap_curve(&self.dataset);
+            first_part::show(ui, extent, curve.as_deref(), &mut self.index_curve_logged);
             return;
         }
         let Some(timeline) = self.timeline.clone() else {
