@@ -529,7 +529,15 @@ fn gui_window_of_a_big_indexed_trace_draws_its_first_blocks_before_the_whole_is_
         .zip(b.pixels.chunks(4))
         .filter(|(p, q)| p != q)
         .count();
-    assert_eq!(differing, 0, "the final window differs from a whole read's");
+    // Two runs of the GUI: under load their screenshots were seen to differ by 2–5 pixels of a
+    // rotated label (glyphs placed in egui's font atlas in another order) and once by 2,424
+    // (0.27 % of the window); a final window left on the first part's picture differs across
+    // the map, the bar and the heap tree (tens of thousands of pixels).
+    let bound = (a.width as usize * a.height as usize) / 100;
+    assert!(
+        differing <= bound,
+        "the final window differs from a whole read's in {differing} pixels (at most {bound})"
+    );
 }
 
 /// A big trace in the GUI: the allocation-map pane opens its level-of-detail index on a thread
