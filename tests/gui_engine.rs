@@ -210,16 +210,13 @@ fn gui_opens_a_samples_dataset_reading_its_first_samples_only() {
 #[test]
 fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
     let (dir, dataset) = kvstore_dataset("trace-head", 16);
-    let exported = dir.join("exported-views");
-    let mut c = common::view_screenshot_command(
-        &dir.join("window.png"),
-        &[dataset.as_os_str()],
-        (1400, 900),
+    let (c, exported) = trace_dataset_window(
+        &dir,
+        &dataset,
+        "exported-views",
+        "1000",
+        "warn,memscape_views::dataset=info",
     );
-    c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
-        .env("MEMSCAPE_TRACE_HEAD", "1000")
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .env("RUST_LOG", "warn,memscape_views::dataset=info");
     let out = common::run_windowed(c);
     let log = String::from_utf8_lossy(&out.stderr);
     let line = log
@@ -270,19 +267,13 @@ fn gui_opens_a_trace_dataset_reading_its_first_blocks_only() {
 #[test]
 fn gui_draws_a_trace_datasets_first_frame_before_the_engines_level_then_the_index() {
     let (dir, dataset) = kvstore_dataset("trace-first-frame", 16);
-    let exported = dir.join("exported-views");
-    let mut c = common::view_screenshot_command(
-        &dir.join("window.png"),
-        &[dataset.as_os_str()],
-        (1400, 900),
+    let (c, exported) = trace_dataset_window(
+        &dir,
+        &dataset,
+        "exported-views",
+        "20000",
+        "warn,memscape_views::dataset=info,memscape::panes::alloc_map=info",
     );
-    c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
-        .env("MEMSCAPE_TRACE_HEAD", "20000")
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .env(
-            "RUST_LOG",
-            "warn,memscape_views::dataset=info,memscape::panes::alloc_map=info",
-        );
     let out = common::run_windowed(c);
     let log = String::from_utf8_lossy(&out.stderr);
     let at = |what: &str| log.find(what);
@@ -327,16 +318,13 @@ fn gui_draws_a_trace_datasets_first_frame_before_the_engines_level_then_the_inde
 fn gui_reopens_a_trace_dataset_with_the_heap_panes_answers_kept() {
     let (dir, dataset) = kvstore_dataset("trace-heap-kept", 16);
     let open = |name: &str| {
-        let exported = dir.join(name);
-        let mut c = common::view_screenshot_command(
-            &dir.join(format!("{name}.png")),
-            &[dataset.as_os_str()],
-            (1400, 900),
+        let (c, exported) = trace_dataset_window(
+            &dir,
+            &dataset,
+            name,
+            "20000",
+            "warn,memscape_engine::heap_kept=info",
         );
-        c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
-            .env("MEMSCAPE_TRACE_HEAD", "20000")
-            .env("XDG_CACHE_HOME", dir.join("cache"))
-            .env("RUST_LOG", "warn,memscape_engine::heap_kept=info");
         let out = common::run_windowed(c);
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         let names = check_all_from_the_engine(&exported, 2);
@@ -412,6 +400,29 @@ fn kvstore_dataset(name: &str, windows: u32) -> (std::path::PathBuf, std::path::
         .arg("-o")
         .arg(&dataset));
     (dir, dataset)
+}
+
+/// `memscape view DATASET/` of the kvstore dataset in `dir` reading its first `head` blocks,
+/// its views exported to `dir/NAME`, its cache in `dir/cache`, logging `rust_log`: the
+/// screenshot command and the export directory.
+fn trace_dataset_window(
+    dir: &Path,
+    dataset: &Path,
+    name: &str,
+    head: &str,
+    rust_log: &str,
+) -> (std::process::Command, std::path::PathBuf) {
+    let exported = dir.join(name);
+    let mut c = common::view_screenshot_command(
+        &dir.join(format!("{name}.png")),
+        &[dataset.as_os_str()],
+        (1400, 900),
+    );
+    c.env("MEMSCAPE_EXPORT_VIEWS", &exported)
+        .env("MEMSCAPE_TRACE_HEAD", head)
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("RUST_LOG", rust_log);
+    (c, exported)
 }
 
 fn export_lulesh(lulesh: &std::path::Path, dir: &std::path::Path) -> std::path::PathBuf {
