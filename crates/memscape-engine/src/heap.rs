@@ -25,6 +25,23 @@ use crate::rows::u64s;
 use crate::trace::{flag_set, rank_expr, u64_lit};
 use crate::{Dataset, Engine, EngineError, Result};
 
+/// The heap timeline of host `host` of `dataset` from the engine's part of it, `input_of` (the
+/// host and its skeleton: what [`Engine::grouped_input`] or a kept answer gives).
+pub(crate) fn heap_timeline_with(
+    dataset: &Dataset,
+    host: Option<&str>,
+    keys: &[GroupKey],
+    metric: Metric,
+    options: &HeapOptions,
+    input_of: impl FnOnce(&str, &Trace) -> Result<GroupedInput>,
+) -> Result<(HeapTimeline, GroupedSizes)> {
+    let host = dataset.host(host)?;
+    let skeleton = memscape_parquet::trace::read_trace_skeleton(&dataset.dir, Some(&host))?;
+    let input = input_of(&host, &skeleton)?;
+    memscape_heap::grouped_timeline(&skeleton, keys, metric, options, &input)
+        .map_err(|e| EngineError::Invalid(format!("{}: {e}", dataset.dir.display())))
+}
+
 impl Engine {
     /// The heap timeline of host `host` of a trace dataset grouped by `keys`, with
     /// `point_count` points on the slider: the model the heap views draw, equal to
@@ -38,11 +55,9 @@ impl Engine {
         point_count: usize,
         options: &HeapOptions,
     ) -> Result<(HeapTimeline, GroupedSizes)> {
-        let host = dataset.host(host)?;
-        let skeleton = memscape_parquet::trace::read_trace_skeleton(&dataset.dir, Some(&host))?;
-        let input = self.grouped_input(dataset, &host, &skeleton, keys, point_count)?;
-        memscape_heap::grouped_timeline(&skeleton, keys, metric, options, &input)
-            .map_err(|e| EngineError::Invalid(format!("{}: {e}", dataset.dir.display())))
+        heap_timeline_with(dataset, host, keys, metric, options, |host, skeleton| {
+            self.grouped_input(dataset, host, skeleton, keys, point_count)
+        })
     }
 
     /// What [`Engine::heap_timeline`] computes on the engine (`memscape_heap::grouped::

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use memscape_heap::{GroupKey, GroupedInput, GroupedSizes, HeapOptions, HeapTimeline, Metric};
 
-use crate::{Dataset, Engine, EngineError, Result};
+use crate::{Dataset, Engine, Result};
 
 /// The kept file's format: a file of another format is ignored and rewritten.
 const FORMAT: u32 = 1;
@@ -106,31 +106,25 @@ impl KeptHeap {
         point_count: usize,
         options: &HeapOptions,
     ) -> Result<(HeapTimeline, GroupedSizes)> {
-        let host = dataset.host(host)?;
-        let skeleton = memscape_parquet::trace::read_trace_skeleton(&dataset.dir, Some(&host))?;
-        let source = source_of(dataset, &host);
-        let kept = self
-            .read(source.as_ref())
-            .and_then(|file| take_answer(file, &host, keys, point_count));
-        let input = match kept {
-            Some(input) => {
+        crate::heap::heap_timeline_with(dataset, host, keys, metric, options, |host, skeleton| {
+            let source = source_of(dataset, host);
+            let kept = self
+                .read(source.as_ref())
+                .and_then(|file| take_answer(file, host, keys, point_count));
+            if let Some(input) = kept {
                 tracing::info!(
                     "{}: heap timeline ({keys:?}, {point_count} points) kept from an earlier open",
                     dataset.dir.display()
                 );
-                input
+                return Ok(input);
             }
-            None => {
-                self.engine_asked.fetch_add(1, Ordering::Relaxed);
-                let input = engine.grouped_input(dataset, &host, &skeleton, keys, point_count)?;
-                if let Some(source) = source {
-                    self.keep(source, &host, keys, point_count, &input);
-                }
-                input
+            self.engine_asked.fetch_add(1, Ordering::Relaxed);
+            let input = engine.grouped_input(dataset, host, skeleton, keys, point_count)?;
+            if let Some(source) = source {
+                self.keep(source, host, keys, point_count, &input);
             }
-        };
-        memscape_heap::grouped_timeline(&skeleton, keys, metric, options, &input)
-            .map_err(|e| EngineError::Invalid(format!("{}: {e}", dataset.dir.display())))
+            Ok(input)
+        })
     }
 
     /// The kept file when it was written from `source` (the dataset as it is now) in this
