@@ -30,7 +30,6 @@ const RBP_SAVED: u64 = 1 << 3;
 
 /// Slots of a thread's rule table (16 bytes each, mapped lazily: only touched pages cost).
 const SLOTS: usize = 1 << 16;
-const MODULES: usize = 16;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -44,15 +43,22 @@ struct Module {
 /// A thread's unwind state, in one anonymous mapping.
 #[repr(C)]
 struct Cache {
+    /// The mapping this cache lies in (unmapped at thread exit).
+    mapping: u64,
     stack_lo: u64,
     stack_hi: u64,
-    next_module: usize,
-    modules: [Module; MODULES],
     /// (address + 1, packed rule); address + 1 so that 0 marks an empty slot.
     slots: [[u64; 2]; SLOTS],
 }
 
 const CACHE_BYTES: usize = core::mem::size_of::<Cache>();
+const HUGE_PAGE: usize = 2 << 20;
+/// The mapping: room for a 2 MiB-aligned cache (one huge page: with 4 KiB pages nearly every
+/// probe of the 1 MiB table was a TLB miss).
+const MAPPING_BYTES: usize = 2 * HUGE_PAGE;
+/// Threads whose cache asks for a huge page (2 MiB of memory each): the first few.
+const HUGE_THREADS: u32 = 8;
+static HUGE_GIVEN: AtomicU32 = AtomicU32::new(0);
 
 /// The pthread key whose destructor unmaps a thread's cache (`u32::MAX`: none).
 static CACHE_KEY: AtomicU32 = AtomicU32::new(u32::MAX);
@@ -71,7 +77,8 @@ extern "C" fn release_cache(cache: *mut c_void) {
         t.unwind_cache.set(null_mut());
         t.unwind_ready.set(2);
     }
-    unsafe { libc::munmap(cache, CACHE_BYTES) };
+    let mapping = unsafe { (*cache.cast::<Cache>()).mapping };
+    unsafe { libc::munmap(mapping as *mut c_void, MAPPING_BYTES) };
 }
 
 /// Sets up this thread's cache and stack bounds; runs marked as the shim's own work
@@ -96,25 +103,31 @@ pub(crate) unsafe fn setup_thread(t: &ThreadState) {
     if got != 0 || size == 0 {
         return;
     }
-    let cache = unsafe {
+    const _: () = assert!(CACHE_BYTES <= HUGE_PAGE);
+    let mapping = unsafe {
         sys_mmap(
-            CACHE_BYTES,
+            MAPPING_BYTES,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
             -1,
             0,
         )
     };
-    if cache.is_null() {
+    if mapping.is_null() {
         return;
+    }
+    let cache = unsafe { mapping.add((HUGE_PAGE - mapping as usize % HUGE_PAGE) % HUGE_PAGE) };
+    if HUGE_GIVEN.fetch_add(1, Ordering::Relaxed) < HUGE_THREADS {
+        unsafe { libc::madvise(cache.cast(), HUGE_PAGE, libc::MADV_HUGEPAGE) };
     }
     let c = cache.cast::<Cache>();
     unsafe {
+        (*c).mapping = mapping as u64;
         (*c).stack_lo = addr as u64;
         (*c).stack_hi = addr as u64 + size as u64;
     }
     if unsafe { libc::pthread_setspecific(key, cache.cast()) } != 0 {
-        unsafe { libc::munmap(cache.cast(), CACHE_BYTES) };
+        unsafe { libc::munmap(mapping.cast(), MAPPING_BYTES) };
         return;
     }
     t.unwind_cache.set(cache);
@@ -195,14 +208,14 @@ unsafe fn rule_of(c: &mut Cache, ip: u64) -> u64 {
     if slot[0] == ip.wrapping_add(1) {
         return slot[1];
     }
-    let rule = unsafe { compute_rule(c, ip) };
+    let rule = unsafe { compute_rule(ip) };
     let slot = &mut c.slots[slot_of(ip)];
     *slot = [ip.wrapping_add(1), rule];
     rule
 }
 
-unsafe fn compute_rule(c: &mut Cache, ip: u64) -> u64 {
-    let Some(hdr) = (unsafe { module_hdr(c, ip) }) else {
+unsafe fn compute_rule(ip: u64) -> u64 {
+    let Some(hdr) = (unsafe { module_hdr(ip) }) else {
         return KIND_COMPLEX;
     };
     match unsafe { rule_from_hdr(hdr, ip) } {
@@ -211,11 +224,10 @@ unsafe fn compute_rule(c: &mut Cache, ip: u64) -> u64 {
     }
 }
 
-/// The `.eh_frame_hdr` of the module holding `ip`.
-unsafe fn module_hdr(c: &mut Cache, ip: u64) -> Option<u64> {
-    if let Some(m) = c.modules.iter().find(|m| ip >= m.lo && ip < m.hi) {
-        return (m.hdr != 0).then_some(m.hdr);
-    }
+/// The `.eh_frame_hdr` of the module holding `ip`. Asked of the loader on every miss, not
+/// kept: a module unloaded and another loaded in its place must not be read through a stale
+/// address.
+unsafe fn module_hdr(ip: u64) -> Option<u64> {
     let mut find = Find {
         ip,
         module: Module {
@@ -226,13 +238,7 @@ unsafe fn module_hdr(c: &mut Cache, ip: u64) -> Option<u64> {
         found: false,
     };
     unsafe { libc::dl_iterate_phdr(Some(find_module), (&mut find as *mut Find).cast()) };
-    if !find.found {
-        return None;
-    }
-    let at = c.next_module % MODULES;
-    c.modules[at] = find.module;
-    c.next_module = c.next_module.wrapping_add(1);
-    (find.module.hdr != 0).then_some(find.module.hdr)
+    (find.found && find.module.hdr != 0).then_some(find.module.hdr)
 }
 
 struct Find {
@@ -251,7 +257,8 @@ unsafe extern "C" fn find_module(
     if info.dlpi_phdr.is_null() {
         return 0;
     }
-    let phdrs = unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    let phdrs =
+        unsafe { core::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
     let base = info.dlpi_addr;
     let (mut lo, mut hi, mut hdr, mut holds) = (u64::MAX, 0u64, 0u64, false);
     for ph in phdrs {
@@ -400,8 +407,7 @@ unsafe fn rule_from_hdr(hdr: u64, ip: u64) -> Option<Row> {
     let mut b = Bytes {
         at: hdr as *const u8,
     };
-    let (version, ptr_enc, count_enc, table_enc) =
-        unsafe { (b.u8(), b.u8(), b.u8(), b.u8()) };
+    let (version, ptr_enc, count_enc, table_enc) = unsafe { (b.u8(), b.u8(), b.u8(), b.u8()) };
     // The table libunwind and every linker write: 4-byte offsets from the header.
     if version != 1 || table_enc != 0x3b {
         return None;
@@ -590,7 +596,9 @@ impl Cfi<'_> {
     }
     /// Moves the location on; false once it passes `ip` (the row is then final).
     fn advance(&mut self, delta: u64) -> bool {
-        self.loc = self.loc.wrapping_add(delta.wrapping_mul(self.cie.code_align));
+        self.loc = self
+            .loc
+            .wrapping_add(delta.wrapping_mul(self.cie.code_align));
         self.loc <= self.ip
     }
 

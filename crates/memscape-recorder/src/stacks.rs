@@ -110,7 +110,11 @@ extern "C" fn report_comparison() {
     }
     let mut line = [0u8; 200];
     let mut len = 0;
-    push_bytes(&mut line, &mut len, b"memscape-recorder: unwinders compared: ");
+    push_bytes(
+        &mut line,
+        &mut len,
+        b"memscape-recorder: unwinders compared: ",
+    );
     push_decimal(&mut line, &mut len, CFI_WALKS.load(Ordering::Relaxed));
     push_bytes(&mut line, &mut len, b" walks by CFI rules, ");
     push_decimal(&mut line, &mut len, LIBUNWIND_WALKS.load(Ordering::Relaxed));
@@ -350,7 +354,11 @@ unsafe fn compare_with_libunwind(
     }
     let mut line = [0u8; 4096];
     let mut len = 0;
-    push_bytes(&mut line, &mut len, b"memscape-recorder: unwinder mismatch: cfi");
+    push_bytes(
+        &mut line,
+        &mut len,
+        b"memscape-recorder: unwinder mismatch: cfi",
+    );
     for frames in [ours, theirs] {
         for &ip in frames {
             push_bytes(&mut line, &mut len, b" ");
@@ -376,7 +384,10 @@ fn push_hex(out: &mut [u8], len: &mut usize, v: u64) {
 fn program_frames(ips: &[u64], limit: usize) -> &[u64] {
     let lo = SHIM_TEXT_LO.load(Ordering::Relaxed) as u64;
     let hi = SHIM_TEXT_HI.load(Ordering::Relaxed) as u64;
-    let start = ips.iter().position(|&ip| ip < lo || ip >= hi).unwrap_or(ips.len());
+    let start = ips
+        .iter()
+        .position(|&ip| ip < lo || ip >= hi)
+        .unwrap_or(ips.len());
     let ips = &ips[start..];
     let ips = &ips[..ips.len().min(limit)];
     // Used in place (no copy); a null return address ends the stack.
