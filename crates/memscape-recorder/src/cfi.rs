@@ -1,17 +1,19 @@
 //! A faster x86_64 stack walk that gives libunwind's `unw_backtrace` answer exactly.
 //!
 //! Why: libunwind's cached walk was 21 % of a recorded cc1plus run's samples, most of it one
-//! cache miss per frame probing its per-thread hash table of 2^14+ 48-byte entries. Here each
-//! thread has a direct-mapped table from an address to one packed `u64` rule (CFA = rsp or rbp
-//! + N, return address at CFA − 8, rbp saved at CFA + M or unchanged), filled on a miss from
+//! cache miss per frame probing its per-thread hash table of 48-byte entries. Here each thread
+//! has a direct-mapped table from an address to one packed rule (the CFA is rsp or rbp plus N,
+//! the return address at CFA − 8, rbp saved at CFA + M or unchanged), filled on a miss from
 //! the module's `.eh_frame_hdr`/`.eh_frame` (found with `dl_iterate_phdr`) by a small CFI
-//! interpreter of the common opcodes. Exactness: libunwind's fast trace (`tdep_trace`,
-//! libunwind 1.6) records each return address, looks its rule up one byte before it, takes the same "standard frame" rules, ends
-//! at a frame whose return address or rbp is undefined, and stops at an address below 0x4000.
-//! Any frame whose rule is not of that simple form (expressions, signal frames, PLT stubs, no
-//! unwind info), and any read that would leave the thread's stack, makes the caller run
-//! libunwind for the whole walk instead. `MEMSCAPE_UNWINDER=compare` walks both ways and
-//! reports every difference (`tests/unwinder.rs` in memscape-record).
+//! interpreter of the common opcodes.
+//!
+//! Exactness: libunwind's fast trace (`tdep_trace`, libunwind 1.6) records each return
+//! address as it is and looks its rule up one byte before it, takes the same "standard frame"
+//! rules, ends at a frame whose return address or rbp is undefined, and stops at an address
+//! below 0x4000. Any frame whose rule is not of that simple form (expressions, signal frames,
+//! PLT stubs, no unwind info), and any read that would leave the thread's stack, makes the
+//! caller run libunwind for the whole walk instead. `MEMSCAPE_UNWINDER=compare` walks both
+//! ways and reports every difference (`tests/unwinder.rs` in memscape-record).
 
 use super::*;
 
@@ -636,7 +638,7 @@ impl Cfi<'_> {
                         return Some(());
                     }
                 }
-                0x02 | 0x03 | 0x04 => {
+                0x02..=0x04 => {
                     let delta = match op {
                         0x02 => u64::from(unsafe { b.u8() }),
                         0x03 => u64::from(u16::from_le_bytes(unsafe { b.fixed::<2>() })),
