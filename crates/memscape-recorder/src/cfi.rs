@@ -51,7 +51,31 @@ struct Cache {
     stack_hi: u64,
     /// (address + 1, packed rule); address + 1 so that 0 marks an empty slot.
     slots: [[u64; 2]; SLOTS],
+    /// The last two allocation walks' steps (one is the last walk's, the other is written by
+    /// the next): see [`fast_backtrace`].
+    memo: [[Step; MEMO]; 2],
+    memo_len: [usize; 2],
+    memo_now: usize,
 }
+
+/// One step of a walk: the state it started from and the stack words it read.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Step {
+    key: u64,
+    sp: u64,
+    bp: u64,
+    ra_at: u64,
+    ra: u64,
+    /// Where the saved rbp was read (0: not saved in this frame) and its value.
+    rbp_at: u64,
+    rbp: u64,
+}
+
+/// Steps kept per walk: every frame and the state after the last.
+const MEMO: usize = MAX_STACK_DEPTH + 9;
+/// Walks longer than this (allocations' stacks, not frees') use and keep the memo.
+const MEMO_MIN_FRAMES: usize = 16;
 
 const CACHE_BYTES: usize = core::mem::size_of::<Cache>();
 const HUGE_PAGE: usize = 2 << 20;
@@ -177,8 +201,52 @@ pub(crate) unsafe fn fast_backtrace(
         // SAFETY: inside this thread's stack.
         Some(unsafe { core::ptr::read(at as *const u64) })
     };
+    // The memo: consecutive allocations share most of their callers. Where this walk reaches
+    // a state (address, rsp, rbp) the last allocation walk also passed through, the rest of
+    // that walk is this one's as long as the stack words it read still hold what it read
+    // there: those words are compared (independent loads) instead of walked (a chain of
+    // dependent loads and table probes per frame). Exact: a walk is a function of its state,
+    // the rules of its addresses and the words it reads.
+    let use_memo = out.len() > MEMO_MIN_FRAMES;
+    let old = c.memo_now;
+    let old_len = if use_memo { c.memo_len[old] } else { 0 };
+    let memo_old: *const Step = c.memo[old].as_ptr();
+    let memo_new: *mut Step = c.memo[old ^ 1].as_mut_ptr();
+    let mut matching = old_len > 0;
+    let mut j = 0;
     let mut n = 0;
     while n < out.len() {
+        if matching {
+            // SAFETY: j < old_len < MEMO.
+            while j < old_len && unsafe { (*memo_old.add(j)).sp } < sp {
+                j += 1;
+            }
+            let m = unsafe { &*memo_old.add(j) };
+            if j == old_len || m.sp > sp {
+                matching = j < old_len;
+            } else if m.key == ip && m.bp == bp {
+                matching = false;
+                let mut k = j;
+                while k < old_len && n < out.len() {
+                    let m = unsafe { &*memo_old.add(k) };
+                    // SAFETY: read inside this thread's stack (bounds checked when recorded).
+                    let same = |at: u64, v: u64| unsafe { core::ptr::read(at as *const u64) } == v;
+                    if !same(m.ra_at, m.ra) || (m.rbp_at != 0 && !same(m.rbp_at, m.rbp)) {
+                        break;
+                    }
+                    out[n].write(m.ra);
+                    unsafe { *memo_new.add(n) = *m };
+                    n += 1;
+                    k += 1;
+                }
+                // The state before step k (old_len: after the last), from words just compared.
+                let m = unsafe { &*memo_old.add(k) };
+                (ip, sp, bp) = (m.key, m.sp, m.bp);
+                continue;
+            } else {
+                matching = false;
+            }
+        }
         let rule = unsafe { rule_of(c, ip) };
         match rule & 3 {
             KIND_STANDARD => {}
@@ -187,19 +255,48 @@ pub(crate) unsafe fn fast_backtrace(
         }
         let base = if rule & CFA_RSP != 0 { sp } else { bp };
         let cfa = base.wrapping_add((rule >> 32) as i32 as i64 as u64);
-        let ra = read(cfa.wrapping_sub(8))?;
+        let ra_at = cfa.wrapping_sub(8);
+        let ra = read(ra_at)?;
+        let (mut rbp_at, mut next_bp) = (0, bp);
         if rule & RBP_SAVED != 0 {
-            bp = read(cfa.wrapping_add((rule >> 16) as u16 as i16 as i64 as u64))?;
+            rbp_at = cfa.wrapping_add((rule >> 16) as u16 as i16 as i64 as u64);
+            next_bp = read(rbp_at)?;
         }
-        sp = cfa;
         if ra < 0x4000 {
             break;
+        }
+        if use_memo {
+            let step = Step {
+                key: ip,
+                sp,
+                bp,
+                ra_at,
+                ra,
+                rbp_at,
+                rbp: next_bp,
+            };
+            unsafe { *memo_new.add(n) = step };
         }
         // Recorded as it is; its rule is the call's, one byte before (libunwind's
         // `use_prev_instr`).
         out[n].write(ra);
-        ip = ra - 1;
+        (ip, sp, bp) = (ra - 1, cfa, next_bp);
         n += 1;
+    }
+    if use_memo {
+        // The state after the last step (where this walk ended or would go on).
+        let end = Step {
+            key: ip,
+            sp,
+            bp,
+            ra_at: 0,
+            ra: 0,
+            rbp_at: 0,
+            rbp: 0,
+        };
+        unsafe { *memo_new.add(n) = end };
+        c.memo_now = old ^ 1;
+        c.memo_len[old ^ 1] = n;
     }
     Some(n)
 }
