@@ -70,6 +70,25 @@ struct Step {
     /// Where the saved rbp was read (0: not saved in this frame) and its value.
     rbp_at: u64,
     rbp: u64,
+    /// The frame's CFA is rbp-based (its rbp at `bp` is used).
+    rbp_based: bool,
+}
+
+/// Whether the walk on from step `j` of `memo` (`len` steps) uses the rbp of step `j`'s state:
+/// a frame's CFA based on rbp before a frame reloads rbp from the stack (or the walk's end).
+/// Code built without frame pointers leaves any value in rbp, different from one allocation
+/// to the next; where it is not used, the states match without it.
+unsafe fn rbp_used(memo: *const Step, j: usize, len: usize) -> bool {
+    for i in j..len {
+        let m = unsafe { &*memo.add(i) };
+        if m.rbp_based {
+            return true;
+        }
+        if m.rbp_at != 0 {
+            return false;
+        }
+    }
+    true
 }
 
 /// Steps kept per walk: every frame and the state after the last.
@@ -224,9 +243,12 @@ pub(crate) unsafe fn fast_backtrace(
             let m = unsafe { &*memo_old.add(j) };
             if j == old_len || m.sp > sp {
                 matching = j < old_len;
-            } else if m.key == ip && m.bp == bp {
+            } else if m.key == ip && (m.bp == bp || !unsafe { rbp_used(memo_old, j, old_len) }) {
                 matching = false;
                 let mut k = j;
+                // This walk's rbp: the old steps' until a frame reloads it (equal wherever
+                // a CFA uses it: `rbp_used`).
+                let mut cur_bp = bp;
                 while k < old_len && n < out.len() {
                     let m = unsafe { &*memo_old.add(k) };
                     // SAFETY: read inside this thread's stack (bounds checked when recorded).
@@ -235,17 +257,19 @@ pub(crate) unsafe fn fast_backtrace(
                         break;
                     }
                     out[n].write(m.ra);
-                    unsafe { *memo_new.add(n) = *m };
+                    unsafe { *memo_new.add(n) = Step { bp: cur_bp, ..*m } };
+                    if m.rbp_at != 0 {
+                        cur_bp = m.rbp;
+                    }
                     n += 1;
                     k += 1;
                 }
                 // The state before step k (old_len: after the last), from words just compared.
                 let m = unsafe { &*memo_old.add(k) };
-                (ip, sp, bp) = (m.key, m.sp, m.bp);
+                (ip, sp, bp) = (m.key, m.sp, cur_bp);
                 continue;
-            } else {
-                matching = false;
             }
+            // Otherwise a caller further out may still be one of the last walk's states.
         }
         let rule = unsafe { rule_of(c, ip) };
         match rule & 3 {
@@ -274,6 +298,7 @@ pub(crate) unsafe fn fast_backtrace(
                 ra,
                 rbp_at,
                 rbp: next_bp,
+                rbp_based: rule & CFA_RSP == 0,
             };
             unsafe { *memo_new.add(n) = step };
         }
@@ -293,6 +318,7 @@ pub(crate) unsafe fn fast_backtrace(
             ra: 0,
             rbp_at: 0,
             rbp: 0,
+            rbp_based: false,
         };
         unsafe { *memo_new.add(n) = end };
         c.memo_now = old ^ 1;
