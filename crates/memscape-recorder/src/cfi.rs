@@ -53,9 +53,10 @@ struct Cache {
     slots: [[u64; 2]; SLOTS],
     /// The last two allocation walks' steps (one is the last walk's, the other is written by
     /// the next): see [`fast_backtrace`].
-    memo: [[Step; MEMO]; 2],
-    memo_len: [usize; 2],
-    memo_now: usize,
+    /// Per kind of walk (frees' short ones, allocations' long ones).
+    memo: [[[Step; MEMO]; 2]; 2],
+    memo_len: [[usize; 2]; 2],
+    memo_now: [usize; 2],
 }
 
 /// One step of a walk: the state it started from and the stack words it read.
@@ -93,8 +94,8 @@ unsafe fn rbp_used(memo: *const Step, j: usize, len: usize) -> bool {
 
 /// Steps kept per walk: every frame and the state after the last.
 const MEMO: usize = MAX_STACK_DEPTH + 9;
-/// Walks longer than this (allocations' stacks, not frees') use and keep the memo.
-const MEMO_MIN_FRAMES: usize = 16;
+/// Walks longer than this are allocations' (their own memo), shorter ones frees'.
+const LONG_WALK: usize = 16;
 
 const CACHE_BYTES: usize = core::mem::size_of::<Cache>();
 const HUGE_PAGE: usize = 2 << 20;
@@ -189,6 +190,7 @@ fn slot_of(key: u64) -> usize {
 pub(crate) unsafe fn fast_backtrace(
     t: &ThreadState,
     out: &mut [core::mem::MaybeUninit<u64>],
+    limit: usize,
 ) -> Option<usize> {
     let cache = t.unwind_cache.get().cast::<Cache>();
     if cache.is_null() {
@@ -226,15 +228,29 @@ pub(crate) unsafe fn fast_backtrace(
     // there: those words are compared (independent loads) instead of walked (a chain of
     // dependent loads and table probes per frame). Exact: a walk is a function of its state,
     // the rules of its addresses and the words it reads.
-    let use_memo = out.len() > MEMO_MIN_FRAMES;
-    let old = c.memo_now;
-    let old_len = if use_memo { c.memo_len[old] } else { 0 };
-    let memo_old: *const Step = c.memo[old].as_ptr();
-    let memo_new: *mut Step = c.memo[old ^ 1].as_mut_ptr();
+    let class = usize::from(out.len() > LONG_WALK);
+    let old = c.memo_now[class];
+    let old_len = c.memo_len[class][old];
+    let memo_old: *const Step = c.memo[class][old].as_ptr();
+    let memo_new: *mut Step = c.memo[class][old ^ 1].as_mut_ptr();
     let mut matching = old_len > 0;
     let mut j = 0;
     let mut n = 0;
-    while n < out.len() {
+    // The walk stops after `limit` frames past the shim's own: the caller keeps no more
+    // (libunwind's walk goes on to `out.len()`; the frames kept are the same).
+    let (shim_lo, shim_hi) = (
+        SHIM_TEXT_LO.load(Ordering::Relaxed) as u64,
+        SHIM_TEXT_HI.load(Ordering::Relaxed) as u64,
+    );
+    let mut first_program = usize::MAX;
+    let mut enough = |n: usize, ra: u64| {
+        if first_program == usize::MAX && (ra < shim_lo || ra >= shim_hi) {
+            first_program = n;
+        }
+        first_program != usize::MAX && n + 1 - first_program >= limit
+    };
+    let mut done = false;
+    while n < out.len() && !done {
         if matching {
             // SAFETY: j < old_len < MEMO.
             while j < old_len && unsafe { (*memo_old.add(j)).sp } < sp {
@@ -261,8 +277,12 @@ pub(crate) unsafe fn fast_backtrace(
                     if m.rbp_at != 0 {
                         cur_bp = m.rbp;
                     }
+                    done = enough(n, m.ra);
                     n += 1;
                     k += 1;
+                    if done {
+                        break;
+                    }
                 }
                 // The state before step k (old_len: after the last), from words just compared.
                 let m = unsafe { &*memo_old.add(k) };
@@ -289,7 +309,7 @@ pub(crate) unsafe fn fast_backtrace(
         if ra < 0x4000 {
             break;
         }
-        if use_memo {
+        {
             let step = Step {
                 key: ip,
                 sp,
@@ -306,9 +326,10 @@ pub(crate) unsafe fn fast_backtrace(
         // `use_prev_instr`).
         out[n].write(ra);
         (ip, sp, bp) = (ra - 1, cfa, next_bp);
+        done = enough(n, ra);
         n += 1;
     }
-    if use_memo {
+    {
         // The state after the last step (where this walk ended or would go on).
         let end = Step {
             key: ip,
@@ -321,8 +342,8 @@ pub(crate) unsafe fn fast_backtrace(
             rbp_based: false,
         };
         unsafe { *memo_new.add(n) = end };
-        c.memo_now = old ^ 1;
-        c.memo_len[old ^ 1] = n;
+        c.memo_now[class] = old ^ 1;
+        c.memo_len[class][old ^ 1] = n;
     }
     Some(n)
 }

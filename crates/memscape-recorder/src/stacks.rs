@@ -316,7 +316,7 @@ unsafe fn raw_walk(
     {
         let mode = UNWINDER.load(Ordering::Relaxed);
         if mode != UNWINDER_LIBUNWIND {
-            if let Some(n) = unsafe { cfi::fast_backtrace(t, ips) } {
+            if let Some(n) = unsafe { cfi::fast_backtrace(t, ips, limit) } {
                 if mode == UNWINDER_COMPARE {
                     unsafe { compare_with_libunwind(unw, ips, n, limit) };
                 }
