@@ -39,9 +39,15 @@ struct Compared {
 /// Runs `program` under the shim with `MEMSCAPE_UNWINDER=compare`: every stack walked by the
 /// CFI rules is walked by libunwind too and compared. Fails on any difference.
 fn compare(program: &Path, args: &[&str], dir: &Path) -> Compared {
+    compare_with(program, args, dir, &[])
+}
+
+/// [`compare`] with more environment (stack depths).
+fn compare_with(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Compared {
     let raw = dir.join(format!(
-        "raw-{}",
-        program.file_name().unwrap().to_string_lossy()
+        "raw-{}-{}",
+        program.file_name().unwrap().to_string_lossy(),
+        env.len()
     ));
     std::fs::create_dir_all(&raw).unwrap();
     let out = Command::new(program)
@@ -49,6 +55,7 @@ fn compare(program: &Path, args: &[&str], dir: &Path) -> Compared {
         .env("LD_PRELOAD", shim())
         .env("MEMSCAPE_RECORD_DIR", &raw)
         .env("MEMSCAPE_UNWINDER", "compare")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -93,6 +100,22 @@ fn deep_cpp_template_stacks_equal_libunwinds() {
             program.display()
         );
         assert!(c.left_to_libunwind * 100 < c.by_rules, "{c:?}");
+    }
+}
+
+/// The walker stops after the frames the shim keeps; libunwind walks 8 more. Short, long and
+/// the longest stacks.
+#[test]
+fn stacks_cut_at_any_depth_equal_libunwinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile_optimized("deep_templates.cpp", dir.path());
+    for (depth, free_depth) in [("3", "1"), ("8", "2"), ("256", "64")] {
+        let env = [
+            ("MEMSCAPE_STACK_DEPTH", depth),
+            ("MEMSCAPE_FREE_STACK_DEPTH", free_depth),
+        ];
+        let c = compare_with(&program, &[], dir.path(), &env);
+        assert!(c.by_rules > 100_000, "depth {depth}: {c:?}");
     }
 }
 
