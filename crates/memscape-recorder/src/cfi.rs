@@ -57,6 +57,18 @@ struct Cache {
     memo: [[[Step; MEMO]; 2]; 2],
     memo_len: [[usize; 2]; 2],
     memo_now: [usize; 2],
+    /// [`UNLOADS`] when the table was last valid.
+    unloads: u64,
+}
+
+/// `dlclose` calls that unloaded something, so far: a thread's table and memos filled before
+/// the last one are cleared before its next walk (a rule is a function of the code at an
+/// address, and a module loaded later may sit where the unloaded one was).
+static UNLOADS: AtomicU64 = AtomicU64::new(0);
+
+/// Called after a successful `dlclose`.
+pub(crate) fn modules_unloaded() {
+    UNLOADS.fetch_add(1, Ordering::Release);
 }
 
 /// One step of a walk: the state it started from and the stack words it read.
@@ -211,6 +223,12 @@ pub(crate) unsafe fn fast_backtrace(
         );
     }
     let c = unsafe { &mut *cache };
+    let unloads = UNLOADS.load(Ordering::Acquire);
+    if c.unloads != unloads {
+        c.slots.fill([0, 0]);
+        c.memo_len = [[0; 2]; 2];
+        c.unloads = unloads;
+    }
     let (lo, hi) = (c.stack_lo, c.stack_hi);
     if sp < lo || sp >= hi {
         return None; // a signal handler on an alternate stack
