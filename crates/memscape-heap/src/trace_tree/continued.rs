@@ -337,10 +337,18 @@ impl<'a> TraceHeap<'a> {
             trie: self.trie.clone(),
             sites,
             suppressed: self.suppressed.clone(),
-            block_leaf: self.block_leaf.clone(),
-            by_free: self.by_free.clone(),
-            free_events: self.free_events.clone(),
+            block_leaf: with_room(&self.block_leaf),
+            by_free: with_room(&self.by_free),
+            free_events: with_room(&self.free_events),
             growing: growing.clone(),
         })
     }
+}
+
+/// A copy of a per-block array with room for half as many more values: the next snapshot
+/// appends its blocks and frees without moving the copy again.
+fn with_room<T: Copy>(values: &[T]) -> Vec<T> {
+    let mut copy = Vec::with_capacity(values.len() + values.len() / 2);
+    copy.extend_from_slice(values);
+    copy
 }
