@@ -674,7 +674,10 @@ mod tests {
         let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
         let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
         let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
-        assert_eq!(crate::index::coarse_level_among(&sizes, pixel, 1.0 + 1e-9), None);
+        assert_eq!(
+            crate::index::coarse_level_among(&sizes, pixel, 1.0 + 1e-9),
+            None
+        );
         let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS);
         assert_eq!(li.map(|i| sizes[i]), Some([13, 14]), "{specs:?}");
         assert_eq!(li.map(|i| specs[i].line), Some(2));

@@ -357,10 +357,14 @@ impl LodIndex {
         let (wt, wa) = window;
         let k = |v: f64, s: f64| (v / s).floor().max(0.0) as u64;
         let (mut cells, mut blocks) = (0u64, 0.0f64);
-        level.cells_in([k(wt[0], tau), k(wt[1], tau)], [k(wa[0], sig), k(wa[1], sig)], |_, c| {
-            cells += 1;
-            blocks += f64::from(c.n);
-        });
+        level.cells_in(
+            [k(wt[0], tau), k(wt[1], tau)],
+            [k(wa[0], sig), k(wa[1], sig)],
+            |_, c| {
+                cells += 1;
+                blocks += f64::from(c.n);
+            },
+        );
         (cells, blocks)
     }
 
