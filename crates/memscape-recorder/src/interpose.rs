@@ -449,6 +449,21 @@ pub unsafe extern "C" fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void
     handle
 }
 
+/// Interposed so that the stack walker's rules of an unloaded module are forgotten: another
+/// module mapped at its addresses later must not be walked with them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
+    let rc = match real!(REAL_DLCLOSE, DlcloseFn) {
+        Some(f) => unsafe { f(handle) },
+        None => -1,
+    };
+    #[cfg(target_arch = "x86_64")]
+    if rc == 0 {
+        crate::cfi::modules_unloaded();
+    }
+    rc
+}
+
 /// Interposed so that threads named after their first allocation are named in the trace too.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pthread_setname_np(thread: libc::pthread_t, name: *const c_char) -> c_int {

@@ -16,6 +16,8 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 
 #[macro_use]
 mod real;
+#[cfg(target_arch = "x86_64")]
+mod cfi;
 mod exec;
 mod format;
 mod interpose;

@@ -13,6 +13,7 @@ pub(crate) type MmapFn =
     unsafe extern "C" fn(*mut c_void, usize, c_int, c_int, c_int, i64) -> *mut c_void;
 pub(crate) type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
 pub(crate) type DlopenFn = unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void;
+pub(crate) type DlcloseFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 pub(crate) type ForkFn = unsafe extern "C" fn() -> libc::pid_t;
 pub(crate) type SetnameFn = unsafe extern "C" fn(libc::pthread_t, *const c_char) -> c_int;
 pub(crate) type ExitFn = unsafe extern "C" fn(c_int) -> !;
@@ -35,6 +36,7 @@ pub(crate) static REAL_USABLE: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_MMAP: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_MUNMAP: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static REAL_DLCLOSE: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_FORK: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_SETNAME: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static REAL_EXIT: AtomicUsize = AtomicUsize::new(0);
@@ -87,6 +89,7 @@ pub(crate) unsafe fn resolve_all() {
     REAL_MMAP.store(sym(b"mmap\0"), Ordering::Release);
     REAL_MUNMAP.store(sym(b"munmap\0"), Ordering::Release);
     REAL_DLOPEN.store(sym(b"dlopen\0"), Ordering::Release);
+    REAL_DLCLOSE.store(sym(b"dlclose\0"), Ordering::Release);
     REAL_FORK.store(sym(b"fork\0"), Ordering::Release);
     REAL_SETNAME.store(sym(b"pthread_setname_np\0"), Ordering::Release);
     REAL_EXIT.store(sym(b"exit\0"), Ordering::Release);

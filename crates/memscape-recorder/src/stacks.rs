@@ -42,11 +42,31 @@ pub(crate) type UnwBacktraceFn = unsafe extern "C" fn(*mut *mut c_void, c_int) -
 /// `unw_backtrace` of libunwind.so.8 when it could be loaded, else 0.
 pub(crate) static UNW_BACKTRACE: AtomicUsize = AtomicUsize::new(0);
 
+/// The walker in use (`MEMSCAPE_UNWINDER`), when libunwind is loaded.
+pub(crate) static UNWINDER: AtomicU32 = AtomicU32::new(UNWINDER_LIBUNWIND);
+/// libunwind's `unw_backtrace` for every walk (`MEMSCAPE_UNWINDER=libunwind`; other arches).
+pub(crate) const UNWINDER_LIBUNWIND: u32 = 0;
+/// The cached CFI rules of `cfi.rs`, libunwind for walks they do not cover (the default on
+/// x86_64).
+pub(crate) const UNWINDER_CFI: u32 = 1;
+/// Both, every walk, the differences reported on stderr (`MEMSCAPE_UNWINDER=compare`).
+pub(crate) const UNWINDER_COMPARE: u32 = 2;
+/// Compare mode's counts: walks by the CFI rules (each compared), walks left to libunwind,
+/// differences.
+static CFI_WALKS: AtomicU64 = AtomicU64::new(0);
+static LIBUNWIND_WALKS: AtomicU64 = AtomicU64::new(0);
+static MISMATCHES: AtomicU64 = AtomicU64::new(0);
+
 /// Loads libunwind (when installed) for fast stack walks; `MEMSCAPE_UNWINDER=gcc` forces the
-/// libgcc unwinder.
+/// libgcc unwinder, `=libunwind` libunwind alone, `=compare` both (see [`UNWINDER_COMPARE`]).
 pub(crate) unsafe fn load_libunwind() {
     let forced = unsafe { libc::getenv(c"MEMSCAPE_UNWINDER".as_ptr()) };
-    if !forced.is_null() && unsafe { core::ffi::CStr::from_ptr(forced) }.to_bytes() == b"gcc" {
+    let forced = if forced.is_null() {
+        &b""[..]
+    } else {
+        unsafe { core::ffi::CStr::from_ptr(forced) }.to_bytes()
+    };
+    if forced == b"gcc" {
         return;
     }
     let handle = unsafe {
@@ -60,7 +80,48 @@ pub(crate) unsafe fn load_libunwind() {
     }
     let f = unsafe { libc::dlsym(handle, c"unw_backtrace".as_ptr()) };
     unsafe { set_per_thread_caching(handle) };
+    #[cfg(target_arch = "x86_64")]
+    if !f.is_null() && forced != b"libunwind" {
+        unsafe { cfi::init_cfi() };
+        let mode = if forced == b"compare" {
+            UNWINDER_COMPARE
+        } else {
+            UNWINDER_CFI
+        };
+        UNWINDER.store(mode, Ordering::Relaxed);
+    }
+    UNWINDER_LOADED.store(true, Ordering::Relaxed);
     UNW_BACKTRACE.store(f as usize, Ordering::Release);
+}
+
+/// Whether libunwind was loaded (compare mode's report needs it).
+static UNWINDER_LOADED: AtomicBool = AtomicBool::new(false);
+
+/// Compare mode's counts on stderr when the process exits normally.
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static REPORT_AT_EXIT: extern "C" fn() = report_comparison;
+
+extern "C" fn report_comparison() {
+    if !UNWINDER_LOADED.load(Ordering::Relaxed)
+        || UNWINDER.load(Ordering::Relaxed) != UNWINDER_COMPARE
+    {
+        return;
+    }
+    let mut line = [0u8; 200];
+    let mut len = 0;
+    push_bytes(
+        &mut line,
+        &mut len,
+        b"memscape-recorder: unwinders compared: ",
+    );
+    push_decimal(&mut line, &mut len, CFI_WALKS.load(Ordering::Relaxed));
+    push_bytes(&mut line, &mut len, b" walks by CFI rules, ");
+    push_decimal(&mut line, &mut len, LIBUNWIND_WALKS.load(Ordering::Relaxed));
+    push_bytes(&mut line, &mut len, b" left to libunwind, ");
+    push_decimal(&mut line, &mut len, MISMATCHES.load(Ordering::Relaxed));
+    push_bytes(&mut line, &mut len, b" mismatches\n");
+    unsafe { libc::write(2, line.as_ptr().cast(), len) };
 }
 
 /// `unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD)` and a larger cache, as
@@ -161,7 +222,14 @@ pub(crate) unsafe fn stack_id_limited(t: &ThreadState, limit: usize) -> u32 {
     if !t.walked.get() {
         // libunwind mallocs its per-thread cache in a thread's first walk: the shim's own.
         t.walked.set(true);
-        return internally(t, || unsafe { walk_and_id(t, limit) });
+        return internally(t, || unsafe {
+            // The CFI walker leaves some walks to libunwind: its cache must exist before.
+            #[cfg(target_arch = "x86_64")]
+            if UNWINDER.load(Ordering::Relaxed) != UNWINDER_LIBUNWIND {
+                warm_unwinder();
+            }
+            walk_and_id(t, limit)
+        });
     }
     // Later walks do not allocate: an allocation nested in one is a signal handler's,
     // recorded (`tests/faults.rs` checks both: signal handlers, and valgrind's counts with
@@ -182,6 +250,10 @@ pub(crate) unsafe fn warm_unwinder() {
     unsafe { unw(ips.as_mut_ptr(), ips.len() as c_int) };
     if let Some(t) = thread_state() {
         t.walked.set(true);
+        #[cfg(target_arch = "x86_64")]
+        if UNWINDER.load(Ordering::Relaxed) != UNWINDER_LIBUNWIND {
+            unsafe { cfi::setup_thread(t) };
+        }
     }
 }
 
@@ -197,25 +269,13 @@ unsafe fn walk_and_id(t: &ThreadState, limit: usize) -> u32 {
     let mut ips = [const { core::mem::MaybeUninit::<u64>::uninit() }; MAX_STACK_DEPTH + 8];
     let fast = UNW_BACKTRACE.load(Ordering::Acquire);
     let frames: &[u64] = if fast != 0 {
-        // libunwind's unw_backtrace caches the unwind rule of every return address it has seen
-        // (heaptrack uses it for the same reason); _Unwind_Backtrace interprets the DWARF CFI
-        // anew for every frame of every event, 10x slower on a real program.
         // SAFETY: dlsym returned this address for `unw_backtrace` in libunwind.so.8.
         let unw: UnwBacktraceFn = unsafe { core::mem::transmute::<usize, UnwBacktraceFn>(fast) };
-        let want = (limit + 8).min(ips.len()) as c_int;
-        let n = (unsafe { unw(ips.as_mut_ptr().cast(), want) }.max(0) as usize).min(ips.len());
-        // SAFETY: unw_backtrace wrote the first `n` entries (pointers, 8 bytes each).
+        let want = (limit + 8).min(ips.len());
+        let n = unsafe { raw_walk(t, unw, &mut ips[..want], limit) };
+        // SAFETY: the walk wrote the first `n` entries.
         let ips = unsafe { core::slice::from_raw_parts(ips.as_ptr().cast::<u64>(), n) };
-        let lo = SHIM_TEXT_LO.load(Ordering::Relaxed) as u64;
-        let hi = SHIM_TEXT_HI.load(Ordering::Relaxed) as u64;
-        let start = ips.iter().position(|&ip| ip < lo || ip >= hi).unwrap_or(n);
-        let ips = &ips[start..];
-        let ips = &ips[..ips.len().min(limit)];
-        // Used in place (no copy); a null return address ends the stack.
-        match ips.iter().position(|&ip| ip == 0) {
-            Some(end) => &ips[..end],
-            None => ips,
-        }
+        program_frames(ips, limit)
     } else {
         unsafe { _Unwind_Backtrace(unwind_frame, (&mut buf as *mut StackBuf).cast()) };
         // SAFETY: the first `len` frames were written by unwind_frame.
@@ -233,6 +293,108 @@ unsafe fn walk_and_id(t: &ThreadState, limit: usize) -> u32 {
     t.last_stack_hash.set(hash);
     t.last_stack_id.set(id);
     id
+}
+
+/// libunwind's `unw_backtrace` into `ips`: return addresses, the shim's own first.
+unsafe fn libunwind_walk(unw: UnwBacktraceFn, ips: &mut [core::mem::MaybeUninit<u64>]) -> usize {
+    // libunwind's unw_backtrace caches the unwind rule of every return address it has seen
+    // (heaptrack uses it for the same reason); _Unwind_Backtrace interprets the DWARF CFI
+    // anew for every frame of every event, 10x slower on a real program.
+    let n = unsafe { unw(ips.as_mut_ptr().cast(), ips.len() as c_int) };
+    (n.max(0) as usize).min(ips.len())
+}
+
+/// The walk into `ips` (the shim's frames included), by the CFI rules where they cover it.
+#[allow(unused_variables)]
+unsafe fn raw_walk(
+    t: &ThreadState,
+    unw: UnwBacktraceFn,
+    ips: &mut [core::mem::MaybeUninit<u64>],
+    limit: usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mode = UNWINDER.load(Ordering::Relaxed);
+        if mode != UNWINDER_LIBUNWIND {
+            if let Some(n) = unsafe { cfi::fast_backtrace(t, ips, limit) } {
+                if mode == UNWINDER_COMPARE {
+                    unsafe { compare_with_libunwind(unw, ips, n, limit) };
+                }
+                return n;
+            }
+            if mode == UNWINDER_COMPARE {
+                LIBUNWIND_WALKS.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    unsafe { libunwind_walk(unw, ips) }
+}
+
+/// Compare mode: libunwind's walk beside the CFI walk's `n` frames, the program's frames of
+/// both compared, a difference written to stderr (the first 20).
+#[cfg(target_arch = "x86_64")]
+unsafe fn compare_with_libunwind(
+    unw: UnwBacktraceFn,
+    ips: &[core::mem::MaybeUninit<u64>],
+    n: usize,
+    limit: usize,
+) {
+    CFI_WALKS.fetch_add(1, Ordering::Relaxed);
+    let mut theirs = [const { core::mem::MaybeUninit::<u64>::uninit() }; MAX_STACK_DEPTH + 8];
+    let m = unsafe { libunwind_walk(unw, &mut theirs[..ips.len()]) };
+    // SAFETY: both walks wrote their first `n` / `m` entries.
+    let ours = unsafe { core::slice::from_raw_parts(ips.as_ptr().cast::<u64>(), n) };
+    let theirs = unsafe { core::slice::from_raw_parts(theirs.as_ptr().cast::<u64>(), m) };
+    let (ours, theirs) = (program_frames(ours, limit), program_frames(theirs, limit));
+    if ours == theirs {
+        return;
+    }
+    if MISMATCHES.fetch_add(1, Ordering::Relaxed) >= 20 {
+        return;
+    }
+    let mut line = [0u8; 4096];
+    let mut len = 0;
+    push_bytes(
+        &mut line,
+        &mut len,
+        b"memscape-recorder: unwinder mismatch: cfi",
+    );
+    for frames in [ours, theirs] {
+        for &ip in frames {
+            push_bytes(&mut line, &mut len, b" ");
+            push_hex(&mut line, &mut len, ip);
+        }
+        push_bytes(&mut line, &mut len, b" / libunwind");
+    }
+    push_bytes(&mut line, &mut len, b"\n");
+    unsafe { libc::write(2, line.as_ptr().cast(), len) };
+}
+
+#[cfg(target_arch = "x86_64")]
+fn push_hex(out: &mut [u8], len: &mut usize, v: u64) {
+    let mut digits = [0u8; 16];
+    for (i, d) in digits.iter_mut().enumerate() {
+        *d = b"0123456789abcdef"[((v >> (60 - 4 * i)) & 15) as usize];
+    }
+    push_bytes(out, len, &digits);
+}
+
+/// The program's frames of a raw walk: the shim's own dropped, at most `limit`, ending at a
+/// null return address.
+fn program_frames(ips: &[u64], limit: usize) -> &[u64] {
+    let lo = SHIM_TEXT_LO.load(Ordering::Relaxed) as u64;
+    let hi = SHIM_TEXT_HI.load(Ordering::Relaxed) as u64;
+    let start = ips
+        .iter()
+        .position(|&ip| ip < lo || ip >= hi)
+        .unwrap_or(ips.len());
+    let ips = &ips[start..];
+    let ips = &ips[..ips.len().min(limit)];
+    // Used in place (no copy); a null return address ends the stack.
+    match ips.iter().position(|&ip| ip == 0) {
+        Some(end) => &ips[..end],
+        None => ips,
+    }
 }
 
 /// The id of the stack with this hash, inserting it when new.

@@ -17,6 +17,10 @@ pub(crate) struct ThreadState {
     /// Whether this thread has walked its stack once (libunwind mallocs its per-thread cache
     /// in the first walk: that walk is the shim's own work).
     pub(crate) walked: Cell<bool>,
+    /// This thread's unwind rules and stack bounds (`cfi.rs`; null: none) and whether they
+    /// are set up (0: not yet, 1: ready, 2: this thread walks with libunwind only).
+    pub(crate) unwind_cache: Cell<*mut u8>,
+    pub(crate) unwind_ready: Cell<u8>,
     /// Events of signal handlers that interrupted the shim (a ring: `pending_tail` is only
     /// advanced by the handlers, `pending_head` only by the flush).
     pub(crate) pending: [Cell<Event>; PENDING],
@@ -51,6 +55,8 @@ thread_local! {
             resolving_here: Cell::new(false),
             internal: Cell::new(false),
             walked: Cell::new(false),
+            unwind_cache: Cell::new(null_mut()),
+            unwind_ready: Cell::new(0),
             pending: [const { Cell::new(Event::EMPTY) }; PENDING],
             pending_head: Cell::new(0),
             pending_tail: Cell::new(0),

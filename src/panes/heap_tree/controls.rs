@@ -347,7 +347,7 @@ impl HeapTreePane {
             for s in timeline.suspects.iter().take(25) {
                 let text = format!(
                     "{}\n  +{} over the run, {} at the end",
-                    draw::short_name(&s.name),
+                    draw::short_name_at(&s.name),
                     draw::human_bytes(s.end_bytes.saturating_sub(s.start_bytes)),
                     draw::human_bytes(s.end_bytes)
                 );

@@ -251,7 +251,7 @@ impl HeapTreePane {
                     let name = self
                         .timeline
                         .as_ref()
-                        .map(|t| draw::short_name(t.trie.name(group)).to_owned())
+                        .map(|t| draw::short_name_at(t.trie.name(group)))
                         .unwrap_or_default();
                     self.highlighted = self.timeline.as_ref().map(|t| {
                         let path = t.trie.path_to_root(group);

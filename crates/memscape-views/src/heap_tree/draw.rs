@@ -74,6 +74,29 @@ pub fn short_name(name: &str) -> &str {
     s
 }
 
+/// [`short_name`] followed by its source location's file name and line when the name carries one
+/// (`audit_log (./kvstore.c:112)` reads `audit_log · kvstore.c:112`): lists where two groups of
+/// one function at different lines sit one above the other (leak suspects, a highlight's
+/// label) must tell them apart.
+pub fn short_name_at(name: &str) -> String {
+    let short = short_name(name);
+    let location = name
+        .rfind(" (")
+        .map(|p| &name[p + 2..])
+        .and_then(|rest| rest.strip_suffix(')'))
+        .filter(|loc| {
+            loc.rsplit_once(':')
+                .is_some_and(|(_, line)| line.parse::<u32>().is_ok())
+        });
+    match location {
+        Some(loc) => {
+            let file = loc.rsplit('/').next().unwrap_or(loc);
+            format!("{short} · {file}")
+        }
+        None => short.to_owned(),
+    }
+}
+
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = bytes as f64;
@@ -406,7 +429,26 @@ pub fn icicle(
 
 #[cfg(test)]
 mod short_name_tests {
-    use crate::heap_tree::draw::short_name;
+    use crate::heap_tree::draw::{short_name, short_name_at};
+
+    #[test]
+    fn named_locations_keep_their_file_and_line() {
+        assert_eq!(
+            short_name_at("audit_log (./kvstore.c:112)"),
+            "audit_log · kvstore.c:112"
+        );
+        assert_eq!(
+            short_name_at("make_node(int) (/tmp/node.cpp:9)"),
+            "make_node · node.cpp:9"
+        );
+        assert_eq!(short_name_at("audit_log"), "audit_log");
+        assert_eq!(
+            short_name_at("/usr/lib/libsqlite3.so.0+0xa7503"),
+            "libsqlite3.so.0+0xa7503"
+        );
+        // A parenthesis that is not a location stays out of the label.
+        assert_eq!(short_name_at("f (inlined)"), "f");
+    }
 
     #[test]
     fn labels_drop_parameters_files_directories_and_abi_tags() {

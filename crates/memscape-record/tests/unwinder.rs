@@ -1,0 +1,217 @@
+//! The shim's CFI walker (`memscape-recorder`'s `cfi.rs`, x86_64) against libunwind, the
+//! oracle it replaces: the same stacks for every event of real programs.
+#![cfg(target_arch = "x86_64")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{compile, require, shim};
+
+/// Compiles `tests/c/<name>` at `-O2` (frames without a frame pointer, the CFA moving within
+/// functions): the optimized code real programs are.
+fn compile_optimized(name: &str, dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(name);
+    let compiler = if name.ends_with(".cpp") { "g++" } else { "gcc" };
+    require(compiler, compiler);
+    let out = dir.join(format!("{}-O2", name.split('.').next().unwrap()));
+    let status = Command::new(compiler)
+        .args(["-O2", "-g", "-pthread", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success(), "compiling {}", src.display());
+    out
+}
+
+/// The counts compare mode prints at exit.
+#[derive(Debug)]
+struct Compared {
+    by_rules: u64,
+    left_to_libunwind: u64,
+}
+
+/// Runs `program` under the shim with `MEMSCAPE_UNWINDER=compare`: every stack walked by the
+/// CFI rules is walked by libunwind too and compared. Fails on any difference.
+fn compare(program: &Path, args: &[&str], dir: &Path) -> Compared {
+    compare_with(program, args, dir, &[])
+}
+
+/// [`compare`] with more environment (stack depths).
+fn compare_with(program: &Path, args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Compared {
+    let raw = dir.join(format!(
+        "raw-{}-{}",
+        program.file_name().unwrap().to_string_lossy(),
+        env.len()
+    ));
+    std::fs::create_dir_all(&raw).unwrap();
+    let out = Command::new(program)
+        .args(args)
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", &raw)
+        .env("MEMSCAPE_UNWINDER", "compare")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{} failed: {out:?}",
+        program.display()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("unwinder mismatch"),
+        "{}: stacks differ:\n{stderr}",
+        program.display()
+    );
+    // One line per process image (children of a fork print their own).
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("memscape-recorder: unwinders compared: "))
+        .unwrap_or_else(|| panic!("no comparison report in {stderr}"));
+    let numbers: Vec<u64> = line.split(' ').filter_map(|w| w.parse().ok()).collect();
+    assert_eq!(numbers.len(), 3, "{line}");
+    assert_eq!(numbers[2], 0, "{line}");
+    Compared {
+        by_rules: numbers[0],
+        left_to_libunwind: numbers[1],
+    }
+}
+
+#[test]
+fn deep_cpp_template_stacks_equal_libunwinds() {
+    let dir = tempfile::tempdir().unwrap();
+    for program in [
+        compile("deep_templates.cpp", dir.path()),
+        compile_optimized("deep_templates.cpp", dir.path()),
+        compile_optimized("newdelete.cpp", dir.path()),
+    ] {
+        let c = compare(&program, &[], dir.path());
+        // Nearly every walk is the CFI walker's own (libunwind only where a frame has no
+        // simple rule, such as the exceptions' unwinding).
+        assert!(
+            c.by_rules > 100_000 || (program.ends_with("newdelete-O2") && c.by_rules > 5_000),
+            "{}: {c:?}",
+            program.display()
+        );
+        assert!(c.left_to_libunwind * 100 < c.by_rules, "{c:?}");
+    }
+}
+
+/// The walker stops after the frames the shim keeps; libunwind walks 8 more. Short, long and
+/// the longest stacks.
+#[test]
+fn stacks_cut_at_any_depth_equal_libunwinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile_optimized("deep_templates.cpp", dir.path());
+    for (depth, free_depth) in [("3", "1"), ("8", "2"), ("256", "64")] {
+        let env = [
+            ("MEMSCAPE_STACK_DEPTH", depth),
+            ("MEMSCAPE_FREE_STACK_DEPTH", free_depth),
+        ];
+        let c = compare_with(&program, &[], dir.path(), &env);
+        assert!(c.by_rules > 100_000, "depth {depth}: {c:?}");
+    }
+}
+
+#[test]
+fn stacks_through_a_shared_library_equal_libunwinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("liballoc.so");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloclib.c");
+    let built = Command::new("gcc")
+        .args(["-O2", "-g", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let program = compile("dlopen_alloc.c", dir.path());
+    // Loaded, called, unloaded and loaded again: rules of a module that went away.
+    let c = compare(&program, &[&lib.display().to_string()], dir.path());
+    assert!(c.by_rules > 400, "{c:?}");
+}
+
+#[test]
+fn threads_stacks_equal_libunwinds() {
+    let dir = tempfile::tempdir().unwrap();
+    for program in [
+        compile("threads.c", dir.path()),
+        compile_optimized("threads.c", dir.path()),
+    ] {
+        let c = compare(&program, &["2000"], dir.path());
+        // 8 threads, each walk ending at the thread's start (clone3's undefined return address).
+        assert!(c.by_rules >= 8 * 2000, "{}: {c:?}", program.display());
+    }
+}
+
+#[test]
+fn signal_handler_stacks_equal_libunwinds_through_signal_frames_and_alternate_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile_optimized("signal_stacks.c", dir.path());
+    let c = compare(&program, &[], dir.path());
+    // 50 handlers on an alternate stack (their walks start off the thread's stack) and the
+    // SIGALRM handler's walks through the signal frame: those are libunwind's whole.
+    assert!(c.left_to_libunwind >= 50, "{c:?}");
+    assert!(c.by_rules >= 100, "{c:?}");
+}
+
+/// Two recordings of one deterministic program, address randomization off, one with
+/// libunwind alone and one with the CFI walker: the same frames for every event, in order.
+#[test]
+fn recordings_with_either_unwinder_hold_the_same_stacks_per_event() {
+    require("setarch", "util-linux");
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile_optimized("deep_templates.cpp", dir.path());
+    let record = |unwinder: &str| {
+        let raw = dir.path().join(format!("raw-{unwinder}"));
+        std::fs::create_dir_all(&raw).unwrap();
+        let status = Command::new("setarch")
+            .args(["x86_64", "-R"])
+            .arg(&program)
+            .env("LD_PRELOAD", shim())
+            .env("MEMSCAPE_RECORD_DIR", &raw)
+            .env("MEMSCAPE_UNWINDER", unwinder)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // setarch runs under the shim too: the program's own image's file.
+        let file = std::fs::read_dir(&raw)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("deep_templates-O2.")
+            })
+            .unwrap();
+        memscape_record::read_raw(&file).unwrap()
+    };
+    let libunwind = record("libunwind");
+    let cfi = record("cfi");
+    assert!(
+        libunwind.events.len() > 100_000,
+        "{}",
+        libunwind.events.len()
+    );
+    assert_eq!(libunwind.events.len(), cfi.events.len());
+    let frames = |raw: &memscape_record::RawProcess, stack: u32| -> Vec<u64> {
+        raw.stacks.get(&stack).cloned().unwrap_or_default()
+    };
+    for (i, (a, b)) in libunwind.events.iter().zip(&cfi.events).enumerate() {
+        assert_eq!((a.kind, a.size), (b.kind, b.size), "event {i}");
+        assert_eq!(
+            frames(&libunwind, a.stack),
+            frames(&cfi, b.stack),
+            "event {i} ({:?})",
+            a.kind
+        );
+    }
+}
