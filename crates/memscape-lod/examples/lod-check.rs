@@ -2,7 +2,8 @@
 //! whole trace down to single blocks, α = 0.1 / 0.5 / 1, errors in sRGB levels, the CPU time of
 //! each resolve, and whether the isolated 1-byte blocks stay visible at α = 0.1 at every zoom.
 //!
-//! `lod-check TRACE [WIDTH HEIGHT]` (builds the index beside the trace if it is missing)
+//! `lod-check TRACE [WIDTH HEIGHT]` (builds the index beside the trace if it is missing;
+//! `LOD_CHECK_VIEWS=time/4` checks only the views whose names contain one of a comma list)
 use std::sync::atomic::AtomicBool;
 
 use memscape_lod::resolve::accumulate;
@@ -129,7 +130,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "| view | α | level | cells | exact blocks | mean error | pixels > 8/255 | max | LOD CPU s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
-    for (name, t0, t1, a0, a1) in &views {
+    // `LOD_CHECK_VIEWS=time/4,whole`: only the views whose names contain one of these.
+    let only = std::env::var("LOD_CHECK_VIEWS").ok();
+    let wanted = |name: &str| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|part| name.contains(part)))
+    };
+    for (name, t0, t1, a0, a1) in views.iter().filter(|v| wanted(&v.0)) {
         for alpha in [0.1f32, 0.5, 1.0] {
             let mut v = LodView::fit(*t0, *t1, *a0, *a1, w, h);
             v.alpha = alpha;

@@ -663,4 +663,23 @@ mod tests {
             assert!(cells <= blocks as f64 * 0.5, "{s:?}: {cells} cells");
         }
     }
+
+    /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
+    /// pixels of 2^12.7 × 2^14.5: finer than every level, so it was drawn from its 6.26 M
+    /// blocks; the coarse rule (`index::COARSE_CELL_PIXELS`) finds the level of cells
+    /// 2^13 × 2^14 (1.26 × 0.71 px), the finest of line 2.
+    #[test]
+    fn the_quarter_view_of_50m_events_at_1920x1080_has_a_coarse_level() {
+        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
+        let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
+        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
+        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
+        assert_eq!(
+            crate::index::coarse_level_among(&sizes, pixel, 1.0 + 1e-9),
+            None
+        );
+        let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS);
+        assert_eq!(li.map(|i| sizes[i]), Some([13, 14]), "{specs:?}");
+        assert_eq!(li.map(|i| specs[i].line), Some(2));
+    }
 }

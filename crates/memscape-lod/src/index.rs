@@ -7,7 +7,7 @@ use std::sync::Arc;
 use memscape_map::{MappedSlice, Mapping};
 
 use crate::format::{BucketRec, CellRec, ColumnRec, LevelDesc, Section};
-use crate::view::LodBlock;
+use crate::view::{LodBlock, LodView};
 use crate::{IndexMeta, LodError, MAGIC, VERSION};
 
 /// One level, mapped.
@@ -114,6 +114,62 @@ pub fn max_cell_pixels() -> f64 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0 + 1e-9)
+}
+
+/// How many pixels a level's cells may span in each direction where a view is finer than
+/// every level but holds so many blocks that drawing each costs more than a slightly coarser
+/// level ([`LodIndex::level_for_view`]). The lines of levels are a factor of 4 apart in shape
+/// and 2 in each direction: at 1.5 px a 16:9 view 1/4 of a 50 M-event trace wide (pixels
+/// 2^12.7 × 2^14.5 units) finds the level of cells 2^13 × 2^14 (1.26 × 0.71 px).
+/// `MEMSCAPE_LOD_COARSE_CELL_PIXELS` overrides it (experiments).
+pub const COARSE_CELL_PIXELS: f64 = 1.5;
+
+/// When a view finer than every level is drawn from a coarse level instead of its blocks
+/// ([`LodIndex::level_for_view_with`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoarseRule {
+    /// Cells at most this many pixels in each direction.
+    pub cell_pixels: f64,
+    /// Only views with at least this many blocks (summarised by the level's cells in view):
+    /// fewer are drawn exactly whatever a level costs (1 M blocks ≈ 0.13 s of CPU at the exact
+    /// sums' 0.13 µs a block: BENCHMARKS.md, wave 12), so small traces keep their exact frames.
+    pub min_blocks: f64,
+    /// And only where the blocks are more than this many times the level's cells in view (a
+    /// cell with its share of large blocks cost ≈ 2–3 exact blocks in the level frames of
+    /// waves 12–14).
+    pub blocks_per_cell: f64,
+}
+
+impl Default for CoarseRule {
+    fn default() -> Self {
+        Self {
+            cell_pixels: std::env::var("MEMSCAPE_LOD_COARSE_CELL_PIXELS")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(COARSE_CELL_PIXELS),
+            min_blocks: 1_000_000.0,
+            blocks_per_cell: 4.0,
+        }
+    }
+}
+
+/// Among levels of cells 2^log_tau × 2^log_sig (`sizes`), those at most `cell_pixels` pixels
+/// of `pixel` in both directions, the one that spans the fewest pixels in its larger direction
+/// (the least blur), of those the largest cells; its position in `sizes`.
+pub fn coarse_level_among(sizes: &[[u8; 2]], pixel: [f64; 2], cell_pixels: f64) -> Option<usize> {
+    let mut best: Option<(usize, f64, i32)> = None;
+    for (i, &[log_tau, log_sig]) in sizes.iter().enumerate() {
+        let over = (2f64.powi(i32::from(log_tau)) / pixel[0])
+            .max(2f64.powi(i32::from(log_sig)) / pixel[1]);
+        if over > cell_pixels {
+            continue;
+        }
+        let size = i32::from(log_tau) + i32::from(log_sig);
+        if best.is_none_or(|(_, o, s)| over < o - 1e-9 || (over < o + 1e-9 && size > s)) {
+            best = Some((i, over, size));
+        }
+    }
+    best.map(|(i, _, _)| i)
 }
 
 /// An index file, mapped.
@@ -250,6 +306,66 @@ impl LodIndex {
             }
         }
         best.map(|(i, _)| i)
+    }
+
+    /// The level `view` is drawn from: [`Self::level_for`], else (the view is finer than every
+    /// level) a level of cells at most [`COARSE_CELL_PIXELS`] where the view's blocks are many
+    /// ([`CoarseRule`]); `None`: draw its blocks exactly.
+    pub fn level_for_view(&self, view: &LodView) -> Option<usize> {
+        self.level_for_view_with(view, &CoarseRule::default())
+    }
+
+    /// [`Self::level_for_view`] by `rule`.
+    pub fn level_for_view_with(&self, view: &LodView, rule: &CoarseRule) -> Option<usize> {
+        let pixel = view.pixel_size();
+        if let Some(li) = self.level_for(pixel) {
+            return Some(li);
+        }
+        let li = self.coarse_level_for(pixel, rule.cell_pixels)?;
+        let (cells, blocks) = self.load_in(li, view.window());
+        (blocks >= rule.min_blocks && blocks >= rule.blocks_per_cell * cells as f64).then_some(li)
+    }
+
+    /// [`coarse_level_among`] this index's levels.
+    pub fn coarse_level_for(&self, pixel: [f64; 2], cell_pixels: f64) -> Option<usize> {
+        let sizes: Vec<[u8; 2]> = self
+            .levels
+            .iter()
+            .map(|l| [l.desc.log_tau, l.desc.log_sig])
+            .collect();
+        coarse_level_among(&sizes, pixel, cell_pixels)
+    }
+
+    /// About how many blocks small at the finest level meet `window`: those its cells there
+    /// summarise (read from the index, in work bounded by its cells in view).
+    pub fn small_blocks_in(&self, window: ([f64; 2], [f64; 2])) -> f64 {
+        let finest = self
+            .levels
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, l)| u16::from(l.desc.log_tau) + u16::from(l.desc.log_sig));
+        finest.map_or(0.0, |(li, _)| self.load_in(li, window).1)
+    }
+
+    /// Level `li`'s cells meeting `window` (time × bytes) and the blocks they summarise: the
+    /// cost of drawing it there against the exact blocks'.
+    pub fn load_in(&self, li: usize, window: ([f64; 2], [f64; 2])) -> (u64, f64) {
+        let Some(level) = self.levels.get(li) else {
+            return (0, 0.0);
+        };
+        let [tau, sig] = level.cell_size();
+        let (wt, wa) = window;
+        let k = |v: f64, s: f64| (v / s).floor().max(0.0) as u64;
+        let (mut cells, mut blocks) = (0u64, 0.0f64);
+        level.cells_in(
+            [k(wt[0], tau), k(wt[1], tau)],
+            [k(wa[0], sig), k(wa[1], sig)],
+            |_, c| {
+                cells += 1;
+                blocks += f64::from(c.n);
+            },
+        );
+        (cells, blocks)
     }
 
     /// The heap-size curve of `[t0, t1)` (time units) in `columns` columns: each column's

@@ -1,6 +1,7 @@
 //! A view's Eq. 1 sums from the index: the level whose cells are at most a pixel, each cell's
 //! blocks spread over the pixels they may reach, plus the blocks large at that level drawn
-//! exactly. Views finer than every level are drawn exactly from the trace.
+//! exactly. Views finer than every level are drawn exactly from the trace, or, where their
+//! blocks are many, from a level of cells a little over a pixel (`LodIndex::level_for_view`).
 
 use crate::eq1::ColorMode;
 use crate::exact;
@@ -90,16 +91,28 @@ pub const STRIP_COLUMNS: u32 = 128;
 /// a pixel wide) and the clamping margin, so that every one reaching the strip is found.
 const STRIP_SLACK_PX: f64 = 4.0;
 
-/// The view's sums: from the index where a level applies, else exactly from `source`; the
-/// view's strips of [`STRIP_COLUMNS`] shared by [`threads`] threads.
+/// The view's sums: from the level [`LodIndex::level_for_view`] picks, else exactly from
+/// `source`; the view's strips of [`STRIP_COLUMNS`] shared by [`threads`] threads.
 pub fn accumulate<S: BlockSource + ?Sized>(
     index: &LodIndex,
     source: &S,
     view: &LodView,
     sums: &mut PixelSums,
 ) -> ResolveStats {
+    accumulate_at(index, source, view, index.level_for_view(view), sums)
+}
+
+/// The view's sums from level `level` of `index` (`None`: exactly from `source`), as
+/// [`accumulate`] computes them.
+pub fn accumulate_at<S: BlockSource + ?Sized>(
+    index: &LodIndex,
+    source: &S,
+    view: &LodView,
+    level: Option<usize>,
+    sums: &mut PixelSums,
+) -> ResolveStats {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let level = index.level_for(view.pixel_size());
+    let level = level.filter(|&li| li < index.levels.len());
     let strips: Vec<std::ops::Range<u32>> = (0..view.width.div_ceil(STRIP_COLUMNS))
         .map(|k| k * STRIP_COLUMNS..((k + 1) * STRIP_COLUMNS).min(view.width))
         .collect();
