@@ -386,6 +386,9 @@ fn record_following(
             if converter.is_some() {
                 follower = follower.with_budget(READ_BUDGET);
             }
+            // The call tree's nodes are symbolized as the merge makes them (each node and each
+            // address once), so that at the exit only the last ones are left.
+            let mut symbolizer = memscape_trace::symbolize::Symbolizer::new();
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
                 let read_at = stream::monotonic_ns();
@@ -394,6 +397,7 @@ fn record_following(
                     follower.feed(converter, std::time::Instant::now(), false);
                     // Everything below the frontier: what is left waits for time, not work.
                     converter.advance(Some(read_at));
+                    converter.symbolize_new(&mut symbolizer);
                     if tracing::enabled!(tracing::Level::DEBUG) {
                         let (ready, pending, blocks) = converter.held();
                         phase_done(
@@ -410,7 +414,7 @@ fn record_following(
                     std::thread::park_timeout(every);
                 }
             }
-            Ok::<_, RecordError>((follower, converter))
+            Ok::<_, RecordError>((follower, converter.map(|c| (c, symbolizer))))
         });
         let launched = launch::run(command, dir);
         stop.store(true, std::sync::atomic::Ordering::Release);
@@ -447,7 +451,7 @@ fn record_following(
     let phase = std::time::Instant::now();
     let converted = match followed {
         Err(e) => return Err(kept(raw_dir, e.to_string())),
-        Ok((mut follower, Some(mut converter))) => {
+        Ok((mut follower, Some((mut converter, mut symbolizer)))) => {
             // The rest: what was written since the last poll, every gap closed, read a budget
             // at a time and applied as it is read.
             loop {
@@ -471,7 +475,7 @@ fn record_following(
                 });
             }
             let phase = std::time::Instant::now();
-            let finished = converter.finish_into(&endings);
+            let finished = converter.finish_into(&endings, &mut symbolizer);
             phase_done("finish", phase);
             finished.map_err(|e| ConvertError::Write(source.clone(), e))
         }
