@@ -532,12 +532,14 @@ fn record_following(
         Err(e) => return Err(kept(raw_dir, e.to_string())),
     };
     // The trace is complete and synced under its name: only now is the raw recording removed.
+    let phase = std::time::Instant::now();
     let mut raw_kept = None;
     if std::env::var_os("MEMSCAPE_KEEP_RAW").is_some_and(|v| v == "1") {
         raw_kept = Some(raw_dir.keep());
     } else if let Err(e) = raw_dir.close() {
         tracing::warn!("cannot remove the raw recording: {e}");
     }
+    phase_done("raw recording removed", phase);
     Ok(RecordReport {
         raw_kept,
         ..report(
