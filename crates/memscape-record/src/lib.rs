@@ -397,7 +397,6 @@ fn record_following(
                     follower.feed(converter, std::time::Instant::now(), false);
                     // Everything below the frontier: what is left waits for time, not work.
                     converter.advance(Some(read_at));
-                    converter.symbolize_new(&mut symbolizer);
                     if tracing::enabled!(tracing::Level::DEBUG) {
                         let (ready, pending, blocks) = converter.held();
                         phase_done(
@@ -411,6 +410,11 @@ fn record_following(
                 }
                 // Behind the program: read on at once.
                 if follower.caught_up() {
+                    // Idle: the new nodes are named now (reading and merging go first, so a
+                    // short program's merge is not held back by reading its modules' symbols).
+                    if let Some(converter) = &mut converter {
+                        converter.symbolize_new(&mut symbolizer);
+                    }
                     std::thread::park_timeout(every);
                 }
             }
