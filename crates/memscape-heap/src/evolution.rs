@@ -322,8 +322,14 @@ fn timeline_of<'a>(
     let mut leaks = GrowthAccumulator::default();
     let mut points = Vec::with_capacity(applied.len());
     let mut sizes = Sizes::default();
+    // The peak is one of the points: its sizes are kept on the way, not sought again.
+    let peak_at = heap.peak_point();
+    let mut peak = None;
     for &a in &applied {
         heap.sizes_into(a, &mut sizes);
+        if a == peak_at {
+            peak = Some(sizes.clone());
+        }
         let time = if wall { heap.time_of(a) } else { a };
         acc.add(time as f64, &sizes);
         leaks.add(time as f64, &heap.without_suppressed(&sizes, a));
@@ -334,7 +340,7 @@ fn timeline_of<'a>(
         });
     }
     let last = sizes;
-    let peak = heap.sizes_at(heap.peak_point());
+    let peak = peak.unwrap_or_else(|| heap.sizes_at(peak_at));
     let order = StableOrder::new(heap.trie(), &last, Some(&peak), metric);
     let timeline = finish(
         HeapTimeline {

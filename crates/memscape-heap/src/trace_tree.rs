@@ -18,6 +18,7 @@ use crate::suppress::{Suppressed, Suppressions, suppressed_blocks};
 use crate::trie::{FastHash, GroupTrie, Label, Sizes};
 
 mod continued;
+mod totals;
 pub use continued::HeapCarry;
 
 /// How a [`TraceHeap`] sees call sites and which blocks leak suspects leave out.
@@ -551,8 +552,17 @@ impl<'a> TraceHeap<'a> {
             .collect()
     }
 
-    /// Live bytes at each of `points` (the heap-size time series).
+    /// Live bytes at each of `points` (the heap-size time series). A heap continued from a
+    /// live recording's last snapshot reads them from its kept totals (no sweep of the blocks).
     pub fn heap_series(&mut self, points: &[u64]) -> Vec<(u64, u64)> {
+        if let Some(totals) = self.carried.as_ref().map(|g| g.totals())
+            && let Some(series) = points
+                .iter()
+                .map(|&p| Some((p, totals.at(self.trace, p)?)))
+                .collect::<Option<Vec<_>>>()
+        {
+            return series;
+        }
         points
             .iter()
             .map(|&p| {

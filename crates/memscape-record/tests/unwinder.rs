@@ -8,25 +8,12 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{compile, require, shim};
+use common::{compile, compile_with, require, shim};
 
 /// Compiles `tests/c/<name>` at `-O2` (frames without a frame pointer, the CFA moving within
 /// functions): the optimized code real programs are.
 fn compile_optimized(name: &str, dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c")
-        .join(name);
-    let compiler = if name.ends_with(".cpp") { "g++" } else { "gcc" };
-    require(compiler, compiler);
-    let out = dir.join(format!("{}-O2", name.split('.').next().unwrap()));
-    let status = Command::new(compiler)
-        .args(["-O2", "-g", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(status.success(), "compiling {}", src.display());
-    out
+    compile_with(name, dir, &["-O2"], "-O2")
 }
 
 /// The counts compare mode prints at exit.

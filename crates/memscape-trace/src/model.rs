@@ -800,8 +800,29 @@ pub struct Trace {
     /// Pools a custom allocator declared (`memscape.h`); block `pool` columns index this + 1.
     pub pools: Vec<crate::process::Pool>,
     pub warnings: Warnings,
-    /// [`Trace::event_order`], computed on first use (several sweeps share it).
-    pub(crate) event_order_cache: std::sync::OnceLock<Vec<u32>>,
+    /// [`Trace::event_order`], computed on first use (several sweeps share it), or a live
+    /// snapshot's prefix of its builder's.
+    pub(crate) event_order_cache: std::sync::OnceLock<EventOrder>,
+}
+
+/// A trace's event order: computed from its blocks, or, for a live snapshot, the prefix of the
+/// order its builder keeps as events arrive (shared, not copied or computed again: it grows
+/// with the recording).
+#[derive(Debug, Clone)]
+pub(crate) enum EventOrder {
+    Computed(Vec<u32>),
+    Shared(memscape_map::Frozen<u32>),
+}
+
+impl std::ops::Deref for EventOrder {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        match self {
+            EventOrder::Computed(order) => order,
+            EventOrder::Shared(order) => order,
+        }
+    }
 }
 
 impl Trace {
@@ -855,7 +876,7 @@ impl Trace {
     /// (do not mutate `blocks` afterwards).
     pub fn event_order(&self) -> &[u32] {
         self.event_order_cache
-            .get_or_init(|| self.compute_event_order())
+            .get_or_init(|| EventOrder::Computed(self.compute_event_order()))
     }
 
     pub(crate) fn compute_event_order(&self) -> Vec<u32> {

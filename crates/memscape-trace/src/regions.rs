@@ -4,6 +4,9 @@
 
 use crate::model::Trace;
 
+mod continued;
+pub use continued::{RegionsCarry, regions_continued};
+
 /// Gaps wider than this (1 MiB) split regions by default.
 pub const DEFAULT_GAP_THRESHOLD: u64 = 1 << 20;
 
@@ -54,55 +57,27 @@ pub fn find_regions(trace: &Trace, gap_threshold: u64) -> Regions {
     if !trace.meta.has_addresses || trace.blocks.is_empty() {
         return Regions::default();
     }
-    let b = &trace.blocks;
     // Summarize blocks per address page of `page` bytes (a power of two not above the
     // threshold): blocks starting in the same page are less than the threshold apart, so they
     // always share a region, and merging the per-page (lowest start, highest end) summaries in
     // page order gives exactly the regions of sorting all ranges, at the cost of a hash lookup
     // per block instead of a sort of all blocks.
-    let page_shift = 63 - gap_threshold.max(1).leading_zeros();
     let mut pages: crate::builder::PointerMap<(u64, u64)> = Default::default();
-    // Consecutive blocks mostly share a page: summarized locally, merged when the page changes.
-    let mut merge = |page: u64, (lo, hi): (u64, u64)| {
-        let e = pages.entry(page).or_insert((lo, hi));
-        e.0 = e.0.min(lo);
-        e.1 = e.1.max(hi);
-    };
-    let mut current: Option<(u64, (u64, u64))> = None;
-    for (&a, &s) in b.address.iter().zip(b.size.as_slice()) {
-        let end = a.saturating_add(s);
-        let page = a >> page_shift;
-        match &mut current {
-            Some((p, range)) if *p == page => {
-                range.0 = range.0.min(a);
-                range.1 = range.1.max(end);
-            }
-            _ => {
-                if let Some((p, range)) = current {
-                    merge(p, range);
-                }
-                current = Some((page, (a, end)));
-            }
-        }
-    }
-    if let Some((p, range)) = current {
-        merge(p, range);
-    }
-    let mut ranges: Vec<(u64, u64)> = pages.into_values().collect();
-    ranges.sort_unstable();
-    let mut spans: Vec<(u64, u64)> = Vec::new();
-    let mut current = ranges[0];
-    for &(start, end) in &ranges[1..] {
-        if start <= current.1.saturating_add(gap_threshold) {
-            current.1 = current.1.max(end);
-        } else {
-            spans.push(current);
-            current = (start, end);
-        }
-    }
-    spans.push(current);
-    drop(ranges);
+    continued::add_to_pages(
+        &mut pages,
+        page_shift(gap_threshold),
+        trace.blocks.address.as_slice(),
+        trace.blocks.size.as_slice(),
+    );
+    let spans = continued::spans_of(&pages, gap_threshold);
+    drop(pages);
     assign_blocks(trace, end_to_end(&spans))
+}
+
+/// The shift of the address pages whose blocks always share a region: `gap_threshold` rounded
+/// down to a power of two.
+fn page_shift(gap_threshold: u64) -> u32 {
+    63 - gap_threshold.max(1).leading_zeros()
 }
 
 /// The regions `ranges` (`[start, end)`, sorted, disjoint: found elsewhere, as a query engine

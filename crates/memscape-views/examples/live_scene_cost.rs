@@ -33,13 +33,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder.replay(&real, replayed..cut);
         replayed = cut;
         let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
-        // Before: the same frame, occupancy sweep and call-site classification continued, the
-        // block arrays made whole.
+        // Before: the same frame, regions, occupancy sweep and call-site classification
+        // continued, the block arrays made whole.
         let fresh = SceneCarry {
             frame: carry.frame.clone(),
             sweep: carry.sweep.clone(),
             site_rules: carry.site_rules.clone(),
             blocks: None,
+            regions: carry.regions.clone(),
         };
         let started = cpu::cpu_ms("/proc/self/stat");
         let (scene, next) = AllocScene::live(&trace, ColorBy::Site, carry, true);

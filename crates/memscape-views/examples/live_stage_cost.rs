@@ -41,7 +41,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Default::default()
     };
     let now = || cpu::cpu_ms("/proc/self/stat");
-    println!("events\tblocks\tsnapshot\tscene\tmap_worker\theap_grouping\theap_points\theap_carry");
+    println!(
+        "events\tblocks\tsnapshot\tscene\tmap_worker\theap_grouping\theap_points\theap_carry\tregions_continued"
+    );
     loop {
         cut = cut.min(events);
         builder.replay(&real, replayed..cut);
@@ -89,9 +91,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = now();
         heap_carry = sizes.carry();
         let carry_ms = now() - t;
+        // Snapshots whose regions continued the last one's / were placed and swept whole.
+        let regions = scene_carry
+            .regions
+            .as_ref()
+            .map_or((0, 0), |c| (c.continued(), c.rebuilt()));
         println!(
-            "{cut}\t{}\t{snapshot_ms:.0}\t{scene_ms:.0}\t{worker_ms:.0}\t{grouping_ms:.0}\t{points_ms:.0}\t{carry_ms:.0}",
-            trace.blocks.len()
+            "{cut}\t{}\t{snapshot_ms:.0}\t{scene_ms:.0}\t{worker_ms:.0}\t{grouping_ms:.0}\t{points_ms:.0}\t{carry_ms:.0}\t{}/{}",
+            trace.blocks.len(),
+            regions.0,
+            regions.0 + regions.1
         );
         if cut == events {
             break;

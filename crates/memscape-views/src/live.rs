@@ -241,10 +241,7 @@ impl LiveSender {
         if !trace.has_addresses() || trace.meta.events < done + every {
             return;
         }
-        self.scene.sweep = Some(crate::alloc_map::scene::AllocScene::sweep_ahead(
-            &trace,
-            self.scene.sweep.take(),
-        ));
+        crate::alloc_map::scene::AllocScene::sweep_ahead(&trace, &mut self.scene);
         tracing::debug!(
             target: "memscape::live",
             from = done,

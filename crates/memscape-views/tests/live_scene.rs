@@ -115,6 +115,16 @@ fn a_continued_live_scene_equals_the_scene_made_from_scratch_at_every_snapshot()
             "{color_by:?}: {continued} of {} snapshots continued; layouts {layouts:?}",
             cuts.len()
         );
+        // The regions were continued too (placed and swept whole at the first snapshot only).
+        let regions = carry
+            .regions
+            .as_ref()
+            .expect("a live scene's regions carry");
+        assert_eq!(
+            (regions.continued(), regions.rebuilt()),
+            (cuts.len() as u64 - 1, 1),
+            "{color_by:?}"
+        );
         let free_sites = carry_free_sites(&builder);
         assert!(free_sites, "the replay has freeing sites");
     }

@@ -18,6 +18,7 @@ use memscape_trace::Trace;
 use memscape_trace::model::{FLAG_MMAP, FLAG_NEVER_FREED};
 use memscape_trace::sites::{LineKey, Sites};
 
+use super::totals::HeapTotals;
 use super::{GroupKey, Grouper, HeapOptions, TraceHeap, Tuple, Uses, trace_root_name};
 use crate::suppress::Suppressed;
 use crate::trie::{FastHash, GroupTrie, Sizes};
@@ -43,8 +44,17 @@ pub(super) struct Growing {
     nodes: usize,
     /// Suppression rule per raw site seen, and the suppressed blocks live at the end with
     /// their rule.
-    rule_of_site: HashMap<u32, Option<usize>>,
+    rule_of_site: HashMap<u32, Option<usize>, FastHash>,
     suppressed_live: Vec<(u32, usize)>,
+    /// The heap's bytes every few events (the heap-size curve's, only new events swept).
+    totals: HeapTotals,
+}
+
+impl Growing {
+    /// The heap's bytes every few events, swept up to the snapshot's end.
+    pub(super) fn totals(&self) -> &HeapTotals {
+        &self.totals
+    }
 }
 
 /// A snapshot's grouping handed to the next snapshot's [`TraceHeap::continued`] (owned: the
@@ -76,6 +86,7 @@ impl HeapCarry {
             && n <= trace.blocks.len()
             && self.growing.events <= trace.event_count()
             && self.growing.node_bytes.len() <= trace.call_tree.len()
+            && self.growing.totals.events() <= trace.event_order().len()
             && n.checked_sub(1).map(|i| trace.blocks.alloc_event[i])
                 == self.growing.last_alloc_event
     }
@@ -196,24 +207,26 @@ impl<'a> TraceHeap<'a> {
             });
             block_leaf.push(leaf);
         }
-        // Frees since: old blocks live then and freed now, and new blocks freed.
-        let mut live = Vec::new();
-        let mut pairs = Vec::new();
-        let candidates = old
+        // Frees since: old blocks live then and freed now, and new blocks freed; every free
+        // after the old snapshot's end is one of theirs, so the events since list them in
+        // order (no sort).
+        let live: Vec<u32> = old
             .live
             .iter()
             .map(|&i| i as usize)
             .chain(from..n)
-            .filter(|&i| i < n);
-        for i in candidates {
-            let Ok(id) = u32::try_from(i) else { continue };
-            if b.flags[i] & FLAG_NEVER_FREED != 0 {
-                live.push(id);
-            } else {
-                pairs.push((b.free_event[i], id));
-            }
-        }
-        pairs.sort_unstable();
+            .filter(|&i| i < n && b.flags[i] & FLAG_NEVER_FREED != 0)
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        let since = usize::try_from(old.events).unwrap_or(usize::MAX);
+        let pairs: Vec<(u64, u32)> = trace
+            .event_order()
+            .iter()
+            .enumerate()
+            .skip(since)
+            .filter(|&(_, &id)| id != u32::MAX && id & 1 == 1)
+            .map(|(event, &id)| (event as u64, id >> 1))
+            .collect();
         let in_order = match (pairs.first(), by_free.last(), free_events.last()) {
             (Some(&first), Some(&block), Some(&event)) => first > (event, block),
             _ => true,
@@ -277,6 +290,8 @@ impl<'a> TraceHeap<'a> {
             "heap grouping continued"
         );
         let own = Sizes::zeros(trie.len());
+        let mut totals = old.totals;
+        totals.extend(trace);
         let growing = Growing {
             options: options.clone(),
             tuples,
@@ -290,6 +305,7 @@ impl<'a> TraceHeap<'a> {
             nodes: trace.call_tree.len(),
             rule_of_site,
             suppressed_live,
+            totals,
         };
         Self {
             trace,
@@ -321,10 +337,18 @@ impl<'a> TraceHeap<'a> {
             trie: self.trie.clone(),
             sites,
             suppressed: self.suppressed.clone(),
-            block_leaf: self.block_leaf.clone(),
-            by_free: self.by_free.clone(),
-            free_events: self.free_events.clone(),
+            block_leaf: with_room(&self.block_leaf),
+            by_free: with_room(&self.by_free),
+            free_events: with_room(&self.free_events),
             growing: growing.clone(),
         })
     }
+}
+
+/// A copy of a per-block array with room for half as many more values: the next snapshot
+/// appends its blocks and frees without moving the copy again.
+fn with_room<T: Copy>(values: &[T]) -> Vec<T> {
+    let mut copy = Vec::with_capacity(values.len() + values.len() / 2);
+    copy.extend_from_slice(values);
+    copy
 }

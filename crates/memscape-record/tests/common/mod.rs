@@ -56,15 +56,22 @@ pub fn require(tool: &str, package: &str) {
 /// Compiles `tests/c/<name>` into `dir` with gcc or g++ at -O0 (so that no malloc/free pair is
 /// optimized away).
 pub fn compile(name: &str, dir: &Path) -> PathBuf {
+    compile_with(name, dir, &["-O0", "-fno-builtin"], "")
+}
+
+/// Compiles `tests/c/<name>` into `dir` with gcc or g++ and `flags` (besides `-g -pthread`),
+/// the program's name followed by `suffix`.
+pub fn compile_with(name: &str, dir: &Path, flags: &[&str], suffix: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
         .join(name);
     let cpp = name.ends_with(".cpp");
     let (compiler, package) = if cpp { ("g++", "g++") } else { ("gcc", "gcc") };
     require(compiler, package);
-    let out = dir.join(name.split('.').next().unwrap());
+    let out = dir.join(format!("{}{suffix}", name.split('.').next().unwrap()));
     let status = Command::new(compiler)
-        .args(["-O0", "-fno-builtin", "-g", "-pthread", "-o"])
+        .args(flags)
+        .args(["-g", "-pthread", "-o"])
         .arg(&out)
         .arg(&src)
         .status()

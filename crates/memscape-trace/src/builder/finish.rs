@@ -164,7 +164,7 @@ impl TraceBuilder {
             warnings,
             // After a `drain` the order holds only the last events: computed when asked instead.
             event_order_cache: if order_base == 0 {
-                std::sync::OnceLock::from(order.into_vec())
+                std::sync::OnceLock::from(crate::model::EventOrder::Computed(order.into_vec()))
             } else {
                 std::sync::OnceLock::new()
             },

@@ -40,7 +40,7 @@ impl TraceBuilder {
     /// far, no copy); the free side of the blocks (flags, free event and time, free site and
     /// thread: 25 bytes a block) is copied, so a snapshot costs that copy plus the names
     /// (call tree without its index of children, strings, threads, processes), not a copy of
-    /// the builder. The event order is left to be computed when read. Builders on ticks are
+    /// the builder. The event order is the builder's, shared. Builders on ticks are
     /// copied and finished.
     pub fn snapshot(&mut self, format: TraceFormat, has_addresses: bool) -> Trace {
         let Clock::PerEvent { last_ns } = self.clock else {
@@ -93,6 +93,12 @@ impl TraceBuilder {
             pool: Column::appended(self.pool_column.freeze()),
         };
         let meta = self.meta(format, has_addresses, last_ns, true, self.peak_time_ns);
+        // The order kept as the events arrived, when it holds them all (no `drain` before).
+        let event_order_cache = if self.order_base == 0 && self.order.len() as u64 == events {
+            std::sync::OnceLock::from(crate::model::EventOrder::Shared(self.order.freeze()))
+        } else {
+            std::sync::OnceLock::new()
+        };
         let mut processes = self.processes.clone();
         if processes.is_empty() {
             processes.push(Process::from_meta(&meta));
@@ -112,7 +118,7 @@ impl TraceBuilder {
             processes,
             pools: self.pools.clone(),
             warnings: self.warnings.clone(),
-            event_order_cache: std::sync::OnceLock::new(),
+            event_order_cache,
         }
     }
 
@@ -240,6 +246,7 @@ mod tests {
                         "round {round} step {step}"
                     );
                     assert_eq!(snapshot.event_order(), finished.event_order());
+                    assert_eq!(snapshot.event_order(), snapshot.compute_event_order());
                     assert_eq!(snapshot.processes, finished.processes);
                     assert_eq!(snapshot.threads, finished.threads);
                     assert_eq!(snapshot.call_tree, finished.call_tree);

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
 use memscape_trace::Trace;
+use memscape_trace::bins::Bins;
 use memscape_trace::metrics::BinMetrics;
+use memscape_trace::regions::{Regions, RegionsCarry};
 
 pub use super::colors::ColorBy;
 use super::colors::{Classes, site_color, site_labels};
@@ -92,10 +94,34 @@ pub struct SceneCarry {
     pub frame: Option<LiveFrame>,
     /// The block arrays (continued while the frame stays: only new blocks laid out).
     pub blocks: Option<super::scene_blocks::BlockArrays>,
+    /// The address regions, their blocks and peaks (only new blocks placed, new events swept).
+    pub regions: Option<memscape_trace::regions::RegionsCarry>,
 }
 
 /// Gap that splits the address space into regions.
 pub const REGION_GAP: u64 = memscape_trace::regions::DEFAULT_GAP_THRESHOLD;
+
+/// The scene's regions and their bins: on `ranges` when given; else the trace's own, continuing
+/// `carry` when given (a live snapshot's, returned for the next), else found whole.
+fn regions_and_bins(
+    trace: &Trace,
+    carry: Option<Option<RegionsCarry>>,
+    ranges: Option<&[(u64, u64)]>,
+) -> (Regions, Bins, Option<RegionsCarry>) {
+    use memscape_trace::regions::{find_regions, regions_continued, regions_on};
+    let whole = |regions: Regions| {
+        let bins = Bins::of_regions(trace, &regions, REGION_GAP);
+        (regions, bins, None)
+    };
+    match (ranges, carry) {
+        (Some(ranges), _) => whole(regions_on(trace, ranges)),
+        (None, Some(carry)) => {
+            let (regions, bins, carry) = regions_continued(trace, REGION_GAP, carry);
+            (regions, bins, Some(carry))
+        }
+        (None, None) => whole(find_regions(trace, REGION_GAP)),
+    }
+}
 
 impl AllocScene {
     pub fn build(trace: &Trace, color_by: ColorBy) -> Self {
@@ -110,7 +136,8 @@ impl AllocScene {
         color_by: ColorBy,
         from: Option<memscape_trace::metrics::MetricsSweep>,
     ) -> (Self, memscape_trace::metrics::MetricsSweep) {
-        let (scene, sweep, _, _) = Self::laid_out(trace, color_by, from, None, None, None, None);
+        let (scene, sweep, _, _, _) =
+            Self::laid_out(trace, color_by, from, None, None, None, None, None);
         (scene, sweep)
     }
 
@@ -118,7 +145,7 @@ impl AllocScene {
     /// elsewhere: a part of a trace (a dataset's first blocks) laid out on the whole trace's
     /// axis, as a query engine's level-of-detail index of the whole lays its cells out.
     pub fn on_ranges(trace: &Trace, color_by: ColorBy, ranges: &[(u64, u64)]) -> Self {
-        Self::laid_out(trace, color_by, None, None, None, None, Some(ranges)).0
+        Self::laid_out(trace, color_by, None, None, None, None, None, Some(ranges)).0
     }
 
     /// [`AllocScene::continued`] also continuing the call-site rules' classification of the
@@ -133,13 +160,14 @@ impl AllocScene {
         following: bool,
     ) -> (Self, SceneCarry) {
         let frame = following.then_some(carry.frame);
-        let (scene, sweep, site_rules, blocks) = Self::laid_out(
+        let (scene, sweep, site_rules, blocks, regions) = Self::laid_out(
             trace,
             color_by,
             carry.sweep,
             carry.site_rules,
             frame,
             carry.blocks,
+            Some(carry.regions),
             None,
         );
         let carry = SceneCarry {
@@ -147,13 +175,15 @@ impl AllocScene {
             site_rules: Some(site_rules),
             frame: scene.live_frame.clone(),
             blocks: following.then_some(blocks),
+            regions,
         };
         (scene, carry)
     }
 
     /// The scene, continuing `from` and `site_rules`; in a live frame continuing `frame`'s
     /// when given (`Some(None)`: the first), and `blocks` when laid out in the same frame; on
-    /// the regions `ranges` when given, else the trace's own.
+    /// the regions `ranges` when given, else the trace's own, continuing `regions` when given
+    /// (a live snapshot's: `Some(None)` the first).
     #[allow(clippy::too_many_arguments)]
     fn laid_out(
         trace: &Trace,
@@ -162,22 +192,21 @@ impl AllocScene {
         site_rules: Option<memscape_trace::sites::SiteRules>,
         frame: Option<Option<LiveFrame>>,
         blocks: Option<BlockArrays>,
+        regions: Option<Option<RegionsCarry>>,
         ranges: Option<&[(u64, u64)]>,
     ) -> (
         Self,
         memscape_trace::metrics::MetricsSweep,
         memscape_trace::sites::SiteRules,
         BlockArrays,
+        Option<RegionsCarry>,
     ) {
         let started = std::time::Instant::now();
         let mut phases: Vec<(&str, f64)> = Vec::new();
         let mut phase = |name: &'static str| {
             phases.push((name, started.elapsed().as_secs_f64() * 1e3));
         };
-        let regions = match ranges {
-            Some(ranges) => memscape_trace::regions::regions_on(trace, ranges),
-            None => memscape_trace::regions::find_regions(trace, REGION_GAP),
-        };
+        let (regions, region_bins, regions_carry) = regions_and_bins(trace, regions, ranges);
         phase("regions");
         let used = regions.axis_len();
         // Collapsed gaps stay visible as thin separators: 1 % of the used bytes, at least 64 B.
@@ -216,7 +245,6 @@ impl AllocScene {
         // colours, which do not need it: the scene is ready when the slower of the two is.
         // Without the free gaps (ordered maps of live blocks and gaps per event, most of the
         // sweep's cost): the bars read only the occupancy, and the curves are `pools`'.
-        let region_bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
         // On given ranges (a dataset read in part: the whole dataset's regions) the capacity is
         // theirs, not the span of the blocks read, so that the bar's fractions are the whole
         // trace's while every block allocated is in the scene.
@@ -382,19 +410,16 @@ impl AllocScene {
             ?phases,
             "allocation-map scene"
         );
-        (scene, sweep, site_rules, kept)
+        (scene, sweep, site_rules, kept, regions_carry)
     }
 
-    /// The occupancy sweep of [`AllocScene::continued`] alone, continuing `from` on `trace`
-    /// (a live recording's trace between two snapshots shown: the next scene then sweeps only
-    /// what came after).
-    pub fn sweep_ahead(
-        trace: &Trace,
-        from: Option<memscape_trace::metrics::MetricsSweep>,
-    ) -> memscape_trace::metrics::MetricsSweep {
-        let regions = memscape_trace::regions::find_regions(trace, REGION_GAP);
-        let bins = memscape_trace::bins::Bins::of_regions(trace, &regions, REGION_GAP);
-        BinMetrics::continued_occupancy(trace, &bins, from).1
+    /// The occupancy sweep and the regions of [`AllocScene::live`] alone, continuing
+    /// `carry`'s on `trace` (a live recording's trace between two snapshots shown: the next
+    /// scene then sweeps and places only what came after).
+    pub fn sweep_ahead(trace: &Trace, carry: &mut SceneCarry) {
+        let (_, bins, regions) = regions_and_bins(trace, Some(carry.regions.take()), None);
+        carry.regions = regions;
+        carry.sweep = Some(BinMetrics::continued_occupancy(trace, &bins, carry.sweep.take()).1);
     }
 
     /// The end of the map's time axis when it shows everything: the recording's frame, with
