@@ -386,6 +386,9 @@ fn record_following(
             if converter.is_some() {
                 follower = follower.with_budget(READ_BUDGET);
             }
+            // The call tree's nodes are symbolized as the merge makes them (each node and each
+            // address once), so that at the exit only the last ones are left.
+            let mut symbolizer = memscape_trace::symbolize::Symbolizer::new();
             let every = live.as_ref().map_or(POLL_EVERY, |(every, _)| *every);
             while !stop.load(std::sync::atomic::Ordering::Acquire) {
                 let read_at = stream::monotonic_ns();
@@ -407,10 +410,15 @@ fn record_following(
                 }
                 // Behind the program: read on at once.
                 if follower.caught_up() {
+                    // Idle: the new nodes are named now (reading and merging go first, so a
+                    // short program's merge is not held back by reading its modules' symbols).
+                    if let Some(converter) = &mut converter {
+                        converter.symbolize_new(&mut symbolizer);
+                    }
                     std::thread::park_timeout(every);
                 }
             }
-            Ok::<_, RecordError>((follower, converter))
+            Ok::<_, RecordError>((follower, converter.map(|c| (c, symbolizer))))
         });
         let launched = launch::run(command, dir);
         stop.store(true, std::sync::atomic::Ordering::Release);
@@ -447,7 +455,7 @@ fn record_following(
     let phase = std::time::Instant::now();
     let converted = match followed {
         Err(e) => return Err(kept(raw_dir, e.to_string())),
-        Ok((mut follower, Some(mut converter))) => {
+        Ok((mut follower, Some((mut converter, mut symbolizer)))) => {
             // The rest: what was written since the last poll, every gap closed, read a budget
             // at a time and applied as it is read.
             loop {
@@ -471,7 +479,7 @@ fn record_following(
                 });
             }
             let phase = std::time::Instant::now();
-            let finished = converter.finish_into(&endings);
+            let finished = converter.finish_into(&endings, &mut symbolizer);
             phase_done("finish", phase);
             finished.map_err(|e| ConvertError::Write(source.clone(), e))
         }
@@ -528,12 +536,14 @@ fn record_following(
         Err(e) => return Err(kept(raw_dir, e.to_string())),
     };
     // The trace is complete and synced under its name: only now is the raw recording removed.
+    let phase = std::time::Instant::now();
     let mut raw_kept = None;
     if std::env::var_os("MEMSCAPE_KEEP_RAW").is_some_and(|v| v == "1") {
         raw_kept = Some(raw_dir.keep());
     } else if let Err(e) = raw_dir.close() {
         tracing::warn!("cannot remove the raw recording: {e}");
     }
+    phase_done("raw recording removed", phase);
     Ok(RecordReport {
         raw_kept,
         ..report(

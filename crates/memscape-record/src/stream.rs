@@ -210,6 +210,8 @@ impl Image {
 /// Where ended blocks go while the merge runs: a segmented `.msc` written on another thread.
 pub(crate) struct Sink {
     segment_blocks: usize,
+    /// The writer's options (the footer is encoded beside it).
+    options: MscOptions,
     /// Blocks the builder kept at the last drain (live ones).
     kept: usize,
     tx: Option<std::sync::mpsc::SyncSender<Drained>>,
@@ -245,6 +247,7 @@ impl Sink {
             })?;
         Ok(Self {
             segment_blocks: segment_blocks.max(1),
+            options: *options,
             kept: 0,
             tx: Some(tx),
             writer: Some(handle),
@@ -813,41 +816,64 @@ impl Converter {
     }
 
     /// Applies the rest, writes the last segment (the live blocks) and the footer (symbolized
-    /// call tree, processes, warnings) and gives the file its name.
+    /// call tree, processes, warnings) and gives the file its name. `symbolizer` has named
+    /// the call tree's nodes made so far ([`Converter::symbolize_new`]): it names the rest.
     pub(crate) fn finish_into(
         mut self,
         launcher: &Endings,
+        symbolizer: &mut memscape_trace::symbolize::Symbolizer,
     ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
+        let phase = Instant::now();
         self.advance(None);
         let unrecorded = self.conclude(launcher);
+        crate::phase_done("rest applied", phase);
         let Some(mut sink) = self.sink.take() else {
             return Err(std::io::Error::other("no output file"));
         };
         // The last segment (the live blocks) goes to the writer thread like the others, and
         // is encoded while this thread symbolizes.
         let phase = Instant::now();
-        if let Some(last) = self.builder.drain(true)
-            && let Some(tx) = &sink.tx
-        {
-            // The writer failed: its error is reported by the join below.
-            let _ = tx.send(last);
-        }
-        drop(sink.tx.take());
-        crate::phase_done("last segment", phase);
+        let last = self.builder.drain(true);
+        crate::phase_done("last segment drained", phase);
+        // Handed over by a thread of its own: the writer may still be encoding the segment
+        // before it, and this thread has the call tree to symbolize and encode meanwhile.
+        let handover = match (last, sink.tx.take()) {
+            (Some(last), Some(tx)) => Some(
+                std::thread::Builder::new()
+                    .name("msc-last-segment".into())
+                    // The writer failed: its error is reported by the join below.
+                    .spawn(move || drop(tx.send(last)))?,
+            ),
+            _ => None,
+        };
+        let phase = Instant::now();
         let builder = std::mem::replace(&mut self.builder, TraceBuilder::with_event_times(""));
         let mut rest = builder.finish(TraceFormat::Msc, true);
         add_unrecorded_warnings(&mut rest, &unrecorded);
+        crate::phase_done("trace finished", phase);
         let phase = Instant::now();
-        let _ = memscape_trace::symbolize::symbolize(&mut rest);
+        let _ = symbolizer.symbolize_new(&mut rest.call_tree, &mut rest.strings);
         crate::phase_done("symbolize", phase);
+        // Encoded while the writer may still encode the last segments.
         let phase = Instant::now();
+        let footer = memscape_trace::msc::EncodedFooter::new(&rest, &sink.options)?;
+        crate::phase_done("footer encoded", phase);
+        let phase = Instant::now();
+        if let Some(handover) = handover {
+            let _ = handover.join();
+        }
         let writer = match sink.writer.take().map(|h| h.join()) {
             Some(Ok(writer)) => writer?,
             _ => return Err(std::io::Error::other("the segment writer failed")),
         };
         crate::phase_done("segments written", phase);
+        let phase = Instant::now();
         let reports = self.reports(&rest);
-        writer.finish(&rest)?.commit()?;
+        let file = writer.finish_with(footer)?;
+        crate::phase_done("footer written", phase);
+        let phase = Instant::now();
+        file.commit()?;
+        crate::phase_done("sync", phase);
         Ok((reports, unrecorded))
     }
 

@@ -55,17 +55,39 @@ fn record(
     (report, peak)
 }
 
+/// A frame as symbolized: (address, module, function, file, line).
+type NamedFrame = (u64, String, String, String, u32);
+
 /// Each block as its process sees it, in its process's event order: (process pid, address,
 /// requested, usable, flags, thread name, allocating stack, freeing stack, freed).
-type Row = (u32, u64, u64, u64, u8, String, Vec<u64>, Vec<u64>, bool);
+type Row = (
+    u32,
+    u64,
+    u64,
+    u64,
+    u8,
+    String,
+    Vec<NamedFrame>,
+    Vec<NamedFrame>,
+    bool,
+);
 
 fn rows(t: &Trace) -> Vec<Row> {
     let b = &t.blocks;
-    let stack = |node: u32| -> Vec<u64> {
+    let stack = |node: u32| -> Vec<NamedFrame> {
         t.call_tree
             .stack(node)
             .iter()
-            .map(|&n| t.call_tree.frames[n as usize].ip)
+            .map(|&n| {
+                let f = &t.call_tree.frames[n as usize];
+                (
+                    f.ip,
+                    t.strings.get(f.module).to_owned(),
+                    t.strings.get(f.function).to_owned(),
+                    t.strings.get(f.file).to_owned(),
+                    f.line,
+                )
+            })
             .collect()
     };
     let mut order: Vec<usize> = (0..b.len()).collect();
@@ -91,7 +113,9 @@ fn rows(t: &Trace) -> Vec<Row> {
 /// Recorded with segments of 20,000 blocks (many cut while the program runs: three threads
 /// and a forked child, blocks live across segments, some never freed, reallocs, named
 /// threads), the trace equals the whole-file merge of the same raw recording: every block of
-/// every process with its sizes, flags, thread, allocating and freeing stacks, the process
+/// every process with its sizes, flags, thread, allocating and freeing stacks (each frame's
+/// symbols too: the recording names them while the program runs, the whole-file merge
+/// afterwards), the process
 /// table, the counts and the warnings; times agree within 2 µs.
 #[test]
 fn the_streamed_trace_is_the_whole_file_merge_of_the_same_recording() {
@@ -254,4 +278,79 @@ fn peak_memory_is_bounded(record_args: &[&str]) {
     let t = memscape_trace::read_msc(&dir.path().join("l.msc")).unwrap();
     assert_eq!(t.meta.allocs, t.meta.frees);
     assert_eq!(t.blocks.len() as u64, t.meta.allocs);
+}
+
+/// The call tree is symbolized while the program runs (each node as the merge makes it): a
+/// library the program dlopens only after a second of allocating, called just before its
+/// exit (its stacks first seen after the exit) and not closed, has every frame named, as
+/// have the program's own frames from the start; and the names equal those of the whole-file
+/// merge of the same raw recording, which symbolizes once at the end.
+#[test]
+fn a_library_dlopened_late_has_every_frame_symbolized() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("liblate.so");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloclib.c");
+    let built = Command::new("gcc")
+        .args(["-O0", "-g", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let program = compile("late_dlopen.c", dir.path());
+    let out = dir.path().join("late.msc");
+    let (report, _) = record(
+        &out,
+        &program,
+        &[&lib.display().to_string()],
+        &[("MEMSCAPE_KEEP_RAW", "1")],
+    );
+    let raw = PathBuf::from(report["raw_kept"].as_str().expect("the raw recording kept"));
+    let t = memscape_trace::read_msc(&out).unwrap();
+    let lib_path = lib.display().to_string();
+    let program_path = program.display().to_string();
+    let mut named = std::collections::BTreeMap::<(String, String), usize>::new();
+    let mut lib_frames = 0;
+    for f in t.call_tree.frames.iter().skip(1) {
+        let module = t.strings.get(f.module);
+        if module != lib_path && module != program_path {
+            continue;
+        }
+        lib_frames += usize::from(module == lib_path);
+        let function = t.strings.get(f.function);
+        assert!(
+            f.function != 0 && !function.is_empty(),
+            "a frame of {module} at offset {:#x} unnamed",
+            f.module_offset
+        );
+        *named
+            .entry((module.to_owned(), function.to_owned()))
+            .or_default() += 1;
+    }
+    assert!(lib_frames >= 2, "the library's frames: {named:?}");
+    for (module, function) in [
+        (&lib_path, "load"),
+        (&lib_path, "work"),
+        (&program_path, "main"),
+        (&program_path, "early"),
+    ] {
+        assert!(
+            named.contains_key(&(module.clone(), function.to_owned())),
+            "{function} of {module} not among {named:?}"
+        );
+    }
+    let whole_path = dir.path().join("whole.msc");
+    memscape_record::convert_dir(
+        &raw,
+        &whole_path,
+        memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
+    )
+    .unwrap();
+    let whole = memscape_trace::read_msc(&whole_path).unwrap();
+    let (rs, rw) = (rows(&t), rows(&whole));
+    assert_eq!(rs.len(), rw.len());
+    for (k, (a, b)) in rs.iter().zip(&rw).enumerate() {
+        assert_eq!(a, b, "block {k}");
+    }
+    std::fs::remove_dir_all(&raw).unwrap();
 }

@@ -6,7 +6,9 @@
 mod common;
 
 use common::data;
-use memscape_trace::msc::{MscOptions, SegmentBlocks, SegmentWriter, to_msc_bytes_with};
+use memscape_trace::msc::{
+    EncodedFooter, MscOptions, SegmentBlocks, SegmentWriter, to_msc_bytes_with,
+};
 use memscape_trace::{LoadError, Trace, TraceFormat, from_msc_bytes, load};
 
 fn assert_same(a: &Trace, b: &Trace) {
@@ -117,6 +119,39 @@ fn segment_writer_writes_a_file_that_loads() {
     w.finish(&t).unwrap();
     let back = memscape_trace::msc::read_msc(&path).unwrap();
     assert_same(&back, &t);
+}
+
+/// The footer encoded apart from the writer (`EncodedFooter`, as a recorder does while the
+/// writer encodes its last segment) gives the same bytes as `SegmentWriter::finish`, at the
+/// default and at another zstd level.
+#[test]
+fn footer_encoded_apart_gives_the_same_file() {
+    let t = sqlite();
+    for options in [
+        MscOptions::default(),
+        MscOptions {
+            zstd_level: Some(3),
+            ..Default::default()
+        },
+    ] {
+        let write = |apart: bool| -> Vec<u8> {
+            let mut w = SegmentWriter::new(Vec::new(), &options).unwrap();
+            let n = t.blocks.len();
+            for start in (0..n).step_by(100_000) {
+                let blocks = SegmentBlocks::of(&t.blocks, start..(start + 100_000).min(n));
+                w.push(&blocks, None).unwrap();
+            }
+            match apart {
+                true => w
+                    .finish_with(EncodedFooter::new(&t, &options).unwrap())
+                    .unwrap(),
+                false => w.finish(&t).unwrap(),
+            }
+        };
+        let apart = write(true);
+        assert_eq!(apart, write(false), "{options:?}");
+        assert_same(&from_msc_bytes("f.msc", &apart).unwrap(), &t);
+    }
 }
 
 /// A flipped byte in a segment's payload: an error naming the segment, its offset, and a file

@@ -210,7 +210,8 @@ use decode::*;
 pub use decode::{from_msc_bytes, read_msc};
 use lazy::*;
 pub use segments::{
-    DEFAULT_SEGMENT_BLOCKS, SegmentBlocks, SegmentEvents, SegmentWriter, VERSION_SEGMENTED,
+    DEFAULT_SEGMENT_BLOCKS, EncodedFooter, SegmentBlocks, SegmentEvents, SegmentWriter,
+    VERSION_SEGMENTED,
 };
 use write::*;
 pub use write::{

@@ -189,9 +189,15 @@ impl<W: Write> SegmentWriter<W> {
 
     /// Writes the footer (everything of `rest` but its blocks, which the segments hold) and the
     /// trailer; returns the output.
-    pub fn finish(mut self, rest: &Trace) -> std::io::Result<W> {
-        let mut sections = tree_and_strings(rest, self.level)?;
-        sections.push(meta_section(rest, self.level)?);
+    pub fn finish(self, rest: &Trace) -> std::io::Result<W> {
+        let footer = encode_footer_at(rest, self.level)?;
+        self.finish_with(footer)
+    }
+
+    /// [`SegmentWriter::finish`] with the footer encoded beforehand ([`EncodedFooter::new`],
+    /// with this writer's options): only the segment table is left to encode.
+    pub fn finish_with(mut self, footer: EncodedFooter) -> std::io::Result<W> {
+        let mut sections = footer.sections;
         sections.push(encode_best(
             SEGMENT_TABLE,
             8,
@@ -210,6 +216,25 @@ impl<W: Write> SegmentWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// A footer's sections but the segment table, encoded apart from the writer (while it is
+/// still busy with the last segments) and handed to [`SegmentWriter::finish_with`].
+pub struct EncodedFooter {
+    sections: Vec<Encoded>,
+}
+
+impl EncodedFooter {
+    /// Encodes everything of `rest` but its blocks, with the writer's `options`.
+    pub fn new(rest: &Trace, options: &MscOptions) -> std::io::Result<Self> {
+        encode_footer_at(rest, options.zstd_level.unwrap_or(ZSTD_LEVEL))
+    }
+}
+
+fn encode_footer_at(rest: &Trace, level: i32) -> std::io::Result<EncodedFooter> {
+    let mut sections = tree_and_strings(rest, level)?;
+    sections.push(meta_section(rest, level)?);
+    Ok(EncodedFooter { sections })
 }
 
 /// The sections of one segment.
