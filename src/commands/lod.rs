@@ -366,12 +366,29 @@ pub fn draw_map(
                 d.log_tau, d.log_sig
             )
         }
-        None => format!(
-            "exact blocks found through the index (the GPU pipeline for up to {} in view on a \
-             software rasterizer, {} on a hardware GPU; CPU sums beyond)",
-            map_lod::EXACT_GPU_MAX_BLOCKS,
-            map_lod::EXACT_GPU_MAX_BLOCKS_HARDWARE
-        ),
+        // Finer than every level: exact blocks, unless they are many and a level's cells
+        // are at most about a pixel and a half (`LodIndex::level_for_view`).
+        None => match t.index.level_for_view(&view) {
+            Some(l) => {
+                let d = t.index.levels[l].desc;
+                format!(
+                    "exact blocks through the GPU pipeline up to {} in view on a software \
+                     rasterizer ({} on a hardware GPU); beyond, the millions of blocks in view \
+                     from the level 2^{} events × 2^{} bytes (cells of at most {} pixels)",
+                    map_lod::EXACT_GPU_MAX_BLOCKS,
+                    map_lod::EXACT_GPU_MAX_BLOCKS_HARDWARE,
+                    d.log_tau,
+                    d.log_sig,
+                    memscape_lod::index::COARSE_CELL_PIXELS
+                )
+            }
+            None => format!(
+                "exact blocks found through the index (the GPU pipeline for up to {} in view on a \
+                 software rasterizer, {} on a hardware GPU; CPU sums beyond)",
+                map_lod::EXACT_GPU_MAX_BLOCKS,
+                map_lod::EXACT_GPU_MAX_BLOCKS_HARDWARE
+            ),
+        },
     };
     let style = memscape_views::picture::MapStyle {
         alpha: s.alpha,
