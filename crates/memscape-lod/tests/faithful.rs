@@ -44,6 +44,18 @@ struct Case {
     _dir: tempfile::TempDir,
 }
 
+impl Case {
+    /// The trace's blocks as the index's resolve reads them.
+    fn source(&self) -> TraceBlocks<'_> {
+        TraceBlocks {
+            columns: self.file.columns(),
+            axis: &self.index.meta.axis,
+            color: &color,
+            index: &self.index,
+        }
+    }
+}
+
 fn case(file: TraceFile) -> Case {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = common::build_index(&file, dir.path());
@@ -78,12 +90,7 @@ fn compare(a: &[[u8; 4]], b: &[[u8; 4]]) -> (f64, f64) {
 /// Checks the views of `c` at `w`×`h`; returns how many were drawn from a level.
 fn check(name: &str, c: &Case, w: u32, h: u32) -> usize {
     let axis = &c.index.meta.axis;
-    let source = TraceBlocks {
-        columns: c.file.columns(),
-        axis,
-        color: &color,
-        index: &c.index,
-    };
+    let source = c.source();
     let te = c.index.meta.extent_t;
     let ye = axis.extent;
     let mut views = vec![(0, te, 0, ye)];
@@ -139,12 +146,7 @@ fn generated_trace_within_tolerance_and_isolated_bytes_visible() {
     );
     // Isolated 1-byte blocks: visible at α = 0.1 from the whole trace down to the block.
     let axis = &c.index.meta.axis;
-    let source = TraceBlocks {
-        columns: c.file.columns(),
-        axis,
-        color: &color,
-        index: &c.index,
-    };
+    let source = c.source();
     let (te, ye) = (c.index.meta.extent_t, axis.extent);
     let (w, h) = (320u32, 180u32);
     let isolated: Vec<&LodBlock> = c.all.iter().filter(|b| b.size == 1).collect();
@@ -178,12 +180,7 @@ fn whole_views_finer_than_the_old_levels_are_level_drawn() {
         3_000_000, 11,
     ))));
     let axis = &c.index.meta.axis;
-    let source = TraceBlocks {
-        columns: c.file.columns(),
-        axis,
-        color: &color,
-        index: &c.index,
-    };
+    let source = c.source();
     for (w, h) in [(800u32, 450u32), (640, 360)] {
         for (alpha, cushion) in [(0.1f32, Cushion::Parabolic), (1.0, Cushion::None)] {
             let mut v = LodView::fit(0, c.index.meta.extent_t, 0, axis.extent, w, h);
@@ -230,12 +227,7 @@ fn many_block_views_finer_than_every_level_drawn_from_a_coarse_level() {
         ..CoarseRule::default()
     };
     let axis = &c.index.meta.axis;
-    let source = TraceBlocks {
-        columns: c.file.columns(),
-        axis,
-        color: &color,
-        index: &c.index,
-    };
+    let source = c.source();
     let (te, ye) = (c.index.meta.extent_t, axis.extent);
     // Views in the band between the levels, shaped as the 1/4 view of 50 M events is against
     // the level it gets (cells 1.26 × 0.71 px): finer than every level, within the coarse
