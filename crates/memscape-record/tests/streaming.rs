@@ -139,14 +139,7 @@ fn the_streamed_trace_is_the_whole_file_merge_of_the_same_recording() {
         "a segmented file"
     );
     let streamed = memscape_trace::read_msc(&out).unwrap();
-    let whole_path = dir.path().join("whole.msc");
-    memscape_record::convert_dir(
-        &raw,
-        &whole_path,
-        memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
-    )
-    .unwrap();
-    let whole = memscape_trace::read_msc(&whole_path).unwrap();
+    let whole = whole_merge(&raw, dir.path());
     assert!(
         streamed.blocks.len() > 150_000,
         "{} blocks",
@@ -339,18 +332,24 @@ fn a_library_dlopened_late_has_every_frame_symbolized() {
             "{function} of {module} not among {named:?}"
         );
     }
-    let whole_path = dir.path().join("whole.msc");
-    memscape_record::convert_dir(
-        &raw,
-        &whole_path,
-        memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
-    )
-    .unwrap();
-    let whole = memscape_trace::read_msc(&whole_path).unwrap();
+    let whole = whole_merge(&raw, dir.path());
     let (rs, rw) = (rows(&t), rows(&whole));
     assert_eq!(rs.len(), rw.len());
     for (k, (a, b)) in rs.iter().zip(&rw).enumerate() {
         assert_eq!(a, b, "block {k}");
     }
     std::fs::remove_dir_all(&raw).unwrap();
+}
+
+/// The whole-file merge of the raw recording `raw` (`convert_dir`, written in `dir`), read back:
+/// what the streamed trace must equal.
+fn whole_merge(raw: &Path, dir: &Path) -> Trace {
+    let whole_path = dir.join("whole.msc");
+    memscape_record::convert_dir(
+        raw,
+        &whole_path,
+        memscape_record::DEFAULT_TIME_RESOLUTION_LOG2,
+    )
+    .unwrap();
+    memscape_trace::read_msc(&whole_path).unwrap()
 }
