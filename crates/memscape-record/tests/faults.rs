@@ -359,17 +359,7 @@ fn allocations_in_signal_handlers_are_all_recorded_as_valgrind_counts_them() {
 #[test]
 fn dlopen_and_dlclose_of_an_allocating_library_equal_valgrind() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("liballoc.so");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloclib.c");
-    assert!(
-        Command::new("gcc")
-            .args(["-O0", "-g", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&src)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let lib = common::compile_alloclib(dir.path(), "liballoc.so", "-O0");
     let program = compile("dlopen_alloc.c", dir.path());
     let lib_arg = lib.display().to_string();
     let report = via_sh(&program, &[&lib_arg], dir.path());

@@ -281,15 +281,7 @@ fn peak_memory_is_bounded(record_args: &[&str]) {
 #[test]
 fn a_library_dlopened_late_has_every_frame_symbolized() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("liblate.so");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloclib.c");
-    let built = Command::new("gcc")
-        .args(["-O0", "-g", "-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let lib = common::compile_alloclib(dir.path(), "liblate.so", "-O0");
     let program = compile("late_dlopen.c", dir.path());
     let out = dir.path().join("late.msc");
     let (report, _) = record(

@@ -109,15 +109,7 @@ fn stacks_cut_at_any_depth_equal_libunwinds() {
 #[test]
 fn stacks_through_a_shared_library_equal_libunwinds() {
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("liballoc.so");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloclib.c");
-    let built = Command::new("gcc")
-        .args(["-O2", "-g", "-shared", "-fPIC", "-o"])
-        .arg(&lib)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    let lib = common::compile_alloclib(dir.path(), "liballoc.so", "-O2");
     let program = compile("dlopen_alloc.c", dir.path());
     // Loaded, called, unloaded and loaded again: rules of a module that went away.
     let c = compare(&program, &[&lib.display().to_string()], dir.path());

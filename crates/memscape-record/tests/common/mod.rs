@@ -80,6 +80,22 @@ pub fn compile_with(name: &str, dir: &Path, flags: &[&str], suffix: &str) -> Pat
     out
 }
 
+/// Builds `tests/c/alloclib.c` as the shared library `dir/<name>` (gcc, `-g -shared -fPIC` and
+/// `opt`), for the programs that dlopen it.
+pub fn compile_alloclib(dir: &Path, name: &str, opt: &str) -> PathBuf {
+    require("gcc", "gcc");
+    let lib = dir.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/alloclib.c");
+    let built = Command::new("gcc")
+        .args([opt, "-g", "-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(built.success(), "compiling {}", src.display());
+    lib
+}
+
 /// valgrind's `total heap usage` per process: (allocs, frees).
 pub fn valgrind_counts(program: &Path, args: &[&str], dir: &Path) -> Vec<(u64, u64)> {
     require("valgrind", "valgrind");
