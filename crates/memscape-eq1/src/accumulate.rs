@@ -292,12 +292,34 @@ pub struct Accumulator<'v> {
     /// The first column of the view the sums hold (`sums.width` columns from it).
     x0: usize,
     pub sums: ColumnSums,
-    /// Per pixel of the columns held and one column past them (a run ending at the last column
-    /// subtracts there), column-major like the sums: constant parts of (c0, c1, c2, F, S), then
+    /// Per pixel of the columns held (a run reaching past the last column has no end to
+    /// subtract: `add` writes none), column-major like the sums: constant parts of (c0, c1, c2, F, S), then
     /// slopes (per column) of (c0, c1, c2). All zero outside `add`/`finish` (finish clears
     /// what it reads), so that the memory can be reused without clearing it again.
-    d: Vec<[f64; 8]>,
+    d: Vec<Diff>,
     any_wide: bool,
+}
+
+/// One pixel's entry of an [`Accumulator`]'s difference arrays, a cache line of its own: a
+/// run's ends fall on columns far apart, each entry a miss; unaligned, most entries spanned
+/// two lines (the allocation is 16 bytes past a page), and every end cost two misses.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(64))]
+struct Diff([f64; 8]);
+
+impl std::ops::Index<usize> for Diff {
+    type Output = f64;
+    #[inline]
+    fn index(&self, q: usize) -> &f64 {
+        &self.0[q]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Diff {
+    #[inline]
+    fn index_mut(&mut self, q: usize) -> &mut f64 {
+        &mut self.0[q]
+    }
 }
 
 /// The memory of an [`Accumulator`], kept between accumulators (a strip after another, a frame
@@ -306,7 +328,7 @@ pub struct Accumulator<'v> {
 pub struct AccumulatorBuffers {
     acc: Vec<[f32; 4]>,
     cov: Vec<f32>,
-    d: Vec<[f64; 8]>,
+    d: Vec<Diff>,
 }
 
 impl AccumulatorBuffers {
@@ -381,10 +403,10 @@ impl<'v> Accumulator<'v> {
         }
         if !self.any_wide {
             self.any_wide = true;
-            let n = (cols + 1) * h;
+            let n = cols * h;
             if self.d.len() < n {
                 self.d.clear();
-                self.d.resize(n, [0.0; 8]);
+                self.d.resize(n, Diff::default());
             }
         }
         let light = default_light();
@@ -413,12 +435,35 @@ impl<'v> Accumulator<'v> {
             |py: usize| ((py as f32 + 0.5 - origin_px[1]) / size_px[1].max(1e-6)).clamp(0.0, 1.0);
         let thin_lum =
             (size_px[1] <= 1.0).then(|| RowLuminance::new(view, size_px, v_of(y_start), light));
-        // Where column `px`'s entry of row `py` lies in `d`.
+        // Where column `px`'s entry of row `py` lies in `d`; `past`: the column after those held.
         let at = |px: i64, py: usize| (px - x0) as usize * h + py;
+        let past = x0 + cols as i64;
+        // The interior's luminance pieces (runs of columns on which it is linear in the
+        // column; the same on every row): where they end.
+        let mut ends = [0i64; 16];
+        let mut found = 0;
+        let mut start = in_lo;
+        while start <= in_hi && found < ends.len() {
+            ends[found] = piece_end(view, start, in_hi, &u_of);
+            start = ends[found] + 1;
+            found += 1;
+        }
         for py in y_start..y_end {
             let fy = crate::vertical_overlap(c, py as f32);
             if fy <= 0.0 {
                 continue;
+            }
+            if in_hi >= in_lo {
+                // The entries where the interior and its pieces start and end, read first and
+                // together: columns apart, each a cache miss, which then overlap (and the end
+                // columns' work below) instead of stalling the sums one after the other.
+                let mut touched = self.d[at(in_lo, py)][0];
+                for &end in &ends[..found] {
+                    if end + 1 < past {
+                        touched += self.d[at(end + 1, py)][0];
+                    }
+                }
+                std::hint::black_box(touched);
             }
             let row_lum;
             let lum = match &thin_lum {
@@ -457,20 +502,30 @@ impl<'v> Accumulator<'v> {
                 ColorMode::Categorical => 0.0,
                 ColorMode::Quantitative => f64::from(b.attr) * wgt,
             };
-            // Constant channels over the whole interior.
-            let (a, z) = (at(in_lo, py), at(in_hi + 1, py));
+            // Constant channels over the whole interior. A run reaching past the columns held
+            // ends in the column after them, which `finish_into` never reads: no end written.
+            let a = at(in_lo, py);
+            let z = (in_hi + 1 < past).then(|| at(in_hi + 1, py));
             self.d[a][3] += wgt;
-            self.d[z][3] -= wgt;
             self.d[a][4] += f64::from(fy);
-            self.d[z][4] -= f64::from(fy);
             if attr != 0.0 {
                 self.d[a][0] += attr;
-                self.d[z][0] -= attr;
             }
-            // Luminance pieces: runs of columns on which it is linear in the column.
+            if let Some(z) = z {
+                self.d[z][3] -= wgt;
+                self.d[z][4] -= f64::from(fy);
+                if attr != 0.0 {
+                    self.d[z][0] -= attr;
+                }
+            }
             let mut start = in_lo;
+            let mut piece = 0;
             while start <= in_hi {
-                let end = piece_end(view, start, in_hi, &u_of);
+                let end = match ends[..found].get(piece) {
+                    Some(&end) => end,
+                    None => piece_end(view, start, in_hi, &u_of),
+                };
+                piece += 1;
                 let (l0, l1) = (lum_at(start), lum_at(end));
                 let slope = if end > start {
                     (l1 - l0) / (end - start) as f64
@@ -478,16 +533,19 @@ impl<'v> Accumulator<'v> {
                     0.0
                 };
                 let base = l0 - slope * start as f64;
-                let (a, z) = (at(start, py), at(end + 1, py));
+                let a = at(start, py);
+                let z = (end + 1 < past).then(|| at(end + 1, py));
                 let ks = [k0, k1, k2];
                 for (q, &k) in ks.iter().enumerate() {
                     if k == 0.0 {
                         continue;
                     }
                     self.d[a][q] += k * base;
-                    self.d[z][q] -= k * base;
                     self.d[a][5 + q] += k * slope;
-                    self.d[z][5 + q] -= k * slope;
+                    if let Some(z) = z {
+                        self.d[z][q] -= k * base;
+                        self.d[z][5 + q] -= k * slope;
+                    }
                 }
                 start = end + 1;
             }
@@ -507,16 +565,12 @@ impl<'v> Accumulator<'v> {
             // Column by column, each row's running sums (the same additions in the same order
             // as row by row, reading and writing memory in order).
             let mut run = vec![[0.0f64; 8]; h];
-            for lx in 0..=cols {
+            for lx in 0..cols {
                 let x = (self.x0 + lx) as f64;
                 for (py, r) in run.iter_mut().enumerate() {
                     let i = lx * h + py;
                     let d = std::mem::take(&mut self.d[i]);
-                    if lx == cols {
-                        // The column past the last: only cleared.
-                        continue;
-                    }
-                    for (c, v) in r.iter_mut().zip(&d) {
+                    for (c, v) in r.iter_mut().zip(&d.0) {
                         *c += v;
                     }
                     let a = &mut self.sums.acc[i];
@@ -691,8 +745,54 @@ mod tests {
                         .collect()
                 };
                 assert_eq!(bits(&got), bits(&expected), "{cushion:?}, round {round}");
-                assert!(buffers.d.iter().flatten().all(|&d| d == 0.0));
+                assert!(buffers.d.iter().flat_map(|d| d.0).all(|d| d == 0.0));
                 buffers.keep(got);
+            }
+        }
+    }
+
+    /// A strip's sums are, bit for bit, the same columns of a wider strip starting at the same
+    /// column: a run reaching past the strip writes no end (only the columns held are read),
+    /// where the wider strip subtracts it at its real end, past those columns too. Without
+    /// cushions: with them a run's luminance pieces end where the strip ends, so their slopes
+    /// differ by rounding from the wider strip's (as they always did).
+    #[test]
+    fn runs_past_a_strip_end_leave_its_columns_bit_identical() {
+        let blocks = random_blocks(30_000, 9);
+        for cushion in [Cushion::None] {
+            for mode in [ColorMode::Categorical, ColorMode::Quantitative] {
+                let mut v = MapView::fit(1000, 9000, 1 << 17, 1 << 19, 301, 200);
+                v.cushion = cushion;
+                v.color_mode = mode;
+                v.alpha = 0.3;
+                let mut buffers = AccumulatorBuffers::default();
+                for (x0, x1, wider) in [(0, 40, 301), (40, 100, 170), (100, 171, 301)] {
+                    let sums_of = |cols: std::ops::Range<u32>, buffers: &mut AccumulatorBuffers| {
+                        let mut acc = Accumulator::with_buffers(&v, cols, buffers);
+                        for b in &blocks {
+                            acc.add(b);
+                        }
+                        acc.finish_into(buffers)
+                    };
+                    let strip = sums_of(x0..x1, &mut buffers);
+                    let strip = (strip.acc.clone(), strip.cov.clone());
+                    let wide = sums_of(x0..wider, &mut buffers);
+                    let n = (x1 - x0) as usize * v.height as usize;
+                    let bits = |acc: &[[f32; 4]], cov: &[f32]| -> Vec<u32> {
+                        acc[..n]
+                            .iter()
+                            .flatten()
+                            .chain(&cov[..n])
+                            .map(|f| f.to_bits())
+                            .collect()
+                    };
+                    assert_eq!(
+                        bits(&strip.0, &strip.1),
+                        bits(&wide.acc, &wide.cov),
+                        "{cushion:?} {mode:?} columns {x0}..{x1}"
+                    );
+                    buffers.keep(wide);
+                }
             }
         }
     }

@@ -1,4 +1,6 @@
-//! One resolve of the whole view of a trace, repeated (for perf).
+//! One resolve of the whole view of a trace, repeated (for perf). `LOD_PROF_ALPHA=0.1`
+//! draws at that α with parabolic cushions (else the view's defaults); each resolve prints an
+//! FNV-1a hash of its sums' bits, to check that a change keeps them bit-identical.
 use memscape_lod::resolve::accumulate;
 use memscape_lod::source::palette_color;
 use memscape_lod::trace_source::{TraceBlocks, TraceFile};
@@ -21,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let te = file.trace.meta.events;
     let ye = axis.extent;
-    let v = LodView::fit(
+    let mut v = LodView::fit(
         te / 2 - te / zoom / 2,
         te / 2 + te / zoom / 2,
         ye / 2 - ye / zoom / 2,
@@ -29,6 +31,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         1920,
         1080,
     );
+    if let Some(alpha) = std::env::var("LOD_PROF_ALPHA")
+        .ok()
+        .and_then(|s| s.parse::<f32>().ok())
+    {
+        v.alpha = alpha;
+        v.cushion = memscape_eq1::Cushion::Parabolic;
+    }
     let cpu = || {
         let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         let rest = stat.rsplit(')').next().unwrap_or("").to_owned();
@@ -44,8 +53,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut sums = PixelSums::new(1920, 1080);
         let st = accumulate(&index, &source, &v, &mut sums);
         let img = sums.resolve(&v);
+        let hash = sums
+            .acc
+            .iter()
+            .flatten()
+            .chain(&sums.cov)
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, x| {
+                (h ^ u64::from(x.to_bits())).wrapping_mul(0x0100_0000_01b3)
+            });
         eprintln!(
-            "wall {:.2?} cpu {:.2} s {:?} {}",
+            "wall {:.2?} cpu {:.2} s {:?} {} sums {hash:016x}",
             s.elapsed(),
             cpu() - c0,
             st,

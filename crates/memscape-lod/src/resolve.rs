@@ -390,8 +390,8 @@ fn add_cell(
         cx0 + cell.bbox_at(0) * ctx.rx,
         cx0 + cell.bbox_at(1) * ctx.rx,
     );
-    let is_few = cell.few().is_some();
-    if !is_few
+    let few = cell.few();
+    if few.is_none()
         && (ffloor(xb0.max(xb1)) + 1.0 < ctx.held[0] as f64
             || ffloor(xb0.min(xb1)) - 1.0 >= ctx.held[1] as f64)
     {
@@ -418,7 +418,7 @@ fn add_cell(
         t_sum += b.attr() * nw;
         s_sum += n * mean;
     }
-    if let Some(few) = cell.few() {
+    if let Some(few) = few {
         add_few(
             ctx,
             [cx0, cy_bottom],
@@ -592,20 +592,23 @@ fn add_few(
     pixels.clear();
     // The blocks of the outermost centres reach the bounding box (what the box says: some
     // block does; a sliver over a pixel edge weighs much at low α).
-    let extreme = |axis: usize, high: bool| -> usize {
-        (0..k)
-            .max_by(|&a, &b| {
-                let o = centres[a][axis].total_cmp(&centres[b][axis]);
-                if high { o } else { o.reverse() }
-            })
-            .unwrap_or(0)
-    };
-    let (left, right, bottom, top) = (
-        extreme(0, false),
-        extreme(0, true),
-        extreme(1, false),
-        extreme(1, true),
-    );
+    // In one pass; of equal centres the last, as `max_by` picks them.
+    let (mut left, mut right, mut bottom, mut top) = (0, 0, 0, 0);
+    for (i, c) in centres.iter().enumerate().skip(1) {
+        use std::cmp::Ordering::{Greater, Less};
+        if c[0].total_cmp(&centres[left][0]) != Greater {
+            left = i;
+        }
+        if c[0].total_cmp(&centres[right][0]) != Less {
+            right = i;
+        }
+        if c[1].total_cmp(&centres[bottom][1]) != Greater {
+            bottom = i;
+        }
+        if c[1].total_cmp(&centres[top][1]) != Less {
+            top = i;
+        }
+    }
     for (i, &[u, v]) in centres.iter().enumerate() {
         let x = cx0 + u * ctx.rx;
         let y = cy_bottom - v * ctx.ry;
@@ -818,7 +821,6 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
     };
     // The box spans at most a few pixels: sums by pixel from p0.
     let mut acc = [(0.0f64, 0.0f64); 8];
-    let mut single: Vec<(i64, f64, f64)> = Vec::new();
     for (j, &v) in c.profile.iter().enumerate() {
         if v == 0 {
             continue;
@@ -845,14 +847,14 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
             }
             continue;
         }
-        axis_weights(lo, hi, e, alpha, i64::MAX, &mut single);
-        for &(pp, e1, ea) in &single {
+        // Straight into the pixels' sums (a list per slice cost an allocation per cell).
+        axis_weights_each(lo, hi, e, alpha, i64::MAX, |pp, e1, ea| {
             let k = (pp as f64 - p0) as usize;
             if let Some(slot) = acc.get_mut(k) {
                 slot.0 += q * e1;
                 slot.1 += q * ea;
             }
-        }
+        });
     }
     for (k, &(e1, ea)) in acc.iter().enumerate() {
         let p = (p0 as i64).saturating_add(k as i64);
@@ -867,6 +869,19 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
 /// inside `p`.
 pub fn axis_weights(lo: f64, hi: f64, bw: f64, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
     out.clear();
+    axis_weights_each(lo, hi, bw, alpha, n, |p, e1, ea| out.push((p, e1, ea)));
+}
+
+/// [`axis_weights`], each pixel's `(p, E[o], E[o^α])` given to `f` in the same order.
+#[inline]
+fn axis_weights_each(
+    lo: f64,
+    hi: f64,
+    bw: f64,
+    alpha: f64,
+    n: i64,
+    mut f: impl FnMut(i64, f64, f64),
+) {
     let bw = bw.clamp(0.0, 1.0);
     if bw < 1e-4 {
         // Points (to within 10⁻⁴ px): o is 0 or 1, E[o] = E[o^α] = the share inside.
@@ -879,7 +894,7 @@ pub fn axis_weights(lo: f64, hi: f64, bw: f64, alpha: f64, n: i64, out: &mut Vec
                 ((hi.min(p as f64 + 1.0) - lo.max(p as f64)) / (hi - lo)).max(0.0)
             };
             if share > 0.0 {
-                out.push((p, share, share));
+                f(p, share, share);
             }
         }
         return;
@@ -889,7 +904,7 @@ pub fn axis_weights(lo: f64, hi: f64, bw: f64, alpha: f64, n: i64, out: &mut Vec
     for p in first.max(0)..last.min(n) {
         let (e1, ea) = expected_overlap(lo, hi, bw, p as f64, alpha);
         if e1 > 0.0 {
-            out.push((p, e1, ea));
+            f(p, e1, ea);
         }
     }
 }
