@@ -225,10 +225,14 @@ impl Follower {
     /// in an image's sequence), and [`Follower::into_trace`] finishes that merge into the
     /// recording's trace, named `source`. [`Follower::rebuilt_snapshot`] and `finish` see
     /// no events.
+    ///
+    /// Its [`Follower::summary`] counts what the merge has applied (what the next snapshot
+    /// holds), not every event read: no second, sequence-ordered pass over the events (a
+    /// queue and a map of live blocks per image, as much work again as the merge's own).
     pub fn consuming(dir: &Path, source: &str) -> Self {
         Self {
             consume: Some(source.to_owned()),
-            ..Self::new(dir, true)
+            ..Self::new(dir, false)
         }
     }
 
@@ -329,8 +333,15 @@ impl Follower {
         (live.converter.len() > 0).then(|| live.converter.finish(launcher))
     }
 
-    /// What has been applied so far (all zero without `summarize`).
+    /// What has been applied so far (all zero without `summarize`; a consuming follower's
+    /// merge: what [`Follower::snapshot`] would hold now).
     pub fn summary(&self) -> LiveSummary {
+        if self.consume.is_some() {
+            let guard = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            return guard
+                .as_ref()
+                .map_or_else(LiveSummary::default, |live| merged_summary(&live.converter));
+        }
         let mut s = LiveSummary::default();
         for f in self.files.values() {
             let (Some(reader), Some(applied)) = (&f.reader, &f.applied) else {
@@ -529,6 +540,38 @@ impl Follower {
             }
         }
         Ok(images)
+    }
+}
+
+/// The summary of what `converter` has merged: its trace's counts so far, per image.
+fn merged_summary(converter: &Converter) -> LiveSummary {
+    let (counts, images) = converter.counts();
+    let processes = images
+        .into_iter()
+        .map(|(header, process)| {
+            let p = counts.processes.get(process as usize);
+            LiveProcess {
+                pid: header.pid,
+                ppid: header.ppid,
+                command_line: header.command_line.clone(),
+                events: p.map_or(0, |p| p.events),
+                allocs: p.map_or(0, |p| p.allocs),
+                frees: p.map_or(0, |p| p.frees),
+                live_bytes: counts
+                    .process_live_bytes
+                    .get(process as usize)
+                    .copied()
+                    .unwrap_or(0),
+                peak_live_bytes: p.map_or(0, |p| p.peak_live_bytes),
+            }
+        })
+        .collect();
+    LiveSummary {
+        events: counts.events,
+        allocs: counts.allocs,
+        frees: counts.frees,
+        live_bytes: counts.live_bytes,
+        processes,
     }
 }
 

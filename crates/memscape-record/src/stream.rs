@@ -928,6 +928,13 @@ impl Converter {
     pub(crate) fn len(&self) -> usize {
         self.images.len()
     }
+
+    /// What the merge has applied so far (see `TraceBuilder::counts`), and each image's
+    /// header with its process in the trace, in the order declared.
+    pub(crate) fn counts(&self) -> (memscape_trace::BuilderCounts<'_>, Vec<(&Header, u32)>) {
+        let images = self.images.iter().map(|i| (&i.header, i.process)).collect();
+        (self.builder.counts(), images)
+    }
 }
 
 fn unzigzag(v: u64) -> i64 {

@@ -135,15 +135,15 @@ fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted
     let mut snapshots: Vec<memscape_trace::Trace> = Vec::new();
     follow_while_running(&mut follower, &mut child, |follower| {
         let trace = follower.snapshot("live");
-        // Consistent (every free has its allocation), and what the summary counts at most.
+        // Consistent (every free has its allocation), and what the summary counts.
         assert_eq!(trace.meta.unknown_frees, 0);
-        assert!(trace.meta.allocs <= follower.summary().allocs);
+        assert_summary_counts_the_snapshot(&follower.summary(), &trace);
         // No events kept: rebuilding from them finds none.
         assert_eq!(follower.rebuilt_snapshot("live").meta.events, 0);
         snapshots.push(trace);
     });
     let end = follower.snapshot("live");
-    assert_eq!(end.meta.allocs, follower.summary().allocs);
+    assert_summary_counts_the_snapshot(&follower.summary(), &end);
     let converted = memscape_record::convert_dir(&raw, &dir.path().join("c.msc"), 0).unwrap();
     let trace = memscape_trace::read_msc(&converted.output).unwrap();
     assert_same_blocks(&end, &trace);
@@ -170,6 +170,58 @@ fn a_consuming_follower_keeps_the_trace_not_the_events_and_ends_at_the_converted
             }
         }
     }
+}
+
+/// A consuming follower's summary is its merge's counts: the snapshot made at the same moment
+/// counts the same events, allocations, frees and live bytes, in total and per process (a
+/// live view asks the summary whether a snapshot would hold anything new).
+fn assert_summary_counts_the_snapshot(summary: &LiveSummary, trace: &memscape_trace::Trace) {
+    let m = &trace.meta;
+    assert_eq!(
+        (
+            summary.events,
+            summary.allocs,
+            summary.frees,
+            summary.live_bytes
+        ),
+        (m.events, m.allocs, m.frees, m.end_live_bytes)
+    );
+    if m.events == 0 {
+        return;
+    }
+    let per_process =
+        |pid, ppid, events, allocs, frees, peak| (pid, ppid, events, allocs, frees, peak);
+    let summarized: Vec<_> = summary
+        .processes
+        .iter()
+        .map(|p| {
+            per_process(
+                p.pid,
+                p.ppid,
+                p.events,
+                p.allocs,
+                p.frees,
+                p.peak_live_bytes,
+            )
+        })
+        .collect();
+    let traced: Vec<_> = trace
+        .processes
+        .iter()
+        .map(|p| {
+            per_process(
+                p.pid,
+                p.parent_pid,
+                p.events,
+                p.allocs,
+                p.frees,
+                p.peak_live_bytes,
+            )
+        })
+        .collect();
+    assert_eq!(summarized, traced);
+    let live: u64 = summary.processes.iter().map(|p| p.live_bytes).sum();
+    assert_eq!(live, m.end_live_bytes);
 }
 
 /// `slow.c` run through `sh -c "exec slow 25"` with the shim preloaded by hand, as a recording

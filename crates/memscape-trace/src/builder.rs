@@ -28,6 +28,7 @@ mod replay;
 /// `TraceBuilder::snapshot`: the trace so far, sharing the append-only columns.
 mod snapshot;
 pub use drain::Drained;
+pub use snapshot::BuilderCounts;
 use snapshot::GrowingBlocks;
 
 /// Larger than any x86-64 / AArch64 user address space (128 TiB): a size above this cannot be a

@@ -34,7 +34,7 @@ use std::path::Path;
 
 use memscape_io::{Compression, InputError, Location};
 
-pub use builder::{Drained, MAX_SANE_SIZE, PointerHasher, TraceBuilder};
+pub use builder::{BuilderCounts, Drained, MAX_SANE_SIZE, PointerHasher, TraceBuilder};
 pub use fsync::{SyncedFile, write_synced};
 pub use model::{BlockColumns, CallTree, Frame, Trace, TraceFormat, TraceMeta};
 pub use msc::{from_msc_bytes, read_msc, to_msc_bytes, write_msc};

@@ -34,6 +34,20 @@ impl GrowingBlocks {
     }
 }
 
+/// See [`TraceBuilder::counts`].
+#[derive(Debug, Clone, Copy)]
+pub struct BuilderCounts<'a> {
+    pub events: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    /// Heap bytes (requested sizes) live now, all processes together.
+    pub live_bytes: u64,
+    /// Declared processes, their counts so far (events, allocations, frees, peak).
+    pub processes: &'a [Process],
+    /// Heap bytes live now in each of `processes`.
+    pub process_live_bytes: &'a [u64],
+}
+
 impl TraceBuilder {
     /// The trace of the events so far, as [`TraceBuilder::finish`] would make it (equal to it),
     /// while the builder goes on. The append-only block columns are shared (their values so
@@ -119,6 +133,21 @@ impl TraceBuilder {
             pools: self.pools.clone(),
             warnings: self.warnings.clone(),
             event_order_cache,
+        }
+    }
+
+    /// What the next [`TraceBuilder::snapshot`] would count, without making it: its
+    /// metadata's events, allocations, frees and live bytes, and each declared process with
+    /// its live bytes. A live view asks this after every read (is there anything new?) and
+    /// summarizes the recording from it, instead of applying every event a second time.
+    pub fn counts(&self) -> BuilderCounts<'_> {
+        BuilderCounts {
+            events: self.events,
+            allocs: self.allocs,
+            frees: self.frees,
+            live_bytes: self.live_bytes,
+            processes: &self.processes,
+            process_live_bytes: &self.process_live,
         }
     }
 
