@@ -57,7 +57,7 @@ else
         -dumpbase heavy.cpp -dumpbase-ext .cpp -mtune=generic -march=x86-64 -O2 -o heavy.s)
 fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-RUST_LOG=${LIVE_LOG:-warn,memscape::live=debug,memscape::scene=debug} MEMSCAPE_ADAPTER=cpu \
+RUST_LOG=${LIVE_LOG:-warn,memscape::live=debug,memscape::scene=debug},memscape_record=info MEMSCAPE_ADAPTER=cpu \
     /usr/bin/time -v -o time.txt \
     xvfb-run -a -s "-screen 0 1600x1000x24" "$memscape" record --live --screenshot "$work/shot.png" \
     -o cc.msc -- "${program[@]}" > log.txt 2>&1
@@ -77,6 +77,17 @@ scene=$(grep 'snapshot made' log.txt | grep -o 'scene_ms=[0-9.]*' | cut -d= -f2 
 rss=$(grep 'Maximum resident' time.txt | grep -o '[0-9]*$')
 printf 'snapshots shown while recording: %s in %.1f s = %.2f updates/s\n' "$count" "$span" \
     "$(echo "if ($span > 0) $count / $span else 0" | bc -l)"
+# The same while the program ran: the span above also holds what follows the program's exit
+# (the live path's whole-file encode and the finished file opened again: seconds in a dev
+# build), in which no update can be shown. The program's end: memscape_record's "run" phase.
+ran=$(grep -m1 'phase="run"' log.txt | secs || true)
+if [ -n "$ran" ]; then
+    during=$(printf '%s\n' "$shown" | secs | awk -v end="$ran" '$1 <= end' | grep -c . || true)
+    rspan=$(echo "$ran - $first" | bc -l)
+    printf 'while the program ran: %s shown in %.1f s = %.2f updates/s (%.1f s from its exit to the finished view)\n' \
+        "$during" "$rspan" "$(echo "if ($rspan > 0) $during / $rspan else 0" | bc -l)" \
+        "$(echo "$last - $ran" | bc -l)"
+fi
 printf 'median: handed → shown %.0f ms; snapshot + symbolization %.0f ms; scene %.0f ms\n' \
     "$apply" "$snap" "$scene"
 echo "peak RSS: $((rss / 1024)) MiB"
