@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut last_bar, mut kept_bar) = (None, ContinuedRowSums::new());
     let (mut total_bar_whole, mut total_bar_continued) = (0.0, 0.0);
     println!(
-        "events\tblocks\tframe\tcontinued\tclosed_added\topen\taccumulated_ms\tevery_block_ms\tlargest_rel_diff\tbar_intervals\tbar_continued\tbar_kept_added\tbar_whole_cpu_ms\tbar_continued_cpu_ms\tbar_equal"
+        "events\tblocks\tframe\tcontinued\tclosed_added\topen\taccumulated_ms\tevery_block_ms\tlargest_rel_diff\tbar_intervals\tbar_continued\tbar_kept_added\tbar_whole_cpu_ms\tbar_continued_cpu_ms\tbar_equal\tbar_intervals_kept"
     );
     loop {
         cut = cut.min(events);
@@ -109,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         total_exact += exact_ms;
         // The live bar in the same frame, as the map pane's worker sums it.
         let binned = BinnedScene::unbinned(&scene);
-        let (bar, _) = LiveBar::build(
+        let (bar, bar_how) = LiveBar::build(
             &binned,
             TimeAxis::Events,
             scene.time_extent(TimeAxis::Events),
@@ -130,9 +130,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok_or("cancelled")?;
         let cpu1 = cpu::cpu_ms("/proc/self/stat");
         let growing = b.growing.ok_or("a live bar has a lineage")?;
+        // The bar's view (its time axis: the frame's) and lineage, as the sums worker keys
+        // them: another frame starts again.
+        let bar_key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            let v = &job.view;
+            (
+                growing.lineage,
+                v.time_origin,
+                v.time_origin_frac.to_bits(),
+                v.pixels_per_time.to_bits(),
+            )
+                .hash(&mut h);
+            h.finish()
+        };
         let (continued, bar_update) = kept_bar
             .update(
-                growing.lineage,
+                bar_key,
                 job.row.as_ref().ok_or("one row")?,
                 size,
                 &b.blocks,
@@ -151,7 +166,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         total_bar_whole += bar_whole_ms;
         total_bar_continued += bar_continued_ms;
         println!(
-            "{cut}\t{n}\t{}\t{}\t{}\t{}\t{acc_ms:.1}\t{exact_ms:.1}\t{diff:.2e}\t{}\t{}\t{}\t{bar_whole_ms:.0}\t{bar_continued_ms:.0}\t{}",
+            "{cut}\t{n}\t{}\t{}\t{}\t{}\t{acc_ms:.1}\t{exact_ms:.1}\t{diff:.2e}\t{}\t{}\t{}\t{bar_whole_ms:.0}\t{bar_continued_ms:.0}\t{}\t{:?}",
             frame.layout,
             !update.restarted,
             update.closed,
@@ -159,7 +174,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             b.blocks.len(),
             !bar_update.restarted,
             bar_update.kept,
-            continued == in_order
+            continued == in_order,
+            bar_how.intervals
         );
         last_bar = Some(bar);
         if cut == events {
