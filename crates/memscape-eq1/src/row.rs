@@ -39,6 +39,22 @@ pub struct RowProgress {
     any_wide: bool,
 }
 
+impl RowProgress {
+    /// Multiplies what the blocks' attributes added (quantitative mode) by `factor`: the state
+    /// of the same blocks with their attributes times `factor`. Exact, bit for bit, when
+    /// `factor` is a power of two (each product and partial sum scales without rounding; the
+    /// values are far from the subnormal range), which is how a live bar's attributes change
+    /// when its reference power of two grows.
+    pub fn scale_attributes(&mut self, factor: f32) {
+        for a in &mut self.sums.acc {
+            a[0] *= factor;
+        }
+        for d in &mut self.d0 {
+            d[0] *= f64::from(factor);
+        }
+    }
+}
+
 /// How a block's vertical extent meets the view's one row.
 #[derive(Clone, Copy)]
 struct RowFit {

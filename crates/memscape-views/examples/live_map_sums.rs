@@ -154,6 +154,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &b.times,
                 job.range.clone(),
                 growing.closed,
+                growing.reference,
                 &control,
             )
             .ok_or("cancelled")?;

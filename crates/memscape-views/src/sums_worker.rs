@@ -209,6 +209,7 @@ impl SlotJob for Threaded {
                     &bar.times,
                     self.job.range.clone(),
                     growing.closed,
+                    growing.reference,
                     control,
                 )?;
                 tracing::debug!(

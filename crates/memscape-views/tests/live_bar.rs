@@ -168,6 +168,7 @@ fn continued_live_bar_sums_equal_the_sums_of_every_interval_at_every_snapshot() 
                 &b.times,
                 job.range.clone(),
                 growing.closed,
+                growing.reference,
                 &SumsControl::default(),
             )
             .unwrap();
@@ -184,5 +185,8 @@ fn continued_live_bar_sums_equal_the_sums_of_every_interval_at_every_snapshot() 
     // Some snapshots went on from the last one's sums: the others start again where the
     // live frame's time axis is laid out again or the bar's attributes are recoloured.
     assert!(continued >= 2, "{continued} continued");
-    assert!(kept_intervals < intervals, "{kept_intervals} of {intervals}");
+    assert!(
+        kept_intervals < intervals,
+        "{kept_intervals} of {intervals}"
+    );
 }

@@ -182,6 +182,8 @@ pub struct ContinuedRowSums {
     /// Interval `kept - 1`, to check that a later bar still has it.
     last_kept: Option<(AllocBlockGpu, BlockTimeGpu)>,
     progress: Option<memscape_eq1::RowProgress>,
+    /// The attributes' reference power of two the kept state was summed with (0: fractions).
+    reference: u64,
 }
 
 /// What one [`ContinuedRowSums::update`] did.
@@ -216,25 +218,42 @@ impl ContinuedRowSums {
         times: &[BlockTimeGpu],
         range: Range<usize>,
         closed: usize,
+        reference: u64,
         control: &SumsControl,
     ) -> Option<(PixelSums, RowSumsUpdate)> {
         let width = size[0].max(1);
+        // A grown reference power of two: the kept intervals' attributes are the kept ones
+        // times old / new, a power of two, and so are their sums (bit for bit).
+        let rescale =
+            (self.reference != reference && self.reference > 0 && reference > self.reference)
+                .then(|| (self.reference as f64 / reference as f64) as f32);
+        let mut last_kept = self.last_kept;
+        if let (Some(factor), Some((b, _))) = (rescale, last_kept.as_mut()) {
+            b.attr *= factor;
+        }
         let ev = row_view.eq1([width, 1]);
         let n = blocks.len().min(times.len());
         let range = range.start.min(n)..range.end.min(n);
         // The intervals whose sums are kept after this update.
         let closed = closed.clamp(range.start, range.end);
         let still_there = |k: usize| {
-            k == range.start || (k <= n && self.last_kept == Some((blocks[k - 1], times[k - 1])))
+            k == range.start || (k <= n && last_kept == Some((blocks[k - 1], times[k - 1])))
         };
         let restart = self.frame != Some(frame)
             || self.width != width
             || self.range_start != range.start
             || self.kept > closed
             || self.progress.is_none()
+            || (self.reference != reference && rescale.is_none())
             || !still_there(self.kept);
         let (progress, from) = match (&self.progress, restart) {
-            (Some(p), false) => (p.clone(), self.kept),
+            (Some(p), false) => {
+                let mut p = p.clone();
+                if let Some(factor) = rescale {
+                    p.scale_attributes(factor);
+                }
+                (p, self.kept)
+            }
             _ => (RowAccumulator::new(&ev)?.progress(), range.start),
         };
         let mut acc = RowAccumulator::resume(&ev, progress)?;
@@ -256,6 +275,7 @@ impl ContinuedRowSums {
             kept: closed,
             last_kept: (closed > range.start).then(|| (blocks[closed - 1], times[closed - 1])),
             progress: Some(progress),
+            reference,
         };
         Some((
             out,
@@ -476,6 +496,7 @@ mod tests {
                     &b.times,
                     0..n,
                     growing.closed,
+                    growing.reference,
                     &control,
                 )
                 .unwrap();
@@ -495,7 +516,10 @@ mod tests {
         assert_eq!(continued, cuts.len() - 1);
         // Another lineage, or a bar whose kept intervals changed, starts again.
         let b = &carried.unwrap().bar;
-        let (n, closed) = (b.blocks.len(), b.growing.unwrap().closed);
+        let (n, closed, reference) = {
+            let g = b.growing.unwrap();
+            (b.blocks.len(), g.closed, g.reference)
+        };
         let update = |kept: &mut ContinuedRowSums, lineage: u64, blocks: &[AllocBlockGpu]| {
             let (sums, update) = kept
                 .update(
@@ -506,6 +530,7 @@ mod tests {
                     &b.times,
                     0..n,
                     closed,
+                    reference,
                     &control,
                 )
                 .unwrap();
@@ -531,6 +556,7 @@ mod tests {
                 &b.times,
                 0..n,
                 closed,
+                reference,
                 &cancelled
             )
             .is_none()

@@ -318,9 +318,14 @@ pub struct GrowingBar {
     /// as they were ([`BarContinued::Copied`]); a bar made from the first row or recoloured
     /// starts a new lineage.
     pub lineage: u64,
-    /// Intervals `..closed` are closed: every later bar of the lineage has them, unchanged, at
-    /// the same indices (the last interval, open, ends at the bar's end and may still grow).
+    /// Intervals `..closed` are closed: every later bar of the lineage has them at the same
+    /// indices, unchanged but for their attributes' reference (the last interval, open, ends at
+    /// the bar's end and may still grow).
     pub closed: usize,
+    /// The power of two the attributes are bytes over (0: fractions of the capacity). Within a
+    /// lineage it only grows: a later bar's attributes of the same intervals are these times
+    /// `reference / later reference`, exactly (a power of two).
+    pub reference: u64,
 }
 
 /// The lineage of the next bar that starts one ([`GrowingBar::lineage`]).
@@ -628,9 +633,16 @@ impl ContinuedBar {
             push(&mut blocks, &mut times, &mut bytes, (t, end, value));
         }
         // The closed intervals kept as they were: the earlier bar's lineage goes on.
+        let rescaled = |f: &ContinuedBar| {
+            how == BarContinued::Recoloured
+                && matches!(
+                    (f.values, values),
+                    (BarValues::OverReference(_), BarValues::OverReference(_))
+                )
+        };
         let lineage = reuse
+            .filter(|f| how == BarContinued::Copied || rescaled(f))
             .and_then(|f| f.bar.growing)
-            .filter(|_| how == BarContinued::Copied)
             .map_or_else(
                 || NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 |g| g.lineage,
@@ -644,7 +656,14 @@ impl ContinuedBar {
             blocks,
             times,
             value_scale: values.scale(steps.capacity),
-            growing: Some(GrowingBar { lineage, closed }),
+            growing: Some(GrowingBar {
+                lineage,
+                closed,
+                reference: match values {
+                    BarValues::OverReference(reference) => reference,
+                    BarValues::Fractions(_) => 0,
+                },
+            }),
         };
         (
             Self {
@@ -1136,8 +1155,9 @@ mod tests {
                 No, Copied, Recoloured, Recoloured, Recoloured, Recoloured, Copied
             ]
         );
-        // A bar whose closed intervals were copied as they were goes on with its lineage;
-        // one made from the first row or recoloured starts another.
+        // A bar whose closed intervals were copied as they were goes on with its lineage, one
+        // made from the first row starts another (a recoloured one goes on only when its
+        // attributes are bytes over a grown power of two: here they become fractions).
         for k in 1..how.len() {
             let same = lineages[k].map(|g| g.0) == lineages[k - 1].map(|g| g.0);
             assert_eq!(same, how[k] == Copied, "bar {k}: {lineages:?}");
