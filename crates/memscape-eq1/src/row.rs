@@ -443,6 +443,43 @@ mod tests {
     }
 
     #[test]
+    fn attributes_scaled_by_a_power_of_two_in_the_kept_state_sum_as_scaled_blocks() {
+        let band = (1 << 19, 1 << 20);
+        let blocks = bar_intervals(60_000, band, 5);
+        let end = blocks.last().map_or(1, |b| b.t1);
+        let mut v = MapView::fit(0, end + end / 3, band.0, band.1, 389, 1);
+        v.cushion = Cushion::None;
+        v.color_mode = ColorMode::Quantitative;
+        v.alpha = 0.7;
+        // The same blocks with their attributes over a reference four times greater.
+        let quarter: Vec<MapBlock> = blocks
+            .iter()
+            .map(|b| MapBlock {
+                attr: b.attr * 0.25,
+                ..*b
+            })
+            .collect();
+        let mut whole = RowAccumulator::new(&v).expect("a one-row view");
+        for b in &quarter {
+            whole.add(b);
+        }
+        let whole = whole.finish();
+        // The first 40,000 (wide idle gaps among them) summed with the old attributes,
+        // scaled, then the rest with the new ones.
+        let mut acc = RowAccumulator::new(&v).expect("a one-row view");
+        for b in &blocks[..40_000] {
+            acc.add(b);
+        }
+        let mut progress = acc.progress();
+        progress.scale_attributes(0.25);
+        let mut acc = RowAccumulator::resume(&v, progress).expect("the same view");
+        for b in &quarter[40_000..] {
+            acc.add(b);
+        }
+        assert_eq!(acc.finish(), whole);
+    }
+
+    #[test]
     fn only_one_row_views_without_cushions_are_taken() {
         let mut v = MapView::fit(0, 10, 0, 10, 10, 1);
         assert!(RowAccumulator::new(&v).is_none(), "a cushioned view");
