@@ -94,7 +94,7 @@ impl<'v> RowAccumulator<'v> {
             && progress.sums.width == view.width
             && progress.sums.height == 1
             && (!progress.any_wide || progress.d0.len() == view.width as usize + 1);
-        fits.then(|| Self {
+        fits.then_some(Self {
             view,
             sums: progress.sums,
             d0: progress.d0,
