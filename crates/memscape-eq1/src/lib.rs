@@ -42,7 +42,7 @@ pub(crate) mod test_rng {
 }
 
 pub use accumulate::{AccumulatorBuffers, BlockPaint, BlockSums, ColumnSums, add_block_px};
-pub use row::RowAccumulator;
+pub use row::{RowAccumulator, RowProgress};
 pub use sums::PixelSums;
 pub use view::{MapBlock, MapView, offset_to_f32};
 

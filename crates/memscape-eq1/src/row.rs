@@ -28,6 +28,33 @@ pub struct RowAccumulator<'v> {
     rows: Option<((u64, u64), RowFit)>,
 }
 
+/// What a [`RowAccumulator`] has added so far, apart from the view it borrows: kept between
+/// uses and resumed on the same view ([`RowAccumulator::resume`]), so that a live occupancy
+/// bar's sums go on over its new intervals and equal, bit for bit, one accumulator that added
+/// every interval in order.
+#[derive(Debug, Clone)]
+pub struct RowProgress {
+    sums: ColumnSums,
+    d0: Vec<[f64; 5]>,
+    any_wide: bool,
+}
+
+impl RowProgress {
+    /// Multiplies what the blocks' attributes added (quantitative mode) by `factor`: the state
+    /// of the same blocks with their attributes times `factor`. Exact, bit for bit, when
+    /// `factor` is a power of two (each product and partial sum scales without rounding; the
+    /// values are far from the subnormal range), which is how a live bar's attributes change
+    /// when its reference power of two grows.
+    pub fn scale_attributes(&mut self, factor: f32) {
+        for a in &mut self.sums.acc {
+            a[0] *= factor;
+        }
+        for d in &mut self.d0 {
+            d[0] *= f64::from(factor);
+        }
+    }
+}
+
 /// How a block's vertical extent meets the view's one row.
 #[derive(Clone, Copy)]
 struct RowFit {
@@ -56,6 +83,34 @@ impl<'v> RowAccumulator<'v> {
             any_wide: false,
             rows: None,
         })
+    }
+
+    /// An accumulator of `view` holding what `progress` holds (taken from an accumulator of the
+    /// same view): adding blocks to it, then finishing, gives the floats an accumulator that
+    /// added the earlier blocks and these gives. `None` unless `view` satisfies
+    /// [`Self::applies`] and is as wide as `progress`.
+    pub fn resume(view: &'v MapView, progress: RowProgress) -> Option<Self> {
+        let fits = Self::applies(view)
+            && progress.sums.width == view.width
+            && progress.sums.height == 1
+            && (!progress.any_wide || progress.d0.len() == view.width as usize + 1);
+        fits.then_some(Self {
+            view,
+            sums: progress.sums,
+            d0: progress.d0,
+            any_wide: progress.any_wide,
+            // Only a cache of the last block's rows: its values do not depend on it.
+            rows: None,
+        })
+    }
+
+    /// A copy of what this accumulator has added (for [`Self::resume`]).
+    pub fn progress(&self) -> RowProgress {
+        RowProgress {
+            sums: self.sums.clone(),
+            d0: self.d0.clone(),
+            any_wide: self.any_wide,
+        }
     }
 
     /// The vertical part of `b`'s geometry against the row, as the 2-D loop computes it.
@@ -349,6 +404,79 @@ mod tests {
                 assert_eq!(plane, row, "{mode:?} band [{a0}, {a1})");
             }
         }
+    }
+
+    #[test]
+    fn a_resumed_accumulator_sums_as_one_that_added_every_block_bit_for_bit() {
+        let band = (1 << 19, 1 << 20);
+        let blocks = bar_intervals(60_000, band, 3);
+        let end = blocks.last().map_or(1, |b| b.t1);
+        for mode in [ColorMode::Quantitative, ColorMode::Categorical] {
+            let mut v = MapView::fit(0, end + end / 3, band.0, band.1, 411, 1);
+            v.cushion = Cushion::None;
+            v.color_mode = mode;
+            v.alpha = 0.7;
+            let mut whole = RowAccumulator::new(&v).expect("a one-row view");
+            for b in &blocks {
+                whole.add(b);
+            }
+            let whole = whole.finish();
+            // Paused and resumed at uneven points (before any wide block, and after some).
+            let mut progress = RowAccumulator::new(&v).expect("a one-row view").progress();
+            let mut at = 0;
+            for cut in [0, 1, 97, 5_000, 5_001, 33_333, blocks.len()] {
+                let mut acc = RowAccumulator::resume(&v, progress).expect("the same view");
+                for b in &blocks[at..cut] {
+                    acc.add(b);
+                }
+                at = cut;
+                progress = acc.progress();
+            }
+            let resumed = RowAccumulator::resume(&v, progress).expect("the same view");
+            assert_eq!(resumed.finish(), whole, "{mode:?}");
+            // Another width is refused.
+            let mut other = MapView::fit(0, end, band.0, band.1, 410, 1);
+            other.cushion = Cushion::None;
+            let progress = RowAccumulator::new(&v).expect("a one-row view").progress();
+            assert!(RowAccumulator::resume(&other, progress).is_none());
+        }
+    }
+
+    #[test]
+    fn attributes_scaled_by_a_power_of_two_in_the_kept_state_sum_as_scaled_blocks() {
+        let band = (1 << 19, 1 << 20);
+        let blocks = bar_intervals(60_000, band, 5);
+        let end = blocks.last().map_or(1, |b| b.t1);
+        let mut v = MapView::fit(0, end + end / 3, band.0, band.1, 389, 1);
+        v.cushion = Cushion::None;
+        v.color_mode = ColorMode::Quantitative;
+        v.alpha = 0.7;
+        // The same blocks with their attributes over a reference four times greater.
+        let quarter: Vec<MapBlock> = blocks
+            .iter()
+            .map(|b| MapBlock {
+                attr: b.attr * 0.25,
+                ..*b
+            })
+            .collect();
+        let mut whole = RowAccumulator::new(&v).expect("a one-row view");
+        for b in &quarter {
+            whole.add(b);
+        }
+        let whole = whole.finish();
+        // The first 40,000 (wide idle gaps among them) summed with the old attributes,
+        // scaled, then the rest with the new ones.
+        let mut acc = RowAccumulator::new(&v).expect("a one-row view");
+        for b in &blocks[..40_000] {
+            acc.add(b);
+        }
+        let mut progress = acc.progress();
+        progress.scale_attributes(0.25);
+        let mut acc = RowAccumulator::resume(&v, progress).expect("the same view");
+        for b in &quarter[40_000..] {
+            acc.add(b);
+        }
+        assert_eq!(acc.finish(), whole);
     }
 
     #[test]

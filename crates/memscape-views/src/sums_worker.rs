@@ -22,6 +22,7 @@ use crate::slot_worker::{Finished, JobControl, SlotJob, SlotWorker};
 use memscape_eq1::{MapView, PixelSums};
 use memscape_render::alloc_map::{
     AccumulatedSums, AllocBlockGpu, AllocMapView, BarBlocks, BarSumsJob, BlockTimeGpu,
+    ContinuedRowSums, GrowingBar,
 };
 
 /// The blocks a job sums: a map layer's upload or a bar's intervals (shared, never copied).
@@ -136,6 +137,15 @@ impl SumsJob {
         .sums(blocks, times, self.size, threads, control)
     }
 
+    /// A live bar's one-row sums that go on from the last bar of its lineage
+    /// ([`ContinuedRowSums`]): the bar's lineage and the row view.
+    fn continued_bar(&self) -> Option<(GrowingBar, AllocMapView)> {
+        match &self.source {
+            SumsSource::Bar(bar) => bar.growing.zip(self.row),
+            SumsSource::Map { .. } => None,
+        }
+    }
+
     fn eq1_view(&self) -> MapView {
         self.view.eq1([self.size[0].max(1), self.size[1].max(1)])
     }
@@ -158,7 +168,15 @@ pub struct SumsOf {
 struct Threaded {
     job: SumsJob,
     threads: usize,
-    accumulated: Option<Arc<std::sync::Mutex<AccumulatedSums>>>,
+    accumulated: Option<Arc<std::sync::Mutex<KeptSums>>>,
+}
+
+/// What a slot keeps from one job to the next: a live map's sums of its ended blocks, or a
+/// live bar's row summed up to its closed intervals (one of the two per slot).
+#[derive(Debug, Default)]
+struct KeptSums {
+    map: AccumulatedSums,
+    bar: ContinuedRowSums,
 }
 
 impl SlotJob for Threaded {
@@ -172,10 +190,42 @@ impl SlotJob for Threaded {
     }
     fn run(&self, control: &JobControl) -> Option<SumsOf> {
         let sums = match (&self.accumulated, &self.job.source) {
+            (Some(kept), SumsSource::Bar(bar)) if self.job.continued_bar().is_some() => {
+                let (growing, row) = self.job.continued_bar()?;
+                let started = std::time::Instant::now();
+                let mut kept = kept.lock().ok()?;
+                // The view and the bar's lineage: the kept sums start again when either changes.
+                let frame = {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    (self.job.view_key(), growing.lineage).hash(&mut h);
+                    h.finish()
+                };
+                let (sums, update) = kept.bar.update(
+                    frame,
+                    &row,
+                    self.job.size,
+                    &bar.blocks,
+                    &bar.times,
+                    self.job.range.clone(),
+                    growing.closed,
+                    growing.reference,
+                    control,
+                )?;
+                tracing::debug!(
+                    target: "memscape::live",
+                    restarted = update.restarted,
+                    kept = update.kept,
+                    open = update.open,
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "bar sums continued"
+                );
+                sums
+            }
             (Some(kept), SumsSource::Map { blocks, times }) => {
                 let started = std::time::Instant::now();
                 let mut kept = kept.lock().ok()?;
-                let (sums, update) = kept.update(
+                let (sums, update) = kept.map.update(
                     self.job.view_key(),
                     &self.job.view,
                     self.job.size,
@@ -222,9 +272,9 @@ pub struct SumsWorker {
     threads: usize,
     /// The key asked last per slot (for the log of each new request).
     asked: std::sync::Mutex<std::collections::HashMap<u64, u64>>,
-    /// Per slot, the sums kept by accumulating jobs (`SumsJob::accumulate`).
-    accumulated:
-        std::sync::Mutex<std::collections::HashMap<u64, Arc<std::sync::Mutex<AccumulatedSums>>>>,
+    /// Per slot, the sums kept by accumulating jobs (`SumsJob::accumulate`) and by live bars
+    /// (`BarBlocks::growing`).
+    accumulated: std::sync::Mutex<std::collections::HashMap<u64, Arc<std::sync::Mutex<KeptSums>>>>,
     /// How long a pane keeps drawing its layers' older sums while some of its layers' newer
     /// ones are not yet summed (milliseconds; see [`Self::latest_all`]).
     group_hold_ms: std::sync::atomic::AtomicU64,
@@ -272,9 +322,9 @@ impl SumsWorker {
                 );
             }
         }
-        let accumulated = job
-            .accumulate
-            .and_then(|_| self.accumulated.lock().ok())
+        let accumulated = (job.accumulate.is_some() || job.continued_bar().is_some())
+            .then(|| self.accumulated.lock().ok())
+            .flatten()
             .map(|mut kept| kept.entry(slot).or_default().clone());
         self.worker.want(
             slot,

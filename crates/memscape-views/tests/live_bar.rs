@@ -64,3 +64,129 @@ fn continued_live_bars_equal_the_bar_of_every_row_at_every_snapshot() {
     let by_size = BinnedScene::build(&trace, &scene, memscape_views::alloc_map::bins::BinBy::Size);
     assert!(LiveBar::build(&by_size, TimeAxis::Events, 1, 1, None).is_none());
 }
+
+/// The live bar's one-row sums continued by the pane's sums worker from snapshot to snapshot
+/// (`memscape_render::alloc_map::ContinuedRowSums`: only the intervals closed since added to the
+/// kept state) against the sums of every interval of the same bar in order (`BarSumsJob` on one
+/// thread): equal bit for bit at every snapshot of sqlite3's recording replayed, in the live
+/// frame's view as the pane asks for it.
+#[test]
+fn continued_live_bar_sums_equal_the_sums_of_every_interval_at_every_snapshot() {
+    use memscape_render::alloc_map::cpu_reference::SumsControl;
+    use memscape_render::alloc_map::{
+        AllocMapView, BarPart, ContinuedRowSums, CushionKind, OccupancyBarFrame, OccupancyBarView,
+        OccupancyVariant,
+    };
+    use memscape_views::alloc_map::scene::SceneCarry;
+    use memscape_views::sums_worker::{SumsJob, SumsSource, SumsWorker, bar_slot};
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
+    let real = memscape_trace::load(&path).unwrap();
+    let events = 400_000usize.min(real.event_order().len());
+    let cuts = [
+        2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
+    ];
+    let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
+    let (mut carry, mut last, mut replayed) = (SceneCarry::default(), None, 0);
+    let size = [480u32, 14u32];
+    let worker = SumsWorker::new(None, 2).unwrap();
+    let mut kept = ContinuedRowSums::new();
+    let (mut continued, mut kept_intervals, mut intervals) = (0, 0, 0);
+    for &cut in &cuts {
+        builder.replay(&real, replayed..cut);
+        replayed = cut;
+        let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
+        let (scene, next) = AllocScene::live(&trace, ColorBy::Site, carry, true);
+        carry = next;
+        let binned = BinnedScene::unbinned(&scene);
+        let end = scene.time_extent(TimeAxis::Events);
+        let (bar, _) = LiveBar::build(
+            &binned,
+            TimeAxis::Events,
+            end,
+            scene.events_extent,
+            last.as_ref(),
+        )
+        .expect("the unbinned map has a live bar");
+        let mut map_view = AllocMapView::fit(
+            0,
+            scene.frame_time_end(TimeAxis::Events),
+            0,
+            1,
+            size[0],
+            size[1],
+        );
+        map_view.cushion = CushionKind::None;
+        let view = OccupancyBarView::from_map(&map_view, OccupancyVariant::Flat);
+        let job = OccupancyBarFrame::cpu_sums_view(bar.bar(), &view, BarPart::Bin(0), size)
+            .expect("a flat bar is summed on the CPU");
+        assert!(job.row.is_some(), "one bin's bar is summed as one row");
+        let b = bar.bar();
+        let whole = job
+            .sums(&b.blocks, &b.times, size, 1, &SumsControl::default())
+            .unwrap();
+        // Through the pane's worker, as the paint bridge asks.
+        worker.want(
+            bar_slot(0),
+            SumsJob {
+                source: SumsSource::Bar(b.clone()),
+                range: job.range.clone(),
+                view: job.view,
+                size,
+                row: job.row,
+                accumulate: None,
+            },
+        );
+        let started = std::time::Instant::now();
+        while worker.pending() {
+            assert!(started.elapsed().as_secs() < 120, "never summed");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let summed = worker.latest(bar_slot(0)).expect("summed");
+        assert!(
+            summed.sums == whole,
+            "at {cut} events: the worker's bar sums differ from every interval's"
+        );
+        // The same continuation on its own, to count what it kept.
+        let growing = b.growing.expect("a live bar has a lineage");
+        // The lineage and the view's time axis (the frame's), as the worker keys them.
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            let v = &job.view;
+            let time = (v.time_origin, v.time_origin_frac.to_bits());
+            (growing.lineage, time, v.pixels_per_time.to_bits()).hash(&mut h);
+            h.finish()
+        };
+        let (sums, update) = kept
+            .update(
+                key,
+                job.row.as_ref().unwrap(),
+                size,
+                &b.blocks,
+                &b.times,
+                job.range.clone(),
+                growing.closed,
+                growing.reference,
+                &SumsControl::default(),
+            )
+            .unwrap();
+        assert!(sums == whole, "at {cut} events ({update:?})");
+        continued += usize::from(!update.restarted);
+        kept_intervals += update.kept;
+        intervals += b.blocks.len();
+        last = Some(bar);
+    }
+    eprintln!(
+        "{continued} of {} bars continued; {kept_intervals} intervals added to the kept sums, {intervals} in all bars",
+        cuts.len()
+    );
+    // Some snapshots went on from the last one's sums: the others start again where the
+    // live frame's time axis is laid out again or the bar's attributes are recoloured.
+    assert!(continued >= 2, "{continued} continued");
+    assert!(
+        kept_intervals < intervals,
+        "{kept_intervals} of {intervals}"
+    );
+}

@@ -27,7 +27,7 @@ use std::ops::Range;
 
 use crate::color::needs_shader_srgb_encode;
 use crate::offscreen::OFFSCREEN_FORMAT;
-pub use accumulated::{AccumulatedSums, AccumulatedUpdate};
+pub use accumulated::{AccumulatedSums, AccumulatedUpdate, ContinuedRowSums, RowSumsUpdate};
 pub use cursors::{CursorOverlay, CursorPipelines, CursorStyle, CushionCursor, TimeMapping};
 pub use data::AllocMapData;
 pub use dense::AccumPath;
@@ -35,7 +35,7 @@ pub use frame::AllocMapFrame;
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
 pub use lod_cells::{LodCellsCache, LodCellsError, LodCellsInput, LodCellsStats};
 pub use occupancy::{
-    BarBlocks, BarContinued, BarPart, BarSumsJob, ContinuedBar, OccupancyBarData,
+    BarBlocks, BarContinued, BarPart, BarSumsJob, ContinuedBar, GrowingBar, OccupancyBarData,
     OccupancyBarFrame, OccupancyBarView, OccupancySteps, OccupancyVariant,
 };
 pub use offscreen::{GridCell, render_grid_offscreen, render_offscreen, render_offscreen_with};

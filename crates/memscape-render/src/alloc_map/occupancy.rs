@@ -295,7 +295,7 @@ pub struct BarBand {
 }
 
 /// The bar's intervals as allocation-map blocks, and each bin's band.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct BarBlocks {
     pub blocks: Vec<AllocBlockGpu>,
     pub times: Vec<BlockTimeGpu>,
@@ -306,6 +306,40 @@ pub struct BarBlocks {
     /// least its capacity, and this that power over the capacity, so that a live recording's
     /// bar, whose capacity grows with each snapshot, keeps its earlier intervals unchanged.
     pub value_scale: f32,
+    /// A live recording's bar ([`ContinuedBar`]): which of its intervals later bars keep, so
+    /// that their sums go on from this one's. `None`: a bar made whole.
+    pub growing: Option<GrowingBar>,
+}
+
+/// Which intervals of a live bar the later bars of its lineage keep ([`BarBlocks::growing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GrowingBar {
+    /// Bars of one lineage were continued one from the other by copying their closed intervals
+    /// as they were ([`BarContinued::Copied`]); a bar made from the first row or recoloured
+    /// starts a new lineage.
+    pub lineage: u64,
+    /// Intervals `..closed` are closed: every later bar of the lineage has them at the same
+    /// indices, unchanged but for their attributes' reference (the last interval, open, ends at
+    /// the bar's end and may still grow).
+    pub closed: usize,
+    /// The power of two the attributes are bytes over (0: fractions of the capacity). Within a
+    /// lineage it only grows: a later bar's attributes of the same intervals are these times
+    /// `reference / later reference`, exactly (a power of two).
+    pub reference: u64,
+}
+
+/// The lineage of the next bar that starts one ([`GrowingBar::lineage`]).
+static NEXT_LINEAGE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Equal intervals, bands and scale: a bar's lineage says where it came from, not what it is
+/// (a live bar equals the bar of the same rows made whole).
+impl PartialEq for BarBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.blocks == other.blocks
+            && self.times == other.times
+            && self.bands == other.bands
+            && self.value_scale == other.value_scale
+    }
 }
 
 impl Default for BarBlocks {
@@ -315,6 +349,7 @@ impl Default for BarBlocks {
             times: Vec::new(),
             bands: Vec::new(),
             value_scale: 1.0,
+            growing: None,
         }
     }
 }
@@ -597,6 +632,21 @@ impl ContinuedBar {
         if end > t {
             push(&mut blocks, &mut times, &mut bytes, (t, end, value));
         }
+        // The closed intervals kept as they were: the earlier bar's lineage goes on.
+        let rescaled = |f: &ContinuedBar| {
+            how == BarContinued::Recoloured
+                && matches!(
+                    (f.values, values),
+                    (BarValues::OverReference(_), BarValues::OverReference(_))
+                )
+        };
+        let lineage = reuse
+            .filter(|f| how == BarContinued::Copied || rescaled(f))
+            .and_then(|f| f.bar.growing)
+            .map_or_else(
+                || NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                |g| g.lineage,
+            );
         let bar = BarBlocks {
             bands: vec![BarBand {
                 range: 0..blocks.len(),
@@ -606,6 +656,14 @@ impl ContinuedBar {
             blocks,
             times,
             value_scale: values.scale(steps.capacity),
+            growing: Some(GrowingBar {
+                lineage,
+                closed,
+                reference: match values {
+                    BarValues::OverReference(reference) => reference,
+                    BarValues::Fractions(_) => 0,
+                },
+            }),
         };
         (
             Self {
@@ -667,17 +725,23 @@ impl BarSumsJob {
         };
         let [w, h] = [size[0].max(1), size[1].max(1)];
         let row = exact_sums_controlled(row_view, [w, 1], blocks, times, range, threads, control)?;
-        let mut out = memscape_eq1::PixelSums::new(w, h);
-        for (acc, cov) in out
-            .acc
-            .chunks_exact_mut(w as usize)
-            .zip(out.cov.chunks_exact_mut(w as usize))
-        {
-            acc.copy_from_slice(&row.acc);
-            cov.copy_from_slice(&row.cov);
-        }
-        Some(out)
+        Some(rows_repeated(&row, h))
     }
+}
+
+/// The sums of a bar `height` rows tall whose rows all have the sums `row` (one row).
+pub(crate) fn rows_repeated(row: &memscape_eq1::PixelSums, height: u32) -> memscape_eq1::PixelSums {
+    let w = row.width.max(1);
+    let mut out = memscape_eq1::PixelSums::new(w, height.max(1));
+    for (acc, cov) in out
+        .acc
+        .chunks_exact_mut(w as usize)
+        .zip(out.cov.chunks_exact_mut(w as usize))
+    {
+        acc.copy_from_slice(&row.acc);
+        cov.copy_from_slice(&row.cov);
+    }
+    out
 }
 
 /// Which part of a bar (or stack of bars) a frame draws, filling its rectangle.
@@ -1061,7 +1125,7 @@ mod tests {
         };
         let full = |s: &OccupancySteps| BarBlocks::build(std::slice::from_ref(s), &[1.0]);
         let mut carried: Option<ContinuedBar> = None;
-        let (mut how, mut reused) = (Vec::new(), Vec::new());
+        let (mut how, mut reused, mut lineages) = (Vec::new(), Vec::new(), Vec::new());
         for (rows, capacity) in [
             (0, 900),
             (1, 900),
@@ -1077,6 +1141,7 @@ mod tests {
             assert_eq!(*bar.bar, full(&s), "{rows} rows");
             how.push(continued);
             reused.push(bar.reused_arrays());
+            lineages.push(bar.bar.growing.map(|g| (g.lineage, g.closed)));
             carried = Some(bar);
         }
         // The first rows' bytes are within the capacity (bytes over 1024), from 300 rows on
@@ -1090,6 +1155,13 @@ mod tests {
                 No, Copied, Recoloured, Recoloured, Recoloured, Recoloured, Copied
             ]
         );
+        // A bar whose closed intervals were copied as they were goes on with its lineage, one
+        // made from the first row starts another (a recoloured one goes on only when its
+        // attributes are bytes over a grown power of two: here they become fractions).
+        for k in 1..how.len() {
+            let same = lineages[k].map(|g| g.0) == lineages[k - 1].map(|g| g.0);
+            assert_eq!(same, how[k] == Copied, "bar {k}: {lineages:?}");
+        }
         // From the third bar on, each took the arrays of the bar two before it (nothing else
         // held them), and was still equal to the bar made from the first row.
         assert_eq!(reused, [false, false, true, true, true, true, true]);
