@@ -4,7 +4,7 @@
 //! snapshotted at uneven points, as a live recording is, on both time axes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod common;
 
 use memscape_trace::{TraceBuilder, TraceFormat};
 use memscape_views::alloc_map::bins::BinnedScene;
@@ -14,9 +14,7 @@ use memscape_views::alloc_map::scene::{AllocScene, TimeAxis};
 
 #[test]
 fn continued_live_bars_equal_the_bar_of_every_row_at_every_snapshot() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
-    let real = memscape_trace::load(&path).unwrap();
+    let real = common::sqlite_recording();
     let events = 300_000usize.min(real.event_order().len());
     // Uneven cuts, two without new events.
     let cuts = [
@@ -80,13 +78,9 @@ fn continued_live_bar_sums_equal_the_sums_of_every_interval_at_every_snapshot() 
     use memscape_views::alloc_map::scene::SceneCarry;
     use memscape_views::sums_worker::{SumsJob, SumsSource, SumsWorker, bar_slot};
 
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
-    let real = memscape_trace::load(&path).unwrap();
-    let events = 400_000usize.min(real.event_order().len());
-    let cuts = [
-        2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
-    ];
+    let real = common::sqlite_recording();
+    // Uneven cuts, one without new events.
+    let cuts = common::uneven_cuts(&real);
     let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
     let (mut carry, mut last, mut replayed) = (SceneCarry::default(), None, 0);
     let size = [480u32, 14u32];

@@ -5,7 +5,7 @@
 //! freeing thread added, snapshotted at uneven points as a live recording is.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod common;
 
 use memscape_trace::{Trace, TraceBuilder, TraceFormat};
 use memscape_views::alloc_map::colors::ColorBy;
@@ -66,14 +66,9 @@ fn assert_same_scene(continued: &AllocScene, whole: &AllocScene, what: &str) {
 
 #[test]
 fn a_continued_live_scene_equals_the_scene_made_from_scratch_at_every_snapshot() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
-    let real = memscape_trace::load(&path).unwrap();
-    let events = 400_000usize.min(real.event_order().len());
+    let real = common::sqlite_recording();
     // Uneven cuts, one without new events.
-    let cuts = [
-        2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
-    ];
+    let cuts = common::uneven_cuts(&real);
     // Colourings that a freed block keeps (only new and then live blocks coloured), one whose
     // ramp grows (every block coloured again), each over the whole replay.
     for color_by in [
@@ -138,9 +133,7 @@ fn carry_free_sites(builder: &TraceBuilder) -> bool {
 
 #[test]
 fn a_renumbered_trace_is_laid_out_again() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
-    let real = memscape_trace::load(&path).unwrap();
+    let real = common::sqlite_recording();
     let make = |skip: usize, to: usize| {
         let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
         let other = builder.thread("freeing thread");

@@ -5,7 +5,7 @@
 //! recording is, each snapshot's scene continuing the last's frame.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod common;
 
 use memscape_render::alloc_map::cpu_reference::{SumsControl, exact_sums};
 use memscape_render::alloc_map::{AccumulatedSums, AllocMapView};
@@ -15,14 +15,9 @@ use memscape_views::alloc_map::scene::{AllocScene, SceneCarry, TimeAxis};
 
 #[test]
 fn accumulated_live_map_sums_equal_the_sums_of_every_block_at_every_snapshot() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/heaptrack/sqlite_1M.raw.zst");
-    let real = memscape_trace::load(&path).unwrap();
-    let events = 400_000usize.min(real.event_order().len());
+    let real = common::sqlite_recording();
     // Uneven cuts, one without new events.
-    let cuts = [
-        2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
-    ];
+    let cuts = common::uneven_cuts(&real);
     let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
     let size = [480u32, 270u32];
     let mut carry = SceneCarry::default();

@@ -228,3 +228,18 @@ pub fn map_data_with(
         accumulate: None,
     })
 }
+
+/// sqlite3's real heaptrack recording, which the live tests replay into a `TraceBuilder` as a
+/// recording growing.
+pub fn sqlite_recording() -> memscape_trace::Trace {
+    memscape_trace::load(&shared("heaptrack/sqlite_1M.raw.zst")).unwrap()
+}
+
+/// Where the live tests snapshot a replay of `real`: uneven cuts over its first 400,000 events
+/// at most, one without new events.
+pub fn uneven_cuts(real: &memscape_trace::Trace) -> [usize; 10] {
+    let events = 400_000usize.min(real.event_order().len());
+    [
+        2_000, 9_000, 30_000, 30_000, 61_000, 120_000, 121_500, 200_000, 290_000, events,
+    ]
+}
