@@ -453,7 +453,10 @@ fn lod_rows(
                 // The trace an eighth of the view's width: drawn from a level, as the whole
                 // view of a trace ≈ 8× longer is (a small trace's whole view at 4K is finer
                 // than every level and draws its exact blocks).
-                ("zoomed out 8×", LodView::fit(0, te.saturating_mul(8), 0, ye, w, h)),
+                (
+                    "zoomed out 8×",
+                    LodView::fit(0, te.saturating_mul(8), 0, ye, w, h),
+                ),
                 (
                     "zoomed in",
                     LodView::fit(
