@@ -242,11 +242,16 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
     let json: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["adapter"]["device_type"], "Cpu");
     let rows = json["rows"].as_array().unwrap();
-    // 4 paths (the level of detail resolved on the CPU and on the GPU) × 2 views + 1 morph +
-    // the tour.
-    assert_eq!(rows.len(), 10, "{json:#}");
+    // 4 paths (the level of detail resolved on the CPU and on the GPU) × 2 views, the level of
+    // detail's level-drawn view ("zoomed out 8×") on both, 1 morph, the tour.
+    assert_eq!(rows.len(), 12, "{json:#}");
     for path in ["raster", "dense", "lod", "lod-gpu"] {
-        for view in ["zoomed out", "zoomed in"] {
+        let views: &[&str] = if path.starts_with("lod") {
+            &["zoomed out", "zoomed out 8×", "zoomed in"]
+        } else {
+            &["zoomed out", "zoomed in"]
+        };
+        for &view in views {
             let row = rows
                 .iter()
                 .find(|r| r["case"] == "alloc_map" && r["path"] == path && r["view"] == view)
