@@ -223,6 +223,24 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
         clo = blo + extent / 2.0;
         chi = bhi - extent / 2.0;
     }
+    // Along y, the two fullest slices' mean centres (`CellRec::spots_y`, bytes 34 and 35;
+    // ties: the lower slice first; 0: unknown): their centres spread over the widest range
+    // about the mean inside the slice.
+    var spot_j = array<u32, 2>(PROFILE_BINS, PROFILE_BINS);
+    if (axis == 1u) {
+        for (var j = 0u; j < PROFILE_BINS; j++) {
+            let v = profile_at(base, 1u, j);
+            if (v == 0u) {
+                continue;
+            }
+            if (spot_j[0] == PROFILE_BINS || v > profile_at(base, 1u, spot_j[0])) {
+                spot_j[1] = spot_j[0];
+                spot_j[0] = j;
+            } else if (spot_j[1] == PROFILE_BINS || v > profile_at(base, 1u, spot_j[1])) {
+                spot_j[1] = j;
+            }
+        }
+    }
     var acc1 = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     var acca = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (var j = 0u; j < PROFILE_BINS; j++) {
@@ -231,8 +249,19 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
             continue;
         }
         let q = f32(v) / total;
-        let a0 = origin + f32(j) / f32(PROFILE_BINS) * scale;
-        let a1 = origin + f32(j + 1u) / f32(PROFILE_BINS) * scale;
+        var s0 = f32(j) / f32(PROFILE_BINS);
+        var s1 = f32(j + 1u) / f32(PROFILE_BINS);
+        for (var k = 0u; k < 2u; k++) {
+            let code = cell_byte(base, 34u + k);
+            if (spot_j[k] == j && code > 0u) {
+                let at = f32(code - 1u) / 254.0;
+                let r = min(at, 1.0 - at);
+                s0 = (f32(j) + at - r) / f32(PROFILE_BINS);
+                s1 = (f32(j) + at + r) / f32(PROFILE_BINS);
+            }
+        }
+        let a0 = origin + s0 * scale;
+        let a1 = origin + s1 * scale;
         var lo = max(min(a0, a1), clo);
         var hi = min(max(a0, a1), chi);
         if (lo > hi) {

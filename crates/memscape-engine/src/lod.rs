@@ -601,6 +601,8 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             sh: c.sh,
             px: &c.px.map(|v| v as f32),
             py: &c.py.map(|v| v as f32),
+            // Not summed here: the slices' centres are taken as uniform (`CellRec::spot_y`).
+            sy: None,
             mask: c.mask,
             few: &few,
         }));

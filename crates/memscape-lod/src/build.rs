@@ -50,6 +50,8 @@ struct CellAcc {
     /// Block centres per slice along x and y.
     px: [f32; PROFILE_BINS],
     py: [f32; PROFILE_BINS],
+    /// Σ of the centres' y (cell units) per slice along y (`CellRec::spot_y`).
+    sy: [f64; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
@@ -114,6 +116,8 @@ impl CellAcc {
         for j in 0..PROFILE_BINS {
             self.px[ox + j / 2] += child.px[j];
             self.py[oy + j / 2] += child.py[j];
+            // The child's u is (the parent's u · 2 − qy).
+            self.sy[oy + j / 2] += (child.sy[j] + f64::from(child.py[j]) * f64::from(qy)) / 2.0;
         }
         for &(b, acc) in &child.buckets {
             let p = self.bucket(b - (2 / crate::format::BUCKET_OCTAVES) as i16);
@@ -186,6 +190,7 @@ impl LevelOut {
                 sh: c.sh,
                 px: &c.px,
                 py: &c.py,
+                sy: Some(&c.sy),
                 mask: c.mask,
                 few: &c.few,
             });
@@ -439,6 +444,7 @@ impl LodBuilder {
             let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
             cell.px[bin(ux)] += 1.0;
             cell.py[bin(uy)] += 1.0;
+            cell.sy[bin(uy)] += f64::from(uy);
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));
             if let Some(slot) = cell.few.get_mut(cell.n as usize) {

@@ -26,6 +26,9 @@ pub struct CellSums<'a> {
     /// Centres per slice along x and y.
     pub px: &'a [f32; PROFILE_BINS],
     pub py: &'a [f32; PROFILE_BINS],
+    /// Σ of the centres' y (cell units) per slice along y (`CellRec::spot_y`); `None` where
+    /// not summed (the slices' centres taken as uniform).
+    pub sy: Option<&'a [f64; PROFILE_BINS]>,
     /// `CellRec::mask`.
     pub mask: u64,
     /// The centres (x, y in cell units), in the order they are stored, when the cell has at
@@ -67,7 +70,19 @@ impl CellRec {
             })
         };
         let (mut profile_x, mut profile_y) = (profile(s.px), profile(s.py));
+        let mut spot_y = [0u8; 2];
+        if let Some(sy) = s.sy {
+            for (slot, j) in spot_y.iter_mut().zip(CellRec::spot_slices(&profile_y)) {
+                if let (Some(&sum), Some(&n)) = (sy.get(j), s.py.get(j))
+                    && n > 0.0
+                {
+                    let at = (sum / f64::from(n)) * PROFILE_BINS as f64 - j as f64;
+                    *slot = 1 + (at.clamp(0.0, 1.0) * 254.0).round() as u8;
+                }
+            }
+        }
         if s.n <= FEW_BLOCKS as f64 {
+            spot_y = [0; 2];
             profile_x = [0; PROFILE_BINS];
             profile_y = [0; PROFILE_BINS];
             let fine = s.n <= FEW_BLOCKS_FINE as f64;
@@ -92,7 +107,7 @@ impl CellRec {
             buckets: s.buckets,
             bbox: codes.map(|v| v.to_be_bytes()[0]),
             mask: s.mask,
-            _pad: 0,
+            spot_y,
             mean_w: (s.sw / s.n) as f32,
             mean_h: (s.sh / s.n) as f32,
             profile_x,
@@ -149,6 +164,7 @@ mod tests {
             sh: 0.5,
             px: &px,
             py: &px,
+            sy: None,
             mask: 1,
             few: &few,
         };

@@ -446,6 +446,7 @@ fn add_cell(
             bbox: [cell.bbox_at(0), cell.bbox_at(1)],
             profile: &cell.profile_x,
             extent: bw,
+            spots: [(usize::MAX, [0.0; 2]); 2],
         },
         ctx.alpha,
         ctx.w,
@@ -461,6 +462,7 @@ fn add_cell(
             bbox: [cell.bbox_at(2), cell.bbox_at(3)],
             profile: &cell.profile_y,
             extent: bh,
+            spots: cell.spots_y(),
         },
         ctx.alpha,
         ctx.h,
@@ -789,6 +791,9 @@ pub struct AxisCell<'a> {
     pub profile: &'a [u8; PROFILE_BINS],
     /// Mean block extent along the axis, in pixels.
     pub extent: f64,
+    /// Slices whose centres' range is known, with it (cell units; `CellRec::spots_y`): their
+    /// centres are spread over that range rather than over the slice (`usize::MAX`: none).
+    pub spots: [(usize, [f64; 2]); 2],
 }
 
 /// For a cell's blocks along one axis (centres spread over the occupied profile slices,
@@ -826,10 +831,14 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
             continue;
         }
         let q = f64::from(v) / total;
-        let (a0, a1) = (
-            to_px(j as f64 / PROFILE_BINS as f64),
-            to_px((j + 1) as f64 / PROFILE_BINS as f64),
+        let (mut s0, mut s1) = (
+            j as f64 / PROFILE_BINS as f64,
+            (j + 1) as f64 / PROFILE_BINS as f64,
         );
+        if let Some(&(_, range)) = c.spots.iter().find(|s| s.0 == j) {
+            (s0, s1) = (range[0], range[1]);
+        }
+        let (a0, a1) = (to_px(s0), to_px(s1));
         let (mut lo, mut hi) = (a0.min(a1).max(clo), a0.max(a1).min(chi));
         if lo > hi {
             // The slice lies outside the centres' range (rounding): its nearest point.
