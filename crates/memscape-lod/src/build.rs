@@ -50,7 +50,7 @@ struct CellAcc {
     /// Block centres per slice along x and y.
     px: [f32; PROFILE_BINS],
     py: [f32; PROFILE_BINS],
-    /// Σ of the centres' y (cell units) per slice along y (`CellRec::spot_y`).
+    /// Σ of the centres' y (cell units, exact) per slice along y (`CellRec::spot_y`).
     sy: [f64; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
@@ -434,7 +434,11 @@ impl LodBuilder {
             let kx = (cx2 >> st) as u64;
             let ky = (cy2 >> sy) as u64;
             let ux = ((cx2 & ((1u128 << st) - 1)) as f64 / (1u128 << st) as f64) as f32;
-            let uy = ((cy2 & ((1u128 << sy) - 1)) as f64 / (1u128 << sy) as f64) as f32;
+            // The offset exactly (a dyadic fraction of 2^(log_sig + 1)), summed for
+            // `CellRec::spot_y`: its sums are exact in f64 while log_sig + log₂ blocks < 52, the
+            // same in any order of adding (the query engine's builder adds in another).
+            let uy_exact = (cy2 & ((1u128 << sy) - 1)) as f64 / (1u128 << sy) as f64;
+            let uy = uy_exact as f32;
             let tau = (1u64 << level.log_tau) as f64;
             let sig = (1u64 << level.log_sig) as f64;
             let cell = level.open.entry(kx).or_default().entry(ky).or_default();
@@ -444,7 +448,7 @@ impl LodBuilder {
             let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
             cell.px[bin(ux)] += 1.0;
             cell.py[bin(uy)] += 1.0;
-            cell.sy[bin(uy)] += f64::from(uy);
+            cell.sy[bin(uy)] += uy_exact;
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));
             if let Some(slot) = cell.few.get_mut(cell.n as usize) {
