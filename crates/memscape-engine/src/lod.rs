@@ -11,9 +11,8 @@
 //! area bucket, palette colour) (count, Σ area, Σ area²). What is per block — the collapsed
 //! address (a balanced CASE tree over the regions), the centre, the slice and the bucket — is
 //! computed with the builder's own IEEE operations (f32 where it uses f32, `log2` of the same
-//! f64 area), so the keys are the same. The Σ of the centres' exact offsets per y slice
-//! (`CellRec::spot_y`) is of dyadic fractions, exact in f64 in any order: the same sum as
-//! natively. The other sums are added in another order, so a stored
+//! f64 area), so the keys are the same (and the counts, the y profile's quarters of
+//! `CellRec::spot_y` among them). The other sums are added in another order, so a stored
 //! mean or colour may differ from the native one by one unit of its 8- or 16-bit code (the
 //! equality test counts how many records are bit for bit the same).
 //!
@@ -29,6 +28,7 @@ use memscape_lod::encode::{BucketSums, CellSums};
 use memscape_lod::eq1::unpack_linear;
 use memscape_lod::format::{
     BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS,
+    SPOT_QUARTERS,
 };
 use memscape_lod::source::AddressAxis;
 use memscape_lod::source::palette_color;
@@ -81,8 +81,8 @@ struct CellAcc {
     hi: [f32; 2],
     px: [u64; PROFILE_BINS],
     py: [u64; PROFILE_BINS],
-    /// Σ of the centres' y (cell units) per slice along y (`CellRec::spot_y`).
-    sy: [f64; PROFILE_BINS],
+    /// Centres per quarter of each slice along y (`CellRec::spot_y`).
+    py_quarters: [[u64; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
@@ -260,16 +260,19 @@ impl Engine {
         // computes it (f64 quotient, then f32).
         let cx2 = col("t0") * u64_lit(2) + col("w");
         let cy2 = col("y") * u64_lit(2) + col("s");
-        let frac64 = |c2: Expr, p: u64| cast(c2 % u64_lit(p), DataType::Float64) / lit(p as f64);
-        let frac = |c2: Expr, p: u64| cast(frac64(c2, p), DataType::Float32);
+        let frac = |c2: Expr, p: u64| {
+            cast(
+                cast(c2 % u64_lit(p), DataType::Float64) / lit(p as f64),
+                DataType::Float32,
+            )
+        };
         let wc = cast(col("w"), DataType::Float64) / lit(tau as f64);
         let hc = cast(col("s"), DataType::Float64) / lit(sig as f64);
         let df = df.select(vec![
             (cx2.clone() / u64_lit(pt)).alias("kx"),
             (cy2.clone() / u64_lit(py)).alias("ky"),
             frac(cx2, pt).alias("ux"),
-            frac(cy2.clone(), py).alias("uy"),
-            frac64(cy2, py).alias("uy64"),
+            frac(cy2, py).alias("uy"),
             wc.alias("wc"),
             hc.alias("hc"),
             col("pal"),
@@ -301,7 +304,6 @@ impl Engine {
             slice("uy")?.alias("by"),
             col("ux"),
             col("uy"),
-            col("uy64"),
             col("wc"),
             col("hc"),
             area.alias("area"),
@@ -383,9 +385,6 @@ impl Engine {
                     max(col("uy")).alias("uy1"),
                     sum(cast(col("ux"), DataType::Float64) * cast(col("uy"), DataType::Float64))
                         .alias("uxy"),
-                    // The native builder's Σ of the exact offsets per slice (`CellRec::spot_y`):
-                    // dyadic, so exact in f64 and in any order.
-                    sum(col("uy64")).alias("suy"),
                 ],
             )?;
             self.for_each_batch(groups, |b| {
@@ -482,7 +481,6 @@ fn add_groups(
     let (loy, hiy) = (f32s(b, "loy")?, f32s(b, "hiy")?);
     let (ux, uy) = (f32s(b, "ux")?, f32s(b, "uy")?);
     let (ux1, uy1, uxy) = (f32s(b, "ux1")?, f32s(b, "uy1")?, f64s(b, "uxy")?);
-    let suy = f64s(b, "suy")?;
     let top = SUB_SLICES as i64 - 1;
     let per_slice = SUB_SLICES / PROFILE_BINS;
     let per_eighth = SUB_SLICES / MASK_BINS;
@@ -505,7 +503,8 @@ fn add_groups(
         );
         c.px[jx / per_slice] += blocks_n;
         c.py[jy / per_slice] += blocks_n;
-        c.sy[jy / per_slice] += suy[i].unwrap_or(0.0);
+        let quarter = jy / (per_slice / SPOT_QUARTERS);
+        c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += blocks_n;
         c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
         if c.few.len() + blocks_n as usize <= FEW_BLOCKS {
             match blocks_n {
@@ -608,7 +607,7 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             sh: c.sh,
             px: &c.px.map(|v| v as f32),
             py: &c.py.map(|v| v as f32),
-            sy: Some(&c.sy),
+            py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
             mask: c.mask,
             few: &few,
         }));

@@ -3,7 +3,7 @@
 //! DataFusion), so that both write the same codes for the same sums.
 
 use crate::format::{
-    BUCKET_OCTAVES, BucketRec, CellRec, FEW_BLOCKS, FEW_BLOCKS_FINE, PROFILE_BINS,
+    BUCKET_OCTAVES, BucketRec, CellRec, FEW_BLOCKS, FEW_BLOCKS_FINE, PROFILE_BINS, SPOT_QUARTERS,
 };
 
 /// What a builder has summed over the blocks of one cell, before quantisation.
@@ -26,9 +26,9 @@ pub struct CellSums<'a> {
     /// Centres per slice along x and y.
     pub px: &'a [f32; PROFILE_BINS],
     pub py: &'a [f32; PROFILE_BINS],
-    /// Σ of the centres' y (cell units) per slice along y (`CellRec::spot_y`); `None` where
-    /// not summed (the slices' centres taken as uniform).
-    pub sy: Option<&'a [f64; PROFILE_BINS]>,
+    /// Centres per quarter of each slice along y (`CellRec::spot_y`); `None` where not
+    /// counted (the slices' centres taken as uniform).
+    pub py_quarters: Option<&'a [[f32; SPOT_QUARTERS]; PROFILE_BINS]>,
     /// `CellRec::mask`.
     pub mask: u64,
     /// The centres (x, y in cell units), in the order they are stored, when the cell has at
@@ -71,13 +71,20 @@ impl CellRec {
         };
         let (mut profile_x, mut profile_y) = (profile(s.px), profile(s.py));
         let mut spot_y = [0u8; 2];
-        if let Some(sy) = s.sy {
+        if let Some(quarters) = s.py_quarters {
             for (slot, j) in spot_y.iter_mut().zip(CellRec::spot_slices(&profile_y)) {
-                if let (Some(&sum), Some(&n)) = (sy.get(j), s.py.get(j))
-                    && n > 0.0
-                {
-                    let at = (sum / f64::from(n)) * PROFILE_BINS as f64 - j as f64;
-                    *slot = 1 + (at.clamp(0.0, 1.0) * 254.0).round() as u8;
+                let Some(q) = quarters.get(j) else { continue };
+                let max = q.iter().copied().fold(0.0f32, f32::max);
+                if max <= 0.0 {
+                    continue;
+                }
+                for (i, &v) in q.iter().enumerate() {
+                    let code = if v > 0.0 {
+                        ((v / max * 3.0).round() as u8).max(1)
+                    } else {
+                        0
+                    };
+                    *slot |= code << (2 * i);
                 }
             }
         }
@@ -164,7 +171,7 @@ mod tests {
             sh: 0.5,
             px: &px,
             py: &px,
-            sy: None,
+            py_quarters: None,
             mask: 1,
             few: &few,
         };

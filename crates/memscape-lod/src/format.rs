@@ -29,13 +29,16 @@ pub struct CellRec {
     /// rounded by 1/128 of a cell past a pixel boundary coloured the empty neighbour.
     pub bbox: [u8; 4],
     /// Where the centres lie inside the two fullest slices of `profile_y` (ties: the lower
-    /// slice first; `CellRec::spot_slices`): their mean, code `c` at `(c − 1)/254` of the
-    /// slice, 0 where unknown (centres uniform over the slice). Allocators reuse an address
-    /// over and over: a slice's blocks often sit at one point of it, and where a pixel edge
-    /// cuts the slice, spreading them over all of it put most of a 640×140 view's misses at
-    /// α 0.1 on the wrong side of the edge (issue 25, wave 23). The resolve spreads them over
-    /// the widest range about the mean inside the slice (their range, kept instead, left more
-    /// misses: 159 against 140 of 89,600 pixels). Cells of few blocks: 0.
+    /// slice first; `CellRec::spot_slices`): a profile of the slice's [`SPOT_QUARTERS`]
+    /// quarters, 2 bits each (quarter `i` at bits `2i..2i + 2`, counts scaled so that the
+    /// largest is 3 and any occupied quarter at least 1), 0 where unknown (centres uniform
+    /// over the slice). Allocators reuse an address over and over: a slice's blocks often sit
+    /// at one or two points of it, and where a pixel edge cuts the slice, spreading them over
+    /// all of it put most of a 640×140 view's misses at α 0.1 on the wrong side of the edge
+    /// (issue 25, wave 23). Format 4 kept their mean instead, spread over the widest range
+    /// about it inside the slice: 140 misses of that view's 89,600 pixels where the quarters
+    /// leave 119 (wave 24; a slice's blocks often sit at two points of it). Cells of few
+    /// blocks: 0.
     pub spot_y: [u8; 2],
     /// Mean width and height of the blocks, in cell units.
     pub mean_w: f32,
@@ -56,6 +59,9 @@ pub struct CellRec {
 
 /// Slices of a cell's profiles.
 pub const PROFILE_BINS: usize = 16;
+
+/// Parts of a slice of `profile_y` whose centres `CellRec::spot_y` counts.
+pub const SPOT_QUARTERS: usize = 4;
 
 const _: () = assert!(std::mem::size_of::<CellRec>() == 80);
 
@@ -135,20 +141,18 @@ impl CellRec {
         best
     }
 
-    /// The slices of `profile_y` whose centres' mean `spot_y` holds, with the range their
-    /// centres are taken to span: the widest about the mean inside the slice (cell units;
-    /// slice `usize::MAX` where none).
+    /// The slices of `profile_y` whose quarters `spot_y` counts, with each quarter's share of
+    /// the slice's centres (slice `usize::MAX` where none).
     #[inline]
-    pub fn spots_y(&self) -> [(usize, [f64; 2]); 2] {
+    pub fn spots_y(&self) -> [(usize, [f64; SPOT_QUARTERS]); 2] {
         let slices = Self::spot_slices(&self.profile_y);
         std::array::from_fn(|k| match (slices[k], self.spot_y[k]) {
             (j, c) if j != usize::MAX && c > 0 => {
-                let at = f64::from(c - 1) / 254.0;
-                let r = at.min(1.0 - at);
-                let cell = |u: f64| (j as f64 + u) / PROFILE_BINS as f64;
-                (j, [cell(at - r), cell(at + r)])
+                let codes: [u8; SPOT_QUARTERS] = std::array::from_fn(|i| (c >> (2 * i)) & 3);
+                let total: f64 = codes.iter().map(|&v| f64::from(v)).sum();
+                (j, codes.map(|v| f64::from(v) / total))
             }
-            _ => (usize::MAX, [0.0; 2]),
+            _ => (usize::MAX, [0.0; SPOT_QUARTERS]),
         })
     }
 
