@@ -223,6 +223,24 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
         clo = blo + extent / 2.0;
         chi = bhi - extent / 2.0;
     }
+    // Along y, the two fullest slices' quarters (`CellRec::spots_y`, bytes 34 and 35, 2 bits
+    // a quarter; ties: the lower slice first; 0: unknown): their centres spread over each
+    // quarter by its share.
+    var spot_j = array<u32, 2>(PROFILE_BINS, PROFILE_BINS);
+    if (axis == 1u) {
+        for (var j = 0u; j < PROFILE_BINS; j++) {
+            let v = profile_at(base, 1u, j);
+            if (v == 0u) {
+                continue;
+            }
+            if (spot_j[0] == PROFILE_BINS || v > profile_at(base, 1u, spot_j[0])) {
+                spot_j[1] = spot_j[0];
+                spot_j[0] = j;
+            } else if (spot_j[1] == PROFILE_BINS || v > profile_at(base, 1u, spot_j[1])) {
+                spot_j[1] = j;
+            }
+        }
+    }
     var acc1 = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     var acca = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (var j = 0u; j < PROFILE_BINS; j++) {
@@ -230,49 +248,75 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
         if (v == 0u) {
             continue;
         }
-        let q = f32(v) / total;
-        let a0 = origin + f32(j) / f32(PROFILE_BINS) * scale;
-        let a1 = origin + f32(j + 1u) / f32(PROFILE_BINS) * scale;
-        var lo = max(min(a0, a1), clo);
-        var hi = min(max(a0, a1), chi);
-        if (lo > hi) {
-            let m = select(clo, chi, min(a0, a1) > chi);
-            lo = m;
-            hi = m;
-        }
-        let p = floor(lo - e / 2.0);
-        if (hi + e / 2.0 <= p + 1.0) {
-            let k = i32(p - p0);
-            if (k >= 0 && k < 8) {
-                acc1[k] += q;
-                acca[k] += q;
+        let slice_q = f32(v) / total;
+        // The slice whole, or its quarters by their shares.
+        var code = 0u;
+        for (var k = 0u; k < 2u; k++) {
+            if (spot_j[k] == j) {
+                code = cell_byte(base, 34u + k);
             }
-            continue;
         }
-        // `axis_weights`, only its pixels that land in the 8 slots.
-        if (e < 1e-4) {
-            let first = max(floor(lo), p0);
-            let last = min(floor(hi), p0 + 7.0);
-            for (var pp = first; pp <= last; pp += 1.0) {
-                var share = 1.0;
-                if (hi - lo >= 1e-12) {
-                    share = max((min(hi, pp + 1.0) - max(lo, pp)) / (hi - lo), 0.0);
-                }
-                if (share > 0.0) {
-                    let k = i32(pp - p0);
-                    acc1[k] += q * share;
-                    acca[k] += q * share;
-                }
+        var parts = 1u;
+        var code_total = 1u;
+        if (code > 0u) {
+            parts = 4u;
+            code_total = (code & 3u) + ((code >> 2u) & 3u) + ((code >> 4u) & 3u) + (code >> 6u);
+        }
+        for (var part = 0u; part < parts; part++) {
+            var q = slice_q;
+            var s0 = f32(j) / f32(PROFILE_BINS);
+            var s1 = f32(j + 1u) / f32(PROFILE_BINS);
+            if (code > 0u) {
+                q = slice_q * f32((code >> (2u * part)) & 3u) / f32(code_total);
+                s0 = f32(j * 4u + part) / f32(PROFILE_BINS * 4u);
+                s1 = f32(j * 4u + part + 1u) / f32(PROFILE_BINS * 4u);
             }
-        } else {
-            let first = max(floor(lo - e / 2.0), p0);
-            let last = min(ceil(hi + e / 2.0), p0 + 8.0);
-            for (var pp = first; pp < last; pp += 1.0) {
-                let w = expected_overlap(lo, hi, e, pp, alpha);
-                if (w.x > 0.0) {
-                    let k = i32(pp - p0);
-                    acc1[k] += q * w.x;
-                    acca[k] += q * w.y;
+            if (q <= 0.0) {
+                continue;
+            }
+            let a0 = origin + s0 * scale;
+            let a1 = origin + s1 * scale;
+            var lo = max(min(a0, a1), clo);
+            var hi = min(max(a0, a1), chi);
+            if (lo > hi) {
+                let m = select(clo, chi, min(a0, a1) > chi);
+                lo = m;
+                hi = m;
+            }
+            let p = floor(lo - e / 2.0);
+            if (hi + e / 2.0 <= p + 1.0) {
+                let k = i32(p - p0);
+                if (k >= 0 && k < 8) {
+                    acc1[k] += q;
+                    acca[k] += q;
+                }
+                continue;
+            }
+            // `axis_weights`, only its pixels that land in the 8 slots.
+            if (e < 1e-4) {
+                let first = max(floor(lo), p0);
+                let last = min(floor(hi), p0 + 7.0);
+                for (var pp = first; pp <= last; pp += 1.0) {
+                    var share = 1.0;
+                    if (hi - lo >= 1e-12) {
+                        share = max((min(hi, pp + 1.0) - max(lo, pp)) / (hi - lo), 0.0);
+                    }
+                    if (share > 0.0) {
+                        let k = i32(pp - p0);
+                        acc1[k] += q * share;
+                        acca[k] += q * share;
+                    }
+                }
+            } else {
+                let first = max(floor(lo - e / 2.0), p0);
+                let last = min(ceil(hi + e / 2.0), p0 + 8.0);
+                for (var pp = first; pp < last; pp += 1.0) {
+                    let w = expected_overlap(lo, hi, e, pp, alpha);
+                    if (w.x > 0.0) {
+                        let k = i32(pp - p0);
+                        acc1[k] += q * w.x;
+                        acca[k] += q * w.y;
+                    }
                 }
             }
         }

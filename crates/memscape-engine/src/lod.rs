@@ -11,7 +11,8 @@
 //! area bucket, palette colour) (count, Σ area, Σ area²). What is per block — the collapsed
 //! address (a balanced CASE tree over the regions), the centre, the slice and the bucket — is
 //! computed with the builder's own IEEE operations (f32 where it uses f32, `log2` of the same
-//! f64 area), so the keys are the same; the sums are added in another order, so a stored
+//! f64 area), so the keys are the same (and the counts, the y profile's quarters of
+//! `CellRec::spot_y` among them). The other sums are added in another order, so a stored
 //! mean or colour may differ from the native one by one unit of its 8- or 16-bit code (the
 //! equality test counts how many records are bit for bit the same).
 //!
@@ -27,6 +28,7 @@ use memscape_lod::encode::{BucketSums, CellSums};
 use memscape_lod::eq1::unpack_linear;
 use memscape_lod::format::{
     BUCKET_OCTAVES, BucketRec, CellRec, ColumnRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS,
+    SPOT_QUARTERS,
 };
 use memscape_lod::source::AddressAxis;
 use memscape_lod::source::palette_color;
@@ -79,6 +81,8 @@ struct CellAcc {
     hi: [f32; 2],
     px: [u64; PROFILE_BINS],
     py: [u64; PROFILE_BINS],
+    /// Centres per quarter of each slice along y (`CellRec::spot_y`).
+    py_quarters: [[u64; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
@@ -499,6 +503,8 @@ fn add_groups(
         );
         c.px[jx / per_slice] += blocks_n;
         c.py[jy / per_slice] += blocks_n;
+        let quarter = jy / (per_slice / SPOT_QUARTERS);
+        c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += blocks_n;
         c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
         if c.few.len() + blocks_n as usize <= FEW_BLOCKS {
             match blocks_n {
@@ -601,6 +607,7 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             sh: c.sh,
             px: &c.px.map(|v| v as f32),
             py: &c.py.map(|v| v as f32),
+            py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
             mask: c.mask,
             few: &few,
         }));

@@ -89,6 +89,8 @@ fn check_cell(got: &CellRec, want: &CellRec, what: &str) -> bool {
         );
     }
     assert_eq!(got.mask, want.mask, "{what}: joint mask");
+    // The slices' mean centres: sums of exact offsets, the same in any order.
+    assert_eq!(got.spot_y, want.spot_y, "{what}: spots of the y profile");
     // A cell of few blocks keeps their centres (in the builder's arrival order: compared as
     // sets, each within one unit of its code).
     if let (Some(g), Some(w)) = (got.few(), want.few()) {

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use crate::encode::{BucketSums as BucketAcc, CellSums};
 use crate::format::{
-    BucketRec, CellRec, ClassDesc, ColumnRec, FEW_BLOCKS, LevelDesc, PROFILE_BINS, Section,
+    BucketRec, CellRec, ClassDesc, ColumnRec, FEW_BLOCKS, LevelDesc, PROFILE_BINS, SPOT_QUARTERS,
+    Section,
 };
 use crate::view::LodBlock;
 use crate::{IndexMeta, LodError, MAGIC, VERSION};
@@ -50,6 +51,8 @@ struct CellAcc {
     /// Block centres per slice along x and y.
     px: [f32; PROFILE_BINS],
     py: [f32; PROFILE_BINS],
+    /// Block centres per quarter of each slice along y (`CellRec::spot_y`).
+    py_quarters: [[f32; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
@@ -114,6 +117,14 @@ impl CellAcc {
         for j in 0..PROFILE_BINS {
             self.px[ox + j / 2] += child.px[j];
             self.py[oy + j / 2] += child.py[j];
+        }
+        // The child's quarters, two by two, likewise: quarter b of the child (of all
+        // 4 · PROFILE_BINS) is quarter (b + 4 · PROFILE_BINS · qy) / 2 of the parent.
+        let quarters = SPOT_QUARTERS * PROFILE_BINS;
+        for b in 0..quarters {
+            let to = (b + quarters * qy as usize) / 2;
+            self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS] +=
+                child.py_quarters[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
         }
         for &(b, acc) in &child.buckets {
             let p = self.bucket(b - (2 / crate::format::BUCKET_OCTAVES) as i16);
@@ -186,6 +197,7 @@ impl LevelOut {
                 sh: c.sh,
                 px: &c.px,
                 py: &c.py,
+                py_quarters: Some(&c.py_quarters),
                 mask: c.mask,
                 few: &c.few,
             });
@@ -439,6 +451,10 @@ impl LodBuilder {
             let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
             cell.px[bin(ux)] += 1.0;
             cell.py[bin(uy)] += 1.0;
+            // ⌊64u⌋ (exact in f32): its slice is ⌊16u⌋.
+            let quarter = ((uy * (PROFILE_BINS * SPOT_QUARTERS) as f32) as usize)
+                .min(PROFILE_BINS * SPOT_QUARTERS - 1);
+            cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += 1.0;
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));
             if let Some(slot) = cell.few.get_mut(cell.n as usize) {

@@ -3,7 +3,7 @@
 //! DataFusion), so that both write the same codes for the same sums.
 
 use crate::format::{
-    BUCKET_OCTAVES, BucketRec, CellRec, FEW_BLOCKS, FEW_BLOCKS_FINE, PROFILE_BINS,
+    BUCKET_OCTAVES, BucketRec, CellRec, FEW_BLOCKS, FEW_BLOCKS_FINE, PROFILE_BINS, SPOT_QUARTERS,
 };
 
 /// What a builder has summed over the blocks of one cell, before quantisation.
@@ -26,6 +26,9 @@ pub struct CellSums<'a> {
     /// Centres per slice along x and y.
     pub px: &'a [f32; PROFILE_BINS],
     pub py: &'a [f32; PROFILE_BINS],
+    /// Centres per quarter of each slice along y (`CellRec::spot_y`); `None` where not
+    /// counted (the slices' centres taken as uniform).
+    pub py_quarters: Option<&'a [[f32; SPOT_QUARTERS]; PROFILE_BINS]>,
     /// `CellRec::mask`.
     pub mask: u64,
     /// The centres (x, y in cell units), in the order they are stored, when the cell has at
@@ -67,7 +70,26 @@ impl CellRec {
             })
         };
         let (mut profile_x, mut profile_y) = (profile(s.px), profile(s.py));
+        let mut spot_y = [0u8; 2];
+        if let Some(quarters) = s.py_quarters {
+            for (slot, j) in spot_y.iter_mut().zip(CellRec::spot_slices(&profile_y)) {
+                let Some(q) = quarters.get(j) else { continue };
+                let max = q.iter().copied().fold(0.0f32, f32::max);
+                if max <= 0.0 {
+                    continue;
+                }
+                for (i, &v) in q.iter().enumerate() {
+                    let code = if v > 0.0 {
+                        ((v / max * 3.0).round() as u8).max(1)
+                    } else {
+                        0
+                    };
+                    *slot |= code << (2 * i);
+                }
+            }
+        }
         if s.n <= FEW_BLOCKS as f64 {
+            spot_y = [0; 2];
             profile_x = [0; PROFILE_BINS];
             profile_y = [0; PROFILE_BINS];
             let fine = s.n <= FEW_BLOCKS_FINE as f64;
@@ -92,7 +114,7 @@ impl CellRec {
             buckets: s.buckets,
             bbox: codes.map(|v| v.to_be_bytes()[0]),
             mask: s.mask,
-            _pad: 0,
+            spot_y,
             mean_w: (s.sw / s.n) as f32,
             mean_h: (s.sh / s.n) as f32,
             profile_x,
@@ -149,6 +171,7 @@ mod tests {
             sh: 0.5,
             px: &px,
             py: &px,
+            py_quarters: None,
             mask: 1,
             few: &few,
         };

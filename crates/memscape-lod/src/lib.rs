@@ -48,8 +48,10 @@ pub use view::{LodBlock, LodView};
 pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
 /// Format version of index files (2: threads coloured from the 64-colour palette, 16-bit
 /// bounding boxes; 3: cells' joint masks of eighths, centres of cells of few blocks, 80-byte
-/// cells, the heap-size curve).
-pub const VERSION: u32 = 3;
+/// cells, the heap-size curve; 4: the mean centre in the two fullest slices of a cell's
+/// address profile, `CellRec::spot_y`, in what was padding; 5: there, the quarters of those
+/// slices instead).
+pub const VERSION: u32 = 5;
 
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@
 use crate::eq1::ColorMode;
 use crate::exact;
 use crate::exact::ColumnSums;
-use crate::format::{BucketRec, CellRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS};
+use crate::format::{BucketRec, CellRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS, SPOT_QUARTERS};
 use crate::index::LodIndex;
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
@@ -446,6 +446,7 @@ fn add_cell(
             bbox: [cell.bbox_at(0), cell.bbox_at(1)],
             profile: &cell.profile_x,
             extent: bw,
+            spots: [(usize::MAX, [0.0; SPOT_QUARTERS]); 2],
         },
         ctx.alpha,
         ctx.w,
@@ -461,6 +462,7 @@ fn add_cell(
             bbox: [cell.bbox_at(2), cell.bbox_at(3)],
             profile: &cell.profile_y,
             extent: bh,
+            spots: cell.spots_y(),
         },
         ctx.alpha,
         ctx.h,
@@ -789,6 +791,10 @@ pub struct AxisCell<'a> {
     pub profile: &'a [u8; PROFILE_BINS],
     /// Mean block extent along the axis, in pixels.
     pub extent: f64,
+    /// Slices whose quarters' shares of their centres are known, with them
+    /// (`CellRec::spots_y`): their centres are spread over each quarter by its share rather
+    /// than over the slice (`usize::MAX`: none).
+    pub spots: [(usize, [f64; SPOT_QUARTERS]); 2],
 }
 
 /// For a cell's blocks along one axis (centres spread over the occupied profile slices,
@@ -825,36 +831,58 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
         if v == 0 {
             continue;
         }
-        let q = f64::from(v) / total;
-        let (a0, a1) = (
-            to_px(j as f64 / PROFILE_BINS as f64),
-            to_px((j + 1) as f64 / PROFILE_BINS as f64),
-        );
-        let (mut lo, mut hi) = (a0.min(a1).max(clo), a0.max(a1).min(chi));
-        if lo > hi {
-            // The slice lies outside the centres' range (rounding): its nearest point.
-            let m = if a0.min(a1) > chi { chi } else { clo };
-            lo = m;
-            hi = m;
-        }
-        let p = ffloor(lo - e / 2.0);
-        if hi + e / 2.0 <= p + 1.0 {
-            // This slice's blocks lie inside one pixel.
-            let k = (p - p0) as usize;
-            if let Some(slot) = acc.get_mut(k) {
-                slot.0 += q;
-                slot.1 += q;
+        const SPOT_BINS: f64 = (PROFILE_BINS * SPOT_QUARTERS) as f64;
+        let slice_q = f64::from(v) / total;
+        // The slice whole, or its quarters by their shares.
+        let mut parts = [(0.0f64, 0.0f64, 0.0f64); SPOT_QUARTERS];
+        let parts = match c.spots.iter().find(|s| s.0 == j) {
+            Some(&(_, shares)) => {
+                for (i, (part, share)) in parts.iter_mut().zip(shares).enumerate() {
+                    let at = |k: usize| (j * SPOT_QUARTERS + k) as f64 / SPOT_BINS;
+                    *part = (slice_q * share, at(i), at(i + 1));
+                }
+                &parts[..]
             }
-            continue;
-        }
-        // Straight into the pixels' sums (a list per slice cost an allocation per cell).
-        axis_weights_each(lo, hi, e, alpha, i64::MAX, |pp, e1, ea| {
-            let k = (pp as f64 - p0) as usize;
-            if let Some(slot) = acc.get_mut(k) {
-                slot.0 += q * e1;
-                slot.1 += q * ea;
+            None => {
+                parts[0] = (
+                    slice_q,
+                    j as f64 / PROFILE_BINS as f64,
+                    (j + 1) as f64 / PROFILE_BINS as f64,
+                );
+                &parts[..1]
             }
-        });
+        };
+        for &(q, s0, s1) in parts {
+            if q <= 0.0 {
+                continue;
+            }
+            let (a0, a1) = (to_px(s0), to_px(s1));
+            let (mut lo, mut hi) = (a0.min(a1).max(clo), a0.max(a1).min(chi));
+            if lo > hi {
+                // The slice lies outside the centres' range (rounding): its nearest point.
+                let m = if a0.min(a1) > chi { chi } else { clo };
+                lo = m;
+                hi = m;
+            }
+            let p = ffloor(lo - e / 2.0);
+            if hi + e / 2.0 <= p + 1.0 {
+                // This slice's blocks lie inside one pixel.
+                let k = (p - p0) as usize;
+                if let Some(slot) = acc.get_mut(k) {
+                    slot.0 += q;
+                    slot.1 += q;
+                }
+                continue;
+            }
+            // Straight into the pixels' sums (a list per slice cost an allocation per cell).
+            axis_weights_each(lo, hi, e, alpha, i64::MAX, |pp, e1, ea| {
+                let k = (pp as f64 - p0) as usize;
+                if let Some(slot) = acc.get_mut(k) {
+                    slot.0 += q * e1;
+                    slot.1 += q * ea;
+                }
+            });
+        }
     }
     for (k, &(e1, ea)) in acc.iter().enumerate() {
         let p = (p0 as i64).saturating_add(k as i64);

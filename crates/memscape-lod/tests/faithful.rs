@@ -338,3 +338,89 @@ fn heaptrack_david_within_tolerance() {
     let c = case(TraceFile::from_trace(trace));
     check("david", &c, 160, 90);
 }
+
+/// Short views drawn from an ordinary level whose cells are about one pixel wide and 0.71 px
+/// tall, as the finest level of line 2 of the generated trace drawing a 640×140 view at α 0.1
+/// (level 48 here): the share of pixels within 8/255 is returned for each view.
+fn short_views_within(c: &Case) -> Vec<(usize, f64)> {
+    let axis = &c.index.meta.axis;
+    let source = c.source();
+    let (te, ye) = (c.index.meta.extent_t, axis.extent);
+    let mut out = Vec::new();
+    for l in &c.index.levels {
+        let [tau, sig] = l.cell_size();
+        let pixel = [tau, sig / 0.71];
+        let h = (ye as f64 / pixel[1]).round() as u32;
+        if !(100..270).contains(&h) {
+            continue;
+        }
+        let t0 = te / 3;
+        let tw = 640.0 * pixel[0];
+        let mut v = LodView::fit(
+            t0,
+            t0 + tw as u64,
+            0,
+            (f64::from(h) * pixel[1]) as u64,
+            640,
+            h,
+        );
+        v.alpha = 0.1;
+        v.cushion = Cushion::Parabolic;
+        let mut sums = PixelSums::new(v.width, v.height);
+        let st = accumulate(&c.index, &source, &v, &mut sums);
+        let Some(li) = st.level else { continue };
+        let (mean, within) = compare(&exact::render_fast(&v, &c.all), &sums.resolve(&v));
+        eprintln!(
+            "{}×{} α 0.1: level {li}, mean {mean:.3}, within {:.4} %",
+            v.width,
+            v.height,
+            within * 100.0
+        );
+        assert!(mean <= MEAN_LEVELS, "level {li}: mean error {mean}");
+        out.push((li, within));
+    }
+    assert!(!out.is_empty(), "no short view drawn from a level");
+    out
+}
+
+/// The short views of [`short_views_within`] at α 0.1 keep at least 99.8 % of pixels within
+/// 8/255. Before index format 4 the 640×140 view from level 48 gave 99.557 %: 359 of its 397
+/// misses on one row, a line of blocks at one reused address 0.02 cells below a pixel edge
+/// spread by the resolve over the profile slice the edge cuts (two thirds of them above it);
+/// the slice's mean centre (`CellRec::spot_y`, format 4) gave 99.844 % (wave 23), its quarters
+/// (format 5) 99.867 % (wave 24).
+#[test]
+fn short_views_with_cells_under_a_pixel_tall_near_the_rule_at_low_alpha() {
+    let c = case(TraceFile::from_trace(trace(SynthParams::new(
+        1_500_000, 11,
+    ))));
+    for (li, within) in short_views_within(&c) {
+        assert!(
+            within >= 0.998,
+            "level {li}: {:.3} % of pixels within {WITHIN_LEVELS} levels",
+            within * 100.0
+        );
+    }
+}
+
+/// The issue's rule (99.9 % within 8/255 at α 0.1) on the short views: **missed** at 99.867 %
+/// on the 640×140 view from level 48 (119 of 89,600 pixels; 99.9 % allows 89; 89 of the 119
+/// on row 85). What is left is which side of a pixel edge a cell's blocks lie on where a
+/// column edge and a row edge cut it together: its joint mask's eighths and 16 profile slices
+/// place a sliver of blocks in a pixel none of them reaches (the x and y of a cell's blocks
+/// are known apart, and jointly only to an eighth), or none where some do, and along
+/// addresses in the slices other than the two fullest (BENCHMARKS.md, waves 23 and 24).
+#[test]
+#[ignore = "misses 99.9 % on the 640×140 view (99.867 %): issue 25, BENCHMARKS waves 23-24"]
+fn short_views_with_cells_under_a_pixel_tall_within_tolerance_at_low_alpha() {
+    let c = case(TraceFile::from_trace(trace(SynthParams::new(
+        1_500_000, 11,
+    ))));
+    for (li, within) in short_views_within(&c) {
+        assert!(
+            within >= WITHIN_SHARE_LOW_ALPHA,
+            "level {li}: {:.3} % of pixels within {WITHIN_LEVELS} levels",
+            within * 100.0
+        );
+    }
+}

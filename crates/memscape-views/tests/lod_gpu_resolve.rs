@@ -244,6 +244,54 @@ fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes(
     );
 }
 
+/// The short views of memscape-lod's `tests/faithful.rs` (640 px wide, cells 1.00 × 0.71 px,
+/// α 0.1 with cushions), where a pixel edge cuts lines of reused addresses: which side of it a
+/// slice's blocks lie on comes from the quarters of the cells' fullest address slices
+/// (`CellRec::spot_y`), read by the GPU twin too (without them it differs from the CPU on
+/// more than 0.1 % of pixels).
+#[test]
+fn gpu_cells_match_the_cpu_resolve_on_short_views_cut_by_pixel_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let lod = open(&generated(dir.path()));
+    let [te, ye] = lod.extent();
+    let mut checked = 0;
+    for l in lod.index.levels.iter() {
+        let [tau, sig] = l.cell_size();
+        let pixel = [tau, sig / 0.71];
+        let h = (ye as f64 / pixel[1]).round() as u32;
+        if !(100..270).contains(&h) {
+            continue;
+        }
+        let size = [640u32, h];
+        let t0 = te / 3;
+        let mut view = AllocMapView::fit(
+            t0,
+            t0 + (640.0 * pixel[0]) as u64,
+            0,
+            (f64::from(h) * pixel[1]) as u64,
+            size[0],
+            size[1],
+        );
+        view.alpha = 0.1;
+        view.cushion = CushionKind::Parabolic;
+        if lod.index.level_for(view.eq1(size).pixel_size()).is_none() {
+            continue;
+        }
+        let (cpu, _) = draw(&lod, &view, size, None);
+        let (gpu, drawn) = draw(&lod, &view, size, Some(LargeBlocksOn::Cpu));
+        let (mean, within, worst) = compare(&cpu, &gpu);
+        eprintln!(
+            "short 640×{h}: {drawn:?}: mean {mean:.4}, within {WITHIN_LEVELS}: {:.4} %, worst {worst}",
+            within * 100.0
+        );
+        assert!(matches!(drawn, LodDrawn::GpuCells { .. }), "{drawn:?}");
+        assert!(mean <= MEAN_LEVELS, "640×{h}: mean {mean}");
+        assert!(within >= WITHIN_SHARE, "640×{h}: within {within}");
+        checked += 1;
+    }
+    assert!(checked > 0, "no short view drawn from a level");
+}
+
 /// `view` of `lod` (finer than every level) drawn through `prepare` with `exact`: the
 /// exact blocks on the GPU when they fit its limit, else their sums on the CPU.
 fn draw_exact(
