@@ -32,11 +32,12 @@
 
 // Keep in sync with `EDGE_SLACK` in alloc_map_accumulate.wgsl.
 const EDGE_SLACK: f32 = 1.0 / 256.0;
-// Keep in sync with DENSE_MAX_ROWS, CHAIN_MAX and PAIRS_PER_PIXEL in dense.rs.
-const DENSE_MAX_ROWS: i32 = 16;
+// Keep in sync with DENSE_MAX_ROWS, CHAIN_MAX and PAIRS_PER_PIXEL in dense.rs. The two
+// raster-list thresholds are pipeline-overridable (dense.rs, `raster_list_thresholds`).
+override DENSE_MAX_ROWS: i32 = 16;
 // Blocks of several rows narrower than this are rasterized too: per row they would cost the
 // dense pass more than their few fragments (the occupancy bar's intervals, tall narrow blocks).
-const DENSE_MIN_COLUMNS: f32 = 16.0;
+override DENSE_MIN_COLUMNS: f32 = 16.0;
 const CHAIN_MAX: i32 = 12;
 const PAIRS_PER_PIXEL: u32 = 8u;
 const WORKGROUP_SIZE: u32 = 64u;

@@ -48,6 +48,19 @@ pub fn compute_pipeline(
     module: &wgpu::ShaderModule,
     entry_point: &str,
 ) -> wgpu::ComputePipeline {
+    compute_pipeline_with(device, label, groups, module, entry_point, &[])
+}
+
+/// [`compute_pipeline`] with values for the module's pipeline-overridable constants
+/// (`override` declarations; those not named keep their defaults).
+pub fn compute_pipeline_with(
+    device: &wgpu::Device,
+    label: &str,
+    groups: &[Option<&wgpu::BindGroupLayout>],
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(&format!("{label}_layout")),
         bind_group_layouts: groups,
@@ -58,7 +71,10 @@ pub fn compute_pipeline(
         layout: Some(&layout),
         module,
         entry_point: Some(entry_point),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            ..Default::default()
+        },
         cache: None,
     })
 }

@@ -41,6 +41,31 @@ pub const DENSE_MAX_ROWS: u32 = 16;
 /// Blocks of more than one row narrower than this many columns are rasterized too. Keep in sync
 /// with `DENSE_MIN_COLUMNS` in `shaders/alloc_map_dense.wgsl`.
 pub const DENSE_MIN_COLUMNS: u32 = 16;
+
+/// The block pass's raster-list thresholds where the environment overrides them
+/// (`MEMSCAPE_DENSE_MAX_ROWS`, `MEMSCAPE_DENSE_MIN_COLUMNS`: pipeline-overridable constants of
+/// `alloc_map_dense.wgsl`, [`DENSE_MAX_ROWS`] and [`DENSE_MIN_COLUMNS`] otherwise). They were
+/// chosen on lavapipe; a hardware GPU's rasterizer and atomics trade differently, so that
+/// `benches/gpu/device_run.sh` measures other values there. Either choice draws the same picture
+/// within the paths' tolerance (the raster and dense paths are both held to the CPU reference).
+fn raster_list_thresholds() -> Vec<(&'static str, f64)> {
+    [
+        ("DENSE_MAX_ROWS", "MEMSCAPE_DENSE_MAX_ROWS"),
+        ("DENSE_MIN_COLUMNS", "MEMSCAPE_DENSE_MIN_COLUMNS"),
+    ]
+    .into_iter()
+    .filter_map(|(constant, var)| {
+        let value = std::env::var(var).ok()?;
+        match value.parse::<u32>() {
+            Ok(n) if n >= 1 => Some((constant, f64::from(n))),
+            _ => {
+                tracing::warn!("{var}={value:?} is not a whole number ≥ 1; ignored");
+                None
+            }
+        }
+    })
+    .collect()
+}
 /// Rows of a block whose fully covered part is shorter than this many columns are added pixel by
 /// pixel (parabolic cushions; 4 otherwise). Keep in sync with `CHAIN_MAX` in
 /// `shaders/alloc_map_dense.wgsl`.
@@ -188,7 +213,8 @@ impl DensePipelines {
         });
         let blocks_module = crate::shader::create_module(device, "alloc_map_dense.wgsl")?;
         let scan_module = crate::shader::create_module(device, "alloc_map_dense_scan.wgsl")?;
-        let blocks = crate::binding::compute_pipeline(
+        let constants = raster_list_thresholds();
+        let blocks = crate::binding::compute_pipeline_with(
             device,
             "AllocMap::dense_blocks",
             &[
@@ -199,6 +225,7 @@ impl DensePipelines {
             ],
             &blocks_module,
             "cs_blocks",
+            &constants,
         );
         let scan = crate::binding::compute_pipeline(
             device,
