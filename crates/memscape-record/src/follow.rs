@@ -178,6 +178,9 @@ pub struct Follower {
     consume: Option<String>,
     /// `poll_to_end` ran: every gap closes.
     ended: bool,
+    /// What names the call tree's last nodes when a writing follower finishes (the live
+    /// view's, which named the others: [`Follower::symbolize_the_rest_with`]).
+    end_symbolizer: std::sync::Mutex<Option<memscape_trace::symbolize::Symbolizer>>,
 }
 
 impl LiveMerge {
@@ -214,6 +217,7 @@ impl Follower {
             live: std::sync::Mutex::new(None),
             consume: None,
             ended: false,
+            end_symbolizer: std::sync::Mutex::new(None),
         }
     }
 
@@ -234,6 +238,29 @@ impl Follower {
             consume: Some(source.to_owned()),
             ..Self::new(dir, false)
         }
+    }
+
+    /// A consuming follower whose merge also writes the recording's file while it runs
+    /// (`record`'s segments, copied out of the merge that the snapshots share: one merge for
+    /// both, `Converter::keeping`), finished by [`Follower::finish_written`].
+    pub(crate) fn writing(mut self, sink: crate::stream::Sink) -> Self {
+        let source = self.consume.clone().unwrap_or_default();
+        *self.live.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(LiveMerge {
+            converter: Converter::keeping(&source, sink),
+            fed: HashMap::new(),
+        });
+        self
+    }
+
+    /// When this follower's merge writes the file ([`Follower::writing`]), `symbolizer`
+    /// names the call-tree nodes left at the end: the one the snapshots named the others
+    /// with ([`Follower::snapshot_symbolized`]), so that the modules' symbols are not read
+    /// again.
+    pub fn symbolize_the_rest_with(&self, symbolizer: memscape_trace::symbolize::Symbolizer) {
+        *self
+            .end_symbolizer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(symbolizer);
     }
 
     /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]): memory then
@@ -331,6 +358,39 @@ impl Follower {
     )> {
         let live = self.live.into_inner().unwrap_or_else(|e| e.into_inner())?;
         (live.converter.len() > 0).then(|| live.converter.finish(launcher))
+    }
+
+    /// The end of a [`Follower::writing`] follower after [`Follower::poll_to_end`]: the rest
+    /// applied, the last segment and the footer written, the file named; the reports and the
+    /// whole trace (symbolized; its times not yet rounded as the file rounds them). `None`
+    /// when nothing was read.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn finish_written(
+        self,
+        launcher: &merge::Endings,
+    ) -> Option<
+        std::io::Result<(
+            Vec<crate::ProcessReport>,
+            Vec<crate::UnrecordedProgram>,
+            Option<memscape_trace::Trace>,
+        )>,
+    > {
+        let mut symbolizer = self
+            .end_symbolizer
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(memscape_trace::symbolize::Symbolizer::new);
+        let live = self.live.into_inner().unwrap_or_else(|e| e.into_inner())?;
+        (live.converter.len() > 0).then(|| live.converter.finish_into(launcher, &mut symbolizer))
+    }
+
+    /// Whether this follower's merge writes the file ([`Follower::writing`]).
+    pub(crate) fn writes(&self) -> bool {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|live| live.converter.writes())
     }
 
     /// What has been applied so far (all zero without `summarize`; a consuming follower's

@@ -259,7 +259,7 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
 /// in a private directory (mode 0700, unpredictable name) next to the output and is removed
 /// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
-    record_following(options, None, false)
+    record_following(options, None, false).map(|(report, _)| report)
 }
 
 /// [`record`], calling `on_update` with what the recording holds about every `every` while
@@ -277,6 +277,7 @@ pub fn record_live(
         Some((every, &mut |f: &Follower, _| on_update(&f.summary()))),
         false,
     )
+    .map(|(report, _)| report)
 }
 
 /// [`record`], calling `on_poll` with the follower after each read while the program runs
@@ -289,6 +290,21 @@ pub fn record_observed(
     every: std::time::Duration,
     on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
 ) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_poll)), true).map(|(report, _)| report)
+}
+
+/// [`record_observed`], also returning the recording's whole trace as the file it wrote
+/// loads (block times rounded to the file's resolution: `msc::round_times_as_stored`), so that
+/// a live view ends on it without reading the file back; `None` when the merge could not
+/// write the file while the program ran (the file was then written at the end). The merge
+/// the snapshots share writes the file's segments while the program runs, as [`record`]'s
+/// does; `on_poll` may hand it the symbolizer it named the snapshots' call trees with
+/// ([`Follower::symbolize_the_rest_with`]) for the last nodes.
+pub fn record_observed_whole(
+    options: &RecordOptions,
+    every: std::time::Duration,
+    on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
+) -> Result<(RecordReport, Option<Trace>), RecordError> {
     record_following(options, Some((every, on_poll)), true)
 }
 
@@ -312,7 +328,7 @@ fn record_following(
     options: &RecordOptions,
     mut live: Option<OnUpdate<'_>>,
     snapshots: bool,
-) -> Result<RecordReport, RecordError> {
+) -> Result<(RecordReport, Option<Trace>), RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
         Some(path) => {
@@ -351,18 +367,20 @@ fn record_following(
     // `stream.rs`); a live view merges it as it is read (`Follower::consuming`: the trace so
     // far, shared with the snapshots, not the events) and writes it at the end.
     let keeps_trace = live.is_some() && snapshots;
-    let sink = match keeps_trace {
-        false => {
-            match stream::Sink::create(&options.output, &msc_options(options), segment_blocks()) {
-                Ok(sink) => Some(sink),
-                // Reported as the final write's error, with the raw recording kept.
-                Err(e) => {
-                    tracing::debug!("cannot start writing {}: {e}", options.output.display());
-                    None
-                }
-            }
+    // A live view's merge writes the file too (the segments copied out of the merge its
+    // snapshots share: `Follower::writing`), so that little is left at the end either way.
+    let sink = match stream::Sink::create(&options.output, &msc_options(options), segment_blocks())
+    {
+        Ok(sink) => Some(sink),
+        // Reported as the final write's error, with the raw recording kept.
+        Err(e) => {
+            tracing::debug!("cannot start writing {}: {e}", options.output.display());
+            None
         }
-        true => None,
+    };
+    let (sink, live_sink) = match keeps_trace {
+        true => (None, sink),
+        false => (sink, None),
     };
     let source = options.output.display().to_string();
     // The shim's files are read while the program runs (on another thread), so that at its
@@ -376,7 +394,11 @@ fn record_following(
         let follower = scope.spawn(move || {
             let mut follower = match live {
                 Some(_) if keeps_trace => {
-                    Follower::consuming(dir, source).with_budget(READ_BUDGET)
+                    let follower = Follower::consuming(dir, source).with_budget(READ_BUDGET);
+                    match live_sink {
+                        Some(sink) => follower.writing(sink),
+                        None => follower,
+                    }
                 }
                 // Summaries: each image's live blocks by address, beside the streamed file.
                 Some(_) => Follower::new(dir, true),
@@ -453,6 +475,8 @@ fn record_following(
         }
     };
     let phase = std::time::Instant::now();
+    // A live view's whole trace, when its merge wrote the file (`Follower::writing`).
+    let mut whole = None;
     let converted = match followed {
         Err(e) => return Err(kept(raw_dir, e.to_string())),
         Ok((mut follower, Some((mut converter, mut symbolizer)))) => {
@@ -481,7 +505,9 @@ fn record_following(
             let phase = std::time::Instant::now();
             let finished = converter.finish_into(&endings, &mut symbolizer);
             phase_done("finish", phase);
-            finished.map_err(|e| ConvertError::Write(source.clone(), e))
+            finished
+                .map(|(reports, unrecorded, _)| (reports, unrecorded))
+                .map_err(|e| ConvertError::Write(source.clone(), e))
         }
         Ok((mut follower, None)) if keeps_trace => {
             // The rest, a budget at a time; then the last snapshot: everything, every gap
@@ -498,6 +524,30 @@ fn record_following(
                 on_poll(&follower, true);
             }
             phase_done("read", phase);
+            if follower.writes() {
+                let phase = std::time::Instant::now();
+                let finished = follower.finish_written(&endings);
+                phase_done("finish", phase);
+                match finished {
+                    Some(Ok((reports, unrecorded, trace))) => {
+                        // The view's last dataset: the file's trace as it will load.
+                        whole = trace.map(|mut trace| {
+                            memscape_trace::msc::round_times_as_stored(
+                                &mut trace,
+                                &msc_options(options),
+                            );
+                            trace
+                        });
+                        Ok((reports, unrecorded))
+                    }
+                    Some(Err(e)) => Err(ConvertError::Write(source.clone(), e)),
+                    None => {
+                        return Err(RecordError::NothingRecorded {
+                            program: options.program.clone(),
+                        });
+                    }
+                }
+            } else {
             match follower.into_trace(&endings) {
                 Some((trace, reports, unrecorded)) => {
                     write_trace(trace, options).map(|()| (reports, unrecorded))
@@ -507,6 +557,7 @@ fn record_following(
                         program: options.program.clone(),
                     });
                 }
+            }
             }
         }
         Ok((mut follower, None)) => {
@@ -544,7 +595,7 @@ fn record_following(
         tracing::warn!("cannot remove the raw recording: {e}");
     }
     phase_done("raw recording removed", phase);
-    Ok(RecordReport {
+    let report = RecordReport {
         raw_kept,
         ..report(
             options,
@@ -553,7 +604,8 @@ fn record_following(
             signal,
             outcome.interrupted,
         )
-    })
+    };
+    Ok((report, whole))
 }
 
 /// zstd level of a recording's `.msc` (`MEMSCAPE_ZSTD_LEVEL` to change it). The segments are

@@ -279,6 +279,8 @@ pub(crate) struct Converter {
     /// The last time applied (events are applied in time order).
     applied_time: u64,
     sink: Option<Sink>,
+    /// The builder keeps its blocks and hands copies to the sink ([`Converter::keeping`]).
+    keeps_blocks: bool,
 }
 
 /// CLOCK_MONOTONIC now, ns.
@@ -298,6 +300,34 @@ impl Converter {
             line: 0,
             applied_time: 0,
             sink,
+            keeps_blocks: false,
+        }
+    }
+
+    /// [`Converter::new`] for a live view: the builder keeps every block (the snapshots share
+    /// its columns) and the sink gets copies of each segment (`TraceBuilder::cut_kept`), so
+    /// that the file is written while the program runs from this one merge and
+    /// [`Converter::finish_into`] also gives the whole trace.
+    pub(crate) fn keeping(source: &str, sink: Sink) -> Self {
+        let mut converter = Self::new(source, Some(sink));
+        converter.builder.keep_cuts();
+        converter.keeps_blocks = true;
+        converter
+    }
+
+    /// Blocks not yet handed to the sink (the live ones and those ended since the last cut).
+    fn held_blocks(&self) -> usize {
+        match self.keeps_blocks {
+            true => self.builder.unwritten_blocks(),
+            false => self.builder.held_blocks(),
+        }
+    }
+
+    /// The next segment: the blocks ended since the last one (`all`: every block left).
+    fn cut(&mut self, all: bool) -> Option<Drained> {
+        match self.keeps_blocks {
+            true => self.builder.cut_kept(all),
+            false => self.builder.drain(all),
         }
     }
 
@@ -540,10 +570,10 @@ impl Converter {
         let Some(sink) = &mut self.sink else {
             return;
         };
-        if self.builder.held_blocks().saturating_sub(sink.kept) >= sink.segment_blocks
-            && let Some(drained) = self.builder.drain(false)
+        if self.held_blocks().saturating_sub(sink.kept) >= sink.segment_blocks
+            && let Some(drained) = self.cut(false)
         {
-            sink.kept = self.builder.held_blocks();
+            sink.kept = self.held_blocks();
             if let Some(tx) = &sink.tx {
                 // The writer failed: its error is reported at the end.
                 let _ = tx.send(drained);
@@ -818,11 +848,13 @@ impl Converter {
     /// Applies the rest, writes the last segment (the live blocks) and the footer (symbolized
     /// call tree, processes, warnings) and gives the file its name. `symbolizer` has named
     /// the call tree's nodes made so far ([`Converter::symbolize_new`]): it names the rest.
+    /// A [`Converter::keeping`] merge also returns the whole trace, symbolized (its times as
+    /// the merge made them: the file rounds them to its resolution).
     pub(crate) fn finish_into(
         mut self,
         launcher: &Endings,
         symbolizer: &mut memscape_trace::symbolize::Symbolizer,
-    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
+    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>, Option<Trace>)> {
         let phase = Instant::now();
         self.advance(None);
         let unrecorded = self.conclude(launcher);
@@ -833,7 +865,7 @@ impl Converter {
         // The last segment (the live blocks) goes to the writer thread like the others, and
         // is encoded while this thread symbolizes.
         let phase = Instant::now();
-        let last = self.builder.drain(true);
+        let last = self.cut(true);
         crate::phase_done("last segment drained", phase);
         // Handed over by a thread of its own: the writer may still be encoding the segment
         // before it, and this thread has the call tree to symbolize and encode meanwhile.
@@ -874,7 +906,9 @@ impl Converter {
         let phase = Instant::now();
         file.commit()?;
         crate::phase_done("sync", phase);
-        Ok((reports, unrecorded))
+        // A builder that kept its blocks finished into the whole trace (the footer encodes
+        // what is not blocks, the same either way).
+        Ok((reports, unrecorded, self.keeps_blocks.then_some(rest)))
     }
 
     /// What the merge holds (for `RUST_LOG=memscape_record=debug`): events read and not yet
@@ -922,6 +956,11 @@ impl Converter {
             }
         }
         trace
+    }
+
+    /// Whether this merge writes a file.
+    pub(crate) fn writes(&self) -> bool {
+        self.sink.is_some()
     }
 
     /// Images declared so far.

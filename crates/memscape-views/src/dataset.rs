@@ -575,6 +575,22 @@ pub(crate) fn starts_as_msc(path: &std::path::Path) -> bool {
         .is_ok_and(|()| &magic == memscape_trace::msc::MAGIC)
 }
 
+/// The dataset of `trace`, read from the `.msc` file `path`, as [`load`] makes it (a live
+/// recording's last dataset is made from its trace in memory this way: `live.rs`).
+pub(crate) fn msc_dataset(
+    name: String,
+    trace: memscape_trace::Trace,
+    path: std::path::PathBuf,
+) -> Dataset {
+    let mut data = AllocTraceData::new(trace);
+    data.path = Some(path);
+    Dataset {
+        name,
+        content: DatasetContent::AllocTrace(Box::new(data)),
+        links: Default::default(),
+    }
+}
+
 /// Reads, detects and parses `source`. Runs on a loader thread; `progress(fraction, message)`
 /// reports how far it got (fraction < 0: unknown).
 pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset> {
@@ -608,13 +624,7 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
         progress(-1.0, "reading");
         let trace = memscape_trace::read_msc(path)?;
         progress(0.7, "laying out the allocation map");
-        let mut data = AllocTraceData::new(trace);
-        data.path = Some(path.clone());
-        return Ok(Dataset {
-            name,
-            content: DatasetContent::AllocTrace(Box::new(data)),
-            links: Default::default(),
-        });
+        return Ok(msc_dataset(name, trace, path.clone()));
     }
     progress(-1.0, "reading");
     let bytes = match source {

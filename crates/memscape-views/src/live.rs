@@ -283,14 +283,47 @@ impl LiveSender {
     /// The recording ended and wrote `output`: loads it and sends it (waiting for the GUI to
     /// take the last snapshot; not at all when the GUI has closed).
     pub fn finish(self, output: &Path) {
-        let loaded = crate::dataset::load(&LoadSource::File(output.to_owned()), &|_, _| {})
-            .map(|mut d| {
-                d.name.clone_from(&self.name);
-                Arc::new(d)
-            })
-            .map_err(|e| format!("{e}"));
-        let _ = self.tx.send(LiveUpdate::Finished(loaded));
+        self.finish_with(output, None);
+    }
+
+    /// [`LiveSender::finish`], with the recording's whole trace as the file loads when the
+    /// recording kept it (`memscape_record::record_observed_whole`): the last dataset is made
+    /// from it as opening `output` makes it (`dataset::load`), without reading the file back.
+    pub fn finish_with(self, output: &Path, whole: Option<memscape_trace::Trace>) {
+        let started = Instant::now();
+        let from_memory = whole.is_some();
+        let finished = match whole {
+            Some(trace) => Ok(crate::dataset::msc_dataset(
+                self.name.clone(),
+                trace,
+                output.to_owned(),
+            )),
+            None => crate::dataset::load(&LoadSource::File(output.to_owned()), &|_, _| {})
+                .map(|mut d| {
+                    d.name.clone_from(&self.name);
+                    d
+                })
+                .map_err(|e| format!("{e}")),
+        };
+        tracing::debug!(
+            target: "memscape::live",
+            from_memory,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "the finished recording's dataset made"
+        );
+        let _ = self.tx.send(LiveUpdate::Finished(finished.map(Arc::new)));
         self.pace.wake_window();
+    }
+
+    /// The recording read its last events (`record_observed`'s last call, `ended`): hands
+    /// `follower` the symbolizer that named the snapshots' call trees, to name the nodes the
+    /// end adds (the modules' symbols are then not read again).
+    pub fn ended(&mut self, follower: &Follower) {
+        let symbolizer = std::mem::replace(
+            &mut self.symbolizer,
+            memscape_trace::symbolize::Symbolizer::new(),
+        );
+        follower.symbolize_the_rest_with(symbolizer);
     }
 
     /// The recording failed or ended without a file: `last` is the final state (all gaps
