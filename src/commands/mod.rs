@@ -177,13 +177,14 @@ fn record_with_window(
         .name("memscape-record".into())
         .spawn(move || {
             let every = memscape_views::live::POLL_EVERY;
-            let result =
-                memscape_record::record_observed_whole(&options, every, &mut |f, ended| {
-                    match ended {
-                        false => drop(sender.offer(f)),
-                        true => sender.ended(f),
-                    }
-                });
+            let result = memscape_record::record_observed_whole(
+                &options,
+                every,
+                &mut |f, ended| match ended {
+                    false => drop(sender.offer(f)),
+                    true => sender.ended(f),
+                },
+            );
             // The last view is the trace the recording kept, as its file loads (not the file
             // read back: BENCHMARKS.md, "Live view cadence, wave 23").
             match result {

@@ -180,7 +180,17 @@ pub struct Follower {
     ended: bool,
     /// What names the call tree's last nodes when a writing follower finishes (the live
     /// view's, which named the others: [`Follower::symbolize_the_rest_with`]).
-    end_symbolizer: std::sync::Mutex<Option<memscape_trace::symbolize::Symbolizer>>,
+    end_symbolizer: EndSymbolizer,
+}
+
+/// [`Follower::symbolize_the_rest_with`]'s symbolizer, kept until the end.
+#[derive(Default)]
+struct EndSymbolizer(std::sync::Mutex<Option<memscape_trace::symbolize::Symbolizer>>);
+
+impl std::fmt::Debug for EndSymbolizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EndSymbolizer")
+    }
 }
 
 impl LiveMerge {
@@ -217,7 +227,7 @@ impl Follower {
             live: std::sync::Mutex::new(None),
             consume: None,
             ended: false,
-            end_symbolizer: std::sync::Mutex::new(None),
+            end_symbolizer: EndSymbolizer::default(),
         }
     }
 
@@ -259,6 +269,7 @@ impl Follower {
     pub fn symbolize_the_rest_with(&self, symbolizer: memscape_trace::symbolize::Symbolizer) {
         *self
             .end_symbolizer
+            .0
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(symbolizer);
     }
@@ -377,6 +388,7 @@ impl Follower {
     > {
         let mut symbolizer = self
             .end_symbolizer
+            .0
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
             .unwrap_or_else(memscape_trace::symbolize::Symbolizer::new);

@@ -548,16 +548,16 @@ fn record_following(
                     }
                 }
             } else {
-            match follower.into_trace(&endings) {
-                Some((trace, reports, unrecorded)) => {
-                    write_trace(trace, options).map(|()| (reports, unrecorded))
+                match follower.into_trace(&endings) {
+                    Some((trace, reports, unrecorded)) => {
+                        write_trace(trace, options).map(|()| (reports, unrecorded))
+                    }
+                    None => {
+                        return Err(RecordError::NothingRecorded {
+                            program: options.program.clone(),
+                        });
+                    }
                 }
-                None => {
-                    return Err(RecordError::NothingRecorded {
-                        program: options.program.clone(),
-                    });
-                }
-            }
             }
         }
         Ok((mut follower, None)) => {

@@ -567,16 +567,19 @@ impl Converter {
                 self.apply(i, &e, time);
             }
         }
-        let Some(sink) = &mut self.sink else {
+        let Some((kept, per)) = self.sink.as_ref().map(|s| (s.kept, s.segment_blocks)) else {
             return;
         };
-        if self.held_blocks().saturating_sub(sink.kept) >= sink.segment_blocks
+        if self.held_blocks().saturating_sub(kept) >= per
             && let Some(drained) = self.cut(false)
         {
-            sink.kept = self.held_blocks();
-            if let Some(tx) = &sink.tx {
-                // The writer failed: its error is reported at the end.
-                let _ = tx.send(drained);
+            let held = self.held_blocks();
+            if let Some(sink) = &mut self.sink {
+                sink.kept = held;
+                if let Some(tx) = &sink.tx {
+                    // The writer failed: its error is reported at the end.
+                    let _ = tx.send(drained);
+                }
             }
         }
     }

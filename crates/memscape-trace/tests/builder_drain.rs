@@ -6,9 +6,7 @@
 //! writes the same file byte for byte, its whole trace rounded as stored equal to the file's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use memscape_trace::msc::{
-    MscOptions, SegmentWriter, round_times_as_stored, to_msc_bytes_with,
-};
+use memscape_trace::msc::{MscOptions, SegmentWriter, round_times_as_stored, to_msc_bytes_with};
 use memscape_trace::process::{Pool, Process};
 use memscape_trace::{Trace, TraceBuilder, TraceFormat, from_msc_bytes};
 use proptest::prelude::*;

@@ -159,9 +159,8 @@ impl TraceBuilder {
                 .map(|&i| column.get(i).copied().unwrap_or_else(|| default(i)))
                 .collect()
         };
-        let gather_u32 = |column: &[u32]| -> Vec<u32> {
-            segment.iter().map(|&i| at(column, i, 0)).collect()
-        };
+        let gather_u32 =
+            |column: &[u32]| -> Vec<u32> { segment.iter().map(|&i| at(column, i, 0)).collect() };
         let requested: &[u64] = &b.requested_size;
         let drained = Drained {
             address: gather_u64(&b.address, &|_| 0),
