@@ -372,20 +372,15 @@ impl Follower {
     }
 
     /// The end of a [`Follower::writing`] follower after [`Follower::poll_to_end`]: the rest
-    /// applied, the last segment and the footer written, the file named; the reports and the
-    /// whole trace (symbolized; its times not yet rounded as the file rounds them). `None`
-    /// when nothing was read.
+    /// applied, the last segment and the footer written, the file named; the reports. The
+    /// whole trace goes to `on_whole` (symbolized, rounded as the file stores it) before the
+    /// footer is encoded. `None` when nothing was read.
     #[allow(clippy::type_complexity)]
     pub(crate) fn finish_written(
         self,
         launcher: &merge::Endings,
-    ) -> Option<
-        std::io::Result<(
-            Vec<crate::ProcessReport>,
-            Vec<crate::UnrecordedProgram>,
-            Option<memscape_trace::Trace>,
-        )>,
-    > {
+        on_whole: Option<&mut crate::stream::WholeTrace<'_>>,
+    ) -> Option<std::io::Result<(Vec<crate::ProcessReport>, Vec<crate::UnrecordedProgram>)>> {
         let mut symbolizer = self
             .end_symbolizer
             .0
@@ -393,7 +388,10 @@ impl Follower {
             .unwrap_or_else(|e| e.into_inner())
             .unwrap_or_else(memscape_trace::symbolize::Symbolizer::new);
         let live = self.live.into_inner().unwrap_or_else(|e| e.into_inner())?;
-        (live.converter.len() > 0).then(|| live.converter.finish_into(launcher, &mut symbolizer))
+        (live.converter.len() > 0).then(|| {
+            live.converter
+                .finish_into(launcher, &mut symbolizer, on_whole)
+        })
     }
 
     /// Whether this follower's merge writes the file ([`Follower::writing`]).

@@ -17,6 +17,7 @@ mod raw;
 mod stream;
 pub use follow::{Follower, LiveProcess, LiveSummary};
 pub use raw::{RawEvent, RawProcess, Unrecorded, UnrecordedReason, read_raw, read_raw_bytes};
+pub use stream::WholeTrace;
 
 /// Why a recording failed. Each message says its cause once (no `source()` chain under a
 /// message that already names it).
@@ -259,7 +260,7 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
 /// in a private directory (mode 0700, unpredictable name) next to the output and is removed
 /// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
-    record_following(options, None, false).map(|(report, _)| report)
+    record_following(options, None, false, None)
 }
 
 /// [`record`], calling `on_update` with what the recording holds about every `every` while
@@ -276,8 +277,8 @@ pub fn record_live(
         options,
         Some((every, &mut |f: &Follower, _| on_update(&f.summary()))),
         false,
+        None,
     )
-    .map(|(report, _)| report)
 }
 
 /// [`record`], calling `on_poll` with the follower after each read while the program runs
@@ -290,22 +291,25 @@ pub fn record_observed(
     every: std::time::Duration,
     on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
 ) -> Result<RecordReport, RecordError> {
-    record_following(options, Some((every, on_poll)), true).map(|(report, _)| report)
+    record_following(options, Some((every, on_poll)), true, None)
 }
 
-/// [`record_observed`], also returning the recording's whole trace as the file it wrote
-/// loads (block times rounded to the file's resolution: `msc::round_times_as_stored`), so that
-/// a live view ends on it without reading the file back; `None` when the merge could not
-/// write the file while the program ran (the file was then written at the end). The merge
-/// the snapshots share writes the file's segments while the program runs, as [`record`]'s
-/// does; `on_poll` may hand it the symbolizer it named the snapshots' call trees with
-/// ([`Follower::symbolize_the_rest_with`]) for the last nodes.
+/// [`record_observed`], also handing `on_whole` the recording's whole trace as the file it
+/// writes will load (block times rounded to the file's resolution:
+/// `msc::round_times_as_stored`) once the program has exited, while the file's footer is
+/// encoded and written, so that a live view ends on it without reading the file back; not
+/// called when the merge could not write the file while the program ran (the file is then
+/// written at the end, or the recording fails). The merge the snapshots share writes the
+/// file's segments while the program runs, as [`record`]'s does; `on_poll` may hand it the
+/// symbolizer it named the snapshots' call trees with ([`Follower::symbolize_the_rest_with`])
+/// for the last nodes.
 pub fn record_observed_whole(
     options: &RecordOptions,
     every: std::time::Duration,
     on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
-) -> Result<(RecordReport, Option<Trace>), RecordError> {
-    record_following(options, Some((every, on_poll)), true)
+    on_whole: &mut WholeTrace<'_>,
+) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_poll)), true, Some(on_whole))
 }
 
 /// Most bytes of a shim file read at once by the streaming merge (about 230,000 events): the
@@ -328,7 +332,8 @@ fn record_following(
     options: &RecordOptions,
     mut live: Option<OnUpdate<'_>>,
     snapshots: bool,
-) -> Result<(RecordReport, Option<Trace>), RecordError> {
+    on_whole: Option<&mut stream::WholeTrace<'_>>,
+) -> Result<RecordReport, RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
         Some(path) => {
@@ -475,8 +480,6 @@ fn record_following(
         }
     };
     let phase = std::time::Instant::now();
-    // A live view's whole trace, when its merge wrote the file (`Follower::writing`).
-    let mut whole = None;
     let converted = match followed {
         Err(e) => return Err(kept(raw_dir, e.to_string())),
         Ok((mut follower, Some((mut converter, mut symbolizer)))) => {
@@ -503,11 +506,9 @@ fn record_following(
                 });
             }
             let phase = std::time::Instant::now();
-            let finished = converter.finish_into(&endings, &mut symbolizer);
+            let finished = converter.finish_into(&endings, &mut symbolizer, None);
             phase_done("finish", phase);
-            finished
-                .map(|(reports, unrecorded, _)| (reports, unrecorded))
-                .map_err(|e| ConvertError::Write(source.clone(), e))
+            finished.map_err(|e| ConvertError::Write(source.clone(), e))
         }
         Ok((mut follower, None)) if keeps_trace => {
             // The rest, a budget at a time; then the last snapshot: everything, every gap
@@ -526,20 +527,10 @@ fn record_following(
             phase_done("read", phase);
             if follower.writes() {
                 let phase = std::time::Instant::now();
-                let finished = follower.finish_written(&endings);
+                let finished = follower.finish_written(&endings, on_whole);
                 phase_done("finish", phase);
                 match finished {
-                    Some(Ok((reports, unrecorded, trace))) => {
-                        // The view's last dataset: the file's trace as it will load.
-                        whole = trace.map(|mut trace| {
-                            memscape_trace::msc::round_times_as_stored(
-                                &mut trace,
-                                &msc_options(options),
-                            );
-                            trace
-                        });
-                        Ok((reports, unrecorded))
-                    }
+                    Some(Ok((reports, unrecorded))) => Ok((reports, unrecorded)),
                     Some(Err(e)) => Err(ConvertError::Write(source.clone(), e)),
                     None => {
                         return Err(RecordError::NothingRecorded {
@@ -595,7 +586,7 @@ fn record_following(
         tracing::warn!("cannot remove the raw recording: {e}");
     }
     phase_done("raw recording removed", phase);
-    let report = RecordReport {
+    Ok(RecordReport {
         raw_kept,
         ..report(
             options,
@@ -604,8 +595,7 @@ fn record_following(
             signal,
             outcome.interrupted,
         )
-    };
-    Ok((report, whole))
+    })
 }
 
 /// zstd level of a recording's `.msc` (`MEMSCAPE_ZSTD_LEVEL` to change it). The segments are

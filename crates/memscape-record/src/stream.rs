@@ -283,6 +283,9 @@ pub(crate) struct Converter {
     keeps_blocks: bool,
 }
 
+/// What takes a live recording's whole trace at its end ([`Converter::finish_into`]).
+pub type WholeTrace<'a> = dyn FnMut(std::sync::Arc<Trace>) + Send + 'a;
+
 /// CLOCK_MONOTONIC now, ns.
 pub(crate) fn monotonic_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
@@ -851,13 +854,14 @@ impl Converter {
     /// Applies the rest, writes the last segment (the live blocks) and the footer (symbolized
     /// call tree, processes, warnings) and gives the file its name. `symbolizer` has named
     /// the call tree's nodes made so far ([`Converter::symbolize_new`]): it names the rest.
-    /// A [`Converter::keeping`] merge also returns the whole trace, symbolized (its times as
-    /// the merge made them: the file rounds them to its resolution).
+    /// A [`Converter::keeping`] merge hands its whole trace, symbolized and its block times
+    /// rounded as the file stores them, to `on_whole` before the footer is encoded.
     pub(crate) fn finish_into(
         mut self,
         launcher: &Endings,
         symbolizer: &mut memscape_trace::symbolize::Symbolizer,
-    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>, Option<Trace>)> {
+        on_whole: Option<&mut WholeTrace<'_>>,
+    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
         let phase = Instant::now();
         self.advance(None);
         let unrecorded = self.conclude(launcher);
@@ -889,9 +893,34 @@ impl Converter {
         let phase = Instant::now();
         let _ = symbolizer.symbolize_new(&mut rest.call_tree, &mut rest.strings);
         crate::phase_done("symbolize", phase);
+        // A builder that kept its blocks finished into the whole trace: handed over as the
+        // file will load it (its block times rounded; the footer encodes none of them), while
+        // the footer is encoded and the file written.
+        if self.keeps_blocks
+            && let Some(on_whole) = on_whole
+        {
+            let phase = Instant::now();
+            memscape_trace::msc::round_times_as_stored(&mut rest, &sink.options);
+            let whole = std::sync::Arc::new(rest);
+            on_whole(whole.clone());
+            crate::phase_done("whole trace handed over", phase);
+            return self.write_rest(&whole, sink, handover, unrecorded);
+        }
+        self.write_rest(&rest, sink, handover, unrecorded)
+    }
+
+    /// [`Converter::finish_into`]'s end: the footer of `rest` encoded beside the writer's
+    /// last segment, the segment table, the sync.
+    fn write_rest(
+        &self,
+        rest: &Trace,
+        mut sink: Sink,
+        handover: Option<std::thread::JoinHandle<()>>,
+        unrecorded: Vec<UnrecordedProgram>,
+    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
         // Encoded while the writer may still encode the last segments.
         let phase = Instant::now();
-        let footer = memscape_trace::msc::EncodedFooter::new(&rest, &sink.options)?;
+        let footer = memscape_trace::msc::EncodedFooter::new(rest, &sink.options)?;
         crate::phase_done("footer encoded", phase);
         let phase = Instant::now();
         if let Some(handover) = handover {
@@ -903,15 +932,13 @@ impl Converter {
         };
         crate::phase_done("segments written", phase);
         let phase = Instant::now();
-        let reports = self.reports(&rest);
+        let reports = self.reports(rest);
         let file = writer.finish_with(footer)?;
         crate::phase_done("footer written", phase);
         let phase = Instant::now();
         file.commit()?;
         crate::phase_done("sync", phase);
-        // A builder that kept its blocks finished into the whole trace (the footer encodes
-        // what is not blocks, the same either way).
-        Ok((reports, unrecorded, self.keeps_blocks.then_some(rest)))
+        Ok((reports, unrecorded))
     }
 
     /// What the merge holds (for `RUST_LOG=memscape_record=debug`): events read and not yet

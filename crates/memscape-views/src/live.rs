@@ -74,6 +74,8 @@ pub struct LiveSender {
     pace: Arc<Pace>,
     /// New events after which, while waiting for the GUI, the occupancy is swept ahead.
     sweep_ahead_every: u64,
+    /// The finished recording's dataset being made ([`LiveSender::prepare_finished`]).
+    finishing: Option<std::thread::JoinHandle<Dataset>>,
 }
 
 /// How the GUI paces the snapshots ([`LiveReceiver::pace_by_shown`]).
@@ -173,6 +175,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             alive: Arc::downgrade(&alive),
             pace: pace.clone(),
             sweep_ahead_every: SWEEP_AHEAD_EVENTS,
+            finishing: None,
         },
         LiveReceiver {
             rx,
@@ -280,24 +283,15 @@ impl LiveSender {
         self.sent
     }
 
-    /// The recording ended and wrote `output`: loads it and sends it (waiting for the GUI to
-    /// take the last snapshot; not at all when the GUI has closed).
-    pub fn finish(self, output: &Path) {
-        self.finish_with(output, None);
-    }
-
-    /// [`LiveSender::finish`], with the recording's whole trace as the file loads when the
-    /// recording kept it (`memscape_record::record_observed_whole`): the last dataset is made
-    /// from it as opening `output` makes it (`dataset::load`), without reading the file back.
-    pub fn finish_with(self, output: &Path, whole: Option<memscape_trace::Trace>) {
+    /// The recording ended and wrote `output`: sends its last dataset, the one
+    /// [`LiveSender::prepare_finished`] made if it was called, else `output` loaded (waiting
+    /// for the GUI to take the last snapshot; not at all when the GUI has closed).
+    pub fn finish(mut self, output: &Path) {
         let started = Instant::now();
-        let from_memory = whole.is_some();
-        let finished = match whole {
-            Some(trace) => Ok(crate::dataset::msc_dataset(
-                self.name.clone(),
-                trace,
-                output.to_owned(),
-            )),
+        let prepared = self.finishing.take().and_then(|h| h.join().ok());
+        let from_memory = prepared.is_some();
+        let finished = match prepared {
+            Some(dataset) => Ok(dataset),
             None => crate::dataset::load(&LoadSource::File(output.to_owned()), &|_, _| {})
                 .map(|mut d| {
                     d.name.clone_from(&self.name);
@@ -309,10 +303,33 @@ impl LiveSender {
             target: "memscape::live",
             from_memory,
             ms = started.elapsed().as_secs_f64() * 1e3,
-            "the finished recording's dataset made"
+            "the finished recording's dataset ready"
         );
         let _ = self.tx.send(LiveUpdate::Finished(finished.map(Arc::new)));
         self.pace.wake_window();
+    }
+
+    /// The recording's whole trace as its file `output` will load
+    /// (`memscape_record::record_observed_whole`, while the file is being finished): its
+    /// dataset is made on a thread of its own, as opening `output` makes it
+    /// (`dataset::load`), and [`LiveSender::finish`] sends it instead of reading the file
+    /// back.
+    pub fn prepare_finished(&mut self, whole: Arc<memscape_trace::Trace>, output: &Path) {
+        let (name, output) = (self.name.clone(), output.to_owned());
+        let made = std::thread::Builder::new()
+            .name("live-finished".into())
+            .spawn(move || {
+                let started = Instant::now();
+                let dataset = crate::dataset::msc_dataset(name, whole, output);
+                tracing::debug!(
+                    target: "memscape::live",
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "the finished recording's dataset made from its trace"
+                );
+                dataset
+            });
+        // (Without a thread, `finish` reads the file.)
+        self.finishing = made.ok();
     }
 
     /// The recording read its last events (`record_observed`'s last call, `ended`): hands

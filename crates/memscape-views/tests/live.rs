@@ -235,7 +235,10 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     let mut last = None;
     // As `memscape record --live` runs it: the merge writes the file while the program runs,
     // and the last update is its whole trace as the file loads, not the file read back.
-    let (report, whole) = memscape_record::record_observed_whole(
+    let shared = std::sync::Mutex::new(sender);
+    let sender = || shared.lock().unwrap();
+    let mut handed = 0;
+    let report = memscape_record::record_observed_whole(
         &options(dir.path(), &exe, &output),
         live::POLL_EVERY,
         &mut |follower, ended| {
@@ -244,15 +247,19 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                 let mut symbolizer = memscape_trace::symbolize::Symbolizer::new();
                 let name = output.display().to_string();
                 last = Some(live::snapshot_dataset(follower, &name, &mut symbolizer).0);
-                sender.ended(follower);
+                sender().ended(follower);
             } else {
-                sender.offer(follower);
+                sender().offer(follower);
             }
+        },
+        &mut |whole| {
+            handed += 1;
+            sender().prepare_finished(whole, &output);
         },
     )
     .unwrap();
-    assert!(whole.is_some(), "the recording kept no trace");
-    sender.finish_with(&report.output, whole);
+    assert_eq!(handed, 1, "the recording handed no trace over");
+    shared.into_inner().unwrap().finish(&report.output);
     let (events, finished, kept, symbolized) = taker.join().unwrap();
     // About 1.2 s of bursts read every 200 ms: several snapshots, growing.
     assert!(events.len() >= 3, "{events:?}");
@@ -379,7 +386,7 @@ fn record_live_ends_on_its_trace_rounded_as_the_file_without_reading_it() {
     let dir = tempfile::tempdir().unwrap();
     let exe = grow_program(dir.path());
     let output = dir.path().join("rounded.msc");
-    let (mut sender, receiver) = live::channel(&output.display().to_string());
+    let (sender, receiver) = live::channel(&output.display().to_string());
     let taker = std::thread::spawn(move || {
         loop {
             match receiver.rx.recv_timeout(Duration::from_secs(60)) {
@@ -393,13 +400,19 @@ fn record_live_ends_on_its_trace_rounded_as_the_file_without_reading_it() {
         time_resolution_log2: 4,
         ..options(dir.path(), &exe, &output)
     };
-    let (report, whole) = memscape_record::record_observed_whole(
+    let shared = std::sync::Mutex::new(sender);
+    let sender = || shared.lock().unwrap();
+    let mut whole = None;
+    let report = memscape_record::record_observed_whole(
         &opts,
         live::POLL_EVERY,
         &mut |f, ended| match ended {
-            false => drop(sender.offer(f)),
-            true => sender.ended(f),
+            false => {
+                sender().offer(f);
+            }
+            true => sender().ended(f),
         },
+        &mut |trace| whole = Some(trace),
     )
     .unwrap();
     let whole = whole.expect("the recording kept its trace");
@@ -408,7 +421,9 @@ fn record_live_ends_on_its_trace_rounded_as_the_file_without_reading_it() {
     assert!(whole.blocks.free_time_ns.iter().all(|t| t % 16 == 0));
     let away = dir.path().join("away.msc");
     std::fs::rename(&report.output, &away).unwrap();
-    sender.finish_with(&report.output, Some(whole));
+    let mut sender = shared.into_inner().unwrap();
+    sender.prepare_finished(whole, &report.output);
+    sender.finish(&report.output);
     let finished = taker.join().unwrap();
     std::fs::rename(&away, &report.output).unwrap();
     let opened = memscape_views::dataset::load(
