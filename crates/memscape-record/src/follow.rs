@@ -381,6 +381,9 @@ impl Follower {
         launcher: &merge::Endings,
         on_whole: Option<&mut crate::stream::WholeTrace<'_>>,
     ) -> Option<std::io::Result<(Vec<crate::ProcessReport>, Vec<crate::UnrecordedProgram>)>> {
+        // (`new`, not `default`: it reads where debug information is looked for from the
+        // environment.)
+        #[allow(clippy::unwrap_or_default)]
         let mut symbolizer = self
             .end_symbolizer
             .0

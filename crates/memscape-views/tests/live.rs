@@ -341,7 +341,7 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
         &|_, _| {},
     )
     .unwrap();
-    assert_same_dataset(&finished_data, opened.alloc_trace().unwrap());
+    assert_same_dataset(finished_data, opened.alloc_trace().unwrap());
 }
 
 /// Every part of two traces (not only what [`fingerprint`] draws from): blocks, call tree,
