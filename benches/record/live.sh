@@ -78,8 +78,9 @@ rss=$(grep 'Maximum resident' time.txt | grep -o '[0-9]*$')
 printf 'snapshots shown while recording: %s in %.1f s = %.2f updates/s\n' "$count" "$span" \
     "$(echo "if ($span > 0) $count / $span else 0" | bc -l)"
 # The same while the program ran: the span above also holds what follows the program's exit
-# (the live path's whole-file encode and the finished file opened again: seconds in a dev
-# build), in which no update can be shown. The program's end: memscape_record's "run" phase.
+# (the last segment and the footer written, the finished dataset made from the recording's
+# trace: about a second in a dev build, BENCHMARKS "wave 23"; before, the whole file encoded and
+# read back), in which no update can be shown. The program's end: memscape_record's "run" phase.
 ran=$(grep -m1 'phase="run"' log.txt | secs || true)
 if [ -n "$ran" ]; then
     during=$(printf '%s\n' "$shown" | secs | awk -v end="$ran" '$1 <= end' | grep -c . || true)

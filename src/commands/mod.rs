@@ -172,16 +172,30 @@ fn record_with_window(
     options: memscape_record::RecordOptions,
 ) -> anyhow::Result<memscape_record::RecordReport> {
     let name = options.output.display().to_string();
-    let (mut sender, receiver) = memscape_views::live::channel(&name);
+    let (sender, receiver) = memscape_views::live::channel(&name);
     let recording = std::thread::Builder::new()
         .name("memscape-record".into())
         .spawn(move || {
             let every = memscape_views::live::POLL_EVERY;
-            let result = memscape_record::record_observed(&options, every, &mut |f, ended| {
-                if !ended {
-                    sender.offer(f);
-                }
-            });
+            let output = options.output.clone();
+            // Both callbacks run on this thread: one at each poll, one at the end.
+            let shared = std::sync::Mutex::new(sender);
+            let live = || shared.lock().unwrap_or_else(|e| e.into_inner());
+            let result = memscape_record::record_observed_whole(
+                &options,
+                every,
+                &mut |f, ended| match ended {
+                    false => {
+                        live().offer(f);
+                    }
+                    true => live().ended(f),
+                },
+                // The last view is the trace the recording kept, as its file will load, made
+                // while the file is finished (not the file read back: BENCHMARKS.md, "Live
+                // view cadence, wave 23").
+                &mut |trace| live().prepare_finished(trace, &output),
+            );
+            let sender = shared.into_inner().unwrap_or_else(|e| e.into_inner());
             match &result {
                 Ok(report) => sender.finish(&report.output),
                 Err(e) => sender.fail(None, e.to_string()),

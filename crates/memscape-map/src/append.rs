@@ -214,6 +214,16 @@ impl<T: bytemuck::Pod> AppendVec<T> {
         }
     }
 
+    /// The values without a copy: a `Vec` when no frozen prefix is out (as
+    /// [`AppendVec::into_vec`]), else all of them as one more frozen prefix of the shared
+    /// allocation (a growing column whose snapshots still hold prefixes of it, ending).
+    pub fn into_vec_or_frozen(mut self) -> Result<Vec<T>, Frozen<T>> {
+        match self.shared() {
+            true => Err(self.freeze()),
+            false => Ok(self.into_vec()),
+        }
+    }
+
     /// The values as a `Vec` (no copy unless a frozen prefix is still out).
     pub fn into_vec(mut self) -> Vec<T> {
         if self.shared() {

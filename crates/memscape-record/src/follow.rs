@@ -178,6 +178,19 @@ pub struct Follower {
     consume: Option<String>,
     /// `poll_to_end` ran: every gap closes.
     ended: bool,
+    /// What names the call tree's last nodes when a writing follower finishes (the live
+    /// view's, which named the others: [`Follower::symbolize_the_rest_with`]).
+    end_symbolizer: EndSymbolizer,
+}
+
+/// [`Follower::symbolize_the_rest_with`]'s symbolizer, kept until the end.
+#[derive(Default)]
+struct EndSymbolizer(std::sync::Mutex<Option<memscape_trace::symbolize::Symbolizer>>);
+
+impl std::fmt::Debug for EndSymbolizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EndSymbolizer")
+    }
 }
 
 impl LiveMerge {
@@ -214,6 +227,7 @@ impl Follower {
             live: std::sync::Mutex::new(None),
             consume: None,
             ended: false,
+            end_symbolizer: EndSymbolizer::default(),
         }
     }
 
@@ -234,6 +248,30 @@ impl Follower {
             consume: Some(source.to_owned()),
             ..Self::new(dir, false)
         }
+    }
+
+    /// A consuming follower whose merge also writes the recording's file while it runs
+    /// (`record`'s segments, copied out of the merge that the snapshots share: one merge for
+    /// both, `Converter::keeping`), finished by [`Follower::finish_written`].
+    pub(crate) fn writing(mut self, sink: crate::stream::Sink) -> Self {
+        let source = self.consume.clone().unwrap_or_default();
+        *self.live.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(LiveMerge {
+            converter: Converter::keeping(&source, sink),
+            fed: HashMap::new(),
+        });
+        self
+    }
+
+    /// When this follower's merge writes the file ([`Follower::writing`]), `symbolizer`
+    /// names the call-tree nodes left at the end: the one the snapshots named the others
+    /// with ([`Follower::snapshot_symbolized`]), so that the modules' symbols are not read
+    /// again.
+    pub fn symbolize_the_rest_with(&self, symbolizer: memscape_trace::symbolize::Symbolizer) {
+        *self
+            .end_symbolizer
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(symbolizer);
     }
 
     /// Reads at most `bytes` per file and poll (see [`Follower::caught_up`]): memory then
@@ -331,6 +369,41 @@ impl Follower {
     )> {
         let live = self.live.into_inner().unwrap_or_else(|e| e.into_inner())?;
         (live.converter.len() > 0).then(|| live.converter.finish(launcher))
+    }
+
+    /// The end of a [`Follower::writing`] follower after [`Follower::poll_to_end`]: the rest
+    /// applied, the last segment and the footer written, the file named; the reports. The
+    /// whole trace goes to `on_whole` (symbolized, rounded as the file stores it) before the
+    /// footer is encoded. `None` when nothing was read.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn finish_written(
+        self,
+        launcher: &merge::Endings,
+        on_whole: Option<&mut crate::stream::WholeTrace<'_>>,
+    ) -> Option<std::io::Result<(Vec<crate::ProcessReport>, Vec<crate::UnrecordedProgram>)>> {
+        // (`new`, not `default`: it reads where debug information is looked for from the
+        // environment.)
+        #[allow(clippy::unwrap_or_default)]
+        let mut symbolizer = self
+            .end_symbolizer
+            .0
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(memscape_trace::symbolize::Symbolizer::new);
+        let live = self.live.into_inner().unwrap_or_else(|e| e.into_inner())?;
+        (live.converter.len() > 0).then(|| {
+            live.converter
+                .finish_into(launcher, &mut symbolizer, on_whole)
+        })
+    }
+
+    /// Whether this follower's merge writes the file ([`Follower::writing`]).
+    pub(crate) fn writes(&self) -> bool {
+        self.live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|live| live.converter.writes())
     }
 
     /// What has been applied so far (all zero without `summarize`; a consuming follower's

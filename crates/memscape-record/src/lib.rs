@@ -17,6 +17,7 @@ mod raw;
 mod stream;
 pub use follow::{Follower, LiveProcess, LiveSummary};
 pub use raw::{RawEvent, RawProcess, Unrecorded, UnrecordedReason, read_raw, read_raw_bytes};
+pub use stream::WholeTrace;
 
 /// Why a recording failed. Each message says its cause once (no `source()` chain under a
 /// message that already names it).
@@ -259,7 +260,7 @@ pub fn find_shim() -> Result<PathBuf, RecordError> {
 /// in a private directory (mode 0700, unpredictable name) next to the output and is removed
 /// once the trace is written, or kept and named in the error when it cannot be.
 pub fn record(options: &RecordOptions) -> Result<RecordReport, RecordError> {
-    record_following(options, None, false)
+    record_following(options, None, false, None)
 }
 
 /// [`record`], calling `on_update` with what the recording holds about every `every` while
@@ -276,6 +277,7 @@ pub fn record_live(
         options,
         Some((every, &mut |f: &Follower, _| on_update(&f.summary()))),
         false,
+        None,
     )
 }
 
@@ -289,7 +291,25 @@ pub fn record_observed(
     every: std::time::Duration,
     on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
 ) -> Result<RecordReport, RecordError> {
-    record_following(options, Some((every, on_poll)), true)
+    record_following(options, Some((every, on_poll)), true, None)
+}
+
+/// [`record_observed`], also handing `on_whole` the recording's whole trace as the file it
+/// writes will load (block times rounded to the file's resolution:
+/// `msc::round_times_as_stored`) once the program has exited, while the file's footer is
+/// encoded and written, so that a live view ends on it without reading the file back; not
+/// called when the merge could not write the file while the program ran (the file is then
+/// written at the end, or the recording fails). The merge the snapshots share writes the
+/// file's segments while the program runs, as [`record`]'s does; `on_poll` may hand it the
+/// symbolizer it named the snapshots' call trees with ([`Follower::symbolize_the_rest_with`])
+/// for the last nodes.
+pub fn record_observed_whole(
+    options: &RecordOptions,
+    every: std::time::Duration,
+    on_poll: &mut (dyn FnMut(&Follower, bool) + Send),
+    on_whole: &mut WholeTrace<'_>,
+) -> Result<RecordReport, RecordError> {
+    record_following(options, Some((every, on_poll)), true, Some(on_whole))
 }
 
 /// Most bytes of a shim file read at once by the streaming merge (about 230,000 events): the
@@ -312,6 +332,7 @@ fn record_following(
     options: &RecordOptions,
     mut live: Option<OnUpdate<'_>>,
     snapshots: bool,
+    on_whole: Option<&mut stream::WholeTrace<'_>>,
 ) -> Result<RecordReport, RecordError> {
     let shim = match &options.shim {
         Some(path) if path.is_file() => path.clone(),
@@ -351,18 +372,20 @@ fn record_following(
     // `stream.rs`); a live view merges it as it is read (`Follower::consuming`: the trace so
     // far, shared with the snapshots, not the events) and writes it at the end.
     let keeps_trace = live.is_some() && snapshots;
-    let sink = match keeps_trace {
-        false => {
-            match stream::Sink::create(&options.output, &msc_options(options), segment_blocks()) {
-                Ok(sink) => Some(sink),
-                // Reported as the final write's error, with the raw recording kept.
-                Err(e) => {
-                    tracing::debug!("cannot start writing {}: {e}", options.output.display());
-                    None
-                }
-            }
+    // A live view's merge writes the file too (the segments copied out of the merge its
+    // snapshots share: `Follower::writing`), so that little is left at the end either way.
+    let sink = match stream::Sink::create(&options.output, &msc_options(options), segment_blocks())
+    {
+        Ok(sink) => Some(sink),
+        // Reported as the final write's error, with the raw recording kept.
+        Err(e) => {
+            tracing::debug!("cannot start writing {}: {e}", options.output.display());
+            None
         }
-        true => None,
+    };
+    let (sink, live_sink) = match keeps_trace {
+        true => (None, sink),
+        false => (sink, None),
     };
     let source = options.output.display().to_string();
     // The shim's files are read while the program runs (on another thread), so that at its
@@ -376,7 +399,11 @@ fn record_following(
         let follower = scope.spawn(move || {
             let mut follower = match live {
                 Some(_) if keeps_trace => {
-                    Follower::consuming(dir, source).with_budget(READ_BUDGET)
+                    let follower = Follower::consuming(dir, source).with_budget(READ_BUDGET);
+                    match live_sink {
+                        Some(sink) => follower.writing(sink),
+                        None => follower,
+                    }
                 }
                 // Summaries: each image's live blocks by address, beside the streamed file.
                 Some(_) => Follower::new(dir, true),
@@ -479,7 +506,7 @@ fn record_following(
                 });
             }
             let phase = std::time::Instant::now();
-            let finished = converter.finish_into(&endings, &mut symbolizer);
+            let finished = converter.finish_into(&endings, &mut symbolizer, None);
             phase_done("finish", phase);
             finished.map_err(|e| ConvertError::Write(source.clone(), e))
         }
@@ -498,14 +525,29 @@ fn record_following(
                 on_poll(&follower, true);
             }
             phase_done("read", phase);
-            match follower.into_trace(&endings) {
-                Some((trace, reports, unrecorded)) => {
-                    write_trace(trace, options).map(|()| (reports, unrecorded))
+            if follower.writes() {
+                let phase = std::time::Instant::now();
+                let finished = follower.finish_written(&endings, on_whole);
+                phase_done("finish", phase);
+                match finished {
+                    Some(Ok((reports, unrecorded))) => Ok((reports, unrecorded)),
+                    Some(Err(e)) => Err(ConvertError::Write(source.clone(), e)),
+                    None => {
+                        return Err(RecordError::NothingRecorded {
+                            program: options.program.clone(),
+                        });
+                    }
                 }
-                None => {
-                    return Err(RecordError::NothingRecorded {
-                        program: options.program.clone(),
-                    });
+            } else {
+                match follower.into_trace(&endings) {
+                    Some((trace, reports, unrecorded)) => {
+                        write_trace(trace, options).map(|()| (reports, unrecorded))
+                    }
+                    None => {
+                        return Err(RecordError::NothingRecorded {
+                            program: options.program.clone(),
+                        });
+                    }
                 }
             }
         }

@@ -279,7 +279,12 @@ pub(crate) struct Converter {
     /// The last time applied (events are applied in time order).
     applied_time: u64,
     sink: Option<Sink>,
+    /// The builder keeps its blocks and hands copies to the sink ([`Converter::keeping`]).
+    keeps_blocks: bool,
 }
+
+/// What takes a live recording's whole trace at its end ([`Converter::finish_into`]).
+pub type WholeTrace<'a> = dyn FnMut(std::sync::Arc<Trace>) + Send + 'a;
 
 /// CLOCK_MONOTONIC now, ns.
 pub(crate) fn monotonic_ns() -> u64 {
@@ -298,6 +303,34 @@ impl Converter {
             line: 0,
             applied_time: 0,
             sink,
+            keeps_blocks: false,
+        }
+    }
+
+    /// [`Converter::new`] for a live view: the builder keeps every block (the snapshots share
+    /// its columns) and the sink gets copies of each segment (`TraceBuilder::cut_kept`), so
+    /// that the file is written while the program runs from this one merge and
+    /// [`Converter::finish_into`] also gives the whole trace.
+    pub(crate) fn keeping(source: &str, sink: Sink) -> Self {
+        let mut converter = Self::new(source, Some(sink));
+        converter.builder.keep_cuts();
+        converter.keeps_blocks = true;
+        converter
+    }
+
+    /// Blocks not yet handed to the sink (the live ones and those ended since the last cut).
+    fn held_blocks(&self) -> usize {
+        match self.keeps_blocks {
+            true => self.builder.unwritten_blocks(),
+            false => self.builder.held_blocks(),
+        }
+    }
+
+    /// The next segment: the blocks ended since the last one (`all`: every block left).
+    fn cut(&mut self, all: bool) -> Option<Drained> {
+        match self.keeps_blocks {
+            true => self.builder.cut_kept(all),
+            false => self.builder.drain(all),
         }
     }
 
@@ -537,16 +570,19 @@ impl Converter {
                 self.apply(i, &e, time);
             }
         }
-        let Some(sink) = &mut self.sink else {
+        let Some((kept, per)) = self.sink.as_ref().map(|s| (s.kept, s.segment_blocks)) else {
             return;
         };
-        if self.builder.held_blocks().saturating_sub(sink.kept) >= sink.segment_blocks
-            && let Some(drained) = self.builder.drain(false)
+        if self.held_blocks().saturating_sub(kept) >= per
+            && let Some(drained) = self.cut(false)
         {
-            sink.kept = self.builder.held_blocks();
-            if let Some(tx) = &sink.tx {
-                // The writer failed: its error is reported at the end.
-                let _ = tx.send(drained);
+            let held = self.held_blocks();
+            if let Some(sink) = &mut self.sink {
+                sink.kept = held;
+                if let Some(tx) = &sink.tx {
+                    // The writer failed: its error is reported at the end.
+                    let _ = tx.send(drained);
+                }
             }
         }
     }
@@ -818,10 +854,13 @@ impl Converter {
     /// Applies the rest, writes the last segment (the live blocks) and the footer (symbolized
     /// call tree, processes, warnings) and gives the file its name. `symbolizer` has named
     /// the call tree's nodes made so far ([`Converter::symbolize_new`]): it names the rest.
+    /// A [`Converter::keeping`] merge hands its whole trace, symbolized and its block times
+    /// rounded as the file stores them, to `on_whole` before the footer is encoded.
     pub(crate) fn finish_into(
         mut self,
         launcher: &Endings,
         symbolizer: &mut memscape_trace::symbolize::Symbolizer,
+        on_whole: Option<&mut WholeTrace<'_>>,
     ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
         let phase = Instant::now();
         self.advance(None);
@@ -833,7 +872,7 @@ impl Converter {
         // The last segment (the live blocks) goes to the writer thread like the others, and
         // is encoded while this thread symbolizes.
         let phase = Instant::now();
-        let last = self.builder.drain(true);
+        let last = self.cut(true);
         crate::phase_done("last segment drained", phase);
         // Handed over by a thread of its own: the writer may still be encoding the segment
         // before it, and this thread has the call tree to symbolize and encode meanwhile.
@@ -854,9 +893,34 @@ impl Converter {
         let phase = Instant::now();
         let _ = symbolizer.symbolize_new(&mut rest.call_tree, &mut rest.strings);
         crate::phase_done("symbolize", phase);
+        // A builder that kept its blocks finished into the whole trace: handed over as the
+        // file will load it (its block times rounded; the footer encodes none of them), while
+        // the footer is encoded and the file written.
+        if self.keeps_blocks
+            && let Some(on_whole) = on_whole
+        {
+            let phase = Instant::now();
+            memscape_trace::msc::round_times_as_stored(&mut rest, &sink.options);
+            let whole = std::sync::Arc::new(rest);
+            on_whole(whole.clone());
+            crate::phase_done("whole trace handed over", phase);
+            return self.write_rest(&whole, sink, handover, unrecorded);
+        }
+        self.write_rest(&rest, sink, handover, unrecorded)
+    }
+
+    /// [`Converter::finish_into`]'s end: the footer of `rest` encoded beside the writer's
+    /// last segment, the segment table, the sync.
+    fn write_rest(
+        &self,
+        rest: &Trace,
+        mut sink: Sink,
+        handover: Option<std::thread::JoinHandle<()>>,
+        unrecorded: Vec<UnrecordedProgram>,
+    ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
         // Encoded while the writer may still encode the last segments.
         let phase = Instant::now();
-        let footer = memscape_trace::msc::EncodedFooter::new(&rest, &sink.options)?;
+        let footer = memscape_trace::msc::EncodedFooter::new(rest, &sink.options)?;
         crate::phase_done("footer encoded", phase);
         let phase = Instant::now();
         if let Some(handover) = handover {
@@ -868,7 +932,7 @@ impl Converter {
         };
         crate::phase_done("segments written", phase);
         let phase = Instant::now();
-        let reports = self.reports(&rest);
+        let reports = self.reports(rest);
         let file = writer.finish_with(footer)?;
         crate::phase_done("footer written", phase);
         let phase = Instant::now();
@@ -922,6 +986,11 @@ impl Converter {
             }
         }
         trace
+    }
+
+    /// Whether this merge writes a file.
+    pub(crate) fn writes(&self) -> bool {
+        self.sink.is_some()
     }
 
     /// Images declared so far.

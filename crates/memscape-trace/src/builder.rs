@@ -19,6 +19,7 @@ use crate::ticks::TickClock;
 use crate::warn;
 
 /// `TraceBuilder::drain`: finished blocks handed over while the trace grows.
+mod cut;
 mod drain;
 /// `TraceBuilder::finish`: the builder's state into a [`Trace`].
 mod finish;
@@ -151,6 +152,9 @@ pub struct TraceBuilder {
     drained_time: u64,
     /// Blocks handed over by `drain`.
     drained_blocks: u64,
+    /// Segments cut from a builder that keeps its blocks (`cut::KeptCuts`): `None` unless
+    /// [`TraceBuilder::keep_cuts`] was called.
+    kept_cuts: Option<cut::KeptCuts>,
 }
 
 impl TraceBuilder {
@@ -219,6 +223,7 @@ impl TraceBuilder {
             order_base: 0,
             drained_time: 0,
             drained_blocks: 0,
+            kept_cuts: None,
         }
     }
 
@@ -521,6 +526,9 @@ impl TraceBuilder {
         // (An allocation over a live block ends it at its own event, which then names the
         // allocation: `push_block` comes after.)
         self.order_event(event, block, true);
+        if let Some(cuts) = &mut self.kept_cuts {
+            cuts.ended(block);
+        }
         let i = block as usize;
         self.blocks.free_event[i] = event;
         if let Some(t) = self.blocks.free_time_ns.get_mut(i) {

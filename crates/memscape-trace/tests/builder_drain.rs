@@ -1,10 +1,12 @@
 //! `TraceBuilder::drain` into a `SegmentWriter` (what `memscape record` does while the program
 //! runs): the file reads back as the trace the builder gives without draining, whatever the
 //! events (several processes, reallocs, frees of unknown pointers, double frees, allocations
-//! over live blocks, mappings, pools, free sites) and wherever the drains fall.
+//! over live blocks, mappings, pools, free sites) and wherever the drains fall; and
+//! `TraceBuilder::cut_kept` (a live view's merge, which keeps its blocks for the snapshots)
+//! writes the same file byte for byte, its whole trace rounded as stored equal to the file's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use memscape_trace::msc::{MscOptions, SegmentWriter, to_msc_bytes_with};
+use memscape_trace::msc::{MscOptions, SegmentWriter, round_times_as_stored, to_msc_bytes_with};
 use memscape_trace::process::{Pool, Process};
 use memscape_trace::{Trace, TraceBuilder, TraceFormat, from_msc_bytes};
 use proptest::prelude::*;
@@ -39,8 +41,16 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 /// Runs `ops` into a builder; `drain(builder)` is called at each `Drain`.
-fn build(ops: &[Op], mut drain: impl FnMut(&mut TraceBuilder)) -> TraceBuilder {
-    let mut b = TraceBuilder::with_event_times("t");
+fn build(ops: &[Op], drain: impl FnMut(&mut TraceBuilder)) -> TraceBuilder {
+    build_into(TraceBuilder::with_event_times("t"), ops, drain)
+}
+
+/// [`build`] into `b` (a builder set up beforehand).
+fn build_into(
+    mut b: TraceBuilder,
+    ops: &[Op],
+    mut drain: impl FnMut(&mut TraceBuilder),
+) -> TraceBuilder {
     for pid in 0..3u32 {
         b.process(Process {
             pid: 100 + pid,
@@ -131,8 +141,10 @@ fn build(ops: &[Op], mut drain: impl FnMut(&mut TraceBuilder)) -> TraceBuilder {
 fn assert_same(a: &Trace, b: &Trace) {
     assert_eq!(a.blocks, b.blocks);
     assert_eq!(a.call_tree.parent, b.call_tree.parent);
+    assert_eq!(a.call_tree.frames, b.call_tree.frames);
     assert_eq!(a.strings, b.strings);
     assert_eq!(a.threads, b.threads);
+    assert_eq!(a.thread_process, b.thread_process);
     assert_eq!(a.processes, b.processes);
     assert_eq!(a.pools, b.pools);
     assert_eq!(a.warnings, b.warnings);
@@ -161,8 +173,46 @@ fn drained_file(ops: &[Op], shift: u8) -> Vec<u8> {
     writer.finish(&rest).unwrap()
 }
 
+/// The file of [`drained_file`] written from a builder that keeps its blocks (segments cut
+/// by `cut_kept` at each `Drain`, a snapshot taken there as a live view does), and the
+/// builder's whole trace.
+fn kept_file(ops: &[Op], shift: u8) -> (Vec<u8>, Trace) {
+    let options = MscOptions {
+        time_resolution_log2: shift,
+        ..Default::default()
+    };
+    let mut writer = SegmentWriter::new(Vec::new(), &options).unwrap();
+    let mut keeping = TraceBuilder::with_event_times("t");
+    keeping.keep_cuts();
+    let mut snapshots = Vec::new();
+    let mut b = build_into(keeping, ops, |b| {
+        let d = b.cut_kept(false).unwrap();
+        writer.push(&d.blocks(), Some(&d.events())).unwrap();
+        snapshots.push(b.snapshot(TraceFormat::Msc, true));
+    });
+    let last = b.cut_kept(true).unwrap();
+    writer.push(&last.blocks(), Some(&last.events())).unwrap();
+    assert_eq!(b.unwritten_blocks(), 0);
+    let whole = b.finish(TraceFormat::Msc, true);
+    (writer.finish(&whole).unwrap(), whole)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn kept_cuts_write_the_drained_file_and_keep_the_trace_it_loads_as(
+        ops in proptest::collection::vec(op(), 1..400),
+        shift in prop_oneof![Just(0u8), Just(4u8)],
+    ) {
+        let drained = drained_file(&ops, shift);
+        let (kept, mut whole) = kept_file(&ops, shift);
+        prop_assert!(drained == kept, "the kept cuts' file differs from the drained one");
+        let loaded = from_msc_bytes("v6", &kept).unwrap();
+        let options = MscOptions { time_resolution_log2: shift, ..Default::default() };
+        round_times_as_stored(&mut whole, &options);
+        assert_same(&loaded, &whole);
+    }
+
     #[test]
     fn drained_segments_read_back_as_the_undrained_trace(
         ops in proptest::collection::vec(op(), 1..400),

@@ -215,6 +215,12 @@ pub struct AllocTraceData {
 impl AllocTraceData {
     /// `trace` with its allocation-map scene (when it has addresses).
     pub fn new(trace: memscape_trace::Trace) -> Self {
+        Self::shared(std::sync::Arc::new(trace))
+    }
+
+    /// [`AllocTraceData::new`] of a trace shared with its maker (a live recording's last
+    /// one, whose file is being written from it meanwhile).
+    pub fn shared(trace: std::sync::Arc<memscape_trace::Trace>) -> Self {
         Self::with_scene(trace, &mut SceneCarry::default(), false)
     }
 
@@ -224,7 +230,7 @@ impl AllocTraceData {
     /// addresses).
     /// Its map is laid out in a live frame with room to grow (`alloc_map::live_frame`).
     pub fn continued(trace: memscape_trace::Trace, carry: &mut SceneCarry) -> Self {
-        Self::with_scene(trace, carry, true)
+        Self::with_scene(std::sync::Arc::new(trace), carry, true)
     }
 
     /// `trace`, a part of a bigger one (a dataset's first blocks), with its scene laid out on
@@ -243,7 +249,11 @@ impl AllocTraceData {
         }
     }
 
-    fn with_scene(trace: memscape_trace::Trace, carry: &mut SceneCarry, following: bool) -> Self {
+    fn with_scene(
+        trace: std::sync::Arc<memscape_trace::Trace>,
+        carry: &mut SceneCarry,
+        following: bool,
+    ) -> Self {
         let scene = if trace.has_addresses() {
             let color_by = ColorBy::default_for(&trace);
             let (scene, next) =
@@ -255,7 +265,7 @@ impl AllocTraceData {
             None
         };
         Self {
-            trace: std::sync::Arc::new(trace),
+            trace,
             scene,
             path: None,
             heap_query: None,
@@ -575,6 +585,22 @@ pub(crate) fn starts_as_msc(path: &std::path::Path) -> bool {
         .is_ok_and(|()| &magic == memscape_trace::msc::MAGIC)
 }
 
+/// The dataset of `trace`, read from the `.msc` file `path`, as [`load`] makes it (a live
+/// recording's last dataset is made from its trace in memory this way: `live.rs`).
+pub(crate) fn msc_dataset(
+    name: String,
+    trace: impl Into<std::sync::Arc<memscape_trace::Trace>>,
+    path: std::path::PathBuf,
+) -> Dataset {
+    let mut data = AllocTraceData::shared(trace.into());
+    data.path = Some(path);
+    Dataset {
+        name,
+        content: DatasetContent::AllocTrace(Box::new(data)),
+        links: Default::default(),
+    }
+}
+
 /// Reads, detects and parses `source`. Runs on a loader thread; `progress(fraction, message)`
 /// reports how far it got (fraction < 0: unknown).
 pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset> {
@@ -608,13 +634,7 @@ pub fn load(source: &LoadSource, progress: &dyn Fn(f32, &str)) -> Result<Dataset
         progress(-1.0, "reading");
         let trace = memscape_trace::read_msc(path)?;
         progress(0.7, "laying out the allocation map");
-        let mut data = AllocTraceData::new(trace);
-        data.path = Some(path.clone());
-        return Ok(Dataset {
-            name,
-            content: DatasetContent::AllocTrace(Box::new(data)),
-            links: Default::default(),
-        });
+        return Ok(msc_dataset(name, trace, path.clone()));
     }
     progress(-1.0, "reading");
     let bytes = match source {

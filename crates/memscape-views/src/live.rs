@@ -74,6 +74,8 @@ pub struct LiveSender {
     pace: Arc<Pace>,
     /// New events after which, while waiting for the GUI, the occupancy is swept ahead.
     sweep_ahead_every: u64,
+    /// The finished recording's dataset being made ([`LiveSender::prepare_finished`]).
+    finishing: Option<std::thread::JoinHandle<Dataset>>,
 }
 
 /// How the GUI paces the snapshots ([`LiveReceiver::pace_by_shown`]).
@@ -173,6 +175,7 @@ pub fn channel(name: &str) -> (LiveSender, LiveReceiver) {
             alive: Arc::downgrade(&alive),
             pace: pace.clone(),
             sweep_ahead_every: SWEEP_AHEAD_EVENTS,
+            finishing: None,
         },
         LiveReceiver {
             rx,
@@ -280,17 +283,64 @@ impl LiveSender {
         self.sent
     }
 
-    /// The recording ended and wrote `output`: loads it and sends it (waiting for the GUI to
-    /// take the last snapshot; not at all when the GUI has closed).
-    pub fn finish(self, output: &Path) {
-        let loaded = crate::dataset::load(&LoadSource::File(output.to_owned()), &|_, _| {})
-            .map(|mut d| {
-                d.name.clone_from(&self.name);
-                Arc::new(d)
-            })
-            .map_err(|e| format!("{e}"));
-        let _ = self.tx.send(LiveUpdate::Finished(loaded));
+    /// The recording ended and wrote `output`: sends its last dataset, the one
+    /// [`LiveSender::prepare_finished`] made if it was called, else `output` loaded (waiting
+    /// for the GUI to take the last snapshot; not at all when the GUI has closed).
+    pub fn finish(mut self, output: &Path) {
+        let started = Instant::now();
+        let prepared = self.finishing.take().and_then(|h| h.join().ok());
+        let from_memory = prepared.is_some();
+        let finished = match prepared {
+            Some(dataset) => Ok(dataset),
+            None => crate::dataset::load(&LoadSource::File(output.to_owned()), &|_, _| {})
+                .map(|mut d| {
+                    d.name.clone_from(&self.name);
+                    d
+                })
+                .map_err(|e| format!("{e}")),
+        };
+        tracing::debug!(
+            target: "memscape::live",
+            from_memory,
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "the finished recording's dataset ready"
+        );
+        let _ = self.tx.send(LiveUpdate::Finished(finished.map(Arc::new)));
         self.pace.wake_window();
+    }
+
+    /// The recording's whole trace as its file `output` will load
+    /// (`memscape_record::record_observed_whole`, while the file is being finished): its
+    /// dataset is made on a thread of its own, as opening `output` makes it
+    /// (`dataset::load`), and [`LiveSender::finish`] sends it instead of reading the file
+    /// back.
+    pub fn prepare_finished(&mut self, whole: Arc<memscape_trace::Trace>, output: &Path) {
+        let (name, output) = (self.name.clone(), output.to_owned());
+        let made = std::thread::Builder::new()
+            .name("live-finished".into())
+            .spawn(move || {
+                let started = Instant::now();
+                let dataset = crate::dataset::msc_dataset(name, whole, output);
+                tracing::debug!(
+                    target: "memscape::live",
+                    ms = started.elapsed().as_secs_f64() * 1e3,
+                    "the finished recording's dataset made from its trace"
+                );
+                dataset
+            });
+        // (Without a thread, `finish` reads the file.)
+        self.finishing = made.ok();
+    }
+
+    /// The recording read its last events (`record_observed`'s last call, `ended`): hands
+    /// `follower` the symbolizer that named the snapshots' call trees, to name the nodes the
+    /// end adds (the modules' symbols are then not read again).
+    pub fn ended(&mut self, follower: &Follower) {
+        let symbolizer = std::mem::replace(
+            &mut self.symbolizer,
+            memscape_trace::symbolize::Symbolizer::new(),
+        );
+        follower.symbolize_the_rest_with(symbolizer);
     }
 
     /// The recording failed or ended without a file: `last` is the final state (all gaps

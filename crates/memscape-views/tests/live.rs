@@ -233,7 +233,12 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
         }
     });
     let mut last = None;
-    let report = memscape_record::record_observed(
+    // As `memscape record --live` runs it: the merge writes the file while the program runs,
+    // and the last update is its whole trace as the file loads, not the file read back.
+    let shared = std::sync::Mutex::new(sender);
+    let sender = || shared.lock().unwrap();
+    let mut handed = 0;
+    let report = memscape_record::record_observed_whole(
         &options(dir.path(), &exe, &output),
         live::POLL_EVERY,
         &mut |follower, ended| {
@@ -242,13 +247,19 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                 let mut symbolizer = memscape_trace::symbolize::Symbolizer::new();
                 let name = output.display().to_string();
                 last = Some(live::snapshot_dataset(follower, &name, &mut symbolizer).0);
+                sender().ended(follower);
             } else {
-                sender.offer(follower);
+                sender().offer(follower);
             }
+        },
+        &mut |whole| {
+            handed += 1;
+            sender().prepare_finished(whole, &output);
         },
     )
     .unwrap();
-    sender.finish(&report.output);
+    assert_eq!(handed, 1, "the recording handed no trace over");
+    shared.into_inner().unwrap().finish(&report.output);
     let (events, finished, kept, symbolized) = taker.join().unwrap();
     // About 1.2 s of bursts read every 200 ms: several snapshots, growing.
     assert!(events.len() >= 3, "{events:?}");
@@ -324,6 +335,107 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
     let finished = &finished_data.trace;
     assert_eq!(fingerprint(finished), fingerprint(&file));
     assert_eq!(finished.meta.source, file.meta.source);
+    // And the whole dataset is the one opening the file makes.
+    let opened = memscape_views::dataset::load(
+        &memscape_views::dataset::LoadSource::File(output.clone()),
+        &|_, _| {},
+    )
+    .unwrap();
+    assert_same_dataset(finished_data, opened.alloc_trace().unwrap());
+}
+
+/// Every part of two traces (not only what [`fingerprint`] draws from): blocks, call tree,
+/// strings, threads, processes, pools, warnings, metadata, event order.
+fn assert_same_trace(a: &memscape_trace::Trace, b: &memscape_trace::Trace) {
+    assert_eq!(a.blocks, b.blocks, "blocks");
+    assert_eq!(a.call_tree.parent, b.call_tree.parent, "call tree");
+    assert_eq!(a.call_tree.frames, b.call_tree.frames, "call-tree frames");
+    assert_eq!(a.strings, b.strings, "strings");
+    assert_eq!(a.threads, b.threads, "threads");
+    assert_eq!(a.thread_process, b.thread_process, "threads' processes");
+    assert_eq!(a.processes, b.processes, "processes");
+    assert_eq!(a.pools, b.pools, "pools");
+    assert_eq!(a.warnings, b.warnings, "warnings");
+    assert_eq!(a.meta, b.meta, "metadata");
+    assert_eq!(a.event_order(), b.event_order(), "event order");
+}
+
+/// A live recording's finished dataset is the one opening its file makes: the trace, the
+/// allocation map's scene (blocks, colours, legend, regions) and the file it names.
+fn assert_same_dataset(
+    a: &memscape_views::dataset::AllocTraceData,
+    b: &memscape_views::dataset::AllocTraceData,
+) {
+    assert_same_trace(&a.trace, &b.trace);
+    assert_eq!(a.path, b.path);
+    let (sa, sb) = (a.scene.as_ref().unwrap(), b.scene.as_ref().unwrap());
+    assert_eq!(
+        format!("{:?}", sa.blocks),
+        format!("{:?}", sb.blocks),
+        "scene blocks"
+    );
+    assert_eq!(sa.top_sites, sb.top_sites);
+    assert_eq!(sa.color_by, sb.color_by);
+}
+
+/// At the default time resolution (16 ns): the finished dataset is made from the recording's
+/// trace in memory, its times rounded as the file rounds them, without reading the file (it
+/// is moved away meanwhile), and equals the dataset opening the file makes.
+#[test]
+fn record_live_ends_on_its_trace_rounded_as_the_file_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = grow_program(dir.path());
+    let output = dir.path().join("rounded.msc");
+    let (sender, receiver) = live::channel(&output.display().to_string());
+    let taker = std::thread::spawn(move || {
+        loop {
+            match receiver.rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(LiveUpdate::Snapshot { .. }) => {}
+                Ok(LiveUpdate::Finished(done)) => return done.unwrap(),
+                Err(e) => panic!("no update: {e}"),
+            }
+        }
+    });
+    let opts = memscape_record::RecordOptions {
+        time_resolution_log2: 4,
+        ..options(dir.path(), &exe, &output)
+    };
+    let shared = std::sync::Mutex::new(sender);
+    let sender = || shared.lock().unwrap();
+    let mut whole = None;
+    let report = memscape_record::record_observed_whole(
+        &opts,
+        live::POLL_EVERY,
+        &mut |f, ended| match ended {
+            false => {
+                sender().offer(f);
+            }
+            true => sender().ended(f),
+        },
+        &mut |trace| whole = Some(trace),
+    )
+    .unwrap();
+    let whole = whole.expect("the recording kept its trace");
+    // Rounded to 16 ns (the program's clock is in ns: unrounded, almost none would be).
+    assert!(whole.blocks.alloc_time_ns.iter().all(|t| t % 16 == 0));
+    assert!(whole.blocks.free_time_ns.iter().all(|t| t % 16 == 0));
+    let away = dir.path().join("away.msc");
+    std::fs::rename(&report.output, &away).unwrap();
+    let mut sender = shared.into_inner().unwrap();
+    sender.prepare_finished(whole, &report.output);
+    sender.finish(&report.output);
+    let finished = taker.join().unwrap();
+    std::fs::rename(&away, &report.output).unwrap();
+    let opened = memscape_views::dataset::load(
+        &memscape_views::dataset::LoadSource::File(report.output.clone()),
+        &|_, _| {},
+    )
+    .unwrap();
+    assert_eq!(finished.name, opened.name);
+    assert_same_dataset(
+        finished.alloc_trace().unwrap(),
+        opened.alloc_trace().unwrap(),
+    );
 }
 
 #[test]

@@ -17,28 +17,28 @@ use crate::msc::{SegmentBlocks, SegmentEvents};
 /// segmented `.msc` file ([`Drained::blocks`], [`Drained::events`]).
 #[derive(Debug, Default)]
 pub struct Drained {
-    address: Vec<u64>,
-    size: Vec<u64>,
-    requested_size: Vec<u64>,
-    usable_size: Vec<u64>,
-    alloc_time_ns: Vec<u64>,
-    free_time_ns: Vec<u64>,
-    alloc_event: Vec<u64>,
-    free_event: Vec<u64>,
-    thread: Vec<u32>,
-    site: Vec<u32>,
-    flags: Vec<u8>,
-    process: Vec<u32>,
-    free_site: Vec<u32>,
-    free_thread: Vec<u32>,
-    pool: Vec<u32>,
+    pub(super) address: Vec<u64>,
+    pub(super) size: Vec<u64>,
+    pub(super) requested_size: Vec<u64>,
+    pub(super) usable_size: Vec<u64>,
+    pub(super) alloc_time_ns: Vec<u64>,
+    pub(super) free_time_ns: Vec<u64>,
+    pub(super) alloc_event: Vec<u64>,
+    pub(super) free_event: Vec<u64>,
+    pub(super) thread: Vec<u32>,
+    pub(super) site: Vec<u32>,
+    pub(super) flags: Vec<u8>,
+    pub(super) process: Vec<u32>,
+    pub(super) free_site: Vec<u32>,
+    pub(super) free_thread: Vec<u32>,
+    pub(super) pool: Vec<u32>,
     /// Index of the first event of `times`.
-    first_event: u64,
+    pub(super) first_event: u64,
     /// One time per event since the previous drain (the last drain: and the trace end).
-    times: Vec<u64>,
+    pub(super) times: Vec<u64>,
     /// The events' order entries (`block << 1 | is_free`, block ids into `order_site`).
-    order: Vec<u32>,
-    order_site: Vec<u32>,
+    pub(super) order: Vec<u32>,
+    pub(super) order_site: Vec<u32>,
 }
 
 impl Drained {

@@ -48,12 +48,13 @@ impl TraceBuilder {
             site,
             flags,
         } = blocks;
-        // (Not shared with a snapshot unless one was made: then copied here.)
-        let (mut size, mut usable_size, mut alloc_time_ns, mut thread) = (
-            size.into_vec(),
-            usable_size.into_vec(),
-            alloc_time_ns.into_vec(),
-            thread.into_vec(),
+        // (Moved out, or, where a snapshot still holds a prefix — a live recording's — its
+        // shared allocation kept as it is when full length: `Whole`.)
+        let (size, usable_size, alloc_time_ns, thread) = (
+            Whole::of(size),
+            Whole::of(usable_size),
+            Whole::of(alloc_time_ns),
+            Whole::of(thread),
         );
         let requested_size = Arc::new(requested_size.into_vec());
         let alloc_event = Arc::new(alloc_event.into_vec());
@@ -65,12 +66,11 @@ impl TraceBuilder {
                         free_time_ns[i] = last_ns;
                     }
                 }
-                alloc_time_ns.resize(n, 0);
                 free_time_ns.resize(n, last_ns);
                 (
                     last_ns,
                     true,
-                    Column::from(alloc_time_ns),
+                    alloc_time_ns.column(n, 0),
                     Column::from(free_time_ns),
                 )
             }
@@ -100,36 +100,32 @@ impl TraceBuilder {
         let size = if size.is_empty() {
             Column::shared(Arc::clone(&requested_size))
         } else {
-            size.extend_from_slice(&requested_size[size.len()..]);
-            Column::from(size)
+            size.extended(n, |from| requested_size[from..n].to_vec())
         };
         let usable_size = if usable_size.is_empty() {
             // Zeroed memory from the allocator costs nothing until a page is touched.
             Column::lazy(move || vec![USABLE_UNKNOWN; n])
         } else {
-            usable_size.resize(n, USABLE_UNKNOWN);
-            Column::from(usable_size)
+            usable_size.column(n, USABLE_UNKNOWN)
         };
         let thread = if thread.is_empty() {
             Column::lazy(move || vec![0u32; n])
         } else {
-            thread.resize(n, 0);
-            Column::from(thread)
+            thread.column(n, 0)
         };
-        let sparse = |mut column: Vec<u32>| -> Column<u32> {
+        let sparse = |column: Whole<u32>| -> Column<u32> {
             if column.is_empty() {
                 Column::zeros(n)
             } else {
-                column.resize(n, 0);
-                Column::from(column)
+                column.column(n, 0)
             }
         };
         let blocks = BlockColumns {
-            process: sparse(process_column.into_vec()),
-            free_site: sparse(free_site),
-            free_thread: sparse(free_thread),
-            pool: sparse(pool_column.into_vec()),
-            address: address.into_vec().into(),
+            process: sparse(Whole::of(process_column)),
+            free_site: sparse(Whole::Vec(free_site)),
+            free_thread: sparse(Whole::Vec(free_thread)),
+            pool: sparse(Whole::of(pool_column)),
+            address: Whole::of(address).column(n, 0),
             size,
             requested_size: Column::shared(requested_size),
             usable_size,
@@ -138,7 +134,7 @@ impl TraceBuilder {
             alloc_event: Column::shared(alloc_event),
             free_event: Column::shared(free_event),
             thread,
-            site: site.into_vec().into(),
+            site: Whole::of(site).column(n, 0),
             flags: flags.into(),
         };
         meta.end_time_ns = end_time_ns;
@@ -164,10 +160,57 @@ impl TraceBuilder {
             warnings,
             // After a `drain` the order holds only the last events: computed when asked instead.
             event_order_cache: if order_base == 0 {
-                std::sync::OnceLock::from(crate::model::EventOrder::Computed(order.into_vec()))
+                std::sync::OnceLock::from(match order.into_vec_or_frozen() {
+                    Ok(order) => crate::model::EventOrder::Computed(order),
+                    Err(shared) => crate::model::EventOrder::Shared(shared),
+                })
             } else {
                 std::sync::OnceLock::new()
             },
         }
+    }
+}
+
+/// A finished column's values: its own, or the allocation that a live recording's snapshots
+/// share, frozen whole (copying 10 block columns of cc1plus's 3.1 M blocks and its 6.2 M
+/// event-order entries was ~0.3 s of `record --live`'s end; BENCHMARKS.md, wave 23).
+enum Whole<T> {
+    Vec(Vec<T>),
+    Frozen(memscape_map::Frozen<T>),
+}
+
+impl<T: bytemuck::Pod> Whole<T> {
+    fn of(column: AppendVec<T>) -> Self {
+        match column.into_vec_or_frozen() {
+            Ok(values) => Self::Vec(values),
+            Err(shared) => Self::Frozen(shared),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Vec(v) => v.is_empty(),
+            Self::Frozen(f) => f.is_empty(),
+        }
+    }
+
+    /// `n` values, those missing filled by `missing(len)` (the values from `len` to `n`).
+    fn extended(self, n: usize, missing: impl FnOnce(usize) -> Vec<T>) -> Column<T> {
+        match self {
+            Self::Frozen(shared) if shared.len() == n => Column::appended(shared),
+            Self::Frozen(shared) => Self::Vec(shared.to_vec()).extended(n, missing),
+            Self::Vec(mut values) => {
+                if values.len() < n {
+                    values.extend(missing(values.len()));
+                }
+                values.truncate(n);
+                Column::from(values)
+            }
+        }
+    }
+
+    /// `n` values, the missing ones `fill`.
+    fn column(self, n: usize, fill: T) -> Column<T> {
+        self.extended(n, |from| vec![fill; n.saturating_sub(from)])
     }
 }

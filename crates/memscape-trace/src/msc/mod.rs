@@ -211,7 +211,7 @@ pub use decode::{from_msc_bytes, read_msc};
 use lazy::*;
 pub use segments::{
     DEFAULT_SEGMENT_BLOCKS, EncodedFooter, SegmentBlocks, SegmentEvents, SegmentWriter,
-    VERSION_SEGMENTED,
+    VERSION_SEGMENTED, round_times_as_stored,
 };
 use write::*;
 pub use write::{

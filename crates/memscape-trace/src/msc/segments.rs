@@ -218,6 +218,27 @@ impl<W: Write> SegmentWriter<W> {
     }
 }
 
+/// `trace` as a file written from it with `options` loads: its block times rounded down to
+/// the file's time resolution (the encoder stores `t >> shift`, the loader `code << shift`);
+/// everything else is stored as it is. A live recording's last view is its in-memory trace
+/// made equal to the file it wrote this way, instead of the file read back.
+pub fn round_times_as_stored(trace: &mut Trace, options: &MscOptions) {
+    let shift = options.time_resolution_log2;
+    if shift == 0 || shift >= 64 {
+        return;
+    }
+    let round = |column: &Column<u64>| -> Column<u64> {
+        Column::from(
+            column
+                .iter()
+                .map(|&t| t >> shift << shift)
+                .collect::<Vec<u64>>(),
+        )
+    };
+    trace.blocks.alloc_time_ns = round(&trace.blocks.alloc_time_ns);
+    trace.blocks.free_time_ns = round(&trace.blocks.free_time_ns);
+}
+
 /// A footer's sections but the segment table, encoded apart from the writer (while it is
 /// still busy with the last segments) and handed to [`SegmentWriter::finish_with`].
 pub struct EncodedFooter {
