@@ -6,7 +6,8 @@
 #           libglx0 libgles2 libhwloc15 libudev1`)
 #   .gpu/ : memscape.xz (stripped release build), synth-trace.xz (stripped release example of
 #           memscape-lod), t_*.xz (stripped GPU-vs-CPU test binaries), timed.py
-# STAGES picks what runs (default: all): tests, dense, lod, render.
+# STAGES picks what runs (default: tests dense lod render); also dense-thresholds, lod-gpu.
+# TESTS: which t_* binaries the tests stage runs (default: all of .gpu/).
 # OUT names the folder the tables and logs are written to.
 ROOT=$PWD
 G=$ROOT/.gpu
@@ -39,12 +40,12 @@ timeout 30 /tmp/b/memscape bench --quick --adapter gpu 2>&1 | grep -E '^(device|
 if has tests; then
   stamp "GPU-vs-CPU tests on the GPU (MEMSCAPE_ADAPTER=gpu), in parallel"
   pids=()
-  for t in /tmp/b/t_*; do
+  for t in ${TESTS:-/tmp/b/t_*}; do
     ( MEMSCAPE_ADAPTER=gpu timeout 120 "$t" --test-threads=4 > "$OUT/$(basename "$t").log" 2>&1
       echo "$(basename "$t") rc=$?" ) & pids+=($!)
   done
   wait "${pids[@]}"
-  for t in /tmp/b/t_*; do
+  for t in ${TESTS:-/tmp/b/t_*}; do
     n=$(basename "$t"); echo "--- $n: $(grep -h 'test result' "$OUT/$n.log" | tail -1)"
     grep -hE '^test .*FAILED|panicked|differ|beyond' "$OUT/$n.log" | head -8
   done
@@ -56,6 +57,23 @@ if has dense; then
   timeout 120 /tmp/b/memscape bench --adapter gpu --blocks 1000000,10000000 --sizes 1920x1080,3840x2160 \
     --paths dense --records 1000000 --frames 20 --no-tour > "$OUT/bench-dense.md" 2> /tmp/bench-dense.err
   echo "rc=$?"; grep -E '^\|' "$OUT/bench-dense.md"; tail -2 /tmp/bench-dense.err
+fi
+
+if has dense-thresholds; then
+  stamp "the dense path's raster-list thresholds (MEMSCAPE_DENSE_MIN_COLUMNS / _MAX_ROWS): 10 M blocks at 3840x2160"
+  for v in 16/16 4/16 2/16 1/16 2/64 16/16; do
+    echo "--- MEMSCAPE_DENSE_MIN_COLUMNS=${v%/*} MEMSCAPE_DENSE_MAX_ROWS=${v#*/}"
+    MEMSCAPE_DENSE_MIN_COLUMNS=${v%/*} MEMSCAPE_DENSE_MAX_ROWS=${v#*/} timeout 60 /tmp/b/memscape bench \
+      --adapter gpu --blocks 10000000 --sizes 3840x2160 --paths dense --records 0 --no-tour --frames 10 \
+      2> /dev/null | grep -E '^\| alloc_map'
+  done
+fi
+
+if has lod-gpu; then
+  stamp "bench: lod-gpu alone at 10 M blocks (whole, zoomed out 8x, zoomed in)"
+  timeout 120 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 1920x1080,3840x2160 \
+    --paths lod-gpu --records 0 --no-tour --frames 10 --scratch /tmp > "$OUT/bench-lod-gpu.md" 2> /tmp/bench-lod-gpu.err
+  echo "rc=$?"; grep -E '^\|' "$OUT/bench-lod-gpu.md"; tail -2 /tmp/bench-lod-gpu.err
 fi
 
 if has lod; then
