@@ -581,12 +581,14 @@ pub enum LargeBlocksOn {
 impl LargeBlocksOn {
     /// Rasterized where the GPU is hardware; on a software rasterizer summed on the CPU
     /// (lavapipe took 2.5 s to rasterize 0.5 M long-lived blocks at 1920×1080: BENCHMARKS.md,
-    /// "Level of detail: the resolve on the GPU").
+    /// "Level of detail: the resolve on the GPU"). `MEMSCAPE_LOD_LARGE=gpu|cpu` overrides the
+    /// choice (the hardware path measured on lavapipe).
     pub fn of(device: &wgpu::Device) -> Self {
-        if memscape_render::context::is_software(device) {
-            Self::Cpu
-        } else {
-            Self::Gpu
+        match std::env::var("MEMSCAPE_LOD_LARGE").as_deref() {
+            Ok("gpu") => Self::Gpu,
+            Ok("cpu") => Self::Cpu,
+            _ if memscape_render::context::is_software(device) => Self::Cpu,
+            _ => Self::Gpu,
         }
     }
 }
