@@ -242,9 +242,9 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
     let json: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["adapter"]["device_type"], "Cpu");
     let rows = json["rows"].as_array().unwrap();
-    // 4 paths (the level of detail resolved on the CPU and on the GPU) × 2 views + 1 morph +
-    // the tour.
-    assert_eq!(rows.len(), 10, "{json:#}");
+    // 4 paths (the level of detail resolved on the CPU and on the GPU) × 2 views, the level of
+    // detail's "zoomed out 8×" on the CPU and the GPU, 1 morph, the tour.
+    assert_eq!(rows.len(), 12, "{json:#}");
     for path in ["raster", "dense", "lod", "lod-gpu"] {
         for view in ["zoomed out", "zoomed in"] {
             let row = rows
@@ -255,6 +255,10 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
             assert!(row["wall_ms_p50"].as_f64().unwrap() > 0.0, "{row}");
             assert!(row["taken"].as_str().unwrap().starts_with(path), "{row}");
             assert_eq!(row["width"], 160);
+            // The level-of-detail GPU frames' host side (to `queue.submit` returned).
+            if path == "lod-gpu" {
+                assert!(row["host_ms_p50"].as_f64().unwrap() > 0.0, "{row}");
+            }
         }
     }
     let morph = rows.iter().find(|r| r["case"] == "morph").unwrap();
@@ -278,7 +282,7 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
             .lines()
             .filter(|l| l.starts_with("| alloc_map |"))
             .count(),
-        8,
+        10,
         "{table}"
     );
     assert_eq!(
