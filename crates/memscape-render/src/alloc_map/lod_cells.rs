@@ -125,6 +125,9 @@ pub struct LodBlocksUpload {
     pub key: u64,
     pub region: ([f64; 2], [f64; 2]),
     pub data: super::AllocMapData,
+    /// The last view window the caller checked these blocks against (the index's count of
+    /// blocks in view, which a repaint of the same window need not read again).
+    pub checked: Option<([f64; 2], [f64; 2])>,
 }
 
 impl LodBlocksUpload {

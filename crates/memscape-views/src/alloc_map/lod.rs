@@ -484,21 +484,27 @@ fn prepare_exact_kept(
     target_format: wgpu::TextureFormat,
 ) -> Option<usize> {
     let lv = view.eq1(size);
-    // `exact_blocks`'s own refusals, which the blocks kept for a region cannot answer: a level
-    // applies, or the index counts clearly too many blocks in view.
-    let too_many = |w| lod.index.small_blocks_in(w) > 2.0 * exact.max_blocks as f64;
-    if lod.index.level_for(lv.pixel_size()).is_some() || too_many(lv.window()) {
-        cache.exact_blocks = None;
-        return None;
-    }
+    let window = lv.window();
     // The level slot `usize::MAX`: the trace's blocks; the limit too, since the region's blocks
     // were counted against it.
     let key = blocks_key(lod, usize::MAX, exact.max_blocks);
+    // `exact_blocks`'s own refusals, which the blocks kept for a region cannot answer: a level
+    // applies, or the index counts clearly too many blocks in view (a walk of the finest
+    // level's cells in view: not again for the window last drawn from these blocks).
+    let checked = cache
+        .exact_blocks
+        .as_ref()
+        .is_some_and(|u| u.key == key && u.checked == Some(window));
+    let too_many = |w| lod.index.small_blocks_in(w) > 2.0 * exact.max_blocks as f64;
+    if lod.index.level_for(lv.pixel_size()).is_some() || (!checked && too_many(window)) {
+        cache.exact_blocks = None;
+        return None;
+    }
     let extent = lod.extent().map(|e| e as f64);
     let kept = cache
         .exact_blocks
         .as_ref()
-        .is_some_and(|u| u.covers(key, lv.window(), extent));
+        .is_some_and(|u| u.covers(key, window, extent));
     if !kept {
         // Dropped first: the region's blocks and the old upload are not held together.
         cache.exact_blocks = None;
@@ -506,15 +512,17 @@ fn prepare_exact_kept(
         let (blocks, gathered) = match lod.exact_blocks(&region, exact.max_blocks) {
             Some(blocks) => (blocks, region.window()),
             // The region holds too many: the view's own blocks, kept for this view only.
-            None => (lod.exact_blocks(&lv, exact.max_blocks)?, lv.window()),
+            None => (lod.exact_blocks(&lv, exact.max_blocks)?, window),
         };
         cache.exact_blocks = Some(LodBlocksUpload {
             key,
             region: gathered,
             data: upload_blocks(device, pipelines, &blocks),
+            checked: None,
         });
     }
-    let upload = cache.exact_blocks.as_ref()?;
+    let upload = cache.exact_blocks.as_mut()?;
+    upload.checked = Some(window);
     frame.prepare_with(
         device,
         queue,
@@ -672,6 +680,7 @@ pub fn prepare_gpu_cells(
                 key,
                 region: region.window(),
                 data: upload_blocks(device, pipelines, &large),
+                checked: None,
             });
         }
         let upload = cache.large_blocks.as_ref()?;
