@@ -521,6 +521,9 @@ fn prepare_exact_kept(
             checked: None,
         });
     }
+    // One kind of kept blocks at a time on the GPU (a level's large blocks are gathered again
+    // when a level draws): the exact ones may be up to the device's limit (20 M × 44 B).
+    cache.large_blocks = None;
     let upload = cache.exact_blocks.as_mut()?;
     upload.checked = Some(window);
     frame.prepare_with(
