@@ -6,7 +6,8 @@
 #           libglx0 libgles2 libhwloc15 libudev1`)
 #   .gpu/ : memscape.xz (stripped release build), synth-trace.xz (stripped release example of
 #           memscape-lod), t_*.xz (stripped GPU-vs-CPU test binaries), timed.py
-# STAGES picks what runs (default: tests dense lod render); also dense-thresholds, lod-gpu.
+# STAGES picks what runs (default: tests dense lod render); also dense-thresholds, lod-gpu, and
+# lod-base (the lod-gpu rows with blocks uploaded every frame, MEMSCAPE_LOD_KEEP_BLOCKS=0).
 # TESTS: which t_* binaries the tests stage runs (default: all of .gpu/).
 # OUT names the folder the tables and logs are written to.
 ROOT=$PWD
@@ -81,6 +82,13 @@ if has lod; then
   timeout 240 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 1920x1080,3840x2160 \
     --paths lod --records 0 --no-tour --frames 5 --scratch /tmp > "$OUT/bench-lod.md" 2> /tmp/bench-lod.err
   echo "rc=$?"; grep -E '^\|' "$OUT/bench-lod.md"; tail -2 /tmp/bench-lod.err
+fi
+
+if has lod-base; then
+  stamp "bench: lod-gpu at 10 M blocks, 3840x2160, blocks gathered and uploaded every frame (MEMSCAPE_LOD_KEEP_BLOCKS=0: the baseline of the host p50 column)"
+  MEMSCAPE_LOD_KEEP_BLOCKS=0 timeout 240 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 3840x2160 \
+    --paths lod --records 0 --no-tour --frames 5 --scratch /tmp > "$OUT/bench-lod-base.md" 2> /tmp/bench-lod-base.err
+  echo "rc=$?"; grep -E '^\|' "$OUT/bench-lod-base.md"; tail -2 /tmp/bench-lod-base.err
 fi
 
 if has render; then

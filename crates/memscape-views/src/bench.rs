@@ -148,6 +148,9 @@ pub struct BenchRow {
     /// Sum of the frame's GPU passes (timestamp queries), p50; `null` without them (and for
     /// the CPU `lod` path and the tour).
     pub gpu_ms_p50: Option<f64>,
+    /// The frame's host side, p50: from its start to `queue.submit` returned (the level-of-
+    /// detail GPU frames, `lod-gpu`; `null` elsewhere).
+    pub host_ms_p50: Option<f64>,
     pub target: Option<Target>,
     pub note: Option<String>,
 }
@@ -345,6 +348,7 @@ fn alloc_map_rows(
                     wall_ms_p99: p99,
                     wall_ms_mean: mean,
                     gpu_ms_p50: gpu50,
+                    host_ms_p50: None,
                     target: held_to(
                         alloc_map_target(n, size, label == "zoomed in"),
                         p50,
@@ -358,15 +362,26 @@ fn alloc_map_rows(
     Ok(())
 }
 
+/// What [`lod_gpu_frames`] measured per frame (ms): wall (to the wait's end), host (to
+/// `queue.submit` returned) and the GPU passes (timestamp queries, where the device has them).
+#[derive(Default)]
+struct LodGpuTimes {
+    wall: Vec<f64>,
+    host: Vec<f64>,
+    gpu: Vec<f64>,
+}
+
 /// `frames` timed frames (after one untimed: uploads) of `view` drawn by
 /// `alloc_map::lod::prepare` with the level's cells on the GPU and resolved into a target,
-/// submitted and waited for; the wall times (ms) and what was drawn.
+/// submitted and waited for; the times and what was drawn. The frames repeat the view (a
+/// repaint: blocks kept on the GPU are drawn again, `MEMSCAPE_LOD_KEEP_BLOCKS=0` gathers and
+/// uploads them every frame).
 fn lod_gpu_frames(
     ctx: &GpuContext,
     lod: &memscape_lod::LodTrace,
     view: &memscape_lod::LodView,
     frames: usize,
-) -> Result<(Vec<f64>, String)> {
+) -> Result<(LodGpuTimes, String)> {
     use memscape_render::alloc_map::{AllocMapView, CushionKind, LodCellsCache};
     let size = [view.width, view.height];
     let (wt, wa) = view.window();
@@ -383,9 +398,12 @@ fn lod_gpu_frames(
     let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
     let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let mut cache = LodCellsCache::default();
+    let stats = StatsRecorder::new(&ctx.device, &ctx.queue);
+    pipelines.set_stats(Some(stats.clone()));
     let target = OffscreenTarget::new(ctx, size[0], size[1])?;
-    let (mut wall, mut taken) = (Vec::new(), String::new());
+    let (mut times, mut taken) = (LodGpuTimes::default(), String::new());
     for k in 0..=frames {
+        stats.set_scope("bench");
         let start = Instant::now();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let (upload, drawn) = crate::alloc_map::lod::prepare(
@@ -403,15 +421,23 @@ fn lod_gpu_frames(
             target.texture.format(),
         );
         frame.resolve_to(&mut encoder, &target.view, &pipelines);
+        stats.resolve(&mut encoder);
         ctx.queue.submit([encoder.finish()]);
+        let host = start.elapsed().as_secs_f64() * 1e3;
         let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
         drop(upload);
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        let frame_stats = stats.finish_blocking(&ctx.device);
         if k > 0 {
-            wall.push(start.elapsed().as_secs_f64() * 1e3);
+            times.wall.push(wall);
+            times.host.push(host);
+            if let Some(ns) = frame_stats.gpu_total_ns() {
+                times.gpu.push(ns as f64 / 1e6);
+            }
         }
         taken = format!("lod-gpu ({drawn})");
     }
-    Ok((wall, taken))
+    Ok((times, taken))
 }
 
 fn lod_rows(
@@ -497,16 +523,24 @@ fn lod_rows(
                 progress(&format!(
                     "alloc_map {blocks} blocks {w}x{h} {label} lod-gpu"
                 ));
-                let (wall, taken) = lod_gpu_frames(ctx, &trace, &view, options.frames)?;
-                rows.push(lod_row(
+                let (times, taken) = lod_gpu_frames(ctx, &trace, &view, options.frames)?;
+                let mut row = lod_row(
                     "lod-gpu",
                     taken,
                     blocks,
                     [w, h],
                     label,
-                    &wall,
-                    "level's cells resolved on the GPU (lod_cells.wgsl), frame submitted and waited for",
-                ));
+                    &times.wall,
+                    if crate::alloc_map::lod::keep_blocks() {
+                        "level's cells resolved on the GPU (lod_cells.wgsl), blocks kept on the GPU across frames, frame submitted and waited for"
+                    } else {
+                        "level's cells resolved on the GPU (lod_cells.wgsl), blocks gathered and uploaded every frame (MEMSCAPE_LOD_KEEP_BLOCKS=0), frame submitted and waited for"
+                    },
+                );
+                let (_, _, _, gpu50) = summary(&times.wall, &times.gpu);
+                row.gpu_ms_p50 = gpu50;
+                row.host_ms_p50 = percentile(&times.host, 50.0).map(round_us);
+                rows.push(row);
             }
         }
         Ok(())
@@ -581,6 +615,7 @@ fn morph_row(ctx: &GpuContext, n: usize, size: [u32; 2], frames: usize) -> Resul
         wall_ms_p99: p99,
         wall_ms_mean: mean,
         gpu_ms_p50: gpu50,
+        host_ms_p50: None,
         target: held_to(morph_target(n), p50, "wall p50"),
         note: Some(format!("{} arc pieces", view.arc_subdivisions)),
     })
@@ -631,6 +666,7 @@ fn tour_row(ctx: GpuContext, size: [u32; 2], max_frames: Option<usize>) -> Resul
         wall_ms_p99: p99,
         wall_ms_mean: mean,
         gpu_ms_p50: None,
+        host_ms_p50: None,
         target: held_to(Some(TOUR_TARGET_MS), p99, "wall p99"),
         note: Some(format!(
             "demo tour, 30 fps, time between new frames (drawn and captioned headless), {:.1} s in all",
@@ -672,8 +708,8 @@ pub fn table(report: &BenchReport) -> String {
         },
         report.build
     );
-    out.push_str("| case | path (taken) | count | size | view | frames | wall p50 ms | wall p99 ms | GPU p50 ms | target | note |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| case | path (taken) | count | size | view | frames | wall p50 ms | wall p99 ms | GPU p50 ms | host p50 ms | target | note |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in &report.rows {
         let path = match (&r.path, &r.taken) {
             (Some(p), Some(t)) if t.starts_with(p.as_str()) => t.clone(),
@@ -690,7 +726,7 @@ pub fn table(report: &BenchReport) -> String {
             )
         });
         out.push_str(&format!(
-            "| {} | {} | {} | {}×{} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {}×{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.case,
             path,
             crate::stats::group_digits(r.count as u64),
@@ -701,6 +737,7 @@ pub fn table(report: &BenchReport) -> String {
             fmt_ms(r.wall_ms_p50),
             fmt_ms(r.wall_ms_p99),
             fmt_ms(r.gpu_ms_p50),
+            fmt_ms(r.host_ms_p50),
             target,
             r.note.as_deref().unwrap_or(""),
         ));
@@ -732,6 +769,7 @@ fn lod_row(
         wall_ms_p99: p99,
         wall_ms_mean: mean,
         gpu_ms_p50: None,
+        host_ms_p50: None,
         target: held_to(
             alloc_map_target(blocks, [w, h], label == "zoomed in"),
             p50,

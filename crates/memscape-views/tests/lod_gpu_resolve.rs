@@ -53,7 +53,7 @@ fn draw(
     size: [u32; 2],
     gpu_cells: Option<LargeBlocksOn>,
 ) -> (Vec<u8>, LodDrawn) {
-    let ctx = common::ctx();
+    let ctx = common::gpu_ctx();
     let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
     let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let mut cache = LodCellsCache::default();
@@ -211,7 +211,7 @@ fn gpu_cells_match_the_cpu_resolve_on_a_generated_trace_and_keep_isolated_bytes(
                 &lod,
                 &view,
                 size,
-                Some(LargeBlocksOn::of(&common::ctx().device)),
+                Some(LargeBlocksOn::of(&common::gpu_ctx().device)),
             );
             by_gpu += usize::from(matches!(drawn, LodDrawn::GpuCells { .. }));
             let lv = view.eq1(size);
@@ -300,7 +300,7 @@ fn draw_exact(
     size: [u32; 2],
     exact: ExactOnGpu,
 ) -> (Vec<u8>, LodDrawn) {
-    let ctx = common::ctx();
+    let ctx = common::gpu_ctx();
     let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
     let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let target = OffscreenTarget::new(ctx, size[0], size[1]).unwrap();
@@ -334,8 +334,8 @@ fn draw_exact(
 /// blocks), within the tolerance of the cells above.
 #[test]
 fn exact_blocks_by_the_dense_gpu_path_match_the_cpu_sums() {
-    let software = ExactOnGpu::of(&common::ctx().device);
-    if std::env::var_os("MEMSCAPE_LOD_EXACT_GPU").is_none() {
+    let software = ExactOnGpu::of(&common::gpu_ctx().device);
+    if std::env::var_os("MEMSCAPE_LOD_EXACT_GPU").is_none() && common::gpu_ctx_is_software() {
         assert_eq!(software, ExactOnGpu::SOFTWARE, "lavapipe keeps its limit");
     }
     assert_eq!(
@@ -384,4 +384,198 @@ fn exact_blocks_by_the_dense_gpu_path_match_the_cpu_sums() {
         }
     }
     assert!(checked >= 2, "views finer than every level: {checked}");
+}
+
+/// `views` of `lod` drawn in turn through `prepare_gpu_cells` (large blocks on the GPU) or
+/// `prepare` (exact blocks: `exact`), with one cache keeping blocks across the frames (`keep`)
+/// or blocks gathered for each view alone and uploaded every frame (`blocks_per_frame`, the way
+/// before they were kept); the pixels, what was drawn and the region the kept blocks were
+/// gathered for.
+#[allow(clippy::type_complexity)]
+fn draw_sequence(
+    lod: &LodTrace,
+    views: &[AllocMapView],
+    size: [u32; 2],
+    exact: Option<ExactOnGpu>,
+    keep: bool,
+) -> Vec<(Vec<u8>, LodDrawn, Option<([f64; 2], [f64; 2])>)> {
+    let ctx = common::gpu_ctx();
+    let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+    let target = OffscreenTarget::new(ctx, size[0], size[1]).unwrap();
+    let mut cache = LodCellsCache::default();
+    cache.blocks_per_frame = !keep;
+    let mut out = Vec::new();
+    for view in views {
+        let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
+        let mut encoder = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        let (upload, drawn) = match exact {
+            Some(exact) => prepare(
+                exact,
+                &ctx.device,
+                &ctx.queue,
+                &mut encoder,
+                &mut pipelines,
+                &mut frame,
+                Some(&mut cache),
+                lod,
+                view,
+                size,
+                [0.0, 0.0],
+                OFFSCREEN_FORMAT,
+            ),
+            None => prepare_gpu_cells(
+                LargeBlocksOn::Gpu,
+                &ctx.device,
+                &ctx.queue,
+                &mut encoder,
+                &mut pipelines,
+                &mut frame,
+                &mut cache,
+                lod,
+                view,
+                size,
+                [0.0, 0.0],
+                OFFSCREEN_FORMAT,
+            )
+            .expect("a level draws the view"),
+        };
+        frame.resolve_to(&mut encoder, &target.view, &pipelines);
+        ctx.queue.submit([encoder.finish()]);
+        let pixels = target.read(ctx).unwrap().pixels;
+        drop(upload);
+        let region = if exact.is_some() {
+            cache.exact_blocks.as_ref().map(|u| u.region)
+        } else {
+            cache.large_blocks.as_ref().map(|u| u.region)
+        };
+        out.push((pixels, drawn, region));
+    }
+    out
+}
+
+/// A view of `[t0, t1) × [a0, a1)` at `size`, α `alpha`.
+fn view_of(w: (u64, u64, u64, u64), size: [u32; 2], alpha: f32) -> AllocMapView {
+    let mut view = AllocMapView::fit(w.0, w.1, w.2, w.3, size[0], size[1]);
+    view.alpha = alpha;
+    view.cushion = CushionKind::Parabolic;
+    view
+}
+
+/// Blocks kept on the GPU across frames (a level's large blocks, a fine view's exact blocks,
+/// gathered for a region around the view) draw the same pictures, bit for bit, as each view's
+/// own blocks gathered and uploaded for every frame: a repaint at another α, a pan and zooms
+/// within the region (one of them to another level: the key), a view outside it, and back.
+#[test]
+fn kept_blocks_draw_the_same_frames_as_fresh_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let lod = open(&generated(dir.path()));
+    let [te, ye] = lod.extent();
+    let (t0, ts, a0, as_) = (te / 3, te / 4, ye / 4, ye / 2);
+    // `zoom_in`: the fifth view zooms in 2× (finer than every level here), else pans by 1/8.
+    let sequence = |t0: u64, ts: u64, a0: u64, as_: u64, size: [u32; 2], zoom_in: bool| {
+        let (d, s) = if zoom_in { (4, 2) } else { (8, 1) };
+        vec![
+            view_of((t0, t0 + ts, a0, a0 + as_), size, 0.5),
+            // A repaint at another α.
+            view_of((t0, t0 + ts, a0, a0 + as_), size, 0.1),
+            // A pan by a quarter view: within the region.
+            view_of(
+                (
+                    t0 + ts / 4,
+                    t0 + ts / 4 + ts,
+                    a0 + as_ / 8,
+                    a0 + as_ / 8 + as_,
+                ),
+                size,
+                0.5,
+            ),
+            // Zoomed out 1.8× (a coarser level), in 2× around the centre (or a pan): within the
+            // region.
+            view_of(
+                (
+                    t0 - ts * 2 / 5,
+                    t0 + ts + ts * 2 / 5,
+                    a0 - as_ * 2 / 5,
+                    a0 + as_ + as_ * 2 / 5,
+                ),
+                size,
+                0.5,
+            ),
+            view_of(
+                (
+                    t0 + ts / d,
+                    t0 + ts / d + ts / s,
+                    a0 + as_ / d,
+                    a0 + as_ / d + as_ / s,
+                ),
+                size,
+                0.5,
+            ),
+            // Elsewhere, then back.
+            view_of((t0 + 2 * ts, t0 + 3 * ts, a0, a0 + as_), size, 0.5),
+            view_of((t0, t0 + ts, a0, a0 + as_), size, 0.5),
+        ]
+    };
+    // A level's cells with its large blocks on the GPU.
+    let size = [96u32, 54];
+    let views = sequence(t0, ts, a0, as_, size, false);
+    let levels: Vec<Option<usize>> = views
+        .iter()
+        .map(|v| lod.index.level_for(v.eq1(size).pixel_size()))
+        .collect();
+    eprintln!("levels of the cells views: {levels:?}");
+    let kept = draw_sequence(&lod, &views, size, None, true);
+    let fresh = draw_sequence(&lod, &views, size, None, false);
+    let mut levels = Vec::new();
+    for (i, ((k, kd, _), (f, fd, _))) in kept.iter().zip(&fresh).enumerate() {
+        eprintln!("cells frame {i}: kept {kd:?}, fresh {fd:?}");
+        let LodDrawn::GpuCells { level, .. } = fd else {
+            panic!("frame {i}: {fd:?}");
+        };
+        levels.push(*level);
+        assert!(
+            k == f,
+            "cells frame {i}: the kept blocks drew another picture"
+        );
+    }
+    assert_eq!(
+        kept[0].2, kept[1].2,
+        "the repaint gathered its blocks again"
+    );
+    assert_eq!(kept[0].2, kept[2].2, "the pan gathered its blocks again");
+    assert!(
+        levels[3] != levels[0],
+        "no zoom within the region changed the level: {levels:?}"
+    );
+    // A view finer than every level: its exact blocks.
+    let size = [640u32, 360];
+    // Near the bottom of the plane, where the generated trace's blocks are dense.
+    let (t0, ts, a0, as_) = (te / 2, te / 64, ye / 64, ye / 32);
+    let views = sequence(t0, ts, a0, as_, size, true);
+    let in_view: Vec<usize> = views
+        .iter()
+        .map(|v| {
+            lod.exact_blocks(&v.eq1(size), usize::MAX)
+                .map_or(0, |b| b.len())
+        })
+        .collect();
+    eprintln!("blocks in the exact views: {in_view:?}");
+    assert!(
+        in_view.iter().all(|&n| n > 0),
+        "an exact view without blocks: {in_view:?}"
+    );
+    let exact = ExactOnGpu::of(&common::gpu_ctx().device);
+    let kept = draw_sequence(&lod, &views, size, Some(exact), true);
+    let fresh = draw_sequence(&lod, &views, size, Some(exact), false);
+    for (i, ((k, kd, _), (f, fd, _))) in kept.iter().zip(&fresh).enumerate() {
+        eprintln!("exact frame {i}: kept {kd:?}, fresh {fd:?}");
+        assert!(matches!(fd, LodDrawn::ExactBlocks(_)), "frame {i}: {fd:?}");
+        assert!(
+            k == f,
+            "exact frame {i}: the kept blocks drew another picture"
+        );
+    }
+    assert_eq!(kept[0].2, kept[2].2, "the pan gathered its blocks again");
 }

@@ -92,18 +92,55 @@ struct Chunk {
     last_used: u64,
 }
 
-/// The cell chunks uploaded for one map layer, and its sums buffer.
+/// The cell chunks uploaded for one map layer, its sums buffer, and the blocks the exact
+/// pipeline draws beside them (kept across frames: a repaint, or a pan or zoom within the region
+/// they were gathered for, uploads nothing).
 #[derive(Default)]
 pub struct LodCellsCache {
     chunks: HashMap<(u64, u64), Chunk>,
     sums: Option<(wgpu::Buffer, u64)>,
     frame: u64,
+    /// The blocks large at a level, gathered for a region around a view.
+    pub large_blocks: Option<LodBlocksUpload>,
+    /// The exact blocks of a view finer than every level, gathered for a region around it.
+    pub exact_blocks: Option<LodBlocksUpload>,
+    /// Gather and upload the blocks of every frame's view alone, keeping none (as before the
+    /// blocks were kept: the baseline that tests and benchmarks compare with).
+    pub blocks_per_frame: bool,
 }
 
 impl LodCellsCache {
     /// Bytes of chunks held on the GPU.
     pub fn bytes(&self) -> u64 {
         self.chunks.values().map(|c| c.bytes).sum()
+    }
+}
+
+/// Blocks found through a level-of-detail index and uploaded for the exact pipeline, with what
+/// they were gathered for: the caller's `key` (index, level, limit) and the plane's region
+/// `[t0, t1) × [a0, a1)` (trace units). Every block meeting the region is here, in the order the
+/// index gives them, so a view within the region draws the same sums from them as from a fresh
+/// gather of its own blocks (the others lie outside the view and add nothing).
+pub struct LodBlocksUpload {
+    pub key: u64,
+    pub region: ([f64; 2], [f64; 2]),
+    pub data: super::AllocMapData,
+    /// The last view window the caller checked these blocks against (the index's count of
+    /// blocks in view, which a repaint of the same window need not read again).
+    pub checked: Option<([f64; 2], [f64; 2])>,
+}
+
+impl LodBlocksUpload {
+    /// Whether the blocks gathered for `self.region` under `key` are every block that meets
+    /// `window`: the window lies within the region, except on a side where the region already
+    /// reaches the plane's edge (`0`, or `extent` = `[t, a]`, beyond which there are no blocks).
+    pub fn covers(&self, key: u64, window: ([f64; 2], [f64; 2]), extent: [f64; 2]) -> bool {
+        let within = |w: [f64; 2], r: [f64; 2], end: f64| {
+            (w[0] >= r[0] || r[0] <= 0.0) && (w[1] <= r[1] || r[1] >= end)
+        };
+        self.key == key
+            && within(window.0, self.region.0, extent[0])
+            && within(window.1, self.region.1, extent[1])
     }
 }
 

@@ -33,7 +33,7 @@ pub use data::AllocMapData;
 pub use dense::AccumPath;
 pub use frame::AllocMapFrame;
 pub use gpu::{AllocBlockGpu, AllocMapViewGpu, BlockTimeGpu, ChunkInfoGpu};
-pub use lod_cells::{LodCellsCache, LodCellsError, LodCellsInput, LodCellsStats};
+pub use lod_cells::{LodBlocksUpload, LodCellsCache, LodCellsError, LodCellsInput, LodCellsStats};
 pub use occupancy::{
     BarBlocks, BarContinued, BarPart, BarSumsJob, ContinuedBar, GrowingBar, OccupancyBarData,
     OccupancyBarFrame, OccupancyBarView, OccupancySteps, OccupancyVariant,

@@ -17,10 +17,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use memscape_lod::{FramePath, LodTrace};
+use memscape_lod::{FramePath, LodTrace, LodView};
 use memscape_render::alloc_map::{
     AccumPath, AllocBlockGpu, AllocMapData, AllocMapFrame, AllocMapPipelines, AllocMapView,
-    BlockTimeGpu, DrawOptions, LodCellsCache, LodCellsInput,
+    BlockTimeGpu, DrawOptions, LodBlocksUpload, LodCellsCache, LodCellsInput,
 };
 
 use super::settings::AllocMapSettings;
@@ -368,6 +368,11 @@ fn prepare_exact(
 /// the level drawn by the exact pipeline first), else its sums computed on the CPU. Returns the
 /// upload the exact pipeline drew from (keep it until the commands are submitted) and what was
 /// drawn.
+///
+/// With `cells`, the exact blocks (and a level's large blocks) are gathered for a region around
+/// the view ([`margin_view`]) and kept in it on the GPU: the next frames draw from that upload
+/// while their view lies within the region (`None` is returned for the upload then, and
+/// [`LodDrawn`] counts the blocks uploaded for the region).
 #[allow(clippy::too_many_arguments)]
 pub fn prepare(
     exact: ExactOnGpu,
@@ -385,7 +390,25 @@ pub fn prepare(
 ) -> (Option<AllocMapData>, LodDrawn) {
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
-    if let Some(blocks) = lod.exact_blocks(&lv, exact.max_blocks) {
+    let mut cells = cells;
+    if let Some(cache) = cells.as_deref_mut().filter(|c| keeps_blocks(c)) {
+        if let Some(n) = prepare_exact_kept(
+            exact,
+            device,
+            queue,
+            encoder,
+            pipelines,
+            frame,
+            cache,
+            lod,
+            view,
+            size,
+            origin,
+            target_format,
+        ) {
+            return (None, LodDrawn::ExactBlocks(n));
+        }
+    } else if let Some(blocks) = lod.exact_blocks(&lv, exact.max_blocks) {
         let data = prepare_exact(
             device,
             queue,
@@ -441,6 +464,122 @@ pub fn prepare(
     )
 }
 
+/// The exact blocks of `view` (finer than every level, at most `exact.max_blocks` of them) drawn
+/// by the exact pipeline from `cache.exact_blocks`, gathered anew only when the view leaves the
+/// region they were gathered for; `None` (nothing recorded, the upload dropped) where
+/// [`LodTrace::exact_blocks`] would say `None` for the view. Returns the blocks uploaded.
+#[allow(clippy::too_many_arguments)]
+fn prepare_exact_kept(
+    exact: ExactOnGpu,
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    pipelines: &mut AllocMapPipelines,
+    frame: &mut AllocMapFrame,
+    cache: &mut LodCellsCache,
+    lod: &LodTrace,
+    view: &AllocMapView,
+    size: [u32; 2],
+    origin: [f32; 2],
+    target_format: wgpu::TextureFormat,
+) -> Option<usize> {
+    let lv = view.eq1(size);
+    let window = lv.window();
+    // The level slot `usize::MAX`: the trace's blocks; the limit too, since the region's blocks
+    // were counted against it.
+    let key = blocks_key(lod, usize::MAX, exact.max_blocks);
+    // `exact_blocks`'s own refusals, which the blocks kept for a region cannot answer: a level
+    // applies, or the index counts clearly too many blocks in view (a walk of the finest
+    // level's cells in view: not again for the window last drawn from these blocks).
+    let checked = cache
+        .exact_blocks
+        .as_ref()
+        .is_some_and(|u| u.key == key && u.checked == Some(window));
+    let too_many = |w| lod.index.small_blocks_in(w) > 2.0 * exact.max_blocks as f64;
+    if lod.index.level_for(lv.pixel_size()).is_some() || (!checked && too_many(window)) {
+        cache.exact_blocks = None;
+        return None;
+    }
+    let extent = lod.extent().map(|e| e as f64);
+    let kept = cache
+        .exact_blocks
+        .as_ref()
+        .is_some_and(|u| u.covers(key, window, extent));
+    if !kept {
+        // Dropped first: the region's blocks and the old upload are not held together.
+        cache.exact_blocks = None;
+        let region = margin_view(&lv);
+        let (blocks, gathered) = match lod.exact_blocks(&region, exact.max_blocks) {
+            Some(blocks) => (blocks, region.window()),
+            // The region holds too many: the view's own blocks, kept for this view only.
+            None => (lod.exact_blocks(&lv, exact.max_blocks)?, window),
+        };
+        cache.exact_blocks = Some(LodBlocksUpload {
+            key,
+            region: gathered,
+            data: upload_blocks(device, pipelines, &blocks),
+            checked: None,
+        });
+    }
+    // One kind of kept blocks at a time on the GPU (a level's large blocks are gathered again
+    // when a level draws): the exact ones may be up to the device's limit (20 M × 44 B).
+    cache.large_blocks = None;
+    let upload = cache.exact_blocks.as_mut()?;
+    upload.checked = Some(window);
+    frame.prepare_with(
+        device,
+        queue,
+        encoder,
+        pipelines,
+        &upload.data,
+        view,
+        size,
+        origin,
+        target_format,
+        &DrawOptions {
+            path: exact.path,
+            ..DrawOptions::default()
+        },
+    );
+    Some(upload.data.block_count)
+}
+
+/// Whether blocks found through the index are kept on the GPU across frames (see [`prepare`]);
+/// `MEMSCAPE_LOD_KEEP_BLOCKS=0` gathers and uploads them every frame, as before wave 24 (the
+/// baseline of `memscape bench`'s lod-gpu rows).
+pub fn keep_blocks() -> bool {
+    static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEP.get_or_init(|| std::env::var("MEMSCAPE_LOD_KEEP_BLOCKS").as_deref() != Ok("0"))
+}
+
+/// Whether `cache` keeps blocks across frames: [`keep_blocks`], and not
+/// [`LodCellsCache::blocks_per_frame`].
+fn keeps_blocks(cache: &LodCellsCache) -> bool {
+    keep_blocks() && !cache.blocks_per_frame
+}
+
+/// The region around `lv` whose blocks a frame gathers and keeps on the GPU: the view's window
+/// widened by half its span on each side (a pan by half a view, or a zoom out to twice the span,
+/// draws from the same upload), clipped at the plane's origin, as a view at `lv`'s scale (the
+/// index picks levels by scale: no level applies to it where none applies to `lv`).
+pub fn margin_view(lv: &LodView) -> LodView {
+    let ([t0, t1], [a0, a1]) = lv.window();
+    let (mt, ma) = ((t1 - t0) / 2.0, (a1 - a0) / 2.0);
+    let (rt0, ra0) = ((t0 - mt).max(0.0).floor(), (a0 - ma).max(0.0).floor());
+    let (rt1, ra1) = ((t1 + mt).ceil(), (a1 + ma).ceil());
+    let [pw, ph] = lv.pixel_size();
+    let pixels = |span: f64, per: f64| (span / per).ceil().clamp(1.0, f64::from(u32::MAX)) as u32;
+    LodView {
+        time_origin: rt0 as u64,
+        time_origin_frac: 0.0,
+        addr_origin: ra0 as u64,
+        addr_origin_frac: 0.0,
+        width: pixels(rt1 - rt0, pw),
+        height: pixels(ra1 - ra0, ph),
+        ..*lv
+    }
+}
+
 /// Where the blocks large at a level are summed when its cells are resolved on the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LargeBlocksOn {
@@ -453,12 +592,14 @@ pub enum LargeBlocksOn {
 impl LargeBlocksOn {
     /// Rasterized where the GPU is hardware; on a software rasterizer summed on the CPU
     /// (lavapipe took 2.5 s to rasterize 0.5 M long-lived blocks at 1920×1080: BENCHMARKS.md,
-    /// "Level of detail: the resolve on the GPU").
+    /// "Level of detail: the resolve on the GPU"). `MEMSCAPE_LOD_LARGE=gpu|cpu` overrides the
+    /// choice (the hardware path measured on lavapipe).
     pub fn of(device: &wgpu::Device) -> Self {
-        if memscape_render::context::is_software(device) {
-            Self::Cpu
-        } else {
-            Self::Gpu
+        match std::env::var("MEMSCAPE_LOD_LARGE").as_deref() {
+            Ok("gpu") => Self::Gpu,
+            Ok("cpu") => Self::Cpu,
+            _ if memscape_render::context::is_software(device) => Self::Cpu,
+            _ => Self::Gpu,
         }
     }
 }
@@ -509,8 +650,8 @@ pub fn prepare_gpu_cells(
         tracing::debug!("level-of-detail cells resolved on the CPU: {e}");
         return None;
     }
-    let large = lod.large_blocks(&lv, li);
-    let data = if large_on == LargeBlocksOn::Cpu {
+    let large_blocks = if large_on == LargeBlocksOn::Cpu {
+        let large = lod.large_blocks(&lv, li);
         let sums = LodTrace::block_sums(&lv, &large);
         frame.prepare_sums(
             device,
@@ -523,29 +664,53 @@ pub fn prepare_gpu_cells(
             &sums.acc,
             &sums.cov,
         );
-        None
+        large.len()
     } else {
-        Some(prepare_exact(
+        // Kept on the GPU for a region around the view (see `prepare_exact_kept`).
+        let key = blocks_key(lod, li, 0);
+        let extent = lod.extent().map(|e| e as f64);
+        let keep = keeps_blocks(cache);
+        let kept = keep
+            && cache
+                .large_blocks
+                .as_ref()
+                .is_some_and(|u| u.covers(key, lv.window(), extent));
+        if !kept {
+            cache.large_blocks = None;
+            let region = if keep { margin_view(&lv) } else { lv };
+            let large = lod.large_blocks(&region, li);
+            cache.large_blocks = Some(LodBlocksUpload {
+                key,
+                region: region.window(),
+                data: upload_blocks(device, pipelines, &large),
+                checked: None,
+            });
+        }
+        let upload = cache.large_blocks.as_ref()?;
+        frame.prepare_with(
             device,
             queue,
             encoder,
             pipelines,
-            frame,
-            &large,
+            &upload.data,
             view,
             size,
             origin,
             target_format,
-            AccumPath::Auto,
-        ))
+            &DrawOptions {
+                path: AccumPath::Auto,
+                ..DrawOptions::default()
+            },
+        );
+        upload.data.block_count
     };
     frame.add_lod_cells(device, encoder, pipelines, cache, &lv, &input);
     Some((
-        data,
+        None,
         LodDrawn::GpuCells {
             level: li,
             cells: u64::from(plan.cells),
-            exact_blocks: large.len() as u64,
+            exact_blocks: large_blocks as u64,
         },
     ))
 }
@@ -558,6 +723,12 @@ fn level_key(lod: &LodTrace, li: usize) -> u64 {
     lod.index.file_len().hash(&mut h);
     li.hash(&mut h);
     h.finish()
+}
+
+/// The key of blocks kept on the GPU ([`LodBlocksUpload`]): the level's (`usize::MAX`: the
+/// exact blocks) and the limit they were gathered under.
+fn blocks_key(lod: &LodTrace, li: usize, limit: usize) -> u64 {
+    level_key(lod, li) ^ (limit as u64).rotate_left(32)
 }
 
 /// The picture of `lod`'s map alone, `[t0, t1) × [a0, a1)` (events × collapsed bytes) filling

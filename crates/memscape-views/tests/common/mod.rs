@@ -22,6 +22,22 @@ pub fn ctx() -> &'static GpuContext {
     CTX.get_or_init(|| GpuContext::new(AdapterChoice::Cpu).expect("lavapipe (mesa-vulkan-drivers)"))
 }
 
+/// The device of the GPU-vs-CPU tests: lavapipe unless `MEMSCAPE_ADAPTER` asks for another
+/// (`gpu`: a real GPU checks its shaders against the CPU twins), made once per test binary.
+/// Golden-image tests keep [`ctx`]: their images are lavapipe's.
+pub fn gpu_ctx() -> &'static GpuContext {
+    static CTX: OnceLock<GpuContext> = OnceLock::new();
+    CTX.get_or_init(|| {
+        let choice = AdapterChoice::from_env_or(AdapterChoice::Cpu);
+        GpuContext::new(choice).unwrap_or_else(|e| panic!("{choice:?} adapter: {e}"))
+    })
+}
+
+/// Whether [`gpu_ctx`] is a software rasterizer (lavapipe).
+pub fn gpu_ctx_is_software() -> bool {
+    memscape_render::context::is_software(&gpu_ctx().device)
+}
+
 /// A file of the shared real-data directory (`../shared/data/<rel>` from the repository).
 pub fn shared(rel: &str) -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
