@@ -778,7 +778,8 @@ pub struct BenchArgs {
     /// Frame sizes WIDTHxHEIGHT, comma-separated (maps and morphs).
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Option<Vec<(u32, u32)>>,
-    /// Allocation-map paths, comma-separated: raster, dense (GPU), lod (memscape-lod, CPU).
+    /// Allocation-map paths, comma-separated: raster, dense (GPU), lod (memscape-lod on the CPU,
+    /// and the same views on the GPU), lod-gpu (those views on the GPU alone).
     #[arg(long, value_delimiter = ',')]
     pub paths: Option<Vec<String>>,
     /// Morph record counts, comma-separated (0: no morph cases).

@@ -25,7 +25,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|p| {
                 BenchPath::parse(p)
-                    .ok_or_else(|| anyhow::anyhow!("--paths {p:?}: expected raster, dense or lod"))
+                    .ok_or_else(|| anyhow::anyhow!("--paths {p:?}: expected raster, dense, lod or lod-gpu"))
             })
             .collect::<anyhow::Result<_>>()?;
     }

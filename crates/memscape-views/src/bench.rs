@@ -41,8 +41,11 @@ use crate::stats::{AdapterReport, path_name, percentile};
 pub enum BenchPath {
     Raster,
     Dense,
-    /// memscape-lod's level-of-detail frames (CPU).
+    /// memscape-lod's level-of-detail frames (CPU), and the same views on the GPU.
     Lod,
+    /// The level-of-detail views on the GPU alone (`alloc_map::lod::prepare`), without the CPU
+    /// frames beside them (seconds each at 4K).
+    LodGpu,
 }
 
 impl BenchPath {
@@ -51,6 +54,7 @@ impl BenchPath {
             Self::Raster => "raster",
             Self::Dense => "dense",
             Self::Lod => "lod",
+            Self::LodGpu => "lod-gpu",
         }
     }
 
@@ -59,6 +63,7 @@ impl BenchPath {
             "raster" => Some(Self::Raster),
             "dense" => Some(Self::Dense),
             "lod" => Some(Self::Lod),
+            "lod-gpu" => Some(Self::LodGpu),
             _ => None,
         }
     }
@@ -214,13 +219,13 @@ pub fn run(
         .paths
         .iter()
         .copied()
-        .filter(|p| *p != BenchPath::Lod)
+        .filter(|p| !matches!(p, BenchPath::Lod | BenchPath::LodGpu))
         .collect();
     for &n in &options.blocks {
         if !gpu_paths.is_empty() {
             alloc_map_rows(&ctx, options, n, &gpu_paths, &mut rows, progress)?;
         }
-        if options.paths.contains(&BenchPath::Lod) {
+        if options.paths.contains(&BenchPath::Lod) || options.paths.contains(&BenchPath::LodGpu) {
             lod_rows(&ctx, options, n, &mut rows, progress)?;
         }
     }
@@ -496,30 +501,32 @@ fn lod_rows(
                 ),
             ];
             for (label, view) in cases {
-                progress(&format!("alloc_map {blocks} blocks {w}x{h} {label} lod"));
-                let mut wall = Vec::new();
-                let mut taken = String::new();
-                for k in 0..=options.frames {
-                    let start = Instant::now();
-                    let (pixels, stats) = trace.frame(&view, FramePath::Lod);
-                    std::hint::black_box(pixels);
-                    if k > 0 {
-                        wall.push(start.elapsed().as_secs_f64() * 1e3);
+                if options.paths.contains(&BenchPath::Lod) {
+                    progress(&format!("alloc_map {blocks} blocks {w}x{h} {label} lod"));
+                    let mut wall = Vec::new();
+                    let mut taken = String::new();
+                    for k in 0..=options.frames {
+                        let start = Instant::now();
+                        let (pixels, stats) = trace.frame(&view, FramePath::Lod);
+                        std::hint::black_box(pixels);
+                        if k > 0 {
+                            wall.push(start.elapsed().as_secs_f64() * 1e3);
+                        }
+                        taken = match stats.level {
+                            Some(l) => format!("lod (level {l}: {} cells)", stats.cells),
+                            None => format!("lod (exact: {} blocks)", stats.exact_blocks),
+                        };
                     }
-                    taken = match stats.level {
-                        Some(l) => format!("lod (level {l}: {} cells)", stats.cells),
-                        None => format!("lod (exact: {} blocks)", stats.exact_blocks),
-                    };
+                    rows.push(lod_row(
+                        "lod",
+                        taken,
+                        blocks,
+                        [w, h],
+                        label,
+                        &wall,
+                        "CPU (memscape-lod), its own synthetic trace",
+                    ));
                 }
-                rows.push(lod_row(
-                    "lod",
-                    taken,
-                    blocks,
-                    [w, h],
-                    label,
-                    &wall,
-                    "CPU (memscape-lod), its own synthetic trace",
-                ));
                 progress(&format!(
                     "alloc_map {blocks} blocks {w}x{h} {label} lod-gpu"
                 ));
