@@ -85,9 +85,9 @@ if has lod; then
 fi
 
 if has lod-base; then
-  stamp "bench: lod-gpu at 10 M blocks, 3840x2160, blocks gathered and uploaded every frame (MEMSCAPE_LOD_KEEP_BLOCKS=0: the baseline of the host p50 column)"
-  MEMSCAPE_LOD_KEEP_BLOCKS=0 timeout 240 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 3840x2160 \
-    --paths lod --records 0 --no-tour --frames 5 --scratch /tmp > "$OUT/bench-lod-base.md" 2> /tmp/bench-lod-base.err
+  stamp "bench: lod-gpu at 10 M blocks, blocks gathered and uploaded every frame (MEMSCAPE_LOD_KEEP_BLOCKS=0: the baseline of the host p50 column)"
+  MEMSCAPE_LOD_KEEP_BLOCKS=0 timeout 240 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 1920x1080,3840x2160 \
+    --paths lod-gpu --records 0 --no-tour --frames 10 --scratch /tmp > "$OUT/bench-lod-base.md" 2> /tmp/bench-lod-base.err
   echo "rc=$?"; grep -E '^\|' "$OUT/bench-lod-base.md"; tail -2 /tmp/bench-lod-base.err
 fi
 
