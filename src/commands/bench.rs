@@ -24,8 +24,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         options.paths = paths
             .iter()
             .map(|p| {
-                BenchPath::parse(p)
-                    .ok_or_else(|| anyhow::anyhow!("--paths {p:?}: expected raster, dense, lod or lod-gpu"))
+                BenchPath::parse(p).ok_or_else(|| {
+                    anyhow::anyhow!("--paths {p:?}: expected raster, dense, lod or lod-gpu")
+                })
             })
             .collect::<anyhow::Result<_>>()?;
     }
