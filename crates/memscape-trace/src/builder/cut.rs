@@ -97,31 +97,16 @@ impl TraceBuilder {
             .collect();
         // The events' times, as `drain` derives them from the blocks it holds (the old blocks
         // ended since the cut and every block born since; in index order, later ones last).
+        let (times, prev) = super::drain::event_window_times(
+            b,
+            old.iter().map(|&i| i as usize).chain(born..n),
+            ended,
+            [cuts.next_event, events],
+            all,
+            self.drained_time,
+            last_ns,
+        );
         let first = cuts.next_event;
-        let window = usize::try_from(events - first).unwrap_or(0);
-        let mut times = vec![u64::MAX; window + usize::from(all)];
-        for i in old.iter().map(|&i| i as usize).chain(born..n) {
-            let free = ended(i).then_some((b.free_event[i], b.free_time_ns[i]));
-            for (e, t) in std::iter::once((b.alloc_event[i], b.alloc_time_ns[i])).chain(free) {
-                if let Some(slot) = e
-                    .checked_sub(first)
-                    .and_then(|e| usize::try_from(e).ok())
-                    .and_then(|e| times.get_mut(e))
-                {
-                    *slot = t;
-                }
-            }
-        }
-        let mut prev = self.drained_time;
-        for t in &mut times {
-            if *t == u64::MAX {
-                *t = prev;
-            }
-            prev = *t;
-        }
-        if all && let Some(end) = times.last_mut() {
-            *end = last_ns.max(prev);
-        }
         self.drained_time = prev;
         // Order entries of the window, their blocks numbered as in the segment's site list:
         // the blocks born since the cut first (as `drain`'s builder numbers its held blocks,

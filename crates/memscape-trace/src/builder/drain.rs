@@ -114,35 +114,19 @@ impl TraceBuilder {
         for column in [&mut self.free_site, &mut self.free_thread] {
             column.resize(n, 0);
         }
-        // The events' times, as `msc::write::event_times` derives them from the blocks: an
-        // event without a block takes the previous event's time.
+        // The events' times, as `msc::write::event_times` derives them from the blocks.
         let first = self.order_base;
-        let window = usize::try_from(events - first).unwrap_or(0);
-        let mut times = vec![u64::MAX; window + usize::from(all)];
         let b = &self.blocks;
-        for i in 0..n {
-            let free = (all || b.flags[i] & FLAG_NEVER_FREED == 0)
-                .then_some((b.free_event[i], b.free_time_ns[i]));
-            for (e, t) in std::iter::once((b.alloc_event[i], b.alloc_time_ns[i])).chain(free) {
-                if let Some(slot) = e
-                    .checked_sub(first)
-                    .and_then(|e| usize::try_from(e).ok())
-                    .and_then(|e| times.get_mut(e))
-                {
-                    *slot = t;
-                }
-            }
-        }
-        let mut prev = self.drained_time;
-        for t in &mut times {
-            if *t == u64::MAX {
-                *t = prev;
-            }
-            prev = *t;
-        }
-        if all && let Some(end) = times.last_mut() {
-            *end = last_ns.max(prev);
-        }
+        let ended = |i: usize| all || b.flags[i] & FLAG_NEVER_FREED == 0;
+        let (times, prev) = event_window_times(
+            b,
+            0..n,
+            ended,
+            [first, events],
+            all,
+            self.drained_time,
+            last_ns,
+        );
         self.drained_time = prev;
         let order = std::mem::take(&mut self.order).into_vec();
         let order_site = b.site.to_vec();
@@ -233,4 +217,45 @@ impl TraceBuilder {
     pub fn drained_blocks(&self) -> u64 {
         self.drained_blocks
     }
+}
+
+/// The times of events `window[0]..window[1]` (and with `all` one more, the trace end), as
+/// `msc::write::event_times` derives them from the blocks: each event at its block's allocation
+/// or (where `ended`) free time, an event without a block at the previous event's time (`prev`
+/// before the first). `blocks` are the indices whose events may lie in the window; later ones
+/// win where two name the same event. Returns the times and the last of them.
+pub(super) fn event_window_times(
+    b: &GrowingBlocks,
+    blocks: impl Iterator<Item = usize>,
+    ended: impl Fn(usize) -> bool,
+    window: [u64; 2],
+    all: bool,
+    mut prev: u64,
+    last_ns: u64,
+) -> (Vec<u64>, u64) {
+    let [first, events] = window;
+    let len = usize::try_from(events.saturating_sub(first)).unwrap_or(0);
+    let mut times = vec![u64::MAX; len + usize::from(all)];
+    for i in blocks {
+        let free = ended(i).then_some((b.free_event[i], b.free_time_ns[i]));
+        for (e, t) in std::iter::once((b.alloc_event[i], b.alloc_time_ns[i])).chain(free) {
+            if let Some(slot) = e
+                .checked_sub(first)
+                .and_then(|e| usize::try_from(e).ok())
+                .and_then(|e| times.get_mut(e))
+            {
+                *slot = t;
+            }
+        }
+    }
+    for t in &mut times {
+        if *t == u64::MAX {
+            *t = prev;
+        }
+        prev = *t;
+    }
+    if all && let Some(end) = times.last_mut() {
+        *end = last_ns.max(prev);
+    }
+    (times, prev)
 }
