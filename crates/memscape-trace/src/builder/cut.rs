@@ -66,16 +66,13 @@ impl TraceBuilder {
         let events = self.events;
         if all {
             // Never-freed blocks end at the trace end, as `finish` (and `drain`) end them.
-            for i in 0..n {
-                if self.blocks.flags[i] & FLAG_NEVER_FREED != 0 {
-                    self.blocks.free_event[i] = events;
-                    self.blocks.free_time_ns[i] = last_ns;
-                    // (Every block left live is after the last cut or ended nowhere yet.)
-                    if i < cuts.blocks_at_cut {
-                        cuts.ended.push(i as u32);
-                    }
+            // (Every block left live is after the last cut or ended nowhere yet.)
+            let at_cut = cuts.blocks_at_cut;
+            self.end_never_freed(last_ns, |i| {
+                if i < at_cut {
+                    cuts.ended.push(i as u32);
                 }
-            }
+            });
         }
         let born = cuts.blocks_at_cut.min(n);
         // Blocks of the segment: those ended since the last cut (older ones first, then the

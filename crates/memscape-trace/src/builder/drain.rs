@@ -102,12 +102,7 @@ impl TraceBuilder {
         let n = self.blocks.len();
         let events = self.events;
         if all {
-            for i in 0..n {
-                if self.blocks.flags[i] & FLAG_NEVER_FREED != 0 {
-                    self.blocks.free_event[i] = events;
-                    self.blocks.free_time_ns[i] = last_ns;
-                }
-            }
+            self.end_never_freed(last_ns, |_| {});
         }
         // Every column full length (the sparse ones are filled in up to a block on demand).
         self.fill_append_columns();
@@ -216,6 +211,22 @@ impl TraceBuilder {
     /// Blocks handed over by [`TraceBuilder::drain`] so far.
     pub fn drained_blocks(&self) -> u64 {
         self.drained_blocks
+    }
+}
+
+impl TraceBuilder {
+    /// Ends every block still live at the trace end (`last_ns`), as `finish` ends them, telling
+    /// `ended` each one's index: a last segment's blocks.
+    pub(super) fn end_never_freed(&mut self, last_ns: u64, mut ended: impl FnMut(usize)) {
+        let events = self.events;
+        let b = &mut self.blocks;
+        for i in 0..b.len() {
+            if b.flags[i] & FLAG_NEVER_FREED != 0 {
+                b.free_event[i] = events;
+                b.free_time_ns[i] = last_ns;
+                ended(i);
+            }
+        }
     }
 }
 
