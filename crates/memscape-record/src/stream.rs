@@ -25,12 +25,12 @@ use crate::merge::{Endings, Mapping, mappings_of};
 use crate::raw::{self, RawEvent, RawProcess, TickMap, Unrecorded};
 use crate::{ProcessReport, UnrecordedProgram};
 
+mod ready;
+use ready::ChunkedQueue;
+
 /// How long before the moment the files were read an event must lie to be applied while the
 /// program runs (see the module documentation).
 pub const MARGIN: Duration = Duration::from_millis(250);
-
-/// A queue of events to apply emptied with more room than this (events) is given back.
-const SHRINK_READY: usize = 1 << 17;
 
 /// The per-event maps keyed by small ids (stack ids, tids) hash by one multiply-rotate:
 /// SipHash there was several per cent of the merge thread's time on cc1plus.
@@ -156,7 +156,7 @@ struct Image {
     behind: bool,
     /// In sequence order, each with its time since the origin, clamped (a process record's
     /// own time, unclamped CLOCK_MONOTONIC ns, is in its unused `usable`).
-    ready: VecDeque<RawEvent>,
+    ready: ChunkedQueue<RawEvent>,
     /// The last time given to an event (since the origin).
     clamped: u64,
     /// The latest event time, unclamped (since the origin).
@@ -385,7 +385,7 @@ impl Converter {
                 next_seq: 0,
                 stalled_since: None,
                 behind: false,
-                ready: VecDeque::new(),
+                ready: ChunkedQueue::new(),
                 clamped: start,
                 latest: start,
                 stacks: HashMap::new(),
@@ -555,11 +555,7 @@ impl Converter {
                     heads.push(Reverse((t, i)));
                     break;
                 }
-                let ready = &mut self.images[i].ready;
-                ready.pop_front();
-                if ready.is_empty() && ready.capacity() > SHRINK_READY {
-                    *ready = VecDeque::new();
-                }
+                self.images[i].ready.pop_front();
                 // A record committed after the margin: never back in time.
                 let time = t.max(self.applied_time);
                 if self.images[i].n > 0 && !self.images[i].replaced_ended {
