@@ -643,10 +643,9 @@ pub fn group_trie(
 /// The root's name: the command line on one line (`python3 -c "…"` scripts hold newlines,
 /// which broke the root's label over the sunburst's centre and the pane's title).
 fn trace_root_name(trace: &Trace) -> String {
-    let words: Vec<&str> = trace.meta.command_line.split_whitespace().collect();
-    match words.is_empty() {
-        true => String::from("heap"),
-        false => words.join(" "),
+    match memscape_trace::process::one_line(&trace.meta.command_line) {
+        line if line.is_empty() => String::from("heap"),
+        line => line,
     }
 }
 
