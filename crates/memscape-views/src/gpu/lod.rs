@@ -51,17 +51,19 @@ impl PanePicture<'_> {
         if *prepared != key {
             let (upload, _) = crate::alloc_map::lod::prepare(
                 crate::alloc_map::lod::ExactOnGpu::of(gpu.device),
-                gpu.device,
-                gpu.queue,
-                gpu.encoder,
-                &mut reg.maps,
-                frame,
+                &mut crate::alloc_map::lod::LodFrameTarget {
+                    device: gpu.device,
+                    queue: gpu.queue,
+                    encoder: gpu.encoder,
+                    pipelines: &mut reg.maps,
+                    frame,
+                    origin,
+                    target_format: reg.target_format,
+                },
                 cells_here.then(|| pane.lod_cells.entry(m.slot).or_default()),
                 lod,
                 &view,
                 size,
-                origin,
-                reg.target_format,
             );
             // Kept until the next redraw of this layer: the commands just recorded read it.
             pane.lod_uploads.insert(m.slot, upload);
