@@ -400,12 +400,12 @@ fn prepare_exact(
 }
 
 /// Records `target`'s frame's accumulation for `view` (`size` pixels, its corner at the
-/// target's `origin`) from `lod`: the exact GPU pipeline when the view is finer than every level and holds
-/// at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device), else the index's level — its cells resolved on
-/// the GPU when `cells` is given (callers give it where [`cells_on_gpu`]; the blocks large at
-/// the level drawn by the exact pipeline first), else its sums computed on the CPU. Returns the
-/// upload the exact pipeline drew from (keep it until the commands are submitted) and what was
-/// drawn.
+/// target's `origin`) from `lod`: the exact GPU pipeline when the view is finer than every
+/// level and holds at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device),
+/// else the index's level — its cells resolved on the GPU when `cells` is given (callers give
+/// it where [`cells_on_gpu`]; the blocks large at the level drawn by the exact pipeline
+/// first), else its sums computed on the CPU. Returns the upload the exact pipeline drew from
+/// (keep it until the commands are submitted) and what was drawn.
 ///
 /// With `cells`, the exact blocks (and a level's large blocks) are gathered for a region around
 /// the view ([`margin_view`]) and kept in it on the GPU: the next frames draw from that upload
