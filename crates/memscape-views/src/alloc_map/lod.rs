@@ -344,7 +344,7 @@ pub struct LodFrameTarget<'a> {
 
 impl LodFrameTarget<'_> {
     /// Records the exact pipeline's accumulation of `data` for `view` (`size` pixels) by `path`.
-    fn record_blocks(
+    pub(crate) fn record_blocks(
         &mut self,
         data: &AllocMapData,
         view: &AllocMapView,
@@ -370,7 +370,13 @@ impl LodFrameTarget<'_> {
 
     /// Writes sums computed on the CPU (`acc`, `cov`) for `view` (`size` pixels) into the
     /// frame's accumulation targets.
-    fn record_sums(&mut self, view: &AllocMapView, size: [u32; 2], acc: &[[f32; 4]], cov: &[f32]) {
+    pub(crate) fn record_sums(
+        &mut self,
+        view: &AllocMapView,
+        size: [u32; 2],
+        acc: &[[f32; 4]],
+        cov: &[f32],
+    ) {
         self.frame.prepare_sums(
             self.device,
             self.queue,
