@@ -344,7 +344,7 @@ pub struct LodFrameTarget<'a> {
 
 impl LodFrameTarget<'_> {
     /// Records the exact pipeline's accumulation of `data` for `view` (`size` pixels) by `path`.
-    fn record_blocks(
+    pub(crate) fn record_blocks(
         &mut self,
         data: &AllocMapData,
         view: &AllocMapView,
@@ -370,7 +370,13 @@ impl LodFrameTarget<'_> {
 
     /// Writes sums computed on the CPU (`acc`, `cov`) for `view` (`size` pixels) into the
     /// frame's accumulation targets.
-    fn record_sums(&mut self, view: &AllocMapView, size: [u32; 2], acc: &[[f32; 4]], cov: &[f32]) {
+    pub(crate) fn record_sums(
+        &mut self,
+        view: &AllocMapView,
+        size: [u32; 2],
+        acc: &[[f32; 4]],
+        cov: &[f32],
+    ) {
         self.frame.prepare_sums(
             self.device,
             self.queue,
@@ -400,12 +406,12 @@ fn prepare_exact(
 }
 
 /// Records `target`'s frame's accumulation for `view` (`size` pixels, its corner at the
-/// target's `origin`) from `lod`: the exact GPU pipeline when the view is finer than every level and holds
-/// at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device), else the index's level — its cells resolved on
-/// the GPU when `cells` is given (callers give it where [`cells_on_gpu`]; the blocks large at
-/// the level drawn by the exact pipeline first), else its sums computed on the CPU. Returns the
-/// upload the exact pipeline drew from (keep it until the commands are submitted) and what was
-/// drawn.
+/// target's `origin`) from `lod`: the exact GPU pipeline when the view is finer than every
+/// level and holds at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device),
+/// else the index's level — its cells resolved on the GPU when `cells` is given (callers give
+/// it where [`cells_on_gpu`]; the blocks large at the level drawn by the exact pipeline
+/// first), else its sums computed on the CPU. Returns the upload the exact pipeline drew from
+/// (keep it until the commands are submitted) and what was drawn.
 ///
 /// With `cells`, the exact blocks (and a level's large blocks) are gathered for a region around
 /// the view ([`margin_view`]) and kept in it on the GPU: the next frames draw from that upload
