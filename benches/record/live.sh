@@ -92,6 +92,7 @@ fi
 printf 'median: handed → shown %.0f ms; snapshot + symbolization %.0f ms; scene %.0f ms\n' \
     "$apply" "$snap" "$scene"
 echo "peak RSS: $((rss / 1024)) MiB"
+echo "file: $(stat -c %s cc.msc) bytes"
 # CPU of the whole run (memscape, its window, the recorder, Xvfb and the recorded program): on
 # a shared machine the wall-clock rate measures the other work too, the CPU much less.
 user=$(grep 'User time' time.txt | grep -o '[0-9.]*$')

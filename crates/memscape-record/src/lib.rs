@@ -374,8 +374,12 @@ fn record_following(
     let keeps_trace = live.is_some() && snapshots;
     // A live view's merge writes the file too (the segments copied out of the merge its
     // snapshots share: `Follower::writing`), so that little is left at the end either way.
-    let sink = match stream::Sink::create(&options.output, &msc_options(options), segment_blocks())
-    {
+    let sink = match stream::Sink::create(
+        &options.output,
+        &msc_options(options),
+        segment_blocks(),
+        keeps_trace,
+    ) {
         Ok(sink) => Some(sink),
         // Reported as the final write's error, with the raw recording kept.
         Err(e) => {

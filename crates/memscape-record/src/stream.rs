@@ -220,13 +220,21 @@ pub(crate) struct Sink {
 
 impl Sink {
     /// Starts writing `path` (under a temporary name until [`Converter::finish_into`]).
+    /// `beside_a_window`: the segments are encoded on the cores a live window draws with, so
+    /// their event times are stored without the context model (`plain_event_times`: about
+    /// half the encoding's CPU while the program runs, for a larger file; BENCHMARKS.md
+    /// "wave 26"); without a window the file keeps its smallest coding.
     pub(crate) fn create(
         path: &std::path::Path,
         options: &MscOptions,
         segment_blocks: usize,
+        beside_a_window: bool,
     ) -> std::io::Result<Self> {
         let file = SyncedFile::create(path)?;
         let mut writer = SegmentWriter::new(file, options)?;
+        if beside_a_window {
+            writer = writer.plain_event_times();
+        }
         // One segment encoded while the next one fills.
         let (tx, rx) = std::sync::mpsc::sync_channel::<Drained>(0);
         let handle = std::thread::Builder::new()

@@ -159,3 +159,49 @@ fn a_renumbered_trace_is_laid_out_again() {
     let (whole, _) = AllocScene::live(&second, ColorBy::Site, fresh, true);
     assert_same_scene(&scene, &whole, "renumbered");
 }
+
+/// The longest lifetime when it is a block's that was live at the last snapshot and has ended
+/// since, while every block live now is younger: the continued scene's maxima (kept with its
+/// arrays, only the added and the then live blocks looked at) fold that block in as the
+/// scene made from scratch does.
+#[test]
+fn a_block_ended_since_the_last_snapshot_keeps_the_longest_lifetime() {
+    let mut builder = TraceBuilder::with_event_times("lifetimes");
+    let thread = builder.thread("main");
+    let mut line = 0u64;
+    let mut event = |builder: &mut TraceBuilder, alloc: Option<u64>, free: Option<u64>| {
+        line += 1;
+        if let Some(address) = alloc {
+            builder.alloc(line, 100 * line, address, 48, 48, thread, 0);
+        }
+        if let Some(address) = free {
+            builder.free(line, 100 * line, address);
+        }
+    };
+    // The old block, then short-lived ones beside it.
+    event(&mut builder, Some(0x1000), None);
+    for i in 0..2_000u64 {
+        event(&mut builder, Some(0x2000 + 64 * (i % 8)), None);
+        event(&mut builder, None, Some(0x2000 + 64 * (i % 8)));
+    }
+    let first = builder.snapshot(TraceFormat::HeaptrackRaw, true);
+    let (_, carry) = AllocScene::live(&first, ColorBy::Site, SceneCarry::default(), true);
+    // It ends; a young block stays live.
+    event(&mut builder, None, Some(0x1000));
+    event(&mut builder, Some(0x3000), None);
+    let second = builder.snapshot(TraceFormat::HeaptrackRaw, true);
+    let frame = carry.frame.clone();
+    let (scene, _) = AllocScene::live(&second, ColorBy::Site, carry, true);
+    assert_eq!(
+        scene.live_frame.as_ref().map(|f| f.layout),
+        frame.as_ref().map(|f| f.layout),
+        "the second snapshot continues the first's arrays"
+    );
+    let fresh = SceneCarry {
+        frame,
+        ..Default::default()
+    };
+    let (whole, _) = AllocScene::live(&second, ColorBy::Site, fresh, true);
+    assert_same_scene(&scene, &whole, "the old block ended");
+    assert!(whole.max_lifetime >= 4_000, "{}", whole.max_lifetime);
+}

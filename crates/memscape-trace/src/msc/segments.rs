@@ -107,6 +107,9 @@ pub struct SegmentWriter<W: Write> {
     event_times: Option<bool>,
     level: i32,
     shift: u8,
+    /// Event times context-coded where that is smaller (the default), or always plain
+    /// ([`SegmentWriter::plain_event_times`]).
+    context_coded_times: bool,
 }
 
 impl<W: Write> SegmentWriter<W> {
@@ -127,7 +130,17 @@ impl<W: Write> SegmentWriter<W> {
             event_times: None,
             level: options.zstd_level.unwrap_or(ZSTD_LEVEL),
             shift: options.time_resolution_log2,
+            context_coded_times: true,
         })
+    }
+
+    /// Stores each segment's event times delta-coded and zstd-compressed only, without trying
+    /// the context model of `crate::ppm` (which is most of a segment's encoding CPU: on a live
+    /// cc1plus recording ≈ 57 % of the writer thread's, BENCHMARKS.md "wave 26"). For a writer
+    /// that shares its cores with a live view; the file reads back the same, a little larger.
+    pub fn plain_event_times(mut self) -> Self {
+        self.context_coded_times = false;
+        self
     }
 
     /// Encodes and writes one segment. `events`: the times of the events since the last
@@ -171,7 +184,13 @@ impl<W: Write> SegmentWriter<W> {
             Some(e) => e.first_event,
             None => self.next_event,
         };
-        let sections = encode_segment(blocks, events, self.shift, self.level)?;
+        let sections = encode_segment(
+            blocks,
+            events,
+            self.shift,
+            self.level,
+            self.context_coded_times,
+        )?;
         let bytes = lay_out(&sections);
         let offset = self.written;
         self.out.write_all(&bytes)?;
@@ -264,6 +283,7 @@ fn encode_segment(
     events: Option<&SegmentEvents<'_>>,
     shift: u8,
     level: i32,
+    context_coded_times: bool,
 ) -> std::io::Result<Vec<Encoded>> {
     let quantized = |values: &[u64]| -> Vec<u64> { values.iter().map(|&v| v >> shift).collect() };
     let with_shift = |mut e: Encoded| {
@@ -316,6 +336,9 @@ fn encode_segment(
             Some(e) => {
                 let times = quantized(e.times);
                 let plain = encode_best(id::EVENT_TIME, 8, &times, &[XF_DELTA], None, level)?;
+                if !context_coded_times {
+                    return Ok(vec![with_shift(plain)]);
+                }
                 let contexts = crate::ppm::EventTimeContexts {
                     order: e.order,
                     site: e.site,
@@ -367,9 +390,21 @@ pub(super) fn segmented_bytes(
     options: &MscOptions,
     segment_blocks: usize,
 ) -> std::io::Result<Vec<u8>> {
+    write_segments(
+        trace,
+        SegmentWriter::new(Vec::new(), options)?,
+        segment_blocks,
+    )
+}
+
+/// [`segmented_bytes`] with `writer` as configured.
+fn write_segments(
+    trace: &Trace,
+    mut writer: SegmentWriter<Vec<u8>>,
+    segment_blocks: usize,
+) -> std::io::Result<Vec<u8>> {
     let b = &trace.blocks;
     b.prefetch(&BlockColumn::ALL);
-    let mut writer = SegmentWriter::new(Vec::new(), options)?;
     let times = event_times(trace);
     let order = times
         .as_ref()
@@ -776,4 +811,82 @@ fn segment_event_times(
         times.extend(values);
     }
     Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A trace with event times: allocations and frees at irregular times from a few sites.
+    fn churn() -> Trace {
+        let mut b = crate::TraceBuilder::with_event_times("churn");
+        let thread = b.thread("main");
+        let sites: Vec<u32> = (1..=5u64)
+            .map(|ip| {
+                b.call_tree.child(
+                    0,
+                    crate::Frame {
+                        ip: 0x400_000 + ip * 16,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+        let mut t = 0u64;
+        let mut live = Vec::new();
+        // Noisy gaps between events (xorshift), as a program's are.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..40_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Each site's events at its own pace (what the context model keys on).
+            let k = ((state >> 20) % 5) as usize;
+            t += [3, 40, 900, 7_000, 25_000][k] + state % 4;
+            if i % 3 == 2
+                && let Some(address) = live.pop()
+            {
+                b.free(i, t, address);
+                continue;
+            }
+            let address = 0x10_0000 + 64 * i;
+            let site = sites[k];
+            b.alloc(i, t, address, 16 + i % 50, 32 + i % 50, thread, site);
+            live.push(address);
+        }
+        b.finish(crate::TraceFormat::Csv, true)
+    }
+
+    /// Segments whose event times skip the context model read back as the same trace as those
+    /// that use it (every column, rounded or exact times); only the coding differs.
+    #[test]
+    fn plain_event_times_read_back_as_the_context_coded_file() {
+        let trace = churn();
+        for shift in [0, 4] {
+            let options = MscOptions {
+                time_resolution_log2: shift,
+                zstd_level: Some(3),
+                ..Default::default()
+            };
+            let coded = segmented_bytes(&trace, &options, 5_000).unwrap();
+            let writer = SegmentWriter::new(Vec::new(), &options)
+                .unwrap()
+                .plain_event_times();
+            let plain = write_segments(&trace, writer, 5_000).unwrap();
+            // (The context model wins on these times: else both files would be the same.)
+            assert!(
+                plain.len() > coded.len(),
+                "shift {shift}: {} vs {}",
+                plain.len(),
+                coded.len()
+            );
+            let a = crate::from_msc_bytes("s.msc", &coded).unwrap();
+            let b = crate::from_msc_bytes("s.msc", &plain).unwrap();
+            assert_eq!(a.blocks, b.blocks, "shift {shift}");
+            assert_eq!(a.meta, b.meta, "shift {shift}");
+            assert_eq!(a.strings, b.strings);
+            assert_eq!(a.call_tree.parent, b.call_tree.parent);
+        }
+    }
 }

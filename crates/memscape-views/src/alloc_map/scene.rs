@@ -306,14 +306,9 @@ impl AllocScene {
                 .map(|((_, label), s)| (s.key, label))
                 .collect();
             phase("top sites");
-            let b = &trace.blocks;
-            let n = b.len();
-            let max_size = b.size.iter().copied().max().unwrap_or(1).max(2);
-            let max_lifetime = (0..n)
-                .map(|i| b.free_event[i].saturating_sub(b.alloc_event[i]))
-                .max()
-                .unwrap_or(1)
-                .max(2);
+            // Continued with the block arrays (the whole trace's maxima, from the blocks
+            // added or still open since the last snapshot).
+            let (max_size, max_lifetime) = laid.extremes.scene_maxima(trace, &laid.open);
             // The sweep's metrics come in below; nothing before reads them.
             let placeholder = BinMetrics {
                 series: Vec::new(),
@@ -385,6 +380,7 @@ impl AllocScene {
                 colors,
                 open: laid.open,
                 free_site_bytes: laid.free_site_bytes,
+                extremes: laid.extremes,
             };
             phase(if recolor.is_some() {
                 "colours continued"

@@ -35,6 +35,42 @@ pub struct BlockArrays {
     pub(super) open: Vec<u32>,
     /// Requested bytes per freeing call site (raw node) of the blocks ended by that snapshot.
     pub(super) free_site_bytes: HashMap<u32, u64>,
+    /// The largest block size of that snapshot, and the longest lifetime (in events) of its
+    /// ended blocks: the next snapshot's maxima look only at the blocks added or still open.
+    pub(super) extremes: Extremes,
+}
+
+/// The largest block size and the longest lifetime of the ended blocks laid out so far
+/// (exact: the sizes and an ended block's events never change in a live trace).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Extremes {
+    pub max_size: u64,
+    pub max_ended_lifetime: u64,
+}
+
+impl Extremes {
+    /// The scene's `max_size` and `max_lifetime` (at least 2; the whole trace's maxima): the
+    /// open blocks' lifetimes, which grow with the trace, taken now.
+    pub fn scene_maxima(&self, trace: &Trace, open: &[u32]) -> (u64, u64) {
+        let lifetime = lifetimes(trace);
+        let open_lifetime = open
+            .iter()
+            .map(|&i| lifetime(i as usize))
+            .max()
+            .unwrap_or(0);
+        (
+            self.max_size.max(2),
+            self.max_ended_lifetime.max(open_lifetime).max(2),
+        )
+    }
+}
+
+/// A block's lifetime in events, by index (the columns' slices taken once: a column's
+/// indexing derefs it each time).
+fn lifetimes(trace: &Trace) -> impl Fn(usize) -> u64 + '_ {
+    let alloc = trace.blocks.alloc_event.as_slice();
+    let free = trace.blocks.free_event.as_slice();
+    move |i| free[i].saturating_sub(alloc[i])
 }
 
 /// The arrays of one snapshot, before colouring ([`continue_or_lay_out`]).
@@ -48,6 +84,7 @@ pub(super) struct LaidOut {
     pub kept_colors: Option<(ColorBy, u64)>,
     pub open: Vec<u32>,
     pub free_site_bytes: HashMap<u32, u64>,
+    pub extremes: Extremes,
     /// Whether the last snapshot's arrays were continued.
     pub continued: bool,
 }
@@ -88,6 +125,7 @@ pub(super) fn continue_or_lay_out(
             kept_colors: None,
             open: Vec::new(),
             free_site_bytes: HashMap::new(),
+            extremes: Extremes::default(),
             continued: false,
         };
         append(trace, regions, layout, 0..n, &mut out);
@@ -102,10 +140,12 @@ pub(super) fn continue_or_lay_out(
         kept_colors: p.colors,
         open: Vec::with_capacity(p.open.len() + (n - from)),
         free_site_bytes: p.free_site_bytes,
+        extremes: p.extremes,
         continued: true,
     };
     // The blocks live at the last snapshot: their free side again (the position stays).
     let flags = b.flags.as_slice();
+    let lifetime = lifetimes(trace);
     for &i in &p.open {
         let k = i as usize;
         out.times_events[k] = BlockTimeGpu::new(b.alloc_event[k], b.free_event[k]);
@@ -114,6 +154,7 @@ pub(super) fn continue_or_lay_out(
             out.open.push(i);
         } else {
             add_free_site(&mut out.free_site_bytes, trace, k);
+            out.extremes.max_ended_lifetime = out.extremes.max_ended_lifetime.max(lifetime(k));
         }
     }
     let mut recolor = p.open;
@@ -161,25 +202,32 @@ fn append(
     out: &mut LaidOut,
 ) {
     let b = &trace.blocks;
+    // Each column's slice taken once (a column's indexing derefs it each time).
     let flags = b.flags.as_slice();
+    let (address, size) = (b.address.as_slice(), b.size.as_slice());
+    let (alloc_event, free_event) = (b.alloc_event.as_slice(), b.free_event.as_slice());
+    let (alloc_time, free_time) = (b.alloc_time_ns.as_slice(), b.free_time_ns.as_slice());
     for i in range {
         let y = regions
             .block_region
             .get(i)
             .and_then(|&k| layout.get(k as usize))
             .map_or(0, |r| {
-                r.collapsed_start + b.address[i].saturating_sub(r.start)
+                r.collapsed_start + address[i].saturating_sub(r.start)
             });
         out.blocks
-            .push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
+            .push(AllocBlockGpu::new(y, size[i].max(1), [0; 4], 0.0));
         out.times_events
-            .push(BlockTimeGpu::new(b.alloc_event[i], b.free_event[i]));
+            .push(BlockTimeGpu::new(alloc_event[i], free_event[i]));
         out.times_wall
-            .push(BlockTimeGpu::new(b.alloc_time_ns[i], b.free_time_ns[i]));
+            .push(BlockTimeGpu::new(alloc_time[i], free_time[i]));
+        out.extremes.max_size = out.extremes.max_size.max(size[i]);
         if flags[i] & FLAG_NEVER_FREED != 0 {
             out.open.push(i as u32);
         } else {
             add_free_site(&mut out.free_site_bytes, trace, i);
+            let lifetime = free_event[i].saturating_sub(alloc_event[i]);
+            out.extremes.max_ended_lifetime = out.extremes.max_ended_lifetime.max(lifetime);
         }
     }
 }
