@@ -455,6 +455,8 @@ fn lod_gpu_frames(
     let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
     let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let mut cache = LodCellsCache::default();
+    // The baseline of the cells' sums added by a pass of their own (before wave 26).
+    cache.cells_add_pass = std::env::var("MEMSCAPE_LOD_CELLS_ADD").as_deref() == Ok("pass");
     let stats = StatsRecorder::new(&ctx.device, &ctx.queue);
     pipelines.set_stats(Some(stats.clone()));
     let target = OffscreenTarget::new(ctx, size[0], size[1])?;
