@@ -119,7 +119,7 @@ fn largest_peak_process(
         path.display(),
         process::with_events(&trace),
         p.pid,
-        p.command_line
+        process::one_line(&p.command_line)
     );
     let keep: Vec<bool> = (0..trace.processes.len()).map(|i| i == best).collect();
     Box::new(process::select_processes(&trace, &keep))

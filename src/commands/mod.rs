@@ -301,7 +301,7 @@ fn record(args: &crate::cli::RecordArgs) -> anyhow::Result<ExitCode> {
                 p.ppid,
                 p.events,
                 p.end.to_string(),
-                p.command_line
+                memscape_trace::process::one_line(&p.command_line)
             );
         }
     }

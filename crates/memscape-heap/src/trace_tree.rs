@@ -640,11 +640,12 @@ pub fn group_trie(
     (trie, sites, leaves)
 }
 
+/// The root's name: the command line on one line (`python3 -c "…"` scripts hold newlines,
+/// which broke the root's label over the sunburst's centre and the pane's title).
 fn trace_root_name(trace: &Trace) -> String {
-    if trace.meta.command_line.is_empty() {
-        String::from("heap")
-    } else {
-        trace.meta.command_line.clone()
+    match memscape_trace::process::one_line(&trace.meta.command_line) {
+        line if line.is_empty() => String::from("heap"),
+        line => line,
     }
 }
 
@@ -808,6 +809,16 @@ mod tests {
             ]
         );
         assert_eq!(GroupKey::Site.name(), "line");
+    }
+
+    #[test]
+    fn the_root_is_named_by_the_command_line_on_one_line() {
+        let mut trace = memscape_trace::TraceBuilder::with_event_times("t")
+            .finish(memscape_trace::TraceFormat::Csv, true);
+        trace.meta.command_line.clear();
+        assert_eq!(trace_root_name(&trace), "heap");
+        trace.meta.command_line = "python3 -c \nimport json\n\tprint(1)  ".into();
+        assert_eq!(trace_root_name(&trace), "python3 -c import json print(1)");
     }
 
     #[test]

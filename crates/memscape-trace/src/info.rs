@@ -279,7 +279,11 @@ impl fmt::Display for InfoReport {
         writeln!(f, "file:            {}", self.source)?;
         writeln!(f, "format:          {}", self.format)?;
         if !self.command_line.is_empty() {
-            writeln!(f, "command line:    {}", self.command_line)?;
+            writeln!(
+                f,
+                "command line:    {}",
+                crate::process::one_line(&self.command_line)
+            )?;
         }
         if !self.has_addresses {
             writeln!(f, "addresses:       none in this format (no address axis)")?;
@@ -397,7 +401,7 @@ impl InfoReport {
                     p.frees,
                     bytes(p.peak_live_bytes),
                     p.end.to_string(),
-                    p.command_line
+                    crate::process::one_line(&p.command_line)
                 )?;
             }
         }

@@ -156,6 +156,15 @@ impl ProcessFilter {
     }
 }
 
+/// A command line as one line of text: runs of whitespace (a `python3 -c` script's newlines
+/// and indents) as one space. For labels and text reports; the model keeps it as recorded.
+pub fn one_line(command_line: &str) -> String {
+    command_line
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `pid name` of every process of `trace`, comma-separated: what an error lists when a filter
 /// names none of them.
 pub fn process_list(trace: &Trace) -> String {

@@ -72,17 +72,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 let (upload, how) = memscape_views::alloc_map::lod::prepare(
                     memscape_views::alloc_map::lod::ExactOnGpu::of(&ctx.device),
-                    &ctx.device,
-                    &ctx.queue,
-                    &mut encoder,
-                    &mut pipelines,
-                    &mut frame,
+                    &mut memscape_views::alloc_map::lod::LodFrameTarget {
+                        device: &ctx.device,
+                        queue: &ctx.queue,
+                        encoder: &mut encoder,
+                        pipelines: &mut pipelines,
+                        frame: &mut frame,
+                        origin: [0.0, 0.0],
+                        target_format: OFFSCREEN_FORMAT,
+                    },
                     None,
                     &lod,
                     &view,
                     size,
-                    [0.0, 0.0],
-                    OFFSCREEN_FORMAT,
                 );
                 frame.resolve_to(&mut encoder, &target.view, &pipelines);
                 ctx.queue.submit([encoder.finish()]);

@@ -467,17 +467,19 @@ fn lod_gpu_frames(
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let (upload, drawn) = crate::alloc_map::lod::prepare(
             crate::alloc_map::lod::ExactOnGpu::of(&ctx.device),
-            &ctx.device,
-            &ctx.queue,
-            &mut encoder,
-            &mut pipelines,
-            &mut frame,
+            &mut crate::alloc_map::lod::LodFrameTarget {
+                device: &ctx.device,
+                queue: &ctx.queue,
+                encoder: &mut encoder,
+                pipelines: &mut pipelines,
+                frame: &mut frame,
+                origin: [0.0, 0.0],
+                target_format: target.texture.format(),
+            },
             Some(&mut cache),
             lod,
             &map_view,
             size,
-            [0.0, 0.0],
-            target.texture.format(),
         );
         frame.resolve_to(&mut encoder, &target.view, &pipelines);
         stats.resolve(&mut encoder);

@@ -238,17 +238,19 @@ impl MapDrawer {
         let _lod_upload = if let Some(lod) = &m.data.lod {
             let (upload, drawn) = crate::alloc_map::lod::prepare(
                 crate::alloc_map::lod::ExactOnGpu::of(&ctx.device),
-                &ctx.device,
-                &ctx.queue,
-                &mut encoder,
-                pipelines,
-                &mut frame,
+                &mut crate::alloc_map::lod::LodFrameTarget {
+                    device: &ctx.device,
+                    queue: &ctx.queue,
+                    encoder: &mut encoder,
+                    pipelines,
+                    frame: &mut frame,
+                    origin: [r[0] as f32, r[1] as f32],
+                    target_format: OFFSCREEN_FORMAT,
+                },
                 crate::alloc_map::lod::cells_on_gpu(&ctx.device).then_some(&mut self.lod_cells),
                 lod,
                 &view,
                 [r[2], r[3]],
-                [r[0] as f32, r[1] as f32],
-                OFFSCREEN_FORMAT,
             );
             self.lod_drawn = Some(drawn);
             upload

@@ -69,46 +69,61 @@ pub struct SumsJob {
     pub accumulate: Option<crate::picture::Accumulate>,
 }
 
+/// `parts` hashed into one key (the standard hasher's fixed keys: equal parts, equal keys).
+fn hashed(parts: impl std::hash::Hash) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
 impl SumsJob {
-    /// What the sums depend on, hashed: equal keys, equal sums.
+    /// What the sums depend on, hashed: equal keys, equal sums. The data's identity and the
+    /// range's end on top of [`Self::continuation_key`], deliberately: a job that continues
+    /// the last one (a later snapshot of the same map or bar lineage) is a new request, whose
+    /// sums the worker computes, going on from the kept ones.
     pub fn key(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (self.source.identity(), self.range.end, self.view_key()).hash(&mut h);
-        h.finish()
+        hashed((
+            self.source.identity(),
+            self.range.end,
+            self.continuation_key(),
+        ))
     }
 
-    /// What the pixels of a block depend on besides the block: the view, the pixel size, the
-    /// range's start and the accumulation key (the frame of [`AccumulatedSums`]).
-    fn view_key(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
+    /// The key under which a slot's kept sums go on from one job to the next (the frame of
+    /// [`AccumulatedSums`] and of [`ContinuedRowSums`]): what the pixels of a block depend on
+    /// besides the block — the view, the pixel size, the range's start and the accumulation
+    /// key — and, for a live bar's row continued from its lineage ([`Self::continued_bar`]),
+    /// the lineage: the kept sums start again when either changes.
+    fn continuation_key(&self) -> u64 {
         let v = &self.view;
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (
-            self.range.start,
-            self.size,
-            self.row.map(|r| r.pixels_per_byte.to_bits()),
-            self.accumulate.map(|a| a.key),
-        )
-            .hash(&mut h);
-        (
-            v.time_origin,
-            v.time_origin_frac.to_bits(),
-            v.addr_origin,
-            v.addr_origin_frac.to_bits(),
-            v.pixels_per_time.to_bits(),
-            v.pixels_per_byte.to_bits(),
-            v.alpha.to_bits(),
-            v.cushion_strength.to_bits(),
-        )
-            .hash(&mut h);
-        (
-            v.cushion,
-            v.color_mode,
-            v.background_linear.map(f32::to_bits),
-        )
-            .hash(&mut h);
-        h.finish()
+        let pixels = hashed((
+            (
+                self.range.start,
+                self.size,
+                self.row.map(|r| r.pixels_per_byte.to_bits()),
+                self.accumulate.map(|a| a.key),
+            ),
+            (
+                v.time_origin,
+                v.time_origin_frac.to_bits(),
+                v.addr_origin,
+                v.addr_origin_frac.to_bits(),
+                v.pixels_per_time.to_bits(),
+                v.pixels_per_byte.to_bits(),
+                v.alpha.to_bits(),
+                v.cushion_strength.to_bits(),
+            ),
+            (
+                v.cushion,
+                v.color_mode,
+                v.background_linear.map(f32::to_bits),
+            ),
+        ));
+        match self.continued_bar() {
+            Some((growing, _)) => hashed((pixels, growing.lineage)),
+            None => pixels,
+        }
     }
 
     /// The blocks it sums.
@@ -194,15 +209,8 @@ impl SlotJob for Threaded {
                 let (growing, row) = self.job.continued_bar()?;
                 let started = std::time::Instant::now();
                 let mut kept = kept.lock().ok()?;
-                // The view and the bar's lineage: the kept sums start again when either changes.
-                let frame = {
-                    use std::hash::{Hash, Hasher};
-                    let mut h = std::collections::hash_map::DefaultHasher::new();
-                    (self.job.view_key(), growing.lineage).hash(&mut h);
-                    h.finish()
-                };
                 let (sums, update) = kept.bar.update(
-                    frame,
+                    self.job.continuation_key(),
                     &row,
                     self.job.size,
                     &bar.blocks,
@@ -226,7 +234,7 @@ impl SlotJob for Threaded {
                 let started = std::time::Instant::now();
                 let mut kept = kept.lock().ok()?;
                 let (sums, update) = kept.map.update(
-                    self.job.view_key(),
+                    self.job.continuation_key(),
                     &self.job.view,
                     self.job.size,
                     blocks,
@@ -389,5 +397,79 @@ impl SumsWorker {
     /// Ends a [`Self::hold`].
     pub fn release(&self) {
         self.worker.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::picture::Accumulate;
+
+    /// A live bar of `lineage` whose intervals `..closed` are closed.
+    fn live_bar(lineage: u64, closed: usize) -> SumsSource {
+        SumsSource::Bar(Arc::new(BarBlocks {
+            growing: Some(GrowingBar {
+                lineage,
+                closed,
+                reference: 1 << 20,
+            }),
+            ..BarBlocks::default()
+        }))
+    }
+
+    /// `source`'s blocks `..end` in an 800 × 40 view of events `t0..t0 + 1000`, summed as one
+    /// row (a one-bin bar) when `row`.
+    fn job(source: SumsSource, end: usize, t0: u64, row: bool) -> SumsJob {
+        SumsJob {
+            source,
+            range: 0..end,
+            view: AllocMapView::fit(t0, t0 + 1000, 0, 4096, 800, 40),
+            size: [800, 40],
+            row: row.then(|| AllocMapView::fit(t0, t0 + 1000, 0, 4096, 800, 1)),
+            accumulate: None,
+        }
+    }
+
+    #[test]
+    fn a_live_bar_continued_by_its_next_snapshot_keeps_its_continuation_key() {
+        let first = job(live_bar(7, 10), 12, 0, true);
+        let next = job(live_bar(7, 20), 25, 0, true);
+        assert!(first.continued_bar().is_some());
+        assert_eq!(first.continuation_key(), next.continuation_key());
+        // A new request all the same: its sums are computed, going on from the kept ones.
+        assert_ne!(first.key(), next.key());
+        // Another lineage (a bar recoloured or started anew) or another view starts again.
+        let recoloured = job(live_bar(8, 10), 12, 0, true);
+        assert_ne!(first.continuation_key(), recoloured.continuation_key());
+        let panned = job(live_bar(7, 20), 25, 1, true);
+        assert_ne!(first.continuation_key(), panned.continuation_key());
+        let mut resized = job(live_bar(7, 20), 25, 0, true);
+        resized.size = [800, 41];
+        assert_ne!(first.continuation_key(), resized.continuation_key());
+    }
+
+    #[test]
+    fn a_live_map_continued_by_its_next_snapshot_keeps_its_continuation_key() {
+        // Each snapshot's arrays are allocations of their own (the key's data identity).
+        let map = || SumsSource::Map {
+            blocks: Arc::new(Vec::new()),
+            times: Arc::new(Vec::new()),
+        };
+        let accumulating = |mut job: SumsJob, key: u64| {
+            job.accumulate = Some(Accumulate {
+                key,
+                open_from: 900,
+            });
+            job
+        };
+        let first = accumulating(job(map(), 3, 0, false), 5);
+        let next = accumulating(job(map(), 4, 0, false), 5);
+        assert!(first.continued_bar().is_none());
+        assert_eq!(first.continuation_key(), next.continuation_key());
+        assert_ne!(first.key(), next.key());
+        let relaid = accumulating(job(map(), 4, 0, false), 6);
+        assert_ne!(first.continuation_key(), relaid.continuation_key());
+        let panned = accumulating(job(map(), 4, 1, false), 5);
+        assert_ne!(first.continuation_key(), panned.continuation_key());
     }
 }

@@ -26,7 +26,7 @@ use memscape_render::alloc_map::{
 };
 use memscape_render::offscreen::{OFFSCREEN_FORMAT, OffscreenTarget};
 use memscape_views::alloc_map::lod::{
-    ExactOnGpu, LargeBlocksOn, LodDrawn, prepare, prepare_gpu_cells,
+    ExactOnGpu, LargeBlocksOn, LodDrawn, LodFrameTarget, prepare, prepare_gpu_cells,
 };
 
 const MEAN_LEVELS: f64 = 0.05;
@@ -66,17 +66,19 @@ fn draw(
     let drawn = if let Some(large_on) = gpu_cells {
         let (data, drawn) = prepare_gpu_cells(
             large_on,
-            &ctx.device,
-            &ctx.queue,
-            &mut encoder,
-            &mut pipelines,
-            &mut frame,
+            &mut LodFrameTarget {
+                device: &ctx.device,
+                queue: &ctx.queue,
+                encoder: &mut encoder,
+                pipelines: &mut pipelines,
+                frame: &mut frame,
+                origin: [0.0, 0.0],
+                target_format: OFFSCREEN_FORMAT,
+            },
             &mut cache,
             lod,
             view,
             size,
-            [0.0, 0.0],
-            OFFSCREEN_FORMAT,
         )
         .expect("a level draws the view");
         upload = data;
@@ -309,17 +311,19 @@ fn draw_exact(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
     let (upload, drawn) = prepare(
         exact,
-        &ctx.device,
-        &ctx.queue,
-        &mut encoder,
-        &mut pipelines,
-        &mut frame,
+        &mut LodFrameTarget {
+            device: &ctx.device,
+            queue: &ctx.queue,
+            encoder: &mut encoder,
+            pipelines: &mut pipelines,
+            frame: &mut frame,
+            origin: [0.0, 0.0],
+            target_format: OFFSCREEN_FORMAT,
+        },
         None,
         lod,
         view,
         size,
-        [0.0, 0.0],
-        OFFSCREEN_FORMAT,
     );
     frame.resolve_to(&mut encoder, &target.view, &pipelines);
     ctx.queue.submit([encoder.finish()]);
@@ -425,31 +429,35 @@ fn draw_sequence_with(
         let (upload, drawn) = match exact {
             Some(exact) => prepare(
                 exact,
-                &ctx.device,
-                &ctx.queue,
-                &mut encoder,
-                &mut pipelines,
-                &mut frame,
+                &mut LodFrameTarget {
+                    device: &ctx.device,
+                    queue: &ctx.queue,
+                    encoder: &mut encoder,
+                    pipelines: &mut pipelines,
+                    frame: &mut frame,
+                    origin: [0.0, 0.0],
+                    target_format: OFFSCREEN_FORMAT,
+                },
                 Some(&mut cache),
                 lod,
                 view,
                 size,
-                [0.0, 0.0],
-                OFFSCREEN_FORMAT,
             ),
             None => prepare_gpu_cells(
                 LargeBlocksOn::Gpu,
-                &ctx.device,
-                &ctx.queue,
-                &mut encoder,
-                &mut pipelines,
-                &mut frame,
+                &mut LodFrameTarget {
+                    device: &ctx.device,
+                    queue: &ctx.queue,
+                    encoder: &mut encoder,
+                    pipelines: &mut pipelines,
+                    frame: &mut frame,
+                    origin: [0.0, 0.0],
+                    target_format: OFFSCREEN_FORMAT,
+                },
                 &mut cache,
                 lod,
                 view,
                 size,
-                [0.0, 0.0],
-                OFFSCREEN_FORMAT,
             )
             .expect("a level draws the view"),
         };
@@ -651,17 +659,19 @@ fn cells_added_in_the_resolve_draw_the_same_frames_as_the_add_pass() {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
             let (upload, drawn) = prepare_gpu_cells(
                 large_on,
-                &ctx.device,
-                &ctx.queue,
-                &mut encoder,
-                &mut pipelines,
-                &mut frame,
+                &mut LodFrameTarget {
+                    device: &ctx.device,
+                    queue: &ctx.queue,
+                    encoder: &mut encoder,
+                    pipelines: &mut pipelines,
+                    frame: &mut frame,
+                    origin: [0.0, 0.0],
+                    target_format: OFFSCREEN_FORMAT,
+                },
                 &mut cache,
                 &lod,
                 &view,
                 size,
-                [0.0, 0.0],
-                OFFSCREEN_FORMAT,
             )
             .expect("a level draws the view");
             assert!(matches!(drawn, LodDrawn::GpuCells { .. }), "{drawn:?}");

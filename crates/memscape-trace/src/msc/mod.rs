@@ -201,6 +201,7 @@ pub(crate) struct MscMeta {
 
 mod decode;
 mod eager;
+mod layout;
 mod lazy;
 mod segments;
 pub(crate) mod v1;
@@ -208,6 +209,8 @@ mod write;
 
 use decode::*;
 pub use decode::{from_msc_bytes, read_msc};
+pub use layout::reseal_checksums;
+use layout::*;
 use lazy::*;
 pub use segments::{
     DEFAULT_SEGMENT_BLOCKS, EncodedFooter, SegmentBlocks, SegmentEvents, SegmentWriter,
@@ -215,8 +218,7 @@ pub use segments::{
 };
 use write::*;
 pub use write::{
-    FAST_ZSTD_LEVEL, MscOptions, reseal_checksums, to_msc_bytes, to_msc_bytes_with, write_msc,
-    write_msc_with,
+    FAST_ZSTD_LEVEL, MscOptions, to_msc_bytes, to_msc_bytes_with, write_msc, write_msc_with,
 };
 
 #[cfg(test)]

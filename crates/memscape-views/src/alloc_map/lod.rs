@@ -326,134 +326,130 @@ impl ExactOnGpu {
     }
 }
 
-/// Uploads `blocks` and records the exact pipeline's accumulation of them in `frame` by `path`;
-/// the upload must live until the commands are submitted.
-#[allow(clippy::too_many_arguments)]
+/// Where a map layer's frame drawn from a level-of-detail index is recorded: the GPU context
+/// (device, queue and the encoder the commands go into), the map pipelines, and the frame whose
+/// accumulation targets the draw fills, placed at `origin` in a target of `target_format`. What
+/// every caller of [`prepare`] and [`prepare_gpu_cells`] passes alike, whatever the view.
+pub struct LodFrameTarget<'a> {
+    pub device: &'a wgpu::Device,
+    pub queue: &'a wgpu::Queue,
+    pub encoder: &'a mut wgpu::CommandEncoder,
+    pub pipelines: &'a mut AllocMapPipelines,
+    pub frame: &'a mut AllocMapFrame,
+    /// The frame's corner in the target, pixels.
+    pub origin: [f32; 2],
+    /// The format of the target the frame is resolved into.
+    pub target_format: wgpu::TextureFormat,
+}
+
+impl LodFrameTarget<'_> {
+    /// Records the exact pipeline's accumulation of `data` for `view` (`size` pixels) by `path`.
+    pub(crate) fn record_blocks(
+        &mut self,
+        data: &AllocMapData,
+        view: &AllocMapView,
+        size: [u32; 2],
+        path: AccumPath,
+    ) {
+        self.frame.prepare_with(
+            self.device,
+            self.queue,
+            self.encoder,
+            self.pipelines,
+            data,
+            view,
+            size,
+            self.origin,
+            self.target_format,
+            &DrawOptions {
+                path,
+                ..DrawOptions::default()
+            },
+        );
+    }
+
+    /// Writes sums computed on the CPU (`acc`, `cov`) for `view` (`size` pixels) into the
+    /// frame's accumulation targets.
+    pub(crate) fn record_sums(
+        &mut self,
+        view: &AllocMapView,
+        size: [u32; 2],
+        acc: &[[f32; 4]],
+        cov: &[f32],
+    ) {
+        self.frame.prepare_sums(
+            self.device,
+            self.queue,
+            self.pipelines,
+            view,
+            size,
+            self.origin,
+            self.target_format,
+            acc,
+            cov,
+        );
+    }
+}
+
+/// Uploads `blocks` and records the exact pipeline's accumulation of them in `target` by
+/// `path`; the upload must live until the commands are submitted.
 fn prepare_exact(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    encoder: &mut wgpu::CommandEncoder,
-    pipelines: &mut AllocMapPipelines,
-    frame: &mut AllocMapFrame,
+    target: &mut LodFrameTarget<'_>,
     blocks: &[memscape_lod::LodBlock],
     view: &AllocMapView,
     size: [u32; 2],
-    origin: [f32; 2],
-    target_format: wgpu::TextureFormat,
     path: AccumPath,
 ) -> AllocMapData {
-    let data = upload_blocks(device, pipelines, blocks);
-    frame.prepare_with(
-        device,
-        queue,
-        encoder,
-        pipelines,
-        &data,
-        view,
-        size,
-        origin,
-        target_format,
-        &DrawOptions {
-            path,
-            ..DrawOptions::default()
-        },
-    );
+    let data = upload_blocks(target.device, target.pipelines, blocks);
+    target.record_blocks(&data, view, size, path);
     data
 }
 
-/// Records `frame`'s accumulation for `view` (`size` pixels, its corner at `origin` in the
-/// target) from `lod`: the exact GPU pipeline when the view is finer than every level and holds
-/// at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device), else the index's level — its cells resolved on
-/// the GPU when `cells` is given (callers give it where [`cells_on_gpu`]; the blocks large at
-/// the level drawn by the exact pipeline first), else its sums computed on the CPU. Returns the
-/// upload the exact pipeline drew from (keep it until the commands are submitted) and what was
-/// drawn.
+/// Records `target`'s frame's accumulation for `view` (`size` pixels, its corner at the
+/// target's `origin`) from `lod`: the exact GPU pipeline when the view is finer than every
+/// level and holds at most `exact`'s blocks (callers pass [`ExactOnGpu::of`] their device),
+/// else the index's level — its cells resolved on the GPU when `cells` is given (callers give
+/// it where [`cells_on_gpu`]; the blocks large at the level drawn by the exact pipeline
+/// first), else its sums computed on the CPU. Returns the upload the exact pipeline drew from
+/// (keep it until the commands are submitted) and what was drawn.
 ///
 /// With `cells`, the exact blocks (and a level's large blocks) are gathered for a region around
 /// the view ([`margin_view`]) and kept in it on the GPU: the next frames draw from that upload
 /// while their view lies within the region (`None` is returned for the upload then, and
 /// [`LodDrawn`] counts the blocks uploaded for the region).
-#[allow(clippy::too_many_arguments)]
 pub fn prepare(
     exact: ExactOnGpu,
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    encoder: &mut wgpu::CommandEncoder,
-    pipelines: &mut AllocMapPipelines,
-    frame: &mut AllocMapFrame,
+    target: &mut LodFrameTarget<'_>,
     cells: Option<&mut LodCellsCache>,
     lod: &LodTrace,
     view: &AllocMapView,
     size: [u32; 2],
-    origin: [f32; 2],
-    target_format: wgpu::TextureFormat,
 ) -> (Option<AllocMapData>, LodDrawn) {
     let size = [size[0].max(1), size[1].max(1)];
     let lv = view.eq1(size);
     let mut cells = cells;
     if let Some(cache) = cells.as_deref_mut().filter(|c| keeps_blocks(c)) {
-        if let Some(n) = prepare_exact_kept(
-            exact,
-            device,
-            queue,
-            encoder,
-            pipelines,
-            frame,
-            cache,
-            lod,
-            view,
-            size,
-            origin,
-            target_format,
-        ) {
+        if let Some(n) = prepare_exact_kept(exact, target, cache, lod, view, size) {
             return (None, LodDrawn::ExactBlocks(n));
         }
     } else if let Some(blocks) = lod.exact_blocks(&lv, exact.max_blocks) {
-        let data = prepare_exact(
-            device,
-            queue,
-            encoder,
-            pipelines,
-            frame,
-            &blocks,
-            view,
-            size,
-            origin,
-            target_format,
-            exact.path,
-        );
+        let data = prepare_exact(target, &blocks, view, size, exact.path);
         return (Some(data), LodDrawn::ExactBlocks(blocks.len()));
     }
     if let Some(cache) = cells
         && let Some(drawn) = prepare_gpu_cells(
-            LargeBlocksOn::of(device),
-            device,
-            queue,
-            encoder,
-            pipelines,
-            frame,
+            LargeBlocksOn::of(target.device),
+            target,
             cache,
             lod,
             view,
             size,
-            origin,
-            target_format,
         )
     {
         return drawn;
     }
     let (sums, stats) = lod.sums(&lv, FramePath::Lod);
-    frame.prepare_sums(
-        device,
-        queue,
-        pipelines,
-        view,
-        size,
-        origin,
-        target_format,
-        &sums.acc,
-        &sums.cov,
-    );
+    target.record_sums(view, size, &sums.acc, &sums.cov);
     (
         None,
         LodDrawn::Sums {
@@ -468,20 +464,13 @@ pub fn prepare(
 /// by the exact pipeline from `cache.exact_blocks`, gathered anew only when the view leaves the
 /// region they were gathered for; `None` (nothing recorded, the upload dropped) where
 /// [`LodTrace::exact_blocks`] would say `None` for the view. Returns the blocks uploaded.
-#[allow(clippy::too_many_arguments)]
 fn prepare_exact_kept(
     exact: ExactOnGpu,
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    encoder: &mut wgpu::CommandEncoder,
-    pipelines: &mut AllocMapPipelines,
-    frame: &mut AllocMapFrame,
+    target: &mut LodFrameTarget<'_>,
     cache: &mut LodCellsCache,
     lod: &LodTrace,
     view: &AllocMapView,
     size: [u32; 2],
-    origin: [f32; 2],
-    target_format: wgpu::TextureFormat,
 ) -> Option<usize> {
     let lv = view.eq1(size);
     let window = lv.window();
@@ -517,7 +506,7 @@ fn prepare_exact_kept(
         cache.exact_blocks = Some(LodBlocksUpload {
             key,
             region: gathered,
-            data: upload_blocks(device, pipelines, &blocks),
+            data: upload_blocks(target.device, target.pipelines, &blocks),
             checked: None,
         });
     }
@@ -526,21 +515,7 @@ fn prepare_exact_kept(
     cache.large_blocks = None;
     let upload = cache.exact_blocks.as_mut()?;
     upload.checked = Some(window);
-    frame.prepare_with(
-        device,
-        queue,
-        encoder,
-        pipelines,
-        &upload.data,
-        view,
-        size,
-        origin,
-        target_format,
-        &DrawOptions {
-            path: exact.path,
-            ..DrawOptions::default()
-        },
-    );
+    target.record_blocks(&upload.data, view, size, exact.path);
     Some(upload.data.block_count)
 }
 
@@ -607,20 +582,13 @@ impl LargeBlocksOn {
 /// The level's cells resolved on the GPU (see [`prepare`]), the large blocks where `large_on`
 /// says; `None` (nothing recorded) when no level applies or the view's cells do not fit the
 /// GPU budget.
-#[allow(clippy::too_many_arguments)]
 pub fn prepare_gpu_cells(
     large_on: LargeBlocksOn,
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    encoder: &mut wgpu::CommandEncoder,
-    pipelines: &mut AllocMapPipelines,
-    frame: &mut AllocMapFrame,
+    target: &mut LodFrameTarget<'_>,
     cache: &mut LodCellsCache,
     lod: &LodTrace,
     view: &AllocMapView,
     size: [u32; 2],
-    origin: [f32; 2],
-    target_format: wgpu::TextureFormat,
 ) -> Option<(Option<AllocMapData>, LodDrawn)> {
     use memscape_lod::gpu_plan;
     let lv = view.eq1(size);
@@ -646,24 +614,14 @@ pub fn prepare_gpu_cells(
         chunks: &chunks,
     };
     let chunk_bytes = |j: u64| gpu_plan::chunk_bytes(&lod.index, li, j);
-    if let Err(e) = cache.upload(device, pipelines, &input, &chunk_bytes) {
+    if let Err(e) = cache.upload(target.device, target.pipelines, &input, &chunk_bytes) {
         tracing::debug!("level-of-detail cells resolved on the CPU: {e}");
         return None;
     }
     let large_blocks = if large_on == LargeBlocksOn::Cpu {
         let large = lod.large_blocks(&lv, li);
         let sums = LodTrace::block_sums(&lv, &large);
-        frame.prepare_sums(
-            device,
-            queue,
-            pipelines,
-            view,
-            size,
-            origin,
-            target_format,
-            &sums.acc,
-            &sums.cov,
-        );
+        target.record_sums(view, size, &sums.acc, &sums.cov);
         large.len()
     } else {
         // Kept on the GPU for a region around the view (see `prepare_exact_kept`).
@@ -682,33 +640,27 @@ pub fn prepare_gpu_cells(
             cache.large_blocks = Some(LodBlocksUpload {
                 key,
                 region: region.window(),
-                data: upload_blocks(device, pipelines, &large),
+                data: upload_blocks(target.device, target.pipelines, &large),
                 checked: None,
             });
         }
         let upload = cache.large_blocks.as_ref()?;
-        frame.prepare_with(
-            device,
-            queue,
-            encoder,
-            pipelines,
-            &upload.data,
-            view,
-            size,
-            origin,
-            target_format,
-            &DrawOptions {
-                // The device's exact path (dense on hardware), not `Auto`: `Auto` chooses by the
-                // blocks uploaded, which the region kept around the view changes (on the H200 a
-                // kept region of 14,497 blocks went dense where the view's 3,887 rasterized: the
-                // same picture within tolerance, not bit for bit).
-                path: ExactOnGpu::of(device).path,
-                ..DrawOptions::default()
-            },
-        );
+        // The device's exact path (dense on hardware), not `Auto`: `Auto` chooses by the blocks
+        // uploaded, which the region kept around the view changes (on the H200 a kept region of
+        // 14,497 blocks went dense where the view's 3,887 rasterized: the same picture within
+        // tolerance, not bit for bit).
+        let path = ExactOnGpu::of(target.device).path;
+        target.record_blocks(&upload.data, view, size, path);
         upload.data.block_count
     };
-    frame.add_lod_cells(device, encoder, pipelines, cache, &lv, &input);
+    target.frame.add_lod_cells(
+        target.device,
+        target.encoder,
+        target.pipelines,
+        cache,
+        &lv,
+        &input,
+    );
     Some((
         None,
         LodDrawn::GpuCells {

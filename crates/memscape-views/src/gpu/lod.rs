@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use memscape_render::alloc_map::{AllocMapFrame, AllocMapView, DrawOptions};
+use memscape_render::alloc_map::{AllocMapFrame, AllocMapView};
 
 use super::{Gpu, GpuRegistry, PaneGpu, PanePicture, frame_key, viewport};
+use crate::alloc_map::lod::LodFrameTarget;
 use crate::picture::MapLayer;
 
 impl PanePicture<'_> {
@@ -51,17 +52,19 @@ impl PanePicture<'_> {
         if *prepared != key {
             let (upload, _) = crate::alloc_map::lod::prepare(
                 crate::alloc_map::lod::ExactOnGpu::of(gpu.device),
-                gpu.device,
-                gpu.queue,
-                gpu.encoder,
-                &mut reg.maps,
-                frame,
+                &mut LodFrameTarget {
+                    device: gpu.device,
+                    queue: gpu.queue,
+                    encoder: gpu.encoder,
+                    pipelines: &mut reg.maps,
+                    frame,
+                    origin,
+                    target_format: reg.target_format,
+                },
                 cells_here.then(|| pane.lod_cells.entry(m.slot).or_default()),
                 lod,
                 &view,
                 size,
-                origin,
-                reg.target_format,
             );
             // Kept until the next redraw of this layer: the commands just recorded read it.
             pane.lod_uploads.insert(m.slot, upload);
@@ -100,6 +103,15 @@ impl PanePicture<'_> {
             return;
         }
         *prepared = key;
+        let mut target = LodFrameTarget {
+            device: gpu.device,
+            queue: gpu.queue,
+            encoder: gpu.encoder,
+            pipelines: &mut reg.maps,
+            frame,
+            origin,
+            target_format: reg.target_format,
+        };
         match done.as_ref().map(|d| (d, &d.drawn)) {
             Some((d, Drawn::Blocks(blocks))) => {
                 let upload = pane
@@ -110,26 +122,14 @@ impl PanePicture<'_> {
                     *upload = (
                         d.generation,
                         Some(crate::alloc_map::lod::upload_blocks(
-                            gpu.device, &reg.maps, blocks,
+                            target.device,
+                            target.pipelines,
+                            blocks,
                         )),
                     );
                 }
                 if let Some(data) = &upload.1 {
-                    frame.prepare_with(
-                        gpu.device,
-                        gpu.queue,
-                        gpu.encoder,
-                        &mut reg.maps,
-                        data,
-                        view,
-                        size,
-                        origin,
-                        reg.target_format,
-                        &DrawOptions {
-                            path: exact.path,
-                            ..DrawOptions::default()
-                        },
-                    );
+                    target.record_blocks(data, view, size, exact.path);
                 }
             }
             Some((d, Drawn::Sums(sums))) => {
@@ -140,30 +140,10 @@ impl PanePicture<'_> {
                     stretched = sums.stretched(&d.view, &lv);
                     &stretched
                 };
-                frame.prepare_sums(
-                    gpu.device,
-                    gpu.queue,
-                    &mut reg.maps,
-                    view,
-                    size,
-                    origin,
-                    reg.target_format,
-                    &sums.acc,
-                    &sums.cov,
-                );
+                target.record_sums(view, size, &sums.acc, &sums.cov);
             }
             // Nothing finished yet: the background.
-            None => frame.prepare_sums(
-                gpu.device,
-                gpu.queue,
-                &mut reg.maps,
-                view,
-                size,
-                origin,
-                reg.target_format,
-                &[],
-                &[],
-            ),
+            None => target.record_sums(view, size, &[], &[]),
         }
     }
 }
