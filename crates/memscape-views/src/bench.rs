@@ -398,16 +398,8 @@ struct LodGpuTimes {
 impl LodGpuTimes {
     /// Adds one frame's pass times (a pass drawn twice in a frame counts its sum).
     fn add_passes(&mut self, stats: &memscape_render::FrameStats) {
-        let mut frame: Vec<(String, f64)> = Vec::new();
-        for p in &stats.passes {
-            let Some(ns) = p.gpu_ns else { continue };
+        for (name, ns) in stats.pass_totals_ns() {
             let ms = ns as f64 / 1e6;
-            match frame.iter_mut().find(|(name, _)| *name == p.pass) {
-                Some((_, t)) => *t += ms,
-                None => frame.push((p.pass.clone(), ms)),
-            }
-        }
-        for (name, ms) in frame {
             match self.passes.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, times)) => times.push(ms),
                 None => self.passes.push((name, vec![ms])),
