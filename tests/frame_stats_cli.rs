@@ -263,6 +263,14 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
             // The level-of-detail GPU frames' host side (to `queue.submit` returned).
             if path == "lod-gpu" {
                 assert!(row["host_ms_p50"].as_f64().unwrap() > 0.0, "{row}");
+                // Each of the frame's passes, where the adapter times them.
+                if json["adapter"]["timestamp_queries"] == true {
+                    let passes = row["gpu_passes"].as_array().unwrap();
+                    assert!(
+                        passes.iter().any(|p| p["pass"] == "alloc_map resolve"),
+                        "{row}"
+                    );
+                }
             }
         }
     }
@@ -295,4 +303,11 @@ fn a_quick_bench_gives_a_complete_table_and_json() {
         1
     );
     assert!(!table.contains("| tour |"));
+    // The level-of-detail GPU frames' passes below the table.
+    if table.contains("timestamp queries per pass") {
+        assert!(
+            table.contains("\n- lod-gpu 160×100 zoomed in: alloc_map "),
+            "{table}"
+        );
+    }
 }

@@ -6,8 +6,11 @@
 #           libglx0 libgles2 libhwloc15 libudev1`)
 #   .gpu/ : memscape.xz (stripped release build), synth-trace.xz (stripped release example of
 #           memscape-lod), t_*.xz (stripped GPU-vs-CPU test binaries), timed.py
-# STAGES picks what runs (default: tests dense lod render); also dense-thresholds, lod-gpu, and
-# lod-base (the lod-gpu rows with blocks uploaded every frame, MEMSCAPE_LOD_KEEP_BLOCKS=0).
+# STAGES picks what runs (default: tests dense lod render); also dense-thresholds, lod-gpu (with
+# each frame's GPU passes and the work the level's large blocks give the block pass), lod-passes
+# (the 4K lod-gpu frames again with the cells added by their own pass, as before wave 26, and with
+# other raster-list thresholds of the dense path), and lod-base (the lod-gpu rows with blocks
+# uploaded every frame, MEMSCAPE_LOD_KEEP_BLOCKS=0).
 # TESTS: which t_* binaries the tests stage runs (default: all of .gpu/).
 # OUT names the folder the tables and logs are written to.
 ROOT=$PWD
@@ -74,7 +77,24 @@ if has lod-gpu; then
   stamp "bench: lod-gpu alone at 10 M blocks (whole, zoomed out 8x, zoomed in)"
   timeout 120 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 1920x1080,3840x2160 \
     --paths lod-gpu --records 0 --no-tour --frames 10 --scratch /tmp > "$OUT/bench-lod-gpu.md" 2> /tmp/bench-lod-gpu.err
-  echo "rc=$?"; grep -E '^\|' "$OUT/bench-lod-gpu.md"; tail -2 /tmp/bench-lod-gpu.err
+  # The table, then per row its GPU passes (p50 each) and the large blocks' split ("- " lines).
+  echo "rc=$?"; grep -E '^(\||- )' "$OUT/bench-lod-gpu.md"; tail -2 /tmp/bench-lod-gpu.err
+fi
+
+if has lod-passes; then
+  # Each run generates the 10 M-block trace and its index again (≈ 35 s on 16 cores).
+  stamp "bench: lod-gpu at 3840x2160, the level-drawn frame's passes: cells added by the resolve (default) or by their own pass (MEMSCAPE_LOD_CELLS_ADD=pass); raster-list thresholds"
+  for v in default pass cols1 rows64; do
+    case $v in
+      default) env=();;
+      pass) env=(MEMSCAPE_LOD_CELLS_ADD=pass);;
+      cols1) env=(MEMSCAPE_DENSE_MIN_COLUMNS=1);;
+      rows64) env=(MEMSCAPE_DENSE_MAX_ROWS=64);;
+    esac
+    echo "--- $v ${env[*]}"
+    env "${env[@]}" timeout 120 /tmp/b/memscape bench --adapter gpu --blocks 10000000 --sizes 3840x2160 \
+      --paths lod-gpu --records 0 --no-tour --frames 10 --scratch /tmp 2> /dev/null | grep -E '8×'
+  done
 fi
 
 if has lod; then

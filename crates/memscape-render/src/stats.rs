@@ -89,6 +89,20 @@ impl FrameStats {
         }
         self.passes.iter().map(|p| p.gpu_ns).sum()
     }
+
+    /// Each timed pass's GPU time by its name (whatever the scope; a pass drawn twice counts
+    /// its sum), in the order first drawn.
+    pub fn pass_totals_ns(&self) -> Vec<(String, u64)> {
+        let mut totals: Vec<(String, u64)> = Vec::new();
+        for p in &self.passes {
+            let Some(ns) = p.gpu_ns else { continue };
+            match totals.iter_mut().find(|(name, _)| *name == p.pass) {
+                Some((_, t)) => *t += ns,
+                None => totals.push((p.pass.clone(), ns)),
+            }
+        }
+        totals
+    }
 }
 
 /// The features memscape asks for when it wants GPU times (those the adapter has).
@@ -433,5 +447,28 @@ mod tests {
         assert_eq!(stats.gpu_total_ns(), None);
         stats.passes.clear();
         assert_eq!(stats.gpu_total_ns(), None);
+    }
+
+    #[test]
+    fn pass_totals_sum_a_pass_drawn_twice_in_the_order_first_drawn() {
+        let pass = |name: &str, ns| PassTiming {
+            scope: "bench".into(),
+            pass: name.into(),
+            gpu_ns: ns,
+        };
+        let stats = FrameStats {
+            timing: GpuTimingSupport::Passes,
+            passes: vec![
+                pass("scan", Some(5)),
+                pass("resolve", Some(2)),
+                pass("scan", Some(7)),
+                pass("cells", None),
+            ],
+            maps: Vec::new(),
+        };
+        assert_eq!(
+            stats.pass_totals_ns(),
+            vec![("scan".to_owned(), 12), ("resolve".to_owned(), 2)]
+        );
     }
 }

@@ -156,8 +156,21 @@ pub struct BenchRow {
     /// The frame's host side, p50: from its start to `queue.submit` returned (the level-of-
     /// detail GPU frames, `lod-gpu`; `null` elsewhere).
     pub host_ms_p50: Option<f64>,
+    /// Each GPU pass of the frame (timestamp queries), p50 over the timed frames, in the
+    /// order drawn (the level-of-detail GPU frames, `lod-gpu`; empty elsewhere).
+    pub gpu_passes: Vec<PassTime>,
+    /// What the frame's passes were given: for a level drawn on the GPU, how the block pass
+    /// splits the level's large blocks (`dense_work::DenseWork`); `null` elsewhere.
+    pub work: Option<String>,
     pub target: Option<Target>,
     pub note: Option<String>,
+}
+
+/// One GPU pass of a frame: its name and its p50 time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassTime {
+    pub pass: String,
+    pub ms_p50: f64,
 }
 
 /// Everything `memscape bench` measured.
@@ -354,6 +367,8 @@ fn alloc_map_rows(
                     wall_ms_mean: mean,
                     gpu_ms_p50: gpu50,
                     host_ms_p50: None,
+                    gpu_passes: Vec::new(),
+                    work: None,
                     target: held_to(
                         alloc_map_target(n, size, label == "zoomed in"),
                         p50,
@@ -374,6 +389,35 @@ struct LodGpuTimes {
     wall: Vec<f64>,
     host: Vec<f64>,
     gpu: Vec<f64>,
+    /// Per pass (in the order first drawn), its GPU time in each timed frame.
+    passes: Vec<(String, Vec<f64>)>,
+    /// The block pass's split of the level's large blocks (a level drawn on the GPU).
+    work: Option<memscape_render::alloc_map::dense_work::DenseWork>,
+}
+
+impl LodGpuTimes {
+    /// Adds one frame's pass times (a pass drawn twice in a frame counts its sum).
+    fn add_passes(&mut self, stats: &memscape_render::FrameStats) {
+        for (name, ns) in stats.pass_totals_ns() {
+            let ms = ns as f64 / 1e6;
+            match self.passes.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, times)) => times.push(ms),
+                None => self.passes.push((name, vec![ms])),
+            }
+        }
+    }
+
+    fn pass_p50s(&self) -> Vec<PassTime> {
+        self.passes
+            .iter()
+            .filter_map(|(pass, times)| {
+                Some(PassTime {
+                    pass: pass.clone(),
+                    ms_p50: round_us(percentile(times, 50.0)?),
+                })
+            })
+            .collect()
+    }
 }
 
 /// `frames` timed frames (after one untimed: uploads) of `view` drawn by
@@ -403,6 +447,8 @@ fn lod_gpu_frames(
     let mut pipelines = AllocMapPipelines::new(&ctx.device)?;
     let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
     let mut cache = LodCellsCache::default();
+    // The baseline of the cells' sums added by a pass of their own (before wave 26).
+    cache.cells_add_pass = std::env::var("MEMSCAPE_LOD_CELLS_ADD").as_deref() == Ok("pass");
     let stats = StatsRecorder::new(&ctx.device, &ctx.queue);
     pipelines.set_stats(Some(stats.clone()));
     let target = OffscreenTarget::new(ctx, size[0], size[1])?;
@@ -441,10 +487,36 @@ fn lod_gpu_frames(
             if let Some(ns) = frame_stats.gpu_total_ns() {
                 times.gpu.push(ns as f64 / 1e6);
             }
+            times.add_passes(&frame_stats);
         }
         taken = format!("lod-gpu ({drawn})");
+        if k == 0
+            && let crate::alloc_map::lod::LodDrawn::GpuCells { level, .. } = drawn
+        {
+            times.work = Some(large_blocks_work(lod, &map_view.eq1(size), level));
+        }
     }
     Ok((times, taken))
+}
+
+/// How the dense block pass splits the large blocks a level draws on the GPU: those the frame
+/// uploads (gathered for the region around the view where blocks are kept, as
+/// `alloc_map::lod::prepare_gpu_cells` gathers them), each by its geometry in the view.
+fn large_blocks_work(
+    lod: &memscape_lod::LodTrace,
+    lv: &memscape_lod::LodView,
+    level: usize,
+) -> memscape_render::alloc_map::dense_work::DenseWork {
+    let region = if crate::alloc_map::lod::keep_blocks() {
+        crate::alloc_map::lod::margin_view(lv)
+    } else {
+        *lv
+    };
+    let blocks = lod.large_blocks(&region, level);
+    memscape_render::alloc_map::dense_work::DenseWork::of(
+        blocks.iter().map(|b| lv.block_geometry_px(b)),
+        [lv.width, lv.height],
+    )
 }
 
 fn lod_rows(
@@ -549,6 +621,8 @@ fn lod_rows(
                 let (_, _, _, gpu50) = summary(&times.wall, &times.gpu);
                 row.gpu_ms_p50 = gpu50;
                 row.host_ms_p50 = percentile(&times.host, 50.0).map(round_us);
+                row.gpu_passes = times.pass_p50s();
+                row.work = times.work.map(|w| format!("large blocks: {w}"));
                 rows.push(row);
             }
         }
@@ -625,6 +699,8 @@ fn morph_row(ctx: &GpuContext, n: usize, size: [u32; 2], frames: usize) -> Resul
         wall_ms_mean: mean,
         gpu_ms_p50: gpu50,
         host_ms_p50: None,
+        gpu_passes: Vec::new(),
+        work: None,
         target: held_to(morph_target(n), p50, "wall p50"),
         note: Some(format!("{} arc pieces", view.arc_subdivisions)),
     })
@@ -676,6 +752,8 @@ fn tour_row(ctx: GpuContext, size: [u32; 2], max_frames: Option<usize>) -> Resul
         wall_ms_mean: mean,
         gpu_ms_p50: None,
         host_ms_p50: None,
+        gpu_passes: Vec::new(),
+        work: None,
         target: held_to(Some(TOUR_TARGET_MS), p99, "wall p99"),
         note: Some(format!(
             "demo tour, 30 fps, time between new frames (drawn and captioned headless), {:.1} s in all",
@@ -751,6 +829,37 @@ pub fn table(report: &BenchReport) -> String {
             r.note.as_deref().unwrap_or(""),
         ));
     }
+    // Each level-of-detail GPU frame's passes (p50 each; their sum's p50 is the GPU column).
+    let split: Vec<&BenchRow> = report
+        .rows
+        .iter()
+        .filter(|r| !r.gpu_passes.is_empty() || r.work.is_some())
+        .collect();
+    if !split.is_empty() {
+        out.push_str("\nGPU passes (p50 ms) and the work they were given:\n\n");
+        for r in split {
+            let passes: Vec<String> = r
+                .gpu_passes
+                .iter()
+                .map(|p| format!("{} {}", p.pass, fmt_ms(Some(p.ms_p50))))
+                .collect();
+            out.push_str(&format!(
+                "- {} {}×{} {}: {}{}\n",
+                r.path.as_deref().unwrap_or("–"),
+                r.width,
+                r.height,
+                r.view.as_deref().unwrap_or("–"),
+                if passes.is_empty() {
+                    "no GPU times".to_owned()
+                } else {
+                    passes.join(" · ")
+                },
+                r.work
+                    .as_deref()
+                    .map_or(String::new(), |w| format!("; {w}")),
+            ));
+        }
+    }
     out
 }
 
@@ -779,6 +888,8 @@ fn lod_row(
         wall_ms_mean: mean,
         gpu_ms_p50: None,
         host_ms_p50: None,
+        gpu_passes: Vec::new(),
+        work: None,
         target: held_to(
             alloc_map_target(blocks, [w, h], label == "zoomed in"),
             p50,

@@ -403,11 +403,23 @@ fn draw_sequence(
     exact: Option<ExactOnGpu>,
     keep: bool,
 ) -> Vec<(Vec<u8>, LodDrawn, Option<([f64; 2], [f64; 2])>)> {
+    let mut cache = LodCellsCache::default();
+    cache.blocks_per_frame = !keep;
+    draw_sequence_with(lod, views, size, exact, cache)
+}
+
+/// [`draw_sequence`] with `cache` as the caller set it up.
+#[allow(clippy::type_complexity)]
+fn draw_sequence_with(
+    lod: &LodTrace,
+    views: &[AllocMapView],
+    size: [u32; 2],
+    exact: Option<ExactOnGpu>,
+    mut cache: LodCellsCache,
+) -> Vec<(Vec<u8>, LodDrawn, Option<([f64; 2], [f64; 2])>)> {
     let ctx = common::gpu_ctx();
     let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
     let target = OffscreenTarget::new(ctx, size[0], size[1]).unwrap();
-    let mut cache = LodCellsCache::default();
-    cache.blocks_per_frame = !keep;
     let mut out = Vec::new();
     for view in views {
         let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
@@ -586,4 +598,114 @@ fn kept_blocks_draw_the_same_frames_as_fresh_ones() {
         );
     }
     assert_eq!(kept[0].2, kept[2].2, "the pan gathered its blocks again");
+}
+
+/// The cells' sums added to the accumulated ones in the frame's resolve draw the same pictures,
+/// bit for bit, as the full-screen pass that added them into the targets before
+/// (`LodCellsCache::cells_add_pass`): the same f32 additions. Views of a level at α 0.1, 0.5
+/// and 1, cushioned and flat, the large blocks on the GPU and on the CPU, and a frame of
+/// another size after them (the sums buffer made again).
+#[test]
+fn cells_added_in_the_resolve_draw_the_same_frames_as_the_add_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let lod = open(&generated(dir.path()));
+    let [te, ye] = lod.extent();
+    let size = [96u32, 54];
+    let mut views = Vec::new();
+    for (w, alpha) in [
+        ((0, te, 0, ye), 0.5f32),
+        ((te / 3, te / 3 + te / 4, ye / 4, ye / 4 + ye / 2), 0.1),
+        ((te / 5, te / 5 + te / 2, 0, ye / 2), 1.0),
+    ] {
+        views.push(view_of(w, size, alpha));
+        let mut flat = view_of(w, size, alpha);
+        flat.cushion = CushionKind::None;
+        views.push(flat);
+    }
+    for (i, v) in views.iter().enumerate() {
+        assert!(
+            lod.index.level_for(v.eq1(size).pixel_size()).is_some(),
+            "view {i} is not drawn from a level"
+        );
+    }
+    let fused = draw_sequence_with(&lod, &views, size, None, LodCellsCache::default());
+    let mut baseline = LodCellsCache::default();
+    baseline.cells_add_pass = true;
+    let pass = draw_sequence_with(&lod, &views, size, None, baseline);
+    for (i, ((a, ad, _), (b, _, _))) in fused.iter().zip(&pass).enumerate() {
+        assert!(matches!(ad, LodDrawn::GpuCells { .. }), "frame {i}: {ad:?}");
+        let (mean, _, worst) = compare(a, b);
+        assert!(
+            a == b,
+            "frame {i}: the resolve's addition drew another picture (mean {mean}, worst {worst})"
+        );
+    }
+    // The large blocks summed on the CPU (lavapipe's choice), and another size.
+    for (size, large_on) in [
+        ([96u32, 54], LargeBlocksOn::Cpu),
+        ([64, 48], LargeBlocksOn::Gpu),
+    ] {
+        let view = view_of((te / 3, te / 3 + te / 4, 0, ye), size, 0.25);
+        let mut frames = Vec::new();
+        for add_pass in [false, true] {
+            let ctx = common::gpu_ctx();
+            let mut pipelines = AllocMapPipelines::new(&ctx.device).unwrap();
+            let mut frame = AllocMapFrame::new(&ctx.device, &pipelines);
+            let mut cache = LodCellsCache::default();
+            cache.cells_add_pass = add_pass;
+            let target = OffscreenTarget::new(ctx, size[0], size[1]).unwrap();
+            let mut encoder = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            let (upload, drawn) = prepare_gpu_cells(
+                large_on,
+                &mut LodFrameTarget {
+                    device: &ctx.device,
+                    queue: &ctx.queue,
+                    encoder: &mut encoder,
+                    pipelines: &mut pipelines,
+                    frame: &mut frame,
+                    origin: [0.0, 0.0],
+                    target_format: OFFSCREEN_FORMAT,
+                },
+                &mut cache,
+                &lod,
+                &view,
+                size,
+            )
+            .expect("a level draws the view");
+            assert!(matches!(drawn, LodDrawn::GpuCells { .. }), "{drawn:?}");
+            frame.resolve_to(&mut encoder, &target.view, &pipelines);
+            ctx.queue.submit([encoder.finish()]);
+            frames.push(target.read(ctx).unwrap().pixels);
+            drop(upload);
+            // The same frame prepared again from sums of its own resolves those alone: the
+            // cells' sums were the last prepare's.
+            let (sums, _) = lod.sums(&view.eq1(size), FramePath::Lod);
+            frame.prepare_sums(
+                &ctx.device,
+                &ctx.queue,
+                &mut pipelines,
+                &view,
+                size,
+                [0.0, 0.0],
+                OFFSCREEN_FORMAT,
+                &sums.acc,
+                &sums.cov,
+            );
+            let mut encoder = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+            frame.resolve_to(&mut encoder, &target.view, &pipelines);
+            ctx.queue.submit([encoder.finish()]);
+            assert!(
+                target.read(ctx).unwrap().pixels == draw(&lod, &view, size, None).0,
+                "a frame prepared again still added the cells' sums of the one before"
+            );
+        }
+        assert!(
+            frames[0] == frames[1],
+            "{large_on:?} at {size:?}: the resolve's addition drew another picture"
+        );
+    }
 }

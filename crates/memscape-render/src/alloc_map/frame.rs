@@ -30,6 +30,9 @@ pub struct AllocMapFrame {
     targets: Option<AccumTargets>,
     target_format: wgpu::TextureFormat,
     last_path: AccumPath,
+    /// The resolve's bindings with a level's cells' sums (`lod_cells.rs`) where the last
+    /// prepare left them to the resolve: its targets, then the sums buffer.
+    cells_resolve: Option<wgpu::BindGroup>,
 }
 
 impl AllocMapFrame {
@@ -49,6 +52,7 @@ impl AllocMapFrame {
             targets: None,
             target_format: OFFSCREEN_FORMAT,
             last_path: AccumPath::Raster,
+            cells_resolve: None,
         }
     }
 
@@ -218,6 +222,7 @@ impl AllocMapFrame {
         pipelines.ensure_resolve(device, target_format);
         self.ensure_targets(device, pipelines, size);
         self.target_format = target_format;
+        self.cells_resolve = None;
         let range = options.range.clone().unwrap_or(0..data.block_count);
         let range = range.start.min(data.block_count)..range.end.min(data.block_count);
         let gpu = view.gpu(
@@ -373,6 +378,7 @@ impl AllocMapFrame {
         pipelines.ensure_resolve(device, target_format);
         self.ensure_targets(device, pipelines, size);
         self.target_format = target_format;
+        self.cells_resolve = None;
         let gpu = view.gpu(
             size,
             resolve_origin_px,
@@ -485,8 +491,62 @@ impl AllocMapFrame {
         self.resolve(&mut pass, pipelines);
     }
 
+    /// Makes the resolve add `sums` (a level's cells' sums, `lod_cells.rs`, 5 f32 per pixel of
+    /// the view, row-major) to the accumulated sums, until the next prepare; `false` (nothing
+    /// changed) where the device has no such resolve for the frame's target format.
+    pub(crate) fn resolve_with_cells(
+        &mut self,
+        device: &wgpu::Device,
+        pipelines: &AllocMapPipelines,
+        sums: &wgpu::Buffer,
+    ) -> bool {
+        let Some(lod) = pipelines.lod_cells.as_ref() else {
+            return false;
+        };
+        let (Some(targets), Some(_)) = (&self.targets, lod.resolve.get(self.target_format)) else {
+            return false;
+        };
+        self.cells_resolve = Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("AllocMapFrame::cells_resolve_bind_group"),
+            layout: lod.resolve_layout(),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.uniform.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&targets.weighted),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::TextureView(&targets.coverage),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: sums.as_entire_binding(),
+                },
+            ],
+        }));
+        true
+    }
+
     /// Draws Eq. 1 into `pass`, whose viewport the caller has set to the view's rectangle.
     pub fn resolve(&self, pass: &mut wgpu::RenderPass<'_>, pipelines: &AllocMapPipelines) {
+        let cells = self.cells_resolve.as_ref().and_then(|group| {
+            let pipeline = pipelines
+                .lod_cells
+                .as_ref()?
+                .resolve
+                .get(self.target_format)?;
+            Some((pipeline, group))
+        });
+        if let Some((pipeline, group)) = cells {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.draw(0..3, 0..1);
+            return;
+        }
         let (Some(targets), Some(pipeline)) =
             (&self.targets, pipelines.resolve.get(self.target_format))
         else {

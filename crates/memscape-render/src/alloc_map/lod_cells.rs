@@ -20,7 +20,7 @@ use std::ops::Range;
 use wgpu::util::DeviceExt;
 
 use super::{AllocMapFrame, AllocMapPipelines};
-use crate::binding::{storage_entry, uniform_entry};
+use crate::binding::{FormatCache, float_texture_entry, storage_entry, uniform_entry};
 use crate::{RenderError, shader};
 
 /// Bytes of cell chunks a cache keeps on the GPU (with a 4K frame's 166 MB of sums: < 1 GB).
@@ -107,6 +107,11 @@ pub struct LodCellsCache {
     /// Gather and upload the blocks of every frame's view alone, keeping none (as before the
     /// blocks were kept: the baseline that tests and benchmarks compare with).
     pub blocks_per_frame: bool,
+    /// Add the cells' sums into the accumulation targets by a pass of their own
+    /// (`lod_cells_add.wgsl`) rather than in the frame's resolve, as before wave 26: the
+    /// baseline that tests and benchmarks compare with (`MEMSCAPE_LOD_CELLS_ADD=pass` sets it
+    /// in `memscape bench`). 16-bit targets always take the pass.
+    pub cells_add_pass: bool,
 }
 
 impl LodCellsCache {
@@ -172,12 +177,21 @@ struct AddParams {
     _pad: [u32; 2],
 }
 
-/// The two pipelines (made on first use).
+/// The cells' pipelines (made on first use): the cells pass, the add pass, and per target
+/// format the resolve that adds the cells' sums itself (`alloc_map_resolve.wgsl`'s
+/// `fs_with_cells`).
 pub(crate) struct LodCellsPipelines {
     cells_layout: wgpu::BindGroupLayout,
     cells: wgpu::ComputePipeline,
     add_layout: wgpu::BindGroupLayout,
     add: wgpu::RenderPipeline,
+    /// Whether the accumulation targets are 32-bit floats, where the add pass's blending is
+    /// the f32 addition that `fs_with_cells` makes (16-bit targets round each sum: the add pass
+    /// draws there).
+    f32_targets: bool,
+    resolve_layout: wgpu::BindGroupLayout,
+    resolve_pipeline_layout: wgpu::PipelineLayout,
+    pub(crate) resolve: FormatCache<wgpu::RenderPipeline>,
 }
 
 impl LodCellsPipelines {
@@ -246,12 +260,82 @@ impl LodCellsPipelines {
             multiview_mask: None,
             cache: None,
         });
+        let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("LodCells::resolve_layout"),
+            entries: &[
+                uniform_entry(0, fs),
+                float_texture_entry(1),
+                float_texture_entry(2),
+                storage_entry(3, fs),
+            ],
+        });
+        let resolve_pipeline_layout =
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("LodCells::resolve_pipeline_layout"),
+                bind_group_layouts: &[Some(&resolve_layout)],
+                immediate_size: 0,
+            });
+        let f32_targets = targets[0]
+            .as_ref()
+            .is_some_and(|t| t.format == wgpu::TextureFormat::Rgba32Float)
+            && targets[1]
+                .as_ref()
+                .is_some_and(|t| t.format == wgpu::TextureFormat::R32Float);
         Ok(Self {
             cells_layout,
             cells,
             add_layout,
             add,
+            f32_targets,
+            resolve_layout,
+            resolve_pipeline_layout,
+            resolve: FormatCache::default(),
         })
+    }
+
+    pub(crate) fn resolve_layout(&self) -> &wgpu::BindGroupLayout {
+        &self.resolve_layout
+    }
+
+    /// Makes the resolve with the cells' sums for `format` unless made (`module`: the resolve's,
+    /// `alloc_map_resolve.wgsl`).
+    pub(crate) fn ensure_resolve(
+        &mut self,
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        format: wgpu::TextureFormat,
+    ) {
+        if !self.f32_targets {
+            return;
+        }
+        let layout = &self.resolve_pipeline_layout;
+        self.resolve.ensure(format, || {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("LodCells::resolve"),
+                layout: Some(layout),
+                vertex: wgpu::VertexState {
+                    module,
+                    entry_point: Some("vs_main"),
+                    compilation_options: Default::default(),
+                    buffers: &[],
+                },
+                primitive: wgpu::PrimitiveState::default(),
+                depth_stencil: None,
+                multisample: wgpu::MultisampleState::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module,
+                    entry_point: Some("fs_with_cells"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(wgpu::ColorTargetState {
+                        format,
+                        blend: None,
+                        write_mask: wgpu::ColorWrites::ALL,
+                    })],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        });
     }
 }
 
@@ -342,11 +426,12 @@ fn sums_bytes(size: [u32; 2]) -> u64 {
 }
 
 impl AllocMapFrame {
-    /// Records the GPU resolve of a level's cells into this frame's accumulation targets, which
+    /// Records the GPU resolve of a level's cells for this frame, whose accumulation targets
     /// [`Self::prepare_with`] has just cleared and filled with the view's large blocks (the
-    /// chunks uploaded by [`LodCellsCache::upload`]): the cells pass into a sums buffer, then
-    /// the full-screen pass adding it to the targets. `view` is the frame's view (α, colour
-    /// mode, size).
+    /// chunks uploaded by [`LodCellsCache::upload`]): the cells pass into a sums buffer, which
+    /// the frame's resolve then adds to the targets' sums (32-bit float targets; elsewhere, or
+    /// with [`LodCellsCache::cells_add_pass`], a full-screen pass adds it into the targets).
+    /// `view` is the frame's view (α, colour mode, size).
     pub fn add_lod_cells(
         &mut self,
         device: &wgpu::Device,
@@ -364,9 +449,9 @@ impl AllocMapFrame {
         if input.cells == 0 {
             return;
         }
-        let Some((weighted, coverage)) = self.accumulation_views() else {
+        if self.accumulation_views().is_none() {
             return;
-        };
+        }
         if cache.sums.as_ref().is_none_or(|(_, b)| *b != sums_bytes) {
             cache.sums = Some((
                 device.create_buffer(&wgpu::BufferDescriptor {
@@ -453,6 +538,12 @@ impl AllocMapFrame {
                 );
             }
         }
+        if !cache.cells_add_pass && self.resolve_with_cells(device, pipelines, sums) {
+            return;
+        }
+        let Some((weighted, coverage)) = self.accumulation_views() else {
+            return;
+        };
         let add_params = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("LodCells::add_params"),
             contents: bytemuck::bytes_of(&AddParams {

@@ -13,6 +13,7 @@ pub mod cpu_reference;
 pub mod cursors;
 mod data;
 pub mod dense;
+pub mod dense_work;
 mod frame;
 pub mod gpu;
 pub mod lod_cells;

@@ -247,6 +247,10 @@ impl AllocMapPipelines {
 
     /// The resolve pipeline for a target format, created on first use.
     pub fn ensure_resolve(&mut self, device: &wgpu::Device, format: wgpu::TextureFormat) {
+        // With the level-of-detail cells' pipelines, their resolve too (`lod_cells.rs`).
+        if let Some(lod) = self.lod_cells.as_mut() {
+            lod.ensure_resolve(device, &self.resolve_module, format);
+        }
         let (module, layout) = (&self.resolve_module, &self.resolve_pipeline_layout);
         self.resolve.ensure(format, || {
             device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
