@@ -194,16 +194,7 @@ pub fn region_separators(
 
 /// Bytes in short form: 1536 → "1.5 KiB".
 pub fn bytes(v: u64) -> String {
-    let f = v as f64;
-    if f >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", f / (1u64 << 30) as f64)
-    } else if f >= (1u64 << 20) as f64 {
-        format!("{:.1} MiB", f / (1u64 << 20) as f64)
-    } else if f >= 1024.0 {
-        format!("{:.1} KiB", f / 1024.0)
-    } else {
-        format!("{v} B")
-    }
+    crate::ramp::bytes_fixed(v, 1)
 }
 
 /// A bin's name, blocks and peak: in its title strip above the map when it has one, else in
