@@ -85,6 +85,17 @@ fn decimals(step: f64) -> usize {
     }
 }
 
+/// The time between two ticks over `width` points: about one per 110 points, and on the event
+/// axis at least one event, since a trace of a few events otherwise ticks at fractions of one
+/// that its labels, in whole events, write "0 0 0 1 1 1".
+fn tick_step(t_span: f64, width: f32, axis: TimeAxis) -> f64 {
+    let step = nice_step(t_span / (f64::from(width) / 110.0).max(1.0));
+    match axis {
+        TimeAxis::Events => step.max(1.0),
+        TimeAxis::Wall => step,
+    }
+}
+
 /// Where a tick's label goes: right of its tick, or left of it where it would pass `right`
 /// (the last tick's "1.0 M" cut by the free bar); its anchors at the top and at the bottom.
 fn tick_label_x(x: f32, text: &str, right: f32) -> (f32, [egui::Align2; 2]) {
@@ -100,7 +111,7 @@ fn tick_label_x(x: f32, text: &str, right: f32) -> (f32, [egui::Align2; 2]) {
 
 /// Time ticks along the bottom of `map` (labels inside the map, above the ticks).
 pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis) {
-    let step = nice_step(cam.t_span / (f64::from(map.width()) / 110.0).max(1.0));
+    let step = tick_step(cam.t_span, map.width(), axis);
     let mut t = (cam.t0 / step).ceil() * step;
     let white = [205, 205, 205, 255];
     while t < cam.t0 + cam.t_span {
@@ -129,7 +140,7 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
 
 /// Time ticks in `strip` (under a bar): marks at its top, labels in it.
 pub fn time_axis(p: &mut Picture, strip: egui::Rect, cam: &Camera, axis: TimeAxis) {
-    let step = nice_step(cam.t_span / (f64::from(strip.width()) / 110.0).max(1.0));
+    let step = tick_step(cam.t_span, strip.width(), axis);
     let mut t = (cam.t0 / step).ceil() * step;
     while t < cam.t0 + cam.t_span {
         let x = strip.left() + ((t - cam.t0) / cam.t_span) as f32 * strip.width();
@@ -733,6 +744,14 @@ mod tests {
         assert_eq!(labels, ["0", "100 k", "900 k", "1.0 M"]);
         assert_eq!(time_label(1_500.0, TimeAxis::Events, 500.0), "1.5 k");
         assert_eq!(time_label(500.0, TimeAxis::Events, 500.0), "500");
+    }
+
+    #[test]
+    fn a_short_trace_ticks_whole_events() {
+        // test_sysroot.raw: 6 events over a 1172-point map ticked 0 0 0 1 1 1 … 3 3.
+        assert_eq!(tick_step(6.0, 1172.0, TimeAxis::Events), 1.0);
+        assert!(tick_step(6.0, 1172.0, TimeAxis::Wall) < 1.0);
+        assert_eq!(tick_step(1e6, 1172.0, TimeAxis::Events), 100_000.0);
     }
 
     #[test]
