@@ -67,11 +67,12 @@ pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
+    // The unit is chosen on the value as printed (one decimal): no "1024.0 KiB".
+    while (value * 10.0).round() / 10.0 >= 1024.0 && unit + 1 < UNITS.len() {
         value /= 1024.0;
         unit += 1;
     }
-    if value.fract() == 0.0 {
+    if (value * 10.0).round() / 10.0 == value.round() {
         format!("{value:.0} {}", UNITS[unit])
     } else {
         format!("{value:.1} {}", UNITS[unit])
@@ -135,4 +136,17 @@ pub fn render_tree(topology: &Topology) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_size;
+
+    #[test]
+    fn a_size_that_rounds_up_to_the_next_unit_is_written_in_it() {
+        assert_eq!(human_size(32 * 1024), "32 KiB");
+        assert_eq!(human_size(1_048_575), "1 MiB");
+        assert_eq!(human_size(2_096_000), "2 MiB");
+        assert_eq!(human_size(1536), "1.5 KiB");
+    }
 }

@@ -259,7 +259,9 @@ fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
+    // The unit is chosen on the value as printed (two decimals): 1,048,575 B is "1.00 MiB",
+    // not "1024.00 KiB".
+    while (v * 100.0).round() / 100.0 >= 1024.0 && u + 1 < UNITS.len() {
         v /= 1024.0;
         u += 1;
     }
@@ -514,4 +516,16 @@ pub fn convert_with(
         warnings: trace.warnings.total(),
         output_bytes: bytes.len() as u64,
     })
+}
+
+#[cfg(test)]
+mod bytes_tests {
+    use super::bytes;
+
+    #[test]
+    fn a_size_that_rounds_up_to_the_next_unit_is_written_in_it() {
+        assert_eq!(bytes(1_048_575), "1.00 MiB (1048575 B)");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(1536), "1.50 KiB (1536 B)");
+    }
 }

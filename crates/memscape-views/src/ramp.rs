@@ -268,41 +268,69 @@ fn log_ticks(lo: f64, hi: f64, max: usize, binary: bool) -> Vec<f64> {
 }
 
 /// A number in at most three significant digits with an SI prefix (`12.5k`, `3M`, `0.25`).
+/// The prefix is chosen after rounding: 999,999 reads `1M`, not `1000k`.
 pub fn short(v: f64) -> String {
-    let a = v.abs();
-    let (x, suffix) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
-    } else {
-        (v, "")
-    };
-    format!("{}{suffix}", trim(x))
+    const PREFIXES: [&str; 4] = ["", "k", "M", "G"];
+    let (x, u) = scaled(v, 1000.0, PREFIXES.len(), |x| round_to(x, trim_decimals(x)));
+    format!("{}{}", trim(x), PREFIXES[u])
 }
+
+const BYTE_UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
 
 /// Bytes with a binary prefix, up to three significant digits (`1 B`, `4 KiB`, `1.5 MiB`).
+/// The prefix is chosen after rounding: 1,048,575 B reads `1 MiB`, not `1024 KiB`.
 pub fn bytes(v: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = v;
-    let mut u = 0;
-    while x.abs() >= 1024.0 && u + 1 < UNITS.len() {
-        x /= 1024.0;
-        u += 1;
-    }
-    format!("{} {}", trim(x), UNITS[u])
+    let (x, u) = scaled(v, 1024.0, BYTE_UNITS.len(), |x| {
+        round_to(x, trim_decimals(x))
+    });
+    format!("{} {}", trim(x), BYTE_UNITS[u])
 }
 
-/// Three significant digits, no trailing zeros.
-fn trim(x: f64) -> String {
-    let decimals = if x.abs() >= 100.0 || x == x.round() {
+/// Bytes with a binary prefix and `decimals` decimals past bytes (`512 B`, `1.5 KiB`), the one
+/// fixed-precision form of the views' labels (a heap tree's sizes, a map bin's peak). The
+/// prefix is chosen after rounding, so that no label reads `1024.0 KiB`.
+pub fn bytes_fixed(v: u64, decimals: usize) -> String {
+    let (x, u) = scaled(v as f64, 1024.0, BYTE_UNITS.len(), |x| {
+        round_to(x, decimals)
+    });
+    if u == 0 {
+        format!("{v} B")
+    } else {
+        format!("{x:.decimals$} {}", BYTE_UNITS[u])
+    }
+}
+
+/// `v` divided by `base` until what it rounds to (`rounded`) is below `base`, and how many
+/// times it was divided (at most `units - 1`).
+fn scaled(v: f64, base: f64, units: usize, rounded: impl Fn(f64) -> f64) -> (f64, usize) {
+    let mut x = v;
+    let mut u = 0;
+    while rounded(x).abs() >= base && u + 1 < units {
+        x /= base;
+        u += 1;
+    }
+    (x, u)
+}
+
+fn round_to(x: f64, decimals: usize) -> f64 {
+    let scale = 10f64.powi(decimals as i32);
+    (x * scale).round() / scale
+}
+
+/// The decimals of three significant digits of `x`.
+fn trim_decimals(x: f64) -> usize {
+    if x.abs() >= 100.0 || x == x.round() {
         0
     } else if x.abs() >= 10.0 {
         1
     } else {
         2
-    };
+    }
+}
+
+/// Three significant digits, no trailing zeros.
+fn trim(x: f64) -> String {
+    let decimals = trim_decimals(x);
     let s = format!("{x:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
@@ -343,6 +371,20 @@ mod tests {
         );
         let c = ColorRamp::new(1234.0, 98_765.0, Scale::Log, Unit::Count("cyc"));
         assert_eq!(texts(&c, 4), ["1.23k cyc", "10k cyc", "98.8k cyc"]);
+    }
+
+    #[test]
+    fn a_value_that_rounds_up_to_the_next_prefix_is_written_in_it() {
+        assert_eq!(bytes(1_048_575.0), "1 MiB");
+        assert_eq!(bytes(1023.9), "1 KiB");
+        assert_eq!(bytes(1023.0), "1023 B");
+        assert_eq!(short(999_999.0), "1M");
+        assert_eq!(short(999.6), "1k");
+        assert_eq!(short(999.0), "999");
+        assert_eq!(bytes_fixed(1_048_575, 1), "1.0 MiB");
+        assert_eq!(bytes_fixed(1_048_000, 1), "1023.4 KiB");
+        assert_eq!(bytes_fixed(1023, 1), "1023 B");
+        assert_eq!(bytes_fixed(1536, 1), "1.5 KiB");
     }
 
     #[test]

@@ -692,7 +692,13 @@ impl View for GraphPane {
             && in_satellite(p)
         {
             // Centre the main view on the world point under the pointer.
-            let fit = draw::fit_view(&laid.layout, area.width(), area.height(), 6.0);
+            // The inset's own fit (`draw::satellite_view`'s), not the main view's capped one.
+            let fit = draw::fit_size(
+                [laid.layout.width, laid.layout.height],
+                area.width(),
+                area.height(),
+                6.0,
+            );
             let world = fit.to_world([p.x - area.min.x, p.y - area.min.y]);
             camera.offset = [
                 rect.width() / 2.0 - world[0] * camera.scale[0],

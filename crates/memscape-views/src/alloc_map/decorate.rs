@@ -52,9 +52,12 @@ const TEXT: egui::Color32 = egui::Color32::from_gray(205);
 
 fn time_label(t: f64, axis: TimeAxis, step: f64) -> String {
     match axis {
+        // One prefix rule for every tick: "900 k" beside "1.0 M", not "900000" beside "1.0 M".
         TimeAxis::Events => {
             if t.abs() >= 1e6 {
                 format!("{:.*} M", decimals(step / 1e6), t / 1e6)
+            } else if t.abs() >= 1e3 {
+                format!("{:.*} k", decimals(step / 1e3), t / 1e3)
             } else {
                 format!("{t:.0}")
             }
@@ -82,9 +85,33 @@ fn decimals(step: f64) -> usize {
     }
 }
 
+/// The time between two ticks over `width` points: about one per 110 points, and on the event
+/// axis at least one event, since a trace of a few events otherwise ticks at fractions of one
+/// that its labels, in whole events, write "0 0 0 1 1 1".
+fn tick_step(t_span: f64, width: f32, axis: TimeAxis) -> f64 {
+    let step = nice_step(t_span / (f64::from(width) / 110.0).max(1.0));
+    match axis {
+        TimeAxis::Events => step.max(1.0),
+        TimeAxis::Wall => step,
+    }
+}
+
+/// Where a tick's label goes: right of its tick, or left of it where it would pass `right`
+/// (the last tick's "1.0 M" cut by the free bar); its anchors at the top and at the bottom.
+fn tick_label_x(x: f32, text: &str, right: f32) -> (f32, [egui::Align2; 2]) {
+    if x + 2.0 + crate::label::approx_width(text, 10.5) > right {
+        (
+            x - 2.0,
+            [egui::Align2::RIGHT_TOP, egui::Align2::RIGHT_BOTTOM],
+        )
+    } else {
+        (x + 2.0, [egui::Align2::LEFT_TOP, egui::Align2::LEFT_BOTTOM])
+    }
+}
+
 /// Time ticks along the bottom of `map` (labels inside the map, above the ticks).
 pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis) {
-    let step = nice_step(cam.t_span / (f64::from(map.width()) / 110.0).max(1.0));
+    let step = tick_step(cam.t_span, map.width(), axis);
     let mut t = (cam.t0 / step).ceil() * step;
     let white = [205, 205, 205, 255];
     while t < cam.t0 + cam.t_span {
@@ -95,14 +122,16 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
             white,
             1.0,
         ));
+        let text = time_label(t, axis, step);
+        let (x_label, align) = tick_label_x(x, &text, map.right());
         shadowed(
             p,
             Label::new(
-                egui::pos2(x + 2.0, map.bottom() - 5.0),
-                time_label(t, axis, step),
+                egui::pos2(x_label, map.bottom() - 5.0),
+                text,
                 10.5,
                 TEXT,
-                egui::Align2::LEFT_BOTTOM,
+                align[1],
             ),
         );
         t += step;
@@ -111,7 +140,7 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
 
 /// Time ticks in `strip` (under a bar): marks at its top, labels in it.
 pub fn time_axis(p: &mut Picture, strip: egui::Rect, cam: &Camera, axis: TimeAxis) {
-    let step = nice_step(cam.t_span / (f64::from(strip.width()) / 110.0).max(1.0));
+    let step = tick_step(cam.t_span, strip.width(), axis);
     let mut t = (cam.t0 / step).ceil() * step;
     while t < cam.t0 + cam.t_span {
         let x = strip.left() + ((t - cam.t0) / cam.t_span) as f32 * strip.width();
@@ -121,12 +150,14 @@ pub fn time_axis(p: &mut Picture, strip: egui::Rect, cam: &Camera, axis: TimeAxi
             [205, 205, 205, 255],
             1.0,
         ));
+        let text = time_label(t, axis, step);
+        let (x_label, align) = tick_label_x(x, &text, strip.right());
         p.labels.push(Label::new(
-            egui::pos2(x + 2.0, strip.top() + 1.0),
-            time_label(t, axis, step),
+            egui::pos2(x_label, strip.top() + 1.0),
+            text,
             10.5,
             TEXT,
-            egui::Align2::LEFT_TOP,
+            align[0],
         ));
         t += step;
     }
@@ -194,16 +225,7 @@ pub fn region_separators(
 
 /// Bytes in short form: 1536 → "1.5 KiB".
 pub fn bytes(v: u64) -> String {
-    let f = v as f64;
-    if f >= (1u64 << 30) as f64 {
-        format!("{:.1} GiB", f / (1u64 << 30) as f64)
-    } else if f >= (1u64 << 20) as f64 {
-        format!("{:.1} MiB", f / (1u64 << 20) as f64)
-    } else if f >= 1024.0 {
-        format!("{:.1} KiB", f / 1024.0)
-    } else {
-        format!("{v} B")
-    }
+    crate::ramp::bytes_fixed(v, 1)
 }
 
 /// A bin's name, blocks and peak: in its title strip above the map when it has one, else in
@@ -711,6 +733,34 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_ticks_share_one_prefix_rule() {
+        let step = 100_000.0;
+        let labels: Vec<String> = [0.0, 100_000.0, 900_000.0, 1_000_000.0]
+            .iter()
+            .map(|t| time_label(*t, TimeAxis::Events, step))
+            .collect();
+        assert_eq!(labels, ["0", "100 k", "900 k", "1.0 M"]);
+        assert_eq!(time_label(1_500.0, TimeAxis::Events, 500.0), "1.5 k");
+        assert_eq!(time_label(500.0, TimeAxis::Events, 500.0), "500");
+    }
+
+    #[test]
+    fn a_short_trace_ticks_whole_events() {
+        // test_sysroot.raw: 6 events over a 1172-point map ticked 0 0 0 1 1 1 … 3 3.
+        assert_eq!(tick_step(6.0, 1172.0, TimeAxis::Events), 1.0);
+        assert!(tick_step(6.0, 1172.0, TimeAxis::Wall) < 1.0);
+        assert_eq!(tick_step(1e6, 1172.0, TimeAxis::Events), 100_000.0);
+    }
+
+    #[test]
+    fn a_tick_label_that_would_pass_the_edge_sits_left_of_its_tick() {
+        let (x, align) = tick_label_x(1170.0, "1.0 M", 1172.0);
+        assert!(x < 1170.0 && align[1] == egui::Align2::RIGHT_BOTTOM);
+        let (x, align) = tick_label_x(100.0, "100 k", 1172.0);
+        assert!(x > 100.0 && align[1] == egui::Align2::LEFT_BOTTOM);
+    }
 
     #[test]
     fn the_context_frame_follows_the_camera_and_stays_visible() {

@@ -140,9 +140,9 @@ pub fn scene(dataset: &Dataset, g: &GraphSettings, size: egui::Vec2) -> Result<G
     });
     let shown = laid.view_graph.graph.nodes.len();
     let count = if shown == laid.total_nodes {
-        format!("{shown} nodes")
+        counted(shown, "node")
     } else {
-        format!("{shown} of {} nodes", laid.total_nodes)
+        format!("{shown} of {}", counted(laid.total_nodes, "node"))
     };
     let matches = if g.search.is_some() {
         format!(" · {} matches", marks.matches.len())
@@ -150,10 +150,10 @@ pub fn scene(dataset: &Dataset, g: &GraphSettings, size: egui::Vec2) -> Result<G
         String::new()
     };
     let header = format!(
-        "{} · {count} · {} edges · {} crossings{matches}",
+        "{} · {count} · {} · {}{matches}",
         laid.title.replace('→', "->"),
-        laid.view_graph.graph.edges.len(),
-        laid.layout.crossings
+        counted(laid.view_graph.graph.edges.len(), "edge"),
+        counted(laid.layout.crossings as usize, "crossing")
     );
     Ok(GraphScene {
         drawing: draw::drawing(&laid, &laid.layout, &marks),
@@ -163,6 +163,16 @@ pub fn scene(dataset: &Dataset, g: &GraphSettings, size: egui::Vec2) -> Result<G
         satellite,
         header,
     })
+}
+
+/// `n` and `noun`, plural unless one: the header of a Graal dump's first snapshot read
+/// "1 nodes".
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn header_label(text: &str, width: f32, opacity: f32) -> crate::label::Label {
@@ -347,5 +357,17 @@ mod camera_tests {
             (mid.scale[0] - 1.0).abs() < 1e-4,
             "log-scale midway: {mid:?}"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        assert_eq!(counted(1, "node"), "1 node");
+        assert_eq!(counted(0, "edge"), "0 edges");
+        assert_eq!(counted(56, "node"), "56 nodes");
     }
 }

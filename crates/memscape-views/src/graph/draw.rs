@@ -591,9 +591,28 @@ pub fn between(a: &Drawing, b: &Drawing, u: f32) -> Drawing {
     }
 }
 
-/// The whole graph fitted into a `width`×`height` area.
+/// The most a fitted graph is enlarged: its node boxes are laid out around their labels, which
+/// keep their size in points; past this a graph of a node or two (a Graal dump's first
+/// snapshot, "Before phase …", is `Start` alone) filled the pane with one box that read as a
+/// panel, not a node.
+pub const FIT_SCALE_MAX: f32 = 2.0;
+
+/// The whole graph fitted into a `width`×`height` area, enlarged at most [`FIT_SCALE_MAX`]
+/// times, centred.
 pub fn fit_view(layout: &Layout, width: f32, height: f32, margin: f32) -> ShapesView {
-    fit_size([layout.width, layout.height], width, height, margin)
+    let fit = fit_size([layout.width, layout.height], width, height, margin);
+    let scale = fit.scale[0].min(fit.scale[1]);
+    if scale <= FIT_SCALE_MAX {
+        return fit;
+    }
+    let used = [
+        layout.width.max(1.0) as f32 * FIT_SCALE_MAX,
+        layout.height.max(1.0) as f32 * FIT_SCALE_MAX,
+    ];
+    ShapesView {
+        scale: [FIT_SCALE_MAX, FIT_SCALE_MAX],
+        offset: [0.5 * (width - used[0]), 0.5 * (height - used[1])],
+    }
 }
 
 /// A drawing of extent `size` fitted into a `width`×`height` area.
@@ -802,6 +821,20 @@ mod tests {
         let a = super::super::model::lay_out(&doc, 0, None, &show).unwrap();
         let b = super::super::model::lay_out(&doc, 1, None, &show).unwrap();
         (a, b)
+    }
+
+    #[test]
+    fn a_graph_of_one_node_is_not_blown_up_to_the_pane() {
+        let (a, _) = laid_pair();
+        let big = fit_view(&a.layout, 240.0, 200.0, 12.0);
+        let whole = fit_size([a.layout.width, a.layout.height], 240.0, 200.0, 12.0);
+        assert_eq!((big.scale, big.offset), (whole.scale, whole.offset));
+        // A Graal dump's first snapshot: `Start` alone, a box of about 60 × 20.
+        let mut one = a.layout.clone();
+        (one.width, one.height) = (60.0, 20.0);
+        let view = fit_view(&one, 1280.0, 778.0, 12.0);
+        assert_eq!(view.scale, [FIT_SCALE_MAX; 2]);
+        assert_eq!(view.to_pixels([30.0, 10.0]), [640.0, 389.0], "centred");
     }
 
     #[test]

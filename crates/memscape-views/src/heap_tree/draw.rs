@@ -98,18 +98,7 @@ pub fn short_name_at(name: &str) -> String {
 }
 
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+    crate::ramp::bytes_fixed(bytes, 1)
 }
 
 fn lerp(a: f32, b: f32, t: f32) -> f32 {
