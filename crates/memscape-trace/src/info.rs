@@ -272,8 +272,15 @@ fn bytes(n: u64) -> String {
     }
 }
 
-fn seconds(ns: u64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
+/// A duration in the unit that shows it: a span of 0.4 ms read "0.000 s".
+fn duration(ns: u64) -> String {
+    let ns_f = ns as f64;
+    match ns {
+        1_000_000_000.. => format!("{:.3} s", ns_f / 1e9),
+        1_000_000.. => format!("{:.3} ms", ns_f / 1e6),
+        1_000.. => format!("{:.3} µs", ns_f / 1e3),
+        _ => format!("{ns} ns"),
+    }
 }
 
 impl fmt::Display for InfoReport {
@@ -315,16 +322,17 @@ impl fmt::Display for InfoReport {
                 places.join(", ")
             )?;
         }
-        writeln!(f, "time span:       {}", seconds(self.time_span_ns))?;
+        writeln!(f, "time span:       {}", duration(self.time_span_ns))?;
         writeln!(
             f,
             "peak live:       {} at {} (event {})",
             bytes(self.peak_live_bytes),
-            seconds(self.peak_time_ns),
+            duration(self.peak_time_ns),
             self.peak_event
         )?;
         writeln!(f, "live at end:     {}", bytes(self.end_live_bytes))?;
-        writeln!(f, "never freed:     {} blocks", self.never_freed)?;
+        let plural = if self.never_freed == 1 { "" } else { "s" };
+        writeln!(f, "never freed:     {} block{plural}", self.never_freed)?;
         let with_events = self.processes.iter().filter(|p| p.events > 0).count();
         if with_events > 1 {
             // Regions are found on one address axis: processes' address spaces overlap there
@@ -415,7 +423,7 @@ impl InfoReport {
                     "  {:>12}  {:>8} blocks  median life {}  {} → {}",
                     bytes(s.bytes),
                     s.blocks,
-                    seconds(s.median_lifetime_ns),
+                    duration(s.median_lifetime_ns),
                     s.alloc_location,
                     s.free_location
                 )?;
@@ -527,5 +535,19 @@ mod bytes_tests {
         assert_eq!(bytes(1_048_575), "1.00 MiB (1048575 B)");
         assert_eq!(bytes(1023), "1023 B");
         assert_eq!(bytes(1536), "1.50 KiB (1536 B)");
+    }
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::duration;
+
+    #[test]
+    fn durations_are_written_in_the_unit_that_shows_them() {
+        assert_eq!(duration(0), "0 ns");
+        assert_eq!(duration(999), "999 ns");
+        assert_eq!(duration(412_345), "412.345 µs");
+        assert_eq!(duration(3_141_592), "3.142 ms");
+        assert_eq!(duration(3_141_592_653), "3.142 s");
     }
 }
