@@ -39,6 +39,42 @@ pub fn storage_entry(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::Bind
     }
 }
 
+/// A render pipeline without vertex buffers or depth, its geometry made by the vertex shader
+/// from the vertex index and storage buffers: the allocation map's accumulation (all blocks
+/// and the dense path's listed ones), its resolves and the level cells' add differ only in
+/// entry points and targets.
+pub fn buffer_free_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    vertex_entry: &str,
+    fragment_entry: &str,
+    targets: &[Option<wgpu::ColorTargetState>],
+) -> wgpu::RenderPipeline {
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(vertex_entry),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil: None,
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(fragment_entry),
+            compilation_options: Default::default(),
+            targets,
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 /// A compute pipeline of `module`'s `entry_point` over a layout of `groups` (the layout's label
 /// is the pipeline's with `_layout`).
 pub fn compute_pipeline(

@@ -243,27 +243,15 @@ impl DensePipelines {
             ],
             immediate_size: 0,
         });
-        let listed = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("AllocMap::accumulate_listed"),
-            layout: Some(&listed_layout),
-            vertex: wgpu::VertexState {
-                module: accumulate_module,
-                entry_point: Some("vs_listed"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: accumulate_module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: accumulate_targets,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let listed = crate::binding::buffer_free_pipeline(
+            device,
+            "AllocMap::accumulate_listed",
+            &listed_layout,
+            accumulate_module,
+            "vs_listed",
+            "fs_main",
+            accumulate_targets,
+        );
         Ok(Self {
             accum_layout,
             list_rw_layout,

@@ -239,27 +239,15 @@ impl LodCellsPipelines {
             bind_group_layouts: &[Some(&add_layout)],
             immediate_size: 0,
         });
-        let add = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("LodCells::add"),
-            layout: Some(&add_pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &add_module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &add_module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let add = crate::binding::buffer_free_pipeline(
+            device,
+            "LodCells::add",
+            &add_pipeline_layout,
+            &add_module,
+            "vs_main",
+            "fs_main",
+            targets,
+        );
         let resolve_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("LodCells::resolve_layout"),
             entries: &[
@@ -310,31 +298,19 @@ impl LodCellsPipelines {
         }
         let layout = &self.resolve_pipeline_layout;
         self.resolve.ensure(format, || {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("LodCells::resolve"),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState::default(),
-                depth_stencil: None,
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module,
-                    entry_point: Some("fs_with_cells"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            crate::binding::buffer_free_pipeline(
+                device,
+                "LodCells::resolve",
+                layout,
+                module,
+                "vs_main",
+                "fs_with_cells",
+                &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            )
         });
     }
 }

@@ -108,27 +108,15 @@ impl AllocMapPipelines {
         } else {
             None
         };
-        let accumulate = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("AllocMap::accumulate"),
-            layout: Some(&accumulate_layout),
-            vertex: wgpu::VertexState {
-                module: &accumulate_module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &accumulate_module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &accumulate_targets,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let accumulate = crate::binding::buffer_free_pipeline(
+            device,
+            "AllocMap::accumulate",
+            &accumulate_layout,
+            &accumulate_module,
+            "vs_main",
+            "fs_main",
+            &accumulate_targets,
+        );
         let pick_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("AllocMap::pick_layout"),
             entries: &[
@@ -253,31 +241,19 @@ impl AllocMapPipelines {
         }
         let (module, layout) = (&self.resolve_module, &self.resolve_pipeline_layout);
         self.resolve.ensure(format, || {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("AllocMap::resolve"),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState::default(),
-                depth_stencil: None,
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module,
-                    entry_point: Some("fs_main"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            crate::binding::buffer_free_pipeline(
+                device,
+                "AllocMap::resolve",
+                layout,
+                module,
+                "vs_main",
+                "fs_main",
+                &[Some(wgpu::ColorTargetState {
+                    format,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            )
         });
     }
 }
