@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use memscape_lod::LodTrace;
 use memscape_render::alloc_map::{AllocMapFrame, AllocMapPipelines, AllocMapView, CushionKind};
-use memscape_render::offscreen::{OFFSCREEN_FORMAT, OffscreenTarget};
+use memscape_render::offscreen::OffscreenTarget;
 use memscape_render::{AdapterChoice, GpuContext};
 
 #[path = "support/cpu.rs"]
@@ -72,15 +72,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 let (upload, how) = memscape_views::alloc_map::lod::prepare(
                     memscape_views::alloc_map::lod::ExactOnGpu::of(&ctx.device),
-                    &mut memscape_views::alloc_map::lod::LodFrameTarget {
-                        device: &ctx.device,
-                        queue: &ctx.queue,
-                        encoder: &mut encoder,
-                        pipelines: &mut pipelines,
-                        frame: &mut frame,
-                        origin: [0.0, 0.0],
-                        target_format: OFFSCREEN_FORMAT,
-                    },
+                    &mut memscape_views::alloc_map::lod::LodFrameTarget::offscreen(
+                        &ctx,
+                        &mut encoder,
+                        &mut pipelines,
+                        &mut frame,
+                    ),
                     None,
                     &lod,
                     &view,

@@ -459,15 +459,12 @@ fn lod_gpu_frames(
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let (upload, drawn) = crate::alloc_map::lod::prepare(
             crate::alloc_map::lod::ExactOnGpu::of(&ctx.device),
-            &mut crate::alloc_map::lod::LodFrameTarget {
-                device: &ctx.device,
-                queue: &ctx.queue,
-                encoder: &mut encoder,
-                pipelines: &mut pipelines,
-                frame: &mut frame,
-                origin: [0.0, 0.0],
-                target_format: target.texture.format(),
-            },
+            &mut crate::alloc_map::lod::LodFrameTarget::offscreen(
+                ctx,
+                &mut encoder,
+                &mut pipelines,
+                &mut frame,
+            ),
             Some(&mut cache),
             lod,
             &map_view,

@@ -66,15 +66,7 @@ fn draw(
     let drawn = if let Some(large_on) = gpu_cells {
         let (data, drawn) = prepare_gpu_cells(
             large_on,
-            &mut LodFrameTarget {
-                device: &ctx.device,
-                queue: &ctx.queue,
-                encoder: &mut encoder,
-                pipelines: &mut pipelines,
-                frame: &mut frame,
-                origin: [0.0, 0.0],
-                target_format: OFFSCREEN_FORMAT,
-            },
+            &mut LodFrameTarget::offscreen(ctx, &mut encoder, &mut pipelines, &mut frame),
             &mut cache,
             lod,
             view,
@@ -311,15 +303,7 @@ fn draw_exact(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
     let (upload, drawn) = prepare(
         exact,
-        &mut LodFrameTarget {
-            device: &ctx.device,
-            queue: &ctx.queue,
-            encoder: &mut encoder,
-            pipelines: &mut pipelines,
-            frame: &mut frame,
-            origin: [0.0, 0.0],
-            target_format: OFFSCREEN_FORMAT,
-        },
+        &mut LodFrameTarget::offscreen(ctx, &mut encoder, &mut pipelines, &mut frame),
         None,
         lod,
         view,
@@ -429,15 +413,7 @@ fn draw_sequence_with(
         let (upload, drawn) = match exact {
             Some(exact) => prepare(
                 exact,
-                &mut LodFrameTarget {
-                    device: &ctx.device,
-                    queue: &ctx.queue,
-                    encoder: &mut encoder,
-                    pipelines: &mut pipelines,
-                    frame: &mut frame,
-                    origin: [0.0, 0.0],
-                    target_format: OFFSCREEN_FORMAT,
-                },
+                &mut LodFrameTarget::offscreen(ctx, &mut encoder, &mut pipelines, &mut frame),
                 Some(&mut cache),
                 lod,
                 view,
@@ -445,15 +421,7 @@ fn draw_sequence_with(
             ),
             None => prepare_gpu_cells(
                 LargeBlocksOn::Gpu,
-                &mut LodFrameTarget {
-                    device: &ctx.device,
-                    queue: &ctx.queue,
-                    encoder: &mut encoder,
-                    pipelines: &mut pipelines,
-                    frame: &mut frame,
-                    origin: [0.0, 0.0],
-                    target_format: OFFSCREEN_FORMAT,
-                },
+                &mut LodFrameTarget::offscreen(ctx, &mut encoder, &mut pipelines, &mut frame),
                 &mut cache,
                 lod,
                 view,
@@ -659,15 +627,7 @@ fn cells_added_in_the_resolve_draw_the_same_frames_as_the_add_pass() {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
             let (upload, drawn) = prepare_gpu_cells(
                 large_on,
-                &mut LodFrameTarget {
-                    device: &ctx.device,
-                    queue: &ctx.queue,
-                    encoder: &mut encoder,
-                    pipelines: &mut pipelines,
-                    frame: &mut frame,
-                    origin: [0.0, 0.0],
-                    target_format: OFFSCREEN_FORMAT,
-                },
+                &mut LodFrameTarget::offscreen(ctx, &mut encoder, &mut pipelines, &mut frame),
                 &mut cache,
                 &lod,
                 &view,

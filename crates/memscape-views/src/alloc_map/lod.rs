@@ -342,7 +342,26 @@ pub struct LodFrameTarget<'a> {
     pub target_format: wgpu::TextureFormat,
 }
 
-impl LodFrameTarget<'_> {
+impl<'a> LodFrameTarget<'a> {
+    /// A frame alone at the corner of an offscreen target (`memscape_render::offscreen::OFFSCREEN_FORMAT`):
+    /// what the bench, the examples and the tests draw into.
+    pub fn offscreen(
+        ctx: &'a memscape_render::GpuContext,
+        encoder: &'a mut wgpu::CommandEncoder,
+        pipelines: &'a mut AllocMapPipelines,
+        frame: &'a mut AllocMapFrame,
+    ) -> Self {
+        Self {
+            device: &ctx.device,
+            queue: &ctx.queue,
+            encoder,
+            pipelines,
+            frame,
+            origin: [0.0, 0.0],
+            target_format: memscape_render::offscreen::OFFSCREEN_FORMAT,
+        }
+    }
+
     /// Records the exact pipeline's accumulation of `data` for `view` (`size` pixels) by `path`.
     pub(crate) fn record_blocks(
         &mut self,
