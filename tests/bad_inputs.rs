@@ -183,6 +183,16 @@ fn bzip2_and_massif_without_trees() {
     assert_eq!(a["events"], b["events"]);
     assert_eq!(a["peak_live_bytes"], b["peak_live_bytes"]);
 
+    // Stacks only (`--stacks=yes`, no malloc): the text says so and lists the stacks.
+    let stacks = shared("massif/massif.out.stack");
+    let tree = run(&["heaptree".as_ref(), stacks.as_os_str()]);
+    assert!(tree.status.success(), "{}", stderr(&tree));
+    let shown = String::from_utf8_lossy(&tree.stdout);
+    assert!(
+        shown.contains("this profile has no heap bytes") && shown.contains("stacks peak:"),
+        "{shown}"
+    );
+
     let massif = shared("massif/massif.out.32406");
     let tree = run(&["heaptree".as_ref(), massif.as_os_str()]);
     assert!(tree.status.success(), "{}", stderr(&tree));

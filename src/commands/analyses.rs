@@ -154,7 +154,7 @@ pub fn heaptree(args: &HeaptreeArgs) -> anyhow::Result<ExitCode> {
     )?;
     // A massif file without any tree still has its heap-size curve: show it, say why.
     if let HeapInput::Massif(file) = &input
-        && let Some(curve) = file.curve_without_tree()
+        && let Some(curve) = file.curve_instead_of_tree()
     {
         if args.json {
             print_json(&curve)?;
@@ -213,12 +213,18 @@ fn print_curve(curve: &memscape_heap::HeapCurveReport) -> std::io::Result<()> {
             p.snapshot, p.time, p.heap_bytes, p.heap_extra_bytes, p.stacks_bytes
         )?;
     }
-    if let Some(p) = &curve.peak {
-        writeln!(
+    match &curve.peak {
+        Some(p) if curve.no_heap_bytes => writeln!(
+            out,
+            "stacks peak: snapshot {} at {} {}: {} B stacks, no heap",
+            p.snapshot, p.time, curve.time_unit, p.stacks_bytes
+        )?,
+        Some(p) => writeln!(
             out,
             "peak: snapshot {} at {} {}: {} B heap + {} B extra",
             p.snapshot, p.time, curve.time_unit, p.heap_bytes, p.heap_extra_bytes
-        )?;
+        )?,
+        None => {}
     }
     Ok(())
 }

@@ -243,30 +243,38 @@ pub struct CurvePoint {
     pub stacks_bytes: u64,
 }
 
-/// What a massif file without any heap tree still tells: its heap-size curve. massif writes
-/// no tree when run with `--detailed-freq` above the snapshot count, and some tools write
-/// only the totals (massif-visualizer's `massif.out.huge`).
+/// What a massif file without a heap tree worth drawing still tells: its size curve. massif
+/// writes no tree when run with `--detailed-freq` above the snapshot count, and some tools
+/// write only the totals (massif-visualizer's `massif.out.huge`); a program that never
+/// touches the heap, profiled with `--stacks=yes`, has trees that are all one empty root.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct HeapCurveReport {
     pub source: String,
-    /// Always false here; the field tells JSON readers why there is no `tree`.
+    /// Whether some snapshot has a tree (then an empty one: `no_heap_bytes`); the field
+    /// tells JSON readers why there is no `tree`.
     pub has_tree: bool,
+    /// True when no snapshot has a heap byte and the curve to read is the stacks'
+    /// (`mem_stacks_B`, recorded by `valgrind --stacks=yes`).
+    pub no_heap_bytes: bool,
     pub message: String,
     pub time_unit: String,
     pub snapshots: Vec<CurvePoint>,
-    /// The snapshot with the most useful + extra heap.
+    /// The snapshot with the most useful + extra heap; with `no_heap_bytes`, the one with
+    /// the most stack bytes.
     pub peak: Option<CurvePoint>,
 }
 
 impl MassifFile {
-    /// The heap-size curve and a sentence saying why there is no tree, for files whose
-    /// snapshots carry none (`None` when some snapshot has a tree).
-    pub fn curve_without_tree(&self) -> Option<HeapCurveReport> {
-        if !self.detailed().is_empty() {
-            return None;
-        }
-        let points: Vec<CurvePoint> = self
-            .snapshots
+    /// The curve to show instead of a heap tree, when there is no tree
+    /// ([`Self::curve_without_tree`]) or no heap byte in any snapshot
+    /// ([`Self::curve_of_stacks_only`]); `None` when the file has a heap tree to draw.
+    pub fn curve_instead_of_tree(&self) -> Option<HeapCurveReport> {
+        self.curve_without_tree()
+            .or_else(|| self.curve_of_stacks_only())
+    }
+
+    fn curve_points(&self) -> Vec<CurvePoint> {
+        self.snapshots
             .iter()
             .map(|s| CurvePoint {
                 snapshot: s.number,
@@ -275,11 +283,56 @@ impl MassifFile {
                 heap_extra_bytes: s.mem_heap_extra_b,
                 stacks_bytes: s.mem_stacks_b,
             })
-            .collect();
+            .collect()
+    }
+
+    /// The stack-size curve and a sentence saying the profile measured stacks only, for files
+    /// where no snapshot has a heap byte but some has stack bytes (`valgrind --stacks=yes` on a
+    /// program that never calls malloc): their trees are one empty root that would draw as an
+    /// empty picture. `None` otherwise.
+    pub fn curve_of_stacks_only(&self) -> Option<HeapCurveReport> {
+        let heap_bytes = |s: &Snapshot| s.mem_heap_b.saturating_add(s.mem_heap_extra_b);
+        if self.snapshots.iter().any(|s| heap_bytes(s) > 0) {
+            return None;
+        }
+        let points = self.curve_points();
+        // The first snapshot with the most stack bytes.
+        let peak = points
+            .iter()
+            .fold(None::<&CurvePoint>, |best, p| match best {
+                Some(b) if b.stacks_bytes >= p.stacks_bytes => Some(b),
+                _ => Some(p),
+            })
+            .filter(|p| p.stacks_bytes > 0)?
+            .clone();
+        Some(HeapCurveReport {
+            source: self.source.clone(),
+            has_tree: !self.detailed().is_empty(),
+            no_heap_bytes: true,
+            message: format!(
+                "this profile has no heap bytes: all {} snapshots have mem_heap_B=0; it measured stacks (valgrind --stacks=yes), which peak at {} B in snapshot {}; showing the stack-size curve",
+                self.snapshots.len(),
+                peak.stacks_bytes,
+                peak.snapshot
+            ),
+            time_unit: self.time_unit.clone(),
+            snapshots: points,
+            peak: Some(peak),
+        })
+    }
+
+    /// The heap-size curve and a sentence saying why there is no tree, for files whose
+    /// snapshots carry none (`None` when some snapshot has a tree).
+    pub fn curve_without_tree(&self) -> Option<HeapCurveReport> {
+        if !self.detailed().is_empty() {
+            return None;
+        }
+        let points = self.curve_points();
         let peak = self.peak_snapshot().and_then(|i| points.get(i).cloned());
         Some(HeapCurveReport {
             source: self.source.clone(),
             has_tree: false,
+            no_heap_bytes: false,
             message: format!(
                 "no snapshot has a heap tree (all {} snapshots are heap_tree=empty: massif ran with --detailed-freq above the snapshot count, or the file was cut to its totals); showing the heap-size curve only",
                 self.snapshots.len()

@@ -465,3 +465,49 @@ fn massif_without_any_tree_gives_its_heap_curve() {
             .is_none()
     );
 }
+
+/// `valgrind --stacks=yes` on a program without malloc: every tree is one empty root, so the
+/// views show the stacks' curve and say why instead of an empty "0 B" tree.
+#[test]
+fn a_profile_of_stacks_only_shows_the_stack_curve() {
+    let file = read_massif(&data("massif.out.stack")).unwrap();
+    assert!(
+        !file.detailed().is_empty(),
+        "the shape under test: empty trees"
+    );
+    let curve = file
+        .curve_instead_of_tree()
+        .expect("no heap bytes: a curve");
+    assert!(curve.no_heap_bytes && curve.has_tree);
+    assert!(
+        curve.message.starts_with("this profile has no heap bytes")
+            && curve.message.contains("--stacks=yes"),
+        "{}",
+        curve.message
+    );
+    let most = file.snapshots.iter().map(|s| s.mem_stacks_b).max().unwrap();
+    let peak = curve.peak.unwrap();
+    assert_eq!(peak.stacks_bytes, most);
+    assert!(
+        curve.message.contains(&format!("{most} B")),
+        "{}",
+        curve.message
+    );
+    // The first snapshot holding the most.
+    let first = file
+        .snapshots
+        .iter()
+        .find(|s| s.mem_stacks_b == most)
+        .unwrap();
+    assert_eq!(peak.snapshot, first.number);
+    assert_eq!(curve.snapshots.len(), file.snapshots.len());
+    // Files with heap bytes keep their tree; tree-less files keep their own curve.
+    let with_heap = read_massif(&data("massif.out.kate")).unwrap();
+    assert!(with_heap.curve_instead_of_tree().is_none());
+    let tree_less = read_massif(&data("massif.out.32406")).unwrap();
+    assert_eq!(
+        tree_less.curve_instead_of_tree(),
+        tree_less.curve_without_tree()
+    );
+    assert!(!tree_less.curve_without_tree().unwrap().no_heap_bytes);
+}

@@ -63,13 +63,33 @@ fn pow2_class(size: u64) -> u32 {
     }
 }
 
+/// The title of power-of-two size class `class` (sizes with `class` significant bits). Below
+/// 1 KiB, the closed range in exact bytes (`512–1023 B`); from 1 KiB up, the half-open class
+/// [2^(class−1), 2^class) in binary units (`64–128 KiB` holds 65,536 to 131,071 bytes; a
+/// 17-digit byte count did not fit a bin's title), the upper end's unit written only when it
+/// differs (`512 KiB–1 MiB`).
 fn pow2_label(class: u32) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    // 2^exponent as a whole number of its largest binary unit: (value, unit).
+    let in_unit = |exponent: u32| {
+        let unit = (exponent / 10).min(UNITS.len() as u32 - 1);
+        (1u64 << (exponent - 10 * unit), UNITS[unit as usize])
+    };
     match class {
         0 => String::from("0 B"),
-        c => {
-            let lo = 1u128 << (c - 1);
-            let hi = (1u128 << c) - 1;
+        c if c <= 10 => {
+            let lo = 1u64 << (c - 1);
+            let hi = (1u64 << c) - 1;
             format!("{lo}–{hi} B")
+        }
+        c => {
+            let (lo, lo_unit) = in_unit(c - 1);
+            let (hi, hi_unit) = in_unit(c);
+            if lo_unit == hi_unit {
+                format!("{lo}–{hi} {hi_unit}")
+            } else {
+                format!("{lo} {lo_unit}–{hi} {hi_unit}")
+            }
         }
     }
 }
@@ -276,6 +296,15 @@ mod tests {
         assert_eq!(pow2_class(4), 3);
         assert_eq!(pow2_label(3), "4–7 B");
         assert_eq!(pow2_class(u64::MAX), 64);
-        assert_eq!(pow2_label(64), "9223372036854775808–18446744073709551615 B");
+        // From 1 KiB, half-open classes in binary units.
+        assert_eq!(pow2_label(10), "512–1023 B");
+        assert_eq!(pow2_label(11), "1–2 KiB");
+        assert_eq!(pow2_class(65_536), 17);
+        assert_eq!(pow2_class(131_071), 17);
+        assert_eq!(pow2_label(17), "64–128 KiB");
+        assert_eq!(pow2_label(20), "512 KiB–1 MiB");
+        assert_eq!(pow2_label(21), "1–2 MiB");
+        assert_eq!(pow2_label(64), "8–16 EiB");
+        assert_eq!(pow2_label(63), "4–8 EiB");
     }
 }

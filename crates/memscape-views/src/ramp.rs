@@ -270,7 +270,7 @@ fn log_ticks(lo: f64, hi: f64, max: usize, binary: bool) -> Vec<f64> {
 /// A number in at most three significant digits with an SI prefix (`12.5k`, `3M`, `0.25`).
 /// The prefix is chosen after rounding: 999,999 reads `1M`, not `1000k`.
 pub fn short(v: f64) -> String {
-    const PREFIXES: [&str; 4] = ["", "k", "M", "G"];
+    const PREFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
     let (x, u) = scaled(v, 1000.0, PREFIXES.len(), |x| round_to(x, trim_decimals(x)));
     format!("{}{}", trim(x), PREFIXES[u])
 }
@@ -381,6 +381,9 @@ mod tests {
         assert_eq!(short(999_999.0), "1M");
         assert_eq!(short(999.6), "1k");
         assert_eq!(short(999.0), "999");
+        // Past giga: time stamps in ns (LULESH's 3.6e15) read in three digits too.
+        assert_eq!(short(3_617_250_629_717_268.0), "3.62P");
+        assert_eq!(short(999_999_999_999.0), "1T");
         assert_eq!(bytes_fixed(1_048_575, 1), "1.0 MiB");
         assert_eq!(bytes_fixed(1_048_000, 1), "1023.4 KiB");
         assert_eq!(bytes_fixed(1023, 1), "1023 B");

@@ -467,7 +467,7 @@ fn stacked_bar_has_room_per_bin_and_labels_beside_it() {
         assert!(
             top.labels.iter().any(|l| l.pos.x <= rect.left()
                 && (y0..=y1).contains(&l.pos.y)
-                && l.text.ends_with(" B")),
+                && (l.text.ends_with(" B") || l.text.ends_with("iB"))),
             "bin {k}: no name beside its band {y0}..{y1}"
         );
     }

@@ -154,7 +154,7 @@ pub fn compose(
     }
     // A massif file without any heap tree: its heap-size curve instead of a tree.
     if let DatasetContent::Massif(file) = &dataset.content
-        && let Some(curve) = file.curve_without_tree()
+        && let Some(curve) = file.curve_instead_of_tree()
     {
         return Ok(curve_picture(&curve, size));
     }
@@ -293,31 +293,55 @@ pub fn timeline_cells(
         .collect()
 }
 
-/// A massif file without any heap tree: its heap-size curve (useful heap, and heap plus
-/// allocator overhead), the peak marked, and a line saying why there is no tree.
+/// The two caption lines of [`curve_picture`]: why there is no tree to draw.
+fn curve_captions(curve: &memscape_heap::HeapCurveReport) -> [String; 2] {
+    match &curve.peak {
+        Some(peak) if curve.no_heap_bytes => [
+            format!(
+                "this profile has no heap bytes: it measured stacks, which peak at {} (valgrind --stacks=yes)",
+                draw::human_bytes(peak.stacks_bytes)
+            ),
+            format!(
+                "{} snapshots, all with mem_heap_B=0: stack size over time",
+                curve.snapshots.len()
+            ),
+        ],
+        _ => [
+            "no snapshot has a heap tree: heap size over time only".to_owned(),
+            format!(
+                "{} snapshots, all heap_tree=empty (massif's --detailed-freq was above their count)",
+                curve.snapshots.len()
+            ),
+        ],
+    }
+}
+
+/// A massif file without a heap tree to draw: its heap-size curve (useful heap, and heap plus
+/// allocator overhead) and, when massif recorded them, the stacks' curve, the peak marked, and
+/// a line saying why there is no tree.
 fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Picture {
     use memscape_render::shapes::{Geometry, Shape};
     let mut pic = Picture::new(size, BACKGROUND);
     let (w, h) = (size.x, size.y);
     let plot = egui::Rect::from_min_max(egui::pos2(70.0, 70.0), egui::pos2(w - 20.0, h - 40.0));
     let text = egui::Color32::from_gray(220);
+    let [headline, detail] = curve_captions(curve);
     pic.labels.push(Label::new(
         egui::pos2(w / 2.0, 20.0),
-        "no snapshot has a heap tree: heap size over time only",
+        headline,
         15.0,
         text,
         egui::Align2::CENTER_CENTER,
     ));
     pic.labels.push(Label::new(
         egui::pos2(w / 2.0, 42.0),
-        format!(
-            "{} snapshots, all heap_tree=empty (massif's --detailed-freq was above their count)",
-            curve.snapshots.len()
-        ),
+        detail,
         12.0,
         egui::Color32::from_gray(170),
         egui::Align2::CENTER_CENTER,
     ));
+    // Only files that recorded stacks get their curve (the others' pictures stay as they were).
+    let has_stacks = curve.snapshots.iter().any(|p| p.stacks_bytes > 0);
     let t_max = curve
         .snapshots
         .iter()
@@ -328,7 +352,11 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
     let b_max = curve
         .snapshots
         .iter()
-        .map(|p| p.heap_bytes.saturating_add(p.heap_extra_bytes))
+        .map(|p| {
+            p.heap_bytes
+                .saturating_add(p.heap_extra_bytes)
+                .max(p.stacks_bytes)
+        })
         .max()
         .unwrap_or(0)
         .max(1) as f32;
@@ -352,8 +380,9 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
             axis,
         ));
     }
-    let series = [
+    let mut series = vec![
         (
+            "heap + allocator overhead",
             [120, 170, 255, 255],
             curve
                 .snapshots
@@ -362,6 +391,7 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
                 .collect::<Vec<_>>(),
         ),
         (
+            "useful heap",
             [255, 170, 60, 255],
             curve
                 .snapshots
@@ -370,7 +400,18 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
                 .collect(),
         ),
     ];
-    for (color, points) in &series {
+    if has_stacks {
+        series.push((
+            "stacks",
+            [110, 210, 130, 255],
+            curve
+                .snapshots
+                .iter()
+                .map(|p| at(p.time, p.stacks_bytes))
+                .collect(),
+        ));
+    }
+    for (_, color, points) in &series {
         for pair in points.windows(2) {
             pic.shapes.push(Shape::new(
                 Geometry::Segment {
@@ -413,7 +454,7 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
         small,
         egui::Align2::RIGHT_CENTER,
     ));
-    for (i, (color, _)) in series.iter().enumerate() {
+    for (i, (name, color, _)) in series.iter().enumerate() {
         let y = plot.top() + 8.0 + 16.0 * i as f32;
         pic.shapes.push(Shape::new(
             Geometry::Rect {
@@ -425,14 +466,19 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
         ));
         pic.labels.push(Label::new(
             egui::pos2(plot.left() + 24.0, y),
-            ["heap + allocator overhead", "useful heap"][i],
+            *name,
             11.0,
             small,
             egui::Align2::LEFT_CENTER,
         ));
     }
     if let Some(p) = &curve.peak {
-        let [x, y] = at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes));
+        let peak_bytes = if curve.no_heap_bytes {
+            p.stacks_bytes
+        } else {
+            p.heap_bytes.saturating_add(p.heap_extra_bytes)
+        };
+        let [x, y] = at(p.time, peak_bytes);
         // Beside the point, on the side with room.
         let align = if x > plot.center().x {
             egui::Align2::RIGHT_CENTER
@@ -443,8 +489,9 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
         pic.labels.push(Label::new(
             egui::pos2(x + dx, y + 4.0),
             format!(
-                "peak {} (snapshot {})",
-                draw::human_bytes(p.heap_bytes.saturating_add(p.heap_extra_bytes)),
+                "{}peak {} (snapshot {})",
+                if curve.no_heap_bytes { "stacks " } else { "" },
+                draw::human_bytes(peak_bytes),
                 p.snapshot
             ),
             11.0,
@@ -459,6 +506,45 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
 mod tests {
     use super::*;
     use memscape_heap::{GroupKey, Metric};
+
+    /// massif.out.stack (`valgrind --stacks=yes`, no malloc): the picture says the profile has
+    /// no heap bytes and draws the stacks, not an empty "(heap allocation functions) 0 B" tree.
+    #[test]
+    fn a_profile_of_stacks_only_draws_the_stacks_and_says_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/massif/massif.out.stack");
+        let file = memscape_heap::read_massif(&path).unwrap();
+        let most = file.snapshots.iter().map(|s| s.mem_stacks_b).max().unwrap();
+        let curve = file.curve_instead_of_tree().expect("a curve, not a tree");
+        let picture = curve_picture(&curve, egui::vec2(800.0, 500.0));
+        let texts: Vec<&str> = picture.labels.iter().map(|l| l.text.as_str()).collect();
+        let headline = format!(
+            "this profile has no heap bytes: it measured stacks, which peak at {} (valgrind --stacks=yes)",
+            draw::human_bytes(most)
+        );
+        assert!(texts.contains(&headline.as_str()), "{texts:?}");
+        assert!(texts.contains(&"stacks"), "the stacks' legend: {texts:?}");
+        assert!(
+            texts.iter().any(|t| t.starts_with("stacks peak ")),
+            "{texts:?}"
+        );
+        // A tree-less file without stacks keeps its picture: two series, its own caption.
+        let tree_less = memscape_heap::read_massif(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/data/massif/massif.out.32406"),
+        )
+        .unwrap();
+        let picture = curve_picture(
+            &tree_less.curve_instead_of_tree().unwrap(),
+            egui::vec2(800.0, 500.0),
+        );
+        let texts: Vec<&str> = picture.labels.iter().map(|l| l.text.as_str()).collect();
+        assert!(
+            texts.contains(&"no snapshot has a heap tree: heap size over time only"),
+            "{texts:?}"
+        );
+        assert!(!texts.contains(&"stacks"), "{texts:?}");
+    }
 
     #[test]
     fn timeline_times_between_points_show_the_exact_state() {

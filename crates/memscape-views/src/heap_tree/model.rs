@@ -130,7 +130,7 @@ pub fn timeline<'a>(
                 );
             }
             let (timeline, sizes) = memscape_heap::massif_timeline(file, settings.metric);
-            if let Some(curve) = file.curve_without_tree() {
+            if let Some(curve) = file.curve_instead_of_tree() {
                 // `memscape render` and `heaptree` draw the curve; the pane says so.
                 crate::bail!(
                     "{}: {} (`memscape heaptree` lists it; `memscape render --view sunburst` draws it)",

@@ -320,19 +320,22 @@ pub fn offender_charts(
     )
 }
 
+/// Each chart with the legend of its colours under it (one place for `render`, the pane and
+/// SVG export).
 fn offender_charts_of(rows: OffenderRows<'_>, rects: [egui::Rect; 2], hint: &str) -> Picture {
-    let mut pic = draw::offenders(
-        &format!("total latency per source line{hint}"),
-        rows.lines,
-        rows.lines_selected,
-        rects[0],
-    );
-    pic.extend(draw::offenders(
-        &format!("total latency per data symbol{hint}"),
-        rows.symbols,
-        rows.symbols_selected,
-        rects[1],
-    ));
+    let mut pic = Picture::default();
+    for (what, rows, selected, rect) in [
+        ("source line", rows.lines, rows.lines_selected, rects[0]),
+        ("data symbol", rows.symbols, rows.symbols_selected, rects[1]),
+    ] {
+        pic.extend(draw::offenders(
+            &format!("total latency per {what}{hint}"),
+            rows,
+            selected,
+            rect,
+        ));
+        pic.extend(draw::offender_legend(rows, selected.is_some(), rect));
+    }
     pic
 }
 
@@ -747,4 +750,73 @@ pub fn strips_legend(settings: &SamplesSettings) -> String {
         "strips: {} {} per window ({} windows; blue low, red high per axis)",
         settings.cluster_depth.0, settings.cluster_metric, settings.strips
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memscape_render::shapes::Geometry;
+
+    fn rows(n: u64) -> Vec<memscape_samples::Offender> {
+        (0..n)
+            .map(|i| memscape_samples::Offender {
+                name: format!("f.c:{i}"),
+                samples: 100 - i,
+                cycles: 1_000_000 / (i + 1),
+            })
+            .collect()
+    }
+
+    /// The offender bars are coloured (by latency, or whole/selected): each chart says what
+    /// the colours mean under its last bar, inside its half of the picture.
+    #[test]
+    fn offender_charts_carry_the_legend_of_their_colours() {
+        let rows = rows(20);
+        let selection: Vec<(u64, u64)> = rows.iter().map(|r| (1, r.cycles / 2)).collect();
+        for selected in [None, Some(selection.as_slice())] {
+            let size = egui::vec2(960.0, 420.0);
+            let pic = offenders_picture_of(
+                OffenderRows {
+                    lines: &rows,
+                    lines_selected: selected,
+                    symbols: &rows,
+                    symbols_selected: selected,
+                },
+                size,
+            );
+            let caption = if selected.is_some() {
+                "selected samples' part"
+            } else {
+                "bar colour: total latency"
+            };
+            let captions: Vec<&Label> = pic.labels.iter().filter(|l| l.text == caption).collect();
+            assert_eq!(captions.len(), 2, "one legend per chart");
+            // Under every bar, inside the picture.
+            let bars_bottom = pic
+                .shapes
+                .iter()
+                .filter_map(|s| match &s.geometry {
+                    Geometry::Rect { max, .. } if max[1] < captions[0].pos.y => Some(max[1]),
+                    _ => None,
+                })
+                .fold(0.0f32, f32::max);
+            let rows_bottom = (0..rows.len())
+                .map_while(|i| draw::offender_row(i, rows.len(), offender_rects(size)[0]))
+                .last()
+                .unwrap()
+                .bottom();
+            assert!(bars_bottom <= rows_bottom && captions[0].pos.y > rows_bottom);
+            assert!(captions.iter().all(|l| l.pos.y + 30.0 < size.y));
+            if selected.is_none() {
+                // The ramp's ticks are in cycles, from 0.
+                assert!(
+                    pic.labels.iter().any(|l| l.text.ends_with(" cyc")),
+                    "ramp ticks: {:?}",
+                    pic.labels.iter().map(|l| &l.text).collect::<Vec<_>>()
+                );
+            } else {
+                assert!(pic.labels.iter().any(|l| l.text == "whole (all samples)"));
+            }
+        }
+    }
 }

@@ -380,9 +380,10 @@ pub fn radial(
 
 /// Where row `i` of an offender chart of `n` rows inside `rect` lies (None: it does not fit).
 pub fn offender_row(i: usize, n: usize, rect: Rect) -> Option<Rect> {
-    let row_h = ((rect.height() - 24.0) / n.max(1) as f32).clamp(10.0, 22.0);
+    let bottom = rect.bottom() - OFFENDER_LEGEND;
+    let row_h = ((bottom - rect.top() - 24.0) / n.max(1) as f32).clamp(10.0, 22.0);
     let y = rect.top() + 22.0 + i as f32 * row_h;
-    (i < n && y + row_h <= rect.bottom()).then(|| {
+    (i < n && y + row_h <= bottom).then(|| {
         Rect::from_min_max(
             Pos2::new(rect.left(), y),
             Pos2::new(rect.right(), y + row_h),
@@ -393,6 +394,76 @@ pub fn offender_row(i: usize, n: usize, rect: Rect) -> Option<Rect> {
 /// Bars of the selected part of each offender (drawn over the whole).
 const SELECTED: [u8; 4] = [243, 168, 58, 255];
 const WHOLE: [u8; 4] = [86, 92, 108, 255];
+
+/// Room under an offender chart's rows for [`offender_legend`]: a caption line and a ramp.
+const OFFENDER_LEGEND: f32 = 16.0 + crate::ramp::HEIGHT + 6.0;
+/// The widest the legend's ramp gets.
+const OFFENDER_RAMP_WIDTH: f32 = 260.0;
+
+/// What an offender chart's colours mean, under its last row: without a selection, each bar's
+/// colour is its total latency on the blue → red ramp from 0 to the top bar's (the ramp with
+/// its ticks in cycles); with one, grey is the whole and orange the selected samples' part.
+pub fn offender_legend(rows: &[Offender], selected: bool, rect: Rect) -> Picture {
+    let mut pic = Picture::default();
+    let shown = (0..rows.len())
+        .map_while(|i| offender_row(i, rows.len(), rect))
+        .last();
+    let Some(last) = shown else {
+        return pic;
+    };
+    let top = last.bottom() + 6.0;
+    let left = rect.left() + 4.0;
+    let caption = Color32::from_gray(170);
+    if selected {
+        let mut x = left;
+        for (fill, text) in [
+            (WHOLE, "whole (all samples)"),
+            (SELECTED, "selected samples' part"),
+        ] {
+            pic.shapes.push(Shape::new(
+                Geometry::Rect {
+                    min: [x, top + 3.0],
+                    max: [x + 12.0, top + 11.0],
+                    corner_px: 2.0,
+                },
+                fill,
+            ));
+            pic.labels.push(Label::new(
+                Pos2::new(x + 16.0, top + 7.0),
+                text,
+                10.0,
+                caption,
+                Align2::LEFT_CENTER,
+            ));
+            x += 16.0 + labels::approx_width(text, 10.0) + 18.0;
+        }
+        return pic;
+    }
+    pic.labels.push(Label::new(
+        Pos2::new(left, top + 7.0),
+        "bar colour: total latency",
+        10.0,
+        caption,
+        Align2::LEFT_CENTER,
+    ));
+    let max = rows.iter().map(|r| r.cycles).max().unwrap_or(1).max(1);
+    let ramp = crate::ramp::ColorRamp::new(
+        0.0,
+        max as f64,
+        crate::ramp::Scale::Linear,
+        crate::ramp::Unit::Count("cyc"),
+    );
+    let width = (rect.width() - 8.0).min(OFFENDER_RAMP_WIDTH);
+    ramp.draw(
+        &mut pic,
+        Rect::from_min_size(
+            Pos2::new(left, top + 16.0),
+            egui::vec2(width, crate::ramp::HEIGHT),
+        ),
+        caption,
+    );
+    pic
+}
 
 /// One bar chart of offenders (total latency, descending) inside `rect`. With `selected`
 /// (cycles and samples of the selection per row), each bar shows the whole in grey and the
