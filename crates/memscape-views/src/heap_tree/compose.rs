@@ -380,36 +380,24 @@ fn curve_picture(curve: &memscape_heap::HeapCurveReport, size: egui::Vec2) -> Pi
             axis,
         ));
     }
+    // One line per snapshot field, in the plot's coordinates.
+    let line = |bytes: fn(&memscape_heap::CurvePoint) -> u64| -> Vec<[f32; 2]> {
+        curve
+            .snapshots
+            .iter()
+            .map(|p| at(p.time, bytes(p)))
+            .collect()
+    };
     let mut series = vec![
         (
             "heap + allocator overhead",
             [120, 170, 255, 255],
-            curve
-                .snapshots
-                .iter()
-                .map(|p| at(p.time, p.heap_bytes.saturating_add(p.heap_extra_bytes)))
-                .collect::<Vec<_>>(),
+            line(|p| p.heap_bytes.saturating_add(p.heap_extra_bytes)),
         ),
-        (
-            "useful heap",
-            [255, 170, 60, 255],
-            curve
-                .snapshots
-                .iter()
-                .map(|p| at(p.time, p.heap_bytes))
-                .collect(),
-        ),
+        ("useful heap", [255, 170, 60, 255], line(|p| p.heap_bytes)),
     ];
     if has_stacks {
-        series.push((
-            "stacks",
-            [110, 210, 130, 255],
-            curve
-                .snapshots
-                .iter()
-                .map(|p| at(p.time, p.stacks_bytes))
-                .collect(),
-        ));
+        series.push(("stacks", [110, 210, 130, 255], line(|p| p.stacks_bytes)));
     }
     for (_, color, points) in &series {
         for pair in points.windows(2) {
