@@ -5,10 +5,9 @@
 //! many fragments the rasterizer then shades for them. `memscape bench` prints it beside the
 //! passes' GPU times, so that a pass's time can be read against the work it was given.
 
-use super::dense::{DENSE_MAX_ROWS, DENSE_MIN_COLUMNS};
+use memscape_eq1::{clamp_geometry, touched_pixels};
 
-/// Keep in sync with `EDGE_SLACK` in `shaders/alloc_map_dense.wgsl`.
-const EDGE_SLACK: f32 = 1.0 / 256.0;
+use super::dense::{DENSE_MAX_ROWS, DENSE_MIN_COLUMNS};
 
 /// The block pass's split of a draw's blocks (see the module's documentation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,14 +36,7 @@ impl DenseWork {
         for g in geometries {
             work.blocks += 1;
             let c = clamp_geometry(g, viewport, 2.0);
-            let q0 = [
-                (c[0] - EDGE_SLACK).floor(),
-                (c[1] - c[3] - EDGE_SLACK).floor(),
-            ];
-            let q1 = [
-                (c[0] + c[2] + EDGE_SLACK).ceil().max(q0[0] + 1.0),
-                (c[1] + EDGE_SLACK).ceil().max(q0[1] + 1.0),
-            ];
+            let [q0, q1] = touched_pixels(c);
             let lo = [q0[0].max(0.0), q0[1].max(0.0)];
             let hi = [q1[0].min(viewport[0]) - 1.0, q1[1].min(viewport[1]) - 1.0];
             if hi[0] < lo[0] || hi[1] < lo[1] {
@@ -86,22 +78,6 @@ impl std::fmt::Display for DenseWork {
             self.listed_fragments
         )
     }
-}
-
-/// `alloc_map_common.wgsl`'s `clamp_geometry`.
-fn clamp_geometry(g: [f32; 4], viewport: [f32; 2], margin: f32) -> [f32; 4] {
-    let [mut x0, mut yb, mut w, mut h] = g;
-    if x0 < -margin {
-        w -= -margin - x0;
-        x0 = -margin;
-    }
-    w = w.min(viewport[0] + margin - x0);
-    if yb > viewport[1] + margin {
-        h -= yb - (viewport[1] + margin);
-        yb = viewport[1] + margin;
-    }
-    h = h.min(yb + margin);
-    [x0, yb, w.max(0.0), h.max(0.0)]
 }
 
 #[cfg(test)]
