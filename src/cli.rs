@@ -578,7 +578,9 @@ pub enum AdapterArg {
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// An allocation trace (`demo`, `demo:sqlite`: the embedded traces).
+    /// Any file memscape reads (allocation traces, massif, heap profiles, samples, topologies,
+    /// reference traces, graphs), a directory of them, or `demo`, `demo:sqlite` (the embedded
+    /// traces).
     pub file: PathBuf,
     /// Only these processes of a multi-process recording: a pid, or a regular expression
     /// matched against the program names (the command lines when it matches no name).

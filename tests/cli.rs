@@ -105,6 +105,100 @@ fn a_missing_file_is_a_clear_error() {
     assert!(err.contains("/nonexistent/trace.raw"), "{err}");
 }
 
+/// `info` answers for every kind of file the views open, not only allocation traces: the
+/// format, the counts (checked against a plain scan of the file) and the warnings.
+#[test]
+fn info_summarizes_every_format_the_views_open() {
+    let text_of = |file: &Path| {
+        let out = memscape().arg("info").arg(file).output().unwrap();
+        assert!(
+            out.status.success(),
+            "info {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // massif: the marked peak's heap, and a --stacks=yes profile's stack peak, as the file
+    // says them (`snapshot=N`, `mem_heap_B=`, `mem_stacks_B=`, `heap_tree=peak`).
+    let kate = shared("massif/massif.out.kate");
+    let mut peak = None;
+    let (mut number, mut heap) = (String::new(), String::new());
+    for line in std::fs::read_to_string(&kate).unwrap().lines() {
+        if let Some(n) = line.strip_prefix("snapshot=") {
+            number = n.to_owned();
+        } else if let Some(b) = line.strip_prefix("mem_heap_B=") {
+            heap = b.to_owned();
+        } else if line == "heap_tree=peak" {
+            peak = Some((number.clone(), heap.clone()));
+        }
+    }
+    let (number, heap) = peak.expect("massif.out.kate marks a peak");
+    let out = text_of(&kate);
+    assert!(out.contains("format:          valgrind massif"), "{out}");
+    assert!(
+        out.contains(&format!("peak heap bytes {heap} (snapshot {number} at ")),
+        "{out}"
+    );
+    let stack = shared("massif/massif.out.stack");
+    let most_stacks = std::fs::read_to_string(&stack)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("mem_stacks_B=")?.parse::<u64>().ok())
+        .max()
+        .unwrap();
+    assert!(most_stacks > 0);
+    let out = text_of(&stack);
+    assert!(
+        out.contains(&format!("peak stacks     {most_stacks} B (snapshot ")),
+        "{out}"
+    );
+    // IGV XML: its nodes and edges as the file lists them.
+    let igv = shared("igv/example.xml");
+    let xml = std::fs::read_to_string(&igv).unwrap();
+    let out = text_of(&igv);
+    assert!(out.contains("format:          dependence graphs"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "({} nodes, {} edges)",
+            xml.matches("<node ").count(),
+            xml.matches("<edge ").count()
+        )),
+        "{out}"
+    );
+    // Graal BGV (gzip): more graphs than listed says how many more.
+    let out = text_of(&shared(
+        "bgv/graalvm-ce-java11-21.2.0_java_exampleArrayAllocation.bgv.gz",
+    ));
+    assert!(out.contains("  … ") && out.contains(" more\n"), "{out}");
+    // hwloc XML: the tree with its PUs.
+    let hwloc = shared("hwloc/16amd64-4distances.xml");
+    let pus = std::fs::read_to_string(&hwloc)
+        .unwrap()
+        .matches("<object type=\"PU\"")
+        .count();
+    let out = text_of(&hwloc);
+    assert!(out.contains("format:          hardware topology"), "{out}");
+    assert_eq!(out.matches(" PU P#").count(), pus, "{out}");
+    // JSON: the same, with the warnings counted.
+    let json = json_of(&["info"], &kate);
+    assert_eq!(json["format"], "valgrind massif");
+    assert_eq!(json["warnings"], 0);
+    assert!(json["summary"].as_str().unwrap().contains("snapshots"));
+    // --process belongs to allocation traces: said, naming the file and what it is.
+    let out = memscape()
+        .args(["info", "--process", "3"])
+        .arg(&kate)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("massif.out.kate") && err.contains("valgrind massif"),
+        "{err}"
+    );
+}
+
 fn shared(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data")

@@ -17,8 +17,70 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     if memscape_views::alloc_map::lod::wants_lod(&path) {
         return stored_info(args, &path);
     }
-    let trace = memscape_trace::load(&path)?;
+    let trace = match memscape_trace::load(&path) {
+        Ok(trace) => trace,
+        // Massif, heap profiles, samples, topologies, reference traces and graphs are read by
+        // the views' loader; it says once what it tried when none of them fits either.
+        Err(memscape_trace::LoadError::NotATrace { .. }) => return other_info(args, &path),
+        Err(e) => return Err(e.into()),
+    };
     trace_info(args, trace)
+}
+
+/// `info` of a file that is not an allocation trace: its format, the counts the GUI's summary
+/// shows, and its warnings.
+fn other_info(args: &InfoArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let dataset = memscape_views::dataset::load(
+        &memscape_views::LoadSource::File(path.to_path_buf()),
+        &|_, _| {},
+    )?;
+    let format = dataset.format_name();
+    if let Some(filter) = &args.process {
+        anyhow::bail!(
+            "{}: --process {filter:?} selects processes of an allocation trace; this file is {format}",
+            path.display()
+        );
+    }
+    #[derive(serde::Serialize)]
+    struct OtherInfo {
+        file: String,
+        format: String,
+        /// The counts, as the GUI's summary shows them.
+        summary: String,
+        warnings: u64,
+        warning_kinds: Vec<memscape_io::WarningKind>,
+    }
+    let report = OtherInfo {
+        file: path.display().to_string(),
+        format,
+        summary: dataset.summary_text(),
+        warnings: dataset.warnings().map_or(0, memscape_io::Warnings::total),
+        warning_kinds: dataset
+            .warnings()
+            .map(|w| w.kinds().to_vec())
+            .unwrap_or_default(),
+    };
+    if args.json {
+        super::analyses::print_json(&report)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "file:            {}", report.file)?;
+        writeln!(out, "format:          {}", report.format)?;
+        write!(out, "{}", report.summary)?;
+        // As the traces' report lists them.
+        writeln!(out, "warnings:        {}", report.warnings)?;
+        for k in &report.warning_kinds {
+            let places: Vec<String> = k.first.iter().map(ToString::to_string).collect();
+            writeln!(
+                out,
+                "  {} × {} (first at {})",
+                k.count,
+                k.message,
+                places.join(", ")
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What a stored summary was made with: the options and this program's version.

@@ -347,18 +347,40 @@ impl Dataset {
             }
             DatasetContent::Massif(m) => {
                 let detailed = m.snapshots.iter().filter(|s| s.tree.is_some()).count();
-                let peak = m
-                    .peak_snapshot()
-                    .and_then(|i| m.snapshots.get(i))
-                    .map_or(0, |s| s.mem_heap_b);
-                format!(
-                    "command         {}\ntime unit       {}\nsnapshots       {} ({} detailed)\npeak heap bytes {}\n",
+                let mut s = format!(
+                    "command         {}\ntime unit       {}{}\nsnapshots       {} ({} detailed)\n",
                     m.cmd,
                     m.time_unit,
+                    match m.time_unit.as_str() {
+                        "i" => " (instructions executed)",
+                        "ms" => " (milliseconds)",
+                        "B" => " (bytes allocated and freed)",
+                        _ => "",
+                    },
                     m.snapshots.len(),
                     detailed,
-                    peak
-                )
+                );
+                // Where the peak is, not only how high: the snapshot a user opens next.
+                if let Some(p) = m.peak_snapshot().and_then(|i| m.snapshots.get(i)) {
+                    s.push_str(&format!(
+                        "peak heap bytes {} (snapshot {} at {} {}; {} B extra)\n",
+                        p.mem_heap_b, p.number, p.time, m.time_unit, p.mem_heap_extra_b
+                    ));
+                }
+                // A `--stacks=yes` profile's stacks have their own peak (all of it when the
+                // heap is empty: `--heap=no`).
+                if let Some(p) = m
+                    .snapshots
+                    .iter()
+                    .filter(|s| s.mem_stacks_b > 0)
+                    .max_by_key(|s| (s.mem_stacks_b, std::cmp::Reverse(s.number)))
+                {
+                    s.push_str(&format!(
+                        "peak stacks     {} B (snapshot {} at {} {})\n",
+                        p.mem_stacks_b, p.number, p.time, m.time_unit
+                    ));
+                }
+                s
             }
             DatasetContent::HeapProfile(p) => {
                 let types: Vec<&str> = p.sample_types.iter().map(|t| t.name.as_str()).collect();
@@ -393,7 +415,8 @@ impl Dataset {
             DatasetContent::Graphs(g) => {
                 let snapshots = g.document.snapshots();
                 let mut s = format!("snapshots       {}\n", snapshots.len());
-                for (i, graph) in snapshots.iter().enumerate().take(20) {
+                const LISTED: usize = 20;
+                for (i, graph) in snapshots.iter().enumerate().take(LISTED) {
                     s.push_str(&format!(
                         "  {i:>3}  {} ({} nodes, {} edges)\n",
                         graph.name,
@@ -401,20 +424,29 @@ impl Dataset {
                         graph.edges.len()
                     ));
                 }
+                if snapshots.len() > LISTED {
+                    s.push_str(&format!("  … {} more\n", snapshots.len() - LISTED));
+                }
                 s
             }
         }
     }
 
     pub fn warnings_text(&self) -> String {
+        self.warnings().map(ToString::to_string).unwrap_or_default()
+    }
+
+    /// What the importer warned of (counted, with the first places); None for a topology,
+    /// whose reader rejects what it cannot use instead.
+    pub fn warnings(&self) -> Option<&memscape_io::Warnings> {
         match &self.content {
-            DatasetContent::AllocTrace(t) => t.trace.warnings.to_string(),
-            DatasetContent::Massif(m) => m.warnings.to_string(),
-            DatasetContent::HeapProfile(p) => p.warnings.to_string(),
-            DatasetContent::Samples(s) => s.warnings.to_string(),
-            DatasetContent::Topology(_) => String::new(),
-            DatasetContent::RefTrace(t) => t.warnings.to_string(),
-            DatasetContent::Graphs(g) => g.warnings.to_string(),
+            DatasetContent::AllocTrace(t) => Some(&t.trace.warnings),
+            DatasetContent::Massif(m) => Some(&m.warnings),
+            DatasetContent::HeapProfile(p) => Some(&p.warnings),
+            DatasetContent::Samples(s) => Some(&s.warnings),
+            DatasetContent::Topology(_) => None,
+            DatasetContent::RefTrace(t) => Some(&t.warnings),
+            DatasetContent::Graphs(g) => Some(&g.warnings),
         }
     }
 }
