@@ -216,6 +216,62 @@ fn radial_levels_have_ramps_with_values_clear_of_the_disc() {
     }
 }
 
+/// The radial topology's resource labels lie clear of the transfer links (a label's anchor is
+/// farther from every link than half the text's height plus half the link's width), every PU
+/// is named whole, and dark text goes on light fills.
+#[test]
+fn radial_labels_are_whole_and_clear_of_the_links() {
+    use memscape_render::shapes::Geometry;
+    let samples = lulesh();
+    let picture = common::settings(ViewKind::Topology, "")
+        .compose(&samples, egui::vec2(1000.0, 1000.0))
+        .unwrap();
+    let links: Vec<([f32; 2], [f32; 2], f32)> = picture
+        .shapes
+        .iter()
+        .filter_map(|s| match s.geometry {
+            Geometry::Segment { a, b, width_px } => Some((a, b, width_px)),
+            _ => None,
+        })
+        .collect();
+    assert!(links.len() >= 32, "links: {}", links.len());
+    let distance = |p: egui::Pos2, (a, b, _): &([f32; 2], [f32; 2], f32)| {
+        let (ab, ap) = ([b[0] - a[0], b[1] - a[1]], [p.x - a[0], p.y - a[1]]);
+        let t = ((ap[0] * ab[0] + ap[1] * ab[1]) / (ab[0] * ab[0] + ab[1] * ab[1])).clamp(0.0, 1.0);
+        ((ap[0] - t * ab[0]).powi(2) + (ap[1] - t * ab[1]).powi(2)).sqrt()
+    };
+    let names: Vec<&memscape_views::label::Label> = picture
+        .labels
+        .iter()
+        .filter(|l| {
+            ["machine ", "NUMA ", "L3", "L2", "L1", "PU "]
+                .iter()
+                .any(|k| l.text.starts_with(k))
+                && l.size == 10.0
+        })
+        .collect();
+    let pus = names.iter().filter(|l| l.text.starts_with("PU ")).count();
+    assert_eq!(pus, 32, "every PU named whole: {names:?}");
+    assert!(names.iter().all(|l| !l.text.contains('…')), "{names:?}");
+    for label in &names {
+        for link in &links {
+            let d = distance(label.pos, link);
+            assert!(
+                d > 0.5 * label.size + 0.5 * link.2,
+                "{:?} at {:?} lies on a link ({d:.1} px from {link:?})",
+                label.text,
+                label.pos
+            );
+        }
+    }
+    // Some fills of this selection are light (the ramp's middle): their labels are dark.
+    assert!(
+        names.iter().any(|l| l.color.r() < 128) && names.iter().any(|l| l.color.r() > 128),
+        "labels all of one shade: {:?}",
+        names.iter().map(|l| l.color).collect::<Vec<_>>()
+    );
+}
+
 /// Parallel histograms in a picture too narrow for every axis title in its column: the titles
 /// take turns on two rows and are shown whole (`dataSource`, not `dataSo…`), apart from each
 /// other; subtitles are shortened by whole words.

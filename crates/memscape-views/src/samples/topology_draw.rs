@@ -11,11 +11,13 @@ use memscape_samples::Offender;
 use memscape_topology::{ResourceKind, Topology};
 
 use crate::label::{self as labels, Label};
-use crate::picture::Picture;
+use crate::picture::{Picture, text_on};
 
 pub const BACKGROUND: [u8; 4] = [18, 20, 26, 255];
 const TEXT: Color32 = Color32::from_rgb(228, 230, 236);
 const EMPTY: [u8; 4] = [64, 68, 80, 255];
+/// Where in its ring (0 inner edge, 1 outer) a resource's links meet; labels take the rest.
+const LINK_AT: f32 = 0.3;
 
 /// What colours the resources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -203,6 +205,58 @@ fn level_legend(
 
 /// The radial topology inside `rect` (with `values`, its per-level colour legend where there
 /// is room, see [`radial_areas`]). `values` None: structure only.
+/// A ring segment of the radial picture (angles in screen radians, 0 = 3 o'clock).
+struct Segment {
+    center: Pos2,
+    a0: f32,
+    a1: f32,
+    r0: f32,
+    r1: f32,
+}
+
+impl Segment {
+    /// Where `name` goes in the part of the segment outside `link_at` (0 inner edge, 1 outer):
+    /// along the arc near the outer edge when it is wide, else along the radius; `beside`
+    /// moves an arc label off the middle, where a single child's link runs. Returns the
+    /// position, the text (cut to fit) and the rotation; None when not 3 characters fit.
+    fn label(
+        &self,
+        name: &str,
+        size: f32,
+        link_at: f32,
+        beside: bool,
+    ) -> Option<(Pos2, String, f32)> {
+        let mid_a = 0.5 * (self.a0 + self.a1);
+        let depth = self.r1 - self.r0;
+        let outer = (1.0 - link_at) * depth;
+        let arc_at = |r: f32| (self.a1 - self.a0) * r;
+        let along = |a: f32, r: f32| self.center + egui::vec2(a.cos(), a.sin()) * r;
+        // Arc labels sit near the outer edge when links cross the rest, else in the middle.
+        let r_arc = if link_at > 0.0 {
+            self.r1 - 0.5 * size - 3.0
+        } else {
+            0.5 * (self.r0 + self.r1)
+        };
+        if arc_at(r_arc) >= outer {
+            let width = labels::approx_width(name, size);
+            let half = 0.5 * arc_at(r_arc) - 8.0;
+            let (a, room) = if beside && width + 4.0 <= half {
+                (mid_a + (0.5 * width + 6.0) / r_arc, half)
+            } else {
+                (mid_a, arc_at(r_arc) - 4.0)
+            };
+            let text = labels::fit(name, size, room)?;
+            return Some((along(a, r_arc), text, a + FRAC_PI_2));
+        }
+        let r = self.r1 - 0.5 * outer;
+        if arc_at(r) < size + 2.0 {
+            return None;
+        }
+        let text = labels::fit(name, size, outer - 4.0)?;
+        Some((along(mid_a, r), text, mid_a))
+    }
+}
+
 pub fn radial(
     topology: &Topology,
     values: Option<&NodeValues<'_>>,
@@ -255,6 +309,8 @@ pub fn radial(
         };
         (a0, a1, r0, (n.depth as f32 + 1.0) * ring - 1.5)
     };
+    // Each resource's fill, kept for its label's contrast.
+    let mut fills = vec![EMPTY; nodes.len()];
     for n in nodes {
         let id = n.id as usize;
         let (a0, a1, r0, r1) = geometry(id);
@@ -271,6 +327,9 @@ pub fn radial(
             }
             _ => EMPTY,
         };
+        if let Some(slot) = fills.get_mut(id) {
+            *slot = fill;
+        }
         let border = if highlight == Some(n.id) {
             ([255, 255, 255, 255], 2.0)
         } else {
@@ -301,55 +360,73 @@ pub fn radial(
             if t == 0 || max == 0 {
                 continue;
             }
-            let mid = |id: usize| {
+            // A link joins its ends in the inner part of their rings, so that it does not
+            // cross the labels, which sit in the outer part.
+            let joint = |id: usize| {
                 let (a0, a1, r0, r1) = geometry(id);
                 let a = 0.5 * (a0 + a1) - FRAC_PI_2;
-                let r = 0.5 * (r0 + r1);
+                let r = r0 + LINK_AT * (r1 - r0);
                 [center.x + a.cos() * r, center.y + a.sin() * r]
             };
             pic.shapes.push(Shape::new(
                 Geometry::Segment {
-                    a: mid(parent as usize),
-                    b: mid(n.id as usize),
+                    a: joint(parent as usize),
+                    b: joint(n.id as usize),
                     width_px: 1.0 + 7.0 * t as f32 / max as f32,
                 },
                 [240, 240, 245, 110],
             ));
         }
     }
-    // Labels where they fit (tangential for wide segments, radial for narrow ones).
+    // Labels where they fit (tangential for wide segments, radial for narrow ones), in the
+    // outer part of their ring, clear of the links' joints, dark or light on their fill.
     let mut labelled = vec![0usize; levels];
+    let mut has_children = vec![false; nodes.len()];
+    for n in nodes {
+        if let Some(slot) = n.parent.and_then(|p| has_children.get_mut(p as usize)) {
+            *slot = true;
+        }
+    }
+    // Without values there are no links: labels take their whole segment.
+    let link_at = if values.is_some() { LINK_AT } else { 0.0 };
     for n in nodes {
         let id = n.id as usize;
         let (a0, a1, r0, r1) = geometry(id);
         let name = resource_name(topology, n.id);
-        let mid_r = 0.5 * (r0 + r1);
-        let mid_a = 0.5 * (a0 + a1) - FRAC_PI_2;
-        let pos = if n.depth == 0 {
-            center
-        } else {
-            center + egui::vec2(mid_a.cos(), mid_a.sin()) * mid_r
-        };
         let size = 10.0;
-        let arc = (a1 - a0) * mid_r;
-        let (room, angle) = if n.depth == 0 {
-            (2.0 * r1, 0.0)
-        } else if arc >= r1 - r0 {
-            (arc - 4.0, mid_a + FRAC_PI_2)
-        } else if arc >= size + 2.0 {
-            (r1 - r0 - 4.0, mid_a)
-        } else {
-            continue;
+        let segment = Segment {
+            center,
+            a0: a0 - FRAC_PI_2,
+            a1: a1 - FRAC_PI_2,
+            r0,
+            r1,
         };
-        let Some(text) = labels::fit(&name, size, room) else {
+        let placed = if n.depth == 0 {
+            // Above the centre when the links start there.
+            let pos = center - egui::vec2(0.0, if link_at > 0.0 { 0.5 * r1 } else { 0.0 });
+            labels::fit(&name, size, 2.0 * r1).map(|text| (pos, text, 0.0))
+        } else {
+            // In the outer part, clear of the links; the whole segment when only that holds
+            // the whole name (a number cut off would say nothing).
+            let beside = link_at > 0.0 && has_children[id];
+            segment
+                .label(&name, size, link_at, beside)
+                .filter(|(_, text, _)| *text == name || link_at == 0.0)
+                .or_else(|| segment.label(&name, size, 0.0, false))
+        };
+        let Some((pos, text, angle)) = placed else {
             continue;
         };
         let mut angle = angle.rem_euclid(TAU);
         if angle > FRAC_PI_2 && angle < 3.0 * FRAC_PI_2 {
             angle -= std::f32::consts::PI;
         }
+        // Dark text on light fills; the picture's own light text elsewhere.
+        let color = Some(text_on(fills.get(id).copied().unwrap_or(EMPTY)))
+            .filter(|c| c.r() < 128)
+            .unwrap_or(TEXT);
         pic.labels
-            .push(Label::new(pos, text, size, TEXT, Align2::CENTER_CENTER).rotated(angle));
+            .push(Label::new(pos, text, size, color, Align2::CENTER_CENTER).rotated(angle));
         labelled[n.depth as usize] += 1;
     }
     // Rings too crowded for any label (hundreds of PUs) get one caption at the top: what the
