@@ -206,19 +206,31 @@ pub(super) fn continue_or_lay_out(
     let mut reuse = Reuse::Taken;
     let (blocks, kept_blocks) = continued_vec(
         p.blocks,
-        spare_blocks.map(|s| (s, spare_len, changed.as_slice())),
+        spare_blocks.map(|array| SpareArray {
+            array,
+            len: spare_len,
+            changed: &changed,
+        }),
         n,
         &mut reuse,
     );
     let (times_events, kept_events) = continued_vec(
         p.times_events,
-        spare_events.map(|s| (s, spare_len, changed.as_slice())),
+        spare_events.map(|array| SpareArray {
+            array,
+            len: spare_len,
+            changed: &changed,
+        }),
         n,
         &mut reuse,
     );
     let (times_wall, kept_wall) = continued_vec(
         p.times_wall,
-        spare_wall.map(|s| (s, spare_len, changed.as_slice())),
+        spare_wall.map(|array| SpareArray {
+            array,
+            len: spare_len,
+            changed: &changed,
+        }),
         n,
         &mut reuse,
     );
@@ -280,6 +292,14 @@ fn holds(trace: &Trace, previous: &BlockArrays) -> bool {
             .all(|(t, &a)| t.start == memscape_render::u64_split::split(a))
 }
 
+/// One of a [`Spare`]'s arrays, with the length it holds and the indices below it that the
+/// last snapshot changed.
+struct SpareArray<'a, T> {
+    array: Arc<Vec<T>>,
+    len: usize,
+    changed: &'a [u32],
+}
+
 /// The values of a shared array with room for `n`: taken when nothing else holds it; else
 /// (the views show the last snapshot's meanwhile) made from `spare`, the array two snapshots
 /// back, when nothing holds that one (its values but at the indices `changed` and from `len`
@@ -287,7 +307,7 @@ fn holds(trace: &Trace, previous: &BlockArrays) -> bool {
 /// snapshot's spare); `reuse` is lowered to the worst way taken.
 fn continued_vec<T: Clone>(
     shared: Arc<Vec<T>>,
-    spare: Option<(Arc<Vec<T>>, usize, &[u32])>,
+    spare: Option<SpareArray<'_, T>>,
     n: usize,
     reuse: &mut Reuse,
 ) -> (Vec<T>, Option<Arc<Vec<T>>>) {
@@ -298,12 +318,18 @@ fn continued_vec<T: Clone>(
         }
         Err(shared) => shared,
     };
-    let from_spare = spare.and_then(|(spare, len, changed)| {
-        let v = Arc::try_unwrap(spare).ok()?;
-        let fits = v.len() == len && len <= shared.len();
-        let fits = fits && changed.last().is_none_or(|&i| (i as usize) < len);
-        fits.then_some((v, changed))
-    });
+    let from_spare = spare.and_then(
+        |SpareArray {
+             array,
+             len,
+             changed,
+         }| {
+            let v = Arc::try_unwrap(array).ok()?;
+            let fits = v.len() == len && len <= shared.len();
+            let fits = fits && changed.last().is_none_or(|&i| (i as usize) < len);
+            fits.then_some((v, changed))
+        },
+    );
     let v = match from_spare {
         Some((mut v, changed)) => {
             for &i in changed {
