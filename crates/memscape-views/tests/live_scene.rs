@@ -205,3 +205,54 @@ fn a_block_ended_since_the_last_snapshot_keeps_the_longest_lifetime() {
     assert_same_scene(&scene, &whole, "the old block ended");
     assert!(whole.max_lifetime >= 4_000, "{}", whole.max_lifetime);
 }
+
+/// As the GUI makes them: each snapshot's scene is held (the views show it) while the next is
+/// made, and let go once that one is shown. The next snapshot then cannot take the last one's
+/// arrays and makes its own from the arrays two snapshots back (`scene_blocks::Spare`: only the
+/// blocks open in them and those added since copied in); every scene equals the scene of the
+/// same snapshot made from scratch, and most were made that way, not copied whole.
+#[test]
+fn a_live_scene_continued_while_the_views_hold_the_last_equals_the_scene_from_scratch() {
+    use memscape_views::alloc_map::scene_blocks::Reuse;
+    let real = common::sqlite_recording();
+    let events = 400_000usize.min(real.event_order().len());
+    let cuts: Vec<usize> = (1..=40).map(|k| k * events / 40).collect();
+    for color_by in [ColorBy::Site, ColorBy::FreeSite, ColorBy::Size] {
+        let mut builder = TraceBuilder::replaying(&real, "sqlite replay");
+        let other = builder.thread("freeing thread");
+        let mut carry = SceneCarry::default();
+        let mut shown: Option<AllocScene> = None;
+        let (mut replayed, mut ways) = (0, Vec::new());
+        for &cut in &cuts {
+            replay_with_free_sides(&mut builder, &real, replayed..cut, other);
+            replayed = cut;
+            let trace = builder.snapshot(TraceFormat::HeaptrackRaw, true);
+            let frame = carry.frame.clone();
+            let (scene, next) = AllocScene::live(&trace, color_by, carry, true);
+            carry = next;
+            ways.push(carry.blocks.as_ref().map_or(Reuse::None, |b| b.reuse()));
+            let fresh = SceneCarry {
+                frame,
+                ..Default::default()
+            };
+            let (whole, _) = AllocScene::live(&trace, color_by, fresh, true);
+            assert_same_scene(&scene, &whole, &format!("{color_by:?} at {cut} events"));
+            // The scene shown so far is let go; this one is held while the next is made.
+            shown = Some(scene);
+        }
+        drop(shown);
+        let from_spare = ways.iter().filter(|&&w| w == Reuse::FromSpare).count();
+        assert!(
+            !ways.contains(&Reuse::Taken),
+            "{color_by:?}: the views held every last scene: {ways:?}"
+        );
+        // Site and free site keep an ended block's colour: every array from the spare; size
+        // colours every block again (its array copied), the time arrays still from the spare.
+        let wanted = if color_by == ColorBy::Size { 0 } else { 20 };
+        assert!(
+            from_spare >= wanted,
+            "{color_by:?}: {from_spare} of {} from the spare: {ways:?}",
+            cuts.len()
+        );
+    }
+}

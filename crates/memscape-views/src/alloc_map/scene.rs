@@ -263,7 +263,7 @@ impl AllocScene {
         // Taken by the sweep's thread, or by this one when no thread can be started.
         let from = std::sync::Mutex::new(Some(from));
         let take_from = || from.lock().ok().and_then(|mut f| f.take()).flatten();
-        let (scene, sweep, site_rules, kept) = std::thread::scope(|scope| {
+        let (scene, sweep, site_rules, kept, reuse) = std::thread::scope(|scope| {
             let sweep_thread = std::thread::Builder::new()
                 .name("memscape-sweep".into())
                 .spawn_scoped(scope, || {
@@ -281,6 +281,7 @@ impl AllocScene {
             } else {
                 "blocks"
             });
+            let reuse = laid.reuse;
             // Legend entries keyed like the blocks' colours: by site at line granularity, past
             // allocation wrappers (memscape_trace::sites).
             // One resolution of sites past wrappers (detection sweeps every block and node) for the
@@ -372,6 +373,12 @@ impl AllocScene {
                 }
             }
             scene.blocks = Arc::new(blocks);
+            // The last snapshot's arrays (when copied) differ from this one's colours at
+            // the blocks coloured here only when just those were.
+            let mut spare = laid.spare;
+            if let Some(spare) = &mut spare {
+                spare.colors_alike = recolor.is_some();
+            }
             let kept = BlockArrays {
                 blocks: scene.blocks.clone(),
                 times_events: scene.times_events.clone(),
@@ -381,6 +388,8 @@ impl AllocScene {
                 open: laid.open,
                 free_site_bytes: laid.free_site_bytes,
                 extremes: laid.extremes,
+                spare,
+                reuse: laid.reuse,
             };
             phase(if recolor.is_some() {
                 "colours continued"
@@ -396,13 +405,14 @@ impl AllocScene {
             };
             scene.region_metrics = Arc::new(region_metrics);
             phase("region metrics");
-            (scene, sweep, sites.take_rules(), kept)
+            (scene, sweep, sites.take_rules(), kept, reuse)
         });
         // Each phase's end, in ms from the start (what a live snapshot's scene costs).
         tracing::debug!(
             target: "memscape::scene",
             blocks = trace.blocks.len(),
             swept_from = sweep.started_at(),
+            ?reuse,
             ?phases,
             "allocation-map scene"
         );

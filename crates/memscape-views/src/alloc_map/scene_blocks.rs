@@ -38,6 +38,38 @@ pub struct BlockArrays {
     /// The largest block size of that snapshot, and the longest lifetime (in events) of its
     /// ended blocks: the next snapshot's maxima look only at the blocks added or still open.
     pub(super) extremes: Extremes,
+    /// The arrays of the snapshot before, when that snapshot's were copied (the views held
+    /// them), with what this snapshot changed in them: once the views let go of them, the next
+    /// snapshot takes them and copies in only those changes instead of every block.
+    pub(super) spare: Option<Spare>,
+    /// How this snapshot had the last one's values ([`Reuse`]).
+    pub(super) reuse: Reuse,
+}
+
+impl BlockArrays {
+    /// How this snapshot's arrays had the last snapshot's values: taken, made from the
+    /// arrays two snapshots back, or copied whole ([`Reuse::None`]: laid out whole).
+    pub fn reuse(&self) -> Reuse {
+        self.reuse
+    }
+}
+
+/// The block arrays of the snapshot before the last (two back), kept for their storage
+/// ([`BlockArrays::spare`]): the last snapshot's arrays are these but for the blocks open in
+/// them (`changed`), patched, and the blocks appended after them (from `len` on). The colours
+/// are only that alike when the last snapshot coloured just those blocks (`colors_alike`);
+/// else its colour array is copied whole.
+#[derive(Debug)]
+pub(super) struct Spare {
+    blocks: Arc<Vec<AllocBlockGpu>>,
+    times_events: Arc<Vec<BlockTimeGpu>>,
+    times_wall: Arc<Vec<BlockTimeGpu>>,
+    /// The blocks they hold (the last snapshot's from here on are appended).
+    len: usize,
+    /// The blocks open in them (ascending), patched by the last snapshot.
+    changed: Vec<u32>,
+    /// Whether the last snapshot coloured only `changed` and the appended blocks.
+    pub(super) colors_alike: bool,
 }
 
 /// The largest block size and the longest lifetime of the ended blocks laid out so far
@@ -87,6 +119,26 @@ pub(super) struct LaidOut {
     pub extremes: Extremes,
     /// Whether the last snapshot's arrays were continued.
     pub continued: bool,
+    /// The last snapshot's arrays when they were copied (see [`BlockArrays::spare`]; its
+    /// `colors_alike` is set once the colouring is known).
+    pub spare: Option<Spare>,
+    /// How the last snapshot's arrays were had: taken, made from the spare's, or copied.
+    pub reuse: Reuse,
+}
+
+/// How a continued snapshot had the last snapshot's values in arrays of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Reuse {
+    /// Not continued (laid out whole).
+    #[default]
+    None,
+    /// Nothing else held the last snapshot's arrays: taken as they are.
+    Taken,
+    /// The views held them: the arrays of the snapshot before them, with the blocks that
+    /// changed since copied in (`Spare`).
+    FromSpare,
+    /// The views held them and no spare was free: copied whole.
+    Copied,
 }
 
 /// Whether a block's colour by `color_by` stays once it has ended (with the same detected
@@ -127,21 +179,85 @@ pub(super) fn continue_or_lay_out(
             free_site_bytes: HashMap::new(),
             extremes: Extremes::default(),
             continued: false,
+            spare: None,
+            reuse: Reuse::None,
         };
         append(trace, regions, layout, 0..n, &mut out);
         return out;
     };
     let from = p.blocks.len();
+    let (spare_blocks, spare_events, spare_wall, spare_len, changed) = match p.spare {
+        Some(Spare {
+            blocks,
+            times_events,
+            times_wall,
+            len,
+            changed,
+            colors_alike,
+        }) => (
+            colors_alike.then_some(blocks),
+            Some(times_events),
+            Some(times_wall),
+            len,
+            changed,
+        ),
+        None => (None, None, None, 0, Vec::new()),
+    };
+    let mut reuse = Reuse::Taken;
+    let (blocks, kept_blocks) = continued_vec(
+        p.blocks,
+        spare_blocks.map(|array| SpareArray {
+            array,
+            len: spare_len,
+            changed: &changed,
+        }),
+        n,
+        &mut reuse,
+    );
+    let (times_events, kept_events) = continued_vec(
+        p.times_events,
+        spare_events.map(|array| SpareArray {
+            array,
+            len: spare_len,
+            changed: &changed,
+        }),
+        n,
+        &mut reuse,
+    );
+    let (times_wall, kept_wall) = continued_vec(
+        p.times_wall,
+        spare_wall.map(|array| SpareArray {
+            array,
+            len: spare_len,
+            changed: &changed,
+        }),
+        n,
+        &mut reuse,
+    );
+    // The last snapshot's arrays, still held by the views, are the next snapshot's spare.
+    let spare = match (kept_blocks, kept_events, kept_wall) {
+        (Some(blocks), Some(times_events), Some(times_wall)) => Some(Spare {
+            blocks,
+            times_events,
+            times_wall,
+            len: from,
+            changed: p.open.clone(),
+            colors_alike: false,
+        }),
+        _ => None,
+    };
     let mut out = LaidOut {
-        blocks: continued_vec(p.blocks, n),
-        times_events: continued_vec(p.times_events, n),
-        times_wall: continued_vec(p.times_wall, n),
+        blocks,
+        times_events,
+        times_wall,
         recolor: None,
         kept_colors: p.colors,
         open: Vec::with_capacity(p.open.len() + (n - from)),
         free_site_bytes: p.free_site_bytes,
         extremes: p.extremes,
         continued: true,
+        spare,
+        reuse,
     };
     // The blocks live at the last snapshot: their free side again (the position stays).
     let flags = b.flags.as_slice();
@@ -176,20 +292,65 @@ fn holds(trace: &Trace, previous: &BlockArrays) -> bool {
             .all(|(t, &a)| t.start == memscape_render::u64_split::split(a))
 }
 
-/// The values of a shared array with room for `n`: taken when nothing else holds it, else
-/// copied (the views show the last snapshot's meanwhile).
-fn continued_vec<T: Clone>(shared: Arc<Vec<T>>, n: usize) -> Vec<T> {
-    match Arc::try_unwrap(shared) {
+/// One of a [`Spare`]'s arrays, with the length it holds and the indices below it that the
+/// last snapshot changed.
+struct SpareArray<'a, T> {
+    array: Arc<Vec<T>>,
+    len: usize,
+    changed: &'a [u32],
+}
+
+/// The values of a shared array with room for `n`: taken when nothing else holds it; else
+/// (the views show the last snapshot's meanwhile) made from `spare`, the array two snapshots
+/// back, when nothing holds that one (its values but at the indices `changed` and from `len`
+/// on are `shared`'s), else copied. A `shared` still held is returned beside (the next
+/// snapshot's spare); `reuse` is lowered to the worst way taken.
+fn continued_vec<T: Clone>(
+    shared: Arc<Vec<T>>,
+    spare: Option<SpareArray<'_, T>>,
+    n: usize,
+    reuse: &mut Reuse,
+) -> (Vec<T>, Option<Arc<Vec<T>>>) {
+    let shared = match Arc::try_unwrap(shared) {
         Ok(mut v) => {
             v.reserve(n.saturating_sub(v.len()));
+            return (v, None);
+        }
+        Err(shared) => shared,
+    };
+    let from_spare = spare.and_then(
+        |SpareArray {
+             array,
+             len,
+             changed,
+         }| {
+            let v = Arc::try_unwrap(array).ok()?;
+            let fits = v.len() == len && len <= shared.len();
+            let fits = fits && changed.last().is_none_or(|&i| (i as usize) < len);
+            fits.then_some((v, changed))
+        },
+    );
+    let v = match from_spare {
+        Some((mut v, changed)) => {
+            for &i in changed {
+                let i = i as usize;
+                v[i] = shared[i].clone();
+            }
+            v.reserve(n.max(shared.len()) - v.len());
+            v.extend_from_slice(&shared[v.len()..]);
+            if *reuse == Reuse::Taken {
+                *reuse = Reuse::FromSpare;
+            }
             v
         }
-        Err(shared) => {
+        None => {
             let mut v = Vec::with_capacity(n.max(shared.len()));
             v.extend_from_slice(&shared);
+            *reuse = Reuse::Copied;
             v
         }
-    }
+    };
+    (v, Some(shared))
 }
 
 /// Lays out blocks `range` (colourless) after those in `out`, noting the live ones and the
