@@ -196,8 +196,10 @@ fn record_live_snapshots_grow_and_end_as_the_finished_file() {
                         "the continued heap tree differs at {e} events"
                     );
                     carry = sizes.carry();
-                    // Shown later, as a window's panes show it (the reading thread polls meanwhile).
-                    std::thread::sleep(Duration::from_millis(450));
+                    // Shown later, as a window's panes show it (the reading thread polls meanwhile:
+                    // longer than one poll, short enough for three snapshots of the 1.2 s program
+                    // on a loaded machine).
+                    std::thread::sleep(live::POLL_EVERY + Duration::from_millis(50));
                     receiver.shown(number);
                     assert_eq!(stats.nodes, t.call_tree.len() as u64);
                     events.push(e);
