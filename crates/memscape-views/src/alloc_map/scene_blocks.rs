@@ -206,31 +206,19 @@ pub(super) fn continue_or_lay_out(
     let mut reuse = Reuse::Taken;
     let (blocks, kept_blocks) = continued_vec(
         p.blocks,
-        spare_blocks.map(|array| SpareArray {
-            array,
-            len: spare_len,
-            changed: &changed,
-        }),
+        spare_blocks.map(|a| SpareArray::new(a, spare_len, &changed)),
         n,
         &mut reuse,
     );
     let (times_events, kept_events) = continued_vec(
         p.times_events,
-        spare_events.map(|array| SpareArray {
-            array,
-            len: spare_len,
-            changed: &changed,
-        }),
+        spare_events.map(|a| SpareArray::new(a, spare_len, &changed)),
         n,
         &mut reuse,
     );
     let (times_wall, kept_wall) = continued_vec(
         p.times_wall,
-        spare_wall.map(|array| SpareArray {
-            array,
-            len: spare_len,
-            changed: &changed,
-        }),
+        spare_wall.map(|a| SpareArray::new(a, spare_len, &changed)),
         n,
         &mut reuse,
     );
@@ -298,6 +286,16 @@ struct SpareArray<'a, T> {
     array: Arc<Vec<T>>,
     len: usize,
     changed: &'a [u32],
+}
+
+impl<'a, T> SpareArray<'a, T> {
+    fn new(array: Arc<Vec<T>>, len: usize, changed: &'a [u32]) -> Self {
+        Self {
+            array,
+            len,
+            changed,
+        }
+    }
 }
 
 /// The values of a shared array with room for `n`: taken when nothing else holds it; else
