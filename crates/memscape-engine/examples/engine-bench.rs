@@ -3,10 +3,13 @@
 //!
 //! ```text
 //! engine-bench write-trace EVENTS DIR     # memscape-heap's synthetic trace, 16 time windows
+//!                                         # (streamed: memory does not grow with EVENTS)
 //! engine-bench write-samples COPIES DIR   # the LULESH samples COPIES times over (shifted in time)
 //! engine-bench native DIR                 # read the dataset (memscape-parquet), then the crates
-//! engine-bench engine DIR [SPEC]          # the same aggregations on DataFusion (or SPEC:
-//!                                         # ballista://HOST:PORT, standalone:N)
+//! engine-bench engine DIR [SPEC] [--phases heap,bins,lod,map]
+//!                                         # the same aggregations on DataFusion (or SPEC:
+//!                                         # ballista://HOST:PORT, standalone:N); a trace's
+//!                                         # measurements all, or those listed
 //! ```
 //!
 //! Traces: the heap-size series at 100 points, the live heap per call site at the peak, the
@@ -35,6 +38,36 @@ use memscape_trace::metrics::{BinMetrics, TimeAxis};
 
 const POINTS: usize = 100;
 
+/// Which of a trace's measurements `engine` runs (each alone gives its own peak RSS).
+struct Phases {
+    heap: bool,
+    bins: bool,
+    lod: bool,
+    map: bool,
+}
+
+impl Phases {
+    fn all() -> Self {
+        Self::parse("heap,bins,lod,map")
+    }
+
+    fn parse(list: &str) -> Self {
+        let names: Vec<&str> = list.split(',').collect();
+        for name in &names {
+            assert!(
+                ["heap", "bins", "lod", "map"].contains(name),
+                "unknown phase {name:?}"
+            );
+        }
+        Self {
+            heap: names.contains(&"heap"),
+            bins: names.contains(&"bins"),
+            lod: names.contains(&"lod"),
+            map: names.contains(&"map"),
+        }
+    }
+}
+
 fn lulesh_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/memaxes/lulesh")
 }
@@ -50,18 +83,41 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("write-trace") => {
             let events: u64 = args[1].parse().expect("EVENTS");
-            let trace = memscape_heap::synthetic::synthetic_trace(events);
             let options = memscape_parquet::trace::TraceWriteOptions {
                 host: String::from("bench"),
                 windows: 16,
             };
-            memscape_parquet::write_trace(&trace, Path::new(&args[2]), &options).unwrap();
+            // Streamed: the trace is never whole in memory (1 B events would be ≈ 43 GB).
+            let written = memscape_parquet::trace_stream::write_synthetic_trace(
+                events,
+                Path::new(&args[2]),
+                &options,
+            )
+            .unwrap();
+            println!(
+                "blocks {} events {} files {} held at most {} block rows {} event rows",
+                written.summary.rows,
+                written.summary.events,
+                written.summary.files,
+                written.most_held.0,
+                written.most_held.1
+            );
         }
         Some("write-samples") => write_samples(args[1].parse().expect("COPIES"), &args[2]),
         Some("native") => native(Path::new(&args[1])),
         Some("engine") => {
-            let spec = EngineSpec::parse(args.get(2).map_or("embedded", String::as_str)).unwrap();
-            engine(Path::new(&args[1]), &spec);
+            // engine DIR [SPEC] [--phases heap,bins,lod,map]
+            let mut spec = EngineSpec::Embedded;
+            let mut phases = Phases::all();
+            let mut rest = args[2..].iter();
+            while let Some(arg) = rest.next() {
+                if arg == "--phases" {
+                    phases = Phases::parse(rest.next().expect("--phases LIST"));
+                } else {
+                    spec = EngineSpec::parse(arg).unwrap();
+                }
+            }
+            engine(Path::new(&args[1]), &spec, &phases);
         }
         _ => {
             eprintln!("usage: see the comment at the top of examples/engine-bench.rs");
@@ -276,7 +332,7 @@ fn native(dir: &Path) {
     }
 }
 
-fn engine(dir: &Path, spec: &EngineSpec) {
+fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) {
     let mut t = Instant::now();
     let engine = Engine::connect(spec).unwrap();
     let ds = engine.open(dir).unwrap();
@@ -284,62 +340,79 @@ fn engine(dir: &Path, spec: &EngineSpec) {
     match ds.manifest.kind {
         DatasetKind::Trace => {
             let events = engine.event_count(&ds, None).unwrap();
-            let points: Vec<u64> = (1..=POINTS as u64)
-                .map(|i| events * i / POINTS as u64)
-                .collect();
-            let series = engine.heap_series(&ds, None, &points).unwrap();
-            let peak = series.iter().max_by_key(|p| p.1).map_or(events, |p| p.0);
-            let sites = engine.live_by_site(&ds, None, peak).unwrap();
-            phase("heap", &mut t);
-            let windows = engine
-                .bin_windows(
-                    &ds,
-                    None,
-                    &BinKey::SizePow2,
-                    TimeAxis::EventIndex,
-                    0,
-                    events,
-                    POINTS,
-                )
-                .unwrap();
-            phase("bins", &mut t);
-            let plan = engine.lod_plan(&ds, None, &lod_params()).unwrap();
-            let mut cells = 0;
-            for level in &plan.levels {
-                cells += engine
-                    .lod_level(&ds, None, &plan, level)
-                    .unwrap()
-                    .cells
-                    .len();
+            // Each check printed as "-" when its phase did not run.
+            let mut checks = vec![String::from("-"); 6];
+            if phases.heap {
+                let points: Vec<u64> = (1..=POINTS as u64)
+                    .map(|i| events * i / POINTS as u64)
+                    .collect();
+                let series = engine.heap_series(&ds, None, &points).unwrap();
+                let peak = series.iter().max_by_key(|p| p.1).map_or(events, |p| p.0);
+                let sites = engine.live_by_site(&ds, None, peak).unwrap();
+                checks[0] = series.iter().map(|p| p.1).max().unwrap_or(0).to_string();
+                checks[1] = sites.iter().map(|s| s.bytes).sum::<u64>().to_string();
+                phase("heap", &mut t);
             }
-            phase("lod", &mut t);
-            // What `memscape render DATASET/ --view alloc` computes for a whole 1280×720 view:
-            // the default layout, the one level the view is drawn from, the size classes.
-            let plan = engine
-                .lod_plan(&ds, None, &memscape_lod::BuildParams::default())
-                .unwrap();
-            let view = memscape_lod::LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 1280, 720);
-            let level = memscape_engine::lod_index::lod_level_for(&plan, view.pixel_size());
-            let which: Vec<usize> = level.into_iter().collect();
-            let scratch = tempfile::tempdir().unwrap();
-            let meta = engine
-                .lod_index(
-                    &ds,
-                    None,
-                    &plan,
-                    Some(which.as_slice()),
-                    memscape_lod::SourceId::default(),
-                    &scratch.path().join("map.lod"),
-                )
-                .unwrap();
-            phase("map", &mut t);
+            if phases.bins {
+                let windows = engine
+                    .bin_windows(
+                        &ds,
+                        None,
+                        &BinKey::SizePow2,
+                        TimeAxis::EventIndex,
+                        0,
+                        events,
+                        POINTS,
+                    )
+                    .unwrap();
+                checks[2] = windows.len().to_string();
+                phase("bins", &mut t);
+            }
+            if phases.lod {
+                let plan = engine.lod_plan(&ds, None, &lod_params()).unwrap();
+                let mut cells = 0;
+                for level in &plan.levels {
+                    cells += engine
+                        .lod_level(&ds, None, &plan, level)
+                        .unwrap()
+                        .cells
+                        .len();
+                }
+                checks[3] = cells.to_string();
+                phase("lod", &mut t);
+            }
+            if phases.map {
+                // What `memscape render DATASET/ --view alloc` computes for a whole 1280×720
+                // view: the default layout, the one level the view is drawn from, the size
+                // classes.
+                let plan = engine
+                    .lod_plan(&ds, None, &memscape_lod::BuildParams::default())
+                    .unwrap();
+                let view =
+                    memscape_lod::LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 1280, 720);
+                let level = memscape_engine::lod_index::lod_level_for(&plan, view.pixel_size());
+                let which: Vec<usize> = level.into_iter().collect();
+                let scratch = tempfile::tempdir().unwrap();
+                let meta = engine
+                    .lod_index(
+                        &ds,
+                        None,
+                        &plan,
+                        Some(which.as_slice()),
+                        memscape_lod::SourceId::default(),
+                        &scratch.path().join("map.lod"),
+                    )
+                    .unwrap();
+                checks[4] = format!(
+                    "{:?}",
+                    level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig))
+                );
+                checks[5] = meta.classes.len().to_string();
+                phase("map", &mut t);
+            }
             println!(
-                "check {} {} {} {cells} map-level {:?} classes {}",
-                series.iter().map(|p| p.1).max().unwrap_or(0),
-                sites.iter().map(|s| s.bytes).sum::<u64>(),
-                windows.len(),
-                level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig)),
-                meta.classes.len()
+                "check {} {} {} {} map-level {} classes {}",
+                checks[0], checks[1], checks[2], checks[3], checks[4], checks[5]
             );
         }
         DatasetKind::Samples => {

@@ -18,17 +18,19 @@
 //! ```
 //!
 //! Entry points: [`write_trace`], [`read_trace`], [`write_samples`], [`read_samples`],
-//! [`Manifest::read`], [`is_dataset`].
+//! [`Manifest::read`], [`is_dataset`]; [`TraceStreamWriter`] writes a trace as its events come.
 
 pub mod samples;
 pub mod schema;
 pub mod trace;
+pub mod trace_stream;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use samples::{SamplesHead, read_samples, read_samples_head, write_samples};
 pub use trace::{TraceHead, read_trace, read_trace_head, write_trace};
+pub use trace_stream::TraceStreamWriter;
 
 /// File name of the manifest at the dataset's root.
 pub const MANIFEST: &str = "memscape-dataset.json";

@@ -125,21 +125,26 @@ pub fn call_sites() -> SchemaRef {
     ]))
 }
 
+/// How every table's files are written (zstd; the writer's default row groups of 1 Mi rows).
+pub(crate) fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_created_by(String::from("memscape"))
+        .build()
+}
+
 /// Writes `batch` to `path` (zstd, one file), creating its directory.
 pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io_err(parent))?;
     }
     let file = File::create(path).map_err(io_err(path))?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_created_by(String::from("memscape"))
-        .build();
     let pq = |source| ParquetError::Parquet {
         path: path.display().to_string(),
         source,
     };
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(pq)?;
+    let mut writer =
+        ArrowWriter::try_new(file, batch.schema(), Some(writer_properties())).map_err(pq)?;
     writer.write(batch).map_err(pq)?;
     writer.close().map_err(pq)?;
     Ok(())

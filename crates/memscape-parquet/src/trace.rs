@@ -258,7 +258,7 @@ fn strings(values: impl Iterator<Item = String>) -> ArrayRef {
     Arc::new(StringArray::from_iter_values(values))
 }
 
-fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
+pub(crate) fn write_small_tables(trace: &Trace, dir: &Path, host: &str) -> Result<usize> {
     let path = partition_dir(dir, "processes", host, None, None).join("part-0.parquet");
     let ps = &trace.processes;
     let p64 = |f: &dyn Fn(&Process) -> u64| -> ArrayRef {
