@@ -466,8 +466,7 @@ impl LodBuilder {
                 .min(PROFILE_BINS * SPOT_QUARTERS - 1);
             cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += 1.0;
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
-            cell.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |=
-                1 << eighth(ux);
+            cell.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << eighth(ux);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));
             if let Some(slot) = cell.few.get_mut(cell.n as usize) {
                 *slot = [ux, uy];

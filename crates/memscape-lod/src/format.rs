@@ -169,10 +169,7 @@ impl CellRec {
     /// `k` (`spots_y()[k]`); 0 where unknown.
     #[inline]
     pub fn spot_x_eighths(&self, k: usize, i: usize) -> u8 {
-        self.spot_x
-            .get(SPOT_QUARTERS * k + i)
-            .copied()
-            .unwrap_or(0)
+        self.spot_x.get(SPOT_QUARTERS * k + i).copied().unwrap_or(0)
     }
 
     pub fn bbox_at(&self, k: usize) -> f64 {

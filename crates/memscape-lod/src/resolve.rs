@@ -556,7 +556,12 @@ fn add_cell(
             if !s.reach[xi * ny + yi] {
                 continue;
             }
-            add(sums, col + py as usize, gx * gy * scale_a, ex * ey * scale_1);
+            add(
+                sums,
+                col + py as usize,
+                gx * gy * scale_a,
+                ex * ey * scale_1,
+            );
         }
     }
 }
