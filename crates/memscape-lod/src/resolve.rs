@@ -602,7 +602,9 @@ fn add_few(
     fn spans(a: f64, b: f64, len: f64, out: &mut Vec<(i64, f64, f64)>) {
         out.clear();
         let (p0, p1) = (ffloor(a), ffloor(b));
-        if p0 == p1 || len <= 1e-12 {
+        // A span of a cell's box is a few pixels long; one far longer (or where `p + 1 == p`)
+        // comes from corrupted records: one pixel, not a loop without end.
+        if p0 == p1 || len <= 1e-12 || !(p1 - p0 <= 64.0) || p0 + 1.0 == p0 {
             out.push((p0 as i64, 1.0, 0.0));
             return;
         }
