@@ -604,7 +604,8 @@ fn add_few(
         let (p0, p1) = (ffloor(a), ffloor(b));
         // A span of a cell's box is a few pixels long; one far longer (or where `p + 1 == p`)
         // comes from corrupted records: one pixel, not a loop without end.
-        if p0 == p1 || len <= 1e-12 || !(p1 - p0 <= 64.0) || p0 + 1.0 == p0 {
+        let long = p1 - p0 > 64.0 || (p1 - p0).is_nan();
+        if p0 == p1 || len <= 1e-12 || long || p0 + 1.0 == p0 {
             out.push((p0 as i64, 1.0, 0.0));
             return;
         }
