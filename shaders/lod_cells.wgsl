@@ -7,7 +7,7 @@
 // and at α = 0.1 a sliver of that size would weigh 0.43 of a block.
 //
 // Layouts (keep in sync with memscape-lod's `format.rs` and memscape-render's `lod_cells.rs`):
-// a cell is 20 words (`CellRec`, 80 bytes), a bucket 4 words (`BucketRec`, 16 bytes).
+// a cell is 22 words (`CellRec`, 88 bytes), a bucket 4 words (`BucketRec`, 16 bytes).
 
 struct CellsParams {
     rx: f32,
@@ -46,7 +46,12 @@ struct CellsParams {
 // Per pixel (row-major, row 0 at the top) 5 f32 sums as bits: acc (4) and coverage.
 @group(0) @binding(5) var<storage, read_write> sums: array<atomic<u32>>;
 
-const CELL_WORDS: u32 = 20u;
+const CELL_WORDS: u32 = 22u;
+// `profile_weights`' `part_sel`: every slice summed; the spot slices cut by a pixel edge left
+// out (`AxisCell::split_spots`); below 8, only quarter `part_sel % 4` of spot slice
+// `part_sel / 4`, where that slice is cut (`SplitPart`).
+const SPLIT_NONE: u32 = 0xffffffffu;
+const SPLIT_REST: u32 = 0xfffffffeu;
 const PROFILE_BINS: u32 = 16u;
 const FEW_BLOCKS: f32 = 16.0;
 const FEW_BLOCKS_FINE: f32 = 8.0;
@@ -187,8 +192,11 @@ struct Axis {
     ea: array<f32, 8>,
 }
 
+// Only the profile slices in the eighths of `xmask` (bit e: slices 2e, 2e + 1) count, all of
+// them where none of those is occupied; `part_sel` as above.
 fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_hi: f32,
-                   extent: f32, alpha: f32, global0: i32, n: i32) -> Axis {
+                   extent: f32, alpha: f32, global0: i32, n: i32, xmask_in: u32,
+                   part_sel: u32) -> Axis {
     var out: Axis;
     out.count = 0u;
     let b0 = origin + b_lo * scale;
@@ -198,7 +206,8 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
     let p0 = floor(blo);
     if (bhi <= p0 + 1.0) {
         let g = global0 + i32(p0);
-        if (g >= 0 && g < n) {
+        // Every block in one pixel: no slice is cut, no quarter apart.
+        if (g >= 0 && g < n && part_sel >= 8u) {
             out.p[0] = i32(p0);
             out.e1[0] = 1.0;
             out.ea[0] = 1.0;
@@ -206,9 +215,18 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
         }
         return out;
     }
+    var xmask = xmask_in;
     var total = 0.0;
     for (var j = 0u; j < PROFILE_BINS; j++) {
-        total += f32(profile_at(base, axis, j));
+        if ((xmask & (1u << (j / 2u))) != 0u) {
+            total += f32(profile_at(base, axis, j));
+        }
+    }
+    if (total <= 0.0 && xmask != 0xffu) {
+        xmask = 0xffu;
+        for (var j = 0u; j < PROFILE_BINS; j++) {
+            total += f32(profile_at(base, axis, j));
+        }
     }
     if (total <= 0.0) {
         return out;
@@ -245,15 +263,17 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
     var acca = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (var j = 0u; j < PROFILE_BINS; j++) {
         let v = profile_at(base, axis, j);
-        if (v == 0u) {
+        if (v == 0u || (xmask & (1u << (j / 2u))) == 0u) {
             continue;
         }
         let slice_q = f32(v) / total;
         // The slice whole, or its quarters by their shares.
         var code = 0u;
+        var spot_k = 2u;
         for (var k = 0u; k < 2u; k++) {
             if (spot_j[k] == j) {
                 code = cell_byte(base, 34u + k);
+                spot_k = k;
             }
         }
         var parts = 1u;
@@ -262,7 +282,30 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
             parts = 4u;
             code_total = (code & 3u) + ((code >> 2u) & 3u) + ((code >> 4u) & 3u) + (code >> 6u);
         }
-        for (var part = 0u; part < parts; part++) {
+        var first_part = 0u;
+        if (part_sel != SPLIT_NONE) {
+            // A spot slice whose blocks reach more than one pixel: its quarters apart.
+            var cut = false;
+            if (spot_k < 2u) {
+                let c0 = origin + f32(j) / f32(PROFILE_BINS) * scale;
+                let c1 = origin + f32(j + 1u) / f32(PROFILE_BINS) * scale;
+                let slo = max(min(c0, c1), clo);
+                let shi = min(max(c0, c1), chi);
+                cut = slo <= shi && shi + e / 2.0 > floor(slo - e / 2.0) + 1.0;
+            }
+            if (part_sel == SPLIT_REST) {
+                if (cut) {
+                    continue;
+                }
+            } else {
+                if (!cut || spot_k != part_sel / 4u) {
+                    continue;
+                }
+                first_part = part_sel % 4u;
+                parts = first_part + 1u;
+            }
+        }
+        for (var part = first_part; part < parts; part++) {
             var q = slice_q;
             var s0 = f32(j) / f32(PROFILE_BINS);
             var s1 = f32(j + 1u) / f32(PROFILE_BINS);
@@ -537,12 +580,34 @@ fn cells_main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let mean_w = bitcast<f32>(cells[base + 9u]);
     let mean_h = bitcast<f32>(cells[base + 10u]);
     let xs = profile_weights(base, 0u, cx0, rx, bbox_at(base, 0u), bbox_at(base, 1u),
-                             mean_w * rx, alpha, gx0, i32(params.width));
+                             mean_w * rx, alpha, gx0, i32(params.width), 0xffu, SPLIT_NONE);
     if (xs.count == 0u) {
         return;
     }
+    // `CellRec::spot_x` (bytes 80..88): where known, a spot slice cut by a row edge is resolved
+    // quarter by quarter, each in the columns of its own x eighths (`add_cell`'s split parts).
+    let split = (cells[base + 20u] | cells[base + 21u]) != 0u;
     let ys = profile_weights(base, 1u, cyb, -ry, bbox_at(base, 2u), bbox_at(base, 3u),
-                             mean_h * ry, alpha, gy0, i32(params.height));
+                             mean_h * ry, alpha, gy0, i32(params.height), 0xffu,
+                             select(SPLIT_NONE, SPLIT_REST, split));
+    if (split) {
+        for (var part = 0u; part < 8u; part++) {
+            let yp = profile_weights(base, 1u, cyb, -ry, bbox_at(base, 2u), bbox_at(base, 3u),
+                                     mean_h * ry, alpha, gy0, i32(params.height), 0xffu, part);
+            if (yp.count == 0u) {
+                continue;
+            }
+            let xp = profile_weights(base, 0u, cx0, rx, bbox_at(base, 0u), bbox_at(base, 1u),
+                                     mean_w * rx, alpha, gx0, i32(params.width),
+                                     cell_byte(base, 80u + part), SPLIT_NONE);
+            for (var xi = 0u; xi < xp.count; xi++) {
+                for (var yi = 0u; yi < yp.count; yi++) {
+                    add_pixel(gx0 + xp.p[xi], gy0 + yp.p[yi], cs, xp.ea[xi] * yp.ea[yi],
+                              xp.e1[xi] * yp.e1[yi]);
+                }
+            }
+        }
+    }
     if (ys.count == 0u) {
         return;
     }

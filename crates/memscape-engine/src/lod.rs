@@ -83,6 +83,9 @@ struct CellAcc {
     py: [u64; PROFILE_BINS],
     /// Centres per quarter of each slice along y (`CellRec::spot_y`).
     py_quarters: [[u64; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The x eighths holding centres of each quarter of each slice along y
+    /// (`CellRec::spot_x`).
+    py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
@@ -505,6 +508,7 @@ fn add_groups(
         c.py[jy / per_slice] += blocks_n;
         let quarter = jy / (per_slice / SPOT_QUARTERS);
         c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += blocks_n;
+        c.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << (jx / per_eighth);
         c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
         if c.few.len() + blocks_n as usize <= FEW_BLOCKS {
             match blocks_n {
@@ -608,6 +612,7 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             px: &c.px.map(|v| v as f32),
             py: &c.py.map(|v| v as f32),
             py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
+            py_quarters_x: Some(&c.py_quarters_x),
             mask: c.mask,
             few: &few,
         }));

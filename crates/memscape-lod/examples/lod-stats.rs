@@ -1,4 +1,6 @@
 //! Prints the levels of an index: cell size, blocks, cells, buckets, bytes.
+const CELL_BYTES: u64 = std::mem::size_of::<memscape_lod::format::CellRec>() as u64;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::path::PathBuf::from(std::env::args().nth(1).ok_or("usage: lod-stats INDEX")?);
     let idx = memscape_lod::LodIndex::open(&path)?;
@@ -18,10 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             l.log_tau,
             l.log_sig,
             l.blocks,
-            l.cells.len / 80,
+            l.cells.len / CELL_BYTES,
             l.buckets.len / 16,
-            (l.buckets.len / 16) as f64 / (l.cells.len / 80).max(1) as f64,
-            (l.cells.len / 80) as f64 / l.blocks.max(1) as f64,
+            (l.buckets.len / 16) as f64 / (l.cells.len / CELL_BYTES).max(1) as f64,
+            (l.cells.len / CELL_BYTES) as f64 / l.blocks.max(1) as f64,
             bytes as f64 / 1e6
         );
     }

@@ -53,6 +53,9 @@ struct CellAcc {
     py: [f32; PROFILE_BINS],
     /// Block centres per quarter of each slice along y (`CellRec::spot_y`).
     py_quarters: [[f32; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The x eighths holding centres of each quarter of each slice along y
+    /// (`CellRec::spot_x`).
+    py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
@@ -125,6 +128,12 @@ impl CellAcc {
             let to = (b + quarters * qy as usize) / 2;
             self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS] +=
                 child.py_quarters[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
+            // The child's x eighths, two by two, in the parent's half it lies in.
+            let eighths = child.py_quarters_x[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
+            for e in (0..8).filter(|e| eighths & (1 << e) != 0) {
+                self.py_quarters_x[to / SPOT_QUARTERS][to % SPOT_QUARTERS] |=
+                    1 << (4 * qx as usize + e / 2);
+            }
         }
         for &(b, acc) in &child.buckets {
             let p = self.bucket(b - (2 / crate::format::BUCKET_OCTAVES) as i16);
@@ -198,6 +207,7 @@ impl LevelOut {
                 px: &c.px,
                 py: &c.py,
                 py_quarters: Some(&c.py_quarters),
+                py_quarters_x: Some(&c.py_quarters_x),
                 mask: c.mask,
                 few: &c.few,
             });
@@ -456,6 +466,7 @@ impl LodBuilder {
                 .min(PROFILE_BINS * SPOT_QUARTERS - 1);
             cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += 1.0;
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
+            cell.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << eighth(ux);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));
             if let Some(slot) = cell.few.get_mut(cell.n as usize) {
                 *slot = [ux, uy];

@@ -29,6 +29,9 @@ pub struct CellSums<'a> {
     /// Centres per quarter of each slice along y (`CellRec::spot_y`); `None` where not
     /// counted (the slices' centres taken as uniform).
     pub py_quarters: Option<&'a [[f32; SPOT_QUARTERS]; PROFILE_BINS]>,
+    /// The x eighths holding centres of each quarter of each slice along y (bit `e`: eighth
+    /// `e`; `CellRec::spot_x`); `None` where not known.
+    pub py_quarters_x: Option<&'a [[u8; SPOT_QUARTERS]; PROFILE_BINS]>,
     /// `CellRec::mask`.
     pub mask: u64,
     /// The centres (x, y in cell units), in the order they are stored, when the cell has at
@@ -71,12 +74,17 @@ impl CellRec {
         };
         let (mut profile_x, mut profile_y) = (profile(s.px), profile(s.py));
         let mut spot_y = [0u8; 2];
+        let mut spot_x = [0u8; 2 * SPOT_QUARTERS];
         if let Some(quarters) = s.py_quarters {
-            for (slot, j) in spot_y.iter_mut().zip(CellRec::spot_slices(&profile_y)) {
+            let spots = CellRec::spot_slices(&profile_y);
+            for (k, (slot, j)) in spot_y.iter_mut().zip(spots).enumerate() {
                 let Some(q) = quarters.get(j) else { continue };
                 let max = q.iter().copied().fold(0.0f32, f32::max);
                 if max <= 0.0 {
                     continue;
+                }
+                if let Some(eighths) = s.py_quarters_x.and_then(|x| x.get(j)) {
+                    spot_x[SPOT_QUARTERS * k..SPOT_QUARTERS * (k + 1)].copy_from_slice(eighths);
                 }
                 for (i, &v) in q.iter().enumerate() {
                     let code = if v > 0.0 {
@@ -90,6 +98,7 @@ impl CellRec {
         }
         if s.n <= FEW_BLOCKS as f64 {
             spot_y = [0; 2];
+            spot_x = [0; 2 * SPOT_QUARTERS];
             profile_x = [0; PROFILE_BINS];
             profile_y = [0; PROFILE_BINS];
             let fine = s.n <= FEW_BLOCKS_FINE as f64;
@@ -120,6 +129,7 @@ impl CellRec {
             profile_x,
             profile_y,
             bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
+            spot_x,
         }
     }
 }
@@ -172,6 +182,7 @@ mod tests {
             px: &px,
             py: &px,
             py_quarters: None,
+            py_quarters_x: None,
             mask: 1,
             few: &few,
         };

@@ -55,6 +55,15 @@ pub struct CellRec {
     pub profile_y: [u8; PROFILE_BINS],
     /// Low bytes of the bounding box codes.
     pub bbox_fine: [u8; 4],
+    /// Where along x the centres of each quarter of the two slices `spot_y` describes lie:
+    /// byte `SPOT_QUARTERS · k + i` has bit `e` set when a centre of quarter `i` of spot slice
+    /// `k` lies in the x eighth `e` of the cell (0 where `spot_y` is unknown). Allocators reuse
+    /// a few addresses over and over, each at its own times: where a pixel row edge cuts a
+    /// spot slice, the profiles and the 8×8 `mask` cannot tell which of the slice's lines of
+    /// reused addresses lie in which pixel column, and at α 0.1 the line on the wrong side of
+    /// the edge coloured 89 of the 119 misses of `tests/faithful.rs`'s 640×140 view (issue 25,
+    /// wave 28).
+    pub spot_x: [u8; 2 * SPOT_QUARTERS],
 }
 
 /// Slices of a cell's profiles.
@@ -63,7 +72,7 @@ pub const PROFILE_BINS: usize = 16;
 /// Parts of a slice of `profile_y` whose centres `CellRec::spot_y` counts.
 pub const SPOT_QUARTERS: usize = 4;
 
-const _: () = assert!(std::mem::size_of::<CellRec>() == 80);
+const _: () = assert!(std::mem::size_of::<CellRec>() == 88);
 
 /// Cells of at most this many blocks keep their centres (`CellRec::profile_x`): to 1/65535
 /// of a cell up to [`FEW_BLOCKS_FINE`] blocks, to 1/255 beyond.
@@ -154,6 +163,13 @@ impl CellRec {
             }
             _ => (usize::MAX, [0.0; SPOT_QUARTERS]),
         })
+    }
+
+    /// The x eighths (bit `e`: eighth `e`) holding centres of quarter `i` of the spot slice
+    /// `k` (`spots_y()[k]`); 0 where unknown.
+    #[inline]
+    pub fn spot_x_eighths(&self, k: usize, i: usize) -> u8 {
+        self.spot_x.get(SPOT_QUARTERS * k + i).copied().unwrap_or(0)
     }
 
     pub fn bbox_at(&self, k: usize) -> f64 {

@@ -12,7 +12,9 @@ use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
 
 mod axis;
-pub use axis::{AxisCell, axis_weights, expected_overlap, profile_weights};
+pub use axis::{
+    AxisCell, SplitPart, axis_weights, expected_overlap, profile_weights, profile_weights_split,
+};
 
 /// Where the exact blocks of a view come from when no level applies.
 pub trait BlockSource: Sync {
@@ -370,6 +372,10 @@ pub struct Scratch {
     reach: Vec<bool>,
     /// A cell of few blocks' pixels: (x, y, Σo, Σo^α).
     pixels: Vec<(i64, i64, f64, f64)>,
+    /// The quarters of spot slices cut by a row edge (`profile_weights_split`), and one
+    /// quarter's columns.
+    split: Vec<SplitPart>,
+    part_xs: Vec<(i64, f64, f64)>,
 }
 
 fn add_cell(
@@ -450,6 +456,7 @@ fn add_cell(
             profile: &cell.profile_x,
             extent: bw,
             spots: [(usize::MAX, [0.0; SPOT_QUARTERS]); 2],
+            split_spots: false,
         },
         ctx.alpha,
         ctx.w,
@@ -458,7 +465,7 @@ fn add_cell(
     if s.xs.is_empty() {
         return;
     }
-    profile_weights(
+    profile_weights_split(
         &AxisCell {
             origin: cy_bottom,
             scale: -ctx.ry,
@@ -466,16 +473,79 @@ fn add_cell(
             profile: &cell.profile_y,
             extent: bh,
             spots: cell.spots_y(),
+            split_spots: cell.spot_x != [0; 2 * SPOT_QUARTERS],
         },
         ctx.alpha,
         ctx.h,
         &mut s.ys,
+        &mut s.split,
     );
+    let h = ctx.h as usize;
+    let add = |sums: &mut ColumnSums, i: usize, g: f64, e1: f64| {
+        let a = &mut sums.acc[i];
+        match ctx.mode {
+            ColorMode::Categorical => {
+                for k in 0..3 {
+                    a[k] += (c_sum[k] * g) as f32;
+                }
+            }
+            ColorMode::Quantitative => {
+                a[0] += (t_sum * g) as f32;
+                a[1] += (f_sum * g) as f32;
+            }
+        }
+        a[3] += (f_sum * g) as f32;
+        sums.cov[i] += (s_sum * e1) as f32;
+    };
+    // A spot slice cut by a row edge: each quarter's blocks in the columns of its own x
+    // eighths (`CellRec::spot_x`), not the cell's.
+    let mut from = 0;
+    while from < s.split.len() {
+        let part = s.split[from].part;
+        let to = from
+            + s.split[from..]
+                .iter()
+                .take_while(|p| p.part == part)
+                .count();
+        let eighths = cell.spot_x_eighths(part / SPOT_QUARTERS, part % SPOT_QUARTERS);
+        let per = PROFILE_BINS / MASK_BINS;
+        let masked: [u8; PROFILE_BINS] = std::array::from_fn(|j| {
+            if eighths & (1 << (j / per)) != 0 {
+                cell.profile_x[j]
+            } else {
+                0
+            }
+        });
+        let profile = if masked.iter().any(|&v| v > 0) {
+            &masked
+        } else {
+            &cell.profile_x
+        };
+        let x_axis = AxisCell {
+            origin: cx0,
+            scale: ctx.rx,
+            bbox: [cell.bbox_at(0), cell.bbox_at(1)],
+            profile,
+            extent: bw,
+            spots: [(usize::MAX, [0.0; SPOT_QUARTERS]); 2],
+            split_spots: false,
+        };
+        profile_weights(&x_axis, ctx.alpha, ctx.w, &mut s.part_xs);
+        for &(px, ex, gx) in &s.part_xs {
+            if px < ctx.held[0] || px >= ctx.held[1] {
+                continue;
+            }
+            let col = (px - ctx.held[0]) as usize * h;
+            for p in &s.split[from..to] {
+                add(sums, col + p.pixel as usize, gx * p.ea, ex * p.e1);
+            }
+        }
+        from = to;
+    }
     if s.ys.is_empty() {
         return;
     }
     let [scale_1, scale_a] = reach(ctx, cx0, cy_bottom, cell, s);
-    let h = ctx.h as usize;
     let ny = s.ys.len();
     for (xi, &(px, ex, gx)) in s.xs.iter().enumerate() {
         if px < ctx.held[0] || px >= ctx.held[1] {
@@ -486,22 +556,12 @@ fn add_cell(
             if !s.reach[xi * ny + yi] {
                 continue;
             }
-            let i = col + py as usize;
-            let g = gx * gy * scale_a;
-            let a = &mut sums.acc[i];
-            match ctx.mode {
-                ColorMode::Categorical => {
-                    for k in 0..3 {
-                        a[k] += (c_sum[k] * g) as f32;
-                    }
-                }
-                ColorMode::Quantitative => {
-                    a[0] += (t_sum * g) as f32;
-                    a[1] += (f_sum * g) as f32;
-                }
-            }
-            a[3] += (f_sum * g) as f32;
-            sums.cov[i] += (s_sum * ex * ey * scale_1) as f32;
+            add(
+                sums,
+                col + py as usize,
+                gx * gy * scale_a,
+                ex * ey * scale_1,
+            );
         }
     }
 }
@@ -542,7 +602,10 @@ fn add_few(
     fn spans(a: f64, b: f64, len: f64, out: &mut Vec<(i64, f64, f64)>) {
         out.clear();
         let (p0, p1) = (ffloor(a), ffloor(b));
-        if p0 == p1 || len <= 1e-12 {
+        // A span of a cell's box is a few pixels long; one far longer (or where `p + 1 == p`)
+        // comes from corrupted records: one pixel, not a loop without end.
+        let long = p1 - p0 > 64.0 || (p1 - p0).is_nan();
+        if p0 == p1 || len <= 1e-12 || long || p0 + 1.0 == p0 {
             out.push((p0 as i64, 1.0, 0.0));
             return;
         }

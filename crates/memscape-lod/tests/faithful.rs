@@ -388,7 +388,7 @@ fn short_views_within(c: &Case) -> Vec<(usize, f64)> {
 /// misses on one row, a line of blocks at one reused address 0.02 cells below a pixel edge
 /// spread by the resolve over the profile slice the edge cuts (two thirds of them above it);
 /// the slice's mean centre (`CellRec::spot_y`, format 4) gave 99.844 % (wave 23), its quarters
-/// (format 5) 99.867 % (wave 24).
+/// (format 5) 99.867 % (wave 24), their x eighths (format 6) 99.902 % (wave 28).
 #[test]
 fn short_views_with_cells_under_a_pixel_tall_near_the_rule_at_low_alpha() {
     let c = case(TraceFile::from_trace(trace(SynthParams::new(
@@ -403,15 +403,14 @@ fn short_views_with_cells_under_a_pixel_tall_near_the_rule_at_low_alpha() {
     }
 }
 
-/// The issue's rule (99.9 % within 8/255 at α 0.1) on the short views: **missed** at 99.867 %
-/// on the 640×140 view from level 48 (119 of 89,600 pixels; 99.9 % allows 89; 89 of the 119
-/// on row 85). What is left is which side of a pixel edge a cell's blocks lie on where a
-/// column edge and a row edge cut it together: its joint mask's eighths and 16 profile slices
-/// place a sliver of blocks in a pixel none of them reaches (the x and y of a cell's blocks
-/// are known apart, and jointly only to an eighth), or none where some do, and along
-/// addresses in the slices other than the two fullest (BENCHMARKS.md, waves 23 and 24).
+/// The issue's rule (99.9 % within 8/255 at α 0.1) on the short views. Format 5 missed it at
+/// 99.867 % on the 640×140 view from level 48 (119 of 89,600 pixels; 99.9 % allows 89; 89 of
+/// the 119 on row 85, whose top edge cuts a spot slice of the cells of row 77 between two
+/// lines of reused addresses: which of the slice's blocks lie in which pixel column was known
+/// only to the joint mask's eighths). Format 6 keeps the x eighths of each quarter of the two
+/// spot slices (`CellRec::spot_x`) and resolves a cut spot slice quarter by quarter in its
+/// own columns: 88 misses, 99.902 % (BENCHMARKS.md, wave 28).
 #[test]
-#[ignore = "misses 99.9 % on the 640×140 view (99.867 %): issue 25, BENCHMARKS waves 23-24"]
 fn short_views_with_cells_under_a_pixel_tall_within_tolerance_at_low_alpha() {
     let c = case(TraceFile::from_trace(trace(SynthParams::new(
         1_500_000, 11,

@@ -11,6 +11,8 @@ use memscape_lod::synth::{SynthParams, trace};
 use memscape_lod::trace_source::TraceFile;
 use memscape_lod::{LodIndex, LodView};
 
+const CELL_BYTES: usize = std::mem::size_of::<CellRec>();
+
 #[test]
 fn the_plan_names_the_cells_the_cpu_resolve_visits() {
     let file = TraceFile::from_trace(trace(SynthParams::new(400_000, 5)));
@@ -43,7 +45,7 @@ fn the_plan_names_the_cells_the_cpu_resolve_visits() {
         let base = level.cells[..].as_ptr();
         let mut visited = Vec::new();
         level.cells_in(kx, ky, |_, c| {
-            visited.push((c as *const CellRec as usize - base as usize) / 80);
+            visited.push((c as *const CellRec as usize - base as usize) / CELL_BYTES);
         });
         assert_eq!(plan.cells as usize, visited.len());
         assert_eq!(plan.ky0, ky[0]);
@@ -61,7 +63,8 @@ fn the_plan_names_the_cells_the_cpu_resolve_visits() {
             assert!(u.dispatch.contains(&vi));
             let (cells, buckets, b0) = chunk_bytes(&index, li, j).unwrap();
             let local = got - (j * CHUNK_CELLS) as usize;
-            let rec: &CellRec = bytemuck::from_bytes(&cells[local * 80..local * 80 + 80]);
+            let rec: &CellRec =
+                bytemuck::from_bytes(&cells[local * CELL_BYTES..(local + 1) * CELL_BYTES]);
             assert_eq!(rec, &level.cells[got]);
             let first = (rec.bucket_first - b0) as usize * 16;
             assert!(first + usize::from(rec.buckets) * 16 <= buckets.len());

@@ -18,13 +18,42 @@ pub struct AxisCell<'a> {
     /// (`CellRec::spots_y`): their centres are spread over each quarter by its share rather
     /// than over the slice (`usize::MAX`: none).
     pub spots: [(usize, [f64; SPOT_QUARTERS]); 2],
+    /// Whether the quarters of a spot slice whose blocks reach more than one pixel are left
+    /// out of the sums and given apart, each with its own pixels (`CellRec::spot_x` tells
+    /// along the other axis where each quarter's blocks lie).
+    pub split_spots: bool,
+}
+
+/// A quarter of a spot slice left out of [`profile_weights`]' sums (`AxisCell::split_spots`):
+/// which (`SPOT_QUARTERS · k + i` for quarter `i` of `spots[k]`), and a pixel its blocks reach
+/// with E[o] and E[o^α] there, the quarter's share of the cell's blocks applied. A quarter's
+/// pixels come one after another.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplitPart {
+    pub part: usize,
+    pub pixel: i64,
+    pub e1: f64,
+    pub ea: f64,
 }
 
 /// For a cell's blocks along one axis (centres spread over the occupied profile slices,
 /// extents inside the bounding box): every pixel `p` in `[0, n)` they may reach, with E[o] and
 /// E[o^α], o the fraction of a block inside `p`, summed over the slices by their weights.
 pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64, f64, f64)>) {
+    profile_weights_split(c, alpha, n, out, &mut Vec::new());
+}
+
+/// [`profile_weights`], the quarters of the spot slices that reach more than one pixel given
+/// in `split` rather than summed into `out` where `c.split_spots`.
+pub fn profile_weights_split(
+    c: &AxisCell<'_>,
+    alpha: f64,
+    n: i64,
+    out: &mut Vec<(i64, f64, f64)>,
+    split: &mut Vec<SplitPart>,
+) {
     out.clear();
+    split.clear();
     let to_px = |u: f64| c.origin + u * c.scale;
     let (b0, b1) = (to_px(c.bbox[0]), to_px(c.bbox[1]));
     let (blo, bhi) = (b0.min(b1), b0.max(b1));
@@ -58,8 +87,20 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
         let slice_q = f64::from(v) / total;
         // The slice whole, or its quarters by their shares.
         let mut parts = [(0.0f64, 0.0f64, 0.0f64); SPOT_QUARTERS];
-        let parts = match c.spots.iter().find(|s| s.0 == j) {
-            Some(&(_, shares)) => {
+        let spot = c.spots.iter().position(|s| s.0 == j);
+        // A spot slice whose blocks reach more than one pixel: its quarters apart.
+        let split_k = spot.filter(|_| {
+            c.split_spots && {
+                let (a0, a1) = (
+                    to_px(j as f64 / PROFILE_BINS as f64),
+                    to_px((j + 1) as f64 / PROFILE_BINS as f64),
+                );
+                let (lo, hi) = (a0.min(a1).max(clo), a0.max(a1).min(chi));
+                lo <= hi && hi + e / 2.0 > ffloor(lo - e / 2.0) + 1.0
+            }
+        });
+        let parts = match spot.map(|k| c.spots[k]) {
+            Some((_, shares)) => {
                 for (i, (part, share)) in parts.iter_mut().zip(shares).enumerate() {
                     let at = |k: usize| (j * SPOT_QUARTERS + k) as f64 / SPOT_BINS;
                     *part = (slice_q * share, at(i), at(i + 1));
@@ -75,7 +116,7 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
                 &parts[..1]
             }
         };
-        for &(q, s0, s1) in parts {
+        for (i, &(q, s0, s1)) in parts.iter().enumerate() {
             if q <= 0.0 {
                 continue;
             }
@@ -88,6 +129,29 @@ pub fn profile_weights(c: &AxisCell<'_>, alpha: f64, n: i64, out: &mut Vec<(i64,
                 hi = m;
             }
             let p = ffloor(lo - e / 2.0);
+            if let Some(k) = split_k {
+                let part = SPOT_QUARTERS * k + i;
+                if hi + e / 2.0 <= p + 1.0 {
+                    if p >= 0.0 && (p as i64) < n {
+                        split.push(SplitPart {
+                            part,
+                            pixel: p as i64,
+                            e1: q,
+                            ea: q,
+                        });
+                    }
+                } else {
+                    axis_weights_each(lo, hi, e, alpha, n, |pp, e1, ea| {
+                        split.push(SplitPart {
+                            part,
+                            pixel: pp,
+                            e1: q * e1,
+                            ea: q * ea,
+                        });
+                    });
+                }
+                continue;
+            }
             if hi + e / 2.0 <= p + 1.0 {
                 // This slice's blocks lie inside one pixel.
                 let k = (p - p0) as usize;
