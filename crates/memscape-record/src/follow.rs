@@ -680,13 +680,21 @@ fn read_new(f: &mut Followed, complete: bool, budget: Option<usize>) -> Result<(
     let mut offset = FILE_HEADER_BYTES;
     let mut read = 0usize;
     while offset.saturating_add(CHUNK_HEADER_BYTES) <= len {
-        if budget.is_some_and(|b| read >= b) {
-            f.behind = true;
-            break;
-        }
         let mut header = [0u8; CHUNK_HEADER_BYTES];
         file.read_exact_at(&mut header, offset as u64)
             .map_err(io_error(&f.path))?;
+        // Past the budget only events wait. The module maps and stack records the events read
+        // so far need can lie in later chunks (a `dlopen`'s maps snapshot is a new chunk after
+        // the thread's events chunk): read them on, or those events would be applied with
+        // their frames in no module, or with no stack at all.
+        if budget.is_some_and(|b| read >= b) {
+            f.behind = true;
+            if raw::chunk_kind(&header) == Some(raw::CHUNK_EVENTS) {
+                index += 1;
+                offset += CHUNK_BYTES;
+                continue;
+            }
+        }
         let payload_at = offset + CHUNK_HEADER_BYTES;
         reader.chunk(
             index,
@@ -721,6 +729,93 @@ mod tests {
         f.poll().unwrap();
         assert_eq!(f.summary(), LiveSummary::default());
         assert!(f.finish().unwrap().is_empty());
+    }
+
+    /// A `.msr` chunk of `kind` holding `payload` (`full`: padded to its whole length, as
+    /// every chunk but the file's last is).
+    fn chunk(kind: u32, tag: u64, payload: &[u8], full: bool) -> Vec<u8> {
+        let mut c = vec![0u8; CHUNK_HEADER_BYTES];
+        c[..4].copy_from_slice(&raw::CHUNK_MAGIC.to_le_bytes());
+        c[4..8].copy_from_slice(&kind.to_le_bytes());
+        c[8..12].copy_from_slice(&7u32.to_le_bytes());
+        c[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        c[24..32].copy_from_slice(&tag.to_le_bytes());
+        c.extend_from_slice(payload);
+        if full {
+            c.resize(CHUNK_BYTES, 0);
+        }
+        c
+    }
+
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    #[test]
+    fn maps_and_stacks_after_the_budget_are_read_before_the_events_they_place() {
+        // One image of pid 7 (CLOCK_MONOTONIC ns, started at 1 s): two mallocs from a stack
+        // inside a library whose maps snapshot, like a `dlopen`'s, is in a chunk after the
+        // events chunk, and whose stack record is too.
+        let dir = tempfile::tempdir().unwrap();
+        let lib = "/opt/late/liblate.so";
+        let mut file = vec![0u8; FILE_HEADER_BYTES];
+        file[..8].copy_from_slice(raw::FILE_MAGIC);
+        file[8..12].copy_from_slice(&raw::FILE_VERSION.to_le_bytes());
+        file[12..16].copy_from_slice(&7u32.to_le_bytes());
+        file[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        file[32..40].copy_from_slice(&1_000_000_000u64.to_le_bytes());
+        file[40..48].copy_from_slice(&4096u64.to_le_bytes());
+        let mut events = Vec::new();
+        let (mut time, mut address) = (0u64, 0u64);
+        for (seq, (t, a)) in [(1_100_000_000u64, 0x1000u64), (1_200_000_000, 0x2000)]
+            .into_iter()
+            .enumerate()
+        {
+            events.push(raw::KIND_ALLOC | 1 << 3);
+            varint(&mut events, if seq == 0 { 0 } else { 2 }); // zigzag(+1)
+            varint(&mut events, (t - time) << 1);
+            varint(&mut events, (a - address) << 1);
+            varint(&mut events, 24); // size
+            varint(&mut events, 0); // usable − size
+            varint(&mut events, 3); // stack id
+            (time, address) = (t, a);
+        }
+        let mut stacks = Vec::new();
+        stacks.extend_from_slice(&3u32.to_le_bytes());
+        stacks.extend_from_slice(&2u32.to_le_bytes());
+        for ip in [0x7f00_0000_1234u64, 0x5555_0000_0100] {
+            stacks.extend_from_slice(&ip.to_le_bytes());
+        }
+        let maps = format!("7f0000000000-7f0000010000 r-xp 00000000 08:01 99 {lib}\n");
+        file.extend(chunk(raw::CHUNK_EVENTS, 0, &events, true));
+        file.extend(chunk(raw::CHUNK_STACKS, 0, &stacks, true));
+        file.extend(chunk(raw::CHUNK_MAPS, 1, maps.as_bytes(), false));
+        std::fs::write(dir.path().join("late.7.0.msr"), &file).unwrap();
+
+        // A budget the events chunk alone exceeds: the poll stops reading events there.
+        let mut follower = Follower::new(dir.path(), false).with_budget(1);
+        let mut converter = Converter::new("late", None);
+        follower.poll().unwrap();
+        assert!(!follower.caught_up());
+        follower.feed(&mut converter, Instant::now(), false);
+        // The first malloc lies before the image's last time read: it is applied now.
+        converter.advance(None);
+        let trace = converter.snapshot();
+        let placed: Vec<_> = trace
+            .call_tree
+            .frames
+            .iter()
+            .skip(1)
+            .map(|f| (trace.strings.get(f.module).to_owned(), f.module_offset))
+            .collect();
+        assert!(
+            placed.contains(&(lib.to_owned(), 0x1234)),
+            "the library's frame placed in it: {placed:?}"
+        );
     }
 
     #[test]

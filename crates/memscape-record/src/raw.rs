@@ -268,6 +268,13 @@ struct ChunkCursor {
     bad: bool,
 }
 
+/// The kind of the chunk whose 64-byte header is `header` (`None`: not a chunk header, or not
+/// written yet).
+pub(crate) fn chunk_kind(header: &[u8]) -> Option<u32> {
+    (header.len() >= CHUNK_HEADER_BYTES && u32_at(header, 0) == CHUNK_MAGIC)
+        .then(|| u32_at(header, 4))
+}
+
 /// Reads one `.msr` file incrementally, as the shim fills it: chunk by chunk, each chunk's
 /// committed bytes once. [`read_raw_bytes`] is this reader over a whole file; the follower
 /// (`crate::follow`) calls [`RawReader::chunk`] again whenever a chunk's committed length grew.
