@@ -546,7 +546,7 @@ fn time_layout_aligns_the_stacked_bar_with_the_maps() {
             let zero = picture
                 .labels
                 .iter()
-                .find(|l| l.text == "0" && l.pos.y > stacked.bottom())
+                .find(|l| l.text == "0 events" && l.pos.y > stacked.bottom())
                 .unwrap_or_else(|| panic!("{what}: the stacked bar's tick at time 0"));
             assert!(
                 (zero.pos.x - stacked.left()).abs() < 3.0,

@@ -39,14 +39,16 @@ fn line(a: egui::Pos2, b: egui::Pos2, color: [u8; 4], width: f32) -> Shape {
     )
 }
 
-/// Pushes `label` over a dark copy of it one point down and right, readable on any block colour.
+/// Pushes `label` on a dark translucent chip, readable on any block colour (a drop shadow alone
+/// left light text unreadable on the light and striped blocks under it).
 fn shadowed(p: &mut Picture, label: Label) {
-    let mut shadow = label.clone();
-    shadow.pos += egui::vec2(1.0, 1.0);
-    shadow.color = egui::Color32::from_black_alpha(220);
-    p.labels.push(shadow);
+    let chip = label.approx_rect().expand2(egui::vec2(2.0, 0.0));
+    p.shapes.push(rect_shape(chip, CHIP));
     p.labels.push(label);
 }
+
+/// The chip under labels drawn over the map.
+const CHIP: [u8; 4] = [16, 18, 24, 200];
 
 const TEXT: egui::Color32 = egui::Color32::from_gray(205);
 
@@ -73,6 +75,15 @@ fn time_label(t: f64, axis: TimeAxis, step: f64) -> String {
                 format!("{t:.0} ns")
             }
         }
+    }
+}
+
+/// The first tick of the event axis says what its numbers count ("0 events"); wall-time labels
+/// carry their unit on every tick.
+fn with_unit(text: String, axis: TimeAxis, first: bool) -> String {
+    match axis {
+        TimeAxis::Events if first => format!("{text} events"),
+        _ => text,
     }
 }
 
@@ -113,6 +124,7 @@ fn tick_label_x(x: f32, text: &str, right: f32) -> (f32, [egui::Align2; 2]) {
 pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis) {
     let step = tick_step(cam.t_span, map.width(), axis);
     let mut t = (cam.t0 / step).ceil() * step;
+    let mut first = true;
     let white = [205, 205, 205, 255];
     while t < cam.t0 + cam.t_span {
         let x = map.left() + ((t - cam.t0) / cam.t_span) as f32 * map.width();
@@ -122,7 +134,7 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
             white,
             1.0,
         ));
-        let text = time_label(t, axis, step);
+        let text = with_unit(time_label(t, axis, step), axis, std::mem::take(&mut first));
         let (x_label, align) = tick_label_x(x, &text, map.right());
         shadowed(
             p,
@@ -142,6 +154,7 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
 pub fn time_axis(p: &mut Picture, strip: egui::Rect, cam: &Camera, axis: TimeAxis) {
     let step = tick_step(cam.t_span, strip.width(), axis);
     let mut t = (cam.t0 / step).ceil() * step;
+    let mut first = true;
     while t < cam.t0 + cam.t_span {
         let x = strip.left() + ((t - cam.t0) / cam.t_span) as f32 * strip.width();
         p.shapes.push(line(
@@ -150,7 +163,7 @@ pub fn time_axis(p: &mut Picture, strip: egui::Rect, cam: &Camera, axis: TimeAxi
             [205, 205, 205, 255],
             1.0,
         ));
-        let text = time_label(t, axis, step);
+        let text = with_unit(time_label(t, axis, step), axis, std::mem::take(&mut first));
         let (x_label, align) = tick_label_x(x, &text, strip.right());
         p.labels.push(Label::new(
             egui::pos2(x_label, strip.top() + 1.0),
@@ -667,8 +680,8 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
             && k == 0
         {
             let caption = match v.same_as_flat_on(d.axis) {
-                Some(_) => format!("{} (as flat on event time)", v.key()),
-                None => v.key(),
+                Some(_) => format!("occupancy: {} (as flat on event time)", v.key()),
+                None => format!("occupancy: {}", v.key()),
             };
             bar_caption(p, bar, &caption);
         }
@@ -744,6 +757,28 @@ mod tests {
         assert_eq!(labels, ["0", "100 k", "900 k", "1.0 M"]);
         assert_eq!(time_label(1_500.0, TimeAxis::Events, 500.0), "1.5 k");
         assert_eq!(time_label(500.0, TimeAxis::Events, 500.0), "500");
+    }
+
+    #[test]
+    fn tick_labels_sit_on_chips_and_the_first_event_tick_names_its_unit() {
+        let map = egui::Rect::from_min_size(egui::pos2(0.0, 0.0), egui::vec2(800.0, 300.0));
+        let mut p = Picture::default();
+        time_ticks(&mut p, map, &Camera::fit(200_000), TimeAxis::Events);
+        assert!(p.labels.len() >= 5, "{:?}", p.labels);
+        assert_eq!(p.labels[0].text, "0 events");
+        assert!(p.labels[1..].iter().all(|l| !l.text.contains("events")));
+        // Every label over the map has a dark chip under its whole text.
+        for label in &p.labels {
+            let text = label.approx_rect();
+            let chipped = p.shapes.iter().any(|s| match s.geometry {
+                Geometry::Rect { min, max, .. } => {
+                    s.fill == CHIP
+                        && egui::Rect::from_min_max(min.into(), max.into()).contains_rect(text)
+                }
+                _ => false,
+            });
+            assert!(chipped, "{label:?} has no chip under it");
+        }
     }
 
     #[test]
