@@ -309,15 +309,16 @@ pub fn ease(t: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-/// 4 320 676 562 → "4.32 G" (counts in labels).
+/// 4 320 676 562 → "4.32G" (counts in labels; the prefix on the number, as the colour ramps
+/// write it: "307.1k cyc" beside a legend's "200k cyc").
 pub fn si(v: u64) -> String {
     let f = v as f64;
     if f >= 1e9 {
-        format!("{:.2} G", f / 1e9)
+        format!("{:.2}G", f / 1e9)
     } else if f >= 1e6 {
-        format!("{:.2} M", f / 1e6)
+        format!("{:.2}M", f / 1e6)
     } else if f >= 1e3 {
-        format!("{:.1} k", f / 1e3)
+        format!("{:.1}k", f / 1e3)
     } else {
         v.to_string()
     }

@@ -54,12 +54,13 @@ const TEXT: egui::Color32 = egui::Color32::from_gray(205);
 
 fn time_label(t: f64, axis: TimeAxis, step: f64) -> String {
     match axis {
-        // One prefix rule for every tick: "900 k" beside "1.0 M", not "900000" beside "1.0 M".
+        // One prefix rule for every tick: "900k" beside "1.0M", not "900000" beside "1.0M" (the
+        // colour ramps' form: the prefix on the number).
         TimeAxis::Events => {
             if t.abs() >= 1e6 {
-                format!("{:.*} M", decimals(step / 1e6), t / 1e6)
+                format!("{:.*}M", decimals(step / 1e6), t / 1e6)
             } else if t.abs() >= 1e3 {
-                format!("{:.*} k", decimals(step / 1e3), t / 1e3)
+                format!("{:.*}k", decimals(step / 1e3), t / 1e3)
             } else {
                 format!("{t:.0}")
             }
@@ -108,7 +109,7 @@ fn tick_step(t_span: f64, width: f32, axis: TimeAxis) -> f64 {
 }
 
 /// Where a tick's label goes: right of its tick, or left of it where it would pass `right`
-/// (the last tick's "1.0 M" cut by the free bar); its anchors at the top and at the bottom.
+/// (the last tick's "1.0M" cut by the free bar); its anchors at the top and at the bottom.
 fn tick_label_x(x: f32, text: &str, right: f32) -> (f32, [egui::Align2; 2]) {
     if x + 2.0 + crate::label::approx_width(text, 10.5) > right {
         (
@@ -754,8 +755,8 @@ mod tests {
             .iter()
             .map(|t| time_label(*t, TimeAxis::Events, step))
             .collect();
-        assert_eq!(labels, ["0", "100 k", "900 k", "1.0 M"]);
-        assert_eq!(time_label(1_500.0, TimeAxis::Events, 500.0), "1.5 k");
+        assert_eq!(labels, ["0", "100k", "900k", "1.0M"]);
+        assert_eq!(time_label(1_500.0, TimeAxis::Events, 500.0), "1.5k");
         assert_eq!(time_label(500.0, TimeAxis::Events, 500.0), "500");
     }
 
@@ -791,9 +792,9 @@ mod tests {
 
     #[test]
     fn a_tick_label_that_would_pass_the_edge_sits_left_of_its_tick() {
-        let (x, align) = tick_label_x(1170.0, "1.0 M", 1172.0);
+        let (x, align) = tick_label_x(1170.0, "1.0M", 1172.0);
         assert!(x < 1170.0 && align[1] == egui::Align2::RIGHT_BOTTOM);
-        let (x, align) = tick_label_x(100.0, "100 k", 1172.0);
+        let (x, align) = tick_label_x(100.0, "100k", 1172.0);
         assert!(x > 100.0 && align[1] == egui::Align2::LEFT_BOTTOM);
     }
 
