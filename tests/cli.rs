@@ -199,6 +199,39 @@ fn info_summarizes_every_format_the_views_open() {
     );
 }
 
+/// A distance matrix (Ripser's lower-distance form, which `persistence` reads and no view
+/// opens): `info` counts its points from its numbers, n(n-1)/2 of them; numbers that are no
+/// triangle stay refused with the formats memscape reads.
+#[test]
+fn info_summarizes_a_distance_matrix() {
+    for name in ["random16", "sphere_3_192"] {
+        let file = shared(&format!("ripser/{name}.lower_distance_matrix"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let numbers: Vec<f64> = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let points = (1..).find(|n| n * (n - 1) / 2 >= numbers.len()).unwrap();
+        assert_eq!(points * (points - 1) / 2, numbers.len(), "{name}");
+        let v = json_of(&["info"], &file);
+        assert_eq!(v["points"], points, "{name}: {v}");
+        assert_eq!(v["distances"], numbers.len(), "{name}: {v}");
+        let max = numbers.iter().copied().fold(0.0, f64::max);
+        let got = v["max_distance"].as_f64().unwrap();
+        assert!((got - max).abs() <= max * 1e-6, "{name}: {got} vs {max}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let four = dir.path().join("four.txt");
+    std::fs::write(&four, "1, 2\n3, 4\n").unwrap();
+    let out = memscape().arg("info").arg(&four).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("not a file memscape can read"),
+        "{err}"
+    );
+}
+
 fn shared(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data")

@@ -30,10 +30,21 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
 /// `info` of a file that is not an allocation trace: its format, the counts the GUI's summary
 /// shows, and its warnings.
 fn other_info(args: &InfoArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
-    let dataset = memscape_views::dataset::load(
+    let dataset = match memscape_views::dataset::load(
         &memscape_views::LoadSource::File(path.to_path_buf()),
         &|_, _| {},
-    )?;
+    ) {
+        Ok(dataset) => dataset,
+        // Numbers alone: a distance matrix `persistence` reads (no view opens one). Only a
+        // file that starts with numbers is read whole for that.
+        Err(e) if args.process.is_none() && starts_with_numbers(path) => {
+            match memscape_cycles::read_matrix(path, memscape_cycles::MatrixFormat::LowerDistance) {
+                Ok(matrix) => return matrix_info(args, path, &matrix),
+                Err(_) => return Err(e.into()),
+            }
+        }
+        Err(e) => return Err(e.into()),
+    };
     let format = dataset.format_name();
     if let Some(filter) = &args.process {
         anyhow::bail!(
@@ -80,6 +91,68 @@ fn other_info(args: &InfoArgs, path: &std::path::Path) -> anyhow::Result<ExitCod
             )?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the first 4 KiB of `path` hold only what a distance matrix holds: numbers, commas,
+/// whitespace.
+fn starts_with_numbers(path: &std::path::Path) -> bool {
+    use std::io::Read as _;
+    let mut head = Vec::with_capacity(4096);
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    read.is_ok()
+        && head.iter().any(u8::is_ascii_digit)
+        && head
+            .iter()
+            .all(|&b| b.is_ascii_digit() || b",.-+eE \t\r\n".contains(&b))
+}
+
+/// `info` of a distance matrix in Ripser's lower-distance form: its points and distances, and
+/// the command that computes its barcode.
+fn matrix_info(
+    args: &InfoArgs,
+    path: &std::path::Path,
+    matrix: &memscape_cycles::LowerDistanceMatrix,
+) -> anyhow::Result<ExitCode> {
+    use memscape_cycles::DistanceMatrix as _;
+    #[derive(serde::Serialize)]
+    struct MatrixInfo {
+        file: String,
+        format: &'static str,
+        points: usize,
+        distances: usize,
+        min_distance: Option<f32>,
+        max_distance: Option<f32>,
+        zero_distances: usize,
+    }
+    let entries = matrix.entries();
+    let report = MatrixInfo {
+        file: path.display().to_string(),
+        format: "distance matrix (Ripser's lower-distance: the strict lower triangle, row by row)",
+        points: matrix.size(),
+        distances: entries.len(),
+        min_distance: entries.iter().copied().reduce(f32::min),
+        max_distance: entries.iter().copied().reduce(f32::max),
+        zero_distances: entries.iter().filter(|&&d| d == 0.0).count(),
+    };
+    if args.json {
+        return super::analyses::print_json(&report).map(|()| ExitCode::SUCCESS);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "file:            {}", report.file)?;
+    writeln!(out, "format:          {}", report.format)?;
+    writeln!(out, "points:          {}", report.points)?;
+    writeln!(out, "distances:       {}", report.distances)?;
+    if let (Some(lo), Some(hi)) = (report.min_distance, report.max_distance) {
+        writeln!(out, "distance range:  {lo} to {hi}")?;
+    }
+    writeln!(out, "zero distances:  {}", report.zero_distances)?;
+    writeln!(
+        out,
+        "barcode:         memscape persistence {} (--format distance or point-cloud for \
+         other layouts)",
+        report.file
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
