@@ -232,6 +232,43 @@ fn info_summarizes_a_distance_matrix() {
     );
 }
 
+/// heaptrack's processed files name an unresolved frame's module without its load address:
+/// the frames of one module are told apart by their address, not all shown as `module+0x0`;
+/// the text's columns line up.
+#[test]
+fn info_tells_unresolved_frames_of_one_module_apart() {
+    let file = shared("heaptrack/heaptrack.david.18594.gz");
+    let v = json_of(&["info"], &file);
+    let locations: Vec<&str> = v["top_call_sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["location"].as_str().unwrap())
+        .collect();
+    assert!(
+        locations.iter().any(|l| l.starts_with("libGL.so.1 @0x")),
+        "{locations:?}"
+    );
+    assert!(
+        locations.iter().all(|l| !l.contains("+0x0")),
+        "{locations:?}"
+    );
+    let out = memscape().arg("info").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("top call sites"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(rows.len() >= 5, "{text}");
+    let column = |row: &str| row.find(" block").unwrap();
+    assert!(
+        rows.iter().all(|r| column(r) == column(rows[0])),
+        "{rows:#?}"
+    );
+}
+
 fn shared(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data")

@@ -383,13 +383,25 @@ impl fmt::Display for InfoReport {
             )?;
         }
         writeln!(f, "top call sites by bytes live at the peak:")?;
-        for s in &self.top_call_sites {
+        // Columns as wide as their widest entry: "586.80 KiB (600880 B)" above "504 B".
+        let sizes: Vec<String> = self
+            .top_call_sites
+            .iter()
+            .map(|s| bytes(s.peak_bytes))
+            .collect();
+        let size_width = sizes.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+        let count_width = self
+            .top_call_sites
+            .iter()
+            .map(|s| s.peak_blocks.to_string().len())
+            .max()
+            .unwrap_or(0);
+        for (s, size) in self.top_call_sites.iter().zip(&sizes) {
+            let plural = if s.peak_blocks == 1 { " " } else { "s" };
             writeln!(
                 f,
-                "  {:>12}  {:>8} blocks  {}",
-                bytes(s.peak_bytes),
-                s.peak_blocks,
-                s.location
+                "  {size:>size_width$}  {:>count_width$} block{plural}  {}",
+                s.peak_blocks, s.location
             )?;
         }
         self.fmt_processes_and_frees(f)

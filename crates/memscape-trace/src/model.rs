@@ -369,6 +369,20 @@ pub struct Frame {
     pub module_offset: u64,
 }
 
+impl Frame {
+    /// An unnamed frame in module `module` (its file name): `libc.so.6+0x1234`, or
+    /// `libGL.so.1 @0x7fbba5c3fcde` where its offset is unknown (heaptrack's processed files
+    /// name a frame's module without its load address): `+0x0` there would make every frame
+    /// of the module look like one.
+    pub fn in_module(&self, module: &str) -> String {
+        if self.module_offset == 0 && self.ip != 0 {
+            format!("{module} @{:#x}", self.ip)
+        } else {
+            format!("{module}+{:#x}", self.module_offset)
+        }
+    }
+}
+
 /// Call-tree children: (parent, ip, module) → node.
 type NodeMap =
     HashMap<(u32, u64, u32), u32, std::hash::BuildHasherDefault<crate::builder::PointerHasher>>;
@@ -646,7 +660,7 @@ impl Trace {
             (false, false, _) => format!("{function} ({file}:{})", frame.line),
             (false, true, false) => format!("{function} ({module})"),
             (false, true, true) => function.to_owned(),
-            (true, _, false) => format!("{module}+{:#x}", frame.module_offset),
+            (true, _, false) => frame.in_module(module),
             (true, _, true) => format!("{:#x}", frame.ip),
         }
     }

@@ -730,7 +730,7 @@ fn unnamed_text(trace: &Trace, node: u32) -> String {
     };
     match trace.strings.get(f.module) {
         "" => format!("{:#x}", f.ip),
-        m => format!("{}+{:#x}", module_name(m), f.module_offset),
+        m => f.in_module(module_name(m)),
     }
 }
 

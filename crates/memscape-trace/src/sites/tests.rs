@@ -249,3 +249,20 @@ fn one_caller_is_no_wrapper() {
     assert_eq!(sites.site(w), w);
     assert!(sites.detected().is_empty());
 }
+
+#[test]
+fn an_unnamed_frame_without_its_offset_shows_its_address() {
+    let f = |ip, module_offset| Frame {
+        ip,
+        module_offset,
+        ..Frame::default()
+    };
+    assert_eq!(
+        f(0x7f00_0000_1234, 0x1234).in_module("libc.so.6"),
+        "libc.so.6+0x1234"
+    );
+    assert_eq!(
+        f(0x7fbb_a86b_134a, 0).in_module("libGL.so.1"),
+        "libGL.so.1 @0x7fbba86b134a"
+    );
+}
