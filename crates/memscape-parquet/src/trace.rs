@@ -753,7 +753,12 @@ pub fn site_names(dir: &Path, host: &str) -> Result<Vec<String>> {
                     // The module's file name, as the native views and `heaptree` name it.
                     let path = module[r];
                     let file = path.rsplit('/').next().unwrap_or(path);
-                    format!("{file}+{:#x}", offset[r])
+                    memscape_trace::Frame {
+                        ip: ip[r],
+                        module_offset: offset[r],
+                        ..memscape_trace::Frame::default()
+                    }
+                    .in_module(file)
                 } else {
                     format!("{:#x}", ip[r])
                 };
