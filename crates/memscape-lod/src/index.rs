@@ -116,6 +116,26 @@ pub fn max_cell_pixels() -> f64 {
         .unwrap_or(1.0 + 1e-9)
 }
 
+/// Frames of at most this many pixels are drawn from cells at most half a pixel in each
+/// direction ([`LodIndex::level_for_frame`]): a level of cells up to a pixel puts few cells in
+/// each pixel of a small frame, and each pixel edge that cuts a cell splits its blocks by
+/// the cell's profiles, not by where they are; at α 0.1 a sliver of coverage weighs much, so a
+/// 320×180 whole view of 50 M events from cells 0.84 × 0.48 px missed the 99.9 % rule by a
+/// pixel (58 over of 57.6 allowed; 33 from cells 0.42 × 0.24 px, issue 25, wave 29). Cells of
+/// half the size are about four times as many: a frame of 2^17 pixels costs then about what
+/// one of 2^19 (960×540) costs from cells up to a pixel, under a quarter of a 1920×1080
+/// frame's; larger frames keep the level of cells up to a pixel. `MEMSCAPE_LOD_DETAIL_PIXELS`
+/// overrides it (experiments; 0: never finer).
+pub const DETAIL_PIXELS: u64 = 1 << 17;
+
+/// [`DETAIL_PIXELS`], or `MEMSCAPE_LOD_DETAIL_PIXELS` where set.
+pub fn detail_pixels() -> u64 {
+    std::env::var("MEMSCAPE_LOD_DETAIL_PIXELS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DETAIL_PIXELS)
+}
+
 /// How many pixels a level's cells may span in each direction where a view is finer than
 /// every level but holds so many blocks that drawing each costs more than a slightly coarser
 /// level ([`LodIndex::level_for_view`]). The lines of levels are a factor of 4 apart in shape
@@ -289,10 +309,11 @@ impl LodIndex {
         self.map.len()
     }
 
-    /// The level a view with pixels of `pixel` (time units × bytes) is drawn from: among the
-    /// levels whose cells are at most [`max_cell_pixels`] pixels in both directions, the one
-    /// with the largest cells. `None`: the view is finer than every level (draw its blocks
-    /// exactly).
+    /// Whether a level applies to a view with pixels of `pixel` (time units × bytes), and which
+    /// a large frame is drawn from: among the levels whose cells are at most
+    /// [`max_cell_pixels`] pixels in both directions, the one with the largest cells (small
+    /// frames go finer: [`Self::level_for_frame`]). `None`: the view is finer than every level
+    /// (draw its blocks exactly).
     pub fn level_for(&self, pixel: [f64; 2]) -> Option<usize> {
         let slack = max_cell_pixels();
         let mut best: Option<(usize, i32)> = None;
@@ -308,19 +329,36 @@ impl LodIndex {
         best.map(|(i, _)| i)
     }
 
-    /// The level `view` is drawn from: [`Self::level_for`], else (the view is finer than every
-    /// level) a level of cells at most [`COARSE_CELL_PIXELS`] where the view's blocks are many
-    /// ([`CoarseRule`]); `None`: draw its blocks exactly.
+    /// The level a frame of `view` is drawn from where [`Self::level_for`] finds one (`None`
+    /// where it does not): that level, or for frames of at most [`detail_pixels`] pixels the
+    /// level [`Self::level_for`] finds for pixels half as wide and tall (the same one where no
+    /// level is that fine). The CPU resolve ([`Self::level_for_view`]) and the GPU's
+    /// (memscape-views' `prepare_gpu_cells`) both draw from it.
+    pub fn level_for_frame(&self, view: &LodView) -> Option<usize> {
+        let pixel = view.pixel_size();
+        let li = self.level_for(pixel)?;
+        if u64::from(view.width) * u64::from(view.height) > detail_pixels() {
+            return Some(li);
+        }
+        Some(
+            self.level_for([pixel[0] / 2.0, pixel[1] / 2.0])
+                .unwrap_or(li),
+        )
+    }
+
+    /// The level `view` is drawn from: [`Self::level_for_frame`], else (the view is finer than
+    /// every level) a level of cells at most [`COARSE_CELL_PIXELS`] where the view's blocks are
+    /// many ([`CoarseRule`]); `None`: draw its blocks exactly.
     pub fn level_for_view(&self, view: &LodView) -> Option<usize> {
         self.level_for_view_with(view, &CoarseRule::default())
     }
 
     /// [`Self::level_for_view`] by `rule`.
     pub fn level_for_view_with(&self, view: &LodView, rule: &CoarseRule) -> Option<usize> {
-        let pixel = view.pixel_size();
-        if let Some(li) = self.level_for(pixel) {
+        if let Some(li) = self.level_for_frame(view) {
             return Some(li);
         }
+        let pixel = view.pixel_size();
         let li = self.coarse_level_for(pixel, rule.cell_pixels)?;
         let (cells, blocks) = self.load_in(li, view.window());
         (blocks >= rule.min_blocks && blocks >= rule.blocks_per_cell * cells as f64).then_some(li)
