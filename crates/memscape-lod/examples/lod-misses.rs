@@ -92,7 +92,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 || (x <= 1.0 + 1e-9 && y <= 1.0 + 1e-9 && (every || x * y >= picked_cells / 4.1))
         })
         .collect();
-    levels.sort_by(|a, b| (px(*b)[0] * px(*b)[1]).total_cmp(&(px(*a)[0] * px(*a)[1])));
+    // The picked level first, then the others from the largest cells down.
+    levels.sort_by(|a, b| {
+        (*b == picked)
+            .cmp(&(*a == picked))
+            .then((px(*b)[0] * px(*b)[1]).total_cmp(&(px(*a)[0] * px(*a)[1])))
+    });
     println!(
         "{} {w}×{h} α {alpha}: [{t0},{t1})×[{a0},{a1}), {n} blocks; level {picked} picked",
         path.display()

@@ -116,17 +116,25 @@ pub fn max_cell_pixels() -> f64 {
         .unwrap_or(1.0 + 1e-9)
 }
 
-/// Frames of at most this many pixels are drawn from cells at most half a pixel in each
-/// direction ([`LodIndex::level_for_frame`]): a level of cells up to a pixel puts few cells in
-/// each pixel of a small frame, and each pixel edge that cuts a cell splits its blocks by
-/// the cell's profiles, not by where they are; at α 0.1 a sliver of coverage weighs much, so a
-/// 320×180 whole view of 50 M events from cells 0.84 × 0.48 px missed the 99.9 % rule by a
-/// pixel (58 over of 57.6 allowed; 33 from cells 0.42 × 0.24 px, issue 25, wave 29). Cells of
-/// half the size are about four times as many: a frame of 2^17 pixels costs then about what
-/// one of 2^19 (960×540) costs from cells up to a pixel, under a quarter of a 1920×1080
-/// frame's; larger frames keep the level of cells up to a pixel. `MEMSCAPE_LOD_DETAIL_PIXELS`
-/// overrides it (experiments; 0: never finer).
-pub const DETAIL_PIXELS: u64 = 1 << 17;
+/// Small frames are drawn from finer cells ([`LodIndex::level_for_frame`]): a frame of
+/// `w`×`h` pixels from the level a frame of `s·w`×`s·h` over the same window would use — cells
+/// at most `1/s` px —, `s` the largest power of two up to [`DETAIL_SCALE_MAX`] with
+/// `s²·w·h` at most this many pixels. A level of cells up to a pixel puts few cells in each
+/// pixel of a small frame, and each pixel edge that cuts a cell splits its blocks by the cell's
+/// profiles, not by where they are; at α 0.1 a sliver of coverage weighs much, and a small
+/// frame has few pixels to spare: the 99.9 % rule allows 57 misses at 320×180, 14 at 160×90.
+/// At 50 M events the whole view at 320×180 from cells 0.84 × 0.48 px missed it at α 0.1 and
+/// 0.5 (58 and 62 misses), at 160×90 too (29 at α 0.1); from cells at most half a pixel (a
+/// quarter at 160×90) 33 and 12, and 14 (issue 25, wave 29, BENCHMARKS.md). The cells in view
+/// are then about those of a frame of this many pixels (960×540 is 0.52 M) whatever the
+/// frame's size: the 320×180 resolve 0.10 → 0.13 CPU-s, where 2^20 (cells of 1280×720) took
+/// 0.20, and 640×360's 0.22 → 0.30, over the 250 ms a frame may take; larger frames keep the
+/// level of cells up to a pixel. `MEMSCAPE_LOD_DETAIL_PIXELS` overrides it (experiments; 0:
+/// never finer).
+pub const DETAIL_PIXELS: u64 = 1 << 19;
+
+/// The finest a small frame's cells go: an eighth of a pixel (cells 64 times as many in view).
+pub const DETAIL_SCALE_MAX: u64 = 8;
 
 /// [`DETAIL_PIXELS`], or `MEMSCAPE_LOD_DETAIL_PIXELS` where set.
 pub fn detail_pixels() -> u64 {
@@ -134,6 +142,29 @@ pub fn detail_pixels() -> u64 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(DETAIL_PIXELS)
+}
+
+/// The level a frame of `view` is drawn from where `level_for` (a level for pixels of a size:
+/// [`LodIndex::level_for`], or the query engine's twin over its plan) finds one: the finest
+/// `level_for` finds for pixels `1/s` as wide and tall, `s` as [`DETAIL_PIXELS`] allows, stopping
+/// at the first size it finds none for. One rule for both builders' indexes.
+pub fn level_for_frame_by(
+    view: &LodView,
+    level_for: impl Fn([f64; 2]) -> Option<usize>,
+) -> Option<usize> {
+    let pixel = view.pixel_size();
+    let mut li = level_for(pixel)?;
+    let pixels = u64::from(view.width) * u64::from(view.height);
+    let budget = detail_pixels();
+    let mut s = 2u64;
+    while s <= DETAIL_SCALE_MAX && s * s * pixels <= budget {
+        let Some(finer) = level_for([pixel[0] / s as f64, pixel[1] / s as f64]) else {
+            break;
+        };
+        li = finer;
+        s *= 2;
+    }
+    Some(li)
 }
 
 /// How many pixels a level's cells may span in each direction where a view is finer than
@@ -330,20 +361,11 @@ impl LodIndex {
     }
 
     /// The level a frame of `view` is drawn from where [`Self::level_for`] finds one (`None`
-    /// where it does not): that level, or for frames of at most [`detail_pixels`] pixels the
-    /// level [`Self::level_for`] finds for pixels half as wide and tall (the same one where no
-    /// level is that fine). The CPU resolve ([`Self::level_for_view`]) and the GPU's
+    /// where it does not): for frames of few pixels a finer one ([`level_for_frame_by`],
+    /// [`DETAIL_PIXELS`]). The CPU resolve ([`Self::level_for_view`]) and the GPU's
     /// (memscape-views' `prepare_gpu_cells`) both draw from it.
     pub fn level_for_frame(&self, view: &LodView) -> Option<usize> {
-        let pixel = view.pixel_size();
-        let li = self.level_for(pixel)?;
-        if u64::from(view.width) * u64::from(view.height) > detail_pixels() {
-            return Some(li);
-        }
-        Some(
-            self.level_for([pixel[0] / 2.0, pixel[1] / 2.0])
-                .unwrap_or(li),
-        )
+        level_for_frame_by(view, |pixel| self.level_for(pixel))
     }
 
     /// The level `view` is drawn from: [`Self::level_for_frame`], else (the view is finer than
