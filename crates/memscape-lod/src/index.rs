@@ -472,3 +472,54 @@ impl LodIndex {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Levels of cells 2^a × 2^b among `sizes` for pixels of `pixel`, as `LodIndex::level_for`
+    /// picks them (the largest cells at most a pixel in both directions).
+    fn level_among(sizes: &[[i32; 2]], pixel: [f64; 2]) -> Option<usize> {
+        let mut best: Option<(usize, i32)> = None;
+        for (i, &[a, b]) in sizes.iter().enumerate() {
+            if 2f64.powi(a) <= pixel[0] && 2f64.powi(b) <= pixel[1] {
+                let size = a + b;
+                if best.is_none_or(|(_, s)| size > s) {
+                    best = Some((i, size));
+                }
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    #[test]
+    fn small_frames_go_finer_within_the_pixel_budget_and_large_ones_do_not() {
+        // One line of levels, each half the last in both directions: 2^26 × 2^26 down to 2^10.
+        let sizes: Vec<[i32; 2]> = (0..=16).map(|k| [26 - k, 26 - k]).collect();
+        let level = |w: u32, h: u32, span: f64| {
+            let v = LodView::fit(0, span as u64, 0, span as u64, w, h);
+            level_for_frame_by(&v, |p| level_among(&sizes, p))
+        };
+        let span = 2f64.powi(28);
+        // 1920×1080 (over the budget): the level of cells up to a pixel, as `level_for`.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 1920, 1080);
+        assert_eq!(level(1920, 1080, span), level_among(&sizes, v.pixel_size()));
+        // 320×180 (s = 2: 230,400 virtual pixels; s = 4 would be 921,600): one level finer.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 320, 180);
+        let base = level_among(&sizes, v.pixel_size()).unwrap();
+        assert_eq!(level(320, 180, span), Some(base + 1));
+        // 160×90: s = 4, two levels finer; 64×32: s = 8 at most, three.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 160, 90);
+        let base = level_among(&sizes, v.pixel_size()).unwrap();
+        assert_eq!(level(160, 90, span), Some(base + 2));
+        let v = LodView::fit(0, span as u64, 0, span as u64, 64, 32);
+        let base = level_among(&sizes, v.pixel_size()).unwrap();
+        assert_eq!(level(64, 32, span), Some(base + 3));
+        // No finer level: the finest there is (2^21, for pixels of 2^22 × 2^23); no level at
+        // all: none.
+        let coarse = &sizes[..=5];
+        let v = LodView::fit(0, span as u64, 0, span as u64, 64, 32);
+        assert_eq!(level_for_frame_by(&v, |p| level_among(coarse, p)), Some(5));
+        assert_eq!(level_for_frame_by(&v, |_| None), None);
+    }
+}
