@@ -282,7 +282,9 @@ pub fn lod_level_for(plan: &LodPlan, pixel: [f64; 2]) -> Option<usize> {
 /// finer pixels, `memscape_lod::index::level_for_frame_by`), so that an index of that one level
 /// draws the frame the whole index draws; `None`: the view is finer than every level.
 pub fn lod_level_for_frame(plan: &LodPlan, view: &memscape_lod::LodView) -> Option<usize> {
-    memscape_lod::index::level_for_frame_by(view, |pixel| lod_level_for(plan, pixel))
+    memscape_lod::index::level_for_frame_by(view, memscape_lod::index::detail_pixels(), |pixel| {
+        lod_level_for(plan, pixel)
+    })
 }
 
 /// Writes an index file of `plan` with these levels (each with its tiles, in the plan's

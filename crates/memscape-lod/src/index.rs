@@ -146,16 +146,16 @@ pub fn detail_pixels() -> u64 {
 
 /// The level a frame of `view` is drawn from where `level_for` (a level for pixels of a size:
 /// [`LodIndex::level_for`], or the query engine's twin over its plan) finds one: the finest
-/// `level_for` finds for pixels `1/s` as wide and tall, `s` as [`DETAIL_PIXELS`] allows, stopping
+/// `level_for` finds for pixels `1/s` as wide and tall, `s` as `budget` ([`DETAIL_PIXELS`]) allows, stopping
 /// at the first size it finds none for. One rule for both builders' indexes.
 pub fn level_for_frame_by(
     view: &LodView,
+    budget: u64,
     level_for: impl Fn([f64; 2]) -> Option<usize>,
 ) -> Option<usize> {
     let pixel = view.pixel_size();
     let mut li = level_for(pixel)?;
     let pixels = u64::from(view.width) * u64::from(view.height);
-    let budget = detail_pixels();
     let mut s = 2u64;
     while s <= DETAIL_SCALE_MAX && s * s * pixels <= budget {
         let Some(finer) = level_for([pixel[0] / s as f64, pixel[1] / s as f64]) else {
@@ -230,6 +230,10 @@ pub struct LodIndex {
     pub classes: Vec<Class>,
     /// The heap-size curve's levels (`log_bin`, bins), finest first.
     pub curve: Vec<(u8, MappedSlice<crate::curve::CurveBin>)>,
+    /// The pixel budget of small frames' finer cells ([`DETAIL_PIXELS`], read once when the
+    /// index opens: `MEMSCAPE_LOD_DETAIL_PIXELS`); a caller may set it (tests of a level
+    /// change on a small trace, whose small frames all reach its finest level).
+    pub detail_pixels: u64,
     map: Arc<Mapping>,
 }
 
@@ -331,6 +335,7 @@ impl LodIndex {
             levels,
             classes,
             curve,
+            detail_pixels: detail_pixels(),
             map,
         })
     }
@@ -365,7 +370,7 @@ impl LodIndex {
     /// [`DETAIL_PIXELS`]). The CPU resolve ([`Self::level_for_view`]) and the GPU's
     /// (memscape-views' `prepare_gpu_cells`) both draw from it.
     pub fn level_for_frame(&self, view: &LodView) -> Option<usize> {
-        level_for_frame_by(view, |pixel| self.level_for(pixel))
+        level_for_frame_by(view, self.detail_pixels, |pixel| self.level_for(pixel))
     }
 
     /// The level `view` is drawn from: [`Self::level_for_frame`], else (the view is finer than
@@ -498,7 +503,7 @@ mod tests {
         let sizes: Vec<[i32; 2]> = (0..=16).map(|k| [26 - k, 26 - k]).collect();
         let level = |w: u32, h: u32, span: f64| {
             let v = LodView::fit(0, span as u64, 0, span as u64, w, h);
-            level_for_frame_by(&v, |p| level_among(&sizes, p))
+            level_for_frame_by(&v, DETAIL_PIXELS, |p| level_among(&sizes, p))
         };
         let span = 2f64.powi(28);
         // 1920×1080 (over the budget): the level of cells up to a pixel, as `level_for`.
@@ -519,7 +524,16 @@ mod tests {
         // all: none.
         let coarse = &sizes[..=5];
         let v = LodView::fit(0, span as u64, 0, span as u64, 64, 32);
-        assert_eq!(level_for_frame_by(&v, |p| level_among(coarse, p)), Some(5));
-        assert_eq!(level_for_frame_by(&v, |_| None), None);
+        assert_eq!(
+            level_for_frame_by(&v, DETAIL_PIXELS, |p| level_among(coarse, p)),
+            Some(5)
+        );
+        assert_eq!(level_for_frame_by(&v, DETAIL_PIXELS, |_| None), None);
+        // A budget of 0: never finer.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 160, 90);
+        assert_eq!(
+            level_for_frame_by(&v, 0, |p| level_among(&sizes, p)),
+            level_among(&sizes, v.pixel_size())
+        );
     }
 }
