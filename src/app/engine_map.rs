@@ -48,7 +48,7 @@ pub fn open_view(
     size: [u32; 2],
 ) -> anyhow::Result<(memscape_lod::LodTrace, MapWindow, EngineMapReport)> {
     use anyhow::Context as _;
-    use memscape_engine::lod_index::lod_level_for;
+    use memscape_engine::lod_index::lod_level_for_frame;
     use memscape_engine::{Engine, EngineSpec};
     use memscape_lod::{BuildParams, LodTrace, LodView, SourceId};
     let start = std::time::Instant::now();
@@ -59,7 +59,9 @@ pub fn open_view(
     let window = window_of(&plan.axis, [plan.extent_t, plan.axis.extent])?;
     let ([t0, t1], [a0, a1]) = window;
     let view = LodView::fit(t0, t1, a0, a1, size[0], size[1]);
-    let level = lod_level_for(&plan, view.pixel_size());
+    // The level the frame is drawn from (small frames from finer cells), as a trace file's
+    // whole index picks it.
+    let level = lod_level_for_frame(&plan, &view);
     let which: Vec<usize> = level.into_iter().collect();
     // The file is mapped once opened, then removed: it belongs to this one picture.
     let index_path = std::env::temp_dir().join(format!(
@@ -321,7 +323,7 @@ impl EngineLod {
         trace: &std::sync::Arc<memscape_trace::Trace>,
         first: Option<[u32; 2]>,
     ) -> Result<Option<memscape_lod::LodTrace>, String> {
-        use memscape_engine::lod_index::lod_level_for;
+        use memscape_engine::lod_index::lod_level_for_frame;
         use memscape_lod::{BuildParams, LodTrace, LodView, SourceId};
         let started = std::time::Instant::now();
         // Planned once: the first level's build and the whole index's share it.
@@ -339,7 +341,7 @@ impl EngineLod {
         let which = match first {
             Some([w, h]) => {
                 let whole = LodView::fit(0, plan.extent_t, 0, plan.axis.extent, w, h);
-                match lod_level_for(plan, whole.pixel_size()) {
+                match lod_level_for_frame(plan, &whole) {
                     Some(level) => Some(vec![level]),
                     None => return Ok(None),
                 }

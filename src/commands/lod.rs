@@ -358,7 +358,8 @@ pub fn draw_map(
     let (w, h) = (args.width, args.height);
     let ([t0, t1], [a0, a1]) = window;
     let view = memscape_lod::LodView::fit(t0, t1, a0, a1, w, h);
-    let how = match t.index.level_for(view.pixel_size()) {
+    // The level the frame is drawn from (small frames from finer cells).
+    let how = match t.index.level_for_frame(&view) {
         Some(l) => {
             let d = t.index.levels[l].desc;
             format!(

@@ -277,6 +277,16 @@ pub fn lod_level_for(plan: &LodPlan, pixel: [f64; 2]) -> Option<usize> {
     best.map(|(i, _)| i)
 }
 
+/// The level of `plan` a frame of `view` is drawn from, by memscape-lod's rule
+/// (`LodIndex::level_for_frame`: [`lod_level_for`], or for frames of few pixels the level of
+/// finer pixels, `memscape_lod::index::level_for_frame_by`), so that an index of that one level
+/// draws the frame the whole index draws; `None`: the view is finer than every level.
+pub fn lod_level_for_frame(plan: &LodPlan, view: &memscape_lod::LodView) -> Option<usize> {
+    memscape_lod::index::level_for_frame_by(view, memscape_lod::index::detail_pixels(), |pixel| {
+        lod_level_for(plan, pixel)
+    })
+}
+
 /// Writes an index file of `plan` with these levels (each with its tiles, in the plan's
 /// order) and classes: memscape-lod's layout (magic, version, JSON header length and header,
 /// then 8-byte-aligned sections), through a temporary file renamed into place.

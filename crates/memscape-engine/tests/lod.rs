@@ -308,7 +308,12 @@ fn the_engines_index_file_is_the_native_index_for_the_levels_it_holds() {
     let view = LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 96, 54);
     let level = memscape_engine::lod_index::lod_level_for(&plan, view.pixel_size()).unwrap();
     assert_eq!(native.level_for(view.pixel_size()), Some(level));
-    let which = [level, plan.levels.len() - 1];
+    // A frame this small is drawn from cells half a pixel or less (`level_for_frame`): the
+    // engine picks the level the native index draws it from, and writes that one.
+    let frame_level = memscape_engine::lod_index::lod_level_for_frame(&plan, &view).unwrap();
+    assert_eq!(native.level_for_frame(&view), Some(frame_level));
+    assert_ne!(frame_level, level, "the 96×54 frame from the finer level");
+    let which = [frame_level, plan.levels.len() - 1];
     let out = dir.path().join("engine.lod");
     let meta = engine
         .lod_index(

@@ -1,6 +1,7 @@
 //! One resolve of the whole view of a trace, repeated (for perf). `LOD_PROF_ALPHA=0.1`
 //! draws at that α with parabolic cushions (else the view's defaults); each resolve prints an
 //! FNV-1a hash of its sums' bits, to check that a change keeps them bit-identical.
+//! `LOD_PROF_SIZE=320x180` draws frames of that size (default 1920×1080).
 use memscape_lod::resolve::accumulate;
 use memscape_lod::source::palette_color;
 use memscape_lod::trace_source::{TraceBlocks, TraceFile};
@@ -23,13 +24,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let te = file.trace.meta.events;
     let ye = axis.extent;
+    let [w, h] = std::env::var("LOD_PROF_SIZE")
+        .ok()
+        .and_then(|s| {
+            let (w, h) = s.split_once('x')?;
+            Some([w.parse::<u32>().ok()?, h.parse::<u32>().ok()?])
+        })
+        .unwrap_or([1920, 1080]);
     let mut v = LodView::fit(
         te / 2 - te / zoom / 2,
         te / 2 + te / zoom / 2,
         ye / 2 - ye / zoom / 2,
         ye / 2 + ye / zoom / 2,
-        1920,
-        1080,
+        w,
+        h,
     );
     if let Some(alpha) = std::env::var("LOD_PROF_ALPHA")
         .ok()
@@ -50,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..reps {
         let c0 = cpu();
         let s = std::time::Instant::now();
-        let mut sums = PixelSums::new(1920, 1080);
+        let mut sums = PixelSums::new(w, h);
         let st = accumulate(&index, &source, &v, &mut sums);
         let img = sums.resolve(&v);
         let hash = sums

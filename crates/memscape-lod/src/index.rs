@@ -116,6 +116,57 @@ pub fn max_cell_pixels() -> f64 {
         .unwrap_or(1.0 + 1e-9)
 }
 
+/// Small frames are drawn from finer cells ([`LodIndex::level_for_frame`]): a frame of
+/// `w`×`h` pixels from the level a frame of `s·w`×`s·h` over the same window would use — cells
+/// at most `1/s` px —, `s` the largest power of two up to [`DETAIL_SCALE_MAX`] with
+/// `s²·w·h` at most this many pixels. A level of cells up to a pixel puts few cells in each
+/// pixel of a small frame, and each pixel edge that cuts a cell splits its blocks by the cell's
+/// profiles, not by where they are; at α 0.1 a sliver of coverage weighs much, and a small
+/// frame has few pixels to spare: the 99.9 % rule allows 57 misses at 320×180, 14 at 160×90.
+/// At 50 M events the whole view at 320×180 from cells 0.84 × 0.48 px missed it at α 0.1 and
+/// 0.5 (58 and 62 misses), at 160×90 too (29 at α 0.1); from cells at most half a pixel (a
+/// quarter at 160×90) 33 and 12, and 14 (issue 25, wave 29, BENCHMARKS.md). The cells in view
+/// are then about those of a frame of this many pixels (960×540 is 0.52 M) whatever the
+/// frame's size: the 320×180 resolve 0.10 → 0.13 CPU-s, where 2^20 (cells of 1280×720) took
+/// 0.20, and 640×360's 0.22 → 0.30, over the 250 ms a frame may take; larger frames keep the
+/// level of cells up to a pixel. `MEMSCAPE_LOD_DETAIL_PIXELS` overrides it (experiments; 0:
+/// never finer).
+pub const DETAIL_PIXELS: u64 = 1 << 19;
+
+/// The finest a small frame's cells go: an eighth of a pixel (cells 64 times as many in view).
+pub const DETAIL_SCALE_MAX: u64 = 8;
+
+/// [`DETAIL_PIXELS`], or `MEMSCAPE_LOD_DETAIL_PIXELS` where set.
+pub fn detail_pixels() -> u64 {
+    std::env::var("MEMSCAPE_LOD_DETAIL_PIXELS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DETAIL_PIXELS)
+}
+
+/// The level a frame of `view` is drawn from where `level_for` (a level for pixels of a size:
+/// [`LodIndex::level_for`], or the query engine's twin over its plan) finds one: the finest
+/// `level_for` finds for pixels `1/s` as wide and tall, `s` as `budget` ([`DETAIL_PIXELS`]) allows, stopping
+/// at the first size it finds none for. One rule for both builders' indexes.
+pub fn level_for_frame_by(
+    view: &LodView,
+    budget: u64,
+    level_for: impl Fn([f64; 2]) -> Option<usize>,
+) -> Option<usize> {
+    let pixel = view.pixel_size();
+    let mut li = level_for(pixel)?;
+    let pixels = u64::from(view.width) * u64::from(view.height);
+    let mut s = 2u64;
+    while s <= DETAIL_SCALE_MAX && s * s * pixels <= budget {
+        let Some(finer) = level_for([pixel[0] / s as f64, pixel[1] / s as f64]) else {
+            break;
+        };
+        li = finer;
+        s *= 2;
+    }
+    Some(li)
+}
+
 /// How many pixels a level's cells may span in each direction where a view is finer than
 /// every level but holds so many blocks that drawing each costs more than a slightly coarser
 /// level ([`LodIndex::level_for_view`]). The lines of levels are a factor of 4 apart in shape
@@ -179,6 +230,10 @@ pub struct LodIndex {
     pub classes: Vec<Class>,
     /// The heap-size curve's levels (`log_bin`, bins), finest first.
     pub curve: Vec<(u8, MappedSlice<crate::curve::CurveBin>)>,
+    /// The pixel budget of small frames' finer cells ([`DETAIL_PIXELS`], read once when the
+    /// index opens: `MEMSCAPE_LOD_DETAIL_PIXELS`); a caller may set it (tests of a level
+    /// change on a small trace, whose small frames all reach its finest level).
+    pub detail_pixels: u64,
     map: Arc<Mapping>,
 }
 
@@ -280,6 +335,7 @@ impl LodIndex {
             levels,
             classes,
             curve,
+            detail_pixels: detail_pixels(),
             map,
         })
     }
@@ -289,10 +345,11 @@ impl LodIndex {
         self.map.len()
     }
 
-    /// The level a view with pixels of `pixel` (time units × bytes) is drawn from: among the
-    /// levels whose cells are at most [`max_cell_pixels`] pixels in both directions, the one
-    /// with the largest cells. `None`: the view is finer than every level (draw its blocks
-    /// exactly).
+    /// Whether a level applies to a view with pixels of `pixel` (time units × bytes), and which
+    /// a large frame is drawn from: among the levels whose cells are at most
+    /// [`max_cell_pixels`] pixels in both directions, the one with the largest cells (small
+    /// frames go finer: [`Self::level_for_frame`]). `None`: the view is finer than every level
+    /// (draw its blocks exactly).
     pub fn level_for(&self, pixel: [f64; 2]) -> Option<usize> {
         let slack = max_cell_pixels();
         let mut best: Option<(usize, i32)> = None;
@@ -308,19 +365,27 @@ impl LodIndex {
         best.map(|(i, _)| i)
     }
 
-    /// The level `view` is drawn from: [`Self::level_for`], else (the view is finer than every
-    /// level) a level of cells at most [`COARSE_CELL_PIXELS`] where the view's blocks are many
-    /// ([`CoarseRule`]); `None`: draw its blocks exactly.
+    /// The level a frame of `view` is drawn from where [`Self::level_for`] finds one (`None`
+    /// where it does not): for frames of few pixels a finer one ([`level_for_frame_by`],
+    /// [`DETAIL_PIXELS`]). The CPU resolve ([`Self::level_for_view`]) and the GPU's
+    /// (memscape-views' `prepare_gpu_cells`) both draw from it.
+    pub fn level_for_frame(&self, view: &LodView) -> Option<usize> {
+        level_for_frame_by(view, self.detail_pixels, |pixel| self.level_for(pixel))
+    }
+
+    /// The level `view` is drawn from: [`Self::level_for_frame`], else (the view is finer than
+    /// every level) a level of cells at most [`COARSE_CELL_PIXELS`] where the view's blocks are
+    /// many ([`CoarseRule`]); `None`: draw its blocks exactly.
     pub fn level_for_view(&self, view: &LodView) -> Option<usize> {
         self.level_for_view_with(view, &CoarseRule::default())
     }
 
     /// [`Self::level_for_view`] by `rule`.
     pub fn level_for_view_with(&self, view: &LodView, rule: &CoarseRule) -> Option<usize> {
-        let pixel = view.pixel_size();
-        if let Some(li) = self.level_for(pixel) {
+        if let Some(li) = self.level_for_frame(view) {
             return Some(li);
         }
+        let pixel = view.pixel_size();
         let li = self.coarse_level_for(pixel, rule.cell_pixels)?;
         let (cells, blocks) = self.load_in(li, view.window());
         (blocks >= rule.min_blocks && blocks >= rule.blocks_per_cell * cells as f64).then_some(li)
@@ -410,5 +475,65 @@ impl LodIndex {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Levels of cells 2^a × 2^b among `sizes` for pixels of `pixel`, as `LodIndex::level_for`
+    /// picks them (the largest cells at most a pixel in both directions).
+    fn level_among(sizes: &[[i32; 2]], pixel: [f64; 2]) -> Option<usize> {
+        let mut best: Option<(usize, i32)> = None;
+        for (i, &[a, b]) in sizes.iter().enumerate() {
+            if 2f64.powi(a) <= pixel[0] && 2f64.powi(b) <= pixel[1] {
+                let size = a + b;
+                if best.is_none_or(|(_, s)| size > s) {
+                    best = Some((i, size));
+                }
+            }
+        }
+        best.map(|(i, _)| i)
+    }
+
+    #[test]
+    fn small_frames_go_finer_within_the_pixel_budget_and_large_ones_do_not() {
+        // One line of levels, each half the last in both directions: 2^26 × 2^26 down to 2^10.
+        let sizes: Vec<[i32; 2]> = (0..=16).map(|k| [26 - k, 26 - k]).collect();
+        let level = |w: u32, h: u32, span: f64| {
+            let v = LodView::fit(0, span as u64, 0, span as u64, w, h);
+            level_for_frame_by(&v, DETAIL_PIXELS, |p| level_among(&sizes, p))
+        };
+        let span = 2f64.powi(28);
+        // 1920×1080 (over the budget): the level of cells up to a pixel, as `level_for`.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 1920, 1080);
+        assert_eq!(level(1920, 1080, span), level_among(&sizes, v.pixel_size()));
+        // 320×180 (s = 2: 230,400 virtual pixels; s = 4 would be 921,600): one level finer.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 320, 180);
+        let base = level_among(&sizes, v.pixel_size()).unwrap();
+        assert_eq!(level(320, 180, span), Some(base + 1));
+        // 160×90: s = 4, two levels finer; 64×32: s = 8 at most, three.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 160, 90);
+        let base = level_among(&sizes, v.pixel_size()).unwrap();
+        assert_eq!(level(160, 90, span), Some(base + 2));
+        let v = LodView::fit(0, span as u64, 0, span as u64, 64, 32);
+        let base = level_among(&sizes, v.pixel_size()).unwrap();
+        assert_eq!(level(64, 32, span), Some(base + 3));
+        // No finer level: the finest there is (2^21, for pixels of 2^22 × 2^23); no level at
+        // all: none.
+        let coarse = &sizes[..=5];
+        let v = LodView::fit(0, span as u64, 0, span as u64, 64, 32);
+        assert_eq!(
+            level_for_frame_by(&v, DETAIL_PIXELS, |p| level_among(coarse, p)),
+            Some(5)
+        );
+        assert_eq!(level_for_frame_by(&v, DETAIL_PIXELS, |_| None), None);
+        // A budget of 0: never finer.
+        let v = LodView::fit(0, span as u64, 0, span as u64, 160, 90);
+        assert_eq!(
+            level_for_frame_by(&v, 0, |p| level_among(&sizes, p)),
+            level_among(&sizes, v.pixel_size())
+        );
     }
 }

@@ -67,6 +67,9 @@ fn isolated_bytes_stay_visible_at_low_alpha_at_every_zoom_on_a_huge_trace() {
     assert!(isolated.len() >= 8, "{} isolated bytes", isolated.len());
     let [te, ye] = t.extent();
     let (w, h) = (320u32, 180u32);
+    // Every view is checked and every miss reported at the end, not only the first: a run
+    // takes many minutes, and which views miss is what the next change needs to know.
+    let mut misses: Vec<String> = Vec::new();
     let (mut frames, mut from_levels) = (0, 0);
     for b in isolated.iter().step_by((isolated.len() / 8).max(1)) {
         for (zoom, v) in common::zoom_ladder(b, [te, ye], w, h) {
@@ -74,16 +77,18 @@ fn isolated_bytes_stay_visible_at_low_alpha_at_every_zoom_on_a_huge_trace() {
             frames += 1;
             from_levels += usize::from(stats.level.is_some());
             let img = sums.resolve(&v);
-            assert!(
-                common::visible(&v, &img, b),
-                "1-byte block at t {} y {} invisible at zoom {zoom} (level {:?})",
-                b.t0,
-                b.y,
-                stats.level
-            );
+            if !common::visible(&v, &img, b) {
+                misses.push(format!(
+                    "1-byte block at t {} y {} invisible at zoom {zoom} (level {:?})",
+                    b.t0, b.y, stats.level
+                ));
+            }
         }
     }
-    eprintln!("{frames} frames, {from_levels} from levels: every isolated byte visible");
+    eprintln!(
+        "{frames} frames, {from_levels} from levels, {} isolated bytes invisible",
+        misses.len()
+    );
     assert!(from_levels > 0, "no view used a level");
 
     // The accuracy rule on views drawn from levels, against every block accumulated exactly.
@@ -115,14 +120,23 @@ fn isolated_bytes_stay_visible_at_low_alpha_at_every_zoom_on_a_huge_trace() {
             }
             let mean = sum as f64 / (exact.len() * 3) as f64;
             let share = within as f64 / exact.len() as f64;
-            eprintln!(
-                "[{t0},{t1})×[{a0},{a1}) α {alpha} {cushion:?}: level {:?}, mean {mean:.3}/255, {:.3} % within 8/255",
+            let figures = format!(
+                "[{t0},{t1})×[{a0},{a1}) α {alpha} {cushion:?}: level {:?}, mean {mean:.3}/255, {:.3} % within 8/255 ({} pixels over)",
                 stats.level,
-                share * 100.0
+                share * 100.0,
+                exact.len() - within
             );
-            assert!(mean <= 1.0, "mean error {mean}/255");
-            assert!(share >= 0.999, "{:.3} % within 8/255", share * 100.0);
+            eprintln!("{figures}");
+            if mean > 1.0 || share < 0.999 {
+                misses.push(figures);
+            }
         }
     }
     assert!(levels_checked > 0, "no accuracy view used a level");
+    assert!(
+        misses.is_empty(),
+        "{} misses:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
 }

@@ -611,7 +611,8 @@ pub fn prepare_gpu_cells(
 ) -> Option<(Option<AllocMapData>, LodDrawn)> {
     use memscape_lod::gpu_plan;
     let lv = view.eq1(size);
-    let li = lod.index.level_for(lv.pixel_size())?;
+    // The level the CPU resolve draws the same frame from (small frames from finer cells).
+    let li = lod.index.level_for_frame(&lv)?;
     let plan = gpu_plan::cells_plan(&lod.index, li, &lv)?;
     let chunks: Vec<(u64, std::ops::Range<u32>)> = plan
         .chunks
