@@ -19,9 +19,9 @@
 //! bins), top source lines and symbols, resource totals and 32 latency window scores along
 //! `time` on the LULESH machine, with no selection and with `latency=50..`. Each line printed is
 //! `phase seconds`; the last `total`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use std::error::Error;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use memscape_engine::bins::BinKey;
@@ -38,7 +38,19 @@ use memscape_trace::metrics::{BinMetrics, TimeAxis};
 
 const POINTS: usize = 100;
 
+/// What the command line takes, printed with every argument error.
+const USAGE: &str = "usage: engine-bench write-trace EVENTS DIR
+       engine-bench write-samples COPIES DIR
+       engine-bench native DIR
+       engine-bench engine DIR [SPEC] [--phases LIST]
+  EVENTS, COPIES: whole numbers; DIR: a memscape Parquet dataset (written by write-*);
+  SPEC: embedded, ballista://HOST:PORT or standalone[:N];
+  LIST: a comma-separated list of heap, bins, lod, map (a trace's measurements to run)";
+
+type BenchResult<T> = Result<T, Box<dyn Error>>;
+
 /// Which of a trace's measurements `engine` runs (each alone gives its own peak RSS).
+#[derive(Debug, PartialEq)]
 struct Phases {
     heap: bool,
     bins: bool,
@@ -46,24 +58,112 @@ struct Phases {
     map: bool,
 }
 
+/// The phases `--phases` names, in the order they run.
+const PHASE_NAMES: [&str; 4] = ["heap", "bins", "lod", "map"];
+
 impl Phases {
     fn all() -> Self {
-        Self::parse("heap,bins,lod,map")
+        Self {
+            heap: true,
+            bins: true,
+            lod: true,
+            map: true,
+        }
     }
 
-    fn parse(list: &str) -> Self {
-        let names: Vec<&str> = list.split(',').collect();
-        for name in &names {
-            assert!(
-                ["heap", "bins", "lod", "map"].contains(name),
-                "unknown phase {name:?}"
-            );
+    /// `heap,bins,lod,map` or any non-empty part of it; an empty or unknown name is an error
+    /// that says what is expected.
+    fn parse(list: &str) -> Result<Self, String> {
+        let names: Vec<&str> = list.split(',').map(str::trim).collect();
+        if let Some(bad) = names.iter().find(|name| !PHASE_NAMES.contains(*name)) {
+            return Err(format!(
+                "--phases {list:?}: unknown phase {bad:?}; expected a comma-separated list of \
+                 heap, bins, lod, map"
+            ));
         }
-        Self {
+        Ok(Self {
             heap: names.contains(&"heap"),
             bins: names.contains(&"bins"),
             lod: names.contains(&"lod"),
             map: names.contains(&"map"),
+        })
+    }
+}
+
+/// A parsed command line: what to run, or why the arguments say nothing runnable.
+#[derive(Debug, PartialEq)]
+enum Command {
+    WriteTrace {
+        events: u64,
+        dir: PathBuf,
+    },
+    WriteSamples {
+        copies: u64,
+        dir: PathBuf,
+    },
+    Native {
+        dir: PathBuf,
+    },
+    Engine {
+        dir: PathBuf,
+        spec: EngineSpec,
+        phases: Phases,
+    },
+}
+
+impl Command {
+    fn parse(args: &[String]) -> Result<Self, String> {
+        let Some((command, rest)) = args.split_first() else {
+            return Err(String::from("no command given"));
+        };
+        let count = |name: &str, text: &str| -> Result<u64, String> {
+            text.parse()
+                .map_err(|e| format!("{name} {text:?}: expected a whole number ({e})"))
+        };
+        match (command.as_str(), rest) {
+            ("write-trace", [events, dir]) => Ok(Command::WriteTrace {
+                events: count("EVENTS", events)?,
+                dir: PathBuf::from(dir),
+            }),
+            ("write-samples", [copies, dir]) => Ok(Command::WriteSamples {
+                copies: count("COPIES", copies)?,
+                dir: PathBuf::from(dir),
+            }),
+            ("native", [dir]) => Ok(Command::Native {
+                dir: PathBuf::from(dir),
+            }),
+            ("engine", [dir, options @ ..]) => {
+                let mut spec = None;
+                let mut phases = None;
+                let mut options = options.iter();
+                while let Some(option) = options.next() {
+                    if option == "--phases" {
+                        let list = options
+                            .next()
+                            .ok_or("--phases: expected a list after it (heap,bins,lod,map)")?;
+                        if phases.replace(Phases::parse(list)?).is_some() {
+                            return Err(String::from("--phases given twice"));
+                        }
+                    } else if option.starts_with("--") {
+                        return Err(format!("unknown option {option:?}"));
+                    } else if spec
+                        .replace(EngineSpec::parse(option).map_err(|e| e.to_string())?)
+                        .is_some()
+                    {
+                        return Err(format!("{option:?}: SPEC given twice"));
+                    }
+                }
+                Ok(Command::Engine {
+                    dir: PathBuf::from(dir),
+                    spec: spec.unwrap_or(EngineSpec::Embedded),
+                    phases: phases.unwrap_or_else(Phases::all),
+                })
+            }
+            ("write-trace" | "write-samples" | "native" | "engine", _) => Err(format!(
+                "{command}: wrong number of arguments ({} given)",
+                rest.len()
+            )),
+            _ => Err(format!("unknown command {command:?}")),
         }
     }
 }
@@ -77,67 +177,65 @@ fn phase(name: &str, since: &mut Instant) {
     *since = Instant::now();
 }
 
-fn main() {
+fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = match Command::parse(&args) {
+        Ok(command) => command,
+        Err(why) => {
+            eprintln!("engine-bench: {why}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let start = Instant::now();
-    match args.first().map(String::as_str) {
-        Some("write-trace") => {
-            let events: u64 = args[1].parse().expect("EVENTS");
-            let options = memscape_parquet::trace::TraceWriteOptions {
-                host: String::from("bench"),
-                windows: 16,
-            };
-            // Streamed: the trace is never whole in memory (1 B events would be ≈ 43 GB).
-            let written = memscape_parquet::trace_stream::write_synthetic_trace(
-                events,
-                Path::new(&args[2]),
-                &options,
-            )
-            .unwrap();
-            println!(
-                "blocks {} events {} files {} held at most {} block rows {} event rows",
-                written.summary.rows,
-                written.summary.events,
-                written.summary.files,
-                written.most_held.0,
-                written.most_held.1
-            );
+    let ran = match &command {
+        Command::WriteTrace { events, dir } => write_trace(*events, dir),
+        Command::WriteSamples { copies, dir } => write_samples(*copies, dir),
+        Command::Native { dir } => native(dir),
+        Command::Engine { dir, spec, phases } => engine(dir, spec, phases),
+    };
+    match ran {
+        Ok(()) => {
+            println!("total {:.2}", start.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
         }
-        Some("write-samples") => write_samples(args[1].parse().expect("COPIES"), &args[2]),
-        Some("native") => native(Path::new(&args[1])),
-        Some("engine") => {
-            // engine DIR [SPEC] [--phases heap,bins,lod,map]
-            let mut spec = EngineSpec::Embedded;
-            let mut phases = Phases::all();
-            let mut rest = args[2..].iter();
-            while let Some(arg) = rest.next() {
-                if arg == "--phases" {
-                    phases = Phases::parse(rest.next().expect("--phases LIST"));
-                } else {
-                    spec = EngineSpec::parse(arg).unwrap();
-                }
-            }
-            engine(Path::new(&args[1]), &spec, &phases);
-        }
-        _ => {
-            eprintln!("usage: see the comment at the top of examples/engine-bench.rs");
-            std::process::exit(2);
+        Err(why) => {
+            eprintln!("engine-bench: {why}");
+            ExitCode::FAILURE
         }
     }
-    println!("total {:.2}", start.elapsed().as_secs_f64());
+}
+
+/// memscape-heap's synthetic trace, streamed: the trace is never whole in memory (1 B events
+/// would be ≈ 43 GB).
+fn write_trace(events: u64, dir: &Path) -> BenchResult<()> {
+    let options = memscape_parquet::trace::TraceWriteOptions {
+        host: String::from("bench"),
+        windows: 16,
+    };
+    let written = memscape_parquet::trace_stream::write_synthetic_trace(events, dir, &options)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    println!(
+        "blocks {} events {} files {} held at most {} block rows {} event rows",
+        written.summary.rows,
+        written.summary.events,
+        written.summary.files,
+        written.most_held.0,
+        written.most_held.1
+    );
+    Ok(())
 }
 
 /// The LULESH MemAxes samples repeated `copies` times, each copy's `time` shifted past the
 /// last and its rows numbered after the last's: the first copy written by memscape-parquet (one
 /// time window), each further one as its own window, streaming (one copy in memory at a time,
 /// so that 100 M samples fit on disk without holding them).
-fn write_samples(copies: u64, dir: &str) {
+fn write_samples(copies: u64, dir: &Path) -> BenchResult<()> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::UInt64Type;
     use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
-    let samples =
-        memscape_samples::load_samples(&lulesh_dir().join("samples.out"), Default::default())
-            .unwrap();
+    let lulesh = lulesh_dir().join("samples.out");
+    let samples = memscape_samples::load_samples(&lulesh, Default::default())
+        .map_err(|e| format!("{}: {e}", lulesh.display()))?;
     let n = samples.len() as u64;
     let span = samples
         .column("time")
@@ -148,74 +246,75 @@ fn write_samples(copies: u64, dir: &str) {
         })
         .unwrap_or(0.0) as u64
         + 1;
-    let dir = Path::new(dir);
     let options = memscape_parquet::samples::SamplesWriteOptions {
         host: String::from("bench"),
         windows: 1,
     };
-    memscape_parquet::write_samples(&samples, dir, &options).unwrap();
+    memscape_parquet::write_samples(&samples, dir, &options)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     drop(samples);
-    let first = memscape_parquet::partition_files(dir, "samples", Some("bench")).unwrap();
-    let batches: Vec<RecordBatch> = first
-        .iter()
-        .flat_map(|f| memscape_parquet::schema::read_file(&f.path).unwrap())
-        .collect();
+    let mut batches: Vec<RecordBatch> = Vec::new();
+    for file in memscape_parquet::partition_files(dir, "samples", Some("bench"))? {
+        batches.extend(memscape_parquet::schema::read_file(&file.path)?);
+    }
+    let Some(schema) = batches.first().map(RecordBatch::schema) else {
+        return Err(format!("{}: the first copy wrote no samples", dir.display()).into());
+    };
     // Copies 1.. in files of 64 copies each (one time window per file).
     use datafusion::parquet::arrow::ArrowWriter;
     use datafusion::parquet::basic::{Compression, ZstdLevel};
     use datafusion::parquet::file::properties::WriterProperties;
     const PER_FILE: u64 = 64;
+    // The columns that change from copy to copy, shifted by `by`.
+    let shift = |batch: &RecordBatch, name: &str, by: u64| -> BenchResult<ArrayRef> {
+        let column = batch
+            .column_by_name(name)
+            .ok_or_else(|| format!("the samples have no {name:?} column"))?
+            .as_primitive_opt::<UInt64Type>()
+            .ok_or_else(|| format!("the samples' {name:?} column is not u64"))?;
+        Ok(std::sync::Arc::new(
+            column
+                .iter()
+                .map(|v| v.map(|x| x + by))
+                .collect::<UInt64Array>(),
+        ))
+    };
     let mut c = 1;
     while c < copies {
         let path = memscape_parquet::partition_dir(dir, "samples", "bench", None, Some(c))
             .join("part-0.parquet");
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .build();
-        let mut writer = ArrowWriter::try_new(
-            std::fs::File::create(&path).unwrap(),
-            batches[0].schema(),
-            Some(props),
-        )
-        .unwrap();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path)?, schema.clone(), Some(props))?;
         for copy in c..(c + PER_FILE).min(copies) {
             for batch in &batches {
-                let shift = |name: &str, by: u64| -> ArrayRef {
-                    let a = batch
-                        .column_by_name(name)
-                        .unwrap()
-                        .as_primitive::<UInt64Type>();
-                    std::sync::Arc::new(
-                        a.iter().map(|v| v.map(|x| x + by)).collect::<UInt64Array>(),
-                    )
-                };
                 let schema = batch.schema();
-                let columns: Vec<ArrayRef> = schema
-                    .fields()
-                    .iter()
-                    .zip(batch.columns())
-                    .map(|(f, col)| match f.name().as_str() {
-                        "ms_row" => shift("ms_row", copy * n),
-                        "time" => shift("time", copy * span),
-                        _ => col.clone(),
-                    })
-                    .collect();
-                writer
-                    .write(&RecordBatch::try_new(schema.clone(), columns).unwrap())
-                    .unwrap();
+                let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+                for (field, column) in schema.fields().iter().zip(batch.columns()) {
+                    columns.push(match field.name().as_str() {
+                        "ms_row" => shift(batch, "ms_row", copy * n)?,
+                        "time" => shift(batch, "time", copy * span)?,
+                        _ => column.clone(),
+                    });
+                }
+                writer.write(&RecordBatch::try_new(schema.clone(), columns)?)?;
             }
         }
-        writer.close().unwrap();
+        writer.close()?;
         c += PER_FILE;
     }
     // The manifest counts every copy's rows (memscape-parquet writes it for the first).
     let path = dir.join(memscape_parquet::MANIFEST);
-    let mut manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
     manifest["hosts"]["bench"]["rows"] = serde_json::json!(n * copies);
-    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest)?)?;
     println!("samples {}", n * copies);
+    Ok(())
 }
 
 /// One line of levels (anisotropy 0), the default cell budget.
@@ -228,7 +327,7 @@ fn lod_params() -> memscape_lod::BuildParams {
 
 /// memscape-lod's builder over the trace's blocks (thread colouring), into a scratch file;
 /// returns the cells of its levels.
-fn native_lod(trace: memscape_trace::Trace) -> usize {
+fn native_lod(trace: memscape_trace::Trace) -> BenchResult<usize> {
     use memscape_lod::sidecar::{Coloring, build_columns};
     use memscape_lod::trace_source::TraceFile;
     let file = TraceFile::from_trace(trace);
@@ -238,7 +337,7 @@ fn native_lod(trace: memscape_trace::Trace) -> usize {
         blocks: cols.len() as u64,
         ..Default::default()
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir()?;
     let out = dir.path().join("bench.lod");
     let color =
         |thread: u32, _: u32, _: u64, _: u64| (memscape_lod::source::palette_color(thread), 0.0f32);
@@ -253,25 +352,30 @@ fn native_lod(trace: memscape_trace::Trace) -> usize {
         &lod_params(),
         &mut |_, _| {},
         &std::sync::atomic::AtomicBool::new(false),
-    )
-    .unwrap();
-    let index = memscape_lod::LodIndex::open(&out).unwrap();
-    index.levels.iter().map(|l| l.cells.len()).sum()
+    )?;
+    let index = memscape_lod::LodIndex::open(&out)?;
+    Ok(index.levels.iter().map(|l| l.cells.len()).sum())
 }
 
-fn kind(dir: &Path) -> DatasetKind {
-    memscape_parquet::dataset_kind(dir).expect("a memscape Parquet dataset")
+fn kind(dir: &Path) -> BenchResult<DatasetKind> {
+    memscape_parquet::dataset_kind(dir).ok_or_else(|| {
+        format!(
+            "{}: expected a memscape Parquet dataset (a directory with its manifest)",
+            dir.display()
+        )
+        .into()
+    })
 }
 
-fn selections() -> [Vec<RangeSpec>; 2] {
-    [vec![], vec![RangeSpec::parse("latency=50..").unwrap()]]
+fn selections() -> BenchResult<[Vec<RangeSpec>; 2]> {
+    Ok([vec![], vec![RangeSpec::parse("latency=50..")?]])
 }
 
-fn native(dir: &Path) {
+fn native(dir: &Path) -> BenchResult<()> {
     let mut t = Instant::now();
-    match kind(dir) {
+    match kind(dir)? {
         DatasetKind::Trace => {
-            let trace = memscape_parquet::read_trace(dir, None).unwrap();
+            let trace = memscape_parquet::read_trace(dir, None)?;
             phase("read", &mut t);
             let mut heap = TraceHeap::new(&trace, &[GroupKey::Path]);
             let points = heap.even_points(POINTS);
@@ -286,7 +390,7 @@ fn native(dir: &Path) {
                 .map(|b| metrics.sample(b, TimeAxis::EventIndex, 0, events, POINTS))
                 .collect();
             phase("bins", &mut t);
-            let cells = native_lod(trace);
+            let cells = native_lod(trace)?;
             phase("lod", &mut t);
             println!(
                 "check {} {} {} {cells}",
@@ -296,17 +400,17 @@ fn native(dir: &Path) {
             );
         }
         DatasetKind::Samples => {
-            let samples = memscape_parquet::read_samples(dir, None).unwrap();
+            let samples = memscape_parquet::read_samples(dir, None)?;
             phase("read", &mut t);
-            let topology = Topology::from_file(&lulesh_dir().join("hardware.xml")).unwrap();
+            let topology = Topology::from_file(&lulesh_dir().join("hardware.xml"))?;
             let mapping = Mapping::new(&samples, &topology);
             phase("map", &mut t);
             let mut check = 0u64;
-            for select in selections() {
-                let bits = select_all_ranges(&samples, &select).unwrap();
+            for select in selections()? {
+                let bits = select_all_ranges(&samples, &select)?;
                 let sel = (!select.is_empty()).then_some(&bits);
                 for name in samples.column_names() {
-                    let h = histogram(&samples, name, 32, sel).unwrap();
+                    let h = histogram(&samples, name, 32, sel)?;
                     check += h.bins.iter().map(|b| b.selected).sum::<u64>();
                 }
                 for key in [OffenderKey::SourceLine, OffenderKey::Symbol] {
@@ -322,61 +426,57 @@ fn native(dir: &Path) {
                     Metric::Latency,
                     ResourceKind::L1,
                     sel,
-                )
-                .unwrap();
+                )?;
                 check += w.len() as u64;
             }
             phase("queries", &mut t);
             println!("check {check}");
         }
     }
+    Ok(())
 }
 
-fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) {
+fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) -> BenchResult<()> {
     let mut t = Instant::now();
-    let engine = Engine::connect(spec).unwrap();
-    let ds = engine.open(dir).unwrap();
+    // The manifest first: a directory that is not a dataset is said so before DataFusion starts.
+    kind(dir)?;
+    let engine = Engine::connect(spec)?;
+    let ds = engine.open(dir)?;
     phase("open", &mut t);
     match ds.manifest.kind {
         DatasetKind::Trace => {
-            let events = engine.event_count(&ds, None).unwrap();
+            let events = engine.event_count(&ds, None)?;
             // Each check printed as "-" when its phase did not run.
             let mut checks = vec![String::from("-"); 6];
             if phases.heap {
                 let points: Vec<u64> = (1..=POINTS as u64)
                     .map(|i| events * i / POINTS as u64)
                     .collect();
-                let series = engine.heap_series(&ds, None, &points).unwrap();
+                let series = engine.heap_series(&ds, None, &points)?;
                 let peak = series.iter().max_by_key(|p| p.1).map_or(events, |p| p.0);
-                let sites = engine.live_by_site(&ds, None, peak).unwrap();
+                let sites = engine.live_by_site(&ds, None, peak)?;
                 checks[0] = series.iter().map(|p| p.1).max().unwrap_or(0).to_string();
                 checks[1] = sites.iter().map(|s| s.bytes).sum::<u64>().to_string();
                 phase("heap", &mut t);
             }
             if phases.bins {
-                let windows = engine
-                    .bin_windows(
-                        &ds,
-                        None,
-                        &BinKey::SizePow2,
-                        TimeAxis::EventIndex,
-                        0,
-                        events,
-                        POINTS,
-                    )
-                    .unwrap();
+                let windows = engine.bin_windows(
+                    &ds,
+                    None,
+                    &BinKey::SizePow2,
+                    TimeAxis::EventIndex,
+                    0,
+                    events,
+                    POINTS,
+                )?;
                 checks[2] = windows.len().to_string();
                 phase("bins", &mut t);
             }
             if phases.lod {
-                let plan = engine.lod_plan(&ds, None, &lod_params()).unwrap();
+                let plan = engine.lod_plan(&ds, None, &lod_params())?;
                 let mut cells = 0;
                 for level in &plan.levels {
-                    cells += engine
-                        .lod_level(&ds, None, &plan, level)
-                        .unwrap()
-                        .cells
-                        .len();
+                    cells += engine.lod_level(&ds, None, &plan, level)?.cells.len();
                 }
                 checks[3] = cells.to_string();
                 phase("lod", &mut t);
@@ -385,30 +485,38 @@ fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) {
                 // What `memscape render DATASET/ --view alloc` computes for a whole 1280×720
                 // view: the default layout, the one level the view is drawn from, the size
                 // classes.
-                let plan = engine
-                    .lod_plan(&ds, None, &memscape_lod::BuildParams::default())
-                    .unwrap();
+                let plan = engine.lod_plan(&ds, None, &memscape_lod::BuildParams::default())?;
                 let view =
                     memscape_lod::LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 1280, 720);
                 let level = memscape_engine::lod_index::lod_level_for(&plan, view.pixel_size());
-                let which: Vec<usize> = level.into_iter().collect();
-                let scratch = tempfile::tempdir().unwrap();
-                let meta = engine
-                    .lod_index(
-                        &ds,
-                        None,
-                        &plan,
-                        Some(which.as_slice()),
-                        memscape_lod::SourceId::default(),
-                        &scratch.path().join("map.lod"),
-                    )
-                    .unwrap();
+                // `Engine::lod_index`'s work in its steps, each timed: the level's tiles, then
+                // the size classes (every block large at some level of the plan, copied into
+                // memory), then the file.
+                let mut tiles = Vec::new();
+                if let Some(spec) = level.and_then(|k| plan.levels.get(k)) {
+                    tiles.push((*spec, engine.lod_level(&ds, None, &plan, spec)?));
+                }
+                phase("map-level", &mut t);
+                let classes = engine.lod_classes(&ds, None, &plan)?;
+                phase("map-classes", &mut t);
+                let scratch = tempfile::tempdir()?;
+                let meta = memscape_engine::lod_index::write_index(
+                    &plan,
+                    &tiles,
+                    &classes,
+                    memscape_lod::SourceId::default(),
+                    &scratch.path().join("map.lod"),
+                )?;
                 checks[4] = format!(
                     "{:?}",
                     level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig))
                 );
-                checks[5] = meta.classes.len().to_string();
-                phase("map", &mut t);
+                checks[5] = format!(
+                    "{} ({} blocks copied)",
+                    meta.classes.len(),
+                    classes.iter().map(|c| c.blocks.len()).sum::<usize>()
+                );
+                phase("map-write", &mut t);
             }
             println!(
                 "check {} {} {} {} map-level {} classes {}",
@@ -416,45 +524,166 @@ fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) {
             );
         }
         DatasetKind::Samples => {
-            let topology = Topology::from_file(&lulesh_dir().join("hardware.xml")).unwrap();
-            let meta = memscape_parquet::samples::samples_meta(
-                &ds.dir,
-                &ds.manifest,
-                &ds.host(None).unwrap(),
-            )
-            .unwrap();
+            let topology = Topology::from_file(&lulesh_dir().join("hardware.xml"))?;
+            let meta =
+                memscape_parquet::samples::samples_meta(&ds.dir, &ds.manifest, &ds.host(None)?)?;
             let mut check = 0u64;
-            for select in selections() {
+            for select in selections()? {
                 for a in &meta.attributes {
-                    let h = engine.histogram(&ds, None, &a.name, 32, &select).unwrap();
+                    let h = engine.histogram(&ds, None, &a.name, 32, &select)?;
                     check += h.bins.iter().map(|b| b.selected).sum::<u64>();
                 }
                 for key in [OffenderKey::SourceLine, OffenderKey::Symbol] {
-                    check += engine
-                        .top_offenders(&ds, None, key, &select, 20)
-                        .unwrap()
-                        .len() as u64;
+                    check += engine.top_offenders(&ds, None, key, &select, 20)?.len() as u64;
                 }
                 check += engine
-                    .resource_totals(&ds, None, &topology, &select)
-                    .unwrap()
+                    .resource_totals(&ds, None, &topology, &select)?
                     .samples[0];
-                let w = engine
-                    .window_scores(
-                        &ds,
-                        None,
-                        &topology,
-                        "time",
-                        32,
-                        Metric::Latency,
-                        ResourceKind::L1,
-                        &select,
-                    )
-                    .unwrap();
+                let w = engine.window_scores(
+                    &ds,
+                    None,
+                    &topology,
+                    "time",
+                    32,
+                    Metric::Latency,
+                    ResourceKind::L1,
+                    &select,
+                )?;
                 check += w.len() as u64;
             }
             phase("queries", &mut t);
             println!("check {check}");
         }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Run with `cargo test --profile engine-bench -p memscape-engine --no-default-features
+    //! --example engine-bench` (examples' tests are not in `cargo test`).
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Command, String> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        Command::parse(&args)
+    }
+
+    #[test]
+    fn every_command_parses_with_its_arguments() {
+        assert_eq!(
+            parse(&["write-trace", "1000", "/d"]),
+            Ok(Command::WriteTrace {
+                events: 1000,
+                dir: PathBuf::from("/d")
+            })
+        );
+        assert_eq!(
+            parse(&["write-samples", "3", "/d"]),
+            Ok(Command::WriteSamples {
+                copies: 3,
+                dir: PathBuf::from("/d")
+            })
+        );
+        assert_eq!(
+            parse(&["native", "/d"]),
+            Ok(Command::Native {
+                dir: PathBuf::from("/d")
+            })
+        );
+        assert_eq!(
+            parse(&["engine", "/d"]),
+            Ok(Command::Engine {
+                dir: PathBuf::from("/d"),
+                spec: EngineSpec::Embedded,
+                phases: Phases::all()
+            })
+        );
+        assert_eq!(
+            parse(&["engine", "/d", "--phases", "map,heap", "standalone:2"]),
+            Ok(Command::Engine {
+                dir: PathBuf::from("/d"),
+                spec: EngineSpec::Standalone {
+                    executors: 2,
+                    slots: 1
+                },
+                phases: Phases {
+                    heap: true,
+                    bins: false,
+                    lod: false,
+                    map: true
+                }
+            })
+        );
+    }
+
+    /// Every malformed command line is an error that names what is wrong, never a panic.
+    #[test]
+    fn bad_arguments_say_what_is_expected() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], "no command"),
+            (&["draw"], "unknown command \"draw\""),
+            (&["write-trace"], "wrong number of arguments (0 given)"),
+            (
+                &["write-trace", "10"],
+                "wrong number of arguments (1 given)",
+            ),
+            (
+                &["write-trace", "ten", "/d"],
+                "EVENTS \"ten\": expected a whole number",
+            ),
+            (&["write-trace", "-1", "/d"], "EVENTS \"-1\""),
+            (&["write-samples", "2.5", "/d"], "COPIES \"2.5\""),
+            (
+                &["write-samples", "2", "/d", "x"],
+                "wrong number of arguments (3 given)",
+            ),
+            (&["native"], "wrong number of arguments (0 given)"),
+            (
+                &["native", "/d", "/e"],
+                "wrong number of arguments (2 given)",
+            ),
+            (&["engine"], "wrong number of arguments (0 given)"),
+            (&["engine", "/d", "--phases"], "--phases: expected a list"),
+            (&["engine", "/d", "--phases", ""], "unknown phase \"\""),
+            (&["engine", "/d", "--phases", "heap,"], "unknown phase \"\""),
+            (
+                &["engine", "/d", "--phases", "heap,tiles"],
+                "unknown phase \"tiles\"",
+            ),
+            (
+                &["engine", "/d", "--phases", "heap", "--phases", "map"],
+                "--phases given twice",
+            ),
+            (
+                &["engine", "/d", "--phase", "heap"],
+                "unknown option \"--phase\"",
+            ),
+            (
+                &["engine", "/d", "yarn://x"],
+                "expected embedded, ballista://HOST:PORT",
+            ),
+            (&["engine", "/d", "standalone:x"], "expected standalone:N"),
+            (
+                &["engine", "/d", "embedded", "standalone:2"],
+                "SPEC given twice",
+            ),
+        ];
+        for (args, expected) in cases {
+            match parse(args) {
+                Err(why) => assert!(
+                    why.contains(expected),
+                    "{args:?}: {why:?} lacks {expected:?}"
+                ),
+                Ok(command) => panic!("{args:?} parsed as {command:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_directory_without_a_manifest_is_said_not_to_be_a_dataset() {
+        let empty = tempfile::tempdir().unwrap();
+        let why = kind(empty.path()).unwrap_err().to_string();
+        assert!(why.contains("expected a memscape Parquet dataset"), "{why}");
     }
 }
