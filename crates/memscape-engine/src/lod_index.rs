@@ -62,19 +62,163 @@ fn bound(e: u8) -> Option<u64> {
     1u64.checked_shl(u32::from(e))
 }
 
+/// The rows of `b` (columns `t0`, `t1`, `size`, `address`, `thread`) as `each(address, thread,
+/// block)`, the block on `plan`'s axis coloured by thread.
+fn batch_blocks(
+    b: &arrow_array::RecordBatch,
+    plan: &LodPlan,
+    mut each: impl FnMut(u64, u32, LodBlock) -> Result<()>,
+) -> Result<()> {
+    let (t0, t1, size) = (u64s(b, "t0")?, u64s(b, "t1")?, u64s(b, "size")?);
+    let (address, thread) = (u64s(b, "address")?, u64s(b, "thread")?);
+    for i in 0..b.num_rows() {
+        let y = plan
+            .axis
+            .collapse(address[i].unwrap_or(0))
+            .unwrap_or_default();
+        let thread = u32::try_from(thread[i].unwrap_or(0)).unwrap_or(u32::MAX);
+        let t = t0[i].unwrap_or(0);
+        let block = LodBlock::new(
+            t,
+            t1[i].unwrap_or(t),
+            y,
+            size[i].unwrap_or(0),
+            palette_color(thread),
+            0.0,
+        );
+        each(address[i].unwrap_or(0), thread, block)?;
+    }
+    Ok(())
+}
+
+/// How many blocks a size class keeps in memory before [`SpilledClasses`] writes them to its
+/// file: 640 KiB of [`LodBlock`]s, so that a hundred classes hold ≈ 64 MB whatever the blocks.
+pub const CLASS_CHUNK_BLOCKS: usize = 1 << 14;
+
+/// The class of a block: (⌊log₂ lifetime⌋, ⌊log₂ size⌋), as memscape-lod's builder keys it.
+fn class_key(b: &LodBlock) -> (u8, u8) {
+    (floor_log2(b.width()) as u8, floor_log2(b.size) as u8)
+}
+
+/// One class of [`SpilledClasses`]: where its full chunks lie in the spill file, in order, and
+/// the blocks after them.
+#[derive(Debug, Default)]
+struct SpilledClass {
+    chunks: Vec<u64>,
+    pending: Vec<LodBlock>,
+}
+
+/// Size classes in bounded memory: blocks pushed by start go to their class, and each class's
+/// blocks go to an unnamed temporary file in chunks of `chunk_blocks` as they fill, so that
+/// [`write_index_spilled`] copies every class, in (c, d) order and by start, into the index
+/// file without holding them (1 B events: ≈ 490 M large blocks, 20 GB as `LodBlock`s).
+#[derive(Debug)]
+pub struct SpilledClasses {
+    file: std::fs::File,
+    /// The spill file's length: where the next chunk goes.
+    end: u64,
+    chunk_blocks: usize,
+    classes: std::collections::BTreeMap<(u8, u8), SpilledClass>,
+    blocks: u64,
+}
+
+impl SpilledClasses {
+    /// Classes spilling to a temporary file in `dir` (removed when they are dropped, or by the
+    /// system if the process dies), [`CLASS_CHUNK_BLOCKS`] blocks a chunk.
+    pub fn new_in(dir: &Path) -> Result<Self> {
+        let file = tempfile::tempfile_in(dir)
+            .map_err(|e| EngineError::Invalid(format!("{}: {e}", dir.display())))?;
+        Ok(Self {
+            file,
+            end: 0,
+            chunk_blocks: CLASS_CHUNK_BLOCKS,
+            classes: Default::default(),
+            blocks: 0,
+        })
+    }
+
+    /// Chunks of `blocks` blocks (at least 1): tests spill after a few blocks.
+    pub fn with_chunk_blocks(mut self, blocks: usize) -> Self {
+        self.chunk_blocks = blocks.max(1);
+        self
+    }
+
+    /// Adds `block` to its class; blocks must come by start (each class keeps their order).
+    pub fn push(&mut self, block: LodBlock) -> Result<()> {
+        let class = self.classes.entry(class_key(&block)).or_default();
+        class.pending.push(block);
+        self.blocks += 1;
+        if class.pending.len() >= self.chunk_blocks {
+            let bytes: &[u8] = bytemuck::cast_slice(&class.pending);
+            self.file.write_all(bytes).map_err(spill_error)?;
+            class.chunks.push(self.end);
+            self.end += bytes.len() as u64;
+            class.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// How many blocks were pushed.
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// How many classes hold blocks.
+    pub fn len(&self) -> usize {
+        self.classes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+
+    /// Each class's key and length in bytes, in (c, d) order.
+    fn sections(&self) -> Vec<((u8, u8), usize)> {
+        let block = std::mem::size_of::<LodBlock>();
+        self.classes
+            .iter()
+            .map(|(&key, class)| {
+                let n = class.chunks.len() * self.chunk_blocks + class.pending.len();
+                (key, n * block)
+            })
+            .collect()
+    }
+
+    /// Writes every class's blocks to `w`, in (c, d) order, each padded to 8 bytes.
+    fn copy_to(mut self, w: &mut dyn Write) -> std::io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut chunk = vec![0u8; self.chunk_blocks * std::mem::size_of::<LodBlock>()];
+        for class in self.classes.values() {
+            for &at in &class.chunks {
+                self.file.seek(SeekFrom::Start(at))?;
+                self.file.read_exact(&mut chunk)?;
+                w.write_all(&chunk)?;
+            }
+            let pending: &[u8] = bytemuck::cast_slice(&class.pending);
+            w.write_all(pending)?;
+            let len = class.chunks.len() * chunk.len() + pending.len();
+            w.write_all(&[0u8; 8][..(len.next_multiple_of(8) - len)])?;
+        }
+        Ok(())
+    }
+}
+
+fn spill_error(e: std::io::Error) -> EngineError {
+    EngineError::Invalid(format!("size classes' spill file: {e}"))
+}
+
 impl Engine {
-    /// The blocks (lifetime `w`, size `s`, both at least 1) with `large(w, s)` true, as
-    /// memscape-lod's [`LodBlock`]s on `plan`'s axis coloured by thread, by start.
-    fn lod_blocks_where(
+    /// The blocks of `host` (lifetime `w`, size `s`, both at least 1; start `t0`, end `t1`)
+    /// with `filter` true: their columns `t0`, `t1`, `size`, `address`, `thread`.
+    fn blocks_frame(
         &self,
         dataset: &Dataset,
         host: Option<&str>,
-        plan: &LodPlan,
         filter: datafusion::prelude::Expr,
-    ) -> Result<Vec<(u64, u32, LodBlock)>> {
+    ) -> Result<datafusion::prelude::DataFrame> {
         let host = dataset.host(host)?;
         let t0 = col("alloc_event");
-        let df = self
+        Ok(self
             .table("blocks")?
             .filter(col("host").eq(lit(host.as_str())))?
             .select(vec![
@@ -86,63 +230,86 @@ impl Engine {
                 col("address"),
                 col("thread"),
             ])?
-            .filter(filter)?;
+            .filter(filter)?
+            .select_columns(&["t0", "t1", "size", "address", "thread"])?)
+    }
+
+    /// The blocks (lifetime `w`, size `s`, both at least 1) with `large(w, s)` true, as
+    /// memscape-lod's [`LodBlock`]s on `plan`'s axis coloured by thread, by start.
+    fn lod_blocks_where(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        filter: datafusion::prelude::Expr,
+    ) -> Result<Vec<(u64, u32, LodBlock)>> {
+        let df = self.blocks_frame(dataset, host, filter)?;
         let mut out = Vec::new();
         for b in self.collect(df)? {
-            let (t0, t1, size) = (u64s(&b, "t0")?, u64s(&b, "t1")?, u64s(&b, "size")?);
-            let (address, thread) = (u64s(&b, "address")?, u64s(&b, "thread")?);
-            for i in 0..b.num_rows() {
-                let y = plan
-                    .axis
-                    .collapse(address[i].unwrap_or(0))
-                    .unwrap_or_default();
-                let thread = u32::try_from(thread[i].unwrap_or(0)).unwrap_or(u32::MAX);
-                let t = t0[i].unwrap_or(0);
-                out.push((
-                    address[i].unwrap_or(0),
-                    thread,
-                    LodBlock::new(
-                        t,
-                        t1[i].unwrap_or(t),
-                        y,
-                        size[i].unwrap_or(0),
-                        palette_color(thread),
-                        0.0,
-                    ),
-                ));
-            }
+            batch_blocks(&b, plan, |address, thread, block| {
+                out.push((address, thread, block));
+                Ok(())
+            })?;
         }
         // Allocation order: every allocation is its own event.
         out.sort_unstable_by_key(|(_, _, b)| b.t0);
         Ok(out)
     }
 
+    /// Hands `each` every block large at some level of `plan` (lifetime ≥ 2^copy_min_c events
+    /// or size ≥ 2^copy_min_d bytes), by start, as the query streams them: DataFusion sorts
+    /// them (spilling past the engine's memory limit, `Engine::embedded_bounded`), nothing
+    /// here holds them.
+    fn for_each_large_block(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        mut each: impl FnMut(LodBlock) -> Result<()>,
+    ) -> Result<()> {
+        let (min_c, min_d) = copy_min(plan);
+        let large = match (bound(min_c), bound(min_d)) {
+            (None, None) => return Ok(()),
+            (Some(c), None) => col("w").gt_eq(u64_lit(c)),
+            (None, Some(d)) => col("s").gt_eq(u64_lit(d)),
+            (Some(c), Some(d)) => col("w").gt_eq(u64_lit(c)).or(col("s").gt_eq(u64_lit(d))),
+        };
+        // Allocation order: every allocation is its own event.
+        let df = self
+            .blocks_frame(dataset, host, large)?
+            .sort(vec![col("t0").sort(true, false)])?;
+        self.for_each_batch(df, |b| batch_blocks(b, plan, |_, _, block| each(block)))
+    }
+
     /// The size classes of `plan`: every block large at some level (lifetime ≥ 2^copy_min_c
     /// events or size ≥ 2^copy_min_d bytes), by (⌊log₂ lifetime⌋, ⌊log₂ size⌋), each sorted
-    /// by start.
+    /// by start — in memory (the index file is written from [`Engine::lod_classes_spilled`]).
     pub fn lod_classes(
         &self,
         dataset: &Dataset,
         host: Option<&str>,
         plan: &LodPlan,
     ) -> Result<Vec<SizeClass>> {
-        let (min_c, min_d) = copy_min(plan);
-        let large = match (bound(min_c), bound(min_d)) {
-            (None, None) => return Ok(Vec::new()),
-            (Some(c), None) => col("w").gt_eq(u64_lit(c)),
-            (None, Some(d)) => col("s").gt_eq(u64_lit(d)),
-            (Some(c), Some(d)) => col("w").gt_eq(u64_lit(c)).or(col("s").gt_eq(u64_lit(d))),
-        };
-        let blocks = self.lod_blocks_where(dataset, host, plan, large)?;
         let mut classes: std::collections::BTreeMap<(u8, u8), Vec<LodBlock>> = Default::default();
-        for (_, _, b) in blocks {
-            let key = (floor_log2(b.width()) as u8, floor_log2(b.size) as u8);
-            classes.entry(key).or_default().push(b);
-        }
+        self.for_each_large_block(dataset, host, plan, |b| {
+            classes.entry(class_key(&b)).or_default().push(b);
+            Ok(())
+        })?;
         Ok(classes
             .into_iter()
             .map(|((c, d), blocks)| SizeClass { c, d, blocks })
             .collect())
+    }
+
+    /// [`Engine::lod_classes`] pushed into `classes` as they stream (bounded memory).
+    pub fn lod_classes_spilled(
+        &self,
+        dataset: &Dataset,
+        host: Option<&str>,
+        plan: &LodPlan,
+        classes: &mut SpilledClasses,
+    ) -> Result<()> {
+        self.for_each_large_block(dataset, host, plan, |b| classes.push(b))
     }
 
     /// The blocks small at every level of `meta` (in no class) allocated in `[t0, t1)` events,
@@ -248,13 +415,20 @@ impl Engine {
         }
         progress(which.len() as f32 / steps, "size classes");
         let since = std::time::Instant::now();
-        let classes = self.lod_classes(dataset, host, plan)?;
+        // The spill file beside the index: its cache directory has room for the index.
+        let dir = out
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut classes = SpilledClasses::new_in(dir)?;
+        self.lod_classes_spilled(dataset, host, plan, &mut classes)?;
         tracing::debug!(
             target: "memscape_engine::lod",
-            "size classes: {:.2} s",
-            since.elapsed().as_secs_f64()
+            "size classes: {:.2} s, {} blocks",
+            since.elapsed().as_secs_f64(),
+            classes.blocks()
         );
-        write_index(plan, &levels, &classes, source, out)
+        write_index_spilled(plan, &levels, classes, source, out)
     }
 }
 
@@ -297,6 +471,44 @@ pub fn write_index(
     source: SourceId,
     out: &Path,
 ) -> Result<IndexMeta> {
+    let sections: Vec<((u8, u8), usize)> = classes
+        .iter()
+        .map(|c| ((c.c, c.d), std::mem::size_of_val(&c.blocks[..])))
+        .collect();
+    write_index_with(plan, tiles, &sections, source, out, |w| {
+        for c in classes {
+            let bytes: &[u8] = bytemuck::cast_slice(&c.blocks);
+            w.write_all(bytes)?;
+            w.write_all(&[0u8; 8][..(bytes.len().next_multiple_of(8) - bytes.len())])?;
+        }
+        Ok(())
+    })
+}
+
+/// [`write_index`] with the classes of `classes`, copied from their spill file: the same file,
+/// byte for byte, as [`write_index`] of the same classes in memory.
+pub fn write_index_spilled(
+    plan: &LodPlan,
+    tiles: &[(LevelSpec, LevelTiles)],
+    classes: SpilledClasses,
+    source: SourceId,
+    out: &Path,
+) -> Result<IndexMeta> {
+    let sections = classes.sections();
+    write_index_with(plan, tiles, &sections, source, out, |w| classes.copy_to(w))
+}
+
+/// The index file: the header (its class sections of `class_sections` bytes each, by key),
+/// the levels' tiles, then what `write_classes` writes (every class's blocks, each padded to 8
+/// bytes, in the order of `class_sections`).
+fn write_index_with(
+    plan: &LodPlan,
+    tiles: &[(LevelSpec, LevelTiles)],
+    class_sections: &[((u8, u8), usize)],
+    source: SourceId,
+    out: &Path,
+    write_classes: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<IndexMeta> {
     let mut offset = 0u64;
     let mut section = |bytes: usize| {
         let s = Section {
@@ -323,13 +535,13 @@ pub fn write_index(
             buckets: section(std::mem::size_of_val(&t.buckets[..])),
         });
     }
-    let class_descs: Vec<ClassDesc> = classes
+    let class_descs: Vec<ClassDesc> = class_sections
         .iter()
-        .map(|c| ClassDesc {
-            c: c.c,
-            d: c.d,
+        .map(|&((c, d), bytes)| ClassDesc {
+            c,
+            d,
             copied: true,
-            blocks: section(std::mem::size_of_val(&c.blocks[..])),
+            blocks: section(bytes),
         })
         .collect();
     let (copy_min_c, copy_min_d) = copy_min(plan);
@@ -373,12 +585,93 @@ pub fn write_index(
         put(bytemuck::cast_slice(&t.cells)).map_err(io)?;
         put(bytemuck::cast_slice(&t.buckets)).map_err(io)?;
     }
-    for c in classes {
-        put(bytemuck::cast_slice(&c.blocks)).map_err(io)?;
-    }
+    write_classes(&mut w).map_err(io)?;
     w.flush().map_err(io)?;
     drop(w);
     std::fs::rename(&tmp, out)
         .map_err(|e| EngineError::Invalid(format!("{}: {e}", out.display())))?;
     Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks by start in several classes, interleaved: lifetimes and sizes cycling through a
+    /// few powers of two, so that every class spills many chunks between another's.
+    fn blocks(n: u64) -> Vec<LodBlock> {
+        (0..n)
+            .map(|t| {
+                let life = 1u64 << (t * 7 % 5) | (t % 3);
+                let size = (1u64 << (t * 3 % 4 + 4)) + t % 11;
+                LodBlock::new(
+                    t,
+                    t + life,
+                    t * 64,
+                    size,
+                    palette_color((t % 4) as u32),
+                    0.0,
+                )
+            })
+            .collect()
+    }
+
+    fn plan() -> LodPlan {
+        let spec = LevelSpec {
+            line: 0,
+            k: 0,
+            log_tau: 3,
+            log_sig: 5,
+        };
+        LodPlan {
+            extent_t: 1000,
+            axis: memscape_lod::source::AddressAxis::from_ranges(&[(0, 64_000)]),
+            log_t: 10,
+            log_y: 16,
+            blocks: 1000,
+            levels: vec![spec],
+            params: memscape_lod::BuildParams::default(),
+        }
+    }
+
+    #[test]
+    fn spilled_classes_write_the_index_that_classes_in_memory_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = plan();
+        let tiles = vec![(plan.levels[0], LevelTiles::default())];
+        let all = blocks(1000);
+        let mut memory: std::collections::BTreeMap<(u8, u8), Vec<LodBlock>> = Default::default();
+        for b in &all {
+            memory.entry(class_key(b)).or_default().push(*b);
+        }
+        let memory: Vec<SizeClass> = memory
+            .into_iter()
+            .map(|((c, d), blocks)| SizeClass { c, d, blocks })
+            .collect();
+        assert!(memory.len() >= 8, "{} classes", memory.len());
+        let want_path = dir.path().join("memory.lod");
+        let want_meta =
+            write_index(&plan, &tiles, &memory, SourceId::default(), &want_path).unwrap();
+        let want = std::fs::read(&want_path).unwrap();
+        // Chunks of 1 block (every block through the file), 7 (chunks and remainders), more
+        // than any class holds (nothing spilled).
+        for chunk in [1, 7, CLASS_CHUNK_BLOCKS] {
+            let mut spilled = SpilledClasses::new_in(dir.path())
+                .unwrap()
+                .with_chunk_blocks(chunk);
+            for b in &all {
+                spilled.push(*b).unwrap();
+            }
+            assert_eq!(spilled.blocks(), 1000);
+            assert_eq!(spilled.len(), memory.len());
+            let path = dir.path().join(format!("spilled-{chunk}.lod"));
+            let meta =
+                write_index_spilled(&plan, &tiles, spilled, SourceId::default(), &path).unwrap();
+            assert_eq!(meta, want_meta, "chunks of {chunk}");
+            assert!(
+                std::fs::read(&path).unwrap() == want,
+                "chunks of {chunk}: the file"
+            );
+        }
+    }
 }

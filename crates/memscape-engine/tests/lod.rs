@@ -395,3 +395,63 @@ fn the_engines_index_file_is_the_native_index_for_the_levels_it_holds() {
     let (want, _) = reference.frame(&view, FramePath::Lod);
     assert_eq!(got, want, "the view drawn from the engine's index");
 }
+
+/// The index file written as the size classes stream (`lod_index`: DataFusion sorts the large
+/// blocks by start, each class spills to a file in chunks) is byte for byte the file of the
+/// same levels and classes held in memory (`lod_classes`, `write_index`), whatever the chunks.
+#[test]
+fn the_index_file_streamed_is_the_index_file_written_from_memory() {
+    use memscape_engine::lod_index::{SpilledClasses, write_index, write_index_spilled};
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, host) = traces().swap_remove(0);
+    dataset(&[(trace, host)], &dir.path().join("ds"));
+    // A small memory limit: the engine's plans as the GUI runs them.
+    let engine = Engine::embedded_bounded(2, 64 << 20).unwrap();
+    let ds = engine.open(&dir.path().join("ds")).unwrap();
+    let plan = engine
+        .lod_plan(&ds, Some(host), &BuildParams::default())
+        .unwrap();
+    let finest = plan.levels.len() - 1;
+    let streamed = dir.path().join("streamed.lod");
+    engine
+        .lod_index(
+            &ds,
+            Some(host),
+            &plan,
+            Some(&[finest]),
+            SourceId::default(),
+            &streamed,
+        )
+        .unwrap();
+    let streamed = std::fs::read(streamed).unwrap();
+    let tiles = vec![(
+        plan.levels[finest],
+        engine
+            .lod_level(&ds, Some(host), &plan, &plan.levels[finest])
+            .unwrap(),
+    )];
+    let classes = engine.lod_classes(&ds, Some(host), &plan).unwrap();
+    let copied: usize = classes.iter().map(|c| c.blocks.len()).sum();
+    assert!(
+        classes.len() > 4 && copied > 100,
+        "{} classes, {copied} blocks",
+        classes.len()
+    );
+    let memory = dir.path().join("memory.lod");
+    write_index(&plan, &tiles, &classes, SourceId::default(), &memory).unwrap();
+    assert!(
+        std::fs::read(&memory).unwrap() == streamed,
+        "the streamed index file"
+    );
+    // Chunks of 5 blocks: every class through the spill file, in many chunks.
+    let mut spilled = SpilledClasses::new_in(dir.path())
+        .unwrap()
+        .with_chunk_blocks(5);
+    engine
+        .lod_classes_spilled(&ds, Some(host), &plan, &mut spilled)
+        .unwrap();
+    assert_eq!(spilled.blocks(), copied as u64);
+    let chunked = dir.path().join("chunked.lod");
+    write_index_spilled(&plan, &tiles, spilled, SourceId::default(), &chunked).unwrap();
+    assert!(std::fs::read(&chunked).unwrap() == streamed, "chunks of 5");
+}
