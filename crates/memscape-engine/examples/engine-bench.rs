@@ -529,8 +529,10 @@ fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) -> BenchResult<()> {
                     &scratch.path().join("map.lod"),
                 )?;
                 checks[4] = format!(
-                    "{:?}",
-                    level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig))
+                    "{:?} ({} cells)",
+                    level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig)),
+                    meta.levels.first().map_or(0, |l| l.cells.len
+                        / std::mem::size_of::<memscape_lod::format::CellRec>() as u64)
                 );
                 checks[5] = format!("{} ({copied} blocks copied)", meta.classes.len());
                 phase("map-write", &mut t);
