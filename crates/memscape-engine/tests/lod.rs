@@ -455,3 +455,36 @@ fn the_index_file_streamed_is_the_index_file_written_from_memory() {
     write_index_spilled(&plan, &tiles, spilled, SourceId::default(), &chunked).unwrap();
     assert!(std::fs::read(&chunked).unwrap() == streamed, "chunks of 5");
 }
+
+/// The size classes stream from DataFusion's sort by start; under a memory limit that sort
+/// spills sorted runs to files and merges them: the classes are those sorted in memory. (The
+/// synthetic trace: nearly every block is large, as in the 100 M and 1 B measurements.)
+#[test]
+fn the_size_classes_under_a_small_memory_limit_are_the_classes_sorted_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = memscape_heap::synthetic::synthetic_trace(4_000_000);
+    let host = "synthetic";
+    dataset(&[(trace, host)], &dir.path().join("ds"));
+    let unbounded = Engine::embedded(2).unwrap();
+    let ds = unbounded.open(&dir.path().join("ds")).unwrap();
+    let plan = unbounded
+        .lod_plan(&ds, Some(host), &BuildParams::default())
+        .unwrap();
+    let want = unbounded.lod_classes(&ds, Some(host), &plan).unwrap();
+    let copied: usize = want.iter().map(|c| c.blocks.len()).sum();
+    let by_start = |classes: &[memscape_engine::lod_index::SizeClass]| {
+        classes
+            .iter()
+            .all(|c| c.blocks.windows(2).all(|w| w[0].t0 < w[1].t0))
+    };
+    assert!(by_start(&want), "each class by start");
+    // 32 MiB, less than half the large blocks' sorted columns (8 bytes × 5 a block). One
+    // partition: with two, DataFusion's greedy pool may refuse one partition's merge the memory
+    // the other's sort holds (`ResourcesExhausted`, timing-dependent; BENCHMARKS.md, wave 30).
+    let limit = 32 << 20;
+    assert!(copied * 40 > 2 * limit, "{copied} blocks in classes");
+    let bounded = Engine::embedded_bounded(1, limit).unwrap();
+    let ds = bounded.open(&dir.path().join("ds")).unwrap();
+    let got = bounded.lod_classes(&ds, Some(host), &plan).unwrap();
+    assert!(got == want, "the classes under 32 MiB");
+}
