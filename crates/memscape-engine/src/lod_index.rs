@@ -6,6 +6,11 @@
 //! (`memscape_lod::LodTrace::with_index`); a view finer than every level draws the small blocks
 //! near it exactly, which [`Engine::lod_small_blocks`] fetches (the classes hold the rest).
 //!
+//! The classes are written in bounded memory: the query sorts the large blocks by start
+//! (DataFusion's sort, spilling past the engine's memory limit) and streams them into
+//! [`SpilledClasses`], whose chunks wait in a temporary file until the header, which states each
+//! class's length, is written (at 1 B events ≈ 490 M blocks, 20 GB as `LodBlock`s).
+//!
 //! Differences from the native index, none of which changes a picture: every class is copied
 //! (the native builder lists the short, small members of a class by block number and reads
 //! them from the trace, which the engine does not hold); a level's `blocks` counts the blocks
