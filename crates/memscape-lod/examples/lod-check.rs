@@ -11,13 +11,8 @@ use memscape_lod::source::palette_color;
 use memscape_lod::trace_source::{TraceBlocks, TraceFile, lod_block};
 use memscape_lod::{LodBlock, LodView, PixelSums, exact};
 
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
-}
+mod common;
+use common::cpu_seconds;
 
 fn stats(a: &[[u8; 4]], b: &[[u8; 4]]) -> (f64, f64, u8) {
     let (mut sum, mut over, mut max) = (0u64, 0usize, 0u8);

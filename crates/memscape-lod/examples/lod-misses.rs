@@ -16,13 +16,8 @@ use memscape_lod::source::palette_color;
 use memscape_lod::trace_source::{TraceBlocks, TraceFile, lod_block};
 use memscape_lod::{LodBlock, LodView, PixelSums};
 
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit(')').next().unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
-}
+mod common;
+use common::cpu_seconds;
 
 fn color(t: u32, _s: u32, _z: u64, _l: u64) -> (u32, f32) {
     (palette_color(t), 0.0)

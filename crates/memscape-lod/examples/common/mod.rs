@@ -10,6 +10,15 @@ use memscape_lod::source::palette_color;
 use memscape_lod::synth::{SynthParams, trace};
 use memscape_lod::trace_source::TraceFile;
 
+/// This process's CPU time (user + system) in seconds, from /proc/self/stat.
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// Colour by thread, as the generated index is built.
 pub fn thread_color(t: u32, _s: u32, _z: u64, _l: u64) -> (u32, f32) {
     (palette_color(t), 0.0)
