@@ -202,10 +202,16 @@ impl SpilledClasses {
             let pending: &[u8] = bytemuck::cast_slice(&class.pending);
             w.write_all(pending)?;
             let len = class.chunks.len() * chunk.len() + pending.len();
-            w.write_all(&[0u8; 8][..(len.next_multiple_of(8) - len)])?;
+            pad_to_8(w, len)?;
         }
         Ok(())
     }
+}
+
+/// Zeros after a section of `len` bytes up to the next multiple of 8 (the index's sections are
+/// 8-byte aligned).
+fn pad_to_8(w: &mut dyn Write, len: usize) -> std::io::Result<()> {
+    w.write_all(&[0u8; 8][..(len.next_multiple_of(8) - len)])
 }
 
 fn spill_error(e: std::io::Error) -> EngineError {
@@ -484,7 +490,7 @@ pub fn write_index(
         for c in classes {
             let bytes: &[u8] = bytemuck::cast_slice(&c.blocks);
             w.write_all(bytes)?;
-            w.write_all(&[0u8; 8][..(bytes.len().next_multiple_of(8) - bytes.len())])?;
+            pad_to_8(w, bytes.len())?;
         }
         Ok(())
     })
@@ -571,19 +577,16 @@ fn write_index_with(
     let io = |e: std::io::Error| EngineError::Invalid(format!("{}: {e}", tmp.display()));
     let file = std::fs::File::create(&tmp).map_err(io)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    let pad = |w: &mut std::io::BufWriter<std::fs::File>, len: usize| {
-        w.write_all(&[0u8; 8][..(len.next_multiple_of(8) - len)])
-    };
     w.write_all(memscape_lod::MAGIC).map_err(io)?;
     w.write_all(&memscape_lod::VERSION.to_le_bytes())
         .map_err(io)?;
     w.write_all(&(json.len() as u64).to_le_bytes())
         .map_err(io)?;
     w.write_all(&json).map_err(io)?;
-    pad(&mut w, 20 + json.len()).map_err(io)?;
+    pad_to_8(&mut w, 20 + json.len()).map_err(io)?;
     let mut put = |bytes: &[u8]| -> std::io::Result<()> {
         w.write_all(bytes)?;
-        pad(&mut w, bytes.len())
+        pad_to_8(&mut w, bytes.len())
     };
     for (_, t) in tiles {
         put(bytemuck::cast_slice(&t.columns)).map_err(io)?;

@@ -41,7 +41,7 @@ fn line(a: egui::Pos2, b: egui::Pos2, color: [u8; 4], width: f32) -> Shape {
 
 /// Pushes `label` on a dark translucent chip, readable on any block colour (a drop shadow alone
 /// left light text unreadable on the light and striped blocks under it).
-fn shadowed(p: &mut Picture, label: Label) {
+fn on_chip(p: &mut Picture, label: Label) {
     let chip = label.approx_rect().expand2(egui::vec2(2.0, 0.0));
     p.shapes.push(rect_shape(chip, CHIP));
     p.labels.push(label);
@@ -137,7 +137,7 @@ pub fn time_ticks(p: &mut Picture, map: egui::Rect, cam: &Camera, axis: TimeAxis
         ));
         let text = with_unit(time_label(t, axis, step), axis, std::mem::take(&mut first));
         let (x_label, align) = tick_label_x(x, &text, map.right());
-        shadowed(
+        on_chip(
             p,
             Label::new(
                 egui::pos2(x_label, map.bottom() - 5.0),
@@ -222,7 +222,7 @@ pub fn region_separators(
         let label_y = (y - 2.0).min(map.bottom() - 20.0);
         // 10.5-point labels with their shadow need about 13 points: keep a gap between them.
         if labelled && last_label - label_y > 18.0 {
-            shadowed(
+            on_chip(
                 p,
                 Label::new(
                     egui::pos2(map.left() + 4.0, label_y),
@@ -294,7 +294,7 @@ pub fn bin_label(
         Some(strip) => p
             .labels
             .push(label(egui::pos2(strip.left() + 2.0, strip.top() + 1.0))),
-        None => shadowed(p, label(egui::pos2(map.left() + 4.0, map.top() + 3.0))),
+        None => on_chip(p, label(egui::pos2(map.left() + 4.0, map.top() + 3.0))),
     }
 }
 
@@ -378,7 +378,7 @@ pub fn context_frame(p: &mut Picture, rect: egui::Rect, cam: &Camera, t_extent: 
     let frame = context_frame_rect(rect, cam, t_extent);
     p.shapes.push(frame_shape(frame, [235, 40, 35, 255], 2.0));
     if let Some(text) = crate::label::fit(label, 10.0, rect.width() - 4.0) {
-        shadowed(
+        on_chip(
             p,
             Label::new(
                 egui::pos2(rect.left() + 2.0, rect.top() + 2.0),
@@ -610,7 +610,7 @@ pub fn legend(
 /// A small caption at the right of a bar (its variant).
 pub fn bar_caption(p: &mut Picture, bar: egui::Rect, text: &str) {
     if bar.height() >= 10.0 && bar.width() > 200.0 {
-        shadowed(
+        on_chip(
             p,
             Label::new(
                 egui::pos2(bar.right() - 4.0, bar.center().y),
