@@ -329,12 +329,23 @@ fn traces() -> Vec<(Trace, &'static str)> {
                 .unwrap(),
             "sqlite",
         ),
+        // A pool allocator recorded by memscape: pools, waste and size classes.
+        (
+            memscape_trace::load(&repo().join("assets/demo/pools.msc")).unwrap(),
+            "pools",
+        ),
+        // heaptrack's processed format from another program: no addresses, deep C++ stacks.
+        (
+            memscape_trace::load(&repo().join("../shared/data/heaptrack/heaptrack.david.18594.gz"))
+                .unwrap(),
+            "david",
+        ),
     ]
 }
 
-/// The recorded traces as two hosts of one dataset (each query reads its own host's
+/// The recorded traces as hosts of one dataset (each query reads its own host's
 /// partitions), opened on embedded DataFusion; the directory lives as long as the result.
-fn two_host_dataset() -> (
+fn host_dataset() -> (
     tempfile::TempDir,
     Vec<(Trace, &'static str)>,
     Engine,
@@ -352,14 +363,14 @@ fn two_host_dataset() -> (
 
 #[test]
 fn recorded_traces_on_embedded_datafusion_equal_memscape_heap() {
-    let (_dir, traces, engine, ds) = two_host_dataset();
+    let (_dir, traces, engine, ds) = host_dataset();
     for (trace, host) in &traces {
         check_trace(&engine, &ds, host, trace, host);
         check_bins(&engine, &ds, host, trace, host);
     }
     assert!(
         engine.heap_series(&ds, None, &[1]).is_err(),
-        "two hosts: one must be named"
+        "several hosts: one must be named"
     );
 }
 
@@ -535,7 +546,7 @@ fn check_timeline(engine: &Engine, ds: &Dataset, host: &str, trace: &Trace) {
 
 #[test]
 fn heap_timeline_from_the_engine_equals_the_native_one() {
-    let (_dir, traces, engine, ds) = two_host_dataset();
+    let (_dir, traces, engine, ds) = host_dataset();
     for (trace, host) in &traces {
         check_timeline(&engine, &ds, host, trace);
     }
