@@ -77,6 +77,7 @@ fn pow2_label(class: u32) -> String {
     };
     match class {
         0 => String::from("0 B"),
+        1 => String::from("1 B"),
         c if c <= 10 => {
             let lo = 1u64 << (c - 1);
             let hi = (1u64 << c) - 1;
@@ -294,6 +295,7 @@ mod tests {
         assert_eq!(pow2_class(2), 2);
         assert_eq!(pow2_class(3), 2);
         assert_eq!(pow2_class(4), 3);
+        assert_eq!(pow2_label(1), "1 B");
         assert_eq!(pow2_label(3), "4–7 B");
         assert_eq!(pow2_class(u64::MAX), 64);
         // From 1 KiB, half-open classes in binary units.

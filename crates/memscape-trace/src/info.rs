@@ -63,7 +63,9 @@ pub struct CallSiteReport {
 pub struct BinReport {
     pub label: String,
     pub blocks: u64,
+    /// Requested bytes of all its blocks.
     pub bytes_allocated: u64,
+    /// The most requested bytes of its blocks live at once (as `peak_live_bytes` counts).
     pub peak_bytes: u64,
 }
 
@@ -89,11 +91,17 @@ pub struct InfoReport {
     pub warnings: u64,
     pub warning_kinds: Vec<WarningKind>,
     pub time_span_ns: u64,
+    /// Heap blocks only (malloc and friends, pools): anonymous mappings are counted apart.
     pub peak_live_bytes: u64,
     pub peak_time_ns: u64,
     pub peak_event: u64,
     pub end_live_bytes: u64,
     pub never_freed: u64,
+    /// Anonymous mappings recorded (`mmap` outside the allocator's own), and the most bytes
+    /// of them mapped at once: a program that manages its memory in mappings (CPython's
+    /// arenas, Go, JVMs) has most of its memory there, not in the heap figures.
+    pub mmaps: u64,
+    pub mapped_peak_bytes: u64,
     pub regions: Vec<Region>,
     pub bins: Vec<BinReport>,
     pub top_call_sites: Vec<CallSiteReport>,
@@ -136,14 +144,24 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
     let regions = find_regions(trace, options.gap_threshold).regions;
     let binned = Bins::new(trace, options.bins.clone());
     let bin_curves = crate::pools::bin_curves(trace, &binned, options.curve_samples);
+    // Peaks in requested bytes, as the heap's own peak and `bytes_allocated` count them (the
+    // bins' own peaks count address extents, what the map's occupancy draws: a bin of 1-byte
+    // requests peaked at hundreds of bytes beside them).
+    let requested_peaks = crate::regions::peak_per_group_of(
+        trace,
+        &binned.block_bin,
+        binned.bins.len(),
+        trace.blocks.requested_size.as_slice(),
+    );
     let bins = binned
         .bins
         .into_iter()
-        .map(|b| BinReport {
+        .zip(requested_peaks)
+        .map(|(b, peak_bytes)| BinReport {
             label: b.label,
             blocks: b.blocks,
             bytes_allocated: b.bytes_allocated,
-            peak_bytes: b.peak_bytes,
+            peak_bytes,
         })
         .collect();
     let sites = Sites::new(trace, &options.sites);
@@ -169,6 +187,8 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         peak_event: m.peak_event,
         end_live_bytes: m.end_live_bytes,
         never_freed: trace.never_freed(),
+        mmaps: m.mmaps,
+        mapped_peak_bytes: mapped_peak_bytes(trace),
         regions,
         bins,
         processes: crate::summary::processes(trace),
@@ -179,6 +199,22 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
         top_call_sites: top_call_sites_with(trace, &sites, options.top_call_sites),
         detected_wrappers: sites.detected().to_vec(),
     }
+}
+
+/// The most bytes of anonymous mappings live at once, in event order.
+fn mapped_peak_bytes(trace: &Trace) -> u64 {
+    if trace.meta.mmaps == 0 {
+        return 0;
+    }
+    let flags = trace.blocks.flags.as_slice();
+    let group: Vec<u32> = flags
+        .iter()
+        .map(|&f| u32::from(f & crate::model::FLAG_MMAP == 0))
+        .collect();
+    crate::regions::peak_per_group(trace, &group, 1)
+        .first()
+        .copied()
+        .unwrap_or(0)
 }
 
 /// Call sites ranked by the bytes of their blocks live at the peak (what heaptrack_print calls
@@ -331,6 +367,15 @@ impl fmt::Display for InfoReport {
             self.peak_event
         )?;
         writeln!(f, "live at end:     {}", bytes(self.end_live_bytes))?;
+        if self.mmaps > 0 {
+            let plural = if self.mmaps == 1 { "" } else { "s" };
+            writeln!(
+                f,
+                "mappings:        {} anonymous mapping{plural}, at most {} mapped at once (not in the heap figures above)",
+                self.mmaps,
+                bytes(self.mapped_peak_bytes)
+            )?;
+        }
         let plural = if self.never_freed == 1 { "" } else { "s" };
         writeln!(f, "never freed:     {} block{plural}", self.never_freed)?;
         let with_events = self.processes.iter().filter(|p| p.events > 0).count();
@@ -561,5 +606,50 @@ mod duration_tests {
         assert_eq!(duration(412_345), "412.345 µs");
         assert_eq!(duration(3_141_592), "3.142 ms");
         assert_eq!(duration(3_141_592_653), "3.142 s");
+    }
+}
+
+#[cfg(test)]
+mod mapping_tests {
+    use super::{InfoOptions, info};
+    use crate::builder::TraceBuilder;
+    use crate::model::{TraceFormat, USABLE_UNKNOWN};
+
+    /// Mappings are reported apart from the heap, with the most of them mapped at once: a
+    /// program whose memory lives in mappings (CPython's arenas) must not read as small.
+    #[test]
+    fn mappings_are_reported_beside_the_heap_with_their_own_peak() {
+        let mut b = TraceBuilder::with_event_times("t");
+        b.alloc(1, 10, 0x1000, 100, USABLE_UNKNOWN, 0, 0);
+        b.mmap(2, 11, 0x10_0000, 1 << 20, 0, 0);
+        b.mmap(3, 12, 0x20_0000, 1 << 20, 0, 0);
+        b.munmap(4, 13, 0x10_0000, 1 << 20);
+        b.mmap(5, 14, 0x30_0000, 1 << 20, 0, 0);
+        b.free(6, 15, 0x1000);
+        let trace = b.finish(TraceFormat::Csv, true);
+        let report = info(&trace, &InfoOptions::default());
+        assert_eq!(report.peak_live_bytes, 100);
+        assert_eq!(report.mmaps, 3);
+        assert_eq!(report.mapped_peak_bytes, 2 << 20);
+        let text = report.to_string();
+        assert!(
+            text.contains("mappings:        3 anonymous mappings, at most 2.00 MiB"),
+            "{text}"
+        );
+    }
+
+    /// A bin's peak counts what its blocks asked for, as the heap's peak and the bin's bytes
+    /// do, not the allocator's rounding (1-byte requests of 24 usable bytes each).
+    #[test]
+    fn bin_peaks_count_requested_bytes() {
+        let mut b = TraceBuilder::with_event_times("t");
+        for i in 0..4u64 {
+            b.alloc(i + 1, 10 + i, 0x1000 + 32 * i, 1, 24, 0, 0);
+        }
+        let trace = b.finish(TraceFormat::Csv, true);
+        let report = info(&trace, &InfoOptions::default());
+        let one = report.bins.iter().find(|b| b.label == "1 B").unwrap();
+        assert_eq!((one.blocks, one.bytes_allocated, one.peak_bytes), (4, 4, 4));
+        assert_eq!(report.peak_live_bytes, 4);
     }
 }

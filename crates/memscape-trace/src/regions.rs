@@ -143,9 +143,19 @@ fn assign_blocks(trace: &Trace, regions: Vec<Region>) -> Regions {
 
 /// Peak live bytes (block extents) of each group of blocks, by one sweep over the events.
 pub fn peak_per_group(trace: &Trace, block_group: &[u32], groups: usize) -> Vec<u64> {
+    peak_per_group_of(trace, block_group, groups, trace.blocks.size.as_slice())
+}
+
+/// [`peak_per_group`] counting `sizes` of each block (e.g. the requested sizes, as the heap's
+/// own peak counts them, where the groups' peaks stand beside it).
+pub fn peak_per_group_of(
+    trace: &Trace,
+    block_group: &[u32],
+    groups: usize,
+    sizes: &[u64],
+) -> Vec<u64> {
     let mut live = vec![0u64; groups];
     let mut peak = vec![0u64; groups];
-    let sizes = trace.blocks.size.as_slice();
     for &id in trace.event_order() {
         if id == u32::MAX {
             continue;
@@ -158,11 +168,12 @@ pub fn peak_per_group(trace: &Trace, block_group: &[u32], groups: usize) -> Vec<
         if g >= groups {
             continue;
         }
+        let size = sizes.get(block).copied().unwrap_or(0);
         if id & 1 == 0 {
-            live[g] = live[g].saturating_add(sizes[block]);
+            live[g] = live[g].saturating_add(size);
             peak[g] = peak[g].max(live[g]);
         } else {
-            live[g] = live[g].saturating_sub(sizes[block]);
+            live[g] = live[g].saturating_sub(size);
         }
     }
     peak
