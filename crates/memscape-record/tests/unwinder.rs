@@ -196,7 +196,7 @@ fn recordings_with_either_unwinder_hold_the_same_stacks_per_event() {
 }
 
 /// A program's processes recorded without address randomization (`setarch -R`) with one
-/// unwinder: parent first, then each forked child after its parent.
+/// unwinder: parent first, then its forked child, then that one's.
 fn record_processes(
     program: &Path,
     raw: &Path,
@@ -225,9 +225,20 @@ fn record_processes(
         })
         .map(|p| memscape_record::read_raw(&p).unwrap())
         .collect();
-    // Forked children's files start where their parent was at the fork: in fork order.
-    processes.sort_by_key(|p| p.fork_seq.map_or(0, |s| s + 1));
-    processes
+    // The first image, then each one's child (a chain of forks).
+    let mut chain = Vec::new();
+    let mut parent = None;
+    while let Some(at) = processes.iter().position(|p| {
+        parent.map_or(p.fork_seq.is_none(), |pid| {
+            p.ppid == pid && p.fork_seq.is_some()
+        })
+    }) {
+        let process = processes.swap_remove(at);
+        parent = Some(process.pid);
+        chain.push(process);
+    }
+    assert!(processes.is_empty(), "not one chain of forks");
+    chain
 }
 
 /// Stack ids restart in a forked child's file; the CFI walker's per-thread memory of recent
