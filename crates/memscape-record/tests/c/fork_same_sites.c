@@ -34,18 +34,15 @@ __attribute__((noinline)) static void work(int rounds) {
 }
 
 int main(void) {
-    work(200);
-    pid_t child = fork();
-    if (child == 0) {
-        work(200);
-        pid_t grandchild = fork();
-        if (grandchild == 0) {
-            work(100);
-            _exit(0);
+    /* One call site of `work` for all three: the same stacks in each process. */
+    for (int generation = 0; generation < 3; generation++) {
+        work(generation == 2 ? 100 : 200);
+        if (generation == 2) break;
+        pid_t child = fork();
+        if (child != 0) {
+            waitpid(child, NULL, 0);
+            break;
         }
-        waitpid(grandchild, NULL, 0);
-        _exit(0);
     }
-    waitpid(child, NULL, 0);
     return 0;
 }
