@@ -304,12 +304,14 @@ pub(crate) unsafe fn fast_backtrace(
         SHIM_TEXT_LO.load(Ordering::Relaxed) as u64,
         SHIM_TEXT_HI.load(Ordering::Relaxed) as u64,
     );
-    let mut first_program = usize::MAX;
+    // The frame count at which the walk has its `limit` frames: known at the first frame
+    // outside the shim.
+    let mut stop_at = usize::MAX;
     let mut enough = |n: usize, ra: u64| {
-        if first_program == usize::MAX && (ra < shim_lo || ra >= shim_hi) {
-            first_program = n;
+        if stop_at == usize::MAX && (ra < shim_lo || ra >= shim_hi) {
+            stop_at = n.saturating_add(limit);
         }
-        first_program != usize::MAX && n + 1 - first_program >= limit
+        n + 1 >= stop_at
     };
     let mut done = false;
     // The shim's own frames (this function's and its callers' up to the interposed one's) run
@@ -381,8 +383,11 @@ pub(crate) unsafe fn fast_backtrace(
                     }
                     // A saved rbp may differ (code without frame pointers keeps any value
                     // there): the step is the same, the next state's rbp is the word read.
+                    let mut differs = false;
                     let next_bp = if m.rbp_at != 0 {
-                        word(m.rbp_at)
+                        let saved = word(m.rbp_at);
+                        differs = saved != m.rbp;
+                        saved
                     } else {
                         cur_bp
                     };
@@ -397,7 +402,6 @@ pub(crate) unsafe fn fast_backtrace(
                     done = enough(n, m.ra);
                     n += 1;
                     k += 1;
-                    let differs = m.rbp_at != 0 && next_bp != m.rbp;
                     cur_bp = next_bp;
                     if done || (differs && unsafe { rbp_used(memo_old, k, old_len) }) {
                         break; // a CFA further out uses the rbp that differs: walked
