@@ -194,3 +194,87 @@ fn recordings_with_either_unwinder_hold_the_same_stacks_per_event() {
         );
     }
 }
+
+/// A program's processes recorded without address randomization (`setarch -R`) with one
+/// unwinder: parent first, then its forked child, then that one's.
+fn record_processes(
+    program: &Path,
+    raw: &Path,
+    unwinder: &str,
+) -> Vec<memscape_record::RawProcess> {
+    std::fs::create_dir_all(raw).unwrap();
+    let status = Command::new("setarch")
+        .args(["x86_64", "-R"])
+        .arg(program)
+        .env("LD_PRELOAD", shim())
+        .env("MEMSCAPE_RECORD_DIR", raw)
+        .env("MEMSCAPE_UNWINDER", unwinder)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let name = program.file_name().unwrap().to_string_lossy().into_owned();
+    let mut processes: Vec<_> = std::fs::read_dir(raw)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{name}."))
+        })
+        .map(|p| memscape_record::read_raw(&p).unwrap())
+        .collect();
+    // The first image, then each one's child (a chain of forks).
+    let mut chain = Vec::new();
+    let mut parent = None;
+    while let Some(at) = processes.iter().position(|p| {
+        parent.map_or(p.fork_seq.is_none(), |pid| {
+            p.ppid == pid && p.fork_seq.is_some()
+        })
+    }) {
+        let process = processes.swap_remove(at);
+        parent = Some(process.pid);
+        chain.push(process);
+    }
+    assert!(processes.is_empty(), "not one chain of forks");
+    chain
+}
+
+/// Stack ids restart in a forked child's file; the CFI walker's per-thread memory of recent
+/// stacks' ids must restart with them. A parent, child and grandchild allocating from the
+/// same call paths, recorded once with libunwind and the shim's own stack table alone and
+/// once with the CFI walker: the same frames for every event of every process.
+#[test]
+fn forked_children_record_their_stacks_as_libunwind_does() {
+    require("setarch", "util-linux");
+    let dir = tempfile::tempdir().unwrap();
+    for program in [
+        compile("fork_same_sites.c", dir.path()),
+        compile_optimized("fork_same_sites.c", dir.path()),
+    ] {
+        let tag = program.file_name().unwrap().to_string_lossy().into_owned();
+        let libunwind =
+            record_processes(&program, &dir.path().join(format!("lu-{tag}")), "libunwind");
+        let cfi = record_processes(&program, &dir.path().join(format!("cfi-{tag}")), "cfi");
+        assert_eq!(libunwind.len(), 3, "{tag}: parent, child, grandchild");
+        assert_eq!(cfi.len(), 3, "{tag}");
+        for (a, b) in libunwind.iter().zip(&cfi) {
+            assert!(a.events.len() > 10_000, "{tag}: {}", a.events.len());
+            assert_eq!(a.events.len(), b.events.len(), "{tag}");
+            let frames = |raw: &memscape_record::RawProcess, stack: u32| -> Option<Vec<u64>> {
+                (stack != 0).then(|| raw.stacks.get(&stack).cloned().unwrap_or_default())
+            };
+            for (i, (x, y)) in a.events.iter().zip(&b.events).enumerate() {
+                assert_eq!((x.kind, x.size), (y.kind, y.size), "{tag} event {i}");
+                let ours = frames(b, y.stack);
+                assert!(
+                    ours.as_ref().is_none_or(|f| !f.is_empty()),
+                    "{tag} event {i}: stack {} not in the file",
+                    y.stack
+                );
+                assert_eq!(frames(a, x.stack), ours, "{tag} pid {} event {i}", b.pid);
+            }
+        }
+    }
+}

@@ -175,6 +175,9 @@ pub(crate) static STACK_LOCK: SpinLock = SpinLock::new();
 pub(crate) static NEXT_STACK_ID: AtomicU32 = AtomicU32::new(1);
 pub(crate) static STACK_CHUNK: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static STACKS_STORED: AtomicUsize = AtomicUsize::new(0);
+/// Bumped when stack ids restart (a forked child's own file): the threads' recent ids
+/// (`cfi::known_stack_id`) are then forgotten.
+pub(crate) static STACK_IDS_EPOCH: AtomicU64 = AtomicU64::new(0);
 
 /// 64-bit identity of a stack. Four independent multiply chains: one serial chain over ~30
 /// frames was a dependency-bound 5 cycles per frame on every allocation.
@@ -289,10 +292,41 @@ unsafe fn walk_and_id(t: &ThreadState, limit: usize) -> u32 {
     if t.last_stack_hash.get() == hash {
         return t.last_stack_id.get();
     }
-    let id = unsafe { stack_id_of(hash, frames) };
+    let id = unsafe { thread_stack_id(t, hash, frames) };
     t.last_stack_hash.set(hash);
     t.last_stack_id.set(id);
     id
+}
+
+/// The id of a stack: with the CFI walker from the thread's recent stacks when there (no
+/// probe of the shared table, a cache miss), else the shared table's. Compare mode checks the
+/// recent id against the table's.
+unsafe fn thread_stack_id(t: &ThreadState, hash: u64, frames: &[u64]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mode = UNWINDER.load(Ordering::Relaxed);
+        if mode != UNWINDER_LIBUNWIND {
+            if let Some(id) = unsafe { cfi::known_stack_id(t, hash) } {
+                if mode == UNWINDER_COMPARE
+                    && let Some(shared) = unsafe { table_lookup(hash) }
+                    && shared != id
+                {
+                    unsafe {
+                        report_mismatch(
+                            b"memscape-recorder: unwinder mismatch: stack id (recent / table)",
+                            &[u64::from(id)],
+                            &[u64::from(shared)],
+                        )
+                    };
+                }
+                return id;
+            }
+            let id = unsafe { stack_id_of(hash, frames) };
+            unsafe { cfi::remember_stack_id(t, hash, id) };
+            return id;
+        }
+    }
+    unsafe { stack_id_of(hash, frames) }
 }
 
 /// libunwind's `unw_backtrace` into `ips`: return addresses, the shim's own first.
@@ -349,16 +383,19 @@ unsafe fn compare_with_libunwind(
     if ours == theirs {
         return;
     }
+    unsafe { report_mismatch(b"memscape-recorder: unwinder mismatch: cfi", ours, theirs) };
+}
+
+/// Compare mode: counts a difference and writes it to stderr (the first 20): `what`, ours,
+/// " / libunwind", theirs.
+#[cfg(target_arch = "x86_64")]
+unsafe fn report_mismatch(what: &[u8], ours: &[u64], theirs: &[u64]) {
     if MISMATCHES.fetch_add(1, Ordering::Relaxed) >= 20 {
         return;
     }
     let mut line = [0u8; 4096];
     let mut len = 0;
-    push_bytes(
-        &mut line,
-        &mut len,
-        b"memscape-recorder: unwinder mismatch: cfi",
-    );
+    push_bytes(&mut line, &mut len, what);
     for frames in [ours, theirs] {
         for &ip in frames {
             push_bytes(&mut line, &mut len, b" ");
@@ -397,11 +434,11 @@ fn program_frames(ips: &[u64], limit: usize) -> &[u64] {
     }
 }
 
-/// The id of the stack with this hash, inserting it when new.
-pub(crate) unsafe fn stack_id_of(hash: u64, frames: &[u64]) -> u32 {
+/// The id of the stack with this hash in the shared table, if it is there.
+unsafe fn table_lookup(hash: u64) -> Option<u32> {
     let table = STACK_TABLE.load(Ordering::Acquire) as *const [AtomicU64; 2];
     if table.is_null() {
-        return 0;
+        return None;
     }
     let mask = STACK_TABLE_SLOTS - 1;
     let mut slot = (hash as usize) & mask;
@@ -409,12 +446,24 @@ pub(crate) unsafe fn stack_id_of(hash: u64, frames: &[u64]) -> u32 {
         let entry = unsafe { &*table.add(slot) };
         let h = entry[0].load(Ordering::Acquire);
         if h == hash {
-            return entry[1].load(Ordering::Acquire) as u32;
+            return Some(entry[1].load(Ordering::Acquire) as u32);
         }
         if h == 0 {
             break;
         }
         slot = (slot + 1) & mask;
+    }
+    None
+}
+
+/// The id of the stack with this hash, inserting it when new.
+pub(crate) unsafe fn stack_id_of(hash: u64, frames: &[u64]) -> u32 {
+    let table = STACK_TABLE.load(Ordering::Acquire) as *const [AtomicU64; 2];
+    if table.is_null() {
+        return 0;
+    }
+    if let Some(id) = unsafe { table_lookup(hash) } {
+        return id;
     }
     // Miss: insert under the lock (re-probing: another thread may have inserted it).
     STACK_LOCK.lock();

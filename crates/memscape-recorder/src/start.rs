@@ -298,6 +298,7 @@ pub(crate) extern "C" fn atfork_child() {
         // Stack ids restart in the child's file.
         t.last_stack_hash.set(0);
     }
+    STACK_IDS_EPOCH.fetch_add(1, Ordering::AcqRel);
     GENERATION.fetch_add(1, Ordering::AcqRel);
     STACK_LOCK.unlock();
     FILE_LOCK.unlock();
