@@ -325,9 +325,13 @@ impl Engine {
     /// group's min).
     /// Until wave 18 this was six plans over the blocks (≈ 3 s each at 5 M blocks in the dev
     /// profile). The groups are many (up to a block each), so the blocks are aggregated in
-    /// [`LEVEL_CHUNKS`] ranges of allocation events (the Parquet row groups of the others are
-    /// pruned), each range's groups added here: the engine's hash tables hold one range's. Only
-    /// the few cells whose groups hold more than one block are scanned for again.
+    /// [`LEVEL_CHUNKS`] ranges of allocation events, more on traces of more than 50 M blocks
+    /// ([`level_ranges`]: at most [`LEVEL_RANGE_BLOCKS`] a range; the Parquet row groups of the
+    /// others are pruned), each range's groups added here: the engine's hash tables hold one
+    /// range's. A cell is encoded to its record as soon as no later range reaches its column
+    /// ([`first_open_column`]), so that only the last columns' sums are kept (at 100 M events
+    /// the sums of every cell were ≈ 4.5 GB: BENCHMARKS.md, wave 31). Only the few cells whose
+    /// groups hold more than one block are scanned for again.
     pub fn lod_level(
         &self,
         dataset: &Dataset,
