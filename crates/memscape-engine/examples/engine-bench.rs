@@ -6,7 +6,7 @@
 //!                                         # (streamed: memory does not grow with EVENTS)
 //! engine-bench write-samples COPIES DIR   # the LULESH samples COPIES times over (shifted in time)
 //! engine-bench native DIR                 # read the dataset (memscape-parquet), then the crates
-//! engine-bench engine DIR [SPEC] [--phases heap,bins,lod,map]
+//! engine-bench engine DIR [SPEC] [--phases heap,bins,lod,map,map-level]
 //!                                         # the same aggregations on DataFusion (or SPEC:
 //!                                         # ballista://HOST:PORT, standalone:N); a trace's
 //!                                         # measurements all, or those listed
@@ -18,7 +18,9 @@
 //! that line on the engine). Samples: histograms of every attribute (32
 //! bins), top source lines and symbols, resource totals and 32 latency window scores along
 //! `time` on the LULESH machine, with no selection and with `latency=50..`. Each line printed is
-//! `phase seconds`; the last `total`.
+//! `phase seconds`; the last `total`. `map-level` is the map's level alone (what bounds the map's
+//! memory at 1 B events: BENCHMARKS.md, wave 31). With `RUST_LOG` set (e.g.
+//! `memscape_engine=debug`), the engine's stages are logged to stderr.
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,7 +47,8 @@ const USAGE: &str = "usage: engine-bench write-trace EVENTS DIR
        engine-bench engine DIR [SPEC] [--phases LIST]
   EVENTS, COPIES: whole numbers; DIR: a memscape Parquet dataset (written by write-*);
   SPEC: embedded, ballista://HOST:PORT or standalone[:N];
-  LIST: a comma-separated list of heap, bins, lod, map (a trace's measurements to run)";
+  LIST: a comma-separated list of heap, bins, lod, map, map-level (a trace's measurements
+        to run; map-level: the map's level alone)";
 
 type BenchResult<T> = Result<T, Box<dyn Error>>;
 
@@ -56,10 +59,12 @@ struct Phases {
     bins: bool,
     lod: bool,
     map: bool,
+    /// The map's level alone, without its size classes and file.
+    map_level: bool,
 }
 
 /// The phases `--phases` names, in the order they run.
-const PHASE_NAMES: [&str; 4] = ["heap", "bins", "lod", "map"];
+const PHASE_NAMES: [&str; 5] = ["heap", "bins", "lod", "map", "map-level"];
 
 impl Phases {
     fn all() -> Self {
@@ -68,17 +73,18 @@ impl Phases {
             bins: true,
             lod: true,
             map: true,
+            map_level: false,
         }
     }
 
-    /// `heap,bins,lod,map` or any non-empty part of it; an empty or unknown name is an error
+    /// `heap,bins,lod,map,map-level` or any non-empty part of it; an empty or unknown name is an error
     /// that says what is expected.
     fn parse(list: &str) -> Result<Self, String> {
         let names: Vec<&str> = list.split(',').map(str::trim).collect();
         if let Some(bad) = names.iter().find(|name| !PHASE_NAMES.contains(*name)) {
             return Err(format!(
                 "--phases {list:?}: unknown phase {bad:?}; expected a comma-separated list of \
-                 heap, bins, lod, map"
+                 heap, bins, lod, map, map-level"
             ));
         }
         Ok(Self {
@@ -86,6 +92,7 @@ impl Phases {
             bins: names.contains(&"bins"),
             lod: names.contains(&"lod"),
             map: names.contains(&"map"),
+            map_level: names.contains(&"map-level"),
         })
     }
 }
@@ -178,6 +185,12 @@ fn phase(name: &str, since: &mut Instant) {
 }
 
 fn main() -> ExitCode {
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let command = match Command::parse(&args) {
         Ok(command) => command,
@@ -499,10 +512,10 @@ fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) -> BenchResult<()> {
                 checks[3] = cells.to_string();
                 phase("lod", &mut t);
             }
-            if phases.map {
+            if phases.map || phases.map_level {
                 // What `memscape render DATASET/ --view alloc` computes for a whole 1280×720
                 // view: the default layout, the one level the view is drawn from, the size
-                // classes.
+                // classes (`map`; `map-level`: the level alone).
                 let plan = engine.lod_plan(&ds, None, &memscape_lod::BuildParams::default())?;
                 let view =
                     memscape_lod::LodView::fit(0, plan.extent_t, 0, plan.axis.extent, 1280, 720);
@@ -515,27 +528,29 @@ fn engine(dir: &Path, spec: &EngineSpec, phases: &Phases) -> BenchResult<()> {
                     tiles.push((*spec, engine.lod_level(&ds, None, &plan, spec)?));
                 }
                 phase("map-level", &mut t);
-                let scratch = tempfile::tempdir()?;
-                let mut classes =
-                    memscape_engine::lod_index::SpilledClasses::new_in(scratch.path())?;
-                engine.lod_classes_spilled(&ds, None, &plan, &mut classes)?;
-                let copied = classes.blocks();
-                phase("map-classes", &mut t);
-                let meta = memscape_engine::lod_index::write_index_spilled(
-                    &plan,
-                    &tiles,
-                    classes,
-                    memscape_lod::SourceId::default(),
-                    &scratch.path().join("map.lod"),
-                )?;
+                let ranges = memscape_engine::lod::level_ranges(&plan, engine.level_range_blocks());
                 checks[4] = format!(
-                    "{:?} ({} cells)",
+                    "{:?} ({} cells, {ranges} ranges of events)",
                     level.map(|k| (plan.levels[k].log_tau, plan.levels[k].log_sig)),
-                    meta.levels.first().map_or(0, |l| l.cells.len
-                        / std::mem::size_of::<memscape_lod::format::CellRec>() as u64)
+                    tiles.first().map_or(0, |t| t.1.cells.len()),
                 );
-                checks[5] = format!("{} ({copied} blocks copied)", meta.classes.len());
-                phase("map-write", &mut t);
+                if phases.map {
+                    let scratch = tempfile::tempdir()?;
+                    let mut classes =
+                        memscape_engine::lod_index::SpilledClasses::new_in(scratch.path())?;
+                    engine.lod_classes_spilled(&ds, None, &plan, &mut classes)?;
+                    let copied = classes.blocks();
+                    phase("map-classes", &mut t);
+                    let meta = memscape_engine::lod_index::write_index_spilled(
+                        &plan,
+                        &tiles,
+                        classes,
+                        memscape_lod::SourceId::default(),
+                        &scratch.path().join("map.lod"),
+                    )?;
+                    checks[5] = format!("{} ({copied} blocks copied)", meta.classes.len());
+                    phase("map-write", &mut t);
+                }
             }
             println!(
                 "check {} {} {} {} map-level {} classes {}",
@@ -630,7 +645,8 @@ mod tests {
                     heap: true,
                     bins: false,
                     lod: false,
-                    map: true
+                    map: true,
+                    map_level: false
                 }
             })
         );

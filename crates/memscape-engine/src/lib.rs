@@ -96,6 +96,9 @@ pub struct Engine {
     /// ([`clusters::KEYED_ENTRIES_MAX`] unless set): past it, a glyph is a query of its own
     /// (`Engine::cluster_aggregate`).
     keyed_entries_max: usize,
+    /// At most this many blocks of a trace to one range of events of a level's aggregation
+    /// ([`lod::LEVEL_RANGE_BLOCKS`] unless set; `lod::level_ranges`).
+    level_range_blocks: u64,
 }
 
 impl Engine {
@@ -111,6 +114,7 @@ impl Engine {
             runtime,
             spec: EngineSpec::Embedded,
             keyed_entries_max: clusters::KEYED_ENTRIES_MAX,
+            level_range_blocks: lod::LEVEL_RANGE_BLOCKS,
         })
     }
 
@@ -124,14 +128,19 @@ impl Engine {
         if partitions > 0 {
             config = config.with_target_partitions(partitions);
         }
+        // Fair among the plan's spilling operators: with the greedy pool one partition's sort
+        // could take the memory another's merge then could not get ("Not enough memory to
+        // continue external sort": BENCHMARKS.md, wave 30).
+        let pool = datafusion::execution::memory_pool::FairSpillPool::new(memory_limit);
         let env = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
-            .with_memory_limit(memory_limit, 1.0)
+            .with_memory_pool(Arc::new(pool))
             .build_arc()?;
         Ok(Self {
             ctx: SessionContext::new_with_config_rt(config, env),
             runtime,
             spec: EngineSpec::Embedded,
             keyed_entries_max: clusters::KEYED_ENTRIES_MAX,
+            level_range_blocks: lod::LEVEL_RANGE_BLOCKS,
         })
     }
 
@@ -167,6 +176,19 @@ impl Engine {
     /// See [`Engine::with_keyed_entries_max`].
     pub fn keyed_entries_max(&self) -> usize {
         self.keyed_entries_max
+    }
+
+    /// Aggregates a level's blocks in ranges of events of at most `blocks` blocks of the trace
+    /// (at least `lod::LEVEL_CHUNKS` ranges): what bounds the level's hash tables. Tests lower it
+    /// to cross many ranges on small traces.
+    pub fn with_level_range_blocks(mut self, blocks: u64) -> Self {
+        self.level_range_blocks = blocks.max(1);
+        self
+    }
+
+    /// See [`Engine::with_level_range_blocks`].
+    pub fn level_range_blocks(&self) -> u64 {
+        self.level_range_blocks
     }
 
     /// Registers the dataset at `dir` (its tables become `blocks`, `events`, … or `samples`).
@@ -362,6 +384,7 @@ mod distributed {
             runtime,
             spec: EngineSpec::Ballista(url.to_owned()),
             keyed_entries_max: crate::clusters::KEYED_ENTRIES_MAX,
+            level_range_blocks: crate::lod::LEVEL_RANGE_BLOCKS,
         })
     }
 
@@ -409,6 +432,7 @@ mod distributed {
             runtime,
             spec: EngineSpec::Standalone { executors, slots },
             keyed_entries_max: crate::clusters::KEYED_ENTRIES_MAX,
+            level_range_blocks: crate::lod::LEVEL_RANGE_BLOCKS,
         })
     }
 }

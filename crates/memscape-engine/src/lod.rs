@@ -325,9 +325,13 @@ impl Engine {
     /// group's min).
     /// Until wave 18 this was six plans over the blocks (≈ 3 s each at 5 M blocks in the dev
     /// profile). The groups are many (up to a block each), so the blocks are aggregated in
-    /// [`LEVEL_CHUNKS`] ranges of allocation events (the Parquet row groups of the others are
-    /// pruned), each range's groups added here: the engine's hash tables hold one range's. Only
-    /// the few cells whose groups hold more than one block are scanned for again.
+    /// [`LEVEL_CHUNKS`] ranges of allocation events, more on traces of more than 50 M blocks
+    /// ([`level_ranges`]: at most [`LEVEL_RANGE_BLOCKS`] a range; the Parquet row groups of the
+    /// others are pruned), each range's groups added here: the engine's hash tables hold one
+    /// range's. A cell is encoded to its record as soon as no later range reaches its column
+    /// ([`first_open_column`]), so that only the last columns' sums are kept (at 100 M events
+    /// the sums of every cell were ≈ 4.5 GB: BENCHMARKS.md, wave 31). Only the few cells whose
+    /// groups hold more than one block are scanned for again.
     pub fn lod_level(
         &self,
         dataset: &Dataset,
@@ -352,11 +356,18 @@ impl Engine {
         let palette: Vec<[f64; 3]> = (0..PALETTE as u32)
             .map(|k| unpack_linear(palette_color(k)).map(f64::from))
             .collect();
-        let mut cells: std::collections::BTreeMap<(u64, u64), CellAcc> = Default::default();
-        // Cells some group of which holds more than one block: their centres are not known
-        // from the groups' minima.
+        // The cells a later range of events may still add blocks to; the others are encoded
+        // into `out` as soon as no later range reaches them (their sums are ≈ 1.9 KB a cell
+        // by the RSS, their records 88 bytes: BENCHMARKS.md, wave 31).
+        let mut open: std::collections::BTreeMap<(u64, u64), CellAcc> = Default::default();
+        // Open cells some group of which holds more than one block: their centres are not
+        // known from the groups' minima.
         let mut shared_groups: std::collections::BTreeSet<(u64, u64)> = Default::default();
-        let chunks = LEVEL_CHUNKS.min(plan.extent_t.max(1));
+        let mut out = LevelRecords::default();
+        // Closed cells of few blocks to scan again for their centres, encoded without them
+        // meanwhile (`LevelRecords::encode_again`).
+        let mut rescan = Rescan::default();
+        let chunks = level_ranges(plan, self.level_range_blocks());
         let step = plan.extent_t.div_ceil(chunks);
         for j in 0..chunks {
             // The first range from 0 and the last with no end: every block in one range.
@@ -391,38 +402,47 @@ impl Engine {
                 ],
             )?;
             self.for_each_batch(groups, |b| {
-                add_groups(b, &palette, &mut cells, &mut shared_groups)
+                add_groups(b, &palette, &mut open, &mut shared_groups)
             })?;
+            // Every column before the next range's first is final.
+            let closed = match to {
+                Some(to) => {
+                    let still_open = open.split_off(&(first_open_column(to, level.log_tau), 0));
+                    std::mem::replace(&mut open, still_open)
+                }
+                None => std::mem::take(&mut open),
+            };
+            for (key, c) in closed {
+                let shared = shared_groups.remove(&key);
+                close_cell(key, c, shared, &mut out, &mut rescan)?;
+            }
             progress((j + 1) as f32 / chunks as f32);
         }
         stage("level: cells, profiles, mask and buckets", &mut since);
-        // Only a cell of at most FEW_BLOCKS blocks keeps its centres.
-        let mut rescan: Vec<(u64, u64)> = Vec::new();
-        for (key, c) in &mut cells {
-            if c.n as usize > FEW_BLOCKS {
-                c.few.clear();
-            } else if shared_groups.contains(key) {
-                c.few.clear();
-                rescan.push(*key);
-            }
-        }
-        if !rescan.is_empty() {
+        if !rescan.cells.is_empty() {
             tracing::debug!(
                 target: "memscape_engine::lod",
-                "{} of {} cells scanned again for their centres, in {} columns",
-                rescan.len(),
-                cells.len(),
+                "{} of {} cells scanned again for their centres, in {} columns ({} ranges of events)",
+                rescan.cells.len(),
+                out.tiles.cells.len(),
                 rescan
-                    .iter()
+                    .cells
+                    .keys()
                     .map(|k| k.0)
                     .collect::<std::collections::BTreeSet<_>>()
-                    .len()
+                    .len(),
+                chunks
             );
+            let keys: Vec<(u64, u64)> = rescan.cells.keys().copied().collect();
             let blocks = self.lod_blocks(&host, &plan.axis, level, None)?;
-            self.few_centres(blocks, &rescan, &mut cells)?;
+            self.few_centres(blocks, &keys, &mut rescan.cells)?;
+            // Keys closed in order: the records' indices were pushed in the map's order.
+            for (c, at) in rescan.cells.values().zip(rescan.records) {
+                out.encode_again(at, c);
+            }
             stage("level: few centres of shared groups", &mut since);
         }
-        Ok(records(cells))
+        Ok(out.tiles)
     }
 
     /// The centres of the blocks of the cells `keys` (each of at most `FEW_BLOCKS`), added to
@@ -465,6 +485,117 @@ const SUB_SLICES: usize = PROFILE_BINS * 16;
 /// How many ranges of allocation events a level's blocks are aggregated in
 /// ([`Engine::lod_level`]): the engine's hash tables hold one range's groups.
 pub const LEVEL_CHUNKS: u64 = 8;
+
+/// At most this many blocks of the trace to a range of events ([`level_ranges`]): each
+/// range's groups are held in the engine's hash tables at once (at 1 B events, 8 ranges held
+/// 8–13 GB each: BENCHMARKS.md, waves 29 and 31). 50 M blocks, the 100 M-event traces
+/// measured, still take [`LEVEL_CHUNKS`] ranges.
+pub const LEVEL_RANGE_BLOCKS: u64 = 6_250_000;
+
+/// How many ranges of allocation events `plan`'s levels are aggregated in: [`LEVEL_CHUNKS`],
+/// more where the trace has more than `range_blocks` blocks a range, at most one an event.
+/// With more ranges a cell's f64 sums add in another order (within one unit of their codes,
+/// as against the native builder).
+pub fn level_ranges(plan: &LodPlan, range_blocks: u64) -> u64 {
+    LEVEL_CHUNKS
+        .max(plan.blocks / range_blocks.max(1))
+        .min(plan.extent_t.max(1))
+}
+
+/// The first column of a level of cells 2^`log_tau` events wide that a block allocated at or
+/// after event `from` can fall in: a block small at the level lives less than 2^log_tau events,
+/// its centre `t0 + w/2` is at least `from`, so its column `⌊(2 t0 + w) / 2^(log_tau+1)⌋` is
+/// at least `⌊from / 2^log_tau⌋` (and at most one past its start's column). Cells of the
+/// columns before it are final once the blocks allocated before `from` are in.
+pub fn first_open_column(from: u64, log_tau: u8) -> u64 {
+    from.checked_shr(u32::from(log_tau)).unwrap_or(0)
+}
+
+/// A level's records as its cells close, in (kx, ky) order: columns by `kx`, their cells by
+/// `ky`, each cell's buckets by area bucket (the whole level's map encoded at once until
+/// wave 31).
+#[derive(Default)]
+struct LevelRecords {
+    tiles: LevelTiles,
+    last: Option<(u64, u64)>,
+}
+
+impl LevelRecords {
+    /// Encodes the closed cell `key`; its index among the level's cells.
+    fn push(&mut self, key: (u64, u64), c: &CellAcc) -> Result<usize> {
+        if let Some(last) = self.last.filter(|last| key <= *last) {
+            return Err(EngineError::Invalid(format!(
+                "level cell {key:?} closed after {last:?}: a range of events reached a cell \
+                 already encoded"
+            )));
+        }
+        let (kx, ky) = key;
+        if self.last.map(|l| l.0) != Some(kx) {
+            self.tiles.columns.push(ColumnRec {
+                kx,
+                first_cell: self.tiles.cells.len() as u64,
+            });
+        }
+        self.last = Some(key);
+        let out = &mut self.tiles;
+        out.blocks += c.n;
+        let mut buckets = c.buckets.clone();
+        buckets.sort_unstable_by_key(|e| e.0);
+        let at = out.cells.len();
+        out.cells
+            .push(encode_cell(ky, out.buckets.len() as u64, buckets.len(), c));
+        for (b, count, a, a2, rgb) in buckets {
+            // Attributes are 0 for the thread colouring.
+            let sums = BucketSums {
+                n: count as f64,
+                a,
+                a2,
+                rgb,
+                attr: 0.0,
+            };
+            out.buckets
+                .push(BucketRec::encode(b.clamp(-127, 127) as i16, &sums));
+        }
+        Ok(at)
+    }
+
+    /// Encodes the cell at `at` again from `c` (its centres found since), in its place.
+    fn encode_again(&mut self, at: usize, c: &CellAcc) {
+        if let Some(rec) = self.tiles.cells.get_mut(at) {
+            *rec = encode_cell(rec.ky, rec.bucket_first, usize::from(rec.buckets), c);
+        }
+    }
+}
+
+/// Closed cells of at most `FEW_BLOCKS` blocks some group of which held more than one block:
+/// their sums, by key, and their records' indices in the same order.
+#[derive(Default)]
+struct Rescan {
+    cells: std::collections::BTreeMap<(u64, u64), CellAcc>,
+    records: Vec<usize>,
+}
+
+/// Encodes a cell no later range of events reaches (`shared`: some group of it held more
+/// than one block); one of few blocks whose centres are not known is kept in `rescan`.
+fn close_cell(
+    key: (u64, u64),
+    mut c: CellAcc,
+    shared: bool,
+    out: &mut LevelRecords,
+    rescan: &mut Rescan,
+) -> Result<()> {
+    // Only a cell of at most FEW_BLOCKS blocks keeps its centres.
+    let scan_again = c.n as usize <= FEW_BLOCKS && shared;
+    if c.n as usize > FEW_BLOCKS || shared {
+        c.few.clear();
+    }
+    let at = out.push(key, &c)?;
+    if scan_again {
+        rescan.records.push(at);
+        rescan.cells.insert(key, c);
+    }
+    Ok(())
+}
 
 /// Adds one batch of a level's groups (cell, x slice, y slice, area bucket, palette colour:
 /// [`Engine::lod_level`]) to `cells`; cells a group of which holds more than one block go
@@ -580,54 +711,27 @@ fn f32s(b: &arrow_array::RecordBatch, c: &str) -> Result<Vec<f32>> {
         .collect())
 }
 
-/// The records of accumulated cells, quantised by memscape-lod's own encoder (as its builder's
+/// The record of a cell's sums, quantised by memscape-lod's own encoder (as its builder's
 /// `LevelOut::write_column`).
-fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles {
-    let mut out = LevelTiles::default();
-    let mut last_kx = None;
-    for ((kx, ky), c) in cells {
-        if last_kx != Some(kx) {
-            out.columns.push(ColumnRec {
-                kx,
-                first_cell: out.cells.len() as u64,
-            });
-            last_kx = Some(kx);
-        }
-        out.blocks += c.n;
-        // The builder's `few` centres are in its arrival order; here sorted: the order is not
-        // part of what the index says.
-        let mut few = c.few.clone();
-        few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
-        let mut buckets = c.buckets.clone();
-        buckets.sort_unstable_by_key(|e| e.0);
-        out.cells.push(CellRec::encode(&CellSums {
-            ky,
-            bucket_first: out.buckets.len() as u64,
-            buckets: buckets.len() as u16,
-            n: c.n as f64,
-            lo: c.lo,
-            hi: c.hi,
-            sw: c.sw,
-            sh: c.sh,
-            px: &c.px.map(|v| v as f32),
-            py: &c.py.map(|v| v as f32),
-            py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
-            py_quarters_x: Some(&c.py_quarters_x),
-            mask: c.mask,
-            few: &few,
-        }));
-        for (b, count, a, a2, rgb) in buckets {
-            // Attributes are 0 for the thread colouring.
-            let sums = BucketSums {
-                n: count as f64,
-                a,
-                a2,
-                rgb,
-                attr: 0.0,
-            };
-            out.buckets
-                .push(BucketRec::encode(b.clamp(-127, 127) as i16, &sums));
-        }
-    }
-    out
+fn encode_cell(ky: u64, bucket_first: u64, buckets: usize, c: &CellAcc) -> CellRec {
+    // The builder's `few` centres are in its arrival order; here sorted: the order is not
+    // part of what the index says.
+    let mut few = c.few.clone();
+    few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+    CellRec::encode(&CellSums {
+        ky,
+        bucket_first,
+        buckets: buckets as u16,
+        n: c.n as f64,
+        lo: c.lo,
+        hi: c.hi,
+        sw: c.sw,
+        sh: c.sh,
+        px: &c.px.map(|v| v as f32),
+        py: &c.py.map(|v| v as f32),
+        py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
+        py_quarters_x: Some(&c.py_quarters_x),
+        mask: c.mask,
+        few: &few,
+    })
 }

@@ -397,7 +397,7 @@ impl Engine {
     }
 
     /// [`Engine::lod_index`] telling `progress(fraction, stage)` how far it is: after each
-    /// range of events of each level (`lod::LEVEL_CHUNKS` a level) and before the size classes.
+    /// range of events of each level (`lod::level_ranges` a level) and before the size classes.
     #[allow(clippy::too_many_arguments)]
     pub fn lod_index_with(
         &self,
