@@ -7,7 +7,7 @@
 // and at α = 0.1 a sliver of that size would weigh 0.43 of a block.
 //
 // Layouts (keep in sync with memscape-lod's `format.rs` and memscape-render's `lod_cells.rs`):
-// a cell is 22 words (`CellRec`, 88 bytes), a bucket 4 words (`BucketRec`, 16 bytes).
+// a cell is 24 words (`CellRec`, 96 bytes), a bucket 4 words (`BucketRec`, 16 bytes).
 
 struct CellsParams {
     rx: f32,
@@ -46,7 +46,7 @@ struct CellsParams {
 // Per pixel (row-major, row 0 at the top) 5 f32 sums as bits: acc (4) and coverage.
 @group(0) @binding(5) var<storage, read_write> sums: array<atomic<u32>>;
 
-const CELL_WORDS: u32 = 22u;
+const CELL_WORDS: u32 = 24u;
 // `profile_weights`' `part_sel`: every slice summed; the spot slices cut by a pixel edge left
 // out (`AxisCell::split_spots`); below 8, only quarter `part_sel % 4` of spot slice
 // `part_sel / 4`, where that slice is cut (`SplitPart`).
@@ -56,6 +56,8 @@ const PROFILE_BINS: u32 = 16u;
 const FEW_BLOCKS: f32 = 16.0;
 const FEW_BLOCKS_FINE: f32 = 8.0;
 const MAX_BUCKETS: u32 = 256u;
+// `format::SPOT_SPAN_STEPS`.
+const SPOT_SPAN_STEPS: u32 = 4096u;
 
 fn add_f32(i: u32, v: f32) {
     if (v == 0.0) {
@@ -87,6 +89,17 @@ fn cell_byte(base: u32, byte: u32) -> u32 {
 fn bbox_at(base: u32, k: u32) -> f32 {
     let code = (cell_byte(base, 30u + k) << 8u) | cell_byte(base, 76u + k);
     return f32(code) * 2.0 / 65535.0 - 0.5;
+}
+
+// The quarter of a spot slice whose centres `spot_span` bounds (`CellRec::spot_quarter`): the
+// lowest one of 2-bit count 3; 4 where none.
+fn spot_quarter(code: u32) -> u32 {
+    for (var i = 0u; i < 4u; i++) {
+        if (((code >> (2u * i)) & 3u) == 3u) {
+            return i;
+        }
+    }
+    return 4u;
 }
 
 fn profile_at(base: u32, axis: u32, j: u32) -> u32 {
@@ -313,6 +326,19 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
                 q = slice_q * f32((code >> (2u * part)) & 3u) / f32(code_total);
                 s0 = f32(j * 4u + part) / f32(PROFILE_BINS * 4u);
                 s1 = f32(j * 4u + part + 1u) / f32(PROFILE_BINS * 4u);
+                // `CellRec::spot_range`: the fullest quarter (the lowest of count 3,
+                // `CellRec::spot_quarter`) spread over the steps of it holding its centres
+                // (`CellRec::spot_span`, u16 at bytes 88 + 4k and 90 + 4k for spot slice k).
+                if (part == spot_quarter(code)) {
+                    let w = cells[base + 22u + spot_k];
+                    let lo = w & 0xffffu;
+                    let hi = w >> 16u;
+                    if (lo <= hi && hi < SPOT_SPAN_STEPS) {
+                        let step = (s1 - s0) / f32(SPOT_SPAN_STEPS);
+                        s1 = s0 + f32(hi + 1u) * step;
+                        s0 = s0 + f32(lo) * step;
+                    }
+                }
             }
             if (q <= 0.0) {
                 continue;

@@ -86,6 +86,9 @@ struct CellAcc {
     /// The x eighths holding centres of each quarter of each slice along y
     /// (`CellRec::spot_x`).
     py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The lowest and the highest centre's y per quarter of each slice along y holding one
+    /// (`CellRec::spot_span`; the f32 centres themselves).
+    py_quarters_span: [[[f32; 2]; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
@@ -507,6 +510,14 @@ fn add_groups(
         c.px[jx / per_slice] += blocks_n;
         c.py[jy / per_slice] += blocks_n;
         let quarter = jy / (per_slice / SPOT_QUARTERS);
+        // The group's least and greatest centre (its y sub-slice lies in one quarter).
+        let span = &mut c.py_quarters_span[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS];
+        let (lo, hi) = (uy[i], uy1[i]);
+        *span = if c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] > 0 {
+            [span[0].min(lo), span[1].max(hi)]
+        } else {
+            [lo, hi]
+        };
         c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += blocks_n;
         c.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << (jx / per_eighth);
         c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
@@ -613,6 +624,7 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             py: &c.py.map(|v| v as f32),
             py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
             py_quarters_x: Some(&c.py_quarters_x),
+            py_quarters_span: Some(&c.py_quarters_span.map(|q| q.map(|s| s.map(f64::from)))),
             mask: c.mask,
             few: &few,
         }));

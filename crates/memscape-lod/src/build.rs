@@ -56,6 +56,9 @@ struct CellAcc {
     /// The x eighths holding centres of each quarter of each slice along y
     /// (`CellRec::spot_x`).
     py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The lowest and the highest centre's y (cell units) per quarter of each slice along y
+    /// holding one (`CellRec::spot_span`; meaningless where `py_quarters` is 0).
+    py_quarters_span: [[[f64; 2]; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
@@ -126,8 +129,22 @@ impl CellAcc {
         let quarters = SPOT_QUARTERS * PROFILE_BINS;
         for b in 0..quarters {
             let to = (b + quarters * qy as usize) / 2;
-            self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS] +=
-                child.py_quarters[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
+            let count = child.py_quarters[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
+            if count > 0.0 {
+                // Each centre's y in the parent: (qy + y) / 2 (exact in f64).
+                let [lo, hi] = child.py_quarters_span[b / SPOT_QUARTERS][b % SPOT_QUARTERS]
+                    .map(|v| (f64::from(qy) + v) / 2.0);
+                let (into, span) = (
+                    self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS],
+                    &mut self.py_quarters_span[to / SPOT_QUARTERS][to % SPOT_QUARTERS],
+                );
+                *span = if into > 0.0 {
+                    [span[0].min(lo), span[1].max(hi)]
+                } else {
+                    [lo, hi]
+                };
+            }
+            self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS] += count;
             // The child's x eighths, two by two, in the parent's half it lies in.
             let eighths = child.py_quarters_x[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
             for e in (0..8).filter(|e| eighths & (1 << e) != 0) {
@@ -208,6 +225,7 @@ impl LevelOut {
                 py: &c.py,
                 py_quarters: Some(&c.py_quarters),
                 py_quarters_x: Some(&c.py_quarters_x),
+                py_quarters_span: Some(&c.py_quarters_span),
                 mask: c.mask,
                 few: &c.few,
             });
@@ -464,7 +482,17 @@ impl LodBuilder {
             // ⌊64u⌋ (exact in f32): its slice is ⌊16u⌋.
             let quarter = ((uy * (PROFILE_BINS * SPOT_QUARTERS) as f32) as usize)
                 .min(PROFILE_BINS * SPOT_QUARTERS - 1);
-            cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += 1.0;
+            let (count, span) = (
+                &mut cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS],
+                &mut cell.py_quarters_span[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS],
+            );
+            let y = f64::from(uy);
+            *span = if *count > 0.0 {
+                [span[0].min(y), span[1].max(y)]
+            } else {
+                [y, y]
+            };
+            *count += 1.0;
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
             cell.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << eighth(ux);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));

@@ -64,15 +64,56 @@ pub struct CellRec {
     /// the edge coloured 89 of the 119 misses of `tests/faithful.rs`'s 640×140 view (issue 25,
     /// wave 28).
     pub spot_x: [u8; 2 * SPOT_QUARTERS],
+    /// Where the centres of the fullest quarter of each slice `spot_y` describes lie
+    /// (`CellRec::spot_quarter`: the lowest quarter whose 2-bit count is 3): for spot slice
+    /// `k`, the steps of [`SPOT_SPAN_STEPS`] of the quarter holding the lowest and the highest
+    /// of them at `2k` and `2k + 1`; (0, `SPOT_SPAN_STEPS − 1`), the whole quarter, where not
+    /// known. A line of blocks at one reused address has one centre, so its span is one step,
+    /// 1/262,144 of the cell: where a pixel row edge passes within a quarter (1/64 of the cell)
+    /// of such a line, spreading it over the quarter put half of it on the wrong side of the
+    /// edge, and at α 0.5 that gave 213 of the 298 misses of the 50 M-event trace's whole view
+    /// at 640×360 (issue 25, wave 31). The span bounds every centre of the quarter, so it is
+    /// never wider than the quarter the resolve spread them over before.
+    pub spot_span: [u16; 4],
 }
 
 /// Slices of a cell's profiles.
 pub const PROFILE_BINS: usize = 16;
 
+/// A spot slice of a cell's address profile (`CellRec::spots_y`): which slice of
+/// `profile_y`, each quarter's share of the slice's centres, and the range (cell units) over
+/// which each quarter's centres are spread (`CellRec::spot_range`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpotSlice {
+    /// `usize::MAX`: none.
+    pub slice: usize,
+    pub shares: [f64; SPOT_QUARTERS],
+    pub ranges: [[f64; 2]; SPOT_QUARTERS],
+}
+
+impl SpotSlice {
+    /// No spot slice.
+    pub const NONE: SpotSlice = SpotSlice {
+        slice: usize::MAX,
+        shares: [0.0; SPOT_QUARTERS],
+        ranges: [[0.0; 2]; SPOT_QUARTERS],
+    };
+}
+
 /// Parts of a slice of `profile_y` whose centres `CellRec::spot_y` counts.
 pub const SPOT_QUARTERS: usize = 4;
 
-const _: () = assert!(std::mem::size_of::<CellRec>() == 88);
+/// Steps of a quarter of a slice in which `CellRec::spot_span` bounds its centres (2^-18 of
+/// a cell: exact in f32 and f64, so that both builders' steps agree wherever a centre is).
+pub const SPOT_SPAN_STEPS: usize = 4096;
+
+/// `x.floor()` (`spot_span_of`'s steps; centres lie in [0, 1]).
+fn ffloor(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x { t - 1.0 } else { t }
+}
+
+const _: () = assert!(std::mem::size_of::<CellRec>() == 96);
 
 /// Cells of at most this many blocks keep their centres (`CellRec::profile_x`): to 1/65535
 /// of a cell up to [`FEW_BLOCKS_FINE`] blocks, to 1/255 beyond.
@@ -151,18 +192,70 @@ impl CellRec {
     }
 
     /// The slices of `profile_y` whose quarters `spot_y` counts, with each quarter's share of
-    /// the slice's centres (slice `usize::MAX` where none).
+    /// the slice's centres and the range they are spread over (slice `usize::MAX` where none).
     #[inline]
-    pub fn spots_y(&self) -> [(usize, [f64; SPOT_QUARTERS]); 2] {
+    pub fn spots_y(&self) -> [SpotSlice; 2] {
         let slices = Self::spot_slices(&self.profile_y);
         std::array::from_fn(|k| match (slices[k], self.spot_y[k]) {
             (j, c) if j != usize::MAX && c > 0 => {
                 let codes: [u8; SPOT_QUARTERS] = std::array::from_fn(|i| (c >> (2 * i)) & 3);
                 let total: f64 = codes.iter().map(|&v| f64::from(v)).sum();
-                (j, codes.map(|v| f64::from(v) / total))
+                SpotSlice {
+                    slice: j,
+                    shares: codes.map(|v| f64::from(v) / total),
+                    ranges: std::array::from_fn(|i| {
+                        let span = (Self::spot_quarter(c) == Some(i))
+                            .then(|| [self.spot_span[2 * k], self.spot_span[2 * k + 1]]);
+                        Self::spot_range(j, i, span)
+                    }),
+                }
             }
-            _ => (usize::MAX, [0.0; SPOT_QUARTERS]),
+            _ => SpotSlice::NONE,
         })
+    }
+
+    /// `spot_span` where nothing is known: each spot slice's whole fullest quarter.
+    pub const SPOT_SPAN_UNKNOWN: [u16; 4] =
+        [0, SPOT_SPAN_STEPS as u16 - 1, 0, SPOT_SPAN_STEPS as u16 - 1];
+
+    /// The quarter of a spot slice whose centres `spot_span` bounds, from the slice's 2-bit
+    /// counts (`spot_y`'s byte): the lowest one of count 3 (the counts are scaled so that the
+    /// largest is 3), `None` where the code is 0 (unknown).
+    #[inline]
+    pub fn spot_quarter(code: u8) -> Option<usize> {
+        (0..SPOT_QUARTERS).find(|&i| (code >> (2 * i)) & 3 == 3)
+    }
+
+    /// The range (cell units, low and high) over which the centres of quarter `i` of slice
+    /// `j` of `profile_y` are spread: the steps `span` (`CellRec::spot_span`) of it, the whole
+    /// quarter where `span` is `None` or not a range of its steps.
+    #[inline]
+    pub fn spot_range(j: usize, i: usize, span: Option<[u16; 2]>) -> [f64; 2] {
+        const SPOT_BINS: f64 = (PROFILE_BINS * SPOT_QUARTERS) as f64;
+        let q = (j * SPOT_QUARTERS + i) as f64;
+        let (s0, s1) = (q / SPOT_BINS, (q + 1.0) / SPOT_BINS);
+        match span {
+            Some([lo, hi]) if lo <= hi && usize::from(hi) < SPOT_SPAN_STEPS => {
+                // Powers of two: the whole quarter's steps give [s0, s1] exactly.
+                let step = (s1 - s0) / SPOT_SPAN_STEPS as f64;
+                [
+                    s0 + f64::from(lo) * step,
+                    s0 + f64::from(u32::from(hi) + 1) * step,
+                ]
+            }
+            _ => [s0, s1],
+        }
+    }
+
+    /// The steps (`CellRec::spot_span`) of quarter `i` of slice `j` holding the centres `lo`
+    /// and `hi` (cell units), clamped to the quarter.
+    pub fn spot_span_of(j: usize, i: usize, lo: f64, hi: f64) -> [u16; 2] {
+        let steps = (PROFILE_BINS * SPOT_QUARTERS * SPOT_SPAN_STEPS) as f64;
+        let first = (j * SPOT_QUARTERS + i) as f64 * SPOT_SPAN_STEPS as f64;
+        let top = SPOT_SPAN_STEPS as f64 - 1.0;
+        let step = |v: f64| (ffloor(v * steps) - first).clamp(0.0, top) as u16;
+        let (a, b) = (step(lo), step(hi));
+        [a.min(b), a.max(b)]
     }
 
     /// The x eighths (bit `e`: eighth `e`) holding centres of quarter `i` of the spot slice
