@@ -91,6 +91,17 @@ fn check_cell(got: &CellRec, want: &CellRec, what: &str) -> bool {
     assert_eq!(got.mask, want.mask, "{what}: joint mask");
     // The slices' mean centres: sums of exact offsets, the same in any order.
     assert_eq!(got.spot_y, want.spot_y, "{what}: spots of the y profile");
+    // The span of each spot slice's fullest quarter: the least and greatest f32 centres (here
+    // per group, natively merged level by level in f64), the same step or, where a centre's
+    // f32 rounding at this level crosses a step's edge, one apart.
+    for (g, w) in got.spot_span.iter().zip(&want.spot_span) {
+        assert!(
+            near(*g, *w),
+            "{what}: spans {:?} vs {:?}",
+            got.spot_span,
+            want.spot_span
+        );
+    }
     // A cell of few blocks keeps their centres (in the builder's arrival order: compared as
     // sets, each within one unit of its code).
     if let (Some(g), Some(w)) = (got.few(), want.few()) {
