@@ -56,8 +56,8 @@ const PROFILE_BINS: u32 = 16u;
 const FEW_BLOCKS: f32 = 16.0;
 const FEW_BLOCKS_FINE: f32 = 8.0;
 const MAX_BUCKETS: u32 = 256u;
-// `format::SPOT_SPAN_STEPS`.
-const SPOT_SPAN_STEPS: u32 = 4096u;
+// `format::SPOT_LINE_STEPS`.
+const SPOT_LINE_STEPS: u32 = 1024u;
 
 fn add_f32(i: u32, v: f32) {
     if (v == 0.0) {
@@ -91,7 +91,7 @@ fn bbox_at(base: u32, k: u32) -> f32 {
     return f32(code) * 2.0 / 65535.0 - 0.5;
 }
 
-// The quarter of a spot slice whose centres `spot_span` bounds (`CellRec::spot_quarter`): the
+// The quarter of a spot slice whose centres `spot_lines` places (`CellRec::spot_quarter`): the
 // lowest one of 2-bit count 3; 4 where none.
 fn spot_quarter(code: u32) -> u32 {
     for (var i = 0u; i < 4u; i++) {
@@ -319,72 +319,91 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
             }
         }
         for (var part = first_part; part < parts; part++) {
-            var q = slice_q;
-            var s0 = f32(j) / f32(PROFILE_BINS);
-            var s1 = f32(j + 1u) / f32(PROFILE_BINS);
+            var q_part = slice_q;
+            var s0_part = f32(j) / f32(PROFILE_BINS);
+            var s1_part = f32(j + 1u) / f32(PROFILE_BINS);
+            // `CellRec::spots_y`: the fullest quarter (the lowest of count 3,
+            // `CellRec::spot_quarter`) as its two lines where known (`CellRec::spot_lines`,
+            // word 22 + k for spot slice k: the lower and upper line's steps of the quarter, 10
+            // bits each, and the upper one's share × 4095).
+            var lines = false;
+            var line_lo = 0u;
+            var line_hi = 0u;
+            var upper = 0.0;
             if (code > 0u) {
-                q = slice_q * f32((code >> (2u * part)) & 3u) / f32(code_total);
-                s0 = f32(j * 4u + part) / f32(PROFILE_BINS * 4u);
-                s1 = f32(j * 4u + part + 1u) / f32(PROFILE_BINS * 4u);
-                // `CellRec::spot_range`: the fullest quarter (the lowest of count 3,
-                // `CellRec::spot_quarter`) spread over the steps of it holding its centres
-                // (`CellRec::spot_span`, u16 at bytes 88 + 4k and 90 + 4k for spot slice k).
+                q_part = slice_q * f32((code >> (2u * part)) & 3u) / f32(code_total);
+                s0_part = f32(j * 4u + part) / f32(PROFILE_BINS * 4u);
+                s1_part = f32(j * 4u + part + 1u) / f32(PROFILE_BINS * 4u);
                 if (part == spot_quarter(code)) {
                     let w = cells[base + 22u + spot_k];
-                    let lo = w & 0xffffu;
-                    let hi = w >> 16u;
-                    if (lo <= hi && hi < SPOT_SPAN_STEPS) {
-                        let step = (s1 - s0) / f32(SPOT_SPAN_STEPS);
-                        s1 = s0 + f32(hi + 1u) * step;
-                        s0 = s0 + f32(lo) * step;
-                    }
+                    line_lo = w & 0x3ffu;
+                    line_hi = (w >> 10u) & 0x3ffu;
+                    upper = f32(w >> 20u) / 4095.0;
+                    lines = line_lo <= line_hi;
                 }
             }
-            if (q <= 0.0) {
-                continue;
-            }
-            let a0 = origin + s0 * scale;
-            let a1 = origin + s1 * scale;
-            var lo = max(min(a0, a1), clo);
-            var hi = min(max(a0, a1), chi);
-            if (lo > hi) {
-                let m = select(clo, chi, min(a0, a1) > chi);
-                lo = m;
-                hi = m;
-            }
-            let p = floor(lo - e / 2.0);
-            if (hi + e / 2.0 <= p + 1.0) {
-                let k = i32(p - p0);
-                if (k >= 0 && k < 8) {
-                    acc1[k] += q;
-                    acca[k] += q;
-                }
-                continue;
-            }
-            // `axis_weights`, only its pixels that land in the 8 slots.
-            if (e < 1e-4) {
-                let first = max(floor(lo), p0);
-                let last = min(floor(hi), p0 + 7.0);
-                for (var pp = first; pp <= last; pp += 1.0) {
-                    var share = 1.0;
-                    if (hi - lo >= 1e-12) {
-                        share = max((min(hi, pp + 1.0) - max(lo, pp)) / (hi - lo), 0.0);
-                    }
-                    if (share > 0.0) {
-                        let k = i32(pp - p0);
-                        acc1[k] += q * share;
-                        acca[k] += q * share;
+            // One line where both are at one step (all the quarter's share), two otherwise.
+            let subs = select(1u, 2u, lines && line_lo < line_hi);
+            for (var sub = 0u; sub < subs; sub++) {
+                var q = q_part;
+                var s0 = s0_part;
+                var s1 = s1_part;
+                if (lines) {
+                    // Powers of two: exact.
+                    let step = (s1_part - s0_part) / f32(SPOT_LINE_STEPS);
+                    let at = select(line_lo, line_hi, sub == 1u);
+                    s0 = s0_part + f32(at) * step;
+                    s1 = s0_part + f32(at + 1u) * step;
+                    if (subs == 2u) {
+                        q = q_part * select(1.0 - upper, upper, sub == 1u);
                     }
                 }
-            } else {
-                let first = max(floor(lo - e / 2.0), p0);
-                let last = min(ceil(hi + e / 2.0), p0 + 8.0);
-                for (var pp = first; pp < last; pp += 1.0) {
-                    let w = expected_overlap(lo, hi, e, pp, alpha);
-                    if (w.x > 0.0) {
-                        let k = i32(pp - p0);
-                        acc1[k] += q * w.x;
-                        acca[k] += q * w.y;
+                if (q <= 0.0) {
+                    continue;
+                }
+                let a0 = origin + s0 * scale;
+                let a1 = origin + s1 * scale;
+                var lo = max(min(a0, a1), clo);
+                var hi = min(max(a0, a1), chi);
+                if (lo > hi) {
+                    let m = select(clo, chi, min(a0, a1) > chi);
+                    lo = m;
+                    hi = m;
+                }
+                let p = floor(lo - e / 2.0);
+                if (hi + e / 2.0 <= p + 1.0) {
+                    let k = i32(p - p0);
+                    if (k >= 0 && k < 8) {
+                        acc1[k] += q;
+                        acca[k] += q;
+                    }
+                    continue;
+                }
+                // `axis_weights`, only its pixels that land in the 8 slots.
+                if (e < 1e-4) {
+                    let first = max(floor(lo), p0);
+                    let last = min(floor(hi), p0 + 7.0);
+                    for (var pp = first; pp <= last; pp += 1.0) {
+                        var share = 1.0;
+                        if (hi - lo >= 1e-12) {
+                            share = max((min(hi, pp + 1.0) - max(lo, pp)) / (hi - lo), 0.0);
+                        }
+                        if (share > 0.0) {
+                            let k = i32(pp - p0);
+                            acc1[k] += q * share;
+                            acca[k] += q * share;
+                        }
+                    }
+                } else {
+                    let first = max(floor(lo - e / 2.0), p0);
+                    let last = min(ceil(hi + e / 2.0), p0 + 8.0);
+                    for (var pp = first; pp < last; pp += 1.0) {
+                        let w = expected_overlap(lo, hi, e, pp, alpha);
+                        if (w.x > 0.0) {
+                            let k = i32(pp - p0);
+                            acc1[k] += q * w.x;
+                            acca[k] += q * w.y;
+                        }
                     }
                 }
             }

@@ -86,9 +86,9 @@ struct CellAcc {
     /// The x eighths holding centres of each quarter of each slice along y
     /// (`CellRec::spot_x`).
     py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
-    /// The lowest and the highest centre's y per quarter of each slice along y holding one
-    /// (`CellRec::spot_span`; the f32 centres themselves).
-    py_quarters_span: [[[f32; 2]; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The least, the greatest and the sum of the centres' y per quarter of each slice along y
+    /// holding one (`CellRec::spot_lines`).
+    py_quarters_lines: [[[f64; 3]; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
@@ -391,6 +391,7 @@ impl Engine {
                     max(col("uy")).alias("uy1"),
                     sum(cast(col("ux"), DataType::Float64) * cast(col("uy"), DataType::Float64))
                         .alias("uxy"),
+                    sum(cast(col("uy"), DataType::Float64)).alias("suy"),
                 ],
             )?;
             self.for_each_batch(groups, |b| {
@@ -487,6 +488,7 @@ fn add_groups(
     let (loy, hiy) = (f32s(b, "loy")?, f32s(b, "hiy")?);
     let (ux, uy) = (f32s(b, "ux")?, f32s(b, "uy")?);
     let (ux1, uy1, uxy) = (f32s(b, "ux1")?, f32s(b, "uy1")?, f64s(b, "uxy")?);
+    let sum_uy = f64s(b, "suy")?;
     let top = SUB_SLICES as i64 - 1;
     let per_slice = SUB_SLICES / PROFILE_BINS;
     let per_eighth = SUB_SLICES / MASK_BINS;
@@ -510,13 +512,18 @@ fn add_groups(
         c.px[jx / per_slice] += blocks_n;
         c.py[jy / per_slice] += blocks_n;
         let quarter = jy / (per_slice / SPOT_QUARTERS);
-        // The group's least and greatest centre (its y sub-slice lies in one quarter).
-        let span = &mut c.py_quarters_span[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS];
-        let (lo, hi) = (uy[i], uy1[i]);
-        *span = if c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] > 0 {
-            [span[0].min(lo), span[1].max(hi)]
+        // The group's least, greatest and summed centres (its y sub-slice lies in one
+        // quarter).
+        let lines = &mut c.py_quarters_lines[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS];
+        let (lo, hi, sum) = (
+            f64::from(uy[i]),
+            f64::from(uy1[i]),
+            sum_uy[i].unwrap_or(0.0),
+        );
+        *lines = if c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] > 0 {
+            [lines[0].min(lo), lines[1].max(hi), lines[2] + sum]
         } else {
-            [lo, hi]
+            [lo, hi, sum]
         };
         c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += blocks_n;
         c.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << (jx / per_eighth);
@@ -624,7 +631,7 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             py: &c.py.map(|v| v as f32),
             py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
             py_quarters_x: Some(&c.py_quarters_x),
-            py_quarters_span: Some(&c.py_quarters_span.map(|q| q.map(|s| s.map(f64::from)))),
+            py_quarters_lines: Some(&c.py_quarters_lines),
             mask: c.mask,
             few: &few,
         }));

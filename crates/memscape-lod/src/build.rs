@@ -56,9 +56,9 @@ struct CellAcc {
     /// The x eighths holding centres of each quarter of each slice along y
     /// (`CellRec::spot_x`).
     py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
-    /// The lowest and the highest centre's y (cell units) per quarter of each slice along y
-    /// holding one (`CellRec::spot_span`; meaningless where `py_quarters` is 0).
-    py_quarters_span: [[[f64; 2]; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The least, the greatest and the sum of the centres' y (cell units) per quarter of each
+    /// slice along y holding one (`CellRec::spot_lines`; meaningless where `py_quarters` is 0).
+    py_quarters_lines: [[[f64; 3]; SPOT_QUARTERS]; PROFILE_BINS],
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
@@ -132,16 +132,18 @@ impl CellAcc {
             let count = child.py_quarters[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
             if count > 0.0 {
                 // Each centre's y in the parent: (qy + y) / 2 (exact in f64).
-                let [lo, hi] = child.py_quarters_span[b / SPOT_QUARTERS][b % SPOT_QUARTERS]
-                    .map(|v| (f64::from(qy) + v) / 2.0);
-                let (into, span) = (
+                let [lo, hi, sum] = child.py_quarters_lines[b / SPOT_QUARTERS][b % SPOT_QUARTERS];
+                let qy = f64::from(qy);
+                let (lo, hi) = ((qy + lo) / 2.0, (qy + hi) / 2.0);
+                let sum = (qy * f64::from(count) + sum) / 2.0;
+                let (into, lines) = (
                     self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS],
-                    &mut self.py_quarters_span[to / SPOT_QUARTERS][to % SPOT_QUARTERS],
+                    &mut self.py_quarters_lines[to / SPOT_QUARTERS][to % SPOT_QUARTERS],
                 );
-                *span = if into > 0.0 {
-                    [span[0].min(lo), span[1].max(hi)]
+                *lines = if into > 0.0 {
+                    [lines[0].min(lo), lines[1].max(hi), lines[2] + sum]
                 } else {
-                    [lo, hi]
+                    [lo, hi, sum]
                 };
             }
             self.py_quarters[to / SPOT_QUARTERS][to % SPOT_QUARTERS] += count;
@@ -225,7 +227,7 @@ impl LevelOut {
                 py: &c.py,
                 py_quarters: Some(&c.py_quarters),
                 py_quarters_x: Some(&c.py_quarters_x),
-                py_quarters_span: Some(&c.py_quarters_span),
+                py_quarters_lines: Some(&c.py_quarters_lines),
                 mask: c.mask,
                 few: &c.few,
             });
@@ -482,15 +484,15 @@ impl LodBuilder {
             // ⌊64u⌋ (exact in f32): its slice is ⌊16u⌋.
             let quarter = ((uy * (PROFILE_BINS * SPOT_QUARTERS) as f32) as usize)
                 .min(PROFILE_BINS * SPOT_QUARTERS - 1);
-            let (count, span) = (
+            let (count, lines) = (
                 &mut cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS],
-                &mut cell.py_quarters_span[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS],
+                &mut cell.py_quarters_lines[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS],
             );
             let y = f64::from(uy);
-            *span = if *count > 0.0 {
-                [span[0].min(y), span[1].max(y)]
+            *lines = if *count > 0.0 {
+                [lines[0].min(y), lines[1].max(y), lines[2] + y]
             } else {
-                [y, y]
+                [y, y, y]
             };
             *count += 1.0;
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);

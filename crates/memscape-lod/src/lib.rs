@@ -51,8 +51,8 @@ pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
 /// cells, the heap-size curve; 4: the mean centre in the two fullest slices of a cell's
 /// address profile, `CellRec::spot_y`, in what was padding; 5: there, the quarters of those
 /// slices instead; 6: 88-byte cells, `CellRec::spot_x`: the x eighths of those quarters; 7:
-/// 96-byte cells, `CellRec::spot_span`: where the centres of each spot slice's fullest quarter
-/// lie, to 2^-18 of a cell).
+/// 96-byte cells, `CellRec::spot_lines`: each spot slice's fullest quarter as two lines, at
+/// its least and its greatest centre).
 pub const VERSION: u32 = 7;
 
 /// Errors of building and reading an index.

@@ -880,10 +880,10 @@ mod tests {
 
     /// A cell whose fullest address slice holds a line of blocks at one reused address,
     /// 0.3 of a profile quarter up (1/64 of the cell), and other blocks in another slice; a
-    /// pixel row edge at 0.5 of that quarter, just past the line. The span of the quarter's
-    /// centres (`CellRec::spot_span`) keeps the line in its own row; spread over the quarter
-    /// (format 6, whose records read as an unknown span) 40 % of its centres lay in the next
-    /// row.
+    /// pixel row edge at 0.5 of that quarter, just past the line. The quarter's lines
+    /// (`CellRec::spot_lines`) keep it in its own row; spread over the quarter (format 6,
+    /// whose records read as unknown lines) 40 % of its centres lay in the next row. Two lines
+    /// in it, either side of the edge, each in its own row by its share.
     #[test]
     fn a_line_of_reused_addresses_near_a_row_edge_stays_in_its_row() {
         use crate::encode::CellSums;
@@ -896,13 +896,13 @@ mod tests {
         let height = 0.002;
         let mut py = [0.0f32; PROFILE_BINS];
         let mut quarters = [[0.0f32; SPOT_QUARTERS]; PROFILE_BINS];
-        let mut spans = [[[0.0f64; 2]; SPOT_QUARTERS]; PROFILE_BINS];
+        let mut lines = [[[0.0f64; 3]; SPOT_QUARTERS]; PROFILE_BINS];
         py[j_line] = LINE as f32;
         quarters[j_line][i_line] = LINE as f32;
-        spans[j_line][i_line] = [y_line; 2];
+        lines[j_line][i_line] = [y_line, y_line, LINE * y_line];
         py[12] = OTHERS as f32;
         quarters[12][2] = OTHERS as f32;
-        spans[12][2] = [y_others - 0.01, y_others + 0.01];
+        lines[12][2] = [y_others - 0.01, y_others + 0.01, OTHERS * y_others];
         let px = [1.0f32; PROFILE_BINS];
         let cell = CellRec::encode(&CellSums {
             ky: 0,
@@ -917,7 +917,7 @@ mod tests {
             py: &py,
             py_quarters: Some(&quarters),
             py_quarters_x: None,
-            py_quarters_span: Some(&spans),
+            py_quarters_lines: Some(&lines),
             mask: u64::MAX,
             few: &[],
         });
@@ -957,9 +957,31 @@ mod tests {
         let [above, own] = weights(&cell);
         assert!(above < 1e-9, "the line reached the row above: {above}");
         assert!((own - share).abs() < 1e-9, "{own} vs {share}");
-        // Format 6's records (no mean): the quarter spread evenly, 40 % above the edge.
+        // Two lines in the quarter, 3 : 1, at 0.3 and 0.7 of it (the edge between them): each
+        // in its own row by its share.
+        let mut two = cell;
+        let at = |f: f64| (j_line * SPOT_QUARTERS + i_line) as f64 * quarter + f * quarter;
+        two.spot_lines[0] = CellRec::spot_lines_of(
+            j_line,
+            i_line,
+            at(0.3),
+            at(0.7),
+            (3.0 * at(0.3) + at(0.7)) / 4.0,
+        );
+        let [above, own] = weights(&two);
+        assert!(
+            (above - 0.25 * share).abs() < 0.01,
+            "{above} vs {}",
+            0.25 * share
+        );
+        assert!(
+            (own - 0.75 * share).abs() < 0.01,
+            "{own} vs {}",
+            0.75 * share
+        );
+        // Format 6's records (no lines): the quarter spread evenly, 40 % above the edge.
         let mut spread = cell;
-        spread.spot_span = CellRec::SPOT_SPAN_UNKNOWN;
+        spread.spot_lines = CellRec::SPOT_LINES_UNKNOWN;
         let [above, own] = weights(&spread);
         assert!(above > 0.35 * share && own < 0.8 * share, "{above} {own}");
     }

@@ -167,11 +167,11 @@ fn corrupted_records_draw_without_panicking() {
 /// Two lines of blocks at reused addresses (one centre each) and other blocks a 64th of the
 /// plane below them, so that no quarter of a slice holds both: at every level, each cell's
 /// fullest quarter of the line's spot slice keeps the line's centre to one step
-/// (`CellRec::spot_span`), the levels merged from finer ones included (the builder's spans are
-/// exact through the merges).
+/// (`CellRec::spot_lines`: both lines at its step), the levels merged from finer ones included
+/// (the builder's least and greatest centres are exact through the merges).
 #[test]
 fn every_level_keeps_a_reused_address_line_to_one_step() {
-    use memscape_lod::format::{CellRec, PROFILE_BINS, SPOT_QUARTERS, SPOT_SPAN_STEPS};
+    use memscape_lod::format::{CellRec, PROFILE_BINS, SPOT_LINE_STEPS, SPOT_QUARTERS};
     use memscape_lod::{LodBlock, LodBuilder};
     let dir = tempfile::tempdir().expect("tempdir");
     let (extent_t, extent_y) = (1u64 << 20, 1u64 << 20);
@@ -230,19 +230,20 @@ fn every_level_keeps_a_reused_address_line_to_one_step() {
                     if quarter != spot.slice * SPOT_QUARTERS + i {
                         continue;
                     }
-                    let step = (u * (PROFILE_BINS * SPOT_QUARTERS * SPOT_SPAN_STEPS) as f64)
-                        as usize
-                        - quarter * SPOT_SPAN_STEPS;
-                    let span = [cell.spot_span[2 * k], cell.spot_span[2 * k + 1]];
+                    let steps = SPOT_LINE_STEPS as usize;
+                    let step = (u * (PROFILE_BINS * SPOT_QUARTERS * steps) as f64) as usize
+                        - quarter * steps;
                     assert_eq!(
-                        span.map(usize::from),
-                        [step; 2],
+                        CellRec::spot_line_parts(cell.spot_lines[k]),
+                        Some((step as u32, step as u32, 0.0)),
                         "level {:?}, cell row {}: line at {y}",
                         level.desc,
                         cell.ky
                     );
-                    let [lo, hi] = spot.ranges[i];
-                    assert!(lo <= u && u < hi && hi - lo < 1e-5, "{lo} {u} {hi}");
+                    let parts: Vec<_> = spot.parts().iter().filter(|p| p.quarter == i).collect();
+                    assert_eq!(parts.len(), 1);
+                    let [lo, hi] = parts[0].range;
+                    assert!(lo <= u && u < hi && hi - lo < 2e-5, "{lo} {u} {hi}");
                     here += 1;
                 }
             }

@@ -93,7 +93,7 @@ fn isolated_bytes_stay_visible_at_low_alpha_at_every_zoom_on_a_huge_trace() {
 
     // The accuracy rule on views drawn from levels, against every block accumulated exactly.
     // The whole view at 640×360 too: the last one to miss at 50 M events (a row edge next to
-    // a line of reused addresses, wave 29; `CellRec::spot_span`, wave 31).
+    // a line of reused addresses, wave 29; `CellRec::spot_lines`, wave 31).
     let mut levels_checked = 0;
     for ((t0, t1, a0, a1), (w, h)) in [
         ((0, te, 0, ye), (w, h)),

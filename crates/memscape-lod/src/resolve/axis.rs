@@ -15,8 +15,8 @@ pub struct AxisCell<'a> {
     /// Mean block extent along the axis, in pixels.
     pub extent: f64,
     /// Slices whose quarters' shares of their centres are known, with them
-    /// (`CellRec::spots_y`): their centres are spread over each quarter (about its mean
-    /// centre, `SpotSlice::ranges`) by its share rather than over the slice
+    /// (`CellRec::spots_y`): their centres are spread over each quarter (the fullest one's
+    /// over its two lines, `CellRec::spot_lines`) by its share rather than over the slice
     /// ([`SpotSlice::NONE`]: none).
     pub spots: [SpotSlice; 2],
     /// Whether the quarters of a spot slice whose blocks reach more than one pixel are left
@@ -85,8 +85,9 @@ pub fn profile_weights_split(
             continue;
         }
         let slice_q = f64::from(v) / total;
-        // The slice whole, or its quarters by their shares.
-        let mut parts = [(0.0f64, 0.0f64, 0.0f64); SPOT_QUARTERS];
+        // The slice whole, or its quarters (the fullest as its two lines) by their shares:
+        // (quarter, share, range).
+        let mut parts = [(0usize, 0.0f64, 0.0f64, 0.0f64); SPOT_QUARTERS + 1];
         let spot = c.spots.iter().position(|s| s.slice == j);
         // A spot slice whose blocks reach more than one pixel: its quarters apart.
         let split_k = spot.filter(|_| {
@@ -101,14 +102,14 @@ pub fn profile_weights_split(
         });
         let parts = match spot.map(|k| c.spots[k]) {
             Some(spot) => {
-                for ((part, share), [s0, s1]) in parts.iter_mut().zip(spot.shares).zip(spot.ranges)
-                {
-                    *part = (slice_q * share, s0, s1);
+                for (part, p) in parts.iter_mut().zip(spot.parts()) {
+                    *part = (p.quarter, slice_q * p.share, p.range[0], p.range[1]);
                 }
-                &parts[..]
+                &parts[..spot.parts().len()]
             }
             None => {
                 parts[0] = (
+                    0,
                     slice_q,
                     j as f64 / PROFILE_BINS as f64,
                     (j + 1) as f64 / PROFILE_BINS as f64,
@@ -116,7 +117,7 @@ pub fn profile_weights_split(
                 &parts[..1]
             }
         };
-        for (i, &(q, s0, s1)) in parts.iter().enumerate() {
+        for &(i, q, s0, s1) in parts {
             if q <= 0.0 {
                 continue;
             }
