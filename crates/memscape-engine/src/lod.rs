@@ -86,9 +86,10 @@ struct CellAcc {
     /// The x eighths holding centres of each quarter of each slice along y
     /// (`CellRec::spot_x`).
     py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
-    /// The least, the greatest and the sum of the centres' y per quarter of each slice along y
-    /// holding one (`CellRec::spot_lines`).
-    py_quarters_lines: [[[f64; 3]; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The least, the greatest and the sum of the centres' y of each occupied quarter of the
+    /// slices along y (`CellRec::spot_lines`), by quarter (of all `PROFILE_BINS ·
+    /// SPOT_QUARTERS`): a cell's occupied quarters are few, 1.5 KB in every cell was not.
+    py_quarters_lines: Vec<(u8, [f64; 3])>,
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres of a cell of at most `FEW_BLOCKS` blocks, sorted.
@@ -514,17 +515,19 @@ fn add_groups(
         let quarter = jy / (per_slice / SPOT_QUARTERS);
         // The group's least, greatest and summed centres (its y sub-slice lies in one
         // quarter).
-        let lines = &mut c.py_quarters_lines[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS];
-        let (lo, hi, sum) = (
+        let y = [
             f64::from(uy[i]),
             f64::from(uy1[i]),
             sum_uy[i].unwrap_or(0.0),
-        );
-        *lines = if c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] > 0 {
-            [lines[0].min(lo), lines[1].max(hi), lines[2] + sum]
-        } else {
-            [lo, hi, sum]
-        };
+        ];
+        match c
+            .py_quarters_lines
+            .iter_mut()
+            .find(|l| usize::from(l.0) == quarter)
+        {
+            Some(l) => l.1 = [l.1[0].min(y[0]), l.1[1].max(y[1]), l.1[2] + y[2]],
+            None => c.py_quarters_lines.push((quarter as u8, y)),
+        }
         c.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += blocks_n;
         c.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << (jx / per_eighth);
         c.mask |= 1u64 << ((jy / per_eighth) * MASK_BINS + jx / per_eighth).min(63);
@@ -618,6 +621,11 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
         few.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
         let mut buckets = c.buckets.clone();
         buckets.sort_unstable_by_key(|e| e.0);
+        let mut lines = [[[f64::INFINITY, f64::NEG_INFINITY, 0.0]; SPOT_QUARTERS]; PROFILE_BINS];
+        for &(q, y) in &c.py_quarters_lines {
+            let q = usize::from(q);
+            lines[q / SPOT_QUARTERS][q % SPOT_QUARTERS] = y;
+        }
         out.cells.push(CellRec::encode(&CellSums {
             ky,
             bucket_first: out.buckets.len() as u64,
@@ -631,7 +639,7 @@ fn records(cells: std::collections::BTreeMap<(u64, u64), CellAcc>) -> LevelTiles
             py: &c.py.map(|v| v as f32),
             py_quarters: Some(&c.py_quarters.map(|q| q.map(|v| v as f32))),
             py_quarters_x: Some(&c.py_quarters_x),
-            py_quarters_lines: Some(&c.py_quarters_lines),
+            py_quarters_lines: Some(&lines),
             mask: c.mask,
             few: &few,
         }));
