@@ -7,7 +7,7 @@
 // and at α = 0.1 a sliver of that size would weigh 0.43 of a block.
 //
 // Layouts (keep in sync with memscape-lod's `format.rs` and memscape-render's `lod_cells.rs`):
-// a cell is 22 words (`CellRec`, 88 bytes), a bucket 4 words (`BucketRec`, 16 bytes).
+// a cell is 24 words (`CellRec`, 96 bytes), a bucket 4 words (`BucketRec`, 16 bytes).
 
 struct CellsParams {
     rx: f32,
@@ -46,7 +46,7 @@ struct CellsParams {
 // Per pixel (row-major, row 0 at the top) 5 f32 sums as bits: acc (4) and coverage.
 @group(0) @binding(5) var<storage, read_write> sums: array<atomic<u32>>;
 
-const CELL_WORDS: u32 = 22u;
+const CELL_WORDS: u32 = 24u;
 // `profile_weights`' `part_sel`: every slice summed; the spot slices cut by a pixel edge left
 // out (`AxisCell::split_spots`); below 8, only quarter `part_sel % 4` of spot slice
 // `part_sel / 4`, where that slice is cut (`SplitPart`).
@@ -56,6 +56,8 @@ const PROFILE_BINS: u32 = 16u;
 const FEW_BLOCKS: f32 = 16.0;
 const FEW_BLOCKS_FINE: f32 = 8.0;
 const MAX_BUCKETS: u32 = 256u;
+// `format::SPOT_LINE_STEPS`.
+const SPOT_LINE_STEPS: u32 = 1024u;
 
 fn add_f32(i: u32, v: f32) {
     if (v == 0.0) {
@@ -87,6 +89,17 @@ fn cell_byte(base: u32, byte: u32) -> u32 {
 fn bbox_at(base: u32, k: u32) -> f32 {
     let code = (cell_byte(base, 30u + k) << 8u) | cell_byte(base, 76u + k);
     return f32(code) * 2.0 / 65535.0 - 0.5;
+}
+
+// The quarter of a spot slice whose centres `spot_lines` places (`CellRec::spot_quarter`): the
+// lowest one of 2-bit count 3; 4 where none.
+fn spot_quarter(code: u32) -> u32 {
+    for (var i = 0u; i < 4u; i++) {
+        if (((code >> (2u * i)) & 3u) == 3u) {
+            return i;
+        }
+    }
+    return 4u;
 }
 
 fn profile_at(base: u32, axis: u32, j: u32) -> u32 {
@@ -306,59 +319,91 @@ fn profile_weights(base: u32, axis: u32, origin: f32, scale: f32, b_lo: f32, b_h
             }
         }
         for (var part = first_part; part < parts; part++) {
-            var q = slice_q;
-            var s0 = f32(j) / f32(PROFILE_BINS);
-            var s1 = f32(j + 1u) / f32(PROFILE_BINS);
+            var q_part = slice_q;
+            var s0_part = f32(j) / f32(PROFILE_BINS);
+            var s1_part = f32(j + 1u) / f32(PROFILE_BINS);
+            // `CellRec::spots_y`: the fullest quarter (the lowest of count 3,
+            // `CellRec::spot_quarter`) as its two lines where known (`CellRec::spot_lines`,
+            // word 22 + k for spot slice k: the lower and upper line's steps of the quarter, 10
+            // bits each, and the upper one's share × 4095).
+            var lines = false;
+            var line_lo = 0u;
+            var line_hi = 0u;
+            var upper = 0.0;
             if (code > 0u) {
-                q = slice_q * f32((code >> (2u * part)) & 3u) / f32(code_total);
-                s0 = f32(j * 4u + part) / f32(PROFILE_BINS * 4u);
-                s1 = f32(j * 4u + part + 1u) / f32(PROFILE_BINS * 4u);
-            }
-            if (q <= 0.0) {
-                continue;
-            }
-            let a0 = origin + s0 * scale;
-            let a1 = origin + s1 * scale;
-            var lo = max(min(a0, a1), clo);
-            var hi = min(max(a0, a1), chi);
-            if (lo > hi) {
-                let m = select(clo, chi, min(a0, a1) > chi);
-                lo = m;
-                hi = m;
-            }
-            let p = floor(lo - e / 2.0);
-            if (hi + e / 2.0 <= p + 1.0) {
-                let k = i32(p - p0);
-                if (k >= 0 && k < 8) {
-                    acc1[k] += q;
-                    acca[k] += q;
+                q_part = slice_q * f32((code >> (2u * part)) & 3u) / f32(code_total);
+                s0_part = f32(j * 4u + part) / f32(PROFILE_BINS * 4u);
+                s1_part = f32(j * 4u + part + 1u) / f32(PROFILE_BINS * 4u);
+                if (part == spot_quarter(code)) {
+                    let w = cells[base + 22u + spot_k];
+                    line_lo = w & 0x3ffu;
+                    line_hi = (w >> 10u) & 0x3ffu;
+                    upper = f32(w >> 20u) / 4095.0;
+                    lines = line_lo <= line_hi;
                 }
-                continue;
             }
-            // `axis_weights`, only its pixels that land in the 8 slots.
-            if (e < 1e-4) {
-                let first = max(floor(lo), p0);
-                let last = min(floor(hi), p0 + 7.0);
-                for (var pp = first; pp <= last; pp += 1.0) {
-                    var share = 1.0;
-                    if (hi - lo >= 1e-12) {
-                        share = max((min(hi, pp + 1.0) - max(lo, pp)) / (hi - lo), 0.0);
-                    }
-                    if (share > 0.0) {
-                        let k = i32(pp - p0);
-                        acc1[k] += q * share;
-                        acca[k] += q * share;
+            // One line where both are at one step (all the quarter's share), two otherwise.
+            let subs = select(1u, 2u, lines && line_lo < line_hi);
+            for (var sub = 0u; sub < subs; sub++) {
+                var q = q_part;
+                var s0 = s0_part;
+                var s1 = s1_part;
+                if (lines) {
+                    // Powers of two: exact.
+                    let step = (s1_part - s0_part) / f32(SPOT_LINE_STEPS);
+                    let at = select(line_lo, line_hi, sub == 1u);
+                    s0 = s0_part + f32(at) * step;
+                    s1 = s0_part + f32(at + 1u) * step;
+                    if (subs == 2u) {
+                        q = q_part * select(1.0 - upper, upper, sub == 1u);
                     }
                 }
-            } else {
-                let first = max(floor(lo - e / 2.0), p0);
-                let last = min(ceil(hi + e / 2.0), p0 + 8.0);
-                for (var pp = first; pp < last; pp += 1.0) {
-                    let w = expected_overlap(lo, hi, e, pp, alpha);
-                    if (w.x > 0.0) {
-                        let k = i32(pp - p0);
-                        acc1[k] += q * w.x;
-                        acca[k] += q * w.y;
+                if (q <= 0.0) {
+                    continue;
+                }
+                let a0 = origin + s0 * scale;
+                let a1 = origin + s1 * scale;
+                var lo = max(min(a0, a1), clo);
+                var hi = min(max(a0, a1), chi);
+                if (lo > hi) {
+                    let m = select(clo, chi, min(a0, a1) > chi);
+                    lo = m;
+                    hi = m;
+                }
+                let p = floor(lo - e / 2.0);
+                if (hi + e / 2.0 <= p + 1.0) {
+                    let k = i32(p - p0);
+                    if (k >= 0 && k < 8) {
+                        acc1[k] += q;
+                        acca[k] += q;
+                    }
+                    continue;
+                }
+                // `axis_weights`, only its pixels that land in the 8 slots.
+                if (e < 1e-4) {
+                    let first = max(floor(lo), p0);
+                    let last = min(floor(hi), p0 + 7.0);
+                    for (var pp = first; pp <= last; pp += 1.0) {
+                        var share = 1.0;
+                        if (hi - lo >= 1e-12) {
+                            share = max((min(hi, pp + 1.0) - max(lo, pp)) / (hi - lo), 0.0);
+                        }
+                        if (share > 0.0) {
+                            let k = i32(pp - p0);
+                            acc1[k] += q * share;
+                            acca[k] += q * share;
+                        }
+                    }
+                } else {
+                    let first = max(floor(lo - e / 2.0), p0);
+                    let last = min(ceil(hi + e / 2.0), p0 + 8.0);
+                    for (var pp = first; pp < last; pp += 1.0) {
+                        let w = expected_overlap(lo, hi, e, pp, alpha);
+                        if (w.x > 0.0) {
+                            let k = i32(pp - p0);
+                            acc1[k] += q * w.x;
+                            acca[k] += q * w.y;
+                        }
                     }
                 }
             }

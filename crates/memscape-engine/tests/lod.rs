@@ -91,6 +91,25 @@ fn check_cell(got: &CellRec, want: &CellRec, what: &str) -> bool {
     assert_eq!(got.mask, want.mask, "{what}: joint mask");
     // The slices' mean centres: sums of exact offsets, the same in any order.
     assert_eq!(got.spot_y, want.spot_y, "{what}: spots of the y profile");
+    // The two lines of each spot slice's fullest quarter: the least and greatest f32 centres
+    // (here per group, natively merged level by level in f64), the same step or, where a
+    // centre's f32 rounding at this level crosses a step's edge, one apart; the upper line's
+    // share from the mean of centres rounded at another level (≤ 3·10⁻⁸ of a cell apart, a
+    // step is 1.5·10⁻⁵), within 1/64 of it.
+    for (g, w) in got.spot_lines.iter().zip(&want.spot_lines) {
+        let parts = |v: u32| [v & 0x3ff, (v >> 10) & 0x3ff, v >> 20];
+        let close = parts(*g)
+            .iter()
+            .zip(parts(*w))
+            .zip([1, 1, 64])
+            .all(|((a, b), tolerance)| a.abs_diff(b) <= tolerance);
+        assert!(
+            close,
+            "{what}: spot lines {:?} vs {:?}",
+            got.spot_lines.map(parts),
+            want.spot_lines.map(parts)
+        );
+    }
     // A cell of few blocks keeps their centres (in the builder's arrival order: compared as
     // sets, each within one unit of its code).
     if let (Some(g), Some(w)) = (got.few(), want.few()) {

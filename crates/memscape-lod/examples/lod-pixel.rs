@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 bbox: [cell.bbox_at(0), cell.bbox_at(1)],
                 profile: &cell.profile_x,
                 extent: f64::from(cell.mean_w) * rx,
-                spots: [(usize::MAX, [0.0; memscape_lod::format::SPOT_QUARTERS]); 2],
+                spots: [memscape_lod::format::SpotSlice::NONE; 2],
                 split_spots: false,
             },
             alpha,

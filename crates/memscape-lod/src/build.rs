@@ -56,6 +56,14 @@ struct CellAcc {
     /// The x eighths holding centres of each quarter of each slice along y
     /// (`CellRec::spot_x`).
     py_quarters_x: [[u8; SPOT_QUARTERS]; PROFILE_BINS],
+    /// The least, the greatest and the sum of the centres' y (cell units) of each occupied
+    /// quarter of the slices along y (`CellRec::spot_lines`), once the cell has more than
+    /// `FEW_BLOCKS` blocks (until then its centres are in `few`, from which they are made, and
+    /// its record keeps no spots). Most cells of the fine levels hold a few blocks and most
+    /// others few occupied quarters: a dense 1.5 KB in every cell made the build 50 % slower,
+    /// and boxed in the cells of more blocks it took `tests/bounded_build.rs` over its bound
+    /// (wave 31).
+    lines: Vec<QuarterLine>,
     /// Eighths of the cell holding a centre (`CellRec::mask`).
     mask: u64,
     /// The centres while the cell has at most `FEW_BLOCKS` blocks (`CellRec::few`).
@@ -63,7 +71,60 @@ struct CellAcc {
     buckets: Vec<(i16, BucketAcc)>,
 }
 
+/// Per quarter of each slice along y: the least, the greatest and the sum of its centres' y
+/// (`CellRec::spot_lines`), as the encoder reads them.
+type QuarterLines = [[[f64; 3]; SPOT_QUARTERS]; PROFILE_BINS];
+
+/// One occupied quarter's line sums ([`CellAcc::lines`]): the quarter (of all
+/// `PROFILE_BINS · SPOT_QUARTERS`) and the least, the greatest and the sum of its centres' y.
+#[derive(Debug, Clone, Copy)]
+struct QuarterLine {
+    quarter: u8,
+    y: [f64; 3],
+}
+
+/// The quarter of the slices along y (of all `PROFILE_BINS · SPOT_QUARTERS`) holding a centre
+/// at `uy`: ⌊64u⌋ (exact in f32; its slice is ⌊16u⌋).
+fn quarter_of(uy: f32) -> usize {
+    ((uy * (PROFILE_BINS * SPOT_QUARTERS) as f32) as usize).min(PROFILE_BINS * SPOT_QUARTERS - 1)
+}
+
+/// Adds centres whose least, greatest and summed y are `y` to quarter `q`'s line sums.
+fn add_to_lines(lines: &mut Vec<QuarterLine>, q: usize, y: [f64; 3]) {
+    match lines.iter_mut().find(|l| usize::from(l.quarter) == q) {
+        Some(l) => l.y = [l.y[0].min(y[0]), l.y[1].max(y[1]), l.y[2] + y[2]],
+        None => lines.push(QuarterLine {
+            quarter: q as u8,
+            y,
+        }),
+    }
+}
+
 impl CellAcc {
+    /// The line sums, made from the centres in `few` when the cell first needs them.
+    fn lines_mut(&mut self) -> &mut Vec<QuarterLine> {
+        if self.lines.is_empty() {
+            for c in self.few.iter().take(self.n as usize) {
+                let y = f64::from(c[1]);
+                add_to_lines(&mut self.lines, quarter_of(c[1]), [y, y, y]);
+            }
+        }
+        &mut self.lines
+    }
+
+    /// The line sums as the encoder reads them (`None` for a cell of at most `FEW_BLOCKS`).
+    fn lines_dense(&self) -> Option<QuarterLines> {
+        if self.lines.is_empty() {
+            return None;
+        }
+        let mut out = [[[f64::INFINITY, f64::NEG_INFINITY, 0.0]; SPOT_QUARTERS]; PROFILE_BINS];
+        for l in &self.lines {
+            let q = usize::from(l.quarter);
+            out[q / SPOT_QUARTERS][q % SPOT_QUARTERS] = l.y;
+        }
+        Some(out)
+    }
+
     fn bucket(&mut self, b: i16) -> &mut BucketAcc {
         let i = match self.buckets.iter().position(|(k, _)| *k == b) {
             Some(i) => i,
@@ -101,6 +162,34 @@ impl CellAcc {
             let at = self.n as usize;
             for (i, c) in child.few.iter().take(child.n as usize).enumerate() {
                 self.few[at + i] = [(qx + c[0]) / 2.0, (qy + c[1]) / 2.0];
+            }
+        } else {
+            // Each centre's y in the parent: (qy + y) / 2 (exact in f64); the child's quarter
+            // b (of all 4 · PROFILE_BINS) is quarter (b + 4 · PROFILE_BINS · qy) / 2 here.
+            let quarters = SPOT_QUARTERS * PROFILE_BINS;
+            let qy64 = f64::from(qy);
+            let to = |b: usize| (b + quarters * qy as usize) / 2;
+            let lines = self.lines_mut();
+            if child.lines.is_empty() {
+                for c in child.few.iter().take(child.n as usize) {
+                    let y = (qy64 + f64::from(c[1])) / 2.0;
+                    add_to_lines(lines, to(quarter_of(c[1])), [y, y, y]);
+                }
+            } else {
+                for l in &child.lines {
+                    let b = usize::from(l.quarter);
+                    let count = f64::from(child.py_quarters[b / SPOT_QUARTERS][b % SPOT_QUARTERS]);
+                    let [lo, hi, sum] = l.y;
+                    add_to_lines(
+                        lines,
+                        to(b),
+                        [
+                            (qy64 + lo) / 2.0,
+                            (qy64 + hi) / 2.0,
+                            (qy64 * count + sum) / 2.0,
+                        ],
+                    );
+                }
             }
         }
         self.n += child.n;
@@ -195,6 +284,7 @@ impl LevelOut {
             .map_err(|e| err(&self.paths[0], e))?;
         self.n_columns += 1;
         for (ky, c) in cells.iter() {
+            let lines = c.lines_dense();
             let rec = CellRec::encode(&CellSums {
                 ky: *ky,
                 bucket_first: self.n_buckets,
@@ -208,6 +298,7 @@ impl LevelOut {
                 py: &c.py,
                 py_quarters: Some(&c.py_quarters),
                 py_quarters_x: Some(&c.py_quarters_x),
+                py_quarters_lines: lines.as_ref(),
                 mask: c.mask,
                 few: &c.few,
             });
@@ -461,10 +552,13 @@ impl LodBuilder {
             let bin = |u: f32| ((u * PROFILE_BINS as f32) as usize).min(PROFILE_BINS - 1);
             cell.px[bin(ux)] += 1.0;
             cell.py[bin(uy)] += 1.0;
-            // ⌊64u⌋ (exact in f32): its slice is ⌊16u⌋.
-            let quarter = ((uy * (PROFILE_BINS * SPOT_QUARTERS) as f32) as usize)
-                .min(PROFILE_BINS * SPOT_QUARTERS - 1);
+            let quarter = quarter_of(uy);
             cell.py_quarters[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] += 1.0;
+            if cell.n >= FEW_BLOCKS as f64 {
+                // More than FEW_BLOCKS: the lines from the centres kept so far, and this one.
+                let y = f64::from(uy);
+                add_to_lines(cell.lines_mut(), quarter, [y, y, y]);
+            }
             let eighth = |u: f32| ((u * 8.0) as u64).min(7);
             cell.py_quarters_x[quarter / SPOT_QUARTERS][quarter % SPOT_QUARTERS] |= 1 << eighth(ux);
             cell.mask |= 1 << (eighth(uy) * 8 + eighth(ux));

@@ -32,6 +32,9 @@ pub struct CellSums<'a> {
     /// The x eighths holding centres of each quarter of each slice along y (bit `e`: eighth
     /// `e`; `CellRec::spot_x`); `None` where not known.
     pub py_quarters_x: Option<&'a [[u8; SPOT_QUARTERS]; PROFILE_BINS]>,
+    /// The least, the greatest and the sum of the centres' y (cell units) of each quarter of
+    /// each slice along y holding one (`CellRec::spot_lines`); `None` where not known.
+    pub py_quarters_lines: Option<&'a [[[f64; 3]; SPOT_QUARTERS]; PROFILE_BINS]>,
     /// `CellRec::mask`.
     pub mask: u64,
     /// The centres (x, y in cell units), in the order they are stored, when the cell has at
@@ -75,6 +78,7 @@ impl CellRec {
         let (mut profile_x, mut profile_y) = (profile(s.px), profile(s.py));
         let mut spot_y = [0u8; 2];
         let mut spot_x = [0u8; 2 * SPOT_QUARTERS];
+        let mut spot_lines = CellRec::SPOT_LINES_UNKNOWN;
         if let Some(quarters) = s.py_quarters {
             let spots = CellRec::spot_slices(&profile_y);
             for (k, (slot, j)) in spot_y.iter_mut().zip(spots).enumerate() {
@@ -94,11 +98,21 @@ impl CellRec {
                     };
                     *slot |= code << (2 * i);
                 }
+                // The fullest quarter's centres, by the codes the resolve reads.
+                let fullest = CellRec::spot_quarter(*slot);
+                if let (Some(lines), Some(i)) =
+                    (s.py_quarters_lines.and_then(|m| m.get(j)), fullest)
+                {
+                    let [lo, hi, sum] = lines[i];
+                    let mean = sum / f64::from(q[i]);
+                    spot_lines[k] = CellRec::spot_lines_of(j, i, lo, hi, mean);
+                }
             }
         }
         if s.n <= FEW_BLOCKS as f64 {
             spot_y = [0; 2];
             spot_x = [0; 2 * SPOT_QUARTERS];
+            spot_lines = CellRec::SPOT_LINES_UNKNOWN;
             profile_x = [0; PROFILE_BINS];
             profile_y = [0; PROFILE_BINS];
             let fine = s.n <= FEW_BLOCKS_FINE as f64;
@@ -130,6 +144,7 @@ impl CellRec {
             profile_y,
             bbox_fine: codes.map(|v| v.to_be_bytes()[1]),
             spot_x,
+            spot_lines,
         }
     }
 }
@@ -183,6 +198,7 @@ mod tests {
             py: &px,
             py_quarters: None,
             py_quarters_x: None,
+            py_quarters_lines: None,
             mask: 1,
             few: &few,
         };

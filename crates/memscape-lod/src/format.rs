@@ -64,15 +64,81 @@ pub struct CellRec {
     /// the edge coloured 89 of the 119 misses of `tests/faithful.rs`'s 640×140 view (issue 25,
     /// wave 28).
     pub spot_x: [u8; 2 * SPOT_QUARTERS],
+    /// Where the centres of the fullest quarter of each slice `spot_y` describes lie
+    /// (`CellRec::spot_quarter`: the lowest quarter whose 2-bit count is 3), as two lines: for
+    /// spot slice `k`, word `k` holds the step of [`SPOT_LINE_STEPS`] of the quarter holding
+    /// the lowest centre (bits 0..10), the one holding the highest (bits 10..20) and the
+    /// share of the quarter's centres given to the upper line, × 4095 (bits 20..32: the share
+    /// that keeps their mean); [`CellRec::SPOT_LINES_UNKNOWN`] (low step above the high one)
+    /// where not known: the centres spread over the quarter. Allocators reuse an address over
+    /// and over: a quarter's centres are mostly one or two lines of blocks at one address
+    /// each, exact here to 1/65,536 of the cell (one line: both steps its own, the share 0).
+    /// Where a pixel row edge passes within a quarter (1/64 of the cell) of such a line,
+    /// spreading it over the quarter put half of it on the wrong side of the edge, and at
+    /// α 0.5 that gave 213 of the 298 misses of the 50 M-event trace's whole view at 640×360
+    /// (issue 25, wave 31).
+    pub spot_lines: [u32; 2],
 }
 
 /// Slices of a cell's profiles.
 pub const PROFILE_BINS: usize = 16;
 
+/// A spot slice of a cell's address profile (`CellRec::spots_y`): which slice of
+/// `profile_y` and its parts: each quarter, or each of the two lines its fullest quarter's
+/// centres are given to (`CellRec::spot_lines`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpotSlice {
+    /// `usize::MAX`: none.
+    pub slice: usize,
+    /// The first `parts` are used, by quarter.
+    pub parts: [SpotPart; SPOT_QUARTERS + 1],
+    pub len: usize,
+}
+
+/// Part of a spot slice (`SpotSlice`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpotPart {
+    /// The quarter it lies in.
+    pub quarter: usize,
+    /// Its share of the slice's centres.
+    pub share: f64,
+    /// The range (cell units, low and high) they are spread over.
+    pub range: [f64; 2],
+}
+
+impl SpotSlice {
+    /// No spot slice.
+    pub const NONE: SpotSlice = SpotSlice {
+        slice: usize::MAX,
+        parts: [SpotPart {
+            quarter: 0,
+            share: 0.0,
+            range: [0.0; 2],
+        }; SPOT_QUARTERS + 1],
+        len: 0,
+    };
+
+    /// The parts in use.
+    #[inline]
+    pub fn parts(&self) -> &[SpotPart] {
+        &self.parts[..self.len.min(SPOT_QUARTERS + 1)]
+    }
+}
+
 /// Parts of a slice of `profile_y` whose centres `CellRec::spot_y` counts.
 pub const SPOT_QUARTERS: usize = 4;
 
-const _: () = assert!(std::mem::size_of::<CellRec>() == 88);
+/// Steps of a quarter of a slice in which `CellRec::spot_lines` places its lines (2^-16 of a
+/// cell: exact in f32 and f64, so that both builders' steps agree wherever a centre is).
+pub const SPOT_LINE_STEPS: u32 = 1024;
+
+/// `x.floor()` (`spot_lines_of`'s steps; centres lie in [0, 1]).
+fn ffloor(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x { t - 1.0 } else { t }
+}
+
+const _: () = assert!(std::mem::size_of::<CellRec>() == 96);
 
 /// Cells of at most this many blocks keep their centres (`CellRec::profile_x`): to 1/65535
 /// of a cell up to [`FEW_BLOCKS_FINE`] blocks, to 1/255 beyond.
@@ -150,19 +216,94 @@ impl CellRec {
         best
     }
 
-    /// The slices of `profile_y` whose quarters `spot_y` counts, with each quarter's share of
-    /// the slice's centres (slice `usize::MAX` where none).
+    /// The slices of `profile_y` whose quarters `spot_y` counts, with their parts: each
+    /// quarter's share of the slice's centres spread over it, the fullest one's as its two
+    /// lines (`spot_lines`) where known (slice `usize::MAX` where none).
     #[inline]
-    pub fn spots_y(&self) -> [(usize, [f64; SPOT_QUARTERS]); 2] {
+    pub fn spots_y(&self) -> [SpotSlice; 2] {
+        const SPOT_BINS: f64 = (PROFILE_BINS * SPOT_QUARTERS) as f64;
         let slices = Self::spot_slices(&self.profile_y);
         std::array::from_fn(|k| match (slices[k], self.spot_y[k]) {
             (j, c) if j != usize::MAX && c > 0 => {
                 let codes: [u8; SPOT_QUARTERS] = std::array::from_fn(|i| (c >> (2 * i)) & 3);
                 let total: f64 = codes.iter().map(|&v| f64::from(v)).sum();
-                (j, codes.map(|v| f64::from(v) / total))
+                let mut out = SpotSlice {
+                    slice: j,
+                    ..SpotSlice::NONE
+                };
+                let fullest = Self::spot_quarter(c);
+                for (i, &code) in codes.iter().enumerate() {
+                    let share = f64::from(code) / total;
+                    let q = (j * SPOT_QUARTERS + i) as f64;
+                    let (s0, s1) = (q / SPOT_BINS, (q + 1.0) / SPOT_BINS);
+                    let mut push = |share: f64, range: [f64; 2]| {
+                        if let Some(p) = out.parts.get_mut(out.len) {
+                            *p = SpotPart {
+                                quarter: i,
+                                share,
+                                range,
+                            };
+                            out.len += 1;
+                        }
+                    };
+                    match Self::spot_line_parts(self.spot_lines[k]) {
+                        Some((lo, hi, upper)) if fullest == Some(i) => {
+                            // Powers of two: exact.
+                            let step = (s1 - s0) / f64::from(SPOT_LINE_STEPS);
+                            let at =
+                                |v: u32| [s0 + f64::from(v) * step, s0 + f64::from(v + 1) * step];
+                            if lo == hi {
+                                push(share, at(lo));
+                            } else {
+                                push(share * (1.0 - upper), at(lo));
+                                push(share * upper, at(hi));
+                            }
+                        }
+                        _ => push(share, [s0, s1]),
+                    }
+                }
+                out
             }
-            _ => (usize::MAX, [0.0; SPOT_QUARTERS]),
+            _ => SpotSlice::NONE,
         })
+    }
+
+    /// `spot_lines` where nothing is known: each spot slice's fullest quarter spread evenly.
+    pub const SPOT_LINES_UNKNOWN: [u32; 2] = [SPOT_LINE_STEPS - 1; 2];
+
+    /// The quarter of a spot slice whose centres `spot_lines` places, from the slice's 2-bit
+    /// counts (`spot_y`'s byte): the lowest one of count 3 (the counts are scaled so that the
+    /// largest is 3), `None` where the code is 0 (unknown).
+    #[inline]
+    pub fn spot_quarter(code: u8) -> Option<usize> {
+        (0..SPOT_QUARTERS).find(|&i| (code >> (2 * i)) & 3 == 3)
+    }
+
+    /// A word of `spot_lines`: the lower and the upper line's steps and the upper one's
+    /// share, `None` where unknown.
+    #[inline]
+    pub fn spot_line_parts(word: u32) -> Option<(u32, u32, f64)> {
+        let (lo, hi) = (word & 0x3ff, (word >> 10) & 0x3ff);
+        (lo <= hi).then(|| (lo, hi, f64::from(word >> 20) / 4095.0))
+    }
+
+    /// The word of `spot_lines` for quarter `i` of slice `j` whose centres (cell units) lie
+    /// from `lo` to `hi`, `mean` on average.
+    pub fn spot_lines_of(j: usize, i: usize, lo: f64, hi: f64, mean: f64) -> u32 {
+        let steps = (PROFILE_BINS * SPOT_QUARTERS) as f64 * f64::from(SPOT_LINE_STEPS);
+        let first = (j * SPOT_QUARTERS + i) as f64 * f64::from(SPOT_LINE_STEPS);
+        let top = f64::from(SPOT_LINE_STEPS - 1);
+        let step = |v: f64| (ffloor(v * steps) - first).clamp(0.0, top) as u32;
+        let (a, b) = (step(lo).min(step(hi)), step(lo).max(step(hi)));
+        // The share that keeps the centres' mean with the lines at their steps' middles (a
+        // step or more apart: the share moves little with the centres' rounding).
+        let middle = |v: u32| (first + f64::from(v) + 0.5) / steps;
+        let upper = if a < b {
+            ((mean - middle(a)) / (middle(b) - middle(a))).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        a | (b << 10) | (((upper * 4095.0).round() as u32) << 20)
     }
 
     /// The x eighths (bit `e`: eighth `e`) holding centres of quarter `i` of the spot slice

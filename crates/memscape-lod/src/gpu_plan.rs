@@ -12,7 +12,7 @@ use crate::index::LodIndex;
 use crate::resolve::ffloor;
 use crate::view::LodView;
 
-/// Cells per upload chunk (88 bytes each: 88 MiB, below lavapipe's 128 MiB storage bindings).
+/// Cells per upload chunk (96 bytes each: 96 MiB, below lavapipe's 128 MiB storage bindings).
 pub const CHUNK_CELLS: u64 = 1 << 20;
 
 /// Rows of a view beyond which the GPU resolve is not planned (its row table would exceed

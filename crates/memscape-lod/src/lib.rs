@@ -50,8 +50,10 @@ pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
 /// bounding boxes; 3: cells' joint masks of eighths, centres of cells of few blocks, 80-byte
 /// cells, the heap-size curve; 4: the mean centre in the two fullest slices of a cell's
 /// address profile, `CellRec::spot_y`, in what was padding; 5: there, the quarters of those
-/// slices instead; 6: 88-byte cells, `CellRec::spot_x`: the x eighths of those quarters).
-pub const VERSION: u32 = 6;
+/// slices instead; 6: 88-byte cells, `CellRec::spot_x`: the x eighths of those quarters; 7:
+/// 96-byte cells, `CellRec::spot_lines`: each spot slice's fullest quarter as two lines, at
+/// its least and its greatest centre).
+pub const VERSION: u32 = 7;
 
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]

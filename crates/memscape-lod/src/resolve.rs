@@ -6,7 +6,9 @@
 use crate::eq1::ColorMode;
 use crate::exact;
 use crate::exact::ColumnSums;
-use crate::format::{BucketRec, CellRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS, SPOT_QUARTERS};
+use crate::format::{
+    BucketRec, CellRec, FEW_BLOCKS, MASK_BINS, PROFILE_BINS, SPOT_QUARTERS, SpotSlice,
+};
 use crate::index::LodIndex;
 use crate::sums::PixelSums;
 use crate::view::{LodBlock, LodView};
@@ -455,7 +457,7 @@ fn add_cell(
             bbox: [cell.bbox_at(0), cell.bbox_at(1)],
             profile: &cell.profile_x,
             extent: bw,
-            spots: [(usize::MAX, [0.0; SPOT_QUARTERS]); 2],
+            spots: [SpotSlice::NONE; 2],
             split_spots: false,
         },
         ctx.alpha,
@@ -527,7 +529,7 @@ fn add_cell(
             bbox: [cell.bbox_at(0), cell.bbox_at(1)],
             profile,
             extent: bw,
-            spots: [(usize::MAX, [0.0; SPOT_QUARTERS]); 2],
+            spots: [SpotSlice::NONE; 2],
             split_spots: false,
         };
         profile_weights(&x_axis, ctx.alpha, ctx.w, &mut s.part_xs);
@@ -874,5 +876,113 @@ mod tests {
         }
         assert!((e - s1 / n as f64).abs() < 1e-6, "{e} {}", s1 / n as f64);
         assert!((ea - sa / n as f64).abs() < 1e-5, "{ea} {}", sa / n as f64);
+    }
+
+    /// A cell whose fullest address slice holds a line of blocks at one reused address,
+    /// 0.3 of a profile quarter up (1/64 of the cell), and other blocks in another slice; a
+    /// pixel row edge at 0.5 of that quarter, just past the line. The quarter's lines
+    /// (`CellRec::spot_lines`) keep it in its own row; spread over the quarter (format 6,
+    /// whose records read as unknown lines) 40 % of its centres lay in the next row. Two lines
+    /// in it, either side of the edge, each in its own row by its share.
+    #[test]
+    fn a_line_of_reused_addresses_near_a_row_edge_stays_in_its_row() {
+        use crate::encode::CellSums;
+        const LINE: f64 = 200.0;
+        const OTHERS: f64 = 100.0;
+        let (j_line, i_line) = (5usize, 1usize);
+        let quarter = 1.0 / (PROFILE_BINS * SPOT_QUARTERS) as f64;
+        let y_line = (j_line * SPOT_QUARTERS + i_line) as f64 * quarter + 0.3 * quarter;
+        let y_others = 12.5 / PROFILE_BINS as f64;
+        let height = 0.002;
+        let mut py = [0.0f32; PROFILE_BINS];
+        let mut quarters = [[0.0f32; SPOT_QUARTERS]; PROFILE_BINS];
+        let mut lines = [[[0.0f64; 3]; SPOT_QUARTERS]; PROFILE_BINS];
+        py[j_line] = LINE as f32;
+        quarters[j_line][i_line] = LINE as f32;
+        lines[j_line][i_line] = [y_line, y_line, LINE * y_line];
+        py[12] = OTHERS as f32;
+        quarters[12][2] = OTHERS as f32;
+        lines[12][2] = [y_others - 0.01, y_others + 0.01, OTHERS * y_others];
+        let px = [1.0f32; PROFILE_BINS];
+        let cell = CellRec::encode(&CellSums {
+            ky: 0,
+            bucket_first: 0,
+            buckets: 1,
+            n: LINE + OTHERS,
+            lo: [0.0, (y_line - height / 2.0) as f32],
+            hi: [1.0, (y_others + height / 2.0) as f32],
+            sw: LINE + OTHERS,
+            sh: (LINE + OTHERS) * height,
+            px: &px,
+            py: &py,
+            py_quarters: Some(&quarters),
+            py_quarters_x: None,
+            py_quarters_lines: Some(&lines),
+            mask: u64::MAX,
+            few: &[],
+        });
+        assert_eq!(cell.spots_y()[0].slice, j_line);
+        // The edge: pixel 10.0 at 0.5 of the line's quarter, cells 0.8 px tall, y downwards.
+        let ry = 0.8;
+        let y_edge = (j_line * SPOT_QUARTERS + i_line) as f64 * quarter + 0.5 * quarter;
+        let origin = 10.0 + y_edge * ry;
+        let weights = |cell: &CellRec| {
+            let (mut out, mut split) = (Vec::new(), Vec::new());
+            profile_weights_split(
+                &AxisCell {
+                    origin,
+                    scale: -ry,
+                    bbox: [cell.bbox_at(2), cell.bbox_at(3)],
+                    profile: &cell.profile_y,
+                    extent: f64::from(cell.mean_h) * ry,
+                    spots: cell.spots_y(),
+                    split_spots: true,
+                },
+                0.5,
+                64,
+                &mut out,
+                &mut split,
+            );
+            // E[o^α] of the line's quarter (spot slice 0, quarter 1) in rows 9 and 10.
+            let mut rows = [0.0f64; 2];
+            for p in split.iter().filter(|p| p.part == i_line) {
+                if let Some(r) = rows.get_mut((p.pixel - 9) as usize) {
+                    *r += p.ea;
+                }
+            }
+            rows
+        };
+        let share = f64::from(cell.profile_y[j_line])
+            / f64::from(u32::from(cell.profile_y[j_line]) + u32::from(cell.profile_y[12]));
+        let [above, own] = weights(&cell);
+        assert!(above < 1e-9, "the line reached the row above: {above}");
+        assert!((own - share).abs() < 1e-9, "{own} vs {share}");
+        // Two lines in the quarter, 3 : 1, at 0.3 and 0.7 of it (the edge between them): each
+        // in its own row by its share.
+        let mut two = cell;
+        let at = |f: f64| (j_line * SPOT_QUARTERS + i_line) as f64 * quarter + f * quarter;
+        two.spot_lines[0] = CellRec::spot_lines_of(
+            j_line,
+            i_line,
+            at(0.3),
+            at(0.7),
+            (3.0 * at(0.3) + at(0.7)) / 4.0,
+        );
+        let [above, own] = weights(&two);
+        assert!(
+            (above - 0.25 * share).abs() < 0.01,
+            "{above} vs {}",
+            0.25 * share
+        );
+        assert!(
+            (own - 0.75 * share).abs() < 0.01,
+            "{own} vs {}",
+            0.75 * share
+        );
+        // Format 6's records (no lines): the quarter spread evenly, 40 % above the edge.
+        let mut spread = cell;
+        spread.spot_lines = CellRec::SPOT_LINES_UNKNOWN;
+        let [above, own] = weights(&spread);
+        assert!(above > 0.35 * share && own < 0.8 * share, "{above} {own}");
     }
 }

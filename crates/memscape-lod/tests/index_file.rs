@@ -163,3 +163,96 @@ fn corrupted_records_draw_without_panicking() {
         }
     }
 }
+
+/// Two lines of blocks at reused addresses (one centre each) and other blocks a 64th of the
+/// plane below them, so that no quarter of a slice holds both: at every level, each cell's
+/// fullest quarter of the line's spot slice keeps the line's centre to one step
+/// (`CellRec::spot_lines`: both lines at its step), the levels merged from finer ones included
+/// (the builder's least and greatest centres are exact through the merges).
+#[test]
+fn every_level_keeps_a_reused_address_line_to_one_step() {
+    use memscape_lod::format::{CellRec, PROFILE_BINS, SPOT_LINE_STEPS, SPOT_QUARTERS};
+    use memscape_lod::{LodBlock, LodBuilder};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (extent_t, extent_y) = (1u64 << 20, 1u64 << 20);
+    let lines = [(300_001u64, 16u64), (700_003, 40)];
+    let mut blocks = Vec::new();
+    for i in 0..40_000u64 {
+        let t0 = i * 25;
+        let (y, size) = lines[(i % 2) as usize];
+        blocks.push(LodBlock::new(t0, t0 + 7, y, size, 0xff00_00ff, 0.0));
+        // Others in the lowest 64th of the addresses.
+        blocks.push(LodBlock::new(
+            t0 + 3,
+            t0 + 40,
+            (i * 7919) % 16_000,
+            8,
+            0xff00_ff00,
+            0.0,
+        ));
+    }
+    blocks.sort_by_key(|b| b.t0);
+    let scratch = dir.path().join("scratch");
+    let mut builder = LodBuilder::new(
+        &scratch,
+        extent_t,
+        extent_y,
+        blocks.len() as u64,
+        &Default::default(),
+    )
+    .expect("builder");
+    for (i, b) in blocks.iter().enumerate() {
+        builder.push(i as u64, b).expect("push");
+    }
+    let out = dir.path().join("t.lod");
+    let axis = memscape_lod::source::AddressAxis::from_ranges(&[(0, extent_y)]);
+    builder
+        .finish(&out, Default::default(), axis, "thread")
+        .expect("finish");
+    let index = LodIndex::open(&out).expect("open");
+    let (mut checked, mut levels) = (0usize, 0usize);
+    for level in &index.levels {
+        let sig = 1u64 << level.desc.log_sig;
+        let mut here = 0;
+        level.cells_in([0, u64::MAX / 2], [0, u64::MAX / 2], |_, cell| {
+            for (k, spot) in cell.spots_y().into_iter().enumerate() {
+                let Some(i) = CellRec::spot_quarter(cell.spot_y[k]) else {
+                    continue;
+                };
+                for &(y, size) in &lines {
+                    // The line's centre in the cell, as the builder computes it.
+                    let c2 = 2 * y + size;
+                    if c2 / (2 * sig) != cell.ky {
+                        continue;
+                    }
+                    let u = (c2 % (2 * sig)) as f64 / (2 * sig) as f64;
+                    let quarter = (u * (PROFILE_BINS * SPOT_QUARTERS) as f64) as usize;
+                    if quarter != spot.slice * SPOT_QUARTERS + i {
+                        continue;
+                    }
+                    let steps = SPOT_LINE_STEPS as usize;
+                    let step = (u * (PROFILE_BINS * SPOT_QUARTERS * steps) as f64) as usize
+                        - quarter * steps;
+                    assert_eq!(
+                        CellRec::spot_line_parts(cell.spot_lines[k]),
+                        Some((step as u32, step as u32, 0.0)),
+                        "level {:?}, cell row {}: line at {y}",
+                        level.desc,
+                        cell.ky
+                    );
+                    let parts: Vec<_> = spot.parts().iter().filter(|p| p.quarter == i).collect();
+                    assert_eq!(parts.len(), 1);
+                    let [lo, hi] = parts[0].range;
+                    assert!(lo <= u && u < hi && hi - lo < 2e-5, "{lo} {u} {hi}");
+                    here += 1;
+                }
+            }
+        });
+        checked += here;
+        levels += usize::from(here > 0);
+    }
+    assert!(
+        levels >= 8 && checked >= 100,
+        "{levels} levels, {checked} cells"
+    );
+}

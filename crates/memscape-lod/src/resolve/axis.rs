@@ -3,7 +3,7 @@
 //! quarters of its fullest slices) and the blocks' mean extent.
 
 use super::ffloor;
-use crate::format::{PROFILE_BINS, SPOT_QUARTERS};
+use crate::format::{PROFILE_BINS, SPOT_QUARTERS, SpotSlice};
 
 /// A cell along one axis: pixel coordinate of cell position `u` is `origin + u · scale`.
 pub struct AxisCell<'a> {
@@ -15,9 +15,10 @@ pub struct AxisCell<'a> {
     /// Mean block extent along the axis, in pixels.
     pub extent: f64,
     /// Slices whose quarters' shares of their centres are known, with them
-    /// (`CellRec::spots_y`): their centres are spread over each quarter by its share rather
-    /// than over the slice (`usize::MAX`: none).
-    pub spots: [(usize, [f64; SPOT_QUARTERS]); 2],
+    /// (`CellRec::spots_y`): their centres are spread over each quarter (the fullest one's
+    /// over its two lines, `CellRec::spot_lines`) by its share rather than over the slice
+    /// ([`SpotSlice::NONE`]: none).
+    pub spots: [SpotSlice; 2],
     /// Whether the quarters of a spot slice whose blocks reach more than one pixel are left
     /// out of the sums and given apart, each with its own pixels (`CellRec::spot_x` tells
     /// along the other axis where each quarter's blocks lie).
@@ -83,11 +84,11 @@ pub fn profile_weights_split(
         if v == 0 {
             continue;
         }
-        const SPOT_BINS: f64 = (PROFILE_BINS * SPOT_QUARTERS) as f64;
         let slice_q = f64::from(v) / total;
-        // The slice whole, or its quarters by their shares.
-        let mut parts = [(0.0f64, 0.0f64, 0.0f64); SPOT_QUARTERS];
-        let spot = c.spots.iter().position(|s| s.0 == j);
+        // The slice whole, or its quarters (the fullest as its two lines) by their shares:
+        // (quarter, share, range).
+        let mut parts = [(0usize, 0.0f64, 0.0f64, 0.0f64); SPOT_QUARTERS + 1];
+        let spot = c.spots.iter().position(|s| s.slice == j);
         // A spot slice whose blocks reach more than one pixel: its quarters apart.
         let split_k = spot.filter(|_| {
             c.split_spots && {
@@ -100,15 +101,15 @@ pub fn profile_weights_split(
             }
         });
         let parts = match spot.map(|k| c.spots[k]) {
-            Some((_, shares)) => {
-                for (i, (part, share)) in parts.iter_mut().zip(shares).enumerate() {
-                    let at = |k: usize| (j * SPOT_QUARTERS + k) as f64 / SPOT_BINS;
-                    *part = (slice_q * share, at(i), at(i + 1));
+            Some(spot) => {
+                for (part, p) in parts.iter_mut().zip(spot.parts()) {
+                    *part = (p.quarter, slice_q * p.share, p.range[0], p.range[1]);
                 }
-                &parts[..]
+                &parts[..spot.parts().len()]
             }
             None => {
                 parts[0] = (
+                    0,
                     slice_q,
                     j as f64 / PROFILE_BINS as f64,
                     (j + 1) as f64 / PROFILE_BINS as f64,
@@ -116,7 +117,7 @@ pub fn profile_weights_split(
                 &parts[..1]
             }
         };
-        for (i, &(q, s0, s1)) in parts.iter().enumerate() {
+        for &(i, q, s0, s1) in parts {
             if q <= 0.0 {
                 continue;
             }

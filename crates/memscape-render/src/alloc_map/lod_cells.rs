@@ -59,7 +59,7 @@ pub struct LodCellsInput<'a> {
     pub chunks: &'a [(u64, Range<u32>)],
 }
 
-/// The bytes of one chunk: its cells (88 bytes each), its buckets (16 bytes each) and the number
+/// The bytes of one chunk: its cells (96 bytes each), its buckets (16 bytes each) and the number
 /// of its first bucket in the level.
 pub type ChunkBytes<'a> = (&'a [u8], &'a [u8], u64);
 
