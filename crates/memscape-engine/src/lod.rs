@@ -362,7 +362,7 @@ impl Engine {
             .collect();
         // The cells a later range of events may still add blocks to; the others are encoded
         // into `out` as soon as no later range reaches them (their sums are ≈ 1.9 KB a cell
-        // by the RSS, their records 88 bytes: BENCHMARKS.md, wave 31).
+        // by the RSS, their records 96 bytes: BENCHMARKS.md, wave 31).
         let mut open: std::collections::BTreeMap<(u64, u64), CellAcc> = Default::default();
         // Open cells some group of which holds more than one block: their centres are not
         // known from the groups' minima.
