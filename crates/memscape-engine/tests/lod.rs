@@ -242,6 +242,11 @@ fn traces() -> Vec<(Trace, &'static str)> {
                 .unwrap(),
             "sqlite",
         ),
+        // A pool allocator recorded by memscape: size-class pools beside a fallback heap.
+        (
+            memscape_trace::load(&repo().join("assets/demo/pools.msc")).unwrap(),
+            "pools",
+        ),
     ]
 }
 
