@@ -2,7 +2,7 @@
 //! each later shown as its own sub-view.
 
 use crate::model::Trace;
-use crate::regions::{Regions, find_regions, peak_per_group};
+use crate::regions::{Regions, find_regions, peak_per_group_of};
 
 /// Size classes for [`BinBy::SizeClass`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +40,8 @@ pub struct Bin {
     pub blocks: u64,
     /// Sum of the requested sizes of all its blocks.
     pub bytes_allocated: u64,
+    /// The most bytes live at once: requested bytes, or for region bins their regions' peak
+    /// (address extents).
     pub peak_bytes: u64,
     /// The bin's address extent: lowest block start, highest block end.
     pub extent_start: u64,
@@ -232,7 +234,7 @@ impl Bins {
     }
 
     /// The bins of a partition: counts, bytes and extents from the blocks; peaks given (the
-    /// regions') or by a sweep.
+    /// regions') or by a sweep of the requested bytes.
     fn with_partition(
         trace: &Trace,
         by: BinBy,
@@ -270,9 +272,12 @@ impl Bins {
                 bin.extent_start = 0;
             }
         }
+        // Partitions' peaks in requested bytes, as the heap's own peak and `bytes_allocated`
+        // count them (a bin of 1-byte requests of 24 usable bytes peaked at 24× its bytes);
+        // region bins keep their regions' peaks, which count address extents.
         let peaks = peaks
             .filter(|p| p.len() == bins.len())
-            .unwrap_or_else(|| peak_per_group(trace, &block_bin, bins.len()));
+            .unwrap_or_else(|| peak_per_group_of(trace, &block_bin, bins.len(), requested));
         for (bin, p) in bins.iter_mut().zip(peaks) {
             bin.peak_bytes = p;
         }

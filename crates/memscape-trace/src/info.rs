@@ -144,24 +144,14 @@ pub fn info(trace: &Trace, options: &InfoOptions) -> InfoReport {
     let regions = find_regions(trace, options.gap_threshold).regions;
     let binned = Bins::new(trace, options.bins.clone());
     let bin_curves = crate::pools::bin_curves(trace, &binned, options.curve_samples);
-    // Peaks in requested bytes, as the heap's own peak and `bytes_allocated` count them (the
-    // bins' own peaks count address extents, what the map's occupancy draws: a bin of 1-byte
-    // requests peaked at hundreds of bytes beside them).
-    let requested_peaks = crate::regions::peak_per_group_of(
-        trace,
-        &binned.block_bin,
-        binned.bins.len(),
-        trace.blocks.requested_size.as_slice(),
-    );
     let bins = binned
         .bins
         .into_iter()
-        .zip(requested_peaks)
-        .map(|(b, peak_bytes)| BinReport {
+        .map(|b| BinReport {
             label: b.label,
             blocks: b.blocks,
             bytes_allocated: b.bytes_allocated,
-            peak_bytes,
+            peak_bytes: b.peak_bytes,
         })
         .collect();
     let sites = Sites::new(trace, &options.sites);
