@@ -1,7 +1,7 @@
 //! Bins: a user-selected partition of the blocks (by address region, by size class, by thread),
 //! each later shown as its own sub-view.
 
-use crate::model::Trace;
+use crate::model::{FLAG_MMAP, Trace};
 use crate::regions::{Regions, find_regions, peak_per_group_of};
 
 /// Size classes for [`BinBy::SizeClass`].
@@ -40,8 +40,8 @@ pub struct Bin {
     pub blocks: u64,
     /// Sum of the requested sizes of all its blocks.
     pub bytes_allocated: u64,
-    /// The most bytes live at once: requested bytes, or for region bins their regions' peak
-    /// (address extents).
+    /// The most bytes live at once: requested heap bytes (anonymous mappings apart), or for
+    /// region bins their regions' peak (address extents).
     pub peak_bytes: u64,
     /// The bin's address extent: lowest block start, highest block end.
     pub extent_start: u64,
@@ -272,12 +272,22 @@ impl Bins {
                 bin.extent_start = 0;
             }
         }
-        // Partitions' peaks in requested bytes, as the heap's own peak and `bytes_allocated`
-        // count them (a bin of 1-byte requests of 24 usable bytes peaked at 24× its bytes);
-        // region bins keep their regions' peaks, which count address extents.
-        let peaks = peaks
-            .filter(|p| p.len() == bins.len())
-            .unwrap_or_else(|| peak_per_group_of(trace, &block_bin, bins.len(), requested));
+        // Partitions' peaks in requested heap bytes, as the heap's own peak and
+        // `bytes_allocated` count them (a bin of 1-byte requests of 24 usable bytes peaked at
+        // 24× its bytes; anonymous mappings are counted apart, as `info` does: a Python
+        // process's 26 MiB of arenas beside a 3.5 MiB heap); region bins keep their regions'
+        // peaks, which count address extents.
+        let peaks = peaks.filter(|p| p.len() == bins.len()).unwrap_or_else(|| {
+            let mapped = |i: usize| b.flags.get(i).is_some_and(|f| f & FLAG_MMAP != 0);
+            if (0..b.len()).any(mapped) {
+                let heap: Vec<u64> = (0..requested.len())
+                    .map(|i| if mapped(i) { 0 } else { requested[i] })
+                    .collect();
+                peak_per_group_of(trace, &block_bin, bins.len(), &heap)
+            } else {
+                peak_per_group_of(trace, &block_bin, bins.len(), requested)
+            }
+        });
         for (bin, p) in bins.iter_mut().zip(peaks) {
             bin.peak_bytes = p;
         }

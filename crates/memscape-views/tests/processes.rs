@@ -112,16 +112,16 @@ fn texts(p: &Picture) -> Vec<String> {
 #[test]
 fn a_multi_process_map_bins_and_colours_by_process_each_on_its_own_axis() {
     let d = dataset(two_processes());
-    // Default: one cell per process, each its own address axis (the shell's 8 × 256 B, not
-    // the child's span over the same addresses).
+    // Default: one cell per process, the largest peak first, each its own address axis (the
+    // shell's 8 × 256 B, not the child's span over the same addresses).
     let p = compose(&d, ViewKind::AllocMap, "panels = \"main\"");
     assert_eq!(
         maps(&p),
-        [(8 * 256, 8), (maps(&p)[1].0, 60)],
+        [(maps(&p)[0].0, 60), (8 * 256, 8)],
         "{:?}",
         maps(&p)
     );
-    assert!(maps(&p)[1].0 >= 40 * 1024 + 20 * 4096);
+    assert!(maps(&p)[0].0 >= 40 * 1024 + 20 * 4096);
     // The colour key names the processes; the cells are labelled by process.
     let p = compose(&d, ViewKind::AllocMap, "panels = \"main,occupancy\"");
     let t = texts(&p);
@@ -138,7 +138,7 @@ fn a_multi_process_map_bins_and_colours_by_process_each_on_its_own_axis() {
     // Processes selected by pid, by pids, by name.
     for (select, cells) in [
         ("101", vec![60]),
-        ("100,101", vec![8, 60]),
+        ("100,101", vec![60, 8]),
         ("^sh$", vec![8]),
     ] {
         let p = compose(
@@ -157,6 +157,122 @@ fn a_multi_process_map_bins_and_colours_by_process_each_on_its_own_axis() {
     assert!(
         message.contains("100 sh") && message.contains("101 child"),
         "{message}"
+    );
+}
+
+/// A script's shell (pid 300, the whole run, one small block) and the interpreter it ran
+/// (pid 301, from 1.9 µs to 4 µs, 1 MiB at its peak, one block never freed), 11 events.
+fn a_shell_and_its_interpreter() -> Trace {
+    let mut b = TraceBuilder::with_event_times("script.msc");
+    let function = b.strings.intern("main");
+    let site = b.call_tree.child(
+        0,
+        Frame {
+            ip: 0x10,
+            function,
+            ..Frame::default()
+        },
+    );
+    let shell = b.process(Process {
+        pid: 300,
+        parent_pid: 1,
+        command_line: "sh ./work.sh".into(),
+        start_ns: 0,
+        end_ns: 10_000,
+        ..Process::default()
+    });
+    let interpreter = b.process(Process {
+        pid: 301,
+        parent_pid: 300,
+        command_line: "python3 work.py".into(),
+        start_ns: 1_900,
+        end_ns: 4_000,
+        ..Process::default()
+    });
+    b.set_process(shell);
+    let t = b.thread("sh");
+    b.alloc(1, 100, 0x1000, 64, 64, t, site);
+    b.alloc(2, 200, 0x1040, 64, 64, t, site);
+    b.free(3, 300, 0x1000);
+    b.set_process(interpreter);
+    let t = b.thread("python3");
+    for k in 0..4u64 {
+        b.alloc(
+            4 + k,
+            2_000 + 100 * k,
+            0x10_0000 + (k << 18),
+            1 << 18,
+            1 << 18,
+            t,
+            site,
+        );
+    }
+    for k in 0..3u64 {
+        b.free(8 + k, 2_500 + 100 * k, 0x10_0000 + (k << 18));
+    }
+    b.set_process(shell);
+    b.free(11, 9_000, 0x1040);
+    b.finish(TraceFormat::Msc, true)
+}
+
+/// The process grid: the interpreter (the larger peak) leads it, in the larger cell, and each
+/// cell spans its own process's life (on either time axis); the time layout keeps one axis.
+#[test]
+fn process_cells_lead_with_the_largest_sized_by_it_on_their_own_time() {
+    let d = dataset(a_shell_and_its_interpreter());
+    let cells = |fields: &str| -> Vec<(egui::Rect, f64, f64, usize)> {
+        compose(&d, ViewKind::AllocMap, fields)
+            .layers
+            .iter()
+            .filter_map(|l| match l {
+                Layer::Map(m) if m.slot != u32::MAX => {
+                    Some((m.rect, m.window.t0, m.window.t_span, m.range.len()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    for (axis, interpreter_span, shell_span) in [
+        // The interpreter's first allocation (event 3) to its last free (event 9); the
+        // shell's first allocation to its last free (event 10, the last); on the wall clock
+        // from the first allocation to the process's end.
+        ("events", (3.0, 10.0), (0.0, 11.0)),
+        ("wall", (2_000.0, 4_000.0), (100.0, 10_000.0)),
+    ] {
+        let c = cells(&format!("panels = \"main\"\ntime = \"{axis}\""));
+        assert_eq!(c.len(), 2, "{axis}");
+        let (interp, shell) = (c[0], c[1]);
+        assert_eq!((interp.3, shell.3), (4, 2), "{axis}: the interpreter first");
+        assert!(
+            interp.0.area() > 2.0 * shell.0.area(),
+            "{axis}: the larger peak gets the larger cell: {:?} vs {:?}",
+            interp.0,
+            shell.0
+        );
+        let span = |c: (egui::Rect, f64, f64, usize)| (c.1, c.1 + c.2);
+        assert_eq!(
+            span(interp),
+            interpreter_span,
+            "{axis}: the interpreter's life"
+        );
+        assert_eq!(span(shell), shell_span, "{axis}: the shell's");
+        // Stacked in the time layout: one time axis for both.
+        let c = cells(&format!(
+            "panels = \"main\"\ntime = \"{axis}\"\nlayout = \"time\""
+        ));
+        assert_eq!((c[0].1, c[0].2), (c[1].1, c[1].2), "{axis}: time layout");
+    }
+    // The titles say whose life each cell spans.
+    let p = compose(
+        &d,
+        ViewKind::AllocMap,
+        "panels = \"main,occupancy\"\ntime = \"wall\"",
+    );
+    let t = texts(&p);
+    assert!(
+        t.iter()
+            .any(|l| l.contains("301 python3") && l.contains("2.0–4.0 µs")),
+        "{t:?}"
     );
 }
 

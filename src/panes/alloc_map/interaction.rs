@@ -257,6 +257,8 @@ impl AllocMapPane {
         let m = areas.maps[k];
         let u = f64::from((pos.x - m.left()) / m.width());
         let v = f64::from((m.bottom() - pos.y) / m.height());
+        // The cell's own part of the camera (a process cell spans its process's life).
+        let cam = &binned.cell_window(k, cam, axis, areas.t_extent, self.settings.layout);
         let (time, y) = cam.at(u, v);
         if self.cursor_mode != alt {
             // Remove a cursor within half its width, else drop one (on the time axis, at the

@@ -23,7 +23,7 @@ use memscape_views::alloc_map::bins::{BinBy, BinnedScene};
 use memscape_views::alloc_map::camera::{Camera, axis_time_of_events, events_at, selection_bits};
 use memscape_views::alloc_map::colors::ColorBy;
 use memscape_views::alloc_map::compose::{MapBuilder, MapInputs, Wanted, picture};
-use memscape_views::alloc_map::layout::pane_layout;
+use memscape_views::alloc_map::layout::binned_pane_layout;
 use memscape_views::alloc_map::scene::TimeAxis;
 use memscape_views::gpu::{PaintOptions, PaneKey, PickAnswers, PickRequest, paint_picture};
 use memscape_views::picture::{Layer, MapData};
@@ -669,9 +669,9 @@ impl View for AllocMapPane {
         let mut shown_settings = self.settings.clone();
         shown_settings.bins = Some(binned.by);
         shown_settings.time = self.shown.axis;
-        let layout = pane_layout(
+        let layout = binned_pane_layout(
             full.size(),
-            binned.bins.len().max(1),
+            &binned,
             shown_settings.layout,
             memscape_views::alloc_map::layout::Panels::of(&shown_settings),
         );
@@ -835,7 +835,8 @@ impl View for AllocMapPane {
                 cpu_sums_always: self.live,
             },
         );
-        self.hover(&response, &t.trace, &binned, &maps, asking, &cam);
+        let windows = binned.cell_windows(&cam, axis, t_extent, shown_settings.layout);
+        self.hover(&response, &t.trace, &binned, &maps, asking, &windows);
     }
 }
 
@@ -848,7 +849,7 @@ impl AllocMapPane {
         binned: &BinnedScene,
         maps: &[egui::Rect],
         asking: Option<PickTag>,
-        cam: &Camera,
+        windows: &[Camera],
     ) {
         let (Some(p), Some(a)) = (asking, self.answer) else {
             return;
@@ -870,7 +871,9 @@ impl AllocMapPane {
                 });
             }
             None => {
-                let m = maps[p.bin];
+                let (Some(&m), Some(cam)) = (maps.get(p.bin), windows.get(p.bin)) else {
+                    return;
+                };
                 let u = f64::from((p.pos.x - m.left()) / m.width());
                 let v = f64::from((m.bottom() - p.pos.y) / m.height());
                 let (time, y) = cam.at(u, v);

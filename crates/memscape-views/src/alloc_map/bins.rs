@@ -9,6 +9,7 @@ use memscape_render::alloc_map::occupancy::{BarBlocks, OccupancySteps};
 use memscape_render::alloc_map::{AllocBlockGpu, BlockTimeGpu};
 use memscape_trace::Trace;
 
+use super::camera::{BinLayout, Camera};
 use super::scene::{AllocScene, REGION_GAP, RegionLayout, TimeAxis};
 
 /// How the map is split into bins, one sub-view each.
@@ -79,10 +80,73 @@ pub struct BinInfo {
     pub collapsed_extent: u64,
     /// Bytes of its used ranges: "full" for its occupancy, what its free bar measures against.
     pub capacity: u64,
+    /// The most bytes live at once: requested bytes as `info` counts them, or for region bins
+    /// (and the unbinned map) their regions' extents, what the occupancy bars draw.
     pub peak_bytes: u64,
     /// Its step functions in [`BinnedScene::metrics`] (several for the unbinned view: one per
     /// region).
     pub series: Vec<usize>,
+    /// The bin's own time span when it has one (a process's life): in the grid its cell spans
+    /// that instead of the whole run ([`BinnedScene::cell_window`]).
+    pub own_time: Option<OwnTime>,
+}
+
+/// A bin's own time span on each time axis: `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnTime {
+    pub events: (u64, u64),
+    pub wall_ns: (u64, u64),
+}
+
+impl OwnTime {
+    /// The span of the blocks `members` (trace indices) of process `p`: from its first
+    /// allocation to its end (the last event when its end was not seen), or to its blocks'
+    /// last free where the process gives no end (an import without process times). Blocks a
+    /// process never freed are ended at the end of the recording; its cell ends with it.
+    pub fn of_process(
+        trace: &Trace,
+        members: &[u32],
+        p: Option<&memscape_trace::process::Process>,
+    ) -> Option<Self> {
+        use super::camera::events_at;
+        let b = &trace.blocks;
+        let first = *members.first()? as usize;
+        let (mut lo_w, mut lo_e) = (b.alloc_time_ns[first], b.alloc_event[first]);
+        let (mut hi_w, mut hi_e) = (0u64, 0u64);
+        for &i in members {
+            let i = i as usize;
+            lo_w = lo_w.min(b.alloc_time_ns[i]);
+            lo_e = lo_e.min(b.alloc_event[i]);
+            hi_w = hi_w.max(b.free_time_ns[i]);
+            hi_e = hi_e.max(b.free_event[i]);
+        }
+        if let Some(p) = p.filter(|p| p.end_ns > lo_w) {
+            // Its own events up to its end: the frees then, the allocations (a block it never
+            // freed is ended at the end of the recording, after the process).
+            hi_w = p.end_ns;
+            hi_e = events_at(trace, TimeAxis::Wall, p.end_ns);
+            for &i in members {
+                let i = i as usize;
+                let last = if b.free_time_ns[i] <= p.end_ns {
+                    b.free_event[i]
+                } else {
+                    b.alloc_event[i]
+                };
+                hi_e = hi_e.max(last.saturating_add(1));
+            }
+        }
+        Some(Self {
+            events: (lo_e, hi_e.max(lo_e.saturating_add(1))),
+            wall_ns: (lo_w, hi_w.max(lo_w.saturating_add(1))),
+        })
+    }
+
+    pub fn on(&self, axis: TimeAxis) -> (u64, u64) {
+        match axis {
+            TimeAxis::Events => self.events,
+            TimeAxis::Wall => self.wall_ns,
+        }
+    }
 }
 
 /// The map split into bins: blocks sorted by bin (one upload, one draw range per bin), each bin
@@ -141,6 +205,7 @@ impl BinnedScene {
                     .map(|s| s.occupancy.iter().copied().max().unwrap_or(0))
                     .sum(),
                 series: (0..scene.region_metrics.series.len()).collect(),
+                own_time: None,
             }],
             order: None,
             position: None,
@@ -158,46 +223,80 @@ impl BinnedScene {
     pub fn build(trace: &Trace, scene: &AllocScene, by: BinBy) -> Self {
         use memscape_trace::bins::{Bins, SizeClasses};
         let started = std::time::Instant::now();
-        let (labels, block_bin, metrics, series): (Vec<String>, Vec<u32>, _, Vec<Vec<usize>>) =
-            match by {
-                BinBy::None => return Self::unbinned(scene),
-                BinBy::Region => {
-                    let labels = scene
-                        .regions
-                        .iter()
-                        .map(|r| format!("{:#x}–{:#x}", r.start, r.end))
-                        .collect();
-                    let series = (0..scene.regions.len()).map(|k| vec![k]).collect();
-                    (
-                        labels,
-                        scene.block_region.clone(),
-                        scene.region_metrics.clone(),
-                        series,
-                    )
-                }
-                BinBy::Size | BinBy::Thread | BinBy::Process | BinBy::Pool => {
-                    let bins = Bins::new(
-                        trace,
-                        match by {
-                            BinBy::Size => {
-                                memscape_trace::bins::BinBy::SizeClass(SizeClasses::PowerOfTwo)
-                            }
-                            BinBy::Thread => memscape_trace::bins::BinBy::Thread,
-                            BinBy::Pool => memscape_trace::bins::BinBy::Pool,
-                            _ => memscape_trace::bins::BinBy::Process,
-                        },
-                    );
-                    // The bars read the occupancy only: no free gaps (see the scene's sweep).
-                    let (metrics, _) = memscape_trace::metrics::BinMetrics::continued_occupancy(
-                        trace, &bins, None,
-                    );
-                    let metrics = Arc::new(metrics);
+        #[allow(clippy::type_complexity)]
+        let (labels, block_bin, metrics, series, peaks): (
+            Vec<String>,
+            Vec<u32>,
+            _,
+            Vec<Vec<usize>>,
+            Option<Vec<u64>>,
+        ) = match by {
+            BinBy::None => return Self::unbinned(scene),
+            BinBy::Region => {
+                let labels = scene
+                    .regions
+                    .iter()
+                    .map(|r| format!("{:#x}–{:#x}", r.start, r.end))
+                    .collect();
+                let series = (0..scene.regions.len()).map(|k| vec![k]).collect();
+                (
+                    labels,
+                    scene.block_region.clone(),
+                    scene.region_metrics.clone(),
+                    series,
+                    None,
+                )
+            }
+            BinBy::Size | BinBy::Thread | BinBy::Process | BinBy::Pool => {
+                let bins = Bins::new(
+                    trace,
+                    match by {
+                        BinBy::Size => {
+                            memscape_trace::bins::BinBy::SizeClass(SizeClasses::PowerOfTwo)
+                        }
+                        BinBy::Thread => memscape_trace::bins::BinBy::Thread,
+                        BinBy::Pool => memscape_trace::bins::BinBy::Pool,
+                        _ => memscape_trace::bins::BinBy::Process,
+                    },
+                );
+                // The bars read the occupancy only: no free gaps (see the scene's sweep).
+                let (metrics, _) =
+                    memscape_trace::metrics::BinMetrics::continued_occupancy(trace, &bins, None);
+                let metrics = Arc::new(metrics);
+                if by == BinBy::Process {
+                    let (labels, block_bin, series, peaks) = largest_processes_first(bins);
+                    (labels, block_bin, metrics, series, Some(peaks))
+                } else {
                     let labels = bins.bins.iter().map(|b| b.label.clone()).collect();
                     let series = (0..bins.bins.len()).map(|k| vec![k]).collect();
-                    (labels, bins.block_bin, metrics, series)
+                    let peaks = bins.bins.iter().map(|b| b.peak_bytes).collect();
+                    (labels, bins.block_bin, metrics, series, Some(peaks))
                 }
-            };
-        let built = Self::from_partition(trace, scene, by, labels, block_bin, metrics, series);
+            }
+        };
+        let built = Self::from_partition(
+            trace,
+            scene,
+            by,
+            Partition {
+                labels,
+                block_bin,
+                metrics,
+                series,
+                peaks,
+            },
+        );
+        let mut built = built;
+        if by == BinBy::Process
+            && let Some(order) = built.order.clone()
+        {
+            // Each process cell on its process's own life (series k is process k).
+            for bin in &mut built.bins {
+                let process = bin.series.first().and_then(|&k| trace.processes.get(k));
+                let members = order.get(bin.range.clone()).unwrap_or_default();
+                bin.own_time = OwnTime::of_process(trace, members, process);
+            }
+        }
         tracing::info!(
             "bins by {by:?}: {} bins of {} blocks in {:.0} ms",
             built.bins.len(),
@@ -207,15 +306,14 @@ impl BinnedScene {
         built
     }
 
-    fn from_partition(
-        trace: &Trace,
-        scene: &AllocScene,
-        by: BinBy,
-        labels: Vec<String>,
-        block_bin: Vec<u32>,
-        metrics: Arc<memscape_trace::metrics::BinMetrics>,
-        series: Vec<Vec<usize>>,
-    ) -> Self {
+    fn from_partition(trace: &Trace, scene: &AllocScene, by: BinBy, part: Partition) -> Self {
+        let Partition {
+            labels,
+            block_bin,
+            metrics,
+            series,
+            peaks,
+        } = part;
         let b = &trace.blocks;
         let n = b.len().min(block_bin.len());
         let nbins = labels.len().max(1);
@@ -267,12 +365,15 @@ impl BinnedScene {
                 blocks.push(AllocBlockGpu::new(y, b.size[i].max(1), [0; 4], 0.0));
             }
             let capacity = regions.iter().map(|r| r.end - r.start).sum::<u64>().max(1);
-            let peak_bytes = series.get(k).map_or(0, |s| {
-                s.iter()
-                    .filter_map(|&j| metrics.series.get(j))
-                    .map(|s| s.occupancy.iter().copied().max().unwrap_or(0))
-                    .sum()
-            });
+            let peak_bytes = match peaks.as_ref().and_then(|p| p.get(k)) {
+                Some(&p) => p,
+                None => series.get(k).map_or(0, |s| {
+                    s.iter()
+                        .filter_map(|&j| metrics.series.get(j))
+                        .map(|s| s.occupancy.iter().copied().max().unwrap_or(0))
+                        .sum()
+                }),
+            };
             bins.push(BinInfo {
                 label,
                 range,
@@ -281,6 +382,7 @@ impl BinnedScene {
                 capacity,
                 peak_bytes,
                 series: series.get(k).cloned().unwrap_or_default(),
+                own_time: None,
             });
         }
         let permute = |t: &[BlockTimeGpu]| -> Arc<Vec<BlockTimeGpu>> {
@@ -318,6 +420,55 @@ impl BinnedScene {
                 (peak, bin.range.len(), usize::MAX - k)
             })
             .unwrap_or(0)
+    }
+
+    /// The weights of the grid's cells when they are not equal: process bins (largest first)
+    /// by their peaks, so that the process that holds the memory gets the room to show it.
+    pub fn cell_weights(&self) -> Option<Vec<f64>> {
+        (self.by == BinBy::Process && self.bins.len() > 1)
+            .then(|| self.bins.iter().map(|b| b.peak_bytes as f64).collect())
+    }
+
+    /// The window cell `k` shows of the shared camera `cam` (on a time axis of `t_extent`): the
+    /// camera itself, or in the grid for a bin with its own time span the same part of that
+    /// span (a shell's short-lived children and the long compiler they launch each fill their
+    /// cell; zoom and pan apply to every cell alike). The time layout keeps one time axis.
+    pub fn cell_window(
+        &self,
+        k: usize,
+        cam: &Camera,
+        axis: TimeAxis,
+        t_extent: u64,
+        layout: BinLayout,
+    ) -> Camera {
+        let own = (layout == BinLayout::Address && self.bins.len() > 1)
+            .then(|| self.bins.get(k).and_then(|b| b.own_time))
+            .flatten();
+        match own {
+            Some(own) => {
+                let (start, end) = own.on(axis);
+                let scale = end.saturating_sub(start).max(1) as f64 / t_extent.max(1) as f64;
+                Camera {
+                    t0: start as f64 + cam.t0 * scale,
+                    t_span: cam.t_span * scale,
+                    ..*cam
+                }
+            }
+            None => *cam,
+        }
+    }
+
+    /// [`Self::cell_window`] of every bin.
+    pub fn cell_windows(
+        &self,
+        cam: &Camera,
+        axis: TimeAxis,
+        t_extent: u64,
+        layout: BinLayout,
+    ) -> Vec<Camera> {
+        (0..self.bins.len().max(1))
+            .map(|k| self.cell_window(k, cam, axis, t_extent, layout))
+            .collect()
     }
 
     /// The trace block at upload position `p`.
@@ -460,6 +611,61 @@ impl BinnedScene {
 
 /// Gaps wider than this split a size-class or thread bin's own address axis.
 pub const BIN_GAP: u64 = 4096;
+
+/// A partition of the blocks into bins, as [`BinnedScene::from_partition`] lays it out.
+struct Partition {
+    labels: Vec<String>,
+    block_bin: Vec<u32>,
+    metrics: Arc<memscape_trace::metrics::BinMetrics>,
+    /// Each bin's step functions in `metrics`.
+    series: Vec<Vec<usize>>,
+    /// Each bin's peak in requested bytes, as `info` counts it (`None`: the occupancy's peak,
+    /// address extents, as region bins count it).
+    peaks: Option<Vec<u64>>,
+}
+
+/// Process bins with blocks, the largest peak first (then the most blocks, then the recording's
+/// order): a run through a shell or a version-manager shim has dozens of tiny processes around
+/// the one the user cares about, and that one now leads the grid (and gets the largest cell,
+/// `cell_weights`) instead of sitting wherever its pid falls. Processes without blocks get no
+/// cell. Returns the labels, each block's bin, each bin's series in the metrics (indexed by
+/// the recording's process order) and its peak in requested bytes.
+#[allow(clippy::type_complexity)]
+fn largest_processes_first(
+    bins: memscape_trace::bins::Bins,
+) -> (Vec<String>, Vec<u32>, Vec<Vec<usize>>, Vec<u64>) {
+    let peak = |k: usize| bins.bins[k].peak_bytes;
+    let mut kept: Vec<usize> = (0..bins.bins.len())
+        .filter(|&k| bins.bins[k].blocks > 0)
+        .collect();
+    if kept.is_empty() {
+        kept.push(0);
+    }
+    kept.sort_by_key(|&k| (std::cmp::Reverse((peak(k), bins.bins[k].blocks)), k));
+    let mut new_index = vec![0u32; bins.bins.len().max(1)];
+    for (j, &k) in kept.iter().enumerate() {
+        new_index[k] = j as u32;
+    }
+    let block_bin = bins
+        .block_bin
+        .iter()
+        .map(|&k| new_index.get(k as usize).copied().unwrap_or(0))
+        .collect();
+    let labels = kept
+        .iter()
+        .map(|&k| {
+            bins.bins
+                .get(k)
+                .map_or_else(String::new, |b| b.label.clone())
+        })
+        .collect();
+    let series = kept.iter().map(|&k| vec![k]).collect();
+    let peaks = kept
+        .iter()
+        .map(|&k| bins.bins.get(k).map_or(0, |b| b.peak_bytes))
+        .collect();
+    (labels, block_bin, series, peaks)
+}
 
 /// Address ranges `(start, size)` merged into used ranges (gaps above `gap` split them) and laid
 /// out on a collapsed axis with separators between them: 1 % of the used bytes (at least 64 B)

@@ -123,7 +123,8 @@ impl MapWindow {
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum BinLayout {
     /// Side by side in a grid, each bin's own address axis scaled to the cell's full height:
-    /// cells align along the address axis and relative occupancy compares.
+    /// cells align along the address axis and relative occupancy compares. Process bins: cells
+    /// sized by heap peak, each over its own process's life.
     #[default]
     Address,
     /// Stacked in one column sharing the time axis: activity at one time compares, and cushion
@@ -163,6 +164,100 @@ pub fn cell_rects(area: egui::Rect, n: usize, layout: BinLayout) -> Vec<egui::Re
             )
         })
         .collect()
+}
+
+/// The cells of bins of the given weights inside `area`, each of an area proportional to its
+/// weight (a squarified treemap, Bruls et al. 2000: rows of cells kept near square), in the
+/// weights' order, which should be the largest first. The process grid: one large compiler or
+/// interpreter among dozens of shell and shim processes gets most of the pane. Weights are
+/// floored at a quarter of an equal share (every cell stays findable); a gap of [`CELL_GAP`]
+/// between cells.
+pub fn weighted_cell_rects(area: egui::Rect, weights: &[f64]) -> Vec<egui::Rect> {
+    let n = weights.len();
+    if n <= 1 {
+        return vec![area; n.max(1)];
+    }
+    let clean: Vec<f64> = weights
+        .iter()
+        .map(|&w| if w.is_finite() && w > 0.0 { w } else { 0.0 })
+        .collect();
+    let total: f64 = clean.iter().sum();
+    let floor = if total > 0.0 {
+        0.25 * total / n as f64
+    } else {
+        1.0
+    };
+    let w: Vec<f64> = clean.iter().map(|&x| x.max(floor)).collect();
+    let sum: f64 = w.iter().sum();
+    let scale = f64::from(area.width()) * f64::from(area.height()) / sum;
+    let areas: Vec<f64> = w.iter().map(|&x| x * scale).collect();
+    // The rectangle still free, as (x, y, width, height) in f64.
+    let mut free = (
+        f64::from(area.left()),
+        f64::from(area.top()),
+        f64::from(area.width()),
+        f64::from(area.height()),
+    );
+    let mut out = vec![egui::Rect::NOTHING; n];
+    // The worst aspect ratio of a row of cells of `row_sum` total along a side of `side`.
+    let worst = |row_sum: f64, min: f64, max: f64, side: f64| {
+        let s2 = side * side;
+        let r2 = row_sum * row_sum;
+        (s2 * max / r2).max(r2 / (s2 * min))
+    };
+    let mut start = 0;
+    while start < n {
+        let side = free.2.min(free.3).max(1e-9);
+        // Grow the row while its worst aspect ratio improves.
+        let (mut end, mut row_sum) = (start + 1, areas[start]);
+        let (mut min, mut max) = (areas[start], areas[start]);
+        while end < n {
+            let a = areas[end];
+            let next = worst(row_sum + a, min.min(a), max.max(a), side);
+            if next > worst(row_sum, min, max, side) {
+                break;
+            }
+            row_sum += a;
+            min = min.min(a);
+            max = max.max(a);
+            end += 1;
+        }
+        // The last row takes all that is left (no sliver lost to rounding).
+        let rest: f64 = areas[start..end].iter().sum::<f64>().max(1e-9);
+        if free.2 >= free.3 {
+            // A column at the left, cells stacked top to bottom.
+            let width = if end == n { free.2 } else { row_sum / free.3 };
+            let mut y = free.1;
+            for k in start..end {
+                let h = free.3 * areas[k] / rest;
+                out[k] = rect_with_gap(free.0, y, width, h);
+                y += h;
+            }
+            free = (free.0 + width, free.1, free.2 - width, free.3);
+        } else {
+            // A row at the top, cells left to right.
+            let height = if end == n { free.3 } else { row_sum / free.2 };
+            let mut x = free.0;
+            for k in start..end {
+                let wk = free.2 * areas[k] / rest;
+                out[k] = rect_with_gap(x, free.1, wk, height);
+                x += wk;
+            }
+            free = (free.0, free.1 + height, free.2, free.3 - height);
+        }
+        start = end;
+    }
+    out
+}
+
+/// The cell `(x, y, w, h)` less half a [`CELL_GAP`] on each side (at least 1 point).
+fn rect_with_gap(x: f64, y: f64, w: f64, h: f64) -> egui::Rect {
+    let g = f64::from(CELL_GAP) / 2.0;
+    let (w2, h2) = ((w - 2.0 * g).max(1.0), (h - 2.0 * g).max(1.0));
+    egui::Rect::from_min_size(
+        egui::pos2((x + g) as f32, (y + g) as f32),
+        egui::vec2(w2 as f32, h2 as f32),
+    )
 }
 
 /// The upload positions of a highlight (sorted trace block indices) as selection bits.
@@ -260,6 +355,51 @@ mod tests {
         }
         assert_eq!(c, target);
         assert!(steps > 5, "a transition takes several frames ({steps})");
+    }
+
+    #[test]
+    fn weighted_cells_tile_the_area_by_weight_without_overlap() {
+        let area = egui::Rect::from_min_size(egui::pos2(10.0, 20.0), egui::vec2(900.0, 500.0));
+        // One compiler among many shell processes; equal weights; one weight only.
+        let mut shells = vec![1000.0];
+        shells.extend(std::iter::repeat_n(1.0, 60));
+        for weights in [shells, vec![3.0, 2.0, 1.0], vec![5.0; 7], vec![0.0, 0.0]] {
+            let cells = weighted_cell_rects(area, &weights);
+            assert_eq!(cells.len(), weights.len());
+            for (i, a) in cells.iter().enumerate() {
+                assert!(area.contains_rect(*a), "{weights:?}: {a:?}");
+                assert!(a.width() >= 1.0 && a.height() >= 1.0);
+                for b in &cells[..i] {
+                    assert!(a.intersect(*b).area() <= 0.0, "{weights:?}: overlap");
+                }
+            }
+            // Areas (with the gaps added back) proportional to the floored weights.
+            let g = CELL_GAP;
+            let with_gap = |r: &egui::Rect| (r.width() + g) * (r.height() + g);
+            let total: f32 = cells.iter().map(with_gap).sum();
+            assert!((total - area.area()).abs() < 1.0, "{weights:?}: {total}");
+            let sum: f64 = weights.iter().sum();
+            let floor = if sum > 0.0 {
+                0.25 * sum / weights.len() as f64
+            } else {
+                1.0
+            };
+            let w: Vec<f64> = weights.iter().map(|&x| x.max(floor)).collect();
+            let wsum: f64 = w.iter().sum();
+            for (r, &x) in cells.iter().zip(&w) {
+                let want = x / wsum * f64::from(area.area());
+                let got = f64::from(with_gap(r));
+                assert!(
+                    (got - want).abs() <= 1e-3 * want + 1.0,
+                    "{weights:?}: {got} vs {want}"
+                );
+            }
+        }
+        // The largest first gets the largest cell, near square.
+        let cells = weighted_cell_rects(area, &[8.0, 1.0, 1.0]);
+        let big = cells[0];
+        assert!(big.area() > 0.7 * area.area());
+        assert!(big.width() / big.height() < 2.5 && big.height() / big.width() < 2.5);
     }
 
     #[test]

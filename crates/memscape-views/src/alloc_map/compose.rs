@@ -14,7 +14,7 @@ use super::bins::{BinBy, BinnedScene};
 use super::camera::{Camera, events_at};
 use super::colors::{Classes, ColorBy, SharedClasses};
 use super::decorate::{DecorateInputs, decorate};
-use super::layout::{Panels, pane_layout};
+use super::layout::{Panels, binned_pane_layout};
 use super::live_bar::LiveBar;
 use super::scene::{AllocScene, TimeAxis};
 use super::settings::{AllocMapSettings, Panel};
@@ -286,7 +286,7 @@ pub struct MapInputs<'a> {
 pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::Vec2) -> Picture {
     let binned = inputs.binned;
     let panels = Panels::of(settings);
-    let layout = pane_layout(size, binned.bins.len().max(1), settings.layout, panels);
+    let layout = binned_pane_layout(size, binned, settings.layout, panels);
     let style = MapStyle {
         alpha: settings.alpha,
         cushion: settings.cushion.kind(),
@@ -319,15 +319,18 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             cursors: None,
         }
     };
+    let t_extent = inputs.scene.frame_time_end(settings.time);
+    // Each cell's part of the camera: process cells span their own process's life.
+    let windows = binned.cell_windows(&inputs.camera, settings.time, t_extent, settings.layout);
+    let window_of = |k: usize| windows.get(k).copied().unwrap_or(inputs.camera);
     for (k, cell) in layout.cells.iter().enumerate() {
-        let mut layer = map(k as u32, cell.map, k, inputs.camera, style);
+        let mut layer = map(k as u32, cell.map, k, window_of(k), style);
         layer.cursors = cursors.as_ref().map(|c| CursorsOverlay {
             cursors: c.cursors.clone(),
             style: c.style,
         });
         picture.layers.push(Layer::Map(layer));
     }
-    let t_extent = inputs.scene.frame_time_end(settings.time);
     if let Some(rect) = layout.context {
         // The whole trace, flat and lighter: the overview, not the detail.
         let context_style = MapStyle {
@@ -340,7 +343,13 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
             CONTEXT_SLOT,
             rect,
             bin,
-            Camera::fit(t_extent),
+            binned.cell_window(
+                bin,
+                &Camera::fit(t_extent),
+                settings.time,
+                t_extent,
+                settings.layout,
+            ),
             context_style,
         )));
     }
@@ -378,7 +387,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 rect,
                 bars: bars.clone(),
                 integral: bin.and(inputs.bar_integral.clone()),
-                window: inputs.camera,
+                window: bin.map_or(inputs.camera, window_of),
                 style,
                 variant,
                 bin,
@@ -387,9 +396,9 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
         }
     }
     if let (true, Some(curves)) = (panels.curves, &inputs.curves) {
-        for (cell, c) in layout.cells.iter().zip(curves.iter()) {
+        for (k, (cell, c)) in layout.cells.iter().zip(curves.iter()).enumerate() {
             if let Some(strip) = cell.curves {
-                super::curves::draw(&mut picture, strip, c, &inputs.camera, settings.time);
+                super::curves::draw(&mut picture, strip, c, &window_of(k), settings.time);
             }
         }
     }
@@ -397,10 +406,16 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
         let mut maps: Vec<(egui::Rect, MapWindow)> = layout
             .cells
             .iter()
-            .map(|c| (c.map, inputs.camera))
+            .enumerate()
+            .map(|(k, c)| (c.map, window_of(k)))
             .collect();
         if let Some(rect) = layout.context {
-            maps.push((rect, Camera::fit(t_extent)));
+            let bin = inputs.focus_bin.min(binned.bins.len().saturating_sub(1));
+            let whole = Camera::fit(t_extent);
+            maps.push((
+                rect,
+                binned.cell_window(bin, &whole, settings.time, t_extent, settings.layout),
+            ));
         }
         mark_unread(&mut picture, inputs.scene, settings.time, &maps);
     }
@@ -413,6 +428,7 @@ pub fn picture(settings: &AllocMapSettings, inputs: &MapInputs<'_>, size: egui::
                 scene: inputs.scene,
                 trace: inputs.trace,
                 cam: &inputs.camera,
+                windows: &windows,
                 axis: settings.time,
                 color_by: inputs.color_by,
                 ramp: inputs.scene.color_ramp(inputs.color_by, inputs.age_at),

@@ -237,19 +237,54 @@ pub fn region_separators(
     }
 }
 
+/// A time span on `axis` in short form: "2.16–2.32 s", "events 170.2k–177.7k".
+pub fn span_text(t0: f64, t1: f64, axis: TimeAxis) -> String {
+    match axis {
+        TimeAxis::Events => {
+            let k = |e: f64| {
+                if t1 >= 10_000.0 {
+                    format!("{:.1}k", e / 1e3)
+                } else {
+                    format!("{e:.0}")
+                }
+            };
+            format!("events {}–{}", k(t0.max(0.0)), k(t1.max(0.0)))
+        }
+        TimeAxis::Wall => {
+            let (scale, unit) = if t1 >= 1e9 {
+                (1e9, "s")
+            } else if t1 >= 1e6 {
+                (1e6, "ms")
+            } else {
+                (1e3, "µs")
+            };
+            // Enough decimals that the two ends differ.
+            let digits = (-((t1 - t0).max(1.0) / scale).log10().floor() + 1.0).clamp(0.0, 6.0);
+            let d = digits as usize;
+            format!(
+                "{:.d$}–{:.d$} {unit}",
+                t0.max(0.0) / scale,
+                t1.max(0.0) / scale
+            )
+        }
+    }
+}
+
 /// Bytes in short form: 1536 → "1.5 KiB".
 pub fn bytes(v: u64) -> String {
     crate::ramp::bytes_fixed(v, 1)
 }
 
-/// A bin's name, blocks and peak: in its title strip above the map when it has one, else in
-/// the map's top-left corner. Shortened by whole parts (peak, then blocks) before any is cut.
+/// A bin's name, blocks and peak (and the time span its cell shows when it is its own, a
+/// process's life: `own`): in its title strip above the map when it has one, else in the map's
+/// top-left corner. Shortened by whole parts (blocks, span, peak) before any is cut.
 pub fn bin_label(
     p: &mut Picture,
     map: egui::Rect,
     title: Option<egui::Rect>,
     binned: &BinnedScene,
     bin: usize,
+    own: Option<(&Camera, TimeAxis)>,
 ) {
     let Some(info) = binned.bins.get(bin) else {
         return;
@@ -266,8 +301,12 @@ pub fn bin_label(
         );
         return;
     }
+    let span = own.map_or_else(String::new, |(w, axis)| {
+        format!(" · {}", span_text(w.t0, w.t0 + w.t_span, axis))
+    });
     let forms = [
-        format!("{} · {blocks} blocks · peak {peak}", info.label),
+        format!("{} · {blocks} blocks · peak {peak}{span}", info.label),
+        format!("{} · peak {peak}{span}", info.label),
         format!("{} · peak {peak}", info.label),
         format!("{} · {peak}", info.label),
         info.label.clone(),
@@ -458,14 +497,22 @@ pub fn legend_entries(
                 )
             })
             .collect(),
-        ColorBy::Process => (0..trace.processes.len().min(12))
-            .map(|i| {
-                (
-                    classes.color(i as u32),
-                    crate::processes::label(trace, i as u32),
-                )
-            })
-            .collect(),
+        ColorBy::Process => {
+            // The processes that hold the most first (as the process grid orders its cells):
+            // a shell's children come before the compiler by pid, not by weight.
+            let mut order: Vec<usize> = (0..trace.processes.len()).collect();
+            order.sort_by_key(|&i| (std::cmp::Reverse(trace.processes[i].peak_live_bytes), i));
+            order
+                .into_iter()
+                .take(12)
+                .map(|i| {
+                    (
+                        classes.color(i as u32),
+                        crate::processes::label(trace, i as u32),
+                    )
+                })
+                .collect()
+        }
         ColorBy::FreeSite => {
             let mut entries: Vec<([u8; 4], String)> = scene
                 .top_free_sites
@@ -630,6 +677,9 @@ pub struct DecorateInputs<'a> {
     pub scene: &'a AllocScene,
     pub trace: &'a memscape_trace::Trace,
     pub cam: &'a Camera,
+    /// Each cell's window of `cam` (`BinnedScene::cell_windows`: process cells on their own
+    /// process's life).
+    pub windows: &'a [Camera],
     pub axis: TimeAxis,
     pub color_by: ColorBy,
     /// The scale of a quantitative colouring (its legend's ticks).
@@ -655,16 +705,26 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         .iter()
         .map(|m| m.bottom())
         .fold(f32::NEG_INFINITY, f32::max);
+    let window_of = |k: usize| d.windows.get(k).unwrap_or(d.cam);
     for (k, cell) in d.layout.cells.iter().enumerate() {
         region_separators(p, cell.map, d.cam, d.binned, k);
         // Time ticks on the lowest cells, or on the stacked bar when there is one (short
-        // cells of a long column have no room for them).
+        // cells of a long column have no room for them); a cell on its own time span says it
+        // in its title instead.
         if !binned_view || (d.layout.stacked.is_none() && (cell.map.bottom() - lowest).abs() < 1.0)
         {
-            time_ticks(p, cell.map, d.cam, d.axis);
+            time_ticks(p, cell.map, window_of(k), d.axis);
         }
         if binned_view {
-            bin_label(p, cell.map, cell.title, d.binned, k);
+            let own = (window_of(k) != d.cam).then(|| window_of(k));
+            bin_label(
+                p,
+                cell.map,
+                cell.title,
+                d.binned,
+                k,
+                own.map(|w| (w, d.axis)),
+            );
         }
         if let Some(free) = cell.free
             && let Some(info) = d.binned.bins.get(k)
@@ -704,7 +764,15 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         time_axis(p, strip, d.cam, d.axis);
     }
     if let Some(t) = d.time_cursor {
-        time_line(p, &maps, d.cam, t as f64, [250, 200, 80, 255]);
+        for (k, map) in maps.iter().enumerate() {
+            time_line(
+                p,
+                std::slice::from_ref(map),
+                window_of(k),
+                t as f64,
+                [250, 200, 80, 255],
+            );
+        }
     }
     if let Some(pos) = d.pinned
         && let Some(k) = d.binned.bin_at(pos)
@@ -717,7 +785,7 @@ pub fn decorate(p: &mut Picture, d: &DecorateInputs<'_>) {
         block_outline(
             p,
             cell.map,
-            d.cam,
+            window_of(k),
             d.binned.bins[k].collapsed_extent,
             (join(tm.start), join(tm.end)),
             (y0, y0.saturating_add(join(b.size))),

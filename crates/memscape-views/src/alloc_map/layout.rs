@@ -1,7 +1,7 @@
 //! Where everything of the allocation map's picture goes in a pane of a given size: the bin
 //! cells with their occupancy and free bars, the stacked bar of all bins, the context view.
 
-use super::camera::{BinLayout, cell_rects};
+use super::camera::{BinLayout, cell_rects, weighted_cell_rects};
 use super::stacked::TRACK_WIDTH;
 
 /// Which parts of the pane are drawn besides the maps.
@@ -95,8 +95,39 @@ const GAP: f32 = 4.0;
 /// Gap between a map and its free bar.
 const FREE_GAP: f32 = 2.0;
 
-/// The layout of a pane of `size` points showing `bins` bins.
+/// The layout of a pane of `size` points showing `bins` bins in equal cells.
 pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Panels) -> PaneLayout {
+    pane_layout_weighted(size, bins, None, layout, panels)
+}
+
+/// The layout of a pane of `size` points showing `binned`'s bins: the one the picture, the
+/// pane's picking and the tours share (process cells sized by their peaks).
+pub fn binned_pane_layout(
+    size: egui::Vec2,
+    binned: &super::bins::BinnedScene,
+    layout: BinLayout,
+    panels: Panels,
+) -> PaneLayout {
+    let weights = binned.cell_weights();
+    pane_layout_weighted(
+        size,
+        binned.bins.len().max(1),
+        weights.as_deref(),
+        layout,
+        panels,
+    )
+}
+
+/// [`pane_layout`] with the grid's cells sized by `weights` (one a bin, largest first:
+/// [`weighted_cell_rects`]) when given, of the right length and the layout is the grid
+/// (`BinnedScene::cell_weights`: process bins).
+pub fn pane_layout_weighted(
+    size: egui::Vec2,
+    bins: usize,
+    weights: Option<&[f64]>,
+    layout: BinLayout,
+    panels: Panels,
+) -> PaneLayout {
     let mut area = egui::Rect::from_min_size(egui::Pos2::ZERO, size);
     let context = (panels.context && size.x > 3.0 * CONTEXT_WIDTH).then(|| {
         let r = egui::Rect::from_min_max(
@@ -135,7 +166,13 @@ pub fn pane_layout(size: egui::Vec2, bins: usize, layout: BinLayout, panels: Pan
         cells_area.min.x += LABELS_WIDTH;
     }
     let titled = panels.decorations && bins > 1 && layout == BinLayout::Address;
-    let cells: Vec<CellLayout> = cell_rects(cells_area, bins, layout)
+    let rects = match weights {
+        Some(w) if w.len() == bins && bins > 1 && layout == BinLayout::Address => {
+            weighted_cell_rects(cells_area, w)
+        }
+        _ => cell_rects(cells_area, bins, layout),
+    };
+    let cells: Vec<CellLayout> = rects
         .into_iter()
         .map(|mut cell| {
             let beside = names_column.then(|| {
