@@ -30,13 +30,31 @@ pub struct BuildParams {
     /// extent, so that every level summarises at least `1 / max_cells_per_block` blocks per
     /// cell on average ([`level_specs`]).
     pub max_cells_per_block: f64,
+    /// Lines whose grids have at most a quarter of `max_cells_per_block`: one level fewer. An
+    /// index's bytes are mostly its finest levels, and a view whose pixels' shape lies between
+    /// two lines is drawn from the finer one's cells (wave 32). Indexes before it: none.
+    #[serde(default)]
+    pub thin_lines: Vec<i32>,
 }
 
 impl Default for BuildParams {
     fn default() -> Self {
+        // Grids of at most a fifth of a cell a block, and every other line's a quarter of that
+        // (issue 25/21, wave 32, BENCHMARKS.md "… index size, wave 32"): half a cell a block on
+        // every line made 82.6 B a block at 50 M events (2,064.8 MB, the finest level of each
+        // line 43.5 B of it; 1 B events ≈ 41 GB, more than this machine's disk beside the
+        // trace), 24.7 B a block now. The levels keep their 8 shapes (the accuracy rule of
+        // `tests/faithful.rs` held; 4 lines 16× apart in shape missed it at α 0.1 by
+        // 0.01 %), and a trace's finest grids hold a fifth to a twentieth of a cell a block on
+        // the full lines, whichever the powers of two give. What it costs: views holding about
+        // 2–20 blocks a pixel lose their level and are drawn from their blocks (the 1/4 view
+        // of 50 M events at 1920×1080: 0.44 → 0.95 s CPU, 6.3 M exact blocks), and the whole
+        // view of 50 M events at 1920×1080 is drawn from cells up to 1.23 px
+        // (`index::COARSE_CELL_PIXELS`; 0.013 → 0.056 % of pixels over 8/255 at α 0.1).
         Self {
             lines: vec![-8, -6, -4, -2, 0, 2, 4, 6],
-            max_cells_per_block: 0.5,
+            max_cells_per_block: 0.2,
+            thin_lines: vec![-6, -2, 2, 6],
         }
     }
 }
@@ -415,11 +433,16 @@ pub fn level_specs(
     for &a in &params.lines {
         let a_t = a.max(0).unsigned_abs();
         let a_y = (-a).max(0).unsigned_abs();
+        let budget_log2 = max_cells_log2
+            - if params.thin_lines.contains(&a) {
+                2.0
+            } else {
+                0.0
+            };
         for k in 0u32.. {
             let (kt, ky) = (k + a_t, k + a_y);
             // A small slack: a grid exactly at the budget is in it despite rounding.
-            if kt > log_t || ky > log_y || f64::from(kt + ky) + covered_log2 > max_cells_log2 + 1e-9
-            {
+            if kt > log_t || ky > log_y || f64::from(kt + ky) + covered_log2 > budget_log2 + 1e-9 {
                 break;
             }
             out.push(LevelSpec {
@@ -765,42 +788,83 @@ impl LodBuilder {
 mod tests {
     use super::*;
 
-    /// wave 12's 50 M-event generated trace (`synth-trace synth-50M.msc 50000000`): its whole
-    /// view at 1920×1080 has a level with cells at most a pixel (2^14.7 × 2^14.5 there).
-    #[test]
-    fn the_whole_view_of_50m_events_at_1920x1080_has_a_level() {
-        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
-        let pixel = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
-        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
-        let fits = |s: &LevelSpec| {
-            2f64.powi(i32::from(s.log_tau)) <= pixel[0]
-                && 2f64.powi(i32::from(s.log_sig)) <= pixel[1]
-        };
-        assert!(specs.iter().any(fits), "{specs:?}");
-        // Every level keeps the budget over the extent: at most blocks × 0.5 cells.
-        for s in &specs {
-            let cells = extent_t as f64 / 2f64.powi(i32::from(s.log_tau))
-                * (extent_y as f64 / 2f64.powi(i32::from(s.log_sig)));
-            assert!(cells <= blocks as f64 * 0.5, "{s:?}: {cells} cells");
-        }
+    /// The grid of `s` over the extent, in cells.
+    fn grid_cells(extent_t: u64, extent_y: u64, s: &LevelSpec) -> f64 {
+        extent_t as f64 / 2f64.powi(i32::from(s.log_tau))
+            * (extent_y as f64 / 2f64.powi(i32::from(s.log_sig)))
     }
 
-    /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
-    /// pixels of 2^12.7 × 2^14.5: finer than every level, so it was drawn from its 6.26 M
-    /// blocks; the coarse rule (`index::COARSE_CELL_PIXELS`) finds the level of cells
-    /// 2^13 × 2^14 (1.26 × 0.71 px), the finest of line 2.
+    /// wave 12's 50 M-event generated trace (`synth-trace synth-50M.msc 50000000`): its whole
+    /// view at 1920×1080 (pixels 2^14.7 × 2^14.5) is drawn from line 0's cells of 2^15 × 2^14
+    /// (1.23 × 0.71 px, the coarse rule `index::COARSE_CELL_PIXELS`); from wave 14 to 31 from
+    /// line 0's 2^14 × 2^13 (0.81 × 0.35 px), whose grid holds 0.37 cells a block: that level,
+    /// one on each of the 8 lines, was 43.5 B a block of the index's 82.6 (wave 32).
     #[test]
-    fn the_quarter_view_of_50m_events_at_1920x1080_has_a_coarse_level() {
+    fn the_whole_view_of_50m_events_at_1920x1080_has_a_coarse_level() {
         let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
-        let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
+        let pixel = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
         let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
         let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
         assert_eq!(
             crate::index::coarse_level_among(&sizes, pixel, 1.0 + 1e-9),
             None
         );
+        let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS)
+            .map(|i| (sizes[i], specs[i].line));
+        assert_eq!(li, Some(([15, 14], 0)), "{specs:?}");
+        // Every level keeps the budget over the extent: at most blocks × 0.2 cells, a quarter
+        // of that on the thin lines.
+        let params = BuildParams::default();
+        for s in &specs {
+            let thin = params.thin_lines.contains(&s.line);
+            let budget = blocks as f64 * 0.2 / if thin { 4.0 } else { 1.0 };
+            let cells = grid_cells(extent_t, extent_y, s);
+            assert!(cells <= budget, "{s:?}: {cells} cells");
+        }
+    }
+
+    /// The thin lines stop one level short of the others of their parity, and the finest
+    /// levels of a 50 M-event and a 100 M-event trace (wave 32's two) hold 0.05–0.2 cells a
+    /// block on the full lines, 0.01–0.05 on the thin ones.
+    #[test]
+    fn thin_lines_stop_one_level_short() {
+        let params = BuildParams::default();
+        for (extent_t, extent_y, blocks) in [
+            (50_000_001u64, 24_826_177u64, 25_007_781u64),
+            (100_000_001, 28_665_217, 50_010_156),
+        ] {
+            let specs = level_specs(extent_t, extent_y, blocks, &params);
+            for &a in &params.lines {
+                let finest = specs
+                    .iter()
+                    .filter(|s| s.line == a)
+                    .max_by_key(|s| s.k)
+                    .map(|s| grid_cells(extent_t, extent_y, s) / blocks as f64);
+                let Some(c) = finest else {
+                    panic!("line {a} has no level")
+                };
+                let (lo, hi) = if params.thin_lines.contains(&a) {
+                    (0.0125, 0.05)
+                } else {
+                    (0.05, 0.2)
+                };
+                assert!(c > lo && c <= hi, "line {a}: {c} cells a block");
+            }
+        }
+    }
+
+    /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
+    /// pixels of 2^12.7 × 2^14.5, finer than every level. From wave 20 to 31 it was drawn from
+    /// line 2's finest level, cells 2^13 × 2^14 (1.26 × 0.71 px: the coarse rule); its grid
+    /// held 0.37 cells a block, over wave 32's budget: the view is drawn from its 6.26 M
+    /// blocks, the price of an index 30 % the size (BENCHMARKS.md, wave 32).
+    #[test]
+    fn the_quarter_view_of_50m_events_at_1920x1080_is_drawn_exactly() {
+        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
+        let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
+        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
+        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
         let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS);
-        assert_eq!(li.map(|i| sizes[i]), Some([13, 14]), "{specs:?}");
-        assert_eq!(li.map(|i| specs[i].line), Some(2));
+        assert_eq!(li.map(|i| sizes[i]), None, "{specs:?}");
     }
 }
