@@ -28,32 +28,60 @@ pub struct BuildParams {
     pub lines: Vec<i32>,
     /// A level's grid has at most `blocks × max_cells_per_block` cells over the trace's
     /// extent, so that every level summarises at least `1 / max_cells_per_block` blocks per
-    /// cell on average ([`level_specs`]).
+    /// cell on average ([`level_specs`]); past [`Self::scale_from_cells`] cells, at most
+    /// `max(scale_from_cells, blocks × scale_cells_per_block)` ([`Self::max_cells`]).
     pub max_cells_per_block: f64,
-    /// Lines whose grids have at most a quarter of `max_cells_per_block`: one level fewer. An
-    /// index's bytes are mostly its finest levels, and a view whose pixels' shape lies between
-    /// two lines is drawn from the finer one's cells (wave 32). Indexes before it: none.
+    /// Cells a block of a big trace's grids (wave 32: an index's bytes are mostly its finest
+    /// levels; before it, `max_cells_per_block` for every trace).
+    #[serde(default = "no_scale_budget")]
+    pub scale_cells_per_block: f64,
+    /// The grids' size from which `scale_cells_per_block` applies.
+    #[serde(default = "no_scale_budget")]
+    pub scale_from_cells: f64,
+    /// Lines whose grids have at most a quarter of the budget: one level fewer. An index's
+    /// bytes are mostly its finest levels, and a view whose pixels' shape lies between two
+    /// lines is drawn from the finer one's cells (wave 32). Indexes before it: none.
     #[serde(default)]
     pub thin_lines: Vec<i32>,
 }
 
+/// The scale budget of an index written before wave 32: none (`max_cells_per_block` alone).
+fn no_scale_budget() -> f64 {
+    f64::INFINITY
+}
+
+impl BuildParams {
+    /// The most cells a level's grid may have over the extent of a trace of `blocks` blocks
+    /// (a quarter of it on the thin lines).
+    pub fn max_cells(&self, blocks: u64) -> f64 {
+        let n = blocks.max(1) as f64;
+        (n * self.max_cells_per_block)
+            .min((n * self.scale_cells_per_block).max(self.scale_from_cells))
+            .max(1.0)
+    }
+}
+
 impl Default for BuildParams {
     fn default() -> Self {
-        // Grids of at most a fifth of a cell a block, and every other line's a quarter of that
-        // (issue 25/21, wave 32, BENCHMARKS.md "… index size, wave 32"): half a cell a block on
-        // every line made 82.6 B a block at 50 M events (2,064.8 MB, the finest level of each
-        // line 43.5 B of it; 1 B events ≈ 41 GB, more than this machine's disk beside the
-        // trace), 24.7 B a block now. The levels keep their 8 shapes (the accuracy rule of
-        // `tests/faithful.rs` held; 4 lines 16× apart in shape missed it at α 0.1 by
-        // 0.01 %), and a trace's finest grids hold a fifth to a twentieth of a cell a block on
-        // the full lines, whichever the powers of two give. What it costs: views holding about
-        // 2–20 blocks a pixel lose their level and are drawn from their blocks (the 1/4 view
-        // of 50 M events at 1920×1080: 0.44 → 0.95 s CPU, 6.3 M exact blocks), and the whole
-        // view of 50 M events at 1920×1080 is drawn from cells up to 1.23 px
+        // A big trace's grids of at most a tenth of a cell a block (from 2^21 cells: a
+        // 1920×1080 frame's pixels), and every other line's a quarter of that (issue 25/21,
+        // wave 32, BENCHMARKS.md "… index size, wave 32"): half a cell a block on every line
+        // made 82.6 B a block at 50 M events (2,064.8 MB, the finest level of each line 43.5 B
+        // of it; 1 B events ≈ 41 GB, more than this machine's disk beside the trace), 24.7 B a
+        // block now, 16.7 at 100 M. The levels keep their 8 shapes (4 lines 16× apart in shape
+        // missed the accuracy rule of `tests/faithful.rs` at α 0.1), and traces of up to
+        // 4 M blocks keep their levels on the full lines (the tests' traces: their small frames
+        // need them). A big trace's finest grids hold 0.025–0.1 cells a block on the full
+        // lines, whichever the powers of two give. What it costs: views holding about 2–20
+        // blocks a pixel lose their level and are drawn from their blocks (the 1/4 view of
+        // 50 M events at 1920×1080: 0.44 → 0.95 s CPU, 6.3 M exact blocks), and the whole view
+        // of 50 M events at 1920×1080 is drawn from cells up to 1.23 px
         // (`index::COARSE_CELL_PIXELS`; 0.013 → 0.056 % of pixels over 8/255 at α 0.1).
         Self {
             lines: vec![-8, -6, -4, -2, 0, 2, 4, 6],
-            max_cells_per_block: 0.2,
+            max_cells_per_block: 0.5,
+            scale_cells_per_block: 0.1,
+            scale_from_cells: f64::from(1u32 << 21),
             thin_lines: vec![-6, -2, 2, 6],
         }
     }
@@ -409,7 +437,7 @@ pub struct LevelSpec {
 /// The levels of an index of `blocks` blocks in `[0, extent_t) × [0, extent_y)`, line by line
 /// (as `params.lines`), coarsest first: level `k` of line `a` cuts the plane rounded up to
 /// powers of two, 2^log_t × 2^log_y, into 2^(k + max(a, 0)) columns and 2^(k + max(−a, 0))
-/// rows, down to the finest whose grid has at most `blocks × max_cells_per_block` cells over
+/// rows, down to the finest whose grid has at most `params.max_cells(blocks)` cells over
 /// the trace's extent. (Counted over the rounded plane, as before wave 14, up to 4× as many
 /// cells lay outside the trace: at 50 M events the plane is 1.8× the extent, and the level the
 /// whole view at 1920×1080 needs, 2^24 cells of which 2^23.2 over the extent, was cut.) The
@@ -426,9 +454,7 @@ pub fn level_specs(
     let covered_log2 = (extent_t.max(2) as f64).log2() - f64::from(log_t)
         + (extent_y.max(2) as f64).log2()
         - f64::from(log_y);
-    let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
-        .max(1.0)
-        .log2();
+    let max_cells_log2 = params.max_cells(blocks).log2();
     let mut out = Vec::new();
     for &a in &params.lines {
         let a_t = a.max(0).unsigned_abs();
@@ -812,20 +838,20 @@ mod tests {
         let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS)
             .map(|i| (sizes[i], specs[i].line));
         assert_eq!(li, Some(([15, 14], 0)), "{specs:?}");
-        // Every level keeps the budget over the extent: at most blocks × 0.2 cells, a quarter
+        // Every level keeps the budget over the extent: at most blocks × 0.1 cells, a quarter
         // of that on the thin lines.
         let params = BuildParams::default();
         for s in &specs {
             let thin = params.thin_lines.contains(&s.line);
-            let budget = blocks as f64 * 0.2 / if thin { 4.0 } else { 1.0 };
+            let budget = blocks as f64 * 0.1 / if thin { 4.0 } else { 1.0 };
             let cells = grid_cells(extent_t, extent_y, s);
             assert!(cells <= budget, "{s:?}: {cells} cells");
         }
     }
 
     /// The thin lines stop one level short of the others of their parity, and the finest
-    /// levels of a 50 M-event and a 100 M-event trace (wave 32's two) hold 0.05–0.2 cells a
-    /// block on the full lines, 0.01–0.05 on the thin ones.
+    /// levels of a 50 M-event and a 100 M-event trace (wave 32's two) hold 0.025–0.1 cells a
+    /// block on the full lines, a quarter of that on the thin ones.
     #[test]
     fn thin_lines_stop_one_level_short() {
         let params = BuildParams::default();
@@ -844,13 +870,30 @@ mod tests {
                     panic!("line {a} has no level")
                 };
                 let (lo, hi) = if params.thin_lines.contains(&a) {
-                    (0.0125, 0.05)
+                    (0.025 / 4.0, 0.1 / 4.0)
                 } else {
-                    (0.05, 0.2)
+                    (0.025, 0.1)
                 };
                 assert!(c > lo && c <= hi, "line {a}: {c} cells a block");
             }
         }
+    }
+
+    /// Up to 2^22 blocks (2^21 cells) the full lines keep the levels of half a cell a block, as
+    /// before wave 32; from 2^21 cells at ten blocks a cell and more, a tenth of a cell a block.
+    #[test]
+    fn small_traces_keep_half_a_cell_a_block() {
+        let p = BuildParams::default();
+        assert_eq!(p.max_cells(1_500_000), 750_000.0);
+        assert_eq!(p.max_cells(1 << 22), f64::from(1u32 << 21));
+        assert_eq!(p.max_cells(10 << 21), f64::from(1u32 << 21));
+        assert_eq!(p.max_cells(100 << 21), f64::from(10u32 << 21));
+        assert_eq!(p.max_cells(0), 1.0);
+        // An index's header before wave 32 reads as half a cell a block whatever its size.
+        let old: BuildParams =
+            serde_json::from_str(r#"{"lines":[0],"max_cells_per_block":0.5}"#).expect("json");
+        assert_eq!(old.max_cells(100 << 21), f64::from(50u32 << 21));
+        assert!(old.thin_lines.is_empty());
     }
 
     /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has

@@ -169,9 +169,8 @@ fn generated_trace_within_tolerance_and_isolated_bytes_visible() {
     assert!(levels_used > 0);
 }
 
-/// The whole view of a generated trace of 3 M events (1.5 M blocks) at 400×225 and 320×180 is
-/// drawn from a level, within the tolerance at α 0.1 and 1 (800×450 and 640×360 until wave 32,
-/// whose finest grids hold a quarter of a cell a block, not half: now drawn from their blocks). Before wave 14 the level grid was
+/// The whole view of a generated trace of 3 M events (1.5 M blocks) at 800×450 and 640×360 is
+/// drawn from a level, within the tolerance at α 0.1 and 1. Before wave 14 the level grid was
 /// counted over the plane rounded up to powers of two (1.8× the trace's extent here), both views
 /// were finer than every level and drawn from every block — as the whole view of 50 M events
 /// at 1920×1080 (`build::tests`).
@@ -182,7 +181,7 @@ fn whole_views_finer_than_the_old_levels_are_level_drawn() {
     ))));
     let axis = &c.index.meta.axis;
     let source = c.source();
-    for (w, h) in [(400u32, 225u32), (320, 180)] {
+    for (w, h) in [(800u32, 450u32), (640, 360)] {
         for (alpha, cushion) in [(0.1f32, Cushion::Parabolic), (1.0, Cushion::None)] {
             let mut v = LodView::fit(0, c.index.meta.extent_t, 0, axis.extent, w, h);
             v.alpha = alpha;
@@ -277,7 +276,8 @@ fn many_block_views_finer_than_every_level_drawn_from_a_coarse_level() {
     // Views in the band between the levels, shaped as the 1/4 view of 50 M events is against
     // the level it gets (cells 1.26 × 0.71 px): finer than every level, within the coarse
     // cells of one. 640 columns from a third of the time, the rows the address axis needs, 270
-    // to 2160 (to 1080 before wave 32, whose thin lines leave one such view there): at 140 rows (the finest level of line 2 here, cells 0.71 px tall) α 0.1 gives
+    // to 2160 (to 1080 before wave 32, whose thin lines leave one such view there): at 140
+    // rows (the finest level of line 2 here, cells 0.71 px tall) α 0.1 gives
     // 99.38–99.56 % within 8/255 from that level at 1 px wide too, the rule before this one
     // (1.26 px: 99.38–99.42 %): a miss of the levels, not of the coarse rule (BENCHMARKS.md,
     // wave 20).

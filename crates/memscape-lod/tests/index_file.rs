@@ -116,7 +116,7 @@ fn an_index_with_older_levels_is_rebuilt() {
     };
     let (events, n) = (file.trace.meta.events, file.columns().len() as u64);
     let older = build(&memscape_lod::BuildParams {
-        max_cells_per_block: 0.0625,
+        max_cells_per_block: 0.25,
         ..Default::default()
     });
     assert!(!sidecar::has_current_levels(&older));
