@@ -28,8 +28,9 @@ pub struct BuildParams {
     pub lines: Vec<i32>,
     /// A level's grid has at most `blocks × max_cells_per_block` cells over the trace's
     /// extent, so that every level summarises at least `1 / max_cells_per_block` blocks per
-    /// cell on average ([`level_specs`]); past [`Self::scale_from_cells`] cells, at most
-    /// `max(scale_from_cells, blocks × scale_cells_per_block)` ([`Self::max_cells`]).
+    /// cell on average ([`level_specs`]); a big trace's, where that is more than
+    /// `max(scale_from_cells, blocks × scale_cells_per_block)`, at most the latter
+    /// ([`Self::max_cells`]).
     pub max_cells_per_block: f64,
     /// Cells a block of a big trace's grids (wave 32: an index's bytes are mostly its finest
     /// levels; before it, `max_cells_per_block` for every trace).
@@ -38,9 +39,9 @@ pub struct BuildParams {
     /// The grids' size from which `scale_cells_per_block` applies.
     #[serde(default = "no_scale_budget")]
     pub scale_from_cells: f64,
-    /// Lines whose grids have at most a quarter of the budget: one level fewer. An index's
-    /// bytes are mostly its finest levels, and a view whose pixels' shape lies between two
-    /// lines is drawn from the finer one's cells (wave 32). Indexes before it: none.
+    /// Lines whose grids have at most a quarter of a big trace's budget: one level fewer. An
+    /// index's bytes are mostly its finest levels, and a view whose pixels' shape lies between
+    /// two lines is drawn from the finer one's cells (wave 32). Indexes before it: none.
     #[serde(default)]
     pub thin_lines: Vec<i32>,
 }
@@ -51,13 +52,22 @@ fn no_scale_budget() -> f64 {
 }
 
 impl BuildParams {
-    /// The most cells a level's grid may have over the extent of a trace of `blocks` blocks
-    /// (a quarter of it on the thin lines).
-    pub fn max_cells(&self, blocks: u64) -> f64 {
+    /// The most cells a grid of line `line` may have over the extent of a trace of `blocks`
+    /// blocks: `blocks × max_cells_per_block`, or for a big trace the scale budget (a quarter
+    /// of it on the thin lines). Traces up to 2^22 blocks keep every level they had before
+    /// wave 32.
+    pub fn max_cells(&self, blocks: u64, line: i32) -> f64 {
         let n = blocks.max(1) as f64;
-        (n * self.max_cells_per_block)
-            .min((n * self.scale_cells_per_block).max(self.scale_from_cells))
-            .max(1.0)
+        let small = n * self.max_cells_per_block;
+        let scale = (n * self.scale_cells_per_block).max(self.scale_from_cells);
+        let cells = if small <= scale {
+            small
+        } else if self.thin_lines.contains(&line) {
+            scale / 4.0
+        } else {
+            scale
+        };
+        cells.max(1.0)
     }
 }
 
@@ -70,8 +80,8 @@ impl Default for BuildParams {
         // of it; 1 B events ≈ 41 GB, more than this machine's disk beside the trace), 24.7 B a
         // block now, 16.7 at 100 M. The levels keep their 8 shapes (4 lines 16× apart in shape
         // missed the accuracy rule of `tests/faithful.rs` at α 0.1), and traces of up to
-        // 4 M blocks keep their levels on the full lines (the tests' traces: their small frames
-        // need them). A big trace's finest grids hold 0.025–0.1 cells a block on the full
+        // 2^22 blocks keep every level (the tests' traces: their small frames need the finest
+        // ones, and their frames stay the same). A big trace's finest grids hold 0.025–0.1 cells a block on the full
         // lines, whichever the powers of two give. What it costs: views holding about 2–20
         // blocks a pixel lose their level and are drawn from their blocks (the 1/4 view of
         // 50 M events at 1920×1080: 0.44 → 0.95 s CPU, 6.3 M exact blocks), and the whole view
@@ -437,7 +447,7 @@ pub struct LevelSpec {
 /// The levels of an index of `blocks` blocks in `[0, extent_t) × [0, extent_y)`, line by line
 /// (as `params.lines`), coarsest first: level `k` of line `a` cuts the plane rounded up to
 /// powers of two, 2^log_t × 2^log_y, into 2^(k + max(a, 0)) columns and 2^(k + max(−a, 0))
-/// rows, down to the finest whose grid has at most `params.max_cells(blocks)` cells over
+/// rows, down to the finest whose grid has at most `params.max_cells(blocks, a)` cells over
 /// the trace's extent. (Counted over the rounded plane, as before wave 14, up to 4× as many
 /// cells lay outside the trace: at 50 M events the plane is 1.8× the extent, and the level the
 /// whole view at 1920×1080 needs, 2^24 cells of which 2^23.2 over the extent, was cut.) The
@@ -454,17 +464,11 @@ pub fn level_specs(
     let covered_log2 = (extent_t.max(2) as f64).log2() - f64::from(log_t)
         + (extent_y.max(2) as f64).log2()
         - f64::from(log_y);
-    let max_cells_log2 = params.max_cells(blocks).log2();
     let mut out = Vec::new();
     for &a in &params.lines {
         let a_t = a.max(0).unsigned_abs();
         let a_y = (-a).max(0).unsigned_abs();
-        let budget_log2 = max_cells_log2
-            - if params.thin_lines.contains(&a) {
-                2.0
-            } else {
-                0.0
-            };
+        let budget_log2 = params.max_cells(blocks, a).log2();
         for k in 0u32.. {
             let (kt, ky) = (k + a_t, k + a_y);
             // A small slack: a grid exactly at the budget is in it despite rounding.
@@ -879,20 +883,25 @@ mod tests {
         }
     }
 
-    /// Up to 2^22 blocks (2^21 cells) the full lines keep the levels of half a cell a block, as
-    /// before wave 32; from 2^21 cells at ten blocks a cell and more, a tenth of a cell a block.
+    /// Up to 2^22 blocks every line keeps the levels of half a cell a block, as before wave 32;
+    /// past that, 2^21 cells and from 2^21 · 10 blocks a tenth of a cell a block, a quarter of
+    /// that on the thin lines.
     #[test]
     fn small_traces_keep_half_a_cell_a_block() {
         let p = BuildParams::default();
-        assert_eq!(p.max_cells(1_500_000), 750_000.0);
-        assert_eq!(p.max_cells(1 << 22), f64::from(1u32 << 21));
-        assert_eq!(p.max_cells(10 << 21), f64::from(1u32 << 21));
-        assert_eq!(p.max_cells(100 << 21), f64::from(10u32 << 21));
-        assert_eq!(p.max_cells(0), 1.0);
+        for line in [0, 2] {
+            assert_eq!(p.max_cells(1_500_000, line), 750_000.0);
+            assert_eq!(p.max_cells(1 << 22, line), f64::from(1u32 << 21));
+            assert_eq!(p.max_cells(0, line), 1.0);
+        }
+        assert_eq!(p.max_cells(10 << 21, 0), f64::from(1u32 << 21));
+        assert_eq!(p.max_cells(10 << 21, 2), f64::from(1u32 << 19));
+        assert_eq!(p.max_cells(100 << 21, 0), f64::from(10u32 << 21));
+        assert_eq!(p.max_cells(100 << 21, 2), f64::from(10u32 << 19));
         // An index's header before wave 32 reads as half a cell a block whatever its size.
         let old: BuildParams =
             serde_json::from_str(r#"{"lines":[0],"max_cells_per_block":0.5}"#).expect("json");
-        assert_eq!(old.max_cells(100 << 21), f64::from(50u32 << 21));
+        assert_eq!(old.max_cells(100 << 21, 0), f64::from(50u32 << 21));
         assert!(old.thin_lines.is_empty());
     }
 
