@@ -46,9 +46,10 @@ pub struct BuildParams {
     pub thin_lines: Vec<i32>,
 }
 
-/// The scale budget of an index written before wave 32: none (`max_cells_per_block` alone).
+/// The scale budget of an index written before wave 32: none (`max_cells_per_block` alone;
+/// finite, so that a header read and written again stays JSON that reads back).
 fn no_scale_budget() -> f64 {
-    f64::INFINITY
+    f64::MAX
 }
 
 impl BuildParams {
@@ -903,6 +904,9 @@ mod tests {
             serde_json::from_str(r#"{"lines":[0],"max_cells_per_block":0.5}"#).expect("json");
         assert_eq!(old.max_cells(100 << 21, 0), f64::from(50u32 << 21));
         assert!(old.thin_lines.is_empty());
+        let again: BuildParams =
+            serde_json::from_str(&serde_json::to_string(&old).expect("json")).expect("json");
+        assert_eq!(again, old);
     }
 
     /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
