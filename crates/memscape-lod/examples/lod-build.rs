@@ -1,7 +1,9 @@
 //! Builds (or reuses) the index beside a trace and reports its size and time.
 //!
-//! `lod-build TRACE [--force] [--cells-per-block X] [--lines A,B,…]` (`BuildParams`'
-//! `max_cells_per_block` and `lines`, to try other levels; the index is then rebuilt).
+//! `lod-build TRACE [--force] [--cells-per-block X] [--scale-cells-per-block X] [--lines A,B,…]
+//! [--thin-lines A,B,…]` (`BuildParams`' `max_cells_per_block`, `scale_cells_per_block`,
+//! `lines` and `thin_lines`, to try other levels; the index is then rebuilt; `--thin-lines ''`:
+//! none).
 use std::sync::atomic::AtomicBool;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -14,6 +16,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok_or("--cells-per-block needs a number")?
             .parse()?;
     }
+    if let Some(i) = args.iter().position(|a| a == "--scale-cells-per-block") {
+        params.scale_cells_per_block = args
+            .get(i + 1)
+            .ok_or("--scale-cells-per-block needs a number")?
+            .parse()?;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--thin-lines") {
+        params.thin_lines = args
+            .get(i + 1)
+            .ok_or("--thin-lines needs a list such as -6,2 (or '')")?
+            .split(',')
+            .filter(|v| !v.is_empty())
+            .map(str::parse)
+            .collect::<Result<_, _>>()?;
+    }
     if let Some(i) = args.iter().position(|a| a == "--lines") {
         params.lines = args
             .get(i + 1)
@@ -22,9 +39,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map(str::parse)
             .collect::<Result<_, _>>()?;
     }
-    let force = args
-        .iter()
-        .any(|a| a == "--force" || a == "--cells-per-block" || a == "--lines");
+    let force = args.iter().any(|a| {
+        [
+            "--force",
+            "--cells-per-block",
+            "--scale-cells-per-block",
+            "--lines",
+            "--thin-lines",
+        ]
+        .contains(&a.as_str())
+    });
     let start = std::time::Instant::now();
     let file = memscape_lod::trace_source::TraceFile::open(&path)?;
     eprintln!(

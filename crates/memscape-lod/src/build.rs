@@ -28,15 +28,72 @@ pub struct BuildParams {
     pub lines: Vec<i32>,
     /// A level's grid has at most `blocks × max_cells_per_block` cells over the trace's
     /// extent, so that every level summarises at least `1 / max_cells_per_block` blocks per
-    /// cell on average ([`level_specs`]).
+    /// cell on average ([`level_specs`]); a big trace's, where that is more than
+    /// `max(scale_from_cells, blocks × scale_cells_per_block)`, at most the latter
+    /// ([`Self::max_cells`]).
     pub max_cells_per_block: f64,
+    /// Cells a block of a big trace's grids (wave 32: an index's bytes are mostly its finest
+    /// levels; before it, `max_cells_per_block` for every trace).
+    #[serde(default = "no_scale_budget")]
+    pub scale_cells_per_block: f64,
+    /// The grids' size from which `scale_cells_per_block` applies.
+    #[serde(default = "no_scale_budget")]
+    pub scale_from_cells: f64,
+    /// Lines whose grids have at most a quarter of a big trace's budget: one level fewer. An
+    /// index's bytes are mostly its finest levels, and a view whose pixels' shape lies between
+    /// two lines is drawn from the finer one's cells (wave 32). Indexes before it: none.
+    #[serde(default)]
+    pub thin_lines: Vec<i32>,
+}
+
+/// The scale budget of an index written before wave 32: none (`max_cells_per_block` alone;
+/// finite, so that a header read and written again stays JSON that reads back).
+fn no_scale_budget() -> f64 {
+    f64::MAX
+}
+
+impl BuildParams {
+    /// The most cells a grid of line `line` may have over the extent of a trace of `blocks`
+    /// blocks: `blocks × max_cells_per_block`, or for a big trace the scale budget (a quarter
+    /// of it on the thin lines). Traces up to 2^22 blocks keep every level they had before
+    /// wave 32.
+    pub fn max_cells(&self, blocks: u64, line: i32) -> f64 {
+        let n = blocks.max(1) as f64;
+        let small = n * self.max_cells_per_block;
+        let scale = (n * self.scale_cells_per_block).max(self.scale_from_cells);
+        let cells = if small <= scale {
+            small
+        } else if self.thin_lines.contains(&line) {
+            scale / 4.0
+        } else {
+            scale
+        };
+        cells.max(1.0)
+    }
 }
 
 impl Default for BuildParams {
     fn default() -> Self {
+        // A big trace's grids of at most a tenth of a cell a block (from 2^21 cells: a
+        // 1920×1080 frame's pixels), and every other line's a quarter of that (issue 25/21,
+        // wave 32, BENCHMARKS.md "… index size, wave 32"): half a cell a block on every line
+        // made 82.6 B a block at 50 M events (2,064.8 MB, the finest level of each line 43.5 B
+        // of it; 1 B events ≈ 41 GB, more than this machine's disk beside the trace), 24.7 B a
+        // block now, 16.7 at 100 M. The levels keep their 8 shapes (4 lines 16× apart in shape
+        // missed the accuracy rule of `tests/faithful.rs` at α 0.1), and traces of up to
+        // 2^22 blocks keep every level (the tests' traces: their small frames need the finest
+        // ones, and their frames stay the same). A big trace's finest grids hold 0.025–0.1 cells a block on the full
+        // lines, whichever the powers of two give. What it costs: views holding about 2–20
+        // blocks a pixel lose their level and are drawn from their blocks (the 1/4 view of
+        // 50 M events at 1920×1080: 0.44 → 0.95 s CPU, 6.3 M exact blocks), and the whole view
+        // of 50 M events at 1920×1080 is drawn from cells up to 1.23 px
+        // (`index::COARSE_CELL_PIXELS`; 0.013 → 0.056 % of pixels over 8/255 at α 0.1).
         Self {
             lines: vec![-8, -6, -4, -2, 0, 2, 4, 6],
             max_cells_per_block: 0.5,
+            scale_cells_per_block: 0.1,
+            scale_from_cells: f64::from(1u32 << 21),
+            thin_lines: vec![-6, -2, 2, 6],
         }
     }
 }
@@ -391,7 +448,7 @@ pub struct LevelSpec {
 /// The levels of an index of `blocks` blocks in `[0, extent_t) × [0, extent_y)`, line by line
 /// (as `params.lines`), coarsest first: level `k` of line `a` cuts the plane rounded up to
 /// powers of two, 2^log_t × 2^log_y, into 2^(k + max(a, 0)) columns and 2^(k + max(−a, 0))
-/// rows, down to the finest whose grid has at most `blocks × max_cells_per_block` cells over
+/// rows, down to the finest whose grid has at most `params.max_cells(blocks, a)` cells over
 /// the trace's extent. (Counted over the rounded plane, as before wave 14, up to 4× as many
 /// cells lay outside the trace: at 50 M events the plane is 1.8× the extent, and the level the
 /// whole view at 1920×1080 needs, 2^24 cells of which 2^23.2 over the extent, was cut.) The
@@ -408,18 +465,15 @@ pub fn level_specs(
     let covered_log2 = (extent_t.max(2) as f64).log2() - f64::from(log_t)
         + (extent_y.max(2) as f64).log2()
         - f64::from(log_y);
-    let max_cells_log2 = (blocks.max(1) as f64 * params.max_cells_per_block)
-        .max(1.0)
-        .log2();
     let mut out = Vec::new();
     for &a in &params.lines {
         let a_t = a.max(0).unsigned_abs();
         let a_y = (-a).max(0).unsigned_abs();
+        let budget_log2 = params.max_cells(blocks, a).log2();
         for k in 0u32.. {
             let (kt, ky) = (k + a_t, k + a_y);
             // A small slack: a grid exactly at the budget is in it despite rounding.
-            if kt > log_t || ky > log_y || f64::from(kt + ky) + covered_log2 > max_cells_log2 + 1e-9
-            {
+            if kt > log_t || ky > log_y || f64::from(kt + ky) + covered_log2 > budget_log2 + 1e-9 {
                 break;
             }
             out.push(LevelSpec {
@@ -765,42 +819,108 @@ impl LodBuilder {
 mod tests {
     use super::*;
 
-    /// wave 12's 50 M-event generated trace (`synth-trace synth-50M.msc 50000000`): its whole
-    /// view at 1920×1080 has a level with cells at most a pixel (2^14.7 × 2^14.5 there).
-    #[test]
-    fn the_whole_view_of_50m_events_at_1920x1080_has_a_level() {
-        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
-        let pixel = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
-        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
-        let fits = |s: &LevelSpec| {
-            2f64.powi(i32::from(s.log_tau)) <= pixel[0]
-                && 2f64.powi(i32::from(s.log_sig)) <= pixel[1]
-        };
-        assert!(specs.iter().any(fits), "{specs:?}");
-        // Every level keeps the budget over the extent: at most blocks × 0.5 cells.
-        for s in &specs {
-            let cells = extent_t as f64 / 2f64.powi(i32::from(s.log_tau))
-                * (extent_y as f64 / 2f64.powi(i32::from(s.log_sig)));
-            assert!(cells <= blocks as f64 * 0.5, "{s:?}: {cells} cells");
-        }
+    /// The grid of `s` over the extent, in cells.
+    fn grid_cells(extent_t: u64, extent_y: u64, s: &LevelSpec) -> f64 {
+        extent_t as f64 / 2f64.powi(i32::from(s.log_tau))
+            * (extent_y as f64 / 2f64.powi(i32::from(s.log_sig)))
     }
 
-    /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
-    /// pixels of 2^12.7 × 2^14.5: finer than every level, so it was drawn from its 6.26 M
-    /// blocks; the coarse rule (`index::COARSE_CELL_PIXELS`) finds the level of cells
-    /// 2^13 × 2^14 (1.26 × 0.71 px), the finest of line 2.
+    /// wave 12's 50 M-event generated trace (`synth-trace synth-50M.msc 50000000`): its whole
+    /// view at 1920×1080 (pixels 2^14.7 × 2^14.5) is drawn from line 0's cells of 2^15 × 2^14
+    /// (1.23 × 0.71 px, the coarse rule `index::COARSE_CELL_PIXELS`); from wave 14 to 31 from
+    /// line 0's 2^14 × 2^13 (0.81 × 0.35 px), whose grid holds 0.37 cells a block: that level,
+    /// one on each of the 8 lines, was 43.5 B a block of the index's 82.6 (wave 32).
     #[test]
-    fn the_quarter_view_of_50m_events_at_1920x1080_has_a_coarse_level() {
+    fn the_whole_view_of_50m_events_at_1920x1080_has_a_coarse_level() {
         let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
-        let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
+        let pixel = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
         let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
         let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
         assert_eq!(
             crate::index::coarse_level_among(&sizes, pixel, 1.0 + 1e-9),
             None
         );
+        let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS)
+            .map(|i| (sizes[i], specs[i].line));
+        assert_eq!(li, Some(([15, 14], 0)), "{specs:?}");
+        // Every level keeps the budget over the extent: at most blocks × 0.1 cells, a quarter
+        // of that on the thin lines.
+        let params = BuildParams::default();
+        for s in &specs {
+            let thin = params.thin_lines.contains(&s.line);
+            let budget = blocks as f64 * 0.1 / if thin { 4.0 } else { 1.0 };
+            let cells = grid_cells(extent_t, extent_y, s);
+            assert!(cells <= budget, "{s:?}: {cells} cells");
+        }
+    }
+
+    /// The thin lines stop one level short of the others of their parity, and the finest
+    /// levels of a 50 M-event and a 100 M-event trace (wave 32's two) hold 0.025–0.1 cells a
+    /// block on the full lines, a quarter of that on the thin ones.
+    #[test]
+    fn thin_lines_stop_one_level_short() {
+        let params = BuildParams::default();
+        for (extent_t, extent_y, blocks) in [
+            (50_000_001u64, 24_826_177u64, 25_007_781u64),
+            (100_000_001, 28_665_217, 50_010_156),
+        ] {
+            let specs = level_specs(extent_t, extent_y, blocks, &params);
+            for &a in &params.lines {
+                let finest = specs
+                    .iter()
+                    .filter(|s| s.line == a)
+                    .max_by_key(|s| s.k)
+                    .map(|s| grid_cells(extent_t, extent_y, s) / blocks as f64);
+                let Some(c) = finest else {
+                    panic!("line {a} has no level")
+                };
+                let (lo, hi) = if params.thin_lines.contains(&a) {
+                    (0.025 / 4.0, 0.1 / 4.0)
+                } else {
+                    (0.025, 0.1)
+                };
+                assert!(c > lo && c <= hi, "line {a}: {c} cells a block");
+            }
+        }
+    }
+
+    /// Up to 2^22 blocks every line keeps the levels of half a cell a block, as before wave 32;
+    /// past that, 2^21 cells and from 2^21 · 10 blocks a tenth of a cell a block, a quarter of
+    /// that on the thin lines.
+    #[test]
+    fn small_traces_keep_half_a_cell_a_block() {
+        let p = BuildParams::default();
+        for line in [0, 2] {
+            assert_eq!(p.max_cells(1_500_000, line), 750_000.0);
+            assert_eq!(p.max_cells(1 << 22, line), f64::from(1u32 << 21));
+            assert_eq!(p.max_cells(0, line), 1.0);
+        }
+        assert_eq!(p.max_cells(10 << 21, 0), f64::from(1u32 << 21));
+        assert_eq!(p.max_cells(10 << 21, 2), f64::from(1u32 << 19));
+        assert_eq!(p.max_cells(100 << 21, 0), f64::from(10u32 << 21));
+        assert_eq!(p.max_cells(100 << 21, 2), f64::from(10u32 << 19));
+        // An index's header before wave 32 reads as half a cell a block whatever its size.
+        let old: BuildParams =
+            serde_json::from_str(r#"{"lines":[0],"max_cells_per_block":0.5}"#).expect("json");
+        assert_eq!(old.max_cells(100 << 21, 0), f64::from(50u32 << 21));
+        assert!(old.thin_lines.is_empty());
+        let again: BuildParams =
+            serde_json::from_str(&serde_json::to_string(&old).expect("json")).expect("json");
+        assert_eq!(again, old);
+    }
+
+    /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
+    /// pixels of 2^12.7 × 2^14.5, finer than every level. From wave 20 to 31 it was drawn from
+    /// line 2's finest level, cells 2^13 × 2^14 (1.26 × 0.71 px: the coarse rule); its grid
+    /// held 0.37 cells a block, over wave 32's budget: the view is drawn from its 6.26 M
+    /// blocks, the price of an index 30 % the size (BENCHMARKS.md, wave 32).
+    #[test]
+    fn the_quarter_view_of_50m_events_at_1920x1080_is_drawn_exactly() {
+        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
+        let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
+        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
+        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
         let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS);
-        assert_eq!(li.map(|i| sizes[i]), Some([13, 14]), "{specs:?}");
-        assert_eq!(li.map(|i| specs[i].line), Some(2));
+        assert_eq!(li.map(|i| sizes[i]), None, "{specs:?}");
     }
 }

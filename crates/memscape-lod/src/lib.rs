@@ -52,8 +52,9 @@ pub const MAGIC: &[u8; 8] = b"MSCLOD\0\0";
 /// address profile, `CellRec::spot_y`, in what was padding; 5: there, the quarters of those
 /// slices instead; 6: 88-byte cells, `CellRec::spot_x`: the x eighths of those quarters; 7:
 /// 96-byte cells, `CellRec::spot_lines`: each spot slice's fullest quarter as two lines, at
-/// its least and its greatest centre).
-pub const VERSION: u32 = 7;
+/// its least and its greatest centre; 8: the records of 7, a big trace's grids at most a
+/// tenth of a cell a block and every other line's a quarter of that, `BuildParams::max_cells`).
+pub const VERSION: u32 = 8;
 
 /// Errors of building and reading an index.
 #[derive(Debug, thiserror::Error)]
