@@ -55,7 +55,7 @@ fn no_scale_budget() -> f64 {
 impl BuildParams {
     /// The most cells a grid of line `line` may have over the extent of a trace of `blocks`
     /// blocks: `blocks × max_cells_per_block`, or for a big trace the scale budget (a quarter
-    /// of it on the thin lines). Traces up to 2^22 blocks keep every level they had before
+    /// of it on the thin lines). Traces up to 2^27 blocks keep every level they had before
     /// wave 32.
     pub fn max_cells(&self, blocks: u64, line: i32) -> f64 {
         let n = blocks.max(1) as f64;
@@ -74,25 +74,26 @@ impl BuildParams {
 
 impl Default for BuildParams {
     fn default() -> Self {
-        // A big trace's grids of at most a tenth of a cell a block (from 2^21 cells: a
-        // 1920×1080 frame's pixels), and every other line's a quarter of that (issue 25/21,
-        // wave 32, BENCHMARKS.md "… index size, wave 32"): half a cell a block on every line
-        // made 82.6 B a block at 50 M events (2,064.8 MB, the finest level of each line 43.5 B
-        // of it; 1 B events ≈ 41 GB, more than this machine's disk beside the trace), 24.7 B a
-        // block now, 16.7 at 100 M. The levels keep their 8 shapes (4 lines 16× apart in shape
-        // missed the accuracy rule of `tests/faithful.rs` at α 0.1), and traces of up to
-        // 2^22 blocks keep every level (the tests' traces: their small frames need the finest
-        // ones, and their frames stay the same). A big trace's finest grids hold 0.025–0.1 cells a block on the full
-        // lines, whichever the powers of two give. What it costs: views holding about 2–20
-        // blocks a pixel lose their level and are drawn from their blocks (the 1/4 view of
-        // 50 M events at 1920×1080: 0.44 → 0.95 s CPU, 6.3 M exact blocks), and the whole view
-        // of 50 M events at 1920×1080 is drawn from cells up to 1.23 px
-        // (`index::COARSE_CELL_PIXELS`; 0.013 → 0.056 % of pixels over 8/255 at α 0.1).
+        // A big trace's grids of at most a tenth of a cell a block (from 2^26 cells, traces
+        // of more than 2^27 blocks, ≈ 270 M events), and every other line's a quarter of that
+        // (issue 25/21, wave 32, BENCHMARKS.md "… index size, wave 32"): half a cell a block on
+        // every line made 82.6 B a block at 50 M events (2,064.8 MB, the finest level of each
+        // line 43.5 B of it; 1 B events ≈ 41 GB, more than this machine's disk beside the
+        // trace); the thin budget gives 24.7 B a block at 50 M, 16.7 at 100 M (measured with
+        // it from 2^21 cells: `lod-build --scale-from-cells 2097152`). The levels keep their 8
+        // shapes (4 lines 16× apart in shape missed the accuracy rule of `tests/faithful.rs`
+        // at α 0.1). A big trace's finest grids hold a quarter to one budget of cells. What it
+        // costs: views holding about 2–20 blocks a pixel lose their level and are drawn from
+        // their blocks (the 1/4 view of 50 M events at 1920×1080 with the thin budget: 0.44 →
+        // 0.95 s CPU, 6.3 M exact blocks), and the whole view is drawn from cells up to
+        // 1.23 px (`index::COARSE_CELL_PIXELS`; at 50 M 0.013 → 0.056 % of pixels over 8/255
+        // at α 0.1). So traces up to 2^27 blocks keep every level (their indexes ≤ ≈ 7.5 GB):
+        // the thin budget only where the index would outgrow a disk beside its trace.
         Self {
             lines: vec![-8, -6, -4, -2, 0, 2, 4, 6],
             max_cells_per_block: 0.5,
             scale_cells_per_block: 0.1,
-            scale_from_cells: f64::from(1u32 << 21),
+            scale_from_cells: f64::from(1u32 << 26),
             thin_lines: vec![-6, -2, 2, 6],
         }
     }
@@ -826,101 +827,125 @@ mod tests {
     }
 
     /// wave 12's 50 M-event generated trace (`synth-trace synth-50M.msc 50000000`): its whole
-    /// view at 1920×1080 (pixels 2^14.7 × 2^14.5) is drawn from line 0's cells of 2^15 × 2^14
-    /// (1.23 × 0.71 px, the coarse rule `index::COARSE_CELL_PIXELS`); from wave 14 to 31 from
-    /// line 0's 2^14 × 2^13 (0.81 × 0.35 px), whose grid holds 0.37 cells a block: that level,
-    /// one on each of the 8 lines, was 43.5 B a block of the index's 82.6 (wave 32).
+    /// view at 1920×1080 has a level with cells at most a pixel (2^14.7 × 2^14.5 there): a
+    /// trace of 25 M blocks keeps half a cell a block on every line.
     #[test]
-    fn the_whole_view_of_50m_events_at_1920x1080_has_a_coarse_level() {
+    fn the_whole_view_of_50m_events_at_1920x1080_has_a_level() {
         let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
         let pixel = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
         let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
-        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
-        assert_eq!(
-            crate::index::coarse_level_among(&sizes, pixel, 1.0 + 1e-9),
-            None
-        );
-        let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS)
-            .map(|i| (sizes[i], specs[i].line));
-        assert_eq!(li, Some(([15, 14], 0)), "{specs:?}");
-        // Every level keeps the budget over the extent: at most blocks × 0.1 cells, a quarter
-        // of that on the thin lines.
-        let params = BuildParams::default();
+        let fits = |s: &LevelSpec| {
+            2f64.powi(i32::from(s.log_tau)) <= pixel[0]
+                && 2f64.powi(i32::from(s.log_sig)) <= pixel[1]
+        };
+        assert!(specs.iter().any(fits), "{specs:?}");
+        // Every level keeps the budget over the extent: at most blocks × 0.5 cells.
         for s in &specs {
-            let thin = params.thin_lines.contains(&s.line);
-            let budget = blocks as f64 * 0.1 / if thin { 4.0 } else { 1.0 };
             let cells = grid_cells(extent_t, extent_y, s);
-            assert!(cells <= budget, "{s:?}: {cells} cells");
+            assert!(cells <= blocks as f64 * 0.5, "{s:?}: {cells} cells");
         }
     }
 
-    /// The thin lines stop one level short of the others of their parity, and the finest
-    /// levels of a 50 M-event and a 100 M-event trace (wave 32's two) hold 0.025–0.1 cells a
-    /// block on the full lines, a quarter of that on the thin ones.
+    /// With the thin budget from 2^21 cells (wave 32's measurement), the same whole view is
+    /// drawn from line 0's cells of 2^15 × 2^14 (1.23 × 0.71 px, the coarse rule
+    /// `index::COARSE_CELL_PIXELS`), and its 1/4 view (pixels 2^12.7 × 2^14.5) from its
+    /// 6.26 M blocks: the price of an index 30 % the size.
+    #[test]
+    fn a_thin_budget_draws_the_whole_view_coarse_and_the_quarter_view_exactly() {
+        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
+        let params = BuildParams {
+            scale_from_cells: f64::from(1u32 << 21),
+            ..BuildParams::default()
+        };
+        let specs = level_specs(extent_t, extent_y, blocks, &params);
+        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
+        let whole = [extent_t as f64 / 1920.0, extent_y as f64 / 1080.0];
+        assert_eq!(
+            crate::index::coarse_level_among(&sizes, whole, 1.0 + 1e-9),
+            None
+        );
+        let li = crate::index::coarse_level_among(&sizes, whole, crate::index::COARSE_CELL_PIXELS)
+            .map(|i| (sizes[i], specs[i].line));
+        assert_eq!(li, Some(([15, 14], 0)), "{specs:?}");
+        let quarter = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
+        let li =
+            crate::index::coarse_level_among(&sizes, quarter, crate::index::COARSE_CELL_PIXELS);
+        assert_eq!(li.map(|i| sizes[i]), None, "{specs:?}");
+        // Without it (the default for 25 M blocks) line 2's finest level serves the 1/4 view.
+        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
+        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
+        let li =
+            crate::index::coarse_level_among(&sizes, quarter, crate::index::COARSE_CELL_PIXELS);
+        assert_eq!(li.map(|i| (sizes[i], specs[i].line)), Some(([13, 14], 2)));
+    }
+
+    /// The thin lines stop one level short of the others of their parity: the finest levels of
+    /// a 1 B-event and a 2 B-event trace hold a quarter to one budget of cells on the full
+    /// lines, a quarter of that on the thin ones (and of a 50 M-event trace with the thin
+    /// budget from 2^21 cells, as wave 32 measured).
     #[test]
     fn thin_lines_stop_one_level_short() {
-        let params = BuildParams::default();
-        for (extent_t, extent_y, blocks) in [
-            (50_000_001u64, 24_826_177u64, 25_007_781u64),
-            (100_000_001, 28_665_217, 50_010_156),
+        let default = BuildParams::default();
+        let early = BuildParams {
+            scale_from_cells: f64::from(1u32 << 21),
+            ..BuildParams::default()
+        };
+        for (extent_t, extent_y, blocks, params) in [
+            (1_000_000_001u64, 120_000_000u64, 500_000_000u64, &default),
+            (2_000_000_001, 130_000_000, 1_000_000_000, &default),
+            (50_000_001, 24_826_177, 25_007_781, &early),
         ] {
-            let specs = level_specs(extent_t, extent_y, blocks, &params);
+            let specs = level_specs(extent_t, extent_y, blocks, params);
+            let full = params.max_cells(blocks, 0);
+            assert!(
+                full < blocks as f64 * 0.5,
+                "{blocks}: the thin budget applies"
+            );
             for &a in &params.lines {
                 let finest = specs
                     .iter()
                     .filter(|s| s.line == a)
                     .max_by_key(|s| s.k)
-                    .map(|s| grid_cells(extent_t, extent_y, s) / blocks as f64);
+                    .map(|s| grid_cells(extent_t, extent_y, s));
                 let Some(c) = finest else {
                     panic!("line {a} has no level")
                 };
-                let (lo, hi) = if params.thin_lines.contains(&a) {
-                    (0.025 / 4.0, 0.1 / 4.0)
+                let budget = if params.thin_lines.contains(&a) {
+                    full / 4.0
                 } else {
-                    (0.025, 0.1)
+                    full
                 };
-                assert!(c > lo && c <= hi, "line {a}: {c} cells a block");
+                assert!(
+                    c > budget / 4.0 && c <= budget * (1.0 + 1e-9),
+                    "{blocks} blocks, line {a}: {c} cells for a budget of {budget}"
+                );
             }
         }
     }
 
-    /// Up to 2^22 blocks every line keeps the levels of half a cell a block, as before wave 32;
-    /// past that, 2^21 cells and from 2^21 · 10 blocks a tenth of a cell a block, a quarter of
+    /// Up to 2^27 blocks every line keeps the levels of half a cell a block, as before wave 32;
+    /// past that, 2^26 cells and from 2^26 · 10 blocks a tenth of a cell a block, a quarter of
     /// that on the thin lines.
     #[test]
     fn small_traces_keep_half_a_cell_a_block() {
         let p = BuildParams::default();
         for line in [0, 2] {
             assert_eq!(p.max_cells(1_500_000, line), 750_000.0);
-            assert_eq!(p.max_cells(1 << 22, line), f64::from(1u32 << 21));
+            assert_eq!(p.max_cells(25_007_781, line), 25_007_781.0 * 0.5);
+            assert_eq!(p.max_cells(1 << 27, line), f64::from(1u32 << 26));
             assert_eq!(p.max_cells(0, line), 1.0);
         }
-        assert_eq!(p.max_cells(10 << 21, 0), f64::from(1u32 << 21));
-        assert_eq!(p.max_cells(10 << 21, 2), f64::from(1u32 << 19));
-        assert_eq!(p.max_cells(100 << 21, 0), f64::from(10u32 << 21));
-        assert_eq!(p.max_cells(100 << 21, 2), f64::from(10u32 << 19));
+        assert_eq!(p.max_cells(10 << 26, 0), f64::from(1u32 << 26));
+        assert_eq!(p.max_cells(10 << 26, 2), f64::from(1u32 << 24));
+        assert_eq!(p.max_cells(100 << 26, 0), 10.0 * f64::from(1u32 << 26));
+        assert_eq!(p.max_cells(100 << 26, 2), 10.0 * f64::from(1u32 << 24));
         // An index's header before wave 32 reads as half a cell a block whatever its size.
         let old: BuildParams =
             serde_json::from_str(r#"{"lines":[0],"max_cells_per_block":0.5}"#).expect("json");
-        assert_eq!(old.max_cells(100 << 21, 0), f64::from(50u32 << 21));
+        assert_eq!(old.max_cells(100 << 26, 0), 50.0 * f64::from(1u32 << 26));
         assert!(old.thin_lines.is_empty());
         let again: BuildParams =
             serde_json::from_str(&serde_json::to_string(&old).expect("json")).expect("json");
         assert_eq!(again, old);
-    }
-
-    /// The same trace's 1/4 view (a quarter of the time, every address) at 1920×1080 has
-    /// pixels of 2^12.7 × 2^14.5, finer than every level. From wave 20 to 31 it was drawn from
-    /// line 2's finest level, cells 2^13 × 2^14 (1.26 × 0.71 px: the coarse rule); its grid
-    /// held 0.37 cells a block, over wave 32's budget: the view is drawn from its 6.26 M
-    /// blocks, the price of an index 30 % the size (BENCHMARKS.md, wave 32).
-    #[test]
-    fn the_quarter_view_of_50m_events_at_1920x1080_is_drawn_exactly() {
-        let (extent_t, extent_y, blocks) = (50_000_001u64, 24_826_177u64, 25_007_781u64);
-        let pixel = [extent_t as f64 / 4.0 / 1920.0, extent_y as f64 / 1080.0];
-        let specs = level_specs(extent_t, extent_y, blocks, &BuildParams::default());
-        let sizes: Vec<[u8; 2]> = specs.iter().map(|s| [s.log_tau, s.log_sig]).collect();
-        let li = crate::index::coarse_level_among(&sizes, pixel, crate::index::COARSE_CELL_PIXELS);
-        assert_eq!(li.map(|i| sizes[i]), None, "{specs:?}");
     }
 }
