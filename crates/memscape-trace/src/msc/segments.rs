@@ -342,6 +342,7 @@ fn encode_segment(
                 let contexts = crate::ppm::EventTimeContexts {
                     order: e.order,
                     site: e.site,
+                    model: crate::ppm::MODEL_EVENT_TIMES_PREVIOUS,
                 };
                 Ok(vec![with_shift(context_coded(
                     Some(plain),
@@ -804,6 +805,8 @@ fn segment_event_times(
         let contexts = crate::ppm::EventTimeContexts {
             order: &order[start.min(order.len())..end.min(order.len())],
             site,
+            // The decoder takes the model from the section's first byte.
+            model: crate::ppm::MODEL_EVENT_TIMES,
         };
         let values = seg
             .numeric_ctx::<u64>(id::EVENT_TIME, None, Some(&contexts))

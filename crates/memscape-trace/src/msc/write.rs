@@ -199,6 +199,7 @@ pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace)
     let contexts = crate::ppm::EventTimeContexts {
         order: &order,
         site: &b.site,
+        model: crate::ppm::MODEL_EVENT_TIMES_PREVIOUS,
     };
     context_coded(Some(plain), values, &contexts)
 }
@@ -221,15 +222,18 @@ pub(super) fn encode_event_times(
     let contexts = crate::ppm::EventTimeContexts {
         order: &order,
         site: &b.site,
+        model: crate::ppm::MODEL_EVENT_TIMES_PREVIOUS,
     };
     // Deltas as the whole column's coding sees them (from the value before the sample).
     let deltas: Vec<u64> = range
         .clone()
         .map(|i| values[i].wrapping_sub(i.checked_sub(1).map_or(0, |p| values[p])))
         .collect();
-    let context_sample = crate::ppm::encode(&deltas, crate::ppm::EVENT_TIME_LENGTH_CONTEXTS, |j| {
-        contexts.context(range.start + j)
-    })
+    let context_sample = crate::ppm::encode(
+        &deltas,
+        crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+        |j, previous| contexts.context(range.start + j, previous),
+    )
     .len();
     Ok(if context_sample < plain_sample {
         context_coded(None, values, &contexts)
@@ -245,11 +249,11 @@ pub(super) fn context_coded(
     contexts: &crate::ppm::EventTimeContexts<'_>,
 ) -> Encoded {
     let deltas = codes(values, XF_DELTA, None);
-    let mut payload = vec![crate::ppm::MODEL_EVENT_TIMES];
+    let mut payload = vec![contexts.model];
     payload.extend(crate::ppm::encode(
         &deltas,
         crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
-        |i| contexts.context(i),
+        |i, previous| contexts.context(i, previous),
     ));
     // The reader accepts at most PRESIZE_PER_BYTE values per payload byte.
     payload.resize(
