@@ -445,6 +445,8 @@ fn record_following(
                     // short program's merge is not held back by reading its modules' symbols).
                     if let Some(converter) = &mut converter {
                         converter.symbolize_new(&mut symbolizer);
+                        // And the footer's call tree compressed so far (named first).
+                        converter.compress_footer_ahead();
                     }
                     std::thread::park_timeout(every);
                 }

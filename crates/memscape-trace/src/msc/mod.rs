@@ -199,6 +199,7 @@ pub(crate) struct MscMeta {
     pub(crate) warnings: Vec<WarningRecord>,
 }
 
+mod ahead;
 mod decode;
 mod eager;
 mod layout;
@@ -207,6 +208,7 @@ mod segments;
 pub(crate) mod v1;
 mod write;
 
+pub use ahead::FooterAhead;
 use decode::*;
 pub use decode::{from_msc_bytes, read_msc};
 pub use layout::reseal_checksums;

@@ -597,65 +597,24 @@ pub(super) fn meta_section(trace: &Trace, level: i32) -> std::io::Result<Encoded
 
 /// The call tree, strings and thread names.
 pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec<Encoded>> {
-    let t = &trace.call_tree;
+    tree_and_strings_ahead(trace, level, None)
+}
+
+/// [`tree_and_strings`] with the call tree's columns continuing what `ahead` compressed while
+/// a recording ran (`ahead.rs`).
+pub(super) fn tree_and_strings_ahead(
+    trace: &Trace,
+    level: i32,
+    ahead: Option<&super::ahead::FooterAhead>,
+) -> std::io::Result<Vec<Encoded>> {
     let mut string_bytes = Vec::new();
     let mut string_ends = Vec::with_capacity(trace.strings.len());
     for s in trace.strings.iter() {
         string_bytes.extend_from_slice(s.as_bytes());
         string_ends.push(string_bytes.len() as u64);
     }
-    let frames = &t.frames;
-    let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
-    Ok(vec![
-        encode_best(
-            id::TREE_PARENT,
-            4,
-            &widen(&t.parent),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None, level)?,
-        encode_best(
-            id::TREE_FUNCTION,
-            4,
-            &column(|f| f.function.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_FILE,
-            4,
-            &column(|f| f.file.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_LINE,
-            4,
-            &column(|f| f.line.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_MODULE,
-            4,
-            &column(|f| f.module.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_MODULE_OFFSET,
-            8,
-            &column(|f| f.module_offset),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
+    let mut sections = super::ahead::tree_sections(trace, level, ahead)?;
+    sections.extend([
         encode_bytes(id::STRING_BYTES, &string_bytes, level)?,
         encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None, level)?,
         encode_best(
@@ -684,7 +643,8 @@ pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec
             &serde_json::to_vec(&trace.pools).map_err(std::io::Error::other)?,
             level,
         )?,
-    ])
+    ]);
+    Ok(sections)
 }
 
 /// A raw (packing 0) block section: the values as they are in memory, little-endian.
