@@ -115,44 +115,71 @@ pub(super) fn tree_sections(
     let t = &trace.call_tree;
     let mut out = Vec::with_capacity(TREE_COLUMNS.len());
     for (c, &(section, elem_size, code)) in TREE_COLUMNS.iter().enumerate() {
-        let codes: Vec<u64> = (0..t.len()).map(|i| code(t, i)).collect();
         let column = ahead.and_then(|a| a.columns.get(c));
-        out.push(
-            match column.and_then(|a| continued(section, elem_size, &codes, a, level)) {
-                Some(encoded) => encoded?,
-                None => encode_best(section, elem_size, &codes, &[XF_NONE], None, level)?,
-            },
-        );
+        let encoded = match column.and_then(|a| continued(section, elem_size, t, code, a, level)) {
+            Some(encoded) => encoded?,
+            None => {
+                let codes: Vec<u64> = (0..t.len()).map(|i| code(t, i)).collect();
+                encode_best(section, elem_size, &codes, &[XF_NONE], None, level)?
+            }
+        };
+        out.push(encoded);
     }
     Ok(out)
 }
 
-/// `codes` as byte planes continuing `ahead`'s frames, or bit-packed where `encode_numeric`
-/// would choose that; `None` where the frames do not fit (another prefix or plane count).
+/// Column `code` of `tree` as byte planes continuing `ahead`'s frames, or bit-packed where
+/// `encode_numeric` would choose that; `None` where the frames do not fit (another prefix or
+/// plane count). One pass over the compressed prefix (compared, not copied) and the column's
+/// bit-packed size counted, not packed: at the exit only the rest is copied and compressed.
 fn continued(
     section: u32,
     elem_size: u8,
-    codes: &[u64],
+    tree: &CallTree,
+    code: NodeCode,
     ahead: &AheadColumn,
     level: i32,
 ) -> Option<std::io::Result<Encoded>> {
-    let done = ahead.codes.len();
-    let k = bytes_per_code(codes.iter().copied().max().unwrap_or(0));
-    if done == 0 || codes.len() < GROUP || k != ahead.k || codes.get(..done)? != ahead.codes {
+    let (n, done) = (tree.len(), ahead.codes.len());
+    if done == 0 || n < GROUP || done > n {
+        return None;
+    }
+    let mut max = 0;
+    let mut bits_len = 0;
+    for start in (0..n).step_by(CHUNK) {
+        let end = (start + CHUNK).min(n);
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        for i in start..end {
+            let c = code(tree, i);
+            if i < done && c != ahead.codes[i] {
+                return None;
+            }
+            lo = lo.min(c);
+            hi = hi.max(c);
+        }
+        max = max.max(hi);
+        bits_len += chunk_bits_len(end - start, hi - lo);
+    }
+    let chunks = n.div_ceil(CHUNK);
+    // `pack_bits`: the chunks' references, their widths padded to whole words, the data.
+    bits_len += 8 * chunks + chunks.next_multiple_of(8);
+    let k = bytes_per_code(max);
+    if k != ahead.k {
         return None;
     }
     let encoded = (|| {
         let mut planes = vec![k as u8, PLANE_BLOCK_LOG2];
         planes.extend_from_slice(&ahead.frames);
-        if done < codes.len() {
-            planes.extend(planes_frame(&codes[done..], k, level)?);
+        if done < n {
+            let rest: Vec<u64> = (done..n).map(|i| code(tree, i)).collect();
+            planes.extend(planes_frame(&rest, k, level)?);
         }
         // `encode_numeric`'s choice between the two packings.
-        let bits = pack_bits(codes);
-        let (packing, payload) = if (planes.len() as f64) < bits.len() as f64 * PLANES_WORTH_IT {
+        let (packing, payload) = if (planes.len() as f64) < bits_len as f64 * PLANES_WORTH_IT {
             (PACK_PLANES, planes)
         } else {
-            (PACK_BITS, bits)
+            let codes: Vec<u64> = (0..n).map(|i| code(tree, i)).collect();
+            (PACK_BITS, pack_bits(&codes))
         };
         Ok(Encoded {
             id: section,
@@ -160,9 +187,43 @@ fn continued(
             transform: XF_NONE,
             packing,
             shift: 0,
-            count: codes.len() as u64,
+            count: n as u64,
             payload,
         })
     })();
     Some(encoded)
+}
+
+/// The data bytes `pack_bits` spends on a chunk of `len` codes spread over `spread`.
+fn chunk_bits_len(len: usize, spread: u64) -> usize {
+    8 * bit_width(spread) as usize * len.div_ceil(GROUP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bit-packed size `continued` counts is `pack_bits`'s length.
+    #[test]
+    fn counted_bit_packed_size_is_pack_bits_length() {
+        for n in [0usize, 1, 63, 64, 1023, 1024, 1025, 5000, 70_000] {
+            let codes: Vec<u64> = (0..n as u64)
+                .map(|i| (i * 2_654_435_761) % (1 + i % 5000))
+                .collect();
+            let chunks = n.div_ceil(CHUNK);
+            let data: usize = codes
+                .chunks(CHUNK)
+                .map(|c| {
+                    let lo = c.iter().copied().min().unwrap_or(0);
+                    let hi = c.iter().copied().max().unwrap_or(0);
+                    chunk_bits_len(c.len(), hi - lo)
+                })
+                .sum();
+            assert_eq!(
+                data + 8 * chunks + chunks.next_multiple_of(8),
+                pack_bits(&codes).len(),
+                "{n} codes"
+            );
+        }
+    }
 }
