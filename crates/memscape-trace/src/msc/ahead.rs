@@ -119,6 +119,13 @@ pub(super) fn tree_sections(
         let encoded = match column.and_then(|a| continued(section, elem_size, t, code, a, level)) {
             Some(encoded) => encoded?,
             None => {
+                if column.is_some_and(|a| !a.codes.is_empty()) {
+                    tracing::debug!(
+                        section,
+                        nodes = t.len(),
+                        "footer column encoded whole: its compressed prefix no longer fits"
+                    );
+                }
                 let codes: Vec<u64> = (0..t.len()).map(|i| code(t, i)).collect();
                 encode_best(section, elem_size, &codes, &[XF_NONE], None, level)?
             }
