@@ -74,16 +74,16 @@ pub struct RecordOptions {
     pub time_resolution_log2: u8,
 }
 
-/// The default time resolution of recordings: 2^4 = 16 ns. The shim's clock advances in steps
-/// of 10 ns on the development VM (the TSC there moves 26 ticks at a time at 2.6 GHz; about
-/// 0.4 ns on bare metal), and consecutive events of one thread are at least 20 ns apart in
-/// 99.98 % of the sqlite3 benchmark's 3.8 M events (the shim's own cost per event): at 16 ns
-/// they keep distinct times, which they start to share from 32 ns on. Exact nanoseconds cost
-/// about 2.6 bits per event more than heaptrack's whole file per event on that VM, and more on
-/// a machine with a finer clock; 16 ns keeps the file 25 % below heaptrack's and is still
-/// 625,000 times finer than heaptrack's 10 ms ticks. `benches/record/RESULTS.md` has the sizes
-/// per resolution.
-pub const DEFAULT_TIME_RESOLUTION_LOG2: u8 = 4;
+/// The default time resolution of recordings: 2^6 = 64 ns (16 ns before wave 32). Under the
+/// shim consecutive events of a thread are ≥ 42 ns apart in 99 % of sqlite3's events (the
+/// shim's own cost per event), and no block of sqlite3 or cc1plus lives shorter than 64 ns
+/// but 0.0015 % of cc1plus's (at 128 ns: 1.5 %, whose lifetimes would round to nothing); 99.2 %
+/// of consecutive events keep distinct times. Finer times cost what the clock's jitter puts
+/// into the low bits: on a VM whose TSC steps 6.2 ns, sqlite3's file at 16 ns was 1.29–1.32×
+/// heaptrack's `.raw.zst` (the times ≈ 80 % of it), at 64 ns ≈ 0.8–0.86×. 64 ns is still
+/// 156,000 times finer than heaptrack's 10 ms timestamps. `crates/memscape-record/README.md`
+/// ("Time resolution") has the figures.
+pub const DEFAULT_TIME_RESOLUTION_LOG2: u8 = 6;
 
 /// Parses a time resolution: `exact` (or `0`), or a duration `N[ns|us|ms|s]` (plain numbers
 /// are nanoseconds), rounded down to a power of two nanoseconds. Returns its log2.
@@ -445,6 +445,8 @@ fn record_following(
                     // short program's merge is not held back by reading its modules' symbols).
                     if let Some(converter) = &mut converter {
                         converter.symbolize_new(&mut symbolizer);
+                        // And the footer's call tree compressed so far (named first).
+                        converter.compress_footer_ahead();
                     }
                     std::thread::park_timeout(every);
                 }

@@ -216,6 +216,9 @@ pub(crate) struct Sink {
     kept: usize,
     tx: Option<std::sync::mpsc::SyncSender<Drained>>,
     writer: Option<std::thread::JoinHandle<std::io::Result<SegmentWriter<SyncedFile>>>>,
+    /// The footer's call-tree columns compressed while the program runs
+    /// ([`Converter::compress_footer_ahead`]): at the exit only the newest nodes are left.
+    ahead: memscape_trace::msc::FooterAhead,
 }
 
 impl Sink {
@@ -259,6 +262,7 @@ impl Sink {
             kept: 0,
             tx: Some(tx),
             writer: Some(handle),
+            ahead: memscape_trace::msc::FooterAhead::new(options),
         })
     }
 }
@@ -753,6 +757,17 @@ impl Converter {
         symbolizer: &mut memscape_trace::symbolize::Symbolizer,
     ) -> memscape_trace::symbolize::SymbolizeReport {
         symbolizer.symbolize_new(&mut self.builder.call_tree, &mut self.builder.strings)
+    }
+
+    /// Compresses the call tree's columns made since the last call, for the footer (their
+    /// whole plane blocks: `memscape_trace::msc::FooterAhead`). For idle moments, after
+    /// [`Converter::symbolize_new`]: a node named after its block was compressed makes the
+    /// footer encode that column whole at the end (the same file, later). A failure here
+    /// only means the same.
+    pub(crate) fn compress_footer_ahead(&mut self) {
+        if let Some(sink) = &mut self.sink {
+            let _ = sink.ahead.advance(&self.builder.call_tree);
+        }
     }
 
     /// The trace of what has been applied so far (`TraceBuilder::snapshot`: the append-only

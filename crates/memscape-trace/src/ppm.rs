@@ -240,17 +240,23 @@ impl Model {
     }
 }
 
-/// The contexts of value `i`: one key per order (most specific first) and a small number
-/// `< length_contexts` for the bit-length fallback.
-pub(crate) trait ContextFn: Fn(usize) -> ([u64; ORDERS], usize) {}
-impl<F: Fn(usize) -> ([u64; ORDERS], usize)> ContextFn for F {}
+/// The contexts of value `i`, given the value coded just before it ([`NO_PREVIOUS`] for the
+/// first): one key per order (most specific first) and a small number `< length_contexts` for
+/// the bit-length fallback.
+pub(crate) trait ContextFn: Fn(usize, u64) -> ([u64; ORDERS], usize) {}
+impl<F: Fn(usize, u64) -> ([u64; ORDERS], usize)> ContextFn for F {}
+
+/// What [`ContextFn`] is given as the previous value of the first value.
+pub(crate) const NO_PREVIOUS: u64 = u64::MAX;
 
 /// Encodes `values` with the contexts `context(i)` gives.
 pub(crate) fn encode(values: &[u64], length_contexts: usize, context: impl ContextFn) -> Vec<u8> {
     let mut m = Model::new(length_contexts);
     let mut e = Encoder::new();
+    let mut previous = NO_PREVIOUS;
     for (i, &v) in values.iter().enumerate() {
-        let (keys, small) = context(i);
+        let (keys, small) = context(i, previous);
+        previous = v;
         let mut coded = false;
         for (order, key) in m.orders.iter_mut().zip(keys) {
             let t = order.entry(key).or_default();
@@ -307,8 +313,9 @@ pub(crate) fn decode(
     let mut d = Decoder::new(bytes);
     let mut out = Vec::with_capacity(count.min(bytes.len().saturating_mul(64) + 64));
     let mut visited: [Option<u64>; ORDERS] = [None; ORDERS];
+    let mut previous = NO_PREVIOUS;
     for i in 0..count {
-        let (keys, small) = context(i);
+        let (keys, small) = context(i, previous);
         let mut value = None;
         let mut escaped = 0;
         for (o, (order, key)) in m.orders.iter_mut().zip(keys).enumerate() {
@@ -372,24 +379,37 @@ pub(crate) fn decode(
             }
         }
         out.push(v);
+        previous = v;
     }
     out
 }
 
-/// Model 1: the contexts of event times (one per event, then the trace end), from the order
-/// of the events (entry `e`: `block << 1 | is_free`, `u32::MAX` for an event without a block)
-/// and the call site of every block. Orders: (site of this event's block, kinds of this and the
-/// previous event, site of the previous event's block); (site, kinds); (kinds). The kind of an
-/// event is allocation, free, neither (a free that matched nothing) or the trace end.
+/// Models 1 and 2: the contexts of event times (one per event, then the trace end), from the
+/// order of the events (entry `e`: `block << 1 | is_free`, `u32::MAX` for an event without a
+/// block) and the call site of every block. Model 1's orders: (site of this event's block,
+/// kinds of this and the previous event, site of the previous event's block); (site, kinds);
+/// (kinds). The kind of an event is allocation, free, neither (a free that matched nothing) or
+/// the trace end. Model 2 (the writer's since wave 32) adds the previous delta (capped, see
+/// [`PREVIOUS_DELTA_CAP`]) to the most specific order: where the clock steps finer than the
+/// stored resolution, a delta rounded up is mostly followed by one rounded down, and the
+/// program's pace carries from one event to the next (sqlite3's times −14 % at 16 ns, −19 % at
+/// 64 ns; cc1plus's +0.3–0.8 %: `BENCHMARKS.md`, wave 32).
 pub(crate) struct EventTimeContexts<'a> {
     pub(crate) order: &'a [u32],
     pub(crate) site: &'a [u32],
+    /// [`MODEL_EVENT_TIMES`] or [`MODEL_EVENT_TIMES_PREVIOUS`].
+    pub(crate) model: u8,
 }
 
-/// Kind pairs: the bit-length contexts of model 1.
+/// Kind pairs: the bit-length contexts of models 1 and 2.
 pub(crate) const EVENT_TIME_LENGTH_CONTEXTS: usize = 16;
-/// Model id of [`EventTimeContexts`] (the first payload byte of a packing-4 section).
+/// Model id of [`EventTimeContexts`] without the previous delta (the first payload byte of a
+/// packing-4 section; files written before wave 32).
 pub(crate) const MODEL_EVENT_TIMES: u8 = 1;
+/// Model id of [`EventTimeContexts`] with the previous delta (what the writer uses).
+pub(crate) const MODEL_EVENT_TIMES_PREVIOUS: u8 = 2;
+/// Previous deltas from this many units of the stored resolution on share one context.
+pub(crate) const PREVIOUS_DELTA_CAP: u64 = 64;
 
 impl EventTimeContexts<'_> {
     #[inline]
@@ -404,7 +424,9 @@ impl EventTimeContexts<'_> {
         }
     }
 
-    pub(crate) fn context(&self, e: usize) -> ([u64; ORDERS], usize) {
+    /// The contexts of event `e` whose previous delta was `previous` ([`NO_PREVIOUS`] for the
+    /// first of a section).
+    pub(crate) fn context(&self, e: usize, previous: u64) -> ([u64; ORDERS], usize) {
         let (kind, site) = self.kind_site(e);
         let (prev_kind, prev_site) = match e.checked_sub(1) {
             Some(p) => self.kind_site(p),
@@ -413,7 +435,21 @@ impl EventTimeContexts<'_> {
         let kinds = kind * 4 + prev_kind;
         let o1 = site << 4 | kinds;
         let o2 = o1.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ prev_site;
-        ([o2, o1, kinds], kinds as usize)
+        if self.model == MODEL_EVENT_TIMES {
+            return ([o2, o1, kinds], kinds as usize);
+        }
+        // 0 for no previous delta, 1 + the capped delta otherwise.
+        let pace = if previous == NO_PREVIOUS {
+            0
+        } else {
+            1 + previous.min(PREVIOUS_DELTA_CAP)
+        };
+        // The previous delta joins the most specific order only: with it in (site, kinds)
+        // too, or as a fourth order above the three, sqlite3's times grew 0.5–3 % and cc1plus's
+        // 3 % (escapes through one more sparse order cost more than it tells).
+        let o2_paced =
+            (o2 ^ pace.wrapping_mul(0xD6E8_FEB8_6659_FD93)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ([o2_paced, o1, kinds], kinds as usize)
     }
 }
 
@@ -442,7 +478,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn ctx(contexts: &[u64]) -> impl ContextFn + '_ {
-        move |i| {
+        move |i, _| {
             let c = contexts[i];
             ([c * 31 + (i as u64 % 3), c, 0], (c % 4) as usize)
         }
@@ -475,6 +511,58 @@ mod tests {
         let bytes = encode(&values, 4, ctx(&contexts));
         assert!(bytes.len() < 2_000, "{} bytes", bytes.len());
         assert_eq!(decode(&bytes, values.len(), 4, ctx(&contexts)), values);
+    }
+
+    /// Event times of one thread on a clock that steps 6 ns, stored at 64 ns: each rounded
+    /// delta is the true step plus the rounding of this time minus that of the previous one, so
+    /// a delta rounded up is mostly followed by one rounded down. Model 2 (the previous delta in
+    /// the most specific order) learns that; both models decode to the same times.
+    #[test]
+    fn the_previous_delta_codes_rounded_times_smaller() {
+        let events = 60_000usize;
+        let blocks = events / 2;
+        // Block b is allocated at event 2b and freed at 2b + 1, from one of 7 sites.
+        let order: Vec<u32> = (0..events as u32).map(|e| (e / 2) << 1 | (e & 1)).collect();
+        let site: Vec<u32> = (0..blocks as u32).map(|b| b * 5 % 7).collect();
+        let mut exact = 0u64;
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut times = Vec::with_capacity(events);
+        for e in 0..events {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let step = 150 + 40 * u64::from(site[e / 2]) + 60 * (e as u64 & 1) + state % 24;
+            exact += step;
+            times.push((exact / 6 * 6) >> 6);
+        }
+        let deltas: Vec<u64> = times
+            .iter()
+            .scan(0u64, |prev, &t| {
+                let d = t - *prev;
+                *prev = t;
+                Some(d)
+            })
+            .collect();
+        let coded = |model| {
+            let contexts = EventTimeContexts {
+                order: &order,
+                site: &site,
+                model,
+            };
+            let bytes = encode(&deltas, EVENT_TIME_LENGTH_CONTEXTS, |i, p| {
+                contexts.context(i, p)
+            });
+            let back = decode(&bytes, deltas.len(), EVENT_TIME_LENGTH_CONTEXTS, |i, p| {
+                contexts.context(i, p)
+            });
+            assert_eq!(back, deltas, "model {model}");
+            bytes.len()
+        };
+        let (one, two) = (coded(MODEL_EVENT_TIMES), coded(MODEL_EVENT_TIMES_PREVIOUS));
+        assert!(
+            two * 100 < one * 95,
+            "model 2: {two} bytes, model 1: {one} bytes"
+        );
     }
 
     /// Many distinct values in one context: escapes and the symbol cap stay consistent.

@@ -154,6 +154,71 @@ fn footer_encoded_apart_gives_the_same_file() {
     }
 }
 
+/// The call tree's columns compressed ahead while the tree grows (`FooterAhead`, as a recording
+/// does while the program runs) and continued at the end give a file that loads as the footer
+/// encoded whole does; a column whose compressed prefix changed since (a node renamed) is
+/// encoded whole, and the file still loads the same.
+#[test]
+fn footer_compressed_ahead_loads_as_the_whole_footer() {
+    use memscape_trace::msc::FooterAhead;
+    for rename_after in [false, true] {
+        let options = MscOptions {
+            zstd_level: Some(3),
+            ..Default::default()
+        };
+        let mut b = memscape_trace::TraceBuilder::with_event_times("ahead");
+        let thread = b.thread("tid 1");
+        let names: Vec<u32> = (0..50)
+            .map(|k| b.strings.intern(&format!("f{k}")))
+            .collect();
+        let mut ahead = FooterAhead::new(&options);
+        // 200,000 nodes (three whole plane blocks and a part), compressed ahead three times.
+        let mut leaves = Vec::new();
+        for n in 0..200_000u64 {
+            let parent = if n % 7 == 0 {
+                0
+            } else {
+                (n as u32).saturating_sub(3)
+            };
+            let frame = memscape_trace::Frame {
+                ip: 0x40_0000 + 16 * n,
+                function: names[(n % 50) as usize],
+                file: 0,
+                line: (n % 300) as u32,
+                module: 0,
+                module_offset: 16 * n,
+            };
+            leaves.push(b.call_tree.child(parent, frame));
+            if n % 70_000 == 69_999 {
+                ahead.advance(&b.call_tree).unwrap();
+            }
+        }
+        if rename_after {
+            // Node 10 (compressed ahead) named again, as a late symbolization would.
+            b.call_tree.frames[10].function = names[49];
+        }
+        for (i, &site) in leaves.iter().enumerate().step_by(97) {
+            let i = i as u64;
+            b.alloc(2 * i + 1, 10 * i, 0x1000 + 64 * i, 32, 40, thread, site);
+        }
+        let t = b.finish(TraceFormat::Csv, true);
+        let write = |footer: EncodedFooter| -> Vec<u8> {
+            let mut w = SegmentWriter::new(Vec::new(), &options).unwrap();
+            w.push(&SegmentBlocks::of(&t.blocks, 0..t.blocks.len()), None)
+                .unwrap();
+            w.finish_with(footer).unwrap()
+        };
+        let whole = write(EncodedFooter::new(&t, &options).unwrap());
+        let continued = write(EncodedFooter::with_ahead(&t, &options, &ahead).unwrap());
+        // The frames were used (several frames are other bytes than one), except for the
+        // renamed column.
+        assert_ne!(whole, continued);
+        let back = from_msc_bytes("ahead.msc", &continued).unwrap();
+        assert_same(&back, &t);
+        assert_same(&from_msc_bytes("whole.msc", &whole).unwrap(), &back);
+    }
+}
+
 /// A flipped byte in a segment's payload: an error naming the segment, its offset, and a file
 /// offset inside that segment.
 #[test]

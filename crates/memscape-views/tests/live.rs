@@ -380,7 +380,7 @@ fn assert_same_dataset(
     assert_eq!(sa.color_by, sb.color_by);
 }
 
-/// At the default time resolution (16 ns): the finished dataset is made from the recording's
+/// At 16 ns (the default time resolution before wave 32): the finished dataset is made from the recording's
 /// trace in memory, its times rounded as the file rounds them, without reading the file (it
 /// is moved away meanwhile), and equals the dataset opening the file makes.
 #[test]

@@ -205,7 +205,8 @@ impl Converter {
     ) -> std::io::Result<(Vec<ProcessReport>, Vec<UnrecordedProgram>)> {
         // Encoded while the writer may still encode the last segments.
         let phase = Instant::now();
-        let footer = memscape_trace::msc::EncodedFooter::new(rest, &sink.options)?;
+        let footer =
+            memscape_trace::msc::EncodedFooter::with_ahead(rest, &sink.options, &sink.ahead)?;
         crate::phase_done("footer encoded", phase);
         let phase = Instant::now();
         if let Some(handover) = handover {

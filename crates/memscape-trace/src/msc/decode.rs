@@ -486,28 +486,38 @@ impl<'a> Decoder<'a> {
                 }
             }
             PACK_CONTEXT if self.version >= VERSION_V4 && contexts.is_some() => {
-                let model = payload.first().copied();
+                // Model 1 (files before wave 32) or 2 (with the previous delta).
+                let model = payload.first().copied().filter(|&m| {
+                    m == crate::ppm::MODEL_EVENT_TIMES
+                        || m == crate::ppm::MODEL_EVENT_TIMES_PREVIOUS
+                });
                 // A coded value can cost almost nothing: the writer pads the payload to one
                 // byte per PRESIZE_PER_BYTE values, so the count is backed by the payload.
-                if model != Some(crate::ppm::MODEL_EVENT_TIMES)
-                    || n > payload.len().saturating_mul(PRESIZE_PER_BYTE)
-                {
+                let (Some(model), true) =
+                    (model, n <= payload.len().saturating_mul(PRESIZE_PER_BYTE))
+                else {
                     return Err(self.corrupt(
                         s,
                         format!(
-                            "model {} and at most {PRESIZE_PER_BYTE} values per payload byte in section {section}",
-                            crate::ppm::MODEL_EVENT_TIMES
+                            "model {} or {} and at most {PRESIZE_PER_BYTE} values per payload byte in section {section}",
+                            crate::ppm::MODEL_EVENT_TIMES,
+                            crate::ppm::MODEL_EVENT_TIMES_PREVIOUS
                         ),
                     ));
-                }
+                };
                 let Some(contexts) = contexts else {
                     return Err(self.corrupt(s, "contexts"));
+                };
+                let contexts = crate::ppm::EventTimeContexts {
+                    order: contexts.order,
+                    site: contexts.site,
+                    model,
                 };
                 Plan::Codes(crate::ppm::decode(
                     &payload[1..],
                     n,
                     crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
-                    |i| contexts.context(i),
+                    |i, previous| contexts.context(i, previous),
                 ))
             }
             p => {

@@ -520,6 +520,8 @@ impl LazyFile {
                 let contexts = crate::ppm::EventTimeContexts {
                     order: &order,
                     site: &site,
+                    // The decoder takes the model from the section's first byte.
+                    model: crate::ppm::MODEL_EVENT_TIMES,
                 };
                 d.numeric_ctx::<u64>(id::EVENT_TIME, None, Some(&contexts))?
             } else {

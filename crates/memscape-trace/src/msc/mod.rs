@@ -29,7 +29,7 @@
 //! | 1 | bit-packed | chunks of 1024 codes: `C` chunk references (u64 each), then `C` chunk bit widths (u8 each, padded to whole u64 words), then per chunk, per group of 64 codes (the last one padded with zeros), `width` u64 words holding the 64 codes minus the chunk reference, LSB first. A chunk whose codes are all equal has width 0 and no data words. |
 //! | 2 | byte planes + zstd | one byte `k` (1–8), one byte `b` (6–20), then one zstd frame of `k · count` bytes: per block of 2^b codes (the last one shorter), byte plane 0 (the low byte of every code of the block), plane 1, …, plane `k − 1` |
 //! | 3 | zstd | one zstd frame of the little-endian elements (byte sections) |
-//! | 4 | context-coded (version 4) | one byte: the context model (1: event times, `crate::ppm::EventTimeContexts`), then a range-coded stream of the codes (`crate::ppm`), padded with zeros to at least one byte per 256 codes |
+//! | 4 | context-coded (version 4) | one byte: the context model (1: event times, `crate::ppm::EventTimeContexts`; 2: the same with the previous delta in the most specific order, written since wave 32), then a range-coded stream of the codes (`crate::ppm`), padded with zeros to at least one byte per 256 codes |
 //!
 //! Transforms:
 //!
@@ -199,6 +199,7 @@ pub(crate) struct MscMeta {
     pub(crate) warnings: Vec<WarningRecord>,
 }
 
+mod ahead;
 mod decode;
 mod eager;
 mod layout;
@@ -207,6 +208,7 @@ mod segments;
 pub(crate) mod v1;
 mod write;
 
+pub use ahead::FooterAhead;
 use decode::*;
 pub use decode::{from_msc_bytes, read_msc};
 pub use layout::reseal_checksums;

@@ -209,7 +209,7 @@ impl<W: Write> SegmentWriter<W> {
     /// Writes the footer (everything of `rest` but its blocks, which the segments hold) and the
     /// trailer; returns the output.
     pub fn finish(self, rest: &Trace) -> std::io::Result<W> {
-        let footer = encode_footer_at(rest, self.level)?;
+        let footer = encode_footer_at(rest, self.level, None)?;
         self.finish_with(footer)
     }
 
@@ -267,12 +267,27 @@ pub struct EncodedFooter {
 impl EncodedFooter {
     /// Encodes everything of `rest` but its blocks, with the writer's `options`.
     pub fn new(rest: &Trace, options: &MscOptions) -> std::io::Result<Self> {
-        encode_footer_at(rest, options.zstd_level.unwrap_or(ZSTD_LEVEL))
+        encode_footer_at(rest, options.zstd_level.unwrap_or(ZSTD_LEVEL), None)
+    }
+
+    /// [`EncodedFooter::new`] continuing the call tree's columns that `ahead` compressed while
+    /// the recording ran: only the nodes added since are compressed now (a column whose
+    /// compressed prefix no longer matches is encoded whole). The file loads the same.
+    pub fn with_ahead(
+        rest: &Trace,
+        options: &MscOptions,
+        ahead: &super::ahead::FooterAhead,
+    ) -> std::io::Result<Self> {
+        encode_footer_at(rest, options.zstd_level.unwrap_or(ZSTD_LEVEL), Some(ahead))
     }
 }
 
-fn encode_footer_at(rest: &Trace, level: i32) -> std::io::Result<EncodedFooter> {
-    let mut sections = tree_and_strings(rest, level)?;
+fn encode_footer_at(
+    rest: &Trace,
+    level: i32,
+    ahead: Option<&super::ahead::FooterAhead>,
+) -> std::io::Result<EncodedFooter> {
+    let mut sections = tree_and_strings_ahead(rest, level, ahead)?;
     sections.push(meta_section(rest, level)?);
     Ok(EncodedFooter { sections })
 }
@@ -342,6 +357,7 @@ fn encode_segment(
                 let contexts = crate::ppm::EventTimeContexts {
                     order: e.order,
                     site: e.site,
+                    model: crate::ppm::MODEL_EVENT_TIMES_PREVIOUS,
                 };
                 Ok(vec![with_shift(context_coded(
                     Some(plain),
@@ -804,6 +820,8 @@ fn segment_event_times(
         let contexts = crate::ppm::EventTimeContexts {
             order: &order[start.min(order.len())..end.min(order.len())],
             site,
+            // The decoder takes the model from the section's first byte.
+            model: crate::ppm::MODEL_EVENT_TIMES,
         };
         let values = seg
             .numeric_ctx::<u64>(id::EVENT_TIME, None, Some(&contexts))

@@ -199,6 +199,7 @@ pub(super) fn with_context_coding(plain: Encoded, values: &[u64], trace: &Trace)
     let contexts = crate::ppm::EventTimeContexts {
         order: &order,
         site: &b.site,
+        model: crate::ppm::MODEL_EVENT_TIMES_PREVIOUS,
     };
     context_coded(Some(plain), values, &contexts)
 }
@@ -221,15 +222,18 @@ pub(super) fn encode_event_times(
     let contexts = crate::ppm::EventTimeContexts {
         order: &order,
         site: &b.site,
+        model: crate::ppm::MODEL_EVENT_TIMES_PREVIOUS,
     };
     // Deltas as the whole column's coding sees them (from the value before the sample).
     let deltas: Vec<u64> = range
         .clone()
         .map(|i| values[i].wrapping_sub(i.checked_sub(1).map_or(0, |p| values[p])))
         .collect();
-    let context_sample = crate::ppm::encode(&deltas, crate::ppm::EVENT_TIME_LENGTH_CONTEXTS, |j| {
-        contexts.context(range.start + j)
-    })
+    let context_sample = crate::ppm::encode(
+        &deltas,
+        crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
+        |j, previous| contexts.context(range.start + j, previous),
+    )
     .len();
     Ok(if context_sample < plain_sample {
         context_coded(None, values, &contexts)
@@ -245,11 +249,11 @@ pub(super) fn context_coded(
     contexts: &crate::ppm::EventTimeContexts<'_>,
 ) -> Encoded {
     let deltas = codes(values, XF_DELTA, None);
-    let mut payload = vec![crate::ppm::MODEL_EVENT_TIMES];
+    let mut payload = vec![contexts.model];
     payload.extend(crate::ppm::encode(
         &deltas,
         crate::ppm::EVENT_TIME_LENGTH_CONTEXTS,
-        |i| contexts.context(i),
+        |i, previous| contexts.context(i, previous),
     ));
     // The reader accepts at most PRESIZE_PER_BYTE values per payload byte.
     payload.resize(
@@ -593,65 +597,24 @@ pub(super) fn meta_section(trace: &Trace, level: i32) -> std::io::Result<Encoded
 
 /// The call tree, strings and thread names.
 pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec<Encoded>> {
-    let t = &trace.call_tree;
+    tree_and_strings_ahead(trace, level, None)
+}
+
+/// [`tree_and_strings`] with the call tree's columns continuing what `ahead` compressed while
+/// a recording ran (`ahead.rs`).
+pub(super) fn tree_and_strings_ahead(
+    trace: &Trace,
+    level: i32,
+    ahead: Option<&super::ahead::FooterAhead>,
+) -> std::io::Result<Vec<Encoded>> {
     let mut string_bytes = Vec::new();
     let mut string_ends = Vec::with_capacity(trace.strings.len());
     for s in trace.strings.iter() {
         string_bytes.extend_from_slice(s.as_bytes());
         string_ends.push(string_bytes.len() as u64);
     }
-    let frames = &t.frames;
-    let column = |f: fn(&Frame) -> u64| frames.iter().map(f).collect::<Vec<u64>>();
-    Ok(vec![
-        encode_best(
-            id::TREE_PARENT,
-            4,
-            &widen(&t.parent),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(id::TREE_IP, 8, &column(|f| f.ip), &[XF_NONE], None, level)?,
-        encode_best(
-            id::TREE_FUNCTION,
-            4,
-            &column(|f| f.function.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_FILE,
-            4,
-            &column(|f| f.file.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_LINE,
-            4,
-            &column(|f| f.line.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_MODULE,
-            4,
-            &column(|f| f.module.into()),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
-        encode_best(
-            id::TREE_MODULE_OFFSET,
-            8,
-            &column(|f| f.module_offset),
-            &[XF_NONE],
-            None,
-            level,
-        )?,
+    let mut sections = super::ahead::tree_sections(trace, level, ahead)?;
+    sections.extend([
         encode_bytes(id::STRING_BYTES, &string_bytes, level)?,
         encode_best(id::STRING_ENDS, 8, &string_ends, &[XF_DELTA], None, level)?,
         encode_best(
@@ -680,7 +643,8 @@ pub(super) fn tree_and_strings(trace: &Trace, level: i32) -> std::io::Result<Vec
             &serde_json::to_vec(&trace.pools).map_err(std::io::Error::other)?,
             level,
         )?,
-    ])
+    ]);
+    Ok(sections)
 }
 
 /// A raw (packing 0) block section: the values as they are in memory, little-endian.
