@@ -498,10 +498,20 @@ pub fn legend_entries(
             })
             .collect(),
         ColorBy::Process => {
-            // The processes that hold the most first (as the process grid orders its cells):
-            // a shell's children come before the compiler by pid, not by weight.
-            let mut order: Vec<usize> = (0..trace.processes.len()).collect();
-            order.sort_by_key(|&i| (std::cmp::Reverse(trace.processes[i].peak_live_bytes), i));
+            // The processes that hold the most first: binned by process, in the grid's own
+            // order (each bin's series is its process); else by their heap peaks. A shell's
+            // children come before the compiler by pid, not by weight.
+            let order: Vec<usize> = if binned.by == BinBy::Process {
+                binned
+                    .bins
+                    .iter()
+                    .filter_map(|b| b.series.first().copied())
+                    .collect()
+            } else {
+                let mut order: Vec<usize> = (0..trace.processes.len()).collect();
+                order.sort_by_key(|&i| (std::cmp::Reverse(trace.processes[i].peak_live_bytes), i));
+                order
+            };
             order
                 .into_iter()
                 .take(12)
